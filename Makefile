@@ -1,0 +1,40 @@
+# The README's two commands: `make up` and `make test`. Both create .venv when it is missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+.PHONY: up test lint install-server install-dev browser-deps
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# Re-install whenever pyproject.toml changes (the stamp is older than it).
+$(VENV)/.server-installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install --quiet -e '.[server]'
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.server-installed
+
+install-server: $(VENV)/.server-installed
+install-dev: $(VENV)/.dev-installed
+
+# Browser tests drive Debian's chromium; install it when it is missing and we may (root, apt present).
+browser-deps:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = "0" ]; then \
+		echo "Installing Debian's chromium for the browser tests..."; \
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+up: install-server
+	$(PY) -m stacklens.cli.main up
+
+test: install-dev browser-deps
+	@$(PY) scripts/test_env.py > $(VENV)/.test-env
+	@set -a; . $(VENV)/.test-env; set +a; $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(VENV)/bin/ruff check .

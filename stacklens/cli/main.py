@@ -1,0 +1,70 @@
+"""The `stacklens` command. Each command group lives in its own module with a ``register(subparsers)``.
+
+Bad input gets one clear line on stderr and exit status 2, never a traceback: commands raise
+:class:`CliError` (or a known domain error) and :func:`main` prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from stacklens import __version__
+
+# Modules that add subcommands; each exposes `register(subparsers: argparse._SubParsersAction) -> None`
+# and sets `func=<callable(args) -> int | None>` on its parsers.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+class CliError(Exception):
+    """A user-facing failure: the message is printed as-is, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="stacklens", description="StackLens server: API, dashboards, pipelines.")
+    parser.add_argument("--version", action="version", version=f"stacklens {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def _known_errors() -> tuple[type[BaseException], ...]:
+    from pydantic import ValidationError
+
+    from stacklens.settings import SettingsError
+    from stacklens.warehouse.client import WarehouseUnavailable
+
+    return (CliError, SettingsError, WarehouseUnavailable, ValidationError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        result = args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except _known_errors() as exc:
+        print(f"stacklens: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    return int(result or 0)
+
+
+def _one_line(exc: BaseException) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first.get("loc", ())) or "settings"
+        return f"setting STACKLENS_{field.upper()}: {first.get('msg')}"
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""The one settings class of the service (environment prefix ``STACKLENS_``).
+
+Settings are built on first use through :func:`get_settings`, never at import, so tests and the CLI can
+point a process at another data directory before anything reads it. :func:`override_settings` swaps them
+for tests.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Values people paste from examples; a server running with one of them has no secret at all.
+PLACEHOLDER_SECRETS = frozenset(
+    {"", "changeme", "change-me", "change_me", "secret", "your-secret-key", "placeholder", "xxx", "todo"}
+)
+SECRET_FILE_NAME = "secret_key"
+
+
+class SettingsError(ValueError):
+    """A setting is unusable; the message names the variable and why."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="STACKLENS_", extra="ignore")
+
+    data_dir: Path = Field(default=Path("./data"), description="Where embedded state lives.")
+    warehouse_url: str | None = Field(
+        default=None, description="chdb://<path> (embedded) or http(s)://host:8123 (ClickHouse server)."
+    )
+    warehouse_database: str = Field(default="stacklens", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    warehouse_cluster: str | None = Field(default=None, description="ON CLUSTER name for scaled DDL.")
+    database_url: str | None = Field(default=None, description="SQLAlchemy URL of the control store.")
+    secret_key: SecretStr | None = Field(default=None, description="Server secret; generated when unset.")
+    redis_url: str | None = Field(default=None, description="Redis for shared rate limits (scaled mode).")
+    retention_days: int = Field(default=90, ge=1, le=3650, description="TTL of raw events.")
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    public_url: str | None = Field(default=None, description="External base URL, for share links.")
+    run_schedules: bool = Field(default=True, description="`stacklens serve` runs pipeline schedules.")
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secret(self) -> Settings:
+        if self.secret_key is not None:
+            raw = self.secret_key.get_secret_value()
+            if raw.strip().lower() in PLACEHOLDER_SECRETS or len(raw) < 16:
+                raise SettingsError(
+                    "STACKLENS_SECRET_KEY is a placeholder or shorter than 16 characters; "
+                    "unset it to have one generated, or set a long random value"
+                )
+        return self
+
+    @property
+    def resolved_warehouse_url(self) -> str:
+        return self.warehouse_url or f"chdb://{self.data_dir / 'warehouse'}"
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'control.db'}"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.data_dir / "dagster"
+
+    @property
+    def embedded_warehouse(self) -> bool:
+        return self.resolved_warehouse_url.startswith("chdb://")
+
+    def secret(self) -> bytes:
+        """The server secret: from the environment, else from ``<data_dir>/secret_key`` (created 0600)."""
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value().encode()
+        path = self.data_dir / SECRET_FILE_NAME
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(48))
+        value = path.read_text().strip()
+        if value.lower() in PLACEHOLDER_SECRETS or len(value) < 16:
+            raise SettingsError(f"{path} holds a placeholder secret; delete it to have a new one generated")
+        return value.encode()
+
+
+_override: Settings | None = None
+
+
+@lru_cache(maxsize=1)
+def _cached_settings() -> Settings:
+    return Settings()
+
+
+def get_settings() -> Settings:
+    """The process's settings, built on first call."""
+    return _override if _override is not None else _cached_settings()
+
+
+def override_settings(settings: Settings | None) -> None:
+    """Use ``settings`` for this process (tests); ``None`` returns to the environment's."""
+    global _override
+    _override = settings
+    _cached_settings.cache_clear()

@@ -1,0 +1,78 @@
+"""Build warehouse clients from the settings' URL: embedded chdb or a ClickHouse server, one code path.
+
+``chdb://<path>`` opens ClickHouse's engine in this process (clickhouse-connect's chdb backend); the engine
+locks its data directory, so only one process may own it. ``http(s)://user:pass@host:8123`` talks to a
+server. Nothing else in the code base looks at the URL's scheme.
+"""
+
+from __future__ import annotations
+
+import threading
+from urllib.parse import urlsplit
+
+import clickhouse_connect
+from clickhouse_connect.driver.client import Client
+from clickhouse_connect.driver.exceptions import ClickHouseError
+
+from stacklens.settings import Settings, get_settings
+
+
+class WarehouseUnavailable(RuntimeError):
+    """The warehouse cannot be reached or opened; the message says what to do."""
+
+
+_lock = threading.Lock()
+_clients: dict[tuple[str, str], Client] = {}
+
+
+def _open(url: str, database: str | None) -> Client:
+    scheme = urlsplit(url).scheme
+    try:
+        if scheme == "chdb":
+            return clickhouse_connect.get_client(dsn=url, database=database or "default")
+        if scheme in ("http", "https", "clickhouse", "clickhouses"):
+            return clickhouse_connect.get_client(dsn=url, database=database or "default")
+    except ClickHouseError as exc:
+        text = str(exc)
+        if scheme == "chdb" and ("EmbeddedServer" in text or "Unable to open the chdb engine" in text):
+            raise WarehouseUnavailable(
+                f"the embedded warehouse at {url[len('chdb://'):]} is open in another process "
+                "(a running `stacklens serve` owns it); run this through that server, or stop it first"
+            ) from exc
+        raise WarehouseUnavailable(f"cannot reach the warehouse at {_redact(url)}: {text.splitlines()[0]}") from exc
+    except OSError as exc:
+        raise WarehouseUnavailable(f"cannot reach the warehouse at {_redact(url)}: {exc}") from exc
+    raise WarehouseUnavailable(f"unsupported warehouse URL scheme {scheme!r}: use chdb://PATH or http(s)://HOST:8123")
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@")
+    return url
+
+
+def ensure_database(settings: Settings | None = None) -> None:
+    """Create the configured database when missing (the migration runner calls this first)."""
+    settings = settings or get_settings()
+    admin = _open(settings.resolved_warehouse_url, None)
+    on_cluster = f" ON CLUSTER {settings.warehouse_cluster}" if settings.warehouse_cluster else ""
+    admin.command(f"CREATE DATABASE IF NOT EXISTS {settings.warehouse_database}{on_cluster}")
+
+
+def get_warehouse(settings: Settings | None = None) -> Client:
+    """A client bound to the configured database; one per (URL, database) per process, thread-safe to share."""
+    settings = settings or get_settings()
+    key = (settings.resolved_warehouse_url, settings.warehouse_database)
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _open(*key)
+            _clients[key] = client
+        return client
+
+
+def reset_clients() -> None:
+    """Forget cached clients (tests that switch databases)."""
+    with _lock:
+        _clients.clear()

@@ -1,0 +1,33 @@
+"""Named, parameterised read queries from ``warehouse_sql/queries/<domain>/<name>.sql``.
+
+Queries use ClickHouse server-side parameters (``{project_id:UInt64}``), never string formatting, so event
+data can never become SQL. Files are read once per process.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import warehouse_sql
+from stacklens.warehouse.client import get_warehouse
+
+QUERIES_DIR = Path(warehouse_sql.__file__).parent / "queries"
+MIGRATIONS_DIR = Path(warehouse_sql.__file__).parent / "migrations"
+
+
+@lru_cache(maxsize=512)
+def load_query(name: str) -> str:
+    """The text of ``queries/<name>.sql``, e.g. ``load_query("issues/list")``."""
+    path = (QUERIES_DIR / f"{name}.sql").resolve()
+    if QUERIES_DIR.resolve() not in path.parents:
+        raise ValueError(f"query name {name!r} leaves the queries folder")
+    return path.read_text()
+
+
+def run_query(name: str, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Run a named query and return its rows as dicts."""
+    result = get_warehouse().query(load_query(name), parameters=parameters or {})
+    columns = result.column_names
+    return [dict(zip(columns, row, strict=True)) for row in result.result_rows]

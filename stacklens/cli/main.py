@@ -15,7 +15,7 @@ from stacklens import __version__
 
 # Modules that add subcommands; each exposes `register(subparsers: argparse._SubParsersAction) -> None`
 # and sets `func=<callable(args) -> int | None>` on its parsers.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("stacklens.cli.migrate",)
 
 
 class CliError(Exception):

@@ -54,3 +54,6 @@ ENGINE = ReplacingMergeTree(received_at)
 PARTITION BY toYYYYMM(timestamp)
 ORDER BY (project_id, fingerprint, timestamp, event_id)
 TTL toDateTime(timestamp) + INTERVAL ${retention_days} DAY
+-- Keeps the last 10,000 insert blocks' hashes, so an insert retried with the same
+-- insert_deduplication_token (per batch and table) lands once even without replication.
+SETTINGS non_replicated_deduplication_window = 10000

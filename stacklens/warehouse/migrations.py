@@ -1,0 +1,210 @@
+"""Apply ``warehouse_sql/migrations/NNNN_*.sql`` in order and record them in ClickHouse.
+
+State lives in the warehouse itself (table ``schema_migrations``), so a ClickHouse server shared by many API
+workers has one truth. Each applied file is recorded with the SHA-256 of its text: editing a file that was
+already applied is refused, naming the file, instead of silently diverging from what the tables really are.
+
+Files may carry ``${retention_days}``; the runner fills it from ``STACKLENS_RETENTION_DAYS``. The checksum is
+taken over the text *before* substitution, so changing the retention is not an edit: the runner notices the
+recorded retention differs and issues ``ALTER TABLE … MODIFY TTL`` with the new value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from stacklens.settings import Settings, get_settings
+from stacklens.warehouse.client import ensure_database, get_warehouse
+from stacklens.warehouse.queries import MIGRATIONS_DIR
+
+MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+RETENTION_PLACEHOLDER = "${retention_days}"
+_TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+# The TTL clause runs to the end of its line (files put SETTINGS, if any, on a later line).
+_TTL = re.compile(r"^\s*TTL\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+SCHEMA_MIGRATIONS_DDL = """
+CREATE TABLE IF NOT EXISTS schema_migrations
+(
+    name            String,
+    checksum        String,
+    retention_days  UInt32,
+    applied_at      DateTime64(3, 'UTC'),
+    updated_at      DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(updated_at)
+ORDER BY name
+"""
+
+# One runner at a time per process: `stacklens serve` migrates on start while a test may call it too.
+_run_lock = threading.Lock()
+
+
+class MigrationError(RuntimeError):
+    """A migration file cannot be applied as it is; the message names the file."""
+
+
+@dataclass(frozen=True)
+class MigrationFile:
+    name: str
+    path: Path
+    text: str
+
+    @property
+    def number(self) -> int:
+        return int(self.name[:4])
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    @property
+    def uses_retention(self) -> bool:
+        return RETENTION_PLACEHOLDER in self.text
+
+    def statements(self, retention_days: int) -> list[str]:
+        """The file's statements with ``${retention_days}`` filled in (files may hold several, split on ``;``)."""
+        body = self.text.replace(RETENTION_PLACEHOLDER, str(int(retention_days)))
+        parts = re.split(r";\s*(?:--[^\n]*)?\n", body + "\n")
+        return [part.strip() for part in parts if _has_sql(part)]
+
+
+@dataclass(frozen=True)
+class MigrationState:
+    name: str
+    checksum: str
+    applied_at: datetime | None  # None: pending
+    retention_days: int | None
+
+
+def _has_sql(text: str) -> bool:
+    return any(line.strip() and not line.strip().startswith("--") for line in text.splitlines())
+
+
+def discover(directory: Path = MIGRATIONS_DIR) -> list[MigrationFile]:
+    """The migration files in number order; two files with one number is an error."""
+    files: list[MigrationFile] = []
+    seen: dict[str, str] = {}
+    for path in sorted(directory.glob("*.sql")):
+        match = MIGRATION_NAME.match(path.name)
+        if not match:
+            raise MigrationError(f"{path.name}: migration files are named NNNN_<verb>_<object>.sql")
+        number = match.group(1)
+        if number in seen:
+            raise MigrationError(f"{path.name}: number {number} is already used by {seen[number]}")
+        seen[number] = path.name
+        files.append(MigrationFile(path.stem, path, path.read_text()))
+    return files
+
+
+def _recorded(settings: Settings) -> dict[str, MigrationState]:
+    client = get_warehouse(settings)
+    exists = client.query(
+        "SELECT count() FROM system.tables WHERE database = {db:String} AND name = 'schema_migrations'",
+        parameters={"db": settings.warehouse_database},
+    ).result_rows[0][0]
+    if not exists:
+        return {}
+    rows = client.query(
+        "SELECT name, checksum, applied_at, retention_days FROM schema_migrations FINAL ORDER BY name"
+    ).result_rows
+    return {
+        name: MigrationState(name, checksum, applied, int(days)) for name, checksum, applied, days in rows
+    }
+
+
+def _database_exists(settings: Settings) -> bool:
+    from stacklens.warehouse.client import _open
+
+    admin = _open(settings.resolved_warehouse_url, None)
+    return bool(
+        admin.query(
+            "SELECT count() FROM system.databases WHERE name = {db:String}",
+            parameters={"db": settings.warehouse_database},
+        ).result_rows[0][0]
+    )
+
+
+def migration_status(settings: Settings | None = None) -> list[MigrationState]:
+    """Every migration file with its applied time (``applied_at`` None when pending)."""
+    settings = settings or get_settings()
+    recorded = _recorded(settings) if _database_exists(settings) else {}
+    out = []
+    for migration in discover():
+        state = recorded.get(migration.name)
+        if state is None:
+            out.append(MigrationState(migration.name, migration.checksum, None, None))
+        else:
+            out.append(state)
+    return out
+
+
+def _check_checksums(files: list[MigrationFile], recorded: dict[str, MigrationState]) -> None:
+    for migration in files:
+        state = recorded.get(migration.name)
+        if state is not None and state.checksum != migration.checksum:
+            raise MigrationError(
+                f"{migration.path.name} was changed after it was applied (checksum differs); "
+                "add a new migration file instead of editing an applied one"
+            )
+
+
+def _record(settings: Settings, migration: MigrationFile, applied_at: datetime) -> None:
+    now = datetime.now(UTC)
+    get_warehouse(settings).insert(
+        "schema_migrations",
+        [[migration.name, migration.checksum, settings.retention_days, applied_at, now]],
+        column_names=["name", "checksum", "retention_days", "applied_at", "updated_at"],
+    )
+
+
+def _modify_ttl(settings: Settings, migration: MigrationFile) -> None:
+    """Re-issue the file's TTL with the current retention (``ALTER TABLE … MODIFY TTL``)."""
+    client = get_warehouse(settings)
+    for statement in migration.statements(settings.retention_days):
+        table, ttl = _TABLE.search(statement), _TTL.search(statement)
+        if table and ttl:
+            on_cluster = f" ON CLUSTER {settings.warehouse_cluster}" if settings.warehouse_cluster else ""
+            client.command(f"ALTER TABLE {table.group(1)}{on_cluster} MODIFY TTL {ttl.group(1)}")
+
+
+def apply_migrations(
+    settings: Settings | None = None, *, dry_run: bool = False, up_to: int | None = None
+) -> list[str]:
+    """Apply pending migrations (and retention changes); return the names applied, or that would be.
+
+    A retention change re-applies the TTL of files that use ``${retention_days}``; such files are listed as
+    ``<name> (retention <days> days)``. ``up_to`` stops after that file number (e.g. ``99``: the raw layer
+    only), for staged upgrades and for tests of one layer.
+    """
+    settings = settings or get_settings()
+    files = [m for m in discover() if up_to is None or m.number <= up_to]
+    with _run_lock:
+        if dry_run:
+            recorded = _recorded(settings) if _database_exists(settings) else {}
+        else:
+            ensure_database(settings)
+            get_warehouse(settings).command(SCHEMA_MIGRATIONS_DDL)
+            recorded = _recorded(settings)
+        _check_checksums(files, recorded)
+        done: list[str] = []
+        for migration in files:
+            state = recorded.get(migration.name)
+            if state is None:
+                if not dry_run:
+                    client = get_warehouse(settings)
+                    for statement in migration.statements(settings.retention_days):
+                        client.command(statement)
+                    _record(settings, migration, datetime.now(UTC))
+                done.append(migration.name)
+            elif migration.uses_retention and state.retention_days != settings.retention_days:
+                if not dry_run:
+                    _modify_ttl(settings, migration)
+                    _record(settings, migration, state.applied_at or datetime.now(UTC))
+                done.append(f"{migration.name} (retention {settings.retention_days} days)")
+        return done

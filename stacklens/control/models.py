@@ -14,6 +14,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Dialect,
     Float,
     ForeignKey,
     Index,
@@ -23,10 +24,33 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timestamp that is always timezone-aware UTC in Python, on SQLite as on PostgreSQL.
+
+    SQLite has no time zone type: values are stored as naive UTC text (fixed width, so comparisons and
+    cursors order correctly) and come back with ``tzinfo=UTC``.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):
@@ -39,7 +63,7 @@ class Organization(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     slug: Mapped[str] = mapped_column(String(64), unique=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     # Quotas; the rate limiter reads them (token buckets per organization and per key).
     events_per_minute: Mapped[int] = mapped_column(Integer, default=60_000)
     requests_per_second: Mapped[int] = mapped_column(Integer, default=50)
@@ -54,7 +78,7 @@ class User(Base):
     email: Mapped[str] = mapped_column(String(320), unique=True)  # stored lower-cased
     name: Mapped[str] = mapped_column(String(200), default="")
     password_hash: Mapped[str] = mapped_column(String(200))  # argon2id
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
 
 
@@ -66,7 +90,7 @@ class Membership(Base):
     org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     role: Mapped[str] = mapped_column(String(16))  # "owner" | "member"
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class Project(Base):
@@ -75,9 +99,11 @@ class Project(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(200))
-    slug: Mapped[str] = mapped_column(String(64), unique=True)  # global, so CLI `--project SLUG` is unambiguous
+    slug: Mapped[str] = mapped_column(
+        String(64), unique=True
+    )  # global, so CLI `--project SLUG` is unambiguous
     platform: Mapped[str] = mapped_column(String(32), default="python")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
     organization: Mapped[Organization] = relationship(back_populates="projects")
     app_keys: Mapped[list[AppKey]] = relationship(back_populates="project")
@@ -93,9 +119,9 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)  # SHA-256 hex of the full value
     key_encrypted: Mapped[str] = mapped_column(Text)  # Fernet token under the server secret, for viewing
     last4: Mapped[str] = mapped_column(String(4))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
 class AppKey(Base):
@@ -110,8 +136,8 @@ class AppKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     key_encrypted: Mapped[str] = mapped_column(Text)
     last4: Mapped[str] = mapped_column(String(4))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
     project: Mapped[Project] = relationship(back_populates="app_keys")
 
@@ -124,7 +150,7 @@ class ActivityEntry(Base):
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     actor_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     action: Mapped[str] = mapped_column(String(64))  # e.g. "api_key.regenerated", "app_key.created"
     target_kind: Mapped[str] = mapped_column(String(32), default="")  # "api_key" | "app_key" | ...
@@ -142,12 +168,12 @@ class KeyUsage(Base):
     org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     key_kind: Mapped[str] = mapped_column(String(8))  # "api" | "app"
     key_id: Mapped[int] = mapped_column(Integer)
-    hour: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    hour: Mapped[datetime] = mapped_column(UtcDateTime())
     requests: Mapped[int] = mapped_column(Integer, default=0)
     events: Mapped[int] = mapped_column(Integer, default=0)
     last_ip: Mapped[str] = mapped_column(String(64), default="")
     last_user_agent: Mapped[str] = mapped_column(String(300), default="")
-    last_used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_used_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class Budget(Base):
@@ -161,7 +187,7 @@ class Budget(Base):
     metric: Mapped[str] = mapped_column(String(32))
     scope: Mapped[str] = mapped_column(String(300), default="*")  # a page route, or "*" for the project
     value: Mapped[float] = mapped_column(Float)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class ShareLink(Base):
@@ -175,9 +201,9 @@ class ShareLink(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     issue_id: Mapped[str] = mapped_column(String(64))
     event_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    range_start: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    range_end: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    range_start: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    range_end: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     created_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)

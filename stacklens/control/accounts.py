@@ -1,0 +1,195 @@
+"""Organizations, people, projects and the key lifecycle, as plain functions over a session.
+
+Every function that changes a key writes an activity entry in the same transaction, so the log can never
+disagree with the keys. Callers own the transaction (``session_scope``): nothing here commits.
+"""
+
+from __future__ import annotations
+
+import re
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from stacklens.control.activity import record_activity
+from stacklens.control.credentials import (  # noqa: F401  (re-exported: one import site for callers)
+    PLATFORMS,
+    AppKeyInfo,
+    create_app_key,
+    create_project,
+    current_api_key,
+    list_app_keys,
+    new_api_key,
+    regenerate_api_key,
+    regenerate_app_key,
+    reveal_api_key,
+    reveal_app_key,
+    revoke_app_key,
+    unique_slug,
+)
+from stacklens.control.errors import AccountError
+from stacklens.control.models import Membership, Organization, Project, User
+
+ROLES = ("owner", "member")
+MIN_PASSWORD_LENGTH = 8
+_EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}|[^@\s]{1,64}@localhost")
+_hasher = PasswordHasher()  # argon2id, the library's current recommended parameters
+# Verified against when the e-mail is unknown, so a login takes as long whether or not the user exists.
+_DUMMY_HASH = _hasher.hash("stacklens-no-such-user")
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str, password: str) -> bool:
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def _normalise_email(email: str) -> str:
+    email = (email or "").strip().lower()
+    if not _EMAIL_RE.fullmatch(email):
+        raise AccountError(f"invalid e-mail address {email!r}")
+    return email
+
+
+def _check_password(password: str) -> None:
+    if not isinstance(password, str) or len(password) < MIN_PASSWORD_LENGTH:
+        raise AccountError(f"the password must have at least {MIN_PASSWORD_LENGTH} characters")
+
+
+def _check_name(name: str, what: str) -> str:
+    name = (name or "").strip()
+    if not name or len(name) > 200:
+        raise AccountError(f"the {what} name must have 1 to 200 characters")
+    return name
+
+
+def _ensure_user(session: Session, email: str, password: str) -> User:
+    email = _normalise_email(email)
+    user = session.scalar(select(User).where(User.email == email))
+    if user is None:
+        _check_password(password)
+        user = User(email=email, password_hash=hash_password(password))
+        session.add(user)
+        session.flush()
+    return user
+
+
+def create_organization(
+    session: Session, name: str, owner_email: str, password: str
+) -> tuple[Organization, str]:
+    """A new organization with its owner (created when missing) and its first API key (value returned)."""
+    name = _check_name(name, "organization")
+    if session.scalar(select(Organization.id).where(func.lower(Organization.name) == name.lower())):
+        raise AccountError(f"an organization named {name!r} already exists")
+    org = Organization(name=name, slug=unique_slug(session, Organization, name))
+    session.add(org)
+    session.flush()
+    owner = _ensure_user(session, owner_email, password)
+    session.add(Membership(org_id=org.id, user_id=owner.id, role="owner"))
+    record_activity(session, org.id, "organization.created", "organization", org.id, owner.id, {"name": name})
+    key, value = new_api_key(session, org.id, owner.id)
+    record_activity(session, org.id, "api_key.created", "api_key", key.id, owner.id, {"last4": key.last4})
+    return org, value
+
+
+def add_member(session: Session, org_id: int, email: str, password: str, role: str = "member") -> User:
+    """Add a person to an organization (creating the user when missing)."""
+    if role not in ROLES:
+        raise AccountError(f"role must be one of {', '.join(ROLES)}")
+    get_organization(session, org_id)
+    user = _ensure_user(session, email, password)
+    membership = session.scalar(
+        select(Membership).where(Membership.org_id == org_id, Membership.user_id == user.id)
+    )
+    if membership is None:
+        session.add(Membership(org_id=org_id, user_id=user.id, role=role))
+    else:
+        membership.role = role
+    record_activity(
+        session, org_id, "member.added", "user", user.id, None, {"email": user.email, "role": role}
+    )
+    return user
+
+
+def authenticate_user(session: Session, email: str, password: str) -> User | None:
+    """The active user with these credentials, else ``None`` (same work done for unknown e-mails)."""
+    user = session.scalar(select(User).where(User.email == (email or "").strip().lower()))
+    if user is None or not user.is_active:
+        verify_password(_DUMMY_HASH, password or "")
+        return None
+    if not verify_password(user.password_hash, password or ""):
+        return None
+    if _hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = hash_password(password)
+    return user
+
+
+def user_memberships(session: Session, user_id: int) -> list[tuple[Organization, str]]:
+    rows = session.execute(
+        select(Organization, Membership.role)
+        .join(Membership, Membership.org_id == Organization.id)
+        .where(Membership.user_id == user_id)
+        .order_by(Organization.name)
+    )
+    return [(org, role) for org, role in rows]
+
+
+def get_organization(session: Session, org_id: int) -> Organization:
+    org = session.get(Organization, org_id)
+    if org is None:
+        raise AccountError(f"no organization with id {org_id}")
+    return org
+
+
+def organization_by_name(session: Session, name: str) -> Organization:
+    """The organization named ``name`` (case-insensitive), or by its slug."""
+    name = (name or "").strip()
+    org = session.scalar(select(Organization).where(func.lower(Organization.name) == name.lower()))
+    org = org or session.scalar(select(Organization).where(Organization.slug == name.lower()))
+    if org is None:
+        raise AccountError(f"no organization named {name!r}")
+    return org
+
+
+def project_by_slug(session: Session, slug: str, org_id: int | None = None) -> Project:
+    """The project with this slug; with ``org_id``, only when it belongs to that organization."""
+    query = select(Project).where(Project.slug == (slug or "").strip().lower())
+    if org_id is not None:
+        query = query.where(Project.org_id == org_id)
+    project = session.scalar(query)
+    if project is None:
+        raise AccountError(f"no project with slug {slug!r}")
+    return project
+
+
+def set_quota(
+    session: Session,
+    org_id: int,
+    *,
+    events_per_minute: int | None = None,
+    requests_per_second: int | None = None,
+    actor_user_id: int | None = None,
+) -> Organization:
+    """Change an organization's rate limits; the limiter reads them on the next request."""
+    org = get_organization(session, org_id)
+    changed: dict[str, int] = {}
+    for field, value in (
+        ("events_per_minute", events_per_minute),
+        ("requests_per_second", requests_per_second),
+    ):
+        if value is None:
+            continue
+        if not isinstance(value, int) or value < 1 or value > 100_000_000:
+            raise AccountError(f"{field.replace('_', '-')} must be an integer from 1 to 100000000")
+        changed[field] = value
+        setattr(org, field, value)
+    if changed:
+        record_activity(session, org_id, "quota.changed", "organization", org_id, actor_user_id, changed)
+    return org

@@ -1,0 +1,187 @@
+"""The activity log: discrete entries (created, regenerated, viewed, revoked …) and key use per key per hour.
+
+Use is aggregated (one upserted row per key per hour: requests, events, last IP, last user agent) so that
+logging costs one statement per request, not one row. :func:`list_activity` merges both, newest first.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from stacklens.control.models import ActivityEntry, KeyUsage, utcnow
+
+KEY_KINDS = ("api", "app")
+MAX_PAGE = 200
+# Merge order on equal timestamps: entries before usage rows, then by id; part of the cursor.
+_RANK_ENTRY, _RANK_USAGE = 1, 0
+
+
+@dataclass(frozen=True)
+class ActivityRow:
+    """One line of the activity log as pages and the API show it."""
+
+    id: str  # "e<id>" for an entry, "u<id>" for an hourly usage row
+    created_at: datetime
+    action: str
+    target_kind: str
+    target_id: int | None
+    actor_user_id: int | None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def record_activity(
+    session: Session,
+    org_id: int,
+    action: str,
+    target_kind: str = "",
+    target_id: int | None = None,
+    actor_user_id: int | None = None,
+    detail: dict[str, Any] | None = None,
+) -> ActivityEntry:
+    entry = ActivityEntry(
+        org_id=org_id,
+        action=action,
+        target_kind=target_kind,
+        target_id=target_id,
+        actor_user_id=actor_user_id,
+        detail=detail or {},
+        created_at=utcnow(),
+    )
+    session.add(entry)
+    session.flush()
+    return entry
+
+
+def record_key_use(
+    session: Session,
+    org_id: int,
+    key_kind: str,
+    key_id: int,
+    *,
+    requests: int = 1,
+    events: int = 0,
+    ip: str = "",
+    user_agent: str = "",
+) -> None:
+    """Add one use to the key's row of the current hour (insert or increment, atomically)."""
+    if key_kind not in KEY_KINDS:
+        raise ValueError(f"key_kind must be one of {KEY_KINDS}")
+    now = utcnow()
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    values = {
+        "org_id": org_id,
+        "key_kind": key_kind,
+        "key_id": key_id,
+        "hour": hour,
+        "requests": requests,
+        "events": events,
+        "last_ip": ip[:64],
+        "last_user_agent": user_agent[:300],
+        "last_used_at": now,
+    }
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert(KeyUsage).values(**values)
+    statement = statement.on_conflict_do_update(
+        index_elements=["key_kind", "key_id", "hour"],
+        set_={
+            "requests": KeyUsage.requests + requests,
+            "events": KeyUsage.events + events,
+            "last_ip": statement.excluded.last_ip,
+            "last_user_agent": statement.excluded.last_user_agent,
+            "last_used_at": statement.excluded.last_used_at,
+        },
+    )
+    session.execute(statement)
+
+
+def _encode_cursor(row_time: datetime, rank: int, row_id: int) -> str:
+    raw = json.dumps([row_time.isoformat(), rank, row_id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int, int]:
+    """``ValueError`` with a plain message when the cursor was not made by :func:`list_activity`."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        stamp, rank, row_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        return datetime.fromisoformat(stamp), int(rank), int(row_id)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
+        raise ValueError("invalid cursor; pass the next_cursor of the previous page") from exc
+
+
+def _before(column, id_column, rank: int, cursor: tuple[datetime, int, int] | None):  # type: ignore[no-untyped-def]
+    """Rows that sort after the cursor in (time desc, rank desc, id desc) order."""
+    if cursor is None:
+        return True
+    stamp, cursor_rank, cursor_id = cursor
+    if rank < cursor_rank:
+        tie = column == stamp
+    elif rank == cursor_rank:
+        tie = and_(column == stamp, id_column < cursor_id)
+    else:
+        tie = False
+    return or_(column < stamp, tie)
+
+
+def list_activity(
+    session: Session,
+    org_id: int,
+    *,
+    api_key_only: bool = False,
+    cursor: str | None = None,
+    limit: int = 50,
+) -> tuple[list[ActivityRow], str | None]:
+    """One page of the organization's activity, newest first, and the cursor of the next page (or ``None``)."""
+    limit = max(1, min(int(limit), MAX_PAGE))
+    position = decode_cursor(cursor) if cursor else None
+
+    entries = select(ActivityEntry).where(
+        ActivityEntry.org_id == org_id,
+        _before(ActivityEntry.created_at, ActivityEntry.id, _RANK_ENTRY, position),
+    )
+    usage = select(KeyUsage).where(
+        KeyUsage.org_id == org_id, _before(KeyUsage.last_used_at, KeyUsage.id, _RANK_USAGE, position)
+    )
+    if api_key_only:
+        entries = entries.where(ActivityEntry.target_kind == "api_key")
+        usage = usage.where(KeyUsage.key_kind == "api")
+    entries = entries.order_by(ActivityEntry.created_at.desc(), ActivityEntry.id.desc()).limit(limit + 1)
+    usage = usage.order_by(KeyUsage.last_used_at.desc(), KeyUsage.id.desc()).limit(limit + 1)
+
+    merged: list[tuple[datetime, int, int, ActivityRow]] = []
+    for entry in session.scalars(entries):
+        row = ActivityRow(
+            f"e{entry.id}",
+            entry.created_at,
+            entry.action,
+            entry.target_kind,
+            entry.target_id,
+            entry.actor_user_id,
+            dict(entry.detail or {}),
+        )
+        merged.append((entry.created_at, _RANK_ENTRY, entry.id, row))
+    for use in session.scalars(usage):
+        detail = {
+            "hour": use.hour.isoformat().replace("+00:00", "Z"),
+            "requests": use.requests,
+            "events": use.events,
+            "last_ip": use.last_ip,
+            "last_user_agent": use.last_user_agent,
+        }
+        kind = f"{use.key_kind}_key"
+        row = ActivityRow(f"u{use.id}", use.last_used_at, f"{kind}.used", kind, use.key_id, None, detail)
+        merged.append((use.last_used_at, _RANK_USAGE, use.id, row))
+    merged.sort(key=lambda item: (item[0], item[1], item[2]), reverse=True)
+    page = merged[:limit]
+    next_cursor = _encode_cursor(*page[-1][:3]) if len(merged) > limit else None
+    return [item[3] for item in page], next_cursor

@@ -1,0 +1,252 @@
+"""Projects and the key lifecycle: create, regenerate, revoke, reveal and list keys.
+
+Regeneration revokes the old row and inserts the new one in one transaction; verification looks up only
+rows with ``revoked_at IS NULL``, so the old value is refused by every worker as soon as this commits.
+Every change and every view writes an activity entry in the same transaction. Callers own the transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stacklens.control.activity import record_activity
+from stacklens.control.errors import AccountError
+from stacklens.control.keys import (
+    APP_KEY_PREFIX,
+    decrypt_value,
+    encrypt_value,
+    generate_api_key,
+    generate_app_key,
+    hash_key,
+    validate_service,
+)
+from stacklens.control.models import ApiKey, AppKey, Organization, Project, utcnow
+
+PLATFORMS = ("python", "javascript", "node", "go", "java", "ruby", "php", "dotnet", "other")
+
+
+@dataclass(frozen=True)
+class AppKeyInfo:
+    """An app key as lists show it: never the full value."""
+
+    id: int
+    project_id: int
+    service: str | None
+    masked: str
+    created_at: datetime
+
+
+def slugify(name: str) -> str:
+    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    return re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:48] or "x"
+
+
+def unique_slug(session: Session, model: type[Organization] | type[Project], name: str) -> str:
+    """A slug for ``name`` not yet used by any row of ``model`` (``name``, ``name-2``, …)."""
+    base = slugify(name)
+    taken = set(session.scalars(select(model.slug).where(model.slug.like(f"{base}%"))))
+    n, slug = 2, base
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    return slug
+
+
+def _current_api_key(session: Session, org_id: int) -> ApiKey | None:
+    return session.scalar(
+        select(ApiKey).where(ApiKey.org_id == org_id, ApiKey.revoked_at.is_(None)).order_by(ApiKey.id.desc())
+    )
+
+
+def new_api_key(session: Session, org_id: int, actor_user_id: int | None) -> tuple[ApiKey, str]:
+    value = generate_api_key()
+    row = ApiKey(
+        org_id=org_id,
+        key_hash=hash_key(value),
+        key_encrypted=encrypt_value(value),
+        last4=value[-4:],
+        created_by_user_id=actor_user_id,
+    )
+    session.add(row)
+    session.flush()
+    return row, value
+
+
+def regenerate_api_key(session: Session, org_id: int, actor_user_id: int | None = None) -> str:
+    """Replace the organization's API key; the old value stops working when this transaction commits."""
+    if session.get(Organization, org_id) is None:
+        raise AccountError(f"no organization with id {org_id}")
+    old = _current_api_key(session, org_id)
+    if old is not None:
+        old.revoked_at = utcnow()
+    row, value = new_api_key(session, org_id, actor_user_id)
+    record_activity(
+        session,
+        org_id,
+        "api_key.regenerated",
+        "api_key",
+        row.id,
+        actor_user_id,
+        {"last4": row.last4, "previous_id": old.id if old else None},
+    )
+    return value
+
+
+def reveal_api_key(session: Session, org_id: int, actor_user_id: int | None) -> str:
+    """The current API key's full value; the view is logged."""
+    row = _current_api_key(session, org_id)
+    if row is None:
+        raise AccountError("the organization has no current API key; regenerate one")
+    value = decrypt_value(row.key_encrypted)
+    record_activity(session, org_id, "api_key.viewed", "api_key", row.id, actor_user_id, {"last4": row.last4})
+    return value
+
+
+def current_api_key(session: Session, org_id: int) -> ApiKey | None:
+    """The current API key row (masked display, creation time)."""
+    return _current_api_key(session, org_id)
+
+
+def create_project(session: Session, org_id: int, name: str, platform: str = "python") -> tuple[Project, str]:
+    """A new project with its primary app key (value returned); the slug is unique across the installation."""
+    name = (name or "").strip()
+    if not name or len(name) > 200:
+        raise AccountError("the project name must have 1 to 200 characters")
+    if platform not in PLATFORMS:
+        raise AccountError(f"unknown platform {platform!r}; use one of {', '.join(PLATFORMS)}")
+    if session.get(Organization, org_id) is None:
+        raise AccountError(f"no organization with id {org_id}")
+    project = Project(org_id=org_id, name=name, slug=unique_slug(session, Project, name), platform=platform)
+    session.add(project)
+    session.flush()
+    record_activity(session, org_id, "project.created", "project", project.id, None, {"slug": project.slug})
+    value = _insert_app_key(session, project, None, None, "app_key.created")
+    return project, value
+
+
+def _insert_app_key(
+    session: Session, project: Project, service: str | None, actor_user_id: int | None, action: str
+) -> str:
+    value = generate_app_key(service)
+    row = AppKey(
+        org_id=project.org_id,
+        project_id=project.id,
+        service=service,
+        key_hash=hash_key(value),
+        key_encrypted=encrypt_value(value),
+        last4=value[-4:],
+    )
+    session.add(row)
+    session.flush()
+    record_activity(
+        session,
+        project.org_id,
+        action,
+        "app_key",
+        row.id,
+        actor_user_id,
+        {"project": project.slug, "service": service, "last4": row.last4},
+    )
+    return value
+
+
+def _current_app_key(session: Session, project_id: int, service: str | None) -> AppKey | None:
+    query = select(AppKey).where(AppKey.project_id == project_id, AppKey.revoked_at.is_(None))
+    query = query.where(AppKey.service.is_(None) if service is None else AppKey.service == service)
+    return session.scalar(query.order_by(AppKey.id.desc()))
+
+
+def _project(session: Session, project_id: int) -> Project:
+    project = session.get(Project, project_id)
+    if project is None:
+        raise AccountError(f"no project with id {project_id}")
+    return project
+
+
+def create_app_key(session: Session, project_id: int, service: str, actor_user_id: int | None = None) -> str:
+    """A per-service app key for the project; one current key per service."""
+    try:
+        service = validate_service(service)
+    except ValueError as exc:
+        raise AccountError(str(exc)) from exc
+    project = _project(session, project_id)
+    if _current_app_key(session, project_id, service) is not None:
+        raise AccountError(
+            f"project {project.slug!r} already has an app key for service {service!r}; regenerate it instead"
+        )
+    return _insert_app_key(session, project, service, actor_user_id, "app_key.created")
+
+
+def regenerate_app_key(
+    session: Session, project_id: int, service: str | None = None, actor_user_id: int | None = None
+) -> str:
+    """Replace the primary (or the service's) app key; the old value stops working at commit."""
+    if service is not None:
+        try:
+            validate_service(service)
+        except ValueError as exc:
+            raise AccountError(str(exc)) from exc
+    project = _project(session, project_id)
+    old = _current_app_key(session, project_id, service)
+    if old is None and service is not None:
+        raise AccountError(f"project {project.slug!r} has no app key for service {service!r}")
+    if old is not None:
+        old.revoked_at = utcnow()
+    return _insert_app_key(session, project, service, actor_user_id, "app_key.regenerated")
+
+
+def revoke_app_key(session: Session, app_key_id: int, actor_user_id: int | None = None) -> None:
+    """Revoke one app key (a per-service key usually; the primary one too, for a leaked key)."""
+    row = session.get(AppKey, app_key_id)
+    if row is None or row.revoked_at is not None:
+        raise AccountError(f"no current app key with id {app_key_id}")
+    row.revoked_at = utcnow()
+    record_activity(
+        session,
+        row.org_id,
+        "app_key.revoked",
+        "app_key",
+        row.id,
+        actor_user_id,
+        {"service": row.service, "last4": row.last4},
+    )
+
+
+def reveal_app_key(
+    session: Session, project_id: int, service: str | None = None, actor_user_id: int | None = None
+) -> str:
+    """The full value of the project's primary (or the service's) app key; the view is logged."""
+    row = _current_app_key(session, project_id, service)
+    if row is None:
+        raise AccountError("no current app key for that project and service")
+    value = decrypt_value(row.key_encrypted)
+    record_activity(
+        session,
+        row.org_id,
+        "app_key.viewed",
+        "app_key",
+        row.id,
+        actor_user_id,
+        {"service": row.service, "last4": row.last4},
+    )
+    return value
+
+
+def list_app_keys(session: Session, project_id: int) -> list[AppKeyInfo]:
+    """The project's current app keys, primary first, masked."""
+    rows = session.scalars(
+        select(AppKey)
+        .where(AppKey.project_id == project_id, AppKey.revoked_at.is_(None))
+        .order_by(AppKey.service.is_not(None), AppKey.service, AppKey.id)
+    )
+    return [_info(row) for row in rows]
+
+
+def _info(row: AppKey) -> AppKeyInfo:
+    prefix = f"{APP_KEY_PREFIX}{row.service}_" if row.service else APP_KEY_PREFIX
+    return AppKeyInfo(row.id, row.project_id, row.service, f"{prefix}…{row.last4}", row.created_at)

@@ -1,0 +1,113 @@
+"""Key values: formats (DESIGN §4.3), hashing for lookup, and encryption of the viewable copy.
+
+API key ``stacklens_api_`` + 32 base62; app key ``stacklens_app_`` [+ ``<service>_``] + 24 base62. A
+service name may hold ``-`` but never ``_``, so ``stacklens_app_worker_<24>`` parses one way only.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import secrets
+import string
+
+from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from stacklens.settings import Settings, get_settings
+
+API_KEY_PREFIX = "stacklens_api_"
+APP_KEY_PREFIX = "stacklens_app_"
+API_KEY_RANDOM_LENGTH = 32  # 32 × log2(62) ≈ 190 bits: unguessable
+APP_KEY_RANDOM_LENGTH = 24  # ≈ 143 bits: an identifier, still not enumerable
+SERVICE_RE = re.compile(r"[a-z][a-z0-9-]{0,30}")
+BASE62 = string.ascii_letters + string.digits
+
+_API_KEY_RE = re.compile(rf"{API_KEY_PREFIX}[A-Za-z0-9]{{{API_KEY_RANDOM_LENGTH}}}")
+_APP_KEY_RE = re.compile(
+    rf"{APP_KEY_PREFIX}(?:(?P<service>{SERVICE_RE.pattern})_)?[A-Za-z0-9]{{{APP_KEY_RANDOM_LENGTH}}}"
+)
+# Derivation context: changing it would make every stored encrypted copy unreadable.
+_HKDF_INFO = b"stacklens key-encryption v1"
+
+
+class KeyDecryptionError(ValueError):
+    """A stored key copy cannot be decrypted (the server secret changed since it was written)."""
+
+
+def _random_base62(length: int) -> str:
+    return "".join(secrets.choice(BASE62) for _ in range(length))
+
+
+def generate_api_key() -> str:
+    """A new API key value."""
+    return API_KEY_PREFIX + _random_base62(API_KEY_RANDOM_LENGTH)
+
+
+def validate_service(service: str) -> str:
+    """``service`` when it is a valid service name, else ``ValueError`` with the rule in plain words."""
+    if not isinstance(service, str) or not SERVICE_RE.fullmatch(service):
+        raise ValueError(
+            f"invalid service name {service!r}: use a lower-case letter, then up to 30 of a-z, 0-9 and '-'"
+        )
+    return service
+
+
+def generate_app_key(service: str | None = None) -> str:
+    """A new app key value: the primary form without ``service``, the per-service form with it."""
+    middle = f"{validate_service(service)}_" if service is not None else ""
+    return APP_KEY_PREFIX + middle + _random_base62(APP_KEY_RANDOM_LENGTH)
+
+
+def hash_key(value: str) -> str:
+    """SHA-256 hex of the full key value: what the control store looks keys up by."""
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def looks_like_api_key(value: object) -> bool:
+    return isinstance(value, str) and _API_KEY_RE.fullmatch(value) is not None
+
+
+def looks_like_app_key(value: object) -> bool:
+    return isinstance(value, str) and _APP_KEY_RE.fullmatch(value) is not None
+
+
+def app_key_service(value: str) -> str | None:
+    """The service segment of a per-service app key; ``None`` for a primary key or a malformed value."""
+    match = _APP_KEY_RE.fullmatch(value) if isinstance(value, str) else None
+    return match.group("service") if match else None
+
+
+def mask_key(value: str) -> str:
+    """What lists show: the prefix (with service) and the last four characters."""
+    match = _APP_KEY_RE.fullmatch(value)
+    if match:
+        head = APP_KEY_PREFIX + (f"{match.group('service')}_" if match.group("service") else "")
+    elif value.startswith(API_KEY_PREFIX):
+        head = API_KEY_PREFIX
+    else:
+        head = ""
+    return f"{head}…{value[-4:]}"
+
+
+def _fernet(settings: Settings | None) -> Fernet:
+    settings = settings or get_settings()
+    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_HKDF_INFO).derive(settings.secret())
+    return Fernet(base64.urlsafe_b64encode(key))
+
+
+def encrypt_value(value: str, settings: Settings | None = None) -> str:
+    """Encrypt a key value under the server secret (Fernet: AES-128-CBC + HMAC-SHA256)."""
+    return _fernet(settings).encrypt(value.encode("utf-8")).decode("ascii")
+
+
+def decrypt_value(token: str, settings: Settings | None = None) -> str:
+    """Decrypt what :func:`encrypt_value` produced; :class:`KeyDecryptionError` when the secret differs."""
+    try:
+        return _fernet(settings).decrypt(token.encode("ascii")).decode("utf-8")
+    except (InvalidToken, ValueError) as exc:
+        raise KeyDecryptionError(
+            "a stored key cannot be decrypted: the server secret changed; regenerate the key"
+        ) from exc

@@ -1,0 +1,66 @@
+-- The issue list of one project: figures over the chosen days and dimensions (issue_facets_daily), the
+-- descriptive columns and live status from the `issue_list` view, one keyset page.
+-- Empty-string filters mean "any". `sort` is last_seen | first_seen | events | users; the page continues
+-- after (cursor_value, cursor_id) in descending order (cursor_id 0 = first page).
+SELECT
+    f.issue_id AS issue_id,
+    l.title AS title,
+    l.culprit AS culprit,
+    l.level AS level,
+    l.platform AS platform,
+    l.status AS status,
+    f.n_events AS events,
+    f.n_users AS users,
+    f.first_ts AS first_seen,
+    f.last_ts AS last_seen,
+    multiIf(
+        {sort:String} = 'events', toFloat64(f.n_events),
+        {sort:String} = 'users', toFloat64(f.n_users),
+        {sort:String} = 'first_seen', toFloat64(toUnixTimestamp64Milli(f.first_ts)),
+        toFloat64(toUnixTimestamp64Milli(f.last_ts))
+    ) AS sort_value
+FROM
+(
+    SELECT
+        issue_id,
+        sum(events) AS n_events,
+        uniqMerge(users) AS n_users,
+        min(first_seen) AS first_ts,
+        max(last_seen) AS last_ts
+    FROM issue_facets_daily
+    WHERE project_id = {project_id:UInt64}
+      AND org_id = {org_id:UInt64}
+      AND day >= toDate({since:DateTime64(3, 'UTC')})
+      AND day <= toDate({until:DateTime64(3, 'UTC')})
+      AND ({environment:String} = '' OR environment = {environment:String})
+      AND ({release:String} = '' OR release = {release:String})
+      AND ({level:String} = '' OR level = {level:String})
+      AND ({service:String} = '' OR service = {service:String})
+      AND (
+        length({tag_keys:Array(String)}) = 0
+        OR issue_id IN (
+            SELECT issue_id
+            FROM events
+            WHERE project_id = {project_id:UInt64}
+              AND org_id = {org_id:UInt64}
+              AND timestamp >= {since:DateTime64(3, 'UTC')}
+              AND timestamp <= {until:DateTime64(3, 'UTC')}
+              AND arrayAll((k, v) -> tags[k] = v, {tag_keys:Array(String)}, {tag_values:Array(String)})
+        )
+      )
+    GROUP BY issue_id
+    HAVING last_ts >= {since:DateTime64(3, 'UTC')} AND first_ts <= {until:DateTime64(3, 'UTC')}
+) AS f
+INNER JOIN
+(
+    SELECT issue_id, title, culprit, level, platform, status
+    FROM issue_list(project_id = {project_id:UInt64})
+    WHERE org_id = {org_id:UInt64}
+) AS l ON l.issue_id = f.issue_id
+WHERE has({statuses:Array(String)}, l.status)
+  AND ({query:String} = ''
+       OR positionCaseInsensitiveUTF8(l.title, {query:String}) > 0
+       OR positionCaseInsensitiveUTF8(l.culprit, {query:String}) > 0)
+  AND ({cursor_id:UInt64} = 0 OR (sort_value, f.issue_id) < ({cursor_value:Float64}, {cursor_id:UInt64}))
+ORDER BY sort_value DESC, issue_id DESC
+LIMIT {limit:UInt32}

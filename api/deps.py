@@ -1,0 +1,104 @@
+"""Request dependencies: the control-store session and API-key authentication (with limits and usage).
+
+``ApiAuth`` is what every authenticated route declares. It answers 401 ``Invalid API Key`` for a missing,
+unknown, regenerated or whitespace-carrying key and for an app key; spends one request of the key's
+per-second budget (429 ``Rate Limited``); and counts the use in the key's hourly usage row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from api.errors import INVALID_API_KEY, ApiError
+from api.ratelimit import RateLimiter, get_rate_limiter
+from stacklens.control.activity import record_key_use
+from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_key
+from stacklens.control.db import session_scope
+from stacklens.control.keys import looks_like_app_key
+from stacklens.settings import Settings
+
+USER_AGENT_MAX = 300
+
+
+def get_app_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+AppSettings = Annotated[Settings, Depends(get_app_settings)]
+
+
+def get_db(settings: AppSettings) -> Iterator[Session]:
+    """A control-store session for the request: committed when the route succeeds, rolled back otherwise."""
+    with session_scope(settings) as session:
+        yield session
+
+
+DbSession = Annotated[Session, Depends(get_db)]
+
+
+def get_limiter(settings: AppSettings) -> RateLimiter:
+    return get_rate_limiter(settings)
+
+
+Limiter = Annotated[RateLimiter, Depends(get_limiter)]
+
+
+def _invalid(detail: str) -> ApiError:
+    return ApiError(401, INVALID_API_KEY, detail, {"WWW-Authenticate": "Bearer"})
+
+
+def bearer_token(request: Request) -> str:
+    """The raw token of ``Authorization: Bearer <token>``; 401 when the header is missing or not Bearer."""
+    header = request.headers.get("authorization")
+    if header is None:
+        raise _invalid("send the organization's API key as `Authorization: Bearer stacklens_api_…`")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise _invalid("the Authorization header must be `Bearer <API key>`")
+    return token
+
+
+def client_ip(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def require_api_key(request: Request, settings: AppSettings, limiter: Limiter) -> ApiKeyIdentity:
+    """Authenticate the request's API key, enforce its request rate and record the use."""
+    token = bearer_token(request)
+    if has_whitespace(token):
+        raise _invalid("the API key contains whitespace; remove spaces and line breaks around it")
+    if looks_like_app_key(token):
+        raise _invalid("this is an app key, which identifies a project; authenticate with the API key")
+    with session_scope(settings) as session:
+        identity = verify_api_key(session, token)
+    if identity is None:
+        raise _invalid("the API key is unknown or has been regenerated")
+    limiter.check_request(identity.api_key_id, identity.requests_per_second)
+    with session_scope(settings) as session:
+        record_key_use(
+            session,
+            identity.org_id,
+            "api",
+            identity.api_key_id,
+            ip=client_ip(request),
+            user_agent=request.headers.get("user-agent", "")[:USER_AGENT_MAX],
+        )
+    request.state.api_key = identity
+    return identity
+
+
+ApiAuth = Annotated[ApiKeyIdentity, Depends(require_api_key)]
+
+
+def optional_api_key(request: Request, settings: AppSettings, limiter: Limiter) -> ApiKeyIdentity | None:
+    """The identity when a valid key is sent, ``None`` when no Authorization header is present."""
+    if request.headers.get("authorization") is None:
+        return None
+    return require_api_key(request, settings, limiter)
+
+
+OptionalApiAuth = Annotated[ApiKeyIdentity | None, Depends(optional_api_key)]

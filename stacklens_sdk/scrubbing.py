@@ -1,0 +1,121 @@
+"""What is filtered before an event leaves the process, and how breadcrumbs are categorised.
+
+sentry-sdk's ``EventScrubber`` does the work; we widen its denylist, match header spellings (``X-Api-Key``
+and ``x_api_key`` alike), scrub nested body fields, and write the marker the dashboards show, ``[FILTERED]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from sentry_sdk.scrubber import DEFAULT_DENYLIST, DEFAULT_PII_DENYLIST, EventScrubber
+from sentry_sdk.utils import AnnotatedValue
+
+FILTERED = "[FILTERED]"
+# sentry-sdk's own marker, written by its integrations for sensitive headers before the scrubber runs.
+_SENTRY_FILTERED = "[Filtered]"
+
+EXTRA_DENYLIST = [
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "api_token",
+    "apitoken",
+    "x_auth_token",
+    "x_access_token",
+    "pass",
+    "pwd",
+    "pin",
+    "otp",
+    "card_number",
+    "cardnumber",
+    "credit_card",
+    "cc_number",
+    "cvv",
+    "cvc",
+    "iban",
+    "ssn",
+    "social_security_number",
+    "stacklens_api_key",
+]
+
+BREADCRUMB_CATEGORIES = ("navigation", "http", "ui", "console", "error")
+_ERROR_LEVELS = {"error", "fatal", "critical"}
+
+
+def _norm(key: str) -> str:
+    return key.lower().replace("-", "_")
+
+
+def _filtered() -> AnnotatedValue:
+    # Same annotation sentry-sdk uses ("removed by config, substituted"), with our marker.
+    return AnnotatedValue(value=FILTERED, metadata={"rem": [["!config", "s"]]})
+
+
+class StacklensScrubber(EventScrubber):
+    """sentry-sdk's scrubber with the StackLens denylist, recursive, writing ``[FILTERED]``."""
+
+    def __init__(
+        self,
+        denylist: Iterable[str] | None = None,
+        *,
+        send_default_pii: bool = False,
+        pii_denylist: Iterable[str] | None = None,
+    ) -> None:
+        base = list(DEFAULT_DENYLIST) + EXTRA_DENYLIST + list(denylist or [])
+        pii = list(DEFAULT_PII_DENYLIST) + list(pii_denylist or [])
+        super().__init__(denylist=base, recursive=True, send_default_pii=send_default_pii, pii_denylist=pii)
+        self.denylist = sorted({_norm(k) for k in self.denylist})
+        self._deny = frozenset(self.denylist)
+
+    def scrub_dict(self, d: object) -> None:
+        if not isinstance(d, dict):
+            return
+        for key, value in d.items():
+            if isinstance(key, str) and _norm(key) in self._deny:
+                d[key] = _filtered()
+            elif value == _SENTRY_FILTERED or (
+                isinstance(value, AnnotatedValue) and value.value == _SENTRY_FILTERED
+            ):
+                d[key] = _filtered()
+            else:
+                self.scrub_dict(value)
+                self.scrub_list(value)
+
+
+def categorise_breadcrumb(crumb: dict[str, Any]) -> dict[str, Any]:
+    """Map sentry-sdk's integration breadcrumbs onto the categories the dashboards filter by.
+
+    HTTP client calls (``httplib``, ``httpx``, … with ``type: http``) become ``http``; log records become
+    ``console``, or ``error`` at error level and above, keeping the logger name in ``data.logger``. Categories
+    the application sets itself are left alone.
+    """
+    kind = crumb.get("type")
+    category = crumb.get("category")
+    if kind == "http" and category != "http":
+        crumb["category"] = "http"
+    elif kind == "navigation":
+        crumb["category"] = "navigation"
+    elif kind == "log":
+        data = crumb.get("data")
+        if not isinstance(data, dict):
+            data = crumb["data"] = {}
+        if category not in BREADCRUMB_CATEGORIES:
+            data.setdefault("logger", category)
+        crumb["category"] = "error" if str(crumb.get("level", "")).lower() in _ERROR_LEVELS else "console"
+    return crumb
+
+
+BeforeBreadcrumb = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None]
+
+
+def chain_before_breadcrumb(user_hook: BeforeBreadcrumb | None) -> BeforeBreadcrumb:
+    """Our categorisation first, then the application's own ``before_breadcrumb`` (which may drop it)."""
+
+    def before_breadcrumb(crumb: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any] | None:
+        crumb = categorise_breadcrumb(crumb)
+        return user_hook(crumb, hint) if user_hook is not None else crumb
+
+    return before_breadcrumb

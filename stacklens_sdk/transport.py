@@ -1,0 +1,142 @@
+"""sentry-sdk transport that appends envelope items to the daily log file instead of sending them.
+
+Each item becomes one log line, written synchronously from ``capture_envelope``: a local append costs a few
+microseconds, so there is no queue to lose on a crash or to drain at exit, and ``flush()``/``close()`` find
+nothing pending beyond the client report. Items that cannot be written (line over the limit, disk full) are
+counted with ``record_lost_event`` and reported in a ``client_report`` line, the way sentry-sdk reports loss.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from sentry_sdk.envelope import Envelope, Item
+from sentry_sdk.transport import Transport
+
+from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload, lost_quantities
+from stacklens_sdk.logfile import LineTooLarge, LogWriter, WriteFailed
+
+logger = logging.getLogger("stacklens_sdk")
+
+# sentry-sdk sends a pending client report at most once a minute, and always on flush/close.
+CLIENT_REPORT_INTERVAL = 60.0
+REASON_TOO_LARGE = "buffer_overflow"
+REASON_WRITE_FAILED = "send_error"
+REASON_UNSUPPORTED = "internal_sdk_error"
+
+
+class FileTransport(Transport):
+    """Writes every supported envelope item as one log line of ``writer``'s directory."""
+
+    def __init__(
+        self,
+        app_key: str,
+        writer: LogWriter,
+        *,
+        send_client_reports: bool = True,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(options)
+        self.app_key = app_key
+        self.writer = writer
+        self.send_client_reports = send_client_reports
+        self._discarded: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self._discarded_lock = threading.Lock()
+        self._last_report = time.time()
+        self.lines_written = 0
+
+    def capture_envelope(self, envelope: Envelope) -> None:
+        """Write each item of ``envelope`` as a log line; never raises into the application."""
+        for item in envelope.items:
+            try:
+                self._write_item(item)
+            except Exception:  # noqa: BLE001 - an SDK failure must never break the application
+                logger.debug("Could not write a %s item", item.type, exc_info=True)
+                self.record_lost_event(REASON_UNSUPPORTED, item=item)
+        self._write_client_report(force=False)
+
+    def _write_item(self, item: Item) -> None:
+        if item.type not in WRITTEN_TYPES:
+            self.record_lost_event(REASON_UNSUPPORTED, item=item)
+            return
+        try:
+            self.writer.write(item.type or "event", self.app_key, item_payload(item))
+        except LineTooLarge as exc:
+            logger.warning("Dropped a %s: %s", item.type, exc)
+            self.record_lost_event(REASON_TOO_LARGE, item=item)
+        except WriteFailed:
+            # Already reported once by the writer; count each loss.
+            self.record_lost_event(REASON_WRITE_FAILED, item=item)
+        except UnreadableItem as exc:
+            logger.debug("Dropped a %s: %s", item.type, exc)
+            self.record_lost_event(REASON_UNSUPPORTED, item=item)
+        else:
+            self.lines_written += 1
+
+    def record_lost_event(
+        self,
+        reason: str,
+        data_category: str | None = None,
+        item: Item | None = None,
+        *,
+        quantity: int = 1,
+    ) -> None:
+        """Count a dropped item the way sentry-sdk's HTTP transport does (item → its category and spans)."""
+        if not self.send_client_reports:
+            return
+        if item is not None:
+            pairs = lost_quantities(item)
+        elif data_category is None:
+            raise TypeError("data category not provided")
+        else:
+            pairs = [(data_category, quantity)]
+        with self._discarded_lock:
+            for category, count in pairs:
+                self._discarded[(category, reason)] += count
+
+    def pending_lost_events(self) -> dict[tuple[str, str], int]:
+        """Losses counted since the last client report, keyed by (data category, reason)."""
+        with self._discarded_lock:
+            return dict(self._discarded)
+
+    def _write_client_report(self, force: bool) -> None:
+        if not self.send_client_reports:
+            return
+        with self._discarded_lock:
+            if not self._discarded or not (
+                force or time.time() - self._last_report >= CLIENT_REPORT_INTERVAL
+            ):
+                return
+            discarded, self._discarded = self._discarded, defaultdict(int)
+            self._last_report = time.time()
+        report = {
+            "timestamp": time.time(),
+            "discarded_events": [
+                {"reason": reason, "category": category, "quantity": quantity}
+                for (category, reason), quantity in discarded.items()
+            ],
+        }
+        try:
+            self.writer.write("client_report", self.app_key, report)
+        except (LineTooLarge, WriteFailed):
+            # Keep the counts for the next attempt rather than losing the record of the loss.
+            with self._discarded_lock:
+                for key, quantity in discarded.items():
+                    self._discarded[key] += quantity
+
+    def flush(self, timeout: float, callback: Callable[[int, float], None] | None = None) -> None:
+        """Lines are written as they are captured; flushing writes the pending client report."""
+        self._write_client_report(force=True)
+
+    def kill(self) -> None:
+        """Write the pending client report and close the file (sentry-sdk calls this from ``close()``)."""
+        self._write_client_report(force=True)
+        self.writer.close()
+
+    def is_healthy(self) -> bool:
+        return True

@@ -21,7 +21,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     install_error_handlers(app)
     # One router per resource; each module exposes `router`.
-    from api.routers import health
+    from api.routers import activity, auth, health, keys, limits, projects
 
+    app.include_router(auth.router)
+    app.include_router(projects.router)
     app.include_router(health.router)
+    app.include_router(keys.router)
+    app.include_router(activity.router)
+    app.include_router(limits.router)
     return app

@@ -139,6 +139,7 @@ class RateLimiter:
     def __init__(self, buckets: Buckets, namespace: str) -> None:
         self.buckets = buckets
         self.namespace = namespace
+        self.backend = "redis" if isinstance(buckets, RedisBuckets) else "memory"
 
     def _request_key(self, key_id: int) -> str:
         return f"{self.namespace}:req:{key_id}"

@@ -20,6 +20,7 @@ from stacklens.control.credentials import (  # noqa: F401  (re-exported: one imp
     create_app_key,
     create_project,
     current_api_key,
+    current_app_key,
     list_app_keys,
     new_api_key,
     regenerate_api_key,

@@ -161,6 +161,11 @@ def _current_app_key(session: Session, project_id: int, service: str | None) -> 
     return session.scalar(query.order_by(AppKey.id.desc()))
 
 
+def current_app_key(session: Session, project_id: int, service: str | None = None) -> AppKey | None:
+    """The project's current primary (or the service's) app key row."""
+    return _current_app_key(session, project_id, service)
+
+
 def _project(session: Session, project_id: int) -> Project:
     project = session.get(Project, project_id)
     if project is None:

@@ -31,6 +31,12 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def iso_utc(value: datetime) -> str:
+    """ISO 8601 in UTC with a ``Z`` (``2026-11-21T19:22:03.123Z``), as the API returns every timestamp."""
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class UtcDateTime(TypeDecorator[datetime]):
     """A timestamp that is always timezone-aware UTC in Python, on SQLite as on PostgreSQL.
 

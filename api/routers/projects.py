@@ -1,0 +1,95 @@
+"""`GET /api/projects`: the key's organization's projects with their app keys (masked), cursor-paginated."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+
+from api.deps import ApiAuth, DbSession
+from api.errors import ApiError
+from api.routers.auth import AUTH_ERRORS, ErrorBody
+from stacklens.control.accounts import list_app_keys
+from stacklens.control.models import Project, iso_utc
+
+router = APIRouter(prefix="/api", tags=["projects"])
+
+MAX_PAGE = 200
+
+
+class AppKeyOut(BaseModel):
+    id: int
+    service: str | None = Field(description="The service of a per-service key; null for the primary key.")
+    primary: bool
+    masked: str = Field(description="Prefix and last four characters; the full value is never listed.")
+    created_at: str
+
+
+class ProjectOut(BaseModel):
+    id: int
+    name: str
+    slug: str
+    platform: str
+    created_at: str
+    app_keys: list[AppKeyOut]
+
+
+class ProjectPage(BaseModel):
+    projects: list[ProjectOut]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+
+
+def encode_cursor(last_id: int) -> str:
+    return base64.urlsafe_b64encode(f"p{last_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()).decode()
+        if not raw.startswith("p"):
+            raise ValueError(raw)
+        return int(raw[1:])
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise ApiError(
+            400, "Bad Request", "invalid cursor; pass the next_cursor of the previous page"
+        ) from exc
+
+
+def project_out(session: DbSession, project: Project) -> ProjectOut:
+    return ProjectOut(
+        id=project.id,
+        name=project.name,
+        slug=project.slug,
+        platform=project.platform,
+        created_at=iso_utc(project.created_at),
+        app_keys=[
+            AppKeyOut(
+                id=k.id,
+                service=k.service,
+                primary=k.service is None,
+                masked=k.masked,
+                created_at=iso_utc(k.created_at),
+            )
+            for k in list_app_keys(session, project.id)
+        ],
+    )
+
+
+@router.get("/projects", response_model=ProjectPage, responses={**AUTH_ERRORS, 400: {"model": ErrorBody}})
+def projects(
+    identity: ApiAuth,
+    session: DbSession,
+    cursor: str | None = Query(default=None, description="`next_cursor` of the previous page."),
+    limit: int = Query(default=50, ge=1, le=MAX_PAGE),
+) -> ProjectPage:
+    """The organization's projects, oldest first."""
+    query = select(Project).where(Project.org_id == identity.org_id)
+    if cursor:
+        query = query.where(Project.id > decode_cursor(cursor))
+    rows = list(session.scalars(query.order_by(Project.id).limit(limit + 1)))
+    page = rows[:limit]
+    next_cursor = encode_cursor(page[-1].id) if len(rows) > limit else None
+    return ProjectPage(projects=[project_out(session, p) for p in page], next_cursor=next_cursor)

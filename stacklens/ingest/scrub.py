@@ -1,0 +1,228 @@
+"""Server-side scrubbing: secrets never reach the warehouse, whatever the SDK was configured to send.
+
+Values under sensitive names (headers, body/query fields, cookies, frame variables, extra, breadcrumb data,
+contexts) become ``[FILTERED]``, and so does any credit-card-like digit run that passes the Luhn check.
+The SDKs scrub too (Sentry's ``[Filtered]``); this is the last line, for SDKs configured to send PII.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+FILTERED = "[FILTERED]"
+
+SENSITIVE_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-api-key",
+        "x-auth-token",
+        "x-access-token",
+        "x-csrf-token",
+        "x-csrftoken",
+        "x-xsrf-token",
+        "x-stacklens-app-key",
+        "x-amz-security-token",
+    }
+)
+# Key names compared lower-cased with "-", "_", " " and "." removed, so "API-Key", "api_key" and "apiKey" agree.
+_SENSITIVE_PARTS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "accesskey",
+    "privatekey",
+    "credential",
+    "session",
+    "csrf",
+    "xsrf",
+    "cookie",
+    "authorization",
+    "creditcard",
+    "cardnumber",
+    "cvv",
+    "cvc",
+)
+_SENSITIVE_EXACT = frozenset({"auth", "pwd", "mysqlpwd", "pin", "ssn", "otp", "jwt", "bearer", "sid"})
+_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+# A whole body of 1 MiB would be slow to walk char by char; lines are capped at the ingest limit anyway.
+_MAX_DEPTH = 64
+
+
+def is_sensitive_key(key: object) -> bool:
+    if not isinstance(key, str):
+        return False
+    norm = re.sub(r"[-_ .]", "", key.lower())
+    if norm in _SENSITIVE_EXACT or norm.endswith("auth"):
+        return True
+    return any(part in norm for part in _SENSITIVE_PARTS)
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if index % 2 == 1:
+            value *= 2
+            if value > 9:
+                value -= 9
+        total += value
+    return total % 10 == 0
+
+
+def scrub_string(text: str) -> str:
+    """Replace card numbers (13–19 digits, spaces or dashes allowed, Luhn-valid) inside a string."""
+    if len(text) < 13 or not any(c.isdigit() for c in text):
+        return text
+
+    def _replace(match: re.Match[str]) -> str:
+        digits = re.sub(r"\D", "", match.group(0))
+        return FILTERED if 13 <= len(digits) <= 19 and _luhn(digits) else match.group(0)
+
+    return _CARD.sub(_replace, text)
+
+
+def scrub_value(value: Any, depth: int = 0) -> Any:
+    """Scrub any JSON value: sensitive keys anywhere in it, card numbers in every string."""
+    if depth > _MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {
+            k: FILTERED if is_sensitive_key(k) and v not in (None, "") else scrub_value(v, depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        # [[name, value], ...] pairs (Sentry's header and query lists) are key/value data too.
+        return [
+            [item[0], FILTERED]
+            if isinstance(item, list) and len(item) == 2 and is_sensitive_key(item[0])
+            else scrub_value(item, depth + 1)
+            for item in value
+        ]
+    if isinstance(value, str):
+        return scrub_string(value)
+    return value
+
+
+def _scrub_headers(headers: Any) -> Any:
+    if isinstance(headers, dict):
+        return {
+            k: FILTERED
+            if isinstance(k, str) and (k.lower() in SENSITIVE_HEADERS or is_sensitive_key(k))
+            else scrub_value(v)
+            for k, v in headers.items()
+        }
+    if isinstance(headers, list):
+        return [
+            [h[0], FILTERED]
+            if isinstance(h, list)
+            and len(h) == 2
+            and isinstance(h[0], str)
+            and (h[0].lower() in SENSITIVE_HEADERS or is_sensitive_key(h[0]))
+            else scrub_value(h)
+            for h in headers
+        ]
+    return scrub_value(headers)
+
+
+def _scrub_query(query: Any) -> Any:
+    if isinstance(query, str):
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if not pairs:
+            return scrub_string(query)
+        return urlencode(
+            [(k, FILTERED if is_sensitive_key(k) else scrub_string(v)) for k, v in pairs], safe="[]"
+        )
+    return scrub_value(query)
+
+
+def _scrub_body(data: Any) -> Any:
+    if isinstance(data, str):
+        stripped = data.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return json.dumps(scrub_value(json.loads(stripped)))
+            except ValueError:
+                pass
+        if "=" in stripped and " " not in stripped:
+            return _scrub_query(stripped)
+        return scrub_string(data)
+    return scrub_value(data)
+
+
+def _scrub_request(request: dict[str, Any]) -> dict[str, Any]:
+    out = dict(request)
+    if "headers" in out:
+        out["headers"] = _scrub_headers(out["headers"])
+    if out.get("cookies"):
+        out["cookies"] = FILTERED  # cookies are sessions: no cookie value is worth keeping
+    if "query_string" in out:
+        out["query_string"] = _scrub_query(out["query_string"])
+    if "data" in out:
+        out["data"] = _scrub_body(out["data"])
+    if isinstance(out.get("url"), str) and "?" in out["url"]:
+        base, _, query = out["url"].partition("?")
+        out["url"] = f"{base}?{_scrub_query(query)}"
+    if "env" in out:
+        out["env"] = scrub_value(out["env"])
+    return out
+
+
+def _scrub_frames(stack: Any) -> Any:
+    if not isinstance(stack, dict) or not isinstance(stack.get("frames"), list):
+        return stack
+    frames = [
+        {**f, "vars": scrub_value(f["vars"])} if isinstance(f, dict) and "vars" in f else f
+        for f in stack["frames"]
+    ]
+    return {**stack, "frames": frames}
+
+
+def _scrub_exception_value(value: dict[str, Any]) -> dict[str, Any]:
+    out = dict(value)
+    if isinstance(out.get("value"), str):
+        out["value"] = scrub_string(out["value"])
+    if "stacktrace" in out:
+        out["stacktrace"] = _scrub_frames(out["stacktrace"])
+    return out
+
+
+def _scrub_exception(exc: Any) -> Any:
+    """Frame variables of every exception (or thread) in the chain; both Sentry shapes."""
+    values = exc.get("values") if isinstance(exc, dict) else exc
+    if not isinstance(values, list):
+        return exc
+    scrubbed = [_scrub_exception_value(v) if isinstance(v, dict) else v for v in values]
+    return {**exc, "values": scrubbed} if isinstance(exc, dict) else scrubbed
+
+
+def scrub_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """A scrubbed copy of one Sentry event or transaction payload (the input is not changed)."""
+    out = dict(payload)
+    if isinstance(out.get("request"), dict):
+        out["request"] = _scrub_request(out["request"])
+    if "exception" in out:
+        out["exception"] = _scrub_exception(out["exception"])
+    if isinstance(out.get("threads"), dict | list):
+        out["threads"] = _scrub_exception(out["threads"])
+    if isinstance(out.get("stacktrace"), dict):
+        out["stacktrace"] = _scrub_frames(out["stacktrace"])
+    for key in ("extra", "contexts", "tags", "user", "spans", "measurements_meta"):
+        if key in out:
+            out[key] = scrub_value(out[key])
+    crumbs = out.get("breadcrumbs")
+    if crumbs is not None:
+        out["breadcrumbs"] = scrub_value(crumbs)
+    if isinstance(out.get("message"), str | dict):
+        out["message"] = scrub_value(out["message"])
+    if isinstance(out.get("logentry"), dict):
+        out["logentry"] = scrub_value(out["logentry"])
+    return out

@@ -1,0 +1,128 @@
+"""Server-side scrubbing of sentry-sdk events whose own scrubber was switched off."""
+
+from __future__ import annotations
+
+import json
+
+import sentry_sdk
+from sdk_events import capture
+from sentry_sdk.scrubber import EventScrubber
+
+from stacklens.ingest.scrub import FILTERED, is_sensitive_key, scrub_payload, scrub_string
+
+VISA = "4111 1111 1111 1111"  # Luhn-valid test number
+NOT_A_CARD = "4111 1111 1111 1112"  # fails Luhn: an order number, kept
+
+
+def failing_login() -> None:
+    password = "hunter2"  # noqa: S105 - the secret under test
+    api_key = "sk_live_abcdef"
+    card = VISA
+    username = "ada"
+    raise PermissionError(f"login failed for {username} {len(password + api_key + card)}")
+
+
+def test_frame_variables_and_extra_are_scrubbed() -> None:
+    def run() -> None:
+        sentry_sdk.set_extra(
+            "checkout", {"credit_card": VISA, "note": f"paid with {VISA}", "order": NOT_A_CARD}
+        )
+        failing_login()
+
+    event = capture(run, event_scrubber=EventScrubber(denylist=[], pii_denylist=[], recursive=True))
+    frame_vars = event["exception"]["values"][-1]["stacktrace"]["frames"][-1]["vars"]
+    assert "hunter2" in json.dumps(frame_vars)  # the SDK sent it: the server is the last line
+    scrubbed = scrub_payload(event)
+    out_vars = scrubbed["exception"]["values"][-1]["stacktrace"]["frames"][-1]["vars"]
+    assert out_vars["password"] == FILTERED and out_vars["api_key"] == FILTERED
+    assert out_vars["card"] == f"'{FILTERED}'" and out_vars["username"] == "'ada'"  # vars are repr()s
+    assert scrubbed["extra"]["checkout"] == {
+        "credit_card": FILTERED,
+        "note": f"paid with {FILTERED}",
+        "order": NOT_A_CARD,
+    }
+    text = json.dumps(scrubbed)
+    assert "hunter2" not in text and "sk_live" not in text and "4111 1111 1111 1111" not in text
+    assert "hunter2" in json.dumps(event), "the input payload is left unchanged"
+
+
+def test_request_headers_cookies_query_and_body() -> None:
+    payload = {
+        "request": {
+            "url": "https://shop.example/login?next=/cart&token=abc123",
+            "method": "POST",
+            "headers": {
+                "Authorization": "Bearer xyz",
+                "Cookie": "sessionid=1",
+                "X-Api-Key": "k",
+                "Set-Cookie": "a=b",
+                "User-Agent": "Mozilla/5.0",
+            },
+            "cookies": {"sessionid": "1", "theme": "dark"},
+            "query_string": "next=/cart&access_token=abc&page=2",
+            "data": {
+                "username": "ada",
+                "password": "pw",
+                "nested": {"apiKey": "k", "csrf_token": "c"},
+                "amount": 3,
+            },
+        }
+    }
+    req = scrub_payload(payload)["request"]
+    assert req["headers"] == {
+        "Authorization": FILTERED,
+        "Cookie": FILTERED,
+        "X-Api-Key": FILTERED,
+        "Set-Cookie": FILTERED,
+        "User-Agent": "Mozilla/5.0",
+    }
+    assert req["cookies"] == FILTERED
+    assert "access_token=%5BFILTERED%5D" in req["query_string"] and "page=2" in req["query_string"]
+    assert "token=%5BFILTERED%5D" in req["url"] and "abc123" not in req["url"]
+    assert req["data"] == {
+        "username": "ada",
+        "password": FILTERED,
+        "nested": {"apiKey": FILTERED, "csrf_token": FILTERED},
+        "amount": 3,
+    }
+
+
+def test_string_bodies_header_pairs_and_breadcrumbs() -> None:
+    payload = {
+        "request": {
+            "headers": [["authorization", "Basic x"], ["accept", "text/html"]],
+            "data": '{"secret": "s", "card": "5555555555554444"}',
+        },
+        "breadcrumbs": {"values": [{"category": "http", "data": {"url": "/pay", "auth": "x", "body": VISA}}]},
+        "contexts": {"app": {"session": "abc", "name": "shop"}},
+    }
+    out = scrub_payload(payload)
+    assert out["request"]["headers"] == [["authorization", FILTERED], ["accept", "text/html"]]
+    assert json.loads(out["request"]["data"]) == {"secret": FILTERED, "card": FILTERED}
+    assert out["breadcrumbs"]["values"][0]["data"] == {"url": "/pay", "auth": FILTERED, "body": FILTERED}
+    assert out["contexts"]["app"] == {"session": FILTERED, "name": "shop"}
+
+
+def test_key_names() -> None:
+    for key in (
+        "password",
+        "PASSWD",
+        "client_secret",
+        "X-Auth-Token",
+        "apiKey",
+        "api_key",
+        "auth",
+        "credentials",
+        "sessionid",
+        "csrfmiddlewaretoken",
+    ):
+        assert is_sensitive_key(key), key
+    for key in ("author", "username", "email", "page", "status"):
+        assert not is_sensitive_key(key), key
+
+
+def test_card_numbers_need_luhn() -> None:
+    assert scrub_string(f"card {VISA} ok") == f"card {FILTERED} ok"
+    assert scrub_string("4111-1111-1111-1111") == FILTERED
+    assert scrub_string(NOT_A_CARD) == NOT_A_CARD
+    assert scrub_string("order 12345") == "order 12345"

@@ -15,7 +15,13 @@ from stacklens import __version__
 
 # Modules that add subcommands; each exposes `register(subparsers: argparse._SubParsersAction) -> None`
 # and sets `func=<callable(args) -> int | None>` on its parsers.
-COMMAND_MODULES: tuple[str, ...] = ("stacklens.cli.migrate",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "stacklens.cli.migrate",
+    "stacklens.cli.serve",
+    "stacklens.cli.up",
+    "stacklens.cli.admin",
+    "stacklens.cli.demo",
+)
 
 
 class CliError(Exception):
@@ -67,4 +73,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, not this `__main__` copy: commands raise `stacklens.cli.main.CliError`,
+    # which is a different class from `__main__.CliError` under `python -m`.
+    from stacklens.cli.main import main as _main
+
+    sys.exit(_main())

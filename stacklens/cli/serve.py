@@ -1,0 +1,92 @@
+"""`stacklens serve [--host] [--port]`: migrate, then run the API and dashboards in this process.
+
+One process owns the embedded warehouse (chdb locks its data directory), so the server runs one uvicorn
+worker; scale out with a ClickHouse server, PostgreSQL and Redis and several `stacklens serve` behind a
+load balancer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+
+from stacklens.settings import Settings, get_settings
+
+
+def migrate_all(settings: Settings) -> list[str]:
+    """Bring the control store and the warehouse up to date; the warehouse's applied migrations are returned."""
+    from stacklens.cli.main import CliError
+    from stacklens.control.db import ControlStoreError, migrate_control_store
+
+    try:
+        migrate_control_store(settings)
+    except ControlStoreError as exc:
+        raise CliError(str(exc)) from exc
+    # Imported late: commands that only touch the control store never load the warehouse code.
+    from stacklens.warehouse.migrations import MigrationError, apply_migrations
+
+    try:
+        return apply_migrations(settings)
+    except MigrationError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def check_port_free(host: str, port: int) -> None:
+    from stacklens.cli.main import CliError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise CliError(f"cannot listen on {host}:{port} ({exc.strerror}); pass another --port") from exc
+
+
+def base_url(settings: Settings, host: str, port: int) -> str:
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    return f"http://{shown}:{port}"
+
+
+def run_server(settings: Settings, host: str, port: int) -> int:
+    """Serve until interrupted (the caller has migrated)."""
+    import uvicorn
+
+    from api.app import create_app
+
+    check_port_free(host, port)
+    app = create_app(settings)
+    print(f"StackLens is serving on {base_url(settings, host, port)} (API docs: /docs)", flush=True)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="info", proxy_headers=False, access_log=False
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    return 0 if server.started else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    check_port_free(host, port)
+    for name in migrate_all(settings):
+        print(f"warehouse: applied {name}", flush=True)
+    return run_server(settings, host, port)
+
+
+def add_listen_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default=None, help="address to listen on (default STACKLENS_HOST, 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=None, help="port (default STACKLENS_PORT, 8000)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="migrate, then serve the API and dashboards", description=__doc__.splitlines()[0]
+    )
+    add_listen_arguments(parser)
+    parser.set_defaults(func=_run)

@@ -79,3 +79,51 @@ def settings(tmp_path: Path, warehouse_url: str) -> Iterator[Settings]:
         from stacklens.warehouse.client import reset_clients
 
         reset_clients()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def control_settings(request: pytest.FixtureRequest, settings: Settings) -> Iterator[Settings]:
+    """``settings`` with a migrated control store, once on SQLite and once on PostgreSQL (a fresh schema)."""
+    from sqlalchemy import text
+
+    from stacklens.control.db import dispose_engines, get_engine, migrate_control_store
+
+    current, schema = settings, None
+    if request.param == "postgres":
+        url, schema = postgres_schema_url(request.getfixturevalue("postgres_url"))
+        current = settings.model_copy(update={"database_url": url})
+        override_settings(current)
+    migrate_control_store(current)
+    try:
+        yield current
+    finally:
+        if schema is not None:
+            with get_engine(current).begin() as connection:
+                connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        dispose_engines()
+
+
+@pytest.fixture
+def make_org(settings: Settings):  # type: ignore[no-untyped-def]
+    """Factory: ``make_org("Acme")`` → dict(org_id, api_key, project, project_id, app_key) in the current
+    settings' control store (migrated on first use)."""
+    from stacklens.control import accounts
+    from stacklens.control.db import migrate_control_store, session_scope
+    from stacklens.settings import get_settings
+
+    def make(name: str = "Acme", project: str = "Web App", email: str | None = None) -> dict[str, object]:
+        current = get_settings()
+        migrate_control_store(current)
+        with session_scope(current) as session:
+            owner = email or f"owner-{uuid.uuid4().hex[:8]}@example.test"
+            org, api_key = accounts.create_organization(session, name, owner, "password-123")
+            created, app_key = accounts.create_project(session, org.id, project)
+            return {
+                "org_id": org.id,
+                "api_key": api_key,
+                "project": created.slug,
+                "project_id": created.id,
+                "app_key": app_key,
+            }
+
+    return make

@@ -1,0 +1,350 @@
+"""The delivery loop (`--record`): read complete lines, batch, deliver, and only then advance the tracker.
+
+One thread does everything, in order, so a file's acknowledged ranges are always a contiguous prefix and
+the bytes held in memory are the batch being built or sent (at most ``maxInflightBytes``). Batches that
+cannot be delivered are never dropped: after the retries they are parked, reading pauses, and the cycle
+restarts after ``parkDelay``.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import random
+import resource
+import signal
+import threading
+import time
+from typing import Any
+
+from shipper import faults
+from shipper.batch import Batch, DeadLetters
+from shipper.config import Config, ConfigError, load_config
+from shipper.state import Scanner
+from shipper.tracker import TrackerStore, TrackerUnwritable
+from shipper.transport import Answer, Outcome, Transport, network_error_name
+
+log = logging.getLogger("shipper")
+RETRIES = 3
+
+
+class GraceExpired(Exception):
+    """The shutdown grace period ended while a request was still out."""
+
+
+class StartupError(Exception):
+    """The shipper cannot start (message says why and what to do)."""
+
+
+class Agent:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.store = TrackerStore(config.tracker_path)
+        self.scanner = Scanner(config, self.store)
+        self.dead = DeadLetters(config.storage_path)
+        self.transport = Transport(config)
+        self.queue: collections.deque[Batch] = collections.deque()
+        self.open: Batch | None = None
+        self.wake = threading.Event()
+        self.stopping = False
+        self.reload = False
+        self.blocked: str = ""  # "auth" / "app": waiting for a configuration fix
+        self.park_until = 0.0
+        self.connected = False
+        self.last_save = 0.0
+        self.scanner.dirty = False
+        self.retry_delays: list[float] = []
+
+    # -- signals ---------------------------------------------------------------------------------
+    def _on_stop(self, signum: int, _frame: Any) -> None:
+        if not self.stopping:
+            self.stopping = True
+            signal.signal(signal.SIGALRM, self._on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.config.shutdown_grace)
+        self.wake.set()
+
+    def _on_alarm(self, _signum: int, _frame: Any) -> None:
+        raise GraceExpired()
+
+    def _on_hup(self, _signum: int, _frame: Any) -> None:
+        self.reload = True
+        self.wake.set()
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self.wake.wait(seconds)
+        self.wake.clear()
+
+    # -- start -------------------------------------------------------------------------------------
+    def run(self) -> int:
+        log.info("Starting shipper...")
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGINT, self._on_stop)
+        signal.signal(signal.SIGHUP, self._on_hup)
+        try:
+            self._wait_for_storage()
+            if self.stopping:
+                return 0
+            self.scanner.load()
+            self._check_connection()
+            while not self.stopping:
+                self._step()
+            self._drain()
+        except GraceExpired:
+            log.warning(
+                "shutdown grace period ended with a batch unacknowledged; it is sent again on restart"
+            )
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self._save(force=True)
+            self.transport.close()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        log.info("Shipper stopped (peak RSS %.1f MiB)", peak)
+        return 0
+
+    def _wait_for_storage(self) -> None:
+        path = self.config.storage_path
+        delay = 1.0
+        while not path.is_dir() and not self.stopping:
+            log.error("Storage path not found: %s does not exist; create it (mkdir -p %s)", path, path)
+            self.scanner.stats["state"] = "waiting for storage path"
+            self._sleep(delay)
+            delay = min(delay * 2, 60.0)
+        if self.stopping:
+            return
+        try:
+            self.store.check_writable()
+        except TrackerUnwritable as exc:
+            raise StartupError(
+                f"Storage path not accessible: cannot write {self.config.tracker_path.name} in {exc}; "
+                "give the shipper user write access to the log directory (chown or chmod it)"
+            ) from None
+
+    def _check_connection(self) -> None:
+        try:
+            ok, detail = self.transport.verify()
+        except Exception as exc:  # network trouble: delivery retries on its own
+            log.warning("cannot reach %s: %s", self.config.base_url, network_error_name(exc))
+            return
+        if ok:
+            self.connected = True
+            log.info("Connected to stacklens (organization: %s)", detail)
+        else:
+            log.error("%s: check apiKey in %s (the API key, not the application key)", detail, self.config.path)
+
+    # -- loop --------------------------------------------------------------------------------------
+    def _step(self) -> None:
+        if self.reload:
+            self._reload()
+        now = time.monotonic()
+        if self.blocked or now < self.park_until:
+            self._save()
+            self._sleep(max(0.0, self.park_until - now) if not self.blocked else self.config.park_delay)
+            if self.blocked and not self.reload:
+                self.blocked = ""  # try again now and then, in case the service side was fixed
+            return
+        if self.queue:
+            self._deliver()
+            return
+        batch = self._fill()
+        if batch is not None:
+            self.queue.append(batch)
+            return
+        self._save(force=self.scanner.dirty)  # idle: nothing to read, so make the tracker current
+        self._sleep(self.config.poll_interval)
+
+    def _fill(self) -> Batch | None:
+        """Read into the open batch; return it when it is full or due."""
+        cfg = self.config
+        self.scanner.scan()
+        for tail in self.scanner.readable():
+            if self.open is not None and self.open.tail is not tail:
+                if self.open.items:
+                    return self._take_open()  # a batch never spans two files
+                self.open = None
+            if self.open is None:
+                self.open = Batch(tail, [])
+            budget = max(cfg.max_inflight_bytes - self.open.nbytes, 0)
+            lines = tail.read_lines(cfg.batch_size - len(self.open.items), budget, cfg.max_line_bytes)
+            self.open.add(lines)
+            if len(self.open.items) >= cfg.batch_size or self.open.nbytes >= cfg.max_inflight_bytes:
+                return self._take_open()
+            if tail.has_data() and not lines:
+                continue
+            if self.open.items and (tail.retired or self.scanner.newer_has_data(tail)):
+                return self._take_open()
+        if self.open is not None and self.open.items:
+            if self.open.tail.retired:
+                return self._take_open()
+            if self.stopping or time.monotonic() - self.open.opened_at >= cfg.flush_interval:
+                return self._take_open()
+        return None
+
+    def _take_open(self) -> Batch:
+        batch, self.open = self.open, None
+        assert batch is not None
+        return batch
+
+    def _drain(self) -> None:
+        """SIGTERM/SIGINT: no new reading; send the open batch and what is queued, within the grace period."""
+        if self.open is not None and self.open.items:
+            self.queue.append(self._take_open())
+        while self.queue and not self.blocked and time.monotonic() >= self.park_until:
+            self._deliver()
+
+    # -- delivery ----------------------------------------------------------------------------------
+    def _deliver(self) -> None:
+        batch = self.queue[0]
+        body = batch.body()
+        if not body:
+            self._acked(batch, None)
+            return
+        batch_id = batch.batch_id(body)
+        answer = Answer(Outcome.RETRY, "not sent yet")
+        for attempt in range(RETRIES + 1):
+            if attempt:
+                delay = self._backoff(attempt, answer.retry_after)
+                log.warning(
+                    "Retry attempt %d/%d (%s; waiting %.1fs)", attempt, RETRIES, answer.message, delay
+                )
+                self.scanner.count("retries")
+                self._sleep(delay if not self.stopping else min(delay, 0.5))
+            answer = self.transport.send(body, batch_id)
+            if answer.outcome is Outcome.OK:
+                self._acked(batch, answer.body or {})
+                return
+            self.scanner.error(answer.message)
+            if answer.outcome is Outcome.AUTH:
+                log.error(
+                    "Authentication failed: %s; fix apiKey in %s and send SIGHUP",
+                    answer.message,
+                    self.config.path,
+                )
+                self.blocked = "auth"
+                return
+            if answer.outcome is Outcome.APP:
+                log.error(
+                    "Application Not Found: %s; fix appKey in %s (use the application key) and send SIGHUP",
+                    answer.message,
+                    self.config.path,
+                )
+                self.blocked = "app"
+                return
+            if answer.outcome in (Outcome.TOO_LARGE, Outcome.BAD_REQUEST):
+                self._split(batch, answer.message)
+                return
+            if answer.outcome is Outcome.ENCODING:
+                log.warning(
+                    "the service refused %s bodies (%s); sending uncompressed",
+                    self.transport.encoding,
+                    answer.message,
+                )
+                self.transport.encoding = "identity"
+                return
+        self.park_until = time.monotonic() + self.config.park_delay
+        self.scanner.count("parked")
+        self.scanner.stats["state"] = f"parked after {RETRIES} retries: {answer.message}"
+        log.error(
+            "batch of %d events parked after %d retries (%s); nothing is dropped, trying again in %.0fs",
+            len(batch.lines),
+            RETRIES,
+            answer.message,
+            self.config.park_delay,
+        )
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with full jitter; Retry-After, when given, is a floor."""
+        cap = min(self.config.retry_backoff_max, self.config.retry_backoff * 2 ** (attempt - 1))
+        delay = random.uniform(0, cap)
+        return max(delay, retry_after) if retry_after is not None else delay
+
+    def _split(self, batch: Batch, reason: str) -> None:
+        self.queue.popleft()
+        if len(batch.items) == 1 or len(batch.lines) <= 1:
+            # One line the service will not take whole: keep it in the dead letters, never stall the file.
+            for item in batch.items:
+                if item.data is not None:
+                    item.problem, item.preview, item.data = (
+                        f"refused by the service: {reason}",
+                        item.data[:200],
+                        None,
+                    )
+            self.queue.appendleft(batch)
+            return
+        first, second = batch.split()
+        log.warning("batch of %d events refused as too large (%s); splitting it", len(batch.lines), reason)
+        self.queue.appendleft(second)
+        self.queue.appendleft(first)
+
+    def _acked(self, batch: Batch, answer: dict[str, Any] | None) -> None:
+        faults.hit("after_ack")
+        self.queue.popleft()
+        dead = self.dead.write(batch.tail, batch.items)
+        if dead:
+            log.warning("%d lines passed over (see %s)", dead, self.dead.path)
+        self.scanner.commit(batch, answer, dead)
+        if answer is not None:
+            if not self.connected:
+                self.connected = True
+                log.info("Connected to stacklens")
+            log.info("Batch sent: %d events", len(batch.lines))
+            if self.config.verbose:
+                log.debug(
+                    "batch %s %s [%d, %d): accepted %s, duplicates %s, rejected %d",
+                    answer.get("batch_id"),
+                    batch.tail.path.name,
+                    batch.start,
+                    batch.end,
+                    answer.get("accepted"),
+                    answer.get("duplicates"),
+                    len(answer.get("rejected") or []),
+                )
+        self.scanner.stats["state"] = "running"
+        self.scanner.dirty = True
+        self._save()
+
+    # -- tracker and configuration -----------------------------------------------------------------
+    def _save(self, force: bool = False) -> None:
+        """Write the tracker when forced, or when something changed and ``commitInterval`` has passed.
+
+        Throttled because each generation costs two fsyncs; a crash in between only means a resend, which
+        the Idempotency-Key and the service's event-id dedup turn into nothing.
+        """
+        now = time.monotonic()
+        if not force and (not self.scanner.dirty or now - self.last_save < self.config.commit_interval):
+            return
+        try:
+            self.store.save(self.scanner.body())
+            self.scanner.dirty = False
+            self.last_save = now
+        except OSError as exc:
+            self.scanner.access_problem(str(self.store.path), f"cannot write the tracker ({exc.strerror})")
+
+    def _reload(self) -> None:
+        self.reload = False
+        try:
+            config = load_config(self.config.path, require_storage=False)
+        except ConfigError as exc:
+            log.error("configuration not reloaded, keeping the running one: %s", "; ".join(exc.problems))
+            return
+        for warning in config.warnings:
+            log.warning("%s", warning)
+        self.transport.close()
+        self.config = config
+        self.scanner.config = config
+        self.transport = Transport(config)
+        self.blocked = ""
+        self.park_until = 0.0
+        log.info("configuration reloaded from %s", config.path)
+        self._check_connection()
+
+
+def run(config: Config) -> int:
+    try:
+        return Agent(config).run()
+    except StartupError as exc:
+        log.error("%s", exc)
+        return 1
+    finally:
+        os.environ.pop("STACKLENS_SHIPPER_FAULT", None)

@@ -1,0 +1,90 @@
+"""A batch: consecutive lines of one file generation, identified by its byte range and bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shipper.files import Line, Tail
+
+
+@dataclass
+class Batch:
+    tail: Tail
+    items: list[Line]
+    opened_at: float = field(default_factory=time.monotonic)
+    nbytes: int = 0
+
+    @property
+    def start(self) -> int:
+        return self.items[0].start
+
+    @property
+    def end(self) -> int:
+        return self.items[-1].end
+
+    @property
+    def lines(self) -> list[bytes]:
+        return [item.data for item in self.items if item.data is not None]
+
+    def add(self, items: list[Line]) -> None:
+        self.items.extend(items)
+        self.nbytes += sum(item.end - item.start for item in items if item.data is not None)
+
+    def body(self) -> bytes:
+        return b"".join(self.lines)
+
+    def batch_id(self, body: bytes) -> str:
+        """Deterministic: the same file generation, byte range and bytes always give the same id."""
+        h = hashlib.blake2b(digest_size=16)
+        ident = f"{self.tail.path.name}\0{self.tail.dev}\0{self.tail.ino}\0{self.start}\0{self.end}\0"
+        h.update(ident.encode())
+        h.update(body)
+        return h.hexdigest()
+
+    def split(self) -> tuple[Batch, Batch]:
+        """Two halves by line (each keeps its own byte range, so its own Idempotency-Key)."""
+        middle = len(self.items) // 2
+        first, second = Batch(self.tail, []), Batch(self.tail, [])
+        first.add(self.items[:middle])
+        second.add(self.items[middle:])
+        return first, second
+
+
+class DeadLetters:
+    """``deadletter.ndjson`` beside the tracker: lines that were passed over, with file and offset."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / "deadletter.ndjson"
+
+    def write(self, tail: Tail, items: list[Line]) -> int:
+        records = [item for item in items if item.data is None and item.problem]
+        if not records:
+            return 0
+        out = []
+        for item in records:
+            out.append(
+                json.dumps(
+                    {
+                        "file": tail.path.name,
+                        "dev": tail.dev,
+                        "ino": tail.ino,
+                        "offset": item.start,
+                        "length": item.end - item.start,
+                        "reason": item.problem,
+                        "preview": item.preview.decode("utf-8", "backslashreplace"),
+                        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    }
+                )
+            )
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, ("\n".join(out) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return len(records)

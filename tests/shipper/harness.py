@@ -1,0 +1,179 @@
+"""Real files, a real shipper subprocess and a real local ingest server, for the shipper's tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from tests.shipper.ingest_server import API_KEY, APP_KEY, IngestServer
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPER = ROOT / ".venv" / "bin" / "stacklens-shipper"
+RSS_CAP_MIB = 64  # the documented cap (docs/shipper.md)
+
+
+def make_line(event_id: str, pad: int = 0) -> bytes:
+    payload = {"event_id": event_id, "level": "error", "message": "boom", "extra": {"pad": "x" * pad}}
+    line = {"v": 1, "type": "event", "app_key": APP_KEY, "ts": "2026-11-21T19:22:03.123Z", "payload": payload}
+    return json.dumps(line, separators=(",", ":")).encode() + b"\n"
+
+
+def new_ids(n: int) -> list[str]:
+    return [uuid.uuid4().hex for _ in range(n)]
+
+
+def append_lines(path: Path, ids: list[str], pad: int = 0) -> None:
+    """One write() per line on an O_APPEND file, like the SDK."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        for event_id in ids:
+            os.write(fd, make_line(event_id, pad))
+    finally:
+        os.close(fd)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Workspace:
+    """A log directory, a config file and helpers to run the shipper against a server."""
+
+    def __init__(self, server: IngestServer, **overrides: object) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="shipper-"))
+        os.chmod(self.root, 0o755)
+        self.logs = self.root / "logs"
+        self.logs.mkdir(mode=0o755)
+        self.config = self.root / "stacklens.yaml"
+        self.server = server
+        self.settings: dict[str, object] = {
+            "apiKey": API_KEY,
+            "appKey": APP_KEY,
+            "baseUrl": server.url,
+            "storagePath": str(self.logs),
+            "allowInsecureHttp": True,
+            "timeout": "2s",
+            "batchSize": 50,
+            "flushInterval": "200ms",
+            "pollInterval": "50ms",
+            "retryBackoff": "50ms",
+            "retryBackoffMax": "300ms",
+            "parkDelay": "500ms",
+            "shutdownGrace": "3s",
+            "commitInterval": "200ms",
+            "logLevel": "debug",
+        }
+        self.settings.update(overrides)
+        self.write_config()
+        self.procs: list[ShipperProcess] = []
+
+    def write_config(self) -> None:
+        import yaml
+
+        self.config.write_text(yaml.safe_dump({"stacklens": self.settings}))
+        os.chmod(self.config, 0o600)
+
+    def day(self, date: str = "2026-11-21") -> Path:
+        return self.logs / f"stacklens-{date}.log"
+
+    def start(self, fault: str = "", user: str | None = None) -> ShipperProcess:
+        proc = ShipperProcess(self, fault, user)
+        self.procs.append(proc)
+        return proc
+
+    def tracker(self) -> dict:
+        from shipper.tracker import decode
+
+        return decode((self.logs / "tracker.json").read_bytes())
+
+    def cleanup(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class ShipperProcess:
+    def __init__(self, ws: Workspace, fault: str = "", user: str | None = None) -> None:
+        env = dict(os.environ)
+        env.pop("STACKLENS_SHIPPER_FAULT", None)
+        if fault:
+            env["STACKLENS_SHIPPER_FAULT"] = fault
+        self.log_path = ws.root / f"shipper-{len(ws.procs)}.log"
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in wait/kill
+        self.proc = subprocess.Popen(
+            [str(SHIPPER), "--config", str(ws.config), "--record"],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            user=user,
+            cwd=ws.root,
+        )
+        self.peak_rss_kib = 0
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def sample_rss(self) -> int:
+        try:
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    self.peak_rss_kib = max(self.peak_rss_kib, int(line.split()[1]))
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            pass
+        return self.peak_rss_kib
+
+    def output(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def signal(self, signum: int) -> None:
+        if self.alive():
+            self.proc.send_signal(signum)
+
+    def wait(self, timeout: float = 20) -> int:
+        rc = self.proc.wait(timeout)
+        self._log.close()
+        return rc
+
+    def kill(self) -> None:
+        if self.alive():
+            self.sample_rss()
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+        self._log.close()
+
+
+def delivered(server: IngestServer, expected: set[str]) -> Callable[[], bool]:
+    return lambda: expected <= server.ids()
+
+
+def assert_exactly_once(server: IngestServer, expected: set[str]) -> None:
+    with server.lock:
+        counts = dict(server.landed.counts)
+    missing = expected - set(counts)
+    extra = set(counts) - expected
+    assert not missing, f"{len(missing)} events never landed"
+    assert not extra, f"{len(extra)} unexpected events landed"
+    assert all(v == 1 for v in counts.values())
+
+
+def iter_ids(lines: Iterator[bytes]) -> set[str]:
+    return {json.loads(line)["payload"]["event_id"] for line in lines}

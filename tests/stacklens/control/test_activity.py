@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import pytest
+
+from stacklens.control import accounts
+from stacklens.control.activity import list_activity, record_key_use
+from stacklens.control.auth import verify_api_key
+from stacklens.control.db import session_scope
+from stacklens.settings import Settings
+
+
+def test_key_use_is_aggregated_per_key_per_hour(control_settings: Settings) -> None:
+    with session_scope() as session:
+        org, api_key = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
+        key_id = verify_api_key(session, api_key).api_key_id
+    for n in range(3):
+        with session_scope() as session:
+            record_key_use(
+                session, org.id, "api", key_id, events=10, ip=f"10.0.0.{n}", user_agent=f"shipper/{n}"
+            )
+    with session_scope() as session:
+        rows, _ = list_activity(session, org.id)
+    used = [r for r in rows if r.action == "api_key.used"]
+    assert len(used) == 1
+    assert used[0].detail["requests"] == 3 and used[0].detail["events"] == 30
+    assert used[0].detail["last_ip"] == "10.0.0.2" and used[0].detail["last_user_agent"] == "shipper/2"
+    with pytest.raises(ValueError), session_scope() as session:
+        record_key_use(session, org.id, "bogus", key_id)
+
+
+def test_pagination_walks_every_row_once_newest_first(control_settings: Settings) -> None:
+    with session_scope() as session:
+        org, api_key = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
+        project, _ = accounts.create_project(session, org.id, "Web")
+        for n in range(7):
+            accounts.create_app_key(session, project.id, f"svc-{n}")
+        record_key_use(session, org.id, "api", 1)
+        record_key_use(session, org.id, "app", 2, events=5)
+    seen, cursor, pages = [], None, 0
+    while True:
+        with session_scope() as session:
+            rows, cursor = list_activity(session, org.id, cursor=cursor, limit=3)
+        seen.extend(rows)
+        pages += 1
+        if cursor is None:
+            break
+    ids = [r.id for r in seen]
+    assert len(ids) == len(set(ids)) == 2 + 2 + 7 + 2  # org + api key + project/primary key + 7 keys + 2 uses
+    assert pages == 5
+    times = [r.created_at for r in seen]
+    assert times == sorted(times, reverse=True)
+
+
+def test_api_key_only_filter_and_isolation(control_settings: Settings) -> None:
+    with session_scope() as session:
+        org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
+        other, _ = accounts.create_organization(session, "Other", "o@b.co", "password-1")
+        accounts.create_project(session, org.id, "Web")
+        accounts.regenerate_api_key(session, org.id)
+        record_key_use(session, org.id, "app", 1)
+        record_key_use(session, org.id, "api", 1)
+        accounts.regenerate_api_key(session, other.id)
+    with session_scope() as session:
+        rows, _ = list_activity(session, org.id, api_key_only=True)
+        everything, _ = list_activity(session, org.id)
+        theirs, _ = list_activity(session, other.id)
+    assert {r.action for r in rows} == {"api_key.created", "api_key.regenerated", "api_key.used"}
+    assert {"project.created", "app_key.created", "app_key.used"} <= {r.action for r in everything}
+    assert {r.id for r in theirs}.isdisjoint({r.id for r in everything})
+
+
+def test_bad_cursor_is_a_value_error(control_settings: Settings) -> None:
+    with pytest.raises(ValueError, match="invalid cursor"), session_scope() as session:
+        list_activity(session, 1, cursor="definitely-not-a-cursor")

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from stacklens.control import keys
+from stacklens.settings import Settings
+
+
+def test_api_key_format_and_randomness() -> None:
+    values = {keys.generate_api_key() for _ in range(200)}
+    assert len(values) == 200
+    for value in values:
+        assert re.fullmatch(r"stacklens_api_[A-Za-z0-9]{32}", value)
+        assert keys.looks_like_api_key(value) and not keys.looks_like_app_key(value)
+
+
+def test_app_key_formats_and_service_parsing() -> None:
+    primary = keys.generate_app_key()
+    assert re.fullmatch(r"stacklens_app_[A-Za-z0-9]{24}", primary)
+    assert keys.app_key_service(primary) is None
+    worker = keys.generate_app_key("worker")
+    assert re.fullmatch(r"stacklens_app_worker_[A-Za-z0-9]{24}", worker)
+    assert keys.app_key_service(worker) == "worker"
+    dashed = keys.generate_app_key("api-gateway-2")
+    assert keys.app_key_service(dashed) == "api-gateway-2"
+    for value in (primary, worker, dashed):
+        assert keys.looks_like_app_key(value) and not keys.looks_like_api_key(value)
+
+
+@pytest.mark.parametrize("service", ["", "Worker", "9lives", "my_service", "a" * 32, "wörker", "a b"])
+def test_invalid_service_names_are_refused(service: str) -> None:
+    with pytest.raises(ValueError, match="invalid service name"):
+        keys.generate_app_key(service)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        "stacklens_api_",
+        "stacklens_api_" + "a" * 31,
+        "stacklens_api_" + "a" * 33,
+        "stacklens_api_" + "a" * 31 + "!",
+        "stacklens_api_" + "a" * 32 + " ",
+        " stacklens_api_" + "a" * 32,
+        "other_api_" + "a" * 32,
+        None,
+        42,
+    ],
+)
+def test_malformed_api_keys_are_not_api_keys(value: object) -> None:
+    assert not keys.looks_like_api_key(value)
+
+
+def test_hash_is_sha256_hex() -> None:
+    value = keys.generate_api_key()
+    assert keys.hash_key(value) == hashlib.sha256(value.encode()).hexdigest()
+    assert keys.hash_key(value) != keys.hash_key(value + "x")
+
+
+def test_mask_shows_prefix_and_last_four_only() -> None:
+    value = keys.generate_app_key("worker")
+    masked = keys.mask_key(value)
+    assert masked.startswith("stacklens_app_worker_") and masked.endswith(value[-4:])
+    assert value[21:-4] not in masked
+
+
+def test_encryption_round_trip(settings: Settings) -> None:
+    value = keys.generate_api_key()
+    token = keys.encrypt_value(value, settings)
+    assert value not in token
+    assert keys.encrypt_value(value, settings) != token  # random IV: equal values do not look equal
+    assert keys.decrypt_value(token, settings) == value
+
+
+def test_decryption_with_another_secret_fails_clearly(settings: Settings) -> None:
+    token = keys.encrypt_value("stacklens_api_x", settings)
+    other = settings.model_copy(update={"secret_key": type(settings.secret_key)("another-secret-0123456789")})
+    with pytest.raises(keys.KeyDecryptionError, match="server secret changed"):
+        keys.decrypt_value(token, other)
+    with pytest.raises(keys.KeyDecryptionError):
+        keys.decrypt_value("not a token", settings)

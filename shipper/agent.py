@@ -131,7 +131,9 @@ class Agent:
             self.connected = True
             log.info("Connected to stacklens (organization: %s)", detail)
         else:
-            log.error("%s: check apiKey in %s (the API key, not the application key)", detail, self.config.path)
+            log.error(
+                "%s: check apiKey in %s (the API key, not the application key)", detail, self.config.path
+            )
 
     # -- loop --------------------------------------------------------------------------------------
     def _step(self) -> None:

@@ -190,9 +190,11 @@ def _check_line(start: int, end: int, data: bytes, max_line: int) -> Line:
     if not body.strip():
         return Line(start, end, None, "")  # blank line: nothing to deliver, nothing to report
     try:
-        value = json.loads(body)
+        text = body.decode("utf-8")
     except UnicodeDecodeError:
         return Line(start, end, None, "not valid UTF-8", data[:200])
+    try:
+        value = json.loads(text)
     except ValueError:
         return Line(start, end, None, "not valid JSON", data[:200])
     if not isinstance(value, dict):

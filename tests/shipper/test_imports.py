@@ -1,0 +1,37 @@
+"""The shipper installs with the light base: importing it must not pull in server-side packages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SERVER_SIDE = (
+    "stacklens",
+    "api",
+    "fastapi",
+    "sqlalchemy",
+    "clickhouse_connect",
+    "chdb",
+    "pydantic",
+    "dagster",
+    "uvicorn",
+)
+
+
+def test_shipper_imports_nothing_server_side() -> None:
+    code = (
+        "import sys, json; import shipper, shipper.cli, shipper.agent, shipper.status;"
+        "print(json.dumps(sorted(m.split('.')[0] for m in sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        check=True,
+    )
+    loaded = set(json.loads(result.stdout))
+    assert "httpx" in loaded and "shipper" in loaded
+    assert not loaded & set(SERVER_SIDE), loaded & set(SERVER_SIDE)

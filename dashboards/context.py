@@ -1,0 +1,126 @@
+"""Who is looking at which organization and project: resolved once per page, 404 for anything not theirs.
+
+A user who is not a member of an organization gets the same 404 as for an organization that does not exist,
+so URLs leak nothing about other tenants. Every warehouse query downstream takes ``org_id`` and
+``project_id`` from here, never from the URL directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stacklens.control.models import Membership, Organization, Project, User
+from stacklens.settings import Settings
+
+
+class SignInRequired(Exception):
+    """No signed-in user: pages answer with a redirect to the sign-in form."""
+
+
+class OwnerRequired(Exception):
+    """A member tried an owner-only action (keys, members)."""
+
+
+def app_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def db_session(request: Request) -> Iterator[Session]:
+    """One control-store session per request, committed when the handler returns normally."""
+    from stacklens.control.db import session_scope
+
+    with session_scope(app_settings(request)) as session:
+        yield session
+
+
+Db = Annotated[Session, Depends(db_session)]
+
+
+@dataclass(frozen=True)
+class Viewer:
+    user: User
+    org: Organization
+    role: str
+
+    @property
+    def is_owner(self) -> bool:
+        return self.role == "owner"
+
+    def require_owner(self) -> None:
+        if not self.is_owner:
+            raise OwnerRequired()
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    viewer: Viewer
+    project: Project
+
+    @property
+    def org_id(self) -> int:
+        return self.viewer.org.id
+
+    @property
+    def project_id(self) -> int:
+        return self.project.id
+
+
+def current_user(request: Request, db: Db) -> User:
+    user_id = request.scope.get("session", {}).get("uid")
+    if not user_id:
+        raise SignInRequired()
+    user = db.get(User, int(user_id))
+    if user is None or not user.is_active:
+        request.scope["session"].clear()
+        raise SignInRequired()
+    return user
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+def org_viewer(org_slug: str, user: CurrentUser, db: Db) -> Viewer:
+    row = db.execute(
+        select(Organization, Membership.role)
+        .join(Membership, Membership.org_id == Organization.id)
+        .where(Organization.slug == org_slug, Membership.user_id == user.id)
+    ).first()
+    if row is None:
+        raise HTTPException(status_code=404, detail="Not Found")
+    return Viewer(user=user, org=row[0], role=row[1])
+
+
+OrgViewer = Annotated[Viewer, Depends(org_viewer)]
+
+
+def project_view(project_slug: str, viewer: OrgViewer, db: Db) -> ProjectView:
+    project = db.execute(
+        select(Project).where(Project.slug == project_slug, Project.org_id == viewer.org.id)
+    ).scalar_one_or_none()
+    if project is None:
+        raise HTTPException(status_code=404, detail="Not Found")
+    return ProjectView(viewer=viewer, project=project)
+
+
+CurrentProject = Annotated[ProjectView, Depends(project_view)]
+
+
+def user_orgs(db: Session, user_id: int) -> list[tuple[Organization, str]]:
+    """The organizations a user belongs to, with the role, by name."""
+    rows = db.execute(
+        select(Organization, Membership.role)
+        .join(Membership, Membership.org_id == Organization.id)
+        .where(Membership.user_id == user_id)
+        .order_by(Organization.name)
+    ).all()
+    return [(row[0], row[1]) for row in rows]
+
+
+def org_projects(db: Session, org_id: int) -> list[Project]:
+    return list(db.execute(select(Project).where(Project.org_id == org_id).order_by(Project.name)).scalars())

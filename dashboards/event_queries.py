@@ -1,0 +1,129 @@
+"""Reads of one issue's raw events: latest, one by id, older / newer, history pages, counts over time.
+
+Each query filters on the issue's fingerprint as well as its id, so it runs on the events sort key
+``(project_id, fingerprint, timestamp)`` rather than scanning the project.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from dashboards.issue_queries import BadListRequest, decode_cursor, encode_cursor
+from stacklens.warehouse.queries import run_query
+
+HISTORY_PAGE = 25
+
+
+def valid_event_id(value: str) -> str | None:
+    """The canonical form of an event id (hex with or without dashes), or ``None`` when it is not one."""
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+class IssueEvents:
+    """Event reads scoped to one issue of one project of one organization."""
+
+    def __init__(self, org_id: int, project_id: int, issue_id: int, fingerprint: str) -> None:
+        self.base: dict[str, Any] = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
+        if not fingerprint:
+            rows = run_query("events/fingerprint", self.base)
+            fingerprint = rows[0]["fingerprint"] if rows else ""
+        self.base["fingerprint"] = fingerprint
+
+    def _window(self, since: datetime | None, until: datetime | None) -> dict[str, Any]:
+        return {
+            "since": since or datetime(1970, 1, 1),
+            "until": until or datetime.now().replace(year=datetime.now().year + 1),
+        }
+
+    def latest(self, since: datetime | None = None, until: datetime | None = None) -> str | None:
+        rows = run_query("events/latest", {**self.base, **self._window(since, until)})
+        return str(rows[0]["event_id"]) if rows else None
+
+    def get(self, event_id: str) -> dict[str, Any] | None:
+        canonical = valid_event_id(event_id)
+        if canonical is None:
+            return None
+        rows = run_query("events/get", {**self.base, "event_id": canonical})
+        if not rows:
+            return None
+        row = rows[0]
+        row["event_id"] = str(row["event_id"])
+        return row
+
+    def neighbours(
+        self, event: dict[str, Any], since: datetime | None = None, until: datetime | None = None
+    ) -> tuple[str | None, str | None]:
+        """(newer, older) event ids next to ``event``."""
+        rows = run_query(
+            "events/neighbours",
+            {
+                **self.base,
+                **self._window(since, until),
+                "ts": event["timestamp"],
+                "event_id": event["event_id"],
+            },
+        )
+        row = rows[0] if rows else {}
+        return (row.get("newer") or None, row.get("older") or None)
+
+    def history(
+        self,
+        cursor: str = "",
+        limit: int = HISTORY_PAGE,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of occurrences, newest first, and the next page's cursor."""
+        cursor_ts, cursor_id = datetime(1970, 1, 1), ""
+        if cursor:
+            value, key, _ = decode_cursor(cursor)
+            if not isinstance(value, int | float) or valid_event_id(str(key)) is None:
+                raise BadListRequest(
+                    "cursor is not one this server handed out; start again from the first page"
+                )
+            cursor_ts, cursor_id = datetime(1970, 1, 1) + timedelta(milliseconds=value), str(key)
+        rows = run_query(
+            "events/history",
+            {
+                **self.base,
+                **self._window(since, until),
+                "cursor_ts": cursor_ts,
+                "cursor_id": cursor_id,
+                "limit": limit + 1,
+            },
+        )
+        for row in rows:
+            row["event_id"] = str(row["event_id"])
+        next_cursor = None
+        if len(rows) > limit:
+            rows = rows[:limit]
+            last = rows[-1]
+            millis = (last["timestamp"] - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
+            next_cursor = encode_cursor(millis, last["event_id"])
+        return rows, next_cursor
+
+    def over_time(self, since: datetime, until: datetime) -> list[dict[str, Any]]:
+        span = (until - since).total_seconds()
+        # About 60-100 bars whatever the range: an hour per bar over a few days, a day per bar over months.
+        bucket = 300 if span <= 6 * 3600 else 3600 if span <= 4 * 86400 else 86400
+        return run_query(
+            "issues/events_over_time", {**self.base, "since": since, "until": until, "bucket_seconds": bucket}
+        )
+
+
+def find_event(org_id: int, project_ids: list[int], event_id: str) -> dict[str, Any] | None:
+    """Where an event of the organization lives (project, issue), or ``None``."""
+    canonical = valid_event_id(event_id)
+    if canonical is None or not project_ids:
+        return None
+    rows = run_query("events/find", {"org_id": org_id, "project_ids": project_ids, "event_id": canonical})
+    if not rows:
+        return None
+    row = rows[0]
+    row["event_id"] = str(row["event_id"])
+    return row

@@ -1,0 +1,260 @@
+"""Turn a stored (scrubbed) Sentry event payload into the parts of the issue view.
+
+The payload is attacker-controlled JSON of any shape: every accessor tolerates missing keys and wrong types,
+and values leave here as plain strings and lists for the templates to escape. Sensitive headers and body
+fields were scrubbed at ingest; the view filters ``Authorization`` and ``Cookie`` again so a payload stored
+by an older ingest can never show them.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl
+
+FILTERED = "[FILTERED]"
+ALWAYS_FILTERED_HEADERS = frozenset({"authorization", "cookie", "set-cookie", "proxy-authorization"})
+BREADCRUMB_CATEGORIES = ("navigation", "http", "ui", "console", "error")
+# Sentry SDK integrations that name the web framework, for the environment panel.
+FRAMEWORKS = (
+    "django",
+    "flask",
+    "fastapi",
+    "starlette",
+    "aiohttp",
+    "bottle",
+    "falcon",
+    "pyramid",
+    "sanic",
+    "tornado",
+    "quart",
+    "litestar",
+    "react",
+    "vue",
+    "angular",
+    "nextjs",
+    "svelte",
+    "express",
+)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    if isinstance(value, dict) and isinstance(value.get("values"), list):
+        return value["values"]
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, default=str)
+
+
+def _pairs(value: Any) -> list[tuple[str, str]]:
+    """Headers, tags and query strings arrive as a dict, a list of pairs or (query) a string."""
+    if isinstance(value, dict):
+        return [(str(k), _text(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [(str(p[0]), _text(p[1])) for p in value if isinstance(p, list | tuple) and len(p) == 2]
+    if isinstance(value, str):
+        return parse_qsl(value, keep_blank_values=True)
+    return []
+
+
+def load_payload(raw: str) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _frame(frame: dict[str, Any]) -> dict[str, Any]:
+    variables = _dict(frame.get("vars"))
+    return {
+        "filename": _text(frame.get("filename") or frame.get("abs_path") or frame.get("module") or "?"),
+        "abs_path": _text(frame.get("abs_path")),
+        "module": _text(frame.get("module")),
+        "function": _text(frame.get("function") or "?"),
+        "lineno": frame.get("lineno") if isinstance(frame.get("lineno"), int) else None,
+        "colno": frame.get("colno") if isinstance(frame.get("colno"), int) else None,
+        "in_app": frame.get("in_app") is True,
+        "args": [(str(k), _text(v)) for k, v in _dict(frame.get("args")).items()],
+        "vars": [(str(k), _text(v)) for k, v in variables.items()],
+        "pre_context": [_text(x) for x in _list(frame.get("pre_context"))],
+        "context_line": _text(frame.get("context_line")) if frame.get("context_line") is not None else None,
+        "post_context": [_text(x) for x in _list(frame.get("post_context"))],
+    }
+
+
+def exceptions(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The exception chain, the raised one first, each with frames top (where it occurred) first."""
+    chain = []
+    for exc in reversed(_list(payload.get("exception"))):
+        exc = _dict(exc)
+        frames = [_frame(_dict(f)) for f in _list(_dict(exc.get("stacktrace")).get("frames"))]
+        frames.reverse()  # Sentry lists the oldest call first; the view starts where the error occurred
+        chain.append(
+            {"type": _text(exc.get("type") or "Error"), "value": _text(exc.get("value")), "frames": frames}
+        )
+    if not chain:
+        frames = [_frame(_dict(f)) for f in _list(_dict(payload.get("stacktrace")).get("frames"))]
+        frames.reverse()
+        message = _dict(payload.get("logentry")).get("formatted") or payload.get("message")
+        if frames or message:
+            chain.append(
+                {"type": _text(payload.get("level") or "message"), "value": _text(message), "frames": frames}
+            )
+    return chain
+
+
+def request_data(payload: dict[str, Any]) -> dict[str, Any] | None:
+    request = _dict(payload.get("request"))
+    if not request:
+        return None
+    headers = [
+        (k, FILTERED if k.lower() in ALWAYS_FILTERED_HEADERS else v)
+        for k, v in _pairs(request.get("headers"))
+    ]
+    body = request.get("data")
+    return {
+        "url": _text(request.get("url")),
+        "method": _text(request.get("method")),
+        "headers": headers,
+        "query": _pairs(request.get("query_string")),
+        "body": body if isinstance(body, dict | list) else _text(body),
+        "body_is_json": isinstance(body, dict | list),
+    }
+
+
+def user_info(payload: dict[str, Any]) -> dict[str, str] | None:
+    """Only when the event identifies its user."""
+    user = _dict(payload.get("user"))
+    info = {
+        "id": _text(user.get("id")),
+        "email": _text(user.get("email")),
+        "name": _text(user.get("name") or user.get("username")),
+        "ip_address": _text(user.get("ip_address")),
+    }
+    return info if any(info.values()) else None
+
+
+def _when(value: Any) -> str:
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(float(value), UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        except (OverflowError, OSError, ValueError):
+            return ""
+    return _text(value)
+
+
+def breadcrumbs(payload: dict[str, Any]) -> list[dict[str, str]]:
+    crumbs = []
+    for crumb in _list(payload.get("breadcrumbs")):
+        crumb = _dict(crumb)
+        message = crumb.get("message")
+        if message is None and crumb.get("data"):
+            message = crumb.get("data")
+        crumbs.append(
+            {
+                "time": _when(crumb.get("timestamp")),
+                "category": _text(crumb.get("category") or crumb.get("type") or "default"),
+                "level": _text(crumb.get("level") or "info"),
+                "message": _text(message),
+            }
+        )
+    crumbs.sort(key=lambda c: c["time"])
+    return crumbs
+
+
+def tags(payload: dict[str, Any], row: dict[str, Any]) -> list[tuple[str, str]]:
+    """Default tags first (environment, release, server name; browser and OS for JavaScript), then custom ones."""
+    contexts = _dict(payload.get("contexts"))
+    found: dict[str, str] = {}
+    for key, value in (
+        ("environment", row.get("environment") or payload.get("environment")),
+        ("release", row.get("release") or payload.get("release")),
+        ("server_name", payload.get("server_name")),
+    ):
+        if value:
+            found[key] = _text(value)
+    if _text(payload.get("platform")) in ("javascript", "node"):
+        for key in ("browser", "os"):
+            ctx = _dict(contexts.get(key))
+            if ctx.get("name"):
+                found[key] = " ".join(_text(x) for x in (ctx.get("name"), ctx.get("version")) if x)
+    for key, value in _pairs(payload.get("tags")):
+        found.setdefault(key, value)
+    return list(found.items())
+
+
+def environment_info(payload: dict[str, Any]) -> dict[str, str]:
+    contexts = _dict(payload.get("contexts"))
+
+    def name_version(key: str) -> str:
+        ctx = _dict(contexts.get(key))
+        return " ".join(_text(x) for x in (ctx.get("name"), ctx.get("version")) if x)
+
+    framework = name_version("framework")
+    if not framework:
+        integrations = [str(i).lower() for i in _list(_dict(payload.get("sdk")).get("integrations"))]
+        framework = next((i for i in integrations if i in FRAMEWORKS), "")
+    device, app = _dict(contexts.get("device")), _dict(contexts.get("app"))
+    memory = device.get("memory_size") or app.get("app_memory") or device.get("free_memory")
+    return {
+        "runtime": name_version("runtime"),
+        "framework": framework,
+        "os": name_version("os"),
+        "server": _text(payload.get("server_name")),
+        "memory": _memory(memory),
+    }
+
+
+def _memory(value: Any) -> str:
+    if isinstance(value, int | float) and value > 0:
+        return f"{value / 1024 / 1024:,.0f} MiB"
+    return _text(value)
+
+
+def copy_text(chain: list[dict[str, Any]]) -> str:
+    """Type, message and stack as plain text (the Copy error action)."""
+    lines = []
+    for exc in chain:
+        lines.append(f"{exc['type']}: {exc['value']}")
+        for frame in exc["frames"]:
+            where = (
+                f"{frame['filename']}:{frame['lineno']}" if frame["lineno"] is not None else frame["filename"]
+            )
+            lines.append(f"  at {frame['function']} ({where})")
+    return "\n".join(lines)
+
+
+def compare_view(payload: dict[str, Any], row: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Flat sections for the side-by-side comparison of two events."""
+    request = request_data(payload) or {}
+    return {
+        "Request": {
+            "URL": request.get("url", ""),
+            "Method": request.get("method", ""),
+            **{f"Header {k}": v for k, v in request.get("headers", [])},
+            **{f"Query {k}": v for k, v in request.get("query", [])},
+            "Body": _text(request.get("body", "")),
+        },
+        "User": {k: v for k, v in (user_info(payload) or {}).items()},
+        "Environment": {
+            "environment": _text(row.get("environment")),
+            "release": _text(row.get("release")),
+            **environment_info(payload),
+        },
+        "Custom data": {
+            **{f"tag {k}": v for k, v in _pairs(payload.get("tags"))},
+            **{f"extra {k}": _text(v) for k, v in _dict(payload.get("extra")).items()},
+        },
+    }

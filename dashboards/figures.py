@@ -1,0 +1,34 @@
+"""Plotly figure builders: Python builds the figure, the page hands its JSON to plotly.js (no inline script)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import plotly.graph_objects as go
+
+
+def events_over_time_figure(rows: list[dict[str, Any]], since: datetime, until: datetime) -> dict[str, Any]:
+    """A bar chart of an issue's events per time bucket over [since, until]."""
+    figure = go.Figure(
+        go.Bar(
+            x=[
+                row["bucket"].isoformat() if isinstance(row["bucket"], datetime) else str(row["bucket"])
+                for row in rows
+            ],
+            y=[int(row["events"]) for row in rows],
+            marker_color="#c2410c",
+            name="events",
+            hovertemplate="%{x}<br>%{y} events<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        height=220,
+        margin={"l": 40, "r": 10, "t": 10, "b": 30},
+        xaxis={"type": "date", "range": [since.isoformat(), until.isoformat()]},
+        yaxis={"title": "events", "rangemode": "tozero"},
+        bargap=0.1,
+        plot_bgcolor="#fff",
+    )
+    return json.loads(figure.to_json())  # plain JSON types (plotly may hold numpy arrays)

@@ -1,0 +1,225 @@
+"""Issue-list and issue-detail reads shared by the pages and the JSON API.
+
+Every function takes ``org_id`` and ``project_id`` from the caller's resolved project (never from a URL) and
+runs a named query from ``warehouse_sql/queries``; nothing here formats data into SQL.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from stacklens.warehouse.queries import run_query
+
+STATUS_TABS: dict[str, tuple[str, ...]] = {
+    "unresolved": ("unresolved", "regressed"),
+    "resolved": ("resolved", "resolved_next_release"),
+    "ignored": ("ignored",),
+    "all": ("unresolved", "regressed", "resolved", "resolved_next_release", "ignored"),
+}
+SORTS = ("last_seen", "first_seen", "events", "users")
+RANGES: dict[str, timedelta] = {
+    "1h": timedelta(hours=1),
+    "24h": timedelta(days=1),
+    "7d": timedelta(days=7),
+    "14d": timedelta(days=14),
+    "30d": timedelta(days=30),
+    "90d": timedelta(days=90),
+}
+DIMENSIONS = ("environment", "release", "level", "service")
+# `key:value` or `key:"a value"`; keys as Sentry tags allow them.
+_TERM = re.compile(r'(?<!\S)([A-Za-z_][\w.\-]{0,63}):("([^"]*)"|\S+)')
+MAX_PAGE = 100
+
+
+class BadListRequest(ValueError):
+    """A filter, sort, range or cursor the list cannot use; the message says which and why."""
+
+
+@dataclass
+class IssueFilters:
+    status: str = "unresolved"
+    environment: str = ""
+    release: str = ""
+    level: str = ""
+    service: str = ""
+    range: str = "14d"
+    query: str = ""
+    sort: str = "last_seen"
+    cursor: str = ""
+    limit: int = 25
+    tags: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+
+    def validate(self) -> IssueFilters:
+        if self.status not in STATUS_TABS:
+            raise BadListRequest(f"status must be one of {', '.join(STATUS_TABS)}")
+        if self.sort not in SORTS:
+            raise BadListRequest(f"sort must be one of {', '.join(SORTS)}")
+        if self.range not in RANGES:
+            raise BadListRequest(f"range must be one of {', '.join(RANGES)}")
+        if not 1 <= self.limit <= MAX_PAGE:
+            raise BadListRequest(f"limit must be between 1 and {MAX_PAGE}")
+        self.text, terms = parse_search(self.query)
+        self.tags = {}
+        for key, value in terms.items():
+            if key in DIMENSIONS:
+                setattr(self, key, value)
+            else:
+                self.tags[key] = value
+        return self
+
+    def window(self, now: datetime | None = None) -> tuple[datetime, datetime]:
+        until = (now or datetime.now(UTC)).replace(tzinfo=None)
+        return until - RANGES[self.range], until + timedelta(minutes=1)
+
+    def params(self) -> dict[str, str]:
+        """The query-string form (for links that keep the current filters)."""
+        values = {
+            "status": self.status,
+            "environment": self.environment,
+            "release": self.release,
+            "level": self.level,
+            "service": self.service,
+            "range": self.range,
+            "query": self.query,
+            "sort": self.sort,
+        }
+        return {k: v for k, v in values.items() if v}
+
+
+def parse_search(query: str) -> tuple[str, dict[str, str]]:
+    """Split a search box into free text and ``key:value`` terms (quotes allow spaces in a value)."""
+    terms: dict[str, str] = {}
+
+    def take(match: re.Match[str]) -> str:
+        terms[match.group(1)] = match.group(3) if match.group(3) is not None else match.group(2)
+        return " "
+
+    text = _TERM.sub(take, query or "")
+    return " ".join(text.split()), terms
+
+
+def encode_cursor(value: float, key: int | str, extra: str = "") -> str:
+    raw = json.dumps([value, key, extra], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[Any, Any, str]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        value, key, extra = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        return value, key, str(extra)
+    except (ValueError, TypeError) as exc:
+        raise BadListRequest(
+            "cursor is not one this server handed out; start again from the first page"
+        ) from exc
+
+
+def list_issues(
+    org_id: int, project_id: int, filters: IssueFilters
+) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of issues and the cursor of the next page (``None`` on the last page)."""
+    since, until = filters.window()
+    cursor_value, cursor_id = 0.0, 0
+    if filters.cursor:
+        value, key, sort = decode_cursor(filters.cursor)
+        if sort != filters.sort or not isinstance(key, int) or not isinstance(value, int | float):
+            raise BadListRequest("cursor belongs to another sort order; start again from the first page")
+        cursor_value, cursor_id = float(value), int(key)
+    rows = run_query(
+        "issues/list",
+        {
+            "org_id": org_id,
+            "project_id": project_id,
+            "since": since,
+            "until": until,
+            "environment": filters.environment,
+            "release": filters.release,
+            "level": filters.level,
+            "service": filters.service,
+            "tag_keys": list(filters.tags),
+            "tag_values": list(filters.tags.values()),
+            "statuses": list(STATUS_TABS[filters.status]),
+            "query": filters.text,
+            "sort": filters.sort,
+            "cursor_value": cursor_value,
+            "cursor_id": cursor_id,
+            "limit": filters.limit + 1,
+        },
+    )
+    next_cursor = None
+    if len(rows) > filters.limit:
+        rows = rows[: filters.limit]
+        last = rows[-1]
+        next_cursor = encode_cursor(last["sort_value"], int(last["issue_id"]), filters.sort)
+    return rows, next_cursor
+
+
+def daily_counts(
+    org_id: int, project_id: int, issue_ids: list[int], filters: IssueFilters
+) -> dict[int, list[int]]:
+    """Per issue, one count per day of the shown range (zeros filled), oldest first: the sparklines."""
+    if not issue_ids:
+        return {}
+    since, until = filters.window()
+    first, last = since.date(), until.date()
+    rows = run_query(
+        "issues/sparklines",
+        {
+            "org_id": org_id,
+            "project_id": project_id,
+            "issue_ids": issue_ids,
+            "since": first,
+            "until": last,
+            "environment": filters.environment,
+            "release": filters.release,
+            "level": filters.level,
+            "service": filters.service,
+        },
+    )
+    days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+    index = {day: i for i, day in enumerate(days)}
+    counts = {issue_id: [0] * len(days) for issue_id in issue_ids}
+    for row in rows:
+        day = row["day"] if isinstance(row["day"], date) else date.fromisoformat(str(row["day"]))
+        if day in index and row["issue_id"] in counts:
+            counts[row["issue_id"]][index[day]] = int(row["events"])
+    return counts
+
+
+def facet_values(org_id: int, project_id: int, filters: IssueFilters) -> dict[str, list[str]]:
+    since, until = filters.window()
+    rows = run_query(
+        "issues/facet_values",
+        {"org_id": org_id, "project_id": project_id, "since": since.date(), "until": until.date()},
+    )
+    row = rows[0] if rows else {}
+    return {
+        "environment": sorted(row.get("environments") or []),
+        "release": sorted(row.get("releases") or [], reverse=True),
+        "level": sorted(row.get("levels") or []),
+        "service": sorted(row.get("services") or []),
+    }
+
+
+def issue_summary(org_id: int, project_id: int, issue_id: int) -> dict[str, Any] | None:
+    rows = run_query("issues/summary", {"org_id": org_id, "project_id": project_id, "issue_id": issue_id})
+    return rows[0] if rows else None
+
+
+def related_issues(org_id: int, project_id: int, issue_id: int) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in run_query(
+        "issues/related", {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
+    ):
+        grouped.setdefault(row["reason"], []).append(row)
+    return grouped
+
+
+def status_history(org_id: int, project_id: int, issue_id: int) -> list[dict[str, Any]]:
+    return run_query("issues/history", {"org_id": org_id, "project_id": project_id, "issue_id": issue_id})

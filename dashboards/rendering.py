@@ -1,0 +1,72 @@
+"""Jinja2 rendering for the dashboard pages: autoescaping on, page data as escaped JSON blocks.
+
+Event data is attacker-controlled. Templates never mark it ``|safe``; JSON handed to the browser goes through
+:func:`json_block`, which escapes ``<``, ``>`` and ``&`` so a ``</script>`` inside an event cannot close the
+block, and the browser parses it with ``JSON.parse`` (the CSP forbids inline scripts anyway).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from dashboards.security import CSRF_FIELD, csrf_token
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+
+
+def json_block(value: Any) -> Markup:
+    """JSON that is safe inside ``<script type="application/json">`` (no tag or entity can break out)."""
+    text = json.dumps(value, default=str, separators=(",", ":"))
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)  # noqa: S704 - every markup-significant character is escaped above
+
+
+def csrf_input(request: Request) -> Markup:
+    token = csrf_token(request)
+    return Markup('<input type="hidden" name="{}" value="{}">').format(CSRF_FIELD, token)
+
+
+def query_url(path: str, params: dict[str, Any], **changes: Any) -> str:
+    """``path`` with ``params`` updated by ``changes`` (``None`` drops a key), for filter and sort links."""
+    merged = {**params, **changes}
+    clean = {k: v for k, v in merged.items() if v not in (None, "")}
+    return f"{path}?{urlencode(clean, doseq=True)}" if clean else path
+
+
+def fmt_time(value: Any) -> str:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return "" if value is None else str(value)
+
+
+def sparkline_points(counts: list[int], width: int = 120, height: int = 24) -> str:
+    """SVG polyline points for a daily-count sparkline (numbers only, so nothing to escape)."""
+    if not counts:
+        return ""
+    top = max(max(counts), 1)
+    step = width / max(len(counts) - 1, 1)
+    return " ".join(
+        f"{i * step:.1f},{height - (c / top) * (height - 2) - 1:.1f}" for i, c in enumerate(counts)
+    )
+
+
+templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+templates.env.globals.update(csrf_input=csrf_input, json_block=json_block, query_url=query_url)
+templates.env.filters.update(fmt_time=fmt_time, sparkline=sparkline_points)
+
+
+def render(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
+    """Render ``name`` with ``context`` (the request and the signed-in user are added)."""
+    return templates.TemplateResponse(request, name, context, status_code=status_code)

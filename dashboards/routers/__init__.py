@@ -1,0 +1,1 @@
+"""Dashboard page routers, one module per area."""

@@ -1,0 +1,168 @@
+"""The issue page: latest event first with older / newer, every part of the error details, history,
+related issues, the events-over-time chart, event comparison and the status actions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from dashboards import event_view as ev
+from dashboards.context import CurrentProject
+from dashboards.event_queries import IssueEvents
+from dashboards.figures import events_over_time_figure
+from dashboards.issue_queries import RANGES, BadListRequest, issue_summary, related_issues, status_history
+from dashboards.rendering import render
+from dashboards.security import check_csrf
+from dashboards.status_actions import ACTIONS, StatusRequest, apply_status, parse_ignore
+from stacklens.issues.workflow import IllegalTransition
+from stacklens.warehouse.client import get_warehouse
+
+router = APIRouter(include_in_schema=False)
+ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
+RELATED_REASONS = {
+    "same_user": "Same user",
+    "same_time_window": "Same time window",
+    "similar_stack": "Similar stack trace",
+    "same_release": "Same release",
+}
+
+
+def load_issue(view: CurrentProject, issue_id: int) -> tuple[dict[str, Any], IssueEvents]:
+    summary = issue_summary(view.org_id, view.project_id, issue_id)
+    if summary is None:
+        raise HTTPException(status_code=404, detail="Not Found")
+    return summary, IssueEvents(view.org_id, view.project_id, issue_id, summary.get("fingerprint") or "")
+
+
+def event_parts(row: dict[str, Any]) -> dict[str, Any]:
+    """Every part of the error details for one stored event."""
+    payload = ev.load_payload(row.get("payload", ""))
+    chain = ev.exceptions(payload)
+    extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
+    return {
+        "row": row,
+        "payload": payload,
+        "chain": chain,
+        "copy_text": ev.copy_text(chain) or row.get("title", ""),
+        "request_data": ev.request_data(payload),
+        "user_info": ev.user_info(payload),
+        "breadcrumbs": ev.breadcrumbs(payload),
+        "categories": ev.BREADCRUMB_CATEGORIES,
+        "tags": ev.tags(payload, row),
+        "extra": extra,
+        "environment_info": ev.environment_info(payload),
+    }
+
+
+@router.get(ISSUE, response_class=HTMLResponse)
+def issue_page(
+    request: Request,
+    view: CurrentProject,
+    issue_id: int,
+    event: str = "",
+    range: str = "14d",
+    hcursor: str = "",
+) -> Response:
+    summary, events = load_issue(view, issue_id)
+    if range not in RANGES:
+        range = "14d"
+    now = datetime.now(UTC).replace(tzinfo=None)
+    event_id = event or events.latest()
+    row = events.get(event_id) if event_id else None
+    if event and row is None:
+        raise HTTPException(status_code=404, detail="Not Found")
+    try:
+        history, history_next = events.history(cursor=hcursor)
+    except BadListRequest:
+        history, history_next = events.history()
+    newer, older = events.neighbours(row) if row else (None, None)
+    since = now - RANGES[range]
+    figure = events_over_time_figure(events.over_time(since, now), since, now)
+    base = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues"
+    context = {
+        "viewer": view.viewer,
+        "user": view.viewer.user,
+        "project": view.project,
+        "issue": summary,
+        "issue_path": f"{base}/{issue_id}",
+        "list_path": base,
+        "event": event_parts(row) if row else None,
+        "newer": newer,
+        "older": older,
+        "history": history,
+        "history_next": history_next,
+        "related": related_issues(view.org_id, view.project_id, issue_id),
+        "reasons": RELATED_REASONS,
+        "status_history": status_history(view.org_id, view.project_id, issue_id),
+        "figure": figure,
+        "range": range,
+        "ranges": list(RANGES),
+        "shared": False,
+        "message": request.query_params.get("message", ""),
+    }
+    return render(request, "issue_detail.html", context)
+
+
+@router.post(ISSUE + "/status")
+def change_issue_status(
+    request: Request,
+    view: CurrentProject,
+    issue_id: int,
+    action: Annotated[str, Form()] = "",
+    ignore_kind: Annotated[str, Form()] = "forever",
+    ignore_events: Annotated[str, Form()] = "",
+    ignore_until: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    load_issue(view, issue_id)
+    path = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues/{issue_id}"
+    if action not in ACTIONS:
+        return render(
+            request,
+            "error.html",
+            {"title": "Unknown action", "message": "Choose one of the status actions."},
+            400,
+        )
+    status = ACTIONS[action]
+    try:
+        until_events, until = (
+            parse_ignore(ignore_kind, ignore_events, ignore_until) if status == "ignored" else (None, None)
+        )
+    except IllegalTransition as exc:
+        return render(request, "error.html", {"title": "Cannot ignore", "message": str(exc)}, 400)
+    refused = apply_status(get_warehouse(), view, issue_id, StatusRequest(status, until_events, until))
+    if refused:
+        return render(request, "error.html", {"title": "Status unchanged", "message": refused}, 409)
+    return RedirectResponse(path, status_code=303)
+
+
+@router.get(ISSUE + "/compare", response_class=HTMLResponse)
+def compare(request: Request, view: CurrentProject, issue_id: int, a: str = "", b: str = "") -> Response:
+    summary, events = load_issue(view, issue_id)
+    left, right = events.get(a), events.get(b)
+    if left is None or right is None:
+        message = "Pick two events of this issue in the event history to compare them."
+        return render(request, "error.html", {"title": "Choose two events", "message": message}, 400)
+    sides = []
+    for row in (left, right):
+        sides.append(ev.compare_view(ev.load_payload(row.get("payload", "")), row))
+    sections = []
+    for name in sides[0]:
+        keys = list(dict.fromkeys([*sides[0][name], *sides[1][name]]))
+        lines = [(k, sides[0][name].get(k, ""), sides[1][name].get(k, "")) for k in keys]
+        sections.append((name, lines))
+    context = {
+        "viewer": view.viewer,
+        "user": view.viewer.user,
+        "project": view.project,
+        "issue": summary,
+        "issue_path": f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues/{issue_id}",
+        "left": left,
+        "right": right,
+        "sections": sections,
+    }
+    return render(request, "compare.html", context)

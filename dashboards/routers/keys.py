@@ -1,0 +1,152 @@
+"""Settings: the organization's API key (masked, reveal logged, regenerate behind a confirmation), project
+app keys (primary and per-service: create, regenerate, revoke) and the activity log."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, Response
+
+from dashboards.context import CurrentProject, Db, OrgViewer
+from dashboards.rendering import render
+from dashboards.security import check_csrf
+from stacklens.control import credentials
+from stacklens.control.activity import list_activity
+from stacklens.control.errors import AccountError
+
+router = APIRouter(include_in_schema=False)
+ORG = "/orgs/{org_slug}/settings"
+PROJECT = "/orgs/{org_slug}/projects/{project_slug}/settings"
+ROTATION_ORDER = (
+    "Update every shipper configuration with the new key.",
+    "Restart the shipper instances.",
+    "Verify events flow.",
+    "Then regenerate in the dashboard.",
+)
+
+
+def _api_key_context(viewer: OrgViewer, db: Db, **extra: object) -> dict[str, object]:
+    current = credentials.current_api_key(db, viewer.org.id)
+    masked = f"stacklens_api_…{current.last4}" if current else "(none)"
+    return {
+        "viewer": viewer,
+        "user": viewer.user,
+        "masked": masked,
+        "current": current,
+        "rotation": ROTATION_ORDER,
+        "revealed": None,
+        "new_key": None,
+        **extra,
+    }
+
+
+@router.get(ORG + "/api-keys", response_class=HTMLResponse)
+def api_keys(request: Request, viewer: OrgViewer, db: Db) -> Response:
+    viewer.require_owner()
+    return render(request, "api_keys.html", _api_key_context(viewer, db))
+
+
+@router.post(ORG + "/api-keys/reveal", response_class=HTMLResponse)
+def reveal(request: Request, viewer: OrgViewer, db: Db, csrf_token: Annotated[str, Form()] = "") -> Response:
+    viewer.require_owner()
+    check_csrf(request, csrf_token)
+    try:
+        value = credentials.reveal_api_key(db, viewer.org.id, viewer.user.id)
+    except AccountError as exc:
+        return render(request, "error.html", {"title": "No API key", "message": str(exc)}, 409)
+    return render(request, "api_keys.html", _api_key_context(viewer, db, revealed=value))
+
+
+@router.get(ORG + "/api-keys/regenerate", response_class=HTMLResponse)
+def confirm_regenerate(request: Request, viewer: OrgViewer, db: Db) -> Response:
+    viewer.require_owner()
+    return render(request, "api_key_regenerate.html", _api_key_context(viewer, db))
+
+
+@router.post(ORG + "/api-keys/regenerate", response_class=HTMLResponse)
+def regenerate(
+    request: Request,
+    viewer: OrgViewer,
+    db: Db,
+    confirm: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    viewer.require_owner()
+    check_csrf(request, csrf_token)
+    if confirm != "yes":
+        context = _api_key_context(
+            viewer, db, error="Tick the box to confirm the old key stops working at once."
+        )
+        return render(request, "api_key_regenerate.html", context, 400)
+    value = credentials.regenerate_api_key(db, viewer.org.id, viewer.user.id)
+    return render(request, "api_keys.html", _api_key_context(viewer, db, new_key=value))
+
+
+def _project_context(view: CurrentProject, db: Db, **extra: object) -> dict[str, object]:
+    return {
+        "viewer": view.viewer,
+        "user": view.viewer.user,
+        "project": view.project,
+        "keys": credentials.list_app_keys(db, view.project_id),
+        "new_key": None,
+        "error": None,
+        **extra,
+    }
+
+
+@router.get(PROJECT, response_class=HTMLResponse)
+def project_settings(request: Request, view: CurrentProject, db: Db) -> Response:
+    view.viewer.require_owner()
+    return render(request, "project_settings.html", _project_context(view, db))
+
+
+@router.post(PROJECT + "/app-keys", response_class=HTMLResponse)
+def app_key_action(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    action: Annotated[str, Form()] = "",
+    service: Annotated[str, Form()] = "",
+    key_id: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    view.viewer.require_owner()
+    check_csrf(request, csrf_token)
+    actor = view.viewer.user.id
+    owned = {key.id: key for key in credentials.list_app_keys(db, view.project_id)}
+    try:
+        if action == "create":
+            value = credentials.create_app_key(db, view.project_id, service.strip(), actor)
+        elif action == "regenerate":
+            value = credentials.regenerate_app_key(db, view.project_id, service.strip() or None, actor)
+        elif action == "revoke":
+            if not key_id.isdigit() or int(key_id) not in owned:
+                raise HTTPException(status_code=404, detail="Not Found")
+            credentials.revoke_app_key(db, int(key_id), actor)
+            value = None
+        else:
+            raise AccountError("choose create, regenerate or revoke")
+    except AccountError as exc:
+        return render(request, "project_settings.html", _project_context(view, db, error=str(exc)), 400)
+    return render(request, "project_settings.html", _project_context(view, db, new_key=value))
+
+
+@router.get(ORG + "/activity", response_class=HTMLResponse)
+def activity(
+    request: Request, viewer: OrgViewer, db: Db, api_key_only: bool = False, cursor: str = ""
+) -> Response:
+    try:
+        rows, next_cursor = list_activity(
+            db, viewer.org.id, api_key_only=api_key_only, cursor=cursor or None, limit=50
+        )
+    except (AccountError, ValueError):
+        rows, next_cursor = list_activity(db, viewer.org.id, api_key_only=api_key_only, limit=50)
+    context = {
+        "viewer": viewer,
+        "user": viewer.user,
+        "rows": rows,
+        "next_cursor": next_cursor,
+        "api_key_only": api_key_only,
+    }
+    return render(request, "activity.html", context)

@@ -1,0 +1,132 @@
+// StackLens dashboard behaviour. Loaded as a static file (the CSP allows no inline script); page data
+// arrives in <script type="application/json"> blocks and is read with JSON.parse, never evaluated.
+"use strict";
+
+function readJson(id) {
+  var node = document.getElementById(id);
+  return node ? JSON.parse(node.textContent) : null;
+}
+
+function drawFigures() {
+  document.querySelectorAll("[data-figure]").forEach(function (el) {
+    var figure = readJson(el.getAttribute("data-figure"));
+    if (figure && window.Plotly) {
+      window.Plotly.newPlot(el, figure.data || [], figure.layout || {}, { displayModeBar: false, responsive: true });
+    }
+  });
+}
+
+// A collapsible tree built with textContent only, so no value can become markup.
+function jsonTree(value, depth) {
+  if (value === null || typeof value !== "object") {
+    var leaf = document.createElement("code");
+    leaf.textContent = JSON.stringify(value);
+    return leaf;
+  }
+  var details = document.createElement("details");
+  if (depth < 1) details.open = true;
+  var summary = document.createElement("summary");
+  var keys = Object.keys(value);
+  summary.textContent = Array.isArray(value) ? "[" + keys.length + " items]" : "{" + keys.length + " keys}";
+  details.appendChild(summary);
+  var list = document.createElement("ul");
+  keys.forEach(function (key) {
+    var item = document.createElement("li");
+    var label = document.createElement("span");
+    label.className = "json-key";
+    label.textContent = key + ": ";
+    item.appendChild(label);
+    item.appendChild(jsonTree(value[key], depth + 1));
+    list.appendChild(item);
+  });
+  details.appendChild(list);
+  return details;
+}
+
+function drawTrees() {
+  document.querySelectorAll("[data-json]").forEach(function (el) {
+    el.appendChild(jsonTree(readJson(el.getAttribute("data-json")), 0));
+  });
+}
+
+function framesToggle() {
+  var stack = document.getElementById("stack");
+  if (!stack) return;
+  var buttons = stack.querySelectorAll(".frames-toggle");
+  function show(mode) {
+    stack.classList.toggle("app-only", mode === "app");
+    buttons.forEach(function (b) { b.classList.toggle("active", b.getAttribute("data-frames") === mode); });
+  }
+  // App frames only by default, unless the event has no in-app frame at all.
+  show(stack.querySelector(".frame.in-app") ? "app" : "full");
+  buttons.forEach(function (b) { b.addEventListener("click", function () { show(b.getAttribute("data-frames")); }); });
+}
+
+function breadcrumbFilter() {
+  var category = document.getElementById("crumb-category");
+  var search = document.getElementById("crumb-search");
+  if (!category || !search) return;
+  function apply() {
+    var wanted = category.value;
+    var needle = search.value.toLowerCase();
+    document.querySelectorAll("tr.crumb").forEach(function (row) {
+      var message = row.querySelector(".crumb-message").textContent.toLowerCase();
+      var ok = (!wanted || row.getAttribute("data-category") === wanted) && (!needle || message.indexOf(needle) !== -1);
+      row.hidden = !ok;
+    });
+  }
+  category.addEventListener("change", apply);
+  search.addEventListener("input", apply);
+}
+
+function copyError() {
+  var button = document.getElementById("copy-error");
+  if (!button) return;
+  button.addEventListener("click", function () {
+    var text = readJson("copy-text") || "";
+    var done = function () { button.textContent = "Copied"; };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text); done(); });
+    } else { fallbackCopy(text); done(); }
+  });
+}
+
+function fallbackCopy(text) {
+  var area = document.createElement("textarea");
+  area.value = text;
+  document.body.appendChild(area);
+  area.select();
+  try { document.execCommand("copy"); } catch (e) { /* the text stays selectable in the page */ }
+  document.body.removeChild(area);
+}
+
+function comparePicker() {
+  var form = document.getElementById("compare-form");
+  if (!form) return;
+  var button = document.getElementById("compare-button");
+  function update() {
+    var picked = Array.prototype.filter.call(form.querySelectorAll(".compare-pick"), function (b) { return b.checked; });
+    button.disabled = picked.length !== 2;
+    document.getElementById("compare-a").value = picked[0] ? picked[0].value : "";
+    document.getElementById("compare-b").value = picked[1] ? picked[1].value : "";
+  }
+  form.querySelectorAll(".compare-pick").forEach(function (b) { b.addEventListener("change", update); });
+}
+
+function selectAll() {
+  var all = document.getElementById("select-all");
+  if (!all) return;
+  all.addEventListener("change", function () {
+    document.querySelectorAll("input[name=issue_ids]").forEach(function (b) { b.checked = all.checked; });
+  });
+}
+
+document.addEventListener("DOMContentLoaded", function () {
+  drawFigures();
+  drawTrees();
+  framesToggle();
+  breadcrumbFilter();
+  copyError();
+  comparePicker();
+  selectAll();
+});

@@ -1,0 +1,82 @@
+"""Mount the dashboards on the API's app: middleware, static files (plotly.js from the plotly package), pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+import plotly
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from api.errors import error_response
+from dashboards.context import OwnerRequired, SignInRequired
+from dashboards.rendering import render
+from dashboards.security import CsrfError, SecurityHeadersMiddleware, SessionMiddleware
+
+STATIC_DIR = Path(__file__).parent / "static"
+# Served from the installed package so the version always matches the Python figure builders; no CDN.
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/") or request.url.path == "/api"
+
+
+def install(app: FastAPI) -> None:
+    """Add sessions, security headers, static files, error pages and every dashboard router to ``app``."""
+    settings = app.state.settings
+    app.add_middleware(SessionMiddleware, secret=settings.secret())
+    app.add_middleware(SecurityHeadersMiddleware)
+
+    @app.get("/static/vendor/plotly.min.js", include_in_schema=False)
+    def plotly_js() -> FileResponse:
+        return FileResponse(
+            PLOTLY_JS, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"}
+        )
+
+    app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
+
+    @app.exception_handler(SignInRequired)
+    async def _sign_in(request: Request, _: SignInRequired) -> Response:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+    @app.exception_handler(OwnerRequired)
+    async def _owner(request: Request, _: OwnerRequired) -> Response:
+        return render(
+            request,
+            "error.html",
+            {"title": "Owners only", "message": "Only organization owners can manage keys and members."},
+            403,
+        )
+
+    @app.exception_handler(CsrfError)
+    async def _csrf(request: Request, exc: CsrfError) -> Response:
+        return render(request, "error.html", {"title": "Form expired", "message": str(exc)}, 400)
+
+    previous = app.exception_handlers.get(StarletteHTTPException)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        # The API keeps its JSON error shape; pages get a page.
+        if (
+            _is_api(request)
+            or request.url.path.startswith("/docs")
+            or request.url.path.startswith("/openapi")
+        ):
+            if previous is not None:
+                return await previous(request, exc)
+            return error_response(exc.status_code, str(exc.detail), "", getattr(exc, "headers", None))
+        title = "Page not found" if exc.status_code == 404 else "Something is wrong with this request"
+        message = (
+            "There is nothing here, or it is not yours to see." if exc.status_code == 404 else str(exc.detail)
+        )
+        return render(request, "error.html", {"title": title, "message": message}, exc.status_code)
+
+    from dashboards.routers import accounts, issue_detail, issue_list, keys, sharing
+
+    for module in (accounts, issue_list, issue_detail, keys, sharing):
+        app.include_router(module.router)

@@ -21,6 +21,7 @@ from sentry_sdk import (
     start_transaction,
 )
 
+from stacklens_sdk import tunnel
 from stacklens_sdk.client import current, init
 from stacklens_sdk.keys import ConfigurationError, is_app_key, service_of
 from stacklens_sdk.scrubbing import FILTERED
@@ -51,4 +52,5 @@ __all__ = [
     "set_user",
     "start_span",
     "start_transaction",
+    "tunnel",
 ]

@@ -8,11 +8,20 @@ from typing import Any
 
 from sentry_sdk.envelope import Item
 
-# Errors and transactions are what the service ingests today; replay items, release-health sessions and
-# client reports are kept in the files for later (the shipper delivers them, the service counts and skips
-# them). Attachments, profiles, logs and metrics are not written.
+# Errors and transactions are what the service ingests today; standalone spans (the browser's INP span),
+# replay items, release-health sessions and client reports are kept in the files for later (the shipper
+# delivers them, the service counts and skips them). Attachments, profiles, logs and metrics are not written.
 WRITTEN_TYPES = frozenset(
-    {"event", "transaction", "replay_event", "replay_recording", "session", "sessions", "client_report"}
+    {
+        "event",
+        "transaction",
+        "span",
+        "replay_event",
+        "replay_recording",
+        "session",
+        "sessions",
+        "client_report",
+    }
 )
 
 

@@ -37,6 +37,10 @@ def install(app: FastAPI) -> None:
             PLOTLY_JS, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"}
         )
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
+
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
 
     @app.exception_handler(SignInRequired)

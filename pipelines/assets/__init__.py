@@ -1,0 +1,1 @@
+"""Assets by domain: issues, performance, releases, budgets."""

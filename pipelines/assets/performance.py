@@ -1,0 +1,113 @@
+"""Performance domain: page metrics, resource breakdown and API endpoint metrics, per UTC day."""
+
+# No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
+# at definition time (context and resource parameters) and does not resolve string annotations.
+
+import dagster as dg
+from dagster import AssetExecutionContext
+
+from pipelines import warehouse_ops as ops
+from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS, advance_watermark, rebuild_days, run_days
+from pipelines.partitions import daily_partitions
+from pipelines.resources import ClickHouseResource
+
+_PARTITIONED = {
+    "partitions_def": daily_partitions,
+    "backfill_policy": dg.BackfillPolicy.single_run(),
+    "kinds": {"clickhouse"},
+    "group_name": "performance",
+}
+
+
+@dg.asset(deps=[RAW_TRANSACTIONS, RAW_SPANS], **_PARTITIONED)
+def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
+    """One row per project, page (normalised route) and UTC day: views; avg/p50/p75/p95 of load time, TTFB,
+    DOM ready, total resource load time and API call response time; LCP, CLS and INP p75.
+
+    Percentiles are exact (linear interpolation). Daily partitions; a tick rebuilds only days with new data.
+    Table `page_metrics`.
+    """
+    return rebuild_days(context, warehouse.get_client(), "page_metrics", "page_metrics", "page_metrics")
+
+
+@dg.asset_check(
+    asset=page_metrics, description="Percentiles are ordered (p50 <= p75 <= p95) and views positive."
+)
+def page_metrics_percentiles_ordered(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
+    bad = (
+        warehouse.get_client()
+        .query(
+            "SELECT count() FROM page_metrics FINAL WHERE views = 0 OR load_p50_ms > load_p75_ms OR load_p75_ms > load_p95_ms"
+            " OR ttfb_p50_ms > ttfb_p75_ms OR ttfb_p75_ms > ttfb_p95_ms"
+        )
+        .result_rows[0][0]
+    )
+    return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_rows": int(bad)})
+
+
+@dg.asset(deps=[RAW_SPANS], **_PARTITIONED)
+def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
+    """Per project, page, UTC day and resource type (JavaScript, CSS, Images, Fonts, API, Other): requests, size,
+    load time (table `resource_breakdown`); and per resource URL (table `resource_details`): size, load time,
+    whether it is render-blocking and its impact — the largest resources are the top of that table by size.
+
+    Render-blocking impact rule: High when the resource takes >= 500 ms on average or weighs >= 100 KB;
+    Medium when >= 200 ms or >= 30 KB; otherwise Low.
+    """
+    client = warehouse.get_client()
+    version = ops.now_version()
+    ranges = run_days(context)
+    for start, end in ranges:
+        params = {**ops.day_bounds(start, end), "materialized_at": version}
+        ops.run_insert(client, "resource_breakdown", params)
+        ops.run_insert(client, "resource_details", params)
+    advance_watermark(context, client, "resource_breakdown")
+    return dg.MaterializeResult(
+        metadata={
+            "row_count": dg.MetadataValue.int(
+                ops.rows_written(client, "resource_breakdown", "materialized_at", version)
+            ),
+            "resource_rows": dg.MetadataValue.int(
+                ops.rows_written(client, "resource_details", "materialized_at", version)
+            ),
+            "days": dg.MetadataValue.text(", ".join(f"{s}..{e}" for s, e in ranges)),
+        }
+    )
+
+
+@dg.asset_check(asset=resource_breakdown, description="Impacts are set exactly on render-blocking resources.")
+def resource_impacts_valid(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
+    bad = (
+        warehouse.get_client()
+        .query(
+            "SELECT count() FROM resource_details FINAL WHERE (render_blocking = 1) != (impact IN ('High', 'Medium', 'Low'))"
+        )
+        .result_rows[0][0]
+    )
+    return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_rows": int(bad)})
+
+
+@dg.asset(deps=[RAW_TRANSACTIONS, RAW_SPANS], **_PARTITIONED)
+def api_endpoint_metrics(
+    context: AssetExecutionContext, warehouse: ClickHouseResource
+) -> dg.MaterializeResult:
+    """One row per project, source (server transactions / client spans), method, normalised path (ids, UUIDs
+    and digests folded) and UTC day: calls, average, p50, p95, successes (2xx/3xx), 4xx, 5xx and error
+    percentage = 100 * (4xx + 5xx) / calls. Table `api_endpoint_metrics`.
+    """
+    client = warehouse.get_client()
+    return rebuild_days(
+        context, client, "api_endpoint_metrics", "api_endpoint_metrics", "api_endpoint_metrics"
+    )
+
+
+@dg.asset_check(asset=api_endpoint_metrics, description="Outcome counts never exceed the calls.")
+def api_counts_add_up(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
+    bad = (
+        warehouse.get_client()
+        .query(
+            "SELECT count() FROM api_endpoint_metrics FINAL WHERE success + client_errors + server_errors > calls"
+        )
+        .result_rows[0][0]
+    )
+    return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_rows": int(bad)})

@@ -1,0 +1,50 @@
+"""Jobs: what each schedule materializes. A job holds assets of one partitioning only."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from pipelines.partitions import daily_partitions
+
+issues_job = dg.define_asset_job(
+    "issues_job",
+    selection=["issues", "related_issues"],
+    description="Issues and related issues, incremental.",
+)
+issue_counts_job = dg.define_asset_job(
+    "issue_counts_job",
+    selection=["issue_daily_counts"],
+    partitions_def=daily_partitions,
+    description="Daily issue counts for the days with new events.",
+)
+performance_job = dg.define_asset_job(
+    "performance_job",
+    selection=["page_metrics", "resource_breakdown", "api_endpoint_metrics"],
+    partitions_def=daily_partitions,
+    description="Daily performance marts for the days with new data.",
+)
+trends_job = dg.define_asset_job(
+    "trends_job",
+    selection=["weekly_trends", "release_impact"],
+    description="Weekly trends and release impact.",
+)
+budgets_job = dg.define_asset_job(
+    "budgets_job",
+    selection=["budget_status", "recommendations"],
+    description="Budget status and recommendations.",
+)
+
+ALL_JOBS = [issues_job, issue_counts_job, performance_job, trends_job, budgets_job]
+
+# The raw tables each partitioned job reads, and the assets whose watermarks it advances.
+PARTITIONED_JOB_INPUTS: dict[str, tuple[list[str], list[str]]] = {
+    "issue_counts_job": (["issue_daily_counts"], ["events"]),
+    "performance_job": (
+        ["page_metrics", "resource_breakdown", "api_endpoint_metrics"],
+        ["transactions", "spans"],
+    ),
+}
+INCREMENTAL_JOB_ASSETS: dict[str, list[str]] = {
+    "issues_job": ["issues", "related_issues"],
+    "trends_job": ["weekly_trends", "release_impact"],
+}

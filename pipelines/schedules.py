@@ -1,0 +1,84 @@
+"""Schedules, derived from the jobs. Names and crons (UTC):
+
+| schedule                    | cron          | job               |
+|-----------------------------|---------------|-------------------|
+| issues_every_minute         | * * * * *     | issues_job        |
+| issue_counts_every_minute   | * * * * *     | issue_counts_job  |
+| performance_every_5_minutes | */5 * * * *   | performance_job   |
+| trends_hourly               | 0 * * * *     | trends_job        |
+| budgets_every_5_minutes     | */5 * * * *   | budgets_job       |
+
+The live issue counters do not wait for any of these: a materialized view updates them at insert.
+"""
+
+# No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
+# at definition time (context and resource parameters) and does not resolve string annotations.
+
+from datetime import UTC, datetime
+from typing import Any
+
+import dagster as dg
+from dagster import ScheduleEvaluationContext
+
+from pipelines.jobs import (
+    INCREMENTAL_JOB_ASSETS,
+    PARTITIONED_JOB_INPUTS,
+    budgets_job,
+    issue_counts_job,
+    issues_job,
+    performance_job,
+    trends_job,
+)
+from pipelines.planning import plan_incremental_run, plan_partitioned_run
+from pipelines.resources import ClickHouseResource
+
+SCHEDULE_CRONS: dict[str, tuple[str, Any]] = {
+    "issues_every_minute": ("* * * * *", issues_job),
+    "issue_counts_every_minute": ("* * * * *", issue_counts_job),
+    "performance_every_5_minutes": ("*/5 * * * *", performance_job),
+    "trends_hourly": ("0 * * * *", trends_job),
+    "budgets_every_5_minutes": ("*/5 * * * *", budgets_job),
+}
+
+
+def _schedule_for(name: str, cron: str, job: Any) -> dg.ScheduleDefinition:
+    if job.name in PARTITIONED_JOB_INPUTS:
+        assets, tables = PARTITIONED_JOB_INPUTS[job.name]
+
+        @dg.schedule(
+            name=name,
+            cron_schedule=cron,
+            job=job,
+            execution_timezone="UTC",
+            default_status=dg.DefaultScheduleStatus.RUNNING,
+        )
+        def _partitioned(context: ScheduleEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+            today = (context.scheduled_execution_time or datetime.now(UTC)).astimezone(UTC).date()
+            return plan_partitioned_run(warehouse.get_client(), name, assets, tables, today)
+
+        return _partitioned
+    if job.name in INCREMENTAL_JOB_ASSETS:
+        assets = INCREMENTAL_JOB_ASSETS[job.name]
+
+        @dg.schedule(
+            name=name,
+            cron_schedule=cron,
+            job=job,
+            execution_timezone="UTC",
+            default_status=dg.DefaultScheduleStatus.RUNNING,
+        )
+        def _incremental(context: ScheduleEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+            return plan_incremental_run(warehouse.get_client(), name, assets)
+
+        return _incremental
+    # Budgets change in the control store, not in the warehouse: evaluate on every tick.
+    return dg.ScheduleDefinition(
+        name=name,
+        cron_schedule=cron,
+        job=job,
+        execution_timezone="UTC",
+        default_status=dg.DefaultScheduleStatus.RUNNING,
+    )
+
+
+schedules = [_schedule_for(name, cron, job) for name, (cron, job) in SCHEDULE_CRONS.items()]

@@ -1,0 +1,87 @@
+-- Rebuild `release_impact` for every project with data received after {since}: per release (ordered by first
+-- seen) load time p75, JavaScript bytes per view, API p95, error events and new issues, against the release
+-- before it.
+INSERT INTO release_impact
+WITH
+    projects AS
+    (
+        SELECT DISTINCT project_id FROM transactions WHERE received_at > {since:DateTime64(3, 'UTC')}
+        UNION DISTINCT
+        SELECT DISTINCT project_id FROM events WHERE received_at > {since:DateTime64(3, 'UTC')}
+    ),
+    tx AS
+    (
+        SELECT any(org_id) AS org_id, project_id, toString(release) AS release, min(timestamp) AS first_seen,
+               uniqExactIf(event_id, op = 'pageload') AS views,
+               if(countIf(op = 'pageload') = 0, NULL, quantileExactInclusiveIf(0.75)(duration_ms, op = 'pageload')) AS load_p75,
+               if(countIf(op = 'http.server') = 0, NULL, quantileExactInclusiveIf(0.95)(duration_ms, op = 'http.server')) AS server_p95
+        FROM transactions WHERE project_id IN projects AND release != ''
+        GROUP BY project_id, release
+    ),
+    sp AS
+    (
+        SELECT project_id, toString(release) AS release,
+               sumIf(coalesce(response_content_length, transfer_size, 0),
+                     op = 'resource.script' OR match(description, '\\.m?js(\\?|#|$)')) AS js_bytes,
+               if(countIf(op = 'http.client') = 0, NULL, quantileExactInclusiveIf(0.95)(duration_ms, op = 'http.client')) AS client_p95
+        FROM spans WHERE project_id IN projects AND release != '' AND (op LIKE 'resource.%' OR op = 'http.client')
+        GROUP BY project_id, release
+    ),
+    ev AS
+    (
+        SELECT any(org_id) AS org_id, project_id, toString(release) AS release, min(timestamp) AS first_seen,
+               uniqExact(event_id) AS error_events
+        FROM events WHERE project_id IN projects AND release != ''
+        GROUP BY project_id, release
+    ),
+    firsts AS
+    (
+        SELECT project_id, first_release AS release, count() AS new_issues FROM
+        (
+            SELECT project_id, issue_id, argMinIf(toString(release), timestamp, release != '') AS first_release
+            FROM events WHERE project_id IN projects GROUP BY project_id, issue_id
+        )
+        WHERE first_release != '' GROUP BY project_id, release
+    ),
+    releases AS
+    (
+        SELECT r.project_id AS project_id, r.release AS release, max(r.org_id) AS org_id, min(r.first_seen) AS first_seen
+        FROM (SELECT org_id, project_id, release, first_seen FROM tx UNION ALL SELECT org_id, project_id, release, first_seen FROM ev) AS r
+        GROUP BY project_id, release
+    ),
+    joined AS
+    (
+        SELECT r.org_id AS org_id, r.project_id AS project_id, r.release AS release, r.first_seen AS first_seen,
+               t.views AS views, t.load_p75 AS load_p75,
+               if(t.views = 0, NULL, s.js_bytes / t.views) AS js_per_view,
+               coalesce(s.client_p95, t.server_p95) AS api_p95,
+               e.error_events AS error_events, f.new_issues AS new_issues
+        FROM releases AS r
+        LEFT JOIN tx AS t ON t.project_id = r.project_id AND t.release = r.release
+        LEFT JOIN sp AS s ON s.project_id = r.project_id AND s.release = r.release
+        LEFT JOIN ev AS e ON e.project_id = r.project_id AND e.release = r.release
+        LEFT JOIN firsts AS f ON f.project_id = r.project_id AND f.release = r.release
+        SETTINGS join_use_nulls = 1
+    ),
+    ordered AS
+    (
+        SELECT *,
+            lagInFrame(release, 1, '') OVER w AS prev_release,
+            lagInFrame(load_p75, 1, NULL) OVER w AS prev_load,
+            lagInFrame(js_per_view, 1, NULL) OVER w AS prev_js,
+            lagInFrame(api_p95, 1, NULL) OVER w AS prev_api,
+            lagInFrame(coalesce(error_events, 0), 1, NULL) OVER w AS prev_errors,
+            lagInFrame(coalesce(new_issues, 0), 1, NULL) OVER w AS prev_new
+        FROM joined
+        WINDOW w AS (PARTITION BY project_id ORDER BY first_seen, release ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    )
+SELECT org_id, project_id, release, first_seen, prev_release, coalesce(views, 0),
+       load_p75, if(prev_load > 0, 100 * (load_p75 - prev_load) / prev_load, NULL),
+       js_per_view, if(prev_js > 0, 100 * (js_per_view - prev_js) / prev_js, NULL),
+       api_p95, if(prev_api > 0, 100 * (api_p95 - prev_api) / prev_api, NULL),
+       coalesce(error_events, 0),
+       if(prev_errors > 0, 100 * (coalesce(error_events, 0) - prev_errors) / prev_errors, NULL),
+       coalesce(new_issues, 0),
+       if(prev_new > 0, 100 * (coalesce(new_issues, 0) - prev_new) / prev_new, NULL),
+       {materialized_at:DateTime64(6, 'UTC')}
+FROM ordered

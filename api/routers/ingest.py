@@ -1,0 +1,129 @@
+"""`POST /api/ingest`: shipper batches of log lines (DESIGN §4.2), landed exactly once."""
+
+from __future__ import annotations
+
+from clickhouse_connect.driver.exceptions import OperationalError
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, Field
+
+from api.deps import ApiAuth, AppSettings, Limiter, client_ip
+from api.errors import SERVICE_UNAVAILABLE, ApiError
+from api.routers.auth import AUTH_ERRORS, ErrorBody
+from stacklens.control.activity import record_key_use
+from stacklens.control.auth import ApiKeyIdentity, resolve_app_key
+from stacklens.control.db import session_scope
+from stacklens.ingest.decode import MAX_BODY_BYTES, DecodeError, decode_body
+from stacklens.ingest.service import Attribution, BatchRefused, BatchResult, ingest_batch
+from stacklens.settings import Settings
+from stacklens.warehouse.client import WarehouseUnavailable
+
+router = APIRouter(prefix="/api", tags=["ingest"])
+
+
+class Rejected(BaseModel):
+    line: int = Field(description="1-based line number in the (decompressed) body.")
+    error: str
+
+
+class IngestAnswer(BaseModel):
+    batch_id: str = Field(description="The Idempotency-Key, or a generated id when none was sent.")
+    accepted: int = Field(description="Lines landed by this request.")
+    duplicates: int = Field(description="Lines whose event id was already stored (landed once, not again).")
+    skipped: int = Field(description="Lines of item types the service does not store (e.g. `session`).")
+    rejected: list[Rejected]
+
+
+INGEST_ERRORS: dict[int | str, dict] = {
+    **AUTH_ERRORS,
+    400: {
+        "model": ErrorBody,
+        "description": "Malformed body: empty, not gzip/zstd as declared, no readable line",
+    },
+    404: {
+        "model": ErrorBody,
+        "description": "`Application Not Found`: no line belongs to a project of the key's organization",
+    },
+    413: {"model": ErrorBody, "description": "Body, decompressed body or line count over the limit"},
+    415: {"model": ErrorBody, "description": "Unsupported Content-Encoding"},
+    503: {"model": ErrorBody, "description": "`Service Unavailable`: the warehouse is down; retry"},
+}
+
+
+async def _read_body(request: Request) -> bytes:
+    """The raw body, refused with 413 as soon as it passes the limit (never buffered whole first)."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise ApiError(413, "Payload Too Large", f"the body exceeds {MAX_BODY_BYTES // (1024 * 1024)} MiB")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ApiError(
+                413, "Payload Too Large", f"the body exceeds {MAX_BODY_BYTES // (1024 * 1024)} MiB"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _land(
+    settings: Settings, identity: ApiKeyIdentity, limiter: object, body: bytes, request: Request
+) -> BatchResult:
+    data = decode_body(body, request.headers.get("content-encoding"))
+
+    def resolve(raw: str) -> Attribution | None:
+        with session_scope(settings) as session:
+            found = resolve_app_key(session, identity.org_id, raw)
+        return None if found is None else Attribution(found.project_id, found.service, found.app_key_id)
+
+    result = ingest_batch(
+        settings,
+        identity.org_id,
+        data,
+        header_app_key=request.headers.get("x-stacklens-app-key"),
+        idempotency_key=request.headers.get("idempotency-key"),
+        resolve=resolve,
+        take_events=lambda n: limiter.take_events(identity.org_id, n, identity.events_per_minute),
+    )
+    if not result.replayed and result.accepted:
+        with session_scope(settings) as session:
+            record_key_use(
+                session,
+                identity.org_id,
+                "api",
+                identity.api_key_id,
+                requests=0,
+                events=result.accepted,
+                ip=client_ip(request),
+                user_agent=request.headers.get("user-agent", "")[:300],
+            )
+            for app_key_id, events in result.events_by_app_key.items():
+                record_key_use(
+                    session, identity.org_id, "app", app_key_id, events=events, ip=client_ip(request)
+                )
+    return result
+
+
+@router.post("/ingest", response_model=IngestAnswer, responses=INGEST_ERRORS)
+async def ingest(
+    request: Request, identity: ApiAuth, settings: AppSettings, limiter: Limiter
+) -> IngestAnswer:
+    """Receive one shipper batch: NDJSON log lines, optionally gzip or zstd (`Content-Encoding`).
+
+    Each line is `{"v": 1, "type": "event" | "transaction" | …, "app_key": "stacklens_app_…", "ts": …,
+    "payload": {Sentry payload}}`; lines without `app_key` use the `X-Stacklens-App-Key` header. A batch
+    resent with the same `Idempotency-Key` answers with its first figures and lands nothing again; an event
+    id already stored counts under `duplicates`. Problems with single lines are listed under `rejected` and
+    never fail the batch.
+    """
+    body = await _read_body(request)
+    try:
+        result = await run_in_threadpool(_land, settings, identity, limiter, body, request)
+    except DecodeError as exc:
+        words = {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}[exc.status]
+        raise ApiError(exc.status, words, str(exc)) from exc
+    except BatchRefused as exc:
+        raise ApiError(exc.status, exc.error, exc.detail) from exc
+    except (WarehouseUnavailable, OperationalError) as exc:
+        raise ApiError(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
+    return IngestAnswer(**result.answer())

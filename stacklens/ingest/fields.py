@@ -1,0 +1,111 @@
+"""Field extraction shared by the event and transaction normalisers: text limits, maps, users, clients, times."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from stacklens.ingest import timeparse
+from stacklens.ingest.useragent import parse_user_agent
+
+_MAX_TEXT = 8192
+# Measurements arrive as {"lcp": {"value": 1234.5, "unit": "millisecond"}}; store ms (cls has no unit).
+UNIT_TO_MS = {
+    "millisecond": 1.0,
+    "second": 1000.0,
+    "microsecond": 0.001,
+    "nanosecond": 1e-6,
+    "minute": 60000.0,
+}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a line comes from: filled in by the ingest service, never by the payload."""
+
+    org_id: int
+    project_id: int
+    service: str | None  # a per-service app key's service wins over the event's tag
+    batch_id: str
+    received_at: float  # epoch seconds
+    line_ts: str | None = None
+
+
+def text(value: Any, limit: int = _MAX_TEXT) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        value = (
+            json.dumps(value, separators=(",", ":"), default=str)
+            if isinstance(value, dict | list)
+            else str(value)
+        )
+    return value[:limit]
+
+
+def dict_of(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def string_map(value: Any) -> dict[str, str]:
+    """Tags and span data as ``Map(String, String)``; Sentry sends tags as a dict or as ``[[k, v], ...]``."""
+    if isinstance(value, list):
+        value = dict(pair for pair in value if isinstance(pair, list | tuple) and len(pair) == 2)
+    if not isinstance(value, dict):
+        return {}
+    return {str(k)[:200]: text(v, 1024) for k, v in value.items() if v is not None}
+
+
+def event_uuid(payload: dict[str, Any], raw_line: bytes) -> str:
+    """The payload's ``event_id``; a line without one gets an id derived from its bytes, so a resend dedups."""
+    raw = payload.get("event_id")
+    if isinstance(raw, str):
+        try:
+            return str(uuid.UUID(raw))
+        except ValueError:
+            pass
+    return str(uuid.uuid5(uuid.NAMESPACE_OID, raw_line.hex()))
+
+
+def service_of(origin: Origin, tags: dict[str, str]) -> str:
+    return origin.service or tags.get("service", "")[:31]
+
+
+def user_of(payload: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    user = dict_of(payload.get("user"))
+    uid, email = text(user.get("id"), 200), text(user.get("email"), 320)
+    name = text(user.get("username") or user.get("name"), 200)
+    ip = text(user.get("ip_address"), 64)
+    return uid, email, name, ip, uid or email or name or ip
+
+
+def client_of(payload: dict[str, Any]) -> tuple[str, str, str, str]:
+    """Browser and OS: the SDK's contexts when sent, else parsed from the request's User-Agent."""
+    contexts = dict_of(payload.get("contexts"))
+    browser, os_ctx = dict_of(contexts.get("browser")), dict_of(contexts.get("os"))
+    headers = string_map(dict_of(payload.get("request")).get("headers"))
+    ua = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
+    ua_browser, ua_browser_version, ua_os, ua_os_version = parse_user_agent(ua)
+    return (
+        text(browser.get("name"), 64) or ua_browser,
+        text(browser.get("version"), 64) or ua_browser_version,
+        text(os_ctx.get("name"), 64) or ua_os,
+        text(os_ctx.get("version"), 64) or ua_os_version,
+    )
+
+
+def message_of(payload: dict[str, Any]) -> str:
+    logentry = dict_of(payload.get("logentry"))
+    message = logentry.get("formatted") or logentry.get("message") or payload.get("message")
+    if isinstance(message, dict):
+        message = message.get("formatted") or message.get("message")
+    return text(message)
+
+
+def timestamp_of(value: Any, origin: Origin) -> float:
+    parsed = timeparse.to_epoch(value)
+    if parsed is None and origin.line_ts:
+        parsed = timeparse.to_epoch(origin.line_ts)
+    return parsed if parsed is not None else origin.received_at

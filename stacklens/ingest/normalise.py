@@ -1,0 +1,103 @@
+"""Sentry payloads → raw warehouse rows: ``events``, ``transactions`` and ``spans``.
+
+Input is a scrubbed payload as sentry-sdk (Python) or @sentry/browser produced it. Output rows are dicts
+keyed by the columns of ``warehouse_sql/migrations/0001–0003`` with JSON-ready values (times as
+``YYYY-MM-DD hh:mm:ss.fff`` UTC text), written as ``JSONEachRow``. Transactions live in
+:mod:`stacklens.ingest.transactions` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stacklens.ingest import timeparse
+from stacklens.ingest.fields import (
+    Origin,
+    client_of,
+    dict_of,
+    event_uuid,
+    message_of,
+    service_of,
+    string_map,
+    text,
+    timestamp_of,
+    user_of,
+)
+from stacklens.ingest.grouping import (
+    collapse_repeats,
+    exception_values,
+    fingerprint_event,
+    frame_label,
+    frames_of,
+    issue_id_for,
+)
+from stacklens.ingest.transactions import spans_rows, transaction_row
+
+__all__ = ["Origin", "event_row", "transaction_row", "spans_rows"]
+
+
+def event_row(payload: dict[str, Any], origin: Origin, raw_line: bytes, payload_json: str) -> dict[str, Any]:
+    """One ``events`` row for an error event."""
+    grouping = fingerprint_event(payload)
+    chain = exception_values(payload)
+    raised = chain[-1] if chain else {}
+    frames = frames_of(raised) or next((frames_of(v) for v in reversed(chain) if frames_of(v)), [])
+    in_app = collapse_repeats([frame_label(f) for f in reversed(frames) if f.get("in_app") is True])
+    mechanism = dict_of(raised.get("mechanism"))
+    tags = string_map(payload.get("tags"))
+    request = dict_of(payload.get("request"))
+    contexts = dict_of(payload.get("contexts"))
+    runtime, sdk = dict_of(contexts.get("runtime")), dict_of(payload.get("sdk"))
+    uid, email, name, ip, user_key = user_of(payload)
+    browser, browser_version, os_name, os_version = client_of(payload)
+    exc_type, exc_value = text(raised.get("type"), 512), text(raised.get("value"))
+    message = message_of(payload)
+    title = f"{exc_type}: {exc_value}" if exc_type and exc_value else exc_type or message.split("\n", 1)[0]
+    return {
+        "org_id": origin.org_id,
+        "project_id": origin.project_id,
+        "event_id": event_uuid(payload, raw_line),
+        "issue_id": issue_id_for(origin.project_id, grouping.hash),
+        "fingerprint": grouping.hash,
+        "grouping_version": grouping.version,
+        "timestamp": timeparse.format_ms(timestamp_of(payload.get("timestamp"), origin)),
+        "received_at": timeparse.format_ms(origin.received_at),
+        "batch_id": origin.batch_id,
+        "platform": text(payload.get("platform"), 64),
+        "level": text(payload.get("level") or "error", 32),
+        "logger": text(payload.get("logger"), 256),
+        "release": text(payload.get("release"), 256),
+        "environment": text(payload.get("environment"), 128),
+        "service": service_of(origin, tags),
+        "server_name": text(payload.get("server_name"), 256),
+        "transaction": text(payload.get("transaction"), 1024),
+        "title": title[:1024],
+        "culprit": (
+            in_app[0] if in_app else text(payload.get("culprit") or payload.get("transaction"), 1024)
+        ),
+        "message": message,
+        "exception_type": exc_type,
+        "exception_value": exc_value,
+        "exception_types": [text(v.get("type"), 512) for v in chain],
+        "exception_values": [text(v.get("value")) for v in chain],
+        "handled": 0 if mechanism.get("handled") is False else 1,
+        "in_app_frames": in_app[:64],
+        "frame_count": min(len(frames), 65535),
+        "request_method": text(request.get("method"), 16).upper(),
+        "request_url": text(request.get("url"), 2048),
+        "user_id": uid,
+        "user_email": email,
+        "user_name": name,
+        "user_ip": ip,
+        "user_key": user_key,
+        "tags": tags,
+        "browser_name": browser,
+        "browser_version": browser_version,
+        "os_name": os_name,
+        "os_version": os_version,
+        "runtime_name": text(runtime.get("name"), 64),
+        "runtime_version": text(runtime.get("version"), 64),
+        "sdk_name": text(sdk.get("name"), 64),
+        "sdk_version": text(sdk.get("version"), 64),
+        "payload": payload_json,
+    }

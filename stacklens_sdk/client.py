@@ -90,6 +90,7 @@ def init(
     denylist: Iterable[str] | None = None,
     pii_denylist: Iterable[str] | None = None,
     browser_app_keys: Iterable[str] = (),
+    vendor_frame_vars: bool = False,
     **options: Any,
 ) -> Any:
     """Start recording errors and performance into ``<storage_path>/stacklens-YYYY-MM-DD.log``.
@@ -97,7 +98,8 @@ def init(
     ``app_key`` is the project's application key (or a per-service key ``stacklens_app_<service>_…``);
     ``storage_path`` must be the directory the shipper reads (its ``storagePath``). Every other keyword is a
     sentry-sdk option (``integrations``, ``sample_rate``, ``before_send``, …). ``denylist``/``pii_denylist``
-    add field names to filter; ``browser_app_keys`` are further keys the browser tunnel accepts.
+    add field names to filter; ``browser_app_keys`` are further keys the browser tunnel accepts;
+    ``vendor_frame_vars=True`` keeps local variables of framework (not in-app) frames, dropped by default.
 
     Raises ``ConfigurationError`` with the fix when a value cannot work. Returns what ``sentry_sdk.init``
     returns (usable as a context manager that flushes and closes on exit).
@@ -117,7 +119,12 @@ def init(
     transport = FileTransport(key, writer, send_client_reports=send_client_reports)
     options.setdefault(
         "event_scrubber",
-        StacklensScrubber(denylist, send_default_pii=send_default_pii, pii_denylist=pii_denylist),
+        StacklensScrubber(
+            denylist,
+            send_default_pii=send_default_pii,
+            pii_denylist=pii_denylist,
+            vendor_frame_vars=vendor_frame_vars,
+        ),
     )
     options["before_breadcrumb"] = chain_before_breadcrumb(options.get("before_breadcrumb"))
 

@@ -6,11 +6,12 @@ and ``x_api_key`` alike), scrub nested body fields, and write the marker the das
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from sentry_sdk.scrubber import DEFAULT_DENYLIST, DEFAULT_PII_DENYLIST, EventScrubber
-from sentry_sdk.utils import AnnotatedValue
+from sentry_sdk.utils import AnnotatedValue, capture_internal_exceptions, iter_event_frames
 
 FILTERED = "[FILTERED]"
 # sentry-sdk's own marker, written by its integrations for sensitive headers before the scrubber runs.
@@ -45,8 +46,12 @@ BREADCRUMB_CATEGORIES = ("navigation", "http", "ui", "console", "error")
 _ERROR_LEVELS = {"error", "fatal", "critical"}
 
 
+# Local variables are serialised reprs: a header name in an ASGI scope reads "b'authorization'".
+_REPR_QUOTES = re.compile(r"""^b?(['"])(.*)\1$""")
+
+
 def _norm(key: str) -> str:
-    return key.lower().replace("-", "_")
+    return _REPR_QUOTES.sub(r"\2", key).lower().replace("-", "_")
 
 
 def _filtered() -> AnnotatedValue:
@@ -55,7 +60,12 @@ def _filtered() -> AnnotatedValue:
 
 
 class StacklensScrubber(EventScrubber):
-    """sentry-sdk's scrubber with the StackLens denylist, recursive, writing ``[FILTERED]``."""
+    """sentry-sdk's scrubber with the StackLens denylist, recursive, writing ``[FILTERED]``.
+
+    Local variables of vendor (not in-app) frames are dropped unless ``vendor_frame_vars`` is set: framework
+    frames hold the raw request (an ASGI ``scope`` with every header, the body bytes) where no field name
+    says what is sensitive.
+    """
 
     def __init__(
         self,
@@ -63,7 +73,9 @@ class StacklensScrubber(EventScrubber):
         *,
         send_default_pii: bool = False,
         pii_denylist: Iterable[str] | None = None,
+        vendor_frame_vars: bool = False,
     ) -> None:
+        self.vendor_frame_vars = vendor_frame_vars
         base = list(DEFAULT_DENYLIST) + EXTRA_DENYLIST + list(denylist or [])
         pii = list(DEFAULT_PII_DENYLIST) + list(pii_denylist or [])
         super().__init__(denylist=base, recursive=True, send_default_pii=send_default_pii, pii_denylist=pii)
@@ -83,6 +95,27 @@ class StacklensScrubber(EventScrubber):
             else:
                 self.scrub_dict(value)
                 self.scrub_list(value)
+
+    def scrub_list(self, lst: object) -> None:
+        if not isinstance(lst, list):
+            return
+        # A (name, value) pair, as in raw header lists: filter the value when the name is sensitive.
+        if len(lst) == 2 and isinstance(lst[0], str) and _norm(lst[0]) in self._deny:
+            lst[1] = _filtered()
+            return
+        for value in lst:
+            self.scrub_dict(value)
+            self.scrub_list(value)
+
+    def scrub_frames(self, event: Any) -> None:
+        with capture_internal_exceptions():
+            for frame in iter_event_frames(event):
+                if "vars" not in frame:
+                    continue
+                if frame.get("in_app") is False and not self.vendor_frame_vars:
+                    del frame["vars"]
+                else:
+                    self.scrub_dict(frame["vars"])
 
 
 def categorise_breadcrumb(crumb: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from api.errors import ApiError
+from api.ratelimit import MemoryBuckets, RateLimiter, RedisBuckets, get_rate_limiter
+from stacklens.settings import Settings
+
+
+@pytest.fixture(params=["memory", "redis"])
+def make_limiter(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Factory of limiters sharing one backend: two calls = two workers of one installation."""
+    namespace = f"test:{uuid.uuid4().hex}"
+    if request.param == "memory":
+        buckets = MemoryBuckets()
+        return lambda: RateLimiter(buckets, namespace)
+    url = request.getfixturevalue("redis_url")
+    return lambda: RateLimiter(RedisBuckets(url), namespace)
+
+
+def _refusal(call) -> ApiError:  # type: ignore[no-untyped-def]
+    with pytest.raises(ApiError) as caught:
+        call()
+    return caught.value
+
+
+def test_request_bucket_refuses_with_retry_after(make_limiter) -> None:  # type: ignore[no-untyped-def]
+    limiter = make_limiter()
+    for _ in range(5):
+        limiter.check_request(7, 5)
+    error = _refusal(lambda: limiter.check_request(7, 5))
+    assert (error.status, error.error) == (429, "Rate Limited")
+    assert error.headers["Retry-After"] == "1"
+    limiter.check_request(8, 5)  # another key has its own bucket
+    time.sleep(0.25)
+    limiter.check_request(7, 5)  # refilled at 5 per second
+
+
+def test_event_quota_is_shared_by_workers(make_limiter) -> None:  # type: ignore[no-untyped-def]
+    one, two = make_limiter(), make_limiter()
+    one.take_events(1, 70, 120)
+    two.take_events(1, 50, 120)
+    error = _refusal(lambda: one.take_events(1, 30, 120))
+    assert error.status == 429
+    assert 10 <= int(error.headers["Retry-After"]) <= 16  # 30 events at 2 per second, less what is left
+    assert two.usage(1, 120)["events_available"] < 1
+    one.take_events(2, 120, 120)  # other organization: untouched
+
+
+def test_batch_larger_than_the_quota_passes_on_a_full_bucket(make_limiter) -> None:  # type: ignore[no-untyped-def]
+    limiter = make_limiter()
+    limiter.take_events(3, 500, 60)  # a full bucket lets one oversized batch through, leaving a debt
+    error = _refusal(lambda: limiter.take_events(3, 1, 60))
+    assert int(error.headers["Retry-After"]) > 60
+
+
+def test_raising_the_quota_applies_at_once(make_limiter) -> None:  # type: ignore[no-untyped-def]
+    limiter = make_limiter()
+    limiter.take_events(4, 100, 100)
+    _refusal(lambda: limiter.take_events(4, 50, 100))
+    limiter.take_events(4, 50, 1000)
+
+
+def test_limiter_choice_follows_settings(settings: Settings, redis_url: str) -> None:
+    assert get_rate_limiter(settings).backend == "memory"
+    assert get_rate_limiter(settings) is get_rate_limiter(settings)
+    shared = settings.model_copy(update={"redis_url": redis_url})
+    assert get_rate_limiter(shared).backend == "redis"
+
+
+def test_unreachable_redis_is_503() -> None:
+    limiter = RateLimiter(RedisBuckets("redis://127.0.0.1:9/0"), "test:down")
+    error = _refusal(lambda: limiter.check_request(1, 5))
+    assert (error.status, error.error) == (503, "Service Unavailable")

@@ -49,7 +49,9 @@ def timed(label: str, func: Callable[[], object], runs: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--issues", type=int, default=500)
     parser.add_argument("--runs", type=int, default=20)
@@ -61,17 +63,25 @@ def main() -> None:
     from stacklens.warehouse.migrations import apply_migrations
 
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(data_dir=Path(tmp), warehouse_url=f"chdb://{tmp}/warehouse", warehouse_database="bench",
-                            secret_key="bench-secret-0123456789")
+        settings = Settings(
+            data_dir=Path(tmp),
+            warehouse_url=f"chdb://{tmp}/warehouse",
+            warehouse_database="bench",
+            secret_key="bench-secret-0123456789",
+        )
         override_settings(settings)
         apply_migrations(settings)
         client = get_warehouse(settings)
         began = time.perf_counter()
         step = 1_000_000
         for start in range(0, args.events, step):
-            client.command(FILL, parameters={"issues": args.issues, "start": start,
-                                             "count": min(step, args.events - start)})
-        print(f"filled {args.events:,} events over {args.issues} issues in {time.perf_counter() - began:.1f} s")
+            client.command(
+                FILL,
+                parameters={"issues": args.issues, "start": start, "count": min(step, args.events - start)},
+            )
+        print(
+            f"filled {args.events:,} events over {args.issues} issues in {time.perf_counter() - began:.1f} s"
+        )
 
         def page(**kw: str) -> None:
             list_issues(1, 1, IssueFilters(**kw).validate())
@@ -87,7 +97,11 @@ def main() -> None:
         latest = events.latest()
         assert latest is not None
         timed("issue list (14d, last seen)", lambda: page(), args.runs)
-        timed("issue list (env+level filters)", lambda: page(environment="production", level="error", range="30d"), args.runs)
+        timed(
+            "issue list (env+level filters)",
+            lambda: page(environment="production", level="error", range="30d"),
+            args.runs,
+        )
         timed("issue list (tag search)", lambda: page(query="tenant:t3"), args.runs)
         timed("issue list (page 10, by events)", lambda: list_issues(1, 1, deep), args.runs)
 

@@ -1,0 +1,1 @@
+"""The demo that `make up` runs: a small shop instrumented with stacklens_sdk, its traffic, and a supervisor."""

@@ -1,0 +1,195 @@
+"""Browser page loads as `@sentry/browser` sends them: envelopes with pageload transactions and errors.
+
+The demo has no real browsers, so this module builds what `@sentry/browser` with `browserTracingIntegration`
+posts to a `tunnel`: an envelope whose header carries the DSN (the app key as its public key) and whose items
+are `transaction` payloads (page loads with web vitals, `browser.*` phase spans, `resource.*` spans with
+sizes and render-blocking status, `http.client` spans with status codes) and `event` payloads (JavaScript
+errors with stack frames). Figures are drawn from distributions per page and release so trends, release
+impact and budgets have something real to show.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+SDK = {"name": "sentry.javascript.browser", "version": "10.27.0"}
+USER_AGENTS = {
+    "Chrome": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36",
+    "Firefox": "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:145.0) Gecko/20100101 Firefox/145.0",
+    "Safari": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+}
+
+
+@dataclass(frozen=True)
+class PageShape:
+    route: str  # what the URL looks like, with {id} filled per load
+    ttfb_ms: float
+    api_calls: tuple[tuple[str, str], ...]  # (method, path) the page fetches
+
+
+PAGES = (
+    PageShape("/", 120, (("GET", "/api/products"),)),
+    PageShape("/products/{id}", 160, (("GET", "/api/products/{id}"), ("GET", "/api/recommendations/{user}"))),
+    PageShape("/search", 140, (("GET", "/api/search?q=lens"),)),
+    PageShape("/cart", 110, (("POST", "/api/cart"),)),
+    PageShape("/checkout", 180, (("POST", "/api/checkout"),)),
+)
+
+
+@dataclass(frozen=True)
+class ReleaseShape:
+    """How a release behaves in the browser: its bundle size and how slow it renders."""
+
+    name: str
+    js_bytes: int
+    css_blocking: bool
+    slowdown: float
+
+
+def _span_id(rng: random.Random) -> str:
+    return f"{rng.getrandbits(64):016x}"
+
+
+def _resource(rng: random.Random, trace: str, parent: str, start: float, op: str, url: str, size: int,
+              blocking: bool | None) -> dict:
+    duration = max(0.005, size / rng.uniform(800_000, 4_000_000) + rng.uniform(0.005, 0.06))
+    data: dict[str, object] = {
+        "http.response_content_length": size,
+        "http.decoded_response_content_length": int(size * (3.2 if op in ("resource.script", "resource.css") else 1.0)),
+        "http.response_transfer_size": size + 300,
+        "sentry.op": op,
+        "sentry.origin": "auto.resource.browser.metrics",
+        "url.same_origin": True,
+        "network.protocol.name": "http",
+        "network.protocol.version": "1.1",
+    }
+    if blocking is not None:
+        data["resource.render_blocking_status"] = "blocking" if blocking else "non-blocking"
+    return {
+        "span_id": _span_id(rng), "trace_id": trace, "parent_span_id": parent, "op": op, "description": url,
+        "start_timestamp": start, "timestamp": start + duration, "origin": "auto.resource.browser.metrics",
+        "data": data,
+    }
+
+
+def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment: str, when: datetime,
+             user_id: str | None, fail_api: bool) -> dict:
+    """One pageload transaction payload."""
+    page = rng.choice(PAGES)
+    product = rng.randint(1, 8)
+    path = page.route.replace("{id}", str(product))
+    trace = uuid.uuid4().hex
+    root = _span_id(rng)
+    start = when.timestamp()
+    ttfb = page.ttfb_ms * rng.lognormvariate(0, 0.35) * release.slowdown
+    t = start + ttfb / 1000
+    spans: list[dict] = []
+    js = release.js_bytes
+    bundles = [("app", int(js * 0.55)), ("vendor", int(js * 0.4)), ("runtime", int(js * 0.05))]
+    for name, size in bundles:
+        s = _resource(rng, trace, root, t + rng.uniform(0, 0.02), "resource.script", f"{origin}/static/{name}.{release.name[-5:]}.js", size, name == "vendor")
+        spans.append(s)
+    spans.append(_resource(rng, trace, root, t, "resource.css", f"{origin}/static/shop.css", 48_000, release.css_blocking))
+    for i in range(rng.randint(2, 6)):
+        big = rng.random() < 0.2
+        spans.append(_resource(rng, trace, root, t + 0.05 * i, "resource.img", f"{origin}/img/p{product}-{i}.{'png' if big else 'webp'}", rng.randint(900_000, 2_400_000) if big else rng.randint(20_000, 160_000), None))
+    spans.append(_resource(rng, trace, root, t, "resource.link", f"{origin}/fonts/inter.woff2", 96_000, None))
+    res_end = max(s["timestamp"] for s in spans)
+    dcl = res_end + rng.uniform(0.02, 0.1)
+    load = dcl + rng.uniform(0.05, 0.3) * release.slowdown
+    for op, at in (("browser.domContentLoadedEvent", dcl), ("browser.loadEvent", load)):
+        spans.append({"span_id": _span_id(rng), "trace_id": trace, "parent_span_id": root, "op": op,
+                      "description": f"{origin}{path}", "start_timestamp": at - 0.003, "timestamp": at,
+                      "origin": "auto.ui.browser.metrics", "data": {"sentry.op": op}})
+    for method, api in page.api_calls:
+        api_path = api.replace("{id}", str(product)).replace("{user}", user_id or "0")
+        status = 500 if fail_api and rng.random() < 0.5 else (404 if rng.random() < 0.03 else 200)
+        s0 = load + rng.uniform(0.0, 0.05)
+        dur = rng.lognormvariate(-2.6, 0.5) * (3 if "search" in api else 1)
+        spans.append({"span_id": _span_id(rng), "trace_id": trace, "parent_span_id": root, "op": "http.client",
+                      "description": f"{method} {origin}{api_path}", "start_timestamp": s0, "timestamp": s0 + dur,
+                      "status": "ok" if status < 400 else ("not_found" if status == 404 else "internal_error"),
+                      "origin": "auto.http.browser", "data": {"http.method": method, "url": f"{origin}{api_path}",
+                      "http.response.status_code": status, "type": "fetch", "sentry.op": "http.client"}})
+    end = max(s["timestamp"] for s in spans) + 0.05
+    lcp = (dcl - start) * 1000 * rng.uniform(1.0, 1.4)
+    browser = rng.choice(list(USER_AGENTS))
+    payload = {
+        "event_id": uuid.uuid4().hex, "type": "transaction", "platform": "javascript",
+        "transaction": path, "transaction_info": {"source": "url"},
+        "start_timestamp": start, "timestamp": end, "release": release.name, "environment": environment,
+        "contexts": {"trace": {"trace_id": trace, "span_id": root, "op": "pageload", "status": "ok",
+                               "origin": "auto.pageload.browser",
+                               "data": {"sentry.op": "pageload", "sentry.source": "url"}},
+                     "browser": {"name": browser}},
+        "measurements": {
+            "ttfb": {"value": ttfb, "unit": "millisecond"},
+            "fp": {"value": (res_end - start) * 1000 * 0.7, "unit": "millisecond"},
+            "fcp": {"value": (res_end - start) * 1000 * 0.75, "unit": "millisecond"},
+            "lcp": {"value": lcp, "unit": "millisecond"},
+            "cls": {"value": round(abs(rng.gauss(0.04, 0.05)) * release.slowdown, 4), "unit": ""},
+            "inp": {"value": rng.lognormvariate(4.4, 0.5), "unit": "millisecond"},
+        },
+        "spans": spans,
+        "request": {"url": f"{origin}{path}", "headers": {"User-Agent": USER_AGENTS[browser]}},
+        "tags": {"browser.name": browser},
+        "sdk": SDK,
+    }
+    if user_id:
+        payload["user"] = {"id": user_id}
+    return payload
+
+
+JS_ERRORS = (
+    ("TypeError", "Cannot read properties of undefined (reading 'price')", "renderPrice", "static/app.js", 1432),
+    ("ReferenceError", "analytics is not defined", "trackAddToCart", "static/app.js", 2210),
+    ("Error", "Quantity must be a positive number", "validateQuantity", "static/cart.js", 88),
+)
+
+
+def js_error(rng: random.Random, origin: str, release: ReleaseShape, environment: str, when: datetime,
+             user_id: str | None) -> dict:
+    """A JavaScript error event as `@sentry/browser` captures an uncaught exception."""
+    etype, value, function, file, line = rng.choice(JS_ERRORS)
+    browser = rng.choice(list(USER_AGENTS))
+    frames = [
+        {"filename": f"{origin}/static/vendor.js", "function": "HTMLButtonElement.dispatch", "lineno": 2, "colno": 40123, "in_app": False},
+        {"filename": f"{origin}/static/app.js", "function": "onClick", "lineno": 980 + rng.randint(0, 3), "colno": 17, "in_app": True},
+        {"filename": f"{origin}/{file}", "function": function, "lineno": line, "colno": 21, "in_app": True},
+    ]
+    payload = {
+        "event_id": uuid.uuid4().hex, "platform": "javascript", "level": "error",
+        "timestamp": when.timestamp(), "release": release.name, "environment": environment,
+        "exception": {"values": [{"type": etype, "value": value, "stacktrace": {"frames": frames},
+                                  "mechanism": {"type": "onerror", "handled": False}}]},
+        "breadcrumbs": [
+            {"timestamp": when.timestamp() - 4, "category": "navigation", "data": {"from": "/", "to": "/cart"}},
+            {"timestamp": when.timestamp() - 2, "category": "ui.click", "message": "button.add-to-cart"},
+            {"timestamp": when.timestamp() - 1, "category": "console", "level": "warning", "message": "price missing for item"},
+        ],
+        "request": {"url": f"{origin}/cart", "headers": {"User-Agent": USER_AGENTS[browser]}},
+        "contexts": {"browser": {"name": browser}, "os": {"name": rng.choice(["Linux", "Windows", "macOS"])}},
+        "tags": {"browser.name": browser},
+        "sdk": SDK,
+    }
+    if user_id:
+        payload["user"] = {"id": user_id}
+    return payload
+
+
+def envelope(dsn: str, items: list[dict]) -> bytes:
+    """Serialise items into one envelope body, as the browser SDK posts it to the tunnel."""
+    header = {"sent_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"), "sdk": SDK, "dsn": dsn}
+    if len(items) == 1:
+        header["event_id"] = items[0]["event_id"]
+    parts = [json.dumps(header)]
+    for item in items:
+        body = json.dumps(item)
+        kind = item.get("type") or "event"
+        parts.append(json.dumps({"type": kind, "length": len(body.encode())}))
+        parts.append(body)
+    return ("\n".join(parts) + "\n").encode()

@@ -1,0 +1,75 @@
+"""Demo history: move captured events back in time so trends and release impact have weeks to show.
+
+The backfill replays shop traffic for past days. Each replayed request carries the moment and release it
+stands for (the ``X-Demo-Clock`` header, honoured only by a shop started for the backfill); the shop puts it
+in a ``demo_clock`` context, and :func:`apply_demo_clock` (an SDK ``before_send`` hook) removes that context
+and shifts every timestamp of the event by the same amount, spans and breadcrumbs included.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+CLOCK_HEADER = "x-demo-clock"
+CONTEXT = "demo_clock"
+
+
+def encode_clock(at: datetime, release: str) -> str:
+    return f"{at.astimezone(UTC).isoformat()}|{release}"
+
+
+def decode_clock(value: str) -> tuple[datetime, str]:
+    at, _, release = value.partition("|")
+    return datetime.fromisoformat(at), release
+
+
+def _shift(value: Any, delta: timedelta) -> Any:
+    if isinstance(value, datetime):
+        return value + delta
+    if isinstance(value, int | float):
+        return value + delta.total_seconds()
+    if isinstance(value, str):
+        try:
+            return (datetime.fromisoformat(value.replace("Z", "+00:00")) + delta).isoformat()
+        except ValueError:
+            return value
+    return value
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return None
+
+
+def apply_demo_clock(event: dict[str, Any], _hint: Any = None) -> dict[str, Any]:
+    """``before_send`` / ``before_send_transaction``: honour a ``demo_clock`` context, if any."""
+    clock = (event.get("contexts") or {}).pop(CONTEXT, None)
+    if not clock:
+        return event
+    at, release = decode_clock(clock["value"])
+    captured = _as_datetime(event.get("timestamp")) or datetime.now(UTC)
+    delta = at - captured
+    for key in ("timestamp", "start_timestamp"):
+        if key in event:
+            event[key] = _shift(event[key], delta)
+    for span in event.get("spans") or []:
+        for key in ("timestamp", "start_timestamp"):
+            if key in span:
+                span[key] = _shift(span[key], delta)
+    crumbs = event.get("breadcrumbs")
+    values = crumbs.get("values") if isinstance(crumbs, dict) else crumbs
+    for crumb in values or []:
+        if "timestamp" in crumb:
+            crumb["timestamp"] = _shift(crumb["timestamp"], delta)
+    if release:
+        event["release"] = release
+    return event

@@ -1,0 +1,149 @@
+"""`stacklens up`: the whole product on one machine with demo traffic, under one supervisor.
+
+Order matters: the control store is migrated and the demo organization made here (neither opens the
+warehouse); then `stacklens serve` starts as a child and becomes the one process that owns the embedded
+warehouse; once it answers, the demo shop, the shipper and the traffic start. Ctrl-C stops all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import yaml
+
+from stacklens.demo.supervisor import Child, Supervisor, python_module
+from stacklens.settings import Settings
+
+WORKER_SERVICE = "worker"
+SERVER_START_SECONDS = 180.0
+
+
+@dataclass(frozen=True)
+class DemoKeys:
+    organization: str
+    email: str
+    password: str
+    api_key: str
+    project: str
+    app_key: str
+    worker_key: str
+
+
+def ensure_demo(settings: Settings) -> DemoKeys:
+    """Control-store side of the demo: migrate, the organization and login, the worker's per-service key."""
+    from stacklens.cli.admin import control_session
+    from stacklens.cli.demo import ensure_demo_org
+    from stacklens.control import accounts
+    from stacklens.control.db import migrate_control_store
+
+    migrate_control_store(settings)
+    demo = ensure_demo_org(settings)
+    with control_session(settings) as session:
+        project = accounts.project_by_slug(session, demo.project)
+        services = {info.service for info in accounts.list_app_keys(session, project.id)}
+        if WORKER_SERVICE in services:
+            worker_key = accounts.reveal_app_key(session, project.id, WORKER_SERVICE)
+        else:
+            worker_key = accounts.create_app_key(session, project.id, WORKER_SERVICE)
+    return DemoKeys(demo.organization, demo.email, demo.password, demo.api_key, demo.project, demo.app_key, worker_key)
+
+
+def write_shipper_config(path: Path, keys: DemoKeys, base_url: str, storage_path: Path) -> None:
+    """The shipper's `stacklens.yaml`, mode 0600 (it holds the API key)."""
+    document = {
+        "stacklens": {
+            "apiKey": keys.api_key,
+            "appKey": keys.app_key,
+            "baseUrl": base_url,
+            "storagePath": str(storage_path),
+            "allowInsecureHttp": True,  # loopback only: the demo server speaks plain http on 127.0.0.1
+            "flushInterval": "2s",
+            "batchSize": 200,
+            "compress": True,
+            "logLevel": "info",
+        }
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        yaml.safe_dump(document, handle, sort_keys=False)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def _console_script(name: str) -> str:
+    """The project's own console script next to this interpreter, else the one on PATH."""
+    beside = Path(sys.executable).with_name(name)
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
+
+
+def _wait_healthy(url: str, server: Child) -> bool:
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if not server.running():
+            return False
+        try:
+            if httpx.get(f"{url}/api/health", timeout=2.0).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def run(settings: Settings, host: str, port: int, shop_port: int, backfill_days: int = 35) -> int:
+    from stacklens.cli.main import CliError
+    from stacklens.cli.serve import base_url, check_port_free
+
+    check_port_free(host, port)
+    check_port_free("127.0.0.1", shop_port)
+    keys = ensure_demo(settings)
+    url = base_url(settings, host, port)
+    demo_dir = settings.data_dir / "demo"
+    storage = demo_dir / "logs"
+    storage.mkdir(parents=True, exist_ok=True, mode=0o750)
+    logs = settings.data_dir / "logs"
+    config_path = demo_dir / "stacklens.yaml"
+    write_shipper_config(config_path, keys, f"http://127.0.0.1:{port}", storage)
+    env = {"STACKLENS_DATA_DIR": str(settings.data_dir)}
+
+    sup = Supervisor()
+    print("Starting StackLens and the demo:", flush=True)
+    server = sup.start(Child("server", [_console_script("stacklens"), "serve", "--host", host, "--port", str(port)],
+                             logs / "server.log", env))
+    if not _wait_healthy(f"http://127.0.0.1:{port}", server):
+        tail = server.tail()
+        sup.stop()
+        raise CliError(f"the server did not come up; last lines of {server.log_path}:\n{tail}")
+    shop_url = f"http://127.0.0.1:{shop_port}"
+    sup.start(Child("shop", python_module("stacklens.demo.shop.server", "--app-key", keys.app_key,
+                                          "--storage-path", str(storage), "--port", str(shop_port)),
+                    logs / "shop.log", env))
+    sup.start(Child("shipper", [_console_script("stacklens-shipper"), "--config", str(config_path), "--record"],
+                    logs / "shipper.log", env))
+    sup.start(Child("traffic", python_module("stacklens.demo.driver", "--shop", shop_url, "--app-key", keys.app_key,
+                                             "--worker-key", keys.worker_key, "--storage-path", str(storage),
+                                             "--backfill-days", str(backfill_days),
+                                             "--backfill-marker", str(demo_dir / "backfill.done")),
+                    logs / "traffic.log", env))
+    print("\n".join([
+        "",
+        f"  StackLens dashboard:  {url}/",
+        f"  Log in as:            {keys.email}",
+        f"  Password:             {keys.password}",
+        f"  API docs:             {url}/docs",
+        f"  Shipper config:       {config_path}",
+        f"  Demo shop:            {shop_url} (writes {storage})",
+        f"  Logs:                 {logs}/{{server,shop,shipper,traffic}}.log",
+        "",
+        "  Issues appear within a minute; performance marts within two. Ctrl-C stops everything.",
+        "",
+    ]), flush=True)
+    return sup.wait()

@@ -1,0 +1,1 @@
+"""Lens Shop: a small web shop whose bugs feed the demo organization."""

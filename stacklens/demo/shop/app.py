@@ -1,0 +1,141 @@
+"""The shop's HTTP API (FastAPI), instrumented with stacklens_sdk.
+
+Its bugs are deliberate and spread over modules so the demo shows distinct issues reached through varied
+call paths: a checkout and an express checkout reach the same payment bug, recommendations recurse to
+varying depths before failing, and request bodies carry passwords and card numbers that must arrive
+filtered.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from pydantic import BaseModel
+
+import stacklens_sdk
+from stacklens.demo.clock import CLOCK_HEADER
+from stacklens.demo.clock import CONTEXT as CLOCK_CONTEXT
+from stacklens.demo.shop import catalog, payments, pricing, search, shipping
+
+
+class CartLine(BaseModel):
+    product_id: int
+    quantity: int = 1
+
+
+class CheckoutRequest(BaseModel):
+    items: list[CartLine]
+    coupon: str | None = None
+    country: str = "DE"
+    postcode: str = "10115"
+    card_number: str = "4242424242424242"
+    email: str = "guest@example.com"
+    password: str | None = None  # set when the customer creates an account at checkout
+
+
+def _user_from_headers(request: Request) -> None:
+    user_id = request.headers.get("x-user-id")
+    if user_id:
+        stacklens_sdk.set_user(
+            {"id": user_id, "email": request.headers.get("x-user-email", ""), "username": f"user{user_id}"}
+        )
+    tier = request.headers.get("x-customer-tier")
+    if tier:
+        stacklens_sdk.set_tag("customer.tier", tier)
+    stacklens_sdk.set_tag("shop.region", request.headers.get("x-region", "eu-central"))
+
+
+def _latency(rng: random.Random, low: float, high: float) -> None:
+    time.sleep(rng.uniform(low, high))
+
+
+def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False) -> FastAPI:
+    """The shop's app. ``stacklens_sdk.init`` must have run in this process first (see ``run``).
+
+    ``honour_demo_clock`` is for the history backfill only: requests may then say which past moment and
+    release they stand for (:mod:`stacklens.demo.clock`).
+    """
+    rng = random.Random(seed)
+    app = FastAPI(title="Lens Shop")
+
+    @app.middleware("http")
+    async def identify(request: Request, call_next: Any) -> Any:
+        clock = request.headers.get(CLOCK_HEADER)
+        if honour_demo_clock and clock:
+            stacklens_sdk.set_context(CLOCK_CONTEXT, {"value": clock})
+        _user_from_headers(request)
+        stacklens_sdk.add_breadcrumb(category="navigation", message=f"{request.method} {request.url.path}")
+        return await call_next(request)
+
+    @app.get("/api/products")
+    def products(category: str | None = None) -> list[dict[str, Any]]:
+        _latency(rng, 0.01, 0.05)
+        return [p.__dict__ for p in catalog.list_products(category)]
+
+    @app.get("/api/products/{product_id}")
+    def product(product_id: int) -> dict[str, Any]:
+        _latency(rng, 0.01, 0.04)
+        try:
+            return catalog.get_product(product_id).__dict__
+        except catalog.ProductNotFound as exc:
+            raise HTTPException(404, str(exc)) from None
+
+    @app.post("/api/cart")
+    def add_to_cart(line: CartLine) -> dict[str, Any]:
+        _latency(rng, 0.02, 0.08)
+        stacklens_sdk.add_breadcrumb(category="ui", message=f"add to cart: product {line.product_id} x{line.quantity}")
+        try:
+            product = catalog.reserve(line.product_id, line.quantity)
+        except catalog.OutOfStock as exc:
+            stacklens_sdk.capture_exception(exc)
+            raise HTTPException(409, str(exc)) from None
+        except catalog.ProductNotFound as exc:
+            raise HTTPException(404, str(exc)) from None
+        return {"sku": product.sku, "quantity": line.quantity}
+
+    def _checkout(order: CheckoutRequest, charge: Any) -> dict[str, Any]:
+        stacklens_sdk.set_context("order", {"items": len(order.items), "coupon": order.coupon, "country": order.country})
+        lines = [(catalog.get_product(i.product_id).price_cents, i.quantity) for i in order.items]
+        total = pricing.total_cents(lines, order.coupon, order.country)
+        try:
+            shipping_cents = shipping.quote_cents(order.country, order.postcode, 400 * len(lines))
+        except ValueError as exc:
+            stacklens_sdk.capture_exception(exc)
+            raise HTTPException(422, str(exc)) from None
+        stacklens_sdk.add_breadcrumb(category="http", message="POST https://payments.example/v1/charges")
+        try:
+            charge_id = charge(total + shipping_cents, order.card_number, rng)
+        except payments.PaymentDeclined as exc:
+            stacklens_sdk.capture_exception(exc)
+            raise HTTPException(402, "payment declined") from None
+        return {"order_id": f"ord_{rng.getrandbits(32):08x}", "total_cents": total + shipping_cents, "charge": charge_id}
+
+    @app.post("/api/checkout")
+    def checkout(order: CheckoutRequest) -> dict[str, Any]:
+        _latency(rng, 0.05, 0.15)
+        return _checkout(order, payments.charge_with_retry)
+
+    @app.post("/api/express-checkout")
+    def express_checkout(order: CheckoutRequest) -> dict[str, Any]:
+        _latency(rng, 0.02, 0.06)
+        return _checkout(order, payments.charge)
+
+    @app.get("/api/search")
+    def do_search(q: str = "") -> list[dict[str, Any]]:
+        stacklens_sdk.add_breadcrumb(category="ui", message=f"search: {q}")
+        return [p.__dict__ for p in search.search(q, rng)]
+
+    @app.get("/api/recommendations/{user_id}")
+    def recommendations(user_id: int) -> list[dict[str, Any]]:
+        _latency(rng, 0.03, 0.12)
+        history = [((user_id * 7 + i) % 9) + 1 for i in range(user_id % 6)]
+        return [p.__dict__ for p in search.recommend(history)]
+
+    @app.get("/api/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app

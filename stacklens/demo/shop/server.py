@@ -1,0 +1,49 @@
+"""Run the demo shop: ``python -m stacklens.demo.shop.server --app-key … --storage-path … --port 8001``.
+
+The shop records its errors and transactions with stacklens_sdk into the storage path, and offers the
+browser tunnel at ``/tunnel`` so page loads land in the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import uvicorn
+
+import stacklens_sdk
+from stacklens.demo.clock import apply_demo_clock
+from stacklens.demo.shop.app import create_shop_app
+
+TUNNEL_PATH = "/tunnel"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Lens Shop, the StackLens demo application")
+    parser.add_argument("--app-key", required=True)
+    parser.add_argument("--storage-path", required=True)
+    parser.add_argument("--release", default="shop@1.4.0")
+    parser.add_argument("--environment", default="production")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8001)
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args(argv)
+
+    stacklens_sdk.init(
+        app_key=args.app_key,
+        storage_path=args.storage_path,
+        environment=args.environment,
+        release=args.release,
+        traces_sample_rate=1.0,
+        in_app_include=["stacklens.demo"],
+        server_name="shop-web-1",
+        before_send=apply_demo_clock,
+        before_send_transaction=apply_demo_clock,
+    )
+    app = create_shop_app(args.seed, honour_demo_clock=True)
+    app.router.routes.append(stacklens_sdk.tunnel.starlette_route(TUNNEL_PATH))
+    print(f"Lens Shop on http://{args.host}:{args.port} writing to {args.storage_path}", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sentry_sdk
+from sentry_sdk.integrations.logging import ignore_logger
 
 from stacklens_sdk.keys import ConfigurationError, check_app_key, service_of
 from stacklens_sdk.logfile import DEFAULT_MAX_LINE_BYTES, DIRECTORY_MODE, LogWriter, shared_writer
@@ -128,6 +129,12 @@ def init(
     )
     options["before_breadcrumb"] = chain_before_breadcrumb(options.get("before_breadcrumb"))
 
+    if send_default_pii:
+        # Only forwarded when on: sentry-sdk 2.75 warns about the option whenever it is given, and off is its
+        # default.
+        options["send_default_pii"] = True
+    # The SDK's own reports (disk full, …) go to the application's log handlers, never back into the SDK.
+    ignore_logger("stacklens_sdk")
     guard = sentry_sdk.init(
         transport=transport,
         spotlight=False,
@@ -135,7 +142,6 @@ def init(
         release=release,
         in_app_include=list(in_app_include or []),
         in_app_exclude=list(in_app_exclude or []),
-        send_default_pii=send_default_pii,
         traces_sample_rate=traces_sample_rate,
         **options,
     )

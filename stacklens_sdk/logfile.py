@@ -107,6 +107,7 @@ class LogWriter:
         data = encode_line(item_type, app_key, payload, when)
         if len(data) > self.max_line_bytes:
             raise LineTooLarge(f"log line of {len(data)} bytes is over the {self.max_line_bytes}-byte limit")
+        failure: OSError | None = None
         with self._lock:
             try:
                 fd = self._descriptor(log_file_name(when))
@@ -118,10 +119,13 @@ class LogWriter:
                     raise OSError(28, "No space left on device (short write)")
             except OSError as exc:
                 self._close()
-                self._report_failure(exc)
-                raise WriteFailed(exc.errno, str(exc)) from exc
-            self._report_recovery()
-            return written
+                failure = exc
+        # Report outside the lock: a logging handler may itself capture an event and write a line.
+        if failure is not None:
+            self._report_failure(failure)
+            raise WriteFailed(failure.errno, str(failure)) from failure
+        self._report_recovery()
+        return written
 
     def close(self) -> None:
         """Close the open descriptor (the next write reopens it)."""
@@ -173,18 +177,18 @@ class LogWriter:
 
     def _report_failure(self, exc: OSError) -> None:
         reason = f"{type(exc).__name__}: {exc}"
-        if self._failing is None:
+        first, self._failing = self._failing is None, reason
+        if first:
             logger.error(
                 "Cannot write to the log directory %s (%s); events are dropped until it is writable again",
                 self.storage_path,
                 reason,
             )
-        self._failing = reason
 
     def _report_recovery(self) -> None:
         if self._failing is not None:
-            logger.warning("Writing to the log directory %s again", self.storage_path)
             self._failing = None
+            logger.warning("Writing to the log directory %s again", self.storage_path)
 
     def _after_fork(self) -> None:
         # The lock may have been held by a thread that does not exist in the child.

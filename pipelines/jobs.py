@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipelines.partitions import daily_partitions
-
 issues_job = dg.define_asset_job(
     "issues_job",
     selection=["issues", "related_issues"],
@@ -14,13 +12,11 @@ issues_job = dg.define_asset_job(
 issue_counts_job = dg.define_asset_job(
     "issue_counts_job",
     selection=["issue_daily_counts"],
-    partitions_def=daily_partitions,
     description="Daily issue counts for the days with new events.",
 )
 performance_job = dg.define_asset_job(
     "performance_job",
     selection=["page_metrics", "resource_breakdown", "api_endpoint_metrics"],
-    partitions_def=daily_partitions,
     description="Daily performance marts for the days with new data.",
 )
 trends_job = dg.define_asset_job(

@@ -1,7 +1,7 @@
 -- Rebuild the `issues` rows of every issue with an event received after {since}.
 INSERT INTO issues
 SELECT
-    a.org_id, a.project_id, a.issue_id, a.fingerprint, a.grouping_version, a.title, a.culprit, a.level,
+    a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, a.title, a.culprit, a.level,
     a.platform, a.exception_type, a.first_seen, a.last_seen, a.last_received, a.events, a.users_affected,
     a.first_release, a.last_release, a.releases, a.environments, a.services,
     if(s.issue_id = 0, 'unresolved', toString(s.status)) AS status,
@@ -12,7 +12,7 @@ FROM
         any(org_id) AS org_id,
         project_id,
         issue_id,
-        any(fingerprint) AS fingerprint,
+        any(fingerprint) AS issue_fingerprint,
         argMax(toString(grouping_version), timestamp) AS grouping_version,
         argMax(title, timestamp) AS title,
         argMax(if(culprit != '', culprit, in_app_frames[1]), timestamp) AS culprit,

@@ -67,11 +67,11 @@ WITH
     (
         SELECT *,
             lagInFrame(release, 1, '') OVER w AS prev_release,
-            lagInFrame(load_p75, 1, NULL) OVER w AS prev_load,
-            lagInFrame(js_per_view, 1, NULL) OVER w AS prev_js,
-            lagInFrame(api_p95, 1, NULL) OVER w AS prev_api,
-            lagInFrame(coalesce(error_events, 0), 1, NULL) OVER w AS prev_errors,
-            lagInFrame(coalesce(new_issues, 0), 1, NULL) OVER w AS prev_new
+            lagInFrame(toNullable(load_p75), 1, NULL) OVER w AS prev_load,
+            lagInFrame(toNullable(js_per_view), 1, NULL) OVER w AS prev_js,
+            lagInFrame(toNullable(api_p95), 1, NULL) OVER w AS prev_api,
+            lagInFrame(toNullable(coalesce(error_events, 0)), 1, NULL) OVER w AS prev_errors,
+            lagInFrame(toNullable(coalesce(new_issues, 0)), 1, NULL) OVER w AS prev_new
         FROM joined
         WINDOW w AS (PARTITION BY project_id ORDER BY first_seen, release ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
     )

@@ -1,0 +1,207 @@
+"""Embedded mode: run the schedules of ``pipelines.definitions`` inside this process.
+
+``stacklens serve`` starts :class:`EmbeddedRunner`: a daemon thread that wakes every few seconds, evaluates
+each schedule whose cron minute has come (the same evaluation the Dagster daemon performs) and executes the
+requested runs in-process against the Dagster instance under ``<data_dir>/dagster``, so ``dagster dev`` or
+``stacklens pipelines ui`` over that instance shows them. The warehouse resource resolves to this process's
+own client (same URL, same cached client). A failed run is logged and recorded; since watermarks only advance
+on success, the next tick reads the same data again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from stacklens.settings import Settings
+
+logger = logging.getLogger("stacklens.pipelines")
+
+
+def _field_matches(field: str, value: int) -> bool:
+    for part in field.split(","):
+        step = 1
+        if "/" in part:
+            part, step_text = part.split("/", 1)
+            step = int(step_text)
+        if part == "*":
+            if value % step == 0:
+                return True
+            continue
+        if "-" in part:
+            low, high = (int(x) for x in part.split("-", 1))
+        else:
+            low = high = int(part)
+        if low <= value <= high and (value - low) % step == 0:
+            return True
+    return False
+
+
+def cron_due(cron: str, minute: datetime) -> bool:
+    """Whether a 5-field cron (``*``, ``*/n``, ``a-b``, lists) fires at ``minute`` (UTC)."""
+    fields = cron.split()
+    if len(fields) != 5:
+        raise ValueError(f"cron {cron!r} does not have 5 fields")
+    weekday = (minute.isoweekday()) % 7  # cron: 0 = Sunday
+    values = (minute.minute, minute.hour, minute.day, minute.month, weekday)
+    return all(_field_matches(f, v) for f, v in zip(fields, values, strict=True))
+
+
+def dagster_instance(settings: Settings) -> dg.DagsterInstance:
+    """The Dagster instance under ``<data_dir>/dagster`` (SQLite run and event storage)."""
+    home: Path = settings.dagster_home
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        # Telemetry off: the service must not call out. Run/event storage default to SQLite in this folder.
+        config.write_text("telemetry:\n  enabled: false\n")
+    return dg.DagsterInstance.from_config(str(home))
+
+
+@dataclass
+class RunOutcome:
+    job: str
+    run_id: str
+    success: bool
+    error: str = ""
+
+
+def execute_request(
+    defs: dg.Definitions,
+    job_name: str,
+    request: dg.RunRequest,
+    instance: dg.DagsterInstance,
+    extra_tags: dict[str, str] | None = None,
+) -> RunOutcome:
+    """Execute one run request in-process; failures are recorded in the instance and logged, never raised."""
+    job = defs.resolve_job_def(job_name)
+    tags = {**dict(request.tags or {}), **(extra_tags or {})}
+    try:
+        result = job.execute_in_process(
+            instance=instance,
+            tags=tags,
+            raise_on_error=False,
+            partition_key=request.partition_key,
+            run_config=request.run_config or None,
+        )
+    except Exception as exc:  # a definition or storage fault: keep the runner alive, report it
+        logger.exception("pipeline job %s could not start", job_name)
+        return RunOutcome(job_name, "", False, str(exc))
+    if result.success:
+        return RunOutcome(job_name, result.run_id, True)
+    errors = [_failure_text(e) for e in result.all_events if e.is_failure]
+    error = errors[0] if errors else "run failed"
+    logger.error("pipeline run %s of %s failed: %s", result.run_id, job_name, error)
+    return RunOutcome(job_name, result.run_id, False, error)
+
+
+def _failure_text(event: dg.DagsterEvent) -> str:
+    """The underlying error of a failure event (the step's exception), else the event's message."""
+    error = getattr(event.event_specific_data, "error", None)
+    if error is not None:
+        return f"{event.message}: {error.message.strip()}"
+    return event.message or ""
+
+
+def _requests(result: Any) -> list[dg.RunRequest]:
+    if result is None or isinstance(result, dg.SkipReason):
+        return []
+    if isinstance(result, dg.RunRequest):
+        return [result]
+    if isinstance(result, Iterable):
+        return [r for r in result if isinstance(r, dg.RunRequest)]
+    return []
+
+
+def tick_schedule(
+    defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
+) -> list[RunOutcome]:
+    """Evaluate one schedule at ``when`` and execute what it requests."""
+    resources = defs.resources or {}
+    context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when, resources=resources)
+    data = schedule.evaluate_tick(context)
+    requests = list(data.run_requests or [])
+    if data.skip_message:
+        logger.debug("schedule %s skipped: %s", schedule.name, data.skip_message)
+    tags = {"dagster/schedule_name": schedule.name}
+    return [execute_request(defs, schedule.job_name, r, instance, tags) for r in requests]
+
+
+def materialize_now(
+    defs: dg.Definitions, instance: dg.DagsterInstance, select: list[str] | None = None
+) -> list[RunOutcome]:
+    """Run every schedule's plan now (``select``: only jobs holding these asset keys); what `pipelines run` does."""
+    outcomes: list[RunOutcome] = []
+    when = datetime.now(UTC)
+    for schedule in defs.schedules or []:
+        job = defs.resolve_job_def(schedule.job_name)
+        keys = {k.to_user_string() for k in job.asset_layer.executable_asset_keys}
+        if select and not keys.intersection(select):
+            continue
+        outcomes.extend(tick_schedule(defs, schedule, instance, when))
+    return outcomes
+
+
+class EmbeddedRunner:
+    """Background thread executing due schedules in-process."""
+
+    def __init__(self, settings: Settings, poll_seconds: float = 5.0) -> None:
+        self.settings = settings
+        self.poll_seconds = poll_seconds
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._run_lock = threading.Lock()
+        self._last_minute: datetime | None = None
+
+    def start(self) -> None:
+        from pipelines.resources import export_settings_env
+
+        export_settings_env(self.settings)
+        self._thread = threading.Thread(target=self._loop, name="stacklens-schedules", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def run_due(self, now: datetime) -> list[RunOutcome]:
+        """Execute the schedules due in the minute of ``now`` (each minute at most once)."""
+        from pipelines.definitions import defs
+
+        minute = now.astimezone(UTC).replace(second=0, microsecond=0)
+        if self._last_minute is not None and minute <= self._last_minute:
+            return []
+        self._last_minute = minute
+        outcomes: list[RunOutcome] = []
+        with self._run_lock:
+            instance = dagster_instance(self.settings)
+            for schedule in defs.schedules or []:
+                if cron_due(schedule.cron_schedule, minute):  # type: ignore[arg-type]
+                    outcomes.extend(tick_schedule(defs, schedule, instance, minute))
+        return outcomes
+
+    def run_now(self, select: list[str] | None = None) -> list[RunOutcome]:
+        """Materialize now (used by the server's pipelines endpoint)."""
+        from pipelines.definitions import defs
+
+        with self._run_lock:
+            return materialize_now(defs, dagster_instance(self.settings), select)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.run_due(datetime.now(UTC))
+            except Exception:  # never let one bad tick end the schedules
+                logger.exception("pipeline schedule tick failed")
+            self._stop.wait(self.poll_seconds)
+
+
+__all__ = ["EmbeddedRunner", "cron_due", "dagster_instance", "materialize_now", "timedelta"]

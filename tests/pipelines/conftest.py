@@ -1,0 +1,7 @@
+"""Fixtures of the pipeline tests (defined with the seed generator in ``pipeline_seed``)."""
+
+from __future__ import annotations
+
+from pipeline_seed import client, instance
+
+__all__ = ["client", "instance"]

@@ -135,7 +135,7 @@ def _normalise(
     for line, who in items:
         origin = Origin(org_id, who.project_id, who.service, batch_id, received, line.ts)
         try:
-            payload = scrub_payload(line.payload)
+            payload = scrub_payload(line.payload, line.raw.decode("utf-8", "replace"))
             payload_json = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
             if line.item_type == "event":
                 tables["events"].append(

@@ -28,27 +28,31 @@ class Line:
     raw: bytes
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = str.maketrans("", "", "".join(chr(c) for c in range(128) if chr(c) not in "[]{}"))
+
+
 def _depth_ok(text: str) -> bool:
-    """Nesting depth by bracket counting outside strings, before the parser recurses into it."""
-    depth = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return False
-        elif char in "]}":
-            depth -= 1
-    return True
+    """Nesting depth at most :data:`MAX_JSON_DEPTH`, checked before any parser recurses into the text.
+
+    Strings are cut out and everything but brackets dropped (all in C); then each round removes the
+    innermost ``[]`` / ``{}`` pairs, so a structure of depth d empties in d rounds.
+    """
+    if _rounds_ok(text.translate(_NOT_BRACKET)):
+        # Brackets inside strings can only hide depth the JSON parser then refuses itself (its own
+        # recursion limit), so the quick answer is safe; the exact one runs only when it says "too deep".
+        return True
+    return _rounds_ok(_STRING.sub("", text).translate(_NOT_BRACKET))
+
+
+def _rounds_ok(brackets: str) -> bool:
+    brackets = "".join(c for c in brackets if c in "[]{}") if not brackets.isascii() else brackets
+    for _ in range(MAX_JSON_DEPTH):
+        reduced = brackets.replace("[]", "").replace("{}", "")
+        if reduced == brackets:
+            return True  # empty, or unbalanced (the JSON parser reports that)
+        brackets = reduced
+    return not brackets or brackets.replace("[]", "").replace("{}", "") == brackets
 
 
 def _bounded_int(text: str) -> int:

@@ -108,12 +108,17 @@ class IssueEvents:
         return rows, next_cursor
 
     def over_time(self, since: datetime, until: datetime) -> list[dict[str, Any]]:
-        span = (until - since).total_seconds()
-        # About 60-100 bars whatever the range: an hour per bar over a few days, a day per bar over months.
-        bucket = 300 if span <= 6 * 3600 else 3600 if span <= 4 * 86400 else 86400
+        bucket = bucket_seconds(since, until)
         return run_query(
             "issues/events_over_time", {**self.base, "since": since, "until": until, "bucket_seconds": bucket}
         )
+
+
+def bucket_seconds(since: datetime, until: datetime) -> int:
+    """The chart's bar width: about 60-100 bars whatever the range (5 minutes over a few hours, an hour
+    over a few days, a day over months)."""
+    span = (until - since).total_seconds()
+    return 300 if span <= 6 * 3600 else 3600 if span <= 4 * 86400 else 86400
 
 
 def find_event(org_id: int, project_ids: list[int], event_id: str) -> dict[str, Any] | None:

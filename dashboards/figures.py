@@ -8,6 +8,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from dashboards.event_queries import bucket_seconds
+
+BUCKET_NAMES = {300: "5 minutes", 3600: "hour", 86400: "day"}
+
 
 def events_over_time_figure(rows: list[dict[str, Any]], since: datetime, until: datetime) -> dict[str, Any]:
     """A bar chart of an issue's events per time bucket over [since, until]."""
@@ -23,11 +27,17 @@ def events_over_time_figure(rows: list[dict[str, Any]], since: datetime, until: 
             hovertemplate="%{x}<br>%{y} events<extra></extra>",
         )
     )
+    per = BUCKET_NAMES.get(bucket_seconds(since, until), "bucket")
     figure.update_layout(
-        height=220,
-        margin={"l": 40, "r": 10, "t": 10, "b": 30},
-        xaxis={"type": "date", "range": [since.isoformat(), until.isoformat()]},
-        yaxis={"title": "events", "rangemode": "tozero"},
+        title={"text": f"Events per {per}", "font": {"size": 13}, "x": 0, "xanchor": "left"},
+        height=260,
+        margin={"l": 56, "r": 10, "t": 34, "b": 46},
+        xaxis={
+            "type": "date",
+            "range": [since.isoformat(), until.isoformat()],
+            "title": {"text": "Time (UTC)"},
+        },
+        yaxis={"title": {"text": f"Events per {per}"}, "rangemode": "tozero"},
         bargap=0.1,
         plot_bgcolor="#fff",
     )

@@ -80,7 +80,7 @@ def install(app: FastAPI) -> None:
         )
         return render(request, "error.html", {"title": title, "message": message}, exc.status_code)
 
-    from dashboards.routers import accounts, issue_detail, issue_list, keys, sharing
+    from dashboards.routers import accounts, downloads, issue_detail, issue_list, keys, members, sharing
 
-    for module in (accounts, issue_list, issue_detail, keys, sharing):
+    for module in (accounts, issue_list, issue_detail, keys, members, sharing, downloads):
         app.include_router(module.router)

@@ -10,18 +10,20 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dashboards import event_view as ev
-from dashboards.context import CurrentProject
+from dashboards.context import CurrentProject, Db
 from dashboards.event_queries import IssueEvents
 from dashboards.figures import events_over_time_figure
 from dashboards.issue_queries import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from dashboards.rendering import render
 from dashboards.security import check_csrf
+from dashboards.share_store import issue_links
 from dashboards.status_actions import ACTIONS, StatusRequest, apply_status, parse_ignore
 from stacklens.issues.workflow import IllegalTransition
 from stacklens.warehouse.client import get_warehouse
 
 router = APIRouter(include_in_schema=False)
 ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
+NOTICES = {"share_revoked": "Share link revoked: it no longer opens anything."}
 RELATED_REASONS = {
     "same_user": "Same user",
     "same_time_window": "Same time window",
@@ -61,6 +63,7 @@ def event_parts(row: dict[str, Any]) -> dict[str, Any]:
 def issue_page(
     request: Request,
     view: CurrentProject,
+    db: Db,
     issue_id: int,
     event: str = "",
     range: str = "14d",
@@ -101,7 +104,11 @@ def issue_page(
         "range": range,
         "ranges": list(RANGES),
         "shared": False,
-        "message": request.query_params.get("message", ""),
+        "show_totals": True,
+        "shared_window": None,
+        "share_links": issue_links(db, view.org_id, view.project_id, issue_id),
+        # A fixed notice chosen by code, so a crafted link cannot put its own words on the page.
+        "message": NOTICES.get(request.query_params.get("done", ""), ""),
     }
     return render(request, "issue_detail.html", context)
 

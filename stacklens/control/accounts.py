@@ -100,8 +100,16 @@ def create_organization(
     return org, value
 
 
-def add_member(session: Session, org_id: int, email: str, password: str, role: str = "member") -> User:
-    """Add a person to an organization (creating the user when missing)."""
+def add_member(
+    session: Session,
+    org_id: int,
+    email: str,
+    password: str,
+    role: str = "member",
+    actor_user_id: int | None = None,
+) -> User:
+    """Add a person to an organization (creating the user when missing; an existing user keeps their
+    password). For someone already a member this changes the role, never demoting the last owner."""
     if role not in ROLES:
         raise AccountError(f"role must be one of {', '.join(ROLES)}")
     get_organization(session, org_id)
@@ -112,11 +120,58 @@ def add_member(session: Session, org_id: int, email: str, password: str, role: s
     if membership is None:
         session.add(Membership(org_id=org_id, user_id=user.id, role=role))
     else:
+        if membership.role == "owner" and role != "owner" and _owner_count(session, org_id) <= 1:
+            raise AccountError("an organization keeps at least one owner")
         membership.role = role
     record_activity(
-        session, org_id, "member.added", "user", user.id, None, {"email": user.email, "role": role}
+        session, org_id, "member.added", "user", user.id, actor_user_id, {"email": user.email, "role": role}
     )
     return user
+
+
+def _owner_count(session: Session, org_id: int) -> int:
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(Membership)
+            .where(Membership.org_id == org_id, Membership.role == "owner")
+        )
+        or 0
+    )
+
+
+def list_members(session: Session, org_id: int) -> list[tuple[User, str]]:
+    """The organization's people with their role, by e-mail."""
+    rows = session.execute(
+        select(User, Membership.role)
+        .join(Membership, Membership.user_id == User.id)
+        .where(Membership.org_id == org_id)
+        .order_by(User.email)
+    )
+    return [(user, role) for user, role in rows]
+
+
+def remove_member(session: Session, org_id: int, user_id: int, actor_user_id: int | None = None) -> User:
+    """Take a person out of an organization (their account stays); the last owner cannot be removed."""
+    membership = session.scalar(
+        select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id)
+    )
+    if membership is None:
+        raise AccountError(f"no member with id {user_id} in this organization")
+    if membership.role == "owner" and _owner_count(session, org_id) <= 1:
+        raise AccountError("the last owner cannot be removed; make someone else an owner first")
+    user = session.get(User, user_id)
+    session.delete(membership)
+    record_activity(
+        session,
+        org_id,
+        "member.removed",
+        "user",
+        user_id,
+        actor_user_id,
+        {"email": user.email if user else ""},
+    )
+    return user  # type: ignore[return-value]  # a membership row implies its user (foreign key)
 
 
 def authenticate_user(session: Session, email: str, password: str) -> User | None:

@@ -69,3 +69,14 @@ def sign_in(client: TestClient, email: str, password: str = PASSWORD) -> None:
         "/login", data={"email": email, "password": password, "csrf_token": token}, follow_redirects=False
     )
     assert response.status_code == 303, response.text
+
+
+def add_member(settings: Settings, org: dict[str, Any], role: str = "member") -> str:
+    """A new person in ``org`` with ``role``; returns their e-mail (password :data:`PASSWORD`)."""
+    from stacklens.control import accounts
+    from stacklens.control.db import session_scope
+
+    email = f"{role}-{uuid.uuid4().hex[:8]}@example.test"
+    with session_scope(settings) as session:
+        accounts.add_member(session, org["org_id"], email, PASSWORD, role)
+    return email

@@ -1,0 +1,134 @@
+"""Settings pages: app keys (create, regenerate, revoke) for owners; members get 403 on every owner page;
+another organization's project is a 404."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+
+from stacklens.control.auth import resolve_app_key
+from stacklens.control.db import session_scope
+from stacklens.control.models import ActivityEntry
+from tests.dashboards.conftest import add_member, csrf_of, sign_in
+
+
+def _settings_path(org: dict) -> str:  # type: ignore[type-arg]
+    return f"/orgs/{org['org_slug']}/projects/{org['project']}/settings"
+
+
+def _new_key(html: str) -> str:
+    match = re.search(r'id="new-app-key">([^<]+)<', html)
+    assert match, "no new key shown"
+    return match.group(1)
+
+
+def _works(stores, org: dict, value: str) -> bool:  # type: ignore[no-untyped-def, type-arg]
+    with session_scope(stores) as session:
+        return resolve_app_key(session, org["org_id"], value) is not None
+
+
+def test_owner_creates_regenerates_and_revokes_app_keys(client, org_factory, stores) -> None:
+    org = org_factory()
+    sign_in(client, org["email"])
+    path = _settings_path(org)
+    page = client.get(path)
+    assert page.status_code == 200 and "(primary)" in page.text
+    token = csrf_of(page.text)
+    post = f"{path}/app-keys"
+
+    created = client.post(post, data={"action": "create", "service": "frontend", "csrf_token": token})
+    assert created.status_code == 200
+    frontend = _new_key(created.text)
+    assert _works(stores, org, frontend) and "frontend" in created.text
+    # The same service twice is refused with the reason, not a traceback.
+    again = client.post(post, data={"action": "create", "service": "frontend", "csrf_token": token})
+    assert again.status_code == 400 and "regenerate it instead" in again.text
+    bad = client.post(post, data={"action": "create", "service": "Not A Service!", "csrf_token": token})
+    assert bad.status_code == 400 and 'role="alert"' in bad.text
+
+    regenerated = client.post(post, data={"action": "regenerate", "service": "frontend", "csrf_token": token})
+    fresh = _new_key(regenerated.text)
+    assert fresh != frontend and _works(stores, org, fresh) and not _works(stores, org, frontend)
+
+    primary = client.post(post, data={"action": "regenerate", "service": "", "csrf_token": token})
+    new_primary = _new_key(primary.text)
+    assert _works(stores, org, new_primary) and not _works(stores, org, org["app_key"])
+
+    key_id = re.search(
+        r'name="service" value="frontend"><input type="hidden" name="key_id" value="(\d+)"', primary.text
+    )
+    assert key_id
+    revoked = client.post(post, data={"action": "revoke", "key_id": key_id.group(1), "csrf_token": token})
+    assert revoked.status_code == 200 and not _works(stores, org, fresh)
+    assert 'value="frontend"' not in revoked.text  # gone from the list
+
+    # Without the form's CSRF token nothing changes.
+    assert client.post(post, data={"action": "create", "service": "worker"}).status_code == 400
+    with session_scope(stores) as session:
+        actions = session.scalars(
+            select(ActivityEntry.action).where(ActivityEntry.org_id == org["org_id"])
+        ).all()
+    assert {"app_key.created", "app_key.regenerated", "app_key.revoked"} <= set(actions)
+    assert actions.count("app_key.created") == 2  # the project's first key and "frontend"; not "worker"
+
+
+def test_revoke_refuses_a_key_of_another_organization(client, org_factory, stores) -> None:
+    mine, theirs = org_factory("Mine"), org_factory("Theirs")
+    sign_in(client, mine["email"])
+    theirs_page_key = None
+    with session_scope(stores) as session:
+        from stacklens.control.credentials import list_app_keys
+
+        theirs_page_key = list_app_keys(session, theirs["project_id"])[0].id
+    path = _settings_path(mine)
+    token = csrf_of(client.get(path).text)
+    response = client.post(
+        f"{path}/app-keys", data={"action": "revoke", "key_id": str(theirs_page_key), "csrf_token": token}
+    )
+    assert response.status_code == 404 and _works(stores, theirs, theirs["app_key"])
+    # Their project's settings under their organization, or under mine: 404 both ways.
+    assert client.get(_settings_path(theirs)).status_code == 404
+    assert client.get(f"/orgs/{mine['org_slug']}/projects/{theirs['project']}/settings").status_code == 404
+    assert (
+        client.post(
+            f"{_settings_path(theirs)}/app-keys",
+            data={"action": "create", "service": "evil", "csrf_token": token},
+        ).status_code
+        == 404
+    )
+
+
+def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
+    org = org_factory()
+    member = add_member(stores, org, "member")
+    sign_in(client, member)
+    token = csrf_of(client.get(f"/orgs/{org['org_slug']}").text)
+    org_base = f"/orgs/{org['org_slug']}/settings"
+    for path in (
+        f"{org_base}/api-keys",
+        f"{org_base}/api-keys/regenerate",
+        f"{org_base}/members",
+        _settings_path(org),
+    ):
+        response = client.get(path)
+        assert response.status_code == 403, path
+        assert "Only organization owners" in response.text
+    for path, data in (
+        (f"{org_base}/api-keys/reveal", {}),
+        (f"{org_base}/api-keys/regenerate", {"confirm": "yes"}),
+        (f"{org_base}/members", {"email": "x@example.test", "password": "password-1", "role": "owner"}),
+        (f"{_settings_path(org)}/app-keys", {"action": "regenerate", "service": ""}),
+    ):
+        response = client.post(path, data={**data, "csrf_token": token})
+        assert response.status_code == 403, path
+    # Nothing changed: the original keys still work and the member is still only a member.
+    assert _works(stores, org, org["app_key"])
+    with session_scope(stores) as session:
+        from stacklens.control.auth import verify_api_key
+
+        assert verify_api_key(session, org["api_key"]) is not None
+    # Members still view: the organization page, the issue list and the activity log.
+    assert client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/issues").status_code == 200
+    assert client.get(f"{org_base}/activity").status_code == 200
+    assert "Settings</a>" not in client.get(f"/orgs/{org['org_slug']}").text

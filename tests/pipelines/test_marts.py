@@ -30,8 +30,13 @@ def rows(client, sql: str) -> pl.DataFrame:
 @pytest.fixture
 def materialized(client, instance, settings):
     migrate_control_store(settings)
-    perf = seed_performance(client, days=DAYS, views_per_day=150, seed=11)
-    errors = seed_errors(client, issues=6, per_issue=40, days=DAYS, seed=12)
+    # Received minutes ago, so a later tick's 30 s re-read overlap does not reach back to them.
+    earlier = datetime.now(UTC) - timedelta(minutes=5)
+    perf = seed_performance(client, days=DAYS, views_per_day=150, seed=11, received=earlier)
+    # Errors arrive later than the page views, so the watermark ends minutes past the last page view.
+    errors = seed_errors(
+        client, issues=6, per_issue=40, days=DAYS, seed=12, received=earlier + timedelta(minutes=3)
+    )
     outcomes = materialize_now(defs, instance)
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes if not o.success]
     return perf, errors

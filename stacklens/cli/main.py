@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "stacklens.cli.up",
     "stacklens.cli.admin",
     "stacklens.cli.demo",
+    "stacklens.cli.pipelines",
 )
 
 

@@ -6,6 +6,7 @@ filtered at ingest (see :mod:`dashboards.share_store` for tokens and states).
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -13,6 +14,7 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from itsdangerous import Signer
 
+from dashboards import event_view as ev
 from dashboards import share_store
 from dashboards.context import CurrentProject, Db
 from dashboards.event_queries import IssueEvents
@@ -36,6 +38,32 @@ def _base_url(request: Request) -> str:
 
 def _issue_path(view: CurrentProject, issue_id: int) -> str:
     return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues/{issue_id}"
+
+
+def _redact(value: Any, whole: set[str], inside: list[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _redact(v, whole, inside) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v, whole, inside) for v in value]
+    if isinstance(value, str):
+        if value in whole:
+            return "[FILTERED]"
+        for needle in inside:
+            value = value.replace(needle, "[FILTERED]")
+    return value
+
+
+def without_user(row: dict[str, Any]) -> dict[str, Any]:
+    """The event with its user section dropped and the user's id, e-mail, name and IP address filtered
+    wherever else they appear (frame variables, breadcrumbs, extra, tags): people's details stay inside the
+    organization. Short values are filtered only as whole values, so an id like ``7`` cannot mangle text."""
+    payload = ev.load_payload(row.get("payload", ""))
+    user = payload.pop("user", None)
+    values = {str(v) for v in (user.values() if isinstance(user, dict) else []) if isinstance(v, str | int)}
+    values |= {str(row.get(k) or "") for k in ("user_id", "user_email", "user_name", "user_ip")}
+    values.discard("")
+    inside = sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
+    return {**row, "payload": json.dumps(_redact(payload, values, inside))}
 
 
 @router.post(ISSUE + "/share", response_class=HTMLResponse)
@@ -144,9 +172,7 @@ def shared_page(request: Request, db: Db, token: str, event: str = "") -> Respon
         figure = events_over_time_figure(events.over_time(chart_since, chart_until), chart_since, chart_until)
     if event and row is None:
         raise HTTPException(status_code=404, detail="Not Found")
-    parts = event_parts(row) if row else None
-    if parts:
-        parts["user_info"] = None  # people's details stay inside the organization
+    parts = event_parts(without_user(row)) if row else None
     context: dict[str, Any] = {
         "viewer": None,
         "user": None,

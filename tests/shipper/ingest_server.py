@@ -92,10 +92,16 @@ class IngestServer:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
+                if len(raw) != length:
+                    # The client died mid-body (kill -9): nothing lands, like any real server. An empty
+                    # gzip body decompresses to nothing, so without this check it would "land" as 0 lines.
+                    self.close_connection = True
+                    return
                 status, payload, headers = server.handle(self.path, dict(self.headers.items()), raw)
                 self._send(status, payload, headers)
 
         ThreadingHTTPServer.allow_reuse_address = True
+        ThreadingHTTPServer.handle_error = lambda *a: None  # clients killed mid-request are expected here
         self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]

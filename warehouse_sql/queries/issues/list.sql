@@ -1,6 +1,7 @@
 -- The issue list of one project: figures over the chosen days and dimensions (issue_facets_daily), the
 -- descriptive columns and live status from the `issue_list` view, one keyset page.
--- Empty-string filters mean "any". `sort` is last_seen | first_seen | events | users; the page continues
+-- Empty-string filters mean "any"; `key:value` tag terms match issues that carried every pair on some day
+-- of the range (issue_tags_daily). `sort` is last_seen | first_seen | events | users; the page continues
 -- after (cursor_value, cursor_id) in descending order (cursor_id 0 = first page).
 SELECT
     f.issue_id AS issue_id,
@@ -39,13 +40,18 @@ FROM
       AND (
         length({tag_keys:Array(String)}) = 0
         OR issue_id IN (
+            -- Issues that carried every searched tag pair on some day of the range (issue_tags_daily).
             SELECT issue_id
-            FROM events
-            WHERE project_id = {project_id:UInt64}
-              AND org_id = {org_id:UInt64}
-              AND timestamp >= {since:DateTime64(3, 'UTC')}
-              AND timestamp <= {until:DateTime64(3, 'UTC')}
-              AND arrayAll((k, v) -> tags[k] = v, {tag_keys:Array(String)}, {tag_values:Array(String)})
+            FROM issue_tags_daily
+            WHERE org_id = {org_id:UInt64}
+              AND project_id = {project_id:UInt64}
+              AND tag_key IN {tag_keys:Array(String)}
+              AND tag_value IN {tag_values:Array(String)}
+              AND has(arrayZip({tag_keys:Array(String)}, {tag_values:Array(String)}), (tag_key, tag_value))
+              AND day >= toDate({since:DateTime64(3, 'UTC')})
+              AND day <= toDate({until:DateTime64(3, 'UTC')})
+            GROUP BY issue_id
+            HAVING uniqExact(tag_key) = length({tag_keys:Array(String)})
         )
       )
     GROUP BY issue_id

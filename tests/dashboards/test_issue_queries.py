@@ -1,0 +1,74 @@
+"""Issue-list reads on the real chdb engine: `key:value` tag search answers from the issue_tags_daily
+aggregate (fed by its materialized view, and backfilled for events stored before the migration), every
+searched pair must match, other projects and organizations never leak in."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from dashboards.issue_queries import IssueFilters, list_issues
+from stacklens.warehouse.client import get_warehouse
+from stacklens.warehouse.migrations import apply_migrations
+from tests.dashboards.landing import land, sdk_event
+
+
+def _a() -> None:
+    raise KeyError("a")
+
+
+def _b() -> None:
+    raise ValueError("bravo")
+
+
+def _c() -> None:
+    raise TypeError("c")
+
+
+def _event(func, tags: dict[str, str], days_ago: int = 0) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    payload = sdk_event(func, tags=tags)
+    payload["timestamp"] = (datetime.now(UTC) - timedelta(days=days_ago, minutes=5)).isoformat()
+    return payload
+
+
+def _found(org: int, project: int, query: str, range: str = "14d") -> set[int]:
+    rows, _ = list_issues(org, project, IssueFilters(status="all", query=query, range=range).validate())
+    return {int(row["issue_id"]) for row in rows}
+
+
+def test_tag_search_reads_the_aggregate_including_backfilled_events(settings) -> None:
+    apply_migrations(settings, up_to=200)  # the raw layer and the issue marts, not the tag aggregate yet
+    before = land(1, 1, [_event(_a, {"tenant": "blue", "region": "eu"}), _event(_b, {"tenant": "blue"})])
+    applied = apply_migrations(settings)
+    assert any(name.startswith("0201_") for name in applied)
+    after = land(
+        1,
+        1,
+        [
+            _event(_c, {"tenant": "green", "region": "eu"}),
+            _event(_b, {"region": "us"}, days_ago=3),
+        ],
+    )
+    other_project = land(1, 2, [_event(_a, {"tenant": "blue"})])  # same organization, another project
+    other_org = land(2, 3, [_event(_a, {"tenant": "blue"})])  # another organization (project ids are global)
+    issue_a, issue_b, issue_c = before[0]["issue_id"], before[1]["issue_id"], after[0]["issue_id"]
+
+    assert _found(1, 1, "tenant:blue") == {issue_a, issue_b}  # backfilled rows
+    assert _found(1, 1, "tenant:green") == {issue_c}  # rows from the materialized view
+    assert _found(1, 1, "region:eu") == {issue_a, issue_c}
+    assert _found(1, 1, "tenant:blue region:eu") == {issue_a}  # every pair must match
+    assert _found(1, 1, "tenant:green region:us") == set()
+    assert _found(1, 1, 'region:"us"') == {issue_b}
+    assert _found(1, 1, "region:us", range="24h") == set()  # the pair was only seen three days ago
+    assert _found(1, 1, "tenant:blue bravo") == {issue_b}  # tag term and free text together
+    assert _found(1, 1, "tenant:red") == set()
+    # Scope: the other project's and the other organization's pairs answer only there.
+    assert _found(1, 2, "tenant:blue") == {other_project[0]["issue_id"]}
+    assert _found(2, 3, "tenant:blue") == {other_org[0]["issue_id"]}
+    assert _found(1, 3, "tenant:blue") == set() and _found(2, 1, "tenant:blue") == set()
+    # The aggregate holds one row per pair, day and issue, not one per event.
+    counts = (
+        get_warehouse()
+        .query("SELECT count() FROM issue_tags_daily FINAL WHERE org_id = 1 AND project_id = 1")
+        .result_rows
+    )
+    assert counts[0][0] == 6

@@ -105,6 +105,15 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def unprivileged(drop: str | None) -> list[str]:
+    """Command prefix that runs without the capabilities that let root ignore file permissions.
+
+    The tests run as root (whose interpreter lives under /root, out of reach of other users), so permission
+    tests drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH instead of switching user.
+    """
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if drop else []
+
+
 class ShipperProcess:
     def __init__(self, ws: Workspace, fault: str = "", user: str | None = None) -> None:
         env = dict(os.environ)
@@ -114,11 +123,10 @@ class ShipperProcess:
         self.log_path = ws.root / f"shipper-{len(ws.procs)}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in wait/kill
         self.proc = subprocess.Popen(
-            [str(SHIPPER), "--config", str(ws.config), "--record"],
+            [*unprivileged(user), str(SHIPPER), "--config", str(ws.config), "--record"],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env=env,
-            user=user,
             cwd=ws.root,
         )
         self.peak_rss_kib = 0

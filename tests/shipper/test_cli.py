@@ -1,0 +1,137 @@
+"""--test, --status and the delivery loop's configuration and permission paths (real subprocesses)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from tests.shipper.harness import (
+    SHIPPER,
+    Workspace,
+    append_lines,
+    assert_exactly_once,
+    new_ids,
+    unprivileged,
+    wait_until,
+)
+from tests.shipper.ingest_server import IngestServer
+
+
+def cli(ws: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SHIPPER), "--config", str(ws.config), *args], capture_output=True, text=True, timeout=30
+    )
+
+
+def test_connection_test(ws: Workspace, server: IngestServer) -> None:
+    ok = cli(ws, "--test")
+    assert ok.returncode == 0 and "Connected to stacklens (organization: Acme)" in ok.stderr
+    server.behaviour.api_key = "stacklens_api_" + "x" * 32
+    denied = cli(ws, "--test")
+    assert denied.returncode == 1 and "Authentication failed" in denied.stderr
+    server.stop()
+    refused = cli(ws, "--test")
+    assert (
+        refused.returncode == 1
+        and "Connection refused" in refused.stderr
+        and "Traceback" not in refused.stderr
+    )
+
+
+def test_status_reports_files_lag_and_counters(ws: Workspace) -> None:
+    ids = new_ids(120)
+    append_lines(ws.day(), ids)
+    before = cli(ws, "--status")
+    assert (
+        before.returncode == 0
+        and "no tracker.json yet" in before.stdout
+        and "lag 25920 bytes / 120 lines" in before.stdout
+    )
+    proc = ws.start()
+    wait_until(lambda: set(ids) <= ws.server.ids(), 20, "delivery")
+    proc.signal(signal.SIGTERM)
+    assert proc.wait() == 0
+    append_lines(ws.day(), new_ids(3))
+    after = cli(ws, "--status")
+    assert "lag 648 bytes / 3 lines" in after.stdout and "Pending: 648 bytes, 3 lines" in after.stdout
+    assert "Last successful batch: " in after.stdout and "events 120" in after.stdout
+
+
+def test_auth_failure_waits_for_sighup(ws: Workspace, server: IngestServer) -> None:
+    server.behaviour.api_key = "stacklens_api_" + "N" * 32
+    ws.settings["parkDelay"] = "30s"
+    ws.write_config()
+    ids = new_ids(60)
+    append_lines(ws.day(), ids)
+    proc = ws.start()
+    wait_until(lambda: proc.output().count("Authentication failed") >= 2, 15, "Authentication failed")
+    assert not server.ids()
+    ws.settings["apiKey"] = server.behaviour.api_key
+    ws.write_config()
+    proc.signal(signal.SIGHUP)
+    wait_until(lambda: set(ids) <= server.ids(), 15, "delivery after the fix")
+    assert "configuration reloaded" in proc.output()
+    proc.signal(signal.SIGTERM)
+    assert proc.wait() == 0
+
+
+def test_application_not_found_waits_for_sighup(ws: Workspace, server: IngestServer) -> None:
+    ws.settings["appKey"] = "stacklens_app_" + "Q" * 24
+    ws.settings["parkDelay"] = "30s"
+    ws.write_config()
+    ids = new_ids(10)
+    append_lines(ws.day(), ids)
+    proc = ws.start()
+    wait_until(lambda: "Application Not Found" in proc.output(), 15, "Application Not Found")
+    ws.settings["appKey"] = server.behaviour.known_app_keys[0]
+    ws.write_config()
+    proc.signal(signal.SIGHUP)
+    wait_until(lambda: set(ids) <= server.ids(), 15, "delivery after the fix")
+    proc.signal(signal.SIGTERM)
+    assert proc.wait() == 0
+
+
+def test_missing_log_directory_is_waited_for(ws: Workspace) -> None:
+    shutil.rmtree(ws.logs)
+    proc = ws.start()
+    wait_until(lambda: "Storage path not found" in proc.output(), 10, "Storage path not found")
+    assert "create it" in proc.output() and proc.alive()
+    ws.logs.mkdir()
+    ids = new_ids(30)
+    append_lines(ws.day(), ids)
+    wait_until(lambda: set(ids) <= ws.server.ids(), 20, "delivery once the directory exists")
+    proc.signal(signal.SIGTERM)
+    assert proc.wait() == 0
+
+
+def test_unwritable_tracker_directory_fails_at_start(ws: Workspace) -> None:
+    os.chmod(ws.logs, 0o555)  # readable, not writable
+    proc = ws.start(user="unprivileged")
+    assert proc.wait(20) == 1
+    out = proc.output()
+    assert "Storage path not accessible" in out and "write access" in out and "Traceback" not in out
+
+
+def test_permissions_removed_and_restored(ws: Workspace) -> None:
+    ids = new_ids(80)
+    append_lines(ws.day(), ids)
+    os.chmod(ws.day(), 0o000)
+    proc = ws.start(user="unprivileged")
+    wait_until(lambda: "Storage path not accessible" in proc.output(), 10, "Storage path not accessible")
+    time.sleep(2)
+    reports = proc.output().count("Storage path not accessible")
+    assert 1 <= reports <= 4, reports  # once per backoff, not a flood (poll interval is 50 ms)
+    status = subprocess.run(
+        [*unprivileged("yes"), str(SHIPPER), "--config", str(ws.config), "--status"],
+        capture_output=True,
+        text=True,
+    )
+    assert "Not accessible:" in status.stdout or "Storage path not accessible" in status.stdout
+    os.chmod(ws.day(), 0o644)
+    wait_until(lambda: set(ids) <= ws.server.ids(), 40, "delivery once access returns")
+    proc.signal(signal.SIGTERM)
+    assert proc.wait() == 0
+    assert_exactly_once(ws.server, set(ids))

@@ -37,7 +37,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "verbose": ("bool", False),
     "allowInsecureHttp": ("bool", False),
     "maxLineBytes": ("int", MIB),
-    "maxInflightBytes": ("int", 8 * MIB),
+    "maxInflightBytes": ("int", 4 * MIB),
     "pollInterval": ("duration", "250ms"),
     "retryBackoff": ("duration", "1s"),
     "retryBackoffMax": ("duration", "30s"),
@@ -75,7 +75,7 @@ class Config:
     verbose: bool = False
     allow_insecure_http: bool = False
     max_line_bytes: int = MIB
-    max_inflight_bytes: int = 8 * MIB
+    max_inflight_bytes: int = 4 * MIB
     poll_interval: float = 0.25
     retry_backoff: float = 1.0
     retry_backoff_max: float = 30.0

@@ -34,6 +34,8 @@ DIMENSIONS = ("environment", "release", "level", "service")
 # `key:value` or `key:"a value"`; keys as Sentry tags allow them.
 _TERM = re.compile(r'(?<!\S)([A-Za-z_][\w.\-]{0,63}):("([^"]*)"|\S+)')
 MAX_PAGE = 100
+DEFAULT_PAGE = 25
+PAGE_SIZES = (10, 25, 50, 100)  # the list page's "per page" choices (the JSON API takes any 1..MAX_PAGE)
 
 
 class BadListRequest(ValueError):
@@ -51,7 +53,7 @@ class IssueFilters:
     query: str = ""
     sort: str = "last_seen"
     cursor: str = ""
-    limit: int = 25
+    limit: int = DEFAULT_PAGE
     tags: dict[str, str] = field(default_factory=dict)
     text: str = ""
 
@@ -88,6 +90,7 @@ class IssueFilters:
             "range": self.range,
             "query": self.query,
             "sort": self.sort,
+            "per_page": str(self.limit) if self.limit != DEFAULT_PAGE else "",
         }
         return {k: v for k, v in values.items() if v}
 

@@ -9,6 +9,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dashboards.context import CurrentProject
 from dashboards.issue_queries import (
+    PAGE_SIZES,
     RANGES,
     SORTS,
     STATUS_TABS,
@@ -43,6 +44,7 @@ def issue_list(
     query: str = "",
     sort: str = "last_seen",
     cursor: str = "",
+    per_page: str = "",
 ) -> Response:
     filters = IssueFilters(status, environment, release, level, service, range, query, sort, cursor)
     context = {
@@ -53,6 +55,7 @@ def issue_list(
         "tabs": list(STATUS_TABS),
         "sorts": SORTS,
         "ranges": list(RANGES),
+        "page_sizes": PAGE_SIZES,
         "base_path": issues_path(view),
         "error": None,
         "rows": [],
@@ -61,6 +64,10 @@ def issue_list(
         "facets": {"environment": [], "release": [], "level": [], "service": []},
     }
     try:
+        if per_page:
+            if not per_page.isdigit() or int(per_page) not in PAGE_SIZES:
+                raise BadListRequest(f"per page must be one of {', '.join(map(str, PAGE_SIZES))}")
+            filters.limit = int(per_page)
         filters.validate()
         rows, next_cursor = list_issues(view.org_id, view.project_id, filters)
     except BadListRequest as exc:

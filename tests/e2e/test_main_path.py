@@ -1,0 +1,231 @@
+"""The main path as a user runs it, from a fresh data directory, nothing short-circuited.
+
+``stacklens admin`` creates the organization, project and a per-service key; ``stacklens serve`` runs as its
+own process (it owns the embedded warehouse: this test reads it only through HTTP); an application
+instrumented with ``stacklens_sdk`` writes the log files; ``stacklens-shipper --record`` delivers them and is
+killed with SIGKILL once midway, then restarted; ``stacklens pipelines run`` builds the marts. The issue list
+and the issue pages must then show every event exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from e2e_app import SECRET_PASSWORD, SECRET_TOKEN, SITES
+from e2e_stack import BIN, Proc, Stack, clean_env, free_port, page_text, sign_in, wait_for, wait_healthy
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+HERE = Path(__file__).resolve().parent
+OWNER = ("owner@e2e.example", "correct-horse-e2e")
+EXPECTED_EVENTS = sum(SITES.values())
+
+
+def write_shipper_config(path: Path, api_key: str, app_key: str, port: int, storage: Path) -> None:
+    """`stacklens.yaml`, 0600, with small batches and a short flush so delivery takes several batches."""
+    document = {
+        "stacklens": {
+            "apiKey": api_key,
+            "appKey": app_key,
+            "baseUrl": f"http://127.0.0.1:{port}",
+            "storagePath": str(storage),
+            "allowInsecureHttp": True,  # the test server speaks plain http on loopback
+            "batchSize": 3,
+            "flushInterval": "300ms",
+            "commitInterval": "200ms",
+            "retryBackoff": "200ms",
+        }
+    }
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        yaml.safe_dump(document, handle)
+
+
+def batches_sent(proc: Proc) -> int:
+    return len(re.findall(r"Batch sent: \d+ events", proc.output()))
+
+
+def shipper_status(stack: Stack, config: Path) -> dict[str, Any]:
+    result = stack.run([str(BIN / "stacklens-shipper"), "--config", str(config), "--status", "--json"])
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def logged_event_ids(storage: Path) -> list[str]:
+    """Event ids of the error events the SDK wrote (what the service must count, each once)."""
+    ids = []
+    for path in sorted(storage.glob("stacklens-*.log")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record["type"] == "event":
+                ids.append(record["payload"]["event_id"].replace("-", "").lower())
+    return ids
+
+
+def all_issues(api: httpx.Client, slug: str) -> list[dict[str, Any]]:
+    issues: list[dict[str, Any]] = []
+    cursor = ""
+    while True:
+        page = api.get(
+            f"/api/projects/{slug}/issues", params={"status": "all", "limit": 100, "cursor": cursor}
+        )
+        assert page.status_code == 200, page.text
+        body = page.json()
+        issues.extend(body["issues"])
+        if not body["next_cursor"]:
+            return issues
+        cursor = body["next_cursor"]
+
+
+def issue_event_ids(api: httpx.Client, issue_id: str) -> list[str]:
+    ids: list[str] = []
+    cursor = ""
+    while True:
+        page = api.get(f"/api/issues/{issue_id}/events", params={"limit": 5, "cursor": cursor})
+        assert page.status_code == 200, page.text
+        body = page.json()
+        ids.extend(e["event_id"].replace("-", "").lower() for e in body["events"])
+        if not body["next_cursor"]:
+            return ids
+        cursor = body["next_cursor"]
+
+
+def test_events_reach_the_dashboards_exactly_once_through_a_shipper_crash(tmp_path: Path) -> None:
+    data, storage = tmp_path / "data", tmp_path / "logs"
+    stack = Stack(tmp_path, clean_env(data))
+    try:
+        with stack.reporting():
+            run_main_path(stack, data, storage)
+    finally:
+        stack.close()
+
+
+def run_main_path(stack: Stack, data: Path, storage: Path) -> None:
+    stacklens = str(BIN / "stacklens")
+    # 1. The organization, its project and the worker's per-service key, with the admin CLI.
+    org = stack.run_json([stacklens, "admin", "create-org", "--json", "--name", "E2E Shop",
+                          "--owner-email", OWNER[0], "--password", OWNER[1]])  # fmt: skip
+    project = stack.run_json([stacklens, "admin", "create-project", "--json", "--org", "E2E Shop",
+                              "--name", "Checkout Worker"])  # fmt: skip
+    worker = stack.run_json([stacklens, "admin", "create-app-key", "--json",
+                             "--project", project["slug"], "--service", "worker"])  # fmt: skip
+    assert worker["app_key"].startswith("stacklens_app_worker_")
+
+    # 2. The server, in its own process, owning the embedded warehouse under the fresh data dir.
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = stack.start("server", [stacklens, "serve", "--port", str(port)])
+    wait_healthy(base, server)
+    api = httpx.Client(base_url=base, timeout=30.0, headers={"Authorization": f"Bearer {org['api_key']}"})
+
+    # 3. The application and the shipper run side by side; the shipper is killed once while delivering.
+    config = stack.root / "stacklens.yaml"
+    write_shipper_config(config, org["api_key"], project["app_key"], port, storage)
+    pause, resume = stack.root / "app.paused", stack.root / "app.resume"
+    app = stack.start(
+        "app",
+        [sys.executable, "-m", "e2e_app", "--app-key", worker["app_key"], "--browser-key", project["app_key"],
+         "--storage-path", str(storage), "--pause-file", str(pause), "--resume-file", str(resume)],
+        PYTHONPATH=str(HERE),
+    )  # fmt: skip
+    wait_for("the application's first log file", lambda: list(storage.glob("stacklens-*.log")), 60)
+    shipper_argv = [str(BIN / "stacklens-shipper"), "--config", str(config), "--record"]
+    shipper = stack.start("shipper", shipper_argv)
+    wait_for("two delivered batches", lambda: batches_sent(shipper) >= 2 or not shipper.running(), 60, 0.02)
+    assert shipper.running(), f"the shipper exited with {shipper.popen.returncode}"
+    shipper.stop(signal.SIGKILL)
+    first_run_batches = batches_sent(shipper)
+    resume.write_text("go")  # the second half of the traffic is written while no shipper runs
+    assert app.wait(90) == 0, "the application failed"
+    assert pause.exists(), "the application never paused halfway"
+
+    written = logged_event_ids(storage)
+    assert len(written) == EXPECTED_EVENTS == len(set(written)), "the SDK did not write each event once"
+    pending = shipper_status(stack, config)["pending"]
+    assert pending["lines"] > 0, f"the kill was not midway: nothing left to deliver ({pending})"
+
+    shipper = stack.start("shipper", shipper_argv)
+    wait_for(
+        "the restarted shipper to deliver everything",
+        lambda: shipper_status(stack, config)["pending"] == {"bytes": 0, "lines": 0} or not shipper.running(),
+        90,
+        0.5,
+    )
+    assert shipper.running(), f"the restarted shipper exited with {shipper.popen.returncode}"
+    assert first_run_batches >= 2 and batches_sent(shipper) >= 1
+
+    # 4. The pipelines, as an operator runs them next to a running server.
+    pipelines = stack.run([stacklens, "pipelines", "run"], timeout=120)
+    pipelines_problem = None
+    if pipelines.returncode != 0:
+        said = "\n".join((pipelines.stdout + pipelines.stderr).strip().splitlines()[-3:])
+        pipelines_problem = (
+            f"`stacklens pipelines run` exited {pipelines.returncode} next to `stacklens serve`:\n{said}"
+        )
+
+    # 5. The JSON API: exactly one issue per error site, every event counted once.
+    issues = wait_for(
+        f"{EXPECTED_EVENTS} events in the issue list",
+        lambda: (
+            (found := all_issues(api, project["slug"]))
+            and sum(i["events"] for i in found) >= EXPECTED_EVENTS
+            and found
+        ),
+        60,
+        1.0,
+    )
+    assert len(issues) == len(SITES), [i["title"] for i in issues]
+    assert sum(i["events"] for i in issues) == EXPECTED_EVENTS
+    assert Counter(i["events"] for i in issues) == Counter(SITES.values())
+    served: list[str] = []
+    for issue in issues:
+        ids = issue_event_ids(api, issue["id"])
+        assert len(ids) == issue["events"], issue
+        served.extend(ids)
+    assert sorted(served) == sorted(written), "the events served are not the events written"
+    by_title = {i["title"].split(":")[0]: i for i in issues}
+    checkout = by_title["CheckoutError"]
+    assert checkout["culprit"].endswith("checkout_view") and checkout["events"] == SITES["checkout_view"]
+    assert by_title["PaymentDeclined"]["events"] == SITES["charge_card"]
+    assert by_title["TypeError"]["events"] == SITES["browser_cart"]
+
+    # 6. The pages, signed in as the owner through /login.
+    browser = sign_in(base, *OWNER)
+    home = browser.get("/")
+    assert home.status_code == 303, home.status_code
+    org_path = home.headers["location"]
+    listing = browser.get(f"{org_path}/projects/{project['slug']}/issues", params={"status": "all"})
+    assert listing.status_code == 200
+    linked = set(re.findall(r"/issues/(\d+)(?=[\"?])", listing.text))
+    assert linked == {i["id"] for i in issues}
+    text = page_text(listing.text)
+    for issue in issues:
+        assert issue["title"][:40] in text
+    detail = browser.get(f"{org_path}/projects/{project['slug']}/issues/{checkout['id']}")
+    assert detail.status_code == 200
+    text = page_text(detail.text)
+    assert "CheckoutError" in text and "checkout_view" in text and "e2e_shop" in text
+    assert f"{SITES['checkout_view']} events" in text
+    assert re.search(r"Authorization \[FILTERED\]", text), "the Authorization header is not shown filtered"
+    assert SECRET_TOKEN.split()[-1] not in detail.text and SECRET_PASSWORD not in detail.text
+
+    # 7. Nothing left to deliver, and the shipper stops cleanly.
+    status = stack.run([str(BIN / "stacklens-shipper"), "--config", str(config), "--status"])
+    assert "Pending: 0 bytes, 0 lines" in status.stdout, status.stdout
+    assert shipper.stop(signal.SIGTERM) == 0
+
+    # 8. The figures after the pipelines ran: still every event exactly once.
+    assert pipelines_problem is None, pipelines_problem
+    after = all_issues(api, project["slug"])
+    assert len(after) == len(SITES) and sum(i["events"] for i in after) == EXPECTED_EVENTS
+    assert server.stop(signal.SIGINT) == 0

@@ -61,7 +61,14 @@ class Sink:
                 body = gzip.decompress(raw) if self.headers.get("Content-Encoding") == "gzip" else raw
                 n = body.count(b"\n")
                 sink.lines += n
-                self._answer({"batch_id": self.headers["Idempotency-Key"], "accepted": n, "duplicates": 0, "rejected": []})
+                self._answer(
+                    {
+                        "batch_id": self.headers["Idempotency-Key"],
+                        "accepted": n,
+                        "duplicates": 0,
+                        "rejected": [],
+                    }
+                )
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
@@ -69,8 +76,14 @@ class Sink:
 
 
 def small_line(i: int) -> bytes:
-    payload = {"event_id": f"{i:032x}", "level": "error", "message": "ValueError: bad input", "platform": "python",
-               "timestamp": "2026-11-21T19:22:03.123Z", "tags": {"env": "prod"}}
+    payload = {
+        "event_id": f"{i:032x}",
+        "level": "error",
+        "message": "ValueError: bad input",
+        "platform": "python",
+        "timestamp": "2026-11-21T19:22:03.123Z",
+        "tags": {"env": "prod"},
+    }
     line = {"v": 1, "type": "event", "app_key": APP_KEY, "ts": "2026-11-21T19:22:03.123Z", "payload": payload}
     return json.dumps(line, separators=(",", ":")).encode() + b"\n"
 
@@ -88,8 +101,13 @@ def sentry_payloads(count: int) -> list[dict]:
                 if item.type == "event":
                     captured.append(item.payload.json)
 
-    sentry_sdk.init(dsn="https://k@o0.ingest.invalid/1", transport=Keep, include_local_variables=True,
-                    max_value_length=1024, default_integrations=False)
+    sentry_sdk.init(
+        dsn="https://k@o0.ingest.invalid/1",
+        transport=Keep,
+        include_local_variables=True,
+        max_value_length=1024,
+        default_integrations=False,
+    )
 
     def deep(level: int, data: dict) -> None:
         rows = [{"id": n, "name": f"row-{n}", "tags": ["a", "b", "c"]} for n in range(12)]  # noqa: F841
@@ -117,17 +135,36 @@ def write_logs(directory: Path, kind: str, events: int) -> int:
             templates = sentry_payloads(20)
             for i in range(events):
                 payload = dict(templates[i % len(templates)], event_id=f"{i:032x}")
-                line = {"v": 1, "type": "event", "app_key": APP_KEY, "ts": "2026-11-21T19:22:03.123Z", "payload": payload}
+                line = {
+                    "v": 1,
+                    "type": "event",
+                    "app_key": APP_KEY,
+                    "ts": "2026-11-21T19:22:03.123Z",
+                    "payload": payload,
+                }
                 fh.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
     return path.stat().st_size
 
 
 def run_shipper(directory: Path, base_url: str, events: int, batch_size: int, done) -> dict:  # type: ignore[no-untyped-def]
     config = directory.parent / "stacklens.yaml"
-    config.write_text(yaml.safe_dump({"stacklens": {
-        "apiKey": API_KEY, "appKey": APP_KEY, "baseUrl": base_url, "storagePath": str(directory),
-        "allowInsecureHttp": True, "batchSize": batch_size, "flushInterval": "200ms", "logLevel": "warn",
-        "compress": True}}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "stacklens": {
+                    "apiKey": API_KEY,
+                    "appKey": APP_KEY,
+                    "baseUrl": base_url,
+                    "storagePath": str(directory),
+                    "allowInsecureHttp": True,
+                    "batchSize": batch_size,
+                    "flushInterval": "200ms",
+                    "logLevel": "warn",
+                    "compress": True,
+                }
+            }
+        )
+    )
     os.chmod(config, 0o600)
     started = time.monotonic()
     proc = subprocess.Popen([str(SHIPPER), "--config", str(config), "--record"], stderr=subprocess.PIPE)
@@ -150,10 +187,12 @@ def run_shipper(directory: Path, base_url: str, events: int, batch_size: int, do
 
 def report(label: str, events: int, size: int, result: dict) -> None:
     mib = size / 1024 / 1024
-    print(f"{label:<34} {events:>8} lines {mib:8.1f} MiB  wall {result['elapsed']:6.2f}s  "
-          f"{events / result['elapsed']:>9,.0f} lines/s  {mib / result['elapsed']:6.1f} MiB/s  "
-          f"cpu {result['cpu']:5.2f}s ({events / max(result['cpu'], 1e-9):>9,.0f} lines/cpu-s, "
-          f"{mib / max(result['cpu'], 1e-9):5.1f} MiB/cpu-s)  peak RSS {result['rss_mib']:.1f} MiB")
+    print(
+        f"{label:<34} {events:>8} lines {mib:8.1f} MiB  wall {result['elapsed']:6.2f}s  "
+        f"{events / result['elapsed']:>9,.0f} lines/s  {mib / result['elapsed']:6.1f} MiB/s  "
+        f"cpu {result['cpu']:5.2f}s ({events / max(result['cpu'], 1e-9):>9,.0f} lines/cpu-s, "
+        f"{mib / max(result['cpu'], 1e-9):5.1f} MiB/cpu-s)  peak RSS {result['rss_mib']:.1f} MiB"
+    )
 
 
 def main() -> int:
@@ -170,7 +209,9 @@ def main() -> int:
             logs.mkdir()
             size = write_logs(logs, kind, events)
             start_lines = sink.lines
-            result = run_shipper(logs, sink.url, events, args.batch_size, lambda: sink.lines - start_lines >= events)
+            result = run_shipper(
+                logs, sink.url, events, args.batch_size, lambda s=start_lines, n=events: sink.lines - s >= n
+            )
             report(f"{kind} -> counting sink (batch {args.batch_size})", events, size, result)
     if args.server:
         print("--server: needs `stacklens serve` with /api/ingest; see bench/RESULTS.md", file=sys.stderr)

@@ -282,3 +282,19 @@ def test_413_splits_the_batch(ws: Workspace, server: IngestServer) -> None:
     settle(ws, proc, set(ids))
     assert "splitting it" in proc.output() and server.landed.statuses[413] >= 1
     finish(ws, proc, set(ids))
+
+
+@pytest.mark.parametrize(
+    ("compress", "compression", "encoding"), [(True, "zstd", "zstd"), (False, "gzip", "identity")]
+)
+def test_body_encodings(
+    ws: Workspace, server: IngestServer, compress: bool, compression: str, encoding: str
+) -> None:
+    ws.settings.update(compress=compress, compression=compression)
+    ws.write_config()
+    ids = new_ids(120)
+    append_lines(ws.day(), ids)
+    proc = ws.start()
+    settle(ws, proc, set(ids))
+    assert set(server.landed.encodings) == {encoding}
+    finish(ws, proc, set(ids))

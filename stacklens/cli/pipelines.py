@@ -1,56 +1,134 @@
-"""`stacklens pipelines run [--select KEY …]` and `stacklens pipelines ui`."""
+"""`stacklens pipelines run [--select KEY …]`, `stacklens pipelines status` and `stacklens pipelines ui`.
+
+`run` and `status` go through the running `stacklens serve` when it owns the embedded warehouse (its token
+file ``<data_dir>/pipelines_token`` says where it listens); otherwise they open the warehouse directly.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from stacklens.cli.main import CliError
-from stacklens.settings import get_settings
+from stacklens.settings import Settings, get_settings
 
 WORKSPACE = Path(__file__).resolve().parents[2] / "workspace.yaml"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("pipelines", help="Materialize the marts now, or open the Dagster UI.")
+    parser = subparsers.add_parser(
+        "pipelines", help="Materialize the marts now, show their runs, open the UI."
+    )
     commands = parser.add_subparsers(dest="pipelines_command", metavar="COMMAND")
     run = commands.add_parser("run", help="Materialize the marts that have new data now.")
     run.add_argument(
         "--select", nargs="+", metavar="KEY", help="Only jobs holding these assets (e.g. issues)."
     )
+    run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(func=_run)
+    status = commands.add_parser("status", help="Recent runs, failed runs and the rows of every mart.")
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.set_defaults(func=_status)
     ui = commands.add_parser("ui", help="Open the Dagster UI (read-only) over the pipelines' instance.")
     ui.add_argument("--port", type=int, default=3070)
     ui.set_defaults(func=_ui)
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
 
 
+def _through_server(settings: Settings, method: str, path: str, payload: dict[str, Any] | None) -> Any:
+    """The server's answer when a server owns the embedded warehouse, else ``None`` (run directly)."""
+    from pipelines.server_link import ServerUnreachable, call_server, read_link
+
+    if not settings.embedded_warehouse:
+        return None
+    link = read_link(settings)
+    if link is None:
+        return None
+    try:
+        return call_server(link, method, path, payload)
+    except ServerUnreachable:
+        return None  # a stale file from a server that died; opening the warehouse tells the truth
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from exc
+
+
 def _run(args: argparse.Namespace) -> int:
     from pipelines.definitions import defs
-    from pipelines.embedded import dagster_instance, materialize_now
-    from pipelines.resources import export_settings_env
 
     settings = get_settings()
-    export_settings_env(settings)
     known = {spec.key.to_user_string() for spec in defs.resolve_all_asset_specs()}
     unknown = sorted(set(args.select or []) - known)
     if unknown:
         raise CliError(f"unknown asset {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    # Opening the warehouse raises WarehouseUnavailable, with what to do, when a running server owns it.
-    from stacklens.warehouse.client import get_warehouse
-
-    get_warehouse(settings)
-    outcomes = materialize_now(defs, dagster_instance(settings), args.select)
+    answer = _through_server(settings, "POST", "/api/pipelines/run", {"select": args.select})
+    via = "server"
+    if answer is None:
+        answer, via = {"outcomes": _run_directly(settings, args.select)}, "direct"
+    outcomes = answer["outcomes"]
+    if args.json:
+        print(json.dumps({"via": via, **answer}))
+        return 0 if all(o["success"] for o in outcomes) else 1
     if not outcomes:
         print("nothing to do: no new data since the last run")
     for outcome in outcomes:
-        state = "ok" if outcome.success else f"FAILED: {outcome.error}"
-        print(f"{outcome.job}: run {outcome.run_id} {state}")
-    return 0 if all(o.success for o in outcomes) else 1
+        state = "ok" if outcome["success"] else f"FAILED: {outcome['error']}"
+        print(f"{outcome['job']}: run {outcome['run_id']} {state}")
+        for asset, count in outcome["assets"].items():
+            print(f"  {asset}: {'?' if count is None else count} rows")
+        for check, passed in outcome["checks"].items():
+            print(f"  check {check}: {'passed' if passed else 'FAILED'}")
+    return 0 if all(o["success"] for o in outcomes) else 1
+
+
+def _run_directly(settings: Settings, select: list[str] | None) -> list[dict[str, Any]]:
+    from pipelines.definitions import defs
+    from pipelines.embedded import dagster_instance, materialize_now
+    from pipelines.resources import export_settings_env
+    from stacklens.warehouse.client import get_warehouse
+
+    export_settings_env(settings)
+    # Opening the warehouse raises WarehouseUnavailable, with what to do, when another process owns it.
+    get_warehouse(settings)
+    instance = dagster_instance(settings)
+    try:
+        return [o.as_dict() for o in materialize_now(defs, instance, select)]
+    finally:
+        instance.dispose()
+
+
+def _status(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    answer = _through_server(settings, "GET", "/api/pipelines/status", None)
+    if answer is None:
+        from pipelines.embedded import dagster_instance
+        from pipelines.status import pipeline_status
+        from stacklens.warehouse.client import get_warehouse
+
+        client = get_warehouse(settings)
+        instance = dagster_instance(settings)
+        try:
+            answer = pipeline_status(client, instance)
+        finally:
+            instance.dispose()
+    if args.json:
+        print(json.dumps(answer))
+        return 0
+    print("recent runs:" if answer["runs"] else "no runs yet")
+    for run in answer["runs"]:
+        print(f"  {run['started_at'] or '-'}  {run['job']:<18} {run['status']:<9} {run['run_id']}")
+    print(f"failed runs: {len(answer['failures'])}")
+    for run in answer["failures"]:
+        print(f"  {run['ended_at'] or '-'}  {run['job']}  {run['run_id']}")
+    print("mart rows:")
+    for table, count in answer["marts"].items():
+        print(f"  {table}: {count}")
+    return 0
 
 
 def _ui(args: argparse.Namespace) -> int:

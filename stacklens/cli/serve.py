@@ -8,7 +8,11 @@ load balancer.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import socket
+from collections.abc import Iterator
+from typing import Any
 
 from stacklens.settings import Settings, get_settings
 
@@ -63,8 +67,48 @@ def run_server(settings: Settings, host: str, port: int) -> int:
         app, host=host, port=port, log_level="info", proxy_headers=False, access_log=False
     )
     server = uvicorn.Server(config)
-    server.run()
+    # uvicorn re-raises SIGTERM after its graceful shutdown; with the default action the process would end
+    # there, before the schedules thread is stopped and the pipelines token removed. Turn it into an exit.
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        with serve_pipelines(settings, app, host, port):
+            server.run()
+    except _Terminated:
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0 if server.started else 1
+
+
+class _Terminated(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """SIGTERM arrived after the server shut down."""
+
+
+def _exit_on_sigterm(_signum: int, _frame: object) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def serve_pipelines(settings: Settings, app: Any, host: str, port: int) -> Iterator[None]:
+    """Run the schedules in-process while serving (STACKLENS_RUN_SCHEDULES) and open the local pipelines
+    endpoint to `stacklens pipelines` (token in ``<data_dir>/pipelines_token``); stop both at shutdown."""
+    from pipelines.embedded import EmbeddedRunner
+    from pipelines.server_link import local_url, remove_link, write_link
+
+    runner = EmbeddedRunner(settings)
+    token = write_link(settings, local_url(host, port))
+    app.state.pipelines_runner = runner
+    app.state.pipelines_token = token
+    if settings.run_schedules:
+        runner.start()
+        print(f"pipelines: schedules run in this process (runs recorded in {settings.dagster_home})", flush=True)
+    try:
+        yield
+    finally:
+        app.state.pipelines_token = None
+        remove_link(settings, token)
+        if not runner.stop():
+            print("pipelines: a run was still in progress at shutdown", flush=True)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -1,0 +1,65 @@
+"""`POST /api/pipelines/run` and `GET /api/pipelines/status`: the local operator's door to the pipelines.
+
+Only for the process that owns the embedded warehouse: `stacklens pipelines run|status` calls these with
+the token `stacklens serve` wrote to ``<data_dir>/pipelines_token`` (header ``X-StackLens-Pipelines-Token``).
+Organization API keys are not accepted: the marts span every organization. Requests from other hosts are
+refused even with the token.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+
+from api.errors import ApiError
+from pipelines.server_link import TOKEN_HEADER, token_matches
+
+router = APIRouter(prefix="/api/pipelines", tags=["pipelines"], include_in_schema=False)
+
+
+class RunRequestBody(BaseModel):
+    select: list[str] | None = Field(default=None, description="Only jobs holding these asset keys.")
+
+
+def _runner(request: Request) -> Any:
+    """The server's embedded runner after checking the caller is local and holds the token."""
+    runner = getattr(request.app.state, "pipelines_runner", None)
+    expected = getattr(request.app.state, "pipelines_token", None)
+    if runner is None or not expected:
+        raise ApiError(404, "Not Found", "this server does not run the pipelines")
+    host = request.client.host if request.client else ""
+    try:
+        local = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = host in ("testclient", "localhost")
+    if not local:
+        raise ApiError(403, "Forbidden", "the pipelines endpoint answers local requests only")
+    if not token_matches(expected, request.headers.get(TOKEN_HEADER)):
+        raise ApiError(401, "Unauthorized", f"send the token of <data_dir>/pipelines_token as {TOKEN_HEADER}")
+    return runner
+
+
+def _known_assets() -> set[str]:
+    from pipelines.definitions import defs
+
+    return {spec.key.to_user_string() for spec in defs.resolve_all_asset_specs()}
+
+
+@router.post("/run")
+def run(body: RunRequestBody, request: Request) -> dict[str, Any]:
+    """Materialize now in this process; per run: job, success, error, rows per asset, check results."""
+    runner = _runner(request)
+    unknown = sorted(set(body.select or []) - _known_assets())
+    if unknown:
+        raise ApiError(400, "Bad Request", f"unknown asset {', '.join(unknown)}")
+    return {"outcomes": [o.as_dict() for o in runner.run_now(body.select)]}
+
+
+@router.get("/status")
+def status(request: Request) -> dict[str, Any]:
+    """Recent runs, failed runs and the row count of every mart."""
+    runner = _runner(request)
+    return runner.status()

@@ -1,0 +1,75 @@
+"""What `stacklens pipelines status` shows: the recent runs, the failed ones, and each mart's row count.
+
+Marts span every organization, so this is an operator's view: the CLI reads it directly, or through the
+running server's token-protected local endpoint (never with an organization's API key).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import dagster as dg
+from clickhouse_connect.driver.client import Client
+
+# The tables the assets write (table names are constants, never input).
+MART_TABLES: tuple[str, ...] = (
+    "issues",
+    "issue_daily_counts",
+    "related_issues",
+    "page_metrics",
+    "resource_breakdown",
+    "resource_details",
+    "api_endpoint_metrics",
+    "weekly_trends",
+    "release_impact",
+    "budget_status",
+    "recommendations",
+)
+
+
+def _iso(timestamp: float | None) -> str | None:
+    if timestamp is None:
+        return None
+    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
+
+
+def recent_runs(instance: dg.DagsterInstance, limit: int = 20) -> list[dict[str, Any]]:
+    """The newest runs first: job, status, start and end, schedule that asked for it."""
+    out = []
+    for record in instance.get_run_records(limit=limit):
+        run = record.dagster_run
+        out.append(
+            {
+                "run_id": run.run_id,
+                "job": run.job_name,
+                "status": run.status.value,
+                "schedule": run.tags.get("dagster/schedule_name", ""),
+                "started_at": _iso(record.start_time),
+                "ended_at": _iso(record.end_time),
+            }
+        )
+    return out
+
+
+def mart_rows(client: Client) -> dict[str, int]:
+    """Current rows of every mart (after replacement: ``FINAL``)."""
+    return {
+        table: int(client.query(f"SELECT count() FROM {table} FINAL").result_rows[0][0])  # noqa: S608
+        for table in MART_TABLES
+    }
+
+
+def pipeline_status(client: Client, instance: dg.DagsterInstance, limit: int = 20) -> dict[str, Any]:
+    runs = recent_runs(instance, limit)
+    failed = instance.get_run_records(
+        filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]), limit=limit
+    )
+    return {
+        "runs": runs,
+        "failures": [
+            {"run_id": r.dagster_run.run_id, "job": r.dagster_run.job_name, "ended_at": _iso(r.end_time)}
+            for r in failed
+        ],
+        "marts": mart_rows(client),
+    }

@@ -193,7 +193,7 @@ def run_api(base: str, api_key: str, lines: list[bytes], batch: int) -> dict[str
 def run_limit(data_dir: Path, lines: list[bytes], batch: int) -> float:
     """Events/s of the bare engine: the same lines' rows inserted with INSERT … FORMAT JSONEachRow."""
     from stacklens.ingest import writer
-    from stacklens.ingest.service import Attribution, BatchResult, _normalise, _read_lines
+    from stacklens.ingest.service import Attribution, BatchResult, prepare_batch
     from stacklens.settings import Settings
     from stacklens.warehouse.client import get_warehouse
     from stacklens.warehouse.migrations import apply_migrations
@@ -204,10 +204,15 @@ def run_limit(data_dir: Path, lines: list[bytes], batch: int) -> float:
     prepared = []
     for i in range(0, len(lines), batch):
         result = BatchResult("limit")
-        parsed = _read_lines(b"\n".join(lines[i : i + batch]), result)
-        tables = _normalise(
-            [(line, Attribution(1, None, 1)) for line in parsed], 1, "limit", time.time(), result
-        )
+        tables = prepare_batch(
+            b"\n".join(lines[i : i + batch]),
+            1,
+            "limit",
+            time.time(),
+            None,
+            lambda _key: Attribution(1, None, 1),
+            result,
+        ).tables
         spans = [s for _, _, children in tables["transactions"] for s in children]
         prepared.append(
             {t: writer.encode_rows([r for _, r, _ in items]) for t, items in tables.items()}
@@ -221,7 +226,10 @@ def run_limit(data_dir: Path, lines: list[bytes], batch: int) -> float:
                     table,
                     insert_block=block,
                     fmt="JSONEachRow",
-                    settings={"date_time_input_format": "best_effort"},
+                    settings={
+                        "date_time_input_format": "best_effort",
+                        "input_format_json_read_objects_as_strings": 1,
+                    },
                 )
     return len(lines) / (time.perf_counter() - started)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from orjson import Fragment
+
 from stacklens.ingest import timeparse
 from stacklens.ingest.fields import (
     Origin,
@@ -36,8 +38,14 @@ from stacklens.ingest.transactions import spans_rows, transaction_row
 __all__ = ["Origin", "event_row", "transaction_row", "spans_rows"]
 
 
-def event_row(payload: dict[str, Any], origin: Origin, raw_line: bytes, payload_json: str) -> dict[str, Any]:
-    """One ``events`` row for an error event."""
+def event_row(
+    payload: dict[str, Any], origin: Origin, raw_line: bytes, payload_json: str | Fragment
+) -> dict[str, Any]:
+    """One ``events`` row for an error event.
+
+    ``payload_json`` is the scrubbed payload as JSON text, or an :class:`orjson.Fragment` of it, which
+    :func:`stacklens.ingest.writer.encode_rows` embeds without escaping it again.
+    """
     grouping = fingerprint_event(payload)
     chain = exception_values(payload)
     raised = chain[-1] if chain else {}

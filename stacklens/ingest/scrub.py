@@ -55,10 +55,23 @@ _SENSITIVE_PARTS = (
 )
 _SENSITIVE_EXACT = frozenset({"auth", "pwd", "mysqlpwd", "pin", "ssn", "otp", "jwt", "bearer", "sid"})
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+# Card numbers are written unbroken, 4-4-4-4 or 4-6-5 (Amex): each holds 4 digits, 4–6 digits and 4 digits
+# with at most one space or dash between the groups. The hint looks for that shape with substring searches
+# on a translated copy (digits → "0", space and dash → "-", any other byte → "x"), which runs at memory
+# speed, where a regular expression steps through every character (~250 µs per 14 KB line).
+_HINT_TABLE = bytes(
+    ord("0") if chr(b).isdigit() and b < 128 else ord("-") if b in b" -" else ord("x") for b in range(256)
+)
+_HINT_SHAPES = (
+    b"000000000000",
+    b"00000000-0000",
+    b"0000-00000000",
+    b"0000-0000-0000",
+    b"0000-00000-0000",
+    b"0000-000000-0000",
+)
 # False while scrubbing a payload whose raw text holds no card-like digit run at all: then no string in it
-# can, and the per-string search (the costliest part of scrubbing) is skipped.
-# Card numbers are written unbroken, 4-4-4-4 or 4-6-5 (Amex): each has this 12-digit run.
-_CARD_HINT = re.compile(r"\d{4}[ -]?\d{4,6}[ -]?\d{4}")
+# can, and the per-string search is skipped.
 _cards_possible: ContextVar[bool] = ContextVar("cards_possible", default=True)
 # A whole body of 1 MiB would be slow to walk char by char; lines are capped at the ingest limit anyway.
 _MAX_DEPTH = 64
@@ -90,9 +103,16 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
+def card_hint(data: bytes) -> bool:
+    """Whether ``data`` holds a card-shaped digit run (see :data:`_HINT_SHAPES`); cheap, no false negatives
+    for the shapes cards are written in."""
+    shaped = data.translate(_HINT_TABLE)
+    return any(shape in shaped for shape in _HINT_SHAPES)
+
+
 def scrub_string(text: str) -> str:
     """Replace card numbers (13–19 digits, spaces or dashes allowed, Luhn-valid) inside a string."""
-    if len(text) < 13 or not _cards_possible.get() or _CARD.search(text) is None:
+    if len(text) < 13 or not _cards_possible.get() or not card_hint(text.encode("utf-8", "surrogatepass")):
         return text
 
     def _replace(match: re.Match[str]) -> str:
@@ -103,25 +123,60 @@ def scrub_string(text: str) -> str:
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:
-    """Scrub any JSON value: sensitive keys anywhere in it, card numbers in every string."""
+    """Scrub any JSON value: sensitive keys anywhere in it, card numbers in every string.
+
+    Copy-on-write: a dict or list comes back as the same object when nothing in it changed, so the common
+    case (nothing to filter in a subtree) allocates nothing; the input is never modified.
+    """
+    kind = type(value)
+    if kind is dict:
+        return _scrub_dict(value, depth)
+    if kind is list:
+        return _scrub_list(value, depth)
+    if kind is str:
+        return scrub_string(value) if _cards_possible.get() else value
+    return value
+
+
+def _scrub_dict(value: dict[str, Any], depth: int) -> dict[str, Any]:
     if depth > _MAX_DEPTH:
         return value
-    if isinstance(value, dict):
-        return {
-            k: FILTERED if is_sensitive_key(k) and v not in (None, "") else scrub_value(v, depth + 1)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        # [[name, value], ...] pairs (Sentry's header and query lists) are key/value data too.
-        return [
-            [item[0], FILTERED]
-            if isinstance(item, list) and len(item) == 2 and is_sensitive_key(item[0])
-            else scrub_value(item, depth + 1)
-            for item in value
-        ]
-    if isinstance(value, str):
-        return scrub_string(value)
-    return value
+    cards = _cards_possible.get()
+    out: dict[str, Any] | None = None
+    for key, item in value.items():
+        kind = type(item)
+        if is_sensitive_key(key):
+            new = FILTERED if item is not None and item != "" else item
+        elif kind is dict:
+            new = _scrub_dict(item, depth + 1)
+        elif kind is list:
+            new = _scrub_list(item, depth + 1)
+        elif kind is str and cards:
+            new = scrub_string(item)
+        else:
+            continue
+        if new is not item:
+            if out is None:
+                out = dict(value)
+            out[key] = new
+    return value if out is None else out
+
+
+def _scrub_list(value: list[Any], depth: int) -> list[Any]:
+    if depth > _MAX_DEPTH:
+        return value
+    out: list[Any] | None = None
+    for index, item in enumerate(value):
+        if type(item) is list and len(item) == 2 and is_sensitive_key(item[0]):
+            # [[name, value], ...] pairs (Sentry's header and query lists) are key/value data too.
+            new: Any = [item[0], FILTERED]
+        else:
+            new = scrub_value(item, depth + 1)
+        if new is not item:
+            if out is None:
+                out = list(value)
+            out[index] = new
+    return value if out is None else out
 
 
 def _scrub_headers(headers: Any) -> Any:
@@ -216,12 +271,13 @@ def _scrub_exception(exc: Any) -> Any:
     return {**exc, "values": scrubbed} if isinstance(exc, dict) else scrubbed
 
 
-def scrub_payload(payload: dict[str, Any], raw_text: str | None = None) -> dict[str, Any]:
+def scrub_payload(payload: dict[str, Any], raw: bytes | None = None) -> dict[str, Any]:
     """A scrubbed copy of one Sentry event or transaction payload (the input is not changed).
 
-    ``raw_text``, the JSON the payload was parsed from, lets the card search run once over the whole text.
+    ``raw``, the JSON the payload was parsed from, lets one card search over the whole text spare the
+    per-string searches when it finds nothing.
     """
-    token = _cards_possible.set(raw_text is None or _CARD_HINT.search(raw_text) is not None)
+    token = _cards_possible.set(raw is None or card_hint(raw))
     try:
         return _scrub_payload(payload)
     finally:

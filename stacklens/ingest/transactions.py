@@ -7,7 +7,10 @@ transaction name when it is a path template such as ``/users/{id}``, else the re
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+from orjson import Fragment
 
 from stacklens.ingest import timeparse
 from stacklens.ingest.fields import (
@@ -26,22 +29,39 @@ from stacklens.ingest.routes import normalise_route
 
 _MAX_SPANS = 2000
 _BROWSER_OPS = frozenset({"pageload", "navigation"})
-_SIZE_KEYS = {
-    "response_content_length": "http.response_content_length",
-    "decoded_content_length": "http.decoded_response_content_length",
-    "transfer_size": "http.response_transfer_size",
+# Resource sizes by column, under the names each @sentry/browser generation uses: up to v10
+# `http.response_content_length` etc.; v11 follows OpenTelemetry's semantic conventions
+# (`http.response.body.size` etc.). The first name present wins, so a span carrying both agrees with v11.
+SIZE_KEYS: dict[str, tuple[str, ...]] = {
+    "response_content_length": ("http.response.body.size", "http.response_content_length"),
+    "decoded_content_length": ("http.response.body.decoded_size", "http.decoded_response_content_length"),
+    "transfer_size": ("http.response.size", "http.response_transfer_size"),
 }
+# HTTP method: OpenTelemetry's name (sentry-sdk 2.x, @sentry/browser v8+) first, then the older one.
+METHOD_KEYS = ("http.request.method", "http.method")
+
+
+_INT64_MAX = 2**63 - 1  # the size columns are Int64; a larger figure is nonsense, stored as unknown
 
 
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
+    number: int | None = None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value.strip())
+    return number if number is not None and -_INT64_MAX <= number <= _INT64_MAX else None
+
+
+def _first_int(data: dict[str, Any], keys: tuple[str, ...]) -> int | None:
+    for key in keys:
+        value = _int(data.get(key))
+        if value is not None:
+            return value
     return None
 
 
@@ -59,7 +79,7 @@ def measurements(payload: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, item in dict_of(payload.get("measurements")).items():
         value = item.get("value") if isinstance(item, dict) else item
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             continue
         unit = item.get("unit", "") if isinstance(item, dict) else ""
         out[str(name)[:64]] = float(value) * UNIT_TO_MS.get(unit, 1.0)
@@ -80,8 +100,9 @@ def page_of(payload: dict[str, Any], op: str, tags: dict[str, str]) -> tuple[str
 
 
 def transaction_row(
-    payload: dict[str, Any], origin: Origin, raw_line: bytes, payload_json: str
+    payload: dict[str, Any], origin: Origin, raw_line: bytes, payload_json: str | Fragment
 ) -> dict[str, Any]:
+    """One ``transactions`` row; ``payload_json`` is the scrubbed payload's JSON text (or an orjson Fragment)."""
     trace = dict_of(dict_of(payload.get("contexts")).get("trace"))
     trace_data = dict_of(trace.get("data"))
     tags = string_map(payload.get("tags"))
@@ -92,7 +113,7 @@ def transaction_row(
     end = timeparse.to_epoch(payload.get("timestamp")) or start
     page, url = page_of(payload, op, tags)
     browser, _, os_name, _ = client_of(payload)
-    method = request.get("method") or trace_data.get("http.request.method") or trace_data.get("http.method")
+    method = request.get("method") or next((trace_data[k] for k in METHOD_KEYS if trace_data.get(k)), "")
     return {
         "org_id": origin.org_id,
         "project_id": origin.project_id,
@@ -141,7 +162,7 @@ def spans_rows(payload: dict[str, Any], transaction: dict[str, Any], origin: Ori
         end = timeparse.to_epoch(span.get("timestamp")) or start
         op = text(span.get("op"), 64)
         description = text(span.get("description"), 2048)
-        method = data.get("http.request.method") or data.get("http.method") or ""
+        method = next((data[k] for k in METHOD_KEYS if data.get(k)), "")
         if not method and op.startswith("http") and " " in description:
             method = description.split(" ", 1)[0]
         row = {
@@ -168,7 +189,7 @@ def spans_rows(payload: dict[str, Any], transaction: dict[str, Any], origin: Ori
             "render_blocking_status": text(data.get("resource.render_blocking_status"), 32),
             "data": string_map(data),
         }
-        for column, key in _SIZE_KEYS.items():
-            row[column] = _int(data.get(key))
+        for column, keys in SIZE_KEYS.items():
+            row[column] = _first_int(data, keys)
         rows.append(row)
     return rows

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from stacklens.ingest.decode import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_LINE_BYTES
 
 # Item types the service stores; others (replay_event, session, …) are counted as skipped (DESIGN §4.1).
@@ -28,30 +30,41 @@ class Line:
     raw: bytes
 
 
+# Depth check. Python parsers recurse per nesting level, so depth is bounded *before* parsing. Every
+# character but the four brackets is dropped (str.translate, in C); each round then deletes the innermost
+# adjacent "[]" / "{}" pairs, so a structure nested d deep is empty after d rounds.
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKET = str.maketrans("", "", "".join(chr(c) for c in range(128) if chr(c) not in "[]{}"))
+# A number token longer than MAX_INT_DIGITS: orjson would turn it into a float silently, so lines with such
+# a digit run take the standard-library parser, whose int hook refuses them with a clear message. Found by a
+# substring search on a copy with every digit turned into "0" (memory speed; a regex takes ~250 µs a line).
+_DIGITS_AS_ZERO = bytes(ord("0") if 48 <= b <= 57 else ord("x") for b in range(256))
+_LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
 
 
 def _depth_ok(text: str) -> bool:
-    """Nesting depth at most :data:`MAX_JSON_DEPTH`, checked before any parser recurses into the text.
+    """Nesting depth at most :data:`MAX_JSON_DEPTH`.
 
-    Strings are cut out and everything but brackets dropped (all in C); then each round removes the
-    innermost ``[]`` / ``{}`` pairs, so a structure of depth d empties in d rounds.
+    The quick count includes brackets inside strings. When it finds the line too deep, the count is redone
+    with strings cut out, so text inside a string never gets a line refused. When it passes a line, string
+    brackets may at worst have masked real depth, which the parser's own limit still bounds (orjson refuses
+    1,024 levels; the standard library raises RecursionError, reported as invalid JSON).
     """
     if _rounds_ok(text.translate(_NOT_BRACKET)):
-        # Brackets inside strings can only hide depth the JSON parser then refuses itself (its own
-        # recursion limit), so the quick answer is safe; the exact one runs only when it says "too deep".
         return True
     return _rounds_ok(_STRING.sub("", text).translate(_NOT_BRACKET))
 
 
 def _rounds_ok(brackets: str) -> bool:
-    brackets = "".join(c for c in brackets if c in "[]{}") if not brackets.isascii() else brackets
+    if not brackets.isascii():  # translate() only drops ASCII; drop the rest here (rare)
+        brackets = "".join(c for c in brackets if c in "[]{}")
     for _ in range(MAX_JSON_DEPTH):
         reduced = brackets.replace("[]", "").replace("{}", "")
         if reduced == brackets:
-            return True  # empty, or unbalanced (the JSON parser reports that)
+            # Empty, or no adjacent pair left (unbalanced): the parser reports unbalanced text itself.
+            return True
         brackets = reduced
+    # MAX_JSON_DEPTH rounds done: anything still reducible nests deeper than the limit.
     return not brackets or brackets.replace("[]", "").replace("{}", "") == brackets
 
 
@@ -65,6 +78,16 @@ def _reject_constant(name: str) -> float:
     raise LineError(f"{name} is not valid JSON")
 
 
+def _strict_loads(text: str) -> Any:
+    """The standard-library parser with the int and NaN hooks: exact messages for the rare bad line."""
+    try:
+        return json.loads(text, parse_int=_bounded_int, parse_constant=_reject_constant)
+    except LineError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise LineError(f"the line is not valid JSON: {str(exc).splitlines()[0][:200]}") from exc
+
+
 def parse_line(raw: bytes, number: int) -> Line | None:
     """The checked line, or ``None`` for a blank line; raises :class:`LineError`."""
     if len(raw) > MAX_LINE_BYTES:
@@ -75,19 +98,23 @@ def parse_line(raw: bytes, number: int) -> Line | None:
         raise LineError(f"the line is not valid UTF-8 (byte {exc.start})") from exc
     if not text.strip():
         return None
-    # Cheap pre-check: the brackets can only nest deeper than the limit if there are that many of them.
+    # Nesting deeper than the limit needs more opening brackets than the limit: most lines skip the check.
     if (text.count("{") + text.count("[")) > MAX_JSON_DEPTH and not _depth_ok(text):
         raise LineError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        obj = json.loads(text, parse_int=_bounded_int, parse_constant=_reject_constant)
-    except LineError:
-        raise
-    except (ValueError, RecursionError) as exc:
-        raise LineError(f"the line is not valid JSON: {str(exc).splitlines()[0][:200]}") from exc
+    if _LONG_RUN in raw.translate(_DIGITS_AS_ZERO):
+        obj = _strict_loads(text)  # long digit runs are usually inside strings; the hook judges numbers only
+    else:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            # orjson's messages name no token ("unexpected character"); the strict parser's do ("NaN").
+            # A line only the standard library accepts (e.g. a lone surrogate escape) is read with it.
+            obj = _strict_loads(text)
     return check_fields(obj, number, raw)
 
 
 def check_fields(obj: Any, number: int, raw: bytes) -> Line:
+    """The envelope fields of DESIGN §4.1 (``v``, ``type``, ``app_key``, ``ts``, ``payload``), type-checked."""
     if not isinstance(obj, dict):
         raise LineError("the line must be a JSON object")
     version = obj.get("v", 1)

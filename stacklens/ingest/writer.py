@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from clickhouse_connect.driver.client import Client
 
 # Table → its event-id column. Table names only ever come from here, never from input.
@@ -97,9 +98,12 @@ def drop_duplicates(
 
 
 def encode_rows(rows: list[dict[str, Any]]) -> bytes:
-    """``JSONEachRow`` bytes; non-ASCII stays UTF-8 (``ensure_ascii`` would double the size of CJK text)."""
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-    return ("\n".join(dumps(row) for row in rows) + "\n").encode("utf-8", "surrogatepass")
+    """``JSONEachRow`` bytes, UTF-8 as is (no ``\\u`` escapes).
+
+    A ``payload`` given as :class:`orjson.Fragment` (the JSON object text) is embedded unescaped; the
+    insert reads it into its ``String`` column as that text (``input_format_json_read_objects_as_strings``).
+    """
+    return b"\n".join(map(orjson.dumps, rows)) + b"\n"
 
 
 def insert_rows(client: Client, table: str, rows: list[dict[str, Any]], token: str) -> None:
@@ -115,6 +119,7 @@ def insert_rows(client: Client, table: str, rows: list[dict[str, Any]], token: s
             "insert_deduplication_token": token,
             "input_format_skip_unknown_fields": 0,
             "date_time_input_format": "best_effort",
+            "input_format_json_read_objects_as_strings": 1,
         },
     )
 

@@ -122,6 +122,69 @@ def test_events_and_transactions_land_with_gzip(client: TestClient, settings: Se
     assert spans == [("db", "SELECT * FROM orders", "/orders/{order_id}")]
 
 
+def browser_pageload(sizes: dict[str, int], method_key: str) -> dict[str, Any]:
+    """A pageload with one resource span whose data uses the given attribute names."""
+    start = 1795291567.25
+    return {
+        "event_id": uuid.uuid4().hex,
+        "platform": "javascript",
+        "transaction": "/products/12",
+        "start_timestamp": start,
+        "timestamp": start + 1.5,
+        "contexts": {"trace": {"op": "pageload", "trace_id": "a" * 32, "span_id": "b" * 16}},
+        "request": {"url": "https://shop.example/products/12", "headers": {"Cookie": "sid=1"}},
+        "spans": [
+            {
+                "span_id": "c" * 16,
+                "op": "resource.script",
+                "description": "https://shop.example/app.js",
+                "start_timestamp": start + 0.1,
+                "timestamp": start + 0.3,
+                "data": {**sizes, method_key: "GET", "resource.render_blocking_status": "blocking"},
+            }
+        ],
+    }
+
+
+def test_browser_span_sizes_land_under_either_generation_of_names(
+    client: TestClient, settings: Settings, make_org
+) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    v10 = {
+        "http.response_content_length": 100,
+        "http.decoded_response_content_length": 300,
+        "http.response_transfer_size": 120,
+    }
+    v11 = {"http.response.body.size": 100, "http.response.body.decoded_size": 300, "http.response.size": 120}
+    body = b"\n".join(
+        [
+            line(browser_pageload(v10, "http.method"), org["app_key"], "transaction"),
+            line(browser_pageload(v11, "http.request.method"), org["app_key"], "transaction"),
+        ]
+    )
+    response = post(client, org["api_key"], body)
+    assert response.status_code == 200 and response.json()["accepted"] == 2, response.text
+    spans = (
+        get_warehouse(settings)
+        .query(
+            "SELECT response_content_length, decoded_content_length, transfer_size, http_method, "
+            "render_blocking_status FROM spans WHERE org_id = {org:UInt64}",
+            parameters={"org": org["org_id"]},
+        )
+        .result_rows
+    )
+    assert spans == [(100, 300, 120, "GET", "blocking")] * 2
+    payloads = (
+        get_warehouse(settings)
+        .query(
+            "SELECT payload FROM transactions WHERE org_id = {org:UInt64}", parameters={"org": org["org_id"]}
+        )
+        .result_rows
+    )
+    stored = [json.loads(p) for (p,) in payloads]
+    assert all(p["request"]["headers"]["Cookie"] == "[FILTERED]" for p in stored), "scrubbed JSON object text"
+
+
 def test_zstd_and_per_service_key(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
     org = make_org()
     with session_scope(settings) as session:

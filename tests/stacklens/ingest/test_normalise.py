@@ -6,6 +6,7 @@ import json
 import time
 from typing import Any
 
+import pytest
 import sentry_sdk
 from sdk_events import capture, sdk_client
 
@@ -203,3 +204,59 @@ def test_browser_error_event() -> None:
         "17.2",
     )
     assert row["timestamp"] == "2026-11-21 20:06:07.500" and row["request_url"] == "https://shop.example/cart"
+
+
+# Resource spans of one asset as each @sentry/browser generation names its data (encoded 48,000 bytes,
+# decoded 190,000, transferred 48,300; GET; 200).
+BROWSER_SPAN_DATA = {
+    "v10": {
+        "http.response_content_length": 48000,
+        "http.decoded_response_content_length": 190000,
+        "http.response_transfer_size": 48300,
+        "http.method": "GET",
+        "http.response.status_code": 200,
+    },
+    "v11": {
+        "http.response.body.size": 48000,
+        "http.response.body.decoded_size": 190000,
+        "http.response.size": 48300,
+        "http.request.method": "GET",
+        "http.response.status_code": 200,
+    },
+}
+
+
+@pytest.mark.parametrize("generation", sorted(BROWSER_SPAN_DATA))
+def test_resource_sizes_and_method_under_either_name(generation: str) -> None:
+    payload = browser_pageload()
+    payload["spans"][0]["data"] = {
+        **BROWSER_SPAN_DATA[generation],
+        "resource.render_blocking_status": "blocking",
+    }
+    payload["contexts"]["trace"]["data"] = {
+        k: v for k, v in BROWSER_SPAN_DATA[generation].items() if "method" in k
+    }
+    del payload["request"]
+    raw = json.dumps(payload).encode()
+    row = transaction_row(payload, ORIGIN, raw, raw.decode())
+    script = spans_rows(payload, row, ORIGIN)[0]
+    sizes = (script["response_content_length"], script["decoded_content_length"], script["transfer_size"])
+    assert sizes == (48000, 190000, 48300)
+    assert (script["http_method"], script["status_code"], row["http_method"]) == ("GET", 200, "GET")
+
+
+def test_sizes_out_of_range_or_not_numbers_are_unknown() -> None:
+    payload = browser_pageload()
+    payload["spans"][0]["data"] = {
+        "http.response.body.size": 2**70,
+        "http.response.body.decoded_size": "big",
+        "http.response.size": True,
+    }
+    raw = json.dumps(payload).encode()
+    row = transaction_row(payload, ORIGIN, raw, raw.decode())
+    script = spans_rows(payload, row, ORIGIN)[0]
+    assert (script["response_content_length"], script["decoded_content_length"], script["transfer_size"]) == (
+        None,
+        None,
+        None,
+    )

@@ -21,7 +21,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     install_error_handlers(app)
     # One router per resource; each module exposes `router`.
-    from api.routers import activity, auth, health, ingest, issues_api, keys, limits, pipelines, projects
+    from api.routers import (
+        activity,
+        auth,
+        budgets,
+        health,
+        ingest,
+        issues_api,
+        keys,
+        limits,
+        pipelines,
+        projects,
+    )
 
     app.include_router(auth.router)
     app.include_router(projects.router)
@@ -32,6 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(limits.router)
     app.include_router(issues_api.router)
     app.include_router(pipelines.router)
+    app.include_router(budgets.router)
     # Dashboard pages, sessions, static files (plotly.js from the plotly package) on the same app.
     from dashboards.web import install as install_dashboards
 

@@ -241,9 +241,10 @@ class EmbeddedRunner:
 
     def catch_up(self) -> list[RunOutcome]:
         """Every data-driven job whose plan finds new data, then the budgets (first pass, or after a run)."""
-        from pipelines.definitions import defs
+        from pipelines.definitions import current_definitions
         from pipelines.jobs import budgets_job
 
+        defs = current_definitions()
         follow = frozenset() if self._passes == 0 else frozenset({budgets_job.name})
         self._passes += 1
         with self._run_lock:
@@ -251,11 +252,12 @@ class EmbeddedRunner:
 
     def run_due(self, now: datetime) -> list[RunOutcome]:
         """Execute the schedules due in the minute of ``now`` (each minute at most once)."""
-        from pipelines.definitions import defs
-
         minute = now.astimezone(UTC).replace(second=0, microsecond=0)
         if self._last_minute is not None and minute <= self._last_minute:
             return []
+        from pipelines.definitions import current_definitions
+
+        defs = current_definitions()
         self._last_minute = minute
         outcomes: list[RunOutcome] = []
         with self._run_lock:
@@ -267,7 +269,9 @@ class EmbeddedRunner:
 
     def run_now(self, select: list[str] | None = None) -> list[RunOutcome]:
         """Materialize now (used by the server's pipelines endpoint)."""
-        from pipelines.definitions import defs
+        from pipelines.definitions import current_definitions
+
+        defs = current_definitions()
 
         with self._run_lock:
             return materialize_now(defs, self.instance, select)

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from pipelines import warehouse_ops as ops
 from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS
 from pipelines.budget_rules import WINDOW_DAYS, passes
+from pipelines.budget_store import BudgetRow
 from pipelines.resources import ClickHouseResource, ControlStoreResource
 from stacklens.warehouse.queries import load_query
 
@@ -108,6 +109,48 @@ def budgets_within_limits(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
     failing = sum(1 for row in rows if not row[5])
     metadata["over_budget"] = failing
     return dg.AssetCheckResult(passed=failing == 0, metadata=metadata, severity=dg.AssetCheckSeverity.ERROR)
+
+
+def budget_check(budget: BudgetRow) -> dg.AssetChecksDefinition:
+    """The check of one budget (``budget_<id>``): fails when the budget's evaluation in this run is over.
+
+    Built from the budgets the control store holds when the definitions load (see
+    ``pipelines.definitions.current_definitions``); ``budgets_within_limits`` covers every budget regardless.
+    """
+    unit = f" {budget.unit}" if budget.unit else ""
+
+    @dg.asset_check(
+        asset=budget_status,
+        name=f"budget_{budget.id}",
+        description=f"{budget.project}: {budget.metric} on {budget.scope} stays <= {budget.value:g}{unit}",
+    )
+    def _check(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
+        rows = (
+            warehouse.get_client()
+            .query(
+                "SELECT current_value, passed, evaluated_at FROM budget_status FINAL WHERE budget_id = {id:UInt64}",
+                parameters={"id": budget.id},
+            )
+            .result_rows
+        )
+        if not rows:  # deleted since the definitions loaded: nothing to judge
+            return dg.AssetCheckResult(
+                passed=True,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={"status": "budget no longer exists"},
+            )
+        current, ok, evaluated_at = rows[0]
+        return dg.AssetCheckResult(
+            passed=bool(ok),
+            severity=dg.AssetCheckSeverity.ERROR,
+            metadata={
+                "budget": budget.value,
+                "current": dg.MetadataValue.float(float(current)) if current is not None else "no data",
+                "evaluated_at": evaluated_at.isoformat(),
+            },
+        )
+
+    return _check
 
 
 @dg.asset(

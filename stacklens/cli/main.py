@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "stacklens.cli.admin",
     "stacklens.cli.demo",
     "stacklens.cli.pipelines",
+    "stacklens.cli.budgets",
 )
 
 

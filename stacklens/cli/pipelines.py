@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_directly(settings: Settings, select: list[str] | None) -> list[dict[str, Any]]:
-    from pipelines.definitions import defs
+    from pipelines.definitions import current_definitions
     from pipelines.embedded import dagster_instance, materialize_now
     from pipelines.resources import export_settings_env
     from stacklens.warehouse.client import get_warehouse
@@ -97,7 +97,7 @@ def _run_directly(settings: Settings, select: list[str] | None) -> list[dict[str
     get_warehouse(settings)
     instance = dagster_instance(settings)
     try:
-        return [o.as_dict() for o in materialize_now(defs, instance, select)]
+        return [o.as_dict() for o in materialize_now(current_definitions(), instance, select)]
     finally:
         instance.dispose()
 

@@ -1,0 +1,167 @@
+"""Performance budgets of a project: `GET/POST /api/projects/{slug}/budgets`, `PUT/DELETE /api/budgets/{id}`.
+
+Budgets live in the control store; the `budget_status` mart evaluates them (every 5 minutes) and the
+answers carry its latest current value and pass/fail. Another organization's project or budget answers
+404 exactly like one that does not exist.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+from pydantic import BaseModel, Field
+
+from api.deps import ApiAuth, AppSettings, DbSession
+from api.errors import ApiError
+from api.routers.auth import AUTH_ERRORS, ErrorBody
+from pipelines import budget_store
+from pipelines.budget_rules import BUDGET_METRICS, BudgetError
+from stacklens.control import accounts
+from stacklens.control.accounts import AccountError
+from stacklens.control.models import Budget, Project
+from stacklens.settings import Settings
+
+router = APIRouter(prefix="/api", tags=["budgets"])
+ERRORS = {
+    **AUTH_ERRORS,
+    400: {"model": ErrorBody, "description": "Invalid metric, scope or value."},
+    404: {"model": ErrorBody, "description": "No such project or budget in this organization."},
+    409: {"model": ErrorBody, "description": "The metric already has a budget on that scope."},
+}
+METRICS_TEXT = ", ".join(f"`{m}` ({d})" for m, (d, _) in BUDGET_METRICS.items())
+
+
+class BudgetIn(BaseModel):
+    metric: str = Field(description=f"One of {METRICS_TEXT}.")
+    scope: str = Field(
+        default="*", description="`*` for the whole project, or a page route such as `/checkout`."
+    )
+    value: float = Field(description="The budget: the metric passes while its current value is at most this.")
+
+
+class BudgetUpdate(BaseModel):
+    metric: str | None = None
+    scope: str | None = None
+    value: float
+
+
+class BudgetOut(BaseModel):
+    id: int
+    project: str
+    metric: str
+    scope: str
+    value: float
+    unit: str
+    description: str
+    created_at: str
+    current_value: float | None = Field(description="Latest evaluation (last 7 days); null before the first.")
+    passed: bool | None = Field(
+        description="Whether the current value is within the budget; null before the first evaluation."
+    )
+    evaluated_at: str | None
+
+
+class BudgetList(BaseModel):
+    budgets: list[BudgetOut]
+
+
+def _project(session: DbSession, org_id: int, slug: str) -> Project:
+    try:
+        return accounts.project_by_slug(session, slug, org_id=org_id)
+    except AccountError as exc:
+        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
+
+
+def _evaluations(
+    settings: Settings, org_id: int, ids: list[int]
+) -> dict[int, tuple[float | None, bool, str]]:
+    """The latest `budget_status` row of each budget (the organization's rows only)."""
+    if not ids:
+        return {}
+    from stacklens.warehouse.client import get_warehouse
+
+    rows = (
+        get_warehouse(settings)
+        .query(
+            "SELECT budget_id, argMax(current_value, evaluated_at), argMax(passed, evaluated_at), max(evaluated_at)"
+            " FROM budget_status WHERE org_id = {org:UInt64} AND budget_id IN {ids:Array(UInt64)} GROUP BY budget_id",
+            parameters={"org": org_id, "ids": ids},
+        )
+        .result_rows
+    )
+    return {
+        int(b): (None if c is None else float(c), bool(p), at.isoformat().replace("+00:00", "Z"))
+        for b, c, p, at in rows
+    }
+
+
+def _out(rows: list[budget_store.BudgetRow], settings: Settings, org_id: int) -> list[BudgetOut]:
+    evaluated = _evaluations(settings, org_id, [r.id for r in rows])
+    out = []
+    for row in rows:
+        current, passed, at = evaluated.get(row.id, (None, None, None))
+        out.append(
+            BudgetOut(
+                id=row.id,
+                project=row.project,
+                metric=row.metric,
+                scope=row.scope,
+                value=row.value,
+                unit=row.unit,
+                description=row.description,
+                created_at=row.created_at,
+                current_value=current,
+                passed=passed,
+                evaluated_at=at,
+            )
+        )
+    return out
+
+
+@router.get("/projects/{slug}/budgets", response_model=BudgetList, responses=ERRORS)
+def list_budgets(slug: str, identity: ApiAuth, session: DbSession, settings: AppSettings) -> BudgetList:
+    """The project's budgets with their latest evaluation."""
+    project = _project(session, identity.org_id, slug)
+    return BudgetList(budgets=_out(budget_store.list_budgets(session, project), settings, identity.org_id))
+
+
+@router.post("/projects/{slug}/budgets", response_model=BudgetOut, status_code=201, responses=ERRORS)
+def create_budget(
+    slug: str, body: BudgetIn, identity: ApiAuth, session: DbSession, settings: AppSettings
+) -> BudgetOut:
+    """Add a budget; it is evaluated on the next budgets run (every 5 minutes)."""
+    project = _project(session, identity.org_id, slug)
+    try:
+        row = budget_store.create_budget(session, project, body.metric, body.scope, body.value)
+    except BudgetError as exc:
+        status = 409 if "already has a budget" in str(exc) else 400
+        raise ApiError(status, "Conflict" if status == 409 else "Bad Request", str(exc)) from exc
+    return _out([row], settings, identity.org_id)[0]
+
+
+def _owned(session: DbSession, budget_id: int, org_id: int) -> tuple[Budget, Project]:
+    found = budget_store.budget_in_org(session, budget_id, org_id)
+    if found is None:
+        raise ApiError(404, "Not Found", f"no budget {budget_id} in this organization")
+    return found
+
+
+@router.put("/budgets/{budget_id}", response_model=BudgetOut, responses=ERRORS)
+def update_budget(
+    budget_id: int, body: BudgetUpdate, identity: ApiAuth, session: DbSession, settings: AppSettings
+) -> BudgetOut:
+    """Change a budget's value (and optionally its metric or scope)."""
+    budget, project = _owned(session, budget_id, identity.org_id)
+    try:
+        row = budget_store.update_budget(session, budget, project, body.metric, body.scope, body.value)
+    except BudgetError as exc:
+        status = 409 if "another budget" in str(exc) else 400
+        raise ApiError(status, "Conflict" if status == 409 else "Bad Request", str(exc)) from exc
+    return _out([row], settings, identity.org_id)[0]
+
+
+@router.delete("/budgets/{budget_id}", status_code=204, responses=ERRORS)
+def delete_budget(budget_id: int, identity: ApiAuth, session: DbSession) -> Response:
+    """Delete a budget; it leaves the `budget_status` mart on the next budgets run."""
+    budget, _ = _owned(session, budget_id, identity.org_id)
+    session.delete(budget)
+    return Response(status_code=204)

@@ -1,91 +1,62 @@
 """Shipper throughput: `stacklens-shipper --record` over N events, to a loopback sink that only counts
 (the shipper's own cost) and, with ``--server``, to a real `stacklens serve` with its own data dir.
 
-    .venv/bin/python bench/shipper.py                 # short run (small and Sentry-sized, sink only)
-    .venv/bin/python bench/shipper.py --full          # full size
-    .venv/bin/python bench/shipper.py --server        # also against `stacklens serve`
+    .venv/bin/python bench/shipper.py                      # short run (small and Sentry-sized, sink only)
+    .venv/bin/python bench/shipper.py --batch-size 100     # the spec's default batchSize
+    .venv/bin/python bench/shipper.py --server             # the same files to the sink and to `stacklens serve`
+    .venv/bin/python bench/shipper.py --server --default-quota   # ... under the default rate limits (429s)
+    .venv/bin/python bench/shipper.py --full               # 1,000,000 small and 20,000 Sentry-sized events
 
-Prints lines/s, MiB/s, CPU seconds and peak RSS of the shipper process. Goals on one core: >= 50,000 lines/s
-for small lines, >= 35 MiB/s for Sentry-sized events, gzip on, RSS <= 64 MiB.
+The lines are valid log lines (DESIGN §4.1) carrying the app key of a project made with `stacklens admin`,
+so the service accepts them. A run against the service ends when `stacklens-shipper --status --json` shows
+every line acknowledged. Prints lines/s, MiB/s, CPU seconds and peak RSS of the shipper process. Goals on one
+core: >= 50,000 lines/s for small lines, >= 35 MiB/s for Sentry-sized events, gzip on, RSS <= 64 MiB.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
+from shipper_targets import Service, Sink
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPER = ROOT / ".venv" / "bin" / "stacklens-shipper"
-API_KEY = "stacklens_api_" + "B" * 32
-APP_KEY = "stacklens_app_" + "C" * 24
+# Keys of the right shape for runs without a service (the sink checks none).
+SINK_API_KEY = "stacklens_api_" + "B" * 32
+SINK_APP_KEY = "stacklens_app_" + "C" * 24
 
 
-class Sink:
-    """Counts lines and bytes; decompresses so the count is real, does nothing else."""
-
-    def __init__(self) -> None:
-        self.lines = 0
-        sink = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _answer(self, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # noqa: N802
-                self._answer({"valid": True, "organization": "bench", "created_at": "2026-01-01T00:00:00Z"})
-
-            def do_POST(self) -> None:  # noqa: N802
-                raw = self.rfile.read(int(self.headers["Content-Length"]))
-                body = gzip.decompress(raw) if self.headers.get("Content-Encoding") == "gzip" else raw
-                n = body.count(b"\n")
-                sink.lines += n
-                self._answer(
-                    {
-                        "batch_id": self.headers["Idempotency-Key"],
-                        "accepted": n,
-                        "duplicates": 0,
-                        "rejected": [],
-                    }
-                )
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def small_line(i: int) -> bytes:
-    payload = {
-        "event_id": f"{i:032x}",
-        "level": "error",
-        "message": "ValueError: bad input",
-        "platform": "python",
-        "timestamp": "2026-11-21T19:22:03.123Z",
-        "tags": {"env": "prod"},
-    }
-    line = {"v": 1, "type": "event", "app_key": APP_KEY, "ts": "2026-11-21T19:22:03.123Z", "payload": payload}
+def log_line(app_key: str, payload: dict[str, Any]) -> bytes:
+    """One SDK log line (DESIGN §4.1) with a fresh event id, stamped now so no retention rule refuses it."""
+    now = _now()
+    payload = dict(payload, event_id=uuid.uuid4().hex, timestamp=now)
+    line = {"v": 1, "type": "event", "app_key": app_key, "ts": now, "payload": payload}
     return json.dumps(line, separators=(",", ":")).encode() + b"\n"
+
+
+SMALL_PAYLOAD = {
+    "level": "error",
+    "message": "ValueError: bad input",
+    "platform": "python",
+    "tags": {"env": "prod"},
+}
 
 
 def sentry_payloads(count: int) -> list[dict]:
@@ -125,97 +96,161 @@ def sentry_payloads(count: int) -> list[dict]:
     return captured
 
 
-def write_logs(directory: Path, kind: str, events: int) -> int:
-    path = directory / "stacklens-2026-11-21.log"
+def write_logs(directory: Path, kind: str, events: int, app_key: str) -> int:
+    path = directory / f"stacklens-{datetime.now(UTC):%Y-%m-%d}.log"
+    templates = [SMALL_PAYLOAD] if kind == "small" else sentry_payloads(20)
     with open(path, "wb") as fh:
-        if kind == "small":
-            for i in range(events):
-                fh.write(small_line(i))
-        else:
-            templates = sentry_payloads(20)
-            for i in range(events):
-                payload = dict(templates[i % len(templates)], event_id=f"{i:032x}")
-                line = {
-                    "v": 1,
-                    "type": "event",
-                    "app_key": APP_KEY,
-                    "ts": "2026-11-21T19:22:03.123Z",
-                    "payload": payload,
-                }
-                fh.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
+        for i in range(events):
+            fh.write(log_line(app_key, templates[i % len(templates)]))
     return path.stat().st_size
 
 
-def run_shipper(directory: Path, base_url: str, events: int, batch_size: int, done) -> dict:  # type: ignore[no-untyped-def]
+def write_config(directory: Path, base_url: str, api_key: str, app_key: str, batch_size: int) -> Path:
     config = directory.parent / "stacklens.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "stacklens": {
-                    "apiKey": API_KEY,
-                    "appKey": APP_KEY,
-                    "baseUrl": base_url,
-                    "storagePath": str(directory),
-                    "allowInsecureHttp": True,
-                    "batchSize": batch_size,
-                    "flushInterval": "200ms",
-                    "logLevel": "warn",
-                    "compress": True,
-                }
-            }
-        )
-    )
+    document = {
+        "stacklens": {
+            "apiKey": api_key,
+            "appKey": app_key,
+            "baseUrl": base_url,
+            "storagePath": str(directory),
+            "allowInsecureHttp": True,  # loopback only
+            "batchSize": batch_size,
+            "flushInterval": "200ms",
+            "logLevel": "warn",
+            "compress": True,
+        }
+    }
+    fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        yaml.safe_dump(document, handle)
     os.chmod(config, 0o600)
+    return config
+
+
+def shipper_status(config: Path) -> dict[str, Any]:
+    result = subprocess.run(
+        [str(SHIPPER), "--config", str(config), "--status", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"stacklens-shipper --status failed: {result.stderr.strip()}")
+    return json.loads(result.stdout)
+
+
+def acknowledged(config: Path, events: int) -> Callable[[], bool]:
+    """Done when the shipper's own status counts every line in an acknowledged batch, nothing pending."""
+
+    def done() -> bool:
+        status = shipper_status(config)
+        return status["counters"].get("events", 0) >= events and status["pending"]["lines"] == 0
+
+    return done
+
+
+def _sample_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def run_shipper(config: Path, done: Callable[[], bool], poll: float) -> dict[str, Any]:
     started = time.monotonic()
-    proc = subprocess.Popen([str(SHIPPER), "--config", str(config), "--record"], stderr=subprocess.PIPE)
+    log_path = config.with_suffix(".log")
+    with open(log_path, "wb") as out:
+        proc = subprocess.Popen([str(SHIPPER), "--config", str(config), "--record"], stderr=out)
     peak = 0
-    while not done():
-        for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                peak = max(peak, int(line.split()[1]))
+    next_check = 0.0
+    while True:
+        peak = max(peak, _sample_rss(proc.pid))
         if proc.poll() is not None:
-            raise SystemExit(f"shipper exited: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+            raise SystemExit(f"shipper exited: {log_path.read_text()[-2000:]}")
+        if time.monotonic() >= next_check:
+            if done():
+                break
+            next_check = time.monotonic() + poll
         time.sleep(0.02)
     elapsed = time.monotonic() - started
     stat = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    cpu = (int(stat[11]) + int(stat[12])) / ticks
+    cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+    peak = max(peak, _sample_rss(proc.pid))
     proc.send_signal(signal.SIGTERM)
-    proc.wait(30)
-    return {"elapsed": elapsed, "cpu": cpu, "rss_mib": peak / 1024}
+    code = proc.wait(60)
+    log = log_path.read_text(errors="replace")
+    return {
+        "elapsed": elapsed,
+        "cpu": cpu,
+        "rss_mib": peak / 1024,
+        "exit": code,
+        "retries": log.count("Retry attempt"),
+        "status": shipper_status(config),
+    }
 
 
-def report(label: str, events: int, size: int, result: dict) -> None:
+def report(label: str, events: int, size: int, result: dict[str, Any]) -> None:
     mib = size / 1024 / 1024
+    counters = result["status"]["counters"]
     print(
-        f"{label:<34} {events:>8} lines {mib:8.1f} MiB  wall {result['elapsed']:6.2f}s  "
-        f"{events / result['elapsed']:>9,.0f} lines/s  {mib / result['elapsed']:6.1f} MiB/s  "
-        f"cpu {result['cpu']:5.2f}s ({events / max(result['cpu'], 1e-9):>9,.0f} lines/cpu-s, "
-        f"{mib / max(result['cpu'], 1e-9):5.1f} MiB/cpu-s)  peak RSS {result['rss_mib']:.1f} MiB"
+        f"{label:<22} {events:>8} lines {mib:7.1f} MiB  wall {result['elapsed']:7.2f}s "
+        f"{events / result['elapsed']:>9,.0f} lines/s {mib / result['elapsed']:6.1f} MiB/s  "
+        f"cpu {result['cpu']:6.2f}s ({events / max(result['cpu'], 1e-9):>8,.0f} lines/cpu-s, "
+        f"{mib / max(result['cpu'], 1e-9):5.1f} MiB/cpu-s)  peak RSS {result['rss_mib']:5.1f} MiB  "
+        f"accepted {counters.get('accepted')} dup {counters.get('duplicates')} rejected {counters.get('rejected')} "
+        f"retries {result['retries']} exit {result['exit']}",
+        flush=True,
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="1,000,000 small and 20,000 Sentry-sized events")
-    parser.add_argument("--server", action="store_true", help="also ship to a real `stacklens serve`")
+    parser.add_argument("--small", type=int, default=None, help="small lines (default 100,000)")
+    parser.add_argument("--sentry", type=int, default=None, help="Sentry-sized events (default 2,000)")
+    parser.add_argument("--server", action="store_true", help="also ship the same files to `stacklens serve`")
+    parser.add_argument(
+        "--default-quota", action="store_true", help="with --server: keep the default rate limits (429s)"
+    )
     parser.add_argument("--batch-size", type=int, default=1000)
     args = parser.parse_args()
-    sizes = {"small": 1_000_000 if args.full else 100_000, "sentry": 20_000 if args.full else 2_000}
+    sizes = {
+        "small": args.small if args.small is not None else (1_000_000 if args.full else 100_000),
+        "sentry": args.sentry if args.sentry is not None else (20_000 if args.full else 2_000),
+    }
+    work = Path(tempfile.mkdtemp(prefix="bench-shipper-"))
+    service = Service(work, raise_quota=not args.default_quota) if args.server else None
+    if service is not None:
+        print(
+            f"stacklens serve on {service.url}, data dir {work / 'server'}, quota {service.quota}", flush=True
+        )
+    api_key, app_key = (service.api_key, service.app_key) if service else (SINK_API_KEY, SINK_APP_KEY)
     sink = Sink()
-    for kind, events in sizes.items():
-        with tempfile.TemporaryDirectory(prefix="bench-shipper-") as tmp:
-            logs = Path(tmp) / "logs"
-            logs.mkdir()
-            size = write_logs(logs, kind, events)
-            start_lines = sink.lines
-            result = run_shipper(
-                logs, sink.url, events, args.batch_size, lambda s=start_lines, n=events: sink.lines - s >= n
-            )
-            report(f"{kind} -> counting sink (batch {args.batch_size})", events, size, result)
-    if args.server:
-        print("--server: needs `stacklens serve` with /api/ingest; see bench/RESULTS.md", file=sys.stderr)
-        return 1
+    print(f"batchSize {args.batch_size}, gzip, flushInterval 200ms", flush=True)
+    try:
+        for kind, events in sizes.items():
+            if not events:
+                continue
+            logs = work / kind / "logs"
+            logs.mkdir(parents=True)
+            size = write_logs(logs, kind, events, app_key)
+            config = write_config(logs, sink.url, api_key, app_key, args.batch_size)
+            before = sink.lines
+            result = run_shipper(config, lambda b=before, n=events: sink.lines - b >= n, poll=0.0)
+            report(f"{kind} -> counting sink", events, size, result)
+            if service is None:
+                continue
+            server_logs = work / kind / "server-logs"
+            server_logs.mkdir()
+            day_file = next(logs.glob("stacklens-*.log"))  # the same bytes, with a tracker of their own
+            day_file.rename(server_logs / day_file.name)
+            config = write_config(server_logs, service.url, api_key, app_key, args.batch_size)
+            result = run_shipper(config, acknowledged(config, events), poll=0.5)
+            report(f"{kind} -> stacklens serve", events, size, result)
+    finally:
+        sink.close()
+        if service is not None:
+            service.close()
     return 0
 
 

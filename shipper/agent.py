@@ -22,11 +22,16 @@ from shipper import faults
 from shipper.batch import Batch, DeadLetters
 from shipper.config import Config, ConfigError, load_config
 from shipper.state import Scanner
+from shipper.status import STATUS_INTERVAL, publish, status_path
 from shipper.tracker import TrackerStore, TrackerUnwritable
 from shipper.transport import Answer, Outcome, Transport, network_error_name
 
 log = logging.getLogger("shipper")
 RETRIES = 3
+# Exit status when SIGTERM's grace period ends with a request unanswered (EX_TEMPFAIL, sysexits.h): the
+# stop was not clean, yet nothing is lost: the batch is resent on the next start under the same
+# Idempotency-Key and the service lands it once.
+EXIT_UNACKNOWLEDGED = 75
 
 
 class GraceExpired(Exception):
@@ -53,6 +58,8 @@ class Agent:
         self.park_until = 0.0
         self.connected = False
         self.last_save = 0.0
+        self.last_status = 0.0
+        self.status_path = status_path(config)
         self.scanner.dirty = False
         self.retry_delays: list[float] = []
 
@@ -72,43 +79,52 @@ class Agent:
         self.wake.set()
 
     def _sleep(self, seconds: float) -> None:
+        self._publish(urgent=True)  # whatever changed is visible to `--status` while we wait
         if seconds > 0:
             self.wake.wait(seconds)
         self.wake.clear()
 
     # -- start -------------------------------------------------------------------------------------
     def run(self) -> int:
+        """The delivery loop until SIGTERM/SIGINT: 0 after a clean stop, :data:`EXIT_UNACKNOWLEDGED` when the
+        grace period ended with a batch unanswered, 1 when the shipper cannot start."""
         log.info("Starting shipper...")
+        status = 0
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_hup)
         try:
             self._wait_for_storage()
             if self.stopping:
-                return 0
+                return status
             self.scanner.load()
+            self._save(force=True)  # a recovered or re-read tracker is made durable before anything is sent
             self._check_connection()
             while not self.stopping:
                 self._step()
             self._drain()
         except GraceExpired:
-            log.warning(
-                "shutdown grace period ended with a batch unacknowledged; it is sent again on restart"
+            status = EXIT_UNACKNOWLEDGED
+            log.error(
+                "Stopped with %d events unacknowledged after the %gs shutdown grace period; nothing is lost: "
+                "they are sent again on the next start and the service drops the resend (same Idempotency-Key)",
+                sum(len(batch.lines) for batch in self.queue) + (len(self.open.lines) if self.open else 0),
+                self.config.shutdown_grace,
             )
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            self.scanner.set_state("stopped")
             self._save(force=True)
             self.transport.close()
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        log.info("Shipper stopped (peak RSS %.1f MiB)", peak)
-        return 0
+        log.info("Shipper stopped (peak RSS %.1f MiB)", peak_rss_mib())
+        return status
 
     def _wait_for_storage(self) -> None:
         path = self.config.storage_path
         delay = 1.0
         while not path.is_dir() and not self.stopping:
             log.error("Storage path not found: %s does not exist; create it (mkdir -p %s)", path, path)
-            self.scanner.stats["state"] = "waiting for storage path"
+            self.scanner.set_state("waiting for storage path")
             self._sleep(delay)
             delay = min(delay * 2, 60.0)
         if self.stopping:
@@ -212,6 +228,7 @@ class Agent:
                 )
                 self.scanner.count("retries")
                 self._sleep(delay if not self.stopping else min(delay, 0.5))
+            self._publish()
             answer = self.transport.send(body, batch_id)
             if answer.outcome is Outcome.OK:
                 self._acked(batch, answer.body or {})
@@ -246,7 +263,7 @@ class Agent:
                 return
         self.park_until = time.monotonic() + self.config.park_delay
         self.scanner.count("parked")
-        self.scanner.stats["state"] = f"parked after {RETRIES} retries: {answer.message}"
+        self.scanner.set_state(f"parked after {RETRIES} retries: {answer.message}")
         log.error(
             "batch of %d events parked after %d retries (%s); nothing is dropped, trying again in %.0fs",
             len(batch.lines),
@@ -302,8 +319,7 @@ class Agent:
                     answer.get("duplicates"),
                     len(answer.get("rejected") or []),
                 )
-        self.scanner.stats["state"] = "running"
-        self.scanner.dirty = True
+        self.scanner.set_state("running")
         self._save()
 
     # -- tracker and configuration -----------------------------------------------------------------
@@ -315,6 +331,7 @@ class Agent:
         """
         now = time.monotonic()
         if not force and (not self.scanner.dirty or now - self.last_save < self.config.commit_interval):
+            self._publish()
             return
         try:
             self.store.save(self.scanner.body())
@@ -322,6 +339,22 @@ class Agent:
             self.last_save = now
         except OSError as exc:
             self.scanner.access_problem(str(self.store.path), f"cannot write the tracker ({exc.strerror})")
+        self._publish(urgent=True)  # keep status.json at least as new as the tracker
+
+    def _publish(self, urgent: bool = False) -> None:
+        """Write ``status.json`` (no fsync) when figures changed: at most every STATUS_INTERVAL, or now."""
+        now = time.monotonic()
+        if not self.scanner.status_dirty and not (urgent and self.last_status < self.last_save):
+            return
+        if not urgent and now - self.last_status < STATUS_INTERVAL:
+            return
+        try:
+            publish(self.status_path, self.scanner.body())
+        except OSError as exc:  # a view only: the tracker's own write reports an unwritable directory
+            log.debug("status.json not written: %s", exc.strerror)
+            return
+        self.scanner.status_dirty = False
+        self.last_status = now
 
     def _reload(self) -> None:
         self.reload = False
@@ -340,6 +373,23 @@ class Agent:
         self.park_until = 0.0
         log.info("configuration reloaded from %s", config.path)
         self._check_connection()
+
+
+def peak_rss_mib() -> float:
+    """This program's own peak RSS.
+
+    ``getrusage(RUSAGE_SELF).ru_maxrss`` is no good here: Linux carries it across fork and exec, so a
+    shipper started by a large parent (a supervisor that imported the whole server) would report the
+    parent's peak. ``VmHWM`` belongs to this process's own address space.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run(config: Config) -> int:

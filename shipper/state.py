@@ -49,7 +49,8 @@ class Scanner:
             "access": {},
             "state": "starting",
         }
-        self.dirty = False
+        self.dirty = False  # the tracker (offsets) changed: written, with fsyncs, per ``commitInterval``
+        self.status_dirty = False  # only figures changed: ``status.json`` (no fsync) is enough
         self._next_scan = 0.0
         self._problems: dict[str, tuple[float, float]] = {}  # key -> (next attempt, current delay)
 
@@ -127,16 +128,21 @@ class Scanner:
                 "events": len(batch.lines),
                 "batch_id": answer.get("batch_id"),
             }
-        self.dirty = True
+        self.dirty = self.status_dirty = True
         self._prune()
 
     def count(self, name: str) -> None:
         self.stats["counters"][name] += 1
-        self.dirty = True
+        self.status_dirty = True
 
     def error(self, message: str) -> None:
         self.stats["last_error"] = {"at": _now_iso(), "message": message}
-        self.dirty = True
+        self.status_dirty = True
+
+    def set_state(self, state: str) -> None:
+        if self.stats["state"] != state:
+            self.stats["state"] = state
+            self.status_dirty = True
 
     # -- problems, reported once per backoff -------------------------------------------------------
     def _due(self, key: str) -> bool:
@@ -154,11 +160,12 @@ class Scanner:
         if self._problems.pop(key, None) is not None:
             log.info("%s is accessible again", key)
         if self.stats["access"].pop(key, None) is not None:
-            self.dirty = True
+            self.status_dirty = True
 
     def access_problem(self, key: str, detail: str) -> None:
         if self._due(key):
             self.stats["access"][key] = detail
+            self.status_dirty = True
             self._problem(
                 key,
                 f"Storage path not accessible: {key} ({detail}); grant the shipper user read access to the logs "

@@ -261,12 +261,12 @@ def test_sigterm_under_load(ws: Workspace) -> None:
     thread = threading.Thread(target=writer)
     thread.start()
     proc = ws.start()
-    time.sleep(1.5)
+    wait_until(lambda: "Batch sent:" in proc.output(), 20, "delivery under load")  # handlers installed
+    time.sleep(0.5)
     proc.signal(signal.SIGTERM)
     started = time.monotonic()
     assert proc.wait(15) == 0
     assert time.monotonic() - started < 5
-    assert "Batch sent:" in proc.output()
     stop.set()
     thread.join()
     proc = ws.start()

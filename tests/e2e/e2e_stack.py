@@ -128,7 +128,8 @@ class Stack:
         return json.loads(result.stdout)
 
     def report(self) -> None:
-        for path in sorted(self.root.glob("*.log")):
+        # Process logs only: the SDK's own stacklens-YYYY-MM-DD.log files are data, not diagnostics.
+        for path in sorted(p for p in self.root.rglob("*.log") if not p.name.startswith("stacklens-")):
             print(f"\n===== last lines of {path} =====\n{tail(path)}")
 
     @contextlib.contextmanager

@@ -160,6 +160,25 @@ def list_issues(
         rows = rows[: filters.limit]
         last = rows[-1]
         next_cursor = encode_cursor(last["sort_value"], int(last["issue_id"]), filters.sort)
+    if rows and filters.sort != "users":
+        # The list query merges distinct users only for the users sort; the page's issues get theirs here.
+        users = run_query(
+            "issues/list_users",
+            {
+                "org_id": org_id,
+                "project_id": project_id,
+                "since": since,
+                "until": until,
+                "environment": filters.environment,
+                "release": filters.release,
+                "level": filters.level,
+                "service": filters.service,
+                "issue_ids": [int(row["issue_id"]) for row in rows],
+            },
+        )
+        counts = {int(row["issue_id"]): int(row["users"]) for row in users}
+        for row in rows:
+            row["users"] = counts.get(int(row["issue_id"]), 0)
     return rows, next_cursor
 
 

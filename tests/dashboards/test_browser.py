@@ -171,6 +171,16 @@ def test_dashboard_in_a_real_browser(server, org_factory) -> None:  # type: igno
         expect(page.locator("td.action").first).to_contain_text("api_key")
         page.screenshot(path=str(ARTIFACTS / "activity.png"))
 
+        page.goto(f"{server}/orgs/{org['org_slug']}/settings/members")
+        page.fill("#add-member input[name=email]", "teammate@example.test")
+        page.fill("#add-member input[name=password]", "teammate-pass-1")
+        page.click("#add-member button[type=submit]")
+        expect(page.locator(".member-row")).to_have_count(2)
+        page.screenshot(path=str(ARTIFACTS / "members.png"))
+        page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/settings")
+        expect(page.locator("h2")).to_contain_text("App keys")
+        page.screenshot(path=str(ARTIFACTS / "project_settings.png"))
+
         assert page.evaluate("window.__pwned") is None
         browser.close()
     assert rows and not dialogs, dialogs

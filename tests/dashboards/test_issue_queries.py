@@ -72,3 +72,52 @@ def test_tag_search_reads_the_aggregate_including_backfilled_events(settings) ->
         .result_rows
     )
     assert counts[0][0] == 6
+
+
+def test_figures_agree_with_and_without_dimension_filters(settings) -> None:
+    """Unfiltered lists read issue_totals_daily, filtered ones issue_facets_daily; users are merged in the list
+    query for the users sort and per page otherwise: every path must give the same figures."""
+    from dashboards.issue_queries import daily_counts
+
+    apply_migrations(settings)
+
+    def with_user(func, user: str, environment: str) -> dict:  # type: ignore[no-untyped-def, type-arg]
+        payload = sdk_event(func, user={"id": user}, environment=environment)
+        payload["timestamp"] = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
+        return payload
+
+    rows = land(
+        1,
+        1,
+        [
+            with_user(_a, "u1", "production"),
+            with_user(_a, "u2", "production"),
+            with_user(_a, "u2", "production"),
+            with_user(_a, "u3", "staging"),
+            with_user(_b, "u1", "production"),
+            with_user(_b, "u1", "production"),
+        ],
+    )
+    a, b = rows[0]["issue_id"], rows[4]["issue_id"]
+
+    def figures(**kw: str) -> list[tuple[int, int, int]]:
+        filters = IssueFilters(status="all", **kw).validate()
+        page, _ = list_issues(1, 1, filters)
+        return [(int(r["issue_id"]), int(r["events"]), int(r["users"])) for r in page]
+
+    for sort in ("events", "users", "last_seen"):
+        assert sorted(figures(sort=sort)) == sorted([(a, 4, 3), (b, 2, 1)]), sort
+        assert sorted(figures(sort=sort, environment="production")) == sorted([(a, 3, 2), (b, 2, 1)]), sort
+        assert figures(sort=sort, environment="staging") == [(a, 1, 1)], sort
+    assert figures(sort="events") == [(a, 4, 3), (b, 2, 1)]
+    assert figures(sort="users", environment="production") == [(a, 3, 2), (b, 2, 1)]
+    # One page at a time: the second page's users are filled too.
+    first, cursor = list_issues(1, 1, IssueFilters(status="all", sort="events", limit=1).validate())
+    second, _ = list_issues(
+        1, 1, IssueFilters(status="all", sort="events", limit=1, cursor=cursor).validate()
+    )
+    assert [(int(r["issue_id"]), int(r["users"])) for r in first + second] == [(a, 3), (b, 1)]
+    # Sparklines: today's bar holds the same counts either way.
+    plain = daily_counts(1, 1, [a, b], IssueFilters(status="all").validate())
+    staging = daily_counts(1, 1, [a, b], IssueFilters(status="all", environment="staging").validate())
+    assert (sum(plain[a]), sum(plain[b])) == (4, 2) and (sum(staging[a]), sum(staging[b])) == (1, 0)

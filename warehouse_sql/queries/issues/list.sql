@@ -1,5 +1,5 @@
--- The issue list of one project: figures over the chosen days and dimensions (issue_facets_daily), the
--- descriptive columns and live status from the `issue_list` view, one keyset page.
+-- The issue list of one project: figures over the chosen days (issue_totals_daily, or issue_facets_daily
+-- when a dimension is filtered), the descriptive columns and live status from the `issue_list` view, one keyset page.
 -- Empty-string filters mean "any"; `key:value` tag terms match issues that carried every pair on some day
 -- of the range (issue_tags_daily). `sort` is last_seen | first_seen | events | users; the page continues
 -- after (cursor_value, cursor_id) in descending order (cursor_id 0 = first page).
@@ -25,19 +25,38 @@ FROM
     SELECT
         issue_id,
         sum(events) AS n_events,
-        uniqMerge(users) AS n_users,
+        -- Distinct users are costly to merge across every issue: only the users sort merges them here; other
+        -- sorts fill the page's users afterwards (issues/list_users).
+        uniqMergeIf(users, {sort:String} = 'users') AS n_users,
         min(first_seen) AS first_ts,
         max(last_seen) AS last_ts
-    FROM issue_facets_daily
-    WHERE project_id = {project_id:UInt64}
-      AND org_id = {org_id:UInt64}
-      AND day >= toDate({since:DateTime64(3, 'UTC')})
-      AND day <= toDate({until:DateTime64(3, 'UTC')})
-      AND ({environment:String} = '' OR environment = {environment:String})
-      AND ({release:String} = '' OR release = {release:String})
-      AND ({level:String} = '' OR level = {level:String})
-      AND ({service:String} = '' OR service = {service:String})
-      AND (
+    FROM
+    (
+        -- No dimension filter: the per-issue daily totals. Otherwise the per-combination facets. The branch
+        -- whose constant condition is false reads nothing.
+        SELECT issue_id, events, users, first_seen, last_seen
+        FROM issue_totals_daily
+        WHERE {environment:String} = '' AND {release:String} = '' AND {level:String} = ''
+          AND {service:String} = ''
+          AND project_id = {project_id:UInt64}
+          AND org_id = {org_id:UInt64}
+          AND day >= toDate({since:DateTime64(3, 'UTC')})
+          AND day <= toDate({until:DateTime64(3, 'UTC')})
+        UNION ALL
+        SELECT issue_id, events, users, first_seen, last_seen
+        FROM issue_facets_daily
+        WHERE NOT ({environment:String} = '' AND {release:String} = '' AND {level:String} = ''
+                   AND {service:String} = '')
+          AND project_id = {project_id:UInt64}
+          AND org_id = {org_id:UInt64}
+          AND day >= toDate({since:DateTime64(3, 'UTC')})
+          AND day <= toDate({until:DateTime64(3, 'UTC')})
+          AND ({environment:String} = '' OR environment = {environment:String})
+          AND ({release:String} = '' OR release = {release:String})
+          AND ({level:String} = '' OR level = {level:String})
+          AND ({service:String} = '' OR service = {service:String})
+    )
+    WHERE (
         length({tag_keys:Array(String)}) = 0
         OR issue_id IN (
             -- Issues that carried every searched tag pair on some day of the range (issue_tags_daily).
@@ -53,7 +72,7 @@ FROM
             GROUP BY issue_id
             HAVING uniqExact(tag_key) = length({tag_keys:Array(String)})
         )
-      )
+    )
     GROUP BY issue_id
     HAVING last_ts >= {since:DateTime64(3, 'UTC')} AND first_ts <= {until:DateTime64(3, 'UTC')}
 ) AS f

@@ -164,3 +164,29 @@ def test_up_serves_the_demo_stops_on_ctrl_c_and_reuses_its_data(tmp_path: Path) 
             if proc.running():
                 os.killpg(proc.popen.pid, signal.SIGKILL)
         stack.close()
+
+
+def test_up_in_a_fresh_clone_delivers_the_demo_traffic(tmp_path: Path) -> None:
+    """`make up` on a fresh clone keeps its data in ./data, inside the clone's git work tree."""
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    subprocess.run(["git", "init", "-q", str(clone)], check=True, timeout=30)
+    data = clone / "data"
+    stack = Stack(tmp_path, clean_env(data))
+    try:
+        with stack.reporting():
+            up = launch(stack, free_port(), free_port())
+            wait_for("the dashboard URL and login", lambda: banner(up), 180, 0.5)
+            shipper_log = data / "logs" / "shipper.log"
+            wait_for(
+                "the demo shipper's first delivered batch",
+                lambda: banner(up) and shipper_log.exists() and "Batch sent:" in shipper_log.read_text(),
+                90,
+                1.0,
+            )
+            interrupt(up, data)
+    finally:
+        for proc in stack.procs:
+            if proc.running():
+                os.killpg(proc.popen.pid, signal.SIGKILL)
+        stack.close()

@@ -45,7 +45,7 @@ def timed(label: str, func: Callable[[], object], runs: int) -> None:
         samples.append((time.perf_counter() - began) * 1000)
     samples.sort()
     p95 = samples[max(0, int(len(samples) * 0.95) - 1)]
-    print(f"{label:<34} p50 {statistics.median(samples):7.1f} ms   p95 {p95:7.1f} ms   ({runs} runs)")
+    print(f"{label:<36} p50 {statistics.median(samples):7.1f} ms   p95 {p95:7.1f} ms   ({runs} runs)")
 
 
 def main() -> None:
@@ -58,7 +58,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from dashboards.event_queries import IssueEvents
-    from dashboards.issue_queries import IssueFilters, issue_summary, list_issues
+    from dashboards.issue_queries import IssueFilters, daily_counts, facet_values, issue_summary, list_issues
     from stacklens.warehouse.client import get_warehouse
     from stacklens.warehouse.migrations import apply_migrations
 
@@ -104,6 +104,16 @@ def main() -> None:
         )
         timed("issue list (tag search)", lambda: page(query="tenant:t3"), args.runs)
         timed("issue list (page 10, by events)", lambda: list_issues(1, 1, deep), args.runs)
+        timed("issue list (sorted by users)", lambda: page(sort="users"), args.runs)
+
+        def whole_page() -> None:
+            # Everything the list page reads: the rows, their sparklines and the filter menus.
+            filters = IssueFilters().validate()
+            rows, _ = list_issues(1, 1, filters)
+            daily_counts(1, 1, [int(r["issue_id"]) for r in rows], filters)
+            facet_values(1, 1, filters)
+
+        timed("issue list page (rows+sparks+menus)", whole_page, args.runs)
 
         def detail() -> None:
             issue_summary(1, 1, 1000)

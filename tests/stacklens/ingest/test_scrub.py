@@ -129,3 +129,21 @@ def test_card_numbers_need_luhn() -> None:
     assert scrub_string("4111-1111-1111-1111") == FILTERED
     assert scrub_string(NOT_A_CARD) == NOT_A_CARD
     assert scrub_string("order 12345") == "order 12345"
+
+
+def test_raw_text_search_finds_cards_in_every_written_shape() -> None:
+    """The one search over the line's text (as ingest runs it) must not miss a card any string holds."""
+    for card in (VISA, "4111-1111-1111-1111", "4111111111111111", "3782 822463 10005"):
+        payload = {"extra": {"note": f"paid with {card} today"}, "tags": {"thread": "140561604447105"}}
+        out = scrub_payload(payload, json.dumps(payload).encode())
+        assert out["extra"]["note"] == f"paid with {FILTERED} today", card
+    kept = {"extra": {"order": NOT_A_CARD, "ids": ["12345678901234567"]}}
+    assert scrub_payload(kept, json.dumps(kept).encode()) == kept
+
+
+def test_unchanged_subtrees_are_shared_and_the_input_is_left_alone() -> None:
+    payload = {"contexts": {"os": {"name": "Linux"}}, "extra": {"a": {"b": [1, "x"]}, "token": "t"}}
+    before = json.dumps(payload)
+    out = scrub_payload(payload, before.encode())
+    assert out["extra"]["token"] == FILTERED and json.dumps(payload) == before
+    assert out["contexts"] is payload["contexts"] and out["extra"]["a"] is payload["extra"]["a"]

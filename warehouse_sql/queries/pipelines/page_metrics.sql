@@ -1,7 +1,10 @@
 -- Rebuild `page_metrics` for the days in [{start}, {end}). Exact percentiles (linear interpolation between
 -- order statistics, as numpy/polars "linear") over the day's rows: a partition is small enough to sort.
--- DOM ready = end of the `browser` span "domContentLoadedEvent" after the transaction start, unless the
--- transaction carries a `dom_ready` measurement; resource load = sum of the view's resource.* span durations;
+-- DOM ready = end of the DOMContentLoaded span after the transaction start, unless the transaction carries
+-- a `dom_ready` measurement. @sentry/browser names that span by version: op `browser` with description
+-- `domContentLoadedEvent` (v7), op `browser.domContentLoadedEvent` (v8-v10), op
+-- `browser.dom_content_loaded_event` (v11); all three are read. Resource load = sum of the view's resource.*
+-- span durations;
 -- API = each http.client span of a view of the page.
 INSERT INTO page_metrics
 WITH
@@ -24,12 +27,13 @@ WITH
                    sumIf(duration_ms, op LIKE 'resource.%') AS resource_ms,
                    countIf(op LIKE 'resource.%') AS resources,
                    maxIf(toUnixTimestamp64Milli(timestamp) + duration_ms,
-                         op = 'browser' AND description = 'domContentLoadedEvent') AS dcl_end
+                         (op = 'browser' AND description = 'domContentLoadedEvent')
+                         OR op IN ('browser.domContentLoadedEvent', 'browser.dom_content_loaded_event')) AS dcl_end
             FROM spans
             WHERE timestamp >= {start:DateTime64(3, 'UTC')}
               AND timestamp < {end:DateTime64(3, 'UTC')} + INTERVAL 1 HOUR
               AND transaction_op IN ('pageload', 'navigation')
-              AND (op LIKE 'resource.%' OR op = 'browser')
+              AND (op LIKE 'resource.%' OR op LIKE 'browser%')
             GROUP BY transaction_event_id
         ) AS s ON s.transaction_event_id = t.event_id
         WHERE t.timestamp >= {start:DateTime64(3, 'UTC')} AND t.timestamp < {end:DateTime64(3, 'UTC')}

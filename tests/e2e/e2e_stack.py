@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import yaml
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
@@ -191,3 +192,44 @@ def sign_in(base_url: str, email: str, password: str) -> httpx.Client:
         f"sign-in refused ({answer.status_code}): {page_text(answer.text)[:300]}"
     )
     return client
+
+
+def write_shipper_config(path: Path, api_key: str, app_key: str, port: int, storage: Path) -> None:
+    """`stacklens.yaml`, 0600, with small batches and a short flush so delivery takes several batches."""
+    document = {
+        "stacklens": {
+            "apiKey": api_key,
+            "appKey": app_key,
+            "baseUrl": f"http://127.0.0.1:{port}",
+            "storagePath": str(storage),
+            "allowInsecureHttp": True,  # the test server speaks plain http on loopback
+            "batchSize": 3,
+            "flushInterval": "300ms",
+            "commitInterval": "200ms",
+            "retryBackoff": "200ms",
+        }
+    }
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        yaml.safe_dump(document, handle)
+
+
+def shipper_status(stack: Stack, config: Path) -> dict[str, Any]:
+    result = stack.run([str(BIN / "stacklens-shipper"), "--config", str(config), "--status", "--json"])
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def all_issues(api: httpx.Client, slug: str) -> list[dict[str, Any]]:
+    issues: list[dict[str, Any]] = []
+    cursor = ""
+    while True:
+        page = api.get(
+            f"/api/projects/{slug}/issues", params={"status": "all", "limit": 100, "cursor": cursor}
+        )
+        assert page.status_code == 200, page.text
+        body = page.json()
+        issues.extend(body["issues"])
+        if not body["next_cursor"]:
+            return issues
+        cursor = body["next_cursor"]

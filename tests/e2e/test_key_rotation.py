@@ -13,8 +13,17 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e_stack import BIN, Stack, clean_env, free_port, wait_for, wait_healthy
-from test_main_path import all_issues, shipper_status, write_shipper_config
+from e2e_stack import (
+    BIN,
+    Stack,
+    all_issues,
+    clean_env,
+    free_port,
+    shipper_status,
+    wait_for,
+    wait_healthy,
+    write_shipper_config,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

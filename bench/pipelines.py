@@ -1,0 +1,251 @@
+"""Pipelines benchmark: full materialization, a tick after 10,000 new events, and issue freshness.
+
+    .venv/bin/python bench/pipelines.py                 # 1M error events (default)
+    .venv/bin/python bench/pipelines.py --size 10000000 # the 10M run
+    .venv/bin/python bench/pipelines.py --size 1000000 --size 10000000
+
+For each size N, in a fresh embedded warehouse (own temporary data directory, every migration applied):
+N error events over 5 projects, 2,000 issues each and 14 days, plus N/10 transactions (70 % page loads
+with web vitals on 20 routes, 30 % API requests) and 4 spans per page load (script, CSS, image, API call),
+all generated inside ClickHouse with `INSERT … SELECT … FROM numbers()` (so the insert-time materialized
+views run as they do at ingest). Then it times:
+
+- full: every job of every schedule once, from empty marts (`materialize_now`, the `pipelines run` path);
+- tick: 10,000 new error events (+1,000 transactions, 4,000 spans) received now, then every job again —
+  what a scheduled tick costs with that much new data;
+- freshness: one sentry-sdk error landed through the ingest service, then polling `issue_list` until the
+  issue's event count includes it (the live counters are a materialized view, so no pipeline run is
+  needed); p50 and max of 20.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PROJECTS, ISSUES_PER_PROJECT, DAYS = 5, 2000, 14
+
+EVENTS_SQL = """
+INSERT INTO events (org_id, project_id, event_id, issue_id, fingerprint, grouping_version, timestamp,
+    received_at, platform, level, release, environment, service, title, culprit, exception_type,
+    exception_value, in_app_frames, user_key, payload)
+SELECT 1, 1 + number % {projects}, generateUUIDv4(number), cityHash64(p, f) % 4503599627370496, f, 'v1',
+    now64(3) - toIntervalMillisecond(({offset} + number) * 7919 % {span_ms}),
+    now64(3) - toIntervalSecond({age}), 'python', 'error', concat('1.', toString(intDiv(number, 50000) % 8)),
+    'production', 'web', concat('ValueError: bad value ', toString(number)), concat('app.views:view_', toString(i % 300)),
+    'ValueError', concat('bad value ', toString(number)),
+    [concat('app.views:view_', toString(i % 300)), concat('app.services:step_', toString(i % 40)), 'app.middleware:wrap'],
+    concat('user-', toString(cityHash64(number) % 50000)), '{{}}'
+FROM (SELECT number, 1 + number % {projects} AS p, (number * 2654435761) % {issues} AS i,
+             hex(cityHash64(p, i)) AS f FROM numbers({offset}, {count}))
+"""
+
+TX_SQL = """
+INSERT INTO transactions (org_id, project_id, event_id, timestamp, end_timestamp, received_at, platform,
+    release, environment, service, transaction, op, status, duration_ms, page, http_method, http_status,
+    measurements, user_key, payload)
+SELECT 1, 1 + number % {projects}, toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(number)), 12, '0'))), ts,
+    ts + toIntervalMillisecond(toUInt32(dur)), now64(3) - toIntervalSecond({age}), 'javascript',
+    concat('1.', toString(intDiv(number, 5000) % 8)), 'production', 'web', page,
+    if(number % 10 < 7, 'pageload', 'http.server'), 'ok', dur, page, if(number % 10 < 7, '', 'GET'),
+    if(number % 10 < 7, 0, if(number % 50 = 0, 500, 200)),
+    if(number % 10 < 7, map('ttfb', dur * 0.2, 'lcp', dur * 0.9, 'cls', (number % 30) / 100, 'inp', 40 + number % 300),
+       map()), concat('user-', toString(cityHash64(number) % 50000)), '{{}}'
+FROM (SELECT number, now64(3) - toIntervalMillisecond(number * 6007 % {span_ms}) AS ts,
+             200 + (cityHash64(number) % 4000) AS dur, concat('/page/', toString(number % 20)) AS page
+      FROM numbers({offset}, {count}))
+"""
+
+SPANS_SQL = """
+INSERT INTO spans (org_id, project_id, transaction_event_id, span_id, timestamp, duration_ms, received_at, op,
+    description, status_code, http_method, transaction, transaction_op, page, release, environment, service,
+    response_content_length, decoded_content_length, render_blocking_status)
+SELECT 1, 1 + t % {projects}, toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(t)), 12, '0'))),
+    hex(number), now64(3) - toIntervalMillisecond(t * 6007 % {span_ms}) + toIntervalMillisecond(k * 40),
+    20 + cityHash64(number) % 900, now64(3) - toIntervalSecond({age}),
+    ['resource.script', 'resource.css', 'resource.img', 'http.client'][k + 1],
+    ['https://cdn.test/app.js', 'https://cdn.test/site.css', 'https://cdn.test/hero.png',
+     concat('GET https://api.test/api/items/', toString(t % 997))][k + 1],
+    if(k = 3, if(t % 40 = 0, 500, 200), 0), if(k = 3, 'GET', ''), concat('/page/', toString(t % 20)), 'pageload',
+    concat('/page/', toString(t % 20)), concat('1.', toString(intDiv(t, 5000) % 8)), 'production', 'web',
+    if(k = 3, NULL, 20000 + cityHash64(number) % 300000), NULL, if(k < 2, 'blocking', 'non-blocking')
+FROM (SELECT number, intDiv(number, 4) AS t, number % 4 AS k FROM numbers({offset}, {count}))
+WHERE t % 10 < 7
+"""
+
+
+def _generate(client: Any, offset: int, count: int, age_s: int, span_s: int) -> None:
+    """``count`` error events from ``offset`` over the last ``span_s`` seconds, received ``age_s`` ago; a tenth
+    as many transactions and 4 spans per page load."""
+    common = {"projects": PROJECTS, "age": age_s, "span_ms": span_s * 1000}
+    chunk = 2_000_000  # bounded memory per statement on a small machine
+    for start in range(offset, offset + count, chunk):
+        n = min(chunk, offset + count - start)
+        client.command(EVENTS_SQL.format(offset=start, count=n, issues=ISSUES_PER_PROJECT, **common))
+    tx_offset, tx_count = offset // 10, max(count // 10, 1)
+    client.command(TX_SQL.format(offset=tx_offset, count=tx_count, **common))
+    for start in range(tx_offset * 4, (tx_offset + tx_count) * 4, chunk):
+        n = min(chunk, (tx_offset + tx_count) * 4 - start)
+        client.command(SPANS_SQL.format(offset=start, count=n, **common))
+
+
+def _materialize(settings: Any) -> tuple[float, dict[str, float]]:
+    """Every schedule's plan now, as `stacklens pipelines run` does; total and per-job seconds."""
+    from datetime import UTC, datetime
+
+    from pipelines.definitions import current_definitions
+    from pipelines.embedded import dagster_instance, tick_schedule
+
+    defs = current_definitions()
+    instance = dagster_instance(settings)
+    per_job: dict[str, float] = {}
+    try:
+        started = time.perf_counter()
+        for schedule in defs.schedules or []:
+            job_started = time.perf_counter()
+            outcomes = tick_schedule(defs, schedule, instance, datetime.now(UTC))
+            failed = [o for o in outcomes if not o.success]
+            if failed:
+                raise SystemExit(f"run failed: {failed[0].job}: {failed[0].error}")
+            per_job[schedule.job_name] = round(time.perf_counter() - job_started, 2)
+        elapsed = time.perf_counter() - started
+    finally:
+        instance.dispose()
+    return elapsed, per_job
+
+
+def _sdk_error() -> dict[str, Any]:
+    import sentry_sdk
+    from sentry_sdk.transport import Transport
+
+    class Keep(Transport):
+        def __init__(self) -> None:
+            super().__init__({})
+            self.events: list[dict[str, Any]] = []
+
+        def capture_envelope(self, envelope: Any) -> None:
+            self.events += [i.payload.json for i in envelope.items if i.type == "event"]
+
+    transport = Keep()
+    client = sentry_sdk.Client(
+        dsn="https://k@stacklens.invalid/1", transport=transport, default_integrations=False
+    )
+    with sentry_sdk.isolation_scope() as scope:
+        scope.set_client(client)
+        try:
+            {"sku": 1}["missing-sku"]
+        except KeyError as exc:
+            sentry_sdk.capture_exception(exc)
+    client.close()
+    return transport.events[0]
+
+
+def _freshness(settings: Any, client: Any, rounds: int = 20) -> list[float]:
+    import orjson
+
+    from stacklens.ingest.service import Attribution, ingest_batch
+
+    payload = _sdk_error()
+    line = orjson.dumps(
+        {"v": 1, "type": "event", "ts": "2026-01-01T00:00:00Z", "app_key": "k", "payload": payload}
+    )
+    project = PROJECTS + 1
+    query = "SELECT sum(events) FROM issue_list(project_id = {p:UInt64})"
+    seen = int(client.query(query, parameters={"p": project}).result_rows[0][0] or 0)
+    out = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        ingest_batch(
+            settings,
+            1,
+            line.replace(payload["event_id"].encode(), uuid.uuid4().hex.encode()),
+            header_app_key=None,
+            idempotency_key=None,
+            resolve=lambda _k: Attribution(project, None, 1),
+            take_events=lambda _n: None,
+        )
+        while int(client.query(query, parameters={"p": project}).result_rows[0][0] or 0) <= seen:
+            time.sleep(0.005)
+        out.append(time.perf_counter() - started)
+        seen += 1
+    return out
+
+
+def run(size: int) -> dict[str, Any]:
+    from pipelines.resources import export_settings_env
+    from stacklens.control.db import migrate_control_store
+    from stacklens.settings import Settings, override_settings
+    from stacklens.warehouse.client import get_warehouse, reset_clients
+    from stacklens.warehouse.migrations import apply_migrations
+
+    data_dir = Path(tempfile.mkdtemp(prefix="stacklens-bench-pipelines-"))
+    settings = Settings(data_dir=data_dir, warehouse_database="bench", run_schedules=False)
+    override_settings(settings)
+    export_settings_env(settings)
+    migrate_control_store(settings)
+    apply_migrations(settings)
+    client = get_warehouse(settings)
+    started = time.perf_counter()
+    _generate(client, 0, size, age_s=600, span_s=DAYS * 86400)
+    build_s = time.perf_counter() - started
+    rows = {
+        t: int(client.query(f"SELECT count() FROM {t}").result_rows[0][0])  # noqa: S608 - constant names
+        for t in ("events", "transactions", "spans")
+    }
+    full_s, full = _materialize(settings)
+    # New data arrives as it happens: timestamps in the last 10 minutes, received now.
+    _generate(client, size, 10_000, age_s=0, span_s=600)
+    tick_s, tick = _materialize(settings)
+    fresh = _freshness(settings, client)
+    reset_clients()
+    override_settings(None)
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return {
+        "size": size,
+        "raw_rows": rows,
+        "build_s": round(build_s, 1),
+        "full_materialization_s": round(full_s, 2),
+        "full_jobs_s": full,
+        "tick_after_10k_s": round(tick_s, 2),
+        "tick_jobs_s": tick,
+        "freshness_p50_ms": round(statistics.median(fresh) * 1000, 1),
+        "freshness_max_ms": round(max(fresh) * 1000, 1),
+    }
+
+
+def main() -> int:
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    logging.getLogger("dagster").setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--size", type=int, action="append", help="error events (default 1,000,000); repeatable"
+    )
+    args = parser.parse_args()
+    results = []
+    for size in args.size or [1_000_000]:
+        result = run(size)
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        ratio = last["tick_after_10k_s"] / first["tick_after_10k_s"]
+        print(f"tick at {last['size']:,} / tick at {first['size']:,} = {ratio:.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

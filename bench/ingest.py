@@ -1,6 +1,6 @@
 """Ingest throughput: real sentry-sdk payloads through `POST /api/ingest` of a real `stacklens serve`.
 
-    .venv/bin/python bench/ingest.py                 # ~1 minute: 3,000 lines per batch size
+    .venv/bin/python bench/ingest.py                 # ~2 minutes: 3,000 lines per batch size, 3 rounds
     .venv/bin/python bench/ingest.py --events 20000  # the full run
 
 Builds a corpus with sentry-sdk itself (errors from varied stacks with local variables, breadcrumbs and
@@ -8,7 +8,10 @@ request data; transactions with spans), starts `stacklens serve` as a subprocess
 own data directory, creates an organization and project with `stacklens admin … --json`, posts gzip batches
 of 100 and 1000 lines, and prints events/s, MB/s (uncompressed NDJSON) and p50/p99 batch latency. In the
 same run it measures the limit: the rows of the same lines inserted by the embedded engine with
-`INSERT … FORMAT JSONEachRow` into tables of the same shape, and prints the ratio API / limit.
+`INSERT … FORMAT JSONEachRow` into tables of the same shape (the served schema, with the materialized views
+every insert into `events` runs; "raw" is the raw tables alone), and prints the ratio API / limit. Rounds
+alternate API and limit runs and the medians are printed, so a burst of load on a shared machine skews one
+round rather than the figure.
 """
 
 from __future__ import annotations
@@ -190,16 +193,21 @@ def run_api(base: str, api_key: str, lines: list[bytes], batch: int) -> dict[str
     }
 
 
-def run_limit(data_dir: Path, lines: list[bytes], batch: int) -> float:
-    """Events/s of the bare engine: the same lines' rows inserted with INSERT … FORMAT JSONEachRow."""
+def run_limit(data_dir: Path, lines: list[bytes], batch: int, *, views: bool) -> float:
+    """Events/s of the bare engine: the same lines' rows inserted with INSERT … FORMAT JSONEachRow.
+
+    ``views``: into the schema as served (the raw tables with the materialized views later layers hang on
+    ``events``, which every insert runs); else into the raw tables alone (migrations 0001–0099).
+    """
     from stacklens.ingest import writer
     from stacklens.ingest.service import Attribution, BatchResult, prepare_batch
     from stacklens.settings import Settings
     from stacklens.warehouse.client import get_warehouse
     from stacklens.warehouse.migrations import apply_migrations
 
-    settings = Settings(data_dir=data_dir, warehouse_database="limit", run_schedules=False)
-    apply_migrations(settings, up_to=99)
+    database = "limit_views" if views else "limit_raw"
+    settings = Settings(data_dir=data_dir, warehouse_database=database, run_schedules=False)
+    apply_migrations(settings, up_to=None if views else 99)
     client = get_warehouse(settings)
     prepared = []
     for i in range(0, len(lines), batch):
@@ -234,12 +242,29 @@ def run_limit(data_dir: Path, lines: list[bytes], batch: int) -> float:
     return len(lines) / (time.perf_counter() - started)
 
 
+def _print_row(
+    batch: int, label: str, api: dict[str, float], limits: tuple[float, float], ratio: float
+) -> None:
+    print(
+        f"{batch:>6} {label:>5} {api['events_s']:>10.0f} {api['mb_s']:>7.2f} {api['p50_ms']:>8.1f} "
+        f"{api['p99_ms']:>8.1f} {limits[0]:>11.0f} {limits[1]:>9.0f} {ratio:>6.2f}",
+        flush=True,
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--events", type=int, default=3000, help="lines per batch size (default 3000, ~1 minute)"
     )
     parser.add_argument("--batches", default="100,1000", help="batch sizes, comma-separated")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="API and limit runs alternate this many times per batch size; medians are reported, so a "
+        "burst of load from other processes on a shared machine skews one round, not the figure",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.batches.split(",")]
     work = Path(tempfile.mkdtemp(prefix="stacklens-bench-"))
@@ -293,17 +318,25 @@ def main() -> int:
         else:
             raise SystemExit("stacklens serve did not answer within 60 s")
         print(
-            f"{'batch':>6} {'events/s':>10} {'MB/s':>7} {'p50 ms':>8} {'p99 ms':>8} {'limit ev/s':>11} {'ratio':>6}"
+            f"{'batch':>6} {'round':>5} {'events/s':>10} {'MB/s':>7} {'p50 ms':>8} {'p99 ms':>8} "
+            f"{'limit ev/s':>11} {'raw ev/s':>9} {'ratio':>6}"
         )
         for batch in sizes:
-            lines = _fresh_ids(corpus)
-            api = run_api(base, org["api_key"], lines, batch)
-            limit = run_limit(work / "limit", lines, batch)
-            print(
-                f"{batch:>6} {api['events_s']:>10.0f} {api['mb_s']:>7.2f} {api['p50_ms']:>8.1f} {api['p99_ms']:>8.1f} "
-                f"{limit:>11.0f} {api['events_s'] / limit:>6.2f}",
-                flush=True,
-            )
+            rounds = []
+            for index in range(1, args.rounds + 1):
+                lines = _fresh_ids(corpus)
+                api = run_api(base, org["api_key"], lines, batch)
+                limits = (
+                    run_limit(work / "limit", lines, batch, views=True),
+                    run_limit(work / "limit", lines, batch, views=False),
+                )
+                rounds.append((api, limits))
+                _print_row(batch, str(index), api, limits, api["events_s"] / limits[0])
+            medians = {k: statistics.median(a[k] for a, _ in rounds) for k in rounds[0][0]}
+            limit = statistics.median(lim[0] for _, lim in rounds)
+            raw = statistics.median(lim[1] for _, lim in rounds)
+            ratio = statistics.median(a["events_s"] / lim[0] for a, lim in rounds)
+            _print_row(batch, "med", medians, (limit, raw), ratio)
     finally:
         server.terminate()
         server.wait(timeout=30)

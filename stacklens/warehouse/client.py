@@ -7,7 +7,12 @@ server. Nothing else in the code base looks at the URL's scheme.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
 import threading
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import clickhouse_connect
@@ -22,27 +27,55 @@ class WarehouseUnavailable(RuntimeError):
 
 
 _lock = threading.Lock()
+_stderr_swap = threading.Lock()
 _clients: dict[tuple[str, str], Client] = {}
+
+
+@contextlib.contextmanager
+def _engine_stderr_held() -> Iterator[None]:
+    """Hold what the embedded engine writes to file descriptor 2 while it opens, and pass it on only if the
+    open succeeds: on a locked data directory the C++ engine prints its own multi-line exception there,
+    beside the one-line message this module raises (which says what to do)."""
+    sys.stderr.flush()
+    # One at a time: two overlapping swaps of descriptor 2 could restore each other's temporary file.
+    with _stderr_swap, tempfile.TemporaryFile() as held:
+        saved = os.dup(2)
+        opened = False
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+            opened = True
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if opened:
+                held.seek(0)
+                os.write(2, held.read())
 
 
 def _open(url: str, database: str | None) -> Client:
     scheme = urlsplit(url).scheme
     try:
         if scheme == "chdb":
-            return clickhouse_connect.get_client(dsn=url, database=database or "default")
+            with _engine_stderr_held():
+                return clickhouse_connect.get_client(dsn=url, database=database or "default")
         if scheme in ("http", "https", "clickhouse", "clickhouses"):
             return clickhouse_connect.get_client(dsn=url, database=database or "default")
     except ClickHouseError as exc:
         text = str(exc)
         if scheme == "chdb" and ("EmbeddedServer" in text or "Unable to open the chdb engine" in text):
             raise WarehouseUnavailable(
-                f"the embedded warehouse at {url[len('chdb://'):]} is open in another process "
+                f"the embedded warehouse at {url[len('chdb://') :]} is open in another process "
                 "(a running `stacklens serve` owns it); run this through that server, or stop it first"
             ) from exc
-        raise WarehouseUnavailable(f"cannot reach the warehouse at {_redact(url)}: {text.splitlines()[0]}") from exc
+        raise WarehouseUnavailable(
+            f"cannot reach the warehouse at {_redact(url)}: {text.splitlines()[0]}"
+        ) from exc
     except OSError as exc:
         raise WarehouseUnavailable(f"cannot reach the warehouse at {_redact(url)}: {exc}") from exc
-    raise WarehouseUnavailable(f"unsupported warehouse URL scheme {scheme!r}: use chdb://PATH or http(s)://HOST:8123")
+    raise WarehouseUnavailable(
+        f"unsupported warehouse URL scheme {scheme!r}: use chdb://PATH or http(s)://HOST:8123"
+    )
 
 
 def _redact(url: str) -> str:

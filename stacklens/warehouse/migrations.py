@@ -7,6 +7,15 @@ already applied is refused, naming the file, instead of silently diverging from 
 Files may carry ``${retention_days}``; the runner fills it from ``STACKLENS_RETENTION_DAYS``. The checksum is
 taken over the text *before* substitution, so changing the retention is not an edit: the runner notices the
 recorded retention differs and issues ``ALTER TABLE … MODIFY TTL`` with the new value.
+
+Cluster DDL: with ``STACKLENS_WAREHOUSE_CLUSTER`` set, every statement that creates, alters or drops a table,
+view, materialized view, dictionary or database runs ``ON CLUSTER '<name>'``. The clause goes right after the
+object's name (``CREATE TABLE IF NOT EXISTS events ON CLUSTER 'main' (…)``, ``ALTER TABLE events ON CLUSTER
+'main' MODIFY TTL …``), where ClickHouse's grammar puts it; files stay cluster-agnostic, so their checksums
+do not depend on the deployment. A statement the rule does not fit writes ``${on_cluster}`` where the clause
+belongs; the runner fills it (or removes it without a cluster) and adds nothing else to that statement.
+Other statements (``INSERT … SELECT`` backfills) run as written. The name is sent as a string literal, so
+ClickHouse macros such as ``{cluster}`` work.
 """
 
 from __future__ import annotations
@@ -24,6 +33,18 @@ from stacklens.warehouse.queries import MIGRATIONS_DIR
 
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 RETENTION_PLACEHOLDER = "${retention_days}"
+ON_CLUSTER_PLACEHOLDER = "${on_cluster}"
+# The head of a DDL statement up to the object's name, after any leading comment lines; ON CLUSTER follows it.
+_DDL_HEAD = re.compile(
+    r"""^(?:\s*--[^\n]*\n)*\s*
+    (?:CREATE\s+(?:OR\s+REPLACE\s+)?
+        (?:TABLE|(?:MATERIALIZED\s+)?VIEW|DICTIONARY|DATABASE)(?:\s+IF\s+NOT\s+EXISTS)?
+      |ALTER\s+TABLE
+      |DROP\s+(?:TABLE|VIEW|DICTIONARY|DATABASE)(?:\s+IF\s+EXISTS)?)
+    \s+(?:`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)(?:\.(?:`[^`]+`|[A-Za-z_][A-Za-z0-9_]*))?""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9_.{}-]{1,128}$")
 _TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 # The TTL clause runs to the end of its line (files put SETTINGS, if any, on a later line).
 _TTL = re.compile(r"^\s*TTL\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
@@ -67,11 +88,34 @@ class MigrationFile:
     def uses_retention(self) -> bool:
         return RETENTION_PLACEHOLDER in self.text
 
-    def statements(self, retention_days: int) -> list[str]:
-        """The file's statements with ``${retention_days}`` filled in (files may hold several, split on ``;``)."""
+    def statements(self, retention_days: int, cluster: str | None = None) -> list[str]:
+        """The file's statements, placeholders filled in and ``ON CLUSTER`` added when ``cluster`` is set
+        (files may hold several statements, split on ``;`` at a line end)."""
         body = self.text.replace(RETENTION_PLACEHOLDER, str(int(retention_days)))
         parts = re.split(r";\s*(?:--[^\n]*)?\n", body + "\n")
-        return [part.strip() for part in parts if _has_sql(part)]
+        return [with_cluster(part.strip(), cluster) for part in parts if _has_sql(part)]
+
+
+def cluster_clause(cluster: str | None) -> str:
+    """`` ON CLUSTER '<name>'``, or ``""`` without a cluster; a name outside ``[A-Za-z0-9_.{}-]`` is refused."""
+    if not cluster:
+        return ""
+    if not _CLUSTER_NAME.match(cluster):
+        raise MigrationError(
+            f"STACKLENS_WAREHOUSE_CLUSTER {cluster!r} is not a cluster name (letters, digits, _ . - and {{macros}})"
+        )
+    return f" ON CLUSTER '{cluster}'"
+
+
+def with_cluster(statement: str, cluster: str | None) -> str:
+    """One statement made cluster-wide (see the module docstring); unchanged without a cluster."""
+    clause = cluster_clause(cluster)
+    if ON_CLUSTER_PLACEHOLDER in statement:
+        return statement.replace(ON_CLUSTER_PLACEHOLDER, clause.strip())
+    head = _DDL_HEAD.match(statement)
+    if not clause or head is None or re.search(r"\bON\s+CLUSTER\b", statement, re.IGNORECASE):
+        return statement
+    return statement[: head.end()] + clause + statement[head.end() :]
 
 
 @dataclass(frozen=True)
@@ -169,8 +213,8 @@ def _modify_ttl(settings: Settings, migration: MigrationFile) -> None:
     for statement in migration.statements(settings.retention_days):
         table, ttl = _TABLE.search(statement), _TTL.search(statement)
         if table and ttl:
-            on_cluster = f" ON CLUSTER {settings.warehouse_cluster}" if settings.warehouse_cluster else ""
-            client.command(f"ALTER TABLE {table.group(1)}{on_cluster} MODIFY TTL {ttl.group(1)}")
+            alter = f"ALTER TABLE {table.group(1)} MODIFY TTL {ttl.group(1)}"
+            client.command(with_cluster(alter, settings.warehouse_cluster))
 
 
 def apply_migrations(
@@ -198,7 +242,9 @@ def apply_migrations(
             if state is None:
                 if not dry_run:
                     client = get_warehouse(settings)
-                    for statement in migration.statements(settings.retention_days):
+                    for statement in migration.statements(
+                        settings.retention_days, settings.warehouse_cluster
+                    ):
                         client.command(statement)
                     _record(settings, migration, datetime.now(UTC))
                 done.append(migration.name)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import httpx
 
 
 def _run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -33,3 +37,48 @@ def test_dry_run_status_apply_and_rerun(tmp_path: Path) -> None:
     assert "0001_create_events\tpending" not in status and "0001_create_events\t20" in status
     again = _run(tmp_path)
     assert again.returncode == 0 and "warehouse: up to date" in again.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_migrate_while_serve_owns_the_embedded_warehouse_says_so_in_one_line(tmp_path: Path) -> None:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}
+    env.update(
+        {
+            "STACKLENS_DATA_DIR": str(tmp_path),
+            "STACKLENS_SECRET_KEY": "cli-test-secret-0123456789",
+            "STACKLENS_RUN_SCHEDULES": "false",
+        }
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "stacklens.cli.main", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            assert server.poll() is None, f"serve exited: {server.stderr.read() if server.stderr else ''}"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code in (200, 503):
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        else:
+            raise AssertionError("stacklens serve did not answer within 90 s")
+        busy = _run(tmp_path)
+        assert busy.returncode == 2, (busy.stdout, busy.stderr)
+        message = busy.stderr.strip()
+        assert len(message.splitlines()) == 1 and "Traceback" not in busy.stderr, busy.stderr
+        assert "is open in another process" in message and "stacklens serve" in message
+        assert str(tmp_path) in message
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/dashboards.py                 # 1M events over 500 issues (quick)
     .venv/bin/python bench/dashboards.py --events 10000000
+    .venv/bin/python bench/dashboards.py --events 10000000 --keep /tmp/bench-10m   # fill once, rerun later
 
 Events are generated inside ClickHouse (INSERT ... SELECT FROM numbers()), in a fresh embedded warehouse
 under a temporary directory, so the run never touches a real installation. Prints p50 / p95 per read.
@@ -10,6 +11,7 @@ under a temporary directory, so the run never touches a real installation. Print
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -55,6 +57,11 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--issues", type=int, default=500)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="warehouse directory to fill once and reuse on later runs (timings after background merges)",
+    )
     args = parser.parse_args()
 
     from dashboards.event_queries import IssueEvents
@@ -62,7 +69,8 @@ def main() -> None:
     from stacklens.warehouse.client import get_warehouse
     from stacklens.warehouse.migrations import apply_migrations
 
-    with tempfile.TemporaryDirectory() as tmp:
+    place = contextlib.nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory()
+    with place as tmp:
         settings = Settings(
             data_dir=Path(tmp),
             warehouse_url=f"chdb://{tmp}/warehouse",
@@ -72,16 +80,23 @@ def main() -> None:
         override_settings(settings)
         apply_migrations(settings)
         client = get_warehouse(settings)
-        began = time.perf_counter()
-        step = 1_000_000
-        for start in range(0, args.events, step):
-            client.command(
-                FILL,
-                parameters={"issues": args.issues, "start": start, "count": min(step, args.events - start)},
-            )
-        print(
-            f"filled {args.events:,} events over {args.issues} issues in {time.perf_counter() - began:.1f} s"
-        )
+        stored = client.query("SELECT count() FROM events").result_rows[0][0]
+        if stored:
+            print(f"reusing {stored:,} events in {tmp}")
+        else:
+            began = time.perf_counter()
+            step = 1_000_000
+            for start in range(0, args.events, step):
+                client.command(
+                    FILL,
+                    parameters={
+                        "issues": args.issues,
+                        "start": start,
+                        "count": min(step, args.events - start),
+                    },
+                )
+            elapsed = time.perf_counter() - began
+            print(f"filled {args.events:,} events over {args.issues} issues in {elapsed:.1f} s")
 
         def page(**kw: str) -> None:
             list_issues(1, 1, IssueFilters(**kw).validate())

@@ -1,5 +1,6 @@
 -- The issue list of one project: figures over the chosen days (issue_totals_daily, or issue_facets_daily
--- when a dimension is filtered), the descriptive columns and live status from the `issue_list` view, one keyset page.
+-- when a dimension is filtered), the descriptive columns and live status from the `issue_list` view, one
+-- keyset page.
 -- Empty-string filters mean "any"; `key:value` tag terms match issues that carried every pair on some day
 -- of the range (issue_tags_daily). `sort` is last_seen | first_seen | events | users; the page continues
 -- after (cursor_value, cursor_id) in descending order (cursor_id 0 = first page).
@@ -25,9 +26,12 @@ FROM
     SELECT
         issue_id,
         sum(events) AS n_events,
-        -- Distinct users are costly to merge across every issue: only the users sort merges them here; other
-        -- sorts fill the page's users afterwards (issues/list_users).
-        uniqMergeIf(users, {sort:String} = 'users') AS n_users,
+        -- Distinct-user states are costly to read for every issue: only the users sort reads them here (the
+        -- constant `if` is folded, so other sorts never read the column); other sorts fill the page's users
+        -- afterwards (issues/list_users).
+        uniqMerge(
+            if({sort:String} = 'users', users, initializeAggregation('uniqState', CAST(NULL, 'Nullable(String)')))
+        ) AS n_users,
         min(first_seen) AS first_ts,
         max(last_seen) AS last_ts
     FROM

@@ -30,11 +30,13 @@ class Line:
     raw: bytes
 
 
-# Depth check. Python parsers recurse per nesting level, so depth is bounded *before* parsing. Every
-# character but the four brackets is dropped (str.translate, in C); each round then deletes the innermost
-# adjacent "[]" / "{}" pairs, so a structure nested d deep is empty after d rounds.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKET = str.maketrans("", "", "".join(chr(c) for c in range(128) if chr(c) not in "[]{}"))
+# Depth check. Python parsers recurse per nesting level, so depth is bounded *before* parsing. Every byte
+# but the brackets is deleted and "{}" become "[]" (one bytes.translate, in C: the kind of bracket does not
+# change the depth); each round then deletes the innermost "[]" pairs, exactly one level per round (replace
+# does not rescan what it produced), so a structure nested d deep is empty after d rounds.
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACES_AS_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
 # A number token longer than MAX_INT_DIGITS: orjson would turn it into a float silently, so lines with such
 # a digit run take the standard-library parser, whose int hook refuses them with a clear message. Found by a
 # substring search on a copy with every digit turned into "0" (memory speed; a regex takes ~250 µs a line).
@@ -42,7 +44,7 @@ _DIGITS_AS_ZERO = bytes(ord("0") if 48 <= b <= 57 else ord("x") for b in range(2
 _LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
 
 
-def _depth_ok(text: str) -> bool:
+def _depth_ok(raw: bytes) -> bool:
     """Nesting depth at most :data:`MAX_JSON_DEPTH`.
 
     The quick count includes brackets inside strings. When it finds the line too deep, the count is redone
@@ -50,22 +52,20 @@ def _depth_ok(text: str) -> bool:
     brackets may at worst have masked real depth, which the parser's own limit still bounds (orjson refuses
     1,024 levels; the standard library raises RecursionError, reported as invalid JSON).
     """
-    if _rounds_ok(text.translate(_NOT_BRACKET)):
+    if _rounds_ok(raw.translate(_BRACES_AS_BRACKETS, _NOT_BRACKET)):
         return True
-    return _rounds_ok(_STRING.sub("", text).translate(_NOT_BRACKET))
+    return _rounds_ok(_STRING.sub(b"", raw).translate(_BRACES_AS_BRACKETS, _NOT_BRACKET))
 
 
-def _rounds_ok(brackets: str) -> bool:
-    if not brackets.isascii():  # translate() only drops ASCII; drop the rest here (rare)
-        brackets = "".join(c for c in brackets if c in "[]{}")
+def _rounds_ok(brackets: bytes) -> bool:
     for _ in range(MAX_JSON_DEPTH):
-        reduced = brackets.replace("[]", "").replace("{}", "")
+        reduced = brackets.replace(b"[]", b"")
         if reduced == brackets:
             # Empty, or no adjacent pair left (unbalanced): the parser reports unbalanced text itself.
             return True
         brackets = reduced
     # MAX_JSON_DEPTH rounds done: anything still reducible nests deeper than the limit.
-    return not brackets or brackets.replace("[]", "").replace("{}", "") == brackets
+    return b"[]" not in brackets
 
 
 def _bounded_int(text: str) -> int:
@@ -99,7 +99,7 @@ def parse_line(raw: bytes, number: int) -> Line | None:
     if not text.strip():
         return None
     # Nesting deeper than the limit needs more opening brackets than the limit: most lines skip the check.
-    if (text.count("{") + text.count("[")) > MAX_JSON_DEPTH and not _depth_ok(text):
+    if (raw.count(b"{") + raw.count(b"[")) > MAX_JSON_DEPTH and not _depth_ok(raw):
         raise LineError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
     if _LONG_RUN in raw.translate(_DIGITS_AS_ZERO):
         obj = _strict_loads(text)  # long digit runs are usually inside strings; the hook judges numbers only

@@ -1,0 +1,54 @@
+"""Per-line checks: depth, long numbers, constants and encodings, with the messages clients see."""
+
+from __future__ import annotations
+
+import pytest
+
+from stacklens.ingest.decode import MAX_JSON_DEPTH
+from stacklens.ingest.validate import LineError, parse_line
+
+
+def _line(payload: bytes) -> bytes:
+    return b'{"v":1,"type":"event","payload":{"extra":' + payload + b"}}"
+
+
+def test_depth_limit_counts_structure_not_string_contents() -> None:
+    inner = MAX_JSON_DEPTH - 2  # the envelope and payload objects are two levels
+    assert parse_line(_line(b"[" * inner + b"]" * inner), 1) is not None
+    with pytest.raises(LineError, match=f"deeper than {MAX_JSON_DEPTH}"):
+        parse_line(_line(b"[" * (inner + 1) + b"]" * (inner + 1)), 1)
+    brackets_in_a_string = _line(b'"' + b"[{" * 500 + b'"')
+    assert parse_line(brackets_in_a_string, 1).payload["extra"] == "[{" * 500
+
+
+def test_long_numbers_are_refused_but_long_digit_strings_are_kept() -> None:
+    with pytest.raises(LineError, match="more than 20 digits"):
+        parse_line(_line(b"1" * 21), 1)
+    digits = "9" * 40
+    assert parse_line(_line(f'"{digits}"'.encode()), 1).payload["extra"] == digits
+    assert parse_line(_line(b"18446744073709551615"), 1).payload["extra"] == 18446744073709551615
+
+
+def test_invalid_json_names_the_problem() -> None:
+    with pytest.raises(LineError, match="NaN is not valid JSON"):
+        parse_line(_line(b"NaN"), 3)
+    with pytest.raises(LineError, match="not valid JSON"):
+        parse_line(b'{"v":1,"type":"event","payload":{', 3)
+    bad = _line(b'"\xff"')
+    where = bad.index(b"\xff")
+    with pytest.raises(LineError, match=rf"not valid UTF-8 \(byte {where}\)"):
+        parse_line(bad, 3)
+
+
+def test_lone_surrogate_escapes_are_read_by_the_standard_parser() -> None:
+    line = parse_line(_line(b'"\\ud800x"'), 1)
+    assert line is not None and line.payload["extra"] == "\ud800x"
+
+
+def test_alternating_brackets_count_one_level_each() -> None:
+    half = MAX_JSON_DEPTH // 2  # {"a":[ … ]} pairs: two levels per repetition
+    fits = b'{"a":[' * (half - 1) + b"1" + b"]}" * (half - 1)
+    assert parse_line(_line(fits), 1) is not None
+    too_deep = b'{"a":[' * half + b"1" + b"]}" * half
+    with pytest.raises(LineError, match="deeper than"):
+        parse_line(_line(too_deep), 1)

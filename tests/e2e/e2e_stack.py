@@ -233,3 +233,20 @@ def all_issues(api: httpx.Client, slug: str) -> list[dict[str, Any]]:
         if not body["next_cursor"]:
             return issues
         cursor = body["next_cursor"]
+
+
+def unhandled_errors(log: str) -> list[str]:
+    """The exception line and innermost project frame of every traceback in a log."""
+    found, lines = [], log.splitlines()
+    for start, line in enumerate(lines):
+        if not line.startswith("Traceback"):
+            continue
+        frames, end = [], "?"
+        for entry in lines[start + 1 :]:
+            if entry and not entry[0].isspace():
+                end = entry
+                break
+            if entry.strip().startswith('File "') and "site-packages" not in entry:
+                frames.append(entry.strip())
+        found.append(f"{end} at {frames[-1] if frames else '?'}")
+    return found

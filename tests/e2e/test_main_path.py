@@ -29,6 +29,7 @@ from e2e_stack import (
     page_text,
     shipper_status,
     sign_in,
+    unhandled_errors,
     wait_for,
     wait_healthy,
     write_shipper_config,
@@ -67,23 +68,6 @@ def issue_event_ids(api: httpx.Client, issue_id: str) -> list[str]:
         if not body["next_cursor"]:
             return ids
         cursor = body["next_cursor"]
-
-
-def unhandled_errors(log: str) -> list[str]:
-    """The exception line and innermost project frame of every traceback in a log."""
-    found, lines = [], log.splitlines()
-    for start, line in enumerate(lines):
-        if not line.startswith("Traceback"):
-            continue
-        frames, end = [], "?"
-        for entry in lines[start + 1 :]:
-            if entry and not entry[0].isspace():
-                end = entry
-                break
-            if entry.strip().startswith('File "') and "site-packages" not in entry:
-                frames.append(entry.strip())
-        found.append(f"{end} at {frames[-1] if frames else '?'}")
-    return found
 
 
 def test_events_reach_the_dashboards_exactly_once_through_a_shipper_crash(tmp_path: Path) -> None:

@@ -109,21 +109,22 @@ def state_of(link: ShareLink, now: datetime | None = None) -> str:
     return "active"
 
 
-def issue_links(db: Session, org_id: int, project_id: int, issue_id: int) -> list[LinkState]:
-    """The issue's links, newest first, each with its state (revoked and expired ones stay listed)."""
-    rows = db.execute(
+def issue_links(
+    db: Session, org_id: int, project_id: int, issue_id: int | None = None, limit: int = LIST_LIMIT
+) -> list[LinkState]:
+    """The project's links (one issue's with ``issue_id``), newest first, each with its state; revoked and
+    expired ones stay listed."""
+    query = (
         select(ShareLink, User.email)
         .outerjoin(User, User.id == ShareLink.created_by_user_id)
-        .where(
-            ShareLink.org_id == org_id,
-            ShareLink.project_id == project_id,
-            ShareLink.issue_id == str(issue_id),
-        )
+        .where(ShareLink.org_id == org_id, ShareLink.project_id == project_id)
         .order_by(ShareLink.created_at.desc(), ShareLink.id.desc())
-        .limit(LIST_LIMIT)
-    ).all()
+        .limit(limit)
+    )
+    if issue_id is not None:
+        query = query.where(ShareLink.issue_id == str(issue_id))
     now = datetime.now(UTC)
-    return [LinkState(link, state_of(link, now), email or "") for link, email in rows]
+    return [LinkState(link, state_of(link, now), email or "") for link, email in db.execute(query).all()]
 
 
 def revoke_link(db: Session, org_id: int, project_id: int, issue_id: int, link_id: int) -> ShareLink | None:

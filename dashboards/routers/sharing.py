@@ -25,6 +25,7 @@ from dashboards.routers.issue_detail import ISSUE, event_parts, load_issue
 from dashboards.security import check_csrf
 
 router = APIRouter(include_in_schema=False)
+PROJECT_LIST_LIMIT = 200
 
 
 def _signer(request: Request) -> Signer:
@@ -131,11 +132,32 @@ def revoke_share(
     issue_id: int,
     link_id: int,
     csrf_token: Annotated[str, Form()] = "",
+    back: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
     if share_store.revoke_link(db, view.org_id, view.project_id, issue_id, link_id) is None:
         raise HTTPException(status_code=404, detail="Not Found")
+    if back == "project":
+        return RedirectResponse(_project_links_path(view) + "?done=share_revoked", status_code=303)
     return RedirectResponse(f"{_issue_path(view, issue_id)}?done=share_revoked#share-links", status_code=303)
+
+
+def _project_links_path(view: CurrentProject) -> str:
+    return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/share-links"
+
+
+@router.get("/orgs/{org_slug}/projects/{project_slug}/share-links", response_class=HTMLResponse)
+def project_share_links(request: Request, view: CurrentProject, db: Db, done: str = "") -> Response:
+    """Every share link of the project (newest 200), with its issue, scope and state; active ones revocable."""
+    context = {
+        "viewer": view.viewer,
+        "user": view.viewer.user,
+        "project": view.project,
+        "links": share_store.issue_links(db, view.org_id, view.project_id, limit=PROJECT_LIST_LIMIT),
+        "issues_path": f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues",
+        "message": "Share link revoked: it no longer opens anything." if done == "share_revoked" else "",
+    }
+    return render(request, "share_links.html", context)
 
 
 @router.get("/share/{token}", response_class=HTMLResponse)

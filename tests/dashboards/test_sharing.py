@@ -150,3 +150,43 @@ def test_range_links_relative_and_absolute_and_expiry(stores, client, org_factor
         for url in (relative, absolute, whole):
             assert stranger.get(url).status_code == 410
     assert client.get(path).text.count('data-state="expired"') == 3
+
+
+def test_project_list_shows_every_issue_link_and_revokes(stores, client, org_factory) -> None:
+    org, other = org_factory("Mine"), org_factory("Other")
+    rows, _ = _land_three(org)
+    second = land(org["org_id"], org["project_id"], [sdk_event(_boom_elsewhere)])[0]
+    sign_in(client, org["email"])
+    base = f"/orgs/{org['org_slug']}/projects/{org['project']}"
+    first_url = _share(client, f"{base}/issues/{rows[0]['issue_id']}", scope="issue")
+    _share(client, f"{base}/issues/{second['issue_id']}", scope="range", range="7d")
+
+    listing = client.get(f"{base}/share-links")
+    assert listing.status_code == 200
+    assert listing.text.count('data-state="active"') == 2
+    for issue_id in (rows[0]["issue_id"], second["issue_id"]):
+        assert f'href="{base}/issues/{issue_id}"' in listing.text
+    assert 'href="' + base + '/share-links"' in client.get(f"{base}/issues").text
+
+    revoke = re.search(rf'action="({base}/issues/{rows[0]["issue_id"]}/share/\d+/revoke)"', listing.text)
+    assert revoke
+    done = client.post(
+        revoke.group(1), data={"csrf_token": csrf_of(listing.text), "back": "project"}, follow_redirects=False
+    )
+    assert done.status_code == 303 and done.headers["location"] == f"{base}/share-links?done=share_revoked"
+    after = client.get(done.headers["location"]).text
+    assert "Share link revoked" in after
+    assert after.count('data-state="active"') == 1 and after.count('data-state="revoked"') == 1
+    with TestClient(client.app) as stranger:
+        assert stranger.get(first_url).status_code == 410
+
+    # Another organization's owner sees none of it.
+    with TestClient(client.app) as outsider:
+        sign_in(outsider, other["email"])
+        assert outsider.get(f"{base}/share-links").status_code == 404
+        mine = outsider.get(f"/orgs/{other['org_slug']}/projects/{other['project']}/share-links").text
+        assert "No share links yet." in mine
+
+
+def _boom_elsewhere() -> None:
+    raise LookupError("inventory missing")

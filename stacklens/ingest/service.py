@@ -97,9 +97,9 @@ def prepare_batch(
 ) -> Prepared:
     """Parse, attribute, scrub and normalise each line in turn; problems go to ``result.rejected``.
 
-    One line at a time, so only one parsed payload is alive at once: a batch of 1,000 payloads held
-    together is ~500,000 Python objects, and the cyclic garbage collector's passes over them cost more
-    than parsing them did.
+    One line at a time, so only one parsed payload is alive at once: 1,000 payloads held together are
+    ~500,000 Python objects, and the cyclic garbage collector's passes over them added about half again
+    to the time spent parsing them (measured on the benchmark corpus).
     """
     prepared = Prepared()
     cache: dict[str, Attribution | None] = {}

@@ -79,13 +79,23 @@ def _reject_constant(name: str) -> float:
 
 
 def _strict_loads(text: str) -> Any:
-    """The standard-library parser with the int and NaN hooks: exact messages for the rare bad line."""
+    """The standard-library parser with the int and NaN hooks: exact messages for the rare bad line.
+
+    It also accepts lone surrogate escapes (``"\\ud800"``, e.g. a JavaScript string cut between the two
+    halves of an emoji), which no UTF-8 writer can store: those become ``?``, so every later step (orjson,
+    the warehouse) sees valid text and the event is kept.
+    """
     try:
-        return json.loads(text, parse_int=_bounded_int, parse_constant=_reject_constant)
+        obj = json.loads(text, parse_int=_bounded_int, parse_constant=_reject_constant)
     except LineError:
         raise
     except (ValueError, RecursionError) as exc:
         raise LineError(f"the line is not valid JSON: {str(exc).splitlines()[0][:200]}") from exc
+    try:
+        orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        obj = orjson.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
+    return obj
 
 
 def parse_line(raw: bytes, number: int) -> Line | None:

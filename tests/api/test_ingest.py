@@ -431,3 +431,16 @@ def test_concurrent_requests_with_the_same_events_land_them_once(
         assert [a["accepted"] for a in answers] == [150, 150], "the second answers with the first's figures"
     else:
         assert sorted((a["accepted"], a["duplicates"]) for a in answers) == [(0, 150), (150, 0)]
+
+
+def test_a_lone_surrogate_in_a_message_does_not_cost_the_event(
+    client: TestClient, settings: Settings, make_org
+) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    payload = error_payload(4)
+    payload["message"] = "cut emoji \ud83d"
+    body = json.dumps({"v": 1, "type": "event", "app_key": org["app_key"], "payload": payload}).encode()
+    assert b"\\ud83d" in body
+    response = post(client, org["api_key"], body)
+    assert response.status_code == 200 and response.json()["accepted"] == 1, response.text
+    assert count(settings, "events", org["org_id"]) == 1

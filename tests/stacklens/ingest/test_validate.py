@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from stacklens.ingest.decode import MAX_JSON_DEPTH
@@ -40,9 +41,10 @@ def test_invalid_json_names_the_problem() -> None:
         parse_line(bad, 3)
 
 
-def test_lone_surrogate_escapes_are_read_by_the_standard_parser() -> None:
-    line = parse_line(_line(b'"\\ud800x"'), 1)
-    assert line is not None and line.payload["extra"] == "\ud800x"
+def test_lone_surrogates_are_replaced_so_the_event_can_be_stored() -> None:
+    line = parse_line(_line(b'{"\\udc00k": "\\ud800x", "pair": "\\ud83d\\ude00"}'), 1)
+    assert line is not None and line.payload["extra"] == {"?k": "?x", "pair": "\U0001f600"}
+    orjson.dumps(line.payload)  # what ingest writes must encode
 
 
 def test_alternating_brackets_count_one_level_each() -> None:

@@ -190,3 +190,22 @@ def test_project_list_shows_every_issue_link_and_revokes(stores, client, org_fac
 
 def _boom_elsewhere() -> None:
     raise LookupError("inventory missing")
+
+
+def test_without_user_filters_the_user_everywhere() -> None:
+    import json
+
+    from dashboards.routers.sharing import without_user
+
+    payload = {
+        "user": {"id": "7", "email": "zoe@example.test", "ip_address": "198.51.100.4", "geo": {"city": "X"}},
+        "extra": {"who": "zoe@example.test", "note": "logged in as zoe@example.test from 198.51.100.4"},
+        "tags": {"user_id": "7", "build": "17", "n": "7"},
+        "breadcrumbs": {"values": [{"message": "mail to zoe@example.test"}]},
+    }
+    shown = json.loads(without_user({"payload": json.dumps(payload), "event_id": "e"})["payload"])
+    assert "user" not in shown
+    assert shown["extra"] == {"who": "[FILTERED]", "note": "logged in as [FILTERED] from [FILTERED]"}
+    # A short id is filtered only as a whole value, so "17" keeps its 7.
+    assert shown["tags"] == {"user_id": "[FILTERED]", "build": "17", "n": "[FILTERED]"}
+    assert shown["breadcrumbs"]["values"][0]["message"] == "mail to [FILTERED]"

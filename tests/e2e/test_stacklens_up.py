@@ -7,6 +7,7 @@ and exit 0; and a second run on the same data directory must reuse the same logi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -47,6 +48,14 @@ def launch(stack: Stack, port: int, shop_port: int) -> Proc:
     proc = Proc("up", popen, log_path)
     stack.procs.append(proc)
     return proc
+
+
+def kill_groups(stack: Stack) -> None:
+    """Whatever a failed run left behind: every process of each launcher's group, even after it exited."""
+    for proc in stack.procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.popen.pid, signal.SIGKILL)
+    stack.close()
 
 
 def banner(proc: Proc) -> dict[str, str]:
@@ -160,10 +169,7 @@ def test_up_serves_the_demo_stops_on_ctrl_c_and_reuses_its_data(tmp_path: Path) 
             sign_in(base, second["email"], second["password"]).close()
             interrupt(again, data)
     finally:
-        for proc in stack.procs:
-            if proc.running():
-                os.killpg(proc.popen.pid, signal.SIGKILL)
-        stack.close()
+        kill_groups(stack)
 
 
 def test_up_in_a_fresh_clone_delivers_the_demo_traffic(tmp_path: Path) -> None:
@@ -186,7 +192,4 @@ def test_up_in_a_fresh_clone_delivers_the_demo_traffic(tmp_path: Path) -> None:
             )
             interrupt(up, data)
     finally:
-        for proc in stack.procs:
-            if proc.running():
-                os.killpg(proc.popen.pid, signal.SIGKILL)
-        stack.close()
+        kill_groups(stack)

@@ -11,7 +11,8 @@ same run it measures the limit: the rows of the same lines inserted by the embed
 `INSERT … FORMAT JSONEachRow` into tables of the same shape (the served schema, with the materialized views
 every insert into `events` runs; "raw" is the raw tables alone), and prints the ratio API / limit. Rounds
 alternate API and limit runs and the medians are printed, so a burst of load on a shared machine skews one
-round rather than the figure.
+round rather than the figure. "cpu ratio" compares events per CPU-second (the server process's CPU for the
+API, this process's for the limit), which holds still when other work takes the cores in bursts.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import sentry_sdk
 from sentry_sdk.transport import Transport
 
@@ -162,7 +164,15 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def run_api(base: str, api_key: str, lines: list[bytes], batch: int) -> dict[str, float]:
+def _cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
+def run_api(
+    base: str, api_key: str, lines: list[bytes], batch: int, server: psutil.Process
+) -> dict[str, float]:
+    """Figures of posting ``lines`` in batches; ``events_cpu_s`` is events per CPU-second of the server."""
     batches = [b"\n".join(lines[i : i + batch]) + b"\n" for i in range(0, len(lines), batch)]
     bodies = [gzip.compress(b, compresslevel=6) for b in batches]
     latencies, accepted = [], 0
@@ -172,7 +182,7 @@ def run_api(base: str, api_key: str, lines: list[bytes], batch: int) -> dict[str
         "Content-Type": "application/x-ndjson",
     }
     with httpx.Client(base_url=base, timeout=120) as http:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), _cpu_seconds(server)
         for body in bodies:
             t0 = time.perf_counter()
             response = http.post(
@@ -182,7 +192,7 @@ def run_api(base: str, api_key: str, lines: list[bytes], batch: int) -> dict[str
             if response.status_code != 200:
                 raise SystemExit(f"ingest answered {response.status_code}: {response.text[:300]}")
             accepted += response.json()["accepted"]
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, _cpu_seconds(server) - cpu_started
     raw_mb = sum(len(b) for b in batches) / 1e6
     return {
         "events_s": accepted / elapsed,
@@ -190,11 +200,13 @@ def run_api(base: str, api_key: str, lines: list[bytes], batch: int) -> dict[str
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": _percentile(latencies, 0.99) * 1000,
         "accepted": accepted,
+        "events_cpu_s": accepted / max(cpu, 1e-9),
     }
 
 
-def run_limit(data_dir: Path, lines: list[bytes], batch: int, *, views: bool) -> float:
-    """Events/s of the bare engine: the same lines' rows inserted with INSERT … FORMAT JSONEachRow.
+def run_limit(data_dir: Path, lines: list[bytes], batch: int, *, views: bool) -> tuple[float, float]:
+    """Events/s and events per CPU-second of the bare engine: the same lines' rows inserted with
+    INSERT … FORMAT JSONEachRow (CPU of this process, the engine's threads included).
 
     ``views``: into the schema as served (the raw tables with the materialized views later layers hang on
     ``events``, which every insert runs); else into the raw tables alone (migrations 0001–0099).
@@ -226,7 +238,7 @@ def run_limit(data_dir: Path, lines: list[bytes], batch: int, *, views: bool) ->
             {t: writer.encode_rows([r for _, r, _ in items]) for t, items in tables.items()}
             | {"spans": writer.encode_rows(spans) if spans else b""}
         )
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for blocks in prepared:
         for table, block in blocks.items():
             if block.strip():
@@ -239,15 +251,15 @@ def run_limit(data_dir: Path, lines: list[bytes], batch: int, *, views: bool) ->
                         "input_format_json_read_objects_as_strings": 1,
                     },
                 )
-    return len(lines) / (time.perf_counter() - started)
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    return len(lines) / elapsed, len(lines) / max(cpu, 1e-9)
 
 
-def _print_row(
-    batch: int, label: str, api: dict[str, float], limits: tuple[float, float], ratio: float
-) -> None:
+def _print_row(batch: int, label: str, figures: dict[str, float]) -> None:
     print(
-        f"{batch:>6} {label:>5} {api['events_s']:>10.0f} {api['mb_s']:>7.2f} {api['p50_ms']:>8.1f} "
-        f"{api['p99_ms']:>8.1f} {limits[0]:>11.0f} {limits[1]:>9.0f} {ratio:>6.2f}",
+        f"{batch:>6} {label:>5} {figures['events_s']:>10.0f} {figures['mb_s']:>7.2f} {figures['p50_ms']:>8.1f} "
+        f"{figures['p99_ms']:>8.1f} {figures['limit']:>11.0f} {figures['raw']:>9.0f} {figures['ratio']:>6.2f} "
+        f"{figures['cpu_ratio']:>9.2f}",
         flush=True,
     )
 
@@ -319,24 +331,24 @@ def main() -> int:
             raise SystemExit("stacklens serve did not answer within 60 s")
         print(
             f"{'batch':>6} {'round':>5} {'events/s':>10} {'MB/s':>7} {'p50 ms':>8} {'p99 ms':>8} "
-            f"{'limit ev/s':>11} {'raw ev/s':>9} {'ratio':>6}"
+            f"{'limit ev/s':>11} {'raw ev/s':>9} {'ratio':>6} {'cpu ratio':>9}"
         )
         for batch in sizes:
             rounds = []
             for index in range(1, args.rounds + 1):
                 lines = _fresh_ids(corpus)
-                api = run_api(base, org["api_key"], lines, batch)
-                limits = (
-                    run_limit(work / "limit", lines, batch, views=True),
-                    run_limit(work / "limit", lines, batch, views=False),
-                )
-                rounds.append((api, limits))
-                _print_row(batch, str(index), api, limits, api["events_s"] / limits[0])
-            medians = {k: statistics.median(a[k] for a, _ in rounds) for k in rounds[0][0]}
-            limit = statistics.median(lim[0] for _, lim in rounds)
-            raw = statistics.median(lim[1] for _, lim in rounds)
-            ratio = statistics.median(a["events_s"] / lim[0] for a, lim in rounds)
-            _print_row(batch, "med", medians, (limit, raw), ratio)
+                api = run_api(base, org["api_key"], lines, batch, psutil.Process(server.pid))
+                limit, limit_cpu = run_limit(work / "limit", lines, batch, views=True)
+                raw, _ = run_limit(work / "limit", lines, batch, views=False)
+                figures = api | {
+                    "limit": limit,
+                    "raw": raw,
+                    "ratio": api["events_s"] / limit,
+                    "cpu_ratio": api["events_cpu_s"] / limit_cpu,
+                }
+                rounds.append(figures)
+                _print_row(batch, str(index), figures)
+            _print_row(batch, "med", {k: statistics.median(r[k] for r in rounds) for k in rounds[0]})
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -242,6 +242,20 @@ class Agent:
                 )
                 self.blocked = "auth"
                 return
+            if answer.outcome is Outcome.APP and self._stale_app_keys(batch):
+                # Every line names its own app key and none of them is the configured one: the service has
+                # retired those keys (regenerated or revoked), so no config change can deliver these lines.
+                # They go to the dead letters with file and offset (replayable), and the file moves on.
+                log.error(
+                    "Application Not Found: %d events carry an app key the service no longer knows (%s); "
+                    "passed over to %s",
+                    len(batch.lines),
+                    answer.message,
+                    self.dead.path,
+                )
+                batch.pass_over(f"refused by the service: Application Not Found ({answer.message})")
+                self._acked(batch, None)
+                return
             if answer.outcome is Outcome.APP:
                 log.error(
                     "Application Not Found: %s; fix appKey in %s (use the application key) and send SIGHUP",
@@ -271,6 +285,11 @@ class Agent:
             answer.message,
             self.config.park_delay,
         )
+
+    def _stale_app_keys(self, batch: Batch) -> bool:
+        """True when every line carries its own app key and none is the configured ``appKey``."""
+        keys = batch.own_app_keys()
+        return bool(keys) and None not in keys and self.config.app_key not in keys
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with full jitter; Retry-After, when given, is a floor."""

@@ -46,6 +46,23 @@ class Batch:
         h.update(body)
         return h.hexdigest()
 
+    def own_app_keys(self) -> set[str | None]:
+        """The ``app_key`` each line carries (``None`` for a line that relies on the configured appKey)."""
+        keys: set[str | None] = set()
+        for line in self.lines:
+            try:
+                value = json.loads(line).get("app_key")
+            except (ValueError, AttributeError):
+                value = None
+            keys.add(value if isinstance(value, str) and value else None)
+        return keys
+
+    def pass_over(self, reason: str) -> None:
+        """Turn every line into a dead letter with ``reason`` (acknowledging the batch then moves past it)."""
+        for item in self.items:
+            if item.data is not None:
+                item.problem, item.preview, item.data = reason, item.data[:200], None
+
     def split(self) -> tuple[Batch, Batch]:
         """Two halves by line (each keeps its own byte range, so its own Idempotency-Key)."""
         middle = len(self.items) // 2

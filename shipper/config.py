@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -197,11 +198,27 @@ def file_problems(path: Path) -> list[str]:
         )
     for parent in [path.resolve().parent, *path.resolve().parents]:
         if (parent / ".git").exists():
-            problems.append(
-                f"{path} is inside a git work tree ({parent}); keys must never be committed, move the file out"
-            )
+            if not _git_ignored(parent, path.resolve()):
+                problems.append(
+                    f"{path} is inside a git work tree ({parent}) and not ignored by it; keys must never be "
+                    "committed: move the file out, or add it to the repository's .gitignore"
+                )
             break
     return problems
+
+
+def _git_ignored(work_tree: Path, path: Path) -> bool:
+    """Whether git ignores ``path`` in ``work_tree``; without a usable git, assume it does not (refuse)."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(work_tree), "check-ignore", "-q", "--", str(path)],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
 
 
 def load_config(

@@ -6,6 +6,7 @@ from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
+from starlette.requests import ClientDisconnect
 
 from api.deps import ApiAuth, AppSettings, Limiter, client_ip
 from api.errors import SERVICE_UNAVAILABLE, ApiError
@@ -56,13 +57,18 @@ async def _read_body(request: Request) -> bytes:
     if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise ApiError(413, "Payload Too Large", f"the body exceeds {MAX_BODY_BYTES // (1024 * 1024)} MiB")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ApiError(
-                413, "Payload Too Large", f"the body exceeds {MAX_BODY_BYTES // (1024 * 1024)} MiB"
-            )
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise ApiError(
+                    413, "Payload Too Large", f"the body exceeds {MAX_BODY_BYTES // (1024 * 1024)} MiB"
+                )
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # The sender went away mid-body (a killed shipper): nothing of a partial body may land, and
+        # nobody is left to answer. 400 closes the exchange quietly; the resend carries the whole batch.
+        raise ApiError(400, "Bad Request", "the client disconnected before the body was complete") from None
     return b"".join(chunks)
 
 

@@ -119,3 +119,15 @@ def test_cli_version_and_validate(tmp_path: Path) -> None:
     missing = run_cli("--config", str(tmp_path / "none.yaml"), "--validate")
     assert missing.returncode == 1 and "not found" in missing.stderr and "Traceback" not in missing.stderr
     assert run_cli("--validate").returncode == 2
+
+
+def test_a_git_ignored_config_inside_a_work_tree_is_accepted(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text("data/\n")
+    (repo / "data").mkdir()
+    fields = good(tmp_path)
+    load_config(write(repo / "data", fields))  # raises on any problem
+    tracked = write(repo, fields)
+    assert any("inside a git work tree" in p and ".gitignore" in p for p in problems(tracked))

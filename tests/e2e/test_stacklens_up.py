@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -177,6 +178,8 @@ def test_up_in_a_fresh_clone_delivers_the_demo_traffic(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     clone.mkdir()
     subprocess.run(["git", "init", "-q", str(clone)], check=True, timeout=30)
+    # A clone carries the project's .gitignore, which keeps ./data (and the demo's shipper config) out of git.
+    shutil.copy(Path(__file__).resolve().parents[2] / ".gitignore", clone / ".gitignore")
     data = clone / "data"
     stack = Stack(tmp_path, clean_env(data))
     try:

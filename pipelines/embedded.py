@@ -16,10 +16,11 @@ ran in it (and on the first pass).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -148,10 +149,31 @@ def _requests(result: Any) -> list[dg.RunRequest]:
     return []
 
 
+@contextlib.contextmanager
+def _current_instance(instance: dg.DagsterInstance) -> Iterator[None]:
+    """Make ``instance`` the one Dagster consults while (re)building definitions.
+
+    Dagster keeps the "current" definitions-state storage in a context variable that can outlive the
+    instance that set it (a disposed instance leaves a dead weak reference, and resolving a freshly built
+    ``Definitions`` then fails). Setting it around every evaluation keeps it pointing at a live instance.
+    """
+    from dagster._core.storage.defs_state.base import set_defs_state_storage
+
+    with set_defs_state_storage(instance.defs_state_storage):
+        yield
+
+
 def tick_schedule(
     defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
 ) -> list[RunOutcome]:
     """Evaluate one schedule at ``when`` and execute what it requests."""
+    with _current_instance(instance):
+        return _tick_schedule(defs, schedule, instance, when)
+
+
+def _tick_schedule(
+    defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
+) -> list[RunOutcome]:
     resources = defs.resources or {}
     context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when, resources=resources)
     data = schedule.evaluate_tick(context)
@@ -173,6 +195,13 @@ def materialize_now(
     Jobs named in ``follow_only`` run only when an earlier job of this pass ran (the catch-up passes use it
     for the budgets job, which has no new-data plan of its own).
     """
+    with _current_instance(instance):
+        return _materialize_now(defs, instance, select, follow_only)
+
+
+def _materialize_now(
+    defs: dg.Definitions, instance: dg.DagsterInstance, select: list[str] | None, follow_only: frozenset[str]
+) -> list[RunOutcome]:
     outcomes: list[RunOutcome] = []
     when = datetime.now(UTC)
     for schedule in defs.schedules or []:

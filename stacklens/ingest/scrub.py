@@ -158,14 +158,35 @@ def scrub_value(value: Any, depth: int = 0) -> Any:
     return value
 
 
+# Key names already judged safe: a dict whose keys are all among them (nearly every dict once a payload
+# shape has been seen) needs one set comparison in C instead of a lookup per key. Bounded by clearing.
+_SAFE_KEYS: set[str] = set()
+_MAX_SAFE_KEYS = 50_000
+
+
+def _has_sensitive_key(value: dict[str, Any]) -> bool:
+    if _SAFE_KEYS.issuperset(value):
+        return False
+    if len(_SAFE_KEYS) > _MAX_SAFE_KEYS:
+        _SAFE_KEYS.clear()
+    found = False
+    for key in value:
+        if is_sensitive_key(key):
+            found = True
+        elif type(key) is str:
+            _SAFE_KEYS.add(key)
+    return found
+
+
 def _scrub_dict(value: dict[str, Any], depth: int) -> dict[str, Any]:
     if depth > _MAX_DEPTH:
         return value
     cards = _cards_possible.get()
+    check_keys = _has_sensitive_key(value)
     out: dict[str, Any] | None = None
     for key, item in value.items():
         kind = type(item)
-        if is_sensitive_key(key):
+        if check_keys and is_sensitive_key(key):
             new = FILTERED if item is not None and item != "" else item
         elif kind is dict:
             new = _scrub_dict(item, depth + 1)

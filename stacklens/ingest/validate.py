@@ -102,25 +102,29 @@ def parse_line(raw: bytes, number: int) -> Line | None:
     """The checked line, or ``None`` for a blank line; raises :class:`LineError`."""
     if len(raw) > MAX_LINE_BYTES:
         raise LineError(f"the line is {len(raw)} bytes; at most {MAX_LINE_BYTES} are accepted")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LineError(f"the line is not valid UTF-8 (byte {exc.start})") from exc
-    if not text.strip():
+    if not raw or raw.isspace():
         return None
-    # Nesting deeper than the limit needs more opening brackets than the limit: most lines skip the check.
-    if (raw.count(b"{") + raw.count(b"[")) > MAX_JSON_DEPTH and not _depth_ok(raw):
+    if not _depth_ok(raw):
         raise LineError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
     if _LONG_RUN in raw.translate(_DIGITS_AS_ZERO):
-        obj = _strict_loads(text)  # long digit runs are usually inside strings; the hook judges numbers only
+        obj = _strict_loads(
+            _text(raw)
+        )  # long digit runs are mostly inside strings; the hook sees numbers only
     else:
         try:
-            obj = orjson.loads(raw)
+            obj = orjson.loads(raw)  # also checks the UTF-8
         except orjson.JSONDecodeError:
             # orjson's messages name no token ("unexpected character"); the strict parser's do ("NaN").
             # A line only the standard library accepts (e.g. a lone surrogate escape) is read with it.
-            obj = _strict_loads(text)
+            obj = _strict_loads(_text(raw))
     return check_fields(obj, number, raw)
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LineError(f"the line is not valid UTF-8 (byte {exc.start})") from exc
 
 
 def check_fields(obj: Any, number: int, raw: bytes) -> Line:

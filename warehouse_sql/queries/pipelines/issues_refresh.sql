@@ -1,8 +1,16 @@
--- Rebuild the `issues` rows of every issue with an event received after {since}.
+-- Rebuild the `issues` rows of every issue with an event received after {since}, from the insert-time states
+-- (issue_rollup, issue_live_counters) of those issues only: the cost follows the issues touched, not their
+-- event counts.
 INSERT INTO issues
+WITH touched AS
+(
+    SELECT project_id, issue_id FROM issue_live_counters
+    GROUP BY project_id, issue_id
+    HAVING max(last_received) > {since:DateTime64(3, 'UTC')}
+)
 SELECT
     a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, a.title, a.culprit, a.level,
-    a.platform, a.exception_type, a.first_seen, a.last_seen, a.last_received, a.events, a.users_affected,
+    a.platform, a.exception_type, a.first_seen, a.last_seen, c.last_received, c.events, c.users_affected,
     a.first_release, a.last_release, a.releases, a.environments, a.services,
     if(s.issue_id = 0, 'unresolved', toString(s.status)) AS status,
     {materialized_at:DateTime64(6, 'UTC')} AS materialized_at
@@ -13,27 +21,31 @@ FROM
         project_id,
         issue_id,
         any(fingerprint) AS issue_fingerprint,
-        argMax(toString(grouping_version), timestamp) AS grouping_version,
-        argMax(title, timestamp) AS title,
-        argMax(if(culprit != '', culprit, in_app_frames[1]), timestamp) AS culprit,
-        argMax(toString(level), timestamp) AS level,
-        argMax(toString(platform), timestamp) AS platform,
-        argMax(exception_type, timestamp) AS exception_type,
-        min(timestamp) AS first_seen,
-        max(timestamp) AS last_seen,
-        max(received_at) AS last_received,
-        uniqExact(event_id) AS events,
-        uniqExactIf(user_key, user_key != '') AS users_affected,
-        argMinIf(toString(release), timestamp, release != '') AS first_release,
-        argMaxIf(toString(release), timestamp, release != '') AS last_release,
-        arraySort(groupUniqArrayIf(toString(release), release != '')) AS releases,
-        arraySort(groupUniqArrayIf(toString(environment), environment != '')) AS environments,
-        arraySort(groupUniqArrayIf(toString(service), service != '')) AS services
-    FROM events
-    WHERE (project_id, fingerprint) IN
-        (SELECT DISTINCT project_id, fingerprint FROM events WHERE received_at > {since:DateTime64(3, 'UTC')})
+        argMaxMerge(grouping_version) AS grouping_version,
+        argMaxMerge(title) AS title,
+        argMaxMerge(culprit) AS culprit,
+        argMaxMerge(level) AS level,
+        argMaxMerge(platform) AS platform,
+        argMaxMerge(exception_type) AS exception_type,
+        min(first_seen) AS first_seen,
+        max(last_seen) AS last_seen,
+        min(first_release).2 AS first_release,
+        max(last_release).2 AS last_release,
+        arraySort(groupUniqArrayArray(releases)) AS releases,
+        arraySort(groupUniqArrayArray(environments)) AS environments,
+        arraySort(groupUniqArrayArray(services)) AS services
+    FROM issue_rollup
+    WHERE (project_id, issue_id) IN touched
     GROUP BY project_id, issue_id
 ) AS a
-LEFT JOIN (SELECT project_id, issue_id, status FROM issue_state FINAL) AS s
+INNER JOIN
+(
+    SELECT project_id, issue_id, max(last_received) AS last_received, sum(events) AS events,
+           uniqExactMerge(users) AS users_affected
+    FROM issue_live_counters
+    WHERE (project_id, issue_id) IN touched
+    GROUP BY project_id, issue_id
+) AS c ON c.project_id = a.project_id AND c.issue_id = a.issue_id
+LEFT JOIN (SELECT project_id, issue_id, status FROM issue_state FINAL WHERE (project_id, issue_id) IN touched) AS s
     ON s.project_id = a.project_id AND s.issue_id = a.issue_id
 SETTINGS join_use_nulls = 0

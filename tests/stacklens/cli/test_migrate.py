@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 
 def _run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -45,6 +46,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_migrate_while_serve_owns_the_embedded_warehouse_says_so_in_one_line(tmp_path: Path) -> None:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}

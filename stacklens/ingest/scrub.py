@@ -121,7 +121,8 @@ def _holds_card(raw: bytes) -> bool:
             while right < len(shaped) and shaped[right] in b"0-":
                 right += 1
             window = raw[left:right]
-            if window not in checked:
+            # A card has 13 digits at least: shorter runs (epoch seconds, ids) need no closer look.
+            if right - left >= 13 and window not in checked:
                 checked.add(window)
                 text = window.decode("ascii")
                 if scrub_string(text) != text:

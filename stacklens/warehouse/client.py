@@ -89,7 +89,9 @@ def ensure_database(settings: Settings | None = None) -> None:
     """Create the configured database when missing (the migration runner calls this first)."""
     settings = settings or get_settings()
     admin = _open(settings.resolved_warehouse_url, None)
-    on_cluster = f" ON CLUSTER {settings.warehouse_cluster}" if settings.warehouse_cluster else ""
+    # A string literal, like the migration runner's clause, so macros such as '{cluster}' work too.
+    cluster = (settings.warehouse_cluster or "").replace("\\", "\\\\").replace("'", "\\'")
+    on_cluster = f" ON CLUSTER '{cluster}'" if cluster else ""
     admin.command(f"CREATE DATABASE IF NOT EXISTS {settings.warehouse_database}{on_cluster}")
 
 

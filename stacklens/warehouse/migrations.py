@@ -228,6 +228,7 @@ def apply_migrations(
     """
     settings = settings or get_settings()
     files = [m for m in discover() if up_to is None or m.number <= up_to]
+    cluster_clause(settings.warehouse_cluster)  # a bad name is refused before anything runs
     with _run_lock:
         if dry_run:
             recorded = _recorded(settings) if _database_exists(settings) else {}

@@ -89,3 +89,21 @@ def test_bad_cluster_names_are_refused() -> None:
                 cluster_clause(name)
         else:
             assert cluster_clause(name) == ""
+
+
+def test_runner_refuses_a_bad_cluster_name_before_touching_the_warehouse(settings: Settings) -> None:
+    from stacklens.warehouse.migrations import apply_migrations
+
+    ensure_database(settings)
+    bad = settings.model_copy(update={"warehouse_cluster": "main'; DROP DATABASE x; --"})
+    with pytest.raises(MigrationError, match="not a cluster name"):
+        apply_migrations(bad, up_to=99)
+    tables = (
+        get_warehouse(settings)
+        .query(
+            "SELECT count() FROM system.tables WHERE database = {db:String}",
+            parameters={"db": bad.warehouse_database},
+        )
+        .result_rows[0][0]
+    )
+    assert tables == 0, "not even schema_migrations was created"

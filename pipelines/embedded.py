@@ -16,11 +16,10 @@ ran in it (and on the first pass).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,38 +27,10 @@ from typing import Any
 
 import dagster as dg
 
+from pipelines.cron import cron_due
 from stacklens.settings import Settings
 
 logger = logging.getLogger("stacklens.pipelines")
-
-
-def _field_matches(field: str, value: int) -> bool:
-    for part in field.split(","):
-        step = 1
-        if "/" in part:
-            part, step_text = part.split("/", 1)
-            step = int(step_text)
-        if part == "*":
-            if value % step == 0:
-                return True
-            continue
-        if "-" in part:
-            low, high = (int(x) for x in part.split("-", 1))
-        else:
-            low = high = int(part)
-        if low <= value <= high and (value - low) % step == 0:
-            return True
-    return False
-
-
-def cron_due(cron: str, minute: datetime) -> bool:
-    """Whether a 5-field cron (``*``, ``*/n``, ``a-b``, lists) fires at ``minute`` (UTC)."""
-    fields = cron.split()
-    if len(fields) != 5:
-        raise ValueError(f"cron {cron!r} does not have 5 fields")
-    weekday = (minute.isoweekday()) % 7  # cron: 0 = Sunday
-    values = (minute.minute, minute.hour, minute.day, minute.month, weekday)
-    return all(_field_matches(f, v) for f, v in zip(fields, values, strict=True))
 
 
 def dagster_instance(settings: Settings) -> dg.DagsterInstance:
@@ -149,34 +120,20 @@ def _requests(result: Any) -> list[dg.RunRequest]:
     return []
 
 
-@contextlib.contextmanager
-def _current_instance(instance: dg.DagsterInstance) -> Iterator[None]:
-    """Make ``instance`` the one Dagster consults while (re)building definitions.
-
-    Dagster keeps the "current" definitions-state storage in a context variable that can outlive the
-    instance that set it (a disposed instance leaves a dead weak reference, and resolving a freshly built
-    ``Definitions`` then fails). Setting it around every evaluation keeps it pointing at a live instance.
-    """
-    from dagster._core.storage.defs_state.base import set_defs_state_storage
-
-    with set_defs_state_storage(instance.defs_state_storage):
-        yield
-
-
 def tick_schedule(
     defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
 ) -> list[RunOutcome]:
-    """Evaluate one schedule at ``when`` and execute what it requests."""
-    with _current_instance(instance):
-        return _tick_schedule(defs, schedule, instance, when)
+    """Evaluate one schedule at ``when`` and execute what it requests.
 
-
-def _tick_schedule(
-    defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
-) -> list[RunOutcome]:
+    The evaluation context is opened as a context manager: it opens its own handle on the instance, which
+    Dagster makes the current definitions-state storage while it is open. Closed on exit, the handle leaves
+    nothing behind, so a later run never meets a disposed instance remembered from this one.
+    """
     resources = defs.resources or {}
-    context = dg.build_schedule_context(instance=instance, scheduled_execution_time=when, resources=resources)
-    data = schedule.evaluate_tick(context)
+    with dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=when, resources=resources
+    ) as context:
+        data = schedule.evaluate_tick(context)
     requests = list(data.run_requests or [])
     if data.skip_message:
         logger.debug("schedule %s skipped: %s", schedule.name, data.skip_message)
@@ -195,13 +152,6 @@ def materialize_now(
     Jobs named in ``follow_only`` run only when an earlier job of this pass ran (the catch-up passes use it
     for the budgets job, which has no new-data plan of its own).
     """
-    with _current_instance(instance):
-        return _materialize_now(defs, instance, select, follow_only)
-
-
-def _materialize_now(
-    defs: dg.Definitions, instance: dg.DagsterInstance, select: list[str] | None, follow_only: frozenset[str]
-) -> list[RunOutcome]:
     outcomes: list[RunOutcome] = []
     when = datetime.now(UTC)
     for schedule in defs.schedules or []:

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from pipelines.definitions import defs
-from pipelines.embedded import cron_due
 from pipelines.schedules import SCHEDULE_CRONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,12 +55,3 @@ def test_assets_grouped_documented_and_scheduled() -> None:
     assert {s.group_name for s in marts.values()} == {"issues", "performance", "releases", "budgets"}
     assert all(s.description and len(s.description) > 60 for s in marts.values())
     assert {s.name: s.cron_schedule for s in defs.schedules} == {n: c for n, (c, _) in SCHEDULE_CRONS.items()}
-
-
-def test_cron_matching() -> None:
-    from datetime import UTC, datetime
-
-    at = datetime(2026, 3, 2, 10, 5, tzinfo=UTC)
-    assert cron_due("* * * * *", at) and cron_due("*/5 * * * *", at)
-    assert not cron_due("0 * * * *", at) and cron_due("0 * * * *", at.replace(minute=0))
-    assert cron_due("5 10 * * 1", at) and not cron_due("5 10 * * 0", at)

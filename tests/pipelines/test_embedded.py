@@ -1,0 +1,60 @@
+"""Embedded runs across instance lifetimes: a run after an earlier instance was disposed (and the definitions
+rebuilt, as when budgets change) must not meet anything that earlier instance left behind."""
+
+from __future__ import annotations
+
+import gc
+from datetime import UTC, datetime
+
+import dagster as dg
+from pipeline_seed import seed_errors
+
+from pipelines.definitions import build_definitions
+from pipelines.embedded import EmbeddedRunner, dagster_instance, materialize_now, tick_schedule
+from stacklens.settings import Settings
+
+
+def _land(client, seed: int) -> None:  # type: ignore[no-untyped-def]
+    """New events (received now) for three issues."""
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    seed_errors(client, issues=3, per_issue=2, days=[today], seed=seed)
+
+
+def _issues_schedule(defs: dg.Definitions) -> dg.ScheduleDefinition:
+    return next(s for s in defs.schedules or [] if s.name == "issues_every_minute")
+
+
+def test_runs_after_a_disposed_instance_succeed(settings: Settings, client) -> None:  # type: ignore[no-untyped-def]
+    _land(client, 1)
+    for round_ in range(3):
+        gc.collect()  # whatever an earlier round's handles left behind is gone now
+        instance = dagster_instance(settings)
+        defs = build_definitions([])  # a fresh Definitions each time, as a budget change produces
+        defs.resolve_all_job_defs()
+        try:
+            outcomes = tick_schedule(defs, _issues_schedule(defs), instance, datetime.now(UTC))
+            assert [o.job for o in outcomes] == ["issues_job"], round_
+            assert outcomes[0].success, outcomes[0].error
+            # A second plan in the same pass resolves another job after the evaluation closed its handle.
+            _land(client, 100 + round_)
+            again = materialize_now(defs, instance, ["issues"])
+            assert again and all(o.success for o in again), [o.error for o in again]
+        finally:
+            instance.dispose()
+        _land(client, 200 + round_)
+
+
+def test_runner_stop_disposes_and_a_new_runner_runs(settings: Settings, client) -> None:  # type: ignore[no-untyped-def]
+    _land(client, 1)
+    first = EmbeddedRunner(settings)
+    assert all(o.success for o in first.run_now(["issues"]))
+    assert first.stop()
+    _land(client, 50)
+    second = EmbeddedRunner(settings)
+    try:
+        outcomes = second.run_now(["issues"])
+        assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
+        runs = second.instance.get_runs()
+        assert {r.job_name for r in runs} >= {"issues_job"} and len(runs) >= 2
+    finally:
+        second.stop()

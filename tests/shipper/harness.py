@@ -20,9 +20,18 @@ SHIPPER = ROOT / ".venv" / "bin" / "stacklens-shipper"
 RSS_CAP_MIB = 64  # the documented cap (docs/shipper.md)
 
 
-def make_line(event_id: str, pad: int = 0) -> bytes:
+def make_line(event_id: str, pad: int = 0, app_key: str | None = APP_KEY) -> bytes:
+    """A log line; ``app_key=None`` leaves the line to the shipper's configured appKey (DESIGN §4.2)."""
     payload = {"event_id": event_id, "level": "error", "message": "boom", "extra": {"pad": "x" * pad}}
-    line = {"v": 1, "type": "event", "app_key": APP_KEY, "ts": "2026-11-21T19:22:03.123Z", "payload": payload}
+    line: dict = {
+        "v": 1,
+        "type": "event",
+        "app_key": app_key,
+        "ts": "2026-11-21T19:22:03.123Z",
+        "payload": payload,
+    }
+    if app_key is None:
+        del line["app_key"]
     return json.dumps(line, separators=(",", ":")).encode() + b"\n"
 
 
@@ -30,12 +39,12 @@ def new_ids(n: int) -> list[str]:
     return [uuid.uuid4().hex for _ in range(n)]
 
 
-def append_lines(path: Path, ids: list[str], pad: int = 0) -> None:
+def append_lines(path: Path, ids: list[str], pad: int = 0, app_key: str | None = APP_KEY) -> None:
     """One write() per line on an O_APPEND file, like the SDK."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         for event_id in ids:
-            os.write(fd, make_line(event_id, pad))
+            os.write(fd, make_line(event_id, pad, app_key))
     finally:
         os.close(fd)
 

@@ -124,8 +124,6 @@ class IngestServer:
             return 404, {"error": "Not Found"}, {}
         if headers.get("Authorization") != f"Bearer {b.api_key}" or b.status == 401:
             return self._status(401, {"error": "Invalid API Key"})
-        if headers.get("X-Stacklens-App-Key") not in b.known_app_keys:
-            return self._status(404, {"error": "Application Not Found"})
         if b.status == 429:
             return self._status(
                 429, {"error": "Rate Limited"}, {"Retry-After": b.retry_after} if b.retry_after else {}
@@ -151,6 +149,11 @@ class IngestServer:
             else raw
         )
         lines = body.splitlines()
+        # Attribution as the service does it (DESIGN §4.2): a line's own app_key, else the header's.
+        header_key = headers.get("X-Stacklens-App-Key")
+        attributable = [self._app_key_of(line, header_key) in b.known_app_keys for line in lines]
+        if lines and not any(attributable):
+            return self._status(404, {"error": "Application Not Found"})
         if b.max_lines and len(lines) > b.max_lines:
             return self._status(413, {"error": "Payload Too Large", "detail": "split the batch"})
         key = headers.get("Idempotency-Key", "")
@@ -163,6 +166,9 @@ class IngestServer:
                 accepted = duplicates = 0
                 rejected = []
                 for i, line in enumerate(lines):
+                    if not attributable[i]:
+                        rejected.append({"line": i, "error": "Application Not Found"})
+                        continue
                     try:
                         event_id = json.loads(line)["payload"]["event_id"]
                     except (ValueError, KeyError, TypeError):
@@ -185,6 +191,14 @@ class IngestServer:
         if b.commit_then_sleep:
             time.sleep(b.commit_then_sleep)
         return 200, answer, {}
+
+    @staticmethod
+    def _app_key_of(line: bytes, header_key: str | None) -> str | None:
+        try:
+            own = json.loads(line).get("app_key")
+        except (ValueError, AttributeError):
+            return header_key
+        return own if isinstance(own, str) and own else header_key
 
     def _status(
         self, status: int, payload: dict, headers: dict[str, str] | None = None

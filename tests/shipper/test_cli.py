@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -83,13 +84,28 @@ def test_application_not_found_waits_for_sighup(ws: Workspace, server: IngestSer
     ws.settings["parkDelay"] = "30s"
     ws.write_config()
     ids = new_ids(10)
-    append_lines(ws.day(), ids)
+    append_lines(ws.day(), ids, app_key=None)  # the lines rely on the configured appKey
     proc = ws.start()
     wait_until(lambda: "Application Not Found" in proc.output(), 15, "Application Not Found")
     ws.settings["appKey"] = server.behaviour.known_app_keys[0]
     ws.write_config()
     proc.signal(signal.SIGHUP)
     wait_until(lambda: set(ids) <= server.ids(), 15, "delivery after the fix")
+    proc.signal(signal.SIGTERM)
+    assert proc.wait() == 0
+
+
+def test_lines_naming_a_retired_app_key_are_passed_over(ws: Workspace, server: IngestServer) -> None:
+    retired = "stacklens_app_" + "R" * 24  # e.g. regenerated in the dashboard after these were written
+    old_ids, new_ids_ = new_ids(6), new_ids(6)
+    append_lines(ws.day(), old_ids, app_key=retired)
+    proc = ws.start()
+    wait_until(lambda: "no longer knows" in proc.output(), 15, "the retired key reported")
+    append_lines(ws.day(), new_ids_)
+    wait_until(lambda: set(new_ids_) <= server.ids(), 15, "delivery of the lines written after")
+    assert not set(old_ids) & server.ids()
+    dead = [json.loads(line) for line in (ws.logs / "deadletter.ndjson").read_text().splitlines()]
+    assert len(dead) == len(old_ids) and all("Application Not Found" in d["reason"] for d in dead)
     proc.signal(signal.SIGTERM)
     assert proc.wait() == 0
 

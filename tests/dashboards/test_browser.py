@@ -14,22 +14,13 @@ from pathlib import Path
 import pytest
 import uvicorn
 
+from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "dashboards"
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def _free_port() -> int:
@@ -93,7 +84,7 @@ def test_dashboard_in_a_real_browser(server, org_factory) -> None:  # type: igno
     errors: list[str] = []
     dialogs: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
         page = browser.new_page()
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))

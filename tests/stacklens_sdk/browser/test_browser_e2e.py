@@ -8,18 +8,10 @@ from typing import Any
 import pytest
 from conftest import BROWSER_DIR, make_app_key, read_lines, wait_for
 
+from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 # @sentry/browser 11 names the resource sizes with OpenTelemetry's conventions; the names Sentry used before
@@ -58,7 +50,7 @@ def test_page_errors_and_pageload_reach_the_log_file(
         },
     )
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             page.goto(server.base_url + "/", wait_until="load")

@@ -3,7 +3,8 @@
 ``stacklens serve`` starts :class:`EmbeddedRunner`: a daemon thread that wakes every few seconds, evaluates
 each schedule whose cron minute has come (the same evaluation the Dagster daemon performs) and executes the
 requested runs in-process against the Dagster instance under ``<data_dir>/dagster``, so ``dagster dev`` or
-``stacklens pipelines ui`` over that instance shows them. The warehouse resource resolves to this process's
+``stacklens pipelines ui`` over that instance shows them. All the requests of one tick execute as a single
+run (``pipelines/execution.py``): Dagster's per-run overhead is paid once per tick, not once per due job. The warehouse resource resolves to this process's
 own client (same URL, same cached client). A failed run is logged and recorded; since watermarks only advance
 on success, the next tick reads the same data again.
 
@@ -20,7 +21,6 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 import dagster as dg
 
 from pipelines.cron import cron_due
+from pipelines.execution import Planned, RunOutcome, execute_planned, execute_request
 from stacklens.settings import Settings
 
 logger = logging.getLogger("stacklens.pipelines")
@@ -44,86 +45,10 @@ def dagster_instance(settings: Settings) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(home))
 
 
-@dataclass
-class RunOutcome:
-    """One executed run: per asset the rows it wrote (``row_count`` metadata), per check whether it passed."""
-
-    job: str
-    run_id: str
-    success: bool
-    error: str = ""
-    assets: dict[str, int | None] = field(default_factory=dict)
-    checks: dict[str, bool] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _asset_results(result: Any) -> tuple[dict[str, int | None], dict[str, bool]]:
-    assets: dict[str, int | None] = {}
-    for event in result.get_asset_materialization_events():
-        materialization = event.step_materialization_data.materialization
-        count = materialization.metadata.get("row_count")
-        assets[materialization.asset_key.to_user_string()] = int(count.value) if count is not None else None
-    checks = {
-        f"{e.asset_key.to_user_string()}:{e.check_name}": bool(e.passed)
-        for e in result.get_asset_check_evaluations()
-    }
-    return assets, checks
-
-
-def execute_request(
-    defs: dg.Definitions,
-    job_name: str,
-    request: dg.RunRequest,
-    instance: dg.DagsterInstance,
-    extra_tags: dict[str, str] | None = None,
-) -> RunOutcome:
-    """Execute one run request in-process; failures are recorded in the instance and logged, never raised."""
-    job = defs.resolve_job_def(job_name)
-    tags = {**dict(request.tags or {}), **(extra_tags or {})}
-    try:
-        result = job.execute_in_process(
-            instance=instance,
-            tags=tags,
-            raise_on_error=False,
-            partition_key=request.partition_key,
-            run_config=request.run_config or None,
-        )
-    except Exception as exc:  # a definition or storage fault: keep the runner alive, report it
-        logger.exception("pipeline job %s could not start", job_name)
-        return RunOutcome(job_name, "", False, str(exc))
-    assets, checks = _asset_results(result)
-    if result.success:
-        return RunOutcome(job_name, result.run_id, True, "", assets, checks)
-    errors = [_failure_text(e) for e in result.all_events if e.is_failure]
-    error = errors[0] if errors else "run failed"
-    logger.error("pipeline run %s of %s failed: %s", result.run_id, job_name, error)
-    return RunOutcome(job_name, result.run_id, False, error, assets, checks)
-
-
-def _failure_text(event: dg.DagsterEvent) -> str:
-    """The underlying error of a failure event (the step's exception), else the event's message."""
-    error = getattr(event.event_specific_data, "error", None)
-    if error is not None:
-        return f"{event.message}: {error.message.strip()}"
-    return event.message or ""
-
-
-def _requests(result: Any) -> list[dg.RunRequest]:
-    if result is None or isinstance(result, dg.SkipReason):
-        return []
-    if isinstance(result, dg.RunRequest):
-        return [result]
-    if isinstance(result, Iterable):
-        return [r for r in result if isinstance(r, dg.RunRequest)]
-    return []
-
-
-def tick_schedule(
+def plan_schedule(
     defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
-) -> list[RunOutcome]:
-    """Evaluate one schedule at ``when`` and execute what it requests.
+) -> list[Planned]:
+    """Evaluate one schedule at ``when``: the runs it requests, not executed yet.
 
     The evaluation context is opened as a context manager: it opens its own handle on the instance, which
     Dagster makes the current definitions-state storage while it is open. Closed on exit, the handle leaves
@@ -134,11 +59,38 @@ def tick_schedule(
         instance=instance, scheduled_execution_time=when, resources=resources
     ) as context:
         data = schedule.evaluate_tick(context)
-    requests = list(data.run_requests or [])
     if data.skip_message:
         logger.debug("schedule %s skipped: %s", schedule.name, data.skip_message)
-    tags = {"dagster/schedule_name": schedule.name}
-    return [execute_request(defs, schedule.job_name, r, instance, tags) for r in requests]
+    return [Planned(schedule.name, schedule.job_name, r) for r in data.run_requests or []]
+
+
+def tick_schedule(
+    defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
+) -> list[RunOutcome]:
+    """Evaluate one schedule at ``when`` and execute what it requests (as its own job's runs)."""
+    return [
+        execute_request(defs, p.job, p.request, instance, {"dagster/schedule_name": p.schedule})
+        for p in plan_schedule(defs, schedule, instance, when)
+    ]
+
+
+def run_schedules(
+    defs: dg.Definitions,
+    schedules: Iterable[dg.ScheduleDefinition],
+    instance: dg.DagsterInstance,
+    when: datetime,
+    follow_only: frozenset[str] = frozenset(),
+) -> list[RunOutcome]:
+    """Evaluate ``schedules`` at ``when`` and execute all they request as one run (one outcome per job).
+
+    Jobs named in ``follow_only`` run only when another job of this pass has something to do.
+    """
+    planned: list[Planned] = []
+    for schedule in schedules:
+        if schedule.job_name in follow_only and not planned:
+            continue
+        planned.extend(plan_schedule(defs, schedule, instance, when))
+    return execute_planned(defs, planned, instance)
 
 
 def materialize_now(
@@ -149,20 +101,17 @@ def materialize_now(
 ) -> list[RunOutcome]:
     """Run every schedule's plan now (``select``: only jobs holding these asset keys); what `pipelines run` does.
 
-    Jobs named in ``follow_only`` run only when an earlier job of this pass ran (the catch-up passes use it
-    for the budgets job, which has no new-data plan of its own).
+    Jobs named in ``follow_only`` run only when an earlier job of this pass has something to do (the catch-up
+    passes use it for the budgets job, which has no new-data plan of its own).
     """
-    outcomes: list[RunOutcome] = []
-    when = datetime.now(UTC)
+    chosen = []
     for schedule in defs.schedules or []:
         job = defs.resolve_job_def(schedule.job_name)
         keys = {k.to_user_string() for k in job.asset_layer.executable_asset_keys}
         if select and not keys.intersection(select):
             continue
-        if schedule.job_name in follow_only and not outcomes:
-            continue
-        outcomes.extend(tick_schedule(defs, schedule, instance, when))
-    return outcomes
+        chosen.append(schedule)
+    return run_schedules(defs, chosen, instance, datetime.now(UTC), follow_only)
 
 
 class EmbeddedRunner:
@@ -238,13 +187,9 @@ class EmbeddedRunner:
 
         defs = current_definitions()
         self._last_minute = minute
-        outcomes: list[RunOutcome] = []
+        due = [s for s in defs.schedules or [] if cron_due(s.cron_schedule, minute)]  # type: ignore[arg-type]
         with self._run_lock:
-            instance = self.instance
-            for schedule in defs.schedules or []:
-                if cron_due(schedule.cron_schedule, minute):  # type: ignore[arg-type]
-                    outcomes.extend(tick_schedule(defs, schedule, instance, minute))
-        return outcomes
+            return run_schedules(defs, due, self.instance, minute)
 
     def run_now(self, select: list[str] | None = None) -> list[RunOutcome]:
         """Materialize now (used by the server's pipelines endpoint)."""
@@ -278,4 +223,11 @@ class EmbeddedRunner:
             self._stop.wait(self.poll_seconds)
 
 
-__all__ = ["EmbeddedRunner", "RunOutcome", "cron_due", "dagster_instance", "materialize_now"]
+__all__ = [
+    "EmbeddedRunner",
+    "RunOutcome",
+    "dagster_instance",
+    "materialize_now",
+    "run_schedules",
+    "tick_schedule",
+]

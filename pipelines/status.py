@@ -12,6 +12,8 @@ from typing import Any
 import dagster as dg
 from clickhouse_connect.driver.client import Client
 
+from pipelines.execution import JOBS_TAG
+
 # The tables the assets write (table names are constants, never input).
 MART_TABLES: tuple[str, ...] = (
     "issues",
@@ -35,7 +37,7 @@ def _iso(timestamp: float | None) -> str | None:
 
 
 def recent_runs(instance: dg.DagsterInstance, limit: int = 20) -> list[dict[str, Any]]:
-    """The newest runs first: job, status, start and end, schedule that asked for it."""
+    """The newest runs first: job (and the scheduled jobs it stood for), status, start and end, schedule."""
     out = []
     for record in instance.get_run_records(limit=limit):
         run = record.dagster_run
@@ -43,6 +45,8 @@ def recent_runs(instance: dg.DagsterInstance, limit: int = 20) -> list[dict[str,
             {
                 "run_id": run.run_id,
                 "job": run.job_name,
+                # a merged tick run stands for several scheduled jobs
+                "jobs": run.tags.get(JOBS_TAG, run.job_name).split(","),
                 "status": run.status.value,
                 "schedule": run.tags.get("dagster/schedule_name", ""),
                 "started_at": _iso(record.start_time),

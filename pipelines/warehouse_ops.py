@@ -21,6 +21,11 @@ WATERMARK_TAG = "stacklens/watermark"
 DAYS_TAG = "stacklens/days"
 
 
+def asset_tag(base: str, asset: str) -> str:
+    """The per-asset form of a run tag (``stacklens/days.page_metrics``), used when one run serves many jobs."""
+    return f"{base}.{asset}"
+
+
 def now_version() -> datetime:
     return datetime.now(UTC)
 

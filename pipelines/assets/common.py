@@ -17,7 +17,8 @@ RAW_SPANS = dg.AssetKey(["raw", "spans"])
 
 def run_days(context: AssetExecutionContext) -> list[tuple[date, date]]:
     """Day ranges to rebuild: the days a scheduled tick found new data for, else the run's partition range."""
-    listed = context.run.tags.get(ops.DAYS_TAG)
+    tags = context.run.tags
+    listed = tags.get(ops.asset_tag(ops.DAYS_TAG, context.asset_key.to_user_string()), tags.get(ops.DAYS_TAG))
     if listed:
         return ops.day_ranges(date.fromisoformat(d) for d in listed.split(",") if d)
     window = context.partition_time_window
@@ -26,7 +27,10 @@ def run_days(context: AssetExecutionContext) -> list[tuple[date, date]]:
 
 def advance_watermark(context: AssetExecutionContext, client: Client, asset: str) -> None:
     """After success, move the asset's watermark to where the scheduled tick read up to (backfills do not)."""
-    mark = context.run.tags.get(ops.WATERMARK_TAG)
+    tags = context.run.tags
+    mark = tags.get(
+        ops.asset_tag(ops.WATERMARK_TAG, context.asset_key.to_user_string()), tags.get(ops.WATERMARK_TAG)
+    )
     if mark:
         ops.set_watermark(client, asset, datetime.fromisoformat(mark))
 

@@ -121,7 +121,8 @@ def _status(args: argparse.Namespace) -> int:
         return 0
     print("recent runs:" if answer["runs"] else "no runs yet")
     for run in answer["runs"]:
-        print(f"  {run['started_at'] or '-'}  {run['job']:<18} {run['status']:<9} {run['run_id']}")
+        jobs = ",".join(run.get("jobs") or [run["job"]])
+        print(f"  {run['started_at'] or '-'}  {jobs:<18} {run['status']:<9} {run['run_id']}")
     print(f"failed runs: {len(answer['failures'])}")
     for run in answer["failures"]:
         print(f"  {run['ended_at'] or '-'}  {run['job']}  {run['run_id']}")

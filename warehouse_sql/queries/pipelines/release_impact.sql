@@ -29,17 +29,18 @@ WITH
     ),
     ev AS
     (
-        SELECT any(org_id) AS org_id, project_id, toString(release) AS release, min(timestamp) AS first_seen,
-               uniqExact(event_id) AS error_events
-        FROM events WHERE project_id IN projects AND release != ''
+        -- error events per release (stored events, as the live issue counters count them)
+        SELECT any(org_id) AS org_id, project_id, release, min(first_seen) AS first_seen, sum(events) AS error_events
+        FROM release_error_counts WHERE project_id IN projects
         GROUP BY project_id, release
     ),
     firsts AS
     (
+        -- new issues: issues whose earliest event with a release is in the release (insert-time rollup)
         SELECT project_id, first_release AS release, count() AS new_issues FROM
         (
-            SELECT project_id, issue_id, argMinIf(toString(release), timestamp, release != '') AS first_release
-            FROM events WHERE project_id IN projects GROUP BY project_id, issue_id
+            SELECT project_id, issue_id, min(first_release).2 AS first_release
+            FROM issue_rollup WHERE project_id IN projects GROUP BY project_id, issue_id
         )
         WHERE first_release != '' GROUP BY project_id, release
     ),

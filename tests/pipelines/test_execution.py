@@ -1,0 +1,64 @@
+"""One run per tick: the due jobs' requests merged into a single `marts_job` run, each asset rebuilding its own
+days (per-asset tags) and advancing its own watermark; outcomes still reported per job."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from pipeline_seed import seed_errors, seed_performance
+
+from pipelines import warehouse_ops as ops
+from pipelines.definitions import current_definitions
+from pipelines.embedded import materialize_now
+from pipelines.execution import JOBS_TAG
+from stacklens.control.db import migrate_control_store
+
+TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+PERF_DAY, ERROR_DAY, LATE_DAY = (TODAY - timedelta(days=n) for n in (3, 2, 6))
+
+
+def _days(client, table: str) -> set[str]:  # type: ignore[no-untyped-def]
+    rows = client.query(f"SELECT DISTINCT toString(day) FROM {table} FINAL").result_rows  # noqa: S608
+    return {r[0] for r in rows}
+
+
+def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings) -> None:  # type: ignore[no-untyped-def]
+    migrate_control_store(settings)
+    earlier = datetime.now(UTC) - timedelta(minutes=5)
+    # Errors received minutes before the page views: the next tick's 30 s re-read overlap does not reach them.
+    seed_errors(client, issues=2, per_issue=3, days=[ERROR_DAY], seed=2, received=earlier)
+    seed_performance(
+        client, days=[PERF_DAY], views_per_day=20, seed=1, received=earlier + timedelta(minutes=3)
+    )
+    defs = current_definitions()
+
+    outcomes = materialize_now(defs, instance)
+    assert all(o.success for o in outcomes), [o.error for o in outcomes]
+    assert [o.job for o in outcomes] == [
+        "issues_job",
+        "issue_counts_job",
+        "performance_job",
+        "trends_job",
+        "budgets_job",
+    ]
+    (run_id,) = {o.run_id for o in outcomes}
+    run = instance.get_run_by_id(run_id)
+    assert run.job_name == "marts_job"
+    assert run.tags[JOBS_TAG].split(",") == [o.job for o in outcomes]
+    assert run.tags[ops.asset_tag(ops.DAYS_TAG, "page_metrics")] == PERF_DAY.date().isoformat()
+    assert run.tags[ops.asset_tag(ops.DAYS_TAG, "issue_daily_counts")] == ERROR_DAY.date().isoformat()
+    assert _days(client, "page_metrics") == {PERF_DAY.date().isoformat()}
+    assert _days(client, "issue_daily_counts") == {ERROR_DAY.date().isoformat()}
+    assert outcomes[2].assets["page_metrics"] and outcomes[1].assets["issue_daily_counts"]
+    marks = ops.get_watermarks(client, ["page_metrics", "issue_daily_counts", "issues", "related_issues"])
+    assert all(mark > ops.EPOCH for mark in marks.values()), marks
+
+    # A late page view in a closed day: the daily issue counts have no new event day, so their job is not in
+    # the run; the performance marts rebuild only the late day.
+    seed_performance(client, days=[LATE_DAY], views_per_day=2, seed=3)
+    again = {o.job: o for o in materialize_now(defs, instance)}
+    assert "issue_counts_job" not in again and all(o.success for o in again.values())
+    late_run = instance.get_run_by_id(again["performance_job"].run_id)
+    assert LATE_DAY.date().isoformat() in late_run.tags[ops.asset_tag(ops.DAYS_TAG, "page_metrics")]
+    assert _days(client, "page_metrics") == {PERF_DAY.date().isoformat(), LATE_DAY.date().isoformat()}
+    assert _days(client, "issue_daily_counts") == {ERROR_DAY.date().isoformat()}

@@ -49,7 +49,7 @@ SELECT 1, 1 + number % {projects}, generateUUIDv4(number), cityHash64(p, f) % 45
     'ValueError', concat('bad value ', toString(number)),
     [concat('app.views:view_', toString(i % 300)), concat('app.services:step_', toString(i % 40)), 'app.middleware:wrap'],
     concat('user-', toString(cityHash64(number) % 50000)), '{{}}'
-FROM (SELECT number, 1 + number % {projects} AS p, (number * 2654435761) % {issues} AS i,
+FROM (SELECT number, 1 + number % {projects} AS p, (intDiv(number, {projects}) * 2654435761) % {issues} AS i,
              hex(cityHash64(p, i)) AS f FROM numbers({offset}, {count}))
 """
 

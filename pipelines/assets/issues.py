@@ -101,9 +101,9 @@ def related_issues(context: AssetExecutionContext, warehouse: ClickHouseResource
     """Pairs of issues related by the same user, the same 5-minute windows, a similar stack trace or the same
     release, each with its reason and strength.
 
-    Each issue is compared through a capped set per reason: its 20 most frequent (by events) users; 5-minute
-    windows with events; distinct in-app frames `module:function`; releases (kept at insert time in
-    `issue_element_top`; exact while an issue has at most 60 distinct elements of a reason). strength = Jaccard
+    Each issue is compared through a capped set per reason: its 10 most frequent (by events) users; 5-minute
+    windows with events; distinct in-app frames `module:function`; releases (from the `topK(20)` states kept
+    at insert time in `issue_element_top`; exact while an issue has at most 60 distinct elements of a reason). strength = Jaccard
     index |A ∩ B| / |A ∪ B| of the two capped sets, shared = |A ∩ B|; elements found in more than 50 issues'
     sets are skipped. Incremental: refreshes the sets of the issues with events since the last run, then
     recomputes their relations against every issue's set (a relation that no longer holds is deleted), so a

@@ -1,4 +1,4 @@
-"""`related_issues` over capped sets: exact Jaccard while sets are small, the 20-most-frequent cap, and a
+"""`related_issues` over capped sets: exact Jaccard while sets are small, the 10-most-frequent cap, and a
 relation that stops holding disappears (tombstone under FINAL) when one of its issues gets new events."""
 
 from __future__ import annotations
@@ -63,10 +63,10 @@ def test_relation_ends_when_the_shared_user_leaves_the_capped_set(client, instan
     _run(defs, instance)
     assert _same_user(client) == {(A, B): (pytest.approx(0.25), 1), (B, A): (pytest.approx(0.25), 1)}
 
-    # A gets 20 users with two events each: ann (one event) drops out of A's 20 most frequent users, so A
-    # and B share nobody any more and the relation must go, in both directions.
+    # A gets 20 users with two events each (two of them three): ann (one event) drops out of A's 10 most
+    # frequent users, so A and B share nobody any more and the relation must go, in both directions.
     regulars = [f"regular-{k}" for k in range(20)]
-    _insert(client, "events", _events(A, regulars * 2, now), EV_COLS)
+    _insert(client, "events", _events(A, regulars * 2 + regulars[:2], now), EV_COLS)
     _run(defs, instance)
     assert _same_user(client) == {}
     sets = client.query(
@@ -74,12 +74,12 @@ def test_relation_ends_when_the_shared_user_leaves_the_capped_set(client, instan
         " WHERE project_id = {p:UInt64} AND issue_id = {a:UInt64} AND reason = 'same_user'",
         parameters={"p": PROJECT, "a": A},
     ).result_rows
-    assert sets == [(20,)]
+    assert sets == [(10,)]
 
-    # B gets two of A's regulars: shared 2 of |A ∪ B| = 20 + 5 - 2 = 23.
+    # B gets A's two most frequent users: shared 2 of |A ∪ B| = 10 + 5 - 2 = 13.
     _insert(client, "events", _events(B, regulars[:2], now), EV_COLS)
     _run(defs, instance)
-    assert _same_user(client) == {(A, B): (pytest.approx(2 / 23), 2), (B, A): (pytest.approx(2 / 23), 2)}
+    assert _same_user(client) == {(A, B): (pytest.approx(2 / 13), 2), (B, A): (pytest.approx(2 / 13), 2)}
     checks = client.query(
         "SELECT count() FROM related_issues FINAL WHERE strength <= 0 OR is_deleted = 1"
     ).result_rows

@@ -39,6 +39,7 @@ PAGE = """<!doctype html>
 <img class="hero" src="/static/hero.png" alt="hero">
 <ul id="products"></ul>
 <button id="checkout">Checkout</button>
+<button id="recommend">Recommend</button>
 <script src="/static/page.js"></script>
 </body>
 </html>

@@ -13,7 +13,6 @@ from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-
 # @sentry/browser 11 names the resource sizes with OpenTelemetry's conventions; the names Sentry used before
 # (and the performance views speak of) are on the left.
 SIZE_ATTRIBUTES = {
@@ -32,6 +31,16 @@ def _pageload(lines: list[dict[str, Any]]) -> dict[str, Any] | None:
         if line["payload"].get("contexts", {}).get("trace", {}).get("op") == "pageload":
             return line
     return None
+
+
+def _inp_spans(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The standalone INP spans: @sentry/browser 11 sends a v2 span container ``{"version": 2, "items": [...]}``."""
+    return [
+        span
+        for line in _of_type(lines, "span")
+        for span in line["payload"].get("items", [])
+        if "browser.web_vital.inp.value" in span.get("attributes", {})
+    ]
 
 
 def test_page_errors_and_pageload_reach_the_log_file(
@@ -56,14 +65,18 @@ def test_page_errors_and_pageload_reach_the_log_file(
             page.goto(server.base_url + "/", wait_until="load")
             page.wait_for_selector("#products li")
             page.click("#checkout")
+            # A click whose handler blocks the main thread ~300 ms: the slow interaction INP reports.
+            page.click("#recommend")
             assert wait_for(lambda: _of_type(read_lines(storage), "event"), timeout=15), (
                 "no error event written"
             )
-            # The pageload transaction ends by itself after 1 s without activity; leaving the page
-            # (pagehide) is what ends it in real life when the user goes on first, and finalises LCP and CLS.
-            if not wait_for(lambda: _pageload(read_lines(storage)), timeout=6):
-                page.goto(server.base_url + "/next", wait_until="load")
+            # The pageload transaction ends by itself after 1 s without activity. Leaving the page
+            # (pagehide, visibility hidden) finalises LCP and CLS when the user goes on first, and is what
+            # reports INP: @sentry/browser sends it then as a standalone span.
+            wait_for(lambda: _pageload(read_lines(storage)), timeout=6)
+            page.goto(server.base_url + "/next", wait_until="load")
             assert wait_for(lambda: _pageload(read_lines(storage)), timeout=15), "no pageload transaction"
+            assert wait_for(lambda: _inp_spans(read_lines(storage)), timeout=15), "no INP span"
         finally:
             browser.close()
 
@@ -125,3 +138,16 @@ def test_page_errors_and_pageload_reach_the_log_file(
     assert http_spans["GET /api/products"]["data"]["http.response.status_code"] == 200
     assert http_spans["GET /api/missing"]["data"]["http.response.status_code"] == 404
     assert http_spans["GET /api/missing"]["status"] != "ok"
+
+    # -- INP: a standalone span for the slow click, naming the page it happened on -------------------------
+    inp = max(_inp_spans(lines), key=lambda span: span["attributes"]["browser.web_vital.inp.value"]["value"])
+    attributes = {name: item["value"] for name, item in inp["attributes"].items()}
+    assert attributes["sentry.op"] == "ui.interaction.click"
+    assert attributes["browser.web_vital.inp.target"] == "body > button#recommend"
+    # The handler blocks ~300 ms; the value is the interaction's whole latency, so at least that.
+    assert 250 <= attributes["browser.web_vital.inp.value"] < 5000, attributes
+    assert attributes["sentry.transaction"] == "/"
+    assert attributes["sentry.release"] == "shop-web@1.4.2" and attributes["sentry.environment"] == "test"
+    assert attributes["sentry.pageload.span_id"] == tx["contexts"]["trace"]["span_id"]
+    assert inp["trace_id"] == tx["contexts"]["trace"]["trace_id"]
+    assert inp["end_timestamp"] > inp["start_timestamp"]

@@ -48,4 +48,13 @@
   document.getElementById("checkout").addEventListener("click", function () {
     applyDiscount({});
   });
+
+  document.getElementById("recommend").addEventListener("click", function () {
+    // A slow handler: the main thread is busy ~300 ms, so the next paint is late and INP records it.
+    const until = performance.now() + 300;
+    while (performance.now() < until) {
+      // busy-wait on purpose
+    }
+    document.getElementById("recommend").textContent = "Recommended";
+  });
 })();

@@ -18,6 +18,7 @@ import orjson
 from stacklens.ingest import writer
 from stacklens.ingest.decode import split_lines
 from stacklens.ingest.fields import Origin
+from stacklens.ingest.inp import holds_inp, inp_rows
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.timeparse import format_ms
@@ -82,7 +83,7 @@ class Prepared:
 
     tables: Rows = field(default_factory=lambda: {"events": [], "transactions": []})
     lines: int = 0  # every line of the body, blank ones aside: stored, skipped and rejected alike
-    stored: int = 0  # lines of a stored type (event, transaction) that parsed
+    stored: int = 0  # lines of a stored type (event, transaction, span with INP) that parsed
     attributed: int = 0  # of those, lines whose app key belongs to the organization
 
 
@@ -113,7 +114,8 @@ def prepare_batch(
         if line is None:
             continue
         prepared.lines += 1
-        if line.item_type not in STORED_TYPES:
+        # A `span` line is stored only when it carries a standalone INP span; other spans are skipped.
+        if line.item_type not in STORED_TYPES and not (line.item_type == "span" and holds_inp(line.payload)):
             result.skipped += 1
             continue
         prepared.stored += 1
@@ -171,6 +173,8 @@ def _normalise(
         payload_json = orjson.Fragment(orjson.dumps(payload))
         if line.item_type == "event":
             tables["events"].append((who.app_key_id, event_row(payload, origin, line.raw, payload_json), []))
+        elif line.item_type == "span":
+            tables["transactions"].extend((who.app_key_id, row, []) for row in inp_rows(payload, origin))
         else:
             row = transaction_row(payload, origin, line.raw, payload_json)
             tables["transactions"].append((who.app_key_id, row, spans_rows(payload, row, origin)))

@@ -24,6 +24,7 @@ import orjson
 from stacklens.ingest import timeparse
 from stacklens.ingest.fields import UNIT_TO_MS, Origin, dict_of, service_of, text, timestamp_of
 from stacklens.ingest.routes import normalise_route
+from stacklens.ingest.scrub import scrub_value
 from stacklens.ingest.useragent import parse_user_agent
 
 INP_OP_PREFIX = "ui.interaction"
@@ -87,9 +88,15 @@ def inp_event_id(trace_id: str, span_id: str) -> str:
 
 
 def inp_rows(payload: dict[str, Any], origin: Origin) -> list[dict[str, Any]]:
-    """One ``transactions`` row per INP span of a scrubbed ``span`` payload (other spans are left out)."""
+    """One ``transactions`` row per INP span of a ``span`` payload (other spans are left out)."""
     rows = []
     for span in spans_of(payload):
+        # The event scrubber knows events and transactions; a span's attributes and data are scrubbed here
+        # (sensitive names such as `password` or `http.request.header.authorization`, card numbers).
+        span = {
+            **span,
+            **{key: scrub_value(span[key]) for key in ("attributes", "data", "tags") if key in span},
+        }
         attributes = _flat(span)
         op, inp = _op(span, attributes), _inp_ms(span, attributes)
         if not op.startswith(INP_OP_PREFIX) or inp is None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from fastapi.testclient import TestClient
 
@@ -96,6 +97,20 @@ def test_spans_without_inp_are_not_stored() -> None:
     del no_value["measurements"]
     assert not holds_inp(no_value)
     assert not holds_inp({"items": "nonsense"}) and not holds_inp({})
+
+
+def test_sensitive_span_attributes_are_filtered_before_they_are_stored() -> None:
+    payload = observed_line()["payload"]
+    attributes = payload["items"][0]["attributes"]
+    attributes["password"] = {"value": "hunter2", "type": "string"}
+    attributes["http.request.header.authorization"] = {"value": "Bearer abc", "type": "string"}
+    attributes["note"] = {"value": "card 4111 1111 1111 1111", "type": "string"}
+    (row,) = inp_rows(payload, ORIGIN)
+    stored = json.loads(orjson.dumps(row["payload"]))["attributes"]
+    assert stored["password"] == "[FILTERED]"
+    assert stored["http.request.header.authorization"] == "[FILTERED]"
+    assert "4111" not in stored["note"]["value"]
+    assert stored["browser.web_vital.inp.value"]["value"] == 304
 
 
 def test_an_inp_span_without_span_id_is_refused() -> None:

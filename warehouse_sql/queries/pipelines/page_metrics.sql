@@ -40,6 +40,25 @@ WITH
           AND t.op IN ('pageload', 'navigation')
         SETTINGS join_use_nulls = 0
     ),
+    -- @sentry/browser 8+ reports INP as a standalone span after a slow interaction; ingest lands it as a
+    -- `transactions` row with op `ui.interaction.*` and the `inp` measurement. Those rows add INP samples to
+    -- their page and day, never views or load figures.
+    interactions AS
+    (
+        SELECT org_id, project_id, page, toDate(timestamp) AS day, event_id, op,
+               0.0 AS load_ms, 0.0 AS ttfb, false AS has_ttfb, 0.0 AS dom_ready, false AS has_dom_ready,
+               0.0 AS resource_ms, false AS has_resources, 0.0 AS lcp, false AS has_lcp, 0.0 AS cls,
+               false AS has_cls, measurements['inp'] AS inp, true AS has_inp
+        FROM transactions
+        WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')}
+          AND op LIKE 'ui.interaction%' AND mapContains(measurements, 'inp')
+    ),
+    samples AS
+    (
+        SELECT * FROM views
+        UNION ALL
+        SELECT * FROM interactions
+    ),
     api AS
     (
         SELECT project_id, page, toDate(timestamp) AS day, count() AS calls, avg(duration_ms) AS avg_ms,
@@ -52,7 +71,7 @@ WITH
     agg AS
     (
         SELECT any(org_id) AS org_id, project_id, page, day,
-               uniqExact(event_id) AS views,
+               uniqExactIf(event_id, op IN ('pageload', 'navigation')) AS views,
                countIf(op = 'pageload') AS n_load,
                avgIf(load_ms, op = 'pageload') AS load_avg,
                quantilesExactInclusiveIf(0.5, 0.75, 0.95)(load_ms, op = 'pageload') AS load_q,
@@ -65,7 +84,7 @@ WITH
                countIf(has_lcp) AS n_lcp, quantileExactInclusiveIf(0.75)(lcp, has_lcp) AS lcp_p75,
                countIf(has_cls) AS n_cls, quantileExactInclusiveIf(0.75)(cls, has_cls) AS cls_p75,
                countIf(has_inp) AS n_inp, quantileExactInclusiveIf(0.75)(inp, has_inp) AS inp_p75
-        FROM views
+        FROM samples
         GROUP BY project_id, page, day
     )
 SELECT

@@ -149,6 +149,31 @@ class Stack:
                 proc.popen.wait(10)
 
 
+@dataclass(frozen=True)
+class Service:
+    """A running `stacklens serve` with one organization and project made by the admin CLI."""
+
+    org: dict[str, Any]
+    project: dict[str, Any]
+    port: int
+    base: str
+    server: Proc
+
+
+def start_service(stack: Stack, org_name: str, owner: tuple[str, str], project_name: str) -> Service:
+    """Create the organization and project with `stacklens admin`, then serve on a free port until healthy."""
+    stacklens = str(BIN / "stacklens")
+    org = stack.run_json([stacklens, "admin", "create-org", "--json", "--name", org_name,
+                          "--owner-email", owner[0], "--password", owner[1]])  # fmt: skip
+    project = stack.run_json([stacklens, "admin", "create-project", "--json", "--org", org_name,
+                              "--name", project_name])  # fmt: skip
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = stack.start("server", [stacklens, "serve", "--port", str(port)])
+    wait_healthy(base, server)
+    return Service(org, project, port, base, server)
+
+
 def wait_healthy(base_url: str, proc: Proc, timeout: float = 120.0) -> None:
     def healthy() -> bool:
         if not proc.running():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e_stack import BIN, Stack, clean_env, free_port, unhandled_errors, wait_healthy
+from e2e_stack import Stack, clean_env, start_service, unhandled_errors
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -38,15 +38,12 @@ def test_a_batch_cut_off_mid_body_is_dropped_quietly(tmp_path: Path) -> None:
     stack = Stack(tmp_path, clean_env(tmp_path / "data"))
     try:
         with stack.reporting():
-            stacklens = str(BIN / "stacklens")
-            org = stack.run_json([stacklens, "admin", "create-org", "--json", "--name", "Cut Off",
-                                  "--owner-email", "owner@cutoff.example", "--password", "cut-off-123"])  # fmt: skip
-            project = stack.run_json([stacklens, "admin", "create-project", "--json", "--org", "Cut Off",
-                                      "--name", "Web"])  # fmt: skip
-            port = free_port()
-            base = f"http://127.0.0.1:{port}"
-            server = stack.start("server", [stacklens, "serve", "--port", str(port)])
-            wait_healthy(base, server)
+            service = start_service(stack, "Cut Off", ("owner@cutoff.example", "cut-off-123"), "Web")
+            org = service.org
+            project = service.project
+            port = service.port
+            base = service.base
+            server = service.server
 
             half_sent_batch(port, org["api_key"], project["app_key"])
             time.sleep(1.0)

@@ -18,10 +18,9 @@ from e2e_stack import (
     Stack,
     all_issues,
     clean_env,
-    free_port,
     shipper_status,
+    start_service,
     wait_for,
-    wait_healthy,
     write_shipper_config,
 )
 
@@ -47,14 +46,11 @@ def test_lines_written_after_an_app_key_rotation_are_delivered(tmp_path: Path) -
     try:
         with stack.reporting():
             stacklens = str(BIN / "stacklens")
-            org = stack.run_json([stacklens, "admin", "create-org", "--json", "--name", "Rotation",
-                                  "--owner-email", "owner@rotation.example", "--password", "rotate-me-123"])  # fmt: skip
-            project = stack.run_json([stacklens, "admin", "create-project", "--json", "--org", "Rotation",
-                                      "--name", "Billing"])  # fmt: skip
-            port = free_port()
-            base = f"http://127.0.0.1:{port}"
-            server = stack.start("server", [stacklens, "serve", "--port", str(port)])
-            wait_healthy(base, server)
+            service = start_service(stack, "Rotation", ("owner@rotation.example", "rotate-me-123"), "Billing")
+            org = service.org
+            project = service.project
+            port = service.port
+            base = service.base
 
             old_key = project["app_key"]
             write_messages(stack, old_key, storage, 3, "written with the old key")

@@ -25,13 +25,12 @@ from e2e_stack import (
     Stack,
     all_issues,
     clean_env,
-    free_port,
     page_text,
     shipper_status,
     sign_in,
+    start_service,
     unhandled_errors,
     wait_for,
-    wait_healthy,
     write_shipper_config,
 )
 
@@ -82,20 +81,17 @@ def test_events_reach_the_dashboards_exactly_once_through_a_shipper_crash(tmp_pa
 
 def run_main_path(stack: Stack, storage: Path) -> None:
     stacklens = str(BIN / "stacklens")
-    # 1. The organization, its project and the worker's per-service key, with the admin CLI.
-    org = stack.run_json([stacklens, "admin", "create-org", "--json", "--name", "E2E Shop",
-                          "--owner-email", OWNER[0], "--password", OWNER[1]])  # fmt: skip
-    project = stack.run_json([stacklens, "admin", "create-project", "--json", "--org", "E2E Shop",
-                              "--name", "Checkout Worker"])  # fmt: skip
+    # 1-2. The organization and project (admin CLI), the server in its own process owning the embedded
+    # warehouse under the fresh data dir, and the worker's per-service key.
+    service = start_service(stack, "E2E Shop", OWNER, "Checkout Worker")
+    org = service.org
+    project = service.project
+    port = service.port
+    base = service.base
+    server = service.server
     worker = stack.run_json([stacklens, "admin", "create-app-key", "--json",
                              "--project", project["slug"], "--service", "worker"])  # fmt: skip
     assert worker["app_key"].startswith("stacklens_app_worker_")
-
-    # 2. The server, in its own process, owning the embedded warehouse under the fresh data dir.
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = stack.start("server", [stacklens, "serve", "--port", str(port)])
-    wait_healthy(base, server)
     api = httpx.Client(base_url=base, timeout=30.0, headers={"Authorization": f"Bearer {org['api_key']}"})
 
     # 3. The application and the shipper run side by side; the shipper is killed once while delivering.

@@ -18,7 +18,7 @@ import threading
 import dagster as dg
 
 from pipelines.assets import budgets, issues, performance, releases
-from pipelines.assets.budgets import budget_check
+from pipelines.assets.budgets import build_budget_status
 from pipelines.assets.common import raw_sources
 from pipelines.budget_store import BudgetRow
 from pipelines.jobs import ALL_JOBS
@@ -60,8 +60,7 @@ def load_budgets() -> list[BudgetRow]:
 
 def build_definitions(budget_rows: list[BudgetRow]) -> dg.Definitions:
     return dg.Definitions(
-        assets=[*raw_sources, *dg.load_assets_from_modules(_modules)],
-        asset_checks=[*dg.load_asset_checks_from_modules(_modules), *(budget_check(b) for b in budget_rows)],
+        assets=[*raw_sources, *dg.load_assets_from_modules(_modules), build_budget_status(budget_rows)],
         jobs=ALL_JOBS,
         schedules=schedules,
         sensors=sensors,

@@ -41,16 +41,115 @@ def _budgets(control_store: ControlStoreResource) -> list[tuple[int, int, int, s
     return [(int(i), int(o), int(p), str(m), str(s or "*"), float(v)) for i, o, p, m, s, v in rows]
 
 
-@dg.asset(group_name="budgets", deps=[RAW_TRANSACTIONS, RAW_SPANS], kinds={"clickhouse"})
-def budget_status(
-    context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
-) -> dg.MaterializeResult:
-    """One row per performance budget (kept in the control store, set through the API and the CLI): metric,
-    scope (a page route or * for the project), budget value, current value over the last 7 days and pass/fail.
+AGGREGATE_CHECK = "budgets_within_limits"
+DELETED_BUDGETS = "DELETE FROM budget_status WHERE NOT has({ids:Array(UInt64)}, budget_id)"
+# Recommendations of earlier runs that this run did not make again (under FINAL the others are replaced).
+STALE_RECOMMENDATIONS = (
+    "SELECT DISTINCT project_id, toString(rule), page, subject FROM recommendations"
+    " WHERE materialized_at < {v:DateTime64(6, 'UTC')} AND (project_id, rule, page, subject) NOT IN"
+    " (SELECT project_id, rule, page, subject FROM recommendations WHERE materialized_at = {v:DateTime64(6, 'UTC')})"
+)
 
-    Current values: load_time_ms, ttfb_ms, lcp_ms, inp_ms, cls = p75 over page loads; js_bytes = JavaScript
-    bytes per page view; api_p95_ms = p95 of API calls. No data counts as passing. Table `budget_status`.
-    """
+
+def _budget_spec(budget: BudgetRow) -> dg.AssetCheckSpec:
+    unit = f" {budget.unit}" if budget.unit else ""
+    return dg.AssetCheckSpec(
+        f"budget_{budget.id}",
+        asset="budget_status",
+        description=f"{budget.project}: {budget.metric} on {budget.scope} stays <= {budget.value:g}{unit}",
+    )
+
+
+def _check_results(
+    rows: list[list], declared: list[BudgetRow], evaluated_at: datetime
+) -> list[dg.AssetCheckResult]:
+    """The aggregate check over every budget evaluated now, and the check of each budget declared when the
+    definitions loaded (``budget_<id>``), judged from this run's rows."""
+    metadata: dict[str, dg.RawMetadataValue] = {
+        f"budget {r[2]} {r[3]} {r[4]}": ("pass" if r[7] else "FAIL") + f": {r[6]} / {r[5]:g}" for r in rows
+    }
+    failing = sum(1 for r in rows if not r[7])
+    metadata["over_budget"] = failing
+    results = [
+        dg.AssetCheckResult(
+            check_name=AGGREGATE_CHECK,
+            passed=failing == 0,
+            metadata=metadata,
+            severity=dg.AssetCheckSeverity.ERROR,
+        )
+    ]
+    by_id = {r[2]: r for r in rows}
+    for budget in declared:
+        row = by_id.get(budget.id)
+        if row is None:  # deleted since the definitions loaded: nothing to judge
+            results.append(
+                dg.AssetCheckResult(
+                    check_name=f"budget_{budget.id}",
+                    passed=True,
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"status": "budget no longer exists"},
+                )
+            )
+            continue
+        current = row[6]
+        results.append(
+            dg.AssetCheckResult(
+                check_name=f"budget_{budget.id}",
+                passed=bool(row[7]),
+                severity=dg.AssetCheckSeverity.ERROR,
+                metadata={
+                    "budget": row[5],
+                    "current": dg.MetadataValue.float(float(current)) if current is not None else "no data",
+                    "evaluated_at": evaluated_at.isoformat(),
+                },
+            )
+        )
+    return results
+
+
+def build_budget_status(declared: list[BudgetRow]) -> dg.AssetsDefinition:
+    """The `budget_status` asset with one asset check per budget of ``declared`` (``budget_<id>``), built from
+    the budgets the control store holds when the definitions load (``pipelines.definitions``), plus the
+    aggregate check ``budgets_within_limits``, which covers every budget whenever it was added. The checks are
+    evaluated in the asset's own step from the rows it just wrote."""
+
+    @dg.asset(
+        name="budget_status",
+        group_name="budgets",
+        deps=[RAW_TRANSACTIONS, RAW_SPANS],
+        kinds={"clickhouse"},
+        check_specs=[
+            dg.AssetCheckSpec(
+                AGGREGATE_CHECK,
+                asset="budget_status",
+                description="Fails when any budget is over; the metadata lists every budget with its value "
+                "and status.",
+            ),
+            *(_budget_spec(b) for b in declared),
+        ],
+    )
+    def budget_status(
+        context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
+    ) -> dg.MaterializeResult:
+        """One row per performance budget (kept in the control store, set through the API and the CLI): metric,
+        scope (a page route or * for the project), budget value, current value over the last 7 days and
+        pass/fail.
+
+        Current values: load_time_ms, ttfb_ms, lcp_ms, inp_ms, cls = p75 over page loads; js_bytes = JavaScript
+        bytes per page view; api_p95_ms = p95 of API calls. No data counts as passing. Table `budget_status`.
+        Each budget has its own asset check `budget_<id>`; `budgets_within_limits` fails when any is over.
+        """
+        return _evaluate_budgets(context, warehouse, control_store, declared)
+
+    return budget_status
+
+
+def _evaluate_budgets(
+    context: AssetExecutionContext,
+    warehouse: ClickHouseResource,
+    control_store: ControlStoreResource,
+    declared: list[BudgetRow],
+) -> dg.MaterializeResult:
     client = warehouse.get_client()
     budgets = _budgets(control_store)
     evaluated_at = ops.now_version()
@@ -75,82 +174,20 @@ def budget_status(
             over.append(f"budget {budget_id} ({metric} on {scope}): {current:.1f} > {value:g}")
     if rows:
         client.insert("budget_status", rows, column_names=BUDGET_COLUMNS)
-    # Budgets deleted from the control store disappear from the mart.
-    client.command(
-        "DELETE FROM budget_status WHERE NOT has({ids:Array(UInt64)}, budget_id)",
-        parameters={"ids": [b[0] for b in budgets]},
-    )
+    # Budgets deleted from the control store disappear from the mart. A DELETE is a mutation over every part
+    # even when it matches nothing, so it runs only when there is something to remove.
+    ids = {"ids": [b[0] for b in budgets]}
+    if client.query(DELETED_BUDGETS.replace("DELETE", "SELECT count()"), parameters=ids).result_rows[0][0]:
+        client.command(DELETED_BUDGETS, parameters=ids)
     for line in over:
         context.log.warning(line)
     return dg.MaterializeResult(
         metadata={
             "row_count": dg.MetadataValue.int(len(rows)),
             "over_budget": dg.MetadataValue.int(len(over)),
-        }
+        },
+        check_results=_check_results(rows, declared, evaluated_at),
     )
-
-
-@dg.asset_check(
-    asset=budget_status,
-    description="Fails when any budget is over; the metadata lists every budget with its value and status.",
-)
-def budgets_within_limits(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
-    rows = (
-        warehouse.get_client()
-        .query(
-            "SELECT budget_id, metric, scope, budget_value, current_value, passed FROM budget_status FINAL ORDER BY budget_id"
-        )
-        .result_rows
-    )
-    metadata: dict[str, dg.RawMetadataValue] = {
-        f"budget {bid} {metric} {scope}": ("pass" if ok else "FAIL") + f": {current} / {value:g}"
-        for bid, metric, scope, value, current, ok in rows
-    }
-    failing = sum(1 for row in rows if not row[5])
-    metadata["over_budget"] = failing
-    return dg.AssetCheckResult(passed=failing == 0, metadata=metadata, severity=dg.AssetCheckSeverity.ERROR)
-
-
-def budget_check(budget: BudgetRow) -> dg.AssetChecksDefinition:
-    """The check of one budget (``budget_<id>``): fails when the budget's evaluation in this run is over.
-
-    Built from the budgets the control store holds when the definitions load (see
-    ``pipelines.definitions.current_definitions``); ``budgets_within_limits`` covers every budget regardless.
-    """
-    unit = f" {budget.unit}" if budget.unit else ""
-
-    @dg.asset_check(
-        asset=budget_status,
-        name=f"budget_{budget.id}",
-        description=f"{budget.project}: {budget.metric} on {budget.scope} stays <= {budget.value:g}{unit}",
-    )
-    def _check(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
-        rows = (
-            warehouse.get_client()
-            .query(
-                "SELECT current_value, passed, evaluated_at FROM budget_status FINAL WHERE budget_id = {id:UInt64}",
-                parameters={"id": budget.id},
-            )
-            .result_rows
-        )
-        if not rows:  # deleted since the definitions loaded: nothing to judge
-            return dg.AssetCheckResult(
-                passed=True,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={"status": "budget no longer exists"},
-            )
-        current, ok, evaluated_at = rows[0]
-        return dg.AssetCheckResult(
-            passed=bool(ok),
-            severity=dg.AssetCheckSeverity.ERROR,
-            metadata={
-                "budget": budget.value,
-                "current": dg.MetadataValue.float(float(current)) if current is not None else "no data",
-                "evaluated_at": evaluated_at.isoformat(),
-            },
-        )
-
-    return _check
 
 
 @dg.asset(
@@ -168,10 +205,14 @@ def recommendations(context: AssetExecutionContext, warehouse: ClickHouseResourc
     version = ops.now_version()
     since_day: date = (datetime.now(UTC) - timedelta(days=WINDOW_DAYS)).date()
     ops.run_insert(client, "recommendations", {"since_day": since_day, "materialized_at": version})
-    client.command(
-        "DELETE FROM recommendations WHERE materialized_at < {v:DateTime64(6, 'UTC')}",
-        parameters={"v": version},
-    )
+    # Only the recommendations that no longer hold are deleted (a DELETE is a mutation over every part, even
+    # when it matches nothing): the table keeps the latest run only.
+    stale = [tuple(r) for r in client.query(STALE_RECOMMENDATIONS, parameters={"v": version}).result_rows]
+    if stale:
+        client.command(
+            "DELETE FROM recommendations WHERE materialized_at < {v:DateTime64(6, 'UTC')}"
+            " AND (project_id, rule, page, subject) IN {keys:Array(Tuple(UInt64, String, String, String))}",
+            parameters={"v": version, "keys": stale},
+        )
     written = ops.rows_written(client, "recommendations", "materialized_at", version)
-    context.log.info(f"{written} recommendations")
     return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(written)})

@@ -3,23 +3,55 @@
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import dagster as dg
 from dagster import AssetExecutionContext
 
 from pipelines import warehouse_ops as ops
-from pipelines.assets.common import RAW_EVENTS, rebuild_days
+from pipelines.assets.common import RAW_EVENTS, MartCheck, evaluate_checks, rebuild_days
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 from stacklens.issues.rules import apply_system_transitions
 
+# issue_element_arrivals keeps 3 days (migration 0126); a watermark older than this rebuilds from the events.
+ARRIVALS_KEPT = timedelta(days=2)
 
-def _incremental(client, asset: str, query: str, table: str) -> tuple[int, datetime, datetime]:  # noqa: ANN001
+ISSUES_CHECKS = [
+    MartCheck(
+        "issues_are_consistent",
+        "No issue was seen last before it was seen first, or has no events.",
+        "SELECT count() FROM issues FINAL WHERE first_seen > last_seen OR events = 0",
+    )
+]
+DAILY_COUNTS_CHECKS = [
+    MartCheck(
+        "issue_daily_counts_are_sane",
+        "Every daily row the run wrote counts at least one event and one user at most per event.",
+        "SELECT count() FROM issue_daily_counts WHERE materialized_at = {v:DateTime64(6, 'UTC')}"
+        " AND (events = 0 OR users > events)",
+    )
+]
+RELATED_CHECKS = [
+    MartCheck(
+        "related_issues_are_valid",
+        "The relations the run wrote have strengths in (0, 1] and never relate an issue to itself.",
+        "SELECT count() FROM related_issues WHERE materialized_at = {v:DateTime64(6, 'UTC')} AND is_deleted = 0"
+        " AND (strength <= 0 OR strength > 1 OR issue_id = related_issue_id)",
+    )
+]
+
+
+def _incremental(
+    client,  # noqa: ANN001
+    asset: str,
+    query: str,
+    table: str,
+    version: datetime,
+) -> tuple[int, datetime, datetime]:
     """Rebuild ``table`` for what arrived since the asset's watermark; return rows written and the window."""
     since = ops.read_since(client, [asset])
     upper = ops.max_received(client)
-    version = ops.now_version()
     if upper is None:
         return 0, since, since
     ops.run_insert(client, query, {"since": since, "materialized_at": version})
@@ -27,7 +59,12 @@ def _incremental(client, asset: str, query: str, table: str) -> tuple[int, datet
     return ops.rows_written(client, table, "materialized_at", version), since, upper
 
 
-@dg.asset(group_name="issues", deps=[RAW_EVENTS], kinds={"clickhouse"})
+@dg.asset(
+    group_name="issues",
+    deps=[RAW_EVENTS],
+    kinds={"clickhouse"},
+    check_specs=[c.spec("issues") for c in ISSUES_CHECKS],
+)
 def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
     """One row per project and fingerprint (issue): title, culprit (top in-app frame), level, platform, first and
     last seen, events, users affected, first/last release, environments, services and workflow status.
@@ -37,7 +74,8 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
     ends), each with a history row. Table `issues`; the live list is the `issue_list` view.
     """
     client = warehouse.get_client()
-    written, since, upper = _incremental(client, "issues", "issues_refresh", "issues")
+    version = ops.now_version()
+    written, since, upper = _incremental(client, "issues", "issues_refresh", "issues", version)
     changes = apply_system_transitions(client)
     for change in changes:
         context.log.info(
@@ -49,20 +87,9 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
             "read_from": dg.MetadataValue.text(since.isoformat()),
             "read_to": dg.MetadataValue.text(upper.isoformat()),
             "status_changes": dg.MetadataValue.int(len(changes)),
-        }
+        },
+        check_results=evaluate_checks(client, ISSUES_CHECKS, version),
     )
-
-
-@dg.asset_check(
-    asset=issues, description="No issue was seen last before it was seen first, or has no events."
-)
-def issues_are_consistent(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
-    bad = (
-        warehouse.get_client()
-        .query("SELECT count() FROM issues FINAL WHERE first_seen > last_seen OR events = 0")
-        .result_rows[0][0]
-    )
-    return dg.AssetCheckResult(passed=bad == 0, metadata={"inconsistent_issues": int(bad)})
 
 
 @dg.asset(
@@ -71,6 +98,7 @@ def issues_are_consistent(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
     partitions_def=daily_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
     kinds={"clickhouse"},
+    check_specs=[c.spec("issue_daily_counts") for c in DAILY_COUNTS_CHECKS],
 )
 def issue_daily_counts(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
     """One row per project, issue and UTC day: events and distinct users that day (trends and sparklines).
@@ -79,65 +107,57 @@ def issue_daily_counts(context: AssetExecutionContext, warehouse: ClickHouseReso
     Table `issue_daily_counts`.
     """
     return rebuild_days(
-        context, warehouse.get_client(), "issue_daily_counts", "issue_daily_counts", "issue_daily_counts"
+        context,
+        warehouse.get_client(),
+        "issue_daily_counts",
+        "issue_daily_counts",
+        "issue_daily_counts",
+        DAILY_COUNTS_CHECKS,
     )
 
 
-@dg.asset_check(
-    asset=issue_daily_counts,
-    description="Every daily row counts at least one event and one user at most per event.",
+@dg.asset(
+    group_name="issues",
+    deps=[RAW_EVENTS],
+    kinds={"clickhouse"},
+    check_specs=[c.spec("related_issues") for c in RELATED_CHECKS],
 )
-def issue_daily_counts_are_sane(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
-    bad = (
-        warehouse.get_client()
-        .query("SELECT count() FROM issue_daily_counts FINAL WHERE events = 0 OR users > events")
-        .result_rows[0][0]
-    )
-    return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_rows": int(bad)})
-
-
-@dg.asset(group_name="issues", deps=[RAW_EVENTS], kinds={"clickhouse"})
 def related_issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
-    """Pairs of issues related by the same user, the same 5-minute windows, a similar stack trace or the same
-    release, each with its reason and strength.
+    """Pairs of issues related by the same user, the same 5-minute windows, a similar stack trace (shared in-app
+    frames `module:function`) or the same release, each with its reason and strength.
 
-    Each issue is compared through a capped set per reason: its 10 most frequent (by events) users; 5-minute
-    windows with events; distinct in-app frames `module:function`; releases (from the `topK(20)` states kept
-    at insert time in `issue_element_top`; exact while an issue has at most 60 distinct elements of a reason). strength = Jaccard
-    index |A ∩ B| / |A ∪ B| of the two capped sets, shared = |A ∩ B|; elements found in more than 50 issues'
-    sets are skipped. Incremental: refreshes the sets of the issues with events since the last run, then
-    recomputes their relations against every issue's set (a relation that no longer holds is deleted), so a
-    tick costs what the touched issues cost, never a pass over the events. Table `related_issues`.
+    strength = the Jaccard index |A ∩ B| / |A ∪ B| of the two issues' sets of users / windows / frames /
+    releases: exact when both sets have fewer than 10 elements, otherwise estimated from bottom-10 MinHash
+    sketches (per issue and reason the 10 smallest distinct hashes of its elements, table `issue_sketches`).
+    shared = hashes the two sketches have in common; hashes found in more than 50 sketches are skipped.
+    Incremental: refreshes the sketches of the issues with elements that arrived since the last run (from
+    `issue_element_arrivals`, fed at insert time), then re-pairs only the sketches that changed and writes the
+    relations that changed (a relation that no longer holds gets a tombstone). A tick costs what the new events
+    and the changed sketches cost, never a pass over the events. Table `related_issues`.
     """
     client = warehouse.get_client()
     since = ops.read_since(client, ["related_issues"])
     upper = ops.max_received(client)
     version = ops.now_version()
-    written = 0
+    written, removed = 0, 0
     if upper is not None:
-        ops.run_insert(client, "related_sets", {"since": since, "materialized_at": version})
+        # The arrivals are kept 3 days; an older watermark (first run, long outage) rebuilds from the events.
+        full = since < ops.now_version() - ARRIVALS_KEPT
+        sketches = "related_sketches_full" if full else "related_sketches"
+        ops.run_insert(client, sketches, {"since": since, "materialized_at": version})
         ops.run_insert(client, "related_issues", {"materialized_at": version})
         ops.set_watermark(client, "related_issues", upper)
-        written = ops.rows_written(client, "related_issues", "materialized_at", version)
-    context.log.info(f"related_issues: {written} relation rows for issues with events since {since}")
+        written, removed = client.query(
+            "SELECT countIf(is_deleted = 0), countIf(is_deleted = 1) FROM related_issues"
+            " WHERE materialized_at = {v:DateTime64(6, 'UTC')}",
+            parameters={"v": version},
+        ).result_rows[0]
     return dg.MaterializeResult(
         metadata={
-            "row_count": dg.MetadataValue.int(written),
+            "row_count": dg.MetadataValue.int(int(written)),
+            "removed": dg.MetadataValue.int(int(removed)),
             "read_from": dg.MetadataValue.text(since.isoformat()),
             "read_to": dg.MetadataValue.text((upper or since).isoformat()),
-        }
+        },
+        check_results=evaluate_checks(client, RELATED_CHECKS, version),
     )
-
-
-@dg.asset_check(
-    asset=related_issues, description="Strengths lie in (0, 1] and no issue is related to itself."
-)
-def related_issues_are_valid(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
-    bad = (
-        warehouse.get_client()
-        .query(
-            "SELECT count() FROM related_issues FINAL WHERE strength <= 0 OR strength > 1 OR issue_id = related_issue_id"
-        )
-        .result_rows[0][0]
-    )
-    return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_rows": int(bad)})

@@ -7,7 +7,15 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from pipelines import warehouse_ops as ops
-from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS, advance_watermark, rebuild_days, run_days
+from pipelines.assets.common import (
+    RAW_SPANS,
+    RAW_TRANSACTIONS,
+    MartCheck,
+    advance_watermark,
+    evaluate_checks,
+    rebuild_days,
+    run_days,
+)
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 
@@ -19,7 +27,36 @@ _PARTITIONED = {
 }
 
 
-@dg.asset(deps=[RAW_TRANSACTIONS, RAW_SPANS], **_PARTITIONED)
+PAGE_CHECKS = [
+    MartCheck(
+        "page_metrics_percentiles_ordered",
+        "Percentiles are ordered (p50 <= p75 <= p95) and views positive.",
+        "SELECT count() FROM page_metrics FINAL WHERE views = 0 OR load_p50_ms > load_p75_ms"
+        " OR load_p75_ms > load_p95_ms OR ttfb_p50_ms > ttfb_p75_ms OR ttfb_p75_ms > ttfb_p95_ms",
+    )
+]
+RESOURCE_CHECKS = [
+    MartCheck(
+        "resource_impacts_valid",
+        "Impacts are set exactly on render-blocking resources.",
+        "SELECT count() FROM resource_details FINAL"
+        " WHERE (render_blocking = 1) != (impact IN ('High', 'Medium', 'Low'))",
+    )
+]
+API_CHECKS = [
+    MartCheck(
+        "api_counts_add_up",
+        "Outcome counts never exceed the calls.",
+        "SELECT count() FROM api_endpoint_metrics FINAL WHERE success + client_errors + server_errors > calls",
+    )
+]
+
+
+@dg.asset(
+    deps=[RAW_TRANSACTIONS, RAW_SPANS],
+    check_specs=[c.spec("page_metrics") for c in PAGE_CHECKS],
+    **_PARTITIONED,
+)
 def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
     """One row per project, page (normalised route) and UTC day: views; avg/p50/p75/p95 of load time, TTFB,
     DOM ready, total resource load time and API call response time; LCP, CLS and INP p75.
@@ -27,25 +64,14 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
     Percentiles are exact (linear interpolation). Daily partitions; a tick rebuilds only days with new data.
     Table `page_metrics`.
     """
-    return rebuild_days(context, warehouse.get_client(), "page_metrics", "page_metrics", "page_metrics")
-
-
-@dg.asset_check(
-    asset=page_metrics, description="Percentiles are ordered (p50 <= p75 <= p95) and views positive."
-)
-def page_metrics_percentiles_ordered(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
-    bad = (
-        warehouse.get_client()
-        .query(
-            "SELECT count() FROM page_metrics FINAL WHERE views = 0 OR load_p50_ms > load_p75_ms OR load_p75_ms > load_p95_ms"
-            " OR ttfb_p50_ms > ttfb_p75_ms OR ttfb_p75_ms > ttfb_p95_ms"
-        )
-        .result_rows[0][0]
+    return rebuild_days(
+        context, warehouse.get_client(), "page_metrics", "page_metrics", "page_metrics", PAGE_CHECKS
     )
-    return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_rows": int(bad)})
 
 
-@dg.asset(deps=[RAW_SPANS], **_PARTITIONED)
+@dg.asset(
+    deps=[RAW_SPANS], check_specs=[c.spec("resource_breakdown") for c in RESOURCE_CHECKS], **_PARTITIONED
+)
 def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
     """Per project, page, UTC day and resource type (JavaScript, CSS, Images, Fonts, API, Other): requests, size,
     load time (table `resource_breakdown`); and per resource URL (table `resource_details`): size, load time,
@@ -71,23 +97,16 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
                 ops.rows_written(client, "resource_details", "materialized_at", version)
             ),
             "days": dg.MetadataValue.text(", ".join(f"{s}..{e}" for s, e in ranges)),
-        }
+        },
+        check_results=evaluate_checks(client, RESOURCE_CHECKS, version),
     )
 
 
-@dg.asset_check(asset=resource_breakdown, description="Impacts are set exactly on render-blocking resources.")
-def resource_impacts_valid(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
-    bad = (
-        warehouse.get_client()
-        .query(
-            "SELECT count() FROM resource_details FINAL WHERE (render_blocking = 1) != (impact IN ('High', 'Medium', 'Low'))"
-        )
-        .result_rows[0][0]
-    )
-    return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_rows": int(bad)})
-
-
-@dg.asset(deps=[RAW_TRANSACTIONS, RAW_SPANS], **_PARTITIONED)
+@dg.asset(
+    deps=[RAW_TRANSACTIONS, RAW_SPANS],
+    check_specs=[c.spec("api_endpoint_metrics") for c in API_CHECKS],
+    **_PARTITIONED,
+)
 def api_endpoint_metrics(
     context: AssetExecutionContext, warehouse: ClickHouseResource
 ) -> dg.MaterializeResult:
@@ -97,17 +116,5 @@ def api_endpoint_metrics(
     """
     client = warehouse.get_client()
     return rebuild_days(
-        context, client, "api_endpoint_metrics", "api_endpoint_metrics", "api_endpoint_metrics"
+        context, client, "api_endpoint_metrics", "api_endpoint_metrics", "api_endpoint_metrics", API_CHECKS
     )
-
-
-@dg.asset_check(asset=api_endpoint_metrics, description="Outcome counts never exceed the calls.")
-def api_counts_add_up(warehouse: ClickHouseResource) -> dg.AssetCheckResult:
-    bad = (
-        warehouse.get_client()
-        .query(
-            "SELECT count() FROM api_endpoint_metrics FINAL WHERE success + client_errors + server_errors > calls"
-        )
-        .result_rows[0][0]
-    )
-    return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_rows": int(bad)})

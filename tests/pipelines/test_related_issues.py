@@ -1,14 +1,17 @@
-"""`related_issues` over capped sets: exact Jaccard while sets are small, the 10-most-frequent cap, and a
-relation that stops holding disappears (tombstone under FINAL) when one of its issues gets new events."""
+"""`related_issues` over bottom-10 MinHash sketches: the exact Jaccard index while sets are small, the estimate
+once an issue has 10 elements or more, a relation that stops holding disappears (tombstone under FINAL) when
+one of its issues gets new events, and a tick whose sketches did not change writes nothing."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import dagster as dg
 import pytest
 from pipeline_seed import EV_COLS, ORG, PROJECT, _insert
 
+from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
 
 A, B = 7001, 7002
@@ -46,41 +49,74 @@ def _same_user(client) -> dict[tuple[int, int], tuple[float, int]]:  # type: ign
     return {(int(a), int(b)): (float(s), int(n)) for a, b, s, n in rows}
 
 
-def _run(defs, instance) -> None:  # type: ignore[no-untyped-def]
+def _run(defs, instance) -> int:  # type: ignore[no-untyped-def]
+    """One run of the issues job; the relation rows it wrote (new, changed and removed)."""
     outcomes = materialize_now(defs, instance, ["related_issues"])
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
+    assert all(o.checks.get("related_issues:related_issues_are_valid", True) for o in outcomes)
+    run_id = outcomes[0].run_id
+    record = instance.get_latest_materialization_event(dg.AssetKey("related_issues"))
+    assert record is not None and record.run_id == run_id
+    metadata = record.asset_materialization.metadata
+    return int(metadata["row_count"].value) + int(metadata["removed"].value)
 
 
-def test_relation_ends_when_the_shared_user_leaves_the_capped_set(client, instance) -> None:  # type: ignore[no-untyped-def]
+def _below(client, names: list[str], count: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """``count`` user keys whose hashes are smaller than those of ``names``, smallest first: they take the
+    first places of any sketch they join."""
+    rows = client.query(
+        "SELECT u FROM (SELECT concat('regular-', toString(number)) AS u FROM numbers(100000))"
+        " WHERE cityHash64(u) < arrayMin(arrayMap(n -> cityHash64(n), {names:Array(String)}))"
+        " ORDER BY cityHash64(u) LIMIT {n:UInt32}",
+        parameters={"names": names, "n": count},
+    ).result_rows
+    assert len(rows) == count
+    return [r[0] for r in rows]
+
+
+def test_relation_ends_when_the_shared_user_leaves_the_sketch(client, instance) -> None:  # type: ignore[no-untyped-def]
     from pipelines.definitions import current_definitions
 
     defs = current_definitions()
     now = datetime.now(UTC)
-    # A: users ann, bob; B: ann, cid, dan → one shared of four: 1/4, both directions.
+    # A: users ann, bob; B: ann, cid, dan → complete sets, exact Jaccard: one shared of four, both directions.
     _insert(
         client, "events", _events(A, ["ann", "bob"], now) + _events(B, ["ann", "cid", "dan"], now), EV_COLS
     )
-    _run(defs, instance)
+    assert _run(defs, instance) == 2
     assert _same_user(client) == {(A, B): (pytest.approx(0.25), 1), (B, A): (pytest.approx(0.25), 1)}
 
-    # A gets 20 users with two events each (two of them three): ann (one event) drops out of A's 10 most
-    # frequent users, so A and B share nobody any more and the relation must go, in both directions.
-    regulars = [f"regular-{k}" for k in range(20)]
-    _insert(client, "events", _events(A, regulars * 2 + regulars[:2], now), EV_COLS)
-    _run(defs, instance)
+    # A gets 20 users hashing below everyone else's: its sketch becomes their 10 smallest, without ann, so A
+    # and B share no sketched user any more and the relation must go, in both directions.
+    regulars = _below(client, ["ann", "bob", "cid", "dan"], 20)
+    _insert(client, "events", _events(A, regulars * 2, now), EV_COLS)
+    assert _run(defs, instance) == 2  # two tombstones
     assert _same_user(client) == {}
-    sets = client.query(
-        "SELECT length(elements) FROM issue_related_sets FINAL"
+    sketch = client.query(
+        "SELECT hashes FROM issue_sketches FINAL"
         " WHERE project_id = {p:UInt64} AND issue_id = {a:UInt64} AND reason = 'same_user'",
         parameters={"p": PROJECT, "a": A},
     ).result_rows
-    assert sets == [(10,)]
+    expected = client.query(
+        "SELECT arrayMap(u -> cityHash64(u), {u:Array(String)})", parameters={"u": regulars[:10]}
+    ).result_rows[0][0]
+    assert sketch == [(expected,)]
 
-    # B gets A's two most frequent users: shared 2 of |A ∪ B| = 10 + 5 - 2 = 13.
+    # A user B already has, again: B's sketch is unchanged, so the run writes no relation row.
+    _insert(client, "events", _events(B, ["cid"], now), EV_COLS)
+    assert _run(defs, instance) == 0
+
+    # B gets A's two smallest users. A has 22 users (sketch full): the strength is the MinHash estimate — of
+    # the 10 smallest hashes of both sketches (A's ten), B has two: 2/10; shared = 2 sketched users.
     _insert(client, "events", _events(B, regulars[:2], now), EV_COLS)
-    _run(defs, instance)
-    assert _same_user(client) == {(A, B): (pytest.approx(2 / 13), 2), (B, A): (pytest.approx(2 / 13), 2)}
+    assert _run(defs, instance) == 2
+    assert _same_user(client) == {(A, B): (pytest.approx(0.2), 2), (B, A): (pytest.approx(0.2), 2)}
     checks = client.query(
         "SELECT count() FROM related_issues FINAL WHERE strength <= 0 OR is_deleted = 1"
     ).result_rows
     assert checks == [(0,)]
+
+    # A rebuild from the stored events (as after a long outage) finds the same sketches: nothing to write.
+    ops.set_watermark(client, "related_issues", ops.EPOCH)
+    assert _run(defs, instance) == 0
+    assert _same_user(client) == {(A, B): (pytest.approx(0.2), 2), (B, A): (pytest.approx(0.2), 2)}

@@ -63,10 +63,10 @@ def read_since(client: Client, assets: Iterable[str]) -> datetime:
 
 
 def set_watermark(client: Client, asset: str, watermark: datetime) -> None:
-    client.insert(
-        "pipeline_watermarks",
-        [[asset, _utc(watermark), datetime.now(UTC)]],
-        column_names=["asset", "watermark", "updated_at"],
+    client.command(
+        "INSERT INTO pipeline_watermarks (asset, watermark, updated_at)"
+        " VALUES ({asset:String}, {watermark:DateTime64(3, 'UTC')}, {updated_at:DateTime64(6, 'UTC')})",
+        parameters={"asset": asset, "watermark": _utc(watermark), "updated_at": datetime.now(UTC)},
     )
 
 
@@ -81,6 +81,35 @@ def dirty_days(client: Client, tables: list[str], since: datetime) -> list[date]
         load_query("pipelines/dirty_days"), parameters={"tables": tables, "since": since}
     ).result_rows
     return [row[0] for row in rows]
+
+
+def arrived_after(client: Client, tables: list[str], since: datetime) -> bool:
+    """Whether rows of ``tables`` were received after ``since`` (raw_arrival_hours, kept at insert time)."""
+    query = "SELECT count() > 0 FROM raw_arrival_hours WHERE has({tables:Array(String)}, toString(source))"
+    query += " AND received > {since:DateTime64(3, 'UTC')}"
+    return bool(client.query(query, parameters={"tables": tables, "since": since}).result_rows[0][0])
+
+
+def dirty_hours(
+    client: Client, tables: list[str], since: datetime, start: datetime, end: datetime
+) -> list[datetime]:
+    """Hours in ``[start, end)`` that received rows of ``tables`` after ``since``."""
+    rows = client.query(
+        load_query("pipelines/dirty_hours"),
+        parameters={"tables": tables, "since": since, "start": start, "end": end},
+    ).result_rows
+    return [_utc(row[0]) for row in rows]
+
+
+def hour_ranges(hours: Iterable[datetime]) -> list[tuple[datetime, datetime]]:
+    """Contiguous runs of hours as half-open ``[first, last + 1 hour)`` ranges."""
+    out: list[tuple[datetime, datetime]] = []
+    for hour in sorted(set(hours)):
+        if out and out[-1][1] == hour:
+            out[-1] = (out[-1][0], hour + timedelta(hours=1))
+        else:
+            out.append((hour, hour + timedelta(hours=1)))
+    return out
 
 
 def day_ranges(days: Iterable[date]) -> list[tuple[date, date]]:

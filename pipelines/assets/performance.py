@@ -6,16 +6,7 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from pipelines import warehouse_ops as ops
-from pipelines.assets.common import (
-    RAW_SPANS,
-    RAW_TRANSACTIONS,
-    MartCheck,
-    advance_watermark,
-    evaluate_checks,
-    rebuild_days,
-    run_days,
-)
+from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS, MartCheck, rebuild_from_states
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 
@@ -61,11 +52,18 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
     """One row per project, page (normalised route) and UTC day: views; avg/p50/p75/p95 of load time, TTFB,
     DOM ready, total resource load time and API call response time; LCP, CLS and INP p75.
 
-    Percentiles are exact (linear interpolation). Daily partitions; a tick rebuilds only days with new data.
-    Table `page_metrics`.
+    Percentiles are exact (linear interpolation). Daily partitions; a tick refreshes the hourly states
+    (`page_hour_states`, also read by weekly_trends and release_impact) of the hours with new data, then
+    rebuilds their days from the states. Table `page_metrics`.
     """
-    return rebuild_days(
-        context, warehouse.get_client(), "page_metrics", "page_metrics", "page_metrics", PAGE_CHECKS
+    return rebuild_from_states(
+        context,
+        warehouse.get_client(),
+        "page_metrics",
+        ["transactions", "spans"],
+        ["page_hour_states"],
+        [("page_metrics", "page_metrics", "row_count")],
+        PAGE_CHECKS,
     )
 
 
@@ -79,26 +77,21 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
 
     Render-blocking impact rule: High when the resource takes >= 500 ms on average or weighs >= 100 KB;
     Medium when >= 200 ms or >= 30 KB; otherwise Low.
+
+    Hourly states `resource_hour_states` and `resource_detail_hour_states` (refreshed for the hours with new
+    spans) feed the days. Percentiles exact.
     """
-    client = warehouse.get_client()
-    version = ops.now_version()
-    ranges = run_days(context)
-    for start, end in ranges:
-        params = {**ops.day_bounds(start, end), "materialized_at": version}
-        ops.run_insert(client, "resource_breakdown", params)
-        ops.run_insert(client, "resource_details", params)
-    advance_watermark(context, client, "resource_breakdown")
-    return dg.MaterializeResult(
-        metadata={
-            "row_count": dg.MetadataValue.int(
-                ops.rows_written(client, "resource_breakdown", "materialized_at", version)
-            ),
-            "resource_rows": dg.MetadataValue.int(
-                ops.rows_written(client, "resource_details", "materialized_at", version)
-            ),
-            "days": dg.MetadataValue.text(", ".join(f"{s}..{e}" for s, e in ranges)),
-        },
-        check_results=evaluate_checks(client, RESOURCE_CHECKS, version),
+    return rebuild_from_states(
+        context,
+        warehouse.get_client(),
+        "resource_breakdown",
+        ["spans"],
+        ["resource_hour_states", "resource_detail_hour_states"],
+        [
+            ("resource_breakdown", "resource_breakdown", "row_count"),
+            ("resource_details", "resource_details", "resource_rows"),
+        ],
+        RESOURCE_CHECKS,
     )
 
 
@@ -112,9 +105,16 @@ def api_endpoint_metrics(
 ) -> dg.MaterializeResult:
     """One row per project, source (server transactions / client spans), method, normalised path (ids, UUIDs
     and digests folded) and UTC day: calls, average, p50, p95, successes (2xx/3xx), 4xx, 5xx and error
-    percentage = 100 * (4xx + 5xx) / calls. Table `api_endpoint_metrics`.
+    percentage = 100 * (4xx + 5xx) / calls. Hourly states `endpoint_hour_states` (also read by release_impact)
+    are refreshed for the hours with new data, then the days rebuilt from them. Percentiles exact. Table
+    `api_endpoint_metrics`.
     """
-    client = warehouse.get_client()
-    return rebuild_days(
-        context, client, "api_endpoint_metrics", "api_endpoint_metrics", "api_endpoint_metrics", API_CHECKS
+    return rebuild_from_states(
+        context,
+        warehouse.get_client(),
+        "api_endpoint_metrics",
+        ["transactions", "spans"],
+        ["endpoint_hour_states"],
+        [("api_endpoint_metrics", "api_endpoint_metrics", "row_count")],
+        API_CHECKS,
     )

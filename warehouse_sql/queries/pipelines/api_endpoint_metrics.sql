@@ -1,42 +1,17 @@
--- Rebuild `api_endpoint_metrics` for the days in [{start}, {end}): server endpoints from http.server
--- transactions (path = the stored route), browser calls from http.client spans ("GET https://host/path").
+-- Rebuild `api_endpoint_metrics` for the days in [{start}, {end}) by merging the hours' states
+-- (endpoint_hour_states, refreshed first for the hours that received data). Percentiles exact.
 INSERT INTO api_endpoint_metrics
 SELECT
-    any(org_id), project_id, source, method, path, day,
-    count() AS calls,
-    avg(duration_ms),
-    quantileExactInclusive(0.5)(duration_ms),
-    quantileExactInclusive(0.95)(duration_ms),
-    countIf(status_code BETWEEN 200 AND 399) AS success,
-    countIf(status_code BETWEEN 400 AND 499) AS client_errors,
-    countIf(status_code BETWEEN 500 AND 599) AS server_errors,
-    100 * (client_errors + server_errors) / calls,
+    org_id, project_id, source, method, path, day, n_calls, dur_total / n_calls, q[1], q[2], n_success,
+    n_client_errors, n_server_errors, 100 * (n_client_errors + n_server_errors) / n_calls,
     {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
-    SELECT org_id, project_id, 'server' AS source, toString(http_method) AS method, page AS path,
-           toDate(timestamp) AS day, duration_ms, http_status AS status_code
-    FROM transactions
-    WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')}
-      AND op = 'http.server'
-    UNION ALL
-    SELECT org_id, project_id, 'client' AS source, method,
-           -- Fold ids like stacklens.ingest.routes.normalise_route: digits -> {id}, UUID -> {uuid}, digests -> {hash}.
-           if(folded = '', '/', folded) AS path, day, duration_ms, status_code
-    FROM
-    (
-        SELECT org_id, project_id, toDate(timestamp) AS day, duration_ms, status_code,
-               upper(if(toString(http_method) != '', toString(http_method), splitByChar(' ', description)[1])) AS method,
-               splitByChar(' ', description)[-1] AS target,
-               if(startsWith(target, '/'), cutQueryStringAndFragment(target), path(target)) AS raw_path,
-               trimRight(arrayStringConcat(arrayMap(s -> multiIf(
-                   match(s, '^[0-9]+$'), '{id}',
-                   match(s, '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$'), '{uuid}',
-                   match(s, '^[0-9a-fA-F]{12,}$') AND match(s, '[0-9]') AND match(s, '[a-fA-F]'), '{hash}',
-                   s), splitByChar('/', raw_path)), '/'), '/') AS folded
-        FROM spans
-        WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')}
-          AND op = 'http.client'
-    )
+    SELECT max(org_id) AS org_id, project_id, source, method, path, toDate(hour) AS day,
+           sum(calls) AS n_calls, sum(duration_sum) AS dur_total,
+           quantilesExactInclusiveMerge(0.5, 0.95)(duration_q) AS q,
+           sum(success) AS n_success, sum(client_errors) AS n_client_errors, sum(server_errors) AS n_server_errors
+    FROM endpoint_hour_states FINAL
+    WHERE hour >= {start:DateTime64(3, 'UTC')} AND hour < {end:DateTime64(3, 'UTC')}
+    GROUP BY project_id, source, method, path, day
 )
-GROUP BY project_id, source, method, path, day

@@ -1,31 +1,44 @@
 -- Rebuild `release_impact` for every project with data received after {since}: per release (ordered by first
 -- seen) load time p75, JavaScript bytes per view, API p95, error events and new issues, against the release
--- before it.
+-- before it. Transactions and spans come from the hourly states kept by the performance assets
+-- (page_hour_states, resource_hour_states, endpoint_hour_states; the caller reads only what they already
+-- hold), errors from insert-time aggregates: no raw row is read. Percentiles exact.
 INSERT INTO release_impact
 WITH
     projects AS
     (
-        SELECT DISTINCT project_id FROM transactions WHERE received_at > {since:DateTime64(3, 'UTC')}
-        UNION DISTINCT
-        SELECT DISTINCT project_id FROM events WHERE received_at > {since:DateTime64(3, 'UTC')}
+        SELECT DISTINCT project_id FROM raw_arrival_hours WHERE received > {since:DateTime64(3, 'UTC')}
     ),
     tx AS
     (
-        SELECT any(org_id) AS org_id, project_id, toString(release) AS release, min(timestamp) AS first_seen,
-               uniqExactIf(event_id, op = 'pageload') AS views,
-               if(countIf(op = 'pageload') = 0, NULL, quantileExactInclusiveIf(0.75)(duration_ms, op = 'pageload')) AS load_p75,
-               if(countIf(op = 'http.server') = 0, NULL, quantileExactInclusiveIf(0.95)(duration_ms, op = 'http.server')) AS server_p95
-        FROM transactions WHERE project_id IN projects AND release != ''
+        SELECT max(org_id) AS org_id, project_id, release, min(first_seen) AS first_seen,
+               sum(pageloads) AS views,
+               if(sum(load_n) = 0, NULL, quantilesExactInclusiveMerge(0.5, 0.75, 0.95)(load_q)[2]) AS load_p75
+        FROM page_hour_states FINAL WHERE project_id IN projects AND release != ''
         GROUP BY project_id, release
     ),
     sp AS
     (
-        SELECT project_id, toString(release) AS release,
-               sumIf(coalesce(response_content_length, transfer_size, 0),
-                     op = 'resource.script' OR match(description, '\\.m?js(\\?|#|$)')) AS js_bytes,
-               if(countIf(op = 'http.client') = 0, NULL, quantileExactInclusiveIf(0.95)(duration_ms, op = 'http.client')) AS client_p95
-        FROM spans WHERE project_id IN projects AND release != '' AND (op LIKE 'resource.%' OR op = 'http.client')
-        GROUP BY project_id, release
+        SELECT assumeNotNull(coalesce(r.project_id, a.project_id)) AS project_id,
+               assumeNotNull(coalesce(r.release, a.release)) AS release, r.js_bytes AS js_bytes,
+               a.client_p95 AS client_p95, a.server_p95 AS server_p95
+        FROM
+        (
+            SELECT project_id, release, sumIf(total_bytes, resource_type = 'JavaScript') AS js_bytes
+            FROM resource_hour_states FINAL WHERE project_id IN projects AND release != ''
+            GROUP BY project_id, release
+        ) AS r
+        FULL OUTER JOIN
+        (
+            SELECT project_id, release,
+                   if(sumIf(calls, source = 'client') = 0, NULL,
+                      quantilesExactInclusiveMergeIf(0.5, 0.95)(duration_q, source = 'client')[2]) AS client_p95,
+                   if(sumIf(calls, source = 'server') = 0, NULL,
+                      quantilesExactInclusiveMergeIf(0.5, 0.95)(duration_q, source = 'server')[2]) AS server_p95
+            FROM endpoint_hour_states FINAL WHERE project_id IN projects AND release != ''
+            GROUP BY project_id, release
+        ) AS a ON a.project_id = r.project_id AND a.release = r.release
+        SETTINGS join_use_nulls = 1
     ),
     ev AS
     (
@@ -55,7 +68,7 @@ WITH
         SELECT r.org_id AS org_id, r.project_id AS project_id, r.release AS release, r.first_seen AS first_seen,
                t.views AS views, t.load_p75 AS load_p75,
                if(t.views = 0, NULL, s.js_bytes / t.views) AS js_per_view,
-               coalesce(s.client_p95, t.server_p95) AS api_p95,
+               coalesce(s.client_p95, s.server_p95) AS api_p95,
                e.error_events AS error_events, f.new_issues AS new_issues
         FROM releases AS r
         LEFT JOIN tx AS t ON t.project_id = r.project_id AND t.release = r.release

@@ -1,29 +1,16 @@
--- Rebuild `resource_breakdown` for the days in [{start}, {end}).
+-- Rebuild `resource_breakdown` for the days in [{start}, {end}) by merging the hours' states
+-- (resource_hour_states, refreshed first for the hours that received spans). p95 exact.
 INSERT INTO resource_breakdown
 SELECT
-    any(org_id), project_id, page, toDate(timestamp) AS day, resource_type,
-    count() AS requests,
-    uniqExact(transaction_event_id) AS views,
-    toUInt64(sum(size)) AS total_bytes,
-    avg(size) AS avg_bytes,
-    sum(size) / uniqExact(transaction_event_id) AS bytes_per_view,
-    sum(duration_ms) AS total_load_ms,
-    avg(duration_ms) AS avg_load_ms,
-    quantileExactInclusive(0.95)(duration_ms) AS p95_load_ms,
+    org_id, project_id, page, day, resource_type, n_requests, n_views, n_bytes, n_bytes / n_requests,
+    n_bytes / n_views, total_load_ms, total_load_ms / n_requests, p95[1],
     {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
-    SELECT *,
-        coalesce(response_content_length, transfer_size, 0) AS size,
-        multiIf(
-            op = 'resource.script' OR match(description, '\\.m?js(\\?|#|$)'), 'JavaScript',
-            op = 'resource.css' OR match(description, '\\.css(\\?|#|$)'), 'CSS',
-            op = 'resource.img' OR match(description, '\\.(png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?)(\\?|#|$)'), 'Images',
-            op = 'resource.font' OR match(description, '\\.(woff2?|ttf|otf|eot)(\\?|#|$)'), 'Fonts',
-            op IN ('http.client', 'resource.fetch', 'resource.xmlhttprequest'), 'API',
-            'Other') AS resource_type
-    FROM spans
-    WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')}
-      AND (op LIKE 'resource.%' OR op = 'http.client')
+    SELECT max(org_id) AS org_id, project_id, page, toDate(hour) AS day, resource_type,
+           sum(requests) AS n_requests, uniqExactMerge(views) AS n_views, toUInt64(sum(total_bytes)) AS n_bytes,
+           sum(load_sum) AS total_load_ms, quantilesExactInclusiveMerge(0.95)(load_q) AS p95
+    FROM resource_hour_states FINAL
+    WHERE hour >= {start:DateTime64(3, 'UTC')} AND hour < {end:DateTime64(3, 'UTC')}
+    GROUP BY project_id, page, day, resource_type
 )
-GROUP BY project_id, page, day, resource_type

@@ -1,35 +1,22 @@
--- Rebuild `resource_details` for the days in [{start}, {end}).
+-- Rebuild `resource_details` for the days in [{start}, {end}) by merging the hours' states
+-- (resource_detail_hour_states). p95 exact.
 -- Render-blocking impact: High when the resource takes >= 500 ms on average or weighs >= 100 KB;
 -- Medium when >= 200 ms or >= 30 KB; else Low.
 INSERT INTO resource_details
 SELECT
-    any(org_id), project_id, page, day, resource, any(resource_type),
-    count() AS requests,
-    avg(size) AS avg_bytes,
-    toUInt64(max(size)) AS max_bytes,
-    avg(decoded) AS avg_decoded_bytes,
-    avg(duration_ms) AS avg_load_ms,
-    quantileExactInclusive(0.95)(duration_ms) AS p95_load_ms,
-    max(blocking) AS render_blocking,
-    if(max(blocking) = 0, '',
-       multiIf(avg(duration_ms) >= 500 OR avg(size) >= 102400, 'High',
-               avg(duration_ms) >= 200 OR avg(size) >= 30720, 'Medium', 'Low')) AS impact,
+    org_id, project_id, page, day, resource, r_type, n_requests, avg_bytes, max_bytes, avg_decoded,
+    avg_load, p95[1], any_blocking,
+    if(any_blocking = 0, '',
+       multiIf(avg_load >= 500 OR avg_bytes >= 102400, 'High', avg_load >= 200 OR avg_bytes >= 30720, 'Medium', 'Low')),
     {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
-    SELECT org_id, project_id, page, toDate(timestamp) AS day, duration_ms,
-        cutQueryStringAndFragment(description) AS resource,
-        coalesce(response_content_length, transfer_size, 0) AS size,
-        coalesce(decoded_content_length, response_content_length, transfer_size, 0) AS decoded,
-        render_blocking_status = 'blocking' AS blocking,
-        multiIf(
-            op = 'resource.script' OR match(description, '\\.m?js(\\?|#|$)'), 'JavaScript',
-            op = 'resource.css' OR match(description, '\\.css(\\?|#|$)'), 'CSS',
-            op = 'resource.img' OR match(description, '\\.(png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?)(\\?|#|$)'), 'Images',
-            op = 'resource.font' OR match(description, '\\.(woff2?|ttf|otf|eot)(\\?|#|$)'), 'Fonts',
-            'Other') AS resource_type
-    FROM spans
-    WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')}
-      AND op LIKE 'resource.%' AND op NOT IN ('resource.fetch', 'resource.xmlhttprequest')
+    SELECT max(org_id) AS org_id, project_id, page, toDate(hour) AS day, resource,
+           any(resource_type) AS r_type, sum(requests) AS n_requests,
+           sum(size_sum) / sum(requests) AS avg_bytes, toUInt64(max(size_max)) AS max_bytes,
+           sum(decoded_sum) / sum(requests) AS avg_decoded, sum(load_sum) / sum(requests) AS avg_load,
+           quantilesExactInclusiveMerge(0.95)(load_q) AS p95, max(blocking) AS any_blocking
+    FROM resource_detail_hour_states FINAL
+    WHERE hour >= {start:DateTime64(3, 'UTC')} AND hour < {end:DateTime64(3, 'UTC')}
+    GROUP BY project_id, page, day, resource
 )
-GROUP BY project_id, page, day, resource

@@ -10,12 +10,15 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# Re-install whenever pyproject.toml changes (the stamp is older than it).
-$(VENV)/.server-installed: pyproject.toml | $(VENV)/bin/python
+# Re-install whenever pyproject.toml, setup.py or an ingest module changes (the stamp is older than it): the
+# install compiles the ingest hot path with Cython (setup.py), and Python loads the compiled module first.
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard stacklens/ingest/*.py)
+
+$(VENV)/.server-installed: $(BUILD_INPUTS) | $(VENV)/bin/python
 	$(PIP) install --quiet -e '.[server]'
 	touch $@
 
-$(VENV)/.dev-installed: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.dev-installed: $(BUILD_INPUTS) | $(VENV)/bin/python
 	$(PIP) install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.server-installed
 

@@ -43,6 +43,13 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     public_url: str | None = Field(default=None, description="External base URL, for share links.")
     run_schedules: bool = Field(default=True, description="`stacklens serve` runs pipeline schedules.")
+    ingest_workers: int | None = Field(
+        default=None,
+        ge=0,
+        le=64,
+        description="Processes that prepare large ingest batches in parallel; 0 prepares in the request's "
+        "thread; unset: 2 on machines with two cores or more, else 0.",
+    )
 
     @field_validator("data_dir")
     @classmethod

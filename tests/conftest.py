@@ -21,6 +21,19 @@ from stacklens.settings import Settings, override_settings
 TEST_SECRET = "test-secret-key-0123456789abcdef"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to test compiled ingest modules older than their source (the edit would not be tested)."""
+    from stacklens.ingest.compiled import stale_modules
+
+    stale = stale_modules(Path(__file__).resolve().parent.parent)
+    if stale:
+        pytest.exit(
+            f"compiled modules older than their source: {', '.join(stale)}; "
+            "rebuild them with `make install-dev` (or `.venv/bin/pip install -e .`)",
+            returncode=4,
+        )
+
+
 def _require_env(name: str) -> str:
     value = os.environ.get(name)
     if value:

@@ -12,10 +12,10 @@ from api.deps import ApiAuth, AppSettings, Limiter, client_ip
 from api.errors import SERVICE_UNAVAILABLE, ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.activity import record_key_use
-from stacklens.control.auth import ApiKeyIdentity, resolve_app_key
+from stacklens.control.auth import ApiKeyIdentity
 from stacklens.control.db import session_scope
-from stacklens.ingest.decode import MAX_BODY_BYTES, DecodeError, decode_body
-from stacklens.ingest.service import Attribution, BatchRefused, BatchResult, ingest_batch
+from stacklens.ingest.decode import MAX_BODY_BYTES, DecodeError
+from stacklens.ingest.service import BatchRefused, BatchResult, ingest_body
 from stacklens.settings import Settings
 from stacklens.warehouse.client import WarehouseUnavailable
 
@@ -75,20 +75,13 @@ async def _read_body(request: Request) -> bytes:
 def _land(
     settings: Settings, identity: ApiKeyIdentity, limiter: object, body: bytes, request: Request
 ) -> BatchResult:
-    data = decode_body(body, request.headers.get("content-encoding"))
-
-    def resolve(raw: str) -> Attribution | None:
-        with session_scope(settings) as session:
-            found = resolve_app_key(session, identity.org_id, raw)
-        return None if found is None else Attribution(found.project_id, found.service, found.app_key_id)
-
-    result = ingest_batch(
+    result = ingest_body(
         settings,
         identity.org_id,
-        data,
+        body,
+        request.headers.get("content-encoding"),
         header_app_key=request.headers.get("x-stacklens-app-key"),
         idempotency_key=request.headers.get("idempotency-key"),
-        resolve=resolve,
         take_events=lambda n: limiter.take_events(identity.org_id, n, identity.events_per_minute),
     )
     if not result.replayed and result.accepted:

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import signal
 import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,7 +72,7 @@ def run_server(settings: Settings, host: str, port: int) -> int:
     # there, before the schedules thread is stopped and the pipelines token removed. Turn it into an exit.
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        with serve_pipelines(settings, app, host, port):
+        with serve_pipelines(settings, app, host, port), ingest_workers(settings):
             server.run()
     except _Terminated:
         return 0
@@ -89,6 +90,32 @@ def _exit_on_sigterm(_signum: int, _frame: object) -> None:
 
 
 @contextlib.contextmanager
+def ingest_workers(settings: Settings) -> Iterator[None]:
+    """Start the ingest worker processes in the background while serving; stop them at shutdown."""
+    from stacklens.ingest.workers import close_pools, pool_for
+
+    pool = pool_for(settings)
+    if pool is not None:
+        # In the background: serving starts at once, and the first large batch finds the workers ready.
+        threading.Thread(target=_warm_up, args=(pool,), name="ingest-workers", daemon=True).start()
+    try:
+        yield
+    finally:
+        close_pools()
+
+
+def _warm_up(pool: Any) -> None:
+    try:
+        pool.warm_up()
+    except Exception as exc:  # noqa: BLE001 - the pool restarts on first use; serving goes on either way
+        print(
+            f"ingest: the worker processes did not start ({exc}); batches are prepared in-process until "
+            "they do",
+            flush=True,
+        )
+
+
+@contextlib.contextmanager
 def serve_pipelines(settings: Settings, app: Any, host: str, port: int) -> Iterator[None]:
     """Run the schedules in-process while serving (STACKLENS_RUN_SCHEDULES) and open the local pipelines
     endpoint to `stacklens pipelines` (token in ``<data_dir>/pipelines_token``); stop both at shutdown."""
@@ -101,7 +128,9 @@ def serve_pipelines(settings: Settings, app: Any, host: str, port: int) -> Itera
     app.state.pipelines_token = token
     if settings.run_schedules:
         runner.start()
-        print(f"pipelines: schedules run in this process (runs recorded in {settings.dagster_home})", flush=True)
+        print(
+            f"pipelines: schedules run in this process (runs recorded in {settings.dagster_home})", flush=True
+        )
     try:
         yield
     finally:

@@ -6,9 +6,8 @@ up to 1 MiB) sit far inside them.
 
 from __future__ import annotations
 
-import zlib
-
 import zstandard
+from isal import isal_zlib
 
 # 10 MiB on the wire: a batch of 1,000 typical compressed events is ~1–2 MiB; beyond 10 the shipper should
 # send smaller batches rather than hold a worker for seconds.
@@ -45,26 +44,29 @@ def _too_large() -> DecodeError:
 
 
 def _gunzip(body: bytes) -> bytes:
-    out = bytearray()
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    """Inflate with ISA-L (the zlib API, ~2.5x faster than zlib on NDJSON batches).
+
+    One call per gzip member, its output bounded by what is left under the limit (``max_length``): a bomb
+    stops there, and a normal batch inflates without intermediate buffers or re-sliced input.
+    """
+    parts: list[bytes] = []
+    size = 0
     data = body
     try:
         while True:
-            # max_length bounds each step, so a bomb never inflates past the limit in one call.
-            out += inflater.decompress(data, _READ_CHUNK)
-            if len(out) > MAX_DECOMPRESSED_BYTES:
+            inflater = isal_zlib.decompressobj(wbits=16 + isal_zlib.MAX_WBITS)
+            part = inflater.decompress(data, MAX_DECOMPRESSED_BYTES - size + 1)
+            size += len(part)
+            if size > MAX_DECOMPRESSED_BYTES:
                 raise _too_large()
-            data = inflater.unconsumed_tail
-            if inflater.eof:
-                if inflater.unused_data.strip(b"\x00"):
-                    # Concatenated gzip members are valid gzip: keep going with the next member.
-                    data = inflater.unused_data
-                    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-                    continue
-                return bytes(out)
-            if not data:
+            parts.append(part)
+            if not inflater.eof:
                 raise DecodeError(400, "the gzip body is truncated")
-    except zlib.error as exc:
+            # Concatenated gzip members are valid gzip: go on with the next member.
+            data = inflater.unused_data
+            if not data.strip(b"\x00"):
+                return parts[0] if len(parts) == 1 else b"".join(parts)
+    except isal_zlib.error as exc:
         raise DecodeError(400, f"the body is not valid gzip: {exc}") from exc
 
 
@@ -101,18 +103,38 @@ def decode_body(body: bytes, content_encoding: str | None) -> bytes:
         data = _unzstd(body) if body else b""
     else:
         raise DecodeError(415, f"Content-Encoding {encoding!r} is not supported; use gzip, zstd or none")
-    if not data.strip():
+    if not data or data.isspace():  # (not data.strip(): that copies a whole batch to look at its ends)
         raise DecodeError(400, "the body is empty; send one JSON log line per line")
     return data
 
 
 def split_lines(data: bytes) -> list[bytes]:
-    """Non-empty lines (``\\n`` or ``\\r\\n``); more than :data:`MAX_LINES` is a 413."""
-    lines = data.split(b"\n")
-    if lines and not lines[-1].strip():
-        lines.pop()
-    if len(lines) > MAX_LINES:
-        raise DecodeError(
-            413, f"the batch has {len(lines)} lines; at most {MAX_LINES} are accepted per batch"
-        )
-    return lines
+    """The lines (``\\n`` or ``\\r\\n``), a blank last one dropped; more than :data:`MAX_LINES` is a 413."""
+    return split_part(data, 0, 1)[1]
+
+
+def split_part(data: bytes, part: int, parts: int) -> tuple[int, list[bytes]]:
+    """Share ``part`` of ``parts`` of the lines, and the number of its first line (1-based).
+
+    Shares are cut by bytes at line ends, so each holds about as much text (the work of preparing a line
+    grows with its length), and only the share is split. Taken together the shares are exactly
+    :func:`split_lines`' lines; the line limit is checked on the whole body whichever share is asked for.
+    """
+    last_end = data.rfind(b"\n")
+    total = data.count(b"\n") + (1 if data[last_end + 1 :].strip() else 0)
+    if total > MAX_LINES:
+        raise DecodeError(413, f"the batch has {total} lines; at most {MAX_LINES} are accepted per batch")
+    start, end = _share_start(data, part, parts), _share_start(data, part + 1, parts)
+    lines = data[start:end].split(b"\n")
+    if not lines[-1].strip():
+        lines.pop()  # the end of the share's last line, or a blank last line of the body
+    return data.count(b"\n", 0, start) + 1, lines
+
+
+def _share_start(data: bytes, part: int, parts: int) -> int:
+    if part <= 0:
+        return 0
+    if part >= parts:
+        return len(data)
+    newline = data.find(b"\n", part * len(data) // parts)
+    return len(data) if newline == -1 else newline + 1

@@ -14,6 +14,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from stacklens.ingest.validate import SHAPE
+
 FILTERED = "[FILTERED]"
 
 SENSITIVE_HEADERS = frozenset(
@@ -59,9 +61,7 @@ _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 # with at most one space or dash between the groups, so each holds 8 digits in a row or 4 + separator + 4.
 # The hint looks for those two seeds with substring searches on a translated copy (digits → "0", space and
 # dash → "-", any other byte → "x"): ~2 µs per 14 KB line, where a regular expression takes ~250 µs.
-_HINT_TABLE = bytes(
-    ord("0") if chr(b).isdigit() and b < 128 else ord("-") if b in b" -" else ord("x") for b in range(256)
-)
+_HINT_TABLE = SHAPE
 _HINT_SEEDS = (b"00000000", b"0000-0000")
 # False while scrubbing a payload whose raw text holds no card-like digit run at all: then no string in it
 # can, and the per-string search is skipped.
@@ -103,14 +103,15 @@ def card_hint(data: bytes) -> bool:
     return any(seed in shaped for seed in _HINT_SEEDS)
 
 
-def _holds_card(raw: bytes) -> bool:
+def _holds_card(raw: bytes, shaped: bytes = b"") -> bool:
     """Whether the raw JSON text holds a Luhn-valid card number.
 
     Long digit runs are common in payloads (thread ids, epoch times) but 9 in 10 fail the Luhn check, so
     most lines holding them still need no per-string search. Each seed found is widened to its whole
     stretch of digits, spaces and dashes, and only that window meets the full pattern.
     """
-    shaped = raw.translate(_HINT_TABLE)
+    if len(shaped) != len(raw):
+        shaped = raw.translate(_HINT_TABLE)
     checked: set[bytes] = set()
     for seed in _HINT_SEEDS:
         start = shaped.find(seed)
@@ -124,23 +125,34 @@ def _holds_card(raw: bytes) -> bool:
             # A card has 13 digits at least: shorter runs (epoch seconds, ids) need no closer look.
             if right - left >= 13 and window not in checked:
                 checked.add(window)
-                text = window.decode("ascii")
-                if scrub_string(text) != text:
+                if _window_holds_card(window):
                     return True
             start = shaped.find(seed, right)
     return False
+
+
+@lru_cache(maxsize=4096)
+def _window_holds_card(window: bytes) -> bool:
+    """Whether a run of digits, spaces and dashes holds a card number; cached, as the same runs (thread ids,
+    process ids) come back in line after line."""
+    text = window.decode("ascii")
+    return _replace_cards(text) != text
 
 
 def scrub_string(text: str) -> str:
     """Replace card numbers (13–19 digits, spaces or dashes allowed, Luhn-valid) inside a string."""
     if len(text) < 13 or not _cards_possible.get() or not card_hint(text.encode("utf-8", "surrogatepass")):
         return text
+    return _replace_cards(text)
 
-    def _replace(match: re.Match[str]) -> str:
-        digits = re.sub(r"\D", "", match.group(0))
-        return FILTERED if 13 <= len(digits) <= 19 and _luhn(digits) else match.group(0)
 
-    return _CARD.sub(_replace, text)
+def _replace_cards(text: str) -> str:
+    return _CARD.sub(_card_or_digits, text)
+
+
+def _card_or_digits(match: re.Match[str]) -> str:
+    digits = re.sub(r"\D", "", match.group(0))
+    return FILTERED if 13 <= len(digits) <= 19 and _luhn(digits) else match.group(0)
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:
@@ -295,21 +307,32 @@ def _scrub_request(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _scrub_frames(stack: Any) -> Any:
+    """Frame variables of a stack trace; copy-on-write like :func:`scrub_value` (most frames hold no secret)."""
     if not isinstance(stack, dict) or not isinstance(stack.get("frames"), list):
         return stack
-    frames = [
-        {**f, "vars": scrub_value(f["vars"])} if isinstance(f, dict) and "vars" in f else f
-        for f in stack["frames"]
-    ]
-    return {**stack, "frames": frames}
+    frames: list[Any] | None = None
+    for index, frame in enumerate(stack["frames"]):
+        if type(frame) is dict and "vars" in frame:
+            variables = frame["vars"]
+            scrubbed = scrub_value(variables)
+            if scrubbed is not variables:
+                if frames is None:
+                    frames = list(stack["frames"])
+                frames[index] = {**frame, "vars": scrubbed}
+    return stack if frames is None else {**stack, "frames": frames}
 
 
 def _scrub_exception_value(value: dict[str, Any]) -> dict[str, Any]:
-    out = dict(value)
-    if isinstance(out.get("value"), str):
-        out["value"] = scrub_string(out["value"])
-    if "stacktrace" in out:
-        out["stacktrace"] = _scrub_frames(out["stacktrace"])
+    out = value
+    text = value.get("value")
+    if isinstance(text, str):
+        scrubbed_text = scrub_string(text)
+        if scrubbed_text is not text:
+            out = {**out, "value": scrubbed_text}
+    if "stacktrace" in value:
+        stack = _scrub_frames(value["stacktrace"])
+        if stack is not value["stacktrace"]:
+            out = {**out, "stacktrace": stack}
     return out
 
 
@@ -319,16 +342,19 @@ def _scrub_exception(exc: Any) -> Any:
     if not isinstance(values, list):
         return exc
     scrubbed = [_scrub_exception_value(v) if isinstance(v, dict) else v for v in values]
+    if all(new is old for new, old in zip(scrubbed, values, strict=True)):
+        return exc
     return {**exc, "values": scrubbed} if isinstance(exc, dict) else scrubbed
 
 
-def scrub_payload(payload: dict[str, Any], raw: bytes | None = None) -> dict[str, Any]:
+def scrub_payload(payload: dict[str, Any], raw: bytes | None = None, shape: bytes = b"") -> dict[str, Any]:
     """A scrubbed copy of one Sentry event or transaction payload (the input is not changed).
 
     ``raw``, the JSON the payload was parsed from, lets one card search over the whole text spare the
-    per-string searches when it finds no card.
+    per-string searches when it finds no card; ``shape``, its :data:`~stacklens.ingest.validate.SHAPE`
+    translation when the caller has it already (the line's validation made it), spares that pass too.
     """
-    token = _cards_possible.set(raw is None or _holds_card(raw))
+    token = _cards_possible.set(raw is None or _holds_card(raw, shape))
     try:
         return _scrub_payload(payload)
     finally:

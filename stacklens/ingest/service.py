@@ -1,7 +1,8 @@
-"""One shipper batch from decoded bytes to landed rows: parse, attribute, limit, scrub, normalise, write.
+"""One shipper batch from its body to landed rows: decode, prepare, limit, deduplicate, write.
 
-Framework-free: the HTTP route decodes the body and authenticates; this module decides per line and lands
-the batch. Per-line problems go to ``rejected`` and never fail the batch (DESIGN §4.2).
+Framework-free: the HTTP route authenticates; this module has the batch's lines prepared (in this thread or
+by the ingest workers, :mod:`stacklens.ingest.prepare`) and lands them. Per-line problems go to
+``rejected`` and never fail the batch (DESIGN §4.2).
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from stacklens.ingest import writer
-from stacklens.ingest.decode import split_lines
-from stacklens.ingest.fields import Origin
-from stacklens.ingest.inp import holds_inp, inp_rows
-from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
-from stacklens.ingest.scrub import scrub_payload
+from stacklens.ingest.decode import DecodeError, decode_body, split_lines
+from stacklens.ingest.prepare import Attribution, BatchContext, Prepared, prepare_lines
 from stacklens.ingest.timeparse import format_ms
-from stacklens.ingest.validate import STORED_TYPES, Line, LineError, parse_line
+from stacklens.ingest.workers import (
+    POOL_MIN_RAW_BYTES,
+    AppKeyResolver,
+    DecodeFailure,
+    estimated_raw_bytes,
+    pool_for,
+)
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 
@@ -36,13 +38,6 @@ class BatchRefused(ValueError):
     def __init__(self, status: int, error: str, detail: str) -> None:
         super().__init__(detail)
         self.status, self.error, self.detail = status, error, detail
-
-
-@dataclass(frozen=True)
-class Attribution:
-    project_id: int
-    service: str | None
-    app_key_id: int
 
 
 @dataclass
@@ -74,113 +69,41 @@ def batch_id_for(idempotency_key: str | None) -> str:
     return key
 
 
-Rows = dict[str, list[tuple[int, dict[str, Any], list[dict[str, Any]]]]]
-
-
-@dataclass
-class Prepared:
-    """A batch read line by line: rows per table as ``(app_key_id, row, child span rows)``."""
-
-    tables: Rows = field(default_factory=lambda: {"events": [], "transactions": []})
-    lines: int = 0  # every line of the body, blank ones aside: stored, skipped and rejected alike
-    stored: int = 0  # lines of a stored type (event, transaction, span with INP) that parsed
-    attributed: int = 0  # of those, lines whose app key belongs to the organization
-
-
-def prepare_batch(
-    data: bytes,
+def ingest_body(
+    settings: Settings,
     org_id: int,
-    batch_id: str,
-    received: float,
+    body: bytes,
+    content_encoding: str | None,
+    *,
     header_app_key: str | None,
-    resolve: Callable[[str], Attribution | None],
-    result: BatchResult,
-) -> Prepared:
-    """Parse, attribute, scrub and normalise each line in turn; problems go to ``result.rejected``.
+    idempotency_key: str | None,
+    take_events: Callable[[int], None],
+) -> BatchResult:
+    """Land one request body as received (compressed or not); raises :class:`DecodeError` for a bad body.
 
-    One line at a time, so only one parsed payload is alive at once: 1,000 payloads held together are
-    ~500,000 Python objects, and the cyclic garbage collector's passes over them added about half again
-    to the time spent parsing them (measured on the benchmark corpus).
+    Large bodies are prepared by the ingest worker processes (:mod:`stacklens.ingest.workers`), the rest
+    in this thread; both land the same rows.
     """
-    prepared = Prepared()
-    cache: dict[str, Attribution | None] = {}
-    for number, raw in enumerate(split_lines(data), start=1):
-        try:
-            line = parse_line(raw.rstrip(b"\r"), number)
-        except LineError as exc:
-            prepared.lines += 1
-            result.rejected.append({"line": number, "error": str(exc)})
-            continue
-        if line is None:
-            continue
-        prepared.lines += 1
-        # A `span` line is stored only when it carries a standalone INP span; other spans are skipped.
-        if line.item_type not in STORED_TYPES and not (line.item_type == "span" and holds_inp(line.payload)):
-            result.skipped += 1
-            continue
-        prepared.stored += 1
-        who = _attribute(line, header_app_key, resolve, cache, result)
-        if who is None:
-            continue
-        prepared.attributed += 1
-        _normalise(line, who, org_id, batch_id, received, prepared.tables, result)
-    return prepared
+    resolve = AppKeyResolver(settings, org_id)
+    pool = pool_for(settings)
 
+    def in_process(context: BatchContext) -> Prepared:
+        return prepare_lines(split_lines(decode_body(body, content_encoding)), 1, context, resolve)
 
-def _attribute(
-    line: Line,
-    header_app_key: str | None,
-    resolve: Callable[[str], Attribution | None],
-    cache: dict[str, Attribution | None],
-    result: BatchResult,
-) -> Attribution | None:
-    raw = line.app_key or header_app_key
-    if not raw:
-        result.rejected.append(
-            {
-                "line": line.number,
-                "error": "Application Not Found: the line has no app_key "
-                "and the request has no X-Stacklens-App-Key header",
-            }
-        )
-        return None
-    if raw not in cache:
-        cache[raw] = resolve(raw)
-    found = cache[raw]
-    if found is None:
-        result.rejected.append(
-            {
-                "line": line.number,
-                "error": "Application Not Found: the app key is not a current app key of this organization",
-            }
-        )
-    return found
+    def begin(context: BatchContext) -> Callable[[], Prepared]:
+        if pool is None or estimated_raw_bytes(body, content_encoding) < POOL_MIN_RAW_BYTES:
+            return lambda: in_process(context)
+        collect = pool.submit(body, content_encoding, context, resolve)
 
+        def finish() -> Prepared:
+            prepared = collect()
+            if isinstance(prepared, DecodeFailure):
+                raise DecodeError(prepared.status, prepared.message)
+            return in_process(context) if prepared is None else prepared
 
-def _normalise(
-    line: Line,
-    who: Attribution,
-    org_id: int,
-    batch_id: str,
-    received: float,
-    tables: Rows,
-    result: BatchResult,
-) -> None:
-    origin = Origin(org_id, who.project_id, who.service, batch_id, received, line.ts)
-    try:
-        payload = scrub_payload(line.payload, line.raw)
-        # Serialised once; the row embeds these bytes as they are (no second escaping pass at insert).
-        payload_json = orjson.Fragment(orjson.dumps(payload))
-        if line.item_type == "event":
-            tables["events"].append((who.app_key_id, event_row(payload, origin, line.raw, payload_json), []))
-        elif line.item_type == "span":
-            tables["transactions"].extend((who.app_key_id, row, []) for row in inp_rows(payload, origin))
-        else:
-            row = transaction_row(payload, origin, line.raw, payload_json)
-            tables["transactions"].append((who.app_key_id, row, spans_rows(payload, row, origin)))
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:
-        # A payload shaped unlike any Sentry payload (or not serialisable): reject the line, keep the batch.
-        result.rejected.append({"line": line.number, "error": f"the payload could not be read: {exc}"[:300]})
+        return finish
+
+    return _ingest(settings, org_id, idempotency_key, header_app_key, begin, take_events)
 
 
 def ingest_batch(
@@ -193,16 +116,37 @@ def ingest_batch(
     resolve: Callable[[str], Attribution | None],
     take_events: Callable[[int], None],
 ) -> BatchResult:
-    """Land one decoded batch. ``take_events(n)`` spends the organization's quota or raises."""
+    """Land one decoded batch in this thread. ``take_events(n)`` spends the organization's quota or raises."""
+    return _ingest(
+        settings,
+        org_id,
+        idempotency_key,
+        header_app_key,
+        lambda context: lambda: prepare_lines(split_lines(data), 1, context, resolve),
+        take_events,
+    )
+
+
+def _ingest(
+    settings: Settings,
+    org_id: int,
+    idempotency_key: str | None,
+    header_app_key: str | None,
+    begin: Callable[[BatchContext], Callable[[], Prepared]],
+    take_events: Callable[[int], None],
+) -> BatchResult:
+    """``begin(context)`` starts preparing the batch and returns the call that waits for it: the replay
+    look-up runs while worker processes prepare (its answer is rare; its wait is every batch's)."""
     batch_id = batch_id_for(idempotency_key)
     client = get_warehouse(settings)
+    received = time.time()
+    finish = begin(BatchContext(org_id, batch_id, received, header_app_key))
     if idempotency_key is not None:
         landed = writer.find_batch(client, org_id, batch_id)
         if landed is not None:
             return _replayed(landed)
-    result = BatchResult(batch_id)
-    received = time.time()
-    prepared = prepare_batch(data, org_id, batch_id, received, header_app_key, resolve, result)
+    prepared = finish()
+    result = BatchResult(batch_id, skipped=prepared.skipped, rejected=prepared.rejected)
     if prepared.stored and not prepared.attributed:
         raise BatchRefused(
             404,
@@ -219,13 +163,12 @@ def ingest_batch(
             f"{result.rejected[0]['line']}: {result.rejected[0]['error']}",
         )
     take_events(prepared.attributed)
-    tables = prepared.tables
     with writer.org_lock(org_id):
         if idempotency_key is not None:
             landed = writer.find_batch(client, org_id, batch_id)
             if landed is not None:
                 return _replayed(landed)
-        _land(client, org_id, batch_id, tables, result)
+        _land(client, org_id, batch_id, prepared, result)
         result.rejected.sort(key=lambda r: r["line"])
         record = writer.BatchRecord(
             batch_id,
@@ -239,19 +182,24 @@ def ingest_batch(
     return result
 
 
-def _land(client: Any, org_id: int, batch_id: str, tables: dict[str, list[Any]], result: BatchResult) -> None:
-    spans: list[dict[str, Any]] = []
-    for table, items in tables.items():
-        fresh, dropped = writer.drop_duplicates(client, table, org_id, [row for _, row, _ in items])
-        result.duplicates += dropped
-        keep = {id(row) for row in fresh}
-        for app_key_id, row, children in items:
-            if id(row) in keep:
-                result.events_by_app_key[app_key_id] = result.events_by_app_key.get(app_key_id, 0) + 1
-                spans.extend(children)
-        writer.insert_rows(client, table, fresh, f"{org_id}:{batch_id}:{table}")
+def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: BatchResult) -> None:
+    spans: list[bytes] = []
+    fresh_tables, result.duplicates = writer.drop_duplicates(client, org_id, prepared.tables)
+    for table, fresh in fresh_tables.items():
+        for app_key_id, _, _, _, children in fresh:
+            result.events_by_app_key[app_key_id] = result.events_by_app_key.get(app_key_id, 0) + 1
+            spans.extend(children)
+        if fresh:
+            writer.insert_encoded(
+                client,
+                table,
+                prepared.columns[table],
+                [row[3] for row in fresh],
+                f"{org_id}:{batch_id}:{table}",
+            )
         result.accepted += len(fresh)
-    writer.insert_rows(client, "spans", spans, f"{org_id}:{batch_id}:spans")
+    if spans:
+        writer.insert_encoded(client, "spans", prepared.columns["spans"], spans, f"{org_id}:{batch_id}:spans")
 
 
 def _replayed(landed: writer.BatchRecord) -> BatchResult:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from clickhouse_connect.driver.client import Client
 # Table → its event-id column. Table names only ever come from here, never from input.
 EVENT_ID_COLUMN = {"events": "event_id", "transactions": "event_id"}
 _ID_CHUNK = 5000
+Row = tuple[Any, ...]
 
 _org_locks: defaultdict[int, threading.Lock] = defaultdict(threading.Lock)
 _org_locks_guard = threading.Lock()
@@ -61,40 +63,64 @@ def find_batch(client: Client, org_id: int, batch_id: str) -> BatchRecord | None
     )
 
 
-def existing_event_ids(client: Client, table: str, org_id: int, rows: list[dict[str, Any]]) -> set[str]:
-    """Which of the rows' ``(project_id, event_id)`` are already stored in ``table``."""
-    column = EVENT_ID_COLUMN[table]
-    by_project: defaultdict[int, list[str]] = defaultdict(list)
-    for row in rows:
-        by_project[row["project_id"]].append(row[column])
-    found: set[str] = set()
-    for project_id, ids in by_project.items():
-        for start in range(0, len(ids), _ID_CHUNK):
-            result = client.query(
-                f"SELECT DISTINCT toString({column}) FROM {table} "  # noqa: S608 - names from EVENT_ID_COLUMN
-                "WHERE org_id = {org:UInt64} AND project_id = {project:UInt64} "
-                "AND event_id IN {ids:Array(UUID)}",
-                parameters={"org": org_id, "project": project_id, "ids": ids[start : start + _ID_CHUNK]},
-            )
-            found.update(f"{project_id}:{r[0]}" for r in result.result_rows)
+def existing_event_ids(
+    client: Client, org_id: int, keys: dict[str, Iterable[tuple[int, str]]]
+) -> dict[str, set[str]]:
+    """Per table, which of its ``(project_id, event_id)`` keys are already stored, as ``"project:id"``.
+
+    One query for every table and project of the batch (a ``UNION ALL``): each round trip to the engine
+    costs ~7 ms whatever it reads.
+    """
+    selects: list[str] = []
+    parameters: dict[str, Any] = {"org": org_id}
+    for table, table_keys in keys.items():
+        column = EVENT_ID_COLUMN[table]
+        by_project: defaultdict[int, list[str]] = defaultdict(list)
+        for project_id, event_id in table_keys:
+            by_project[project_id].append(event_id)
+        for project_id, ids in by_project.items():
+            for start in range(0, len(ids), _ID_CHUNK):
+                n = len(selects)
+                selects.append(
+                    f"SELECT '{table}', {project_id}, toString({column}) FROM {table} "  # noqa: S608 - see below
+                    f"WHERE org_id = {{org:UInt64}} AND project_id = {{p{n}:UInt64}} "
+                    f"AND event_id IN {{ids{n}:Array(UUID)}}"
+                )
+                # Table and column names come from EVENT_ID_COLUMN, project ids are ints: never input text.
+                parameters[f"p{n}"] = project_id
+                parameters[f"ids{n}"] = ids[start : start + _ID_CHUNK]
+    found: dict[str, set[str]] = {table: set() for table in keys}
+    if selects:
+        result = client.query(" UNION ALL ".join(selects), parameters=parameters)
+        for table, project_id, event_id in result.result_rows:
+            found[table].add(f"{project_id}:{event_id}")
     return found
 
 
 def drop_duplicates(
-    client: Client, table: str, org_id: int, rows: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], int]:
-    """Rows whose event id is new (to the table and within the batch), and how many were dropped."""
-    if not rows:
-        return rows, 0
-    column = EVENT_ID_COLUMN[table]
-    seen = existing_event_ids(client, table, org_id, rows)
-    fresh = []
-    for row in rows:
-        key = f"{row['project_id']}:{row[column]}"
-        if key not in seen:
-            seen.add(key)
-            fresh.append(row)
-    return fresh, len(rows) - len(fresh)
+    client: Client, org_id: int, tables: dict[str, list[Row]]
+) -> tuple[dict[str, list[Row]], int]:
+    """Per table, the rows whose event id is new (to the table and within the batch); and how many were
+    dropped in all.
+
+    Rows are tuples whose second and third items are the project id and the event id (the prepared rows
+    of :mod:`stacklens.ingest.prepare`).
+    """
+    seen = existing_event_ids(
+        client, org_id, {table: [(row[1], row[2]) for row in rows] for table, rows in tables.items() if rows}
+    )
+    fresh: dict[str, list[Row]] = {}
+    dropped = 0
+    for table, rows in tables.items():
+        known = seen.get(table, set())
+        kept = fresh[table] = []
+        for row in rows:
+            key = f"{row[1]}:{row[2]}"
+            if key not in known:
+                known.add(key)
+                kept.append(row)
+        dropped += len(rows) - len(kept)
+    return fresh, dropped
 
 
 def encode_rows(rows: list[dict[str, Any]]) -> bytes:
@@ -108,12 +134,18 @@ def encode_rows(rows: list[dict[str, Any]]) -> bytes:
 
 def insert_rows(client: Client, table: str, rows: list[dict[str, Any]], token: str) -> None:
     """Insert with a deduplication token, so the same block sent again lands once."""
+    if rows:
+        insert_encoded(client, table, list(rows[0].keys()), [orjson.dumps(row) for row in rows], token)
+
+
+def insert_encoded(client: Client, table: str, columns: list[str], rows: list[bytes], token: str) -> None:
+    """Insert rows already encoded as ``JSONEachRow`` lines, with a deduplication token (see module doc)."""
     if not rows:
         return
     client.raw_insert(
         table,
-        column_names=list(rows[0].keys()),
-        insert_block=encode_rows(rows),
+        column_names=columns,
+        insert_block=b"\n".join(rows) + b"\n",
         fmt="JSONEachRow",
         settings={
             "insert_deduplication_token": token,

@@ -1,0 +1,178 @@
+"""Log lines → rows ready to insert: parse, attribute, scrub, normalise and encode each line in turn.
+
+Framework-free and free of the warehouse, so the same code runs in the request's thread or in an ingest
+worker process (:mod:`stacklens.ingest.workers`); a :class:`Prepared` is plain data that pickles cheaply.
+Per-line problems go to ``rejected`` and never fail the batch (DESIGN §4.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from stacklens.ingest.fields import Origin
+from stacklens.ingest.inp import holds_inp, inp_rows
+from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
+from stacklens.ingest.scrub import scrub_payload
+from stacklens.ingest.validate import STORED_TYPES, Line, LineError, parse_line
+
+TABLES = ("events", "transactions")  # tables with one row per stored line; spans are their children
+
+
+@dataclass(frozen=True)
+class Attribution:
+    project_id: int
+    service: str | None
+    app_key_id: int
+
+
+# One row ready for the warehouse: (app_key_id, project_id, event_id, JSONEachRow text of the row, the
+# JSONEachRow texts of its child span rows). Plain tuples: a worker hands ~1,000 of them back per batch.
+ReadyRow = tuple[int, int, str, bytes, list[bytes]]
+
+
+@dataclass
+class Prepared:
+    """A batch (or one part of it) read line by line."""
+
+    tables: dict[str, list[ReadyRow]] = field(default_factory=lambda: {t: [] for t in TABLES})
+    columns: dict[str, list[str]] = field(default_factory=dict)  # table → column names of its rows
+    lines: int = 0  # every line of the body, blank ones aside: stored, skipped and rejected alike
+    stored: int = 0  # lines of a stored type (event, transaction, span with INP) that parsed
+    attributed: int = 0  # of those, lines whose app key belongs to the organization
+    skipped: int = 0  # lines of item types the service does not store
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+
+    def merge(self, other: Prepared) -> None:
+        """Append a later part of the same batch (parts keep their lines' numbers)."""
+        for table, rows in other.tables.items():
+            self.tables.setdefault(table, []).extend(rows)
+        for table, names in other.columns.items():
+            self.columns.setdefault(table, names)
+        self.lines += other.lines
+        self.stored += other.stored
+        self.attributed += other.attributed
+        self.skipped += other.skipped
+        self.rejected.extend(other.rejected)
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """What every line of one batch shares."""
+
+    org_id: int
+    batch_id: str
+    received: float  # epoch seconds
+    header_app_key: str | None
+
+
+def prepare_lines(
+    lines: Sequence[bytes],
+    first_number: int,
+    context: BatchContext,
+    resolve: Callable[[str], Attribution | None],
+) -> Prepared:
+    """Parse, attribute, scrub, normalise and encode each line; ``first_number`` is the first line's number.
+
+    One line at a time, so only one parsed payload is alive at once: 1,000 payloads held together are
+    ~500,000 Python objects, and the cyclic garbage collector's passes over them added about half again
+    to the time spent parsing them (measured on the benchmark corpus).
+    """
+    prepared = Prepared()
+    cache: dict[str, Attribution | None] = {}
+    for number, raw in enumerate(lines, start=first_number):
+        try:
+            line = parse_line(raw.rstrip(b"\r"), number)
+        except LineError as exc:
+            prepared.lines += 1
+            prepared.rejected.append({"line": number, "error": str(exc)})
+            continue
+        if line is None:
+            continue
+        prepared.lines += 1
+        # A `span` line is stored only when it carries a standalone INP span; other spans are skipped.
+        if line.item_type not in STORED_TYPES and not (line.item_type == "span" and holds_inp(line.payload)):
+            prepared.skipped += 1
+            continue
+        prepared.stored += 1
+        who = _attribute(line, context.header_app_key, resolve, cache, prepared)
+        if who is None:
+            continue
+        prepared.attributed += 1
+        _normalise(line, who, context, prepared)
+    return prepared
+
+
+def _attribute(
+    line: Line,
+    header_app_key: str | None,
+    resolve: Callable[[str], Attribution | None],
+    cache: dict[str, Attribution | None],
+    prepared: Prepared,
+) -> Attribution | None:
+    raw = line.app_key or header_app_key
+    if not raw:
+        prepared.rejected.append(
+            {
+                "line": line.number,
+                "error": "Application Not Found: the line has no app_key "
+                "and the request has no X-Stacklens-App-Key header",
+            }
+        )
+        return None
+    if raw not in cache:
+        cache[raw] = resolve(raw)
+    found = cache[raw]
+    if found is None:
+        prepared.rejected.append(
+            {
+                "line": line.number,
+                "error": "Application Not Found: the app key is not a current app key of this organization",
+            }
+        )
+    return found
+
+
+def _normalise(line: Line, who: Attribution, context: BatchContext, prepared: Prepared) -> None:
+    origin = Origin(context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts)
+    try:
+        payload = scrub_payload(line.payload, line.raw, line.shape)
+        # Serialised once; the row embeds these bytes as they are (no second escaping pass at insert).
+        payload_json = orjson.Fragment(orjson.dumps(payload))
+        if line.item_type == "event":
+            rows = [(event_row(payload, origin, line.raw, payload_json), [])]
+            table = "events"
+        elif line.item_type == "span":
+            rows = [(row, []) for row in inp_rows(payload, origin)]
+            table = "transactions"
+        else:
+            row = transaction_row(payload, origin, line.raw, payload_json)
+            rows = [(row, spans_rows(payload, row, origin))]
+            table = "transactions"
+        ready = [_encode(who, table, row, children, prepared) for row, children in rows]
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:
+        # A payload shaped unlike any Sentry payload (or not serialisable): reject the line, keep the batch.
+        prepared.rejected.append(
+            {"line": line.number, "error": f"the payload could not be read: {exc}"[:300]}
+        )
+        return
+    prepared.tables[table].extend(ready)
+
+
+def _encode(
+    who: Attribution, table: str, row: dict[str, Any], children: list[dict[str, Any]], prepared: Prepared
+) -> ReadyRow:
+    if table not in prepared.columns:
+        prepared.columns[table] = list(row)
+    if children and "spans" not in prepared.columns:
+        prepared.columns["spans"] = list(children[0])
+    return (
+        who.app_key_id,
+        row["project_id"],
+        row["event_id"],
+        orjson.dumps(row),
+        [orjson.dumps(child) for child in children],
+    )

@@ -1,0 +1,189 @@
+"""Ingest worker processes: large batches are decoded and prepared in parallel, outside the request's GIL.
+
+Preparing a line (parse, scrub, normalise, encode) is pure-Python work, ~300 µs of one core per typical
+14 KB Sentry line; the embedded warehouse belongs to the server process, so threads cannot spread that work
+and more server processes cannot share the engine. A batch at least :data:`POOL_MIN_RAW_BYTES` big is
+therefore split between the worker processes: each decodes the body itself (decompressing twice costs less
+than shipping the decompressed text across), prepares its share of the lines and hands back encoded rows.
+The request's process keeps what needs the engine and the organization's state: the quota, the duplicate
+check and the inserts. A batch prepared by workers lands exactly as one prepared in-process would.
+
+Workers start with ``spawn`` (a fork of a process running the engine's threads is unsafe) on the first
+large batch. A worker that dies takes only its batch's preparation: that batch is prepared in-process and
+the pool is started afresh for the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from stacklens.ingest.decode import DecodeError, decode_body, split_part
+from stacklens.ingest.prepare import Attribution, BatchContext, Prepared, prepare_lines
+from stacklens.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# Below ~1 MiB of NDJSON (about 70 typical lines) a batch prepares in-process in ~20 ms, and handing it to
+# workers (two decodes, pickling the rows back) would cost as much as it saves.
+POOL_MIN_RAW_BYTES = 1024 * 1024
+# Compressed bodies are judged by a deliberately low expansion: NDJSON of Sentry payloads gzips 10–30x.
+_COMPRESSED_EXPANSION = 10
+
+
+def default_worker_count() -> int:
+    """Two workers where there are two cores or more: one core cannot prepare in parallel with itself."""
+    cores = os.cpu_count() or 1
+    return min(2, cores) if cores > 1 else 0
+
+
+@dataclass(frozen=True)
+class AppKeyResolver:
+    """Resolves app keys of one organization against the control store; picklable, so workers use it too."""
+
+    settings: Settings
+    org_id: int
+
+    def __call__(self, raw: str) -> Attribution | None:
+        # Imported here: the control store pulls in SQLAlchemy's models, which a worker loads only when used.
+        from stacklens.control.auth import resolve_app_key
+        from stacklens.control.db import session_scope
+
+        with session_scope(self.settings) as session:
+            found = resolve_app_key(session, self.org_id, raw)
+        return None if found is None else Attribution(found.project_id, found.service, found.app_key_id)
+
+
+@dataclass(frozen=True)
+class DecodeFailure:
+    """A body no worker could read: the status and message :class:`DecodeError` carries, as plain data."""
+
+    status: int
+    message: str
+
+
+def estimated_raw_bytes(body: bytes, content_encoding: str | None) -> int:
+    encoding = (content_encoding or "identity").strip().lower()
+    return len(body) if encoding in ("", "identity") else len(body) * _COMPRESSED_EXPANSION
+
+
+def prepare_part(
+    body: bytes,
+    content_encoding: str | None,
+    part: int,
+    parts: int,
+    context: BatchContext,
+    resolve: AppKeyResolver,
+) -> Prepared | DecodeFailure:
+    """Worker side: decode the whole body and prepare share ``part`` of ``parts`` of its lines."""
+    try:
+        first_number, lines = split_part(decode_body(body, content_encoding), part, parts)
+    except DecodeError as exc:
+        return DecodeFailure(exc.status, str(exc))
+    return prepare_lines(lines, first_number, context, resolve)
+
+
+class PreparePool:
+    """The ingest worker processes of one server process, started on first use."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._executor: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ProcessPoolExecutor(
+                    self.workers, mp_context=multiprocessing.get_context("spawn")
+                )
+            return self._executor
+
+    def prepare(
+        self, body: bytes, content_encoding: str | None, context: BatchContext, resolve: AppKeyResolver
+    ) -> Prepared | DecodeFailure | None:
+        """The batch prepared by the workers; ``None`` when the pool broke (prepare it in-process)."""
+        return self.submit(body, content_encoding, context, resolve)()
+
+    def submit(
+        self, body: bytes, content_encoding: str | None, context: BatchContext, resolve: AppKeyResolver
+    ) -> Callable[[], Prepared | DecodeFailure | None]:
+        """Hand the batch to the workers now; the returned call waits for it (see :meth:`prepare`).
+
+        The caller's thread is free meanwhile, for work that does not need the prepared rows.
+        """
+        try:
+            pool = self._pool()
+            futures: list[Future[Prepared | DecodeFailure]] = [
+                pool.submit(prepare_part, body, content_encoding, part, self.workers, context, resolve)
+                for part in range(self.workers)
+            ]
+        except BrokenProcessPool:
+            return self._broken(pool)
+
+        def collect() -> Prepared | DecodeFailure | None:
+            try:
+                parts = [future.result() for future in futures]
+            except BrokenProcessPool:
+                return self._broken(pool)()
+            prepared = Prepared()
+            for part in parts:
+                if isinstance(part, DecodeFailure):
+                    return part
+                prepared.merge(part)
+            return prepared
+
+        return collect
+
+    def _broken(self, pool: ProcessPoolExecutor) -> Callable[[], None]:
+        log.warning("an ingest worker process died; this batch is prepared in-process")
+        self._discard(pool)
+        return lambda: None
+
+    def warm_up(self) -> None:
+        """Start the worker processes now, so the first large batch does not wait for them."""
+        pool = self._pool()
+        for future in [pool.submit(os.getpid) for _ in range(self.workers)]:
+            future.result()
+
+    def _discard(self, pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._executor is pool:
+                self._executor = None
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._executor = self._executor, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+_pools: dict[int, PreparePool] = {}
+_pools_lock = threading.Lock()
+
+
+def pool_for(settings: Settings) -> PreparePool | None:
+    """The process's worker pool for ``settings.ingest_workers`` workers; ``None`` when set to 0."""
+    workers = settings.ingest_workers if settings.ingest_workers is not None else default_worker_count()
+    if workers < 1:
+        return None
+    with _pools_lock:
+        if workers not in _pools:
+            _pools[workers] = PreparePool(workers)
+        return _pools[workers]
+
+
+def close_pools() -> None:
+    """Stop every worker process of this process (server shutdown, tests)."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        pool.close()

@@ -1,0 +1,197 @@
+"""Ingest worker processes: a large batch prepared by real spawned workers lands exactly as in-process.
+
+The workers resolve app keys against the real control store (SQLite file of the test's data dir) and read
+real sentry-sdk payloads; the comparison is byte for byte on the encoded rows.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from stacklens.ingest.decode import DecodeError, decode_body, split_lines
+from stacklens.ingest.prepare import BatchContext, Prepared, prepare_lines
+from stacklens.ingest.service import ingest_body
+from stacklens.ingest.workers import (
+    POOL_MIN_RAW_BYTES,
+    AppKeyResolver,
+    DecodeFailure,
+    PreparePool,
+    close_pools,
+    estimated_raw_bytes,
+    pool_for,
+)
+from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
+from stacklens.warehouse.migrations import apply_migrations
+from tests.api.test_ingest import error_payload, line, transaction_payload
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[PreparePool]:
+    workers = PreparePool(2)
+    try:
+        yield workers
+    finally:
+        workers.close()
+
+
+def mixed_body(app_key: str, events: int = 120) -> bytes:
+    """Errors and transactions with spans, plus one bad line, one skipped item and one unknown app key."""
+    error, transaction = error_payload(), transaction_payload()
+    lines: list[bytes] = []
+    for index in range(events):
+        payload = dict(transaction if index % 4 == 0 else error, event_id=uuid.uuid4().hex)
+        lines.append(line(payload, app_key, "transaction" if index % 4 == 0 else "event"))
+    lines.insert(7, b'{"v": 1, "type": "event", "payload": ')  # truncated JSON
+    lines.insert(50, line({"sid": "x"}, app_key, "session"))
+    lines.insert(90, line(dict(error, event_id=uuid.uuid4().hex), "stacklens_app_" + "0" * 40))
+    return b"\n".join(lines) + b"\n"
+
+
+def in_process(settings: Settings, org_id: int, data: bytes, context: BatchContext) -> Prepared:
+    return prepare_lines(split_lines(data), 1, context, AppKeyResolver(settings, org_id))
+
+
+def summary(prepared: Prepared) -> dict[str, Any]:
+    return {
+        "tables": prepared.tables,
+        "columns": prepared.columns,
+        "counts": (prepared.lines, prepared.stored, prepared.attributed, prepared.skipped),
+        "rejected": sorted(prepared.rejected, key=lambda r: r["line"]),
+    }
+
+
+def test_workers_prepare_the_same_rows_as_in_process(pool: PreparePool, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+    org = make_org("Acme")
+    data = mixed_body(org["app_key"])
+    context = BatchContext(org["org_id"], "batch-1", time.time(), None)
+    resolve = AppKeyResolver(settings, org["org_id"])
+
+    from_workers = pool.prepare(gzip.compress(data), "gzip", context, resolve)
+
+    assert isinstance(from_workers, Prepared)
+    expected = in_process(settings, org["org_id"], data, context)
+    assert summary(from_workers) == summary(expected)
+    assert from_workers.attributed == 120 and from_workers.skipped == 1
+    assert [r["line"] for r in from_workers.rejected] == [8, 91]  # line numbers of the whole body
+    assert len(from_workers.tables["transactions"]) == 30
+    assert all(row[4] for row in from_workers.tables["transactions"])  # each transaction kept its spans
+
+
+def test_a_body_no_worker_can_read_gets_the_in_process_answer(pool: PreparePool, settings: Settings) -> None:
+    body = gzip.compress(b'{"v": 1}\n' * 1000)[:-20]
+    context = BatchContext(1, "batch-2", time.time(), None)
+
+    answer = pool.prepare(body, "gzip", context, AppKeyResolver(settings, 1))
+
+    with pytest.raises(DecodeError) as expected:
+        decode_body(body, "gzip")
+    assert answer == DecodeFailure(expected.value.status, str(expected.value))
+    assert answer.status == 400 and "truncated" in answer.message
+
+
+def test_a_killed_worker_costs_only_its_batch_the_next_batch_has_workers_again(
+    settings: Settings,
+    make_org,  # type: ignore[no-untyped-def]
+) -> None:
+    org = make_org("Acme")
+    context = BatchContext(org["org_id"], "batch-3", time.time(), None)
+    resolve = AppKeyResolver(settings, org["org_id"])
+    body = gzip.compress(mixed_body(org["app_key"], events=8))
+    workers = PreparePool(1)
+    try:
+        pid = workers._pool().submit(os.getpid).result()
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+
+        assert workers.prepare(body, "gzip", context, resolve) is None  # the caller prepares in-process
+
+        again = workers.prepare(body, "gzip", context, resolve)
+        assert isinstance(again, Prepared) and again.attributed == 8
+    finally:
+        workers.close()
+
+
+def test_large_bodies_go_to_the_workers_small_ones_stay_in_process() -> None:
+    assert estimated_raw_bytes(b"x" * POOL_MIN_RAW_BYTES, None) >= POOL_MIN_RAW_BYTES
+    assert estimated_raw_bytes(b"x" * (POOL_MIN_RAW_BYTES // 10 + 1), "gzip") >= POOL_MIN_RAW_BYTES
+    assert estimated_raw_bytes(b"x" * 50_000, "gzip") < POOL_MIN_RAW_BYTES  # ~100 compressed lines
+
+
+def test_worker_count_setting(settings: Settings) -> None:
+    assert pool_for(settings.model_copy(update={"ingest_workers": 0})) is None
+    assert pool_for(settings.model_copy(update={"ingest_workers": 3})).workers == 3  # type: ignore[union-attr]
+    close_pools()
+
+
+def test_ingest_body_lands_a_worker_prepared_batch_once(
+    settings: Settings,
+    make_org,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    apply_migrations(settings, up_to=99)
+    org = make_org("Acme")
+    body = mixed_body(org["app_key"], events=400)
+    assert estimated_raw_bytes(body, None) >= POOL_MIN_RAW_BYTES
+    current = settings.model_copy(update={"ingest_workers": 2})
+    taken: list[int] = []
+    by_workers: list[int] = []
+    real_submit = PreparePool.submit
+
+    def counted(self: PreparePool, *args: Any) -> Callable[[], Prepared | DecodeFailure | None]:
+        collect = real_submit(self, *args)
+
+        def collect_and_count() -> Prepared | DecodeFailure | None:
+            prepared = collect()
+            by_workers.append(prepared.attributed)  # type: ignore[union-attr]
+            return prepared
+
+        return collect_and_count
+
+    monkeypatch.setattr(PreparePool, "submit", counted)
+    try:
+        first = ingest_body(
+            current,
+            org["org_id"],
+            body,
+            None,
+            header_app_key=None,
+            idempotency_key=None,
+            take_events=taken.append,
+        )
+        again = ingest_body(
+            current,
+            org["org_id"],
+            body,
+            None,
+            header_app_key=None,
+            idempotency_key=None,
+            take_events=taken.append,
+        )
+    finally:
+        close_pools()
+
+    assert (first.accepted, first.duplicates, first.skipped) == (400, 0, 1)
+    assert [r["line"] for r in first.rejected] == [8, 91]
+    assert (again.accepted, again.duplicates) == (0, 400)
+    assert taken == [400, 400]
+    assert by_workers == [400, 400]
+    stored = get_warehouse(settings).query(
+        "SELECT count(), uniqExact(event_id) FROM events WHERE org_id = {org:UInt64}",
+        parameters={"org": org["org_id"]},
+    )
+    assert stored.result_rows[0] == (300, 300)
+    spans = get_warehouse(settings).query(
+        "SELECT count() FROM spans WHERE org_id = {org:UInt64}", parameters={"org": org["org_id"]}
+    )
+    per_transaction = len(json.loads(json.dumps(transaction_payload()))["spans"])
+    assert spans.result_rows[0][0] == 100 * per_transaction

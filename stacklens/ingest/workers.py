@@ -89,6 +89,14 @@ def prepare_part(
     return prepare_lines(lines, first_number, context, resolve)
 
 
+def _load_worker_modules() -> int:
+    """Import what preparing a share needs (the control store's models come in on the first app key)."""
+    import stacklens.control.auth  # noqa: F401
+    import stacklens.control.db  # noqa: F401
+
+    return os.getpid()
+
+
 class PreparePool:
     """The ingest worker processes of one server process, started on first use."""
 
@@ -147,9 +155,9 @@ class PreparePool:
         return lambda: None
 
     def warm_up(self) -> None:
-        """Start the worker processes now, so the first large batch does not wait for them."""
+        """Start the worker processes and load what they run, so the first large batch does not wait."""
         pool = self._pool()
-        for future in [pool.submit(os.getpid) for _ in range(self.workers)]:
+        for future in [pool.submit(_load_worker_modules) for _ in range(self.workers)]:
             future.result()
 
     def _discard(self, pool: ProcessPoolExecutor) -> None:

@@ -195,3 +195,21 @@ def test_ingest_body_lands_a_worker_prepared_batch_once(
     )
     per_transaction = len(json.loads(json.dumps(transaction_payload()))["spans"])
     assert spans.result_rows[0][0] == 100 * per_transaction
+
+
+def test_warm_up_starts_every_worker_with_its_modules_loaded() -> None:
+    workers = PreparePool(2)
+    try:
+        workers.warm_up()
+        pool = workers._pool()
+        assert len(pool._processes) == 2  # type: ignore[attr-defined]
+        loaded = pool.submit(_loaded_modules).result()
+        assert {"stacklens.ingest.prepare", "stacklens.control.db"} <= loaded
+    finally:
+        workers.close()
+
+
+def _loaded_modules() -> set[str]:
+    import sys
+
+    return set(sys.modules)

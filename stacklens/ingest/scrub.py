@@ -100,7 +100,7 @@ def card_hint(data: bytes) -> bool:
     """Whether ``data`` may hold a card number (see :data:`_HINT_SEEDS`): cheap, no false negatives for the
     shapes cards are written in."""
     shaped = data.translate(_HINT_TABLE)
-    return any(seed in shaped for seed in _HINT_SEEDS)
+    return _HINT_SEEDS[0] in shaped or _HINT_SEEDS[1] in shaped
 
 
 def _holds_card(raw: bytes, shaped: bytes = b"") -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -89,6 +90,12 @@ def prepare_part(
     return prepare_lines(lines, first_number, context, resolve)
 
 
+def _ignore_interrupts() -> None:
+    """Ctrl-C in a terminal reaches the whole process group: the server stops its workers itself, so a
+    worker leaves the interrupt to it instead of printing a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _load_worker_modules() -> int:
     """Import what preparing a share needs (the control store's models come in on the first app key)."""
     import stacklens.control.auth  # noqa: F401
@@ -109,7 +116,9 @@ class PreparePool:
         with self._lock:
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(
-                    self.workers, mp_context=multiprocessing.get_context("spawn")
+                    self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_ignore_interrupts,
                 )
             return self._executor
 

@@ -213,3 +213,15 @@ def _loaded_modules() -> set[str]:
     import sys
 
     return set(sys.modules)
+
+
+def test_workers_leave_ctrl_c_to_the_server() -> None:
+    """An interrupt sent to a worker (as a terminal's Ctrl-C reaches the whole group) is ignored."""
+    workers = PreparePool(1)
+    try:
+        pid = workers._pool().submit(os.getpid).result()
+        os.kill(pid, signal.SIGINT)
+        time.sleep(0.3)
+        assert workers._pool().submit(os.getpid).result() == pid  # the same worker, still serving
+    finally:
+        workers.close()

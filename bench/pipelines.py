@@ -8,12 +8,16 @@ For each size N, in a fresh embedded warehouse (own temporary data directory, ev
 N error events over 5 projects, 2,000 issues each and 14 days, plus N/10 transactions (70 % page loads
 with web vitals on 20 routes, 30 % API requests) and 4 spans per page load (script, CSS, image, API call),
 all generated inside ClickHouse with `INSERT … SELECT … FROM numbers()` (so the insert-time materialized
-views run as they do at ingest). Then it times:
+views run as they do at ingest). That history is received as it happened: each row 2 s after its timestamp,
+the last ten minutes' rows ten minutes ago (a running service's stored data; had every row the same
+received_at, the 30 s re-read overlap behind a watermark would make the first tick re-read all of it). Then it
+times:
 
 - full: every schedule due at once, from empty marts — what the embedded runner executes for a tick (one
   merged run of the requested jobs' assets, `run_schedules`);
-- tick: 10,000 new error events (+1,000 transactions, 4,000 spans) received now, then every schedule again —
-  what a tick where all schedules are due (the top of the hour) costs with that much new data;
+- tick: 10,000 new error events (+1,000 transactions, 4,000 spans) with timestamps in the last ten minutes,
+  received now, one in every issue, then every schedule again — what a tick where all schedules are due (the
+  top of the hour) costs with that much new data;
 - freshness: one sentry-sdk error landed through the ingest service, then polling `issue_list` until the
   issue's event count includes it (the live counters are a materialized view, so no pipeline run is
   needed); p50 and max of 20.
@@ -43,8 +47,8 @@ INSERT INTO events (org_id, project_id, event_id, issue_id, fingerprint, groupin
     received_at, platform, level, release, environment, service, title, culprit, exception_type,
     exception_value, in_app_frames, user_key, payload)
 SELECT 1, 1 + number % {projects}, generateUUIDv4(number), cityHash64(p, f) % 4503599627370496, f, 'v1',
-    now64(3) - toIntervalMillisecond(({offset} + number) * 7919 % {span_ms}),
-    now64(3) - toIntervalSecond({age}), 'python', 'error', concat('1.', toString(intDiv(number, 50000) % 8)),
+    now64(3) - toIntervalMillisecond(({offset} + number) * 7919 % {span_ms}) AS ts,
+    {received}, 'python', 'error', concat('1.', toString(intDiv(number, 50000) % 8)),
     'production', 'web', concat('ValueError: bad value ', toString(number)), concat('app.views:view_', toString(i % 300)),
     'ValueError', concat('bad value ', toString(number)),
     [concat('app.views:view_', toString(i % 300)), concat('app.services:step_', toString(i % 40)), 'app.middleware:wrap'],
@@ -58,7 +62,7 @@ INSERT INTO transactions (org_id, project_id, event_id, timestamp, end_timestamp
     release, environment, service, transaction, op, status, duration_ms, page, http_method, http_status,
     measurements, user_key, payload)
 SELECT 1, 1 + number % {projects}, toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(number)), 12, '0'))), ts,
-    ts + toIntervalMillisecond(toUInt32(dur)), now64(3) - toIntervalSecond({age}), 'javascript',
+    ts + toIntervalMillisecond(toUInt32(dur)), {received}, 'javascript',
     concat('1.', toString(intDiv(number, 5000) % 8)), 'production', 'web', page,
     if(number % 10 < 7, 'pageload', 'http.server'), 'ok', dur, page, if(number % 10 < 7, '', 'GET'),
     if(number % 10 < 7, 0, if(number % 50 = 0, 500, 200)),
@@ -74,8 +78,8 @@ INSERT INTO spans (org_id, project_id, transaction_event_id, span_id, timestamp,
     description, status_code, http_method, transaction, transaction_op, page, release, environment, service,
     response_content_length, decoded_content_length, render_blocking_status)
 SELECT 1, 1 + t % {projects}, toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(t)), 12, '0'))),
-    hex(number), now64(3) - toIntervalMillisecond(t * 6007 % {span_ms}) + toIntervalMillisecond(k * 40),
-    20 + cityHash64(number) % 900, now64(3) - toIntervalSecond({age}),
+    hex(number), now64(3) - toIntervalMillisecond(t * 6007 % {span_ms}) + toIntervalMillisecond(k * 40) AS ts,
+    20 + cityHash64(number) % 900, {received},
     ['resource.script', 'resource.css', 'resource.img', 'http.client'][k + 1],
     ['https://cdn.test/app.js', 'https://cdn.test/site.css', 'https://cdn.test/hero.png',
      concat('GET https://api.test/api/items/', toString(t % 997))][k + 1],
@@ -87,10 +91,14 @@ WHERE t % 10 < 7
 """
 
 
-def _generate(client: Any, offset: int, count: int, age_s: int, span_s: int) -> None:
-    """``count`` error events from ``offset`` over the last ``span_s`` seconds, received ``age_s`` ago; a tenth
-    as many transactions and 4 spans per page load."""
-    common = {"projects": PROJECTS, "age": age_s, "span_ms": span_s * 1000}
+def _generate(client: Any, offset: int, count: int, age_s: int, span_s: int, as_they_happen: bool) -> None:
+    """``count`` error events from ``offset`` over the last ``span_s`` seconds and a tenth as many transactions
+    with 4 spans per page load. ``as_they_happen``: each row received 2 s after its timestamp but no later than
+    ``age_s`` ago (the history a running service has stored); else every row received ``age_s`` ago."""
+    received = f"now64(3) - toIntervalSecond({int(age_s)})"
+    if as_they_happen:
+        received = f"least(ts + toIntervalSecond(2), {received})"
+    common = {"projects": PROJECTS, "received": received, "span_ms": span_s * 1000}
     chunk = 2_000_000  # bounded memory per statement on a small machine
     for start in range(offset, offset + count, chunk):
         n = min(chunk, offset + count - start)
@@ -204,7 +212,9 @@ def run(size: int) -> dict[str, Any]:
     apply_migrations(settings)
     client = get_warehouse(settings)
     started = time.perf_counter()
-    _generate(client, 0, size, age_s=600, span_s=DAYS * 86400)
+    # History received as it happened (each row 2 s after its timestamp, the last ten minutes' rows 10 minutes
+    # ago): a tick re-reads what arrived in the 30 s overlap before its watermark, not the whole history.
+    _generate(client, 0, size, age_s=600, span_s=DAYS * 86400, as_they_happen=True)
     build_s = time.perf_counter() - started
     rows = {
         t: int(client.query(f"SELECT count() FROM {t}").result_rows[0][0])  # noqa: S608 - constant names
@@ -212,7 +222,7 @@ def run(size: int) -> dict[str, Any]:
     }
     full_s, full_runs, full_steps = _materialize(settings)
     # New data arrives as it happens: timestamps in the last 10 minutes, received now.
-    _generate(client, size, 10_000, age_s=0, span_s=600)
+    _generate(client, size, 10_000, age_s=0, span_s=600, as_they_happen=False)
     tick_s, tick_runs, tick_steps = _materialize(settings)
     fresh = _freshness(settings, client)
     reset_clients()

@@ -45,23 +45,42 @@ def dagster_instance(settings: Settings) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(home))
 
 
-def plan_schedule(
-    defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
+def plan_schedules(
+    defs: dg.Definitions,
+    schedules: Iterable[dg.ScheduleDefinition],
+    instance: dg.DagsterInstance,
+    when: datetime,
+    follow_only: frozenset[str] = frozenset(),
 ) -> list[Planned]:
-    """Evaluate one schedule at ``when``: the runs it requests, not executed yet.
+    """Evaluate ``schedules`` at ``when``: the runs they request, not executed yet. Jobs named in
+    ``follow_only`` are planned only when an earlier schedule requested a run.
 
-    The evaluation context is opened as a context manager: it opens its own handle on the instance, which
-    Dagster makes the current definitions-state storage while it is open. Closed on exit, the handle leaves
-    nothing behind, so a later run never meets a disposed instance remembered from this one.
+    One evaluation context serves every schedule of the tick: opening one costs a handle on the instance (its
+    storages), and a schedule's evaluation does not depend on the context beyond the time and resources. It is
+    opened as a context manager: Dagster makes that handle the current definitions-state storage while it is
+    open; closed on exit, it leaves nothing behind, so a later run never meets a disposed instance remembered
+    from this one.
     """
+    planned: list[Planned] = []
     resources = defs.resources or {}
     with dg.build_schedule_context(
         instance=instance, scheduled_execution_time=when, resources=resources
     ) as context:
-        data = schedule.evaluate_tick(context)
-    if data.skip_message:
-        logger.debug("schedule %s skipped: %s", schedule.name, data.skip_message)
-    return [Planned(schedule.name, schedule.job_name, r) for r in data.run_requests or []]
+        for schedule in schedules:
+            if schedule.job_name in follow_only and not planned:
+                continue
+            data = schedule.evaluate_tick(context)
+            if data.skip_message:
+                logger.debug("schedule %s skipped: %s", schedule.name, data.skip_message)
+            planned += [Planned(schedule.name, schedule.job_name, r) for r in data.run_requests or []]
+    return planned
+
+
+def plan_schedule(
+    defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
+) -> list[Planned]:
+    """Evaluate one schedule at ``when``: the runs it requests, not executed yet."""
+    return plan_schedules(defs, [schedule], instance, when)
 
 
 def tick_schedule(
@@ -85,12 +104,7 @@ def run_schedules(
 
     Jobs named in ``follow_only`` run only when another job of this pass has something to do.
     """
-    planned: list[Planned] = []
-    for schedule in schedules:
-        if schedule.job_name in follow_only and not planned:
-            continue
-        planned.extend(plan_schedule(defs, schedule, instance, when))
-    return execute_planned(defs, planned, instance)
+    return execute_planned(defs, plan_schedules(defs, schedules, instance, when, follow_only), instance)
 
 
 def materialize_now(
@@ -228,6 +242,7 @@ __all__ = [
     "RunOutcome",
     "dagster_instance",
     "materialize_now",
+    "plan_schedules",
     "run_schedules",
     "tick_schedule",
 ]

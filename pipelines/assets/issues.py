@@ -3,7 +3,7 @@
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import dagster as dg
 from dagster import AssetExecutionContext
@@ -42,23 +42,6 @@ RELATED_CHECKS = [
 ]
 
 
-def _incremental(
-    client,  # noqa: ANN001
-    asset: str,
-    query: str,
-    table: str,
-    version: datetime,
-) -> tuple[int, datetime, datetime]:
-    """Rebuild ``table`` for what arrived since the asset's watermark; return rows written and the window."""
-    since = ops.read_since(client, [asset])
-    upper = ops.max_received(client)
-    if upper is None:
-        return 0, since, since
-    ops.run_insert(client, query, {"since": since, "materialized_at": version})
-    ops.set_watermark(client, asset, upper)
-    return ops.rows_written(client, table, "materialized_at", version), since, upper
-
-
 @dg.asset(
     group_name="issues",
     deps=[RAW_EVENTS],
@@ -69,13 +52,23 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
     """One row per project and fingerprint (issue): title, culprit (top in-app frame), level, platform, first and
     last seen, events, users affected, first/last release, environments, services and workflow status.
 
-    Incremental: rebuilds only the issues with events received since the last run. Then writes the derived
-    workflow changes (a resolved issue with a new event becomes `regressed`; an ignore whose condition is met
-    ends), each with a history row. Table `issues`; the live list is the `issue_list` view.
+    Incremental: rebuilds only the issues with events received since the last run, from insert-time states;
+    users affected = the issue's rows in `issue_users`, to which each run first adds the new events' users.
+    Then writes the derived workflow changes (a resolved issue with a new event becomes `regressed`; an ignore
+    whose condition is met ends), each with a history row. Table `issues`; the live list is `issue_list`.
     """
     client = warehouse.get_client()
     version = ops.now_version()
-    written, since, upper = _incremental(client, "issues", "issues_refresh", "issues", version)
+    since = ops.read_since(client, ["issues"])
+    upper = ops.max_received(client)
+    written = 0
+    if upper is not None:
+        # The arrivals are kept 3 days; an older watermark (first run, long outage) reads the events.
+        full = since < version - ARRIVALS_KEPT
+        ops.run_insert(client, "issue_users_full" if full else "issue_users", {"since": since})
+        ops.run_insert(client, "issues_refresh", {"since": since, "materialized_at": version})
+        ops.set_watermark(client, "issues", upper)
+        written = ops.rows_written(client, "issues", "materialized_at", version)
     changes = apply_system_transitions(client)
     for change in changes:
         context.log.info(
@@ -85,7 +78,7 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
         metadata={
             "row_count": dg.MetadataValue.int(written),
             "read_from": dg.MetadataValue.text(since.isoformat()),
-            "read_to": dg.MetadataValue.text(upper.isoformat()),
+            "read_to": dg.MetadataValue.text((upper or since).isoformat()),
             "status_changes": dg.MetadataValue.int(len(changes)),
         },
         check_results=evaluate_checks(client, ISSUES_CHECKS, version),
@@ -142,7 +135,7 @@ def related_issues(context: AssetExecutionContext, warehouse: ClickHouseResource
     written, removed = 0, 0
     if upper is not None:
         # The arrivals are kept 3 days; an older watermark (first run, long outage) rebuilds from the events.
-        full = since < ops.now_version() - ARRIVALS_KEPT
+        full = since < version - ARRIVALS_KEPT
         sketches = "related_sketches_full" if full else "related_sketches"
         ops.run_insert(client, sketches, {"since": since, "materialized_at": version})
         ops.run_insert(client, "related_issues", {"materialized_at": version})

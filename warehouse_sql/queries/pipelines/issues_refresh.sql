@@ -1,6 +1,6 @@
 -- Rebuild the `issues` rows of every issue with an event received after {since}, from the insert-time states
--- (issue_rollup, issue_live_counters) of those issues only: the cost follows the issues touched, not their
--- event counts.
+-- (issue_rollup, issue_live_counters) of those issues only, and their distinct users from issue_users (kept
+-- just before by the same asset): the cost follows the issues touched, not their event counts.
 INSERT INTO issues
 WITH touched AS
 (
@@ -10,7 +10,7 @@ WITH touched AS
 )
 SELECT
     a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, a.title, a.culprit, a.level,
-    a.platform, a.exception_type, a.first_seen, a.last_seen, c.last_received, c.events, c.users_affected,
+    a.platform, a.exception_type, a.first_seen, a.last_seen, c.last_received, c.events, u.users_affected,
     a.first_release, a.last_release, a.releases, a.environments, a.services,
     if(s.issue_id = 0, 'unresolved', toString(s.status)) AS status,
     {materialized_at:DateTime64(6, 'UTC')} AS materialized_at
@@ -40,12 +40,17 @@ FROM
 ) AS a
 INNER JOIN
 (
-    SELECT project_id, issue_id, max(last_received) AS last_received, sum(events) AS events,
-           uniqExactMerge(users) AS users_affected
+    SELECT project_id, issue_id, max(last_received) AS last_received, sum(events) AS events
     FROM issue_live_counters
     WHERE (project_id, issue_id) IN touched
     GROUP BY project_id, issue_id
 ) AS c ON c.project_id = a.project_id AND c.issue_id = a.issue_id
+LEFT JOIN
+(
+    SELECT project_id, issue_id, count() AS users_affected FROM issue_users
+    WHERE (project_id, issue_id) IN touched
+    GROUP BY project_id, issue_id
+) AS u ON u.project_id = a.project_id AND u.issue_id = a.issue_id
 LEFT JOIN (SELECT project_id, issue_id, status FROM issue_state FINAL WHERE (project_id, issue_id) IN touched) AS s
     ON s.project_id = a.project_id AND s.issue_id = a.issue_id
 SETTINGS join_use_nulls = 0

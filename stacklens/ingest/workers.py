@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 # Below ~1 MiB of NDJSON (about 70 typical lines) a batch prepares in-process in ~20 ms, and handing it to
 # workers (two decodes, pickling the rows back) would cost as much as it saves.
 POOL_MIN_RAW_BYTES = 1024 * 1024
+# How often a worker checks that the server that started it is still there.
+_PARENT_CHECK_SECONDS = 1.0
 # Compressed bodies are judged by a deliberately low expansion: NDJSON of Sentry payloads gzips 10–30x.
 _COMPRESSED_EXPANSION = 10
 
@@ -90,10 +93,23 @@ def prepare_part(
     return prepare_lines(lines, first_number, context, resolve)
 
 
-def _ignore_interrupts() -> None:
-    """Ctrl-C in a terminal reaches the whole process group: the server stops its workers itself, so a
-    worker leaves the interrupt to it instead of printing a traceback of its own."""
+def _start_worker() -> None:
+    """Set up a worker process: it leaves Ctrl-C to the server and ends when the server is gone.
+
+    Ctrl-C in a terminal reaches the whole process group: the server stops its workers itself, so a worker
+    ignores the interrupt instead of printing a traceback of its own. A server that is killed outright
+    (SIGKILL, a crash) cannot stop them, and a worker waiting for work never notices on its own (it holds
+    its task queue open itself): a watchdog thread ends it once its parent has changed.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="parent-watchdog", daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(_PARENT_CHECK_SECONDS)
+    os._exit(0)
 
 
 def _load_worker_modules() -> int:
@@ -118,7 +134,7 @@ class PreparePool:
                 self._executor = ProcessPoolExecutor(
                     self.workers,
                     mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_ignore_interrupts,
+                    initializer=_start_worker,
                 )
             return self._executor
 

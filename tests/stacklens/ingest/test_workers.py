@@ -225,3 +225,45 @@ def test_workers_leave_ctrl_c_to_the_server() -> None:
         assert workers._pool().submit(os.getpid).result() == pid  # the same worker, still serving
     finally:
         workers.close()
+
+
+def test_workers_end_when_their_server_is_killed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A server killed outright (SIGKILL) cannot stop its workers: they notice and end by themselves."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys\n"
+        "from stacklens.ingest.workers import PreparePool\n"
+        "pool = PreparePool(2)\n"
+        "pool.warm_up()\n"
+        "print(' '.join(str(p) for p in pool._pool()._processes), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        workers = [int(pid) for pid in server.stdout.readline().split()]  # type: ignore[union-attr]
+        assert len(workers) == 2 and all(_alive(pid) for pid in workers)
+        server.kill()
+        server.wait(10)
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(pid) for pid in workers)
+    finally:
+        server.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (ended, not yet reaped by init) counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -1,7 +1,8 @@
 """Server-side scrubbing: secrets never reach the warehouse, whatever the SDK was configured to send.
 
 Values under sensitive names (headers, body/query fields, cookies, frame variables, extra, breadcrumb data,
-contexts) become ``[FILTERED]``, and so does any credit-card-like digit run that passes the Luhn check.
+contexts) become ``[FILTERED]``, and so does any credit-card-like digit run that passes the Luhn check and
+begins as payment cards do (2–6).
 The SDKs scrub too (Sentry's ``[Filtered]``); this is the last line, for SDKs configured to send PII.
 """
 
@@ -56,6 +57,11 @@ _SENSITIVE_PARTS = (
     "cvc",
 )
 _SENSITIVE_EXACT = frozenset({"auth", "pwd", "mysqlpwd", "pin", "ssn", "otp", "jwt", "bearer", "sid"})
+# Payment cards begin with major industry identifier 2–6 (ISO/IEC 7812: 2 Mastercard and Mir, 3 Amex, JCB and
+# Diners, 4 Visa, 5 Mastercard and Maestro, 6 Discover, UnionPay and Maestro). Long numbers that begin with 1
+# fill payloads — thread ids (140…) and epoch milliseconds (17…) — and one in ten passes the Luhn check:
+# those stay readable.
+_CARD_INDUSTRIES = frozenset("23456")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 # Card numbers are written unbroken, 4-4-4-4 or 4-6-5 (Amex): each holds 4 digits, 4–6 digits and 4 digits
 # with at most one space or dash between the groups, so each holds 8 digits in a row or 4 + separator + 4.
@@ -152,7 +158,8 @@ def _replace_cards(text: str) -> str:
 
 def _card_or_digits(match: re.Match[str]) -> str:
     digits = re.sub(r"\D", "", match.group(0))
-    return FILTERED if 13 <= len(digits) <= 19 and _luhn(digits) else match.group(0)
+    is_card = 13 <= len(digits) <= 19 and digits[0] in _CARD_INDUSTRIES and _luhn(digits)
+    return FILTERED if is_card else match.group(0)
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:

@@ -131,6 +131,18 @@ def test_card_numbers_need_luhn() -> None:
     assert scrub_string("order 12345") == "order 12345"
 
 
+def test_cards_of_every_network_are_filtered_thread_ids_and_times_are_kept() -> None:
+    # Mastercard 2-series, Amex, Visa, Mastercard, Discover, JCB (each Luhn-valid test number).
+    for card in ("2223003122003222", "378282246310005", VISA, "5555555555554444", "6011111111111117"):
+        assert scrub_string(f"paid {card}") == f"paid {FILTERED}", card
+    assert scrub_string("3530 1113 3330 0000") == FILTERED
+    # Luhn-valid, but a pthread id and an epoch-milliseconds time: no card begins with 1.
+    for number in ("140016105950080", "1795288923125"):
+        assert scrub_string(f"thread {number}") == f"thread {number}"
+        payload = {"contexts": {"trace": {"data": {"thread.id": number}}}}
+        assert scrub_payload(payload, json.dumps(payload).encode()) == payload
+
+
 def test_raw_text_search_finds_cards_in_every_written_shape() -> None:
     """The one search over the line's text (as ingest runs it) must not miss a card any string holds."""
     for card in (VISA, "4111-1111-1111-1111", "4111111111111111", "3782 822463 10005"):

@@ -122,11 +122,11 @@ def _holds_card(raw: bytes, shaped: bytes = b"") -> bool:
     for seed in _HINT_SEEDS:
         start = shaped.find(seed)
         while start != -1:
-            left, right = start, start + len(seed)
-            while left > 0 and shaped[left - 1] in b"0-":
-                left -= 1
-            while right < len(shaped) and shaped[right] in b"0-":
-                right += 1
+            # The shape holds only "0", "-" and "x": the run around the seed ends at the nearest "x".
+            left = shaped.rfind(b"x", 0, start) + 1
+            right = shaped.find(b"x", start)
+            if right == -1:
+                right = len(shaped)
             window = raw[left:right]
             # A card has 13 digits at least: shorter runs (epoch seconds, ids) need no closer look.
             if right - left >= 13 and window not in checked:

@@ -6,6 +6,8 @@ up to 1 MiB) sit far inside them.
 
 from __future__ import annotations
 
+import bisect
+
 import zstandard
 from isal import isal_zlib
 
@@ -116,25 +118,37 @@ def split_lines(data: bytes) -> list[bytes]:
 def split_part(data: bytes, part: int, parts: int) -> tuple[int, list[bytes]]:
     """Share ``part`` of ``parts`` of the lines, and the number of its first line (1-based).
 
-    Shares are cut by bytes at line ends, so each holds about as much text (the work of preparing a line
-    grows with its length), and only the share is split. Taken together the shares are exactly
-    :func:`split_lines`' lines; the line limit is checked on the whole body whichever share is asked for.
+    Shares are cut by bytes at line starts, so each holds about as much text (the work of preparing a line
+    grows with its length), and only the share's lines are copied out. Taken together the shares are
+    exactly :func:`split_lines`' lines; the line limit is checked on the whole body whichever share is asked
+    for.
     """
-    last_end = data.rfind(b"\n")
-    total = data.count(b"\n") + (1 if data[last_end + 1 :].strip() else 0)
-    if total > MAX_LINES:
+    starts, body_end = _line_starts(data)
+    if len(starts) > MAX_LINES:
+        total = data.count(b"\n") + (1 if data[data.rfind(b"\n") + 1 :].strip() else 0)
         raise DecodeError(413, f"the batch has {total} lines; at most {MAX_LINES} are accepted per batch")
-    start, end = _share_start(data, part, parts), _share_start(data, part + 1, parts)
-    lines = data[start:end].split(b"\n")
-    if not lines[-1].strip():
-        lines.pop()  # the end of the share's last line, or a blank last line of the body
-    return data.count(b"\n", 0, start) + 1, lines
+    first = 0 if part <= 0 else bisect.bisect_left(starts, part * len(data) // parts)
+    last = len(starts) if part + 1 >= parts else bisect.bisect_left(starts, (part + 1) * len(data) // parts)
+    # Each line ends where the next begins, less its newline; the last one where the body's lines end.
+    ends = [start - 1 for start in starts[first + 1 : last + 1]]
+    if last == len(starts) > first:
+        ends.append(body_end)
+    return first + 1, [data[start:end] for start, end in zip(starts[first:last], ends, strict=True)]
 
 
-def _share_start(data: bytes, part: int, parts: int) -> int:
-    if part <= 0:
-        return 0
-    if part >= parts:
-        return len(data)
-    newline = data.find(b"\n", part * len(data) // parts)
-    return len(data) if newline == -1 else newline + 1
+def _line_starts(data: bytes) -> tuple[list[int], int]:
+    """Where each line begins (a blank last line is not one), and where the last line ends. Stops past
+    :data:`MAX_LINES`.
+
+    One ``find`` per line (memchr): ``bytes.count`` and ``bytes.split`` over a whole batch cost ~10x more.
+    """
+    starts = [0]
+    find = data.find
+    newline = find(b"\n")
+    while newline != -1 and len(starts) <= MAX_LINES:
+        starts.append(newline + 1)
+        newline = find(b"\n", newline + 1)
+    end = len(data)
+    if newline == -1 and not data[starts[-1] :].strip():
+        end = starts.pop() - 1  # what follows the last newline is blank: no line; the newline ends the last
+    return starts, end

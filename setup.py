@@ -24,11 +24,20 @@ def _extensions() -> list[Extension]:
         return []
     from Cython.Build import cythonize
 
+    # -O1: the code is calls into the Python C API, which -O2/-O3 barely speed up (~3 % measured) while
+    # compiling the ~1 MB C files a third slower; the build is part of a fresh clone's first `make up`.
     modules = [
-        Extension(name, [name.replace(".", "/") + ".py"], optional=True) for name in COMPILED_MODULES
+        Extension(name, [name.replace(".", "/") + ".py"], optional=True, extra_compile_args=["-O1"])
+        for name in COMPILED_MODULES
     ]
     # binding=True keeps functions introspectable (signatures, __wrapped__), as plain Python functions are.
-    return cythonize(modules, language_level=3, quiet=True, compiler_directives={"binding": True})
+    return cythonize(
+        modules,
+        language_level=3,
+        quiet=True,
+        nthreads=os.cpu_count() or 1,
+        compiler_directives={"binding": True},
+    )
 
 
 setup(

@@ -53,7 +53,8 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
     last seen, events, users affected, first/last release, environments, services and workflow status.
 
     Incremental: rebuilds only the issues with events received since the last run, from insert-time states;
-    users affected = the issue's rows in `issue_users`, to which each run first adds the new events' users.
+    users affected = the issue's count in `issue_users`, to which each run first adds the new events' unseen
+    users (a member lookup per new user, never a pass over an issue's users).
     Then writes the derived workflow changes (a resolved issue with a new event becomes `regressed`; an ignore
     whose condition is met ends), each with a history row. Table `issues`; the live list is `issue_list`.
     """
@@ -65,7 +66,11 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
     if upper is not None:
         # The arrivals are kept 3 days; an older watermark (first run, long outage) reads the events.
         full = since < version - ARRIVALS_KEPT
-        ops.run_insert(client, "issue_users_full" if full else "issue_users", {"since": since})
+        if full:
+            ops.run_insert(client, "issue_users_full", {})
+            ops.run_insert(client, "issue_users_repair", {})
+        else:
+            ops.run_insert(client, "issue_users", {"since": since})
         ops.run_insert(client, "issues_refresh", {"since": since, "materialized_at": version})
         ops.set_watermark(client, "issues", upper)
         written = ops.rows_written(client, "issues", "materialized_at", version)

@@ -1,6 +1,6 @@
 -- Rebuild the `issues` rows of every issue with an event received after {since}, from the insert-time states
--- (issue_rollup, issue_live_counters) of those issues only, and their distinct users from issue_users (kept
--- just before by the same asset): the cost follows the issues touched, not their event counts.
+-- (issue_rollup, issue_live_counters) of those issues only, and their distinct users from the count rows of
+-- issue_users (kept just before by the same asset): the cost follows the issues touched, not their events.
 INSERT INTO issues
 WITH touched AS
 (
@@ -47,10 +47,10 @@ INNER JOIN
 ) AS c ON c.project_id = a.project_id AND c.issue_id = a.issue_id
 LEFT JOIN
 (
-    SELECT project_id, issue_id, count() AS users_affected FROM issue_users
-    WHERE (project_id, issue_id) IN touched
-    GROUP BY project_id, issue_id
-) AS u ON u.project_id = a.project_id AND u.issue_id = a.issue_id
+    SELECT k AS issue_id, toUInt64(sum(users)) AS users_affected FROM issue_users
+    WHERE kind = 0 AND k IN (SELECT issue_id FROM touched)
+    GROUP BY k
+) AS u ON u.issue_id = a.issue_id
 LEFT JOIN (SELECT project_id, issue_id, status FROM issue_state FINAL WHERE (project_id, issue_id) IN touched) AS s
     ON s.project_id = a.project_id AND s.issue_id = a.issue_id
 SETTINGS join_use_nulls = 0

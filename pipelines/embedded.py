@@ -55,17 +55,14 @@ def plan_schedules(
     """Evaluate ``schedules`` at ``when``: the runs they request, not executed yet. Jobs named in
     ``follow_only`` are planned only when an earlier schedule requested a run.
 
-    One evaluation context serves every schedule of the tick: opening one costs a handle on the instance (its
-    storages), and a schedule's evaluation does not depend on the context beyond the time and resources. It is
-    opened as a context manager: Dagster makes that handle the current definitions-state storage while it is
-    open; closed on exit, it leaves nothing behind, so a later run never meets a disposed instance remembered
-    from this one.
+    One evaluation context serves every schedule of the tick, and it is built without the instance: the plans
+    read the warehouse through the resources only, and a context holding an instance opens a second handle on
+    it (its storages) for every evaluation. ``instance`` is kept in the signature for callers that evaluate
+    with the same arguments as a tick.
     """
     planned: list[Planned] = []
     resources = defs.resources or {}
-    with dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=when, resources=resources
-    ) as context:
+    with dg.build_schedule_context(scheduled_execution_time=when, resources=resources) as context:
         for schedule in schedules:
             if schedule.job_name in follow_only and not planned:
                 continue

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import dagster as dg
 
+# The issues asset adds each new (issue, user) pair once with its count: two runs at once could both add the
+# same users. The embedded runner runs one tick at a time; under the Dagster daemon, a queued run coordinator
+# limit of 1 on this tag does the same (docs/pipelines.md).
+SERIAL_TAG = "stacklens/serial"
+
 issues_job = dg.define_asset_job(
     "issues_job",
     selection=["issues", "related_issues"],
     description="Issues and related issues, incremental.",
+    tags={SERIAL_TAG: "issues"},
 )
 issue_counts_job = dg.define_asset_job(
     "issue_counts_job",

@@ -1,5 +1,5 @@
--- Make every issue's count equal to its members (after a rebuild from the events, whose INSERT may have landed
--- in part): one correcting count row per issue whose count differs.
+-- Make every issue's count equal to its members (after a rebuild from the events, which writes members only):
+-- one correcting count row per issue whose count differs. FINAL folds a member written twice.
 INSERT INTO issue_users (kind, k, issue_id, project_id, users)
 SELECT 0, issue, issue, project, members - counted
 FROM

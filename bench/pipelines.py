@@ -13,10 +13,6 @@ the last ten minutes' rows ten minutes ago (a running service's stored data; had
 received_at, the 30 s re-read overlap behind a watermark would make the first tick re-read all of it). Then it
 times:
 
-Before each timed phase it waits until the background merges have finished (reported as
-`merges_waited_s`): a bulk load leaves minutes of merges that a service ingesting the same rows over days
-never has at once.
-
 - full: every schedule due at once, from empty marts — what the embedded runner executes for a tick (one
   merged run of the requested jobs' assets, `run_schedules`);
 - tick: 10,000 new error events (+1,000 transactions, 4,000 spans) with timestamps in the last ten minutes,
@@ -112,17 +108,6 @@ def _generate(client: Any, offset: int, count: int, age_s: int, span_s: int, as_
     for start in range(tx_offset * 4, (tx_offset + tx_count) * 4, chunk):
         n = min(chunk, (tx_offset + tx_count) * 4 - start)
         client.command(SPANS_SQL.format(offset=start, count=n, **common))
-
-
-def _settle(client: Any, timeout_s: float = 600.0) -> float:
-    """Wait until the background merges of this database have finished; seconds waited. A bulk load of N rows
-    leaves minutes of merges behind it that a running service, ingesting the same rows over days, never has
-    at once; timing a tick under them would measure the tail of the load."""
-    started = time.perf_counter()
-    query = "SELECT count() FROM system.merges WHERE database = currentDatabase()"
-    while time.perf_counter() - started < timeout_s and int(client.query(query).result_rows[0][0]):
-        time.sleep(0.5)
-    return time.perf_counter() - started
 
 
 def _materialize(settings: Any) -> tuple[float, int, dict[str, float]]:
@@ -235,10 +220,8 @@ def run(size: int) -> dict[str, Any]:
         t: int(client.query(f"SELECT count() FROM {t}").result_rows[0][0])  # noqa: S608 - constant names
         for t in ("events", "transactions", "spans")
     }
-    settle_s = _settle(client)
     full_s, full_runs, full_steps = _materialize(settings)
     # New data arrives as it happens: timestamps in the last 10 minutes, received now.
-    settle_s += _settle(client)
     _generate(client, size, 10_000, age_s=0, span_s=600, as_they_happen=False)
     tick_s, tick_runs, tick_steps = _materialize(settings)
     fresh = _freshness(settings, client)
@@ -249,7 +232,6 @@ def run(size: int) -> dict[str, Any]:
         "size": size,
         "raw_rows": rows,
         "build_s": round(build_s, 1),
-        "merges_waited_s": round(settle_s, 1),
         "full_materialization_s": round(full_s, 2),
         "full_runs": full_runs,
         "full_assets_s": full_steps,

@@ -15,11 +15,14 @@ times:
 
 - full: every schedule due at once, from empty marts — what the embedded runner executes for a tick (one
   merged run of the requested jobs' assets, `run_schedules`);
-- tick: 10,000 new error events (+1,000 transactions, 4,000 spans) with timestamps in the last ten minutes,
-  received now, one in every issue, then every schedule again — what a tick where all schedules are due (the
-  top of the hour) costs with that much new data;
-- next tick: the same once more (another 10,000 events, every issue touched again): the first tick after the
-  bulk load and the full materialization runs slower in that process, the next one is a running service's;
+- ticks: then, five times, 10,000 new error events (+1,000 transactions, 4,000 spans) with timestamps in the
+  last ten minutes, received now, one in every issue, and every schedule again — what a tick where all
+  schedules are due (the top of the hour) costs with that much new data. Reported: the first tick alone, and
+  the median and maximum of the four after it. The first insert after the bulk load lets the warehouse merge
+  the bulk load's big parts of the insert-time aggregate tables (several seconds of work at 10M), so the
+  first tick shares the machine with that merge — a running service meets the same when a tick coincides
+  with one of its occasional large merges. A tick's time varies by ±30 % with the merges its own inserts
+  set off, hence the median; the goals are read against it;
 - freshness: one sentry-sdk error landed through the ingest service, then polling `issue_list` until the
   issue's event count includes it (the live counters are a materialized view, so no pipeline run is
   needed); p50 and max of 20.
@@ -43,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PROJECTS, ISSUES_PER_PROJECT, DAYS = 5, 2000, 14
+TICKS = 5  # the first, then four to take the median and maximum of
 
 EVENTS_SQL = """
 INSERT INTO events (org_id, project_id, event_id, issue_id, fingerprint, grouping_version, timestamp,
@@ -223,13 +227,14 @@ def run(size: int) -> dict[str, Any]:
         for t in ("events", "transactions", "spans")
     }
     full_s, full_runs, full_steps = _materialize(settings)
-    # New data arrives as it happens: timestamps in the last 10 minutes, received now.
-    _generate(client, size, 10_000, age_s=0, span_s=600, as_they_happen=False)
-    tick_s, tick_runs, tick_steps = _materialize(settings)
-    # The same again: the first tick after a bulk load and a full materialization runs every query slower at
-    # 10M (whatever it touches); the next one shows what a tick costs a running service.
-    _generate(client, size + 10_000, 10_000, age_s=0, span_s=600, as_they_happen=False)
-    next_s, _, next_steps = _materialize(settings)
+    # New data arrives as it happens: timestamps in the last 10 minutes, received now, one event in every issue.
+    ticks: list[tuple[float, dict[str, float]]] = []
+    for n in range(TICKS):
+        _generate(client, size + n * 10_000, 10_000, age_s=0, span_s=600, as_they_happen=False)
+        tick_s, _, tick_steps = _materialize(settings)
+        ticks.append((tick_s, tick_steps))
+    later = sorted(ticks[1:], key=lambda t: t[0])
+    median_s, median_steps = later[len(later) // 2] if len(later) % 2 else later[len(later) // 2 - 1]
     fresh = _freshness(settings, client)
     reset_clients()
     override_settings(None)
@@ -241,11 +246,12 @@ def run(size: int) -> dict[str, Any]:
         "full_materialization_s": round(full_s, 2),
         "full_runs": full_runs,
         "full_assets_s": full_steps,
-        "tick_after_10k_s": round(tick_s, 2),
-        "tick_runs": tick_runs,
-        "tick_assets_s": tick_steps,
-        "next_tick_after_10k_s": round(next_s, 2),
-        "next_tick_assets_s": next_steps,
+        "first_tick_s": round(ticks[0][0], 2),
+        "first_tick_assets_s": ticks[0][1],
+        "ticks_s": [round(t, 2) for t, _ in ticks[1:]],
+        "tick_median_s": round(statistics.median(t for t, _ in ticks[1:]), 2),
+        "tick_max_s": round(max(t for t, _ in ticks[1:]), 2),
+        "tick_median_assets_s": median_steps,
         "freshness_p50_ms": round(statistics.median(fresh) * 1000, 1),
         "freshness_max_ms": round(max(fresh) * 1000, 1),
     }
@@ -281,7 +287,7 @@ def main() -> int:
         print(json.dumps(result), flush=True)
     if len(results) > 1:
         first, last = results[0], results[-1]
-        for key in ("tick_after_10k_s", "next_tick_after_10k_s"):
+        for key in ("first_tick_s", "tick_median_s", "tick_max_s"):
             ratio = last[key] / first[key]
             print(f"{key}: at {last['size']:,} / at {first['size']:,} = {ratio:.2f}", flush=True)
     return 0

@@ -26,6 +26,12 @@ class WarehouseUnavailable(RuntimeError):
     """The warehouse cannot be reached or opened; the message says what to do."""
 
 
+# Startup options of the embedded engine. Background merges run at a lower CPU priority (Linux nice 10) than
+# queries: the engine shares the service's process and, on a small host, its cores, so a large merge of the
+# insert-time aggregate tables would otherwise slow every ingest insert, page query and pipeline tick running
+# beside it; merges still take every idle cycle. (Needs CAP_SYS_NICE, else the engine leaves it at 0.)
+EMBEDDED_ENGINE_OPTIONS = {"os_threads_nice_value_merge_mutate": "10"}
+
 _lock = threading.Lock()
 _stderr_swap = threading.Lock()
 _clients: dict[tuple[str, str], Client] = {}
@@ -58,7 +64,9 @@ def _open(url: str, database: str | None) -> Client:
     try:
         if scheme == "chdb":
             with _engine_stderr_held():
-                return clickhouse_connect.get_client(dsn=url, database=database or "default")
+                return clickhouse_connect.get_client(
+                    dsn=url, database=database or "default", chdb_options=EMBEDDED_ENGINE_OPTIONS
+                )
         if scheme in ("http", "https", "clickhouse", "clickhouses"):
             return clickhouse_connect.get_client(dsn=url, database=database or "default")
     except ClickHouseError as exc:

@@ -38,6 +38,20 @@ def test_schedules_fire_as_documented_over_an_hour() -> None:
     }
 
 
+def test_five_minute_and_hourly_jobs_never_share_a_minute() -> None:
+    """Staggered: a tick runs the issues jobs and at most one other domain's job."""
+    start = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    others = {n: c for n, (c, _job) in SCHEDULE_CRONS.items() if c != "* * * * *"}
+    for minute in range(120):
+        at = start + timedelta(minutes=minute)
+        due = [name for name, cron in others.items() if cron_due(cron, at)]
+        assert len(due) <= 1, (at, due)
+    assert [m for m in range(60) if cron_due(others["budgets_every_5_minutes"], start.replace(minute=m))][:2] == [
+        2,
+        7,
+    ]
+
+
 @pytest.mark.parametrize("cron", ["* * *", "61 * * * *", "* * * * * *", "every minute"])
 def test_bad_cron_is_a_clear_error(cron: str) -> None:
     with pytest.raises(ValueError, match="not a valid 5-field cron"):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from stacklens.settings import Settings
-from stacklens.warehouse.client import get_warehouse
-from stacklens.warehouse.migrations import apply_migrations
+from stacklens.warehouse.client import ensure_database, get_warehouse
 
 
 def test_embedded_engine_runs_merges_at_a_lower_cpu_priority(settings: Settings) -> None:
-    apply_migrations(settings)
+    ensure_database(settings)
     client = get_warehouse(settings)
     value = client.query(
         "SELECT value FROM system.server_settings WHERE name = 'os_threads_nice_value_merge_mutate'"

@@ -105,9 +105,16 @@ def _insert(client: Client, table: str, rows: list[dict], cols: list[str]) -> No
 
 
 def seed_performance(
-    client: Client, *, days: list[datetime], views_per_day: int, seed: int, received: datetime | None = None
+    client: Client,
+    *,
+    days: list[datetime],
+    views_per_day: int,
+    seed: int,
+    received: datetime | None = None,
+    releases: tuple[str, ...] = ("1.0.0", "1.1.0"),
 ) -> Seeded:
-    """Page loads with measurements, resource and API spans, and server transactions, shaped like the raw tables."""
+    """Page loads with measurements, resource and API spans, and server transactions, shaped like the raw tables;
+    each page load in one of ``releases``."""
     rng = random.Random(seed)
     out = Seeded()
     received = received or datetime.now(UTC)
@@ -115,7 +122,7 @@ def seed_performance(
         for i in range(views_per_day):
             start = day + timedelta(seconds=rng.randint(0, 80_000), milliseconds=rng.randint(0, 999))
             page = rng.choice(PAGES)
-            release = rng.choice(["1.0.0", "1.1.0"])
+            release = rng.choice(releases)
             tx_id = uuid.UUID(int=rng.getrandbits(128))
             load = rng.lognormvariate(7, 0.5)
             measurements = {

@@ -155,3 +155,41 @@ def test_tick_after_new_data_rebuilds_only_its_days(client, instance, materializ
         parameters={"d": late_day.date(), "p": PROJECT, "o": ORG},
     ).result_rows[0][0]
     assert views == 5
+
+
+def _release_load(transactions: list[dict]) -> dict[str, tuple[int, float]]:
+    """Per release: page loads and the exact p75 of their load time (linear interpolation)."""
+    tx = pl.DataFrame(transactions).filter(pl.col("op") == "pageload")
+    per = tx.group_by("release").agg(
+        pl.len().alias("views"), pl.col("duration_ms").quantile(0.75, interpolation="linear").alias("p75")
+    )
+    return {r["release"]: (r["views"], r["p75"]) for r in per.to_dicts()}
+
+
+def test_release_impact_merges_again_only_the_releases_with_new_data(client, instance, materialized) -> None:
+    perf, _ = materialized
+    sql = "SELECT * FROM release_impact FINAL ORDER BY first_seen"
+    before = {r["release"]: r for r in rows(client, sql).to_dicts()}
+    exact = _release_load(perf.transactions)
+    for release, (views, p75) in exact.items():
+        assert before[release]["views"] == views and close(before[release]["load_p75_ms"], p75)
+
+    # New page loads of 1.1.0 only, one of them in a closed day: 1.1.0 is merged again from its states, 1.0.0
+    # keeps its row's figures, and the change against the previous release follows the new 1.1.0 figures.
+    late = seed_performance(
+        client, days=[DAY0 - timedelta(days=3)], views_per_day=60, seed=41, releases=("1.1.0",)
+    )
+    outcomes = materialize_now(defs, instance)
+    assert all(o.success for o in outcomes) and "trends_job" in {o.job for o in outcomes}
+    after = {r["release"]: r for r in rows(client, sql).to_dicts()}
+    exact = _release_load(perf.transactions + late.transactions)
+    assert after["1.1.0"]["views"] == exact["1.1.0"][0] == before["1.1.0"]["views"] + 60
+    assert close(after["1.1.0"]["load_p75_ms"], exact["1.1.0"][1])
+    kept = ("views", "load_p75_ms", "js_bytes_per_view", "api_p95_ms")
+    assert {k: after["1.0.0"][k] for k in kept} == {k: before["1.0.0"][k] for k in kept}
+    first, second = rows(client, sql)["release"].to_list()
+    assert after[second]["previous_release"] == first
+    load_change = (
+        100 * (after[second]["load_p75_ms"] - after[first]["load_p75_ms"]) / after[first]["load_p75_ms"]
+    )
+    assert close(after[second]["load_change_pct"], load_change)

@@ -1,17 +1,25 @@
-"""The FastAPI app factory: API routers and dashboard pages on one app."""
+"""The FastAPI app factory: the API routers, plus whatever the composition root installs beside them.
+
+The API never imports the dashboards: ``stacklens.cli.app.build_app`` passes their installer in, so the
+pages share this app (one port, one process) while the dependency points from the root to both adapters.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 from fastapi import FastAPI
 
 from api.errors import install_error_handlers
 from stacklens import __version__
-from stacklens.settings import Settings, get_settings
+from stacklens.settings import Settings
+
+# Adds routes, middleware or exception handlers to the app; runs after the API's own routers.
+Installer = Callable[[FastAPI], None]
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app for ``settings`` (the process's settings when omitted). No I/O happens here."""
-    settings = settings or get_settings()
+def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> FastAPI:
+    """Build the app for ``settings``, then run each of ``installers`` on it. No I/O happens here."""
     app = FastAPI(
         title="StackLens",
         version=__version__,
@@ -44,8 +52,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(issues_api.router)
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
-    # Dashboard pages, sessions, static files (plotly.js from the plotly package) on the same app.
-    from dashboards.web import install as install_dashboards
-
-    install_dashboards(app)
+    for install in installers:
+        install(app)
     return app

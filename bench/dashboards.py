@@ -64,8 +64,8 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from dashboards.event_queries import IssueEvents
-    from dashboards.issue_queries import IssueFilters, daily_counts, facet_values, issue_summary, list_issues
+    from stacklens.issues.events import IssueEvents
+    from stacklens.issues.reads import IssueFilters, daily_counts, facet_values, issue_summary, list_issues
     from stacklens.warehouse.client import get_warehouse
     from stacklens.warehouse.migrations import apply_migrations
 

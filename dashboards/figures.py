@@ -8,7 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboards.event_queries import bucket_seconds
+from stacklens.issues.events import bucket_seconds
 
 BUCKET_NAMES = {300: "5 minutes", 3600: "hour", 86400: "day"}
 

@@ -7,11 +7,10 @@ from urllib.parse import quote
 
 import plotly
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.errors import error_response
 from dashboards.context import OwnerRequired, SignInRequired
 from dashboards.rendering import render
 from dashboards.security import CsrfError, SecurityHeadersMiddleware, SessionMiddleware
@@ -73,7 +72,12 @@ def install(app: FastAPI) -> None:
         ):
             if previous is not None:
                 return await previous(request, exc)
-            return error_response(exc.status_code, str(exc.detail), "", getattr(exc, "headers", None))
+            # Mounted without the API's handlers: the same JSON shape, built here.
+            return JSONResponse(
+                {"error": str(exc.detail), "detail": ""},
+                status_code=exc.status_code,
+                headers=getattr(exc, "headers", None),
+            )
         title = "Page not found" if exc.status_code == 404 else "Something is wrong with this request"
         message = (
             "There is nothing here, or it is not yours to see." if exc.status_code == 404 else str(exc.detail)

@@ -20,11 +20,11 @@ import dagster as dg
 from pipelines.assets import budgets, issues, performance, releases
 from pipelines.assets.budgets import build_budget_status
 from pipelines.assets.common import raw_sources
-from pipelines.budget_store import BudgetRow
 from pipelines.jobs import ALL_JOBS
 from pipelines.resources import default_resources
 from pipelines.schedules import schedules
 from pipelines.sensors import sensors
+from stacklens.control.budgets import BudgetRow
 
 logger = logging.getLogger("stacklens.pipelines")
 _modules = [issues, performance, releases, budgets]
@@ -38,7 +38,7 @@ def load_budgets() -> list[BudgetRow]:
     from sqlalchemy import inspect
     from sqlalchemy.exc import SQLAlchemyError
 
-    from pipelines.budget_store import all_budgets
+    from stacklens.control.budgets import all_budgets
     from stacklens.control.db import get_engine, session_scope
     from stacklens.settings import get_settings
 

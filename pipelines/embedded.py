@@ -202,6 +202,12 @@ class EmbeddedRunner:
         with self._run_lock:
             return run_schedules(defs, due, self.instance, minute)
 
+    def asset_keys(self) -> set[str]:
+        """Every asset key of the definitions (what ``run_now``'s ``select`` may name)."""
+        from pipelines.definitions import current_definitions
+
+        return {spec.key.to_user_string() for spec in current_definitions().resolve_all_asset_specs()}
+
     def run_now(self, select: list[str] | None = None) -> list[RunOutcome]:
         """Materialize now (used by the server's pipelines endpoint)."""
         from pipelines.definitions import current_definitions

@@ -13,11 +13,11 @@ from pydantic import BaseModel, Field
 from api.deps import ApiAuth, AppSettings, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from pipelines import budget_store
-from pipelines.budget_rules import BUDGET_METRICS, BudgetError
 from stacklens.control import accounts
+from stacklens.control import budgets as budget_store
 from stacklens.control.accounts import AccountError
 from stacklens.control.models import Budget, Project
+from stacklens.performance.budget_rules import BUDGET_METRICS, BudgetError
 from stacklens.settings import Settings
 
 router = APIRouter(prefix="/api", tags=["budgets"])

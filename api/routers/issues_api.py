@@ -13,11 +13,11 @@ from sqlalchemy import select
 
 from api.deps import ApiAuth, DbSession
 from api.errors import ApiError
-from dashboards import event_view as ev
-from dashboards.event_queries import IssueEvents, find_event
-from dashboards.issue_queries import BadListRequest, IssueFilters, issue_summary, list_issues
-from dashboards.status_actions import StatusRequest, apply_status
 from stacklens.control.models import Project
+from stacklens.issues import payload_view as ev
+from stacklens.issues.actions import StatusRequest, apply_status
+from stacklens.issues.events import IssueEvents, find_event
+from stacklens.issues.reads import BadListRequest, IssueFilters, issue_summary, list_issues
 from stacklens.warehouse.client import get_warehouse
 
 router = APIRouter(prefix="/api", tags=["issues"])

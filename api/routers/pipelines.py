@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from api.errors import ApiError
-from pipelines.server_link import TOKEN_HEADER, token_matches
+from stacklens.server_link import TOKEN_HEADER, token_matches
 
 router = APIRouter(prefix="/api/pipelines", tags=["pipelines"], include_in_schema=False)
 
@@ -25,7 +25,11 @@ class RunRequestBody(BaseModel):
 
 
 def _runner(request: Request) -> Any:
-    """The server's embedded runner after checking the caller is local and holds the token."""
+    """The server's embedded runner after checking the caller is local and holds the token.
+
+    The composition root puts it on ``app.state`` (``stacklens.cli.serve``); it answers ``asset_keys()``,
+    ``run_now(select)`` and ``status()``, so this router needs nothing from the pipelines package.
+    """
     runner = getattr(request.app.state, "pipelines_runner", None)
     expected = getattr(request.app.state, "pipelines_token", None)
     if runner is None or not expected:
@@ -42,17 +46,11 @@ def _runner(request: Request) -> Any:
     return runner
 
 
-def _known_assets() -> set[str]:
-    from pipelines.definitions import defs
-
-    return {spec.key.to_user_string() for spec in defs.resolve_all_asset_specs()}
-
-
 @router.post("/run")
 def run(body: RunRequestBody, request: Request) -> dict[str, Any]:
     """Materialize now in this process; per run: job, success, error, rows per asset, check results."""
     runner = _runner(request)
-    unknown = sorted(set(body.select or []) - _known_assets())
+    unknown = sorted(set(body.select or []) - runner.asset_keys())
     if unknown:
         raise ApiError(400, "Bad Request", f"unknown asset {', '.join(unknown)}")
     return {"outcomes": [o.as_dict() for o in runner.run_now(body.select)]}

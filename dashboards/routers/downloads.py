@@ -10,9 +10,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import Response
 
-from dashboards import event_view as ev
 from dashboards.context import CurrentProject
 from dashboards.routers.issue_detail import ISSUE, load_issue
+from stacklens.issues import payload_view as ev
 
 router = APIRouter(include_in_schema=False)
 # A cell starting with one of these is run as a formula by spreadsheet programs (CSV injection, OWASP).

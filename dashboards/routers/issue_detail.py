@@ -9,15 +9,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from dashboards import event_view as ev
 from dashboards.context import CurrentProject, Db
-from dashboards.event_queries import IssueEvents
 from dashboards.figures import events_over_time_figure
-from dashboards.issue_queries import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from dashboards.rendering import render
 from dashboards.security import check_csrf
-from dashboards.share_store import issue_links
-from dashboards.status_actions import ACTIONS, StatusRequest, apply_status, parse_ignore
+from stacklens.control.share_links import issue_links
+from stacklens.issues import payload_view as ev
+from stacklens.issues.actions import ACTIONS, StatusRequest, apply_status, parse_ignore
+from stacklens.issues.events import IssueEvents
+from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from stacklens.issues.workflow import IllegalTransition
 from stacklens.warehouse.client import get_warehouse
 

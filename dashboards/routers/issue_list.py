@@ -8,7 +8,10 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dashboards.context import CurrentProject
-from dashboards.issue_queries import (
+from dashboards.rendering import render
+from dashboards.security import check_csrf
+from stacklens.issues.actions import StatusRequest, apply_status
+from stacklens.issues.reads import (
     PAGE_SIZES,
     RANGES,
     SORTS,
@@ -19,9 +22,6 @@ from dashboards.issue_queries import (
     facet_values,
     list_issues,
 )
-from dashboards.rendering import render
-from dashboards.security import check_csrf
-from dashboards.status_actions import StatusRequest, apply_status
 from stacklens.warehouse.client import get_warehouse
 
 router = APIRouter(include_in_schema=False)

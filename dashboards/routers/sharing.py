@@ -1,7 +1,7 @@
 """Share links: create (issue, one event, or a relative or absolute time range), revoke, and the read-only
 shared page. The page shows what the link names and nothing more: one event; or the issue's events, only
 inside the link's time range when it has one. It never shows user information, and request values were
-filtered at ingest (see :mod:`dashboards.share_store` for tokens and states).
+filtered at ingest (see :mod:`stacklens.control.share_links` for tokens and states).
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from itsdangerous import Signer
 
-from dashboards import event_view as ev
-from dashboards import share_store
 from dashboards.context import CurrentProject, Db
-from dashboards.event_queries import IssueEvents
 from dashboards.figures import events_over_time_figure
-from dashboards.issue_queries import RANGES, issue_summary
 from dashboards.rendering import render
 from dashboards.routers.issue_detail import ISSUE, event_parts, load_issue
 from dashboards.security import check_csrf
+from stacklens.control import share_links
+from stacklens.issues import payload_view as ev
+from stacklens.issues.events import IssueEvents
+from stacklens.issues.reads import RANGES, issue_summary
 
 router = APIRouter(include_in_schema=False)
 PROJECT_LIST_LIMIT = 200
@@ -93,14 +93,14 @@ def create_share(
             shared_event = row["event_id"]
         elif scope == "range":
             if range == "custom":
-                window = share_store.absolute_range(range_from, range_to, now)
+                window = share_links.absolute_range(range_from, range_to, now)
             elif range in RANGES:
                 window = (now - RANGES[range], now)
             else:
-                raise share_store.ShareRefused(f"range must be custom or one of {', '.join(RANGES)}")
+                raise share_links.ShareRefused(f"range must be custom or one of {', '.join(RANGES)}")
         elif scope != "issue":
-            raise share_store.ShareRefused("share the issue, one event or a time range")
-        link, token = share_store.create_link(
+            raise share_links.ShareRefused("share the issue, one event or a time range")
+        link, token = share_links.create_link(
             db,
             _signer(request),
             org_id=view.org_id,
@@ -111,7 +111,7 @@ def create_share(
             event_id=shared_event,
             window=window,
         )
-    except share_store.ShareRefused as exc:
+    except share_links.ShareRefused as exc:
         return render(request, "error.html", {"title": "Cannot share", "message": str(exc)}, 400)
     context = {
         "viewer": view.viewer,
@@ -135,7 +135,7 @@ def revoke_share(
     back: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    if share_store.revoke_link(db, view.org_id, view.project_id, issue_id, link_id) is None:
+    if share_links.revoke_link(db, view.org_id, view.project_id, issue_id, link_id) is None:
         raise HTTPException(status_code=404, detail="Not Found")
     if back == "project":
         return RedirectResponse(_project_links_path(view) + "?done=share_revoked", status_code=303)
@@ -153,7 +153,7 @@ def project_share_links(request: Request, view: CurrentProject, db: Db, done: st
         "viewer": view.viewer,
         "user": view.viewer.user,
         "project": view.project,
-        "links": share_store.issue_links(db, view.org_id, view.project_id, limit=PROJECT_LIST_LIMIT),
+        "links": share_links.issue_links(db, view.org_id, view.project_id, limit=PROJECT_LIST_LIMIT),
         "issues_path": f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues",
         "message": "Share link revoked: it no longer opens anything." if done == "share_revoked" else "",
     }
@@ -163,8 +163,8 @@ def project_share_links(request: Request, view: CurrentProject, db: Db, done: st
 @router.get("/share/{token}", response_class=HTMLResponse)
 def shared_page(request: Request, db: Db, token: str, event: str = "") -> Response:
     try:
-        link = share_store.open_link(db, _signer(request), token)
-    except share_store.LinkGone:
+        link = share_links.open_link(db, _signer(request), token)
+    except share_links.LinkGone:
         message = "This share link has expired or was revoked. Ask for a new one."
         return render(request, "error.html", {"title": "Link no longer valid", "message": message}, 410)
     if link is None:

@@ -11,9 +11,9 @@ from sqlalchemy import select
 
 from pipelines import warehouse_ops as ops
 from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS
-from pipelines.budget_rules import WINDOW_DAYS, passes
-from pipelines.budget_store import BudgetRow
 from pipelines.resources import ClickHouseResource, ControlStoreResource
+from stacklens.control.budgets import BudgetRow
+from stacklens.performance.budget_rules import WINDOW_DAYS, passes
 from stacklens.warehouse.queries import load_query
 
 BUDGET_COLUMNS = [

@@ -14,7 +14,7 @@ from stacklens.cli.main import CliError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from pipelines.budget_rules import BUDGET_METRICS
+    from stacklens.performance.budget_rules import BUDGET_METRICS
 
     parser = subparsers.add_parser("budgets", help="list, set or delete a project's performance budgets")
     commands = parser.add_subparsers(dest="budgets_command", metavar="ACTION", required=True)
@@ -59,7 +59,7 @@ def _session():  # noqa: ANN202 - a context manager over a control-store session
 
 
 def _list(args: argparse.Namespace) -> int:
-    from pipelines.budget_store import list_budgets
+    from stacklens.control.budgets import list_budgets
 
     with _session() as session:
         rows = list_budgets(session, _project(session, args.project))
@@ -75,8 +75,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _set(args: argparse.Namespace) -> int:
-    from pipelines.budget_rules import BudgetError
-    from pipelines.budget_store import set_budget
+    from stacklens.control.budgets import set_budget
+    from stacklens.performance.budget_rules import BudgetError
 
     with _session() as session:
         try:
@@ -95,7 +95,7 @@ def _set(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from pipelines.budget_store import delete_budget
+    from stacklens.control.budgets import delete_budget
 
     with _session() as session:
         deleted = delete_budget(session, _project(session, args.project), args.metric, args.scope)

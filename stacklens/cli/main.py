@@ -42,10 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _known_errors() -> tuple[type[BaseException], ...]:
     from pydantic import ValidationError
 
+    from stacklens.errors import StackLensError
     from stacklens.settings import SettingsError
     from stacklens.warehouse.client import WarehouseUnavailable
 
-    return (CliError, SettingsError, WarehouseUnavailable, ValidationError)
+    return (CliError, StackLensError, SettingsError, WarehouseUnavailable, ValidationError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

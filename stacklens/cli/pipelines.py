@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _through_server(settings: Settings, method: str, path: str, payload: dict[str, Any] | None) -> Any:
     """The server's answer when a server owns the embedded warehouse, else ``None`` (run directly)."""
-    from pipelines.server_link import ServerUnreachable, call_server, read_link
+    from stacklens.server_link import ServerUnreachable, call_server, read_link
 
     if not settings.embedded_warehouse:
         return None

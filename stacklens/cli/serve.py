@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import signal
-import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+from stacklens.listen import base_url, check_port_free
 from stacklens.settings import Settings, get_settings
 
 
@@ -36,33 +36,14 @@ def migrate_all(settings: Settings) -> list[str]:
         raise CliError(str(exc)) from exc
 
 
-def check_port_free(host: str, port: int) -> None:
-    from stacklens.cli.main import CliError
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            raise CliError(f"cannot listen on {host}:{port} ({exc.strerror}); pass another --port") from exc
-
-
-def base_url(settings: Settings, host: str, port: int) -> str:
-    if settings.public_url:
-        return settings.public_url.rstrip("/")
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    return f"http://{shown}:{port}"
-
-
 def run_server(settings: Settings, host: str, port: int) -> int:
     """Serve until interrupted (the caller has migrated)."""
     import uvicorn
 
-    from api.app import create_app
+    from stacklens.cli.app import build_app
 
     check_port_free(host, port)
-    app = create_app(settings)
+    app = build_app(settings)
     print(f"StackLens is serving on {base_url(settings, host, port)} (API docs: /docs)", flush=True)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="info", proxy_headers=False, access_log=False
@@ -120,7 +101,7 @@ def serve_pipelines(settings: Settings, app: Any, host: str, port: int) -> Itera
     """Run the schedules in-process while serving (STACKLENS_RUN_SCHEDULES) and open the local pipelines
     endpoint to `stacklens pipelines` (token in ``<data_dir>/pipelines_token``); stop both at shutdown."""
     from pipelines.embedded import EmbeddedRunner
-    from pipelines.server_link import local_url, remove_link, write_link
+    from stacklens.server_link import local_url, remove_link, write_link
 
     runner = EmbeddedRunner(settings)
     token = write_link(settings, local_url(host, port))

@@ -25,7 +25,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _serve_only(settings: Settings, host: str, port: int) -> int:
     from stacklens.cli.demo import ensure_demo_org
-    from stacklens.cli.serve import base_url, check_port_free, migrate_all, run_server
+    from stacklens.cli.serve import migrate_all, run_server
+    from stacklens.listen import base_url, check_port_free
 
     check_port_free(host, port)
     migrate_all(settings)

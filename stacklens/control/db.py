@@ -17,6 +17,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from stacklens.errors import Unavailable
 from stacklens.settings import Settings, get_settings
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -30,7 +31,7 @@ _engines: dict[str, Engine] = {}
 _sessionmakers: dict[str, sessionmaker[Session]] = {}
 
 
-class ControlStoreError(RuntimeError):
+class ControlStoreError(Unavailable, RuntimeError):
     """The control store cannot be opened or migrated; the message says why."""
 
 

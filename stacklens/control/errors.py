@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from stacklens.errors import StackLensError
 
-class AccountError(ValueError):
+
+class AccountError(StackLensError, ValueError):
     """Bad input or a missing/duplicate record; the message is one plain line for people."""

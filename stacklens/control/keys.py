@@ -16,6 +16,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from stacklens.errors import StackLensError
 from stacklens.settings import Settings, get_settings
 
 API_KEY_PREFIX = "stacklens_api_"
@@ -33,7 +34,7 @@ _APP_KEY_RE = re.compile(
 _HKDF_INFO = b"stacklens key-encryption v1"
 
 
-class KeyDecryptionError(ValueError):
+class KeyDecryptionError(StackLensError, ValueError):
     """A stored key copy cannot be decrypted (the server secret changed since it was written)."""
 
 

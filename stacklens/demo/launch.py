@@ -18,10 +18,16 @@ import httpx
 import yaml
 
 from stacklens.demo.supervisor import Child, Supervisor, python_module
+from stacklens.errors import Unavailable
+from stacklens.listen import base_url, check_port_free
 from stacklens.settings import Settings
 
 WORKER_SERVICE = "worker"
 SERVER_START_SECONDS = 180.0
+
+
+class ServerDidNotStart(Unavailable):
+    """`stacklens serve` ended or stayed silent before answering its health check."""
 
 
 @dataclass(frozen=True)
@@ -37,14 +43,12 @@ class DemoKeys:
 
 def ensure_demo(settings: Settings) -> DemoKeys:
     """Control-store side of the demo: migrate, the organization and login, the worker's per-service key."""
-    from stacklens.cli.admin import control_session
-    from stacklens.cli.demo import ensure_demo_org
     from stacklens.control import accounts
-    from stacklens.control.db import migrate_control_store
+    from stacklens.control.db import session_scope
+    from stacklens.demo.org import ensure_demo_org
 
-    migrate_control_store(settings)
-    demo = ensure_demo_org(settings)
-    with control_session(settings) as session:
+    demo = ensure_demo_org(settings)  # migrates the control store first
+    with session_scope(settings) as session:
         project = accounts.project_by_slug(session, demo.project)
         services = {info.service for info in accounts.list_app_keys(session, project.id)}
         if WORKER_SERVICE in services:
@@ -99,9 +103,6 @@ def _wait_healthy(url: str, server: Child) -> bool:
 
 
 def run(settings: Settings, host: str, port: int, shop_port: int, backfill_days: int = 35) -> int:
-    from stacklens.cli.main import CliError
-    from stacklens.cli.serve import base_url, check_port_free
-
     check_port_free(host, port)
     check_port_free("127.0.0.1", shop_port)
     keys = ensure_demo(settings)
@@ -121,9 +122,9 @@ def run(settings: Settings, host: str, port: int, shop_port: int, backfill_days:
     if not _wait_healthy(f"http://127.0.0.1:{port}", server):
         tail = server.tail()
         sup.stop()
-        raise CliError(f"the server did not come up; last lines of {server.log_path}:\n{tail}")
+        raise ServerDidNotStart(f"the server did not come up; last lines of {server.log_path}:\n{tail}")
     shop_url = f"http://127.0.0.1:{shop_port}"
-    sup.start(Child("shop", python_module("stacklens.demo.shop.server", "--app-key", keys.app_key,
+    sup.start(Child("shop", python_module("demo_shop.server", "--app-key", keys.app_key,
                                           "--storage-path", str(storage), "--port", str(shop_port)),
                     logs / "shop.log", env))
     sup.start(Child("shipper", [_console_script("stacklens-shipper"), "--config", str(config_path), "--record"],

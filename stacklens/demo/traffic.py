@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
+from demo_shop import mailer
 from stacklens.demo import browser
 from stacklens.demo.clock import CLOCK_HEADER, encode_clock
-from stacklens.demo.shop import mailer
 
 RELEASES = (
     browser.ReleaseShape("shop@1.0.0", 410_000, True, 1.0),

@@ -51,9 +51,9 @@ def org_factory(stores: Settings):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def client(stores: Settings) -> Iterator[TestClient]:
-    from api.app import create_app
+    from stacklens.cli.app import build_app
 
-    with TestClient(create_app(stores)) as test_client:
+    with TestClient(build_app(stores)) as test_client:
         yield test_client
 
 

@@ -31,10 +31,10 @@ def _free_port() -> int:
 
 @pytest.fixture
 def server(stores) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    from api.app import create_app
+    from stacklens.cli.app import build_app
 
     port = _free_port()
-    config = uvicorn.Config(create_app(stores), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(build_app(stores), host="127.0.0.1", port=port, log_level="warning")
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from dashboards.issue_queries import IssueFilters, list_issues
+from stacklens.issues.reads import IssueFilters, list_issues
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
 from tests.dashboards.landing import land, sdk_event
@@ -77,7 +77,7 @@ def test_tag_search_reads_the_aggregate_including_backfilled_events(settings) ->
 def test_figures_agree_with_and_without_dimension_filters(settings) -> None:
     """Unfiltered lists read issue_totals_daily, filtered ones issue_facets_daily; users are merged in the list
     query for the users sort and per page otherwise: every path must give the same figures."""
-    from dashboards.issue_queries import daily_counts
+    from stacklens.issues.reads import daily_counts
 
     apply_migrations(settings)
 

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 from pipeline_seed import TX_COLS
 
-from pipelines.budget_store import set_budget
 from pipelines.definitions import current_definitions, defs
 from pipelines.embedded import materialize_now
 from stacklens.control.accounts import project_by_slug
+from stacklens.control.budgets import set_budget
 from stacklens.control.db import session_scope
 
 

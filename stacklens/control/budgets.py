@@ -1,6 +1,6 @@
 """Budgets in the control store: list, set (create or change), delete — shared by the API, the CLI and the
 `budget_status` asset. Every call is scoped to one project (and so to its organization); validation is
-:func:`pipelines.budget_rules.validate_budget`.
+:func:`stacklens.performance.budget_rules.validate_budget`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pipelines.budget_rules import BUDGET_METRICS, BudgetError, validate_budget
 from stacklens.control.models import Budget, Project, iso_utc
+from stacklens.performance.budget_rules import BUDGET_METRICS, BudgetError, validate_budget
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from dashboards.issue_queries import BadListRequest, decode_cursor, encode_cursor
+from stacklens.issues.reads import BadListRequest, decode_cursor, encode_cursor
 from stacklens.warehouse.queries import run_query
 
 HISTORY_PAGE = 25

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from clickhouse_connect.driver.client import Client
 
-from dashboards.issue_queries import issue_summary
+from stacklens.issues.reads import issue_summary
 from stacklens.issues.workflow import IllegalTransition, change_status
 
 # The page's actions and the workflow status each one sets.

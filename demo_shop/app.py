@@ -16,9 +16,9 @@ from fastapi import FastAPI, HTTPException, Request
 from pydantic import BaseModel
 
 import stacklens_sdk
+from demo_shop import catalog, payments, pricing, search, shipping
 from stacklens.demo.clock import CLOCK_HEADER
 from stacklens.demo.clock import CONTEXT as CLOCK_CONTEXT
-from stacklens.demo.shop import catalog, payments, pricing, search, shipping
 
 
 class CartLine(BaseModel):

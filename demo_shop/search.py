@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 
-from stacklens.demo.shop.catalog import PRODUCTS, Product
+from demo_shop.catalog import PRODUCTS, Product
 
 
 def _score(product: Product, words: list[str], boosts: dict[str, float | None]) -> float:

@@ -1,4 +1,4 @@
-"""Run the demo shop: ``python -m stacklens.demo.shop.server --app-key … --storage-path … --port 8001``.
+"""Run the demo shop: ``python -m demo_shop.server --app-key … --storage-path … --port 8001``.
 
 The shop records its errors and transactions with stacklens_sdk into the storage path, and offers the
 browser tunnel at ``/tunnel`` so page loads land in the same files.
@@ -11,8 +11,8 @@ import argparse
 import uvicorn
 
 import stacklens_sdk
+from demo_shop.app import create_shop_app
 from stacklens.demo.clock import apply_demo_clock
-from stacklens.demo.shop.app import create_shop_app
 
 TUNNEL_PATH = "/tunnel"
 
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
         environment=args.environment,
         release=args.release,
         traces_sample_rate=1.0,
-        in_app_include=["stacklens.demo"],
+        in_app_include=["demo_shop", "stacklens.demo"],
         server_name="shop-web-1",
         before_send=apply_demo_clock,
         before_send_transaction=apply_demo_clock,

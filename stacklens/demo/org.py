@@ -1,0 +1,73 @@
+"""The demo organization, login and project, the same on every run (`stacklens demo-org`, `stacklens up`).
+
+The first call creates them; later calls return the same values: the keys are read back from their
+encrypted copies, and the password is derived from the server secret (so it is stable for this
+installation and known to no other).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from stacklens.control import accounts
+from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.keys import KeyDecryptionError
+from stacklens.control.models import Organization, Project, User
+from stacklens.settings import Settings
+
+DEMO_ORGANIZATION = "Demo Organization"
+DEMO_EMAIL = "demo@stacklens.local"
+DEMO_PROJECT = "Demo Project"
+DEMO_PLATFORM = "python"
+
+
+@dataclass(frozen=True)
+class DemoOrg:
+    organization: str
+    email: str
+    password: str
+    api_key: str
+    project: str  # slug
+    app_key: str
+
+
+def demo_password(settings: Settings) -> str:
+    digest = hmac.new(settings.secret(), b"stacklens demo password", hashlib.sha256).hexdigest()
+    return f"demo-{digest[:16]}"
+
+
+def ensure_demo_org(settings: Settings) -> DemoOrg:
+    """Create the demo organization, user and project when missing (migrating the control store first);
+    return their login and keys."""
+    password = demo_password(settings)
+    migrate_control_store(settings)
+    with session_scope(settings) as session:
+        org = session.scalar(select(Organization).where(Organization.name == DEMO_ORGANIZATION))
+        if org is None:
+            org, api_key = accounts.create_organization(session, DEMO_ORGANIZATION, DEMO_EMAIL, password)
+        else:
+            try:
+                api_key = accounts.reveal_api_key(session, org.id, None)
+            except (accounts.AccountError, KeyDecryptionError):
+                # No readable current key (the secret changed): a new one is the only way to print a working one.
+                api_key = accounts.regenerate_api_key(session, org.id)
+        user = session.scalar(select(User).where(User.email == DEMO_EMAIL))
+        if user is None:
+            accounts.add_member(session, org.id, DEMO_EMAIL, password, role="owner")
+        elif not accounts.verify_password(user.password_hash, password):
+            user.password_hash = accounts.hash_password(password)  # the demo login is always the printed one
+        project = session.scalar(
+            select(Project).where(Project.org_id == org.id, Project.name == DEMO_PROJECT)
+        )
+        if project is None:
+            project, app_key = accounts.create_project(session, org.id, DEMO_PROJECT, DEMO_PLATFORM)
+        else:
+            try:
+                app_key = accounts.reveal_app_key(session, project.id, None)
+            except (accounts.AccountError, KeyDecryptionError):
+                app_key = accounts.regenerate_app_key(session, project.id, None)
+        return DemoOrg(DEMO_ORGANIZATION, DEMO_EMAIL, password, api_key, project.slug, app_key)

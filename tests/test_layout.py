@@ -1,0 +1,111 @@
+"""The direction of dependencies (DESIGN §7.1, docs/decisions.md "Layout"), checked on every module's imports.
+
+``stacklens/`` is the domain core; ``api/``, ``dashboards/`` and ``pipelines/`` are adapters over it. An adapter
+never imports another adapter; the core never imports an adapter nor a web/orchestration framework. The one
+exception is the composition root, ``stacklens/cli/``, which builds the app and mounts the dashboards and the
+pipelines on it. Imports inside functions count as much as those at the top of a module.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ADAPTERS = ("api", "dashboards", "pipelines")
+CORE = "stacklens"
+COMPOSITION_ROOT = ("stacklens", "cli")
+# Frameworks that belong to the adapters: the core stays importable and testable without them.
+FRAMEWORKS = ("fastapi", "starlette", "jinja2", "dagster")
+
+
+def _modules() -> list[Path]:
+    paths: list[Path] = []
+    for package in (*ADAPTERS, CORE):
+        paths += sorted((ROOT / package).rglob("*.py"))
+    return paths
+
+
+def _imported(tree: ast.AST, module_parts: tuple[str, ...], is_package: bool) -> list[tuple[int, str]]:
+    """Every module name an ``import``/``from … import`` in ``tree`` names, with its line (relative imports
+    resolved against the module's own package)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                package = module_parts if is_package else module_parts[:-1]
+                base = package[: len(package) - (node.level - 1)]
+                name = ".".join((*base, node.module)) if node.module else ".".join(base)
+            else:
+                name = node.module or ""
+            found.append((node.lineno, name))
+            # `from api import errors` names the adapter package itself; it is caught by the module name.
+    return found
+
+
+def violations_in(path: Path, root: Path = ROOT) -> list[str]:
+    """The forbidden imports of one module, as ``path:line: imports name`` lines."""
+    relative = path.relative_to(root)
+    parts = relative.with_suffix("").parts
+    is_package = parts[-1] == "__init__"
+    module_parts = parts[:-1] if is_package else parts
+    top = module_parts[0]
+    if module_parts[:2] == COMPOSITION_ROOT:
+        return []
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    problems = []
+    for line, name in _imported(tree, module_parts, is_package):
+        target = name.split(".")[0]
+        if top in ADAPTERS and target in ADAPTERS and target != top:
+            problems.append(f"{relative}:{line}: adapter {top} imports adapter {name}")
+        elif top == CORE and target in ADAPTERS:
+            problems.append(f"{relative}:{line}: the core imports adapter {name}")
+        elif top == CORE and target in FRAMEWORKS:
+            problems.append(f"{relative}:{line}: the core imports framework {name}")
+        elif top == CORE and name.startswith("stacklens.cli"):
+            problems.append(f"{relative}:{line}: the core imports the composition root {name}")
+    return problems
+
+
+def test_every_package_is_scanned() -> None:
+    paths = _modules()
+    for package in (*ADAPTERS, CORE):
+        assert any(p.relative_to(ROOT).parts[0] == package for p in paths), package
+    assert len(paths) > 100
+
+
+def test_dependencies_point_from_the_adapters_to_the_core() -> None:
+    problems = [problem for path in _modules() for problem in violations_in(path)]
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "expected"),
+    [
+        ("api/routers/x.py", "from dashboards.web import install\n", "adapter api imports adapter dashboards.web"),
+        ("dashboards/x.py", "def f():\n    import api.errors\n", "adapter dashboards imports adapter api.errors"),
+        ("pipelines/x.py", "from api import errors\n", "adapter pipelines imports adapter api"),
+        ("stacklens/issues/x.py", "from pipelines.jobs import a\n", "the core imports adapter pipelines.jobs"),
+        ("stacklens/x.py", "from fastapi import FastAPI\n", "the core imports framework fastapi"),
+        ("stacklens/demo/x.py", "import dagster as dg\n", "the core imports framework dagster"),
+        ("stacklens/demo/x.py", "from starlette.responses import Response\n", "the core imports framework starlette"),
+        ("stacklens/demo/x.py", "from stacklens.cli.main import CliError\n", "the core imports the composition root"),
+        ("dashboards/routers/x.py", "from ..web import install\n", None),
+        ("stacklens/cli/x.py", "from dashboards.web import install\nfrom api.app import create_app\n", None),
+        ("api/x.py", "from stacklens.issues.reads import list_issues\n", None),
+    ],
+)
+def test_the_check_finds_each_kind_of_violation(tmp_path: Path, where: str, source: str, expected: str | None) -> None:
+    """The rule itself can fail: planted imports are reported, allowed ones are not."""
+    path = tmp_path / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    problems = violations_in(path, tmp_path)
+    if expected is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and expected in problems[0], problems

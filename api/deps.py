@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
+from clickhouse_connect.driver.client import Client
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
@@ -20,6 +21,7 @@ from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_ke
 from stacklens.control.db import session_scope
 from stacklens.control.keys import looks_like_app_key
 from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
 
 USER_AGENT_MAX = 300
 
@@ -38,6 +40,14 @@ def get_db(settings: AppSettings) -> Iterator[Session]:
 
 
 DbSession = Annotated[Session, Depends(get_db)]
+
+
+def get_warehouse_client(settings: AppSettings) -> Client:
+    """The warehouse of this app's settings (shared per URL and database; opened on first use)."""
+    return get_warehouse(settings)
+
+
+Warehouse = Annotated[Client, Depends(get_warehouse_client)]
 
 
 def get_limiter(settings: AppSettings) -> RateLimiter:

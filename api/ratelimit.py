@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from api.errors import RATE_LIMITED, SERVICE_UNAVAILABLE, ApiError
-from stacklens.settings import Settings, get_settings
+from stacklens.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -185,13 +185,12 @@ _lock = threading.Lock()
 _limiters: dict[tuple[str, str], RateLimiter] = {}
 
 
-def get_rate_limiter(settings: Settings | None = None) -> RateLimiter:
+def get_rate_limiter(settings: Settings) -> RateLimiter:
     """The limiter of this installation: Redis buckets when ``redis_url`` is set, else this process's memory.
 
     Limiters are keyed by the control store too, so two installations (or two tests) sharing a process or a
     Redis never share buckets: organization ids are only unique within one control store.
     """
-    settings = settings or get_settings()
     installation = hashlib.sha256(settings.resolved_database_url.encode()).hexdigest()[:12]
     key = (settings.redis_url or "", installation)
     with _lock:

@@ -99,16 +99,16 @@ def main() -> None:
             print(f"filled {args.events:,} events over {args.issues} issues in {elapsed:.1f} s")
 
         def page(**kw: str) -> None:
-            list_issues(1, 1, IssueFilters(**kw).validate())
+            list_issues(client, 1, 1, IssueFilters(**kw).validate())
 
         deep = IssueFilters(sort="events", limit=25).validate()
         cursor = None
         for _ in range(10):  # walk ten pages in, to time a deep page
             deep.cursor = cursor or ""
-            _, cursor = list_issues(1, 1, deep)
-        summary = issue_summary(1, 1, 1000)
+            _, cursor = list_issues(client, 1, 1, deep)
+        summary = issue_summary(client, 1, 1, 1000)
         assert summary is not None
-        events = IssueEvents(1, 1, 1000, summary.get("fingerprint") or "")
+        events = IssueEvents(client, 1, 1, 1000, summary.get("fingerprint") or "")
         latest = events.latest()
         assert latest is not None
         timed("issue list (14d, last seen)", lambda: page(), args.runs)
@@ -118,20 +118,20 @@ def main() -> None:
             args.runs,
         )
         timed("issue list (tag search)", lambda: page(query="tenant:t3"), args.runs)
-        timed("issue list (page 10, by events)", lambda: list_issues(1, 1, deep), args.runs)
+        timed("issue list (page 10, by events)", lambda: list_issues(client, 1, 1, deep), args.runs)
         timed("issue list (sorted by users)", lambda: page(sort="users"), args.runs)
 
         def whole_page() -> None:
             # Everything the list page reads: the rows, their sparklines and the filter menus.
             filters = IssueFilters().validate()
-            rows, _ = list_issues(1, 1, filters)
-            daily_counts(1, 1, [int(r["issue_id"]) for r in rows], filters)
-            facet_values(1, 1, filters)
+            rows, _ = list_issues(client, 1, 1, filters)
+            daily_counts(client, 1, 1, [int(r["issue_id"]) for r in rows], filters)
+            facet_values(client, 1, 1, filters)
 
         timed("issue list page (rows+sparks+menus)", whole_page, args.runs)
 
         def detail() -> None:
-            issue_summary(1, 1, 1000)
+            issue_summary(client, 1, 1, 1000)
             row = events.get(latest)
             events.neighbours(row)  # type: ignore[arg-type]
 

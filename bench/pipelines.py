@@ -128,10 +128,10 @@ def _materialize(settings: Any, minute: int | None = None) -> tuple[float, int, 
     from datetime import UTC, datetime
 
     from pipelines.cron import cron_due
-    from pipelines.definitions import current_definitions
+    from pipelines.definitions import definitions_for
     from pipelines.embedded import dagster_instance, run_schedules
 
-    defs = current_definitions()
+    defs = definitions_for(settings)
     instance = dagster_instance(settings)
     now = datetime.now(UTC)
     schedules = list(defs.schedules or [])
@@ -227,7 +227,6 @@ def _freshness(settings: Any, client: Any, rounds: int = 20) -> list[float]:
 
 
 def run(size: int) -> dict[str, Any]:
-    from pipelines.resources import export_settings_env
     from stacklens.control.db import migrate_control_store
     from stacklens.settings import Settings, override_settings
     from stacklens.warehouse.client import get_warehouse, reset_clients
@@ -236,7 +235,6 @@ def run(size: int) -> dict[str, Any]:
     data_dir = Path(tempfile.mkdtemp(prefix="stacklens-bench-pipelines-"))
     settings = Settings(data_dir=data_dir, warehouse_database="bench", run_schedules=False)
     override_settings(settings)
-    export_settings_env(settings)
     migrate_control_store(settings)
     apply_migrations(settings)
     client = get_warehouse(settings)

@@ -11,12 +11,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated
 
+from clickhouse_connect.driver.client import Client
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.models import Membership, Organization, Project, User
 from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
 
 
 class SignInRequired(Exception):
@@ -29,6 +31,11 @@ class OwnerRequired(Exception):
 
 def app_settings(request: Request) -> Settings:
     return request.app.state.settings
+
+
+def warehouse_of(request: Request) -> Client:
+    """The warehouse of this app's settings (opened on first use, then shared)."""
+    return get_warehouse(app_settings(request))
 
 
 def db_session(request: Request) -> Iterator[Session]:
@@ -61,6 +68,12 @@ class Viewer:
 class ProjectView:
     viewer: Viewer
     project: Project
+    settings: Settings
+
+    @property
+    def warehouse(self) -> Client:
+        """The app's warehouse; resolved only by pages that read it (the key pages never open it)."""
+        return get_warehouse(self.settings)
 
     @property
     def org_id(self) -> int:
@@ -99,13 +112,13 @@ def org_viewer(org_slug: str, user: CurrentUser, db: Db) -> Viewer:
 OrgViewer = Annotated[Viewer, Depends(org_viewer)]
 
 
-def project_view(project_slug: str, viewer: OrgViewer, db: Db) -> ProjectView:
+def project_view(request: Request, project_slug: str, viewer: OrgViewer, db: Db) -> ProjectView:
     project = db.execute(
         select(Project).where(Project.slug == project_slug, Project.org_id == viewer.org.id)
     ).scalar_one_or_none()
     if project is None:
         raise HTTPException(status_code=404, detail="Not Found")
-    return ProjectView(viewer=viewer, project=project)
+    return ProjectView(viewer=viewer, project=project, settings=app_settings(request))
 
 
 CurrentProject = Annotated[ProjectView, Depends(project_view)]

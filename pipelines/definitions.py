@@ -1,89 +1,55 @@
 """The one Dagster ``Definitions`` of StackLens: marts by domain, resources, schedules and sensors.
 
-Scaled mode: ``dagster dev -w workspace.yaml`` (set STACKLENS_WAREHOUSE_URL, STACKLENS_WAREHOUSE_DATABASE and
-STACKLENS_DATABASE_URL). Embedded mode: ``stacklens serve`` runs the same schedules in-process.
+Scaled mode: ``dagster dev -w workspace.yaml`` loads ``defs`` (set STACKLENS_WAREHOUSE_URL,
+STACKLENS_WAREHOUSE_DATABASE and STACKLENS_DATABASE_URL; the resources read them when a run starts).
+Embedded mode: ``stacklens serve`` runs the same schedules in-process over :func:`definitions_for` its
+settings.
 
-Budgets live in the control store and change while the service runs; each gets its own asset check
-(``budget_<id>``), built from the budgets held when the definitions load. ``defs`` (what ``dagster dev``
-loads) is built at import; the embedded runner asks :func:`current_definitions` on every tick, which
-rebuilds them when the budgets changed. The aggregate check ``budgets_within_limits`` always covers every
-budget, including ones added after a code location loaded.
+Loading is import-pure: nothing here reads the control store, the warehouse or the environment, so the code
+location is the same whatever the databases hold. Budgets change while the service runs; each one's verdict
+is a row of the ``budget_status`` mart, and the one asset check ``budgets_within_limits`` fails when any is
+over.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 
 import dagster as dg
 
 from pipelines.assets import budgets, issues, performance, releases
-from pipelines.assets.budgets import build_budget_status
 from pipelines.assets.common import raw_sources
 from pipelines.jobs import ALL_JOBS
-from pipelines.resources import default_resources
+from pipelines.resources import env_resources, resources_for
 from pipelines.schedules import schedules
 from pipelines.sensors import sensors
-from stacklens.control.budgets import BudgetRow
+from stacklens.settings import Settings
 
-logger = logging.getLogger("stacklens.pipelines")
 _modules = [issues, performance, releases, budgets]
 
 
-def load_budgets() -> list[BudgetRow]:
-    """Every budget in the control store; none when the store does not exist yet or is not migrated."""
-    import os
-    from pathlib import Path
-
-    from sqlalchemy import inspect
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from stacklens.control.budgets import all_budgets
-    from stacklens.control.db import get_engine, session_scope
-    from stacklens.settings import get_settings
-
-    settings = get_settings()
-    url = os.environ.get("STACKLENS_DATABASE_URL") or settings.resolved_database_url
-    if url != settings.resolved_database_url:
-        settings = settings.model_copy(update={"database_url": url})
-    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
-        return []  # never create a database file just by loading the definitions
-    try:
-        if not inspect(get_engine(settings)).has_table("budgets"):
-            return []
-        with session_scope(settings) as session:
-            return all_budgets(session)
-    except SQLAlchemyError:
-        logger.exception("budgets could not be read; their asset checks are left out this time")
-        return []
-
-
-def build_definitions(budget_rows: list[BudgetRow]) -> dg.Definitions:
+def build_definitions(resources: dict[str, dg.ConfigurableResource]) -> dg.Definitions:
+    """Every asset, job, schedule and sensor, over ``resources``."""
     return dg.Definitions(
-        assets=[*raw_sources, *dg.load_assets_from_modules(_modules), build_budget_status(budget_rows)],
+        assets=[*raw_sources, *dg.load_assets_from_modules(_modules)],
         jobs=ALL_JOBS,
         schedules=schedules,
         sensors=sensors,
-        resources=default_resources(),
+        resources=resources,
     )
 
 
-def _fingerprint(budget_rows: list[BudgetRow]) -> tuple:  # type: ignore[type-arg]
-    return tuple((b.id, b.project, b.metric, b.scope, b.value, b.unit) for b in budget_rows)
-
+defs = build_definitions(env_resources())
 
 _lock = threading.Lock()
-_budgets = load_budgets()
-defs = build_definitions(_budgets)
-_current: tuple[tuple, dg.Definitions] = (_fingerprint(_budgets), defs)  # type: ignore[type-arg]
+_bound: dict[tuple[str, str, str], dg.Definitions] = {}
 
 
-def current_definitions() -> dg.Definitions:
-    """The definitions with one check per budget as the control store holds them now (rebuilt on change)."""
-    global _current
-    rows = load_budgets()
-    key = _fingerprint(rows)
+def definitions_for(settings: Settings) -> dg.Definitions:
+    """The definitions with resources bound to ``settings`` (built once per installation, then reused)."""
+    key = (settings.resolved_warehouse_url, settings.warehouse_database, settings.resolved_database_url)
     with _lock:
-        if _current[0] != key:
-            _current = (key, build_definitions(rows))
-        return _current[1]
+        found = _bound.get(key)
+        if found is None:
+            found = _bound[key] = build_definitions(resources_for(settings))
+        return found

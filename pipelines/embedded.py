@@ -4,8 +4,9 @@
 each schedule whose cron minute has come (the same evaluation the Dagster daemon performs) and executes the
 requested runs in-process against the Dagster instance under ``<data_dir>/dagster``, so ``dagster dev`` or
 ``stacklens pipelines ui`` over that instance shows them. All the requests of one tick execute as a single
-run (``pipelines/execution.py``): Dagster's per-run overhead is paid once per tick, not once per due job. The warehouse resource resolves to this process's
-own client (same URL, same cached client). A failed run is logged and recorded; since watermarks only advance
+run (``pipelines/execution.py``): Dagster's per-run overhead is paid once per tick, not once per due job. The
+resources are bound to the runner's settings (``definitions_for``), so the warehouse resource resolves to
+this process's own client (same URL, same cached client). A failed run is logged and recorded; since watermarks only advance
 on success, the next tick reads the same data again.
 
 Start-up catch-up: right after start, and every ``catch_up_interval`` seconds for the first
@@ -153,15 +154,18 @@ class EmbeddedRunner:
             self._instance = dagster_instance(self.settings)
         return self._instance
 
+    def definitions(self) -> dg.Definitions:
+        """The definitions with resources bound to this runner's settings."""
+        from pipelines.definitions import definitions_for
+
+        return definitions_for(self.settings)
+
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> None:
         """Start the schedules thread (its first act is a catch-up pass over every asset)."""
-        from pipelines.resources import export_settings_env
-
-        export_settings_env(self.settings)
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="stacklens-schedules", daemon=True)
         self._thread.start()
@@ -180,10 +184,9 @@ class EmbeddedRunner:
 
     def catch_up(self) -> list[RunOutcome]:
         """Every data-driven job whose plan finds new data, then the budgets (first pass, or after a run)."""
-        from pipelines.definitions import current_definitions
         from pipelines.jobs import budgets_job
 
-        defs = current_definitions()
+        defs = self.definitions()
         follow = frozenset() if self._passes == 0 else frozenset({budgets_job.name})
         self._passes += 1
         with self._run_lock:
@@ -194,9 +197,7 @@ class EmbeddedRunner:
         minute = now.astimezone(UTC).replace(second=0, microsecond=0)
         if self._last_minute is not None and minute <= self._last_minute:
             return []
-        from pipelines.definitions import current_definitions
-
-        defs = current_definitions()
+        defs = self.definitions()
         self._last_minute = minute
         due = [s for s in defs.schedules or [] if cron_due(s.cron_schedule, minute)]  # type: ignore[arg-type]
         with self._run_lock:
@@ -204,16 +205,11 @@ class EmbeddedRunner:
 
     def asset_keys(self) -> set[str]:
         """Every asset key of the definitions (what ``run_now``'s ``select`` may name)."""
-        from pipelines.definitions import current_definitions
-
-        return {spec.key.to_user_string() for spec in current_definitions().resolve_all_asset_specs()}
+        return {spec.key.to_user_string() for spec in self.definitions().resolve_all_asset_specs()}
 
     def run_now(self, select: list[str] | None = None) -> list[RunOutcome]:
         """Materialize now (used by the server's pipelines endpoint)."""
-        from pipelines.definitions import current_definitions
-
-        defs = current_definitions()
-
+        defs = self.definitions()
         with self._run_lock:
             return materialize_now(defs, self.instance, select)
 

@@ -43,21 +43,6 @@ def _require_env(name: str) -> str:
     pytest.skip(f"{name} not set (run through `make test` to use the machine's server)")
 
 
-@pytest.fixture(autouse=True)
-def _restore_stacklens_environment() -> Iterator[None]:
-    """Put every ``STACKLENS_*`` variable back after each test.
-
-    Running pipelines in-process exports the service settings as environment variables (the Dagster
-    resources read them through ``dg.EnvVar``); without this, one test's data dir would leak into the next.
-    """
-    saved = {k: v for k, v in os.environ.items() if k.startswith("STACKLENS_")}
-    yield
-    for key in [k for k in os.environ if k.startswith("STACKLENS_")]:
-        if key not in saved:
-            del os.environ[key]
-    os.environ.update(saved)
-
-
 @pytest.fixture(scope="session")
 def warehouse_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The one chdb data directory of this test process."""

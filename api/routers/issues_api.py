@@ -11,14 +11,13 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from api.deps import ApiAuth, DbSession
+from api.deps import ApiAuth, DbSession, Warehouse
 from api.errors import ApiError
 from stacklens.control.models import Project
 from stacklens.issues import payload_view as ev
 from stacklens.issues.actions import StatusRequest, apply_status
 from stacklens.issues.events import IssueEvents, find_event
 from stacklens.issues.reads import BadListRequest, IssueFilters, issue_summary, list_issues
-from stacklens.warehouse.client import get_warehouse
 
 router = APIRouter(prefix="/api", tags=["issues"])
 NOT_FOUND = ApiError(404, "Not Found", "no such resource in this organization")
@@ -71,12 +70,12 @@ def _projects(db: DbSession, org_id: int) -> dict[int, Project]:
     return {p.id: p for p in db.scalars(select(Project).where(Project.org_id == org_id))}
 
 
-def _issue(auth: ApiAuth, db: DbSession, issue_id: str) -> tuple[Project, dict[str, Any]]:
+def _issue(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str) -> tuple[Project, dict[str, Any]]:
     if not issue_id.isdigit():
         raise NOT_FOUND
     # Issue ids are unique per project; look in each of the organization's projects (few per organization).
     for project in _projects(db, auth.org_id).values():
-        summary = issue_summary(auth.org_id, project.id, int(issue_id))
+        summary = issue_summary(client, auth.org_id, project.id, int(issue_id))
         if summary is not None:
             return project, summary
     raise NOT_FOUND
@@ -101,6 +100,7 @@ def _issue_out(project: Project, row: dict[str, Any]) -> IssueOut:
 def project_issues(
     auth: ApiAuth,
     db: DbSession,
+    client: Warehouse,
     slug: str,
     status: Literal["unresolved", "resolved", "ignored", "all"] = "unresolved",
     environment: str = "",
@@ -119,26 +119,31 @@ def project_issues(
         raise NOT_FOUND
     filters = IssueFilters(status, environment, release, level, service, range, query, sort, cursor, limit)
     try:
-        rows, next_cursor = list_issues(auth.org_id, project.id, filters.validate())
+        rows, next_cursor = list_issues(client, auth.org_id, project.id, filters.validate())
     except BadListRequest as exc:
         raise ApiError(400, "Bad Request", str(exc)) from exc
     return IssuePage(issues=[_issue_out(project, r) for r in rows], next_cursor=next_cursor)
 
 
 @router.get("/issues/{issue_id}", response_model=IssueOut)
-def get_issue(auth: ApiAuth, db: DbSession, issue_id: str) -> IssueOut:
+def get_issue(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str) -> IssueOut:
     """One issue with its live figures and status."""
-    project, summary = _issue(auth, db, issue_id)
+    project, summary = _issue(auth, db, client, issue_id)
     return _issue_out(project, summary)
 
 
 @router.get("/issues/{issue_id}/events", response_model=EventPage)
 def issue_events(
-    auth: ApiAuth, db: DbSession, issue_id: str, cursor: str = "", limit: int = Query(25, ge=1, le=100)
+    auth: ApiAuth,
+    db: DbSession,
+    client: Warehouse,
+    issue_id: str,
+    cursor: str = "",
+    limit: int = Query(25, ge=1, le=100),
 ) -> EventPage:
     """An issue's occurrences, newest first, cursor-paginated."""
-    project, summary = _issue(auth, db, issue_id)
-    events = IssueEvents(auth.org_id, project.id, int(issue_id), summary.get("fingerprint") or "")
+    project, summary = _issue(auth, db, client, issue_id)
+    events = IssueEvents(client, auth.org_id, project.id, int(issue_id), summary.get("fingerprint") or "")
     try:
         rows, next_cursor = events.history(cursor=cursor, limit=limit)
     except BadListRequest as exc:
@@ -159,13 +164,13 @@ def issue_events(
 
 
 @router.get("/events/{event_id}")
-def get_event(auth: ApiAuth, db: DbSession, event_id: str) -> dict[str, Any]:
+def get_event(auth: ApiAuth, db: DbSession, client: Warehouse, event_id: str) -> dict[str, Any]:
     """One event: where it belongs and its stored (scrubbed) payload."""
     projects = _projects(db, auth.org_id)
-    found = find_event(auth.org_id, list(projects), event_id)
+    found = find_event(client, auth.org_id, list(projects), event_id)
     if found is None:
         raise NOT_FOUND
-    events = IssueEvents(auth.org_id, found["project_id"], found["issue_id"], found["fingerprint"])
+    events = IssueEvents(client, auth.org_id, found["project_id"], found["issue_id"], found["fingerprint"])
     row = events.get(found["event_id"])
     if row is None:
         raise NOT_FOUND
@@ -179,17 +184,15 @@ def get_event(auth: ApiAuth, db: DbSession, event_id: str) -> dict[str, Any]:
 
 
 @router.put("/issues/{issue_id}", response_model=IssueOut)
-def update_issue(auth: ApiAuth, db: DbSession, issue_id: str, change: StatusChange) -> IssueOut:
+def update_issue(
+    auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str, change: StatusChange
+) -> IssueOut:
     """Change an issue's status (recorded in its history with the API key as the actor)."""
-    project, _ = _issue(auth, db, issue_id)
-
-    class _Scope:
-        org_id = auth.org_id
-        project_id = project.id
-
+    project, _ = _issue(auth, db, client, issue_id)
     request = StatusRequest(change.status, change.ignore_until_events, change.ignore_until)
-    refused = apply_status(get_warehouse(), _Scope(), int(issue_id), request, actor=f"api:{auth.api_key_id}")
+    actor = f"api:{auth.api_key_id}"
+    refused = apply_status(client, auth.org_id, project.id, int(issue_id), request, actor)
     if refused:
         raise ApiError(409, "Conflict", refused)
-    _, summary = _issue(auth, db, issue_id)
+    _, summary = _issue(auth, db, client, issue_id)
     return _issue_out(project, summary)

@@ -19,7 +19,6 @@ from stacklens.issues.actions import ACTIONS, StatusRequest, apply_status, parse
 from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from stacklens.issues.workflow import IllegalTransition
-from stacklens.warehouse.client import get_warehouse
 
 router = APIRouter(include_in_schema=False)
 ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
@@ -33,10 +32,11 @@ RELATED_REASONS = {
 
 
 def load_issue(view: CurrentProject, issue_id: int) -> tuple[dict[str, Any], IssueEvents]:
-    summary = issue_summary(view.org_id, view.project_id, issue_id)
+    client = view.warehouse
+    summary = issue_summary(client, view.org_id, view.project_id, issue_id)
     if summary is None:
         raise HTTPException(status_code=404, detail="Not Found")
-    return summary, IssueEvents(view.org_id, view.project_id, issue_id, summary.get("fingerprint") or "")
+    return summary, IssueEvents(client, view.org_id, view.project_id, issue_id, summary.get("fingerprint") or "")
 
 
 def event_parts(row: dict[str, Any]) -> dict[str, Any]:
@@ -97,9 +97,9 @@ def issue_page(
         "older": older,
         "history": history,
         "history_next": history_next,
-        "related": related_issues(view.org_id, view.project_id, issue_id),
+        "related": related_issues(view.warehouse, view.org_id, view.project_id, issue_id),
         "reasons": RELATED_REASONS,
-        "status_history": status_history(view.org_id, view.project_id, issue_id),
+        "status_history": status_history(view.warehouse, view.org_id, view.project_id, issue_id),
         "figure": figure,
         "range": range,
         "ranges": list(RANGES),
@@ -141,7 +141,10 @@ def change_issue_status(
         )
     except IllegalTransition as exc:
         return render(request, "error.html", {"title": "Cannot ignore", "message": str(exc)}, 400)
-    refused = apply_status(get_warehouse(), view, issue_id, StatusRequest(status, until_events, until))
+    request_ = StatusRequest(status, until_events, until)
+    refused = apply_status(
+        view.warehouse, view.org_id, view.project_id, issue_id, request_, view.viewer.user.email
+    )
     if refused:
         return render(request, "error.html", {"title": "Status unchanged", "message": refused}, 409)
     return RedirectResponse(path, status_code=303)

@@ -22,7 +22,6 @@ from stacklens.issues.reads import (
     facet_values,
     list_issues,
 )
-from stacklens.warehouse.client import get_warehouse
 
 router = APIRouter(include_in_schema=False)
 
@@ -69,15 +68,15 @@ def issue_list(
                 raise BadListRequest(f"per page must be one of {', '.join(map(str, PAGE_SIZES))}")
             filters.limit = int(per_page)
         filters.validate()
-        rows, next_cursor = list_issues(view.org_id, view.project_id, filters)
+        rows, next_cursor = list_issues(view.warehouse, view.org_id, view.project_id, filters)
     except BadListRequest as exc:
         context["error"] = str(exc)
         return render(request, "issue_list.html", context, 400)
     context.update(
         rows=rows,
         next_cursor=next_cursor,
-        spark=daily_counts(view.org_id, view.project_id, [int(r["issue_id"]) for r in rows], filters),
-        facets=facet_values(view.org_id, view.project_id, filters),
+        spark=daily_counts(view.warehouse, view.org_id, view.project_id, [int(r["issue_id"]) for r in rows], filters),
+        facets=facet_values(view.warehouse, view.org_id, view.project_id, filters),
     )
     return render(request, "issue_list.html", context)
 
@@ -96,14 +95,13 @@ def bulk_action(
         return render(
             request, "error.html", {"title": "Unknown action", "message": "Choose Resolve or Ignore."}, 400
         )
-    client = get_warehouse()
+    client = view.warehouse
     failures = []
     for raw in issue_ids or []:
         if not raw.isdigit():
             continue
-        outcome = apply_status(
-            client, view, int(raw), StatusRequest(status="resolved" if action == "resolve" else "ignored")
-        )
+        status = StatusRequest(status="resolved" if action == "resolve" else "ignored")
+        outcome = apply_status(client, view.org_id, view.project_id, int(raw), status, view.viewer.user.email)
         if outcome:
             failures.append(f"{raw}: {outcome}")
     target = back if back.startswith(issues_path(view)) else issues_path(view)

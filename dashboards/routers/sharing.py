@@ -14,7 +14,7 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from itsdangerous import Signer
 
-from dashboards.context import CurrentProject, Db
+from dashboards.context import CurrentProject, Db, warehouse_of
 from dashboards.figures import events_over_time_figure
 from dashboards.rendering import render
 from dashboards.routers.issue_detail import ISSUE, event_parts, load_issue
@@ -170,10 +170,11 @@ def shared_page(request: Request, db: Db, token: str, event: str = "") -> Respon
     if link is None:
         raise HTTPException(status_code=404, detail="Not Found")
     issue_id = int(link.issue_id)
-    summary = issue_summary(link.org_id, link.project_id, issue_id)
+    client = warehouse_of(request)
+    summary = issue_summary(client, link.org_id, link.project_id, issue_id)
     if summary is None:
         raise HTTPException(status_code=404, detail="Not Found")
-    events = IssueEvents(link.org_id, link.project_id, issue_id, summary.get("fingerprint") or "")
+    events = IssueEvents(client, link.org_id, link.project_id, issue_id, summary.get("fingerprint") or "")
     since = link.range_start.astimezone(UTC).replace(tzinfo=None) if link.range_start else None
     until = link.range_end.astimezone(UTC).replace(tzinfo=None) if link.range_end else None
     newer = older = None

@@ -12,7 +12,6 @@ from sqlalchemy import select
 from pipelines import warehouse_ops as ops
 from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS
 from pipelines.resources import ClickHouseResource, ControlStoreResource
-from stacklens.control.budgets import BudgetRow
 from stacklens.performance.budget_rules import WINDOW_DAYS, passes
 from stacklens.warehouse.queries import load_query
 
@@ -31,10 +30,9 @@ BUDGET_COLUMNS = [
 
 
 def _budgets(control_store: ControlStoreResource) -> list[tuple[int, int, int, str, str, float]]:
-    from stacklens.control.db import session_scope
     from stacklens.control.models import Budget
 
-    with session_scope(control_store.settings()) as session:
+    with control_store.session() as session:
         rows = session.execute(
             select(Budget.id, Budget.org_id, Budget.project_id, Budget.metric, Budget.scope, Budget.value)
         ).all()
@@ -51,104 +49,54 @@ STALE_RECOMMENDATIONS = (
 )
 
 
-def _budget_spec(budget: BudgetRow) -> dg.AssetCheckSpec:
-    unit = f" {budget.unit}" if budget.unit else ""
-    return dg.AssetCheckSpec(
-        f"budget_{budget.id}",
-        asset="budget_status",
-        description=f"{budget.project}: {budget.metric} on {budget.scope} stays <= {budget.value:g}{unit}",
-    )
-
-
-def _check_results(
-    rows: list[list], declared: list[BudgetRow], evaluated_at: datetime
-) -> list[dg.AssetCheckResult]:
-    """The aggregate check over every budget evaluated now, and the check of each budget declared when the
-    definitions loaded (``budget_<id>``), judged from this run's rows."""
+def _aggregate_check(rows: list[list]) -> dg.AssetCheckResult:
+    """Fails when any budget evaluated by this run is over; its metadata names every budget with its value
+    and status, and counts those over (the per-budget verdicts are the mart's rows, not separate checks, so
+    the code location does not change when budgets are added or deleted)."""
     metadata: dict[str, dg.RawMetadataValue] = {
         f"budget {r[2]} {r[3]} {r[4]}": ("pass" if r[7] else "FAIL") + f": {r[6]} / {r[5]:g}" for r in rows
     }
     failing = sum(1 for r in rows if not r[7])
+    metadata["budgets"] = len(rows)
     metadata["over_budget"] = failing
-    results = [
-        dg.AssetCheckResult(
-            check_name=AGGREGATE_CHECK,
-            passed=failing == 0,
-            metadata=metadata,
-            severity=dg.AssetCheckSeverity.ERROR,
-        )
-    ]
-    by_id = {r[2]: r for r in rows}
-    for budget in declared:
-        row = by_id.get(budget.id)
-        if row is None:  # deleted since the definitions loaded: nothing to judge
-            results.append(
-                dg.AssetCheckResult(
-                    check_name=f"budget_{budget.id}",
-                    passed=True,
-                    severity=dg.AssetCheckSeverity.WARN,
-                    metadata={"status": "budget no longer exists"},
-                )
-            )
-            continue
-        current = row[6]
-        results.append(
-            dg.AssetCheckResult(
-                check_name=f"budget_{budget.id}",
-                passed=bool(row[7]),
-                severity=dg.AssetCheckSeverity.ERROR,
-                metadata={
-                    "budget": row[5],
-                    "current": dg.MetadataValue.float(float(current)) if current is not None else "no data",
-                    "evaluated_at": evaluated_at.isoformat(),
-                },
-            )
-        )
-    return results
-
-
-def build_budget_status(declared: list[BudgetRow]) -> dg.AssetsDefinition:
-    """The `budget_status` asset with one asset check per budget of ``declared`` (``budget_<id>``), built from
-    the budgets the control store holds when the definitions load (``pipelines.definitions``), plus the
-    aggregate check ``budgets_within_limits``, which covers every budget whenever it was added. The checks are
-    evaluated in the asset's own step from the rows it just wrote."""
-
-    @dg.asset(
-        name="budget_status",
-        group_name="budgets",
-        deps=[RAW_TRANSACTIONS, RAW_SPANS],
-        kinds={"clickhouse"},
-        check_specs=[
-            dg.AssetCheckSpec(
-                AGGREGATE_CHECK,
-                asset="budget_status",
-                description="Fails when any budget is over; the metadata lists every budget with its value "
-                "and status.",
-            ),
-            *(_budget_spec(b) for b in declared),
-        ],
+    return dg.AssetCheckResult(
+        check_name=AGGREGATE_CHECK,
+        passed=failing == 0,
+        metadata=metadata,
+        severity=dg.AssetCheckSeverity.ERROR,
     )
-    def budget_status(
-        context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
-    ) -> dg.MaterializeResult:
-        """One row per performance budget (kept in the control store, set through the API and the CLI): metric,
-        scope (a page route or * for the project), budget value, current value over the last 7 days and
-        pass/fail.
 
-        Current values: load_time_ms, ttfb_ms, lcp_ms, inp_ms, cls = p75 over page loads; js_bytes = JavaScript
-        bytes per page view; api_p95_ms = p95 of API calls. No data counts as passing. Table `budget_status`.
-        Each budget has its own asset check `budget_<id>`; `budgets_within_limits` fails when any is over.
-        """
-        return _evaluate_budgets(context, warehouse, control_store, declared)
 
-    return budget_status
+@dg.asset(
+    group_name="budgets",
+    deps=[RAW_TRANSACTIONS, RAW_SPANS],
+    kinds={"clickhouse"},
+    check_specs=[
+        dg.AssetCheckSpec(
+            AGGREGATE_CHECK,
+            asset="budget_status",
+            description="Fails when any budget is over; the metadata lists every budget with its value and status.",
+        )
+    ],
+)
+def budget_status(
+    context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
+) -> dg.MaterializeResult:
+    """One row per performance budget (kept in the control store, set through the API and the CLI): metric,
+    scope (a page route or * for the project), budget value, current value over the last 7 days and
+    pass/fail.
+
+    Current values: load_time_ms, ttfb_ms, lcp_ms, inp_ms, cls = p75 over page loads; js_bytes = JavaScript
+    bytes per page view; api_p95_ms = p95 of API calls. No data counts as passing. Table `budget_status`.
+    The asset check `budgets_within_limits` fails when any budget is over; each budget's verdict is its row.
+    """
+    return _evaluate_budgets(context, warehouse, control_store)
 
 
 def _evaluate_budgets(
     context: AssetExecutionContext,
     warehouse: ClickHouseResource,
     control_store: ControlStoreResource,
-    declared: list[BudgetRow],
 ) -> dg.MaterializeResult:
     client = warehouse.get_client()
     budgets = _budgets(control_store)
@@ -186,7 +134,7 @@ def _evaluate_budgets(
             "row_count": dg.MetadataValue.int(len(rows)),
             "over_budget": dg.MetadataValue.int(len(over)),
         },
-        check_results=_check_results(rows, declared, evaluated_at),
+        check_results=[_aggregate_check(rows)],
     )
 
 

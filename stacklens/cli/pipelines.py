@@ -87,17 +87,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_directly(settings: Settings, select: list[str] | None) -> list[dict[str, Any]]:
-    from pipelines.definitions import current_definitions
+    from pipelines.definitions import definitions_for
     from pipelines.embedded import dagster_instance, materialize_now
-    from pipelines.resources import export_settings_env
     from stacklens.warehouse.client import get_warehouse
 
-    export_settings_env(settings)
     # Opening the warehouse raises WarehouseUnavailable, with what to do, when another process owns it.
     get_warehouse(settings)
     instance = dagster_instance(settings)
     try:
-        return [o.as_dict() for o in materialize_now(current_definitions(), instance, select)]
+        return [o.as_dict() for o in materialize_now(definitions_for(settings), instance, select)]
     finally:
         instance.dispose()
 
@@ -134,13 +132,12 @@ def _status(args: argparse.Namespace) -> int:
 
 def _ui(args: argparse.Namespace) -> int:
     from pipelines.embedded import dagster_instance
-    from pipelines.resources import export_settings_env
+    from pipelines.resources import env_for
 
     settings = get_settings()
     dagster_instance(settings).dispose()  # creates <data_dir>/dagster and its dagster.yaml when missing
-    export_settings_env(settings)
     binary = shutil.which("dagster-webserver") or str(Path(sys.executable).with_name("dagster-webserver"))
-    env = {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)}
+    env = {**os.environ, **env_for(settings), "DAGSTER_HOME": str(settings.dagster_home)}
     command = [binary, "-w", str(WORKSPACE), "--read-only", "-h", "127.0.0.1", "-p", str(args.port)]
     print(f"Dagster UI (read-only) on http://127.0.0.1:{args.port}")
     return subprocess.call(command, env=env)

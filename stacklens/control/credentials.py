@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
+from stacklens.control.db import session_settings
 from stacklens.control.errors import AccountError
 from stacklens.control.keys import (
     APP_KEY_PREFIX,
@@ -68,7 +69,7 @@ def new_api_key(session: Session, org_id: int, actor_user_id: int | None) -> tup
     row = ApiKey(
         org_id=org_id,
         key_hash=hash_key(value),
-        key_encrypted=encrypt_value(value),
+        key_encrypted=encrypt_value(value, session_settings(session)),
         last4=value[-4:],
         created_by_user_id=actor_user_id,
     )
@@ -102,7 +103,7 @@ def reveal_api_key(session: Session, org_id: int, actor_user_id: int | None) -> 
     row = _current_api_key(session, org_id)
     if row is None:
         raise AccountError("the organization has no current API key; regenerate one")
-    value = decrypt_value(row.key_encrypted)
+    value = decrypt_value(row.key_encrypted, session_settings(session))
     record_activity(session, org_id, "api_key.viewed", "api_key", row.id, actor_user_id, {"last4": row.last4})
     return value
 
@@ -138,7 +139,7 @@ def _insert_app_key(
         project_id=project.id,
         service=service,
         key_hash=hash_key(value),
-        key_encrypted=encrypt_value(value),
+        key_encrypted=encrypt_value(value, session_settings(session)),
         last4=value[-4:],
     )
     session.add(row)
@@ -229,7 +230,7 @@ def reveal_app_key(
     row = _current_app_key(session, project_id, service)
     if row is None:
         raise AccountError("no current app key for that project and service")
-    value = decrypt_value(row.key_encrypted)
+    value = decrypt_value(row.key_encrypted, session_settings(session))
     record_activity(
         session,
         row.org_id,

@@ -18,13 +18,16 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from stacklens.errors import Unavailable
-from stacklens.settings import Settings, get_settings
+from stacklens.settings import Settings
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # A writer waits this long for SQLite's lock before failing: longer than any control-store transaction.
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Arbitrary constant naming the "control-store migration" advisory lock on PostgreSQL.
 _PG_MIGRATION_LOCK_ID = 0x5717C1E5
+
+# Key of the settings in ``Session.info``.
+SETTINGS_INFO = "stacklens.settings"
 
 _lock = threading.Lock()
 _engines: dict[str, Engine] = {}
@@ -59,9 +62,13 @@ def _build_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
 
 
-def get_engine(settings: Settings | None = None) -> Engine:
-    """The engine of the configured control store, built once per URL."""
-    url = (settings or get_settings()).resolved_database_url
+def get_engine(settings: Settings) -> Engine:
+    """The engine of ``settings``' control store, built once per URL."""
+    return engine_for_url(settings.resolved_database_url)
+
+
+def engine_for_url(url: str) -> Engine:
+    """The engine of the control store at ``url`` (SQLAlchemy URL), built once per URL and shared."""
     with _lock:
         engine = _engines.get(url)
         if engine is None:
@@ -71,15 +78,38 @@ def get_engine(settings: Settings | None = None) -> Engine:
         return engine
 
 
-def _sessionmaker(settings: Settings | None) -> sessionmaker[Session]:
-    get_engine(settings)
-    return _sessionmakers[(settings or get_settings()).resolved_database_url]
+def _sessionmaker(url: str) -> sessionmaker[Session]:
+    engine_for_url(url)
+    return _sessionmakers[url]
+
+
+def session_settings(session: Session) -> Settings:
+    """The settings ``session`` was opened with (:func:`session_scope` records them): code that needs the
+    installation's secret, such as key encryption, takes it from the session it is handed."""
+    settings = session.info.get(SETTINGS_INFO)
+    if not isinstance(settings, Settings):
+        raise ControlStoreError("this session was not opened through session_scope(settings)")
+    return settings
 
 
 @contextmanager
-def session_scope(settings: Settings | None = None) -> Iterator[Session]:
-    """A session that commits when the block succeeds and rolls back when it raises."""
-    session = _sessionmaker(settings)()
+def session_scope(settings: Settings) -> Iterator[Session]:
+    """A session of ``settings``' control store that commits when the block succeeds and rolls back when it
+    raises. The session carries ``settings`` (:func:`session_settings`)."""
+    with _scope(_sessionmaker(settings.resolved_database_url)(info={SETTINGS_INFO: settings})) as session:
+        yield session
+
+
+@contextmanager
+def store_session(url: str) -> Iterator[Session]:
+    """A session of the control store at ``url`` for readers that hold only its URL (the pipelines' control
+    store resource). It carries no settings, so nothing under it can encrypt or reveal a key."""
+    with _scope(_sessionmaker(url)()) as session:
+        yield session
+
+
+@contextmanager
+def _scope(session: Session) -> Iterator[Session]:
     try:
         yield session
         session.commit()
@@ -135,7 +165,7 @@ def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def migrate_control_store(settings: Settings | None = None) -> None:
+def migrate_control_store(settings: Settings) -> None:
     """Bring the control store to the newest Alembic revision. Safe to run again and from several processes."""
     from alembic import command
     from sqlalchemy.exc import SQLAlchemyError
@@ -159,7 +189,7 @@ def migrate_control_store(settings: Settings | None = None) -> None:
         ) from exc
 
 
-def current_revision(settings: Settings | None = None) -> str | None:
+def current_revision(settings: Settings) -> str | None:
     """The Alembic revision the control store is at (``None`` before the first migration)."""
     from alembic.runtime.migration import MigrationContext
 

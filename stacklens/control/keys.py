@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from stacklens.errors import StackLensError
-from stacklens.settings import Settings, get_settings
+from stacklens.settings import Settings
 
 API_KEY_PREFIX = "stacklens_api_"
 APP_KEY_PREFIX = "stacklens_app_"
@@ -93,18 +93,17 @@ def mask_key(value: str) -> str:
     return f"{head}…{value[-4:]}"
 
 
-def _fernet(settings: Settings | None) -> Fernet:
-    settings = settings or get_settings()
+def _fernet(settings: Settings) -> Fernet:
     key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_HKDF_INFO).derive(settings.secret())
     return Fernet(base64.urlsafe_b64encode(key))
 
 
-def encrypt_value(value: str, settings: Settings | None = None) -> str:
+def encrypt_value(value: str, settings: Settings) -> str:
     """Encrypt a key value under the server secret (Fernet: AES-128-CBC + HMAC-SHA256)."""
     return _fernet(settings).encrypt(value.encode("utf-8")).decode("ascii")
 
 
-def decrypt_value(token: str, settings: Settings | None = None) -> str:
+def decrypt_value(token: str, settings: Settings) -> str:
     """Decrypt what :func:`encrypt_value` produced; :class:`KeyDecryptionError` when the secret differs."""
     try:
         return _fernet(settings).decrypt(token.encode("ascii")).decode("utf-8")

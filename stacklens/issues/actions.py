@@ -26,13 +26,6 @@ class StatusRequest:
     ignore_until: datetime | None = None
 
 
-class _Scoped:
-    """What apply_status needs from the caller: the resolved organization and project ids."""
-
-    org_id: int
-    project_id: int
-
-
 def parse_ignore(kind: str, events: str, until: str) -> tuple[int | None, datetime | None]:
     """The ignore form's choice: forever, until N more events, or until a date (UTC)."""
     if kind == "events":
@@ -49,14 +42,12 @@ def parse_ignore(kind: str, events: str, until: str) -> tuple[int | None, dateti
 
 
 def apply_status(
-    client: Client, scope: _Scoped | object, issue_id: int, request: StatusRequest, actor: str = ""
+    client: Client, org_id: int, project_id: int, issue_id: int, request: StatusRequest, actor: str
 ) -> str | None:
-    """Change one issue's status; ``None`` on success, else why it was refused (plain words)."""
-    org_id, project_id = scope.org_id, scope.project_id  # type: ignore[attr-defined]
-    if issue_summary(org_id, project_id, issue_id) is None:
+    """Change one issue's status as ``actor`` (a user's e-mail, or ``api:<key id>``); ``None`` on success, else
+    why it was refused (plain words)."""
+    if issue_summary(client, org_id, project_id, issue_id) is None:
         return "no such issue in this project"
-    if not actor:
-        actor = scope.viewer.user.email  # type: ignore[attr-defined]
     try:
         change_status(
             client,

@@ -10,6 +10,8 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
+from clickhouse_connect.driver.client import Client
+
 from stacklens.issues.reads import BadListRequest, decode_cursor, encode_cursor
 from stacklens.warehouse.queries import run_query
 
@@ -27,10 +29,11 @@ def valid_event_id(value: str) -> str | None:
 class IssueEvents:
     """Event reads scoped to one issue of one project of one organization."""
 
-    def __init__(self, org_id: int, project_id: int, issue_id: int, fingerprint: str) -> None:
+    def __init__(self, client: Client, org_id: int, project_id: int, issue_id: int, fingerprint: str) -> None:
+        self.client = client
         self.base: dict[str, Any] = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
         if not fingerprint:
-            rows = run_query("events/fingerprint", self.base)
+            rows = run_query(self.client, "events/fingerprint", self.base)
             fingerprint = rows[0]["fingerprint"] if rows else ""
         self.base["fingerprint"] = fingerprint
 
@@ -41,14 +44,14 @@ class IssueEvents:
         }
 
     def latest(self, since: datetime | None = None, until: datetime | None = None) -> str | None:
-        rows = run_query("events/latest", {**self.base, **self._window(since, until)})
+        rows = run_query(self.client, "events/latest", {**self.base, **self._window(since, until)})
         return str(rows[0]["event_id"]) if rows else None
 
     def get(self, event_id: str) -> dict[str, Any] | None:
         canonical = valid_event_id(event_id)
         if canonical is None:
             return None
-        rows = run_query("events/get", {**self.base, "event_id": canonical})
+        rows = run_query(self.client, "events/get", {**self.base, "event_id": canonical})
         if not rows:
             return None
         row = rows[0]
@@ -60,6 +63,7 @@ class IssueEvents:
     ) -> tuple[str | None, str | None]:
         """(newer, older) event ids next to ``event``."""
         rows = run_query(
+            self.client,
             "events/neighbours",
             {
                 **self.base,
@@ -88,6 +92,7 @@ class IssueEvents:
                 )
             cursor_ts, cursor_id = datetime(1970, 1, 1) + timedelta(milliseconds=value), str(key)
         rows = run_query(
+            self.client,
             "events/history",
             {
                 **self.base,
@@ -110,6 +115,7 @@ class IssueEvents:
     def over_time(self, since: datetime, until: datetime) -> list[dict[str, Any]]:
         bucket = bucket_seconds(since, until)
         return run_query(
+            self.client,
             "issues/events_over_time", {**self.base, "since": since, "until": until, "bucket_seconds": bucket}
         )
 
@@ -121,12 +127,13 @@ def bucket_seconds(since: datetime, until: datetime) -> int:
     return 300 if span <= 6 * 3600 else 3600 if span <= 4 * 86400 else 86400
 
 
-def find_event(org_id: int, project_ids: list[int], event_id: str) -> dict[str, Any] | None:
+def find_event(client: Client, org_id: int, project_ids: list[int], event_id: str) -> dict[str, Any] | None:
     """Where an event of the organization lives (project, issue), or ``None``."""
     canonical = valid_event_id(event_id)
     if canonical is None or not project_ids:
         return None
-    rows = run_query("events/find", {"org_id": org_id, "project_ids": project_ids, "event_id": canonical})
+    where = {"org_id": org_id, "project_ids": project_ids, "event_id": canonical}
+    rows = run_query(client, "events/find", where)
     if not rows:
         return None
     row = rows[0]

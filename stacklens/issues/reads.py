@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from clickhouse_connect.driver.client import Client
+
 from stacklens.warehouse.queries import run_query
 
 STATUS_TABS: dict[str, tuple[str, ...]] = {
@@ -124,7 +126,7 @@ def decode_cursor(cursor: str) -> tuple[Any, Any, str]:
 
 
 def list_issues(
-    org_id: int, project_id: int, filters: IssueFilters
+    client: Client, org_id: int, project_id: int, filters: IssueFilters
 ) -> tuple[list[dict[str, Any]], str | None]:
     """One page of issues and the cursor of the next page (``None`` on the last page)."""
     since, until = filters.window()
@@ -135,6 +137,7 @@ def list_issues(
             raise BadListRequest("cursor belongs to another sort order; start again from the first page")
         cursor_value, cursor_id = float(value), int(key)
     rows = run_query(
+        client,
         "issues/list",
         {
             "org_id": org_id,
@@ -163,6 +166,7 @@ def list_issues(
     if rows and filters.sort != "users":
         # The list query merges distinct users only for the users sort; the page's issues get theirs here.
         users = run_query(
+            client,
             "issues/list_users",
             {
                 "org_id": org_id,
@@ -183,7 +187,7 @@ def list_issues(
 
 
 def daily_counts(
-    org_id: int, project_id: int, issue_ids: list[int], filters: IssueFilters
+    client: Client, org_id: int, project_id: int, issue_ids: list[int], filters: IssueFilters
 ) -> dict[int, list[int]]:
     """Per issue, one count per day of the shown range (zeros filled), oldest first: the sparklines."""
     if not issue_ids:
@@ -191,6 +195,7 @@ def daily_counts(
     since, until = filters.window()
     first, last = since.date(), until.date()
     rows = run_query(
+        client,
         "issues/sparklines",
         {
             "org_id": org_id,
@@ -214,9 +219,12 @@ def daily_counts(
     return counts
 
 
-def facet_values(org_id: int, project_id: int, filters: IssueFilters) -> dict[str, list[str]]:
+def facet_values(
+    client: Client, org_id: int, project_id: int, filters: IssueFilters
+) -> dict[str, list[str]]:
     since, until = filters.window()
     rows = run_query(
+        client,
         "issues/facet_values",
         {"org_id": org_id, "project_id": project_id, "since": since.date(), "until": until.date()},
     )
@@ -229,19 +237,22 @@ def facet_values(org_id: int, project_id: int, filters: IssueFilters) -> dict[st
     }
 
 
-def issue_summary(org_id: int, project_id: int, issue_id: int) -> dict[str, Any] | None:
-    rows = run_query("issues/summary", {"org_id": org_id, "project_id": project_id, "issue_id": issue_id})
+def issue_summary(client: Client, org_id: int, project_id: int, issue_id: int) -> dict[str, Any] | None:
+    ids = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
+    rows = run_query(client, "issues/summary", ids)
     return rows[0] if rows else None
 
 
-def related_issues(org_id: int, project_id: int, issue_id: int) -> dict[str, list[dict[str, Any]]]:
+def related_issues(
+    client: Client, org_id: int, project_id: int, issue_id: int
+) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for row in run_query(
-        "issues/related", {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
-    ):
+    ids = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
+    for row in run_query(client, "issues/related", ids):
         grouped.setdefault(row["reason"], []).append(row)
     return grouped
 
 
-def status_history(org_id: int, project_id: int, issue_id: int) -> list[dict[str, Any]]:
-    return run_query("issues/history", {"org_id": org_id, "project_id": project_id, "issue_id": issue_id})
+def status_history(client: Client, org_id: int, project_id: int, issue_id: int) -> list[dict[str, Any]]:
+    ids = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
+    return run_query(client, "issues/history", ids)

@@ -19,10 +19,11 @@ import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
-from stacklens.settings import Settings, get_settings
+from stacklens.errors import Unavailable
+from stacklens.settings import Settings
 
 
-class WarehouseUnavailable(RuntimeError):
+class WarehouseUnavailable(Unavailable, RuntimeError):
     """The warehouse cannot be reached or opened; the message says what to do."""
 
 
@@ -93,9 +94,8 @@ def _redact(url: str) -> str:
     return url
 
 
-def ensure_database(settings: Settings | None = None) -> None:
+def ensure_database(settings: Settings) -> None:
     """Create the configured database when missing (the migration runner calls this first)."""
-    settings = settings or get_settings()
     admin = _open(settings.resolved_warehouse_url, None)
     # A string literal, like the migration runner's clause, so macros such as '{cluster}' work too.
     cluster = (settings.warehouse_cluster or "").replace("\\", "\\\\").replace("'", "\\'")
@@ -103,10 +103,14 @@ def ensure_database(settings: Settings | None = None) -> None:
     admin.command(f"CREATE DATABASE IF NOT EXISTS {settings.warehouse_database}{on_cluster}")
 
 
-def get_warehouse(settings: Settings | None = None) -> Client:
-    """A client bound to the configured database; one per (URL, database) per process, thread-safe to share."""
-    settings = settings or get_settings()
-    key = (settings.resolved_warehouse_url, settings.warehouse_database)
+def get_warehouse(settings: Settings) -> Client:
+    """A client bound to ``settings``' database; one per (URL, database) per process, thread-safe to share."""
+    return warehouse_client(settings.resolved_warehouse_url, settings.warehouse_database)
+
+
+def warehouse_client(url: str, database: str) -> Client:
+    """The shared client of ``database`` at ``url`` (what :func:`get_warehouse` resolves settings to)."""
+    key = (url, database)
     with _lock:
         client = _clients.get(key)
         if client is None:

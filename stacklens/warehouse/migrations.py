@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stacklens.settings import Settings, get_settings
+from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
 from stacklens.warehouse.queries import MIGRATIONS_DIR
 
@@ -174,9 +174,8 @@ def _database_exists(settings: Settings) -> bool:
     )
 
 
-def migration_status(settings: Settings | None = None) -> list[MigrationState]:
+def migration_status(settings: Settings) -> list[MigrationState]:
     """Every migration file with its applied time (``applied_at`` None when pending)."""
-    settings = settings or get_settings()
     recorded = _recorded(settings) if _database_exists(settings) else {}
     out = []
     for migration in discover():
@@ -218,7 +217,7 @@ def _modify_ttl(settings: Settings, migration: MigrationFile) -> None:
 
 
 def apply_migrations(
-    settings: Settings | None = None, *, dry_run: bool = False, up_to: int | None = None
+    settings: Settings, *, dry_run: bool = False, up_to: int | None = None
 ) -> list[str]:
     """Apply pending migrations (and retention changes); return the names applied, or that would be.
 
@@ -226,7 +225,6 @@ def apply_migrations(
     ``<name> (retention <days> days)``. ``up_to`` stops after that file number (e.g. ``99``: the raw layer
     only), for staged upgrades and for tests of one layer.
     """
-    settings = settings or get_settings()
     files = [m for m in discover() if up_to is None or m.number <= up_to]
     cluster_clause(settings.warehouse_cluster)  # a bad name is refused before anything runs
     with _run_lock:

@@ -10,8 +10,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from clickhouse_connect.driver.client import Client
+
 import warehouse_sql
-from stacklens.warehouse.client import get_warehouse
 
 QUERIES_DIR = Path(warehouse_sql.__file__).parent / "queries"
 MIGRATIONS_DIR = Path(warehouse_sql.__file__).parent / "migrations"
@@ -26,8 +27,8 @@ def load_query(name: str) -> str:
     return path.read_text()
 
 
-def run_query(name: str, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Run a named query and return its rows as dicts."""
-    result = get_warehouse().query(load_query(name), parameters=parameters or {})
+def run_query(client: Client, name: str, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Run a named query on ``client`` (the caller's warehouse) and return its rows as dicts."""
+    result = client.query(load_query(name), parameters=parameters or {})
     columns = result.column_names
     return [dict(zip(columns, row, strict=True)) for row in result.result_rows]

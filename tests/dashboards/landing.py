@@ -15,6 +15,7 @@ from sentry_sdk.transport import Transport
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.normalise import event_row
 from stacklens.ingest.scrub import scrub_payload
+from stacklens.settings import get_settings
 from stacklens.warehouse.client import get_warehouse
 
 
@@ -80,5 +81,6 @@ def land(org_id: int, project_id: int, payloads: list[dict[str, Any]]) -> list[d
         )
         rows.append(event_row(payload, origin, raw.encode(), raw))
     body = "\n".join(json.dumps(row) for row in rows).encode()
-    get_warehouse().raw_insert("events", insert_block=body, fmt="JSONEachRow")
+    # The test's settings (the `settings` fixture makes them the process's for the test's duration).
+    get_warehouse(get_settings()).raw_insert("events", insert_block=body, fmt="JSONEachRow")
     return rows

@@ -8,7 +8,7 @@ import re
 import dagster as dg
 
 from pipelines.assets.issues import related_issues
-from pipelines.resources import ClickHouseResource
+from pipelines.resources import resources_for
 from tests.dashboards.conftest import sign_in
 from tests.dashboards.landing import land, sdk_event
 
@@ -47,7 +47,7 @@ def test_related_panel_groups_by_reason_with_strength(client, org_factory, store
         ],
     )
     checkout, payment, unrelated = (row["issue_id"] for row in rows)
-    result = dg.materialize([related_issues], resources={"warehouse": ClickHouseResource()})
+    result = dg.materialize([related_issues], resources={"warehouse": resources_for(stores)["warehouse"]})
     assert result.success
 
     sign_in(client, org["email"])

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from pipeline_seed import client, instance
+from pipeline_seed import client, defs, instance
 
-__all__ = ["client", "instance"]
+__all__ = ["client", "defs", "instance"]

@@ -7,9 +7,11 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+import dagster as dg
 import pytest
 from clickhouse_connect.driver.client import Client
 
+from pipelines.definitions import definitions_for
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
 from stacklens.warehouse.migrations import discover
@@ -24,7 +26,7 @@ API_URLS = [
 
 
 @pytest.fixture
-def client(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Client:
+def client(settings: Settings) -> Client:
     ensure_database(settings)
     warehouse = get_warehouse(settings)
     # The raw layer and the pipeline migrations only: a fault in another area's tables must not fail these.
@@ -32,10 +34,13 @@ def client(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Client:
         if int(migration.name[:4]) < 200:
             for statement in migration.statements(settings.retention_days):
                 warehouse.command(statement)
-    monkeypatch.setenv("STACKLENS_WAREHOUSE_URL", settings.resolved_warehouse_url)
-    monkeypatch.setenv("STACKLENS_WAREHOUSE_DATABASE", settings.warehouse_database)
-    monkeypatch.setenv("STACKLENS_DATABASE_URL", settings.resolved_database_url)
     return warehouse
+
+
+@pytest.fixture
+def defs(settings: Settings) -> dg.Definitions:
+    """The definitions with resources bound to this test's settings (what the embedded runner uses)."""
+    return definitions_for(settings)
 
 
 @dataclass

@@ -1,17 +1,22 @@
-"""Budgets set through the store are evaluated by `budget_status`, and each gets its own asset check."""
+"""Budgets set through the store are evaluated by `budget_status`: one row per budget with its verdict, and
+one aggregate check that fails when any is over. The code location does not change with the budgets."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import dagster as dg
 from pipeline_seed import TX_COLS
 
-from pipelines.definitions import current_definitions, defs
+from pipelines.assets.budgets import AGGREGATE_CHECK
+from pipelines.definitions import definitions_for
 from pipelines.embedded import materialize_now
 from stacklens.control.accounts import project_by_slug
-from stacklens.control.budgets import set_budget
+from stacklens.control.budgets import delete_budget, set_budget
 from stacklens.control.db import session_scope
+
+CHECK = f"budget_status:{AGGREGATE_CHECK}"
 
 
 def load(project_id: int, org_id: int, page: str, ms: float, at: datetime) -> list[object]:
@@ -34,34 +39,53 @@ def load(project_id: int, org_id: int, page: str, ms: float, at: datetime) -> li
     return [row[c] for c in TX_COLS]
 
 
-def test_each_budget_has_a_check_that_fails_when_over(client, instance, settings, make_org) -> None:
+def _check_keys(defs: dg.Definitions) -> set[str]:
+    """The asset checks of `budget_status`."""
+    keys = defs.resolve_asset_graph().asset_check_keys
+    return {key.to_user_string() for key in keys if key.asset_key == dg.AssetKey("budget_status")}
+
+
+def _verdicts(client) -> dict[int, tuple[float | None, int]]:  # type: ignore[no-untyped-def]
+    rows = client.query("SELECT budget_id, current_value, passed FROM budget_status FINAL").result_rows
+    return {int(b): (v, int(p)) for b, v, p in rows}
+
+
+def test_each_budget_is_a_row_and_the_aggregate_check_fails_when_any_is_over(
+    client, instance, settings, defs, make_org  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org("Budgeted")
     at = datetime.now(UTC) - timedelta(hours=2)
     rows = [load(org["project_id"], org["org_id"], "/", ms, at) for ms in (1000, 2000, 3000, 4000)]
     rows += [load(org["project_id"], org["org_id"], "/about", 500, at)]
     client.insert("transactions", rows, column_names=TX_COLS)
+    before = _check_keys(defs)
     with session_scope(settings) as session:
         project = project_by_slug(session, org["project"])
         ok, _ = set_budget(session, project, "load_time_ms", "/", 3300)  # p75 of / = 3250 ms
         over, _ = set_budget(session, project, "load_time_ms", "*", 2500)  # p75 over all 5 = 3000 ms
         empty, _ = set_budget(session, project, "lcp_ms", "*", 100)  # no LCP measured: nothing is over
-    current = current_definitions()
-    assert current is not defs and current_definitions() is current  # rebuilt once, then cached
-    checks = {key.name for key in current.resolve_asset_graph().asset_check_keys}
-    assert {f"budget_{ok.id}", f"budget_{over.id}", f"budget_{empty.id}", "budgets_within_limits"} <= checks
+    # Import-pure definitions: adding budgets changes neither the checks nor the definitions object.
+    assert definitions_for(settings) is defs and _check_keys(defs) == before == {CHECK}
 
-    outcomes = materialize_now(current, instance, ["budget_status"])
+    outcomes = materialize_now(defs, instance, ["budget_status"])
     assert [o.job for o in outcomes] == ["budgets_job"] and outcomes[0].success
-    results = outcomes[0].checks
-    assert results[f"budget_status:budget_{ok.id}"] is True
-    assert results[f"budget_status:budget_{over.id}"] is False
-    assert results[f"budget_status:budget_{empty.id}"] is True
-    assert results["budget_status:budgets_within_limits"] is False
-    values = dict(client.query("SELECT budget_id, current_value FROM budget_status FINAL").result_rows)
-    assert values[ok.id] == 3250 and values[over.id] == 3000 and values[empty.id] is None
+    assert outcomes[0].checks == {CHECK: False}
+    assert _verdicts(client) == {ok.id: (3250, 1), over.id: (3000, 0), empty.id: (None, 1)}
+    event = instance.get_latest_asset_check_evaluation_record(
+        dg.AssetCheckKey(dg.AssetKey("budget_status"), AGGREGATE_CHECK)
+    )
+    metadata = event.event.asset_check_evaluation.metadata  # type: ignore[union-attr]
+    assert metadata["over_budget"].value == 1 and metadata["budgets"].value == 3
+    assert metadata[f"budget {over.id} load_time_ms *"].value.startswith("FAIL")
 
-    # Raising the failing budget over its value: a changed budget set rebuilds the definitions and passes.
+    # Raising the failing budget over its value: the same definitions now pass, and the row says so.
     with session_scope(settings) as session:
         set_budget(session, project_by_slug(session, org["project"]), "load_time_ms", "*", 3000)
-    again = materialize_now(current_definitions(), instance, ["budget_status"])[0].checks
-    assert again[f"budget_status:budget_{over.id}"] is True and again["budget_status:budgets_within_limits"]
+    again = materialize_now(definitions_for(settings), instance, ["budget_status"])[0]
+    assert again.checks == {CHECK: True} and _verdicts(client)[over.id] == (3000, 1)
+
+    # A deleted budget leaves the mart on the next run.
+    with session_scope(settings) as session:
+        delete_budget(session, project_by_slug(session, org["project"]), "lcp_ms", "*")
+    materialize_now(defs, instance, ["budget_status"])
+    assert set(_verdicts(client)) == {ok.id, over.id}

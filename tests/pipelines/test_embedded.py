@@ -11,6 +11,7 @@ from pipeline_seed import seed_errors
 
 from pipelines.definitions import build_definitions
 from pipelines.embedded import EmbeddedRunner, dagster_instance, materialize_now, tick_schedule
+from pipelines.resources import resources_for
 from stacklens.settings import Settings
 
 
@@ -29,7 +30,7 @@ def test_runs_after_a_disposed_instance_succeed(settings: Settings, client) -> N
     for round_ in range(3):
         gc.collect()  # whatever an earlier round's handles left behind is gone now
         instance = dagster_instance(settings)
-        defs = build_definitions([])  # a fresh Definitions each time, as a budget change produces
+        defs = build_definitions(resources_for(settings))  # a fresh Definitions each time
         defs.resolve_all_job_defs()
         try:
             outcomes = tick_schedule(defs, _issues_schedule(defs), instance, datetime.now(UTC))

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from pipeline_seed import seed_errors, seed_performance
 
 from pipelines import warehouse_ops as ops
-from pipelines.definitions import current_definitions
 from pipelines.embedded import materialize_now
 from pipelines.execution import JOBS_TAG
 from stacklens.control.db import migrate_control_store
@@ -22,7 +21,7 @@ def _days(client, table: str) -> set[str]:  # type: ignore[no-untyped-def]
     return {r[0] for r in rows}
 
 
-def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings) -> None:  # type: ignore[no-untyped-def]
+def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings, defs) -> None:  # type: ignore[no-untyped-def]
     migrate_control_store(settings)
     earlier = datetime.now(UTC) - timedelta(minutes=5)
     # Errors received minutes before the page views: the next tick's 30 s re-read overlap does not reach them.
@@ -30,8 +29,6 @@ def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings
     seed_performance(
         client, days=[PERF_DAY], views_per_day=20, seed=1, received=earlier + timedelta(minutes=3)
     )
-    defs = current_definitions()
-
     outcomes = materialize_now(defs, instance)
     assert all(o.success for o in outcomes), [o.error for o in outcomes]
     assert [o.job for o in outcomes] == [

@@ -48,10 +48,7 @@ def _users(client, defs, instance) -> tuple[int, int]:  # type: ignore[no-untype
     return int(row[0]), int(row[1])
 
 
-def test_users_affected_stays_exact_across_runs(client, instance) -> None:  # type: ignore[no-untyped-def]
-    from pipelines.definitions import current_definitions
-
-    defs = current_definitions()
+def test_users_affected_stays_exact_across_runs(client, instance, defs) -> None:  # type: ignore[no-untyped-def]
     _insert(client, "events", _events(["ann", "bob", "ann"]), EV_COLS)
     assert _users(client, defs, instance) == (2, 3)  # first run: from the events
 

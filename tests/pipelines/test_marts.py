@@ -8,7 +8,6 @@ import polars as pl
 import pytest
 from pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
 
-from pipelines.definitions import defs
 from pipelines.embedded import materialize_now
 from stacklens.control.db import migrate_control_store
 
@@ -28,7 +27,7 @@ def rows(client, sql: str) -> pl.DataFrame:
 
 
 @pytest.fixture
-def materialized(client, instance, settings):
+def materialized(client, instance, settings, defs):
     migrate_control_store(settings)
     # Received minutes ago, so a later tick's 30 s re-read overlap does not reach back to them.
     earlier = datetime.now(UTC) - timedelta(minutes=5)
@@ -141,7 +140,7 @@ def test_issue_marts_and_trends(client, materialized) -> None:
     assert impact["previous_release"].to_list()[1] == impact["release"].to_list()[0]
 
 
-def test_tick_after_new_data_rebuilds_only_its_days(client, instance, materialized) -> None:
+def test_tick_after_new_data_rebuilds_only_its_days(client, instance, materialized, defs) -> None:
     # Nothing new: every incremental plan skips; only the budgets (control-store driven) run again.
     assert [o.job for o in materialize_now(defs, instance)] == ["budgets_job"]
     late_day = DAY0 - timedelta(days=5)
@@ -166,7 +165,7 @@ def _release_load(transactions: list[dict]) -> dict[str, tuple[int, float]]:
     return {r["release"]: (r["views"], r["p75"]) for r in per.to_dicts()}
 
 
-def test_release_impact_merges_again_only_the_releases_with_new_data(client, instance, materialized) -> None:
+def test_release_impact_merges_again_only_the_releases_with_new_data(client, instance, materialized, defs) -> None:
     perf, _ = materialized
     sql = "SELECT * FROM release_impact FINAL ORDER BY first_seen"
     before = {r["release"]: r for r in rows(client, sql).to_dicts()}

@@ -74,10 +74,7 @@ def _below(client, names: list[str], count: int) -> list[str]:  # type: ignore[n
     return [r[0] for r in rows]
 
 
-def test_relation_ends_when_the_shared_user_leaves_the_sketch(client, instance) -> None:  # type: ignore[no-untyped-def]
-    from pipelines.definitions import current_definitions
-
-    defs = current_definitions()
+def test_relation_ends_when_the_shared_user_leaves_the_sketch(client, instance, defs) -> None:  # type: ignore[no-untyped-def]
     now = datetime.now(UTC)
     # A: users ann, bob; B: ann, cid, dan → complete sets, exact Jaccard: one shared of four, both directions.
     _insert(

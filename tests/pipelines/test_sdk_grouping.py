@@ -15,7 +15,6 @@ import orjson
 import polars as pl
 import pytest
 
-from pipelines.definitions import defs
 from pipelines.embedded import materialize_now
 from stacklens.ingest.service import Attribution, ingest_batch
 from tests.stacklens.ingest.sdk_events import capture
@@ -104,7 +103,7 @@ def window(k: int) -> datetime:
 
 
 @pytest.fixture
-def landed(client, instance, settings, tmp_path) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def landed(client, instance, settings, tmp_path, defs) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
     releases = {1: shop_release(tmp_path, 1), 2: shop_release(tmp_path, 2)}
     options = {"project_root": str(tmp_path), "in_app_include": ["shop_errors"]}
     # Time windows (5 minutes): charge in W0,W1; refund in W1,W2; the others each in their own window.

@@ -29,9 +29,12 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
+    # Alembic's own CLI (`alembic upgrade`) has no caller to hand it settings: the environment's are the
+    # settings of that one command, so this is the composition root of that process.
     from stacklens.control.db import get_engine
+    from stacklens.settings import Settings
 
-    with get_engine().connect() as own:
+    with get_engine(Settings()).connect() as own:
         _run(own)
         own.commit()
 

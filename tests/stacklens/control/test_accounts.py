@@ -19,9 +19,9 @@ def _actions(session, org_id: int) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_create_organization_makes_owner_key_and_log(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, api_key = accounts.create_organization(session, "Acme Inc", "Owner@Example.com", "correct-horse")
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         user = session.scalar(select(User).where(User.email == "owner@example.com"))
         assert user is not None and user.password_hash.startswith("$argon2id$")
         assert accounts.user_memberships(session, user.id)[0][0].id == org.id
@@ -43,56 +43,56 @@ def test_create_organization_makes_owner_key_and_log(control_settings: Settings)
 def test_create_organization_refuses_bad_input(
     control_settings: Settings, name: str, email: str, password: str, message: str
 ) -> None:
-    with pytest.raises(accounts.AccountError, match=message), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match=message), session_scope(control_settings) as session:
         accounts.create_organization(session, name, email, password)
 
 
 def test_duplicate_organization_name_is_refused(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         accounts.create_organization(session, "Acme", "a@b.co", "password-1")
-    with pytest.raises(accounts.AccountError, match="already exists"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="already exists"), session_scope(control_settings) as session:
         accounts.create_organization(session, "acme", "c@d.co", "password-1")
 
 
 def test_authenticate_user(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         accounts.add_member(session, org.id, "m@b.co", "member-pass", role="member")
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         assert accounts.authenticate_user(session, "A@B.co ", "password-1") is not None
         assert accounts.authenticate_user(session, "a@b.co", "wrong-pass") is None
         assert accounts.authenticate_user(session, "nobody@b.co", "password-1") is None
         member = accounts.authenticate_user(session, "m@b.co", "member-pass")
         assert accounts.user_memberships(session, member.id)[0][1] == "member"
-    with pytest.raises(accounts.AccountError, match="role"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="role"), session_scope(control_settings) as session:
         accounts.add_member(session, org.id, "x@b.co", "password-1", role="admin")
 
 
 def test_project_slugs_are_unique_across_organizations(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         one, _ = accounts.create_organization(session, "One", "a@b.co", "password-1")
         two, _ = accounts.create_organization(session, "Two", "c@d.co", "password-1")
         first, _ = accounts.create_project(session, one.id, "Web App")
         second, _ = accounts.create_project(session, two.id, "Web App")
         third, _ = accounts.create_project(session, two.id, "web app!")
     assert (first.slug, second.slug, third.slug) == ("web-app", "web-app-2", "web-app-3")
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         assert accounts.project_by_slug(session, "web-app-2").id == second.id
         with pytest.raises(accounts.AccountError):
             accounts.project_by_slug(session, "web-app-2", org_id=one.id)
-    with pytest.raises(accounts.AccountError, match="platform"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="platform"), session_scope(control_settings) as session:
         accounts.create_project(session, one.id, "X", platform="cobol")
 
 
 def test_api_key_regeneration_refuses_the_old_value(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, old = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         identity = verify_api_key(session, old)
         assert identity is not None and identity.org_name == "Acme" and identity.created_at.tzinfo is not None
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         new = accounts.regenerate_api_key(session, org.id)
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         assert verify_api_key(session, old) is None
         assert verify_api_key(session, new).org_id == org.id
         assert accounts.reveal_api_key(session, org.id, None) == new
@@ -104,22 +104,22 @@ def test_api_key_regeneration_refuses_the_old_value(control_settings: Settings) 
 
 
 def test_verify_api_key_refuses_whitespace_app_keys_and_garbage(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, api_key = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         _, app_key = accounts.create_project(session, org.id, "Web")
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         for raw in (api_key + " ", " " + api_key, api_key + "\n", app_key, "", "stacklens_api_" + "x" * 32):
             assert verify_api_key(session, raw) is None, raw
 
 
 def test_app_key_lifecycle(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         other, _ = accounts.create_organization(session, "Other", "o@b.co", "password-1")
         project, primary = accounts.create_project(session, org.id, "Web")
         worker = accounts.create_app_key(session, project.id, "worker")
     assert worker.startswith("stacklens_app_worker_")
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         found = resolve_app_key(session, org.id, worker)
         assert (found.project_id, found.service) == (project.id, "worker")
         assert resolve_app_key(session, org.id, primary).service is None
@@ -129,14 +129,14 @@ def test_app_key_lifecycle(control_settings: Settings) -> None:
             primary not in k.masked and worker not in k.masked
             for k in accounts.list_app_keys(session, project.id)
         )
-    with pytest.raises(accounts.AccountError, match="already has"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="already has"), session_scope(control_settings) as session:
         accounts.create_app_key(session, project.id, "worker")
-    with pytest.raises(accounts.AccountError, match="invalid service"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="invalid service"), session_scope(control_settings) as session:
         accounts.create_app_key(session, project.id, "Bad_Name")
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         new_worker = accounts.regenerate_app_key(session, project.id, "worker")
         new_primary = accounts.regenerate_app_key(session, project.id)
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         assert resolve_app_key(session, org.id, worker) is None
         assert resolve_app_key(session, org.id, primary) is None
         assert resolve_app_key(session, org.id, new_worker).service == "worker"
@@ -145,21 +145,21 @@ def test_app_key_lifecycle(control_settings: Settings) -> None:
             select(AppKey).where(AppKey.service == "worker", AppKey.revoked_at.is_(None))
         )
         accounts.revoke_app_key(session, worker_row.id)
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         assert resolve_app_key(session, org.id, new_worker) is None
         actions = _actions(session, org.id)
         assert {"app_key.created", "app_key.regenerated", "app_key.viewed", "app_key.revoked"} <= set(actions)
-    with pytest.raises(accounts.AccountError), session_scope() as session:
+    with pytest.raises(accounts.AccountError), session_scope(control_settings) as session:
         accounts.revoke_app_key(session, worker_row.id)
 
 
 def test_set_quota(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         accounts.set_quota(session, org.id, events_per_minute=120, requests_per_second=3)
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         identity_org = accounts.organization_by_name(session, "ACME")
         assert (identity_org.events_per_minute, identity_org.requests_per_second) == (120, 3)
         assert _actions(session, org.id)[-1] == "quota.changed"
-    with pytest.raises(accounts.AccountError, match="events-per-minute"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="events-per-minute"), session_scope(control_settings) as session:
         accounts.set_quota(session, org.id, events_per_minute=0)

@@ -13,27 +13,27 @@ from stacklens.settings import Settings
 
 
 def test_list_add_remove_and_last_owner(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, _ = accounts.create_organization(session, "Acme", "owner@b.co", "password-1")
         first = accounts.list_members(session, org.id)[0][0]
         member = accounts.add_member(session, org.id, "m@b.co", "password-2", actor_user_id=first.id)
         org_id, owner_id, member_id = org.id, first.id, member.id
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         listed = [(user.email, role) for user, role in accounts.list_members(session, org_id)]
         assert listed == [("m@b.co", "member"), ("owner@b.co", "owner")]
         entry = session.scalar(select(ActivityEntry).where(ActivityEntry.action == "member.added"))
         assert entry.actor_user_id == owner_id and entry.detail == {"email": "m@b.co", "role": "member"}
 
-    with pytest.raises(accounts.AccountError, match="last owner"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="last owner"), session_scope(control_settings) as session:
         accounts.remove_member(session, org_id, owner_id)
-    with pytest.raises(accounts.AccountError, match="at least one owner"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="at least one owner"), session_scope(control_settings) as session:
         accounts.add_member(session, org_id, "owner@b.co", "", role="member")
-    with pytest.raises(accounts.AccountError, match="no member"), session_scope() as session:
+    with pytest.raises(accounts.AccountError, match="no member"), session_scope(control_settings) as session:
         accounts.remove_member(session, org_id, 999_999)
 
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         accounts.remove_member(session, org_id, member_id, actor_user_id=owner_id)
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         assert [user.email for user, _ in accounts.list_members(session, org_id)] == ["owner@b.co"]
         # The account stays (it may belong to other organizations); only the membership went.
         assert accounts.authenticate_user(session, "m@b.co", "password-2") is not None
@@ -41,10 +41,10 @@ def test_list_add_remove_and_last_owner(control_settings: Settings) -> None:
         assert actions.count("member.removed") == 1
 
     # With a second owner, the first can step down or leave.
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         accounts.add_member(session, org_id, "m@b.co", "ignored-password", role="owner")
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         accounts.add_member(session, org_id, "owner@b.co", "", role="member")
         accounts.remove_member(session, org_id, owner_id)
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         assert [(u.email, r) for u, r in accounts.list_members(session, org_id)] == [("m@b.co", "owner")]

@@ -10,26 +10,26 @@ from stacklens.settings import Settings
 
 
 def test_key_use_is_aggregated_per_key_per_hour(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, api_key = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         key_id = verify_api_key(session, api_key).api_key_id
     for n in range(3):
-        with session_scope() as session:
+        with session_scope(control_settings) as session:
             record_key_use(
                 session, org.id, "api", key_id, events=10, ip=f"10.0.0.{n}", user_agent=f"shipper/{n}"
             )
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         rows, _ = list_activity(session, org.id)
     used = [r for r in rows if r.action == "api_key.used"]
     assert len(used) == 1
     assert used[0].detail["requests"] == 3 and used[0].detail["events"] == 30
     assert used[0].detail["last_ip"] == "10.0.0.2" and used[0].detail["last_user_agent"] == "shipper/2"
-    with pytest.raises(ValueError), session_scope() as session:
+    with pytest.raises(ValueError), session_scope(control_settings) as session:
         record_key_use(session, org.id, "bogus", key_id)
 
 
 def test_pagination_walks_every_row_once_newest_first(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, api_key = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         project, _ = accounts.create_project(session, org.id, "Web")
         for n in range(7):
@@ -38,7 +38,7 @@ def test_pagination_walks_every_row_once_newest_first(control_settings: Settings
         record_key_use(session, org.id, "app", 2, events=5)
     seen, cursor, pages = [], None, 0
     while True:
-        with session_scope() as session:
+        with session_scope(control_settings) as session:
             rows, cursor = list_activity(session, org.id, cursor=cursor, limit=3)
         seen.extend(rows)
         pages += 1
@@ -52,7 +52,7 @@ def test_pagination_walks_every_row_once_newest_first(control_settings: Settings
 
 
 def test_api_key_only_filter_and_isolation(control_settings: Settings) -> None:
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         other, _ = accounts.create_organization(session, "Other", "o@b.co", "password-1")
         accounts.create_project(session, org.id, "Web")
@@ -60,7 +60,7 @@ def test_api_key_only_filter_and_isolation(control_settings: Settings) -> None:
         record_key_use(session, org.id, "app", 1)
         record_key_use(session, org.id, "api", 1)
         accounts.regenerate_api_key(session, other.id)
-    with session_scope() as session:
+    with session_scope(control_settings) as session:
         rows, _ = list_activity(session, org.id, api_key_only=True)
         everything, _ = list_activity(session, org.id)
         theirs, _ = list_activity(session, other.id)
@@ -70,5 +70,5 @@ def test_api_key_only_filter_and_isolation(control_settings: Settings) -> None:
 
 
 def test_bad_cursor_is_a_value_error(control_settings: Settings) -> None:
-    with pytest.raises(ValueError, match="invalid cursor"), session_scope() as session:
+    with pytest.raises(ValueError, match="invalid cursor"), session_scope(control_settings) as session:
         list_activity(session, 1, cursor="definitely-not-a-cursor")

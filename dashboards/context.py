@@ -16,7 +16,8 @@ from fastapi import Depends, HTTPException, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.models import Membership, Organization, Project, User
+from stacklens.control.accounts import membership
+from stacklens.control.models import Organization, Project, User
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 
@@ -99,11 +100,7 @@ CurrentUser = Annotated[User, Depends(current_user)]
 
 
 def org_viewer(org_slug: str, user: CurrentUser, db: Db) -> Viewer:
-    row = db.execute(
-        select(Organization, Membership.role)
-        .join(Membership, Membership.org_id == Organization.id)
-        .where(Organization.slug == org_slug, Membership.user_id == user.id)
-    ).first()
+    row = membership(db, user.id, org_slug)
     if row is None:
         raise HTTPException(status_code=404, detail="Not Found")
     return Viewer(user=user, org=row[0], role=row[1])
@@ -122,17 +119,6 @@ def project_view(request: Request, project_slug: str, viewer: OrgViewer, db: Db)
 
 
 CurrentProject = Annotated[ProjectView, Depends(project_view)]
-
-
-def user_orgs(db: Session, user_id: int) -> list[tuple[Organization, str]]:
-    """The organizations a user belongs to, with the role, by name."""
-    rows = db.execute(
-        select(Organization, Membership.role)
-        .join(Membership, Membership.org_id == Organization.id)
-        .where(Membership.user_id == user_id)
-        .order_by(Organization.name)
-    ).all()
-    return [(row[0], row[1]) for row in rows]
 
 
 def org_projects(db: Session, org_id: int) -> list[Project]:

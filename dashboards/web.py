@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import plotly
@@ -14,10 +17,27 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from dashboards.context import OwnerRequired, SignInRequired
 from dashboards.rendering import render
 from dashboards.security import CsrfError, SecurityHeadersMiddleware, SessionMiddleware
+from stacklens.errors import Gone, NotFound, StackLensError, Unavailable
 
 STATIC_DIR = Path(__file__).parent / "static"
 # Served from the installed package so the version always matches the Python figure builders; no CDN.
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+# A domain error that reaches a page: its status and the page's title (routes that can do better, such as
+# the issue list keeping its filters, catch their errors themselves).
+PAGE_ERRORS: tuple[tuple[type[StackLensError], int, str], ...] = (
+    (NotFound, 404, "Page not found"),
+    (Gone, 410, "No longer available"),
+    (Unavailable, 503, "Temporarily unavailable"),
+    (StackLensError, 400, "Something is wrong with this request"),
+)
+
+
+async def _answer(handler: Callable[..., Any], request: Request, exc: Exception) -> Response:
+    """The answer of an exception handler registered before this module's (sync or async)."""
+    result = handler(request, exc)
+    return await result if inspect.isawaitable(result) else result
 
 
 def _is_api(request: Request) -> bool:
@@ -60,6 +80,16 @@ def install(app: FastAPI) -> None:
     async def _csrf(request: Request, exc: CsrfError) -> Response:
         return render(request, "error.html", {"title": "Form expired", "message": str(exc)}, 400)
 
+    domain = app.exception_handlers.get(StackLensError)
+
+    @app.exception_handler(StackLensError)
+    async def _domain(request: Request, exc: StackLensError) -> Response:
+        # The API answers with its error map (api/errors.py); a page shows the message on the error page.
+        if _is_api(request) and domain is not None:
+            return await _answer(domain, request, exc)
+        status, title = next((s, t) for kind, s, t in PAGE_ERRORS if isinstance(exc, kind))
+        return render(request, "error.html", {"title": title, "message": str(exc)}, status)
+
     previous = app.exception_handlers.get(StarletteHTTPException)
 
     @app.exception_handler(StarletteHTTPException)
@@ -71,7 +101,7 @@ def install(app: FastAPI) -> None:
             or request.url.path.startswith("/openapi")
         ):
             if previous is not None:
-                return await previous(request, exc)
+                return await _answer(previous, request, exc)
             # Mounted without the API's handlers: the same JSON shape, built here.
             return JSONResponse(
                 {"error": str(exc.detail), "detail": ""},

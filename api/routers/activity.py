@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from api.deps import ApiAuth, DbSession
-from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.activity import MAX_PAGE, list_activity
 from stacklens.control.models import iso_utc
@@ -44,12 +43,9 @@ def activity(
     limit: int = Query(default=50, ge=1, le=MAX_PAGE),
 ) -> ActivityPage:
     """One page of the activity log; use is aggregated per key per hour."""
-    try:
-        rows, next_cursor = list_activity(
-            session, identity.org_id, api_key_only=api_key_only, cursor=cursor, limit=limit
-        )
-    except ValueError as exc:
-        raise ApiError(400, "Bad Request", str(exc)) from exc
+    rows, next_cursor = list_activity(
+        session, identity.org_id, api_key_only=api_key_only, cursor=cursor, limit=limit
+    )
     return ActivityPage(
         items=[
             ActivityOut(

@@ -7,17 +7,19 @@ answers carry its latest current value and pass/fail. Another organization's pro
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from typing import get_type_hints
+
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from api.deps import ApiAuth, AppSettings, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
 from stacklens.control import budgets as budget_store
-from stacklens.control.accounts import AccountError
 from stacklens.control.models import Budget, Project
-from stacklens.performance.budget_rules import BUDGET_METRICS, BudgetError
+from stacklens.performance.budget_rules import BUDGET_METRICS
 from stacklens.settings import Settings
 
 router = APIRouter(prefix="/api", tags=["budgets"])
@@ -44,15 +46,18 @@ class BudgetUpdate(BaseModel):
     value: float
 
 
-class BudgetOut(BaseModel):
-    id: int
-    project: str
-    metric: str
-    scope: str
-    value: float
-    unit: str
-    description: str
-    created_at: str
+# The answer lists a budget as the core's BudgetRow has it (one definition of the fields), minus the
+# internal ids: the project is named by its slug.
+INTERNAL_FIELDS = frozenset({"org_id", "project_id"})
+_ROW_TYPES = get_type_hints(budget_store.BudgetRow)
+BudgetFields = create_model(  # type: ignore[call-overload]
+    "BudgetFields", **{name: (kind, ...) for name, kind in _ROW_TYPES.items() if name not in INTERNAL_FIELDS}
+)
+
+
+class BudgetOut(BudgetFields):  # type: ignore[misc, valid-type]
+    """A budget with its latest evaluation."""
+
     current_value: float | None = Field(description="Latest evaluation (last 7 days); null before the first.")
     passed: bool | None = Field(
         description="Whether the current value is within the budget; null before the first evaluation."
@@ -62,13 +67,6 @@ class BudgetOut(BaseModel):
 
 class BudgetList(BaseModel):
     budgets: list[BudgetOut]
-
-
-def _project(session: DbSession, org_id: int, slug: str) -> Project:
-    try:
-        return accounts.project_by_slug(session, slug, org_id=org_id)
-    except AccountError as exc:
-        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
 
 
 def _evaluations(
@@ -99,28 +97,15 @@ def _out(rows: list[budget_store.BudgetRow], settings: Settings, org_id: int) ->
     out = []
     for row in rows:
         current, passed, at = evaluated.get(row.id, (None, None, None))
-        out.append(
-            BudgetOut(
-                id=row.id,
-                project=row.project,
-                metric=row.metric,
-                scope=row.scope,
-                value=row.value,
-                unit=row.unit,
-                description=row.description,
-                created_at=row.created_at,
-                current_value=current,
-                passed=passed,
-                evaluated_at=at,
-            )
-        )
+        public = {k: v for k, v in asdict(row).items() if k not in INTERNAL_FIELDS}
+        out.append(BudgetOut(**public, current_value=current, passed=passed, evaluated_at=at))
     return out
 
 
 @router.get("/projects/{slug}/budgets", response_model=BudgetList, responses=ERRORS)
 def list_budgets(slug: str, identity: ApiAuth, session: DbSession, settings: AppSettings) -> BudgetList:
     """The project's budgets with their latest evaluation."""
-    project = _project(session, identity.org_id, slug)
+    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     return BudgetList(budgets=_out(budget_store.list_budgets(session, project), settings, identity.org_id))
 
 
@@ -129,12 +114,8 @@ def create_budget(
     slug: str, body: BudgetIn, identity: ApiAuth, session: DbSession, settings: AppSettings
 ) -> BudgetOut:
     """Add a budget; it is evaluated on the next budgets run (every 5 minutes)."""
-    project = _project(session, identity.org_id, slug)
-    try:
-        row = budget_store.create_budget(session, project, body.metric, body.scope, body.value)
-    except BudgetError as exc:
-        status = 409 if "already has a budget" in str(exc) else 400
-        raise ApiError(status, "Conflict" if status == 409 else "Bad Request", str(exc)) from exc
+    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
+    row = budget_store.create_budget(session, project, body.metric, body.scope, body.value)
     return _out([row], settings, identity.org_id)[0]
 
 
@@ -151,11 +132,7 @@ def update_budget(
 ) -> BudgetOut:
     """Change a budget's value (and optionally its metric or scope)."""
     budget, project = _owned(session, budget_id, identity.org_id)
-    try:
-        row = budget_store.update_budget(session, budget, project, body.metric, body.scope, body.value)
-    except BudgetError as exc:
-        status = 409 if "another budget" in str(exc) else 400
-        raise ApiError(status, "Conflict" if status == 409 else "Bad Request", str(exc)) from exc
+    row = budget_store.update_budget(session, budget, project, body.metric, body.scope, body.value)
     return _out([row], settings, identity.org_id)[0]
 
 

@@ -17,7 +17,7 @@ from stacklens.control.models import Project
 from stacklens.issues import payload_view as ev
 from stacklens.issues.actions import StatusRequest, apply_status
 from stacklens.issues.events import IssueEvents, find_event
-from stacklens.issues.reads import BadListRequest, IssueFilters, issue_summary, list_issues
+from stacklens.issues.reads import IssueFilters, issue_summary, list_issues
 
 router = APIRouter(prefix="/api", tags=["issues"])
 NOT_FOUND = ApiError(404, "Not Found", "no such resource in this organization")
@@ -118,10 +118,7 @@ def project_issues(
     if project is None:
         raise NOT_FOUND
     filters = IssueFilters(status, environment, release, level, service, range, query, sort, cursor, limit)
-    try:
-        rows, next_cursor = list_issues(client, auth.org_id, project.id, filters.validate())
-    except BadListRequest as exc:
-        raise ApiError(400, "Bad Request", str(exc)) from exc
+    rows, next_cursor = list_issues(client, auth.org_id, project.id, filters.validate())
     return IssuePage(issues=[_issue_out(project, r) for r in rows], next_cursor=next_cursor)
 
 
@@ -144,10 +141,7 @@ def issue_events(
     """An issue's occurrences, newest first, cursor-paginated."""
     project, summary = _issue(auth, db, client, issue_id)
     events = IssueEvents(client, auth.org_id, project.id, int(issue_id), summary.get("fingerprint") or "")
-    try:
-        rows, next_cursor = events.history(cursor=cursor, limit=limit)
-    except BadListRequest as exc:
-        raise ApiError(400, "Bad Request", str(exc)) from exc
+    rows, next_cursor = events.history(cursor=cursor, limit=limit)
     out = [
         EventSummary(
             event_id=r["event_id"],

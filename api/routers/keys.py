@@ -13,7 +13,6 @@ from api.deps import ApiAuth, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
-from stacklens.control.errors import AccountError
 from stacklens.control.keys import API_KEY_PREFIX
 from stacklens.control.models import AppKey, Project, iso_utc
 
@@ -41,17 +40,6 @@ class AppKeyValue(BaseModel):
 
 class AppKeyCreate(BaseModel):
     service: str = Field(description="Service name: `[a-z][a-z0-9-]{0,30}`, e.g. `worker`.")
-
-
-def _project(session: DbSession, org_id: int, slug: str) -> Project:
-    try:
-        return accounts.project_by_slug(session, slug, org_id=org_id)
-    except AccountError as exc:
-        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
-
-
-def _bad(exc: AccountError) -> ApiError:
-    return ApiError(400, "Bad Request", str(exc))
 
 
 def _app_key_value(session: DbSession, project: Project, value: str, service: str | None) -> AppKeyValue:
@@ -92,11 +80,8 @@ def regenerate_api_key(identity: ApiAuth, session: DbSession) -> ApiKeyValue:
 )
 def create_app_key(slug: str, body: AppKeyCreate, identity: ApiAuth, session: DbSession) -> AppKeyValue:
     """A per-service app key for the project (`stacklens_app_<service>_…`)."""
-    project = _project(session, identity.org_id, slug)
-    try:
-        value = accounts.create_app_key(session, project.id, body.service)
-    except AccountError as exc:
-        raise _bad(exc) from exc
+    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
+    value = accounts.create_app_key(session, project.id, body.service)
     return _app_key_value(session, project, value, body.service)
 
 
@@ -114,11 +99,8 @@ def regenerate_app_key(
     ),
 ) -> AppKeyValue:
     """Replace the project's primary (or one service's) app key; the old value stops working at once."""
-    project = _project(session, identity.org_id, slug)
-    try:
-        value = accounts.regenerate_app_key(session, project.id, service)
-    except AccountError as exc:
-        raise _bad(exc) from exc
+    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
+    value = accounts.regenerate_app_key(session, project.id, service)
     return _app_key_value(session, project, value, service)
 
 
@@ -134,11 +116,8 @@ def reveal_app_key(
     service: str | None = Query(default=None, description="Reveal this service's key; omit for the primary."),
 ) -> AppKeyValue:
     """The full value of the project's primary (or one service's) app key (logged as a view)."""
-    project = _project(session, identity.org_id, slug)
-    try:
-        value = accounts.reveal_app_key(session, project.id, service)
-    except AccountError as exc:
-        raise ApiError(404, "Not Found", str(exc)) from exc
+    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
+    value = accounts.reveal_app_key(session, project.id, service)
     return _app_key_value(session, project, value, service)
 
 
@@ -147,7 +126,7 @@ def reveal_app_key(
 )
 def revoke_app_key(slug: str, app_key_id: int, identity: ApiAuth, session: DbSession) -> Response:
     """Revoke one app key of the project."""
-    project = _project(session, identity.org_id, slug)
+    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     row = session.get(AppKey, app_key_id)
     if row is None or row.project_id != project.id or row.revoked_at is not None:
         raise ApiError(404, "Not Found", f"no current app key {app_key_id} in project {slug!r}")

@@ -10,7 +10,7 @@ import re
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
@@ -30,7 +30,7 @@ from stacklens.control.credentials import (  # noqa: F401  (re-exported: one imp
     revoke_app_key,
     unique_slug,
 )
-from stacklens.control.errors import AccountError
+from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.models import Membership, Organization, Project, User
 
 ROLES = ("owner", "member")
@@ -157,7 +157,7 @@ def remove_member(session: Session, org_id: int, user_id: int, actor_user_id: in
         select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id)
     )
     if membership is None:
-        raise AccountError(f"no member with id {user_id} in this organization")
+        raise AccountNotFound(f"no member with id {user_id} in this organization")
     if membership.role == "owner" and _owner_count(session, org_id) <= 1:
         raise AccountError("the last owner cannot be removed; make someone else an owner first")
     user = session.get(User, user_id)
@@ -187,20 +187,32 @@ def authenticate_user(session: Session, email: str, password: str) -> User | Non
     return user
 
 
-def user_memberships(session: Session, user_id: int) -> list[tuple[Organization, str]]:
-    rows = session.execute(
+def _memberships(user_id: int) -> Select:  # rows of (Organization, role)
+    """The one query of a user's organizations with the role in each (every membership read starts here)."""
+    return (
         select(Organization, Membership.role)
         .join(Membership, Membership.org_id == Organization.id)
         .where(Membership.user_id == user_id)
-        .order_by(Organization.name)
     )
+
+
+def user_memberships(session: Session, user_id: int) -> list[tuple[Organization, str]]:
+    """The organizations a user belongs to, with the role, by name."""
+    rows = session.execute(_memberships(user_id).order_by(Organization.name))
     return [(org, role) for org, role in rows]
+
+
+def membership(session: Session, user_id: int, org_slug: str) -> tuple[Organization, str] | None:
+    """The organization ``org_slug`` with the user's role in it; ``None`` when the user is not a member
+    (or it does not exist: the two are not told apart)."""
+    row = session.execute(_memberships(user_id).where(Organization.slug == org_slug)).first()
+    return (row[0], row[1]) if row else None
 
 
 def get_organization(session: Session, org_id: int) -> Organization:
     org = session.get(Organization, org_id)
     if org is None:
-        raise AccountError(f"no organization with id {org_id}")
+        raise AccountNotFound(f"no organization with id {org_id}")
     return org
 
 
@@ -210,7 +222,7 @@ def organization_by_name(session: Session, name: str) -> Organization:
     org = session.scalar(select(Organization).where(func.lower(Organization.name) == name.lower()))
     org = org or session.scalar(select(Organization).where(Organization.slug == name.lower()))
     if org is None:
-        raise AccountError(f"no organization named {name!r}")
+        raise AccountNotFound(f"no organization named {name!r}")
     return org
 
 
@@ -221,7 +233,8 @@ def project_by_slug(session: Session, slug: str, org_id: int | None = None) -> P
         query = query.where(Project.org_id == org_id)
     project = session.scalar(query)
     if project is None:
-        raise AccountError(f"no project with slug {slug!r}")
+        where = " in this organization" if org_id is not None else ""
+        raise AccountNotFound(f"no project with slug {slug!r}{where}")
     return project
 
 

@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from stacklens.control.models import ActivityEntry, KeyUsage, utcnow
+from stacklens.errors import InvalidInput
 
 KEY_KINDS = ("api", "app")
 MAX_PAGE = 200
@@ -74,7 +75,7 @@ def record_key_use(
 ) -> None:
     """Add one use to the key's row of the current hour (insert or increment, atomically)."""
     if key_kind not in KEY_KINDS:
-        raise ValueError(f"key_kind must be one of {KEY_KINDS}")
+        raise InvalidInput(f"key_kind must be one of {KEY_KINDS}")
     now = utcnow()
     hour = now.replace(minute=0, second=0, microsecond=0)
     values = {
@@ -110,13 +111,13 @@ def _encode_cursor(row_time: datetime, rank: int, row_id: int) -> str:
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, int, int]:
-    """``ValueError`` with a plain message when the cursor was not made by :func:`list_activity`."""
+    """:class:`~stacklens.errors.InvalidInput` (a ``ValueError``) with a plain message when the cursor was not made by :func:`list_activity`."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         stamp, rank, row_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
         return datetime.fromisoformat(stamp), int(rank), int(row_id)
     except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ValueError("invalid cursor; pass the next_cursor of the previous page") from exc
+        raise InvalidInput("invalid cursor; pass the next_cursor of the previous page") from exc
 
 
 def _before(column, id_column, rank: int, cursor: tuple[datetime, int, int] | None):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.models import Budget, Project, iso_utc
-from stacklens.performance.budget_rules import BUDGET_METRICS, BudgetError, validate_budget
+from stacklens.performance.budget_rules import BUDGET_METRICS, DuplicateBudget, validate_budget
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def create_budget(session: Session, project: Project, metric: str, scope: str, v
     """A new budget; :class:`BudgetError` when invalid or when the metric already has one on that scope."""
     metric, scope, value = validate_budget(metric, scope, value)
     if _find(session, project, metric, scope) is not None:
-        raise BudgetError(f"{metric} on {scope} already has a budget; change it instead")
+        raise DuplicateBudget(f"{metric} on {scope} already has a budget; change it instead")
     budget = Budget(org_id=project.org_id, project_id=project.id, metric=metric, scope=scope, value=value)
     session.add(budget)
     session.flush()
@@ -97,7 +97,7 @@ def update_budget(
     metric, scope, value = validate_budget(metric or budget.metric, scope or budget.scope, value)
     other = _find(session, project, metric, scope)
     if other is not None and other.id != budget.id:
-        raise BudgetError(f"{metric} on {scope} already has another budget ({other.id})")
+        raise DuplicateBudget(f"{metric} on {scope} already has another budget ({other.id})")
     budget.metric, budget.scope, budget.value = metric, scope, value
     session.flush()
     return as_row(budget, project)
@@ -111,8 +111,3 @@ def delete_budget(session: Session, project: Project, metric: str, scope: str) -
     session.delete(budget)
     return True
 
-
-def all_budgets(session: Session) -> list[BudgetRow]:
-    """Every budget of every organization (the pipelines evaluate them all)."""
-    rows = session.execute(select(Budget, Project).join(Project, Project.id == Budget.project_id)).all()
-    return sorted((as_row(b, p) for b, p in rows), key=lambda r: r.id)

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
 from stacklens.control.db import session_settings
-from stacklens.control.errors import AccountError
+from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.keys import (
     APP_KEY_PREFIX,
     decrypt_value,
@@ -81,7 +81,7 @@ def new_api_key(session: Session, org_id: int, actor_user_id: int | None) -> tup
 def regenerate_api_key(session: Session, org_id: int, actor_user_id: int | None = None) -> str:
     """Replace the organization's API key; the old value stops working when this transaction commits."""
     if session.get(Organization, org_id) is None:
-        raise AccountError(f"no organization with id {org_id}")
+        raise AccountNotFound(f"no organization with id {org_id}")
     old = _current_api_key(session, org_id)
     if old is not None:
         old.revoked_at = utcnow()
@@ -102,7 +102,7 @@ def reveal_api_key(session: Session, org_id: int, actor_user_id: int | None) -> 
     """The current API key's full value; the view is logged."""
     row = _current_api_key(session, org_id)
     if row is None:
-        raise AccountError("the organization has no current API key; regenerate one")
+        raise AccountNotFound("the organization has no current API key; regenerate one")
     value = decrypt_value(row.key_encrypted, session_settings(session))
     record_activity(session, org_id, "api_key.viewed", "api_key", row.id, actor_user_id, {"last4": row.last4})
     return value
@@ -121,7 +121,7 @@ def create_project(session: Session, org_id: int, name: str, platform: str = "py
     if platform not in PLATFORMS:
         raise AccountError(f"unknown platform {platform!r}; use one of {', '.join(PLATFORMS)}")
     if session.get(Organization, org_id) is None:
-        raise AccountError(f"no organization with id {org_id}")
+        raise AccountNotFound(f"no organization with id {org_id}")
     project = Project(org_id=org_id, name=name, slug=unique_slug(session, Project, name), platform=platform)
     session.add(project)
     session.flush()
@@ -170,7 +170,7 @@ def current_app_key(session: Session, project_id: int, service: str | None = Non
 def _project(session: Session, project_id: int) -> Project:
     project = session.get(Project, project_id)
     if project is None:
-        raise AccountError(f"no project with id {project_id}")
+        raise AccountNotFound(f"no project with id {project_id}")
     return project
 
 
@@ -210,7 +210,7 @@ def revoke_app_key(session: Session, app_key_id: int, actor_user_id: int | None 
     """Revoke one app key (a per-service key usually; the primary one too, for a leaked key)."""
     row = session.get(AppKey, app_key_id)
     if row is None or row.revoked_at is not None:
-        raise AccountError(f"no current app key with id {app_key_id}")
+        raise AccountNotFound(f"no current app key with id {app_key_id}")
     row.revoked_at = utcnow()
     record_activity(
         session,
@@ -229,7 +229,7 @@ def reveal_app_key(
     """The full value of the project's primary (or the service's) app key; the view is logged."""
     row = _current_app_key(session, project_id, service)
     if row is None:
-        raise AccountError("no current app key for that project and service")
+        raise AccountNotFound("no current app key for that project and service")
     value = decrypt_value(row.key_encrypted, session_settings(session))
     record_activity(
         session,

@@ -16,7 +16,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from stacklens.errors import StackLensError
+from stacklens.errors import Conflict
 from stacklens.settings import Settings
 
 API_KEY_PREFIX = "stacklens_api_"
@@ -34,7 +34,7 @@ _APP_KEY_RE = re.compile(
 _HKDF_INFO = b"stacklens key-encryption v1"
 
 
-class KeyDecryptionError(StackLensError, ValueError):
+class KeyDecryptionError(Conflict, ValueError):
     """A stored key copy cannot be decrypted (the server secret changed since it was written)."""
 
 

@@ -18,17 +18,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.models import ShareLink, User
+from stacklens.errors import Gone, InvalidInput
 
 EXPIRY_DAYS = (1, 7, 30)
 MAX_RANGE = timedelta(days=366)
 LIST_LIMIT = 50
 
 
-class ShareRefused(ValueError):
+class ShareRefused(InvalidInput):
     """The share form asked for something that cannot be shared; the message says what to change."""
 
 
-class LinkGone(Exception):
+class LinkGone(Gone):
     """A genuine link that expired or was revoked (the page says so, with 410 Gone)."""
 
 

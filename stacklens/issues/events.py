@@ -7,7 +7,7 @@ Each query filters on the issue's fingerprint as well as its id, so it runs on t
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -16,6 +16,18 @@ from stacklens.issues.reads import BadListRequest, decode_cursor, encode_cursor
 from stacklens.warehouse.queries import run_query
 
 HISTORY_PAGE = 25
+EPOCH = datetime(1970, 1, 1)
+# An open end reaches this far past now (UTC), so events stamped ahead by a skewed client clock still show.
+OPEN_END = timedelta(days=366)
+
+
+def event_window(
+    since: datetime | None, until: datetime | None, now: datetime | None = None
+) -> dict[str, datetime]:
+    """The query bounds for an optional [since, until]: naive UTC, as the warehouse stores timestamps. An open
+    start is the epoch; an open end is a year past ``now`` (a timedelta, so 29 February has no special case)."""
+    current = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
+    return {"since": since or EPOCH, "until": until or current + OPEN_END}
 
 
 def valid_event_id(value: str) -> str | None:
@@ -38,10 +50,7 @@ class IssueEvents:
         self.base["fingerprint"] = fingerprint
 
     def _window(self, since: datetime | None, until: datetime | None) -> dict[str, Any]:
-        return {
-            "since": since or datetime(1970, 1, 1),
-            "until": until or datetime.now().replace(year=datetime.now().year + 1),
-        }
+        return event_window(since, until)
 
     def latest(self, since: datetime | None = None, until: datetime | None = None) -> str | None:
         rows = run_query(self.client, "events/latest", {**self.base, **self._window(since, until)})
@@ -83,14 +92,14 @@ class IssueEvents:
         until: datetime | None = None,
     ) -> tuple[list[dict[str, Any]], str | None]:
         """One page of occurrences, newest first, and the next page's cursor."""
-        cursor_ts, cursor_id = datetime(1970, 1, 1), ""
+        cursor_ts, cursor_id = EPOCH, ""
         if cursor:
             value, key, _ = decode_cursor(cursor)
             if not isinstance(value, int | float) or valid_event_id(str(key)) is None:
                 raise BadListRequest(
                     "cursor is not one this server handed out; start again from the first page"
                 )
-            cursor_ts, cursor_id = datetime(1970, 1, 1) + timedelta(milliseconds=value), str(key)
+            cursor_ts, cursor_id = EPOCH + timedelta(milliseconds=value), str(key)
         rows = run_query(
             self.client,
             "events/history",
@@ -108,7 +117,7 @@ class IssueEvents:
         if len(rows) > limit:
             rows = rows[:limit]
             last = rows[-1]
-            millis = (last["timestamp"] - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
+            millis = (last["timestamp"] - EPOCH) // timedelta(milliseconds=1)
             next_cursor = encode_cursor(millis, last["event_id"])
         return rows, next_cursor
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.errors import InvalidInput
 from stacklens.warehouse.queries import run_query
 
 STATUS_TABS: dict[str, tuple[str, ...]] = {
@@ -40,7 +41,7 @@ DEFAULT_PAGE = 25
 PAGE_SIZES = (10, 25, 50, 100)  # the list page's "per page" choices (the JSON API takes any 1..MAX_PAGE)
 
 
-class BadListRequest(ValueError):
+class BadListRequest(InvalidInput):
     """A filter, sort, range or cursor the list cannot use; the message says which and why."""
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from stacklens.errors import Conflict, InvalidInput
+
 # metric -> (what it measures, unit). Every metric is "lower is better": a budget passes when value <= budget.
 BUDGET_METRICS: dict[str, tuple[str, str]] = {
     "load_time_ms": ("total page load time, p75", "ms"),
@@ -18,8 +20,12 @@ WINDOW_DAYS = 7
 _SCOPE = re.compile(r"^(\*|/[^\s]{0,299})$")
 
 
-class BudgetError(ValueError):
+class BudgetError(InvalidInput):
     """A budget definition is invalid; the message says which part and why."""
+
+
+class DuplicateBudget(BudgetError, Conflict):
+    """The metric already has a budget on that scope (change that one instead)."""
 
 
 def validate_budget(metric: str, scope: str, value: float) -> tuple[str, str, float]:

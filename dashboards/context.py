@@ -16,7 +16,7 @@ from fastapi import Depends, HTTPException, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.accounts import membership
+from stacklens.control.accounts import membership, user_memberships
 from stacklens.control.models import Organization, Project, User
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
@@ -119,6 +119,11 @@ def project_view(request: Request, project_slug: str, viewer: OrgViewer, db: Db)
 
 
 CurrentProject = Annotated[ProjectView, Depends(project_view)]
+
+
+def user_orgs(db: Session, user_id: int) -> list[tuple[Organization, str]]:
+    """The organizations a user belongs to, with the role, by name (the query lives in the accounts)."""
+    return user_memberships(db, user_id)
 
 
 def org_projects(db: Session, org_id: int) -> list[Project]:

@@ -7,10 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from dashboards.context import CurrentUser, Db, OrgViewer, org_projects
+from dashboards.context import CurrentUser, Db, OrgViewer, org_projects, user_orgs
 from dashboards.rendering import render
 from dashboards.security import check_csrf, sign_in, sign_out
-from stacklens.control.accounts import user_memberships
 
 router = APIRouter(include_in_schema=False)
 
@@ -57,7 +56,7 @@ def logout(request: Request, csrf_token: Annotated[str, Form()] = "") -> Respons
 
 @router.get("/", response_class=HTMLResponse)
 def home(request: Request, user: CurrentUser, db: Db) -> Response:
-    orgs = user_memberships(db, user.id)
+    orgs = user_orgs(db, user.id)
     if len(orgs) == 1:
         return RedirectResponse(f"/orgs/{orgs[0][0].slug}", status_code=303)
     return render(request, "home.html", {"user": user, "orgs": orgs})

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import yaml
 
-from stacklens.demo.supervisor import Child, Supervisor, python_module
+from stacklens.demo.supervisor import Child, StopRequested, Supervisor, python_module
 from stacklens.errors import Unavailable
 from stacklens.listen import base_url, check_port_free
 from stacklens.settings import Settings
@@ -103,6 +103,22 @@ def _wait_healthy(url: str, server: Child) -> bool:
 
 
 def run(settings: Settings, host: str, port: int, shop_port: int, backfill_days: int = 35) -> int:
+    """Start everything under one supervisor; a stop signal at any point (even during start-up) stops all."""
+    sup = Supervisor(run_file=settings.data_dir / "run" / "up.json")
+    sup.install_signal_handlers()
+    try:
+        sup.reclaim()  # AlreadyRunning (a Conflict) when an earlier run still lives: the CLI says so
+        return _start_all(sup, settings, host, port, shop_port, backfill_days)
+    except StopRequested:
+        print("\nstopping...", flush=True)
+        sup.stop()
+        print("all stopped.", flush=True)
+        return 0
+    finally:
+        sup.restore_signal_handlers()
+
+
+def _start_all(sup: Supervisor, settings: Settings, host: str, port: int, shop_port: int, backfill_days: int) -> int:
     check_port_free(host, port)
     check_port_free("127.0.0.1", shop_port)
     keys = ensure_demo(settings)
@@ -115,7 +131,6 @@ def run(settings: Settings, host: str, port: int, shop_port: int, backfill_days:
     write_shipper_config(config_path, keys, f"http://127.0.0.1:{port}", storage)
     env = {"STACKLENS_DATA_DIR": str(settings.data_dir)}
 
-    sup = Supervisor()
     print("Starting StackLens and the demo:", flush=True)
     server = sup.start(Child("server", [_console_script("stacklens"), "serve", "--host", host, "--port", str(port)],
                              logs / "server.log", env))

@@ -90,6 +90,7 @@ class Agent:
         grace period ended with a batch unanswered, 1 when the shipper cannot start."""
         log.info("Starting shipper...")
         status = 0
+        started = False  # a shipper that never started has no tracker to save (and no second report)
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, self._on_hup)
@@ -98,6 +99,7 @@ class Agent:
             if self.stopping:
                 return status
             self.scanner.load()
+            started = True
             self._save(force=True)  # a recovered or re-read tracker is made durable before anything is sent
             self._check_connection()
             while not self.stopping:
@@ -114,7 +116,8 @@ class Agent:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             self.scanner.set_state("stopped")
-            self._save(force=True)
+            if started:
+                self._save(force=True)
             self.transport.close()
         log.info("Shipper stopped (peak RSS %.1f MiB)", peak_rss_mib())
         return status
@@ -146,10 +149,12 @@ class Agent:
         if ok:
             self.connected = True
             log.info("Connected to stacklens (organization: %s)", detail)
-        else:
+        elif detail == "Authentication failed":
             log.error(
                 "%s: check apiKey in %s (the API key, not the application key)", detail, self.config.path
             )
+        else:
+            log.error("%s", detail)
 
     # -- loop --------------------------------------------------------------------------------------
     def _step(self) -> None:

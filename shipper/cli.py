@@ -52,6 +52,14 @@ def _validate(path: str) -> int:
         for problem in exc.problems:
             print(f"  - {problem}", file=sys.stderr)
         return 1
+    from shipper.config import storage_problems
+
+    problems = storage_problems(config.storage_path)
+    if problems:
+        print(f"{path}: {len(problems)} problem(s):", file=sys.stderr)
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 1
     print(f"{config.path}: configuration is valid")
     return 0
 
@@ -69,7 +77,10 @@ def _test(config: Config) -> int:
     finally:
         transport.close()
     if not ok:
-        log.error("%s", detail if detail == "Authentication failed" else f"Authentication failed: {detail}")
+        if detail == "Authentication failed":
+            log.error("Authentication failed: check apiKey in %s (the API key, not the application key)", config.path)
+        else:
+            log.error("%s", detail)
         return 1
     log.info("Connected to stacklens (organization: %s)", detail)
     return 0
@@ -80,7 +91,11 @@ def _status(config: Config, as_json: bool) -> int:
 
     status = collect(config)
     print(json.dumps(status, indent=2) if as_json else render(status))
-    return 0
+    # Exit 1 when something the shipper needs cannot be read, so scripts and health checks notice.
+    unreadable = any(p.startswith("Storage path") for p in status["problems"]) or any(
+        "error" in row for row in status["files"]
+    )
+    return 1 if unreadable else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -221,6 +221,40 @@ def _git_ignored(work_tree: Path, path: Path) -> bool:
     return result.returncode == 0
 
 
+def storage_problems(storage: Path) -> list[str]:
+    """What keeps the shipper from reading the logs in ``storage`` or writing its tracker there.
+
+    Tried for real (list, create and remove a probe file, open each log file) rather than with ``os.access``,
+    which answers for the real user id and so says yes to root even where capabilities were dropped.
+    """
+    remedy = "grant the shipper user read access to the logs and write access to the log directory"
+    try:
+        names = sorted(os.listdir(storage))
+    except FileNotFoundError:
+        return [f"Storage path not found: {storage} does not exist; create it (mkdir -p {storage})"]
+    except OSError as exc:
+        return [f"Storage path not accessible: cannot list {storage} ({exc.strerror}); {remedy}"]
+    problems: list[str] = []
+    probe = storage / f".stacklens-shipper-probe-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        problems.append(
+            f"Storage path not accessible: cannot write tracker.json in {storage} ({exc.strerror}); {remedy}"
+        )
+    for name in names:
+        if not (name.startswith("stacklens-") and name.endswith(".log")):
+            continue
+        try:
+            with open(storage / name, "rb"):
+                pass
+        except OSError as exc:
+            problems.append(f"Storage path not accessible: cannot read {storage / name} ({exc.strerror}); {remedy}")
+    return problems
+
+
 def load_config(
     path: str | os.PathLike[str], *, check_file: bool = True, require_storage: bool = True
 ) -> Config:

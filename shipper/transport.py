@@ -98,17 +98,23 @@ class Transport:
         self.client.close()
 
     def verify(self) -> tuple[bool, str]:
-        """GET /api/auth/verify -> (ok, organization or the failure in words). Network errors raise."""
+        """GET /api/auth/verify -> (ok, organization or the failure in words). Network errors raise.
+
+        The failure is exactly ``Authentication failed`` only when a StackLens server refused the key; any other
+        answer (a web server, a proxy's login page, another product) names what answered instead, because
+        sending the user to fix a key that is fine would send them the wrong way.
+        """
         response = self.client.get("/api/auth/verify")
-        if response.status_code == 401:
+        if response.status_code == 401 and _is_stacklens_error(response):
             return False, "Authentication failed"
-        if response.status_code != 200:
-            return False, f"unexpected answer {response.status_code} from /api/auth/verify"
-        try:
-            data = response.json()
-        except ValueError:
-            return False, "the service answered /api/auth/verify with something that is not JSON"
-        if not isinstance(data, dict) or not data.get("valid"):
+        data = _json_object(response) if response.status_code == 200 else None
+        if data is None or not isinstance(data.get("valid"), bool):
+            kind = response.headers.get("content-type", "no content type").split(";")[0].strip()
+            return False, (
+                f"{self.config.base_url} is not a StackLens server: GET /api/auth/verify answered "
+                f"{response.status_code} ({kind}); check baseUrl in {self.config.path}"
+            )
+        if not data["valid"]:
             return False, "Authentication failed"
         return True, str(data.get("organization", ""))
 
@@ -164,3 +170,17 @@ def classify(response: httpx.Response) -> Answer:
         return Answer(Outcome.ENCODING, text)
     # 429, 5xx and anything unexpected: the data is fine, the moment is not.
     return Answer(Outcome.RETRY, f"{status} {text}", retry_after=retry_after)
+
+
+def _json_object(response: httpx.Response) -> dict[str, Any] | None:
+    try:
+        data = response.json()
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _is_stacklens_error(response: httpx.Response) -> bool:
+    """StackLens refuses a key with the spec's ``{"error": "Invalid API Key", …}``."""
+    data = _json_object(response)
+    return data is not None and data.get("error") == "Invalid API Key"

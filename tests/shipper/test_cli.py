@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
+
+import pytest
 
 from tests.shipper.harness import (
     SHIPPER,
@@ -21,9 +25,12 @@ from tests.shipper.harness import (
 from tests.shipper.ingest_server import IngestServer
 
 
-def cli(ws: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(ws: Workspace, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(SHIPPER), "--config", str(ws.config), *args], capture_output=True, text=True, timeout=30
+        [*unprivileged(user), str(SHIPPER), "--config", str(ws.config), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
 
 
@@ -129,6 +136,7 @@ def test_unwritable_tracker_directory_fails_at_start(ws: Workspace) -> None:
     assert proc.wait(20) == 1
     out = proc.output()
     assert "Storage path not accessible" in out and "write access" in out and "Traceback" not in out
+    assert out.count("Storage path not accessible") == 1, out  # one problem, one report
 
 
 def test_permissions_removed_and_restored(ws: Workspace) -> None:
@@ -151,3 +159,66 @@ def test_permissions_removed_and_restored(ws: Workspace) -> None:
     proc.signal(signal.SIGTERM)
     assert proc.wait() == 0
     assert_exactly_once(ws.server, set(ids))
+
+
+class _NotStackLens(http.server.BaseHTTPRequestHandler):
+    """Any other web server: an HTML 404 for every path, or a proxy's 401 login page."""
+
+    status = 404
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+        body = b"<html><body>Not Found</body></html>"
+        self.send_response(self.status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("status", [404, 401, 200])
+def test_connection_test_names_a_server_that_is_not_stacklens(ws: Workspace, status: int) -> None:
+    handler = type("Handler", (_NotStackLens,), {"status": status})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        ws.settings["baseUrl"] = f"http://127.0.0.1:{httpd.server_address[1]}"
+        ws.write_config()
+        result = cli(ws, "--test")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert result.returncode == 1
+    assert "is not a StackLens server: GET /api/auth/verify answered" in result.stderr
+    assert f"answered {status} (text/html); check baseUrl" in result.stderr
+    assert "Authentication failed" not in result.stderr
+
+
+def test_validate_reports_a_storage_path_the_shipper_cannot_use(ws: Workspace) -> None:
+    assert cli(ws, "--validate", user="unprivileged").returncode == 0
+    append_lines(ws.day(), new_ids(2))
+    os.chmod(ws.day(), 0o000)
+    unreadable = cli(ws, "--validate", user="unprivileged")
+    assert unreadable.returncode == 1
+    assert f"Storage path not accessible: cannot read {ws.day()}" in unreadable.stderr
+    os.chmod(ws.day(), 0o644)
+    os.chmod(ws.logs, 0o555)
+    try:
+        unwritable = cli(ws, "--validate", user="unprivileged")
+    finally:
+        os.chmod(ws.logs, 0o755)
+    assert unwritable.returncode == 1
+    assert f"Storage path not accessible: cannot write tracker.json in {ws.logs}" in unwritable.stderr
+    assert "configuration is valid" not in unwritable.stdout
+
+
+def test_status_exits_non_zero_when_a_log_file_is_unreadable(ws: Workspace) -> None:
+    append_lines(ws.day(), new_ids(2))
+    assert cli(ws, "--status", user="unprivileged").returncode == 0
+    os.chmod(ws.day(), 0o000)
+    status = cli(ws, "--status", user="unprivileged")
+    assert status.returncode == 1
+    assert "Storage path not accessible (cannot read)" in status.stdout

@@ -8,11 +8,13 @@ filtered.
 
 from __future__ import annotations
 
+import html
 import random
 import time
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
 import stacklens_sdk
@@ -137,5 +139,22 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
     @app.get("/api/health")
     def health() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def home() -> str:
+        # The URL `stacklens up` prints: a person opening it sees what the shop is, not a JSON 404.
+        rows = "".join(
+            f"<li><a href=\"/api/products/{p.id}\">{html.escape(p.name)}</a> ({p.price_cents / 100:.2f} EUR)</li>"
+            for p in catalog.PRODUCTS.values()
+        )
+        return (
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Lens Shop</title></head><body>"
+            "<h1>Lens Shop</h1><p>The StackLens demo application: a small shop API instrumented with "
+            "<code>stacklens_sdk</code>. The demo's traffic driver uses it; its errors and performance data "
+            "go to the log files the shipper delivers to StackLens. Open the StackLens dashboard to see them.</p>"
+            f"<h2>Products</h2><ul>{rows}</ul>"
+            "<p>API: <a href=\"/api/products\">/api/products</a> · <a href=\"/api/health\">/api/health</a> · "
+            "<a href=\"/docs\">/docs</a></p></body></html>"
+        )
 
     return app

@@ -12,7 +12,7 @@ from dashboards.context import CurrentProject, Db, OrgViewer
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control import credentials
-from stacklens.control.activity import list_activity
+from stacklens.control.activity import actor_labels, list_activity
 from stacklens.control.errors import AccountError
 
 router = APIRouter(include_in_schema=False)
@@ -129,7 +129,9 @@ def app_key_action(
             raise AccountError("choose create, regenerate or revoke")
     except AccountError as exc:
         return render(request, "project_settings.html", _project_context(view, db, error=str(exc)), 400)
-    return render(request, "project_settings.html", _project_context(view, db, new_key=value))
+    # A created key adds a service; a regenerated one replaces a value that deployments still carry.
+    context = _project_context(view, db, new_key=value, new_key_action=action, new_key_service=service.strip())
+    return render(request, "project_settings.html", context)
 
 
 @router.get(ORG + "/activity", response_class=HTMLResponse)
@@ -146,6 +148,7 @@ def activity(
         "viewer": viewer,
         "user": viewer.user,
         "rows": rows,
+        "actors": actor_labels(db, rows),
         "next_cursor": next_cursor,
         "api_key_only": api_key_only,
     }

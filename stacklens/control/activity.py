@@ -186,3 +186,25 @@ def list_activity(
     page = merged[:limit]
     next_cursor = _encode_cursor(*page[-1][:3]) if len(merged) > limit else None
     return [item[3] for item in page], next_cursor
+
+
+def actor_labels(session: Session, rows: list[ActivityRow]) -> dict[str, str]:
+    """Who did each row, in words: the member's e-mail, the key that was used, or the command line.
+
+    Entries without a signed-in actor were made by `stacklens admin …` / `stacklens demo-org` on the server.
+    """
+    from stacklens.control.models import User
+
+    ids = {row.actor_user_id for row in rows if row.actor_user_id is not None}
+    emails = dict(session.execute(select(User.id, User.email).where(User.id.in_(ids))).tuples().all()) if ids else {}
+    labels: dict[str, str] = {}
+    for row in rows:
+        if row.actor_user_id is not None:
+            labels[row.id] = emails.get(row.actor_user_id, f"former user #{row.actor_user_id}")
+        elif row.action.endswith(".used"):
+            kind = "API key" if row.target_kind == "api_key" else "app key"
+            ip = row.detail.get("last_ip")
+            labels[row.id] = f"{kind} from {ip}" if ip else kind
+        else:
+            labels[row.id] = "command line"
+    return labels

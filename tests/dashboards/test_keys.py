@@ -41,6 +41,8 @@ def test_owner_creates_regenerates_and_revokes_app_keys(client, org_factory, sto
     assert created.status_code == 200
     frontend = _new_key(created.text)
     assert _works(stores, org, frontend) and "frontend" in created.text
+    # A new per-service key replaces nothing: the notice must not send anyone to redeploy.
+    assert "The other keys keep working" in created.text and "previous value" not in created.text
     # The same service twice is refused with the reason, not a traceback.
     again = client.post(post, data={"action": "create", "service": "frontend", "csrf_token": token})
     assert again.status_code == 400 and "regenerate it instead" in again.text
@@ -49,6 +51,7 @@ def test_owner_creates_regenerates_and_revokes_app_keys(client, org_factory, sto
 
     regenerated = client.post(post, data={"action": "regenerate", "service": "frontend", "csrf_token": token})
     fresh = _new_key(regenerated.text)
+    assert "The previous value stops working now" in regenerated.text
     assert fresh != frontend and _works(stores, org, fresh) and not _works(stores, org, frontend)
 
     primary = client.post(post, data={"action": "regenerate", "service": "", "csrf_token": token})
@@ -132,3 +135,16 @@ def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
     assert client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/issues").status_code == 200
     assert client.get(f"{org_base}/activity").status_code == 200
     assert "Settings</a>" not in client.get(f"/orgs/{org['org_slug']}").text
+
+
+def test_activity_log_names_the_actor_and_hides_empty_details(client, org_factory) -> None:  # type: ignore[no-untyped-def]
+    org = org_factory()
+    sign_in(client, org["email"])
+    path = _settings_path(org)
+    token = csrf_of(client.get(path).text)
+    client.post(f"{path}/app-keys", data={"action": "create", "service": "worker", "csrf_token": token})
+    page = client.get(f"/orgs/{org['org_slug']}/settings/activity")
+    assert page.status_code == 200 and "<th>Actor</th>" in page.text
+    row = next(line for line in page.text.splitlines() if "app_key.created" in line)
+    assert f'<td class="actor">{org["email"]}</td>' in row
+    assert "=None" not in page.text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from stacklens.demo.shop.app import create_shop_app
-from stacklens.demo.shop.catalog import PRODUCTS
+from demo_shop.app import create_shop_app
+from demo_shop.catalog import PRODUCTS
 
 
 def test_home_page_describes_the_shop_and_links_its_api() -> None:

@@ -22,6 +22,9 @@ def events_over_time_figure(rows: list[dict[str, Any]], since: datetime, until: 
                 for row in rows
             ],
             y=[int(row["events"]) for row in rows],
+            # Each bar as wide as its bucket (less a gap), whatever its neighbours: plotly would otherwise size
+            # bars from the closest pair of points.
+            width=[bucket_seconds(since, until) * 1000 * 0.85] * len(rows),
             marker_color="#c2410c",
             name="events",
             hovertemplate="%{x}<br>%{y} events<extra></extra>",
@@ -38,7 +41,6 @@ def events_over_time_figure(rows: list[dict[str, Any]], since: datetime, until: 
             "title": {"text": "Time (UTC)"},
         },
         yaxis={"title": {"text": f"Events per {per}"}, "rangemode": "tozero"},
-        bargap=0.1,
         plot_bgcolor="#fff",
     )
     return json.loads(figure.to_json())  # plain JSON types (plotly may hold numpy arrays)

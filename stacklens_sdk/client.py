@@ -11,6 +11,7 @@ from typing import Any
 import sentry_sdk
 from sentry_sdk.integrations.logging import ignore_logger
 
+from stacklens_sdk.host import host_contexts
 from stacklens_sdk.keys import ConfigurationError, check_app_key, service_of
 from stacklens_sdk.logfile import DEFAULT_MAX_LINE_BYTES, DIRECTORY_MODE, LogWriter, shared_writer
 from stacklens_sdk.scrubbing import StacklensScrubber, chain_before_breadcrumb
@@ -145,6 +146,9 @@ def init(
         traces_sample_rate=traces_sample_rate,
         **options,
     )
+    for name, context in host_contexts().items():
+        # Global scope: an event that brings its own os/device context (a mobile SDK's) keeps it.
+        sentry_sdk.get_global_scope().set_context(name, context)
     service = service_of(key)
     if service:
         # The service is also derivable from the key; the tag makes it filterable like any other.

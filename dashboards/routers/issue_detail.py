@@ -18,7 +18,7 @@ from stacklens.issues import payload_view as ev
 from stacklens.issues.actions import ACTIONS, StatusRequest, apply_status, parse_ignore
 from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
-from stacklens.issues.workflow import IllegalTransition
+from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
 
 router = APIRouter(include_in_schema=False)
 ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
@@ -44,6 +44,7 @@ def event_parts(row: dict[str, Any]) -> dict[str, Any]:
     payload = ev.load_payload(row.get("payload", ""))
     chain = ev.exceptions(payload)
     extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
+    crumbs = ev.breadcrumbs(payload)
     return {
         "row": row,
         "payload": payload,
@@ -51,8 +52,8 @@ def event_parts(row: dict[str, Any]) -> dict[str, Any]:
         "copy_text": ev.copy_text(chain) or row.get("title", ""),
         "request_data": ev.request_data(payload),
         "user_info": ev.user_info(payload),
-        "breadcrumbs": ev.breadcrumbs(payload),
-        "categories": ev.BREADCRUMB_CATEGORIES,
+        "breadcrumbs": crumbs,
+        "categories": ev.breadcrumb_categories(crumbs),
         "tags": ev.tags(payload, row),
         "extra": extra,
         "environment_info": ev.environment_info(payload),
@@ -73,10 +74,16 @@ def issue_page(
     if range not in RANGES:
         range = "14d"
     now = datetime.now(UTC).replace(tzinfo=None)
-    event_id = event or events.latest()
+    latest_id = events.latest()
+    event_id = event or latest_id
     row = events.get(event_id) if event_id else None
     if event and row is None:
         raise HTTPException(status_code=404, detail="Not Found")
+    # The header names the issue by its newest event, as ingest has it now; the mart's copy can be a
+    # schedule tick behind.
+    latest = row if row is not None and event_id == latest_id else (events.get(latest_id) if latest_id else None)
+    if latest is not None and latest.get("title"):
+        summary = {**summary, "title": latest["title"]}
     try:
         history, history_next = events.history(cursor=hcursor)
     except BadListRequest:
@@ -90,6 +97,7 @@ def issue_page(
         "user": view.viewer.user,
         "project": view.project,
         "issue": summary,
+        "allowed_moves": LEGAL_TRANSITIONS.get(str(summary.get("status")), frozenset()),
         "issue_path": f"{base}/{issue_id}",
         "list_path": base,
         "event": event_parts(row) if row else None,

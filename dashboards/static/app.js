@@ -71,7 +71,10 @@ function breadcrumbFilter() {
     var needle = search.value.toLowerCase();
     document.querySelectorAll("tr.crumb").forEach(function (row) {
       var message = row.querySelector(".crumb-message").textContent.toLowerCase();
-      var ok = (!wanted || row.getAttribute("data-category") === wanted) && (!needle || message.indexOf(needle) !== -1);
+      // A category filter takes its sub-categories too: "ui" shows "ui.click" and "ui.input".
+      var got = row.getAttribute("data-category");
+      var inCategory = !wanted || got === wanted || got.indexOf(wanted + ".") === 0;
+      var ok = inCategory && (!needle || message.indexOf(needle) !== -1);
       row.hidden = !ok;
     });
   }

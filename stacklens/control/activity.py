@@ -196,7 +196,8 @@ def actor_labels(session: Session, rows: list[ActivityRow]) -> dict[str, str]:
     from stacklens.control.models import User
 
     ids = {row.actor_user_id for row in rows if row.actor_user_id is not None}
-    emails = dict(session.execute(select(User.id, User.email).where(User.id.in_(ids))).tuples().all()) if ids else {}
+    rows = session.execute(select(User.id, User.email).where(User.id.in_(ids))).all() if ids else []
+    emails = {user_id: email for user_id, email in rows}
     labels: dict[str, str] = {}
     for row in rows:
         if row.actor_user_id is not None:

@@ -24,6 +24,20 @@ USER_AGENTS = {
 }
 
 
+# What the browser SDK's contexts say for each user agent above: the same browser and OS, never a Safari on
+# Windows. Relay fills these from the User-Agent; the demo sends them as a browser SDK event would arrive.
+BROWSER_CONTEXTS = {
+    "Chrome": ({"name": "Chrome", "version": "140.0.0"}, {"name": "Linux"}),
+    "Firefox": ({"name": "Firefox", "version": "145.0"}, {"name": "Windows", "version": "10"}),
+    "Safari": ({"name": "Safari", "version": "18.1"}, {"name": "Mac OS X", "version": "14.6"}),
+}
+
+
+def browser_contexts(browser: str) -> dict[str, dict[str, str]]:
+    browser_ctx, os_ctx = BROWSER_CONTEXTS[browser]
+    return {"browser": dict(browser_ctx), "os": dict(os_ctx)}
+
+
 @dataclass(frozen=True)
 class PageShape:
     route: str  # what the URL looks like, with {id} filled per load
@@ -172,7 +186,7 @@ def js_error(rng: random.Random, origin: str, release: ReleaseShape, environment
             {"timestamp": when.timestamp() - 1, "category": "console", "level": "warning", "message": "price missing for item"},
         ],
         "request": {"url": f"{origin}/cart", "headers": {"User-Agent": USER_AGENTS[browser]}},
-        "contexts": {"browser": {"name": browser}, "os": {"name": rng.choice(["Linux", "Windows", "macOS"])}},
+        "contexts": browser_contexts(browser),
         "tags": {"browser.name": browser},
         "sdk": SDK,
     }

@@ -122,11 +122,33 @@ class IssueEvents:
         return rows, next_cursor
 
     def over_time(self, since: datetime, until: datetime) -> list[dict[str, Any]]:
+        """Events per bucket over [since, until], every bucket present (zero where nothing happened)."""
         bucket = bucket_seconds(since, until)
-        return run_query(
+        rows = run_query(
             self.client,
             "issues/events_over_time", {**self.base, "since": since, "until": until, "bucket_seconds": bucket}
         )
+        return fill_buckets(rows, since, until, bucket)
+
+
+def fill_buckets(rows: list[dict[str, Any]], since: datetime, until: datetime, bucket: int) -> list[dict[str, Any]]:
+    """Every bucket of [since, until] with its count, zero where the query had no row.
+
+    Without the empty buckets a chart cannot tell "nothing happened" from "no data": one bucket becomes a
+    hairline and two far-apart buckets become wide blocks. Buckets start at multiples of ``bucket`` seconds
+    since the epoch, as ClickHouse's ``toStartOfInterval`` makes them.
+    """
+    counts: dict[int, int] = {}
+    for row in rows:
+        start = row["bucket"]
+        start = start.replace(tzinfo=UTC) if start.tzinfo is None else start
+        counts[int(start.timestamp())] = int(row["events"])
+    first = int(since.timestamp()) // bucket * bucket
+    last = int(until.timestamp())
+    return [
+        {"bucket": datetime.fromtimestamp(moment, UTC), "events": counts.get(moment, 0)}
+        for moment in range(first, last + 1, bucket)
+    ]
 
 
 def bucket_seconds(since: datetime, until: datetime) -> int:

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
+from stacklens.ingest.useragent import parse_user_agent
+
 FILTERED = "[FILTERED]"
 ALWAYS_FILTERED_HEADERS = frozenset({"authorization", "cookie", "set-cookie", "proxy-authorization"})
 BREADCRUMB_CATEGORIES = ("navigation", "http", "ui", "console", "error")
@@ -147,31 +149,61 @@ def user_info(payload: dict[str, Any]) -> dict[str, str] | None:
 
 
 def _when(value: Any) -> str:
-    if isinstance(value, int | float):
+    """One format for every SDK: Python sends ISO 8601 text, JavaScript epoch seconds."""
+    moment: datetime | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
         try:
-            return datetime.fromtimestamp(float(value), UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+            moment = datetime.fromtimestamp(float(value), UTC)
         except (OverflowError, OSError, ValueError):
             return ""
-    return _text(value)
+    elif isinstance(value, str) and value:
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if moment else ""
+
+
+def _crumb_message(category: str, message: Any, data: dict[str, Any]) -> str:
+    """What a person reads: the message, else the data in words (``/ → /cart``, ``GET /api → 500``)."""
+    if message not in (None, ""):
+        return _text(message)
+    if category == "navigation" and ("from" in data or "to" in data):
+        return f"{_text(data.get('from'))} → {_text(data.get('to'))}"
+    if "url" in data and (category.startswith("http") or category in ("fetch", "xhr")):
+        words = " ".join(_text(data[k]) for k in ("method", "url") if data.get(k))
+        status = data.get("status_code")
+        return f"{words} → {_text(status)}" if status not in (None, "") else words
+    return ", ".join(f"{key}={_text(value)}" for key, value in data.items())
 
 
 def breadcrumbs(payload: dict[str, Any]) -> list[dict[str, str]]:
     crumbs = []
     for crumb in _list(payload.get("breadcrumbs")):
         crumb = _dict(crumb)
-        message = crumb.get("message")
-        if message is None and crumb.get("data"):
-            message = crumb.get("data")
+        category = _text(crumb.get("category") or crumb.get("type") or "default")
         crumbs.append(
             {
                 "time": _when(crumb.get("timestamp")),
-                "category": _text(crumb.get("category") or crumb.get("type") or "default"),
+                "category": category,
                 "level": _text(crumb.get("level") or "info"),
-                "message": _text(message),
+                "message": _crumb_message(category, crumb.get("message"), _dict(crumb.get("data"))),
             }
         )
     crumbs.sort(key=lambda c: c["time"])
     return crumbs
+
+
+def breadcrumb_categories(crumbs: list[dict[str, str]]) -> list[str]:
+    """The filter's choices: the spec's categories, then other top-level ones the event has (``ui.click``
+    is filtered under ``ui``)."""
+    seen = list(BREADCRUMB_CATEGORIES)
+    for crumb in crumbs:
+        top = crumb["category"].split(".", 1)[0]
+        if top and top not in seen:
+            seen.append(top)
+    return seen
 
 
 def tags(payload: dict[str, Any], row: dict[str, Any]) -> list[tuple[str, str]]:
@@ -196,22 +228,40 @@ def tags(payload: dict[str, Any], row: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def environment_info(payload: dict[str, Any]) -> dict[str, str]:
+    """Runtime, framework, OS, server and memory from the contexts the SDKs send (``runtime``, ``os``,
+    ``device``, ``app``, ``browser``); for a browser event the browser is the runtime, and the request's
+    User-Agent fills what the contexts leave out."""
     contexts = _dict(payload.get("contexts"))
 
     def name_version(key: str) -> str:
         ctx = _dict(contexts.get(key))
-        return " ".join(_text(x) for x in (ctx.get("name"), ctx.get("version")) if x)
+        if ctx.get("name"):
+            return " ".join(_text(x) for x in (ctx.get("name"), ctx.get("version")) if x)
+        return _text(ctx.get("raw_description") or ctx.get("kernel_version") or "")
 
+    headers = dict(_pairs(_dict(payload.get("request")).get("headers")))
+    agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
+    ua_browser, ua_browser_version, ua_os, ua_os_version = parse_user_agent(agent)
+    runtime = name_version("runtime") or name_version("browser")
+    if not runtime and ua_browser not in ("", "Other"):
+        runtime = f"{ua_browser} {ua_browser_version}".strip()
+    os_name = name_version("os")
+    if not os_name and ua_os not in ("", "Other"):
+        os_name = f"{ua_os} {ua_os_version}".strip()
     framework = name_version("framework")
     if not framework:
         integrations = [str(i).lower() for i in _list(_dict(payload.get("sdk")).get("integrations"))]
         framework = next((i for i in integrations if i in FRAMEWORKS), "")
+    if not framework:
+        sdk_name = _text(_dict(payload.get("sdk")).get("name"))  # e.g. sentry.javascript.react
+        flavour = sdk_name.rsplit(".", 1)[-1] if sdk_name.startswith("sentry.javascript.") else ""
+        framework = flavour.capitalize() if flavour and flavour not in ("browser", "node") else ""
     device, app = _dict(contexts.get("device")), _dict(contexts.get("app"))
     memory = device.get("memory_size") or app.get("app_memory") or device.get("free_memory")
     return {
-        "runtime": name_version("runtime"),
+        "runtime": runtime,
         "framework": framework,
-        "os": name_version("os"),
+        "os": os_name,
         "server": _text(payload.get("server_name")),
         "memory": _memory(memory),
     }

@@ -40,7 +40,7 @@ def _browser_error(seconds_ago: float) -> dict:  # type: ignore[type-arg]
     }
 
 
-def test_issue_page_reads_right(server, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_issue_page_reads_right(server, org_factory) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory()

@@ -22,7 +22,7 @@ from dashboards.security import check_csrf
 from stacklens.control import share_links
 from stacklens.issues import payload_view as ev
 from stacklens.issues.events import IssueEvents
-from stacklens.issues.reads import RANGES, issue_summary
+from stacklens.issues.reads import RANGES, issue_summary, issue_titles
 
 router = APIRouter(include_in_schema=False)
 PROJECT_LIST_LIMIT = 200
@@ -149,11 +149,13 @@ def _project_links_path(view: CurrentProject) -> str:
 @router.get("/orgs/{org_slug}/projects/{project_slug}/share-links", response_class=HTMLResponse)
 def project_share_links(request: Request, view: CurrentProject, db: Db, done: str = "") -> Response:
     """Every share link of the project (newest 200), with its issue, scope and state; active ones revocable."""
+    links = share_links.issue_links(db, view.org_id, view.project_id, limit=PROJECT_LIST_LIMIT)
     context = {
         "viewer": view.viewer,
         "user": view.viewer.user,
         "project": view.project,
-        "links": share_links.issue_links(db, view.org_id, view.project_id, limit=PROJECT_LIST_LIMIT),
+        "links": links,
+        "titles": issue_titles(view.warehouse, view.org_id, view.project_id, [item.link.issue_id for item in links]),
         "issues_path": f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues",
         "message": "Share link revoked: it no longer opens anything." if done == "share_revoked" else "",
     }

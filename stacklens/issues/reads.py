@@ -244,6 +244,15 @@ def issue_summary(client: Client, org_id: int, project_id: int, issue_id: int) -
     return rows[0] if rows else None
 
 
+def issue_titles(client: Client, org_id: int, project_id: int, issue_ids: list[int | str]) -> dict[int, str]:
+    """Title of each issue that exists among ``issue_ids`` (of this organization's project only)."""
+    ids = sorted({int(i) for i in issue_ids})
+    if not ids:
+        return {}
+    rows = run_query(client, "issues/titles", {"org_id": org_id, "project_id": project_id, "issue_ids": ids})
+    return {int(row["issue_id"]): str(row["title"]) for row in rows}
+
+
 def related_issues(
     client: Client, org_id: int, project_id: int, issue_id: int
 ) -> dict[str, list[dict[str, Any]]]:

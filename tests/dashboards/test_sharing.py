@@ -4,6 +4,7 @@ revoked or expired link answers 410."""
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -164,8 +165,9 @@ def test_project_list_shows_every_issue_link_and_revokes(stores, client, org_fac
     listing = client.get(f"{base}/share-links")
     assert listing.status_code == 200
     assert listing.text.count('data-state="active"') == 2
-    for issue_id in (rows[0]["issue_id"], second["issue_id"]):
-        assert f'href="{base}/issues/{issue_id}"' in listing.text
+    for row in (rows[0], second):
+        # Each link names its issue by title, not by a number.
+        assert f'href="{base}/issues/{row["issue_id"]}">{row["title"]}</a>' in html.unescape(listing.text)
     assert 'href="' + base + '/share-links"' in client.get(f"{base}/issues").text
 
     revoke = re.search(rf'action="({base}/issues/{rows[0]["issue_id"]}/share/\d+/revoke)"', listing.text)

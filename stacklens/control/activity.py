@@ -196,8 +196,8 @@ def actor_labels(session: Session, rows: list[ActivityRow]) -> dict[str, str]:
     from stacklens.control.models import User
 
     ids = {row.actor_user_id for row in rows if row.actor_user_id is not None}
-    rows = session.execute(select(User.id, User.email).where(User.id.in_(ids))).all() if ids else []
-    emails = {user_id: email for user_id, email in rows}
+    found = session.execute(select(User.id, User.email).where(User.id.in_(ids))).all() if ids else []
+    emails = {user_id: email for user_id, email in found}
     labels: dict[str, str] = {}
     for row in rows:
         if row.actor_user_id is not None:

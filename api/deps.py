@@ -20,6 +20,7 @@ from stacklens.control.activity import record_key_use
 from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_key
 from stacklens.control.db import session_scope
 from stacklens.control.keys import looks_like_app_key
+from stacklens.control.rate_limits import REQUESTS, record_refusal
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 
@@ -87,7 +88,11 @@ def require_api_key(request: Request, settings: AppSettings, limiter: Limiter) -
         identity = verify_api_key(session, token)
     if identity is None:
         raise _invalid("the API key is unknown or has been regenerated")
-    limiter.check_request(identity.api_key_id, identity.requests_per_second)
+    try:
+        limiter.check_request(identity.api_key_id, identity.requests_per_second)
+    except ApiError as refused:
+        note_refusal(settings, identity.org_id, REQUESTS, identity.requests_per_second, refused, identity.api_key_id)
+        raise
     with session_scope(settings) as session:
         record_key_use(
             session,
@@ -112,3 +117,14 @@ def optional_api_key(request: Request, settings: AppSettings, limiter: Limiter) 
 
 
 OptionalApiAuth = Annotated[ApiKeyIdentity | None, Depends(optional_api_key)]
+
+
+def note_refusal(
+    settings: Settings, org_id: int, limit: str, value: int, refused: ApiError, key_id: int | None = None
+) -> None:
+    """Record a 429 in the organization's activity (one entry per limit and minute), for the dashboard."""
+    if refused.status != 429:
+        return
+    retry_after = float(refused.headers.get("Retry-After", "1"))
+    with session_scope(settings) as session:
+        record_refusal(session, org_id, limit, value, retry_after, key_id)

@@ -8,12 +8,14 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 from starlette.requests import ClientDisconnect
 
-from api.deps import ApiAuth, AppSettings, Limiter, client_ip
+from api.deps import ApiAuth, AppSettings, Limiter, client_ip, note_refusal
 from api.errors import SERVICE_UNAVAILABLE, ApiError
+from api.ratelimit import RateLimiter
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.activity import record_key_use
 from stacklens.control.auth import ApiKeyIdentity
 from stacklens.control.db import session_scope
+from stacklens.control.rate_limits import EVENTS
 from stacklens.ingest.decode import MAX_BODY_BYTES, DecodeError
 from stacklens.ingest.service import BatchRefused, BatchResult, ingest_body
 from stacklens.settings import Settings
@@ -72,6 +74,14 @@ async def _read_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
+def _take_events(settings: Settings, identity: ApiKeyIdentity, limiter: RateLimiter, n: int) -> None:
+    try:
+        limiter.take_events(identity.org_id, n, identity.events_per_minute)
+    except ApiError as refused:
+        note_refusal(settings, identity.org_id, EVENTS, identity.events_per_minute, refused, identity.api_key_id)
+        raise
+
+
 def _land(
     settings: Settings, identity: ApiKeyIdentity, limiter: object, body: bytes, request: Request
 ) -> BatchResult:
@@ -82,7 +92,7 @@ def _land(
         request.headers.get("content-encoding"),
         header_app_key=request.headers.get("x-stacklens-app-key"),
         idempotency_key=request.headers.get("idempotency-key"),
-        take_events=lambda n: limiter.take_events(identity.org_id, n, identity.events_per_minute),
+        take_events=lambda n: _take_events(settings, identity, limiter, n),
     )
     if not result.replayed and result.accepted:
         with session_scope(settings) as session:

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from dashboards.context import CurrentUser, Db, OrgViewer, org_projects, user_orgs
 from dashboards.rendering import render
 from dashboards.security import check_csrf, sign_in, sign_out
+from stacklens.control.rate_limits import limits_view, recent_refusals
 
 router = APIRouter(include_in_schema=False)
 
@@ -65,4 +66,11 @@ def home(request: Request, user: CurrentUser, db: Db) -> Response:
 @router.get("/orgs/{org_slug}", response_class=HTMLResponse)
 def organization(request: Request, viewer: OrgViewer, db: Db) -> Response:
     projects = org_projects(db, viewer.org.id)
-    return render(request, "organization.html", {"viewer": viewer, "user": viewer.user, "projects": projects})
+    context = {
+        "viewer": viewer,
+        "user": viewer.user,
+        "projects": projects,
+        "limits": limits_view(db, viewer.org.id),
+        "refusals": recent_refusals(db, viewer.org.id),
+    }
+    return render(request, "organization.html", context)

@@ -11,6 +11,7 @@ Two ways to configure them, and no process-global fallback: :func:`resources_for
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,31 +20,75 @@ from clickhouse_connect.driver.client import Client
 from pydantic import Field
 from sqlalchemy.orm import Session
 
+from stacklens.errors import Unavailable
 from stacklens.settings import Settings
+
+# What `dagster dev -w workspace.yaml` needs, in words: said by every schedule tick that has to skip, and by a
+# run that cannot start, instead of an environment-variable error every minute.
+SCALED_SETTINGS_MISSING = (
+    "{names} not set: `dagster dev -w workspace.yaml` (and dagster-daemon / dagster-webserver) run the pipelines "
+    "of a scaled installation and need STACKLENS_WAREHOUSE_URL (http(s)://…:8123), STACKLENS_WAREHOUSE_DATABASE "
+    "and STACKLENS_DATABASE_URL. An embedded installation runs its pipelines inside `stacklens serve` (the "
+    "embedded warehouse belongs to that one process); see them with `stacklens pipelines status` or the "
+    "read-only UI `stacklens pipelines ui`."
+)
+
+
+class PipelinesNotConfigured(Unavailable):
+    """The variables a Dagster process needs are not set (see :data:`SCALED_SETTINGS_MISSING`)."""
+
+
+def _from_environment(names: tuple[str, ...]) -> tuple[str, ...]:
+    values = tuple(os.environ.get(name, "") for name in names)
+    missing = [name for name, value in zip(names, values, strict=True) if not value]
+    if missing:
+        raise PipelinesNotConfigured(SCALED_SETTINGS_MISSING.format(names=", ".join(missing)))
+    return values
 
 
 class ClickHouseResource(dg.ConfigurableResource):
-    """The warehouse: ``chdb://<path>`` (embedded engine, shared with this process) or ``http(s)://…:8123``."""
+    """The warehouse: ``chdb://<path>`` (embedded engine, shared with this process) or ``http(s)://…:8123``.
 
-    url: str = Field(description="Warehouse URL: chdb://PATH or http(s)://HOST:8123.")
-    database: str = Field(description="The warehouse database of the installation.")
+    Bound to settings (``url``/``database``), or, for the Dagster processes, read from ``STACKLENS_*`` when a
+    schedule ticks or a run starts (``from_env``), never at import.
+    """
+
+    url: str = Field(default="", description="Warehouse URL: chdb://PATH or http(s)://HOST:8123.")
+    database: str = Field(default="", description="The warehouse database of the installation.")
+    from_env: bool = Field(default=False, description="Read STACKLENS_WAREHOUSE_URL / _DATABASE when used.")
+
+    def location(self) -> tuple[str, str]:
+        if self.from_env:
+            url, database = _from_environment(("STACKLENS_WAREHOUSE_URL", "STACKLENS_WAREHOUSE_DATABASE"))
+            return url, database
+        return self.url, self.database
+
+    def missing_settings(self) -> str | None:
+        """What a schedule says when it must skip: ``None`` when the warehouse is configured."""
+        try:
+            self.location()
+        except PipelinesNotConfigured as exc:
+            return str(exc)
+        return None
 
     def get_client(self) -> Client:
         from stacklens.warehouse.client import warehouse_client
 
-        return warehouse_client(self.url, self.database)
+        return warehouse_client(*self.location())
 
 
 class ControlStoreResource(dg.ConfigurableResource):
-    """The control store (budgets live there): its SQLAlchemy URL."""
+    """The control store (budgets live there): its SQLAlchemy URL, or ``STACKLENS_DATABASE_URL`` when used."""
 
-    database_url: str = Field(description="SQLAlchemy URL of the control store.")
+    database_url: str = Field(default="", description="SQLAlchemy URL of the control store.")
+    from_env: bool = Field(default=False, description="Read STACKLENS_DATABASE_URL when used.")
 
     @contextmanager
     def session(self) -> Iterator[Session]:
         from stacklens.control.db import store_session
 
-        with store_session(self.database_url) as session:
+        url = _from_environment(("STACKLENS_DATABASE_URL",))[0] if self.from_env else self.database_url
+        with store_session(url) as session:
             yield session
 
 
@@ -59,12 +104,11 @@ def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource]:
 
 def env_resources() -> dict[str, dg.ConfigurableResource]:
     """Resources that read ``STACKLENS_WAREHOUSE_URL``, ``STACKLENS_WAREHOUSE_DATABASE`` and
-    ``STACKLENS_DATABASE_URL`` when a run starts, never at import (what ``dagster dev`` loads)."""
+    ``STACKLENS_DATABASE_URL`` when a schedule ticks or a run starts, never at import (what ``dagster dev``
+    loads). Unset, schedules skip with :data:`SCALED_SETTINGS_MISSING` rather than fail every minute."""
     return {
-        "warehouse": ClickHouseResource(
-            url=dg.EnvVar("STACKLENS_WAREHOUSE_URL"), database=dg.EnvVar("STACKLENS_WAREHOUSE_DATABASE")
-        ),
-        "control_store": ControlStoreResource(database_url=dg.EnvVar("STACKLENS_DATABASE_URL")),
+        "warehouse": ClickHouseResource(from_env=True),
+        "control_store": ControlStoreResource(from_env=True),
     }
 
 

@@ -58,6 +58,9 @@ def _schedule_for(name: str, cron: str, job: Any) -> dg.ScheduleDefinition:
             default_status=dg.DefaultScheduleStatus.RUNNING,
         )
         def _partitioned(context: ScheduleEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+            missing = warehouse.missing_settings()
+            if missing:
+                return dg.SkipReason(missing)
             today = (context.scheduled_execution_time or datetime.now(UTC)).astimezone(UTC).date()
             return plan_partitioned_run(warehouse.get_client(), name, assets, tables, today)
 
@@ -73,17 +76,26 @@ def _schedule_for(name: str, cron: str, job: Any) -> dg.ScheduleDefinition:
             default_status=dg.DefaultScheduleStatus.RUNNING,
         )
         def _incremental(context: ScheduleEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+            missing = warehouse.missing_settings()
+            if missing:
+                return dg.SkipReason(missing)
             return plan_incremental_run(warehouse.get_client(), name, assets)
 
         return _incremental
+
     # Budgets change in the control store, not in the warehouse: evaluate on every tick.
-    return dg.ScheduleDefinition(
+    @dg.schedule(
         name=name,
         cron_schedule=cron,
         job=job,
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.RUNNING,
     )
+    def _every_tick(context: ScheduleEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+        missing = warehouse.missing_settings()
+        return dg.SkipReason(missing) if missing else dg.RunRequest()
+
+    return _every_tick
 
 
 schedules = [_schedule_for(name, cron, job) for name, (cron, job) in SCHEDULE_CRONS.items()]

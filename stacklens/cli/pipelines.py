@@ -1,4 +1,4 @@
-"""`stacklens pipelines run [--select KEY …]`, `stacklens pipelines status` and `stacklens pipelines ui`.
+"""`stacklens pipelines run [--select KEY …]`, `status`, `ui` and `dev`.
 
 `run` and `status` go through the running `stacklens serve` when it owns the embedded warehouse (its token
 file ``<data_dir>/pipelines_token`` says where it listens); otherwise they open the warehouse directly.
@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ui = commands.add_parser("ui", help="Open the Dagster UI (read-only) over the pipelines' instance.")
     ui.add_argument("--port", type=int, default=3070)
     ui.set_defaults(func=_ui)
+    dev = commands.add_parser(
+        "dev",
+        help="Run `dagster dev -w workspace.yaml` for a scaled installation, with this installation's "
+        "settings; stops on SIGINT and SIGTERM however it was started.",
+    )
+    dev.add_argument("--port", type=int, default=3070, help="the Dagster UI's port (default 3070)")
+    dev.set_defaults(func=_dev)
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
 
 
@@ -141,3 +149,27 @@ def _ui(args: argparse.Namespace) -> int:
     command = [binary, "-w", str(WORKSPACE), "--read-only", "-h", "127.0.0.1", "-p", str(args.port)]
     print(f"Dagster UI (read-only) on http://127.0.0.1:{args.port}")
     return subprocess.call(command, env=env)
+
+
+def _dev(args: argparse.Namespace) -> int:
+    """Replace this process with `dagster dev` (webserver + daemon) over the installation's stores."""
+    from pipelines.resources import env_for
+
+    settings = get_settings()
+    if settings.embedded_warehouse:
+        raise CliError(
+            "this installation's warehouse is embedded (chdb): it belongs to `stacklens serve`, which runs the "
+            "pipelines on their schedules itself. Use `stacklens pipelines status`, `stacklens pipelines run` "
+            "or the read-only UI `stacklens pipelines ui`; `dagster dev` is for a scaled installation "
+            "(STACKLENS_WAREHOUSE_URL=http(s)://…:8123, STACKLENS_DATABASE_URL)"
+        )
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    binary = shutil.which("dagster") or str(Path(sys.executable).with_name("dagster"))
+    env = {**os.environ, **env_for(settings), "DAGSTER_HOME": str(settings.dagster_home)}
+    # Dagster stops on SIGTERM by giving it SIGINT's handler; a process started in the background by a script
+    # inherits SIGINT ignored, and an ignored signal stays ignored across exec, so neither would stop it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    print(f"dagster dev on http://127.0.0.1:{args.port} (DAGSTER_HOME={settings.dagster_home})", flush=True)
+    os.execvpe(binary, [binary, "dev", "-w", str(WORKSPACE), "-p", str(args.port)], env)
+    return 0  # not reached: exec replaced this process

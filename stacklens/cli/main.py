@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 
 from stacklens import __version__
@@ -49,7 +50,13 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     return (CliError, StackLensError, SettingsError, WarehouseUnavailable, ValidationError)
 
 
+# Dagster marks `backfill_policy` beta; the marts use it on purpose, with dagster pinned (pyproject.toml). The
+# warning tells an operator nothing to act on, and `stacklens pipelines run` printed it four times.
+PINNED_DAGSTER_BETA = r"Parameter `backfill_policy` of function `asset` is currently in beta"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    warnings.filterwarnings("ignore", message=PINNED_DAGSTER_BETA)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -52,3 +52,13 @@ def test_dev_on_an_embedded_installation_says_what_to_use(tmp_path: Path) -> Non
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "belongs to `stacklens serve`" in done.stderr and "stacklens pipelines ui" in done.stderr
+
+
+def test_commands_print_no_dagster_beta_warning(tmp_path: Path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}, "STACKLENS_DATA_DIR": str(tmp_path)}
+    env["PYTHONWARNINGS"] = "default"  # every warning shown, as a user's interpreter may be set up
+    # The command line first (as `stacklens pipelines run` starts), then the pipelines' definitions load.
+    code = "from stacklens.cli.main import main; code = main(['pipelines', 'dev']); import pipelines.definitions; print(code)"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "2"
+    assert "BetaWarning" not in done.stderr, done.stderr

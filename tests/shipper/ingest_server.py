@@ -167,12 +167,12 @@ class IngestServer:
                 rejected = []
                 for i, line in enumerate(lines):
                     if not attributable[i]:
-                        rejected.append({"line": i, "error": "Application Not Found"})
+                        rejected.append({"line": i + 1, "error": "Application Not Found: the app key is not a current app key"})
                         continue
                     try:
                         event_id = json.loads(line)["payload"]["event_id"]
                     except (ValueError, KeyError, TypeError):
-                        rejected.append({"line": i, "error": "no event id"})
+                        rejected.append({"line": i + 1, "error": "no event id"})
                         continue
                     if self.landed.counts[event_id]:
                         duplicates += 1

@@ -4,18 +4,15 @@
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from api.app import create_app
 from stacklens.settings import Settings
+from tests.api.live import serve
 from tests.dashboards.conftest import csrf_of, org_factory, stores  # noqa: F401 - fixtures used below
 from tests.dashboards.landing import land, sdk_event
 
@@ -25,22 +22,8 @@ SIGNED_OUT_OF_RANGE = str(2**63)  # fits UInt64, not the stores' signed 64-bit k
 
 @pytest.fixture
 def server(stores: Settings) -> Iterator[str]:  # noqa: F811
-    """The app on a real uvicorn server in this process, sharing this test's stores."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    instance = uvicorn.Server(
-        uvicorn.Config(create_app(stores), host="127.0.0.1", port=port, log_level="critical")
-    )
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not instance.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert instance.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    instance.should_exit = True
-    thread.join(timeout=15)
+    with serve(stores) as url:
+        yield url
 
 
 def signed_in(base_url: str, email: str) -> httpx.Client:

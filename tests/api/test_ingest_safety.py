@@ -40,8 +40,8 @@ def server(decade: Settings) -> Iterator[str]:
 
 @pytest.fixture
 def default_server(settings: Settings) -> Iterator[str]:
-    """The default 90-day retention."""
-    apply_migrations(settings, up_to=99)
+    """The default 90-day retention, every layer (the issue figures read the marts' live counters)."""
+    apply_migrations(settings)
     with serve(settings) as url:
         yield url
 
@@ -181,7 +181,10 @@ def test_times_the_retention_would_expire_or_in_the_future_are_stored_under_the_
         "drift": now + 30,  # within a minute: ordinary drift, kept
     }
     ids = {name: uuid.uuid4().hex for name in sent}
-    body = b"\n".join(line(event(when, ids[name]), org["app_key"]) for name, when in sent.items())
+    # One message, so one issue: its figures must count every one of the five.
+    body = b"\n".join(
+        line(event(when, ids[name], message="clock trouble"), org["app_key"]) for name, when in sent.items()
+    )
     answer = post(default_server, org["api_key"], body)
     assert answer.status_code == 200 and answer.json()["accepted"] == 5, answer.text
     received = time.time()
@@ -206,6 +209,18 @@ def test_times_the_retention_would_expire_or_in_the_future_are_stored_under_the_
         assert shown.status_code == 200, shown.text
     again = post(default_server, org["api_key"], body)
     assert (again.json()["accepted"], again.json()["duplicates"]) == (0, 5)
+    # Counters, lists and the raw table agree.
+    issue_id = scalar(settings, "SELECT any(issue_id) FROM events WHERE org_id = {org:UInt64}", org["org_id"])
+    auth = {"Authorization": f"Bearer {org['api_key']}"}
+    issue = httpx.get(f"{default_server}/api/issues/{issue_id}", headers=auth, timeout=30).json()
+    assert issue["events"] == 5, issue
+    listed = httpx.get(f"{default_server}/api/issues/{issue_id}/events", headers=auth, timeout=30).json()
+    assert {e["event_id"].replace("-", "") for e in listed["events"]} == set(ids.values())
+    page = httpx.get(
+        f"{default_server}/api/projects/{org['project']}/issues", params={"range": "90d"}, headers=auth, timeout=30
+    ).json()
+    assert [(i["id"], i["events"]) for i in page["issues"]] == [(str(issue_id), 5)]
+    assert scalar(settings, "SELECT count() FROM events WHERE org_id = {org:UInt64}", org["org_id"]) == 5
 
 
 def _epoch(text: str) -> float:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import uvicorn
 
-from api.app import create_app
+from stacklens.cli.app import build_app
 from stacklens.settings import Settings
 
 
@@ -21,7 +21,7 @@ def serve(settings: Settings) -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="critical")
+        uvicorn.Config(build_app(settings), host="127.0.0.1", port=port, log_level="critical")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

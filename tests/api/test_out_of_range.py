@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from api.app import create_app
+from stacklens.cli.app import build_app
 from stacklens.settings import Settings
 from tests.api.live import serve
 from tests.dashboards.conftest import csrf_of, org_factory, stores  # noqa: F401 - fixtures used below
@@ -68,7 +68,7 @@ def test_every_path_id_out_of_range_is_404_or_400(
     page_client = signed_in(server, str(org["email"]))
     api_headers = {"Authorization": f"Bearer {org['api_key']}"}
     checked = 0
-    for template, methods in routes_with_ids(create_app(stores)):
+    for template, methods in routes_with_ids(build_app(stores)):
         if not re.search(r"\{\w*id\}", template) or "regenerate" in template:
             continue
         path = fill(template, org, number)

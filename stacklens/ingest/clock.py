@@ -76,17 +76,3 @@ def note_replaced_time(payload: dict[str, Any], item_type: str, origin: Origin) 
     payload["errors"] = [*errors, note] if isinstance(errors, list) else [note]
     return True
 
-
-def replaced_time_note(payload: dict[str, Any]) -> dict[str, Any] | None:
-    """The note :func:`note_replaced_time` left in a stored payload, if any (for the event page)."""
-    errors = payload.get("errors")
-    if not isinstance(errors, list):
-        return None
-    for entry in errors:
-        if isinstance(entry, dict) and entry.get("type") in (
-            "past_timestamp",
-            "future_timestamp",
-            "invalid_timestamp",
-        ):
-            return entry
-    return None

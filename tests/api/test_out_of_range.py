@@ -111,6 +111,8 @@ def test_form_numbers_out_of_range_are_400_never_500(
     for path, data in forms:
         answer = http.post(path, data={**data, "csrf_token": token})
         assert answer.status_code < 500, (path, data, answer.status_code, answer.text[:300])
+        if data.get("ignore_kind") == "events":
+            assert "enter a whole number of events from 1 to 1,000,000,000,000" in answer.text
     # The issue is untouched by the refused ignore counts, and still shows.
     assert http.get(issue).status_code == 200
     http.close()

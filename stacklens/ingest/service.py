@@ -195,10 +195,13 @@ def _ingest(
 def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: BatchResult) -> None:
     """Insert the rows whose event id is new: spans first, then their transactions, then events.
 
-    Every insert is one partition of one table with a token of batch + table + partition, so a request
-    that fails half-way (engine error, crash) and is resent under the same Idempotency-Key lands exactly
-    the blocks that are missing: a transaction row found by the duplicate check has its spans in already.
+    Every insert is one partition of one table with a token of batch + body digest + table + partition, so
+    a request that fails half-way (engine error, crash) and is resent under the same Idempotency-Key lands
+    exactly the blocks that are missing: a transaction row found by the duplicate check has its spans in
+    already. The digest keeps another body sent under the key of a batch that never finished landing from
+    being mistaken for that batch's blocks.
     """
+    token = f"{org_id}:{batch_id}:{prepared.body_hash}"
     spans: list[tuple[str, bytes]] = []
     fresh_tables, result.duplicates = writer.drop_duplicates(client, org_id, prepared.tables)
     for fresh in fresh_tables.values():
@@ -208,7 +211,7 @@ def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: B
         result.accepted += len(fresh)
     if spans:
         writer.insert_by_partition(
-            client, "spans", prepared.columns["spans"], spans, f"{org_id}:{batch_id}:spans"
+            client, "spans", prepared.columns["spans"], spans, f"{token}:spans"
         )
     for table in ("transactions", "events"):
         fresh = fresh_tables.get(table) or []
@@ -218,7 +221,7 @@ def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: B
                 table,
                 prepared.columns[table],
                 ((row[5], row[3]) for row in fresh),
-                f"{org_id}:{batch_id}:{table}",
+                f"{token}:{table}",
             )
 
 

@@ -5,7 +5,7 @@ Three layers, because each covers a failure the others cannot:
 - event ids already stored are dropped before the insert (the same event inside two different batches,
   e.g. after the shipper's tracker file was removed);
 - every insert holds one partition (month) of one table and carries ``insert_deduplication_token`` =
-  batch + table + partition, so a retry after a failure between two inserts lands exactly the blocks that
+  batch + body digest + table + partition, so a retry after a failure between two inserts lands exactly the blocks that
   did not land (the tables keep a non-replicated deduplication window). One partition per insert also means
   no batch can hit the engine's ``max_partitions_per_insert_block``, whatever times its lines carry.
 A transaction's spans are inserted before the transactions: the transaction row is what the duplicate

@@ -322,3 +322,39 @@ def test_messages_say_what_is_wrong_in_the_senders_terms(
     errors = [r["error"] for r in answer["rejected"]]
     assert errors == ['`v` must be the number 1, not the text "1"', "`v` must be the number 1, not the value true"]
     assert not any(word in " ".join(errors) for word in ("True", "None", "'1'"))
+
+
+def test_another_body_under_the_key_of_a_half_landed_batch_lands_whole(
+    server: str, decade: Settings, make_org, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Body A fails after its first partition landed; body B, sent under the same key before A ever
+    finished, must not be taken for A's blocks (the insert tokens carry the body's digest)."""
+    org = make_org()
+    now = time.time()
+    body_a = b"\n".join(line(event(now - i * 31 * DAY, message=f"a{i}"), org["app_key"]) for i in range(3))
+    body_b = b"\n".join(line(event(now - i * 31 * DAY, message=f"b{i}"), org["app_key"]) for i in range(3))
+    real_insert = writer.insert_encoded
+    calls = {"n": 0}
+
+    def flaky(client: Any, table: str, columns: list[str], rows: list[bytes], token: str) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OperationalError("the engine refused the insert")
+        real_insert(client, table, columns, rows, token)
+
+    monkeypatch.setattr(writer, "insert_encoded", flaky)
+    assert post(server, org["api_key"], body_a, **{"Idempotency-Key": "reused"}).status_code == 503
+    monkeypatch.setattr(writer, "insert_encoded", real_insert)
+    answer = post(server, org["api_key"], body_b, **{"Idempotency-Key": "reused"})
+    assert answer.status_code == 200 and answer.json()["accepted"] == 3, answer.text
+    landed = (
+        get_warehouse(decade)
+        .query(
+            "SELECT JSONExtractString(payload, 'message') FROM events WHERE org_id = {org:UInt64}",
+            parameters={"org": org["org_id"]},
+        )
+        .result_rows
+    )
+    assert {m for (m,) in landed} >= {"b0", "b1", "b2"}
+    # A is now the conflicting body: its resend is refused, not answered with B's figures.
+    assert post(server, org["api_key"], body_a, **{"Idempotency-Key": "reused"}).status_code == 409

@@ -25,7 +25,7 @@ APP_KEY = "stacklens_app_" + "Z9y8X7w6V5u4T3s2R1q0P9o8"
 class Behaviour:
     """What the server does with the next POSTs. Change fields at any time from the test."""
 
-    status: int = 200  # 200, or a forced error status for every POST
+    status: int = 200  # 200, or a forced error status for every POST (401, 409, 422, 429, 5xx)
     retry_after: str | None = None
     flap: bool = False  # alternate 503 and normal answers
     commit_then_sleep: float = 0.0  # land the batch, then wait this long before answering
@@ -127,6 +127,10 @@ class IngestServer:
         if b.status == 429:
             return self._status(
                 429, {"error": "Rate Limited"}, {"Retry-After": b.retry_after} if b.retry_after else {}
+            )
+        if b.status in (409, 422):
+            return self._status(
+                b.status, {"error": "Conflict", "detail": "the Idempotency-Key was used for another body"}
             )
         if b.status >= 500:
             return self._status(

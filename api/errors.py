@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
+from clickhouse_connect.driver.exceptions import DataError as WarehouseDataError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from stacklens.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StackLensError, Unavailable
+
+log = logging.getLogger(__name__)
 
 # The spec's messages, word for word.
 INVALID_API_KEY = "Invalid API Key"
@@ -56,11 +62,59 @@ def error_response(status: int, error: str, detail: str = "", headers: dict[str,
     return JSONResponse({"error": error, "detail": detail}, status_code=status, headers=headers)
 
 
+# Every id the service hands out (SQL keys, 52-bit issue ids) fits a signed 64-bit integer; the stores
+# refuse anything larger (SQLite raises OverflowError, PostgreSQL "integer out of range", ClickHouse a parse
+# error), which must read as "no such thing", not as a crash.
+MAX_ID = 2**63 - 1
+
+
+def _out_of_range_path_param(request: Request) -> str | None:
+    """The name of a path parameter holding a number no id can be, if any."""
+    for name, value in (request.scope.get("path_params") or {}).items():
+        text = str(value).strip()
+        if text.lstrip("-").isdigit() and not 0 <= int(text) <= MAX_ID:
+            return name
+    return None
+
+
+async def _as_http_error(request: Request, status: int, error: str, detail: str) -> Response:
+    """Answer through the app's own HTTP error handler (JSON for the API, a page for the dashboards)."""
+    if request.url.path.startswith("/api"):
+        return error_response(status, error, detail)
+    handler = request.app.exception_handlers.get(StarletteHTTPException)
+    if handler is None:
+        return error_response(status, error, detail)
+    return await handler(request, StarletteHTTPException(status, detail or error))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StackLensError)
     async def _domain_error(_: Request, exc: StackLensError) -> JSONResponse:
         status, word, headers = domain_error_answer(exc)
         return error_response(status, word, str(exc), headers)
+
+    async def _number_out_of_range(request: Request, exc: Exception) -> Response:
+        name = _out_of_range_path_param(request)
+        if name is not None:
+            return await _as_http_error(request, 404, "Not Found", f"no {name.replace('_', ' ')} with that id")
+        log.info("a value out of range reached a store on %s: %s", request.url.path, exc)
+        if isinstance(exc, OverflowError | WarehouseDataError) or "out of range" in str(exc):
+            detail = f"a number in the request is out of range (at most {MAX_ID})"
+        else:
+            detail = "a value in the request cannot be stored as given (too long or of the wrong kind)"
+        return await _as_http_error(request, 400, "Bad Request", detail)
+
+    app.add_exception_handler(OverflowError, _number_out_of_range)
+    app.add_exception_handler(DataError, _number_out_of_range)
+    app.add_exception_handler(WarehouseDataError, _number_out_of_range)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> Response:
+        # Starlette's default is a plain-text "Internal Server Error"; clients parse the error shape.
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(
+            500, "Internal Server Error", "the service failed to answer this request; it has been logged"
+        )
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:

@@ -291,6 +291,24 @@ class Agent:
             self.config.park_delay,
         )
 
+    def _pass_over_rejected(self, batch: Batch, answer: dict[str, Any]) -> None:
+        """Lines the service refused inside an accepted batch go to the dead letters with its reason.
+
+        The answer numbers lines from 1 in the body, which holds the batch's lines in order, one each.
+        Lines whose app key the service no longer knows (a key rotation) are also logged with the spec's
+        ``Application Not Found``.
+        """
+        refused = batch.refuse_lines(answer.get("rejected"))
+        unknown_key = [reason for reason in refused if reason.startswith("Application Not Found")]
+        if unknown_key:
+            log.error(
+                "Application Not Found: %d events carry an app key the service no longer knows (%s); "
+                "passed over to %s",
+                len(unknown_key),
+                unknown_key[0].removeprefix("Application Not Found: "),
+                self.dead.path,
+            )
+
     def _stale_app_keys(self, batch: Batch) -> bool:
         """True when every line carries its own app key and none is the configured ``appKey``."""
         keys = batch.own_app_keys()
@@ -323,6 +341,8 @@ class Agent:
     def _acked(self, batch: Batch, answer: dict[str, Any] | None) -> None:
         faults.hit("after_ack")
         self.queue.popleft()
+        if answer is not None:
+            self._pass_over_rejected(batch, answer)
         dead = self.dead.write(batch.tail, batch.items)
         if dead:
             log.warning("%d lines passed over (see %s)", dead, self.dead.path)

@@ -8,6 +8,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from shipper.files import Line, Tail
 
@@ -62,6 +63,25 @@ class Batch:
         for item in self.items:
             if item.data is not None:
                 item.problem, item.preview, item.data = reason, item.data[:200], None
+
+    def refuse_lines(self, rejected: Any) -> list[str]:
+        """Turn the lines a 2xx answer lists under ``rejected`` (``[{"line": n, "error": "…"}]``, ``n``
+        counted from 1 in the body) into dead letters with the service's reason; return the reasons."""
+        if not isinstance(rejected, list):
+            return []
+        sent = [item for item in self.items if item.data is not None]
+        reasons: list[str] = []
+        for entry in rejected:
+            if not isinstance(entry, dict):
+                continue
+            number, error = entry.get("line"), str(entry.get("error") or "no reason given")
+            if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= len(sent):
+                item = sent[number - 1]
+                if item.data is not None:
+                    item.problem = f"rejected by the service: {error}"
+                    item.preview, item.data = item.data[:200], None
+                    reasons.append(error)
+        return reasons
 
     def split(self) -> tuple[Batch, Batch]:
         """Two halves by line (each keeps its own byte range, so its own Idempotency-Key)."""

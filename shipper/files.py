@@ -190,7 +190,8 @@ def _check_line(start: int, end: int, data: bytes, max_line: int) -> Line:
     if not body.strip():
         return Line(start, end, None, "")  # blank line: nothing to deliver, nothing to report
     try:
-        text = body.decode("utf-8")
+        # A byte order mark (a file written by a Windows tool) is no part of the line; the service drops it.
+        text = body.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         return Line(start, end, None, "not valid UTF-8", data[:200])
     try:

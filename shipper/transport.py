@@ -26,7 +26,7 @@ class Outcome(enum.Enum):
     AUTH = "auth"  # 401: wait for a config fix
     APP = "app"  # 404 Application Not Found: wait for a config fix
     TOO_LARGE = "too_large"  # 413: split the batch
-    BAD_REQUEST = "bad_request"  # 400: the body as a whole was refused; split down to the line
+    BAD_REQUEST = "bad_request"  # 400/409/422: the body as a whole was refused; split down to the line
     ENCODING = "encoding"  # 415: the service does not take this Content-Encoding
 
 
@@ -164,7 +164,9 @@ def classify(response: httpx.Response) -> Answer:
         return Answer(Outcome.APP, text or "Application Not Found")
     if status == 413:
         return Answer(Outcome.TOO_LARGE, text)
-    if status == 400:
+    if status in (400, 409, 422):
+        # The body as sent is refused (409: its Idempotency-Key was used for other bytes): halves carry
+        # their own keys, and a single line refused alone goes to the dead letters.
         return Answer(Outcome.BAD_REQUEST, text)
     if status == 415:
         return Answer(Outcome.ENCODING, text)

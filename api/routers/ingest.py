@@ -47,6 +47,10 @@ INGEST_ERRORS: dict[int | str, dict] = {
         "model": ErrorBody,
         "description": "`Application Not Found`: no line belongs to a project of the key's organization",
     },
+    409: {
+        "model": ErrorBody,
+        "description": "`Conflict`: the Idempotency-Key was already used for a different (decompressed) body",
+    },
     413: {"model": ErrorBody, "description": "Body, decompressed body or line count over the limit"},
     415: {"model": ErrorBody, "description": "Unsupported Content-Encoding"},
     503: {"model": ErrorBody, "description": "`Service Unavailable`: the warehouse is down; retry"},
@@ -121,9 +125,11 @@ async def ingest(
 
     Each line is `{"v": 1, "type": "event" | "transaction" | …, "app_key": "stacklens_app_…", "ts": …,
     "payload": {Sentry payload}}`; lines without `app_key` use the `X-Stacklens-App-Key` header. A batch
-    resent with the same `Idempotency-Key` answers with its first figures and lands nothing again; an event
-    id already stored counts under `duplicates`. Problems with single lines are listed under `rejected` and
-    never fail the batch.
+    resent with the same `Idempotency-Key` answers with its first figures and lands nothing again (the same
+    key with another body answers 409); an event id already stored counts under `duplicates`. Problems with
+    single lines are listed under `rejected` and never fail the batch. Times older than the retention (or
+    within a day of it) or over a minute ahead are stored under the receive time, the original kept in the
+    payload.
     """
     body = await _read_body(request)
     try:

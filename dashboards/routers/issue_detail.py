@@ -57,6 +57,7 @@ def event_parts(row: dict[str, Any]) -> dict[str, Any]:
         "tags": ev.tags(payload, row),
         "extra": extra,
         "environment_info": ev.environment_info(payload),
+        "time_note": ev.time_note(payload),
     }
 
 

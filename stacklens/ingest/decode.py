@@ -7,6 +7,7 @@ up to 1 MiB) sit far inside them.
 from __future__ import annotations
 
 import bisect
+import hashlib
 
 import zstandard
 from isal import isal_zlib
@@ -27,6 +28,7 @@ MAX_JSON_DEPTH = 64
 MAX_INT_DIGITS = 20
 
 _READ_CHUNK = 256 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
 SUPPORTED_ENCODINGS = ("identity", "gzip", "zstd")
 
 
@@ -63,11 +65,18 @@ def _gunzip(body: bytes) -> bytes:
                 raise _too_large()
             parts.append(part)
             if not inflater.eof:
-                raise DecodeError(400, "the gzip body is truncated")
-            # Concatenated gzip members are valid gzip: go on with the next member.
+                raise DecodeError(400, "the gzip body is truncated: it ends before its compressed data does")
+            # Concatenated gzip members are valid gzip: go on with the next member. Zero padding after the
+            # last member (some writers round up to a block) is ignored, as gzip(1) does.
             data = inflater.unused_data
             if not data.strip(b"\x00"):
                 return parts[0] if len(parts) == 1 else b"".join(parts)
+            if not data.startswith(_GZIP_MAGIC):
+                raise DecodeError(
+                    400,
+                    f"the gzip body has {len(data)} bytes of trailing data after its compressed data; "
+                    "send the gzip output alone",
+                )
     except isal_zlib.error as exc:
         raise DecodeError(400, f"the body is not valid gzip: {exc}") from exc
 
@@ -104,10 +113,15 @@ def decode_body(body: bytes, content_encoding: str | None) -> bytes:
     elif encoding == "zstd":
         data = _unzstd(body) if body else b""
     else:
-        raise DecodeError(415, f"Content-Encoding {encoding!r} is not supported; use gzip, zstd or none")
+        raise DecodeError(415, f'Content-Encoding "{encoding}" is not supported; use gzip, zstd or none')
     if not data or data.isspace():  # (not data.strip(): that copies a whole batch to look at its ends)
         raise DecodeError(400, "the body is empty; send one JSON log line per line")
     return data
+
+
+def body_digest(data: bytes) -> str:
+    """The digest of a decoded body: a resend under the same Idempotency-Key must have the same one."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def split_lines(data: bytes) -> list[bytes]:

@@ -13,6 +13,7 @@ from stacklens.ingest.useragent import parse_user_agent
 
 _MAX_TEXT = 8192
 _HEX32 = re.compile(r"[0-9a-f]{32}")
+_NIL_ID = "0" * 32
 # Measurements arrive as {"lcp": {"value": 1234.5, "unit": "millisecond"}}; store ms (cls has no unit).
 UNIT_TO_MS = {
     "millisecond": 1.0,
@@ -33,6 +34,10 @@ class Origin:
     batch_id: str
     received_at: float  # epoch seconds
     line_ts: str | None = None
+    # The times the warehouse keeps (see :func:`time_window`): outside them a time is replaced by the
+    # receive time. The defaults accept every plausible time (callers without a retention).
+    earliest: float = 0.0
+    latest: float = float("inf")
 
 
 def text(value: Any, limit: int = _MAX_TEXT) -> str:
@@ -60,18 +65,37 @@ def string_map(value: Any) -> dict[str, str]:
     return {str(k)[:200]: text(v, 1024) for k, v in value.items() if v is not None}
 
 
+def given_event_id(value: Any) -> str | None:
+    """The payload's ``event_id`` as 32 lower-case hex digits, or ``None`` when it is not a usable id.
+
+    Usable: 32 hex digits, bare (what the SDKs send) or in the dashed UUID form, in either case. The nil
+    UUID (all zeros) is what some clients send for "no id": taken as a real id it would make every later
+    event with it a duplicate, so it counts as missing, like any other text.
+    """
+    if not isinstance(value, str):
+        return None
+    if len(value) == 36 and value[8] == value[13] == value[18] == value[23] == "-":
+        value = value.replace("-", "")
+    if len(value) != 32:
+        return None
+    value = value.lower()
+    if not _HEX32.fullmatch(value) or value == _NIL_ID:
+        return None
+    return value
+
+
 def event_uuid(payload: dict[str, Any], raw_line: bytes) -> str:
-    """The payload's ``event_id``; a line without one gets an id derived from its bytes, so a resend dedups."""
-    raw = payload.get("event_id")
-    if isinstance(raw, str):
-        # What the SDKs send (32 lower-case hex digits) is formatted directly; uuid.UUID costs ~2 µs.
-        if len(raw) == 32 and _HEX32.fullmatch(raw):
-            return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"
-        try:
-            return str(uuid.UUID(raw))
-        except ValueError:
-            pass
-    return str(uuid.uuid5(uuid.NAMESPACE_OID, raw_line.hex()))
+    """The event's id in UUID form: the payload's own (see :func:`given_event_id`), else one derived from
+    the line's bytes, so a resend of the same line is still a duplicate."""
+    raw = given_event_id(payload.get("event_id"))
+    if raw is None:
+        raw = assigned_event_id(raw_line)
+    return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"
+
+
+def assigned_event_id(raw_line: bytes) -> str:
+    """The id a line without a usable ``event_id`` gets: 32 hex digits derived from its bytes."""
+    return uuid.uuid5(uuid.NAMESPACE_OID, raw_line.hex()).hex
 
 
 def service_of(origin: Origin, tags: dict[str, str]) -> str:
@@ -110,7 +134,11 @@ def message_of(payload: dict[str, Any]) -> str:
 
 
 def timestamp_of(value: Any, origin: Origin) -> float:
+    """The time a row is stored and partitioned under: the payload's, else the line's ``ts``; the receive
+    time when neither is readable or the one given is outside the kept window (:func:`time_window`)."""
     parsed = timeparse.to_epoch(value)
     if parsed is None and origin.line_ts:
         parsed = timeparse.to_epoch(origin.line_ts)
-    return parsed if parsed is not None else origin.received_at
+    if parsed is None or not origin.earliest <= parsed <= origin.latest:
+        return origin.received_at
+    return parsed

@@ -13,7 +13,8 @@ from typing import Any
 
 import orjson
 
-from stacklens.ingest.fields import Origin
+from stacklens.ingest.clock import TIME_FIELD, note_replaced_time, time_window
+from stacklens.ingest.fields import Origin, assigned_event_id, given_event_id
 from stacklens.ingest.inp import holds_inp, inp_rows
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
@@ -30,8 +31,9 @@ class Attribution:
 
 
 # One row ready for the warehouse: (app_key_id, project_id, event_id, JSONEachRow text of the row, the
-# JSONEachRow texts of its child span rows). Plain tuples: a worker hands ~1,000 of them back per batch.
-ReadyRow = tuple[int, int, str, bytes, list[bytes]]
+# JSONEachRow texts of its child span rows, the row's partition (month of its time, "YYYY-MM"), its
+# children's partitions). Plain tuples: a worker hands ~1,000 of them back per batch.
+ReadyRow = tuple[int, int, str, bytes, list[bytes], str, list[str]]
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Prepared:
     attributed: int = 0  # of those, lines whose app key belongs to the organization
     skipped: int = 0  # lines of item types the service does not store
     rejected: list[dict[str, Any]] = field(default_factory=list)
+    body_hash: str = ""  # digest of the whole decoded body (set by whoever decoded it)
 
     def merge(self, other: Prepared) -> None:
         """Append a later part of the same batch (parts keep their lines' numbers)."""
@@ -57,6 +60,7 @@ class Prepared:
         self.attributed += other.attributed
         self.skipped += other.skipped
         self.rejected.extend(other.rejected)
+        self.body_hash = self.body_hash or other.body_hash
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class BatchContext:
     batch_id: str
     received: float  # epoch seconds
     header_app_key: str | None
+    # The warehouse's retention: times it would expire at once are replaced (:mod:`stacklens.ingest.clock`).
+    retention_days: int = 90
 
 
 def prepare_lines(
@@ -83,6 +89,7 @@ def prepare_lines(
     """
     prepared = Prepared()
     cache: dict[str, Attribution | None] = {}
+    window = time_window(context.received, context.retention_days)
     for number, raw in enumerate(lines, start=first_number):
         try:
             line = parse_line(raw.rstrip(b"\r"), number)
@@ -102,7 +109,7 @@ def prepare_lines(
         if who is None:
             continue
         prepared.attributed += 1
-        _normalise(line, who, context, prepared)
+        _normalise(line, who, context, window, prepared)
     return prepared
 
 
@@ -136,10 +143,16 @@ def _attribute(
     return found
 
 
-def _normalise(line: Line, who: Attribution, context: BatchContext, prepared: Prepared) -> None:
-    origin = Origin(context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts)
+def _normalise(
+    line: Line, who: Attribution, context: BatchContext, window: tuple[float, float], prepared: Prepared
+) -> None:
+    origin = Origin(
+        context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts, *window
+    )
     try:
         payload = scrub_payload(line.payload, line.raw, line.shape)
+        if line.item_type in TIME_FIELD:
+            _settle_identity(payload, line.item_type, line.raw, origin)
         # Serialised once; the row embeds these bytes as they are (no second escaping pass at insert).
         payload_json = orjson.Fragment(orjson.dumps(payload))
         if line.item_type == "event":
@@ -153,13 +166,30 @@ def _normalise(line: Line, who: Attribution, context: BatchContext, prepared: Pr
             rows = [(row, spans_rows(payload, row, origin))]
             table = "transactions"
         ready = [_encode(who, table, row, children, prepared) for row, children in rows]
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
         # A payload shaped unlike any Sentry payload (or not serialisable): reject the line, keep the batch.
+        # The exception's own words are Python's ("'int' object has no attribute …"), not the sender's.
         prepared.rejected.append(
-            {"line": line.number, "error": f"the payload could not be read: {exc}"[:300]}
+            {
+                "line": line.number,
+                "error": "the payload could not be read: a field does not have the type a Sentry payload "
+                "gives it (an object, list, text or number where another is expected)",
+            }
         )
         return
     prepared.tables[table].extend(ready)
+
+
+def _settle_identity(payload: dict[str, Any], item_type: str, raw: bytes, origin: Origin) -> None:
+    """What the stored payload must say about itself: the id the row is stored under (a missing, nil or
+    malformed ``event_id`` is replaced by the assigned one, as Relay does) and, when the line's time is
+    replaced, the note saying so (:mod:`stacklens.ingest.clock`)."""
+    given = payload.get("event_id")
+    if given is None or given_event_id(given) is None:
+        if given is not None:
+            payload["sent_event_id"] = given  # kept as sent, beside the id it is stored under
+        payload["event_id"] = assigned_event_id(raw)
+    note_replaced_time(payload, item_type, origin)
 
 
 def _encode(
@@ -175,4 +205,6 @@ def _encode(
         row["event_id"],
         orjson.dumps(row),
         [orjson.dumps(child) for child in children],
+        row["timestamp"][:7],
+        [child["timestamp"][:7] for child in children],
     )

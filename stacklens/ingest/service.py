@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stacklens.ingest import writer
-from stacklens.ingest.decode import DecodeError, decode_body, split_lines
+from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_lines
 from stacklens.ingest.prepare import Attribution, BatchContext, Prepared, prepare_lines
 from stacklens.ingest.timeparse import format_ms
 from stacklens.ingest.workers import (
@@ -88,7 +88,7 @@ def ingest_body(
     pool = pool_for(settings)
 
     def in_process(context: BatchContext) -> Prepared:
-        return prepare_lines(split_lines(decode_body(body, content_encoding)), 1, context, resolve)
+        return prepare_body(decode_body(body, content_encoding), context, resolve)
 
     def begin(context: BatchContext) -> Callable[[], Prepared]:
         if pool is None or estimated_raw_bytes(body, content_encoding) < POOL_MIN_RAW_BYTES:
@@ -122,9 +122,18 @@ def ingest_batch(
         org_id,
         idempotency_key,
         header_app_key,
-        lambda context: lambda: prepare_lines(split_lines(data), 1, context, resolve),
+        lambda context: lambda: prepare_body(data, context, resolve),
         take_events,
     )
+
+
+def prepare_body(
+    data: bytes, context: BatchContext, resolve: Callable[[str], Attribution | None]
+) -> Prepared:
+    """A whole decoded body prepared in this thread, with its digest (for Idempotency-Key conflicts)."""
+    prepared = prepare_lines(split_lines(data), 1, context, resolve)
+    prepared.body_hash = body_digest(data)
+    return prepared
 
 
 def _ingest(
@@ -140,12 +149,12 @@ def _ingest(
     batch_id = batch_id_for(idempotency_key)
     client = get_warehouse(settings)
     received = time.time()
-    finish = begin(BatchContext(org_id, batch_id, received, header_app_key))
-    if idempotency_key is not None:
-        landed = writer.find_batch(client, org_id, batch_id)
-        if landed is not None:
-            return _replayed(landed)
+    finish = begin(BatchContext(org_id, batch_id, received, header_app_key, settings.retention_days))
+    # Looked up while the workers prepare; a replay still waits for them, for the body's digest.
+    landed = writer.find_batch(client, org_id, batch_id) if idempotency_key is not None else None
     prepared = finish()
+    if landed is not None:
+        return _replayed(landed, prepared.body_hash)
     result = BatchResult(batch_id, skipped=prepared.skipped, rejected=prepared.rejected)
     if prepared.stored and not prepared.attributed:
         raise BatchRefused(
@@ -167,7 +176,7 @@ def _ingest(
         if idempotency_key is not None:
             landed = writer.find_batch(client, org_id, batch_id)
             if landed is not None:
-                return _replayed(landed)
+                return _replayed(landed, prepared.body_hash)
         _land(client, org_id, batch_id, prepared, result)
         result.rejected.sort(key=lambda r: r["line"])
         record = writer.BatchRecord(
@@ -177,32 +186,54 @@ def _ingest(
             result.duplicates,
             result.skipped,
             result.rejected[:MAX_REJECTED_REPORTED],
+            prepared.body_hash,
         )
         writer.record_batch(client, org_id, record, format_ms(received))
     return result
 
 
 def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: BatchResult) -> None:
-    spans: list[bytes] = []
+    """Insert the rows whose event id is new: spans first, then their transactions, then events.
+
+    Every insert is one partition of one table with a token of batch + body digest + table + partition, so
+    a request that fails half-way (engine error, crash) and is resent under the same Idempotency-Key lands
+    exactly the blocks that are missing: a transaction row found by the duplicate check has its spans in
+    already. The digest keeps another body sent under the key of a batch that never finished landing from
+    being mistaken for that batch's blocks.
+    """
+    token = f"{org_id}:{batch_id}:{prepared.body_hash}"
+    spans: list[tuple[str, bytes]] = []
     fresh_tables, result.duplicates = writer.drop_duplicates(client, org_id, prepared.tables)
-    for table, fresh in fresh_tables.items():
-        for app_key_id, _, _, _, children in fresh:
+    for fresh in fresh_tables.values():
+        for app_key_id, _, _, _, children, _, child_partitions in fresh:
             result.events_by_app_key[app_key_id] = result.events_by_app_key.get(app_key_id, 0) + 1
-            spans.extend(children)
+            spans.extend(zip(child_partitions, children, strict=True))
+        result.accepted += len(fresh)
+    if spans:
+        writer.insert_by_partition(
+            client, "spans", prepared.columns["spans"], spans, f"{token}:spans"
+        )
+    for table in ("transactions", "events"):
+        fresh = fresh_tables.get(table) or []
         if fresh:
-            writer.insert_encoded(
+            writer.insert_by_partition(
                 client,
                 table,
                 prepared.columns[table],
-                [row[3] for row in fresh],
-                f"{org_id}:{batch_id}:{table}",
+                ((row[5], row[3]) for row in fresh),
+                f"{token}:{table}",
             )
-        result.accepted += len(fresh)
-    if spans:
-        writer.insert_encoded(client, "spans", prepared.columns["spans"], spans, f"{org_id}:{batch_id}:spans")
 
 
-def _replayed(landed: writer.BatchRecord) -> BatchResult:
+def _replayed(landed: writer.BatchRecord, body_hash: str) -> BatchResult:
+    """The first answer of a batch sent again; a different body under the same key is refused (409)."""
+    if landed.body_hash and body_hash and landed.body_hash != body_hash:
+        raise BatchRefused(
+            409,
+            "Conflict",
+            f'the Idempotency-Key "{landed.batch_id}" was already used for a batch with a different body; '
+            "a resend must repeat the body exactly, and a new batch needs a new key",
+        )
     return BatchResult(
         landed.batch_id, landed.accepted, landed.duplicates, landed.skipped, landed.rejected, True
     )

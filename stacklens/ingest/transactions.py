@@ -13,6 +13,7 @@ from typing import Any
 from orjson import Fragment
 
 from stacklens.ingest import timeparse
+from stacklens.ingest.clock import time_shift
 from stacklens.ingest.fields import (
     UNIT_TO_MS,
     Origin,
@@ -110,7 +111,9 @@ def transaction_row(
     response = dict_of(dict_of(payload.get("contexts")).get("response"))
     op = text(trace.get("op"), 64)
     start = timestamp_of(payload.get("start_timestamp"), origin)
-    end = timeparse.to_epoch(payload.get("timestamp")) or start
+    # A replaced start moves the end with it, so the duration stays as measured.
+    sent_end = timeparse.to_epoch(payload.get("timestamp"))
+    end = sent_end + time_shift(payload, "transaction", origin) if sent_end is not None else start
     page, url = page_of(payload, op, tags)
     browser, _, os_name, _ = client_of(payload)
     method = request.get("method") or next((trace_data[k] for k in METHOD_KEYS if trace_data.get(k)), "")
@@ -151,6 +154,10 @@ def spans_rows(payload: dict[str, Any], transaction: dict[str, Any], origin: Ori
     if not isinstance(spans, list):
         return []
     rows = []
+    # Spans move with a transaction whose time was replaced; a span still outside the kept window (its own
+    # clock was off) starts with the transaction. Either way it keeps its duration.
+    shift = time_shift(payload, "transaction", origin)
+    transaction_start = timestamp_of(payload.get("start_timestamp"), origin)
     for span in spans[:_MAX_SPANS]:
         if not isinstance(span, dict):
             continue
@@ -160,6 +167,9 @@ def spans_rows(payload: dict[str, Any], transaction: dict[str, Any], origin: Ori
         if start is None:
             continue
         end = timeparse.to_epoch(span.get("timestamp")) or start
+        start, end = start + shift, end + shift
+        if not origin.earliest <= start <= origin.latest:
+            start, end = transaction_start, transaction_start + (end - start)
         op = text(span.get("op"), 64)
         description = text(span.get("description"), 2048)
         method = next((data[k] for k in METHOD_KEYS if data.get(k)), "")

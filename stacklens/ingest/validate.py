@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -47,11 +48,17 @@ _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _BRACES_AS_BRACKETS = bytes.maketrans(b"{}", b"[]")
 _NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
 # The digit shape of a line: every ASCII digit → "0", space and dash → "-", any other byte → "x" (one
-# bytes.translate, memory speed). A number token longer than MAX_INT_DIGITS is a run of "0": orjson would turn
-# it into a float silently, so lines with such a run take the standard-library parser, whose int hook refuses
-# them with a clear message (a regex takes ~250 µs a line). The scrubber's card search reads the same shape.
+# bytes.translate, memory speed). orjson reads integers exactly only within 64 bits (signed or unsigned) and
+# turns larger ones into floats silently: such a number is a run of at least 20 "0" (19 after a minus sign).
+# Lines with such a run take the standard-library parser, whose hooks keep every number exactly (as text
+# where no 64-bit type holds it); a regex would take ~250 µs a line. The scrubber's card search reads the
+# same shape.
 SHAPE = bytes(ord("0") if 48 <= b <= 57 else ord("-") if b in b" -" else ord("x") for b in range(256))
-_LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
+_LONG_RUN = b"0" * 20
+_LONG_NEGATIVE_RUN = b"-" + b"0" * 19
+_INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
+# A UTF-8 byte order mark: Windows editors and some loggers start a file with one. It belongs to no line.
+_BOM = b"\xef\xbb\xbf"
 
 
 def _depth_ok(raw: bytes) -> bool:
@@ -93,10 +100,20 @@ def _rounds_ok(brackets: bytes) -> bool:
     return b"[]" not in brackets
 
 
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise LineError(f"a number has more than {MAX_INT_DIGITS} digits")
-    return int(text)
+def _exact_int(text: str) -> int | str:
+    """An integer a 64-bit column can hold, else its text as written (never a float that changed it).
+
+    Over :data:`MAX_INT_DIGITS` digits it is text without ``int()``, whose cost grows with the digits."""
+    if len(text) > MAX_INT_DIGITS + 1:
+        return text
+    number = int(text)
+    return number if _INT_MIN <= number <= _UINT_MAX else text
+
+
+def _exact_float(text: str) -> float | str:
+    """A float, or its text when no double holds it (``1e400`` would otherwise become null)."""
+    number = float(text)
+    return number if math.isfinite(number) else text
 
 
 def _reject_constant(name: str) -> float:
@@ -111,7 +128,9 @@ def _strict_loads(text: str) -> Any:
     the warehouse) sees valid text and the event is kept.
     """
     try:
-        obj = json.loads(text, parse_int=_bounded_int, parse_constant=_reject_constant)
+        obj = json.loads(
+            text, parse_int=_exact_int, parse_float=_exact_float, parse_constant=_reject_constant
+        )
     except LineError:
         raise
     except (ValueError, RecursionError) as exc:
@@ -125,6 +144,8 @@ def _strict_loads(text: str) -> Any:
 
 def parse_line(raw: bytes, number: int) -> Line | None:
     """The checked line, or ``None`` for a blank line; raises :class:`LineError`."""
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
     if len(raw) > MAX_LINE_BYTES:
         raise LineError(f"the line is {len(raw)} bytes; at most {MAX_LINE_BYTES} are accepted")
     if not raw or raw.isspace():
@@ -132,16 +153,16 @@ def parse_line(raw: bytes, number: int) -> Line | None:
     if not _depth_ok(raw):
         raise LineError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
     shape = raw.translate(SHAPE)
-    if _LONG_RUN in shape:
-        obj = _strict_loads(
-            _text(raw)
-        )  # long digit runs are mostly inside strings; the hook sees numbers only
+    if _LONG_RUN in shape or _LONG_NEGATIVE_RUN in shape:
+        # Long digit runs are mostly inside strings; the hooks see numbers only.
+        obj = _strict_loads(_text(raw))
     else:
         try:
             obj = orjson.loads(raw)  # also checks the UTF-8
         except orjson.JSONDecodeError:
             # orjson's messages name no token ("unexpected character"); the strict parser's do ("NaN").
-            # A line only the standard library accepts (e.g. a lone surrogate escape) is read with it.
+            # A line only the standard library accepts (a lone surrogate escape, a number beyond a double
+            # such as 1e400) is read with it.
             obj = _strict_loads(_text(raw))
     return check_fields(obj, number, raw, shape)
 
@@ -158,8 +179,8 @@ def check_fields(obj: Any, number: int, raw: bytes, shape: bytes = b"") -> Line:
     if not isinstance(obj, dict):
         raise LineError("the line must be a JSON object")
     version = obj.get("v", 1)
-    if version != 1 or isinstance(version, bool):
-        raise LineError(f"unsupported line version {version!r}; this service reads version 1")
+    if not (isinstance(version, int) and not isinstance(version, bool) and version == 1):
+        raise LineError(_version_problem(version))
     item_type = obj.get("type")
     if not isinstance(item_type, str) or not _TYPE.match(item_type):
         raise LineError('`type` must be a Sentry item type such as "event" or "transaction"')
@@ -173,3 +194,16 @@ def check_fields(obj: Any, number: int, raw: bytes, shape: bytes = b"") -> Line:
     if item_type in STORED_TYPES and not isinstance(payload, dict):
         raise LineError("`payload` must be a JSON object (the Sentry event payload)")
     return Line(number, item_type, app_key, ts, payload if isinstance(payload, dict) else {}, raw, shape)
+
+
+def _version_problem(version: Any) -> str:
+    """Why ``v`` is refused, with the value spelled as JSON (``true``, ``null``, ``"1"``), not Python."""
+    if isinstance(version, int | float) and not isinstance(version, bool):
+        return f"unsupported line version {_json_text(version)}; this service reads version 1"
+    kind = "text" if isinstance(version, str) else "value"
+    return f"`v` must be the number 1, not the {kind} {_json_text(version)}"
+
+
+def _json_text(value: Any) -> str:
+    text = orjson.dumps(value).decode() if not isinstance(value, int) or abs(value) < 2**63 else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."

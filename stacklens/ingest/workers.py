@@ -26,7 +26,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from stacklens.ingest.decode import DecodeError, decode_body, split_part
+from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_part
 from stacklens.ingest.prepare import Attribution, BatchContext, Prepared, prepare_lines
 from stacklens.settings import Settings
 
@@ -87,10 +87,14 @@ def prepare_part(
 ) -> Prepared | DecodeFailure:
     """Worker side: decode the whole body and prepare share ``part`` of ``parts`` of its lines."""
     try:
-        first_number, lines = split_part(decode_body(body, content_encoding), part, parts)
+        data = decode_body(body, content_encoding)
+        first_number, lines = split_part(data, part, parts)
     except DecodeError as exc:
         return DecodeFailure(exc.status, str(exc))
-    return prepare_lines(lines, first_number, context, resolve)
+    prepared = prepare_lines(lines, first_number, context, resolve)
+    if part == 0:  # one worker digests the body for the Idempotency-Key check (see service)
+        prepared.body_hash = body_digest(data)
+    return prepared
 
 
 def _start_worker() -> None:

@@ -4,8 +4,12 @@ Three layers, because each covers a failure the others cannot:
 - ``ingest_batches`` answers a resent batch (same ``Idempotency-Key``) with its first figures, landing nothing;
 - event ids already stored are dropped before the insert (the same event inside two different batches,
   e.g. after the shipper's tracker file was removed);
-- every insert carries ``insert_deduplication_token`` = batch + table, so a retry after a crash between two
-  inserts does not land a block twice (the tables keep a non-replicated deduplication window).
+- every insert holds one partition (month) of one table and carries ``insert_deduplication_token`` =
+  batch + body digest + table + partition, so a retry after a failure between two inserts lands exactly the blocks that
+  did not land (the tables keep a non-replicated deduplication window). One partition per insert also means
+  no batch can hit the engine's ``max_partitions_per_insert_block``, whatever times its lines carry.
+A transaction's spans are inserted before the transactions: the transaction row is what the duplicate
+check looks for, so it is only found once its spans are in (docs/decisions.md, "Landing a batch").
 The check and the insert run under a per-organization lock, so two concurrent requests of one organization
 cannot both pass the check; across processes, ReplacingMergeTree and ``uniqExact(event_id)`` readers cover
 the remaining window (docs/decisions.md).
@@ -46,20 +50,27 @@ class BatchRecord:
     duplicates: int
     skipped: int
     rejected: list[dict[str, Any]]
+    body_hash: str = ""  # digest of the decompressed body; '' for batches recorded before it was kept
 
 
 def find_batch(client: Client, org_id: int, batch_id: str) -> BatchRecord | None:
     """The recorded figures of a batch that already landed, else ``None``."""
     rows = client.query(
-        "SELECT lines, accepted, duplicates, skipped, rejected FROM ingest_batches FINAL "
+        "SELECT lines, accepted, duplicates, skipped, rejected, body_hash FROM ingest_batches FINAL "
         "WHERE org_id = {org:UInt64} AND batch_id = {batch:String} LIMIT 1",
         parameters={"org": org_id, "batch": batch_id},
     ).result_rows
     if not rows:
         return None
-    lines, accepted, duplicates, skipped, rejected = rows[0]
+    lines, accepted, duplicates, skipped, rejected, body_hash = rows[0]
     return BatchRecord(
-        batch_id, int(lines), int(accepted), int(duplicates), int(skipped), json.loads(rejected or "[]")
+        batch_id,
+        int(lines),
+        int(accepted),
+        int(duplicates),
+        int(skipped),
+        json.loads(rejected or "[]"),
+        body_hash,
     )
 
 
@@ -156,6 +167,18 @@ def insert_encoded(client: Client, table: str, columns: list[str], rows: list[by
     )
 
 
+def insert_by_partition(
+    client: Client, table: str, columns: list[str], rows: Iterable[tuple[str, bytes]], token: str
+) -> None:
+    """Insert ``(partition, JSONEachRow line)`` pairs, one insert per partition, each with its own token
+    (``token:partition``): see the module doc for why both."""
+    by_partition: defaultdict[str, list[bytes]] = defaultdict(list)
+    for partition, row in rows:
+        by_partition[partition].append(row)
+    for partition in sorted(by_partition):
+        insert_encoded(client, table, columns, by_partition[partition], f"{token}:{partition}")
+
+
 def record_batch(client: Client, org_id: int, record: BatchRecord, received_at: str) -> None:
     row = {
         "org_id": org_id,
@@ -166,5 +189,6 @@ def record_batch(client: Client, org_id: int, record: BatchRecord, received_at: 
         "duplicates": record.duplicates,
         "skipped": record.skipped,
         "rejected": json.dumps(record.rejected, ensure_ascii=False),
+        "body_hash": record.body_hash,
     }
     insert_rows(client, "ingest_batches", [row], f"{org_id}:{record.batch_id}:ingest_batches")

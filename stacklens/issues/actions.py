@@ -26,12 +26,19 @@ class StatusRequest:
     ignore_until: datetime | None = None
 
 
+# "Ignore until N more events": more than a trillion is "forever"; the bound keeps the count and its
+# baseline inside the warehouse's 64-bit column.
+MAX_IGNORE_EVENTS = 10**12
+
+
 def parse_ignore(kind: str, events: str, until: str) -> tuple[int | None, datetime | None]:
     """The ignore form's choice: forever, until N more events, or until a date (UTC)."""
     if kind == "events":
-        if not events.strip().isdigit() or int(events) < 1:
-            raise IllegalTransition("enter a whole number of events, 1 or more")
-        return int(events), None
+        # Length first: int() of thousands of digits is slow (and refused past 4,300).
+        digits = events.strip()
+        if not digits.isdigit() or len(digits) > 13 or not 1 <= int(digits) <= MAX_IGNORE_EVENTS:
+            raise IllegalTransition(f"enter a whole number of events from 1 to {MAX_IGNORE_EVENTS:,}")
+        return int(digits), None
     if kind == "until":
         try:
             when = datetime.fromisoformat(until.strip())

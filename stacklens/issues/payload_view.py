@@ -178,6 +178,27 @@ def _crumb_message(category: str, message: Any, data: dict[str, Any]) -> str:
     return ", ".join(f"{key}={_text(value)}" for key, value in data.items())
 
 
+# The Relay-style entries ingest adds to ``errors`` when it stores an event under its receive time
+# (stacklens/ingest/clock.py), and why, in the reader's words.
+_REPLACED_TIME = {
+    "past_timestamp": "older than this service keeps events (its retention, less a day)",
+    "future_timestamp": "more than a minute ahead of the service's clock",
+    "invalid_timestamp": "not a time the service could read",
+}
+
+
+def time_note(payload: dict[str, Any]) -> dict[str, str] | None:
+    """The note for an event stored under its receive time instead of the time it was sent with."""
+    for entry in _list(payload.get("errors")):
+        if isinstance(entry, dict) and entry.get("type") in _REPLACED_TIME:
+            return {
+                "sent": _when(entry.get("value")),
+                "why": _REPLACED_TIME[str(entry["type"])],
+                "stored": _text(entry.get("server_time")),
+            }
+    return None
+
+
 def breadcrumbs(payload: dict[str, Any]) -> list[dict[str, str]]:
     crumbs = []
     for crumb in _list(payload.get("breadcrumbs")):

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -16,7 +17,12 @@ from pathlib import Path
 from tests.shipper.ingest_server import API_KEY, APP_KEY, IngestServer
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPER = ROOT / ".venv" / "bin" / "stacklens-shipper"
+# The checkout's own environment, else the one running the tests (a worktree without a .venv of its own;
+# PYTHONPATH then points the shipper at the worktree's code).
+SHIPPER = next(
+    (p for p in (ROOT / ".venv" / "bin" / "stacklens-shipper",) if p.exists()),
+    Path(sys.executable).parent / "stacklens-shipper",
+)
 RSS_CAP_MIB = 64  # the documented cap (docs/shipper.md)
 
 

@@ -25,7 +25,7 @@ APP_KEY = "stacklens_app_" + "Z9y8X7w6V5u4T3s2R1q0P9o8"
 class Behaviour:
     """What the server does with the next POSTs. Change fields at any time from the test."""
 
-    status: int = 200  # 200, or a forced error status for every POST
+    status: int = 200  # 200, or a forced error status for every POST (401, 409, 422, 429, 5xx)
     retry_after: str | None = None
     flap: bool = False  # alternate 503 and normal answers
     commit_then_sleep: float = 0.0  # land the batch, then wait this long before answering
@@ -128,6 +128,10 @@ class IngestServer:
             return self._status(
                 429, {"error": "Rate Limited"}, {"Retry-After": b.retry_after} if b.retry_after else {}
             )
+        if b.status in (409, 422):
+            return self._status(
+                b.status, {"error": "Conflict", "detail": "the Idempotency-Key was used for another body"}
+            )
         if b.status >= 500:
             return self._status(
                 b.status,
@@ -167,12 +171,12 @@ class IngestServer:
                 rejected = []
                 for i, line in enumerate(lines):
                     if not attributable[i]:
-                        rejected.append({"line": i, "error": "Application Not Found"})
+                        rejected.append({"line": i + 1, "error": "Application Not Found: the app key is not a current app key"})
                         continue
                     try:
                         event_id = json.loads(line)["payload"]["event_id"]
                     except (ValueError, KeyError, TypeError):
-                        rejected.append({"line": i, "error": "no event id"})
+                        rejected.append({"line": i + 1, "error": "no event id"})
                         continue
                     if self.landed.counts[event_id]:
                         duplicates += 1

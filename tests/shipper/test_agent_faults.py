@@ -284,6 +284,24 @@ def test_413_splits_the_batch(ws: Workspace, server: IngestServer) -> None:
     finish(ws, proc, set(ids))
 
 
+def test_a_body_refused_with_409_is_split_to_the_line_and_never_parks(ws: Workspace, server: IngestServer) -> None:
+    """A 409 (the service has the batch's Idempotency-Key for other bytes) is about the body, not the moment:
+    retrying it would park the file forever, so the batch is split and a line refused alone is a dead letter."""
+    refused = new_ids(3)
+    append_lines(ws.day(), refused)
+    server.behaviour.status = 409
+    proc = ws.start()
+    dead = ws.logs / "deadletter.ndjson"
+    wait_until(lambda: dead.exists() and len(dead.read_text().splitlines()) == 3, 30, "three dead letters")
+    server.behaviour.status = 200
+    later = new_ids(20)
+    append_lines(ws.day(), later)
+    settle(ws, proc, set(later))
+    finish(ws, proc, set(later))
+    assert all("refused by the service: Conflict" in d for d in dead.read_text().splitlines())
+    assert "parked" not in proc.output() and server.landed.statuses[409] >= 3
+
+
 @pytest.mark.parametrize(
     ("compress", "compression", "encoding"), [(True, "zstd", "zstd"), (False, "gzip", "identity")]
 )

@@ -22,12 +22,44 @@ def test_depth_limit_counts_structure_not_string_contents() -> None:
     assert parse_line(brackets_in_a_string, 1).payload["extra"] == "[{" * 500
 
 
-def test_long_numbers_are_refused_but_long_digit_strings_are_kept() -> None:
-    with pytest.raises(LineError, match="more than 20 digits"):
-        parse_line(_line(b"1" * 21), 1)
+def test_numbers_no_64_bit_type_holds_are_kept_as_written() -> None:
+    """Never a silent change: what no 64-bit integer or double holds stays as its text, exactly."""
+    for written in (
+        "1" * 21,
+        "18446744073709551616",  # 2**64: orjson would make it 1.8446744073709552e+19
+        "-9223372036854775809",  # below Int64's minimum
+        "9" * 5000,
+        "1e400",  # beyond a double: orjson refuses it, the standard library made it Infinity → null
+        "-1.5E+999",
+    ):
+        assert parse_line(_line(written.encode()), 1).payload["extra"] == written, written
     digits = "9" * 40
     assert parse_line(_line(f'"{digits}"'.encode()), 1).payload["extra"] == digits
     assert parse_line(_line(b"18446744073709551615"), 1).payload["extra"] == 18446744073709551615
+    assert parse_line(_line(b"-9223372036854775808"), 1).payload["extra"] == -(2**63)
+    # A line taking the exact path keeps its ordinary numbers as numbers.
+    mixed = parse_line(_line(b'[1e400, 2.5, 7, "12345678901234567890123"]'), 1).payload["extra"]
+    assert mixed == ["1e400", 2.5, 7, "12345678901234567890123"]
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        (b'"1"', '`v` must be the number 1, not the text "1"'),
+        (b"true", "`v` must be the number 1, not the value true"),
+        (b"null", "`v` must be the number 1, not the value null"),
+        (b"2", "unsupported line version 2; this service reads version 1"),
+    ],
+)
+def test_version_messages_spell_values_as_json(version: bytes, message: str) -> None:
+    with pytest.raises(LineError) as caught:
+        parse_line(b'{"v":' + version + b',"type":"event","payload":{}}', 1)
+    assert str(caught.value) == message
+
+
+def test_a_byte_order_mark_is_no_part_of_the_line() -> None:
+    line = parse_line(b"\xef\xbb\xbf" + _line(b"1"), 1)
+    assert line is not None and line.payload["extra"] == 1
 
 
 def test_invalid_json_names_the_problem() -> None:

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from stacklens.ingest.decode import DecodeError, decode_body, split_lines
+from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_lines
 from stacklens.ingest.prepare import BatchContext, Prepared, prepare_lines
-from stacklens.ingest.service import ingest_body
+from stacklens.ingest.service import ingest_body, prepare_body
 from stacklens.ingest.workers import (
     POOL_MIN_RAW_BYTES,
     AppKeyResolver,
@@ -85,6 +85,8 @@ def test_workers_prepare_the_same_rows_as_in_process(pool: PreparePool, settings
     assert [r["line"] for r in from_workers.rejected] == [8, 91]  # line numbers of the whole body
     assert len(from_workers.tables["transactions"]) == 30
     assert all(row[4] for row in from_workers.tables["transactions"])  # each transaction kept its spans
+    # The digest the Idempotency-Key check compares is the decompressed body's, whoever decoded it.
+    assert from_workers.body_hash == body_digest(data) == prepare_body(data, context, resolve).body_hash
 
 
 def test_a_body_no_worker_can_read_gets_the_in_process_answer(pool: PreparePool, settings: Settings) -> None:
@@ -254,6 +256,10 @@ def test_workers_end_when_their_server_is_killed(tmp_path) -> None:  # type: ign
         assert not any(_alive(pid) for pid in workers)
     finally:
         server.kill()
+        server.wait(10)
+        for pipe in (server.stdin, server.stdout):
+            if pipe is not None:
+                pipe.close()  # unclosed, the pipes warn when collected (a ResourceWarning fails -W error)
 
 
 def _alive(pid: int) -> bool:

@@ -120,7 +120,7 @@ def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
     for path, data in (
         (f"{org_base}/api-keys/reveal", {}),
         (f"{org_base}/api-keys/regenerate", {"confirm": "yes"}),
-        (f"{org_base}/members", {"email": "x@example.test", "password": "password-1", "role": "owner"}),
+        (f"{org_base}/members/invitations", {"email": "x@example.test", "role": "owner"}),
         (f"{_settings_path(org)}/app-keys", {"action": "regenerate", "service": ""}),
     ):
         response = client.post(path, data={**data, "csrf_token": token})

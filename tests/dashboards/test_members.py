@@ -96,6 +96,9 @@ def test_second_owner_makes_removal_possible_and_other_orgs_are_404(client, org_
     # With a second owner, the first may leave; they land outside the organization afterwards.
     left = client.post(_remove_path(page, org["email"]), data={"csrf_token": token}, follow_redirects=False)
     assert left.status_code == 303 and left.headers["location"] == "/"
+    # Removal ended their sessions (this one too): signed in again, the organization is gone for them.
+    assert client.get(path, follow_redirects=False).headers["location"].startswith("/login")
+    sign_in(client, org["email"])
     assert client.get(path).status_code == 404
     sign_in(client, second)
     assert org["email"] not in client.get(path).text

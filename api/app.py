@@ -54,4 +54,9 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(budgets.router)
     for install in installers:
         install(app)
+    # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.
+    from api.proxy import TrustedProxyMiddleware
+    from stacklens.netaddr import parse_networks
+
+    app.add_middleware(TrustedProxyMiddleware, networks=parse_networks(settings.trusted_proxies))
     return app

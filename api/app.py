@@ -24,10 +24,15 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         title="StackLens",
         version=__version__,
         description="Self-hosted error monitoring and web performance. Authenticate with `Authorization: Bearer <API key>`.",
-        docs_url="/docs",
+        docs_url=None,  # our own /docs: local assets, strict CSP (api/docs.py)
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     app.state.settings = settings
     install_error_handlers(app)
+    from api.docs import install_docs
+
+    install_docs(app)
     # One router per resource; each module exposes `router`.
     from api.routers import (
         activity,

@@ -31,8 +31,10 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.state.settings = settings
     install_error_handlers(app)
     from api.docs import install_docs
+    from api.openapi import install_openapi
 
     install_docs(app)
+    install_openapi(app)
     # One router per resource; each module exposes `router`.
     from api.routers import (
         activity,

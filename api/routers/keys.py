@@ -6,14 +6,16 @@ A project slug of another organization answers 404 exactly like an unknown one.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Response
 from pydantic import BaseModel, Field
 
 from api.deps import ApiAuth, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts, credentials
-from stacklens.control.keys import API_KEY_PREFIX
+from stacklens.control.keys import API_KEY_PREFIX, SERVICE_RE
 from stacklens.control.models import AppKey, Project, iso_utc
 
 
@@ -24,6 +26,8 @@ def no_store(response: Response) -> None:
 
 router = APIRouter(prefix="/api", tags=["keys"], dependencies=[Depends(no_store)])
 
+SERVICE_PATTERN = f"^{SERVICE_RE.pattern}$"
+SERVICE_TEXT = f"Service name: `{SERVICE_RE.pattern}`, e.g. `worker`."
 NOT_FOUND = {404: {"model": ErrorBody, "description": "No such project (or app key) in this organization."}}
 BAD_INPUT = {400: {"model": ErrorBody, "description": "Invalid service name or a duplicate service."}}
 
@@ -48,7 +52,7 @@ class AppKeyValue(BaseModel):
 
 
 class AppKeyCreate(BaseModel):
-    service: str = Field(description="Service name: `[a-z][a-z0-9-]{0,30}`, e.g. `worker`.")
+    service: str = Field(description=SERVICE_TEXT, json_schema_extra={"pattern": SERVICE_PATTERN})
 
 
 def _app_key_value(session: DbSession, project: Project, value: str, service: str | None) -> AppKeyValue:
@@ -125,7 +129,9 @@ def regenerate_app_key(
     identity: ApiAuth,
     session: DbSession,
     service: str | None = Query(
-        default=None, description="Regenerate this service's key; omit for the primary."
+        default=None,
+        description="Regenerate this service's key; omit for the primary.",
+        json_schema_extra={"pattern": SERVICE_PATTERN},
     ),
 ) -> AppKeyValue:
     """Replace the project's primary (or one service's) app key; the old value stops working at once."""
@@ -143,7 +149,11 @@ def reveal_app_key(
     slug: str,
     identity: ApiAuth,
     session: DbSession,
-    service: str | None = Query(default=None, description="Reveal this service's key; omit for the primary."),
+    service: str | None = Query(
+        default=None,
+        description="Reveal this service's key; omit for the primary.",
+        json_schema_extra={"pattern": SERVICE_PATTERN},
+    ),
 ) -> AppKeyValue:
     """The full value of the project's primary (or one service's) app key (logged as a view)."""
     project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
@@ -154,7 +164,7 @@ def reveal_app_key(
 @router.delete(
     "/projects/{slug}/app-keys/{app_key_id}", status_code=204, responses={**AUTH_ERRORS, **NOT_FOUND}
 )
-def revoke_app_key(slug: str, app_key_id: int, identity: ApiAuth, session: DbSession) -> Response:
+def revoke_app_key(slug: str, app_key_id: Annotated[int, Path(ge=1, le=2_147_483_647)], identity: ApiAuth, session: DbSession) -> Response:
     """Revoke one app key of the project."""
     project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     row = session.get(AppKey, app_key_id)

@@ -27,13 +27,13 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "security"
 def server(stores) -> Iterator[str]:  # type: ignore[no-untyped-def]
     import socket
 
-    from api.app import create_app
+    from stacklens.cli.app import build_app
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     settings = stores.model_copy(update={"login_throttle_after": 3, "login_throttle_base_seconds": 60.0})
-    config = uvicorn_config(create_app(settings), "127.0.0.1", port)
+    config = uvicorn_config(build_app(settings), "127.0.0.1", port)
     config.log_level = "warning"
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)

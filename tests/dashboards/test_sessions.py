@@ -58,12 +58,12 @@ def test_password_change_ends_the_other_sessions(client, org_factory) -> None:
 
 
 def _throttled_client(stores: Settings, **overrides: object) -> TestClient:
-    from api.app import create_app
+    from stacklens.cli.app import build_app
 
     settings = stores.model_copy(
         update={"login_throttle_after": 3, "login_throttle_base_seconds": 30.0, **overrides}
     )
-    return TestClient(create_app(settings))
+    return TestClient(build_app(settings))
 
 
 @pytest.mark.parametrize("backend", ["memory", "redis"])

@@ -24,10 +24,17 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         title="StackLens",
         version=__version__,
         description="Self-hosted error monitoring and web performance. Authenticate with `Authorization: Bearer <API key>`.",
-        docs_url="/docs",
+        docs_url=None,  # our own /docs: local assets, strict CSP (api/docs.py)
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     app.state.settings = settings
     install_error_handlers(app)
+    from api.docs import install_docs
+    from api.openapi import install_openapi
+
+    install_docs(app)
+    install_openapi(app)
     # One router per resource; each module exposes `router`.
     from api.routers import (
         activity,
@@ -54,4 +61,9 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(budgets.router)
     for install in installers:
         install(app)
+    # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.
+    from api.proxy import TrustedProxyMiddleware
+    from stacklens.netaddr import parse_networks
+
+    app.add_middleware(TrustedProxyMiddleware, networks=parse_networks(settings.trusted_proxies))
     return app

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated
 
 from clickhouse_connect.driver.client import Client
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.accounts import membership, user_memberships
 from stacklens.control.models import Organization, Project, User
+from stacklens.control.sessions import Lifetimes, resolve_session
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 
@@ -37,6 +39,12 @@ def app_settings(request: Request) -> Settings:
 def warehouse_of(request: Request) -> Client:
     """The warehouse of this app's settings (opened on first use, then shared)."""
     return get_warehouse(app_settings(request))
+
+
+def session_lifetimes(settings: Settings) -> Lifetimes:
+    return Lifetimes(
+        idle=timedelta(minutes=settings.session_idle_minutes), absolute=timedelta(days=settings.session_max_days)
+    )
 
 
 def db_session(request: Request) -> Iterator[Session]:
@@ -86,11 +94,12 @@ class ProjectView:
 
 
 def current_user(request: Request, db: Db) -> User:
-    user_id = request.scope.get("session", {}).get("uid")
-    if not user_id:
+    """The user of the request's server-side session; a revoked, idle or expired one signs the browser out."""
+    token = request.scope.get("session", {}).get("sid")
+    if not token:
         raise SignInRequired()
-    user = db.get(User, int(user_id))
-    if user is None or not user.is_active:
+    user = resolve_session(db, token, session_lifetimes(app_settings(request)))
+    if user is None:
         request.scope["session"].clear()
         raise SignInRequired()
     return user

@@ -1,8 +1,10 @@
 """Dashboard sessions, CSRF tokens and security headers.
 
-The session is a signed cookie (itsdangerous, keyed by the server secret): it holds the user id and the
-CSRF token, nothing else. It is HttpOnly and SameSite=Lax always, and Secure whenever the request arrived
-over https (directly, or through a proxy that uvicorn's ``--proxy-headers`` trusts). Every page gets a
+The cookie is signed (itsdangerous, keyed by the server secret) and holds the CSRF token and, once signed
+in, the random token of a server-side session row (``stacklens.control.sessions``): signing out, a password
+change or removal from an organization revoke the row, so a copied cookie stops working at once. It is
+HttpOnly and SameSite=Lax always, and Secure whenever the request arrived over https (directly, or through a
+proxy listed in ``STACKLENS_TRUSTED_PROXIES``); HTTPS answers carry HSTS too. Every page gets a
 Content-Security-Policy with no ``unsafe-inline`` script: all JavaScript lives in ``/static`` files and
 page data travels in ``<script type="application/json">`` blocks, which browsers never execute.
 """
@@ -20,7 +22,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SESSION_COOKIE = "stacklens_session"
-SESSION_MAX_AGE = 14 * 24 * 3600  # two weeks: a browser left signed in is signed out after that
+SESSION_MAX_AGE = 14 * 24 * 3600  # the cookie's own limit; the server-side row decides sooner
 CSRF_FIELD = "csrf_token"
 
 # 'unsafe-inline' for styles only: Plotly sets element style attributes while drawing. Scripts: self only.
@@ -29,6 +31,9 @@ CONTENT_SECURITY_POLICY = (
     "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'self'"
 )
+
+
+HSTS = "max-age=31536000; includeSubDomains"
 
 
 class CsrfError(Exception):
@@ -42,9 +47,10 @@ def _serializer(secret: bytes) -> URLSafeTimedSerializer:
 class SessionMiddleware:
     """Load ``scope["session"]`` from the signed cookie; write it back when a handler changed it."""
 
-    def __init__(self, app: ASGIApp, secret: bytes) -> None:
+    def __init__(self, app: ASGIApp, secret: bytes, max_age: int = SESSION_MAX_AGE) -> None:
         self.app = app
         self.serializer = _serializer(secret)
+        self.max_age = max_age
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -55,7 +61,7 @@ class SessionMiddleware:
         data: dict[str, Any] = {}
         if raw:
             try:
-                loaded = self.serializer.loads(raw, max_age=SESSION_MAX_AGE)
+                loaded = self.serializer.loads(raw, max_age=self.max_age)
                 data = loaded if isinstance(loaded, dict) else {}
             except BadSignature:
                 data = {}
@@ -72,7 +78,7 @@ class SessionMiddleware:
                     if session:
                         value = self.serializer.dumps(session)
                         headers.append(
-                            "Set-Cookie", f"{SESSION_COOKIE}={value}; Max-Age={SESSION_MAX_AGE}; {attrs}"
+                            "Set-Cookie", f"{SESSION_COOKIE}={value}; Max-Age={self.max_age}; {attrs}"
                         )
                     else:
                         headers.append("Set-Cookie", f"{SESSION_COOKIE}=; Max-Age=0; {attrs}")
@@ -97,10 +103,15 @@ class SecurityHeadersMiddleware:
                 headers = MutableHeaders(scope=message)
                 headers.setdefault("X-Content-Type-Options", "nosniff")
                 headers.setdefault("Referrer-Policy", "same-origin")
-                path = scope.get("path", "")
-                if not path.startswith("/docs"):  # Swagger UI loads its own inline bootstrap
-                    headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-                    headers.setdefault("X-Frame-Options", "DENY")
+                headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+                headers.setdefault("X-Frame-Options", "DENY")
+                if scope.get("scheme") == "https":
+                    # Only over HTTPS (RFC 6797 §7.2); a year, the value browsers' preload lists expect.
+                    headers.setdefault("Strict-Transport-Security", HSTS)
+                if headers.get("content-type", "").startswith("text/html"):
+                    # Pages show keys, invitation links and event data: never kept by a shared cache or the
+                    # browser's disk cache.
+                    headers.setdefault("Cache-Control", "no-store")
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
@@ -123,12 +134,18 @@ def check_csrf(request: Request, submitted: str | None) -> None:
         raise CsrfError("the form is out of date or was not sent by this site; reload the page and try again")
 
 
-def sign_in(request: Request, user_id: int) -> None:
-    """Start a fresh session for ``user_id`` (a new CSRF token too, so a planted one cannot survive sign-in)."""
+def sign_in(request: Request, session_token: str) -> None:
+    """Bind the cookie to a new server-side session (a new CSRF token too, so a planted one cannot survive
+    sign-in)."""
     session = request.scope["session"]
     session.clear()
-    session["uid"] = int(user_id)
+    session["sid"] = session_token
     session["csrf"] = secrets.token_urlsafe(32)
+
+
+def session_token(request: Request) -> str | None:
+    token = request.scope.get("session", {}).get("sid")
+    return token if isinstance(token, str) else None
 
 
 def sign_out(request: Request) -> None:

@@ -47,7 +47,7 @@ def _is_api(request: Request) -> bool:
 def install(app: FastAPI) -> None:
     """Add sessions, security headers, static files, error pages and every dashboard router to ``app``."""
     settings = app.state.settings
-    app.add_middleware(SessionMiddleware, secret=settings.secret())
+    app.add_middleware(SessionMiddleware, secret=settings.secret(), max_age=settings.session_max_days * 86400)
     app.add_middleware(SecurityHeadersMiddleware)
 
     @app.get("/static/vendor/plotly.min.js", include_in_schema=False)
@@ -114,7 +114,16 @@ def install(app: FastAPI) -> None:
         )
         return render(request, "error.html", {"title": title, "message": message}, exc.status_code)
 
-    from dashboards.routers import accounts, downloads, issue_detail, issue_list, keys, members, sharing
+    from dashboards.routers import (
+        accounts,
+        downloads,
+        invitations,
+        issue_detail,
+        issue_list,
+        keys,
+        members,
+        sharing,
+    )
 
-    for module in (accounts, issue_list, issue_detail, keys, members, sharing, downloads):
+    for module in (accounts, invitations, issue_list, issue_detail, keys, members, sharing, downloads):
         app.include_router(module.router)

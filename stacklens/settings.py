@@ -51,6 +51,39 @@ class Settings(BaseSettings):
         "thread; unset: 2 on machines with two cores or more, else 0.",
     )
 
+    session_idle_minutes: int = Field(
+        default=480, ge=1, le=525_600, description="A dashboard session unused this long is signed out."
+    )
+    session_max_days: int = Field(
+        default=14, ge=1, le=365, description="A dashboard session ends this long after sign-in, used or not."
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For and "
+        "X-Forwarded-Proto headers are believed; empty: none.",
+    )
+    login_throttle_after: int = Field(
+        default=5,
+        ge=1,
+        le=1000,
+        description="Failed sign-ins for one account before delays start (four times as many per client).",
+    )
+    login_throttle_base_seconds: float = Field(
+        default=1.0, gt=0, le=3600, description="First delay after the free attempts; doubles per failure."
+    )
+    login_throttle_max_seconds: float = Field(
+        default=900.0, gt=0, le=86_400, description="Longest delay between two sign-in attempts."
+    )
+    invitation_days: int = Field(default=7, ge=1, le=90, description="How long an invitation link works.")
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _valid_proxies(cls, value: str) -> str:
+        from stacklens.netaddr import parse_networks
+
+        parse_networks(value)  # raises with the offending entry named
+        return value
+
     @field_validator("data_dir")
     @classmethod
     def _absolute_data_dir(cls, value: Path) -> Path:

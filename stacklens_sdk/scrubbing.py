@@ -2,6 +2,10 @@
 
 sentry-sdk's ``EventScrubber`` does the work; we widen its denylist, match header spellings (``X-Api-Key``
 and ``x_api_key`` alike), scrub nested body fields, and write the marker the dashboards show, ``[FILTERED]``.
+Then every string of the event is searched for secret shapes — StackLens keys (sentry-sdk's ``sys.argv``
+extra carries ``--app-key stacklens_app_…``), cloud and forge tokens, JWTs, private keys, URL passwords —
+the same shapes the service filters at ingest (``stacklens/ingest/scrub.py``; the SDK imports nothing
+server-side, so the list is repeated here and a test holds both to the same cases).
 """
 
 from __future__ import annotations
@@ -41,6 +45,62 @@ EXTRA_DENYLIST = [
     "social_security_number",
     "stacklens_api_key",
 ]
+
+# Each shape begins with a fixed marker: a string holding none of them is left alone without a regex.
+SECRET_MARKERS = (
+    "stacklens_ap",
+    "PRIVATE KEY",
+    "eyJ",
+    "k_live_",
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "gh",
+    "xox",
+)
+SECRET_RE = re.compile(
+    r"stacklens_(?:api|app)_[A-Za-z0-9_-]{8,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}"
+    r"|\bxox[abposre]-[A-Za-z0-9-]{10,}"
+    r"|\b[sr]k_live_[A-Za-z0-9]{16,}"
+    r"|\bglpat-[A-Za-z0-9_-]{20,}"
+    r"|\bAIza[0-9A-Za-z_-]{35}"
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
+)
+URL_PASSWORD_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"']+:)[^\s/@\"']+(?=@)")
+_MAX_DEPTH = 64
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every secret shape and URL password replaced by ``[FILTERED]``."""
+    if any(marker in text for marker in SECRET_MARKERS):
+        text = SECRET_RE.sub(FILTERED, text)
+    if "@" in text and "://" in text:
+        text = URL_PASSWORD_RE.sub(lambda m: m.group("head") + FILTERED, text)
+    return text
+
+
+def redact_everywhere(value: Any, depth: int = 0) -> Any:
+    """Redact secrets in every string of ``value``, in place for dicts and lists; returns the value."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, AnnotatedValue):
+        value.value = redact_everywhere(value.value, depth)
+        return value
+    if depth > _MAX_DEPTH:
+        return value
+    if isinstance(value, dict):
+        for key in list(value):
+            value[key] = redact_everywhere(value[key], depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            value[index] = redact_everywhere(item, depth + 1)
+    return value
+
 
 BREADCRUMB_CATEGORIES = ("navigation", "http", "ui", "console", "error")
 _ERROR_LEVELS = {"error", "fatal", "critical"}
@@ -106,6 +166,11 @@ class StacklensScrubber(EventScrubber):
         for value in lst:
             self.scrub_dict(value)
             self.scrub_list(value)
+
+    def scrub_event(self, event: Any) -> None:
+        super().scrub_event(event)
+        with capture_internal_exceptions():
+            redact_everywhere(event)
 
     def scrub_frames(self, event: Any) -> None:
         with capture_internal_exceptions():

@@ -8,9 +8,9 @@ answers carry its latest current value and pass/fail. Another organization's pro
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import get_type_hints
+from typing import Annotated, get_type_hints
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, Field, create_model
 
 from api.deps import ApiAuth, AppSettings, DbSession
@@ -30,10 +30,12 @@ ERRORS = {
     409: {"model": ErrorBody, "description": "The metric already has a budget on that scope."},
 }
 METRICS_TEXT = ", ".join(f"`{m}` ({d})" for m, (d, _) in BUDGET_METRICS.items())
+# Ids are 32-bit in the control store: a larger one is an unknown budget, refused by the schema as 400.
+BudgetId = Annotated[int, Path(ge=1, le=2_147_483_647)]
 
 
 class BudgetIn(BaseModel):
-    metric: str = Field(description=f"One of {METRICS_TEXT}.")
+    metric: str = Field(description=f"One of {METRICS_TEXT}.", json_schema_extra={"enum": list(BUDGET_METRICS)})
     scope: str = Field(
         default="*", description="`*` for the whole project, or a page route such as `/checkout`."
     )
@@ -128,7 +130,7 @@ def _owned(session: DbSession, budget_id: int, org_id: int) -> tuple[Budget, Pro
 
 @router.put("/budgets/{budget_id}", response_model=BudgetOut, responses=ERRORS)
 def update_budget(
-    budget_id: int, body: BudgetUpdate, identity: ApiAuth, session: DbSession, settings: AppSettings
+    budget_id: BudgetId, body: BudgetUpdate, identity: ApiAuth, session: DbSession, settings: AppSettings
 ) -> BudgetOut:
     """Change a budget's value (and optionally its metric or scope)."""
     budget, project = _owned(session, budget_id, identity.org_id)
@@ -137,7 +139,7 @@ def update_budget(
 
 
 @router.delete("/budgets/{budget_id}", status_code=204, responses=ERRORS)
-def delete_budget(budget_id: int, identity: ApiAuth, session: DbSession) -> Response:
+def delete_budget(budget_id: BudgetId, identity: ApiAuth, session: DbSession) -> Response:
     """Delete a budget; it leaves the `budget_status` mart on the next budgets run."""
     budget, _ = _owned(session, budget_id, identity.org_id)
     session.delete(budget)

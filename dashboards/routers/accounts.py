@@ -1,4 +1,5 @@
-"""Sign-in, sign-out and the pages that lead a signed-in user to their organizations, projects and issues."""
+"""Sign-in (throttled), sign-out (ends the server-side session), password change, and the pages that lead a
+signed-in user to their organizations, projects and issues."""
 
 from __future__ import annotations
 
@@ -6,13 +7,22 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
 
-from dashboards.context import CurrentUser, Db, OrgViewer, org_projects, user_orgs
+from dashboards.context import CurrentUser, Db, OrgViewer, org_projects, session_lifetimes, user_orgs
 from dashboards.rendering import render
-from dashboards.security import check_csrf, sign_in, sign_out
+from dashboards.security import check_csrf, session_token, sign_in, sign_out
+from dashboards.throttling import get_throttle
+from stacklens.control import accounts
+from stacklens.control.activity import record_activity
+from stacklens.control.errors import AccountError
+from stacklens.control.models import User
 from stacklens.control.rate_limits import limits_view, recent_refusals
+from stacklens.control.sessions import end_session, start_session
+from stacklens.throttle import Refusal
 
 router = APIRouter(include_in_schema=False)
+USER_AGENT_MAX = 300
 
 
 def _safe_next(target: str | None) -> str:
@@ -20,6 +30,45 @@ def _safe_next(target: str | None) -> str:
     if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
         return target
     return "/"
+
+
+def client_address(request: Request) -> str:
+    """The client's address (already the forwarded one when the peer is a trusted proxy)."""
+    return request.client.host if request.client else ""
+
+
+def begin_session(request: Request, db: Session, user: User) -> None:
+    """Start a server-side session for ``user`` and bind this browser's cookie to it."""
+    settings = request.app.state.settings
+    token = start_session(
+        db,
+        user.id,
+        session_lifetimes(settings),
+        ip=client_address(request),
+        user_agent=request.headers.get("user-agent", "")[:USER_AGENT_MAX],
+    )
+    sign_in(request, token)
+
+
+def _record_throttle(db: Session, email: str, refusal: Refusal, ip: str) -> None:
+    """Write the lock into the activity log of every organization of the account (when there is one)."""
+    user = db.query(User).filter(User.email == email.strip().lower()).one_or_none()
+    if user is None:
+        return
+    detail = {"ip": ip, "retry_after": refusal.retry_after, "scope": refusal.scope}
+    for org, _role in accounts.user_memberships(db, user.id):
+        record_activity(db, org.id, "sign_in.throttled", "user", user.id, None, detail)
+
+
+def _too_many(request: Request, email: str, next_: str, refusal: Refusal) -> Response:
+    context = {
+        "next": _safe_next(next_),
+        "error": f"Too many failed sign-ins. Try again in {refusal.retry_after} seconds.",
+        "email": email,
+    }
+    response = render(request, "login.html", context, 429)
+    response.headers["Retry-After"] = str(refusal.retry_after)
+    return response
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -36,23 +85,60 @@ def login(
     csrf_token: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "/",
 ) -> Response:
-    from stacklens.control.accounts import authenticate_user
-
     check_csrf(request, csrf_token)
-    user = authenticate_user(db, email.strip(), password) if email.strip() and password else None
+    throttle = get_throttle(request.app.state.settings)
+    ip = client_address(request)
+    email = email.strip()
+    refusal = throttle.check(email, ip)
+    if refusal is not None:
+        # Refused before the password is even looked at: a lock holds for the right password too.
+        return _too_many(request, email, next, refusal)
+    user = accounts.authenticate_user(db, email, password) if email and password else None
     if user is None:
+        refusal = throttle.failed(email, ip)
+        if refusal is not None:
+            _record_throttle(db, email, refusal, ip)
+            return _too_many(request, email, next, refusal)
         # One message for unknown email and wrong password, so the form does not reveal who has an account.
         context = {"next": _safe_next(next), "error": "Email or password is incorrect.", "email": email}
         return render(request, "login.html", context, 401)
-    sign_in(request, user.id)
+    throttle.succeeded(email)
+    begin_session(request, db, user)
     return RedirectResponse(_safe_next(next), status_code=303)
 
 
 @router.post("/logout")
-def logout(request: Request, csrf_token: Annotated[str, Form()] = "") -> Response:
+def logout(request: Request, db: Db, csrf_token: Annotated[str, Form()] = "") -> Response:
     check_csrf(request, csrf_token)
+    token = session_token(request)
+    if token:
+        end_session(db, token)
     sign_out(request)
     return RedirectResponse("/login", status_code=303)
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account(request: Request, user: CurrentUser) -> Response:
+    return render(request, "account.html", {"user": user, "error": None, "done": False})
+
+
+@router.post("/account/password", response_class=HTMLResponse)
+def change_password(
+    request: Request,
+    user: CurrentUser,
+    db: Db,
+    current: Annotated[str, Form()] = "",
+    new: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    """Every other session of the user ends; this browser gets a fresh session."""
+    check_csrf(request, csrf_token)
+    try:
+        accounts.change_password(db, user.id, current, new)
+    except AccountError as exc:
+        return render(request, "account.html", {"user": user, "error": str(exc), "done": False}, 400)
+    begin_session(request, db, user)
+    return render(request, "account.html", {"user": user, "error": None, "done": True})
 
 
 @router.get("/", response_class=HTMLResponse)

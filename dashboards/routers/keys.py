@@ -1,5 +1,6 @@
-"""Settings: the organization's API key (masked, reveal logged, regenerate behind a confirmation), project
-app keys (primary and per-service: create, regenerate, revoke) and the activity log."""
+"""Settings: the organization's API key (masked, reveal logged, "create next key" for a zero-downtime
+rotation, regenerate behind a confirmation), project app keys (primary and per-service: create, reveal
+(logged), and regenerate or revoke behind a confirmation naming the consequence) and the activity log."""
 
 from __future__ import annotations
 
@@ -29,14 +30,20 @@ ROTATION_ORDER = (
 def _api_key_context(viewer: OrgViewer, db: Db, **extra: object) -> dict[str, object]:
     current = credentials.current_api_key(db, viewer.org.id)
     masked = f"stacklens_api_…{current.last4}" if current else "(none)"
+    pending = credentials.next_api_key(db, viewer.org.id)
     return {
         "viewer": viewer,
         "user": viewer.user,
         "masked": masked,
         "current": current,
+        "next_key": pending,
+        "next_masked": f"stacklens_api_…{pending.last4}" if pending else None,
         "rotation": ROTATION_ORDER,
         "revealed": None,
+        "revealed_next": None,
         "new_key": None,
+        "new_next_key": None,
+        "error": None,
         **extra,
     }
 
@@ -48,14 +55,34 @@ def api_keys(request: Request, viewer: OrgViewer, db: Db) -> Response:
 
 
 @router.post(ORG + "/api-keys/reveal", response_class=HTMLResponse)
-def reveal(request: Request, viewer: OrgViewer, db: Db, csrf_token: Annotated[str, Form()] = "") -> Response:
+def reveal(
+    request: Request,
+    viewer: OrgViewer,
+    db: Db,
+    which: Annotated[str, Form()] = "current",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    viewer.require_owner()
+    check_csrf(request, csrf_token)
+    next_key = which == "next"
+    try:
+        value = credentials.reveal_api_key(db, viewer.org.id, viewer.user.id, next_key=next_key)
+    except AccountError as exc:
+        return render(request, "error.html", {"title": "No API key", "message": str(exc)}, 409)
+    extra = {"revealed_next": value} if next_key else {"revealed": value}
+    return render(request, "api_keys.html", _api_key_context(viewer, db, **extra))
+
+
+@router.post(ORG + "/api-keys/next", response_class=HTMLResponse)
+def create_next(request: Request, viewer: OrgViewer, db: Db, csrf_token: Annotated[str, Form()] = "") -> Response:
+    """Step one of a zero-downtime rotation: a next key that works beside the current one."""
     viewer.require_owner()
     check_csrf(request, csrf_token)
     try:
-        value = credentials.reveal_api_key(db, viewer.org.id, viewer.user.id)
+        _row, value = credentials.create_next_api_key(db, viewer.org.id, viewer.user.id)
     except AccountError as exc:
-        return render(request, "error.html", {"title": "No API key", "message": str(exc)}, 409)
-    return render(request, "api_keys.html", _api_key_context(viewer, db, revealed=value))
+        return render(request, "api_keys.html", _api_key_context(viewer, db, error=str(exc)), 409)
+    return render(request, "api_keys.html", _api_key_context(viewer, db, new_next_key=value), 201)
 
 
 @router.get(ORG + "/api-keys/regenerate", response_class=HTMLResponse)
@@ -90,6 +117,8 @@ def _project_context(view: CurrentProject, db: Db, **extra: object) -> dict[str,
         "project": view.project,
         "keys": credentials.list_app_keys(db, view.project_id),
         "new_key": None,
+        "revealed": None,
+        "revealed_service": "",
         "error": None,
         **extra,
     }
@@ -101,6 +130,14 @@ def project_settings(request: Request, view: CurrentProject, db: Db) -> Response
     return render(request, "project_settings.html", _project_context(view, db))
 
 
+CONSEQUENCES = {
+    "regenerate": "A new value replaces {key} and the old value stops working at once: every SDK, browser "
+    "page and shipper still sending it is refused until its configuration holds the new key.",
+    "revoke": "{key} stops working at once and is not replaced: every SDK, browser page and shipper still "
+    "sending it is refused from now on.",
+}
+
+
 @router.post(PROJECT + "/app-keys", response_class=HTMLResponse)
 def app_key_action(
     request: Request,
@@ -109,28 +146,58 @@ def app_key_action(
     action: Annotated[str, Form()] = "",
     service: Annotated[str, Form()] = "",
     key_id: Annotated[str, Form()] = "",
+    confirm: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     view.viewer.require_owner()
     check_csrf(request, csrf_token)
     actor = view.viewer.user.id
     owned = {key.id: key for key in credentials.list_app_keys(db, view.project_id)}
+    target = owned.get(int(key_id)) if key_id.isdigit() else None
+    if action in CONSEQUENCES and confirm != "yes":
+        # One click never breaks a deployment: regenerate and revoke first show what they will do.
+        if action == "revoke" and target is None:
+            raise HTTPException(status_code=404, detail="Not Found")
+        name = target.masked if target else "the primary app key"
+        primary = (target.service if target else service.strip()) in (None, "")
+        context = {
+            **_project_context(view, db),
+            "action": action,
+            "target": target,
+            "service": service,
+            "key_id": key_id,
+            "consequence": CONSEQUENCES[action].format(key=name),
+            "primary": primary,
+        }
+        return render(request, "app_key_confirm.html", context)
+    revealed = None
     try:
         if action == "create":
             value = credentials.create_app_key(db, view.project_id, service.strip(), actor)
         elif action == "regenerate":
             value = credentials.regenerate_app_key(db, view.project_id, service.strip() or None, actor)
         elif action == "revoke":
-            if not key_id.isdigit() or int(key_id) not in owned:
+            if target is None:
                 raise HTTPException(status_code=404, detail="Not Found")
-            credentials.revoke_app_key(db, int(key_id), actor)
+            credentials.revoke_app_key(db, target.id, actor)
             value = None
+        elif action == "reveal":
+            value = None
+            revealed = credentials.reveal_app_key(db, view.project_id, service.strip() or None, actor)
         else:
-            raise AccountError("choose create, regenerate or revoke")
+            raise AccountError("choose create, regenerate, reveal or revoke")
     except AccountError as exc:
         return render(request, "project_settings.html", _project_context(view, db, error=str(exc)), 400)
     # A created key adds a service; a regenerated one replaces a value that deployments still carry.
-    context = _project_context(view, db, new_key=value, new_key_action=action, new_key_service=service.strip())
+    context = _project_context(
+        view,
+        db,
+        new_key=value,
+        new_key_action=action,
+        new_key_service=service.strip(),
+        revealed=revealed,
+        revealed_service=service.strip(),
+    )
     return render(request, "project_settings.html", context)
 
 

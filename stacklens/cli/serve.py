@@ -36,6 +36,23 @@ def migrate_all(settings: Settings) -> list[str]:
         raise CliError(str(exc)) from exc
 
 
+def uvicorn_config(app: Any, host: str, port: int) -> Any:
+    """uvicorn's settings: no ``Server: uvicorn`` header (it tells an attacker what to look up), and no
+    uvicorn proxy-header handling: the app's own middleware believes forwarded headers only from
+    ``STACKLENS_TRUSTED_PROXIES`` (api/proxy.py)."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        proxy_headers=False,
+        server_header=False,
+        access_log=False,
+    )
+
+
 def run_server(settings: Settings, host: str, port: int) -> int:
     """Serve until interrupted (the caller has migrated)."""
     import uvicorn
@@ -45,10 +62,7 @@ def run_server(settings: Settings, host: str, port: int) -> int:
     check_port_free(host, port)
     app = build_app(settings)
     print(f"StackLens is serving on {base_url(settings, host, port)} (API docs: /docs)", flush=True)
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="info", proxy_headers=False, access_log=False
-    )
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(uvicorn_config(app, host, port))
     # uvicorn re-raises SIGTERM after its graceful shutdown; with the default action the process would end
     # there, before the schedules thread is stopped and the pipelines token removed. Turn it into an exit.
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)

@@ -32,9 +32,10 @@ from stacklens.control.credentials import (  # noqa: F401  (re-exported: one imp
 )
 from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.models import Membership, Organization, Project, User
+from stacklens.control.passwords import MIN_PASSWORD_LENGTH, check_password  # noqa: F401 (re-exported)
+from stacklens.control.sessions import end_user_sessions
 
 ROLES = ("owner", "member")
-MIN_PASSWORD_LENGTH = 8
 _EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}|[^@\s]{1,64}@localhost")
 _hasher = PasswordHasher()  # argon2id, the library's current recommended parameters
 # Verified against when the e-mail is unknown, so a login takes as long whether or not the user exists.
@@ -52,16 +53,11 @@ def verify_password(password_hash: str, password: str) -> bool:
         return False
 
 
-def _normalise_email(email: str) -> str:
+def normalise_email(email: str) -> str:
     email = (email or "").strip().lower()
     if not _EMAIL_RE.fullmatch(email):
         raise AccountError(f"invalid e-mail address {email!r}")
     return email
-
-
-def _check_password(password: str) -> None:
-    if not isinstance(password, str) or len(password) < MIN_PASSWORD_LENGTH:
-        raise AccountError(f"the password must have at least {MIN_PASSWORD_LENGTH} characters")
 
 
 def _check_name(name: str, what: str) -> str:
@@ -72,10 +68,10 @@ def _check_name(name: str, what: str) -> str:
 
 
 def _ensure_user(session: Session, email: str, password: str) -> User:
-    email = _normalise_email(email)
+    email = normalise_email(email)
     user = session.scalar(select(User).where(User.email == email))
     if user is None:
-        _check_password(password)
+        check_password(password, email)
         user = User(email=email, password_hash=hash_password(password))
         session.add(user)
         session.flush()
@@ -162,6 +158,8 @@ def remove_member(session: Session, org_id: int, user_id: int, actor_user_id: in
         raise AccountError("the last owner cannot be removed; make someone else an owner first")
     user = session.get(User, user_id)
     session.delete(membership)
+    # Every open tab of the removed person ends now, not when the session would have expired.
+    end_user_sessions(session, user_id)
     record_activity(
         session,
         org_id,
@@ -184,6 +182,29 @@ def authenticate_user(session: Session, email: str, password: str) -> User | Non
         return None
     if _hasher.check_needs_rehash(user.password_hash):
         user.password_hash = hash_password(password)
+    return user
+
+
+def create_user(session: Session, email: str, password: str) -> User:
+    """A new account (an invitation's "create your account"); refused when the e-mail has one already."""
+    email = normalise_email(email)
+    if session.scalar(select(User.id).where(User.email == email)) is not None:
+        raise AccountError("an account with this e-mail exists already; sign in to accept")
+    return _ensure_user(session, email, password)
+
+
+def change_password(
+    session: Session, user_id: int, current: str, new: str, keep_session_token: str | None = None
+) -> User:
+    """Set a new password after checking the current one; every other session of the user ends."""
+    user = session.get(User, user_id)
+    if user is None or not verify_password(user.password_hash, current or ""):
+        raise AccountError("the current password is incorrect")
+    check_password(new, user.email)
+    user.password_hash = hash_password(new)
+    end_user_sessions(session, user_id, keep_token=keep_session_token)
+    for org, _role in user_memberships(session, user_id):
+        record_activity(session, org.id, "user.password_changed", "user", user_id, user_id, {})
     return user
 
 

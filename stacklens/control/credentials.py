@@ -28,6 +28,7 @@ from stacklens.control.keys import (
     validate_service,
 )
 from stacklens.control.models import ApiKey, AppKey, Organization, Project, utcnow
+from stacklens.errors import Conflict
 
 PLATFORMS = ("python", "javascript", "node", "go", "java", "ruby", "php", "dotnet", "other")
 
@@ -58,13 +59,17 @@ def unique_slug(session: Session, model: type[Organization] | type[Project], nam
     return slug
 
 
-def _current_api_key(session: Session, org_id: int) -> ApiKey | None:
+def _current_api_key(session: Session, org_id: int, *, next_key: bool = False) -> ApiKey | None:
     return session.scalar(
-        select(ApiKey).where(ApiKey.org_id == org_id, ApiKey.revoked_at.is_(None)).order_by(ApiKey.id.desc())
+        select(ApiKey)
+        .where(ApiKey.org_id == org_id, ApiKey.revoked_at.is_(None), ApiKey.is_next.is_(next_key))
+        .order_by(ApiKey.id.desc())
     )
 
 
-def new_api_key(session: Session, org_id: int, actor_user_id: int | None) -> tuple[ApiKey, str]:
+def new_api_key(
+    session: Session, org_id: int, actor_user_id: int | None, *, next_key: bool = False
+) -> tuple[ApiKey, str]:
     value = generate_api_key()
     row = ApiKey(
         org_id=org_id,
@@ -72,20 +77,49 @@ def new_api_key(session: Session, org_id: int, actor_user_id: int | None) -> tup
         key_encrypted=encrypt_value(value, session_settings(session)),
         last4=value[-4:],
         created_by_user_id=actor_user_id,
+        is_next=next_key,
     )
     session.add(row)
     session.flush()
     return row, value
 
 
+class NextKeyExists(AccountError, Conflict):
+    """A rotation is already under way: one next key at most (409)."""
+
+
+def create_next_api_key(session: Session, org_id: int, actor_user_id: int | None = None) -> tuple[ApiKey, str]:
+    """Issue the next API key of a zero-downtime rotation (the spec's order: put the new key in every shipper
+    configuration, restart the shippers, verify events flow, then regenerate). It authenticates beside the
+    current key until :func:`regenerate_api_key` promotes it."""
+    if session.get(Organization, org_id) is None:
+        raise AccountNotFound(f"no organization with id {org_id}")
+    pending = _current_api_key(session, org_id, next_key=True)
+    if pending is not None:
+        raise NextKeyExists(
+            f"a next key (…{pending.last4}) exists already; reveal it, or regenerate to promote it"
+        )
+    row, value = new_api_key(session, org_id, actor_user_id, next_key=True)
+    record_activity(session, org_id, "api_key.next_created", "api_key", row.id, actor_user_id, {"last4": row.last4})
+    return row, value
+
+
 def regenerate_api_key(session: Session, org_id: int, actor_user_id: int | None = None) -> str:
-    """Replace the organization's API key; the old value stops working when this transaction commits."""
+    """Replace the organization's API key; the old value stops working when this transaction commits.
+
+    With a next key issued, that key is promoted (the shippers already use it); otherwise a new one is made.
+    Either way one current key remains and no next key."""
     if session.get(Organization, org_id) is None:
         raise AccountNotFound(f"no organization with id {org_id}")
     old = _current_api_key(session, org_id)
     if old is not None:
         old.revoked_at = utcnow()
-    row, value = new_api_key(session, org_id, actor_user_id)
+    promoted = _current_api_key(session, org_id, next_key=True)
+    if promoted is not None:
+        promoted.is_next = False
+        row, value = promoted, decrypt_value(promoted.key_encrypted, session_settings(session))
+    else:
+        row, value = new_api_key(session, org_id, actor_user_id)
     record_activity(
         session,
         org_id,
@@ -93,24 +127,33 @@ def regenerate_api_key(session: Session, org_id: int, actor_user_id: int | None 
         "api_key",
         row.id,
         actor_user_id,
-        {"last4": row.last4, "previous_id": old.id if old else None},
+        {"last4": row.last4, "previous_id": old.id if old else None, "promoted_next": promoted is not None},
     )
     return value
 
 
-def reveal_api_key(session: Session, org_id: int, actor_user_id: int | None) -> str:
-    """The current API key's full value; the view is logged."""
-    row = _current_api_key(session, org_id)
+def reveal_api_key(
+    session: Session, org_id: int, actor_user_id: int | None, *, next_key: bool = False
+) -> str:
+    """The current (or the next) API key's full value; the view is logged."""
+    row = _current_api_key(session, org_id, next_key=next_key)
     if row is None:
-        raise AccountNotFound("the organization has no current API key; regenerate one")
+        what = "next" if next_key else "current"
+        raise AccountNotFound(f"the organization has no {what} API key")
     value = decrypt_value(row.key_encrypted, session_settings(session))
-    record_activity(session, org_id, "api_key.viewed", "api_key", row.id, actor_user_id, {"last4": row.last4})
+    detail = {"last4": row.last4, "next": next_key}
+    record_activity(session, org_id, "api_key.viewed", "api_key", row.id, actor_user_id, detail)
     return value
 
 
 def current_api_key(session: Session, org_id: int) -> ApiKey | None:
     """The current API key row (masked display, creation time)."""
     return _current_api_key(session, org_id)
+
+
+def next_api_key(session: Session, org_id: int) -> ApiKey | None:
+    """The next API key row of a rotation under way, if any."""
+    return _current_api_key(session, org_id, next_key=True)
 
 
 def create_project(session: Session, org_id: int, name: str, platform: str = "python") -> tuple[Project, str]:

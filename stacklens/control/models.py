@@ -128,6 +128,9 @@ class ApiKey(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # The "next" key of a zero-downtime rotation: it authenticates beside the current one until
+    # regeneration promotes it (then the previous current key is revoked). At most one per organization.
+    is_next: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
 
 
 class AppKey(Base):
@@ -212,4 +215,40 @@ class ShareLink(Base):
     created_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+class UserSession(Base):
+    """A signed-in browser. The cookie carries a random token; only its SHA-256 is stored, so a database
+    leak opens no session. Revoked at sign-out, password change and removal from an organization."""
+
+    __tablename__ = "user_sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())  # the absolute lifetime's end
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    ip: Mapped[str] = mapped_column(String(64), default="")
+    user_agent: Mapped[str] = mapped_column(String(300), default="")
+
+
+class Invitation(Base):
+    """An invitation to join an organization: a link holding a random token (hash stored), expiring,
+    revocable, accepted once."""
+
+    __tablename__ = "invitations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(320))  # stored lower-cased
+    role: Mapped[str] = mapped_column(String(16), default="member")
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    accepted_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    accepted_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)

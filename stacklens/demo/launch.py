@@ -30,6 +30,9 @@ class ServerDidNotStart(Unavailable):
     """`stacklens serve` ended or stayed silent before answering its health check."""
 
 
+DEMO_TEAMMATE = "teammate@example.com"
+
+
 @dataclass(frozen=True)
 class DemoKeys:
     organization: str
@@ -43,7 +46,7 @@ class DemoKeys:
 
 def ensure_demo(settings: Settings) -> DemoKeys:
     """Control-store side of the demo: migrate, the organization and login, the worker's per-service key."""
-    from stacklens.control import accounts
+    from stacklens.control import accounts, invitations
     from stacklens.control.db import session_scope
     from stacklens.demo.org import ensure_demo_org
 
@@ -55,6 +58,12 @@ def ensure_demo(settings: Settings) -> DemoKeys:
             worker_key = accounts.reveal_app_key(session, project.id, WORKER_SERVICE)
         else:
             worker_key = accounts.create_app_key(session, project.id, WORKER_SERVICE)
+        # The members page shows a pending invitation (its link is shown only when created; make a new one there).
+        if not invitations.pending_invitations(session, project.org_id):
+            signer = invitations.signer_for(settings.secret())
+            invitations.create_invitation(
+                session, signer, project.org_id, DEMO_TEAMMATE, days=settings.invitation_days
+            )
     return DemoKeys(demo.organization, demo.email, demo.password, demo.api_key, demo.project, demo.app_key, worker_key)
 
 

@@ -5,6 +5,7 @@ errors anywhere. Screenshots go to tests/_artifacts/."""
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -163,10 +164,10 @@ def test_dashboard_in_a_real_browser(server, org_factory) -> None:  # type: igno
         page.screenshot(path=str(ARTIFACTS / "activity.png"))
 
         page.goto(f"{server}/orgs/{org['org_slug']}/settings/members")
-        page.fill("#add-member input[name=email]", "teammate@example.test")
-        page.fill("#add-member input[name=password]", "teammate-pass-1")
-        page.click("#add-member button[type=submit]")
-        expect(page.locator(".member-row")).to_have_count(2)
+        page.fill("#invite-member input[name=email]", "teammate@example.test")
+        page.click("#invite-member button[type=submit]")
+        expect(page.locator(".invitation-row")).to_have_count(1)
+        expect(page.locator("#invite-link")).to_have_value(re.compile(r"/invitations/"))
         page.screenshot(path=str(ARTIFACTS / "members.png"))
         page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/settings")
         expect(page.locator("h2")).to_contain_text("App keys")

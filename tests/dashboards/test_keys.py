@@ -49,20 +49,36 @@ def test_owner_creates_regenerates_and_revokes_app_keys(client, org_factory, sto
     bad = client.post(post, data={"action": "create", "service": "Not A Service!", "csrf_token": token})
     assert bad.status_code == 400 and 'role="alert"' in bad.text
 
-    regenerated = client.post(post, data={"action": "regenerate", "service": "frontend", "csrf_token": token})
+    # One click only asks: the confirmation names the consequence, and the key still works.
+    asked = client.post(post, data={"action": "regenerate", "service": "frontend", "csrf_token": token})
+    assert asked.status_code == 200 and "stops working at once" in asked.text
+    assert 'name="confirm" value="yes"' in asked.text and _works(stores, org, frontend)
+    regenerated = client.post(
+        post, data={"action": "regenerate", "service": "frontend", "confirm": "yes", "csrf_token": token}
+    )
     fresh = _new_key(regenerated.text)
     assert "The previous value stops working now" in regenerated.text
     assert fresh != frontend and _works(stores, org, fresh) and not _works(stores, org, frontend)
 
-    primary = client.post(post, data={"action": "regenerate", "service": "", "csrf_token": token})
+    asked = client.post(post, data={"action": "regenerate", "service": "", "csrf_token": token})
+    assert "primary" in asked.text and _works(stores, org, org["app_key"])
+    primary = client.post(post, data={"action": "regenerate", "service": "", "confirm": "yes", "csrf_token": token})
     new_primary = _new_key(primary.text)
+    # An owner can reveal an app key; the view is logged.
+    shown = client.post(post, data={"action": "reveal", "service": "", "csrf_token": token})
+    assert shown.status_code == 200 and new_primary in shown.text
+    assert shown.headers["cache-control"] == "no-store"
     assert _works(stores, org, new_primary) and not _works(stores, org, org["app_key"])
 
     key_id = re.search(
         r'name="service" value="frontend"><input type="hidden" name="key_id" value="(\d+)"', primary.text
     )
     assert key_id
-    revoked = client.post(post, data={"action": "revoke", "key_id": key_id.group(1), "csrf_token": token})
+    asked = client.post(post, data={"action": "revoke", "key_id": key_id.group(1), "csrf_token": token})
+    assert "is not replaced" in asked.text and _works(stores, org, fresh)
+    revoked = client.post(
+        post, data={"action": "revoke", "key_id": key_id.group(1), "confirm": "yes", "csrf_token": token}
+    )
     assert revoked.status_code == 200 and not _works(stores, org, fresh)
     assert 'value="frontend"' not in revoked.text  # gone from the list
 
@@ -72,7 +88,7 @@ def test_owner_creates_regenerates_and_revokes_app_keys(client, org_factory, sto
         actions = session.scalars(
             select(ActivityEntry.action).where(ActivityEntry.org_id == org["org_id"])
         ).all()
-    assert {"app_key.created", "app_key.regenerated", "app_key.revoked"} <= set(actions)
+    assert {"app_key.created", "app_key.regenerated", "app_key.revoked", "app_key.viewed"} <= set(actions)
     assert actions.count("app_key.created") == 2  # the project's first key and "frontend"; not "worker"
 
 
@@ -120,7 +136,7 @@ def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
     for path, data in (
         (f"{org_base}/api-keys/reveal", {}),
         (f"{org_base}/api-keys/regenerate", {"confirm": "yes"}),
-        (f"{org_base}/members", {"email": "x@example.test", "password": "password-1", "role": "owner"}),
+        (f"{org_base}/members/invitations", {"email": "x@example.test", "role": "owner"}),
         (f"{_settings_path(org)}/app-keys", {"action": "regenerate", "service": ""}),
     ):
         response = client.post(path, data={**data, "csrf_token": token})
@@ -148,3 +164,28 @@ def test_activity_log_names_the_actor_and_hides_empty_details(client, org_factor
     row = next(line for line in page.text.splitlines() if "app_key.created" in line)
     assert f'<td class="actor">{org["email"]}</td>' in row
     assert "=None" not in page.text
+
+
+def test_api_key_rotation_from_the_dashboard(client, org_factory, stores) -> None:
+    from stacklens.control.auth import verify_api_key
+
+    def valid(value: str) -> bool:
+        with session_scope(stores) as session:
+            return verify_api_key(session, value) is not None
+
+    org = org_factory()
+    sign_in(client, org["email"])
+    base = f"/orgs/{org['org_slug']}/settings/api-keys"
+    page = client.get(base)
+    assert page.headers["cache-control"] == "no-store" and 'id="create-next"' in page.text
+    token = csrf_of(page.text)
+    created = client.post(f"{base}/next", data={"csrf_token": token})
+    assert created.status_code == 201
+    upcoming = re.search(r'id="new-next-key">([^<]+)<', created.text)
+    assert upcoming and valid(upcoming.group(1)) and valid(org["api_key"])
+    assert client.post(f"{base}/next", data={"csrf_token": token}).status_code == 409
+    confirm = client.get(f"{base}/regenerate").text
+    assert f"…{upcoming.group(1)[-4:]}) becomes the current key" in confirm
+    done = client.post(f"{base}/regenerate", data={"confirm": "yes", "csrf_token": token})
+    assert done.status_code == 200 and upcoming.group(1) in done.text
+    assert valid(upcoming.group(1)) and not valid(org["api_key"])

@@ -1,5 +1,5 @@
-"""The members page: owners list, add (new or existing accounts) and remove people; the last owner stays;
-members get 403; the new member can sign in and sees the organization as a member."""
+"""The members page: owners invite people (a link the person accepts), withdraw invitations and remove
+people; the last owner stays; members get 403; the answer never says who has an account."""
 
 from __future__ import annotations
 
@@ -19,7 +19,17 @@ def _remove_path(html: str, email: str) -> str:
     return row.group(1)
 
 
-def test_owner_adds_and_removes_members(client, org_factory, stores) -> None:
+def _invite(client: TestClient, path: str, token: str, email: str, **extra: str):  # type: ignore[no-untyped-def]
+    return client.post(f"{path}/invitations", data={"email": email, "csrf_token": token, **extra})
+
+
+def _link(html: str) -> str:
+    match = re.search(r'id="invite-link" value="https?://[^/"]+(/invitations/[^"]+)"', html)
+    assert match, "no invitation link on the page"
+    return match.group(1)
+
+
+def test_owner_invites_and_the_person_creates_their_account(client, org_factory, stores) -> None:
     org = org_factory()
     sign_in(client, org["email"])
     path = f"/orgs/{org['org_slug']}/settings/members"
@@ -27,55 +37,113 @@ def test_owner_adds_and_removes_members(client, org_factory, stores) -> None:
     assert page.status_code == 200 and org["email"] in page.text
     token = csrf_of(page.text)
 
-    added = client.post(
-        path,
-        data={
-            "email": "New.Person@Example.test",
-            "password": "long-enough-1",
-            "role": "member",
-            "csrf_token": token,
-        },
-        follow_redirects=False,
-    )
-    assert added.status_code == 303
+    created = _invite(client, path, token, "New.Person@Example.test")
+    assert created.status_code == 201 and created.headers["cache-control"] == "no-store"
+    link = _link(created.text)
+    # Nobody joined yet: the invitation waits, with the default role "member".
     listing = client.get(path).text
-    assert "new.person@example.test" in listing and listing.count('class="member-row"') == 2
+    assert listing.count('class="member-row"') == 1 and listing.count('class="invitation-row"') == 1
+    assert re.search(r"<td>new.person@example.test</td><td>member</td>", listing)
 
     for form, reason in (
-        ({"email": "not-an-email", "password": "long-enough-1", "role": "member"}, "invalid e-mail"),
-        ({"email": "short@example.test", "password": "short", "role": "member"}, "at least 8"),
-        ({"email": "x@example.test", "password": "long-enough-1", "role": "admin"}, "role must be"),
+        ({"email": "not-an-email"}, "invalid e-mail"),
+        ({"email": "x@example.test", "role": "admin"}, "role must be"),
     ):
-        refused = client.post(path, data={**form, "csrf_token": token})
+        refused = _invite(client, path, token, **form)  # type: ignore[arg-type]
         assert refused.status_code == 400 and reason in refused.text
-    assert client.post(path, data={"email": "y@example.test", "password": "long-enough-1"}).status_code == 400
-    assert client.get(path).text.count('class="member-row"') == 2
+    assert client.post(f"{path}/invitations", data={"email": "y@example.test"}).status_code == 400  # no CSRF
 
-    # The last owner can neither be removed nor demoted.
+    with TestClient(client.app) as invited:
+        page = invited.get(link)
+        assert page.status_code == 200 and "new.person@example.test" in page.text
+        form_token = csrf_of(page.text)
+        weak = invited.post(f"{link}/account", data={"password": "password", "confirm": "password", "csrf_token": form_token})
+        assert weak.status_code == 400 and "most common" in weak.text
+        joined = invited.post(
+            f"{link}/account",
+            data={"password": "long-enough-1", "confirm": "long-enough-1", "csrf_token": form_token},
+            follow_redirects=False,
+        )
+        assert joined.status_code == 303 and joined.headers["location"] == f"/orgs/{org['org_slug']}"
+        assert invited.get(f"/orgs/{org['org_slug']}").status_code == 200
+        assert invited.get(path).status_code == 403  # a member, not an owner
+        used = invited.get(link)
+        assert used.status_code == 410 and "used already" in used.text
+    assert invited.get("/invitations/forged.token").status_code == 404
+
+    listing = client.get(path).text
+    assert listing.count('class="member-row"') == 2 and 'class="invitation-row"' not in listing
     own_remove = _remove_path(listing, org["email"])
     refused = client.post(own_remove, data={"csrf_token": token})
     assert refused.status_code == 400 and "last owner" in refused.text
-    demote = client.post(
-        path, data={"email": org["email"], "password": "", "role": "member", "csrf_token": token}
-    )
-    assert demote.status_code == 400 and "at least one owner" in demote.text
-
-    # The new member signs in, sees the organization, but not this page.
-    with TestClient(client.app) as other:
-        sign_in(other, "new.person@example.test", "long-enough-1")
-        assert other.get(f"/orgs/{org['org_slug']}").status_code == 200
-        assert other.get(path).status_code == 403
-
     removed = client.post(
         _remove_path(listing, "new.person@example.test"), data={"csrf_token": token}, follow_redirects=False
     )
     assert removed.status_code == 303 and removed.headers["location"] == path
-    assert "new.person@example.test" not in client.get(path).text
     with session_scope(stores) as session:
         actions = session.scalars(
             select(ActivityEntry.action).where(ActivityEntry.org_id == org["org_id"])
         ).all()
-    assert actions.count("member.added") == 1 and actions.count("member.removed") == 1
+    assert actions.count("invitation.created") == 1 and actions.count("member.added") == 1
+    assert actions.count("member.removed") == 1
+
+
+def test_invitation_answer_is_the_same_for_known_and_unknown_emails(client, org_factory) -> None:
+    org, other = org_factory("Mine"), org_factory("Other")
+    sign_in(client, org["email"])
+    path = f"/orgs/{org['org_slug']}/settings/members"
+    token = csrf_of(client.get(path).text)
+    known = _invite(client, path, token, other["email"])
+    unknown = _invite(client, path, token, "nobody-here@example.test")
+    assert known.status_code == unknown.status_code == 201
+
+    def notice(html: str, email: str) -> str:
+        section = re.search(r'<section class="card notice" id="invitation-created">.*?</section>', html, re.S)
+        assert section, "no invitation notice"
+        return re.sub(r"/invitations/[^\"]+", "/invitations/T", section.group(0)).replace(email, "EMAIL")
+
+    # Apart from the address itself, the two answers say the same: nothing tells who has an account.
+    assert notice(known.text, other["email"]) == notice(unknown.text, "nobody-here@example.test")
+    # The existing account joins only by accepting while signed in as that address.
+    link = _link(known.text)
+    with TestClient(client.app) as theirs:
+        sign_in(theirs, org["email"])  # someone else signed in: cannot take the invitation
+        wrong = theirs.post(f"{link}/accept", data={"csrf_token": csrf_of(theirs.get(link).text)})
+        assert wrong.status_code == 400 and "sign in with that address" in wrong.text
+        assert "Sign out, then open this link again" in theirs.get(link).text
+    with TestClient(client.app) as theirs:
+        assert theirs.get(f"/orgs/{org['org_slug']}", follow_redirects=False).status_code == 303
+        sign_in(theirs, other["email"])
+        assert theirs.get(f"/orgs/{org['org_slug']}").status_code == 404  # not a member before accepting
+        page = theirs.get(link)
+        accepted = theirs.post(f"{link}/accept", data={"csrf_token": csrf_of(page.text)}, follow_redirects=False)
+        assert accepted.status_code == 303
+        assert theirs.get(f"/orgs/{org['org_slug']}").status_code == 200
+
+
+def test_withdrawn_and_expired_invitations_do_not_work(client, org_factory, stores) -> None:
+    from datetime import timedelta
+
+    from stacklens.control.models import Invitation, utcnow
+
+    org = org_factory()
+    sign_in(client, org["email"])
+    path = f"/orgs/{org['org_slug']}/settings/members"
+    token = csrf_of(client.get(path).text)
+    first = _link(_invite(client, path, token, "a@example.test").text)
+    second = _link(_invite(client, path, token, "b@example.test").text)
+    listing = client.get(path).text
+    withdraw = re.search(r'action="([^"]+/revoke)"', listing)
+    assert withdraw
+    client.post(withdraw.group(1), data={"csrf_token": token})
+    with session_scope(stores) as session:
+        for row in session.scalars(select(Invitation)):
+            if row.revoked_at is None:
+                row.expires_at = utcnow() - timedelta(seconds=1)
+    with TestClient(client.app) as invited:
+        gone = [invited.get(link) for link in (first, second)]
+    assert [r.status_code for r in gone] == [410, 410]
+    assert "withdrawn" in gone[1].text + gone[0].text and "expired" in gone[0].text + gone[1].text
 
 
 def test_second_owner_makes_removal_possible_and_other_orgs_are_404(client, org_factory, stores) -> None:
@@ -96,6 +164,9 @@ def test_second_owner_makes_removal_possible_and_other_orgs_are_404(client, org_
     # With a second owner, the first may leave; they land outside the organization afterwards.
     left = client.post(_remove_path(page, org["email"]), data={"csrf_token": token}, follow_redirects=False)
     assert left.status_code == 303 and left.headers["location"] == "/"
+    # Removal ended their sessions (this one too): signed in again, the organization is gone for them.
+    assert client.get(path, follow_redirects=False).headers["location"].startswith("/login")
+    sign_in(client, org["email"])
     assert client.get(path).status_code == 404
     sign_in(client, second)
     assert org["email"] not in client.get(path).text

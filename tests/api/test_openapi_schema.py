@@ -1,0 +1,79 @@
+"""The OpenAPI document matches the server: schemathesis generates requests from it for every operation
+(in process, with the organization's API key) and no answer is a 5xx or a status the document does not
+list. Bounded: a few examples per operation, so the whole run takes seconds."""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, Phase, given, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import status_code_conformance
+
+from api.app import create_app
+from stacklens.control.credentials import reveal_api_key
+from stacklens.control.db import session_scope
+from stacklens.settings import Settings
+
+EXAMPLES_PER_OPERATION = 15
+
+
+@pytest.fixture
+def stores(settings: Settings) -> Settings:
+    from stacklens.control.db import migrate_control_store
+    from stacklens.warehouse.migrations import apply_migrations
+
+    migrate_control_store(settings)
+    apply_migrations(settings)
+    return settings
+
+
+def test_validation_errors_are_400_in_the_document_and_the_answer(stores, make_org) -> None:  # type: ignore[no-untyped-def]
+    client = TestClient(create_app(stores))
+    document = client.get("/openapi.json").json()
+    statuses = {status for item in document["paths"].values() for op in item.values() for status in op["responses"]}
+    assert "422" not in statuses and "400" in statuses
+    assert "HTTPValidationError" not in document["components"]["schemas"]
+    org = make_org()
+    answer = client.get("/api/activity", params={"limit": "many"}, headers={"Authorization": f"Bearer {org['api_key']}"})
+    assert answer.status_code == 400 and answer.json()["error"] == "Bad Request" and "limit" in answer.json()["detail"]
+
+
+def test_schema_driven_requests_find_no_5xx_and_no_undocumented_status(stores, make_org) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    with session_scope(stores) as session:
+        from stacklens.control.accounts import set_quota
+
+        # Generated requests come fast; the per-second limit would turn most of them into (documented) 429s.
+        set_quota(session, org["org_id"], requests_per_second=100_000)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(stores))
+
+    def headers() -> dict[str, str]:
+        # Regenerating the key is one of the operations: always send the key that is current now.
+        with session_scope(stores) as session:
+            return {"Authorization": f"Bearer {reveal_api_key(session, org['org_id'], None)}"}
+
+    failures: list[str] = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+
+        @given(case=operation.as_strategy())
+        @settings(
+            max_examples=EXAMPLES_PER_OPERATION,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        def run(case) -> None:  # type: ignore[no-untyped-def]
+            case.call_and_validate(headers=headers(), checks=[not_a_server_error, status_code_conformance])
+
+        try:
+            run()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - schemathesis raises exception groups; report them all
+            failures.append(f"{operation.label}: {str(exc)[:400]}")
+    assert failures == [], "\n\n".join(failures)

@@ -1,0 +1,81 @@
+"""Secret shapes are filtered in every string of an event at ingest: the StackLens keys that sentry-sdk's
+``sys.argv`` extra carries, cloud and forge tokens, JWTs, private keys, URL passwords; ordinary text and
+URLs stay as they are, and lines with no secret marker skip the walk."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import sentry_sdk
+from sentry_sdk.integrations.argv import ArgvIntegration
+
+from stacklens.ingest.scrub import FILTERED, redact_secrets, scrub_payload, secret_hint
+
+APP_KEY = "stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx"
+SERVICE_KEY = "stacklens_app_worker_" + "Zz9dEfGhIjKlMnOpQrStUvWx"
+API_KEY = "stacklens_api_" + "0123456789abcdefghijABCDEFGHIJkl"
+SECRETS = {
+    "aws": "AKIA" + "IOSFODNN7EXAMPLE",
+    "github": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "slack": "xoxb-" + "123456789012-123456789012-AbCdEfGhIjKlMnOp",
+    "stripe": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "pem": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----",
+}
+
+
+def _argv_event(monkeypatch: pytest.MonkeyPatch) -> dict:  # type: ignore[type-arg]
+    """What sentry-sdk sends for a shipper-like process started with its key on the command line."""
+    monkeypatch.setattr(sys, "argv", ["stacklens-shipper", "--app-key", APP_KEY, f"--api-key={API_KEY}"])
+    events: list[dict] = []  # type: ignore[type-arg]
+    client = sentry_sdk.Client(
+        dsn="https://public@example.invalid/1",
+        default_integrations=False,
+        integrations=[ArgvIntegration()],
+        before_send=lambda event, hint: events.append(event) and None,
+    )
+    with sentry_sdk.isolation_scope() as scope:
+        scope.set_client(client)
+        scope.capture_message("shipper failed")
+    client.close()
+    return events[0]
+
+
+def test_sys_argv_keys_are_filtered(monkeypatch: pytest.MonkeyPatch) -> None:
+    payload = _argv_event(monkeypatch)
+    assert APP_KEY in payload["extra"]["sys.argv"]
+    raw = json.dumps(payload).encode()
+    scrubbed = scrub_payload(payload, raw)
+    assert scrubbed["extra"]["sys.argv"] == ["stacklens-shipper", "--app-key", FILTERED, f"--api-key={FILTERED}"]
+    assert APP_KEY not in json.dumps(scrubbed) and API_KEY not in json.dumps(scrubbed)
+    assert APP_KEY in payload["extra"]["sys.argv"]  # the input is not changed
+
+
+def test_every_string_of_the_event_is_searched() -> None:
+    payload = {
+        "message": f"connect with {SERVICE_KEY} failed",
+        "culprit": f"token {SECRETS['github']}",
+        "modules": {"x": SECRETS["aws"]},
+        "exception": {"values": [{"type": "Error", "value": f"bad jwt {SECRETS['jwt']}"}]},
+        "breadcrumbs": {"values": [{"message": SECRETS["slack"], "data": {"url": "postgres://app:hunter2@db/x"}}]},
+        "contexts": {"runtime": {"key": SECRETS["pem"]}},
+        "fingerprint": [SECRETS["stripe"]],
+        "request": {"url": "https://shop.example/pay?next=/a", "headers": {"Referer": "https://a.example/b"}},
+    }
+    raw = json.dumps(payload).encode()
+    assert secret_hint(raw)
+    text = json.dumps(scrub_payload(payload, raw))
+    for name, secret in {**SECRETS, "service": SERVICE_KEY, "url": "hunter2"}.items():
+        assert secret.replace("\n", "\\n") not in text, name
+    assert "postgres://app:[FILTERED]@db/x" in text and "https://a.example/b" in text
+
+
+def test_ordinary_lines_skip_the_walk_and_keep_their_text() -> None:
+    payload = {"message": "high load through the gateway", "request": {"url": "https://x.example/a@b"}}
+    raw = json.dumps(payload).encode()
+    assert not secret_hint(raw)
+    assert scrub_payload(payload, raw) == payload
+    for text in ("stacklens_app_ is the prefix", "see https://example.com/x", "ASIAN food", "eyJ alone"):
+        assert redact_secrets(text) == text

@@ -1,0 +1,51 @@
+"""SDK side of secret filtering: the process's own key on the command line (sentry-sdk's ``sys.argv``
+extra) and other secret shapes never reach the log file; the SDK and the service agree on every case."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+import sys
+from pathlib import Path
+
+import pytest
+
+import stacklens_sdk
+from stacklens.ingest.scrub import redact_secrets as service_redact
+from stacklens_sdk.scrubbing import FILTERED, redact_secrets
+
+CASES = {
+    "--app-key stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx": "--app-key " + FILTERED,
+    "stacklens_api_" + "0123456789abcdefghijABCDEFGHIJkl": FILTERED,
+    "key=AKIA" + "IOSFODNN7EXAMPLE;": "key=" + FILTERED + ";",
+    "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8": FILTERED,
+    "Bearer eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THs": "Bearer "
+    + FILTERED,
+    "redis://:s3cret-pass@cache:6379/0": "redis://:s3cret-pass@cache:6379/0",  # no user: not the shape
+    "postgres://app:hunter2@db/x": "postgres://app:" + FILTERED + "@db/x",
+    "plain words, https://example.com/a": "plain words, https://example.com/a",
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES.items())
+def test_sdk_and_service_filter_the_same_shapes(text: str, expected: str) -> None:
+    assert redact_secrets(text) == expected
+    assert service_redact(text) == expected
+
+
+def test_sys_argv_key_never_reaches_the_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "stacklens_app_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(24))
+    monkeypatch.setattr(sys, "argv", ["worker.py", "--app-key", key, "--verbose"])
+    stacklens_sdk.init(app_key=key, storage_path=tmp_path)
+    try:
+        raise RuntimeError("cannot reach postgres://app:hunter2@db/x")
+    except RuntimeError as exc:
+        stacklens_sdk.capture_exception(exc)
+    stacklens_sdk.flush()
+    lines = [json.loads(line) for path in tmp_path.glob("stacklens-*.log") for line in path.read_text().splitlines()]
+    event = next(line for line in lines if line["type"] == "event")
+    assert event["app_key"] == key  # the envelope keeps it: the shipper needs it
+    payload = json.dumps(event["payload"])
+    assert key not in payload and "hunter2" not in payload
+    assert event["payload"]["extra"]["sys.argv"] == ["worker.py", "--app-key", FILTERED, "--verbose"]

@@ -38,6 +38,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         issues_api,
         keys,
         limits,
+        performance,
         pipelines,
         projects,
     )
@@ -52,6 +53,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(issues_api.router)
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
+    app.include_router(performance.router)
     for install in installers:
         install(app)
     return app

@@ -114,7 +114,16 @@ def install(app: FastAPI) -> None:
         )
         return render(request, "error.html", {"title": title, "message": message}, exc.status_code)
 
-    from dashboards.routers import accounts, downloads, issue_detail, issue_list, keys, members, sharing
+    from dashboards.routers import (
+        accounts,
+        downloads,
+        issue_detail,
+        issue_list,
+        keys,
+        members,
+        performance,
+        sharing,
+    )
 
-    for module in (accounts, issue_list, issue_detail, keys, members, sharing, downloads):
+    for module in (accounts, issue_list, issue_detail, keys, members, sharing, downloads, performance):
         app.include_router(module.router)

@@ -16,8 +16,9 @@ from stacklens.performance.filters import PerfFilters
 from stacklens.warehouse.queries import load_query
 
 VITALS = ("lcp", "inp", "cls", "fcp", "ttfb")
-# A release is named a regression when one of these grows by more than this share against the previous release.
-REGRESSION_PCT = 10.0
+# A release is named a regression when one of these grows by more than 15 % against the previous release and
+# both releases have MIN_SAMPLES page loads (p75 of ~100 loads moves about ±10 % by chance alone).
+REGRESSION_PCT = 15.0
 
 
 def run(client: Client, name: str, parameters: dict[str, Any]) -> list[dict[str, Any]]:
@@ -200,7 +201,7 @@ def samples(client: Client, org_id: int, project_id: int, filters: PerfFilters, 
 
 def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
     """Per release (by first page load): load p75, JS per view, API p95 and error share, error events, each against
-    the release before it; ``regression`` names what grew by more than 10 %."""
+    the release before it; ``regression`` names what grew by more than 15 %."""
     out: list[dict[str, Any]] = []
     before: dict[str, Any] | None = None
     for raw in run(client, "releases", filters.sql(org_id, project_id)):
@@ -220,7 +221,8 @@ def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters)
         for key, label in (("load_p75", "load time"), ("js_bytes_per_view", "JavaScript"), ("api_p95", "API time"), ("error_events", "errors")):
             change = change_pct(row[key], before[key] if before else None)
             row[f"{key}_change_pct"] = change
-            if change is not None and change > REGRESSION_PCT:
+            enough = before is not None and min(row["views"], before["views"]) >= sc.MIN_SAMPLES
+            if change is not None and change > REGRESSION_PCT and enough:
                 regressions.append(f"{label} +{change:.0f} %")
         row["regression"] = f"{row['release']}: " + ", ".join(regressions) if regressions else ""
         out.append(row)

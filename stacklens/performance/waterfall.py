@@ -107,6 +107,12 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> di
         phases["TTFB"] = {"start_ms": 0.0, "end_ms": measurements["ttfb"]}
     if "DOM ready" not in phases and "dom_ready" in measurements:
         phases["DOM ready"] = {"start_ms": 0.0, "end_ms": measurements["dom_ready"]}
+    # The DOMContentLoaded and load spans only mark their events' handlers; shown as the time the document took
+    # from the end of the response (else navigation start) to each event.
+    parsed_from = phases["Response"]["end_ms"] if "Response" in phases else 0.0
+    for name in ("DOM ready", "Load"):
+        if name in phases:
+            phases[name]["start_ms"] = min(parsed_from, phases[name]["end_ms"])
     ordered = [{"phase": name, **phases[name]} for name in PHASE_ORDER if name in phases]
     markers = [
         {"name": name.upper(), "at_ms": measurements[name]} for name in ("fcp", "lcp") if name in measurements

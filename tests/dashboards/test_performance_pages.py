@@ -95,3 +95,21 @@ def test_another_organization_sees_nothing(client, seeded, org_factory) -> None:
     assert client.get(_base(org)).status_code == 404
     own = client.get(f"/orgs/{other['org_slug']}/projects/{other['project']}/performance", params=WINDOW)
     assert "perf-empty" in own.text
+
+
+def test_browser_error_links_to_its_page_load_waterfall(client, seeded) -> None:  # type: ignore[no-untyped-def]
+    from tests.dashboards.landing import land, sdk_event
+
+    org, data = seeded
+    load = next(t for t in data.transactions if t["op"] == "pageload")
+
+    def fail() -> None:
+        raise TypeError("Cannot read properties of undefined (reading 'price')")
+
+    payload = sdk_event(fail)
+    payload["contexts"] = {**payload.get("contexts", {}), "trace": {"trace_id": load["trace_id"], "span_id": "ab" * 8}}
+    payload["timestamp"] = load["timestamp"].timestamp() + 0.5
+    row = land(org["org_id"], org["project_id"], [payload])[0]
+    page = client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/issues/{row['issue_id']}")
+    assert page.status_code == 200
+    assert f'href="{_base(org)}/waterfall/{load["event_id"]}"' in page.text

@@ -215,10 +215,11 @@ def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters)
             "api_p95": _num(raw["api_p95"]),
             "api_error_pct": _num(raw["api_error_pct"]),
             "error_events": int(raw["error_events"]),
+            "new_issues": int(raw["new_issues"]),
             "previous_release": before["release"] if before else "",
         }
         regressions = []
-        for key, label in (("load_p75", "load time"), ("js_bytes_per_view", "JavaScript"), ("api_p95", "API time"), ("error_events", "errors")):
+        for key, label in (("load_p75", "load time"), ("js_bytes_per_view", "JavaScript"), ("api_p95", "API time"), ("error_events", "errors"), ("new_issues", "new issues")):
             change = change_pct(row[key], before[key] if before else None)
             row[f"{key}_change_pct"] = change
             enough = before is not None and min(row["views"], before["views"]) >= sc.MIN_SAMPLES

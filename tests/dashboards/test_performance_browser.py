@@ -79,7 +79,7 @@ def land_demo_traffic(org_id: int, project_id: int, days: int = 21, per_day: int
         for _ in range(per_day):
             at = now - timedelta(days=days - day, minutes=rng.randint(0, 1400)) + timedelta(hours=1)
             environment = "production" if rng.random() < 0.8 else "staging"
-            payload = browser.pageload(rng, "https://shop.example", release, environment, at, f"u{rng.randint(1, 30)}", rng.random() < 0.1)
+            payload = browser.pageload(rng, "https://shop.example", release, environment, at, str(1000 + rng.randint(0, 39)), rng.random() < 0.1)
             raw = json.dumps(payload)
             origin = Origin(org_id=org_id, project_id=project_id, service=None, batch_id=uuid.uuid4().hex, received_at=time.time())
             row = transaction_row(payload, origin, raw.encode(), raw)

@@ -1,6 +1,6 @@
 -- Per release seen in [since, until) and filters (release '' left out): first page load, page loads, load
 -- time (exact p75), JavaScript bytes per page load, API time of browser calls (exact p95) and its error share,
--- error events; ordered by first seen so each release compares with the one before it.
+-- error events and issues first seen in it; ordered by first seen so each release compares with the one before it.
 WITH
     tx AS
     (
@@ -37,12 +37,21 @@ WITH
           AND release != '' AND ({environment:String} = '' OR environment = {environment:String})
           AND ({release:String} = '' OR release = {release:String})
         GROUP BY release
+    ),
+    ni AS
+    (
+        -- Issues first seen in each release (the issues mart; environment and browser do not apply).
+        SELECT first_release AS release, count() AS new_issues
+        FROM issues FINAL
+        WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64} AND first_release != ''
+          AND ({release:String} = '' OR first_release = {release:String})
+        GROUP BY first_release
     )
 SELECT t.release AS release, t.first_seen AS first_seen, t.views AS views, t.load_p75 AS load_p75,
        sp.js_bytes / t.views AS js_bytes_per_view, sp.api_calls AS api_calls,
        if(sp.api_calls > 0, sp.api_p95, NULL) AS api_p95,
        if(sp.api_calls > 0, 100 * sp.api_errors / sp.api_calls, NULL) AS api_error_pct,
-       ev.error_events AS error_events
+       ev.error_events AS error_events, ni.new_issues AS new_issues
 FROM
 (
     SELECT release, min(ts) AS first_seen, count() AS views, quantileExactInclusive(0.75)(duration_ms) AS load_p75
@@ -50,6 +59,7 @@ FROM
 ) AS t
 LEFT JOIN sp ON sp.release = t.release
 LEFT JOIN ev ON ev.release = t.release
+LEFT JOIN ni ON ni.release = t.release
 ORDER BY first_seen, release
 LIMIT 200
 SETTINGS join_use_nulls = 0

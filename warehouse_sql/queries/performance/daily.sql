@@ -40,6 +40,10 @@ WITH
               AND timestamp >= {since:DateTime64(3, 'UTC')} AND timestamp < {until:DateTime64(3, 'UTC')} + INTERVAL 1 HOUR
               AND transaction_op = 'pageload'
               AND (op LIKE 'resource.%' OR op LIKE 'browser%' OR op = 'http.client')
+              -- Spans carry their page load's page, environment and release: only the filtered loads' spans.
+              AND ({environment:String} = '' OR environment = {environment:String})
+              AND ({release:String} = '' OR release = {release:String})
+              AND ({page:String} = '' OR page = {page:String})
             GROUP BY transaction_event_id
         ) AS s ON s.transaction_event_id = t.event_id
         WHERE t.project_id = {project_id:UInt64} AND t.org_id = {org_id:UInt64}

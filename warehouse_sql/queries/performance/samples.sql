@@ -1,7 +1,7 @@
--- Shared part, the same in each query of this folder over page loads: `loads` = the page loads (op pageload) of
--- the window [since, until) and filters (environment, release, browser; page when not ''), each with its score
--- (stacklens/performance/score.py: Lighthouse log-normal per vital, weights renormalised over the vitals present),
--- DOM ready (measurement, else end of the DOMContentLoaded span), total resource time and API calls.
+-- `loads` as in pages.sql without the span figures (DOM ready, resource time, API calls), which this query does not
+-- need: the page loads (op pageload) of the window [since, until) and filters (environment, release, browser; page
+-- when not ''), each with its score (stacklens/performance/score.py: Lighthouse log-normal per vital, weights
+-- renormalised over the vitals present).
 -- Sample page loads: the 3 fastest, the 3 nearest the median and the 3 slowest by load time.
 WITH
     loads AS
@@ -14,10 +14,6 @@ WITH
                mapContains(t.measurements, 'fcp') AS has_fcp,
                mapContains(t.measurements, 'cls') AS has_cls,
                mapContains(t.measurements, 'ttfb') AS has_ttfb,
-               if(mapContains(t.measurements, 'dom_ready'), t.measurements['dom_ready'],
-                  if(s.dcl_end > 0, s.dcl_end - toUnixTimestamp64Milli(t.timestamp), NULL)) AS dom_ready,
-               if(s.resources > 0, s.resource_ms, NULL) AS resource_ms,
-               s.api_calls AS api_calls,
                if({w_lcp:Float64} * has_lcp + {w_inp:Float64} * has_inp + {w_fcp:Float64} * has_fcp + {w_cls:Float64} * has_cls + {w_ttfb:Float64} * has_ttfb = 0, NULL,
                   100 * ({w_lcp:Float64} * if(has_lcp AND m['lcp'] <= 0, 1, if(has_lcp, (1 - erf(log(greatest(m['lcp'], 1e-9) / if(mobile, {lcp_med_m:Float64}, {lcp_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {lcp_p10_m:Float64} / {lcp_med_m:Float64}, {lcp_p10_d:Float64} / {lcp_med_d:Float64})))) / 2, 0))
                  + {w_inp:Float64} * if(has_inp AND m['inp'] <= 0, 1, if(has_inp, (1 - erf(log(greatest(m['inp'], 1e-9) / if(mobile, {inp_med_m:Float64}, {inp_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {inp_p10_m:Float64} / {inp_med_m:Float64}, {inp_p10_d:Float64} / {inp_med_d:Float64})))) / 2, 0))
@@ -26,22 +22,6 @@ WITH
                  + {w_ttfb:Float64} * if(has_ttfb AND m['ttfb'] <= 0, 1, if(has_ttfb, (1 - erf(log(greatest(m['ttfb'], 1e-9) / if(mobile, {ttfb_med_m:Float64}, {ttfb_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {ttfb_p10_m:Float64} / {ttfb_med_m:Float64}, {ttfb_p10_d:Float64} / {ttfb_med_d:Float64})))) / 2, 0)))
                   / ({w_lcp:Float64} * has_lcp + {w_inp:Float64} * has_inp + {w_fcp:Float64} * has_fcp + {w_cls:Float64} * has_cls + {w_ttfb:Float64} * has_ttfb)) AS score
         FROM transactions AS t
-        LEFT JOIN
-        (
-            SELECT transaction_event_id,
-                   sumIf(duration_ms, op LIKE 'resource.%') AS resource_ms,
-                   countIf(op LIKE 'resource.%') AS resources,
-                   countIf(op = 'http.client') AS api_calls,
-                   maxIf(toUnixTimestamp64Milli(timestamp) + duration_ms,
-                         (op = 'browser' AND description = 'domContentLoadedEvent')
-                         OR op IN ('browser.domContentLoadedEvent', 'browser.dom_content_loaded_event')) AS dcl_end
-            FROM spans
-            WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
-              AND timestamp >= {since:DateTime64(3, 'UTC')} AND timestamp < {until:DateTime64(3, 'UTC')} + INTERVAL 1 HOUR
-              AND transaction_op = 'pageload'
-              AND (op LIKE 'resource.%' OR op LIKE 'browser%' OR op = 'http.client')
-            GROUP BY transaction_event_id
-        ) AS s ON s.transaction_event_id = t.event_id
         WHERE t.project_id = {project_id:UInt64} AND t.org_id = {org_id:UInt64}
           AND t.timestamp >= {since:DateTime64(3, 'UTC')} AND t.timestamp < {until:DateTime64(3, 'UTC')}
           AND t.op = 'pageload'
@@ -49,7 +29,6 @@ WITH
           AND ({release:String} = '' OR t.release = {release:String})
           AND ({browser:String} = '' OR t.browser_name = {browser:String})
           AND ({page:String} = '' OR t.page = {page:String})
-        SETTINGS join_use_nulls = 0
     ),
     med AS (SELECT quantileExactInclusive(0.5)(load_ms) AS v FROM loads)
 SELECT * FROM

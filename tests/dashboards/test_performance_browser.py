@@ -54,10 +54,10 @@ def _free_port() -> int:
 
 @pytest.fixture
 def server(stores) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    from api.app import create_app
+    from stacklens.cli.app import build_app
 
     port = _free_port()
-    instance = uvicorn.Server(uvicorn.Config(create_app(stores), host="127.0.0.1", port=port, log_level="warning"))
+    instance = uvicorn.Server(uvicorn.Config(build_app(stores), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

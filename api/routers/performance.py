@@ -7,9 +7,9 @@ install can be queried from outside while it runs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from api.deps import ApiAuth, DbSession
@@ -72,7 +72,21 @@ def _answer(view: str, request: Request, auth: ApiAuth, db: DbSession, slug: str
 
 
 def _route(view: str, summary: str) -> None:
-    def handler(slug: str, request: Request, auth: ApiAuth, db: DbSession) -> Response:
+    # The filters are declared for the OpenAPI page; _answer reads them from the query string (one parser).
+    def handler(
+        slug: str,
+        request: Request,
+        auth: ApiAuth,
+        db: DbSession,
+        range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
+        since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
+        until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
+        environment: str = "",
+        release: str = "",
+        browser: str = "",
+        format: Annotated[str, Query(description="json or csv")] = "json",
+        sort: Annotated[str, Query(description="endpoints only: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx")] = "calls",
+    ) -> Response:
         return _answer(view, request, auth, db, slug)
 
     handler.__name__ = f"performance_{view}"

@@ -129,13 +129,12 @@ def _views(client: Any, filters: Any) -> dict[str, Any]:
 def run(loads: int) -> dict[str, Any]:
     from stacklens.performance.filters import PerfFilters
     from stacklens.performance.waterfall import waterfall
-    from stacklens.settings import Settings, override_settings
+    from stacklens.settings import Settings
     from stacklens.warehouse.client import get_warehouse, reset_clients
     from stacklens.warehouse.migrations import apply_migrations
 
     data_dir = Path(tempfile.mkdtemp(prefix="stacklens-bench-performance-"))
     settings = Settings(data_dir=data_dir, warehouse_database="bench", run_schedules=False)
-    override_settings(settings)
     apply_migrations(settings)
     client = get_warehouse(settings)
     started = time.perf_counter()
@@ -153,7 +152,6 @@ def run(loads: int) -> dict[str, Any]:
         results[label] = _views(client, filters)
     results["waterfall"] = _time(lambda: waterfall(client, ORG, PROJECT, event_id))
     reset_clients()
-    override_settings(None)
     shutil.rmtree(data_dir, ignore_errors=True)
     return {"loads": loads, "rows": rows, "generate_s": round(build_s, 1), "rounds": ROUNDS, "views": results}
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from api.deps import ApiAuth, DbSession
+from api.deps import ApiAuth, DbSession, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
@@ -20,7 +20,6 @@ from stacklens.control.accounts import AccountError
 from stacklens.performance import views
 from stacklens.performance.filters import BadFilter, PerfFilters
 from stacklens.performance.waterfall import waterfall
-from stacklens.warehouse.client import get_warehouse
 
 router = APIRouter(prefix="/api/projects", tags=["performance"])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -50,7 +49,7 @@ def _filters(request: Request) -> PerfFilters:
         raise ApiError(400, "Bad Request", str(exc)) from exc
 
 
-def _answer(view: str, request: Request, auth: ApiAuth, db: DbSession, slug: str) -> Response:
+def _answer(view: str, request: Request, auth: ApiAuth, db: DbSession, warehouse: Warehouse, slug: str) -> Response:
     project_id = _project_id(db, auth.org_id, slug)
     filters = _filters(request)
     fmt = request.query_params.get("format", "json")
@@ -58,7 +57,7 @@ def _answer(view: str, request: Request, auth: ApiAuth, db: DbSession, slug: str
         raise ApiError(400, "Bad Request", "format: must be json or csv")
     sort = request.query_params.get("sort", "calls")
     try:
-        data = views.build(view, get_warehouse(request.app.state.settings), auth.org_id, project_id, filters, sort)
+        data = views.build(view, warehouse, auth.org_id, project_id, filters, sort)
     except ValueError as exc:
         raise ApiError(400, "Bad Request", str(exc)) from exc
     if fmt == "csv":
@@ -78,6 +77,7 @@ def _route(view: str, summary: str) -> None:
         request: Request,
         auth: ApiAuth,
         db: DbSession,
+        warehouse: Warehouse,
         range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
         since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
         until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
@@ -87,7 +87,7 @@ def _route(view: str, summary: str) -> None:
         format: Annotated[str, Query(description="json or csv")] = "json",
         sort: Annotated[str, Query(description="endpoints only: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx")] = "calls",
     ) -> Response:
-        return _answer(view, request, auth, db, slug)
+        return _answer(view, request, auth, db, warehouse, slug)
 
     handler.__name__ = f"performance_{view}"
     handler.__doc__ = summary + FILTER_DOC
@@ -104,10 +104,10 @@ _route("recommendations", "Deterministic recommendations, one per subject and ru
 
 
 @router.get("/{slug}/performance/waterfall/{event_id}", responses=ERRORS)
-def performance_waterfall(slug: str, event_id: str, request: Request, auth: ApiAuth, db: DbSession) -> Response:
+def performance_waterfall(slug: str, event_id: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse) -> Response:
     """One page load (or transaction): navigation phases, spans with offsets, FCP and LCP markers."""
     project_id = _project_id(db, auth.org_id, slug)
-    data = waterfall(get_warehouse(request.app.state.settings), auth.org_id, project_id, event_id)
+    data = waterfall(warehouse, auth.org_id, project_id, event_id)
     if data is None:
         raise ApiError(404, "Not Found", f"no page load {event_id!r} in this project")
     return JSONResponse(views.plain(data))

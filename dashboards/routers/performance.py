@@ -17,7 +17,6 @@ from stacklens.performance import network, reads, views
 from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
 from stacklens.performance.score import MIN_SAMPLES, THRESHOLDS, VITAL_LABELS
 from stacklens.performance.waterfall import waterfall
-from stacklens.warehouse.client import get_warehouse
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/performance"
@@ -68,7 +67,7 @@ def _page(request: Request, view: CurrentProject, tab: str, template: str, fill:
         "error": None,
         "figures": {},
     }
-    client = get_warehouse(request.app.state.settings)
+    client = view.warehouse
     try:
         filters = _filters(request)
     except BadFilter as exc:

@@ -23,6 +23,7 @@ import uvicorn
 from stacklens.demo import browser
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.transactions import spans_rows, transaction_row
+from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.dashboards.conftest import PASSWORD
@@ -69,7 +70,7 @@ def server(stores) -> Iterator[str]:  # type: ignore[no-untyped-def]
     thread.join(timeout=10)
 
 
-def land_demo_traffic(org_id: int, project_id: int, days: int = 21, per_day: int = 18) -> None:
+def land_demo_traffic(settings: Settings, org_id: int, project_id: int, days: int = 21, per_day: int = 18) -> None:
     """Demo page loads, release by release over ``days``, normalised and inserted as ingest stores them."""
     rng = random.Random(15)
     now = datetime.now(UTC)
@@ -85,17 +86,17 @@ def land_demo_traffic(org_id: int, project_id: int, days: int = 21, per_day: int
             row = transaction_row(payload, origin, raw.encode(), raw)
             tx_rows.append(row)
             span_rows.extend(spans_rows(payload, row, origin))
-    client = get_warehouse()
+    client = get_warehouse(settings)
     for table, rows in (("transactions", tx_rows), ("spans", span_rows)):
         body = "\n".join(json.dumps(r, default=str) for r in rows).encode()
         client.raw_insert(table, insert_block=body, fmt="JSONEachRow")
 
 
-def test_every_performance_page_in_a_real_browser(server, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import sync_playwright
 
     org = org_factory()
-    land_demo_traffic(org["org_id"], org["project_id"])
+    land_demo_traffic(stores, org["org_id"], org["project_id"])
     base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/performance"
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []

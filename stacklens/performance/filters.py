@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from stacklens.errors import InvalidInput
+
 RANGES: dict[str, timedelta] = {
     "24h": timedelta(hours=24),
     "7d": timedelta(days=7),
@@ -24,7 +26,7 @@ MAX_WINDOW = timedelta(days=90)
 MAX_VALUE_LENGTH = 256
 
 
-class BadFilter(ValueError):
+class BadFilter(InvalidInput):
     """A filter value that cannot be used; the message names the field and says what is accepted."""
 
     def __init__(self, name: str, message: str) -> None:

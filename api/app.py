@@ -45,6 +45,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         issues_api,
         keys,
         limits,
+        performance,
         pipelines,
         projects,
     )
@@ -59,6 +60,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(issues_api.router)
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
+    app.include_router(performance.router)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

@@ -122,8 +122,9 @@ def install(app: FastAPI) -> None:
         issue_list,
         keys,
         members,
+        performance,
         sharing,
     )
 
-    for module in (accounts, invitations, issue_list, issue_detail, keys, members, sharing, downloads):
+    for module in (accounts, invitations, issue_list, issue_detail, keys, members, sharing, downloads, performance):
         app.include_router(module.router)

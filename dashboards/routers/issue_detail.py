@@ -19,6 +19,7 @@ from stacklens.issues.actions import ACTIONS, StatusRequest, apply_status, parse
 from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
+from stacklens.performance.waterfall import pageload_of_trace
 
 router = APIRouter(include_in_schema=False)
 ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
@@ -61,6 +62,22 @@ def event_parts(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _pageload_link(view: CurrentProject, parts: dict[str, Any] | None) -> str:
+    """The waterfall of the page load that shares the event's trace (a browser error), when one was sent."""
+    if parts is None:
+        return ""
+    contexts = parts["payload"].get("contexts")
+    trace = contexts.get("trace") if isinstance(contexts, dict) else None
+    trace_id = trace.get("trace_id") if isinstance(trace, dict) else None
+    when = parts["row"].get("timestamp")
+    if not isinstance(trace_id, str) or not isinstance(when, datetime):
+        return ""
+    event_id = pageload_of_trace(view.warehouse, view.org_id, view.project_id, trace_id[:64], when)
+    if not event_id:
+        return ""
+    return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/performance/waterfall/{event_id}"
+
+
 @router.get(ISSUE, response_class=HTMLResponse)
 def issue_page(
     request: Request,
@@ -93,6 +110,7 @@ def issue_page(
     since = now - RANGES[range]
     figure = events_over_time_figure(events.over_time(since, now), since, now)
     base = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues"
+    parts = event_parts(row) if row else None
     context = {
         "viewer": view.viewer,
         "user": view.viewer.user,
@@ -101,7 +119,8 @@ def issue_page(
         "allowed_moves": LEGAL_TRANSITIONS.get(str(summary.get("status")), frozenset()),
         "issue_path": f"{base}/{issue_id}",
         "list_path": base,
-        "event": event_parts(row) if row else None,
+        "event": parts,
+        "pageload_waterfall": _pageload_link(view, parts),
         "newer": newer,
         "older": older,
         "history": history,

@@ -48,7 +48,8 @@ class PageShape:
 PAGES = (
     PageShape("/", 120, (("GET", "/api/products"),)),
     PageShape("/products/{id}", 160, (("GET", "/api/products/{id}"), ("GET", "/api/recommendations/{user}"))),
-    PageShape("/search", 140, (("GET", "/api/search?q=lens"),)),
+    # The search page fetches each result on its own: the N+1 pattern the recommendations name.
+    PageShape("/search", 140, (("GET", "/api/search?q=lens"),) + (("GET", "/api/products/{n}"),) * 6),
     PageShape("/cart", 110, (("POST", "/api/cart"),)),
     PageShape("/checkout", 180, (("POST", "/api/checkout"),)),
 )
@@ -95,6 +96,9 @@ def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment
     """One pageload transaction payload."""
     page = rng.choice(PAGES)
     product = rng.randint(1, 8)
+    # Chosen first: only Chromium reports render-blocking status, INP and (with Firefox) LCP/CLS; Safari none.
+    browser = rng.choice(list(USER_AGENTS))
+    reports_blocking = browser == "Chrome"
     path = page.route.replace("{id}", str(product))
     trace = uuid.uuid4().hex
     root = _span_id(rng)
@@ -105,22 +109,32 @@ def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment
     js = release.js_bytes
     bundles = [("app", int(js * 0.55)), ("vendor", int(js * 0.4)), ("runtime", int(js * 0.05))]
     for name, size in bundles:
-        s = _resource(rng, trace, root, t + rng.uniform(0, 0.02), "resource.script", f"{origin}/static/{name}.{release.name[-5:]}.js", size, name == "vendor")
+        s = _resource(rng, trace, root, t + rng.uniform(0, 0.02), "resource.script", f"{origin}/static/{name}.{release.name[-5:]}.js", size, name == "vendor" if reports_blocking else None)
         spans.append(s)
-    spans.append(_resource(rng, trace, root, t, "resource.css", f"{origin}/static/shop.css", 48_000, release.css_blocking))
+    spans.append(_resource(rng, trace, root, t, "resource.css", f"{origin}/static/shop.css", 48_000, release.css_blocking if reports_blocking else None))
+    # A third-party analytics tag, loaded async.
+    spans.append(_resource(rng, trace, root, t + 0.01, "resource.script", "https://cdn.analytics.example/tag.js", 210_000, False if reports_blocking else None))
     for i in range(rng.randint(2, 6)):
-        big = rng.random() < 0.2
+        big = i == 0  # each product's hero shot is a full-size PNG: one oversized image per product
         spans.append(_resource(rng, trace, root, t + 0.05 * i, "resource.img", f"{origin}/img/p{product}-{i}.{'png' if big else 'webp'}", rng.randint(900_000, 2_400_000) if big else rng.randint(20_000, 160_000), None))
     spans.append(_resource(rng, trace, root, t, "resource.link", f"{origin}/fonts/inter.woff2", 96_000, None))
     res_end = max(s["timestamp"] for s in spans)
     dcl = res_end + rng.uniform(0.02, 0.1)
     load = dcl + rng.uniform(0.05, 0.3) * release.slowdown
+    # Navigation-timing phases as @sentry/browser 8-10 sends them (op browser.<phase>, from navigation start).
+    dns = rng.uniform(0.002, 0.03)
+    connect = dns + rng.uniform(0.005, 0.04)
+    for op, s0, s1 in (("browser.domainLookup", start, start + dns), ("browser.connect", start + dns, start + connect),
+                       ("browser.request", start + connect, start + ttfb / 1000), ("browser.response", start + ttfb / 1000, t + 0.01)):
+        spans.append({"span_id": _span_id(rng), "trace_id": trace, "parent_span_id": root, "op": op,
+                      "description": f"{origin}{path}", "start_timestamp": s0, "timestamp": max(s1, s0),
+                      "origin": "auto.ui.browser.metrics", "data": {"sentry.op": op}})
     for op, at in (("browser.domContentLoadedEvent", dcl), ("browser.loadEvent", load)):
         spans.append({"span_id": _span_id(rng), "trace_id": trace, "parent_span_id": root, "op": op,
                       "description": f"{origin}{path}", "start_timestamp": at - 0.003, "timestamp": at,
                       "origin": "auto.ui.browser.metrics", "data": {"sentry.op": op}})
     for method, api in page.api_calls:
-        api_path = api.replace("{id}", str(product)).replace("{user}", user_id or "0")
+        api_path = api.replace("{id}", str(product)).replace("{user}", user_id or "0").replace("{n}", str(rng.randint(1, 40)))
         status = 500 if fail_api and rng.random() < 0.5 else (404 if rng.random() < 0.03 else 200)
         s0 = load + rng.uniform(0.0, 0.05)
         dur = rng.lognormvariate(-2.6, 0.5) * (3 if "search" in api else 1)
@@ -131,7 +145,6 @@ def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment
                       "http.response.status_code": status, "type": "fetch", "sentry.op": "http.client"}})
     end = max(s["timestamp"] for s in spans) + 0.05
     lcp = (dcl - start) * 1000 * rng.uniform(1.0, 1.4)
-    browser = rng.choice(list(USER_AGENTS))
     payload = {
         "event_id": uuid.uuid4().hex, "type": "transaction", "platform": "javascript",
         "transaction": path, "transaction_info": {"source": "url"},
@@ -144,15 +157,17 @@ def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment
             "ttfb": {"value": ttfb, "unit": "millisecond"},
             "fp": {"value": (res_end - start) * 1000 * 0.7, "unit": "millisecond"},
             "fcp": {"value": (res_end - start) * 1000 * 0.75, "unit": "millisecond"},
-            "lcp": {"value": lcp, "unit": "millisecond"},
-            "cls": {"value": round(abs(rng.gauss(0.04, 0.05)) * release.slowdown, 4), "unit": ""},
-            "inp": {"value": rng.lognormvariate(4.4, 0.5), "unit": "millisecond"},
         },
         "spans": spans,
         "request": {"url": f"{origin}{path}", "headers": {"User-Agent": USER_AGENTS[browser]}},
         "tags": {"browser.name": browser},
         "sdk": SDK,
     }
+    if browser != "Safari":  # Safari reports neither LCP, CLS nor INP; Firefox no INP
+        payload["measurements"]["lcp"] = {"value": lcp, "unit": "millisecond"}
+        payload["measurements"]["cls"] = {"value": round(abs(rng.gauss(0.04, 0.05)) * release.slowdown, 4), "unit": ""}
+    if browser == "Chrome":
+        payload["measurements"]["inp"] = {"value": rng.lognormvariate(4.4, 0.5) * release.slowdown, "unit": "millisecond"}
     if user_id:
         payload["user"] = {"id": user_id}
     return payload

@@ -105,8 +105,13 @@ def test_resources_and_recommendations(client, materialized) -> None:
         css["render_blocking"] == 1
     )
     assert set(css["impact"].to_list()) <= {"High", "Medium", "Low"}
-    recs = rows(client, "SELECT rule, page, evidence FROM recommendations FINAL")
+    recs = rows(client, "SELECT rule, page, subject, evidence FROM recommendations FINAL")
     rules = set(recs["rule"].to_list())
+    # One recommendation per resource and rule, however many pages load it (the seed's hero image: 3 pages).
+    subjects = [(r, s) for r, s in zip(recs["rule"].to_list(), recs["subject"].to_list(), strict=True) if s]
+    assert len(subjects) == len(set(subjects))
+    hero = recs.filter((pl.col("rule") == "uncompressed_image") & (pl.col("subject") == "https://cdn.shop.test/hero.png"))
+    assert hero.height == 1 and hero["evidence"][0]["pages"] == 3
     # The seed has 90–400 KB PNG heroes, blocking CSS up to 700 ms and API calls failing 1 in 3.
     assert {"failing_api", "uncompressed_image", "render_blocking_css"} <= rules
 

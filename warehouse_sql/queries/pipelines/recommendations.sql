@@ -6,7 +6,8 @@
 --   uncompressed_image    a BMP/TIFF image, or a PNG over 100 KB (photographs shrink 5-10x as WebP/AVIF)
 --   slow_api              endpoint p95 > 1000 ms (High > 3000 ms)
 --   failing_api           endpoint error rate > 5 % over at least 20 calls (High > 20 %)
--- Multi-day figures are weighted by views / calls / requests.
+-- Multi-day figures are weighted by views / calls / requests. Resource rules make one row per resource (never one
+-- per page that loads it): `page` is the page loading it most, evidence['pages'] how many pages load it.
 INSERT INTO recommendations
 SELECT org_id, project_id, rule, severity, page, subject, message, evidence, {materialized_at:DateTime64(6, 'UTC')}
 FROM
@@ -24,14 +25,16 @@ UNION ALL
 SELECT org_id, project_id, rule, severity, page, subject, message, evidence, {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
-    SELECT any(org_id) AS org_id, project_id, 'render_blocking_css' AS rule, page, resource AS subject,
+    SELECT any(org_id) AS org_id, project_id, 'render_blocking_css' AS rule, argMax(resource_details.page, requests) AS page,
+           resource AS subject,
            sum(avg_load_ms * requests) / sum(requests) AS load_ms, sum(avg_bytes * requests) / sum(requests) AS bytes,
            if(load_ms >= 500 OR bytes >= 102400, 'High', 'Medium') AS severity,
-           format('Render-blocking stylesheet {} delays {}', resource, page) AS message,
-           map('avg_load_ms', load_ms, 'avg_bytes', bytes, 'requests', toFloat64(sum(requests))) AS evidence
+           format('Render-blocking stylesheet {} delays {} pages', resource, toString(uniqExact(resource_details.page))) AS message,
+           map('avg_load_ms', load_ms, 'avg_bytes', bytes, 'requests', toFloat64(sum(requests)),
+               'pages', toFloat64(uniqExact(resource_details.page))) AS evidence
     FROM resource_details FINAL
     WHERE day >= {since_day:Date} AND resource_type = 'CSS' AND render_blocking = 1
-    GROUP BY project_id, page, resource HAVING load_ms >= 200 OR bytes >= 30720
+    GROUP BY project_id, resource HAVING load_ms >= 200 OR bytes >= 30720
 )
 UNION ALL
 SELECT org_id, project_id, rule, severity, page, subject, message, evidence, {materialized_at:DateTime64(6, 'UTC')}
@@ -50,27 +53,30 @@ UNION ALL
 SELECT org_id, project_id, rule, severity, page, subject, message, evidence, {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
-    SELECT any(org_id) AS org_id, project_id, 'oversized_image' AS rule, page, resource AS subject,
+    SELECT any(org_id) AS org_id, project_id, 'oversized_image' AS rule, argMax(resource_details.page, requests) AS page,
+           resource AS subject,
            sum(avg_bytes * requests) / sum(requests) AS bytes,
            if(bytes > 1048576, 'High', 'Medium') AS severity,
-           format('Image {} on {} weighs {} KB', resource, page, toString(round(bytes / 1024))) AS message,
-           map('avg_bytes', bytes, 'requests', toFloat64(sum(requests))) AS evidence
+           format('Image {} weighs {} KB ({} pages)', resource, toString(round(bytes / 1024)),
+                  toString(uniqExact(resource_details.page))) AS message,
+           map('avg_bytes', bytes, 'requests', toFloat64(sum(requests)), 'pages', toFloat64(uniqExact(resource_details.page))) AS evidence
     FROM resource_details FINAL
     WHERE day >= {since_day:Date} AND resource_type = 'Images'
-    GROUP BY project_id, page, resource HAVING bytes > 204800
+    GROUP BY project_id, resource HAVING bytes > 204800
 )
 UNION ALL
 SELECT org_id, project_id, rule, severity, page, subject, message, evidence, {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
-    SELECT any(org_id) AS org_id, project_id, 'uncompressed_image' AS rule, page, resource AS subject,
+    SELECT any(org_id) AS org_id, project_id, 'uncompressed_image' AS rule, argMax(resource_details.page, requests) AS page,
+           resource AS subject,
            sum(avg_bytes * requests) / sum(requests) AS bytes, 'Medium' AS severity,
-           format('Image {} on {} is stored in a format that compresses poorly ({} KB)', resource, page,
-                  toString(round(bytes / 1024))) AS message,
-           map('avg_bytes', bytes, 'requests', toFloat64(sum(requests))) AS evidence
+           format('Image {} is stored in a format that compresses poorly ({} KB, {} pages)', resource,
+                  toString(round(bytes / 1024)), toString(uniqExact(resource_details.page))) AS message,
+           map('avg_bytes', bytes, 'requests', toFloat64(sum(requests)), 'pages', toFloat64(uniqExact(resource_details.page))) AS evidence
     FROM resource_details FINAL
     WHERE day >= {since_day:Date} AND resource_type = 'Images'
-    GROUP BY project_id, page, resource
+    GROUP BY project_id, resource
     HAVING match(lower(resource), '\\.(bmp|tiff?)$') OR (match(lower(resource), '\\.png$') AND bytes > 102400)
 )
 UNION ALL

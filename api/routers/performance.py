@@ -1,0 +1,113 @@
+"""The performance view as JSON for scripts and analysts (DESIGN §7.2): overview, pages, resources, endpoints,
+trends, releases, recommendations and one page load's waterfall, with the same filters and numbers as the
+dashboard pages. Bearer API key; a project of another organization answers 404 like one that does not exist.
+``?format=csv`` gives the same rows as CSV. Served by the process that owns the warehouse, so an embedded
+install can be queried from outside while it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from api.deps import ApiAuth, DbSession, Warehouse
+from api.errors import ApiError
+from api.routers.auth import AUTH_ERRORS, ErrorBody
+from stacklens.control import accounts
+from stacklens.control.accounts import AccountError
+from stacklens.performance import views
+from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.performance.waterfall import waterfall
+
+router = APIRouter(prefix="/api/projects", tags=["performance"])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    **AUTH_ERRORS,
+    400: {"model": ErrorBody, "description": "A filter value cannot be used; `detail` names the field."},
+    404: {"model": ErrorBody, "description": "No such project (or page load) in this organization."},
+}
+FILTER_DOC = (
+    " Filters: `range` (24h, 7d, 14d, 30d, 90d; default 7d) or `since`/`until` (ISO 8601), `environment`, "
+    "`release`, `browser`. `format=csv` answers the rows as CSV."
+)
+
+
+def _project_id(db: DbSession, org_id: int, slug: str) -> int:
+    try:
+        return accounts.project_by_slug(db, slug, org_id=org_id).id
+    except AccountError as exc:
+        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
+
+
+def _filters(request: Request) -> PerfFilters:
+    query = request.query_params
+    known = ("range", "since", "until", "environment", "release", "browser")
+    try:
+        return PerfFilters.parse(**{name: query.get(name, "") for name in known})
+    except BadFilter as exc:
+        raise ApiError(400, "Bad Request", str(exc)) from exc
+
+
+def _answer(view: str, request: Request, auth: ApiAuth, db: DbSession, warehouse: Warehouse, slug: str) -> Response:
+    project_id = _project_id(db, auth.org_id, slug)
+    filters = _filters(request)
+    fmt = request.query_params.get("format", "json")
+    if fmt not in ("json", "csv"):
+        raise ApiError(400, "Bad Request", "format: must be json or csv")
+    sort = request.query_params.get("sort", "calls")
+    try:
+        data = views.build(view, warehouse, auth.org_id, project_id, filters, sort)
+    except ValueError as exc:
+        raise ApiError(400, "Bad Request", str(exc)) from exc
+    if fmt == "csv":
+        filename = f"{slug}-performance-{view}.csv"
+        return Response(
+            views.to_csv(data["rows"]),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+    return JSONResponse(views.plain({**data, "filters": filters.describe()}))
+
+
+def _route(view: str, summary: str) -> None:
+    # The filters are declared for the OpenAPI page; _answer reads them from the query string (one parser).
+    def handler(
+        slug: str,
+        request: Request,
+        auth: ApiAuth,
+        db: DbSession,
+        warehouse: Warehouse,
+        range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
+        since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
+        until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
+        environment: str = "",
+        release: str = "",
+        browser: str = "",
+        format: Annotated[str, Query(description="json or csv")] = "json",
+        sort: Annotated[str, Query(description="endpoints only: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx")] = "calls",
+    ) -> Response:
+        return _answer(view, request, auth, db, warehouse, slug)
+
+    handler.__name__ = f"performance_{view}"
+    handler.__doc__ = summary + FILTER_DOC
+    router.add_api_route(f"/{{slug}}/performance/{view}", handler, methods=["GET"], responses=ERRORS, summary=summary)
+
+
+_route("overview", "Performance score and the p75 of each web vital, with ratings and sample counts.")
+_route("pages", "Per page: views, load time, TTFB, DOM ready, resources, API calls, vitals, score, opportunity.")
+_route("resources", "Per resource type: sizes, load time, cache hits, compression; `resources` lists each file.")
+_route("endpoints", "API endpoints per method and parameterised path, client and server apart (`sort`: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx).")
+_route("trends", "Per ISO week: load time and its change against the previous week, with sample counts.")
+_route("releases", "Per release: load time, JavaScript size, API time, errors, each against the previous release.")
+_route("recommendations", "Deterministic recommendations, one per subject and rule, with evidence and saving.")
+
+
+@router.get("/{slug}/performance/waterfall/{event_id}", responses=ERRORS)
+def performance_waterfall(slug: str, event_id: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse) -> Response:
+    """One page load (or transaction): navigation phases, spans with offsets, FCP and LCP markers."""
+    project_id = _project_id(db, auth.org_id, slug)
+    data = waterfall(warehouse, auth.org_id, project_id, event_id)
+    if data is None:
+        raise ApiError(404, "Not Found", f"no page load {event_id!r} in this project")
+    return JSONResponse(views.plain(data))

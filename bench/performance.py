@@ -1,0 +1,168 @@
+"""Performance-view benchmark: server time of every performance page's reads and JSON API view.
+
+    .venv/bin/python bench/performance.py                    # 100,000 page loads (small scale)
+    .venv/bin/python bench/performance.py --loads 1000000    # the 1M goal (≤ 100 ms per view)
+    .venv/bin/python bench/performance.py --loads 10000000   # the 10M goal (≤ 250 ms per view)
+
+In a fresh embedded warehouse (own temporary data directory, every migration applied): N page loads of one
+project over 30 days on 20 routes and 5 releases, from Chrome, Firefox and Safari (Safari without LCP/INP/CLS,
+only Chrome with render-blocking status), each with 9 spans (3 scripts, a stylesheet, an image, the
+DOMContentLoaded span and 3 API calls on 50 endpoints with ids in their paths), plus N/5 server transactions,
+all generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). Then each view the pages and the API
+serve (stacklens.performance: the same calls the routes make, without HTTP) runs ROUNDS times over the last
+7 days and over 30 days, with and without a browser filter; per view the median and the maximum in ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ORG, PROJECT, DAYS, ROUNDS = 1, 1, 30, 5
+
+LOADS_SQL = """
+INSERT INTO transactions (org_id, project_id, event_id, trace_id, timestamp, end_timestamp, received_at, release,
+    environment, op, duration_ms, page, url, measurements, transaction, browser_name, os_name)
+SELECT {org}, {project}, toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(number)), 12, '0'))), hex(number),
+    now64(3) - toIntervalMillisecond(number * 7919 % {span_ms}) AS ts, ts, ts,
+    concat('web@1.', toString(intDiv(number * 7919 % {span_ms}, intDiv({span_ms}, 5)))),
+    if(number % 5 = 0, 'staging', 'production'), 'pageload', 300 + cityHash64(number) % 4000,
+    concat('/page/', toString(number % 20)), concat('https://shop.test/page/', toString(number % 20)),
+    if(b = 'Safari', map('ttfb', toFloat64(50 + number % 900), 'fcp', toFloat64(300 + number % 2500)),
+       map('ttfb', toFloat64(50 + number % 900), 'fcp', toFloat64(300 + number % 2500),
+           'lcp', toFloat64(500 + cityHash64(number, 1) % 5000), 'cls', (number % 40) / 100,
+           'inp', toFloat64(20 + number % 700))),
+    concat('/page/', toString(number % 20)), ['Chrome', 'Chrome', 'Firefox', 'Safari'][number % 4 + 1] AS b,
+    ['Linux', 'Android', 'Windows', 'macOS'][number % 4 + 1]
+FROM numbers({offset}, {count})
+"""
+
+SPANS_SQL = """
+INSERT INTO spans (org_id, project_id, transaction_event_id, trace_id, span_id, timestamp, duration_ms, received_at,
+    op, description, status_code, http_method, transaction_op, page, release, environment,
+    response_content_length, decoded_content_length, transfer_size, render_blocking_status)
+SELECT {org}, {project}, toUUID(concat('00000000-0000-4000-8000-', leftPad(lower(hex(t)), 12, '0'))), hex(t),
+    hex(number), now64(3) - toIntervalMillisecond(t * 7919 % {span_ms}) + toIntervalMillisecond(k * 30) AS ts,
+    20 + cityHash64(number) % 900, ts,
+    ['resource.script', 'resource.script', 'resource.script', 'resource.css', 'resource.img',
+     'browser.domContentLoadedEvent', 'http.client', 'http.client', 'http.client'][k + 1],
+    ['https://shop.test/static/app.js', 'https://shop.test/static/vendor.js', 'https://cdn.other.test/tag.js',
+     'https://shop.test/static/site.css', concat('https://shop.test/img/p', toString(t % 40), '.png'),
+     'https://shop.test/', concat('GET https://shop.test/api/items/', toString(t % 997)),
+     concat('GET https://shop.test/api/e', toString(t % 50), '/', toString(t % 991)),
+     'POST https://shop.test/api/cart'][k + 1],
+    if(k >= 6, if(t % 40 = 0, 500, 200), 0), if(k >= 6, 'GET', ''), 'pageload', concat('/page/', toString(t % 20)),
+    concat('web@1.', toString(intDiv(t * 7919 % {span_ms}, intDiv({span_ms}, 5)))),
+    if(t % 5 = 0, 'staging', 'production'),
+    if(k = 5, NULL, 20000 + cityHash64(number) % 300000), if(k = 5, NULL, 60000 + cityHash64(number) % 600000),
+    if(k = 5, NULL, 20300 + cityHash64(number) % 300000),
+    if(k < 4 AND t % 4 < 2, if(k = 2, 'non-blocking', 'blocking'), '')
+FROM (SELECT number, intDiv(number, 9) AS t, number % 9 AS k FROM numbers({offset}, {count}))
+"""
+
+SERVER_SQL = """
+INSERT INTO transactions (org_id, project_id, event_id, timestamp, end_timestamp, received_at, release, environment,
+    op, duration_ms, page, http_method, http_status, transaction)
+SELECT {org}, {project}, toUUID(concat('00000000-0000-4000-9000-', leftPad(lower(hex(number)), 12, '0'))),
+    now64(3) - toIntervalMillisecond(number * 7919 % {span_ms}) AS ts, ts, ts, 'web@1.0', 'production',
+    'http.server', 5 + cityHash64(number) % 1500, concat('/api/e', toString(number % 50), '/{{id}}'), 'GET',
+    [200, 200, 200, 404, 500][number % 5 + 1], concat('/api/e', toString(number % 50), '/{{id}}')
+FROM numbers({offset}, {count})
+"""
+
+
+def _generate(client: Any, loads: int) -> None:
+    common = {"org": ORG, "project": PROJECT, "span_ms": DAYS * 86_400_000}
+    chunk = 1_000_000  # bounded memory per statement on a small machine
+    for start in range(0, loads, chunk):
+        n = min(chunk, loads - start)
+        client.command(LOADS_SQL.format(offset=start, count=n, **common))
+        client.command(SPANS_SQL.format(offset=start * 9, count=n * 9, **common))
+    client.command(SERVER_SQL.format(offset=0, count=max(loads // 5, 1), **common))
+
+
+def _time(call: Callable[[], Any]) -> dict[str, float]:
+    call()  # first call warms the query cache of parsed files and the engine's marks
+    samples = []
+    for _ in range(ROUNDS):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return {"median_ms": round(statistics.median(samples), 1), "max_ms": round(max(samples), 1)}
+
+
+def _views(client: Any, filters: Any) -> dict[str, Any]:
+    """Each view's timings for one filter set (what one page or API call runs)."""
+    from stacklens.performance import network, reads, views
+
+    timings: dict[str, Any] = {}
+    for view in views.VIEWS:
+        timings[view] = _time(lambda view=view: views.build(view, client, ORG, PROJECT, filters))
+    timings["pages+sparklines"] = _time(lambda: reads.sparklines(client, ORG, PROJECT, filters))
+    timings["facets"] = _time(lambda: reads.facets(client, ORG, PROJECT, filters))
+    timings["page_detail"] = _time(
+        lambda: (
+            reads.daily(client, ORG, PROJECT, filters, "/page/3"),
+            reads.weekly(client, ORG, PROJECT, filters, "/page/3"),
+            reads.distribution(client, ORG, PROJECT, filters, "/page/3"),
+            reads.samples(client, ORG, PROJECT, filters, "/page/3"),
+        )
+    )
+    timings["endpoint_detail"] = _time(
+        lambda: network.endpoint_detail(client, ORG, PROJECT, filters, "client", "GET", "/api/items/{id}")
+    )
+    return timings
+
+
+def run(loads: int) -> dict[str, Any]:
+    from stacklens.performance.filters import PerfFilters
+    from stacklens.performance.waterfall import waterfall
+    from stacklens.settings import Settings
+    from stacklens.warehouse.client import get_warehouse, reset_clients
+    from stacklens.warehouse.migrations import apply_migrations
+
+    data_dir = Path(tempfile.mkdtemp(prefix="stacklens-bench-performance-"))
+    settings = Settings(data_dir=data_dir, warehouse_database="bench", run_schedules=False)
+    apply_migrations(settings)
+    client = get_warehouse(settings)
+    started = time.perf_counter()
+    _generate(client, loads)
+    build_s = time.perf_counter() - started
+    rows = {t: int(client.query(f"SELECT count() FROM {t}").result_rows[0][0]) for t in ("transactions", "spans")}  # noqa: S608
+    event_id = str(client.query("SELECT toString(any(event_id)) FROM transactions WHERE op = 'pageload'").result_rows[0][0])
+    results: dict[str, Any] = {}
+    now = datetime.now(UTC)
+    for label, filters in (
+        ("7d", PerfFilters.parse(range="7d", now=now)),
+        ("30d", PerfFilters.parse(range="30d", now=now)),
+        ("30d+browser", PerfFilters.parse(range="30d", browser="Chrome", now=now)),
+    ):
+        results[label] = _views(client, filters)
+    results["waterfall"] = _time(lambda: waterfall(client, ORG, PROJECT, event_id))
+    reset_clients()
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return {"loads": loads, "rows": rows, "generate_s": round(build_s, 1), "rounds": ROUNDS, "views": results}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--loads", type=int, action="append", help="page loads (repeatable; default 100000)")
+    args = parser.parse_args()
+    for loads in args.loads or [100_000]:
+        print(json.dumps(run(loads), indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""The performance pages of a project (DESIGN §7.2): overview, pages and one page, resources, API endpoints and
+one endpoint, one page load's waterfall, weekly trends, release impact and recommendations. Every page takes the
+same filters, kept in the URL; the numbers come from stacklens.performance.views, the same as the JSON API's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from dashboards import performance_figures as figs
+from dashboards.context import CurrentProject
+from dashboards.rendering import render
+from stacklens.performance import network, reads, views
+from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
+from stacklens.performance.score import MIN_SAMPLES, THRESHOLDS, VITAL_LABELS
+from stacklens.performance.waterfall import waterfall
+
+router = APIRouter(include_in_schema=False)
+BASE = "/orgs/{org_slug}/projects/{project_slug}/performance"
+TABS = [
+    ("", "Overview"),
+    ("/pages", "Pages"),
+    ("/resources", "Resources"),
+    ("/api", "API endpoints"),
+    ("/trends", "Trends"),
+    ("/releases", "Releases"),
+    ("/recommendations", "Recommendations"),
+]
+PAGE_METRICS = [
+    ("load_p75", "load_avg", "views", "Load time p75", "ms"),
+    ("ttfb_p75", None, "ttfb_n", "TTFB p75", "ms"),
+    ("dom_p75", None, "dom_n", "DOM ready p75", "ms"),
+    ("lcp_p75", None, "lcp_n", "LCP p75", "ms"),
+    ("inp_p75", None, "inp_n", "INP p75", "ms"),
+    ("cls_p75", None, "cls_n", "CLS p75", ""),
+    ("fcp_p75", None, "fcp_n", "FCP p75", "ms"),
+    ("score", None, "score_n", "Performance score", "0-100"),
+]
+
+
+def perf_path(view: CurrentProject) -> str:
+    return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/performance"
+
+
+def _filters(request: Request) -> PerfFilters:
+    query = request.query_params
+    return PerfFilters.parse(**{k: query.get(k, "") for k in ("range", "since", "until", "environment", "release", "browser")})
+
+
+def _page(request: Request, view: CurrentProject, tab: str, template: str, fill: Any) -> Response:
+    """Parse the filters, run ``fill(client, filters) -> dict`` and render; a bad filter answers 400 on the page."""
+    base = perf_path(view)
+    context: dict[str, Any] = {
+        "viewer": view.viewer,
+        "user": view.viewer.user,
+        "project": view.project,
+        "base_path": base,
+        "tabs": [(base + suffix, label, suffix == tab) for suffix, label in TABS],
+        "ranges": list(RANGES),
+        "min_samples": MIN_SAMPLES,
+        "thresholds": THRESHOLDS,
+        "vital_labels": VITAL_LABELS,
+        "facets": {"environment": [], "release": [], "browser": []},
+        "error": None,
+        "figures": {},
+    }
+    client = view.warehouse
+    try:
+        filters = _filters(request)
+    except BadFilter as exc:
+        context.update(error=str(exc), filters=PerfFilters.parse(), params={})
+        return render(request, template, {**context, "data": None}, 400)
+    context.update(filters=filters, params=filters.params())
+    context["facets"] = reads.facets(client, view.org_id, view.project_id, filters)
+    try:
+        context.update(fill(client, filters))
+    except ValueError as exc:
+        context["error"] = str(exc)
+        return render(request, template, {**context, "data": None}, 400)
+    return render(request, template, context)
+
+
+@router.get(BASE, response_class=HTMLResponse)
+def overview(request: Request, view: CurrentProject) -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        data = views.build("overview", client, view.org_id, view.project_id, filters)
+        days = data["daily"]
+        figures = {
+            "trend-score": figs.series_figure(days, "day", "score", "score_n", "Performance score per day", "score"),
+            "trend-lcp": figs.series_figure(days, "day", "lcp_p75", "lcp_n", "LCP p75 per day", "ms"),
+            "trend-inp": figs.series_figure(days, "day", "inp_p75", "inp_n", "INP p75 per day", "ms"),
+            "trend-load": figs.series_figure(days, "day", "load_p75", "views", "Load time p75 per day", "ms"),
+        }
+        return {"data": data, "figures": figures if days else {}}
+
+    return _page(request, view, "", "perf_overview.html", fill)
+
+
+@router.get(BASE + "/pages", response_class=HTMLResponse)
+def pages(request: Request, view: CurrentProject) -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        data = views.build("pages", client, view.org_id, view.project_id, filters)
+        rows = data["rows"][:20]
+        figure = figs.bars_figure(
+            [r["page"] for r in rows], [r["load_p75"] or 0 for r in rows], [r["views"] for r in rows], "Load time p75 per page", "ms"
+        )
+        return {
+            "data": data,
+            "spark": reads.sparklines(client, view.org_id, view.project_id, filters),
+            "figures": {"pages": figure} if rows else {},
+        }
+
+    return _page(request, view, "/pages", "perf_pages.html", fill)
+
+
+@router.get(BASE + "/pages/detail", response_class=HTMLResponse)
+def page_detail(request: Request, view: CurrentProject, page: str = "") -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        if not page:
+            raise ValueError("page: choose a page (route) from the Pages table")
+        org, project = view.org_id, view.project_id
+        days = reads.daily(client, org, project, filters, page)
+        weeks = reads.weekly(client, org, project, filters, page)
+        dist = reads.distribution(client, org, project, filters, page)
+        figures = {
+            f"day-{key}": figs.series_figure(days, "day", key, n, f"{label} per day", unit)
+            for key, _, n, label, unit in PAGE_METRICS
+            if any(d.get(key) is not None for d in days)
+        }
+        figures["week-load"] = figs.series_figure(weeks, "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms")
+        for metric, label, unit in (("load", "Load time", "ms"), ("lcp", "LCP", "ms"), ("inp", "INP", "ms"), ("cls", "CLS", "")):
+            if dist.get(metric):
+                figures[f"dist-{metric}"] = figs.distribution_figure(dist[metric], f"{label} distribution", unit)
+        return {
+            "page": page,
+            "data": {"rows": days},
+            "weeks": weeks,
+            "samples": reads.samples(client, org, project, filters, page),
+            "figures": figures,
+        }
+
+    return _page(request, view, "/pages", "perf_page_detail.html", fill)
+
+
+@router.get(BASE + "/resources", response_class=HTMLResponse)
+def resources(request: Request, view: CurrentProject) -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        data = views.build("resources", client, view.org_id, view.project_id, filters)
+        listing = data["resources"]
+        return {
+            "data": data,
+            "largest": sorted(listing, key=lambda r: -r["avg_bytes"])[:25],
+            "blocking": [r for r in listing if r["render_blocking"] == "blocking"],
+            "unknown": [r for r in listing if r["render_blocking"] == "unknown" and r["resource_type"] in ("JavaScript", "CSS")],
+            "figures": {"types": figs.types_figure(data["rows"])} if data["rows"] else {},
+        }
+
+    return _page(request, view, "/resources", "perf_resources.html", fill)
+
+
+@router.get(BASE + "/api", response_class=HTMLResponse)
+def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        data = views.build("endpoints", client, view.org_id, view.project_id, filters, sort)
+        top = data["rows"][:15]
+        figure = figs.bars_figure(
+            [f"{r['method']} {r['path']} ({r['source']})" for r in top],
+            [r["p95_ms"] or 0 for r in top],
+            [r["calls"] for r in top],
+            "p95 of the busiest endpoints",
+            "ms",
+        )
+        return {"data": data, "sort": sort, "sorts": network.ENDPOINT_SORTS, "figures": {"endpoints": figure} if top else {}}
+
+    return _page(request, view, "/api", "perf_endpoints.html", fill)
+
+
+@router.get(BASE + "/api/detail", response_class=HTMLResponse)
+def endpoint_detail(request: Request, view: CurrentProject, source: str = "", method: str = "", path: str = "") -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        if source not in ("client", "server"):
+            raise ValueError("source: must be client or server")
+        if not method or not path:
+            raise ValueError("method and path: choose an endpoint from the API endpoints table")
+        days, slowest = network.endpoint_detail(client, view.org_id, view.project_id, filters, source, method, path)
+        figures = {}
+        if days:
+            figures = {
+                "latency": figs.series_figure(days, "day", "p95_ms", "calls", "p95 per day", "ms"),
+                "average": figs.series_figure(days, "day", "avg_ms", "calls", "Average per day", "ms"),
+                "errors": figs.series_figure(days, "day", "error_pct", "calls", "Errors (4xx + 5xx) per day", "%"),
+            }
+        return {"endpoint": {"source": source, "method": method, "path": path}, "data": {"rows": days}, "slowest": slowest, "figures": figures}
+
+    return _page(request, view, "/api", "perf_endpoint_detail.html", fill)
+
+
+@router.get(BASE + "/waterfall/{event_id}", response_class=HTMLResponse)
+def waterfall_page(request: Request, view: CurrentProject, event_id: str) -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        data = waterfall(client, view.org_id, view.project_id, event_id)
+        if data is None:
+            raise ValueError(f"event_id: no page load {event_id!r} in this project")
+        return {"data": data, "figures": {"waterfall": figs.waterfall_figure(data)}}
+
+    return _page(request, view, "/pages", "perf_waterfall.html", fill)
+
+
+@router.get(BASE + "/trends", response_class=HTMLResponse)
+def trends(request: Request, view: CurrentProject) -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        data = views.build("trends", client, view.org_id, view.project_id, filters)
+        figures = {}
+        if data["rows"]:
+            figures = {
+                "weekly-load": figs.series_figure(data["rows"], "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms"),
+                "weekly-views": figs.bars_figure([r["iso_week"] for r in data["rows"]], [r["views"] for r in data["rows"]], [r["views"] for r in data["rows"]], "Page loads per ISO week", "page loads"),
+            }
+        return {"data": data, "figures": figures}
+
+    return _page(request, view, "/trends", "perf_trends.html", fill)
+
+
+@router.get(BASE + "/releases", response_class=HTMLResponse)
+def releases(request: Request, view: CurrentProject) -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        data = views.build("releases", client, view.org_id, view.project_id, filters)
+        return {"data": data, "figures": {"releases": figs.releases_figure(data["rows"])} if data["rows"] else {}}
+
+    return _page(request, view, "/releases", "perf_releases.html", fill)
+
+
+@router.get(BASE + "/recommendations", response_class=HTMLResponse)
+def recommendations(request: Request, view: CurrentProject) -> Response:
+    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+        return {"data": views.build("recommendations", client, view.org_id, view.project_id, filters)}
+
+    return _page(request, view, "/recommendations", "perf_recommendations.html", fill)

@@ -1,0 +1,145 @@
+"""The filters every performance page and API view takes (DESIGN §7.2): a time window given as `range`
+(24h, 7d, 14d, 30d, 90d) or as `since`/`until` (ISO 8601), and `environment`, `release`, `browser`.
+
+Parsing lives here, once, so a page and the API answer the same numbers for the same query string and refuse
+the same bad values with the same message (naming the field).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from stacklens.errors import InvalidInput
+
+RANGES: dict[str, timedelta] = {
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "14d": timedelta(days=14),
+    "30d": timedelta(days=30),
+    "90d": timedelta(days=90),
+}
+DEFAULT_RANGE = "7d"
+# Every query reads raw rows of the window only; 90 days bounds what one page view can cost.
+MAX_WINDOW = timedelta(days=90)
+MAX_VALUE_LENGTH = 256
+
+
+class BadFilter(InvalidInput):
+    """A filter value that cannot be used; the message names the field and says what is accepted."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name}: {message}")
+        self.field = name
+
+
+def _parse_time(name: str, value: str) -> datetime:
+    text = value.strip()
+    if text.endswith("Z") or text.endswith("z"):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise BadFilter(name, f"{value!r} is not an ISO 8601 time such as 2026-11-20T00:00:00Z") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _plain(name: str, value: str) -> str:
+    if len(value) > MAX_VALUE_LENGTH:
+        raise BadFilter(name, f"at most {MAX_VALUE_LENGTH} characters")
+    if any(ord(ch) < 32 for ch in value):
+        raise BadFilter(name, "control characters are not allowed")
+    return value
+
+
+@dataclass(frozen=True)
+class PerfFilters:
+    """A validated filter set: a closed-open UTC window [since, until) and exact-match dimensions ('' = any)."""
+
+    since: datetime
+    until: datetime
+    range: str = ""  # the named range when the window came from one, else ''
+    environment: str = ""
+    release: str = ""
+    browser: str = ""
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        range: str = "",
+        since: str = "",
+        until: str = "",
+        environment: str = "",
+        release: str = "",
+        browser: str = "",
+        now: datetime | None = None,
+    ) -> PerfFilters:
+        """Validate raw query-string values; raises :class:`BadFilter` naming the first bad field."""
+        now = (now or datetime.now(UTC)).astimezone(UTC)
+        if range and (since or until):
+            raise BadFilter("range", "give either range or since/until, not both")
+        if since or until:
+            if not since:
+                raise BadFilter("since", "required with until (ISO 8601)")
+            start = _parse_time("since", since)
+            end = _parse_time("until", until) if until else now
+            if end <= start:
+                raise BadFilter("until", "must be after since")
+            if end - start > MAX_WINDOW:
+                raise BadFilter("since", "the window may span at most 90 days")
+            named = ""
+        else:
+            named = range or DEFAULT_RANGE
+            if named not in RANGES:
+                raise BadFilter("range", f"{named!r} is not one of {', '.join(RANGES)}")
+            end = now
+            start = now - RANGES[named]
+        return cls(
+            since=start,
+            until=end,
+            range=named,
+            environment=_plain("environment", environment),
+            release=_plain("release", release),
+            browser=_plain("browser", browser),
+        )
+
+    def sql(self, org_id: int, project_id: int) -> dict[str, Any]:
+        """The query parameters every performance query takes."""
+        return {
+            "org_id": org_id,
+            "project_id": project_id,
+            "since": self.since,
+            "until": self.until,
+            "environment": self.environment,
+            "release": self.release,
+            "browser": self.browser,
+        }
+
+    def params(self) -> dict[str, str]:
+        """The filters as query-string values (for links that keep the view)."""
+        window = (
+            {"range": self.range}
+            if self.range
+            else {"since": _iso(self.since), "until": _iso(self.until)}
+        )
+        dims = {"environment": self.environment, "release": self.release, "browser": self.browser}
+        return {**window, **{k: v for k, v in dims.items() if v}}
+
+    def describe(self) -> dict[str, str]:
+        """The filters as the API echoes them: the resolved window and every dimension."""
+        return {
+            "range": self.range,
+            "since": _iso(self.since),
+            "until": _iso(self.until),
+            "environment": self.environment,
+            "release": self.release,
+            "browser": self.browser,
+        }
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -1,0 +1,154 @@
+"""Resource and API-endpoint reads of the performance view: per resource type, each resource with its
+render-blocking impact, and API endpoints (client calls from browsers and server transactions told apart),
+all from the raw spans of the filtered window (named queries in ``warehouse_sql/queries/performance``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clickhouse_connect.driver.client import Client
+
+from stacklens.performance.filters import PerfFilters
+from stacklens.performance.reads import run
+
+RESOURCE_TYPES = ("JavaScript", "CSS", "Images", "Fonts", "API", "Other")
+# Impact of a render-blocking resource: the pipelines' rule (docs/pipelines.md) plus its share of the page's FCP.
+HIGH = {"avg_ms": 500.0, "avg_bytes": 100 * 1024, "fcp_share": 0.5}
+MEDIUM = {"avg_ms": 200.0, "avg_bytes": 30 * 1024, "fcp_share": 0.25}
+ENDPOINT_SORTS = ("calls", "avg_ms", "p95_ms", "error_pct", "s5xx", "s4xx")
+NO_ENDPOINT = {"endpoint_source": "", "endpoint_method": "", "endpoint_path": ""}
+
+
+def _f(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    return None if number != number else number
+
+
+def resource_types(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
+    """Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load time, cache hit rate
+    (over the requests that report a transfer size), compression ratio."""
+    rows = []
+    for raw in run(client, "resource_types", filters.sql(org_id, project_id)):
+        transfer_n = int(raw["transfer_n"])
+        rows.append({
+            "resource_type": raw["resource_type"],
+            "requests": int(raw["requests"]),
+            "loads": int(raw["loads"]),
+            "total_bytes": int(raw["total_bytes"]),
+            "avg_bytes": _f(raw["avg_bytes"]),
+            "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]),
+            "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
+            "avg_ms": _f(raw["avg_ms"]),
+            "p95_ms": _f(raw["p95_ms"]),
+            "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / transfer_n if transfer_n else None,
+            "cache_samples": transfer_n,
+            "compression_ratio": _f(raw["compression_ratio"]),
+        })
+    return rows
+
+
+def impact(avg_ms: float, avg_bytes: float, fcp_share: float | None) -> tuple[str, str]:
+    """``(High | Medium | Low, the reason)`` of a render-blocking resource."""
+    share = fcp_share or 0.0
+    for level, limits in (("High", HIGH), ("Medium", MEDIUM)):
+        reasons = []
+        if avg_ms >= limits["avg_ms"]:
+            reasons.append(f"{avg_ms:.0f} ms ≥ {limits['avg_ms']:.0f} ms")
+        if avg_bytes >= limits["avg_bytes"]:
+            reasons.append(f"{avg_bytes / 1024:.0f} KB ≥ {limits['avg_bytes'] / 1024:.0f} KB")
+        if share >= limits["fcp_share"]:
+            reasons.append(f"{100 * share:.0f} % of FCP ≥ {100 * limits['fcp_share']:.0f} %")
+        if reasons:
+            return level, "; ".join(reasons)
+    return "Low", f"{avg_ms:.0f} ms, {avg_bytes / 1024:.0f} KB, {100 * share:.0f} % of FCP"
+
+
+def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
+    """Each resource (heaviest first, at most 500) with its render-blocking status: ``blocking`` when any load
+    reported it blocking, ``non-blocking`` when loads reported it and none blocking, ``unknown`` when no load
+    reported a status (Firefox and Safari do not) — never counted as non-blocking."""
+    rows = []
+    for raw in run(client, "resource_list", filters.sql(org_id, project_id)):
+        blocking, non_blocking, unknown = int(raw["blocking"]), int(raw["non_blocking"]), int(raw["unknown"])
+        status = "blocking" if blocking else ("non-blocking" if non_blocking else "unknown")
+        row = {
+            "resource": raw["resource"],
+            "resource_type": raw["resource_type"],
+            "host": raw["host"],
+            "third_party": bool(raw["third_party"]),
+            "requests": int(raw["requests"]),
+            "loads": int(raw["loads"]),
+            "total_bytes": int(raw["total_bytes"]),
+            "avg_bytes": _f(raw["avg_bytes"]) or 0.0,
+            "max_bytes": int(raw["max_bytes"]),
+            "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]) or 0.0,
+            "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
+            "avg_ms": _f(raw["avg_ms"]) or 0.0,
+            "p95_ms": _f(raw["p95_ms"]) or 0.0,
+            "render_blocking": status,
+            "blocking_loads": blocking,
+            "non_blocking_loads": non_blocking,
+            "unknown_loads": unknown,
+            "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / int(raw["transfer_n"]) if int(raw["transfer_n"]) else None,
+            "fcp_share": _f(raw["fcp_share"]),
+            "pages": sorted(raw["pages"]),
+            "impact": "",
+            "impact_reason": "",
+        }
+        if status == "blocking":
+            row["impact"], row["impact_reason"] = impact(row["avg_ms"], row["avg_bytes"], row["fcp_share"])
+        rows.append(row)
+    return rows
+
+
+def _endpoint_row(raw: dict[str, Any]) -> dict[str, Any]:
+    calls = int(raw["calls"])
+    errors = int(raw["s4xx"]) + int(raw["s5xx"])
+    return {
+        "source": raw["source"],
+        "method": raw["method"],
+        "path": raw["path"],
+        "calls": calls,
+        "avg_ms": _f(raw["avg_ms"]),
+        "p95_ms": _f(raw["p95_ms"]),
+        "s2xx": int(raw["s2xx"]),
+        "s3xx": int(raw["s3xx"]),
+        "s4xx": int(raw["s4xx"]),
+        "s5xx": int(raw["s5xx"]),
+        "error_pct": 100.0 * errors / calls if calls else 0.0,
+        "avg_bytes": _f(raw["avg_bytes"]),
+        "max_per_load": int(raw["max_per_load"]) if raw["source"] == "client" else 0,
+        "loads": int(raw["loads"]),
+        "pages": list(raw["pages"]),
+    }
+
+
+def endpoints(client: Client, org_id: int, project_id: int, filters: PerfFilters, sort: str = "calls") -> list[dict[str, Any]]:
+    """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
+    if sort not in ENDPOINT_SORTS:
+        raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")
+    params = {**filters.sql(org_id, project_id), **NO_ENDPOINT, "by_day": 0}
+    rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
+    return sorted(rows, key=lambda r: (-(r[sort] or 0), r["source"], r["method"], r["path"]))
+
+
+def endpoint_detail(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, source: str, method: str, path: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(per-day rows, the 5 slowest calls)`` of one endpoint."""
+    params = {
+        **filters.sql(org_id, project_id),
+        "endpoint_source": source,
+        "endpoint_method": method,
+        "endpoint_path": path,
+    }
+    days = []
+    for raw in run(client, "endpoints", {**params, "by_day": 1}):
+        row = _endpoint_row(raw)
+        row["day"] = raw["day"]
+        days.append(row)
+    days.sort(key=lambda r: r["day"])
+    return days, run(client, "endpoint_samples", params)

@@ -1,0 +1,233 @@
+"""Page-load reads of the performance view: the overview, the page table, one page over time, weekly trends
+and release impact, all from the raw page loads of the filtered window (named queries in
+``warehouse_sql/queries/performance``), so every filter (environment, release, browser) applies to every figure
+and every percentile is exact. The client is passed in; nothing here knows about HTTP or templates.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from clickhouse_connect.driver.client import Client
+
+from stacklens.performance import score as sc
+from stacklens.performance.filters import PerfFilters
+from stacklens.warehouse.queries import load_query
+
+VITALS = ("lcp", "inp", "cls", "fcp", "ttfb")
+# A release is named a regression when one of these grows by more than 15 % against the previous release and
+# both releases have MIN_SAMPLES page loads (p75 of ~100 loads moves about ±10 % by chance alone).
+REGRESSION_PCT = 15.0
+
+
+def run(client: Client, name: str, parameters: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of ``queries/performance/<name>.sql`` as dicts."""
+    result = client.query(load_query(f"performance/{name}"), parameters=parameters)
+    return [dict(zip(result.column_names, row, strict=True)) for row in result.result_rows]
+
+
+def _num(value: Any) -> float | None:
+    """A float, or ``None`` for SQL NULL and NaN (an aggregate over no rows)."""
+    if value is None:
+        return None
+    number = float(value)
+    return None if number != number else number
+
+
+def load_params(org_id: int, project_id: int, filters: PerfFilters, page: str = "", **extra: Any) -> dict[str, Any]:
+    return {**filters.sql(org_id, project_id), **sc.sql_parameters(), "page": page, **extra}
+
+
+def change_pct(current: float | None, previous: float | None) -> float | None:
+    if current is None or previous is None or previous == 0:
+        return None
+    return 100.0 * (current - previous) / previous
+
+
+def facets(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> dict[str, list[str]]:
+    """The environments, releases and browsers the filters can pick from (most page loads first)."""
+    out: dict[str, list[str]] = {"environment": [], "release": [], "browser": []}
+    for row in run(client, "facets", filters.sql(org_id, project_id)):
+        out[row["dim"]].append(row["value"])
+    return out
+
+
+def _page_row(raw: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"page": raw["page"], "views": int(raw["views"])}
+    for key in ("load_avg", "load_p75", "ttfb_avg", "dom_avg", "resource_avg", "api_calls_avg"):
+        row[key] = _num(raw[key])
+    row["score"] = _num(raw["score_mean"])
+    for key in ("ttfb_n", "dom_n", "resource_n", "score_n"):
+        row[key] = int(raw[key])
+    for vital in VITALS:
+        row[f"{vital}_p75"] = _num(raw[f"{vital}_p75"]) if int(raw[f"{vital}_n"]) else None
+        row[f"{vital}_n"] = int(raw[f"{vital}_n"])
+        row[f"{vital}_rating"] = sc.rating(vital, row[f"{vital}_p75"])
+    if not row["score_n"]:
+        row["score"] = None
+    return row
+
+
+def pages(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(project totals or None, per-page rows)``; each page row carries its score opportunity."""
+    total: dict[str, Any] | None = None
+    rows: list[dict[str, Any]] = []
+    for raw in run(client, "pages", load_params(org_id, project_id, filters)):
+        if int(raw["views"]) == 0:
+            continue
+        row = _page_row(raw)
+        if int(raw["is_total"]):
+            total = row
+        else:
+            rows.append(row)
+    scored = total["score_n"] if total else 0
+    for row in rows:
+        row["opportunity"] = sc.opportunity(row["score_n"], row["score"], scored)
+    return total, rows
+
+
+def vitals_summary(total: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The overview's rows: the score and each web vital's p75 with its rating and sample count."""
+    if total is None:
+        return []
+    rows = [
+        {
+            "metric": "score",
+            "label": "Performance score",
+            "value": total["score"],
+            "samples": total["score_n"],
+            "rating": sc.score_rating(total["score"]),
+        }
+    ]
+    for vital in ("lcp", "inp", "cls", "fcp", "ttfb"):
+        good, poor = sc.THRESHOLDS[vital]
+        rows.append(
+            {
+                "metric": vital,
+                "label": sc.VITAL_LABELS[vital],
+                "value": total[f"{vital}_p75"],
+                "samples": total[f"{vital}_n"],
+                "rating": total[f"{vital}_rating"],
+                "good_at_most": good,
+                "poor_above": poor,
+            }
+        )
+    return rows
+
+
+def daily(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False) -> list[dict[str, Any]]:
+    """Per day (and per page with ``by_page``): views, p75 of each metric with its count, mean score."""
+    out = []
+    for raw in run(client, "daily", load_params(org_id, project_id, filters, page, by_page=int(by_page))):
+        row: dict[str, Any] = {"key": raw["key"], "day": raw["day"], "views": int(raw["views"])}
+        row["load_p75"] = _num(raw["load_p75"])
+        row["load_avg"] = _num(raw["load_avg"])
+        for metric in ("ttfb", "dom", "lcp", "inp", "cls", "fcp", "score"):
+            n = int(raw[f"{metric}_n"])
+            row[f"{metric}_n"] = n
+            value = raw["score_mean"] if metric == "score" else raw[f"{metric}_p75"]
+            row["score" if metric == "score" else f"{metric}_p75"] = _num(value) if n else None
+        out.append(row)
+    return out
+
+
+def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> dict[str, list[float]]:
+    """Per page, the daily p75 load time of the 7 days ending at the window's end (0 for a day without loads)."""
+    week = PerfFilters(
+        since=max(filters.since, filters.until - timedelta(days=7)),
+        until=filters.until,
+        environment=filters.environment,
+        release=filters.release,
+        browser=filters.browser,
+    )
+    first = week.since.date()
+    days = [first + timedelta(days=i) for i in range((week.until.date() - first).days + 1)]
+    series: dict[str, dict[date, float]] = {}
+    for row in daily(client, org_id, project_id, week, by_page=True):
+        series.setdefault(row["key"], {})[row["day"]] = row["load_p75"] or 0.0
+    return {page: [values.get(day, 0.0) for day in days] for page, values in series.items()}
+
+
+def weekly(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False) -> list[dict[str, Any]]:
+    """Per ISO week (and page): views, load avg and p75, LCP p75, score, each against the previous week."""
+    out: list[dict[str, Any]] = []
+    previous: dict[str, dict[str, Any]] = {}
+    for raw in run(client, "weekly", load_params(org_id, project_id, filters, page, by_page=int(by_page))):
+        row = {
+            "key": raw["key"],
+            "week_start": raw["week_start"],
+            "iso_week": f"{int(raw['iso_year'])}-W{int(raw['iso_week']):02d}",
+            "views": int(raw["views"]),
+            "load_avg": _num(raw["load_avg"]),
+            "load_p75": _num(raw["load_p75"]),
+            "lcp_p75": _num(raw["lcp_p75"]) if int(raw["lcp_n"]) else None,
+            "lcp_n": int(raw["lcp_n"]),
+            "score": _num(raw["score_mean"]) if int(raw["score_n"]) else None,
+            "score_n": int(raw["score_n"]),
+        }
+        before = previous.get(row["key"])
+        # Only an adjacent week is "the previous week": a gap means no comparison, not a comparison with older data.
+        adjacent = before is not None and before["week_start"] + timedelta(days=7) == row["week_start"]
+        row["prev_views"] = before["views"] if adjacent and before else None
+        row["prev_load_p75"] = before["load_p75"] if adjacent and before else None
+        row["load_change_pct"] = change_pct(row["load_p75"], row["prev_load_p75"])
+        previous[row["key"]] = row
+        out.append(row)
+    return out
+
+
+def distribution(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str) -> dict[str, list[dict[str, Any]]]:
+    """Per metric, the page loads per bucket: ``{metric: [{"from": low, "to": high, "loads": n}]}``."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for raw in run(client, "distribution", load_params(org_id, project_id, filters, page)):
+        bucket = int(raw["bucket"])
+        if raw["metric"] == "cls":
+            low, high = bucket / 100, (bucket + 1) / 100
+        else:
+            low, high = 10 ** (bucket / 10), 10 ** ((bucket + 1) / 10)
+        out.setdefault(raw["metric"], []).append({"from": low, "to": high, "loads": int(raw["loads"])})
+    return out
+
+
+def samples(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str) -> list[dict[str, Any]]:
+    """The fastest, median and slowest page loads (3 each) of a page, each opening its waterfall."""
+    rows = run(client, "samples", load_params(org_id, project_id, filters, page))
+    order = {"fastest": 0, "median": 1, "slowest": 2}
+    for row in rows:
+        row["score"] = _num(row["score"])
+    return sorted(rows, key=lambda r: (order[r["kind"]], r["load_ms"]))
+
+
+def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
+    """Per release (by first page load): load p75, JS per view, API p95 and error share, error events, each against
+    the release before it; ``regression`` names what grew by more than 15 %."""
+    out: list[dict[str, Any]] = []
+    before: dict[str, Any] | None = None
+    for raw in run(client, "releases", filters.sql(org_id, project_id)):
+        row: dict[str, Any] = {
+            "release": raw["release"],
+            "first_seen": raw["first_seen"],
+            "views": int(raw["views"]),
+            "load_p75": _num(raw["load_p75"]),
+            "js_bytes_per_view": _num(raw["js_bytes_per_view"]),
+            "api_calls": int(raw["api_calls"]),
+            "api_p95": _num(raw["api_p95"]),
+            "api_error_pct": _num(raw["api_error_pct"]),
+            "error_events": int(raw["error_events"]),
+            "new_issues": int(raw["new_issues"]),
+            "previous_release": before["release"] if before else "",
+        }
+        regressions = []
+        for key, label in (("load_p75", "load time"), ("js_bytes_per_view", "JavaScript"), ("api_p95", "API time"), ("error_events", "errors"), ("new_issues", "new issues")):
+            change = change_pct(row[key], before[key] if before else None)
+            row[f"{key}_change_pct"] = change
+            enough = before is not None and min(row["views"], before["views"]) >= sc.MIN_SAMPLES
+            if change is not None and change > REGRESSION_PCT and enough:
+                regressions.append(f"{label} +{change:.0f} %")
+        row["regression"] = f"{row['release']}: " + ", ".join(regressions) if regressions else ""
+        out.append(row)
+        before = row
+    return out
+
+

@@ -1,0 +1,85 @@
+"""The performance views as one dictionary each, shared by the dashboard pages and the JSON API so both show
+the same numbers for the same filters: ``{"rows": [...], <extra parts>}``. Also the CSV and JSON shaping of
+rows (dates as ISO 8601, lists and maps as JSON text in CSV cells).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import UTC, date, datetime
+from typing import Any
+
+from clickhouse_connect.driver.client import Client
+
+from stacklens.performance import network, reads
+from stacklens.performance.filters import PerfFilters
+from stacklens.performance.recommendations import recommendations
+
+VIEWS = ("overview", "pages", "resources", "endpoints", "trends", "releases", "recommendations")
+
+
+def build(
+    view: str, client: Client, org_id: int, project_id: int, filters: PerfFilters, sort: str = "calls"
+) -> dict[str, Any]:
+    """The data of one view; ``sort`` applies to endpoints (raises ValueError naming the allowed values)."""
+    if view == "overview":
+        total, pages = reads.pages(client, org_id, project_id, filters)
+        top = sorted(pages, key=lambda r: -r["opportunity"])[:10]
+        return {
+            "rows": reads.vitals_summary(total),
+            "total": total,
+            "opportunities": [
+                {"page": r["page"], "views": r["views"], "score": r["score"], "score_n": r["score_n"], "opportunity": r["opportunity"]}
+                for r in top
+            ],
+            "daily": reads.daily(client, org_id, project_id, filters),
+        }
+    if view == "pages":
+        total, pages = reads.pages(client, org_id, project_id, filters)
+        return {"rows": pages, "total": total}
+    if view == "resources":
+        return {
+            "rows": network.resource_types(client, org_id, project_id, filters),
+            "resources": network.resources(client, org_id, project_id, filters),
+        }
+    if view == "endpoints":
+        return {"rows": network.endpoints(client, org_id, project_id, filters, sort)}
+    if view == "trends":
+        return {
+            "rows": reads.weekly(client, org_id, project_id, filters),
+            "pages": reads.weekly(client, org_id, project_id, filters, by_page=True),
+        }
+    if view == "releases":
+        return {"rows": reads.releases(client, org_id, project_id, filters)}
+    if view == "recommendations":
+        return {"rows": recommendations(client, org_id, project_id, filters)}
+    raise ValueError(f"view must be one of {', '.join(VIEWS)}")
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready: datetimes and dates as ISO 8601 (UTC), nested structures converted."""
+    if isinstance(value, datetime):
+        utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return utc.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    """The rows as CSV: one column per key of the first row; lists and maps as JSON text."""
+    out = io.StringIO()
+    if not rows:
+        return ""
+    writer = csv.DictWriter(out, fieldnames=list(rows[0].keys()), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        cells = plain(row)
+        writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else ("" if v is None else v) for k, v in cells.items()})
+    return out.getvalue()

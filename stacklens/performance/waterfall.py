@@ -1,0 +1,146 @@
+"""The waterfall of one transaction (usually a page load): navigation phases, every span as a bar relative to
+the transaction's start, resources typed and render-blocking ones marked, API calls, and the FCP / LCP markers.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from clickhouse_connect.driver.client import Client
+
+from stacklens.performance.reads import run
+
+# @sentry/browser names the navigation-timing spans by version: op `browser` + description (v7),
+# op `browser.<name>` (v8-v10), snake_case names (v11). Each maps to one phase.
+PHASES = {
+    "domainlookup": "DNS",
+    "domain_lookup": "DNS",
+    "connect": "Connect",
+    "tls": "TLS",
+    "request": "Request",
+    "response": "Response",
+    "domcontentloadedevent": "DOM ready",
+    "dom_content_loaded_event": "DOM ready",
+    "loadevent": "Load",
+    "load_event": "Load",
+    "cache": "Cache",
+    "unloadevent": "Unload",
+    "unload_event": "Unload",
+}
+PHASE_ORDER = ["Unload", "Cache", "DNS", "Connect", "TLS", "Request", "TTFB", "Response", "DOM ready", "Load"]
+_JS = re.compile(r"\.m?js(\?|#|$)")
+_CSS = re.compile(r"\.css(\?|#|$)")
+_IMG = re.compile(r"\.(png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?)(\?|#|$)")
+_FONT = re.compile(r"\.(woff2?|ttf|otf|eot)(\?|#|$)")
+
+
+def span_type(op: str, description: str) -> str:
+    """JavaScript / CSS / Images / Fonts / API / Other / Phase / <op> — the same rule as the resource queries."""
+    if op.startswith("browser"):
+        return "Phase"
+    if op == "resource.script" or (op.startswith("resource.") and _JS.search(description)):
+        return "JavaScript"
+    if op == "resource.css" or (op.startswith("resource.") and _CSS.search(description)):
+        return "CSS"
+    if op == "resource.img" or (op.startswith("resource.") and _IMG.search(description)):
+        return "Images"
+    if op == "resource.font" or (op.startswith("resource.") and _FONT.search(description)):
+        return "Fonts"
+    if op in ("http.client", "resource.fetch", "resource.xmlhttprequest"):
+        return "API"
+    return "Other" if op.startswith("resource.") else op or "Other"
+
+
+def _phase_name(op: str, description: str) -> str:
+    key = op[len("browser.") :] if op.startswith("browser.") else description
+    return PHASES.get(key.lower(), "")
+
+
+def _ms(value: datetime, origin: datetime) -> float:
+    return (value.replace(tzinfo=UTC) - origin.replace(tzinfo=UTC)).total_seconds() * 1000.0
+
+
+def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> dict[str, Any] | None:
+    """The transaction and its spans, or ``None`` when the project has no such transaction (or the id is bad)."""
+    try:
+        uid = str(uuid.UUID(event_id))
+    except ValueError:
+        return None
+    base = {"org_id": org_id, "project_id": project_id, "event_id": uid}
+    found = run(client, "waterfall_load", base)
+    if not found:
+        return None
+    tx = found[0]
+    start: datetime = tx["timestamp"]
+    measurements = {k: float(v) for k, v in (tx["measurements"] or {}).items()}
+    phases: dict[str, dict[str, float]] = {}
+    spans = []
+    for raw in run(client, "waterfall_spans", {**base, "start": start}):
+        offset = _ms(raw["timestamp"], start)
+        kind = span_type(raw["op"], raw["description"])
+        if kind == "Phase":
+            name = _phase_name(raw["op"], raw["description"])
+            if name:
+                current = phases.get(name)
+                end = offset + float(raw["duration_ms"])
+                phases[name] = {
+                    "start_ms": min(offset, current["start_ms"]) if current else offset,
+                    "end_ms": max(end, current["end_ms"]) if current else end,
+                }
+            continue
+        spans.append({
+            "span_id": raw["span_id"],
+            "op": raw["op"],
+            "type": kind,
+            "description": raw["description"],
+            "start_ms": offset,
+            "duration_ms": float(raw["duration_ms"]),
+            "status_code": int(raw["status_code"]),
+            "render_blocking": raw["render_blocking_status"] or ("unknown" if raw["op"].startswith("resource.") else ""),
+            "bytes": raw["bytes"],
+            "decoded_bytes": raw["decoded_bytes"],
+        })
+    if "ttfb" in measurements and "TTFB" not in phases:
+        phases["TTFB"] = {"start_ms": 0.0, "end_ms": measurements["ttfb"]}
+    if "DOM ready" not in phases and "dom_ready" in measurements:
+        phases["DOM ready"] = {"start_ms": 0.0, "end_ms": measurements["dom_ready"]}
+    # The DOMContentLoaded and load spans only mark their events' handlers; shown as the time the document took
+    # from the end of the response (else navigation start) to each event.
+    parsed_from = phases["Response"]["end_ms"] if "Response" in phases else 0.0
+    for name in ("DOM ready", "Load"):
+        if name in phases:
+            phases[name]["start_ms"] = min(parsed_from, phases[name]["end_ms"])
+    ordered = [{"phase": name, **phases[name]} for name in PHASE_ORDER if name in phases]
+    markers = [
+        {"name": name.upper(), "at_ms": measurements[name]} for name in ("fcp", "lcp") if name in measurements
+    ]
+    return {
+        "event_id": tx["id"],
+        "trace_id": tx["trace_id"],
+        "timestamp": start,
+        "op": tx["op"],
+        "transaction": tx["transaction"],
+        "page": tx["page"],
+        "url": tx["url"],
+        "release": tx["release"],
+        "environment": tx["environment"],
+        "browser": tx["browser"],
+        "os": tx["os"],
+        "duration_ms": float(tx["duration_ms"]),
+        "http_status": int(tx["http_status"]),
+        "measurements": measurements,
+        "phases": ordered,
+        "markers": markers,
+        "spans": spans,
+    }
+
+
+def pageload_of_trace(client: Client, org_id: int, project_id: int, trace_id: str, around: datetime) -> str | None:
+    """The event id of the page load (or navigation) of ``trace_id`` near ``around``, if one was sent."""
+    if not trace_id:
+        return None
+    rows = run(client, "trace_pageload", {"org_id": org_id, "project_id": project_id, "trace_id": trace_id, "around": around})
+    return rows[0]["event_id"] if rows else None

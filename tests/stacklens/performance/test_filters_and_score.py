@@ -1,0 +1,48 @@
+"""Filter parsing (every bad value named) and the score formula."""
+
+from __future__ import annotations
+
+import pytest
+
+from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.performance.score import CONTROL_POINTS, page_load_score, rating, vital_score
+from tests.stacklens.performance.perf_seed import NOW
+
+
+def test_range_and_window() -> None:
+    week = PerfFilters.parse(now=NOW)
+    assert week.range == "7d" and (week.until - week.since).days == 7
+    window = PerfFilters.parse(since="2026-11-01T00:00:00Z", until="2026-11-02", now=NOW)
+    assert window.params() == {"since": "2026-11-01T00:00:00Z", "until": "2026-11-02T00:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"range": "1y"}, "range"),
+        ({"since": "last week"}, "since"),
+        ({"until": "2026-11-01"}, "since"),
+        ({"since": "2026-11-02", "until": "2026-11-01"}, "until"),
+        ({"since": "2026-01-01", "until": "2026-11-01"}, "since"),
+        ({"range": "7d", "since": "2026-11-01"}, "range"),
+        ({"browser": "x" * 300}, "browser"),
+        ({"environment": "a\nb"}, "environment"),
+    ],
+)
+def test_bad_values_name_the_field(kwargs, field) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BadFilter) as caught:
+        PerfFilters.parse(now=NOW, **kwargs)
+    assert caught.value.field == field and str(caught.value).startswith(f"{field}: ")
+
+
+def test_score_control_points_and_renormalised_weights() -> None:
+    points = CONTROL_POINTS["desktop"]["lcp"]
+    assert vital_score(points.p10, points) == pytest.approx(0.9, abs=1e-6)
+    assert vital_score(points.median, points) == pytest.approx(0.5, abs=1e-9)
+    # A page load with only FCP and TTFB (Safari) is scored on those alone.
+    only = page_load_score({"fcp": 934.0, "ttfb": 800.0})
+    assert only == pytest.approx(90.0, abs=1e-4)
+    assert page_load_score({}) is None
+    # Mobile control points are laxer: the same LCP scores higher on mobile.
+    assert page_load_score({"lcp": 3000.0}, mobile=True) > page_load_score({"lcp": 3000.0})  # type: ignore[operator]
+    assert [rating("lcp", v) for v in (2500, 2501, 4001, None)] == ["good", "needs improvement", "poor", ""]

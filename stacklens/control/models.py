@@ -213,3 +213,7 @@ class ShareLink(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+# The alerting tables share this metadata (one Alembic history); imported last because they use Base.
+from stacklens.control import alert_models as _alert_models  # noqa: E402,F401

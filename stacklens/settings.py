@@ -51,6 +51,16 @@ class Settings(BaseSettings):
         "thread; unset: 2 on machines with two cores or more, else 0.",
     )
 
+    outbound_allow: str = Field(
+        default="",
+        description="Hosts or CIDRs (comma-separated) that outbound calls may reach although they are loopback, "
+        "private or link-local (DESIGN §7.5); everything else of that kind is refused.",
+    )
+    smtp_url: str | None = Field(
+        default=None, description="smtp://user:pass@host:port, smtps://…, ?starttls=true: where alert e-mail goes."
+    )
+    mail_from: str = Field(default="stacklens@localhost", description="Sender address of alert e-mail.")
+
     @field_validator("data_dir")
     @classmethod
     def _absolute_data_dir(cls, value: Path) -> Path:

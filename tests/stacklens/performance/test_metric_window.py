@@ -15,7 +15,6 @@ from stacklens.performance.metric_window import (
     like_pattern,
     series,
 )
-from tests.pipelines.pipeline_seed import client  # noqa: F401  (fixture)
 
 NOW = datetime.now(UTC).replace(minute=30, second=0, microsecond=0)
 COLS = ["org_id", "project_id", "event_id", "timestamp", "end_timestamp", "received_at", "release", "environment",
@@ -41,7 +40,7 @@ def _seed(warehouse, rows: list[tuple[int, str, str, float, float, datetime]]) -
 
 
 @pytest.fixture
-def seeded(client):  # noqa: ANN001, ANN201, F811
+def seeded(client):  # noqa: ANN001, ANN201
     rng = random.Random(7)
     rows = []
     for i in range(300):
@@ -64,7 +63,7 @@ def _values(rows, window: timedelta, pattern: str = "*", env: str = "", index: i
             and (pattern == "*" or (r[1].startswith(prefix) if pattern.endswith("*") else r[1] == pattern))]
 
 
-def test_values_match_an_exact_computation_over_the_same_rows(client, seeded) -> None:  # noqa: ANN001, F811
+def test_values_match_an_exact_computation_over_the_same_rows(client, seeded) -> None:  # noqa: ANN001
     day, hour = timedelta(hours=24), timedelta(hours=1)
     requests = [
         WindowRequest(5, "load_time_ms", "p75", "*", day),
@@ -96,7 +95,7 @@ def test_unknown_metric_and_statistic_are_named() -> None:
     assert like_pattern("/a_b/*") == "/a\\_b/%" and like_pattern("*") == "%"
 
 
-def test_series_evaluates_the_window_at_each_point(client, seeded) -> None:  # noqa: ANN001, F811
+def test_series_evaluates_the_window_at_each_point(client, seeded) -> None:  # noqa: ANN001
     request = WindowRequest(5, "load_time_ms", "p75", "*", timedelta(hours=6))
     points = series(client, request, NOW - timedelta(hours=48), NOW, timedelta(hours=6))
     at, value, samples = points[-1]

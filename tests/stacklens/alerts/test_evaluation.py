@@ -45,10 +45,10 @@ def world(settings: Settings, client):  # noqa: ANN001, ANN201
     receiver.stop()
 
 
-def _load(client, rows: list[list], events: list[list] | None = None) -> None:  # noqa: ANN001
+def _load(client, rows: list[list], events: list[list] | None = None, days: int = 2) -> None:  # noqa: ANN001
     if rows:
         client.insert("transactions", rows, column_names=TX)
-        ops.run_insert(client, "page_hour_states", {"start": NOW - timedelta(days=2), "end": NOW + timedelta(hours=1),
+        ops.run_insert(client, "page_hour_states", {"start": NOW - timedelta(days=days), "end": NOW + timedelta(hours=1),
                                                     "materialized_at": datetime.now(UTC)})
     if events:
         client.insert("events", events, column_names=EV)

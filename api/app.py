@@ -31,6 +31,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     # One router per resource; each module exposes `router`.
     from api.routers import (
         activity,
+        alerts,
         auth,
         budgets,
         health,
@@ -52,6 +53,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(issues_api.router)
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
+    app.include_router(alerts.router)
     for install in installers:
         install(app)
     return app

@@ -7,15 +7,8 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from pipelines.resources import ClickHouseResource, ControlStoreResource
+from stacklens.alerts.sending import base_url
 from stacklens.settings import Settings
-
-
-def base_url(settings: Settings) -> str:
-    """Where the links in notifications point: ``STACKLENS_PUBLIC_URL``, else the server's own address."""
-    if settings.public_url:
-        return settings.public_url.rstrip("/")
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "") else settings.host
-    return f"http://{host}:{settings.port}"
 
 
 def _has_alert_tables(settings: Settings) -> bool:

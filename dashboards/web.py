@@ -114,7 +114,17 @@ def install(app: FastAPI) -> None:
         )
         return render(request, "error.html", {"title": title, "message": message}, exc.status_code)
 
-    from dashboards.routers import accounts, downloads, issue_detail, issue_list, keys, members, sharing
+    from dashboards.routers import (
+        accounts,
+        alerts,
+        channels,
+        downloads,
+        issue_detail,
+        issue_list,
+        keys,
+        members,
+        sharing,
+    )
 
-    for module in (accounts, issue_list, issue_detail, keys, members, sharing, downloads):
+    for module in (accounts, issue_list, issue_detail, keys, members, sharing, downloads, alerts, channels):
         app.include_router(module.router)

@@ -132,12 +132,20 @@ def _occurrences(session: Session, rule: AlertRule, found: list[Measurement], st
     fresh = [m for m in found if (rule.id, m.scope_key) not in states]
     window = Measurement("*", float(len(fresh)), len(found), now - timedelta(seconds=rule.window_seconds), now)
     word = "new issue" if rule.type == "new_issue" else "regression"
+    # An occurrence fires once; it counts as firing for the rule's window, then as resolved (no message:
+    # nothing ended, the window just passed). The "*" row gives the rule a state before any occurrence.
+    overall = _state(session, rule, "*", states, now)
+    if overall.state != "ok":
+        overall.state, overall.since = "ok", now
+    for (rule_id, _scope), state in states.items():
+        if rule_id == rule.id and state.state == "firing" and now - state.since >= timedelta(seconds=rule.window_seconds):
+            state.state, state.updated_at = "resolved", now
     if not fresh:
         _record(session, rule, window, "ok", "ok", f"no {word} not yet notified in the window", False, now, summary)
         return
     for m in fresh:
         state = _state(session, rule, m.scope_key, states, now)
-        state.state, state.value, state.release = "firing", 1.0, m.release
+        state.state, state.value, state.release, state.since = "firing", 1.0, m.release, now
         notified = False
         if rule.channel_ids:
             payload = compose(rule, "firing", m, now, m.release, ctx)

@@ -32,7 +32,7 @@ class Decision:
 def fmt(value: float | None, unit: str = "") -> str:
     if value is None:
         return "no data"
-    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.3g}" if abs(value) < 1 else f"{value:,.1f}"
+    text = f"{value:,.0f}" if abs(value) >= 100 or float(value).is_integer() else f"{value:,.3g}" if abs(value) < 1 else f"{value:,.1f}"
     return f"{text} {unit}".strip() if unit and unit != "%" else f"{text}{unit}"
 
 

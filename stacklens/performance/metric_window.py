@@ -5,9 +5,10 @@ hourly states the performance marts keep, exact percentiles): a window is whole 
 window), now)``, and what the latest hour holds is as fresh as the last performance tick (≤ 5 minutes). With an
 environment it comes from the raw ``transactions`` (the states carry no environment), to the millisecond.
 
-Many requests are answered by **one** query: each request is a tuple in an array parameter and every row is
-``ARRAY JOIN``-ed to the requests it belongs to (its project, a page matching the scope pattern, an hour inside
-the window), so 1,000 rules cost one scan of their projects' states, not 1,000 queries.
+Many requests are answered by **one** query: the requests are an array per project (aligned with the project
+ids; ``indexOf`` finds a row's own) and
+every row is ``ARRAY JOIN``-ed to the requests of its project whose scope pattern matches its page and whose
+window holds its hour, so 1,000 rules cost one scan of their projects' states, not 1,000 queries.
 
 Scopes: ``*`` (every page), an exact route (``/checkout``) or a pattern with ``*`` (``/products/*``).
 """
@@ -92,8 +93,8 @@ _STATES_COLUMNS = ", ".join(
 STATES_QUERY = f"""
 SELECT target.1 AS request, {_STATES_COLUMNS}
 FROM page_hour_states FINAL
-ARRAY JOIN arrayFilter(x -> x.2 = project_id AND page LIKE x.3 AND hour >= x.4,
-                       {{targets:Array(Tuple(UInt32, UInt64, String, DateTime('UTC')))}}) AS target
+ARRAY JOIN arrayFilter(x -> page LIKE x.2 AND hour >= x.3,
+                       {{targets:Array(Array(Tuple(UInt32, String, DateTime('UTC'))))}}[indexOf({{project_ids:Array(UInt64)}}, project_id)]) AS target
 WHERE project_id IN {{project_ids:Array(UInt64)}} AND hour >= {{since:DateTime('UTC')}}
   AND hour < {{until:DateTime('UTC')}}
 GROUP BY request
@@ -106,8 +107,9 @@ _RAW_COLUMNS = ", ".join(
 RAW_QUERY = f"""
 SELECT target.1 AS request, {_RAW_COLUMNS}
 FROM transactions
-ARRAY JOIN arrayFilter(x -> x.2 = project_id AND page LIKE x.3 AND timestamp >= x.4 AND environment = x.5,
-                       {{targets:Array(Tuple(UInt32, UInt64, String, DateTime64(3, 'UTC'), String))}}) AS target
+ARRAY JOIN arrayFilter(x -> page LIKE x.2 AND timestamp >= x.3 AND environment = x.4,
+                       {{targets:Array(Array(Tuple(UInt32, String, DateTime64(3, 'UTC'), String)))}}[indexOf({{project_ids:Array(UInt64)}}, project_id)])
+           AS target
 WHERE project_id IN {{project_ids:Array(UInt64)}} AND timestamp >= {{since:DateTime64(3, 'UTC')}}
   AND timestamp < {{until:DateTime64(3, 'UTC')}}
 GROUP BY request
@@ -139,14 +141,16 @@ def compute_many(client: Any, requests: list[WindowRequest], now: datetime | Non
         if not indexes:
             continue
         starts = {i: _since(now, requests[i].window, is_hourly) for i in indexes}
-        targets = [
-            (i, requests[i].project_id, like_pattern(requests[i].scope), starts[i])
-            + (() if is_hourly else (requests[i].environment,))
-            for i in indexes
-        ]
+        # Each project's requests only: a row is matched against its own project's targets, not all of them.
+        targets: dict[int, list[tuple]] = {}  # type: ignore[type-arg]
+        for i in indexes:
+            targets.setdefault(requests[i].project_id, []).append(
+                (i, like_pattern(requests[i].scope), starts[i]) + (() if is_hourly else (requests[i].environment,))
+            )
+        project_ids = sorted(targets)
         parameters = {
-            "targets": targets,
-            "project_ids": sorted({requests[i].project_id for i in indexes}),
+            "targets": [targets[p] for p in project_ids],  # aligned with project_ids: indexOf finds a row's own
+            "project_ids": project_ids,
             "since": min(starts.values()),
             "until": now,
         }

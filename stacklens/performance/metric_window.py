@@ -142,11 +142,19 @@ def compute_many(client: Any, requests: list[WindowRequest], now: datetime | Non
             continue
         starts = {i: _since(now, requests[i].window, is_hourly) for i in indexes}
         # Each project's requests only: a row is matched against its own project's targets, not all of them.
+        # Rules differing only in metric or statistic share a target (every metric is computed anyway), so a
+        # state row is merged once per distinct (project, scope, window start, environment), not once per rule.
+        keys: dict[tuple, int] = {}  # type: ignore[type-arg]
         targets: dict[int, list[tuple]] = {}  # type: ignore[type-arg]
+        of_request: dict[int, int] = {}
         for i in indexes:
-            targets.setdefault(requests[i].project_id, []).append(
-                (i, like_pattern(requests[i].scope), starts[i]) + (() if is_hourly else (requests[i].environment,))
-            )
+            r = requests[i]
+            key = (r.project_id, like_pattern(r.scope), starts[i], r.environment)
+            if key not in keys:
+                keys[key] = len(keys)
+                targets.setdefault(r.project_id, []).append(
+                    (keys[key], key[1], key[2]) + (() if is_hourly else (r.environment,)))
+            of_request[i] = keys[key]
         project_ids = sorted(targets)
         parameters = {
             "targets": [targets[p] for p in project_ids],  # aligned with project_ids: indexOf finds a row's own
@@ -155,9 +163,9 @@ def compute_many(client: Any, requests: list[WindowRequest], now: datetime | Non
             "until": now,
         }
         rows = client.query(STATES_QUERY if is_hourly else RAW_QUERY, parameters=parameters).result_rows
-        by_request = {int(row[0]): row for row in rows}
+        by_target = {int(row[0]): row for row in rows}
         for i in indexes:
-            row = by_request.get(i)
+            row = by_target.get(of_request[i])
             value, samples = _pick(row, requests[i].metric, requests[i].statistic) if row else (None, 0)
             results[i] = WindowValue(value, samples, starts[i], now)
     return [r for r in results if r is not None]

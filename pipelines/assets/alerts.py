@@ -6,7 +6,7 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from pipelines.resources import ClickHouseResource, ControlStoreResource
+from pipelines.resources import AlertingResource, ClickHouseResource
 from stacklens.alerts.sending import base_url
 from stacklens.settings import Settings
 
@@ -26,7 +26,7 @@ def _has_alert_tables(settings: Settings) -> bool:
     kinds={"clickhouse", "sqlite"},
 )
 def alert_evaluations(
-    context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
+    context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
 ) -> dg.MaterializeResult:
     """Evaluates every enabled alert rule (performance budget, new issue, regression, event frequency, error
     rate) over its window, moves each rule and scope through ok / warning / firing / resolved /
@@ -35,7 +35,7 @@ def alert_evaluations(
     """
     from stacklens.alerts.evaluation import evaluate
 
-    settings = control_store.settings()
+    settings = alerting.settings()
     if not _has_alert_tables(settings):
         return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
     summary = evaluate(settings, warehouse.get_client(), base_url(settings))
@@ -52,7 +52,7 @@ def alert_evaluations(
 
 
 @dg.asset(group_name="alerts", deps=["alert_evaluations"], kinds={"sqlite"})
-def alert_deliveries(context: AssetExecutionContext, control_store: ControlStoreResource) -> dg.MaterializeResult:
+def alert_deliveries(context: AssetExecutionContext, alerting: AlertingResource) -> dg.MaterializeResult:
     """Drains the notification outbox: sends every due notification once through its channel (e-mail, Slack,
     signed webhook), logs each attempt, schedules retries with backoff (timeouts, 5xx, 429 with Retry-After,
     for 24 h), pauses channels after repeated permanent failures and folds what exceeds a channel's rate cap
@@ -60,7 +60,7 @@ def alert_deliveries(context: AssetExecutionContext, control_store: ControlStore
     """
     from stacklens.alerts.outbox import drain
 
-    settings = control_store.settings()
+    settings = alerting.settings()
     if not _has_alert_tables(settings):
         return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
     summary = drain(settings)

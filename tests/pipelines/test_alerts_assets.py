@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from pipeline_seed import TX_COLS
 
-from pipelines.definitions import current_definitions
+from pipelines.definitions import definitions_for
 from pipelines.embedded import materialize_now
 from stacklens.alerts import rules
 from stacklens.control.channels import create_channel
@@ -42,7 +42,7 @@ def test_merged_run_evaluates_after_the_marts_and_delivers(client, instance, set
         now = datetime.now(UTC)
         client.insert("transactions", [_row(project_id, 4000, now - timedelta(minutes=m)) for m in (1, 2, 3, 4)],
                       column_names=TX_COLS)
-        outcomes = materialize_now(current_definitions(), instance, ["page_metrics", "alert_evaluations"])
+        outcomes = materialize_now(definitions_for(allowed), instance, ["page_metrics", "alert_evaluations"])
         assert all(o.success for o in outcomes), [o.error for o in outcomes]
         assert {o.job for o in outcomes} >= {"performance_job", "alerts_job"}
         alerts = next(o for o in outcomes if o.job == "alerts_job")

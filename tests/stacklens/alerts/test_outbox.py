@@ -33,8 +33,9 @@ def receiver() -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def setup(settings: Settings, receiver: Receiver) -> tuple[Settings, int, int]:
-    settings = settings.model_copy(update={"outbound_allow": "127.0.0.1"})
+def setup(control_settings: Settings, receiver: Receiver) -> tuple[Settings, int, int]:
+    """A webhook channel to the receiver, once on SQLite and once on PostgreSQL."""
+    settings = control_settings.model_copy(update={"outbound_allow": "127.0.0.1"})
     org_id, _, _ = org_with_project(settings)
     with session_scope(settings) as session:
         row, secret = create_channel(session, org_id, settings, type="webhook", name="hook", url=receiver.url)

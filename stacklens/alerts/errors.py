@@ -1,9 +1,11 @@
-"""Domain errors of alerting; the API and the pages map them to 400 / 404 with the field named."""
+"""Domain errors of alerting (kinds of :mod:`stacklens.errors`): 400 / 404 with the field named."""
 
 from __future__ import annotations
 
+from stacklens.errors import InvalidInput, NotFound
 
-class AlertInputError(ValueError):
+
+class AlertInputError(InvalidInput):
     """Bad input: ``field`` names the request-body field, the message says what is wrong and what to do."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -12,7 +14,7 @@ class AlertInputError(ValueError):
         self.message = message
 
 
-class AlertNotFound(LookupError):
+class AlertNotFound(NotFound):
     """A rule or channel that does not exist in this organization (another organization's looks the same)."""
 
     def __init__(self, kind: str, message: str) -> None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from stacklens.errors import InvalidInput
+
 _VIEW = "op IN ('pageload', 'navigation')"
 # The queries below are composed from these constants only (never from input); every value is a
 # server-side parameter.
@@ -40,7 +42,7 @@ STATISTICS = ("p50", "p75", "p95", "avg")
 _QUANTILE_INDEX = {"p50": 0, "p75": 1, "p95": 2}
 
 
-class MetricWindowError(ValueError):
+class MetricWindowError(InvalidInput):
     """An unknown metric or a statistic the metric does not keep; the message lists the valid ones."""
 
 

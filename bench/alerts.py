@@ -63,8 +63,8 @@ def rule_bodies(count: int, projects: list[str], seed: int = 5) -> list[dict[str
 def run(size: int, rules: int) -> dict[str, Any]:
     from bench.pipelines import DAYS, PROJECTS, _generate
     from pipelines import warehouse_ops as ops
-    from stacklens.alerts import rules as alert_rules
     from stacklens.alerts import evaluation
+    from stacklens.alerts import rules as alert_rules
     from stacklens.alerts.measures import measure
     from stacklens.control.accounts import create_organization
     from stacklens.control.alert_models import AlertRule

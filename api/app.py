@@ -38,6 +38,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     # One router per resource; each module exposes `router`.
     from api.routers import (
         activity,
+        alerts,
         auth,
         budgets,
         health,
@@ -61,6 +62,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
     app.include_router(performance.router)
+    app.include_router(alerts.router)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

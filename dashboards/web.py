@@ -116,6 +116,8 @@ def install(app: FastAPI) -> None:
 
     from dashboards.routers import (
         accounts,
+        alerts,
+        channels,
         downloads,
         invitations,
         issue_detail,
@@ -126,5 +128,6 @@ def install(app: FastAPI) -> None:
         sharing,
     )
 
-    for module in (accounts, invitations, issue_list, issue_detail, keys, members, sharing, downloads, performance):
+    modules = (accounts, invitations, issue_list, issue_detail, keys, members, sharing, downloads, performance)
+    for module in (*modules, alerts, channels):
         app.include_router(module.router)

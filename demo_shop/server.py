@@ -7,10 +7,12 @@ browser tunnel at ``/tunnel`` so page loads land in the same files.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import uvicorn
 
 import stacklens_sdk
+from demo_shop.alert_inbox import inbox_router
 from demo_shop.app import create_shop_app
 from stacklens.demo.clock import apply_demo_clock
 
@@ -26,6 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--webhook-secret-file", default=None, help="verify the alert inbox's signatures")
     args = parser.parse_args(argv)
 
     stacklens_sdk.init(
@@ -41,6 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     app = create_shop_app(args.seed, honour_demo_clock=True)
     app.router.routes.append(stacklens_sdk.tunnel.starlette_route(TUNNEL_PATH))
+    app.include_router(inbox_router(Path(args.webhook_secret_file) if args.webhook_secret_file else None))
     print(f"Lens Shop on http://{args.host}:{args.port} writing to {args.storage_path}", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 

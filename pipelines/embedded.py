@@ -184,10 +184,10 @@ class EmbeddedRunner:
 
     def catch_up(self) -> list[RunOutcome]:
         """Every data-driven job whose plan finds new data, then the budgets (first pass, or after a run)."""
-        from pipelines.jobs import budgets_job
+        from pipelines.jobs import alerts_job, budgets_job
 
         defs = self.definitions()
-        follow = frozenset() if self._passes == 0 else frozenset({budgets_job.name})
+        follow = frozenset() if self._passes == 0 else frozenset({budgets_job.name, alerts_job.name})
         self._passes += 1
         with self._run_lock:
             return materialize_now(defs, self.instance, follow_only=follow)

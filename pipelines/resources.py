@@ -92,6 +92,27 @@ class ControlStoreResource(dg.ConfigurableResource):
             yield session
 
 
+# Settings bound by resources_for in this process, by key: the alerting resource needs the whole settings (the
+# server secret decrypts webhook signing secrets), which must never travel as resource config (the Dagster UI
+# shows resource config).
+_BOUND_SETTINGS: dict[str, Settings] = {}
+
+
+class AlertingResource(dg.ConfigurableResource):
+    """What alert evaluation and delivery need beyond the stores: the server secret, the outbound allow-list,
+    SMTP and the public URL of notification links — the service's settings."""
+
+    bound: str = Field(
+        default="",
+        description="Key of settings bound in this process (embedded runs); empty: the STACKLENS_* variables, "
+        "read when a run starts (scaled mode).",
+    )
+
+    def settings(self) -> Settings:
+        found = _BOUND_SETTINGS.get(self.bound) if self.bound else None
+        return found if found is not None else Settings()
+
+
 def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     """Resources bound to ``settings`` (same URLs => the same cached clients as the server's)."""
     return {
@@ -99,7 +120,14 @@ def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource]:
             url=settings.resolved_warehouse_url, database=settings.warehouse_database
         ),
         "control_store": ControlStoreResource(database_url=settings.resolved_database_url),
+        "alerting": AlertingResource(bound=_bind(settings)),
     }
+
+
+def _bind(settings: Settings) -> str:
+    key = f"{settings.resolved_database_url}|{settings.resolved_warehouse_url}|{settings.warehouse_database}"
+    _BOUND_SETTINGS[key] = settings
+    return key
 
 
 def env_resources() -> dict[str, dg.ConfigurableResource]:
@@ -109,6 +137,7 @@ def env_resources() -> dict[str, dg.ConfigurableResource]:
     return {
         "warehouse": ClickHouseResource(from_env=True),
         "control_store": ControlStoreResource(from_env=True),
+        "alerting": AlertingResource(),
     }
 
 

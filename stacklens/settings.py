@@ -76,6 +76,16 @@ class Settings(BaseSettings):
     )
     invitation_days: int = Field(default=7, ge=1, le=90, description="How long an invitation link works.")
 
+    outbound_allow: str = Field(
+        default="",
+        description="Hosts or CIDRs (comma-separated) that outbound calls may reach although they are loopback, "
+        "private or link-local (DESIGN §7.5); everything else of that kind is refused.",
+    )
+    smtp_url: str | None = Field(
+        default=None, description="smtp://user:pass@host:port, smtps://…, ?starttls=true: where alert e-mail goes."
+    )
+    mail_from: str = Field(default="stacklens@localhost", description="Sender address of alert e-mail.")
+
     @field_validator("trusted_proxies")
     @classmethod
     def _valid_proxies(cls, value: str) -> str:

@@ -138,7 +138,13 @@ def _start_all(sup: Supervisor, settings: Settings, host: str, port: int, shop_p
     logs = settings.data_dir / "logs"
     config_path = demo_dir / "stacklens.yaml"
     write_shipper_config(config_path, keys, f"http://127.0.0.1:{port}", storage)
-    env = {"STACKLENS_DATA_DIR": str(settings.data_dir)}
+    shop_url = f"http://127.0.0.1:{shop_port}"
+    secret_file = demo_dir / "webhook_secret"
+    from stacklens.demo.alerts import demo_allow, ensure_demo_alerts
+
+    ensure_demo_alerts(settings, keys.organization, keys.project, shop_url, secret_file)
+    # The demo's alert channel posts to the shop on loopback, which the SSRF guard refuses unless allowed.
+    env = {"STACKLENS_DATA_DIR": str(settings.data_dir), "STACKLENS_OUTBOUND_ALLOW": demo_allow(settings)}
 
     print("Starting StackLens and the demo:", flush=True)
     server = sup.start(Child("server", [_console_script("stacklens"), "serve", "--host", host, "--port", str(port)],
@@ -147,9 +153,9 @@ def _start_all(sup: Supervisor, settings: Settings, host: str, port: int, shop_p
         tail = server.tail()
         sup.stop()
         raise ServerDidNotStart(f"the server did not come up; last lines of {server.log_path}:\n{tail}")
-    shop_url = f"http://127.0.0.1:{shop_port}"
     sup.start(Child("shop", python_module("demo_shop.server", "--app-key", keys.app_key,
-                                          "--storage-path", str(storage), "--port", str(shop_port)),
+                                          "--storage-path", str(storage), "--port", str(shop_port),
+                                          "--webhook-secret-file", str(secret_file)),
                     logs / "shop.log", env))
     sup.start(Child("shipper", [_console_script("stacklens-shipper"), "--config", str(config_path), "--record"],
                     logs / "shipper.log", env))
@@ -166,6 +172,7 @@ def _start_all(sup: Supervisor, settings: Settings, host: str, port: int, shop_p
         f"  API docs:             {url}/docs",
         f"  Shipper config:       {config_path}",
         f"  Demo shop:            {shop_url} (writes {storage})",
+        f"  Alert inbox:          {shop_url}/webhooks/stacklens (the demo's webhook channel)",
         f"  Logs:                 {logs}/{{server,shop,shipper,traffic}}.log",
         "",
         "  Issues appear within a minute; performance marts within two. Ctrl-C stops everything.",

@@ -1,0 +1,156 @@
+"""Alert rules and notification channels (DESIGN §7.2): `GET/POST /api/alerts/rules`,
+`GET/PUT/DELETE /api/alerts/rules/{id}`, `GET/POST /api/alerts/channels`, `POST /api/alerts/channels/{id}/test`,
+`GET /api/alerts/deliveries`.
+
+Bodies are validated by the domain (``stacklens.alerts.rules``, ``stacklens.control.channels``) so every
+refusal names the field: ``{"error": "Bad Request", "detail": "threshold: must be a number (got 'fast')"}``.
+Another organization's rule or channel answers 404 exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Response
+from sqlalchemy import select
+
+from api.deps import ApiAuth, AppSettings, DbSession
+from api.errors import ApiError
+from api.routers.auth import AUTH_ERRORS, ErrorBody
+from stacklens.alerts import rules
+from stacklens.alerts.errors import AlertInputError, AlertNotFound
+from stacklens.alerts.sending import delivery_dict, send_test
+from stacklens.control import channels
+from stacklens.control.alert_models import AlertChannel, AlertDelivery, AlertRuleState
+from stacklens.control.models import Project, iso_utc
+
+router = APIRouter(prefix="/api/alerts", tags=["alerts"])
+ERRORS = {
+    **AUTH_ERRORS,
+    400: {"model": ErrorBody, "description": "A field is invalid; the detail names it."},
+    404: {"model": ErrorBody, "description": "No such rule or channel in this organization."},
+}
+RULE_EXAMPLE = {
+    "name": "Checkout LCP", "type": "performance_budget", "project": "shop", "metric": "lcp_ms",
+    "statistic": "p75", "threshold": 2500, "scope": "/checkout", "window": "7d", "min_samples": 20,
+    "environment": "production", "channels": [1],
+}
+RuleBody = Annotated[dict[str, Any], Body(examples=[RULE_EXAMPLE])]
+ChannelBody = Annotated[dict[str, Any], Body(examples=[{"type": "webhook", "name": "ops", "url": "https://x.test/h"}])]
+
+
+def _bad(exc: AlertInputError) -> ApiError:
+    return ApiError(400, "Bad Request", str(exc))
+
+
+def _missing(exc: AlertNotFound) -> ApiError:
+    return ApiError(404, "Not Found", str(exc))
+
+
+def _rule_out(session: DbSession, rule: Any) -> dict[str, Any]:
+    project = session.get(Project, rule.project_id)
+    out = rules.rule_out(rule, project.slug if project else "")
+    states = session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id))
+    out["states"] = [{"scope": s.scope_key, "state": s.state, "since": iso_utc(s.since), "value": s.value,
+                      "release": s.release} for s in states]
+    return out
+
+
+@router.get("/rules", responses=ERRORS)
+def list_rules(identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+    """Every alert rule of the organization with its states per scope."""
+    return {"rules": [_rule_out(session, r) for r in rules.list_rules(session, identity.org_id)]}
+
+
+def _with_budget(session: DbSession, org_id: int, body: dict[str, Any]) -> dict[str, Any]:
+    """``{"budget_id": N, "channels": […]}`` alone: "alert me when this budget fails"."""
+    if isinstance(body.get("budget_id"), int) and not body.get("metric"):
+        return {**rules.body_from_budget(session, org_id, body["budget_id"], body.get("channels") or []),
+                **{k: v for k, v in body.items() if k in ("name", "environment", "min_samples", "window")}}
+    return body
+
+
+@router.post("/rules", status_code=201, responses=ERRORS)
+def create_rule(body: RuleBody, identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+    """Create a rule; the `alerts` pipeline evaluates it within a minute."""
+    try:
+        rule = rules.create_rule(session, identity.org_id, _with_budget(session, identity.org_id, body))
+    except AlertInputError as exc:
+        raise _bad(exc) from exc
+    except AlertNotFound as exc:
+        raise _missing(exc) from exc
+    return _rule_out(session, rule)
+
+
+@router.get("/rules/{rule_id}", responses=ERRORS)
+def get_rule(rule_id: int, identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+    try:
+        return _rule_out(session, rules.get_rule(session, identity.org_id, rule_id))
+    except AlertNotFound as exc:
+        raise _missing(exc) from exc
+
+
+@router.put("/rules/{rule_id}", responses=ERRORS)
+def update_rule(rule_id: int, body: RuleBody, identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+    """Replace the rule's definition (same body as for creation); its states start over."""
+    try:
+        return _rule_out(session, rules.update_rule(session, identity.org_id, rule_id, body))
+    except AlertInputError as exc:
+        raise _bad(exc) from exc
+    except AlertNotFound as exc:
+        raise _missing(exc) from exc
+
+
+@router.delete("/rules/{rule_id}", status_code=204, responses=ERRORS)
+def delete_rule(rule_id: int, identity: ApiAuth, session: DbSession) -> Response:
+    try:
+        rules.delete_rule(session, identity.org_id, rule_id)
+    except AlertNotFound as exc:
+        raise _missing(exc) from exc
+    return Response(status_code=204)
+
+
+def channel_out(row: AlertChannel) -> dict[str, Any]:
+    health = channels.health(row)
+    return {"id": row.id, "type": row.type, "name": row.name, "target": channels.target_text(row),
+            "health": health.badge, "health_detail": health.text,
+            "paused_at": iso_utc(row.paused_at) if row.paused_at else None, "created_at": iso_utc(row.created_at)}
+
+
+@router.get("/channels", responses=ERRORS)
+def list_channels(identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+    return {"channels": [channel_out(c) for c in channels.list_channels(session, identity.org_id)]}
+
+
+@router.post("/channels", status_code=201, responses=ERRORS)
+def create_channel(body: ChannelBody, identity: ApiAuth, session: DbSession, settings: AppSettings) -> dict:
+    """Create a channel; a webhook's signing `secret` (`whsec_…`) is in this answer only."""
+    try:
+        row, secret = channels.create_channel(session, identity.org_id, settings, type=body.get("type"),
+                                              name=body.get("name"), url=body.get("url"), to=body.get("to"))
+    except AlertInputError as exc:
+        raise _bad(exc) from exc
+    out = channel_out(row)
+    if secret:
+        out["secret"] = secret
+    return out
+
+
+@router.post("/channels/{channel_id}/test", responses=ERRORS)
+def test_channel(channel_id: int, identity: ApiAuth, settings: AppSettings) -> dict[str, Any]:
+    """Send a test notification through the outbox, as real alerts go, and answer what the receiver said."""
+    try:
+        return send_test(settings, identity.org_id, channel_id)
+    except AlertNotFound as exc:
+        raise _missing(exc) from exc
+
+
+@router.get("/deliveries", responses=ERRORS)
+def list_deliveries(identity: ApiAuth, session: DbSession, channel_id: int | None = None,
+                    limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
+    """The delivery log, newest first (one row per attempt), optionally of one channel."""
+    query = select(AlertDelivery).where(AlertDelivery.org_id == identity.org_id)
+    if channel_id is not None:
+        query = query.where(AlertDelivery.channel_id == channel_id)
+    rows = session.scalars(query.order_by(AlertDelivery.id.desc()).limit(limit))
+    return {"deliveries": [delivery_dict(r) for r in rows]}

@@ -1,0 +1,140 @@
+"""Alert pages: the rules (`/orgs/{org}/alerts`), New Rule (`/alerts/new`, also "alert me when this budget
+fails" with `?budget_id=`), and one rule (`/alerts/{rule_id}`) with its states, last evaluations and what it
+would have fired over the past 30 days. Members see; owners create and delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
+
+from dashboards.alert_figures import preview_figure
+from dashboards.context import Db, OrgViewer, org_projects
+from dashboards.rendering import render
+from dashboards.security import check_csrf
+from stacklens.alerts import rules
+from stacklens.alerts.errors import AlertInputError, AlertNotFound
+from stacklens.alerts.preview import preview
+from stacklens.control.alert_models import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
+from stacklens.control.channels import list_channels
+from stacklens.performance.metric_window import METRICS, STATISTICS
+
+router = APIRouter(include_in_schema=False)
+ALERTS = "/orgs/{org_slug}/alerts"
+SEVERITY = {"firing": 4, "warning": 3, "resolved": 2, "ok": 1, "insufficient_data": 0}
+FORM_FIELDS = ("name", "type", "project", "metric", "statistic", "threshold", "warning_threshold",
+               "resolve_threshold", "scope", "window", "min_samples", "environment", "count_kind", "release",
+               "level", "tag", "renotify_minutes", "budget_id")
+
+
+def rule_state(states: list[AlertRuleState]) -> AlertRuleState | None:
+    """The state a list shows for a rule: its most severe scope (firing over warning over the others)."""
+    return max(states, key=lambda s: (SEVERITY.get(s.state, 0), s.since), default=None)
+
+
+def condition(rule: AlertRule) -> str:
+    if rule.type == "performance_budget":
+        scope = "all pages" if rule.scope == "*" else rule.scope
+        return f"{rule.metric} {rule.statistic} on {scope} > {rule.threshold:g} over {rules.format_window(rule.window_seconds)}"
+    if rule.type == "event_frequency":
+        return f"> {rule.threshold:g} {rule.count_kind} per issue in {rules.format_window(rule.window_seconds)}"
+    if rule.type == "error_rate":
+        return f"error rate > {rule.threshold:g} % over {rules.format_window(rule.window_seconds)}"
+    return rules.TYPE_LABELS[rule.type]
+
+
+@router.get(ALERTS, response_class=HTMLResponse)
+def alert_list(request: Request, viewer: OrgViewer, db: Db) -> Response:
+    org_rules = rules.list_rules(db, viewer.org.id)
+    states: dict[int, list[AlertRuleState]] = {r.id: [] for r in org_rules}
+    for state in db.scalars(select(AlertRuleState).where(AlertRuleState.rule_id.in_(list(states) or [-1]))):
+        states[state.rule_id].append(state)
+    projects = {p.id: p for p in org_projects(db, viewer.org.id)}
+    channel_names = {c.id: c.name for c in list_channels(db, viewer.org.id)}
+    rows = [{"rule": r, "state": rule_state(states[r.id]), "project": projects.get(r.project_id),
+             "condition": condition(r), "type": rules.TYPE_LABELS[r.type],
+             "channels": [channel_names.get(c, "?") for c in r.channel_ids or []]} for r in org_rules]
+    return render(request, "alerts.html", {"viewer": viewer, "user": viewer.user, "rows": rows,
+                                           "channels": channel_names})
+
+
+def _form_context(viewer: OrgViewer, db: Db, values: dict[str, Any], error: str | None = None,
+                  field: str | None = None) -> dict[str, Any]:
+    return {"viewer": viewer, "user": viewer.user, "values": values, "error": error, "field": field,
+            "projects": org_projects(db, viewer.org.id), "channels": list_channels(db, viewer.org.id),
+            "types": rules.TYPE_LABELS, "metrics": METRICS, "statistics": STATISTICS, "levels": rules.LEVELS}
+
+
+@router.get(ALERTS + "/new", response_class=HTMLResponse)
+def new_rule(request: Request, viewer: OrgViewer, db: Db, budget_id: int | None = None) -> Response:
+    viewer.require_owner()
+    values: dict[str, Any] = {"type": "performance_budget", "window": "7d", "statistic": "p75", "scope": "*",
+                              "min_samples": "20", "count_kind": "events"}
+    if budget_id is not None:
+        try:
+            values.update(rules.body_from_budget(db, viewer.org.id, budget_id, []))
+        except (AlertNotFound, AlertInputError) as exc:
+            return render(request, "alert_new.html", _form_context(viewer, db, values, str(exc)), 400)
+    return render(request, "alert_new.html", _form_context(viewer, db, values))
+
+
+@router.post(ALERTS + "/new", response_class=HTMLResponse)
+async def create_rule(request: Request, viewer: OrgViewer, db: Db) -> Response:
+    viewer.require_owner()
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    values: dict[str, Any] = {k: str(form.get(k) or "").strip() for k in FORM_FIELDS}
+    body: dict[str, Any] = {k: v for k, v in values.items() if v != ""}
+    body["channels"] = [int(c) for c in form.getlist("channels") if str(c).isdigit()]
+    if "budget_id" in body:
+        body["budget_id"] = int(body["budget_id"]) if body["budget_id"].isdigit() else None
+    try:
+        rule = rules.create_rule(db, viewer.org.id, body, viewer.user.id)
+    except AlertInputError as exc:
+        values["channels"] = body["channels"]
+        return render(request, "alert_new.html", _form_context(viewer, db, values, str(exc), exc.field), 400)
+    return RedirectResponse(f"/orgs/{viewer.org.slug}/alerts/{rule.id}", status_code=303)
+
+
+@router.get(ALERTS + "/{rule_id}", response_class=HTMLResponse)
+def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Response:
+    try:
+        rule = rules.get_rule(db, viewer.org.id, rule_id)
+    except AlertNotFound as exc:
+        raise HTTPException(status_code=404, detail="Not Found") from exc
+    states = list(db.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id)
+                             .order_by(AlertRuleState.updated_at.desc()).limit(50)))
+    evaluations = list(db.scalars(select(AlertEvaluation).where(AlertEvaluation.rule_id == rule.id)
+                                  .order_by(AlertEvaluation.id.desc()).limit(50)))
+    channels = list(db.scalars(select(AlertChannel).where(AlertChannel.org_id == viewer.org.id,
+                                                          AlertChannel.id.in_(rule.channel_ids or [-1]))))
+    projects = {p.id: p for p in org_projects(db, viewer.org.id)}
+    replay, figure, preview_error = None, None, None
+    try:
+        from stacklens.warehouse.client import WarehouseUnavailable, get_warehouse
+
+        replay = preview(get_warehouse(request.app.state.settings), rule)
+        figure = preview_figure(rule, replay) if replay.points else None
+    except WarehouseUnavailable as exc:
+        preview_error = f"The preview needs the warehouse: {exc}"
+    return render(request, "alert_rule.html", {
+        "viewer": viewer, "user": viewer.user, "rule": rule, "type": rules.TYPE_LABELS[rule.type],
+        "condition": condition(rule), "states": states, "state": rule_state(states), "evaluations": evaluations,
+        "channels": channels, "project": None, "rule_project": projects.get(rule.project_id),
+        "window": rules.format_window(rule.window_seconds), "preview": replay, "figure": figure,
+        "preview_error": preview_error,
+    })
+
+
+@router.post(ALERTS + "/{rule_id}/delete", response_class=HTMLResponse)
+async def delete_rule(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Response:
+    viewer.require_owner()
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    try:
+        rules.delete_rule(db, viewer.org.id, rule_id, viewer.user.id)
+    except AlertNotFound as exc:
+        raise HTTPException(status_code=404, detail="Not Found") from exc
+    return RedirectResponse(f"/orgs/{viewer.org.slug}/alerts", status_code=303)

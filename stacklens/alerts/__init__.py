@@ -1,0 +1,1 @@
+"""Alerting: rules and their evaluation, the notification outbox, and the channels that deliver."""

@@ -1,0 +1,1 @@
+"""Notification channels: e-mail (SMTP), Slack incoming webhooks and signed generic webhooks."""

@@ -1,0 +1,189 @@
+"""One evaluation tick: measure every enabled rule, move each (rule, scope) through the state machine, record
+every evaluation, and put a notification in the outbox on the transitions that notify.
+
+Called by the ``alerts`` asset every minute with the warehouse client and the settings passed in. The
+notifications are written in the same transaction as the states they follow from, so a crash cannot record
+a transition without its notification, nor notify twice for one transition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from stacklens.alerts import outbox
+from stacklens.alerts.measures import Measurement, measure
+from stacklens.alerts.messages import Context, compose, what
+from stacklens.alerts.state import Decision, Thresholds, decide
+from stacklens.control.alert_models import AlertEvaluation, AlertRule, AlertRuleState
+from stacklens.control.db import session_scope
+from stacklens.control.models import Organization, Project, utcnow
+from stacklens.settings import Settings
+
+EVENT_TYPES = ("new_issue", "regression")
+# Evaluations that changed nothing are kept 2 days (a rule evaluated every minute writes 1,440 a day);
+# transitions are kept for good: they are the rule's history.
+KEEP_UNCHANGED = timedelta(days=2)
+
+
+@dataclass
+class EvaluationSummary:
+    rules: int = 0
+    evaluations: int = 0
+    transitions: int = 0
+    notifications: int = 0
+    firing: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # evaluation rows, inserted at the end
+
+
+def thresholds(rule: AlertRule) -> Thresholds:
+    return Thresholds(threshold=float(rule.threshold or 0), warning=rule.warning_threshold,
+                      resolve=rule.resolve_threshold,
+                      min_samples=0 if rule.type == "event_frequency" else rule.min_samples)
+
+
+def evaluate(settings: Settings, client: Any, base_url: str, now: datetime | None = None) -> EvaluationSummary:
+    now = now or utcnow()
+    summary = EvaluationSummary()
+    with session_scope(settings) as session:
+        rules = list(session.scalars(select(AlertRule).where(AlertRule.enabled.is_(True)).order_by(AlertRule.id)))
+        summary.rules = len(rules)
+        if not rules:
+            return summary
+        measured = measure(client, rules, now)
+        contexts = _contexts(session, base_url, rules)
+        states: dict[int, dict[str, AlertRuleState]] = {r.id: {} for r in rules}
+        for s in session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id.in_([r.id for r in rules]))):
+            states[s.rule_id][s.scope_key] = s
+        for rule in rules:
+            ctx, own = contexts[rule.id], states[rule.id]
+            window_start = now - timedelta(seconds=rule.window_seconds)
+            if rule.type in EVENT_TYPES:
+                _occurrences(session, rule, measured[rule.id], own, ctx, now, summary)
+                continue
+            found = {m.scope_key: m for m in measured[rule.id]}
+            for scope, state in own.items():  # a firing issue with no events now: value 0
+                if scope not in found and state.state in ("firing", "warning"):
+                    found[scope] = Measurement(scope, 0.0, 0, window_start, now, state.release,
+                                               issue_id=_issue(scope))
+            quiet = [m for m in found.values() if _quiet(rule, m, own)]
+            quiet_keys = {m.scope_key for m in quiet}
+            for m in found.values():
+                if m.scope_key not in quiet_keys:
+                    _step(session, rule, m, own, ctx, now, summary)
+            if quiet or not found:
+                # Issues that are and were within the threshold share one evaluation row per tick (a rule
+                # over a busy project would otherwise write a row per issue per minute).
+                top = max(quiet, key=lambda m: m.value or 0.0, default=None)
+                text = (f"{len(quiet)} issue(s) within the threshold; highest {top.value:,.0f} (issue {top.scope_key})"
+                        if top else "nothing in the window")
+                _record(rule, Measurement("*", top.value if top else None, sum(m.samples for m in quiet),
+                                          window_start, now), "ok", "ok", text, False, now, summary)
+        if summary.rows:
+            session.execute(insert(AlertEvaluation), summary.rows)
+        if now.minute == 0:
+            session.execute(delete(AlertEvaluation).where(
+                AlertEvaluation.evaluated_at < now - KEEP_UNCHANGED,
+                AlertEvaluation.state_before == AlertEvaluation.state_after, AlertEvaluation.notified.is_(False)))
+    return summary
+
+
+def _quiet(rule: AlertRule, m: Measurement, own: dict[str, AlertRuleState]) -> bool:
+    """A per-issue figure that neither has a state nor needs one (within warning and threshold)."""
+    if rule.type != "event_frequency" or m.scope_key in own or m.value is None:
+        return False
+    limit = rule.warning_threshold if rule.warning_threshold is not None else rule.threshold
+    return limit is not None and m.value <= limit
+
+
+def _issue(scope: str) -> int | None:
+    head = scope.split("@", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _contexts(session: Session, base_url: str, rules: list[AlertRule]) -> dict[int, Context]:
+    projects = {p.id: p for p in session.scalars(select(Project).where(Project.id.in_({r.project_id for r in rules})))}
+    orgs = {o.id: o.slug for o in session.scalars(select(Organization).where(Organization.id.in_({r.org_id for r in rules})))}
+    return {r.id: Context(base_url, orgs.get(r.org_id, ""), projects[r.project_id].slug if r.project_id in projects
+                          else "") for r in rules}
+
+
+def _state(session: Session, rule: AlertRule, scope: str, own: dict[str, AlertRuleState],
+           now: datetime) -> AlertRuleState:
+    state = own.get(scope)
+    if state is None:
+        state = AlertRuleState(rule_id=rule.id, scope_key=scope, state="insufficient_data", since=now, updated_at=now)
+        session.add(state)
+        own[scope] = state
+    return state
+
+
+def _step(session: Session, rule: AlertRule, m: Measurement, own: dict[str, AlertRuleState], ctx: Context,
+          now: datetime, summary: EvaluationSummary) -> None:
+    state = _state(session, rule, m.scope_key, own, now)
+    renotify = timedelta(minutes=rule.renotify_minutes) if rule.renotify_minutes else None
+    decision: Decision = decide(state.state, m.value, m.samples, thresholds(rule), what(rule)[1],
+                                state.last_notified_at, renotify, now)
+    before = state.state
+    if decision.state != before:
+        state.state, state.since = decision.state, now
+        if decision.state == "firing":
+            state.release = m.release
+        summary.transitions += 1
+    state.value, state.updated_at = m.value, now
+    notified = False
+    if decision.notify and rule.channel_ids:
+        payload = compose(rule, decision.notify, m, state.since, state.release, ctx)
+        summary.notifications += len(outbox.enqueue(session, rule.org_id, list(rule.channel_ids), decision.notify,
+                                                    payload, rule.id))
+        state.last_notified_at, notified = now, True
+    if decision.state == "firing":
+        summary.firing.append(f"{rule.name} [{m.scope_key}]")
+    _record(rule, m, before, decision.state, decision.text, notified, now, summary)
+
+
+def _occurrences(session: Session, rule: AlertRule, found: list[Measurement], own: dict[str, AlertRuleState],
+                 ctx: Context, now: datetime, summary: EvaluationSummary) -> None:
+    """New issues and regressions notify once per occurrence (the scope remembers it was notified)."""
+    fresh = [m for m in found if m.scope_key not in own]
+    window = Measurement("*", float(len(fresh)), len(found), now - timedelta(seconds=rule.window_seconds), now)
+    word = "new issue" if rule.type == "new_issue" else "regression"
+    # An occurrence fires once; it counts as firing for the rule's window, then as resolved (no message:
+    # nothing ended, the window just passed). The "*" row gives the rule a state before any occurrence.
+    overall = _state(session, rule, "*", own, now)
+    if overall.state != "ok":
+        overall.state, overall.since = "ok", now
+    for state in own.values():
+        if state.state == "firing" and now - state.since >= timedelta(seconds=rule.window_seconds):
+            state.state, state.updated_at = "resolved", now
+    if not fresh:
+        _record(rule, window, "ok", "ok", f"no {word} not yet notified in the window", False, now, summary)
+        return
+    for m in fresh:
+        state = _state(session, rule, m.scope_key, own, now)
+        state.state, state.value, state.release, state.since = "firing", 1.0, m.release, now
+        notified = False
+        if rule.channel_ids:
+            payload = compose(rule, "firing", m, now, m.release, ctx)
+            summary.notifications += len(outbox.enqueue(session, rule.org_id, list(rule.channel_ids), "firing",
+                                                        payload, rule.id))
+            state.last_notified_at, notified = now, True
+        summary.transitions += 1
+        summary.firing.append(f"{rule.name} [{m.title}]")
+        _record(rule, m, "ok", "firing", f"{word}: {m.title}", notified, now, summary)
+
+
+def _record(rule: AlertRule, m: Measurement, before: str, after: str, text: str, notified: bool,
+            now: datetime, summary: EvaluationSummary) -> None:
+    """Queue one evaluation row; all of a tick's rows are inserted at once (one statement, not one per row)."""
+    summary.rows.append({
+        "org_id": rule.org_id, "rule_id": rule.id, "scope_key": m.scope_key[:300], "evaluated_at": now,
+        "window_start": m.window_start, "window_end": m.window_end, "value": m.value, "samples": m.samples,
+        "threshold": rule.threshold, "state_before": before, "state_after": after, "decision": text[:200],
+        "notified": notified,
+    })
+    summary.evaluations += 1

@@ -1,0 +1,155 @@
+"""What each rule type measures in the warehouse, for many rules at once.
+
+- ``performance_budget``: :mod:`stacklens.performance.metric_window` (one query for every such rule).
+- ``event_frequency``: events (or distinct users) per issue in the window, with the rule's filters.
+- ``error_rate``: 100 × failed transactions / transactions in the window (failed: a status other than ok,
+  cancelled or unknown, or an HTTP status >= 500), with the environment and release filters.
+- ``new_issue``: issues whose first event is inside the window and that have an event matching the filters.
+- ``regression``: issues the workflow marked ``regressed`` inside the window (``issue_history``).
+
+Rules sharing a type, window and filters share one query over all their projects. Filter values are
+server-side parameters; the SQL is composed from the constant fragments below only.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from stacklens.control.alert_models import AlertRule
+from stacklens.performance.metric_window import WindowRequest, compute_many
+
+
+@dataclass(frozen=True)
+class Measurement:
+    scope_key: str  # "*" for project-wide figures, the issue id for per-issue ones
+    value: float | None
+    samples: int
+    window_start: datetime
+    window_end: datetime
+    release: str = ""
+    title: str = ""
+    issue_id: int | None = None
+
+
+_FILTERS = {
+    "environment": "environment = {environment:String}",
+    "release": "release = {release:String}",
+    "level": "level = {level:String}",
+    "tag": "tags[{tag_key:String}] = {tag_value:String}",
+}
+FREQUENCY = (
+    "SELECT project_id, issue_id, count() AS events, uniqExact(user_key) AS users, argMax(title, timestamp),"
+    " argMin(release, timestamp) FROM events WHERE project_id IN {project_ids:Array(UInt64)}"
+    " AND timestamp >= {since:DateTime64(3, 'UTC')} AND timestamp < {until:DateTime64(3, 'UTC')} {filters}"
+    " GROUP BY project_id, issue_id"
+)
+ERROR_RATE = (
+    "SELECT project_id, count() AS n,"
+    " countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500) AS failed,"
+    " argMax(toString(release), timestamp) FROM transactions WHERE project_id IN {project_ids:Array(UInt64)}"
+    " AND timestamp >= {since:DateTime64(3, 'UTC')} AND timestamp < {until:DateTime64(3, 'UTC')} {filters}"
+    " GROUP BY project_id"
+)
+NEW_ISSUES = (
+    "SELECT project_id, issue_id, min(first_seen) AS first, argMaxMerge(title), argMaxMerge(last_release)"
+    " FROM issue_live_counters WHERE project_id IN {project_ids:Array(UInt64)} AND issue_id IN"
+    " (SELECT issue_id FROM events WHERE project_id IN {project_ids:Array(UInt64)}"
+    "  AND timestamp >= {since:DateTime64(3, 'UTC')} {filters})"
+    " GROUP BY project_id, issue_id HAVING first >= {since:DateTime64(3, 'UTC')}"
+)
+REGRESSIONS = (
+    "SELECT h.project_id, h.issue_id, max(h.at), argMax(h.release, h.at), any(c.title) FROM issue_history AS h"
+    " LEFT JOIN (SELECT project_id, issue_id, argMaxMerge(title) AS title FROM issue_live_counters"
+    "  WHERE project_id IN {project_ids:Array(UInt64)} GROUP BY project_id, issue_id) AS c"
+    "  ON c.project_id = h.project_id AND c.issue_id = h.issue_id"
+    " WHERE h.project_id IN {project_ids:Array(UInt64)} AND h.to_status = 'regressed'"
+    " AND h.at >= {since:DateTime64(3, 'UTC')} {filters} GROUP BY h.project_id, h.issue_id"
+)
+
+# The release of the newest page loads: what a performance alert names as the release it started in.
+LATEST_RELEASE = (
+    "SELECT project_id, argMax(release, hour) FROM page_hour_states FINAL"
+    " WHERE project_id IN {project_ids:Array(UInt64)} AND hour >= {since:DateTime('UTC')} GROUP BY project_id"
+)
+
+
+def _filter_sql(rule: AlertRule, allowed: tuple[str, ...], prefix: str = "") -> tuple[str, dict[str, Any]]:
+    parts, params = [], {}
+    filters = dict(rule.filters or {})
+    if rule.environment:
+        filters["environment"] = rule.environment
+    for name in allowed:
+        value = filters.get(name)
+        if not value:
+            continue
+        parts.append(prefix + _FILTERS[name])
+        if name == "tag":
+            params["tag_key"], params["tag_value"] = value.split(":", 1)
+        else:
+            params[name] = value
+    return "".join(f" AND {p}" for p in parts), params
+
+
+def _group_key(rule: AlertRule) -> tuple:  # type: ignore[type-arg]
+    return (rule.type, rule.window_seconds, rule.environment, tuple(sorted((rule.filters or {}).items())))
+
+
+def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, list[Measurement]]:
+    """Rule id → its measurements now."""
+    out: dict[int, list[Measurement]] = {r.id: [] for r in rules}
+    perf = [r for r in rules if r.type == "performance_budget"]
+    if perf:
+        requests = [WindowRequest(r.project_id, r.metric, r.statistic, r.scope, timedelta(seconds=r.window_seconds),
+                                  r.environment) for r in perf]
+        values = compute_many(client, requests, now)
+        releases = dict(client.query(LATEST_RELEASE, parameters={
+            "project_ids": sorted({r.project_id for r in perf}), "since": min(v.since for v in values)}).result_rows)
+        for rule, got in zip(perf, values, strict=True):
+            out[rule.id].append(Measurement("*", got.value, got.samples, got.since, got.until,
+                                            str(releases.get(rule.project_id, ""))))
+    groups: dict[tuple, list[AlertRule]] = defaultdict(list)  # type: ignore[type-arg]
+    for rule in rules:
+        if rule.type != "performance_budget":
+            groups[_group_key(rule)].append(rule)
+    for group in groups.values():
+        _measure_group(client, group, now, out)
+    return out
+
+
+def _measure_group(client: Any, group: list[AlertRule], now: datetime, out: dict[int, list[Measurement]]) -> None:
+    first = group[0]
+    since = now - timedelta(seconds=first.window_seconds)
+    params: dict[str, Any] = {"project_ids": sorted({r.project_id for r in group}), "since": since, "until": now}
+    by_project: dict[int, list[Measurement]] = defaultdict(list)
+    if first.type == "event_frequency":
+        filters, extra = _filter_sql(first, ("environment", "release", "level", "tag"))
+        rows = client.query(FREQUENCY.replace("{filters}", filters), parameters={**params, **extra}).result_rows
+        for project_id, issue_id, events, users, title, release in rows:
+            value = users if first.count_kind == "users" else events
+            by_project[int(project_id)].append(Measurement(str(issue_id), float(value), int(events), since, now,
+                                                           str(release), str(title), int(issue_id)))
+    elif first.type == "error_rate":
+        filters, extra = _filter_sql(first, ("environment", "release"))
+        rows = client.query(ERROR_RATE.replace("{filters}", filters), parameters={**params, **extra}).result_rows
+        for project_id, n, failed, release in rows:
+            by_project[int(project_id)].append(
+                Measurement("*", 100.0 * failed / n if n else None, int(n), since, now, str(release)))
+    elif first.type == "new_issue":
+        filters, extra = _filter_sql(first, ("environment", "release", "level", "tag"))
+        rows = client.query(NEW_ISSUES.replace("{filters}", filters), parameters={**params, **extra}).result_rows
+        for project_id, issue_id, _first_seen, title, release in rows:
+            by_project[int(project_id)].append(Measurement(str(issue_id), 1.0, 1, since, now, str(release),
+                                                           str(title), int(issue_id)))
+    elif first.type == "regression":
+        filters, extra = _filter_sql(first, ("release",), prefix="h.")
+        rows = client.query(REGRESSIONS.replace("{filters}", filters), parameters={**params, **extra}).result_rows
+        for project_id, issue_id, at, release, title in rows:
+            by_project[int(project_id)].append(Measurement(f"{issue_id}@{at.isoformat()}", 1.0, 1, since, now,
+                                                           str(release), str(title or ""), int(issue_id)))
+    for rule in group:
+        out[rule.id].extend(by_project.get(rule.project_id, []))
+        if first.type == "error_rate" and not by_project.get(rule.project_id):
+            out[rule.id].append(Measurement("*", None, 0, since, now))

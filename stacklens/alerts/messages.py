@@ -1,0 +1,93 @@
+"""The words of a notification: what fired, the value against the threshold, since when, the release it
+started in, and a link back to the issue, the budget or the performance page. Event data is escaped in HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from urllib.parse import quote
+
+from stacklens.alerts.measures import Measurement
+from stacklens.alerts.rules import TYPE_LABELS, format_window
+from stacklens.alerts.state import fmt
+from stacklens.control.alert_models import AlertRule
+from stacklens.performance.metric_window import METRICS
+
+KIND_WORDS = {"firing": "Firing", "resolved": "Resolved", "renotify": "Still firing", "test": "Test"}
+
+
+@dataclass(frozen=True)
+class Context:
+    base_url: str
+    org_slug: str
+    project_slug: str
+
+
+def what(rule: AlertRule) -> tuple[str, str]:
+    """(what is measured, unit) in plain words."""
+    if rule.type == "performance_budget":
+        label, unit = METRICS[rule.metric][0], METRICS[rule.metric][1]
+        scope = "all pages" if rule.scope == "*" else rule.scope
+        return f"{label} {rule.statistic} on {scope}", unit
+    if rule.type == "error_rate":
+        return "error rate (failed transactions)", "%"
+    if rule.type == "event_frequency":
+        return f"{rule.count_kind} per issue", rule.count_kind
+    return TYPE_LABELS[rule.type].lower(), ""
+
+
+def link(rule: AlertRule, ctx: Context, m: Measurement | None) -> str:
+    project = f"{ctx.base_url}/orgs/{ctx.org_slug}/projects/{ctx.project_slug}"
+    if m is not None and m.issue_id is not None:
+        return f"{project}/issues/{m.issue_id}"
+    if rule.type == "performance_budget":
+        if rule.budget_id is not None:
+            return f"{project}/performance/budgets"
+        if rule.scope != "*" and "*" not in rule.scope:
+            return f"{project}/performance/pages/detail?page={quote(rule.scope, safe='')}"
+        return f"{project}/performance"
+    return f"{ctx.base_url}/orgs/{ctx.org_slug}/alerts/{rule.id}"
+
+
+def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release: str, ctx: Context) -> dict:
+    """The outbox payload: subject, text, html, link and the webhook's structured data."""
+    measured, unit = what(rule)
+    env = f" in {rule.environment}" if rule.environment else ""
+    target = link(rule, ctx, m)
+    lines: list[tuple[str, str]] = []
+    if rule.type in ("new_issue", "regression"):
+        headline = f"{TYPE_LABELS[rule.type]}: {m.title or 'issue ' + str(m.issue_id)}"
+        lines.append(("What", f"{TYPE_LABELS[rule.type]} in {ctx.project_slug}{env}: {m.title}"))
+    else:
+        subject_of = f"issue {m.title!r}: " if m.issue_id is not None else ""
+        value, threshold = fmt(m.value, unit), fmt(rule.threshold, unit)
+        relation = ">" if kind != "resolved" else "<="
+        against = threshold if kind != "resolved" or rule.resolve_threshold is None else fmt(rule.resolve_threshold, unit)
+        headline = f"{rule.name}: {subject_of}{measured} {value} {relation} {against}"
+        lines.append(("What", f"{measured}{env} over {format_window(rule.window_seconds)} ({ctx.project_slug})"))
+        lines.append(("Value", f"{value} against threshold {threshold} ({m.samples} samples)"))
+    lines.append(("Since", since.strftime("%Y-%m-%d %H:%M UTC")))
+    lines.append(("Release", release or "unknown"))
+    lines.append(("Rule", f"{rule.name} ({TYPE_LABELS[rule.type]})"))
+    subject = f"[{KIND_WORDS.get(kind, kind)}] {headline}"
+    text = "\n".join(f"{k}: {v}" for k, v in lines) + f"\n\nOpen: {target}\n"
+    rows = "".join(f"<tr><th align='left'>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in lines)
+    html = (f"<h2>{escape(subject)}</h2><table>{rows}</table>"
+            f"<p><a href=\"{escape(target)}\">Open in StackLens</a></p>")
+    data = {"rule_id": rule.id, "rule": rule.name, "rule_type": rule.type, "state": kind,
+            "project": ctx.project_slug, "scope": m.scope_key, "value": m.value, "threshold": rule.threshold,
+            "samples": m.samples, "since": since.isoformat().replace("+00:00", "Z"), "release": release,
+            "issue_id": m.issue_id, "window_start": m.window_start.isoformat().replace("+00:00", "Z"),
+            "window_end": m.window_end.isoformat().replace("+00:00", "Z")}
+    return {"subject": subject[:250], "text": text, "html": html, "link": target, "data": data}
+
+
+def channel_test_payload(channel_name: str, base_url: str, org_slug: str) -> dict:
+    target = f"{base_url}/orgs/{org_slug}/settings/channels"
+    text = (f"This is a test notification to the channel {channel_name!r}, sent through the same outbox as real "
+            f"alerts.\n\nOpen: {target}\n")
+    return {"subject": f"[Test] StackLens channel {channel_name}", "text": text,
+            "html": f"<p>This is a test notification to the channel <b>{escape(channel_name)}</b>.</p>"
+                    f"<p><a href=\"{escape(target)}\">Open in StackLens</a></p>",
+            "link": target, "data": {"test": True, "channel": channel_name}}

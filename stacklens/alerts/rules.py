@@ -1,0 +1,260 @@
+"""Alert rules: validation of the request body (DESIGN §7.2 field names), create / update / delete / list.
+
+Every rule is "above" a threshold: a performance metric above a budget, more than N events (or users) in a
+window, an error rate above X %. New-issue and regression rules fire on each occurrence instead. Bad input
+raises :class:`AlertInputError` naming the field. Callers own the transaction.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stacklens.alerts.errors import AlertInputError, AlertNotFound
+from stacklens.control.activity import record_activity
+from stacklens.control.alert_models import AlertChannel, AlertRule
+from stacklens.control.models import Budget, Project, utcnow
+from stacklens.performance.metric_window import METRICS, STATISTICS
+
+RULE_TYPES = ("performance_budget", "new_issue", "regression", "event_frequency", "error_rate")
+TYPE_LABELS = {
+    "performance_budget": "Performance Budget",
+    "new_issue": "New issue",
+    "regression": "Regression",
+    "event_frequency": "Event frequency",
+    "error_rate": "Error rate",
+}
+LEVELS = ("fatal", "error", "warning", "info", "debug")
+THRESHOLD_TYPES = ("performance_budget", "event_frequency", "error_rate")
+_WINDOW = re.compile(r"^\s*(\d{1,4})\s*([mhd])\s*$")
+_UNIT = {"m": 60, "h": 3600, "d": 86400}
+MAX_WINDOW = timedelta(days=30)
+# Budget metric → (rule metric, statistic): "alert me when this budget fails".
+BUDGET_METRIC_MAP = {"load_time_ms": ("load_time_ms", "p75"), "ttfb_ms": ("ttfb_ms", "p75"),
+                     "lcp_ms": ("lcp_ms", "p75"), "inp_ms": ("inp_ms", "p75"), "cls": ("cls", "p75"),
+                     "api_p95_ms": ("api_ms", "p95")}
+
+
+def parse_window(value: object, field: str = "window") -> int:
+    """Seconds of ``"30m"``, ``"6h"``, ``"7d"`` (or an integer of seconds); 1 minute to 30 days."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    elif isinstance(value, str) and (match := _WINDOW.match(value)):
+        seconds = int(match.group(1)) * _UNIT[match.group(2)]
+    else:
+        raise AlertInputError(field, f"{value!r} is not a window; write it like 30m, 6h or 7d")
+    if not 60 <= seconds <= MAX_WINDOW.total_seconds():
+        raise AlertInputError(field, "must be between 1m and 30d")
+    return seconds
+
+
+def format_window(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _number(value: object, field: str, *, required: bool, minimum: float = 0.0,
+            maximum: float | None = None) -> float | None:
+    if value is None or value == "":
+        if required:
+            raise AlertInputError(field, "is required for this rule type")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise AlertInputError(field, f"must be a number (got {type(value).__name__})")
+    try:
+        number = float(value)
+    except ValueError as exc:
+        raise AlertInputError(field, f"must be a number (got {value!r})") from exc
+    if number != number or number in (float("inf"), float("-inf")) or number < minimum:
+        raise AlertInputError(field, f"must be a finite number >= {minimum:g}")
+    if maximum is not None and number > maximum:
+        raise AlertInputError(field, f"must be at most {maximum:g}")
+    return number
+
+
+def _integer(value: object, field: str, default: int, minimum: int, maximum: int) -> int:
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise AlertInputError(field, f"must be a whole number (got {value!r})")
+    try:
+        number = int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError) as exc:
+        raise AlertInputError(field, f"must be a whole number (got {value!r})") from exc
+    if not minimum <= number <= maximum:
+        raise AlertInputError(field, f"must be between {minimum} and {maximum}")
+    return number
+
+
+def _text(value: object, field: str, max_len: int, pattern: re.Pattern[str] | None = None) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value.strip()) > max_len:
+        raise AlertInputError(field, f"must be text of at most {max_len} characters")
+    value = value.strip()
+    if value and pattern is not None and not pattern.match(value):
+        raise AlertInputError(field, f"{value!r} is not valid")
+    return value
+
+
+def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The validated column values of a rule from a request body (all fields, defaults applied)."""
+    kind = body.get("type")
+    if kind not in RULE_TYPES:
+        raise AlertInputError("type", f"unknown rule type {kind!r}; use one of {', '.join(RULE_TYPES)}")
+    name = _text(body.get("name"), "name", 200)
+    if not name:
+        raise AlertInputError("name", "give the rule a name")
+    slug = body.get("project")
+    project = session.scalar(select(Project).where(Project.slug == slug, Project.org_id == org_id)) \
+        if isinstance(slug, str) else None
+    if project is None:
+        raise AlertInputError("project", f"no project {slug!r} in this organization")
+    values: dict[str, Any] = {"type": kind, "name": name, "project_id": project.id}
+    values["window_seconds"] = parse_window(body.get("window") or ("7d" if kind == "performance_budget" else "1h"))
+    values["environment"] = _text(body.get("environment"), "environment", 64)
+    values["metric"], values["statistic"], values["scope"] = "", "", "*"
+    if kind == "performance_budget":
+        metric = body.get("metric")
+        if metric not in METRICS:
+            raise AlertInputError("metric", f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+        statistic = body.get("statistic") or METRICS[metric][3][0 if len(METRICS[metric][3]) == 1 else 1]
+        if statistic not in METRICS[metric][3]:
+            raise AlertInputError("statistic", f"{metric} keeps {', '.join(METRICS[metric][3])}; "
+                                  f"{statistic!r} is not one of them (all: {', '.join(STATISTICS)})")
+        if values["window_seconds"] < 3600:
+            raise AlertInputError("window", "a performance rule needs a window of at least 1h (hourly states)")
+        values.update(metric=metric, statistic=statistic,
+                      scope=_text(body.get("scope") or "*", "scope", 300, re.compile(r"^(\*|/\S*)$")) or "*")
+    maximum = 100.0 if kind == "error_rate" else None
+    required = kind in THRESHOLD_TYPES
+    threshold = _number(body.get("threshold"), "threshold", required=required, maximum=maximum)
+    warning = _number(body.get("warning_threshold"), "warning_threshold", required=False, maximum=maximum)
+    resolve = _number(body.get("resolve_threshold"), "resolve_threshold", required=False, maximum=maximum)
+    if threshold is not None and warning is not None and warning >= threshold:
+        raise AlertInputError("warning_threshold", "must be below the threshold")
+    if threshold is not None and resolve is not None and resolve > threshold:
+        raise AlertInputError("resolve_threshold", "must be at most the threshold (it is where firing stops)")
+    values.update(threshold=threshold if required else None, warning_threshold=warning if required else None,
+                  resolve_threshold=resolve if required else None)
+    values["min_samples"] = _integer(body.get("min_samples"), "min_samples",
+                                     20 if kind in ("performance_budget", "error_rate") else 1, 1, 1_000_000)
+    count_kind = body.get("count_kind") or "events"
+    if count_kind not in ("events", "users"):
+        raise AlertInputError("count_kind", "must be events or users")
+    values["count_kind"] = count_kind
+    values["filters"] = _filters(body.get("filters") or {}, body)
+    values["renotify_minutes"] = _integer(body.get("renotify_minutes"), "renotify_minutes", 0, 0, 7 * 24 * 60)
+    values["channel_ids"] = _channels(session, org_id, body.get("channels"))
+    values["enabled"] = body.get("enabled", True) is not False
+    return values
+
+
+def _filters(raw: object, body: dict[str, Any]) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise AlertInputError("filters", "must be an object with release, level and tag")
+    merged = {k: raw.get(k, body.get(k)) for k in ("release", "level", "tag")}
+    out = {}
+    if merged["release"]:
+        out["release"] = _text(merged["release"], "release", 200)
+    if merged["level"]:
+        if merged["level"] not in LEVELS:
+            raise AlertInputError("level", f"unknown level {merged['level']!r}; use one of {', '.join(LEVELS)}")
+        out["level"] = merged["level"]
+    if merged["tag"]:
+        tag = _text(merged["tag"], "tag", 200)
+        if ":" not in tag or not tag.split(":", 1)[0]:
+            raise AlertInputError("tag", "write a tag filter as key:value")
+        out["tag"] = tag
+    return out
+
+
+def _channels(session: Session, org_id: int, raw: object) -> list[int]:
+    if raw in (None, ""):
+        return []
+    if not isinstance(raw, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in raw):
+        raise AlertInputError("channels", "must be a list of channel ids")
+    owned = set(session.scalars(select(AlertChannel.id).where(AlertChannel.org_id == org_id,
+                                                              AlertChannel.id.in_(raw or [-1]))))
+    missing = [c for c in raw if c not in owned]
+    if missing:
+        raise AlertInputError("channels", f"no channel {missing[0]} in this organization")
+    return sorted(set(raw))
+
+
+def create_rule(session: Session, org_id: int, body: dict[str, Any], actor_user_id: int | None = None) -> AlertRule:
+    rule = AlertRule(org_id=org_id, **clean(session, org_id, body))
+    rule.budget_id = body.get("budget_id") if isinstance(body.get("budget_id"), int) else None
+    session.add(rule)
+    session.flush()
+    record_activity(session, org_id, "alert_rule.created", "alert_rule", rule.id, actor_user_id,
+                    {"name": rule.name, "type": rule.type})
+    return rule
+
+
+def update_rule(session: Session, org_id: int, rule_id: int, body: dict[str, Any],
+                actor_user_id: int | None = None) -> AlertRule:
+    """Replace the rule's definition (the body as for creation); its states start over."""
+    rule = get_rule(session, org_id, rule_id)
+    for key, value in clean(session, org_id, body).items():
+        setattr(rule, key, value)
+    rule.updated_at = utcnow()
+    from stacklens.control.alert_models import AlertRuleState
+
+    for state in session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id)):
+        session.delete(state)
+    record_activity(session, org_id, "alert_rule.updated", "alert_rule", rule.id, actor_user_id, {"name": rule.name})
+    return rule
+
+
+def delete_rule(session: Session, org_id: int, rule_id: int, actor_user_id: int | None = None) -> None:
+    rule = get_rule(session, org_id, rule_id)
+    session.delete(rule)
+    record_activity(session, org_id, "alert_rule.deleted", "alert_rule", rule_id, actor_user_id, {"name": rule.name})
+
+
+def get_rule(session: Session, org_id: int, rule_id: int) -> AlertRule:
+    rule = session.get(AlertRule, rule_id)
+    if rule is None or rule.org_id != org_id:
+        raise AlertNotFound("rule", f"no alert rule {rule_id} in this organization")
+    return rule
+
+
+def list_rules(session: Session, org_id: int) -> list[AlertRule]:
+    return list(session.scalars(select(AlertRule).where(AlertRule.org_id == org_id).order_by(AlertRule.id)))
+
+
+def body_from_budget(session: Session, org_id: int, budget_id: int, channels: list[int]) -> dict[str, Any]:
+    """A rule body that alerts when the budget fails (its metric, scope and value over 7 days)."""
+    budget = session.get(Budget, budget_id)
+    if budget is None or budget.org_id != org_id:
+        raise AlertNotFound("budget", f"no budget {budget_id} in this organization")
+    if budget.metric not in BUDGET_METRIC_MAP:
+        raise AlertInputError("budget_id", f"budgets on {budget.metric} cannot be alerted on yet; "
+                              f"use one of {', '.join(BUDGET_METRIC_MAP)}")
+    metric, statistic = BUDGET_METRIC_MAP[budget.metric]
+    project = session.get(Project, budget.project_id)
+    return {"name": f"Budget: {budget.metric} on {budget.scope}", "type": "performance_budget",
+            "project": project.slug if project else "", "metric": metric, "statistic": statistic,
+            "threshold": budget.value, "scope": budget.scope, "window": "7d", "channels": channels,
+            "budget_id": budget.id}
+
+
+def rule_out(rule: AlertRule, project_slug: str) -> dict[str, Any]:
+    """The API shape of a rule (the request's field names, plus id and timestamps)."""
+    return {
+        "id": rule.id, "name": rule.name, "type": rule.type, "project": project_slug, "metric": rule.metric,
+        "statistic": rule.statistic, "scope": rule.scope, "threshold": rule.threshold,
+        "warning_threshold": rule.warning_threshold, "resolve_threshold": rule.resolve_threshold,
+        "window": format_window(rule.window_seconds), "min_samples": rule.min_samples,
+        "count_kind": rule.count_kind, "environment": rule.environment, "filters": rule.filters or {},
+        "renotify_minutes": rule.renotify_minutes, "channels": list(rule.channel_ids or []),
+        "budget_id": rule.budget_id, "enabled": rule.enabled,
+        "created_at": rule.created_at.isoformat().replace("+00:00", "Z"),
+    }

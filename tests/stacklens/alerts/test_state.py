@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from stacklens.alerts.state import Thresholds, decide
+
+T = Thresholds(threshold=2000, warning=1500, resolve=1800, min_samples=20)
+
+
+def run(values: list[tuple[float | None, int]]) -> list[tuple[str, str | None]]:
+    state, out = "insufficient_data", []
+    for value, samples in values:
+        d = decide(state, value, samples, T, "ms")
+        state = d.state
+        out.append((d.state, d.notify))
+    return out
+
+
+def test_hysteresis_warning_and_transitions_only() -> None:
+    got = run([(1000, 50), (1600, 50), (2100, 50), (2200, 50), (1900, 50), (1790, 50), (1900, 50), (2001, 50)])
+    assert got == [("ok", None), ("warning", None), ("firing", "firing"), ("firing", None), ("firing", None),
+                   ("resolved", "resolved"), ("warning", None), ("firing", "firing")]
+
+
+def test_insufficient_data_never_fires_and_never_resolves() -> None:
+    got = run([(9999, 3), (2100, 50), (None, 0), (1000, 50)])
+    assert got == [("insufficient_data", None), ("firing", "firing"), ("insufficient_data", None), ("ok", None)]
+    assert "3 samples < 20" in decide("ok", 9999, 3, T).text
+
+
+def test_renotify_interval_while_firing() -> None:
+    now = datetime(2026, 11, 22, 12, tzinfo=UTC)
+    kwargs = {"renotify": timedelta(minutes=30), "now": now}
+    assert decide("firing", 2500, 50, T, last_notified=now - timedelta(minutes=10), **kwargs).notify is None
+    assert decide("firing", 2500, 50, T, last_notified=now - timedelta(minutes=31), **kwargs).notify == "renotify"
+    assert decide("firing", 2500, 50, T, last_notified=now - timedelta(hours=5)).notify is None  # no interval set
+    d = decide("ok", 2310, 50, T, "ms")
+    assert d.text == "firing: 2,310 ms > 2,000 ms"

@@ -1,0 +1,61 @@
+"""The demo's alerting: a signed webhook channel to the shop's inbox and a rule of each type, idempotent;
+a test send reaches the inbox, which verifies the signature and keeps each webhook-id once."""
+
+from __future__ import annotations
+
+import stat
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from sqlalchemy import select
+
+from demo_shop.alert_inbox import inbox_router
+from stacklens.alerts.sending import send_test
+from stacklens.control.alert_models import AlertChannel, AlertRule
+from stacklens.control.db import session_scope
+from stacklens.demo.alerts import INBOX_PATH, demo_allow, ensure_demo_alerts
+from stacklens.settings import Settings
+from tests.stacklens.alerts.helpers import free_port, org_with_project
+
+
+@pytest.fixture
+def shop(tmp_path) -> Iterator[tuple[str, object]]:  # noqa: ANN001
+    secret_file = tmp_path / "webhook_secret"
+    app = FastAPI()
+    app.include_router(inbox_router(secret_file))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}", secret_file
+    server.should_exit = True
+    thread.join(5)
+
+
+def test_demo_channel_and_rules_fill_the_pages_and_deliver(settings: Settings, shop) -> None:  # noqa: ANN001
+    url, secret_file = shop
+    org_id, _, slug = org_with_project(settings)
+    ensure_demo_alerts(settings, "Acme", slug, url, secret_file)
+    ensure_demo_alerts(settings, "Acme", slug, url, secret_file)  # again: nothing doubles
+    assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600 and secret_file.read_text().startswith("whsec_")
+    with session_scope(settings) as session:
+        (channel,) = session.scalars(select(AlertChannel).where(AlertChannel.org_id == org_id))
+        types = sorted(r.type for r in session.scalars(select(AlertRule).where(AlertRule.org_id == org_id)))
+    assert types == sorted(["performance_budget", "performance_budget", "new_issue", "regression",
+                            "event_frequency", "error_rate"])
+    allowed = settings.model_copy(update={"outbound_allow": demo_allow(settings)})
+    result = send_test(allowed, org_id, channel.id)
+    assert result["outcome"] == "delivered" and result["status_code"] == 200, result
+    inbox = httpx.get(url + INBOX_PATH).json()["received"]
+    assert inbox[0]["type"] == "alert.test" and inbox[0]["id"] == result["notification_id"]
+    forged = httpx.post(url + INBOX_PATH, json={"type": "x"}, headers={"webhook-id": "msg_x",
+                                                                      "webhook-timestamp": "1",
+                                                                      "webhook-signature": "v1,AAAA"})
+    assert forged.status_code == 401

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0003'
-down_revision = '0001'
+down_revision = '0002'  # after the sessions and invitations (issue #14)
 branch_labels = None
 depends_on = None
 

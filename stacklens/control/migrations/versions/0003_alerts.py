@@ -1,9 +1,9 @@
 """Alerting: rules, rule states, evaluations, channels, the notification outbox and the delivery log.
 
-The lead re-chains ``down_revision`` after the sessions revision (0002) at merge.
+It follows the sessions and invitations revision (0002).
 
 Revision ID: 0003
-Revises: 0001
+Revises: 0002
 Create Date: 2026-11-22 23:41:41.066486
 """
 

@@ -12,13 +12,13 @@ $(VENV)/bin/python:
 
 # Re-install whenever pyproject.toml, setup.py or an ingest module changes (the stamp is older than it): the
 # dev install compiles the ingest hot path with Cython (setup.py), and Python loads the compiled module first.
-BUILD_INPUTS := pyproject.toml setup.py $(wildcard stacklens/ingest/*.py)
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard stacklens/ingest/*.py stacklens/ingest/*/*.py)
 
 # `make up` on a fresh clone skips the compilation (~20 s of a first start that must show a populated
 # dashboard within two minutes; the demo's few events a second need no compiled ingest). Its reinstall
 # removes compiled modules a dev install left, so an edited module never runs from a stale build.
 $(VENV)/.server-installed: $(BUILD_INPUTS) | $(VENV)/bin/python
-	rm -f stacklens/ingest/*.so
+	rm -f stacklens/ingest/*.so stacklens/ingest/*/*.so
 	STACKLENS_PURE_PYTHON=1 $(PIP) install --quiet -e '.[server]'
 	touch $@
 

@@ -25,14 +25,11 @@ from stacklens.ingest.fields import (
     timestamp_of,
     user_of,
 )
-from stacklens.ingest.grouping import (
-    collapse_repeats,
-    exception_values,
-    fingerprint_event,
-    frame_label,
-    frames_of,
-    issue_id_for,
-)
+from stacklens.ingest.grouping import fingerprint_event, issue_id_for
+
+# The row's in-app frame list reads the exception chain the way grouping v1 does; it is a display column,
+# not part of the fingerprint, so it stays on v1's helpers whichever version groups the event.
+from stacklens.ingest.grouping.v1 import collapse_repeats, exception_values, frame_label, frames_of
 from stacklens.ingest.transactions import spans_rows, transaction_row
 
 __all__ = ["Origin", "event_row", "transaction_row", "spans_rows"]

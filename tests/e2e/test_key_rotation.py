@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e_stack import (
+
+from tests.e2e.e2e_stack import (
     BIN,
     Stack,
     all_issues,

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e_app import SECRET_PASSWORD, SECRET_TOKEN, SITES
-from e2e_stack import (
+
+from tests.e2e.e2e_contract import SECRET_PASSWORD, SECRET_TOKEN, SITES
+from tests.e2e.e2e_stack import (
     BIN,
     Proc,
     Stack,

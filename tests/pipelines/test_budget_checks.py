@@ -7,7 +7,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
-from pipeline_seed import TX_COLS
 
 from pipelines.assets.budgets import AGGREGATE_CHECK
 from pipelines.definitions import definitions_for
@@ -15,6 +14,7 @@ from pipelines.embedded import materialize_now
 from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import delete_budget, set_budget
 from stacklens.control.db import session_scope
+from tests.pipelines.pipeline_seed import TX_COLS
 
 CHECK = f"budget_status:{AGGREGATE_CHECK}"
 

@@ -7,12 +7,12 @@ import gc
 from datetime import UTC, datetime
 
 import dagster as dg
-from pipeline_seed import seed_errors
 
 from pipelines.definitions import build_definitions
 from pipelines.embedded import EmbeddedRunner, dagster_instance, materialize_now, tick_schedule
 from pipelines.resources import resources_for
 from stacklens.settings import Settings
+from tests.pipelines.pipeline_seed import seed_errors
 
 
 def _land(client, seed: int) -> None:  # type: ignore[no-untyped-def]

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from pipeline_seed import seed_errors, seed_performance
-
 from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
 from pipelines.execution import JOBS_TAG
 from stacklens.control.db import migrate_control_store
+from tests.pipelines.pipeline_seed import seed_errors, seed_performance
 
 TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 PERF_DAY, ERROR_DAY, LATE_DAY = (TODAY - timedelta(days=n) for n in (3, 2, 6))

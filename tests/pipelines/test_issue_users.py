@@ -6,10 +6,9 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from pipeline_seed import EV_COLS, ORG, PROJECT, _insert
-
 from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
+from tests.pipelines.pipeline_seed import EV_COLS, ORG, PROJECT, _insert
 
 ISSUE = 8101
 

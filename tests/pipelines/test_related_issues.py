@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import pytest
-from pipeline_seed import EV_COLS, ORG, PROJECT, _insert
 
 from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
+from tests.pipelines.pipeline_seed import EV_COLS, ORG, PROJECT, _insert
 
 A, B = 7001, 7002
 

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BROWSER_DIR, make_app_key, read_lines, wait_for
 
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.stacklens_sdk.helpers import BROWSER_DIR, make_app_key, read_lines, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -13,10 +13,10 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import httpx
 import pytest
-from conftest import make_app_key, read_lines
 
 import stacklens_sdk
 from stacklens_sdk.tunnel import TunnelMiddleware, asgi_app, browser_dsn
+from tests.stacklens_sdk.helpers import make_app_key, read_lines
 
 
 def envelope(key: str, *items: tuple[dict[str, object], bytes]) -> bytes:

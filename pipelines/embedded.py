@@ -32,7 +32,7 @@ from pipelines.cron import cron_due
 from pipelines.execution import Planned, RunOutcome, execute_planned, execute_request
 from stacklens.settings import Settings
 
-logger = logging.getLogger("stacklens.pipelines")
+logger = logging.getLogger(__name__)
 
 
 def dagster_instance(settings: Settings) -> dg.DagsterInstance:
@@ -49,17 +49,15 @@ def dagster_instance(settings: Settings) -> dg.DagsterInstance:
 def plan_schedules(
     defs: dg.Definitions,
     schedules: Iterable[dg.ScheduleDefinition],
-    instance: dg.DagsterInstance,
     when: datetime,
     follow_only: frozenset[str] = frozenset(),
 ) -> list[Planned]:
     """Evaluate ``schedules`` at ``when``: the runs they request, not executed yet. Jobs named in
     ``follow_only`` are planned only when an earlier schedule requested a run.
 
-    One evaluation context serves every schedule of the tick, and it is built without the instance: the plans
-    read the warehouse through the resources only, and a context holding an instance opens a second handle on
-    it (its storages) for every evaluation. ``instance`` is kept in the signature for callers that evaluate
-    with the same arguments as a tick.
+    One evaluation context serves every schedule of the tick, and it is built without the Dagster instance:
+    the plans read the warehouse through the resources only, and a context holding an instance opens a second
+    handle on it (its storages) for every evaluation.
     """
     planned: list[Planned] = []
     resources = defs.resources or {}
@@ -74,11 +72,9 @@ def plan_schedules(
     return planned
 
 
-def plan_schedule(
-    defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
-) -> list[Planned]:
+def plan_schedule(defs: dg.Definitions, schedule: dg.ScheduleDefinition, when: datetime) -> list[Planned]:
     """Evaluate one schedule at ``when``: the runs it requests, not executed yet."""
-    return plan_schedules(defs, [schedule], instance, when)
+    return plan_schedules(defs, [schedule], when)
 
 
 def tick_schedule(
@@ -87,7 +83,7 @@ def tick_schedule(
     """Evaluate one schedule at ``when`` and execute what it requests (as its own job's runs)."""
     return [
         execute_request(defs, p.job, p.request, instance, {"dagster/schedule_name": p.schedule})
-        for p in plan_schedule(defs, schedule, instance, when)
+        for p in plan_schedule(defs, schedule, when)
     ]
 
 
@@ -102,7 +98,7 @@ def run_schedules(
 
     Jobs named in ``follow_only`` run only when another job of this pass has something to do.
     """
-    return execute_planned(defs, plan_schedules(defs, schedules, instance, when, follow_only), instance)
+    return execute_planned(defs, plan_schedules(defs, schedules, when, follow_only), instance)
 
 
 def materialize_now(

@@ -26,7 +26,7 @@ from shipper.status import STATUS_INTERVAL, publish, status_path
 from shipper.tracker import TrackerStore, TrackerUnwritable
 from shipper.transport import Answer, Outcome, Transport, network_error_name
 
-log = logging.getLogger("shipper")
+log = logging.getLogger(__name__)
 RETRIES = 3
 # Exit status when SIGTERM's grace period ends with a request unanswered (EX_TEMPFAIL, sysexits.h): the
 # stop was not clean, yet nothing is lost: the batch is resent on the next start under the same
@@ -61,7 +61,6 @@ class Agent:
         self.last_status = 0.0
         self.status_path = status_path(config)
         self.scanner.dirty = False
-        self.retry_delays: list[float] = []
 
     # -- signals ---------------------------------------------------------------------------------
     def _on_stop(self, signum: int, _frame: Any) -> None:

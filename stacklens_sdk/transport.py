@@ -21,7 +21,7 @@ from sentry_sdk.transport import Transport
 from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload, lost_quantities
 from stacklens_sdk.logfile import LineTooLarge, LogWriter, WriteFailed
 
-logger = logging.getLogger("stacklens_sdk")
+logger = logging.getLogger(__name__)
 
 # sentry-sdk sends a pending client report at most once a minute, and always on flush/close.
 CLIENT_REPORT_INTERVAL = 60.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -22,6 +24,7 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import WarehouseUnavailable
 
 router = APIRouter(prefix="/api", tags=["ingest"])
+logger = logging.getLogger(__name__)
 
 
 class Rejected(BaseModel):
@@ -131,14 +134,34 @@ async def ingest(
     within a day of it) or over a minute ahead are stored under the receive time, the original kept in the
     payload.
     """
-    body = await _read_body(request)
     try:
+        body = await _read_body(request)
         result = await run_in_threadpool(_land, settings, identity, limiter, body, request)
     except DecodeError as exc:
         words = {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}[exc.status]
-        raise ApiError(exc.status, words, str(exc)) from exc
+        raise _refused(request, identity, ApiError(exc.status, words, str(exc))) from exc
     except BatchRefused as exc:
-        raise ApiError(exc.status, exc.error, exc.detail) from exc
+        raise _refused(request, identity, ApiError(exc.status, exc.error, exc.detail)) from exc
+    except ApiError as exc:
+        raise _refused(request, identity, exc) from None
     except (WarehouseUnavailable, OperationalError) as exc:
+        # The shipper keeps the batch and retries; the operator needs to know the warehouse is down.
+        logger.error("ingest: answered 503 to organization %d, the warehouse is unavailable: %s", identity.org_id, exc)
         raise ApiError(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
     return IngestAnswer(**result.answer())
+
+
+def _refused(request: Request, identity: ApiKeyIdentity, error: ApiError) -> ApiError:
+    """Log a batch refused as a whole (a line-level rejection is in the answer, not the log) and pass it on.
+
+    A client error, so a warning: the operator sees which organization sends what and why it is refused.
+    """
+    logger.warning(
+        "ingest: refused a batch of organization %d (Idempotency-Key %s) with %d %s: %s",
+        identity.org_id,
+        request.headers.get("idempotency-key") or "-",
+        error.status,
+        error.error,
+        error.detail,
+    )
+    return error

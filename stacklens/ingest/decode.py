@@ -29,7 +29,6 @@ MAX_INT_DIGITS = 20
 
 _READ_CHUNK = 256 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
-SUPPORTED_ENCODINGS = ("identity", "gzip", "zstd")
 
 
 class DecodeError(ValueError):

@@ -41,7 +41,8 @@ def event_row(
     """One ``events`` row for an error event.
 
     ``payload_json`` is the scrubbed payload as JSON text, or an :class:`orjson.Fragment` of it, which
-    :func:`stacklens.ingest.writer.encode_rows` embeds without escaping it again.
+    ``orjson.dumps`` embeds without escaping it again (the insert reads it into the ``String`` column as that
+    text, ``input_format_json_read_objects_as_strings``).
     """
     grouping = fingerprint_event(payload)
     chain = exception_values(payload)

@@ -25,7 +25,7 @@ from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload, los
 from stacklens_sdk.keys import check_app_key, is_app_key
 from stacklens_sdk.logfile import DEFAULT_MAX_LINE_BYTES, LineTooLarge, LogWriter, WriteFailed, shared_writer
 
-logger = logging.getLogger("stacklens_sdk")
+logger = logging.getLogger(__name__)
 
 DEFAULT_PATH = "/stacklens/tunnel"
 # A browser envelope is one event or one page-load transaction, well under 1 MiB; replay segments are

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import socket
 import threading
 import time
@@ -299,12 +300,23 @@ def test_bad_lines_are_rejected_and_good_lines_still_land(
     assert count(settings, "events", org["org_id"]) == 3
 
 
-def test_application_not_found(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_application_not_found(  # type: ignore[no-untyped-def]
+    client: TestClient, settings: Settings, make_org, caplog: pytest.LogCaptureFixture
+) -> None:
     org, other = make_org("Acme"), make_org("Globex")
     for app_key in ("stacklens_app_" + "x" * 24, other["app_key"], org["api_key"], None):
-        response = post(client, org["api_key"], line(error_payload(), app_key))
+        with caplog.at_level(logging.WARNING, logger="api.routers.ingest"):
+            caplog.clear()
+            response = post(client, org["api_key"], line(error_payload(), app_key), **{"Idempotency-Key": "b-7"})
         assert response.status_code == 404, (app_key, response.text)
         assert response.json()["error"] == "Application Not Found"
+        # The operator sees the refused batch, its organization and the reason.
+        [record] = [r for r in caplog.records if r.name == "api.routers.ingest"]
+        assert record.levelno == logging.WARNING
+        assert record.getMessage().startswith(
+            f"ingest: refused a batch of organization {org['org_id']} (Idempotency-Key b-7) with 404 "
+            "Application Not Found: no line of the batch belongs to a project of this organization"
+        )
     assert count(settings, "events", org["org_id"]) == count(settings, "events", other["org_id"]) == 0
     # One attributable line is enough: the other line is rejected and the batch lands.
     mixed = line(error_payload(1), other["app_key"]) + b"\n" + line(error_payload(2), org["app_key"])
@@ -332,12 +344,17 @@ def test_rate_limited(client: TestClient, settings: Settings, make_org) -> None:
     assert count(settings, "events", org["org_id"]) == 2
 
 
-def test_warehouse_down_is_503(settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_warehouse_down_is_503(settings: Settings, make_org, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
     org = make_org()
     down = settings.model_copy(update={"warehouse_url": "http://127.0.0.1:9/"})
-    with TestClient(create_app(down)) as test_client:
+    with TestClient(create_app(down)) as test_client, caplog.at_level(logging.ERROR, logger="api.routers.ingest"):
         response = post(test_client, org["api_key"], line(error_payload(), org["app_key"]))
     assert response.status_code == 503 and response.json()["error"] == "Service Unavailable"
+    [record] = [r for r in caplog.records if r.name == "api.routers.ingest"]
+    assert record.levelno == logging.ERROR
+    message = record.getMessage()
+    assert message.startswith(f"ingest: answered 503 to organization {org['org_id']}, the warehouse is unavailable")
+    assert "127.0.0.1:9" in message
 
 
 def test_batch_log_counts_every_line_including_rejected_ones(

@@ -3,6 +3,7 @@ days (per-asset tags) and advancing its own watermark; outcomes still reported p
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 
 from pipelines import warehouse_ops as ops
@@ -58,3 +59,19 @@ def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings
     assert LATE_DAY.date().isoformat() in late_run.tags[ops.asset_tag(ops.DAYS_TAG, "page_metrics")]
     assert _days(client, "page_metrics") == {PERF_DAY.date().isoformat(), LATE_DAY.date().isoformat()}
     assert _days(client, "issue_daily_counts") == {ERROR_DAY.date().isoformat()}
+
+
+def test_a_failed_run_is_logged_with_its_job_and_error(client, instance, settings, caplog) -> None:  # type: ignore[no-untyped-def]
+    migrate_control_store(settings)
+    seed_errors(client, issues=1, per_issue=2, days=[ERROR_DAY], seed=3)
+    # The issues mart is gone: the issues asset fails at its insert, as it would with a lost table.
+    client.command("DROP TABLE issues")
+    with caplog.at_level(logging.ERROR, logger="pipelines.execution"):
+        outcomes = materialize_now(current_definitions(), instance, select=["issues"])
+    failed = [o for o in outcomes if not o.success]
+    assert failed and failed[0].job == "issues_job"
+    records = [r for r in caplog.records if r.name == "pipelines.execution" and r.levelno == logging.ERROR]
+    assert records, caplog.text
+    message = records[0].getMessage()
+    assert message.startswith(f"pipeline run {failed[0].run_id} of issues_job failed")
+    assert "issues does not exist" in message  # the underlying error, not only Dagster's step message

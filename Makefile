@@ -39,9 +39,16 @@ browser-deps:
 up: install-server
 	$(PY) -m stacklens.cli.main up
 
+# The quality gates, in this order; the first that fails stops `make test` (and so CI, .ci/run):
+# formatting, lint, types (files and options in pyproject's [tool.mypy]), then the suite.
 test: install-dev browser-deps
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
 	@$(PY) scripts/test_env.py > $(VENV)/.test-env
 	@set -a; . $(VENV)/.test-env; set +a; $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install-dev
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
+	$(PY) -m mypy

@@ -46,6 +46,18 @@ def dagster_instance(settings: Settings) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(home))
 
 
+def schedules_of(defs: dg.Definitions) -> list[dg.ScheduleDefinition]:
+    """The definitions' schedules. Every schedule here is built on a job (``dg.ScheduleDefinition``); Dagster
+    also allows schedules on partitioned asset selections, resolved later, which the runner cannot evaluate."""
+    return [s for s in defs.schedules or [] if isinstance(s, dg.ScheduleDefinition)]
+
+
+def _crons(schedule: dg.ScheduleDefinition) -> list[str]:
+    """A schedule's cron expressions (Dagster allows one or several)."""
+    cron = schedule.cron_schedule
+    return [cron] if isinstance(cron, str) else list(cron)
+
+
 def plan_schedules(
     defs: dg.Definitions,
     schedules: Iterable[dg.ScheduleDefinition],
@@ -113,7 +125,7 @@ def materialize_now(
     passes use it for the budgets job, which has no new-data plan of its own).
     """
     chosen = []
-    for schedule in defs.schedules or []:
+    for schedule in schedules_of(defs):
         job = defs.resolve_job_def(schedule.job_name)
         keys = {k.to_user_string() for k in job.asset_layer.executable_asset_keys}
         if select and not keys.intersection(select):
@@ -195,7 +207,7 @@ class EmbeddedRunner:
             return []
         defs = self.definitions()
         self._last_minute = minute
-        due = [s for s in defs.schedules or [] if cron_due(s.cron_schedule, minute)]  # type: ignore[arg-type]
+        due = [s for s in schedules_of(defs) if any(cron_due(c, minute) for c in _crons(s))]
         with self._run_lock:
             return run_schedules(defs, due, self.instance, minute)
 

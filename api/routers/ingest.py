@@ -90,7 +90,7 @@ def _take_events(settings: Settings, identity: ApiKeyIdentity, limiter: RateLimi
 
 
 def _land(
-    settings: Settings, identity: ApiKeyIdentity, limiter: object, body: bytes, request: Request
+    settings: Settings, identity: ApiKeyIdentity, limiter: RateLimiter, body: bytes, request: Request
 ) -> BatchResult:
     result = ingest_body(
         settings,

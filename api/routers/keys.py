@@ -28,8 +28,8 @@ router = APIRouter(prefix="/api", tags=["keys"], dependencies=[Depends(no_store)
 
 SERVICE_PATTERN = f"^{SERVICE_RE.pattern}$"
 SERVICE_TEXT = f"Service name: `{SERVICE_RE.pattern}`, e.g. `worker`."
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No such project (or app key) in this organization."}}
-BAD_INPUT = {400: {"model": ErrorBody, "description": "Invalid service name or a duplicate service."}}
+NOT_FOUND: dict[int | str, dict] = {404: {"model": ErrorBody, "description": "No such project (or app key) in this organization."}}
+BAD_INPUT: dict[int | str, dict] = {400: {"model": ErrorBody, "description": "Invalid service name or a duplicate service."}}
 
 
 class ApiKeyOut(BaseModel):

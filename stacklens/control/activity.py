@@ -120,7 +120,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, int, int]:
         raise InvalidInput("invalid cursor; pass the next_cursor of the previous page") from exc
 
 
-def _before(column, id_column, rank: int, cursor: tuple[datetime, int, int] | None):  # type: ignore[no-untyped-def]
+def _before(column, id_column, rank: int, cursor: tuple[datetime, int, int] | None):
     """Rows that sort after the cursor in (time desc, rank desc, id desc) order."""
     if cursor is None:
         return True

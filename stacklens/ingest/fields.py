@@ -59,7 +59,7 @@ def dict_of(value: Any) -> dict[str, Any]:
 def string_map(value: Any) -> dict[str, str]:
     """Tags and span data as ``Map(String, String)``; Sentry sends tags as a dict or as ``[[k, v], ...]``."""
     if isinstance(value, list):
-        value = dict(pair for pair in value if isinstance(pair, list | tuple) and len(pair) == 2)
+        value = {pair[0]: pair[1] for pair in value if isinstance(pair, list | tuple) and len(pair) == 2}
     if not isinstance(value, dict):
         return {}
     return {str(k)[:200]: text(v, 1024) for k, v in value.items() if v is not None}

@@ -155,6 +155,7 @@ def _normalise(
             _settle_identity(payload, line.item_type, line.raw, origin)
         # Serialised once; the row embeds these bytes as they are (no second escaping pass at insert).
         payload_json = orjson.Fragment(orjson.dumps(payload))
+        rows: list[tuple[dict[str, Any], list[dict[str, Any]]]]
         if line.item_type == "event":
             rows = [(event_row(payload, origin, line.raw, payload_json), [])]
             table = "events"

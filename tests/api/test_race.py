@@ -59,7 +59,7 @@ def start_server(data_dir: Path, database_url: str | None) -> tuple[subprocess.P
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def server(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+def server(request: pytest.FixtureRequest, tmp_path: Path):
     data_dir = tmp_path / "server"
     database_url, schema = None, None
     if request.param == "postgres":
@@ -82,7 +82,7 @@ def server(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-u
         dispose_engines()
 
 
-def test_no_request_with_the_old_key_is_accepted_after_regeneration(server) -> None:  # type: ignore[no-untyped-def]
+def test_no_request_with_the_old_key_is_accepted_after_regeneration(server) -> None:
     url, settings = server
     with session_scope(settings) as session:
         org, old_key = accounts.create_organization(session, "Race", "race@example.test", "password-123")

@@ -8,7 +8,7 @@ from stacklens.cli.serve import log_startup
 from stacklens.settings import Settings
 
 
-def test_serve_refuses_a_busy_port_in_one_line(settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_serve_refuses_a_busy_port_in_one_line(settings: Settings, capsys) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -19,7 +19,7 @@ def test_serve_refuses_a_busy_port_in_one_line(settings: Settings, capsys) -> No
     assert len(err) == 2 and all(f"cannot listen on 127.0.0.1:{port}" in line for line in err)
 
 
-def test_startup_is_logged_with_address_data_dir_and_warehouse(settings: Settings, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_startup_is_logged_with_address_data_dir_and_warehouse(settings: Settings, caplog) -> None:
     with caplog.at_level(logging.INFO, logger="stacklens.cli.serve"):
         log_startup(settings, "0.0.0.0", 8123)
         server = settings.model_copy(

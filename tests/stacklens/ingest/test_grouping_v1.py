@@ -47,4 +47,4 @@ def test_unknown_version_is_a_clear_error() -> None:
 
 def test_the_registry_cannot_be_changed_at_runtime() -> None:
     with pytest.raises(TypeError):
-        grouping.GROUPERS["v1"] = v1.fingerprint_event  # type: ignore[index]
+        grouping.GROUPERS["v1"] = v1.fingerprint_event

@@ -48,7 +48,7 @@ def wsgi_server(tmp_path: Path) -> Iterator[tuple[str, Path, str]]:
     stacklens_sdk.init(app_key=key, storage_path=tmp_path)
 
     def application(environ: dict[str, object], start_response: object) -> list[bytes]:
-        start_response("200 OK", [("Content-Type", "text/plain")])  # type: ignore[operator]
+        start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"the application"]
 
     server = make_server(

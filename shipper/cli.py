@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from shipper import __version__
 from shipper.config import Config, ConfigError, load_config
+from stacklens_contract.words import AUTHENTICATION_FAILED
 
 log = logging.getLogger(__name__)
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
@@ -78,8 +79,8 @@ def _test(config: Config) -> int:
     finally:
         transport.close()
     if not ok:
-        if detail == "Authentication failed":
-            log.error("Authentication failed: check apiKey in %s (the API key, not the application key)", config.path)
+        if detail == AUTHENTICATION_FAILED:
+            log.error("%s: check apiKey in %s (the API key, not the application key)", AUTHENTICATION_FAILED, config.path)
         else:
             log.error("%s", detail)
         return 1

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from starlette.requests import ClientDisconnect
 
 from api.deps import ApiAuth, AppSettings, Limiter, client_ip, note_refusal
-from api.errors import SERVICE_UNAVAILABLE, ApiError
+from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError
 from api.ratelimit import RateLimiter
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.activity import record_key_use
@@ -48,7 +48,7 @@ INGEST_ERRORS: dict[int | str, dict] = {
     },
     404: {
         "model": ErrorBody,
-        "description": "`Application Not Found`: no line belongs to a project of the key's organization",
+        "description": f"`{APPLICATION_NOT_FOUND}`: no line belongs to a project of the key's organization",
     },
     409: {
         "model": ErrorBody,
@@ -56,7 +56,7 @@ INGEST_ERRORS: dict[int | str, dict] = {
     },
     413: {"model": ErrorBody, "description": "Body, decompressed body or line count over the limit"},
     415: {"model": ErrorBody, "description": "Unsupported Content-Encoding"},
-    503: {"model": ErrorBody, "description": "`Service Unavailable`: the warehouse is down; retry"},
+    503: {"model": ErrorBody, "description": f"`{SERVICE_UNAVAILABLE}`: the warehouse is down; retry"},
 }
 
 

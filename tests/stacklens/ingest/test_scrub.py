@@ -7,7 +7,8 @@ import json
 import sentry_sdk
 from sentry_sdk.scrubber import EventScrubber
 
-from stacklens.ingest.scrub import FILTERED, is_sensitive_key, scrub_payload, scrub_string
+from stacklens.ingest.scrub import is_sensitive_key, scrub_payload, scrub_string
+from stacklens_contract.words import FILTERED
 from tests.stacklens.ingest.sdk_events import capture
 
 VISA = "4111 1111 1111 1111"  # Luhn-valid test number

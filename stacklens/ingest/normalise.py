@@ -16,10 +16,9 @@ from stacklens.ingest import timeparse
 from stacklens.ingest.fields import (
     Origin,
     client_of,
+    common_columns,
     dict_of,
-    event_uuid,
     message_of,
-    service_of,
     string_map,
     text,
     timestamp_of,
@@ -54,29 +53,19 @@ def event_row(
     request = dict_of(payload.get("request"))
     contexts = dict_of(payload.get("contexts"))
     runtime, sdk = dict_of(contexts.get("runtime")), dict_of(payload.get("sdk"))
-    uid, email, name, ip, user_key = user_of(payload)
+    uid, email, name, ip, _ = user_of(payload)
     browser, browser_version, os_name, os_version = client_of(payload)
     exc_type, exc_value = text(raised.get("type"), 512), text(raised.get("value"))
     message = message_of(payload)
     title = f"{exc_type}: {exc_value}" if exc_type and exc_value else exc_type or message.split("\n", 1)[0]
-    return {
-        "org_id": origin.org_id,
-        "project_id": origin.project_id,
-        "event_id": event_uuid(payload, raw_line),
+    row = common_columns(payload, origin, raw_line, tags, payload_json)
+    row.update({
         "issue_id": issue_id_for(origin.project_id, grouping.hash),
         "fingerprint": grouping.hash,
         "grouping_version": grouping.version,
         "timestamp": timeparse.format_ms(timestamp_of(payload.get("timestamp"), origin)),
-        "received_at": timeparse.format_ms(origin.received_at),
-        "batch_id": origin.batch_id,
-        "platform": text(payload.get("platform"), 64),
         "level": text(payload.get("level") or "error", 32),
         "logger": text(payload.get("logger"), 256),
-        "release": text(payload.get("release"), 256),
-        "environment": text(payload.get("environment"), 128),
-        "service": service_of(origin, tags),
-        "server_name": text(payload.get("server_name"), 256),
-        "transaction": text(payload.get("transaction"), 1024),
         "title": title[:1024],
         "culprit": (
             in_app[0] if in_app else text(payload.get("culprit") or payload.get("transaction"), 1024)
@@ -95,8 +84,6 @@ def event_row(
         "user_email": email,
         "user_name": name,
         "user_ip": ip,
-        "user_key": user_key,
-        "tags": tags,
         "browser_name": browser,
         "browser_version": browser_version,
         "os_name": os_name,
@@ -105,5 +92,5 @@ def event_row(
         "runtime_version": text(runtime.get("version"), 64),
         "sdk_name": text(sdk.get("name"), 64),
         "sdk_version": text(sdk.get("version"), 64),
-        "payload": payload_json,
-    }
+    })
+    return row

@@ -22,7 +22,9 @@ class InvalidCursor(InvalidInput):
     """A cursor this server did not hand out for this list."""
 
     def __init__(self) -> None:
-        super().__init__("invalid cursor; pass the next_cursor of the previous page, or none for the first page")
+        super().__init__(
+            "invalid cursor; pass the next_cursor of the previous page, or none for the first page"
+        )
 
 
 def encode_cursor(*parts: Part) -> str:

@@ -23,7 +23,11 @@ def test_counts_follow_sentry_and_the_report_is_one_line(tmp_path: Path) -> None
     count_lost(lost, _item("transaction", transaction), REASON_WRITE_FAILED)
     count_lost(lost, _item("event", {"message": "y"}), REASON_TOO_LARGE)
     # A dropped transaction also loses its spans and its root span.
-    assert lost == {("error", "buffer_overflow"): 2, ("transaction", "send_error"): 1, ("span", "send_error"): 3}
+    assert lost == {
+        ("error", "buffer_overflow"): 2,
+        ("transaction", "send_error"): 1,
+        ("span", "send_error"): 3,
+    }
 
     key = make_app_key()
     writer = LogWriter(str(tmp_path))

@@ -13,7 +13,9 @@ from stacklens.cli.logs import SERVER_LOGGERS, configure_logging
 
 @pytest.fixture
 def restore_loggers() -> Iterator[None]:
-    saved = {name: (logging.getLogger(name).handlers[:], logging.getLogger(name).level) for name in SERVER_LOGGERS}
+    saved = {
+        name: (logging.getLogger(name).handlers[:], logging.getLogger(name).level) for name in SERVER_LOGGERS
+    }
     yield
     for name, (handlers, level) in saved.items():
         logging.getLogger(name).handlers[:] = handlers

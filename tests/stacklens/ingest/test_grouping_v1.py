@@ -17,7 +17,9 @@ import pytest
 from stacklens.ingest import grouping
 from stacklens.ingest.grouping import v1
 
-CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "grouping_v1_cases.json").read_text())["cases"]
+CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "grouping_v1_cases.json").read_text())[
+    "cases"
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])

@@ -33,7 +33,9 @@ def test_the_issue_elements_expression_is_written_once() -> None:
     holders = sorted(str(p.relative_to(SQL_ROOT)) for p in SQL_ROOT.rglob("*.sql") if marker in p.read_text())
     assert holders == ["macros/issue_elements.sql"]
     users = sorted(
-        p.name for p in SQL_ROOT.rglob("*.sql") if "${issue_elements}" in p.read_text() and p.parent.name != "macros"
+        p.name
+        for p in SQL_ROOT.rglob("*.sql")
+        if "${issue_elements}" in p.read_text() and p.parent.name != "macros"
     )
     assert users == [
         "0109_create_issue_elements_mv.sql",
@@ -56,7 +58,9 @@ def test_expansion_follows_the_indentation_and_leaves_the_runner_placeholders() 
 
 
 def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
-    with pytest.raises(MacroError, match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: issue_elements\)"):
+    with pytest.raises(
+        MacroError, match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: issue_elements\)"
+    ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")
     (tmp_path / "0001_create_things.sql").write_text("SELECT ${nope}\n")
     with pytest.raises(MigrationError, match=r"0001_create_things.sql: unknown macro \$\{nope\}"):

@@ -153,7 +153,7 @@ def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
     assert "Settings</a>" not in client.get(f"/orgs/{org['org_slug']}").text
 
 
-def test_activity_log_names_the_actor_and_hides_empty_details(client, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_activity_log_names_the_actor_and_hides_empty_details(client, org_factory) -> None:
     org = org_factory()
     sign_in(client, org["email"])
     path = _settings_path(org)

@@ -12,13 +12,13 @@ $(VENV)/bin/python:
 
 # Re-install whenever pyproject.toml, setup.py or an ingest module changes (the stamp is older than it): the
 # dev install compiles the ingest hot path with Cython (setup.py), and Python loads the compiled module first.
-BUILD_INPUTS := pyproject.toml setup.py $(wildcard stacklens/ingest/*.py)
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard stacklens/ingest/*.py stacklens/ingest/*/*.py)
 
 # `make up` on a fresh clone skips the compilation (~20 s of a first start that must show a populated
 # dashboard within two minutes; the demo's few events a second need no compiled ingest). Its reinstall
 # removes compiled modules a dev install left, so an edited module never runs from a stale build.
 $(VENV)/.server-installed: $(BUILD_INPUTS) | $(VENV)/bin/python
-	rm -f stacklens/ingest/*.so
+	rm -f stacklens/ingest/*.so stacklens/ingest/*/*.so
 	STACKLENS_PURE_PYTHON=1 $(PIP) install --quiet -e '.[server]'
 	touch $@
 
@@ -39,9 +39,16 @@ browser-deps:
 up: install-server
 	$(PY) -m stacklens.cli.main up
 
+# The quality gates, in this order; the first that fails stops `make test` (and so CI, .ci/run):
+# formatting, lint, types (files and options in pyproject's [tool.mypy]), then the suite.
 test: install-dev browser-deps
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
 	@$(PY) scripts/test_env.py > $(VENV)/.test-env
 	@set -a; . $(VENV)/.test-env; set +a; $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install-dev
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
+	$(PY) -m mypy

@@ -19,10 +19,10 @@ from api.ratelimit import RateLimiter, get_rate_limiter
 from stacklens.control.activity import record_key_use
 from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_key
 from stacklens.control.db import session_scope
-from stacklens.control.keys import looks_like_app_key
 from stacklens.control.rate_limits import REQUESTS, record_refusal
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
+from stacklens_contract.keys import is_app_key
 
 USER_AGENT_MAX = 300
 
@@ -82,7 +82,7 @@ def require_api_key(request: Request, settings: AppSettings, limiter: Limiter) -
     token = bearer_token(request)
     if has_whitespace(token):
         raise _invalid("the API key contains whitespace; remove spaces and line breaks around it")
-    if looks_like_app_key(token):
+    if is_app_key(token):
         raise _invalid("this is an app key, which identifies a project; authenticate with the API key")
     with session_scope(settings) as session:
         identity = verify_api_key(session, token)

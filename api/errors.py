@@ -13,13 +13,20 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from stacklens.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StackLensError, Unavailable
 
+# The spec's messages, word for word (defined once, shared with the shipper and the core).
+from stacklens_contract.words import APPLICATION_NOT_FOUND, INVALID_API_KEY, RATE_LIMITED, SERVICE_UNAVAILABLE
+
 log = logging.getLogger(__name__)
 
-# The spec's messages, word for word.
-INVALID_API_KEY = "Invalid API Key"
-APPLICATION_NOT_FOUND = "Application Not Found"
-RATE_LIMITED = "Rate Limited"
-SERVICE_UNAVAILABLE = "Service Unavailable"
+__all__ = [
+    "APPLICATION_NOT_FOUND",
+    "INVALID_API_KEY",
+    "RATE_LIMITED",
+    "SERVICE_UNAVAILABLE",
+    "ApiError",
+    "error_response",
+    "install_error_handlers",
+]
 
 
 class ApiError(Exception):

@@ -133,7 +133,7 @@ def main() -> None:
         def detail() -> None:
             issue_summary(client, 1, 1, 1000)
             row = events.get(latest)
-            events.neighbours(row)  # type: ignore[arg-type]
+            events.neighbours(row)
 
         timed("issue detail (summary+event+nav)", detail, args.runs)
         timed("event history (first page)", lambda: events.history(), args.runs)

@@ -137,7 +137,7 @@ def _materialize(settings: Any, minute: int | None = None) -> tuple[float, int, 
     schedules = list(defs.schedules or [])
     if minute is not None:
         at = now.replace(minute=minute, second=0, microsecond=0)
-        schedules = [s for s in schedules if cron_due(s.cron_schedule, at)]  # type: ignore[arg-type]
+        schedules = [s for s in schedules if cron_due(s.cron_schedule, at)]
     per_step: dict[str, float] = {}
     try:
         started = time.perf_counter()

@@ -67,7 +67,7 @@ def sentry_payloads(count: int) -> list[dict]:
     captured: list[dict] = []
 
     class Keep(Transport):
-        def capture_envelope(self, envelope) -> None:  # type: ignore[no-untyped-def]
+        def capture_envelope(self, envelope) -> None:
             for item in envelope.items:
                 if item.type == "event":
                     captured.append(item.payload.json)

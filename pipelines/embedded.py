@@ -32,7 +32,7 @@ from pipelines.cron import cron_due
 from pipelines.execution import Planned, RunOutcome, execute_planned, execute_request
 from stacklens.settings import Settings
 
-logger = logging.getLogger("stacklens.pipelines")
+logger = logging.getLogger(__name__)
 
 
 def dagster_instance(settings: Settings) -> dg.DagsterInstance:
@@ -46,20 +46,30 @@ def dagster_instance(settings: Settings) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(home))
 
 
+def schedules_of(defs: dg.Definitions) -> list[dg.ScheduleDefinition]:
+    """The definitions' schedules. Every schedule here is built on a job (``dg.ScheduleDefinition``); Dagster
+    also allows schedules on partitioned asset selections, resolved later, which the runner cannot evaluate."""
+    return [s for s in defs.schedules or [] if isinstance(s, dg.ScheduleDefinition)]
+
+
+def _crons(schedule: dg.ScheduleDefinition) -> list[str]:
+    """A schedule's cron expressions (Dagster allows one or several)."""
+    cron = schedule.cron_schedule
+    return [cron] if isinstance(cron, str) else list(cron)
+
+
 def plan_schedules(
     defs: dg.Definitions,
     schedules: Iterable[dg.ScheduleDefinition],
-    instance: dg.DagsterInstance,
     when: datetime,
     follow_only: frozenset[str] = frozenset(),
 ) -> list[Planned]:
     """Evaluate ``schedules`` at ``when``: the runs they request, not executed yet. Jobs named in
     ``follow_only`` are planned only when an earlier schedule requested a run.
 
-    One evaluation context serves every schedule of the tick, and it is built without the instance: the plans
-    read the warehouse through the resources only, and a context holding an instance opens a second handle on
-    it (its storages) for every evaluation. ``instance`` is kept in the signature for callers that evaluate
-    with the same arguments as a tick.
+    One evaluation context serves every schedule of the tick, and it is built without the Dagster instance:
+    the plans read the warehouse through the resources only, and a context holding an instance opens a second
+    handle on it (its storages) for every evaluation.
     """
     planned: list[Planned] = []
     resources = defs.resources or {}
@@ -74,11 +84,9 @@ def plan_schedules(
     return planned
 
 
-def plan_schedule(
-    defs: dg.Definitions, schedule: dg.ScheduleDefinition, instance: dg.DagsterInstance, when: datetime
-) -> list[Planned]:
+def plan_schedule(defs: dg.Definitions, schedule: dg.ScheduleDefinition, when: datetime) -> list[Planned]:
     """Evaluate one schedule at ``when``: the runs it requests, not executed yet."""
-    return plan_schedules(defs, [schedule], instance, when)
+    return plan_schedules(defs, [schedule], when)
 
 
 def tick_schedule(
@@ -87,7 +95,7 @@ def tick_schedule(
     """Evaluate one schedule at ``when`` and execute what it requests (as its own job's runs)."""
     return [
         execute_request(defs, p.job, p.request, instance, {"dagster/schedule_name": p.schedule})
-        for p in plan_schedule(defs, schedule, instance, when)
+        for p in plan_schedule(defs, schedule, when)
     ]
 
 
@@ -102,7 +110,7 @@ def run_schedules(
 
     Jobs named in ``follow_only`` run only when another job of this pass has something to do.
     """
-    return execute_planned(defs, plan_schedules(defs, schedules, instance, when, follow_only), instance)
+    return execute_planned(defs, plan_schedules(defs, schedules, when, follow_only), instance)
 
 
 def materialize_now(
@@ -117,7 +125,7 @@ def materialize_now(
     passes use it for the budgets job, which has no new-data plan of its own).
     """
     chosen = []
-    for schedule in defs.schedules or []:
+    for schedule in schedules_of(defs):
         job = defs.resolve_job_def(schedule.job_name)
         keys = {k.to_user_string() for k in job.asset_layer.executable_asset_keys}
         if select and not keys.intersection(select):
@@ -199,7 +207,7 @@ class EmbeddedRunner:
             return []
         defs = self.definitions()
         self._last_minute = minute
-        due = [s for s in defs.schedules or [] if cron_due(s.cron_schedule, minute)]  # type: ignore[arg-type]
+        due = [s for s in schedules_of(defs) if any(cron_due(c, minute) for c in _crons(s))]
         with self._run_lock:
             return run_schedules(defs, due, self.instance, minute)
 

@@ -20,7 +20,7 @@ from pipelines import warehouse_ops as ops
 from pipelines.jobs import marts_job
 from pipelines.planning import RANGE_END_TAG, RANGE_START_TAG
 
-logger = logging.getLogger("stacklens.pipelines")
+logger = logging.getLogger(__name__)
 SCHEDULES_TAG = "stacklens/schedules"
 JOBS_TAG = "stacklens/jobs"
 
@@ -65,9 +65,17 @@ def _asset_results(result: Any) -> tuple[dict[str, int | None], dict[str, bool]]
 def _failure_text(event: dg.DagsterEvent) -> str:
     """The underlying error of a failure event (the step's exception), else the event's message."""
     error = getattr(event.event_specific_data, "error", None)
-    if error is not None:
-        return f"{event.message}: {error.message.strip()}"
-    return event.message or ""
+    if error is None:
+        return event.message or ""
+    # Dagster wraps the asset's exception ("Error occurred while executing op ..."); the operator needs the
+    # innermost cause (the warehouse's own message), so it is appended.
+    root = error
+    while getattr(root, "cause", None) is not None:
+        root = root.cause
+    text = f"{event.message}: {error.message.strip()}"
+    if root is not error:
+        text += f" caused by {root.message.strip()}"
+    return text
 
 
 def execute_request(

@@ -26,7 +26,7 @@ from pipelines.jobs import (
 from pipelines.planning import plan_incremental_run, plan_partitioned_run
 from pipelines.resources import ClickHouseResource
 
-logger = logging.getLogger("stacklens.pipelines")
+logger = logging.getLogger(__name__)
 
 
 def new_data_sensor(job: Any, interval: int = 10) -> dg.SensorDefinition:

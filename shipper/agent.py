@@ -25,8 +25,9 @@ from shipper.state import Scanner
 from shipper.status import STATUS_INTERVAL, publish, status_path
 from shipper.tracker import TrackerStore, TrackerUnwritable
 from shipper.transport import Answer, Outcome, Transport, network_error_name
+from stacklens_contract.words import APPLICATION_NOT_FOUND, AUTHENTICATION_FAILED
 
-log = logging.getLogger("shipper")
+log = logging.getLogger(__name__)
 RETRIES = 3
 # Exit status when SIGTERM's grace period ends with a request unanswered (EX_TEMPFAIL, sysexits.h): the
 # stop was not clean, yet nothing is lost: the batch is resent on the next start under the same
@@ -61,7 +62,6 @@ class Agent:
         self.last_status = 0.0
         self.status_path = status_path(config)
         self.scanner.dirty = False
-        self.retry_delays: list[float] = []
 
     # -- signals ---------------------------------------------------------------------------------
     def _on_stop(self, signum: int, _frame: Any) -> None:
@@ -149,7 +149,7 @@ class Agent:
         if ok:
             self.connected = True
             log.info("Connected to stacklens (organization: %s)", detail)
-        elif detail == "Authentication failed":
+        elif detail == AUTHENTICATION_FAILED:
             log.error(
                 "%s: check apiKey in %s (the API key, not the application key)", detail, self.config.path
             )
@@ -241,7 +241,8 @@ class Agent:
             self.scanner.error(answer.message)
             if answer.outcome is Outcome.AUTH:
                 log.error(
-                    "Authentication failed: %s; fix apiKey in %s and send SIGHUP",
+                    "%s: %s; fix apiKey in %s and send SIGHUP",
+                    AUTHENTICATION_FAILED,
                     answer.message,
                     self.config.path,
                 )
@@ -252,18 +253,19 @@ class Agent:
                 # retired those keys (regenerated or revoked), so no config change can deliver these lines.
                 # They go to the dead letters with file and offset (replayable), and the file moves on.
                 log.error(
-                    "Application Not Found: %d events carry an app key the service no longer knows (%s); "
-                    "passed over to %s",
+                    "%s: %d events carry an app key the service no longer knows (%s); passed over to %s",
+                    APPLICATION_NOT_FOUND,
                     len(batch.lines),
                     answer.message,
                     self.dead.path,
                 )
-                batch.pass_over(f"refused by the service: Application Not Found ({answer.message})")
+                batch.pass_over(f"refused by the service: {APPLICATION_NOT_FOUND} ({answer.message})")
                 self._acked(batch, None)
                 return
             if answer.outcome is Outcome.APP:
                 log.error(
-                    "Application Not Found: %s; fix appKey in %s (use the application key) and send SIGHUP",
+                    "%s: %s; fix appKey in %s (use the application key) and send SIGHUP",
+                    APPLICATION_NOT_FOUND,
                     answer.message,
                     self.config.path,
                 )
@@ -299,7 +301,7 @@ class Agent:
         ``Application Not Found``.
         """
         refused = batch.refuse_lines(answer.get("rejected"))
-        unknown_key = [reason for reason in refused if reason.startswith("Application Not Found")]
+        unknown_key = [reason for reason in refused if reason.startswith(APPLICATION_NOT_FOUND)]
         if unknown_key:
             log.error(
                 "Application Not Found: %d events carry an app key the service no longer knows (%s); "

@@ -11,17 +11,20 @@ from collections.abc import Sequence
 
 from shipper import __version__
 from shipper.config import Config, ConfigError, load_config
+from stacklens_contract.words import AUTHENTICATION_FAILED
 
+log = logging.getLogger(__name__)
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
 
 
 def setup_logging(level: str, verbose: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger = logging.getLogger("shipper")
-    logger.handlers[:] = [handler]
-    logger.setLevel(logging.DEBUG if verbose else LEVELS.get(level, logging.INFO))
-    logger.propagate = False
+    # The package's logger: every shipper module logs under it (``shipper.agent``, ``shipper.state``, ...).
+    package = logging.getLogger("shipper")
+    package.handlers[:] = [handler]
+    package.setLevel(logging.DEBUG if verbose else LEVELS.get(level, logging.INFO))
+    package.propagate = False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,7 +70,6 @@ def _validate(path: str) -> int:
 def _test(config: Config) -> int:
     from shipper.transport import Transport, network_error_name
 
-    log = logging.getLogger("shipper")
     transport = Transport(config)
     try:
         ok, detail = transport.verify()
@@ -77,8 +79,8 @@ def _test(config: Config) -> int:
     finally:
         transport.close()
     if not ok:
-        if detail == "Authentication failed":
-            log.error("Authentication failed: check apiKey in %s (the API key, not the application key)", config.path)
+        if detail == AUTHENTICATION_FAILED:
+            log.error("%s: check apiKey in %s (the API key, not the application key)", AUTHENTICATION_FAILED, config.path)
         else:
             log.error("%s", detail)
         return 1

@@ -17,8 +17,15 @@ from urllib.parse import urlsplit
 
 import yaml
 
-API_KEY_RE = re.compile(r"^stacklens_api_[0-9A-Za-z]{32}$")
-APP_KEY_RE = re.compile(r"^stacklens_app_(?:[a-z][a-z0-9-]{0,30}_)?[0-9A-Za-z]{24}$")
+from stacklens_contract.keys import (
+    API_KEY_PREFIX,
+    API_KEY_RANDOM_LENGTH,
+    APP_KEY_PREFIX,
+    APP_KEY_RANDOM_LENGTH,
+    is_api_key,
+    is_app_key,
+)
+
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 MIB = 1024 * 1024
@@ -112,20 +119,21 @@ def _check_key(name: str, kind: str, value: object, problems: list[str]) -> str:
         problems.append(f"{name} has leading or trailing whitespace; remove it")
         value = value.strip()
     if kind == "key_api":
-        if value.startswith("stacklens_app_"):
-            problems.append(f"{name} holds an application key (stacklens_app_...); put the API key here")
-        elif not value.startswith("stacklens_api_"):
-            problems.append(f"{name} must start with the prefix stacklens_api_")
-        elif not API_KEY_RE.match(value):
-            problems.append(f"{name} must be stacklens_api_ followed by 32 letters or digits")
+        if value.startswith(APP_KEY_PREFIX):
+            problems.append(f"{name} holds an application key ({APP_KEY_PREFIX}...); put the API key here")
+        elif not value.startswith(API_KEY_PREFIX):
+            problems.append(f"{name} must start with the prefix {API_KEY_PREFIX}")
+        elif not is_api_key(value):
+            problems.append(f"{name} must be {API_KEY_PREFIX} followed by {API_KEY_RANDOM_LENGTH} letters or digits")
     else:
-        if value.startswith("stacklens_api_"):
-            problems.append(f"{name} holds an API key (stacklens_api_...); put the application key here")
-        elif not value.startswith("stacklens_app_"):
-            problems.append(f"{name} must start with the prefix stacklens_app_")
-        elif not APP_KEY_RE.match(value):
+        if value.startswith(API_KEY_PREFIX):
+            problems.append(f"{name} holds an API key ({API_KEY_PREFIX}...); put the application key here")
+        elif not value.startswith(APP_KEY_PREFIX):
+            problems.append(f"{name} must start with the prefix {APP_KEY_PREFIX}")
+        elif not is_app_key(value):
             problems.append(
-                f"{name} must be stacklens_app_ (optionally a service name and _) followed by 24 letters or digits"
+                f"{name} must be {APP_KEY_PREFIX} (optionally a service name and _) followed by "
+                f"{APP_KEY_RANDOM_LENGTH} letters or digits"
             )
     return value
 

@@ -16,7 +16,7 @@ from shipper.config import Config
 from shipper.files import Tail, list_log_files
 from shipper.tracker import TrackerStore
 
-log = logging.getLogger("shipper")
+log = logging.getLogger(__name__)
 COUNTERS = (
     "batches",
     "events",

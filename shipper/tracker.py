@@ -23,7 +23,7 @@ from typing import Any
 from shipper import faults
 
 FORMAT_VERSION = 1
-log = logging.getLogger("shipper")
+log = logging.getLogger(__name__)
 
 
 class TrackerUnwritable(Exception):

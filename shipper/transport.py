@@ -15,6 +15,7 @@ import zstandard
 
 from shipper import __version__, faults
 from shipper.config import Config
+from stacklens_contract.words import APPLICATION_NOT_FOUND, AUTHENTICATION_FAILED, INVALID_API_KEY
 
 USER_AGENT = f"stacklens-shipper/{__version__}"
 RETRY_AFTER_CAP = 600.0  # a broken Retry-After must not park a host for days
@@ -106,7 +107,7 @@ class Transport:
         """
         response = self.client.get("/api/auth/verify")
         if response.status_code == 401 and _is_stacklens_error(response):
-            return False, "Authentication failed"
+            return False, AUTHENTICATION_FAILED
         data = _json_object(response) if response.status_code == 200 else None
         if data is None or not isinstance(data.get("valid"), bool):
             kind = response.headers.get("content-type", "no content type").split(";")[0].strip()
@@ -115,7 +116,7 @@ class Transport:
                 f"{response.status_code} ({kind}); check baseUrl in {self.config.path}"
             )
         if not data["valid"]:
-            return False, "Authentication failed"
+            return False, AUTHENTICATION_FAILED
         return True, str(data.get("organization", ""))
 
     def send(self, body: bytes, batch_id: str) -> Answer:
@@ -159,9 +160,9 @@ def classify(response: httpx.Response) -> Answer:
     text = _error_text(response)
     retry_after = parse_retry_after(response.headers.get("Retry-After"))
     if status == 401:
-        return Answer(Outcome.AUTH, text or "Invalid API Key")
+        return Answer(Outcome.AUTH, text or INVALID_API_KEY)
     if status == 404:
-        return Answer(Outcome.APP, text or "Application Not Found")
+        return Answer(Outcome.APP, text or APPLICATION_NOT_FOUND)
     if status == 413:
         return Answer(Outcome.TOO_LARGE, text)
     if status in (400, 409, 422):
@@ -185,4 +186,4 @@ def _json_object(response: httpx.Response) -> dict[str, Any] | None:
 def _is_stacklens_error(response: httpx.Response) -> bool:
     """StackLens refuses a key with the spec's ``{"error": "Invalid API Key", …}``."""
     data = _json_object(response)
-    return data is not None and data.get("error") == "Invalid API Key"
+    return data is not None and data.get("error") == INVALID_API_KEY

@@ -148,7 +148,7 @@ class OutboundClient:
 
 
 def _resolve(host: str, port: int) -> list[str]:
-    return sorted({info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)})
+    return sorted({info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)})  # type: ignore[misc]
 
 
 def _public(address: Address) -> bool:

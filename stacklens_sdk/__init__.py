@@ -21,10 +21,10 @@ from sentry_sdk import (
     start_transaction,
 )
 
+from stacklens_contract.words import FILTERED
 from stacklens_sdk import tunnel
 from stacklens_sdk.client import current, init
 from stacklens_sdk.keys import ConfigurationError, is_app_key, service_of
-from stacklens_sdk.scrubbing import FILTERED
 
 
 def close(timeout: float | None = None) -> None:

@@ -1,30 +1,14 @@
-"""Application-key shapes (DESIGN §4.3), checked without any network round trip."""
+"""Application keys given to ``init``, checked against the shared key formats without any network round trip."""
 
 from __future__ import annotations
 
-import re
+from stacklens_contract.keys import API_KEY_PREFIX, APP_KEY_PREFIX, SERVICE_RULE, is_app_key, service_of
 
-APP_KEY_PREFIX = "stacklens_app_"
-API_KEY_PREFIX = "stacklens_api_"
-
-_BASE62 = "[0-9A-Za-z]{24}"
-_SERVICE = "[a-z][a-z0-9-]{0,30}"
-_APP_KEY = re.compile(rf"stacklens_app_(?:(?P<service>{_SERVICE})_)?(?P<secret>{_BASE62})")
+__all__ = ["ConfigurationError", "check_app_key", "is_app_key", "service_of"]
 
 
 class ConfigurationError(ValueError):
     """A value given to ``stacklens_sdk.init`` cannot work; the message names the fix."""
-
-
-def service_of(app_key: str) -> str | None:
-    """The service segment of a per-service key (``stacklens_app_worker_…`` → ``worker``), else None."""
-    match = _APP_KEY.fullmatch(app_key)
-    return match.group("service") if match else None
-
-
-def is_app_key(value: object) -> bool:
-    """True when ``value`` has the shape of a primary or per-service application key."""
-    return isinstance(value, str) and _APP_KEY.fullmatch(value) is not None
 
 
 def check_app_key(value: object) -> str:
@@ -50,7 +34,6 @@ def check_app_key(value: object) -> str:
         raise ConfigurationError(
             "app_key is not a valid application key: expected stacklens_app_ followed by 24 letters or digits, "
             "or stacklens_app_<service>_ followed by 24 letters or digits for a per-service key "
-            "(service: lower-case letters, digits and '-', starting with a letter); copy it again from the "
-            "project settings page"
+            f"(service: {SERVICE_RULE}); copy it again from the project settings page"
         )
     return value

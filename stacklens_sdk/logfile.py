@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-logger = logging.getLogger("stacklens_sdk")
+logger = logging.getLogger(__name__)
 
 LOG_FILE_PREFIX = "stacklens-"
 LOG_FILE_SUFFIX = ".log"

@@ -17,7 +17,8 @@ from typing import Any
 from sentry_sdk.scrubber import DEFAULT_DENYLIST, DEFAULT_PII_DENYLIST, EventScrubber
 from sentry_sdk.utils import AnnotatedValue, capture_internal_exceptions, iter_event_frames
 
-FILTERED = "[FILTERED]"
+from stacklens_contract.words import BREADCRUMB_CATEGORIES, FILTERED
+
 # sentry-sdk's own marker, written by its integrations for sensitive headers before the scrubber runs.
 _SENTRY_FILTERED = "[Filtered]"
 
@@ -101,8 +102,6 @@ def redact_everywhere(value: Any, depth: int = 0) -> Any:
             value[index] = redact_everywhere(item, depth + 1)
     return value
 
-
-BREADCRUMB_CATEGORIES = ("navigation", "http", "ui", "console", "error")
 _ERROR_LEVELS = {"error", "fatal", "critical"}
 
 

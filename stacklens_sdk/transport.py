@@ -18,16 +18,20 @@ from typing import Any
 from sentry_sdk.envelope import Envelope, Item
 from sentry_sdk.transport import Transport
 
-from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload, lost_quantities
+from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload
 from stacklens_sdk.logfile import LineTooLarge, LogWriter, WriteFailed
+from stacklens_sdk.reports import (
+    REASON_TOO_LARGE,
+    REASON_UNSUPPORTED,
+    REASON_WRITE_FAILED,
+    count_lost,
+    write_client_report,
+)
 
-logger = logging.getLogger("stacklens_sdk")
+logger = logging.getLogger(__name__)
 
 # sentry-sdk sends a pending client report at most once a minute, and always on flush/close.
 CLIENT_REPORT_INTERVAL = 60.0
-REASON_TOO_LARGE = "buffer_overflow"
-REASON_WRITE_FAILED = "send_error"
-REASON_UNSUPPORTED = "internal_sdk_error"
 
 
 class FileTransport(Transport):
@@ -89,15 +93,13 @@ class FileTransport(Transport):
         """Count a dropped item the way sentry-sdk's HTTP transport does (item → its category and spans)."""
         if not self.send_client_reports:
             return
-        if item is not None:
-            pairs = lost_quantities(item)
-        elif data_category is None:
+        if item is None and data_category is None:
             raise TypeError("data category not provided")
-        else:
-            pairs = [(data_category, quantity)]
         with self._discarded_lock:
-            for category, count in pairs:
-                self._discarded[(category, reason)] += count
+            if item is not None:
+                count_lost(self._discarded, item, reason)
+            else:
+                self._discarded[(str(data_category), reason)] += quantity
 
     def pending_lost_events(self) -> dict[tuple[str, str], int]:
         """Losses counted since the last client report, keyed by (data category, reason)."""
@@ -114,16 +116,7 @@ class FileTransport(Transport):
                 return
             discarded, self._discarded = self._discarded, defaultdict(int)
             self._last_report = time.time()
-        report = {
-            "timestamp": time.time(),
-            "discarded_events": [
-                {"reason": reason, "category": category, "quantity": quantity}
-                for (category, reason), quantity in discarded.items()
-            ],
-        }
-        try:
-            self.writer.write("client_report", self.app_key, report)
-        except (LineTooLarge, WriteFailed):
+        if not write_client_report(self.writer, self.app_key, discarded):
             # Keep the counts for the next attempt rather than losing the record of the loss.
             with self._discarded_lock:
                 for key, quantity in discarded.items():

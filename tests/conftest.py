@@ -76,7 +76,7 @@ def make_settings(data_dir: Path, warehouse_url: str, **overrides: object) -> Se
         "run_schedules": False,
     }
     values.update(overrides)
-    return Settings(**values)  # type: ignore[arg-type]
+    return Settings(**values)
 
 
 @pytest.fixture
@@ -117,7 +117,7 @@ def control_settings(request: pytest.FixtureRequest, settings: Settings) -> Iter
 
 
 @pytest.fixture
-def make_org(settings: Settings):  # type: ignore[no-untyped-def]
+def make_org(settings: Settings):
     """Factory: ``make_org("Acme")`` → dict(org_id, api_key, project, project_id, app_key) in the current
     settings' control store (migrated on first use)."""
     from stacklens.control import accounts

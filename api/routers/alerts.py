@@ -126,8 +126,8 @@ def list_channels(identity: ApiAuth, session: DbSession) -> dict[str, Any]:
 def create_channel(body: ChannelBody, identity: ApiAuth, session: DbSession, settings: AppSettings) -> dict:
     """Create a channel; a webhook's signing `secret` (`whsec_…`) is in this answer only."""
     try:
-        row, secret = channels.create_channel(session, identity.org_id, settings, type=body.get("type"),
-                                              name=body.get("name"), url=body.get("url"), to=body.get("to"))
+        row, secret = channels.create_channel(session, identity.org_id, settings, type=body.get("type"),  # type: ignore[arg-type]
+                                              name=body.get("name"), url=body.get("url"), to=body.get("to"))  # type: ignore[arg-type]
     except AlertInputError as exc:
         raise _bad(exc) from exc
     out = channel_out(row)

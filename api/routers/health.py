@@ -39,7 +39,7 @@ def _first_line(exc: BaseException) -> str:
     return (text_.splitlines()[0] if text_ else exc.__class__.__name__)[:300]
 
 
-def _timed(check) -> Component:  # type: ignore[no-untyped-def]
+def _timed(check) -> Component:
     started = time.perf_counter()
     try:
         check()

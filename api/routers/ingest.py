@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -9,7 +11,7 @@ from pydantic import BaseModel, Field
 from starlette.requests import ClientDisconnect
 
 from api.deps import ApiAuth, AppSettings, Limiter, client_ip, note_refusal
-from api.errors import SERVICE_UNAVAILABLE, ApiError
+from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError
 from api.ratelimit import RateLimiter
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.activity import record_key_use
@@ -22,6 +24,7 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import WarehouseUnavailable
 
 router = APIRouter(prefix="/api", tags=["ingest"])
+logger = logging.getLogger(__name__)
 
 
 class Rejected(BaseModel):
@@ -45,7 +48,7 @@ INGEST_ERRORS: dict[int | str, dict] = {
     },
     404: {
         "model": ErrorBody,
-        "description": "`Application Not Found`: no line belongs to a project of the key's organization",
+        "description": f"`{APPLICATION_NOT_FOUND}`: no line belongs to a project of the key's organization",
     },
     409: {
         "model": ErrorBody,
@@ -53,7 +56,7 @@ INGEST_ERRORS: dict[int | str, dict] = {
     },
     413: {"model": ErrorBody, "description": "Body, decompressed body or line count over the limit"},
     415: {"model": ErrorBody, "description": "Unsupported Content-Encoding"},
-    503: {"model": ErrorBody, "description": "`Service Unavailable`: the warehouse is down; retry"},
+    503: {"model": ErrorBody, "description": f"`{SERVICE_UNAVAILABLE}`: the warehouse is down; retry"},
 }
 
 
@@ -87,7 +90,7 @@ def _take_events(settings: Settings, identity: ApiKeyIdentity, limiter: RateLimi
 
 
 def _land(
-    settings: Settings, identity: ApiKeyIdentity, limiter: object, body: bytes, request: Request
+    settings: Settings, identity: ApiKeyIdentity, limiter: RateLimiter, body: bytes, request: Request
 ) -> BatchResult:
     result = ingest_body(
         settings,
@@ -131,14 +134,34 @@ async def ingest(
     within a day of it) or over a minute ahead are stored under the receive time, the original kept in the
     payload.
     """
-    body = await _read_body(request)
     try:
+        body = await _read_body(request)
         result = await run_in_threadpool(_land, settings, identity, limiter, body, request)
     except DecodeError as exc:
         words = {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}[exc.status]
-        raise ApiError(exc.status, words, str(exc)) from exc
+        raise _refused(request, identity, ApiError(exc.status, words, str(exc))) from exc
     except BatchRefused as exc:
-        raise ApiError(exc.status, exc.error, exc.detail) from exc
+        raise _refused(request, identity, ApiError(exc.status, exc.error, exc.detail)) from exc
+    except ApiError as exc:
+        raise _refused(request, identity, exc) from None
     except (WarehouseUnavailable, OperationalError) as exc:
+        # The shipper keeps the batch and retries; the operator needs to know the warehouse is down.
+        logger.error("ingest: answered 503 to organization %d, the warehouse is unavailable: %s", identity.org_id, exc)
         raise ApiError(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
     return IngestAnswer(**result.answer())
+
+
+def _refused(request: Request, identity: ApiKeyIdentity, error: ApiError) -> ApiError:
+    """Log a batch refused as a whole (a line-level rejection is in the answer, not the log) and pass it on.
+
+    A client error, so a warning: the operator sees which organization sends what and why it is refused.
+    """
+    logger.warning(
+        "ingest: refused a batch of organization %d (Idempotency-Key %s) with %d %s: %s",
+        identity.org_id,
+        request.headers.get("idempotency-key") or "-",
+        error.status,
+        error.error,
+        error.detail,
+    )
+    return error

@@ -28,8 +28,8 @@ router = APIRouter(prefix="/api", tags=["keys"], dependencies=[Depends(no_store)
 
 SERVICE_PATTERN = f"^{SERVICE_RE.pattern}$"
 SERVICE_TEXT = f"Service name: `{SERVICE_RE.pattern}`, e.g. `worker`."
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No such project (or app key) in this organization."}}
-BAD_INPUT = {400: {"model": ErrorBody, "description": "Invalid service name or a duplicate service."}}
+NOT_FOUND: dict[int | str, dict] = {404: {"model": ErrorBody, "description": "No such project (or app key) in this organization."}}
+BAD_INPUT: dict[int | str, dict] = {400: {"model": ErrorBody, "description": "Invalid service name or a duplicate service."}}
 
 
 class ApiKeyOut(BaseModel):
@@ -85,7 +85,7 @@ def reveal_api_key(identity: ApiAuth, session: DbSession) -> ApiKeyValue:
 CONFLICT = {409: {"model": ErrorBody, "description": "A next key exists already (one at most)."}}
 
 
-@router.post("/keys/api/next", response_model=ApiKeyValue, status_code=201, responses={**AUTH_ERRORS, **CONFLICT})
+@router.post("/keys/api/next", response_model=ApiKeyValue, status_code=201, responses={**AUTH_ERRORS, **CONFLICT})  # type: ignore[dict-item]
 def create_next_api_key(identity: ApiAuth, session: DbSession) -> ApiKeyValue:
     """Issue the next API key for a zero-downtime rotation. It authenticates beside the current key: put it
     in every shipper configuration, restart the shippers, verify events flow, then call `regenerate`, which

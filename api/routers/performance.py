@@ -44,7 +44,7 @@ def _filters(request: Request) -> PerfFilters:
     query = request.query_params
     known = ("range", "since", "until", "environment", "release", "browser")
     try:
-        return PerfFilters.parse(**{name: query.get(name, "") for name in known})
+        return PerfFilters.parse(**{name: query.get(name, "") for name in known})  # type: ignore[arg-type]
     except BadFilter as exc:
         raise ApiError(400, "Bad Request", str(exc)) from exc
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 from sqlalchemy import select
@@ -14,6 +11,7 @@ from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.accounts import list_app_keys
 from stacklens.control.models import Project, iso_utc
+from stacklens.pagination import InvalidCursor, decode_cursor, encode_cursor
 
 router = APIRouter(prefix="/api", tags=["projects"])
 
@@ -42,20 +40,13 @@ class ProjectPage(BaseModel):
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
-def encode_cursor(last_id: int) -> str:
-    return base64.urlsafe_b64encode(f"p{last_id}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> int:
+def _after_id(cursor: str) -> int:
+    """The last project id of the previous page (the cursor's one part)."""
     try:
-        raw = base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()).decode()
-        if not raw.startswith("p"):
-            raise ValueError(raw)
-        return int(raw[1:])
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ApiError(
-            400, "Bad Request", "invalid cursor; pass the next_cursor of the previous page"
-        ) from exc
+        (last_id,) = decode_cursor(cursor, int)
+    except InvalidCursor as exc:
+        raise ApiError(400, "Bad Request", str(exc)) from exc
+    return int(last_id)
 
 
 def project_out(session: DbSession, project: Project) -> ProjectOut:
@@ -88,7 +79,7 @@ def projects(
     """The organization's projects, oldest first."""
     query = select(Project).where(Project.org_id == identity.org_id)
     if cursor:
-        query = query.where(Project.id > decode_cursor(cursor))
+        query = query.where(Project.id > _after_id(cursor))
     rows = list(session.scalars(query.order_by(Project.id).limit(limit + 1)))
     page = rows[:limit]
     next_cursor = encode_cursor(page[-1].id) if len(rows) > limit else None

@@ -87,7 +87,7 @@ async def create_rule(request: Request, viewer: OrgViewer, db: Db) -> Response:
     check_csrf(request, str(form.get("csrf_token") or ""))
     values: dict[str, Any] = {k: str(form.get(k) or "").strip() for k in FORM_FIELDS}
     body: dict[str, Any] = {k: v for k, v in values.items() if v != ""}
-    body["channels"] = [int(c) for c in form.getlist("channels") if str(c).isdigit()]
+    body["channels"] = [int(c) for c in form.getlist("channels") if str(c).isdigit()]  # type: ignore[arg-type]
     if "budget_id" in body:
         body["budget_id"] = int(body["budget_id"]) if body["budget_id"].isdigit() else None
     try:

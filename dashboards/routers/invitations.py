@@ -23,7 +23,7 @@ router = APIRouter(include_in_schema=False)
 PAGE = "/invitations/{token}"
 
 
-def _signer(request: Request):  # type: ignore[no-untyped-def]
+def _signer(request: Request):
     return invitations.signer_for(request.app.state.settings.secret())
 
 

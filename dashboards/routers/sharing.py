@@ -23,6 +23,7 @@ from stacklens.control import share_links
 from stacklens.issues import payload_view as ev
 from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, issue_summary, issue_titles
+from stacklens_contract.words import FILTERED
 
 router = APIRouter(include_in_schema=False)
 PROJECT_LIST_LIMIT = 200
@@ -48,9 +49,9 @@ def _redact(value: Any, whole: set[str], inside: list[str]) -> Any:
         return [_redact(v, whole, inside) for v in value]
     if isinstance(value, str):
         if value in whole:
-            return "[FILTERED]"
+            return FILTERED
         for needle in inside:
-            value = value.replace(needle, "[FILTERED]")
+            value = value.replace(needle, FILTERED)
     return value
 
 

@@ -3,6 +3,8 @@
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.
 
+from typing import Any
+
 import dagster as dg
 from dagster import AssetExecutionContext
 
@@ -10,7 +12,7 @@ from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS, MartCheck, rebu
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 
-_PARTITIONED = {
+_PARTITIONED: dict[str, Any] = {
     "partitions_def": daily_partitions,
     "backfill_policy": dg.BackfillPolicy.single_run(),
     "kinds": {"clickhouse"},

@@ -93,7 +93,7 @@ def _filter_sql(rule: AlertRule, allowed: tuple[str, ...], prefix: str = "") -> 
     return "".join(f" AND {p}" for p in parts), params
 
 
-def _group_key(rule: AlertRule) -> tuple:  # type: ignore[type-arg]
+def _group_key(rule: AlertRule) -> tuple:
     return (rule.type, rule.window_seconds, rule.environment, tuple(sorted((rule.filters or {}).items())))
 
 
@@ -110,7 +110,7 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
         for rule, got in zip(perf, values, strict=True):
             out[rule.id].append(Measurement("*", got.value, got.samples, got.since, got.until,
                                             str(releases.get(rule.project_id, ""))))
-    groups: dict[tuple, list[AlertRule]] = defaultdict(list)  # type: ignore[type-arg]
+    groups: dict[tuple, list[AlertRule]] = defaultdict(list)
     for rule in rules:
         if rule.type != "performance_budget":
             groups[_group_key(rule)].append(rule)

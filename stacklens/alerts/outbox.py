@@ -164,7 +164,7 @@ def _claim(session: Session, notification_id: str, now: datetime, lease: timedel
         .values(status="sending", lease_until=utcnow() + lease, attempts=AlertNotification.attempts + 1)
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:
+    if result.rowcount != 1:  # type: ignore[attr-defined]
         return None
     return session.scalar(select(AlertNotification.attempts).where(AlertNotification.id == notification_id))
 

@@ -130,7 +130,7 @@ def _frequency(client: Any, rule: AlertRule, points: list[datetime], since: date
     for issue_counts in per_issue.values():
         series_ = [(at, float(sum(issue_counts.get(at - timedelta(hours=h + 1), 0) for h in range(hours))), 1)
                    for at in points]
-        out.periods += replay(rule, series_).periods
+        out.periods += replay(rule, series_).periods  # type: ignore[arg-type]
     out.periods.sort(key=lambda p: p[0])
     return out
 

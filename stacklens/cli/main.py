@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Sequence
 
 from stacklens import __version__
+from stacklens.cli.logs import configure_logging
 
 # Modules that add subcommands; each exposes `register(subparsers: argparse._SubParsersAction) -> None`
 # and sets `func=<callable(args) -> int | None>` on its parsers.
@@ -62,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    configure_logging()
     try:
         result = args.func(args)
     except KeyboardInterrupt:

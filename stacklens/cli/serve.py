@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from stacklens.listen import base_url, check_port_free
 from stacklens.settings import Settings, get_settings
+
+logger = logging.getLogger(__name__)
 
 
 def migrate_all(settings: Settings) -> list[str]:
@@ -53,6 +57,29 @@ def uvicorn_config(app: Any, host: str, port: int) -> Any:
     )
 
 
+def warehouse_kind(settings: Settings) -> str:
+    """What the warehouse is, for the startup line: the embedded engine's directory or the server's address
+    (never its credentials)."""
+    url = settings.resolved_warehouse_url
+    if settings.embedded_warehouse:
+        return f"embedded ClickHouse (chdb) in {url[len('chdb://') :]}"
+    parts = urlsplit(url)
+    address = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+    return f"ClickHouse server at {parts.scheme}://{address}, database {settings.warehouse_database}"
+
+
+def log_startup(settings: Settings, host: str, port: int) -> None:
+    """The operator's first line: where the service answers, where its state lives, which warehouse."""
+    logger.info(
+        "StackLens is serving on %s (API docs: /docs); listening on %s:%d, data dir %s, warehouse: %s",
+        base_url(settings, host, port),
+        host,
+        port,
+        settings.data_dir,
+        warehouse_kind(settings),
+    )
+
+
 def run_server(settings: Settings, host: str, port: int) -> int:
     """Serve until interrupted (the caller has migrated)."""
     import uvicorn
@@ -61,7 +88,7 @@ def run_server(settings: Settings, host: str, port: int) -> int:
 
     check_port_free(host, port)
     app = build_app(settings)
-    print(f"StackLens is serving on {base_url(settings, host, port)} (API docs: /docs)", flush=True)
+    log_startup(settings, host, port)
     server = uvicorn.Server(uvicorn_config(app, host, port))
     # uvicorn re-raises SIGTERM after its graceful shutdown; with the default action the process would end
     # there, before the schedules thread is stopped and the pipelines token removed. Turn it into an exit.
@@ -103,10 +130,9 @@ def _warm_up(pool: Any) -> None:
     try:
         pool.warm_up()
     except Exception as exc:  # noqa: BLE001 - the pool restarts on first use; serving goes on either way
-        print(
-            f"ingest: the worker processes did not start ({exc}); batches are prepared in-process until "
-            "they do",
-            flush=True,
+        logger.warning(
+            "ingest: the worker processes did not start (%s); batches are prepared in-process until they do",
+            exc,
         )
 
 
@@ -123,16 +149,14 @@ def serve_pipelines(settings: Settings, app: Any, host: str, port: int) -> Itera
     app.state.pipelines_token = token
     if settings.run_schedules:
         runner.start()
-        print(
-            f"pipelines: schedules run in this process (runs recorded in {settings.dagster_home})", flush=True
-        )
+        logger.info("pipelines: schedules run in this process (runs recorded in %s)", settings.dagster_home)
     try:
         yield
     finally:
         app.state.pipelines_token = None
         remove_link(settings, token)
         if not runner.stop():
-            print("pipelines: a run was still in progress at shutdown", flush=True)
+            logger.warning("pipelines: a run was still in progress at shutdown")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -141,7 +165,7 @@ def _run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else settings.port
     check_port_free(host, port)
     for name in migrate_all(settings):
-        print(f"warehouse: applied {name}", flush=True)
+        logger.info("warehouse: applied %s", name)
     return run_server(settings, host, port)
 
 

@@ -6,9 +6,6 @@ logging costs one statement per request, not one row. :func:`list_activity` merg
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -17,6 +14,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from stacklens import pagination
 from stacklens.control.models import ActivityEntry, KeyUsage, utcnow
 from stacklens.errors import InvalidInput
 
@@ -106,21 +104,20 @@ def record_key_use(
 
 
 def _encode_cursor(row_time: datetime, rank: int, row_id: int) -> str:
-    raw = json.dumps([row_time.isoformat(), rank, row_id]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return pagination.encode_cursor(row_time.isoformat(), rank, row_id)
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, int, int]:
-    """:class:`~stacklens.errors.InvalidInput` (a ``ValueError``) with a plain message when the cursor was not made by :func:`list_activity`."""
+    """:class:`~stacklens.pagination.InvalidCursor` (a ``ValueError``) when the cursor was not made by
+    :func:`list_activity`."""
+    stamp, rank, row_id = pagination.decode_cursor(cursor, str, int, int)
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        stamp, rank, row_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return datetime.fromisoformat(stamp), int(rank), int(row_id)
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidInput("invalid cursor; pass the next_cursor of the previous page") from exc
+        return datetime.fromisoformat(stamp), rank, row_id
+    except ValueError:
+        raise pagination.InvalidCursor() from None
 
 
-def _before(column, id_column, rank: int, cursor: tuple[datetime, int, int] | None):  # type: ignore[no-untyped-def]
+def _before(column, id_column, rank: int, cursor: tuple[datetime, int, int] | None):
     """Rows that sort after the cursor in (time desc, rank desc, id desc) order."""
     if cursor is None:
         return True

@@ -14,8 +14,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.keys import app_key_service, hash_key, looks_like_api_key, looks_like_app_key
+from stacklens.control.keys import hash_key
 from stacklens.control.models import ApiKey, AppKey, Organization
+from stacklens_contract.keys import is_api_key, is_app_key, service_of
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def has_whitespace(value: str) -> bool:
 
 def verify_api_key(session: Session, raw: str) -> ApiKeyIdentity | None:
     """The identity of a current API key, else ``None`` (unknown, regenerated, whitespace, an app key)."""
-    if not isinstance(raw, str) or has_whitespace(raw) or not looks_like_api_key(raw):
+    if not isinstance(raw, str) or has_whitespace(raw) or not is_api_key(raw):
         return None
     digest = hash_key(raw)
     row = session.execute(
@@ -71,7 +72,7 @@ def verify_api_key(session: Session, raw: str) -> ApiKeyIdentity | None:
 
 def resolve_app_key(session: Session, org_id: int, raw: str) -> AppKeyIdentity | None:
     """The project of a current app key of ``org_id``; ``None`` for anything else (no existence leaks)."""
-    if not isinstance(raw, str) or has_whitespace(raw) or not looks_like_app_key(raw):
+    if not isinstance(raw, str) or has_whitespace(raw) or not is_app_key(raw):
         return None
     digest = hash_key(raw)
     key = session.scalar(
@@ -79,5 +80,5 @@ def resolve_app_key(session: Session, org_id: int, raw: str) -> AppKeyIdentity |
     )
     if key is None or not hmac.compare_digest(key.key_hash, digest):
         return None
-    service = key.service if key.service is not None else app_key_service(raw)
+    service = key.service if key.service is not None else service_of(raw)
     return AppKeyIdentity(app_key_id=key.id, project_id=key.project_id, org_id=key.org_id, service=service)

@@ -49,7 +49,7 @@ def validate_url(url: object, allow: AllowList) -> str:
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
-        address = ipaddress.ip_address("127.0.0.1") if host.lower() in ("localhost", "localhost.") else None
+        address = ipaddress.ip_address("127.0.0.1") if host.lower() in ("localhost", "localhost.") else None  # type: ignore[assignment]
     if address is not None and not address.is_global and not allow.allows(host, address):
         raise AlertInputError(
             "url", f"{host} is a loopback, private or link-local address; STACKLENS_OUTBOUND_ALLOW must allow it"

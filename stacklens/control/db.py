@@ -38,7 +38,7 @@ class ControlStoreError(Unavailable, RuntimeError):
     """The control store cannot be opened or migrated; the message says why."""
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
@@ -139,7 +139,7 @@ def search_path_schema(url: str) -> str | None:
     return None
 
 
-def _alembic_config(connection):  # type: ignore[no-untyped-def]
+def _alembic_config(connection):
     from alembic.config import Config
 
     config = Config()
@@ -185,7 +185,7 @@ def migrate_control_store(settings: Settings) -> None:
     except SQLAlchemyError as exc:
         raise ControlStoreError(
             f"cannot migrate the control store at {engine.url.render_as_string(hide_password=True)}: "
-            f"{str(exc.orig if getattr(exc, 'orig', None) else exc).splitlines()[0]}"
+            f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
         ) from exc
 
 

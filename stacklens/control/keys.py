@@ -1,16 +1,14 @@
-"""Key values: formats (DESIGN §4.3), hashing for lookup, and encryption of the viewable copy.
+"""Key values: generation, hashing for lookup, and encryption of the viewable copy.
 
-API key ``stacklens_api_`` + 32 base62; app key ``stacklens_app_`` [+ ``<service>_``] + 24 base62. A
-service name may hold ``-`` but never ``_``, so ``stacklens_app_worker_<24>`` parses one way only.
+The formats themselves (prefixes, lengths, service names) live in :mod:`stacklens_contract.keys`, shared
+with the shipper and the SDK.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import re
 import secrets
-import string
 
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
@@ -18,18 +16,17 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from stacklens.errors import Conflict
 from stacklens.settings import Settings
-
-API_KEY_PREFIX = "stacklens_api_"
-APP_KEY_PREFIX = "stacklens_app_"
-API_KEY_RANDOM_LENGTH = 32  # 32 × log2(62) ≈ 190 bits: unguessable
-APP_KEY_RANDOM_LENGTH = 24  # ≈ 143 bits: an identifier, still not enumerable
-SERVICE_RE = re.compile(r"[a-z][a-z0-9-]{0,30}")
-BASE62 = string.ascii_letters + string.digits
-
-_API_KEY_RE = re.compile(rf"{API_KEY_PREFIX}[A-Za-z0-9]{{{API_KEY_RANDOM_LENGTH}}}")
-_APP_KEY_RE = re.compile(
-    rf"{APP_KEY_PREFIX}(?:(?P<service>{SERVICE_RE.pattern})_)?[A-Za-z0-9]{{{APP_KEY_RANDOM_LENGTH}}}"
+from stacklens_contract.keys import (
+    API_KEY_PREFIX,
+    API_KEY_RANDOM_LENGTH,
+    APP_KEY_PREFIX,
+    APP_KEY_RANDOM_LENGTH,
+    APP_KEY_RE,
+    BASE62,
+    SERVICE_RE,
+    SERVICE_RULE,
 )
+
 # Derivation context: changing it would make every stored encrypted copy unreadable.
 _HKDF_INFO = b"stacklens key-encryption v1"
 
@@ -51,7 +48,7 @@ def validate_service(service: str) -> str:
     """``service`` when it is a valid service name, else ``ValueError`` with the rule in plain words."""
     if not isinstance(service, str) or not SERVICE_RE.fullmatch(service):
         raise ValueError(
-            f"invalid service name {service!r}: use a lower-case letter, then up to 30 of a-z, 0-9 and '-'"
+            f"invalid service name {service!r}: use {SERVICE_RULE}"
         )
     return service
 
@@ -67,23 +64,9 @@ def hash_key(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
-def looks_like_api_key(value: object) -> bool:
-    return isinstance(value, str) and _API_KEY_RE.fullmatch(value) is not None
-
-
-def looks_like_app_key(value: object) -> bool:
-    return isinstance(value, str) and _APP_KEY_RE.fullmatch(value) is not None
-
-
-def app_key_service(value: str) -> str | None:
-    """The service segment of a per-service app key; ``None`` for a primary key or a malformed value."""
-    match = _APP_KEY_RE.fullmatch(value) if isinstance(value, str) else None
-    return match.group("service") if match else None
-
-
 def mask_key(value: str) -> str:
     """What lists show: the prefix (with service) and the last four characters."""
-    match = _APP_KEY_RE.fullmatch(value)
+    match = APP_KEY_RE.fullmatch(value)
     if match:
         head = APP_KEY_PREFIX + (f"{match.group('service')}_" if match.group("service") else "")
     elif value.startswith(API_KEY_PREFIX):

@@ -15,7 +15,7 @@ COMPILED_MODULES = (
     "stacklens.ingest.scrub",
     "stacklens.ingest.normalise",
     "stacklens.ingest.fields",
-    "stacklens.ingest.grouping",
+    "stacklens.ingest.grouping.v1",
     "stacklens.ingest.transactions",
     "stacklens.ingest.timeparse",
     "stacklens.ingest.inp",

@@ -59,7 +59,7 @@ def dict_of(value: Any) -> dict[str, Any]:
 def string_map(value: Any) -> dict[str, str]:
     """Tags and span data as ``Map(String, String)``; Sentry sends tags as a dict or as ``[[k, v], ...]``."""
     if isinstance(value, list):
-        value = dict(pair for pair in value if isinstance(pair, list | tuple) and len(pair) == 2)
+        value = {pair[0]: pair[1] for pair in value if isinstance(pair, list | tuple) and len(pair) == 2}
     if not isinstance(value, dict):
         return {}
     return {str(k)[:200]: text(v, 1024) for k, v in value.items() if v is not None}
@@ -142,3 +142,46 @@ def timestamp_of(value: Any, origin: Origin) -> float:
     if parsed is None or not origin.earliest <= parsed <= origin.latest:
         return origin.received_at
     return parsed
+
+
+# The columns ``events`` and ``transactions`` share (migrations 0001 and 0002), filled the same way from a
+# Sentry payload: the row's identity and landing, and where the event came from.
+COMMON_COLUMNS = (
+    "org_id",
+    "project_id",
+    "event_id",
+    "received_at",
+    "batch_id",
+    "platform",
+    "release",
+    "environment",
+    "service",
+    "server_name",
+    "transaction",
+    "user_key",
+    "tags",
+    "payload",
+)
+
+
+def common_columns(
+    payload: dict[str, Any], origin: Origin, raw_line: bytes, tags: dict[str, str], payload_json: Any
+) -> dict[str, Any]:
+    """The :data:`COMMON_COLUMNS` of an event's or a transaction's row (``tags`` as :func:`string_map` read
+    them; ``payload_json`` the scrubbed payload's JSON text or an ``orjson.Fragment`` of it)."""
+    return {
+        "org_id": origin.org_id,
+        "project_id": origin.project_id,
+        "event_id": event_uuid(payload, raw_line),
+        "received_at": timeparse.format_ms(origin.received_at),
+        "batch_id": origin.batch_id,
+        "platform": text(payload.get("platform"), 64),
+        "release": text(payload.get("release"), 256),
+        "environment": text(payload.get("environment"), 128),
+        "service": service_of(origin, tags),
+        "server_name": text(payload.get("server_name"), 256),
+        "transaction": text(payload.get("transaction"), 1024),
+        "user_key": user_of(payload)[4],
+        "tags": tags,
+        "payload": payload_json,
+    }

@@ -16,23 +16,19 @@ from stacklens.ingest import timeparse
 from stacklens.ingest.fields import (
     Origin,
     client_of,
+    common_columns,
     dict_of,
-    event_uuid,
     message_of,
-    service_of,
     string_map,
     text,
     timestamp_of,
     user_of,
 )
-from stacklens.ingest.grouping import (
-    collapse_repeats,
-    exception_values,
-    fingerprint_event,
-    frame_label,
-    frames_of,
-    issue_id_for,
-)
+from stacklens.ingest.grouping import fingerprint_event, issue_id_for
+
+# The row's in-app frame list reads the exception chain the way grouping v1 does; it is a display column,
+# not part of the fingerprint, so it stays on v1's helpers whichever version groups the event.
+from stacklens.ingest.grouping.v1 import collapse_repeats, exception_values, frame_label, frames_of
 from stacklens.ingest.transactions import spans_rows, transaction_row
 
 __all__ = ["Origin", "event_row", "transaction_row", "spans_rows"]
@@ -44,7 +40,8 @@ def event_row(
     """One ``events`` row for an error event.
 
     ``payload_json`` is the scrubbed payload as JSON text, or an :class:`orjson.Fragment` of it, which
-    :func:`stacklens.ingest.writer.encode_rows` embeds without escaping it again.
+    ``orjson.dumps`` embeds without escaping it again (the insert reads it into the ``String`` column as that
+    text, ``input_format_json_read_objects_as_strings``).
     """
     grouping = fingerprint_event(payload)
     chain = exception_values(payload)
@@ -56,29 +53,19 @@ def event_row(
     request = dict_of(payload.get("request"))
     contexts = dict_of(payload.get("contexts"))
     runtime, sdk = dict_of(contexts.get("runtime")), dict_of(payload.get("sdk"))
-    uid, email, name, ip, user_key = user_of(payload)
+    uid, email, name, ip, _ = user_of(payload)
     browser, browser_version, os_name, os_version = client_of(payload)
     exc_type, exc_value = text(raised.get("type"), 512), text(raised.get("value"))
     message = message_of(payload)
     title = f"{exc_type}: {exc_value}" if exc_type and exc_value else exc_type or message.split("\n", 1)[0]
-    return {
-        "org_id": origin.org_id,
-        "project_id": origin.project_id,
-        "event_id": event_uuid(payload, raw_line),
+    row = common_columns(payload, origin, raw_line, tags, payload_json)
+    row.update({
         "issue_id": issue_id_for(origin.project_id, grouping.hash),
         "fingerprint": grouping.hash,
         "grouping_version": grouping.version,
         "timestamp": timeparse.format_ms(timestamp_of(payload.get("timestamp"), origin)),
-        "received_at": timeparse.format_ms(origin.received_at),
-        "batch_id": origin.batch_id,
-        "platform": text(payload.get("platform"), 64),
         "level": text(payload.get("level") or "error", 32),
         "logger": text(payload.get("logger"), 256),
-        "release": text(payload.get("release"), 256),
-        "environment": text(payload.get("environment"), 128),
-        "service": service_of(origin, tags),
-        "server_name": text(payload.get("server_name"), 256),
-        "transaction": text(payload.get("transaction"), 1024),
         "title": title[:1024],
         "culprit": (
             in_app[0] if in_app else text(payload.get("culprit") or payload.get("transaction"), 1024)
@@ -97,8 +84,6 @@ def event_row(
         "user_email": email,
         "user_name": name,
         "user_ip": ip,
-        "user_key": user_key,
-        "tags": tags,
         "browser_name": browser,
         "browser_version": browser_version,
         "os_name": os_name,
@@ -107,5 +92,5 @@ def event_row(
         "runtime_version": text(runtime.get("version"), 64),
         "sdk_name": text(sdk.get("name"), 64),
         "sdk_version": text(sdk.get("version"), 64),
-        "payload": payload_json,
-    }
+    })
+    return row

@@ -19,6 +19,7 @@ from stacklens.ingest.inp import holds_inp, inp_rows
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.validate import STORED_TYPES, Line, LineError, parse_line
+from stacklens_contract.words import APPLICATION_NOT_FOUND
 
 TABLES = ("events", "transactions")  # tables with one row per stored line; spans are their children
 
@@ -125,7 +126,7 @@ def _attribute(
         prepared.rejected.append(
             {
                 "line": line.number,
-                "error": "Application Not Found: the line has no app_key "
+                "error": f"{APPLICATION_NOT_FOUND}: the line has no app_key "
                 "and the request has no X-Stacklens-App-Key header",
             }
         )
@@ -137,7 +138,7 @@ def _attribute(
         prepared.rejected.append(
             {
                 "line": line.number,
-                "error": "Application Not Found: the app key is not a current app key of this organization",
+                "error": f"{APPLICATION_NOT_FOUND}: the app key is not a current app key of this organization",
             }
         )
     return found
@@ -155,6 +156,7 @@ def _normalise(
             _settle_identity(payload, line.item_type, line.raw, origin)
         # Serialised once; the row embeds these bytes as they are (no second escaping pass at insert).
         payload_json = orjson.Fragment(orjson.dumps(payload))
+        rows: list[tuple[dict[str, Any], list[dict[str, Any]]]]
         if line.item_type == "event":
             rows = [(event_row(payload, origin, line.raw, payload_json), [])]
             table = "events"

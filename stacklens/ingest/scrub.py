@@ -18,8 +18,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from stacklens.ingest.validate import SHAPE
-
-FILTERED = "[FILTERED]"
+from stacklens_contract.words import FILTERED
 
 SENSITIVE_HEADERS = frozenset(
     {

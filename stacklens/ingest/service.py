@@ -27,6 +27,7 @@ from stacklens.ingest.workers import (
 )
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
+from stacklens_contract.words import APPLICATION_NOT_FOUND
 
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9_\-:.]{1,128}$")
 MAX_REJECTED_REPORTED = 1000  # the answer lists at most this many line errors (the count stays exact)
@@ -159,7 +160,7 @@ def _ingest(
     if prepared.stored and not prepared.attributed:
         raise BatchRefused(
             404,
-            "Application Not Found",
+            APPLICATION_NOT_FOUND,
             "no line of the batch belongs to a project of this "
             "organization; check the app key (stacklens_app_…), not the API key",
         )

@@ -18,13 +18,11 @@ from stacklens.ingest.fields import (
     UNIT_TO_MS,
     Origin,
     client_of,
+    common_columns,
     dict_of,
-    event_uuid,
-    service_of,
     string_map,
     text,
     timestamp_of,
-    user_of,
 )
 from stacklens.ingest.routes import normalise_route
 
@@ -117,21 +115,11 @@ def transaction_row(
     page, url = page_of(payload, op, tags)
     browser, _, os_name, _ = client_of(payload)
     method = request.get("method") or next((trace_data[k] for k in METHOD_KEYS if trace_data.get(k)), "")
-    return {
-        "org_id": origin.org_id,
-        "project_id": origin.project_id,
-        "event_id": event_uuid(payload, raw_line),
+    row = common_columns(payload, origin, raw_line, tags, payload_json)
+    row.update({
         "trace_id": text(trace.get("trace_id"), 64),
         "timestamp": timeparse.format_ms(start),
         "end_timestamp": timeparse.format_ms(max(end, start)),
-        "received_at": timeparse.format_ms(origin.received_at),
-        "batch_id": origin.batch_id,
-        "platform": text(payload.get("platform"), 64),
-        "release": text(payload.get("release"), 256),
-        "environment": text(payload.get("environment"), 128),
-        "service": service_of(origin, tags),
-        "server_name": text(payload.get("server_name"), 256),
-        "transaction": text(payload.get("transaction"), 1024),
         "op": op,
         "status": text(trace.get("status"), 64),
         "duration_ms": max(0.0, (end - start) * 1000.0),
@@ -142,10 +130,8 @@ def transaction_row(
         "measurements": measurements(payload),
         "browser_name": browser,
         "os_name": os_name,
-        "user_key": user_of(payload)[4],
-        "tags": tags,
-        "payload": payload_json,
-    }
+    })
+    return row
 
 
 def spans_rows(payload: dict[str, Any], transaction: dict[str, Any], origin: Origin) -> list[dict[str, Any]]:

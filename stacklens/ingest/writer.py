@@ -134,15 +134,6 @@ def drop_duplicates(
     return fresh, dropped
 
 
-def encode_rows(rows: list[dict[str, Any]]) -> bytes:
-    """``JSONEachRow`` bytes, UTF-8 as is (no ``\\u`` escapes).
-
-    A ``payload`` given as :class:`orjson.Fragment` (the JSON object text) is embedded unescaped; the
-    insert reads it into its ``String`` column as that text (``input_format_json_read_objects_as_strings``).
-    """
-    return b"\n".join(map(orjson.dumps, rows)) + b"\n"
-
-
 def insert_rows(client: Client, table: str, rows: list[dict[str, Any]], token: str) -> None:
     """Insert with a deduplication token, so the same block sent again lands once."""
     if rows:

@@ -12,7 +12,8 @@ from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.issues.reads import BadListRequest, decode_cursor, encode_cursor
+from stacklens.issues.reads import BadListRequest
+from stacklens.pagination import InvalidCursor, decode_cursor, encode_cursor
 from stacklens.warehouse.queries import run_query
 
 HISTORY_PAGE = 25
@@ -94,12 +95,13 @@ class IssueEvents:
         """One page of occurrences, newest first, and the next page's cursor."""
         cursor_ts, cursor_id = EPOCH, ""
         if cursor:
-            value, key, _ = decode_cursor(cursor)
-            if not isinstance(value, int | float) or valid_event_id(str(key)) is None:
-                raise BadListRequest(
-                    "cursor is not one this server handed out; start again from the first page"
-                )
-            cursor_ts, cursor_id = EPOCH + timedelta(milliseconds=value), str(key)
+            try:
+                value, key = decode_cursor(cursor, float, str)
+                if valid_event_id(key) is None:
+                    raise InvalidCursor()
+            except InvalidCursor as exc:
+                raise BadListRequest(str(exc)) from exc
+            cursor_ts, cursor_id = EPOCH + timedelta(milliseconds=value), key
         rows = run_query(
             self.client,
             "events/history",

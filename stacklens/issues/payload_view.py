@@ -14,10 +14,9 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from stacklens.ingest.useragent import parse_user_agent
+from stacklens_contract.words import BREADCRUMB_CATEGORIES, FILTERED
 
-FILTERED = "[FILTERED]"
 ALWAYS_FILTERED_HEADERS = frozenset({"authorization", "cookie", "set-cookie", "proxy-authorization"})
-BREADCRUMB_CATEGORIES = ("navigation", "http", "ui", "console", "error")
 # Sentry SDK integrations that name the web framework, for the environment panel.
 FRAMEWORKS = (
     "django",

@@ -6,8 +6,6 @@ runs a named query from ``warehouse_sql/queries``; nothing here formats data int
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -16,6 +14,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput
+from stacklens.pagination import InvalidCursor, decode_cursor, encode_cursor
 from stacklens.warehouse.queries import run_query
 
 STATUS_TABS: dict[str, tuple[str, ...]] = {
@@ -110,22 +109,6 @@ def parse_search(query: str) -> tuple[str, dict[str, str]]:
     return " ".join(text.split()), terms
 
 
-def encode_cursor(value: float, key: int | str, extra: str = "") -> str:
-    raw = json.dumps([value, key, extra], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[Any, Any, str]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        value, key, extra = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return value, key, str(extra)
-    except (ValueError, TypeError) as exc:
-        raise BadListRequest(
-            "cursor is not one this server handed out; start again from the first page"
-        ) from exc
-
-
 def list_issues(
     client: Client, org_id: int, project_id: int, filters: IssueFilters
 ) -> tuple[list[dict[str, Any]], str | None]:
@@ -133,8 +116,11 @@ def list_issues(
     since, until = filters.window()
     cursor_value, cursor_id = 0.0, 0
     if filters.cursor:
-        value, key, sort = decode_cursor(filters.cursor)
-        if sort != filters.sort or not isinstance(key, int) or not isinstance(value, int | float):
+        try:
+            value, key, sort = decode_cursor(filters.cursor, float, int, str)
+        except InvalidCursor as exc:
+            raise BadListRequest(str(exc)) from exc
+        if sort != filters.sort:
             raise BadListRequest("cursor belongs to another sort order; start again from the first page")
         cursor_value, cursor_id = float(value), int(key)
     rows = run_query(

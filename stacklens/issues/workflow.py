@@ -27,7 +27,6 @@ IGNORED = "ignored"
 REGRESSED = "regressed"
 
 SETTABLE_STATUSES: tuple[str, ...] = (UNRESOLVED, RESOLVED, RESOLVED_NEXT_RELEASE, IGNORED)
-STATUSES: tuple[str, ...] = (*SETTABLE_STATUSES, REGRESSED)
 SYSTEM_ACTOR = "system"
 
 # Which status may follow which, for a person's change. Setting the status an issue already has is refused

@@ -146,8 +146,8 @@ def compute_many(client: Any, requests: list[WindowRequest], now: datetime | Non
         # Each project's requests only: a row is matched against its own project's targets, not all of them.
         # Rules differing only in metric or statistic share a target (every metric is computed anyway), so a
         # state row is merged once per distinct (project, scope, window start, environment), not once per rule.
-        keys: dict[tuple, int] = {}  # type: ignore[type-arg]
-        targets: dict[int, list[tuple]] = {}  # type: ignore[type-arg]
+        keys: dict[tuple, int] = {}
+        targets: dict[int, list[tuple]] = {}
         of_request: dict[int, int] = {}
         for i in indexes:
             r = requests[i]

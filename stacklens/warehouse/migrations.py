@@ -4,6 +4,10 @@ State lives in the warehouse itself (table ``schema_migrations``), so a ClickHou
 workers has one truth. Each applied file is recorded with the SHA-256 of its text: editing a file that was
 already applied is refused, naming the file, instead of silently diverging from what the tables really are.
 
+Files may use SQL macros (``${issue_elements}``, :mod:`stacklens.warehouse.macros`): they are expanded as the
+file is read, and the checksum is taken over the expanded text, so writing an applied file's expression as a
+macro leaves its checksum as recorded.
+
 Files may carry ``${retention_days}``; the runner fills it from ``STACKLENS_RETENTION_DAYS``. The checksum is
 taken over the text *before* substitution, so changing the retention is not an edit: the runner notices the
 recorded retention differs and issues ``ALTER TABLE … MODIFY TTL`` with the new value.
@@ -29,6 +33,7 @@ from pathlib import Path
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
+from stacklens.warehouse.macros import MacroError, render_macros
 from stacklens.warehouse.queries import MIGRATIONS_DIR
 
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -142,7 +147,12 @@ def discover(directory: Path = MIGRATIONS_DIR) -> list[MigrationFile]:
         if number in seen:
             raise MigrationError(f"{path.name}: number {number} is already used by {seen[number]}")
         seen[number] = path.name
-        files.append(MigrationFile(path.stem, path, path.read_text()))
+        # Rendered before anything else: the checksum is taken over the text with its macros expanded.
+        try:
+            text = render_macros(path.read_text(), path.name)
+        except MacroError as exc:
+            raise MigrationError(str(exc)) from exc
+        files.append(MigrationFile(path.stem, path, text))
     return files
 
 

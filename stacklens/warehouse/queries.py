@@ -13,6 +13,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 import warehouse_sql
+from stacklens.warehouse.macros import render_macros
 
 QUERIES_DIR = Path(warehouse_sql.__file__).parent / "queries"
 MIGRATIONS_DIR = Path(warehouse_sql.__file__).parent / "migrations"
@@ -24,7 +25,7 @@ def load_query(name: str) -> str:
     path = (QUERIES_DIR / f"{name}.sql").resolve()
     if QUERIES_DIR.resolve() not in path.parents:
         raise ValueError(f"query name {name!r} leaves the queries folder")
-    return path.read_text()
+    return render_macros(path.read_text(), f"queries/{name}.sql")
 
 
 def run_query(client: Client, name: str, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import zlib
 from collections import Counter
 from collections.abc import Iterable
@@ -21,11 +20,12 @@ from urllib.parse import urlsplit
 from sentry_sdk.envelope import Envelope
 
 from stacklens_sdk.client import current
-from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload, lost_quantities
+from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload
 from stacklens_sdk.keys import check_app_key, is_app_key
 from stacklens_sdk.logfile import DEFAULT_MAX_LINE_BYTES, LineTooLarge, LogWriter, WriteFailed, shared_writer
+from stacklens_sdk.reports import REASON_TOO_LARGE, REASON_WRITE_FAILED, count_lost, write_client_report
 
-logger = logging.getLogger("stacklens_sdk")
+logger = logging.getLogger(__name__)
 
 DEFAULT_PATH = "/stacklens/tunnel"
 # A browser envelope is one event or one page-load transaction, well under 1 MiB; replay segments are
@@ -142,25 +142,14 @@ class Tunnel:
             try:
                 writer.write(item.type or "event", key, payload)
             except LineTooLarge:
-                for category, quantity in lost_quantities(item):
-                    lost[(category, "buffer_overflow")] += quantity
+                count_lost(lost, item, REASON_TOO_LARGE)
             except WriteFailed:
                 failed = True
-                for category, quantity in lost_quantities(item):
-                    lost[(category, "send_error")] += quantity
-        if lost and not failed:
-            # Recorded like the browser SDK's own client reports, so the loss is visible downstream.
-            report = {
-                "timestamp": time.time(),
-                "discarded_events": [
-                    {"reason": reason, "category": category, "quantity": quantity}
-                    for (category, reason), quantity in lost.items()
-                ],
-            }
-            try:
-                writer.write("client_report", key, report)
-            except (LineTooLarge, WriteFailed):
-                pass
+                count_lost(lost, item, REASON_WRITE_FAILED)
+        if not failed:
+            # Recorded like the browser SDK's own client reports, so the loss is visible downstream. With the
+            # directory unwritable the report could not be written either; the 503 tells the browser.
+            write_client_report(writer, key, lost)
         if failed:
             return _error(503, "the log directory is not writable")
         event_id = envelope.headers.get("event_id")

@@ -8,7 +8,7 @@ from stacklens.control.db import session_scope
 from stacklens.settings import Settings
 
 
-def test_activity_pages_filter_and_isolation(control_settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_activity_pages_filter_and_isolation(control_settings: Settings, make_org) -> None:
     mine, theirs = make_org("Mine"), make_org("Theirs")
     with session_scope(control_settings) as session:
         for n in range(4):

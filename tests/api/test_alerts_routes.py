@@ -106,7 +106,7 @@ def test_rules_crud_validation_and_isolation(client, make_org) -> None:  # noqa:
                            ({"threshold": "fast"}, "threshold: must be a number (got 'fast')"),
                            ({"window": "soon"}, "window: 'soon' is not a window"),
                            ({"channels": [12345]}, "channels: no channel 12345")]:
-        answer = client.post("/api/alerts/rules", json={**body, **change}, headers=auth(acme))
+        answer = client.post("/api/alerts/rules", json={**body, **change}, headers=auth(acme))  # type: ignore[dict-item]
         assert answer.status_code == 400 and answer.json()["detail"].startswith(detail), answer.text
     assert client.post("/api/alerts/rules", json=[1], headers=auth(acme)).status_code == 400
     assert client.post("/api/alerts/rules", json={**body, "project": acme["project"]},

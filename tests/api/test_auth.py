@@ -22,7 +22,7 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-def test_verify_returns_organization_and_iso_utc_time(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_verify_returns_organization_and_iso_utc_time(client: TestClient, make_org) -> None:
     org = make_org("Acme Corp")
     response = client.get("/api/auth/verify", headers=bearer(org["api_key"]))
     assert response.status_code == 200
@@ -45,7 +45,7 @@ def test_verify_returns_organization_and_iso_utc_time(client: TestClient, make_o
         ({"Authorization": "Bearer nonsense"}, "unknown or has been regenerated"),
     ],
 )
-def test_missing_or_unknown_key_is_invalid(client: TestClient, make_org, headers, detail) -> None:  # type: ignore[no-untyped-def]
+def test_missing_or_unknown_key_is_invalid(client: TestClient, make_org, headers, detail) -> None:
     make_org()
     response = client.get("/api/auth/verify", headers=headers)
     assert response.status_code == 401
@@ -54,14 +54,14 @@ def test_missing_or_unknown_key_is_invalid(client: TestClient, make_org, headers
 
 
 @pytest.mark.parametrize("template", ["Bearer {key} ", "Bearer {key}\t", "Bearer  {key}"])
-def test_whitespace_in_the_key_is_invalid(client: TestClient, make_org, template: str) -> None:  # type: ignore[no-untyped-def]
+def test_whitespace_in_the_key_is_invalid(client: TestClient, make_org, template: str) -> None:
     org = make_org()
     value = template.format(key=org["api_key"])
     response = client.get("/api/auth/verify", headers={"Authorization": value})
     assert response.status_code == 401 and response.json()["error"] == "Invalid API Key"
 
 
-def test_app_key_used_as_api_key_is_invalid(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_app_key_used_as_api_key_is_invalid(client: TestClient, make_org) -> None:
     org = make_org()
     response = client.get("/api/auth/verify", headers=bearer(org["app_key"]))
     assert response.status_code == 401
@@ -71,7 +71,7 @@ def test_app_key_used_as_api_key_is_invalid(client: TestClient, make_org) -> Non
     }
 
 
-def test_regenerated_key_is_invalid(client: TestClient, make_org, control_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+def test_regenerated_key_is_invalid(client: TestClient, make_org, control_settings: Settings) -> None:
     org = make_org()
     assert client.get("/api/auth/verify", headers=bearer(org["api_key"])).status_code == 200
     with session_scope(control_settings) as session:
@@ -81,7 +81,7 @@ def test_regenerated_key_is_invalid(client: TestClient, make_org, control_settin
     assert client.get("/api/auth/verify", headers=bearer(new)).status_code == 200
 
 
-def test_request_rate_per_key_is_limited(client: TestClient, make_org, control_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+def test_request_rate_per_key_is_limited(client: TestClient, make_org, control_settings: Settings) -> None:
     org = make_org()
     with session_scope(control_settings) as session:
         accounts.set_quota(session, org["org_id"], requests_per_second=3)
@@ -94,7 +94,7 @@ def test_request_rate_per_key_is_limited(client: TestClient, make_org, control_s
     assert client.get("/api/auth/verify", headers=bearer(other["api_key"])).status_code == 200
 
 
-def test_use_is_recorded_with_ip_and_user_agent(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_use_is_recorded_with_ip_and_user_agent(client: TestClient, make_org) -> None:
     org = make_org()
     for _ in range(2):
         client.get(

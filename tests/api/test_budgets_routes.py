@@ -25,7 +25,7 @@ def auth(org: dict) -> dict[str, str]:
     return {"Authorization": f"Bearer {org['api_key']}"}
 
 
-def test_budget_crud_is_validated_and_org_scoped(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_budget_crud_is_validated_and_org_scoped(client: TestClient, make_org) -> None:
     acme, other = make_org("Acme"), make_org("Other", project="Other App")
     url = f"/api/projects/{acme['project']}/budgets"
     assert client.get(url).status_code == 401
@@ -72,7 +72,7 @@ def test_budget_crud_is_validated_and_org_scoped(client: TestClient, make_org) -
     assert len(client.get(url, headers=auth(acme)).json()["budgets"]) == 1
 
 
-def test_answers_carry_the_latest_evaluation(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_answers_carry_the_latest_evaluation(client: TestClient, settings: Settings, make_org) -> None:
     acme = make_org("Acme")
     url = f"/api/projects/{acme['project']}/budgets"
     created = client.post(url, json={"metric": "load_time_ms", "value": 1000}, headers=auth(acme))

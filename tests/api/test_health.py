@@ -8,7 +8,7 @@ from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import ensure_database, reset_clients
 
 
-def test_health_without_key_is_only_a_status(control_settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_health_without_key_is_only_a_status(control_settings: Settings, make_org) -> None:
     ensure_database(control_settings)
     with TestClient(create_app(control_settings)) as client:
         response = client.get("/api/health")
@@ -16,7 +16,7 @@ def test_health_without_key_is_only_a_status(control_settings: Settings, make_or
     assert response.json() == {"status": "ok"}
 
 
-def test_health_with_key_shows_components(control_settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_health_with_key_shows_components(control_settings: Settings, make_org) -> None:
     ensure_database(control_settings)
     org = make_org()
     with TestClient(create_app(control_settings)) as client:
@@ -31,7 +31,7 @@ def test_health_with_key_shows_components(control_settings: Settings, make_org) 
 
 
 @pytest.fixture
-def warehouse_down(control_settings: Settings):  # type: ignore[no-untyped-def]
+def warehouse_down(control_settings: Settings):
     """The same installation with its warehouse pointing at a closed port."""
     down = control_settings.model_copy(update={"warehouse_url": "http://127.0.0.1:9"})
     override_settings(down)
@@ -40,7 +40,7 @@ def warehouse_down(control_settings: Settings):  # type: ignore[no-untyped-def]
     reset_clients()
 
 
-def test_warehouse_down_is_503(warehouse_down: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_warehouse_down_is_503(warehouse_down: Settings, make_org) -> None:
     org = make_org()
     with TestClient(create_app(warehouse_down)) as client:
         anonymous = client.get("/api/health")
@@ -52,7 +52,7 @@ def test_warehouse_down_is_503(warehouse_down: Settings, make_org) -> None:  # t
     assert components["control_store"]["status"] == "ok"
 
 
-def test_control_store_down_is_503(settings: Settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_control_store_down_is_503(settings: Settings, tmp_path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     broken = settings.model_copy(update={"database_url": f"sqlite:///{blocker}/control.db"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import socket
 import threading
 import time
@@ -77,7 +78,7 @@ def count(settings: Settings, table: str, org_id: int) -> int:
     )
 
 
-def test_events_and_transactions_land_with_gzip(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_events_and_transactions_land_with_gzip(client: TestClient, settings: Settings, make_org) -> None:
     org = make_org()
     body = b"\n".join(
         [
@@ -153,7 +154,7 @@ def browser_pageload(sizes: dict[str, int], method_key: str) -> dict[str, Any]:
 
 def test_browser_span_sizes_land_under_either_generation_of_names(
     client: TestClient, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     v10 = {
         "http.response_content_length": 100,
@@ -190,7 +191,7 @@ def test_browser_span_sizes_land_under_either_generation_of_names(
     assert all(p["request"]["headers"]["Cookie"] == "[FILTERED]" for p in stored), "scrubbed JSON object text"
 
 
-def test_zstd_and_per_service_key(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_zstd_and_per_service_key(client: TestClient, settings: Settings, make_org) -> None:
     org = make_org()
     with session_scope(settings) as session:
         worker_key = accounts.create_app_key(session, org["project_id"], "worker")
@@ -205,7 +206,7 @@ def test_zstd_and_per_service_key(client: TestClient, settings: Settings, make_o
     assert service == [("worker",)]
 
 
-def test_same_batch_three_times_lands_once(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_same_batch_three_times_lands_once(client: TestClient, settings: Settings, make_org) -> None:
     org = make_org()
     body = b"\n".join(line(error_payload(i), org["app_key"]) for i in range(5)) + b"\nnot json\n"
     key = uuid.uuid4().hex
@@ -222,7 +223,7 @@ def test_same_batch_three_times_lands_once(client: TestClient, settings: Setting
     assert raw == 5, "not even an unmerged duplicate row"
 
 
-def test_same_event_in_two_batches_lands_once(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_same_event_in_two_batches_lands_once(client: TestClient, settings: Settings, make_org) -> None:
     org = make_org()
     shared = line(error_payload(1), org["app_key"])
     first = post(client, org["api_key"], shared + b"\n" + line(error_payload(2), org["app_key"]))
@@ -247,7 +248,7 @@ def test_same_event_in_two_batches_lands_once(client: TestClient, settings: Sett
 )
 def test_malformed_bodies_get_4xx_with_a_message(
     client: TestClient, make_org, body, encoding, status, words
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     headers = {"Content-Encoding": encoding} if encoding else {}
     response = post(client, org["api_key"], body, **headers)
@@ -255,7 +256,7 @@ def test_malformed_bodies_get_4xx_with_a_message(
     assert words in response.json()["detail"]
 
 
-def test_decompression_bomb_stops_at_the_limit(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_decompression_bomb_stops_at_the_limit(client: TestClient, make_org) -> None:
     org = make_org()
     bomb = gzip.compress(b"\n" * (80 * 1024 * 1024), compresslevel=9)
     assert len(bomb) < 200_000
@@ -268,7 +269,7 @@ def test_decompression_bomb_stops_at_the_limit(client: TestClient, make_org) -> 
 
 def test_bad_lines_are_rejected_and_good_lines_still_land(
     client: TestClient, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     good = line(error_payload(), org["app_key"])
     deep = b'{"v":1,"type":"event","payload":{"extra":' + b"[" * 10_000 + b"]" * 10_000 + b"}}"
@@ -299,12 +300,23 @@ def test_bad_lines_are_rejected_and_good_lines_still_land(
     assert count(settings, "events", org["org_id"]) == 3
 
 
-def test_application_not_found(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_application_not_found(
+    client: TestClient, settings: Settings, make_org, caplog: pytest.LogCaptureFixture
+) -> None:
     org, other = make_org("Acme"), make_org("Globex")
     for app_key in ("stacklens_app_" + "x" * 24, other["app_key"], org["api_key"], None):
-        response = post(client, org["api_key"], line(error_payload(), app_key))
+        with caplog.at_level(logging.WARNING, logger="api.routers.ingest"):
+            caplog.clear()
+            response = post(client, org["api_key"], line(error_payload(), app_key), **{"Idempotency-Key": "b-7"})
         assert response.status_code == 404, (app_key, response.text)
         assert response.json()["error"] == "Application Not Found"
+        # The operator sees the refused batch, its organization and the reason.
+        [record] = [r for r in caplog.records if r.name == "api.routers.ingest"]
+        assert record.levelno == logging.WARNING
+        assert record.getMessage().startswith(
+            f"ingest: refused a batch of organization {org['org_id']} (Idempotency-Key b-7) with 404 "
+            "Application Not Found: no line of the batch belongs to a project of this organization"
+        )
     assert count(settings, "events", org["org_id"]) == count(settings, "events", other["org_id"]) == 0
     # One attributable line is enough: the other line is rejected and the batch lands.
     mixed = line(error_payload(1), other["app_key"]) + b"\n" + line(error_payload(2), org["app_key"])
@@ -313,14 +325,14 @@ def test_application_not_found(client: TestClient, settings: Settings, make_org)
     assert count(settings, "events", other["org_id"]) == 0
 
 
-def test_invalid_api_key(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_invalid_api_key(client: TestClient, make_org) -> None:
     org = make_org()
     for key in (org["app_key"], "stacklens_api_" + "Z" * 32, org["api_key"] + " "):
         response = post(client, key, line(error_payload(), org["app_key"]))
         assert response.status_code == 401 and response.json()["error"] == "Invalid API Key"
 
 
-def test_rate_limited(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_rate_limited(client: TestClient, settings: Settings, make_org) -> None:
     org = make_org()
     with session_scope(settings) as session:
         accounts.set_quota(session, org["org_id"], events_per_minute=3)
@@ -332,17 +344,22 @@ def test_rate_limited(client: TestClient, settings: Settings, make_org) -> None:
     assert count(settings, "events", org["org_id"]) == 2
 
 
-def test_warehouse_down_is_503(settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_warehouse_down_is_503(settings: Settings, make_org, caplog: pytest.LogCaptureFixture) -> None:
     org = make_org()
     down = settings.model_copy(update={"warehouse_url": "http://127.0.0.1:9/"})
-    with TestClient(create_app(down)) as test_client:
+    with TestClient(create_app(down)) as test_client, caplog.at_level(logging.ERROR, logger="api.routers.ingest"):
         response = post(test_client, org["api_key"], line(error_payload(), org["app_key"]))
     assert response.status_code == 503 and response.json()["error"] == "Service Unavailable"
+    [record] = [r for r in caplog.records if r.name == "api.routers.ingest"]
+    assert record.levelno == logging.ERROR
+    message = record.getMessage()
+    assert message.startswith(f"ingest: answered 503 to organization {org['org_id']}, the warehouse is unavailable")
+    assert "127.0.0.1:9" in message
 
 
 def test_batch_log_counts_every_line_including_rejected_ones(
     client: TestClient, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     lines = [
         line(error_payload(1), org["app_key"]),
@@ -391,7 +408,7 @@ def live_server(settings: Settings) -> Iterator[str]:
 @pytest.mark.parametrize("same_batch_id", [False, True], ids=["two-batch-ids", "one-batch-id"])
 def test_concurrent_requests_with_the_same_events_land_them_once(
     live_server: str, settings: Settings, make_org, same_batch_id: bool
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     payload = error_payload(7)
     events = []
@@ -436,7 +453,7 @@ def test_concurrent_requests_with_the_same_events_land_them_once(
 
 def test_a_lone_surrogate_in_a_message_does_not_cost_the_event(
     client: TestClient, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     payload = error_payload(4)
     payload["message"] = "cut emoji \ud83d"

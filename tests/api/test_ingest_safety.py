@@ -90,7 +90,7 @@ def scalar(settings: Settings, sql: str, org_id: object) -> Any:
     return get_warehouse(settings).query(sql, parameters={"org": org_id}).result_rows[0][0]
 
 
-def test_a_batch_over_more_than_100_months_lands_whole(server: str, decade: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_a_batch_over_more_than_100_months_lands_whole(server: str, decade: Settings, make_org) -> None:
     org = make_org()
     now = time.time()
     events = [line(event(now - i * 31 * DAY), org["app_key"]) for i in range(110)]
@@ -108,7 +108,7 @@ def test_a_batch_over_more_than_100_months_lands_whole(server: str, decade: Sett
 @pytest.mark.parametrize("fail_on", ["spans", "transactions", "events"])
 def test_a_resend_after_a_failed_landing_lands_exactly_what_is_missing(
     server: str, decade: Settings, make_org, monkeypatch: pytest.MonkeyPatch, fail_on: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The engine fails one insert half-way through a batch (after other partitions and tables landed): the
     request answers 503, and the resend under the same Idempotency-Key completes the batch, with no row
     twice and every span of every transaction in."""
@@ -170,7 +170,7 @@ def stored(settings: Settings, org_id: object) -> dict[str, tuple[str, dict[str,
 
 def test_times_the_retention_would_expire_or_in_the_future_are_stored_under_the_receive_time(
     default_server: str, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     now = time.time()
     sent = {
@@ -231,7 +231,7 @@ def _epoch(text: str) -> float:
 
 def test_an_idempotency_key_reused_for_another_body_is_409(
     default_server: str, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     first = line(event(time.time()), org["app_key"])
     other = line(event(time.time()), org["app_key"])
@@ -249,7 +249,7 @@ def test_an_idempotency_key_reused_for_another_body_is_409(
 
 def test_nil_and_malformed_event_ids_are_assigned_fresh_ones(
     default_server: str, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     now = time.time()
     dashed = str(uuid.uuid4())
@@ -277,7 +277,7 @@ def test_nil_and_malformed_event_ids_are_assigned_fresh_ones(
     assert (again.json()["accepted"], again.json()["duplicates"]) == (0, 6)
 
 
-def test_numbers_are_stored_as_written(default_server: str, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_numbers_are_stored_as_written(default_server: str, settings: Settings, make_org) -> None:
     org = make_org()
     event_id = uuid.uuid4().hex
     raw = (
@@ -299,7 +299,7 @@ def test_numbers_are_stored_as_written(default_server: str, settings: Settings, 
 
 def test_messages_say_what_is_wrong_in_the_senders_terms(
     default_server: str, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     good = line(event(time.time()), org["app_key"])
     bom = post(default_server, org["api_key"], b"\xef\xbb\xbf" + good)
@@ -326,7 +326,7 @@ def test_messages_say_what_is_wrong_in_the_senders_terms(
 
 def test_another_body_under_the_key_of_a_half_landed_batch_lands_whole(
     server: str, decade: Settings, make_org, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Body A fails after its first partition landed; body B, sent under the same key before A ever
     finished, must not be taken for A's blocks (the insert tokens carry the body's digest)."""
     org = make_org()

@@ -21,7 +21,7 @@ def _fail_c() -> None:
 FAILURES = (_fail_a, _fail_b, _fail_c)
 
 
-def _setup(org_factory):  # type: ignore[no-untyped-def]  # noqa: F811
+def _setup(org_factory):  # noqa: F811
     org, other = org_factory("Mine"), org_factory("Other")
     rows = land(
         org["org_id"],

@@ -23,7 +23,7 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-def test_next_key_rotation(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_next_key_rotation(client: TestClient, make_org) -> None:
     org = make_org()
     current = org["api_key"]
     issued = client.post("/api/keys/api/next", headers=bearer(current))
@@ -56,7 +56,7 @@ def test_next_key_rotation(client: TestClient, make_org) -> None:  # type: ignor
     assert actions.count("api_key.next_created") == 1 and actions.count("api_key.regenerated") == 2
 
 
-def test_key_answers_are_not_cached(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_key_answers_are_not_cached(client: TestClient, make_org) -> None:
     org = make_org(project="Shop")
     key = bearer(org["api_key"])
     answers = [

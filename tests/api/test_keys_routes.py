@@ -21,7 +21,7 @@ def auth(org: dict) -> dict[str, str]:
     return {"Authorization": f"Bearer {org['api_key']}"}
 
 
-def test_api_key_view_reveal_and_regenerate(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_api_key_view_reveal_and_regenerate(client: TestClient, make_org) -> None:
     org = make_org()
     shown = client.get("/api/keys/api", headers=auth(org)).json()
     assert shown["masked"] == f"stacklens_api_…{org['api_key'][-4:]}" and org["api_key"] not in str(shown)
@@ -41,7 +41,7 @@ def test_api_key_view_reveal_and_regenerate(client: TestClient, make_org) -> Non
 
 def test_app_key_create_regenerate_reveal_revoke(
     client: TestClient, make_org, control_settings: Settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org(project="Shop")
     created = client.post(
         f"/api/projects/{org['project']}/app-keys", headers=auth(org), json={"service": "worker"}
@@ -87,7 +87,7 @@ def test_app_key_create_regenerate_reveal_revoke(
         assert resolve_app_key(session, org["org_id"], again.json()["app_key"]) is None
 
 
-def test_another_organizations_project_is_not_found(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_another_organizations_project_is_not_found(client: TestClient, make_org) -> None:
     mine, theirs = make_org("Mine", project="mine"), make_org("Theirs", project="theirs")
     calls = [
         ("post", f"/api/projects/{theirs['project']}/app-keys", {"json": {"service": "worker"}}),
@@ -116,7 +116,7 @@ def test_another_organizations_project_is_not_found(client: TestClient, make_org
     )
 
 
-def test_key_endpoints_need_the_api_key(client: TestClient, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_key_endpoints_need_the_api_key(client: TestClient, make_org) -> None:
     org = make_org()
     for method, path in (
         ("get", "/api/keys/api"),

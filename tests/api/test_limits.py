@@ -8,7 +8,7 @@ from stacklens.cli.main import main
 from stacklens.settings import Settings
 
 
-def test_limits_show_quota_usage_and_follow_set_quota(control_settings: Settings, make_org, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_limits_show_quota_usage_and_follow_set_quota(control_settings: Settings, make_org, capsys) -> None:
     org = make_org("Acme")
     headers = {"Authorization": f"Bearer {org['api_key']}"}
     get_rate_limiter(control_settings).take_events(org["org_id"], 600, 60_000)

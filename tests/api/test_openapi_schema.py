@@ -29,7 +29,7 @@ def stores(settings: Settings) -> Settings:
     return settings
 
 
-def test_validation_errors_are_400_in_the_document_and_the_answer(stores, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_validation_errors_are_400_in_the_document_and_the_answer(stores, make_org) -> None:
     client = TestClient(create_app(stores))
     document = client.get("/openapi.json").json()
     statuses = {status for item in document["paths"].values() for op in item.values() for status in op["responses"]}
@@ -40,7 +40,7 @@ def test_validation_errors_are_400_in_the_document_and_the_answer(stores, make_o
     assert answer.status_code == 400 and answer.json()["error"] == "Bad Request" and "limit" in answer.json()["detail"]
 
 
-def test_schema_driven_requests_find_no_5xx_and_no_undocumented_status(stores, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_schema_driven_requests_find_no_5xx_and_no_undocumented_status(stores, make_org) -> None:
     org = make_org()
     with session_scope(stores) as session:
         from stacklens.control.accounts import set_quota
@@ -67,7 +67,7 @@ def test_schema_driven_requests_find_no_5xx_and_no_undocumented_status(stores, m
             phases=[Phase.explicit, Phase.generate],
             suppress_health_check=list(HealthCheck),
         )
-        def run(case) -> None:  # type: ignore[no-untyped-def]
+        def run(case) -> None:
             case.call_and_validate(headers=headers(), checks=[not_a_server_error, status_code_conformance])
 
         try:

@@ -63,7 +63,7 @@ def fill(path: str, org: dict[str, Any], number: str) -> str:
 @pytest.mark.parametrize("number", [BEYOND, SIGNED_OUT_OF_RANGE, "9" * 40])
 def test_every_path_id_out_of_range_is_404_or_400(
     server: str, stores: Settings, org_factory, number: str  # noqa: F811
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = org_factory()
     page_client = signed_in(server, str(org["email"]))
     api_headers = {"Authorization": f"Bearer {org['api_key']}"}
@@ -95,7 +95,7 @@ def _crash() -> None:
 
 def test_form_numbers_out_of_range_are_400_never_500(
     server: str, stores: Settings, org_factory  # noqa: F811
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = org_factory()
     row = land(org["org_id"], org["project_id"], [sdk_event(_crash)])[0]
     http = signed_in(server, str(org["email"]))
@@ -120,7 +120,7 @@ def test_form_numbers_out_of_range_are_400_never_500(
 
 def test_an_unexpected_failure_answers_the_json_error_shape(
     server: str, org_factory, monkeypatch: pytest.MonkeyPatch  # noqa: F811
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = org_factory()
 
     def broken(*_: object, **__: object) -> None:

@@ -40,7 +40,7 @@ def client(stores: Settings) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def org_factory(stores: Settings):  # type: ignore[no-untyped-def]
+def org_factory(stores: Settings):
     def make(name: str = "Acme") -> dict[str, Any]:
         with session_scope(stores) as session:
             org, api_key = accounts.create_organization(session, name, f"{uuid.uuid4().hex[:8]}@example.test", "password-123")
@@ -51,13 +51,13 @@ def org_factory(stores: Settings):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def org(org_factory, stores):  # type: ignore[no-untyped-def]
+def org(org_factory, stores):
     created = org_factory()
     seed(get_warehouse(stores), created["org_id"], created["project_id"], loads=120)
     return created
 
 
-def _get(client, org, path: str, **params):  # type: ignore[no-untyped-def]
+def _get(client, org, path: str, **params):
     return client.get(
         f"/api/projects/{org['project']}/performance/{path}",
         params={**WINDOW, **params},
@@ -65,7 +65,7 @@ def _get(client, org, path: str, **params):  # type: ignore[no-untyped-def]
     )
 
 
-def test_every_view_answers_rows_and_filters(client, org) -> None:  # type: ignore[no-untyped-def]
+def test_every_view_answers_rows_and_filters(client, org) -> None:
     for view in VIEWS:
         response = _get(client, org, view, environment="production")
         assert response.status_code == 200, (view, response.text)
@@ -76,7 +76,7 @@ def test_every_view_answers_rows_and_filters(client, org) -> None:  # type: igno
     assert sum(r["views"] for r in pages) == _get(client, org, "pages").json()["total"]["views"] == 120
 
 
-def test_csv_gives_the_same_rows(client, org) -> None:  # type: ignore[no-untyped-def]
+def test_csv_gives_the_same_rows(client, org) -> None:
     rows = _get(client, org, "endpoints").json()["rows"]
     response = _get(client, org, "endpoints", format="csv")
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
@@ -88,7 +88,7 @@ def test_csv_gives_the_same_rows(client, org) -> None:  # type: ignore[no-untype
     assert recs and recs[0]["evidence"].startswith("{")
 
 
-def test_waterfall(client, org) -> None:  # type: ignore[no-untyped-def]
+def test_waterfall(client, org) -> None:
     page = _get(client, org, "pages").json()["rows"][0]["page"]
     assert page
     detail = client.get(
@@ -102,13 +102,13 @@ def test_waterfall(client, org) -> None:  # type: ignore[no-untyped-def]
     ("params", "field"),
     [({"range": "2y", "since": "", "until": ""}, "range"), ({"since": "soon"}, "since"), ({"format": "xml"}, "format"), ({"sort": "x"}, "sort")],
 )
-def test_bad_values_answer_400(client, org, params, field) -> None:  # type: ignore[no-untyped-def]
+def test_bad_values_answer_400(client, org, params, field) -> None:
     response = _get(client, org, "endpoints", **params)
     assert response.status_code == 400
     assert response.json()["error"] == "Bad Request" and response.json()["detail"].startswith(f"{field}")
 
 
-def test_organization_isolation(client, org, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_organization_isolation(client, org, org_factory) -> None:
     other = org_factory("Other")
     response = client.get(
         f"/api/projects/{org['project']}/performance/pages",

@@ -17,7 +17,7 @@ def client(control_settings: Settings) -> Iterator[TestClient]:
         yield test_client
 
 
-def test_projects_list_with_masked_app_keys(client: TestClient, make_org, control_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+def test_projects_list_with_masked_app_keys(client: TestClient, make_org, control_settings: Settings) -> None:
     org = make_org("Acme", project="Checkout")
     with session_scope(control_settings) as session:
         worker = accounts.create_app_key(session, org["project_id"], "worker")
@@ -38,7 +38,7 @@ def test_projects_list_with_masked_app_keys(client: TestClient, make_org, contro
     assert org["app_key"] not in response.text and worker not in response.text
 
 
-def test_cursor_pagination_and_isolation(client: TestClient, make_org, control_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+def test_cursor_pagination_and_isolation(client: TestClient, make_org, control_settings: Settings) -> None:
     mine = make_org("Mine", project="p0")
     theirs = make_org("Theirs", project="secret-project")
     with session_scope(control_settings) as session:
@@ -59,7 +59,7 @@ def test_cursor_pagination_and_isolation(client: TestClient, make_org, control_s
 
 
 @pytest.mark.parametrize("params", [{"cursor": "garbage!"}, {"limit": 0}, {"limit": 1000}, {"limit": "x"}])
-def test_bad_query_is_400(client: TestClient, make_org, params) -> None:  # type: ignore[no-untyped-def]
+def test_bad_query_is_400(client: TestClient, make_org, params) -> None:
     org = make_org()
     response = client.get(
         "/api/projects", headers={"Authorization": f"Bearer {org['api_key']}"}, params=params

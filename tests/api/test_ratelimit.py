@@ -11,7 +11,7 @@ from stacklens.settings import Settings
 
 
 @pytest.fixture(params=["memory", "redis"])
-def make_limiter(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def make_limiter(request: pytest.FixtureRequest):
     """Factory of limiters sharing one backend: two calls = two workers of one installation."""
     namespace = f"test:{uuid.uuid4().hex}"
     if request.param == "memory":
@@ -21,13 +21,13 @@ def make_limiter(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def
     return lambda: RateLimiter(RedisBuckets(url), namespace)
 
 
-def _refusal(call) -> ApiError:  # type: ignore[no-untyped-def]
+def _refusal(call) -> ApiError:
     with pytest.raises(ApiError) as caught:
         call()
     return caught.value
 
 
-def test_request_bucket_refuses_with_retry_after(make_limiter) -> None:  # type: ignore[no-untyped-def]
+def test_request_bucket_refuses_with_retry_after(make_limiter) -> None:
     limiter = make_limiter()
     for _ in range(5):
         limiter.check_request(7, 5)
@@ -39,7 +39,7 @@ def test_request_bucket_refuses_with_retry_after(make_limiter) -> None:  # type:
     limiter.check_request(7, 5)  # refilled at 5 per second
 
 
-def test_event_quota_is_shared_by_workers(make_limiter) -> None:  # type: ignore[no-untyped-def]
+def test_event_quota_is_shared_by_workers(make_limiter) -> None:
     one, two = make_limiter(), make_limiter()
     one.take_events(1, 70, 120)
     two.take_events(1, 50, 120)
@@ -50,14 +50,14 @@ def test_event_quota_is_shared_by_workers(make_limiter) -> None:  # type: ignore
     one.take_events(2, 120, 120)  # other organization: untouched
 
 
-def test_batch_larger_than_the_quota_passes_on_a_full_bucket(make_limiter) -> None:  # type: ignore[no-untyped-def]
+def test_batch_larger_than_the_quota_passes_on_a_full_bucket(make_limiter) -> None:
     limiter = make_limiter()
     limiter.take_events(3, 500, 60)  # a full bucket lets one oversized batch through, leaving a debt
     error = _refusal(lambda: limiter.take_events(3, 1, 60))
     assert int(error.headers["Retry-After"]) > 60
 
 
-def test_raising_the_quota_applies_at_once(make_limiter) -> None:  # type: ignore[no-untyped-def]
+def test_raising_the_quota_applies_at_once(make_limiter) -> None:
     limiter = make_limiter()
     limiter.take_events(4, 100, 100)
     _refusal(lambda: limiter.take_events(4, 50, 100))

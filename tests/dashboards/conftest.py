@@ -26,7 +26,7 @@ def stores(settings: Settings) -> Settings:
 
 
 @pytest.fixture
-def org_factory(stores: Settings):  # type: ignore[no-untyped-def]
+def org_factory(stores: Settings):
     """``org_factory("Acme")`` → dict(org_id, org_slug, email, api_key, project, project_id, app_key)."""
     from stacklens.control import accounts
     from stacklens.control.db import session_scope

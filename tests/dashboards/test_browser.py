@@ -31,7 +31,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def server(stores) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def server(stores) -> Iterator[str]:
     from stacklens.cli.app import build_app
 
     port = _free_port()
@@ -53,7 +53,7 @@ def _hostile(n: int) -> None:
     raise RuntimeError(HOSTILE)
 
 
-def _events(org: dict) -> list[dict]:  # type: ignore[type-arg]
+def _events(org: dict) -> list[dict]:
     payloads = []
     for i in range(2):
         payload = sdk_event(
@@ -76,7 +76,7 @@ def _events(org: dict) -> list[dict]:  # type: ignore[type-arg]
     return land(org["org_id"], org["project_id"], payloads)
 
 
-def test_dashboard_in_a_real_browser(server, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_dashboard_in_a_real_browser(server, org_factory) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory()

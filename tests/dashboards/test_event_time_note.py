@@ -20,7 +20,7 @@ from tests.dashboards.conftest import sign_in
 SHOTS = Path("/work/wt/shots/ingest-safety")
 
 
-def _ingest(client: TestClient, org: dict, when: object) -> str:  # type: ignore[type-arg]
+def _ingest(client: TestClient, org: dict, when: object) -> str:
     event_id = uuid.uuid4().hex
     payload = {"event_id": event_id, "timestamp": when, "level": "error", "message": "clock <b>trouble</b>"}
     line = json.dumps({"v": 1, "type": "event", "app_key": org["app_key"], "payload": payload}).encode()
@@ -40,7 +40,7 @@ def _issue_of(settings: Settings, event_id: str) -> int:
     )
 
 
-def test_the_event_page_notes_a_replaced_time(client: TestClient, stores: Settings, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_the_event_page_notes_a_replaced_time(client: TestClient, stores: Settings, org_factory) -> None:
     org = org_factory()
     sent = "2019-03-04T05:06:07Z"  # years past the 90-day retention
     event_id = _ingest(client, org, sent)
@@ -58,7 +58,7 @@ def test_the_event_page_notes_a_replaced_time(client: TestClient, stores: Settin
 
 
 @pytest.mark.browser
-def test_the_note_as_seen_in_a_browser(stores: Settings, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_the_note_as_seen_in_a_browser(stores: Settings, org_factory) -> None:
     from playwright.sync_api import sync_playwright
 
     from tests.api.live import serve

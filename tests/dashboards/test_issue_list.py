@@ -14,7 +14,7 @@ from tests.dashboards.conftest import sign_in
 from tests.dashboards.landing import land
 
 
-def _issues(n: int) -> list[dict]:  # type: ignore[type-arg]
+def _issues(n: int) -> list[dict]:
     return [
         {
             "event_id": uuid.uuid4().hex,
@@ -40,7 +40,7 @@ def test_per_page_control_and_chart_axes(client, org_factory) -> None:
 
     first = client.get(base, params={"per_page": "10"}).text
     assert first.count('class="issue-row"') == 10 and '<option value="10" selected>' in first
-    next_href = html.unescape(re.search(r'rel="next" href="([^"]+)"', first).group(1))  # type: ignore[union-attr]
+    next_href = html.unescape(re.search(r'rel="next" href="([^"]+)"', first).group(1))
     assert "per_page=10" in next_href
     second = client.get(next_href).text
     assert second.count('class="issue-row"') == 2
@@ -52,7 +52,7 @@ def test_per_page_control_and_chart_axes(client, org_factory) -> None:
         assert refused.status_code == 400 and "per page must be one of 10, 25, 50, 100" in refused.text
 
     detail = client.get(f"{base}/{rows[0]['issue_id']}", params={"range": "24h"}).text
-    block = re.search(r'id="figure-json">(.*?)</script>', detail, re.S).group(1)  # type: ignore[union-attr]
+    block = re.search(r'id="figure-json">(.*?)</script>', detail, re.S).group(1)
     layout = json.loads(block)["layout"]
     assert layout["xaxis"]["title"]["text"] == "Time (UTC)"
     assert layout["yaxis"]["title"]["text"] == "Events per hour"

@@ -20,7 +20,7 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "dashboards"
 SAFARI = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15"
 
 
-def _browser_error(seconds_ago: float) -> dict:  # type: ignore[type-arg]
+def _browser_error(seconds_ago: float) -> dict:
     now = time.time() - seconds_ago
     return {
         "event_id": uuid.uuid4().hex,
@@ -40,7 +40,7 @@ def _browser_error(seconds_ago: float) -> dict:  # type: ignore[type-arg]
     }
 
 
-def test_issue_page_reads_right(server, org_factory) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_issue_page_reads_right(server, org_factory) -> None:  # noqa: F811
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory()

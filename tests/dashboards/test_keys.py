@@ -13,7 +13,7 @@ from stacklens.control.models import ActivityEntry
 from tests.dashboards.conftest import add_member, csrf_of, sign_in
 
 
-def _settings_path(org: dict) -> str:  # type: ignore[type-arg]
+def _settings_path(org: dict) -> str:
     return f"/orgs/{org['org_slug']}/projects/{org['project']}/settings"
 
 
@@ -23,7 +23,7 @@ def _new_key(html: str) -> str:
     return match.group(1)
 
 
-def _works(stores, org: dict, value: str) -> bool:  # type: ignore[no-untyped-def, type-arg]
+def _works(stores, org: dict, value: str) -> bool:
     with session_scope(stores) as session:
         return resolve_app_key(session, org["org_id"], value) is not None
 
@@ -153,7 +153,7 @@ def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
     assert "Settings</a>" not in client.get(f"/orgs/{org['org_slug']}").text
 
 
-def test_activity_log_names_the_actor_and_hides_empty_details(client, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_activity_log_names_the_actor_and_hides_empty_details(client, org_factory) -> None:
     org = org_factory()
     sign_in(client, org["email"])
     path = _settings_path(org)

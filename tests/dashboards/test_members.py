@@ -19,7 +19,7 @@ def _remove_path(html: str, email: str) -> str:
     return row.group(1)
 
 
-def _invite(client: TestClient, path: str, token: str, email: str, **extra: str):  # type: ignore[no-untyped-def]
+def _invite(client: TestClient, path: str, token: str, email: str, **extra: str):
     return client.post(f"{path}/invitations", data={"email": email, "csrf_token": token, **extra})
 
 
@@ -49,7 +49,7 @@ def test_owner_invites_and_the_person_creates_their_account(client, org_factory,
         ({"email": "not-an-email"}, "invalid e-mail"),
         ({"email": "x@example.test", "role": "admin"}, "role must be"),
     ):
-        refused = _invite(client, path, token, **form)  # type: ignore[arg-type]
+        refused = _invite(client, path, token, **form)
         assert refused.status_code == 400 and reason in refused.text
     assert client.post(f"{path}/invitations", data={"email": "y@example.test"}).status_code == 400  # no CSRF
 

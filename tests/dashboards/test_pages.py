@@ -14,7 +14,7 @@ def _boom(order_id: int = 42, card: str = "4111 1111 1111 1111") -> None:
     raise ValueError(f"order {order_id} failed")
 
 
-def _land_one(org: dict, **kwargs) -> dict:  # type: ignore[type-arg]
+def _land_one(org: dict, **kwargs) -> dict:
     payload = sdk_event(lambda: _boom(), **kwargs)
     payload["request"] = {
         "url": "https://shop.example/cart?step=2",

@@ -54,7 +54,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def server(stores) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def server(stores) -> Iterator[str]:
     from stacklens.cli.app import build_app
 
     port = _free_port()
@@ -92,7 +92,7 @@ def land_demo_traffic(settings: Settings, org_id: int, project_id: int, days: in
         client.raw_insert(table, insert_block=body, fmt="JSONEachRow")
 
 
-def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -> None:  # type: ignore[no-untyped-def]
+def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -> None:
     from playwright.sync_api import sync_playwright
 
     org = org_factory()

@@ -17,18 +17,18 @@ PAGES = ["", "/pages", "/resources", "/api", "/trends", "/releases", "/recommend
 
 
 @pytest.fixture
-def seeded(client, org_factory, stores):  # type: ignore[no-untyped-def]
+def seeded(client, org_factory, stores):
     org = org_factory()
     data = seed(get_warehouse(stores), org["org_id"], org["project_id"], loads=240)
     sign_in(client, org["email"])
     return org, data
 
 
-def _base(org: dict) -> str:  # type: ignore[type-arg]
+def _base(org: dict) -> str:
     return f"/orgs/{org['org_slug']}/projects/{org['project']}/performance"
 
 
-def test_every_page_renders_with_data(client, seeded) -> None:  # type: ignore[no-untyped-def]
+def test_every_page_renders_with_data(client, seeded) -> None:
     org, data = seeded
     for suffix in PAGES:
         response = client.get(_base(org) + suffix, params=WINDOW)
@@ -37,7 +37,7 @@ def test_every_page_renders_with_data(client, seeded) -> None:  # type: ignore[n
         assert "perf-empty" not in response.text, suffix
     detail = client.get(_base(org) + "/pages/detail", params={**WINDOW, "page": "/checkout"})
     assert detail.status_code == 200 and "fig-dist-load" in detail.text and "waterfall-link" in detail.text
-    event_id = re.search(r"/waterfall/([0-9a-f-]{36})", detail.text).group(1)  # type: ignore[union-attr]
+    event_id = re.search(r"/waterfall/([0-9a-f-]{36})", detail.text).group(1)
     waterfall = client.get(_base(org) + f"/waterfall/{event_id}", params=WINDOW)
     assert waterfall.status_code == 200 and "fig-waterfall" in waterfall.text and "blocking" in waterfall.text
     endpoint = client.get(
@@ -48,7 +48,7 @@ def test_every_page_renders_with_data(client, seeded) -> None:  # type: ignore[n
     assert f'href="{_base(org)}">Performance</a>' in issues.text
 
 
-def test_pages_show_the_api_numbers(client, seeded) -> None:  # type: ignore[no-untyped-def]
+def test_pages_show_the_api_numbers(client, seeded) -> None:
     org, _ = seeded
     headers = {"Authorization": f"Bearer {org['api_key']}"}
     for view, suffix, key in (("pages", "/pages", "load_p75"), ("endpoints", "/api", "p95_ms"), ("resources", "/resources", "avg_bytes")):
@@ -65,13 +65,13 @@ def test_pages_show_the_api_numbers(client, seeded) -> None:  # type: ignore[no-
         assert f'data-value="{row["value"]}"' in page
 
 
-def test_thin_figures_are_greyed_not_hidden(client, seeded) -> None:  # type: ignore[no-untyped-def]
+def test_thin_figures_are_greyed_not_hidden(client, seeded) -> None:
     org, _ = seeded
     page = client.get(_base(org) + "/pages", params={**WINDOW, "browser": "Firefox", "environment": "staging"}).text
     assert 'class="few"' in page and "page-row" in page
 
 
-def test_bad_filters_answer_400_naming_the_field(client, seeded) -> None:  # type: ignore[no-untyped-def]
+def test_bad_filters_answer_400_naming_the_field(client, seeded) -> None:
     org, _ = seeded
     for params, field in (({"range": "2y"}, "range"), ({"since": "yesterday"}, "since"), ({"since": WINDOW["until"], "until": WINDOW["since"]}, "until")):
         response = client.get(_base(org) + "/pages", params=params)
@@ -80,14 +80,14 @@ def test_bad_filters_answer_400_naming_the_field(client, seeded) -> None:  # typ
     assert client.get(_base(org) + "/waterfall/not-a-uuid").status_code == 400
 
 
-def test_empty_project_shows_the_snippet(client, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_empty_project_shows_the_snippet(client, org_factory) -> None:
     org = org_factory()
     sign_in(client, org["email"])
     page = client.get(_base(org))
     assert page.status_code == 200 and "perf-empty" in page.text and "browserTracingIntegration" in page.text
 
 
-def test_another_organization_sees_nothing(client, seeded, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_another_organization_sees_nothing(client, seeded, org_factory) -> None:
     org, _ = seeded
     other = org_factory("Other")
     client.cookies.clear()
@@ -97,7 +97,7 @@ def test_another_organization_sees_nothing(client, seeded, org_factory) -> None:
     assert "perf-empty" in own.text
 
 
-def test_browser_error_links_to_its_page_load_waterfall(client, seeded) -> None:  # type: ignore[no-untyped-def]
+def test_browser_error_links_to_its_page_load_waterfall(client, seeded) -> None:
     from tests.dashboards.landing import land, sdk_event
 
     org, data = seeded

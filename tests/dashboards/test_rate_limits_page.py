@@ -8,7 +8,7 @@ from stacklens.control.db import session_scope
 from tests.dashboards.conftest import sign_in
 
 
-def test_a_refused_request_shows_on_the_organization_page(client, org_factory, stores) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_request_shows_on_the_organization_page(client, org_factory, stores) -> None:
     org = org_factory()
     with session_scope(stores) as session:
         accounts.set_quota(session, org["org_id"], events_per_minute=900, requests_per_second=2)

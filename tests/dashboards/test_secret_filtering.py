@@ -17,7 +17,7 @@ def _fail() -> None:
     raise RuntimeError("shipper could not start")
 
 
-def test_keys_in_sys_argv_never_show(client, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_keys_in_sys_argv_never_show(client, org_factory) -> None:
     org = org_factory()
     payload = sdk_event(_fail, extra={"sys.argv": ["stacklens-shipper", "--app-key", org["app_key"]]})
     raw = json.dumps(payload).encode()

@@ -24,7 +24,7 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "security"
 
 
 @pytest.fixture
-def server(stores) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def server(stores) -> Iterator[str]:
     import socket
 
     from stacklens.cli.app import build_app
@@ -47,7 +47,7 @@ def server(stores) -> Iterator[str]:  # type: ignore[no-untyped-def]
     thread.join(timeout=10)
 
 
-def test_docs_offline_under_csp_and_no_server_header(server) -> None:  # type: ignore[no-untyped-def]
+def test_docs_offline_under_csp_and_no_server_header(server) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     answer = httpx.get(f"{server}/docs")
@@ -71,7 +71,7 @@ def test_docs_offline_under_csp_and_no_server_header(server) -> None:  # type: i
     assert errors == [] and [u for u in outside if not u.startswith("data:")] == []
 
 
-def test_invitation_and_sign_in_pages(server, org_factory) -> None:  # type: ignore[no-untyped-def]
+def test_invitation_and_sign_in_pages(server, org_factory) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory()

@@ -13,7 +13,7 @@ from stacklens.settings import Settings
 from tests.dashboards.conftest import PASSWORD, csrf_of, sign_in
 
 
-def _attempt(client: TestClient, email: str, password: str, headers: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+def _attempt(client: TestClient, email: str, password: str, headers: dict[str, str] | None = None):
     token = csrf_of(client.get("/login", headers=headers).text)
     return client.post(
         "/login",
@@ -67,7 +67,7 @@ def _throttled_client(stores: Settings, **overrides: object) -> TestClient:
 
 
 @pytest.mark.parametrize("backend", ["memory", "redis"])
-def test_sign_in_is_throttled_and_logged(backend, stores, org_factory, request) -> None:  # type: ignore[no-untyped-def]
+def test_sign_in_is_throttled_and_logged(backend, stores, org_factory, request) -> None:
     org = org_factory()
     extra = {"redis_url": request.getfixturevalue("redis_url")} if backend == "redis" else {}
     # Each worker of an installation: with Redis the second worker sees the first one's lock.

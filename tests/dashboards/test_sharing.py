@@ -24,7 +24,7 @@ def _fail() -> None:
     raise RuntimeError("payment declined")
 
 
-def _land_three(org: dict) -> tuple[list[dict], datetime]:  # type: ignore[type-arg]
+def _land_three(org: dict) -> tuple[list[dict], datetime]:
     """Three events of one issue: ten days ago, two hours ago, one hour ago."""
     now = datetime.now(UTC)
     payloads = []
@@ -53,7 +53,7 @@ def _share(client: TestClient, path: str, **form: str) -> str:
     return match.group(1)
 
 
-def _event_id(row: dict) -> str:  # type: ignore[type-arg]
+def _event_id(row: dict) -> str:
     return str(row["event_id"])
 
 
@@ -85,7 +85,7 @@ def test_event_link_shows_one_event_and_is_revocable(stores, client, org_factory
     # The issue page lists the link; revoking needs the form's token and the link's own issue.
     issue_page = client.get(path).text
     assert issue_page.count('class="share-link" data-state="active"') == 1
-    link_id = re.search(r"/share/(\d+)/revoke", issue_page).group(1)  # type: ignore[union-attr]
+    link_id = re.search(r"/share/(\d+)/revoke", issue_page).group(1)
     assert client.post(f"{path}/share/{link_id}/revoke").status_code == 400
     token = csrf_of(issue_page)
     wrong_issue = path.rsplit("/", 1)[0] + "/12345"

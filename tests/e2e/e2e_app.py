@@ -23,24 +23,13 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import httpx
+from e2e_contract import SECRET_PASSWORD, SECRET_TOKEN, SITES
 from e2e_shop import checkout_from_batch, checkout_from_web, lookup_sku, parse_quantity, shop
 from sentry_sdk.integrations.wsgi import SentryWsgiMiddleware
 
 import stacklens_sdk
 from stacklens_sdk.tunnel import TunnelMiddleware, browser_dsn
 
-# error site -> events it produces; one issue each.
-SITES: dict[str, int] = {
-    "charge_card": 6,  # PaymentDeclined, reached from two callers
-    "parse_quantity": 5,  # ValueError, varied inputs
-    "lookup_sku": 4,  # KeyError
-    "checkout_view": 3,  # unhandled in a WSGI request: request data with a secret header and extra data
-    "browser_cart": 2,  # TypeError from @sentry/browser through the tunnel
-    "sync_lag": 3,  # capture_message with a varying number
-}
-TRANSACTIONS = {"orders": 3, "reindex": 2, "pageload": 1}  # besides one http.server transaction per request
-SECRET_TOKEN = "Bearer e2e-super-secret-token"
-SECRET_PASSWORD = "hunter2-e2e-password"
 PACE_SECONDS = 0.06
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e_stack import Stack, clean_env, start_service, unhandled_errors
+
+from tests.e2e.e2e_stack import Stack, clean_env, start_service, unhandled_errors
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e_stack import (
+
+from tests.e2e.e2e_stack import (
     BIN,
     Stack,
     all_issues,
@@ -72,7 +73,8 @@ def test_lines_written_after_an_app_key_rotation_are_delivered(tmp_path: Path) -
             api = httpx.Client(
                 base_url=base, timeout=30.0, headers={"Authorization": f"Bearer {org['api_key']}"}
             )
-            issues = wait_for("the new key's events", lambda: all_issues(api, project["slug"]), 30, 0.5)
+            with api:
+                issues = wait_for("the new key's events", lambda: all_issues(api, project["slug"]), 30, 0.5)
             assert [i["events"] for i in issues] == [2]
             assert issues[0]["title"].startswith("written with the new key")
             assert shipper.stop(signal.SIGTERM) == 0

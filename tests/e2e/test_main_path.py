@@ -18,8 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from e2e_app import SECRET_PASSWORD, SECRET_TOKEN, SITES
-from e2e_stack import (
+
+from tests.e2e.e2e_contract import SECRET_PASSWORD, SECRET_TOKEN, SITES
+from tests.e2e.e2e_stack import (
     BIN,
     Proc,
     Stack,
@@ -184,6 +185,7 @@ def run_main_path(stack: Stack, storage: Path) -> None:
     assert f"{SITES['checkout_view']} events" in text
     assert re.search(r"Authorization \[FILTERED\]", text), "the Authorization header is not shown filtered"
     assert SECRET_TOKEN.split()[-1] not in detail.text and SECRET_PASSWORD not in detail.text
+    browser.close()
 
     # 7. Nothing left to deliver, and the shipper stops cleanly.
     status = stack.run([str(BIN / "stacklens-shipper"), "--config", str(config), "--status"])
@@ -192,6 +194,7 @@ def run_main_path(stack: Stack, storage: Path) -> None:
 
     # 8. The figures after the pipelines ran: still every event exactly once.
     after = all_issues(api, project["slug"])
+    api.close()
     assert len(after) == len(SITES) and sum(i["events"] for i in after) == EXPECTED_EVENTS
     # Ctrl-C: a clean stop answers 0, or 130 (the shell's code for a command ended by SIGINT).
     assert server.stop(signal.SIGINT) in (0, 130)

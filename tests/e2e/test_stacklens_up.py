@@ -22,7 +22,8 @@ import httpx
 import psutil
 import pytest
 import yaml
-from e2e_stack import BIN, Proc, Stack, clean_env, free_port, sign_in, wait_for
+
+from tests.e2e.e2e_stack import BIN, Proc, Stack, clean_env, free_port, sign_in, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 

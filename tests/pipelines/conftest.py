@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from pipeline_seed import client, defs, instance
+from tests.pipelines.pipeline_seed import client, defs, instance
 
 __all__ = ["client", "defs", "instance"]

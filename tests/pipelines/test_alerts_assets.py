@@ -6,14 +6,13 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from pipeline_seed import TX_COLS
-
 from pipelines.definitions import definitions_for
 from pipelines.embedded import materialize_now
 from stacklens.alerts import rules
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
 from stacklens.settings import override_settings
+from tests.pipelines.pipeline_seed import TX_COLS
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver
 

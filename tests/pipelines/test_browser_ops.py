@@ -46,7 +46,7 @@ def page_load(rng: random.Random, version: str, at: datetime) -> tuple[dict[str,
     return payload, dom_ready
 
 
-def test_dom_ready_for_every_sdk_generation(client, instance, settings, defs) -> None:  # type: ignore[no-untyped-def]
+def test_dom_ready_for_every_sdk_generation(client, instance, settings, defs) -> None:
     rng = random.Random(5)
     at = datetime.now(UTC) - timedelta(hours=1)
     expected: dict[str, list[float]] = {v: [] for v in NAMING}
@@ -88,7 +88,7 @@ def test_dom_ready_for_every_sdk_generation(client, instance, settings, defs) ->
         assert p50 < load  # the load event is later and never taken for DOM ready
 
 
-def test_inp_from_standalone_interaction_spans(client, instance, settings, defs) -> None:  # type: ignore[no-untyped-def]
+def test_inp_from_standalone_interaction_spans(client, instance, settings, defs) -> None:
     """INP p75 of a page comes from the standalone INP spans @sentry/browser sends after slow interactions."""
     fixture = Path(__file__).resolve().parents[1] / "stacklens" / "ingest" / "browser_inp_span.json"
     template = json.loads(fixture.read_text())

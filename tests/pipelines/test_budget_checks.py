@@ -7,7 +7,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
-from pipeline_seed import TX_COLS
 
 from pipelines.assets.budgets import AGGREGATE_CHECK
 from pipelines.definitions import definitions_for
@@ -15,6 +14,7 @@ from pipelines.embedded import materialize_now
 from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import delete_budget, set_budget
 from stacklens.control.db import session_scope
+from tests.pipelines.pipeline_seed import TX_COLS
 
 CHECK = f"budget_status:{AGGREGATE_CHECK}"
 
@@ -45,13 +45,13 @@ def _check_keys(defs: dg.Definitions) -> set[str]:
     return {key.to_user_string() for key in keys if key.asset_key == dg.AssetKey("budget_status")}
 
 
-def _verdicts(client) -> dict[int, tuple[float | None, int]]:  # type: ignore[no-untyped-def]
+def _verdicts(client) -> dict[int, tuple[float | None, int]]:
     rows = client.query("SELECT budget_id, current_value, passed FROM budget_status FINAL").result_rows
     return {int(b): (v, int(p)) for b, v, p in rows}
 
 
 def test_each_budget_is_a_row_and_the_aggregate_check_fails_when_any_is_over(
-    client, instance, settings, defs, make_org  # type: ignore[no-untyped-def]
+    client, instance, settings, defs, make_org
 ) -> None:
     org = make_org("Budgeted")
     at = datetime.now(UTC) - timedelta(hours=2)
@@ -74,7 +74,7 @@ def test_each_budget_is_a_row_and_the_aggregate_check_fails_when_any_is_over(
     event = instance.get_latest_asset_check_evaluation_record(
         dg.AssetCheckKey(dg.AssetKey("budget_status"), AGGREGATE_CHECK)
     )
-    metadata = event.event.asset_check_evaluation.metadata  # type: ignore[union-attr]
+    metadata = event.event.asset_check_evaluation.metadata
     assert metadata["over_budget"].value == 1 and metadata["budgets"].value == 3
     assert metadata[f"budget {over.id} load_time_ms *"].value.startswith("FAIL")
 

@@ -7,15 +7,15 @@ import gc
 from datetime import UTC, datetime
 
 import dagster as dg
-from pipeline_seed import seed_errors
 
 from pipelines.definitions import build_definitions
 from pipelines.embedded import EmbeddedRunner, dagster_instance, materialize_now, tick_schedule
 from pipelines.resources import resources_for
 from stacklens.settings import Settings
+from tests.pipelines.pipeline_seed import seed_errors
 
 
-def _land(client, seed: int) -> None:  # type: ignore[no-untyped-def]
+def _land(client, seed: int) -> None:
     """New events (received now) for three issues."""
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     seed_errors(client, issues=3, per_issue=2, days=[today], seed=seed)
@@ -25,7 +25,7 @@ def _issues_schedule(defs: dg.Definitions) -> dg.ScheduleDefinition:
     return next(s for s in defs.schedules or [] if s.name == "issues_every_minute")
 
 
-def test_runs_after_a_disposed_instance_succeed(settings: Settings, client) -> None:  # type: ignore[no-untyped-def]
+def test_runs_after_a_disposed_instance_succeed(settings: Settings, client) -> None:
     _land(client, 1)
     for round_ in range(3):
         gc.collect()  # whatever an earlier round's handles left behind is gone now
@@ -45,7 +45,7 @@ def test_runs_after_a_disposed_instance_succeed(settings: Settings, client) -> N
         _land(client, 200 + round_)
 
 
-def test_runner_stop_disposes_and_a_new_runner_runs(settings: Settings, client) -> None:  # type: ignore[no-untyped-def]
+def test_runner_stop_disposes_and_a_new_runner_runs(settings: Settings, client) -> None:
     _land(client, 1)
     first = EmbeddedRunner(settings)
     assert all(o.success for o in first.run_now(["issues"]))

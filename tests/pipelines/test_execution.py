@@ -3,25 +3,25 @@ days (per-asset tags) and advancing its own watermark; outcomes still reported p
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
-
-from pipeline_seed import seed_errors, seed_performance
 
 from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
 from pipelines.execution import JOBS_TAG
 from stacklens.control.db import migrate_control_store
+from tests.pipelines.pipeline_seed import seed_errors, seed_performance
 
 TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 PERF_DAY, ERROR_DAY, LATE_DAY = (TODAY - timedelta(days=n) for n in (3, 2, 6))
 
 
-def _days(client, table: str) -> set[str]:  # type: ignore[no-untyped-def]
+def _days(client, table: str) -> set[str]:
     rows = client.query(f"SELECT DISTINCT toString(day) FROM {table} FINAL").result_rows  # noqa: S608
     return {r[0] for r in rows}
 
 
-def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings, defs) -> None:  # type: ignore[no-untyped-def]
+def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings, defs) -> None:
     migrate_control_store(settings)
     earlier = datetime.now(UTC) - timedelta(minutes=5)
     # Errors received minutes before the page views: the next tick's 30 s re-read overlap does not reach them.
@@ -59,3 +59,19 @@ def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings
     assert LATE_DAY.date().isoformat() in late_run.tags[ops.asset_tag(ops.DAYS_TAG, "page_metrics")]
     assert _days(client, "page_metrics") == {PERF_DAY.date().isoformat(), LATE_DAY.date().isoformat()}
     assert _days(client, "issue_daily_counts") == {ERROR_DAY.date().isoformat()}
+
+
+def test_a_failed_run_is_logged_with_its_job_and_error(client, instance, settings, defs, caplog) -> None:
+    migrate_control_store(settings)
+    seed_errors(client, issues=1, per_issue=2, days=[ERROR_DAY], seed=3)
+    # The issues mart is gone: the issues asset fails at its insert, as it would with a lost table.
+    client.command("DROP TABLE issues")
+    with caplog.at_level(logging.ERROR, logger="pipelines.execution"):
+        outcomes = materialize_now(defs, instance, select=["issues"])
+    failed = [o for o in outcomes if not o.success]
+    assert failed and failed[0].job == "issues_job"
+    records = [r for r in caplog.records if r.name == "pipelines.execution" and r.levelno == logging.ERROR]
+    assert records, caplog.text
+    message = records[0].getMessage()
+    assert message.startswith(f"pipeline run {failed[0].run_id} of issues_job failed")
+    assert "issues does not exist" in message  # the underlying error, not only Dagster's step message

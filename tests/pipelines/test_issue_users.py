@@ -6,10 +6,9 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from pipeline_seed import EV_COLS, ORG, PROJECT, _insert
-
 from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
+from tests.pipelines.pipeline_seed import EV_COLS, ORG, PROJECT, _insert
 
 ISSUE = 8101
 
@@ -38,7 +37,7 @@ def _events(users: list[str]) -> list[dict]:
     ]
 
 
-def _users(client, defs, instance) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _users(client, defs, instance) -> tuple[int, int]:
     outcomes = materialize_now(defs, instance, ["issues"])
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
     row = client.query(
@@ -48,7 +47,7 @@ def _users(client, defs, instance) -> tuple[int, int]:  # type: ignore[no-untype
     return int(row[0]), int(row[1])
 
 
-def test_users_affected_stays_exact_across_runs(client, instance, defs) -> None:  # type: ignore[no-untyped-def]
+def test_users_affected_stays_exact_across_runs(client, instance, defs) -> None:
     _insert(client, "events", _events(["ann", "bob", "ann"]), EV_COLS)
     assert _users(client, defs, instance) == (2, 3)  # first run: from the events
 

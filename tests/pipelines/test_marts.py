@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 import pytest
-from pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
 
 from pipelines.embedded import materialize_now
 from stacklens.control.db import migrate_control_store
+from tests.pipelines.pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
 
 DAY0 = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
 DAYS = [DAY0, DAY0 + timedelta(days=1)]

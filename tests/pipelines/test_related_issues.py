@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 import pytest
-from pipeline_seed import EV_COLS, ORG, PROJECT, _insert
 
 from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
+from tests.pipelines.pipeline_seed import EV_COLS, ORG, PROJECT, _insert
 
 A, B = 7001, 7002
 
@@ -40,7 +40,7 @@ def _events(issue: int, users: list[str], at: datetime) -> list[dict]:
     ]
 
 
-def _same_user(client) -> dict[tuple[int, int], tuple[float, int]]:  # type: ignore[no-untyped-def]
+def _same_user(client) -> dict[tuple[int, int], tuple[float, int]]:
     rows = client.query(
         "SELECT issue_id, related_issue_id, strength, shared FROM related_issues FINAL"
         " WHERE project_id = {p:UInt64} AND reason = 'same_user'",
@@ -49,7 +49,7 @@ def _same_user(client) -> dict[tuple[int, int], tuple[float, int]]:  # type: ign
     return {(int(a), int(b)): (float(s), int(n)) for a, b, s, n in rows}
 
 
-def _run(defs, instance) -> int:  # type: ignore[no-untyped-def]
+def _run(defs, instance) -> int:
     """One run of the issues job; the relation rows it wrote (new, changed and removed)."""
     outcomes = materialize_now(defs, instance, ["related_issues"])
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
@@ -61,7 +61,7 @@ def _run(defs, instance) -> int:  # type: ignore[no-untyped-def]
     return int(metadata["row_count"].value) + int(metadata["removed"].value)
 
 
-def _below(client, names: list[str], count: int) -> list[str]:  # type: ignore[no-untyped-def]
+def _below(client, names: list[str], count: int) -> list[str]:
     """``count`` user keys whose hashes are smaller than those of ``names``, smallest first: they take the
     first places of any sketch they join."""
     rows = client.query(
@@ -74,7 +74,7 @@ def _below(client, names: list[str], count: int) -> list[str]:  # type: ignore[n
     return [r[0] for r in rows]
 
 
-def test_relation_ends_when_the_shared_user_leaves_the_sketch(client, instance, defs) -> None:  # type: ignore[no-untyped-def]
+def test_relation_ends_when_the_shared_user_leaves_the_sketch(client, instance, defs) -> None:
     now = datetime.now(UTC)
     # A: users ann, bob; B: ann, cid, dan → complete sets, exact Jaccard: one shared of four, both directions.
     _insert(

@@ -25,15 +25,15 @@ def test_every_schedule_skips_with_what_to_set(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.delenv(name, raising=False)
     for schedule in defs.schedules:
         result = _tick(schedule.name)
-        assert not result.run_requests, schedule.name
-        assert result.skip_message == SCALED_SETTINGS_MISSING.format(
+        assert not result.run_requests, schedule.name  # type: ignore[attr-defined]
+        assert result.skip_message == SCALED_SETTINGS_MISSING.format(  # type: ignore[attr-defined]
             names="STACKLENS_WAREHOUSE_URL, STACKLENS_WAREHOUSE_DATABASE"
         ), schedule.name
-        assert "stacklens serve" in result.skip_message and "stacklens pipelines ui" in result.skip_message
+        assert "stacklens serve" in result.skip_message and "stacklens pipelines ui" in result.skip_message  # type: ignore[attr-defined]
 
 
 def test_with_the_variables_the_budgets_schedule_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("STACKLENS_WAREHOUSE_URL", f"chdb://{tmp_path / 'warehouse'}")
     monkeypatch.setenv("STACKLENS_WAREHOUSE_DATABASE", "unconfigured_test")
     result = _tick("budgets_every_5_minutes")
-    assert result.skip_message is None and len(result.run_requests) == 1
+    assert result.skip_message is None and len(result.run_requests) == 1  # type: ignore[attr-defined]

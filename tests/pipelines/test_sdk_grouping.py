@@ -82,7 +82,7 @@ def shop_release(tmp_path: Path, release: int) -> ModuleType:
     (folder / "shop_errors.py").write_text(source)
     spec = importlib.util.spec_from_file_location("shop_errors", folder / "shop_errors.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    spec.loader.exec_module(module)
     return module
 
 
@@ -103,7 +103,7 @@ def window(k: int) -> datetime:
 
 
 @pytest.fixture
-def landed(client, instance, settings, tmp_path, defs) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def landed(client, instance, settings, tmp_path, defs) -> list[dict[str, Any]]:
     releases = {1: shop_release(tmp_path, 1), 2: shop_release(tmp_path, 2)}
     options = {"project_root": str(tmp_path), "in_app_include": ["shop_errors"]}
     # Time windows (5 minutes): charge in W0,W1; refund in W1,W2; the others each in their own window.
@@ -142,7 +142,7 @@ def crash_line(payload: dict[str, Any]) -> int:
     return payload["exception"]["values"][-1]["stacktrace"]["frames"][-1]["lineno"]
 
 
-def test_n_sites_are_exactly_n_issues(client, landed) -> None:  # type: ignore[no-untyped-def]
+def test_n_sites_are_exactly_n_issues(client, landed) -> None:
     # The data really varies: messages differ per event, and each site's line moved between releases.
     charge = landed[: PER_SITE[0]]
     assert len({p["exception"]["values"][-1]["value"] for p in charge}) == PER_SITE[0]
@@ -171,7 +171,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def test_related_strengths_are_exact(client, landed) -> None:  # type: ignore[no-untyped-def]
+def test_related_strengths_are_exact(client, landed) -> None:
     rows = client.query(
         "SELECT issue_id, culprit, timestamp, in_app_frames FROM events WHERE project_id = {p:UInt64}",
         parameters={"p": PROJECT},

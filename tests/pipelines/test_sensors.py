@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 import pytest
 from dagster._core.definitions.sensor_definition import SensorExecutionData
-from pipeline_seed import seed_errors, seed_performance
 
 from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
 from pipelines.planning import RANGE_END_TAG, RANGE_START_TAG
 from pipelines.sensors import run_failure_logger, sensors
+from tests.pipelines.pipeline_seed import seed_errors, seed_performance
 
 
 def _sensor(defs: dg.Definitions, name: str) -> dg.SensorDefinition:
@@ -92,8 +92,8 @@ def test_the_failure_sensor_logs_a_failed_run(instance, caplog: pytest.LogCaptur
         dagster_instance=instance,
         dagster_run=result.dagster_run,
     ).for_run_failure()
-    with caplog.at_level(logging.ERROR, logger="stacklens.pipelines"):
+    with caplog.at_level(logging.ERROR, logger="pipelines.sensors"):
         run_failure_logger(context)
-    (record,) = [r for r in caplog.records if r.name == "stacklens.pipelines"]
+    (record,) = [r for r in caplog.records if r.name == "pipelines.sensors"]
     assert result.run_id in record.getMessage() and "checkout_job" in record.getMessage()
     assert "failed" in record.getMessage()

@@ -41,7 +41,7 @@ def service(decade: Settings) -> Iterator[SimpleNamespace]:
 
 
 @pytest.fixture
-def org(make_org, decade: Settings) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def org(make_org, decade: Settings) -> dict[str, Any]:
     """An organization whose first app key was since regenerated: ``retired`` no longer works."""
     made = make_org()
     with session_scope(decade) as session:
@@ -51,7 +51,7 @@ def org(make_org, decade: Settings) -> dict[str, Any]:  # type: ignore[no-untype
 
 @pytest.fixture
 def ws(service: SimpleNamespace, org: dict[str, Any]) -> Iterator[Workspace]:
-    workspace = Workspace(service, apiKey=org["api_key"], appKey=org["app_key"], timeout="30s")  # type: ignore[arg-type]
+    workspace = Workspace(service, apiKey=org["api_key"], appKey=org["app_key"], timeout="30s")
     yield workspace
     workspace.cleanup()
 

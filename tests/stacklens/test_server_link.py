@@ -22,7 +22,7 @@ def test_the_link_file_is_private_and_belongs_to_its_server(settings: Settings) 
     # A newer server replaces the file; the older one's shutdown leaves the newer link in place.
     second = server_link.write_link(settings, "http://127.0.0.1:8001")
     server_link.remove_link(settings, first)
-    assert server_link.read_link(settings).token == second  # type: ignore[union-attr]
+    assert server_link.read_link(settings).token == second
     server_link.remove_link(settings, second)
     assert not path.exists() and server_link.read_link(settings) is None
     path.write_text("{not json")

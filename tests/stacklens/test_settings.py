@@ -31,7 +31,7 @@ def test_placeholder_secret_file_is_refused(tmp_path: Path) -> None:
         Settings(data_dir=tmp_path).secret()
 
 
-def test_cli_reports_a_placeholder_secret_in_one_line(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_cli_reports_a_placeholder_secret_in_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
     from stacklens.settings import override_settings
 
     override_settings(None)

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_app_key, read_lines
 
 import stacklens_sdk
 from stacklens_sdk import ConfigurationError
+from tests.stacklens_sdk.helpers import make_app_key, read_lines
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import read_lines
 
 from stacklens_sdk.logfile import FILE_MODE, LineTooLarge, LogWriter, WriteFailed, encode_line, format_ts
+from tests.stacklens_sdk.helpers import read_lines
 
 KEY = "stacklens_app_" + "A1" * 12
 

@@ -17,27 +17,11 @@ ORDER BY (project_id, issue_id, reason);
 INSERT INTO issue_element_top
 SELECT any(org_id), project_id, issue_id, e.1 AS reason, topKState(20)(e.2)
 FROM events
-ARRAY JOIN arrayFilter(
-    x -> x.2 != '',
-    arrayConcat(
-        [('same_user', user_key),
-         ('same_time_window', toString(toStartOfFiveMinutes(timestamp))),
-         ('same_release', toString(release))],
-        arrayMap(f -> ('similar_stack', f), arrayDistinct(in_app_frames))
-    )
-) AS e
+ARRAY JOIN ${issue_elements} AS e
 GROUP BY project_id, issue_id, reason;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS issue_element_top_mv TO issue_element_top AS
 SELECT any(org_id) AS org_id, project_id, issue_id, e.1 AS reason, topKState(20)(e.2) AS top
 FROM events
-ARRAY JOIN arrayFilter(
-    x -> x.2 != '',
-    arrayConcat(
-        [('same_user', user_key),
-         ('same_time_window', toString(toStartOfFiveMinutes(timestamp))),
-         ('same_release', toString(release))],
-        arrayMap(f -> ('similar_stack', f), arrayDistinct(in_app_frames))
-    )
-) AS e
+ARRAY JOIN ${issue_elements} AS e
 GROUP BY project_id, issue_id, reason

@@ -34,15 +34,7 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS issue_element_arrivals_mv TO issue_elemen
 SELECT max(received_at) AS received_at, any(org_id) AS org_id, project_id, issue_id, e.1 AS reason,
        cityHash64(e.2) AS element
 FROM events
-ARRAY JOIN arrayFilter(
-    x -> x.2 != '',
-    arrayConcat(
-        [('same_user', user_key),
-         ('same_time_window', toString(toStartOfFiveMinutes(timestamp))),
-         ('same_release', toString(release))],
-        arrayMap(f -> ('similar_stack', f), arrayDistinct(in_app_frames))
-    )
-) AS e
+ARRAY JOIN ${issue_elements} AS e
 GROUP BY project_id, issue_id, reason, element;
 
 CREATE TABLE IF NOT EXISTS issue_sketches

@@ -13,7 +13,7 @@ from stacklens.control.models import Base
 target_metadata = Base.metadata
 
 
-def _run(connection) -> None:  # type: ignore[no-untyped-def]
+def _run(connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,

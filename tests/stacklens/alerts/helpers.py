@@ -49,6 +49,6 @@ class MailSink:
 
 def start_smtp(sink: MailSink) -> Controller:
     controller = Controller(sink, hostname="127.0.0.1", port=free_port())
-    controller.factory = lambda: SmtpProtocol(sink, hostname="stacklens-test")  # type: ignore[method-assign]
+    controller.factory = lambda: SmtpProtocol(sink, hostname="stacklens-test")
     controller.start()
     return controller

@@ -135,5 +135,5 @@ def test_rule_validation_names_the_field(world) -> None:  # noqa: ANN001
     with session_scope(settings) as session:
         for change, message in cases:
             with pytest.raises(rules.AlertInputError) as caught:
-                rules.clean(session, org_id, {**good, **change})
+                rules.clean(session, org_id, {**good, **change})  # type: ignore[dict-item]
             assert str(caught.value).startswith(message), (change, str(caught.value))

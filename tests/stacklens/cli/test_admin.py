@@ -22,7 +22,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_admin_commands_print_the_documented_json(control_settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_admin_commands_print_the_documented_json(control_settings: Settings, capsys) -> None:
     org = run_json(
         capsys,
         "admin",
@@ -104,7 +104,7 @@ def test_admin_commands_print_the_documented_json(control_settings: Settings, ca
         ),
     ],
 )
-def test_bad_input_is_one_line_and_nonzero(settings: Settings, capsys, argv, message) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_is_one_line_and_nonzero(settings: Settings, capsys, argv, message) -> None:
     main(
         ["admin", "create-org", "--name", "Acme", "--owner-email", "o@acme.test", "--password", "password-1"]
     )

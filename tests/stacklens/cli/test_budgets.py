@@ -14,7 +14,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_set_list_delete(settings, make_org, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_set_list_delete(settings, make_org, capsys: pytest.CaptureFixture[str]) -> None:
     slug = make_org("Acme")["project"]
     made = run_json(
         capsys,
@@ -71,7 +71,7 @@ def test_set_list_delete(settings, make_org, capsys: pytest.CaptureFixture[str])
         (["delete", "--metric", "cls"], "no cls budget on *"),
     ],
 )
-def test_bad_input_gets_one_line(settings, make_org, capsys, argv, message) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_gets_one_line(settings, make_org, capsys, argv, message) -> None:
     slug = make_org("Acme")["project"]
     assert main(["budgets", *argv, "--project", slug]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -9,7 +9,7 @@ from stacklens.control.db import session_scope
 from stacklens.settings import Settings
 
 
-def test_demo_org_is_idempotent_and_its_keys_work(control_settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_demo_org_is_idempotent_and_its_keys_work(control_settings: Settings, capsys) -> None:
     assert main(["demo-org", "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert set(first) == {"organization", "email", "password", "api_key", "project", "app_key"}
@@ -22,7 +22,7 @@ def test_demo_org_is_idempotent_and_its_keys_work(control_settings: Settings, ca
         assert authenticate_user(session, first["email"], first["password"]) is not None
 
 
-def test_demo_org_after_regeneration_prints_the_current_keys(control_settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_demo_org_after_regeneration_prints_the_current_keys(control_settings: Settings, capsys) -> None:
     main(["demo-org", "--json"])
     first = json.loads(capsys.readouterr().out)
     main(["admin", "regenerate-api-key", "--org", first["organization"], "--json"])

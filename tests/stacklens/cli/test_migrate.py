@@ -83,4 +83,8 @@ def test_migrate_while_serve_owns_the_embedded_warehouse_says_so_in_one_line(tmp
         assert str(tmp_path) in message
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        _, served = server.communicate(timeout=30)
+    # The composition root's logging: startup and migrations on stderr, with level and logger name.
+    assert f"INFO stacklens.cli.serve: StackLens is serving on http://127.0.0.1:{port}" in served, served
+    assert f"data dir {tmp_path}, warehouse: embedded ClickHouse (chdb) in {tmp_path / 'warehouse'}" in served
+    assert "INFO stacklens.cli.serve: warehouse: applied 0001_create_events" in served

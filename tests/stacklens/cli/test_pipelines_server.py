@@ -102,7 +102,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         {"STACKLENS_DATA_DIR": str(data_dir), "STACKLENS_RUN_SCHEDULES": "true", "PYTHONPATH": str(ROOT)}
     )
     port = free_port()
-    probe = Server(None, f"http://127.0.0.1:{port}", env, data_dir, "", "")  # type: ignore[arg-type]
+    probe = Server(None, f"http://127.0.0.1:{port}", env, data_dir, "", "")
     org = cli_json(
         probe,
         "admin",

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import logging
 import socket
 
 from stacklens.cli.main import main
+from stacklens.cli.serve import log_startup
 from stacklens.settings import Settings
 
 
-def test_serve_refuses_a_busy_port_in_one_line(settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_serve_refuses_a_busy_port_in_one_line(settings: Settings, capsys) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -15,3 +17,18 @@ def test_serve_refuses_a_busy_port_in_one_line(settings: Settings, capsys) -> No
         assert main(["up", "--port", str(port)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and all(f"cannot listen on 127.0.0.1:{port}" in line for line in err)
+
+
+def test_startup_is_logged_with_address_data_dir_and_warehouse(settings: Settings, caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="stacklens.cli.serve"):
+        log_startup(settings, "0.0.0.0", 8123)
+        server = settings.model_copy(
+            update={"warehouse_url": "https://stacklens:s3cret@ch.example:8443", "warehouse_database": "prod"}
+        )
+        log_startup(server, "127.0.0.1", 9000)
+    embedded, remote = (r.getMessage() for r in caplog.records if r.name == "stacklens.cli.serve")
+    assert embedded.startswith("StackLens is serving on http://127.0.0.1:8123 (API docs: /docs)")
+    assert f"listening on 0.0.0.0:8123, data dir {settings.data_dir}" in embedded
+    assert "warehouse: embedded ClickHouse (chdb) in " in embedded
+    assert remote.endswith("warehouse: ClickHouse server at https://ch.example:8443, database prod")
+    assert "s3cret" not in remote

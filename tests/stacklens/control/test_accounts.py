@@ -10,7 +10,7 @@ from stacklens.control.models import ActivityEntry, ApiKey, AppKey, User
 from stacklens.settings import Settings
 
 
-def _actions(session, org_id: int) -> list[str]:  # type: ignore[no-untyped-def]
+def _actions(session, org_id: int) -> list[str]:
     return list(
         session.scalars(
             select(ActivityEntry.action).where(ActivityEntry.org_id == org_id).order_by(ActivityEntry.id)

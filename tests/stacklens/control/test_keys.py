@@ -7,6 +7,7 @@ import pytest
 
 from stacklens.control import keys
 from stacklens.settings import Settings
+from stacklens_contract.keys import is_api_key, is_app_key, service_of
 
 
 def test_api_key_format_and_randomness() -> None:
@@ -14,20 +15,20 @@ def test_api_key_format_and_randomness() -> None:
     assert len(values) == 200
     for value in values:
         assert re.fullmatch(r"stacklens_api_[A-Za-z0-9]{32}", value)
-        assert keys.looks_like_api_key(value) and not keys.looks_like_app_key(value)
+        assert is_api_key(value) and not is_app_key(value)
 
 
 def test_app_key_formats_and_service_parsing() -> None:
     primary = keys.generate_app_key()
     assert re.fullmatch(r"stacklens_app_[A-Za-z0-9]{24}", primary)
-    assert keys.app_key_service(primary) is None
+    assert service_of(primary) is None
     worker = keys.generate_app_key("worker")
     assert re.fullmatch(r"stacklens_app_worker_[A-Za-z0-9]{24}", worker)
-    assert keys.app_key_service(worker) == "worker"
+    assert service_of(worker) == "worker"
     dashed = keys.generate_app_key("api-gateway-2")
-    assert keys.app_key_service(dashed) == "api-gateway-2"
+    assert service_of(dashed) == "api-gateway-2"
     for value in (primary, worker, dashed):
-        assert keys.looks_like_app_key(value) and not keys.looks_like_api_key(value)
+        assert is_app_key(value) and not is_api_key(value)
 
 
 @pytest.mark.parametrize("service", ["", "Worker", "9lives", "my_service", "a" * 32, "wörker", "a b"])
@@ -52,7 +53,7 @@ def test_invalid_service_names_are_refused(service: str) -> None:
     ],
 )
 def test_malformed_api_keys_are_not_api_keys(value: object) -> None:
-    assert not keys.looks_like_api_key(value)
+    assert not is_api_key(value)
 
 
 def test_hash_is_sha256_hex() -> None:

@@ -38,7 +38,7 @@ def test_good_passwords_pass_and_length_counts_characters_not_bytes() -> None:
     assert password_problem(123, "a@b.c") == "the password must be text"
 
 
-def test_accounts_apply_the_rules(control_settings) -> None:  # type: ignore[no-untyped-def]
+def test_accounts_apply_the_rules(control_settings) -> None:
     from stacklens.control import accounts
     from stacklens.control.db import migrate_control_store, session_scope
 

@@ -20,14 +20,14 @@ from stacklens.control.sessions import (
 LIFE = Lifetimes(idle=timedelta(minutes=30), absolute=timedelta(days=1))
 
 
-def _user(settings) -> int:  # type: ignore[no-untyped-def]
+def _user(settings) -> int:
     migrate_control_store(settings)
     with session_scope(settings) as session:
         org, _ = accounts.create_organization(session, "Acme", "owner@example.test", "long-enough-1")
         return accounts.list_members(session, org.id)[0][0].id
 
 
-def test_token_is_stored_hashed_and_revocation_is_immediate(control_settings) -> None:  # type: ignore[no-untyped-def]
+def test_token_is_stored_hashed_and_revocation_is_immediate(control_settings) -> None:
     user_id = _user(control_settings)
     with session_scope(control_settings) as session:
         first = start_session(session, user_id, LIFE, ip="10.0.0.1", user_agent="test")
@@ -35,7 +35,7 @@ def test_token_is_stored_hashed_and_revocation_is_immediate(control_settings) ->
     with session_scope(control_settings) as session:
         hashes = session.scalars(select(UserSession.token_hash)).all()
         assert first not in hashes and len(hashes) == 2
-        assert resolve_session(session, first, LIFE).id == user_id  # type: ignore[union-attr]
+        assert resolve_session(session, first, LIFE).id == user_id
         assert resolve_session(session, "forged-token", LIFE) is None
         end_session(session, first)
     with session_scope(control_settings) as session:
@@ -46,7 +46,7 @@ def test_token_is_stored_hashed_and_revocation_is_immediate(control_settings) ->
         assert resolve_session(session, second, LIFE) is None
 
 
-def test_idle_and_absolute_lifetimes(control_settings) -> None:  # type: ignore[no-untyped-def]
+def test_idle_and_absolute_lifetimes(control_settings) -> None:
     user_id = _user(control_settings)
     with session_scope(control_settings) as session:
         token = start_session(session, user_id, LIFE)
@@ -61,7 +61,7 @@ def test_idle_and_absolute_lifetimes(control_settings) -> None:  # type: ignore[
         assert resolve_session(session, idle, LIFE, now + timedelta(minutes=1)) is None  # stays ended
 
 
-def test_password_change_and_member_removal_end_sessions(control_settings) -> None:  # type: ignore[no-untyped-def]
+def test_password_change_and_member_removal_end_sessions(control_settings) -> None:
     user_id = _user(control_settings)
     with session_scope(control_settings) as session:
         keep, other = start_session(session, user_id, LIFE), start_session(session, user_id, LIFE)

@@ -7,7 +7,7 @@ from stacklens.control.invitations import pending_invitations
 from stacklens.demo.launch import DEMO_TEAMMATE, ensure_demo
 
 
-def test_demo_has_one_pending_invitation(settings) -> None:  # type: ignore[no-untyped-def]
+def test_demo_has_one_pending_invitation(settings) -> None:
     first = ensure_demo(settings)
     again = ensure_demo(settings)
     assert first.worker_key == again.worker_key

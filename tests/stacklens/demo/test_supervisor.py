@@ -54,7 +54,7 @@ def _alive(pid: int) -> bool:
     return _cmdline(pid) is not None  # a zombie or a reaped process has no command line
 
 
-def _wait_until(predicate, seconds: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+def _wait_until(predicate, seconds: float = 20.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if predicate():

@@ -172,7 +172,7 @@ def client(settings: Settings) -> Iterator[TestClient]:
         yield test_client
 
 
-def test_post_api_ingest_lands_the_observed_span(client: TestClient, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_post_api_ingest_lands_the_observed_span(client: TestClient, settings: Settings, make_org) -> None:
     org, other = make_org(), make_org("Other")
     body = json.dumps(observed_line(org["app_key"])).encode()
 

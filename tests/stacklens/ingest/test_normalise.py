@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 import sentry_sdk
-from sdk_events import capture, sdk_client
 
-from stacklens.ingest.fields import Origin
+from stacklens.ingest.fields import COMMON_COLUMNS, Origin
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
+from tests.stacklens.ingest.sdk_events import capture, sdk_client
 
 ORIGIN = Origin(org_id=3, project_id=11, service=None, batch_id="b1", received_at=time.time())
 
@@ -44,7 +44,8 @@ def test_python_error_event() -> None:
     assert row["event_id"].replace("-", "") == payload["event_id"]
     assert row["exception_types"] == ["KeyError", "OutOfStock"] and row["exception_type"] == "OutOfStock"
     assert row["title"] == "OutOfStock: no stock for zz"
-    assert row["in_app_frames"][0] == "test_normalise:reserve" and row["culprit"] == "test_normalise:reserve"
+    # The frame's module is this test module's import name (it depends on pytest's import mode).
+    assert row["in_app_frames"][0] == f"{__name__}:reserve" and row["culprit"] == f"{__name__}:reserve"
     assert (row["user_id"], row["user_email"], row["user_key"]) == ("u-7", "ada@example.com", "u-7")
     assert row["user_ip"] == payload["user"].get("ip_address", "")  # the SDK keeps it only with PII on
     assert row["service"] == "checkout" and row["tags"]["service"] == "checkout"
@@ -260,3 +261,21 @@ def test_sizes_out_of_range_or_not_numbers_are_unknown() -> None:
         None,
         None,
     )
+
+
+def test_events_and_transactions_fill_their_common_columns_alike() -> None:
+    with sdk_client(server_name="web-7") as transport:
+        sentry_sdk.set_user({"id": "u-9"})
+        sentry_sdk.set_tag("service", "checkout")
+        with sentry_sdk.start_transaction(op="http.server", name="/cart"):
+            sentry_sdk.capture_message("cart is empty")
+    payloads = {kind: payload for kind, payload in transport.items}
+    event = row_of(payloads["event"])
+    scrubbed = scrub_payload(payloads["transaction"])
+    transaction = transaction_row(scrubbed, ORIGIN, json.dumps(scrubbed).encode(), json.dumps(scrubbed))
+    for row in (event, transaction):
+        assert set(COMMON_COLUMNS) <= set(row)
+    shared = [c for c in COMMON_COLUMNS if c not in ("event_id", "payload", "tags")]
+    assert {c: event[c] for c in shared} == {c: transaction[c] for c in shared}
+    assert event["service"] == "checkout" and event["server_name"] == "web-7" and event["transaction"] == "/cart"
+    assert event["user_key"] and event["release"] == "shop@1.2.3" and event["batch_id"] == ORIGIN.batch_id

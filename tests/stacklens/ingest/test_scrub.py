@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import sentry_sdk
-from sdk_events import capture
 from sentry_sdk.scrubber import EventScrubber
 
-from stacklens.ingest.scrub import FILTERED, is_sensitive_key, scrub_payload, scrub_string
+from stacklens.ingest.scrub import is_sensitive_key, scrub_payload, scrub_string
+from stacklens_contract.words import FILTERED
+from tests.stacklens.ingest.sdk_events import capture
 
 VISA = "4111 1111 1111 1111"  # Luhn-valid test number
 NOT_A_CARD = "4111 1111 1111 1112"  # fails Luhn: an order number, kept

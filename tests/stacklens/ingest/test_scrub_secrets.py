@@ -26,10 +26,10 @@ SECRETS = {
 }
 
 
-def _argv_event(monkeypatch: pytest.MonkeyPatch) -> dict:  # type: ignore[type-arg]
+def _argv_event(monkeypatch: pytest.MonkeyPatch) -> dict:
     """What sentry-sdk sends for a shipper-like process started with its key on the command line."""
     monkeypatch.setattr(sys, "argv", ["stacklens-shipper", "--app-key", APP_KEY, f"--api-key={API_KEY}"])
-    events: list[dict] = []  # type: ignore[type-arg]
+    events: list[dict] = []
     client = sentry_sdk.Client(
         dsn="https://public@example.invalid/1",
         default_integrations=False,

@@ -70,7 +70,7 @@ def summary(prepared: Prepared) -> dict[str, Any]:
     }
 
 
-def test_workers_prepare_the_same_rows_as_in_process(pool: PreparePool, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_workers_prepare_the_same_rows_as_in_process(pool: PreparePool, settings: Settings, make_org) -> None:
     org = make_org("Acme")
     data = mixed_body(org["app_key"])
     context = BatchContext(org["org_id"], "batch-1", time.time(), None)
@@ -103,7 +103,7 @@ def test_a_body_no_worker_can_read_gets_the_in_process_answer(pool: PreparePool,
 
 def test_a_killed_worker_costs_only_its_batch_the_next_batch_has_workers_again(
     settings: Settings,
-    make_org,  # type: ignore[no-untyped-def]
+    make_org,
 ) -> None:
     org = make_org("Acme")
     context = BatchContext(org["org_id"], "batch-3", time.time(), None)
@@ -131,13 +131,13 @@ def test_large_bodies_go_to_the_workers_small_ones_stay_in_process() -> None:
 
 def test_worker_count_setting(settings: Settings) -> None:
     assert pool_for(settings.model_copy(update={"ingest_workers": 0})) is None
-    assert pool_for(settings.model_copy(update={"ingest_workers": 3})).workers == 3  # type: ignore[union-attr]
+    assert pool_for(settings.model_copy(update={"ingest_workers": 3})).workers == 3
     close_pools()
 
 
 def test_ingest_body_lands_a_worker_prepared_batch_once(
     settings: Settings,
-    make_org,  # type: ignore[no-untyped-def]
+    make_org,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     apply_migrations(settings, up_to=99)
@@ -154,7 +154,7 @@ def test_ingest_body_lands_a_worker_prepared_batch_once(
 
         def collect_and_count() -> Prepared | DecodeFailure | None:
             prepared = collect()
-            by_workers.append(prepared.attributed)  # type: ignore[union-attr]
+            by_workers.append(prepared.attributed)
             return prepared
 
         return collect_and_count
@@ -204,7 +204,7 @@ def test_warm_up_starts_every_worker_with_its_modules_loaded() -> None:
     try:
         workers.warm_up()
         pool = workers._pool()
-        assert len(pool._processes) == 2  # type: ignore[attr-defined]
+        assert len(pool._processes) == 2
         loaded = pool.submit(_loaded_modules).result()
         assert {"stacklens.ingest.prepare", "stacklens.control.db"} <= loaded
     finally:
@@ -229,7 +229,7 @@ def test_workers_leave_ctrl_c_to_the_server() -> None:
         workers.close()
 
 
-def test_workers_end_when_their_server_is_killed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_workers_end_when_their_server_is_killed(tmp_path) -> None:
     """A server killed outright (SIGKILL) cannot stop its workers: they notice and end by themselves."""
     import subprocess
     import sys
@@ -246,7 +246,7 @@ def test_workers_end_when_their_server_is_killed(tmp_path) -> None:  # type: ign
         [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
-        workers = [int(pid) for pid in server.stdout.readline().split()]  # type: ignore[union-attr]
+        workers = [int(pid) for pid in server.stdout.readline().split()]
         assert len(workers) == 2 and all(_alive(pid) for pid in workers)
         server.kill()
         server.wait(10)

@@ -27,14 +27,14 @@ def test_apply_status_changes_records_and_refuses(settings: Settings) -> None:
     issue_id = int(row["issue_id"])
 
     assert apply_status(client, 1, 1, issue_id, StatusRequest(ACTIONS["resolve"]), "ann@example.test") is None
-    assert issue_summary(client, 1, 1, issue_id)["status"] == "resolved"  # type: ignore[index]
+    assert issue_summary(client, 1, 1, issue_id)["status"] == "resolved"
     history = status_history(client, 1, 1, issue_id)
     assert history and history[-1]["actor"] == "ann@example.test"
 
     # Another organization or project cannot touch it, and says so without revealing it exists.
     refused = apply_status(client, 2, 1, issue_id, StatusRequest("ignored"), "api:7")
     assert refused == "no such issue in this project"
-    assert issue_summary(client, 1, 1, issue_id)["status"] == "resolved"  # type: ignore[index]
+    assert issue_summary(client, 1, 1, issue_id)["status"] == "resolved"
     # An impossible status is refused by the workflow, in words.
     assert apply_status(client, 1, 1, issue_id, StatusRequest("exploded"), "api:7")
 

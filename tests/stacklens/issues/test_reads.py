@@ -26,7 +26,7 @@ def _c() -> None:
     raise TypeError("c")
 
 
-def _event(func, tags: dict[str, str], days_ago: int = 0) -> dict:  # type: ignore[no-untyped-def, type-arg]
+def _event(func, tags: dict[str, str], days_ago: int = 0) -> dict:
     payload = sdk_event(func, tags=tags)
     payload["timestamp"] = (datetime.now(UTC) - timedelta(days=days_ago, minutes=5)).isoformat()
     return payload
@@ -85,7 +85,7 @@ def test_figures_agree_with_and_without_dimension_filters(settings) -> None:
     apply_migrations(settings)
     client = get_warehouse(settings)
 
-    def with_user(func, user: str, environment: str) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    def with_user(func, user: str, environment: str) -> dict:
         payload = sdk_event(func, user={"id": user}, environment=environment)
         payload["timestamp"] = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
         return payload

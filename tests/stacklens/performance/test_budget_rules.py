@@ -27,7 +27,7 @@ def test_a_valid_budget_is_cleaned() -> None:
 )
 def test_each_bad_field_is_named(metric: str, scope: str, value: object, message: str) -> None:
     with pytest.raises(BudgetError, match=message):
-        validate_budget(metric, scope, value)  # type: ignore[arg-type]
+        validate_budget(metric, scope, value)
 
 
 def test_passes() -> None:

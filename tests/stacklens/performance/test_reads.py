@@ -17,7 +17,7 @@ ORG, OTHER, PROJECT = 5, 6, 50
 
 
 @pytest.fixture
-def world(settings):  # type: ignore[no-untyped-def]
+def world(settings):
     client = migrated(settings)
     data = seed(client, ORG, PROJECT, loads=400, seed=11)
     seed(client, OTHER, PROJECT, loads=150, seed=12)  # same project id, another organization
@@ -30,7 +30,7 @@ def _close(a: float | None, b: float | None) -> bool:
     return abs(a - b) <= 0.01 * max(abs(b), 1e-9)
 
 
-def _loads(data, filters: PerfFilters) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+def _loads(data, filters: PerfFilters) -> pl.DataFrame:
     rows = [
         t for t in data.transactions
         if t["op"] == "pageload" and filters.since <= t["timestamp"] < filters.until
@@ -57,7 +57,7 @@ def _loads(data, filters: PerfFilters) -> pl.DataFrame:  # type: ignore[no-untyp
     "dims",
     [{}, {"environment": "production"}, {"browser": "Safari"}, {"release": "shop@1.1.0", "browser": "Chrome"}],
 )
-def test_pages_match_polars(world, dims) -> None:  # type: ignore[no-untyped-def]
+def test_pages_match_polars(world, dims) -> None:
     client, data = world
     filters = PerfFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z", **dims)
     total, rows = reads.pages(client, ORG, PROJECT, filters)
@@ -85,14 +85,14 @@ def test_pages_match_polars(world, dims) -> None:  # type: ignore[no-untyped-def
         assert total["lcp_n"] == 0 and total["lcp_p75"] is None and total["score"] is not None
 
 
-def test_opportunity_sums_to_the_gap_to_100(world) -> None:  # type: ignore[no-untyped-def]
+def test_opportunity_sums_to_the_gap_to_100(world) -> None:
     client, _ = world
     total, rows = reads.pages(client, ORG, PROJECT, PerfFilters.parse(range="14d", now=NOW))
     assert total is not None
     assert _close(sum(r["opportunity"] for r in rows), 100 - total["score"])
 
 
-def test_weekly_and_releases_match_polars(world) -> None:  # type: ignore[no-untyped-def]
+def test_weekly_and_releases_match_polars(world) -> None:
     client, data = world
     filters = PerfFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z")
     loads = [t for t in data.transactions if t["op"] == "pageload"]
@@ -115,7 +115,7 @@ def test_weekly_and_releases_match_polars(world) -> None:  # type: ignore[no-unt
     assert releases["shop@1.1.0"]["regression"].startswith("shop@1.1.0: load time +")
 
 
-def test_resources_and_endpoints_match_polars(world) -> None:  # type: ignore[no-untyped-def]
+def test_resources_and_endpoints_match_polars(world) -> None:
     client, data = world
     filters = PerfFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z", environment="production")
     spans = pl.DataFrame([s for s in data.spans if s["environment"] == "production" and filters.since <= s["timestamp"] < filters.until])
@@ -142,7 +142,7 @@ def test_resources_and_endpoints_match_polars(world) -> None:  # type: ignore[no
     assert sum(r["calls"] for r in rows.values() if r["source"] == "server") == len(server)
 
 
-def test_recommendations_one_per_subject_and_rule(world) -> None:  # type: ignore[no-untyped-def]
+def test_recommendations_one_per_subject_and_rule(world) -> None:
     client, _ = world
     recs = recommendations(client, ORG, PROJECT, PerfFilters.parse(range="14d", now=NOW))
     keys = [(r["rule"], r["subject"]) for r in recs]
@@ -153,7 +153,7 @@ def test_recommendations_one_per_subject_and_rule(world) -> None:  # type: ignor
     assert len(hero) == 1 and hero[0]["pages"] == ["/", "/checkout", "/products/{id}"] and hero[0]["estimated_saving"]
 
 
-def test_waterfall_of_one_page_load(world) -> None:  # type: ignore[no-untyped-def]
+def test_waterfall_of_one_page_load(world) -> None:
     client, data = world
     tx = next(t for t in data.transactions if t["op"] == "pageload" and t["browser_name"] == "Chrome")
     found = waterfall.waterfall(client, ORG, PROJECT, str(tx["event_id"]))

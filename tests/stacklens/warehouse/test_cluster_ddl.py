@@ -72,7 +72,7 @@ def test_clause_follows_the_object_name(settings: Settings) -> None:
         assert "ON CLUSTER" in _formatted(settings, expected) or expected.startswith("INSERT")
 
 
-def test_placeholder_places_the_clause_where_the_file_says(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_placeholder_places_the_clause_where_the_file_says(tmp_path) -> None:
     text = "CREATE FUNCTION IF NOT EXISTS plus_one ${on_cluster} AS (x) -> x + 1;\n"
     migration = MigrationFile("0999_create_plus_one", tmp_path / "0999_create_plus_one.sql", text)
     assert migration.statements(30, "main") == [

@@ -67,7 +67,7 @@ def bundle() -> FileResponse:
 def static(name: str) -> FileResponse:
     path = (STATIC / name).resolve()
     if path.parent != STATIC.resolve() or not path.is_file():
-        return JSONResponse({"error": "not found"}, status_code=404)  # type: ignore[return-value]
+        return JSONResponse({"error": "not found"}, status_code=404)
     return FileResponse(path)
 
 

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BROWSER_DIR, make_app_key, read_lines, wait_for
+from playwright import sync_api  # a dev dependency: a missing or broken install fails, never skips
 
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.stacklens_sdk.helpers import BROWSER_DIR, make_app_key, read_lines, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,7 +47,6 @@ def _inp_spans(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_page_errors_and_pageload_reach_the_log_file(
     tmp_path: Path, start_server: Any, sentry_browser_bundle: Path
 ) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
     storage = tmp_path / "logs"
     key = make_app_key()
     server = start_server(

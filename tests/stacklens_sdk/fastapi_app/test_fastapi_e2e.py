@@ -7,7 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import make_app_key, read_lines, wait_for
+
+from tests.stacklens_sdk.helpers import make_app_key, read_lines, wait_for
 
 pytestmark = pytest.mark.slow
 

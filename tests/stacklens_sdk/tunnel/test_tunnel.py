@@ -13,10 +13,10 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import httpx
 import pytest
-from conftest import make_app_key, read_lines
 
 import stacklens_sdk
 from stacklens_sdk.tunnel import TunnelMiddleware, asgi_app, browser_dsn
+from tests.stacklens_sdk.helpers import make_app_key, read_lines
 
 
 def envelope(key: str, *items: tuple[dict[str, object], bytes]) -> bytes:
@@ -48,7 +48,7 @@ def wsgi_server(tmp_path: Path) -> Iterator[tuple[str, Path, str]]:
     stacklens_sdk.init(app_key=key, storage_path=tmp_path)
 
     def application(environ: dict[str, object], start_response: object) -> list[bytes]:
-        start_response("200 OK", [("Content-Type", "text/plain")])  # type: ignore[operator]
+        start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"the application"]
 
     server = make_server(

@@ -9,15 +9,7 @@ WITH
         SELECT any(org_id) AS org_id, project_id, e.1 AS reason, issue_id,
                arraySlice(arraySort(groupUniqArray(cityHash64(e.2))), 1, 10) AS hashes
         FROM events
-        ARRAY JOIN arrayFilter(
-            x -> x.2 != '',
-            arrayConcat(
-                [('same_user', user_key),
-                 ('same_time_window', toString(toStartOfFiveMinutes(timestamp))),
-                 ('same_release', toString(release))],
-                arrayMap(f -> ('similar_stack', f), arrayDistinct(in_app_frames))
-            )
-        ) AS e
+        ARRAY JOIN ${issue_elements} AS e
         GROUP BY project_id, reason, issue_id
     ),
     old AS (SELECT project_id, reason, issue_id, hashes FROM issue_sketches FINAL)

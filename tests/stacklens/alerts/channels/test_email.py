@@ -24,7 +24,7 @@ def sink() -> Iterator[MailSink]:
 
 
 def test_real_smtp_server_receives_plain_and_html_parts(sink: MailSink) -> None:
-    channel = EmailChannel(["ops@acme.test", "dev@acme.test"], f"smtp://127.0.0.1:{sink.port}", "alerts@acme.test")
+    channel = EmailChannel(["ops@acme.test", "dev@acme.test"], f"smtp://127.0.0.1:{sink.port}", "alerts@acme.test")  # type: ignore[attr-defined]
     result = channel.send(MESSAGE)
     assert result.ok and result.status_code == 250
     envelope = sink.messages[0]
@@ -37,7 +37,7 @@ def test_real_smtp_server_receives_plain_and_html_parts(sink: MailSink) -> None:
 
 def test_refused_recipients_are_a_permanent_failure_with_the_servers_words(sink: MailSink) -> None:
     sink.refuse = True
-    result = EmailChannel(["ops@acme.test"], f"smtp://127.0.0.1:{sink.port}", "a@acme.test").send(MESSAGE)
+    result = EmailChannel(["ops@acme.test"], f"smtp://127.0.0.1:{sink.port}", "a@acme.test").send(MESSAGE)  # type: ignore[attr-defined]
     assert not result.ok and not result.retryable and result.status_code == 550
     assert "refused every recipient" in result.error and "mailbox unavailable" in result.error
 

@@ -12,8 +12,9 @@ Rules, first that applies wins (the rule name is the first component, so two rul
    IPs, dates) replaced.
 4. A message: the log template when the SDK kept it (``logentry.message``), else the normalised message.
 
-The version is stored beside each fingerprint; a v2 would get a new name and leave v1 frozen, so old issues
-keep their fingerprints.
+The version is stored beside each fingerprint. This module is frozen: a change to grouping is a new module
+(``v2.py``) registered in :mod:`stacklens.ingest.grouping`, so the issues v1 made keep their fingerprints;
+``tests/stacklens/ingest/test_grouping_v1.py`` pins its output for recorded sentry-sdk payloads.
 """
 
 from __future__ import annotations
@@ -158,7 +159,3 @@ def fingerprint_event(payload: dict[str, Any]) -> Grouping:
     digest = hashlib.sha256("\x1f".join(components).encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return Grouping(hash=digest, version=GROUPING_VERSION, components=components)
 
-
-def issue_id_for(project_id: int, fingerprint: str) -> int:
-    """The issue id of a fingerprint in a project: 52 bits of SHA-256, exact in JavaScript numbers."""
-    return int(hashlib.sha256(f"{project_id}:{fingerprint}".encode()).hexdigest()[:13], 16)

@@ -1,0 +1,67 @@
+"""SQL macros: written once, expanded where they stand, and invisible to the checksums of applied migrations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stacklens.warehouse import macros
+from stacklens.warehouse.macros import MacroError, render_macros
+from stacklens.warehouse.migrations import MigrationError, discover
+from stacklens.warehouse.queries import QUERIES_DIR, load_query
+
+# The SHA-256 these migrations were applied with while they still wrote the issue-elements expression out
+# (git history before the macro). Databases migrated then must find them unchanged.
+APPLIED_CHECKSUMS = {
+    "0109_create_issue_elements_mv": "a932607108ba5fdcf8fd0e3a65fa6c3ec630c4b85e0c057d280fe965c702c3d3",
+    "0120_create_issue_element_top": "de3bac9e8b55eb51a0cf6a69f82deaf9fe89437efe9850ca0aa74b54516ecf20",
+    "0126_create_issue_sketches": "fb00c4e9e76d879d0293bd20d57b4179312b7ea9abae1fed96aa834027c23c03",
+}
+SQL_ROOT = QUERIES_DIR.parent
+
+
+def test_migrations_using_the_macro_keep_their_applied_checksums() -> None:
+    found = {m.name: m for m in discover() if m.name in APPLIED_CHECKSUMS}
+    for name, checksum in APPLIED_CHECKSUMS.items():
+        assert "${issue_elements}" in found[name].path.read_text()
+        assert found[name].checksum == checksum, name
+
+
+def test_the_issue_elements_expression_is_written_once() -> None:
+    marker = "('same_time_window', toString(toStartOfFiveMinutes(timestamp)))"
+    holders = sorted(str(p.relative_to(SQL_ROOT)) for p in SQL_ROOT.rglob("*.sql") if marker in p.read_text())
+    assert holders == ["macros/issue_elements.sql"]
+    users = sorted(
+        p.name
+        for p in SQL_ROOT.rglob("*.sql")
+        if "${issue_elements}" in p.read_text() and p.parent.name != "macros"
+    )
+    assert users == [
+        "0109_create_issue_elements_mv.sql",
+        "0120_create_issue_element_top.sql",
+        "0126_create_issue_sketches.sql",
+        "related_sketches_full.sql",
+    ]
+    assert "${" not in load_query("pipelines/related_sketches_full")
+
+
+def test_expansion_follows_the_indentation_and_leaves_the_runner_placeholders() -> None:
+    body = macros.macros()["issue_elements"]
+    assert not body.startswith("--") and body.startswith("arrayFilter(")
+    text = "SELECT 1\n        ARRAY JOIN ${issue_elements} AS e\nTTL t + INTERVAL ${retention_days} DAY ${on_cluster}"
+    rendered = render_macros(text)
+    expected_join = "        ARRAY JOIN " + body.replace("\n", "\n        ") + " AS e"
+    assert rendered.split("\n", 1)[1].rsplit("\nTTL", 1)[0] == expected_join
+    assert rendered.endswith("TTL t + INTERVAL ${retention_days} DAY ${on_cluster}")
+    assert render_macros("SELECT 1") == "SELECT 1"
+
+
+def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(
+        MacroError, match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: issue_elements\)"
+    ):
+        render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")
+    (tmp_path / "0001_create_things.sql").write_text("SELECT ${nope}\n")
+    with pytest.raises(MigrationError, match=r"0001_create_things.sql: unknown macro \$\{nope\}"):
+        discover(tmp_path)

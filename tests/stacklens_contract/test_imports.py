@@ -1,0 +1,30 @@
+"""The contract is imported by the shipper and the SDK on application hosts: standard library only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+# -S: no site-packages at all, so a third-party import cannot even succeed; the repository root is the path.
+CODE = """
+import sys, json
+sys.path.insert(0, '.')
+before = set(sys.modules)
+import stacklens_contract.keys, stacklens_contract.words
+print(json.dumps(sorted({m.split('.')[0] for m in set(sys.modules) - before})))
+"""
+
+
+def test_importing_the_contract_loads_only_the_standard_library() -> None:
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", CODE],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        check=True,
+    )
+    loaded = set(json.loads(result.stdout))
+    assert "stacklens_contract" in loaded
+    assert not loaded - {"stacklens_contract"} - set(sys.stdlib_module_names)

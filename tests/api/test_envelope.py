@@ -1,0 +1,245 @@
+"""The Sentry protocol endpoints through a real uvicorn server, the real control store and warehouse, and
+the real sentry-python SDK with its default HTTP transport pointed at a StackLens DSN."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import brotli
+import httpx
+import pytest
+import uvicorn
+import zstandard
+
+from api.app import create_app
+from stacklens.control import accounts
+from stacklens.control.db import session_scope
+from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
+from stacklens.warehouse.migrations import apply_migrations
+from tests.api.test_ingest import error_payload, transaction_payload
+
+
+@pytest.fixture
+def server(settings: Settings) -> Iterator[str]:
+    apply_migrations(settings, up_to=99)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    instance = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not instance.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert instance.started
+    yield f"http://127.0.0.1:{port}"
+    instance.should_exit = True
+    thread.join(timeout=15)
+
+
+def envelope(items: list[tuple[dict[str, Any], bytes]], headers: dict[str, Any] | None = None) -> bytes:
+    parts = [json.dumps(headers or {}).encode()]
+    for item_headers, payload in items:
+        parts += [json.dumps({**item_headers, "length": len(payload)}).encode(), payload]
+    return b"\n".join(parts) + b"\n"
+
+
+def event_item(payload: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    return {"type": "event"}, json.dumps(payload).encode()
+
+
+def stored(org_id: int, event_id: str, table: str = "events") -> int:
+    return int(
+        get_warehouse()
+        .query(
+            f"SELECT count() FROM {table} FINAL WHERE org_id = {{org:UInt64}} AND event_id = {{id:String}}",  # noqa: S608
+            parameters={"org": org_id, "id": event_id},
+        )
+        .result_rows[0][0]
+    )
+
+
+def fresh_event() -> dict[str, Any]:
+    return {**error_payload(3), "event_id": uuid.uuid4().hex}
+
+
+def test_every_auth_form_and_the_refusals(server: str, make_org) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    other = make_org("Other Org")
+    url = f"{server}/api/{org['project_id']}/envelope/"
+    header_auth = {"X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={org['app_key']}, sentry_client=test/1"}
+    events = [fresh_event() for _ in range(3)]
+
+    by_header = httpx.post(url, content=envelope([event_item(events[0])]), headers=header_auth)
+    by_query = httpx.post(url, params={"sentry_key": org["app_key"]}, content=envelope([event_item(events[1])]))
+    dsn = f"http://{org['app_key']}@127.0.0.1/{org['project_id']}"
+    by_dsn = httpx.post(url, content=envelope([event_item(events[2])], {"dsn": dsn, "event_id": events[2]["event_id"]}))
+    for answer, event in zip((by_header, by_query, by_dsn), events, strict=True):
+        assert answer.status_code == 200, answer.text
+        assert answer.json() == {"id": event["event_id"]}
+        assert answer.headers["access-control-allow-origin"] == "*"
+        assert stored(org["org_id"], event["event_id"]) == 1
+
+    missing = httpx.post(url, content=envelope([event_item(fresh_event())]))
+    assert missing.status_code == 401 and missing.json()["error"] == "Application Not Found"
+    unknown = httpx.post(url, params={"sentry_key": "stacklens_app_" + "Z" * 24}, content=envelope([]))
+    foreign = httpx.post(url, params={"sentry_key": other["app_key"]}, content=envelope([]))
+    assert unknown.status_code == foreign.status_code == 403
+    assert unknown.json()["detail"] == foreign.json()["detail"], "another project's key must look unknown"
+    assert httpx.post(f"{server}/api/abc/envelope/", content=b"{}").status_code == 404
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
+def test_encodings(server: str, make_org, encoding: str) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    event = fresh_event()
+    raw = envelope([event_item(event)])
+    body = {
+        "gzip": gzip.compress,
+        "deflate": zlib.compress,
+        "br": brotli.compress,
+        "zstd": zstandard.ZstdCompressor().compress,
+    }[encoding](raw)
+    answer = httpx.post(
+        f"{server}/api/{org['project_id']}/envelope/",
+        params={"sentry_key": org["app_key"]},
+        content=body,
+        headers={"Content-Encoding": encoding},
+    )
+    assert answer.status_code == 200, answer.text
+    assert stored(org["org_id"], event["event_id"]) == 1
+
+
+def test_item_types_resends_and_bad_bodies(server: str, make_org) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    url = f"{server}/api/{org['project_id']}/envelope/"
+    key = {"sentry_key": org["app_key"]}
+    event, txn = fresh_event(), transaction_payload()
+    body = envelope(
+        [
+            event_item(event),
+            ({"type": "transaction"}, json.dumps(txn).encode()),
+            ({"type": "session"}, json.dumps({"sid": uuid.uuid4().hex, "status": "ok"}).encode()),
+            ({"type": "attachment", "filename": "dump.txt"}, b"\x00\x01 binary attachment"),
+            ({"type": "check_in"}, json.dumps({"check_in_id": uuid.uuid4().hex, "status": "ok"}).encode()),
+            ({"type": "some_future_type"}, b"{}"),
+            ({"type": "client_report"}, json.dumps({"timestamp": time.time(), "discarded_events": []}).encode()),
+        ],
+        {"event_id": event["event_id"]},
+    )
+    first = httpx.post(url, params=key, content=body)
+    assert first.status_code == 200 and first.json() == {"id": event["event_id"]}
+    assert stored(org["org_id"], event["event_id"]) == 1
+    assert stored(org["org_id"], txn["event_id"], "transactions") == 1
+    again = httpx.post(url, params=key, content=body)
+    assert again.status_code == 200
+    assert stored(org["org_id"], event["event_id"]) == 1, "a resent envelope lands nothing again"
+
+    sessions_only = httpx.post(url, params=key, content=envelope([({"type": "session"}, b'{"status":"ok"}')]))
+    assert sessions_only.status_code == 200 and len(sessions_only.json()["id"]) == 32, "always an id"
+
+    for bad, words in [
+        (b"not json\n", "malformed envelope"),
+        (envelope([({"type": "event"}, b"[1, 2]")]), "not a JSON object"),
+    ]:
+        answer = httpx.post(url, params=key, content=bad)
+        assert answer.status_code == 400 and words in answer.json()["detail"], answer.text
+    unsupported = httpx.post(url, params=key, content=b"x", headers={"Content-Encoding": "compress"})
+    assert unsupported.status_code == 415
+    corrupt = httpx.post(url, params=key, content=b"not gzip", headers={"Content-Encoding": "gzip"})
+    assert corrupt.status_code == 400 and "not valid gzip" in corrupt.json()["detail"]
+    # A bad envelope next to good ones loses nothing of theirs.
+    assert stored(org["org_id"], event["event_id"]) == 1
+
+
+def test_store_endpoint_cors_and_quota(server: str, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    event = fresh_event()
+    answer = httpx.post(
+        f"{server}/api/{org['project_id']}/store/",
+        content=json.dumps(event),
+        headers={"X-Sentry-Auth": f"Sentry sentry_key={org['app_key']}, sentry_version=7"},
+    )
+    assert answer.status_code == 200 and answer.json() == {"id": event["event_id"]}
+    assert stored(org["org_id"], event["event_id"]) == 1
+
+    preflight = httpx.options(
+        f"{server}/api/{org['project_id']}/envelope/",
+        headers={"Origin": "https://shop.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert preflight.status_code == 200 and "x-sentry-auth" in preflight.headers["access-control-allow-headers"]
+
+    with session_scope(settings) as session:
+        accounts.set_quota(session, org["org_id"], events_per_minute=2)
+    answers = [
+        httpx.post(
+            f"{server}/api/{org['project_id']}/envelope/",
+            params={"sentry_key": org["app_key"]},
+            content=envelope([event_item(fresh_event()), event_item(fresh_event())]),
+        )
+        for _ in range(3)
+    ]
+    limited = [a for a in answers if a.status_code == 429]
+    assert limited, [a.status_code for a in answers]
+    assert limited[0].json()["error"] == "Rate Limited"
+    retry = limited[0].headers["retry-after"]
+    assert limited[0].headers["x-sentry-rate-limits"] == f"{retry}::organization"
+
+
+SDK_SCRIPT = """
+import sys, sentry_sdk
+sentry_sdk.init(dsn=sys.argv[1], traces_sample_rate=1.0, release="shop@9.9.9")
+def place_order(order_id):
+    raise KeyError(f"order {order_id} has no customer")
+try:
+    place_order(41)
+except KeyError:
+    print(sentry_sdk.capture_exception())
+with sentry_sdk.start_transaction(op="task", name="nightly-report") as txn:
+    with sentry_sdk.start_span(op="db", name="SELECT 1"):
+        pass
+print(txn.trace_id)
+sentry_sdk.flush(10)
+"""
+
+
+def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY_")}
+    result = subprocess.run([sys.executable, "-c", SDK_SCRIPT, dsn], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    event_id, trace_id = result.stdout.split()
+    deadline = time.monotonic() + 20
+    while stored(org["org_id"], event_id) == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    row = (
+        get_warehouse()
+        .query(
+            "SELECT release, title FROM events FINAL WHERE org_id = {org:UInt64} AND event_id = {id:String}",
+            parameters={"org": org["org_id"], "id": event_id},
+        )
+        .result_rows
+    )
+    assert row and row[0][0] == "shop@9.9.9" and "KeyError" in row[0][1], row
+    transactions = (
+        get_warehouse()
+        .query(
+            "SELECT count() FROM transactions FINAL WHERE org_id = {org:UInt64} AND trace_id = {t:String}",
+            parameters={"org": org["org_id"], "t": trace_id},
+        )
+        .result_rows[0][0]
+    )
+    assert transactions == 1

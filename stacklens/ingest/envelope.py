@@ -208,14 +208,6 @@ def store_lines(raw: bytes, app_key: str, received: datetime) -> EnvelopeLines:
     return envelope_lines(envelope, app_key, received)
 
 
-def dsn_for(app_key: str, base_url: str, project_id: int) -> str | None:
-    """The app key's DSN; ``None`` for a key a DSN cannot carry (older per-service keys with ``-``)."""
-    if not re.fullmatch(r"[A-Za-z0-9_]+", app_key):
-        return None
-    parts = urlsplit(base_url.rstrip("/"))
-    return f"{parts.scheme}://{app_key}@{parts.netloc}{parts.path}/{project_id}"
-
-
 def _line(kind: str, app_key: str, ts: str, payload: Any) -> bytes:
     return json.dumps(
         {"v": 1, "type": kind, "app_key": app_key, "ts": ts, "payload": payload},

@@ -243,3 +243,34 @@ def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:  
         .result_rows[0][0]
     )
     assert transactions == 1
+
+
+def test_projects_api_and_settings_page_show_the_dsn_that_works(server: str, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    with session_scope(settings) as session:
+        worker = accounts.create_app_key(session, org["project_id"], "order_mail")
+    listed = httpx.get(f"{server}/api/projects", headers={"Authorization": f"Bearer {org['api_key']}"}).json()
+    keys = listed["projects"][0]["app_keys"]
+    dsns = {k["service"]: k["dsn"] for k in keys}
+    assert dsns[None] == server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
+    assert dsns["order_mail"].startswith(f"http://{worker}@")
+    # The listed DSN is one a Sentry SDK can send with.
+    event = fresh_event()
+    dsn = dsns["order_mail"]
+    key = dsn.split("//")[1].split("@")[0]
+    answer = httpx.post(f"{server}/api/{org['project_id']}/envelope/", params={"sentry_key": key}, content=envelope([event_item(event)]))
+    assert answer.status_code == 200 and stored(org["org_id"], event["event_id"]) == 1
+
+
+def test_older_keys_with_a_dash_keep_working_without_a_dsn(settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+    from stacklens.control.dsn import project_dsns
+    from stacklens.control.keys import looks_like_app_key, validate_service
+
+    org = make_org()
+    with pytest.raises(ValueError, match="allows no '-'"):
+        validate_service("order-mail")
+    old = "stacklens_app_order-mail_" + "A" * 24
+    assert looks_like_app_key(old), "keys made before DSNs keep their shape"
+    with session_scope(settings) as session:
+        dsns = project_dsns(session, org["project_id"], "https://stacklens.example", settings)
+    assert list(dsns.values()) == [f"https://{org['app_key']}@stacklens.example/{org['project_id']}"]

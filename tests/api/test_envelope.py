@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -14,6 +16,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import brotli
@@ -274,3 +277,71 @@ def test_older_keys_with_a_dash_keep_working_without_a_dsn(settings: Settings, m
     with session_scope(settings) as session:
         dsns = project_dsns(session, org["project_id"], "https://stacklens.example", settings)
     assert list(dsns.values()) == [f"https://{org['app_key']}@stacklens.example/{org['project_id']}"]
+
+
+CLIENTS_DIR = Path(__file__).parent / "sentry_clients"
+
+NODE_SCRIPT = """
+const Sentry = require("@sentry/node");
+Sentry.init({ dsn: process.env.STACKLENS_DSN, release: "api@2.0.0", tracesSampleRate: 0 });
+function chargeCard(amount) { throw new TypeError(`cannot charge ${amount}: card is undefined`); }
+let id;
+try { chargeCard(12); } catch (err) { id = Sentry.captureException(err); }
+Sentry.flush(10000).then((ok) => { console.log(id); process.exit(ok ? 0 : 3); });
+"""
+
+
+@pytest.fixture(scope="module")
+def sentry_clients() -> Path:
+    """@sentry/node and @sentry/cli from the npm registry (``npm ci`` when node_modules is missing)."""
+    npm = shutil.which("npm")
+    assert npm, "npm is required (Node 20 + npm)"
+    if not (CLIENTS_DIR / "node_modules" / "@sentry" / "node").is_dir():
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CLIENTS_DIR, check=True, capture_output=True, timeout=600)
+    return CLIENTS_DIR
+
+
+def _wait_stored(org_id: int, event_id: str) -> list[tuple[Any, ...]]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        rows = (
+            get_warehouse()
+            .query(
+                "SELECT title, release, platform FROM events FINAL WHERE org_id = {org:UInt64} AND event_id = {id:String}",
+                parameters={"org": org_id, "id": event_id},
+            )
+            .result_rows
+        )
+        if rows:
+            return rows
+        time.sleep(0.2)
+    return []
+
+
+def test_sentry_node_sends_to_the_dsn(server: str, make_org, sentry_clients: Path) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
+    result = subprocess.run(
+        ["node", "-e", NODE_SCRIPT], cwd=sentry_clients, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "STACKLENS_DSN": dsn},
+    )
+    assert result.returncode == 0, result.stderr
+    event_id = result.stdout.strip().splitlines()[-1]
+    rows = _wait_stored(org["org_id"], event_id)
+    assert rows and rows[0][0].startswith("TypeError") and rows[0][1] == "api@2.0.0" and rows[0][2] == "node", rows
+
+
+def test_sentry_cli_send_event(server: str, make_org, sentry_clients: Path) -> None:  # type: ignore[no-untyped-def]
+    org = make_org()
+    dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
+    cli = sentry_clients / "node_modules" / ".bin" / "sentry-cli"
+    env = {**os.environ, "SENTRY_DSN": dsn, "SENTRY_LOG_LEVEL": "info"}
+    result = subprocess.run(
+        [str(cli), "send-event", "-m", "nightly backup failed on db-2", "--release", "ops@1.0.0", "--no-environ"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    match = re.search(r"Event id: ([0-9a-f-]{32,36})", result.stdout + result.stderr)
+    assert match, result.stdout + result.stderr
+    rows = _wait_stored(org["org_id"], match.group(1).replace("-", ""))
+    assert rows and "nightly backup failed on db-2" in rows[0][0] and rows[0][1] == "ops@1.0.0", rows

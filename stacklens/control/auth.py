@@ -89,11 +89,11 @@ def find_app_key(session: Session, raw: str) -> AppKeyIdentity | None:
 
     The caller must still check the key against the project id the request names.
     """
-    if not isinstance(raw, str) or has_whitespace(raw) or not looks_like_app_key(raw):
+    if not isinstance(raw, str) or has_whitespace(raw) or not is_app_key(raw):
         return None
     digest = hash_key(raw)
     key = session.scalar(select(AppKey).where(AppKey.key_hash == digest, AppKey.revoked_at.is_(None)))
     if key is None or not hmac.compare_digest(key.key_hash, digest):
         return None
-    service = key.service if key.service is not None else app_key_service(raw)
+    service = key.service if key.service is not None else service_of(raw)
     return AppKeyIdentity(app_key_id=key.id, project_id=key.project_id, org_id=key.org_id, service=service)

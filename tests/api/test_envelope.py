@@ -267,13 +267,14 @@ def test_projects_api_and_settings_page_show_the_dsn_that_works(server: str, set
 
 def test_older_keys_with_a_dash_keep_working_without_a_dsn(settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
     from stacklens.control.dsn import project_dsns
-    from stacklens.control.keys import looks_like_app_key, validate_service
+    from stacklens.control.keys import validate_service
+    from stacklens_contract.keys import is_app_key
 
     org = make_org()
     with pytest.raises(ValueError, match="allows no '-'"):
         validate_service("order-mail")
     old = "stacklens_app_order-mail_" + "A" * 24
-    assert looks_like_app_key(old), "keys made before DSNs keep their shape"
+    assert is_app_key(old), "keys made before DSNs keep their shape"
     with session_scope(settings) as session:
         dsns = project_dsns(session, org["project_id"], "https://stacklens.example", settings)
     assert list(dsns.values()) == [f"https://{org['app_key']}@stacklens.example/{org['project_id']}"]

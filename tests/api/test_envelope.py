@@ -32,6 +32,7 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
 from tests.api.test_ingest import error_payload, transaction_payload
+from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - the esbuild bundle of @sentry/browser
 
 
 @pytest.fixture
@@ -388,3 +389,56 @@ def stored_title(org_id: int, event_id: str) -> str:
         .result_rows
     )
     return str(rows[0][0]) if rows else ""
+
+
+BROWSER_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>direct</title><link rel="icon" href="data:,">
+<script src="/sentry.bundle.js"></script></head><body><h1>direct to the DSN</h1>
+<script>
+Sentry.init({ dsn: %(dsn)s, release: "web@3.1.0", integrations: [] });
+function addToCart() { throw new RangeError("quantity must be positive"); }
+try { addToCart(); } catch (err) { window.__eventId = Sentry.captureException(err); }
+Sentry.flush(5000).then(function (ok) { window.__flushed = ok; });
+</script></body></html>"""
+
+
+@pytest.mark.browser
+def test_sentry_browser_in_chromium_direct_to_the_dsn(server: str, make_org, sentry_browser_bundle: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """A page on another origin sends straight to the DSN: the envelope crosses origins (CORS) and lands."""
+    import http.server
+    import threading as _threading
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+
+    org = make_org()
+    dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
+    (tmp_path / "index.html").write_text(BROWSER_PAGE % {"dsn": json.dumps(dsn)})
+    shutil.copy(sentry_browser_bundle, tmp_path / "sentry.bundle.js")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    _threading.Thread(target=site.serve_forever, daemon=True).start()
+    errors: list[str] = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+            page = browser.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
+            page.wait_for_function("window.__flushed !== undefined", timeout=15000)
+            event_id = page.evaluate("window.__eventId")
+            assert page.evaluate("window.__flushed") is True
+            browser.close()
+    finally:
+        site.shutdown()
+        site.server_close()
+    assert not errors, errors  # a CORS refusal would show here
+    rows = _wait_stored(org["org_id"], event_id)
+    assert rows and rows[0][0] == "RangeError: quantity must be positive" and rows[0][2] == "javascript", rows

@@ -36,7 +36,7 @@ from stacklens.ingest.envelope import (
     parse_envelope,
     store_lines,
 )
-from stacklens.ingest.service import BatchRefused, ingest_batch
+from stacklens.ingest.service import BatchRefused, BatchResult, ingest_batch
 from stacklens.ingest.workers import AppKeyResolver
 from stacklens.settings import Settings
 from stacklens.warehouse.client import WarehouseUnavailable
@@ -93,9 +93,9 @@ def _identify(settings: Settings, project_id: str, key: str | None) -> tuple[App
 
 def _land(
     settings: Settings, identity: AppKeyIdentity, quota: int, lines: EnvelopeLines, limiter: Limiter, ip: str
-) -> None:
+) -> BatchResult | None:
     if not lines.lines:
-        return  # only counted items (client reports are lines; sessions, check-ins, attachments are not)
+        return None  # only counted items (client reports are lines; sessions, check-ins, attachments are not)
     result = ingest_batch(
         settings,
         identity.org_id,
@@ -108,6 +108,7 @@ def _land(
     if not result.replayed and result.accepted:
         with session_scope(settings) as session:
             record_key_use(session, identity.org_id, "app", identity.app_key_id, events=result.accepted, ip=ip)
+    return result
 
 
 async def _receive(request: Request, project_id: str, settings: Settings, limiter: Limiter, store: bool) -> Response:
@@ -130,7 +131,7 @@ async def _receive(request: Request, project_id: str, settings: Settings, limite
         words = {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}[exc.status]
         raise _refused(exc.status, words, str(exc)) from None
     try:
-        await run_in_threadpool(_land, settings, identity, quota, lines, limiter, client_ip(request))
+        result = await run_in_threadpool(_land, settings, identity, quota, lines, limiter, client_ip(request))
     except ApiError as exc:
         if exc.status == 429:  # Relay's header: retry after N seconds, every category, organization scope
             retry = exc.headers.get("Retry-After", "60")
@@ -140,6 +141,10 @@ async def _receive(request: Request, project_id: str, settings: Settings, limite
         raise _refused(exc.status, exc.error, exc.detail) from None
     except (WarehouseUnavailable, OperationalError) as exc:
         raise _refused(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
+    if result is not None and result.rejected and not (result.accepted or result.duplicates or result.skipped):
+        # Nothing of the envelope was kept: say why, as Relay does for an invalid event, instead of an id that
+        # leads nowhere. (A partly kept envelope answers 200; its rejected items are in the batch log.)
+        raise _refused(400, "Bad Request", f"item {result.rejected[0]['line']}: {result.rejected[0]['error']}")
     return JSONResponse({"id": lines.event_id}, headers=CORS_HEADERS)
 
 

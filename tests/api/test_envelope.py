@@ -160,6 +160,12 @@ def test_item_types_resends_and_bad_bodies(server: str, make_org) -> None:  # ty
     ]:
         answer = httpx.post(url, params=key, content=bad)
         assert answer.status_code == 400 and words in answer.json()["detail"], answer.text
+    deep: dict[str, Any] = {}
+    for _ in range(80):
+        deep = {"d": deep}
+    invalid = httpx.post(url, params=key, content=envelope([event_item({**fresh_event(), "extra": deep})]))
+    assert invalid.status_code == 400, invalid.text  # nothing of it was kept: the answer says why
+    assert invalid.json()["detail"].endswith("1: the JSON nests deeper than 64 levels"), invalid.text
     unsupported = httpx.post(url, params=key, content=b"x", headers={"Content-Encoding": "compress"})
     assert unsupported.status_code == 415
     corrupt = httpx.post(url, params=key, content=b"not gzip", headers={"Content-Encoding": "gzip"})

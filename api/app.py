@@ -41,6 +41,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         alerts,
         auth,
         budgets,
+        envelope,
         health,
         ingest,
         issues_api,
@@ -63,6 +64,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(budgets.router)
     app.include_router(performance.router)
     app.include_router(alerts.router)
+    app.include_router(envelope.router)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

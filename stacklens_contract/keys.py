@@ -1,7 +1,9 @@
 """Key formats (DESIGN §4.3): the one definition the service, the shipper and the SDK check keys against.
 
-API key ``stacklens_api_`` + 32 base62; app key ``stacklens_app_`` [+ ``<service>_``] + 24 base62. A service
-name may hold ``-`` but never ``_``, so ``stacklens_app_worker_<24>`` parses one way only.
+API key ``stacklens_api_`` + 32 base62; app key ``stacklens_app_`` [+ ``<service>_``] + 24 base62. New service
+names are ``[a-z][a-z0-9_]{0,30}`` so that every key can be a DSN's public key (DESIGN §7.3); keys made before
+that may hold ``-`` and keep working. The random part has no ``_``, so a key parses one way only: the service
+is everything between the prefix and the last ``_``.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ APP_KEY_PREFIX = "stacklens_app_"
 API_KEY_RANDOM_LENGTH = 32  # 32 × log2(62) ≈ 190 bits: unguessable
 APP_KEY_RANDOM_LENGTH = 24  # ≈ 143 bits: an identifier, still not enumerable
 BASE62 = string.ascii_letters + string.digits
-SERVICE_RE = re.compile(r"[a-z][a-z0-9-]{0,30}")
+SERVICE_RE = re.compile(r"[a-z][a-z0-9_]{0,30}")  # what a new key's service may be
 # The rule of SERVICE_RE in plain words, for messages.
-SERVICE_RULE = "a lower-case letter, then up to 30 of a-z, 0-9 and '-'"
+SERVICE_RULE = "a lower-case letter, then up to 30 of a-z, 0-9 and '_' (a DSN's public key allows no '-')"
+# What an existing key's service may hold: keys made before DSNs may carry '-'.
+ACCEPTED_SERVICE = r"[a-z][a-z0-9_-]{0,30}"
 
 API_KEY_RE = re.compile(rf"{API_KEY_PREFIX}[A-Za-z0-9]{{{API_KEY_RANDOM_LENGTH}}}")
 APP_KEY_RE = re.compile(
-    rf"{APP_KEY_PREFIX}(?:(?P<service>{SERVICE_RE.pattern})_)?(?P<secret>[A-Za-z0-9]{{{APP_KEY_RANDOM_LENGTH}}})"
+    rf"{APP_KEY_PREFIX}(?:(?P<service>{ACCEPTED_SERVICE})_)?(?P<secret>[A-Za-z0-9]{{{APP_KEY_RANDOM_LENGTH}}})"
 )
 
 

@@ -60,19 +60,18 @@ INGEST_ERRORS: dict[int | str, dict] = {
 }
 
 
-async def _read_body(request: Request) -> bytes:
-    """The raw body, refused with 413 as soon as it passes the limit (never buffered whole first)."""
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The raw body, refused with 413 as soon as it passes ``limit`` (never buffered whole first)."""
+    too_large = ApiError(413, "Payload Too Large", f"the body exceeds {limit // (1024 * 1024)} MiB")
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise ApiError(413, "Payload Too Large", f"the body exceeds {MAX_BODY_BYTES // (1024 * 1024)} MiB")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise too_large
     chunks, size = [], 0
     try:
         async for chunk in request.stream():
             size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise ApiError(
-                    413, "Payload Too Large", f"the body exceeds {MAX_BODY_BYTES // (1024 * 1024)} MiB"
-                )
+            if size > limit:
+                raise too_large
             chunks.append(chunk)
     except ClientDisconnect:
         # The sender went away mid-body (a killed shipper): nothing of a partial body may land, and
@@ -135,7 +134,7 @@ async def ingest(
     payload.
     """
     try:
-        body = await _read_body(request)
+        body = await read_body(request)
         result = await run_in_threadpool(_land, settings, identity, limiter, body, request)
     except DecodeError as exc:
         words = {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}[exc.status]

@@ -1,17 +1,19 @@
-"""`GET /api/projects`: the key's organization's projects with their app keys (masked), cursor-paginated."""
+"""`GET /api/projects`: the key's organization's projects with their app keys and DSNs, cursor-paginated."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from api.deps import ApiAuth, DbSession
+from api.deps import ApiAuth, AppSettings, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.accounts import list_app_keys
+from stacklens.control.dsn import project_dsns, service_base_url
 from stacklens.control.models import Project, iso_utc
 from stacklens.pagination import InvalidCursor, decode_cursor, encode_cursor
+from stacklens.settings import Settings
 
 router = APIRouter(prefix="/api", tags=["projects"])
 
@@ -22,7 +24,11 @@ class AppKeyOut(BaseModel):
     id: int
     service: str | None = Field(description="The service of a per-service key; null for the primary key.")
     primary: bool
-    masked: str = Field(description="Prefix and last four characters; the full value is never listed.")
+    masked: str = Field(description="Prefix and last four characters of the key.")
+    dsn: str | None = Field(
+        description="The DSN a Sentry SDK is given (`http(s)://<app key>@<host>/<project id>`); null for an "
+        "older per-service key whose service name holds `-` (it keeps working for the shipper)."
+    )
     created_at: str
 
 
@@ -49,7 +55,8 @@ def _after_id(cursor: str) -> int:
     return int(last_id)
 
 
-def project_out(session: DbSession, project: Project) -> ProjectOut:
+def project_out(session: DbSession, project: Project, base_url: str, settings: Settings) -> ProjectOut:
+    dsns = project_dsns(session, project.id, base_url, settings)
     return ProjectOut(
         id=project.id,
         name=project.name,
@@ -62,6 +69,7 @@ def project_out(session: DbSession, project: Project) -> ProjectOut:
                 service=k.service,
                 primary=k.service is None,
                 masked=k.masked,
+                dsn=dsns.get(k.id),
                 created_at=iso_utc(k.created_at),
             )
             for k in list_app_keys(session, project.id)
@@ -71,8 +79,10 @@ def project_out(session: DbSession, project: Project) -> ProjectOut:
 
 @router.get("/projects", response_model=ProjectPage, responses={**AUTH_ERRORS, 400: {"model": ErrorBody}})
 def projects(
+    request: Request,
     identity: ApiAuth,
     session: DbSession,
+    settings: AppSettings,
     cursor: str | None = Query(default=None, description="`next_cursor` of the previous page."),
     limit: int = Query(default=50, ge=1, le=MAX_PAGE),
 ) -> ProjectPage:
@@ -83,4 +93,5 @@ def projects(
     rows = list(session.scalars(query.order_by(Project.id).limit(limit + 1)))
     page = rows[:limit]
     next_cursor = encode_cursor(page[-1].id) if len(rows) > limit else None
-    return ProjectPage(projects=[project_out(session, p) for p in page], next_cursor=next_cursor)
+    base_url = service_base_url(settings, str(request.base_url))
+    return ProjectPage(projects=[project_out(session, p, base_url, settings) for p in page], next_cursor=next_cursor)

@@ -14,6 +14,7 @@ from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control import credentials
 from stacklens.control.activity import actor_labels, list_activity
+from stacklens.control.dsn import project_dsns, service_base_url
 from stacklens.control.errors import AccountError
 
 router = APIRouter(include_in_schema=False)
@@ -110,12 +111,15 @@ def regenerate(
     return render(request, "api_keys.html", _api_key_context(viewer, db, new_key=value))
 
 
-def _project_context(view: CurrentProject, db: Db, **extra: object) -> dict[str, object]:
+def _project_context(request: Request, view: CurrentProject, db: Db, **extra: object) -> dict[str, object]:
+    settings = request.app.state.settings
+    base_url = service_base_url(settings, str(request.base_url))
     return {
         "viewer": view.viewer,
         "user": view.viewer.user,
         "project": view.project,
         "keys": credentials.list_app_keys(db, view.project_id),
+        "dsns": project_dsns(db, view.project_id, base_url, settings),
         "new_key": None,
         "revealed": None,
         "revealed_service": "",
@@ -127,7 +131,7 @@ def _project_context(view: CurrentProject, db: Db, **extra: object) -> dict[str,
 @router.get(PROJECT, response_class=HTMLResponse)
 def project_settings(request: Request, view: CurrentProject, db: Db) -> Response:
     view.viewer.require_owner()
-    return render(request, "project_settings.html", _project_context(view, db))
+    return render(request, "project_settings.html", _project_context(request, view, db))
 
 
 CONSEQUENCES = {
@@ -161,7 +165,7 @@ def app_key_action(
         name = target.masked if target else "the primary app key"
         primary = (target.service if target else service.strip()) in (None, "")
         context = {
-            **_project_context(view, db),
+            **_project_context(request, view, db),
             "action": action,
             "target": target,
             "service": service,
@@ -187,18 +191,8 @@ def app_key_action(
         else:
             raise AccountError("choose create, regenerate, reveal or revoke")
     except AccountError as exc:
-        return render(request, "project_settings.html", _project_context(view, db, error=str(exc)), 400)
-    # A created key adds a service; a regenerated one replaces a value that deployments still carry.
-    context = _project_context(
-        view,
-        db,
-        new_key=value,
-        new_key_action=action,
-        new_key_service=service.strip(),
-        revealed=revealed,
-        revealed_service=service.strip(),
-    )
-    return render(request, "project_settings.html", context)
+from stacklens.control.activity import actor_labels, list_activity
+from stacklens.control.dsn import project_dsns, service_base_url
 
 
 @router.get(ORG + "/activity", response_class=HTMLResponse)

@@ -143,7 +143,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = _sub(commands, "create-app-key", "create a per-service app key", _create_app_key)
     p.add_argument("--project", required=True, help="project slug")
-    p.add_argument("--service", required=True, help="service name: [a-z][a-z0-9-]{0,30}")
+    p.add_argument("--service", required=True, help="service name: [a-z][a-z0-9_]{0,30}")
 
     p = _sub(commands, "regenerate-api-key", "replace the organization's API key", _regenerate_api_key)
     p.add_argument("--org", required=True, help="organization name")

@@ -82,3 +82,18 @@ def resolve_app_key(session: Session, org_id: int, raw: str) -> AppKeyIdentity |
         return None
     service = key.service if key.service is not None else service_of(raw)
     return AppKeyIdentity(app_key_id=key.id, project_id=key.project_id, org_id=key.org_id, service=service)
+
+
+def find_app_key(session: Session, raw: str) -> AppKeyIdentity | None:
+    """A current app key of any organization: the DSN road, where no API key names the organization.
+
+    The caller must still check the key against the project id the request names.
+    """
+    if not isinstance(raw, str) or has_whitespace(raw) or not is_app_key(raw):
+        return None
+    digest = hash_key(raw)
+    key = session.scalar(select(AppKey).where(AppKey.key_hash == digest, AppKey.revoked_at.is_(None)))
+    if key is None or not hmac.compare_digest(key.key_hash, digest):
+        return None
+    service = key.service if key.service is not None else service_of(raw)
+    return AppKeyIdentity(app_key_id=key.id, project_id=key.project_id, org_id=key.org_id, service=service)

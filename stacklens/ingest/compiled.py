@@ -16,6 +16,7 @@ COMPILED_MODULES = (
     "stacklens.ingest.normalise",
     "stacklens.ingest.fields",
     "stacklens.ingest.grouping.v1",
+    "stacklens.ingest.grouping.v2",
     "stacklens.ingest.transactions",
     "stacklens.ingest.timeparse",
     "stacklens.ingest.inp",

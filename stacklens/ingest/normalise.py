@@ -28,7 +28,8 @@ from stacklens.ingest.grouping import fingerprint_event, issue_id_for
 
 # The row's in-app frame list reads the exception chain the way grouping v1 does; it is a display column,
 # not part of the fingerprint, so it stays on v1's helpers whichever version groups the event.
-from stacklens.ingest.grouping.v1 import collapse_repeats, exception_values, frame_label, frames_of
+from stacklens.ingest.grouping.v1 import exception_values
+from stacklens.ingest.grouping.v2 import collapse_repeats, frame_label, stack_frames, title_of
 from stacklens.ingest.transactions import spans_rows, transaction_row
 
 __all__ = ["Origin", "event_row", "transaction_row", "spans_rows"]
@@ -46,7 +47,9 @@ def event_row(
     grouping = fingerprint_event(payload)
     chain = exception_values(payload)
     raised = chain[-1] if chain else {}
-    frames = frames_of(raised) or next((frames_of(v) for v in reversed(chain) if frames_of(v)), [])
+    # The exception's frames, else the thread it was raised on, else a thread's or a top-level stack (Java log
+    # events and native crashes carry theirs under `threads`).
+    frames = stack_frames(payload)
     in_app = collapse_repeats([frame_label(f) for f in reversed(frames) if f.get("in_app") is True])
     mechanism = dict_of(raised.get("mechanism"))
     tags = string_map(payload.get("tags"))
@@ -57,7 +60,7 @@ def event_row(
     browser, browser_version, os_name, os_version = client_of(payload)
     exc_type, exc_value = text(raised.get("type"), 512), text(raised.get("value"))
     message = message_of(payload)
-    title = f"{exc_type}: {exc_value}" if exc_type and exc_value else exc_type or message.split("\n", 1)[0]
+    title = title_of(payload, exc_type, exc_value, message)
     row = common_columns(payload, origin, raw_line, tags, payload_json)
     row.update({
         "issue_id": issue_id_for(origin.project_id, grouping.hash),

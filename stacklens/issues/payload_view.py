@@ -9,10 +9,13 @@ by an older ingest can never show them.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
+from stacklens.ingest.grouping.v1 import frames_of
+from stacklens.ingest.grouping.v2 import stack_frames
 from stacklens.ingest.useragent import parse_user_agent
 from stacklens_contract.words import BREADCRUMB_CATEGORIES, FILTERED
 
@@ -78,12 +81,20 @@ def load_payload(raw: str) -> dict[str, Any]:
 
 
 def _frame(frame: dict[str, Any]) -> dict[str, Any]:
+    """One frame as the page shows it, whatever the platform: a file (Python, JavaScript, .NET), a module
+    (Java, Kotlin), or a package and an address (native, Cocoa)."""
     variables = _dict(frame.get("vars"))
+    package = _text(frame.get("package"))
+    where = frame.get("filename") or frame.get("abs_path") or frame.get("module")
+    if not where and package:
+        where = re.split(r"[\\/]", package)[-1]
     return {
-        "filename": _text(frame.get("filename") or frame.get("abs_path") or frame.get("module") or "?"),
+        "filename": _text(where or "?"),
         "abs_path": _text(frame.get("abs_path")),
         "module": _text(frame.get("module")),
-        "function": _text(frame.get("function") or "?"),
+        "package": package,
+        "instruction_addr": _text(frame.get("instruction_addr")),
+        "function": _text(frame.get("function") or frame.get("symbol") or "?"),
         "lineno": frame.get("lineno") if isinstance(frame.get("lineno"), int) else None,
         "colno": frame.get("colno") if isinstance(frame.get("colno"), int) else None,
         "in_app": frame.get("in_app") is True,
@@ -95,24 +106,51 @@ def _frame(frame: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _frames(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Top (where it occurred) first: Sentry lists the oldest call first."""
+    return [_frame(f) for f in reversed(frames)]
+
+
+def message_text(payload: dict[str, Any]) -> str:
+    """The event's message as a person reads it: ``logentry.formatted``, else the template with its params,
+    else ``message`` (a string, or an object with ``formatted`` / ``message``); never raw JSON."""
+    logentry = _dict(payload.get("logentry"))
+    message = payload.get("message")
+    for source in (logentry, _dict(message)):
+        if isinstance(source.get("formatted"), str) and source["formatted"]:
+            return str(source["formatted"])
+        template = source.get("message")
+        if isinstance(template, str) and template:
+            params = source.get("params")
+            try:
+                if isinstance(params, list) and params:
+                    return template % tuple(params)
+                if isinstance(params, dict) and params:
+                    return template % params
+            except (TypeError, ValueError, KeyError):
+                pass
+            return template
+    return message if isinstance(message, str) else ""
+
+
 def exceptions(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """The exception chain, the raised one first, each with frames top (where it occurred) first."""
+    """The exception chain, the raised one first, each with frames top (where it occurred) first.
+
+    An exception without frames shows the stack of the thread it was raised on (native crashes); an event
+    without exception shows its message and the stack it carries (a thread's or a top-level one).
+    """
     chain = []
-    for exc in reversed(_list(payload.get("exception"))):
-        exc = _dict(exc)
-        frames = [_frame(_dict(f)) for f in _list(_dict(exc.get("stacktrace")).get("frames"))]
-        frames.reverse()  # Sentry lists the oldest call first; the view starts where the error occurred
-        chain.append(
-            {"type": _text(exc.get("type") or "Error"), "value": _text(exc.get("value")), "frames": frames}
-        )
+    values = [_dict(exc) for exc in _list(payload.get("exception"))]
+    for exc in reversed(values):
+        frames = _frames(frames_of(exc))
+        chain.append({"type": _text(exc.get("type") or "Error"), "value": _text(exc.get("value")), "frames": frames})
+    if chain and not any(item["frames"] for item in chain):
+        chain[0]["frames"] = _frames(stack_frames(payload))
     if not chain:
-        frames = [_frame(_dict(f)) for f in _list(_dict(payload.get("stacktrace")).get("frames"))]
-        frames.reverse()
-        message = _dict(payload.get("logentry")).get("formatted") or payload.get("message")
+        frames = _frames(stack_frames(payload))
+        message = message_text(payload)
         if frames or message:
-            chain.append(
-                {"type": _text(payload.get("level") or "message"), "value": _text(message), "frames": frames}
-            )
+            chain.append({"type": _text(payload.get("level") or "message"), "value": message, "frames": frames})
     return chain
 
 

@@ -70,7 +70,9 @@ class Tunnel:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         max_line_bytes: int | None = None,
     ) -> None:
-        self._app_keys = frozenset(check_app_key(k) for k in app_keys) if app_keys is not None else None
+        given = [check_app_key(k) for k in app_keys] if app_keys is not None else None
+        self._app_keys = frozenset(given) if given is not None else None
+        self._first_key = given[0] if given else None
         self._storage_path = storage_path
         self._max_line_bytes = max_line_bytes
         self.max_body_bytes = max_body_bytes
@@ -81,6 +83,14 @@ class Tunnel:
             return self._app_keys
         state = current()
         return state.browser_app_keys if state is not None else frozenset()
+
+    def default_key(self) -> str | None:
+        """The key DSN-less items are written under: ``init``'s app key, else the first key given."""
+        state = current()
+        allowed = self.allowed_keys()
+        if state is not None and state.app_key in allowed:
+            return state.app_key
+        return self._first_key
 
     def writer(self) -> LogWriter | None:
         state = current()
@@ -119,6 +129,10 @@ class Tunnel:
         if not isinstance(envelope.headers, dict):
             return _error(400, "malformed envelope: the header is not a JSON object")
         key = envelope_app_key(envelope.headers)
+        if key is None and _only_client_reports(envelope):
+            # The browser SDK sends its client reports (what it dropped and why) without a DSN header. They
+            # name no project, so they are written under this application's own key.
+            key = self.default_key()
         if key is None or not is_app_key(key) or key not in self.allowed_keys():
             return _error(403, "application key not accepted by this tunnel")
         writer = self.writer()
@@ -154,3 +168,7 @@ class Tunnel:
             return _error(503, "the log directory is not writable")
         event_id = envelope.headers.get("event_id")
         return TunnelResponse(200, {"id": event_id} if isinstance(event_id, str) else {})
+
+
+def _only_client_reports(envelope: Envelope) -> bool:
+    return bool(envelope.items) and all(item.type == "client_report" for item in envelope.items)

@@ -106,7 +106,7 @@ def test_events_and_transactions_land_with_gzip(client: TestClient, settings: Se
         .result_rows
     )
     assert len(rows) == 2 and rows[0][1] == rows[1][1], "two orders, one bug: one issue"
-    assert rows[0][0] == org["project_id"] and rows[0][2:4] == ("v1", "RuntimeError")
+    assert rows[0][0] == org["project_id"] and rows[0][2:4] == ("v2", "RuntimeError")
     assert rows[0][5:] == ("shop@1.2.3", "production")
     txn = (
         get_warehouse(settings)

@@ -35,7 +35,9 @@ def test_projects_list_with_masked_app_keys(client: TestClient, make_org, contro
     assert project["created_at"].endswith("Z")
     assert [(k["service"], k["primary"]) for k in project["app_keys"]] == [(None, True), ("worker", False)]
     assert project["app_keys"][1]["masked"] == f"stacklens_app_worker_…{worker[-4:]}"
-    assert org["app_key"] not in response.text and worker not in response.text
+    # Each key's DSN carries the key itself: app keys are public identifiers (a browser DSN is in every page).
+    assert project["app_keys"][0]["dsn"] == f"http://{org['app_key']}@testserver/{project['id']}"
+    assert project["app_keys"][1]["dsn"] == f"http://{worker}@testserver/{project['id']}"
 
 
 def test_cursor_pagination_and_isolation(client: TestClient, make_org, control_settings: Settings) -> None:

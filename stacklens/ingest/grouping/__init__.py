@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from stacklens.ingest.grouping import v1
+from stacklens.ingest.grouping import v1, v2
 from stacklens.ingest.grouping.v1 import Grouping
 
 __all__ = ["DEFAULT_VERSION", "GROUPERS", "Grouping", "fingerprint_event", "grouper", "issue_id_for"]
@@ -21,10 +21,13 @@ __all__ = ["DEFAULT_VERSION", "GROUPERS", "Grouping", "fingerprint_event", "grou
 Grouper = Callable[[dict[str, Any]], Grouping]
 
 # version (as stored in events.grouping_version) -> the function that groups one payload
-GROUPERS: Mapping[str, Grouper] = MappingProxyType({v1.GROUPING_VERSION: v1.fingerprint_event})
+GROUPERS: Mapping[str, Grouper] = MappingProxyType(
+    {v1.GROUPING_VERSION: v1.fingerprint_event, v2.GROUPING_VERSION: v2.fingerprint_event}
+)
 
-# The version new events are grouped with.
-DEFAULT_VERSION = v1.GROUPING_VERSION
+# The version new events are grouped with. v2 gives the same fingerprints as v1 wherever v1 found an exception
+# with frames or a message (the components are equal), so switching kept every existing issue of those.
+DEFAULT_VERSION = v2.GROUPING_VERSION
 
 
 def grouper(version: str) -> Grouper:

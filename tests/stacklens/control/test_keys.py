@@ -25,13 +25,15 @@ def test_app_key_formats_and_service_parsing() -> None:
     worker = keys.generate_app_key("worker")
     assert re.fullmatch(r"stacklens_app_worker_[A-Za-z0-9]{24}", worker)
     assert service_of(worker) == "worker"
-    dashed = keys.generate_app_key("api-gateway-2")
+    underscored = keys.generate_app_key("order_mail_2")
+    assert service_of(underscored) == "order_mail_2", "the service is all up to the last '_'"
+    dashed = "stacklens_app_api-gateway-2_" + "A1" * 12  # made before DSNs: still accepted
     assert service_of(dashed) == "api-gateway-2"
-    for value in (primary, worker, dashed):
+    for value in (primary, worker, underscored, dashed):
         assert is_app_key(value) and not is_api_key(value)
 
 
-@pytest.mark.parametrize("service", ["", "Worker", "9lives", "my_service", "a" * 32, "wörker", "a b"])
+@pytest.mark.parametrize("service", ["", "Worker", "9lives", "api-gateway", "a" * 32, "wörker", "a b"])
 def test_invalid_service_names_are_refused(service: str) -> None:
     with pytest.raises(ValueError, match="invalid service name"):
         keys.generate_app_key(service)

@@ -34,16 +34,16 @@ def test_the_recorded_cases_cover_every_v1_rule() -> None:
     assert len({case["hash"] for case in CASES}) == len(CASES)
 
 
-def test_registry_groups_with_the_default_version() -> None:
-    assert grouping.DEFAULT_VERSION == "v1"
+def test_registry_keeps_v1_beside_the_default_version() -> None:
+    assert grouping.DEFAULT_VERSION == "v2"
     assert grouping.GROUPERS["v1"] is v1.fingerprint_event
     payload = CASES[0]["payload"]
-    assert grouping.fingerprint_event(payload) == v1.fingerprint_event(payload)
+    assert grouping.fingerprint_event(payload, version="v1") == v1.fingerprint_event(payload)
     assert grouping.fingerprint_event(payload, version="v1").hash == CASES[0]["hash"]
 
 
 def test_unknown_version_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match=r"unknown grouping version 'v0' \(known: v1\)"):
+    with pytest.raises(ValueError, match=r"unknown grouping version 'v0' \(known: v1, v2\)"):
         grouping.fingerprint_event(CASES[0]["payload"], version="v0")
 
 

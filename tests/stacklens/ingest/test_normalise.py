@@ -51,7 +51,7 @@ def test_python_error_event() -> None:
     assert row["service"] == "checkout" and row["tags"]["service"] == "checkout"
     assert (row["release"], row["environment"], row["server_name"]) == ("shop@1.2.3", "production", "web-1")
     assert row["runtime_name"] in ("CPython", "") and row["sdk_name"] == "sentry.python"
-    assert row["handled"] == 1 and row["grouping_version"] == "v1" and len(row["fingerprint"]) == 32
+    assert row["handled"] == 1 and row["grouping_version"] == "v2" and len(row["fingerprint"]) == 32
     assert row["timestamp"][:4] == time.strftime("%Y", time.gmtime())
 
 

@@ -131,3 +131,27 @@ def test_browser_dsn_carries_the_key() -> None:
     assert browser_dsn(key) == f"https://{key}@stacklens.invalid/1"
     with pytest.raises(ValueError, match="cannot be used in a browser DSN"):
         browser_dsn(make_app_key("web-shop"))
+
+
+def test_dsn_less_client_reports_are_accepted_and_nothing_else_is(tmp_path: Path) -> None:
+    key = make_app_key()
+    app = asgi_app(app_keys=[key], storage_path=str(tmp_path))
+    report = json.dumps({"timestamp": 1.0, "discarded_events": [{"reason": "ratelimit_backoff", "category": "error", "quantity": 2}]}).encode()
+
+    def bare(*items: tuple[dict, bytes]) -> bytes:  # type: ignore[type-arg]
+        parts = [b"{}"]
+        for headers, payload in items:
+            parts += [json.dumps({**headers, "length": len(payload)}).encode(), payload]
+        return b"\n".join(parts) + b"\n"
+
+    async def run() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            return [
+                (await client.post("/", content=bare(({"type": "client_report"}, report)))).status_code,
+                (await client.post("/", content=bare(EVENT))).status_code,
+            ]
+
+    assert asyncio.run(run()) == [200, 403]
+    lines = read_lines(tmp_path)
+    assert [(line["type"], line["app_key"]) for line in lines] == [("client_report", key)]

@@ -1,0 +1,171 @@
+"""`POST /api/{project_id}/envelope/` and `/store/`: any Sentry SDK pointed at a StackLens DSN (DESIGN §7.3).
+
+Authentication is the DSN's public key (an app key) in any form Relay accepts; the organization is the
+key's. The body becomes log lines that land through the same ingest service as `/api/ingest`, under the
+organization's event quota. Answers follow Relay where SDKs depend on them: 200 `{"id": …}` for an accepted
+envelope, 401 without a key, 403 for a key that is not a current app key of the project, 429 with
+`Retry-After` and `X-Sentry-Rate-Limits`, and CORS for browser SDKs.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from clickhouse_connect.driver.exceptions import OperationalError
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+
+from api.deps import AppSettings, Limiter, client_ip
+from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError
+from api.routers.auth import ErrorBody
+from api.routers.ingest import read_body
+from stacklens.control.activity import record_key_use
+from stacklens.control.auth import AppKeyIdentity, find_app_key
+from stacklens.control.db import session_scope
+from stacklens.control.models import Organization
+from stacklens.ingest.envelope import (
+    MAX_ENVELOPE_BYTES,
+    EnvelopeError,
+    EnvelopeLines,
+    auth_key,
+    decode,
+    dsn_key,
+    envelope_lines,
+    parse_envelope,
+    store_lines,
+)
+from stacklens.ingest.service import BatchRefused, BatchResult, ingest_batch
+from stacklens.ingest.workers import AppKeyResolver
+from stacklens.settings import Settings
+from stacklens.warehouse.client import WarehouseUnavailable
+
+router = APIRouter(prefix="/api", tags=["sentry protocol"])
+
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "POST, OPTIONS",
+    "Access-Control-Allow-Headers": (
+        "content-type, content-encoding, x-sentry-auth, authorization, sentry-trace, baggage"
+    ),
+    "Access-Control-Expose-Headers": "x-sentry-rate-limits, x-sentry-error, retry-after",
+    "Access-Control-Max-Age": "3600",
+}
+ERRORS: dict[int | str, dict] = {
+    400: {"model": ErrorBody, "description": "Malformed envelope, event or encoding"},
+    401: {"model": ErrorBody, "description": "No DSN key (X-Sentry-Auth, sentry_key, or the envelope's dsn)"},
+    403: {"model": ErrorBody, "description": "The key is not a current app key of this project"},
+    413: {"model": ErrorBody, "description": "Envelope, inflated envelope or attachment over the limit"},
+    415: {"model": ErrorBody, "description": "Unsupported Content-Encoding"},
+    429: {"model": ErrorBody, "description": "`Rate Limited`, with Retry-After and X-Sentry-Rate-Limits"},
+    503: {"model": ErrorBody, "description": "`Service Unavailable`: the warehouse is down; retry"},
+}
+
+
+class EnvelopeAnswer(BaseModel):
+    id: str = Field(description="The event id of the envelope (generated when it carries none).")
+
+
+def _refused(status: int, error: str, detail: str, headers: dict[str, str] | None = None) -> ApiError:
+    # Relay repeats the reason in X-Sentry-Error, which SDKs log; a header must be plain ASCII.
+    reason = detail.replace("…", "...").encode("ascii", "replace").decode()[:300]
+    return ApiError(status, error, detail, {**CORS_HEADERS, "X-Sentry-Error": reason, **(headers or {})})
+
+
+def _identify(settings: Settings, project_id: str, key: str | None) -> tuple[AppKeyIdentity, int]:
+    """The app key and its organization's events-per-minute quota; 401/403 as Relay answers."""
+    if not key:
+        raise _refused(
+            401,
+            APPLICATION_NOT_FOUND,
+            "no DSN key: send X-Sentry-Auth (sentry_key=…), ?sentry_key=, or the dsn in the envelope header",
+        )
+    with session_scope(settings) as session:
+        identity = find_app_key(session, key)
+        org = session.get(Organization, identity.org_id) if identity else None
+        quota = org.events_per_minute if org else 0
+    if identity is None or str(identity.project_id) != project_id:
+        # An unknown key and a key of another project answer alike: nothing about other projects leaks.
+        raise _refused(403, APPLICATION_NOT_FOUND, f"the DSN's key is not a current app key of project {project_id}")
+    return identity, quota
+
+
+def _land(
+    settings: Settings, identity: AppKeyIdentity, quota: int, lines: EnvelopeLines, limiter: Limiter, ip: str
+) -> BatchResult | None:
+    if not lines.lines:
+        return None  # only counted items (client reports are lines; sessions, check-ins, attachments are not)
+    result = ingest_batch(
+        settings,
+        identity.org_id,
+        lines.lines,
+        header_app_key=None,
+        idempotency_key=lines.idempotency_key,
+        resolve=AppKeyResolver(settings, identity.org_id),
+        take_events=lambda n: limiter.take_events(identity.org_id, n, quota),
+    )
+    if not result.replayed and result.accepted:
+        with session_scope(settings) as session:
+            record_key_use(session, identity.org_id, "app", identity.app_key_id, events=result.accepted, ip=ip)
+    return result
+
+
+async def _receive(request: Request, project_id: str, settings: Settings, limiter: Limiter, store: bool) -> Response:
+    if not project_id.isdigit() or len(project_id) > 18:
+        raise _refused(404, "Not Found", "the project id of a DSN is a number")
+    body = await read_body(request, MAX_ENVELOPE_BYTES)
+    query_key = auth_key(request.headers, request.query_params)
+    try:
+        raw = decode(body, request.headers.get("content-encoding"))
+        received = datetime.now(UTC)
+        if store:
+            identity, quota = _identify(settings, project_id, query_key)
+            lines = store_lines(raw, query_key or "", received)
+        else:
+            envelope = parse_envelope(raw)
+            key = query_key or dsn_key(envelope.headers)
+            identity, quota = _identify(settings, project_id, key)
+            lines = envelope_lines(envelope, key or "", received)
+    except EnvelopeError as exc:
+        words = {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}[exc.status]
+        raise _refused(exc.status, words, str(exc)) from None
+    try:
+        result = await run_in_threadpool(_land, settings, identity, quota, lines, limiter, client_ip(request))
+    except ApiError as exc:
+        if exc.status == 429:  # Relay's header: retry after N seconds, every category, organization scope
+            retry = exc.headers.get("Retry-After", "60")
+            raise _refused(429, exc.error, exc.detail, {"Retry-After": retry, "X-Sentry-Rate-Limits": f"{retry}::organization"}) from None
+        raise
+    except BatchRefused as exc:
+        raise _refused(exc.status, exc.error, exc.detail) from None
+    except (WarehouseUnavailable, OperationalError) as exc:
+        raise _refused(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
+    if result is not None and result.rejected and not (result.accepted or result.duplicates or result.skipped):
+        # Nothing of the envelope was kept: say why, as Relay does for an invalid event, instead of an id that
+        # leads nowhere. (A partly kept envelope answers 200; its rejected items are in the batch log.)
+        raise _refused(400, "Bad Request", f"item {result.rejected[0]['line']}: {result.rejected[0]['error']}")
+    return JSONResponse({"id": lines.event_id}, headers=CORS_HEADERS)
+
+
+@router.post("/{project_id}/envelope/", response_model=EnvelopeAnswer, responses=ERRORS)
+async def envelope(request: Request, project_id: str, settings: AppSettings, limiter: Limiter) -> Response:
+    """A Sentry envelope: events, transactions, replays, sessions, client reports, check-ins, attachments.
+
+    Events, transactions, replay items and client reports land; sessions, check-ins, attachments and
+    unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are accepted.
+    """
+    return await _receive(request, project_id, settings, limiter, store=False)
+
+
+@router.post("/{project_id}/store/", response_model=EnvelopeAnswer, responses=ERRORS)
+async def store(request: Request, project_id: str, settings: AppSettings, limiter: Limiter) -> Response:
+    """One event as JSON (the protocol older SDKs speak); the key in X-Sentry-Auth or `?sentry_key=`."""
+    return await _receive(request, project_id, settings, limiter, store=True)
+
+
+@router.options("/{project_id}/envelope/", include_in_schema=False)
+@router.options("/{project_id}/store/", include_in_schema=False)
+async def preflight(project_id: str) -> Response:
+    """CORS preflight of browser SDKs that send X-Sentry-Auth or Content-Encoding."""
+    return Response(status_code=200, headers=CORS_HEADERS)

@@ -1,0 +1,48 @@
+"""DSNs: the address a Sentry SDK is given, ``http(s)://<app key>@<host>/<project id>`` (DESIGN §7.3).
+
+The public key of a DSN is the app key itself. App keys are identifiers, not secrets (a browser DSN is in
+every page's JavaScript), so the DSN is shown to whoever sees the project's settings and to API-key holders,
+as Sentry does. A key whose service name holds ``-`` (allowed before DSNs existed) cannot be a DSN public key:
+browser SDKs refuse anything but ``[A-Za-z0-9_]``; it keeps working for the shipper and has no DSN.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stacklens.control.keys import KeyDecryptionError, decrypt_value
+from stacklens.control.models import AppKey
+from stacklens.settings import Settings
+
+DSN_KEY = re.compile(r"[A-Za-z0-9_]+")
+
+
+def dsn_for(app_key: str, base_url: str, project_id: int) -> str | None:
+    """The app key's DSN on the service at ``base_url``; ``None`` for a key a DSN cannot carry."""
+    if not DSN_KEY.fullmatch(app_key):
+        return None
+    parts = urlsplit(base_url.rstrip("/"))
+    return f"{parts.scheme}://{app_key}@{parts.netloc}{parts.path}/{project_id}"
+
+
+def project_dsns(session: Session, project_id: int, base_url: str, settings: Settings | None = None) -> dict[int, str | None]:
+    """DSN of each current app key of the project, by key id (``None`` where no DSN can be made)."""
+    rows = session.scalars(select(AppKey).where(AppKey.project_id == project_id, AppKey.revoked_at.is_(None)))
+    dsns: dict[int, str | None] = {}
+    for row in rows:
+        try:
+            value = decrypt_value(row.key_encrypted, settings)
+        except KeyDecryptionError:  # the server secret changed: the key must be regenerated first
+            dsns[row.id] = None
+            continue
+        dsns[row.id] = dsn_for(value, base_url, project_id)
+    return dsns
+
+
+def service_base_url(settings: Settings, request_base_url: str) -> str:
+    """Where SDKs reach this service: ``STACKLENS_PUBLIC_URL`` when set (behind a proxy), else the request's."""
+    return (settings.public_url or request_base_url).rstrip("/")

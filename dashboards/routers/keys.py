@@ -191,8 +191,19 @@ def app_key_action(
         else:
             raise AccountError("choose create, regenerate, reveal or revoke")
     except AccountError as exc:
-from stacklens.control.activity import actor_labels, list_activity
-from stacklens.control.dsn import project_dsns, service_base_url
+        return render(request, "project_settings.html", _project_context(request, view, db, error=str(exc)), 400)
+    # A created key adds a service; a regenerated one replaces a value that deployments still carry.
+    context = _project_context(
+        request,
+        view,
+        db,
+        new_key=value,
+        new_key_action=action,
+        new_key_service=service.strip(),
+        revealed=revealed,
+        revealed_service=service.strip(),
+    )
+    return render(request, "project_settings.html", context)
 
 
 @router.get(ORG + "/activity", response_class=HTMLResponse)

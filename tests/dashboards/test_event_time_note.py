@@ -48,7 +48,8 @@ def test_the_event_page_notes_a_replaced_time(client: TestClient, stores: Settin
     path = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues/{_issue_of(stores, event_id)}"
     page = client.get(path)
     assert page.status_code == 200
-    assert "This event was sent with the time <code>2019-03-04T05:06:07Z</code>" in page.text
+    # The sent time in the page's one time format (payload_view._when), the original kept in the data.
+    assert "This event was sent with the time <code>2019-03-04 05:06:07.000</code>" in page.text
     assert "older than this service keeps events" in page.text
     assert "clock <b>" not in page.text, "event data stays escaped"
     # An event sent with an ordinary time has no note.

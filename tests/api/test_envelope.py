@@ -35,9 +35,14 @@ from tests.api.test_ingest import error_payload, transaction_payload
 from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - the esbuild bundle of @sentry/browser
 
 
+# The test's warehouse client, for the helpers below that read what landed (set per test by `server`).
+_warehouse: list[Any] = []
+
+
 @pytest.fixture
 def server(settings: Settings) -> Iterator[str]:
     apply_migrations(settings)  # every table: the issue list reads the dashboards' daily tables
+    _warehouse[:] = [get_warehouse(settings)]
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -66,7 +71,7 @@ def event_item(payload: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
 
 def stored(org_id: int, event_id: str, table: str = "events") -> int:
     return int(
-        get_warehouse()
+        _warehouse[0]
         .query(
             f"SELECT count() FROM {table} FINAL WHERE org_id = {{org:UInt64}} AND event_id = {{id:String}}",  # noqa: S608
             parameters={"org": org_id, "id": event_id},
@@ -236,7 +241,7 @@ def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:  
     while stored(org["org_id"], event_id) == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
     row = (
-        get_warehouse()
+        _warehouse[0]
         .query(
             "SELECT release, title FROM events FINAL WHERE org_id = {org:UInt64} AND event_id = {id:String}",
             parameters={"org": org["org_id"], "id": event_id},
@@ -245,7 +250,7 @@ def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:  
     )
     assert row and row[0][0] == "shop@9.9.9" and "KeyError" in row[0][1], row
     transactions = (
-        get_warehouse()
+        _warehouse[0]
         .query(
             "SELECT count() FROM transactions FINAL WHERE org_id = {org:UInt64} AND trace_id = {t:String}",
             parameters={"org": org["org_id"], "t": trace_id},
@@ -313,7 +318,7 @@ def _wait_stored(org_id: int, event_id: str) -> list[tuple[Any, ...]]:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         rows = (
-            get_warehouse()
+            _warehouse[0]
             .query(
                 "SELECT title, release, platform FROM events FINAL WHERE org_id = {org:UInt64} AND event_id = {id:String}",
                 parameters={"org": org_id, "id": event_id},
@@ -387,7 +392,7 @@ def test_a_corpus_of_platforms_lands_titled_and_findable(server: str, make_org) 
 
 def stored_title(org_id: int, event_id: str) -> str:
     rows = (
-        get_warehouse()
+        _warehouse[0]
         .query(
             "SELECT title FROM events FINAL WHERE org_id = {org:UInt64} AND event_id = {id:String}",
             parameters={"org": org_id, "id": event_id},

@@ -91,7 +91,9 @@ def require_api_key(request: Request, settings: AppSettings, limiter: Limiter) -
     try:
         limiter.check_request(identity.api_key_id, identity.requests_per_second)
     except ApiError as refused:
-        note_refusal(settings, identity.org_id, REQUESTS, identity.requests_per_second, refused, identity.api_key_id)
+        note_refusal(
+            settings, identity.org_id, REQUESTS, identity.requests_per_second, refused, identity.api_key_id
+        )
         raise
     with session_scope(settings) as session:
         record_key_use(

@@ -65,7 +65,9 @@ def domain_error_answer(exc: StackLensError) -> tuple[int, str, dict[str, str]]:
     return status, word, headers
 
 
-def error_response(status: int, error: str, detail: str = "", headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status: int, error: str, detail: str = "", headers: dict[str, str] | None = None
+) -> JSONResponse:
     return JSONResponse({"error": error, "detail": detail}, status_code=status, headers=headers)
 
 
@@ -103,7 +105,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _number_out_of_range(request: Request, exc: Exception) -> Response:
         name = _out_of_range_path_param(request)
         if name is not None:
-            return await _as_http_error(request, 404, "Not Found", f"no {name.replace('_', ' ')} with that id")
+            return await _as_http_error(
+                request, 404, "Not Found", f"no {name.replace('_', ' ')} with that id"
+            )
         log.info("a value out of range reached a store on %s: %s", request.url.path, exc)
         if isinstance(exc, OverflowError | WarehouseDataError) or "out of range" in str(exc):
             detail = f"a number in the request is out of range (at most {MAX_ID})"
@@ -135,4 +139,6 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return error_response(exc.status_code, str(exc.detail) if exc.detail else "Error", "", getattr(exc, "headers", None))
+        return error_response(
+            exc.status_code, str(exc.detail) if exc.detail else "Error", "", getattr(exc, "headers", None)
+        )

@@ -34,5 +34,7 @@ class TrustedProxyMiddleware:
                 scope = dict(scope)
                 scope["client"] = (client, port)
                 if scheme:
-                    scope["scheme"] = scheme if scope["type"] == "http" else ("wss" if scheme == "https" else "ws")
+                    scope["scheme"] = (
+                        scheme if scope["type"] == "http" else ("wss" if scheme == "https" else "ws")
+                    )
         await self.app(scope, receive, send)

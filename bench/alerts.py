@@ -32,8 +32,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 ROUNDS = 5
-METRIC_STATS = [("load_time_ms", "p50"), ("load_time_ms", "p75"), ("load_time_ms", "p95"), ("load_time_ms", "avg"),
-                ("ttfb_ms", "p75"), ("lcp_ms", "p75"), ("inp_ms", "p75"), ("cls", "p75"), ("api_ms", "p95")]
+METRIC_STATS = [
+    ("load_time_ms", "p50"),
+    ("load_time_ms", "p75"),
+    ("load_time_ms", "p95"),
+    ("load_time_ms", "avg"),
+    ("ttfb_ms", "p75"),
+    ("lcp_ms", "p75"),
+    ("inp_ms", "p75"),
+    ("cls", "p75"),
+    ("api_ms", "p95"),
+]
 
 
 def rule_bodies(count: int, projects: list[str], seed: int = 5) -> list[dict[str, Any]]:
@@ -41,19 +50,34 @@ def rule_bodies(count: int, projects: list[str], seed: int = 5) -> list[dict[str
     bodies = []
     for i in range(count):
         project = projects[i % len(projects)]
-        kind = "performance_budget" if i % 10 < 6 else ["new_issue", "regression", "event_frequency",
-                                                        "error_rate"][i % 10 - 6]
-        body: dict[str, Any] = {"name": f"rule {i}", "type": kind, "project": project,
-                                "window": rng.choice(["1h", "1d", "7d"])}
+        kind = (
+            "performance_budget"
+            if i % 10 < 6
+            else ["new_issue", "regression", "event_frequency", "error_rate"][i % 10 - 6]
+        )
+        body: dict[str, Any] = {
+            "name": f"rule {i}",
+            "type": kind,
+            "project": project,
+            "window": rng.choice(["1h", "1d", "7d"]),
+        }
         if kind == "performance_budget":
             metric, statistic = rng.choice(METRIC_STATS)
-            body.update(metric=metric, statistic=statistic, threshold=rng.uniform(100, 3000), min_samples=20,
-                        scope=rng.choice(["*", "/page/3", "/page/1*"]),
-                        environment="production" if i % 10 == 0 else "")
+            body.update(
+                metric=metric,
+                statistic=statistic,
+                threshold=rng.uniform(100, 3000),
+                min_samples=20,
+                scope=rng.choice(["*", "/page/3", "/page/1*"]),
+                environment="production" if i % 10 == 0 else "",
+            )
         elif kind == "event_frequency":
-            body.update(threshold=rng.randint(5, 500), count_kind=rng.choice(["events", "users"]),
-                        window=rng.choice(["5m", "1h"]), **rng.choice([{}, {"level": "error"}, {"release": "1.3"},
-                                                                       {"tag": "browser:Firefox"}]))
+            body.update(
+                threshold=rng.randint(5, 500),
+                count_kind=rng.choice(["events", "users"]),
+                window=rng.choice(["5m", "1h"]),
+                **rng.choice([{}, {"level": "error"}, {"release": "1.3"}, {"tag": "browser:Firefox"}]),
+            )
         elif kind == "error_rate":
             body.update(threshold=rng.uniform(1, 10), min_samples=50)
         bodies.append(body)
@@ -83,8 +107,11 @@ def run(size: int, rules: int) -> dict[str, Any]:
     started = time.perf_counter()
     _generate(client, 0, size, age_s=600, span_s=DAYS * 86400, as_they_happen=True)
     now = datetime.now(UTC)
-    ops.run_insert(client, "page_hour_states", {"start": now - timedelta(days=DAYS + 1), "end": now,
-                                                "materialized_at": now})
+    ops.run_insert(
+        client,
+        "page_hour_states",
+        {"start": now - timedelta(days=DAYS + 1), "end": now, "materialized_at": now},
+    )
     build_s = time.perf_counter() - started
     with session_scope(settings) as session:
         org, _ = create_organization(session, "Bench", "bench@example.test", "bench-password-1")
@@ -107,10 +134,16 @@ def run(size: int, rules: int) -> dict[str, Any]:
     override_settings(None)
     shutil.rmtree(data_dir, ignore_errors=True)
     return {
-        "size": size, "events": rows, "rules": rules, "build_s": round(build_s, 1),
-        "evaluations_per_tick": summary.evaluations, "firing": len(summary.firing),
-        "ticks_s": [round(t, 3) for t in ticks], "tick_median_s": round(statistics.median(ticks), 3),
-        "tick_max_s": round(max(ticks), 3), "measure_median_s": round(statistics.median(measures), 3),
+        "size": size,
+        "events": rows,
+        "rules": rules,
+        "build_s": round(build_s, 1),
+        "evaluations_per_tick": summary.evaluations,
+        "firing": len(summary.firing),
+        "ticks_s": [round(t, 3) for t in ticks],
+        "tick_median_s": round(statistics.median(ticks), 3),
+        "tick_max_s": round(max(ticks), 3),
+        "measure_median_s": round(statistics.median(measures), 3),
     }
 
 

@@ -60,11 +60,20 @@ def _post_all(base: str, requests: list[tuple[str, dict[str, str], bytes]]) -> f
     return time.perf_counter() - started
 
 
-def run(base: str, org: dict[str, Any], project: dict[str, Any], corpus: list[dict[str, Any]], per_request: int) -> dict[str, float]:
+def run(
+    base: str, org: dict[str, Any], project: dict[str, Any], corpus: list[dict[str, Any]], per_request: int
+) -> dict[str, float]:
     lines = ingest_bench._fresh_ids(corpus)
     batches = [b"\n".join(lines[i : i + per_request]) + b"\n" for i in range(0, len(lines), per_request)]
-    ingest_headers = {"Authorization": f"Bearer {org['api_key']}", "Content-Encoding": "gzip", "Content-Type": "application/x-ndjson"}
-    api = [("/api/ingest", {**ingest_headers, "Idempotency-Key": uuid.uuid4().hex}, gzip.compress(b, 6)) for b in batches]
+    ingest_headers = {
+        "Authorization": f"Bearer {org['api_key']}",
+        "Content-Encoding": "gzip",
+        "Content-Type": "application/x-ndjson",
+    }
+    api = [
+        ("/api/ingest", {**ingest_headers, "Idempotency-Key": uuid.uuid4().hex}, gzip.compress(b, 6))
+        for b in batches
+    ]
     api_s = _post_all(base, api)
 
     payloads = [json.loads(line)["payload"] for line in ingest_bench._fresh_ids(corpus)]
@@ -86,18 +95,43 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="stacklens-bench-envelope-"))
     port = ingest_bench._free_port()
-    env = {**os.environ, "STACKLENS_DATA_DIR": str(work / "server"), "STACKLENS_RUN_SCHEDULES": "false",
-           "STACKLENS_PORT": str(port), "PYTHONPATH": str(ingest_bench.ROOT)}
+    env = {
+        **os.environ,
+        "STACKLENS_DATA_DIR": str(work / "server"),
+        "STACKLENS_RUN_SCHEDULES": "false",
+        "STACKLENS_PORT": str(port),
+        "PYTHONPATH": str(ingest_bench.ROOT),
+    }
     for name in ("STACKLENS_WAREHOUSE_URL", "STACKLENS_DATABASE_URL", "STACKLENS_WAREHOUSE_DATABASE"):
         env.pop(name, None)
-    org = ingest_bench._cli(env, "admin", "create-org", "--name", "Bench", "--owner-email", "bench@example.com",
-                            "--password", "bench-password-1", "--json")
+    org = ingest_bench._cli(
+        env,
+        "admin",
+        "create-org",
+        "--name",
+        "Bench",
+        "--owner-email",
+        "bench@example.com",
+        "--password",
+        "bench-password-1",
+        "--json",
+    )
     project = ingest_bench._cli(env, "admin", "create-project", "--org", "Bench", "--name", "Shop", "--json")
-    subprocess.run([*ingest_bench.STACKLENS, "admin", "set-quota", "--org", "Bench", "--events-per-minute", "100000000"],
-                   env=env, cwd=ingest_bench.ROOT, check=True, capture_output=True)
+    subprocess.run(
+        [*ingest_bench.STACKLENS, "admin", "set-quota", "--org", "Bench", "--events-per-minute", "100000000"],
+        env=env,
+        cwd=ingest_bench.ROOT,
+        check=True,
+        capture_output=True,
+    )
     corpus = ingest_bench.build_corpus(args.events, project["app_key"])
-    server = subprocess.Popen([*ingest_bench.STACKLENS, "serve", "--host", "127.0.0.1", "--port", str(port)],
-                              env=env, cwd=ingest_bench.ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [*ingest_bench.STACKLENS, "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        cwd=ingest_bench.ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -112,9 +146,14 @@ def main() -> int:
             for index in range(1, args.rounds + 1):
                 figures = run(base, org, project, corpus, size)
                 rounds.append(figures)
-                print(f"{size:>11} {index:>5} {figures['api']:>12.0f} {figures['envelope']:>14.0f} {figures['ratio']:>6.2f}")
+                print(
+                    f"{size:>11} {index:>5} {figures['api']:>12.0f} {figures['envelope']:>14.0f} {figures['ratio']:>6.2f}"
+                )
             med = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
-            print(f"{size:>11} {'med':>5} {med['api']:>12.0f} {med['envelope']:>14.0f} {med['ratio']:>6.2f}", flush=True)
+            print(
+                f"{size:>11} {'med':>5} {med['api']:>12.0f} {med['envelope']:>14.0f} {med['ratio']:>6.2f}",
+                flush=True,
+            )
     finally:
         server.terminate()
         server.wait(timeout=30)

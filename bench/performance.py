@@ -140,8 +140,15 @@ def run(loads: int) -> dict[str, Any]:
     started = time.perf_counter()
     _generate(client, loads)
     build_s = time.perf_counter() - started
-    rows = {t: int(client.query(f"SELECT count() FROM {t}").result_rows[0][0]) for t in ("transactions", "spans")}  # noqa: S608
-    event_id = str(client.query("SELECT toString(any(event_id)) FROM transactions WHERE op = 'pageload'").result_rows[0][0])
+    rows = {
+        t: int(client.query(f"SELECT count() FROM {t}").result_rows[0][0])  # noqa: S608 - two fixed names
+        for t in ("transactions", "spans")
+    }
+    event_id = str(
+        client.query("SELECT toString(any(event_id)) FROM transactions WHERE op = 'pageload'").result_rows[0][
+            0
+        ]
+    )
     results: dict[str, Any] = {}
     now = datetime.now(UTC)
     for label, filters in (
@@ -157,7 +164,9 @@ def run(loads: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--loads", type=int, action="append", help="page loads (repeatable; default 100000)")
     args = parser.parse_args()
     for loads in args.loads or [100_000]:

@@ -43,7 +43,8 @@ def warehouse_of(request: Request) -> Client:
 
 def session_lifetimes(settings: Settings) -> Lifetimes:
     return Lifetimes(
-        idle=timedelta(minutes=settings.session_idle_minutes), absolute=timedelta(days=settings.session_max_days)
+        idle=timedelta(minutes=settings.session_idle_minutes),
+        absolute=timedelta(days=settings.session_max_days),
     )
 
 

@@ -24,7 +24,12 @@ PHASE_COLOUR = "#94a3b8"
 
 
 def _layout(
-    figure: go.Figure, title: str, y_title: str, height: int = 240, yaxis: dict[str, Any] | None = None, **extra: Any
+    figure: go.Figure,
+    title: str,
+    y_title: str,
+    height: int = 240,
+    yaxis: dict[str, Any] | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     figure.update_layout(
         title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left"},
@@ -42,7 +47,9 @@ def _colours(counts: list[int]) -> list[str]:
     return [ACCENT if n >= MIN_SAMPLES else GREY for n in counts]
 
 
-def series_figure(rows: list[dict[str, Any]], x: str, y: str, n: str, title: str, unit: str) -> dict[str, Any]:
+def series_figure(
+    rows: list[dict[str, Any]], x: str, y: str, n: str, title: str, unit: str
+) -> dict[str, Any]:
     """A line over time (days or weeks) of ``y`` with its sample count in the hover; thin points grey."""
     points = [r for r in rows if r.get(y) is not None]
     counts = [int(r[n]) for r in points]
@@ -60,7 +67,14 @@ def series_figure(rows: list[dict[str, Any]], x: str, y: str, n: str, title: str
     return _layout(figure, title, unit, xaxis={"type": "category" if x == "iso_week" else "date"})
 
 
-def bars_figure(labels: list[str], values: list[float], counts: list[int], title: str, unit: str, colours: list[str] | None = None) -> dict[str, Any]:
+def bars_figure(
+    labels: list[str],
+    values: list[float],
+    counts: list[int],
+    title: str,
+    unit: str,
+    colours: list[str] | None = None,
+) -> dict[str, Any]:
     figure = go.Figure(
         go.Bar(
             x=labels,
@@ -82,7 +96,9 @@ def distribution_figure(buckets: list[dict[str, Any]], title: str, unit: str) ->
             width=[b["to"] - b["from"] for b in buckets],
             marker_color=ACCENT,
             customdata=[[b["from"], b["to"]] for b in buckets],
-            hovertemplate="%{customdata[0]:.4~r} to %{customdata[1]:.4~r} " + unit + "<br>%{y} page loads<extra></extra>",
+            hovertemplate="%{customdata[0]:.4~r} to %{customdata[1]:.4~r} "
+            + unit
+            + "<br>%{y} page loads<extra></extra>",
         )
     )
     xaxis = {"type": "log", "title": {"text": unit}} if unit == "ms" else {"title": {"text": unit}}
@@ -109,7 +125,10 @@ def releases_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
         x=names,
         y=[r["load_p75"] for r in rows],
         name="load p75 (ms)",
-        marker_color=["#b42318" if r["regression"] else c for r, c in zip(rows, _colours([r["views"] for r in rows]), strict=True)],
+        marker_color=[
+            "#b42318" if r["regression"] else c
+            for r, c in zip(rows, _colours([r["views"] for r in rows]), strict=True)
+        ],
         customdata=[r["views"] for r in rows],
         hovertemplate="%{x}<br>load p75 %{y:.0f} ms<br>%{customdata} page loads<extra></extra>",
     )
@@ -150,7 +169,9 @@ def waterfall_figure(data: dict[str, Any]) -> dict[str, Any]:
         colours.append(TYPE_COLOURS.get(span["type"], "#6b7280"))
         lines.append(2 if span["render_blocking"] == "blocking" else 0)
         blocking = " · render-blocking" if span["render_blocking"] == "blocking" else ""
-        texts.append(f"{span['type']} {span['description'][:120]}<br>{span['start_ms']:.0f} ms + {span['duration_ms']:.0f} ms{blocking}")
+        texts.append(
+            f"{span['type']} {span['description'][:120]}<br>{span['start_ms']:.0f} ms + {span['duration_ms']:.0f} ms{blocking}"
+        )
     figure = go.Figure(
         go.Bar(
             y=labels,
@@ -164,10 +185,28 @@ def waterfall_figure(data: dict[str, Any]) -> dict[str, Any]:
     )
     shapes, annotations = [], []
     for marker in data["markers"]:
-        shapes.append({"type": "line", "x0": marker["at_ms"], "x1": marker["at_ms"], "yref": "paper", "y0": 0, "y1": 1,
-                       "line": {"color": "#111827", "dash": "dash", "width": 1}})
-        annotations.append({"x": marker["at_ms"], "yref": "paper", "y": 1.0, "text": f"{marker['name']} {marker['at_ms']:.0f} ms",
-                            "showarrow": False, "yanchor": "bottom", "font": {"size": 11}})
+        shapes.append(
+            {
+                "type": "line",
+                "x0": marker["at_ms"],
+                "x1": marker["at_ms"],
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "#111827", "dash": "dash", "width": 1},
+            }
+        )
+        annotations.append(
+            {
+                "x": marker["at_ms"],
+                "yref": "paper",
+                "y": 1.0,
+                "text": f"{marker['name']} {marker['at_ms']:.0f} ms",
+                "showarrow": False,
+                "yanchor": "bottom",
+                "font": {"size": 11},
+            }
+        )
     height = max(220, 22 * len(labels) + 80)
     return _layout(
         figure,

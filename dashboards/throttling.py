@@ -26,7 +26,9 @@ def get_throttle(settings: Settings) -> SignInThrottle:
     with _lock:
         throttle = _throttles.get(key)
         if throttle is None:
-            store: FailureStore = RedisFailures(settings.redis_url) if settings.redis_url else MemoryFailures()
+            store: FailureStore = (
+                RedisFailures(settings.redis_url) if settings.redis_url else MemoryFailures()
+            )
             throttle = SignInThrottle(
                 store,
                 f"stacklens:signin:{installation}",

@@ -128,6 +128,16 @@ def install(app: FastAPI) -> None:
         sharing,
     )
 
-    modules = (accounts, invitations, issue_list, issue_detail, keys, members, sharing, downloads, performance)
+    modules = (
+        accounts,
+        invitations,
+        issue_list,
+        issue_detail,
+        keys,
+        members,
+        sharing,
+        downloads,
+        performance,
+    )
     for module in (*modules, alerts, channels):
         app.include_router(module.router)

@@ -52,8 +52,12 @@ def inbox_router(secret_file: Path | None) -> APIRouter:
             duplicate = msg_id in seen
             if not duplicate:
                 data = message.get("data", {}) if isinstance(message, dict) else {}
-                seen[msg_id] = {"id": msg_id, "type": message.get("type"), "subject": data.get("subject"),
-                                "link": data.get("link")}
+                seen[msg_id] = {
+                    "id": msg_id,
+                    "type": message.get("type"),
+                    "subject": data.get("subject"),
+                    "link": data.get("link"),
+                }
                 while len(seen) > KEEP:
                     seen.pop(next(iter(seen)))
         return JSONResponse({"ok": True, "duplicate": duplicate})

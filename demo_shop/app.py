@@ -88,7 +88,9 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
     @app.post("/api/cart")
     def add_to_cart(line: CartLine) -> dict[str, Any]:
         _latency(rng, 0.02, 0.08)
-        stacklens_sdk.add_breadcrumb(category="ui", message=f"add to cart: product {line.product_id} x{line.quantity}")
+        stacklens_sdk.add_breadcrumb(
+            category="ui", message=f"add to cart: product {line.product_id} x{line.quantity}"
+        )
         try:
             product = catalog.reserve(line.product_id, line.quantity)
         except catalog.OutOfStock as exc:
@@ -99,7 +101,9 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
         return {"sku": product.sku, "quantity": line.quantity}
 
     def _checkout(order: CheckoutRequest, charge: Any) -> dict[str, Any]:
-        stacklens_sdk.set_context("order", {"items": len(order.items), "coupon": order.coupon, "country": order.country})
+        stacklens_sdk.set_context(
+            "order", {"items": len(order.items), "coupon": order.coupon, "country": order.country}
+        )
         lines = [(catalog.get_product(i.product_id).price_cents, i.quantity) for i in order.items]
         total = pricing.total_cents(lines, order.coupon, order.country)
         try:
@@ -113,7 +117,11 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
         except payments.PaymentDeclined as exc:
             stacklens_sdk.capture_exception(exc)
             raise HTTPException(402, "payment declined") from None
-        return {"order_id": f"ord_{rng.getrandbits(32):08x}", "total_cents": total + shipping_cents, "charge": charge_id}
+        return {
+            "order_id": f"ord_{rng.getrandbits(32):08x}",
+            "total_cents": total + shipping_cents,
+            "charge": charge_id,
+        }
 
     @app.post("/api/checkout")
     def checkout(order: CheckoutRequest) -> dict[str, Any]:
@@ -144,17 +152,17 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
     def home() -> str:
         # The URL `stacklens up` prints: a person opening it sees what the shop is, not a JSON 404.
         rows = "".join(
-            f"<li><a href=\"/api/products/{p.id}\">{html.escape(p.name)}</a> ({p.price_cents / 100:.2f} EUR)</li>"
+            f'<li><a href="/api/products/{p.id}">{html.escape(p.name)}</a> ({p.price_cents / 100:.2f} EUR)</li>'
             for p in catalog.PRODUCTS.values()
         )
         return (
-            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Lens Shop</title></head><body>"
+            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Lens Shop</title></head><body>'
             "<h1>Lens Shop</h1><p>The StackLens demo application: a small shop API instrumented with "
             "<code>stacklens_sdk</code>. The demo's traffic driver uses it; its errors and performance data "
             "go to the log files the shipper delivers to StackLens. Open the StackLens dashboard to see them.</p>"
             f"<h2>Products</h2><ul>{rows}</ul>"
-            "<p>API: <a href=\"/api/products\">/api/products</a> · <a href=\"/api/health\">/api/health</a> · "
-            "<a href=\"/docs\">/docs</a></p></body></html>"
+            '<p>API: <a href="/api/products">/api/products</a> · <a href="/api/health">/api/health</a> · '
+            '<a href="/docs">/docs</a></p></body></html>'
         )
 
     return app

@@ -18,7 +18,11 @@ def _score(product: Product, words: list[str], boosts: dict[str, float | None]) 
 def search(query: str, rng: random.Random) -> list[Product]:
     time.sleep(rng.uniform(0.08, 0.45))  # the search index is slow
     words = [w for w in query.lower().split() if w]
-    boosts: dict[str, float | None] = {"lenses": 1.5, "cameras": 1.2, "accessories": None if "kit" in words else 0.8}
+    boosts: dict[str, float | None] = {
+        "lenses": 1.5,
+        "cameras": 1.2,
+        "accessories": None if "kit" in words else 0.8,
+    }
     ranked = sorted(PRODUCTS.values(), key=lambda p: _score(p, words, boosts), reverse=True)
     return ranked[:5]
 

@@ -80,7 +80,11 @@ def _test(config: Config) -> int:
         transport.close()
     if not ok:
         if detail == AUTHENTICATION_FAILED:
-            log.error("%s: check apiKey in %s (the API key, not the application key)", AUTHENTICATION_FAILED, config.path)
+            log.error(
+                "%s: check apiKey in %s (the API key, not the application key)",
+                AUTHENTICATION_FAILED,
+                config.path,
+            )
         else:
             log.error("%s", detail)
         return 1

@@ -124,7 +124,9 @@ def _check_key(name: str, kind: str, value: object, problems: list[str]) -> str:
         elif not value.startswith(API_KEY_PREFIX):
             problems.append(f"{name} must start with the prefix {API_KEY_PREFIX}")
         elif not is_api_key(value):
-            problems.append(f"{name} must be {API_KEY_PREFIX} followed by {API_KEY_RANDOM_LENGTH} letters or digits")
+            problems.append(
+                f"{name} must be {API_KEY_PREFIX} followed by {API_KEY_RANDOM_LENGTH} letters or digits"
+            )
     else:
         if value.startswith(API_KEY_PREFIX):
             problems.append(f"{name} holds an API key ({API_KEY_PREFIX}...); put the application key here")
@@ -259,7 +261,9 @@ def storage_problems(storage: Path) -> list[str]:
             with open(storage / name, "rb"):
                 pass
         except OSError as exc:
-            problems.append(f"Storage path not accessible: cannot read {storage / name} ({exc.strerror}); {remedy}")
+            problems.append(
+                f"Storage path not accessible: cannot read {storage / name} ({exc.strerror}); {remedy}"
+            )
     return problems
 
 

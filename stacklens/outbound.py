@@ -113,7 +113,13 @@ class OutboundClient:
         return addresses
 
     def post(
-        self, url: str, content: bytes, headers: dict[str, str], *, retries: int = 0, sleep: Callable = time.sleep
+        self,
+        url: str,
+        content: bytes,
+        headers: dict[str, str],
+        *,
+        retries: int = 0,
+        sleep: Callable = time.sleep,
     ) -> OutboundResponse:
         """POST ``content``; the guard runs first. Timeouts and connection errors raise ``httpx`` errors
         after ``retries`` in-call retries (each waiting :func:`backoff_delay`)."""
@@ -173,7 +179,9 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
 
 
-def backoff_delay(attempt: int, retry_after_s: float | None = None, rng: random.Random | None = None) -> float:
+def backoff_delay(
+    attempt: int, retry_after_s: float | None = None, rng: random.Random | None = None
+) -> float:
     """Seconds before attempt ``attempt + 1``: exponential from 30 s, capped at an hour, with jitter.
 
     Jitter draws from [50 %, 100 %] of the exponential step ("equal jitter"), so receivers recovering from an

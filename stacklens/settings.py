@@ -82,7 +82,8 @@ class Settings(BaseSettings):
         "private or link-local (DESIGN §7.5); everything else of that kind is refused.",
     )
     smtp_url: str | None = Field(
-        default=None, description="smtp://user:pass@host:port, smtps://…, ?starttls=true: where alert e-mail goes."
+        default=None,
+        description="smtp://user:pass@host:port, smtps://…, ?starttls=true: where alert e-mail goes.",
     )
     mail_from: str = Field(default="stacklens@localhost", description="Sender address of alert e-mail.")
 

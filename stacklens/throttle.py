@@ -137,7 +137,10 @@ class SignInThrottle:
         account, peer = self._keys(email, client)
         window = max(3600.0, 2 * self.ceiling)
         worst: Refusal | None = None
-        for key, scope, free in ((account, "account", self.free), (peer, "client", self.free * CLIENT_FACTOR)):
+        for key, scope, free in (
+            (account, "account", self.free),
+            (peer, "client", self.free * CLIENT_FACTOR),
+        ):
             wait = self.delay(self.store.add_failure(key, window), free)
             if wait > 0:
                 self.store.lock(key, wait)

@@ -102,6 +102,7 @@ def redact_everywhere(value: Any, depth: int = 0) -> Any:
             value[index] = redact_everywhere(item, depth + 1)
     return value
 
+
 _ERROR_LEVELS = {"error", "fatal", "critical"}
 
 

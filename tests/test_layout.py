@@ -86,20 +86,42 @@ def test_dependencies_point_from_the_adapters_to_the_core() -> None:
 @pytest.mark.parametrize(
     ("where", "source", "expected"),
     [
-        ("api/routers/x.py", "from dashboards.web import install\n", "adapter api imports adapter dashboards.web"),
-        ("dashboards/x.py", "def f():\n    import api.errors\n", "adapter dashboards imports adapter api.errors"),
+        (
+            "api/routers/x.py",
+            "from dashboards.web import install\n",
+            "adapter api imports adapter dashboards.web",
+        ),
+        (
+            "dashboards/x.py",
+            "def f():\n    import api.errors\n",
+            "adapter dashboards imports adapter api.errors",
+        ),
         ("pipelines/x.py", "from api import errors\n", "adapter pipelines imports adapter api"),
-        ("stacklens/issues/x.py", "from pipelines.jobs import a\n", "the core imports adapter pipelines.jobs"),
+        (
+            "stacklens/issues/x.py",
+            "from pipelines.jobs import a\n",
+            "the core imports adapter pipelines.jobs",
+        ),
         ("stacklens/x.py", "from fastapi import FastAPI\n", "the core imports framework fastapi"),
         ("stacklens/demo/x.py", "import dagster as dg\n", "the core imports framework dagster"),
-        ("stacklens/demo/x.py", "from starlette.responses import Response\n", "the core imports framework starlette"),
-        ("stacklens/demo/x.py", "from stacklens.cli.main import CliError\n", "the core imports the composition root"),
+        (
+            "stacklens/demo/x.py",
+            "from starlette.responses import Response\n",
+            "the core imports framework starlette",
+        ),
+        (
+            "stacklens/demo/x.py",
+            "from stacklens.cli.main import CliError\n",
+            "the core imports the composition root",
+        ),
         ("dashboards/routers/x.py", "from ..web import install\n", None),
         ("stacklens/cli/x.py", "from dashboards.web import install\nfrom api.app import create_app\n", None),
         ("api/x.py", "from stacklens.issues.reads import list_issues\n", None),
     ],
 )
-def test_the_check_finds_each_kind_of_violation(tmp_path: Path, where: str, source: str, expected: str | None) -> None:
+def test_the_check_finds_each_kind_of_violation(
+    tmp_path: Path, where: str, source: str, expected: str | None
+) -> None:
     """The rule itself can fail: planted imports are reported, allowed ones are not."""
     path = tmp_path / where
     path.parent.mkdir(parents=True, exist_ok=True)

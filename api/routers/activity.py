@@ -40,7 +40,10 @@ def activity(
         default=False, description="Only API-key actions (creation, regeneration, views, use)."
     ),
     cursor: str | None = Query(
-        default=None, max_length=512, pattern=r"^[A-Za-z0-9_=-]*$", description="`next_cursor` of the previous page."
+        default=None,
+        max_length=512,
+        pattern=r"^[A-Za-z0-9_=-]*$",
+        description="`next_cursor` of the previous page.",
     ),
     limit: int = Query(default=50, ge=1, le=MAX_PAGE),
 ) -> ActivityPage:

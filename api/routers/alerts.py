@@ -31,12 +31,22 @@ ERRORS = {
     404: {"model": ErrorBody, "description": "No such rule or channel in this organization."},
 }
 RULE_EXAMPLE = {
-    "name": "Checkout LCP", "type": "performance_budget", "project": "shop", "metric": "lcp_ms",
-    "statistic": "p75", "threshold": 2500, "scope": "/checkout", "window": "7d", "min_samples": 20,
-    "environment": "production", "channels": [1],
+    "name": "Checkout LCP",
+    "type": "performance_budget",
+    "project": "shop",
+    "metric": "lcp_ms",
+    "statistic": "p75",
+    "threshold": 2500,
+    "scope": "/checkout",
+    "window": "7d",
+    "min_samples": 20,
+    "environment": "production",
+    "channels": [1],
 }
 RuleBody = Annotated[dict[str, Any], Body(examples=[RULE_EXAMPLE])]
-ChannelBody = Annotated[dict[str, Any], Body(examples=[{"type": "webhook", "name": "ops", "url": "https://x.test/h"}])]
+ChannelBody = Annotated[
+    dict[str, Any], Body(examples=[{"type": "webhook", "name": "ops", "url": "https://x.test/h"}])
+]
 
 
 def _bad(exc: AlertInputError) -> ApiError:
@@ -51,8 +61,16 @@ def _rule_out(session: DbSession, rule: Any) -> dict[str, Any]:
     project = session.get(Project, rule.project_id)
     out = rules.rule_out(rule, project.slug if project else "")
     states = session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id))
-    out["states"] = [{"scope": s.scope_key, "state": s.state, "since": iso_utc(s.since), "value": s.value,
-                      "release": s.release} for s in states]
+    out["states"] = [
+        {
+            "scope": s.scope_key,
+            "state": s.state,
+            "since": iso_utc(s.since),
+            "value": s.value,
+            "release": s.release,
+        }
+        for s in states
+    ]
     return out
 
 
@@ -65,8 +83,10 @@ def list_rules(identity: ApiAuth, session: DbSession) -> dict[str, Any]:
 def _with_budget(session: DbSession, org_id: int, body: dict[str, Any]) -> dict[str, Any]:
     """``{"budget_id": N, "channels": […]}`` alone: "alert me when this budget fails"."""
     if isinstance(body.get("budget_id"), int) and not body.get("metric"):
-        return {**rules.body_from_budget(session, org_id, body["budget_id"], body.get("channels") or []),
-                **{k: v for k, v in body.items() if k in ("name", "environment", "min_samples", "window")}}
+        return {
+            **rules.body_from_budget(session, org_id, body["budget_id"], body.get("channels") or []),
+            **{k: v for k, v in body.items() if k in ("name", "environment", "min_samples", "window")},
+        }
     return body
 
 
@@ -112,9 +132,16 @@ def delete_rule(rule_id: int, identity: ApiAuth, session: DbSession) -> Response
 
 def channel_out(row: AlertChannel) -> dict[str, Any]:
     health = channels.health(row)
-    return {"id": row.id, "type": row.type, "name": row.name, "target": channels.target_text(row),
-            "health": health.badge, "health_detail": health.text,
-            "paused_at": iso_utc(row.paused_at) if row.paused_at else None, "created_at": iso_utc(row.created_at)}
+    return {
+        "id": row.id,
+        "type": row.type,
+        "name": row.name,
+        "target": channels.target_text(row),
+        "health": health.badge,
+        "health_detail": health.text,
+        "paused_at": iso_utc(row.paused_at) if row.paused_at else None,
+        "created_at": iso_utc(row.created_at),
+    }
 
 
 @router.get("/channels", responses=ERRORS)
@@ -126,8 +153,15 @@ def list_channels(identity: ApiAuth, session: DbSession) -> dict[str, Any]:
 def create_channel(body: ChannelBody, identity: ApiAuth, session: DbSession, settings: AppSettings) -> dict:
     """Create a channel; a webhook's signing `secret` (`whsec_…`) is in this answer only."""
     try:
-        row, secret = channels.create_channel(session, identity.org_id, settings, type=body.get("type"),  # type: ignore[arg-type]
-                                              name=body.get("name"), url=body.get("url"), to=body.get("to"))  # type: ignore[arg-type]
+        row, secret = channels.create_channel(
+            session,
+            identity.org_id,
+            settings,
+            type=body.get("type"),  # type: ignore[arg-type]
+            name=body.get("name"),
+            url=body.get("url"),
+            to=body.get("to"),
+        )  # type: ignore[arg-type]
     except AlertInputError as exc:
         raise _bad(exc) from exc
     out = channel_out(row)
@@ -146,8 +180,12 @@ def test_channel(channel_id: int, identity: ApiAuth, settings: AppSettings) -> d
 
 
 @router.get("/deliveries", responses=ERRORS)
-def list_deliveries(identity: ApiAuth, session: DbSession, channel_id: int | None = None,
-                    limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
+def list_deliveries(
+    identity: ApiAuth,
+    session: DbSession,
+    channel_id: int | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
     """The delivery log, newest first (one row per attempt), optionally of one channel."""
     query = select(AlertDelivery).where(AlertDelivery.org_id == identity.org_id)
     if channel_id is not None:

@@ -35,7 +35,9 @@ BudgetId = Annotated[int, Path(ge=1, le=2_147_483_647)]
 
 
 class BudgetIn(BaseModel):
-    metric: str = Field(description=f"One of {METRICS_TEXT}.", json_schema_extra={"enum": list(BUDGET_METRICS)})
+    metric: str = Field(
+        description=f"One of {METRICS_TEXT}.", json_schema_extra={"enum": list(BUDGET_METRICS)}
+    )
     scope: str = Field(
         default="*", description="`*` for the whole project, or a page route such as `/checkout`."
     )

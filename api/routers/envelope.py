@@ -87,7 +87,9 @@ def _identify(settings: Settings, project_id: str, key: str | None) -> tuple[App
         quota = org.events_per_minute if org else 0
     if identity is None or str(identity.project_id) != project_id:
         # An unknown key and a key of another project answer alike: nothing about other projects leaks.
-        raise _refused(403, APPLICATION_NOT_FOUND, f"the DSN's key is not a current app key of project {project_id}")
+        raise _refused(
+            403, APPLICATION_NOT_FOUND, f"the DSN's key is not a current app key of project {project_id}"
+        )
     return identity, quota
 
 
@@ -107,11 +109,15 @@ def _land(
     )
     if not result.replayed and result.accepted:
         with session_scope(settings) as session:
-            record_key_use(session, identity.org_id, "app", identity.app_key_id, events=result.accepted, ip=ip)
+            record_key_use(
+                session, identity.org_id, "app", identity.app_key_id, events=result.accepted, ip=ip
+            )
     return result
 
 
-async def _receive(request: Request, project_id: str, settings: Settings, limiter: Limiter, store: bool) -> Response:
+async def _receive(
+    request: Request, project_id: str, settings: Settings, limiter: Limiter, store: bool
+) -> Response:
     if not project_id.isdigit() or len(project_id) > 18:
         raise _refused(404, "Not Found", "the project id of a DSN is a number")
     body = await read_body(request, MAX_ENVELOPE_BYTES)
@@ -135,16 +141,27 @@ async def _receive(request: Request, project_id: str, settings: Settings, limite
     except ApiError as exc:
         if exc.status == 429:  # Relay's header: retry after N seconds, every category, organization scope
             retry = exc.headers.get("Retry-After", "60")
-            raise _refused(429, exc.error, exc.detail, {"Retry-After": retry, "X-Sentry-Rate-Limits": f"{retry}::organization"}) from None
+            raise _refused(
+                429,
+                exc.error,
+                exc.detail,
+                {"Retry-After": retry, "X-Sentry-Rate-Limits": f"{retry}::organization"},
+            ) from None
         raise
     except BatchRefused as exc:
         raise _refused(exc.status, exc.error, exc.detail) from None
     except (WarehouseUnavailable, OperationalError) as exc:
         raise _refused(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
-    if result is not None and result.rejected and not (result.accepted or result.duplicates or result.skipped):
+    if (
+        result is not None
+        and result.rejected
+        and not (result.accepted or result.duplicates or result.skipped)
+    ):
         # Nothing of the envelope was kept: say why, as Relay does for an invalid event, instead of an id that
         # leads nowhere. (A partly kept envelope answers 200; its rejected items are in the batch log.)
-        raise _refused(400, "Bad Request", f"item {result.rejected[0]['line']}: {result.rejected[0]['error']}")
+        raise _refused(
+            400, "Bad Request", f"item {result.rejected[0]['line']}: {result.rejected[0]['error']}"
+        )
     return JSONResponse({"id": lines.event_id}, headers=CORS_HEADERS)
 
 

@@ -84,7 +84,9 @@ def _take_events(settings: Settings, identity: ApiKeyIdentity, limiter: RateLimi
     try:
         limiter.take_events(identity.org_id, n, identity.events_per_minute)
     except ApiError as refused:
-        note_refusal(settings, identity.org_id, EVENTS, identity.events_per_minute, refused, identity.api_key_id)
+        note_refusal(
+            settings, identity.org_id, EVENTS, identity.events_per_minute, refused, identity.api_key_id
+        )
         raise
 
 
@@ -145,7 +147,9 @@ async def ingest(
         raise _refused(request, identity, exc) from None
     except (WarehouseUnavailable, OperationalError) as exc:
         # The shipper keeps the batch and retries; the operator needs to know the warehouse is down.
-        logger.error("ingest: answered 503 to organization %d, the warehouse is unavailable: %s", identity.org_id, exc)
+        logger.error(
+            "ingest: answered 503 to organization %d, the warehouse is unavailable: %s", identity.org_id, exc
+        )
         raise ApiError(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
     return IngestAnswer(**result.answer())
 

@@ -110,7 +110,9 @@ def project_issues(
     range: Literal["1h", "24h", "7d", "14d", "30d", "90d"] = "14d",
     query: str = Query("", description="Free text over title and culprit, and `key:value` tag terms."),
     sort: Literal["last_seen", "first_seen", "events", "users"] = "last_seen",
-    cursor: str = Query("", max_length=512, pattern=r"^[A-Za-z0-9_=-]*$", description="`next_cursor` of the previous page."),
+    cursor: str = Query(
+        "", max_length=512, pattern=r"^[A-Za-z0-9_=-]*$", description="`next_cursor` of the previous page."
+    ),
     limit: int = Query(25, ge=1, le=100),
 ) -> IssuePage:
     """A project's issues with the dashboard's filters and sorts, one keyset page at a time."""

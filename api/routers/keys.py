@@ -28,8 +28,12 @@ router = APIRouter(prefix="/api", tags=["keys"], dependencies=[Depends(no_store)
 
 SERVICE_PATTERN = f"^{SERVICE_RE.pattern}$"
 SERVICE_TEXT = f"Service name: `{SERVICE_RE.pattern}`, e.g. `worker`."
-NOT_FOUND: dict[int | str, dict] = {404: {"model": ErrorBody, "description": "No such project (or app key) in this organization."}}
-BAD_INPUT: dict[int | str, dict] = {400: {"model": ErrorBody, "description": "Invalid service name or a duplicate service."}}
+NOT_FOUND: dict[int | str, dict] = {
+    404: {"model": ErrorBody, "description": "No such project (or app key) in this organization."}
+}
+BAD_INPUT: dict[int | str, dict] = {
+    400: {"model": ErrorBody, "description": "Invalid service name or a duplicate service."}
+}
 
 
 class ApiKeyOut(BaseModel):
@@ -85,7 +89,9 @@ def reveal_api_key(identity: ApiAuth, session: DbSession) -> ApiKeyValue:
 CONFLICT = {409: {"model": ErrorBody, "description": "A next key exists already (one at most)."}}
 
 
-@router.post("/keys/api/next", response_model=ApiKeyValue, status_code=201, responses={**AUTH_ERRORS, **CONFLICT})  # type: ignore[dict-item]
+@router.post(
+    "/keys/api/next", response_model=ApiKeyValue, status_code=201, responses={**AUTH_ERRORS, **CONFLICT}
+)  # type: ignore[dict-item]
 def create_next_api_key(identity: ApiAuth, session: DbSession) -> ApiKeyValue:
     """Issue the next API key for a zero-downtime rotation. It authenticates beside the current key: put it
     in every shipper configuration, restart the shippers, verify events flow, then call `regenerate`, which
@@ -164,7 +170,9 @@ def reveal_app_key(
 @router.delete(
     "/projects/{slug}/app-keys/{app_key_id}", status_code=204, responses={**AUTH_ERRORS, **NOT_FOUND}
 )
-def revoke_app_key(slug: str, app_key_id: Annotated[int, Path(ge=1, le=2_147_483_647)], identity: ApiAuth, session: DbSession) -> Response:
+def revoke_app_key(
+    slug: str, app_key_id: Annotated[int, Path(ge=1, le=2_147_483_647)], identity: ApiAuth, session: DbSession
+) -> Response:
     """Revoke one app key of the project."""
     project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     row = session.get(AppKey, app_key_id)

@@ -49,7 +49,9 @@ def _filters(request: Request) -> PerfFilters:
         raise ApiError(400, "Bad Request", str(exc)) from exc
 
 
-def _answer(view: str, request: Request, auth: ApiAuth, db: DbSession, warehouse: Warehouse, slug: str) -> Response:
+def _answer(
+    view: str, request: Request, auth: ApiAuth, db: DbSession, warehouse: Warehouse, slug: str
+) -> Response:
     project_id = _project_id(db, auth.org_id, slug)
     filters = _filters(request)
     fmt = request.query_params.get("format", "json")
@@ -85,26 +87,44 @@ def _route(view: str, summary: str) -> None:
         release: str = "",
         browser: str = "",
         format: Annotated[str, Query(description="json or csv")] = "json",
-        sort: Annotated[str, Query(description="endpoints only: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx")] = "calls",
+        sort: Annotated[
+            str, Query(description="endpoints only: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx")
+        ] = "calls",
     ) -> Response:
         return _answer(view, request, auth, db, warehouse, slug)
 
     handler.__name__ = f"performance_{view}"
     handler.__doc__ = summary + FILTER_DOC
-    router.add_api_route(f"/{{slug}}/performance/{view}", handler, methods=["GET"], responses=ERRORS, summary=summary)
+    router.add_api_route(
+        f"/{{slug}}/performance/{view}", handler, methods=["GET"], responses=ERRORS, summary=summary
+    )
 
 
 _route("overview", "Performance score and the p75 of each web vital, with ratings and sample counts.")
-_route("pages", "Per page: views, load time, TTFB, DOM ready, resources, API calls, vitals, score, opportunity.")
-_route("resources", "Per resource type: sizes, load time, cache hits, compression; `resources` lists each file.")
-_route("endpoints", "API endpoints per method and parameterised path, client and server apart (`sort`: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx).")
+_route(
+    "pages", "Per page: views, load time, TTFB, DOM ready, resources, API calls, vitals, score, opportunity."
+)
+_route(
+    "resources", "Per resource type: sizes, load time, cache hits, compression; `resources` lists each file."
+)
+_route(
+    "endpoints",
+    "API endpoints per method and parameterised path, client and server apart (`sort`: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx).",
+)
 _route("trends", "Per ISO week: load time and its change against the previous week, with sample counts.")
-_route("releases", "Per release: load time, JavaScript size, API time, errors, each against the previous release.")
-_route("recommendations", "Deterministic recommendations, one per subject and rule, with evidence and saving.")
+_route(
+    "releases",
+    "Per release: load time, JavaScript size, API time, errors, each against the previous release.",
+)
+_route(
+    "recommendations", "Deterministic recommendations, one per subject and rule, with evidence and saving."
+)
 
 
 @router.get("/{slug}/performance/waterfall/{event_id}", responses=ERRORS)
-def performance_waterfall(slug: str, event_id: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse) -> Response:
+def performance_waterfall(
+    slug: str, event_id: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse
+) -> Response:
     """One page load (or transaction): navigation phases, spans with offsets, FCP and LCP markers."""
     project_id = _project_id(db, auth.org_id, slug)
     data = waterfall(warehouse, auth.org_id, project_id, event_id)

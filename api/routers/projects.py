@@ -94,4 +94,6 @@ def projects(
     page = rows[:limit]
     next_cursor = encode_cursor(page[-1].id) if len(rows) > limit else None
     base_url = service_base_url(settings, str(request.base_url))
-    return ProjectPage(projects=[project_out(session, p, base_url, settings) for p in page], next_cursor=next_cursor)
+    return ProjectPage(
+        projects=[project_out(session, p, base_url, settings) for p in page], next_cursor=next_cursor
+    )

@@ -24,9 +24,26 @@ from stacklens.performance.metric_window import METRICS, STATISTICS
 router = APIRouter(include_in_schema=False)
 ALERTS = "/orgs/{org_slug}/alerts"
 SEVERITY = {"firing": 4, "warning": 3, "resolved": 2, "ok": 1, "insufficient_data": 0}
-FORM_FIELDS = ("name", "type", "project", "metric", "statistic", "threshold", "warning_threshold",
-               "resolve_threshold", "scope", "window", "min_samples", "environment", "count_kind", "release",
-               "level", "tag", "renotify_minutes", "budget_id")
+FORM_FIELDS = (
+    "name",
+    "type",
+    "project",
+    "metric",
+    "statistic",
+    "threshold",
+    "warning_threshold",
+    "resolve_threshold",
+    "scope",
+    "window",
+    "min_samples",
+    "environment",
+    "count_kind",
+    "release",
+    "level",
+    "tag",
+    "renotify_minutes",
+    "budget_id",
+)
 
 
 def rule_state(states: list[AlertRuleState]) -> AlertRuleState | None:
@@ -39,7 +56,9 @@ def condition(rule: AlertRule) -> str:
         scope = "all pages" if rule.scope == "*" else rule.scope
         return f"{rule.metric} {rule.statistic} on {scope} > {rule.threshold:g} over {rules.format_window(rule.window_seconds)}"
     if rule.type == "event_frequency":
-        return f"> {rule.threshold:g} {rule.count_kind} per issue in {rules.format_window(rule.window_seconds)}"
+        return (
+            f"> {rule.threshold:g} {rule.count_kind} per issue in {rules.format_window(rule.window_seconds)}"
+        )
     if rule.type == "error_rate":
         return f"error rate > {rule.threshold:g} % over {rules.format_window(rule.window_seconds)}"
     return rules.TYPE_LABELS[rule.type]
@@ -53,25 +72,53 @@ def alert_list(request: Request, viewer: OrgViewer, db: Db) -> Response:
         states[state.rule_id].append(state)
     projects = {p.id: p for p in org_projects(db, viewer.org.id)}
     channel_names = {c.id: c.name for c in list_channels(db, viewer.org.id)}
-    rows = [{"rule": r, "state": rule_state(states[r.id]), "project": projects.get(r.project_id),
-             "condition": condition(r), "type": rules.TYPE_LABELS[r.type],
-             "channels": [channel_names.get(c, "?") for c in r.channel_ids or []]} for r in org_rules]
-    return render(request, "alerts.html", {"viewer": viewer, "user": viewer.user, "rows": rows,
-                                           "channels": channel_names})
+    rows = [
+        {
+            "rule": r,
+            "state": rule_state(states[r.id]),
+            "project": projects.get(r.project_id),
+            "condition": condition(r),
+            "type": rules.TYPE_LABELS[r.type],
+            "channels": [channel_names.get(c, "?") for c in r.channel_ids or []],
+        }
+        for r in org_rules
+    ]
+    return render(
+        request,
+        "alerts.html",
+        {"viewer": viewer, "user": viewer.user, "rows": rows, "channels": channel_names},
+    )
 
 
-def _form_context(viewer: OrgViewer, db: Db, values: dict[str, Any], error: str | None = None,
-                  field: str | None = None) -> dict[str, Any]:
-    return {"viewer": viewer, "user": viewer.user, "values": values, "error": error, "field": field,
-            "projects": org_projects(db, viewer.org.id), "channels": list_channels(db, viewer.org.id),
-            "types": rules.TYPE_LABELS, "metrics": METRICS, "statistics": STATISTICS, "levels": rules.LEVELS}
+def _form_context(
+    viewer: OrgViewer, db: Db, values: dict[str, Any], error: str | None = None, field: str | None = None
+) -> dict[str, Any]:
+    return {
+        "viewer": viewer,
+        "user": viewer.user,
+        "values": values,
+        "error": error,
+        "field": field,
+        "projects": org_projects(db, viewer.org.id),
+        "channels": list_channels(db, viewer.org.id),
+        "types": rules.TYPE_LABELS,
+        "metrics": METRICS,
+        "statistics": STATISTICS,
+        "levels": rules.LEVELS,
+    }
 
 
 @router.get(ALERTS + "/new", response_class=HTMLResponse)
 def new_rule(request: Request, viewer: OrgViewer, db: Db, budget_id: int | None = None) -> Response:
     viewer.require_owner()
-    values: dict[str, Any] = {"type": "performance_budget", "window": "7d", "statistic": "p75", "scope": "*",
-                              "min_samples": "20", "count_kind": "events"}
+    values: dict[str, Any] = {
+        "type": "performance_budget",
+        "window": "7d",
+        "statistic": "p75",
+        "scope": "*",
+        "min_samples": "20",
+        "count_kind": "events",
+    }
     if budget_id is not None:
         try:
             values.update(rules.body_from_budget(db, viewer.org.id, budget_id, []))
@@ -104,12 +151,29 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
         rule = rules.get_rule(db, viewer.org.id, rule_id)
     except AlertNotFound as exc:
         raise HTTPException(status_code=404, detail="Not Found") from exc
-    states = list(db.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id)
-                             .order_by(AlertRuleState.updated_at.desc()).limit(50)))
-    evaluations = list(db.scalars(select(AlertEvaluation).where(AlertEvaluation.rule_id == rule.id)
-                                  .order_by(AlertEvaluation.id.desc()).limit(50)))
-    channels = list(db.scalars(select(AlertChannel).where(AlertChannel.org_id == viewer.org.id,
-                                                          AlertChannel.id.in_(rule.channel_ids or [-1]))))
+    states = list(
+        db.scalars(
+            select(AlertRuleState)
+            .where(AlertRuleState.rule_id == rule.id)
+            .order_by(AlertRuleState.updated_at.desc())
+            .limit(50)
+        )
+    )
+    evaluations = list(
+        db.scalars(
+            select(AlertEvaluation)
+            .where(AlertEvaluation.rule_id == rule.id)
+            .order_by(AlertEvaluation.id.desc())
+            .limit(50)
+        )
+    )
+    channels = list(
+        db.scalars(
+            select(AlertChannel).where(
+                AlertChannel.org_id == viewer.org.id, AlertChannel.id.in_(rule.channel_ids or [-1])
+            )
+        )
+    )
     projects = {p.id: p for p in org_projects(db, viewer.org.id)}
     replay, figure, preview_error = None, None, None
     try:
@@ -119,13 +183,27 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
         figure = preview_figure(rule, replay) if replay.points else None
     except WarehouseUnavailable as exc:
         preview_error = f"The preview needs the warehouse: {exc}"
-    return render(request, "alert_rule.html", {
-        "viewer": viewer, "user": viewer.user, "rule": rule, "type": rules.TYPE_LABELS[rule.type],
-        "condition": condition(rule), "states": states, "state": rule_state(states), "evaluations": evaluations,
-        "channels": channels, "project": None, "rule_project": projects.get(rule.project_id),
-        "window": rules.format_window(rule.window_seconds), "preview": replay, "figure": figure,
-        "preview_error": preview_error,
-    })
+    return render(
+        request,
+        "alert_rule.html",
+        {
+            "viewer": viewer,
+            "user": viewer.user,
+            "rule": rule,
+            "type": rules.TYPE_LABELS[rule.type],
+            "condition": condition(rule),
+            "states": states,
+            "state": rule_state(states),
+            "evaluations": evaluations,
+            "channels": channels,
+            "project": None,
+            "rule_project": projects.get(rule.project_id),
+            "window": rules.format_window(rule.window_seconds),
+            "preview": replay,
+            "figure": figure,
+            "preview_error": preview_error,
+        },
+    )
 
 
 @router.post(ALERTS + "/{rule_id}/delete", response_class=HTMLResponse)

@@ -30,10 +30,19 @@ def _context(viewer: OrgViewer, db: Db, channel_id: int | None = None, **extra: 
         query = query.where(AlertDelivery.channel_id == channel_id)
     log = list(db.scalars(query.order_by(AlertDelivery.id.desc()).limit(LOG_ROWS)))
     return {
-        "viewer": viewer, "user": viewer.user, "selected": channel_id,
-        "channels": [{"row": c, "health": channels.health(c), "target": channels.target_text(c)} for c in rows],
-        "names": {c.id: c.name for c in rows}, "log": log, "values": {}, "error": None, "secret": None,
-        "test": None, **extra,
+        "viewer": viewer,
+        "user": viewer.user,
+        "selected": channel_id,
+        "channels": [
+            {"row": c, "health": channels.health(c), "target": channels.target_text(c)} for c in rows
+        ],
+        "names": {c.id: c.name for c in rows},
+        "log": log,
+        "values": {},
+        "error": None,
+        "secret": None,
+        "test": None,
+        **extra,
     }
 
 
@@ -50,12 +59,22 @@ async def create(request: Request, viewer: OrgViewer, db: Db) -> Response:
     values = {k: str(form.get(k) or "").strip() for k in ("type", "name", "url", "to")}
     try:
         row, secret = channels.create_channel(
-            db, viewer.org.id, request.app.state.settings, type=values["type"], name=values["name"],
-            url=values["url"] or None, to=values["to"] or None, actor_user_id=viewer.user.id)
+            db,
+            viewer.org.id,
+            request.app.state.settings,
+            type=values["type"],
+            name=values["name"],
+            url=values["url"] or None,
+            to=values["to"] or None,
+            actor_user_id=viewer.user.id,
+        )
     except AlertInputError as exc:
         return render(request, "channels.html", _context(viewer, db, values=values, error=str(exc)), 400)
-    return render(request, "channels.html", _context(viewer, db, secret=(row.name, secret) if secret else None,
-                                                     created=row.name))
+    return render(
+        request,
+        "channels.html",
+        _context(viewer, db, secret=(row.name, secret) if secret else None, created=row.name),
+    )
 
 
 @router.post(CHANNELS + "/{channel_id}/{action}", response_class=HTMLResponse)

@@ -37,7 +37,9 @@ def load_issue(view: CurrentProject, issue_id: int) -> tuple[dict[str, Any], Iss
     summary = issue_summary(client, view.org_id, view.project_id, issue_id)
     if summary is None:
         raise HTTPException(status_code=404, detail="Not Found")
-    return summary, IssueEvents(client, view.org_id, view.project_id, issue_id, summary.get("fingerprint") or "")
+    return summary, IssueEvents(
+        client, view.org_id, view.project_id, issue_id, summary.get("fingerprint") or ""
+    )
 
 
 def event_parts(row: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +101,9 @@ def issue_page(
         raise HTTPException(status_code=404, detail="Not Found")
     # The header names the issue by its newest event, as ingest has it now; the mart's copy can be a
     # schedule tick behind.
-    latest = row if row is not None and event_id == latest_id else (events.get(latest_id) if latest_id else None)
+    latest = (
+        row if row is not None and event_id == latest_id else (events.get(latest_id) if latest_id else None)
+    )
     if latest is not None and latest.get("title"):
         summary = {**summary, "title": latest["title"]}
     try:

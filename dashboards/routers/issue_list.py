@@ -75,7 +75,9 @@ def issue_list(
     context.update(
         rows=rows,
         next_cursor=next_cursor,
-        spark=daily_counts(view.warehouse, view.org_id, view.project_id, [int(r["issue_id"]) for r in rows], filters),
+        spark=daily_counts(
+            view.warehouse, view.org_id, view.project_id, [int(r["issue_id"]) for r in rows], filters
+        ),
         facets=facet_values(view.warehouse, view.org_id, view.project_id, filters),
     )
     return render(request, "issue_list.html", context)

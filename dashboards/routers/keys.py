@@ -75,7 +75,9 @@ def reveal(
 
 
 @router.post(ORG + "/api-keys/next", response_class=HTMLResponse)
-def create_next(request: Request, viewer: OrgViewer, db: Db, csrf_token: Annotated[str, Form()] = "") -> Response:
+def create_next(
+    request: Request, viewer: OrgViewer, db: Db, csrf_token: Annotated[str, Form()] = ""
+) -> Response:
     """Step one of a zero-downtime rotation: a next key that works beside the current one."""
     viewer.require_owner()
     check_csrf(request, csrf_token)
@@ -191,7 +193,9 @@ def app_key_action(
         else:
             raise AccountError("choose create, regenerate, reveal or revoke")
     except AccountError as exc:
-        return render(request, "project_settings.html", _project_context(request, view, db, error=str(exc)), 400)
+        return render(
+            request, "project_settings.html", _project_context(request, view, db, error=str(exc)), 400
+        )
     # A created key adds a service; a regenerated one replaces a value that deployments still carry.
     context = _project_context(
         request,

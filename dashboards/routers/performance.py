@@ -47,7 +47,9 @@ def perf_path(view: CurrentProject) -> str:
 
 def _filters(request: Request) -> PerfFilters:
     query = request.query_params
-    return PerfFilters.parse(**{k: query.get(k, "") for k in ("range", "since", "until", "environment", "release", "browser")})  # type: ignore[arg-type]
+    return PerfFilters.parse(
+        **{k: query.get(k, "") for k in ("range", "since", "until", "environment", "release", "browser")}
+    )  # type: ignore[arg-type]
 
 
 def _page(request: Request, view: CurrentProject, tab: str, template: str, fill: Any) -> Response:
@@ -89,7 +91,9 @@ def overview(request: Request, view: CurrentProject) -> Response:
         data = views.build("overview", client, view.org_id, view.project_id, filters)
         days = data["daily"]
         figures = {
-            "trend-score": figs.series_figure(days, "day", "score", "score_n", "Performance score per day", "score"),
+            "trend-score": figs.series_figure(
+                days, "day", "score", "score_n", "Performance score per day", "score"
+            ),
             "trend-lcp": figs.series_figure(days, "day", "lcp_p75", "lcp_n", "LCP p75 per day", "ms"),
             "trend-inp": figs.series_figure(days, "day", "inp_p75", "inp_n", "INP p75 per day", "ms"),
             "trend-load": figs.series_figure(days, "day", "load_p75", "views", "Load time p75 per day", "ms"),
@@ -105,7 +109,11 @@ def pages(request: Request, view: CurrentProject) -> Response:
         data = views.build("pages", client, view.org_id, view.project_id, filters)
         rows = data["rows"][:20]
         figure = figs.bars_figure(
-            [r["page"] for r in rows], [r["load_p75"] or 0 for r in rows], [r["views"] for r in rows], "Load time p75 per page", "ms"
+            [r["page"] for r in rows],
+            [r["load_p75"] or 0 for r in rows],
+            [r["views"] for r in rows],
+            "Load time p75 per page",
+            "ms",
         )
         return {
             "data": data,
@@ -130,10 +138,19 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
             for key, _, n, label, unit in PAGE_METRICS
             if any(d.get(key) is not None for d in days)
         }
-        figures["week-load"] = figs.series_figure(weeks, "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms")
-        for metric, label, unit in (("load", "Load time", "ms"), ("lcp", "LCP", "ms"), ("inp", "INP", "ms"), ("cls", "CLS", "")):
+        figures["week-load"] = figs.series_figure(
+            weeks, "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms"
+        )
+        for metric, label, unit in (
+            ("load", "Load time", "ms"),
+            ("lcp", "LCP", "ms"),
+            ("inp", "INP", "ms"),
+            ("cls", "CLS", ""),
+        ):
             if dist.get(metric):
-                figures[f"dist-{metric}"] = figs.distribution_figure(dist[metric], f"{label} distribution", unit)
+                figures[f"dist-{metric}"] = figs.distribution_figure(
+                    dist[metric], f"{label} distribution", unit
+                )
         return {
             "page": page,
             "data": {"rows": days},
@@ -154,7 +171,11 @@ def resources(request: Request, view: CurrentProject) -> Response:
             "data": data,
             "largest": sorted(listing, key=lambda r: -r["avg_bytes"])[:25],
             "blocking": [r for r in listing if r["render_blocking"] == "blocking"],
-            "unknown": [r for r in listing if r["render_blocking"] == "unknown" and r["resource_type"] in ("JavaScript", "CSS")],
+            "unknown": [
+                r
+                for r in listing
+                if r["render_blocking"] == "unknown" and r["resource_type"] in ("JavaScript", "CSS")
+            ],
             "figures": {"types": figs.types_figure(data["rows"])} if data["rows"] else {},
         }
 
@@ -173,27 +194,43 @@ def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Re
             "p95 of the busiest endpoints",
             "ms",
         )
-        return {"data": data, "sort": sort, "sorts": network.ENDPOINT_SORTS, "figures": {"endpoints": figure} if top else {}}
+        return {
+            "data": data,
+            "sort": sort,
+            "sorts": network.ENDPOINT_SORTS,
+            "figures": {"endpoints": figure} if top else {},
+        }
 
     return _page(request, view, "/api", "perf_endpoints.html", fill)
 
 
 @router.get(BASE + "/api/detail", response_class=HTMLResponse)
-def endpoint_detail(request: Request, view: CurrentProject, source: str = "", method: str = "", path: str = "") -> Response:
+def endpoint_detail(
+    request: Request, view: CurrentProject, source: str = "", method: str = "", path: str = ""
+) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
         if source not in ("client", "server"):
             raise ValueError("source: must be client or server")
         if not method or not path:
             raise ValueError("method and path: choose an endpoint from the API endpoints table")
-        days, slowest = network.endpoint_detail(client, view.org_id, view.project_id, filters, source, method, path)
+        days, slowest = network.endpoint_detail(
+            client, view.org_id, view.project_id, filters, source, method, path
+        )
         figures = {}
         if days:
             figures = {
                 "latency": figs.series_figure(days, "day", "p95_ms", "calls", "p95 per day", "ms"),
                 "average": figs.series_figure(days, "day", "avg_ms", "calls", "Average per day", "ms"),
-                "errors": figs.series_figure(days, "day", "error_pct", "calls", "Errors (4xx + 5xx) per day", "%"),
+                "errors": figs.series_figure(
+                    days, "day", "error_pct", "calls", "Errors (4xx + 5xx) per day", "%"
+                ),
             }
-        return {"endpoint": {"source": source, "method": method, "path": path}, "data": {"rows": days}, "slowest": slowest, "figures": figures}
+        return {
+            "endpoint": {"source": source, "method": method, "path": path},
+            "data": {"rows": days},
+            "slowest": slowest,
+            "figures": figures,
+        }
 
     return _page(request, view, "/api", "perf_endpoint_detail.html", fill)
 
@@ -216,8 +253,16 @@ def trends(request: Request, view: CurrentProject) -> Response:
         figures = {}
         if data["rows"]:
             figures = {
-                "weekly-load": figs.series_figure(data["rows"], "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms"),
-                "weekly-views": figs.bars_figure([r["iso_week"] for r in data["rows"]], [r["views"] for r in data["rows"]], [r["views"] for r in data["rows"]], "Page loads per ISO week", "page loads"),
+                "weekly-load": figs.series_figure(
+                    data["rows"], "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms"
+                ),
+                "weekly-views": figs.bars_figure(
+                    [r["iso_week"] for r in data["rows"]],
+                    [r["views"] for r in data["rows"]],
+                    [r["views"] for r in data["rows"]],
+                    "Page loads per ISO week",
+                    "page loads",
+                ),
             }
         return {"data": data, "figures": figures}
 
@@ -228,7 +273,10 @@ def trends(request: Request, view: CurrentProject) -> Response:
 def releases(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
         data = views.build("releases", client, view.org_id, view.project_id, filters)
-        return {"data": data, "figures": {"releases": figs.releases_figure(data["rows"])} if data["rows"] else {}}
+        return {
+            "data": data,
+            "figures": {"releases": figs.releases_figure(data["rows"])} if data["rows"] else {},
+        }
 
     return _page(request, view, "/releases", "perf_releases.html", fill)
 

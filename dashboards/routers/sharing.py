@@ -156,7 +156,9 @@ def project_share_links(request: Request, view: CurrentProject, db: Db, done: st
         "user": view.viewer.user,
         "project": view.project,
         "links": links,
-        "titles": issue_titles(view.warehouse, view.org_id, view.project_id, [item.link.issue_id for item in links]),
+        "titles": issue_titles(
+            view.warehouse, view.org_id, view.project_id, [item.link.issue_id for item in links]
+        ),
         "issues_path": f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues",
         "message": "Share link revoked: it no longer opens anything." if done == "share_revoked" else "",
     }

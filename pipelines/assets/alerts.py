@@ -65,7 +65,9 @@ def alert_deliveries(context: AssetExecutionContext, alerting: AlertingResource)
         return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
     summary = drain(settings)
     if summary.failed:
-        context.log.warning(f"{summary.failed} notification(s) failed for good; see the channels' delivery log")
+        context.log.warning(
+            f"{summary.failed} notification(s) failed for good; see the channels' delivery log"
+        )
     return dg.MaterializeResult(
         metadata={
             "row_count": dg.MetadataValue.int(summary.delivered + summary.retried + summary.failed),

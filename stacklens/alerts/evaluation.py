@@ -41,23 +41,32 @@ class EvaluationSummary:
 
 
 def thresholds(rule: AlertRule) -> Thresholds:
-    return Thresholds(threshold=float(rule.threshold or 0), warning=rule.warning_threshold,
-                      resolve=rule.resolve_threshold,
-                      min_samples=0 if rule.type == "event_frequency" else rule.min_samples)
+    return Thresholds(
+        threshold=float(rule.threshold or 0),
+        warning=rule.warning_threshold,
+        resolve=rule.resolve_threshold,
+        min_samples=0 if rule.type == "event_frequency" else rule.min_samples,
+    )
 
 
-def evaluate(settings: Settings, client: Any, base_url: str, now: datetime | None = None) -> EvaluationSummary:
+def evaluate(
+    settings: Settings, client: Any, base_url: str, now: datetime | None = None
+) -> EvaluationSummary:
     now = now or utcnow()
     summary = EvaluationSummary()
     with session_scope(settings) as session:
-        rules = list(session.scalars(select(AlertRule).where(AlertRule.enabled.is_(True)).order_by(AlertRule.id)))
+        rules = list(
+            session.scalars(select(AlertRule).where(AlertRule.enabled.is_(True)).order_by(AlertRule.id))
+        )
         summary.rules = len(rules)
         if not rules:
             return summary
         measured = measure(client, rules, now)
         contexts = _contexts(session, base_url, rules)
         states: dict[int, dict[str, AlertRuleState]] = {r.id: {} for r in rules}
-        for s in session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id.in_([r.id for r in rules]))):
+        for s in session.scalars(
+            select(AlertRuleState).where(AlertRuleState.rule_id.in_([r.id for r in rules]))
+        ):
             states[s.rule_id][s.scope_key] = s
         for rule in rules:
             ctx, own = contexts[rule.id], states[rule.id]
@@ -68,8 +77,9 @@ def evaluate(settings: Settings, client: Any, base_url: str, now: datetime | Non
             found = {m.scope_key: m for m in measured[rule.id]}
             for scope, state in own.items():  # a firing issue with no events now: value 0
                 if scope not in found and state.state in ("firing", "warning"):
-                    found[scope] = Measurement(scope, 0.0, 0, window_start, now, state.release,
-                                               issue_id=_issue(scope))
+                    found[scope] = Measurement(
+                        scope, 0.0, 0, window_start, now, state.release, issue_id=_issue(scope)
+                    )
             quiet = [m for m in found.values() if _quiet(rule, m, own)]
             quiet_keys = {m.scope_key for m in quiet}
             for m in found.values():
@@ -79,16 +89,33 @@ def evaluate(settings: Settings, client: Any, base_url: str, now: datetime | Non
                 # Issues that are and were within the threshold share one evaluation row per tick (a rule
                 # over a busy project would otherwise write a row per issue per minute).
                 top = max(quiet, key=lambda m: m.value or 0.0, default=None)
-                text = (f"{len(quiet)} issue(s) within the threshold; highest {top.value:,.0f} (issue {top.scope_key})"
-                        if top else "nothing in the window")
-                _record(rule, Measurement("*", top.value if top else None, sum(m.samples for m in quiet),
-                                          window_start, now), "ok", "ok", text, False, now, summary)
+                text = (
+                    f"{len(quiet)} issue(s) within the threshold; highest {top.value:,.0f} (issue {top.scope_key})"
+                    if top
+                    else "nothing in the window"
+                )
+                _record(
+                    rule,
+                    Measurement(
+                        "*", top.value if top else None, sum(m.samples for m in quiet), window_start, now
+                    ),
+                    "ok",
+                    "ok",
+                    text,
+                    False,
+                    now,
+                    summary,
+                )
         if summary.rows:
             session.execute(insert(AlertEvaluation), summary.rows)
         if now.minute == 0:
-            session.execute(delete(AlertEvaluation).where(
-                AlertEvaluation.evaluated_at < now - KEEP_UNCHANGED,
-                AlertEvaluation.state_before == AlertEvaluation.state_after, AlertEvaluation.notified.is_(False)))
+            session.execute(
+                delete(AlertEvaluation).where(
+                    AlertEvaluation.evaluated_at < now - KEEP_UNCHANGED,
+                    AlertEvaluation.state_before == AlertEvaluation.state_after,
+                    AlertEvaluation.notified.is_(False),
+                )
+            )
     return summary
 
 
@@ -106,28 +133,55 @@ def _issue(scope: str) -> int | None:
 
 
 def _contexts(session: Session, base_url: str, rules: list[AlertRule]) -> dict[int, Context]:
-    projects = {p.id: p for p in session.scalars(select(Project).where(Project.id.in_({r.project_id for r in rules})))}
-    orgs = {o.id: o.slug for o in session.scalars(select(Organization).where(Organization.id.in_({r.org_id for r in rules})))}
-    return {r.id: Context(base_url, orgs.get(r.org_id, ""), projects[r.project_id].slug if r.project_id in projects
-                          else "") for r in rules}
+    projects = {
+        p.id: p for p in session.scalars(select(Project).where(Project.id.in_({r.project_id for r in rules})))
+    }
+    orgs = {
+        o.id: o.slug
+        for o in session.scalars(select(Organization).where(Organization.id.in_({r.org_id for r in rules})))
+    }
+    return {
+        r.id: Context(
+            base_url, orgs.get(r.org_id, ""), projects[r.project_id].slug if r.project_id in projects else ""
+        )
+        for r in rules
+    }
 
 
-def _state(session: Session, rule: AlertRule, scope: str, own: dict[str, AlertRuleState],
-           now: datetime) -> AlertRuleState:
+def _state(
+    session: Session, rule: AlertRule, scope: str, own: dict[str, AlertRuleState], now: datetime
+) -> AlertRuleState:
     state = own.get(scope)
     if state is None:
-        state = AlertRuleState(rule_id=rule.id, scope_key=scope, state="insufficient_data", since=now, updated_at=now)
+        state = AlertRuleState(
+            rule_id=rule.id, scope_key=scope, state="insufficient_data", since=now, updated_at=now
+        )
         session.add(state)
         own[scope] = state
     return state
 
 
-def _step(session: Session, rule: AlertRule, m: Measurement, own: dict[str, AlertRuleState], ctx: Context,
-          now: datetime, summary: EvaluationSummary) -> None:
+def _step(
+    session: Session,
+    rule: AlertRule,
+    m: Measurement,
+    own: dict[str, AlertRuleState],
+    ctx: Context,
+    now: datetime,
+    summary: EvaluationSummary,
+) -> None:
     state = _state(session, rule, m.scope_key, own, now)
     renotify = timedelta(minutes=rule.renotify_minutes) if rule.renotify_minutes else None
-    decision: Decision = decide(state.state, m.value, m.samples, thresholds(rule), what(rule)[1],
-                                state.last_notified_at, renotify, now)
+    decision: Decision = decide(
+        state.state,
+        m.value,
+        m.samples,
+        thresholds(rule),
+        what(rule)[1],
+        state.last_notified_at,
+        renotify,
+        now,
+    )
     before = state.state
     if decision.state != before:
         state.state, state.since = decision.state, now
@@ -138,19 +192,29 @@ def _step(session: Session, rule: AlertRule, m: Measurement, own: dict[str, Aler
     notified = False
     if decision.notify and rule.channel_ids:
         payload = compose(rule, decision.notify, m, state.since, state.release, ctx)
-        summary.notifications += len(outbox.enqueue(session, rule.org_id, list(rule.channel_ids), decision.notify,
-                                                    payload, rule.id))
+        summary.notifications += len(
+            outbox.enqueue(session, rule.org_id, list(rule.channel_ids), decision.notify, payload, rule.id)
+        )
         state.last_notified_at, notified = now, True
     if decision.state == "firing":
         summary.firing.append(f"{rule.name} [{m.scope_key}]")
     _record(rule, m, before, decision.state, decision.text, notified, now, summary)
 
 
-def _occurrences(session: Session, rule: AlertRule, found: list[Measurement], own: dict[str, AlertRuleState],
-                 ctx: Context, now: datetime, summary: EvaluationSummary) -> None:
+def _occurrences(
+    session: Session,
+    rule: AlertRule,
+    found: list[Measurement],
+    own: dict[str, AlertRuleState],
+    ctx: Context,
+    now: datetime,
+    summary: EvaluationSummary,
+) -> None:
     """New issues and regressions notify once per occurrence (the scope remembers it was notified)."""
     fresh = [m for m in found if m.scope_key not in own]
-    window = Measurement("*", float(len(fresh)), len(found), now - timedelta(seconds=rule.window_seconds), now)
+    window = Measurement(
+        "*", float(len(fresh)), len(found), now - timedelta(seconds=rule.window_seconds), now
+    )
     word = "new issue" if rule.type == "new_issue" else "regression"
     # An occurrence fires once; it counts as firing for the rule's window, then as resolved (no message:
     # nothing ended, the window just passed). The "*" row gives the rule a state before any occurrence.
@@ -169,21 +233,41 @@ def _occurrences(session: Session, rule: AlertRule, found: list[Measurement], ow
         notified = False
         if rule.channel_ids:
             payload = compose(rule, "firing", m, now, m.release, ctx)
-            summary.notifications += len(outbox.enqueue(session, rule.org_id, list(rule.channel_ids), "firing",
-                                                        payload, rule.id))
+            summary.notifications += len(
+                outbox.enqueue(session, rule.org_id, list(rule.channel_ids), "firing", payload, rule.id)
+            )
             state.last_notified_at, notified = now, True
         summary.transitions += 1
         summary.firing.append(f"{rule.name} [{m.title}]")
         _record(rule, m, "ok", "firing", f"{word}: {m.title}", notified, now, summary)
 
 
-def _record(rule: AlertRule, m: Measurement, before: str, after: str, text: str, notified: bool,
-            now: datetime, summary: EvaluationSummary) -> None:
+def _record(
+    rule: AlertRule,
+    m: Measurement,
+    before: str,
+    after: str,
+    text: str,
+    notified: bool,
+    now: datetime,
+    summary: EvaluationSummary,
+) -> None:
     """Queue one evaluation row; all of a tick's rows are inserted at once (one statement, not one per row)."""
-    summary.rows.append({
-        "org_id": rule.org_id, "rule_id": rule.id, "scope_key": m.scope_key[:300], "evaluated_at": now,
-        "window_start": m.window_start, "window_end": m.window_end, "value": m.value, "samples": m.samples,
-        "threshold": rule.threshold, "state_before": before, "state_after": after, "decision": text[:200],
-        "notified": notified,
-    })
+    summary.rows.append(
+        {
+            "org_id": rule.org_id,
+            "rule_id": rule.id,
+            "scope_key": m.scope_key[:300],
+            "evaluated_at": now,
+            "window_start": m.window_start,
+            "window_end": m.window_end,
+            "value": m.value,
+            "samples": m.samples,
+            "threshold": rule.threshold,
+            "state_before": before,
+            "state_after": after,
+            "decision": text[:200],
+            "notified": notified,
+        }
+    )
     summary.evaluations += 1

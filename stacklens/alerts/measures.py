@@ -102,14 +102,33 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
     out: dict[int, list[Measurement]] = {r.id: [] for r in rules}
     perf = [r for r in rules if r.type == "performance_budget"]
     if perf:
-        requests = [WindowRequest(r.project_id, r.metric, r.statistic, r.scope, timedelta(seconds=r.window_seconds),
-                                  r.environment) for r in perf]
+        requests = [
+            WindowRequest(
+                r.project_id,
+                r.metric,
+                r.statistic,
+                r.scope,
+                timedelta(seconds=r.window_seconds),
+                r.environment,
+            )
+            for r in perf
+        ]
         values = compute_many(client, requests, now)
-        releases = dict(client.query(LATEST_RELEASE, parameters={
-            "project_ids": sorted({r.project_id for r in perf}), "since": min(v.since for v in values)}).result_rows)
+        releases = dict(
+            client.query(
+                LATEST_RELEASE,
+                parameters={
+                    "project_ids": sorted({r.project_id for r in perf}),
+                    "since": min(v.since for v in values),
+                },
+            ).result_rows
+        )
         for rule, got in zip(perf, values, strict=True):
-            out[rule.id].append(Measurement("*", got.value, got.samples, got.since, got.until,
-                                            str(releases.get(rule.project_id, ""))))
+            out[rule.id].append(
+                Measurement(
+                    "*", got.value, got.samples, got.since, got.until, str(releases.get(rule.project_id, ""))
+                )
+            )
     groups: dict[tuple, list[AlertRule]] = defaultdict(list)
     for rule in rules:
         if rule.type != "performance_budget":
@@ -119,36 +138,72 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
     return out
 
 
-def _measure_group(client: Any, group: list[AlertRule], now: datetime, out: dict[int, list[Measurement]]) -> None:
+def _measure_group(
+    client: Any, group: list[AlertRule], now: datetime, out: dict[int, list[Measurement]]
+) -> None:
     first = group[0]
     since = now - timedelta(seconds=first.window_seconds)
-    params: dict[str, Any] = {"project_ids": sorted({r.project_id for r in group}), "since": since, "until": now}
+    params: dict[str, Any] = {
+        "project_ids": sorted({r.project_id for r in group}),
+        "since": since,
+        "until": now,
+    }
     by_project: dict[int, list[Measurement]] = defaultdict(list)
     if first.type == "event_frequency":
         filters, extra = _filter_sql(first, ("environment", "release", "level", "tag"))
-        rows = client.query(FREQUENCY.replace("{filters}", filters), parameters={**params, **extra}).result_rows
+        rows = client.query(
+            FREQUENCY.replace("{filters}", filters), parameters={**params, **extra}
+        ).result_rows
         for project_id, issue_id, events, users, title, release in rows:
             value = users if first.count_kind == "users" else events
-            by_project[int(project_id)].append(Measurement(str(issue_id), float(value), int(events), since, now,
-                                                           str(release), str(title), int(issue_id)))
+            by_project[int(project_id)].append(
+                Measurement(
+                    str(issue_id),
+                    float(value),
+                    int(events),
+                    since,
+                    now,
+                    str(release),
+                    str(title),
+                    int(issue_id),
+                )
+            )
     elif first.type == "error_rate":
         filters, extra = _filter_sql(first, ("environment", "release"))
-        rows = client.query(ERROR_RATE.replace("{filters}", filters), parameters={**params, **extra}).result_rows
+        rows = client.query(
+            ERROR_RATE.replace("{filters}", filters), parameters={**params, **extra}
+        ).result_rows
         for project_id, n, failed, release in rows:
             by_project[int(project_id)].append(
-                Measurement("*", 100.0 * failed / n if n else None, int(n), since, now, str(release)))
+                Measurement("*", 100.0 * failed / n if n else None, int(n), since, now, str(release))
+            )
     elif first.type == "new_issue":
         filters, extra = _filter_sql(first, ("environment", "release", "level", "tag"))
-        rows = client.query(NEW_ISSUES.replace("{filters}", filters), parameters={**params, **extra}).result_rows
+        rows = client.query(
+            NEW_ISSUES.replace("{filters}", filters), parameters={**params, **extra}
+        ).result_rows
         for project_id, issue_id, _first_seen, title, release in rows:
-            by_project[int(project_id)].append(Measurement(str(issue_id), 1.0, 1, since, now, str(release),
-                                                           str(title), int(issue_id)))
+            by_project[int(project_id)].append(
+                Measurement(str(issue_id), 1.0, 1, since, now, str(release), str(title), int(issue_id))
+            )
     elif first.type == "regression":
         filters, extra = _filter_sql(first, ("release",), prefix="h.")
-        rows = client.query(REGRESSIONS.replace("{filters}", filters), parameters={**params, **extra}).result_rows
+        rows = client.query(
+            REGRESSIONS.replace("{filters}", filters), parameters={**params, **extra}
+        ).result_rows
         for project_id, issue_id, at, release, title in rows:
-            by_project[int(project_id)].append(Measurement(f"{issue_id}@{at.isoformat()}", 1.0, 1, since, now,
-                                                           str(release), str(title or ""), int(issue_id)))
+            by_project[int(project_id)].append(
+                Measurement(
+                    f"{issue_id}@{at.isoformat()}",
+                    1.0,
+                    1,
+                    since,
+                    now,
+                    str(release),
+                    str(title or ""),
+                    int(issue_id),
+                )
+            )
     for rule in group:
         out[rule.id].extend(by_project.get(rule.project_id, []))
         if first.type == "error_rate" and not by_project.get(rule.project_id):

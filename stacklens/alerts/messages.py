@@ -63,9 +63,15 @@ def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release
         subject_of = f"issue {m.title!r}: " if m.issue_id is not None else ""
         value, threshold = fmt(m.value, unit), fmt(rule.threshold, unit)
         relation = ">" if kind != "resolved" else "<="
-        against = threshold if kind != "resolved" or rule.resolve_threshold is None else fmt(rule.resolve_threshold, unit)
+        against = (
+            threshold
+            if kind != "resolved" or rule.resolve_threshold is None
+            else fmt(rule.resolve_threshold, unit)
+        )
         headline = f"{rule.name}: {subject_of}{measured} {value} {relation} {against}"
-        lines.append(("What", f"{measured}{env} over {format_window(rule.window_seconds)} ({ctx.project_slug})"))
+        lines.append(
+            ("What", f"{measured}{env} over {format_window(rule.window_seconds)} ({ctx.project_slug})")
+        )
         lines.append(("Value", f"{value} against threshold {threshold} ({m.samples} samples)"))
     lines.append(("Since", since.strftime("%Y-%m-%d %H:%M UTC")))
     lines.append(("Release", release or "unknown"))
@@ -73,21 +79,40 @@ def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release
     subject = f"[{KIND_WORDS.get(kind, kind)}] {headline}"
     text = "\n".join(f"{k}: {v}" for k, v in lines) + f"\n\nOpen: {target}\n"
     rows = "".join(f"<tr><th align='left'>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in lines)
-    html = (f"<h2>{escape(subject)}</h2><table>{rows}</table>"
-            f"<p><a href=\"{escape(target)}\">Open in StackLens</a></p>")
-    data = {"rule_id": rule.id, "rule": rule.name, "rule_type": rule.type, "state": kind,
-            "project": ctx.project_slug, "scope": m.scope_key, "value": m.value, "threshold": rule.threshold,
-            "samples": m.samples, "since": since.isoformat().replace("+00:00", "Z"), "release": release,
-            "issue_id": m.issue_id, "window_start": m.window_start.isoformat().replace("+00:00", "Z"),
-            "window_end": m.window_end.isoformat().replace("+00:00", "Z")}
+    html = (
+        f"<h2>{escape(subject)}</h2><table>{rows}</table>"
+        f'<p><a href="{escape(target)}">Open in StackLens</a></p>'
+    )
+    data = {
+        "rule_id": rule.id,
+        "rule": rule.name,
+        "rule_type": rule.type,
+        "state": kind,
+        "project": ctx.project_slug,
+        "scope": m.scope_key,
+        "value": m.value,
+        "threshold": rule.threshold,
+        "samples": m.samples,
+        "since": since.isoformat().replace("+00:00", "Z"),
+        "release": release,
+        "issue_id": m.issue_id,
+        "window_start": m.window_start.isoformat().replace("+00:00", "Z"),
+        "window_end": m.window_end.isoformat().replace("+00:00", "Z"),
+    }
     return {"subject": subject[:250], "text": text, "html": html, "link": target, "data": data}
 
 
 def channel_test_payload(channel_name: str, base_url: str, org_slug: str) -> dict:
     target = f"{base_url}/orgs/{org_slug}/settings/channels"
-    text = (f"This is a test notification to the channel {channel_name!r}, sent through the same outbox as real "
-            f"alerts.\n\nOpen: {target}\n")
-    return {"subject": f"[Test] StackLens channel {channel_name}", "text": text,
-            "html": f"<p>This is a test notification to the channel <b>{escape(channel_name)}</b>.</p>"
-                    f"<p><a href=\"{escape(target)}\">Open in StackLens</a></p>",
-            "link": target, "data": {"test": True, "channel": channel_name}}
+    text = (
+        f"This is a test notification to the channel {channel_name!r}, sent through the same outbox as real "
+        f"alerts.\n\nOpen: {target}\n"
+    )
+    return {
+        "subject": f"[Test] StackLens channel {channel_name}",
+        "text": text,
+        "html": f"<p>This is a test notification to the channel <b>{escape(channel_name)}</b>.</p>"
+        f'<p><a href="{escape(target)}">Open in StackLens</a></p>',
+        "link": target,
+        "data": {"test": True, "channel": channel_name},
+    }

@@ -61,8 +61,16 @@ def enqueue(
         select(AlertChannel.id).where(AlertChannel.org_id == org_id, AlertChannel.id.in_(channel_ids or [-1]))
     ).all()
     for channel_id in owned:
-        row = AlertNotification(id=new_id(), org_id=org_id, channel_id=channel_id, rule_id=rule_id, kind=kind,
-                                payload=payload, status="pending", next_attempt_at=utcnow())
+        row = AlertNotification(
+            id=new_id(),
+            org_id=org_id,
+            channel_id=channel_id,
+            rule_id=rule_id,
+            kind=kind,
+            payload=payload,
+            status="pending",
+            next_attempt_at=utcnow(),
+        )
         session.add(row)
         ids.append(row.id)
     session.flush()
@@ -81,8 +89,15 @@ def build_channel(row: AlertChannel, settings: Settings, client: OutboundClient 
 
 def message_of(row: AlertNotification) -> Message:
     p = row.payload or {}
-    return Message(id=row.id, kind=row.kind, subject=p.get("subject", ""), text=p.get("text", ""),
-                   html=p.get("html", ""), link=p.get("link", ""), data=p.get("data", {}))
+    return Message(
+        id=row.id,
+        kind=row.kind,
+        subject=p.get("subject", ""),
+        text=p.get("text", ""),
+        html=p.get("html", ""),
+        link=p.get("link", ""),
+        data=p.get("data", {}),
+    )
 
 
 @dataclass
@@ -100,22 +115,33 @@ def _due(session: Session, now: datetime, ids: list[str] | None) -> list[AlertNo
     query = select(AlertNotification).where(or_(ready, abandoned))
     if ids is not None:
         query = query.where(AlertNotification.id.in_(ids))
-    return list(session.scalars(
-        query
-        .order_by(AlertNotification.created_at, AlertNotification.id).limit(DRAIN_BATCH)
-    ))
+    return list(
+        session.scalars(query.order_by(AlertNotification.created_at, AlertNotification.id).limit(DRAIN_BATCH))
+    )
 
 
 def _sent_recently(session: Session, channel_id: int, since: datetime) -> int:
-    return session.scalar(
-        select(func.count()).select_from(AlertDelivery)
-        .where(AlertDelivery.channel_id == channel_id, AlertDelivery.started_at >= since,
-               AlertDelivery.attempt >= 1)
-    ) or 0
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(AlertDelivery)
+            .where(
+                AlertDelivery.channel_id == channel_id,
+                AlertDelivery.started_at >= since,
+                AlertDelivery.attempt >= 1,
+            )
+        )
+        or 0
+    )
 
 
-def _apply_rate_cap(session: Session, channel: AlertChannel, rows: list[AlertNotification],
-                    now: datetime, summary: DrainSummary) -> list[AlertNotification]:
+def _apply_rate_cap(
+    session: Session,
+    channel: AlertChannel,
+    rows: list[AlertNotification],
+    now: datetime,
+    summary: DrainSummary,
+) -> list[AlertNotification]:
     """The rows to send now; beyond the channel's cap they are folded into one digest, never dropped."""
     limit, period = RATE_CAPS.get(channel.type, (60, 60.0))
     allowed = limit - _sent_recently(session, channel.id, now - timedelta(seconds=period))
@@ -125,11 +151,18 @@ def _apply_rate_cap(session: Session, channel: AlertChannel, rows: list[AlertNot
         return rows
     if allowed - len(tests) <= 0:  # nothing may go now: they wait (pending), the next drain retries the cap
         return tests
-    singles, folded = others[: allowed - len(tests) - 1], others[allowed - len(tests) - 1:]
+    singles, folded = others[: allowed - len(tests) - 1], others[allowed - len(tests) - 1 :]
     if len(folded) == 1:
         return tests + singles + folded
-    digest = AlertNotification(id=new_id(), org_id=channel.org_id, channel_id=channel.id, kind="digest",
-                               payload=digest_payload(folded), status="pending", next_attempt_at=now)
+    digest = AlertNotification(
+        id=new_id(),
+        org_id=channel.org_id,
+        channel_id=channel.id,
+        kind="digest",
+        payload=digest_payload(folded),
+        status="pending",
+        next_attempt_at=now,
+    )
     session.add(digest)
     for row in folded:
         row.status, row.digest_id = "digested", digest.id
@@ -169,8 +202,14 @@ def _claim(session: Session, notification_id: str, now: datetime, lease: timedel
     return session.scalar(select(AlertNotification.attempts).where(AlertNotification.id == notification_id))
 
 
-def drain(settings: Settings, *, now: datetime | None = None, lease: timedelta = LEASE,
-          client: OutboundClient | None = None, notification_ids: list[str] | None = None) -> DrainSummary:
+def drain(
+    settings: Settings,
+    *,
+    now: datetime | None = None,
+    lease: timedelta = LEASE,
+    client: OutboundClient | None = None,
+    notification_ids: list[str] | None = None,
+) -> DrainSummary:
     """Send every due notification once (claim → send → record); safe to run from several processes."""
     summary = DrainSummary()
     now = now or utcnow()
@@ -192,8 +231,15 @@ def drain(settings: Settings, *, now: datetime | None = None, lease: timedelta =
     return summary
 
 
-def _send_one(settings: Settings, notification_id: str, channel_id: int, client: OutboundClient | None,
-              summary: DrainSummary, now: datetime, lease: timedelta) -> None:
+def _send_one(
+    settings: Settings,
+    notification_id: str,
+    channel_id: int,
+    client: OutboundClient | None,
+    summary: DrainSummary,
+    now: datetime,
+    lease: timedelta,
+) -> None:
     # The claim commits before the send: a crash from here on leaves a leased row for another drain.
     with session_scope(settings) as session:
         attempt = _claim(session, notification_id, now, lease)
@@ -211,8 +257,14 @@ def _send_one(settings: Settings, notification_id: str, channel_id: int, client:
     _record(settings, notification_id, channel_id, attempt, result, summary)
 
 
-def _record(settings: Settings, notification_id: str, channel_id: int, attempt: int, result: SendResult,
-            summary: DrainSummary) -> None:
+def _record(
+    settings: Settings,
+    notification_id: str,
+    channel_id: int,
+    attempt: int,
+    result: SendResult,
+    summary: DrainSummary,
+) -> None:
     now = utcnow()
     with session_scope(settings) as session:
         row = session.get(AlertNotification, notification_id)
@@ -238,15 +290,27 @@ def _record(settings: Settings, notification_id: str, channel_id: int, attempt: 
             channel.last_failure_at = now
             if outcome == "permanent":
                 channel.consecutive_failures += 1
-                if channel.consecutive_failures >= PAUSE_AFTER_PERMANENT_FAILURES and channel.paused_at is None:
+                if (
+                    channel.consecutive_failures >= PAUSE_AFTER_PERMANENT_FAILURES
+                    and channel.paused_at is None
+                ):
                     channel.paused_at = now
                     channel.pause_reason = (result.error or f"status {result.status_code}")[:300]
             summary.failed += 1
         row.lease_until = None
         summary.outcomes[notification_id] = outcome
-        session.add(AlertDelivery(
-            org_id=row.org_id, notification_id=row.id, channel_id=channel_id, attempt=attempt, started_at=now,
-            outcome=outcome, status_code=result.status_code, latency_ms=result.latency_ms,
-            response_excerpt=(result.excerpt or "")[:500], error=(result.error or "")[:500],
-            next_retry_at=next_retry,
-        ))
+        session.add(
+            AlertDelivery(
+                org_id=row.org_id,
+                notification_id=row.id,
+                channel_id=channel_id,
+                attempt=attempt,
+                started_at=now,
+                outcome=outcome,
+                status_code=result.status_code,
+                latency_ms=result.latency_ms,
+                response_excerpt=(result.excerpt or "")[:500],
+                error=(result.error or "")[:500],
+                next_retry_at=next_retry,
+            )
+        )

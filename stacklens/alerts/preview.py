@@ -84,27 +84,41 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
     since = now - timedelta(days=DAYS)
     points, step = _points(now, rule.window_seconds)
     if rule.type == "performance_budget":
-        request = WindowRequest(rule.project_id, rule.metric, rule.statistic, rule.scope,
-                                timedelta(seconds=rule.window_seconds))
+        request = WindowRequest(
+            rule.project_id, rule.metric, rule.statistic, rule.scope, timedelta(seconds=rule.window_seconds)
+        )
         out = replay(rule, series(client, request, points[0], points[-1], step))
         if rule.environment:
             out.note = "The preview covers every environment (the hourly states keep none)."
         return out
     if rule.type == "error_rate":
         filters, extra = _filter_sql(rule, ("environment", "release"))
-        rows = client.query(ERROR_RATE_SERIES.replace("{filters}", filters), parameters={
-            "window_s": rule.window_seconds, "points": points, "project_id": rule.project_id,
-            "since": points[0] - timedelta(seconds=rule.window_seconds), **extra}).result_rows
+        rows = client.query(
+            ERROR_RATE_SERIES.replace("{filters}", filters),
+            parameters={
+                "window_s": rule.window_seconds,
+                "points": points,
+                "project_id": rule.project_id,
+                "since": points[0] - timedelta(seconds=rule.window_seconds),
+                **extra,
+            },
+        ).result_rows
         got = {_utc(p): (100.0 * f / n if n else None, int(n)) for p, n, f in rows}
         return replay(rule, [(p, *got.get(p, (None, 0))) for p in points])
     if rule.type == "event_frequency":
         return _frequency(client, rule, points, since)
     if rule.type == "new_issue":
-        rows = client.query(NEW_ISSUES_DAILY, parameters={"project_id": rule.project_id, "since": since}).result_rows
-        return Preview(daily=[(str(d), int(n)) for d, n in rows], note="Filters are not applied to this preview.")
+        rows = client.query(
+            NEW_ISSUES_DAILY, parameters={"project_id": rule.project_id, "since": since}
+        ).result_rows
+        return Preview(
+            daily=[(str(d), int(n)) for d, n in rows], note="Filters are not applied to this preview."
+        )
     filters, extra = _filter_sql(rule, ("release",), prefix="h.")
-    rows = client.query(REGRESSIONS.replace("{filters}", filters), parameters={
-        "project_ids": [rule.project_id], "since": since, **extra}).result_rows
+    rows = client.query(
+        REGRESSIONS.replace("{filters}", filters),
+        parameters={"project_ids": [rule.project_id], "since": since, **extra},
+    ).result_rows
     daily: dict[str, int] = defaultdict(int)
     for _, _, at, _, _ in rows:
         daily[str(at.date())] += 1
@@ -113,9 +127,15 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
 
 def _frequency(client: Any, rule: AlertRule, points: list[datetime], since: datetime) -> Preview:
     filters, extra = _filter_sql(rule, ("environment", "release", "level", "tag"))
-    rows = client.query(HOURLY_ISSUE_COUNTS.replace("{filters}", filters), parameters={
-        "project_id": rule.project_id, "since": since - timedelta(seconds=rule.window_seconds),
-        "max_issues": MAX_ISSUES, **extra}).result_rows
+    rows = client.query(
+        HOURLY_ISSUE_COUNTS.replace("{filters}", filters),
+        parameters={
+            "project_id": rule.project_id,
+            "since": since - timedelta(seconds=rule.window_seconds),
+            "max_issues": MAX_ISSUES,
+            **extra,
+        },
+    ).result_rows
     per_issue: dict[int, dict[datetime, int]] = defaultdict(dict)
     for issue_id, hour, events, users in rows:
         per_issue[int(issue_id)][_utc(hour)] = int(users if rule.count_kind == "users" else events)
@@ -128,8 +148,10 @@ def _frequency(client: Any, rule: AlertRule, points: list[datetime], since: date
         busiest.append((at, float(best), 1))
     out.points = busiest
     for issue_counts in per_issue.values():
-        series_ = [(at, float(sum(issue_counts.get(at - timedelta(hours=h + 1), 0) for h in range(hours))), 1)
-                   for at in points]
+        series_ = [
+            (at, float(sum(issue_counts.get(at - timedelta(hours=h + 1), 0) for h in range(hours))), 1)
+            for at in points
+        ]
         out.periods += replay(rule, series_).periods  # type: ignore[arg-type]
     out.periods.sort(key=lambda p: p[0])
     return out

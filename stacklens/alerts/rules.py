@@ -34,9 +34,14 @@ _WINDOW = re.compile(r"^\s*(\d{1,4})\s*([mhd])\s*$")
 _UNIT = {"m": 60, "h": 3600, "d": 86400}
 MAX_WINDOW = timedelta(days=30)
 # Budget metric → (rule metric, statistic): "alert me when this budget fails".
-BUDGET_METRIC_MAP = {"load_time_ms": ("load_time_ms", "p75"), "ttfb_ms": ("ttfb_ms", "p75"),
-                     "lcp_ms": ("lcp_ms", "p75"), "inp_ms": ("inp_ms", "p75"), "cls": ("cls", "p75"),
-                     "api_p95_ms": ("api_ms", "p95")}
+BUDGET_METRIC_MAP = {
+    "load_time_ms": ("load_time_ms", "p75"),
+    "ttfb_ms": ("ttfb_ms", "p75"),
+    "lcp_ms": ("lcp_ms", "p75"),
+    "inp_ms": ("inp_ms", "p75"),
+    "cls": ("cls", "p75"),
+    "api_p95_ms": ("api_ms", "p95"),
+}
 
 
 def parse_window(value: object, field: str = "window") -> int:
@@ -59,8 +64,9 @@ def format_window(seconds: int) -> str:
     return f"{seconds}s"
 
 
-def _number(value: object, field: str, *, required: bool, minimum: float = 0.0,
-            maximum: float | None = None) -> float | None:
+def _number(
+    value: object, field: str, *, required: bool, minimum: float = 0.0, maximum: float | None = None
+) -> float | None:
     if value is None or value == "":
         if required:
             raise AlertInputError(field, "is required for this rule type")
@@ -112,12 +118,17 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
     if not name:
         raise AlertInputError("name", "give the rule a name")
     slug = body.get("project")
-    project = session.scalar(select(Project).where(Project.slug == slug, Project.org_id == org_id)) \
-        if isinstance(slug, str) else None
+    project = (
+        session.scalar(select(Project).where(Project.slug == slug, Project.org_id == org_id))
+        if isinstance(slug, str)
+        else None
+    )
     if project is None:
         raise AlertInputError("project", f"no project {slug!r} in this organization")
     values: dict[str, Any] = {"type": kind, "name": name, "project_id": project.id}
-    values["window_seconds"] = parse_window(body.get("window") or ("7d" if kind == "performance_budget" else "1h"))
+    values["window_seconds"] = parse_window(
+        body.get("window") or ("7d" if kind == "performance_budget" else "1h")
+    )
     values["environment"] = _text(body.get("environment"), "environment", 64)
     values["metric"], values["statistic"], values["scope"] = "", "", "*"
     if kind == "performance_budget":
@@ -126,12 +137,20 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
             raise AlertInputError("metric", f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
         statistic = body.get("statistic") or METRICS[metric][3][0 if len(METRICS[metric][3]) == 1 else 1]
         if statistic not in METRICS[metric][3]:
-            raise AlertInputError("statistic", f"{metric} keeps {', '.join(METRICS[metric][3])}; "
-                                  f"{statistic!r} is not one of them (all: {', '.join(STATISTICS)})")
+            raise AlertInputError(
+                "statistic",
+                f"{metric} keeps {', '.join(METRICS[metric][3])}; "
+                f"{statistic!r} is not one of them (all: {', '.join(STATISTICS)})",
+            )
         if values["window_seconds"] < 3600:
-            raise AlertInputError("window", "a performance rule needs a window of at least 1h (hourly states)")
-        values.update(metric=metric, statistic=statistic,
-                      scope=_text(body.get("scope") or "*", "scope", 300, re.compile(r"^(\*|/\S*)$")) or "*")
+            raise AlertInputError(
+                "window", "a performance rule needs a window of at least 1h (hourly states)"
+            )
+        values.update(
+            metric=metric,
+            statistic=statistic,
+            scope=_text(body.get("scope") or "*", "scope", 300, re.compile(r"^(\*|/\S*)$")) or "*",
+        )
     maximum = 100.0 if kind == "error_rate" else None
     required = kind in THRESHOLD_TYPES
     threshold = _number(body.get("threshold"), "threshold", required=required, maximum=maximum)
@@ -141,10 +160,18 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
         raise AlertInputError("warning_threshold", "must be below the threshold")
     if threshold is not None and resolve is not None and resolve > threshold:
         raise AlertInputError("resolve_threshold", "must be at most the threshold (it is where firing stops)")
-    values.update(threshold=threshold if required else None, warning_threshold=warning if required else None,
-                  resolve_threshold=resolve if required else None)
-    values["min_samples"] = _integer(body.get("min_samples"), "min_samples",
-                                     20 if kind in ("performance_budget", "error_rate") else 1, 1, 1_000_000)
+    values.update(
+        threshold=threshold if required else None,
+        warning_threshold=warning if required else None,
+        resolve_threshold=resolve if required else None,
+    )
+    values["min_samples"] = _integer(
+        body.get("min_samples"),
+        "min_samples",
+        20 if kind in ("performance_budget", "error_rate") else 1,
+        1,
+        1_000_000,
+    )
     count_kind = body.get("count_kind") or "events"
     if count_kind not in ("events", "users"):
         raise AlertInputError("count_kind", "must be events or users")
@@ -165,7 +192,9 @@ def _filters(raw: object, body: dict[str, Any]) -> dict[str, str]:
         out["release"] = _text(merged["release"], "release", 200)
     if merged["level"]:
         if merged["level"] not in LEVELS:
-            raise AlertInputError("level", f"unknown level {merged['level']!r}; use one of {', '.join(LEVELS)}")
+            raise AlertInputError(
+                "level", f"unknown level {merged['level']!r}; use one of {', '.join(LEVELS)}"
+            )
         out["level"] = merged["level"]
     if merged["tag"]:
         tag = _text(merged["tag"], "tag", 200)
@@ -180,26 +209,39 @@ def _channels(session: Session, org_id: int, raw: object) -> list[int]:
         return []
     if not isinstance(raw, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in raw):
         raise AlertInputError("channels", "must be a list of channel ids")
-    owned = set(session.scalars(select(AlertChannel.id).where(AlertChannel.org_id == org_id,
-                                                              AlertChannel.id.in_(raw or [-1]))))
+    owned = set(
+        session.scalars(
+            select(AlertChannel.id).where(AlertChannel.org_id == org_id, AlertChannel.id.in_(raw or [-1]))
+        )
+    )
     missing = [c for c in raw if c not in owned]
     if missing:
         raise AlertInputError("channels", f"no channel {missing[0]} in this organization")
     return sorted(set(raw))
 
 
-def create_rule(session: Session, org_id: int, body: dict[str, Any], actor_user_id: int | None = None) -> AlertRule:
+def create_rule(
+    session: Session, org_id: int, body: dict[str, Any], actor_user_id: int | None = None
+) -> AlertRule:
     rule = AlertRule(org_id=org_id, **clean(session, org_id, body))
     rule.budget_id = body.get("budget_id") if isinstance(body.get("budget_id"), int) else None
     session.add(rule)
     session.flush()
-    record_activity(session, org_id, "alert_rule.created", "alert_rule", rule.id, actor_user_id,
-                    {"name": rule.name, "type": rule.type})
+    record_activity(
+        session,
+        org_id,
+        "alert_rule.created",
+        "alert_rule",
+        rule.id,
+        actor_user_id,
+        {"name": rule.name, "type": rule.type},
+    )
     return rule
 
 
-def update_rule(session: Session, org_id: int, rule_id: int, body: dict[str, Any],
-                actor_user_id: int | None = None) -> AlertRule:
+def update_rule(
+    session: Session, org_id: int, rule_id: int, body: dict[str, Any], actor_user_id: int | None = None
+) -> AlertRule:
     """Replace the rule's definition (the body as for creation); its states start over."""
     rule = get_rule(session, org_id, rule_id)
     for key, value in clean(session, org_id, body).items():
@@ -209,14 +251,18 @@ def update_rule(session: Session, org_id: int, rule_id: int, body: dict[str, Any
 
     for state in session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id)):
         session.delete(state)
-    record_activity(session, org_id, "alert_rule.updated", "alert_rule", rule.id, actor_user_id, {"name": rule.name})
+    record_activity(
+        session, org_id, "alert_rule.updated", "alert_rule", rule.id, actor_user_id, {"name": rule.name}
+    )
     return rule
 
 
 def delete_rule(session: Session, org_id: int, rule_id: int, actor_user_id: int | None = None) -> None:
     rule = get_rule(session, org_id, rule_id)
     session.delete(rule)
-    record_activity(session, org_id, "alert_rule.deleted", "alert_rule", rule_id, actor_user_id, {"name": rule.name})
+    record_activity(
+        session, org_id, "alert_rule.deleted", "alert_rule", rule_id, actor_user_id, {"name": rule.name}
+    )
 
 
 def get_rule(session: Session, org_id: int, rule_id: int) -> AlertRule:
@@ -236,25 +282,47 @@ def body_from_budget(session: Session, org_id: int, budget_id: int, channels: li
     if budget is None or budget.org_id != org_id:
         raise AlertNotFound("budget", f"no budget {budget_id} in this organization")
     if budget.metric not in BUDGET_METRIC_MAP:
-        raise AlertInputError("budget_id", f"budgets on {budget.metric} cannot be alerted on yet; "
-                              f"use one of {', '.join(BUDGET_METRIC_MAP)}")
+        raise AlertInputError(
+            "budget_id",
+            f"budgets on {budget.metric} cannot be alerted on yet; use one of {', '.join(BUDGET_METRIC_MAP)}",
+        )
     metric, statistic = BUDGET_METRIC_MAP[budget.metric]
     project = session.get(Project, budget.project_id)
-    return {"name": f"Budget: {budget.metric} on {budget.scope}", "type": "performance_budget",
-            "project": project.slug if project else "", "metric": metric, "statistic": statistic,
-            "threshold": budget.value, "scope": budget.scope, "window": "7d", "channels": channels,
-            "budget_id": budget.id}
+    return {
+        "name": f"Budget: {budget.metric} on {budget.scope}",
+        "type": "performance_budget",
+        "project": project.slug if project else "",
+        "metric": metric,
+        "statistic": statistic,
+        "threshold": budget.value,
+        "scope": budget.scope,
+        "window": "7d",
+        "channels": channels,
+        "budget_id": budget.id,
+    }
 
 
 def rule_out(rule: AlertRule, project_slug: str) -> dict[str, Any]:
     """The API shape of a rule (the request's field names, plus id and timestamps)."""
     return {
-        "id": rule.id, "name": rule.name, "type": rule.type, "project": project_slug, "metric": rule.metric,
-        "statistic": rule.statistic, "scope": rule.scope, "threshold": rule.threshold,
-        "warning_threshold": rule.warning_threshold, "resolve_threshold": rule.resolve_threshold,
-        "window": format_window(rule.window_seconds), "min_samples": rule.min_samples,
-        "count_kind": rule.count_kind, "environment": rule.environment, "filters": rule.filters or {},
-        "renotify_minutes": rule.renotify_minutes, "channels": list(rule.channel_ids or []),
-        "budget_id": rule.budget_id, "enabled": rule.enabled,
+        "id": rule.id,
+        "name": rule.name,
+        "type": rule.type,
+        "project": project_slug,
+        "metric": rule.metric,
+        "statistic": rule.statistic,
+        "scope": rule.scope,
+        "threshold": rule.threshold,
+        "warning_threshold": rule.warning_threshold,
+        "resolve_threshold": rule.resolve_threshold,
+        "window": format_window(rule.window_seconds),
+        "min_samples": rule.min_samples,
+        "count_kind": rule.count_kind,
+        "environment": rule.environment,
+        "filters": rule.filters or {},
+        "renotify_minutes": rule.renotify_minutes,
+        "channels": list(rule.channel_ids or []),
+        "budget_id": rule.budget_id,
+        "enabled": rule.enabled,
         "created_at": rule.created_at.isoformat().replace("+00:00", "Z"),
     }

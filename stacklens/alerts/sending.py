@@ -1,4 +1,4 @@
-""""Send test": a test notification goes through the same outbox as real alerts, delivered at once, and the
+""" "Send test": a test notification goes through the same outbox as real alerts, delivered at once, and the
 answer is the real delivery (status, latency, response excerpt, error, next retry)."""
 
 from __future__ import annotations
@@ -25,10 +25,19 @@ def base_url(settings: Settings) -> str:
 
 
 def delivery_dict(row: AlertDelivery) -> dict[str, Any]:
-    return {"id": row.id, "notification_id": row.notification_id, "channel_id": row.channel_id,
-            "attempt": row.attempt, "at": iso_utc(row.started_at), "outcome": row.outcome,
-            "status_code": row.status_code, "latency_ms": row.latency_ms, "response": row.response_excerpt,
-            "error": row.error, "next_retry_at": iso_utc(row.next_retry_at) if row.next_retry_at else None}
+    return {
+        "id": row.id,
+        "notification_id": row.notification_id,
+        "channel_id": row.channel_id,
+        "attempt": row.attempt,
+        "at": iso_utc(row.started_at),
+        "outcome": row.outcome,
+        "status_code": row.status_code,
+        "latency_ms": row.latency_ms,
+        "response": row.response_excerpt,
+        "error": row.error,
+        "next_retry_at": iso_utc(row.next_retry_at) if row.next_retry_at else None,
+    }
 
 
 def send_test(settings: Settings, org_id: int, channel_id: int) -> dict[str, Any]:
@@ -40,10 +49,19 @@ def send_test(settings: Settings, org_id: int, channel_id: int) -> dict[str, Any
         (notification_id,) = outbox.enqueue(session, org_id, [channel.id], "test", payload)
     outbox.drain(settings, notification_ids=[notification_id])
     with session_scope(settings) as session:
-        row = session.scalars(select(AlertDelivery).where(AlertDelivery.notification_id == notification_id)
-                              .order_by(AlertDelivery.id.desc())).first()
+        row = session.scalars(
+            select(AlertDelivery)
+            .where(AlertDelivery.notification_id == notification_id)
+            .order_by(AlertDelivery.id.desc())
+        ).first()
         if row is None:  # held back (the channel's rate cap): it goes out on the next drain
-            return {"notification_id": notification_id, "outcome": "pending", "status_code": None,
-                    "latency_ms": 0.0, "response": "", "error": "waiting for the channel's rate cap",
-                    "next_retry_at": None}
+            return {
+                "notification_id": notification_id,
+                "outcome": "pending",
+                "status_code": None,
+                "latency_ms": 0.0,
+                "response": "",
+                "error": "waiting for the channel's rate cap",
+                "next_retry_at": None,
+            }
         return delivery_dict(row)

@@ -32,20 +32,39 @@ class Decision:
 def fmt(value: float | None, unit: str = "") -> str:
     if value is None:
         return "no data"
-    text = f"{value:,.0f}" if abs(value) >= 100 or float(value).is_integer() else f"{value:,.3g}" if abs(value) < 1 else f"{value:,.1f}"
+    text = (
+        f"{value:,.0f}"
+        if abs(value) >= 100 or float(value).is_integer()
+        else f"{value:,.3g}"
+        if abs(value) < 1
+        else f"{value:,.1f}"
+    )
     return f"{text} {unit}".strip() if unit and unit != "%" else f"{text}{unit}"
 
 
-def decide(previous: str, value: float | None, samples: int, t: Thresholds, unit: str = "",
-           last_notified: datetime | None = None, renotify: timedelta | None = None,
-           now: datetime | None = None) -> Decision:
+def decide(
+    previous: str,
+    value: float | None,
+    samples: int,
+    t: Thresholds,
+    unit: str = "",
+    last_notified: datetime | None = None,
+    renotify: timedelta | None = None,
+    now: datetime | None = None,
+) -> Decision:
     v, th = fmt(value, unit), fmt(t.threshold, unit)
     if value is None or samples < t.min_samples:
-        return Decision("insufficient_data", f"insufficient data: {samples} samples < {t.min_samples} needed", None)
+        return Decision(
+            "insufficient_data", f"insufficient data: {samples} samples < {t.min_samples} needed", None
+        )
     resolve = t.threshold if t.resolve is None else t.resolve
     if previous == "firing" and value > resolve:
-        due = (renotify and last_notified is not None and now is not None and now - last_notified >= renotify)
-        why = f"still firing: {v} > {th}" if value > t.threshold else f"still firing: {v} > resolve {fmt(resolve, unit)}"
+        due = renotify and last_notified is not None and now is not None and now - last_notified >= renotify
+        why = (
+            f"still firing: {v} > {th}"
+            if value > t.threshold
+            else f"still firing: {v} > resolve {fmt(resolve, unit)}"
+        )
         return Decision("firing", why, "renotify" if due else None)
     if value > t.threshold:
         return Decision("firing", f"firing: {v} > {th}", "firing")

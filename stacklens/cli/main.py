@@ -33,7 +33,9 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="stacklens", description="StackLens server: API, dashboards, pipelines.")
+    parser = argparse.ArgumentParser(
+        prog="stacklens", description="StackLens server: API, dashboards, pipelines."
+    )
     parser.add_argument("--version", action="version", version=f"stacklens {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:

@@ -59,7 +59,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_listen_arguments(parser)
     parser.add_argument("--shop-port", type=int, default=8001, help="the demo shop's port (default 8001)")
     parser.add_argument(
-        "--backfill-days", type=int, default=35, help="days of demo history replayed on the first run (default 35)"
+        "--backfill-days",
+        type=int,
+        default=35,
+        help="days of demo history replayed on the first run (default 35)",
     )
-    parser.add_argument("--no-demo", action="store_true", help="serve the demo organization without shop and traffic")
+    parser.add_argument(
+        "--no-demo", action="store_true", help="serve the demo organization without shop and traffic"
+    )
     parser.set_defaults(func=_run)

@@ -110,4 +110,3 @@ def delete_budget(session: Session, project: Project, metric: str, scope: str) -
         return False
     session.delete(budget)
     return True
-

@@ -52,7 +52,8 @@ def validate_url(url: object, allow: AllowList) -> str:
         address = ipaddress.ip_address("127.0.0.1") if host.lower() in ("localhost", "localhost.") else None  # type: ignore[assignment]
     if address is not None and not address.is_global and not allow.allows(host, address):
         raise AlertInputError(
-            "url", f"{host} is a loopback, private or link-local address; STACKLENS_OUTBOUND_ALLOW must allow it"
+            "url",
+            f"{host} is a loopback, private or link-local address; STACKLENS_OUTBOUND_ALLOW must allow it",
         )
     return url
 
@@ -88,13 +89,22 @@ def create_channel(
         row.secret_encrypted = encrypt_value(secret, settings)
     session.add(row)
     session.flush()
-    record_activity(session, org_id, "alert_channel.created", "alert_channel", row.id, actor_user_id,
-                    {"type": type, "name": name})
+    record_activity(
+        session,
+        org_id,
+        "alert_channel.created",
+        "alert_channel",
+        row.id,
+        actor_user_id,
+        {"type": type, "name": name},
+    )
     return row, secret
 
 
 def list_channels(session: Session, org_id: int) -> list[AlertChannel]:
-    return list(session.scalars(select(AlertChannel).where(AlertChannel.org_id == org_id).order_by(AlertChannel.id)))
+    return list(
+        session.scalars(select(AlertChannel).where(AlertChannel.org_id == org_id).order_by(AlertChannel.id))
+    )
 
 
 def get_channel(session: Session, org_id: int, channel_id: int) -> AlertChannel:
@@ -108,8 +118,15 @@ def get_channel(session: Session, org_id: int, channel_id: int) -> AlertChannel:
 def delete_channel(session: Session, org_id: int, channel_id: int, actor_user_id: int | None = None) -> None:
     row = get_channel(session, org_id, channel_id)
     session.delete(row)
-    record_activity(session, org_id, "alert_channel.deleted", "alert_channel", channel_id, actor_user_id,
-                    {"name": row.name})
+    record_activity(
+        session,
+        org_id,
+        "alert_channel.deleted",
+        "alert_channel",
+        channel_id,
+        actor_user_id,
+        {"name": row.name},
+    )
 
 
 def resume_channel(session: Session, org_id: int, channel_id: int, actor_user_id: int | None = None) -> None:

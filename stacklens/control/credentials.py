@@ -88,7 +88,9 @@ class NextKeyExists(AccountError, Conflict):
     """A rotation is already under way: one next key at most (409)."""
 
 
-def create_next_api_key(session: Session, org_id: int, actor_user_id: int | None = None) -> tuple[ApiKey, str]:
+def create_next_api_key(
+    session: Session, org_id: int, actor_user_id: int | None = None
+) -> tuple[ApiKey, str]:
     """Issue the next API key of a zero-downtime rotation (the spec's order: put the new key in every shipper
     configuration, restart the shippers, verify events flow, then regenerate). It authenticates beside the
     current key until :func:`regenerate_api_key` promotes it."""
@@ -100,7 +102,9 @@ def create_next_api_key(session: Session, org_id: int, actor_user_id: int | None
             f"a next key (…{pending.last4}) exists already; reveal it, or regenerate to promote it"
         )
     row, value = new_api_key(session, org_id, actor_user_id, next_key=True)
-    record_activity(session, org_id, "api_key.next_created", "api_key", row.id, actor_user_id, {"last4": row.last4})
+    record_activity(
+        session, org_id, "api_key.next_created", "api_key", row.id, actor_user_id, {"last4": row.last4}
+    )
     return row, value
 
 

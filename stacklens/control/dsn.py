@@ -29,7 +29,9 @@ def dsn_for(app_key: str, base_url: str, project_id: int) -> str | None:
     return f"{parts.scheme}://{app_key}@{parts.netloc}{parts.path}/{project_id}"
 
 
-def project_dsns(session: Session, project_id: int, base_url: str, settings: Settings | None = None) -> dict[int, str | None]:
+def project_dsns(
+    session: Session, project_id: int, base_url: str, settings: Settings | None = None
+) -> dict[int, str | None]:
     """DSN of each current app key of the project, by key id (``None`` where no DSN can be made)."""
     rows = session.scalars(select(AppKey).where(AppKey.project_id == project_id, AppKey.revoked_at.is_(None)))
     dsns: dict[int, str | None] = {}

@@ -47,9 +47,7 @@ def generate_api_key() -> str:
 def validate_service(service: str) -> str:
     """``service`` when it is a valid service name, else ``ValueError`` with the rule in plain words."""
     if not isinstance(service, str) or not SERVICE_RE.fullmatch(service):
-        raise ValueError(
-            f"invalid service name {service!r}: use {SERVICE_RULE}"
-        )
+        raise ValueError(f"invalid service name {service!r}: use {SERVICE_RULE}")
     return service
 
 

@@ -252,5 +252,7 @@ class Invitation(Base):
     accepted_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     accepted_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
 # The alerting tables share this metadata (one Alembic history); imported last because they use Base.
 from stacklens.control import alert_models as _alert_models  # noqa: E402,F401

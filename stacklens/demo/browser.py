@@ -69,12 +69,22 @@ def _span_id(rng: random.Random) -> str:
     return f"{rng.getrandbits(64):016x}"
 
 
-def _resource(rng: random.Random, trace: str, parent: str, start: float, op: str, url: str, size: int,
-              blocking: bool | None) -> dict:
+def _resource(
+    rng: random.Random,
+    trace: str,
+    parent: str,
+    start: float,
+    op: str,
+    url: str,
+    size: int,
+    blocking: bool | None,
+) -> dict:
     duration = max(0.005, size / rng.uniform(800_000, 4_000_000) + rng.uniform(0.005, 0.06))
     data: dict[str, object] = {
         "http.response_content_length": size,
-        "http.decoded_response_content_length": int(size * (3.2 if op in ("resource.script", "resource.css") else 1.0)),
+        "http.decoded_response_content_length": int(
+            size * (3.2 if op in ("resource.script", "resource.css") else 1.0)
+        ),
         "http.response_transfer_size": size + 300,
         "sentry.op": op,
         "sentry.origin": "auto.resource.browser.metrics",
@@ -85,14 +95,27 @@ def _resource(rng: random.Random, trace: str, parent: str, start: float, op: str
     if blocking is not None:
         data["resource.render_blocking_status"] = "blocking" if blocking else "non-blocking"
     return {
-        "span_id": _span_id(rng), "trace_id": trace, "parent_span_id": parent, "op": op, "description": url,
-        "start_timestamp": start, "timestamp": start + duration, "origin": "auto.resource.browser.metrics",
+        "span_id": _span_id(rng),
+        "trace_id": trace,
+        "parent_span_id": parent,
+        "op": op,
+        "description": url,
+        "start_timestamp": start,
+        "timestamp": start + duration,
+        "origin": "auto.resource.browser.metrics",
         "data": data,
     }
 
 
-def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment: str, when: datetime,
-             user_id: str | None, fail_api: bool) -> dict:
+def pageload(
+    rng: random.Random,
+    origin: str,
+    release: ReleaseShape,
+    environment: str,
+    when: datetime,
+    user_id: str | None,
+    fail_api: bool,
+) -> dict:
     """One pageload transaction payload."""
     page = rng.choice(PAGES)
     product = rng.randint(1, 8)
@@ -109,14 +132,56 @@ def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment
     js = release.js_bytes
     bundles = [("app", int(js * 0.55)), ("vendor", int(js * 0.4)), ("runtime", int(js * 0.05))]
     for name, size in bundles:
-        s = _resource(rng, trace, root, t + rng.uniform(0, 0.02), "resource.script", f"{origin}/static/{name}.{release.name[-5:]}.js", size, name == "vendor" if reports_blocking else None)
+        s = _resource(
+            rng,
+            trace,
+            root,
+            t + rng.uniform(0, 0.02),
+            "resource.script",
+            f"{origin}/static/{name}.{release.name[-5:]}.js",
+            size,
+            name == "vendor" if reports_blocking else None,
+        )
         spans.append(s)
-    spans.append(_resource(rng, trace, root, t, "resource.css", f"{origin}/static/shop.css", 48_000, release.css_blocking if reports_blocking else None))
+    spans.append(
+        _resource(
+            rng,
+            trace,
+            root,
+            t,
+            "resource.css",
+            f"{origin}/static/shop.css",
+            48_000,
+            release.css_blocking if reports_blocking else None,
+        )
+    )
     # A third-party analytics tag, loaded async.
-    spans.append(_resource(rng, trace, root, t + 0.01, "resource.script", "https://cdn.analytics.example/tag.js", 210_000, False if reports_blocking else None))
+    spans.append(
+        _resource(
+            rng,
+            trace,
+            root,
+            t + 0.01,
+            "resource.script",
+            "https://cdn.analytics.example/tag.js",
+            210_000,
+            False if reports_blocking else None,
+        )
+    )
     for i in range(rng.randint(2, 6)):
         big = i == 0  # each product's hero shot is a full-size PNG: one oversized image per product
-        spans.append(_resource(rng, trace, root, t + 0.05 * i, "resource.img", f"{origin}/img/p{product}-{i}.{'png' if big else 'webp'}", rng.randint(900_000, 2_400_000) if big else rng.randint(20_000, 160_000), None))
+        spans.append(
+            _resource(
+                rng,
+                trace,
+                root,
+                t + 0.05 * i,
+                "resource.img",
+                f"{origin}/img/p{product}-{i}.{'png' if big else 'webp'}",
+                rng.randint(900_000, 2_400_000) if big else rng.randint(20_000, 160_000),
+                None,
+            )
+        )
     spans.append(_resource(rng, trace, root, t, "resource.link", f"{origin}/fonts/inter.woff2", 96_000, None))
     res_end = max(s["timestamp"] for s in spans)
     dcl = res_end + rng.uniform(0.02, 0.1)
@@ -124,35 +189,91 @@ def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment
     # Navigation-timing phases as @sentry/browser 8-10 sends them (op browser.<phase>, from navigation start).
     dns = rng.uniform(0.002, 0.03)
     connect = dns + rng.uniform(0.005, 0.04)
-    for op, s0, s1 in (("browser.domainLookup", start, start + dns), ("browser.connect", start + dns, start + connect),
-                       ("browser.request", start + connect, start + ttfb / 1000), ("browser.response", start + ttfb / 1000, t + 0.01)):
-        spans.append({"span_id": _span_id(rng), "trace_id": trace, "parent_span_id": root, "op": op,
-                      "description": f"{origin}{path}", "start_timestamp": s0, "timestamp": max(s1, s0),
-                      "origin": "auto.ui.browser.metrics", "data": {"sentry.op": op}})
+    for op, s0, s1 in (
+        ("browser.domainLookup", start, start + dns),
+        ("browser.connect", start + dns, start + connect),
+        ("browser.request", start + connect, start + ttfb / 1000),
+        ("browser.response", start + ttfb / 1000, t + 0.01),
+    ):
+        spans.append(
+            {
+                "span_id": _span_id(rng),
+                "trace_id": trace,
+                "parent_span_id": root,
+                "op": op,
+                "description": f"{origin}{path}",
+                "start_timestamp": s0,
+                "timestamp": max(s1, s0),
+                "origin": "auto.ui.browser.metrics",
+                "data": {"sentry.op": op},
+            }
+        )
     for op, at in (("browser.domContentLoadedEvent", dcl), ("browser.loadEvent", load)):
-        spans.append({"span_id": _span_id(rng), "trace_id": trace, "parent_span_id": root, "op": op,
-                      "description": f"{origin}{path}", "start_timestamp": at - 0.003, "timestamp": at,
-                      "origin": "auto.ui.browser.metrics", "data": {"sentry.op": op}})
+        spans.append(
+            {
+                "span_id": _span_id(rng),
+                "trace_id": trace,
+                "parent_span_id": root,
+                "op": op,
+                "description": f"{origin}{path}",
+                "start_timestamp": at - 0.003,
+                "timestamp": at,
+                "origin": "auto.ui.browser.metrics",
+                "data": {"sentry.op": op},
+            }
+        )
     for method, api in page.api_calls:
-        api_path = api.replace("{id}", str(product)).replace("{user}", user_id or "0").replace("{n}", str(rng.randint(1, 40)))
+        api_path = (
+            api.replace("{id}", str(product))
+            .replace("{user}", user_id or "0")
+            .replace("{n}", str(rng.randint(1, 40)))
+        )
         status = 500 if fail_api and rng.random() < 0.5 else (404 if rng.random() < 0.03 else 200)
         s0 = load + rng.uniform(0.0, 0.05)
         dur = rng.lognormvariate(-2.6, 0.5) * (3 if "search" in api else 1)
-        spans.append({"span_id": _span_id(rng), "trace_id": trace, "parent_span_id": root, "op": "http.client",
-                      "description": f"{method} {origin}{api_path}", "start_timestamp": s0, "timestamp": s0 + dur,
-                      "status": "ok" if status < 400 else ("not_found" if status == 404 else "internal_error"),
-                      "origin": "auto.http.browser", "data": {"http.method": method, "url": f"{origin}{api_path}",
-                      "http.response.status_code": status, "type": "fetch", "sentry.op": "http.client"}})
+        spans.append(
+            {
+                "span_id": _span_id(rng),
+                "trace_id": trace,
+                "parent_span_id": root,
+                "op": "http.client",
+                "description": f"{method} {origin}{api_path}",
+                "start_timestamp": s0,
+                "timestamp": s0 + dur,
+                "status": "ok" if status < 400 else ("not_found" if status == 404 else "internal_error"),
+                "origin": "auto.http.browser",
+                "data": {
+                    "http.method": method,
+                    "url": f"{origin}{api_path}",
+                    "http.response.status_code": status,
+                    "type": "fetch",
+                    "sentry.op": "http.client",
+                },
+            }
+        )
     end = max(s["timestamp"] for s in spans) + 0.05
     lcp = (dcl - start) * 1000 * rng.uniform(1.0, 1.4)
     payload = {
-        "event_id": uuid.uuid4().hex, "type": "transaction", "platform": "javascript",
-        "transaction": path, "transaction_info": {"source": "url"},
-        "start_timestamp": start, "timestamp": end, "release": release.name, "environment": environment,
-        "contexts": {"trace": {"trace_id": trace, "span_id": root, "op": "pageload", "status": "ok",
-                               "origin": "auto.pageload.browser",
-                               "data": {"sentry.op": "pageload", "sentry.source": "url"}},
-                     "browser": {"name": browser}},
+        "event_id": uuid.uuid4().hex,
+        "type": "transaction",
+        "platform": "javascript",
+        "transaction": path,
+        "transaction_info": {"source": "url"},
+        "start_timestamp": start,
+        "timestamp": end,
+        "release": release.name,
+        "environment": environment,
+        "contexts": {
+            "trace": {
+                "trace_id": trace,
+                "span_id": root,
+                "op": "pageload",
+                "status": "ok",
+                "origin": "auto.pageload.browser",
+                "data": {"sentry.op": "pageload", "sentry.source": "url"},
+            },
+            "browser": {"name": browser},
+        },
         "measurements": {
             "ttfb": {"value": ttfb, "unit": "millisecond"},
             "fp": {"value": (res_end - start) * 1000 * 0.7, "unit": "millisecond"},
@@ -165,40 +286,91 @@ def pageload(rng: random.Random, origin: str, release: ReleaseShape, environment
     }
     if browser != "Safari":  # Safari reports neither LCP, CLS nor INP; Firefox no INP
         payload["measurements"]["lcp"] = {"value": lcp, "unit": "millisecond"}
-        payload["measurements"]["cls"] = {"value": round(abs(rng.gauss(0.04, 0.05)) * release.slowdown, 4), "unit": ""}
+        payload["measurements"]["cls"] = {
+            "value": round(abs(rng.gauss(0.04, 0.05)) * release.slowdown, 4),
+            "unit": "",
+        }
     if browser == "Chrome":
-        payload["measurements"]["inp"] = {"value": rng.lognormvariate(4.4, 0.5) * release.slowdown, "unit": "millisecond"}
+        payload["measurements"]["inp"] = {
+            "value": rng.lognormvariate(4.4, 0.5) * release.slowdown,
+            "unit": "millisecond",
+        }
     if user_id:
         payload["user"] = {"id": user_id}
     return payload
 
 
 JS_ERRORS = (
-    ("TypeError", "Cannot read properties of undefined (reading 'price')", "renderPrice", "static/app.js", 1432),
+    (
+        "TypeError",
+        "Cannot read properties of undefined (reading 'price')",
+        "renderPrice",
+        "static/app.js",
+        1432,
+    ),
     ("ReferenceError", "analytics is not defined", "trackAddToCart", "static/app.js", 2210),
     ("Error", "Quantity must be a positive number", "validateQuantity", "static/cart.js", 88),
 )
 
 
-def js_error(rng: random.Random, origin: str, release: ReleaseShape, environment: str, when: datetime,
-             user_id: str | None) -> dict:
+def js_error(
+    rng: random.Random,
+    origin: str,
+    release: ReleaseShape,
+    environment: str,
+    when: datetime,
+    user_id: str | None,
+) -> dict:
     """A JavaScript error event as `@sentry/browser` captures an uncaught exception."""
     etype, value, function, file, line = rng.choice(JS_ERRORS)
     browser = rng.choice(list(USER_AGENTS))
     frames = [
-        {"filename": f"{origin}/static/vendor.js", "function": "HTMLButtonElement.dispatch", "lineno": 2, "colno": 40123, "in_app": False},
-        {"filename": f"{origin}/static/app.js", "function": "onClick", "lineno": 980 + rng.randint(0, 3), "colno": 17, "in_app": True},
+        {
+            "filename": f"{origin}/static/vendor.js",
+            "function": "HTMLButtonElement.dispatch",
+            "lineno": 2,
+            "colno": 40123,
+            "in_app": False,
+        },
+        {
+            "filename": f"{origin}/static/app.js",
+            "function": "onClick",
+            "lineno": 980 + rng.randint(0, 3),
+            "colno": 17,
+            "in_app": True,
+        },
         {"filename": f"{origin}/{file}", "function": function, "lineno": line, "colno": 21, "in_app": True},
     ]
     payload = {
-        "event_id": uuid.uuid4().hex, "platform": "javascript", "level": "error",
-        "timestamp": when.timestamp(), "release": release.name, "environment": environment,
-        "exception": {"values": [{"type": etype, "value": value, "stacktrace": {"frames": frames},
-                                  "mechanism": {"type": "onerror", "handled": False}}]},
+        "event_id": uuid.uuid4().hex,
+        "platform": "javascript",
+        "level": "error",
+        "timestamp": when.timestamp(),
+        "release": release.name,
+        "environment": environment,
+        "exception": {
+            "values": [
+                {
+                    "type": etype,
+                    "value": value,
+                    "stacktrace": {"frames": frames},
+                    "mechanism": {"type": "onerror", "handled": False},
+                }
+            ]
+        },
         "breadcrumbs": [
-            {"timestamp": when.timestamp() - 4, "category": "navigation", "data": {"from": "/", "to": "/cart"}},
+            {
+                "timestamp": when.timestamp() - 4,
+                "category": "navigation",
+                "data": {"from": "/", "to": "/cart"},
+            },
             {"timestamp": when.timestamp() - 2, "category": "ui.click", "message": "button.add-to-cart"},
-            {"timestamp": when.timestamp() - 1, "category": "console", "level": "warning", "message": "price missing for item"},
+            {
+                "timestamp": when.timestamp() - 1,
+                "category": "console",
+                "level": "warning",
+                "message": "price missing for item",
+            },
         ],
         "request": {"url": f"{origin}/cart", "headers": {"User-Agent": USER_AGENTS[browser]}},
         "contexts": browser_contexts(browser),

@@ -61,8 +61,16 @@ def main(argv: list[str] | None = None) -> None:
         if args.backfill_days > 0 and not (marker and marker.exists()) and not stopping:
             started = time.monotonic()
             print(f"backfilling {args.backfill_days} days of history...", flush=True)
-            made = traffic.backfill(shop, rng, dsn, "https://shop.example", args.environment, args.backfill_days,
-                                    args.visits_per_day, args.loads_per_day)
+            made = traffic.backfill(
+                shop,
+                rng,
+                dsn,
+                "https://shop.example",
+                args.environment,
+                args.backfill_days,
+                args.visits_per_day,
+                args.loads_per_day,
+            )
             print(f"backfill done: {made} requests in {time.monotonic() - started:.0f}s", flush=True)
             if marker:
                 marker.parent.mkdir(parents=True, exist_ok=True)
@@ -70,8 +78,14 @@ def main(argv: list[str] | None = None) -> None:
         deadline = time.monotonic() + args.duration if args.duration else None
         print("live traffic running", flush=True)
         traffic.run_live(
-            shop, rng, dsn, "https://shop.example", args.environment, stacklens_sdk.capture_exception,
-            stop=lambda: stopping or (deadline is not None and time.monotonic() > deadline), pause=args.pause,
+            shop,
+            rng,
+            dsn,
+            "https://shop.example",
+            args.environment,
+            stacklens_sdk.capture_exception,
+            stop=lambda: stopping or (deadline is not None and time.monotonic() > deadline),
+            pause=args.pause,
         )
     stacklens_sdk.flush(timeout=5)
     print("traffic stopped", flush=True)

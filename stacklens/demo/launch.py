@@ -64,7 +64,9 @@ def ensure_demo(settings: Settings) -> DemoKeys:
             invitations.create_invitation(
                 session, signer, project.org_id, DEMO_TEAMMATE, days=settings.invitation_days
             )
-    return DemoKeys(demo.organization, demo.email, demo.password, demo.api_key, demo.project, demo.app_key, worker_key)
+    return DemoKeys(
+        demo.organization, demo.email, demo.password, demo.api_key, demo.project, demo.app_key, worker_key
+    )
 
 
 def write_shipper_config(path: Path, keys: DemoKeys, base_url: str, storage_path: Path) -> None:
@@ -127,7 +129,9 @@ def run(settings: Settings, host: str, port: int, shop_port: int, backfill_days:
         sup.restore_signal_handlers()
 
 
-def _start_all(sup: Supervisor, settings: Settings, host: str, port: int, shop_port: int, backfill_days: int) -> int:
+def _start_all(
+    sup: Supervisor, settings: Settings, host: str, port: int, shop_port: int, backfill_days: int
+) -> int:
     check_port_free(host, port)
     check_port_free("127.0.0.1", shop_port)
     keys = ensure_demo(settings)
@@ -147,35 +151,83 @@ def _start_all(sup: Supervisor, settings: Settings, host: str, port: int, shop_p
     env = {"STACKLENS_DATA_DIR": str(settings.data_dir), "STACKLENS_OUTBOUND_ALLOW": demo_allow(settings)}
 
     print("Starting StackLens and the demo:", flush=True)
-    server = sup.start(Child("server", [_console_script("stacklens"), "serve", "--host", host, "--port", str(port)],
-                             logs / "server.log", env))
+    server = sup.start(
+        Child(
+            "server",
+            [_console_script("stacklens"), "serve", "--host", host, "--port", str(port)],
+            logs / "server.log",
+            env,
+        )
+    )
     if not _wait_healthy(f"http://127.0.0.1:{port}", server):
         tail = server.tail()
         sup.stop()
         raise ServerDidNotStart(f"the server did not come up; last lines of {server.log_path}:\n{tail}")
-    sup.start(Child("shop", python_module("demo_shop.server", "--app-key", keys.app_key,
-                                          "--storage-path", str(storage), "--port", str(shop_port),
-                                          "--webhook-secret-file", str(secret_file)),
-                    logs / "shop.log", env))
-    sup.start(Child("shipper", [_console_script("stacklens-shipper"), "--config", str(config_path), "--record"],
-                    logs / "shipper.log", env))
-    sup.start(Child("traffic", python_module("stacklens.demo.driver", "--shop", shop_url, "--app-key", keys.app_key,
-                                             "--worker-key", keys.worker_key, "--storage-path", str(storage),
-                                             "--backfill-days", str(backfill_days),
-                                             "--backfill-marker", str(demo_dir / "backfill.done")),
-                    logs / "traffic.log", env))
-    print("\n".join([
-        "",
-        f"  StackLens dashboard:  {url}/",
-        f"  Log in as:            {keys.email}",
-        f"  Password:             {keys.password}",
-        f"  API docs:             {url}/docs",
-        f"  Shipper config:       {config_path}",
-        f"  Demo shop:            {shop_url} (writes {storage})",
-        f"  Alert inbox:          {shop_url}/webhooks/stacklens (the demo's webhook channel)",
-        f"  Logs:                 {logs}/{{server,shop,shipper,traffic}}.log",
-        "",
-        "  Issues appear within a minute; performance marts within two. Ctrl-C stops everything.",
-        "",
-    ]), flush=True)
+    sup.start(
+        Child(
+            "shop",
+            python_module(
+                "demo_shop.server",
+                "--app-key",
+                keys.app_key,
+                "--storage-path",
+                str(storage),
+                "--port",
+                str(shop_port),
+                "--webhook-secret-file",
+                str(secret_file),
+            ),
+            logs / "shop.log",
+            env,
+        )
+    )
+    sup.start(
+        Child(
+            "shipper",
+            [_console_script("stacklens-shipper"), "--config", str(config_path), "--record"],
+            logs / "shipper.log",
+            env,
+        )
+    )
+    sup.start(
+        Child(
+            "traffic",
+            python_module(
+                "stacklens.demo.driver",
+                "--shop",
+                shop_url,
+                "--app-key",
+                keys.app_key,
+                "--worker-key",
+                keys.worker_key,
+                "--storage-path",
+                str(storage),
+                "--backfill-days",
+                str(backfill_days),
+                "--backfill-marker",
+                str(demo_dir / "backfill.done"),
+            ),
+            logs / "traffic.log",
+            env,
+        )
+    )
+    print(
+        "\n".join(
+            [
+                "",
+                f"  StackLens dashboard:  {url}/",
+                f"  Log in as:            {keys.email}",
+                f"  Password:             {keys.password}",
+                f"  API docs:             {url}/docs",
+                f"  Shipper config:       {config_path}",
+                f"  Demo shop:            {shop_url} (writes {storage})",
+                f"  Alert inbox:          {shop_url}/webhooks/stacklens (the demo's webhook channel)",
+                f"  Logs:                 {logs}/{{server,shop,shipper,traffic}}.log",
+                "",
+                "  Issues appear within a minute; performance marts within two. Ctrl-C stops everything.",
+                "",
+            ]
+        ),
+        flush=True,
+    )
     return sup.wait()

@@ -77,8 +77,13 @@ class Child:
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child owns it for its lifetime
         env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
-            list(self.argv), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-            start_new_session=True, preexec_fn=_die_with_parent(os.getpid()),
+            list(self.argv),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent(os.getpid()),
         )
         log.close()
 
@@ -114,7 +119,7 @@ def _alive_as(pid: int, argv: Sequence[str]) -> bool:
     if cmd is None or len(cmd) < len(argv):
         return False
     program, args = argv[0], list(argv[1:])
-    return (not args or cmd[-len(args):] == args) and program in cmd[: len(cmd) - len(args)]
+    return (not args or cmd[-len(args) :] == args) and program in cmd[: len(cmd) - len(args)]
 
 
 class Supervisor:
@@ -156,7 +161,9 @@ class Supervisor:
                 f"StackLens is already running from this data directory (pid {owner['pid']}: "
                 f"{' '.join(owner.get('argv', []))}); stop it with Ctrl-C in its terminal or `kill {owner['pid']}`"
             )
-        leftovers = [c for c in record.get("children", []) if _alive_as(int(c.get("pid", 0)), c.get("argv", []))]
+        leftovers = [
+            c for c in record.get("children", []) if _alive_as(int(c.get("pid", 0)), c.get("argv", []))
+        ]
         for child in leftovers:
             self.say(f"  stopping {child['name']} (pid {child['pid']}) left running by an earlier run")
             os.kill(int(child["pid"]), signal.SIGTERM)

@@ -48,9 +48,14 @@ SEARCHES = ("prime lens", "zoom", "camera body", "filter kit", "tripod", "macro"
 
 
 def _headers(rng: random.Random, customer: Customer | None) -> dict[str, str]:
-    headers = {"x-region": rng.choice(["eu-central", "eu-west", "us-east"]), "authorization": "Bearer demo-session-token"}
+    headers = {
+        "x-region": rng.choice(["eu-central", "eu-west", "us-east"]),
+        "authorization": "Bearer demo-session-token",
+    }
     if customer:
-        headers.update({"x-user-id": customer.id, "x-user-email": customer.email, "x-customer-tier": customer.tier})
+        headers.update(
+            {"x-user-id": customer.id, "x-user-email": customer.email, "x-customer-tier": customer.tier}
+        )
     return headers
 
 
@@ -58,8 +63,12 @@ def _checkout_body(rng: random.Random, customer: Customer | None) -> dict[str, A
     country = rng.choice(["DE", "DE", "FR", "NL", "US"])
     good = {"DE": "10115", "FR": "75001", "NL": "1012 AB", "US": "94107"}[country]
     return {
-        "items": [{"product_id": rng.randint(1, 8), "quantity": rng.randint(1, 2)} for _ in range(rng.randint(1, 3))],
-        "coupon": rng.choice([None, None, "WELCOME10", "SPRING25", "BROKEN" if rng.random() < 0.25 else None]),
+        "items": [
+            {"product_id": rng.randint(1, 8), "quantity": rng.randint(1, 2)} for _ in range(rng.randint(1, 3))
+        ],
+        "coupon": rng.choice(
+            [None, None, "WELCOME10", "SPRING25", "BROKEN" if rng.random() < 0.25 else None]
+        ),
         "country": country,
         "postcode": good if rng.random() > 0.12 else rng.choice(["ABC", "1234567", "99 999"]),
         "card_number": "4000000000000002" if rng.random() < 0.1 else "4242424242424242",
@@ -68,7 +77,9 @@ def _checkout_body(rng: random.Random, customer: Customer | None) -> dict[str, A
     }
 
 
-def shop_visit(client: httpx.Client, rng: random.Random, extra_headers: dict[str, str] | None = None) -> int | None:
+def shop_visit(
+    client: httpx.Client, rng: random.Random, extra_headers: dict[str, str] | None = None
+) -> int | None:
     """One customer action against the shop. Returns the order total when an order was placed."""
     customer = rng.choice(CUSTOMERS) if rng.random() > 0.3 else None
     headers = {**_headers(rng, customer), **(extra_headers or {})}
@@ -80,7 +91,11 @@ def shop_visit(client: httpx.Client, rng: random.Random, extra_headers: dict[str
         query = rng.choice(SEARCHES)
         client.get("/api/search", params={"q": query}, headers=headers)
     elif roll < 0.55:
-        client.post("/api/cart", json={"product_id": rng.randint(1, 8), "quantity": rng.choice([1, 1, 2, 4, 6])}, headers=headers)
+        client.post(
+            "/api/cart",
+            json={"product_id": rng.randint(1, 8), "quantity": rng.choice([1, 1, 2, 4, 6])},
+            headers=headers,
+        )
     elif roll < 0.70:
         client.get(f"/api/recommendations/{customer.id if customer else 0}", headers=headers)
     else:
@@ -91,23 +106,46 @@ def shop_visit(client: httpx.Client, rng: random.Random, extra_headers: dict[str
     return None
 
 
-def browser_loads(client: httpx.Client, rng: random.Random, dsn: str, origin: str, release: browser.ReleaseShape,
-                  environment: str, when: datetime, count: int) -> None:
+def browser_loads(
+    client: httpx.Client,
+    rng: random.Random,
+    dsn: str,
+    origin: str,
+    release: browser.ReleaseShape,
+    environment: str,
+    when: datetime,
+    count: int,
+) -> None:
     """Post ``count`` page loads (and now and then a JavaScript error) to the shop's tunnel."""
     items = []
     for _ in range(count):
         customer = rng.choice(CUSTOMERS) if rng.random() > 0.4 else None
         at = when - timedelta(seconds=rng.uniform(0, 30))
-        items.append(browser.pageload(rng, origin, release, environment, at, customer.id if customer else None,
-                                      fail_api=rng.random() < 0.05))
+        items.append(
+            browser.pageload(
+                rng,
+                origin,
+                release,
+                environment,
+                at,
+                customer.id if customer else None,
+                fail_api=rng.random() < 0.05,
+            )
+        )
         if rng.random() < 0.12:
             # About one visitor in 40 has a device whose clock runs a week ahead: the service stores such an
             # error under its receive time and the event page says so (no extra draw, so the rest of the
             # demo's traffic stays what the seed makes it).
             sent = at + timedelta(days=7) if int(at.timestamp()) % 40 == 0 else at
-            items.append(browser.js_error(rng, origin, release, environment, sent, customer.id if customer else None))
+            items.append(
+                browser.js_error(rng, origin, release, environment, sent, customer.id if customer else None)
+            )
     for item in items:
-        client.post("/tunnel", content=browser.envelope(dsn, [item]), headers={"content-type": "text/plain;charset=UTF-8"})
+        client.post(
+            "/tunnel",
+            content=browser.envelope(dsn, [item]),
+            headers={"content-type": "text/plain;charset=UTF-8"},
+        )
 
 
 def send_order_mail(rng: random.Random, total_cents: int, capture: Callable[[BaseException], Any]) -> None:
@@ -125,8 +163,18 @@ def release_at(day_offset: int, days: int) -> browser.ReleaseShape:
     return RELEASES[max(0, index)]
 
 
-def backfill(shop: httpx.Client, rng: random.Random, dsn: str, origin: str, environment: str, days: int,
-             visits_per_day: int, loads_per_day: int, now: datetime | None = None, workers: int = 8) -> int:
+def backfill(
+    shop: httpx.Client,
+    rng: random.Random,
+    dsn: str,
+    origin: str,
+    environment: str,
+    days: int,
+    visits_per_day: int,
+    loads_per_day: int,
+    now: datetime | None = None,
+    workers: int = 8,
+) -> int:
     """Replay ``days`` of history through the shop (honouring the demo clock) and its tunnel.
 
     Days run side by side on ``workers`` threads (the shop's simulated latencies are sleeps, so this is
@@ -148,7 +196,9 @@ def backfill(shop: httpx.Client, rng: random.Random, dsn: str, origin: str, envi
             except httpx.HTTPError:
                 continue  # a dropped connection loses one visit of history, not the backfill
         try:
-            browser_loads(shop, day_rng, dsn, origin, release, environment, day + timedelta(hours=12), loads_per_day)
+            browser_loads(
+                shop, day_rng, dsn, origin, release, environment, day + timedelta(hours=12), loads_per_day
+            )
             made += loads_per_day
         except httpx.HTTPError:
             pass
@@ -158,8 +208,16 @@ def backfill(shop: httpx.Client, rng: random.Random, dsn: str, origin: str, envi
         return sum(pool.map(one_day, range(days, 0, -1)))
 
 
-def run_live(shop: httpx.Client, rng: random.Random, dsn: str, origin: str, environment: str,
-             capture: Callable[[BaseException], Any], stop: Callable[[], bool], pause: float = 0.25) -> None:
+def run_live(
+    shop: httpx.Client,
+    rng: random.Random,
+    dsn: str,
+    origin: str,
+    environment: str,
+    capture: Callable[[BaseException], Any],
+    stop: Callable[[], bool],
+    pause: float = 0.25,
+) -> None:
     """Live traffic until ``stop()``: a visit per tick, page loads every few ticks, mails after orders."""
     tick = 0
     while not stop():
@@ -168,7 +226,9 @@ def run_live(shop: httpx.Client, rng: random.Random, dsn: str, origin: str, envi
             if total is not None:
                 send_order_mail(rng, total, capture)
             if tick % 4 == 0:
-                browser_loads(shop, rng, dsn, origin, CURRENT_RELEASE, environment, datetime.now(UTC), rng.randint(1, 3))
+                browser_loads(
+                    shop, rng, dsn, origin, CURRENT_RELEASE, environment, datetime.now(UTC), rng.randint(1, 3)
+                )
         except httpx.HTTPError:
             time.sleep(1.0)  # the shop is restarting; the supervisor says so in its own log
         tick += 1

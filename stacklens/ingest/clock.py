@@ -75,4 +75,3 @@ def note_replaced_time(payload: dict[str, Any], item_type: str, origin: Origin) 
     errors = payload.get("errors")
     payload["errors"] = [*errors, note] if isinstance(errors, list) else [note]
     return True
-

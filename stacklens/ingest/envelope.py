@@ -100,7 +100,9 @@ def decode(body: bytes, content_encoding: str | None) -> bytes:
         if encoding == "identity":
             continue
         if encoding not in ENCODINGS:
-            raise EnvelopeError(415, f"unsupported Content-Encoding {encoding!r}; send gzip, deflate, br or zstd")
+            raise EnvelopeError(
+                415, f"unsupported Content-Encoding {encoding!r}; send gzip, deflate, br or zstd"
+            )
         try:
             data = _inflate(encoding, data)
         except EnvelopeError:

@@ -62,38 +62,40 @@ def event_row(
     message = message_of(payload)
     title = title_of(payload, exc_type, exc_value, message)
     row = common_columns(payload, origin, raw_line, tags, payload_json)
-    row.update({
-        "issue_id": issue_id_for(origin.project_id, grouping.hash),
-        "fingerprint": grouping.hash,
-        "grouping_version": grouping.version,
-        "timestamp": timeparse.format_ms(timestamp_of(payload.get("timestamp"), origin)),
-        "level": text(payload.get("level") or "error", 32),
-        "logger": text(payload.get("logger"), 256),
-        "title": title[:1024],
-        "culprit": (
-            in_app[0] if in_app else text(payload.get("culprit") or payload.get("transaction"), 1024)
-        ),
-        "message": message,
-        "exception_type": exc_type,
-        "exception_value": exc_value,
-        "exception_types": [text(v.get("type"), 512) for v in chain],
-        "exception_values": [text(v.get("value")) for v in chain],
-        "handled": 0 if mechanism.get("handled") is False else 1,
-        "in_app_frames": in_app[:64],
-        "frame_count": min(len(frames), 65535),
-        "request_method": text(request.get("method"), 16).upper(),
-        "request_url": text(request.get("url"), 2048),
-        "user_id": uid,
-        "user_email": email,
-        "user_name": name,
-        "user_ip": ip,
-        "browser_name": browser,
-        "browser_version": browser_version,
-        "os_name": os_name,
-        "os_version": os_version,
-        "runtime_name": text(runtime.get("name"), 64),
-        "runtime_version": text(runtime.get("version"), 64),
-        "sdk_name": text(sdk.get("name"), 64),
-        "sdk_version": text(sdk.get("version"), 64),
-    })
+    row.update(
+        {
+            "issue_id": issue_id_for(origin.project_id, grouping.hash),
+            "fingerprint": grouping.hash,
+            "grouping_version": grouping.version,
+            "timestamp": timeparse.format_ms(timestamp_of(payload.get("timestamp"), origin)),
+            "level": text(payload.get("level") or "error", 32),
+            "logger": text(payload.get("logger"), 256),
+            "title": title[:1024],
+            "culprit": (
+                in_app[0] if in_app else text(payload.get("culprit") or payload.get("transaction"), 1024)
+            ),
+            "message": message,
+            "exception_type": exc_type,
+            "exception_value": exc_value,
+            "exception_types": [text(v.get("type"), 512) for v in chain],
+            "exception_values": [text(v.get("value")) for v in chain],
+            "handled": 0 if mechanism.get("handled") is False else 1,
+            "in_app_frames": in_app[:64],
+            "frame_count": min(len(frames), 65535),
+            "request_method": text(request.get("method"), 16).upper(),
+            "request_url": text(request.get("url"), 2048),
+            "user_id": uid,
+            "user_email": email,
+            "user_name": name,
+            "user_ip": ip,
+            "browser_name": browser,
+            "browser_version": browser_version,
+            "os_name": os_name,
+            "os_version": os_version,
+            "runtime_name": text(runtime.get("name"), 64),
+            "runtime_version": text(runtime.get("version"), 64),
+            "sdk_name": text(sdk.get("name"), 64),
+            "sdk_version": text(sdk.get("version"), 64),
+        }
+    )
     return row

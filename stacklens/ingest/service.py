@@ -211,9 +211,7 @@ def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: B
             spans.extend(zip(child_partitions, children, strict=True))
         result.accepted += len(fresh)
     if spans:
-        writer.insert_by_partition(
-            client, "spans", prepared.columns["spans"], spans, f"{token}:spans"
-        )
+        writer.insert_by_partition(client, "spans", prepared.columns["spans"], spans, f"{token}:spans")
     for table in ("transactions", "events"):
         fresh = fresh_tables.get(table) or []
         if fresh:

@@ -116,21 +116,23 @@ def transaction_row(
     browser, _, os_name, _ = client_of(payload)
     method = request.get("method") or next((trace_data[k] for k in METHOD_KEYS if trace_data.get(k)), "")
     row = common_columns(payload, origin, raw_line, tags, payload_json)
-    row.update({
-        "trace_id": text(trace.get("trace_id"), 64),
-        "timestamp": timeparse.format_ms(start),
-        "end_timestamp": timeparse.format_ms(max(end, start)),
-        "op": op,
-        "status": text(trace.get("status"), 64),
-        "duration_ms": max(0.0, (end - start) * 1000.0),
-        "page": page,
-        "url": url,
-        "http_method": text(method, 16).upper(),
-        "http_status": _status_code(trace_data, response, tags),
-        "measurements": measurements(payload),
-        "browser_name": browser,
-        "os_name": os_name,
-    })
+    row.update(
+        {
+            "trace_id": text(trace.get("trace_id"), 64),
+            "timestamp": timeparse.format_ms(start),
+            "end_timestamp": timeparse.format_ms(max(end, start)),
+            "op": op,
+            "status": text(trace.get("status"), 64),
+            "duration_ms": max(0.0, (end - start) * 1000.0),
+            "page": page,
+            "url": url,
+            "http_method": text(method, 16).upper(),
+            "http_status": _status_code(trace_data, response, tags),
+            "measurements": measurements(payload),
+            "browser_name": browser,
+            "os_name": os_name,
+        }
+    )
     return row
 
 

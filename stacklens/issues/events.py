@@ -128,12 +128,15 @@ class IssueEvents:
         bucket = bucket_seconds(since, until)
         rows = run_query(
             self.client,
-            "issues/events_over_time", {**self.base, "since": since, "until": until, "bucket_seconds": bucket}
+            "issues/events_over_time",
+            {**self.base, "since": since, "until": until, "bucket_seconds": bucket},
         )
         return fill_buckets(rows, since, until, bucket)
 
 
-def fill_buckets(rows: list[dict[str, Any]], since: datetime, until: datetime, bucket: int) -> list[dict[str, Any]]:
+def fill_buckets(
+    rows: list[dict[str, Any]], since: datetime, until: datetime, bucket: int
+) -> list[dict[str, Any]]:
     """Every bucket of [since, until] with its count, zero where the query had no row.
 
     Without the empty buckets a chart cannot tell "nothing happened" from "no data": one bucket becomes a

@@ -143,14 +143,18 @@ def exceptions(payload: dict[str, Any]) -> list[dict[str, Any]]:
     values = [_dict(exc) for exc in _list(payload.get("exception"))]
     for exc in reversed(values):
         frames = _frames(frames_of(exc))
-        chain.append({"type": _text(exc.get("type") or "Error"), "value": _text(exc.get("value")), "frames": frames})
+        chain.append(
+            {"type": _text(exc.get("type") or "Error"), "value": _text(exc.get("value")), "frames": frames}
+        )
     if chain and not any(item["frames"] for item in chain):
         chain[0]["frames"] = _frames(stack_frames(payload))
     if not chain:
         frames = _frames(stack_frames(payload))
         message = message_text(payload)
         if frames or message:
-            chain.append({"type": _text(payload.get("level") or "message"), "value": message, "frames": frames})
+            chain.append(
+                {"type": _text(payload.get("level") or "message"), "value": message, "frames": frames}
+            )
     return chain
 
 

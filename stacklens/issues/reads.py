@@ -206,9 +206,7 @@ def daily_counts(
     return counts
 
 
-def facet_values(
-    client: Client, org_id: int, project_id: int, filters: IssueFilters
-) -> dict[str, list[str]]:
+def facet_values(client: Client, org_id: int, project_id: int, filters: IssueFilters) -> dict[str, list[str]]:
     since, until = filters.window()
     rows = run_query(
         client,

@@ -122,9 +122,7 @@ class PerfFilters:
     def params(self) -> dict[str, str]:
         """The filters as query-string values (for links that keep the view)."""
         window = (
-            {"range": self.range}
-            if self.range
-            else {"since": _iso(self.since), "until": _iso(self.until)}
+            {"range": self.range} if self.range else {"since": _iso(self.since), "until": _iso(self.until)}
         )
         dims = {"environment": self.environment, "release": self.release, "browser": self.browser}
         return {**window, **{k: v for k, v in dims.items() if v}}

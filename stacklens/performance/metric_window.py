@@ -28,15 +28,46 @@ _VIEW = "op IN ('pageload', 'navigation')"
 # metric -> (label, unit, states prefix, statistics the states keep, raw expression, raw condition)
 METRICS: dict[str, tuple[str, str, str, tuple[str, ...], str, str]] = {
     "load_time_ms": ("page load time", "ms", "load", ("p50", "p75", "p95", "avg"), "duration_ms", _VIEW),
-    "ttfb_ms": ("time to first byte", "ms", "ttfb", ("p50", "p75", "p95", "avg"), "measurements['ttfb']",
-                _VIEW + " AND mapContains(measurements, 'ttfb')"),
-    "lcp_ms": ("largest contentful paint", "ms", "lcp", ("p75",), "measurements['lcp']",
-               _VIEW + " AND mapContains(measurements, 'lcp')"),
-    "inp_ms": ("interaction to next paint", "ms", "inp", ("p75",), "measurements['inp']",
-               _VIEW + " AND mapContains(measurements, 'inp')"),
-    "cls": ("cumulative layout shift", "", "cls", ("p75",), "measurements['cls']",
-            _VIEW + " AND mapContains(measurements, 'cls')"),
-    "api_ms": ("API response time", "ms", "api", ("p50", "p75", "p95", "avg"), "duration_ms", "op = 'http.server'"),
+    "ttfb_ms": (
+        "time to first byte",
+        "ms",
+        "ttfb",
+        ("p50", "p75", "p95", "avg"),
+        "measurements['ttfb']",
+        _VIEW + " AND mapContains(measurements, 'ttfb')",
+    ),
+    "lcp_ms": (
+        "largest contentful paint",
+        "ms",
+        "lcp",
+        ("p75",),
+        "measurements['lcp']",
+        _VIEW + " AND mapContains(measurements, 'lcp')",
+    ),
+    "inp_ms": (
+        "interaction to next paint",
+        "ms",
+        "inp",
+        ("p75",),
+        "measurements['inp']",
+        _VIEW + " AND mapContains(measurements, 'inp')",
+    ),
+    "cls": (
+        "cumulative layout shift",
+        "",
+        "cls",
+        ("p75",),
+        "measurements['cls']",
+        _VIEW + " AND mapContains(measurements, 'cls')",
+    ),
+    "api_ms": (
+        "API response time",
+        "ms",
+        "api",
+        ("p50", "p75", "p95", "avg"),
+        "duration_ms",
+        "op = 'http.server'",
+    ),
 }
 STATISTICS = ("p50", "p75", "p95", "avg")
 _QUANTILE_INDEX = {"p50": 0, "p75": 1, "p95": 2}
@@ -131,7 +162,9 @@ def _pick(row: tuple[Any, ...], metric: str, statistic: str) -> tuple[float | No
     return (None if math.isnan(value) else value), n
 
 
-def compute_many(client: Any, requests: list[WindowRequest], now: datetime | None = None) -> list[WindowValue]:
+def compute_many(
+    client: Any, requests: list[WindowRequest], now: datetime | None = None
+) -> list[WindowValue]:
     """The value and sample count of every request, in order (two queries at most: states and raw)."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
     for request in requests:
@@ -155,11 +188,14 @@ def compute_many(client: Any, requests: list[WindowRequest], now: datetime | Non
             if key not in keys:
                 keys[key] = len(keys)
                 targets.setdefault(r.project_id, []).append(
-                    (keys[key], key[1], key[2]) + (() if is_hourly else (r.environment,)))
+                    (keys[key], key[1], key[2]) + (() if is_hourly else (r.environment,))
+                )
             of_request[i] = keys[key]
         project_ids = sorted(targets)
         parameters = {
-            "targets": [targets[p] for p in project_ids],  # aligned with project_ids: indexOf finds a row's own
+            "targets": [
+                targets[p] for p in project_ids
+            ],  # aligned with project_ids: indexOf finds a row's own
             "project_ids": project_ids,
             "since": min(starts.values()),
             "until": now,
@@ -187,8 +223,9 @@ GROUP BY point ORDER BY point
 """  # noqa: S608
 
 
-def series(client: Any, request: WindowRequest, since: datetime, until: datetime,
-           step: timedelta) -> list[tuple[datetime, float | None, int]]:
+def series(
+    client: Any, request: WindowRequest, since: datetime, until: datetime, step: timedelta
+) -> list[tuple[datetime, float | None, int]]:
     """The metric as a rule evaluated every ``step`` from ``since`` to ``until`` would have seen it (hourly
     states; the environment is ignored here: the preview is of the whole project's pages)."""
     validate(request.metric, request.statistic)
@@ -199,10 +236,17 @@ def series(client: Any, request: WindowRequest, since: datetime, until: datetime
         points.append(at)
         at += step
     window_s = max(int(request.window.total_seconds()) // 3600 * 3600, 3600)
-    rows = client.query(SERIES_QUERY, parameters={
-        "points": points, "window_s": window_s, "project_id": request.project_id,
-        "pattern": like_pattern(request.scope), "since": start - timedelta(seconds=window_s), "until": until,
-    }).result_rows
+    rows = client.query(
+        SERIES_QUERY,
+        parameters={
+            "points": points,
+            "window_s": window_s,
+            "project_id": request.project_id,
+            "pattern": like_pattern(request.scope),
+            "since": start - timedelta(seconds=window_s),
+            "until": until,
+        },
+    ).result_rows
     by_point = {row[0].replace(tzinfo=UTC) if row[0].tzinfo is None else row[0]: row for row in rows}
     out = []
     for point in points:

@@ -27,26 +27,30 @@ def _f(value: Any) -> float | None:
     return None if number != number else number
 
 
-def resource_types(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
+def resource_types(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> list[dict[str, Any]]:
     """Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load time, cache hit rate
     (over the requests that report a transfer size), compression ratio."""
     rows = []
     for raw in run(client, "resource_types", filters.sql(org_id, project_id)):
         transfer_n = int(raw["transfer_n"])
-        rows.append({
-            "resource_type": raw["resource_type"],
-            "requests": int(raw["requests"]),
-            "loads": int(raw["loads"]),
-            "total_bytes": int(raw["total_bytes"]),
-            "avg_bytes": _f(raw["avg_bytes"]),
-            "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]),
-            "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
-            "avg_ms": _f(raw["avg_ms"]),
-            "p95_ms": _f(raw["p95_ms"]),
-            "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / transfer_n if transfer_n else None,
-            "cache_samples": transfer_n,
-            "compression_ratio": _f(raw["compression_ratio"]),
-        })
+        rows.append(
+            {
+                "resource_type": raw["resource_type"],
+                "requests": int(raw["requests"]),
+                "loads": int(raw["loads"]),
+                "total_bytes": int(raw["total_bytes"]),
+                "avg_bytes": _f(raw["avg_bytes"]),
+                "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]),
+                "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
+                "avg_ms": _f(raw["avg_ms"]),
+                "p95_ms": _f(raw["p95_ms"]),
+                "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / transfer_n if transfer_n else None,
+                "cache_samples": transfer_n,
+                "compression_ratio": _f(raw["compression_ratio"]),
+            }
+        )
     return rows
 
 
@@ -92,7 +96,9 @@ def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters
             "blocking_loads": blocking,
             "non_blocking_loads": non_blocking,
             "unknown_loads": unknown,
-            "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / int(raw["transfer_n"]) if int(raw["transfer_n"]) else None,
+            "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / int(raw["transfer_n"])
+            if int(raw["transfer_n"])
+            else None,
             "fcp_share": _f(raw["fcp_share"]),
             "pages": sorted(raw["pages"]),
             "impact": "",
@@ -126,7 +132,9 @@ def _endpoint_row(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def endpoints(client: Client, org_id: int, project_id: int, filters: PerfFilters, sort: str = "calls") -> list[dict[str, Any]]:
+def endpoints(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, sort: str = "calls"
+) -> list[dict[str, Any]]:
     """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
     if sort not in ENDPOINT_SORTS:
         raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")

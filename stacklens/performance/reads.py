@@ -35,7 +35,9 @@ def _num(value: Any) -> float | None:
     return None if number != number else number
 
 
-def load_params(org_id: int, project_id: int, filters: PerfFilters, page: str = "", **extra: Any) -> dict[str, Any]:
+def load_params(
+    org_id: int, project_id: int, filters: PerfFilters, page: str = "", **extra: Any
+) -> dict[str, Any]:
     return {**filters.sql(org_id, project_id), **sc.sql_parameters(), "page": page, **extra}
 
 
@@ -69,7 +71,9 @@ def _page_row(raw: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def pages(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+def pages(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """``(project totals or None, per-page rows)``; each page row carries its score opportunity."""
     total: dict[str, Any] | None = None
     rows: list[dict[str, Any]] = []
@@ -116,7 +120,9 @@ def vitals_summary(total: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
-def daily(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False) -> list[dict[str, Any]]:
+def daily(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
+) -> list[dict[str, Any]]:
     """Per day (and per page with ``by_page``): views, p75 of each metric with its count, mean score."""
     out = []
     for raw in run(client, "daily", load_params(org_id, project_id, filters, page, by_page=int(by_page))):
@@ -149,7 +155,9 @@ def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilter
     return {page: [values.get(day, 0.0) for day in days] for page, values in series.items()}
 
 
-def weekly(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False) -> list[dict[str, Any]]:
+def weekly(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
+) -> list[dict[str, Any]]:
     """Per ISO week (and page): views, load avg and p75, LCP p75, score, each against the previous week."""
     out: list[dict[str, Any]] = []
     previous: dict[str, dict[str, Any]] = {}
@@ -177,7 +185,9 @@ def weekly(client: Client, org_id: int, project_id: int, filters: PerfFilters, p
     return out
 
 
-def distribution(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str) -> dict[str, list[dict[str, Any]]]:
+def distribution(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
+) -> dict[str, list[dict[str, Any]]]:
     """Per metric, the page loads per bucket: ``{metric: [{"from": low, "to": high, "loads": n}]}``."""
     out: dict[str, list[dict[str, Any]]] = {}
     for raw in run(client, "distribution", load_params(org_id, project_id, filters, page)):
@@ -190,7 +200,9 @@ def distribution(client: Client, org_id: int, project_id: int, filters: PerfFilt
     return out
 
 
-def samples(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str) -> list[dict[str, Any]]:
+def samples(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
+) -> list[dict[str, Any]]:
     """The fastest, median and slowest page loads (3 each) of a page, each opening its waterfall."""
     rows = run(client, "samples", load_params(org_id, project_id, filters, page))
     order = {"fastest": 0, "median": 1, "slowest": 2}
@@ -219,7 +231,13 @@ def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters)
             "previous_release": before["release"] if before else "",
         }
         regressions = []
-        for key, label in (("load_p75", "load time"), ("js_bytes_per_view", "JavaScript"), ("api_p95", "API time"), ("error_events", "errors"), ("new_issues", "new issues")):
+        for key, label in (
+            ("load_p75", "load time"),
+            ("js_bytes_per_view", "JavaScript"),
+            ("api_p95", "API time"),
+            ("error_events", "errors"),
+            ("new_issues", "new issues"),
+        ):
             change = change_pct(row[key], before[key] if before else None)
             row[f"{key}_change_pct"] = change
             enough = before is not None and min(row["views"], before["views"]) >= sc.MIN_SAMPLES
@@ -229,5 +247,3 @@ def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters)
         out.append(row)
         before = row
     return out
-
-

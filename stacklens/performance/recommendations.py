@@ -29,7 +29,15 @@ GZIP_SAVING = 0.7  # text assets shrink about 70 % with gzip/brotli
 IMAGE_TARGET = 100 * KB  # a web image at display size in WebP/AVIF rarely needs more
 
 
-def _rec(rule: str, severity: str, subject: str, pages: list[str], message: str, saving: str, evidence: dict[str, Any]) -> dict[str, Any]:
+def _rec(
+    rule: str,
+    severity: str,
+    subject: str,
+    pages: list[str],
+    message: str,
+    saving: str,
+    evidence: dict[str, Any],
+) -> dict[str, Any]:
     return {
         "rule": rule,
         "severity": severity,
@@ -47,16 +55,30 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     hosts: dict[str, dict[str, Any]] = {}
     for r in rows:
         kind, size, name = r["resource_type"], r["avg_bytes"], r["resource"]
-        base = {"requests": r["requests"], "loads": r["loads"], "avg_bytes": round(size), "avg_ms": round(r["avg_ms"], 1)}
-        if r["render_blocking"] == "blocking" and kind in ("JavaScript", "CSS") and r["impact"] in ("High", "Medium"):
+        base = {
+            "requests": r["requests"],
+            "loads": r["loads"],
+            "avg_bytes": round(size),
+            "avg_ms": round(r["avg_ms"], 1),
+        }
+        if (
+            r["render_blocking"] == "blocking"
+            and kind in ("JavaScript", "CSS")
+            and r["impact"] in ("High", "Medium")
+        ):
             rule = "render_blocking_script" if kind == "JavaScript" else "render_blocking_css"
             what = "script" if kind == "JavaScript" else "stylesheet"
-            out.append(_rec(
-                rule, r["impact"], name, r["pages"],
-                f"Render-blocking {what} {name} ({r['impact_reason']}): defer, async or inline the critical part",
-                f"up to {r['avg_ms']:.0f} ms of first paint on {r['blocking_loads']} page loads",
-                {**base, "blocking_loads": r["blocking_loads"], "fcp_share": r["fcp_share"]},
-            ))
+            out.append(
+                _rec(
+                    rule,
+                    r["impact"],
+                    name,
+                    r["pages"],
+                    f"Render-blocking {what} {name} ({r['impact_reason']}): defer, async or inline the critical part",
+                    f"up to {r['avg_ms']:.0f} ms of first paint on {r['blocking_loads']} page loads",
+                    {**base, "blocking_loads": r["blocking_loads"], "fcp_share": r["fcp_share"]},
+                )
+            )
         lower = name.lower()
         text_asset = kind in ("JavaScript", "CSS") or (kind == "Fonts" and lower.endswith((".ttf", ".otf")))
         uncompressed = (
@@ -66,19 +88,29 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         )
         if uncompressed:
             saving = size * GZIP_SAVING if text_asset else max(size - IMAGE_TARGET, size * 0.5)
-            out.append(_rec(
-                "uncompressed_asset", "Medium", name, r["pages"],
-                f"{name} is served uncompressed or in a format that compresses poorly ({size / KB:.0f} KB)",
-                f"about {saving / KB:.0f} KB per request, {saving * r['requests'] / KB / KB:.1f} MB in the window",
-                {**base, "avg_decoded_bytes": round(r["avg_decoded_bytes"])},
-            ))
+            out.append(
+                _rec(
+                    "uncompressed_asset",
+                    "Medium",
+                    name,
+                    r["pages"],
+                    f"{name} is served uncompressed or in a format that compresses poorly ({size / KB:.0f} KB)",
+                    f"about {saving / KB:.0f} KB per request, {saving * r['requests'] / KB / KB:.1f} MB in the window",
+                    {**base, "avg_decoded_bytes": round(r["avg_decoded_bytes"])},
+                )
+            )
         if kind == "Images" and size > 200 * KB:
-            out.append(_rec(
-                "oversized_image", "High" if size > KB * KB else "Medium", name, r["pages"],
-                f"Image {name} averages {size / KB:.0f} KB: resize to its display size and serve WebP/AVIF",
-                f"about {(size - IMAGE_TARGET) / KB:.0f} KB per request",
-                base,
-            ))
+            out.append(
+                _rec(
+                    "oversized_image",
+                    "High" if size > KB * KB else "Medium",
+                    name,
+                    r["pages"],
+                    f"Image {name} averages {size / KB:.0f} KB: resize to its display size and serve WebP/AVIF",
+                    f"about {(size - IMAGE_TARGET) / KB:.0f} KB per request",
+                    base,
+                )
+            )
         if r["third_party"]:
             entry = hosts.setdefault(r["host"], {"bytes": 0, "pages": set(), "resources": 0})
             entry["bytes"] += r["total_bytes"]
@@ -87,12 +119,21 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for host, entry in sorted(hosts.items()):
         share = entry["bytes"] / total if total else 0.0
         if share > 0.2:
-            out.append(_rec(
-                "third_party_bytes", "High" if share > 0.5 else "Medium", host, sorted(entry["pages"]),
-                f"{host} (third party) carries {100 * share:.0f} % of the resource bytes",
-                f"{entry['bytes'] / KB / KB:.1f} MB in the window if removed or self-hosted and trimmed",
-                {"share_pct": round(100 * share, 1), "bytes": entry["bytes"], "resources": entry["resources"]},
-            ))
+            out.append(
+                _rec(
+                    "third_party_bytes",
+                    "High" if share > 0.5 else "Medium",
+                    host,
+                    sorted(entry["pages"]),
+                    f"{host} (third party) carries {100 * share:.0f} % of the resource bytes",
+                    f"{entry['bytes'] / KB / KB:.1f} MB in the window if removed or self-hosted and trimmed",
+                    {
+                        "share_pct": round(100 * share, 1),
+                        "bytes": entry["bytes"],
+                        "resources": entry["resources"],
+                    },
+                )
+            )
     return out
 
 
@@ -100,40 +141,67 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for e in rows:
         name = f"{e['method']} {e['path']} ({e['source']})"
-        base = {"calls": e["calls"], "source": e["source"], "p95_ms": e["p95_ms"], "error_pct": round(e["error_pct"], 1)}
+        base = {
+            "calls": e["calls"],
+            "source": e["source"],
+            "p95_ms": e["p95_ms"],
+            "error_pct": round(e["error_pct"], 1),
+        }
         if e["source"] == "client" and (e["avg_bytes"] or 0) > 500 * KB:
-            out.append(_rec(
-                "large_api_payload", "Medium", name, e["pages"],
-                f"{name} answers {e['avg_bytes'] / KB:.0f} KB on average: paginate or select fewer fields",
-                f"about {(e['avg_bytes'] - 100 * KB) / KB:.0f} KB per call",
-                {**base, "avg_bytes": round(e["avg_bytes"])},
-            ))
+            out.append(
+                _rec(
+                    "large_api_payload",
+                    "Medium",
+                    name,
+                    e["pages"],
+                    f"{name} answers {e['avg_bytes'] / KB:.0f} KB on average: paginate or select fewer fields",
+                    f"about {(e['avg_bytes'] - 100 * KB) / KB:.0f} KB per call",
+                    {**base, "avg_bytes": round(e["avg_bytes"])},
+                )
+            )
         if e["source"] == "client" and e["max_per_load"] >= 5:
             per_load = e["calls"] / e["loads"] if e["loads"] else 0.0
-            out.append(_rec(
-                "parallel_calls", "High" if e["max_per_load"] >= 10 else "Medium", name, e["pages"],
-                f"{name} is called up to {e['max_per_load']} times in one page load (N+1): batch the calls",
-                f"{max(per_load - 1, 0):.1f} calls per page load, about {(e['avg_ms'] or 0) * max(per_load - 1, 0):.0f} ms of requests",
-                {**base, "max_per_load": e["max_per_load"], "calls_per_load": round(per_load, 2)},
-            ))
+            out.append(
+                _rec(
+                    "parallel_calls",
+                    "High" if e["max_per_load"] >= 10 else "Medium",
+                    name,
+                    e["pages"],
+                    f"{name} is called up to {e['max_per_load']} times in one page load (N+1): batch the calls",
+                    f"{max(per_load - 1, 0):.1f} calls per page load, about {(e['avg_ms'] or 0) * max(per_load - 1, 0):.0f} ms of requests",
+                    {**base, "max_per_load": e["max_per_load"], "calls_per_load": round(per_load, 2)},
+                )
+            )
         if (e["p95_ms"] or 0) > 1000:
-            out.append(_rec(
-                "slow_endpoint", "High" if e["p95_ms"] > 3000 else "Medium", name, e["pages"],
-                f"{name} is slow: p95 {e['p95_ms']:.0f} ms over {e['calls']} calls",
-                f"about {e['p95_ms'] - 1000:.0f} ms on the slowest 5 % of calls at a 1 s target",
-                base,
-            ))
+            out.append(
+                _rec(
+                    "slow_endpoint",
+                    "High" if e["p95_ms"] > 3000 else "Medium",
+                    name,
+                    e["pages"],
+                    f"{name} is slow: p95 {e['p95_ms']:.0f} ms over {e['calls']} calls",
+                    f"about {e['p95_ms'] - 1000:.0f} ms on the slowest 5 % of calls at a 1 s target",
+                    base,
+                )
+            )
         if e["calls"] >= 20 and e["error_pct"] > 5:
-            out.append(_rec(
-                "failing_endpoint", "High" if e["error_pct"] > 20 else "Medium", name, e["pages"],
-                f"{name} fails {e['error_pct']:.1f} % of {e['calls']} calls",
-                f"{e['s4xx'] + e['s5xx']} failed calls in the window",
-                {**base, "s4xx": e["s4xx"], "s5xx": e["s5xx"]},
-            ))
+            out.append(
+                _rec(
+                    "failing_endpoint",
+                    "High" if e["error_pct"] > 20 else "Medium",
+                    name,
+                    e["pages"],
+                    f"{name} fails {e['error_pct']:.1f} % of {e['calls']} calls",
+                    f"{e['s4xx'] + e['s5xx']} failed calls in the window",
+                    {**base, "s4xx": e["s4xx"], "s5xx": e["s5xx"]},
+                )
+            )
     return out
 
 
-def recommendations(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
+def recommendations(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> list[dict[str, Any]]:
     """Every recommendation for the filters, the most severe first, then by rule and subject."""
     recs = _resource_rules(resources(client, org_id, project_id, filters))
     recs += _endpoint_rules(endpoints(client, org_id, project_id, filters))

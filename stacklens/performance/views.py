@@ -31,7 +31,13 @@ def build(
             "rows": reads.vitals_summary(total),
             "total": total,
             "opportunities": [
-                {"page": r["page"], "views": r["views"], "score": r["score"], "score_n": r["score_n"], "opportunity": r["opportunity"]}
+                {
+                    "page": r["page"],
+                    "views": r["views"],
+                    "score": r["score"],
+                    "score_n": r["score_n"],
+                    "opportunity": r["opportunity"],
+                }
                 for r in top
             ],
             "daily": reads.daily(client, org_id, project_id, filters),
@@ -81,5 +87,10 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     writer.writeheader()
     for row in rows:
         cells = plain(row)
-        writer.writerow({k: json.dumps(v) if isinstance(v, list | dict) else ("" if v is None else v) for k, v in cells.items()})
+        writer.writerow(
+            {
+                k: json.dumps(v) if isinstance(v, list | dict) else ("" if v is None else v)
+                for k, v in cells.items()
+            }
+        )
     return out.getvalue()

@@ -91,18 +91,21 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> di
                     "end_ms": max(end, current["end_ms"]) if current else end,
                 }
             continue
-        spans.append({
-            "span_id": raw["span_id"],
-            "op": raw["op"],
-            "type": kind,
-            "description": raw["description"],
-            "start_ms": offset,
-            "duration_ms": float(raw["duration_ms"]),
-            "status_code": int(raw["status_code"]),
-            "render_blocking": raw["render_blocking_status"] or ("unknown" if raw["op"].startswith("resource.") else ""),
-            "bytes": raw["bytes"],
-            "decoded_bytes": raw["decoded_bytes"],
-        })
+        spans.append(
+            {
+                "span_id": raw["span_id"],
+                "op": raw["op"],
+                "type": kind,
+                "description": raw["description"],
+                "start_ms": offset,
+                "duration_ms": float(raw["duration_ms"]),
+                "status_code": int(raw["status_code"]),
+                "render_blocking": raw["render_blocking_status"]
+                or ("unknown" if raw["op"].startswith("resource.") else ""),
+                "bytes": raw["bytes"],
+                "decoded_bytes": raw["decoded_bytes"],
+            }
+        )
     if "ttfb" in measurements and "TTFB" not in phases:
         phases["TTFB"] = {"start_ms": 0.0, "end_ms": measurements["ttfb"]}
     if "DOM ready" not in phases and "dom_ready" in measurements:
@@ -138,9 +141,15 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> di
     }
 
 
-def pageload_of_trace(client: Client, org_id: int, project_id: int, trace_id: str, around: datetime) -> str | None:
+def pageload_of_trace(
+    client: Client, org_id: int, project_id: int, trace_id: str, around: datetime
+) -> str | None:
     """The event id of the page load (or navigation) of ``trace_id`` near ``around``, if one was sent."""
     if not trace_id:
         return None
-    rows = run(client, "trace_pageload", {"org_id": org_id, "project_id": project_id, "trace_id": trace_id, "around": around})
+    rows = run(
+        client,
+        "trace_pageload",
+        {"org_id": org_id, "project_id": project_id, "trace_id": trace_id, "around": around},
+    )
     return rows[0]["event_id"] if rows else None

@@ -226,9 +226,7 @@ def _modify_ttl(settings: Settings, migration: MigrationFile) -> None:
             client.command(with_cluster(alter, settings.warehouse_cluster))
 
 
-def apply_migrations(
-    settings: Settings, *, dry_run: bool = False, up_to: int | None = None
-) -> list[str]:
+def apply_migrations(settings: Settings, *, dry_run: bool = False, up_to: int | None = None) -> list[str]:
     """Apply pending migrations (and retention changes); return the names applied, or that would be.
 
     A retention change re-applies the TTL of files that use ``${retention_days}``; such files are listed as

@@ -35,6 +35,8 @@ def test_activity_pages_filter_and_isolation(control_settings: Settings, make_or
         assert not set(ids) & {i["id"] for i in theirs_items["items"]}
         assert all("svc-" not in str(i["detail"]) for i in theirs_items["items"])
         bad = client.get("/api/activity", headers=headers, params={"cursor": "!!"})
-        assert bad.status_code == 400 and bad.json()["detail"].startswith("query.cursor:")  # the schema's pattern
+        assert bad.status_code == 400 and bad.json()["detail"].startswith(
+            "query.cursor:"
+        )  # the schema's pattern
         bad = client.get("/api/activity", headers=headers, params={"cursor": "abc"})
         assert bad.status_code == 400 and "invalid cursor" in bad.json()["detail"]

@@ -40,10 +40,15 @@ def auth(org: dict) -> dict[str, str]:
     return {"Authorization": f"Bearer {org['api_key']}"}
 
 
-def test_webhook_channel_secret_once_and_send_test_shows_the_real_response(client, make_org, receiver) -> None:  # noqa: ANN001
+def test_webhook_channel_secret_once_and_send_test_shows_the_real_response(
+    client, make_org, receiver
+) -> None:  # noqa: ANN001
     acme, other = make_org("Acme"), make_org("Other")
-    created = client.post("/api/alerts/channels", json={"type": "webhook", "name": "ops", "url": receiver.url},
-                          headers=auth(acme))
+    created = client.post(
+        "/api/alerts/channels",
+        json={"type": "webhook", "name": "ops", "url": receiver.url},
+        headers=auth(acme),
+    )
     assert created.status_code == 201, created.text
     channel = created.json()
     assert channel["secret"].startswith("whsec_") and channel["health"] == "untested"
@@ -67,10 +72,15 @@ def test_email_channel_against_a_refusing_smtp_server(client, make_org, allowed:
     controller = start_smtp(sink)
     try:
         override_settings(allowed.model_copy(update={"smtp_url": f"smtp://127.0.0.1:{controller.port}"}))
-        client.app.state.settings = allowed.model_copy(update={"smtp_url": f"smtp://127.0.0.1:{controller.port}"})
+        client.app.state.settings = allowed.model_copy(
+            update={"smtp_url": f"smtp://127.0.0.1:{controller.port}"}
+        )
         acme = make_org("Acme")
-        channel = client.post("/api/alerts/channels", json={"type": "email", "name": "team", "to": ["a@acme.test"]},
-                              headers=auth(acme)).json()
+        channel = client.post(
+            "/api/alerts/channels",
+            json={"type": "email", "name": "team", "to": ["a@acme.test"]},
+            headers=auth(acme),
+        ).json()
         sent = client.post(f"/api/alerts/channels/{channel['id']}/test", headers=auth(acme)).json()
         assert sent["outcome"] == "permanent" and sent["status_code"] == 550
         assert "refused every recipient" in sent["error"] and "mailbox unavailable" in sent["error"]
@@ -82,7 +92,10 @@ def test_email_channel_against_a_refusing_smtp_server(client, make_org, allowed:
     ("body", "detail"),
     [
         ({"type": "webhook", "name": "x", "url": "not a url"}, "url: 'not a url' is not a valid"),
-        ({"type": "webhook", "name": "x", "url": "http://10.0.0.1/h"}, "url: 10.0.0.1 is a loopback, private"),
+        (
+            {"type": "webhook", "name": "x", "url": "http://10.0.0.1/h"},
+            "url: 10.0.0.1 is a loopback, private",
+        ),
         ({"type": "pager", "name": "x"}, "type: unknown channel type 'pager'"),
         ({"type": "email", "name": "x", "to": ["nope"]}, "to: 'nope' is not an e-mail address"),
         ({"type": "slack", "name": "", "url": "https://hooks.slack.test/x"}, "name: give the channel a name"),
@@ -95,28 +108,45 @@ def test_bad_channel_input_names_the_field(client, make_org, body: dict, detail:
 
 def test_rules_crud_validation_and_isolation(client, make_org) -> None:  # noqa: ANN001
     acme, other = make_org("Acme"), make_org("Other")
-    body = {"name": "Checkout LCP", "type": "performance_budget", "project": acme["project"], "metric": "lcp_ms",
-            "statistic": "p75", "threshold": 2500, "scope": "/checkout", "window": "7d", "min_samples": 20,
-            "environment": "production", "channels": []}
+    body = {
+        "name": "Checkout LCP",
+        "type": "performance_budget",
+        "project": acme["project"],
+        "metric": "lcp_ms",
+        "statistic": "p75",
+        "threshold": 2500,
+        "scope": "/checkout",
+        "window": "7d",
+        "min_samples": 20,
+        "environment": "production",
+        "channels": [],
+    }
     created = client.post("/api/alerts/rules", json=body, headers=auth(acme))
     assert created.status_code == 201, created.text
     rule = created.json()
     assert rule["window"] == "7d" and rule["threshold"] == 2500 and rule["states"] == []
-    for change, detail in [({"metric": "fcp"}, "metric: unknown metric 'fcp'"),
-                           ({"threshold": "fast"}, "threshold: must be a number (got 'fast')"),
-                           ({"window": "soon"}, "window: 'soon' is not a window"),
-                           ({"channels": [12345]}, "channels: no channel 12345")]:
+    for change, detail in [
+        ({"metric": "fcp"}, "metric: unknown metric 'fcp'"),
+        ({"threshold": "fast"}, "threshold: must be a number (got 'fast')"),
+        ({"window": "soon"}, "window: 'soon' is not a window"),
+        ({"channels": [12345]}, "channels: no channel 12345"),
+    ]:
         answer = client.post("/api/alerts/rules", json={**body, **change}, headers=auth(acme))  # type: ignore[dict-item]
         assert answer.status_code == 400 and answer.json()["detail"].startswith(detail), answer.text
     assert client.post("/api/alerts/rules", json=[1], headers=auth(acme)).status_code == 400
-    assert client.post("/api/alerts/rules", json={**body, "project": acme["project"]},
-                       headers=auth(other)).json()["detail"].startswith("project: no project")
+    assert (
+        client.post("/api/alerts/rules", json={**body, "project": acme["project"]}, headers=auth(other))
+        .json()["detail"]
+        .startswith("project: no project")
+    )
     url = f"/api/alerts/rules/{rule['id']}"
     assert client.get(url, headers=auth(other)).status_code == 404
     assert client.put(url, json=body, headers=auth(other)).status_code == 404
     changed = client.put(url, json={**body, "threshold": 3000, "resolve_threshold": 2800}, headers=auth(acme))
     assert changed.status_code == 200 and changed.json()["resolve_threshold"] == 2800
-    assert [r["id"] for r in client.get("/api/alerts/rules", headers=auth(acme)).json()["rules"]] == [rule["id"]]
+    assert [r["id"] for r in client.get("/api/alerts/rules", headers=auth(acme)).json()["rules"]] == [
+        rule["id"]
+    ]
     assert client.get("/api/alerts/rules", headers=auth(other)).json()["rules"] == []
     assert client.delete(url, headers=auth(other)).status_code == 404
     assert client.delete(url, headers=auth(acme)).status_code == 204
@@ -125,10 +155,17 @@ def test_rules_crud_validation_and_isolation(client, make_org) -> None:  # noqa:
 
 def test_rule_from_a_budget(client, make_org) -> None:  # noqa: ANN001
     acme = make_org("Acme")
-    budget = client.post(f"/api/projects/{acme['project']}/budgets", json={"metric": "api_p95_ms", "value": 800},
-                         headers=auth(acme)).json()
+    budget = client.post(
+        f"/api/projects/{acme['project']}/budgets",
+        json={"metric": "api_p95_ms", "value": 800},
+        headers=auth(acme),
+    ).json()
     rule = client.post("/api/alerts/rules", json={"budget_id": budget["id"]}, headers=auth(acme))
     assert rule.status_code == 201, rule.text
     got = rule.json()
-    assert (got["metric"], got["statistic"], got["threshold"], got["budget_id"]) == ("api_ms", "p95", 800,
-                                                                                     budget["id"])
+    assert (got["metric"], got["statistic"], got["threshold"], got["budget_id"]) == (
+        "api_ms",
+        "p95",
+        800,
+        budget["id"],
+    )

@@ -47,10 +47,17 @@ def installations(tmp_path: Path, warehouse_url: str) -> Iterator[tuple[Settings
 
 def _org(settings: Settings, name: str) -> dict[str, object]:
     with session_scope(settings) as session:
-        org, api_key = accounts.create_organization(session, name, f"owner@{name.lower()}.test", "password-123")
+        org, api_key = accounts.create_organization(
+            session, name, f"owner@{name.lower()}.test", "password-123"
+        )
         project, app_key = accounts.create_project(session, org.id, "Web App")
-        return {"org_id": org.id, "project_id": project.id, "slug": project.slug, "api_key": api_key,
-                "app_key": app_key}
+        return {
+            "org_id": org.id,
+            "project_id": project.id,
+            "slug": project.slug,
+            "api_key": api_key,
+            "app_key": app_key,
+        }
 
 
 def _titles(client: TestClient, org: dict[str, object]) -> set[str]:
@@ -85,7 +92,9 @@ def test_two_apps_in_one_process_see_only_their_own_data(
         assert post(app_two, str(first["api_key"]), b"").status_code == 401
         # Each app reveals its key with its own secret (the other secret could not decrypt it).
         for client, org in ((app_one, first), (app_two, second)):
-            revealed = client.post("/api/keys/api/reveal", headers={"Authorization": f"Bearer {org['api_key']}"})
+            revealed = client.post(
+                "/api/keys/api/reveal", headers={"Authorization": f"Bearer {org['api_key']}"}
+            )
             assert revealed.status_code == 200 and revealed.json()["api_key"] == org["api_key"]
         # The dashboards mounted by the composition root read the same installation as their app.
         assert app_two.get("/login").status_code == 200
@@ -96,7 +105,12 @@ def test_two_apps_in_one_process_see_only_their_own_data(
     assert titles(one) == [title_one] and titles(two) == [title_two]
     # Nothing reached the process-global installation: no control store file, no warehouse database.
     assert not (bystander.data_dir / "control.db").exists()
-    assert get_warehouse(one).query(
-        "SELECT count() FROM system.databases WHERE name = {db:String}",
-        parameters={"db": bystander.warehouse_database},
-    ).result_rows[0][0] == 0
+    assert (
+        get_warehouse(one)
+        .query(
+            "SELECT count() FROM system.databases WHERE name = {db:String}",
+            parameters={"db": bystander.warehouse_database},
+        )
+        .result_rows[0][0]
+        == 0
+    )

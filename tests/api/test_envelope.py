@@ -34,7 +34,6 @@ from stacklens.warehouse.migrations import apply_migrations
 from tests.api.test_ingest import error_payload, transaction_payload
 from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - the esbuild bundle of @sentry/browser
 
-
 # The test's warehouse client, for the helpers below that read what landed (set per test by `server`).
 _warehouse: list[Any] = []
 
@@ -46,7 +45,9 @@ def server(settings: Settings) -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    instance = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
+    instance = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -88,13 +89,19 @@ def test_every_auth_form_and_the_refusals(server: str, make_org) -> None:  # typ
     org = make_org()
     other = make_org("Other Org")
     url = f"{server}/api/{org['project_id']}/envelope/"
-    header_auth = {"X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={org['app_key']}, sentry_client=test/1"}
+    header_auth = {
+        "X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={org['app_key']}, sentry_client=test/1"
+    }
     events = [fresh_event() for _ in range(3)]
 
     by_header = httpx.post(url, content=envelope([event_item(events[0])]), headers=header_auth)
-    by_query = httpx.post(url, params={"sentry_key": org["app_key"]}, content=envelope([event_item(events[1])]))
+    by_query = httpx.post(
+        url, params={"sentry_key": org["app_key"]}, content=envelope([event_item(events[1])])
+    )
     dsn = f"http://{org['app_key']}@127.0.0.1/{org['project_id']}"
-    by_dsn = httpx.post(url, content=envelope([event_item(events[2])], {"dsn": dsn, "event_id": events[2]["event_id"]}))
+    by_dsn = httpx.post(
+        url, content=envelope([event_item(events[2])], {"dsn": dsn, "event_id": events[2]["event_id"]})
+    )
     for answer, event in zip((by_header, by_query, by_dsn), events, strict=True):
         assert answer.status_code == 200, answer.text
         assert answer.json() == {"id": event["event_id"]}
@@ -144,7 +151,10 @@ def test_item_types_resends_and_bad_bodies(server: str, make_org) -> None:  # ty
             ({"type": "attachment", "filename": "dump.txt"}, b"\x00\x01 binary attachment"),
             ({"type": "check_in"}, json.dumps({"check_in_id": uuid.uuid4().hex, "status": "ok"}).encode()),
             ({"type": "some_future_type"}, b"{}"),
-            ({"type": "client_report"}, json.dumps({"timestamp": time.time(), "discarded_events": []}).encode()),
+            (
+                {"type": "client_report"},
+                json.dumps({"timestamp": time.time(), "discarded_events": []}).encode(),
+            ),
         ],
         {"event_id": event["event_id"]},
     )
@@ -194,7 +204,9 @@ def test_store_endpoint_cors_and_quota(server: str, settings: Settings, make_org
         f"{server}/api/{org['project_id']}/envelope/",
         headers={"Origin": "https://shop.example", "Access-Control-Request-Method": "POST"},
     )
-    assert preflight.status_code == 200 and "x-sentry-auth" in preflight.headers["access-control-allow-headers"]
+    assert (
+        preflight.status_code == 200 and "x-sentry-auth" in preflight.headers["access-control-allow-headers"]
+    )
 
     with session_scope(settings) as session:
         accounts.set_quota(session, org["org_id"], events_per_minute=2)
@@ -234,7 +246,9 @@ def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:  
     org = make_org()
     dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY_")}
-    result = subprocess.run([sys.executable, "-c", SDK_SCRIPT, dsn], capture_output=True, text=True, timeout=60, env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", SDK_SCRIPT, dsn], capture_output=True, text=True, timeout=60, env=env
+    )
     assert result.returncode == 0, result.stderr
     event_id, trace_id = result.stdout.split()
     deadline = time.monotonic() + 20
@@ -260,7 +274,9 @@ def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:  
     assert transactions == 1
 
 
-def test_projects_api_and_settings_page_show_the_dsn_that_works(server: str, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_projects_api_and_settings_page_show_the_dsn_that_works(
+    server: str, settings: Settings, make_org
+) -> None:  # type: ignore[no-untyped-def]
     org = make_org()
     with session_scope(settings) as session:
         worker = accounts.create_app_key(session, org["project_id"], "order_mail")
@@ -273,7 +289,11 @@ def test_projects_api_and_settings_page_show_the_dsn_that_works(server: str, set
     event = fresh_event()
     dsn = dsns["order_mail"]
     key = dsn.split("//")[1].split("@")[0]
-    answer = httpx.post(f"{server}/api/{org['project_id']}/envelope/", params={"sentry_key": key}, content=envelope([event_item(event)]))
+    answer = httpx.post(
+        f"{server}/api/{org['project_id']}/envelope/",
+        params={"sentry_key": key},
+        content=envelope([event_item(event)]),
+    )
     assert answer.status_code == 200 and stored(org["org_id"], event["event_id"]) == 1
 
 
@@ -310,7 +330,13 @@ def sentry_clients() -> Path:
     npm = shutil.which("npm")
     assert npm, "npm is required (Node 20 + npm)"
     if not (CLIENTS_DIR / "node_modules" / "@sentry" / "node").is_dir():
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CLIENTS_DIR, check=True, capture_output=True, timeout=600)
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=CLIENTS_DIR,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     return CLIENTS_DIR
 
 
@@ -335,13 +361,19 @@ def test_sentry_node_sends_to_the_dsn(server: str, make_org, sentry_clients: Pat
     org = make_org()
     dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
     result = subprocess.run(
-        ["node", "-e", NODE_SCRIPT], cwd=sentry_clients, capture_output=True, text=True, timeout=60,
+        ["node", "-e", NODE_SCRIPT],
+        cwd=sentry_clients,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "STACKLENS_DSN": dsn},
     )
     assert result.returncode == 0, result.stderr
     event_id = result.stdout.strip().splitlines()[-1]
     rows = _wait_stored(org["org_id"], event_id)
-    assert rows and rows[0][0].startswith("TypeError") and rows[0][1] == "api@2.0.0" and rows[0][2] == "node", rows
+    assert (
+        rows and rows[0][0].startswith("TypeError") and rows[0][1] == "api@2.0.0" and rows[0][2] == "node"
+    ), rows
 
 
 def test_sentry_cli_send_event(server: str, make_org, sentry_clients: Path) -> None:  # type: ignore[no-untyped-def]
@@ -350,8 +382,19 @@ def test_sentry_cli_send_event(server: str, make_org, sentry_clients: Path) -> N
     cli = sentry_clients / "node_modules" / ".bin" / "sentry-cli"
     env = {**os.environ, "SENTRY_DSN": dsn, "SENTRY_LOG_LEVEL": "info"}
     result = subprocess.run(
-        [str(cli), "send-event", "-m", "nightly backup failed on db-2", "--release", "ops@1.0.0", "--no-environ"],
-        capture_output=True, text=True, timeout=60, env=env,
+        [
+            str(cli),
+            "send-event",
+            "-m",
+            "nightly backup failed on db-2",
+            "--release",
+            "ops@1.0.0",
+            "--no-environ",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert result.returncode == 0, result.stderr + result.stdout
     match = re.search(r"Event id: ([0-9a-f-]{32,36})", result.stdout + result.stderr)
@@ -369,10 +412,17 @@ def test_a_corpus_of_platforms_lands_titled_and_findable(server: str, make_org) 
     for i, (name, build) in enumerate(CORPUS.items()):
         payload = build()
         if i % 2:  # half through the legacy store endpoint
-            answer = httpx.post(f"{server}/api/{org['project_id']}/store/", params={"sentry_key": org["app_key"]}, content=json.dumps(payload))
+            answer = httpx.post(
+                f"{server}/api/{org['project_id']}/store/",
+                params={"sentry_key": org["app_key"]},
+                content=json.dumps(payload),
+            )
         else:
-            answer = httpx.post(f"{server}/api/{org['project_id']}/envelope/", params={"sentry_key": org["app_key"]},
-                                content=envelope([event_item(payload)], {"event_id": payload["event_id"]}))
+            answer = httpx.post(
+                f"{server}/api/{org['project_id']}/envelope/",
+                params={"sentry_key": org["app_key"]},
+                content=envelope([event_item(payload)], {"event_id": payload["event_id"]}),
+            )
         assert answer.status_code == 200, (name, answer.text)
         sent[name] = payload
     titles: dict[str, str] = {}
@@ -385,7 +435,9 @@ def test_a_corpus_of_platforms_lands_titled_and_findable(server: str, make_org) 
     assert titles["csp"] == "Blocked 'script-src-elem' from 'evil.example'"
     assert titles["native"].startswith("EXCEPTION_ACCESS_VIOLATION_READ")
     assert titles["message"] == "payment p-17 declined by acquirer"
-    issues = httpx.get(f"{server}/api/projects/{org['project']}/issues", params={"limit": 100}, headers=bearer).json()["issues"]
+    issues = httpx.get(
+        f"{server}/api/projects/{org['project']}/issues", params={"limit": 100}, headers=bearer
+    ).json()["issues"]
     assert len(issues) == len(CORPUS), "every platform's event is an issue of its own"
     assert all(issue["title"] for issue in issues)
 
@@ -413,7 +465,12 @@ Sentry.flush(5000).then(function (ok) { window.__flushed = ok; });
 
 
 @pytest.mark.browser
-def test_sentry_browser_in_chromium_direct_to_the_dsn(server: str, make_org, sentry_browser_bundle: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_sentry_browser_in_chromium_direct_to_the_dsn(
+    server: str,
+    make_org,
+    sentry_browser_bundle: Path,  # noqa: F811 - the fixture imported above
+    tmp_path: Path,
+) -> None:  # type: ignore[no-untyped-def]
     """A page on another origin sends straight to the DSN: the envelope crosses origins (CORS) and lands."""
     import http.server
     import threading as _threading

@@ -50,7 +50,9 @@ def _raising(exc: Exception) -> Callable[[FastAPI], None]:
     return install
 
 
-@pytest.mark.parametrize(("exc", "status", "word"), CASES, ids=lambda v: type(v).__name__ if isinstance(v, Exception) else None)
+@pytest.mark.parametrize(
+    ("exc", "status", "word"), CASES, ids=lambda v: type(v).__name__ if isinstance(v, Exception) else None
+)
 def test_each_kind_answers_with_its_status_and_own_message(
     settings: Settings, exc: Exception, status: int, word: str
 ) -> None:

@@ -307,7 +307,9 @@ def test_application_not_found(
     for app_key in ("stacklens_app_" + "x" * 24, other["app_key"], org["api_key"], None):
         with caplog.at_level(logging.WARNING, logger="api.routers.ingest"):
             caplog.clear()
-            response = post(client, org["api_key"], line(error_payload(), app_key), **{"Idempotency-Key": "b-7"})
+            response = post(
+                client, org["api_key"], line(error_payload(), app_key), **{"Idempotency-Key": "b-7"}
+            )
         assert response.status_code == 404, (app_key, response.text)
         assert response.json()["error"] == "Application Not Found"
         # The operator sees the refused batch, its organization and the reason.
@@ -347,13 +349,18 @@ def test_rate_limited(client: TestClient, settings: Settings, make_org) -> None:
 def test_warehouse_down_is_503(settings: Settings, make_org, caplog: pytest.LogCaptureFixture) -> None:
     org = make_org()
     down = settings.model_copy(update={"warehouse_url": "http://127.0.0.1:9/"})
-    with TestClient(create_app(down)) as test_client, caplog.at_level(logging.ERROR, logger="api.routers.ingest"):
+    with (
+        TestClient(create_app(down)) as test_client,
+        caplog.at_level(logging.ERROR, logger="api.routers.ingest"),
+    ):
         response = post(test_client, org["api_key"], line(error_payload(), org["app_key"]))
     assert response.status_code == 503 and response.json()["error"] == "Service Unavailable"
     [record] = [r for r in caplog.records if r.name == "api.routers.ingest"]
     assert record.levelno == logging.ERROR
     message = record.getMessage()
-    assert message.startswith(f"ingest: answered 503 to organization {org['org_id']}, the warehouse is unavailable")
+    assert message.startswith(
+        f"ingest: answered 503 to organization {org['org_id']}, the warehouse is unavailable"
+    )
     assert "127.0.0.1:9" in message
 
 

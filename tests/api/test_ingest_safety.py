@@ -217,7 +217,10 @@ def test_times_the_retention_would_expire_or_in_the_future_are_stored_under_the_
     listed = httpx.get(f"{default_server}/api/issues/{issue_id}/events", headers=auth, timeout=30).json()
     assert {e["event_id"].replace("-", "") for e in listed["events"]} == set(ids.values())
     page = httpx.get(
-        f"{default_server}/api/projects/{org['project']}/issues", params={"range": "90d"}, headers=auth, timeout=30
+        f"{default_server}/api/projects/{org['project']}/issues",
+        params={"range": "90d"},
+        headers=auth,
+        timeout=30,
     ).json()
     assert [(i["id"], i["events"]) for i in page["issues"]] == [(str(issue_id), 5)]
     assert scalar(settings, "SELECT count() FROM events WHERE org_id = {org:UInt64}", org["org_id"]) == 5
@@ -241,7 +244,10 @@ def test_an_idempotency_key_reused_for_another_body_is_409(
     assert clash.json()["error"] == "Conflict" and '"k-1"' in clash.json()["detail"]
     # The same bytes again, even compressed this time, are the same batch: its first figures, nothing new.
     replay = post(
-        default_server, org["api_key"], gzip.compress(first), **{"Idempotency-Key": "k-1", "Content-Encoding": "gzip"}
+        default_server,
+        org["api_key"],
+        gzip.compress(first),
+        **{"Idempotency-Key": "k-1", "Content-Encoding": "gzip"},
     )
     assert replay.status_code == 200 and replay.json()["accepted"] == 1
     assert scalar(settings, "SELECT count() FROM events WHERE org_id = {org:UInt64}", org["org_id"]) == 1
@@ -309,7 +315,9 @@ def test_messages_say_what_is_wrong_in_the_senders_terms(
     )
     assert garbage.status_code == 400
     assert "7 bytes of trailing data after its compressed data" in garbage.json()["detail"]
-    truncated = post(default_server, org["api_key"], gzip.compress(good)[:-12], **{"Content-Encoding": "gzip"})
+    truncated = post(
+        default_server, org["api_key"], gzip.compress(good)[:-12], **{"Content-Encoding": "gzip"}
+    )
     assert truncated.status_code == 400 and "truncated" in truncated.json()["detail"]
     versions = b"\n".join(
         [
@@ -320,7 +328,10 @@ def test_messages_say_what_is_wrong_in_the_senders_terms(
     )
     answer = post(default_server, org["api_key"], versions).json()
     errors = [r["error"] for r in answer["rejected"]]
-    assert errors == ['`v` must be the number 1, not the text "1"', "`v` must be the number 1, not the value true"]
+    assert errors == [
+        '`v` must be the number 1, not the text "1"',
+        "`v` must be the number 1, not the value true",
+    ]
     assert not any(word in " ".join(errors) for word in ("True", "None", "'1'"))
 
 

@@ -51,7 +51,9 @@ def test_next_key_rotation(client: TestClient, make_org) -> None:
     assert client.get("/api/auth/verify", headers=bearer(upcoming)).status_code == 401
     actions = [
         item["action"]
-        for item in client.get("/api/activity", headers=bearer(fresh), params={"api_key_only": True}).json()["items"]
+        for item in client.get("/api/activity", headers=bearer(fresh), params={"api_key_only": True}).json()[
+            "items"
+        ]
     ]
     assert actions.count("api_key.next_created") == 1 and actions.count("api_key.regenerated") == 2
 

@@ -32,12 +32,20 @@ def stores(settings: Settings) -> Settings:
 def test_validation_errors_are_400_in_the_document_and_the_answer(stores, make_org) -> None:
     client = TestClient(create_app(stores))
     document = client.get("/openapi.json").json()
-    statuses = {status for item in document["paths"].values() for op in item.values() for status in op["responses"]}
+    statuses = {
+        status for item in document["paths"].values() for op in item.values() for status in op["responses"]
+    }
     assert "422" not in statuses and "400" in statuses
     assert "HTTPValidationError" not in document["components"]["schemas"]
     org = make_org()
-    answer = client.get("/api/activity", params={"limit": "many"}, headers={"Authorization": f"Bearer {org['api_key']}"})
-    assert answer.status_code == 400 and answer.json()["error"] == "Bad Request" and "limit" in answer.json()["detail"]
+    answer = client.get(
+        "/api/activity", params={"limit": "many"}, headers={"Authorization": f"Bearer {org['api_key']}"}
+    )
+    assert (
+        answer.status_code == 400
+        and answer.json()["error"] == "Bad Request"
+        and "limit" in answer.json()["detail"]
+    )
 
 
 def test_schema_driven_requests_find_no_5xx_and_no_undocumented_status(stores, make_org) -> None:

@@ -62,7 +62,10 @@ def fill(path: str, org: dict[str, Any], number: str) -> str:
 
 @pytest.mark.parametrize("number", [BEYOND, SIGNED_OUT_OF_RANGE, "9" * 40])
 def test_every_path_id_out_of_range_is_404_or_400(
-    server: str, stores: Settings, org_factory, number: str  # noqa: F811
+    server: str,
+    stores: Settings,  # noqa: F811 - the fixture imported above
+    org_factory,  # noqa: F811 - the fixture imported above
+    number: str,
 ) -> None:
     org = org_factory()
     page_client = signed_in(server, str(org["email"]))
@@ -82,7 +85,12 @@ def test_every_path_id_out_of_range_is_404_or_400(
                 answer = page_client.request(
                     method, path, data={"csrf_token": token} if method != "GET" else None
                 )
-            assert answer.status_code in (400, 404, 422), (method, path, answer.status_code, answer.text[:300])
+            assert answer.status_code in (400, 404, 422), (
+                method,
+                path,
+                answer.status_code,
+                answer.text[:300],
+            )
             checked += 1
     page_client.close()
     # API: app keys, issues, events, budgets; pages: issues, members, share links, events.
@@ -94,7 +102,9 @@ def _crash() -> None:
 
 
 def test_form_numbers_out_of_range_are_400_never_500(
-    server: str, stores: Settings, org_factory  # noqa: F811
+    server: str,
+    stores: Settings,  # noqa: F811 - the fixture imported above
+    org_factory,  # noqa: F811
 ) -> None:
     org = org_factory()
     row = land(org["org_id"], org["project_id"], [sdk_event(_crash)])[0]
@@ -119,7 +129,9 @@ def test_form_numbers_out_of_range_are_400_never_500(
 
 
 def test_an_unexpected_failure_answers_the_json_error_shape(
-    server: str, org_factory, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    server: str,
+    org_factory,  # noqa: F811 - the fixture imported above
+    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
 ) -> None:
     org = org_factory()
 
@@ -127,7 +139,9 @@ def test_an_unexpected_failure_answers_the_json_error_shape(
         raise RuntimeError("the control store fell over")
 
     monkeypatch.setattr("api.routers.ingest.record_key_use", broken)
-    line = b'{"v":1,"type":"event","app_key":"%s","payload":{"message":"boom"}}' % str(org["app_key"]).encode()
+    line = (
+        b'{"v":1,"type":"event","app_key":"%s","payload":{"message":"boom"}}' % str(org["app_key"]).encode()
+    )
     answer = httpx.post(
         server + "/api/ingest",
         content=line,

@@ -43,7 +43,9 @@ def client(stores: Settings) -> Iterator[TestClient]:
 def org_factory(stores: Settings):
     def make(name: str = "Acme") -> dict[str, Any]:
         with session_scope(stores) as session:
-            org, api_key = accounts.create_organization(session, name, f"{uuid.uuid4().hex[:8]}@example.test", "password-123")
+            org, api_key = accounts.create_organization(
+                session, name, f"{uuid.uuid4().hex[:8]}@example.test", "password-123"
+            )
             project, _ = accounts.create_project(session, org.id, "Web App")
             return {"org_id": org.id, "api_key": api_key, "project": project.slug, "project_id": project.id}
 
@@ -71,7 +73,13 @@ def test_every_view_answers_rows_and_filters(client, org) -> None:
         assert response.status_code == 200, (view, response.text)
         body = response.json()
         assert body["rows"], view
-        assert body["filters"] == {**WINDOW, "range": "", "environment": "production", "release": "", "browser": ""}
+        assert body["filters"] == {
+            **WINDOW,
+            "range": "",
+            "environment": "production",
+            "release": "",
+            "browser": "",
+        }
     pages = _get(client, org, "pages").json()["rows"]
     assert sum(r["views"] for r in pages) == _get(client, org, "pages").json()["total"]["views"] == 120
 
@@ -100,7 +108,12 @@ def test_waterfall(client, org) -> None:
 
 @pytest.mark.parametrize(
     ("params", "field"),
-    [({"range": "2y", "since": "", "until": ""}, "range"), ({"since": "soon"}, "since"), ({"format": "xml"}, "format"), ({"sort": "x"}, "sort")],
+    [
+        ({"range": "2y", "since": "", "until": ""}, "range"),
+        ({"since": "soon"}, "since"),
+        ({"format": "xml"}, "format"),
+        ({"sort": "x"}, "sort"),
+    ],
 )
 def test_bad_values_answer_400(client, org, params, field) -> None:
     response = _get(client, org, "endpoints", **params)

@@ -44,7 +44,9 @@ def test_channels_page_create_test_and_log(client, org_factory, allowed, receive
     token = csrf_of(page.text)
     bad = client.post(path, data={"type": "webhook", "name": "ops", "url": "ftp://x", "csrf_token": token})
     assert bad.status_code == 400 and "url: &#39;ftp://x&#39; is not a valid" in bad.text
-    made = client.post(path, data={"type": "webhook", "name": "ops", "url": receiver.url, "csrf_token": token})
+    made = client.post(
+        path, data={"type": "webhook", "name": "ops", "url": receiver.url, "csrf_token": token}
+    )
     secret = re.search(r"<code>(whsec_[^<]+)</code>", made.text).group(1)
     receiver.secret = secret
     assert secret not in client.get(path).text  # shown once
@@ -54,8 +56,13 @@ def test_channels_page_create_test_and_log(client, org_factory, allowed, receive
     assert receiver.received[0].signature_ok
     assert 'class="outcome-delivered">delivered' in tested.text and "health-healthy" in tested.text
     with session_scope(allowed) as session:
-        session.execute(update(AlertChannel).values(paused_at=utcnow(), pause_reason="the receiver answered 410"))
-    assert "ops is paused: paused after repeated permanent failures: the receiver answered 410" in client.get(path).text
+        session.execute(
+            update(AlertChannel).values(paused_at=utcnow(), pause_reason="the receiver answered 410")
+        )
+    assert (
+        "ops is paused: paused after repeated permanent failures: the receiver answered 410"
+        in client.get(path).text
+    )
     resumed = client.post(f"{path}/{channel_id}/resume", data={"csrf_token": token})
     assert "is paused" not in resumed.text
 
@@ -68,9 +75,18 @@ def test_new_rule_form_errors_rule_page_and_isolation(client, org_factory, allow
     form = client.get(alerts + "/new")
     assert form.status_code == 200 and "New Rule" in form.text
     token = csrf_of(form.text)
-    data = {"csrf_token": token, "name": "Slow pages", "type": "performance_budget", "project": org["project"],
-            "metric": "load_time_ms", "statistic": "p75", "scope": "*", "threshold": "fast", "window": "1h",
-            "min_samples": "2"}
+    data = {
+        "csrf_token": token,
+        "name": "Slow pages",
+        "type": "performance_budget",
+        "project": org["project"],
+        "metric": "load_time_ms",
+        "statistic": "p75",
+        "scope": "*",
+        "threshold": "fast",
+        "window": "1h",
+        "min_samples": "2",
+    }
     bad = client.post(alerts + "/new", data=data)
     assert bad.status_code == 400 and "threshold: must be a number (got &#39;fast&#39;)" in bad.text
     made = client.post(alerts + "/new", data={**data, "threshold": "1000"}, follow_redirects=False)
@@ -78,7 +94,9 @@ def test_new_rule_form_errors_rule_page_and_isolation(client, org_factory, allow
     rule_path = made.headers["location"]
     assert "Not evaluated yet" in client.get(rule_path).text
     now = datetime.now(UTC)
-    _load(get_warehouse(stores), [tx(org["project_id"], 2500, now - timedelta(minutes=m)) for m in range(1, 4)])
+    _load(
+        get_warehouse(stores), [tx(org["project_id"], 2500, now - timedelta(minutes=m)) for m in range(1, 4)]
+    )
     evaluate(stores, get_warehouse(stores), "http://sl.test")
     page = client.get(rule_path)
     assert "firing: 2,500 ms &gt; 1,000 ms" in page.text and 'id="rule-state">firing' in page.text

@@ -55,7 +55,9 @@ def test_the_event_page_notes_a_replaced_time(client: TestClient, stores: Settin
     # An event sent with an ordinary time has no note.
     fresh_id = _ingest(client, org, time.time())
     fresh = client.get(path, params={"event": fresh_id})
-    assert fresh.status_code == 200 and str(uuid.UUID(fresh_id)) in fresh.text and "time-note" not in fresh.text
+    assert (
+        fresh.status_code == 200 and str(uuid.UUID(fresh_id)) in fresh.text and "time-note" not in fresh.text
+    )
 
 
 @pytest.mark.browser

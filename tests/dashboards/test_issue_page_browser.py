@@ -27,15 +27,35 @@ def _browser_error(seconds_ago: float) -> dict:
         "platform": "javascript",
         "level": "error",
         "timestamp": now,
-        "exception": {"values": [{"type": "TypeError", "value": "cart.items is undefined",
-                                  "stacktrace": {"frames": [{"filename": "https://shop.example/static/app.js", "function": "renderCart", "lineno": 12, "colno": 5, "in_app": True}]}}]},
+        "exception": {
+            "values": [
+                {
+                    "type": "TypeError",
+                    "value": "cart.items is undefined",
+                    "stacktrace": {
+                        "frames": [
+                            {
+                                "filename": "https://shop.example/static/app.js",
+                                "function": "renderCart",
+                                "lineno": 12,
+                                "colno": 5,
+                                "in_app": True,
+                            }
+                        ]
+                    },
+                }
+            ]
+        },
         "breadcrumbs": [
             {"timestamp": now - 4, "category": "navigation", "data": {"from": "/", "to": "/cart"}},
             {"timestamp": now - 2, "category": "ui.click", "message": "button.add-to-cart"},
             {"timestamp": now - 1, "category": "console", "level": "warning", "message": "price missing"},
         ],
         "request": {"url": "https://shop.example/cart", "headers": {"User-Agent": SAFARI}},
-        "contexts": {"browser": {"name": "Safari", "version": "18.1"}, "os": {"name": "Mac OS X", "version": "14.6"}},
+        "contexts": {
+            "browser": {"name": "Safari", "version": "18.1"},
+            "os": {"name": "Mac OS X", "version": "14.6"},
+        },
         "sdk": {"name": "sentry.javascript.browser", "version": "11.12.0"},
     }
 

@@ -62,7 +62,9 @@ def test_owner_creates_regenerates_and_revokes_app_keys(client, org_factory, sto
 
     asked = client.post(post, data={"action": "regenerate", "service": "", "csrf_token": token})
     assert "primary" in asked.text and _works(stores, org, org["app_key"])
-    primary = client.post(post, data={"action": "regenerate", "service": "", "confirm": "yes", "csrf_token": token})
+    primary = client.post(
+        post, data={"action": "regenerate", "service": "", "confirm": "yes", "csrf_token": token}
+    )
     new_primary = _new_key(primary.text)
     # An owner can reveal an app key; the view is logged.
     shown = client.post(post, data={"action": "reveal", "service": "", "csrf_token": token})

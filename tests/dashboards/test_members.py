@@ -57,7 +57,9 @@ def test_owner_invites_and_the_person_creates_their_account(client, org_factory,
         page = invited.get(link)
         assert page.status_code == 200 and "new.person@example.test" in page.text
         form_token = csrf_of(page.text)
-        weak = invited.post(f"{link}/account", data={"password": "password", "confirm": "password", "csrf_token": form_token})
+        weak = invited.post(
+            f"{link}/account", data={"password": "password", "confirm": "password", "csrf_token": form_token}
+        )
         assert weak.status_code == 400 and "most common" in weak.text
         joined = invited.post(
             f"{link}/account",
@@ -116,7 +118,9 @@ def test_invitation_answer_is_the_same_for_known_and_unknown_emails(client, org_
         sign_in(theirs, other["email"])
         assert theirs.get(f"/orgs/{org['org_slug']}").status_code == 404  # not a member before accepting
         page = theirs.get(link)
-        accepted = theirs.post(f"{link}/accept", data={"csrf_token": csrf_of(page.text)}, follow_redirects=False)
+        accepted = theirs.post(
+            f"{link}/accept", data={"csrf_token": csrf_of(page.text)}, follow_redirects=False
+        )
         assert accepted.status_code == 303
         assert theirs.get(f"/orgs/{org['org_slug']}").status_code == 200
 

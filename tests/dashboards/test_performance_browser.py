@@ -29,7 +29,10 @@ from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.dashboards.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-SHOTS = Path(os.environ.get("STACKLENS_SHOTS_DIR") or Path(__file__).resolve().parents[1] / "_artifacts" / "performance")
+SHOTS = Path(
+    os.environ.get("STACKLENS_SHOTS_DIR")
+    or Path(__file__).resolve().parents[1] / "_artifacts" / "performance"
+)
 RELEASES = [
     browser.ReleaseShape("shop@1.0.0", 410_000, True, 1.0),
     browser.ReleaseShape("shop@1.1.0", 430_000, True, 1.0),
@@ -58,7 +61,9 @@ def server(stores) -> Iterator[str]:
     from stacklens.cli.app import build_app
 
     port = _free_port()
-    instance = uvicorn.Server(uvicorn.Config(build_app(stores), host="127.0.0.1", port=port, log_level="warning"))
+    instance = uvicorn.Server(
+        uvicorn.Config(build_app(stores), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -70,7 +75,9 @@ def server(stores) -> Iterator[str]:
     thread.join(timeout=10)
 
 
-def land_demo_traffic(settings: Settings, org_id: int, project_id: int, days: int = 21, per_day: int = 18) -> None:
+def land_demo_traffic(
+    settings: Settings, org_id: int, project_id: int, days: int = 21, per_day: int = 18
+) -> None:
     """Demo page loads, release by release over ``days``, normalised and inserted as ingest stores them."""
     rng = random.Random(15)
     now = datetime.now(UTC)
@@ -80,9 +87,23 @@ def land_demo_traffic(settings: Settings, org_id: int, project_id: int, days: in
         for _ in range(per_day):
             at = now - timedelta(days=days - day, minutes=rng.randint(0, 1400)) + timedelta(hours=1)
             environment = "production" if rng.random() < 0.8 else "staging"
-            payload = browser.pageload(rng, "https://shop.example", release, environment, at, str(1000 + rng.randint(0, 39)), rng.random() < 0.1)
+            payload = browser.pageload(
+                rng,
+                "https://shop.example",
+                release,
+                environment,
+                at,
+                str(1000 + rng.randint(0, 39)),
+                rng.random() < 0.1,
+            )
             raw = json.dumps(payload)
-            origin = Origin(org_id=org_id, project_id=project_id, service=None, batch_id=uuid.uuid4().hex, received_at=time.time())
+            origin = Origin(
+                org_id=org_id,
+                project_id=project_id,
+                service=None,
+                batch_id=uuid.uuid4().hex,
+                received_at=time.time(),
+            )
             row = transaction_row(payload, origin, raw.encode(), raw)
             tx_rows.append(row)
             span_rows.extend(spans_rows(payload, row, origin))
@@ -145,7 +166,9 @@ def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -
         visit(page.url, "endpoint_detail", 3)
         visit(f"{base}/trends?range=30d", "trends", 2)
         visit(f"{base}/releases?range=30d", "releases", 1)
-        assert any(t.startswith("Regression in shop@1.3.0") for t in page.locator(".regression").all_inner_texts())
+        assert any(
+            t.startswith("Regression in shop@1.3.0") for t in page.locator(".regression").all_inner_texts()
+        )
         visit(f"{base}/recommendations?range=30d", "recommendations", 0)
         assert page.locator(".rec-row[data-rule=parallel_calls]").count() == 1
         visit(f"{base}/pages?range=30d&browser=Safari&environment=staging", "pages_thin", 1)

@@ -41,9 +41,12 @@ def test_every_page_renders_with_data(client, seeded) -> None:
     waterfall = client.get(_base(org) + f"/waterfall/{event_id}", params=WINDOW)
     assert waterfall.status_code == 200 and "fig-waterfall" in waterfall.text and "blocking" in waterfall.text
     endpoint = client.get(
-        _base(org) + "/api/detail", params={**WINDOW, "source": "client", "method": "GET", "path": "/api/items/{id}"}
+        _base(org) + "/api/detail",
+        params={**WINDOW, "source": "client", "method": "GET", "path": "/api/items/{id}"},
     )
-    assert endpoint.status_code == 200 and "fig-latency" in endpoint.text and "waterfall-link" in endpoint.text
+    assert (
+        endpoint.status_code == 200 and "fig-latency" in endpoint.text and "waterfall-link" in endpoint.text
+    )
     issues = client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/issues")
     assert f'href="{_base(org)}">Performance</a>' in issues.text
 
@@ -51,14 +54,24 @@ def test_every_page_renders_with_data(client, seeded) -> None:
 def test_pages_show_the_api_numbers(client, seeded) -> None:
     org, _ = seeded
     headers = {"Authorization": f"Bearer {org['api_key']}"}
-    for view, suffix, key in (("pages", "/pages", "load_p75"), ("endpoints", "/api", "p95_ms"), ("resources", "/resources", "avg_bytes")):
-        api = client.get(f"/api/projects/{org['project']}/performance/{view}", params={**WINDOW, "environment": "production"}, headers=headers)
+    for view, suffix, key in (
+        ("pages", "/pages", "load_p75"),
+        ("endpoints", "/api", "p95_ms"),
+        ("resources", "/resources", "avg_bytes"),
+    ):
+        api = client.get(
+            f"/api/projects/{org['project']}/performance/{view}",
+            params={**WINDOW, "environment": "production"},
+            headers=headers,
+        )
         assert api.status_code == 200
         page = client.get(_base(org) + suffix, params={**WINDOW, "environment": "production"}).text
         shown = {float(v) for v in re.findall(r'data-value="([-0-9.e+]+)"', page)}
         for row in api.json()["rows"]:
             assert row[key] in shown, (view, row)
-    overview = client.get(f"/api/projects/{org['project']}/performance/overview", params=WINDOW, headers=headers).json()
+    overview = client.get(
+        f"/api/projects/{org['project']}/performance/overview", params=WINDOW, headers=headers
+    ).json()
     page = client.get(_base(org), params=WINDOW).text
     for row in overview["rows"]:
         assert f'data-samples="{row["samples"]}"' in page
@@ -67,13 +80,19 @@ def test_pages_show_the_api_numbers(client, seeded) -> None:
 
 def test_thin_figures_are_greyed_not_hidden(client, seeded) -> None:
     org, _ = seeded
-    page = client.get(_base(org) + "/pages", params={**WINDOW, "browser": "Firefox", "environment": "staging"}).text
+    page = client.get(
+        _base(org) + "/pages", params={**WINDOW, "browser": "Firefox", "environment": "staging"}
+    ).text
     assert 'class="few"' in page and "page-row" in page
 
 
 def test_bad_filters_answer_400_naming_the_field(client, seeded) -> None:
     org, _ = seeded
-    for params, field in (({"range": "2y"}, "range"), ({"since": "yesterday"}, "since"), ({"since": WINDOW["until"], "until": WINDOW["since"]}, "until")):
+    for params, field in (
+        ({"range": "2y"}, "range"),
+        ({"since": "yesterday"}, "since"),
+        ({"since": WINDOW["until"], "until": WINDOW["since"]}, "until"),
+    ):
         response = client.get(_base(org) + "/pages", params=params)
         assert response.status_code == 400 and f"{field}:" in response.text, params
     assert client.get(_base(org) + "/api", params={"sort": "nope"}).status_code == 400
@@ -107,7 +126,10 @@ def test_browser_error_links_to_its_page_load_waterfall(client, seeded) -> None:
         raise TypeError("Cannot read properties of undefined (reading 'price')")
 
     payload = sdk_event(fail)
-    payload["contexts"] = {**payload.get("contexts", {}), "trace": {"trace_id": load["trace_id"], "span_id": "ab" * 8}}
+    payload["contexts"] = {
+        **payload.get("contexts", {}),
+        "trace": {"trace_id": load["trace_id"], "span_id": "ab" * 8},
+    }
     payload["timestamp"] = load["timestamp"].timestamp() + 0.5
     row = land(org["org_id"], org["project_id"], [payload])[0]
     page = client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/issues/{row['issue_id']}")

@@ -118,4 +118,8 @@ def test_invitation_and_sign_in_pages(server, org_factory) -> None:
         stranger.screenshot(path=str(ARTIFACTS / "sign_in_throttled.png"), full_page=True)
         browser.close()
     # The 401 and 429 answers of the form are logged by chromium as failed resources; nothing else may be.
-    assert [e for e in errors if "status of 401" not in e and "status of 429" not in e and "status of 400" not in e] == []
+    assert [
+        e
+        for e in errors
+        if "status of 401" not in e and "status of 429" not in e and "status of 400" not in e
+    ] == []

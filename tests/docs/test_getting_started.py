@@ -57,10 +57,16 @@ def test_application_host_install_from_a_built_wheel(tmp_path: Path) -> None:
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("PYTHONPATH", None)
     venv = tmp_path / "opt-stacklens"
-    mapping = {"/opt/stacklens-src": str(ROOT), "/opt/stacklens": str(venv), "/tmp/stacklens-dist": str(tmp_path / "dist")}
+    mapping = {
+        "/opt/stacklens-src": str(ROOT),
+        "/opt/stacklens": str(venv),
+        "/tmp/stacklens-dist": str(tmp_path / "dist"),
+    }
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     wheel = next(line for line in commands() if "pip wheel" in line)
-    host = next(line for line in commands() if "pip install" in line and "whl" in line and "[server]" not in line)
+    host = next(
+        line for line in commands() if "pip install" in line and "whl" in line and "[server]" not in line
+    )
     for line in (wheel, host):
         result = run_sh(line, mapping, env)
         assert result.returncode == 0, f"{line}\n{result.stderr[-2000:]}"
@@ -68,11 +74,21 @@ def test_application_host_install_from_a_built_wheel(tmp_path: Path) -> None:
     assert built, "STACKLENS_PURE_PYTHON=1 must build a platform-independent wheel"
     python = venv / "bin" / "python"
     probe = subprocess.run(
-        [str(python), "-c", "import stacklens_sdk, shipper, importlib.util as u; print(u.find_spec('fastapi') is None)"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60,
+        [
+            str(python),
+            "-c",
+            "import stacklens_sdk, shipper, importlib.util as u; print(u.find_spec('fastapi') is None)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
     )
     assert probe.returncode == 0 and probe.stdout.strip() == "True", probe.stderr
-    version = subprocess.run([str(venv / "bin" / "stacklens-shipper"), "--version"], capture_output=True, text=True)
+    version = subprocess.run(
+        [str(venv / "bin" / "stacklens-shipper"), "--version"], capture_output=True, text=True
+    )
     assert version.returncode == 0 and "stacklens-shipper" in version.stdout
 
 
@@ -102,7 +118,9 @@ def test_organization_shipper_and_sdk_steps(tmp_path: Path) -> None:
     config.write_text(config_text)
     config.chmod(0o600)
     validate = subprocess.run(
-        [str(BIN / "stacklens-shipper"), "--config", str(config), "--validate"], capture_output=True, text=True
+        [str(BIN / "stacklens-shipper"), "--config", str(config), "--validate"],
+        capture_output=True,
+        text=True,
     )
     assert validate.returncode == 0 and "configuration is valid" in validate.stdout, validate.stderr
 
@@ -118,7 +136,11 @@ def test_organization_shipper_and_sdk_steps(tmp_path: Path) -> None:
 
 def test_server_install_from_a_clone(tmp_path: Path) -> None:
     """Section 1 on a machine that has only the repository: clone, venv, the `server` extra, a migration."""
-    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "STACKLENS_PURE_PYTHON": "1"}  # skip the C build
+    env = {
+        **os.environ,
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "STACKLENS_PURE_PYTHON": "1",
+    }  # skip the C build
     env.pop("PYTHONPATH", None)
     mapping = {
         "<your StackLens repository URL>": str(ROOT),
@@ -134,7 +156,10 @@ def test_server_install_from_a_clone(tmp_path: Path) -> None:
     data = tmp_path / "data"
     migrate = subprocess.run(
         [str(tmp_path / "venv" / "bin" / "stacklens"), "migrate"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
         env={**env, "STACKLENS_DATA_DIR": str(data)},
     )
     assert migrate.returncode == 0, migrate.stderr[-2000:]

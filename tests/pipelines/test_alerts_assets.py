@@ -18,10 +18,22 @@ from tests.stacklens.alerts.receiver import Receiver
 
 
 def _row(project_id: int, ms: float, at: datetime) -> list[object]:
-    row = {"org_id": 1, "project_id": project_id, "event_id": uuid.uuid4(), "timestamp": at,
-           "end_timestamp": at + timedelta(milliseconds=ms), "received_at": datetime.now(UTC), "release": "3.1.0",
-           "op": "pageload", "duration_ms": ms, "page": "/checkout", "http_method": "", "http_status": 0,
-           "measurements": {"lcp": ms}, "transaction": "/checkout"}
+    row = {
+        "org_id": 1,
+        "project_id": project_id,
+        "event_id": uuid.uuid4(),
+        "timestamp": at,
+        "end_timestamp": at + timedelta(milliseconds=ms),
+        "received_at": datetime.now(UTC),
+        "release": "3.1.0",
+        "op": "pageload",
+        "duration_ms": ms,
+        "page": "/checkout",
+        "http_method": "",
+        "http_status": 0,
+        "measurements": {"lcp": ms},
+        "transaction": "/checkout",
+    }
     return [row[c] for c in TX_COLS]
 
 
@@ -32,15 +44,30 @@ def test_merged_run_evaluates_after_the_marts_and_delivers(client, instance, set
     try:
         org_id, project_id, slug = org_with_project(allowed)
         with session_scope(allowed) as session:
-            channel, receiver.secret = create_channel(session, org_id, allowed, type="webhook", name="ops",
-                                                      url=receiver.url)
-            rule = rules.create_rule(session, org_id, {
-                "name": "Slow checkout", "type": "performance_budget", "project": slug, "metric": "lcp_ms",
-                "statistic": "p75", "threshold": 2500, "window": "1h", "min_samples": 3,
-                "channels": [channel.id]})
+            channel, receiver.secret = create_channel(
+                session, org_id, allowed, type="webhook", name="ops", url=receiver.url
+            )
+            rule = rules.create_rule(
+                session,
+                org_id,
+                {
+                    "name": "Slow checkout",
+                    "type": "performance_budget",
+                    "project": slug,
+                    "metric": "lcp_ms",
+                    "statistic": "p75",
+                    "threshold": 2500,
+                    "window": "1h",
+                    "min_samples": 3,
+                    "channels": [channel.id],
+                },
+            )
         now = datetime.now(UTC)
-        client.insert("transactions", [_row(project_id, 4000, now - timedelta(minutes=m)) for m in (1, 2, 3, 4)],
-                      column_names=TX_COLS)
+        client.insert(
+            "transactions",
+            [_row(project_id, 4000, now - timedelta(minutes=m)) for m in (1, 2, 3, 4)],
+            column_names=TX_COLS,
+        )
         outcomes = materialize_now(definitions_for(allowed), instance, ["page_metrics", "alert_evaluations"])
         assert all(o.success for o in outcomes), [o.error for o in outcomes]
         assert {o.job for o in outcomes} >= {"performance_job", "alerts_job"}

@@ -46,7 +46,9 @@ def test_five_minute_and_hourly_jobs_never_share_a_minute() -> None:
         at = start + timedelta(minutes=minute)
         due = [name for name, cron in others.items() if cron_due(cron, at)]
         assert len(due) <= 1, (at, due)
-    assert [m for m in range(60) if cron_due(others["budgets_every_5_minutes"], start.replace(minute=m))][:2] == [
+    assert [m for m in range(60) if cron_due(others["budgets_every_5_minutes"], start.replace(minute=m))][
+        :2
+    ] == [
         2,
         7,
     ]

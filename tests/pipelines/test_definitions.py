@@ -55,7 +55,13 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "alert_evaluations",
         "alert_deliveries",
     }
-    assert {s.group_name for s in marts.values()} == {"issues", "performance", "releases", "budgets", "alerts"}
+    assert {s.group_name for s in marts.values()} == {
+        "issues",
+        "performance",
+        "releases",
+        "budgets",
+        "alerts",
+    }
     assert all(s.description and len(s.description) > 60 for s in marts.values())
     assert {s.name: s.cron_schedule for s in defs.schedules} == {n: c for n, (c, _) in SCHEDULE_CRONS.items()}
 

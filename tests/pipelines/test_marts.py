@@ -110,7 +110,9 @@ def test_resources_and_recommendations(client, materialized) -> None:
     # One recommendation per resource and rule, however many pages load it (the seed's hero image: 3 pages).
     subjects = [(r, s) for r, s in zip(recs["rule"].to_list(), recs["subject"].to_list(), strict=True) if s]
     assert len(subjects) == len(set(subjects))
-    hero = recs.filter((pl.col("rule") == "uncompressed_image") & (pl.col("subject") == "https://cdn.shop.test/hero.png"))
+    hero = recs.filter(
+        (pl.col("rule") == "uncompressed_image") & (pl.col("subject") == "https://cdn.shop.test/hero.png")
+    )
     assert hero.height == 1 and hero["evidence"][0]["pages"] == 3
     # The seed has 90–400 KB PNG heroes, blocking CSS up to 700 ms and API calls failing 1 in 3.
     assert {"failing_api", "uncompressed_image", "render_blocking_css"} <= rules
@@ -170,7 +172,9 @@ def _release_load(transactions: list[dict]) -> dict[str, tuple[int, float]]:
     return {r["release"]: (r["views"], r["p75"]) for r in per.to_dicts()}
 
 
-def test_release_impact_merges_again_only_the_releases_with_new_data(client, instance, materialized, defs) -> None:
+def test_release_impact_merges_again_only_the_releases_with_new_data(
+    client, instance, materialized, defs
+) -> None:
     perf, _ = materialized
     sql = "SELECT * FROM release_impact FINAL ORDER BY first_seen"
     before = {r["release"]: r for r in rows(client, sql).to_dicts()}

@@ -16,7 +16,9 @@ from pipelines.resources import SCALED_SETTINGS_MISSING
 def _tick(name: str) -> object:
     schedule = defs.get_schedule_def(name)
     with dg.instance_for_test() as instance:
-        context = dg.build_schedule_context(instance=instance, resources={"warehouse": defs.resources["warehouse"]})
+        context = dg.build_schedule_context(
+            instance=instance, resources={"warehouse": defs.resources["warehouse"]}
+        )
         return schedule.evaluate_tick(context)
 
 
@@ -32,7 +34,9 @@ def test_every_schedule_skips_with_what_to_set(monkeypatch: pytest.MonkeyPatch) 
         assert "stacklens serve" in result.skip_message and "stacklens pipelines ui" in result.skip_message  # type: ignore[attr-defined]
 
 
-def test_with_the_variables_the_budgets_schedule_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_with_the_variables_the_budgets_schedule_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("STACKLENS_WAREHOUSE_URL", f"chdb://{tmp_path / 'warehouse'}")
     monkeypatch.setenv("STACKLENS_WAREHOUSE_DATABASE", "unconfigured_test")
     result = _tick("budgets_every_5_minutes")

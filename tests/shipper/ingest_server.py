@@ -171,7 +171,12 @@ class IngestServer:
                 rejected = []
                 for i, line in enumerate(lines):
                     if not attributable[i]:
-                        rejected.append({"line": i + 1, "error": "Application Not Found: the app key is not a current app key"})
+                        rejected.append(
+                            {
+                                "line": i + 1,
+                                "error": "Application Not Found: the app key is not a current app key",
+                            }
+                        )
                         continue
                     try:
                         event_id = json.loads(line)["payload"]["event_id"]

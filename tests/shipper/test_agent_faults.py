@@ -284,7 +284,9 @@ def test_413_splits_the_batch(ws: Workspace, server: IngestServer) -> None:
     finish(ws, proc, set(ids))
 
 
-def test_a_body_refused_with_409_is_split_to_the_line_and_never_parks(ws: Workspace, server: IngestServer) -> None:
+def test_a_body_refused_with_409_is_split_to_the_line_and_never_parks(
+    ws: Workspace, server: IngestServer
+) -> None:
     """A 409 (the service has the batch's Idempotency-Key for other bytes) is about the body, not the moment:
     retrying it would park the file forever, so the batch is split and a line refused alone is a dead letter."""
     refused = new_ids(3)

@@ -22,7 +22,11 @@ def test_rejected_lines_are_numbered_as_sent_and_dead_lettered_with_the_reason(t
     assert len(batch.lines) == 3, "the line that is not JSON is passed over, never sent"
     # The body holds the three sent lines; the service numbers them 1..3, so its line 2 is file line 3.
     reasons = batch.refuse_lines(
-        [{"line": 2, "error": "Application Not Found: the app key is not a current app key"}, {"line": 9}, "x"]
+        [
+            {"line": 2, "error": "Application Not Found: the app key is not a current app key"},
+            {"line": 9},
+            "x",
+        ]
     )
     assert reasons == ["Application Not Found: the app key is not a current app key"]
     assert batch.lines == [lines[0], lines[3]]

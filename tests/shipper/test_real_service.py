@@ -56,7 +56,9 @@ def ws(service: SimpleNamespace, org: dict[str, Any]) -> Iterator[Workspace]:
     workspace.cleanup()
 
 
-def event_line(app_key: object, message: str, when: float, event_id: str | None = None, **extra: Any) -> bytes:
+def event_line(
+    app_key: object, message: str, when: float, event_id: str | None = None, **extra: Any
+) -> bytes:
     payload = {"event_id": event_id or uuid.uuid4().hex, "timestamp": when, "message": message, **extra}
     return json.dumps({"v": 1, "type": "event", "app_key": app_key, "payload": payload}).encode() + b"\n"
 
@@ -70,11 +72,18 @@ def transaction_line(app_key: object, name: str, now: float, months: int) -> byt
         "timestamp": now,
         "contexts": {"trace": {"op": "http.server", "trace_id": "c" * 32, "span_id": "d" * 16}},
         "spans": [
-            {"span_id": f"{i:016x}", "op": "db", "start_timestamp": now - i * 31 * DAY, "timestamp": now - i * 31 * DAY}
+            {
+                "span_id": f"{i:016x}",
+                "op": "db",
+                "start_timestamp": now - i * 31 * DAY,
+                "timestamp": now - i * 31 * DAY,
+            }
             for i in range(months)
         ],
     }
-    return json.dumps({"v": 1, "type": "transaction", "app_key": app_key, "payload": payload}).encode() + b"\n"
+    return (
+        json.dumps({"v": 1, "type": "transaction", "app_key": app_key, "payload": payload}).encode() + b"\n"
+    )
 
 
 def write(path: Path, lines: list[bytes]) -> None:
@@ -114,7 +123,9 @@ def stop(proc: Any) -> str:
     return proc.output()
 
 
-def test_a_file_over_more_than_100_months_is_delivered(ws: Workspace, decade: Settings, org: dict[str, Any]) -> None:
+def test_a_file_over_more_than_100_months_is_delivered(
+    ws: Workspace, decade: Settings, org: dict[str, Any]
+) -> None:
     now = time.time()
     lines = [event_line(org["app_key"], f"month {i}", now - i * 31 * DAY) for i in range(110)]
     lines.append(transaction_line(org["app_key"], "/checkout", now, 110))
@@ -151,7 +162,9 @@ def test_a_line_with_a_retired_app_key_is_dead_lettered_and_logged(
     assert "Application Not Found: 1 events carry an app key the service no longer knows" in output
 
 
-def test_a_batch_mixing_every_bad_line_with_good_ones(ws: Workspace, decade: Settings, org: dict[str, Any]) -> None:
+def test_a_batch_mixing_every_bad_line_with_good_ones(
+    ws: Workspace, decade: Settings, org: dict[str, Any]
+) -> None:
     """Every good line lands exactly once, every bad line is in the dead letters with its reason, and
     delivery goes on with what is written afterwards."""
     now, key = time.time(), org["app_key"]
@@ -163,7 +176,9 @@ def test_a_batch_mixing_every_bad_line_with_good_ones(ws: Workspace, decade: Set
         event_line(key, "good: nil id one", now, "0" * 32),
         event_line(key, "good: nil id two", now, "0" * 32),
         event_line(key, "good: malformed id", now, "xyz"),
-        event_line(key, "good: numbers", now, extra={"huge": 1e308, "big": 2**70}).replace(b"1e+308", b"1e400"),
+        event_line(key, "good: numbers", now, extra={"huge": 1e308, "big": 2**70}).replace(
+            b"1e+308", b"1e400"
+        ),
         *[event_line(key, f"good: month {i}", now - i * 31 * DAY) for i in range(105)],
         transaction_line(key, "/spread", now, 105),
     ]
@@ -190,7 +205,9 @@ def test_a_batch_mixing_every_bad_line_with_good_ones(ws: Workspace, decade: Set
     assert all(n == 1 for n in landed.values()), {m: n for m, n in landed.items() if n != 1}
     letters = {letter["preview"]: letter["reason"] for letter in dead_letters(ws)}
     assert len(letters) == len(bad)
-    reasons = {name: next(r for p, r in letters.items() if p == line[:200].decode()) for name, line in bad.items()}
+    reasons = {
+        name: next(r for p, r in letters.items() if p == line[:200].decode()) for name, line in bad.items()
+    }
     assert "Application Not Found" in reasons["retired app key"]
     assert reasons["version as text"].endswith('`v` must be the number 1, not the text "1"')
     assert "`payload` must be a JSON object" in reasons["payload not an object"]

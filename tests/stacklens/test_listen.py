@@ -17,7 +17,9 @@ def test_a_taken_port_is_refused_in_one_line() -> None:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        with pytest.raises(PortInUse, match=f"cannot listen on 127.0.0.1:{port}.*pass another --port") as caught:
+        with pytest.raises(
+            PortInUse, match=f"cannot listen on 127.0.0.1:{port}.*pass another --port"
+        ) as caught:
             check_port_free("127.0.0.1", port)
         assert isinstance(caught.value, Unavailable)
     check_port_free("127.0.0.1", port)  # free again once released

@@ -32,8 +32,18 @@ def test_allowed_loopback_receiver_gets_the_post(receiver: Receiver) -> None:
 
 
 @pytest.mark.parametrize(
-    "address", ["127.0.0.1", "10.1.2.3", "169.254.169.254", "192.168.0.10", "172.16.5.5", "::1", "fe80::1",
-                "::ffff:127.0.0.1", "0.0.0.0"]
+    "address",
+    [
+        "127.0.0.1",
+        "10.1.2.3",
+        "169.254.169.254",
+        "192.168.0.10",
+        "172.16.5.5",
+        "::1",
+        "fe80::1",
+        "::ffff:127.0.0.1",
+        "0.0.0.0",
+    ],
 )
 def test_internal_addresses_are_refused_before_connecting(address: str) -> None:
     calls: list[str] = []
@@ -69,7 +79,9 @@ def test_public_address_passes_the_guard() -> None:
     assert OutboundClient(resolver=lambda h, p: ["93.184.215.14"]).check("https://example.test/")
 
 
-@pytest.mark.parametrize("url", ["ftp://x.test/", "file:///etc/passwd", "http:///nohost", "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "url", ["ftp://x.test/", "file:///etc/passwd", "http:///nohost", "javascript:alert(1)"]
+)
 def test_bad_urls_are_refused_with_a_reason(url: str) -> None:
     with pytest.raises(OutboundRefused, match="url"):
         OutboundClient().check(url)

@@ -20,8 +20,8 @@ CASES = {
     "stacklens_api_" + "0123456789abcdefghijABCDEFGHIJkl": FILTERED,
     "key=AKIA" + "IOSFODNN7EXAMPLE;": "key=" + FILTERED + ";",
     "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8": FILTERED,
-    "Bearer eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THs": "Bearer "
-    + FILTERED,
+    "Bearer eyJhbGciOiJIUzI1NiJ9."
+    + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THs": "Bearer " + FILTERED,
     "redis://:s3cret-pass@cache:6379/0": "redis://:s3cret-pass@cache:6379/0",  # no user: not the shape
     "postgres://app:hunter2@db/x": "postgres://app:" + FILTERED + "@db/x",
     "plain words, https://example.com/a": "plain words, https://example.com/a",
@@ -43,7 +43,11 @@ def test_sys_argv_key_never_reaches_the_log_file(tmp_path: Path, monkeypatch: py
     except RuntimeError as exc:
         stacklens_sdk.capture_exception(exc)
     stacklens_sdk.flush()
-    lines = [json.loads(line) for path in tmp_path.glob("stacklens-*.log") for line in path.read_text().splitlines()]
+    lines = [
+        json.loads(line)
+        for path in tmp_path.glob("stacklens-*.log")
+        for line in path.read_text().splitlines()
+    ]
     event = next(line for line in lines if line["type"] == "event")
     assert event["app_key"] == key  # the envelope keeps it: the shipper needs it
     payload = json.dumps(event["payload"])

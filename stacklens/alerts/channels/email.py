@@ -34,7 +34,9 @@ class SmtpTarget:
     @classmethod
     def parse(cls, url: str | None) -> SmtpTarget:
         if not url:
-            raise SmtpConfigError("e-mail needs STACKLENS_SMTP_URL (smtp://user:pass@host:port) on the server")
+            raise SmtpConfigError(
+                "e-mail needs STACKLENS_SMTP_URL (smtp://user:pass@host:port) on the server"
+            )
         parts = urlsplit(url)
         if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
             raise SmtpConfigError("STACKLENS_SMTP_URL must look like smtp://user:pass@host:port or smtps://…")
@@ -96,8 +98,9 @@ class EmailChannel:
         try:
             smtp: smtplib.SMTP
             if target.ssl:
-                smtp = smtplib.SMTP_SSL(target.host, target.port, timeout=SMTP_TIMEOUT_S,
-                                        context=ssl.create_default_context())
+                smtp = smtplib.SMTP_SSL(
+                    target.host, target.port, timeout=SMTP_TIMEOUT_S, context=ssl.create_default_context()
+                )
             else:
                 smtp = smtplib.SMTP(target.host, target.port, timeout=SMTP_TIMEOUT_S)
             with smtp:
@@ -108,21 +111,34 @@ class EmailChannel:
                 refused = smtp.send_message(mail)
         except smtplib.SMTPRecipientsRefused as exc:
             first = next(iter(exc.recipients.values()))
-            return self._failure(started, first[0], f"the SMTP server refused every recipient: {_text(first[1])}")
+            return self._failure(
+                started, first[0], f"the SMTP server refused every recipient: {_text(first[1])}"
+            )
         except smtplib.SMTPResponseException as exc:
-            return self._failure(started, exc.smtp_code, f"the SMTP server answered {exc.smtp_code}: "
-                                 f"{_text(exc.smtp_error)}")
+            return self._failure(
+                started, exc.smtp_code, f"the SMTP server answered {exc.smtp_code}: {_text(exc.smtp_error)}"
+            )
         except (TimeoutError, smtplib.SMTPException, OSError) as exc:
             where = f"{target.host}:{target.port}"
-            return SendResult(ok=False, retryable=True, latency_ms=_ms(started),
-                              error=f"cannot reach the SMTP server {where}: {exc or type(exc).__name__}")
+            return SendResult(
+                ok=False,
+                retryable=True,
+                latency_ms=_ms(started),
+                error=f"cannot reach the SMTP server {where}: {exc or type(exc).__name__}",
+            )
         excerpt = f"250 accepted for {len(self.to) - len(refused)} of {len(self.to)} recipients"
         return SendResult(ok=True, status_code=250, latency_ms=_ms(started), excerpt=excerpt)
 
     @staticmethod
     def _failure(started: float, code: int, error: str) -> SendResult:
-        return SendResult(ok=False, retryable=400 <= code < 500, status_code=code, latency_ms=_ms(started),
-                          excerpt=error[:300], error=error[:500])
+        return SendResult(
+            ok=False,
+            retryable=400 <= code < 500,
+            status_code=code,
+            latency_ms=_ms(started),
+            excerpt=error[:300],
+            error=error[:500],
+        )
 
 
 def _text(value: bytes | str) -> str:

@@ -13,8 +13,13 @@ import httpx
 from stacklens.alerts.channels.base import Message, SendResult
 from stacklens.outbound import OutboundClient, OutboundRefused
 
-_ICON = {"firing": ":red_circle:", "resolved": ":large_green_circle:", "renotify": ":red_circle:",
-         "test": ":white_check_mark:", "digest": ":bell:"}
+_ICON = {
+    "firing": ":red_circle:",
+    "resolved": ":large_green_circle:",
+    "renotify": ":red_circle:",
+    "test": ":white_check_mark:",
+    "digest": ":bell:",
+}
 
 
 def slack_body(message: Message) -> dict:
@@ -26,7 +31,12 @@ def slack_body(message: Message) -> dict:
         {"type": "section", "text": {"type": "mrkdwn", "text": body[:2900]}},
     ]
     if message.link:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"<{message.link}|Open in StackLens>"}]})
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": f"<{message.link}|Open in StackLens>"}],
+            }
+        )
     return {"text": f"{message.subject}", "blocks": blocks}
 
 
@@ -42,15 +52,23 @@ def post_json(client: OutboundClient, url: str, body: bytes, headers: dict[str, 
     except OutboundRefused as exc:
         return SendResult(ok=False, retryable=False, error=str(exc))
     except httpx.TimeoutException:
-        return SendResult(ok=False, retryable=True, error=f"no answer within {client.timeout_s:g} s (timeout)")
+        return SendResult(
+            ok=False, retryable=True, error=f"no answer within {client.timeout_s:g} s (timeout)"
+        )
     except httpx.TransportError as exc:
         return SendResult(ok=False, retryable=True, error=f"cannot connect: {exc or type(exc).__name__}")
     error = "" if response.ok else f"the receiver answered {response.status}"
     if 300 <= response.status < 400:
         error += " (a redirect; redirects are not followed: use the final URL)"
-    return SendResult(ok=response.ok, retryable=response.retryable, status_code=response.status,
-                      latency_ms=response.latency_ms, excerpt=response.excerpt, error=error,
-                      retry_after_s=response.retry_after_s)
+    return SendResult(
+        ok=response.ok,
+        retryable=response.retryable,
+        status_code=response.status,
+        latency_ms=response.latency_ms,
+        excerpt=response.excerpt,
+        error=error,
+        retry_after_s=response.retry_after_s,
+    )
 
 
 class SlackChannel:

@@ -158,4 +158,3 @@ def fingerprint_event(payload: dict[str, Any]) -> Grouping:
         components = default_components(payload)
     digest = hashlib.sha256("\x1f".join(components).encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return Grouping(hash=digest, version=GROUPING_VERSION, components=components)
-

@@ -28,7 +28,9 @@ class Received:
 @dataclass
 class Receiver:
     secret: str | None = None  # whsec_… to verify signatures with
-    script: list[tuple[int, dict[str, str], float]] = field(default_factory=list)  # (status, headers, stall s)
+    script: list[tuple[int, dict[str, str], float]] = field(
+        default_factory=list
+    )  # (status, headers, stall s)
     received: list[Received] = field(default_factory=list)
     accepted: Counter = field(default_factory=Counter)  # webhook-id -> times answered 2xx
     server: ThreadingHTTPServer | None = None
@@ -47,7 +49,9 @@ class Receiver:
         key = base64.b64decode(self.secret.removeprefix("whsec_"))
         signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
         expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
-        given = [s.split(",", 1)[1] for s in headers.get("webhook-signature", "").split() if s.startswith("v1,")]
+        given = [
+            s.split(",", 1)[1] for s in headers.get("webhook-signature", "").split() if s.startswith("v1,")
+        ]
         return any(hmac.compare_digest(expected, g) for g in given)
 
     def start(self) -> Receiver:

@@ -17,20 +17,76 @@ from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
-TX = ["org_id", "project_id", "event_id", "timestamp", "end_timestamp", "received_at", "release", "environment",
-      "op", "status", "http_status", "duration_ms", "page", "measurements", "transaction"]
-EV = ["org_id", "project_id", "event_id", "issue_id", "fingerprint", "timestamp", "received_at", "title", "level",
-      "release", "environment", "user_key", "tags"]
+TX = [
+    "org_id",
+    "project_id",
+    "event_id",
+    "timestamp",
+    "end_timestamp",
+    "received_at",
+    "release",
+    "environment",
+    "op",
+    "status",
+    "http_status",
+    "duration_ms",
+    "page",
+    "measurements",
+    "transaction",
+]
+EV = [
+    "org_id",
+    "project_id",
+    "event_id",
+    "issue_id",
+    "fingerprint",
+    "timestamp",
+    "received_at",
+    "title",
+    "level",
+    "release",
+    "environment",
+    "user_key",
+    "tags",
+]
 
 
 def tx(project: int, load: float, at: datetime, status: str = "ok", page: str = "/checkout") -> list:
-    return [1, project, uuid.uuid4(), at, at, NOW, "2.0.0", "production", "pageload", status, 200, load, page,
-            {"lcp": load}, page]
+    return [
+        1,
+        project,
+        uuid.uuid4(),
+        at,
+        at,
+        NOW,
+        "2.0.0",
+        "production",
+        "pageload",
+        status,
+        200,
+        load,
+        page,
+        {"lcp": load},
+        page,
+    ]
 
 
 def ev(project: int, issue: int, at: datetime, user: str, level: str = "error") -> list:
-    return [1, project, uuid.uuid4(), issue, f"fp{issue}", at, NOW, f"TypeError in issue {issue}", level, "2.0.0",
-            "production", user, {"browser": "Firefox"}]
+    return [
+        1,
+        project,
+        uuid.uuid4(),
+        issue,
+        f"fp{issue}",
+        at,
+        NOW,
+        f"TypeError in issue {issue}",
+        level,
+        "2.0.0",
+        "production",
+        user,
+        {"browser": "Firefox"},
+    ]
 
 
 @pytest.fixture
@@ -39,7 +95,9 @@ def world(settings: Settings, client):  # noqa: ANN001, ANN201
     receiver = Receiver().start()
     org_id, project_id, slug = org_with_project(settings)
     with session_scope(settings) as session:
-        channel, secret = create_channel(session, org_id, settings, type="webhook", name="hook", url=receiver.url)
+        channel, secret = create_channel(
+            session, org_id, settings, type="webhook", name="hook", url=receiver.url
+        )
     receiver.secret = secret
     yield settings, client, org_id, project_id, slug, channel.id, receiver
     receiver.stop()
@@ -48,25 +106,47 @@ def world(settings: Settings, client):  # noqa: ANN001, ANN201
 def _load(client, rows: list[list], events: list[list] | None = None, days: int = 2) -> None:  # noqa: ANN001
     if rows:
         client.insert("transactions", rows, column_names=TX)
-        ops.run_insert(client, "page_hour_states", {"start": NOW - timedelta(days=days), "end": NOW + timedelta(hours=1),
-                                                    "materialized_at": datetime.now(UTC)})
+        ops.run_insert(
+            client,
+            "page_hour_states",
+            {
+                "start": NOW - timedelta(days=days),
+                "end": NOW + timedelta(hours=1),
+                "materialized_at": datetime.now(UTC),
+            },
+        )
     if events:
         client.insert("events", events, column_names=EV)
 
 
 def _states(settings: Settings, rule_id: int) -> dict[str, str]:
     with session_scope(settings) as session:
-        return {s.scope_key: s.state for s in session.scalars(select(AlertRuleState).where(
-            AlertRuleState.rule_id == rule_id))}
+        return {
+            s.scope_key: s.state
+            for s in session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule_id))
+        }
 
 
 def test_performance_rule_fires_once_resolves_with_hysteresis_and_notifies(world) -> None:  # noqa: ANN001
     settings, client, org_id, project_id, slug, channel_id, receiver = world
     with session_scope(settings) as session:
-        rule = rules.create_rule(session, org_id, {
-            "name": "Checkout LCP", "type": "performance_budget", "project": slug, "metric": "lcp_ms",
-            "statistic": "p75", "threshold": 2000, "resolve_threshold": 1800, "scope": "/check*", "window": "1h",
-            "min_samples": 5, "channels": [channel_id]})
+        rule = rules.create_rule(
+            session,
+            org_id,
+            {
+                "name": "Checkout LCP",
+                "type": "performance_budget",
+                "project": slug,
+                "metric": "lcp_ms",
+                "statistic": "p75",
+                "threshold": 2000,
+                "resolve_threshold": 1800,
+                "scope": "/check*",
+                "window": "1h",
+                "min_samples": 5,
+                "channels": [channel_id],
+            },
+        )
     _load(client, [tx(project_id, 3000, NOW - timedelta(minutes=m)) for m in range(1, 4)])
     evaluate(settings, client, "http://sl.test", NOW)
     assert _states(settings, rule.id) == {"*": "insufficient_data"}  # 3 samples < 5: never fires
@@ -78,15 +158,23 @@ def test_performance_rule_fires_once_resolves_with_hysteresis_and_notifies(world
     outbox.drain(settings)
     body = receiver.received[0].json()
     assert receiver.received[0].signature_ok
-    assert body["type"] == "alert.firing" and body["data"]["value"] == 3000 and body["data"]["threshold"] == 2000
+    assert (
+        body["type"] == "alert.firing" and body["data"]["value"] == 3000 and body["data"]["threshold"] == 2000
+    )
     assert body["data"]["release"] == "2.0.0" and body["data"]["samples"] == 7
     assert "largest contentful paint p75 on /check* 3,000 ms > 2,000 ms" in body["data"]["subject"]
     assert body["data"]["link"] == f"http://sl.test/orgs/acme/projects/{slug}/performance"
     with session_scope(settings) as session:
-        evaluations = list(session.scalars(select(AlertEvaluation).where(AlertEvaluation.rule_id == rule.id)
-                                           .order_by(AlertEvaluation.id)))
-    assert [e.decision for e in evaluations] == ["insufficient data: 3 samples < 5 needed",
-                                                 "firing: 3,000 ms > 2,000 ms", "still firing: 3,000 ms > 2,000 ms"]
+        evaluations = list(
+            session.scalars(
+                select(AlertEvaluation).where(AlertEvaluation.rule_id == rule.id).order_by(AlertEvaluation.id)
+            )
+        )
+    assert [e.decision for e in evaluations] == [
+        "insufficient data: 3 samples < 5 needed",
+        "firing: 3,000 ms > 2,000 ms",
+        "still firing: 3,000 ms > 2,000 ms",
+    ]
     assert evaluations[1].samples == 7 and evaluations[1].threshold == 2000 and evaluations[1].notified
     assert evaluations[1].window_end - evaluations[1].window_start >= timedelta(hours=1)
 
@@ -95,19 +183,45 @@ def test_error_rules_new_issue_frequency_and_error_rate(world) -> None:  # noqa:
     settings, client, org_id, project_id, slug, channel_id, receiver = world
     base = {"project": slug, "channels": [channel_id], "window": "1h"}
     with session_scope(settings) as session:
-        new = rules.create_rule(session, org_id, {**base, "name": "New", "type": "new_issue", "level": "error"})
-        freq = rules.create_rule(session, org_id, {**base, "name": "Busy", "type": "event_frequency",
-                                                   "threshold": 2, "count_kind": "users", "tag": "browser:Firefox"})
-        rate = rules.create_rule(session, org_id, {**base, "name": "Failing", "type": "error_rate",
-                                                   "threshold": 10, "min_samples": 4})
+        new = rules.create_rule(
+            session, org_id, {**base, "name": "New", "type": "new_issue", "level": "error"}
+        )
+        freq = rules.create_rule(
+            session,
+            org_id,
+            {
+                **base,
+                "name": "Busy",
+                "type": "event_frequency",
+                "threshold": 2,
+                "count_kind": "users",
+                "tag": "browser:Firefox",
+            },
+        )
+        rate = rules.create_rule(
+            session,
+            org_id,
+            {**base, "name": "Failing", "type": "error_rate", "threshold": 10, "min_samples": 4},
+        )
     old = NOW - timedelta(days=3)
-    _load(client, [tx(project_id, 100, NOW - timedelta(minutes=5), "internal_error"),
-                   *[tx(project_id, 100, NOW - timedelta(minutes=5)) for _ in range(3)]],
-          [ev(project_id, 11, old, "u1"), ev(project_id, 11, NOW - timedelta(minutes=2), "u1"),
-           *[ev(project_id, 22, NOW - timedelta(minutes=3), f"u{i}") for i in range(3)],
-           ev(project_id, 33, NOW - timedelta(minutes=1), "u9", level="warning")])
+    _load(
+        client,
+        [
+            tx(project_id, 100, NOW - timedelta(minutes=5), "internal_error"),
+            *[tx(project_id, 100, NOW - timedelta(minutes=5)) for _ in range(3)],
+        ],
+        [
+            ev(project_id, 11, old, "u1"),
+            ev(project_id, 11, NOW - timedelta(minutes=2), "u1"),
+            *[ev(project_id, 22, NOW - timedelta(minutes=3), f"u{i}") for i in range(3)],
+            ev(project_id, 33, NOW - timedelta(minutes=1), "u9", level="warning"),
+        ],
+    )
     summary = evaluate(settings, client, "http://sl.test", NOW)
-    assert _states(settings, new.id) == {"*": "ok", "22": "firing"}  # 11 is old, 33 is a warning (level filter)
+    assert _states(settings, new.id) == {
+        "*": "ok",
+        "22": "firing",
+    }  # 11 is old, 33 is a warning (level filter)
     assert _states(settings, freq.id) == {"22": "firing"}  # issues within the threshold keep no state
     assert _states(settings, rate.id) == {"*": "firing"}  # 1 of 4 failed: 25 % > 10 %
     assert summary.notifications == 3
@@ -123,15 +237,17 @@ def test_error_rules_new_issue_frequency_and_error_rate(world) -> None:  # noqa:
 def test_rule_validation_names_the_field(world) -> None:  # noqa: ANN001
     settings, client, org_id, project_id, slug, channel_id, receiver = world
     good = {"name": "x", "type": "performance_budget", "project": slug, "metric": "lcp_ms", "threshold": 1}
-    cases = [({"metric": "fcp"}, "metric: unknown metric 'fcp'"),
-             ({"threshold": "fast"}, "threshold: must be a number (got 'fast')"),
-             ({"threshold": [1]}, "threshold: must be a number (got list)"),
-             ({"window": "7 weeks"}, "window: '7 weeks' is not a window"),
-             ({"statistic": "p95"}, "statistic: lcp_ms keeps p75"),
-             ({"project": "nope"}, "project: no project 'nope'"),
-             ({"channels": [999]}, "channels: no channel 999"),
-             ({"type": "weird"}, "type: unknown rule type 'weird'"),
-             ({"resolve_threshold": 5}, "resolve_threshold: must be at most the threshold")]
+    cases = [
+        ({"metric": "fcp"}, "metric: unknown metric 'fcp'"),
+        ({"threshold": "fast"}, "threshold: must be a number (got 'fast')"),
+        ({"threshold": [1]}, "threshold: must be a number (got list)"),
+        ({"window": "7 weeks"}, "window: '7 weeks' is not a window"),
+        ({"statistic": "p95"}, "statistic: lcp_ms keeps p75"),
+        ({"project": "nope"}, "project: no project 'nope'"),
+        ({"channels": [999]}, "channels: no channel 999"),
+        ({"type": "weird"}, "type: unknown rule type 'weird'"),
+        ({"resolve_threshold": 5}, "resolve_threshold: must be at most the threshold"),
+    ]
     with session_scope(settings) as session:
         for change, message in cases:
             with pytest.raises(rules.AlertInputError) as caught:

@@ -45,14 +45,25 @@ def setup(control_settings: Settings, receiver: Receiver) -> tuple[Settings, int
 
 def _enqueue(settings: Settings, org_id: int, channel_id: int, n: int = 1, kind: str = "firing") -> list[str]:
     with session_scope(settings) as session:
-        return [outbox.enqueue(session, org_id, [channel_id], kind, {"subject": f"alert {i}", "text": "t",
-                                                                     "html": "<p>t</p>"})[0] for i in range(n)]
+        return [
+            outbox.enqueue(
+                session,
+                org_id,
+                [channel_id],
+                kind,
+                {"subject": f"alert {i}", "text": "t", "html": "<p>t</p>"},
+            )[0]
+            for i in range(n)
+        ]
 
 
 def _log(settings: Settings, notification_id: str) -> list[tuple[str, int | None]]:
     with session_scope(settings) as session:
-        rows = session.scalars(select(AlertDelivery).where(AlertDelivery.notification_id == notification_id)
-                               .order_by(AlertDelivery.id))
+        rows = session.scalars(
+            select(AlertDelivery)
+            .where(AlertDelivery.notification_id == notification_id)
+            .order_by(AlertDelivery.id)
+        )
         return [(r.outcome, r.status_code) for r in rows]
 
 
@@ -87,7 +98,9 @@ def test_retryable_failures_give_up_only_after_24_hours(setup, receiver: Receive
     assert _log(settings, old) == [("expired", 503)] and _log(settings, fresh) == [("retry", 503)]
 
 
-def test_permanent_failures_pause_the_channel_and_a_passing_test_resumes_it(setup, receiver: Receiver) -> None:
+def test_permanent_failures_pause_the_channel_and_a_passing_test_resumes_it(
+    setup, receiver: Receiver
+) -> None:
     settings, org_id, channel_id = setup
     ids = _enqueue(settings, org_id, channel_id, outbox.PAUSE_AFTER_PERMANENT_FAILURES)
     for _ in ids:
@@ -139,12 +152,19 @@ def test_kill_9_mid_send_neither_loses_nor_duplicates(setup, receiver: Receiver,
     receiver.answer(200)
     receiver.answer(200)
     receiver.answer(200, stall_s=30)  # the third send hangs: the sender is killed while it waits
-    env = {**os.environ, "PYTHONPATH": str(Path.cwd()), "STACKLENS_DATA_DIR": str(settings.data_dir),
-           "STACKLENS_DATABASE_URL": settings.resolved_database_url, "STACKLENS_OUTBOUND_ALLOW": "127.0.0.1",
-           "STACKLENS_SECRET_KEY": settings.secret_key.get_secret_value()}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path.cwd()),
+        "STACKLENS_DATA_DIR": str(settings.data_dir),
+        "STACKLENS_DATABASE_URL": settings.resolved_database_url,
+        "STACKLENS_OUTBOUND_ALLOW": "127.0.0.1",
+        "STACKLENS_SECRET_KEY": settings.secret_key.get_secret_value(),
+    }
     errors = tmp_path / "sender.err"
     with errors.open("wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", SENDER], env=env, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SENDER], env=env, stdout=subprocess.DEVNULL, stderr=err
+        )
     deadline = time.monotonic() + 30
     while len(receiver.received) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -15,11 +15,24 @@ NOW = datetime.now(UTC).replace(minute=30, second=0, microsecond=0)
 def test_preview_replays_30_days_through_the_state_machine(settings: Settings, client) -> None:  # noqa: ANN001
     org_id, project_id, slug = org_with_project(settings)
     with session_scope(settings) as session:
-        perf = rules.create_rule(session, org_id, {
-            "name": "LCP", "type": "performance_budget", "project": slug, "metric": "lcp_ms", "threshold": 2000,
-            "window": "1h", "min_samples": 2})
-        freq = rules.create_rule(session, org_id, {"name": "Busy", "type": "event_frequency", "project": slug,
-                                                   "threshold": 2, "window": "1h"})
+        perf = rules.create_rule(
+            session,
+            org_id,
+            {
+                "name": "LCP",
+                "type": "performance_budget",
+                "project": slug,
+                "metric": "lcp_ms",
+                "threshold": 2000,
+                "window": "1h",
+                "min_samples": 2,
+            },
+        )
+        freq = rules.create_rule(
+            session,
+            org_id,
+            {"name": "Busy", "type": "event_frequency", "project": slug, "threshold": 2, "window": "1h"},
+        )
         new = rules.create_rule(session, org_id, {"name": "New", "type": "new_issue", "project": slug})
     slow = NOW - timedelta(days=5)
     rows = [tx(project_id, 3000, slow + timedelta(minutes=m)) for m in range(4)]  # one slow hour

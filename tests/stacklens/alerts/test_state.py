@@ -17,14 +17,29 @@ def run(values: list[tuple[float | None, int]]) -> list[tuple[str, str | None]]:
 
 
 def test_hysteresis_warning_and_transitions_only() -> None:
-    got = run([(1000, 50), (1600, 50), (2100, 50), (2200, 50), (1900, 50), (1790, 50), (1900, 50), (2001, 50)])
-    assert got == [("ok", None), ("warning", None), ("firing", "firing"), ("firing", None), ("firing", None),
-                   ("resolved", "resolved"), ("warning", None), ("firing", "firing")]
+    got = run(
+        [(1000, 50), (1600, 50), (2100, 50), (2200, 50), (1900, 50), (1790, 50), (1900, 50), (2001, 50)]
+    )
+    assert got == [
+        ("ok", None),
+        ("warning", None),
+        ("firing", "firing"),
+        ("firing", None),
+        ("firing", None),
+        ("resolved", "resolved"),
+        ("warning", None),
+        ("firing", "firing"),
+    ]
 
 
 def test_insufficient_data_never_fires_and_never_resolves() -> None:
     got = run([(9999, 3), (2100, 50), (None, 0), (1000, 50)])
-    assert got == [("insufficient_data", None), ("firing", "firing"), ("insufficient_data", None), ("ok", None)]
+    assert got == [
+        ("insufficient_data", None),
+        ("firing", "firing"),
+        ("insufficient_data", None),
+        ("ok", None),
+    ]
     assert "3 samples < 20" in decide("ok", 9999, 3, T).text
 
 
@@ -32,7 +47,12 @@ def test_renotify_interval_while_firing() -> None:
     now = datetime(2026, 11, 22, 12, tzinfo=UTC)
     kwargs = {"renotify": timedelta(minutes=30), "now": now}
     assert decide("firing", 2500, 50, T, last_notified=now - timedelta(minutes=10), **kwargs).notify is None
-    assert decide("firing", 2500, 50, T, last_notified=now - timedelta(minutes=31), **kwargs).notify == "renotify"
-    assert decide("firing", 2500, 50, T, last_notified=now - timedelta(hours=5)).notify is None  # no interval set
+    assert (
+        decide("firing", 2500, 50, T, last_notified=now - timedelta(minutes=31), **kwargs).notify
+        == "renotify"
+    )
+    assert (
+        decide("firing", 2500, 50, T, last_notified=now - timedelta(hours=5)).notify is None
+    )  # no interval set
     d = decide("ok", 2310, 50, T, "ms")
     assert d.text == "firing: 2,310 ms > 2,000 ms"

@@ -50,7 +50,10 @@ def test_create_organization_refuses_bad_input(
 def test_duplicate_organization_name_is_refused(control_settings: Settings) -> None:
     with session_scope(control_settings) as session:
         accounts.create_organization(session, "Acme", "a@b.co", "password-1")
-    with pytest.raises(accounts.AccountError, match="already exists"), session_scope(control_settings) as session:
+    with (
+        pytest.raises(accounts.AccountError, match="already exists"),
+        session_scope(control_settings) as session,
+    ):
         accounts.create_organization(session, "acme", "c@d.co", "password-1")
 
 
@@ -129,9 +132,15 @@ def test_app_key_lifecycle(control_settings: Settings) -> None:
             primary not in k.masked and worker not in k.masked
             for k in accounts.list_app_keys(session, project.id)
         )
-    with pytest.raises(accounts.AccountError, match="already has"), session_scope(control_settings) as session:
+    with (
+        pytest.raises(accounts.AccountError, match="already has"),
+        session_scope(control_settings) as session,
+    ):
         accounts.create_app_key(session, project.id, "worker")
-    with pytest.raises(accounts.AccountError, match="invalid service"), session_scope(control_settings) as session:
+    with (
+        pytest.raises(accounts.AccountError, match="invalid service"),
+        session_scope(control_settings) as session,
+    ):
         accounts.create_app_key(session, project.id, "Bad_Name")
     with session_scope(control_settings) as session:
         new_worker = accounts.regenerate_app_key(session, project.id, "worker")
@@ -161,5 +170,8 @@ def test_set_quota(control_settings: Settings) -> None:
         identity_org = accounts.organization_by_name(session, "ACME")
         assert (identity_org.events_per_minute, identity_org.requests_per_second) == (120, 3)
         assert _actions(session, org.id)[-1] == "quota.changed"
-    with pytest.raises(accounts.AccountError, match="events-per-minute"), session_scope(control_settings) as session:
+    with (
+        pytest.raises(accounts.AccountError, match="events-per-minute"),
+        session_scope(control_settings) as session,
+    ):
         accounts.set_quota(session, org.id, events_per_minute=0)

@@ -26,7 +26,10 @@ def test_list_add_remove_and_last_owner(control_settings: Settings) -> None:
 
     with pytest.raises(accounts.AccountError, match="last owner"), session_scope(control_settings) as session:
         accounts.remove_member(session, org_id, owner_id)
-    with pytest.raises(accounts.AccountError, match="at least one owner"), session_scope(control_settings) as session:
+    with (
+        pytest.raises(accounts.AccountError, match="at least one owner"),
+        session_scope(control_settings) as session,
+    ):
         accounts.add_member(session, org_id, "owner@b.co", "", role="member")
     with pytest.raises(accounts.AccountError, match="no member"), session_scope(control_settings) as session:
         accounts.remove_member(session, org_id, 999_999)

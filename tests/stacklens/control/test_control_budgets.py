@@ -19,10 +19,17 @@ def test_budget_lifecycle_and_isolation(control_settings: Settings, make_org) ->
     with session_scope(control_settings) as session:
         project = project_by_slug(session, str(acme["project"]))
         row = budgets.create_budget(session, project, "lcp_ms", "/checkout", 2500)
-        assert (row.project, row.metric, row.scope, row.value) == (acme["project"], "lcp_ms", "/checkout", 2500)
+        assert (row.project, row.metric, row.scope, row.value) == (
+            acme["project"],
+            "lcp_ms",
+            "/checkout",
+            2500,
+        )
         assert row.unit == "ms" and row.org_id == acme["org_id"]
         with pytest.raises(BudgetError):
-            budgets.create_budget(session, project, "lcp_ms", "/checkout", 1)  # one budget per metric and scope
+            budgets.create_budget(
+                session, project, "lcp_ms", "/checkout", 1
+            )  # one budget per metric and scope
         same, created = budgets.set_budget(session, project, "lcp_ms", "/checkout", 2000)
         assert not created and same.id == row.id and same.value == 2000
         js, created = budgets.set_budget(session, project, "js_bytes", "*", 300_000)

@@ -26,7 +26,9 @@ def test_refusals_are_counted_per_limit_and_minute(control_settings: Settings) -
         two_minutes_ago = utcnow() - timedelta(minutes=2)  # the first minute is over
         session.execute(update(ActivityEntry).values(created_at=two_minutes_ago))
         record_refusal(session, org.id, EVENTS, 600, 3.0)
-        assert [r.detail["refusals"] for r in recent_refusals(session, org.id) if r.target_kind == EVENTS] == [1, 5]
+        assert [
+            r.detail["refusals"] for r in recent_refusals(session, org.id) if r.target_kind == EVENTS
+        ] == [1, 5]
 
 
 def test_limits_view_counts_this_hours_use(control_settings: Settings) -> None:

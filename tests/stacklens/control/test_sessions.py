@@ -65,7 +65,9 @@ def test_password_change_and_member_removal_end_sessions(control_settings) -> No
     user_id = _user(control_settings)
     with session_scope(control_settings) as session:
         keep, other = start_session(session, user_id, LIFE), start_session(session, user_id, LIFE)
-        accounts.change_password(session, user_id, "long-enough-1", "a new long phrase", keep_session_token=keep)
+        accounts.change_password(
+            session, user_id, "long-enough-1", "a new long phrase", keep_session_token=keep
+        )
     with session_scope(control_settings) as session:
         assert resolve_session(session, keep, LIFE) is not None
         assert resolve_session(session, other, LIFE) is None

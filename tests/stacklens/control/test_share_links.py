@@ -34,15 +34,26 @@ def test_create_open_revoke_and_expire(control_settings: Settings, make_org) -> 
         opened = share_links.open_link(session, signer, token)
         assert opened is not None and opened.id == link_id and opened.issue_id == "42"
         # Another installation's signature, a forged token and a tampered one open nothing.
-        assert share_links.open_link(session, Signer(b"another secret", salt="stacklens.share-link"), token) is None
+        assert (
+            share_links.open_link(session, Signer(b"another secret", salt="stacklens.share-link"), token)
+            is None
+        )
         assert share_links.open_link(session, signer, "forged") is None
         assert share_links.open_link(session, signer, signer.sign(b"unknown").decode()) is None
         (listed,) = share_links.issue_links(session, int(org["org_id"]), int(org["project_id"]), 42)
         assert listed.state == "active" and listed.created_by.startswith("owner-")
         # Only through the link's own organization, project and issue.
-        assert share_links.revoke_link(session, int(org["org_id"]) + 1, int(org["project_id"]), 42, link_id) is None
-        assert share_links.revoke_link(session, int(org["org_id"]), int(org["project_id"]), 43, link_id) is None
-        assert share_links.revoke_link(session, int(org["org_id"]), int(org["project_id"]), 42, link_id) is not None
+        assert (
+            share_links.revoke_link(session, int(org["org_id"]) + 1, int(org["project_id"]), 42, link_id)
+            is None
+        )
+        assert (
+            share_links.revoke_link(session, int(org["org_id"]), int(org["project_id"]), 43, link_id) is None
+        )
+        assert (
+            share_links.revoke_link(session, int(org["org_id"]), int(org["project_id"]), 42, link_id)
+            is not None
+        )
 
     with session_scope(control_settings) as session:
         with pytest.raises(share_links.LinkGone):

@@ -48,14 +48,24 @@ def test_demo_channel_and_rules_fill_the_pages_and_deliver(settings: Settings, s
     with session_scope(settings) as session:
         (channel,) = session.scalars(select(AlertChannel).where(AlertChannel.org_id == org_id))
         types = sorted(r.type for r in session.scalars(select(AlertRule).where(AlertRule.org_id == org_id)))
-    assert types == sorted(["performance_budget", "performance_budget", "new_issue", "regression",
-                            "event_frequency", "error_rate"])
+    assert types == sorted(
+        [
+            "performance_budget",
+            "performance_budget",
+            "new_issue",
+            "regression",
+            "event_frequency",
+            "error_rate",
+        ]
+    )
     allowed = settings.model_copy(update={"outbound_allow": demo_allow(settings)})
     result = send_test(allowed, org_id, channel.id)
     assert result["outcome"] == "delivered" and result["status_code"] == 200, result
     inbox = httpx.get(url + INBOX_PATH).json()["received"]
     assert inbox[0]["type"] == "alert.test" and inbox[0]["id"] == result["notification_id"]
-    forged = httpx.post(url + INBOX_PATH, json={"type": "x"}, headers={"webhook-id": "msg_x",
-                                                                      "webhook-timestamp": "1",
-                                                                      "webhook-signature": "v1,AAAA"})
+    forged = httpx.post(
+        url + INBOX_PATH,
+        json={"type": "x"},
+        headers={"webhook-id": "msg_x", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA"},
+    )
     assert forged.status_code == 401

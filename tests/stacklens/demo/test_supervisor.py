@@ -70,7 +70,8 @@ class Launcher:
         with open(self.out, "wb") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", LAUNCHER, str(self.run_file), str(root / "logs")],
-                stdout=out, stderr=subprocess.STDOUT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 preexec_fn=_ignore_interactive_signals if ignore_signals else None,
             )
 
@@ -140,10 +141,14 @@ def test_a_rerun_stops_what_an_earlier_run_left_behind(tmp_path: Path, launchers
         gone.wait()
         run_file = tmp_path / "run" / "up.json"
         run_file.parent.mkdir(parents=True)
-        run_file.write_text(json.dumps({
-            "supervisor": {"pid": gone.pid, "argv": ["python", "up"]},
-            "children": [{"name": "server", "pid": orphan.pid, "argv": argv}],
-        }))
+        run_file.write_text(
+            json.dumps(
+                {
+                    "supervisor": {"pid": gone.pid, "argv": ["python", "up"]},
+                    "children": [{"name": "server", "pid": orphan.pid, "argv": argv}],
+                }
+            )
+        )
 
         launcher = Launcher(tmp_path)
         launchers.append(launcher)
@@ -174,10 +179,16 @@ def test_a_reused_pid_is_never_signalled(tmp_path: Path, launchers: list[Launche
     # The recorded pid now belongs to an unrelated process (this test's own pytest): it must survive.
     run_file = tmp_path / "run" / "up.json"
     run_file.parent.mkdir(parents=True)
-    run_file.write_text(json.dumps({
-        "supervisor": {"pid": 0, "argv": []},
-        "children": [{"name": "server", "pid": os.getpid(), "argv": ["/nonexistent/stacklens", "serve"]}],
-    }))
+    run_file.write_text(
+        json.dumps(
+            {
+                "supervisor": {"pid": 0, "argv": []},
+                "children": [
+                    {"name": "server", "pid": os.getpid(), "argv": ["/nonexistent/stacklens", "serve"]}
+                ],
+            }
+        )
+    )
     launcher = Launcher(tmp_path)
     launchers.append(launcher)
     launcher.wait_ready()

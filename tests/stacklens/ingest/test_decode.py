@@ -23,7 +23,9 @@ def reference_lines(data: bytes) -> list[bytes]:
     st.sampled_from([b"", b"\n", b"\n  ", b"\r\n"]),
     st.integers(min_value=1, max_value=5),
 )
-def test_shares_together_are_the_lines_with_their_numbers(lines: list[bytes], tail: bytes, parts: int) -> None:
+def test_shares_together_are_the_lines_with_their_numbers(
+    lines: list[bytes], tail: bytes, parts: int
+) -> None:
     data = b"\n".join(lines) + tail
     expected = reference_lines(data)
     assert split_lines(data) == expected

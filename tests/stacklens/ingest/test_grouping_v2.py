@@ -14,32 +14,90 @@ import pytest
 from stacklens.ingest.grouping import v2
 from stacklens.ingest.normalise import Origin, event_row
 
-CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "grouping_v1_cases.json").read_text())["cases"]
+CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "grouping_v1_cases.json").read_text())[
+    "cases"
+]
 
 JAVA_LOG = {  # sentry-java's logback appender: an error log with the thread's stack, no exception
     "platform": "java",
     "level": "error",
     "logger": "com.acme.billing.InvoiceJob",
-    "threads": {"values": [{"id": 17, "name": "scheduler-1", "current": True, "crashed": False, "stacktrace": {"frames": [
-        {"module": "java.lang.Thread", "function": "run", "in_app": False},
-        {"module": "com.acme.billing.InvoiceJob", "function": "execute", "lineno": 88, "in_app": True},
-    ]}}]},
+    "threads": {
+        "values": [
+            {
+                "id": 17,
+                "name": "scheduler-1",
+                "current": True,
+                "crashed": False,
+                "stacktrace": {
+                    "frames": [
+                        {"module": "java.lang.Thread", "function": "run", "in_app": False},
+                        {
+                            "module": "com.acme.billing.InvoiceJob",
+                            "function": "execute",
+                            "lineno": 88,
+                            "in_app": True,
+                        },
+                    ]
+                },
+            }
+        ]
+    },
 }
 NATIVE_CRASH = {  # sentry-native minidump, symbolicated: frames with packages and addresses
     "platform": "native",
     "level": "fatal",
-    "exception": {"values": [{"type": "EXCEPTION_ACCESS_VIOLATION_READ", "thread_id": 3, "mechanism": {"type": "minidump"}}]},
-    "threads": {"values": [
-        {"id": 1, "stacktrace": {"frames": [{"function": "main", "package": "C:\\\\app\\\\game.exe", "instruction_addr": "0x401000"}]}},
-        {"id": 3, "crashed": True, "stacktrace": {"frames": [
-            {"function": "RtlUserThreadStart", "package": "C:\\\\Windows\\\\System32\\\\ntdll.dll", "instruction_addr": "0x7ff8a1"},
-            {"function": "Renderer::draw", "package": "C:\\\\app\\\\render.dll", "instruction_addr": "0x1a2b3c", "in_app": True},
-        ]}},
-    ]},
+    "exception": {
+        "values": [
+            {"type": "EXCEPTION_ACCESS_VIOLATION_READ", "thread_id": 3, "mechanism": {"type": "minidump"}}
+        ]
+    },
+    "threads": {
+        "values": [
+            {
+                "id": 1,
+                "stacktrace": {
+                    "frames": [
+                        {
+                            "function": "main",
+                            "package": "C:\\\\app\\\\game.exe",
+                            "instruction_addr": "0x401000",
+                        }
+                    ]
+                },
+            },
+            {
+                "id": 3,
+                "crashed": True,
+                "stacktrace": {
+                    "frames": [
+                        {
+                            "function": "RtlUserThreadStart",
+                            "package": "C:\\\\Windows\\\\System32\\\\ntdll.dll",
+                            "instruction_addr": "0x7ff8a1",
+                        },
+                        {
+                            "function": "Renderer::draw",
+                            "package": "C:\\\\app\\\\render.dll",
+                            "instruction_addr": "0x1a2b3c",
+                            "in_app": True,
+                        },
+                    ]
+                },
+            },
+        ]
+    },
 }
-CSP = {"platform": "javascript", "logger": "csp", "csp": {
-    "document_uri": "https://shop.example/cart", "effective_directive": "script-src-elem",
-    "violated_directive": "script-src-elem", "blocked_uri": "https://evil.example/x.js?v=3"}}
+CSP = {
+    "platform": "javascript",
+    "logger": "csp",
+    "csp": {
+        "document_uri": "https://shop.example/cart",
+        "effective_directive": "script-src-elem",
+        "violated_directive": "script-src-elem",
+        "blocked_uri": "https://evil.example/x.js?v=3",
+    },
+}
 HPKP = {"platform": "other", "hpkp": {"hostname": "shop.example", "port": 443}}
 
 
@@ -58,7 +116,9 @@ def test_v2_keeps_v1_issues_for_exceptions_and_messages(case: dict[str, Any]) ->
 
 def test_stack_under_threads_groups_by_its_crash_site() -> None:
     first = v2.fingerprint_event(JAVA_LOG)
-    moved = v2.fingerprint_event(_with(JAVA_LOG, threads={"values": [{**JAVA_LOG["threads"]["values"][0], "id": 99}]}))
+    moved = v2.fingerprint_event(
+        _with(JAVA_LOG, threads={"values": [{**JAVA_LOG["threads"]["values"][0], "id": 99}]})
+    )
     assert first.components == ["stacktrace", "com.acme.billing.InvoiceJob:execute:"]
     assert first.hash == moved.hash, "another thread id is the same problem"
     other = _with(JAVA_LOG)
@@ -77,7 +137,9 @@ def test_native_crash_uses_the_crashed_thread_and_never_addresses() -> None:
 def test_security_reports_and_minimal_events_group_apart() -> None:
     csp = v2.fingerprint_event(CSP)
     assert csp.components == ["security", "csp", "script-src-elem", "evil.example"]
-    other_file = v2.fingerprint_event(_with(CSP, csp={**CSP["csp"], "blocked_uri": "https://evil.example/y.js"}))
+    other_file = v2.fingerprint_event(
+        _with(CSP, csp={**CSP["csp"], "blocked_uri": "https://evil.example/y.js"})
+    )
     assert other_file.hash == csp.hash, "one blocked host, one issue"
     assert v2.fingerprint_event(HPKP).components == ["security", "hpkp", "", "shop.example"]
     minimal = {v2.fingerprint_event({"platform": p}).hash for p in ("python", "javascript", "go")}
@@ -92,15 +154,28 @@ def test_security_reports_and_minimal_events_group_apart() -> None:
         (CSP, "Blocked 'script-src-elem' from 'evil.example'"),
         (HPKP, "HPKP violation for shop.example"),
         ({"platform": "go", "level": "warning"}, "go warning event"),
-        ({"logentry": {"message": "payment %s declined", "params": ["p-1"], "formatted": "payment p-1 declined"}}, "payment p-1 declined"),
+        (
+            {
+                "logentry": {
+                    "message": "payment %s declined",
+                    "params": ["p-1"],
+                    "formatted": "payment p-1 declined",
+                }
+            },
+            "payment p-1 declined",
+        ),
     ],
 )
 def test_every_event_gets_a_title(payload: dict[str, Any], title: str) -> None:
-    row = event_row(payload, Origin(org_id=1, project_id=1, service=None, batch_id="b", received_at=1.8e9), b"{}", "{}")
+    row = event_row(
+        payload, Origin(org_id=1, project_id=1, service=None, batch_id="b", received_at=1.8e9), b"{}", "{}"
+    )
     assert row["title"] == title
     assert row["grouping_version"] == "v2"
 
 
 def test_the_row_culprit_comes_from_a_thread_stack() -> None:
-    row = event_row(JAVA_LOG, Origin(org_id=1, project_id=1, service=None, batch_id="b", received_at=1.8e9), b"{}", "{}")
+    row = event_row(
+        JAVA_LOG, Origin(org_id=1, project_id=1, service=None, batch_id="b", received_at=1.8e9), b"{}", "{}"
+    )
     assert row["culprit"] == "com.acme.billing.InvoiceJob:execute"

@@ -277,5 +277,7 @@ def test_events_and_transactions_fill_their_common_columns_alike() -> None:
         assert set(COMMON_COLUMNS) <= set(row)
     shared = [c for c in COMMON_COLUMNS if c not in ("event_id", "payload", "tags")]
     assert {c: event[c] for c in shared} == {c: transaction[c] for c in shared}
-    assert event["service"] == "checkout" and event["server_name"] == "web-7" and event["transaction"] == "/cart"
+    assert (
+        event["service"] == "checkout" and event["server_name"] == "web-7" and event["transaction"] == "/cart"
+    )
     assert event["user_key"] and event["release"] == "shop@1.2.3" and event["batch_id"] == ORIGIN.batch_id

@@ -21,7 +21,8 @@ SECRETS = {
     "github": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "slack": "xoxb-" + "123456789012-123456789012-AbCdEfGhIjKlMnOp",
     "stripe": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
-    "jwt": "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9."
+    + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "pem": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----",
 }
 
@@ -48,7 +49,12 @@ def test_sys_argv_keys_are_filtered(monkeypatch: pytest.MonkeyPatch) -> None:
     assert APP_KEY in payload["extra"]["sys.argv"]
     raw = json.dumps(payload).encode()
     scrubbed = scrub_payload(payload, raw)
-    assert scrubbed["extra"]["sys.argv"] == ["stacklens-shipper", "--app-key", FILTERED, f"--api-key={FILTERED}"]
+    assert scrubbed["extra"]["sys.argv"] == [
+        "stacklens-shipper",
+        "--app-key",
+        FILTERED,
+        f"--api-key={FILTERED}",
+    ]
     assert APP_KEY not in json.dumps(scrubbed) and API_KEY not in json.dumps(scrubbed)
     assert APP_KEY in payload["extra"]["sys.argv"]  # the input is not changed
 
@@ -59,7 +65,9 @@ def test_every_string_of_the_event_is_searched() -> None:
         "culprit": f"token {SECRETS['github']}",
         "modules": {"x": SECRETS["aws"]},
         "exception": {"values": [{"type": "Error", "value": f"bad jwt {SECRETS['jwt']}"}]},
-        "breadcrumbs": {"values": [{"message": SECRETS["slack"], "data": {"url": "postgres://app:hunter2@db/x"}}]},
+        "breadcrumbs": {
+            "values": [{"message": SECRETS["slack"], "data": {"url": "postgres://app:hunter2@db/x"}}]
+        },
         "contexts": {"runtime": {"key": SECRETS["pem"]}},
         "fingerprint": [SECRETS["stripe"]],
         "request": {"url": "https://shop.example/pay?next=/a", "headers": {"Referer": "https://a.example/b"}},

@@ -15,10 +15,18 @@ from stacklens.issues.events import bucket_seconds, fill_buckets
 def test_breadcrumbs_one_time_format_and_words() -> None:
     payload = {
         "breadcrumbs": [
-            {"timestamp": "2026-11-22T10:00:01.250000Z", "category": "query", "message": "SELECT 1"},  # Python
+            {
+                "timestamp": "2026-11-22T10:00:01.250000Z",
+                "category": "query",
+                "message": "SELECT 1",
+            },  # Python
             {"timestamp": 1795428000.5, "category": "navigation", "data": {"from": "/", "to": "/cart"}},  # JS
             {"timestamp": 1795428001.0, "category": "ui.click", "message": "button.add-to-cart"},
-            {"timestamp": 1795428002.0, "category": "fetch", "data": {"method": "POST", "url": "/api/cart", "status_code": 500}},
+            {
+                "timestamp": 1795428002.0,
+                "category": "fetch",
+                "data": {"method": "POST", "url": "/api/cart", "status_code": 500},
+            },
             {"timestamp": 1795428003.0, "category": "custom", "data": {"sku": "LNS-1", "qty": 2}},
         ]
     }
@@ -55,10 +63,20 @@ def test_python_event_from_the_sdk_has_runtime_os_and_memory(tmp_path: Path) -> 
 
 def test_browser_event_runtime_and_os_from_contexts_or_user_agent() -> None:
     safari = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15"
-    bare = {"platform": "javascript", "request": {"headers": {"User-Agent": safari}}, "sdk": {"name": "sentry.javascript.react"}}
+    bare = {
+        "platform": "javascript",
+        "request": {"headers": {"User-Agent": safari}},
+        "sdk": {"name": "sentry.javascript.react"},
+    }
     info = ev.environment_info(bare)
     assert info["runtime"] == "Safari 18.1" and info["os"] == "Mac OS X 14.6" and info["framework"] == "React"
-    with_contexts = {**bare, "contexts": {"browser": {"name": "Safari", "version": "18.1"}, "os": {"name": "macOS", "version": "14.6"}}}
+    with_contexts = {
+        **bare,
+        "contexts": {
+            "browser": {"name": "Safari", "version": "18.1"},
+            "os": {"name": "macOS", "version": "14.6"},
+        },
+    }
     assert ev.environment_info(with_contexts)["os"] == "macOS 14.6"
 
 

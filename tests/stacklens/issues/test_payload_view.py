@@ -32,7 +32,10 @@ def test_a_real_sdk_payload_is_shown_part_by_part() -> None:
 
     chain = pv.exceptions(loaded)
     # The raised exception first, then its cause; each stack starts where the error occurred.
-    assert [(c["type"], c["value"]) for c in chain] == [("RuntimeError", "checkout failed"), ("KeyError", "'sku-17'")]
+    assert [(c["type"], c["value"]) for c in chain] == [
+        ("RuntimeError", "checkout failed"),
+        ("KeyError", "'sku-17'"),
+    ]
     assert chain[1]["frames"][0]["function"] == "_inner" and chain[0]["frames"][0]["function"] == "_outer"
     text = pv.copy_text(chain)
     assert "RuntimeError" in text and "checkout failed" in text and "_inner" in text

@@ -19,13 +19,19 @@ def test_native_frames_name_their_package_and_address() -> None:
     (entry,) = ev.exceptions(NATIVE_CRASH)
     top = entry["frames"][0]
     assert entry["type"] == "EXCEPTION_ACCESS_VIOLATION_READ"
-    assert (top["filename"], top["function"], top["instruction_addr"]) == ("render.dll", "Renderer::draw", "0x1a2b3c")
+    assert (top["filename"], top["function"], top["instruction_addr"]) == (
+        "render.dll",
+        "Renderer::draw",
+        "0x1a2b3c",
+    )
 
 
 def test_messages_are_text() -> None:
     assert ev.message_text({"message": {"message": "disk %s full", "params": ["/var"]}}) == "disk /var full"
     assert ev.message_text({"message": {"formatted": "already formatted"}}) == "already formatted"
-    assert ev.message_text({"logentry": {"message": "bad %d", "params": ["x"]}}) == "bad %d"  # wrong params: template
+    assert (
+        ev.message_text({"logentry": {"message": "bad %d", "params": ["x"]}}) == "bad %d"
+    )  # wrong params: template
     assert ev.message_text({"message": "plain"}) == "plain"
     (entry,) = ev.exceptions({"message": {"message": "disk %s full", "params": ["/var"]}})
     assert entry["value"] == "disk /var full" and "{" not in entry["value"]

@@ -33,7 +33,9 @@ def _event(func, tags: dict[str, str], days_ago: int = 0) -> dict:
 
 
 def _found(client: Client, org: int, project: int, query: str, range: str = "14d") -> set[int]:
-    rows, _ = list_issues(client, org, project, IssueFilters(status="all", query=query, range=range).validate())
+    rows, _ = list_issues(
+        client, org, project, IssueFilters(status="all", query=query, range=range).validate()
+    )
     return {int(row["issue_id"]) for row in rows}
 
 
@@ -69,11 +71,9 @@ def test_tag_search_reads_the_aggregate_including_backfilled_events(settings) ->
     assert _found(client, 2, 3, "tenant:blue") == {other_org[0]["issue_id"]}
     assert _found(client, 1, 3, "tenant:blue") == set() and _found(client, 2, 1, "tenant:blue") == set()
     # The aggregate holds one row per pair, day and issue, not one per event.
-    counts = (
-        client
-        .query("SELECT count() FROM issue_tags_daily FINAL WHERE org_id = 1 AND project_id = 1")
-        .result_rows
-    )
+    counts = client.query(
+        "SELECT count() FROM issue_tags_daily FINAL WHERE org_id = 1 AND project_id = 1"
+    ).result_rows
     assert counts[0][0] == 6
 
 

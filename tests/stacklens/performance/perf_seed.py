@@ -20,14 +20,46 @@ NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 PAGES = ["/", "/products/{id}", "/checkout"]
 BROWSERS = [("Chrome", "Linux"), ("Chrome", "Android"), ("Firefox", "Windows"), ("Safari", "macOS")]
 TX_COLS = [
-    "org_id", "project_id", "event_id", "trace_id", "timestamp", "end_timestamp", "received_at", "release",
-    "environment", "op", "duration_ms", "page", "url", "http_method", "http_status", "measurements",
-    "transaction", "browser_name", "os_name",
+    "org_id",
+    "project_id",
+    "event_id",
+    "trace_id",
+    "timestamp",
+    "end_timestamp",
+    "received_at",
+    "release",
+    "environment",
+    "op",
+    "duration_ms",
+    "page",
+    "url",
+    "http_method",
+    "http_status",
+    "measurements",
+    "transaction",
+    "browser_name",
+    "os_name",
 ]
 SPAN_COLS = [
-    "org_id", "project_id", "transaction_event_id", "span_id", "timestamp", "duration_ms", "received_at", "op",
-    "description", "status_code", "http_method", "transaction_op", "page", "release", "environment",
-    "response_content_length", "decoded_content_length", "transfer_size", "render_blocking_status",
+    "org_id",
+    "project_id",
+    "transaction_event_id",
+    "span_id",
+    "timestamp",
+    "duration_ms",
+    "received_at",
+    "op",
+    "description",
+    "status_code",
+    "http_method",
+    "transaction_op",
+    "page",
+    "release",
+    "environment",
+    "response_content_length",
+    "decoded_content_length",
+    "transfer_size",
+    "render_blocking_status",
 ]
 
 
@@ -42,7 +74,9 @@ def migrated(settings: Settings) -> Client:
     return get_warehouse(settings)
 
 
-def seed(client: Client, org_id: int, project_id: int, *, loads: int, seed: int = 7, days: int = 14) -> Seeded:
+def seed(
+    client: Client, org_id: int, project_id: int, *, loads: int, seed: int = 7, days: int = 14
+) -> Seeded:
     """``loads`` page loads spread over the ``days`` before :data:`NOW`, each with resources and API calls."""
     rng = random.Random(seed)
     out = Seeded()
@@ -62,42 +96,129 @@ def seed(client: Client, org_id: int, project_id: int, *, loads: int, seed: int 
             if browser == "Chrome" and i % 2:
                 m["inp"] = rng.uniform(20, 800)
         url = "https://shop.test" + page.replace("{id}", str(rng.randint(1, 9)))
-        out.transactions.append({
-            "org_id": org_id, "project_id": project_id, "event_id": tx_id, "trace_id": tx_id.hex,
-            "timestamp": start, "end_timestamp": start + timedelta(milliseconds=load), "received_at": NOW,
-            "release": release, "environment": environment, "op": "pageload", "duration_ms": load,
-            "page": page, "url": url, "http_method": "", "http_status": 0, "measurements": m,
-            "transaction": page, "browser_name": browser, "os_name": os_name,
-        })
+        out.transactions.append(
+            {
+                "org_id": org_id,
+                "project_id": project_id,
+                "event_id": tx_id,
+                "trace_id": tx_id.hex,
+                "timestamp": start,
+                "end_timestamp": start + timedelta(milliseconds=load),
+                "received_at": NOW,
+                "release": release,
+                "environment": environment,
+                "op": "pageload",
+                "duration_ms": load,
+                "page": page,
+                "url": url,
+                "http_method": "",
+                "http_status": 0,
+                "measurements": m,
+                "transaction": page,
+                "browser_name": browser,
+                "os_name": os_name,
+            }
+        )
         blocking = "" if browser == "Safari" else "blocking"
         spans = [
             ("browser.domContentLoadedEvent", url, rng.uniform(100, 1500), None, None, "", 0),
-            ("resource.script", f"https://shop.test/static/app.js?v={i % 3}", rng.uniform(20, 400), int(350_000 * slow), 350_000 * 3, blocking, 0),
-            ("resource.css", "https://shop.test/static/site.css", rng.uniform(10, 700), 60_000, 60_000, blocking, 0),
-            ("resource.img", "https://shop.test/img/hero.png", rng.uniform(30, 900), 400_000, 400_000, "" if browser == "Safari" else "non-blocking", 0),
-            ("resource.script", "https://cdn.tracker.test/t.js", rng.uniform(30, 200), 90_000, 200_000, "" if browser == "Safari" else "non-blocking", 0),
+            (
+                "resource.script",
+                f"https://shop.test/static/app.js?v={i % 3}",
+                rng.uniform(20, 400),
+                int(350_000 * slow),
+                350_000 * 3,
+                blocking,
+                0,
+            ),
+            (
+                "resource.css",
+                "https://shop.test/static/site.css",
+                rng.uniform(10, 700),
+                60_000,
+                60_000,
+                blocking,
+                0,
+            ),
+            (
+                "resource.img",
+                "https://shop.test/img/hero.png",
+                rng.uniform(30, 900),
+                400_000,
+                400_000,
+                "" if browser == "Safari" else "non-blocking",
+                0,
+            ),
+            (
+                "resource.script",
+                "https://cdn.tracker.test/t.js",
+                rng.uniform(30, 200),
+                90_000,
+                200_000,
+                "" if browser == "Safari" else "non-blocking",
+                0,
+            ),
         ]
         for _ in range(rng.randint(1, 4)):
             status = rng.choice([200, 200, 200, 201, 404, 500])
-            spans.append(("http.client", f"GET https://shop.test/api/items/{rng.randint(1, 999)}", rng.uniform(20, 2500), 700_000, None, "", status))
+            spans.append(
+                (
+                    "http.client",
+                    f"GET https://shop.test/api/items/{rng.randint(1, 999)}",
+                    rng.uniform(20, 2500),
+                    700_000,
+                    None,
+                    "",
+                    status,
+                )
+            )
         for j, (op, desc, dur, size, decoded, rbs, status) in enumerate(spans):
-            out.spans.append({
-                "org_id": org_id, "project_id": project_id, "transaction_event_id": tx_id,
-                "span_id": f"{i:08x}{j:08x}", "timestamp": start + timedelta(milliseconds=rng.uniform(0, 50)),
-                "duration_ms": dur, "received_at": NOW, "op": op, "description": desc, "status_code": status,
-                "http_method": "GET" if op == "http.client" else "", "transaction_op": "pageload", "page": page,
-                "release": release, "environment": environment, "response_content_length": size,
-                "decoded_content_length": decoded, "transfer_size": (0 if i % 5 == 0 else size + 300) if size else None,
-                "render_blocking_status": rbs,
-            })
-        out.transactions.append({
-            "org_id": org_id, "project_id": project_id, "event_id": uuid.UUID(int=rng.getrandbits(128)),
-            "trace_id": "", "timestamp": start, "end_timestamp": start, "received_at": NOW, "release": release,
-            "environment": environment, "op": "http.server", "duration_ms": rng.uniform(5, 1500),
-            "page": rng.choice(["/api/items/{id}", "/api/cart"]), "url": "", "http_method": "GET",
-            "http_status": rng.choice([200, 200, 302, 400, 503]), "measurements": {}, "transaction": "",
-            "browser_name": "", "os_name": "",
-        })
+            out.spans.append(
+                {
+                    "org_id": org_id,
+                    "project_id": project_id,
+                    "transaction_event_id": tx_id,
+                    "span_id": f"{i:08x}{j:08x}",
+                    "timestamp": start + timedelta(milliseconds=rng.uniform(0, 50)),
+                    "duration_ms": dur,
+                    "received_at": NOW,
+                    "op": op,
+                    "description": desc,
+                    "status_code": status,
+                    "http_method": "GET" if op == "http.client" else "",
+                    "transaction_op": "pageload",
+                    "page": page,
+                    "release": release,
+                    "environment": environment,
+                    "response_content_length": size,
+                    "decoded_content_length": decoded,
+                    "transfer_size": (0 if i % 5 == 0 else size + 300) if size else None,
+                    "render_blocking_status": rbs,
+                }
+            )
+        out.transactions.append(
+            {
+                "org_id": org_id,
+                "project_id": project_id,
+                "event_id": uuid.UUID(int=rng.getrandbits(128)),
+                "trace_id": "",
+                "timestamp": start,
+                "end_timestamp": start,
+                "received_at": NOW,
+                "release": release,
+                "environment": environment,
+                "op": "http.server",
+                "duration_ms": rng.uniform(5, 1500),
+                "page": rng.choice(["/api/items/{id}", "/api/cart"]),
+                "url": "",
+                "http_method": "GET",
+                "http_status": rng.choice([200, 200, 302, 400, 503]),
+                "measurements": {},
+                "transaction": "",
+                "browser_name": "",
+                "os_name": "",
+            }
+        )
     client.insert("transactions", [[r[c] for c in TX_COLS] for r in out.transactions], column_names=TX_COLS)
     client.insert("spans", [[r[c] for c in SPAN_COLS] for r in out.spans], column_names=SPAN_COLS)
     return out

@@ -17,8 +17,21 @@ from stacklens.performance.metric_window import (
 )
 
 NOW = datetime.now(UTC).replace(minute=30, second=0, microsecond=0)
-COLS = ["org_id", "project_id", "event_id", "timestamp", "end_timestamp", "received_at", "release", "environment",
-        "op", "duration_ms", "page", "measurements", "transaction"]
+COLS = [
+    "org_id",
+    "project_id",
+    "event_id",
+    "timestamp",
+    "end_timestamp",
+    "received_at",
+    "release",
+    "environment",
+    "op",
+    "duration_ms",
+    "page",
+    "measurements",
+    "transaction",
+]
 
 
 def exact(values: list[float], q: float) -> float:
@@ -32,11 +45,33 @@ def exact(values: list[float], q: float) -> float:
 def _seed(warehouse, rows: list[tuple[int, str, str, float, float, datetime]]) -> None:  # noqa: ANN001
     data = []
     for project, page, env, load, lcp, at in rows:
-        data.append([1, project, uuid.uuid4(), at, at + timedelta(milliseconds=load), NOW, "1.0", env, "pageload",
-                     load, page, {"lcp": lcp, "ttfb": load / 4}, page])
+        data.append(
+            [
+                1,
+                project,
+                uuid.uuid4(),
+                at,
+                at + timedelta(milliseconds=load),
+                NOW,
+                "1.0",
+                env,
+                "pageload",
+                load,
+                page,
+                {"lcp": lcp, "ttfb": load / 4},
+                page,
+            ]
+        )
     warehouse.insert("transactions", data, column_names=COLS)
-    ops.run_insert(warehouse, "page_hour_states", {"start": NOW - timedelta(days=3), "end": NOW + timedelta(hours=1),
-                                                "materialized_at": datetime.now(UTC)})
+    ops.run_insert(
+        warehouse,
+        "page_hour_states",
+        {
+            "start": NOW - timedelta(days=3),
+            "end": NOW + timedelta(hours=1),
+            "materialized_at": datetime.now(UTC),
+        },
+    )
 
 
 @pytest.fixture
@@ -59,8 +94,14 @@ def _values(rows, window: timedelta, pattern: str = "*", env: str = "", index: i
     if hourly:
         start = start.replace(minute=0)
     prefix = pattern.rstrip("*")
-    return [r[index] for r in rows if r[0] == 5 and r[5] >= start and (not env or r[2] == env)
-            and (pattern == "*" or (r[1].startswith(prefix) if pattern.endswith("*") else r[1] == pattern))]
+    return [
+        r[index]
+        for r in rows
+        if r[0] == 5
+        and r[5] >= start
+        and (not env or r[2] == env)
+        and (pattern == "*" or (r[1].startswith(prefix) if pattern.endswith("*") else r[1] == pattern))
+    ]
 
 
 def test_values_match_an_exact_computation_over_the_same_rows(client, seeded) -> None:  # noqa: ANN001
@@ -99,7 +140,10 @@ def test_series_evaluates_the_window_at_each_point(client, seeded) -> None:  # n
     request = WindowRequest(5, "load_time_ms", "p75", "*", timedelta(hours=6))
     points = series(client, request, NOW - timedelta(hours=48), NOW, timedelta(hours=6))
     at, value, samples = points[-1]
-    window = [r[3] for r in seeded if r[0] == 5 and at - timedelta(hours=6) <= r[5].replace(minute=0, second=0,
-                                                                                             microsecond=0) < at]
+    window = [
+        r[3]
+        for r in seeded
+        if r[0] == 5 and at - timedelta(hours=6) <= r[5].replace(minute=0, second=0, microsecond=0) < at
+    ]
     assert samples == len(window) and value == pytest.approx(exact(window, 0.75))
     assert len(points) == 9 and all(p[2] == 0 and p[1] is None for p in points[:1])

@@ -32,8 +32,10 @@ def _close(a: float | None, b: float | None) -> bool:
 
 def _loads(data, filters: PerfFilters) -> pl.DataFrame:
     rows = [
-        t for t in data.transactions
-        if t["op"] == "pageload" and filters.since <= t["timestamp"] < filters.until
+        t
+        for t in data.transactions
+        if t["op"] == "pageload"
+        and filters.since <= t["timestamp"] < filters.until
         and (not filters.environment or t["environment"] == filters.environment)
         and (not filters.release or t["release"] == filters.release)
         and (not filters.browser or t["browser_name"] == filters.browser)
@@ -42,20 +44,30 @@ def _loads(data, filters: PerfFilters) -> pl.DataFrame:
     for s in data.spans:
         if s["op"] == "browser.domContentLoadedEvent":
             dcl[s["transaction_event_id"]] = s["timestamp"].timestamp() * 1000 + s["duration_ms"]
-    return pl.DataFrame([
-        {
-            "page": t["page"], "load": t["duration_ms"], "lcp": t["measurements"].get("lcp"),
-            "inp": t["measurements"].get("inp"), "ttfb": t["measurements"].get("ttfb"),
-            "dom": dcl[t["event_id"]] - round(t["timestamp"].timestamp() * 1000, 0),
-            "score": page_load_score(t["measurements"], t["os_name"] in MOBILE_OS),
-        }
-        for t in rows
-    ])
+    return pl.DataFrame(
+        [
+            {
+                "page": t["page"],
+                "load": t["duration_ms"],
+                "lcp": t["measurements"].get("lcp"),
+                "inp": t["measurements"].get("inp"),
+                "ttfb": t["measurements"].get("ttfb"),
+                "dom": dcl[t["event_id"]] - round(t["timestamp"].timestamp() * 1000, 0),
+                "score": page_load_score(t["measurements"], t["os_name"] in MOBILE_OS),
+            }
+            for t in rows
+        ]
+    )
 
 
 @pytest.mark.parametrize(
     "dims",
-    [{}, {"environment": "production"}, {"browser": "Safari"}, {"release": "shop@1.1.0", "browser": "Chrome"}],
+    [
+        {},
+        {"environment": "production"},
+        {"browser": "Safari"},
+        {"release": "shop@1.1.0", "browser": "Chrome"},
+    ],
 )
 def test_pages_match_polars(world, dims) -> None:
     client, data = world
@@ -96,9 +108,13 @@ def test_weekly_and_releases_match_polars(world) -> None:
     client, data = world
     filters = PerfFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z")
     loads = [t for t in data.transactions if t["op"] == "pageload"]
-    frame = pl.DataFrame([{"ts": t["timestamp"], "load": t["duration_ms"], "release": t["release"]} for t in loads])
-    weeks = frame.with_columns(pl.col("ts").dt.truncate("1w").dt.date().alias("week")).group_by("week").agg(
-        pl.len().alias("views"), pl.col("load").quantile(0.75, "linear").alias("p75")
+    frame = pl.DataFrame(
+        [{"ts": t["timestamp"], "load": t["duration_ms"], "release": t["release"]} for t in loads]
+    )
+    weeks = (
+        frame.with_columns(pl.col("ts").dt.truncate("1w").dt.date().alias("week"))
+        .group_by("week")
+        .agg(pl.len().alias("views"), pl.col("load").quantile(0.75, "linear").alias("p75"))
     )
     got = {r["week_start"]: r for r in reads.weekly(client, ORG, PROJECT, filters)}
     for row in weeks.iter_rows(named=True):
@@ -106,19 +122,33 @@ def test_weekly_and_releases_match_polars(world) -> None:
     ordered = sorted(got.values(), key=lambda r: r["week_start"])
     for before, after in zip(ordered, ordered[1:], strict=False):
         assert after["prev_views"] == before["views"]
-        assert _close(after["load_change_pct"], 100 * (after["load_p75"] - before["load_p75"]) / before["load_p75"])
-    per_release = frame.group_by("release").agg(pl.len().alias("views"), pl.col("load").quantile(0.75, "linear").alias("p75"))
+        assert _close(
+            after["load_change_pct"], 100 * (after["load_p75"] - before["load_p75"]) / before["load_p75"]
+        )
+    per_release = frame.group_by("release").agg(
+        pl.len().alias("views"), pl.col("load").quantile(0.75, "linear").alias("p75")
+    )
     releases = {r["release"]: r for r in reads.releases(client, ORG, PROJECT, filters)}
     for row in per_release.iter_rows(named=True):
-        assert releases[row["release"]]["views"] == row["views"] and _close(releases[row["release"]]["load_p75"], row["p75"])
+        assert releases[row["release"]]["views"] == row["views"] and _close(
+            releases[row["release"]]["load_p75"], row["p75"]
+        )
     assert releases["shop@1.1.0"]["previous_release"] == "shop@1.0.0"
     assert releases["shop@1.1.0"]["regression"].startswith("shop@1.1.0: load time +")
 
 
 def test_resources_and_endpoints_match_polars(world) -> None:
     client, data = world
-    filters = PerfFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z", environment="production")
-    spans = pl.DataFrame([s for s in data.spans if s["environment"] == "production" and filters.since <= s["timestamp"] < filters.until])
+    filters = PerfFilters.parse(
+        since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z", environment="production"
+    )
+    spans = pl.DataFrame(
+        [
+            s
+            for s in data.spans
+            if s["environment"] == "production" and filters.since <= s["timestamp"] < filters.until
+        ]
+    )
     types = {r["resource_type"]: r for r in network.resource_types(client, ORG, PROJECT, filters)}
     scripts = spans.filter(pl.col("op") == "resource.script")
     assert types["JavaScript"]["requests"] == scripts.height
@@ -129,16 +159,28 @@ def test_resources_and_endpoints_match_polars(world) -> None:
     app_rows = scripts.filter(pl.col("description").str.starts_with("https://shop.test/static/app.js"))
     assert app["requests"] == app_rows.height
     assert app["unknown_loads"] == app_rows.filter(pl.col("render_blocking_status") == "").height > 0
-    assert app["render_blocking"] == "blocking" and app["impact"] in ("High", "Medium", "Low") and app["impact_reason"]
+    assert (
+        app["render_blocking"] == "blocking"
+        and app["impact"] in ("High", "Medium", "Low")
+        and app["impact_reason"]
+    )
     assert listing["https://cdn.tracker.test/t.js"]["third_party"] and not app["third_party"]
     calls = spans.filter(pl.col("op") == "http.client")
     rows = {(r["source"], r["path"]): r for r in network.endpoints(client, ORG, PROJECT, filters)}
     items = rows[("client", "/api/items/{id}")]  # /api/items/12 and /api/items/99 are one row
     assert items["calls"] == calls.height
     assert items["s5xx"] == calls.filter(pl.col("status_code") >= 500).height
-    assert items["s4xx"] == calls.filter((pl.col("status_code") >= 400) & (pl.col("status_code") < 500)).height
+    assert (
+        items["s4xx"] == calls.filter((pl.col("status_code") >= 400) & (pl.col("status_code") < 500)).height
+    )
     assert _close(items["p95_ms"], calls["duration_ms"].quantile(0.95, "linear"))
-    server = [t for t in data.transactions if t["op"] == "http.server" and t["environment"] == "production" and filters.since <= t["timestamp"] < filters.until]
+    server = [
+        t
+        for t in data.transactions
+        if t["op"] == "http.server"
+        and t["environment"] == "production"
+        and filters.since <= t["timestamp"] < filters.until
+    ]
     assert sum(r["calls"] for r in rows.values() if r["source"] == "server") == len(server)
 
 
@@ -148,9 +190,21 @@ def test_recommendations_one_per_subject_and_rule(world) -> None:
     keys = [(r["rule"], r["subject"]) for r in recs]
     assert len(keys) == len(set(keys))
     rules = {r["rule"] for r in recs}
-    assert {"render_blocking_script", "oversized_image", "large_api_payload", "failing_endpoint", "slow_endpoint"} <= rules
-    hero = [r for r in recs if r["subject"] == "https://shop.test/img/hero.png" and r["rule"] == "oversized_image"]
-    assert len(hero) == 1 and hero[0]["pages"] == ["/", "/checkout", "/products/{id}"] and hero[0]["estimated_saving"]
+    assert {
+        "render_blocking_script",
+        "oversized_image",
+        "large_api_payload",
+        "failing_endpoint",
+        "slow_endpoint",
+    } <= rules
+    hero = [
+        r for r in recs if r["subject"] == "https://shop.test/img/hero.png" and r["rule"] == "oversized_image"
+    ]
+    assert (
+        len(hero) == 1
+        and hero[0]["pages"] == ["/", "/checkout", "/products/{id}"]
+        and hero[0]["estimated_saving"]
+    )
 
 
 def test_waterfall_of_one_page_load(world) -> None:

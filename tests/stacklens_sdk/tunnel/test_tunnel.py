@@ -136,7 +136,12 @@ def test_browser_dsn_carries_the_key() -> None:
 def test_dsn_less_client_reports_are_accepted_and_nothing_else_is(tmp_path: Path) -> None:
     key = make_app_key()
     app = asgi_app(app_keys=[key], storage_path=str(tmp_path))
-    report = json.dumps({"timestamp": 1.0, "discarded_events": [{"reason": "ratelimit_backoff", "category": "error", "quantity": 2}]}).encode()
+    report = json.dumps(
+        {
+            "timestamp": 1.0,
+            "discarded_events": [{"reason": "ratelimit_backoff", "category": "error", "quantity": 2}],
+        }
+    ).encode()
 
     def bare(*items: tuple[dict, bytes]) -> bytes:  # type: ignore[type-arg]
         parts = [b"{}"]

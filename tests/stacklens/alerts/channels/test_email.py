@@ -9,9 +9,14 @@ from stacklens.alerts.channels.base import Message
 from stacklens.alerts.channels.email import EmailChannel, SmtpTarget, validate_recipients
 from tests.stacklens.alerts.helpers import MailSink, free_port, start_smtp
 
-MESSAGE = Message(id="msg_abc", kind="firing", subject="[firing] Checkout LCP p75 2,310 ms > 2,000 ms",
-                  text="LCP p75 is 2,310 ms, above 2,000 ms since 10:02 UTC", html="<p>LCP <b>2,310 ms</b></p>",
-                  link="http://localhost/x")
+MESSAGE = Message(
+    id="msg_abc",
+    kind="firing",
+    subject="[firing] Checkout LCP p75 2,310 ms > 2,000 ms",
+    text="LCP p75 is 2,310 ms, above 2,000 ms since 10:02 UTC",
+    html="<p>LCP <b>2,310 ms</b></p>",
+    link="http://localhost/x",
+)
 
 
 @pytest.fixture
@@ -24,14 +29,20 @@ def sink() -> Iterator[MailSink]:
 
 
 def test_real_smtp_server_receives_plain_and_html_parts(sink: MailSink) -> None:
-    channel = EmailChannel(["ops@acme.test", "dev@acme.test"], f"smtp://127.0.0.1:{sink.port}", "alerts@acme.test")  # type: ignore[attr-defined]
+    channel = EmailChannel(
+        ["ops@acme.test", "dev@acme.test"], f"smtp://127.0.0.1:{sink.port}", "alerts@acme.test"
+    )  # type: ignore[attr-defined]
     result = channel.send(MESSAGE)
     assert result.ok and result.status_code == 250
     envelope = sink.messages[0]
-    assert envelope.rcpt_tos == ["ops@acme.test", "dev@acme.test"] and envelope.mail_from == "alerts@acme.test"
+    assert (
+        envelope.rcpt_tos == ["ops@acme.test", "dev@acme.test"] and envelope.mail_from == "alerts@acme.test"
+    )
     mail = email.message_from_bytes(envelope.original_content)
     assert mail["Subject"] == MESSAGE.subject and mail["Message-ID"] == "<msg_abc@acme.test>"
-    parts = {p.get_content_type(): p.get_payload(decode=True).decode() for p in mail.walk() if not p.is_multipart()}
+    parts = {
+        p.get_content_type(): p.get_payload(decode=True).decode() for p in mail.walk() if not p.is_multipart()
+    }
     assert "2,310 ms, above 2,000 ms" in parts["text/plain"] and "<b>2,310 ms</b>" in parts["text/html"]
 
 
@@ -52,7 +63,12 @@ def test_unreachable_server_is_retryable_and_missing_setting_is_explained() -> N
 def test_smtp_url_forms_and_recipient_validation() -> None:
     target = SmtpTarget.parse("smtps://u%40x:p%3Aw@mail.test?starttls=false")
     assert (target.host, target.port, target.username, target.password, target.ssl) == (
-        "mail.test", 465, "u@x", "p:w", True)
+        "mail.test",
+        465,
+        "u@x",
+        "p:w",
+        True,
+    )
     assert SmtpTarget.parse("smtp://mail.test:2525?starttls=true").starttls
     assert validate_recipients("a@b.test, c@d.test") == ["a@b.test", "c@d.test"]
     with pytest.raises(ValueError, match="to: 'nope' is not an e-mail address"):

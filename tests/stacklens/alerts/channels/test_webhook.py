@@ -11,8 +11,15 @@ from stacklens.alerts.channels.webhook import WebhookChannel, generate_secret, s
 from stacklens.outbound import AllowList, OutboundClient
 from tests.stacklens.alerts.receiver import Receiver
 
-MESSAGE = Message(id="msg_1", kind="firing", subject="Error rate 7.5 % > 5 %", text="since 10:00 <@here>",
-                  html="<p>x</p>", link="http://localhost/orgs/acme/alerts/1", data={"rule_id": 1})
+MESSAGE = Message(
+    id="msg_1",
+    kind="firing",
+    subject="Error rate 7.5 % > 5 %",
+    text="since 10:00 <@here>",
+    html="<p>x</p>",
+    link="http://localhost/orgs/acme/alerts/1",
+    data={"rule_id": 1},
+)
 CLIENT = OutboundClient(allow=AllowList.parse("127.0.0.1"), timeout_s=1.0)
 
 

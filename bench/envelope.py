@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib
 import json
 import os
 import statistics
@@ -28,8 +29,9 @@ from typing import Any
 
 import httpx
 
+# bench/ingest.py, beside this file (bench/ is a folder of scripts, not a package).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import ingest as ingest_bench  # noqa: E402 - bench/ingest.py, beside this file
+ingest_bench: Any = importlib.import_module("ingest")
 
 CLIENTS = 4
 

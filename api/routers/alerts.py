@@ -158,10 +158,10 @@ def create_channel(body: ChannelBody, identity: ApiAuth, session: DbSession, set
             identity.org_id,
             settings,
             type=body.get("type"),  # type: ignore[arg-type]
-            name=body.get("name"),
+            name=body.get("name"),  # type: ignore[arg-type]
             url=body.get("url"),
             to=body.get("to"),
-        )  # type: ignore[arg-type]
+        )
     except AlertInputError as exc:
         raise _bad(exc) from exc
     out = channel_out(row)

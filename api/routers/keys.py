@@ -90,8 +90,11 @@ CONFLICT = {409: {"model": ErrorBody, "description": "A next key exists already 
 
 
 @router.post(
-    "/keys/api/next", response_model=ApiKeyValue, status_code=201, responses={**AUTH_ERRORS, **CONFLICT}
-)  # type: ignore[dict-item]
+    "/keys/api/next",
+    response_model=ApiKeyValue,
+    status_code=201,
+    responses={**AUTH_ERRORS, **CONFLICT},  # type: ignore[dict-item]
+)
 def create_next_api_key(identity: ApiAuth, session: DbSession) -> ApiKeyValue:
     """Issue the next API key for a zero-downtime rotation. It authenticates beside the current key: put it
     in every shipper configuration, restart the shippers, verify events flow, then call `regenerate`, which

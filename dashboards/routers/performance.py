@@ -47,9 +47,8 @@ def perf_path(view: CurrentProject) -> str:
 
 def _filters(request: Request) -> PerfFilters:
     query = request.query_params
-    return PerfFilters.parse(
-        **{k: query.get(k, "") for k in ("range", "since", "until", "environment", "release", "browser")}
-    )  # type: ignore[arg-type]
+    names = ("range", "since", "until", "environment", "release", "browser")
+    return PerfFilters.parse(**{k: query.get(k, "") for k in names})  # type: ignore[arg-type]
 
 
 def _page(request: Request, view: CurrentProject, tab: str, template: str, fill: Any) -> Response:

@@ -30,7 +30,7 @@ def dsn_for(app_key: str, base_url: str, project_id: int) -> str | None:
 
 
 def project_dsns(
-    session: Session, project_id: int, base_url: str, settings: Settings | None = None
+    session: Session, project_id: int, base_url: str, settings: Settings
 ) -> dict[int, str | None]:
     """DSN of each current app key of the project, by key id (``None`` where no DSN can be made)."""
     rows = session.scalars(select(AppKey).where(AppKey.project_id == project_id, AppKey.revoked_at.is_(None)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import re
 import uuid
@@ -115,7 +116,7 @@ def decode(body: bytes, content_encoding: str | None) -> bytes:
 def _inflate(encoding: str, data: bytes) -> bytes:
     limit = MAX_DECODED_BYTES
     if encoding == "gzip":
-        out = gzip.GzipFile(fileobj=_Bytes(data)).read(limit + 1)
+        out = gzip.GzipFile(fileobj=io.BytesIO(data)).read(limit + 1)
     elif encoding == "deflate":
         # HTTP "deflate" is zlib-wrapped by the spec, raw DEFLATE by some clients: accept both.
         try:
@@ -127,27 +128,10 @@ def _inflate(encoding: str, data: bytes) -> bytes:
 
         out = brotli.decompress(data)
     else:
-        out = zstandard.ZstdDecompressor().stream_reader(_Bytes(data)).read(limit + 1)
+        out = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(limit + 1)
     if len(out) > limit:
         raise EnvelopeError(413, f"the decompressed body exceeds {limit // (1024 * 1024)} MiB")
     return out
-
-
-class _Bytes:
-    """A minimal readable file over bytes (gzip and zstd read from it)."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data = memoryview(data)
-        self._pos = 0
-
-    def read(self, size: int = -1) -> bytes:
-        end = len(self._data) if size is None or size < 0 else min(len(self._data), self._pos + size)
-        chunk = bytes(self._data[self._pos : end])
-        self._pos = end
-        return chunk
-
-    def readable(self) -> bool:
-        return True
 
 
 def parse_envelope(raw: bytes) -> Envelope:

@@ -85,7 +85,7 @@ def fresh_event() -> dict[str, Any]:
     return {**error_payload(3), "event_id": uuid.uuid4().hex}
 
 
-def test_every_auth_form_and_the_refusals(server: str, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_every_auth_form_and_the_refusals(server: str, make_org) -> None:
     org = make_org()
     other = make_org("Other Org")
     url = f"{server}/api/{org['project_id']}/envelope/"
@@ -118,7 +118,7 @@ def test_every_auth_form_and_the_refusals(server: str, make_org) -> None:  # typ
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
-def test_encodings(server: str, make_org, encoding: str) -> None:  # type: ignore[no-untyped-def]
+def test_encodings(server: str, make_org, encoding: str) -> None:
     org = make_org()
     event = fresh_event()
     raw = envelope([event_item(event)])
@@ -138,7 +138,7 @@ def test_encodings(server: str, make_org, encoding: str) -> None:  # type: ignor
     assert stored(org["org_id"], event["event_id"]) == 1
 
 
-def test_item_types_resends_and_bad_bodies(server: str, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_item_types_resends_and_bad_bodies(server: str, make_org) -> None:
     org = make_org()
     url = f"{server}/api/{org['project_id']}/envelope/"
     key = {"sentry_key": org["app_key"]}
@@ -189,7 +189,7 @@ def test_item_types_resends_and_bad_bodies(server: str, make_org) -> None:  # ty
     assert stored(org["org_id"], event["event_id"]) == 1
 
 
-def test_store_endpoint_cors_and_quota(server: str, settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_store_endpoint_cors_and_quota(server: str, settings: Settings, make_org) -> None:
     org = make_org()
     event = fresh_event()
     answer = httpx.post(
@@ -242,7 +242,7 @@ sentry_sdk.flush(10)
 """
 
 
-def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:
     org = make_org()
     dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY_")}
@@ -276,7 +276,7 @@ def test_sentry_python_with_its_http_transport(server: str, make_org) -> None:  
 
 def test_projects_api_and_settings_page_show_the_dsn_that_works(
     server: str, settings: Settings, make_org
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     org = make_org()
     with session_scope(settings) as session:
         worker = accounts.create_app_key(session, org["project_id"], "order_mail")
@@ -297,7 +297,7 @@ def test_projects_api_and_settings_page_show_the_dsn_that_works(
     assert answer.status_code == 200 and stored(org["org_id"], event["event_id"]) == 1
 
 
-def test_older_keys_with_a_dash_keep_working_without_a_dsn(settings: Settings, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_older_keys_with_a_dash_keep_working_without_a_dsn(settings: Settings, make_org) -> None:
     from stacklens.control.dsn import project_dsns
     from stacklens.control.keys import validate_service
     from stacklens_contract.keys import is_app_key
@@ -357,7 +357,7 @@ def _wait_stored(org_id: int, event_id: str) -> list[tuple[Any, ...]]:
     return []
 
 
-def test_sentry_node_sends_to_the_dsn(server: str, make_org, sentry_clients: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sentry_node_sends_to_the_dsn(server: str, make_org, sentry_clients: Path) -> None:
     org = make_org()
     dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
     result = subprocess.run(
@@ -376,7 +376,7 @@ def test_sentry_node_sends_to_the_dsn(server: str, make_org, sentry_clients: Pat
     ), rows
 
 
-def test_sentry_cli_send_event(server: str, make_org, sentry_clients: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sentry_cli_send_event(server: str, make_org, sentry_clients: Path) -> None:
     org = make_org()
     dsn = server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
     cli = sentry_clients / "node_modules" / ".bin" / "sentry-cli"
@@ -403,7 +403,7 @@ def test_sentry_cli_send_event(server: str, make_org, sentry_clients: Path) -> N
     assert rows and "nightly backup failed on db-2" in rows[0][0] and rows[0][1] == "ops@1.0.0", rows
 
 
-def test_a_corpus_of_platforms_lands_titled_and_findable(server: str, make_org) -> None:  # type: ignore[no-untyped-def]
+def test_a_corpus_of_platforms_lands_titled_and_findable(server: str, make_org) -> None:
     from tests.api.sentry_corpus import CORPUS
 
     org = make_org()
@@ -470,7 +470,7 @@ def test_sentry_browser_in_chromium_direct_to_the_dsn(
     make_org,
     sentry_browser_bundle: Path,  # noqa: F811 - the fixture imported above
     tmp_path: Path,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A page on another origin sends straight to the DSN: the envelope crosses origins (CORS) and lands."""
     import http.server
     import threading as _threading

@@ -18,7 +18,9 @@ CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "grouping_v1_c
     "cases"
 ]
 
-JAVA_LOG = {  # sentry-java's logback appender: an error log with the thread's stack, no exception
+JAVA_LOG: dict[
+    str, Any
+] = {  # sentry-java's logback appender: an error log with the thread's stack, no exception
     "platform": "java",
     "level": "error",
     "logger": "com.acme.billing.InvoiceJob",
@@ -44,7 +46,7 @@ JAVA_LOG = {  # sentry-java's logback appender: an error log with the thread's s
         ]
     },
 }
-NATIVE_CRASH = {  # sentry-native minidump, symbolicated: frames with packages and addresses
+NATIVE_CRASH: dict[str, Any] = {  # sentry-native minidump, symbolicated: frames with packages and addresses
     "platform": "native",
     "level": "fatal",
     "exception": {
@@ -88,7 +90,7 @@ NATIVE_CRASH = {  # sentry-native minidump, symbolicated: frames with packages a
         ]
     },
 }
-CSP = {
+CSP: dict[str, Any] = {
     "platform": "javascript",
     "logger": "csp",
     "csp": {
@@ -98,7 +100,7 @@ CSP = {
         "blocked_uri": "https://evil.example/x.js?v=3",
     },
 }
-HPKP = {"platform": "other", "hpkp": {"hostname": "shop.example", "port": 443}}
+HPKP: dict[str, Any] = {"platform": "other", "hpkp": {"hostname": "shop.example", "port": 443}}
 
 
 def _with(payload: dict[str, Any], **changes: Any) -> dict[str, Any]:

@@ -143,7 +143,7 @@ def test_dsn_less_client_reports_are_accepted_and_nothing_else_is(tmp_path: Path
         }
     ).encode()
 
-    def bare(*items: tuple[dict, bytes]) -> bytes:  # type: ignore[type-arg]
+    def bare(*items: tuple[dict, bytes]) -> bytes:
         parts = [b"{}"]
         for headers, payload in items:
             parts += [json.dumps({**headers, "length": len(payload)}).encode(), payload]

@@ -30,8 +30,10 @@ def sink() -> Iterator[MailSink]:
 
 def test_real_smtp_server_receives_plain_and_html_parts(sink: MailSink) -> None:
     channel = EmailChannel(
-        ["ops@acme.test", "dev@acme.test"], f"smtp://127.0.0.1:{sink.port}", "alerts@acme.test"
-    )  # type: ignore[attr-defined]
+        ["ops@acme.test", "dev@acme.test"],
+        f"smtp://127.0.0.1:{sink.port}",  # type: ignore[attr-defined]
+        "alerts@acme.test",
+    )
     result = channel.send(MESSAGE)
     assert result.ok and result.status_code == 250
     envelope = sink.messages[0]

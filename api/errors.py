@@ -5,13 +5,25 @@ from __future__ import annotations
 import logging
 
 from clickhouse_connect.driver.exceptions import DataError as WarehouseDataError
+from clickhouse_connect.driver.exceptions import OperationalError as WarehouseOperationalError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from stacklens.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StackLensError, Unavailable
+from stacklens.errors import (
+    ApplicationNotFound,
+    Conflict,
+    Forbidden,
+    Gone,
+    InvalidInput,
+    NotFound,
+    StackLensError,
+    TooLarge,
+    Unavailable,
+    UnsupportedEncoding,
+)
 
 # The spec's messages, word for word (defined once, shared with the shipper and the core).
 from stacklens_contract.words import APPLICATION_NOT_FOUND, INVALID_API_KEY, RATE_LIMITED, SERVICE_UNAVAILABLE
@@ -46,11 +58,14 @@ class ApiError(Exception):
 # first kind the exception is an instance of wins, so a `DuplicateBudget(BudgetError, Conflict)` answers 409
 # though a BudgetError is bad input. The detail is always the exception's own message.
 DOMAIN_ERRORS: tuple[tuple[type[StackLensError], int, str], ...] = (
+    (ApplicationNotFound, 404, APPLICATION_NOT_FOUND),
     (NotFound, 404, "Not Found"),
     (Conflict, 409, "Conflict"),
     (Forbidden, 403, "Forbidden"),
     (Gone, 410, "Gone"),
     (Unavailable, 503, SERVICE_UNAVAILABLE),
+    (TooLarge, 413, "Payload Too Large"),
+    (UnsupportedEncoding, 415, "Unsupported Media Type"),
     (InvalidInput, 400, "Bad Request"),
     (StackLensError, 400, "Bad Request"),
 )
@@ -101,6 +116,15 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _domain_error(_: Request, exc: StackLensError) -> JSONResponse:
         status, word, headers = domain_error_answer(exc)
         return error_response(status, word, str(exc), headers)
+
+    @app.exception_handler(WarehouseOperationalError)
+    async def _warehouse_down(request: Request, exc: Exception) -> JSONResponse:
+        # The driver's own error for a server that does not answer: the same retryable 503 as Unavailable.
+        log.error(
+            "answered 503 on %s %s, the warehouse is unavailable: %s", request.method, request.url.path, exc
+        )
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        return error_response(503, SERVICE_UNAVAILABLE, str(exc), headers)
 
     async def _number_out_of_range(request: Request, exc: Exception) -> Response:
         name = _out_of_range_path_param(request)

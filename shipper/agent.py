@@ -11,16 +11,16 @@ from __future__ import annotations
 import collections
 import logging
 import os
-import random
-import resource
 import signal
 import threading
 import time
 from typing import Any
 
 from shipper import faults
-from shipper.batch import Batch, DeadLetters
+from shipper.backoff import backoff_delay
+from shipper.batch import Batch, DeadLetters, pass_over_rejected, split_refused
 from shipper.config import Config, ConfigError, load_config
+from shipper.memory import peak_rss_mib
 from shipper.state import Scanner
 from shipper.status import STATUS_INTERVAL, publish, status_path
 from shipper.tracker import TrackerStore, TrackerUnwritable
@@ -227,7 +227,7 @@ class Agent:
         answer = Answer(Outcome.RETRY, "not sent yet")
         for attempt in range(RETRIES + 1):
             if attempt:
-                delay = self._backoff(attempt, answer.retry_after)
+                delay = backoff_delay(self.config, attempt, answer.retry_after)
                 log.warning(
                     "Retry attempt %d/%d (%s; waiting %.1fs)", attempt, RETRIES, answer.message, delay
                 )
@@ -272,7 +272,7 @@ class Agent:
                 self.blocked = "app"
                 return
             if answer.outcome in (Outcome.TOO_LARGE, Outcome.BAD_REQUEST):
-                self._split(batch, answer.message)
+                split_refused(self.queue, batch, answer.message)
                 return
             if answer.outcome is Outcome.ENCODING:
                 log.warning(
@@ -293,58 +293,16 @@ class Agent:
             self.config.park_delay,
         )
 
-    def _pass_over_rejected(self, batch: Batch, answer: dict[str, Any]) -> None:
-        """Lines the service refused inside an accepted batch go to the dead letters with its reason.
-
-        The answer numbers lines from 1 in the body, which holds the batch's lines in order, one each.
-        Lines whose app key the service no longer knows (a key rotation) are also logged with the spec's
-        ``Application Not Found``.
-        """
-        refused = batch.refuse_lines(answer.get("rejected"))
-        unknown_key = [reason for reason in refused if reason.startswith(APPLICATION_NOT_FOUND)]
-        if unknown_key:
-            log.error(
-                "Application Not Found: %d events carry an app key the service no longer knows (%s); "
-                "passed over to %s",
-                len(unknown_key),
-                unknown_key[0].removeprefix("Application Not Found: "),
-                self.dead.path,
-            )
-
     def _stale_app_keys(self, batch: Batch) -> bool:
         """True when every line carries its own app key and none is the configured ``appKey``."""
         keys = batch.own_app_keys()
         return bool(keys) and None not in keys and self.config.app_key not in keys
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        """Exponential backoff with full jitter; Retry-After, when given, is a floor."""
-        cap = min(self.config.retry_backoff_max, self.config.retry_backoff * 2 ** (attempt - 1))
-        delay = random.uniform(0, cap)
-        return max(delay, retry_after) if retry_after is not None else delay
-
-    def _split(self, batch: Batch, reason: str) -> None:
-        self.queue.popleft()
-        if len(batch.items) == 1 or len(batch.lines) <= 1:
-            # One line the service will not take whole: keep it in the dead letters, never stall the file.
-            for item in batch.items:
-                if item.data is not None:
-                    item.problem, item.preview, item.data = (
-                        f"refused by the service: {reason}",
-                        item.data[:200],
-                        None,
-                    )
-            self.queue.appendleft(batch)
-            return
-        first, second = batch.split()
-        log.warning("batch of %d events refused as too large (%s); splitting it", len(batch.lines), reason)
-        self.queue.appendleft(second)
-        self.queue.appendleft(first)
-
     def _acked(self, batch: Batch, answer: dict[str, Any] | None) -> None:
         faults.hit("after_ack")
         self.queue.popleft()
         if answer is not None:
-            self._pass_over_rejected(batch, answer)
+            pass_over_rejected(batch, answer, self.dead.path)
         dead = self.dead.write(batch.tail, batch.items)
         if dead:
             log.warning("%d lines passed over (see %s)", dead, self.dead.path)
@@ -419,23 +377,6 @@ class Agent:
         self.park_until = 0.0
         log.info("configuration reloaded from %s", config.path)
         self._check_connection()
-
-
-def peak_rss_mib() -> float:
-    """This program's own peak RSS.
-
-    ``getrusage(RUSAGE_SELF).ru_maxrss`` is no good here: Linux carries it across fork and exec, so a
-    shipper started by a large parent (a supervisor that imported the whole server) would report the
-    parent's peak. ``VmHWM`` belongs to this process's own address space.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError):
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run(config: Config) -> int:

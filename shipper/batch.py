@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from shipper.files import Line, Tail
+from stacklens_contract.words import APPLICATION_NOT_FOUND
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -125,3 +130,43 @@ class DeadLetters:
         finally:
             os.close(fd)
         return len(records)
+
+
+def pass_over_rejected(batch: Batch, answer: dict[str, Any], dead_path: Path) -> None:
+    """Lines the service refused inside an accepted batch go to the dead letters with its reason.
+
+    The answer numbers lines from 1 in the body, which holds the batch's lines in order, one each. Lines
+    whose app key the service no longer knows (a key rotation) are also logged with the spec's
+    ``Application Not Found``.
+    """
+    refused = batch.refuse_lines(answer.get("rejected"))
+    unknown_key = [reason for reason in refused if reason.startswith(APPLICATION_NOT_FOUND)]
+    if unknown_key:
+        log.error(
+            "Application Not Found: %d events carry an app key the service no longer knows (%s); "
+            "passed over to %s",
+            len(unknown_key),
+            unknown_key[0].removeprefix("Application Not Found: "),
+            dead_path,
+        )
+
+
+def split_refused(queue: deque[Batch], batch: Batch, reason: str) -> None:
+    """A batch refused whole (too large, a conflict): sent again as two halves at the head of ``queue``, or,
+    down to one line, kept in the dead letters so it never stalls the file."""
+    queue.popleft()
+    if len(batch.items) == 1 or len(batch.lines) <= 1:
+        # One line the service will not take whole: keep it in the dead letters, never stall the file.
+        for item in batch.items:
+            if item.data is not None:
+                item.problem, item.preview, item.data = (
+                    f"refused by the service: {reason}",
+                    item.data[:200],
+                    None,
+                )
+        queue.appendleft(batch)
+        return
+    first, second = batch.split()
+    log.warning("batch of %d events refused as too large (%s); splitting it", len(batch.lines), reason)
+    queue.appendleft(second)
+    queue.appendleft(first)

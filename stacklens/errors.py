@@ -35,3 +35,15 @@ class Gone(StackLensError):
 
 class Unavailable(StackLensError):
     """A store or server the request needs does not answer; retrying later may work."""
+
+
+class ApplicationNotFound(NotFound):
+    """No line of a batch names a project of the organization (the spec's ``Application Not Found``)."""
+
+
+class TooLarge(InvalidInput):
+    """A body, or a part of it, is over a limit; smaller pieces would pass."""
+
+
+class UnsupportedEncoding(InvalidInput):
+    """The body is encoded in a way the service does not read (``Content-Encoding``)."""

@@ -18,16 +18,16 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from api.deps import AppSettings, Limiter, client_ip
-from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError
+from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.routers.auth import ErrorBody
 from api.routers.ingest import read_body
 from stacklens.control.activity import record_key_use
 from stacklens.control.auth import AppKeyIdentity, find_app_key
 from stacklens.control.db import session_scope
 from stacklens.control.models import Organization
+from stacklens.errors import InvalidInput, NotFound, StackLensError
 from stacklens.ingest.envelope import (
     MAX_ENVELOPE_BYTES,
-    EnvelopeError,
     EnvelopeLines,
     auth_key,
     decode,
@@ -36,10 +36,9 @@ from stacklens.ingest.envelope import (
     parse_envelope,
     store_lines,
 )
-from stacklens.ingest.service import BatchRefused, BatchResult, ingest_batch
+from stacklens.ingest.service import BatchResult, ingest_batch
 from stacklens.ingest.workers import AppKeyResolver
 from stacklens.settings import Settings
-from stacklens.warehouse.client import WarehouseUnavailable
 
 router = APIRouter(prefix="/api", tags=["sentry protocol"])
 
@@ -61,6 +60,13 @@ ERRORS: dict[int | str, dict] = {
     429: {"model": ErrorBody, "description": "`Rate Limited`, with Retry-After and X-Sentry-Rate-Limits"},
     503: {"model": ErrorBody, "description": "`Service Unavailable`: the warehouse is down; retry"},
 }
+
+
+PROJECT_ID_RULE = "the project id of a DSN is a number (of at most 18 digits)"
+
+
+def _is_project_id(value: str) -> bool:
+    return value.isdigit() and len(value) <= 18
 
 
 class EnvelopeAnswer(BaseModel):
@@ -118,40 +124,40 @@ def _land(
 async def _receive(
     request: Request, project_id: str, settings: Settings, limiter: Limiter, store: bool
 ) -> Response:
-    if not project_id.isdigit() or len(project_id) > 18:
-        raise _refused(404, "Not Found", "the project id of a DSN is a number")
+    """Accept the body, or answer as api/errors' one map says, with the headers Sentry SDKs read (CORS,
+    X-Sentry-Error, and for 429 X-Sentry-Rate-Limits: retry after N seconds, every category, organization)."""
+    try:
+        return await _accept(request, project_id, settings, limiter, store)
+    except StackLensError as exc:
+        status, word, headers = domain_error_answer(exc)
+        raise _refused(status, word, str(exc), headers) from None
+    except OperationalError as exc:
+        raise _refused(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
+    except ApiError as exc:
+        extra = dict(exc.headers)
+        if exc.status == 429:
+            extra["X-Sentry-Rate-Limits"] = f"{extra.get('Retry-After', '60')}::organization"
+        raise _refused(exc.status, exc.error, exc.detail, extra) from None
+
+
+async def _accept(
+    request: Request, project_id: str, settings: Settings, limiter: Limiter, store: bool
+) -> Response:
+    if not _is_project_id(project_id):
+        raise NotFound(PROJECT_ID_RULE)
     body = await read_body(request, MAX_ENVELOPE_BYTES)
     query_key = auth_key(request.headers, request.query_params)
-    try:
-        raw = decode(body, request.headers.get("content-encoding"))
-        received = datetime.now(UTC)
-        if store:
-            identity, quota = _identify(settings, project_id, query_key)
-            lines = store_lines(raw, query_key or "", received)
-        else:
-            envelope = parse_envelope(raw)
-            key = query_key or dsn_key(envelope.headers)
-            identity, quota = _identify(settings, project_id, key)
-            lines = envelope_lines(envelope, key or "", received)
-    except EnvelopeError as exc:
-        words = {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}[exc.status]
-        raise _refused(exc.status, words, str(exc)) from None
-    try:
-        result = await run_in_threadpool(_land, settings, identity, quota, lines, limiter, client_ip(request))
-    except ApiError as exc:
-        if exc.status == 429:  # Relay's header: retry after N seconds, every category, organization scope
-            retry = exc.headers.get("Retry-After", "60")
-            raise _refused(
-                429,
-                exc.error,
-                exc.detail,
-                {"Retry-After": retry, "X-Sentry-Rate-Limits": f"{retry}::organization"},
-            ) from None
-        raise
-    except BatchRefused as exc:
-        raise _refused(exc.status, exc.error, exc.detail) from None
-    except (WarehouseUnavailable, OperationalError) as exc:
-        raise _refused(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
+    raw = decode(body, request.headers.get("content-encoding"))
+    received = datetime.now(UTC)
+    if store:
+        identity, quota = _identify(settings, project_id, query_key)
+        lines = store_lines(raw, query_key or "", received)
+    else:
+        envelope = parse_envelope(raw)
+        key = query_key or dsn_key(envelope.headers)
+        identity, quota = _identify(settings, project_id, key)
+        lines = envelope_lines(envelope, key or "", received)
+    result = await run_in_threadpool(_land, settings, identity, quota, lines, limiter, client_ip(request))
     if (
         result is not None
         and result.rejected
@@ -159,9 +165,7 @@ async def _receive(
     ):
         # Nothing of the envelope was kept: say why, as Relay does for an invalid event, instead of an id that
         # leads nowhere. (A partly kept envelope answers 200; its rejected items are in the batch log.)
-        raise _refused(
-            400, "Bad Request", f"item {result.rejected[0]['line']}: {result.rejected[0]['error']}"
-        )
+        raise InvalidInput(f"item {result.rejected[0]['line']}: {result.rejected[0]['error']}")
     return JSONResponse({"id": lines.event_id}, headers=CORS_HEADERS)
 
 
@@ -185,4 +189,6 @@ async def store(request: Request, project_id: str, settings: AppSettings, limite
 @router.options("/{project_id}/store/", include_in_schema=False)
 async def preflight(project_id: str) -> Response:
     """CORS preflight of browser SDKs that send X-Sentry-Auth or Content-Encoding."""
+    if not _is_project_id(project_id):
+        raise _refused(404, "Not Found", PROJECT_ID_RULE)
     return Response(status_code=200, headers=CORS_HEADERS)

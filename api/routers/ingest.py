@@ -11,17 +11,17 @@ from pydantic import BaseModel, Field
 from starlette.requests import ClientDisconnect
 
 from api.deps import ApiAuth, AppSettings, Limiter, client_ip, note_refusal
-from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError
+from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.ratelimit import RateLimiter
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.activity import record_key_use
 from stacklens.control.auth import ApiKeyIdentity
 from stacklens.control.db import session_scope
 from stacklens.control.rate_limits import EVENTS
-from stacklens.ingest.decode import MAX_BODY_BYTES, DecodeError
-from stacklens.ingest.service import BatchRefused, BatchResult, ingest_body
+from stacklens.errors import StackLensError, Unavailable
+from stacklens.ingest.decode import MAX_BODY_BYTES
+from stacklens.ingest.service import BatchResult, ingest_body
 from stacklens.settings import Settings
-from stacklens.warehouse.client import WarehouseUnavailable
 
 router = APIRouter(prefix="/api", tags=["ingest"])
 logger = logging.getLogger(__name__)
@@ -138,33 +138,33 @@ async def ingest(
     try:
         body = await read_body(request)
         result = await run_in_threadpool(_land, settings, identity, limiter, body, request)
-    except DecodeError as exc:
-        words = {400: "Bad Request", 413: "Payload Too Large", 415: "Unsupported Media Type"}[exc.status]
-        raise _refused(request, identity, ApiError(exc.status, words, str(exc))) from exc
-    except BatchRefused as exc:
-        raise _refused(request, identity, ApiError(exc.status, exc.error, exc.detail)) from exc
-    except ApiError as exc:
-        raise _refused(request, identity, exc) from None
-    except (WarehouseUnavailable, OperationalError) as exc:
-        # The shipper keeps the batch and retries; the operator needs to know the warehouse is down.
-        logger.error(
-            "ingest: answered 503 to organization %d, the warehouse is unavailable: %s", identity.org_id, exc
-        )
-        raise ApiError(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
+    except (StackLensError, ApiError, OperationalError) as exc:
+        _log_refusal(request, identity, exc)  # the answer itself comes from api/errors' one map
+        raise
     return IngestAnswer(**result.answer())
 
 
-def _refused(request: Request, identity: ApiKeyIdentity, error: ApiError) -> ApiError:
-    """Log a batch refused as a whole (a line-level rejection is in the answer, not the log) and pass it on.
+def _log_refusal(request: Request, identity: ApiKeyIdentity, exc: Exception) -> None:
+    """Log a batch refused as a whole (a line-level rejection is in the answer, not the log).
 
-    A client error, so a warning: the operator sees which organization sends what and why it is refused.
+    A client error is a warning (the operator sees which organization sends what and why it is refused); a
+    warehouse that does not answer is an error (the shipper keeps the batch and retries).
     """
+    if isinstance(exc, Unavailable | OperationalError):
+        logger.error(
+            "ingest: answered 503 to organization %d, the warehouse is unavailable: %s", identity.org_id, exc
+        )
+        return
+    if isinstance(exc, ApiError):
+        status, word, detail = exc.status, exc.error, exc.detail
+    else:
+        status, word, _ = domain_error_answer(exc)  # type: ignore[arg-type]
+        detail = str(exc)
     logger.warning(
         "ingest: refused a batch of organization %d (Idempotency-Key %s) with %d %s: %s",
         identity.org_id,
         request.headers.get("idempotency-key") or "-",
-        error.status,
-        error.error,
-        error.detail,
+        status,
+        word,
+        detail,
     )
-    return error

@@ -13,6 +13,7 @@ COMPILED_MODULES = (
     "stacklens.ingest.prepare",
     "stacklens.ingest.validate",
     "stacklens.ingest.scrub",
+    "stacklens.ingest.secrets",
     "stacklens.ingest.normalise",
     "stacklens.ingest.fields",
     "stacklens.ingest.grouping.v1",

@@ -13,6 +13,8 @@ from typing import cast
 import zstandard
 from isal import isal_zlib
 
+from stacklens.errors import InvalidInput, TooLarge, UnsupportedEncoding
+
 # isal's stub declares ``error`` as an exception instance; it is the class (igzip_lib.IsalError).
 _GZIP_ERROR = cast("type[Exception]", isal_zlib.error)
 
@@ -35,16 +37,32 @@ _READ_CHUNK = 256 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-class DecodeError(ValueError):
-    """The body cannot be read; ``status`` is the HTTP answer (400, 413 or 415)."""
+class DecodeError(InvalidInput, ValueError):
+    """The body cannot be read; ``status`` is the HTTP answer (400, 413 or 415), kept so a worker process can
+    hand the failure back as plain data (:func:`decode_error` makes the same error again)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    status = 400
+
+    def __init__(self, message: str) -> None:
         super().__init__(message)
-        self.status = status
+
+
+class BodyTooLarge(DecodeError, TooLarge):
+    status = 413
+
+
+class EncodingNotSupported(DecodeError, UnsupportedEncoding):
+    status = 415
+
+
+def decode_error(status: int, message: str) -> DecodeError:
+    """The decode error answering ``status``: too large (413), an unsupported encoding (415), else unreadable."""
+    kind = {413: BodyTooLarge, 415: EncodingNotSupported}.get(status, DecodeError)
+    return kind(message)
 
 
 def _too_large() -> DecodeError:
-    return DecodeError(
+    return decode_error(
         413,
         f"the decompressed body exceeds {MAX_DECOMPRESSED_BYTES // (1024 * 1024)} MiB; send smaller batches",
     )
@@ -68,20 +86,20 @@ def _gunzip(body: bytes) -> bytes:
                 raise _too_large()
             parts.append(part)
             if not inflater.eof:
-                raise DecodeError(400, "the gzip body is truncated: it ends before its compressed data does")
+                raise decode_error(400, "the gzip body is truncated: it ends before its compressed data does")
             # Concatenated gzip members are valid gzip: go on with the next member. Zero padding after the
             # last member (some writers round up to a block) is ignored, as gzip(1) does.
             data = inflater.unused_data
             if not data.strip(b"\x00"):
                 return parts[0] if len(parts) == 1 else b"".join(parts)
             if not data.startswith(_GZIP_MAGIC):
-                raise DecodeError(
+                raise decode_error(
                     400,
                     f"the gzip body has {len(data)} bytes of trailing data after its compressed data; "
                     "send the gzip output alone",
                 )
     except _GZIP_ERROR as exc:
-        raise DecodeError(400, f"the body is not valid gzip: {exc}") from exc
+        raise decode_error(400, f"the body is not valid gzip: {exc}") from exc
 
 
 def _unzstd(body: bytes) -> bytes:
@@ -96,16 +114,16 @@ def _unzstd(body: bytes) -> bytes:
             if len(out) > MAX_DECOMPRESSED_BYTES:
                 raise _too_large()
     except zstandard.ZstdError as exc:
-        raise DecodeError(400, f"the body is not valid zstd: {exc}") from exc
+        raise decode_error(400, f"the body is not valid zstd: {exc}") from exc
     if body and not out:
-        raise DecodeError(400, "the zstd body is truncated or empty")
+        raise decode_error(400, "the zstd body is truncated or empty")
     return bytes(out)
 
 
 def decode_body(body: bytes, content_encoding: str | None) -> bytes:
     """The uncompressed body; raises :class:`DecodeError` with the status to answer."""
     if len(body) > MAX_BODY_BYTES:
-        raise DecodeError(
+        raise decode_error(
             413, f"the body exceeds {MAX_BODY_BYTES // (1024 * 1024)} MiB; send smaller batches"
         )
     encoding = (content_encoding or "identity").strip().lower()
@@ -116,9 +134,9 @@ def decode_body(body: bytes, content_encoding: str | None) -> bytes:
     elif encoding == "zstd":
         data = _unzstd(body) if body else b""
     else:
-        raise DecodeError(415, f'Content-Encoding "{encoding}" is not supported; use gzip, zstd or none')
+        raise decode_error(415, f'Content-Encoding "{encoding}" is not supported; use gzip, zstd or none')
     if not data or data.isspace():  # (not data.strip(): that copies a whole batch to look at its ends)
-        raise DecodeError(400, "the body is empty; send one JSON log line per line")
+        raise decode_error(400, "the body is empty; send one JSON log line per line")
     return data
 
 
@@ -143,7 +161,7 @@ def split_part(data: bytes, part: int, parts: int) -> tuple[int, list[bytes]]:
     starts, body_end = _line_starts(data)
     if len(starts) > MAX_LINES:
         total = data.count(b"\n") + (1 if data[data.rfind(b"\n") + 1 :].strip() else 0)
-        raise DecodeError(413, f"the batch has {total} lines; at most {MAX_LINES} are accepted per batch")
+        raise decode_error(413, f"the batch has {total} lines; at most {MAX_LINES} are accepted per batch")
     first = 0 if part <= 0 else bisect.bisect_left(starts, part * len(data) // parts)
     last = len(starts) if part + 1 >= parts else bisect.bisect_left(starts, (part + 1) * len(data) // parts)
     # Each line ends where the next begins, less its newline; the last one where the body's lines end.

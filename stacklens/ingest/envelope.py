@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import zstandard
 from sentry_sdk.envelope import Envelope, Item, PayloadRef
 
+from stacklens.ingest.decode import DecodeError, decode_error
 from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload
 
 # A compressed envelope over 20 MiB, or one that inflates past 64 MiB, is refused whole (413). Relay's
@@ -39,14 +40,6 @@ MAX_ATTACHMENT_BYTES = MAX_DECODED_BYTES
 
 ENCODINGS = ("gzip", "deflate", "br", "zstd")
 _SENTRY_KEY = re.compile(r"sentry_key\s*=\s*([^,\s]+)")
-
-
-class EnvelopeError(ValueError):
-    """A body that cannot be read as the protocol says; ``status`` is the HTTP answer (400, 413, 415)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass
@@ -94,22 +87,22 @@ def dsn_key(envelope_headers: Mapping[str, Any]) -> str | None:
 def decode(body: bytes, content_encoding: str | None) -> bytes:
     """Undo ``Content-Encoding`` (gzip, deflate, br, zstd, or several in order) within the size limits."""
     if len(body) > MAX_ENVELOPE_BYTES:
-        raise EnvelopeError(413, f"the body exceeds {MAX_ENVELOPE_BYTES // (1024 * 1024)} MiB")
+        raise decode_error(413, f"the body exceeds {MAX_ENVELOPE_BYTES // (1024 * 1024)} MiB")
     data = body
     encodings = [e.strip().lower() for e in (content_encoding or "").split(",") if e.strip()]
     for encoding in reversed(encodings):  # the last one applied is undone first (RFC 9110 §8.4)
         if encoding == "identity":
             continue
         if encoding not in ENCODINGS:
-            raise EnvelopeError(
+            raise decode_error(
                 415, f"unsupported Content-Encoding {encoding!r}; send gzip, deflate, br or zstd"
             )
         try:
             data = _inflate(encoding, data)
-        except EnvelopeError:
+        except DecodeError:  # already in the sender's words
             raise
         except Exception as exc:  # each codec has its own error type; all mean the same to the sender
-            raise EnvelopeError(400, f"the body is not valid {encoding}: {exc}") from None
+            raise decode_error(400, f"the body is not valid {encoding}: {exc}") from None
     return data
 
 
@@ -130,18 +123,18 @@ def _inflate(encoding: str, data: bytes) -> bytes:
     else:
         out = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(limit + 1)
     if len(out) > limit:
-        raise EnvelopeError(413, f"the decompressed body exceeds {limit // (1024 * 1024)} MiB")
+        raise decode_error(413, f"the decompressed body exceeds {limit // (1024 * 1024)} MiB")
     return out
 
 
 def parse_envelope(raw: bytes) -> Envelope:
-    """The envelope, or :class:`EnvelopeError` in words the sender can act on."""
+    """The envelope, or :class:`~stacklens.ingest.decode.DecodeError` in words the sender can act on (bodies fail as shipper bodies do: unreadable 400, too large 413, an unknown encoding 415)."""
     try:
         envelope = Envelope.deserialize(raw)
     except (ValueError, UnicodeDecodeError, AttributeError, TypeError, IndexError) as exc:
-        raise EnvelopeError(400, f"malformed envelope: {exc}") from None
+        raise decode_error(400, f"malformed envelope: {exc}") from None
     if not isinstance(envelope.headers, dict):
-        raise EnvelopeError(400, "malformed envelope: the header is not a JSON object")
+        raise decode_error(400, "malformed envelope: the header is not a JSON object")
     return envelope
 
 
@@ -161,7 +154,7 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
         if kind == "attachment":
             size = len(item.get_bytes())
             if size > MAX_ATTACHMENT_BYTES:
-                raise EnvelopeError(413, f"an attachment exceeds {MAX_ATTACHMENT_BYTES // (1024 * 1024)} MiB")
+                raise decode_error(413, f"an attachment exceeds {MAX_ATTACHMENT_BYTES // (1024 * 1024)} MiB")
             counted[kind] += 1
             continue
         if kind not in WRITTEN_TYPES:
@@ -170,7 +163,7 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
         try:
             payload = item_payload(item)
         except UnreadableItem as exc:
-            raise EnvelopeError(400, f"malformed envelope item: {exc}") from None
+            raise decode_error(400, f"malformed envelope item: {exc}") from None
         if kind in ("event", "transaction") and not isinstance(event_id, str):
             event_id = payload.get("event_id")
         lines.append(_line(kind, app_key, ts, payload))
@@ -185,9 +178,9 @@ def store_lines(raw: bytes, app_key: str, received: datetime) -> EnvelopeLines:
     try:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise EnvelopeError(400, f"the body is not a JSON event: {exc}") from None
+        raise decode_error(400, f"the body is not a JSON event: {exc}") from None
     if not isinstance(payload, dict):
-        raise EnvelopeError(400, "the body is not a JSON object")
+        raise decode_error(400, "the body is not a JSON object")
     kind = "transaction" if payload.get("type") == "transaction" else "event"
     envelope = Envelope(headers={"event_id": payload.get("event_id")})
     envelope.add_item(Item(payload=PayloadRef(json=payload), type=kind))

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from stacklens.errors import ApplicationNotFound, Conflict, InvalidInput
 from stacklens.ingest import writer
-from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_lines
+from stacklens.ingest.decode import body_digest, decode_body, decode_error, split_lines
 from stacklens.ingest.prepare import Attribution, BatchContext, Prepared, prepare_lines
 from stacklens.ingest.timeparse import format_ms
 from stacklens.ingest.workers import (
@@ -27,18 +28,13 @@ from stacklens.ingest.workers import (
 )
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from stacklens_contract.words import APPLICATION_NOT_FOUND
 
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9_\-:.]{1,128}$")
 MAX_REJECTED_REPORTED = 1000  # the answer lists at most this many line errors (the count stays exact)
 
 
-class BatchRefused(ValueError):
-    """The whole batch is refused: ``status`` and ``error`` (the spec's message or plain words)."""
-
-    def __init__(self, status: int, error: str, detail: str) -> None:
-        super().__init__(detail)
-        self.status, self.error, self.detail = status, error, detail
+class IdempotencyKeyReused(Conflict):
+    """The Idempotency-Key of a landed batch came again with another body."""
 
 
 @dataclass
@@ -66,7 +62,7 @@ def batch_id_for(idempotency_key: str | None) -> str:
         return uuid.uuid4().hex
     key = idempotency_key.strip()
     if not IDEMPOTENCY_KEY.match(key):
-        raise BatchRefused(400, "Bad Request", "Idempotency-Key must be 1-128 characters of [A-Za-z0-9_-:.]")
+        raise InvalidInput("Idempotency-Key must be 1-128 characters of [A-Za-z0-9_-:.]")
     return key
 
 
@@ -99,7 +95,7 @@ def ingest_body(
         def finish() -> Prepared:
             prepared = collect()
             if isinstance(prepared, DecodeFailure):
-                raise DecodeError(prepared.status, prepared.message)
+                raise decode_error(prepared.status, prepared.message)
             return in_process(context) if prepared is None else prepared
 
         return finish
@@ -158,19 +154,15 @@ def _ingest(
         return _replayed(landed, prepared.body_hash)
     result = BatchResult(batch_id, skipped=prepared.skipped, rejected=prepared.rejected)
     if prepared.stored and not prepared.attributed:
-        raise BatchRefused(
-            404,
-            APPLICATION_NOT_FOUND,
+        raise ApplicationNotFound(
             "no line of the batch belongs to a project of this "
-            "organization; check the app key (stacklens_app_…), not the API key",
+            "organization; check the app key (stacklens_app_…), not the API key"
         )
     if not prepared.attributed and not result.skipped and result.rejected:
         result.rejected.sort(key=lambda r: r["line"])
-        raise BatchRefused(
-            400,
-            "Bad Request",
+        raise InvalidInput(
             f"no line of the batch could be read; line "
-            f"{result.rejected[0]['line']}: {result.rejected[0]['error']}",
+            f"{result.rejected[0]['line']}: {result.rejected[0]['error']}"
         )
     take_events(prepared.attributed)
     with writer.org_lock(org_id):
@@ -227,9 +219,7 @@ def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: B
 def _replayed(landed: writer.BatchRecord, body_hash: str) -> BatchResult:
     """The first answer of a batch sent again; a different body under the same key is refused (409)."""
     if landed.body_hash and body_hash and landed.body_hash != body_hash:
-        raise BatchRefused(
-            409,
-            "Conflict",
+        raise IdempotencyKeyReused(
             f'the Idempotency-Key "{landed.batch_id}" was already used for a batch with a different body; '
             "a resend must repeat the body exactly, and a new batch needs a new key",
         )

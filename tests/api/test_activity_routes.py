@@ -12,7 +12,7 @@ def test_activity_pages_filter_and_isolation(control_settings: Settings, make_or
     mine, theirs = make_org("Mine"), make_org("Theirs")
     with session_scope(control_settings) as session:
         for n in range(4):
-            accounts.create_app_key(session, mine["project_id"], f"svc-{n}")
+            accounts.create_app_key(session, mine["project_id"], f"svc_{n}")
     headers = {"Authorization": f"Bearer {mine['api_key']}"}
     with TestClient(create_app(control_settings)) as client:
         ids, cursor = [], None
@@ -33,7 +33,7 @@ def test_activity_pages_filter_and_isolation(control_settings: Settings, make_or
             "/api/activity", headers={"Authorization": f"Bearer {theirs['api_key']}"}
         ).json()
         assert not set(ids) & {i["id"] for i in theirs_items["items"]}
-        assert all("svc-" not in str(i["detail"]) for i in theirs_items["items"])
+        assert all("svc_" not in str(i["detail"]) for i in theirs_items["items"])
         bad = client.get("/api/activity", headers=headers, params={"cursor": "!!"})
         assert bad.status_code == 400 and bad.json()["detail"].startswith(
             "query.cursor:"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import stacklens_sdk
-from stacklens.ingest.scrub import redact_secrets as service_redact
+from stacklens.ingest.secrets import redact_secrets as service_redact
 from stacklens_sdk.scrubbing import FILTERED, redact_secrets
 
 CASES = {

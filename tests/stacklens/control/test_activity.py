@@ -33,7 +33,7 @@ def test_pagination_walks_every_row_once_newest_first(control_settings: Settings
         org, api_key = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         project, _ = accounts.create_project(session, org.id, "Web")
         for n in range(7):
-            accounts.create_app_key(session, project.id, f"svc-{n}")
+            accounts.create_app_key(session, project.id, f"svc_{n}")
         record_key_use(session, org.id, "api", 1)
         record_key_use(session, org.id, "app", 2, events=5)
     seen, cursor, pages = [], None, 0

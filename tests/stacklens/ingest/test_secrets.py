@@ -11,7 +11,8 @@ import pytest
 import sentry_sdk
 from sentry_sdk.integrations.argv import ArgvIntegration
 
-from stacklens.ingest.scrub import FILTERED, redact_secrets, scrub_payload, secret_hint
+from stacklens.ingest.scrub import FILTERED, scrub_payload
+from stacklens.ingest.secrets import redact_secrets, secret_hint
 
 APP_KEY = "stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx"
 SERVICE_KEY = "stacklens_app_worker_" + "Zz9dEfGhIjKlMnOpQrStUvWx"

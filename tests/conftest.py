@@ -140,3 +140,20 @@ def make_org(settings: Settings):
             }
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sentry() -> Iterator[None]:
+    """Every test starts without a sentry-sdk client or scope data and leaves none behind.
+
+    sentry-sdk's scopes are process-wide: a tag one test's app sets (the demo shop's middleware, an SDK
+    ``init`` with a per-service key) would otherwise ride on every event a later test captures.
+    """
+    yield
+    import sentry_sdk
+
+    sentry_sdk.get_client().close(timeout=2)
+    sentry_sdk.init()  # an inactive client: nothing is captured after the test
+    sentry_sdk.get_isolation_scope().clear()
+    sentry_sdk.get_current_scope().clear()
+    sentry_sdk.get_global_scope().clear()

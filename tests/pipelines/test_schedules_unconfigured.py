@@ -14,7 +14,7 @@ from pipelines.resources import SCALED_SETTINGS_MISSING
 
 
 def _tick(name: str) -> object:
-    schedule = defs.get_schedule_def(name)
+    schedule = defs.resolve_schedule_def(name)
     with dg.instance_for_test() as instance:
         context = dg.build_schedule_context(
             instance=instance, resources={"warehouse": defs.resources["warehouse"]}

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import sentry_sdk
 
 from tests.stacklens_sdk.helpers import BROWSER_DIR, Server, make_app_key
 
@@ -16,17 +15,6 @@ from tests.stacklens_sdk.helpers import BROWSER_DIR, Server, make_app_key
 @pytest.fixture
 def app_key() -> str:
     return make_app_key()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_sentry() -> Iterator[None]:
-    """Every test starts without a client and leaves none behind."""
-    yield
-    sentry_sdk.get_client().close(timeout=2)
-    sentry_sdk.init()  # an inactive client: nothing is captured after the test
-    sentry_sdk.get_isolation_scope().clear()
-    sentry_sdk.get_current_scope().clear()
-    sentry_sdk.get_global_scope().clear()
 
 
 @pytest.fixture

@@ -10,12 +10,21 @@ from stacklens.warehouse.migrations import apply_migrations, discover
 
 COLUMN = re.compile(r"^\s{4}([a-z_][a-z0-9_]*)\s+(.+?)(?:\s+CODEC\((.+)\))?,?\s*(?:--.*)?$")
 RAW_TABLES = ("events", "transactions", "spans", "ingest_batches")
+ADD_COLUMN = re.compile(
+    r"ALTER TABLE (\w+) ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\([^)]*\))?)(?: DEFAULT [^\n]*?)? AFTER (\w+)"
+)
 
 
 def _declared() -> dict[str, list[tuple[str, str, str]]]:
     tables: dict[str, list[tuple[str, str, str]]] = {}
     for migration in discover():
         if migration.number > 99:
+            continue
+        added = ADD_COLUMN.search(migration.text)
+        if added is not None:  # a column added later, placed where its AFTER clause says
+            table, column, kind, after = added.groups()
+            names = [c[0] for c in tables[table]]
+            tables[table].insert(names.index(after) + 1, (column, kind, ""))
             continue
         name = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", migration.text).group(1)
         body = migration.text.split("(", 1)[1].rsplit("\n)", 1)[0]

@@ -1,0 +1,69 @@
+"""A real StackLens server for the Sentry-protocol tests, and what they build and read: envelopes, events
+and the rows that landed."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from tests.api.test_ingest import error_payload
+
+# The test's warehouse client, for the helpers below that read what landed (set per test by `server`).
+_warehouse: list[Any] = []
+
+
+def envelope(items: list[tuple[dict[str, Any], bytes]], headers: dict[str, Any] | None = None) -> bytes:
+    parts = [json.dumps(headers or {}).encode()]
+    for item_headers, payload in items:
+        parts += [json.dumps({**item_headers, "length": len(payload)}).encode(), payload]
+    return b"\n".join(parts) + b"\n"
+
+
+def event_item(payload: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    return {"type": "event"}, json.dumps(payload).encode()
+
+
+def stored(org_id: int, event_id: str, table: str = "events") -> int:
+    return int(
+        _warehouse[0]
+        .query(
+            f"SELECT count() FROM {table} FINAL WHERE org_id = {{org:UInt64}} AND event_id = {{id:String}}",  # noqa: S608
+            parameters={"org": org_id, "id": event_id},
+        )
+        .result_rows[0][0]
+    )
+
+
+def fresh_event() -> dict[str, Any]:
+    return {**error_payload(3), "event_id": uuid.uuid4().hex}
+
+
+def wait_stored(org_id: int, event_id: str) -> list[tuple[Any, ...]]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        rows = (
+            _warehouse[0]
+            .query(
+                "SELECT title, release, platform FROM events FINAL WHERE org_id = {org:UInt64} AND event_id = {id:String}",
+                parameters={"org": org_id, "id": event_id},
+            )
+            .result_rows
+        )
+        if rows:
+            return rows
+        time.sleep(0.2)
+    return []
+
+
+def stored_title(org_id: int, event_id: str) -> str:
+    rows = (
+        _warehouse[0]
+        .query(
+            "SELECT title FROM events FINAL WHERE org_id = {org:UInt64} AND event_id = {id:String}",
+            parameters={"org": org_id, "id": event_id},
+        )
+        .result_rows
+    )
+    return str(rows[0][0]) if rows else ""

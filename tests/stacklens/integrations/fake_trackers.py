@@ -148,13 +148,13 @@ class FakeTrackers:
         if call.method == "GET" and path == "/search/issues":
             q = query.get("q", [""])[0]
             marker = re.search(r'"([^"]+)"', q)
-            repo = re.search(r"repo:(\S+)", q)
-            if not marker or not repo or "is:issue" not in q:
+            in_repo = re.search(r"repo:(\S+)", q)
+            if not marker or not in_repo or "is:issue" not in q:
                 raise Violation(f"search query {q!r} lacks a quoted marker, repo: or is:issue")
             items = [
                 self._gh(t)
                 for t in self.tickets.values()
-                if t["target"] == repo.group(1) and marker.group(1) in t["body"] and "#" in t["key"]
+                if t["target"] == in_repo.group(1) and marker.group(1) in t["body"] and "#" in t["key"]
             ]
             return 200, {"total_count": len(items), "incomplete_results": False, "items": items}
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues(?:/(\d+))?", path)
@@ -336,10 +336,10 @@ class FakeTrackers:
             ticket = self._new(f"{team['key']}-{n}", team["key"], data["title"], data["description"])
             return 200, {"data": {"issueCreate": {"success": True, "issue": self._linear(ticket)}}}
         if query.startswith("query StackLensIssue("):
-            ticket = self.tickets.get(str(variables.get("id")))
-            if ticket is None:
+            found = self.tickets.get(str(variables.get("id")))
+            if found is None:
                 return 200, {"errors": [{"message": "Entity not found: Issue"}], "data": None}
-            return 200, {"data": {"issue": self._linear(ticket)}}
+            return 200, {"data": {"issue": self._linear(found)}}
         if query.startswith("query StackLensMarker"):
             nodes = [
                 self._linear(t)

@@ -20,7 +20,7 @@ def client(fake: FakeTrackers, kind: str, token: str, email: str = "", timeout: 
     outbound = OutboundClient(allow=AllowList.parse("127.0.0.1"), timeout_s=timeout)
     tracker = tracker_for(Connection(kind, fake.url, token, email), outbound)
     waits: list[float] = []
-    tracker.sleep = waits.append  # type: ignore[method-assign]
+    tracker.sleep = waits.append
     tracker.waits = waits  # type: ignore[attr-defined]
     return tracker
 
@@ -54,7 +54,7 @@ def test_github_enterprise_account_create_read_and_marker(fake: FakeTrackers) ->
     fake.close_ticket("acme/web#1")
     assert gh.get("https://github.example.com/acme/web/issues/1").state == "closed"
     assert gh.get("acme/web#1").key == gh.get("1", "acme/web").key == "acme/web#1"
-    assert gh.find_marker("acme/web", "stacklensabc123").key == "acme/web#1"  # type: ignore[union-attr]
+    assert gh.find_marker("acme/web", "stacklensabc123").key == "acme/web#1"
     assert gh.find_marker("acme/web", "stacklensother") is None
 
 
@@ -72,7 +72,7 @@ def test_gitlab_encodes_the_project_path_and_uses_private_token(fake: FakeTracke
     )
     fake.close_ticket(ticket.key)
     assert gl.get(ticket.url).state == "closed"
-    assert gl.find_marker("acme/platform/web", "stacklensabc123").key == ticket.key  # type: ignore[union-attr]
+    assert gl.find_marker("acme/platform/web", "stacklensabc123").key == ticket.key
 
 
 def test_jira_cloud_sends_adf_with_basic_auth(fake: FakeTrackers) -> None:
@@ -103,7 +103,7 @@ def test_jira_cloud_sends_adf_with_basic_auth(fake: FakeTrackers) -> None:
     assert (ticket.key, ticket.url) == ("OPS-1", f"{fake.url}/browse/OPS-1")
     fake.close_ticket("OPS-1")
     assert jira.get(f"{fake.url}/browse/OPS-1").state == "closed"
-    assert jira.find_marker("OPS", "stacklensabc123").key == "OPS-1"  # type: ignore[union-attr]
+    assert jira.find_marker("OPS", "stacklensabc123").key == "OPS-1"
     assert fake.calls[-1].path.startswith("/rest/api/3/search/jql?jql=")
 
 
@@ -127,7 +127,7 @@ def test_linear_graphql_with_the_bare_api_key(fake: FakeTrackers) -> None:
     assert (ticket.key, ticket.state) == ("ENG-1", "open")
     fake.close_ticket("ENG-1")
     assert linear.get("https://linear.app/acme/issue/ENG-1/slug").state == "closed"
-    assert linear.find_marker("ENG", "stacklensabc123").key == "ENG-1"  # type: ignore[union-attr]
+    assert linear.find_marker("ENG", "stacklensabc123").key == "ENG-1"
 
 
 @pytest.mark.parametrize(

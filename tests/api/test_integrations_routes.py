@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - pytest fixtures imported from the dashboards conftest are parameters here
 """Integrations API against a strict local tracker: connections tested on save (token never returned, a
 refused token never stored), external links idempotent per issue and target, a crash between the tracker
 and the store adopting the ticket it made, failures leaving nothing half-created and an activity entry,

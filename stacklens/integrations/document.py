@@ -44,18 +44,26 @@ class Document:
         return self
 
 
-def _fence(text: str) -> str:
-    """A code fence longer than any run of backticks inside, so the text cannot close it."""
+def _longest_tick_run(text: str) -> int:
     longest, run = 0, 0
     for char in text:
         run = run + 1 if char == "`" else 0
         longest = max(longest, run)
-    return "`" * max(3, longest + 1)
+    return longest
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks inside, so the text cannot close it."""
+    return "`" * max(3, _longest_tick_run(text) + 1)
 
 
 def _inline_code(text: str) -> str:
-    tick = "``" if "`" in text else "`"
-    return f"{tick} {text} {tick}" if tick == "``" else f"`{text}`"
+    """A code span the text cannot close (CommonMark: a longer backtick string, padded by spaces)."""
+    run = _longest_tick_run(text)
+    if not run:
+        return f"`{text}`" if text else ""
+    ticks = "`" * (run + 1)
+    return f"{ticks} {text} {ticks}"
 
 
 def to_markdown(doc: Document) -> str:

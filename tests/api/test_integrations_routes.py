@@ -165,6 +165,9 @@ def test_create_is_idempotent_per_issue_and_target_and_scoped(api, org_factory, 
     )
     assert borrowed.status_code == 404 and len(fake.tickets) == 2
     assert api.delete(f"/api/integrations/{integration['id']}", headers=auth(other)).status_code == 404
+    assert api.delete(f"/api/integrations/{integration['id']}", headers=auth(org)).status_code == 204
+    assert api.get(path, headers=auth(org)).json()["links"] == []  # its links went with it
+    assert api.get("/api/integrations", headers=auth(org)).json()["integrations"] == []
 
 
 @pytest.mark.parametrize(

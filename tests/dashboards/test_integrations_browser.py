@@ -143,6 +143,7 @@ def test_create_linked_jira_issue_from_the_issue_page(server, org_factory, fake,
 
         page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues")
         expect(page.locator("a.ticket-link")).to_have_text("OPS-1")
+        page.screenshot(path=str(ARTIFACTS / "issue_list_linked.png"))
 
         fake.close_ticket("OPS-1")
         assert sync_states(allowed, get_warehouse(allowed)).resolved == 1

@@ -13,7 +13,7 @@ from dashboards.rendering import render
 from dashboards.routers.issue_detail import ISSUE, issue_context, load_issue
 from dashboards.security import check_csrf
 from stacklens.alerts.sending import base_url
-from stacklens.errors import StackLensError, Unavailable
+from stacklens.errors import NotFound, StackLensError, Unavailable
 from stacklens.integrations import links
 from stacklens.integrations.prefill import Draft, draft_for
 
@@ -73,7 +73,8 @@ async def link_issue(request: Request, view: CurrentProject, db: Db, issue_id: i
         context = issue_context(request, view, db, issue_id)
         context["link_error"] = str(exc)
         context["link_values"] = values
-        return render(request, "issue_detail.html", context, 503 if isinstance(exc, Unavailable) else 400)
+        status = 503 if isinstance(exc, Unavailable) else 404 if isinstance(exc, NotFound) else 400
+        return render(request, "issue_detail.html", context, status)
     return RedirectResponse(f"{path}?done={done}#linked-issues", status_code=303)
 
 

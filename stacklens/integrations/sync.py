@@ -19,6 +19,7 @@ from stacklens.control.activity import record_activity
 from stacklens.control.db import session_scope
 from stacklens.control.integration_models import ExternalLink, TrackerConnection
 from stacklens.control.integrations import tracker_of
+from stacklens.control.keys import KeyDecryptionError
 from stacklens.integrations.trackers.base import TrackerError
 from stacklens.issues.actions import StatusRequest, apply_status
 from stacklens.outbound import OutboundClient
@@ -53,13 +54,13 @@ def sync_states(settings: Settings, client: Client, outbound: OutboundClient | N
                 select(TrackerConnection).where(TrackerConnection.id.in_({r.connection_id for r in rows}))
             )
         }
-        trackers = {cid: tracker_of(c, settings, outbound) for cid, c in connections.items()}
         for row in rows:
             connection = connections[row.connection_id]
             summary.checked += 1
             try:
-                ticket = trackers[row.connection_id].get(row.ticket_key, row.target)
-            except TrackerError as exc:
+                # Built per link (cheap) so a token that no longer decrypts fails its links, not the run.
+                ticket = tracker_of(connection, settings, outbound).get(row.ticket_key, row.target)
+            except (TrackerError, KeyDecryptionError) as exc:
                 summary.failed += 1
                 message = str(exc)[:500]
                 summary.errors.append(f"{row.ticket_key}: {message}")

@@ -44,6 +44,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         envelope,
         health,
         ingest,
+        integrations,
         issues_api,
         keys,
         limits,
@@ -65,6 +66,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(performance.router)
     app.include_router(alerts.router)
     app.include_router(envelope.router)
+    app.include_router(integrations.router)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

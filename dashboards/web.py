@@ -119,8 +119,10 @@ def install(app: FastAPI) -> None:
         alerts,
         channels,
         downloads,
+        integrations,
         invitations,
         issue_detail,
+        issue_links,
         issue_list,
         keys,
         members,
@@ -139,5 +141,5 @@ def install(app: FastAPI) -> None:
         downloads,
         performance,
     )
-    for module in (*modules, alerts, channels):
+    for module in (*modules, alerts, channels, integrations, issue_links):
         app.include_router(module.router)

@@ -17,7 +17,7 @@ import threading
 
 import dagster as dg
 
-from pipelines.assets import alerts, budgets, issues, performance, releases
+from pipelines.assets import alerts, budgets, integrations, issues, performance, releases
 from pipelines.assets.common import raw_sources
 from pipelines.jobs import ALL_JOBS
 from pipelines.resources import env_resources, resources_for
@@ -25,7 +25,7 @@ from pipelines.schedules import schedules
 from pipelines.sensors import sensors
 from stacklens.settings import Settings
 
-_modules = [issues, performance, releases, budgets, alerts]
+_modules = [issues, performance, releases, budgets, alerts, integrations]
 
 
 def build_definitions(resources: dict[str, dg.ConfigurableResource]) -> dg.Definitions:

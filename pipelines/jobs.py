@@ -42,15 +42,32 @@ alerts_job = dg.define_asset_job(
     description="Evaluate the alert rules, then deliver the outbox.",
 )
 
+integrations_job = dg.define_asset_job(
+    "integrations_job",
+    selection=["tracker_ticket_states"],
+    description="Read linked tickets' states back from the issue trackers.",
+)
+
 # Every mart: what the embedded runner executes when several schedules are due in the same tick (their
 # assets as one run; see pipelines/execution.py). Not scheduled itself.
 marts_job = dg.define_asset_job(
     "marts_job",
-    selection=dg.AssetSelection.groups("issues", "performance", "releases", "budgets", "alerts"),
+    selection=dg.AssetSelection.groups(
+        "issues", "performance", "releases", "budgets", "alerts", "integrations"
+    ),
     description="Every mart; one run for the assets of all the schedules due in a tick.",
 )
 
-ALL_JOBS = [issues_job, issue_counts_job, performance_job, trends_job, budgets_job, alerts_job, marts_job]
+ALL_JOBS = [
+    issues_job,
+    issue_counts_job,
+    performance_job,
+    trends_job,
+    budgets_job,
+    alerts_job,
+    integrations_job,
+    marts_job,
+]
 
 # The raw tables each partitioned job reads, and the assets whose watermarks it advances.
 PARTITIONED_JOB_INPUTS: dict[str, tuple[list[str], list[str]]] = {

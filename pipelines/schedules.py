@@ -8,13 +8,16 @@
 | budgets_every_5_minutes     | 2-59/5 * * * * | budgets_job       | 2, 7, 12, …, 57           |
 | trends_hourly               | 3 * * * *      | trends_job        | 3                         |
 | alerts_every_minute         | * * * * *      | alerts_job        | every                     |
+| integrations_every_10_minutes | 4-59/10 * * * * | integrations_job | 4, 14, 24, …, 54    |
 
 The 5-minute and hourly jobs are staggered so that no minute runs more than one of them beside the issues:
 a tick costs what one domain's new data costs, not every mart's at once (on a small host the ticks share the
 cores with ingest). The order also serves freshness: budgets and recommendations are evaluated two minutes
 after the performance marts they read were refreshed, trends and release impact three minutes after the
 hourly states they merge. The alerts run every minute beside the issues (in the same merged run, after the
-marts they read): evaluating 1,000 rules is two warehouse queries per rule type, cheap beside any mart. The live issue counters do not wait for any of these: a materialized view updates
+marts they read): evaluating 1,000 rules is two warehouse queries per rule type, cheap beside any mart.
+Linked tickets' states are read back every 10 minutes, at minutes no other 5-minute or hourly job uses (one
+HTTP call per link to the tracker; trackers rate-limit, so not every minute). The live issue counters do not wait for any of these: a materialized view updates
 them at insert.
 """
 
@@ -32,6 +35,7 @@ from pipelines.jobs import (
     PARTITIONED_JOB_INPUTS,
     alerts_job,
     budgets_job,
+    integrations_job,
     issue_counts_job,
     issues_job,
     performance_job,
@@ -47,6 +51,7 @@ SCHEDULE_CRONS: dict[str, tuple[str, Any]] = {
     "trends_hourly": ("3 * * * *", trends_job),
     "budgets_every_5_minutes": ("2-59/5 * * * *", budgets_job),
     "alerts_every_minute": ("* * * * *", alerts_job),
+    "integrations_every_10_minutes": ("4-59/10 * * * *", integrations_job),
 }
 
 

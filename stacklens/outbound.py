@@ -12,19 +12,23 @@ is the one schedule both use, and :func:`post` can retry in-call for callers wit
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import random
 import socket
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
+import certifi
 import httpx
 
 DEFAULT_TIMEOUT_S = 10.0  # connect + read; a receiver slower than this is retried later, not waited on
 EXCERPT_CHARS = 300
+BODY_CHARS = 4_000_000  # an API answer larger than 4 MB is cut (and then fails to parse, which is reported)
 BACKOFF_BASE_S = 30.0  # first retry after ~30 s, then 1, 2, 4 … minutes
 BACKOFF_CAP_S = 3600.0  # at most an hour between attempts: a 24 h retry period has ≥ 24 attempts
 RETRY_AFTER_CAP_S = 6 * 3600.0  # a Retry-After beyond this is treated as this (a broken header)
@@ -69,6 +73,7 @@ class OutboundResponse:
     excerpt: str
     latency_ms: float
     retry_after_s: float | None = None
+    body: str = ""  # the whole answer (up to BODY_CHARS), for API clients that read it; excerpt is for logs
 
     @property
     def ok(self) -> bool:
@@ -123,12 +128,26 @@ class OutboundClient:
     ) -> OutboundResponse:
         """POST ``content``; the guard runs first. Timeouts and connection errors raise ``httpx`` errors
         after ``retries`` in-call retries (each waiting :func:`backoff_delay`)."""
+        return self.request("POST", url, headers, content, retries=retries, sleep=sleep)
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        content: bytes | None = None,
+        *,
+        retries: int = 0,
+        sleep: Callable = time.sleep,
+    ) -> OutboundResponse:
+        """Any method (API clients GET as well as POST); the guard runs before every attempt, retries as
+        :meth:`post` does."""
         attempt = 0
         while True:
             attempt += 1
             self.check(url)
             try:
-                response = self._send(url, content, headers)
+                response = self._send(url, content, headers, method)
             except httpx.TransportError:
                 if attempt > retries:
                     raise
@@ -139,18 +158,31 @@ class OutboundClient:
                 continue
             return response
 
-    def _send(self, url: str, content: bytes, headers: dict[str, str]) -> OutboundResponse:
+    def _send(
+        self, url: str, content: bytes | None, headers: dict[str, str], method: str = "POST"
+    ) -> OutboundResponse:
         started = time.perf_counter()
-        with httpx.Client(timeout=self.timeout_s, follow_redirects=False, trust_env=False) as client:
-            response = client.post(url, content=content, headers=headers)
+        with httpx.Client(
+            timeout=self.timeout_s, follow_redirects=False, trust_env=False, verify=_tls_context()
+        ) as client:
+            response = client.request(method, url, content=content, headers=headers)
         latency = (time.perf_counter() - started) * 1000
+        text = response.text
         return OutboundResponse(
             status=response.status_code,
             headers={k.lower(): v for k, v in response.headers.items()},
-            excerpt=response.text[:EXCERPT_CHARS],
+            excerpt=text[:EXCERPT_CHARS],
             latency_ms=round(latency, 1),
             retry_after_s=parse_retry_after(response.headers.get("retry-after")),
+            body=text[:BODY_CHARS],
         )
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One verifying TLS context per process: building one loads the CA bundle (~0.1 s on a busy 2-core
+    host), which per call was most of a tracker request's time."""
+    return ssl.create_default_context(cafile=certifi.where())  # the bundle httpx verifies with by default
 
 
 def _resolve(host: str, port: int) -> list[str]:

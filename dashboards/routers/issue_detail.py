@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dashboards.context import CurrentProject, Db
 from dashboards.figures import events_over_time_figure
+from dashboards.issue_trackers import tracker_context
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control.share_links import issue_links
@@ -23,7 +24,13 @@ from stacklens.performance.waterfall import pageload_of_trace
 
 router = APIRouter(include_in_schema=False)
 ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
-NOTICES = {"share_revoked": "Share link revoked: it no longer opens anything."}
+NOTICES = {
+    "share_revoked": "Share link revoked: it no longer opens anything.",
+    "linked": "Linked issue created.",
+    "link_existing": "The linked issue was already there: nothing new was created.",
+    "linked_existing": "Existing ticket linked.",
+    "unlinked": "Link removed (the ticket stays in the tracker).",
+}
 RELATED_REASONS = {
     "same_user": "Same user",
     "same_time_window": "Same time window",
@@ -90,6 +97,21 @@ def issue_page(
     range: str = "14d",
     hcursor: str = "",
 ) -> Response:
+    return render(
+        request, "issue_detail.html", issue_context(request, view, db, issue_id, event, range, hcursor)
+    )
+
+
+def issue_context(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    issue_id: int,
+    event: str = "",
+    range: str = "14d",
+    hcursor: str = "",
+) -> dict[str, Any]:
+    """Everything the issue page shows (the linked-issue actions re-render it with their outcome)."""
     summary, events = load_issue(view, issue_id)
     if range not in RANGES:
         range = "14d"
@@ -141,8 +163,9 @@ def issue_page(
         "share_links": issue_links(db, view.org_id, view.project_id, issue_id),
         # A fixed notice chosen by code, so a crafted link cannot put its own words on the page.
         "message": NOTICES.get(request.query_params.get("done", ""), ""),
+        **tracker_context(db, view.org_id, view.project_id, issue_id, summary, parts),
     }
-    return render(request, "issue_detail.html", context)
+    return context
 
 
 @router.post(ISSUE + "/status")

@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from dashboards.context import CurrentProject
+from dashboards.context import CurrentProject, Db
 from dashboards.rendering import render
 from dashboards.security import check_csrf
+from stacklens.integrations.links import links_of_issues
 from stacklens.issues.actions import StatusRequest, apply_status
 from stacklens.issues.reads import (
     PAGE_SIZES,
@@ -34,6 +35,7 @@ def issues_path(view: CurrentProject) -> str:
 def issue_list(
     request: Request,
     view: CurrentProject,
+    db: Db,
     status: str = "unresolved",
     environment: str = "",
     release: str = "",
@@ -60,6 +62,7 @@ def issue_list(
         "rows": [],
         "next_cursor": None,
         "spark": {},
+        "links": {},
         "facets": {"environment": [], "release": [], "level": [], "service": []},
     }
     try:
@@ -79,6 +82,7 @@ def issue_list(
             view.warehouse, view.org_id, view.project_id, [int(r["issue_id"]) for r in rows], filters
         ),
         facets=facet_values(view.warehouse, view.org_id, view.project_id, filters),
+        links=links_of_issues(db, view.org_id, view.project_id, [int(r["issue_id"]) for r in rows]),
     )
     return render(request, "issue_list.html", context)
 

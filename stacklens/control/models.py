@@ -256,3 +256,4 @@ class Invitation(Base):
 
 # The alerting tables share this metadata (one Alembic history); imported last because they use Base.
 from stacklens.control import alert_models as _alert_models  # noqa: E402,F401
+from stacklens.control import integration_models as _integration_models  # noqa: E402,F401

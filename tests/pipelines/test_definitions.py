@@ -54,6 +54,7 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "recommendations",
         "alert_evaluations",
         "alert_deliveries",
+        "tracker_ticket_states",
     }
     assert {s.group_name for s in marts.values()} == {
         "issues",
@@ -61,6 +62,7 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "releases",
         "budgets",
         "alerts",
+        "integrations",
     }
     assert all(s.description and len(s.description) > 60 for s in marts.values())
     assert {s.name: s.cron_schedule for s in defs.schedules} == {n: c for n, (c, _) in SCHEDULE_CRONS.items()}

@@ -38,6 +38,7 @@ def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings
         "trends_job",
         "budgets_job",
         "alerts_job",
+        "integrations_job",
     ]
     (run_id,) = {o.run_id for o in outcomes}
     run = instance.get_run_by_id(run_id)

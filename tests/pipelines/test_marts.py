@@ -149,8 +149,12 @@ def test_issue_marts_and_trends(client, materialized) -> None:
 
 def test_tick_after_new_data_rebuilds_only_its_days(client, instance, materialized, defs) -> None:
     # Nothing new: every incremental plan skips; only the budgets (control-store driven) run again.
-    # Budgets (and the alert rules that read them) are evaluated on every catch-up.
-    assert [o.job for o in materialize_now(defs, instance)] == ["budgets_job", "alerts_job"]
+    # Budgets (and the alert rules that read them) are evaluated on every catch-up, and linked tickets read.
+    assert [o.job for o in materialize_now(defs, instance)] == [
+        "budgets_job",
+        "alerts_job",
+        "integrations_job",
+    ]
     late_day = DAY0 - timedelta(days=5)
     seed_performance(client, days=[late_day], views_per_day=5, seed=99)
     outcomes = materialize_now(defs, instance, select=["page_metrics"])

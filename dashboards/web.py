@@ -125,6 +125,7 @@ def install(app: FastAPI) -> None:
         keys,
         members,
         performance,
+        performance_exports,
         sharing,
     )
 
@@ -138,6 +139,7 @@ def install(app: FastAPI) -> None:
         sharing,
         downloads,
         performance,
+        performance_exports,
     )
     for module in (*modules, alerts, channels):
         app.include_router(module.router)

@@ -1,0 +1,58 @@
+"""A page's tables as CSV (built with polars, streamed in chunks) and as one JSON document.
+
+CSV cells: numbers as numbers, times as ISO 8601, lists and maps as JSON text; a text cell that a spreadsheet
+would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return at the start) is prefixed with ``'``
+(CSV injection, OWASP) — the rest is exactly the value the page shows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import polars as pl
+
+from stacklens.performance.exports.tables import PAGES, Table, table_rows
+from stacklens.performance.filters import PerfFilters
+
+CHUNK_ROWS = 2_000
+FORMULA_PATTERN = r"^[=+\-@\t\r]"
+
+
+def frame(spec: Table, data: dict[str, Any]) -> pl.DataFrame:
+    """The table as a DataFrame with exactly its columns; nested values as JSON text, formulas defused."""
+    rows = [
+        {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in row.items()}
+        for row in table_rows(spec, data)
+    ]
+    if not rows:
+        return pl.DataFrame(schema={column: pl.String for column in spec.columns})
+    df = pl.DataFrame(rows, schema=list(spec.columns), infer_schema_length=None, orient="row")
+    text = [name for name, kind in df.schema.items() if kind == pl.String]
+    return df.with_columns(
+        pl.when(pl.col(name).str.contains(FORMULA_PATTERN))
+        .then(pl.concat_str([pl.lit("'"), pl.col(name)]))
+        .otherwise(pl.col(name))
+        .alias(name)
+        for name in text
+    )
+
+
+def csv_chunks(df: pl.DataFrame, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes]:
+    """The CSV in pieces of ``chunk_rows`` rows (the header first), so a large table is sent while it is
+    written rather than held as one string."""
+    yield df.head(0).write_csv().encode()
+    for start in range(0, df.height, chunk_rows):
+        yield df.slice(start, chunk_rows).write_csv(include_header=False).encode()
+
+
+def document(
+    page: str, data: dict[str, Any], filters: PerfFilters, extra: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Every table of the page with its rows, and the filters that produced them."""
+    return {
+        "page": page,
+        "filters": {**filters.describe(), **(extra or {})},
+        "tables": {spec.name: table_rows(spec, data) for spec in PAGES[page]},
+    }

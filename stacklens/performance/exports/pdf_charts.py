@@ -22,6 +22,17 @@ def latin(text: Any) -> str:
     return str(text).translate(PLAIN).encode("latin-1", "replace").decode("latin-1")
 
 
+def fit(pdf: Any, text: str, width: float) -> str:
+    """``text`` cut (ending in ``~``) so it fits ``width`` in the current font."""
+    if pdf.get_string_width(text) <= width:
+        return text
+    while len(text) > 1 and pdf.get_string_width(text + "~") > width:
+        # drop about the overflow's share of characters at once, then single ones
+        over = pdf.get_string_width(text + "~") - width
+        text = text[: -max(1, int(len(text) * over / max(pdf.get_string_width(text), 1e-6)))]
+    return text + "~"
+
+
 def nice_max(value: float) -> float:
     """A round axis maximum at or above ``value`` (1, 2, 2.5, 5 × a power of ten)."""
     if value <= 0:
@@ -116,9 +127,7 @@ def bar_chart(
     pdf.set_fill_color(*ACCENT)
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):
         by = y + 6 + i * bar_h
-        text = latin(label)
-        while text and pdf.get_string_width(text) > label_w - 2:
-            text = text[:-2] + "~"
+        text = fit(pdf, latin(label), label_w - 2)
         pdf.set_text_color(*INK)
         pdf.text(x, by + bar_h * 0.7, text)
         length = (w - label_w - 22) * value / top

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from stacklens.performance.exports.pdf_charts import INK, MUTED, bar_chart, latin, line_chart
+from stacklens.performance.exports.pdf_charts import INK, MUTED, bar_chart, fit, latin, line_chart
 from stacklens.performance.exports.report_data import ReportData
 
 MAX_ROWS = 30  # rows per table; the report says how many the full table has
+ROW_HEIGHT = 4.6
 
 
 def fmt(value: Any, digits: int = 0, unit: str = "") -> str:
@@ -53,7 +54,7 @@ class Layout:
             self.pdf.add_page()
 
     def heading(self, text: str) -> None:
-        self.room(30)
+        self.room(70)  # a heading starts a page rather than sit alone at the bottom of one
         self.pdf.ln(3)
         self.pdf.set_font("Helvetica", "B", 13)
         self.pdf.set_text_color(*INK)
@@ -66,20 +67,59 @@ class Layout:
         self.pdf.set_text_color(*INK)
 
     def table(
-        self, title: str, header: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[float]
+        self,
+        title: str,
+        header: Sequence[str],
+        rows: Sequence[Sequence[str]],
+        widths: Sequence[float],
+        empty: str = "No rows for these filters.",
+        wrap: bool = False,
     ) -> None:
+        """A table of at most MAX_ROWS rows; one line per cell (cut to fit with ``~``) unless ``wrap``, where
+        long texts wrap (slower: fpdf2 breaks lines glyph by glyph)."""
         if title:
             self.room(16)
             self.pdf.set_font("Helvetica", "B", 9)
             self.pdf.cell(0, 6, latin(title), new_x=self.x_pos.LMARGIN, new_y=self.y_pos.NEXT)
         if not rows:
-            self.note("No rows for these filters.")
+            self.note(empty)
             return
-        self.pdf.set_font("Helvetica", "", 7)
         self.pdf.set_draw_color(200, 204, 212)
         self.pdf.set_line_width(0.2)
         self.pdf.set_fill_color(240, 242, 246)
         shown = rows[:MAX_ROWS]
+        if wrap:
+            self._wrapped(header, shown, widths)
+        else:
+            self._row(header, widths, bold=True)
+            for row in shown:
+                if self.pdf.will_page_break(ROW_HEIGHT):
+                    self.pdf.add_page()
+                    self._row(header, widths, bold=True)
+                self._row(row, widths, bold=False)
+        if len(rows) > len(shown):
+            self.note(
+                f"The first {len(shown)} of {len(rows)} rows; the CSV and JSON downloads hold them all."
+            )
+        self.pdf.ln(2)
+
+    def _row(self, cells: Sequence[str], widths: Sequence[float], bold: bool) -> None:
+        pdf = self.pdf
+        pdf.set_font("Helvetica", "B" if bold else "", 7)
+        for text, width in zip(cells, widths, strict=True):
+            pdf.cell(
+                width,
+                ROW_HEIGHT,
+                fit(pdf, latin(text), width - 2 * pdf.c_margin),
+                border="B",
+                fill=bold,
+                new_x=self.x_pos.RIGHT,
+                new_y=self.y_pos.TOP,
+            )
+        pdf.ln(ROW_HEIGHT)
+
+    def _wrapped(self, header: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[float]) -> None:
+        self.pdf.set_font("Helvetica", "", 7)
         with self.pdf.table(
             col_widths=tuple(widths),
             line_height=4,
@@ -90,13 +130,8 @@ class Layout:
             cell_fill_mode="ROWS",
         ) as table:
             table.row([latin(h) for h in header])
-            for row in shown:
+            for row in rows:
                 table.row([latin(cell) for cell in row])
-        if len(rows) > len(shown):
-            self.note(
-                f"The first {len(shown)} of {len(rows)} rows; the CSV and JSON downloads hold them all."
-            )
-        self.pdf.ln(2)
 
     def charts(self, *draw: Callable[[Any, float, float, float, float], None], height: float = 50) -> None:
         """Charts side by side, one row."""

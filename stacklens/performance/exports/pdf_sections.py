@@ -51,6 +51,7 @@ def summary(layout: Layout, data: ReportData) -> None:
             for b in data.budgets
         ],
         (80, 40, 35, 35, 35, 45),
+        empty="No budgets set for this project (Performance, Budgets, or `stacklens budgets set`).",
     )
     days = overview["daily"]
     if days:
@@ -284,6 +285,8 @@ def recommendations(layout: Layout, data: ReportData) -> None:
             for r in rows
         ],
         (18, 35, 130, 40, 44),
+        empty="Nothing to recommend for this window.",
+        wrap=True,
     )
 
 

@@ -5,6 +5,7 @@ as paths (no image in the file), and poppler renders every page. Nothing of anot
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -143,3 +144,8 @@ def test_poppler_renders_every_page(report, tmp_path: Path) -> None:
     rendered = sorted(tmp_path.glob("page-*.png"))
     assert len(rendered) == len(PdfReader(str(pdf)).pages) >= 2
     assert all(p.stat().st_size > 5_000 for p in rendered)
+    if os.environ.get("STACKLENS_SHOTS_DIR"):  # keep the pages to look at
+        shots = Path(os.environ["STACKLENS_SHOTS_DIR"])
+        shots.mkdir(parents=True, exist_ok=True)
+        for png in rendered:
+            shutil.copy(png, shots / f"seeded-report-{png.name}")

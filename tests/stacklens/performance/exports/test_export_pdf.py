@@ -149,3 +149,14 @@ def test_poppler_renders_every_page(report, tmp_path: Path) -> None:
         shots.mkdir(parents=True, exist_ok=True)
         for png in rendered:
             shutil.copy(png, shots / f"seeded-report-{png.name}")
+
+
+def test_a_missing_pdf_library_is_a_clear_message(report, monkeypatch) -> None:
+    import sys
+
+    from stacklens.errors import Unavailable
+
+    data, *_ = report
+    monkeypatch.setitem(sys.modules, "fpdf", None)  # as on an install without the server extra
+    with pytest.raises(Unavailable, match=r"fpdf2 .*pip install 'stacklens\[server\]'"):
+        build_pdf(data)

@@ -234,7 +234,7 @@ def releases(layout: Layout, data: ReportData) -> None:
     layout.heading("Release impact")
     for r in rows:
         if r["regression"]:
-            layout.note(f"Regression in {r['regression']} against {r['previous_release']} ({r['release']}).")
+            layout.note(f"Regression in {r['regression']} against {r['previous_release']}.")
     layout.table(
         "",
         [

@@ -127,6 +127,7 @@ def install(app: FastAPI) -> None:
         keys,
         members,
         performance,
+        performance_exports,
         sharing,
     )
 
@@ -140,6 +141,7 @@ def install(app: FastAPI) -> None:
         sharing,
         downloads,
         performance,
+        performance_exports,
     )
     for module in (*modules, alerts, channels, integrations, issue_links):
         app.include_router(module.router)

@@ -18,6 +18,8 @@ from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
 from stacklens.control.accounts import AccountError
 from stacklens.performance import views
+from stacklens.performance.exports.pdf import build_pdf
+from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.filters import BadFilter, PerfFilters
 from stacklens.performance.waterfall import waterfall
 
@@ -119,6 +121,38 @@ _route(
 _route(
     "recommendations", "Deterministic recommendations, one per subject and rule, with evidence and saving."
 )
+
+
+@router.get(
+    "/{slug}/performance/report.pdf",
+    responses={**ERRORS, 200: {"content": {"application/pdf": {}}, "description": "The PDF report."}},
+    response_class=Response,
+)
+def performance_report(
+    slug: str,
+    request: Request,
+    auth: ApiAuth,
+    db: DbSession,
+    warehouse: Warehouse,
+    range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
+    since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
+    until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
+    environment: str = "",
+    release: str = "",
+    browser: str = "",
+) -> Response:
+    """The PDF report for the filters: summary (score, web vitals, budgets with status), pages, resources,
+    API endpoints, trends, release impact and recommendations, with charts, the filters and page numbers."""
+    try:
+        project = accounts.project_by_slug(db, slug, org_id=auth.org_id)
+    except AccountError as exc:
+        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
+    data = report_data(db, warehouse, project, _filters(request))
+    return Response(
+        build_pdf(data),
+        media_type="application/pdf",
+        headers={"Content-Disposition": f'attachment; filename="{slug}-performance-report.pdf"'},
+    )
 
 
 @router.get("/{slug}/performance/waterfall/{event_id}", responses=ERRORS)

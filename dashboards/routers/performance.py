@@ -13,7 +13,9 @@ from fastapi.responses import HTMLResponse, Response
 from dashboards import performance_figures as figs
 from dashboards.context import CurrentProject
 from dashboards.rendering import render
+from dashboards.routers.performance_exports import download_links
 from stacklens.performance import network, reads, views
+from stacklens.performance.exports.tables import blocking_resources, largest_resources, unknown_blocking
 from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
 from stacklens.performance.score import MIN_SAMPLES, THRESHOLDS, VITAL_LABELS
 from stacklens.performance.waterfall import waterfall
@@ -51,8 +53,17 @@ def _filters(request: Request) -> PerfFilters:
     return PerfFilters.parse(**{k: query.get(k, "") for k in names})  # type: ignore[arg-type]
 
 
-def _page(request: Request, view: CurrentProject, tab: str, template: str, fill: Any) -> Response:
-    """Parse the filters, run ``fill(client, filters) -> dict`` and render; a bad filter answers 400 on the page."""
+def _page(
+    request: Request,
+    view: CurrentProject,
+    tab: str,
+    template: str,
+    fill: Any,
+    export: str = "",
+    target: dict[str, str] | None = None,
+) -> Response:
+    """Parse the filters, run ``fill(client, filters) -> dict`` and render; a bad filter answers 400 on the page.
+    ``export`` names the page's tables for the download links (``target``: its detail parameters)."""
     base = perf_path(view)
     context: dict[str, Any] = {
         "viewer": view.viewer,
@@ -67,6 +78,7 @@ def _page(request: Request, view: CurrentProject, tab: str, template: str, fill:
         "facets": {"environment": [], "release": [], "browser": []},
         "error": None,
         "figures": {},
+        "downloads": download_links(base, export, {}, target or {}) if export else [],
     }
     client = view.warehouse
     try:
@@ -75,6 +87,8 @@ def _page(request: Request, view: CurrentProject, tab: str, template: str, fill:
         context.update(error=str(exc), filters=PerfFilters.parse(), params={})
         return render(request, template, {**context, "data": None}, 400)
     context.update(filters=filters, params=filters.params())
+    if export:
+        context["downloads"] = download_links(base, export, filters.params(), target or {})
     context["facets"] = reads.facets(client, view.org_id, view.project_id, filters)
     try:
         context.update(fill(client, filters))
@@ -99,7 +113,7 @@ def overview(request: Request, view: CurrentProject) -> Response:
         }
         return {"data": data, "figures": figures if days else {}}
 
-    return _page(request, view, "", "perf_overview.html", fill)
+    return _page(request, view, "", "perf_overview.html", fill, "overview")
 
 
 @router.get(BASE + "/pages", response_class=HTMLResponse)
@@ -120,7 +134,7 @@ def pages(request: Request, view: CurrentProject) -> Response:
             "figures": {"pages": figure} if rows else {},
         }
 
-    return _page(request, view, "/pages", "perf_pages.html", fill)
+    return _page(request, view, "/pages", "perf_pages.html", fill, "pages")
 
 
 @router.get(BASE + "/pages/detail", response_class=HTMLResponse)
@@ -158,7 +172,7 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
             "figures": figures,
         }
 
-    return _page(request, view, "/pages", "perf_page_detail.html", fill)
+    return _page(request, view, "/pages", "perf_page_detail.html", fill, "page_detail", {"page": page})
 
 
 @router.get(BASE + "/resources", response_class=HTMLResponse)
@@ -168,17 +182,13 @@ def resources(request: Request, view: CurrentProject) -> Response:
         listing = data["resources"]
         return {
             "data": data,
-            "largest": sorted(listing, key=lambda r: -r["avg_bytes"])[:25],
-            "blocking": [r for r in listing if r["render_blocking"] == "blocking"],
-            "unknown": [
-                r
-                for r in listing
-                if r["render_blocking"] == "unknown" and r["resource_type"] in ("JavaScript", "CSS")
-            ],
+            "largest": largest_resources(listing),
+            "blocking": blocking_resources(listing),
+            "unknown": unknown_blocking(listing),
             "figures": {"types": figs.types_figure(data["rows"])} if data["rows"] else {},
         }
 
-    return _page(request, view, "/resources", "perf_resources.html", fill)
+    return _page(request, view, "/resources", "perf_resources.html", fill, "resources")
 
 
 @router.get(BASE + "/api", response_class=HTMLResponse)
@@ -200,7 +210,7 @@ def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Re
             "figures": {"endpoints": figure} if top else {},
         }
 
-    return _page(request, view, "/api", "perf_endpoints.html", fill)
+    return _page(request, view, "/api", "perf_endpoints.html", fill, "endpoints", {"sort": sort})
 
 
 @router.get(BASE + "/api/detail", response_class=HTMLResponse)
@@ -231,7 +241,15 @@ def endpoint_detail(
             "figures": figures,
         }
 
-    return _page(request, view, "/api", "perf_endpoint_detail.html", fill)
+    return _page(
+        request,
+        view,
+        "/api",
+        "perf_endpoint_detail.html",
+        fill,
+        "endpoint_detail",
+        {"source": source, "method": method, "path": path},
+    )
 
 
 @router.get(BASE + "/waterfall/{event_id}", response_class=HTMLResponse)
@@ -265,7 +283,7 @@ def trends(request: Request, view: CurrentProject) -> Response:
             }
         return {"data": data, "figures": figures}
 
-    return _page(request, view, "/trends", "perf_trends.html", fill)
+    return _page(request, view, "/trends", "perf_trends.html", fill, "trends")
 
 
 @router.get(BASE + "/releases", response_class=HTMLResponse)
@@ -277,7 +295,7 @@ def releases(request: Request, view: CurrentProject) -> Response:
             "figures": {"releases": figs.releases_figure(data["rows"])} if data["rows"] else {},
         }
 
-    return _page(request, view, "/releases", "perf_releases.html", fill)
+    return _page(request, view, "/releases", "perf_releases.html", fill, "releases")
 
 
 @router.get(BASE + "/recommendations", response_class=HTMLResponse)
@@ -285,4 +303,4 @@ def recommendations(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
         return {"data": views.build("recommendations", client, view.org_id, view.project_id, filters)}
 
-    return _page(request, view, "/recommendations", "perf_recommendations.html", fill)
+    return _page(request, view, "/recommendations", "perf_recommendations.html", fill, "recommendations")

@@ -1,0 +1,98 @@
+"""Downloads of the performance pages (session sign-in): each page's tables as CSV (one table per file,
+streamed) or JSON (all of them), and the PDF report, for the page's filters. The download links of a page
+are built here too, so every page offers the same set and keeps its filters.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from dashboards.context import CurrentProject, Db
+from stacklens.errors import InvalidInput, NotFound
+from stacklens.performance.exports import tabular
+from stacklens.performance.exports.pdf import build_pdf
+from stacklens.performance.exports.report_data import report_data
+from stacklens.performance.exports.tables import PAGES, Target, page_data, table
+from stacklens.performance.filters import PerfFilters
+from stacklens.performance.views import plain
+
+router = APIRouter(include_in_schema=False)
+BASE = "/orgs/{org_slug}/projects/{project_slug}/performance"
+FILTER_NAMES = ("range", "since", "until", "environment", "release", "browser")
+# What each detail page is about, carried in its download links next to the filters.
+TARGET_NAMES = ("sort", "page", "source", "method", "path")
+FORMATS = ("csv", "json")
+
+
+def filters_of(request: Request) -> PerfFilters:
+    query = request.query_params
+    return PerfFilters.parse(**{k: query.get(k, "") for k in FILTER_NAMES})  # type: ignore[arg-type]
+
+
+def target_of(request: Request) -> Target:
+    query = request.query_params
+    return Target(**{k: query.get(k, "") for k in TARGET_NAMES if query.get(k)})
+
+
+def download_links(
+    base: str, page: str, params: dict[str, str], target: dict[str, str]
+) -> list[dict[str, str]]:
+    """The page's download links: a CSV per table, the JSON of all tables, the PDF report of the filters."""
+    from dashboards.rendering import query_url
+
+    query = {**params, **{k: v for k, v in target.items() if v}}
+    links = [
+        {
+            "label": f"CSV: {spec.title}",
+            "href": query_url(f"{base}/export/{page}.csv", query, table=spec.name),
+            "kind": "csv",
+        }
+        for spec in PAGES[page]
+    ]
+    links.append({"label": "JSON", "href": query_url(f"{base}/export/{page}.json", query), "kind": "json"})
+    links.append({"label": "PDF report", "href": query_url(f"{base}/report.pdf", params), "kind": "pdf"})
+    return links
+
+
+def _attachment(name: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"}
+
+
+@router.get(BASE + "/export/{page_name}.{fmt}")
+def export_page(request: Request, view: CurrentProject, page_name: str, fmt: str) -> Response:
+    if fmt not in FORMATS:
+        raise InvalidInput("format: must be csv or json")
+    if page_name not in PAGES:
+        raise NotFound(f"no performance page {page_name!r}")
+    filters = filters_of(request)
+    target = target_of(request)
+    spec = (
+        table(page_name, request.query_params.get("table") or PAGES[page_name][0].name)
+        if fmt == "csv"
+        else None
+    )
+    data = page_data(page_name, view.warehouse, view.org_id, view.project_id, filters, target)
+    slug = view.project.slug
+    if spec is not None:
+        frame = tabular.frame(spec, data)
+        return StreamingResponse(
+            tabular.csv_chunks(frame),
+            media_type="text/csv; charset=utf-8",
+            headers=_attachment(f"{slug}-performance-{page_name}-{spec.name}.csv"),
+        )
+    extra = {k: v for k, v in vars(target).items() if v and not (k == "sort" and v == "calls")}
+    return JSONResponse(
+        plain(tabular.document(page_name, data, filters, extra)),
+        headers=_attachment(f"{slug}-performance-{page_name}.json"),
+    )
+
+
+@router.get(BASE + "/report.pdf")
+def report_pdf(request: Request, view: CurrentProject, db: Db) -> Response:
+    data = report_data(db, view.warehouse, view.project, filters_of(request))
+    return Response(
+        build_pdf(data),
+        media_type="application/pdf",
+        headers=_attachment(f"{view.project.slug}-performance-report.pdf"),
+    )

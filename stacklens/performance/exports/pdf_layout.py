@@ -1,0 +1,155 @@
+"""The report's building blocks: numbers written as the pages write them, and the layout of headings, notes,
+tables and rows of charts on landscape A4 pages (a block that would not fit starts a new page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from stacklens.performance.exports.pdf_charts import INK, MUTED, bar_chart, fit, latin, line_chart
+from stacklens.performance.exports.report_data import ReportData
+
+MAX_ROWS = 30  # rows per table; the report says how many the full table has
+ROW_HEIGHT = 4.6
+
+
+def fmt(value: Any, digits: int = 0, unit: str = "") -> str:
+    """A number as the pages show it (``-`` when missing); text as is."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, int | float):
+        text = f"{value:,.{digits}f}"
+        return f"{text} {unit}" if unit else text
+    return latin(value)
+
+
+def kb(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1048576:.1f} MB" if value >= 1048576 else f"{value / 1024:.1f} KB"
+
+
+def pct(value: Any) -> str:
+    return "-" if value is None else f"{value:+.1f} %"
+
+
+def describe_filters(data: ReportData) -> str:
+    f = data.filters.describe()
+    window = f"{f['since']} to {f['until']}" + (f" (range {f['range']})" if f["range"] else "")
+    dims = ", ".join(f"{k} {f[k] or 'any'}" for k in ("environment", "release", "browser"))
+    return f"Window {window}; {dims}"
+
+
+class Layout:
+    """Headings, notes, tables and chart rows on the report's pages (new page when a block would not fit)."""
+
+    def __init__(self, pdf: Any, x_pos: Any, y_pos: Any) -> None:
+        self.pdf, self.x_pos, self.y_pos = pdf, x_pos, y_pos
+
+    def room(self, height: float) -> None:
+        if self.pdf.get_y() + height > self.pdf.h - 16:
+            self.pdf.add_page()
+
+    def heading(self, text: str) -> None:
+        self.room(70)  # a heading starts a page rather than sit alone at the bottom of one
+        self.pdf.ln(3)
+        self.pdf.set_font("Helvetica", "B", 13)
+        self.pdf.set_text_color(*INK)
+        self.pdf.cell(0, 8, latin(text), new_x=self.x_pos.LMARGIN, new_y=self.y_pos.NEXT)
+
+    def note(self, text: str) -> None:
+        self.pdf.set_font("Helvetica", "", 8)
+        self.pdf.set_text_color(*MUTED)
+        self.pdf.multi_cell(0, 4, latin(text), new_x=self.x_pos.LMARGIN, new_y=self.y_pos.NEXT)
+        self.pdf.set_text_color(*INK)
+
+    def table(
+        self,
+        title: str,
+        header: Sequence[str],
+        rows: Sequence[Sequence[str]],
+        widths: Sequence[float],
+        empty: str = "No rows for these filters.",
+        wrap: bool = False,
+    ) -> None:
+        """A table of at most MAX_ROWS rows; one line per cell (cut to fit with ``~``) unless ``wrap``, where
+        long texts wrap (slower: fpdf2 breaks lines glyph by glyph)."""
+        if title:
+            self.room(16)
+            self.pdf.set_font("Helvetica", "B", 9)
+            self.pdf.cell(0, 6, latin(title), new_x=self.x_pos.LMARGIN, new_y=self.y_pos.NEXT)
+        if not rows:
+            self.note(empty)
+            return
+        self.pdf.set_draw_color(200, 204, 212)
+        self.pdf.set_line_width(0.2)
+        self.pdf.set_fill_color(240, 242, 246)
+        shown = rows[:MAX_ROWS]
+        if wrap:
+            self._wrapped(header, shown, widths)
+        else:
+            self._row(header, widths, bold=True)
+            for row in shown:
+                if self.pdf.will_page_break(ROW_HEIGHT):
+                    self.pdf.add_page()
+                    self._row(header, widths, bold=True)
+                self._row(row, widths, bold=False)
+        if len(rows) > len(shown):
+            self.note(
+                f"The first {len(shown)} of {len(rows)} rows; the CSV and JSON downloads hold them all."
+            )
+        self.pdf.ln(2)
+
+    def _row(self, cells: Sequence[str], widths: Sequence[float], bold: bool) -> None:
+        pdf = self.pdf
+        pdf.set_font("Helvetica", "B" if bold else "", 7)
+        for text, width in zip(cells, widths, strict=True):
+            pdf.cell(
+                width,
+                ROW_HEIGHT,
+                fit(pdf, latin(text), width - 2 * pdf.c_margin),
+                border="B",
+                fill=bold,
+                new_x=self.x_pos.RIGHT,
+                new_y=self.y_pos.TOP,
+            )
+        pdf.ln(ROW_HEIGHT)
+
+    def _wrapped(self, header: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[float]) -> None:
+        self.pdf.set_font("Helvetica", "", 7)
+        with self.pdf.table(
+            col_widths=tuple(widths),
+            line_height=4,
+            text_align="LEFT",
+            padding=0.8,
+            repeat_headings=1,
+            borders_layout="HORIZONTAL_LINES",
+            cell_fill_mode="ROWS",
+        ) as table:
+            table.row([latin(h) for h in header])
+            for row in rows:
+                table.row([latin(cell) for cell in row])
+
+    def charts(self, *draw: Callable[[Any, float, float, float, float], None], height: float = 50) -> None:
+        """Charts side by side, one row."""
+        self.room(height + 2)
+        top = self.pdf.get_y()
+        width = (self.pdf.w - self.pdf.l_margin - self.pdf.r_margin) / len(draw)
+        for i, chart in enumerate(draw):
+            chart(self.pdf, self.pdf.l_margin + i * width, top, width - 6, height)
+        self.pdf.set_y(top + height + 2)
+
+
+def line(title: str, rows: list[dict[str, Any]], x: str, y: str, unit: str) -> Callable[..., None]:
+    return lambda pdf, left, top, w, h: line_chart(
+        pdf, left, top, w, h, title, [str(r[x]) for r in rows], [r[y] for r in rows], unit
+    )
+
+
+def bars(
+    title: str, labels: list[str], values: list[float], unit: str, show: Callable[[float], str] | None = None
+) -> Callable[..., None]:
+    return lambda pdf, left, top, w, h: bar_chart(pdf, left, top, w, h, title, labels, values, unit, show)

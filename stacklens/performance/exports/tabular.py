@@ -1,0 +1,71 @@
+"""A page's tables as CSV (built with polars, streamed in chunks) and as one JSON document.
+
+CSV cells: numbers as numbers, times as ISO 8601, lists and maps as JSON text; a text cell that a spreadsheet
+would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return at the start) is prefixed with ``'``
+(CSV injection, OWASP) — the rest is exactly the value the page shows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date, datetime
+from typing import Any
+
+import polars as pl
+
+from stacklens.performance.exports.tables import PAGES, Table, table_rows
+from stacklens.performance.filters import PerfFilters
+from stacklens.performance.views import plain
+
+CHUNK_ROWS = 2_000
+FORMULA_PATTERN = r"^[=+\-@\t\r]"
+
+
+def _cells(values: list[Any]) -> list[Any]:
+    """One column's values for CSV: times as ISO 8601, lists and maps as JSON text, the rest as is."""
+    sample = next((v for v in values if v is not None), None)
+    if isinstance(sample, datetime | date):
+        return [plain(v) for v in values]
+    if isinstance(sample, list | dict):
+        return [None if v is None else json.dumps(plain(v)) for v in values]
+    return values
+
+
+def frame(spec: Table, data: dict[str, Any]) -> pl.DataFrame:
+    """The table as a DataFrame with exactly its columns; nested values as JSON text, formulas defused.
+    Built column by column (a per-cell conversion would cost seconds at 10,000 rows)."""
+    rows = spec.rows(data)
+    if not rows:
+        return pl.DataFrame(schema={column: pl.String for column in spec.columns})
+    # strict=False: a column of ints and floats becomes Float64, as JSON would read it
+    df = pl.DataFrame(
+        [pl.Series(c, _cells([row.get(c) for row in rows]), strict=False) for c in spec.columns]
+    )
+    text = [name for name, kind in df.schema.items() if kind == pl.String]
+    return df.with_columns(
+        pl.when(pl.col(name).str.contains(FORMULA_PATTERN))
+        .then(pl.concat_str([pl.lit("'"), pl.col(name)]))
+        .otherwise(pl.col(name))
+        .alias(name)
+        for name in text
+    )
+
+
+def csv_chunks(df: pl.DataFrame, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes]:
+    """The CSV in pieces of ``chunk_rows`` rows (the header first), so a large table is sent while it is
+    written rather than held as one string."""
+    yield df.head(0).write_csv().encode()
+    for start in range(0, df.height, chunk_rows):
+        yield df.slice(start, chunk_rows).write_csv(include_header=False).encode()
+
+
+def document(
+    page: str, data: dict[str, Any], filters: PerfFilters, extra: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Every table of the page with its rows, and the filters that produced them."""
+    return {
+        "page": page,
+        "filters": {**filters.describe(), **(extra or {})},
+        "tables": {spec.name: table_rows(spec, data) for spec in PAGES[page]},
+    }

@@ -1,0 +1,162 @@
+"""The PDF report read back: every section's heading and text, the numbers of the pages table equal to the
+view's, budgets with their status, the filters, generation time and page numbers on each page, charts drawn
+as paths (no image in the file), and poppler renders every page. Nothing of another organization shows."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from pypdf import PdfReader
+
+from stacklens.control import budgets
+from stacklens.control.accounts import project_by_slug
+from stacklens.control.db import session_scope
+from stacklens.performance import views
+from stacklens.performance.exports.pdf import build_pdf, fmt
+from stacklens.performance.exports.report_data import budget_rows, report_data
+from stacklens.performance.filters import PerfFilters
+from stacklens.settings import Settings
+from tests.stacklens.performance.perf_seed import NOW, migrated, seed
+
+WINDOW = PerfFilters.parse(since="2026-11-06T12:00:00Z", until=NOW.isoformat())
+SECTIONS = (
+    "Summary",
+    "Web vitals",
+    "Budgets",
+    "Pages",
+    "Resources",
+    "API endpoints",
+    "Trends",
+    "Release impact",
+    "Recommendations",
+)
+
+
+@pytest.fixture
+def report(settings: Settings, make_org):
+    client = migrated(settings)
+    acme, other = make_org("Acme"), make_org("Other", project="Other App")
+    seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=200, seed=3)
+    seed(client, int(other["org_id"]), int(other["project_id"]), loads=60, seed=4)
+    with session_scope(settings) as session:
+        project = project_by_slug(session, str(acme["project"]))
+        budgets.create_budget(session, project, "lcp_ms", "*", 2500)
+        budgets.create_budget(session, project, "load_time_ms", "/checkout", 1)
+        data = report_data(session, client, project, WINDOW, now=datetime(2026, 11, 21, 8, 30, tzinfo=UTC))
+        status = budget_rows(session, client, project)
+    return data, status, client, acme
+
+
+def _text(pdf: bytes) -> tuple[PdfReader, list[str]]:
+    reader = PdfReader(io.BytesIO(pdf))
+    return reader, [page.extract_text() for page in reader.pages]
+
+
+def test_report_sections_numbers_and_page_furniture(report, tmp_path: Path) -> None:
+    data, status, client, acme = report
+    pdf = build_pdf(data)
+    assert pdf.startswith(b"%PDF-")
+    reader, pages = _text(pdf)
+    whole = "\n".join(pages)
+    for section in SECTIONS:
+        assert section in whole, section
+    assert "Performance report: Web App" in whole
+    for number, text in enumerate(pages, start=1):
+        assert f"Page {number} of {len(pages)}" in text
+        assert "generated 2026-11-21 08:30:00 UTC" in text
+        assert "2026-11-06T12:00:00Z to 2026-11-20T12:00:00Z" in text
+    # the pages table carries the view's numbers, row by row, as the page shows them
+    rows = views.build("pages", client, int(acme["org_id"]), int(acme["project_id"]), WINDOW)["rows"]
+    assert rows
+    for row in rows:
+        line = next(
+            line for line in whole.splitlines() if line.startswith(row["page"] + " ") and " ms" not in line
+        )
+        assert f"{fmt(row['views'])} {fmt(row['load_avg'])} {fmt(row['load_p75'])}" in line, line
+    # budgets: both listed; without a budget_status run they say so instead of passing
+    assert [b["status"] for b in status] == ["not evaluated yet", "not evaluated yet"]
+    assert "lcp_ms" in whole and "load_time_ms" in whole and "not evaluated yet" in whole
+    score = next(r for r in data.views["overview"]["rows"] if r["metric"] == "score")
+    assert f"Performance score {fmt(score['value'])} of 100 over {score['samples']} page loads" in whole
+    # charts are vector paths: no image anywhere, and the chart pages draw lines
+    for page in reader.pages:
+        resources = page.get("/Resources") or {}
+        assert "/XObject" not in resources or not resources["/XObject"]
+    content = reader.pages[0].get_contents().get_data().decode("latin-1")
+    assert re.search(r"\d l\b", content) and " re" in content
+
+
+def test_report_shows_budget_status_from_the_mart(report, settings: Settings) -> None:
+    data, status, client, acme = report
+    ids = []
+    with session_scope(settings) as session:
+        project = project_by_slug(session, str(acme["project"]))
+        ids = [b.id for b in budgets.list_budgets(session, project)]
+        client.insert(
+            "budget_status",
+            [
+                [acme["org_id"], acme["project_id"], ids[0], "lcp_ms", "*", 2500.0, 1800.0, 1, 7, NOW],
+                [
+                    acme["org_id"],
+                    acme["project_id"],
+                    ids[1],
+                    "load_time_ms",
+                    "/checkout",
+                    1.0,
+                    None,
+                    1,
+                    7,
+                    NOW,
+                ],
+            ],
+            column_names=[
+                "org_id",
+                "project_id",
+                "budget_id",
+                "metric",
+                "scope",
+                "budget_value",
+                "current_value",
+                "passed",
+                "window_days",
+                "evaluated_at",
+            ],
+        )
+        rows = budget_rows(session, client, project)
+    by_metric = {r["metric"]: r for r in rows}
+    assert by_metric["lcp_ms"]["status"] == "pass" and by_metric["lcp_ms"]["current"] == 1800.0
+    assert by_metric["load_time_ms"]["status"] == "no data"  # no samples is not a pass
+
+
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils not installed")
+def test_poppler_renders_every_page(report, tmp_path: Path) -> None:
+    data, *_ = report
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(build_pdf(data))
+    subprocess.run(["pdftoppm", "-r", "60", "-png", str(pdf), str(tmp_path / "page")], check=True, timeout=60)
+    rendered = sorted(tmp_path.glob("page-*.png"))
+    assert len(rendered) == len(PdfReader(str(pdf)).pages) >= 2
+    assert all(p.stat().st_size > 5_000 for p in rendered)
+    if os.environ.get("STACKLENS_SHOTS_DIR"):  # keep the pages to look at
+        shots = Path(os.environ["STACKLENS_SHOTS_DIR"])
+        shots.mkdir(parents=True, exist_ok=True)
+        for png in rendered:
+            shutil.copy(png, shots / f"seeded-report-{png.name}")
+
+
+def test_a_missing_pdf_library_is_a_clear_message(report, monkeypatch) -> None:
+    import sys
+
+    from stacklens.errors import Unavailable
+
+    data, *_ = report
+    monkeypatch.setitem(sys.modules, "fpdf", None)  # as on an install without the server extra
+    with pytest.raises(Unavailable, match=r"fpdf2 .*pip install 'stacklens\[server\]'"):
+        build_pdf(data)

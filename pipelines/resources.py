@@ -34,6 +34,10 @@ SCALED_SETTINGS_MISSING = (
 )
 
 
+# How long a Dagster process waits for the embedded warehouse while another one holds it (a mart run).
+EMBEDDED_TURN_SECONDS = 300.0
+
+
 class PipelinesNotConfigured(Unavailable):
     """The variables a Dagster process needs are not set (see :data:`SCALED_SETTINGS_MISSING`)."""
 
@@ -72,9 +76,22 @@ class ClickHouseResource(dg.ConfigurableResource):
         return None
 
     def get_client(self) -> Client:
-        from stacklens.warehouse.client import warehouse_client
+        from stacklens.warehouse.client import is_embedded, warehouse_client, warehouse_client_in_turn
 
-        return warehouse_client(*self.location())
+        url, database = self.location()
+        if self.from_env and is_embedded(url):
+            # A Dagster process (code server, run worker) over the embedded warehouse: the daemon's processes
+            # take turns on its data directory, each holding it for one evaluation or step.
+            return warehouse_client_in_turn(url, database, EMBEDDED_TURN_SECONDS)
+        return warehouse_client(url, database)
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        from stacklens.warehouse.client import is_embedded, release_client
+
+        if self.from_env and self.missing_settings() is None:
+            url, database = self.location()
+            if is_embedded(url):
+                release_client(url, database)
 
 
 class ControlStoreResource(dg.ConfigurableResource):
@@ -144,8 +161,11 @@ def env_resources() -> dict[str, dg.ConfigurableResource]:
 def env_for(settings: Settings) -> dict[str, str]:
     """The variables :func:`env_resources` reads, for ``settings``: what a child Dagster process (the
     read-only UI) is started with. This process's own environment is left alone."""
-    return {
+    env = {
         "STACKLENS_WAREHOUSE_URL": settings.resolved_warehouse_url,
         "STACKLENS_WAREHOUSE_DATABASE": settings.warehouse_database,
         "STACKLENS_DATABASE_URL": settings.resolved_database_url,
     }
+    if settings.dagster_database_url:  # dagster.yaml names the variable (pipelines/instance.py)
+        env["STACKLENS_DAGSTER_DATABASE_URL"] = settings.dagster_database_url
+    return env

@@ -34,7 +34,11 @@ class Settings(BaseSettings):
         default=None, description="chdb://<path> (embedded) or http(s)://host:8123 (ClickHouse server)."
     )
     warehouse_database: str = Field(default="stacklens", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-    warehouse_cluster: str | None = Field(default=None, description="ON CLUSTER name for scaled DDL.")
+    warehouse_cluster: str | None = Field(
+        default=None,
+        description="ClickHouse cluster (remote_servers) name: migrations create Replicated tables behind "
+        "Distributed ones, ON CLUSTER (docs/deploy.md).",
+    )
     database_url: str | None = Field(default=None, description="SQLAlchemy URL of the control store.")
     secret_key: SecretStr | None = Field(default=None, description="Server secret; generated when unset.")
     redis_url: str | None = Field(default=None, description="Redis for shared rate limits (scaled mode).")

@@ -208,10 +208,14 @@ def _check_checksums(files: list[MigrationFile], recorded: dict[str, MigrationSt
 
 def _record(settings: Settings, migration: MigrationFile, applied_at: datetime) -> None:
     now = datetime.now(UTC)
+    # On a cluster the row goes through the Distributed table: wait until it is on its shard, so the next
+    # `migrate --status` (or run) reads it whatever the server's default.
+    cluster = {"distributed_foreground_insert": 1} if settings.warehouse_cluster else None
     get_warehouse(settings).insert(
         "schema_migrations",
         [[migration.name, migration.checksum, settings.retention_days, applied_at, now]],
         column_names=["name", "checksum", "retention_days", "applied_at", "updated_at"],
+        settings=cluster,
     )
 
 

@@ -60,12 +60,23 @@ class ClickHouseResource(dg.ConfigurableResource):
     url: str = Field(default="", description="Warehouse URL: chdb://PATH or http(s)://HOST:8123.")
     database: str = Field(default="", description="The warehouse database of the installation.")
     from_env: bool = Field(default=False, description="Read STACKLENS_WAREHOUSE_URL / _DATABASE when used.")
+    cluster: str = Field(
+        default="", description="STACKLENS_WAREHOUSE_CLUSTER of the installation; empty: none."
+    )
 
     def location(self) -> tuple[str, str]:
         if self.from_env:
             url, database = _from_environment(("STACKLENS_WAREHOUSE_URL", "STACKLENS_WAREHOUSE_DATABASE"))
             return url, database
         return self.url, self.database
+
+    def in_place(self, statement: str) -> str:
+        """``statement`` (a ``DELETE FROM``/``TRUNCATE``/``OPTIMIZE``) as this deployment runs it: on a cluster,
+        against every node's data table (:func:`stacklens.warehouse.cluster.in_place`)."""
+        from stacklens.warehouse.cluster import in_place
+
+        cluster = os.environ.get("STACKLENS_WAREHOUSE_CLUSTER", "") if self.from_env else self.cluster
+        return in_place(statement, cluster or None)
 
     def missing_settings(self) -> str | None:
         """What a schedule says when it must skip: ``None`` when the warehouse is configured."""
@@ -134,7 +145,9 @@ def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     """Resources bound to ``settings`` (same URLs => the same cached clients as the server's)."""
     return {
         "warehouse": ClickHouseResource(
-            url=settings.resolved_warehouse_url, database=settings.warehouse_database
+            url=settings.resolved_warehouse_url,
+            database=settings.warehouse_database,
+            cluster=settings.warehouse_cluster or "",
         ),
         "control_store": ControlStoreResource(database_url=settings.resolved_database_url),
         "alerting": AlertingResource(bound=_bind(settings)),
@@ -166,6 +179,8 @@ def env_for(settings: Settings) -> dict[str, str]:
         "STACKLENS_WAREHOUSE_DATABASE": settings.warehouse_database,
         "STACKLENS_DATABASE_URL": settings.resolved_database_url,
     }
+    if settings.warehouse_cluster:
+        env["STACKLENS_WAREHOUSE_CLUSTER"] = settings.warehouse_cluster
     if settings.dagster_database_url:  # dagster.yaml names the variable (pipelines/instance.py)
         env["STACKLENS_DAGSTER_DATABASE_URL"] = settings.dagster_database_url
     return env

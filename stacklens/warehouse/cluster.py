@@ -148,6 +148,17 @@ def render(statement: str, layout: ClusterLayout) -> list[str]:
     return [with_cluster(statement, layout.cluster)]
 
 
+def in_place(statement: str, cluster: str | None) -> str:
+    """A statement that changes stored rows in place (``DELETE FROM``, ``TRUNCATE``, ``OPTIMIZE``), as this
+    deployment runs it: as written without a cluster; on a cluster against the data table of every node, since
+    a Distributed table holds no rows (the pipelines' lightweight deletes)."""
+    only = _LOCAL_ONLY.match(statement)
+    if not cluster or only is None:
+        return statement
+    name = only.group("name") + LOCAL_SUFFIX
+    return f"{only.group('head')}{name}{cluster_clause(cluster)}{statement[only.end() :]}"
+
+
 def shard_key(statement: str) -> str:
     """The Distributed table's sharding expression for one ``CREATE TABLE`` (module docstring)."""
     marker = SHARD_KEY_MARKER.search(statement)

@@ -197,3 +197,25 @@ def test_single_server_ddl_matches_what_the_runner_sent_before_cluster_rendering
     for name, digest in golden.items():
         sent = "\0".join(files[name].statements(30))
         assert hashlib.sha256(sent.encode()).hexdigest() == digest, name
+
+
+def test_runtime_deletes_reach_the_data_tables(settings: Settings) -> None:
+    """The pipelines' lightweight deletes: as written on one server; on a cluster against every node's data
+    table (a Distributed table holds no rows), and still valid SQL."""
+    from pipelines.assets.budgets import DELETED_BUDGETS
+    from pipelines.resources import ClickHouseResource
+    from stacklens.warehouse.cluster import in_place
+
+    assert in_place(DELETED_BUDGETS, None) == DELETED_BUDGETS
+    clustered = in_place(DELETED_BUDGETS, CLUSTER)
+    assert clustered.startswith("DELETE FROM budget_status_local ON CLUSTER 'stacklens_2x2' WHERE NOT has(")
+    ensure_database(settings)
+    assert _format(settings, clustered).startswith(
+        "DELETE FROM budget_status_local ON CLUSTER stacklens_2x2 WHERE"
+    )
+    bound = ClickHouseResource(url="chdb:///x", database="d", cluster=CLUSTER)
+    assert bound.in_place("TRUNCATE TABLE spans") == f"TRUNCATE TABLE spans_local ON CLUSTER '{CLUSTER}'"
+    assert (
+        ClickHouseResource(url="chdb:///x", database="d").in_place("TRUNCATE TABLE spans")
+        == "TRUNCATE TABLE spans"
+    )

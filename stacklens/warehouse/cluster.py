@@ -13,8 +13,8 @@ by its role instead of rewriting the files (their checksums never depend on the 
   own key with a comment line ``-- cluster-shard-key: <expression>`` above it.
 * ``CREATE MATERIALIZED VIEW … TO t AS SELECT … FROM s`` reads ``s_local`` and writes ``t_local``: a view fires
   on the insert into the data table of each shard and writes beside it.
-* ``ALTER TABLE t`` goes to ``t_local``; column changes go to ``t`` as well (the Distributed table mirrors
-  the columns). ``DROP TABLE t`` drops both, the data table ``SYNC`` so that a table re-created at once gets
+* ``ALTER TABLE t`` goes to ``t_local``; its column commands (add, drop, modify, rename, comment) go to ``t``
+  as well (the Distributed table mirrors the columns). ``DROP TABLE t`` drops both, the data table ``SYNC`` so that a table re-created at once gets
   its replication path back. ``TRUNCATE``/``OPTIMIZE``/``DELETE FROM`` go to ``t_local``.
 * Everything else (``INSERT … SELECT`` backfills, plain views) runs as written, against the Distributed
   names, with ``ON CLUSTER`` where the statement is DDL.
@@ -59,11 +59,7 @@ _FROM = re.compile(r"\bFROM\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)\b", re.IGNORECASE
 _ALTER = re.compile(
     rf"^(?P<head>{_COMMENTS}ALTER\s+TABLE\s+)(?P<name>[A-Za-z_][A-Za-z0-9_]*)\b", re.IGNORECASE
 )
-_COLUMN_COMMAND = re.compile(r"\b(?:ADD|DROP|MODIFY|RENAME|COMMENT|CLEAR)\s+COLUMN\b", re.IGNORECASE)
-_OTHER_COMMAND = re.compile(
-    r"\b(?:TTL|SETTING|SETTINGS|PROJECTION|INDEX|CONSTRAINT|DELETE|UPDATE|PARTITION|ORDER\s+BY|STATISTICS)\b",
-    re.IGNORECASE,
-)
+_COLUMN_COMMAND = re.compile(r"^(?:ADD|DROP|MODIFY|RENAME|COMMENT)\s+COLUMN\b", re.IGNORECASE)
 _DROP_TABLE = re.compile(
     rf"^(?P<head>{_COMMENTS}DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)\b(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
@@ -226,11 +222,30 @@ def _render_alter(statement: str, alter: re.Match[str], layout: ClusterLayout) -
     name = alter.group("name")
     rest = statement[alter.end() :]
     local = with_cluster(f"{alter.group('head')}{layout.local(name)}{rest}", layout.cluster)
-    if not _COLUMN_COMMAND.search(rest):
+    # The Distributed table mirrors the columns: it gets the column commands of the statement, and nothing
+    # else (it has no TTL, settings, indexes, projections or rows to mutate).
+    columns = [c for c in _commands(rest) if _COLUMN_COMMAND.match(c)]
+    if not columns:
         return [local]
-    if _OTHER_COMMAND.search(re.sub(r"\bCOLUMN\b.*?(?:,|$)", "", rest, flags=re.IGNORECASE | re.DOTALL)):
-        raise ClusterDDLError(
-            f"ALTER TABLE {name} mixes column changes with other changes; on a cluster the column changes also go "
-            "to the Distributed table, which has no TTL, settings, indexes or projections: split the statement"
-        )
-    return [local, with_cluster(statement, layout.cluster)]
+    distributed = f"{alter.group('head')}{name} " + ", ".join(columns)
+    return [local, with_cluster(distributed, layout.cluster)]
+
+
+def _commands(text: str) -> list[str]:
+    """The comma-separated commands of an ALTER (commas inside parentheses or quotes do not separate)."""
+    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+    commands, depth, quote, start = [], 0, "", 0
+    for index, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote and text[index - 1] != "\\" else quote
+        elif char in "'`\"":
+            quote = char
+        elif char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            commands.append(text[start:index].strip())
+            start = index + 1
+    commands.append(text[start:].strip())
+    return [c for c in commands if c]

@@ -14,15 +14,12 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
 from stacklens.warehouse.cluster import REPLICATION_PATH, ClusterLayout, render, shard_key
 from stacklens.warehouse.migrations import (
     RETENTION_PLACEHOLDER,
     SCHEMA_MIGRATIONS_DDL,
-    MigrationError,
     MigrationFile,
     cluster_layout,
     discover,
@@ -126,7 +123,7 @@ def test_views_read_and_write_the_local_tables(settings: Settings) -> None:
         assert target.endswith("_local") and source.endswith("_local"), view[:300]
 
 
-def test_alters_and_backfills_by_role(settings: Settings, tmp_path) -> None:
+def test_alters_and_backfills_by_role(settings: Settings) -> None:
     layout = _layout(settings)
     projection = "ALTER TABLE issue_facets_daily ADD PROJECTION IF NOT EXISTS p (SELECT * ORDER BY issue_id)"
     assert render(projection, layout) == [
@@ -141,10 +138,23 @@ def test_alters_and_backfills_by_role(settings: Settings, tmp_path) -> None:
     backfill = "INSERT INTO issue_rollup SELECT * FROM events"
     assert render(backfill, layout) == [backfill]  # through the Distributed tables, on every shard
     assert render("TRUNCATE TABLE spans", layout) == ["TRUNCATE TABLE spans_local ON CLUSTER 'stacklens_2x2'"]
-    mixed = "ALTER TABLE events ADD COLUMN y UInt8, MODIFY TTL toDateTime(timestamp) + INTERVAL 1 DAY"
-    bad = MigrationFile("0999_mixed", tmp_path / "0999_mixed.sql", mixed + ";\n")
-    with pytest.raises(MigrationError, match="0999_mixed.sql: ALTER TABLE events mixes column changes"):
-        bad.statements(30, layout)
+    # A statement mixing column commands with others: all to the data table, the column commands alone to the
+    # Distributed one (which has no TTL or indexes).
+    mixed = (
+        "ALTER TABLE events ADD COLUMN y UInt8 DEFAULT 0, ADD INDEX y_idx (y, tags['a,b']) TYPE minmax,\n"
+        "    -- a comment, with a comma\n"
+        "    COMMENT COLUMN y 'why, indeed', MODIFY TTL toDateTime(timestamp) + INTERVAL 1 DAY"
+    )
+    local, distributed = render(mixed, layout)
+    assert (
+        local.startswith("ALTER TABLE events_local ON CLUSTER 'stacklens_2x2' ADD COLUMN y")
+        and "TTL" in local
+    )
+    assert distributed == (
+        "ALTER TABLE events ON CLUSTER 'stacklens_2x2' ADD COLUMN y UInt8 DEFAULT 0, COMMENT COLUMN y 'why, indeed'"
+    )
+    ensure_database(settings)
+    assert all(_format(settings, s) for s in (local, distributed))
 
 
 def test_a_file_may_choose_its_sharding_key(tmp_path) -> None:

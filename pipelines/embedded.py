@@ -30,19 +30,17 @@ import dagster as dg
 
 from pipelines.cron import cron_due
 from pipelines.execution import Planned, RunOutcome, execute_planned, execute_request
+from pipelines.instance import write_instance_config
 from stacklens.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 
 def dagster_instance(settings: Settings) -> dg.DagsterInstance:
-    """The Dagster instance under ``<data_dir>/dagster`` (SQLite run and event storage)."""
+    """The Dagster instance under ``<data_dir>/dagster``: SQLite run and event storage there, or PostgreSQL
+    with ``STACKLENS_DAGSTER_DATABASE_URL`` (``pipelines/instance.py`` writes its ``dagster.yaml``)."""
     home: Path = settings.dagster_home
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / "dagster.yaml"
-    if not config.exists():
-        # Telemetry off: the service must not call out. Run/event storage default to SQLite in this folder.
-        config.write_text("telemetry:\n  enabled: false\n")
+    write_instance_config(settings, home)
     return dg.DagsterInstance.from_config(str(home))
 
 

@@ -34,6 +34,10 @@ SCALED_SETTINGS_MISSING = (
 )
 
 
+# How long a Dagster process waits for the embedded warehouse while another one holds it (a mart run).
+EMBEDDED_TURN_SECONDS = 300.0
+
+
 class PipelinesNotConfigured(Unavailable):
     """The variables a Dagster process needs are not set (see :data:`SCALED_SETTINGS_MISSING`)."""
 
@@ -56,12 +60,23 @@ class ClickHouseResource(dg.ConfigurableResource):
     url: str = Field(default="", description="Warehouse URL: chdb://PATH or http(s)://HOST:8123.")
     database: str = Field(default="", description="The warehouse database of the installation.")
     from_env: bool = Field(default=False, description="Read STACKLENS_WAREHOUSE_URL / _DATABASE when used.")
+    cluster: str = Field(
+        default="", description="STACKLENS_WAREHOUSE_CLUSTER of the installation; empty: none."
+    )
 
     def location(self) -> tuple[str, str]:
         if self.from_env:
             url, database = _from_environment(("STACKLENS_WAREHOUSE_URL", "STACKLENS_WAREHOUSE_DATABASE"))
             return url, database
         return self.url, self.database
+
+    def in_place(self, statement: str) -> str:
+        """``statement`` (a ``DELETE FROM``/``TRUNCATE``/``OPTIMIZE``) as this deployment runs it: on a cluster,
+        against every node's data table (:func:`stacklens.warehouse.cluster.in_place`)."""
+        from stacklens.warehouse.cluster import in_place
+
+        cluster = os.environ.get("STACKLENS_WAREHOUSE_CLUSTER", "") if self.from_env else self.cluster
+        return in_place(statement, cluster or None)
 
     def missing_settings(self) -> str | None:
         """What a schedule says when it must skip: ``None`` when the warehouse is configured."""
@@ -72,9 +87,22 @@ class ClickHouseResource(dg.ConfigurableResource):
         return None
 
     def get_client(self) -> Client:
-        from stacklens.warehouse.client import warehouse_client
+        from stacklens.warehouse.client import is_embedded, warehouse_client, warehouse_client_in_turn
 
-        return warehouse_client(*self.location())
+        url, database = self.location()
+        if self.from_env and is_embedded(url):
+            # A Dagster process (code server, run worker) over the embedded warehouse: the daemon's processes
+            # take turns on its data directory, each holding it for one evaluation or step.
+            return warehouse_client_in_turn(url, database, EMBEDDED_TURN_SECONDS)
+        return warehouse_client(url, database)
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        from stacklens.warehouse.client import is_embedded, release_client
+
+        if self.from_env and self.missing_settings() is None:
+            url, database = self.location()
+            if is_embedded(url):
+                release_client(url, database)
 
 
 class ControlStoreResource(dg.ConfigurableResource):
@@ -117,7 +145,9 @@ def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     """Resources bound to ``settings`` (same URLs => the same cached clients as the server's)."""
     return {
         "warehouse": ClickHouseResource(
-            url=settings.resolved_warehouse_url, database=settings.warehouse_database
+            url=settings.resolved_warehouse_url,
+            database=settings.warehouse_database,
+            cluster=settings.warehouse_cluster or "",
         ),
         "control_store": ControlStoreResource(database_url=settings.resolved_database_url),
         "alerting": AlertingResource(bound=_bind(settings)),
@@ -144,8 +174,13 @@ def env_resources() -> dict[str, dg.ConfigurableResource]:
 def env_for(settings: Settings) -> dict[str, str]:
     """The variables :func:`env_resources` reads, for ``settings``: what a child Dagster process (the
     read-only UI) is started with. This process's own environment is left alone."""
-    return {
+    env = {
         "STACKLENS_WAREHOUSE_URL": settings.resolved_warehouse_url,
         "STACKLENS_WAREHOUSE_DATABASE": settings.warehouse_database,
         "STACKLENS_DATABASE_URL": settings.resolved_database_url,
     }
+    if settings.warehouse_cluster:
+        env["STACKLENS_WAREHOUSE_CLUSTER"] = settings.warehouse_cluster
+    if settings.dagster_database_url:  # dagster.yaml names the variable (pipelines/instance.py)
+        env["STACKLENS_DAGSTER_DATABASE_URL"] = settings.dagster_database_url
+    return env

@@ -34,10 +34,19 @@ class Settings(BaseSettings):
         default=None, description="chdb://<path> (embedded) or http(s)://host:8123 (ClickHouse server)."
     )
     warehouse_database: str = Field(default="stacklens", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-    warehouse_cluster: str | None = Field(default=None, description="ON CLUSTER name for scaled DDL.")
+    warehouse_cluster: str | None = Field(
+        default=None,
+        description="ClickHouse cluster (remote_servers) name: migrations create Replicated tables behind "
+        "Distributed ones, ON CLUSTER (docs/deploy.md).",
+    )
     database_url: str | None = Field(default=None, description="SQLAlchemy URL of the control store.")
     secret_key: SecretStr | None = Field(default=None, description="Server secret; generated when unset.")
     redis_url: str | None = Field(default=None, description="Redis for shared rate limits (scaled mode).")
+    dagster_database_url: str | None = Field(
+        default=None,
+        description="postgresql+psycopg2://user:pass@host:5432/db of the Dagster instance (runs, event logs, "
+        "schedules) in scaled mode, a database of its own; unset: SQLite under <data_dir>/dagster.",
+    )
     retention_days: int = Field(default=90, ge=1, le=3650, description="TTL of raw events.")
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -94,6 +103,19 @@ class Settings(BaseSettings):
 
         parse_networks(value)  # raises with the offending entry named
         return value
+
+    @field_validator("dagster_database_url")
+    @classmethod
+    def _libpq_url(cls, value: str | None) -> str | None:
+        # dagster-postgres is written for psycopg2 (its run-event NOTIFY binds a parameter psycopg 3 sends
+        # to the server, which refuses it), and SQLAlchemy's default PostgreSQL driver is psycopg 3 now: the
+        # driver is named, and dagster.yaml passes the variable on as it is.
+        if value and not value.startswith("postgresql+psycopg2://"):
+            raise SettingsError(
+                "STACKLENS_DAGSTER_DATABASE_URL must be a postgresql+psycopg2://user:pass@host:5432/database URL "
+                "(Dagster's PostgreSQL storage runs on psycopg2)"
+            )
+        return value or None
 
     @field_validator("data_dir")
     @classmethod

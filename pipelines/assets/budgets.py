@@ -126,7 +126,7 @@ def _evaluate_budgets(
     # even when it matches nothing, so it runs only when there is something to remove.
     ids = {"ids": [b[0] for b in budgets]}
     if client.query(DELETED_BUDGETS.replace("DELETE", "SELECT count()"), parameters=ids).result_rows[0][0]:
-        client.command(DELETED_BUDGETS, parameters=ids)
+        client.command(warehouse.in_place(DELETED_BUDGETS), parameters=ids)
     for line in over:
         context.log.warning(line)
     return dg.MaterializeResult(
@@ -158,8 +158,10 @@ def recommendations(context: AssetExecutionContext, warehouse: ClickHouseResourc
     stale = [tuple(r) for r in client.query(STALE_RECOMMENDATIONS, parameters={"v": version}).result_rows]
     if stale:
         client.command(
-            "DELETE FROM recommendations WHERE materialized_at < {v:DateTime64(6, 'UTC')}"
-            " AND (project_id, rule, page, subject) IN {keys:Array(Tuple(UInt64, String, String, String))}",
+            warehouse.in_place(
+                "DELETE FROM recommendations WHERE materialized_at < {v:DateTime64(6, 'UTC')}"
+                " AND (project_id, rule, page, subject) IN {keys:Array(Tuple(UInt64, String, String, String))}"
+            ),
             parameters={"v": version, "keys": stale},
         )
     written = ops.rows_written(client, "recommendations", "materialized_at", version)

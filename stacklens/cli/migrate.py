@@ -17,7 +17,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--status", action="store_true", help="list warehouse migrations, applied or pending")
-    group.add_argument("--dry-run", action="store_true", help="print what would be applied; change nothing")
+    group.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print every statement that would run (rendered for STACKLENS_WAREHOUSE_CLUSTER when set); "
+        "change nothing",
+    )
     parser.set_defaults(func=run)
 
 
@@ -32,7 +37,12 @@ def _control_migrate() -> Any | None:
 
 def run(args: argparse.Namespace) -> int:
     from stacklens.cli.main import CliError
-    from stacklens.warehouse.migrations import MigrationError, apply_migrations, migration_status
+    from stacklens.warehouse.migrations import (
+        MigrationError,
+        apply_migrations,
+        migration_status,
+        plan_migrations,
+    )
 
     settings = get_settings()
     try:
@@ -41,17 +51,30 @@ def run(args: argparse.Namespace) -> int:
                 when = state.applied_at.isoformat() if state.applied_at else "pending"
                 print(f"{state.name}\t{when}")
             return 0
-        names = apply_migrations(settings, dry_run=args.dry_run)
+        if args.dry_run:
+            return _print_plan(plan_migrations(settings), settings.warehouse_cluster)
+        names = apply_migrations(settings)
     except MigrationError as exc:
         raise CliError(str(exc)) from exc
-    verb = "would apply" if args.dry_run else "applied"
     for name in names:
-        print(f"warehouse: {verb} {name}")
+        print(f"warehouse: applied {name}")
     if not names:
         print("warehouse: up to date")
-    if not args.dry_run:
-        migrate_control = _control_migrate()
-        if migrate_control is not None:
-            migrate_control(settings)
-            print("control store: up to date")
+    migrate_control = _control_migrate()
+    if migrate_control is not None:
+        migrate_control(settings)
+        print("control store: up to date")
+    return 0
+
+
+def _print_plan(plan: list[Any], cluster: str | None) -> int:
+    """Each pending file's name, then the statements exactly as they would be sent, each ending in ``;``
+    (the output can be read, or fed to ``clickhouse-client --multiquery`` by hand)."""
+    where = f"cluster {cluster!r}" if cluster else "a single server"
+    for step in plan:
+        print(f"-- warehouse: would apply {step.label} ({len(step.statements)} statements for {where})")
+        for statement in step.statements:
+            print(f"{statement};\n")
+    if not plan:
+        print("-- warehouse: up to date")
     return 0

@@ -1,4 +1,4 @@
-"""`stacklens pipelines run [--select KEY …]`, `status`, `ui` and `dev`.
+"""`stacklens pipelines run [--select KEY …]`, `status`, `ui`, `dev` and `instance`.
 
 `run` and `status` go through the running `stacklens serve` when it owns the embedded warehouse (its token
 file ``<data_dir>/pipelines_token`` says where it listens); otherwise they open the warehouse directly.
@@ -46,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     dev.add_argument("--port", type=int, default=3070, help="the Dagster UI's port (default 3070)")
     dev.set_defaults(func=_dev)
+    instance = commands.add_parser(
+        "instance",
+        help="Write the Dagster instance's dagster.yaml (PostgreSQL storage with STACKLENS_DAGSTER_DATABASE_URL) "
+        "into DAGSTER_HOME, else <data_dir>/dagster, and print it.",
+    )
+    instance.set_defaults(func=_instance)
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
 
 
@@ -151,6 +157,19 @@ def _ui(args: argparse.Namespace) -> int:
     return subprocess.call(command, env=env)
 
 
+def _instance(_args: argparse.Namespace) -> int:
+    """What dagster-daemon and dagster-webserver read: written where DAGSTER_HOME points (they are started
+    with it), else into this installation's own Dagster home."""
+    from pipelines.instance import write_instance_config
+
+    settings = get_settings()
+    home = Path(os.environ["DAGSTER_HOME"]) if os.environ.get("DAGSTER_HOME") else settings.dagster_home
+    path = write_instance_config(settings, home)
+    print(f"# {path}")
+    print(path.read_text(), end="")
+    return 0
+
+
 def _dev(args: argparse.Namespace) -> int:
     """Replace this process with `dagster dev` (webserver + daemon) over the installation's stores."""
     from pipelines.resources import env_for
@@ -163,7 +182,9 @@ def _dev(args: argparse.Namespace) -> int:
             "or the read-only UI `stacklens pipelines ui`; `dagster dev` is for a scaled installation "
             "(STACKLENS_WAREHOUSE_URL=http(s)://…:8123, STACKLENS_DATABASE_URL)"
         )
-    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    from pipelines.instance import write_instance_config
+
+    write_instance_config(settings)
     binary = shutil.which("dagster") or str(Path(sys.executable).with_name("dagster"))
     env = {**os.environ, **env_for(settings), "DAGSTER_HOME": str(settings.dagster_home)}
     # Dagster stops on SIGTERM by giving it SIGINT's handler; a process started in the background by a script

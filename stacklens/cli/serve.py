@@ -164,8 +164,13 @@ def _run(args: argparse.Namespace) -> int:
     host = args.host or settings.host
     port = args.port if args.port is not None else settings.port
     check_port_free(host, port)
-    for name in migrate_all(settings):
-        logger.info("warehouse: applied %s", name)
+    if getattr(args, "no_migrate", False):
+        logger.info(
+            "migrations: not applied here (--no-migrate; `stacklens migrate` brings the stores up to date)"
+        )
+    else:
+        for name in migrate_all(settings):
+            logger.info("warehouse: applied %s", name)
     return run_server(settings, host, port)
 
 
@@ -181,4 +186,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "serve", help="migrate, then serve the API and dashboards", description=__doc__.splitlines()[0]
     )
     add_listen_arguments(parser)
+    parser.add_argument(
+        "--no-migrate",
+        action="store_true",
+        help="serve without applying migrations first: for the API workers of a scaled installation, where "
+        "`stacklens migrate` runs once per upgrade instead of in every worker at once",
+    )
     parser.set_defaults(func=_run)

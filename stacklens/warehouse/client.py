@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -25,6 +26,10 @@ from stacklens.settings import Settings
 
 class WarehouseUnavailable(Unavailable, RuntimeError):
     """The warehouse cannot be reached or opened; the message says what to do."""
+
+
+class WarehouseBusy(WarehouseUnavailable):
+    """The embedded warehouse's data directory is open in another process."""
 
 
 # Startup options of the embedded engine. Background merges run at a lower CPU priority (Linux nice 10) than
@@ -73,7 +78,7 @@ def _open(url: str, database: str | None) -> Client:
     except ClickHouseError as exc:
         text = str(exc)
         if scheme == "chdb" and ("EmbeddedServer" in text or "Unable to open the chdb engine" in text):
-            raise WarehouseUnavailable(
+            raise WarehouseBusy(
                 f"the embedded warehouse at {url[len('chdb://') :]} is open in another process "
                 "(a running `stacklens serve` owns it); run this through that server, or stop it first"
             ) from exc
@@ -117,6 +122,34 @@ def warehouse_client(url: str, database: str) -> Client:
             client = _open(*key)
             _clients[key] = client
         return client
+
+
+def is_embedded(url: str) -> bool:
+    """Whether ``url`` names the embedded engine (a data directory one process at a time may open)."""
+    return urlsplit(url).scheme == "chdb"
+
+
+def warehouse_client_in_turn(url: str, database: str, wait_seconds: float) -> Client:
+    """The shared client of ``database`` at ``url``; an embedded warehouse open in another process is waited
+    for (up to ``wait_seconds``) instead of refused. For processes that take turns on one data directory,
+    each giving it back with :func:`release_client` when done (the Dagster processes of a host without a
+    ClickHouse server)."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            return warehouse_client(url, database)
+        except WarehouseBusy:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.25)
+
+
+def release_client(url: str, database: str) -> None:
+    """Close this process's client of ``database`` at ``url``; an embedded engine's directory is free again."""
+    with _lock:
+        client = _clients.pop((url, database), None)
+    if client is not None:
+        client.close()
 
 
 def reset_clients() -> None:

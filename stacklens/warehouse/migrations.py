@@ -12,14 +12,12 @@ Files may carry ``${retention_days}``; the runner fills it from ``STACKLENS_RETE
 taken over the text *before* substitution, so changing the retention is not an edit: the runner notices the
 recorded retention differs and issues ``ALTER TABLE … MODIFY TTL`` with the new value.
 
-Cluster DDL: with ``STACKLENS_WAREHOUSE_CLUSTER`` set, every statement that creates, alters or drops a table,
-view, materialized view, dictionary or database runs ``ON CLUSTER '<name>'``. The clause goes right after the
-object's name (``CREATE TABLE IF NOT EXISTS events ON CLUSTER 'main' (…)``, ``ALTER TABLE events ON CLUSTER
-'main' MODIFY TTL …``), where ClickHouse's grammar puts it; files stay cluster-agnostic, so their checksums
-do not depend on the deployment. A statement the rule does not fit writes ``${on_cluster}`` where the clause
-belongs; the runner fills it (or removes it without a cluster) and adds nothing else to that statement.
-Other statements (``INSERT … SELECT`` backfills) run as written. The name is sent as a string literal, so
-ClickHouse macros such as ``{cluster}`` work.
+Cluster DDL: with ``STACKLENS_WAREHOUSE_CLUSTER`` set, statements are rendered by their role for a replicated,
+sharded cluster (:mod:`stacklens.warehouse.cluster`: ``Replicated*MergeTree`` data tables named ``<table>_local``,
+a ``Distributed`` table under the original name, materialized views between the data tables, ``ON CLUSTER``
+on all DDL). Files stay cluster-agnostic, so their checksums do not depend on the deployment. A statement the
+rules do not fit writes ``${on_cluster}`` where the clause belongs; the runner fills it (or removes it
+without a cluster). Without a cluster every statement runs exactly as the file writes it.
 """
 
 from __future__ import annotations
@@ -33,23 +31,15 @@ from pathlib import Path
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
+from stacklens.warehouse.cluster import ClusterDDLError, ClusterLayout, data_tables, render
+from stacklens.warehouse.cluster import cluster_clause as _cluster_clause
+from stacklens.warehouse.cluster import with_cluster as with_cluster  # re-exported for callers
 from stacklens.warehouse.macros import MacroError, render_macros
 from stacklens.warehouse.queries import MIGRATIONS_DIR
 
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 RETENTION_PLACEHOLDER = "${retention_days}"
 ON_CLUSTER_PLACEHOLDER = "${on_cluster}"
-# The head of a DDL statement up to the object's name, after any leading comment lines; ON CLUSTER follows it.
-_DDL_HEAD = re.compile(
-    r"""^(?:\s*--[^\n]*\n)*\s*
-    (?:CREATE\s+(?:OR\s+REPLACE\s+)?
-        (?:TABLE|(?:MATERIALIZED\s+)?VIEW|DICTIONARY|DATABASE)(?:\s+IF\s+NOT\s+EXISTS)?
-      |ALTER\s+TABLE
-      |DROP\s+(?:TABLE|VIEW|DICTIONARY|DATABASE)(?:\s+IF\s+EXISTS)?)
-    \s+(?:`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)(?:\.(?:`[^`]+`|[A-Za-z_][A-Za-z0-9_]*))?""",
-    re.IGNORECASE | re.VERBOSE,
-)
-_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9_.{}-]{1,128}$")
 _TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 # The TTL clause runs to the end of its line (files put SETTINGS, if any, on a later line).
 _TTL = re.compile(r"^\s*TTL\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
@@ -93,34 +83,43 @@ class MigrationFile:
     def uses_retention(self) -> bool:
         return RETENTION_PLACEHOLDER in self.text
 
-    def statements(self, retention_days: int, cluster: str | None = None) -> list[str]:
-        """The file's statements, placeholders filled in and ``ON CLUSTER`` added when ``cluster`` is set
-        (files may hold several statements, split on ``;`` at a line end)."""
+    def split(self, retention_days: int) -> list[str]:
+        """The file's statements as written, ``${retention_days}`` filled in (files may hold several
+        statements, split on ``;`` at a line end)."""
         body = self.text.replace(RETENTION_PLACEHOLDER, str(int(retention_days)))
         parts = re.split(r";\s*(?:--[^\n]*)?\n", body + "\n")
-        return [with_cluster(part.strip(), cluster) for part in parts if _has_sql(part)]
+        return [part.strip() for part in parts if _has_sql(part)]
+
+    def statements(self, retention_days: int, layout: ClusterLayout | None = None) -> list[str]:
+        """What the runner sends for this file: the statements as written, or rendered for ``layout``'s
+        cluster (:mod:`stacklens.warehouse.cluster`); ``${on_cluster}`` is removed without a cluster."""
+        parts = self.split(retention_days)
+        if layout is None:
+            return [part.replace(ON_CLUSTER_PLACEHOLDER, "") for part in parts]
+        try:
+            return [rendered for part in parts for rendered in render(part, layout)]
+        except ClusterDDLError as exc:
+            raise MigrationError(f"{self.path.name}: {exc}") from exc
 
 
 def cluster_clause(cluster: str | None) -> str:
     """`` ON CLUSTER '<name>'``, or ``""`` without a cluster; a name outside ``[A-Za-z0-9_.{}-]`` is refused."""
-    if not cluster:
-        return ""
-    if not _CLUSTER_NAME.match(cluster):
-        raise MigrationError(
-            f"STACKLENS_WAREHOUSE_CLUSTER {cluster!r} is not a cluster name (letters, digits, _ . - and {{macros}})"
-        )
-    return f" ON CLUSTER '{cluster}'"
+    try:
+        return _cluster_clause(cluster)
+    except ClusterDDLError as exc:
+        raise MigrationError(str(exc)) from exc
 
 
-def with_cluster(statement: str, cluster: str | None) -> str:
-    """One statement made cluster-wide (see the module docstring); unchanged without a cluster."""
-    clause = cluster_clause(cluster)
-    if ON_CLUSTER_PLACEHOLDER in statement:
-        return statement.replace(ON_CLUSTER_PLACEHOLDER, clause.strip())
-    head = _DDL_HEAD.match(statement)
-    if not clause or head is None or re.search(r"\bON\s+CLUSTER\b", statement, re.IGNORECASE):
-        return statement
-    return statement[: head.end()] + clause + statement[head.end() :]
+def cluster_layout(settings: Settings, files: list[MigrationFile] | None = None) -> ClusterLayout | None:
+    """How ``settings``' cluster is laid out (every migration file tells which tables hold data), or None
+    without a cluster."""
+    if not settings.warehouse_cluster:
+        return None
+    cluster_clause(settings.warehouse_cluster)
+    statements = [SCHEMA_MIGRATIONS_DDL.strip()]
+    for migration in discover() if files is None else files:
+        statements.extend(migration.split(settings.retention_days))
+    return ClusterLayout(settings.warehouse_cluster, settings.warehouse_database, data_tables(statements))
 
 
 @dataclass(frozen=True)
@@ -209,21 +208,65 @@ def _check_checksums(files: list[MigrationFile], recorded: dict[str, MigrationSt
 
 def _record(settings: Settings, migration: MigrationFile, applied_at: datetime) -> None:
     now = datetime.now(UTC)
+    # On a cluster the row goes through the Distributed table: wait until it is on its shard, so the next
+    # `migrate --status` (or run) reads it whatever the server's default.
+    cluster = {"distributed_foreground_insert": 1} if settings.warehouse_cluster else None
     get_warehouse(settings).insert(
         "schema_migrations",
         [[migration.name, migration.checksum, settings.retention_days, applied_at, now]],
         column_names=["name", "checksum", "retention_days", "applied_at", "updated_at"],
+        settings=cluster,
     )
 
 
-def _modify_ttl(settings: Settings, migration: MigrationFile) -> None:
-    """Re-issue the file's TTL with the current retention (``ALTER TABLE … MODIFY TTL``)."""
-    client = get_warehouse(settings)
-    for statement in migration.statements(settings.retention_days):
+def _ttl_statements(settings: Settings, migration: MigrationFile, layout: ClusterLayout | None) -> list[str]:
+    """The file's TTL re-issued with the current retention (``ALTER TABLE … MODIFY TTL``), rendered like the
+    file (on a cluster: on the data tables)."""
+    out = []
+    for statement in migration.split(settings.retention_days):
         table, ttl = _TABLE.search(statement), _TTL.search(statement)
         if table and ttl:
             alter = f"ALTER TABLE {table.group(1)} MODIFY TTL {ttl.group(1)}"
-            client.command(with_cluster(alter, settings.warehouse_cluster))
+            out.extend([alter] if layout is None else render(alter, layout))
+    return out
+
+
+@dataclass(frozen=True)
+class PlannedMigration:
+    """One step of a run: a pending file (``retention_only`` False) or a retention change of an applied one."""
+
+    migration: MigrationFile
+    statements: list[str]
+    retention_only: bool
+    label: str
+
+
+def plan_migrations(settings: Settings, *, up_to: int | None = None) -> list[PlannedMigration]:
+    """What :func:`apply_migrations` would run, statement by statement, rendered for this deployment; reads
+    the recorded state and changes nothing."""
+    with _run_lock:
+        return _plan(settings, up_to, _recorded(settings) if _database_exists(settings) else {})
+
+
+def _plan(
+    settings: Settings, up_to: int | None, recorded: dict[str, MigrationState]
+) -> list[PlannedMigration]:
+    every = discover()
+    layout = cluster_layout(settings, every)  # a bad cluster name is refused before anything runs
+    files = [m for m in every if up_to is None or m.number <= up_to]
+    _check_checksums(files, recorded)
+    plan = []
+    for migration in files:
+        state = recorded.get(migration.name)
+        if state is None:
+            statements = migration.statements(settings.retention_days, layout)
+            plan.append(PlannedMigration(migration, statements, False, migration.name))
+        elif migration.uses_retention and state.retention_days != settings.retention_days:
+            label = f"{migration.name} (retention {settings.retention_days} days)"
+            plan.append(
+                PlannedMigration(migration, _ttl_statements(settings, migration, layout), True, label)
+            )
+    return plan
 
 
 def apply_migrations(settings: Settings, *, dry_run: bool = False, up_to: int | None = None) -> list[str]:
@@ -233,31 +276,23 @@ def apply_migrations(settings: Settings, *, dry_run: bool = False, up_to: int | 
     ``<name> (retention <days> days)``. ``up_to`` stops after that file number (e.g. ``99``: the raw layer
     only), for staged upgrades and for tests of one layer.
     """
-    files = [m for m in discover() if up_to is None or m.number <= up_to]
-    cluster_clause(settings.warehouse_cluster)  # a bad name is refused before anything runs
+    if dry_run:
+        return [step.label for step in plan_migrations(settings, up_to=up_to)]
+    layout = cluster_layout(settings)  # a bad cluster name is refused before anything runs
     with _run_lock:
-        if dry_run:
-            recorded = _recorded(settings) if _database_exists(settings) else {}
-        else:
-            ensure_database(settings)
-            get_warehouse(settings).command(SCHEMA_MIGRATIONS_DDL)
-            recorded = _recorded(settings)
-        _check_checksums(files, recorded)
+        ensure_database(settings)
+        client = get_warehouse(settings)
+        for statement in (
+            [SCHEMA_MIGRATIONS_DDL] if layout is None else render(SCHEMA_MIGRATIONS_DDL.strip(), layout)
+        ):
+            client.command(statement)
+        recorded = _recorded(settings)
         done: list[str] = []
-        for migration in files:
-            state = recorded.get(migration.name)
-            if state is None:
-                if not dry_run:
-                    client = get_warehouse(settings)
-                    for statement in migration.statements(
-                        settings.retention_days, settings.warehouse_cluster
-                    ):
-                        client.command(statement)
-                    _record(settings, migration, datetime.now(UTC))
-                done.append(migration.name)
-            elif migration.uses_retention and state.retention_days != settings.retention_days:
-                if not dry_run:
-                    _modify_ttl(settings, migration)
-                    _record(settings, migration, state.applied_at or datetime.now(UTC))
-                done.append(f"{migration.name} (retention {settings.retention_days} days)")
+        for step in _plan(settings, up_to, recorded):
+            for statement in step.statements:
+                client.command(statement)
+            # A retention change keeps the time the file was first applied.
+            applied = recorded[step.migration.name].applied_at if step.retention_only else None
+            _record(settings, step.migration, applied or datetime.now(UTC))
+            done.append(step.label)
         return done

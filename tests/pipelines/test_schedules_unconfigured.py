@@ -28,8 +28,10 @@ out = {}
 with dg.instance_for_test() as instance:
     for name in sys.argv[1:]:
         schedule = defs.resolve_schedule_def(name)
-        context = dg.build_schedule_context(instance=instance, resources={"warehouse": defs.resources["warehouse"]})
-        result = schedule.evaluate_tick(context)
+        # A context manager, as the daemon uses it: the scaled warehouse resource gives the embedded
+        # engine's directory back when the evaluation ends.
+        with dg.build_schedule_context(instance=instance, resources={"warehouse": defs.resources["warehouse"]}) as context:
+            result = schedule.evaluate_tick(context)
         out[name] = {"skip": result.skip_message, "runs": len(result.run_requests or [])}
 print(json.dumps(out))
 """

@@ -13,9 +13,10 @@ import httpx
 import pytest
 
 
-def _run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(data_dir: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}
     env.update({"STACKLENS_DATA_DIR": str(data_dir), "STACKLENS_SECRET_KEY": "cli-test-secret-0123456789"})
+    env.update(extra)
     return subprocess.run(
         [sys.executable, "-m", "stacklens.cli.main", "migrate", *args],
         env=env,
@@ -29,7 +30,10 @@ def _run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_dry_run_status_apply_and_rerun(tmp_path: Path) -> None:
     dry = _run(tmp_path, "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "warehouse: would apply 0001_create_events" in dry.stdout
+    assert "-- warehouse: would apply 0001_create_events (1 statements for a single server)" in dry.stdout
+    # The statements themselves, as they would run: the file's text.
+    assert "CREATE TABLE IF NOT EXISTS events\n(\n    org_id            UInt64," in dry.stdout
+    assert "ENGINE = ReplacingMergeTree(received_at)" in dry.stdout and "ON CLUSTER" not in dry.stdout
     assert "0001_create_events\tpending" in _run(tmp_path, "--status").stdout
     applied = _run(tmp_path)
     assert applied.returncode == 0, applied.stderr
@@ -38,6 +42,23 @@ def test_dry_run_status_apply_and_rerun(tmp_path: Path) -> None:
     assert "0001_create_events\tpending" not in status and "0001_create_events\t20" in status
     again = _run(tmp_path)
     assert again.returncode == 0 and "warehouse: up to date" in again.stdout
+
+
+def test_dry_run_prints_the_statements_rendered_for_a_cluster(tmp_path: Path) -> None:
+    dry = _run(tmp_path, "--dry-run", STACKLENS_WAREHOUSE_CLUSTER="{cluster}")
+    assert dry.returncode == 0, dry.stderr
+    assert "-- warehouse: would apply 0001_create_events (2 statements for cluster '{cluster}')" in dry.stdout
+    assert "CREATE TABLE IF NOT EXISTS events_local ON CLUSTER '{cluster}'\n(" in dry.stdout
+    assert (
+        "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', "
+        in (dry.stdout)
+    )
+    assert (
+        "CREATE TABLE IF NOT EXISTS events ON CLUSTER '{cluster}' AS stacklens.events_local\n"
+        "ENGINE = Distributed('{cluster}', 'stacklens', 'events_local', cityHash64(project_id, fingerprint));"
+    ) in dry.stdout
+    assert "TO issue_live_counters_local AS" in dry.stdout
+    assert "0001_create_events\tpending" in _run(tmp_path, "--status").stdout  # nothing ran
 
 
 def _free_port() -> int:

@@ -1,5 +1,5 @@
-"""Cluster DDL: the statements the runner sends with STACKLENS_WAREHOUSE_CLUSTER set, checked by ClickHouse's
-own parser (``formatQuerySingleLine`` parses and re-prints a statement without running it)."""
+"""Cluster DDL: where ``ON CLUSTER`` goes and which cluster names are refused, checked by ClickHouse's own
+parser (``formatQuerySingleLine``); every migration rendered for a cluster is in test_cluster_render.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import pytest
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
+from stacklens.warehouse.cluster import ClusterLayout
 from stacklens.warehouse.migrations import (
     MigrationError,
     MigrationFile,
     cluster_clause,
+    cluster_layout,
     discover,
     with_cluster,
 )
@@ -33,25 +35,12 @@ def _strip_comments(statement: str) -> str:
     return "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--")).strip()
 
 
-def test_every_migration_statement_renders_valid_cluster_ddl(settings: Settings) -> None:
-    checked = 0
-    for migration in discover():
-        for statement in migration.statements(30, "main"):
-            formatted = _formatted(settings, statement)
-            if DDL.match(_strip_comments(statement)):
-                assert formatted.count(" ON CLUSTER main") == 1, (migration.name, formatted[:200])
-                checked += 1
-            else:
-                assert "ON CLUSTER" not in formatted, (
-                    migration.name
-                )  # INSERT … SELECT backfills run as written
-    assert checked >= 25
-
-
 def test_clause_follows_the_object_name(settings: Settings) -> None:
     events = discover()[0]
-    rendered = events.statements(30, "main")[0]
-    assert "CREATE TABLE IF NOT EXISTS events ON CLUSTER 'main'\n(" in rendered
+    rendered = events.statements(
+        30, cluster_layout(settings.model_copy(update={"warehouse_cluster": "main"}))
+    )[0]
+    assert "CREATE TABLE IF NOT EXISTS events_local ON CLUSTER 'main'\n(" in rendered
     assert events.statements(30)[0] == events.statements(30, None)[0]
     assert "ON CLUSTER" not in events.statements(30)[0]
     cases = {
@@ -75,7 +64,8 @@ def test_clause_follows_the_object_name(settings: Settings) -> None:
 def test_placeholder_places_the_clause_where_the_file_says(tmp_path) -> None:
     text = "CREATE FUNCTION IF NOT EXISTS plus_one ${on_cluster} AS (x) -> x + 1;\n"
     migration = MigrationFile("0999_create_plus_one", tmp_path / "0999_create_plus_one.sql", text)
-    assert migration.statements(30, "main") == [
+    layout = ClusterLayout("main", "stacklens", frozenset())
+    assert migration.statements(30, layout) == [
         "CREATE FUNCTION IF NOT EXISTS plus_one ON CLUSTER 'main' AS (x) -> x + 1"
     ]
     assert migration.statements(30) == ["CREATE FUNCTION IF NOT EXISTS plus_one  AS (x) -> x + 1"]

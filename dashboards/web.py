@@ -117,6 +117,7 @@ def install(app: FastAPI) -> None:
     from dashboards.routers import (
         accounts,
         alerts,
+        budgets,
         channels,
         downloads,
         invitations,
@@ -137,6 +138,7 @@ def install(app: FastAPI) -> None:
         members,
         sharing,
         downloads,
+        budgets,  # before performance: its routes are more specific
         performance,
     )
     for module in (*modules, alerts, channels):

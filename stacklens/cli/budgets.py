@@ -137,12 +137,14 @@ def _list(args: argparse.Namespace) -> int:
 
 def _set(args: argparse.Namespace) -> int:
     from stacklens.control.budgets import set_budget
-    from stacklens.performance.budget_rules import BudgetError
+    from stacklens.performance.budget_rules import BudgetError, validate_budget
 
     with _session() as session:
         project = _project(session, args.project)
-        pages = _pages(args.project, project.id) if (args.scope or "*").strip() != "*" else None
         try:
+            # Fields first: a bad one is named without opening the warehouse for the pages seen.
+            scope = validate_budget(args.metric, args.scope, args.value).scope
+            pages = _pages(args.project, project.id) if scope != "*" else None
             row, created = set_budget(
                 session,
                 project,

@@ -128,7 +128,7 @@ def export(rows: list[BudgetRow]) -> tuple[list[dict[str, Any]], list[str]]:
         elif row.metric in sizes:
             entry = entries.setdefault(path, {"path": path})
             entry.setdefault("resourceSizes", []).append(
-                {"resourceType": sizes[row.metric], "budget": round(row.value / KIB, 3)}
+                {"resourceType": sizes[row.metric], "budget": row.value / KIB}
             )
         else:
             skipped.append(f"{row.metric} {row.statistic} on {row.scope} (no Lighthouse budget for it)")

@@ -14,8 +14,17 @@ COLOURS = {PASS: "#1a7f37", FAIL: "#b42318"}
 GREY = "#98a2b3"
 
 
+def _label(value: float, unit: str) -> str:
+    number = f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    return f"{number} {unit}".strip()
+
+
 def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) -> dict[str, Any]:
     verdicts = [judge(v, n, spec.value, spec.min_samples) for _, v, n in points]
+    # Byte budgets are drawn in KB, as the table shows them.
+    scale, unit = (1024.0, "KB") if unit == "bytes" else (1.0, unit)
+    points = [(at, None if v is None else v / scale, n) for at, v, n in points]
+    threshold = spec.value / scale
     shown = [(p, v) for p, v in zip(points, verdicts, strict=True) if p[1] is not None]
     figure = go.Figure(
         go.Scatter(
@@ -31,13 +40,13 @@ def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) 
         )
     )
     figure.add_hline(
-        y=spec.value,
+        y=threshold,
         line={"color": "#b42318", "dash": "dash", "width": 1},
-        annotation_text=f"budget {spec.value:,.4g} {unit}".strip(),
+        annotation_text=f"budget {_label(threshold, unit)}",
         annotation_position="top left",
     )
-    values = [p[1] for p, _ in shown]
-    top = max([spec.value, *values]) * 1.15 if values or spec.value else 1
+    values = [float(p[1]) for p, _ in shown if p[1] is not None]
+    top = max([threshold, *values]) * 1.15 or 1.0
     figure.update_layout(
         title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left"},
         height=230,

@@ -220,7 +220,7 @@ def _form_page(
         error=str(error) if error else None,
         field=error.field if error else None,
         summary=summary,
-        figure=figure,
+        preview_figure=figure,
     )
     return render(request, "perf_budget_form.html", context, 400 if error else 200)
 
@@ -238,6 +238,8 @@ async def create(request: Request, view: CurrentProject, db: Db) -> Response:
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     values = _values(form)
+    if form.get("preview"):  # "Preview 30 days": the form again with the draft's preview, nothing saved
+        return _form_page(request, view, values, None, preview=True)
     try:
         store.create_budget(
             db,
@@ -269,7 +271,7 @@ def edit_budget(request: Request, view: CurrentProject, db: Db, budget_id: int) 
         "min_samples": str(budget.min_samples),
     }
     values = {k: values[k] or saved[k] for k in FIELDS}
-    # Opening the form shows the preview of the saved definition; "Preview" shows the draft's.
+    # Opening the form shows the preview of the saved definition; "Preview 30 days" posts the draft.
     return _form_page(request, view, values, budget, preview=True)
 
 
@@ -279,6 +281,8 @@ async def save_budget(request: Request, view: CurrentProject, db: Db, budget_id:
     check_csrf(request, str(form.get("csrf_token") or ""))
     budget = _owned(view, db, budget_id)
     values = _values(form)
+    if form.get("preview"):
+        return _form_page(request, view, values, budget, preview=True)
     try:
         store.update_budget(
             db,

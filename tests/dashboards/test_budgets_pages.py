@@ -101,12 +101,30 @@ def test_add_edit_delete_with_statuses_charts_and_previews(client, world) -> Non
     assert (
         edit.status_code == 200 and "Would have failed on" in edit.text and "fig-budget-preview" in edit.text
     )
+    assert re.search(r'id="fig-budget-preview">\{"data": ?\[\{', edit.text)  # the chart holds a trace
     failed, judged = map(int, re.search(r"failed on (\d+) of (\d+)", edit.text).groups())
     assert failed == judged and failed >= 7
-    draft = client.get(f"{_path(org)}/{slow_id}/edit", params={"value": "5000", "preview": "1"})
-    assert re.search(r"failed on 0 of \d+", draft.text)
-    bad_draft = client.get(f"{_path(org)}/{slow_id}/edit", params={"window": "0", "preview": "1"})
+    fields = {
+        "metric": "load_time_ms",
+        "statistic": "p75",
+        "scope": "/slow",
+        "window": "7",
+        "min_samples": "5",
+    }
+    token = csrf_of(edit.text)
+    draft = client.post(
+        f"{_path(org)}/{slow_id}/edit", data={"csrf_token": token, **fields, "value": "5000", "preview": "1"}
+    )
+    assert draft.status_code == 200 and re.search(r"failed on 0 of \d+", draft.text)
+    assert "token" not in str(draft.url.query)  # the preview posts: the CSRF token never lands in a URL
+    assert _rows(client.get(_path(org)).text)[slow_id] == "fail"  # a preview saves nothing
+    bad_draft = client.post(
+        f"{_path(org)}/{slow_id}/edit",
+        data={"csrf_token": token, **fields, "value": "5000", "window": "0", "preview": "1"},
+    )
     assert bad_draft.status_code == 400 and "window: must be" in bad_draft.text
+    linked = client.get(f"{_path(org)}/{slow_id}/edit", params={"value": "5000"})  # a shared draft link
+    assert re.search(r"failed on 0 of \d+", linked.text)
     saved = client.post(
         f"{_path(org)}/{slow_id}/edit",
         data={

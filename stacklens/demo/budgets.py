@@ -1,9 +1,11 @@
 """The demo's performance budgets: one passing, one failing and one without enough data, so the budgets
 page shows every status, its margins and the 30-day charts over the backfilled history.
 
-The shop's pages load ~24 times a day in the demo: LCP over all pages stays far under 10 s (pass); every page
-view loads the bundles and a 210 KB analytics tag, over the 250 KB JavaScript budget (fail); the cart sees a
-handful of INP samples a day, under the 20 a one-day window needs (insufficient data). Safe to run again.
+LCP over all pages stays far under 10 s (pass); every page view loads the bundles and a 210 KB analytics tag,
+over the 250 KB JavaScript budget (fail); INP on the cart is judged over one day from 50,000 interactions,
+more than a day of the demo's live traffic brings (at most ~2 page loads a second, a fifth of them of the
+cart, a third of those from Chrome, the one browser reporting INP): insufficient data, with the values still
+charted. Safe to run again.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from stacklens.settings import Settings
 DEMO_BUDGETS = (
     BudgetDefinition("lcp_ms", "*", 10_000.0, "p75", 7, 20),
     BudgetDefinition("js_bytes", "*", 250 * 1024.0, "avg", 7, 20),
-    BudgetDefinition("inp_ms", "/cart", 200.0, "p75", 1, 20),
+    BudgetDefinition("inp_ms", "/cart", 200.0, "p75", 1, 50_000),
 )
 
 

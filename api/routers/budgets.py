@@ -155,7 +155,7 @@ def create_budget(
         body.statistic,
         body.window,
         body.min_samples,
-        pages_seen(warehouse, project.id),
+        pages_seen(warehouse, project.id) if body.scope.strip() not in ("", "*") else None,
     )
     return _out([row], warehouse)[0]
 

@@ -104,7 +104,7 @@ def _pages(slug: str, project_id: int) -> list[str] | None:
     """The pages the project has data for (a scoped budget must match one); ``None``: not checked."""
     from stacklens.performance.budget_status import pages_seen
 
-    return _from_warehouse(slug, "pages", lambda client: pages_seen(client, project_id))  # type: ignore[no-any-return]
+    return _from_warehouse(slug, "pages", lambda client: pages_seen(client, project_id))
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -179,3 +179,22 @@ def test_statuses_downloads_lighthouse_and_bad_input(
     assert client.get(lighthouse, headers=auth(other)).status_code == 404
     assert client.post(lighthouse, json=half[:1], headers=auth(other)).status_code == 404
     assert client.get(url, params={"format": "csv"}, headers=auth(other)).status_code == 404
+
+
+def test_an_alert_rule_from_a_budget_takes_its_definition(client: TestClient, make_org) -> None:
+    acme = make_org("Acme")
+    budget = client.post(
+        f"/api/projects/{acme['project']}/budgets",
+        json={"metric": "load_time_ms", "value": 3000, "statistic": "p95", "window": 14, "min_samples": 5},
+        headers=auth(acme),
+    ).json()
+    rule = client.post("/api/alerts/rules", json={"budget_id": budget["id"]}, headers=auth(acme))
+    assert rule.status_code == 201, rule.text
+    got = rule.json()
+    assert (got["metric"], got["statistic"], got["threshold"], got["window"], got["min_samples"]) == (
+        "load_time_ms",
+        "p95",
+        3000,
+        "14d",
+        5,
+    )

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from stacklens.performance.budget_eval import BudgetSpec, evaluate, failed_days, history
-
 from tests.stacklens.performance.budget_seed import fold, page_loads
 
 NOW = datetime.now(UTC)

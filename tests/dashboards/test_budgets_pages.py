@@ -82,7 +82,7 @@ def test_add_edit_delete_with_statuses_charts_and_previews(client, world) -> Non
     assert page.text.count('data-figure="fig-budget-') == 3
     row = re.search(rf'data-budget="{slow_id}".*?</tr>', page.text, re.S).group(0)
     assert 'data-value="3000.0"' in row and "−" in row and "21 <span" in row and "insufficient" not in row
-    assert re.search(r"\d{4}-\d\d-\d\d", row.split('class="failing-since"')[1])  # failing since a date
+    assert re.search(r"\d{4}-\d\d-\d\d", row.split('class="failing-since')[1])  # failing since a date
     alert = re.search(rf'data-budget="{slow_id}".*?class="alert-me"', page.text, re.S).group(0)
     link = re.findall(r'href="([^"]*alerts/new[^"]*)"', alert)[0].replace("&amp;", "&")
     rule_form = client.get(link)

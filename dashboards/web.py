@@ -117,6 +117,7 @@ def install(app: FastAPI) -> None:
     from dashboards.routers import (
         accounts,
         alerts,
+        budgets,
         channels,
         downloads,
         integrations,
@@ -140,6 +141,7 @@ def install(app: FastAPI) -> None:
         members,
         sharing,
         downloads,
+        budgets,  # before performance: its routes are more specific
         performance,
         performance_exports,
     )

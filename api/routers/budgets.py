@@ -1,31 +1,39 @@
-"""Performance budgets of a project: `GET/POST /api/projects/{slug}/budgets`, `PUT/DELETE /api/budgets/{id}`.
+"""Performance budgets of a project: `GET/POST /api/projects/{slug}/budgets`, `PUT/DELETE /api/budgets/{id}`,
+and Lighthouse CI's `budget.json` at `GET/POST /api/projects/{slug}/budgets/lighthouse`.
 
-Budgets live in the control store; the `budget_status` mart evaluates them (every 5 minutes) and the
-answers carry its latest current value and pass/fail. Another organization's project or budget answers
-404 exactly like one that does not exist.
+Budgets live in the control store; each answer carries the budget's status (pass / fail / insufficient_data),
+current value, samples, margin and failing-since, from the `budget_status` mart when fresh, else evaluated on
+read with the same code. `GET …/budgets?format=csv|json` downloads the rows the budgets page shows. Another
+organization's project or budget answers 404 exactly like one that does not exist.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Annotated, get_type_hints
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Response
-from pydantic import BaseModel, Field, create_model
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, Field
 
-from api.deps import ApiAuth, AppSettings, DbSession
+from api.deps import ApiAuth, DbSession, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
 from stacklens.control import budgets as budget_store
 from stacklens.control.models import Budget, Project
-from stacklens.performance.budget_rules import BUDGET_METRICS
-from stacklens.settings import Settings
+from stacklens.performance import lighthouse_budgets as lighthouse
+from stacklens.performance.budget_rules import BUDGET_METRICS, MIN_SAMPLES, STATISTICS, WINDOW_DAYS
+from stacklens.performance.budget_status import pages_seen, with_status
+from stacklens.performance.views import plain, to_csv
 
 router = APIRouter(prefix="/api", tags=["budgets"])
 ERRORS = {
     **AUTH_ERRORS,
-    400: {"model": ErrorBody, "description": "Invalid metric, scope or value."},
+    400: {
+        "model": ErrorBody,
+        "description": "Invalid metric, statistic, scope, value, window or min_samples.",
+    },
     404: {"model": ErrorBody, "description": "No such project or budget in this organization."},
     409: {"model": ErrorBody, "description": "The metric already has a budget on that scope."},
 }
@@ -39,88 +47,117 @@ class BudgetIn(BaseModel):
         description=f"One of {METRICS_TEXT}.", json_schema_extra={"enum": list(BUDGET_METRICS)}
     )
     scope: str = Field(
-        default="*", description="`*` for the whole project, or a page route such as `/checkout`."
+        default="*",
+        description="`*` for every page, a page route such as `/checkout`, or a pattern such as `/products/*`"
+        " (it must match a page the project has data for).",
     )
     value: float = Field(description="The budget: the metric passes while its current value is at most this.")
+    statistic: str | None = Field(
+        default=None,
+        description=f"One of {', '.join(STATISTICS)}; p75 by default (LCP, INP and CLS keep p75 only; API p95,"
+        " the byte budgets and error % have their own).",
+    )
+    window: int | str = Field(
+        default=WINDOW_DAYS, description="Days the value is taken over (1–30), e.g. 7 or `7d`."
+    )
+    min_samples: int = Field(
+        default=MIN_SAMPLES, description="Fewer samples in the window than this is `insufficient_data`."
+    )
 
 
 class BudgetUpdate(BaseModel):
     metric: str | None = None
     scope: str | None = None
     value: float
+    statistic: str | None = None
+    window: int | str | None = None
+    min_samples: int | None = None
 
 
-# The answer lists a budget as the core's BudgetRow has it (one definition of the fields), minus the
-# internal ids: the project is named by its slug.
-INTERNAL_FIELDS = frozenset({"org_id", "project_id"})
-_ROW_TYPES = get_type_hints(budget_store.BudgetRow)
-BudgetFields = create_model(  # type: ignore[call-overload]
-    "BudgetFields", **{name: (kind, ...) for name, kind in _ROW_TYPES.items() if name not in INTERNAL_FIELDS}
-)
+class BudgetOut(BaseModel):
+    """A budget with its status."""
 
-
-class BudgetOut(BudgetFields):  # type: ignore[misc, valid-type]
-    """A budget with its latest evaluation."""
-
-    current_value: float | None = Field(description="Latest evaluation (last 7 days); null before the first.")
-    passed: bool | None = Field(
-        description="Whether the current value is within the budget; null before the first evaluation."
+    id: int
+    project: str
+    metric: str
+    description: str
+    statistic: str
+    scope: str
+    value: float
+    unit: str
+    window_days: int
+    min_samples: int
+    current_value: float | None = Field(description="The statistic over the window; null without data.")
+    samples: int
+    status: Literal["pass", "fail", "insufficient_data"] = Field(
+        description="`insufficient_data`: fewer samples than min_samples, or none."
     )
-    evaluated_at: str | None
+    margin: float | None = Field(description="value − current_value: negative when over budget.")
+    failing_since: datetime | None = Field(description="First daily evaluation of the current failing run.")
+    evaluated_at: datetime
+    created_at: str
 
 
 class BudgetList(BaseModel):
     budgets: list[BudgetOut]
 
 
-def _evaluations(
-    settings: Settings, org_id: int, ids: list[int]
-) -> dict[int, tuple[float | None, bool, str]]:
-    """The latest `budget_status` row of each budget (the organization's rows only)."""
-    if not ids:
-        return {}
-    from stacklens.warehouse.client import get_warehouse
-
-    rows = (
-        get_warehouse(settings)
-        .query(
-            "SELECT budget_id, argMax(current_value, evaluated_at), argMax(passed, evaluated_at), max(evaluated_at)"
-            " FROM budget_status WHERE org_id = {org:UInt64} AND budget_id IN {ids:Array(UInt64)} GROUP BY budget_id",
-            parameters={"org": org_id, "ids": ids},
-        )
-        .result_rows
+class ImportResult(BaseModel):
+    budgets: list[BudgetOut]
+    created: int
+    updated: int
+    not_mapped: list[str] = Field(
+        description="Entries of the file with no budget here (lab-only metrics, counts)."
     )
-    return {
-        int(b): (None if c is None else float(c), bool(p), at.isoformat().replace("+00:00", "Z"))
-        for b, c, p, at in rows
-    }
 
 
-def _out(rows: list[budget_store.BudgetRow], settings: Settings, org_id: int) -> list[BudgetOut]:
-    evaluated = _evaluations(settings, org_id, [r.id for r in rows])
-    out = []
-    for row in rows:
-        current, passed, at = evaluated.get(row.id, (None, None, None))
-        public = {k: v for k, v in asdict(row).items() if k not in INTERNAL_FIELDS}
-        out.append(BudgetOut(**public, current_value=current, passed=passed, evaluated_at=at))
-    return out
+def _out(rows: list[budget_store.BudgetRow], warehouse: Warehouse) -> list[BudgetOut]:
+    return [BudgetOut(**row) for row in with_status(warehouse, rows)]
 
 
 @router.get("/projects/{slug}/budgets", response_model=BudgetList, responses=ERRORS)
-def list_budgets(slug: str, identity: ApiAuth, session: DbSession, settings: AppSettings) -> BudgetList:
-    """The project's budgets with their latest evaluation."""
+def list_budgets(
+    slug: str,
+    identity: ApiAuth,
+    session: DbSession,
+    warehouse: Warehouse,
+    format: Annotated[Literal["", "json", "csv"], Query(description="`csv` or `json`: a download.")] = "",
+) -> Any:
+    """The project's budgets with their status; `?format=csv|json` downloads the rows of the budgets page."""
     project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
-    return BudgetList(budgets=_out(budget_store.list_budgets(session, project), settings, identity.org_id))
+    rows = with_status(warehouse, budget_store.list_budgets(session, project))
+    name = f"{project.slug}-budgets"
+    if format == "csv":
+        return PlainTextResponse(
+            to_csv(rows),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{name}.csv"'},
+        )
+    if format == "json":
+        return JSONResponse(
+            {"budgets": plain(rows)}, headers={"Content-Disposition": f'attachment; filename="{name}.json"'}
+        )
+    return BudgetList(budgets=[BudgetOut(**row) for row in rows])
 
 
 @router.post("/projects/{slug}/budgets", response_model=BudgetOut, status_code=201, responses=ERRORS)
 def create_budget(
-    slug: str, body: BudgetIn, identity: ApiAuth, session: DbSession, settings: AppSettings
+    slug: str, body: BudgetIn, identity: ApiAuth, session: DbSession, warehouse: Warehouse
 ) -> BudgetOut:
-    """Add a budget; it is evaluated on the next budgets run (every 5 minutes)."""
+    """Add a budget; its status is in the answer, and the budgets run (every 5 minutes) keeps it current."""
     project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
-    row = budget_store.create_budget(session, project, body.metric, body.scope, body.value)
-    return _out([row], settings, identity.org_id)[0]
+    row = budget_store.create_budget(
+        session,
+        project,
+        body.metric,
+        body.scope,
+        body.value,
+        body.statistic,
+        body.window,
+        body.min_samples,
+        pages_seen(warehouse, project.id) if body.scope.strip() not in ("", "*") else None,
+    )
+    return _out([row], warehouse)[0]
 
 
 def _owned(session: DbSession, budget_id: int, org_id: int) -> tuple[Budget, Project]:
@@ -132,12 +169,24 @@ def _owned(session: DbSession, budget_id: int, org_id: int) -> tuple[Budget, Pro
 
 @router.put("/budgets/{budget_id}", response_model=BudgetOut, responses=ERRORS)
 def update_budget(
-    budget_id: BudgetId, body: BudgetUpdate, identity: ApiAuth, session: DbSession, settings: AppSettings
+    budget_id: BudgetId, body: BudgetUpdate, identity: ApiAuth, session: DbSession, warehouse: Warehouse
 ) -> BudgetOut:
-    """Change a budget's value (and optionally its metric or scope)."""
+    """Change a budget's value (and optionally its metric, scope, statistic, window or minimum samples)."""
     budget, project = _owned(session, budget_id, identity.org_id)
-    row = budget_store.update_budget(session, budget, project, body.metric, body.scope, body.value)
-    return _out([row], settings, identity.org_id)[0]
+    scope_changes = body.scope is not None and body.scope.strip() != budget.scope
+    row = budget_store.update_budget(
+        session,
+        budget,
+        project,
+        body.metric,
+        body.scope,
+        body.value,
+        body.statistic,
+        body.window,
+        body.min_samples,
+        pages_seen(warehouse, project.id) if scope_changes else None,
+    )
+    return _out([row], warehouse)[0]
 
 
 @router.delete("/budgets/{budget_id}", status_code=204, responses=ERRORS)
@@ -146,3 +195,35 @@ def delete_budget(budget_id: BudgetId, identity: ApiAuth, session: DbSession) ->
     budget, _ = _owned(session, budget_id, identity.org_id)
     session.delete(budget)
     return Response(status_code=204)
+
+
+@router.get("/projects/{slug}/budgets/lighthouse", responses=ERRORS)
+def export_lighthouse(slug: str, identity: ApiAuth, session: DbSession) -> JSONResponse:
+    """The budgets as Lighthouse CI's `budget.json`; the header `X-Budgets-Not-Exported` lists those it
+    cannot express (INP, load time, API p95, error %, statistics other than p75)."""
+    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
+    entries, skipped = lighthouse.export(budget_store.list_budgets(session, project))
+    return JSONResponse(
+        entries,
+        headers={
+            "Content-Disposition": f'attachment; filename="{project.slug}-budget.json"',
+            "X-Budgets-Not-Exported": "; ".join(skipped),
+        },
+    )
+
+
+@router.post("/projects/{slug}/budgets/lighthouse", response_model=ImportResult, responses=ERRORS)
+async def import_lighthouse(
+    slug: str, request: Request, identity: ApiAuth, session: DbSession, warehouse: Warehouse
+) -> ImportResult:
+    """Import a Lighthouse CI `budget.json` (the request body): every mapped budget is created or changed,
+    or — when any entry is bad — none is; what has no budget here is listed in `not_mapped`."""
+    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
+    parsed = lighthouse.parse(await request.body(), pages_seen(warehouse, project.id))
+    rows, created = budget_store.import_budgets(session, project, parsed.budgets)
+    return ImportResult(
+        budgets=_out(rows, warehouse),
+        created=created,
+        updated=len(rows) - created,
+        not_mapped=parsed.not_mapped,
+    )

@@ -1,4 +1,4 @@
-"""`POST /api/pipelines/run` and `GET /api/pipelines/status`: the local operator's door to the pipelines.
+"""`POST /api/pipelines/run`, `GET /api/pipelines/status` and `GET /api/pipelines/budgets`: the local operator's door to the pipelines.
 
 Only for the process that owns the embedded warehouse: `stacklens pipelines run|status` calls these with
 the token `stacklens serve` wrote to ``<data_dir>/pipelines_token`` (header ``X-StackLens-Pipelines-Token``).
@@ -14,7 +14,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
+from api.deps import DbSession, Warehouse
 from api.errors import ApiError
+from stacklens.control import accounts
+from stacklens.control import budgets as budget_store
+from stacklens.performance.budget_status import pages_seen, with_status
+from stacklens.performance.views import plain
 from stacklens.server_link import TOKEN_HEADER, token_matches
 
 router = APIRouter(prefix="/api/pipelines", tags=["pipelines"], include_in_schema=False)
@@ -61,3 +66,13 @@ def status(request: Request) -> dict[str, Any]:
     """Recent runs, failed runs and the row count of every mart."""
     runner = _runner(request)
     return runner.status()
+
+
+@router.get("/budgets")
+def budgets(request: Request, project: str, session: DbSession, warehouse: Warehouse) -> dict[str, Any]:
+    """A project's budgets with their status and the pages it has data for: `stacklens budgets` while this
+    server owns the embedded warehouse (the same rows as `GET /api/projects/{slug}/budgets`)."""
+    _runner(request)
+    found = accounts.project_by_slug(session, project)
+    rows = with_status(warehouse, budget_store.list_budgets(session, found))
+    return {"budgets": plain(rows), "pages": pages_seen(warehouse, found.id)}

@@ -1,6 +1,6 @@
-"""Alert pages: the rules (`/orgs/{org}/alerts`), New Rule (`/alerts/new`, also "alert me when this budget
-fails" with `?budget_id=`), and one rule (`/alerts/{rule_id}`) with its states, last evaluations and what it
-would have fired over the past 30 days. Members see; owners create and delete."""
+"""Alert pages: the rules (`/orgs/{org}/alerts`), New Rule (`/alerts/new`, prefilled from its query
+parameters — "alert me when this budget fails" — or from `?budget_id=`), and one rule (`/alerts/{rule_id}`)
+with its states, last evaluations and what it would have fired over the past 30 days. Members see; owners create and delete."""
 
 from __future__ import annotations
 
@@ -119,6 +119,10 @@ def new_rule(request: Request, viewer: OrgViewer, db: Db, budget_id: int | None 
         "min_samples": "20",
         "count_kind": "events",
     }
+    # "Alert me when this fails" on the budgets page links here with the budget's fields as parameters.
+    values.update(
+        {k: v.strip() for k, v in request.query_params.items() if k in FORM_FIELDS and k != "budget_id"}
+    )
     if budget_id is not None:
         try:
             values.update(rules.body_from_budget(db, viewer.org.id, budget_id, []))

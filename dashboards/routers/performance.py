@@ -30,6 +30,7 @@ TABS = [
     ("/trends", "Trends"),
     ("/releases", "Releases"),
     ("/recommendations", "Recommendations"),
+    ("/budgets", "Budgets"),  # dashboards.routers.budgets
 ]
 PAGE_METRICS = [
     ("load_p75", "load_avg", "views", "Load time p75", "ms"),

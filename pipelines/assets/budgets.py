@@ -12,8 +12,8 @@ from sqlalchemy import select
 from pipelines import warehouse_ops as ops
 from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS
 from pipelines.resources import ClickHouseResource, ControlStoreResource
-from stacklens.performance.budget_rules import WINDOW_DAYS, passes
-from stacklens.warehouse.queries import load_query
+from stacklens.performance.budget_eval import FAIL, PASS, BudgetSpec, evaluate
+from stacklens.performance.budget_rules import WINDOW_DAYS
 
 BUDGET_COLUMNS = [
     "org_id",
@@ -22,21 +22,40 @@ BUDGET_COLUMNS = [
     "metric",
     "scope",
     "budget_value",
+    "statistic",
     "current_value",
+    "samples",
     "passed",
+    "status",
+    "failing_since",
     "window_days",
+    "min_samples",
     "evaluated_at",
 ]
 
 
-def _budgets(control_store: ControlStoreResource) -> list[tuple[int, int, int, str, str, float]]:
+def _budgets(control_store: ControlStoreResource) -> list[tuple[int, BudgetSpec]]:
+    """(organization, definition) of every budget."""
     from stacklens.control.models import Budget
 
     with control_store.session() as session:
-        rows = session.execute(
-            select(Budget.id, Budget.org_id, Budget.project_id, Budget.metric, Budget.scope, Budget.value)
-        ).all()
-    return [(int(i), int(o), int(p), str(m), str(s or "*"), float(v)) for i, o, p, m, s, v in rows]
+        rows = session.scalars(select(Budget).order_by(Budget.id)).all()
+        return [
+            (
+                int(b.org_id),
+                BudgetSpec(
+                    int(b.id),
+                    int(b.project_id),
+                    str(b.metric),
+                    str(b.statistic or "p75"),
+                    str(b.scope or "*"),
+                    float(b.value),
+                    int(b.window_days or WINDOW_DAYS),
+                    int(b.min_samples or 20),
+                ),
+            )
+            for b in rows
+        ]
 
 
 AGGREGATE_CHECK = "budgets_within_limits"
@@ -49,16 +68,19 @@ STALE_RECOMMENDATIONS = (
 )
 
 
-def _aggregate_check(rows: list[list]) -> dg.AssetCheckResult:
+def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
     """Fails when any budget evaluated by this run is over; its metadata names every budget with its value
-    and status, and counts those over (the per-budget verdicts are the mart's rows, not separate checks, so
-    the code location does not change when budgets are added or deleted)."""
+    and status, and counts those over and those without enough data (the per-budget verdicts are the mart's
+    rows, not separate checks, so the code location does not change when budgets are added or deleted)."""
     metadata: dict[str, dg.RawMetadataValue] = {
-        f"budget {r[2]} {r[3]} {r[4]}": ("pass" if r[7] else "FAIL") + f": {r[6]} / {r[5]:g}" for r in rows
+        f"budget {r['budget_id']} {r['metric']} {r['scope']}": f"{r['status']}: {r['current_value']}"
+        f" / {r['budget_value']:g} ({r['samples']} samples)"
+        for r in rows
     }
-    failing = sum(1 for r in rows if not r[7])
+    failing = sum(1 for r in rows if r["status"] == FAIL)
     metadata["budgets"] = len(rows)
     metadata["over_budget"] = failing
+    metadata["insufficient_data"] = sum(1 for r in rows if r["status"] not in (PASS, FAIL))
     return dg.AssetCheckResult(
         check_name=AGGREGATE_CHECK,
         passed=failing == 0,
@@ -69,7 +91,7 @@ def _aggregate_check(rows: list[list]) -> dg.AssetCheckResult:
 
 @dg.asset(
     group_name="budgets",
-    deps=[RAW_TRANSACTIONS, RAW_SPANS],
+    deps=[RAW_TRANSACTIONS, RAW_SPANS, "page_metrics", "resource_breakdown"],
     kinds={"clickhouse"},
     check_specs=[
         dg.AssetCheckSpec(
@@ -82,13 +104,15 @@ def _aggregate_check(rows: list[list]) -> dg.AssetCheckResult:
 def budget_status(
     context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
 ) -> dg.MaterializeResult:
-    """One row per performance budget (kept in the control store, set through the API and the CLI): metric,
-    scope (a page route or * for the project), budget value, current value over the last 7 days and
-    pass/fail.
+    """One row per performance budget (kept in the control store, set through the dashboard, the API and
+    the CLI): metric, statistic, scope (all pages, a route or a pattern), window, minimum samples, budget,
+    current value, sample count and status — pass, fail, or insufficient_data when the window holds fewer
+    samples than the minimum (no data is never a pass) — and since when a failing budget fails.
 
-    Current values: load_time_ms, ttfb_ms, lcp_ms, inp_ms, cls = p75 over page loads; js_bytes = JavaScript
-    bytes per page view; api_p95_ms = p95 of API calls. No data counts as passing. Table `budget_status`.
-    The asset check `budgets_within_limits` fails when any budget is over; each budget's verdict is its row.
+    Timing budgets read the hourly performance states (as the alerts do), the byte budgets the resource
+    states, FCP and error % the raw transactions; stacklens.performance.budget_eval is the one evaluation,
+    the same the page and the API use. Table `budget_status`. The asset check `budgets_within_limits` fails
+    when any budget is over; each budget's verdict is its row.
     """
     return _evaluate_budgets(context, warehouse, control_store)
 
@@ -101,30 +125,40 @@ def _evaluate_budgets(
     client = warehouse.get_client()
     budgets = _budgets(control_store)
     evaluated_at = ops.now_version()
-    since = datetime.now(UTC) - timedelta(days=WINDOW_DAYS)
-    values: dict[tuple[int, str], dict[str, float | None]] = {}
-    project_ids = sorted({b[2] for b in budgets})
-    if project_ids:
-        result = client.query(
-            load_query("pipelines/budget_metrics"), parameters={"project_ids": project_ids, "since": since}
-        )
-        for row in result.named_results():
-            values[(int(row["project_id"]), str(row["scope"]))] = row
-    rows, over = [], []
-    for budget_id, org_id, project_id, metric, scope, value in budgets:
-        current = (values.get((project_id, scope)) or {}).get(metric)
-        current = None if current is None or current != current else float(current)  # NaN = no data
-        ok = passes(current, value)
+    results = evaluate(client, [spec for _, spec in budgets], datetime.now(UTC))
+    rows: list[dict] = []
+    over = []
+    for (org_id, spec), result in zip(budgets, results, strict=True):
         rows.append(
-            [org_id, project_id, budget_id, metric, scope, value, current, int(ok), WINDOW_DAYS, evaluated_at]
+            {
+                "org_id": org_id,
+                "project_id": spec.project_id,
+                "budget_id": spec.id,
+                "metric": spec.metric,
+                "scope": spec.scope,
+                "budget_value": spec.value,
+                "statistic": spec.statistic,
+                "current_value": result.value,
+                "samples": result.samples,
+                "passed": int(result.status == PASS),
+                "status": result.status,
+                "failing_since": result.failing_since,
+                "window_days": spec.window_days,
+                "min_samples": spec.min_samples,
+                "evaluated_at": evaluated_at,
+            }
         )
-        if not ok:
-            over.append(f"budget {budget_id} ({metric} on {scope}): {current:.1f} > {value:g}")
+        if result.status == FAIL:
+            over.append(
+                f"budget {spec.id} ({spec.metric} on {spec.scope}): {result.value:.1f} > {spec.value:g}"
+            )
     if rows:
-        client.insert("budget_status", rows, column_names=BUDGET_COLUMNS)
+        client.insert(
+            "budget_status", [[r[c] for c in BUDGET_COLUMNS] for r in rows], column_names=BUDGET_COLUMNS
+        )
     # Budgets deleted from the control store disappear from the mart. A DELETE is a mutation over every part
     # even when it matches nothing, so it runs only when there is something to remove.
-    ids = {"ids": [b[0] for b in budgets]}
+    ids = {"ids": [spec.id for _, spec in budgets]}
     if client.query(DELETED_BUDGETS.replace("DELETE", "SELECT count()"), parameters=ids).result_rows[0][0]:
         client.command(warehouse.in_place(DELETED_BUDGETS), parameters=ids)
     for line in over:

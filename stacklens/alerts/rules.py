@@ -277,7 +277,8 @@ def list_rules(session: Session, org_id: int) -> list[AlertRule]:
 
 
 def body_from_budget(session: Session, org_id: int, budget_id: int, channels: list[int]) -> dict[str, Any]:
-    """A rule body that alerts when the budget fails (its metric, scope and value over 7 days)."""
+    """A rule body that alerts when the budget fails (its metric, statistic, scope, value, window and
+    minimum samples)."""
     budget = session.get(Budget, budget_id)
     if budget is None or budget.org_id != org_id:
         raise AlertNotFound("budget", f"no budget {budget_id} in this organization")
@@ -287,6 +288,8 @@ def body_from_budget(session: Session, org_id: int, budget_id: int, channels: li
             f"budgets on {budget.metric} cannot be alerted on yet; use one of {', '.join(BUDGET_METRIC_MAP)}",
         )
     metric, statistic = BUDGET_METRIC_MAP[budget.metric]
+    if statistic == "p75" and budget.statistic:  # the budget's own statistic (API p95 stays p95)
+        statistic = budget.statistic
     project = session.get(Project, budget.project_id)
     return {
         "name": f"Budget: {budget.metric} on {budget.scope}",
@@ -296,7 +299,8 @@ def body_from_budget(session: Session, org_id: int, budget_id: int, channels: li
         "statistic": statistic,
         "threshold": budget.value,
         "scope": budget.scope,
-        "window": "7d",
+        "window": f"{budget.window_days or 7}d",
+        "min_samples": budget.min_samples or 20,
         "channels": channels,
         "budget_id": budget.id,
     }

@@ -196,6 +196,11 @@ class Budget(Base):
     metric: Mapped[str] = mapped_column(String(32))
     scope: Mapped[str] = mapped_column(String(300), default="*")  # a page route, or "*" for the project
     value: Mapped[float] = mapped_column(Float)
+    # How the current value is taken: the statistic over the last ``window_days`` days, judged only from
+    # ``min_samples`` samples on (fewer is "insufficient data", never a pass).
+    statistic: Mapped[str] = mapped_column(String(8), default="p75", server_default="p75")
+    window_days: Mapped[int] = mapped_column(Integer, default=7, server_default="7")
+    min_samples: Mapped[int] = mapped_column(Integer, default=20, server_default="20")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

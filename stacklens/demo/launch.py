@@ -147,6 +147,9 @@ def _start_all(
     from stacklens.demo.alerts import demo_allow, ensure_demo_alerts
 
     ensure_demo_alerts(settings, keys.organization, keys.project, shop_url, secret_file)
+    from stacklens.demo.budgets import ensure_demo_budgets
+
+    ensure_demo_budgets(settings, keys.project)
     # The demo's alert channel posts to the shop on loopback, which the SSRF guard refuses unless allowed.
     env = {"STACKLENS_DATA_DIR": str(settings.data_dir), "STACKLENS_OUTBOUND_ALLOW": demo_allow(settings)}
 

@@ -12,9 +12,8 @@ import hmac
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
-from stacklens.control import accounts, budgets
+from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.keys import KeyDecryptionError
 from stacklens.control.models import Organization, Project, User
@@ -71,18 +70,4 @@ def ensure_demo_org(settings: Settings) -> DemoOrg:
                 app_key = accounts.reveal_app_key(session, project.id, None)
             except (accounts.AccountError, KeyDecryptionError):
                 app_key = accounts.regenerate_app_key(session, project.id, None)
-        ensure_demo_budgets(session, project)
         return DemoOrg(DEMO_ORGANIZATION, DEMO_EMAIL, password, api_key, project.slug, app_key)
-
-
-# The demo's performance budgets: one the demo traffic meets and ones its heavy release breaks, so the budgets
-# and the PDF report's budget section show both states.
-DEMO_BUDGETS = (("lcp_ms", "*", 2500.0), ("load_time_ms", "*", 2000.0), ("js_bytes", "*", 500_000.0))
-
-
-def ensure_demo_budgets(session: Session, project: Project) -> None:
-    """Set the demo budgets the project does not have yet (a budget the user changed stays as it is)."""
-    existing = {(b.metric, b.scope) for b in budgets.list_budgets(session, project)}
-    for metric, scope, value in DEMO_BUDGETS:
-        if (metric, scope) not in existing:
-            budgets.create_budget(session, project, metric, scope, value)

@@ -1,50 +1,140 @@
-"""Budget metrics: names, units and how a current value is judged (no Dagster import: the API uses it)."""
+"""Budget definitions: the metrics, their statistics and units, and the validation of a budget (no Dagster
+import: the API, the CLI and the dashboard use it). How a budget is judged is
+:mod:`stacklens.performance.budget_eval`.
+"""
 
 from __future__ import annotations
 
+import fnmatch
+import math
 import re
+from collections.abc import Collection
+from dataclasses import dataclass
 
 from stacklens.errors import Conflict, InvalidInput
 
-# metric -> (what it measures, unit). Every metric is "lower is better": a budget passes when value <= budget.
-BUDGET_METRICS: dict[str, tuple[str, str]] = {
-    "load_time_ms": ("total page load time, p75", "ms"),
-    "ttfb_ms": ("time to first byte, p75", "ms"),
-    "lcp_ms": ("largest contentful paint, p75", "ms"),
-    "inp_ms": ("interaction to next paint, p75", "ms"),
-    "cls": ("cumulative layout shift, p75", ""),
-    "js_bytes": ("JavaScript bytes per page view", "bytes"),
-    "api_p95_ms": ("API call response time, p95", "ms"),
+STATISTICS = ("p75", "p50", "p95", "avg")
+
+
+@dataclass(frozen=True)
+class BudgetMetric:
+    label: str
+    unit: str
+    statistics: tuple[str, ...]  # the first is the default; one entry = the statistic is part of the metric
+    source: str  # "window": metric_window (hourly states); "resources": bytes per view; "raw": transactions
+
+
+# Every metric is "lower is better": a budget passes when the current value is at most the budget.
+METRICS: dict[str, BudgetMetric] = {
+    "load_time_ms": BudgetMetric("total page load time", "ms", STATISTICS, "window"),
+    "lcp_ms": BudgetMetric("largest contentful paint (LCP)", "ms", ("p75",), "window"),
+    "inp_ms": BudgetMetric("interaction to next paint (INP)", "ms", ("p75",), "window"),
+    "cls": BudgetMetric("cumulative layout shift (CLS)", "", ("p75",), "window"),
+    "fcp_ms": BudgetMetric("first contentful paint (FCP)", "ms", STATISTICS, "raw"),
+    "ttfb_ms": BudgetMetric("time to first byte (TTFB)", "ms", STATISTICS, "window"),
+    "js_bytes": BudgetMetric("JavaScript size per page view", "bytes", ("avg",), "resources"),
+    "transfer_bytes": BudgetMetric("total transfer size per page view", "bytes", ("avg",), "resources"),
+    "api_p95_ms": BudgetMetric("API response time p95", "ms", ("p95",), "window"),
+    "error_pct": BudgetMetric("error % of requests", "%", ("avg",), "raw"),
 }
+# metric -> (description, unit): the shape the API's and CLI's texts have used since budgets exist.
+BUDGET_METRICS: dict[str, tuple[str, str]] = {k: (m.label, m.unit) for k, m in METRICS.items()}
 WINDOW_DAYS = 7
+MIN_SAMPLES = 20
+FIXED_STATISTIC = frozenset({"api_p95_ms", "js_bytes", "transfer_bytes", "error_pct"})
+MAX_WINDOW_DAYS = 30
 _SCOPE = re.compile(r"^(\*|/[^\s]{0,299})$")
 
 
 class BudgetError(InvalidInput):
-    """A budget definition is invalid; the message says which part and why."""
+    """A budget definition is invalid; ``field`` names the part, the message says why."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
 
 
 class DuplicateBudget(BudgetError, Conflict):
     """The metric already has a budget on that scope (change that one instead)."""
 
 
-def validate_budget(metric: str, scope: str, value: float) -> tuple[str, str, float]:
-    """The cleaned (metric, scope, value) or :class:`BudgetError`."""
+@dataclass(frozen=True)
+class BudgetDefinition:
+    metric: str
+    scope: str
+    value: float
+    statistic: str
+    window_days: int
+    min_samples: int
+
+
+def statistic_label(metric: str, statistic: str) -> str:
+    """How a statistic reads next to its metric: "p75", or "per page view" for the byte budgets."""
+    source = METRICS[metric].source if metric in METRICS else ""
+    if source == "resources":
+        return "per page view"
+    if metric == "error_pct":
+        return "of requests"
+    return statistic
+
+
+def scope_matches(scope: str, page: str) -> bool:
+    """Whether a page route is in a scope: ``*`` is every page, ``*`` inside a route matches any characters
+    (the same rule as :func:`stacklens.performance.metric_window.like_pattern`)."""
+    if scope == "*":
+        return True
+    return fnmatch.fnmatchcase(page, scope.replace("[", "[[]"))
+
+
+def _integer(value: object, field: str, low: int, high: int) -> int:
+    try:
+        number = float(str(value).strip().removesuffix("d")) if isinstance(value, str) else float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise BudgetError(f"must be a whole number, not {value!r}", field) from exc
+    if not math.isfinite(number) or number != int(number) or not low <= number <= high:
+        raise BudgetError(f"must be a whole number from {low} to {high}, not {value!r}", field)
+    return int(number)
+
+
+def validate_budget(
+    metric: str,
+    scope: str,
+    value: object,
+    statistic: str | None = None,
+    window_days: object = WINDOW_DAYS,
+    min_samples: object = MIN_SAMPLES,
+    pages_seen: Collection[str] | None = None,
+) -> BudgetDefinition:
+    """The cleaned definition or :class:`BudgetError` naming the field. ``pages_seen`` (the project's page
+    routes with data) refuses a route pattern that matches none of them; ``None`` skips that check."""
     metric = (metric or "").strip()
-    if metric not in BUDGET_METRICS:
-        raise BudgetError(f"unknown metric {metric!r}; use one of {', '.join(BUDGET_METRICS)}")
+    if metric not in METRICS:
+        raise BudgetError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}", "metric")
+    spec = METRICS[metric]
     scope = (scope or "*").strip() or "*"
     if not _SCOPE.match(scope):
-        raise BudgetError("scope must be * (the whole project) or a page route starting with /")
+        raise BudgetError(
+            "must be * (all pages) or a page route starting with /, such as /checkout or /products/*", "scope"
+        )
+    if pages_seen is not None and scope != "*" and not any(scope_matches(scope, p) for p in pages_seen):
+        raise BudgetError(f"{scope!r} matches no page seen in this project", "scope")
     try:
-        number = float(value)
+        number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError) as exc:
-        raise BudgetError("value must be a number") from exc
-    if not number >= 0 or number == float("inf"):
-        raise BudgetError("value must be a finite number >= 0")
-    return metric, scope, number
-
-
-def passes(current: float | None, budget: float) -> bool:
-    """No data yet counts as passing: nothing is over budget."""
-    return current is None or current <= budget
+        raise BudgetError(f"must be a number, not {value!r}", "value") from exc
+    if not math.isfinite(number) or number < 0:
+        raise BudgetError(f"must be a finite number >= 0, not {value!r}", "value")
+    stat = (statistic or "").strip() or spec.statistics[0]
+    if stat not in STATISTICS:
+        raise BudgetError(f"unknown statistic {stat!r}; use one of {', '.join(STATISTICS)}", "statistic")
+    if metric in FIXED_STATISTIC:
+        # The statistic is part of the metric (API p95, bytes per view, error %): whatever the form sends
+        # (its default is p75), the metric's own is the one evaluated.
+        stat = spec.statistics[0]
+    elif stat not in spec.statistics:
+        raise BudgetError(
+            f"{metric} keeps {', '.join(spec.statistics)}; {stat!r} is not one of them", "statistic"
+        )
+    window = _integer(window_days, "window", 1, MAX_WINDOW_DAYS)
+    samples = _integer(min_samples, "min_samples", 1, 1_000_000)
+    return BudgetDefinition(metric, scope, number, stat, window, samples)

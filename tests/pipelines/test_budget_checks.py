@@ -15,6 +15,7 @@ from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import delete_budget, set_budget
 from stacklens.control.db import session_scope
 from tests.pipelines.pipeline_seed import TX_COLS
+from tests.stacklens.performance.budget_seed import fold
 
 CHECK = f"budget_status:{AGGREGATE_CHECK}"
 
@@ -45,9 +46,9 @@ def _check_keys(defs: dg.Definitions) -> set[str]:
     return {key.to_user_string() for key in keys if key.asset_key == dg.AssetKey("budget_status")}
 
 
-def _verdicts(client) -> dict[int, tuple[float | None, int]]:
-    rows = client.query("SELECT budget_id, current_value, passed FROM budget_status FINAL").result_rows
-    return {int(b): (v, int(p)) for b, v, p in rows}
+def _verdicts(client) -> dict[int, tuple[float | None, str]]:
+    rows = client.query("SELECT budget_id, current_value, status FROM budget_status FINAL").result_rows
+    return {int(b): (v, str(s)) for b, v, s in rows}
 
 
 def test_each_budget_is_a_row_and_the_aggregate_check_fails_when_any_is_over(
@@ -58,34 +59,44 @@ def test_each_budget_is_a_row_and_the_aggregate_check_fails_when_any_is_over(
     rows = [load(org["project_id"], org["org_id"], "/", ms, at) for ms in (1000, 2000, 3000, 4000)]
     rows += [load(org["project_id"], org["org_id"], "/about", 500, at)]
     client.insert("transactions", rows, column_names=TX_COLS)
+    fold(client)  # what page_metrics does before the budgets run
     before = _check_keys(defs)
     with session_scope(settings) as session:
         project = project_by_slug(session, org["project"])
-        ok, _ = set_budget(session, project, "load_time_ms", "/", 3300)  # p75 of / = 3250 ms
-        over, _ = set_budget(session, project, "load_time_ms", "*", 2500)  # p75 over all 5 = 3000 ms
-        empty, _ = set_budget(session, project, "lcp_ms", "*", 100)  # no LCP measured: nothing is over
+        ok, _ = set_budget(session, project, "load_time_ms", "/", 3300, min_samples=1)  # p75 of / = 3250 ms
+        over, _ = set_budget(
+            session, project, "load_time_ms", "*", 2500, min_samples=1
+        )  # p75 of all 5 = 3000
+        empty, _ = set_budget(session, project, "lcp_ms", "*", 100, min_samples=1)  # no LCP: no verdict
+        few, _ = set_budget(session, project, "load_time_ms", "/about", 1000)  # 1 sample of the 20 needed
     # Import-pure definitions: adding budgets changes neither the checks nor the definitions object.
     assert definitions_for(settings) is defs and _check_keys(defs) == before == {CHECK}
 
     outcomes = materialize_now(defs, instance, ["budget_status"])
     assert [o.job for o in outcomes] == ["budgets_job"] and outcomes[0].success
     assert outcomes[0].checks == {CHECK: False}
-    assert _verdicts(client) == {ok.id: (3250, 1), over.id: (3000, 0), empty.id: (None, 1)}
+    assert _verdicts(client) == {
+        ok.id: (3250, "pass"),
+        over.id: (3000, "fail"),
+        empty.id: (None, "insufficient_data"),  # no data is never a pass
+        few.id: (500, "insufficient_data"),
+    }
     event = instance.get_latest_asset_check_evaluation_record(
         dg.AssetCheckKey(dg.AssetKey("budget_status"), AGGREGATE_CHECK)
     )
     metadata = event.event.asset_check_evaluation.metadata
-    assert metadata["over_budget"].value == 1 and metadata["budgets"].value == 3
-    assert metadata[f"budget {over.id} load_time_ms *"].value.startswith("FAIL")
+    assert metadata["over_budget"].value == 1 and metadata["budgets"].value == 4
+    assert metadata["insufficient_data"].value == 2
+    assert metadata[f"budget {over.id} load_time_ms *"].value.startswith("fail: 3000")
 
     # Raising the failing budget over its value: the same definitions now pass, and the row says so.
     with session_scope(settings) as session:
         set_budget(session, project_by_slug(session, org["project"]), "load_time_ms", "*", 3000)
     again = materialize_now(definitions_for(settings), instance, ["budget_status"])[0]
-    assert again.checks == {CHECK: True} and _verdicts(client)[over.id] == (3000, 1)
+    assert again.checks == {CHECK: True} and _verdicts(client)[over.id] == (3000, "pass")
 
     # A deleted budget leaves the mart on the next run.
     with session_scope(settings) as session:
         delete_budget(session, project_by_slug(session, org["project"]), "lcp_ms", "*")
     materialize_now(defs, instance, ["budget_status"])
-    assert set(_verdicts(client)) == {ok.id, over.id}
+    assert set(_verdicts(client)) == {ok.id, over.id, few.id}

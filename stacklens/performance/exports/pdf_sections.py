@@ -38,19 +38,20 @@ def summary(layout: Layout, data: ReportData) -> None:
     )
     layout.table(
         "Budgets",
-        ["Metric", "Scope", "Budget", "Current", "Status", "Evaluated"],
+        ["Metric", "Scope", "Budget", "Current", "Samples", "Status", "Evaluated"],
         [
             [
-                f"{b['metric']} ({b['description']})",
+                f"{b['description']} {b['statistic']}",
                 b["scope"],
                 fmt(b["budget"], 2 if b["budget"] < 10 else 0, b["unit"]),
                 fmt(b["current"], 2 if (b["current"] or 0) < 10 else 0, b["unit"]),
+                f"{fmt(b['samples'])} of {fmt(b['min_samples'])}",
                 b["status"],
                 b["evaluated_at"].strftime("%Y-%m-%d %H:%M UTC") if b["evaluated_at"] else "-",
             ]
             for b in data.budgets
         ],
-        (80, 40, 35, 35, 35, 45),
+        (70, 35, 30, 30, 30, 35, 40),
         empty="No budgets set for this project (Performance, Budgets, or `stacklens budgets set`).",
     )
     days = overview["daily"]

@@ -14,14 +14,10 @@ from sqlalchemy.orm import Session
 from stacklens.control.budgets import list_budgets
 from stacklens.control.models import Project
 from stacklens.performance import views
+from stacklens.performance.budget_status import with_status
 from stacklens.performance.filters import PerfFilters
 
 REPORT_VIEWS = ("overview", "pages", "resources", "endpoints", "trends", "releases", "recommendations")
-LATEST_STATUS = (
-    "SELECT budget_id, argMax(current_value, evaluated_at), argMax(passed, evaluated_at), max(evaluated_at)"
-    " FROM budget_status WHERE org_id = {org:UInt64} AND project_id = {project:UInt64}"
-    " AND budget_id IN {ids:Array(UInt64)} GROUP BY budget_id"
-)
 
 
 @dataclass(frozen=True)
@@ -34,40 +30,27 @@ class ReportData:
     budgets: list[dict[str, Any]] = field(default_factory=list)
 
 
-def budget_rows(session: Session, client: Client, project: Project) -> list[dict[str, Any]]:
-    """The project's budgets with their latest evaluation: the one seam between the report and the budgets'
-    status (today the ``budget_status`` mart; a budget it has not evaluated, or evaluated without data,
-    says so instead of passing)."""
-    budgets = list_budgets(session, project)
-    latest: dict[int, tuple[Any, Any, Any]] = {}
-    if budgets:
-        result = client.query(
-            LATEST_STATUS,
-            parameters={"org": project.org_id, "project": project.id, "ids": [b.id for b in budgets]},
-        )
-        latest = {int(row[0]): (row[1], row[2], row[3]) for row in result.result_rows}
-    rows = []
-    for budget in budgets:
-        current, passed, evaluated_at = latest.get(budget.id, (None, None, None))
-        if evaluated_at is None:
-            status = "not evaluated yet"
-        elif current is None or current != current:  # NULL or NaN: no samples in the window
-            status, current = "no data", None
-        else:
-            status = "pass" if passed else "fail"
-        rows.append(
-            {
-                "metric": budget.metric,
-                "description": budget.description,
-                "scope": budget.scope,
-                "budget": budget.value,
-                "unit": budget.unit,
-                "current": None if current is None else float(current),
-                "status": status,
-                "evaluated_at": evaluated_at,
-            }
-        )
-    return rows
+def budget_rows(
+    session: Session, client: Client, project: Project, now: datetime | None = None
+) -> list[dict[str, Any]]:
+    """The project's budgets with their status (pass / fail / insufficient data), current value and samples:
+    the same evaluation the budgets page, its API and the CLI show (:func:`with_status`)."""
+    return [
+        {
+            "metric": row["metric"],
+            "description": row["description"],
+            "statistic": row["statistic"],
+            "scope": row["scope"],
+            "budget": row["value"],
+            "unit": row["unit"],
+            "current": row["current_value"],
+            "samples": row["samples"],
+            "min_samples": row["min_samples"],
+            "status": str(row["status"]).replace("_", " "),
+            "evaluated_at": row["evaluated_at"],
+        }
+        for row in with_status(client, list_budgets(session, project), now)
+    ]
 
 
 def report_data(
@@ -75,11 +58,12 @@ def report_data(
 ) -> ReportData:
     """Read every section of the report for ``filters`` (organization-scoped like every view)."""
     built = {name: views.build(name, client, project.org_id, project.id, filters) for name in REPORT_VIEWS}
+    generated_at = (now or datetime.now(UTC)).astimezone(UTC)
     return ReportData(
         project=project.name,
         project_slug=project.slug,
         filters=filters,
-        generated_at=(now or datetime.now(UTC)).astimezone(UTC),
+        generated_at=generated_at,
         views=built,
-        budgets=budget_rows(session, client, project),
+        budgets=budget_rows(session, client, project, generated_at),
     )

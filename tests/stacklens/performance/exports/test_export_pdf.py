@@ -20,6 +20,7 @@ from stacklens.control.accounts import project_by_slug
 from stacklens.control.db import session_scope
 from stacklens.performance import views
 from stacklens.performance.exports.pdf import build_pdf, fmt
+from stacklens.performance.budget_status import with_status
 from stacklens.performance.exports.report_data import budget_rows, report_data
 from stacklens.performance.filters import PerfFilters
 from stacklens.settings import Settings
@@ -50,7 +51,7 @@ def report(settings: Settings, make_org):
         budgets.create_budget(session, project, "lcp_ms", "*", 2500)
         budgets.create_budget(session, project, "load_time_ms", "/checkout", 1)
         data = report_data(session, client, project, WINDOW, now=datetime(2026, 11, 21, 8, 30, tzinfo=UTC))
-        status = budget_rows(session, client, project)
+        status = budget_rows(session, client, project, data.generated_at)
     return data, status, client, acme
 
 
@@ -80,9 +81,11 @@ def test_report_sections_numbers_and_page_furniture(report, tmp_path: Path) -> N
             line for line in whole.splitlines() if line.startswith(row["page"] + " ") and " ms" not in line
         )
         assert f"{fmt(row['views'])} {fmt(row['load_avg'])} {fmt(row['load_p75'])}" in line, line
-    # budgets: both listed; without a budget_status run they say so instead of passing
-    assert [b["status"] for b in status] == ["not evaluated yet", "not evaluated yet"]
-    assert "lcp_ms" in whole and "load_time_ms" in whole and "not evaluated yet" in whole
+    # budgets: both listed with the status the budgets page shows for the same moment
+    assert [b["status"] for b in data.budgets] == [b["status"] for b in status]
+    assert {b["status"] for b in status} <= {"pass", "fail", "insufficient data"}
+    for budget in status:
+        assert f"{budget['description']} {budget['statistic']}" in whole and budget["status"] in whole
     score = next(r for r in data.views["overview"]["rows"] if r["metric"] == "score")
     assert f"Performance score {fmt(score['value'])} of 100 over {score['samples']} page loads" in whole
     # charts are vector paths: no image anywhere, and the chart pages draw lines
@@ -93,46 +96,18 @@ def test_report_sections_numbers_and_page_furniture(report, tmp_path: Path) -> N
     assert re.search(r"\d l\b", content) and " re" in content
 
 
-def test_report_shows_budget_status_from_the_mart(report, settings: Settings) -> None:
+def test_report_budgets_follow_the_budgets_evaluation(report, settings: Settings) -> None:
     data, status, client, acme = report
-    ids = []
     with session_scope(settings) as session:
         project = project_by_slug(session, str(acme["project"]))
-        ids = [b.id for b in budgets.list_budgets(session, project)]
-        client.insert(
-            "budget_status",
-            [
-                [acme["org_id"], acme["project_id"], ids[0], "lcp_ms", "*", 2500.0, 1800.0, 1, 7, NOW],
-                [
-                    acme["org_id"],
-                    acme["project_id"],
-                    ids[1],
-                    "load_time_ms",
-                    "/checkout",
-                    1.0,
-                    None,
-                    1,
-                    7,
-                    NOW,
-                ],
-            ],
-            column_names=[
-                "org_id",
-                "project_id",
-                "budget_id",
-                "metric",
-                "scope",
-                "budget_value",
-                "current_value",
-                "passed",
-                "window_days",
-                "evaluated_at",
-            ],
-        )
-        rows = budget_rows(session, client, project)
-    by_metric = {r["metric"]: r for r in rows}
-    assert by_metric["lcp_ms"]["status"] == "pass" and by_metric["lcp_ms"]["current"] == 1800.0
-    assert by_metric["load_time_ms"]["status"] == "no data"  # no samples is not a pass
+        budgets.create_budget(session, project, "ttfb_ms", "/nowhere", 800)  # a route without page loads
+        rows = budget_rows(session, client, project, data.generated_at)
+        expected = with_status(client, budgets.list_budgets(session, project), data.generated_at)
+    assert [r["status"] for r in rows] == [str(e["status"]).replace("_", " ") for e in expected]
+    assert [r["current"] for r in rows] == [e["current_value"] for e in expected]
+    nowhere = next(r for r in rows if r["scope"] == "/nowhere")
+    assert nowhere["status"] == "insufficient data" and nowhere["current"] is None  # no samples: never a pass
+    assert nowhere["samples"] == 0
 
 
 @pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="poppler-utils not installed")

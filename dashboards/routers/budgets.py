@@ -1,0 +1,337 @@
+"""The budgets page of a project (`…/performance/budgets`, DESIGN §7.2): every budget with its status (pass /
+fail / insufficient data), current value, margin, samples, failing-since and a 30-day chart; forms to add,
+edit (with a 30-day "would have failed" preview) and delete budgets; Lighthouse CI budget.json import and
+export; CSV and JSON downloads of the table. Members of the organization manage budgets, as API keys do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.datastructures import UploadFile
+
+from dashboards.budget_figures import budget_figure
+from dashboards.context import CurrentProject, Db
+from dashboards.rendering import render
+from dashboards.routers.performance import TABS, perf_path
+from dashboards.security import check_csrf
+from stacklens.alerts.rules import BUDGET_METRIC_MAP
+from stacklens.control import budgets as store
+from stacklens.control.models import Budget
+from stacklens.performance import lighthouse_budgets as lighthouse
+from stacklens.performance.budget_eval import BudgetSpec, failed_days, history
+from stacklens.performance.budget_rules import (
+    FIXED_STATISTIC,
+    METRICS,
+    MIN_SAMPLES,
+    STATISTICS,
+    WINDOW_DAYS,
+    BudgetError,
+    validate_budget,
+)
+from stacklens.performance.budget_status import pages_seen, with_status
+from stacklens.performance.views import plain, to_csv
+
+router = APIRouter(include_in_schema=False)
+BUDGETS = "/orgs/{org_slug}/projects/{project_slug}/performance/budgets"
+FIELDS = ("metric", "statistic", "scope", "value", "window", "min_samples")
+
+
+def _base(view: CurrentProject) -> str:
+    return perf_path(view) + "/budgets"
+
+
+def _context(request: Request, view: CurrentProject, **extra: Any) -> dict[str, Any]:
+    base = perf_path(view)
+    tabs = [(base + suffix, label, suffix == "/budgets") for suffix, label in TABS]
+    return {
+        "viewer": view.viewer,
+        "user": view.viewer.user,
+        "project": view.project,
+        "tabs": tabs,
+        "budgets_path": _base(view),
+        "metrics": METRICS,
+        "statistics": STATISTICS,
+        "fixed": FIXED_STATISTIC,
+        "error": None,
+        "field": None,
+        "notice": None,
+        **extra,
+    }
+
+
+def alert_link(view: CurrentProject, row: dict[str, Any]) -> str | None:
+    """New Rule prefilled to alert when this budget fails (None: no alert type measures the metric)."""
+    common = {
+        "project": view.project.slug,
+        "threshold": f"{row['value']:g}",
+        "window": f"{row['window_days']}d",
+        "min_samples": row["min_samples"],
+        "name": f"Budget: {row['metric']} on {row['scope']}",
+    }
+    if row["metric"] in BUDGET_METRIC_MAP:
+        metric, _ = BUDGET_METRIC_MAP[row["metric"]]
+        query = {
+            "type": "performance_budget",
+            "metric": metric,
+            "statistic": row["statistic"],
+            "scope": row["scope"],
+        }
+    elif row["metric"] == "error_pct":
+        query = {"type": "error_rate"}
+    else:
+        return None
+    return f"/orgs/{view.viewer.org.slug}/alerts/new?" + urlencode({**query, **common})
+
+
+def _table(view: CurrentProject, db: Db) -> list[dict[str, Any]]:
+    return with_status(view.warehouse, store.list_budgets(db, view.project))
+
+
+def _list_page(
+    request: Request, view: CurrentProject, db: Db, status_code: int = 200, **extra: Any
+) -> Response:
+    client = view.warehouse
+    rows = _table(view, db)
+    figures, links = {}, {}
+    for row in rows:
+        spec = BudgetSpec(
+            row["id"],
+            view.project_id,
+            row["metric"],
+            row["statistic"],
+            row["scope"],
+            row["value"],
+            row["window_days"],
+            row["min_samples"],
+        )
+        title = f"{METRICS[row['metric']].label} on {'all pages' if row['scope'] == '*' else row['scope']}"
+        figures[row["id"]] = budget_figure(
+            spec, history(client, spec), row["unit"], title + " · last 30 days"
+        )
+        links[row["id"]] = alert_link(view, row)
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("pass", "fail", "insufficient_data")}
+    context = _context(
+        request,
+        view,
+        rows=rows,
+        figures=figures,
+        alert_links=links,
+        counts=counts,
+        values=extra.pop(
+            "values", {"statistic": "p75", "scope": "*", "window": WINDOW_DAYS, "min_samples": MIN_SAMPLES}
+        ),
+        pages=pages_seen(client, view.project_id),
+        **extra,
+    )
+    return render(request, "perf_budgets.html", context, status_code)
+
+
+@router.get(BUDGETS, response_class=HTMLResponse)
+def budgets_page(request: Request, view: CurrentProject, db: Db) -> Response:
+    return _list_page(request, view, db)
+
+
+@router.get(BUDGETS + "/export.{fmt}")
+def download(view: CurrentProject, db: Db, fmt: str) -> Response:
+    """The table as CSV or JSON: the rows and numbers of the page (and of `GET /api/…/budgets?format=`)."""
+    name = f"{view.project.slug}-budgets"
+    if fmt == "csv":
+        return PlainTextResponse(
+            to_csv(_table(view, db)),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{name}.csv"'},
+        )
+    if fmt == "json":
+        return JSONResponse(
+            {"budgets": plain(_table(view, db))},
+            headers={"Content-Disposition": f'attachment; filename="{name}.json"'},
+        )
+    raise HTTPException(status_code=404, detail="Not Found")
+
+
+@router.get(BUDGETS + "/budget.json")
+def export_lighthouse(view: CurrentProject, db: Db) -> JSONResponse:
+    entries, skipped = lighthouse.export(store.list_budgets(db, view.project))
+    return JSONResponse(
+        entries,
+        headers={
+            "Content-Disposition": f'attachment; filename="{view.project.slug}-budget.json"',
+            "X-Budgets-Not-Exported": "; ".join(skipped),
+        },
+    )
+
+
+def _values(source: Any) -> dict[str, str]:
+    return {k: str(source.get(k) or "").strip() for k in FIELDS}
+
+
+def _owned(view: CurrentProject, db: Db, budget_id: int) -> Budget:
+    found = store.budget_in_org(db, budget_id, view.org_id)
+    if found is None or found[1].id != view.project_id:
+        raise HTTPException(status_code=404, detail="Not Found")
+    return found[0]
+
+
+def _form_page(
+    request: Request,
+    view: CurrentProject,
+    values: dict[str, str],
+    budget: Budget | None,
+    error: BudgetError | None = None,
+    preview: bool = False,
+) -> Response:
+    """The add / edit form; with ``preview``, how often the draft would have failed over 30 days."""
+    client = view.warehouse
+    pages = pages_seen(client, view.project_id)
+    summary, figure = None, None
+    if preview and error is None:
+        try:
+            d = validate_budget(
+                values["metric"],
+                values["scope"],
+                values["value"],
+                values["statistic"],
+                values["window"],
+                values["min_samples"],
+                pages,
+            )
+        except BudgetError as exc:
+            error = exc
+        else:
+            spec = BudgetSpec(
+                0, view.project_id, d.metric, d.statistic, d.scope, d.value, d.window_days, d.min_samples
+            )
+            points = history(client, spec)
+            failed, judged = failed_days(spec, points)
+            summary = {"failed": failed, "judged": judged, "days": len(points)}
+            figure = budget_figure(
+                spec, points, METRICS[d.metric].unit, "Would-be value per daily evaluation"
+            )
+    context = _context(
+        request,
+        view,
+        values=values,
+        budget=budget,
+        pages=pages,
+        error=str(error) if error else None,
+        field=error.field if error else None,
+        summary=summary,
+        preview_figure=figure,
+    )
+    return render(request, "perf_budget_form.html", context, 400 if error else 200)
+
+
+@router.get(BUDGETS + "/new", response_class=HTMLResponse)
+def new_budget(request: Request, view: CurrentProject) -> Response:
+    values = _values(request.query_params)
+    defaults = {"metric": "lcp_ms", "statistic": "p75", "scope": "*", "window": "7", "min_samples": "20"}
+    values = {k: values[k] or defaults.get(k, "") for k in FIELDS}
+    return _form_page(request, view, values, None, preview="preview" in request.query_params)
+
+
+@router.post(BUDGETS, response_class=HTMLResponse)
+async def create(request: Request, view: CurrentProject, db: Db) -> Response:
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    values = _values(form)
+    if form.get("preview"):  # "Preview 30 days": the form again with the draft's preview, nothing saved
+        return _form_page(request, view, values, None, preview=True)
+    try:
+        store.create_budget(
+            db,
+            view.project,
+            values["metric"],
+            values["scope"],
+            values["value"],  # type: ignore[arg-type]
+            values["statistic"],
+            values["window"],
+            values["min_samples"],
+            pages_seen(view.warehouse, view.project_id),
+        )
+    except BudgetError as exc:
+        db.rollback()
+        return _form_page(request, view, values, None, exc)
+    return RedirectResponse(_base(view), status_code=303)
+
+
+@router.get(BUDGETS + "/{budget_id}/edit", response_class=HTMLResponse)
+def edit_budget(request: Request, view: CurrentProject, db: Db, budget_id: int) -> Response:
+    budget = _owned(view, db, budget_id)
+    values = _values(request.query_params)
+    saved = {
+        "metric": budget.metric,
+        "statistic": budget.statistic,
+        "scope": budget.scope,
+        "value": f"{budget.value:g}",
+        "window": str(budget.window_days),
+        "min_samples": str(budget.min_samples),
+    }
+    values = {k: values[k] or saved[k] for k in FIELDS}
+    # Opening the form shows the preview of the saved definition; "Preview 30 days" posts the draft.
+    return _form_page(request, view, values, budget, preview=True)
+
+
+@router.post(BUDGETS + "/{budget_id}/edit", response_class=HTMLResponse)
+async def save_budget(request: Request, view: CurrentProject, db: Db, budget_id: int) -> Response:
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    budget = _owned(view, db, budget_id)
+    values = _values(form)
+    if form.get("preview"):
+        return _form_page(request, view, values, budget, preview=True)
+    try:
+        store.update_budget(
+            db,
+            budget,
+            view.project,
+            values["metric"],
+            values["scope"],
+            values["value"],  # type: ignore[arg-type]
+            values["statistic"],
+            values["window"],
+            values["min_samples"],
+            pages_seen(view.warehouse, view.project_id)
+            if values["scope"] not in ("", budget.scope)
+            else None,
+        )
+    except BudgetError as exc:
+        db.rollback()
+        return _form_page(request, view, values, _owned(view, db, budget_id), exc)
+    return RedirectResponse(_base(view), status_code=303)
+
+
+@router.post(BUDGETS + "/{budget_id}/delete", response_class=HTMLResponse)
+async def delete(request: Request, view: CurrentProject, db: Db, budget_id: int) -> Response:
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    db.delete(_owned(view, db, budget_id))
+    return RedirectResponse(_base(view), status_code=303)
+
+
+@router.post(BUDGETS + "/import", response_class=HTMLResponse)
+async def import_file(request: Request, view: CurrentProject, db: Db) -> Response:
+    """A Lighthouse CI budget.json (uploaded or pasted): all of it, or — when any entry is bad — none."""
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    upload = form.get("file")
+    text: str | bytes = str(form.get("budget_json") or "")
+    if isinstance(upload, UploadFile) and upload.filename:
+        text = await upload.read()
+    await form.close()  # the upload's spooled file
+    try:
+        if not text.strip():
+            raise BudgetError("is empty: choose a file or paste its text", "budget.json")
+        parsed = lighthouse.parse(text, pages_seen(view.warehouse, view.project_id))
+        rows, created = store.import_budgets(db, view.project, parsed.budgets)
+    except BudgetError as exc:
+        db.rollback()
+        return _list_page(
+            request, view, db, 400, import_error=str(exc), pasted=text if isinstance(text, str) else ""
+        )
+    db.flush()
+    notice = f"Imported {len(rows)} budgets from budget.json ({created} new, {len(rows) - created} changed)."
+    return _list_page(request, view, db, notice=notice, not_mapped=parsed.not_mapped)

@@ -1,0 +1,114 @@
+"""A project's budgets with their status, as the page, the API, the CLI and the downloads show them.
+
+The `budget_status` mart holds each budget's latest evaluation (every 5 minutes); a budget the mart has not
+judged yet, judged with another definition, or longer ago than :data:`FRESH` is evaluated here, with the
+same code (:func:`stacklens.performance.budget_eval.evaluate`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from stacklens.control.budgets import BudgetRow
+from stacklens.performance.budget_eval import Evaluation, evaluate
+
+FRESH = timedelta(minutes=10)
+MART_ROWS = (
+    "SELECT budget_id, argMax(tuple(metric, scope, budget_value, statistic, window_days, min_samples,"
+    " current_value, samples, status, failing_since), evaluated_at), max(evaluated_at)"
+    " FROM budget_status WHERE project_id = {project:UInt64} AND budget_id IN {ids:Array(UInt64)}"
+    " GROUP BY budget_id"
+)
+PAGES_SEEN = (
+    "SELECT DISTINCT page FROM transactions WHERE project_id = {project:UInt64} AND page != '' LIMIT 100000"
+)
+# The columns of the page's table, of the CSV and of the JSON (the API adds nothing and drops nothing).
+COLUMNS = (
+    "id",
+    "project",
+    "metric",
+    "description",
+    "statistic",
+    "scope",
+    "value",
+    "unit",
+    "window_days",
+    "min_samples",
+    "current_value",
+    "samples",
+    "status",
+    "margin",
+    "failing_since",
+    "evaluated_at",
+    "created_at",
+)
+
+
+def pages_seen(client: Any, project_id: int) -> list[str]:
+    """The page routes the project has data for (a scoped budget must match one of them)."""
+    rows = client.query(PAGES_SEEN, parameters={"project": project_id}).result_rows
+    return [str(r[0]) for r in rows]
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _from_mart(
+    client: Any, project_id: int, rows: list[BudgetRow], now: datetime
+) -> dict[int, tuple[Evaluation, datetime]]:
+    if not rows:
+        return {}
+    found = client.query(
+        MART_ROWS, parameters={"project": project_id, "ids": [r.id for r in rows]}
+    ).result_rows
+    by_id = {row.id: row for row in rows}
+    out = {}
+    for budget_id, fields, at in found:
+        row = by_id.get(int(budget_id))
+        metric, scope, value, statistic, window, min_samples, current, samples, status, since = fields
+        at = _utc(at)
+        if row is None or at is None or now - at > FRESH:
+            continue
+        if (metric, scope, float(value), statistic, int(window), int(min_samples)) != (
+            row.metric,
+            row.scope,
+            row.value,
+            row.statistic,
+            row.window_days,
+            row.min_samples,
+        ):
+            continue  # changed since it was judged: judged again below
+        current = None if current is None else float(current)
+        margin = None if current is None else row.value - current
+        out[row.id] = (Evaluation(current, int(samples), str(status), margin, _utc(since)), at)
+    return out
+
+
+def with_status(client: Any, rows: list[BudgetRow], now: datetime | None = None) -> list[dict[str, Any]]:
+    """Every budget as a dict of :data:`COLUMNS` (the mart's evaluation when fresh, else one made now)."""
+    now = (now or datetime.now(UTC)).astimezone(UTC)
+    known: dict[int, tuple[Evaluation, datetime]] = {}
+    for project_id in sorted({r.project_id for r in rows}):
+        known.update(_from_mart(client, project_id, [r for r in rows if r.project_id == project_id], now))
+    missing = [r for r in rows if r.id not in known]
+    for row, evaluation in zip(missing, evaluate(client, [r.spec() for r in missing], now), strict=True):
+        known[row.id] = (evaluation, now)
+    out = []
+    for row in rows:
+        evaluation, at = known[row.id]
+        fields = asdict(row)
+        fields.update(
+            current_value=evaluation.value,
+            samples=evaluation.samples,
+            status=evaluation.status,
+            margin=evaluation.margin,
+            failing_since=evaluation.failing_since,
+            evaluated_at=at,
+        )
+        out.append({k: fields[k] for k in COLUMNS})
+    return out

@@ -1,0 +1,83 @@
+"""Page loads (with their script spans) written to the raw tables and folded into the hourly states the
+budgets read — what the pipelines do, without running them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from clickhouse_connect.driver.client import Client
+
+from pipelines import warehouse_ops as ops
+from tests.pipelines.pipeline_seed import SPAN_COLS, TX_COLS
+
+
+def page_loads(
+    client: Client,
+    org_id: int,
+    project_id: int,
+    page: str,
+    at: datetime,
+    loads_ms: list[float],
+    js_bytes: int = 0,
+    status: int = 200,
+) -> None:
+    """One page load per value of ``loads_ms`` (LCP = FCP = the load time), each with one script of
+    ``js_bytes`` when given."""
+    tx, spans = [], []
+    for i, ms in enumerate(loads_ms):
+        start = at + timedelta(seconds=i)
+        event_id = uuid.uuid4()
+        row = {
+            "org_id": org_id,
+            "project_id": project_id,
+            "event_id": event_id,
+            "timestamp": start,
+            "end_timestamp": start + timedelta(milliseconds=ms),
+            "received_at": datetime.now(UTC),
+            "release": "1.0.0",
+            "op": "pageload",
+            "duration_ms": ms,
+            "page": page,
+            "http_method": "",
+            "http_status": status,
+            "measurements": {"lcp": ms, "fcp": ms / 2, "ttfb": ms / 10, "cls": 0.05},
+            "transaction": page,
+        }
+        tx.append([row[c] for c in TX_COLS])
+        if js_bytes:
+            span = {
+                "org_id": org_id,
+                "project_id": project_id,
+                "transaction_event_id": event_id,
+                "span_id": uuid.uuid4().hex[:16],
+                "timestamp": start,
+                "duration_ms": 20.0,
+                "received_at": datetime.now(UTC),
+                "op": "resource.script",
+                "description": "/static/app.js",
+                "status_code": 200,
+                "http_method": "GET",
+                "transaction_op": "pageload",
+                "page": page,
+                "release": "1.0.0",
+                "response_content_length": js_bytes,
+                "decoded_content_length": js_bytes,
+                "render_blocking_status": "",
+            }
+            spans.append([span[c] for c in SPAN_COLS])
+    client.insert("transactions", tx, column_names=TX_COLS)
+    if spans:
+        client.insert("spans", spans, column_names=SPAN_COLS)
+
+
+def fold(client: Client, days: int = 32) -> None:
+    """Rebuild the hourly states of the last ``days`` days from the raw rows."""
+    now = datetime.now(UTC)
+    parameters = {
+        "start": now - timedelta(days=days),
+        "end": now + timedelta(hours=1),
+        "materialized_at": now,
+    }
+    ops.run_insert(client, "page_hour_states", parameters)
+    ops.run_insert(client, "resource_hour_states", parameters)

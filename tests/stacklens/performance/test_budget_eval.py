@@ -1,0 +1,71 @@
+"""Budgets judged against the embedded warehouse: current value, samples, status, margin, failing-since, the
+30-day daily history, and the byte, FCP and error % budgets."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from stacklens.performance.budget_eval import BudgetSpec, evaluate, failed_days, history
+from tests.stacklens.performance.budget_seed import fold, page_loads
+
+NOW = datetime.now(UTC)
+
+
+def spec(metric: str, value: float, **kw: object) -> BudgetSpec:
+    fields: dict = {"statistic": "p75", "scope": "*", "window_days": 7, "min_samples": 5, **kw}
+    return BudgetSpec(
+        1,
+        41,
+        metric,
+        fields["statistic"],
+        fields["scope"],
+        value,
+        fields["window_days"],
+        fields["min_samples"],
+    )
+
+
+def test_pass_fail_insufficient_and_failing_since(client) -> None:  # noqa: ANN001
+    # /slow: slow page loads every day of the last 10 days; /fast: fast ones; /rare: two loads only.
+    for day in range(10):
+        at = NOW - timedelta(days=day, hours=3)
+        page_loads(client, 1, 41, "/slow", at, [3000.0] * 3, js_bytes=400_000)
+        page_loads(client, 1, 41, "/fast", at, [800.0] * 3, js_bytes=100_000, status=500 if day == 0 else 200)
+    page_loads(client, 1, 41, "/rare", NOW - timedelta(hours=2), [9000.0, 9000.0])
+    fold(client)
+    slow, fast, rare, empty = (
+        spec("load_time_ms", 2000, scope="/slow"),
+        spec("load_time_ms", 2000, scope="/fast"),
+        spec("load_time_ms", 2000, scope="/rare"),
+        spec("lcp_ms", 2500, scope="/never-seen"),
+    )
+    got = evaluate(client, [slow, fast, rare, empty], NOW)
+    assert [g.status for g in got] == ["fail", "pass", "insufficient_data", "insufficient_data"]
+    assert got[0].value == 3000 and got[0].samples == 21 and got[0].margin == -1000
+    assert got[1].value == 800 and got[1].margin == 1200 and got[1].failing_since is None
+    assert got[2].samples == 2 and got[2].value == 9000  # a value, but too few samples to judge
+    assert got[3].value is None and got[3].samples == 0  # no data at all is not a pass
+    # Failing at every daily evaluation with data: the run starts at the first day it had enough samples.
+    since = got[0].failing_since
+    assert since is not None and NOW - timedelta(days=10) < since <= NOW - timedelta(days=7)
+
+    points = history(client, slow, NOW)
+    assert len(points) == 31 and points[-1][0] == NOW.replace(hour=0, minute=0, second=0, microsecond=0)
+    failed, judged = failed_days(slow, points)
+    assert failed == judged and 8 <= judged <= 10
+    assert failed_days(fast, history(client, fast, NOW))[0] == 0
+
+    js = [
+        spec("js_bytes", 300_000, scope="/slow", statistic="avg"),
+        spec("js_bytes", 300_000, scope="/fast", statistic="avg"),
+    ]
+    bytes_slow, bytes_fast = evaluate(client, js, NOW)
+    assert (bytes_slow.status, bytes_slow.value) == ("fail", 400_000) and bytes_slow.samples == 21
+    assert (bytes_fast.status, bytes_fast.value) == ("pass", 100_000)
+    errors, fcp = evaluate(
+        client,
+        [spec("error_pct", 10, scope="/fast", statistic="avg"), spec("fcp_ms", 1000, scope="/slow")],
+        NOW,
+    )
+    assert errors.status == "fail" and round(errors.value, 2) == round(100 * 3 / 21, 2)
+    assert (fcp.status, fcp.value) == ("fail", 1500)

@@ -19,8 +19,8 @@ from stacklens.control import budgets
 from stacklens.control.accounts import project_by_slug
 from stacklens.control.db import session_scope
 from stacklens.performance import views
-from stacklens.performance.exports.pdf import build_pdf, fmt
 from stacklens.performance.budget_status import with_status
+from stacklens.performance.exports.pdf import build_pdf, fmt
 from stacklens.performance.exports.report_data import budget_rows, report_data
 from stacklens.performance.filters import PerfFilters
 from stacklens.settings import Settings

@@ -11,6 +11,7 @@ from dagster import AssetExecutionContext
 from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS, MartCheck, rebuild_from_states
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
+from stacklens.performance.score import sql_parameters
 
 _PARTITIONED: dict[str, Any] = {
     "partitions_def": daily_partitions,
@@ -57,15 +58,19 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
     Percentiles are exact (linear interpolation). Daily partitions; a tick refreshes the hourly states
     (`page_hour_states`, also read by weekly_trends and release_impact) of the hours with new data, then
     rebuilds their days from the states. Table `page_metrics`.
+
+    The same hours refresh `pageload_facts`: one row per page load with its vitals, phases, API calls,
+    JavaScript bytes and score — what every performance view reads (docs/performance.md).
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "page_metrics",
         ["transactions", "spans"],
-        ["page_hour_states"],
+        ["page_hour_states", "pageload_facts"],
         [("page_metrics", "page_metrics", "row_count")],
         PAGE_CHECKS,
+        sql_parameters(),
     )
 
 

@@ -228,7 +228,8 @@ def seed(
 
 
 def build_facts(client: Client, start: datetime, end: datetime) -> None:
-    """What the page_metrics asset does for the hours in [start, end): one `pageload_facts` row per page load,
-    the table every performance view reads (the same named query, the same parameters)."""
+    """What the performance assets do for the hours in [start, end): the fact tables every performance view
+    reads (`pageload_facts`, `resource_facts`, `endpoint_facts`; the same named queries and parameters)."""
     parameters = {**sql_parameters(), "start": start, "end": end, "materialized_at": datetime.now(UTC)}
-    client.command(load_query("pipelines/pageload_facts"), parameters=parameters)
+    for query in ("pageload_facts", "resource_facts", "endpoint_facts"):
+        client.command(load_query(f"pipelines/{query}"), parameters=parameters)

@@ -99,7 +99,7 @@ def _generate(client: Any, loads: int) -> None:
     client.command(SERVER_SQL.format(offset=0, count=max(loads // 5, 1), **common))
 
 
-def _time(call: Callable[[Any], Any], filter_sets: list[Any]) -> dict[str, float]:
+def _time(label: str, call: Callable[[Any], Any], filter_sets: list[Any]) -> dict[str, float]:
     call(filter_sets[0])  # the first call warms the parsed-query cache and the engine's marks
     samples = []
     for i in range(CALLS):
@@ -109,7 +109,9 @@ def _time(call: Callable[[Any], Any], filter_sets: list[Any]) -> dict[str, float
         samples.append((time.perf_counter() - started) * 1000)
     samples.sort()
     p95 = samples[min(len(samples) - 1, math.ceil(0.95 * len(samples)) - 1)]
-    return {"median_ms": round(statistics.median(samples), 1), "p95_ms": round(p95, 1)}
+    out = {"median_ms": round(statistics.median(samples), 1), "p95_ms": round(p95, 1)}
+    print(label, out, file=sys.stderr, flush=True)  # progress of long runs
+    return out
 
 
 def _views(client: Any, filter_sets: list[Any]) -> dict[str, Any]:
@@ -118,10 +120,15 @@ def _views(client: Any, filter_sets: list[Any]) -> dict[str, Any]:
 
     timings: dict[str, Any] = {}
     for view in views.VIEWS:
-        timings[view] = _time(lambda f, view=view: views.build(view, client, ORG, PROJECT, f), filter_sets)
-    timings["pages+sparklines"] = _time(lambda f: reads.sparklines(client, ORG, PROJECT, f), filter_sets)
-    timings["facets"] = _time(lambda f: reads.facets(client, ORG, PROJECT, f), filter_sets)
+        timings[view] = _time(
+            view, lambda f, view=view: views.build(view, client, ORG, PROJECT, f), filter_sets
+        )
+    timings["pages+sparklines"] = _time(
+        "pages+sparklines", lambda f: reads.sparklines(client, ORG, PROJECT, f), filter_sets
+    )
+    timings["facets"] = _time("facets", lambda f: reads.facets(client, ORG, PROJECT, f), filter_sets)
     timings["page_detail"] = _time(
+        "page_detail",
         lambda f: (
             reads.daily(client, ORG, PROJECT, f, "/page/3"),
             reads.weekly(client, ORG, PROJECT, f, "/page/3"),
@@ -131,6 +138,7 @@ def _views(client: Any, filter_sets: list[Any]) -> dict[str, Any]:
         filter_sets,
     )
     timings["endpoint_detail"] = _time(
+        "endpoint_detail",
         lambda f: network.endpoint_detail(client, ORG, PROJECT, f, "client", "GET", "/api/items/{id}"),
         filter_sets,
     )
@@ -157,6 +165,7 @@ def _build(client: Any, now: datetime) -> dict[str, float]:
             run_insert(client, query, {**params, **bounds})
         day += timedelta(days=1)
     full_s = time.perf_counter() - started
+    print(f"facts built in {full_s:.1f} s", file=sys.stderr, flush=True)
     hour = {
         "start": end - timedelta(hours=2),
         "end": end - timedelta(hours=1),
@@ -212,7 +221,7 @@ def run(loads: int) -> dict[str, Any]:
     now = datetime.now(UTC)
     built = _build(client, now)
     views_ms = _views(client, _filter_sets(now))
-    views_ms["waterfall"] = _time(lambda f: waterfall(client, ORG, PROJECT, event_id), [None])
+    views_ms["waterfall"] = _time("waterfall", lambda f: waterfall(client, ORG, PROJECT, event_id), [None])
     reset_clients()
     shutil.rmtree(data_dir, ignore_errors=True)
     worst = max(v["p95_ms"] for v in views_ms.values())

@@ -11,7 +11,7 @@ CREATE TABLE IF NOT EXISTS pageload_facts
     project_id       UInt64,
     ts               DateTime64(3, 'UTC'),
     event_id         UUID,
-    page             String,
+    page             LowCardinality(String),
     environment      LowCardinality(String),
     release          LowCardinality(String),
     browser          LowCardinality(String),

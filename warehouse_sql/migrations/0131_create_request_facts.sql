@@ -13,20 +13,20 @@ CREATE TABLE IF NOT EXISTS resource_facts
     ts               DateTime64(3, 'UTC'),
     load_id          UUID,
     span_id          String,
-    page             String,
+    page             LowCardinality(String),
     environment      LowCardinality(String),
     release          LowCardinality(String),
     browser          LowCardinality(String),
     is_request       UInt8,                     -- http.client, resource.fetch, resource.xmlhttprequest
-    resource         String,                    -- URL without query string and fragment
-    host             String,
-    page_host        String,                    -- the page load's own host (third party = another host)
-    resource_type    LowCardinality(String),    -- JavaScript | CSS | Images | Fonts | API | Other
+    resource         LowCardinality(String),  -- URL without query string and fragment
+    host             LowCardinality(String),
+    page_host        LowCardinality(String),  -- the page load's own host (third party = another host)
+    resource_type    LowCardinality(String),  -- JavaScript | CSS | Images | Fonts | API | Other
     duration_ms      Float64,
     enc              Int64,                     -- encoded body bytes (else transfer size, else 0)
     dec              Int64,                     -- decoded body bytes (else encoded)
     transfer_size    Nullable(Int64),
-    blocking_status  LowCardinality(String),    -- blocking | non-blocking | '' (not reported)
+    blocking_status  LowCardinality(String),  -- blocking | non-blocking | '' (not reported)
     fcp              Nullable(Float64),         -- the page load's FCP
     materialized_at  DateTime64(6, 'UTC')
 )
@@ -43,10 +43,10 @@ CREATE TABLE IF NOT EXISTS endpoint_facts
     ts               DateTime64(3, 'UTC'),
     tx               UUID,                      -- the server transaction, or the page load making the call
     span_id          String,                    -- '' for a server transaction
-    source           LowCardinality(String),    -- server | client
+    source           LowCardinality(String),  -- server | client
     method           LowCardinality(String),
-    path             String,                    -- ids -> {id}, UUIDs -> {uuid}, digests -> {hash}
-    page             String,                    -- the calling page ('' for server transactions)
+    path             LowCardinality(String),  -- ids -> {id}, UUIDs -> {uuid}, digests -> {hash}
+    page             LowCardinality(String),  -- the calling page ('' for server transactions)
     environment      LowCardinality(String),
     release          LowCardinality(String),
     browser          LowCardinality(String),

@@ -96,6 +96,7 @@ def rebuild_from_states(
     states: list[str],
     marts: list[tuple[str, str, str]],
     checks: list[MartCheck],
+    parameters: dict[str, Any] | None = None,
 ) -> dg.MaterializeResult:
     """Rebuild the run's days of a performance mart in two steps, so a tick never re-reads a whole day's raw rows:
 
@@ -104,6 +105,8 @@ def rebuild_from_states(
        without the scheduler's day list (a backfill) refreshes every hour of its range;
     2. rebuild each day of the run from the states of its hours (``marts``: (query, table, metadata key) —
        the rows each table got are reported under its key, ``row_count`` for the asset's own table).
+
+    ``parameters`` are extra query parameters of the state queries (the score's control points).
     """
     version = ops.now_version()
     ranges = run_days(context)
@@ -118,7 +121,8 @@ def rebuild_from_states(
         hours += len(dirty)
         for first, last in ops.hour_ranges(dirty):
             for query in states:
-                ops.run_insert(client, query, {"start": first, "end": last, "materialized_at": version})
+                bounds_h = {"start": first, "end": last, "materialized_at": version}
+                ops.run_insert(client, query, {**(parameters or {}), **bounds_h})
         for query, _, _ in marts:
             ops.run_insert(client, query, {**bounds, "materialized_at": version})
     advance_watermark(context, client, asset)

@@ -11,6 +11,7 @@ from dagster import AssetExecutionContext
 from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS, MartCheck, rebuild_from_states
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
+from stacklens.performance.score import sql_parameters
 
 _PARTITIONED: dict[str, Any] = {
     "partitions_def": daily_partitions,
@@ -57,15 +58,19 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
     Percentiles are exact (linear interpolation). Daily partitions; a tick refreshes the hourly states
     (`page_hour_states`, also read by weekly_trends and release_impact) of the hours with new data, then
     rebuilds their days from the states. Table `page_metrics`.
+
+    The same hours refresh `pageload_facts`: one row per page load with its vitals, phases, API calls,
+    JavaScript bytes and score — what every performance view reads (docs/performance.md).
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "page_metrics",
         ["transactions", "spans"],
-        ["page_hour_states"],
+        ["page_hour_states", "pageload_facts"],
         [("page_metrics", "page_metrics", "row_count")],
         PAGE_CHECKS,
+        sql_parameters(),
     )
 
 
@@ -81,14 +86,16 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
     Medium when >= 200 ms or >= 30 KB; otherwise Low.
 
     Hourly states `resource_hour_states` and `resource_detail_hour_states` (refreshed for the hours with new
-    spans) feed the days. Percentiles exact.
+    spans) feed the days. Percentiles exact. The same hours refresh `resource_facts` (one row per resource
+    span and browser API call, with its type, host and its page load's browser and FCP), what the resources
+    view and the recommendations read.
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "resource_breakdown",
-        ["spans"],
-        ["resource_hour_states", "resource_detail_hour_states"],
+        ["spans", "transactions"],
+        ["resource_hour_states", "resource_detail_hour_states", "resource_facts"],
         [
             ("resource_breakdown", "resource_breakdown", "row_count"),
             ("resource_details", "resource_details", "resource_rows"),
@@ -109,14 +116,15 @@ def api_endpoint_metrics(
     and digests folded) and UTC day: calls, average, p50, p95, successes (2xx/3xx), 4xx, 5xx and error
     percentage = 100 * (4xx + 5xx) / calls. Hourly states `endpoint_hour_states` (also read by release_impact)
     are refreshed for the hours with new data, then the days rebuilt from them. Percentiles exact. Table
-    `api_endpoint_metrics`.
+    `api_endpoint_metrics`. The same hours refresh `endpoint_facts` (one row per API call with its
+    parameterised path and the calling page load's browser), what the endpoints view reads.
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "api_endpoint_metrics",
         ["transactions", "spans"],
-        ["endpoint_hour_states"],
+        ["endpoint_hour_states", "endpoint_facts"],
         [("api_endpoint_metrics", "api_endpoint_metrics", "row_count")],
         API_CHECKS,
     )

@@ -1,1 +1,1 @@
-"""Performance domain: filtered reads over the raw page loads and spans, score, waterfall, recommendations."""
+"""Performance domain: filtered reads over the page-load and request fact tables, score, waterfall, recommendations."""

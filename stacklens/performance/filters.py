@@ -21,7 +21,7 @@ RANGES: dict[str, timedelta] = {
     "90d": timedelta(days=90),
 }
 DEFAULT_RANGE = "7d"
-# Every query reads raw rows of the window only; 90 days bounds what one page view can cost.
+# Every query reads the fact rows of the window only; 90 days bounds what one page view can cost.
 MAX_WINDOW = timedelta(days=90)
 MAX_VALUE_LENGTH = 256
 

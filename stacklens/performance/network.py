@@ -1,6 +1,8 @@
 """Resource and API-endpoint reads of the performance view: per resource type, each resource with its
 render-blocking impact, and API endpoints (client calls from browsers and server transactions told apart),
-all from the raw spans of the filtered window (named queries in ``warehouse_sql/queries/performance``).
+all from the requests of the filtered window in ``resource_facts`` and ``endpoint_facts`` (one row per request,
+built by the resource_breakdown and api_endpoint_metrics pipeline assets; named queries in
+``warehouse_sql/queries/performance``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def resource_types(
     """Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load time, cache hit rate
     (over the requests that report a transfer size), compression ratio."""
     rows = []
-    for raw in run(client, "resource_types", filters.sql(org_id, project_id)):
+    for raw in run(client, "resource_types", {**filters.sql(org_id, project_id), "page": ""}):
         transfer_n = int(raw["transfer_n"])
         rows.append(
             {
@@ -75,7 +77,7 @@ def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters
     reported it blocking, ``non-blocking`` when loads reported it and none blocking, ``unknown`` when no load
     reported a status (Firefox and Safari do not) — never counted as non-blocking."""
     rows = []
-    for raw in run(client, "resource_list", filters.sql(org_id, project_id)):
+    for raw in run(client, "resource_list", {**filters.sql(org_id, project_id), "page": ""}):
         blocking, non_blocking, unknown = int(raw["blocking"]), int(raw["non_blocking"]), int(raw["unknown"])
         status = "blocking" if blocking else ("non-blocking" if non_blocking else "unknown")
         row = {
@@ -138,7 +140,7 @@ def endpoints(
     """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
     if sort not in ENDPOINT_SORTS:
         raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")
-    params = {**filters.sql(org_id, project_id), **NO_ENDPOINT, "by_day": 0}
+    params = {**filters.sql(org_id, project_id), "page": "", **NO_ENDPOINT, "by_day": 0}
     rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
     return sorted(rows, key=lambda r: (-(r[sort] or 0), r["source"], r["method"], r["path"]))
 
@@ -149,6 +151,7 @@ def endpoint_detail(
     """``(per-day rows, the 5 slowest calls)`` of one endpoint."""
     params = {
         **filters.sql(org_id, project_id),
+        "page": "",
         "endpoint_source": source,
         "endpoint_method": method,
         "endpoint_path": path,

@@ -1,7 +1,8 @@
 """Page-load reads of the performance view: the overview, the page table, one page over time, weekly trends
-and release impact, all from the raw page loads of the filtered window (named queries in
-``warehouse_sql/queries/performance``), so every filter (environment, release, browser) applies to every figure
-and every percentile is exact. The client is passed in; nothing here knows about HTTP or templates.
+and release impact, all from the page loads of the filtered window in ``pageload_facts`` (one row per page load,
+built by the page_metrics pipeline asset; named queries in ``warehouse_sql/queries/performance``), so every
+filter (environment, release, browser) applies to every figure and every percentile is exact. The client is
+passed in; nothing here knows about HTTP or templates.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _num(value: Any) -> float | None:
 def load_params(
     org_id: int, project_id: int, filters: PerfFilters, page: str = "", **extra: Any
 ) -> dict[str, Any]:
-    return {**filters.sql(org_id, project_id), **sc.sql_parameters(), "page": page, **extra}
+    return {**filters.sql(org_id, project_id), "page": page, **extra}
 
 
 def change_pct(current: float | None, previous: float | None) -> float | None:
@@ -216,7 +217,7 @@ def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters)
     the release before it; ``regression`` names what grew by more than 15 %."""
     out: list[dict[str, Any]] = []
     before: dict[str, Any] | None = None
-    for raw in run(client, "releases", filters.sql(org_id, project_id)):
+    for raw in run(client, "releases", load_params(org_id, project_id, filters)):
         row: dict[str, Any] = {
             "release": raw["release"],
             "first_seen": raw["first_seen"],

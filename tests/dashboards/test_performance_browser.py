@@ -27,6 +27,7 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.dashboards.conftest import PASSWORD
+from tests.stacklens.performance.perf_seed import build_facts
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = Path(
@@ -111,6 +112,8 @@ def land_demo_traffic(
     for table, rows in (("transactions", tx_rows), ("spans", span_rows)):
         body = "\n".join(json.dumps(r, default=str) for r in rows).encode()
         client.raw_insert(table, insert_block=body, fmt="JSONEachRow")
+    # What the performance assets' next tick does: the fact tables the pages read.
+    build_facts(client, now - timedelta(days=days + 1), now + timedelta(hours=2))
 
 
 def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -> None:

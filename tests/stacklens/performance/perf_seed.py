@@ -12,9 +12,11 @@ from datetime import UTC, datetime, timedelta
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.performance.score import sql_parameters
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
+from stacklens.warehouse.queries import load_query
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 PAGES = ["/", "/products/{id}", "/checkout"]
@@ -221,4 +223,13 @@ def seed(
         )
     client.insert("transactions", [[r[c] for c in TX_COLS] for r in out.transactions], column_names=TX_COLS)
     client.insert("spans", [[r[c] for c in SPAN_COLS] for r in out.spans], column_names=SPAN_COLS)
+    build_facts(client, NOW - timedelta(days=days + 1), NOW + timedelta(hours=1))
     return out
+
+
+def build_facts(client: Client, start: datetime, end: datetime) -> None:
+    """What the performance assets do for the hours in [start, end): the fact tables every performance view
+    reads (`pageload_facts`, `resource_facts`, `endpoint_facts`; the same named queries and parameters)."""
+    parameters = {**sql_parameters(), "start": start, "end": end, "materialized_at": datetime.now(UTC)}
+    for query in ("pageload_facts", "resource_facts", "endpoint_facts"):
+        client.command(load_query(f"pipelines/{query}"), parameters=parameters)

@@ -59,7 +59,8 @@ def test_expansion_follows_the_indentation_and_leaves_the_runner_placeholders() 
 
 def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(
-        MacroError, match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: issue_elements\)"
+        MacroError,
+        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: issue_elements, pageload_filter\)",
     ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")
     (tmp_path / "0001_create_things.sql").write_text("SELECT ${nope}\n")

@@ -1,45 +1,15 @@
--- `loads` as in pages.sql without the span figures (DOM ready, resource time, API calls), which this query does not
--- need: the page loads (op pageload) of the window [since, until) and filters (environment, release, browser; page
--- when not ''), each with its score (stacklens/performance/score.py: Lighthouse log-normal per vital, weights
--- renormalised over the vitals present).
--- Distribution of each metric of the page loads: counts per log-scale bucket (10 per decade; bucket b holds
--- values in [10^(b/10), 10^((b+1)/10))), and CLS in steps of 0.01.
-WITH
-    loads AS
-    (
-        -- One row per page load in the window and filters, with its vitals, phases and score.
-        SELECT t.event_id AS event_id, t.page AS page, t.timestamp AS ts, t.duration_ms AS load_ms,
-               t.measurements AS m, t.os_name IN ('Android', 'iOS', 'iPadOS') AS mobile,
-               mapContains(t.measurements, 'lcp') AS has_lcp,
-               mapContains(t.measurements, 'inp') AS has_inp,
-               mapContains(t.measurements, 'fcp') AS has_fcp,
-               mapContains(t.measurements, 'cls') AS has_cls,
-               mapContains(t.measurements, 'ttfb') AS has_ttfb,
-               if({w_lcp:Float64} * has_lcp + {w_inp:Float64} * has_inp + {w_fcp:Float64} * has_fcp + {w_cls:Float64} * has_cls + {w_ttfb:Float64} * has_ttfb = 0, NULL,
-                  100 * ({w_lcp:Float64} * if(has_lcp AND m['lcp'] <= 0, 1, if(has_lcp, (1 - erf(log(greatest(m['lcp'], 1e-9) / if(mobile, {lcp_med_m:Float64}, {lcp_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {lcp_p10_m:Float64} / {lcp_med_m:Float64}, {lcp_p10_d:Float64} / {lcp_med_d:Float64})))) / 2, 0))
-                 + {w_inp:Float64} * if(has_inp AND m['inp'] <= 0, 1, if(has_inp, (1 - erf(log(greatest(m['inp'], 1e-9) / if(mobile, {inp_med_m:Float64}, {inp_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {inp_p10_m:Float64} / {inp_med_m:Float64}, {inp_p10_d:Float64} / {inp_med_d:Float64})))) / 2, 0))
-                 + {w_fcp:Float64} * if(has_fcp AND m['fcp'] <= 0, 1, if(has_fcp, (1 - erf(log(greatest(m['fcp'], 1e-9) / if(mobile, {fcp_med_m:Float64}, {fcp_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {fcp_p10_m:Float64} / {fcp_med_m:Float64}, {fcp_p10_d:Float64} / {fcp_med_d:Float64})))) / 2, 0))
-                 + {w_cls:Float64} * if(has_cls AND m['cls'] <= 0, 1, if(has_cls, (1 - erf(log(greatest(m['cls'], 1e-9) / if(mobile, {cls_med_m:Float64}, {cls_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {cls_p10_m:Float64} / {cls_med_m:Float64}, {cls_p10_d:Float64} / {cls_med_d:Float64})))) / 2, 0))
-                 + {w_ttfb:Float64} * if(has_ttfb AND m['ttfb'] <= 0, 1, if(has_ttfb, (1 - erf(log(greatest(m['ttfb'], 1e-9) / if(mobile, {ttfb_med_m:Float64}, {ttfb_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {ttfb_p10_m:Float64} / {ttfb_med_m:Float64}, {ttfb_p10_d:Float64} / {ttfb_med_d:Float64})))) / 2, 0)))
-                  / ({w_lcp:Float64} * has_lcp + {w_inp:Float64} * has_inp + {w_fcp:Float64} * has_fcp + {w_cls:Float64} * has_cls + {w_ttfb:Float64} * has_ttfb)) AS score
-        FROM transactions AS t
-        WHERE t.project_id = {project_id:UInt64} AND t.org_id = {org_id:UInt64}
-          AND t.timestamp >= {since:DateTime64(3, 'UTC')} AND t.timestamp < {until:DateTime64(3, 'UTC')}
-          AND t.op = 'pageload'
-          AND ({environment:String} = '' OR t.environment = {environment:String})
-          AND ({release:String} = '' OR t.release = {release:String})
-          AND ({browser:String} = '' OR t.browser_name = {browser:String})
-          AND ({page:String} = '' OR t.page = {page:String})
-    )
+-- Distribution of each metric of the page loads of the window and filters (`pageload_facts`): counts per
+-- log-scale bucket (10 per decade; bucket b holds values in [10^(b/10), 10^((b+1)/10))), and CLS in steps of 0.01.
 SELECT metric, bucket, count() AS loads
 FROM
 (
-    SELECT arrayJoin([('load', load_ms, true), ('ttfb', m['ttfb'], has_ttfb), ('lcp', m['lcp'], has_lcp),
-                      ('fcp', m['fcp'], has_fcp), ('inp', m['inp'], has_inp), ('cls', m['cls'], has_cls)]) AS v,
-           v.1 AS metric, v.2 AS value, v.3 AS present,
+    SELECT arrayJoin([('load', toNullable(load_ms)), ('ttfb', ttfb), ('lcp', lcp), ('fcp', fcp), ('inp', inp),
+                      ('cls', cls)]) AS v,
+           v.1 AS metric, assumeNotNull(v.2) AS value,
            if(metric = 'cls', toInt32(floor(value * 100)), toInt32(floor(log10(greatest(value, 1)) * 10))) AS bucket
-    FROM loads
-    WHERE present
+    FROM pageload_facts FINAL
+    WHERE ${pageload_filter}
+      AND v.2 IS NOT NULL
 )
 GROUP BY metric, bucket
 ORDER BY metric, bucket

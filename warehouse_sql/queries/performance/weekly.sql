@@ -1,42 +1,12 @@
--- `loads` as in pages.sql without the span figures (DOM ready, resource time, API calls), which this query does not
--- need: the page loads (op pageload) of the window [since, until) and filters (environment, release, browser; page
--- when not ''), each with its score (stacklens/performance/score.py: Lighthouse log-normal per vital, weights
--- renormalised over the vitals present).
--- Per ISO week (week_start = its Monday) and, when by_page = 1, per page: views, load average and exact p75,
--- LCP p75 and the mean score.
-WITH
-    loads AS
-    (
-        -- One row per page load in the window and filters, with its vitals, phases and score.
-        SELECT t.event_id AS event_id, t.page AS page, t.timestamp AS ts, t.duration_ms AS load_ms,
-               t.measurements AS m, t.os_name IN ('Android', 'iOS', 'iPadOS') AS mobile,
-               mapContains(t.measurements, 'lcp') AS has_lcp,
-               mapContains(t.measurements, 'inp') AS has_inp,
-               mapContains(t.measurements, 'fcp') AS has_fcp,
-               mapContains(t.measurements, 'cls') AS has_cls,
-               mapContains(t.measurements, 'ttfb') AS has_ttfb,
-               if({w_lcp:Float64} * has_lcp + {w_inp:Float64} * has_inp + {w_fcp:Float64} * has_fcp + {w_cls:Float64} * has_cls + {w_ttfb:Float64} * has_ttfb = 0, NULL,
-                  100 * ({w_lcp:Float64} * if(has_lcp AND m['lcp'] <= 0, 1, if(has_lcp, (1 - erf(log(greatest(m['lcp'], 1e-9) / if(mobile, {lcp_med_m:Float64}, {lcp_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {lcp_p10_m:Float64} / {lcp_med_m:Float64}, {lcp_p10_d:Float64} / {lcp_med_d:Float64})))) / 2, 0))
-                 + {w_inp:Float64} * if(has_inp AND m['inp'] <= 0, 1, if(has_inp, (1 - erf(log(greatest(m['inp'], 1e-9) / if(mobile, {inp_med_m:Float64}, {inp_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {inp_p10_m:Float64} / {inp_med_m:Float64}, {inp_p10_d:Float64} / {inp_med_d:Float64})))) / 2, 0))
-                 + {w_fcp:Float64} * if(has_fcp AND m['fcp'] <= 0, 1, if(has_fcp, (1 - erf(log(greatest(m['fcp'], 1e-9) / if(mobile, {fcp_med_m:Float64}, {fcp_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {fcp_p10_m:Float64} / {fcp_med_m:Float64}, {fcp_p10_d:Float64} / {fcp_med_d:Float64})))) / 2, 0))
-                 + {w_cls:Float64} * if(has_cls AND m['cls'] <= 0, 1, if(has_cls, (1 - erf(log(greatest(m['cls'], 1e-9) / if(mobile, {cls_med_m:Float64}, {cls_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {cls_p10_m:Float64} / {cls_med_m:Float64}, {cls_p10_d:Float64} / {cls_med_d:Float64})))) / 2, 0))
-                 + {w_ttfb:Float64} * if(has_ttfb AND m['ttfb'] <= 0, 1, if(has_ttfb, (1 - erf(log(greatest(m['ttfb'], 1e-9) / if(mobile, {ttfb_med_m:Float64}, {ttfb_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {ttfb_p10_m:Float64} / {ttfb_med_m:Float64}, {ttfb_p10_d:Float64} / {ttfb_med_d:Float64})))) / 2, 0)))
-                  / ({w_lcp:Float64} * has_lcp + {w_inp:Float64} * has_inp + {w_fcp:Float64} * has_fcp + {w_cls:Float64} * has_cls + {w_ttfb:Float64} * has_ttfb)) AS score
-        FROM transactions AS t
-        WHERE t.project_id = {project_id:UInt64} AND t.org_id = {org_id:UInt64}
-          AND t.timestamp >= {since:DateTime64(3, 'UTC')} AND t.timestamp < {until:DateTime64(3, 'UTC')}
-          AND t.op = 'pageload'
-          AND ({environment:String} = '' OR t.environment = {environment:String})
-          AND ({release:String} = '' OR t.release = {release:String})
-          AND ({browser:String} = '' OR t.browser_name = {browser:String})
-          AND ({page:String} = '' OR t.page = {page:String})
-    )
+-- Per ISO week (week_start = its Monday) and, when by_page = 1, per page, over the page loads of the window and
+-- filters (`pageload_facts`): views, load average and exact p75, LCP p75 and the mean score.
 SELECT if({by_page:UInt8} = 1, page, '') AS key, toMonday(ts) AS week_start,
        toISOYear(ts) AS iso_year, toISOWeek(ts) AS iso_week, count() AS views,
        avg(load_ms) AS load_avg, quantileExactInclusive(0.75)(load_ms) AS load_p75,
-       quantileExactInclusiveIf(0.75)(m['lcp'], has_lcp) AS lcp_p75, countIf(has_lcp) AS lcp_n,
-       avgIf(score, score IS NOT NULL) AS score_mean, countIf(score IS NOT NULL) AS score_n
-FROM loads
+       quantileExactInclusive(0.75)(lcp) AS lcp_p75, count(lcp) AS lcp_n,
+       avg(score) AS score_mean, count(score) AS score_n
+FROM pageload_facts FINAL
+WHERE ${pageload_filter}
 GROUP BY key, week_start, iso_year, iso_week
 ORDER BY key, week_start
 LIMIT 10000

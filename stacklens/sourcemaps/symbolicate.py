@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +36,10 @@ JS_PLATFORMS = frozenset({"javascript", "node"})
 _VENDOR = re.compile(r"(^|/)(node_modules|bower_components|~)/|^webpack/(bootstrap|runtime)|^\(webpack\)")
 # The process-wide cache of parsed maps (content-addressed, so never stale).
 DEFAULT_CACHE = MapCache()
+# Minified files by SHA-1, for finding a frame's function declaration (a few are enough: one per bundle).
+MAX_SOURCES = 64
+_SOURCES: OrderedDict[str, list[str]] = OrderedDict()
+_SOURCES_LOCK = threading.Lock()
 
 
 @dataclass
@@ -94,6 +100,7 @@ class _EventMaps:
             sorted(set(self.images.values())),
         )
         self._found: dict[str, tuple[SourceMap | None, str]] = {}
+        self._minified: dict[str, store.StoredFile] = {}
 
     def map_for(self, url: str) -> tuple[SourceMap | None, str]:
         """The parsed map of ``url`` and how it was found, or ``None`` and why not."""
@@ -101,11 +108,32 @@ class _EventMaps:
             self._found[url] = self._find(url)
         return self._found[url]
 
+    def minified_lines(self, url: str) -> list[str]:
+        """The uploaded minified file of ``url`` (when it was uploaded beside its map), as lines."""
+        found = self._minified.get(url)
+        if found is None:
+            return []
+        with _SOURCES_LOCK:
+            cached = _SOURCES.get(found.sha1)
+        if cached is None:
+            blobs = store.get_blobs(self.resolver.client, self.resolver.org_id, store.FILE, [found.sha1])
+            cached = blobs.get(found.sha1, b"").decode("utf-8", "replace").split("\n")
+            with _SOURCES_LOCK:
+                _SOURCES[found.sha1] = cached
+                while len(_SOURCES) > MAX_SOURCES:
+                    _SOURCES.popitem(last=False)
+        return cached
+
     def _find(self, url: str) -> tuple[SourceMap | None, str]:
         debug_id = self.images.get(url) or self.images.get(url.split("?", 1)[0], "")
         if debug_id:
             by_id = [f for f in self.files if f.debug_id == debug_id and f.file_type == "source_map"]
             if by_id:
+                scripts = [
+                    f for f in self.files if f.debug_id == debug_id and f.file_type == "minified_source"
+                ]
+                if scripts:
+                    self._minified[url] = scripts[0]
                 return self._parsed(by_id[0], f"debug id {debug_id}")
         release_files = [f for f in self.files if self.release and f.release == self.release]
         release_files = [f for f in release_files if f.dist == self.dist]
@@ -123,6 +151,7 @@ class _EventMaps:
                 ref = minified.sourcemap or self._map_comment(minified)
                 target = by_url.get(join_url(minified.url, ref)) if ref else None
                 if target is not None:
+                    self._minified[url] = minified
                     return self._parsed(target, f"release {self.release}, {minified.url}")
             sibling = by_url.get(candidate + ".map")
             if sibling is not None:
@@ -183,13 +212,39 @@ def symbolicate(resolver: Resolver, payload: dict[str, Any], chain: list[dict[st
             if parsed is None or original is None:
                 frame["sourcemap_note"] = how
                 continue
-            # The frame's own function: the name at its caller's call site (the frame below, top first),
-            # which is the callee's original name; else the name the browser reported.
+            # The frame's own function: the original name at its minified declaration; else the name at its
+            # caller's call site (the frame below, top first); else the name the browser reported.
             caller = looked[i + 1] if i + 1 < len(looked) else None
-            name = caller[1].name if caller and caller[1] and caller[1].name else ""
+            name = _declared_name(maps, parsed, frame)
+            if not name and caller and caller[1] and caller[1].name:
+                name = caller[1].name
             _apply(frame, parsed, original, name, how)
             mapped += 1
     return mapped
+
+
+def _declared_name(maps: _EventMaps, parsed: SourceMap, frame: dict[str, Any]) -> str:
+    """The original name of the function the frame runs in, from its declaration in the minified file:
+    the last ``function n(`` / ``n=function`` / ``n=(…)=>`` before the frame's position, mapped."""
+    minified_name = str(frame.get("function") or "").rsplit(".", 1)[-1]
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*", minified_name):
+        return ""
+    lines = maps.minified_lines(str(frame.get("abs_path") or frame.get("filename") or ""))
+    line, column = int(frame["lineno"]), int(frame.get("colno") or 1)
+    if not lines or line > len(lines):
+        return ""
+    name = re.escape(minified_name)
+    declaration = re.compile(
+        rf"function\s*\*?\s*({name})\s*\(|(?<![\w$.])({name})\s*=\s*(?:async\s*)?(?:function\b|\()"
+    )
+    for at in range(line - 1, max(line - 50, 0) - 1, -1):
+        text = lines[at][: column - 1] if at == line - 1 else lines[at]
+        found = list(declaration.finditer(text))
+        if found:
+            start = found[-1].start(1) if found[-1].group(1) else found[-1].start(2)
+            original = parsed.lookup(at + 1, start + 1)
+            return original.name if original and original.name else ""
+    return ""
 
 
 def _apply(frame: dict[str, Any], parsed: SourceMap, original: Original, name: str, how: str) -> None:

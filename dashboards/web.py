@@ -126,6 +126,7 @@ def install(app: FastAPI) -> None:
         members,
         performance,
         sharing,
+        sourcemaps,
     )
 
     modules = (
@@ -138,6 +139,7 @@ def install(app: FastAPI) -> None:
         sharing,
         downloads,
         performance,
+        sourcemaps,
     )
     for module in (*modules, alerts, channels):
         app.include_router(module.router)

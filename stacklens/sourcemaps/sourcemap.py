@@ -14,6 +14,7 @@ from array import array
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from ecma426 import codec
 
@@ -87,8 +88,9 @@ def parse_map(data: bytes) -> SourceMap:
     sources = [
         (root.rstrip("/") + "/" + s if root and s else s) if isinstance(s, str) else "" for s in raw_sources
     ]
-    contents = obj.get("sourcesContent") if isinstance(obj.get("sourcesContent"), list) else []
-    names = obj.get("names") if isinstance(obj.get("names"), list) else []
+    raw_contents, raw_names, raw_file = obj.get("sourcesContent"), obj.get("names"), obj.get("file")
+    contents: list[Any] = raw_contents if isinstance(raw_contents, list) else []
+    names: list[str] = raw_names if isinstance(raw_names, list) else []
     if not all(isinstance(n, str) for n in names):
         raise InvalidInput("`names` must be a list of strings")
     try:
@@ -96,7 +98,7 @@ def parse_map(data: bytes) -> SourceMap:
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise InvalidInput(f"its `mappings` do not decode ({exc})") from exc
     parsed = SourceMap(
-        file=obj.get("file") if isinstance(obj.get("file"), str) else "",
+        file=raw_file if isinstance(raw_file, str) else "",
         sources=sources,
         names=names,
         contents=[c if isinstance(c, str) else None for c in contents],

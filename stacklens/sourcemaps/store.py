@@ -132,7 +132,10 @@ def _files(client: Client, where: str, parameters: dict[str, Any]) -> list[Store
         "FROM sourcemap_files FINAL WHERE " + where + " ORDER BY uploaded_at DESC, bundle_id, url"
     )
     rows = client.query(sql, parameters=parameters).result_rows
-    return [StoredFile(*row[:8], int(row[8]), row[9]) for row in rows]
+    return [
+        StoredFile(str(b), str(r), str(d), str(u), str(t), str(i), str(m), str(h), int(z), w)
+        for b, r, d, u, t, i, m, h, z, w in rows
+    ]
 
 
 def project_files(client: Client, org_id: int, project_id: int) -> list[StoredFile]:

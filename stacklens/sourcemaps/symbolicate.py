@@ -253,7 +253,7 @@ def _apply(frame: dict[str, Any], parsed: SourceMap, original: Original, name: s
     frame["minified_function"] = frame["function"]
     frame["sourcemap_via"] = how
     frame["filename"] = path
-    frame["abs_path"] = original.source
+    frame["abs_path"] = path
     frame["lineno"] = original.line
     frame["colno"] = original.column
     if name:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,17 +27,13 @@ from clickhouse_connect.driver.client import Client
 from stacklens.errors import InvalidInput
 from stacklens.sourcemaps import store
 from stacklens.sourcemaps.bundle import join_url, normalize_debug_id, source_mapping_url
-from stacklens.sourcemaps.sourcemap import MapCache, Original, SourceMap, parse_map
+from stacklens.sourcemaps.sourcemap import MapCache, Original, SourceMap, parse_map, parse_minified
 
 CONTEXT_LINES = 5
 JS_PLATFORMS = frozenset({"javascript", "node"})
 _VENDOR = re.compile(r"(^|/)(node_modules|bower_components|~)/|^webpack/(bootstrap|runtime)|^\(webpack\)")
 # The process-wide cache of parsed maps (content-addressed, so never stale).
 DEFAULT_CACHE = MapCache()
-# Minified files by SHA-1, for finding a frame's function declaration (a few are enough: one per bundle).
-MAX_SOURCES = 64
-_SOURCES: OrderedDict[str, list[str]] = OrderedDict()
-_SOURCES_LOCK = threading.Lock()
 
 
 @dataclass
@@ -108,21 +102,20 @@ class _EventMaps:
             self._found[url] = self._find(url)
         return self._found[url]
 
-    def minified_lines(self, url: str) -> list[str]:
-        """The uploaded minified file of ``url`` (when it was uploaded beside its map), as lines."""
+    def minified(self, url: str) -> Any:
+        """The uploaded minified file of ``url`` (when it came beside its map), parsed for scope names."""
         found = self._minified.get(url)
         if found is None:
-            return []
-        with _SOURCES_LOCK:
-            cached = _SOURCES.get(found.sha1)
-        if cached is None:
+            return None
+        cache = self.resolver.cache
+        parsed = cache.get(found.sha1)
+        if parsed is None:
             blobs = store.get_blobs(self.resolver.client, self.resolver.org_id, store.FILE, [found.sha1])
-            cached = blobs.get(found.sha1, b"").decode("utf-8", "replace").split("\n")
-            with _SOURCES_LOCK:
-                _SOURCES[found.sha1] = cached
-                while len(_SOURCES) > MAX_SOURCES:
-                    _SOURCES.popitem(last=False)
-        return cached
+            if found.sha1 not in blobs:
+                return None
+            parsed = parse_minified(blobs[found.sha1])
+            cache.put(found.sha1, parsed, found.size)
+        return parsed
 
     def _find(self, url: str) -> tuple[SourceMap | None, str]:
         debug_id = self.images.get(url) or self.images.get(url.split("?", 1)[0], "")
@@ -174,7 +167,7 @@ class _EventMaps:
                 parsed = parse_map(blobs[found.sha1])
             except InvalidInput as exc:
                 return None, f"the map {found.url} cannot be read: {exc}"
-            cache.put(found.sha1, parsed)
+            cache.put(found.sha1, parsed, found.size)
         return parsed, how
 
 
@@ -185,7 +178,11 @@ def _lookup(maps: _EventMaps, frame: dict[str, Any]) -> tuple[SourceMap | None, 
     parsed, how = maps.map_for(url)
     if parsed is None:
         return None, None, how
-    original = parsed.lookup(int(frame["lineno"]), int(frame.get("colno") or 1))
+    minified_name = str(frame.get("function") or "").rsplit(".", 1)[-1]
+    minified_name = "" if minified_name in ("?", "<anonymous>") else minified_name
+    original = parsed.lookup(
+        int(frame["lineno"]), int(frame.get("colno") or 1), minified_name, maps.minified(url)
+    )
     if original is None:
         where = f"line {frame['lineno']}, column {frame.get('colno') or '?'}"
         return parsed, None, f"the map ({how}) has no mapping at {where}"
@@ -212,39 +209,15 @@ def symbolicate(resolver: Resolver, payload: dict[str, Any], chain: list[dict[st
             if parsed is None or original is None:
                 frame["sourcemap_note"] = how
                 continue
-            # The frame's own function: the original name at its minified declaration; else the name at its
-            # caller's call site (the frame below, top first); else the name the browser reported.
+            # The frame's own function: symbolic's answer from the minified file's scopes; else the name at
+            # its caller's call site (the frame below, top first); else the name the browser reported.
             caller = looked[i + 1] if i + 1 < len(looked) else None
-            name = _declared_name(maps, parsed, frame)
+            name = original.function
             if not name and caller and caller[1] and caller[1].name:
                 name = caller[1].name
             _apply(frame, parsed, original, name, how)
             mapped += 1
     return mapped
-
-
-def _declared_name(maps: _EventMaps, parsed: SourceMap, frame: dict[str, Any]) -> str:
-    """The original name of the function the frame runs in, from its declaration in the minified file:
-    the last ``function n(`` / ``n=function`` / ``n=(…)=>`` before the frame's position, mapped."""
-    minified_name = str(frame.get("function") or "").rsplit(".", 1)[-1]
-    if not re.fullmatch(r"[A-Za-z_$][\w$]*", minified_name):
-        return ""
-    lines = maps.minified_lines(str(frame.get("abs_path") or frame.get("filename") or ""))
-    line, column = int(frame["lineno"]), int(frame.get("colno") or 1)
-    if not lines or line > len(lines):
-        return ""
-    name = re.escape(minified_name)
-    declaration = re.compile(
-        rf"function\s*\*?\s*({name})\s*\(|(?<![\w$.])({name})\s*=\s*(?:async\s*)?(?:function\b|\()"
-    )
-    for at in range(line - 1, max(line - 50, 0) - 1, -1):
-        text = lines[at][: column - 1] if at == line - 1 else lines[at]
-        found = list(declaration.finditer(text))
-        if found:
-            start = found[-1].start(1) if found[-1].group(1) else found[-1].start(2)
-            original = parsed.lookup(at + 1, start + 1)
-            return original.name if original and original.name else ""
-    return ""
 
 
 def _apply(frame: dict[str, Any], parsed: SourceMap, original: Original, name: str, how: str) -> None:

@@ -127,6 +127,7 @@ def main() -> None:
     parser.add_argument("--upload-mb", type=float, default=20)
     parser.add_argument("--frames", type=int, default=30)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--profile", action="store_true", help="print where one cached run spends its time")
     args = parser.parse_args()
 
     import uvicorn
@@ -192,6 +193,13 @@ def main() -> None:
             return (time.perf_counter() - start) * 1000, mapped
 
         cold, mapped = once()
+        if args.profile:
+            import cProfile
+            import pstats
+
+            with cProfile.Profile() as profile:
+                once()
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(15)
         warm = sorted(once()[0] for _ in range(args.runs))
         queries = []
         for _ in range(args.runs):

@@ -14,7 +14,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from symbolic import SourceMapView, SourceView, SymbolicError
+from symbolic.exceptions import SymbolicError
+from symbolic.sourcemap import SourceMapView, SourceView
 
 from stacklens.errors import InvalidInput
 
@@ -40,6 +41,7 @@ class SourceMap:
     last_line: int  # the number of generated lines the map covers (0-based index of the last)
     size: int
     memo: dict[tuple[int, int, str, bool], Original | None] = field(default_factory=dict)
+    texts: dict[str, list[str] | None] = field(default_factory=dict)
 
     def lookup(self, line: int, column: int, function: str = "", minified: Any = None) -> Original | None:
         """The original position of a 1-based generated ``line``/``column``; ``None`` where nothing maps.
@@ -67,12 +69,15 @@ class SourceMap:
         )
 
     def source_lines(self, source: str) -> list[str] | None:
-        """The original file's lines from ``sourcesContent``, when the map carries them."""
-        for index in range(self.view.source_count):
-            if self.view.get_source_name(index) == source:
-                text = self.view.get_source_contents(index)
-                return text.splitlines() if isinstance(text, str) else None
-        return None
+        """The original file's lines from ``sourcesContent``, when the map carries them (split once)."""
+        if source not in self.texts:
+            self.texts[source] = None
+            for index in range(self.view.source_count):
+                if self.view.get_source_name(index) == source:
+                    text = self.view.get_source_contents(index)
+                    self.texts[source] = text.splitlines() if isinstance(text, str) else None
+                    break
+        return self.texts[source]
 
 
 def parse_map(data: bytes) -> SourceMap:
@@ -94,7 +99,8 @@ def parse_map(data: bytes) -> SourceMap:
         view = SourceMapView.from_json_bytes(data)
     except SymbolicError as exc:
         raise InvalidInput(f"it does not decode ({exc})") from exc
-    mappings = obj.get("mappings") if isinstance(obj.get("mappings"), str) else ""
+    raw_mappings = obj.get("mappings")
+    mappings = raw_mappings if isinstance(raw_mappings, str) else ""
     file = obj.get("file")
     return SourceMap(
         file=file if isinstance(file, str) else "",

@@ -51,6 +51,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         performance,
         pipelines,
         projects,
+        sourcemaps,
     )
 
     app.include_router(auth.router)
@@ -67,6 +68,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(alerts.router)
     app.include_router(envelope.router)
     app.include_router(integrations.router)
+    app.include_router(sourcemaps.router)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

@@ -130,6 +130,7 @@ def install(app: FastAPI) -> None:
         performance,
         performance_exports,
         sharing,
+        sourcemaps,
     )
 
     modules = (
@@ -144,6 +145,7 @@ def install(app: FastAPI) -> None:
         budgets,  # before performance: its routes are more specific
         performance,
         performance_exports,
+        sourcemaps,
     )
     for module in (*modules, alerts, channels, integrations, issue_links):
         app.include_router(module.router)

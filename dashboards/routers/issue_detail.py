@@ -21,6 +21,7 @@ from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
 from stacklens.performance.waterfall import pageload_of_trace
+from stacklens.sourcemaps.symbolicate import Resolver, symbolicate
 
 router = APIRouter(include_in_schema=False)
 ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
@@ -49,10 +50,14 @@ def load_issue(view: CurrentProject, issue_id: int) -> tuple[dict[str, Any], Iss
     )
 
 
-def event_parts(row: dict[str, Any]) -> dict[str, Any]:
-    """Every part of the error details for one stored event."""
+def event_parts(row: dict[str, Any], maps: Resolver | None = None) -> dict[str, Any]:
+    """Every part of the error details for one stored event; with ``maps``, JavaScript frames are shown at
+    their original file and line through the project's uploaded source maps (applied now, not at ingest, so
+    a map uploaded after the error still fixes it)."""
     payload = ev.load_payload(row.get("payload", ""))
     chain = ev.exceptions(payload)
+    if maps is not None:
+        symbolicate(maps, payload, chain)
     extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
     crumbs = ev.breadcrumbs(payload)
     return {
@@ -136,7 +141,7 @@ def issue_context(
     since = now - RANGES[range]
     figure = events_over_time_figure(events.over_time(since, now), since, now)
     base = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues"
-    parts = event_parts(row) if row else None
+    parts = event_parts(row, Resolver(view.warehouse, view.org_id, view.project_id)) if row else None
     context = {
         "viewer": view.viewer,
         "user": view.viewer.user,

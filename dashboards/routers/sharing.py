@@ -23,6 +23,7 @@ from stacklens.control import share_links
 from stacklens.issues import payload_view as ev
 from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, issue_summary, issue_titles
+from stacklens.sourcemaps.symbolicate import Resolver
 from stacklens_contract.words import FILTERED
 
 router = APIRouter(include_in_schema=False)
@@ -200,7 +201,8 @@ def shared_page(request: Request, db: Db, token: str, event: str = "") -> Respon
         figure = events_over_time_figure(events.over_time(chart_since, chart_until), chart_since, chart_until)
     if event and row is None:
         raise HTTPException(status_code=404, detail="Not Found")
-    parts = event_parts(without_user(row)) if row else None
+    maps = Resolver(client, link.org_id, link.project_id)
+    parts = event_parts(without_user(row), maps) if row else None
     context: dict[str, Any] = {
         "viewer": None,
         "user": None,

@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "stacklens.cli.demo",
     "stacklens.cli.pipelines",
     "stacklens.cli.budgets",
+    "stacklens.cli.sourcemaps",
 )
 
 

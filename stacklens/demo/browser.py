@@ -322,8 +322,10 @@ def js_error(
     user_id: str | None,
 ) -> dict:
     """A JavaScript error event as `@sentry/browser` captures an uncaught exception."""
-    etype, value, function, file, line = rng.choice(JS_ERRORS)
+    choice = rng.choice(JS_ERRORS)
+    etype, value, function, file, line = choice
     browser = rng.choice(list(USER_AGENTS))
+    rng.randint(0, 3)  # drawn as before this line number was fixed, so the demo's random stream is unchanged
     frames = [
         {
             "filename": f"{origin}/static/vendor.js",
@@ -335,7 +337,8 @@ def js_error(
         {
             "filename": f"{origin}/static/app.js",
             "function": "onClick",
-            "lineno": 980 + rng.randint(0, 3),
+            # The line of onClick's call into the function that threw (the demo's source maps map these).
+            "lineno": 980 + JS_ERRORS.index(choice),
             "colno": 17,
             "in_app": True,
         },

@@ -129,6 +129,25 @@ def run(settings: Settings, host: str, port: int, shop_port: int, backfill_days:
         sup.restore_signal_handlers()
 
 
+def _upload_demo_maps(url: str, keys: DemoKeys) -> None:
+    """The shop front end's source maps for every demo release (the same bundle again is stored once)."""
+    import httpx
+
+    from stacklens.demo.sourcemaps import upload_demo_maps
+    from stacklens.demo.traffic import RELEASES
+    from stacklens.errors import StackLensError
+
+    try:
+        count = upload_demo_maps(url, keys.api_key, keys.project, [r.name for r in RELEASES])
+        print(f"  Source maps uploaded for {count} releases", flush=True)
+    except (
+        StackLensError,
+        OSError,
+        httpx.HTTPError,
+    ) as exc:  # the demo runs on without them; the issue page says why
+        print(f"  Source maps not uploaded: {exc}", flush=True)
+
+
 def _start_all(
     sup: Supervisor, settings: Settings, host: str, port: int, shop_port: int, backfill_days: int
 ) -> int:
@@ -166,6 +185,7 @@ def _start_all(
         tail = server.tail()
         sup.stop()
         raise ServerDidNotStart(f"the server did not come up; last lines of {server.log_path}:\n{tail}")
+    _upload_demo_maps(f"http://127.0.0.1:{port}", keys)
     sup.start(
         Child(
             "shop",

@@ -125,6 +125,7 @@ def install(app: FastAPI) -> None:
         keys,
         members,
         performance,
+        replays,
         sharing,
     )
 
@@ -139,5 +140,5 @@ def install(app: FastAPI) -> None:
         downloads,
         performance,
     )
-    for module in (*modules, alerts, channels):
+    for module in (*modules, alerts, channels, replays):
         app.include_router(module.router)

@@ -31,6 +31,12 @@ _SENSITIVE_HINT = re.compile(
 )
 
 
+def event_ms(timestamp: float) -> float:
+    """An rrweb event's time in epoch milliseconds. rrweb writes milliseconds, but the browser SDK's own
+    custom events (``performanceSpan``) carry seconds: a value below 10^11 (1973 in ms) is seconds."""
+    return timestamp * 1000.0 if timestamp < 1e11 else float(timestamp)
+
+
 class BadRecording(ValueError):
     """The segment cannot be read (truncated, corrupt, not rrweb); the message names what is wrong."""
 

@@ -15,7 +15,7 @@ import orjson
 
 from stacklens.ingest.fields import Origin, client_of, dict_of, given_event_id, text, timestamp_of, user_of
 from stacklens.ingest.timeparse import format_ms
-from stacklens.replay.recording import FULL_SNAPSHOT, BadRecording, read_segment
+from stacklens.replay.recording import FULL_SNAPSHOT, BadRecording, event_ms, read_segment
 
 MAX_SEGMENT_ID = 100_000  # a replay of an hour cuts ~720 segments; anything past this is not a segment id
 _MAX_LIST = 200  # urls / error ids / trace ids kept per replay event
@@ -110,7 +110,7 @@ def segment_row(payload: dict[str, Any], origin: Origin) -> dict[str, Any]:
     else:
         raise BadRecording("the replay_recording line has no recording")
     segment = read_segment(body)
-    times = [float(e["timestamp"]) / 1000.0 for e in segment.events]
+    times = [event_ms(e["timestamp"]) / 1000.0 for e in segment.events]
     first = timestamp_of(min(times), origin)
     last = max(first, timestamp_of(max(times), origin))
     return {

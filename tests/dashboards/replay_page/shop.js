@@ -1,0 +1,19 @@
+// The page the replay test records: @sentry/browser with its Replay integration (defaults: all text and
+// inputs masked), sending to the DSN given in the query string; "Pay now" throws.
+var dsn = new URLSearchParams(location.search).get("dsn");
+Sentry.init({
+  dsn: dsn,
+  release: "shop@replay-test",
+  environment: "test",
+  integrations: [Sentry.replayIntegration()],
+  replaysSessionSampleRate: 1.0,
+  replaysOnErrorSampleRate: 1.0
+});
+document.getElementById("add").addEventListener("click", function () {
+  var count = document.getElementById("count");
+  count.textContent = String(Number(count.textContent) + 1);
+});
+document.getElementById("pay").addEventListener("click", function () {
+  var cart = null;
+  return cart.total.amount; // TypeError: the error the replay leads to
+});

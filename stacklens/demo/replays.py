@@ -72,10 +72,10 @@ def cart_snapshot(products: int = 6) -> tuple[dict, int]:
 
 
 def session_events(
-    rng: random.Random, origin: str, start_ms: int, seconds: int, move_every_ms: int = 100
+    rng: random.Random, origin: str, start_ms: int, seconds: int, move_every_ms: int = 100, products: int = 6
 ) -> list[dict]:
     """A visitor on the cart page for ``seconds``: moves, clicks, items added, a navigation at the end."""
-    document, checkout = cart_snapshot()
+    document, checkout = cart_snapshot(products)
     events: list[dict] = [
         {"type": 4, "timestamp": start_ms, "data": {"href": f"{origin}/cart", "width": 1280, "height": 800}},
         {
@@ -182,12 +182,13 @@ def replay_envelopes(
     user_agent: str,
     user_id: str | None,
     error_ids: list[str],
+    segment_seconds: int = SEGMENT_SECONDS,
 ) -> list[bytes]:
     """One envelope per ten-second segment: the replay event and its zlib-compressed recording."""
     start = events[0]["timestamp"]
     segments: dict[int, list[dict]] = {}
     for event in events:
-        segments.setdefault(int((event["timestamp"] - start) // (SEGMENT_SECONDS * 1000)), []).append(event)
+        segments.setdefault(int((event["timestamp"] - start) // (segment_seconds * 1000)), []).append(event)
     bodies = []
     for index, (segment_id, part) in enumerate(sorted(segments.items())):
         replay_event = {

@@ -116,7 +116,10 @@ def prepare_lines(
         if who is None:
             continue
         if line.item_type in REPLAY_TYPES and not who.replay_enabled:
-            prepared.skipped += 1  # counted, as other item types the service does not keep
+            # Counted as skipped, as item types the service does not keep (not "stored": a batch of only
+            # such lines is not an unknown application).
+            prepared.stored -= 1
+            prepared.skipped += 1
             continue
         prepared.attributed += 1
         _normalise(line, who, context, window, prepared)

@@ -137,3 +137,10 @@ def test_a_project_can_turn_replay_ingest_off(dsn_server: str, settings: Setting
     assert answer.status_code == 200
     assert stored(org["org_id"], event["event_id"]) == 1
     assert _segments(org["org_id"], replay_id) == [], "replays of a project that turned them off are skipped"
+    only_replay = httpx.post(
+        f"{dsn_server}/api/{org['project_id']}/envelope/",
+        params={"sentry_key": org["app_key"]},
+        content=envelope([recording_item(replay_id, 1, snapshot(start))], {"event_id": replay_id}),
+    )
+    assert only_replay.status_code == 200 and only_replay.json() == {"id": replay_id}, only_replay.text
+    assert _segments(org["org_id"], replay_id) == []

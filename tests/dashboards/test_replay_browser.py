@@ -69,7 +69,8 @@ def _wait(
     raise AssertionError(f"nothing landed for {query!r}: {rows}")
 
 
-def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores) -> None:  # noqa: F811
+@pytest.mark.parametrize("mode", ["session", "buffer"])
+def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores, mode: str) -> None:  # noqa: F811
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory()
@@ -79,7 +80,7 @@ def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores) 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
         customer = browser.new_page(viewport={"width": 1024, "height": 700})
-        customer.goto(f"{shop}/index.html?dsn={dsn}")
+        customer.goto(f"{shop}/index.html?mode={mode}&dsn={dsn}")
         customer.wait_for_function(
             "() => window.Sentry && Sentry.getReplay() && Sentry.getReplay().getReplayId()"
         )
@@ -129,7 +130,7 @@ def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores) 
         href = view.get_attribute("href") or ""
         assert f"/replays/{replay_id}?t=" in href
         offset = float(href.rsplit("=", 1)[1])
-        page.screenshot(path=str(SHOTS / "issue-view-replay.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"issue-view-replay-{mode}.png"), full_page=True)
         view.click()
         page.wait_for_url(f"**/replays/{replay_id}?t=*")
         page.wait_for_selector("#replay-player[data-ready='1']", timeout=15_000)
@@ -148,14 +149,14 @@ def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores) 
         expect(page.locator("#replay-error-list a")).to_contain_text("TypeError")
         expect(page.locator("#replay-breadcrumbs")).to_contain_text("click")
         page.wait_for_timeout(500)
-        page.screenshot(path=str(SHOTS / "replay-player.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"replay-player-{mode}.png"), full_page=True)
 
         page.goto(f"{base}/replays")
         row = page.locator("tr.replay-row")
         expect(row).to_have_count(1)
         expect(row).to_contain_text("Chrome")
         expect(row.locator("td").nth(4)).to_have_text("1")
-        page.screenshot(path=str(SHOTS / "replay-list.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"replay-list-{mode}.png"), full_page=True)
         page.goto(f"{base}/replays?browser=Firefox")
         expect(page.locator("tr.replay-row")).to_have_count(0)
         expect(page.locator("table.replays")).to_contain_text("No replays match")

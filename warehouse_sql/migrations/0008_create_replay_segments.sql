@@ -1,6 +1,6 @@
 -- Session replay recordings (DESIGN §7.4): one row per segment, keyed by (project, replay id, segment id).
 -- The rrweb events stay compressed as the SDK sent them (zlib or gzip; a plain-JSON segment is zlib-compressed
--- once at ingest), so a 5-minute session costs a few hundred KB; the column's own codec adds nothing to that.
+-- once at ingest), so a 5-minute session costs a few hundred KB.
 -- ReplacingMergeTree collapses a segment landed twice (same sort key); ingest drops known segments first.
 CREATE TABLE IF NOT EXISTS replay_segments
 (
@@ -16,7 +16,8 @@ CREATE TABLE IF NOT EXISTS replay_segments
     event_count       UInt32,
     has_full_snapshot UInt8,                  -- a player can start from this segment (rrweb type 2)
     size_bytes        UInt32,                 -- the stored payload's size
-    payload           String CODEC(ZSTD(1))   -- base64 of the stored bytes (JSONEachRow carries text)
+    -- base64 of the stored bytes (inserts are JSONEachRow text); ZSTD wins back most of base64's third
+    payload           String CODEC(ZSTD(3))
 )
 ENGINE = ReplacingMergeTree(received_at)
 PARTITION BY toYYYYMM(timestamp)

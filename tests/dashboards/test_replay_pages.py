@@ -100,3 +100,41 @@ def test_owner_turns_replay_ingest_off(client: TestClient, stores: Settings, org
     replay_id = _replay(stores, org)
     listing = client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/replays")
     assert replay_id not in listing.text and "No replays match" in listing.text
+
+
+def test_view_replay_only_when_a_playable_segment_covers_the_error(stores: Settings, org_factory) -> None:
+    from datetime import timedelta
+
+    from stacklens.replay.reads import replay_offset_for
+    from stacklens.warehouse.client import get_warehouse
+
+    org = org_factory()
+    replay_id = _replay(stores, org)  # segment 0 (snapshot) from start, activity until start + 22 s
+    client = get_warehouse(stores)
+    span = client.query(
+        "SELECT min(timestamp), max(end_timestamp) FROM replay_segments WHERE replay_id = {r:UUID}",
+        parameters={"r": replay_id},
+    ).result_rows[0]
+    started, ended = span
+    at = started + timedelta(seconds=12)
+    offset = replay_offset_for(client, org["org_id"], org["project_id"], replay_id, at)
+    assert offset is not None and abs(offset - 7.0) < 0.01, "opens five seconds before the error"
+    assert (
+        replay_offset_for(client, org["org_id"], org["project_id"], replay_id, started + timedelta(seconds=2))
+        == 0
+    )
+    assert (
+        replay_offset_for(client, org["org_id"], org["project_id"], replay_id, ended + timedelta(minutes=5))
+        is None
+    )
+    assert (
+        replay_offset_for(client, org["org_id"], org["project_id"], replay_id, started - timedelta(minutes=1))
+        is None
+    )
+    assert replay_offset_for(client, org["org_id"], org["project_id"], new_replay_id(), at) is None
+    assert replay_offset_for(client, org["org_id"] + 1, org["project_id"], replay_id, at) is None, "isolation"
+    # Only later segments arrived (no page snapshot): nothing playable yet, so no View Replay.
+    later = new_replay_id()
+    start = int(time.time() * 1000) - 30_000
+    _land(stores, org, replay_envelope(later, 1, activity(start + 5_000, 5), start / 1000))
+    assert replay_offset_for(client, org["org_id"], org["project_id"], later, at) is None

@@ -137,7 +137,7 @@ def main() -> None:
         )
 
         from stacklens.replay import reads
-        from stacklens.replay.timeline import marks_of
+        from stacklens.replay.timeline import read_marks
 
         replay = reads.replay_uuid(replay_id) or ""
         steps: dict[str, float] = {}
@@ -145,7 +145,7 @@ def main() -> None:
             ("span", lambda: reads.replay_span(warehouse, org_id, project_id, replay)),
             ("meta", lambda: reads.replay_meta(warehouse, org_id, project_id, replay)),
             ("recording", lambda: reads.recording_json(warehouse, org_id, project_id, replay)),
-            ("marks", lambda: marks_of(reads.recording_json(warehouse, org_id, project_id, replay))),
+            ("marks", lambda: read_marks(reads.replay_marks(warehouse, org_id, project_id, replay), 0.0)),
         ):
             call()
             began = time.perf_counter()

@@ -3,6 +3,7 @@ the recording it plays, and the project setting that turns replay ingest off."""
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, HTTPException, Request
@@ -14,7 +15,7 @@ from dashboards.security import check_csrf
 from stacklens.control.projects_settings import set_replay_enabled
 from stacklens.errors import InvalidInput
 from stacklens.replay import reads
-from stacklens.replay.timeline import error_marks, marks_of
+from stacklens.replay.timeline import error_marks, read_marks
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/replays"
@@ -74,8 +75,10 @@ def replay_page(request: Request, view: CurrentProject, replay_id: str, t: str =
     replay, span = _replay(view, replay_id)
     client = view.warehouse
     meta = reads.replay_meta(client, view.org_id, view.project_id, replay)
-    recording = reads.recording_json(client, view.org_id, view.project_id, replay)
-    first_ms, duration, marks = marks_of(recording)
+    # The player's clock starts at the first rrweb event: the segments' earliest time (kept in ms).
+    first_ms = span["started"].replace(tzinfo=UTC).timestamp() * 1000.0
+    duration = max(0.0, (span["ended"] - span["started"]).total_seconds())
+    marks = read_marks(reads.replay_marks(client, view.org_id, view.project_id, replay), first_ms)
     errors = reads.replay_errors(
         client, view.org_id, view.project_id, replay, span, meta.get("error_ids") or []
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput
@@ -106,6 +107,12 @@ def recording_json(client: Client, org_id: int, project_id: int, replay: str) ->
         if inner:
             parts.append(inner)
     return b"[" + b",".join(parts) + b"]"
+
+
+def replay_marks(client: Client, org_id: int, project_id: int, replay: str) -> list[list[Any]]:
+    """Per segment, the ``[epoch ms, kind, label]`` marks ingest kept (:func:`timeline.segment_marks`)."""
+    rows = run_query(client, "replay/marks", _params(org_id, project_id, replay))
+    return [orjson.loads(row["marks"] or "[]") for row in rows]
 
 
 def replay_errors(

@@ -16,6 +16,7 @@ import orjson
 from stacklens.ingest.fields import Origin, client_of, dict_of, given_event_id, text, timestamp_of, user_of
 from stacklens.ingest.timeparse import format_ms
 from stacklens.replay.recording import FULL_SNAPSHOT, BadRecording, event_ms, read_segment
+from stacklens.replay.timeline import segment_marks
 
 MAX_SEGMENT_ID = 100_000  # a replay of an hour cuts ~720 segments; anything past this is not a segment id
 _MAX_LIST = 200  # urls / error ids / trace ids kept per replay event
@@ -126,5 +127,6 @@ def segment_row(payload: dict[str, Any], origin: Origin) -> dict[str, Any]:
         "event_count": len(segment.events),
         "has_full_snapshot": int(any(e.get("type") == FULL_SNAPSHOT for e in segment.events)),
         "size_bytes": len(segment.stored),
+        "marks": orjson.dumps(segment_marks(segment.events)).decode(),
         "payload": base64.b64encode(segment.stored).decode("ascii"),
     }

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from stacklens.replay.recording import event_ms
 
 MAX_MARKS = 500  # a long session clicks a lot; the timeline stays readable and the page small
@@ -29,20 +27,27 @@ class Mark:
         return f"{minutes}:{seconds:02d}"
 
 
-def marks_of(recording: bytes) -> tuple[float, float, list[Mark]]:
-    """``(first event ms, duration s, marks)`` of a replay's rrweb events (:func:`reads.recording_json`)."""
-    events: list[dict[str, Any]] = [e for e in orjson.loads(recording) if isinstance(e, dict)]
-    if not events:
-        return 0.0, 0.0, []
-    times = [event_ms(float(e.get("timestamp") or 0)) for e in events]
-    first, last = min(times), max(times)
-    marks: list[Mark] = []
-    for event, at in zip(events, times, strict=True):
-        mark = _mark(event, (at - first) / 1000.0)
+def segment_marks(events: list[dict[str, Any]]) -> list[tuple[float, str, str]]:
+    """``(epoch ms, kind, label)`` of the marks in one segment's events: worked out once, at ingest, and
+    kept beside the segment, so the replay page need not read every rrweb event again."""
+    out = []
+    for event in events:
+        at = event_ms(float(event.get("timestamp") or 0))
+        mark = _mark(event, 0.0)
         if mark is not None:
-            marks.append(mark)
+            out.append((at, mark.kind, mark.label))
+    return out
+
+
+def read_marks(segments: list[list[Any]], first_ms: float) -> list[Mark]:
+    """The marks of every segment (as :func:`segment_marks` kept them), as offsets from ``first_ms``."""
+    marks = [
+        Mark(max(0.0, (float(at) - first_ms) / 1000.0), str(kind), str(label))
+        for segment in segments
+        for at, kind, label in segment
+    ]
     marks.sort(key=lambda m: m.offset)
-    return first, (last - first) / 1000.0, _without_echoes(marks)[:MAX_MARKS]
+    return _without_echoes(marks)[:MAX_MARKS]
 
 
 def _without_echoes(marks: list[Mark]) -> list[Mark]:

@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS replay_segments
     event_count       UInt32,
     has_full_snapshot UInt8,                  -- a player can start from this segment (rrweb type 2)
     size_bytes        UInt32,                 -- the stored payload's size
+    marks             String CODEC(ZSTD(3)),  -- [[epoch ms, kind, label]]: clicks, navigations, breadcrumbs
     -- base64 of the stored bytes (inserts are JSONEachRow text); ZSTD wins back most of base64's third
     payload           String CODEC(ZSTD(3))
 )

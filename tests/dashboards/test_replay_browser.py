@@ -133,7 +133,7 @@ def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores, 
         page.screenshot(path=str(SHOTS / f"issue-view-replay-{mode}.png"), full_page=True)
         view.click()
         page.wait_for_url(f"**/replays/{replay_id}?t=*")
-        page.wait_for_selector("#replay-player[data-ready='1']", timeout=15_000)
+        page.wait_for_selector("#replay-player[data-ready='1']", timeout=45_000)  # a loaded shared machine
         # The player's iframe holds the recorded page: its heading, the cart and both buttons (text masked
         # by the SDK's defaults, so the structure is what shows, with asterisks for the words).
         frame = page.frame_locator(".replayer-wrapper iframe")

@@ -129,6 +129,7 @@ def install(app: FastAPI) -> None:
         members,
         performance,
         performance_exports,
+        replays,
         sharing,
         sourcemaps,
     )
@@ -147,5 +148,5 @@ def install(app: FastAPI) -> None:
         performance_exports,
         sourcemaps,
     )
-    for module in (*modules, alerts, channels, integrations, issue_links):
+    for module in (*modules, alerts, channels, integrations, issue_links, replays):
         app.include_router(module.router)

@@ -29,17 +29,19 @@ class UnreadableItem(ValueError):
     """An item's payload is not what its type promises (e.g. an event that is not a JSON object)."""
 
 
-def item_payload(item: Item) -> Any:
+def item_payload(item: Item, envelope_headers: Any = None) -> Any:
     """The JSON value a log line carries for ``item``.
 
     Event-like items carry the SDK's payload unchanged. A ``replay_recording`` item is
-    ``{"segment_id": n}\\n`` followed by the rrweb recording, JSON or zlib-compressed; it becomes
-    ``{"segment_id": n, "recording": <JSON>}`` or ``{"segment_id": n, "recording_base64": "<bytes>"}``
-    because a log line is text.
+    ``{"segment_id": n}\\n`` followed by the rrweb recording, JSON, zlib or gzip; it becomes
+    ``{"replay_id": "<id>", "segment_id": n, "recording_base64": "<bytes as sent>"}``: a log line is text,
+    the bytes stay exactly as the SDK compressed them, and the replay id (which only the envelope header
+    carries) travels with them so the line stands alone.
     """
     kind = item.type
     if kind == "replay_recording":
-        return _replay_recording(item.get_bytes())
+        replay_id = envelope_headers.get("event_id") if isinstance(envelope_headers, dict) else None
+        return _replay_recording(item.get_bytes(), replay_id)
     if item.payload.json is not None:
         payload = item.payload.json
     else:
@@ -52,7 +54,7 @@ def item_payload(item: Item) -> Any:
     return payload
 
 
-def _replay_recording(raw: bytes) -> dict[str, Any]:
+def _replay_recording(raw: bytes, replay_id: Any) -> dict[str, Any]:
     header, sep, body = raw.partition(b"\n")
     if not sep:
         raise UnreadableItem("replay_recording item has no segment header line")
@@ -62,11 +64,9 @@ def _replay_recording(raw: bytes) -> dict[str, Any]:
         raise UnreadableItem(f"replay_recording header is not JSON: {exc}") from exc
     if not isinstance(meta, dict):
         raise UnreadableItem("replay_recording header is not a JSON object")
-    try:
-        recording = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return {**meta, "recording_base64": base64.b64encode(body).decode("ascii")}
-    return {**meta, "recording": recording}
+    if isinstance(replay_id, str) and "replay_id" not in meta:
+        meta["replay_id"] = replay_id
+    return {**meta, "recording_base64": base64.b64encode(body).decode("ascii")}
 
 
 def lost_quantities(item: Item) -> list[tuple[str, int]]:

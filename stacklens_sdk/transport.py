@@ -58,18 +58,18 @@ class FileTransport(Transport):
         """Write each item of ``envelope`` as a log line; never raises into the application."""
         for item in envelope.items:
             try:
-                self._write_item(item)
+                self._write_item(item, envelope.headers)
             except Exception:  # noqa: BLE001 - an SDK failure must never break the application
                 logger.debug("Could not write a %s item", item.type, exc_info=True)
                 self.record_lost_event(REASON_UNSUPPORTED, item=item)
         self._write_client_report(force=False)
 
-    def _write_item(self, item: Item) -> None:
+    def _write_item(self, item: Item, headers: Any) -> None:
         if item.type not in WRITTEN_TYPES:
             self.record_lost_event(REASON_UNSUPPORTED, item=item)
             return
         try:
-            self.writer.write(item.type or "event", self.app_key, item_payload(item))
+            self.writer.write(item.type or "event", self.app_key, item_payload(item, headers))
         except LineTooLarge as exc:
             logger.warning("Dropped a %s: %s", item.type, exc)
             self.record_lost_event(REASON_TOO_LARGE, item=item)

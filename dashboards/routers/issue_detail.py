@@ -21,6 +21,7 @@ from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
 from stacklens.performance.waterfall import pageload_of_trace
+from stacklens.replay.reads import replay_offset_for
 from stacklens.sourcemaps.symbolicate import Resolver, symbolicate
 
 router = APIRouter(include_in_schema=False)
@@ -92,6 +93,25 @@ def _pageload_link(view: CurrentProject, parts: dict[str, Any] | None) -> str:
     return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/performance/waterfall/{event_id}"
 
 
+def _replay_link(view: CurrentProject, parts: dict[str, Any] | None) -> str:
+    """ "View Replay" for an error the browser SDK tagged with its replay (``tags.replayId``), only when a
+    playable segment covers the error; it opens the player a few seconds before the error."""
+    if parts is None:
+        return ""
+    tags = parts["payload"].get("tags")
+    if isinstance(tags, list):  # the SDKs send tags as an object or as [key, value] pairs
+        tags = {t[0]: t[1] for t in tags if isinstance(t, list | tuple) and len(t) == 2}
+    replay_id = tags.get("replayId") if isinstance(tags, dict) else None
+    when = parts["row"].get("timestamp")
+    if not isinstance(replay_id, str) or not isinstance(when, datetime):
+        return ""
+    offset = replay_offset_for(view.warehouse, view.org_id, view.project_id, replay_id, when)
+    if offset is None:
+        return ""
+    replay_hex = replay_id.replace("-", "").lower()
+    return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/replays/{replay_hex}?t={offset:.1f}"
+
+
 @router.get(ISSUE, response_class=HTMLResponse)
 def issue_page(
     request: Request,
@@ -152,6 +172,7 @@ def issue_context(
         "list_path": base,
         "event": parts,
         "pageload_waterfall": _pageload_link(view, parts),
+        "replay_link": _replay_link(view, parts),
         "newer": newer,
         "older": older,
         "history": history,

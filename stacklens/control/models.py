@@ -23,6 +23,9 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import (
+    true as sa_true,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
@@ -110,6 +113,8 @@ class Project(Base):
     )  # global, so CLI `--project SLUG` is unambiguous
     platform: Mapped[str] = mapped_column(String(32), default="python")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # Session replay ingest (issue #20): on by default, as recording is the SDK's own opt-in.
+    replay_enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true())
 
     organization: Mapped[Organization] = relationship(back_populates="projects")
     app_keys: Mapped[list[AppKey]] = relationship(back_populates="project")

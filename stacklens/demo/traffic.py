@@ -22,6 +22,7 @@ import httpx
 
 from demo_shop import mailer
 from stacklens.demo import browser
+from stacklens.demo import replays as replay_demo
 from stacklens.demo.clock import CLOCK_HEADER, encode_clock
 
 RELEASES = (
@@ -118,6 +119,7 @@ def browser_loads(
 ) -> None:
     """Post ``count`` page loads (and now and then a JavaScript error) to the shop's tunnel."""
     items = []
+    replays: list[bytes] = []
     for _ in range(count):
         customer = rng.choice(CUSTOMERS) if rng.random() > 0.4 else None
         at = when - timedelta(seconds=rng.uniform(0, 30))
@@ -137,15 +139,44 @@ def browser_loads(
             # error under its receive time and the event page says so (no extra draw, so the rest of the
             # demo's traffic stays what the seed makes it).
             sent = at + timedelta(days=7) if int(at.timestamp()) % 40 == 0 else at
-            items.append(
-                browser.js_error(rng, origin, release, environment, sent, customer.id if customer else None)
+            error = browser.js_error(
+                rng, origin, release, environment, sent, customer.id if customer else None
             )
+            items.append(error)
+            if sent == at and int(error["event_id"][:2], 16) % 2 == 0:  # half the errors come with a replay
+                replays.extend(_recorded(dsn, origin, release, environment, error))
     for item in items:
         client.post(
             "/tunnel",
             content=browser.envelope(dsn, [item]),
             headers={"content-type": "text/plain;charset=UTF-8"},
         )
+    for body in replays:
+        client.post("/tunnel", content=body, headers={"content-type": "text/plain;charset=UTF-8"})
+
+
+def _recorded(
+    dsn: str, origin: str, release: browser.ReleaseShape, environment: str, error: dict
+) -> list[bytes]:
+    """The replay of the session that led to ``error`` (tagged with its id, as the SDK tags it); its own
+    random source, seeded by the error, so the rest of the seeded traffic is unchanged."""
+    rng = random.Random(error["event_id"])
+    replay_id = replay_demo.new_replay_id(error["event_id"])
+    error["tags"]["replayId"] = replay_id
+    seconds = rng.randint(20, 40)
+    error_ms = int(error["timestamp"] * 1000)
+    events = replay_demo.session_events(rng, origin, error_ms - seconds * 1000, seconds + 3)
+    return replay_demo.replay_envelopes(
+        dsn,
+        replay_id,
+        events,
+        origin=origin,
+        release=release.name,
+        environment=environment,
+        user_agent=error["request"]["headers"]["User-Agent"],
+        user_id=(error.get("user") or {}).get("id"),
+        error_ids=[error["event_id"]],
+    )
 
 
 def send_order_mail(rng: random.Random, total_cents: int, capture: Callable[[BaseException], Any]) -> None:

@@ -161,7 +161,7 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
             counted[kind if kind in ("check_in", "profile", "statsd", "log") else "unknown"] += 1
             continue
         try:
-            payload = item_payload(item)
+            payload = item_payload(item, envelope.headers)
         except UnreadableItem as exc:
             raise decode_error(400, f"malformed envelope item: {exc}") from None
         if kind in ("event", "transaction") and not isinstance(event_id, str):

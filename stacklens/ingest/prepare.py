@@ -18,10 +18,13 @@ from stacklens.ingest.fields import Origin, assigned_event_id, given_event_id
 from stacklens.ingest.inp import holds_inp, inp_rows
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
-from stacklens.ingest.validate import STORED_TYPES, Line, LineError, parse_line
+from stacklens.ingest.validate import REPLAY_TYPES, STORED_TYPES, Line, LineError, parse_line
+from stacklens.replay.recording import BadRecording
+from stacklens.replay.rows import replay_event_row, replay_key, segment_row
 from stacklens_contract.words import APPLICATION_NOT_FOUND
 
-TABLES = ("events", "transactions")  # tables with one row per stored line; spans are their children
+# Tables with one row per stored line; spans are their children.
+TABLES = ("events", "transactions", "replays", "replay_segments")
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,9 @@ class Attribution:
     project_id: int
     service: str | None
     app_key_id: int
+    replay_enabled: bool = (
+        True  # the project's setting: replay lines of a project that turned it off are skipped
+    )
 
 
 # One row ready for the warehouse: (app_key_id, project_id, event_id, JSONEachRow text of the row, the
@@ -109,6 +115,12 @@ def prepare_lines(
         who = _attribute(line, context.header_app_key, resolve, cache, prepared)
         if who is None:
             continue
+        if line.item_type in REPLAY_TYPES and not who.replay_enabled:
+            # Counted as skipped, as item types the service does not keep (not "stored": a batch of only
+            # such lines is not an unknown application).
+            prepared.stored -= 1
+            prepared.skipped += 1
+            continue
         prepared.attributed += 1
         _normalise(line, who, context, window, prepared)
     return prepared
@@ -150,6 +162,9 @@ def _normalise(
     origin = Origin(
         context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts, *window
     )
+    if line.item_type in REPLAY_TYPES:
+        _normalise_replay(line, who, origin, prepared)
+        return
     try:
         payload = scrub_payload(line.payload, line.raw, line.shape)
         if line.item_type in TIME_FIELD:
@@ -182,6 +197,30 @@ def _normalise(
     prepared.tables[table].extend(ready)
 
 
+def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
+    """A replay line's row, keyed ``replay:segment``; a bad segment is rejected alone, naming why."""
+    try:
+        if line.item_type == "replay_recording":
+            row, table = segment_row(line.payload, origin), "replay_segments"
+        else:
+            payload = scrub_payload(line.payload, line.raw, line.shape)
+            row = replay_event_row(payload, origin, orjson.Fragment(orjson.dumps(payload)))
+            table = "replays"
+        ready = _encode(who, table, row, [], prepared, replay_key(row["replay_id"], row["segment_id"]))
+    except BadRecording as exc:
+        prepared.rejected.append({"line": line.number, "error": f"{line.item_type}: {exc}"})
+        return
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
+        prepared.rejected.append(
+            {
+                "line": line.number,
+                "error": f"{line.item_type}: a field does not have the type the SDK gives it",
+            }
+        )
+        return
+    prepared.tables[table].append(ready)
+
+
 def _settle_identity(payload: dict[str, Any], item_type: str, raw: bytes, origin: Origin) -> None:
     """What the stored payload must say about itself: the id the row is stored under (a missing, nil or
     malformed ``event_id`` is replaced by the assigned one, as Relay does) and, when the line's time is
@@ -195,7 +234,12 @@ def _settle_identity(payload: dict[str, Any], item_type: str, raw: bytes, origin
 
 
 def _encode(
-    who: Attribution, table: str, row: dict[str, Any], children: list[dict[str, Any]], prepared: Prepared
+    who: Attribution,
+    table: str,
+    row: dict[str, Any],
+    children: list[dict[str, Any]],
+    prepared: Prepared,
+    key: str | None = None,
 ) -> ReadyRow:
     if table not in prepared.columns:
         prepared.columns[table] = list(row)
@@ -204,7 +248,7 @@ def _encode(
     return (
         who.app_key_id,
         row["project_id"],
-        row["event_id"],
+        row["event_id"] if key is None else key,
         orjson.dumps(row),
         [orjson.dumps(child) for child in children],
         row["timestamp"][:7],

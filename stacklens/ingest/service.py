@@ -204,7 +204,7 @@ def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: B
         result.accepted += len(fresh)
     if spans:
         writer.insert_by_partition(client, "spans", prepared.columns["spans"], spans, f"{token}:spans")
-    for table in ("transactions", "events"):
+    for table in ("transactions", "events", "replays", "replay_segments"):
         fresh = fresh_tables.get(table) or []
         if fresh:
             writer.insert_by_partition(

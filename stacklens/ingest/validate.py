@@ -19,8 +19,9 @@ try:  # True in the module Cython compiled (setup.py), False when it runs interp
 except ImportError:
     COMPILED = False
 
-# Item types the service stores; others (replay_event, session, …) are counted as skipped (DESIGN §4.1).
-STORED_TYPES = frozenset({"event", "transaction"})
+# Item types the service stores; others (session, client_report, …) are counted as skipped (DESIGN §4.1).
+STORED_TYPES = frozenset({"event", "transaction", "replay_event", "replay_recording"})
+REPLAY_TYPES = frozenset({"replay_event", "replay_recording"})
 _TYPE = re.compile(r"^[a-z][a-z_]{0,31}$")
 
 

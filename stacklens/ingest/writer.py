@@ -28,7 +28,14 @@ import orjson
 from clickhouse_connect.driver.client import Client
 
 # Table → its event-id column. Table names only ever come from here, never from input.
-EVENT_ID_COLUMN = {"events": "event_id", "transactions": "event_id"}
+# Replay tables are keyed by (replay id, segment id), compared as "<uuid>:<segment>" text.
+EVENT_ID_COLUMN = {
+    "events": "event_id",
+    "transactions": "event_id",
+    "replays": "concat(toString(replay_id), ':', toString(segment_id))",
+    "replay_segments": "concat(toString(replay_id), ':', toString(segment_id))",
+}
+_KEY_TYPE = {"replays": "Array(String)", "replay_segments": "Array(String)"}
 _ID_CHUNK = 5000
 Row = tuple[Any, ...]
 
@@ -95,7 +102,7 @@ def existing_event_ids(
                 selects.append(
                     f"SELECT '{table}', {project_id}, toString({column}) FROM {table} "  # noqa: S608 - see below
                     f"WHERE org_id = {{org:UInt64}} AND project_id = {{p{n}:UInt64}} "
-                    f"AND event_id IN {{ids{n}:Array(UUID)}}"
+                    f"AND {column} IN {{ids{n}:{_KEY_TYPE.get(table, 'Array(UUID)')}}}"
                 )
                 # Table and column names come from EVENT_ID_COLUMN, project ids are ints: never input text.
                 parameters[f"p{n}"] = project_id

@@ -144,7 +144,7 @@ class Tunnel:
         # Read every item before writing any, so a malformed envelope leaves nothing half-written.
         try:
             payloads = [
-                (item, item_payload(item))
+                (item, item_payload(item, envelope.headers))
                 for item in envelope.items
                 if item.type in WRITTEN_TYPES  # attachments, profiles, …: not kept (see stacklens_sdk.items)
             ]

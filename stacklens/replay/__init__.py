@@ -1,0 +1,1 @@
+"""Session replay: recordings (rrweb segments) and replay events, from ingest to the player."""

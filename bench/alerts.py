@@ -84,7 +84,7 @@ def rule_bodies(count: int, projects: list[str], seed: int = 5) -> list[dict[str
     return bodies
 
 
-def run(size: int, rules: int) -> dict[str, Any]:
+def run(size: int, rules: int, keep: Path | None = None) -> dict[str, Any]:
     from bench.pipelines import DAYS, PROJECTS, _generate
     from pipelines import warehouse_ops as ops
     from stacklens.alerts import evaluation
@@ -98,20 +98,25 @@ def run(size: int, rules: int) -> dict[str, Any]:
     from stacklens.warehouse.client import get_warehouse, reset_clients
     from stacklens.warehouse.migrations import apply_migrations
 
-    data_dir = Path(tempfile.mkdtemp(prefix="stacklens-bench-alerts-"))
+    data_dir = keep or Path(tempfile.mkdtemp(prefix="stacklens-bench-alerts-"))
     settings = Settings(data_dir=data_dir, warehouse_database="bench", run_schedules=False)
     override_settings(settings)
+    (data_dir / "control.db").unlink(missing_ok=True)  # rules and states start afresh on every run
     migrate_control_store(settings)
     apply_migrations(settings)
     client = get_warehouse(settings)
     started = time.perf_counter()
-    _generate(client, 0, size, age_s=600, span_s=DAYS * 86400, as_they_happen=True)
-    now = datetime.now(UTC)
-    ops.run_insert(
-        client,
-        "page_hour_states",
-        {"start": now - timedelta(days=DAYS + 1), "end": now, "materialized_at": now},
-    )
+    held = int(client.query("SELECT count() FROM events").result_rows[0][0])
+    if held not in (0, size):
+        raise SystemExit(f"{data_dir} holds {held:,} events, not {size:,}: remove it or pick another")
+    if held == 0:  # a kept data directory is reused as it is (its events age with the wall clock)
+        _generate(client, 0, size, age_s=600, span_s=DAYS * 86400, as_they_happen=True)
+        now = datetime.now(UTC)
+        ops.run_insert(
+            client,
+            "page_hour_states",
+            {"start": now - timedelta(days=DAYS + 1), "end": now, "materialized_at": now},
+        )
     build_s = time.perf_counter() - started
     with session_scope(settings) as session:
         org, _ = create_organization(session, "Bench", "bench@example.test", "bench-password-1")
@@ -132,7 +137,8 @@ def run(size: int, rules: int) -> dict[str, Any]:
     reset_clients()
     dispose_engines()
     override_settings(None)
-    shutil.rmtree(data_dir, ignore_errors=True)
+    if keep is None:
+        shutil.rmtree(data_dir, ignore_errors=True)
     return {
         "size": size,
         "events": rows,
@@ -151,9 +157,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, action="append", help="error events (repeatable); default 1M")
     parser.add_argument("--rules", type=int, default=1000)
+    parser.add_argument("--data-dir", type=Path, help="keep the warehouse here and reuse it on the next run")
     args = parser.parse_args()
     for size in args.size or [1_000_000]:
-        print(json.dumps(run(size, args.rules)), flush=True)
+        print(json.dumps(run(size, args.rules, args.data_dir)), flush=True)
     return 0
 
 

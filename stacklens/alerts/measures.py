@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from stacklens.alerts import issue_measures
+from stacklens.alerts.issue_measures import filter_sql
 from stacklens.control.alert_models import AlertRule
 from stacklens.performance.metric_window import WindowRequest, compute_many
 
@@ -34,31 +36,12 @@ class Measurement:
     issue_id: int | None = None
 
 
-_FILTERS = {
-    "environment": "environment = {environment:String}",
-    "release": "release = {release:String}",
-    "level": "level = {level:String}",
-    "tag": "tags[{tag_key:String}] = {tag_value:String}",
-}
-FREQUENCY = (
-    "SELECT project_id, issue_id, count() AS events, uniqExact(user_key) AS users, argMax(title, timestamp),"
-    " argMin(release, timestamp) FROM events WHERE project_id IN {project_ids:Array(UInt64)}"
-    " AND timestamp >= {since:DateTime64(3, 'UTC')} AND timestamp < {until:DateTime64(3, 'UTC')} {filters}"
-    " GROUP BY project_id, issue_id"
-)
 ERROR_RATE = (
     "SELECT project_id, count() AS n,"
     " countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500) AS failed,"
     " argMax(toString(release), timestamp) FROM transactions WHERE project_id IN {project_ids:Array(UInt64)}"
     " AND timestamp >= {since:DateTime64(3, 'UTC')} AND timestamp < {until:DateTime64(3, 'UTC')} {filters}"
     " GROUP BY project_id"
-)
-NEW_ISSUES = (
-    "SELECT project_id, issue_id, min(first_seen) AS first, argMaxMerge(title), argMaxMerge(last_release)"
-    " FROM issue_live_counters WHERE project_id IN {project_ids:Array(UInt64)} AND issue_id IN"
-    " (SELECT issue_id FROM events WHERE project_id IN {project_ids:Array(UInt64)}"
-    "  AND timestamp >= {since:DateTime64(3, 'UTC')} {filters})"
-    " GROUP BY project_id, issue_id HAVING first >= {since:DateTime64(3, 'UTC')}"
 )
 REGRESSIONS = (
     "SELECT h.project_id, h.issue_id, max(h.at), argMax(h.release, h.at), any(c.title) FROM issue_history AS h"
@@ -74,23 +57,6 @@ LATEST_RELEASE = (
     "SELECT project_id, argMax(release, hour) FROM page_hour_states FINAL"
     " WHERE project_id IN {project_ids:Array(UInt64)} AND hour >= {since:DateTime('UTC')} GROUP BY project_id"
 )
-
-
-def _filter_sql(rule: AlertRule, allowed: tuple[str, ...], prefix: str = "") -> tuple[str, dict[str, Any]]:
-    parts, params = [], {}
-    filters = dict(rule.filters or {})
-    if rule.environment:
-        filters["environment"] = rule.environment
-    for name in allowed:
-        value = filters.get(name)
-        if not value:
-            continue
-        parts.append(prefix + _FILTERS[name])
-        if name == "tag":
-            params["tag_key"], params["tag_value"] = value.split(":", 1)
-        else:
-            params[name] = value
-    return "".join(f" AND {p}" for p in parts), params
 
 
 def _group_key(rule: AlertRule) -> tuple:
@@ -133,9 +99,39 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
     for rule in rules:
         if rule.type != "performance_budget":
             groups[_group_key(rule)].append(rule)
+    by_type: dict[str, list[list[AlertRule]]] = defaultdict(list)
     for group in groups.values():
+        by_type[group[0].type].append(group)
+    if by_type["event_frequency"]:
+        _frequencies(client, by_type["event_frequency"], now, out)
+    if by_type["new_issue"]:
+        _new_issues(client, by_type["new_issue"], now, out)
+    for group in by_type["error_rate"] + by_type["regression"]:
         _measure_group(client, group, now, out)
     return out
+
+
+def _frequencies(
+    client: Any, groups: list[list[AlertRule]], now: datetime, out: dict[int, list[Measurement]]
+) -> None:
+    for group, by_project in zip(groups, issue_measures.frequencies(client, groups, now), strict=True):
+        since = now - timedelta(seconds=group[0].window_seconds)
+        for rule in group:
+            for issue_id, events, users, release, title in by_project.get(rule.project_id, []):
+                value = users if rule.count_kind == "users" else events
+                out[rule.id].append(
+                    Measurement(str(issue_id), float(value), events, since, now, release, title, issue_id)
+                )
+
+
+def _new_issues(
+    client: Any, groups: list[list[AlertRule]], now: datetime, out: dict[int, list[Measurement]]
+) -> None:
+    for group, by_project in zip(groups, issue_measures.new_issues(client, groups, now), strict=True):
+        since = now - timedelta(seconds=group[0].window_seconds)
+        for rule in group:
+            for issue_id, title, release in by_project.get(rule.project_id, []):
+                out[rule.id].append(Measurement(str(issue_id), 1.0, 1, since, now, release, title, issue_id))
 
 
 def _measure_group(
@@ -149,27 +145,8 @@ def _measure_group(
         "until": now,
     }
     by_project: dict[int, list[Measurement]] = defaultdict(list)
-    if first.type == "event_frequency":
-        filters, extra = _filter_sql(first, ("environment", "release", "level", "tag"))
-        rows = client.query(
-            FREQUENCY.replace("{filters}", filters), parameters={**params, **extra}
-        ).result_rows
-        for project_id, issue_id, events, users, title, release in rows:
-            value = users if first.count_kind == "users" else events
-            by_project[int(project_id)].append(
-                Measurement(
-                    str(issue_id),
-                    float(value),
-                    int(events),
-                    since,
-                    now,
-                    str(release),
-                    str(title),
-                    int(issue_id),
-                )
-            )
-    elif first.type == "error_rate":
-        filters, extra = _filter_sql(first, ("environment", "release"))
+    if first.type == "error_rate":
+        filters, extra = filter_sql(first, ("environment", "release"))
         rows = client.query(
             ERROR_RATE.replace("{filters}", filters), parameters={**params, **extra}
         ).result_rows
@@ -177,17 +154,8 @@ def _measure_group(
             by_project[int(project_id)].append(
                 Measurement("*", 100.0 * failed / n if n else None, int(n), since, now, str(release))
             )
-    elif first.type == "new_issue":
-        filters, extra = _filter_sql(first, ("environment", "release", "level", "tag"))
-        rows = client.query(
-            NEW_ISSUES.replace("{filters}", filters), parameters={**params, **extra}
-        ).result_rows
-        for project_id, issue_id, _first_seen, title, release in rows:
-            by_project[int(project_id)].append(
-                Measurement(str(issue_id), 1.0, 1, since, now, str(release), str(title), int(issue_id))
-            )
     elif first.type == "regression":
-        filters, extra = _filter_sql(first, ("release",), prefix="h.")
+        filters, extra = filter_sql(first, ("release",), prefix="h.")
         rows = client.query(
             REGRESSIONS.replace("{filters}", filters), parameters={**params, **extra}
         ).result_rows

@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.alerts.evaluation import thresholds
-from stacklens.alerts.measures import REGRESSIONS, _filter_sql
+from stacklens.alerts.issue_measures import filter_sql
+from stacklens.alerts.measures import REGRESSIONS
 from stacklens.alerts.state import decide
 from stacklens.control.alert_models import AlertRule
 from stacklens.performance.metric_window import WindowRequest, series
@@ -92,7 +93,7 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
             out.note = "The preview covers every environment (the hourly states keep none)."
         return out
     if rule.type == "error_rate":
-        filters, extra = _filter_sql(rule, ("environment", "release"))
+        filters, extra = filter_sql(rule, ("environment", "release"))
         rows = client.query(
             ERROR_RATE_SERIES.replace("{filters}", filters),
             parameters={
@@ -114,7 +115,7 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
         return Preview(
             daily=[(str(d), int(n)) for d, n in rows], note="Filters are not applied to this preview."
         )
-    filters, extra = _filter_sql(rule, ("release",), prefix="h.")
+    filters, extra = filter_sql(rule, ("release",), prefix="h.")
     rows = client.query(
         REGRESSIONS.replace("{filters}", filters),
         parameters={"project_ids": [rule.project_id], "since": since, **extra},
@@ -126,7 +127,7 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
 
 
 def _frequency(client: Any, rule: AlertRule, points: list[datetime], since: datetime) -> Preview:
-    filters, extra = _filter_sql(rule, ("environment", "release", "level", "tag"))
+    filters, extra = filter_sql(rule, ("environment", "release", "level", "tag"))
     rows = client.query(
         HOURLY_ISSUE_COUNTS.replace("{filters}", filters),
         parameters={

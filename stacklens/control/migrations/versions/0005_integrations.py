@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005"
-down_revision = "0003"  # re-chained after 0004 at merge
+down_revision = "0004"  # after the budget fields (issue #16)
 branch_labels = None
 depends_on = None
 

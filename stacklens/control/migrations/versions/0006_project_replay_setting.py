@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0003"  # re-chained after 0004 and 0005 when the branches meet
+down_revision = "0005"  # after the tracker connections (issue #21)
 branch_labels = None
 depends_on = None
 

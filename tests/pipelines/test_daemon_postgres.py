@@ -95,8 +95,7 @@ def test_daemon_ticks_materialize_marts_with_the_instance_in_postgres(
     written = _run(env, "-m", "stacklens.cli.main", "pipelines", "instance")
     assert f"# {home / 'dagster.yaml'}" in written
     assert (
-        "postgres_url:\n      env: STACKLENS_DAGSTER_DATABASE_URL" in written
-        and "psycopg2://" not in written
+        "postgres_url:\n      env: STACKLENS_DAGSTER_DATABASE_URL" in written and "psycopg2://" not in written
     )
     _run(env, "-m", "tests.pipelines.daemon_warehouse", "seed", "0", "3")
 

@@ -170,7 +170,8 @@ def test_dashboard_in_a_real_browser(server, org_factory) -> None:
         expect(page.locator("#invite-link")).to_have_value(re.compile(r"/invitations/"))
         page.screenshot(path=str(ARTIFACTS / "members.png"))
         page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/settings")
-        expect(page.locator("h2")).to_contain_text("App keys")
+        expect(page.locator("h2").first).to_contain_text("App keys")
+        expect(page.locator("#replay-setting h2")).to_have_text("Session replay")
         page.screenshot(path=str(ARTIFACTS / "project_settings.png"))
 
         assert page.evaluate("window.__pwned") is None

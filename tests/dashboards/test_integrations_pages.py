@@ -113,8 +113,9 @@ def test_owner_connects_member_links_and_other_orgs_see_nothing(web, org_factory
         their_issue + "/links",
         data={"csrf_token": csrf_of(page.text), "action": "create", "integration_id": str(connection_id)},
     )
+    # another organization's connection answers as a missing one: 404, the page again with the reason
     assert (
-        borrowed.status_code == 400
+        borrowed.status_code == 404
         and f"no integration {connection_id} in this organization" in borrowed.text
     )
     assert web.post(f"{their_issue}/links/{link_id}/unlink", data={"csrf_token": token}).status_code == 404

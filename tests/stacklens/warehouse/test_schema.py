@@ -14,8 +14,10 @@ COLUMN_EXTRAS = re.compile(r"\s+(?:DEFAULT|MATERIALIZED|ALIAS|EPHEMERAL|COMMENT|
 RAW_TABLES = ("events", "transactions", "spans", "ingest_batches")
 CREATE = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE TABLE IF NOT EXISTS (\w+)\s*\n\(", re.IGNORECASE)
 DROP = re.compile(r"^(?:\s*--[^\n]*\n)*\s*DROP TABLE IF EXISTS (\w+)", re.IGNORECASE)
+ALTER = re.compile(r"ALTER TABLE (\w+)\s")
+# One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest one level: Nullable(DateTime64(3, 'UTC')).
 ADD_COLUMN = re.compile(
-    r"ALTER TABLE (\w+) ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\([^)]*\))?)(?: DEFAULT [^\n]*?)? AFTER (\w+)"
+    r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\([^()]*\))*\))?)(?: DEFAULT [^\n]*?)? AFTER (\w+)"
 )
 
 
@@ -40,10 +42,11 @@ def _declared() -> dict[str, list[tuple[str, str, str]]]:
                 tables[created.group(1)] = _columns(statement)
             elif (dropped := DROP.match(statement)) is not None:
                 tables.pop(dropped.group(1), None)
-            elif (added := ADD_COLUMN.search(statement)) is not None:
-                table, column, kind, after = added.groups()
-                names = [c[0] for c in tables[table]]
-                tables[table].insert(names.index(after) + 1, (column, kind, ""))
+            elif (altered := ALTER.search(statement)) is not None:
+                table = altered.group(1)
+                for column, kind, after in ADD_COLUMN.findall(statement):
+                    names = [c[0] for c in tables[table]]
+                    tables[table].insert(names.index(after) + 1, (column, kind, ""))
     return tables
 
 

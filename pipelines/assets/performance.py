@@ -87,15 +87,22 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
 
     Hourly states `resource_hour_states` and `resource_detail_hour_states` (refreshed for the hours with new
     spans) feed the days. Percentiles exact. The same hours refresh `resource_facts` (one row per resource
-    span and browser API call, with its type, host and its page load's browser and FCP), what the resources
-    view and the recommendations read.
+    span and browser API call, with its type, host and its page load's browser and FCP), then from them the
+    per-hour and per-day states `resource_request_hours` / `resource_request_days` (per filter dimensions and
+    resource, load time as a 1 % log histogram) — what the resources view and the recommendations read.
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "resource_breakdown",
         ["spans", "transactions"],
-        ["resource_hour_states", "resource_detail_hour_states", "resource_facts"],
+        [
+            "resource_hour_states",
+            "resource_detail_hour_states",
+            "resource_facts",
+            "resource_request_hours",
+            "resource_request_days",
+        ],
         [
             ("resource_breakdown", "resource_breakdown", "row_count"),
             ("resource_details", "resource_details", "resource_rows"),

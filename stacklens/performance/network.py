@@ -35,7 +35,7 @@ def resource_types(
     """Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load time, cache hit rate
     (over the requests that report a transfer size), compression ratio."""
     rows = []
-    for raw in run(client, "resource_types", {**filters.sql(org_id, project_id), "page": ""}):
+    for raw in run(client, "resource_types", {**filters.sql(org_id, project_id), **filters.whole_hours()}):
         transfer_n = int(raw["transfer_n"])
         rows.append(
             {
@@ -77,7 +77,7 @@ def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters
     reported it blocking, ``non-blocking`` when loads reported it and none blocking, ``unknown`` when no load
     reported a status (Firefox and Safari do not) — never counted as non-blocking."""
     rows = []
-    for raw in run(client, "resource_list", {**filters.sql(org_id, project_id), "page": ""}):
+    for raw in run(client, "resource_list", {**filters.sql(org_id, project_id), **filters.whole_hours()}):
         blocking, non_blocking, unknown = int(raw["blocking"]), int(raw["non_blocking"]), int(raw["unknown"])
         status = "blocking" if blocking else ("non-blocking" if non_blocking else "unknown")
         row = {

@@ -42,6 +42,8 @@ FACT_QUERIES = [
     "resource_request_hours",
     "resource_request_days",
     "endpoint_facts",
+    "endpoint_call_hours",
+    "endpoint_call_days",
 ]
 
 LOADS_SQL = """

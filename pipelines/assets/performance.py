@@ -124,14 +124,15 @@ def api_endpoint_metrics(
     percentage = 100 * (4xx + 5xx) / calls. Hourly states `endpoint_hour_states` (also read by release_impact)
     are refreshed for the hours with new data, then the days rebuilt from them. Percentiles exact. Table
     `api_endpoint_metrics`. The same hours refresh `endpoint_facts` (one row per API call with its
-    parameterised path and the calling page load's browser), what the endpoints view reads.
+    parameterised path and the calling page load's browser), then from them the per-hour and per-day states
+    `endpoint_call_hours` / `endpoint_call_days` — what the endpoints view reads.
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "api_endpoint_metrics",
         ["transactions", "spans"],
-        ["endpoint_hour_states", "endpoint_facts"],
+        ["endpoint_hour_states", "endpoint_facts", "endpoint_call_hours", "endpoint_call_days"],
         [("api_endpoint_metrics", "api_endpoint_metrics", "row_count")],
         API_CHECKS,
     )

@@ -140,7 +140,7 @@ def endpoints(
     """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
     if sort not in ENDPOINT_SORTS:
         raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")
-    params = {**filters.sql(org_id, project_id), "page": "", **NO_ENDPOINT, "by_day": 0}
+    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **NO_ENDPOINT, "by_day": 0}
     rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
     return sorted(rows, key=lambda r: (-(r[sort] or 0), r["source"], r["method"], r["path"]))
 
@@ -157,9 +157,9 @@ def endpoint_detail(
         "endpoint_path": path,
     }
     days = []
-    for raw in run(client, "endpoints", {**params, "by_day": 1}):
+    for raw in run(client, "endpoints", {**params, **filters.whole_hours(), "by_day": 1}):
         row = _endpoint_row(raw)
-        row["day"] = raw["day"]
+        row["day"] = raw["day_key"]
         days.append(row)
     days.sort(key=lambda r: r["day"])
     return days, run(client, "endpoint_samples", params)

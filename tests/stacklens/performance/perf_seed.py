@@ -234,12 +234,14 @@ FACT_QUERIES = (
     "resource_request_hours",
     "resource_request_days",
     "endpoint_facts",
+    "endpoint_call_hours",
+    "endpoint_call_days",
 )
 
 
 def build_facts(client: Client, start: datetime, end: datetime) -> None:
     """What the performance assets do for the hours in [start, end): the fact tables every performance view
-    reads (`pageload_facts`, `resource_facts` and its hourly and daily states, `endpoint_facts`; the same named
+    reads (`pageload_facts`, `resource_facts`, `endpoint_facts` and their hourly and daily states; the same named
     queries and parameters)."""
     parameters = {**sql_parameters(), "start": start, "end": end, "materialized_at": datetime.now(UTC)}
     for query in FACT_QUERIES:

@@ -4,7 +4,8 @@
     nice -n 10 .venv/bin/python bench/exports.py --loads 100000     # small scale
 
 In a fresh embedded warehouse and SQLite control store (own temporary data directory): the page loads, spans and
-server transactions of bench/performance.py (30 days, 20 routes, 5 releases, 50 API endpoints), one organization
+server transactions of bench/performance.py (30 days, 20 routes, 5 releases, 50 API endpoints) with the facts and
+states the performance assets build from them (its `_build`), one organization
 and project with three budgets. Then ROUNDS times, after one warm-up: the report's reads for the last 30 days
 (``report_data``: every view the report shows plus the budgets) and the PDF's rendering (``build_pdf``), each
 timed apart, with the PDF's size and page count. The CSV: a 10,000-row pages table (the columns of the Pages
@@ -77,7 +78,7 @@ def _csv_stream() -> dict[str, Any]:
 def run(loads: int) -> dict[str, Any]:
     from pypdf import PdfReader
 
-    from bench.performance import _generate
+    from bench.performance import _build, _generate
     from stacklens.control import accounts, budgets
     from stacklens.control.db import migrate_control_store, session_scope
     from stacklens.performance.exports.pdf import build_pdf
@@ -102,6 +103,8 @@ def run(loads: int) -> dict[str, Any]:
     started = time.perf_counter()
     _generate(client, loads)
     generate_s = time.perf_counter() - started
+    # What the views read: the performance assets' facts and states of every hour (bench/performance.py).
+    built = _build(client, datetime.now(UTC))
     reads, renders, totals = [], [], []
     size = pages = 0
     filters = PerfFilters.parse(range="30d", now=datetime.now(UTC))
@@ -123,6 +126,7 @@ def run(loads: int) -> dict[str, Any]:
     return {
         "loads": loads,
         "generate_s": round(generate_s, 1),
+        **built,
         "rounds": ROUNDS,
         "pdf_30d": {
             "reads": _seconds(reads),

@@ -36,7 +36,15 @@ sys.path.insert(0, str(ROOT))
 
 ORG, PROJECT, DAYS, CALLS = 1, 1, 30, 20
 # The pipeline queries that build what the views read (the performance assets' per-hour states).
-FACT_QUERIES = ["pageload_facts", "resource_facts", "endpoint_facts"]
+FACT_QUERIES = [
+    "pageload_facts",
+    "resource_facts",
+    "resource_request_hours",
+    "resource_request_days",
+    "endpoint_facts",
+    "endpoint_call_hours",
+    "endpoint_call_days",
+]
 
 LOADS_SQL = """
 INSERT INTO transactions (org_id, project_id, event_id, trace_id, timestamp, end_timestamp, received_at, release,

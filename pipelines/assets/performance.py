@@ -87,15 +87,22 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
 
     Hourly states `resource_hour_states` and `resource_detail_hour_states` (refreshed for the hours with new
     spans) feed the days. Percentiles exact. The same hours refresh `resource_facts` (one row per resource
-    span and browser API call, with its type, host and its page load's browser and FCP), what the resources
-    view and the recommendations read.
+    span and browser API call, with its type, host and its page load's browser and FCP), then from them the
+    per-hour and per-day states `resource_request_hours` / `resource_request_days` (per filter dimensions and
+    resource, load time as a 1 % log histogram) — what the resources view and the recommendations read.
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "resource_breakdown",
         ["spans", "transactions"],
-        ["resource_hour_states", "resource_detail_hour_states", "resource_facts"],
+        [
+            "resource_hour_states",
+            "resource_detail_hour_states",
+            "resource_facts",
+            "resource_request_hours",
+            "resource_request_days",
+        ],
         [
             ("resource_breakdown", "resource_breakdown", "row_count"),
             ("resource_details", "resource_details", "resource_rows"),
@@ -117,14 +124,15 @@ def api_endpoint_metrics(
     percentage = 100 * (4xx + 5xx) / calls. Hourly states `endpoint_hour_states` (also read by release_impact)
     are refreshed for the hours with new data, then the days rebuilt from them. Percentiles exact. Table
     `api_endpoint_metrics`. The same hours refresh `endpoint_facts` (one row per API call with its
-    parameterised path and the calling page load's browser), what the endpoints view reads.
+    parameterised path and the calling page load's browser), then from them the per-hour and per-day states
+    `endpoint_call_hours` / `endpoint_call_days` — what the endpoints view reads.
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "api_endpoint_metrics",
         ["transactions", "spans"],
-        ["endpoint_hour_states", "endpoint_facts"],
+        ["endpoint_hour_states", "endpoint_facts", "endpoint_call_hours", "endpoint_call_days"],
         [("api_endpoint_metrics", "api_endpoint_metrics", "row_count")],
         API_CHECKS,
     )

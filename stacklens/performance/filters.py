@@ -119,6 +119,19 @@ class PerfFilters:
             "browser": self.browser,
         }
 
+    def whole_hours(self) -> dict[str, datetime]:
+        """The parts of the window the per-hour and per-day states answer: ``whole_start`` / ``whole_end`` bound
+        its whole UTC hours (both ``until`` when it holds none; the partial hours at its edges are read from the
+        facts) and ``day_start`` / ``day_end`` its whole UTC days within them (both ``whole_end`` when none)."""
+        start = _ceil(self.since, timedelta(hours=1))
+        end = _floor(self.until, timedelta(hours=1))
+        if end <= start:
+            start = end = self.until
+        day_start, day_end = _ceil(start, timedelta(days=1)), _floor(end, timedelta(days=1))
+        if day_end <= day_start:
+            day_start = day_end = end
+        return {"whole_start": start, "whole_end": end, "day_start": day_start, "day_end": day_end}
+
     def params(self) -> dict[str, str]:
         """The filters as query-string values (for links that keep the view)."""
         window = (
@@ -137,6 +150,17 @@ class PerfFilters:
             "release": self.release,
             "browser": self.browser,
         }
+
+
+def _floor(value: datetime, step: timedelta) -> datetime:
+    """``value`` rounded down to a multiple of ``step`` (an hour or a day) since the Unix epoch, in UTC."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    return epoch + step * ((value.astimezone(UTC) - epoch) // step)
+
+
+def _ceil(value: datetime, step: timedelta) -> datetime:
+    floor = _floor(value, step)
+    return floor if floor == value else floor + step
 
 
 def _iso(value: datetime) -> str:

@@ -35,7 +35,7 @@ def resource_types(
     """Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load time, cache hit rate
     (over the requests that report a transfer size), compression ratio."""
     rows = []
-    for raw in run(client, "resource_types", {**filters.sql(org_id, project_id), "page": ""}):
+    for raw in run(client, "resource_types", {**filters.sql(org_id, project_id), **filters.whole_hours()}):
         transfer_n = int(raw["transfer_n"])
         rows.append(
             {
@@ -77,7 +77,7 @@ def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters
     reported it blocking, ``non-blocking`` when loads reported it and none blocking, ``unknown`` when no load
     reported a status (Firefox and Safari do not) — never counted as non-blocking."""
     rows = []
-    for raw in run(client, "resource_list", {**filters.sql(org_id, project_id), "page": ""}):
+    for raw in run(client, "resource_list", {**filters.sql(org_id, project_id), **filters.whole_hours()}):
         blocking, non_blocking, unknown = int(raw["blocking"]), int(raw["non_blocking"]), int(raw["unknown"])
         status = "blocking" if blocking else ("non-blocking" if non_blocking else "unknown")
         row = {
@@ -140,7 +140,7 @@ def endpoints(
     """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
     if sort not in ENDPOINT_SORTS:
         raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")
-    params = {**filters.sql(org_id, project_id), "page": "", **NO_ENDPOINT, "by_day": 0}
+    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **NO_ENDPOINT, "by_day": 0}
     rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
     return sorted(rows, key=lambda r: (-(r[sort] or 0), r["source"], r["method"], r["path"]))
 
@@ -157,9 +157,9 @@ def endpoint_detail(
         "endpoint_path": path,
     }
     days = []
-    for raw in run(client, "endpoints", {**params, "by_day": 1}):
+    for raw in run(client, "endpoints", {**params, **filters.whole_hours(), "by_day": 1}):
         row = _endpoint_row(raw)
-        row["day"] = raw["day"]
+        row["day"] = raw["day_key"]
         days.append(row)
     days.sort(key=lambda r: r["day"])
     return days, run(client, "endpoint_samples", params)

@@ -40,8 +40,9 @@ def macros() -> dict[str, str]:
     return found
 
 
-def render_macros(text: str, source: str = "SQL") -> str:
-    """``text`` with every macro expanded; ``source`` names the file in the error for an unknown name."""
+def render_macros(text: str, source: str = "SQL", _within: tuple[str, ...] = ()) -> str:
+    """``text`` with every macro expanded (a macro may use others); ``source`` names the file in the error for an
+    unknown name or a macro that uses itself."""
     if "${" not in text:
         return text
     known = macros()
@@ -55,7 +56,10 @@ def render_macros(text: str, source: str = "SQL") -> str:
                 return match.group(0)
             if name not in known:
                 raise MacroError(f"{source}: unknown macro ${{{name}}} (macros: {', '.join(sorted(known))})")
-            return known[name].replace("\n", "\n" + indent)
+            if name in _within:
+                raise MacroError(f"{source}: macro ${{{name}}} uses itself")
+            body = render_macros(known[name], f"macro {name}", (*_within, name))
+            return body.replace("\n", "\n" + indent)
 
         out.append(_PLACEHOLDER.sub(expand, line))
     return "\n".join(out)

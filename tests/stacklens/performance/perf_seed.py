@@ -227,9 +227,22 @@ def seed(
     return out
 
 
+# In the order the assets run them: the hourly and daily states read the facts the same tick refreshed.
+FACT_QUERIES = (
+    "pageload_facts",
+    "resource_facts",
+    "resource_request_hours",
+    "resource_request_days",
+    "endpoint_facts",
+    "endpoint_call_hours",
+    "endpoint_call_days",
+)
+
+
 def build_facts(client: Client, start: datetime, end: datetime) -> None:
     """What the performance assets do for the hours in [start, end): the fact tables every performance view
-    reads (`pageload_facts`, `resource_facts`, `endpoint_facts`; the same named queries and parameters)."""
+    reads (`pageload_facts`, `resource_facts`, `endpoint_facts` and their hourly and daily states; the same named
+    queries and parameters)."""
     parameters = {**sql_parameters(), "start": start, "end": end, "materialized_at": datetime.now(UTC)}
-    for query in ("pageload_facts", "resource_facts", "endpoint_facts"):
+    for query in FACT_QUERIES:
         client.command(load_query(f"pipelines/{query}"), parameters=parameters)

@@ -60,9 +60,20 @@ def test_expansion_follows_the_indentation_and_leaves_the_runner_placeholders() 
 def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(
         MacroError,
-        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: issue_elements, pageload_filter\)",
+        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: duration_p95, endpoint_call_states, "
+        r"endpoint_window, issue_elements, pageload_filter, resource_request_states, resource_window\)",
     ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")
     (tmp_path / "0001_create_things.sql").write_text("SELECT ${nope}\n")
     with pytest.raises(MigrationError, match=r"0001_create_things.sql: unknown macro \$\{nope\}"):
         discover(tmp_path)
+
+
+def test_a_macro_may_use_macros_and_not_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    known = macros.macros()
+    window = render_macros("FROM ${resource_window}")
+    assert "${" not in window and known["resource_request_states"].split("\n")[0] in window
+    assert window.count("sumMap(") == 1  # the edge hours aggregate like the fill: the states macro inside
+    monkeypatch.setitem(known, "loop", "SELECT 1\n    ${loop}")
+    with pytest.raises(MacroError, match=r"macro \$\{loop\} uses itself"):
+        render_macros("${loop}", "queries/y.sql")

@@ -1,0 +1,11 @@
+-- Refresh `endpoint_call_days` for the UTC days holding the hours [{start}, {end}), by merging their hours'
+-- states in `endpoint_call_hours` (refreshed just before by the same tick).
+INSERT INTO endpoint_call_days
+SELECT org_id, project_id, toStartOfDay(hour) AS day, environment, release, browser, source, method, path,
+       sum(calls), sum(loads), sum(duration_sum), sumMap(dur_hist.1, dur_hist.2), sum(s2xx), sum(s3xx), sum(s4xx),
+       sum(s5xx), sum(no_status), sum(bytes_sum), sum(bytes_n), max(max_per_load), groupUniqArrayArray(10)(pages),
+       {materialized_at:DateTime64(6, 'UTC')}
+FROM endpoint_call_hours FINAL
+WHERE hour >= toStartOfDay({start:DateTime64(3, 'UTC')})
+  AND hour < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+GROUP BY org_id, project_id, day, environment, release, browser, source, method, path

@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, Response
 from dashboards import performance_figures as figs
 from dashboards.context import CurrentProject
 from dashboards.rendering import render
-from dashboards.routers.performance_exports import download_links
+from dashboards.routers.performance_exports import download_links, waterfall_links
 from stacklens.performance import network, reads, views
 from stacklens.performance.exports.tables import blocking_resources, largest_resources, unknown_blocking
 from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
@@ -259,7 +259,11 @@ def waterfall_page(request: Request, view: CurrentProject, event_id: str) -> Res
         data = waterfall(client, view.org_id, view.project_id, event_id)
         if data is None:
             raise ValueError(f"event_id: no page load {event_id!r} in this project")
-        return {"data": data, "figures": {"waterfall": figs.waterfall_figure(data)}}
+        return {
+            "data": data,
+            "figures": {"waterfall": figs.waterfall_figure(data)},
+            "downloads": waterfall_links(perf_path(view), event_id),
+        }
 
     return _page(request, view, "/pages", "perf_waterfall.html", fill)
 

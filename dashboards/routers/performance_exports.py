@@ -5,6 +5,9 @@ are built here too, so every page offers the same set and keeps its filters.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
+import polars as pl
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
@@ -16,6 +19,7 @@ from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import PAGES, Target, page_data, table
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.views import plain
+from stacklens.performance.waterfall import waterfall
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/performance"
@@ -96,3 +100,42 @@ def report_pdf(request: Request, view: CurrentProject, db: Db) -> Response:
         media_type="application/pdf",
         headers=_attachment(f"{view.project.slug}-performance-report.pdf"),
     )
+
+
+# The waterfall page's table, column for column (the JSON holds the whole page load: phases, markers, spans).
+WATERFALL_COLUMNS = (
+    "type",
+    "description",
+    "start_ms",
+    "duration_ms",
+    "bytes",
+    "render_blocking",
+    "status_code",
+)
+
+
+def waterfall_links(base: str, event_id: str) -> list[dict[str, str]]:
+    """The waterfall page's downloads: its spans as CSV and the page load as JSON."""
+    href = f"{base}/waterfall/{quote(event_id, safe='')}/export"
+    return [
+        {"label": "CSV: Spans", "href": href + ".csv", "kind": "csv"},
+        {"label": "JSON", "href": href + ".json", "kind": "json"},
+    ]
+
+
+@router.get(BASE + "/waterfall/{event_id}/export.{fmt}")
+def export_waterfall(view: CurrentProject, event_id: str, fmt: str) -> Response:
+    if fmt not in FORMATS:
+        raise InvalidInput("format: must be csv or json")
+    data = waterfall(view.warehouse, view.org_id, view.project_id, event_id)
+    if data is None:
+        raise NotFound(f"no page load {event_id!r} in this project")
+    name = f"{view.project.slug}-waterfall-{data['event_id']}"
+    if fmt == "json":
+        return JSONResponse(plain(data), headers=_attachment(name + ".json"))
+    rows = [
+        {"position": i, **{k: span[k] for k in WATERFALL_COLUMNS}} for i, span in enumerate(data["spans"], 1)
+    ]
+    frame = pl.DataFrame(rows, schema=["position", *WATERFALL_COLUMNS], orient="row") if rows else None
+    body = frame.write_csv() if frame is not None else ",".join(["position", *WATERFALL_COLUMNS]) + "\n"
+    return Response(body, media_type="text/csv; charset=utf-8", headers=_attachment(name + ".csv"))

@@ -227,3 +227,43 @@ def test_event_data_is_escaped_in_download_links(client, seeded) -> None:
     assert "<script>alert(1)</script>" not in html
     _, links = read_page(html)
     assert links and all(parse_qs(urlsplit(link["href"]).query).get("page") == [route] for link in links[:-1])
+
+
+def test_waterfall_spans_as_csv_and_the_page_load_as_json(client, seeded, stores) -> None:
+    org, other = seeded
+    ((event_id,),) = (
+        get_warehouse(stores)
+        .query(
+            "SELECT toString(event_id) FROM transactions WHERE org_id = {o:UInt64} AND project_id = {p:UInt64}"
+            " AND op = 'pageload' ORDER BY timestamp DESC LIMIT 1",
+            parameters={"o": org["org_id"], "p": org["project_id"]},
+        )
+        .result_rows
+    )
+    page = client.get(f"{_base(org)}/waterfall/{event_id}")
+    assert page.status_code == 200
+    tables, links = read_page(page.text)
+    hrefs = {link["class"].split()[-1]: link["href"] for link in links}
+    assert set(hrefs) == {"download-csv", "download-json"}
+    api = client.get(
+        f"/api/projects/{org['project']}/performance/waterfall/{event_id}",
+        headers={"Authorization": f"Bearer {org['api_key']}"},
+    ).json()
+    assert api["spans"]
+    spans = client.get(hrefs["download-csv"])
+    assert spans.status_code == 200 and spans.headers["content-type"].startswith("text/csv")
+    parsed = list(csv.DictReader(io.StringIO(spans.text)))
+    assert [r["description"] for r in parsed] == [s["description"] for s in api["spans"]]
+    assert [float(r["duration_ms"]) for r in parsed] == [s["duration_ms"] for s in api["spans"]]
+    assert [r["render_blocking"] for r in parsed] == [s["render_blocking"] for s in api["spans"]]
+    shown = tables["spans"]
+    assert len(shown) == len(parsed)
+    assert all(row[2].text == csv_row["description"] for row, csv_row in zip(shown, parsed, strict=True))
+    document = client.get(hrefs["download-json"])
+    assert "attachment" in document.headers["content-disposition"] and document.json() == api
+    assert client.get(f"{_base(org)}/waterfall/{event_id}/export.xml").status_code == 400
+    assert (
+        client.get(f"{_base(org)}/waterfall/00000000-0000-0000-0000-000000000000/export.csv").status_code
+        == 404
+    )
+    assert client.get(f"{_base(other)}/waterfall/{event_id}/export.json").status_code == 404

@@ -7,13 +7,20 @@
 In a fresh embedded warehouse (own temporary data directory, every migration applied): N page loads of one
 project over 30 days on 20 routes and 5 releases, from Chrome, Firefox and Safari (Safari without LCP/INP/CLS,
 only Chrome with render-blocking status), each with 9 spans (3 scripts, a stylesheet, an image, the
-DOMContentLoaded span and 3 API calls on 50 endpoints with ids in their paths), plus N/5 server transactions,
+DOMContentLoaded span and 3 API calls on 50 endpoints with ids in their paths
+and a web font), plus N/5 server transactions,
 all generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). Then the pipeline builds what the views
 read (`pageload_facts`, the page_metrics asset's per-hour query, run day by day as a backfill does; its time is
 printed, and the time of one incremental tick's hour). Then each view the pages and the API serve
 (stacklens.performance: the same calls the routes make, without HTTP) runs CALLS times, cycling through varied
 filters (24h / 7d / 14d / 30d windows, an explicit since/until window, browser, environment and release
 filters); per view the median and the p95 in ms.
+
+    .venv/bin/python bench/performance.py --loads 10000000 --data-dir /tmp/perf-10m   # keep and reuse
+
+`--data-dir` keeps the warehouse: a second run skips the generation (the data keeps the clock of its first run,
+and the views are timed against that clock), applies migrations added since, and builds only the pipeline
+tables it has not built yet (`--rebuild` builds them all again).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 ORG, PROJECT, DAYS, CALLS = 1, 1, 30, 20
+SPANS = 10  # per page load: 10 M page loads carry the goal's 100 M spans
 # The pipeline queries that build what the views read (the performance assets' per-hour states).
 FACT_QUERIES = [
     "pageload_facts",
@@ -71,19 +79,19 @@ SELECT {org}, {project}, toUUID(concat('00000000-0000-4000-8000-', leftPad(lower
     hex(number), now64(3) - toIntervalMillisecond(t * 7919 % {span_ms}) + toIntervalMillisecond(k * 30) AS ts,
     20 + cityHash64(number) % 900, ts,
     ['resource.script', 'resource.script', 'resource.script', 'resource.css', 'resource.img',
-     'browser.domContentLoadedEvent', 'http.client', 'http.client', 'http.client'][k + 1],
+     'browser.domContentLoadedEvent', 'http.client', 'http.client', 'http.client', 'resource.font'][k + 1],
     ['https://shop.test/static/app.js', 'https://shop.test/static/vendor.js', 'https://cdn.other.test/tag.js',
      'https://shop.test/static/site.css', concat('https://shop.test/img/p', toString(t % 40), '.png'),
      'https://shop.test/', concat('GET https://shop.test/api/items/', toString(t % 997)),
      concat('GET https://shop.test/api/e', toString(t % 50), '/', toString(t % 991)),
-     'POST https://shop.test/api/cart'][k + 1],
-    if(k >= 6, if(t % 40 = 0, 500, 200), 0), if(k >= 6, 'GET', ''), 'pageload', concat('/page/', toString(t % 20)),
+     'POST https://shop.test/api/cart', 'https://fonts.other.test/inter.woff2'][k + 1],
+    if(k BETWEEN 6 AND 8, if(t % 40 = 0, 500, 200), 0), if(k BETWEEN 6 AND 8, 'GET', ''), 'pageload', concat('/page/', toString(t % 20)),
     concat('web@1.', toString(intDiv(t * 7919 % {span_ms}, intDiv({span_ms}, 5)))),
     if(t % 5 = 0, 'staging', 'production'),
     if(k = 5, NULL, 20000 + cityHash64(number) % 300000), if(k = 5, NULL, 60000 + cityHash64(number) % 600000),
     if(k = 5, NULL, 20300 + cityHash64(number) % 300000),
     if(k < 4 AND t % 4 < 2, if(k = 2, 'non-blocking', 'blocking'), '')
-FROM (SELECT number, intDiv(number, 9) AS t, number % 9 AS k FROM numbers({offset}, {count}))
+FROM (SELECT number, intDiv(number, {spans}) AS t, number % {spans} AS k FROM numbers({offset}, {count}))
 """
 
 SERVER_SQL = """
@@ -103,7 +111,7 @@ def _generate(client: Any, loads: int) -> None:
     for start in range(0, loads, chunk):
         n = min(chunk, loads - start)
         client.command(LOADS_SQL.format(offset=start, count=n, **common))
-        client.command(SPANS_SQL.format(offset=start * 9, count=n * 9, **common))
+        client.command(SPANS_SQL.format(offset=start * SPANS, count=n * SPANS, spans=SPANS, **common))
     client.command(SERVER_SQL.format(offset=0, count=max(loads // 5, 1), **common))
 
 
@@ -153,7 +161,7 @@ def _views(client: Any, filter_sets: list[Any]) -> dict[str, Any]:
     return timings
 
 
-def _build(client: Any, now: datetime) -> dict[str, float]:
+def _build(client: Any, now: datetime, queries: list[str]) -> dict[str, float]:
     """The pipeline's per-hour fill of what the views read, day by day over the data (a backfill), then one
     incremental tick's hour again (what a scheduled tick costs for an hour that received rows)."""
     from pipelines.warehouse_ops import run_insert
@@ -169,7 +177,7 @@ def _build(client: Any, now: datetime) -> dict[str, float]:
             "end": min(day + timedelta(days=1), end),
             "materialized_at": datetime.now(UTC),
         }
-        for query in FACT_QUERIES:
+        for query in queries:
             run_insert(client, query, {**params, **bounds})
         day += timedelta(days=1)
     full_s = time.perf_counter() - started
@@ -180,7 +188,7 @@ def _build(client: Any, now: datetime) -> dict[str, float]:
         "materialized_at": datetime.now(UTC),
     }
     started = time.perf_counter()
-    for query in FACT_QUERIES:
+    for query in queries:
         run_insert(client, query, {**params, **hour})
     return {"facts_full_s": round(full_s, 1), "facts_hour_tick_s": round(time.perf_counter() - started, 2)}
 
@@ -204,19 +212,41 @@ def _filter_sets(now: datetime) -> list[Any]:
     ]
 
 
-def run(loads: int) -> dict[str, Any]:
+def _prepare(client: Any, loads: int, data_dir: Path, rebuild: bool) -> dict[str, Any]:
+    """Generate the data unless the kept data directory already holds it, then build the pipeline tables
+    it lacks; the marker file records the data's clock and what was built."""
+    marker = data_dir / "bench-performance.json"
+    state: dict[str, Any] = json.loads(marker.read_text()) if marker.exists() else {}
+    if state.get("loads") != loads:
+        started = time.perf_counter()
+        _generate(client, loads)
+        state = {
+            "loads": loads,
+            "now": datetime.now(UTC).isoformat(),
+            "generate_s": time.perf_counter() - started,
+        }
+        marker.write_text(json.dumps(state))
+    now = datetime.fromisoformat(state["now"])
+    missing = FACT_QUERIES if rebuild else [q for q in FACT_QUERIES if q not in state.get("built", [])]
+    built = _build(client, now, missing) if missing else {}
+    state["built"] = sorted(set(state.get("built", [])) | set(missing))
+    marker.write_text(json.dumps(state))
+    return {"now": now, "generate_s": round(state["generate_s"], 1), **built}
+
+
+def run(loads: int, keep_dir: Path | None = None, rebuild: bool = False) -> dict[str, Any]:
     from stacklens.performance.waterfall import waterfall
     from stacklens.settings import Settings
     from stacklens.warehouse.client import get_warehouse, reset_clients
     from stacklens.warehouse.migrations import apply_migrations
 
-    data_dir = Path(tempfile.mkdtemp(prefix="stacklens-bench-performance-"))
+    data_dir = keep_dir or Path(tempfile.mkdtemp(prefix="stacklens-bench-performance-"))
+    data_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings(data_dir=data_dir, warehouse_database="bench", run_schedules=False)
     apply_migrations(settings)
     client = get_warehouse(settings)
-    started = time.perf_counter()
-    _generate(client, loads)
-    build_s = time.perf_counter() - started
+    prepared = _prepare(client, loads, data_dir, rebuild)
+    now = prepared.pop("now")
     rows = {
         t: int(client.query(f"SELECT count() FROM {t}").result_rows[0][0])  # noqa: S608 - two fixed names
         for t in ("transactions", "spans")
@@ -226,18 +256,16 @@ def run(loads: int) -> dict[str, Any]:
             0
         ]
     )
-    now = datetime.now(UTC)
-    built = _build(client, now)
     views_ms = _views(client, _filter_sets(now))
     views_ms["waterfall"] = _time("waterfall", lambda f: waterfall(client, ORG, PROJECT, event_id), [None])
     reset_clients()
-    shutil.rmtree(data_dir, ignore_errors=True)
+    if keep_dir is None:
+        shutil.rmtree(data_dir, ignore_errors=True)
     worst = max(v["p95_ms"] for v in views_ms.values())
     return {
         "loads": loads,
         "rows": rows,
-        "generate_s": round(build_s, 1),
-        **built,
+        **prepared,
         "calls": CALLS,
         "views": views_ms,
         "worst_p95_ms": worst,
@@ -249,9 +277,13 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--loads", type=int, action="append", help="page loads (repeatable; default 100000)")
+    parser.add_argument("--data-dir", type=Path, help="keep the warehouse here and reuse it on the next run")
+    parser.add_argument("--rebuild", action="store_true", help="build every pipeline table again")
     args = parser.parse_args()
+    if args.data_dir and len(args.loads or []) > 1:
+        parser.error("--data-dir keeps one data set: give one --loads")
     for loads in args.loads or [100_000]:
-        print(json.dumps(run(loads), indent=1))
+        print(json.dumps(run(loads, args.data_dir, args.rebuild), indent=1))
 
 
 if __name__ == "__main__":

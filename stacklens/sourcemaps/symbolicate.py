@@ -26,11 +26,12 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput
 from stacklens.sourcemaps import store
-from stacklens.sourcemaps.bundle import join_url, normalize_debug_id, source_mapping_url
+from stacklens.sourcemaps.bundle import join_url, source_mapping_url
+from stacklens.sourcemaps.index import JS_PLATFORMS, debug_images
+from stacklens.sourcemaps.manifest import Manifest, manifest_for
 from stacklens.sourcemaps.sourcemap import MapCache, Original, SourceMap, parse_map, parse_minified
 
 CONTEXT_LINES = 5
-JS_PLATFORMS = frozenset({"javascript", "node"})
 _VENDOR = re.compile(r"(^|/)(node_modules|bower_components|~)/|^webpack/(bootstrap|runtime)|^\(webpack\)")
 # The process-wide cache of parsed maps (content-addressed, so never stale).
 DEFAULT_CACHE = MapCache()
@@ -42,19 +43,8 @@ class Resolver:
     org_id: int
     project_id: int
     cache: MapCache = DEFAULT_CACHE
-
-
-def debug_images(payload: dict[str, Any]) -> dict[str, str]:
-    """``{file URL: debug id}`` from the event's ``debug_meta.images`` of type ``sourcemap``."""
-    meta = payload.get("debug_meta")
-    images = meta.get("images") if isinstance(meta, dict) else None
-    found: dict[str, str] = {}
-    for image in images if isinstance(images, list) else []:
-        if isinstance(image, dict) and image.get("type") == "sourcemap":
-            debug_id = normalize_debug_id(image.get("debug_id"))
-            if debug_id and isinstance(image.get("code_file"), str):
-                found[image["code_file"]] = debug_id
-    return found
+    # The manifest rows' cache; ``None`` is the process's one for ``client`` (manifest.manifest_for).
+    manifest: Manifest | None = None
 
 
 def url_candidates(url: str) -> list[str]:
@@ -78,15 +68,15 @@ def original_path(source: str) -> str:
 
 
 class _EventMaps:
-    """Finds and parses the maps of one event's files (one manifest query per event)."""
+    """Finds and parses the maps of one event's files (manifest rows from the process's cache)."""
 
     def __init__(self, resolver: Resolver, payload: dict[str, Any]) -> None:
         self.resolver = resolver
         self.images = debug_images(payload)
         self.release = str(payload.get("release") or "")
         self.dist = str(payload.get("dist") or "")
-        self.files = store.candidate_files(
-            resolver.client,
+        manifest = resolver.manifest or manifest_for(resolver.client)
+        self.files = manifest.candidate_files(
             resolver.org_id,
             resolver.project_id,
             self.release,
@@ -153,8 +143,16 @@ class _EventMaps:
         return None, f"{prefix}no map for {url.split('?', 1)[0]} in release {self.release}"
 
     def _map_comment(self, minified: store.StoredFile) -> str:
-        blobs = store.get_blobs(self.resolver.client, self.resolver.org_id, store.FILE, [minified.sha1])
-        return source_mapping_url(blobs.get(minified.sha1, b""))
+        # Kept in the content-addressed cache too, so a cached event reads no blob for it.
+        key = "sourceMappingURL:" + minified.sha1
+        found = self.resolver.cache.get(key)
+        if found is None:
+            blobs = store.get_blobs(self.resolver.client, self.resolver.org_id, store.FILE, [minified.sha1])
+            if minified.sha1 not in blobs:
+                return ""
+            found = source_mapping_url(blobs[minified.sha1])
+            self.resolver.cache.put(key, found, len(found) + 64)
+        return str(found)
 
     def _parsed(self, found: store.StoredFile, how: str) -> tuple[SourceMap | None, str]:
         cache = self.resolver.cache

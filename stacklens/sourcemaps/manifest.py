@@ -64,7 +64,7 @@ class Manifest:
 
     def index(self, org_id: int) -> MapIndex:
         """Which releases and debug ids of the organization's projects have uploads."""
-        return self._cached(("index", org_id), org_id, lambda: store.map_index(self.client, org_id))  # type: ignore[no-any-return]
+        return self._cached(("index", org_id), org_id, lambda: store.map_index(self.client, org_id))
 
     def candidate_files(
         self, org_id: int, project_id: int, release: str, dist: str, debug_ids: list[str]

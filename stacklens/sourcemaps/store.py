@@ -216,9 +216,7 @@ def map_index(client: Client, org_id: int) -> MapIndex:
         by_project.setdefault(int(project), (set(), set()))[0].add((str(release), str(dist)))
     for project, debug_id in debug_ids:
         by_project.setdefault(int(project), (set(), set()))[1].add(str(debug_id))
-    return MapIndex(
-        org_id, {p: ProjectMaps(frozenset(r), frozenset(d)) for p, (r, d) in by_project.items()}
-    )
+    return MapIndex(org_id, {p: ProjectMaps(frozenset(r), frozenset(d)) for p, (r, d) in by_project.items()})
 
 
 def delete_bundle(client: Client, org_id: int, project_id: int, bundle_id: str) -> bool:

@@ -187,35 +187,75 @@ def _lookup(maps: _EventMaps, frame: dict[str, Any]) -> tuple[SourceMap | None, 
     return parsed, original, how
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """One frame's answer: its map and original position with the function's original name (``""`` when
+    the map has none), or ``original`` ``None`` and the reason in ``how``."""
+
+    parsed: SourceMap | None
+    original: Original | None
+    name: str
+    how: str
+
+
+def resolve_frames(
+    resolver: Resolver, payload: dict[str, Any], frames: list[dict[str, Any]]
+) -> list[Resolved | None]:
+    """Each of ``frames`` (one stack, top first) looked up in the event's maps; ``None`` for a frame without a
+    column (not from a minified script). Nothing is changed."""
+    return _resolve(_EventMaps(resolver, payload), frames)
+
+
+def _resolve(maps: _EventMaps, frames: list[dict[str, Any]]) -> list[Resolved | None]:
+    looked = [_lookup(maps, f) if f.get("colno") is not None else None for f in frames]
+    answers: list[Resolved | None] = []
+    for i, result in enumerate(looked):
+        if result is None:
+            answers.append(None)
+            continue
+        parsed, original, how = result
+        name = ""
+        if parsed is not None and original is not None:
+            # The frame's own function: symbolic's answer from the minified file's scopes; else the name at
+            # its caller's call site (the frame below, top first).
+            caller = looked[i + 1] if i + 1 < len(looked) else None
+            name = original.function
+            if not name and caller and caller[1] and caller[1].name:
+                name = caller[1].name
+        answers.append(Resolved(parsed, original, name, how))
+    return answers
+
+
 def symbolicate(resolver: Resolver, payload: dict[str, Any], chain: list[dict[str, Any]]) -> int:
     """Rewrite the JavaScript frames of ``chain`` (the page's exceptions, frames top first) to their original
     file, line, column, function and context; return how many frames were mapped."""
     if str(payload.get("platform") or "") not in JS_PLATFORMS:
         return 0
-    frames = [f for exc in chain for f in exc["frames"] if f.get("colno") is not None]
-    if not frames:
+    if not any(f.get("colno") is not None for exc in chain for f in exc["frames"]):
         return 0
     maps = _EventMaps(resolver, payload)
     mapped = 0
     for exc in chain:
-        looked = [_lookup(maps, f) if f.get("colno") is not None else None for f in exc["frames"]]
-        for i, frame in enumerate(exc["frames"]):
-            result = looked[i]
-            if result is None:
+        for frame, answer in zip(exc["frames"], _resolve(maps, exc["frames"]), strict=True):
+            if answer is None:
                 continue
-            parsed, original, how = result
-            if parsed is None or original is None:
-                frame["sourcemap_note"] = how
+            if answer.parsed is None or answer.original is None:
+                frame["sourcemap_note"] = answer.how
                 continue
-            # The frame's own function: symbolic's answer from the minified file's scopes; else the name at
-            # its caller's call site (the frame below, top first); else the name the browser reported.
-            caller = looked[i + 1] if i + 1 < len(looked) else None
-            name = original.function
-            if not name and caller and caller[1] and caller[1].name:
-                name = caller[1].name
-            _apply(frame, parsed, original, name, how)
+            # Without an original name the frame keeps the name the browser reported.
+            _apply(frame, answer.parsed, answer.original, answer.name, answer.how)
             mapped += 1
     return mapped
+
+
+def original_path_in_app(path: str) -> bool:
+    """In-app from the original path: ``node_modules`` and bundler runtime files are vendor frames."""
+    return not _VENDOR.search(path)
+
+
+def context_line(parsed: SourceMap, original: Original) -> str | None:
+    lines = parsed.source_lines(original.source)
+    return lines[original.line - 1] if lines and 0 < original.line <= len(lines) else None
 
 
 def _apply(frame: dict[str, Any], parsed: SourceMap, original: Original, name: str, how: str) -> None:
@@ -229,7 +269,7 @@ def _apply(frame: dict[str, Any], parsed: SourceMap, original: Original, name: s
     frame["colno"] = original.column
     if name:
         frame["function"] = name
-    frame["in_app"] = not _VENDOR.search(path)
+    frame["in_app"] = original_path_in_app(path)
     lines = parsed.source_lines(original.source)
     if lines and 0 < original.line <= len(lines):
         at = original.line - 1

@@ -48,7 +48,8 @@ _executor = ThreadPoolExecutor(2, thread_name_prefix="sourcemap-grouping")
 
 def original_frames(resolver: Resolver, payload: dict[str, Any]) -> list[dict[str, Any] | None] | None:
     """One entry per frame of the raised exception's stack (outermost first, as v2 groups it): ``None`` for
-    a frame no map covers, else its original ``filename``, ``function`` (``""`` when the map names none),
+    a frame no map covers, else its original ``filename``, ``function`` (the name as reported when the map
+    names none),
     ``in_app`` and ``context_line``. ``None`` when no frame is mapped (the event keeps v2)."""
     frames: list[dict[str, Any]] = []
     for value in reversed(exception_values(payload)):
@@ -59,7 +60,7 @@ def original_frames(resolver: Resolver, payload: dict[str, Any]) -> list[dict[st
         return None
     answers = resolve_frames(resolver, payload, frames[::-1])[::-1]
     entries: list[dict[str, Any] | None] = []
-    for answer in answers:
+    for frame, answer in zip(frames, answers, strict=True):
         if answer is None or answer.parsed is None or answer.original is None:
             entries.append(None)
             continue
@@ -67,7 +68,9 @@ def original_frames(resolver: Resolver, payload: dict[str, Any]) -> list[dict[st
         entries.append(
             {
                 "filename": path,
-                "function": answer.name,
+                # Without an original name from the map the name as reported stands, as on the issue page
+                # (a build that did not rename the function reports its original name).
+                "function": answer.name or str(frame.get("function") or ""),
                 "in_app": original_path_in_app(path),
                 "context_line": context_line(answer.parsed, answer.original),
             }

@@ -5,7 +5,7 @@ and dist, or a debug id of its ``debug_meta``) and whose frames the map resolves
 in the stored payload's :data:`GROUPING_FRAMES` field, one entry per frame of the raised exception's stack
 (the frames v2 groups by, outermost first): ``null`` where the frame stays as sent, else
 ``{"filename", "function", "in_app", "context_line"}`` from the map (the original path, the original name of
-the enclosing function or ``""`` when the map has none, in-app from the original path, the original source
+the enclosing function, else the name as reported, in-app from the original path, the original source
 line or ``null``). v3 is v2 applied to the stack with those entries in place of the minified frames, so two
 builds with different minification, or a minifier renaming a function, give one fingerprint.
 

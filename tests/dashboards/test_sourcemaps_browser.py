@@ -129,11 +129,12 @@ def test_browser_error_is_shown_at_its_original_lines(
             shop.reload()
             shop.wait_for_function("window.__flushed !== undefined", timeout=15000)
             assert shop.evaluate("window.__flushed") is True
-            grouped = get_warehouse(stores).query(
+            answer = get_warehouse(stores).query(
                 "SELECT grouping_version, in_app_frames, issue_id FROM events WHERE org_id = {org:UInt64} "
                 "ORDER BY received_at",
                 parameters={"org": org["org_id"]},
-            ).result_rows
+            )
+            grouped = answer.result_rows
             assert [row[0] for row in grouped] == ["v2", "v3"]
             assert grouped[1][1][:2] == ["cart.js:computeTotal", "main.js:checkoutButtonClicked"]
             assert grouped[0][2] != grouped[1][2] and grouped[0][1][0].startswith("app.min.js:")

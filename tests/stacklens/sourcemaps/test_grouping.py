@@ -239,8 +239,8 @@ def test_cached_manifest_needs_no_query_and_sees_changes(
     org_id, project_id = int(org["org_id"]), int(org["project_id"])
     counting = CountingClient(client)
     now = [0.0]
-    manifest = Manifest(counting, ttl=10, clock=lambda: now[0])  # type: ignore[arg-type]
-    resolver = Resolver(counting, org_id, project_id, MapCache(), manifest)  # type: ignore[arg-type]
+    manifest = Manifest(counting, ttl=10, clock=lambda: now[0])
+    resolver = Resolver(counting, org_id, project_id, MapCache(), manifest)
     event = js_event(node_frames(first / "app.min.js"), "shop@1")
 
     def mapped() -> int:

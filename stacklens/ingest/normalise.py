@@ -24,32 +24,38 @@ from stacklens.ingest.fields import (
     timestamp_of,
     user_of,
 )
-from stacklens.ingest.grouping import fingerprint_event, issue_id_for
+from stacklens.ingest.grouping import DEFAULT_VERSION, SOURCEMAPPED_VERSION, fingerprint_event, issue_id_for
 
 # The row's in-app frame list reads the exception chain the way grouping v1 does; it is a display column,
 # not part of the fingerprint, so it stays on v1's helpers whichever version groups the event.
 from stacklens.ingest.grouping.v1 import exception_values
 from stacklens.ingest.grouping.v2 import collapse_repeats, frame_label, stack_frames, title_of
+from stacklens.ingest.grouping.v3 import grouped_frames
 from stacklens.ingest.transactions import spans_rows, transaction_row
 
 __all__ = ["Origin", "event_row", "transaction_row", "spans_rows"]
 
 
 def event_row(
-    payload: dict[str, Any], origin: Origin, raw_line: bytes, payload_json: str | Fragment
+    payload: dict[str, Any],
+    origin: Origin,
+    raw_line: bytes,
+    payload_json: str | Fragment,
+    grouping_version: str = DEFAULT_VERSION,
 ) -> dict[str, Any]:
     """One ``events`` row for an error event.
 
     ``payload_json`` is the scrubbed payload as JSON text, or an :class:`orjson.Fragment` of it, which
     ``orjson.dumps`` embeds without escaping it again (the insert reads it into the ``String`` column as that
-    text, ``input_format_json_read_objects_as_strings``).
+    text, ``input_format_json_read_objects_as_strings``). ``grouping_version`` is the default, or
+    ``SOURCEMAPPED_VERSION`` when ingest recorded the original frames of the event's stack in the payload.
     """
-    grouping = fingerprint_event(payload)
+    grouping = fingerprint_event(payload, grouping_version)
     chain = exception_values(payload)
     raised = chain[-1] if chain else {}
     # The exception's frames, else the thread it was raised on, else a thread's or a top-level stack (Java log
     # events and native crashes carry theirs under `threads`).
-    frames = stack_frames(payload)
+    frames = grouped_frames(payload) if grouping_version == SOURCEMAPPED_VERSION else stack_frames(payload)
     in_app = collapse_repeats([frame_label(f) for f in reversed(frames) if f.get("in_app") is True])
     mechanism = dict_of(raised.get("mechanism"))
     tags = string_map(payload.get("tags"))

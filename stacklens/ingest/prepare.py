@@ -7,7 +7,7 @@ Per-line problems go to ``rejected`` and never fail the batch (DESIGN §4.2).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,12 +15,15 @@ import orjson
 
 from stacklens.ingest.clock import TIME_FIELD, note_replaced_time, time_window
 from stacklens.ingest.fields import Origin, assigned_event_id, given_event_id
+from stacklens.ingest.grouping import DEFAULT_VERSION, SOURCEMAPPED_VERSION
+from stacklens.ingest.grouping.v3 import GROUPING_FRAMES
 from stacklens.ingest.inp import holds_inp, inp_rows
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.validate import REPLAY_TYPES, STORED_TYPES, Line, LineError, parse_line
 from stacklens.replay.recording import BadRecording
 from stacklens.replay.rows import replay_event_row, replay_key, segment_row
+from stacklens.sourcemaps.index import MapIndex
 from stacklens_contract.words import APPLICATION_NOT_FOUND
 
 # Tables with one row per stored line; spans are their children.
@@ -41,6 +44,9 @@ class Attribution:
 # JSONEachRow texts of its child span rows, the row's partition (month of its time, "YYYY-MM"), its
 # children's partitions). Plain tuples: a worker hands ~1,000 of them back per batch.
 ReadyRow = tuple[int, int, str, bytes, list[bytes], str, list[str]]
+# What gives an event's original frames for grouping (stacklens.sourcemaps.grouping.SourceMapGrouping):
+# (project id, scrubbed payload) → the payload's `grouping_frames` entries, or None to group it as sent.
+OriginalFrames = Callable[[int, dict[str, Any]], list[Any] | None]
 
 
 @dataclass
@@ -55,6 +61,9 @@ class Prepared:
     skipped: int = 0  # lines of item types the service does not store
     rejected: list[dict[str, Any]] = field(default_factory=list)
     body_hash: str = ""  # digest of the whole decoded body (set by whoever decoded it)
+    # (line number, raw line) of events a worker left to the server process: their source maps may give
+    # original frames for grouping, and only the server process reads the maps.
+    deferred: list[tuple[int, bytes]] = field(default_factory=list)
 
     def merge(self, other: Prepared) -> None:
         """Append a later part of the same batch (parts keep their lines' numbers)."""
@@ -67,6 +76,7 @@ class Prepared:
         self.attributed += other.attributed
         self.skipped += other.skipped
         self.rejected.extend(other.rejected)
+        self.deferred.extend(other.deferred)
         self.body_hash = self.body_hash or other.body_hash
 
 
@@ -80,6 +90,8 @@ class BatchContext:
     header_app_key: str | None
     # The warehouse's retention: times it would expire at once are replaced (:mod:`stacklens.ingest.clock`).
     retention_days: int = 90
+    # The organization's source-map uploads (None when it has none): which events to group by original frames.
+    maps: MapIndex | None = None
 
 
 def prepare_lines(
@@ -87,17 +99,31 @@ def prepare_lines(
     first_number: int,
     context: BatchContext,
     resolve: Callable[[str], Attribution | None],
+    originals: OriginalFrames | None = None,
 ) -> Prepared:
     """Parse, attribute, scrub, normalise and encode each line; ``first_number`` is the first line's number.
 
     One line at a time, so only one parsed payload is alive at once: 1,000 payloads held together are
     ~500,000 Python objects, and the cyclic garbage collector's passes over them added about half again
     to the time spent parsing them (measured on the benchmark corpus).
+
+    An event that ``context.maps`` says may have a source map is grouped by ``originals`` (the server
+    process); without ``originals`` (a worker process) it is left in ``deferred`` for the server process.
     """
+    return prepare_numbered(enumerate(lines, start=first_number), context, resolve, originals)
+
+
+def prepare_numbered(
+    lines: Iterable[tuple[int, bytes]],
+    context: BatchContext,
+    resolve: Callable[[str], Attribution | None],
+    originals: OriginalFrames | None = None,
+) -> Prepared:
+    """:func:`prepare_lines` for ``(line number, raw line)`` pairs (the lines a worker deferred)."""
     prepared = Prepared()
     cache: dict[str, Attribution | None] = {}
     window = time_window(context.received, context.retention_days)
-    for number, raw in enumerate(lines, start=first_number):
+    for number, raw in lines:
         try:
             line = parse_line(raw.rstrip(b"\r"), number)
         except LineError as exc:
@@ -121,8 +147,18 @@ def prepare_lines(
             prepared.stored -= 1
             prepared.skipped += 1
             continue
+        mapped = (
+            context.maps is not None
+            and line.item_type == "event"
+            and context.maps.matches(who.project_id, line.payload)
+        )
+        if mapped and originals is None:
+            prepared.lines -= 1
+            prepared.stored -= 1
+            prepared.deferred.append((number, raw))
+            continue
         prepared.attributed += 1
-        _normalise(line, who, context, window, prepared)
+        _normalise(line, who, context, window, prepared, originals if mapped else None)
     return prepared
 
 
@@ -157,7 +193,12 @@ def _attribute(
 
 
 def _normalise(
-    line: Line, who: Attribution, context: BatchContext, window: tuple[float, float], prepared: Prepared
+    line: Line,
+    who: Attribution,
+    context: BatchContext,
+    window: tuple[float, float],
+    prepared: Prepared,
+    originals: OriginalFrames | None = None,
 ) -> None:
     origin = Origin(
         context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts, *window
@@ -169,11 +210,18 @@ def _normalise(
         payload = scrub_payload(line.payload, line.raw, line.shape)
         if line.item_type in TIME_FIELD:
             _settle_identity(payload, line.item_type, line.raw, origin)
+        version = DEFAULT_VERSION
+        if originals is not None:
+            # Recorded in the stored payload, so grouping v3 gives the same fingerprint from it again.
+            frames = originals(who.project_id, payload)
+            if frames is not None:
+                payload[GROUPING_FRAMES] = frames
+                version = SOURCEMAPPED_VERSION
         # Serialised once; the row embeds these bytes as they are (no second escaping pass at insert).
         payload_json = orjson.Fragment(orjson.dumps(payload))
         rows: list[tuple[dict[str, Any], list[dict[str, Any]]]]
         if line.item_type == "event":
-            rows = [(event_row(payload, origin, line.raw, payload_json), [])]
+            rows = [(event_row(payload, origin, line.raw, payload_json, version), [])]
             table = "events"
         elif line.item_type == "span":
             rows = [(row, []) for row in inp_rows(payload, origin)]

@@ -17,7 +17,14 @@ from typing import Any
 from stacklens.errors import ApplicationNotFound, Conflict, InvalidInput
 from stacklens.ingest import writer
 from stacklens.ingest.decode import body_digest, decode_body, decode_error, split_lines
-from stacklens.ingest.prepare import Attribution, BatchContext, Prepared, prepare_lines
+from stacklens.ingest.prepare import (
+    Attribution,
+    BatchContext,
+    OriginalFrames,
+    Prepared,
+    prepare_lines,
+    prepare_numbered,
+)
 from stacklens.ingest.timeparse import format_ms
 from stacklens.ingest.workers import (
     POOL_MIN_RAW_BYTES,
@@ -27,7 +34,12 @@ from stacklens.ingest.workers import (
     pool_for,
 )
 from stacklens.settings import Settings
+from stacklens.sourcemaps.grouping import SourceMapGrouping
 from stacklens.warehouse.client import get_warehouse
+
+# Starts preparing a batch (its context, and what gives original frames for grouping) and returns the call
+# that waits for it.
+Begin = Callable[[BatchContext, OriginalFrames], Callable[[], Prepared]]
 
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9_\-:.]{1,128}$")
 MAX_REJECTED_REPORTED = 1000  # the answer lists at most this many line errors (the count stays exact)
@@ -84,19 +96,25 @@ def ingest_body(
     resolve = AppKeyResolver(settings, org_id)
     pool = pool_for(settings)
 
-    def in_process(context: BatchContext) -> Prepared:
-        return prepare_body(decode_body(body, content_encoding), context, resolve)
+    def in_process(context: BatchContext, originals: OriginalFrames) -> Prepared:
+        return prepare_body(decode_body(body, content_encoding), context, resolve, originals)
 
-    def begin(context: BatchContext) -> Callable[[], Prepared]:
+    def begin(context: BatchContext, originals: OriginalFrames) -> Callable[[], Prepared]:
         if pool is None or estimated_raw_bytes(body, content_encoding) < POOL_MIN_RAW_BYTES:
-            return lambda: in_process(context)
+            return lambda: in_process(context, originals)
         collect = pool.submit(body, content_encoding, context, resolve)
 
         def finish() -> Prepared:
             prepared = collect()
             if isinstance(prepared, DecodeFailure):
                 raise decode_error(prepared.status, prepared.message)
-            return in_process(context) if prepared is None else prepared
+            if prepared is None:
+                return in_process(context, originals)
+            if prepared.deferred:
+                # Events whose source maps may give original frames: grouped here, where the maps are.
+                prepared.merge(prepare_numbered(prepared.deferred, context, resolve, originals))
+                prepared.deferred = []
+            return prepared
 
         return finish
 
@@ -119,16 +137,19 @@ def ingest_batch(
         org_id,
         idempotency_key,
         header_app_key,
-        lambda context: lambda: prepare_body(data, context, resolve),
+        lambda context, originals: lambda: prepare_body(data, context, resolve, originals),
         take_events,
     )
 
 
 def prepare_body(
-    data: bytes, context: BatchContext, resolve: Callable[[str], Attribution | None]
+    data: bytes,
+    context: BatchContext,
+    resolve: Callable[[str], Attribution | None],
+    originals: OriginalFrames | None = None,
 ) -> Prepared:
     """A whole decoded body prepared in this thread, with its digest (for Idempotency-Key conflicts)."""
-    prepared = prepare_lines(split_lines(data), 1, context, resolve)
+    prepared = prepare_lines(split_lines(data), 1, context, resolve, originals)
     prepared.body_hash = body_digest(data)
     return prepared
 
@@ -138,15 +159,21 @@ def _ingest(
     org_id: int,
     idempotency_key: str | None,
     header_app_key: str | None,
-    begin: Callable[[BatchContext], Callable[[], Prepared]],
+    begin: Begin,
     take_events: Callable[[int], None],
 ) -> BatchResult:
-    """``begin(context)`` starts preparing the batch and returns the call that waits for it: the replay
-    look-up runs while worker processes prepare (its answer is rare; its wait is every batch's)."""
+    """``begin(context, originals)`` starts preparing the batch and returns the call that waits for it: the
+    replay look-up runs while worker processes prepare (its answer is rare; its wait is every batch's).
+
+    The organization's source-map index (cached in the process) rides in the context, so events that may
+    have a map are grouped by their original frames (:mod:`stacklens.sourcemaps.grouping`).
+    """
     batch_id = batch_id_for(idempotency_key)
     client = get_warehouse(settings)
     received = time.time()
-    finish = begin(BatchContext(org_id, batch_id, received, header_app_key, settings.retention_days))
+    maps = SourceMapGrouping(client, org_id)
+    context = BatchContext(org_id, batch_id, received, header_app_key, settings.retention_days, maps.index())
+    finish = begin(context, maps)
     # Looked up while the workers prepare; a replay still waits for them, for the body's digest.
     landed = writer.find_batch(client, org_id, batch_id) if idempotency_key is not None else None
     prepared = finish()

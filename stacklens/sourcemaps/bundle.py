@@ -22,6 +22,7 @@ import zipfile
 from dataclasses import dataclass, field
 
 from stacklens.errors import InvalidInput, TooLarge
+from stacklens.sourcemaps.index import normalize_debug_id
 from stacklens.sourcemaps.sourcemap import SourceMap, parse_map
 
 # 8 MiB chunks (a power of two, as sentry-cli requires), 32 MiB per request, 256 MiB per bundle: a large
@@ -31,7 +32,6 @@ MAX_REQUEST_SIZE = 32 * 1024 * 1024
 MAX_BUNDLE_SIZE = 256 * 1024 * 1024
 MAX_FILES = 10_000
 FILE_TYPES = ("minified_source", "source_map", "source", "indexed_ram_bundle")
-_DEBUG_ID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}(?:-?[0-9a-f]+)?$")
 _DEBUG_ID_COMMENT = re.compile(rb"//# debugId=([0-9A-Fa-f-]{32,40})\s*$", re.MULTILINE)
 _MAP_COMMENT = re.compile(rb"//[#@] sourceMappingURL=(\S+)\s*$", re.MULTILINE)
 
@@ -54,17 +54,6 @@ class Bundle:
     release: str
     dist: str
     files: list[BundleFile] = field(default_factory=list)
-
-
-def normalize_debug_id(value: object) -> str:
-    """Lower-case with dashes (``6799075f-65e7-…``); ``""`` when ``value`` is not a debug id."""
-    if not isinstance(value, str):
-        return ""
-    text = value.strip().lower()
-    if not _DEBUG_ID.match(text):
-        return ""
-    hexes = text.replace("-", "")[:32]
-    return f"{hexes[:8]}-{hexes[8:12]}-{hexes[12:16]}-{hexes[16:20]}-{hexes[20:32]}"
 
 
 def debug_id_comment(source: bytes) -> str:

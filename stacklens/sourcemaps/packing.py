@@ -20,9 +20,9 @@ from stacklens.sourcemaps.bundle import (
     BundleFile,
     check_bundle,
     debug_id_comment,
-    normalize_debug_id,
     source_mapping_url,
 )
+from stacklens.sourcemaps.index import normalize_debug_id
 
 SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs")
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)

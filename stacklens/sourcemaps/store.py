@@ -9,6 +9,7 @@ nothing points at, which the next upload of the same content reuses).
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from stacklens.sourcemaps.bundle import Bundle
+from stacklens.sourcemaps.index import MapIndex, ProjectMaps
 
 CHUNK = "chunk"
 FILE = "file"
@@ -34,6 +36,22 @@ FILE_COLUMNS = [
     "size",
     "uploaded_at",
 ]
+
+
+# Bumped per organization by every upload and delete in this process, so the process's manifest caches
+# (:mod:`stacklens.sourcemaps.manifest`) drop what they hold at once; other processes wait for their TTL.
+_generations: dict[int, int] = {}
+_generations_lock = threading.Lock()
+
+
+def generation(org_id: int) -> int:
+    """How many uploads and deletes of the organization's bundles this process has made."""
+    return _generations.get(org_id, 0)
+
+
+def _changed(org_id: int) -> None:
+    with _generations_lock:
+        _generations[org_id] = _generations.get(org_id, 0) + 1
 
 
 @dataclass(frozen=True)
@@ -123,6 +141,7 @@ def put_bundle(client: Client, org_id: int, project_ids: list[int], bundle_id: s
                 ]
             )
     client.insert("sourcemap_files", rows, column_names=FILE_COLUMNS)
+    _changed(org_id)
 
 
 def _files(client: Client, where: str, parameters: dict[str, Any]) -> list[StoredFile]:
@@ -160,6 +179,46 @@ def candidate_files(
     )
 
 
+def release_files(client: Client, org_id: int, project_id: int, release: str, dist: str) -> list[StoredFile]:
+    """The files uploaded for one release and dist of the project, newest first."""
+    return _files(
+        client,
+        "org_id = {org:UInt64} AND project_id = {project:UInt64} AND release = {release:String} "
+        "AND dist = {dist:String}",
+        {"org": org_id, "project": project_id, "release": release, "dist": dist},
+    )
+
+
+def debug_id_files(client: Client, org_id: int, project_id: int, debug_ids: list[str]) -> list[StoredFile]:
+    """The files of the project carrying one of ``debug_ids``, newest first."""
+    return _files(
+        client,
+        "org_id = {org:UInt64} AND project_id = {project:UInt64} AND debug_id IN {ids:Array(String)}",
+        {"org": org_id, "project": project_id, "ids": debug_ids},
+    )
+
+
+def map_index(client: Client, org_id: int) -> MapIndex:
+    """The organization's (release, dist) pairs and map debug ids by project (two small queries)."""
+    params = {"org": org_id}
+    releases = client.query(
+        "SELECT DISTINCT project_id, release, dist FROM sourcemap_files FINAL WHERE org_id = {org:UInt64} "
+        "AND release != ''",
+        parameters=params,
+    ).result_rows
+    debug_ids = client.query(
+        "SELECT DISTINCT project_id, debug_id FROM sourcemap_files FINAL WHERE org_id = {org:UInt64} "
+        "AND debug_id != '' AND file_type = 'source_map'",
+        parameters=params,
+    ).result_rows
+    by_project: dict[int, tuple[set[tuple[str, str]], set[str]]] = {}
+    for project, release, dist in releases:
+        by_project.setdefault(int(project), (set(), set()))[0].add((str(release), str(dist)))
+    for project, debug_id in debug_ids:
+        by_project.setdefault(int(project), (set(), set()))[1].add(str(debug_id))
+    return MapIndex(org_id, {p: ProjectMaps(frozenset(r), frozenset(d)) for p, (r, d) in by_project.items()})
+
+
 def delete_bundle(client: Client, org_id: int, project_id: int, bundle_id: str) -> bool:
     """Remove a bundle's manifest rows, and the contents no other bundle of the organization uses."""
     files = [
@@ -184,6 +243,7 @@ def delete_bundle(client: Client, org_id: int, project_id: int, bundle_id: str) 
         "AND sha1 NOT IN (SELECT sha1 FROM sourcemap_files WHERE org_id = {org:UInt64})",
         parameters={**params, "gone": sorted({f.sha1 for f in files})},
     )
+    _changed(org_id)
     return True
 
 

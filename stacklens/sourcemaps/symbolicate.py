@@ -26,11 +26,12 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput
 from stacklens.sourcemaps import store
-from stacklens.sourcemaps.bundle import join_url, normalize_debug_id, source_mapping_url
+from stacklens.sourcemaps.bundle import join_url, source_mapping_url
+from stacklens.sourcemaps.index import JS_PLATFORMS, debug_images
+from stacklens.sourcemaps.manifest import Manifest, manifest_for
 from stacklens.sourcemaps.sourcemap import MapCache, Original, SourceMap, parse_map, parse_minified
 
 CONTEXT_LINES = 5
-JS_PLATFORMS = frozenset({"javascript", "node"})
 _VENDOR = re.compile(r"(^|/)(node_modules|bower_components|~)/|^webpack/(bootstrap|runtime)|^\(webpack\)")
 # The process-wide cache of parsed maps (content-addressed, so never stale).
 DEFAULT_CACHE = MapCache()
@@ -42,19 +43,8 @@ class Resolver:
     org_id: int
     project_id: int
     cache: MapCache = DEFAULT_CACHE
-
-
-def debug_images(payload: dict[str, Any]) -> dict[str, str]:
-    """``{file URL: debug id}`` from the event's ``debug_meta.images`` of type ``sourcemap``."""
-    meta = payload.get("debug_meta")
-    images = meta.get("images") if isinstance(meta, dict) else None
-    found: dict[str, str] = {}
-    for image in images if isinstance(images, list) else []:
-        if isinstance(image, dict) and image.get("type") == "sourcemap":
-            debug_id = normalize_debug_id(image.get("debug_id"))
-            if debug_id and isinstance(image.get("code_file"), str):
-                found[image["code_file"]] = debug_id
-    return found
+    # The manifest rows' cache; ``None`` is the process's one for ``client`` (manifest.manifest_for).
+    manifest: Manifest | None = None
 
 
 def url_candidates(url: str) -> list[str]:
@@ -78,15 +68,15 @@ def original_path(source: str) -> str:
 
 
 class _EventMaps:
-    """Finds and parses the maps of one event's files (one manifest query per event)."""
+    """Finds and parses the maps of one event's files (manifest rows from the process's cache)."""
 
     def __init__(self, resolver: Resolver, payload: dict[str, Any]) -> None:
         self.resolver = resolver
         self.images = debug_images(payload)
         self.release = str(payload.get("release") or "")
         self.dist = str(payload.get("dist") or "")
-        self.files = store.candidate_files(
-            resolver.client,
+        manifest = resolver.manifest or manifest_for(resolver.client)
+        self.files = manifest.candidate_files(
             resolver.org_id,
             resolver.project_id,
             self.release,
@@ -153,8 +143,16 @@ class _EventMaps:
         return None, f"{prefix}no map for {url.split('?', 1)[0]} in release {self.release}"
 
     def _map_comment(self, minified: store.StoredFile) -> str:
-        blobs = store.get_blobs(self.resolver.client, self.resolver.org_id, store.FILE, [minified.sha1])
-        return source_mapping_url(blobs.get(minified.sha1, b""))
+        # Kept in the content-addressed cache too, so a cached event reads no blob for it.
+        key = "sourceMappingURL:" + minified.sha1
+        found = self.resolver.cache.get(key)
+        if found is None:
+            blobs = store.get_blobs(self.resolver.client, self.resolver.org_id, store.FILE, [minified.sha1])
+            if minified.sha1 not in blobs:
+                return ""
+            found = source_mapping_url(blobs[minified.sha1])
+            self.resolver.cache.put(key, found, len(found) + 64)
+        return str(found)
 
     def _parsed(self, found: store.StoredFile, how: str) -> tuple[SourceMap | None, str]:
         cache = self.resolver.cache
@@ -189,35 +187,75 @@ def _lookup(maps: _EventMaps, frame: dict[str, Any]) -> tuple[SourceMap | None, 
     return parsed, original, how
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """One frame's answer: its map and original position with the function's original name (``""`` when
+    the map has none), or ``original`` ``None`` and the reason in ``how``."""
+
+    parsed: SourceMap | None
+    original: Original | None
+    name: str
+    how: str
+
+
+def resolve_frames(
+    resolver: Resolver, payload: dict[str, Any], frames: list[dict[str, Any]]
+) -> list[Resolved | None]:
+    """Each of ``frames`` (one stack, top first) looked up in the event's maps; ``None`` for a frame without a
+    column (not from a minified script). Nothing is changed."""
+    return _resolve(_EventMaps(resolver, payload), frames)
+
+
+def _resolve(maps: _EventMaps, frames: list[dict[str, Any]]) -> list[Resolved | None]:
+    looked = [_lookup(maps, f) if f.get("colno") is not None else None for f in frames]
+    answers: list[Resolved | None] = []
+    for i, result in enumerate(looked):
+        if result is None:
+            answers.append(None)
+            continue
+        parsed, original, how = result
+        name = ""
+        if parsed is not None and original is not None:
+            # The frame's own function: symbolic's answer from the minified file's scopes; else the name at
+            # its caller's call site (the frame below, top first).
+            caller = looked[i + 1] if i + 1 < len(looked) else None
+            name = original.function
+            if not name and caller and caller[1] and caller[1].name:
+                name = caller[1].name
+        answers.append(Resolved(parsed, original, name, how))
+    return answers
+
+
 def symbolicate(resolver: Resolver, payload: dict[str, Any], chain: list[dict[str, Any]]) -> int:
     """Rewrite the JavaScript frames of ``chain`` (the page's exceptions, frames top first) to their original
     file, line, column, function and context; return how many frames were mapped."""
     if str(payload.get("platform") or "") not in JS_PLATFORMS:
         return 0
-    frames = [f for exc in chain for f in exc["frames"] if f.get("colno") is not None]
-    if not frames:
+    if not any(f.get("colno") is not None for exc in chain for f in exc["frames"]):
         return 0
     maps = _EventMaps(resolver, payload)
     mapped = 0
     for exc in chain:
-        looked = [_lookup(maps, f) if f.get("colno") is not None else None for f in exc["frames"]]
-        for i, frame in enumerate(exc["frames"]):
-            result = looked[i]
-            if result is None:
+        for frame, answer in zip(exc["frames"], _resolve(maps, exc["frames"]), strict=True):
+            if answer is None:
                 continue
-            parsed, original, how = result
-            if parsed is None or original is None:
-                frame["sourcemap_note"] = how
+            if answer.parsed is None or answer.original is None:
+                frame["sourcemap_note"] = answer.how
                 continue
-            # The frame's own function: symbolic's answer from the minified file's scopes; else the name at
-            # its caller's call site (the frame below, top first); else the name the browser reported.
-            caller = looked[i + 1] if i + 1 < len(looked) else None
-            name = original.function
-            if not name and caller and caller[1] and caller[1].name:
-                name = caller[1].name
-            _apply(frame, parsed, original, name, how)
+            # Without an original name the frame keeps the name the browser reported.
+            _apply(frame, answer.parsed, answer.original, answer.name, answer.how)
             mapped += 1
     return mapped
+
+
+def original_path_in_app(path: str) -> bool:
+    """In-app from the original path: ``node_modules`` and bundler runtime files are vendor frames."""
+    return not _VENDOR.search(path)
+
+
+def context_line(parsed: SourceMap, original: Original) -> str | None:
+    lines = parsed.source_lines(original.source)
+    return lines[original.line - 1] if lines and 0 < original.line <= len(lines) else None
 
 
 def _apply(frame: dict[str, Any], parsed: SourceMap, original: Original, name: str, how: str) -> None:
@@ -231,7 +269,7 @@ def _apply(frame: dict[str, Any], parsed: SourceMap, original: Original, name: s
     frame["colno"] = original.column
     if name:
         frame["function"] = name
-    frame["in_app"] = not _VENDOR.search(path)
+    frame["in_app"] = original_path_in_app(path)
     lines = parsed.source_lines(original.source)
     if lines and 0 < original.line <= len(lines):
         at = original.line - 1

@@ -1,7 +1,8 @@
 """Source maps end to end in Debian's chromium: a real @sentry/browser error thrown from an esbuild-minified
 bundle (debug ids injected by the real sentry-cli) lands through the DSN; the issue page first says why its
 frames are minified, then, after `sentry-cli sourcemaps upload` (the map arrives after the error), shows the
-original function, file, line and source lines; the project's source maps page lists the bundle and deletes
+original function, file, line and source lines, and the same error sent again is grouped by its original
+frames; the project's source maps page lists the bundle and deletes
 it. Screenshots go to tests/_artifacts/sourcemaps."""
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
@@ -53,6 +56,7 @@ def _site(root: Path) -> http.server.ThreadingHTTPServer:
 
 def test_browser_error_is_shown_at_its_original_lines(
     server: str,  # noqa: F811
+    stores: Settings,
     org_factory,
     sentry_browser_bundle: Path,  # noqa: F811
     tmp_path: Path,
@@ -119,6 +123,21 @@ def test_browser_error_is_shown_at_its_original_lines(
                 "no map for http://127.0.0.1"
             )
             page.screenshot(path=str(ARTIFACTS / "issue_after_upload.png"), full_page=True)
+
+            # The same error again, now that its map is uploaded: grouped by its original frames (v3), in
+            # a new issue named after the original function; the first event keeps its issue.
+            shop.reload()
+            shop.wait_for_function("window.__flushed !== undefined", timeout=15000)
+            assert shop.evaluate("window.__flushed") is True
+            answer = get_warehouse(stores).query(
+                "SELECT grouping_version, in_app_frames, issue_id FROM events WHERE org_id = {org:UInt64} "
+                "ORDER BY received_at",
+                parameters={"org": org["org_id"]},
+            )
+            grouped = answer.result_rows
+            assert [row[0] for row in grouped] == ["v2", "v3"]
+            assert grouped[1][1][:2] == ["cart.js:computeTotal", "main.js:checkoutButtonClicked"]
+            assert grouped[0][2] != grouped[1][2] and grouped[0][1][0].startswith("app.min.js:")
 
             page.goto(f"{project_path}/sourcemaps")
             row = page.locator("tr.bundle-row")

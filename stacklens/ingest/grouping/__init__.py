@@ -13,21 +13,36 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from stacklens.ingest.grouping import v1, v2
+from stacklens.ingest.grouping import v1, v2, v3
 from stacklens.ingest.grouping.v1 import Grouping
 
-__all__ = ["DEFAULT_VERSION", "GROUPERS", "Grouping", "fingerprint_event", "grouper", "issue_id_for"]
+__all__ = [
+    "DEFAULT_VERSION",
+    "GROUPERS",
+    "SOURCEMAPPED_VERSION",
+    "Grouping",
+    "fingerprint_event",
+    "grouper",
+    "issue_id_for",
+]
 
 Grouper = Callable[[dict[str, Any]], Grouping]
 
 # version (as stored in events.grouping_version) -> the function that groups one payload
 GROUPERS: Mapping[str, Grouper] = MappingProxyType(
-    {v1.GROUPING_VERSION: v1.fingerprint_event, v2.GROUPING_VERSION: v2.fingerprint_event}
+    {
+        v1.GROUPING_VERSION: v1.fingerprint_event,
+        v2.GROUPING_VERSION: v2.fingerprint_event,
+        v3.GROUPING_VERSION: v3.fingerprint_event,
+    }
 )
 
 # The version new events are grouped with. v2 gives the same fingerprints as v1 wherever v1 found an exception
 # with frames or a message (the components are equal), so switching kept every existing issue of those.
 DEFAULT_VERSION = v2.GROUPING_VERSION
+# The version of an event whose frames uploaded source maps resolved at ingest (v2 over the original frames,
+# recorded in the payload): see :mod:`stacklens.ingest.grouping.v3`.
+SOURCEMAPPED_VERSION = v3.GROUPING_VERSION
 
 
 def grouper(version: str) -> Grouper:

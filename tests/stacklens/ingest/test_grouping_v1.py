@@ -43,7 +43,7 @@ def test_registry_keeps_v1_beside_the_default_version() -> None:
 
 
 def test_unknown_version_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match=r"unknown grouping version 'v0' \(known: v1, v2\)"):
+    with pytest.raises(ValueError, match=r"unknown grouping version 'v0' \(known: v1, v2, v3\)"):
         grouping.fingerprint_event(CASES[0]["payload"], version="v0")
 
 

@@ -55,9 +55,12 @@ def sentry_cli() -> Path:
     return CLIENTS_DIR / "node_modules" / ".bin" / "sentry-cli"
 
 
-def build_app(out: Path, *, inject: bool = False, name: str = "app") -> Path:
+def build_app(
+    out: Path, *, inject: bool = False, name: str = "app", minify: tuple[str, ...] = ("--minify",)
+) -> Path:
     """``out/src/{main,cart}.js`` bundled and minified into ``out/dist/<name>.min.js`` with its map; with
-    ``inject`` sentry-cli adds debug ids to both. Returns the dist folder."""
+    ``inject`` sentry-cli adds debug ids to both; ``minify`` are esbuild's minification options (another
+    set gives another build of the same source). Returns the dist folder."""
     npm_ci(BROWSER_DIR, "esbuild")
     src, dist = out / "src", out / "dist"
     src.mkdir(parents=True, exist_ok=True)
@@ -69,7 +72,7 @@ def build_app(out: Path, *, inject: bool = False, name: str = "app") -> Path:
             str(esbuild),
             str(src / "main.js"),
             "--bundle",
-            "--minify",
+            *minify,
             "--sourcemap",
             "--format=iife",
             f"--outfile={dist / (name + '.min.js')}",

@@ -46,6 +46,8 @@ SPANS = 10  # per page load: 10 M page loads carry the goal's 100 M spans
 # The pipeline queries that build what the views read (the performance assets' per-hour states).
 FACT_QUERIES = [
     "pageload_facts",
+    "pageload_hours",
+    "pageload_days",
     "resource_facts",
     "resource_request_hours",
     "resource_request_days",

@@ -1,8 +1,11 @@
 """Page-load reads of the performance view: the overview, the page table, one page over time, weekly trends
-and release impact, all from the page loads of the filtered window in ``pageload_facts`` (one row per page load,
-built by the page_metrics pipeline asset; named queries in ``warehouse_sql/queries/performance``), so every
-filter (environment, release, browser) applies to every figure and every percentile is exact. The client is
-passed in; nothing here knows about HTTP or templates.
+and release impact, all from the page loads of the filtered window, so every filter (environment, release,
+browser) applies to every figure. The whole days and hours of the window come from the per-day and per-hour
+states `pageload_days` / `pageload_hours` and only its partial edge hours from ``pageload_facts`` (one row per
+page load), all built by the page_metrics pipeline asset (named queries in ``warehouse_sql/queries/performance``,
+macro ``pageload_window``): counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of
+the exact ones) and the page samples from the facts. The client is passed in; nothing here knows about HTTP or
+templates.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ def _num(value: Any) -> float | None:
 def load_params(
     org_id: int, project_id: int, filters: PerfFilters, page: str = "", **extra: Any
 ) -> dict[str, Any]:
-    return {**filters.sql(org_id, project_id), "page": page, **extra}
+    """The parameters of a page-load query: the filters, the page ('' = any) and the window's whole hours and
+    days (what the states answer)."""
+    return {**filters.sql(org_id, project_id), "page": page, **filters.whole_hours(), **extra}
 
 
 def change_pct(current: float | None, previous: float | None) -> float | None:
@@ -51,7 +56,9 @@ def change_pct(current: float | None, previous: float | None) -> float | None:
 def facets(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> dict[str, list[str]]:
     """The environments, releases and browsers the filters can pick from (most page loads first)."""
     out: dict[str, list[str]] = {"environment": [], "release": [], "browser": []}
-    for row in run(client, "facets", filters.sql(org_id, project_id)):
+    # Every value of the window, whatever the filters pick now.
+    params = load_params(org_id, project_id, filters, environment="", release="", browser="")
+    for row in run(client, "facets", params):
         out[row["dim"]].append(row["value"])
     return out
 

@@ -9,6 +9,7 @@ import pytest
 
 from pipelines.embedded import materialize_now
 from stacklens.control.db import migrate_control_store
+from stacklens.warehouse.macros import render_macros
 from tests.pipelines.pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
 
 DAY0 = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
@@ -66,6 +67,28 @@ def test_page_metrics_match_exact_percentiles(client, materialized) -> None:
         assert close(have["load_avg_ms"], want["load_avg"]) and close(have["ttfb_p50_ms"], want["ttfb_p50"])
         assert close(have["inp_p75_ms"], want["inp_p75"])
         assert have["dom_ready_p50_ms"] is not None and have["api_calls"] >= 0
+
+
+def test_page_metrics_writes_pageload_hour_and_day_states(client, materialized) -> None:
+    """The asset's per-hour and per-day page-load states hold every page load once, with p75s within 1 %."""
+    perf, _ = materialized
+    tx = pl.DataFrame(perf.transactions).filter(pl.col("op") == "pageload")
+    tx = tx.with_columns(pl.col("timestamp").dt.date().alias("day"))
+    expected = tx.group_by("page", "day").agg(
+        pl.len().alias("views"), pl.col("duration_ms").quantile(0.75, interpolation="linear").alias("p75")
+    )
+    p75 = render_macros("arrayMap(${hist_quantile}, [sumMap(load_hist.1, load_hist.2)], [0.75])[1]")
+    got = rows(
+        client,
+        f"SELECT page, toDate(day) AS day, sum(views) AS views, {p75} AS p75 FROM pageload_days FINAL"  # noqa: S608
+        " GROUP BY page, day",
+    )
+    assert got.height == expected.height
+    for want in expected.to_dicts():
+        have = got.filter((pl.col("page") == want["page"]) & (pl.col("day") == want["day"])).to_dicts()[0]
+        assert have["views"] == want["views"] and close(have["p75"], want["p75"])
+    hours = rows(client, "SELECT sum(views) AS views, count() AS n FROM pageload_hours FINAL").to_dicts()[0]
+    assert hours["views"] == tx.height and hours["n"] > expected.height
 
 
 def test_api_endpoints_fold_ids_and_count_outcomes(client, materialized) -> None:

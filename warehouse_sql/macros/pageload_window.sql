@@ -1,8 +1,9 @@
 -- The page-load rows (per day, page and filter dimensions) of the window [since, until) and filters
--- (environment, release, browser, page; '' = any) with the aggregates of the pageload_states macro: the whole days
--- [day_start, day_end) from `pageload_days`, the other whole hours [whole_start, whole_end) from `pageload_hours`,
--- the partial edge hours aggregated from `pageload_facts` the same way. Used as `FROM ${pageload_window}`; the
--- views merge the rows per key (sum, min(first_ts), sumMap of each histogram).
+-- (environment, release, browser, page; '' = any) as state rows: the whole days [day_start, day_end) from
+-- `pageload_days`, the other whole hours [whole_start, whole_end) from `pageload_hours`, and each page load of the
+-- partial edge hours from `pageload_facts` as its own state row (macro pageload_state_row, as the fill sees it).
+-- Used as `FROM ${pageload_window}`; the views merge the rows per key (sums, min(first_ts), sumMap of each
+-- histogram).
 (
     SELECT toDate(day) AS day, page, environment, release, browser, views, first_ts, load_sum, load_hist, ttfb_sum,
            ttfb_n, ttfb_hist, dom_sum, dom_n, dom_hist, resource_sum, resource_n, lcp_n, lcp_hist, inp_n, inp_hist,
@@ -27,7 +28,8 @@
       AND ({browser:String} = '' OR browser = {browser:String})
       AND ({page:String} = '' OR page = {page:String})
     UNION ALL
-    SELECT toDate(ts) AS day, page, environment, release, browser, ${pageload_states}
+    SELECT toDate(ts) AS day, page, environment, release, browser,
+           ${pageload_state_row}
     FROM pageload_facts FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
       AND ((ts >= {since:DateTime64(3, 'UTC')} AND ts < {whole_start:DateTime64(3, 'UTC')})
@@ -36,5 +38,4 @@
       AND ({release:String} = '' OR release = {release:String})
       AND ({browser:String} = '' OR browser = {browser:String})
       AND ({page:String} = '' OR page = {page:String})
-    GROUP BY day, page, environment, release, browser
 )

@@ -1,13 +1,13 @@
 -- Per hour states of `pageload_facts` for the page-load views (overview, pages, page detail, trends, releases,
 -- filters): one row per hour, filter dimensions (environment, release, browser) and page, written by the
--- page_metrics asset from the facts of the hours that received data (macro pageload_states). A view merges the
+-- page_metrics asset from the facts of the hours that received data (macro pageload_state_row). A view merges the
 -- window's whole days (`pageload_days`) and hours here and reads only its partial edge hours from the facts
 -- (macro pageload_window): a few hundred rows per hour instead of one per page load.
 --   views, first_ts        page loads and the first one's start (a release's first seen)
 --   *_sum, *_n             sums and counts of reported values (averages; NULL = not reported)
 --   *_hist                 (bucket, count) of load, TTFB, DOM ready, LCP, INP, CLS, FCP and the API call durations:
---                          1 % log buckets (macro log_bucket) for ms and the unitless CLS alike, so a percentile
---                          of the merged histogram (macro hist_quantile) is within 0.5 % of the exact one
+--                          1 % log buckets (macro pageload_state_row) for ms and the unitless CLS alike, so a
+--                          percentile of the merged histogram (macro hist_quantile) is within 0.5 % of the exact one
 --   dist                   the page detail's distribution buckets, counted exactly
 -- Re-running an hour replaces its rows (ReplacingMergeTree on materialized_at; the views read FINAL).
 CREATE TABLE IF NOT EXISTS pageload_hours

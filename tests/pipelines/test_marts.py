@@ -9,7 +9,6 @@ import pytest
 
 from pipelines.embedded import materialize_now
 from stacklens.control.db import migrate_control_store
-from stacklens.warehouse.macros import render_macros
 from tests.pipelines.pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
 
 DAY0 = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
@@ -77,11 +76,11 @@ def test_page_metrics_writes_pageload_hour_and_day_states(client, materialized) 
     expected = tx.group_by("page", "day").agg(
         pl.len().alias("views"), pl.col("duration_ms").quantile(0.75, interpolation="linear").alias("p75")
     )
-    p75 = render_macros("arrayMap(${hist_quantile}, [sumMap(load_hist.1, load_hist.2)], [0.75])[1]")
     got = rows(
         client,
-        f"SELECT page, toDate(day) AS day, sum(views) AS views, {p75} AS p75 FROM pageload_days FINAL"  # noqa: S608
-        " GROUP BY page, day",
+        "SELECT page, toDate(day) AS day, sum(views) AS views,"
+        " quantileExactWeightedInterpolatedArray(0.75)(load_hist.1, load_hist.2) AS p75"
+        " FROM pageload_days FINAL GROUP BY page, day",
     )
     assert got.height == expected.height
     for want in expected.to_dicts():

@@ -5,9 +5,10 @@
 -- (macro pageload_window): a few hundred rows per hour instead of one per page load.
 --   views, first_ts        page loads and the first one's start (a release's first seen)
 --   *_sum, *_n             sums and counts of reported values (averages; NULL = not reported)
---   *_hist                 (bucket, count) of load, TTFB, DOM ready, LCP, INP, CLS, FCP and the API call durations:
---                          1 % log buckets (macro pageload_state_row) for ms and the unitless CLS alike, so a
---                          percentile of the merged histogram (macro hist_quantile) is within 0.5 % of the exact one
+--   *_hist                 (value, count) of load, TTFB, DOM ready, LCP, INP, CLS, FCP and the API call durations,
+--                          each value rounded to its 1 % wide log bucket (macro pageload_state_row; ms and the
+--                          unitless CLS alike): a percentile of the merged histogram
+--                          (quantileExactWeightedInterpolatedArray) is within 0.5 % of the exact one
 --   dist                   the page detail's distribution buckets, counted exactly
 -- Re-running an hour replaces its rows (ReplacingMergeTree on materialized_at; the views read FINAL).
 CREATE TABLE IF NOT EXISTS pageload_hours
@@ -22,28 +23,28 @@ CREATE TABLE IF NOT EXISTS pageload_hours
     views            UInt64,
     first_ts         DateTime64(3, 'UTC'),
     load_sum         Float64,
-    load_hist        Tuple(Array(Int32), Array(UInt64)),
+    load_hist        Tuple(Array(Float64), Array(UInt64)),
     ttfb_sum         Float64,
     ttfb_n           UInt64,
-    ttfb_hist        Tuple(Array(Int32), Array(UInt64)),
+    ttfb_hist        Tuple(Array(Float64), Array(UInt64)),
     dom_sum          Float64,
     dom_n            UInt64,
-    dom_hist         Tuple(Array(Int32), Array(UInt64)),
+    dom_hist         Tuple(Array(Float64), Array(UInt64)),
     resource_sum     Float64,
     resource_n       UInt64,
     lcp_n            UInt64,
-    lcp_hist         Tuple(Array(Int32), Array(UInt64)),
+    lcp_hist         Tuple(Array(Float64), Array(UInt64)),
     inp_n            UInt64,
-    inp_hist         Tuple(Array(Int32), Array(UInt64)),
+    inp_hist         Tuple(Array(Float64), Array(UInt64)),
     cls_n            UInt64,
-    cls_hist         Tuple(Array(Int32), Array(UInt64)),
+    cls_hist         Tuple(Array(Float64), Array(UInt64)),
     fcp_n            UInt64,
-    fcp_hist         Tuple(Array(Int32), Array(UInt64)),
+    fcp_hist         Tuple(Array(Float64), Array(UInt64)),
     score_sum        Float64,
     score_n          UInt64,
     api_calls        UInt64,
     api_errors       UInt64,
-    api_hist         Tuple(Array(Int32), Array(UInt64)),
+    api_hist         Tuple(Array(Float64), Array(UInt64)),
     js_bytes         Int64,
     dist             Tuple(Array(Int64), Array(UInt64)),
     materialized_at  DateTime64(6, 'UTC')

@@ -7,17 +7,14 @@ WITH
         -- Per release, from the page loads of the window and filters (macro pageload_window; percentiles from
         -- the merged 1 % log histograms): first page load, page loads, load time p75, JavaScript bytes and the
         -- API calls the loads made (durations, failures).
-        SELECT release, first_seen, views, ps[1] AS load_p75, js_bytes, api_calls, ps[2] AS api_p95, api_errors
-        FROM
-        (
-            SELECT toString(release) AS release, min(first_ts) AS first_seen, sum(views) AS views,
-                   sum(js_bytes) AS js_bytes, sum(api_calls) AS api_calls, sum(api_errors) AS api_errors,
-                   arrayMap((h, q) -> arrayMap(${hist_quantile}, [h], [q])[1],
-                            [sumMap(load_hist.1, load_hist.2), sumMap(api_hist.1, api_hist.2)], [0.75, 0.95]) AS ps
-            FROM ${pageload_window}
-            WHERE release != ''
-            GROUP BY release
-        )
+        SELECT toString(release) AS release, min(first_ts) AS first_seen, sum(views) AS views,
+               quantileExactWeightedInterpolatedArray(0.75)(load_hist.1, load_hist.2) AS load_p75,
+               sum(js_bytes) AS js_bytes, sum(api_calls) AS api_calls,
+               quantileExactWeightedInterpolatedArray(0.95)(api_hist.1, api_hist.2) AS api_p95,
+               sum(api_errors) AS api_errors
+        FROM ${pageload_window}
+        WHERE release != ''
+        GROUP BY release
     ),
     ev AS
     (

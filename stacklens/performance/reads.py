@@ -79,13 +79,12 @@ def _page_row(raw: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def pages(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """``(project totals or None, per-page rows)``; each page row carries its score opportunity."""
+def _split_pages(raws: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(project totals or None, per-page rows)`` of raw page-table rows; each page row gets its score
+    opportunity."""
     total: dict[str, Any] | None = None
     rows: list[dict[str, Any]] = []
-    for raw in run(client, "pages", load_params(org_id, project_id, filters)):
+    for raw in raws:
         if int(raw["views"]) == 0:
             continue
         row = _page_row(raw)
@@ -97,6 +96,24 @@ def pages(
     for row in rows:
         row["opportunity"] = sc.opportunity(row["score_n"], row["score"], scored)
     return total, rows
+
+
+def pages(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(project totals or None, per-page rows)``; each page row carries its score opportunity."""
+    return _split_pages(run(client, "pages", load_params(org_id, project_id, filters)))
+
+
+def overview(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(project totals or None, per-page rows, per-day rows)``: what :func:`pages` and :func:`daily` return,
+    from one read of the window (the overview shows both)."""
+    raws = run(client, "overview", load_params(org_id, project_id, filters))
+    table = [{**r, "is_total": int(not r["is_page"])} for r in raws if not r["is_day"]]
+    total, rows = _split_pages(table)
+    return total, rows, [_day_row({**r, "key": ""}) for r in raws if r["is_day"]]
 
 
 def vitals_summary(total: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -128,22 +145,24 @@ def vitals_summary(total: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
+def _day_row(raw: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"key": raw["key"], "day": raw["day"], "views": int(raw["views"])}
+    row["load_p75"] = _num(raw["load_p75"])
+    row["load_avg"] = _num(raw["load_avg"])
+    for metric in ("ttfb", "dom", "lcp", "inp", "cls", "fcp", "score"):
+        n = int(raw[f"{metric}_n"])
+        row[f"{metric}_n"] = n
+        value = raw["score_mean"] if metric == "score" else raw[f"{metric}_p75"]
+        row["score" if metric == "score" else f"{metric}_p75"] = _num(value) if n else None
+    return row
+
+
 def daily(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
 ) -> list[dict[str, Any]]:
     """Per day (and per page with ``by_page``): views, p75 of each metric with its count, mean score."""
-    out = []
-    for raw in run(client, "daily", load_params(org_id, project_id, filters, page, by_page=int(by_page))):
-        row: dict[str, Any] = {"key": raw["key"], "day": raw["day"], "views": int(raw["views"])}
-        row["load_p75"] = _num(raw["load_p75"])
-        row["load_avg"] = _num(raw["load_avg"])
-        for metric in ("ttfb", "dom", "lcp", "inp", "cls", "fcp", "score"):
-            n = int(raw[f"{metric}_n"])
-            row[f"{metric}_n"] = n
-            value = raw["score_mean"] if metric == "score" else raw[f"{metric}_p75"]
-            row["score" if metric == "score" else f"{metric}_p75"] = _num(value) if n else None
-        out.append(row)
-    return out
+    params = load_params(org_id, project_id, filters, page, by_page=int(by_page))
+    return [_day_row(raw) for raw in run(client, "daily", params)]
 
 
 def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> dict[str, list[float]]:
@@ -158,18 +177,16 @@ def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilter
     first = week.since.date()
     days = [first + timedelta(days=i) for i in range((week.until.date() - first).days + 1)]
     series: dict[str, dict[date, float]] = {}
-    for row in daily(client, org_id, project_id, week, by_page=True):
-        series.setdefault(row["key"], {})[row["day"]] = row["load_p75"] or 0.0
+    for row in run(client, "sparklines", load_params(org_id, project_id, week)):
+        series.setdefault(row["key"], {})[row["day"]] = _num(row["load_p75"]) or 0.0
     return {page: [values.get(day, 0.0) for day in days] for page, values in series.items()}
 
 
-def weekly(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
-) -> list[dict[str, Any]]:
-    """Per ISO week (and page): views, load avg and p75, LCP p75, score, each against the previous week."""
+def _week_rows(raws: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Weekly rows (ordered by key, week) with each against the previous week of the same key."""
     out: list[dict[str, Any]] = []
     previous: dict[str, dict[str, Any]] = {}
-    for raw in run(client, "weekly", load_params(org_id, project_id, filters, page, by_page=int(by_page))):
+    for raw in raws:
         row = {
             "key": raw["key"],
             "week_start": raw["week_start"],
@@ -191,6 +208,26 @@ def weekly(
         previous[row["key"]] = row
         out.append(row)
     return out
+
+
+def weekly(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
+) -> list[dict[str, Any]]:
+    """Per ISO week (and page): views, load avg and p75, LCP p75, score, each against the previous week."""
+    params = load_params(org_id, project_id, filters, page, by_page=int(by_page))
+    return _week_rows(run(client, "weekly", params))
+
+
+def trends(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(weekly rows of the project, weekly rows per page)``: what :func:`weekly` returns without and with
+    ``by_page``, from one read of the window (the trends view shows both)."""
+    raws = run(client, "trends", load_params(org_id, project_id, filters))
+    return (
+        _week_rows([r for r in raws if not r["is_page"]]),
+        _week_rows([r for r in raws if r["is_page"]]),
+    )
 
 
 def distribution(

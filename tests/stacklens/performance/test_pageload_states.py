@@ -21,7 +21,10 @@ from tests.stacklens.performance.perf_seed import migrated, seed
 ORG, OTHER, PROJECT = 9, 10, 90
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 WINDOWS = [
-    ("2026-11-06T12:17:30Z", "2026-11-19T09:42:10Z"),  # whole days, whole hours and partial hours on both sides
+    (
+        "2026-11-06T12:17:30Z",
+        "2026-11-19T09:42:10Z",
+    ),  # whole days, whole hours and partial hours on both sides
     ("2026-11-18T03:20:00Z", "2026-11-18T22:05:00Z"),  # whole hours inside one day, no whole day
     ("2026-11-07T00:00:00Z", "2026-11-19T00:00:00Z"),  # whole days only
 ]
@@ -107,6 +110,41 @@ def test_pages_and_daily_over_cut_windows_match_polars(world, window, dims) -> N
             assert _close(days[day][f"{metric}_p75"], _p75(group, metric)), (day, metric)
 
 
+@pytest.mark.parametrize("dims", DIMS)
+def test_one_read_views_equal_their_separate_reads(world, dims) -> None:
+    """The overview, trends and sparklines read the window once; their figures are those of the separate reads."""
+    client, _ = world
+    filters = PerfFilters.parse(since=WINDOWS[0][0], until=WINDOWS[0][1], now=NOW, **dims)
+    total, rows, days = reads.overview(client, ORG, PROJECT, filters)
+    assert total is not None and days
+    assert _same(
+        [total, *rows],
+        [reads.pages(client, ORG, PROJECT, filters)[0], *reads.pages(client, ORG, PROJECT, filters)[1]],
+    )
+    assert _same(days, reads.daily(client, ORG, PROJECT, filters))
+    weeks, page_weeks = reads.trends(client, ORG, PROJECT, filters)
+    assert page_weeks and _same(weeks, reads.weekly(client, ORG, PROJECT, filters))
+    assert _same(page_weeks, reads.weekly(client, ORG, PROJECT, filters, by_page=True))
+    last_week = PerfFilters.parse(since="2026-11-12T09:42:10Z", until=WINDOWS[0][1], now=NOW, **dims)
+    spark = reads.sparklines(client, ORG, PROJECT, filters)
+    for row in reads.daily(client, ORG, PROJECT, last_week, by_page=True):
+        day = (row["day"] - last_week.since.date()).days
+        assert _same([spark[row["key"]][day]], [row["load_p75"]])
+
+
+def _same(got: list, want: list) -> bool:
+    """Equal rows, floats up to the order the engine added them in."""
+
+    def equal(a: object, b: object) -> bool:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+        if isinstance(a, float) and isinstance(b, float):
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        return a == b
+
+    return len(got) == len(want) and all(equal(a, b) for a, b in zip(got, want, strict=True))
+
+
 @pytest.mark.parametrize("window", WINDOWS[:2])
 def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) -> None:
     client, data = world
@@ -157,7 +195,9 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
         api = pl.Series([float(c) for c in calls]).quantile(0.95, "linear")
         assert _close(releases["shop@1.1.0"]["api_p95"], api)
     # the filters offer every value of the window, whatever is picked, most loads first
-    facets = reads.facets(client, ORG, PROJECT, PerfFilters.parse(since=window[0], until=window[1], browser="Safari"))
+    facets = reads.facets(
+        client, ORG, PROJECT, PerfFilters.parse(since=window[0], until=window[1], browser="Safari")
+    )
     counts = everything.group_by("browser").len().sort("len", descending=True)
     assert facets["browser"] == counts["browser"].to_list()
 
@@ -166,13 +206,18 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
     ("column", "values"),
     [
         ("cls", [0.0, 0.0, 0.001, 0.01, 0.05, 0.1, 0.12, 0.3, 1.4]),  # unitless, zeros and values far below 1
-        ("dom_ready", [-3.0, 0.0, 2.5, 7.0, 120.0, 121.0, 5000.0, 80_000.0]),  # a negative DOM ready, zero, ms
+        (
+            "dom_ready",
+            [-3.0, 0.0, 2.5, 7.0, 120.0, 121.0, 5000.0, 80_000.0],
+        ),  # a negative DOM ready, zero, ms
         ("load_ms", [412.0]),
         ("load_ms", [3.0, 3.0, 3.0, 3.0]),
         ("load_ms", [0.0, 0.4, 1.0, 1.0, 17.0, 250.0, 251.0, 252.0, 9_000.0, 125_000.0]),
     ],
 )
-def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent(world, column, values) -> None:
+def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent(
+    world, column, values
+) -> None:
     """Page loads written straight into the facts of one hour (a project of their own), through the pipeline's
     hour and day fills, read over a window that takes the whole hour from the states and a partial hour from the
     facts: every p75 within 0.5 % of polars."""
@@ -180,9 +225,31 @@ def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent
     project, hour = 4242 + len(values) + int(sum(values)) % 1000, datetime(2026, 11, 10, 8, tzinfo=UTC)
     # half the loads in the whole hour 08:00, half in the partial hour 09:00-09:30 the window ends in
     rows = [
-        [ORG, project, hour.replace(hour=8 + i % 2, minute=5 + i), uuid.UUID(int=project * 1000 + i), "/x", "production",
-         "", "Chrome", 0, v if column == "load_ms" else 100.0, None, None, None, None, v if column == "cls" else None,
-         v if column == "dom_ready" else None, None, None, 0, 0, [], 0, datetime.now(UTC)]
+        [
+            ORG,
+            project,
+            hour.replace(hour=8 + i % 2, minute=5 + i),
+            uuid.UUID(int=project * 1000 + i),
+            "/x",
+            "production",
+            "",
+            "Chrome",
+            0,
+            v if column == "load_ms" else 100.0,
+            None,
+            None,
+            None,
+            None,
+            v if column == "cls" else None,
+            v if column == "dom_ready" else None,
+            None,
+            None,
+            0,
+            0,
+            [],
+            0,
+            datetime.now(UTC),
+        ]
         for i, v in enumerate(values)
     ]
     client.insert("pageload_facts", rows, column_names=FACT_COLUMNS)

@@ -10,45 +10,45 @@
 --           4 FCP, 5 INP: 10 buckets per decade; 6 CLS: steps of 0.01), counted exactly.
 -- Rows written before (if any) are replaced by the rebuild 0136 starts.
 ALTER TABLE pageload_facts
-    ADD COLUMN IF NOT EXISTS load_hist Tuple(Array(Float64), Array(UInt64)) MATERIALIZED
-        (arrayMap(x -> multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100)), [load_ms]),
-         [toUInt64(1)])
+    ADD COLUMN IF NOT EXISTS load_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
+        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), [load_ms]),
+         [toUInt32(1)])
         AFTER materialized_at,
-    ADD COLUMN IF NOT EXISTS ttfb_hist Tuple(Array(Float64), Array(UInt64)) MATERIALIZED
-        (arrayMap(x -> multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100)),
+    ADD COLUMN IF NOT EXISTS ttfb_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
+        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
                   if(ttfb IS NULL, [], [assumeNotNull(ttfb)])),
-         if(ttfb IS NULL, [], [toUInt64(1)]))
+         if(ttfb IS NULL, [], [toUInt32(1)]))
         AFTER load_hist,
-    ADD COLUMN IF NOT EXISTS dom_hist Tuple(Array(Float64), Array(UInt64)) MATERIALIZED
-        (arrayMap(x -> multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100)),
+    ADD COLUMN IF NOT EXISTS dom_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
+        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
                   if(dom_ready IS NULL, [], [assumeNotNull(dom_ready)])),
-         if(dom_ready IS NULL, [], [toUInt64(1)]))
+         if(dom_ready IS NULL, [], [toUInt32(1)]))
         AFTER ttfb_hist,
-    ADD COLUMN IF NOT EXISTS lcp_hist Tuple(Array(Float64), Array(UInt64)) MATERIALIZED
-        (arrayMap(x -> multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100)),
+    ADD COLUMN IF NOT EXISTS lcp_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
+        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
                   if(lcp IS NULL, [], [assumeNotNull(lcp)])),
-         if(lcp IS NULL, [], [toUInt64(1)]))
+         if(lcp IS NULL, [], [toUInt32(1)]))
         AFTER dom_hist,
-    ADD COLUMN IF NOT EXISTS inp_hist Tuple(Array(Float64), Array(UInt64)) MATERIALIZED
-        (arrayMap(x -> multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100)),
+    ADD COLUMN IF NOT EXISTS inp_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
+        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
                   if(inp IS NULL, [], [assumeNotNull(inp)])),
-         if(inp IS NULL, [], [toUInt64(1)]))
+         if(inp IS NULL, [], [toUInt32(1)]))
         AFTER lcp_hist,
-    ADD COLUMN IF NOT EXISTS cls_hist Tuple(Array(Float64), Array(UInt64)) MATERIALIZED
-        (arrayMap(x -> multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100)),
+    ADD COLUMN IF NOT EXISTS cls_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
+        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
                   if(cls IS NULL, [], [assumeNotNull(cls)])),
-         if(cls IS NULL, [], [toUInt64(1)]))
+         if(cls IS NULL, [], [toUInt32(1)]))
         AFTER inp_hist,
-    ADD COLUMN IF NOT EXISTS fcp_hist Tuple(Array(Float64), Array(UInt64)) MATERIALIZED
-        (arrayMap(x -> multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100)),
+    ADD COLUMN IF NOT EXISTS fcp_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
+        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
                   if(fcp IS NULL, [], [assumeNotNull(fcp)])),
-         if(fcp IS NULL, [], [toUInt64(1)]))
+         if(fcp IS NULL, [], [toUInt32(1)]))
         AFTER cls_hist,
-    ADD COLUMN IF NOT EXISTS api_hist Tuple(Array(Float64), Array(UInt64)) MATERIALIZED
-        (arrayMap(x -> multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100)), api_ms),
-         arrayWithConstant(length(api_ms), toUInt64(1)))
+    ADD COLUMN IF NOT EXISTS api_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
+        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), api_ms),
+         arrayWithConstant(length(api_ms), toUInt32(1)))
         AFTER fcp_hist,
-    ADD COLUMN IF NOT EXISTS dist Tuple(Array(Int64), Array(UInt64)) MATERIALIZED
+    ADD COLUMN IF NOT EXISTS dist Tuple(Array(Int64), Array(UInt32)) MATERIALIZED
         (arrayConcat([1 * 4294967296 + toInt64(floor(log10(greatest(load_ms, 1)) * 10))],
                      if(ttfb IS NULL, [], [2 * 4294967296
                                            + toInt64(floor(log10(greatest(assumeNotNull(ttfb), 1)) * 10))]),
@@ -60,5 +60,5 @@ ALTER TABLE pageload_facts
                                            + toInt64(floor(log10(greatest(assumeNotNull(inp), 1)) * 10))]),
                      if(cls IS NULL, [], [6 * 4294967296 + toInt64(floor(assumeNotNull(cls) * 100))])),
          arrayWithConstant(1 + (ttfb IS NOT NULL) + (lcp IS NOT NULL) + (fcp IS NOT NULL) + (inp IS NOT NULL)
-                           + (cls IS NOT NULL), toUInt64(1)))
+                           + (cls IS NOT NULL), toUInt32(1)))
         AFTER api_hist

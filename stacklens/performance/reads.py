@@ -230,19 +230,48 @@ def trends(
     )
 
 
+def _distribution_rows(metric: str, bucket: int, loads: int) -> dict[str, Any]:
+    if metric == "cls":
+        low, high = bucket / 100, (bucket + 1) / 100
+    else:
+        low, high = 10 ** (bucket / 10), 10 ** ((bucket + 1) / 10)
+    return {"from": low, "to": high, "loads": loads}
+
+
 def distribution(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
 ) -> dict[str, list[dict[str, Any]]]:
     """Per metric, the page loads per bucket: ``{metric: [{"from": low, "to": high, "loads": n}]}``."""
     out: dict[str, list[dict[str, Any]]] = {}
     for raw in run(client, "distribution", load_params(org_id, project_id, filters, page)):
-        bucket = int(raw["bucket"])
-        if raw["metric"] == "cls":
-            low, high = bucket / 100, (bucket + 1) / 100
-        else:
-            low, high = 10 ** (bucket / 10), 10 ** ((bucket + 1) / 10)
-        out.setdefault(raw["metric"], []).append({"from": low, "to": high, "loads": int(raw["loads"])})
+        row = _distribution_rows(raw["metric"], int(raw["bucket"]), int(raw["loads"]))
+        out.setdefault(raw["metric"], []).append(row)
     return out
+
+
+# The metrics of the `dist` keys (metric * 2^32 + bucket), as distribution.sql names them.
+DIST_METRICS = ("load", "ttfb", "lcp", "fcp", "inp", "cls")
+
+
+def page_detail(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """``(daily rows, weekly rows, distribution)`` of one page: what :func:`daily`, :func:`weekly` and
+    :func:`distribution` return for it, from one read of the window (the page detail shows all three)."""
+    raws = run(client, "page_detail", load_params(org_id, project_id, filters, page))
+    days = sorted((_day_row(r) for r in raws if r["kind"] == "day"), key=lambda r: r["day"])
+    weeks = _week_rows(sorted((r for r in raws if r["kind"] == "week"), key=lambda r: r["week_start"]))
+    counts: dict[str, dict[int, int]] = {}
+    for r in raws:
+        if r["kind"] == "total":
+            for key, loads in zip(*r["dist"], strict=True):
+                metric = (int(key) + 2**31) // 2**32
+                counts.setdefault(DIST_METRICS[metric - 1], {})[int(key) - metric * 2**32] = int(loads)
+    dist = {
+        metric: [_distribution_rows(metric, b, n) for b, n in sorted(counts[metric].items())]
+        for metric in sorted(counts)
+    }
+    return days, weeks, dist
 
 
 def samples(

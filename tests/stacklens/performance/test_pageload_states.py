@@ -13,8 +13,8 @@ import pytest
 
 from stacklens.performance import reads
 from stacklens.performance.filters import PerfFilters
-from stacklens.warehouse.queries import load_query
 from stacklens.warehouse.client import reset_clients
+from stacklens.warehouse.queries import load_query
 from tests.conftest import make_settings
 from tests.stacklens.performance.perf_seed import migrated, seed
 
@@ -125,6 +125,10 @@ def test_one_read_views_equal_their_separate_reads(world, dims) -> None:
     weeks, page_weeks = reads.trends(client, ORG, PROJECT, filters)
     assert page_weeks and _same(weeks, reads.weekly(client, ORG, PROJECT, filters))
     assert _same(page_weeks, reads.weekly(client, ORG, PROJECT, filters, by_page=True))
+    days, weeks, dist = reads.page_detail(client, ORG, PROJECT, filters, "/checkout")
+    assert days and _same(days, reads.daily(client, ORG, PROJECT, filters, "/checkout"))
+    assert _same(weeks, reads.weekly(client, ORG, PROJECT, filters, "/checkout"))
+    assert dist == reads.distribution(client, ORG, PROJECT, filters, "/checkout") and dist["cls"]
     last_week = PerfFilters.parse(since="2026-11-12T09:42:10Z", until=WINDOWS[0][1], now=NOW, **dims)
     spark = reads.sparklines(client, ORG, PROJECT, filters)
     for row in reads.daily(client, ORG, PROJECT, last_week, by_page=True):

@@ -80,7 +80,7 @@ def _frame(data, filters: PerfFilters, page: str = "") -> pl.DataFrame:
 
 def _p75(frame: pl.DataFrame, column: str) -> float | None:
     values = frame[column].drop_nulls()
-    return float(values.quantile(0.75, "linear")) if len(values) else None  # type: ignore[arg-type]
+    return float(values.quantile(0.75, "linear")) if len(values) else None
 
 
 @pytest.mark.parametrize("window", WINDOWS)
@@ -101,7 +101,7 @@ def test_pages_and_daily_over_cut_windows_match_polars(world, window, dims) -> N
         assert by_page[page]["views"] == group.height
         assert _close(by_page[page]["load_p75"], _p75(group, "load"))
         assert _close(by_page[page]["lcp_p75"], _p75(group, "lcp"))
-        assert _close(by_page[page]["dom_avg"], group["dom"].mean())  # type: ignore[arg-type]
+        assert _close(by_page[page]["dom_avg"], group["dom"].mean())
     days = {r["day"]: r for r in reads.daily(client, ORG, PROJECT, filters)}
     assert set(days) == set(frame["day"].to_list())
     for (day,), group in frame.group_by("day"):
@@ -178,7 +178,7 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
     ordered = frame.sort("load")["event_id"].to_list()
     assert [r["event_id"] for r in picked if r["kind"] == "fastest"] == ordered[:3]
     assert sorted(r["event_id"] for r in picked if r["kind"] == "slowest") == sorted(ordered[-3:])
-    median = float(frame["load"].quantile(0.5, "linear"))  # type: ignore[arg-type]
+    median = float(frame["load"].quantile(0.5, "linear"))
     nearest = frame.with_columns((pl.col("load") - median).abs().alias("d")).sort("d")["event_id"].to_list()
     assert sorted(r["event_id"] for r in picked if r["kind"] == "median") == sorted(nearest[:3])
     # releases over the whole project
@@ -266,7 +266,7 @@ def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent
     assert total is not None and total["views"] == len(values)
     key = {"load_ms": "load_p75", "cls": "cls_p75"}.get(column)
     got = total[key] if key else reads.daily(client, ORG, project, filters)[0]["dom_p75"]
-    exact = float(pl.Series(values).quantile(0.75, "linear"))  # type: ignore[arg-type]
+    exact = float(pl.Series(values).quantile(0.75, "linear"))
     assert got is not None and abs(got - exact) <= 0.005 * abs(exact) + 1e-12, (got, exact)
 
 

@@ -144,9 +144,7 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
         if not page:
             raise ValueError("page: choose a page (route) from the Pages table")
         org, project = view.org_id, view.project_id
-        days = reads.daily(client, org, project, filters, page)
-        weeks = reads.weekly(client, org, project, filters, page)
-        dist = reads.distribution(client, org, project, filters, page)
+        days, weeks, dist = reads.page_detail(client, org, project, filters, page)
         figures = {
             f"day-{key}": figs.series_figure(days, "day", key, n, f"{label} per day", unit)
             for key, _, n, label, unit in PAGE_METRICS

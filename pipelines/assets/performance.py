@@ -60,14 +60,16 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
     rebuilds their days from the states. Table `page_metrics`.
 
     The same hours refresh `pageload_facts`: one row per page load with its vitals, phases, API calls,
-    JavaScript bytes and score — what every performance view reads (docs/performance.md).
+    JavaScript bytes and score, then from them the per-hour and per-day states `pageload_hours` /
+    `pageload_days` (per filter dimensions and page: counts, sums and 1 % log histograms) — what the page-load
+    views read (docs/performance.md).
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "page_metrics",
         ["transactions", "spans"],
-        ["page_hour_states", "pageload_facts"],
+        ["page_hour_states", "pageload_facts", "pageload_hours", "pageload_days"],
         [("page_metrics", "page_metrics", "row_count")],
         PAGE_CHECKS,
         sql_parameters(),

@@ -1,8 +1,11 @@
 """Page-load reads of the performance view: the overview, the page table, one page over time, weekly trends
-and release impact, all from the page loads of the filtered window in ``pageload_facts`` (one row per page load,
-built by the page_metrics pipeline asset; named queries in ``warehouse_sql/queries/performance``), so every
-filter (environment, release, browser) applies to every figure and every percentile is exact. The client is
-passed in; nothing here knows about HTTP or templates.
+and release impact, all from the page loads of the filtered window, so every filter (environment, release,
+browser) applies to every figure. The whole days and hours of the window come from the per-day and per-hour
+states `pageload_days` / `pageload_hours` and only its partial edge hours from ``pageload_facts`` (one row per
+page load), all built by the page_metrics pipeline asset (named queries in ``warehouse_sql/queries/performance``,
+macro ``pageload_window``): counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of
+the exact ones) and the page samples from the facts. The client is passed in; nothing here knows about HTTP or
+templates.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ def _num(value: Any) -> float | None:
 def load_params(
     org_id: int, project_id: int, filters: PerfFilters, page: str = "", **extra: Any
 ) -> dict[str, Any]:
-    return {**filters.sql(org_id, project_id), "page": page, **extra}
+    """The parameters of a page-load query: the filters, the page ('' = any) and the window's whole hours and
+    days (what the states answer)."""
+    return {**filters.sql(org_id, project_id), "page": page, **filters.whole_hours(), **extra}
 
 
 def change_pct(current: float | None, previous: float | None) -> float | None:
@@ -51,7 +56,9 @@ def change_pct(current: float | None, previous: float | None) -> float | None:
 def facets(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> dict[str, list[str]]:
     """The environments, releases and browsers the filters can pick from (most page loads first)."""
     out: dict[str, list[str]] = {"environment": [], "release": [], "browser": []}
-    for row in run(client, "facets", filters.sql(org_id, project_id)):
+    # Every value of the window, whatever the filters pick now.
+    params = load_params(org_id, project_id, filters, environment="", release="", browser="")
+    for row in run(client, "facets", params):
         out[row["dim"]].append(row["value"])
     return out
 
@@ -72,13 +79,12 @@ def _page_row(raw: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def pages(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """``(project totals or None, per-page rows)``; each page row carries its score opportunity."""
+def _split_pages(raws: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(project totals or None, per-page rows)`` of raw page-table rows; each page row gets its score
+    opportunity."""
     total: dict[str, Any] | None = None
     rows: list[dict[str, Any]] = []
-    for raw in run(client, "pages", load_params(org_id, project_id, filters)):
+    for raw in raws:
         if int(raw["views"]) == 0:
             continue
         row = _page_row(raw)
@@ -90,6 +96,24 @@ def pages(
     for row in rows:
         row["opportunity"] = sc.opportunity(row["score_n"], row["score"], scored)
     return total, rows
+
+
+def pages(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(project totals or None, per-page rows)``; each page row carries its score opportunity."""
+    return _split_pages(run(client, "pages", load_params(org_id, project_id, filters)))
+
+
+def overview(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(project totals or None, per-page rows, per-day rows)``: what :func:`pages` and :func:`daily` return,
+    from one read of the window (the overview shows both)."""
+    raws = run(client, "overview", load_params(org_id, project_id, filters))
+    table = [{**r, "is_total": int(not r["is_page"])} for r in raws if not r["is_day"]]
+    total, rows = _split_pages(table)
+    return total, rows, [_day_row({**r, "key": ""}) for r in raws if r["is_day"]]
 
 
 def vitals_summary(total: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -121,22 +145,24 @@ def vitals_summary(total: dict[str, Any] | None) -> list[dict[str, Any]]:
     return rows
 
 
+def _day_row(raw: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"key": raw["key"], "day": raw["day"], "views": int(raw["views"])}
+    row["load_p75"] = _num(raw["load_p75"])
+    row["load_avg"] = _num(raw["load_avg"])
+    for metric in ("ttfb", "dom", "lcp", "inp", "cls", "fcp", "score"):
+        n = int(raw[f"{metric}_n"])
+        row[f"{metric}_n"] = n
+        value = raw["score_mean"] if metric == "score" else raw[f"{metric}_p75"]
+        row["score" if metric == "score" else f"{metric}_p75"] = _num(value) if n else None
+    return row
+
+
 def daily(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
 ) -> list[dict[str, Any]]:
     """Per day (and per page with ``by_page``): views, p75 of each metric with its count, mean score."""
-    out = []
-    for raw in run(client, "daily", load_params(org_id, project_id, filters, page, by_page=int(by_page))):
-        row: dict[str, Any] = {"key": raw["key"], "day": raw["day"], "views": int(raw["views"])}
-        row["load_p75"] = _num(raw["load_p75"])
-        row["load_avg"] = _num(raw["load_avg"])
-        for metric in ("ttfb", "dom", "lcp", "inp", "cls", "fcp", "score"):
-            n = int(raw[f"{metric}_n"])
-            row[f"{metric}_n"] = n
-            value = raw["score_mean"] if metric == "score" else raw[f"{metric}_p75"]
-            row["score" if metric == "score" else f"{metric}_p75"] = _num(value) if n else None
-        out.append(row)
-    return out
+    params = load_params(org_id, project_id, filters, page, by_page=int(by_page))
+    return [_day_row(raw) for raw in run(client, "daily", params)]
 
 
 def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> dict[str, list[float]]:
@@ -151,18 +177,16 @@ def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilter
     first = week.since.date()
     days = [first + timedelta(days=i) for i in range((week.until.date() - first).days + 1)]
     series: dict[str, dict[date, float]] = {}
-    for row in daily(client, org_id, project_id, week, by_page=True):
-        series.setdefault(row["key"], {})[row["day"]] = row["load_p75"] or 0.0
+    for row in run(client, "sparklines", load_params(org_id, project_id, week)):
+        series.setdefault(row["key"], {})[row["day"]] = _num(row["load_p75"]) or 0.0
     return {page: [values.get(day, 0.0) for day in days] for page, values in series.items()}
 
 
-def weekly(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
-) -> list[dict[str, Any]]:
-    """Per ISO week (and page): views, load avg and p75, LCP p75, score, each against the previous week."""
+def _week_rows(raws: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Weekly rows (ordered by key, week) with each against the previous week of the same key."""
     out: list[dict[str, Any]] = []
     previous: dict[str, dict[str, Any]] = {}
-    for raw in run(client, "weekly", load_params(org_id, project_id, filters, page, by_page=int(by_page))):
+    for raw in raws:
         row = {
             "key": raw["key"],
             "week_start": raw["week_start"],
@@ -186,19 +210,68 @@ def weekly(
     return out
 
 
+def weekly(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
+) -> list[dict[str, Any]]:
+    """Per ISO week (and page): views, load avg and p75, LCP p75, score, each against the previous week."""
+    params = load_params(org_id, project_id, filters, page, by_page=int(by_page))
+    return _week_rows(run(client, "weekly", params))
+
+
+def trends(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(weekly rows of the project, weekly rows per page)``: what :func:`weekly` returns without and with
+    ``by_page``, from one read of the window (the trends view shows both)."""
+    raws = run(client, "trends", load_params(org_id, project_id, filters))
+    return (
+        _week_rows([r for r in raws if not r["is_page"]]),
+        _week_rows([r for r in raws if r["is_page"]]),
+    )
+
+
+def _distribution_rows(metric: str, bucket: int, loads: int) -> dict[str, Any]:
+    if metric == "cls":
+        low, high = bucket / 100, (bucket + 1) / 100
+    else:
+        low, high = 10 ** (bucket / 10), 10 ** ((bucket + 1) / 10)
+    return {"from": low, "to": high, "loads": loads}
+
+
 def distribution(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
 ) -> dict[str, list[dict[str, Any]]]:
     """Per metric, the page loads per bucket: ``{metric: [{"from": low, "to": high, "loads": n}]}``."""
     out: dict[str, list[dict[str, Any]]] = {}
     for raw in run(client, "distribution", load_params(org_id, project_id, filters, page)):
-        bucket = int(raw["bucket"])
-        if raw["metric"] == "cls":
-            low, high = bucket / 100, (bucket + 1) / 100
-        else:
-            low, high = 10 ** (bucket / 10), 10 ** ((bucket + 1) / 10)
-        out.setdefault(raw["metric"], []).append({"from": low, "to": high, "loads": int(raw["loads"])})
+        row = _distribution_rows(raw["metric"], int(raw["bucket"]), int(raw["loads"]))
+        out.setdefault(raw["metric"], []).append(row)
     return out
+
+
+# The metrics of the `dist` keys (metric * 2^32 + bucket), as distribution.sql names them.
+DIST_METRICS = ("load", "ttfb", "lcp", "fcp", "inp", "cls")
+
+
+def page_detail(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """``(daily rows, weekly rows, distribution)`` of one page: what :func:`daily`, :func:`weekly` and
+    :func:`distribution` return for it, from one read of the window (the page detail shows all three)."""
+    raws = run(client, "page_detail", load_params(org_id, project_id, filters, page))
+    days = sorted((_day_row(r) for r in raws if r["kind"] == "day"), key=lambda r: r["day"])
+    weeks = _week_rows(sorted((r for r in raws if r["kind"] == "week"), key=lambda r: r["week_start"]))
+    counts: dict[str, dict[int, int]] = {}
+    for r in raws:
+        if r["kind"] == "total":
+            for key, loads in zip(*r["dist"], strict=True):
+                metric = (int(key) + 2**31) // 2**32
+                counts.setdefault(DIST_METRICS[metric - 1], {})[int(key) - metric * 2**32] = int(loads)
+    dist = {
+        metric: [_distribution_rows(metric, b, n) for b, n in sorted(counts[metric].items())]
+        for metric in sorted(counts)
+    }
+    return days, weeks, dist
 
 
 def samples(

@@ -25,7 +25,7 @@ def build(
 ) -> dict[str, Any]:
     """The data of one view; ``sort`` applies to endpoints (raises ValueError naming the allowed values)."""
     if view == "overview":
-        total, pages = reads.pages(client, org_id, project_id, filters)
+        total, pages, days = reads.overview(client, org_id, project_id, filters)
         top = sorted(pages, key=lambda r: -r["opportunity"])[:10]
         return {
             "rows": reads.vitals_summary(total),
@@ -40,7 +40,7 @@ def build(
                 }
                 for r in top
             ],
-            "daily": reads.daily(client, org_id, project_id, filters),
+            "daily": days,
         }
     if view == "pages":
         total, pages = reads.pages(client, org_id, project_id, filters)
@@ -53,10 +53,8 @@ def build(
     if view == "endpoints":
         return {"rows": network.endpoints(client, org_id, project_id, filters, sort)}
     if view == "trends":
-        return {
-            "rows": reads.weekly(client, org_id, project_id, filters),
-            "pages": reads.weekly(client, org_id, project_id, filters, by_page=True),
-        }
+        weeks, page_weeks = reads.trends(client, org_id, project_id, filters)
+        return {"rows": weeks, "pages": page_weeks}
     if view == "releases":
         return {"rows": reads.releases(client, org_id, project_id, filters)}
     if view == "recommendations":

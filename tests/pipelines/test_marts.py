@@ -68,6 +68,28 @@ def test_page_metrics_match_exact_percentiles(client, materialized) -> None:
         assert have["dom_ready_p50_ms"] is not None and have["api_calls"] >= 0
 
 
+def test_page_metrics_writes_pageload_hour_and_day_states(client, materialized) -> None:
+    """The asset's per-hour and per-day page-load states hold every page load once, with p75s within 1 %."""
+    perf, _ = materialized
+    tx = pl.DataFrame(perf.transactions).filter(pl.col("op") == "pageload")
+    tx = tx.with_columns(pl.col("timestamp").dt.date().alias("day"))
+    expected = tx.group_by("page", "day").agg(
+        pl.len().alias("views"), pl.col("duration_ms").quantile(0.75, interpolation="linear").alias("p75")
+    )
+    got = rows(
+        client,
+        "SELECT page, toDate(day) AS day, sum(views) AS views,"
+        " quantileExactWeightedInterpolatedArray(0.75)(load_hist.1, load_hist.2) AS p75"
+        " FROM pageload_days FINAL GROUP BY page, day",
+    )
+    assert got.height == expected.height
+    for want in expected.to_dicts():
+        have = got.filter((pl.col("page") == want["page"]) & (pl.col("day") == want["day"])).to_dicts()[0]
+        assert have["views"] == want["views"] and close(have["p75"], want["p75"])
+    hours = rows(client, "SELECT sum(views) AS views, count() AS n FROM pageload_hours FINAL").to_dicts()[0]
+    assert hours["views"] == tx.height and hours["n"] > expected.height
+
+
 def test_api_endpoints_fold_ids_and_count_outcomes(client, materialized) -> None:
     perf, _ = materialized
     spans = pl.DataFrame(perf.spans).filter(pl.col("op") == "http.client")

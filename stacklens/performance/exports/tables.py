@@ -260,9 +260,10 @@ def page_data(
     if page == "page_detail":
         if not target.page:
             raise InvalidInput("page: choose a page (route) from the Pages table")
+        days, weeks, _ = reads.page_detail(client, org_id, project_id, filters, target.page)
         return {
-            "rows": reads.daily(client, org_id, project_id, filters, target.page),
-            "weeks": reads.weekly(client, org_id, project_id, filters, target.page),
+            "rows": days,
+            "weeks": weeks,
             "samples": reads.samples(client, org_id, project_id, filters, target.page),
         }
     if page == "endpoint_detail":

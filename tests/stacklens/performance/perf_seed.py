@@ -230,6 +230,8 @@ def seed(
 # In the order the assets run them: the hourly and daily states read the facts the same tick refreshed.
 FACT_QUERIES = (
     "pageload_facts",
+    "pageload_hours",
+    "pageload_days",
     "resource_facts",
     "resource_request_hours",
     "resource_request_days",

@@ -16,8 +16,10 @@ CREATE = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE TABLE IF NOT EXISTS (\w+)\s*\
 DROP = re.compile(r"^(?:\s*--[^\n]*\n)*\s*DROP TABLE IF EXISTS (\w+)", re.IGNORECASE)
 ALTER = re.compile(r"ALTER TABLE (\w+)\s")
 # One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest one level: Nullable(DateTime64(3, 'UTC')).
+# A MATERIALIZED expression may span lines; every clause ends with AFTER.
 ADD_COLUMN = re.compile(
-    r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\([^()]*\))*\))?)(?: DEFAULT [^\n]*?)? AFTER (\w+)"
+    r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\([^()]*\))*\))?)"
+    r"(?: DEFAULT [^\n]*?| MATERIALIZED\s[\s\S]*?)? AFTER (\w+)"
 )
 
 

@@ -1,17 +1,19 @@
 -- Per release seen in [since, until) and filters (release '' left out): first page load, page loads, load
--- time (exact p75), JavaScript bytes per page load, API time of browser calls (exact p95) and its error share,
+-- time (p75), JavaScript bytes per page load, API time of browser calls (p95) and its error share,
 -- error events and issues first seen in it; ordered by first seen so each release compares with the one before it.
 WITH
     sp AS
     (
-        -- Per release, from the page loads of the window and filters (`pageload_facts`): first page load, page
-        -- loads, load time p75, JavaScript bytes and the API calls the loads made (durations, failures).
-        SELECT toString(release) AS release, min(ts) AS first_seen, count() AS views,
-               quantileExactInclusive(0.75)(load_ms) AS load_p75, sum(js_bytes) AS js_bytes,
-               sum(api_calls) AS api_calls, quantileExactInclusiveArray(0.95)(api_ms) AS api_p95,
+        -- Per release, from the page loads of the window and filters (macro pageload_window; percentiles from
+        -- the merged 1 % log histograms): first page load, page loads, load time p75, JavaScript bytes and the
+        -- API calls the loads made (durations, failures).
+        SELECT toString(release) AS release, min(first_ts) AS first_seen, sum(views) AS views,
+               quantileExactWeightedInterpolatedArray(0.75)(load_hist.1, load_hist.2) AS load_p75,
+               sum(js_bytes) AS js_bytes, sum(api_calls) AS api_calls,
+               quantileExactWeightedInterpolatedArray(0.95)(api_hist.1, api_hist.2) AS api_p95,
                sum(api_errors) AS api_errors
-        FROM pageload_facts FINAL
-        WHERE ${pageload_filter} AND release != ''
+        FROM ${pageload_window}
+        WHERE release != ''
         GROUP BY release
     ),
     ev AS

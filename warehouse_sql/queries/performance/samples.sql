@@ -1,25 +1,18 @@
--- Sample page loads of the window and filters (`pageload_facts`): the 3 fastest, the 3 nearest the median and the
--- 3 slowest by load time.
-WITH
-    loads AS
-    (
-        SELECT event_id, page, ts, load_ms, score FROM pageload_facts FINAL WHERE ${pageload_filter}
-    ),
-    med AS (SELECT quantileExactInclusive(0.5)(load_ms) AS v FROM loads)
-SELECT * FROM
+-- Sample page loads of the window and filters (`pageload_facts`, one page): the 3 fastest, the 3 nearest the exact
+-- median and the 3 slowest by load time (ties by event id), picked from one read of the page's loads (partial
+-- sorts: only the first 3 of each order are sorted).
+SELECT picked.1 AS kind, toString(picked.2.2) AS event_id, toString(picked.2.3) AS page, picked.2.4 AS ts,
+       picked.2.1 AS load_ms, picked.2.5 AS score
+FROM
 (
-    SELECT 'fastest' AS kind, toString(event_id) AS event_id, page, ts, load_ms, score FROM loads
-    ORDER BY load_ms ASC, event_id LIMIT 3
+    SELECT groupArray((load_ms, event_id, page, ts, score)) AS loads,
+           quantileExactInclusive(0.5)(load_ms) AS med
+    FROM pageload_facts FINAL
+    WHERE ${pageload_filter}
 )
-UNION ALL
-SELECT * FROM
-(
-    SELECT 'median' AS kind, toString(event_id) AS event_id, page, ts, load_ms, score FROM loads
-    ORDER BY abs(load_ms - (SELECT v FROM med)) ASC, event_id LIMIT 3
-)
-UNION ALL
-SELECT * FROM
-(
-    SELECT 'slowest' AS kind, toString(event_id) AS event_id, page, ts, load_ms, score FROM loads
-    ORDER BY load_ms DESC, event_id LIMIT 3
-)
+ARRAY JOIN
+    arrayConcat(
+        arrayMap(l -> ('fastest', l), arraySlice(arrayPartialSort(3, loads), 1, 3)),
+        arrayMap(l -> ('median', l), arraySlice(arrayPartialSort(l -> (abs(l.1 - med), l.2), 3, loads), 1, 3)),
+        arrayMap(l -> ('slowest', l), arraySlice(arrayPartialSort(l -> (-l.1, l.2), 3, loads), 1, 3))
+    ) AS picked

@@ -1,0 +1,277 @@
+"""The page-load views over windows that cut hours and days: the whole days come from `pageload_days`, the other
+whole hours from `pageload_hours` and the partial edge hours from `pageload_facts` — and the figures still match
+an exact computation in polars / Python over the raw rows (counts exact, percentiles within 1 %)."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from datetime import UTC, datetime
+
+import polars as pl
+import pytest
+
+from stacklens.performance import reads
+from stacklens.performance.filters import PerfFilters
+from stacklens.warehouse.client import reset_clients
+from stacklens.warehouse.queries import load_query
+from tests.conftest import make_settings
+from tests.stacklens.performance.perf_seed import migrated, seed
+
+ORG, OTHER, PROJECT = 9, 10, 90
+NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
+WINDOWS = [
+    (
+        "2026-11-06T12:17:30Z",
+        "2026-11-19T09:42:10Z",
+    ),  # whole days, whole hours and partial hours on both sides
+    ("2026-11-18T03:20:00Z", "2026-11-18T22:05:00Z"),  # whole hours inside one day, no whole day
+    ("2026-11-07T00:00:00Z", "2026-11-19T00:00:00Z"),  # whole days only
+]
+DIMS = [{}, {"browser": "Chrome"}, {"environment": "staging", "release": "shop@1.1.0"}]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, warehouse_url):
+    """One seeded warehouse database for the module (read-only tests)."""
+    settings = make_settings(tmp_path_factory.mktemp("pageload-states"), warehouse_url)
+    client = migrated(settings)
+    data = seed(client, ORG, PROJECT, loads=600, seed=31)
+    seed(client, OTHER, PROJECT, loads=100, seed=32)  # same project id, another organization
+    yield client, data
+    reset_clients()
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None or (isinstance(b, float) and math.isnan(b)):
+        return a is None and (b is None or math.isnan(b))
+    return abs(a - b) <= 0.01 * max(abs(b), 1e-9)
+
+
+def _frame(data, filters: PerfFilters, page: str = "") -> pl.DataFrame:
+    dcl = {
+        s["transaction_event_id"]: s["timestamp"].timestamp() * 1000 + s["duration_ms"]
+        for s in data.spans
+        if s["op"] == "browser.domContentLoadedEvent"
+    }
+    rows = [
+        {
+            "event_id": str(t["event_id"]),
+            "ts": t["timestamp"],
+            "day": t["timestamp"].date(),
+            "page": t["page"],
+            "environment": t["environment"],
+            "release": t["release"],
+            "browser": t["browser_name"],
+            "load": float(t["duration_ms"]),
+            "dom": dcl[t["event_id"]] - round(t["timestamp"].timestamp() * 1000, 0),
+            **{k: t["measurements"].get(k) for k in ("ttfb", "lcp", "inp", "cls", "fcp")},
+        }
+        for t in data.transactions
+        if t["op"] == "pageload"
+        and filters.since <= t["timestamp"] < filters.until
+        and (not filters.environment or t["environment"] == filters.environment)
+        and (not filters.release or t["release"] == filters.release)
+        and (not filters.browser or t["browser_name"] == filters.browser)
+        and (not page or t["page"] == page)
+    ]
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _p75(frame: pl.DataFrame, column: str) -> float | None:
+    values = frame[column].drop_nulls()
+    return float(values.quantile(0.75, "linear")) if len(values) else None
+
+
+@pytest.mark.parametrize("window", WINDOWS)
+@pytest.mark.parametrize("dims", DIMS)
+def test_pages_and_daily_over_cut_windows_match_polars(world, window, dims) -> None:
+    client, data = world
+    filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
+    frame = _frame(data, filters)
+    assert frame.height > 0
+    total, rows = reads.pages(client, ORG, PROJECT, filters)
+    assert total is not None and total["views"] == frame.height
+    for metric in ("ttfb", "lcp", "inp", "cls", "fcp"):
+        assert total[f"{metric}_n"] == frame[metric].drop_nulls().len()
+        assert _close(total[f"{metric}_p75"], _p75(frame, metric)), metric
+    assert _close(total["load_p75"], _p75(frame, "load")) and _close(total["load_avg"], frame["load"].mean())
+    by_page = {r["page"]: r for r in rows}
+    for (page,), group in frame.group_by("page"):
+        assert by_page[page]["views"] == group.height
+        assert _close(by_page[page]["load_p75"], _p75(group, "load"))
+        assert _close(by_page[page]["lcp_p75"], _p75(group, "lcp"))
+        assert _close(by_page[page]["dom_avg"], group["dom"].mean())
+    days = {r["day"]: r for r in reads.daily(client, ORG, PROJECT, filters)}
+    assert set(days) == set(frame["day"].to_list())
+    for (day,), group in frame.group_by("day"):
+        assert days[day]["views"] == group.height and days[day]["cls_n"] == group["cls"].drop_nulls().len()
+        for metric in ("load", "ttfb", "dom", "cls", "inp"):
+            assert _close(days[day][f"{metric}_p75"], _p75(group, metric)), (day, metric)
+
+
+@pytest.mark.parametrize("dims", DIMS)
+def test_one_read_views_equal_their_separate_reads(world, dims) -> None:
+    """The overview, trends and sparklines read the window once; their figures are those of the separate reads."""
+    client, _ = world
+    filters = PerfFilters.parse(since=WINDOWS[0][0], until=WINDOWS[0][1], now=NOW, **dims)
+    total, rows, days = reads.overview(client, ORG, PROJECT, filters)
+    assert total is not None and days
+    assert _same(
+        [total, *rows],
+        [reads.pages(client, ORG, PROJECT, filters)[0], *reads.pages(client, ORG, PROJECT, filters)[1]],
+    )
+    assert _same(days, reads.daily(client, ORG, PROJECT, filters))
+    weeks, page_weeks = reads.trends(client, ORG, PROJECT, filters)
+    assert page_weeks and _same(weeks, reads.weekly(client, ORG, PROJECT, filters))
+    assert _same(page_weeks, reads.weekly(client, ORG, PROJECT, filters, by_page=True))
+    days, weeks, dist = reads.page_detail(client, ORG, PROJECT, filters, "/checkout")
+    assert days and _same(days, reads.daily(client, ORG, PROJECT, filters, "/checkout"))
+    assert _same(weeks, reads.weekly(client, ORG, PROJECT, filters, "/checkout"))
+    assert dist == reads.distribution(client, ORG, PROJECT, filters, "/checkout") and dist["cls"]
+    last_week = PerfFilters.parse(since="2026-11-12T09:42:10Z", until=WINDOWS[0][1], now=NOW, **dims)
+    spark = reads.sparklines(client, ORG, PROJECT, filters)
+    for row in reads.daily(client, ORG, PROJECT, last_week, by_page=True):
+        day = (row["day"] - last_week.since.date()).days
+        assert _same([spark[row["key"]][day]], [row["load_p75"]])
+
+
+def _same(got: list, want: list) -> bool:
+    """Equal rows, floats up to the order the engine added them in."""
+
+    def equal(a: object, b: object) -> bool:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+        if isinstance(a, float) and isinstance(b, float):
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        return a == b
+
+    return len(got) == len(want) and all(equal(a, b) for a, b in zip(got, want, strict=True))
+
+
+@pytest.mark.parametrize("window", WINDOWS[:2])
+def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) -> None:
+    client, data = world
+    filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW)
+    page = "/checkout"
+    frame = _frame(data, filters, page)
+    weeks = {r["week_start"]: r for r in reads.weekly(client, ORG, PROJECT, filters, page)}
+    weekly = frame.with_columns(pl.col("ts").dt.truncate("1w").dt.date().alias("week"))
+    assert sum(r["views"] for r in weeks.values()) == frame.height
+    for (week,), group in weekly.group_by("week"):
+        assert weeks[week]["views"] == group.height and _close(weeks[week]["load_p75"], _p75(group, "load"))
+    # the distribution's counts are exact: the same buckets computed in Python
+    dist = reads.distribution(client, ORG, PROJECT, filters, page)
+    for metric in ("load", "ttfb", "lcp", "fcp", "inp", "cls"):
+        values = frame[metric].drop_nulls().to_list()
+        want: dict[int, int] = {}
+        for v in values:
+            b = math.floor(v * 100) if metric == "cls" else math.floor(math.log10(max(v, 1)) * 10)
+            want[b] = want.get(b, 0) + 1
+        got = {
+            round(math.log10(r["from"]) * 10) if metric != "cls" else round(r["from"] * 100): r["loads"]
+            for r in dist.get(metric, [])
+        }
+        assert got == want, metric
+    # samples: exact picks from the facts
+    picked = reads.samples(client, ORG, PROJECT, filters, page)
+    ordered = frame.sort("load")["event_id"].to_list()
+    assert [r["event_id"] for r in picked if r["kind"] == "fastest"] == ordered[:3]
+    assert sorted(r["event_id"] for r in picked if r["kind"] == "slowest") == sorted(ordered[-3:])
+    median = float(frame["load"].quantile(0.5, "linear"))
+    nearest = frame.with_columns((pl.col("load") - median).abs().alias("d")).sort("d")["event_id"].to_list()
+    assert sorted(r["event_id"] for r in picked if r["kind"] == "median") == sorted(nearest[:3])
+    # releases over the whole project
+    everything = _frame(data, filters)
+    releases = {r["release"]: r for r in reads.releases(client, ORG, PROJECT, filters)}
+    for (release,), group in everything.group_by("release"):
+        assert releases[release]["views"] == group.height
+        assert releases[release]["first_seen"].replace(tzinfo=UTC) == group["ts"].min()
+        assert _close(releases[release]["load_p75"], _p75(group, "load"))
+    calls = [
+        s["duration_ms"]
+        for s in data.spans
+        if s["op"] == "http.client"
+        and s["transaction_event_id"] in set(everything["event_id"].to_list())
+        and s["release"] == "shop@1.1.0"
+    ]
+    if calls:
+        api = pl.Series([float(c) for c in calls]).quantile(0.95, "linear")
+        assert _close(releases["shop@1.1.0"]["api_p95"], api)
+    # the filters offer every value of the window, whatever is picked, most loads first
+    facets = reads.facets(
+        client, ORG, PROJECT, PerfFilters.parse(since=window[0], until=window[1], browser="Safari")
+    )
+    counts = everything.group_by("browser").len().sort("len", descending=True)
+    assert facets["browser"] == counts["browser"].to_list()
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [
+        ("cls", [0.0, 0.0, 0.001, 0.01, 0.05, 0.1, 0.12, 0.3, 1.4]),  # unitless, zeros and values far below 1
+        (
+            "dom_ready",
+            [-3.0, 0.0, 2.5, 7.0, 120.0, 121.0, 5000.0, 80_000.0],
+        ),  # a negative DOM ready, zero, ms
+        ("load_ms", [412.0]),
+        ("load_ms", [3.0, 3.0, 3.0, 3.0]),
+        ("load_ms", [0.0, 0.4, 1.0, 1.0, 17.0, 250.0, 251.0, 252.0, 9_000.0, 125_000.0]),
+    ],
+)
+def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent(
+    world, column, values
+) -> None:
+    """Page loads written straight into the facts of one hour (a project of their own), through the pipeline's
+    hour and day fills, read over a window that takes the whole hour from the states and a partial hour from the
+    facts: every p75 within 0.5 % of polars."""
+    client, _ = world
+    project, hour = 4242 + len(values) + int(sum(values)) % 1000, datetime(2026, 11, 10, 8, tzinfo=UTC)
+    # half the loads in the whole hour 08:00, half in the partial hour 09:00-09:30 the window ends in
+    rows = [
+        [
+            ORG,
+            project,
+            hour.replace(hour=8 + i % 2, minute=5 + i),
+            uuid.UUID(int=project * 1000 + i),
+            "/x",
+            "production",
+            "",
+            "Chrome",
+            0,
+            v if column == "load_ms" else 100.0,
+            None,
+            None,
+            None,
+            None,
+            v if column == "cls" else None,
+            v if column == "dom_ready" else None,
+            None,
+            None,
+            0,
+            0,
+            [],
+            0,
+            datetime.now(UTC),
+        ]
+        for i, v in enumerate(values)
+    ]
+    client.insert("pageload_facts", rows, column_names=FACT_COLUMNS)
+    bounds = {"start": hour, "end": hour.replace(hour=10), "materialized_at": datetime.now(UTC)}
+    for query in ("pageload_hours", "pageload_days"):
+        client.command(load_query(f"pipelines/{query}"), parameters=bounds)
+    filters = PerfFilters.parse(since="2026-11-10T07:30:00Z", until="2026-11-10T09:30:00Z", now=NOW)
+    assert filters.whole_hours()["whole_end"] == hour.replace(hour=9)
+    total, _ = reads.pages(client, ORG, project, filters)
+    assert total is not None and total["views"] == len(values)
+    key = {"load_ms": "load_p75", "cls": "cls_p75"}.get(column)
+    got = total[key] if key else reads.daily(client, ORG, project, filters)[0]["dom_p75"]
+    exact = float(pl.Series(values).quantile(0.75, "linear"))
+    assert got is not None and abs(got - exact) <= 0.005 * abs(exact) + 1e-12, (got, exact)
+
+
+FACT_COLUMNS = [
+    "org_id", "project_id", "ts", "event_id", "page", "environment", "release", "browser", "mobile", "load_ms",
+    "ttfb", "fcp", "lcp", "inp", "cls", "dom_ready", "resource_ms", "score", "api_calls", "api_errors", "api_ms",
+    "js_bytes", "materialized_at",
+]  # fmt: skip

@@ -1,0 +1,10 @@
+-- Refresh `pageload_days` for the UTC days holding the hours [{start}, {end}), by merging their hours' states in
+-- `pageload_hours` (refreshed just before by the same tick).
+INSERT INTO pageload_days
+SELECT org_id, project_id, toStartOfDay(hour) AS day, environment, release, browser, page,
+       ${pageload_merge},
+       {materialized_at:DateTime64(6, 'UTC')}
+FROM pageload_hours FINAL
+WHERE hour >= toStartOfDay({start:DateTime64(3, 'UTC')})
+  AND hour < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+GROUP BY org_id, project_id, day, environment, release, browser, page

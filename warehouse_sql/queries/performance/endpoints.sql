@@ -5,8 +5,7 @@
 -- that (source, method, path), per day (by_day = 1). The browser filter keeps client calls of page loads from
 -- that browser (server transactions have no browser).
 SELECT source, method, path, if({by_day:UInt8} = 1, day, toDate(0)) AS day_key,
-       sum(calls) AS calls, sum(duration_sum) / calls AS avg_ms, sumMap(dur_hist.1, dur_hist.2) AS hist,
-       ${duration_p95} AS p95_ms,
+       sum(calls) AS calls, sum(duration_sum) / calls AS avg_ms, ${duration_p95} AS p95_ms,
        sum(s2xx) AS s2xx, sum(s3xx) AS s3xx, sum(s4xx) AS s4xx, sum(s5xx) AS s5xx, sum(no_status) AS no_status,
        if(sum(bytes_n) = 0, NULL, sum(bytes_sum) / sum(bytes_n)) AS avg_bytes,
        max(max_per_load) AS max_per_load, sum(loads) AS loads,

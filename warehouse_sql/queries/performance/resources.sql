@@ -1,8 +1,8 @@
 -- The resources view in one read of the requests in [since, until) and filters (the resource_window macro: daily
 -- and hourly states plus the partial edge hours; the browser is the page load's): per resource type (kind
 -- 'type', keyed by the type; fetch/XHR calls count here only) and per resource (kind 'resource', URL without query
--- string, the 500 heaviest by total bytes). The window's states are merged once per (type, resource) — the
--- costly part, a few hundred histogram buckets per day row — and both kinds re-aggregate those few rows.
+-- string, the 500 heaviest by total bytes): each state row of the window counts once for its type and once for
+-- its resource (ARRAY JOIN), one aggregation for both, so one query to analyse and one read of the states.
 --   requests, page loads that fetched it (per type: its first request of the type), bytes (encoded body, decoded
 --   body, transfer), load time (avg, p95 within 0.5 % of exact), cache hits (transfer size 0 with a body: served
 --   from the browser cache), compression (decoded / encoded)
@@ -20,28 +20,16 @@ FROM
            sum(total_bytes) AS total_bytes, total_bytes / requests AS avg_bytes, max(max_bytes) AS max_bytes,
            sum(decoded_bytes) / requests AS avg_decoded_bytes,
            if(transfer_n = 0, NULL, sum(transfer_bytes) / transfer_n) AS avg_transfer_bytes,
-           sum(duration_sum) / requests AS avg_ms, sumMap(h.1, h.2) AS hist, ${duration_p95} AS p95_ms,
+           sum(duration_sum) / requests AS avg_ms,
+           ${duration_p95} AS p95_ms,
            sum(blocking) AS blocking, sum(non_blocking) AS non_blocking, sum(unknown) AS unknown,
            sum(cache_hits) AS cache_hits, sum(transfer_n) AS transfer_n,
            if(blocking > 0 AND sum(fcp_share_n) > 0, sum(fcp_share_sum) / sum(fcp_share_n), NULL) AS fcp_share,
            sum(compressed_dec) / nullIf(sum(compressed_enc), 0) AS compression_ratio,
-           groupUniqArrayArray(10)(resource_pages) AS pages,
-           arrayDistinct(arrayFlatten(groupArray(groupUniqArrayArray(page_hosts)) OVER (PARTITION BY kind)))
+           groupUniqArrayArray(10)(pages) AS pages,
+           arrayDistinct(arrayFlatten(groupArray(groupUniqArrayIf(page_host, page_host != '')) OVER (PARTITION BY kind)))
                AS own_hosts
-    FROM
-    (
-        SELECT resource_type, resource, any(host) AS host, sum(requests) AS requests, sum(loads) AS loads,
-               sum(type_loads) AS type_loads, sum(total_bytes) AS total_bytes, max(max_bytes) AS max_bytes,
-               sum(decoded_bytes) AS decoded_bytes, sum(transfer_bytes) AS transfer_bytes,
-               sum(transfer_n) AS transfer_n, sum(duration_sum) AS duration_sum,
-               sumMap(dur_hist.1, dur_hist.2) AS h, sum(blocking) AS blocking, sum(non_blocking) AS non_blocking,
-               sum(unknown) AS unknown, sum(cache_hits) AS cache_hits, sum(fcp_share_sum) AS fcp_share_sum,
-               sum(fcp_share_n) AS fcp_share_n, sum(compressed_dec) AS compressed_dec,
-               sum(compressed_enc) AS compressed_enc, groupUniqArrayArray(10)(pages) AS resource_pages,
-               groupUniqArrayIf(page_host, page_host != '') AS page_hosts
-        FROM ${resource_window}
-        GROUP BY resource_type, resource
-    )
+    FROM ${resource_window}
     ARRAY JOIN ['type', 'resource'] AS kind
     WHERE kind = 'type' OR resource != ''
     GROUP BY kind, key

@@ -103,13 +103,19 @@ def _resource_row(raw: dict[str, Any]) -> dict[str, Any]:
 def resource_tables(
     client: Client, org_id: int, project_id: int, filters: PerfFilters
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(per type rows, each resource)`` of the resources view from one read of the window (the states are
-    merged once for both). Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load
+    """``(per type rows, each resource)`` of the resources view from one read of the window's states. Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load
     time, cache hit rate (over the requests that report a transfer size), compression ratio. Each resource
     (heaviest first, at most 500) with its render-blocking status and impact."""
+    return _resource_rows(client, org_id, project_id, filters, with_types=True)
+
+
+def _resource_rows(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, with_types: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     types: list[dict[str, Any]] = []
     listing: list[dict[str, Any]] = []
-    for raw in run(client, "resources", {**filters.sql(org_id, project_id), **filters.whole_hours()}):
+    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), "with_types": int(with_types)}
+    for raw in run(client, "resources", params):
         if raw["kind"] == "type":
             types.append(_type_row(raw))
         else:
@@ -125,8 +131,8 @@ def resource_types(
 
 
 def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
-    """The resources of :func:`resource_tables` (heaviest first, at most 500)."""
-    return resource_tables(client, org_id, project_id, filters)[1]
+    """The resources of :func:`resource_tables` (heaviest first, at most 500), without the per type rows."""
+    return _resource_rows(client, org_id, project_id, filters, with_types=False)[1]
 
 
 def _endpoint_row(raw: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +163,7 @@ def endpoints(
     """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
     if sort not in ENDPOINT_SORTS:
         raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")
-    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **NO_ENDPOINT, "by_day": 0}
+    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **NO_ENDPOINT}
     rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
     return sorted(rows, key=lambda r: (-(r[sort] or 0), r["source"], r["method"], r["path"]))
 
@@ -165,19 +171,24 @@ def endpoints(
 def endpoint_detail(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, source: str, method: str, path: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(per-day rows, the 5 slowest calls)`` of one endpoint."""
+    """``(per-day rows, the 5 slowest calls)`` of one endpoint, from one query: each day carries its own 5 slowest
+    calls, the window's are the slowest of those (duration descending, then event id)."""
     params = {
         **filters.sql(org_id, project_id),
-        "page": "",
+        **filters.whole_hours(),
         "endpoint_source": source,
         "endpoint_method": method,
         "endpoint_path": path,
     }
-    params.update(filters.whole_hours())
-    days = []
-    for raw in run(client, "endpoints", {**params, "by_day": 1}):
+    days: list[dict[str, Any]] = []
+    calls: list[tuple[Any, ...]] = []
+    for raw in run(client, "endpoint_days", params):
         row = _endpoint_row(raw)
         row["day"] = raw["day_key"]
         days.append(row)
-    days.sort(key=lambda r: r["day"])
-    return days, run(client, "endpoint_samples", params)
+        calls.extend(raw["slowest"])
+    slowest = [
+        {"event_id": event_id, "ts": ts, "duration_ms": -neg_ms, "status_code": status, "description": text}
+        for neg_ms, event_id, ts, status, text in sorted(calls)[:5]
+    ]
+    return days, slowest

@@ -2,7 +2,8 @@
 -- and hourly states plus the partial edge hours; the browser is the page load's): per resource type (kind
 -- 'type', keyed by the type; fetch/XHR calls count here only) and per resource (kind 'resource', URL without query
 -- string, the 500 heaviest by total bytes): each state row of the window counts once for its type and once for
--- its resource (ARRAY JOIN), one aggregation for both, so one query to analyse and one read of the states.
+-- its resource (ARRAY JOIN), one aggregation for both, so one query to analyse and one read of the states
+-- (with_types = 0: the resources alone, as the recommendations need).
 --   requests, page loads that fetched it (per type: its first request of the type), bytes (encoded body, decoded
 --   body, transfer), load time (avg, p95 within 0.5 % of exact), cache hits (transfer size 0 with a body: served
 --   from the browser cache), compression (decoded / encoded)
@@ -30,7 +31,7 @@ FROM
            arrayDistinct(arrayFlatten(groupArray(groupUniqArrayIf(page_host, page_host != '')) OVER (PARTITION BY kind)))
                AS own_hosts
     FROM ${resource_window}
-    ARRAY JOIN ['type', 'resource'] AS kind
+    ARRAY JOIN if({with_types:UInt8} = 1, ['type', 'resource'], ['resource']) AS kind
     WHERE kind = 'type' OR resource != ''
     GROUP BY kind, key
     ORDER BY kind, total_bytes DESC, key

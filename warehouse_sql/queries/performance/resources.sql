@@ -2,8 +2,9 @@
 -- and hourly states plus the partial edge hours; the browser is the page load's): per resource type (kind
 -- 'type', keyed by the type; fetch/XHR calls count here only) and per resource (kind 'resource', URL without query
 -- string, the 500 heaviest by total bytes): each state row of the window counts once for its type and once for
--- its resource (ARRAY JOIN), one aggregation for both, so one query to analyse and one read of the states
--- (with_types = 0: the resources alone, as the recommendations need).
+-- its resource (ARRAY JOIN), one aggregation for both, so one query to analyse and one read of the states.
+-- full = 0: the resources alone and no load-time p95 (what the recommendations need): the constant condition
+-- leaves the histograms unread, the largest part of the query's work.
 --   requests, page loads that fetched it (per type: its first request of the type), bytes (encoded body, decoded
 --   body, transfer), load time (avg, p95 within 0.5 % of exact), cache hits (transfer size 0 with a body: served
 --   from the browser cache), compression (decoded / encoded)
@@ -22,7 +23,9 @@ FROM
            sum(decoded_bytes) / requests AS avg_decoded_bytes,
            if(transfer_n = 0, NULL, sum(transfer_bytes) / transfer_n) AS avg_transfer_bytes,
            sum(duration_sum) / requests AS avg_ms,
-           ${duration_p95} AS p95_ms,
+           -- the duration_p95 macro's aggregate, its arguments empty without `full` (the histograms unread)
+           quantileExactWeightedInterpolatedArray(0.95)(if({full:UInt8} = 1, ${duration_values}, []),
+                                                        if({full:UInt8} = 1, dur_hist.2, [])) AS p95_ms,
            sum(blocking) AS blocking, sum(non_blocking) AS non_blocking, sum(unknown) AS unknown,
            sum(cache_hits) AS cache_hits, sum(transfer_n) AS transfer_n,
            if(blocking > 0 AND sum(fcp_share_n) > 0, sum(fcp_share_sum) / sum(fcp_share_n), NULL) AS fcp_share,
@@ -31,7 +34,7 @@ FROM
            arrayDistinct(arrayFlatten(groupArray(groupUniqArrayIf(page_host, page_host != '')) OVER (PARTITION BY kind)))
                AS own_hosts
     FROM ${resource_window}
-    ARRAY JOIN if({with_types:UInt8} = 1, ['type', 'resource'], ['resource']) AS kind
+    ARRAY JOIN if({full:UInt8} = 1, ['type', 'resource'], ['resource']) AS kind
     WHERE kind = 'type' OR resource != ''
     GROUP BY kind, key
     ORDER BY kind, total_bytes DESC, key

@@ -24,8 +24,9 @@ FROM
            if(transfer_n = 0, NULL, sum(transfer_bytes) / transfer_n) AS avg_transfer_bytes,
            sum(duration_sum) / requests AS avg_ms,
            -- the duration_p95 macro's aggregate, its arguments empty without `full` (the histograms unread)
-           quantileExactWeightedInterpolatedArray(0.95)(if({full:UInt8} = 1, ${duration_values}, []),
-                                                        if({full:UInt8} = 1, dur_hist.2, [])) AS p95_ms,
+           quantileExactWeightedInterpolatedArray(0.95)(
+               if({full:UInt8} = 1, arrayMap(k -> if(k = -100000, 0., exp(k / 100)), dur_hist.1), []),
+               if({full:UInt8} = 1, dur_hist.2, [])) AS p95_ms,
            sum(blocking) AS blocking, sum(non_blocking) AS non_blocking, sum(unknown) AS unknown,
            sum(cache_hits) AS cache_hits, sum(transfer_n) AS transfer_n,
            if(blocking > 0 AND sum(fcp_share_n) > 0, sum(fcp_share_sum) / sum(fcp_share_n), NULL) AS fcp_share,

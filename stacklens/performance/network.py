@@ -29,31 +29,22 @@ def _f(value: Any) -> float | None:
     return None if number != number else number
 
 
-def resource_types(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
-) -> list[dict[str, Any]]:
-    """Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load time, cache hit rate
-    (over the requests that report a transfer size), compression ratio."""
-    rows = []
-    for raw in run(client, "resource_types", {**filters.sql(org_id, project_id), **filters.whole_hours()}):
-        transfer_n = int(raw["transfer_n"])
-        rows.append(
-            {
-                "resource_type": raw["resource_type"],
-                "requests": int(raw["requests"]),
-                "loads": int(raw["loads"]),
-                "total_bytes": int(raw["total_bytes"]),
-                "avg_bytes": _f(raw["avg_bytes"]),
-                "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]),
-                "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
-                "avg_ms": _f(raw["avg_ms"]),
-                "p95_ms": _f(raw["p95_ms"]),
-                "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / transfer_n if transfer_n else None,
-                "cache_samples": transfer_n,
-                "compression_ratio": _f(raw["compression_ratio"]),
-            }
-        )
-    return rows
+def _type_row(raw: dict[str, Any]) -> dict[str, Any]:
+    transfer_n = int(raw["transfer_n"])
+    return {
+        "resource_type": raw["resource_type"],
+        "requests": int(raw["requests"]),
+        "loads": int(raw["loads"]),
+        "total_bytes": int(raw["total_bytes"]),
+        "avg_bytes": _f(raw["avg_bytes"]),
+        "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]),
+        "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
+        "avg_ms": _f(raw["avg_ms"]),
+        "p95_ms": _f(raw["p95_ms"]),
+        "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / transfer_n if transfer_n else None,
+        "cache_samples": transfer_n,
+        "compression_ratio": _f(raw["compression_ratio"]),
+    }
 
 
 def impact(avg_ms: float, avg_bytes: float, fcp_share: float | None) -> tuple[str, str]:
@@ -72,44 +63,82 @@ def impact(avg_ms: float, avg_bytes: float, fcp_share: float | None) -> tuple[st
     return "Low", f"{avg_ms:.0f} ms, {avg_bytes / 1024:.0f} KB, {100 * share:.0f} % of FCP"
 
 
-def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
-    """Each resource (heaviest first, at most 500) with its render-blocking status: ``blocking`` when any load
-    reported it blocking, ``non-blocking`` when loads reported it and none blocking, ``unknown`` when no load
-    reported a status (Firefox and Safari do not) — never counted as non-blocking."""
-    rows = []
-    for raw in run(client, "resource_list", {**filters.sql(org_id, project_id), **filters.whole_hours()}):
-        blocking, non_blocking, unknown = int(raw["blocking"]), int(raw["non_blocking"]), int(raw["unknown"])
-        status = "blocking" if blocking else ("non-blocking" if non_blocking else "unknown")
-        row = {
-            "resource": raw["resource"],
-            "resource_type": raw["resource_type"],
-            "host": raw["host"],
-            "third_party": bool(raw["third_party"]),
-            "requests": int(raw["requests"]),
-            "loads": int(raw["loads"]),
-            "total_bytes": int(raw["total_bytes"]),
-            "avg_bytes": _f(raw["avg_bytes"]) or 0.0,
-            "max_bytes": int(raw["max_bytes"]),
-            "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]) or 0.0,
-            "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
-            "avg_ms": _f(raw["avg_ms"]) or 0.0,
-            "p95_ms": _f(raw["p95_ms"]) or 0.0,
-            "render_blocking": status,
-            "blocking_loads": blocking,
-            "non_blocking_loads": non_blocking,
-            "unknown_loads": unknown,
-            "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / int(raw["transfer_n"])
-            if int(raw["transfer_n"])
-            else None,
-            "fcp_share": _f(raw["fcp_share"]),
-            "pages": sorted(raw["pages"]),
-            "impact": "",
-            "impact_reason": "",
-        }
-        if status == "blocking":
-            row["impact"], row["impact_reason"] = impact(row["avg_ms"], row["avg_bytes"], row["fcp_share"])
-        rows.append(row)
-    return rows
+def _resource_row(raw: dict[str, Any]) -> dict[str, Any]:
+    """A resource with its render-blocking status: ``blocking`` when any load reported it blocking,
+    ``non-blocking`` when loads reported it and none blocking, ``unknown`` when no load reported a status (Firefox
+    and Safari do not) — never counted as non-blocking."""
+    blocking, non_blocking, unknown = int(raw["blocking"]), int(raw["non_blocking"]), int(raw["unknown"])
+    status = "blocking" if blocking else ("non-blocking" if non_blocking else "unknown")
+    row = {
+        "resource": raw["resource"],
+        "resource_type": raw["resource_type"],
+        "host": raw["host"],
+        "third_party": bool(raw["third_party"]),
+        "requests": int(raw["requests"]),
+        "loads": int(raw["loads"]),
+        "total_bytes": int(raw["total_bytes"]),
+        "avg_bytes": _f(raw["avg_bytes"]) or 0.0,
+        "max_bytes": int(raw["max_bytes"]),
+        "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]) or 0.0,
+        "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
+        "avg_ms": _f(raw["avg_ms"]) or 0.0,
+        "p95_ms": _f(raw["p95_ms"]) or 0.0,
+        "render_blocking": status,
+        "blocking_loads": blocking,
+        "non_blocking_loads": non_blocking,
+        "unknown_loads": unknown,
+        "cache_hit_pct": 100.0 * int(raw["cache_hits"]) / int(raw["transfer_n"])
+        if int(raw["transfer_n"])
+        else None,
+        "fcp_share": _f(raw["fcp_share"]),
+        "pages": sorted(raw["pages"]),
+        "impact": "",
+        "impact_reason": "",
+    }
+    if status == "blocking":
+        row["impact"], row["impact_reason"] = impact(row["avg_ms"], row["avg_bytes"], row["fcp_share"])
+    return row
+
+
+def resource_tables(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(per type rows, each resource)`` of the resources view from one read of the window's states. Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load
+    time, cache hit rate (over the requests that report a transfer size), compression ratio. Each resource
+    (heaviest first, at most 500) with its render-blocking status and impact."""
+    return _resource_rows(client, org_id, project_id, filters, full=True)
+
+
+def _resource_rows(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, full: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    types: list[dict[str, Any]] = []
+    listing: list[dict[str, Any]] = []
+    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), "full": int(full)}
+    for raw in run(client, "resources", params):
+        if raw["kind"] == "type":
+            types.append(_type_row(raw))
+        else:
+            listing.append(_resource_row(raw))
+            if not full:
+                listing[-1]["p95_ms"] = None
+    return types, listing
+
+
+def resource_types(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> list[dict[str, Any]]:
+    """The per type rows of :func:`resource_tables`."""
+    return resource_tables(client, org_id, project_id, filters)[0]
+
+
+def resources(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, load_time_p95: bool = True
+) -> list[dict[str, Any]]:
+    """The resources of :func:`resource_tables` (heaviest first, at most 500). Without ``load_time_p95`` their
+    ``p95_ms`` is ``None`` and the query neither reads the load-time histograms nor counts the types (a third
+    of its work: what the recommendations, which use neither, save)."""
+    return _resource_rows(client, org_id, project_id, filters, full=load_time_p95)[1]
 
 
 def _endpoint_row(raw: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +169,7 @@ def endpoints(
     """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
     if sort not in ENDPOINT_SORTS:
         raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")
-    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **NO_ENDPOINT, "by_day": 0}
+    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **NO_ENDPOINT}
     rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
     return sorted(rows, key=lambda r: (-(r[sort] or 0), r["source"], r["method"], r["path"]))
 
@@ -148,18 +177,24 @@ def endpoints(
 def endpoint_detail(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, source: str, method: str, path: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(per-day rows, the 5 slowest calls)`` of one endpoint."""
+    """``(per-day rows, the 5 slowest calls)`` of one endpoint, from one query: each day carries its own 5 slowest
+    calls, the window's are the slowest of those (duration descending, then event id)."""
     params = {
         **filters.sql(org_id, project_id),
-        "page": "",
+        **filters.whole_hours(),
         "endpoint_source": source,
         "endpoint_method": method,
         "endpoint_path": path,
     }
-    days = []
-    for raw in run(client, "endpoints", {**params, **filters.whole_hours(), "by_day": 1}):
+    days: list[dict[str, Any]] = []
+    calls: list[tuple[Any, ...]] = []
+    for raw in run(client, "endpoint_days", params):
         row = _endpoint_row(raw)
         row["day"] = raw["day_key"]
         days.append(row)
-    days.sort(key=lambda r: r["day"])
-    return days, run(client, "endpoint_samples", params)
+        calls.extend(raw["slowest"])
+    slowest = [
+        {"event_id": event_id, "ts": ts, "duration_ms": -neg_ms, "status_code": status, "description": text}
+        for neg_ms, event_id, ts, status, text in sorted(calls)[:5]
+    ]
+    return days, slowest

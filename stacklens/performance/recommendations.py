@@ -203,6 +203,6 @@ def recommendations(
     client: Client, org_id: int, project_id: int, filters: PerfFilters
 ) -> list[dict[str, Any]]:
     """Every recommendation for the filters, the most severe first, then by rule and subject."""
-    recs = _resource_rules(resources(client, org_id, project_id, filters))
+    recs = _resource_rules(resources(client, org_id, project_id, filters, load_time_p95=False))
     recs += _endpoint_rules(endpoints(client, org_id, project_id, filters))
     return sorted(recs, key=lambda r: (SEVERITY_ORDER[r["severity"]], r["rule"], r["subject"]))

@@ -46,10 +46,8 @@ def build(
         total, pages = reads.pages(client, org_id, project_id, filters)
         return {"rows": pages, "total": total}
     if view == "resources":
-        return {
-            "rows": network.resource_types(client, org_id, project_id, filters),
-            "resources": network.resources(client, org_id, project_id, filters),
-        }
+        types, listing = network.resource_tables(client, org_id, project_id, filters)
+        return {"rows": types, "resources": listing}
     if view == "endpoints":
         return {"rows": network.endpoints(client, org_id, project_id, filters, sort)}
     if view == "trends":

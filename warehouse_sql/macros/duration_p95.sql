@@ -1,13 +1,7 @@
 -- The p95 (linear interpolation between the ranks around 0.95 · (n − 1), as quantileExactInclusive and polars)
--- of a merged load-time histogram `hist` (sorted buckets, counts: see resource_request_hours), from the values
--- of its buckets: within 0.5 % of the exact p95. NULL without values.
-if(arraySum(hist.2) = 0, NULL,
-   if(hist.1[arrayFirstIndex(x -> x > floor((arraySum(hist.2) - 1) * 0.95), arrayCumSum(hist.2))] = -100000, 0.,
-      exp(hist.1[arrayFirstIndex(x -> x > floor((arraySum(hist.2) - 1) * 0.95), arrayCumSum(hist.2))] / 100))
-   + ((arraySum(hist.2) - 1) * 0.95 - floor((arraySum(hist.2) - 1) * 0.95))
-   * (if(hist.1[arrayFirstIndex(x -> x > least(floor((arraySum(hist.2) - 1) * 0.95) + 1, toFloat64(arraySum(hist.2) - 1)),
-                                arrayCumSum(hist.2))] = -100000, 0.,
-         exp(hist.1[arrayFirstIndex(x -> x > least(floor((arraySum(hist.2) - 1) * 0.95) + 1, toFloat64(arraySum(hist.2) - 1)),
-                                    arrayCumSum(hist.2))] / 100))
-      - if(hist.1[arrayFirstIndex(x -> x > floor((arraySum(hist.2) - 1) * 0.95), arrayCumSum(hist.2))] = -100000, 0.,
-           exp(hist.1[arrayFirstIndex(x -> x > floor((arraySum(hist.2) - 1) * 0.95), arrayCumSum(hist.2))] / 100))))
+-- of the load-time histograms `dur_hist` (buckets, counts: see resource_request_hours) of the rows aggregated,
+-- from the values of their buckets (exp(bucket / 100), within 0.5 % of its members; -100000 holds 0 ms): within
+-- 0.5 % of the exact p95. An aggregate over the state rows themselves — the engine's weighted exact quantile
+-- merges the (value, count) pairs in a hash table, several times faster than merging the histograms with sumMap
+-- and reading the rank with lambdas, and the query is quicker to analyse. NULL without values.
+quantileExactWeightedInterpolatedArray(0.95)(arrayMap(k -> if(k = -100000, 0., exp(k / 100)), dur_hist.1), dur_hist.2)

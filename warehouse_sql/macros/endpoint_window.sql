@@ -1,11 +1,15 @@
 -- The endpoint rows (per day) of the window [since, until) and filters (environment, release, browser; '' = any;
 -- with endpoint_path set only that source, method and path) with the aggregates of the endpoint_call_states
 -- macro: the whole days [day_start, day_end) from `endpoint_call_days`, the other whole hours [whole_start,
--- whole_end) from `endpoint_call_hours`, the partial edge hours aggregated from `endpoint_facts` the same way (a
--- page load's calls looked for from an hour before). Used as `FROM ${endpoint_window}`.
+-- whole_end) from `endpoint_call_hours`, the partial edge hours aggregated from `endpoint_facts` the same way
+-- (with the facts' marks of a page load's first call and its calls). `slowest`: the part's 5 slowest calls as
+-- (−duration, event id, start, status code, description), sorted (the states keep their own 5 slowest: the
+-- window's 5 slowest are among them); a query that does not select it does not read it. Used as
+-- `FROM ${endpoint_window}`.
 (
     SELECT toDate(day) AS day, source, method, path, calls, loads, duration_sum, dur_hist, s2xx, s3xx, s4xx, s5xx,
-           no_status, bytes_sum, bytes_n, max_per_load, pages
+           no_status, bytes_sum, bytes_n, max_per_load, pages,
+           arrayZip(arrayMap(d -> -d, slow_ms), slow_event, slow_ts, slow_status, slow_description) AS slowest
     FROM endpoint_call_days FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
       AND day >= {day_start:DateTime64(3, 'UTC')} AND day < {day_end:DateTime64(3, 'UTC')}
@@ -16,7 +20,8 @@
            OR (source = {endpoint_source:String} AND method = {endpoint_method:String} AND path = {endpoint_path:String}))
     UNION ALL
     SELECT toDate(hour) AS day, source, method, path, calls, loads, duration_sum, dur_hist, s2xx, s3xx, s4xx, s5xx,
-           no_status, bytes_sum, bytes_n, max_per_load, pages
+           no_status, bytes_sum, bytes_n, max_per_load, pages,
+           arrayZip(arrayMap(d -> -d, slow_ms), slow_event, slow_ts, slow_status, slow_description) AS slowest
     FROM endpoint_call_hours FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
       AND hour >= {whole_start:DateTime64(3, 'UTC')} AND hour < {whole_end:DateTime64(3, 'UTC')}
@@ -27,24 +32,17 @@
       AND ({endpoint_path:String} = ''
            OR (source = {endpoint_source:String} AND method = {endpoint_method:String} AND path = {endpoint_path:String}))
     UNION ALL
-    SELECT toDate(ts) AS day, source, method, path, ${endpoint_call_states}
-    FROM
-    (
-        SELECT ts, toString(source) AS source, toString(method) AS method, toString(path) AS path, page, duration_ms,
-               status_code, bytes,
-               (ts, span_id) = min((ts, span_id)) OVER (PARTITION BY tx, source, method, path) AS first_of_load,
-               count() OVER (PARTITION BY tx, source, method, path) AS per_load
-        FROM endpoint_facts FINAL
-        WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
-          AND ts >= {since:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR AND ts < {until:DateTime64(3, 'UTC')}
-          AND (ts < {whole_start:DateTime64(3, 'UTC')} OR ts >= {whole_end:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR)
-          AND ({environment:String} = '' OR environment = {environment:String})
-          AND ({release:String} = '' OR release = {release:String})
-          AND ({browser:String} = '' OR browser = {browser:String})
-          AND ({endpoint_path:String} = ''
-               OR (source = {endpoint_source:String} AND method = {endpoint_method:String} AND path = {endpoint_path:String}))
-    )
-    WHERE (ts >= {since:DateTime64(3, 'UTC')} AND ts < {whole_start:DateTime64(3, 'UTC')})
-       OR (ts >= {whole_end:DateTime64(3, 'UTC')} AND ts < {until:DateTime64(3, 'UTC')})
+    SELECT toDate(ts) AS day, toString(source) AS source, toString(method) AS method, toString(path) AS path,
+           ${endpoint_call_states},
+           groupArraySorted(5)((-duration_ms, toString(tx), ts, status_code, description)) AS slowest
+    FROM endpoint_facts FINAL
+    WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
+      AND ((ts >= {since:DateTime64(3, 'UTC')} AND ts < {whole_start:DateTime64(3, 'UTC')})
+           OR (ts >= {whole_end:DateTime64(3, 'UTC')} AND ts < {until:DateTime64(3, 'UTC')}))
+      AND ({environment:String} = '' OR environment = {environment:String})
+      AND ({release:String} = '' OR release = {release:String})
+      AND ({browser:String} = '' OR browser = {browser:String})
+      AND ({endpoint_path:String} = ''
+           OR (source = {endpoint_source:String} AND method = {endpoint_method:String} AND path = {endpoint_path:String}))
     GROUP BY day, source, method, path
 )

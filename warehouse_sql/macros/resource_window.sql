@@ -1,8 +1,8 @@
 -- The resource rows of the window [since, until) and filters (environment, release, browser; '' = any) with the
 -- aggregates of the resource_request_states macro: the whole days [day_start, day_end) from
 -- `resource_request_days`, the other whole hours [whole_start, whole_end) from `resource_request_hours`, the
--- partial edge hours aggregated from `resource_facts` the same way (first requests of a page load looked for from
--- an hour before). Used as `FROM ${resource_window}`.
+-- partial edge hours aggregated from `resource_facts` the same way (with the facts' marks of a page load's first
+-- requests). Used as `FROM ${resource_window}`.
 (
     SELECT resource_type, resource, host, page_host, requests, loads, type_loads, total_bytes, max_bytes,
            decoded_bytes, transfer_bytes, transfer_n, duration_sum, dur_hist, blocking, non_blocking, unknown,
@@ -25,24 +25,14 @@
       AND ({release:String} = '' OR release = {release:String})
       AND ({browser:String} = '' OR browser = {browser:String})
     UNION ALL
-    SELECT resource_type, resource_key AS resource, host_key AS host, page_host, ${resource_request_states}
-    FROM
-    (
-        SELECT ts, resource_type, if(is_request = 1, '', toString(resource)) AS resource_key,
-               if(is_request = 1, '', toString(host)) AS host_key, page_host, page, enc, dec, transfer_size,
-               duration_ms, blocking_status, fcp,
-               (ts, span_id) = min((ts, span_id)) OVER (PARTITION BY load_id, resource_type, resource_key)
-                   AS first_of_resource,
-               (ts, span_id) = min((ts, span_id)) OVER (PARTITION BY load_id, resource_type) AS first_of_type
-        FROM resource_facts FINAL
-        WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
-          AND ts >= {since:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR AND ts < {until:DateTime64(3, 'UTC')}
-          AND (ts < {whole_start:DateTime64(3, 'UTC')} OR ts >= {whole_end:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR)
-          AND ({environment:String} = '' OR environment = {environment:String})
-          AND ({release:String} = '' OR release = {release:String})
-          AND ({browser:String} = '' OR browser = {browser:String})
-    )
-    WHERE (ts >= {since:DateTime64(3, 'UTC')} AND ts < {whole_start:DateTime64(3, 'UTC')})
-       OR (ts >= {whole_end:DateTime64(3, 'UTC')} AND ts < {until:DateTime64(3, 'UTC')})
+    SELECT resource_type, if(is_request = 1, '', toString(resource)) AS resource_key,
+           if(is_request = 1, '', toString(host)) AS host_key, page_host, ${resource_request_states}
+    FROM resource_facts FINAL
+    WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
+      AND ((ts >= {since:DateTime64(3, 'UTC')} AND ts < {whole_start:DateTime64(3, 'UTC')})
+           OR (ts >= {whole_end:DateTime64(3, 'UTC')} AND ts < {until:DateTime64(3, 'UTC')}))
+      AND ({environment:String} = '' OR environment = {environment:String})
+      AND ({release:String} = '' OR release = {release:String})
+      AND ({browser:String} = '' OR browser = {browser:String})
     GROUP BY resource_type, resource_key, host_key, page_host
 )

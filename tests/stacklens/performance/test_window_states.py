@@ -93,3 +93,33 @@ def test_resources_and_endpoints_over_cut_windows_match_polars(world, window) ->
     assert _close(items["p95_ms"], calls["duration_ms"].quantile(0.95, "linear"))
     days, _ = network.endpoint_detail(client, ORG, PROJECT, filters, "client", "GET", "/api/items/{id}")
     assert sum(d["calls"] for d in days) == calls.height
+
+
+@pytest.mark.parametrize("browser", ["", "Firefox"])
+@pytest.mark.parametrize("window", [*WINDOWS, ("2026-11-06T00:00:00Z", "2026-11-20T00:00:00Z")])
+def test_slowest_calls_of_an_endpoint_match_a_scan_of_the_calls(world, window, browser) -> None:
+    """The 5 slowest calls come from the days' and hours' own 5 slowest and the edge hours' calls: the same
+    calls, in the same order, as sorting every call of the window (whole days only, cut days, one hour)."""
+    client, data = world
+    filters = PerfFilters.parse(
+        since=window[0], until=window[1], browser=browser, now=datetime(2026, 11, 20, 12, tzinfo=UTC)
+    )
+    browsers = {t["event_id"]: t["browser_name"] for t in data.transactions}
+    calls = [
+        s
+        for s in data.spans
+        if s["op"] == "http.client"
+        and filters.since <= s["timestamp"] < filters.until
+        and browser in ("", browsers[s["transaction_event_id"]])
+    ]
+    expected = sorted(calls, key=lambda s: (-s["duration_ms"], str(s["transaction_event_id"])))[:5]
+    days, slowest = network.endpoint_detail(client, ORG, PROJECT, filters, "client", "GET", "/api/items/{id}")
+    assert sum(d["calls"] for d in days) == len(calls)
+    assert [(r["duration_ms"], r["event_id"], r["status_code"]) for r in slowest] == [
+        (s["duration_ms"], str(s["transaction_event_id"]), s["status_code"]) for s in expected
+    ]
+    # start times as the warehouse keeps them: milliseconds, UTC
+    assert [r["ts"] for r in slowest] == [
+        s["timestamp"].replace(tzinfo=None, microsecond=s["timestamp"].microsecond // 1000 * 1000)
+        for s in expected
+    ]

@@ -1,17 +1,16 @@
 -- API endpoints of [since, until) and filters (the endpoint_window macro: daily and hourly states plus the partial
 -- edge hours of `endpoint_facts`; server transactions and browser calls, per source, method and parameterised
 -- path): calls, avg and p95 duration (within 0.5 % of exact), outcomes, response bytes, the most calls one page
--- load made to it (fan-out), the page loads calling it and the pages that call it. With endpoint_path set, only
--- that (source, method, path), per day (by_day = 1). The browser filter keeps client calls of page loads from
--- that browser (server transactions have no browser).
-SELECT source, method, path, if({by_day:UInt8} = 1, day, toDate(0)) AS day_key,
-       sum(calls) AS calls, sum(duration_sum) / calls AS avg_ms, sumMap(dur_hist.1, dur_hist.2) AS hist,
-       ${duration_p95} AS p95_ms,
+-- load made to it (fan-out), the page loads calling it and the pages that call it. The browser filter keeps
+-- client calls of page loads from that browser (server transactions have no browser). One endpoint per day:
+-- endpoint_days.
+SELECT source, method, path,
+       sum(calls) AS calls, sum(duration_sum) / calls AS avg_ms, ${duration_p95} AS p95_ms,
        sum(s2xx) AS s2xx, sum(s3xx) AS s3xx, sum(s4xx) AS s4xx, sum(s5xx) AS s5xx, sum(no_status) AS no_status,
        if(sum(bytes_n) = 0, NULL, sum(bytes_sum) / sum(bytes_n)) AS avg_bytes,
        max(max_per_load) AS max_per_load, sum(loads) AS loads,
        arraySort(groupUniqArrayArray(10)(pages)) AS pages
 FROM ${endpoint_window}
-GROUP BY source, method, path, day_key
-ORDER BY calls DESC, source, method, path, day_key
+GROUP BY source, method, path
+ORDER BY calls DESC, source, method, path
 LIMIT 2000

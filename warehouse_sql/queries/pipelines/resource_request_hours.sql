@@ -1,7 +1,7 @@
 -- Refresh `resource_request_hours` for the hours in [{start}, {end}) from `resource_facts` (refreshed just before
 -- by the same tick): per hour, filter dimensions and resource, the aggregates of the resource_request_states macro.
--- A page load's first request of a resource or type is looked for from an hour before {start}, so a load whose
--- requests cross an hour boundary counts once.
+-- The facts mark a page load's first request of a resource or type (looked for from an hour before), so a load
+-- whose requests cross an hour boundary counts once.
 INSERT INTO resource_request_hours
 SELECT org_id, project_id, toStartOfHour(ts) AS hour, environment, release, browser, resource_type,
        resource_key AS resource, host_key AS host, page_host,
@@ -11,12 +11,8 @@ FROM
 (
     SELECT org_id, project_id, ts, environment, release, browser, resource_type,
            if(is_request = 1, '', toString(resource)) AS resource_key, if(is_request = 1, '', toString(host)) AS host_key,
-           page_host, page, enc, dec, transfer_size, duration_ms, blocking_status, fcp,
-           (ts, span_id) = min((ts, span_id)) OVER (PARTITION BY org_id, project_id, load_id, resource_type, resource_key)
-               AS first_of_resource,
-           (ts, span_id) = min((ts, span_id)) OVER (PARTITION BY org_id, project_id, load_id, resource_type) AS first_of_type
+           page_host, page, enc, dec, transfer_size, duration_ms, blocking_status, fcp, first_of_resource, first_of_type
     FROM resource_facts FINAL
-    WHERE ts >= {start:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR AND ts < {end:DateTime64(3, 'UTC')}
+    WHERE ts >= {start:DateTime64(3, 'UTC')} AND ts < {end:DateTime64(3, 'UTC')}
 )
-WHERE ts >= {start:DateTime64(3, 'UTC')}
 GROUP BY org_id, project_id, hour, environment, release, browser, resource_type, resource_key, host_key, page_host

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
@@ -64,7 +65,23 @@ def series_figure(
             hovertemplate="%{x}<br>%{y:.4~r} " + unit + "<br>%{customdata} samples<extra></extra>",
         )
     )
-    return _layout(figure, title, unit, xaxis={"type": "category" if x == "iso_week" else "date"})
+    if x == "iso_week":
+        return _layout(figure, title, unit, xaxis={"type": "category"})
+    return _layout(figure, title, unit, xaxis=_day_axis([str(r[x]) for r in points]))
+
+
+def _day_axis(days: list[str]) -> dict[str, Any]:
+    """A date axis of daily points. With one day alone plotly would zoom to milliseconds around it (ticks
+    like 23:59:59.999); a day either side keeps the ticks on days."""
+    axis: dict[str, Any] = {"type": "date"}
+    if len(set(days)) == 1:
+        only = date.fromisoformat(days[0][:10])
+        axis.update(
+            range=[(only - timedelta(days=1)).isoformat(), (only + timedelta(days=1)).isoformat()],
+            dtick=86_400_000,
+            tickformat="%b %d, %Y",
+        )
+    return axis
 
 
 def bars_figure(

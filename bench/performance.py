@@ -48,6 +48,8 @@ FACT_QUERIES = [
     "pageload_facts",
     "pageload_hours",
     "pageload_days",
+    "pageload_example_hours",
+    "pageload_example_days",
     "resource_facts",
     "resource_request_hours",
     "resource_request_days",

@@ -125,10 +125,11 @@ def test_one_read_views_equal_their_separate_reads(world, dims) -> None:
     weeks, page_weeks = reads.trends(client, ORG, PROJECT, filters)
     assert page_weeks and _same(weeks, reads.weekly(client, ORG, PROJECT, filters))
     assert _same(page_weeks, reads.weekly(client, ORG, PROJECT, filters, by_page=True))
-    days, weeks, dist = reads.page_detail(client, ORG, PROJECT, filters, "/checkout")
+    days, weeks, dist, picked = reads.page_detail(client, ORG, PROJECT, filters, "/checkout")
     assert days and _same(days, reads.daily(client, ORG, PROJECT, filters, "/checkout"))
     assert _same(weeks, reads.weekly(client, ORG, PROJECT, filters, "/checkout"))
     assert dist == reads.distribution(client, ORG, PROJECT, filters, "/checkout") and dist["cls"]
+    assert picked and picked == reads.samples(client, ORG, PROJECT, filters, "/checkout")
     last_week = PerfFilters.parse(since="2026-11-12T09:42:10Z", until=WINDOWS[0][1], now=NOW, **dims)
     spark = reads.sparklines(client, ORG, PROJECT, filters)
     for row in reads.daily(client, ORG, PROJECT, last_week, by_page=True):
@@ -210,7 +211,9 @@ def test_samples_over_cut_windows_and_filters(world, window, dims) -> None:
     frame = _frame(data, filters, page)
     picked = reads.samples(client, ORG, PROJECT, filters, page)
     kinds = {k: [r for r in picked if r["kind"] == k] for k in ("fastest", "median", "slowest")}
-    loads = list(zip(frame["load"].to_list(), frame["event_id"].to_list(), strict=True)) if frame.height else []
+    loads = (
+        list(zip(frame["load"].to_list(), frame["event_id"].to_list(), strict=True)) if frame.height else []
+    )
     assert sorted((r["load_ms"], r["event_id"]) for r in kinds["fastest"]) == sorted(loads)[:3]
     slowest = sorted(loads, key=lambda x: (-x[0], x[1]))[:3]
     assert sorted((r["load_ms"], r["event_id"]) for r in kinds["slowest"]) == sorted(slowest)

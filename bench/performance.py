@@ -48,7 +48,7 @@ FACT_QUERIES = [
     "pageload_facts",
     "pageload_hours",
     "pageload_days",
-    "pageload_example_hours",
+    "pageload_examples",
     "pageload_example_days",
     "resource_facts",
     "resource_request_hours",

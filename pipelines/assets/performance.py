@@ -74,7 +74,7 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
             "pageload_facts",
             "pageload_hours",
             "pageload_days",
-            "pageload_example_hours",
+            "pageload_examples",
             "pageload_example_days",
         ],
         [("page_metrics", "page_metrics", "row_count")],

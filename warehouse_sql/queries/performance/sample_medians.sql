@@ -1,7 +1,7 @@
 -- The median samples of a page in the window and filters: the 3 page loads nearest {median} (the window's median
 -- from the merged load-time histogram, samples.sql / page_detail.sql; then by event id) among the examples of the
--- 1 % load-time buckets within 3 of the median's: one page load per bucket of each whole day and hour
--- (`pageload_example_days` / `pageload_example_hours`, read by their sort key page, bucket — a few granules) and
+-- 1 % load-time buckets within 3 of the median's: one page load per bucket of each whole day and other whole hour
+-- (`pageload_examples`, read by its sort key page, bucket — a few granules) and
 -- every page load of the partial edge hours in those buckets. The median's bucket holds an example from every
 -- state with a page load in it, so with enough page loads the 3 lie within 0.5 % of the median; the neighbouring
 -- buckets (up to 3 %) serve a window with few. The cost follows the window's days, not its page loads.
@@ -14,20 +14,12 @@ FROM
     FROM
     (
         SELECT load_ms, event_id, ts, score
-        FROM pageload_example_days FINAL
+        FROM pageload_examples FINAL
         WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64} AND page = {page:String}
           AND bucket >= median_bucket - 3 AND bucket <= median_bucket + 3
-          AND day >= {day_start:DateTime64(3, 'UTC')} AND day < {day_end:DateTime64(3, 'UTC')}
-          AND ({environment:String} = '' OR environment = {environment:String})
-          AND ({release:String} = '' OR release = {release:String})
-          AND ({browser:String} = '' OR browser = {browser:String})
-        UNION ALL
-        SELECT load_ms, event_id, ts, score
-        FROM pageload_example_hours FINAL
-        WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64} AND page = {page:String}
-          AND bucket >= median_bucket - 3 AND bucket <= median_bucket + 3
-          AND hour >= {whole_start:DateTime64(3, 'UTC')} AND hour < {whole_end:DateTime64(3, 'UTC')}
-          AND (hour < {day_start:DateTime64(3, 'UTC')} OR hour >= {day_end:DateTime64(3, 'UTC')})
+          AND ((grain = 'd' AND start >= {day_start:DateTime64(3, 'UTC')} AND start < {day_end:DateTime64(3, 'UTC')})
+               OR (grain = 'h' AND start >= {whole_start:DateTime64(3, 'UTC')} AND start < {whole_end:DateTime64(3, 'UTC')}
+                   AND (start < {day_start:DateTime64(3, 'UTC')} OR start >= {day_end:DateTime64(3, 'UTC')})))
           AND ({environment:String} = '' OR environment = {environment:String})
           AND ({release:String} = '' OR release = {release:String})
           AND ({browser:String} = '' OR browser = {browser:String})

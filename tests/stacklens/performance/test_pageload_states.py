@@ -203,8 +203,9 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
 @pytest.mark.parametrize("dims", DIMS)
 def test_samples_over_cut_windows_and_filters(world, window, dims) -> None:
     """Fastest and slowest are exact (merged from the states' own 3); the median samples are real page loads of
-    the window near its median: within the read buckets (≤ 4.1 % of the exact median) and, when an exact scan
-    finds one within 2.5 %, the nearest no more than 1.1 % of the median further from it than that one."""
+    the window near its median (examples of the 1 % buckets around the merged histogram's median, one per state):
+    within the read buckets (≤ 4.1 % of the exact median) and, when an exact scan finds one within 2.5 %, the
+    nearest no more than 1.1 % of the median further from it than that one."""
     client, data = world
     filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
     page = "/checkout"

@@ -4,8 +4,8 @@ browser) applies to every figure. The whole days and hours of the window come fr
 states `pageload_days` / `pageload_hours` and only its partial edge hours from ``pageload_facts`` (one row per
 page load), all built by the page_metrics pipeline asset (named queries in ``warehouse_sql/queries/performance``,
 macro ``pageload_window``): counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of
-the exact ones) and the page samples from the facts. The client is passed in; nothing here knows about HTTP or
-templates.
+the exact ones) and the page samples from the states' own fastest and slowest page loads and per-bucket examples
+(``pageload_examples``). The client is passed in; nothing here knows about HTTP or templates.
 """
 
 from __future__ import annotations

@@ -97,8 +97,8 @@ def test_page_metrics_writes_pageload_hour_and_day_states(client, materialized) 
         " FROM pageload_days FINAL GROUP BY page, day",
     )
     for day in tx.group_by("page", "day").agg(pl.col("duration_ms").sort().head(3).alias("f")).to_dicts():
-        have = fastest.filter((pl.col("page") == day["page"]) & (pl.col("day") == day["day"]))
-        assert sorted(have["f"].explode().to_list()) == sorted(float(x) for x in day["f"])
+        kept = fastest.filter((pl.col("page") == day["page"]) & (pl.col("day") == day["day"]))
+        assert sorted(kept["f"].explode().to_list()) == sorted(float(x) for x in day["f"])
     examples = rows(client, "SELECT grain, bucket, load_ms, event_id FROM pageload_examples FINAL").to_dicts()
     assert {e["grain"] for e in examples} == {"h", "d"}
     for e in examples:

@@ -48,6 +48,8 @@ FACT_QUERIES = [
     "pageload_facts",
     "pageload_hours",
     "pageload_days",
+    "pageload_examples",
+    "pageload_example_days",
     "resource_facts",
     "resource_request_hours",
     "resource_request_days",
@@ -147,10 +149,7 @@ def _views(client: Any, filter_sets: list[Any]) -> dict[str, Any]:
     timings["facets"] = _time("facets", lambda f: reads.facets(client, ORG, PROJECT, f), filter_sets)
     timings["page_detail"] = _time(
         "page_detail",
-        lambda f: (  # what the page detail route reads
-            reads.page_detail(client, ORG, PROJECT, f, "/page/3"),
-            reads.samples(client, ORG, PROJECT, f, "/page/3"),
-        ),
+        lambda f: reads.page_detail(client, ORG, PROJECT, f, "/page/3"),  # what the page detail route reads
         filter_sets,
     )
     timings["endpoint_detail"] = _time(

@@ -144,7 +144,7 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
         if not page:
             raise ValueError("page: choose a page (route) from the Pages table")
         org, project = view.org_id, view.project_id
-        days, weeks, dist = reads.page_detail(client, org, project, filters, page)
+        days, weeks, dist, samples = reads.page_detail(client, org, project, filters, page)
         figures = {
             f"day-{key}": figs.series_figure(days, "day", key, n, f"{label} per day", unit)
             for key, _, n, label, unit in PAGE_METRICS
@@ -167,7 +167,7 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
             "page": page,
             "data": {"rows": days},
             "weeks": weeks,
-            "samples": reads.samples(client, org, project, filters, page),
+            "samples": samples,
             "figures": figures,
         }
 

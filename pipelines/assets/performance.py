@@ -61,15 +61,23 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
 
     The same hours refresh `pageload_facts`: one row per page load with its vitals, phases, API calls,
     JavaScript bytes and score, then from them the per-hour and per-day states `pageload_hours` /
-    `pageload_days` (per filter dimensions and page: counts, sums and 1 % log histograms) — what the page-load
-    views read (docs/performance.md).
+    `pageload_days` (per filter dimensions and page: counts, sums, 1 % log histograms and the 3 fastest and
+    slowest page loads) and the per-bucket example page loads `pageload_examples` (the page detail's median
+    samples) — what the page-load views read (docs/performance.md).
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "page_metrics",
         ["transactions", "spans"],
-        ["page_hour_states", "pageload_facts", "pageload_hours", "pageload_days"],
+        [
+            "page_hour_states",
+            "pageload_facts",
+            "pageload_hours",
+            "pageload_days",
+            "pageload_examples",
+            "pageload_example_days",
+        ],
         [("page_metrics", "page_metrics", "row_count")],
         PAGE_CHECKS,
         sql_parameters(),

@@ -4,8 +4,8 @@ browser) applies to every figure. The whole days and hours of the window come fr
 states `pageload_days` / `pageload_hours` and only its partial edge hours from ``pageload_facts`` (one row per
 page load), all built by the page_metrics pipeline asset (named queries in ``warehouse_sql/queries/performance``,
 macro ``pageload_window``): counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of
-the exact ones) and the page samples from the facts. The client is passed in; nothing here knows about HTTP or
-templates.
+the exact ones) and the page samples from the states' own fastest and slowest page loads and per-bucket examples
+(``pageload_examples``). The client is passed in; nothing here knows about HTTP or templates.
 """
 
 from __future__ import annotations
@@ -255,33 +255,51 @@ DIST_METRICS = ("load", "ttfb", "lcp", "fcp", "inp", "cls")
 
 def page_detail(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    """``(daily rows, weekly rows, distribution)`` of one page: what :func:`daily`, :func:`weekly` and
-    :func:`distribution` return for it, from one read of the window (the page detail shows all three)."""
-    raws = run(client, "page_detail", load_params(org_id, project_id, filters, page))
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """``(daily rows, weekly rows, distribution, samples)`` of one page: what :func:`daily`, :func:`weekly`,
+    :func:`distribution` and :func:`samples` return for it, from one read of the window (the page detail shows all
+    four) and the median samples' read of a few buckets."""
+    params = load_params(org_id, project_id, filters, page)
+    raws = run(client, "page_detail", params)
     days = sorted((_day_row(r) for r in raws if r["kind"] == "day"), key=lambda r: r["day"])
     weeks = _week_rows(sorted((r for r in raws if r["kind"] == "week"), key=lambda r: r["week_start"]))
     counts: dict[str, dict[int, int]] = {}
+    picks: list[dict[str, Any]] = []
     for r in raws:
         if r["kind"] == "total":
             for key, loads in zip(*r["dist"], strict=True):
                 metric = (int(key) + 2**31) // 2**32
                 counts.setdefault(DIST_METRICS[metric - 1], {})[int(key) - metric * 2**32] = int(loads)
+            picks = _samples(client, params, r)
     dist = {
         metric: [_distribution_rows(metric, b, n) for b, n in sorted(counts[metric].items())]
         for metric in sorted(counts)
     }
-    return days, weeks, dist
+    return days, weeks, dist, picks
 
 
 def samples(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
 ) -> list[dict[str, Any]]:
-    """The fastest, median and slowest page loads (3 each) of a page, each opening its waterfall."""
-    rows = run(client, "samples", load_params(org_id, project_id, filters, page))
+    """The fastest, median and slowest page loads (3 each) of a page, each opening its waterfall: the fastest and
+    slowest exact, the median ones the page loads nearest the window's median (docs/performance.md)."""
+    params = load_params(org_id, project_id, filters, page)
+    return _samples(client, params, run(client, "samples", params)[0])
+
+
+def _samples(client: Client, params: dict[str, Any], merged: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sample rows from the window's merged 3 fastest, 3 slowest and load-time median (``merged``: a row of
+    samples.sql or page_detail.sql's total), the median ones read from the buckets around the median."""
+    median = _num(merged["load_p50"])
+    nearest = run(client, "sample_medians", {**params, "median": median}) if median is not None else []
+    picked = [("fastest", (r[1], r[2], r[0], r[3])) for r in merged["fastest"]]
+    picked += [("median", (r["event_id"], r["ts"], r["load_ms"], r["score"])) for r in nearest]
+    picked += [("slowest", (r[1], r[2], r[0], r[3])) for r in merged["slowest"]]
     order = {"fastest": 0, "median": 1, "slowest": 2}
-    for row in rows:
-        row["score"] = _num(row["score"])
+    rows = [
+        {"kind": kind, "event_id": e, "page": params["page"], "ts": ts, "load_ms": load, "score": _num(score)}
+        for kind, (e, ts, load, score) in picked
+    ]
     return sorted(rows, key=lambda r: (order[r["kind"]], r["load_ms"]))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
@@ -88,6 +89,20 @@ def test_page_metrics_writes_pageload_hour_and_day_states(client, materialized) 
         assert have["views"] == want["views"] and close(have["p75"], want["p75"])
     hours = rows(client, "SELECT sum(views) AS views, count() AS n FROM pageload_hours FINAL").to_dicts()[0]
     assert hours["views"] == tx.height and hours["n"] > expected.height
+    # each day's 3 fastest page loads and, per 1 % load-time bucket, an example page load of that bucket
+    ids = {str(e): float(d) for e, d in zip(tx["event_id"], tx["duration_ms"], strict=True)}
+    fastest = rows(
+        client,
+        "SELECT page, toDate(day) AS day, groupArraySortedArray(3)(arrayMap(x -> x.1, fastest)) AS f"
+        " FROM pageload_days FINAL GROUP BY page, day",
+    )
+    for day in tx.group_by("page", "day").agg(pl.col("duration_ms").sort().head(3).alias("f")).to_dicts():
+        kept = fastest.filter((pl.col("page") == day["page"]) & (pl.col("day") == day["day"]))
+        assert sorted(kept["f"].explode().to_list()) == sorted(float(x) for x in day["f"])
+    examples = rows(client, "SELECT grain, bucket, load_ms, event_id FROM pageload_examples FINAL").to_dicts()
+    assert {e["grain"] for e in examples} == {"h", "d"}
+    for e in examples:
+        assert ids[e["event_id"]] == e["load_ms"] and round(math.log(e["load_ms"]) * 100) == e["bucket"]
 
 
 def test_api_endpoints_fold_ids_and_count_outcomes(client, materialized) -> None:

@@ -3,11 +3,13 @@
 -- `pageload_days`, the other whole hours [whole_start, whole_end) from `pageload_hours`, and each page load of the
 -- partial edge hours from `pageload_facts` as its own state row (macro pageload_state_row, as the fill sees it).
 -- Used as `FROM ${pageload_window}`; the views merge the rows per key (sums, min(first_ts), sumMap of each
--- histogram).
+-- histogram). `fastest` / `slowest`: the part's 3 fastest / slowest page loads (load time, event id, start, score;
+-- an edge page load is its own); a query that does not select them does not read them.
 (
     SELECT toDate(day) AS day, page, environment, release, browser, views, first_ts, load_sum, load_hist, ttfb_sum,
            ttfb_n, ttfb_hist, dom_sum, dom_n, dom_hist, resource_sum, resource_n, lcp_n, lcp_hist, inp_n, inp_hist,
-           cls_n, cls_hist, fcp_n, fcp_hist, score_sum, score_n, api_calls, api_errors, api_hist, js_bytes, dist
+           cls_n, cls_hist, fcp_n, fcp_hist, score_sum, score_n, api_calls, api_errors, api_hist, js_bytes, dist,
+           fastest, slowest
     FROM pageload_days FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
       AND day >= {day_start:DateTime64(3, 'UTC')} AND day < {day_end:DateTime64(3, 'UTC')}
@@ -18,7 +20,8 @@
     UNION ALL
     SELECT toDate(hour) AS day, page, environment, release, browser, views, first_ts, load_sum, load_hist, ttfb_sum,
            ttfb_n, ttfb_hist, dom_sum, dom_n, dom_hist, resource_sum, resource_n, lcp_n, lcp_hist, inp_n, inp_hist,
-           cls_n, cls_hist, fcp_n, fcp_hist, score_sum, score_n, api_calls, api_errors, api_hist, js_bytes, dist
+           cls_n, cls_hist, fcp_n, fcp_hist, score_sum, score_n, api_calls, api_errors, api_hist, js_bytes, dist,
+           fastest, slowest
     FROM pageload_hours FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
       AND hour >= {whole_start:DateTime64(3, 'UTC')} AND hour < {whole_end:DateTime64(3, 'UTC')}
@@ -29,7 +32,8 @@
       AND ({page:String} = '' OR page = {page:String})
     UNION ALL
     SELECT toDate(ts) AS day, page, environment, release, browser,
-           ${pageload_state_row}
+           ${pageload_state_row},
+           [(load_ms, toString(event_id), ts, score)] AS fastest, fastest AS slowest
     FROM pageload_facts FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
       AND ((ts >= {since:DateTime64(3, 'UTC')} AND ts < {whole_start:DateTime64(3, 'UTC')})

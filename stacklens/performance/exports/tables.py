@@ -260,11 +260,11 @@ def page_data(
     if page == "page_detail":
         if not target.page:
             raise InvalidInput("page: choose a page (route) from the Pages table")
-        days, weeks, _ = reads.page_detail(client, org_id, project_id, filters, target.page)
+        days, weeks, _, samples = reads.page_detail(client, org_id, project_id, filters, target.page)
         return {
             "rows": days,
             "weeks": weeks,
-            "samples": reads.samples(client, org_id, project_id, filters, target.page),
+            "samples": samples,
         }
     if page == "endpoint_detail":
         if target.source not in ("client", "server"):

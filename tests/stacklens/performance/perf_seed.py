@@ -232,6 +232,8 @@ FACT_QUERIES = (
     "pageload_facts",
     "pageload_hours",
     "pageload_days",
+    "pageload_examples",
+    "pageload_example_days",
     "resource_facts",
     "resource_request_hours",
     "resource_request_days",

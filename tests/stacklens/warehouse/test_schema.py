@@ -15,11 +15,12 @@ RAW_TABLES = ("events", "transactions", "spans", "ingest_batches")
 CREATE = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE TABLE IF NOT EXISTS (\w+)\s*\n\(", re.IGNORECASE)
 DROP = re.compile(r"^(?:\s*--[^\n]*\n)*\s*DROP TABLE IF EXISTS (\w+)", re.IGNORECASE)
 ALTER = re.compile(r"ALTER TABLE (\w+)\s")
-# One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest one level: Nullable(DateTime64(3, 'UTC')).
-# A MATERIALIZED expression may span lines; every clause ends with AFTER.
+# One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest two levels:
+# Array(Tuple(Float64, Nullable(Float64))). A MATERIALIZED expression may span lines; every clause ends with AFTER
+# (on the same line or the next).
 ADD_COLUMN = re.compile(
-    r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\([^()]*\))*\))?)"
-    r"(?: DEFAULT [^\n]*?| MATERIALIZED\s[\s\S]*?)? AFTER (\w+)"
+    r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))?)"
+    r"(?: DEFAULT [^\n]*?| MATERIALIZED\s[\s\S]*?)?\s+AFTER (\w+)"
 )
 
 

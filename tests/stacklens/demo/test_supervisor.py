@@ -134,7 +134,16 @@ def test_children_end_when_the_launcher_is_killed(tmp_path: Path, launchers: lis
 def test_a_rerun_stops_what_an_earlier_run_left_behind(tmp_path: Path, launchers: list[Launcher]) -> None:
     # A child that survived its supervisor (e.g. it ignored the kernel's signal): recorded in the run file
     # with a supervisor that is gone.
-    argv = [sys.executable, "-c", "import signal, time; time.sleep(300)", "server"]
+    # The orphan takes SIGTERM's default action whatever it inherited from this test process: a signal mask
+    # and dispositions are inherited across exec, and after the suite's earlier tests (engines, servers and
+    # daemons in this process) a blocked SIGTERM once left it running until the grace period's SIGKILL.
+    argv = [
+        sys.executable,
+        "-c",
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM]); time.sleep(300)",
+        "server",
+    ]
     orphan = subprocess.Popen(argv)
     try:
         gone = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -99,7 +99,8 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
     spans) feed the days. Percentiles exact. The same hours refresh `resource_facts` (one row per resource
     span and browser API call, with its type, host and its page load's browser and FCP), then from them the
     per-hour and per-day states `resource_request_hours` / `resource_request_days` (per filter dimensions and
-    resource, load time as a 1 % log histogram) — what the resources view and the recommendations read.
+    resource, load time as a 1 % log histogram; the day table also holds blocks of 2–16 days merged from its
+    days) — what the resources view and the recommendations read.
     """
     return rebuild_from_states(
         context,
@@ -112,6 +113,7 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
             "resource_facts",
             "resource_request_hours",
             "resource_request_days",
+            "resource_request_spans",
         ],
         [
             ("resource_breakdown", "resource_breakdown", "row_count"),
@@ -135,14 +137,20 @@ def api_endpoint_metrics(
     are refreshed for the hours with new data, then the days rebuilt from them. Percentiles exact. Table
     `api_endpoint_metrics`. The same hours refresh `endpoint_facts` (one row per API call with its
     parameterised path and the calling page load's browser), then from them the per-hour and per-day states
-    `endpoint_call_hours` / `endpoint_call_days` — what the endpoints view reads.
+    `endpoint_call_hours` / `endpoint_call_days` (with blocks of 2–16 days) — what the endpoints view reads.
     """
     return rebuild_from_states(
         context,
         warehouse.get_client(),
         "api_endpoint_metrics",
         ["transactions", "spans"],
-        ["endpoint_hour_states", "endpoint_facts", "endpoint_call_hours", "endpoint_call_days"],
+        [
+            "endpoint_hour_states",
+            "endpoint_facts",
+            "endpoint_call_hours",
+            "endpoint_call_days",
+            "endpoint_call_spans",
+        ],
         [("api_endpoint_metrics", "api_endpoint_metrics", "row_count")],
         API_CHECKS,
     )

@@ -24,6 +24,10 @@ DEFAULT_RANGE = "7d"
 # Every query reads the fact rows of the window only; 90 days bounds what one page view can cost.
 MAX_WINDOW = timedelta(days=90)
 MAX_VALUE_LENGTH = 256
+# The blocks of days the network day tables hold besides single days (migration 0144): a block of `span` days
+# starts on a multiple of `span` days since 1970-01-01.
+DAY_SPANS = (16, 8, 4, 2, 1)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class BadFilter(InvalidInput):
@@ -132,6 +136,13 @@ class PerfFilters:
             day_start = day_end = end
         return {"whole_start": start, "whole_end": end, "day_start": day_start, "day_end": day_end}
 
+    def day_spans(self, per_day: bool = False) -> dict[str, list[tuple[int, datetime]]]:
+        """``day_spans``: the window's whole days (:meth:`whole_hours`) as (span, first day) blocks of the day tables,
+        the fewest aligned blocks that tile them (a 30-day window: at most 8 instead of 30 days); ``per_day``
+        keeps single days (for a view that shows each day)."""
+        hours = self.whole_hours()
+        return {"day_spans": tile_days(hours["day_start"], hours["day_end"], (1,) if per_day else DAY_SPANS)}
+
     def params(self) -> dict[str, str]:
         """The filters as query-string values (for links that keep the view)."""
         window = (
@@ -165,3 +176,18 @@ def _ceil(value: datetime, step: timedelta) -> datetime:
 
 def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def tile_days(
+    start: datetime, end: datetime, spans: tuple[int, ...] = DAY_SPANS
+) -> list[tuple[int, datetime]]:
+    """The UTC days [start, end) (midnights) as (span, first day) blocks, each starting on a multiple of its span
+    days since 1970-01-01: from each day on, the largest span that starts there and fits."""
+    first, last = (start - EPOCH).days, (end - EPOCH).days
+    out: list[tuple[int, datetime]] = []
+    day = first
+    while day < last:
+        span = next(s for s in spans if day % s == 0 and day + s <= last)
+        out.append((span, EPOCH + timedelta(days=day)))
+        day += span
+    return out

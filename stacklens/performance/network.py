@@ -82,7 +82,7 @@ def _resource_row(raw: dict[str, Any]) -> dict[str, Any]:
         "avg_decoded_bytes": _f(raw["avg_decoded_bytes"]) or 0.0,
         "avg_transfer_bytes": _f(raw["avg_transfer_bytes"]),
         "avg_ms": _f(raw["avg_ms"]) or 0.0,
-        "p95_ms": _f(raw["p95_ms"]) or 0.0,
+        "p95_ms": None if raw["p95_ms"] is None else (_f(raw["p95_ms"]) or 0.0),
         "render_blocking": status,
         "blocking_loads": blocking,
         "non_blocking_loads": non_blocking,
@@ -114,14 +114,12 @@ def _resource_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     types: list[dict[str, Any]] = []
     listing: list[dict[str, Any]] = []
-    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), "full": int(full)}
-    for raw in run(client, "resources", params):
+    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **filters.day_spans()}
+    for raw in run(client, "resources" if full else "resource_list", params):
         if raw["kind"] == "type":
             types.append(_type_row(raw))
         else:
             listing.append(_resource_row(raw))
-            if not full:
-                listing[-1]["p95_ms"] = None
     return types, listing
 
 
@@ -136,8 +134,8 @@ def resources(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, load_time_p95: bool = True
 ) -> list[dict[str, Any]]:
     """The resources of :func:`resource_tables` (heaviest first, at most 500). Without ``load_time_p95`` their
-    ``p95_ms`` is ``None`` and the query neither reads the load-time histograms nor counts the types (a third
-    of its work: what the recommendations, which use neither, save)."""
+    ``p95_ms`` is ``None``: a leaner query (resource_list.sql) reads neither the load-time histograms nor the
+    types, what the recommendations, which use neither, save."""
     return _resource_rows(client, org_id, project_id, filters, full=load_time_p95)[1]
 
 
@@ -169,7 +167,12 @@ def endpoints(
     """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
     if sort not in ENDPOINT_SORTS:
         raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")
-    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **NO_ENDPOINT}
+    params = {
+        **filters.sql(org_id, project_id),
+        **filters.whole_hours(),
+        **filters.day_spans(),
+        **NO_ENDPOINT,
+    }
     rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
     return sorted(rows, key=lambda r: (-(r[sort] or 0), r["source"], r["method"], r["path"]))
 
@@ -182,6 +185,7 @@ def endpoint_detail(
     params = {
         **filters.sql(org_id, project_id),
         **filters.whole_hours(),
+        **filters.day_spans(per_day=True),
         "endpoint_source": source,
         "endpoint_method": method,
         "endpoint_path": path,

@@ -14,6 +14,7 @@ from clickhouse_connect.driver.client import Client
 
 import warehouse_sql
 from stacklens.warehouse.macros import render_macros
+from stacklens.warehouse.sql_text import without_comments
 
 QUERIES_DIR = Path(warehouse_sql.__file__).parent / "queries"
 MIGRATIONS_DIR = Path(warehouse_sql.__file__).parent / "migrations"
@@ -21,11 +22,12 @@ MIGRATIONS_DIR = Path(warehouse_sql.__file__).parent / "migrations"
 
 @lru_cache(maxsize=512)
 def load_query(name: str) -> str:
-    """The text of ``queries/<name>.sql``, e.g. ``load_query("issues/list")``."""
+    """The text of ``queries/<name>.sql`` with its macros expanded and its comments removed (what the engine needs,
+    sql_text says why), e.g. ``load_query("issues/list")``."""
     path = (QUERIES_DIR / f"{name}.sql").resolve()
     if QUERIES_DIR.resolve() not in path.parents:
         raise ValueError(f"query name {name!r} leaves the queries folder")
-    return render_macros(path.read_text(), f"queries/{name}.sql")
+    return without_comments(render_macros(path.read_text(), f"queries/{name}.sql"))
 
 
 def run_query(client: Client, name: str, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:

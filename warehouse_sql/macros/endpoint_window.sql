@@ -1,7 +1,8 @@
 -- The endpoint rows (per day) of the window [since, until) and filters (environment, release, browser; '' = any;
 -- with endpoint_path set only that source, method and path) with the aggregates of the endpoint_call_states
--- macro: the whole days [day_start, day_end) from `endpoint_call_days`, the other whole hours [whole_start,
--- whole_end) from `endpoint_call_hours`, the partial edge hours aggregated from `endpoint_facts` the same way
+-- macro: the whole days [day_start, day_end) from `endpoint_call_days` as the blocks `day_spans` (span, first
+-- day) that tile them (`day` is a block's first day: a query per day passes days only), the other whole hours
+-- [whole_start, whole_end) from `endpoint_call_hours`, the partial edge hours aggregated from `endpoint_facts` the same way
 -- (with the facts' marks of a page load's first call and its calls). `slowest`: the part's 5 slowest calls as
 -- (−duration, event id, start, status code, description), sorted (the states keep their own 5 slowest: the
 -- window's 5 slowest are among them); a query that does not select it does not read it. Used as
@@ -12,6 +13,7 @@
            arrayZip(arrayMap(d -> -d, slow_ms), slow_event, slow_ts, slow_status, slow_description) AS slowest
     FROM endpoint_call_days FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
+      AND (span, day) IN {day_spans:Array(Tuple(UInt8, DateTime('UTC')))}
       AND day >= {day_start:DateTime64(3, 'UTC')} AND day < {day_end:DateTime64(3, 'UTC')}
       AND ({environment:String} = '' OR environment = {environment:String})
       AND ({release:String} = '' OR release = {release:String})

@@ -1,6 +1,6 @@
 -- The resource rows of the window [since, until) and filters (environment, release, browser; '' = any) with the
 -- aggregates of the resource_request_states macro: the whole days [day_start, day_end) from
--- `resource_request_days`, the other whole hours [whole_start, whole_end) from `resource_request_hours`, the
+-- `resource_request_days` as the blocks `day_spans` (span, first day) that tile them, the other whole hours [whole_start, whole_end) from `resource_request_hours`, the
 -- partial edge hours aggregated from `resource_facts` the same way (with the facts' marks of a page load's first
 -- requests). Used as `FROM ${resource_window}`.
 (
@@ -9,6 +9,7 @@
            cache_hits, fcp_share_sum, fcp_share_n, compressed_dec, compressed_enc, pages
     FROM resource_request_days FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
+      AND (span, day) IN {day_spans:Array(Tuple(UInt8, DateTime('UTC')))}
       AND day >= {day_start:DateTime64(3, 'UTC')} AND day < {day_end:DateTime64(3, 'UTC')}
       AND ({environment:String} = '' OR environment = {environment:String})
       AND ({release:String} = '' OR release = {release:String})

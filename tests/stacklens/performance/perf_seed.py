@@ -237,9 +237,11 @@ FACT_QUERIES = (
     "resource_facts",
     "resource_request_hours",
     "resource_request_days",
+    "resource_request_spans",
     "endpoint_facts",
     "endpoint_call_hours",
     "endpoint_call_days",
+    "endpoint_call_spans",
 )
 
 

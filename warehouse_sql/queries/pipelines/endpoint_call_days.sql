@@ -1,10 +1,10 @@
 -- Refresh `endpoint_call_days` for the UTC days holding the hours [{start}, {end}), by merging their hours'
--- states in `endpoint_call_hours` (refreshed just before by the same tick); the day's 5 slowest calls are the
+-- states in `endpoint_call_hours` (span 1; refreshed just before by the same tick); the day's 5 slowest calls are the
 -- slowest of its hours' 5 slowest.
 INSERT INTO endpoint_call_days
 WITH groupArraySortedArray(5)(arrayMap((d, e, t, s, x) -> (-d, e, t, s, x),
                                        slow_ms, slow_event, slow_ts, slow_status, slow_description)) AS slowest
-SELECT org_id, project_id, toStartOfDay(hour) AS day, environment, release, browser, source, method, path,
+SELECT org_id, project_id, toStartOfDay(hour) AS day, 1 AS span, environment, release, browser, source, method, path,
        sum(calls), sum(loads), sum(duration_sum), sumMap(dur_hist.1, dur_hist.2), sum(s2xx), sum(s3xx), sum(s4xx),
        sum(s5xx), sum(no_status), sum(bytes_sum), sum(bytes_n), max(max_per_load), groupUniqArrayArray(10)(pages),
        arrayMap(x -> -x.1, slowest), arrayMap(x -> x.2, slowest), arrayMap(x -> x.3, slowest),
@@ -13,4 +13,4 @@ SELECT org_id, project_id, toStartOfDay(hour) AS day, environment, release, brow
 FROM endpoint_call_hours FINAL
 WHERE hour >= toStartOfDay({start:DateTime64(3, 'UTC')})
   AND hour < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
-GROUP BY org_id, project_id, day, environment, release, browser, source, method, path
+GROUP BY org_id, project_id, day, span, environment, release, browser, source, method, path

@@ -1,7 +1,7 @@
 -- Refresh `resource_request_days` for the UTC days holding the hours [{start}, {end}), by merging their hours'
--- states in `resource_request_hours` (refreshed just before by the same tick).
+-- states in `resource_request_hours` (span 1; refreshed just before by the same tick).
 INSERT INTO resource_request_days
-SELECT org_id, project_id, toStartOfDay(hour) AS day, environment, release, browser, resource_type, resource, host,
+SELECT org_id, project_id, toStartOfDay(hour) AS day, 1 AS span, environment, release, browser, resource_type, resource, host,
        page_host, sum(requests), sum(loads), sum(type_loads), sum(total_bytes), max(max_bytes), sum(decoded_bytes),
        sum(transfer_bytes), sum(transfer_n), sum(duration_sum), sumMap(dur_hist.1, dur_hist.2), sum(blocking),
        sum(non_blocking), sum(unknown), sum(cache_hits), sum(fcp_share_sum), sum(fcp_share_n), sum(compressed_dec),
@@ -9,4 +9,4 @@ SELECT org_id, project_id, toStartOfDay(hour) AS day, environment, release, brow
 FROM resource_request_hours FINAL
 WHERE hour >= toStartOfDay({start:DateTime64(3, 'UTC')})
   AND hour < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
-GROUP BY org_id, project_id, day, environment, release, browser, resource_type, resource, host, page_host
+GROUP BY org_id, project_id, day, span, environment, release, browser, resource_type, resource, host, page_host

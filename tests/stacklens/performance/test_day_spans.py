@@ -1,0 +1,99 @@
+"""Blocks of days in the network day tables (migration 0144): a window's whole days are read as the fewest aligned
+blocks that tile them, and the blocks give exactly what the days they hold give — also after a late tick
+refreshes one of their days."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from stacklens.performance import network
+from stacklens.performance.filters import DAY_SPANS, EPOCH, PerfFilters, tile_days
+from tests.stacklens.performance.perf_seed import NOW, TX_COLS, build_facts, migrated, seed
+
+ORG, PROJECT = 5, 50
+
+
+def _day(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        ("2026-10-21", "2026-11-20"),
+        ("2026-11-07", "2026-11-19"),
+        ("2026-11-18", "2026-11-19"),
+        ("2026-11-18", "2026-11-18"),
+    ],
+)
+def test_whole_days_tile_into_the_fewest_aligned_blocks(start: str, end: str) -> None:
+    blocks = tile_days(_day(start), _day(end))
+    day = _day(start)
+    for span, first in blocks:  # contiguous, each on a multiple of its span since 1970-01-01
+        assert first == day and span in DAY_SPANS and (first - EPOCH).days % span == 0
+        day += timedelta(days=span)
+    assert day == _day(end) or (not blocks and start == end)
+    assert len(blocks) <= 8
+    assert tile_days(_day(start), _day(end), (1,)) == [
+        (1, _day(start) + timedelta(days=i)) for i in range((_day(end) - _day(start)).days)
+    ]
+
+
+def test_a_30_day_window_reads_blocks_not_days() -> None:
+    spans = PerfFilters.parse(range="30d", now=NOW).day_spans()["day_spans"]
+    assert 1 < len(spans) <= 8 and max(span for span, _ in spans) == 16
+    assert (
+        sum(span for span, _ in spans) == 29
+    )  # the whole days; the partial first and last day come from hours
+    per_day = PerfFilters.parse(range="30d", now=NOW).day_spans(per_day=True)["day_spans"]
+    assert [span for span, _ in per_day] == [1] * 29
+
+
+@pytest.fixture
+def world(settings):
+    client = migrated(settings)
+    data = seed(client, ORG, PROJECT, loads=300, seed=5, days=30)
+    return client, data
+
+
+def _by_day(client, filters: PerfFilters, per_day: bool) -> dict[tuple[str, str, str], dict]:
+    """The endpoints view's rows read through blocks (the view) or through single days."""
+    params = {
+        **filters.sql(ORG, PROJECT),
+        **filters.whole_hours(),
+        **filters.day_spans(per_day=per_day),
+        **network.NO_ENDPOINT,
+    }
+    return {(r["source"], r["method"], r["path"]): r for r in network.run(client, "endpoints", params)}
+
+
+def test_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
+    client, data = world
+    filters = PerfFilters.parse(range="30d", now=NOW)
+    blocks, days = _by_day(client, filters, False), _by_day(client, filters, True)
+    assert blocks and blocks.keys() == days.keys()
+    for key, row in blocks.items():
+        assert row["calls"] == days[key]["calls"] and row["s5xx"] == days[key]["s5xx"]
+        assert row["p95_ms"] == pytest.approx(days[key]["p95_ms"], rel=1e-9)
+        assert row["avg_ms"] == pytest.approx(days[key]["avg_ms"], rel=1e-9)
+
+    # A server transaction that arrives late for a day 20 days back: the tick that refreshes that day's hours
+    # refreshes the blocks holding it, so the 30-day window counts it once.
+    late = next(t for t in data.transactions if t["op"] == "http.server")
+    when = (NOW - timedelta(days=20)).replace(hour=5, minute=30)
+    row = {**late, "event_id": uuid.uuid4(), "timestamp": when, "end_timestamp": when, "http_status": 503}
+    client.insert("transactions", [[row[c] for c in TX_COLS]], column_names=TX_COLS)
+    build_facts(client, when.replace(minute=0), when.replace(minute=0) + timedelta(hours=1))
+    after = _by_day(client, filters, False)
+
+    def server(rows: dict, field: str) -> int:
+        return sum(r[field] for k, r in rows.items() if k[0] == "server")
+
+    assert server(after, "calls") == server(blocks, "calls") + 1
+    assert server(after, "s5xx") == server(blocks, "s5xx") + 1
+    assert server(after, "calls") == server(_by_day(client, filters, True), "calls")
+    view = network.endpoints(client, ORG, PROJECT, filters)
+    assert sum(r["calls"] for r in view if r["source"] == "server") == server(after, "calls")

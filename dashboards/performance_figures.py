@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import date, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import plotly.graph_objects as go
 
@@ -168,6 +169,21 @@ def releases_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
+def span_label(description: str, op: str, limit: int = 40) -> str:
+    """A waterfall row's name: a file by its name (``app.js``), an API call by its method and path
+    (``GET /api/products/0``: the last path segment alone, often an id, says nothing), the span's op when it has
+    no description; a long name keeps its end."""
+    method, _, rest = description.strip().partition(" ")
+    if not (rest and method.isalpha() and method.isupper()):
+        method, rest = "", description.strip()
+    path = urlsplit(rest).path if "://" in rest else rest.split("?", 1)[0]
+    if method:
+        name = f"{method} {path or '/'}"
+    else:
+        name = path.rstrip("/").rsplit("/", 1)[-1] or path or op
+    return name if len(name) <= limit else "…" + name[-(limit - 1) :]
+
+
 def waterfall_figure(data: dict[str, Any]) -> dict[str, Any]:
     """Phases then spans as horizontal bars from their offset; blocking resources outlined red; FCP/LCP lines."""
     labels, starts, widths, colours, lines, texts = [], [], [], [], [], []
@@ -179,8 +195,7 @@ def waterfall_figure(data: dict[str, Any]) -> dict[str, Any]:
         lines.append(0)
         texts.append(f"{phase['phase']}: {phase['start_ms']:.0f}–{phase['end_ms']:.0f} ms")
     for i, span in enumerate(data["spans"]):
-        name = span["description"].rsplit("/", 1)[-1][:40] or span["op"]
-        labels.append(f"{i + 1}. {name}")
+        labels.append(f"{i + 1}. {span_label(span['description'], span['op'])}")
         starts.append(span["start_ms"])
         widths.append(max(span["duration_ms"], 1.0))
         colours.append(TYPE_COLOURS.get(span["type"], "#6b7280"))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dashboards.performance_figures import series_figure
+import pytest
+
+from dashboards.performance_figures import series_figure, span_label, waterfall_figure
 
 
 def _axis(rows: list[dict[str, object]]) -> dict[str, object]:
@@ -38,3 +40,38 @@ def test_iso_weeks_are_categories() -> None:
         "ms",
     )
     assert figure["layout"]["xaxis"]["type"] == "category"
+
+
+@pytest.mark.parametrize(
+    ("description", "op", "label"),
+    [
+        ("GET https://shop.test/api/products/0", "http.client", "GET /api/products/0"),
+        ("POST https://shop.test/api/cart?id=3", "http.client", "POST /api/cart"),
+        ("https://shop.test/static/app.js?v=2", "resource.script", "app.js"),
+        ("https://fonts.other.test/css/", "resource.css", "css"),
+        ("", "browser.domContentLoadedEvent", "browser.domContentLoadedEvent"),
+        ("GET https://shop.test/api/" + "a" * 60, "http.client", "…" + ("/api/" + "a" * 60)[-39:]),
+    ],
+)
+def test_waterfall_rows_name_files_and_api_calls(description: str, op: str, label: str) -> None:
+    assert span_label(description, op) == label
+
+
+def test_waterfall_labels_api_calls_by_method_and_path() -> None:
+    span = {"start_ms": 10.0, "duration_ms": 5.0, "type": "API", "render_blocking": ""}
+    figure = waterfall_figure(
+        {
+            "phases": [],
+            "markers": [],
+            "spans": [
+                {**span, "description": "GET https://shop.test/api/products/12", "op": "http.client"},
+                {
+                    **span,
+                    "description": "https://shop.test/img/p1.png",
+                    "op": "resource.img",
+                    "type": "Images",
+                },
+            ],
+        }
+    )
+    assert list(figure["data"][0]["y"]) == ["1. GET /api/products/12", "2. p1.png"]

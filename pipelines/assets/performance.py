@@ -98,9 +98,9 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
     Hourly states `resource_hour_states` and `resource_detail_hour_states` (refreshed for the hours with new
     spans) feed the days. Percentiles exact. The same hours refresh `resource_facts` (one row per resource
     span and browser API call, with its type, host and its page load's browser and FCP), then from them the
-    per-hour and per-day states `resource_request_hours` / `resource_request_days` (per filter dimensions and
-    resource, load time as a 1 % log histogram; the day table also holds blocks of 2–16 days merged from its
-    days) — what the resources view and the recommendations read.
+    per-hour and per-day states in `resource_request_periods` (per filter dimensions and resource, load time as a
+    1 % log histogram; also blocks of 2–16 days merged from the days) — what the resources view and the
+    recommendations read.
     """
     return rebuild_from_states(
         context,
@@ -137,7 +137,7 @@ def api_endpoint_metrics(
     are refreshed for the hours with new data, then the days rebuilt from them. Percentiles exact. Table
     `api_endpoint_metrics`. The same hours refresh `endpoint_facts` (one row per API call with its
     parameterised path and the calling page load's browser), then from them the per-hour and per-day states
-    `endpoint_call_hours` / `endpoint_call_days` (with blocks of 2–16 days) — what the endpoints view reads.
+    in `endpoint_call_periods` (with blocks of 2–16 days) — what the endpoints view reads.
     """
     return rebuild_from_states(
         context,

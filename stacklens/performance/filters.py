@@ -24,8 +24,8 @@ DEFAULT_RANGE = "7d"
 # Every query reads the fact rows of the window only; 90 days bounds what one page view can cost.
 MAX_WINDOW = timedelta(days=90)
 MAX_VALUE_LENGTH = 256
-# The blocks of days the network day tables hold besides single days (migration 0144): a block of `span` days
-# starts on a multiple of `span` days since 1970-01-01.
+# The blocks of days the network state tables hold besides hours and single days (migration 0144): a block of
+# `span` days starts on a multiple of `span` days since 1970-01-01.
 DAY_SPANS = (16, 8, 4, 2, 1)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -136,12 +136,23 @@ class PerfFilters:
             day_start = day_end = end
         return {"whole_start": start, "whole_end": end, "day_start": day_start, "day_end": day_end}
 
-    def day_spans(self, per_day: bool = False) -> dict[str, list[tuple[int, datetime]]]:
-        """``day_spans``: the window's whole days (:meth:`whole_hours`) as (span, first day) blocks of the day tables,
-        the fewest aligned blocks that tile them (a 30-day window: at most 8 instead of 30 days); ``per_day``
-        keeps single days (for a view that shows each day)."""
-        hours = self.whole_hours()
-        return {"day_spans": tile_days(hours["day_start"], hours["day_end"], (1,) if per_day else DAY_SPANS)}
+    def periods(self, per_day: bool = False) -> dict[str, list[tuple[int, datetime]]]:
+        """``periods``: the window's whole hours (:meth:`whole_hours`) as the (hours, start) rows of the network
+        state tables that tile them: its whole days as the fewest aligned blocks of days (a 30-day window: at most
+        8 instead of 30 days; ``per_day`` keeps single days, for a view that shows each day), the other whole hours
+        one by one."""
+        bounds = self.whole_hours()
+        days = tile_days(bounds["day_start"], bounds["day_end"], (1,) if per_day else DAY_SPANS)
+        out = [(24 * span, first) for span, first in days]
+        for start, end in (
+            (bounds["whole_start"], bounds["day_start"]),
+            (bounds["day_end"], bounds["whole_end"]),
+        ):
+            hour = start
+            while hour < end:
+                out.append((1, hour))
+                hour += timedelta(hours=1)
+        return {"periods": out}
 
     def params(self) -> dict[str, str]:
         """The filters as query-string values (for links that keep the view)."""

@@ -114,7 +114,7 @@ def _resource_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     types: list[dict[str, Any]] = []
     listing: list[dict[str, Any]] = []
-    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **filters.day_spans()}
+    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **filters.periods()}
     for raw in run(client, "resources" if full else "resource_list", params):
         if raw["kind"] == "type":
             types.append(_type_row(raw))
@@ -170,7 +170,7 @@ def endpoints(
     params = {
         **filters.sql(org_id, project_id),
         **filters.whole_hours(),
-        **filters.day_spans(),
+        **filters.periods(),
         **NO_ENDPOINT,
     }
     rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
@@ -185,7 +185,7 @@ def endpoint_detail(
     params = {
         **filters.sql(org_id, project_id),
         **filters.whole_hours(),
-        **filters.day_spans(per_day=True),
+        **filters.periods(per_day=True),
         "endpoint_source": source,
         "endpoint_method": method,
         "endpoint_path": path,

@@ -1,4 +1,4 @@
--- The per-key aggregates of `endpoint_call_hours`, over `endpoint_facts` rows that carry `first_of_load` (the row
+-- The per-key aggregates of an hour of `endpoint_call_periods`, over `endpoint_facts` rows that carry `first_of_load` (the row
 -- is its page load's first call of the endpoint) and `per_load` (the load's calls of it). Shared by the hourly
 -- fill and the views' partial edge hours so both count the same way. Used after the key columns.
 count() AS calls, countIf(first_of_load AND source = 'client') AS loads, sum(duration_ms) AS duration_sum,

@@ -1,4 +1,4 @@
--- The per-key aggregates of `resource_request_hours`, over `resource_facts` rows that carry `first_of_resource`
+-- The per-key aggregates of an hour of `resource_request_periods`, over `resource_facts` rows that carry `first_of_resource`
 -- and `first_of_type` (the row is its page load's first request of that resource / type). Shared by the hourly
 -- fill and the views' partial edge hours so both count the same way. Used after the key columns.
 count() AS requests, countIf(first_of_resource) AS loads, countIf(first_of_type) AS type_loads,

@@ -1,27 +1,16 @@
 -- The resource rows of the window [since, until) and filters (environment, release, browser; '' = any) with the
--- aggregates of the resource_request_states macro: the whole days [day_start, day_end) from
--- `resource_request_days` as the blocks `day_spans` (span, first day) that tile them, the other whole hours [whole_start, whole_end) from `resource_request_hours`, the
--- partial edge hours aggregated from `resource_facts` the same way (with the facts' marks of a page load's first
--- requests). Used as `FROM ${resource_window}`.
+-- aggregates of the resource_request_states macro: the whole hours [whole_start, whole_end) from
+-- `resource_request_periods` as the hours, days and blocks of days `periods` (hours, start) that tile them
+-- (PerfFilters.periods), the partial edge hours aggregated from `resource_facts` the same way (with the facts'
+-- marks of a page load's first requests). Used as `FROM ${resource_window}`.
 (
     SELECT resource_type, resource, host, page_host, requests, loads, type_loads, total_bytes, max_bytes,
            decoded_bytes, transfer_bytes, transfer_n, duration_sum, dur_hist, blocking, non_blocking, unknown,
            cache_hits, fcp_share_sum, fcp_share_n, compressed_dec, compressed_enc, pages
-    FROM resource_request_days FINAL
+    FROM resource_request_periods FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
-      AND (span, day) IN {day_spans:Array(Tuple(UInt8, DateTime('UTC')))}
-      AND day >= {day_start:DateTime64(3, 'UTC')} AND day < {day_end:DateTime64(3, 'UTC')}
-      AND ({environment:String} = '' OR environment = {environment:String})
-      AND ({release:String} = '' OR release = {release:String})
-      AND ({browser:String} = '' OR browser = {browser:String})
-    UNION ALL
-    SELECT resource_type, resource, host, page_host, requests, loads, type_loads, total_bytes, max_bytes,
-           decoded_bytes, transfer_bytes, transfer_n, duration_sum, dur_hist, blocking, non_blocking, unknown,
-           cache_hits, fcp_share_sum, fcp_share_n, compressed_dec, compressed_enc, pages
-    FROM resource_request_hours FINAL
-    WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
-      AND hour >= {whole_start:DateTime64(3, 'UTC')} AND hour < {whole_end:DateTime64(3, 'UTC')}
-      AND (hour < {day_start:DateTime64(3, 'UTC')} OR hour >= {day_end:DateTime64(3, 'UTC')})
+      AND (hours, start) IN {periods:Array(Tuple(UInt16, DateTime('UTC')))}
+      AND start >= {whole_start:DateTime64(3, 'UTC')} AND start < {whole_end:DateTime64(3, 'UTC')}
       AND ({environment:String} = '' OR environment = {environment:String})
       AND ({release:String} = '' OR release = {release:String})
       AND ({browser:String} = '' OR browser = {browser:String})

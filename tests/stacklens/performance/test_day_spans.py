@@ -1,6 +1,6 @@
-"""Blocks of days in the network day tables (migration 0144): a window's whole days are read as the fewest aligned
-blocks that tile them, and the blocks give exactly what the days they hold give — also after a late tick
-refreshes one of their days."""
+"""Periods of the network state tables (migration 0144): a window's whole hours are read as the fewest hours, days
+and aligned blocks of days that tile them, and the blocks give exactly what the days they hold give — also after
+a late tick refreshes one of their days."""
 
 from __future__ import annotations
 
@@ -43,13 +43,23 @@ def test_whole_days_tile_into_the_fewest_aligned_blocks(start: str, end: str) ->
 
 
 def test_a_30_day_window_reads_blocks_not_days() -> None:
-    spans = PerfFilters.parse(range="30d", now=NOW).day_spans()["day_spans"]
-    assert 1 < len(spans) <= 8 and max(span for span, _ in spans) == 16
+    filters = PerfFilters.parse(range="30d", now=NOW + timedelta(minutes=30))
+    periods = filters.periods()["periods"]
+    days = [(hours, start) for hours, start in periods if hours > 1]
+    assert 1 < len(days) <= 8 and max(hours for hours, _ in days) == 16 * 24
+    assert sum(hours for hours, _ in days) == 29 * 24  # the whole days; the partial first and last from hours
+    hours = sorted(start for h, start in periods if h == 1)
+    bounds = filters.whole_hours()
     assert (
-        sum(span for span, _ in spans) == 29
-    )  # the whole days; the partial first and last day come from hours
-    per_day = PerfFilters.parse(range="30d", now=NOW).day_spans(per_day=True)["day_spans"]
-    assert [span for span, _ in per_day] == [1] * 29
+        len(hours) == 23
+        and hours[0] == bounds["whole_start"]
+        and hours[-1] == bounds["whole_end"] - timedelta(hours=1)
+    )
+    per_day = filters.periods(per_day=True)["periods"]
+    assert sorted(h for h, _ in per_day if h > 1) == [24] * 29 and len(per_day) == 29 + 23
+    assert PerfFilters.parse(since="2026-11-19T10:05:00Z", until="2026-11-19T10:55:00Z").periods() == {
+        "periods": []
+    }
 
 
 @pytest.fixture
@@ -64,7 +74,7 @@ def _by_day(client, filters: PerfFilters, per_day: bool) -> dict[tuple[str, str,
     params = {
         **filters.sql(ORG, PROJECT),
         **filters.whole_hours(),
-        **filters.day_spans(per_day=per_day),
+        **filters.periods(per_day=per_day),
         **network.NO_ENDPOINT,
     }
     return {(r["source"], r["method"], r["path"]): r for r in network.run(client, "endpoints", params)}

@@ -1,16 +1,16 @@
--- Refresh `endpoint_call_days` for the UTC days holding the hours [{start}, {end}), by merging their hours'
--- states in `endpoint_call_hours` (span 1; refreshed just before by the same tick); the day's 5 slowest calls are the
+-- Refresh the days (hours = 24) of `endpoint_call_periods` for the UTC days holding the hours [{start}, {end}), by merging their hours'
+-- states (hours = 1; refreshed just before by the same tick); the day's 5 slowest calls are the
 -- slowest of its hours' 5 slowest.
-INSERT INTO endpoint_call_days
+INSERT INTO endpoint_call_periods
 WITH groupArraySortedArray(5)(arrayMap((d, e, t, s, x) -> (-d, e, t, s, x),
                                        slow_ms, slow_event, slow_ts, slow_status, slow_description)) AS slowest
-SELECT org_id, project_id, toStartOfDay(hour) AS day, 1 AS span, environment, release, browser, source, method, path,
+SELECT org_id, project_id, toStartOfDay(start) AS day, toUInt16(24) AS day_hours, environment, release, browser, source, method, path,
        sum(calls), sum(loads), sum(duration_sum), sumMap(dur_hist.1, dur_hist.2), sum(s2xx), sum(s3xx), sum(s4xx),
        sum(s5xx), sum(no_status), sum(bytes_sum), sum(bytes_n), max(max_per_load), groupUniqArrayArray(10)(pages),
        arrayMap(x -> -x.1, slowest), arrayMap(x -> x.2, slowest), arrayMap(x -> x.3, slowest),
        arrayMap(x -> x.4, slowest), arrayMap(x -> x.5, slowest),
        {materialized_at:DateTime64(6, 'UTC')}
-FROM endpoint_call_hours FINAL
-WHERE hour >= toStartOfDay({start:DateTime64(3, 'UTC')})
-  AND hour < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
-GROUP BY org_id, project_id, day, span, environment, release, browser, source, method, path
+FROM endpoint_call_periods FINAL
+WHERE hours = 1 AND start >= toStartOfDay({start:DateTime64(3, 'UTC')})
+  AND start < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+GROUP BY org_id, project_id, day, environment, release, browser, source, method, path

@@ -1,11 +1,11 @@
--- Refresh `endpoint_call_hours` for the hours in [{start}, {end}) from `endpoint_facts` (refreshed just before by
+-- Refresh the hours (hours = 1) of `endpoint_call_periods` for the hours in [{start}, {end}) from `endpoint_facts` (refreshed just before by
 -- the same tick): per hour, filter dimensions and endpoint, the aggregates of the endpoint_call_states macro and
 -- the hour's 5 slowest calls (duration descending, then event id). The facts mark a page load's first call of the
 -- endpoint and carry its calls of it (looked for from an hour before), so a load whose calls cross an hour
 -- boundary counts once and its fan-out whole.
-INSERT INTO endpoint_call_hours
+INSERT INTO endpoint_call_periods
 WITH groupArraySorted(5)((-duration_ms, toString(tx), ts, status_code, description)) AS slowest
-SELECT org_id, project_id, toStartOfHour(ts) AS hour, environment, release, browser, source, method, path,
+SELECT org_id, project_id, toStartOfHour(ts) AS hour, toUInt16(1) AS hours, environment, release, browser, source, method, path,
        ${endpoint_call_states},
        arrayMap(x -> -x.1, slowest), arrayMap(x -> x.2, slowest), arrayMap(x -> x.3, slowest),
        arrayMap(x -> x.4, slowest), arrayMap(x -> x.5, slowest),

@@ -1,9 +1,9 @@
--- Refresh `resource_request_hours` for the hours in [{start}, {end}) from `resource_facts` (refreshed just before
+-- Refresh the hours (hours = 1) of `resource_request_periods` for the hours in [{start}, {end}) from `resource_facts` (refreshed just before
 -- by the same tick): per hour, filter dimensions and resource, the aggregates of the resource_request_states macro.
 -- The facts mark a page load's first request of a resource or type (looked for from an hour before), so a load
 -- whose requests cross an hour boundary counts once.
-INSERT INTO resource_request_hours
-SELECT org_id, project_id, toStartOfHour(ts) AS hour, environment, release, browser, resource_type,
+INSERT INTO resource_request_periods
+SELECT org_id, project_id, toStartOfHour(ts) AS hour, toUInt16(1) AS hours, environment, release, browser, resource_type,
        resource_key AS resource, host_key AS host, page_host,
        ${resource_request_states},
        {materialized_at:DateTime64(6, 'UTC')}

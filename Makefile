@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: up test lint install-server install-dev browser-deps
+.PHONY: up test lint install-server install-dev test-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,11 +29,17 @@ $(VENV)/.dev-installed: $(BUILD_INPUTS) | $(VENV)/bin/python
 install-server: $(VENV)/.server-installed
 install-dev: $(VENV)/.dev-installed
 
-# Browser tests drive Debian's chromium; install it when it is missing and we may (root, apt present).
-browser-deps:
-	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = "0" ]; then \
-		echo "Installing Debian's chromium for the browser tests..."; \
-		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+# The tests drive programs from Debian's packages: chromium (browser tests), Compose (compose.yaml is checked
+# with `config`; Debian's docker-compose when no `docker compose` plugin runs) and pdftoppm (exported PDFs are
+# rendered to check them). Install the missing ones when we may (root, apt present); skip apt when none is.
+test-deps:
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1 || missing="$$missing docker-compose"; \
+	command -v pdftoppm >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
+	if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = "0" ]; then \
+		echo "Installing Debian's$$missing for the tests..."; \
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
 up: install-server
@@ -41,7 +47,7 @@ up: install-server
 
 # The quality gates, in this order; the first that fails stops `make test` (and so CI, .ci/run):
 # formatting, lint, types (files and options in pyproject's [tool.mypy]), then the suite.
-test: install-dev browser-deps
+test: install-dev test-deps
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(PY) -m mypy

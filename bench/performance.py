@@ -19,15 +19,17 @@ filters); per view the median and the p95 in ms.
     .venv/bin/python bench/performance.py --loads 10000000 --data-dir /tmp/perf-10m   # keep and reuse
 
 `--data-dir` keeps the warehouse: a second run skips the generation (the data keeps the clock of its first run,
-and the views are timed against that clock), applies migrations added since, and builds only the pipeline
-tables it has not built yet (`--rebuild` builds them all again).
+and the views are timed against that clock), applies migrations added since, and builds again only the pipeline
+tables whose queries are new or changed since (`--rebuild` builds them all again).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import re
 import shutil
 import statistics
 import sys
@@ -48,6 +50,7 @@ FACT_QUERIES = [
     "pageload_facts",
     "pageload_hours",
     "pageload_days",
+    "pageload_spans",
     "pageload_examples",
     "pageload_example_days",
     "resource_facts",
@@ -213,9 +216,20 @@ def _filter_sets(now: datetime) -> list[Any]:
     ]
 
 
+def _insert_target(text: str) -> str:
+    """The table an ``INSERT INTO <table> …`` pipeline query fills."""
+    match = re.search(r"\bINSERT\s+INTO\s+(\w+)", text, re.IGNORECASE)
+    if match is None:
+        raise ValueError(f"not an INSERT query: {text[:80]!r}")
+    return match.group(1)
+
+
 def _prepare(client: Any, loads: int, data_dir: Path, rebuild: bool) -> dict[str, Any]:
     """Generate the data unless the kept data directory already holds it, then build the pipeline tables
-    it lacks; the marker file records the data's clock and what was built."""
+    it lacks or whose queries changed; the marker file records the data's clock and the digest of each query
+    that was built."""
+    from stacklens.warehouse.queries import load_query
+
     marker = data_dir / "bench-performance.json"
     state: dict[str, Any] = json.loads(marker.read_text()) if marker.exists() else {}
     if state.get("loads") != loads:
@@ -228,11 +242,17 @@ def _prepare(client: Any, loads: int, data_dir: Path, rebuild: bool) -> dict[str
         }
         marker.write_text(json.dumps(state))
     now = datetime.fromisoformat(state["now"])
-    missing = FACT_QUERIES if rebuild else [q for q in FACT_QUERIES if q not in state.get("built", [])]
-    for table in missing:  # each query fills the table of its name: start it empty, not beside old rows
+    texts = {q: load_query(f"pipelines/{q}") for q in FACT_QUERIES}
+    digests = {q: hashlib.sha256(text.encode()).hexdigest() for q, text in texts.items()}
+    targets = {q: _insert_target(text) for q, text in texts.items()}
+    built_before = state.get("built", {}) if isinstance(state.get("built"), dict) else {}
+    stale = {targets[q] for q in FACT_QUERIES if rebuild or built_before.get(q) != digests[q]}
+    # A table filled by several queries (hours, days, blocks) is built again whole when any of them changed.
+    missing = [q for q in FACT_QUERIES if targets[q] in stale]
+    for table in stale:  # start each rebuilt table empty, not beside old rows
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
     built = _build(client, now, missing) if missing else {}
-    state["built"] = sorted(set(state.get("built", [])) | set(missing))
+    state["built"] = digests
     marker.write_text(json.dumps(state))
     return {"now": now, "generate_s": round(state["generate_s"], 1), **built}
 

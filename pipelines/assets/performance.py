@@ -60,9 +60,9 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
     rebuilds their days from the states. Table `page_metrics`.
 
     The same hours refresh `pageload_facts`: one row per page load with its vitals, phases, API calls,
-    JavaScript bytes and score, then from them the per-hour and per-day states `pageload_hours` /
-    `pageload_days` (per filter dimensions and page: counts, sums, 1 % log histograms and the 3 fastest and
-    slowest page loads) and the per-bucket example page loads `pageload_examples` (the page detail's median
+    JavaScript bytes and score, then from them the hour, day and block-of-days states `pageload_periods`
+    (per filter dimensions and page: counts, sums, 1 % log histograms and the 3 fastest and slowest page
+    loads) and the per-bucket example page loads `pageload_examples` (the page detail's median
     samples) — what the page-load views read (docs/performance.md).
     """
     return rebuild_from_states(
@@ -75,6 +75,7 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
             "pageload_facts",
             "pageload_hours",
             "pageload_days",
+            "pageload_spans",
             "pageload_examples",
             "pageload_example_days",
         ],

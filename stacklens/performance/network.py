@@ -13,6 +13,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.reads import run
+from stacklens.warehouse.side_by_side import side_by_side
 
 RESOURCE_TYPES = ("JavaScript", "CSS", "Images", "Fonts", "API", "Other")
 # Impact of a render-blocking resource: the pipelines' rule (docs/pipelines.md) plus its share of the page's FCP.
@@ -103,24 +104,19 @@ def _resource_row(raw: dict[str, Any]) -> dict[str, Any]:
 def resource_tables(
     client: Client, org_id: int, project_id: int, filters: PerfFilters
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(per type rows, each resource)`` of the resources view from one read of the window's states. Per type: requests, page loads, bytes (total, avg encoded / decoded / transfer), load
-    time, cache hit rate (over the requests that report a transfer size), compression ratio. Each resource
-    (heaviest first, at most 500) with its render-blocking status and impact."""
-    return _resource_rows(client, org_id, project_id, filters, full=True)
+    """``(per type rows, each resource)`` of the resources view, two reads of the window's states at once (two
+    clients: resource_types.sql, resource_table.sql). Per type: requests, page loads, bytes (total, avg encoded /
+    decoded / transfer), load time, cache hit rate (over the requests that report a transfer size), compression
+    ratio. Each resource (heaviest first, at most 500) with its render-blocking status and impact."""
+    params = _resource_params(org_id, project_id, filters)
+    types, table = side_by_side(
+        client, lambda c: run(c, "resource_types", params), lambda c: run(c, "resource_table", params)
+    )
+    return [_type_row(raw) for raw in types], [_resource_row(raw) for raw in table]
 
 
-def _resource_rows(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, full: bool
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    types: list[dict[str, Any]] = []
-    listing: list[dict[str, Any]] = []
-    params = {**filters.sql(org_id, project_id), **filters.whole_hours(), **filters.periods()}
-    for raw in run(client, "resources" if full else "resource_list", params):
-        if raw["kind"] == "type":
-            types.append(_type_row(raw))
-        else:
-            listing.append(_resource_row(raw))
-    return types, listing
+def _resource_params(org_id: int, project_id: int, filters: PerfFilters) -> dict[str, Any]:
+    return {**filters.sql(org_id, project_id), **filters.whole_hours(), **filters.periods()}
 
 
 def resource_types(
@@ -134,9 +130,10 @@ def resources(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, load_time_p95: bool = True
 ) -> list[dict[str, Any]]:
     """The resources of :func:`resource_tables` (heaviest first, at most 500). Without ``load_time_p95`` their
-    ``p95_ms`` is ``None``: a leaner query (resource_list.sql) reads neither the load-time histograms nor the
-    types, what the recommendations, which use neither, save."""
-    return _resource_rows(client, org_id, project_id, filters, full=load_time_p95)[1]
+    ``p95_ms`` is ``None``: a leaner query (resource_list.sql) reads no load-time histograms, what the
+    recommendations, which do not use it, save."""
+    query = "resource_table" if load_time_p95 else "resource_list"
+    return [_resource_row(raw) for raw in run(client, query, _resource_params(org_id, project_id, filters))]
 
 
 def _endpoint_row(raw: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,7 @@
 """Page-load reads of the performance view: the overview, the page table, one page over time, weekly trends
 and release impact, all from the page loads of the filtered window, so every filter (environment, release,
-browser) applies to every figure. The whole days and hours of the window come from the per-day and per-hour
-states `pageload_days` / `pageload_hours` and only its partial edge hours from ``pageload_facts`` (one row per
-page load), all built by the page_metrics pipeline asset (named queries in ``warehouse_sql/queries/performance``,
+browser) applies to every figure. The whole hours of the window come from the hour, day and block-of-days
+states of ``pageload_periods`` and only its partial edge hours from ``pageload_facts`` (one row per page load), all built by the page_metrics pipeline asset (named queries in ``warehouse_sql/queries/performance``,
 macro ``pageload_window``): counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of
 the exact ones) and the page samples from the states' own fastest and slowest page loads and per-bucket examples
 (``pageload_examples``). The client is passed in; nothing here knows about HTTP or templates.
@@ -18,6 +17,7 @@ from clickhouse_connect.driver.client import Client
 from stacklens.performance import score as sc
 from stacklens.performance.filters import PerfFilters
 from stacklens.warehouse.queries import load_query
+from stacklens.warehouse.side_by_side import side_by_side
 
 VITALS = ("lcp", "inp", "cls", "fcp", "ttfb")
 # A release is named a regression when one of these grows by more than 15 % against the previous release and
@@ -40,11 +40,18 @@ def _num(value: Any) -> float | None:
 
 
 def load_params(
-    org_id: int, project_id: int, filters: PerfFilters, page: str = "", **extra: Any
+    org_id: int, project_id: int, filters: PerfFilters, page: str = "", per_day: bool = False, **extra: Any
 ) -> dict[str, Any]:
-    """The parameters of a page-load query: the filters, the page ('' = any) and the window's whole hours and
-    days (what the states answer)."""
-    return {**filters.sql(org_id, project_id), "page": page, **filters.whole_hours(), **extra}
+    """The parameters of a page-load query: the filters, the page ('' = any), the window's whole hours and the
+    periods that tile them (what the states answer); ``per_day`` for a query that groups by day (single days,
+    never blocks of days)."""
+    return {
+        **filters.sql(org_id, project_id),
+        "page": page,
+        **filters.whole_hours(),
+        **filters.periods(per_day=per_day),
+        **extra,
+    }
 
 
 def change_pct(current: float | None, previous: float | None) -> float | None:
@@ -110,7 +117,7 @@ def overview(
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
     """``(project totals or None, per-page rows, per-day rows)``: what :func:`pages` and :func:`daily` return,
     from one read of the window (the overview shows both)."""
-    raws = run(client, "overview", load_params(org_id, project_id, filters))
+    raws = run(client, "overview", load_params(org_id, project_id, filters, per_day=True))
     table = [{**r, "is_total": int(not r["is_page"])} for r in raws if not r["is_day"]]
     total, rows = _split_pages(table)
     return total, rows, [_day_row({**r, "key": ""}) for r in raws if r["is_day"]]
@@ -161,7 +168,7 @@ def daily(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
 ) -> list[dict[str, Any]]:
     """Per day (and per page with ``by_page``): views, p75 of each metric with its count, mean score."""
-    params = load_params(org_id, project_id, filters, page, by_page=int(by_page))
+    params = load_params(org_id, project_id, filters, page, per_day=True, by_page=int(by_page))
     return [_day_row(raw) for raw in run(client, "daily", params)]
 
 
@@ -177,7 +184,7 @@ def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilter
     first = week.since.date()
     days = [first + timedelta(days=i) for i in range((week.until.date() - first).days + 1)]
     series: dict[str, dict[date, float]] = {}
-    for row in run(client, "sparklines", load_params(org_id, project_id, week)):
+    for row in run(client, "sparklines", load_params(org_id, project_id, week, per_day=True)):
         series.setdefault(row["key"], {})[row["day"]] = _num(row["load_p75"]) or 0.0
     return {page: [values.get(day, 0.0) for day in days] for page, values in series.items()}
 
@@ -214,7 +221,7 @@ def weekly(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
 ) -> list[dict[str, Any]]:
     """Per ISO week (and page): views, load avg and p75, LCP p75, score, each against the previous week."""
-    params = load_params(org_id, project_id, filters, page, by_page=int(by_page))
+    params = load_params(org_id, project_id, filters, page, per_day=True, by_page=int(by_page))
     return _week_rows(run(client, "weekly", params))
 
 
@@ -223,7 +230,7 @@ def trends(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(weekly rows of the project, weekly rows per page)``: what :func:`weekly` returns without and with
     ``by_page``, from one read of the window (the trends view shows both)."""
-    raws = run(client, "trends", load_params(org_id, project_id, filters))
+    raws = run(client, "trends", load_params(org_id, project_id, filters, per_day=True))
     return (
         _week_rows([r for r in raws if not r["is_page"]]),
         _week_rows([r for r in raws if r["is_page"]]),
@@ -257,25 +264,33 @@ def page_detail(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
     """``(daily rows, weekly rows, distribution, samples)`` of one page: what :func:`daily`, :func:`weekly`,
-    :func:`distribution` and :func:`samples` return for it, from one read of the window (the page detail shows all
-    four) and the median samples' read of a few buckets."""
-    params = load_params(org_id, project_id, filters, page)
-    raws = run(client, "page_detail", params)
-    days = sorted((_day_row(r) for r in raws if r["kind"] == "day"), key=lambda r: r["day"])
-    weeks = _week_rows(sorted((r for r in raws if r["kind"] == "week"), key=lambda r: r["week_start"]))
-    counts: dict[str, dict[int, int]] = {}
-    picks: list[dict[str, Any]] = []
-    for r in raws:
-        if r["kind"] == "total":
-            for key, loads in zip(*r["dist"], strict=True):
-                metric = (int(key) + 2**31) // 2**32
-                counts.setdefault(DIST_METRICS[metric - 1], {})[int(key) - metric * 2**32] = int(loads)
-            picks = _samples(client, params, r)
+    :func:`distribution` and :func:`samples` return for it, from two reads of the window at once (two clients):
+    the days and weeks (page_detail.sql, single days), and the distribution with the samples (page_totals.sql,
+    blocks of days, then the median samples' read of a few buckets)."""
+    series, (counts, picks) = side_by_side(
+        client,
+        lambda c: run(c, "page_detail", load_params(org_id, project_id, filters, page, per_day=True)),
+        lambda c: _page_totals(c, load_params(org_id, project_id, filters, page)),
+    )
+    days = sorted((_day_row(r) for r in series if r["kind"] == "day"), key=lambda r: r["day"])
+    weeks = _week_rows(sorted((r for r in series if r["kind"] == "week"), key=lambda r: r["week_start"]))
     dist = {
         metric: [_distribution_rows(metric, b, n) for b, n in sorted(counts[metric].items())]
         for metric in sorted(counts)
     }
     return days, weeks, dist, picks
+
+
+def _page_totals(
+    client: Client, params: dict[str, Any]
+) -> tuple[dict[str, dict[int, int]], list[dict[str, Any]]]:
+    """``({metric: {bucket: page loads}}, samples)`` of one page's window (page_totals.sql)."""
+    total = run(client, "page_totals", params)[0]
+    counts: dict[str, dict[int, int]] = {}
+    for key, loads in zip(*total["dist"], strict=True):
+        metric = (int(key) + 2**31) // 2**32
+        counts.setdefault(DIST_METRICS[metric - 1], {})[int(key) - metric * 2**32] = int(loads)
+    return counts, _samples(client, params, total)
 
 
 def samples(
@@ -289,7 +304,7 @@ def samples(
 
 def _samples(client: Client, params: dict[str, Any], merged: dict[str, Any]) -> list[dict[str, Any]]:
     """The sample rows from the window's merged 3 fastest, 3 slowest and load-time median (``merged``: a row of
-    samples.sql or page_detail.sql's total), the median ones read from the buckets around the median."""
+    samples.sql or page_totals.sql), the median ones read from the buckets around the median."""
     median = _num(merged["load_p50"])
     nearest = run(client, "sample_medians", {**params, "median": median}) if median is not None else []
     picked = [("fastest", (r[1], r[2], r[0], r[3])) for r in merged["fastest"]]

@@ -22,6 +22,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.network import endpoints, resources
+from stacklens.warehouse.side_by_side import side_by_side
 
 KB = 1024
 SEVERITY_ORDER = {"High": 0, "Medium": 1, "Low": 2}
@@ -202,7 +203,12 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def recommendations(
     client: Client, org_id: int, project_id: int, filters: PerfFilters
 ) -> list[dict[str, Any]]:
-    """Every recommendation for the filters, the most severe first, then by rule and subject."""
-    recs = _resource_rules(resources(client, org_id, project_id, filters, load_time_p95=False))
-    recs += _endpoint_rules(endpoints(client, org_id, project_id, filters))
+    """Every recommendation for the filters, the most severe first, then by rule and subject. The resource list
+    and the endpoint list are read at once (two clients of the warehouse)."""
+    resource_rows, endpoint_rows = side_by_side(
+        client,
+        lambda c: resources(c, org_id, project_id, filters, load_time_p95=False),
+        lambda c: endpoints(c, org_id, project_id, filters),
+    )
+    recs = _resource_rules(resource_rows) + _endpoint_rules(endpoint_rows)
     return sorted(recs, key=lambda r: (SEVERITY_ORDER[r["severity"]], r["rule"], r["subject"]))

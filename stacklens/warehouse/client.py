@@ -41,6 +41,9 @@ EMBEDDED_ENGINE_OPTIONS = {"os_threads_nice_value_merge_mutate": "10"}
 _lock = threading.Lock()
 _stderr_swap = threading.Lock()
 _clients: dict[tuple[str, str], Client] = {}
+# Per shared client, a second client of the same warehouse and database (second_client): each client runs one
+# query at a time, so two independent reads of one view can only overlap on two clients.
+_seconds: dict[tuple[str, str], Client] = {}
 
 
 @contextlib.contextmanager
@@ -144,15 +147,32 @@ def warehouse_client_in_turn(url: str, database: str, wait_seconds: float) -> Cl
             time.sleep(0.25)
 
 
-def release_client(url: str, database: str) -> None:
-    """Close this process's client of ``database`` at ``url``; an embedded engine's directory is free again."""
+def second_client(client: Client) -> Client | None:
+    """A second client of the warehouse and database of ``client`` (one of this module's shared clients), opened
+    on first use and kept beside it, for a read that runs at the same time as one on ``client``
+    (stacklens.warehouse.side_by_side); ``None`` for a client this module did not hand out."""
     with _lock:
-        client = _clients.pop((url, database), None)
-    if client is not None:
-        client.close()
+        key = next((k for k, shared in _clients.items() if shared is client), None)
+        if key is None:
+            return None
+        second = _seconds.get(key)
+        if second is None:
+            second = _open(*key)
+            _seconds[key] = second
+        return second
+
+
+def release_client(url: str, database: str) -> None:
+    """Close this process's clients of ``database`` at ``url``; an embedded engine's directory is free again."""
+    with _lock:
+        clients = [_clients.pop((url, database), None), _seconds.pop((url, database), None)]
+    for client in clients:
+        if client is not None:
+            client.close()
 
 
 def reset_clients() -> None:
     """Forget cached clients (tests that switch databases)."""
     with _lock:
         _clients.clear()
+        _seconds.clear()

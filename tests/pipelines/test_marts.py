@@ -69,7 +69,7 @@ def test_page_metrics_match_exact_percentiles(client, materialized) -> None:
         assert have["dom_ready_p50_ms"] is not None and have["api_calls"] >= 0
 
 
-def test_page_metrics_writes_pageload_hour_and_day_states(client, materialized) -> None:
+def test_page_metrics_writes_pageload_hour_day_and_block_states(client, materialized) -> None:
     """The asset's per-hour and per-day page-load states hold every page load once, with p75s within 1 %."""
     perf, _ = materialized
     tx = pl.DataFrame(perf.transactions).filter(pl.col("op") == "pageload")
@@ -79,22 +79,24 @@ def test_page_metrics_writes_pageload_hour_and_day_states(client, materialized) 
     )
     got = rows(
         client,
-        "SELECT page, toDate(day) AS day, sum(views) AS views,"
+        "SELECT page, toDate(start) AS day, sum(views) AS views,"
         " quantileExactWeightedInterpolatedArray(0.75)(load_hist.1, load_hist.2) AS p75"
-        " FROM pageload_days FINAL GROUP BY page, day",
+        " FROM pageload_periods FINAL WHERE hours = 24 GROUP BY page, day",
     )
     assert got.height == expected.height
     for want in expected.to_dicts():
         have = got.filter((pl.col("page") == want["page"]) & (pl.col("day") == want["day"])).to_dicts()[0]
         assert have["views"] == want["views"] and close(have["p75"], want["p75"])
-    hours = rows(client, "SELECT sum(views) AS views, count() AS n FROM pageload_hours FINAL").to_dicts()[0]
+    hours = rows(
+        client, "SELECT sum(views) AS views, count() AS n FROM pageload_periods FINAL WHERE hours = 1"
+    ).to_dicts()[0]
     assert hours["views"] == tx.height and hours["n"] > expected.height
     # each day's 3 fastest page loads and, per 1 % load-time bucket, an example page load of that bucket
     ids = {str(e): float(d) for e, d in zip(tx["event_id"], tx["duration_ms"], strict=True)}
     fastest = rows(
         client,
-        "SELECT page, toDate(day) AS day, groupArraySortedArray(3)(arrayMap(x -> x.1, fastest)) AS f"
-        " FROM pageload_days FINAL GROUP BY page, day",
+        "SELECT page, toDate(start) AS day, groupArraySortedArray(3)(arrayMap(x -> x.1, fastest)) AS f"
+        " FROM pageload_periods FINAL WHERE hours = 24 GROUP BY page, day",
     )
     for day in tx.group_by("page", "day").agg(pl.col("duration_ms").sort().head(3).alias("f")).to_dicts():
         kept = fastest.filter((pl.col("page") == day["page"]) & (pl.col("day") == day["day"]))

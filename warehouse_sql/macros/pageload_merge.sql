@@ -1,4 +1,4 @@
--- The merge of `pageload_hours` state rows (macro pageload_state_row or the tables' own rows) per key: sums, the
+-- The merge of page-load state rows (macro pageload_state_row or the tables' own rows) per key: sums, the
 -- first page load, histograms and distribution counts added (sumMap). Used after the key columns by the hourly and
 -- daily fills.
 sum(views), min(first_ts), sum(load_sum), sumMap(load_hist.1, load_hist.2), sum(ttfb_sum), sum(ttfb_n),

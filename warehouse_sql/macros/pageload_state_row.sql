@@ -1,4 +1,4 @@
--- One `pageload_facts` row (page load) as a state row of `pageload_hours` (the columns after the key; the histogram
+-- One `pageload_facts` row (page load) as a state row of `pageload_periods` (the columns after the key; the histogram
 -- entries are stored with the row, migration 0138): the fill merges these per hour (macro pageload_merge), and a
 -- view's partial edge hours pass them to the same merge as the state rows of its whole hours and days, so both
 -- count the same way.

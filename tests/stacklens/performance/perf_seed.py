@@ -232,6 +232,7 @@ FACT_QUERIES = (
     "pageload_facts",
     "pageload_hours",
     "pageload_days",
+    "pageload_spans",
     "pageload_examples",
     "pageload_example_days",
     "resource_facts",

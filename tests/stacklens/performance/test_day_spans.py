@@ -1,4 +1,4 @@
-"""Periods of the network state tables (migration 0144): a window's whole hours are read as the fewest hours, days
+"""Periods of the state tables (migrations 0144, 0145): a window's whole hours are read as the fewest hours, days
 and aligned blocks of days that tile them, and the blocks give exactly what the days they hold give — also after
 a late tick refreshes one of their days."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from stacklens.performance import network
+from stacklens.performance import network, reads
 from stacklens.performance.filters import DAY_SPANS, EPOCH, PerfFilters, tile_days
 from tests.stacklens.performance.perf_seed import NOW, TX_COLS, build_facts, migrated, seed
 
@@ -107,3 +107,46 @@ def test_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
     assert server(after, "calls") == server(_by_day(client, filters, True), "calls")
     view = network.endpoints(client, ORG, PROJECT, filters)
     assert sum(r["calls"] for r in view if r["source"] == "server") == server(after, "calls")
+
+
+def _pages(client, filters: PerfFilters, per_day: bool, page: str = "") -> dict[str, dict]:
+    """The page table's rows (and the project's, key '') read through blocks of days (the view) or single days."""
+    params = reads.load_params(ORG, PROJECT, filters, page, per_day=per_day)
+    return {r["page"] if not r["is_total"] else "": r for r in reads.run(client, "pages", params)}
+
+
+def _samples(client, filters: PerfFilters, per_day: bool, page: str) -> dict:
+    return reads.run(client, "samples", reads.load_params(ORG, PROJECT, filters, page, per_day=per_day))[0]
+
+
+def test_page_load_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
+    client, data = world
+    filters = PerfFilters.parse(range="30d", now=NOW)
+    blocks, days = _pages(client, filters, False), _pages(client, filters, True)
+    assert len(blocks) > 2 and blocks.keys() == days.keys()
+    for key, row in blocks.items():
+        for field in ("views", "ttfb_n", "lcp_n", "cls_n", "score_n"):
+            assert row[field] == days[key][field], (key, field)
+        for field in ("load_avg", "load_p75", "ttfb_p75", "lcp_p75", "cls_p75", "score_mean"):
+            assert row[field] == pytest.approx(days[key][field], rel=1e-9, nan_ok=True), (key, field)
+    page = max((k for k in blocks if k), key=lambda k: blocks[k]["views"])
+    assert _samples(client, filters, False, page) == _samples(client, filters, True, page)
+
+    # A page load that arrives late for a day 20 days back, slower than any other: the tick that refreshes that
+    # day's hours refreshes the blocks holding it, so the 30-day window counts it once and lists it slowest.
+    late = next(t for t in data.transactions if t["op"] == "pageload" and t["page"] == page)
+    when = (NOW - timedelta(days=20)).replace(hour=5, minute=30)
+    row = {
+        **late,
+        "event_id": uuid.uuid4(),
+        "timestamp": when,
+        "end_timestamp": when,
+        "duration_ms": 99_000.0,
+    }
+    client.insert("transactions", [[row[c] for c in TX_COLS]], column_names=TX_COLS)
+    build_facts(client, when.replace(minute=0), when.replace(minute=0) + timedelta(hours=1))
+    after = _pages(client, filters, False)
+    assert after[page]["views"] == blocks[page]["views"] + 1 == _pages(client, filters, True)[page]["views"]
+    assert after[""]["views"] == blocks[""]["views"] + 1
+    slowest = _samples(client, filters, False, page)["slowest"]
+    assert slowest[0][0] == 99_000.0 and slowest[0][1] == str(row["event_id"])

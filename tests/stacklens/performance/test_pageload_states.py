@@ -1,5 +1,5 @@
-"""The page-load views over windows that cut hours and days: the whole days come from `pageload_days`, the other
-whole hours from `pageload_hours` and the partial edge hours from `pageload_facts` — and the figures still match
+"""The page-load views over windows that cut hours and days: the whole days and blocks of days and the other whole
+hours come from `pageload_periods`, the partial edge hours from `pageload_facts` — and the figures still match
 an exact computation in polars / Python over the raw rows (counts exact, percentiles within 1 %)."""
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent
     ]
     client.insert("pageload_facts", rows, column_names=FACT_COLUMNS)
     bounds = {"start": hour, "end": hour.replace(hour=10), "materialized_at": datetime.now(UTC)}
-    for query in ("pageload_hours", "pageload_days"):
+    for query in ("pageload_hours", "pageload_days", "pageload_spans"):
         client.command(load_query(f"pipelines/{query}"), parameters=bounds)
     filters = PerfFilters.parse(since="2026-11-10T07:30:00Z", until="2026-11-10T09:30:00Z", now=NOW)
     assert filters.whole_hours()["whole_end"] == hour.replace(hour=9)

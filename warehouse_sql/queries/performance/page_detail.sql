@@ -1,10 +1,8 @@
--- One page's detail in one read of the window and filters (macro pageload_window, page set): per day (kind 'day')
--- the figures of daily.sql, per ISO week (kind 'week') those of weekly.sql, computed alike, and for the whole
--- window (kind 'total') the distribution counts of distribution.sql (`dist`, key metric * 2^32 + bucket) and what
--- samples.sql reads for the sample page loads (3 fastest, 3 slowest, load-time median). The caller orders the days
--- and weeks.
-SELECT multiIf(grouping(day) = 0, 'day', grouping(week_start) = 0, 'week', 'total') AS kind, '' AS key, day,
-       toMonday(day) AS week_start, toISOYear(day) AS iso_year, toISOWeek(day) AS iso_week, sum(views) AS views,
+-- One page's series in one read of the window and filters (macro pageload_window, page set, single days): per day
+-- (kind 'day') the figures of daily.sql and per ISO week (kind 'week') those of weekly.sql, computed alike. The
+-- caller orders the days and weeks; its distribution and samples come from page_totals.sql, read at the same time.
+SELECT if(grouping(day) = 0, 'day', 'week') AS kind, '' AS key, day, toMonday(day) AS week_start,
+       toISOYear(day) AS iso_year, toISOWeek(day) AS iso_week, sum(views) AS views,
        quantileExactWeightedInterpolatedArray(0.75)(load_hist.1, load_hist.2) AS load_p75,
        sum(load_sum) / views AS load_avg,
        quantileExactWeightedInterpolatedArray(0.75)(ttfb_hist.1, ttfb_hist.2) AS ttfb_p75, sum(ttfb_n) AS ttfb_n,
@@ -13,12 +11,7 @@ SELECT multiIf(grouping(day) = 0, 'day', grouping(week_start) = 0, 'week', 'tota
        quantileExactWeightedInterpolatedArray(0.75)(inp_hist.1, inp_hist.2) AS inp_p75, sum(inp_n) AS inp_n,
        quantileExactWeightedInterpolatedArray(0.75)(cls_hist.1, cls_hist.2) AS cls_p75, sum(cls_n) AS cls_n,
        quantileExactWeightedInterpolatedArray(0.75)(fcp_hist.1, fcp_hist.2) AS fcp_p75, sum(fcp_n) AS fcp_n,
-       sum(score_sum) / score_n AS score_mean, sum(score_n) AS score_n,
-       if(grouping(day) = 1 AND grouping(week_start) = 1, sumMap(dist.1, dist.2), ([], [])) AS dist,
-       groupArraySortedArray(3)(fastest) AS fastest,
-       arrayMap(x -> (-x.1, x.2, x.3, x.4),
-                groupArraySortedArray(3)(arrayMap(x -> (-x.1, x.2, x.3, x.4), slowest))) AS slowest,
-       quantileExactWeightedInterpolatedArray(0.5)(load_hist.1, load_hist.2) AS load_p50
+       sum(score_sum) / score_n AS score_mean, sum(score_n) AS score_n
 FROM ${pageload_window}
-GROUP BY GROUPING SETS ((day), (week_start, iso_year, iso_week), ())
+GROUP BY GROUPING SETS ((day), (week_start, iso_year, iso_week))
 LIMIT 1000

@@ -1,14 +1,14 @@
--- Refresh `pageload_days` for the UTC days holding the hours [{start}, {end}), by merging their hours' states in
--- `pageload_hours` (refreshed just before by the same tick); the day's 3 fastest and 3 slowest page loads are
--- among its hours' own.
-INSERT INTO pageload_days
-SELECT org_id, project_id, toStartOfDay(hour) AS day, environment, release, browser, page,
-       ${pageload_merge},
+-- Refresh the days (hours = 24) of `pageload_periods` for the UTC days holding the hours [{start}, {end}), by
+-- merging their hours' states (hours = 1; refreshed just before by the same tick); the day's 3 fastest and 3
+-- slowest page loads are among its hours' own.
+INSERT INTO pageload_periods
+SELECT org_id, project_id, toStartOfDay(start) AS day, toUInt16(24) AS day_hours, environment, release, browser,
+       page, ${pageload_merge},
        groupArraySortedArray(3)(fastest),
        arrayMap(x -> (-x.1, x.2, x.3, x.4),
                 groupArraySortedArray(3)(arrayMap(x -> (-x.1, x.2, x.3, x.4), slowest))),
        {materialized_at:DateTime64(6, 'UTC')}
-FROM pageload_hours FINAL
-WHERE hour >= toStartOfDay({start:DateTime64(3, 'UTC')})
-  AND hour < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+FROM pageload_periods FINAL
+WHERE hours = 1 AND start >= toStartOfDay({start:DateTime64(3, 'UTC')})
+  AND start < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
 GROUP BY org_id, project_id, day, environment, release, browser, page

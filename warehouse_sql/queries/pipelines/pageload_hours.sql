@@ -1,10 +1,10 @@
--- Refresh `pageload_hours` for the hours in [{start}, {end}) from `pageload_facts` (refreshed just before by the
--- same tick): per hour, filter dimensions and page, the page loads' state rows (macro pageload_state_row) merged,
--- and the hour's 3 fastest and 3 slowest page loads (load time, event id, start, score; by load time, then event
--- id — the slowest stored slowest first).
-INSERT INTO pageload_hours
-SELECT org_id, project_id, toStartOfHour(first_ts) AS hour, environment, release, browser, page,
-       ${pageload_merge},
+-- Refresh the hours (hours = 1) of `pageload_periods` (migration 0145) in [{start}, {end}) from `pageload_facts`
+-- (refreshed just before by the same tick): per hour, filter dimensions and page, the page loads' state rows (macro
+-- pageload_state_row) merged, and the hour's 3 fastest and 3 slowest page loads (load time, event id, start,
+-- score; by load time, then event id — the slowest stored slowest first).
+INSERT INTO pageload_periods
+SELECT org_id, project_id, toStartOfHour(first_ts) AS hour, toUInt16(1) AS hours, environment, release, browser,
+       page, ${pageload_merge},
        groupArraySorted(3)(load_row),
        arrayMap(x -> (-x.1, x.2, x.3, x.4), groupArraySorted(3)((-load_row.1, load_row.2, load_row.3, load_row.4))),
        {materialized_at:DateTime64(6, 'UTC')}

@@ -11,3 +11,4 @@ FROM
 ARRAY JOIN merged.1 AS key, merged.2 AS n
 GROUP BY metric, bucket
 ORDER BY metric, bucket
+SETTINGS ${view_settings}

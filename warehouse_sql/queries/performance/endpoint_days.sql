@@ -14,3 +14,4 @@ SELECT source, method, path, day AS day_key,
 FROM ${endpoint_window}
 GROUP BY source, method, path, day
 ORDER BY day
+SETTINGS ${view_settings}

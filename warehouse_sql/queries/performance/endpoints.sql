@@ -14,3 +14,4 @@ FROM ${endpoint_window}
 GROUP BY source, method, path
 ORDER BY calls DESC, source, method, path
 LIMIT 2000
+SETTINGS ${view_settings}

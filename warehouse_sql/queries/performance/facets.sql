@@ -13,3 +13,4 @@ WHERE pair.2 != ''
 GROUP BY pair.1 AS dim, pair.2 AS value
 ORDER BY dim, loads DESC
 LIMIT 300
+SETTINGS ${view_settings}

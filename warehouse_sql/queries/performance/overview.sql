@@ -19,3 +19,4 @@ FROM ${pageload_window}
 GROUP BY GROUPING SETS ((page), (), (day))
 ORDER BY is_day, is_page, if(is_day, 0, views) DESC, page, day
 LIMIT 501 BY is_day
+SETTINGS ${view_settings}

@@ -15,3 +15,4 @@ SELECT if(grouping(day) = 0, 'day', 'week') AS kind, '' AS key, day, toMonday(da
 FROM ${pageload_window}
 GROUP BY GROUPING SETS ((day), (week_start, iso_year, iso_week))
 LIMIT 1000
+SETTINGS ${view_settings}

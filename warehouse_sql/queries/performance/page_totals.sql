@@ -7,3 +7,4 @@ SELECT sumMap(dist.1, dist.2) AS dist,
                 groupArraySortedArray(3)(arrayMap(x -> (-x.1, x.2, x.3, x.4), slowest))) AS slowest,
        quantileExactWeightedInterpolatedArray(0.5)(load_hist.1, load_hist.2) AS load_p50
 FROM ${pageload_window}
+SETTINGS ${view_settings}

@@ -18,3 +18,4 @@ FROM ${pageload_window}
 GROUP BY GROUPING SETS ((page), ())
 ORDER BY is_total DESC, views DESC, page
 LIMIT 501
+SETTINGS ${view_settings}

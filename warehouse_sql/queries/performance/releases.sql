@@ -45,4 +45,4 @@ LEFT JOIN ev ON ev.release = sp.release
 LEFT JOIN ni ON ni.release = sp.release
 ORDER BY first_seen, release
 LIMIT 200
-SETTINGS join_use_nulls = 0
+SETTINGS join_use_nulls = 0, ${view_settings}

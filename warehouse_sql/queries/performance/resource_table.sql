@@ -19,3 +19,4 @@ FROM
     LIMIT 500
 )
 ORDER BY total_bytes DESC, resource
+SETTINGS ${view_settings}

@@ -13,3 +13,4 @@ FROM ${resource_window}
 GROUP BY resource_type
 ORDER BY total_bytes DESC, resource_type
 LIMIT 500
+SETTINGS ${view_settings}

@@ -24,3 +24,4 @@ FROM
       AND ({browser:String} = '' OR browser = {browser:String})
 )
 ARRAY JOIN nearest AS near
+SETTINGS ${view_settings}

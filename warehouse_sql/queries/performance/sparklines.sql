@@ -5,3 +5,4 @@ FROM ${pageload_window}
 GROUP BY key, day
 ORDER BY key, day
 LIMIT 50000
+SETTINGS ${view_settings}

@@ -6,3 +6,4 @@ WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64} AND trace_id
   AND timestamp >= {around:DateTime64(3, 'UTC')} - INTERVAL 1 DAY AND timestamp < {around:DateTime64(3, 'UTC')} + INTERVAL 1 DAY
 ORDER BY timestamp
 LIMIT 1
+SETTINGS ${view_settings}

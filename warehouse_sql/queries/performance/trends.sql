@@ -10,3 +10,4 @@ FROM ${pageload_window}
 GROUP BY GROUPING SETS ((week_start, iso_year, iso_week), (page, week_start, iso_year, iso_week))
 ORDER BY is_page, key, week_start
 LIMIT 20000
+SETTINGS ${view_settings}

@@ -5,3 +5,4 @@ SELECT toString(event_id) AS id, trace_id, timestamp, end_timestamp, op, transac
 FROM transactions
 WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64} AND event_id = {event_id:UUID}
 LIMIT 1
+SETTINGS ${view_settings}

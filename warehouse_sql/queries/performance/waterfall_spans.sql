@@ -8,3 +8,4 @@ WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
   AND timestamp >= {start:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR AND timestamp < {start:DateTime64(3, 'UTC')} + INTERVAL 1 DAY
 ORDER BY timestamp, span_id
 LIMIT 2000
+SETTINGS ${view_settings}

@@ -11,3 +11,4 @@ FROM ${pageload_window}
 GROUP BY key, week_start, iso_year, iso_week
 ORDER BY key, week_start
 LIMIT 10000
+SETTINGS ${view_settings}

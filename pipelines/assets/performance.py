@@ -60,7 +60,7 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
     rebuilds their days from the states. Table `page_metrics`.
 
     The same hours refresh `pageload_facts`: one row per page load with its vitals, phases, API calls,
-    JavaScript bytes and score, then from them the hour, day and block-of-days states `pageload_periods`
+    JavaScript bytes and score, then from them the minute, hour, day and block-of-days states `pageload_periods`
     (per filter dimensions and page: counts, sums, 1 % log histograms and the 3 fastest and slowest page
     loads) and the per-bucket example page loads `pageload_examples` (the page detail's median
     samples) — what the page-load views read (docs/performance.md).
@@ -74,6 +74,7 @@ def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) 
             "page_hour_states",
             "pageload_facts",
             "pageload_hours",
+            "pageload_minutes",
             "pageload_days",
             "pageload_spans",
             "pageload_examples",
@@ -99,9 +100,9 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
     Hourly states `resource_hour_states` and `resource_detail_hour_states` (refreshed for the hours with new
     spans) feed the days. Percentiles exact. The same hours refresh `resource_facts` (one row per resource
     span and browser API call, with its type, host and its page load's browser and FCP), then from them the
-    per-hour and per-day states in `resource_request_periods` (per filter dimensions and resource, load time as a
-    1 % log histogram; also blocks of 2–16 days merged from the days) — what the resources view and the
-    recommendations read.
+    per-minute, per-hour and per-day states in `resource_request_periods` (per filter dimensions and resource,
+    load time as a 1 % log histogram; also blocks of 2–16 days merged from the days) — what the resources view
+    and the recommendations read.
     """
     return rebuild_from_states(
         context,
@@ -113,6 +114,7 @@ def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseReso
             "resource_detail_hour_states",
             "resource_facts",
             "resource_request_hours",
+            "resource_request_minutes",
             "resource_request_days",
             "resource_request_spans",
         ],
@@ -137,7 +139,7 @@ def api_endpoint_metrics(
     percentage = 100 * (4xx + 5xx) / calls. Hourly states `endpoint_hour_states` (also read by release_impact)
     are refreshed for the hours with new data, then the days rebuilt from them. Percentiles exact. Table
     `api_endpoint_metrics`. The same hours refresh `endpoint_facts` (one row per API call with its
-    parameterised path and the calling page load's browser), then from them the per-hour and per-day states
+    parameterised path and the calling page load's browser), then from them the per-minute, per-hour and per-day states
     in `endpoint_call_periods` (with blocks of 2–16 days) — what the endpoints view reads.
     """
     return rebuild_from_states(
@@ -149,6 +151,7 @@ def api_endpoint_metrics(
             "endpoint_hour_states",
             "endpoint_facts",
             "endpoint_call_hours",
+            "endpoint_call_minutes",
             "endpoint_call_days",
             "endpoint_call_spans",
         ],

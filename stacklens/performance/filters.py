@@ -28,6 +28,10 @@ MAX_VALUE_LENGTH = 256
 # `span` days starts on a multiple of `span` days since 1970-01-01.
 DAY_SPANS = (16, 8, 4, 2, 1)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Windows are widened to whole UTC minutes (since down, until up): the resource state table also holds one-minute
+# periods (hours = 0) for the partial hours at a window's edges, so a window is a single read of the periods that
+# tile it (docs/decisions.md, "Windows in whole minutes").
+MINUTE = timedelta(minutes=1)
 
 
 class BadFilter(InvalidInput):
@@ -61,7 +65,8 @@ def _plain(name: str, value: str) -> str:
 
 @dataclass(frozen=True)
 class PerfFilters:
-    """A validated filter set: a closed-open UTC window [since, until) and exact-match dimensions ('' = any)."""
+    """A validated filter set: a closed-open UTC window [since, until) in whole minutes (widened to them when
+    given with seconds) and exact-match dimensions ('' = any)."""
 
     since: datetime
     until: datetime
@@ -69,6 +74,11 @@ class PerfFilters:
     environment: str = ""
     release: str = ""
     browser: str = ""
+
+    def __post_init__(self) -> None:
+        # Every window, parsed or built from another, holds whole minutes: what the minute periods tile.
+        object.__setattr__(self, "since", _floor(self.since, MINUTE))
+        object.__setattr__(self, "until", _ceil(self.until, MINUTE))
 
     @classmethod
     def parse(
@@ -136,11 +146,12 @@ class PerfFilters:
             day_start = day_end = end
         return {"whole_start": start, "whole_end": end, "day_start": day_start, "day_end": day_end}
 
-    def periods(self, per_day: bool = False) -> dict[str, list[tuple[int, datetime]]]:
+    def periods(self, per_day: bool = False, minutes: bool = False) -> dict[str, list[tuple[int, datetime]]]:
         """``periods``: the window's whole hours (:meth:`whole_hours`) as the (hours, start) rows of the network
         state tables that tile them: its whole days as the fewest aligned blocks of days (a 30-day window: at most
         8 instead of 30 days; ``per_day`` keeps single days, for a view that shows each day), the other whole hours
-        one by one."""
+        one by one; with ``minutes`` also the minutes of its partial edge hours as (0, minute), so the periods
+        tile the whole window (at most 118 minutes)."""
         bounds = self.whole_hours()
         days = tile_days(bounds["day_start"], bounds["day_end"], (1,) if per_day else DAY_SPANS)
         out = [(24 * span, first) for span, first in days]
@@ -152,6 +163,13 @@ class PerfFilters:
             while hour < end:
                 out.append((1, hour))
                 hour += timedelta(hours=1)
+        if minutes:
+            # A window without a whole hour has whole_start = whole_end = until: all its minutes come first.
+            for start, end in ((self.since, bounds["whole_start"]), (bounds["whole_end"], self.until)):
+                minute = start
+                while minute < end:
+                    out.append((0, minute))
+                    minute += MINUTE
         return {"periods": out}
 
     def params(self) -> dict[str, str]:
@@ -175,7 +193,7 @@ class PerfFilters:
 
 
 def _floor(value: datetime, step: timedelta) -> datetime:
-    """``value`` rounded down to a multiple of ``step`` (an hour or a day) since the Unix epoch, in UTC."""
+    """``value`` rounded down to a multiple of ``step`` (a minute, an hour or a day) since the Unix epoch, in UTC."""
     epoch = datetime(1970, 1, 1, tzinfo=UTC)
     return epoch + step * ((value.astimezone(UTC) - epoch) // step)
 

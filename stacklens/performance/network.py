@@ -116,7 +116,7 @@ def resource_tables(
 
 
 def _resource_params(org_id: int, project_id: int, filters: PerfFilters) -> dict[str, Any]:
-    return {**filters.sql(org_id, project_id), **filters.whole_hours(), **filters.periods()}
+    return {**filters.sql(org_id, project_id), **filters.periods(minutes=True)}
 
 
 def resource_types(
@@ -166,8 +166,7 @@ def endpoints(
         raise ValueError(f"sort must be one of {', '.join(ENDPOINT_SORTS)}")
     params = {
         **filters.sql(org_id, project_id),
-        **filters.whole_hours(),
-        **filters.periods(),
+        **filters.periods(minutes=True),
         **NO_ENDPOINT,
     }
     rows = [_endpoint_row(raw) for raw in run(client, "endpoints", params)]
@@ -181,8 +180,7 @@ def endpoint_detail(
     calls, the window's are the slowest of those (duration descending, then event id)."""
     params = {
         **filters.sql(org_id, project_id),
-        **filters.whole_hours(),
-        **filters.periods(per_day=True),
+        **filters.periods(per_day=True, minutes=True),
         "endpoint_source": source,
         "endpoint_method": method,
         "endpoint_path": path,

@@ -1,10 +1,10 @@
 """Page-load reads of the performance view: the overview, the page table, one page over time, weekly trends
 and release impact, all from the page loads of the filtered window, so every filter (environment, release,
-browser) applies to every figure. The whole hours of the window come from the hour, day and block-of-days
-states of ``pageload_periods`` and only its partial edge hours from ``pageload_facts`` (one row per page load), all built by the page_metrics pipeline asset (named queries in ``warehouse_sql/queries/performance``,
-macro ``pageload_window``): counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of
-the exact ones) and the page samples from the states' own fastest and slowest page loads and per-bucket examples
-(``pageload_examples``). The client is passed in; nothing here knows about HTTP or templates.
+browser) applies to every figure. The window comes from the minute, hour, day and block-of-days states of
+``pageload_periods`` that tile it (minutes at its partial edge hours), built by the page_metrics pipeline asset
+from ``pageload_facts`` (named queries in ``warehouse_sql/queries/performance``, macro ``pageload_window``):
+counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of the exact ones) and the page
+samples from the states' own fastest and slowest page loads and per-bucket examples (``pageload_examples``). The client is passed in; nothing here knows about HTTP or templates.
 """
 
 from __future__ import annotations
@@ -42,14 +42,14 @@ def _num(value: Any) -> float | None:
 def load_params(
     org_id: int, project_id: int, filters: PerfFilters, page: str = "", per_day: bool = False, **extra: Any
 ) -> dict[str, Any]:
-    """The parameters of a page-load query: the filters, the page ('' = any), the window's whole hours and the
-    periods that tile them (what the states answer); ``per_day`` for a query that groups by day (single days,
-    never blocks of days)."""
+    """The parameters of a page-load query: the filters, the page ('' = any), the window's whole hours and days
+    (what the examples of the median samples are read by) and the periods that tile the window (minutes, hours,
+    days: what the states answer); ``per_day`` for a query that groups by day (single days, never blocks)."""
     return {
         **filters.sql(org_id, project_id),
         "page": page,
         **filters.whole_hours(),
-        **filters.periods(per_day=per_day),
+        **filters.periods(per_day=per_day, minutes=True),
         **extra,
     }
 

@@ -1,6 +1,6 @@
--- The per-key aggregates of an hour of `endpoint_call_periods`, over `endpoint_facts` rows that carry `first_of_load` (the row
--- is its page load's first call of the endpoint) and `per_load` (the load's calls of it). Shared by the hourly
--- fill and the views' partial edge hours so both count the same way. Used after the key columns.
+-- The per-key aggregates of an hour or a minute of `endpoint_call_periods`, over `endpoint_facts` rows that carry
+-- `first_of_load` (the row is its page load's first call of the endpoint) and `per_load` (the load's calls of it).
+-- Shared by the hourly and the per-minute fills so both count the same way. Used after the key columns.
 count() AS calls, countIf(first_of_load AND source = 'client') AS loads, sum(duration_ms) AS duration_sum,
 sumMap([toInt32(if(duration_ms > 0, round(log(duration_ms) * 100), -100000))], [toUInt64(1)]) AS dur_hist,
 countIf(status_code BETWEEN 200 AND 299) AS s2xx, countIf(status_code BETWEEN 300 AND 399) AS s3xx,

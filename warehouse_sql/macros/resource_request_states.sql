@@ -1,6 +1,6 @@
--- The per-key aggregates of an hour of `resource_request_periods`, over `resource_facts` rows that carry `first_of_resource`
--- and `first_of_type` (the row is its page load's first request of that resource / type). Shared by the hourly
--- fill and the views' partial edge hours so both count the same way. Used after the key columns.
+-- The per-key aggregates of an hour or a minute of `resource_request_periods`, over `resource_facts` rows that carry
+-- `first_of_resource` and `first_of_type` (the row is its page load's first request of that resource / type). Shared
+-- by the hourly and the per-minute fills so both count the same way. Used after the key columns.
 count() AS requests, countIf(first_of_resource) AS loads, countIf(first_of_type) AS type_loads,
 sum(enc) AS total_bytes, max(enc) AS max_bytes, sum(dec) AS decoded_bytes,
 sum(coalesce(transfer_size, 0)) AS transfer_bytes, count(transfer_size) AS transfer_n,

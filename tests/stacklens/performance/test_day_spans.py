@@ -62,6 +62,27 @@ def test_a_30_day_window_reads_blocks_not_days() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("since", "until", "minutes"),
+    [
+        ("2026-11-06T12:17:30Z", "2026-11-19T09:42:10Z", 43 + 43),  # edge minutes of both partial hours
+        ("2026-11-19T10:05:00Z", "2026-11-19T10:55:00Z", 50),  # inside one hour: minutes only
+        ("2026-11-19T10:30:00Z", "2026-11-19T11:20:00Z", 50),  # across an hour, no whole hour: minutes only
+        ("2026-11-06T00:00:00Z", "2026-11-08T00:00:00Z", 0),  # whole days: no minute
+    ],
+)
+def test_minute_periods_tile_the_whole_window(since: str, until: str, minutes: int) -> None:
+    filters = PerfFilters.parse(since=since, until=until)
+    periods = filters.periods(minutes=True)["periods"]
+    spans = sorted(
+        (start, start + (timedelta(hours=h) if h else timedelta(minutes=1))) for h, start in periods
+    )
+    assert sum(1 for h, _ in periods if h == 0) == minutes
+    assert spans[0][0] == filters.since and spans[-1][1] == filters.until
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))  # no gap, no overlap
+    assert [p for p in periods if p[0] > 0] == filters.periods()["periods"]
+
+
 @pytest.fixture
 def world(settings):
     client = migrated(settings)
@@ -73,8 +94,7 @@ def _by_day(client, filters: PerfFilters, per_day: bool) -> dict[tuple[str, str,
     """The endpoints view's rows read through blocks (the view) or through single days."""
     params = {
         **filters.sql(ORG, PROJECT),
-        **filters.whole_hours(),
-        **filters.periods(per_day=per_day),
+        **filters.periods(per_day=per_day, minutes=True),
         **network.NO_ENDPOINT,
     }
     return {(r["source"], r["method"], r["path"]): r for r in network.run(client, "endpoints", params)}

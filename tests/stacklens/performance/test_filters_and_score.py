@@ -16,6 +16,18 @@ def test_range_and_window() -> None:
     assert window.params() == {"since": "2026-11-01T00:00:00Z", "until": "2026-11-02T00:00:00Z"}
 
 
+def test_windows_are_widened_to_whole_minutes() -> None:
+    window = PerfFilters.parse(since="2026-11-01T10:15:42.5Z", until="2026-11-01T11:20:01Z", now=NOW)
+    assert window.describe()["since"] == "2026-11-01T10:15:00Z"
+    assert window.describe()["until"] == "2026-11-01T11:21:00Z"
+    # A named range: until is the minute after now, since the minute of now - range (nothing of it left out).
+    day = PerfFilters.parse(range="24h", now=NOW.replace(minute=7, second=30))
+    assert day.until == NOW.replace(minute=8) and day.since == NOW.replace(day=19, minute=7)
+    # A window built from another (the sparklines' last 7 days) is whole minutes too.
+    built = PerfFilters(since=NOW.replace(second=59), until=NOW.replace(second=1))
+    assert (built.since, built.until) == (NOW, NOW.replace(minute=1))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [

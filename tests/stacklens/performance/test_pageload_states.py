@@ -1,5 +1,5 @@
 """The page-load views over windows that cut hours and days: the whole days and blocks of days and the other whole
-hours come from `pageload_periods`, the partial edge hours from `pageload_facts` — and the figures still match
+hours and the minutes of the partial edge hours come from `pageload_periods` — and the figures still match
 an exact computation in polars / Python over the raw rows (counts exact, percentiles within 1 %)."""
 
 from __future__ import annotations
@@ -250,8 +250,8 @@ def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent
     world, column, values
 ) -> None:
     """Page loads written straight into the facts of one hour (a project of their own), through the pipeline's
-    hour and day fills, read over a window that takes the whole hour from the states and a partial hour from the
-    facts: every p75 within 0.5 % of polars."""
+    hour, minute and day fills, read over a window that takes the whole hour from the hour states and a partial
+    hour from the minute states: every p75 within 0.5 % of polars."""
     client, _ = world
     project, hour = 4242 + len(values) + int(sum(values)) % 1000, datetime(2026, 11, 10, 8, tzinfo=UTC)
     # half the loads in the whole hour 08:00, half in the partial hour 09:00-09:30 the window ends in
@@ -285,7 +285,7 @@ def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent
     ]
     client.insert("pageload_facts", rows, column_names=FACT_COLUMNS)
     bounds = {"start": hour, "end": hour.replace(hour=10), "materialized_at": datetime.now(UTC)}
-    for query in ("pageload_hours", "pageload_days", "pageload_spans"):
+    for query in ("pageload_hours", "pageload_minutes", "pageload_days", "pageload_spans"):
         client.command(load_query(f"pipelines/{query}"), parameters=bounds)
     filters = PerfFilters.parse(since="2026-11-10T07:30:00Z", until="2026-11-10T09:30:00Z", now=NOW)
     assert filters.whole_hours()["whole_end"] == hour.replace(hour=9)

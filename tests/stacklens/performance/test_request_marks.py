@@ -1,6 +1,6 @@
 """A page load whose requests straddle an hour boundary, its facts built hour by hour as the scheduled ticks do:
 the facts mark its first request of a resource / type and its first call of an endpoint (looking back an hour
-into the previous hour's spans), so it counts once across the two hours' states and the views' edge hours, and
+into the previous hour's spans), so it counts once across the two hours' states and the views' edge minutes, and
 its fan-out counts both calls."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def client(settings):
     ("since", "until", "requests", "loads"),
     [
         ("2026-11-18T10:00:00Z", "2026-11-18T12:00:00Z", 2, 1),  # both hours' states
-        ("2026-11-18T10:30:00Z", "2026-11-18T11:30:00Z", 2, 1),  # both hours cut: the facts alone
+        ("2026-11-18T10:30:00Z", "2026-11-18T11:30:00Z", 2, 1),  # both hours cut: minutes alone
         ("2026-11-18T11:00:00Z", "2026-11-18T12:00:00Z", 1, 0),  # its first requests were the hour before
         ("2026-11-18T11:00:00Z", "2026-11-18T11:30:00Z", 1, 0),
         ("2026-11-18T10:00:00Z", "2026-11-18T11:00:00Z", 1, 1),

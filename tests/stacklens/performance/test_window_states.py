@@ -1,5 +1,5 @@
 """The resources and endpoints views over windows that cut hours and days: the whole days come from the day
-states, the other whole hours from the hour states and the partial edge hours from the facts — and the figures
+states, the other whole hours from the hour states and the partial edge hours from the minute states — and the figures
 still match an exact computation in polars over the raw rows (counts exact, p95 within 1 %)."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ WINDOWS = [
         "2026-11-19T09:42:10Z",
     ),  # whole days, whole hours and partial hours on both sides
     ("2026-11-18T03:20:00Z", "2026-11-18T22:05:00Z"),  # whole hours inside one day, no whole day
-    ("2026-11-19T10:05:00Z", "2026-11-19T10:55:00Z"),  # inside one hour: the facts alone
+    ("2026-11-19T10:05:00Z", "2026-11-19T10:55:00Z"),  # inside one hour: minutes alone
 ]
-AROUND_A_LOAD = ("", "")  # the 20 minutes around a page load, inside its hour: the facts alone, with data
+AROUND_A_LOAD = ("", "")  # the 20 minutes around a page load, inside its hour: minutes alone, with data
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_resources_and_endpoints_over_cut_windows_match_polars(world, window) ->
 @pytest.mark.parametrize("browser", ["", "Firefox"])
 @pytest.mark.parametrize("window", [*WINDOWS, ("2026-11-06T00:00:00Z", "2026-11-20T00:00:00Z")])
 def test_slowest_calls_of_an_endpoint_match_a_scan_of_the_calls(world, window, browser) -> None:
-    """The 5 slowest calls come from the days' and hours' own 5 slowest and the edge hours' calls: the same
+    """The 5 slowest calls come from the days', hours' and edge minutes' own 5 slowest: the same
     calls, in the same order, as sorting every call of the window (whole days only, cut days, one hour)."""
     client, data = world
     filters = PerfFilters.parse(

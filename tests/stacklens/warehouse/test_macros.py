@@ -72,9 +72,13 @@ def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
 
 def test_a_macro_may_use_macros_and_not_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     known = macros.macros()
-    window = render_macros("FROM ${resource_window}")
-    assert "${" not in window and known["resource_request_states"].split("\n")[0] in window
-    assert window.count("sumMap(") == 1  # the edge hours aggregate like the fill: the states macro inside
+    # A fill per period length aggregating like the others: the states macro inside another macro.
+    monkeypatch.setitem(
+        known, "minute_fill", "SELECT minute,\n    ${resource_request_states}\nFROM resource_facts"
+    )
+    fill = render_macros("INSERT INTO t ${minute_fill}")
+    assert "${" not in fill and known["resource_request_states"].split("\n")[0] in fill
+    assert fill.count("sumMap(") == 1
     monkeypatch.setitem(known, "loop", "SELECT 1\n    ${loop}")
     with pytest.raises(MacroError, match=r"macro \$\{loop\} uses itself"):
         render_macros("${loop}", "queries/y.sql")

@@ -1,5 +1,5 @@
 -- One API endpoint (source, method, parameterised path) per day of [since, until) and filters (the endpoint_window
--- macro: daily and hourly states plus the partial edge hours of `endpoint_facts`): calls, avg and p95 duration
+-- macro: the day, hour and minute states that tile the window): calls, avg and p95 duration
 -- (within 0.5 % of exact), outcomes, response bytes, the most calls one page load made to it, the page loads
 -- calling it, the pages that call it, and the day's 5 slowest calls (−duration, event id of the page load or
 -- server transaction, start, status code, description; the slowest first) — the view's 5 slowest calls are the

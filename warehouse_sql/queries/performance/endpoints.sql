@@ -1,5 +1,5 @@
--- API endpoints of [since, until) and filters (the endpoint_window macro: daily and hourly states plus the partial
--- edge hours of `endpoint_facts`; server transactions and browser calls, per source, method and parameterised
+-- API endpoints of [since, until) and filters (the endpoint_window macro: the day, hour and minute states that tile
+-- the window; server transactions and browser calls, per source, method and parameterised
 -- path): calls, avg and p95 duration (within 0.5 % of exact), outcomes, response bytes, the most calls one page
 -- load made to it (fan-out), the page loads calling it and the pages that call it. The browser filter keeps
 -- client calls of page loads from that browser (server transactions have no browser). One endpoint per day:

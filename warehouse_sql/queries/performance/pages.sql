@@ -1,5 +1,5 @@
 -- Per page (is_total = 0) and for the whole project (is_total = 1), over the page loads of the window and filters
--- (the per-day and per-hour states and the edge hours' facts: macro pageload_window): views, averages, p75s of the
+-- (the day, hour and minute states that tile the window: macro pageload_window): views, averages, p75s of the
 -- merged 1 % log histograms (linear interpolation, as polars; within 0.5 % of the exact), the count behind each
 -- figure (a vital's NULL = not reported), and the mean score.
 SELECT page, grouping(page) AS is_total, sum(views) AS views, sum(load_sum) / views AS load_avg,

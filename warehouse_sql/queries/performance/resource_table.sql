@@ -1,5 +1,5 @@
 -- The resources view's table: the resources of [since, until) and filters (the resource_window macro: the
--- periods that tile the window's whole hours plus its partial edge hours; the browser is the page load's), the
+-- periods that tile the window, minutes at its partial edge hours; the browser is the page load's), the
 -- 500 heaviest by total bytes (URL without query string): requests, page loads that fetched it, bytes (encoded,
 -- largest, decoded, transfer), load time (avg, p95 within 0.5 % of exact: macro duration_p95), render-blocking
 -- status counted per load (blocking / non-blocking / unknown: browsers other than Chromium do not report it), the

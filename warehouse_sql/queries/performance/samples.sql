@@ -1,5 +1,5 @@
 -- The sample page loads of the window and filters (one page), read from the states (macro pageload_window: whole
--- days and hours and the partial edge hours' page loads): the 3 fastest and the 3 slowest by load time (ties by
+-- days, hours and the minutes of the partial edge hours): the 3 fastest and the 3 slowest by load time (ties by
 -- event id; exact: each state keeps its own 3 of each, migration 0139) as (load time, event id, start, score), and
 -- the median of the merged load-time histogram (within 0.5 % of the exact one), whose nearest page loads
 -- sample_medians.sql then picks. page_detail.sql returns the same with the rest of the page detail.

@@ -17,18 +17,18 @@ import time
 from typing import Any
 
 from shipper import faults
-from shipper.backoff import backoff_delay
-from shipper.batch import Batch, DeadLetters, pass_over_rejected, split_refused
+from shipper.backoff import RETRIES, backoff_delay
+from shipper.batch import Batch, pass_over_rejected, split_refused
 from shipper.config import Config, ConfigError, load_config
+from shipper.deadletters import DeadLetter, DeadLetterFile
 from shipper.memory import peak_rss_mib
 from shipper.state import Scanner
 from shipper.status import STATUS_INTERVAL, publish, status_path
 from shipper.tracker import TrackerStore, TrackerUnwritable
-from shipper.transport import Answer, Outcome, Transport, network_error_name
+from shipper.transport import Answer, Outcome, Transport, network_error_name, retry_reason
 from stacklens_contract.words import APPLICATION_NOT_FOUND, AUTHENTICATION_FAILED
 
 log = logging.getLogger(__name__)
-RETRIES = 3
 # Exit status when SIGTERM's grace period ends with a request unanswered (EX_TEMPFAIL, sysexits.h): the
 # stop was not clean, yet nothing is lost: the batch is resent on the next start under the same
 # Idempotency-Key and the service lands it once.
@@ -48,7 +48,7 @@ class Agent:
         self.config = config
         self.store = TrackerStore(config.tracker_path)
         self.scanner = Scanner(config, self.store)
-        self.dead = DeadLetters(config.storage_path)
+        self.dead = DeadLetterFile(config.storage_path, config.max_dead_letter_bytes)
         self.transport = Transport(config)
         self.queue: collections.deque[Batch] = collections.deque()
         self.open: Batch | None = None
@@ -57,6 +57,7 @@ class Agent:
         self.reload = False
         self.blocked: str = ""  # "auth" / "app": waiting for a configuration fix
         self.park_until = 0.0
+        self.not_before = 0.0  # the service's Retry-After: no batch goes before it, reload or not
         self.connected = False
         self.last_save = 0.0
         self.last_status = 0.0
@@ -188,10 +189,11 @@ class Agent:
                 self.open = None
             if self.open is None:
                 self.open = Batch(tail, [])
-            budget = max(cfg.max_inflight_bytes - self.open.nbytes, 0)
+            # Passed-over lines count too: they are held whole until the batch's dead letters are written.
+            budget = max(cfg.max_inflight_bytes - self.open.held, 0)
             lines = tail.read_lines(cfg.batch_size - len(self.open.items), budget, cfg.max_line_bytes)
             self.open.add(lines)
-            if len(self.open.items) >= cfg.batch_size or self.open.nbytes >= cfg.max_inflight_bytes:
+            if len(self.open.items) >= cfg.batch_size or self.open.held >= cfg.max_inflight_bytes:
                 return self._take_open()
             if tail.has_data() and not lines:
                 continue
@@ -229,10 +231,12 @@ class Agent:
             if attempt:
                 delay = backoff_delay(self.config, attempt, answer.retry_after)
                 log.warning(
-                    "Retry attempt %d/%d (%s; waiting %.1fs)", attempt, RETRIES, answer.message, delay
+                    "Retry attempt %d/%d (%s; waiting %.1fs)", attempt, RETRIES, retry_reason(answer), delay
                 )
                 self.scanner.count("retries")
-                self._sleep(delay if not self.stopping else min(delay, 0.5))
+                if not self._wait_out(delay, answer.retry_after):
+                    self._hold_for_retry_after(batch, answer.retry_after or 0.0)
+                    return
             self._publish()
             answer = self.transport.send(body, batch_id)
             if answer.outcome is Outcome.OK:
@@ -282,7 +286,9 @@ class Agent:
                 )
                 self.transport.encoding = "identity"
                 return
-        self.park_until = time.monotonic() + self.config.park_delay
+        park = max(self.config.park_delay, answer.retry_after or 0.0)  # never back before Retry-After
+        self.park_until = time.monotonic() + park
+        self.not_before = time.monotonic() + (answer.retry_after or 0.0)
         self.scanner.count("parked")
         self.scanner.set_state(f"parked after {RETRIES} retries: {answer.message}")
         log.error(
@@ -290,7 +296,35 @@ class Agent:
             len(batch.lines),
             RETRIES,
             answer.message,
-            self.config.park_delay,
+            park,
+        )
+
+    def _wait_out(self, seconds: float, floor: float | None) -> bool:
+        """Wait ``seconds`` before a resend; a SIGHUP does not cut it short. While stopping, a wait without a
+        Retry-After shrinks to half a second (the grace period is for sending), and one whose Retry-After
+        (``floor``) has not passed ends at once with False: the batch must not go before that."""
+        self._publish(urgent=True)
+        start = time.monotonic()
+        deadline = start + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self.stopping:
+                if floor is not None and time.monotonic() - start < floor:
+                    return False
+                deadline = min(deadline, time.monotonic() + 0.5)
+                left = deadline - time.monotonic()
+            self.wake.wait(max(left, 0.0))
+            self.wake.clear()
+        return True
+
+    def _hold_for_retry_after(self, batch: Batch, retry_after: float) -> None:
+        """Stopping while the service's Retry-After runs: leave the batch on disk for the next start."""
+        self.park_until = time.monotonic() + max(self.config.park_delay, retry_after)
+        self.scanner.set_state(f"stopped within the service's Retry-After ({retry_after:g}s)")
+        log.warning(
+            "batch of %d events kept for the next start: the service asked for %gs (Retry-After) and the "
+            "shipper is stopping; nothing is dropped",
+            len(batch.lines),
+            retry_after,
         )
 
     def _stale_app_keys(self, batch: Batch) -> bool:
@@ -303,10 +337,21 @@ class Agent:
         self.queue.popleft()
         if answer is not None:
             pass_over_rejected(batch, answer, self.dead.path)
-        dead = self.dead.write(batch.tail, batch.items)
-        if dead:
-            log.warning("%d lines passed over (see %s)", dead, self.dead.path)
-        self.scanner.commit(batch, answer, dead)
+        letters = [
+            DeadLetter.of(batch.tail, item) for item in batch.items if item.data is None and item.problem
+        ]
+        appended = self.dead.append(letters)
+        if letters:
+            log.warning("%d lines passed over (see %s)", len(letters), self.dead.path)
+        if appended.newly_full:
+            log.error(
+                "Dead letters full: %s has reached maxDeadLetterBytes (%d bytes); lines passed over from now on "
+                "are counted (dead_letters_not_kept in --status) but not kept, until it is resent "
+                "(stacklens-shipper --resend-dead-letters, once the cause is fixed) or moved away",
+                self.dead.path,
+                self.dead.max_bytes,
+            )
+        self.scanner.commit(batch, answer, appended.kept, appended.not_kept)
         if answer is not None:
             if not self.connected:
                 self.connected = True
@@ -374,7 +419,7 @@ class Agent:
         self.scanner.config = config
         self.transport = Transport(config)
         self.blocked = ""
-        self.park_until = 0.0
+        self.park_until = self.not_before  # a parked batch goes again now, unless the service asked to wait
         log.info("configuration reloaded from %s", config.path)
         self._check_connection()
 

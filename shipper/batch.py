@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -23,7 +22,8 @@ class Batch:
     tail: Tail
     items: list[Line]
     opened_at: float = field(default_factory=time.monotonic)
-    nbytes: int = 0
+    nbytes: int = 0  # the bytes of the lines to send
+    held: int = 0  # the bytes in memory: lines to send and passed-over lines kept for the dead letters
 
     @property
     def start(self) -> int:
@@ -40,6 +40,7 @@ class Batch:
     def add(self, items: list[Line]) -> None:
         self.items.extend(items)
         self.nbytes += sum(item.end - item.start for item in items if item.data is not None)
+        self.held += sum(len(item.data if item.data is not None else item.kept) for item in items)
 
     def body(self) -> bytes:
         return b"".join(self.lines)
@@ -66,8 +67,7 @@ class Batch:
     def pass_over(self, reason: str) -> None:
         """Turn every line into a dead letter with ``reason`` (acknowledging the batch then moves past it)."""
         for item in self.items:
-            if item.data is not None:
-                item.problem, item.preview, item.data = reason, item.data[:200], None
+            item.refuse(reason)
 
     def refuse_lines(self, rejected: Any) -> list[str]:
         """Turn the lines a 2xx answer lists under ``rejected`` (``[{"line": n, "error": "…"}]``, ``n``
@@ -83,8 +83,7 @@ class Batch:
             if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= len(sent):
                 item = sent[number - 1]
                 if item.data is not None:
-                    item.problem = f"rejected by the service: {error}"
-                    item.preview, item.data = item.data[:200], None
+                    item.refuse(f"rejected by the service: {error}")
                     reasons.append(error)
         return reasons
 
@@ -95,41 +94,6 @@ class Batch:
         first.add(self.items[:middle])
         second.add(self.items[middle:])
         return first, second
-
-
-class DeadLetters:
-    """``deadletter.ndjson`` beside the tracker: lines that were passed over, with file and offset."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / "deadletter.ndjson"
-
-    def write(self, tail: Tail, items: list[Line]) -> int:
-        records = [item for item in items if item.data is None and item.problem]
-        if not records:
-            return 0
-        out = []
-        for item in records:
-            out.append(
-                json.dumps(
-                    {
-                        "file": tail.path.name,
-                        "dev": tail.dev,
-                        "ino": tail.ino,
-                        "offset": item.start,
-                        "length": item.end - item.start,
-                        "reason": item.problem,
-                        "preview": item.preview.decode("utf-8", "backslashreplace"),
-                        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    }
-                )
-            )
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, ("\n".join(out) + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return len(records)
 
 
 def pass_over_rejected(batch: Batch, answer: dict[str, Any], dead_path: Path) -> None:
@@ -158,12 +122,7 @@ def split_refused(queue: deque[Batch], batch: Batch, reason: str) -> None:
     if len(batch.items) == 1 or len(batch.lines) <= 1:
         # One line the service will not take whole: keep it in the dead letters, never stall the file.
         for item in batch.items:
-            if item.data is not None:
-                item.problem, item.preview, item.data = (
-                    f"refused by the service: {reason}",
-                    item.data[:200],
-                    None,
-                )
+            item.refuse(f"refused by the service: {reason}")
         queue.appendleft(batch)
         return
     first, second = batch.split()

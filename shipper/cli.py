@@ -1,5 +1,6 @@
 """`stacklens-shipper`: the spec's command line (--version, --config with --validate/--test/--status,
---record, --verbose). Bad input gets plain words and a non-zero exit, never a traceback."""
+--record, --verbose), and --resend-dead-letters. Bad input gets plain words and a non-zero exit, never a
+traceback."""
 
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--test", action="store_true", help="test the connection")
     mode.add_argument("--status", action="store_true", help="print status")
     mode.add_argument("--record", action="store_true", help="run the delivery loop")
+    mode.add_argument(
+        "--resend-dead-letters",
+        action="store_true",
+        help="send the lines kept in deadletter.ndjson again, once their cause is fixed; each lands once, "
+        "and a line refused again stays there with the new reason",
+    )
     parser.add_argument("--verbose", action="store_true", help="verbose output (with --record)")
     parser.add_argument("--json", action="store_true", help="with --status: print JSON")
     return parser
@@ -107,9 +114,12 @@ def _status(config: Config, as_json: bool) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not (args.validate or args.test or args.status or args.record):
+    if not (args.validate or args.test or args.status or args.record or args.resend_dead_letters):
         parser.print_usage(sys.stderr)
-        print("stacklens-shipper: choose one of --validate, --test, --status or --record", file=sys.stderr)
+        print(
+            "stacklens-shipper: choose one of --validate, --test, --status, --record or --resend-dead-letters",
+            file=sys.stderr,
+        )
         return 2
     if not args.config:
         print("stacklens-shipper: --config PATH is required", file=sys.stderr)
@@ -133,6 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _test(config)
     if args.status:
         return _status(config, args.json)
+    if args.resend_dead_letters:
+        from shipper.resend import run as resend
+
+        return resend(config)
     if verbose and not config.verbose:
         from dataclasses import replace
 

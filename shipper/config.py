@@ -29,6 +29,12 @@ from stacklens_contract.keys import (
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 MIB = 1024 * 1024
+# The dead letters are the lines the service or the shipper refused: a handful a day when all is well. 64 MiB
+# holds ~50,000 typical 1.3 KiB lines (a day of a misconfigured service refusing an event every two seconds,
+# time to notice and fix it) or 64 at the 1 MiB line limit, and stays small beside the application's own
+# logs on a disk the shipper shares with it. A resend streams the file, so its size never raises the
+# shipper's memory.
+DEAD_LETTER_BYTES = 64 * MIB
 
 # field name -> (kind, default). Kinds: str, key_api, key_app, duration, int, bool, level, size.
 FIELDS: dict[str, tuple[str, Any]] = {
@@ -52,6 +58,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "parkDelay": ("duration", "1m"),
     "shutdownGrace": ("duration", "10s"),
     "commitInterval": ("duration", "1s"),
+    "maxDeadLetterBytes": ("int", DEAD_LETTER_BYTES),
 }
 BATCH_SIZE_RANGE = (1, 10_000)
 LEVELS = ("debug", "info", "warn", "error")
@@ -90,6 +97,7 @@ class Config:
     park_delay: float = 60.0
     shutdown_grace: float = 10.0
     commit_interval: float = 1.0
+    max_dead_letter_bytes: int = DEAD_LETTER_BYTES
     warnings: tuple[str, ...] = field(default=())
 
     @property
@@ -341,4 +349,5 @@ def load_config(
         park_delay=values["parkDelay"],
         shutdown_grace=values["shutdownGrace"],
         commit_interval=values["commitInterval"],
+        max_dead_letter_bytes=values["maxDeadLetterBytes"],
     )

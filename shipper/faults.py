@@ -9,6 +9,12 @@
 - ``mid_tracker_write``: half of the new tracker generation is on disk in the temporary file.
 - ``after_tracker_write``: the new tracker generation was renamed into place, before the directory fsync.
 
+And in ``--resend-dead-letters`` (besides ``after_send``, which it shares):
+
+- ``after_resend_answer``: the service's answer to a batch is in the journal, the dead letters untouched.
+- ``before_dead_letter_rewrite``: every answer is in the journal, before the dead letters are rewritten.
+- ``mid_dead_letter_rewrite``: the rewritten dead letters are synced in the temporary file, not renamed yet.
+
 This is a test hook: production configs never set the variable, and with it unset :func:`hit` is one
 dictionary lookup.
 """

@@ -20,6 +20,7 @@ LOG_NAME_RE = re.compile(r"^stacklens-(\d{4}-\d{2}-\d{2})\.log$")
 HEAD_BYTES = 4096
 TAIL_BYTES = 4096
 READ_CHUNK = 1024 * 1024
+PREVIEW_BYTES = 200  # what the dead letters keep of a line too long to keep whole
 
 
 def list_log_files(directory: Path) -> list[Path]:
@@ -51,7 +52,13 @@ class Line:
     end: int
     data: bytes | None  # None: passed over (too long or not a JSON object); see ``problem``
     problem: str = ""
-    preview: bytes = b""
+    kept: bytes = b""  # a passed-over line's bytes, for the dead letters (only its start when not ``whole``)
+    whole: bool = True
+
+    def refuse(self, reason: str) -> None:
+        """Pass this line over with ``reason``: its bytes go to the dead letters whole."""
+        if self.data is not None:
+            self.problem, self.kept, self.data = reason, self.data, None
 
 
 @dataclass
@@ -151,14 +158,16 @@ class Tail:
                     self.skipped += len(chunk)
                     continue
                 end = self.read_pos + self.skipped + newline + 1
-                out.append(Line(self.read_pos, end, None, f"line longer than {max_line} bytes", self.preview))
+                out.append(
+                    Line(self.read_pos, end, None, f"line longer than {max_line} bytes", self.preview, False)
+                )
                 self.read_pos, self.skipped, self.preview = end, 0, b""
                 buf, pos = b"", 0
                 continue
             newline = buf.find(b"\n", pos)
             if newline >= 0:
                 end = newline + 1
-                out.append(_check_line(self.read_pos, self.read_pos + end - pos, buf[pos:end], max_line))
+                out.append(check_line(self.read_pos, self.read_pos + end - pos, buf[pos:end], max_line))
                 taken += end - pos
                 self.read_pos += end - pos
                 pos = end
@@ -166,7 +175,7 @@ class Tail:
             rest = buf[pos:]
             if len(rest) > max_line:
                 # Over-long and unfinished: remember where it started and stop holding its bytes.
-                self.skipped, self.preview = len(rest), rest[:200]
+                self.skipped, self.preview = len(rest), rest[:PREVIEW_BYTES]
                 buf, pos = b"", 0
                 continue
             chunk = os.pread(self.fd, READ_CHUNK, self.read_pos + len(rest))
@@ -183,9 +192,11 @@ class Tail:
         self.pos_hash = self.tail_hash(offset) if offset else ""
 
 
-def _check_line(start: int, end: int, data: bytes, max_line: int) -> Line:
+def check_line(start: int, end: int, data: bytes, max_line: int) -> Line:
     if len(data) > max_line:
-        return Line(start, end, None, f"line longer than {max_line} bytes", data[:200])
+        # Only its start is kept: the service refuses lines over its own 1 MiB limit whatever the shipper
+        # does, and a copy would let one line fill the dead letters.
+        return Line(start, end, None, f"line longer than {max_line} bytes", data[:PREVIEW_BYTES], False)
     body = data.rstrip(b"\r\n")
     if not body.strip():
         return Line(start, end, None, "")  # blank line: nothing to deliver, nothing to report
@@ -193,11 +204,11 @@ def _check_line(start: int, end: int, data: bytes, max_line: int) -> Line:
         # A byte order mark (a file written by a Windows tool) is no part of the line; the service drops it.
         text = body.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
-        return Line(start, end, None, "not valid UTF-8", data[:200])
+        return Line(start, end, None, "not valid UTF-8", data)
     try:
         value = json.loads(text)
     except ValueError:
-        return Line(start, end, None, "not valid JSON", data[:200])
+        return Line(start, end, None, "not valid JSON", data)
     if not isinstance(value, dict):
-        return Line(start, end, None, "not a JSON object", data[:200])
+        return Line(start, end, None, "not a JSON object", data)
     return Line(start, end, data)

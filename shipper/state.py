@@ -25,6 +25,7 @@ COUNTERS = (
     "rejected",
     "bytes",
     "dead_lettered",
+    "dead_letters_not_kept",
     "retries",
     "parked",
 )
@@ -107,12 +108,13 @@ class Scanner:
             del self.entries[gen]
         self.entries[tail.gen] = self._entry(tail)
 
-    def commit(self, batch: Any, answer: dict[str, Any] | None, dead: int) -> None:
+    def commit(self, batch: Any, answer: dict[str, Any] | None, dead: int, not_kept: int) -> None:
         tail = batch.tail
         tail.committed = max(tail.committed, batch.end)
         self.entries[tail.gen] = self._entry(tail)
         counters = self.stats["counters"]
         counters["dead_lettered"] += dead
+        counters["dead_letters_not_kept"] += not_kept
         if answer is not None:
             counters["batches"] += 1
             counters["events"] += len(batch.lines)

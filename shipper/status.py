@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from shipper.config import Config
+from shipper.deadletters import JOURNAL_NAME, DeadLetterFile
 from shipper.files import LOG_NAME_RE
 from shipper.tracker import decode, encode
 
@@ -129,8 +130,28 @@ def collect(config: Config) -> dict[str, Any]:
         counters=stats.get("counters") or {},
         tracker_written_at=tracker_written_at,
         status_written_at=body.get("written_at"),
+        dead_letters=_dead_letters(config),
     )
     return result
+
+
+def _dead_letters(config: Config) -> dict[str, Any]:
+    """How full ``deadletter.ndjson`` is, and whether a resend was interrupted."""
+    dead = DeadLetterFile(config.storage_path, config.max_dead_letter_bytes)
+    try:
+        records, size = dead.figures()
+        interrupted = os.path.getsize(config.storage_path / JOURNAL_NAME) > 0
+    except FileNotFoundError:
+        interrupted = False
+    except OSError as exc:
+        return {"path": str(dead.path), "error": exc.strerror}
+    return {
+        "path": str(dead.path),
+        "lines": records,
+        "bytes": size,
+        "max_bytes": config.max_dead_letter_bytes,
+        "resend_interrupted": interrupted,
+    }
 
 
 def render(status: dict[str, Any]) -> str:
@@ -169,6 +190,18 @@ def render(status: dict[str, Any]) -> str:
     lines.append("Last error: " + (f"{error['at']} {error['message']}" if error else "none"))
     for path, detail in status.get("access", {}).items():
         lines.append(f"Not accessible: {path} ({detail})")
+    dead = status.get("dead_letters") or {}
+    if dead.get("error"):
+        lines.append(f"Dead letters: {dead['path']} cannot be read ({dead['error']})")
+    elif dead:
+        lines.append(
+            f"Dead letters: {dead['lines']} lines, {dead['bytes']} of {dead['max_bytes']} bytes ({dead['path']})"
+            + (
+                "; a resend was interrupted: run --resend-dead-letters to finish it"
+                if dead["resend_interrupted"]
+                else ""
+            )
+        )
     counters = status.get("counters", {})
     lines.append("Counters: " + (", ".join(f"{k} {v}" for k, v in counters.items()) or "none"))
     return "\n".join(lines)

@@ -39,6 +39,13 @@ class Answer:
     body: dict[str, Any] | None = None
 
 
+def retry_reason(answer: Answer) -> str:
+    """The reason shown in ``Retry attempt k/3 (…)``, with the service's Retry-After when it gave one."""
+    if answer.retry_after is None:
+        return answer.message
+    return f"{answer.message}, Retry-After {answer.retry_after:g}s"
+
+
 def network_error_name(exc: BaseException) -> str:
     """The spec's names for network failures: Connection refused / Connection timeout / SSL certificate error."""
     if isinstance(exc, httpx.TimeoutException):

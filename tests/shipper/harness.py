@@ -109,6 +109,27 @@ class Workspace:
         self.procs.append(proc)
         return proc
 
+    def cli(
+        self, *args: str, fault: str = "", config: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """One run of the shipper's command line (not the delivery loop), as the operator would run it."""
+        env = dict(os.environ)
+        env.pop("STACKLENS_SHIPPER_FAULT", None)
+        if fault:
+            env["STACKLENS_SHIPPER_FAULT"] = fault
+        return subprocess.run(
+            [str(SHIPPER), "--config", str(config or self.config), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=self.root,
+        )
+
+    def dead_letters(self) -> list[dict]:
+        path = self.logs / "deadletter.ndjson"
+        return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
     def tracker(self) -> dict:
         from shipper.tracker import decode
 

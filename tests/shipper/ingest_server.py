@@ -1,8 +1,8 @@
 """A real local HTTP server speaking the ingest contract (DESIGN §4.2) for the shipper's tests.
 
 It dedups by Idempotency-Key and by each line's ``payload.event_id``, counts what landed, and can be told
-to misbehave: be down, flap, answer 429 (with or without Retry-After), commit and then answer after the
-client's timeout, refuse large bodies with 413, or refuse the key with 401.
+to misbehave: be down, flap, answer 429 (with or without Retry-After), follow a script of answers, commit and
+then answer after the client's timeout, refuse large bodies with 413, or refuse the key with 401.
 """
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ class Behaviour:
     max_lines: int = 0  # > 0: bodies with more lines get 413
     api_key: str = API_KEY
     known_app_keys: tuple[str, ...] = (APP_KEY,)
+    # Lines holding this text are refused one by one in a 200, as a service release that cannot read some
+    # payload shape does; None takes them (the release that can).
+    refuse_lines_with: str | None = None
+    # Answers for the next POSTs, one each, before the rules above: (status, Retry-After or None).
+    script: list[tuple[int, str | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -43,6 +48,7 @@ class Landed:
     encodings: Counter[str] = field(default_factory=Counter)
     duplicates: int = 0
     key_replays: int = 0
+    posts: list[tuple[float, int]] = field(default_factory=list)  # (time.monotonic(), status) per POST
 
 
 class IngestServer:
@@ -122,6 +128,12 @@ class IngestServer:
             self.landed.requests += 1
         if path != "/api/ingest":
             return 404, {"error": "Not Found"}, {}
+        with self.lock:
+            scripted = b.script.pop(0) if b.script else None
+        if scripted is not None:
+            status, retry_after = scripted
+            error = "Rate Limited" if status == 429 else "Service Unavailable"
+            return self._status(status, {"error": error}, {"Retry-After": retry_after} if retry_after else {})
         if headers.get("Authorization") != f"Bearer {b.api_key}" or b.status == 401:
             return self._status(401, {"error": "Invalid API Key"})
         if b.status == 429:
@@ -178,6 +190,9 @@ class IngestServer:
                             }
                         )
                         continue
+                    if b.refuse_lines_with and b.refuse_lines_with.encode() in line:
+                        rejected.append({"line": i + 1, "error": "the payload could not be read"})
+                        continue
                     try:
                         event_id = json.loads(line)["payload"]["event_id"]
                     except (ValueError, KeyError, TypeError):
@@ -197,6 +212,7 @@ class IngestServer:
                 }
                 self.landed.keys[key] = answer
             self.landed.statuses[200] += 1
+            self.landed.posts.append((time.monotonic(), 200))
         if b.commit_then_sleep:
             time.sleep(b.commit_then_sleep)
         return 200, answer, {}
@@ -214,6 +230,7 @@ class IngestServer:
     ) -> tuple[int, dict, dict[str, str]]:
         with self.lock:
             self.landed.statuses[status] += 1
+            self.landed.posts.append((time.monotonic(), status))
         return status, payload, headers or {}
 
     def ids(self) -> set[str]:

@@ -1,11 +1,12 @@
-"""Lines the service lists under ``rejected`` in a 2xx answer become dead letters (real files)."""
+"""Lines the service lists under ``rejected`` in a 2xx answer become dead letters, kept whole (real files)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from shipper.batch import Batch, DeadLetters
+from shipper.batch import Batch
+from shipper.deadletters import DeadLetter, DeadLetterFile
 from shipper.files import Tail
 from tests.shipper.harness import make_line
 
@@ -30,8 +31,9 @@ def test_rejected_lines_are_numbered_as_sent_and_dead_lettered_with_the_reason(t
     )
     assert reasons == ["Application Not Found: the app key is not a current app key"]
     assert batch.lines == [lines[0], lines[3]]
-    dead = DeadLetters(tmp_path)
-    assert dead.write(tail, batch.items) == 2
+    dead = DeadLetterFile(tmp_path, MIB)
+    letters = [DeadLetter.of(tail, item) for item in batch.items if item.data is None and item.problem]
+    assert dead.append(letters).kept == 2
     records = [json.loads(x) for x in dead.path.read_text().splitlines()]
     assert [(r["offset"], r["reason"]) for r in records] == [
         (len(lines[0]), "not valid JSON"),
@@ -40,5 +42,7 @@ def test_rejected_lines_are_numbered_as_sent_and_dead_lettered_with_the_reason(t
             "rejected by the service: Application Not Found: the app key is not a current app key",
         ),
     ]
-    assert records[1]["preview"] == lines[2][:200].decode()
+    # The whole line, without its newline: it outlives the log file.
+    assert [r["line"] for r in records] == [lines[1][:-1].decode(), lines[2][:-1].decode()]
+    assert [letter.line for _, letter in dead.records() if letter] == [lines[1][:-1], lines[2][:-1]]
     tail.close()

@@ -44,6 +44,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert (config.timeout, config.batch_size, config.flush_interval) == (60.0, 100, 10.0)
     assert (config.compress, config.log_level, config.verbose) == (True, "info", False)
     assert config.max_line_bytes == 1024 * 1024 and config.tracker_path.name == "tracker.json"
+    assert config.max_dead_letter_bytes == 64 * 1024 * 1024
 
 
 @pytest.mark.parametrize(

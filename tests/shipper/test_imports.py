@@ -22,7 +22,7 @@ SERVER_SIDE = (
 
 def test_shipper_imports_nothing_server_side() -> None:
     code = (
-        "import sys, json; import shipper, shipper.cli, shipper.agent, shipper.status;"
+        "import sys, json; import shipper, shipper.cli, shipper.agent, shipper.status, shipper.resend;"
         "print(json.dumps(sorted(m.split('.')[0] for m in sys.modules)))"
     )
     result = subprocess.run(

@@ -1,5 +1,6 @@
 """The real shipper (a subprocess) against the real service (uvicorn, control store, embedded warehouse):
-no batch poisons the shipper, and every line the service refuses reaches the dead letters (issue #13)."""
+no batch poisons the shipper, every line the service refuses reaches the dead letters whole, and
+`--resend-dead-letters` lands them once their cause is fixed."""
 
 from __future__ import annotations
 
@@ -157,7 +158,8 @@ def test_a_line_with_a_retired_app_key_is_dead_lettered_and_logged(
     assert landed_messages(decade, org["org_id"]) == {"before": 1, "after": 1}
     (letter,) = dead_letters(ws)
     assert letter["reason"].startswith("rejected by the service: Application Not Found")
-    assert letter["preview"].startswith('{"v": 1, "type": "event", "app_key": "' + str(org["retired"]))
+    assert letter["line"].startswith('{"v": 1, "type": "event", "app_key": "' + str(org["retired"]))
+    assert json.loads(letter["line"])["payload"]["message"] == "written before the rotation"  # kept whole
     assert letter["offset"] > 0 and letter["length"] > 0
     assert "Application Not Found: 1 events carry an app key the service no longer knows" in output
 
@@ -203,11 +205,9 @@ def test_a_batch_mixing_every_bad_line_with_good_ones(
     landed = landed_messages(decade, org["org_id"])
     assert set(landed) == goods | {"good: written later"}, set(landed) ^ (goods | {"good: written later"})
     assert all(n == 1 for n in landed.values()), {m: n for m, n in landed.items() if n != 1}
-    letters = {letter["preview"]: letter["reason"] for letter in dead_letters(ws)}
+    letters = {letter["line"]: letter["reason"] for letter in dead_letters(ws)}
     assert len(letters) == len(bad)
-    reasons = {
-        name: next(r for p, r in letters.items() if p == line[:200].decode()) for name, line in bad.items()
-    }
+    reasons = {name: letters[line.removesuffix(b"\n").decode()] for name, line in bad.items()}
     assert "Application Not Found" in reasons["retired app key"]
     assert reasons["version as text"].endswith('`v` must be the number 1, not the text "1"')
     assert "`payload` must be a JSON object" in reasons["payload not an object"]
@@ -224,3 +224,43 @@ def test_a_batch_mixing_every_bad_line_with_good_ones(
     assert payloads["good: numbers"]["extra"] == {"huge": "1e400", "big": str(2**70)}
     assert payloads["good: older than the retention"]["errors"][0]["type"] == "past_timestamp"
     assert os.path.getsize(ws.logs / "deadletter.ndjson") > 0
+
+
+def test_dead_letters_outlive_their_file_and_land_once_after_the_app_key_is_fixed(
+    ws: Workspace, decade: Settings, org: dict[str, Any]
+) -> None:
+    """The shipper still had the app key from before a regeneration: the lines relying on it are refused
+    (those carrying the new key are taken), the file is rotated away, the operator fixes ``appKey`` and
+    resends; a resend killed after the service answered is finished by the next run, each line landing once."""
+    ws.settings.update(appKey=org["retired"], shutdownGrace="20s")  # a busy disk must not fail the stop
+    ws.write_config()
+    now = time.time()
+    relying = [
+        event_line(org["app_key"], f"relying {i}", now).replace(
+            f'"app_key": "{org["app_key"]}", '.encode(), b""
+        )
+        for i in range(4)
+    ]
+    assert all(b"app_key" not in line for line in relying)
+    own = [event_line(org["app_key"], f"own {i}", now) for i in range(4)]
+    write(ws.day(), [line for pair in zip(own, relying, strict=True) for line in pair])
+    proc = ws.start()
+    wait_until(lambda: len(dead_letters(ws)) == 4, 60, "the refused lines in the dead letters")
+    stop(proc)
+    assert landed_messages(decade, org["org_id"]) == {f"own {i}": 1 for i in range(4)}
+    ws.day().unlink()  # rotated away
+    assert {letter["line"].encode() + b"\n" for letter in dead_letters(ws)} == set(relying)
+
+    ws.settings.update(appKey=org["app_key"], batchSize=2)
+    ws.write_config()
+    killed = ws.cli("--resend-dead-letters", fault="after_send:1")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    finished = ws.cli("--resend-dead-letters")
+    assert finished.returncode == 0, finished.stderr
+    assert "Finishing an interrupted resend: 1 batches" in finished.stderr
+    assert dead_letters(ws) == []
+    everything = {f"own {i}": 1 for i in range(4)} | {f"relying {i}": 1 for i in range(4)}
+    assert landed_messages(decade, org["org_id"]) == everything
+    again = ws.cli("--resend-dead-letters")
+    assert again.returncode == 0 and "No dead letters to resend" in again.stderr, again.stderr
+    assert landed_messages(decade, org["org_id"]) == everything

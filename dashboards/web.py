@@ -127,6 +127,7 @@ def install(app: FastAPI) -> None:
         issue_list,
         keys,
         members,
+        org_settings,
         performance,
         performance_exports,
         replays,
@@ -141,6 +142,7 @@ def install(app: FastAPI) -> None:
         issue_detail,
         keys,
         members,
+        org_settings,
         sharing,
         downloads,
         budgets,  # before performance: its routes are more specific

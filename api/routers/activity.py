@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from api.deps import ApiAuth, DbSession
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.activity import MAX_PAGE, list_activity
+from stacklens.control.activity_text import describe
 from stacklens.control.models import iso_utc
 
 router = APIRouter(prefix="/api", tags=["activity"])
@@ -24,6 +25,10 @@ class ActivityOut(BaseModel):
     actor_user_id: int | None
     detail: dict[str, Any] = Field(
         description="For `*.used`: hour, requests, events, last_ip, last_user_agent."
+    )
+    summary: str = Field(
+        description="The entry as one sentence, times to the second (what the activity page shows).",
+        examples=["Revealed the current API key …a1b2."],
     )
 
 
@@ -61,6 +66,7 @@ def activity(
                 target_id=r.target_id,
                 actor_user_id=r.actor_user_id,
                 detail=r.detail,
+                summary=describe(r),
             )
             for r in rows
         ],

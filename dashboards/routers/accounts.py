@@ -9,7 +9,15 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from dashboards.context import CurrentUser, Db, OrgViewer, org_projects, session_lifetimes, user_orgs
+from dashboards.context import (
+    CurrentUser,
+    Db,
+    OrgViewer,
+    Viewer,
+    org_projects,
+    session_lifetimes,
+    user_orgs,
+)
 from dashboards.rendering import render
 from dashboards.security import check_csrf, session_token, sign_in, sign_out
 from dashboards.throttling import get_throttle
@@ -117,9 +125,20 @@ def logout(request: Request, db: Db, csrf_token: Annotated[str, Form()] = "") ->
     return RedirectResponse("/login", status_code=303)
 
 
+def _account_context(db: Session, user: User, org_slug: str, **extra: object) -> dict[str, object]:
+    """The account page with the navigation of the organization it was opened from (``?org=``), else of the
+    user's first organization; a user in none gets the page without organization links."""
+    row = accounts.membership(db, user.id, org_slug) if org_slug else None
+    if row is None:
+        orgs = user_orgs(db, user.id)
+        row = orgs[0] if orgs else None
+    viewer = Viewer(user=user, org=row[0], role=row[1]) if row else None
+    return {"user": user, "viewer": viewer, "error": None, "done": False, **extra}
+
+
 @router.get("/account", response_class=HTMLResponse)
-def account(request: Request, user: CurrentUser) -> Response:
-    return render(request, "account.html", {"user": user, "error": None, "done": False})
+def account(request: Request, user: CurrentUser, db: Db, org: str = "") -> Response:
+    return render(request, "account.html", _account_context(db, user, org))
 
 
 @router.post("/account/password", response_class=HTMLResponse)
@@ -129,6 +148,7 @@ def change_password(
     db: Db,
     current: Annotated[str, Form()] = "",
     new: Annotated[str, Form()] = "",
+    org: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     """Every other session of the user ends; this browser gets a fresh session."""
@@ -136,9 +156,9 @@ def change_password(
     try:
         accounts.change_password(db, user.id, current, new)
     except AccountError as exc:
-        return render(request, "account.html", {"user": user, "error": str(exc), "done": False}, 400)
+        return render(request, "account.html", _account_context(db, user, org, error=str(exc)), 400)
     begin_session(request, db, user)
-    return render(request, "account.html", {"user": user, "error": None, "done": True})
+    return render(request, "account.html", _account_context(db, user, org, done=True))
 
 
 @router.get("/", response_class=HTMLResponse)

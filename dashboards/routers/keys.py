@@ -1,6 +1,9 @@
 """Settings: the organization's API key (masked, reveal logged, "create next key" for a zero-downtime
 rotation, regenerate behind a confirmation), project app keys (primary and per-service: create, reveal
-(logged), and regenerate or revoke behind a confirmation naming the consequence) and the activity log."""
+(logged), and regenerate or revoke behind a confirmation naming the consequence) and the activity log.
+
+An app key and its DSN are shown the same way: masked until "Reveal", which shows both in full and is logged
+(the DSN carries the whole key)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control import credentials
 from stacklens.control.activity import actor_labels, list_activity
+from stacklens.control.activity_text import describe
 from stacklens.control.dsn import project_dsns, service_base_url
 from stacklens.control.errors import AccountError
 
@@ -113,17 +117,41 @@ def regenerate(
     return render(request, "api_keys.html", _api_key_context(viewer, db, new_key=value))
 
 
-def _project_context(request: Request, view: CurrentProject, db: Db, **extra: object) -> dict[str, object]:
+def masked_dsn(dsn: str | None, masked_key: str) -> str | None:
+    """The DSN with its public key (the app key) masked as the key column masks it: a DSN carries the whole
+    key, so showing it in full beside a masked key would make the mask pointless."""
+    if dsn is None:
+        return None
+    scheme, _, rest = dsn.partition("://")
+    _key, _, host = rest.rpartition("@")
+    return f"{scheme}://{masked_key}@{host}"
+
+
+def _project_context(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    revealed_key_id: int | None = None,
+    **extra: object,
+) -> dict[str, object]:
+    """The project's settings; every app key and its DSN masked, except the one just revealed (logged)."""
     settings = request.app.state.settings
     base_url = service_base_url(settings, str(request.base_url))
+    keys = credentials.list_app_keys(db, view.project_id)
+    dsns = project_dsns(db, view.project_id, base_url, settings)
+    shown = {
+        key.id: dsns.get(key.id) if key.id == revealed_key_id else masked_dsn(dsns.get(key.id), key.masked)
+        for key in keys
+    }
     return {
         "viewer": view.viewer,
         "user": view.viewer.user,
         "project": view.project,
-        "keys": credentials.list_app_keys(db, view.project_id),
-        "dsns": project_dsns(db, view.project_id, base_url, settings),
+        "keys": keys,
+        "dsns": shown,
         "new_key": None,
         "revealed": None,
+        "revealed_key_id": revealed_key_id,
         "revealed_service": "",
         "error": None,
         **extra,
@@ -176,7 +204,7 @@ def app_key_action(
             "primary": primary,
         }
         return render(request, "app_key_confirm.html", context)
-    revealed = None
+    revealed, revealed_key_id = None, None
     try:
         if action == "create":
             value = credentials.create_app_key(db, view.project_id, service.strip(), actor)
@@ -190,6 +218,9 @@ def app_key_action(
         elif action == "reveal":
             value = None
             revealed = credentials.reveal_app_key(db, view.project_id, service.strip() or None, actor)
+            revealed_key_id = next(
+                (key.id for key in owned.values() if (key.service or "") == service.strip()), None
+            )
         else:
             raise AccountError("choose create, regenerate, reveal or revoke")
     except AccountError as exc:
@@ -204,6 +235,7 @@ def app_key_action(
         new_key=value,
         new_key_action=action,
         new_key_service=service.strip(),
+        revealed_key_id=revealed_key_id,
         revealed=revealed,
         revealed_service=service.strip(),
     )
@@ -225,6 +257,7 @@ def activity(
         "user": viewer.user,
         "rows": rows,
         "actors": actor_labels(db, rows),
+        "sentences": {row.id: describe(row) for row in rows},
         "next_cursor": next_cursor,
         "api_key_only": api_key_only,
     }

@@ -1,5 +1,6 @@
 """Organization members (owners only): list people with their role, invite someone, withdraw an invitation,
-remove a member (never the last owner; their sessions end at once).
+change a member's role, and remove a member behind a confirmation page (never the last owner: the last owner
+can be neither removed nor demoted; a removed person's sessions end at once).
 
 Nobody is added without consent: an invitation is a link the invited person accepts
 (``dashboards/routers/invitations.py``). Until StackLens sends mail, the owner copies the link shown once
@@ -17,7 +18,8 @@ from dashboards.context import Db, OrgViewer
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control import accounts, invitations
-from stacklens.control.errors import AccountError
+from stacklens.control.errors import AccountError, AccountNotFound
+from stacklens.control.models import User
 
 router = APIRouter(include_in_schema=False)
 MEMBERS = "/orgs/{org_slug}/settings/members"
@@ -90,20 +92,78 @@ def revoke_invitation(
     return RedirectResponse(f"/orgs/{viewer.org.slug}/settings/members", status_code=303)
 
 
+def _member(viewer: OrgViewer, db: Db, user_id: int) -> tuple[User, str]:
+    """The member ``user_id`` of the viewer's organization with their role (404 for anyone else)."""
+    for member, role in accounts.list_members(db, viewer.org.id):
+        if member.id == user_id:
+            return member, role
+    raise AccountNotFound(f"no member with id {user_id} in this organization")
+
+
+def _remove_context(viewer: OrgViewer, db: Db, user_id: int, error: str | None = None) -> dict[str, object]:
+    member, role = _member(viewer, db, user_id)
+    owners = sum(1 for _, r in accounts.list_members(db, viewer.org.id) if r == "owner")
+    return {
+        "viewer": viewer,
+        "user": viewer.user,
+        "member": member,
+        "role": role,
+        "last_owner": role == "owner" and owners <= 1,
+        "is_self": member.id == viewer.user.id,
+        "error": error,
+    }
+
+
+@router.get(MEMBERS + "/{user_id}/remove", response_class=HTMLResponse)
+def confirm_remove(request: Request, viewer: OrgViewer, db: Db, user_id: int) -> Response:
+    """Removing someone is one step away, never one click: this page says what removal does."""
+    viewer.require_owner()
+    return render(request, "member_remove.html", _remove_context(viewer, db, user_id))
+
+
 @router.post(MEMBERS + "/{user_id}/remove", response_class=HTMLResponse)
 def remove_member(
     request: Request,
     viewer: OrgViewer,
     db: Db,
     user_id: int,
+    confirm: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    viewer.require_owner()
+    check_csrf(request, csrf_token)
+    if confirm != "yes":
+        error = "Tick the box to confirm: the person loses access at once."
+        return render(request, "member_remove.html", _remove_context(viewer, db, user_id, error), 400)
+    try:
+        accounts.remove_member(db, viewer.org.id, user_id, actor_user_id=viewer.user.id)
+    except AccountNotFound:
+        raise  # not a member of this organization: the 404 page, like any URL that is not theirs
+    except AccountError as exc:
+        return render(request, "member_remove.html", _remove_context(viewer, db, user_id, str(exc)), 400)
+    if user_id == viewer.user.id:  # an owner who removed themselves can no longer see this page
+        return RedirectResponse("/", status_code=303)
+    return RedirectResponse(f"/orgs/{viewer.org.slug}/settings/members", status_code=303)
+
+
+@router.post(MEMBERS + "/{user_id}/role", response_class=HTMLResponse)
+def change_role(
+    request: Request,
+    viewer: OrgViewer,
+    db: Db,
+    user_id: int,
+    role: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     viewer.require_owner()
     check_csrf(request, csrf_token)
     try:
-        accounts.remove_member(db, viewer.org.id, user_id, actor_user_id=viewer.user.id)
+        accounts.change_role(db, viewer.org.id, user_id, role, actor_user_id=viewer.user.id)
+    except AccountNotFound:
+        raise  # not a member of this organization: the 404 page, like any URL that is not theirs
     except AccountError as exc:
         return render(request, "members.html", _context(viewer, db, error=str(exc)), 400)
-    if user_id == viewer.user.id:  # an owner who removed themselves can no longer see this page
-        return RedirectResponse("/", status_code=303)
+    if user_id == viewer.user.id and role != "owner":
+        # An owner who stepped down can no longer manage members: the organization's settings remain.
+        return RedirectResponse(f"/orgs/{viewer.org.slug}/settings", status_code=303)
     return RedirectResponse(f"/orgs/{viewer.org.slug}/settings/members", status_code=303)

@@ -147,6 +147,41 @@ def list_members(session: Session, org_id: int) -> list[tuple[User, str]]:
     return [(user, role) for user, role in rows]
 
 
+def change_role(
+    session: Session, org_id: int, user_id: int, role: str, actor_user_id: int | None = None
+) -> tuple[User, str]:
+    """Give a member another role; returns the person and their previous role. The last owner keeps the
+    role (an organization without an owner could never manage its keys or members again). Setting the role
+    a member already has changes nothing and logs nothing."""
+    if role not in ROLES:
+        raise AccountError(f"role must be one of {', '.join(ROLES)}")
+    membership = session.scalar(
+        select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id)
+    )
+    if membership is None:
+        raise AccountNotFound(f"no member with id {user_id} in this organization")
+    user = session.get(User, user_id)
+    email = user.email if user else ""
+    previous = membership.role
+    if previous == role:
+        return user, previous  # type: ignore[return-value]  # a membership row implies its user
+    if previous == "owner" and _owner_count(session, org_id) <= 1:
+        raise AccountError(
+            f"{email} is the only owner, so they stay an owner: make someone else an owner first"
+        )
+    membership.role = role
+    record_activity(
+        session,
+        org_id,
+        "member.role_changed",
+        "user",
+        user_id,
+        actor_user_id,
+        {"email": email, "from": previous, "to": role},
+    )
+    return user, previous  # type: ignore[return-value]  # a membership row implies its user (foreign key)
+
+
 def remove_member(session: Session, org_id: int, user_id: int, actor_user_id: int | None = None) -> User:
     """Take a person out of an organization (their account stays); the last owner cannot be removed."""
     membership = session.scalar(

@@ -29,6 +29,10 @@ def test_activity_pages_filter_and_isolation(control_settings: Settings, make_or
             "items"
         ]
         assert {i["target_kind"] for i in api_only} == {"api_key"}
+        # Each item also reads as a sentence, the activity page's; the structured detail stays as stored.
+        created = next(i for i in api_only if i["action"] == "api_key.created")
+        assert created["summary"] == f"Created the API key …{mine['api_key'][-4:]}."
+        assert created["detail"] == {"last4": mine["api_key"][-4:]}
         theirs_items = client.get(
             "/api/activity", headers={"Authorization": f"Bearer {theirs['api_key']}"}
         ).json()

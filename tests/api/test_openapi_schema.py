@@ -85,3 +85,42 @@ def test_schema_driven_requests_find_no_5xx_and_no_undocumented_status(stores, m
         except BaseException as exc:  # noqa: BLE001 - schemathesis raises exception groups; report them all
             failures.append(f"{operation.label}: {str(exc)[:400]}")
     assert failures == [], "\n\n".join(failures)
+
+
+def test_the_document_declares_the_bearer_scheme_where_the_key_is_read(stores, make_org) -> None:
+    client = TestClient(create_app(stores))
+    document = client.get("/openapi.json").json()
+    assert document["components"]["securitySchemes"]["ApiKey"] == {
+        **document["components"]["securitySchemes"]["ApiKey"],
+        "type": "http",
+        "scheme": "bearer",
+    }
+    operations = {
+        (method.upper(), path): op for path, item in document["paths"].items() for method, op in item.items()
+    }
+    required = [{"ApiKey": []}]
+    for key in (
+        ("GET", "/api/auth/verify"),
+        ("GET", "/api/activity"),
+        ("GET", "/api/projects"),
+        ("POST", "/api/keys/api/next"),
+        ("GET", "/api/alerts/rules"),
+    ):
+        assert operations[key].get("security") == required, key
+    # The health check takes the key optionally; the Sentry endpoints authenticate with an app key instead.
+    assert operations[("GET", "/api/health")]["security"] == [{"ApiKey": []}, {}]
+    assert "security" not in operations[("POST", "/api/{project_id}/envelope/")]
+    assert operations[("POST", "/api/ingest")]["security"] == [{"ApiKey": []}]  # the shipper's API key
+    # Every operation with the requirement refuses a request without the key: the scheme is the truth.
+    org = make_org()
+    secured = [key for key, op in operations.items() if op.get("security") == required]
+    assert len(secured) >= 30
+    for method, path in secured:
+        if "{" in path:
+            continue
+        answer = client.request(method, path)
+        assert answer.status_code == 401 and answer.json()["error"] == "Invalid API Key", (method, path)
+    assert (
+        client.get("/api/auth/verify", headers={"Authorization": f"Bearer {org['api_key']}"}).status_code
+        == 200
+    )

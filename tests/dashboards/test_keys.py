@@ -130,6 +130,7 @@ def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
         f"{org_base}/api-keys",
         f"{org_base}/api-keys/regenerate",
         f"{org_base}/members",
+        f"{org_base}/members/1/remove",
         _settings_path(org),
     ):
         response = client.get(path)
@@ -139,6 +140,8 @@ def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
         (f"{org_base}/api-keys/reveal", {}),
         (f"{org_base}/api-keys/regenerate", {"confirm": "yes"}),
         (f"{org_base}/members/invitations", {"email": "x@example.test", "role": "owner"}),
+        (f"{org_base}/members/1/role", {"role": "member"}),
+        (f"{org_base}/members/1/remove", {"confirm": "yes"}),
         (f"{_settings_path(org)}/app-keys", {"action": "regenerate", "service": ""}),
     ):
         response = client.post(path, data={**data, "csrf_token": token})
@@ -152,7 +155,11 @@ def test_members_get_403_on_owner_pages(client, org_factory, stores) -> None:
     # Members still view: the organization page, the issue list and the activity log.
     assert client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/issues").status_code == 200
     assert client.get(f"{org_base}/activity").status_code == 200
-    assert "Settings</a>" not in client.get(f"/orgs/{org['org_slug']}").text
+    # A member's settings lead only where a member may go: no API tokens, no members, no project settings.
+    landing = client.get(f"/orgs/{org['org_slug']}").text
+    assert f'href="{org_base}"' in landing
+    for owner_only in (f"{org_base}/api-keys", f"{org_base}/members", _settings_path(org)):
+        assert f'href="{owner_only}"' not in landing + client.get(org_base).text
 
 
 def test_activity_log_names_the_actor_and_hides_empty_details(client, org_factory) -> None:
@@ -165,7 +172,11 @@ def test_activity_log_names_the_actor_and_hides_empty_details(client, org_factor
     assert page.status_code == 200 and "<th>Actor</th>" in page.text
     row = next(line for line in page.text.splitlines() if "app_key.created" in line)
     assert f'<td class="actor">{org["email"]}</td>' in row
-    assert "=None" not in page.text
+    assert re.search(r'<td class="detail">Created the worker app key …\w{4} of project [\w-]+\.</td>', row)
+    # Details are sentences: no name=value pairs, no booleans, no microseconds.
+    details = " ".join(re.findall(r'<td class="detail">(.*?)</td>', page.text))
+    assert "Created the organization" in details
+    assert not re.search(r"\w=\S|None|False|True|\d:\d\d\.\d", details), details
 
 
 def test_api_key_rotation_from_the_dashboard(client, org_factory, stores) -> None:
@@ -191,3 +202,40 @@ def test_api_key_rotation_from_the_dashboard(client, org_factory, stores) -> Non
     done = client.post(f"{base}/regenerate", data={"confirm": "yes", "csrf_token": token})
     assert done.status_code == 200 and upcoming.group(1) in done.text
     assert valid(upcoming.group(1)) and not valid(org["api_key"])
+
+
+def test_app_key_and_dsn_are_masked_alike_until_reveal(client, org_factory, stores) -> None:
+    org = org_factory()
+    sign_in(client, org["email"])
+    path = _settings_path(org)
+    page = client.get(path)
+    # Neither the key nor the DSN carrying it is on the page before Reveal.
+    assert org["app_key"] not in page.text
+    masked = re.search(r'<code class="app-key-value">([^<]+)</code>', page.text)
+    dsn = re.search(r'<code class="dsn-value">([^<]+)</code>', page.text)
+    assert masked and dsn and "…" in masked.group(1)
+    assert re.fullmatch(rf"http://{re.escape(masked.group(1))}@[^/]+/{org['project_id']}", dsn.group(1))
+
+    token = csrf_of(page.text)
+    shown = client.post(f"{path}/app-keys", data={"action": "reveal", "service": "", "csrf_token": token})
+    assert shown.status_code == 200
+    key = re.search(
+        r'<tr class="app-key-row revealed">.*?<code class="app-key-value">([^<]+)</code>', shown.text, re.S
+    )
+    dsn = re.search(r'<code class="dsn-value">([^<]+)</code>', shown.text)
+    assert key and key.group(1) == org["app_key"]
+    assert dsn and re.fullmatch(
+        rf"http://{re.escape(org['app_key'])}@[^/]+/{org['project_id']}", dsn.group(1)
+    )
+    assert "This view is recorded in the activity log" in shown.text
+    with session_scope(stores) as session:
+        views = session.scalars(
+            select(ActivityEntry).where(
+                ActivityEntry.org_id == org["org_id"], ActivityEntry.action == "app_key.viewed"
+            )
+        ).all()
+    assert len(views) == 1 and views[0].detail["last4"] == org["app_key"][-4:]
+    log = client.get(f"/orgs/{org['org_slug']}/settings/activity").text
+    assert f"Revealed the primary app key …{org['app_key'][-4:]} and its DSN." in log
+    # The next visit masks both again.
+    assert org["app_key"] not in client.get(path).text

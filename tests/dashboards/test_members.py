@@ -1,5 +1,6 @@
-"""The members page: owners invite people (a link the person accepts), withdraw invitations and remove
-people; the last owner stays; members get 403; the answer never says who has an account."""
+"""The members page: owners invite people (a link the person accepts), withdraw invitations, change roles and
+remove people behind a confirmation page; the last owner stays (neither removed nor demoted); members get
+403; the answer never says who has an account."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from tests.dashboards.conftest import add_member, csrf_of, sign_in
 
 
 def _remove_path(html: str, email: str) -> str:
-    row = re.search(rf"<td>{re.escape(email)}</td>.*?action=\"([^\"]+/remove)\"", html, re.S)
-    assert row, f"{email} not listed with a remove button"
+    row = re.search(rf"<td>{re.escape(email)}</td>.*?href=\"([^\"]+/remove)\"", html, re.S)
+    assert row, f"{email} not listed with a remove link"
     return row.group(1)
 
 
@@ -76,11 +77,22 @@ def test_owner_invites_and_the_person_creates_their_account(client, org_factory,
     listing = client.get(path).text
     assert listing.count('class="member-row"') == 2 and 'class="invitation-row"' not in listing
     own_remove = _remove_path(listing, org["email"])
-    refused = client.post(own_remove, data={"csrf_token": token})
-    assert refused.status_code == 400 and "last owner" in refused.text
-    removed = client.post(
-        _remove_path(listing, "new.person@example.test"), data={"csrf_token": token}, follow_redirects=False
+    # The only owner: the confirmation page says why removal is impossible and offers no form.
+    asked = client.get(own_remove)
+    assert (
+        asked.status_code == 200 and "is the only owner" in asked.text and 'name="confirm"' not in asked.text
     )
+    refused = client.post(own_remove, data={"confirm": "yes", "csrf_token": token})
+    assert refused.status_code == 400 and "last owner" in refused.text
+    # Removing someone asks first: the page names the consequence, and without the tick nothing happens.
+    person = _remove_path(listing, "new.person@example.test")
+    asked = client.get(person)
+    assert asked.status_code == 200 and "loses access to" in asked.text
+    assert re.search(r'<input type="checkbox" name="confirm" value="yes" required', asked.text)
+    unticked = client.post(person, data={"csrf_token": token})
+    assert unticked.status_code == 400 and "Tick the box" in unticked.text
+    assert client.get(path).text.count('class="member-row"') == 2
+    removed = client.post(person, data={"confirm": "yes", "csrf_token": token}, follow_redirects=False)
     assert removed.status_code == 303 and removed.headers["location"] == path
     with session_scope(stores) as session:
         actions = session.scalars(
@@ -162,11 +174,16 @@ def test_second_owner_makes_removal_possible_and_other_orgs_are_404(client, org_
         from stacklens.control.models import User
 
         their_id = session.scalar(select(User.id).where(User.email == other["email"]))
-    refused = client.post(f"{path}/{their_id}/remove", data={"csrf_token": token})
-    assert refused.status_code == 400 and "no member" in refused.text
+    refused = client.post(f"{path}/{their_id}/remove", data={"confirm": "yes", "csrf_token": token})
+    assert refused.status_code == 404 and "no member" in refused.text
+    assert client.get(f"{path}/{their_id}/remove").status_code == 404
+    changed = client.post(f"{path}/{their_id}/role", data={"role": "member", "csrf_token": token})
+    assert changed.status_code == 404
     assert client.get(f"/orgs/{other['org_slug']}/settings/members").status_code == 404
     # With a second owner, the first may leave; they land outside the organization afterwards.
-    left = client.post(_remove_path(page, org["email"]), data={"csrf_token": token}, follow_redirects=False)
+    left = client.post(
+        _remove_path(page, org["email"]), data={"confirm": "yes", "csrf_token": token}, follow_redirects=False
+    )
     assert left.status_code == 303 and left.headers["location"] == "/"
     # Removal ended their sessions (this one too): signed in again, the organization is gone for them.
     assert client.get(path, follow_redirects=False).headers["location"].startswith("/login")
@@ -174,3 +191,54 @@ def test_second_owner_makes_removal_possible_and_other_orgs_are_404(client, org_
     assert client.get(path).status_code == 404
     sign_in(client, second)
     assert org["email"] not in client.get(path).text
+
+
+def _role_path(html: str, email: str) -> str:
+    row = re.search(rf"<td>{re.escape(email)}</td>.*?action=\"([^\"]+/role)\"", html, re.S)
+    assert row, f"{email} not listed with a role form"
+    return row.group(1)
+
+
+def _roles(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<td>([^<]+@[^<]+)</td><td>[^<]*</td><td class="role">(\w+)</td>', html))
+
+
+def test_owner_changes_roles_and_the_last_owner_stays(client, org_factory, stores) -> None:
+    org = org_factory()
+    member = add_member(stores, org, "member")
+    sign_in(client, org["email"])
+    path = f"/orgs/{org['org_slug']}/settings/members"
+    page = client.get(path).text
+    token = csrf_of(page)
+    assert _roles(page) == {org["email"]: "owner", member: "member"}
+
+    # The only owner cannot step down: a clear message, nothing changed.
+    refused = client.post(_role_path(page, org["email"]), data={"role": "member", "csrf_token": token})
+    assert refused.status_code == 400 and "is the only owner, so they stay an owner" in refused.text
+    bad = client.post(_role_path(page, member), data={"role": "admin", "csrf_token": token})
+    assert bad.status_code == 400 and "role must be one of owner, member" in bad.text
+    assert client.post(_role_path(page, member), data={"role": "owner"}).status_code == 400  # no CSRF
+
+    promoted = client.post(
+        _role_path(page, member), data={"role": "owner", "csrf_token": token}, follow_redirects=False
+    )
+    assert promoted.status_code == 303 and promoted.headers["location"] == path
+    assert _roles(client.get(path).text) == {org["email"]: "owner", member: "owner"}
+    # Two owners: the first may now step down, and lands on the settings a member may still see.
+    stepped = client.post(
+        _role_path(page, org["email"]), data={"role": "member", "csrf_token": token}, follow_redirects=False
+    )
+    assert stepped.status_code == 303 and stepped.headers["location"] == f"/orgs/{org['org_slug']}/settings"
+    assert client.get(path).status_code == 403
+    assert client.get(f"/orgs/{org['org_slug']}/settings").status_code == 200
+
+    log = client.get(f"/orgs/{org['org_slug']}/settings/activity").text
+    assert f"Changed the role of {member} from member to owner." in log
+    assert f"Changed the role of {org['email']} from owner to member." in log
+    with session_scope(stores) as session:
+        entries = session.scalars(
+            select(ActivityEntry)
+            .where(ActivityEntry.action == "member.role_changed")
+            .order_by(ActivityEntry.id)
+        ).all()
+    assert [e.detail["to"] for e in entries] == ["owner", "member"]

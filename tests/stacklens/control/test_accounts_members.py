@@ -51,3 +51,41 @@ def test_list_add_remove_and_last_owner(control_settings: Settings) -> None:
         accounts.remove_member(session, org_id, owner_id)
     with session_scope(control_settings) as session:
         assert [(u.email, r) for u, r in accounts.list_members(session, org_id)] == [("m@b.co", "owner")]
+
+
+def test_change_role_logs_and_keeps_the_last_owner(control_settings: Settings) -> None:
+    with session_scope(control_settings) as session:
+        org, _ = accounts.create_organization(session, "Acme", "owner@b.co", "password-1")
+        owner = accounts.list_members(session, org.id)[0][0]
+        member = accounts.add_member(session, org.id, "m@b.co", "password-2")
+        org_id, owner_id, member_id = org.id, owner.id, member.id
+
+    with pytest.raises(accounts.AccountError, match="only owner"), session_scope(control_settings) as session:
+        accounts.change_role(session, org_id, owner_id, "member", actor_user_id=owner_id)
+    with (
+        pytest.raises(accounts.AccountError, match="role must be"),
+        session_scope(control_settings) as session,
+    ):
+        accounts.change_role(session, org_id, member_id, "admin")
+    with pytest.raises(accounts.AccountNotFound), session_scope(control_settings) as session:
+        accounts.change_role(session, org_id, 999_999, "owner")
+
+    with session_scope(control_settings) as session:
+        user, previous = accounts.change_role(session, org_id, member_id, "owner", actor_user_id=owner_id)
+        assert (user.email, previous) == ("m@b.co", "member")
+    # Two owners now: the first may step down; the same role again changes and logs nothing.
+    with session_scope(control_settings) as session:
+        accounts.change_role(session, org_id, owner_id, "member", actor_user_id=owner_id)
+        accounts.change_role(session, org_id, owner_id, "member", actor_user_id=owner_id)
+    with session_scope(control_settings) as session:
+        roles = {u.email: r for u, r in accounts.list_members(session, org_id)}
+        assert roles == {"m@b.co": "owner", "owner@b.co": "member"}
+        entries = session.scalars(
+            select(ActivityEntry)
+            .where(ActivityEntry.action == "member.role_changed")
+            .order_by(ActivityEntry.id)
+        ).all()
+        assert [(e.actor_user_id, e.detail) for e in entries] == [
+            (owner_id, {"email": "m@b.co", "from": "member", "to": "owner"}),
+            (owner_id, {"email": "owner@b.co", "from": "owner", "to": "member"}),
+        ]

@@ -30,6 +30,9 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     )
     app.state.settings = settings
     install_error_handlers(app)
+    from api.json_depth import install_json_depth
+
+    install_json_depth(app)  # every JSON body passes the one depth guard before a route reads it
     from api.docs import install_docs
     from api.openapi import install_openapi
 
@@ -48,6 +51,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         issues_api,
         keys,
         limits,
+        metrics,
         performance,
         pipelines,
         projects,
@@ -65,6 +69,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
     app.include_router(performance.router)
+    app.include_router(metrics.router)
     app.include_router(alerts.router)
     app.include_router(envelope.router)
     app.include_router(integrations.router)

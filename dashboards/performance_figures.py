@@ -129,14 +129,14 @@ def types_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
         [r["resource_type"] for r in rows],
         [r["total_bytes"] / 1024 / 1024 for r in rows],
         [r["requests"] for r in rows],
-        "Bytes per resource type (MB, encoded)",
-        "MB",
+        "Bytes per resource type (MiB, encoded)",
+        "MiB",
         [TYPE_COLOURS.get(r["resource_type"], "#6b7280") for r in rows],
     )
 
 
 def releases_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Load time p75 per release (bars, grey when thin) with JavaScript KB per view (line, right axis)."""
+    """Load time p75 per release (bars, grey when thin) with JavaScript KiB per view (line, right axis)."""
     names = [r["release"] for r in rows]
     figure = go.Figure()
     figure.add_bar(
@@ -153,11 +153,11 @@ def releases_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
     figure.add_scatter(
         x=names,
         y=[(r["js_bytes_per_view"] or 0) / 1024 for r in rows],
-        name="JavaScript per view (KB)",
+        name="JavaScript per view (KiB)",
         yaxis="y2",
         mode="lines+markers",
         line={"color": TYPE_COLOURS["JavaScript"]},
-        hovertemplate="%{x}<br>%{y:.0f} KB JavaScript per view<extra></extra>",
+        hovertemplate="%{x}<br>%{y:.0f} KiB JavaScript per view<extra></extra>",
     )
     return _layout(
         figure,
@@ -165,7 +165,12 @@ def releases_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "load p75 (ms)",
         height=280,
         xaxis={"type": "category"},
-        yaxis2={"title": {"text": "JS KB / view"}, "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        yaxis2={
+            "title": {"text": "JS KiB / view"},
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+        },
     )
 
 

@@ -19,6 +19,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from dashboards.security import CSRF_FIELD, csrf_token
+from stacklens.alerts.messages import value_text
+from stacklens.metrics import units
+from stacklens.metrics.formatting import format_value
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 
@@ -62,9 +65,36 @@ def sparkline_points(counts: list[int], width: int = 120, height: int = 24) -> s
     )
 
 
+def metric_value(value: float | None, metric: str, statistic: str | None = None) -> str:
+    """``{{ value|metric_value("lcp_ms") }}``: the metric catalog's writing of a value (``2,004.9 ms``)."""
+    return format_value(metric, value, statistic)
+
+
+def in_unit(value: float | None, unit: str, digits: int | None = None) -> str:
+    """``{{ value|in_unit("ms") }}``: a value in a unit given by its symbol (``ms``, ``bytes``, ``%``; ``""``
+    unitless) as the catalog writes that unit; another symbol is written after the number (``2.50 ×``)."""
+    known = units.BY_SYMBOL.get(unit) or units.UNITS.get(unit)
+    if known is not None:
+        return units.format_in(known, value, digits)
+    text = units.format_in(units.SCORE, value, digits or 0)
+    return text if text == units.MISSING else f"{text} {unit}"
+
+
+def rule_value(value: float | None, rule: Any) -> str:
+    """``{{ value|rule_value(rule) }}``: a value or threshold of an alert rule as its notifications write it."""
+    return value_text(rule, value) if value is not None else units.MISSING
+
+
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
 templates.env.globals.update(csrf_input=csrf_input, json_block=json_block, query_url=query_url)
-templates.env.filters.update(fmt_time=fmt_time, sparkline=sparkline_points)
+templates.env.filters.update(
+    fmt_time=fmt_time,
+    sparkline=sparkline_points,
+    metric_value=metric_value,
+    in_unit=in_unit,
+    rule_value=rule_value,
+    plain_number=units.plain_number,
+)
 
 
 def render(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:

@@ -16,10 +16,12 @@ from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.alerts import rules
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
+from stacklens.alerts.messages import value_text
 from stacklens.alerts.preview import preview
 from stacklens.control.alert_models import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.control.channels import list_channels
-from stacklens.performance.metric_window import METRICS, STATISTICS
+from stacklens.errors import InvalidInput
+from stacklens.metrics.catalog import CATALOG
 
 router = APIRouter(include_in_schema=False)
 ALERTS = "/orgs/{org_slug}/alerts"
@@ -52,15 +54,15 @@ def rule_state(states: list[AlertRuleState]) -> AlertRuleState | None:
 
 
 def condition(rule: AlertRule) -> str:
+    """The rule's condition in words, its threshold written as its notifications write it."""
+    threshold, window = value_text(rule, rule.threshold), rules.format_window(rule.window_seconds)
     if rule.type == "performance_budget":
         scope = "all pages" if rule.scope == "*" else rule.scope
-        return f"{rule.metric} {rule.statistic} on {scope} > {rule.threshold:g} over {rules.format_window(rule.window_seconds)}"
+        return f"{rule.metric} {rule.statistic} on {scope} > {threshold} over {window}"
     if rule.type == "event_frequency":
-        return (
-            f"> {rule.threshold:g} {rule.count_kind} per issue in {rules.format_window(rule.window_seconds)}"
-        )
+        return f"> {threshold} per issue in {window}"
     if rule.type == "error_rate":
-        return f"error rate > {rule.threshold:g} % over {rules.format_window(rule.window_seconds)}"
+        return f"error rate > {threshold} over {window}"
     return rules.TYPE_LABELS[rule.type]
 
 
@@ -102,8 +104,8 @@ def _form_context(
         "projects": org_projects(db, viewer.org.id),
         "channels": list_channels(db, viewer.org.id),
         "types": rules.TYPE_LABELS,
-        "metrics": METRICS,
-        "statistics": STATISTICS,
+        "metrics": {key: CATALOG[key].label for key in rules.METRICS},
+        "statistics": rules.STATISTICS,
         "levels": rules.LEVELS,
     }
 
@@ -187,6 +189,8 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
         figure = preview_figure(rule, replay) if replay.points else None
     except WarehouseUnavailable as exc:
         preview_error = f"The preview needs the warehouse: {exc}"
+    except InvalidInput as exc:  # a metric the history cannot be computed for: said on the page, not a 400
+        preview_error = f"No preview: {exc}"
     return render(
         request,
         "alert_rule.html",

@@ -21,8 +21,10 @@ from dashboards.security import check_csrf
 from stacklens.alerts.rules import BUDGET_METRIC_MAP
 from stacklens.control import budgets as store
 from stacklens.control.models import Budget
+from stacklens.isolation import failure_text, is_shared_outage
+from stacklens.metrics.units import plain_number
 from stacklens.performance import lighthouse_budgets as lighthouse
-from stacklens.performance.budget_eval import BudgetSpec, failed_days, history
+from stacklens.performance.budget_eval import ERROR, BudgetSpec, Point, failed_days, history
 from stacklens.performance.budget_rules import (
     FIXED_STATISTIC,
     METRICS,
@@ -64,31 +66,42 @@ def _context(request: Request, view: CurrentProject, **extra: Any) -> dict[str, 
 
 
 def alert_link(view: CurrentProject, row: dict[str, Any]) -> str | None:
-    """New Rule prefilled to alert when this budget fails (None: no alert type measures the metric)."""
-    common = {
+    """New Rule prefilled to alert when this budget fails: every budget metric is a rule metric (the metric
+    catalog's budget metrics); None only for a stored budget on a metric the catalog no longer has."""
+    if row["metric"] not in BUDGET_METRIC_MAP:
+        return None
+    metric, statistic = BUDGET_METRIC_MAP[row["metric"]]
+    query = {
+        "type": "performance_budget",
+        "metric": metric,
+        "statistic": row["statistic"] if metric == row["metric"] else statistic,
+        "scope": row["scope"],
         "project": view.project.slug,
-        "threshold": f"{row['value']:g}",
+        "threshold": plain_number(row["value"]),
         "window": f"{row['window_days']}d",
         "min_samples": row["min_samples"],
         "name": f"Budget: {row['metric']} on {row['scope']}",
     }
-    if row["metric"] in BUDGET_METRIC_MAP:
-        metric, _ = BUDGET_METRIC_MAP[row["metric"]]
-        query = {
-            "type": "performance_budget",
-            "metric": metric,
-            "statistic": row["statistic"],
-            "scope": row["scope"],
-        }
-    elif row["metric"] == "error_pct":
-        query = {"type": "error_rate"}
-    else:
-        return None
-    return f"/orgs/{view.viewer.org.slug}/alerts/new?" + urlencode({**query, **common})
+    return f"/orgs/{view.viewer.org.slug}/alerts/new?" + urlencode(query)
 
 
 def _table(view: CurrentProject, db: Db) -> list[dict[str, Any]]:
     return with_status(view.warehouse, store.list_budgets(db, view.project))
+
+
+def _history(client: Any, spec: BudgetSpec, row: dict[str, Any]) -> list[Point]:
+    """The budget's 30 days; none for a budget that cannot be evaluated (its row shows why), so one broken
+    budget leaves the page and the other budgets' charts as they are."""
+    if row["status"] == ERROR:
+        return []
+    try:
+        # Ending on the evaluation the status is: the chart's last point is the status's value.
+        return history(client, spec, row["evaluated_at"], (row["current_value"], row["samples"]))
+    except Exception as exc:
+        if is_shared_outage(exc):
+            raise
+        row["status"], row["error"] = ERROR, failure_text(exc, f"the history of budget {spec.id}")
+        return []
 
 
 def _list_page(
@@ -110,10 +123,12 @@ def _list_page(
         )
         title = f"{METRICS[row['metric']].label} on {'all pages' if row['scope'] == '*' else row['scope']}"
         figures[row["id"]] = budget_figure(
-            spec, history(client, spec), row["unit"], title + " · last 30 days"
+            spec, _history(client, spec, row), row["unit"], title + " · last 30 days"
         )
         links[row["id"]] = alert_link(view, row)
-    counts = {s: sum(1 for r in rows if r["status"] == s) for s in ("pass", "fail", "insufficient_data")}
+    counts = {
+        s: sum(1 for r in rows if r["status"] == s) for s in ("pass", "fail", "insufficient_data", "error")
+    }
     context = _context(
         request,
         view,
@@ -266,7 +281,7 @@ def edit_budget(request: Request, view: CurrentProject, db: Db, budget_id: int) 
         "metric": budget.metric,
         "statistic": budget.statistic,
         "scope": budget.scope,
-        "value": f"{budget.value:g}",
+        "value": plain_number(budget.value),
         "window": str(budget.window_days),
         "min_samples": str(budget.min_samples),
     }

@@ -12,7 +12,8 @@ from stacklens.alerts.measures import Measurement
 from stacklens.alerts.rules import TYPE_LABELS, format_window
 from stacklens.alerts.state import fmt
 from stacklens.control.alert_models import AlertRule
-from stacklens.performance.metric_window import METRICS
+from stacklens.metrics.catalog import find
+from stacklens.metrics.formatting import format_value
 
 KIND_WORDS = {"firing": "Firing", "resolved": "Resolved", "renotify": "Still firing", "test": "Test"}
 
@@ -25,16 +26,28 @@ class Context:
 
 
 def what(rule: AlertRule) -> tuple[str, str]:
-    """(what is measured, unit) in plain words."""
+    """(what is measured, unit) in plain words: the metric catalog's label and unit for a performance rule."""
     if rule.type == "performance_budget":
-        label, unit = METRICS[rule.metric][0], METRICS[rule.metric][1]
+        metric = find(rule.metric)
+        label, unit = (metric.label, metric.unit.symbol) if metric else (rule.metric, "")
+        statistic = "" if metric is None or metric.fixed_statistic else f" {rule.statistic}"
         scope = "all pages" if rule.scope == "*" else rule.scope
-        return f"{label} {rule.statistic} on {scope}", unit
+        return f"{label}{statistic} on {scope}", unit
     if rule.type == "error_rate":
         return "error rate (failed transactions)", "%"
     if rule.type == "event_frequency":
         return f"{rule.count_kind} per issue", rule.count_kind
     return TYPE_LABELS[rule.type].lower(), ""
+
+
+def value_text(rule: AlertRule, value: float | None) -> str:
+    """A measured value or threshold of the rule as every page writes it (a performance metric through the
+    catalog: ``2,004.9 ms``, ``250.0 KiB``; an error rate ``3.4 %``; a count ``12 events``)."""
+    if value is not None and rule.type == "performance_budget" and find(rule.metric) is not None:
+        return format_value(rule.metric, value, rule.statistic)
+    if rule.type in ("new_issue", "regression"):  # occurrences: a count
+        return fmt(value, "") if value is None else format_value("error_events", value, "count")
+    return fmt(value, what(rule)[1])
 
 
 def link(rule: AlertRule, ctx: Context, m: Measurement | None) -> str:
@@ -52,7 +65,7 @@ def link(rule: AlertRule, ctx: Context, m: Measurement | None) -> str:
 
 def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release: str, ctx: Context) -> dict:
     """The outbox payload: subject, text, html, link and the webhook's structured data."""
-    measured, unit = what(rule)
+    measured = what(rule)[0]
     env = f" in {rule.environment}" if rule.environment else ""
     target = link(rule, ctx, m)
     lines: list[tuple[str, str]] = []
@@ -61,12 +74,12 @@ def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release
         lines.append(("What", f"{TYPE_LABELS[rule.type]} in {ctx.project_slug}{env}: {m.title}"))
     else:
         subject_of = f"issue {m.title!r}: " if m.issue_id is not None else ""
-        value, threshold = fmt(m.value, unit), fmt(rule.threshold, unit)
+        value, threshold = value_text(rule, m.value), value_text(rule, rule.threshold)
         relation = ">" if kind != "resolved" else "<="
         against = (
             threshold
             if kind != "resolved" or rule.resolve_threshold is None
-            else fmt(rule.resolve_threshold, unit)
+            else value_text(rule, rule.resolve_threshold)
         )
         headline = f"{rule.name}: {subject_of}{measured} {value} {relation} {against}"
         lines.append(

@@ -18,7 +18,7 @@ from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.control.activity import record_activity
 from stacklens.control.alert_models import AlertChannel, AlertRule
 from stacklens.control.models import Budget, Project, utcnow
-from stacklens.performance.metric_window import METRICS, STATISTICS
+from stacklens.metrics.catalog import budget_metrics
 
 RULE_TYPES = ("performance_budget", "new_issue", "regression", "event_frequency", "error_rate")
 TYPE_LABELS = {
@@ -33,15 +33,16 @@ THRESHOLD_TYPES = ("performance_budget", "event_frequency", "error_rate")
 _WINDOW = re.compile(r"^\s*(\d{1,4})\s*([mhd])\s*$")
 _UNIT = {"m": 60, "h": 3600, "d": 86400}
 MAX_WINDOW = timedelta(days=30)
-# Budget metric → (rule metric, statistic): "alert me when this budget fails".
-BUDGET_METRIC_MAP = {
-    "load_time_ms": ("load_time_ms", "p75"),
-    "ttfb_ms": ("ttfb_ms", "p75"),
-    "lcp_ms": ("lcp_ms", "p75"),
-    "inp_ms": ("inp_ms", "p75"),
-    "cls": ("cls", "p75"),
-    "api_p95_ms": ("api_ms", "p95"),
+# A performance rule can watch every metric a budget can be set on, and the other way round: both are the
+# catalog's budget metrics (stacklens.metrics). metric -> the statistics it allows, the default first.
+METRICS: dict[str, tuple[str, ...]] = {
+    k: (m.default_statistic, *(s for s in m.statistics if s != m.default_statistic))
+    for k, m in budget_metrics().items()
 }
+STATISTICS = tuple(dict.fromkeys(s for m in budget_metrics().values() for s in m.statistics))
+# Budget metric → (rule metric, statistic): "alert me when this budget fails". A key that is another name for
+# a metric and statistic (api_p95_ms: api_ms p95) is stored as that metric and statistic.
+BUDGET_METRIC_MAP = {k: m.same_as or (k, m.default_statistic) for k, m in budget_metrics().items()}
 
 
 def parse_window(value: object, field: str = "window") -> int:
@@ -133,15 +134,20 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
     values["metric"], values["statistic"], values["scope"] = "", "", "*"
     if kind == "performance_budget":
         metric = body.get("metric")
-        if metric not in METRICS:
+        if not isinstance(metric, str) or metric not in METRICS:
             raise AlertInputError("metric", f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
-        statistic = body.get("statistic") or METRICS[metric][3][0 if len(METRICS[metric][3]) == 1 else 1]
-        if statistic not in METRICS[metric][3]:
+        spec = budget_metrics()[metric]
+        statistic = body.get("statistic") or spec.default_statistic
+        if spec.fixed_statistic:  # part of the metric (API p95, bytes per view, error %), as for budgets
+            statistic = spec.default_statistic
+        if statistic not in METRICS[metric]:
             raise AlertInputError(
                 "statistic",
-                f"{metric} keeps {', '.join(METRICS[metric][3])}; "
+                f"{metric} keeps {', '.join(METRICS[metric])}; "
                 f"{statistic!r} is not one of them (all: {', '.join(STATISTICS)})",
             )
+        if spec.same_as is not None:  # another name for a metric and statistic: stored as those
+            metric, statistic = spec.same_as
         if values["window_seconds"] < 3600:
             raise AlertInputError(
                 "window", "a performance rule needs a window of at least 1h (hourly states)"
@@ -247,6 +253,7 @@ def update_rule(
     for key, value in clean(session, org_id, body).items():
         setattr(rule, key, value)
     rule.updated_at = utcnow()
+    rule.retry_at = None  # a changed rule is evaluated on the next tick, even while a failure backs off
     from stacklens.control.alert_models import AlertRuleState
 
     for state in session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id)):
@@ -288,7 +295,7 @@ def body_from_budget(session: Session, org_id: int, budget_id: int, channels: li
             f"budgets on {budget.metric} cannot be alerted on yet; use one of {', '.join(BUDGET_METRIC_MAP)}",
         )
     metric, statistic = BUDGET_METRIC_MAP[budget.metric]
-    if statistic == "p75" and budget.statistic:  # the budget's own statistic (API p95 stays p95)
+    if metric == budget.metric and budget.statistic:  # the budget's own statistic (API p95 stays p95)
         statistic = budget.statistic
     project = session.get(Project, budget.project_id)
     return {
@@ -329,4 +336,7 @@ def rule_out(rule: AlertRule, project_slug: str) -> dict[str, Any]:
         "budget_id": rule.budget_id,
         "enabled": rule.enabled,
         "created_at": rule.created_at.isoformat().replace("+00:00", "Z"),
+        # The last evaluation's failure, if it failed (the rule is evaluated again at retry_at).
+        "last_error": rule.last_error or "",
+        "retry_at": rule.retry_at.isoformat().replace("+00:00", "Z") if rule.retry_at else None,
     }

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from stacklens.metrics import units
+
 STATES = ("ok", "warning", "firing", "resolved", "insufficient_data")
 
 
@@ -30,16 +32,14 @@ class Decision:
 
 
 def fmt(value: float | None, unit: str = "") -> str:
+    """A value in its unit as the metric catalog writes it (``2,310.0 ms``, ``250.0 KiB``, ``3.4 %``, ``0.12``);
+    any other unit names what is counted (``12 events``)."""
     if value is None:
         return "no data"
-    text = (
-        f"{value:,.0f}"
-        if abs(value) >= 100 or float(value).is_integer()
-        else f"{value:,.3g}"
-        if abs(value) < 1
-        else f"{value:,.1f}"
-    )
-    return f"{text} {unit}".strip() if unit and unit != "%" else f"{text}{unit}"
+    known = units.BY_SYMBOL.get(unit)
+    if known is not None:
+        return units.format_in(known, value)
+    return f"{units.format_in(units.COUNT, value)} {unit}"
 
 
 def decide(

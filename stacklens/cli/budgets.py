@@ -124,15 +124,28 @@ def _list(args: argparse.Namespace) -> int:
     if not listed:
         print(f"no budgets in {args.project}")
     for row in listed:
-        unit = f" {row['unit']}" if row["unit"] else ""
-        current = row.get("current_value")
-        value = "–" if current is None else f"{current:.4g}{unit}"
+        budget, current = (
+            _amount(row["metric"], row["value"]),
+            _amount(row["metric"], row.get("current_value")),
+        )
         print(
-            f"{row['id']}  {row['metric']:<14} {row['statistic']:<4} {row['scope']:<20} <= {row['value']:g}{unit}"
-            f"  now {value}  {str(row['status']).upper():<17}  {row.get('samples', '?')} samples"
+            f"{row['id']}  {row['metric']:<14} {row['statistic']:<4} {row['scope']:<20} <= {budget}"
+            f"  now {current}  {str(row['status']).upper():<17}  {row.get('samples', '?')} samples"
             f" (min {row['min_samples']}, {row['window_days']}d)"
+            + (f"  {row['error']}" if row.get("error") else "")
         )
     return 0
+
+
+def _amount(metric: str, value: float | None) -> str:
+    """A budget value as the budgets page writes it (the metric catalog: ``712.9 KiB``, ``2,004.9 ms``)."""
+    from stacklens.metrics.catalog import find
+    from stacklens.metrics.formatting import format_value
+    from stacklens.metrics.units import MISSING, plain_number
+
+    if find(metric) is not None:
+        return format_value(metric, value)
+    return MISSING if value is None else plain_number(value)  # a metric this version does not know
 
 
 def _set(args: argparse.Namespace) -> int:
@@ -163,7 +176,7 @@ def _set(args: argparse.Namespace) -> int:
     else:
         print(
             f"{'created' if created else 'changed'} budget {row.id}: {row.metric} {row.statistic} on {row.scope}"
-            f" <= {row.value:g} over {row.window_days}d (min {row.min_samples} samples)"
+            f" <= {_amount(row.metric, row.value)} over {row.window_days}d (min {row.min_samples} samples)"
         )
     return 0
 

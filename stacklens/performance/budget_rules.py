@@ -12,8 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from stacklens.errors import Conflict, InvalidInput
-
-STATISTICS = ("p75", "p50", "p95", "avg")
+from stacklens.metrics.catalog import Metric, budget_metrics
 
 
 @dataclass(frozen=True)
@@ -24,24 +23,37 @@ class BudgetMetric:
     source: str  # "window": metric_window (hourly states); "resources": bytes per view; "raw": transactions
 
 
-# Every metric is "lower is better": a budget passes when the current value is at most the budget.
+def _source(metric: Metric) -> str:
+    """Where budget_eval computes the metric, from the states the catalog says hold it."""
+    tables = metric.state_tables
+    return (
+        "resources"
+        if "resource_hour_states" in tables
+        else ("window" if "page_hour_states" in tables else "raw")
+    )
+
+
+# The budget metrics are the catalog's (stacklens.metrics); this is the shape budget_eval, the pages and the
+# API read. Every metric is "lower is better": a budget passes when the current value is at most the budget.
 METRICS: dict[str, BudgetMetric] = {
-    "load_time_ms": BudgetMetric("total page load time", "ms", STATISTICS, "window"),
-    "lcp_ms": BudgetMetric("largest contentful paint (LCP)", "ms", ("p75",), "window"),
-    "inp_ms": BudgetMetric("interaction to next paint (INP)", "ms", ("p75",), "window"),
-    "cls": BudgetMetric("cumulative layout shift (CLS)", "", ("p75",), "window"),
-    "fcp_ms": BudgetMetric("first contentful paint (FCP)", "ms", STATISTICS, "raw"),
-    "ttfb_ms": BudgetMetric("time to first byte (TTFB)", "ms", STATISTICS, "window"),
-    "js_bytes": BudgetMetric("JavaScript size per page view", "bytes", ("avg",), "resources"),
-    "transfer_bytes": BudgetMetric("total transfer size per page view", "bytes", ("avg",), "resources"),
-    "api_p95_ms": BudgetMetric("API response time p95", "ms", ("p95",), "window"),
-    "error_pct": BudgetMetric("error % of requests", "%", ("avg",), "raw"),
+    key: BudgetMetric(
+        m.label,
+        m.unit.symbol,
+        (m.default_statistic, *(s for s in m.statistics if s != m.default_statistic)),
+        _source(m),
+    )
+    for key, m in budget_metrics().items()
 }
+# The form's default statistic first, then every other one a budget metric allows, in the catalog's order.
+STATISTICS = (
+    "p75",
+    *(s for s in dict.fromkeys(s for m in budget_metrics().values() for s in m.statistics) if s != "p75"),
+)
 # metric -> (description, unit): the shape the API's and CLI's texts have used since budgets exist.
 BUDGET_METRICS: dict[str, tuple[str, str]] = {k: (m.label, m.unit) for k, m in METRICS.items()}
 WINDOW_DAYS = 7
 MIN_SAMPLES = 20
-FIXED_STATISTIC = frozenset({"api_p95_ms", "js_bytes", "transfer_bytes", "error_pct"})
+FIXED_STATISTIC = frozenset(k for k, m in budget_metrics().items() if m.fixed_statistic)
 MAX_WINDOW_DAYS = 30
 _SCOPE = re.compile(r"^(\*|/[^\s]{0,299})$")
 

@@ -56,12 +56,12 @@ def impact(avg_ms: float, avg_bytes: float, fcp_share: float | None) -> tuple[st
         if avg_ms >= limits["avg_ms"]:
             reasons.append(f"{avg_ms:.0f} ms ≥ {limits['avg_ms']:.0f} ms")
         if avg_bytes >= limits["avg_bytes"]:
-            reasons.append(f"{avg_bytes / 1024:.0f} KB ≥ {limits['avg_bytes'] / 1024:.0f} KB")
+            reasons.append(f"{avg_bytes / 1024:.0f} KiB ≥ {limits['avg_bytes'] / 1024:.0f} KiB")
         if share >= limits["fcp_share"]:
             reasons.append(f"{100 * share:.0f} % of FCP ≥ {100 * limits['fcp_share']:.0f} %")
         if reasons:
             return level, "; ".join(reasons)
-    return "Low", f"{avg_ms:.0f} ms, {avg_bytes / 1024:.0f} KB, {100 * share:.0f} % of FCP"
+    return "Low", f"{avg_ms:.0f} ms, {avg_bytes / 1024:.0f} KiB, {100 * share:.0f} % of FCP"
 
 
 def _resource_row(raw: dict[str, Any]) -> dict[str, Any]:

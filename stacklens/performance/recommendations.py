@@ -4,10 +4,10 @@ listed on its one row. Each carries its evidence and an estimated saving.
 
 Rules and thresholds (docs/performance.md repeats them):
   render_blocking_script / render_blocking_css  a render-blocking JS / CSS file of impact High or Medium
-  uncompressed_asset   JS / CSS / font over 10 KB served without compression (decoded ≈ encoded size), or a BMP /
-                       TIFF image, or a PNG over 100 KB
-  oversized_image      an image averaging over 200 KB (High over 1 MB)
-  large_api_payload    a browser API call averaging over 500 KB of response
+  uncompressed_asset   JS / CSS / font over 10 KiB served without compression (decoded ≈ encoded size), or a BMP /
+                       TIFF image, or a PNG over 100 KiB
+  oversized_image      an image averaging over 200 KiB (High over 1 MiB)
+  large_api_payload    a browser API call averaging over 500 KiB of response
   parallel_calls       one page load calling the same endpoint 5 times or more (N+1)
   slow_endpoint        endpoint p95 over 1 s (High over 3 s)
   failing_endpoint     endpoint error rate over 5 % over at least 20 calls (High over 20 %)
@@ -24,7 +24,7 @@ from stacklens.performance.filters import PerfFilters
 from stacklens.performance.network import endpoints, resources
 from stacklens.warehouse.side_by_side import side_by_side
 
-KB = 1024
+KB = 1024  # one KiB: sizes are written with binary prefixes (stacklens.metrics.units)
 SEVERITY_ORDER = {"High": 0, "Medium": 1, "Low": 2}
 GZIP_SAVING = 0.7  # text assets shrink about 70 % with gzip/brotli
 IMAGE_TARGET = 100 * KB  # a web image at display size in WebP/AVIF rarely needs more
@@ -95,8 +95,8 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "Medium",
                     name,
                     r["pages"],
-                    f"{name} is served uncompressed or in a format that compresses poorly ({size / KB:.0f} KB)",
-                    f"about {saving / KB:.0f} KB per request, {saving * r['requests'] / KB / KB:.1f} MB in the window",
+                    f"{name} is served uncompressed or in a format that compresses poorly ({size / KB:.0f} KiB)",
+                    f"about {saving / KB:.0f} KiB per request, {saving * r['requests'] / KB / KB:.1f} MiB in the window",
                     {**base, "avg_decoded_bytes": round(r["avg_decoded_bytes"])},
                 )
             )
@@ -107,8 +107,8 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "High" if size > KB * KB else "Medium",
                     name,
                     r["pages"],
-                    f"Image {name} averages {size / KB:.0f} KB: resize to its display size and serve WebP/AVIF",
-                    f"about {(size - IMAGE_TARGET) / KB:.0f} KB per request",
+                    f"Image {name} averages {size / KB:.0f} KiB: resize to its display size and serve WebP/AVIF",
+                    f"about {(size - IMAGE_TARGET) / KB:.0f} KiB per request",
                     base,
                 )
             )
@@ -127,7 +127,7 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     host,
                     sorted(entry["pages"]),
                     f"{host} (third party) carries {100 * share:.0f} % of the resource bytes",
-                    f"{entry['bytes'] / KB / KB:.1f} MB in the window if removed or self-hosted and trimmed",
+                    f"{entry['bytes'] / KB / KB:.1f} MiB in the window if removed or self-hosted and trimmed",
                     {
                         "share_pct": round(100 * share, 1),
                         "bytes": entry["bytes"],
@@ -155,8 +155,8 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "Medium",
                     name,
                     e["pages"],
-                    f"{name} answers {e['avg_bytes'] / KB:.0f} KB on average: paginate or select fewer fields",
-                    f"about {(e['avg_bytes'] - 100 * KB) / KB:.0f} KB per call",
+                    f"{name} answers {e['avg_bytes'] / KB:.0f} KiB on average: paginate or select fewer fields",
+                    f"about {(e['avg_bytes'] - 100 * KB) / KB:.0f} KiB per call",
                     {**base, "avg_bytes": round(e["avg_bytes"])},
                 )
             )

@@ -15,17 +15,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# Google's web-vitals thresholds (good up to the first, poor above the second), ms except CLS (unitless).
-# docs/performance.md carries the same table.
+from stacklens.metrics.catalog import CATALOG, web_vitals
+
+# Google's web-vitals thresholds (good up to the first, poor above the second), ms except CLS (unitless), by
+# the vitals' short names: the metric catalog's (stacklens.metrics), which docs/performance.md's table is
+# checked against.
 THRESHOLDS: dict[str, tuple[float, float]] = {
-    "lcp": (2500.0, 4000.0),
-    "inp": (200.0, 500.0),
-    "cls": (0.1, 0.25),
-    "fcp": (1800.0, 3000.0),
-    "ttfb": (800.0, 1800.0),
+    name: (m.thresholds.good, m.thresholds.poor) for name, m in web_vitals().items() if m.thresholds
 }
 WEIGHTS: dict[str, float] = {"lcp": 30.0, "inp": 30.0, "fcp": 15.0, "cls": 15.0, "ttfb": 10.0}
-VITAL_LABELS = {"lcp": "LCP", "inp": "INP", "cls": "CLS", "fcp": "FCP", "ttfb": "TTFB"}
+VITAL_LABELS = {name: m.short_label for name, m in web_vitals().items()}
 MOBILE_OS = ("Android", "iOS", "iPadOS")
 # Below this many samples a figure is shown greyed: too few to trust, never hidden.
 MIN_SAMPLES = 20
@@ -89,9 +88,8 @@ def rating(vital: str, value: float | None) -> str:
 
 def score_rating(score: float | None) -> str:
     """Lighthouse's bands for a score: 90+ good, 50-89 needs improvement, below 50 poor."""
-    if score is None:
-        return ""
-    return "good" if score >= 90 else ("needs improvement" if score >= 50 else "poor")
+    bands = CATALOG["score"].thresholds
+    return bands.rating(score) if bands is not None else ""
 
 
 def sql_parameters() -> dict[str, float]:

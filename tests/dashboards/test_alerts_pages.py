@@ -19,6 +19,7 @@ from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import add_member, csrf_of, sign_in
 from tests.stacklens.alerts.receiver import Receiver
 from tests.stacklens.alerts.test_evaluation import _load, tx
+from tests.stacklens.performance.budget_seed import bucketed
 
 
 @pytest.fixture
@@ -44,6 +45,10 @@ def test_channels_page_create_test_and_log(client, org_factory, allowed, receive
     token = csrf_of(page.text)
     bad = client.post(path, data={"type": "webhook", "name": "ops", "url": "ftp://x", "csrf_token": token})
     assert bad.status_code == 400 and "url: &#39;ftp://x&#39; is not a valid" in bad.text
+    private = client.post(
+        path, data={"type": "webhook", "name": "ops", "url": "http://0xa000001/h", "csrf_token": token}
+    )
+    assert private.status_code == 400 and "url: 0xa000001 means 10.0.0.1, a private address" in private.text
     made = client.post(
         path, data={"type": "webhook", "name": "ops", "url": receiver.url, "csrf_token": token}
     )
@@ -99,8 +104,13 @@ def test_new_rule_form_errors_rule_page_and_isolation(client, org_factory, allow
     )
     evaluate(stores, get_warehouse(stores), "http://sl.test")
     page = client.get(rule_path)
-    assert "firing: 2,500 ms &gt; 1,000 ms" in page.text and 'id="rule-state">firing' in page.text
-    assert 'data-figure="preview-json"' in page.text
+    assert (
+        f"firing: {bucketed(2500):,.1f} ms &gt; 1,000.0 ms" in page.text
+        and 'id="rule-state">firing' in page.text
+    )
+    assert (
+        'data-figure="preview-json"' in page.text and 'id="preview-scope">Evaluated on all pages' in page.text
+    )
     listed = client.get(alerts).text
     assert "Slow pages" in listed and "state-firing" in listed
     member = add_member(stores, org)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from stacklens.metrics import units
+from stacklens.metrics.formatting import format_value
 from stacklens.performance.exports.pdf_charts import INK, MUTED, bar_chart, fit, latin, line_chart
 from stacklens.performance.exports.report_data import ReportData
 
@@ -27,9 +29,13 @@ def fmt(value: Any, digits: int = 0, unit: str = "") -> str:
 
 
 def kb(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value / 1048576:.1f} MB" if value >= 1048576 else f"{value / 1024:.1f} KB"
+    """A size in bytes with a binary prefix, as the pages write it (``250.0 KiB``, ``1.5 MiB``)."""
+    return "-" if value is None else units.format_in(units.BYTES, value)
+
+
+def metric(key: str, value: Any, statistic: str | None = None) -> str:
+    """A metric's value as the pages write it (the metric catalog); ``-`` when missing, as the report's cells."""
+    return "-" if value is None else latin(format_value(key, value, statistic))
 
 
 def pct(value: Any) -> str:

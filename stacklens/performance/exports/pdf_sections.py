@@ -4,7 +4,7 @@ endpoints, trends, release impact and recommendations — each a heading, its ch
 
 from __future__ import annotations
 
-from stacklens.performance.exports.pdf_layout import Layout, bars, fmt, kb, line, pct
+from stacklens.performance.exports.pdf_layout import Layout, bars, fmt, kb, line, metric, pct
 from stacklens.performance.exports.report_data import ReportData
 from stacklens.performance.exports.tables import largest_resources
 
@@ -22,15 +22,11 @@ def summary(layout: Layout, data: ReportData) -> None:
         [
             [
                 r["label"],
-                fmt(
-                    r["value"],
-                    3 if r["metric"] == "cls" else 0,
-                    "" if r["metric"] in ("cls", "score") else "ms",
-                ),
+                metric(r["metric"], r["value"]),
                 r["rating"] or "",
                 fmt(r["samples"]),
-                fmt(r.get("good_at_most"), 3 if r["metric"] == "cls" else 0),
-                fmt(r.get("poor_above"), 3 if r["metric"] == "cls" else 0),
+                metric(r["metric"], r.get("good_at_most")),
+                metric(r["metric"], r.get("poor_above")),
             ]
             for r in vitals
         ],
@@ -43,8 +39,8 @@ def summary(layout: Layout, data: ReportData) -> None:
             [
                 f"{b['description']} {b['statistic']}",
                 b["scope"],
-                fmt(b["budget"], 2 if b["budget"] < 10 else 0, b["unit"]),
-                fmt(b["current"], 2 if (b["current"] or 0) < 10 else 0, b["unit"]),
+                metric(b["metric"], b["budget"]),
+                metric(b["metric"], b["current"]),
                 f"{fmt(b['samples'])} of {fmt(b['min_samples'])}",
                 b["status"],
                 b["evaluated_at"].strftime("%Y-%m-%d %H:%M UTC") if b["evaluated_at"] else "-",

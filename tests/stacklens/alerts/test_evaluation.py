@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from pipelines import warehouse_ops as ops
 from stacklens.alerts import outbox, rules
 from stacklens.alerts.evaluation import evaluate
 from stacklens.control.alert_models import AlertEvaluation, AlertNotification, AlertRuleState
@@ -15,6 +14,8 @@ from stacklens.control.db import session_scope
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver
+from tests.stacklens.performance.budget_seed import bucketed
+from tests.stacklens.performance.perf_seed import build_facts
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
 TX = [
@@ -106,17 +107,14 @@ def world(settings: Settings, client):  # noqa: ANN001, ANN201
 def _load(client, rows: list[list], events: list[list] | None = None, days: int = 2) -> None:  # noqa: ANN001
     if rows:
         client.insert("transactions", rows, column_names=TX)
-        ops.run_insert(
-            client,
-            "page_hour_states",
-            {
-                "start": NOW - timedelta(days=days),
-                "end": NOW + timedelta(hours=1),
-                "materialized_at": datetime.now(UTC),
-            },
-        )
+        fold(client, NOW - timedelta(days=days), NOW + timedelta(hours=1))
     if events:
         client.insert("events", events, column_names=EV)
+
+
+def fold(client, start: datetime, end: datetime) -> None:  # noqa: ANN001
+    """The page-load facts and states of [start, end) rebuilt from the raw rows (what the pipeline does)."""
+    build_facts(client, start, end)
 
 
 def _states(settings: Settings, rule_id: int) -> dict[str, str]:
@@ -159,10 +157,15 @@ def test_performance_rule_fires_once_resolves_with_hysteresis_and_notifies(world
     body = receiver.received[0].json()
     assert receiver.received[0].signature_ok
     assert (
-        body["type"] == "alert.firing" and body["data"]["value"] == 3000 and body["data"]["threshold"] == 2000
+        body["type"] == "alert.firing"
+        and body["data"]["value"] == bucketed(3000)
+        and body["data"]["threshold"] == 2000
     )
     assert body["data"]["release"] == "2.0.0" and body["data"]["samples"] == 7
-    assert "largest contentful paint p75 on /check* 3,000 ms > 2,000 ms" in body["data"]["subject"]
+    assert (
+        f"Largest contentful paint (LCP) p75 on /check* {bucketed(3000):,.1f} ms > 2,000.0 ms"
+        in body["data"]["subject"]
+    )
     assert body["data"]["link"] == f"http://sl.test/orgs/acme/projects/{slug}/performance"
     with session_scope(settings) as session:
         evaluations = list(
@@ -172,8 +175,8 @@ def test_performance_rule_fires_once_resolves_with_hysteresis_and_notifies(world
         )
     assert [e.decision for e in evaluations] == [
         "insufficient data: 3 samples < 5 needed",
-        "firing: 3,000 ms > 2,000 ms",
-        "still firing: 3,000 ms > 2,000 ms",
+        f"firing: {bucketed(3000):,.1f} ms > 2,000.0 ms",
+        f"still firing: {bucketed(3000):,.1f} ms > 2,000.0 ms",
     ]
     assert evaluations[1].samples == 7 and evaluations[1].threshold == 2000 and evaluations[1].notified
     assert evaluations[1].window_end - evaluations[1].window_start >= timedelta(hours=1)

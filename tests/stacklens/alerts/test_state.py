@@ -55,4 +55,4 @@ def test_renotify_interval_while_firing() -> None:
         decide("firing", 2500, 50, T, last_notified=now - timedelta(hours=5)).notify is None
     )  # no interval set
     d = decide("ok", 2310, 50, T, "ms")
-    assert d.text == "firing: 2,310 ms > 2,000 ms"
+    assert d.text == "firing: 2,310.0 ms > 2,000.0 ms"

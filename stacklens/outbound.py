@@ -1,10 +1,20 @@
 """The one HTTP client for calls to the outside (DESIGN §7.5): timeouts, an SSRF guard, backoff with jitter.
 
-The guard resolves the target's host and checks **every** address it resolves to: loopback, private,
+The guard resolves the target's host **once** and checks **every** address it resolves to: loopback, private,
 link-local, unique-local, multicast, reserved and unspecified addresses are refused unless the operator's
 allow-list (``STACKLENS_OUTBOUND_ALLOW``: hosts or CIDRs, comma-separated) names the host or covers the
-address. The refusal happens before any connection is opened. Redirects are never followed: a 3xx could
-point a webhook at an internal address after the check.
+address. A literal host is read as browsers and ``inet_aton`` read it (``http://2130706433/`` is
+127.0.0.1), and an IPv6 address that carries an IPv4 address (``::ffff:a.b.c.d``, ``::a.b.c.d``, NAT64,
+6to4, Teredo) is judged by that IPv4 address (:mod:`stacklens.netaddr`). The refusal happens before any
+connection is opened.
+
+The connection then goes to the addresses that were checked, never to a second DNS answer: a name whose
+answer changes between the check and the connection (DNS rebinding) cannot reach an internal address. The
+request keeps the name in its ``Host`` header, and TLS sends it as SNI and verifies the certificate for it.
+Redirects are never followed: a 3xx could point a webhook at an internal address after the check.
+
+:func:`validate_target` is the same guard for a URL being stored (channels, tracker connections): it refuses
+literal internal addresses at once, naming what the host means, and writes literal hosts canonically.
 
 Retries across process restarts belong to the outbox (:mod:`stacklens.alerts.outbox`); :func:`backoff_delay`
 is the one schedule both use, and :func:`post` can retry in-call for callers without an outbox.
@@ -15,16 +25,20 @@ from __future__ import annotations
 import functools
 import ipaddress
 import random
+import re
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import certifi
+import httpcore
 import httpx
+
+from stacklens.netaddr import Address, Network, address_kind, describe, embedded_ipv4, literal_address
 
 DEFAULT_TIMEOUT_S = 10.0  # connect + read; a receiver slower than this is retried later, not waited on
 EXCERPT_CHARS = 300
@@ -34,12 +48,15 @@ BACKOFF_CAP_S = 3600.0  # at most an hour between attempts: a 24 h retry period 
 RETRY_AFTER_CAP_S = 6 * 3600.0  # a Retry-After beyond this is treated as this (a broken header)
 
 
+# A host name as httpx sends it: IDNA-encoded labels of letters, digits, "-" and "_", one trailing dot at most.
+HOST_NAME = re.compile(
+    r"(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?"
+)
+REFUSED_KINDS = "loopback, private, link-local, multicast and reserved addresses"
+
+
 class OutboundRefused(ValueError):
     """The target is not allowed (scheme, host, or an address the SSRF guard refuses)."""
-
-
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass(frozen=True)
@@ -63,7 +80,11 @@ class AllowList:
         return cls(frozenset(hosts), tuple(networks))
 
     def allows(self, host: str, address: Address) -> bool:
-        return host.lower().rstrip(".") in self.hosts or any(address in n for n in self.networks)
+        """The host is listed, or a listed network covers the address or the IPv4 address it carries."""
+        if host.lower().rstrip(".") in self.hosts:
+            return True
+        embedded, _form = embedded_ipv4(address)
+        return any(a in n for a in (address, *embedded) for n in self.networks if a.version == n.version)
 
 
 @dataclass(frozen=True)
@@ -85,36 +106,44 @@ class OutboundResponse:
         return self.status >= 500 or self.status in (408, 429)
 
 
+Resolver = Callable[[str, int], list[str]]
+
+
 @dataclass
 class OutboundClient:
-    """Settings of outbound calls; build one per call site from the settings (nothing global)."""
+    """Settings of outbound calls; build one per call site from the settings (nothing global).
+
+    ``resolver`` answers a name's addresses (``getaddrinfo`` by default; tests give one that asks their own
+    DNS server) and ``tls`` verifies servers (the certifi bundle by default)."""
 
     allow: AllowList = field(default_factory=AllowList)
     timeout_s: float = DEFAULT_TIMEOUT_S
-    resolver: Callable[[str, int], list[str]] | None = None  # tests may pin resolution
+    resolver: Resolver | None = None
+    tls: ssl.SSLContext | None = None
 
     def check(self, url: str) -> list[Address]:
         """The addresses ``url`` resolves to, or :class:`OutboundRefused` naming the reason."""
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise OutboundRefused(f"url must start with http:// or https:// (got {url[:60]!r})")
-        host = parts.hostname
-        if not host:
-            raise OutboundRefused(f"url has no host: {url[:60]!r}")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        try:
-            raw = (self.resolver or _resolve)(host, port)
-        except OSError as exc:
-            raise OutboundRefused(f"host {host!r} does not resolve: {exc}") from exc
-        addresses = [ipaddress.ip_address(a.split("%", 1)[0]) for a in raw]
+        host, port = _target(url)
+        literal = _literal(host)
+        if literal is not None:
+            addresses = [literal]
+        else:
+            try:
+                raw = (self.resolver or _resolve)(host, port)
+            except OSError as exc:
+                raise OutboundRefused(f"host {host!r} does not resolve: {exc}") from exc
+            addresses = list(dict.fromkeys(ipaddress.ip_address(a.split("%", 1)[0]) for a in raw))
         if not addresses:
             raise OutboundRefused(f"host {host!r} does not resolve")
         for address in addresses:
-            if not _public(address) and not self.allow.allows(host, address):
-                raise OutboundRefused(
-                    f"{host} resolves to {address}, a loopback, private or link-local address; "
-                    "add it to STACKLENS_OUTBOUND_ALLOW to allow it"
+            kind = address_kind(address)
+            if kind != "public" and not self.allow.allows(host, address):
+                what = (
+                    _meaning(host, address, kind)
+                    if literal is not None
+                    else f"{host} resolves to {describe(address)}, {_a(kind)}"
                 )
+                raise OutboundRefused(f"{what}; add it to STACKLENS_OUTBOUND_ALLOW to allow it")
         return addresses
 
     def post(
@@ -141,13 +170,13 @@ class OutboundClient:
         sleep: Callable = time.sleep,
     ) -> OutboundResponse:
         """Any method (API clients GET as well as POST); the guard runs before every attempt, retries as
-        :meth:`post` does."""
+        :meth:`post` does. Each attempt connects only to the addresses its own check accepted."""
         attempt = 0
         while True:
             attempt += 1
-            self.check(url)
+            pins = {_target(url)[0]: self.check(url)}
             try:
-                response = self._send(url, content, headers, method)
+                response = self._send(url, content, headers, method, pins)
             except httpx.TransportError:
                 if attempt > retries:
                     raise
@@ -159,11 +188,20 @@ class OutboundClient:
             return response
 
     def _send(
-        self, url: str, content: bytes | None, headers: dict[str, str], method: str = "POST"
+        self,
+        url: str,
+        content: bytes | None,
+        headers: dict[str, str],
+        method: str,
+        pins: Mapping[str, Sequence[Address]],
     ) -> OutboundResponse:
         started = time.perf_counter()
+        tls = self.tls or _tls_context()
         with httpx.Client(
-            timeout=self.timeout_s, follow_redirects=False, trust_env=False, verify=_tls_context()
+            transport=PinnedTransport(pins, tls),
+            timeout=self.timeout_s,
+            follow_redirects=False,
+            trust_env=False,
         ) as client:
             response = client.request(method, url, content=content, headers=headers)
         latency = (time.perf_counter() - started) * 1000
@@ -178,6 +216,149 @@ class OutboundClient:
         )
 
 
+class PinnedBackend(httpcore.NetworkBackend):
+    """Opens TCP connections only to the addresses the guard checked for each host name.
+
+    httpcore asks for ``connect_tcp(host=<the URL's host>)`` and later starts TLS with that same name as SNI
+    (and verifies the certificate for it), so connecting to the checked address here changes where the
+    bytes go and nothing else. A host that was not checked is never connected to."""
+
+    def __init__(self, pins: Mapping[str, Sequence[Address]]) -> None:
+        self._pins = {host: tuple(addresses) for host, addresses in pins.items()}
+        self._sockets = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        addresses = self._pins.get(host)
+        if not addresses:
+            raise httpcore.ConnectError(f"{host} was not checked by the outbound guard; not connecting to it")
+        failure: Exception | None = None
+        for address in addresses:  # in the resolver's order, like socket.create_connection
+            try:
+                return self._sockets.connect_tcp(str(address), port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None
+        raise failure
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("outbound calls never use unix sockets")
+
+    def sleep(self, seconds: float) -> None:
+        self._sockets.sleep(seconds)
+
+
+class PinnedTransport(httpx.HTTPTransport):
+    """httpx's own transport (request mapping, error mapping, TLS) over a pool that connects through
+    :class:`PinnedBackend`. httpx takes no network backend, so its pool is replaced; the type check makes
+    a future httpx that stores its pool elsewhere fail loudly instead of connecting unpinned."""
+
+    def __init__(self, pins: Mapping[str, Sequence[Address]], tls: ssl.SSLContext) -> None:
+        super().__init__(verify=tls, trust_env=False)
+        if not isinstance(getattr(self, "_pool", None), httpcore.ConnectionPool):
+            raise RuntimeError(
+                "httpx.HTTPTransport no longer keeps its pool in _pool: pinning cannot be set up"
+            )
+        self._pool = httpcore.ConnectionPool(ssl_context=tls, network_backend=PinnedBackend(pins))
+
+
+def _target(url: str) -> tuple[str, int]:
+    """The host (as httpx sends it) and port of an http(s) URL, or :class:`OutboundRefused`."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise OutboundRefused(f"url {url[:60]!r} is not valid: {exc}") from exc
+    if parsed.scheme not in ("http", "https"):
+        raise OutboundRefused(f"url must start with http:// or https:// (got {url[:60]!r})")
+    host = parsed.raw_host.decode("ascii")
+    if not host:
+        raise OutboundRefused(f"url has no host: {url[:60]!r}")
+    return host, parsed.port or (443 if parsed.scheme == "https" else 80)
+
+
+def _literal(host: str) -> Address | None:
+    try:
+        return literal_address(host)
+    except ValueError as exc:
+        raise OutboundRefused(f"host {exc}") from exc
+
+
+def validate_target(url: str, allow: AllowList) -> str:
+    """``url`` as it should be stored for later outbound calls, or :class:`OutboundRefused` saying why not
+    (the caller adds the field's name).
+
+    A literal host in any form (``0x7f000001``, ``2130706433``, ``0177.0.0.1``, ``127.1``, ``[::7f00:1]``)
+    is read as browsers and ``inet_aton`` read it; one that is not public is refused unless the allow-list
+    covers it, and one that is kept is written canonically (``http://0x08080808/`` is stored as
+    ``http://8.8.8.8/``), so the stored URL says where calls go. ``localhost`` and ``*.localhost`` are
+    loopback (RFC 6761). Other names are accepted here and checked, resolved and pinned at every call: their
+    DNS answer can change after this.
+    """
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise OutboundRefused(f"{url[:80]!r} is not a valid http:// or https:// URL")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise OutboundRefused(f"{url[:80]!r} has an invalid port") from exc
+    typed = parts.hostname
+    address = _literal(typed)
+    if address is not None:
+        url = urlunsplit(parts._replace(netloc=_netloc(parts, address, port)))
+    host, _port = _target(url)
+    if address is None and not HOST_NAME.fullmatch(host):
+        raise OutboundRefused(f"{typed[:80]!r} is not a valid host name")
+    seen = _literal(host)
+    if seen != address:  # our parser and httpx disagree on the host: refuse rather than guess which wins
+        raise OutboundRefused(f"{url[:80]!r} names its host ambiguously")
+    name = host.rstrip(".")
+    if seen is None and (name == "localhost" or name.endswith(".localhost")):
+        seen = ipaddress.IPv4Address("127.0.0.1")
+    if seen is not None:
+        kind = address_kind(seen)
+        if kind != "public" and not allow.allows(host, seen):
+            raise OutboundRefused(
+                f"{_meaning(typed, seen, kind)}; outbound calls never go to {REFUSED_KINDS} "
+                "unless STACKLENS_OUTBOUND_ALLOW allows them"
+            )
+    return url
+
+
+def _meaning(typed: str, address: Address, kind: str) -> str:
+    """What a typed host is, in words: ``10.0.0.1 is a private address``, ``0x7f000001 means 127.0.0.1, a
+    loopback address``, ``::7f00:1 is IPv4-compatible IPv6 for 127.0.0.1, a loopback address``."""
+    embedded, form = embedded_ipv4(address)
+    a_kind = _a(kind)
+    if embedded:
+        return f"{typed} is {form} IPv6 for {' and '.join(str(a) for a in embedded)}, {a_kind}"
+    if typed.rstrip(".") == str(address):
+        return f"{typed} is {a_kind}"
+    return f"{typed} means {address}, {a_kind}"
+
+
+def _a(kind: str) -> str:
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} address"
+
+
+def _netloc(parts: SplitResult, address: Address, port: int | None) -> str:
+    """``parts``' authority with its host written as ``address`` canonically (userinfo and port kept)."""
+    userinfo = parts.netloc.rpartition("@")[0]
+    zone = parts.hostname.partition("%")[2] if parts.hostname else ""
+    host = f"[{address}%{zone}]" if zone else f"[{address}]" if address.version == 6 else str(address)
+    return (f"{userinfo}@" if userinfo else "") + host + (f":{port}" if port is not None else "")
+
+
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """One verifying TLS context per process: building one loads the CA bundle (~0.1 s on a busy 2-core
@@ -186,14 +367,9 @@ def _tls_context() -> ssl.SSLContext:
 
 
 def _resolve(host: str, port: int) -> list[str]:
-    return sorted({info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)})  # type: ignore[misc]
-
-
-def _public(address: Address) -> bool:
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:  # ::ffff:127.0.0.1 is 127.0.0.1
-        address = mapped
-    return address.is_global and not address.is_multicast
+    """The system resolver's answer, in its order of preference (RFC 6724), each address once."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

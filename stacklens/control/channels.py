@@ -7,7 +7,6 @@ transaction.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
@@ -22,7 +21,7 @@ from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.control.activity import record_activity
 from stacklens.control.alert_models import AlertChannel
 from stacklens.control.keys import encrypt_value
-from stacklens.outbound import AllowList
+from stacklens.outbound import AllowList, OutboundRefused, validate_target
 from stacklens.settings import Settings
 
 
@@ -33,29 +32,19 @@ class Health:
 
 
 def validate_url(url: object, allow: AllowList) -> str:
-    """An http(s) URL with a host; literal internal addresses are refused now (names resolve at send time)."""
+    """An http(s) URL with a host, literal hosts written canonically; internal literal addresses (in any
+    form browsers accept) are refused now, names are resolved, checked and pinned at every send."""
     if not isinstance(url, str) or not url.strip():
         raise AlertInputError("url", "give the URL to post to (https://…)")
     url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or len(url) > 2000:
-        raise AlertInputError("url", f"{url[:80]!r} is not a valid http:// or https:// URL")
-    try:
-        port = parts.port
-    except ValueError as exc:
-        raise AlertInputError("url", f"{url[:80]!r} has an invalid port") from exc
-    del port
-    host = parts.hostname
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = ipaddress.ip_address("127.0.0.1") if host.lower() in ("localhost", "localhost.") else None  # type: ignore[assignment]
-    if address is not None and not address.is_global and not allow.allows(host, address):
+    if len(url) > 2000:
         raise AlertInputError(
-            "url",
-            f"{host} is a loopback, private or link-local address; STACKLENS_OUTBOUND_ALLOW must allow it",
+            "url", f"{url[:80]!r} is not a valid http:// or https:// URL (over 2,000 characters)"
         )
-    return url
+    try:
+        return validate_target(url, allow)
+    except OutboundRefused as exc:
+        raise AlertInputError("url", str(exc)) from exc
 
 
 def create_channel(

@@ -9,11 +9,9 @@ transaction.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -24,7 +22,7 @@ from stacklens.control.keys import decrypt_value, encrypt_value
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.integrations.trackers import TRACKER_TYPES, tracker_for
 from stacklens.integrations.trackers.base import Connection, Tracker
-from stacklens.outbound import AllowList, OutboundClient
+from stacklens.outbound import AllowList, OutboundClient, OutboundRefused, validate_target
 from stacklens.settings import Settings
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -74,19 +72,10 @@ def _base_url(kind: str, value: str, allow: AllowList) -> str:
                 "base_url", "give your Jira site, like https://your-team.atlassian.net"
             )
         return DEFAULT_BASE[kind]
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise IntegrationInputError("base_url", f"{value[:80]!r} is not an http:// or https:// URL")
     try:
-        address = ipaddress.ip_address(parts.hostname)
-    except ValueError:
-        address = None
-    if address is not None and not address.is_global and not allow.allows(parts.hostname, address):
-        raise IntegrationInputError(
-            "base_url",
-            f"{parts.hostname} is a loopback, private or link-local address; STACKLENS_OUTBOUND_ALLOW must "
-            "allow it",
-        )
+        value = validate_target(value, allow)
+    except OutboundRefused as exc:
+        raise IntegrationInputError("base_url", str(exc)) from exc
     return value.rstrip("/")
 
 

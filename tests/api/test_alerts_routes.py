@@ -94,7 +94,7 @@ def test_email_channel_against_a_refusing_smtp_server(client, make_org, allowed:
         ({"type": "webhook", "name": "x", "url": "not a url"}, "url: 'not a url' is not a valid"),
         (
             {"type": "webhook", "name": "x", "url": "http://10.0.0.1/h"},
-            "url: 10.0.0.1 is a loopback, private",
+            "url: 10.0.0.1 is a private address",
         ),
         ({"type": "pager", "name": "x"}, "type: unknown channel type 'pager'"),
         ({"type": "email", "name": "x", "to": ["nope"]}, "to: 'nope' is not an e-mail address"),
@@ -104,6 +104,65 @@ def test_email_channel_against_a_refusing_smtp_server(client, make_org, allowed:
 def test_bad_channel_input_names_the_field(client, make_org, body: dict, detail: str) -> None:  # noqa: ANN001
     answer = client.post("/api/alerts/channels", json=body, headers=auth(make_org("Acme")))
     assert answer.status_code == 400 and answer.json()["detail"].startswith(detail), answer.text
+
+
+@pytest.mark.parametrize(
+    ("kind", "url", "detail"),
+    [
+        ("webhook", "http://2130706433/h", "2130706433 means 127.0.0.1, a loopback address"),
+        ("webhook", "http://0x7f000001/h", "0x7f000001 means 127.0.0.1, a loopback address"),
+        ("slack", "https://127.1/services/x", "127.1 means 127.0.0.1, a loopback address"),
+        ("webhook", "http://017700000001:8080/h", "017700000001 means 127.0.0.1, a loopback address"),
+        (
+            "webhook",
+            "http://[::7f00:1]/h",
+            "::7f00:1 is IPv4-compatible IPv6 for 127.0.0.1, a loopback address",
+        ),
+        (
+            "webhook",
+            "http://[::ffff:169.254.169.254]/latest/meta-data",
+            "::ffff:169.254.169.254 is IPv4-mapped IPv6 for 169.254.169.254, a link-local address",
+        ),
+        (
+            "slack",
+            "https://[64:ff9b::a00:1]/x",
+            "64:ff9b::a00:1 is NAT64 IPv6 for 10.0.0.1, a private address",
+        ),
+        (
+            "webhook",
+            "http://[2002:c0a8:101::]/h",
+            "2002:c0a8:101:: is 6to4 IPv6 for 192.168.1.1, a private address",
+        ),
+        ("webhook", "http://localhost:9/h", "localhost means 127.0.0.1, a loopback address"),
+    ],
+)
+def test_every_literal_form_of_an_internal_address_is_refused_at_creation(
+    client, make_org, settings: Settings, kind: str, url: str, detail: str
+) -> None:  # noqa: ANN001
+    client.app.state.settings = settings  # no STACKLENS_OUTBOUND_ALLOW
+    acme = make_org("Acme")
+    answer = client.post(
+        "/api/alerts/channels", json={"type": kind, "name": "x", "url": url}, headers=auth(acme)
+    )
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"] == (
+        f"url: {detail}; outbound calls never go to loopback, private, link-local, multicast and reserved "
+        "addresses unless STACKLENS_OUTBOUND_ALLOW allows them"
+    )
+    assert client.get("/api/alerts/channels", headers=auth(acme)).json()["channels"] == []
+
+
+def test_an_allowed_literal_form_is_stored_canonically_and_delivers(client, make_org, receiver) -> None:  # noqa: ANN001
+    acme = make_org("Acme")
+    typed = receiver.url.replace("127.0.0.1", "0x7f.1")
+    created = client.post(
+        "/api/alerts/channels", json={"type": "webhook", "name": "ops", "url": typed}, headers=auth(acme)
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["target"] == receiver.url  # stored as the address it means
+    receiver.secret = created.json()["secret"]
+    sent = client.post(f"/api/alerts/channels/{created.json()['id']}/test", headers=auth(acme)).json()
+    assert sent["outcome"] == "delivered" and receiver.received[0].signature_ok
 
 
 def test_rules_crud_validation_and_isolation(client, make_org) -> None:  # noqa: ANN001

@@ -129,6 +129,40 @@ def test_bad_connection_input_names_the_field(api, org_factory, body, field) -> 
     assert answer.status_code == 400 and answer.json()["detail"].startswith(f"{field}: "), answer.text
 
 
+@pytest.mark.parametrize(
+    ("base_url", "detail"),
+    [
+        ("http://167772161", "167772161 means 10.0.0.1, a private address"),
+        ("https://0xa000001/gitlab", "0xa000001 means 10.0.0.1, a private address"),
+        ("https://012.1", "012.1 means 10.0.0.1, a private address"),
+        ("https://0300.0250.0.1", "0300.0250.0.1 means 192.168.0.1, a private address"),
+        ("https://[::a00:5]", "::a00:5 is IPv4-compatible IPv6 for 10.0.0.5, a private address"),
+        (
+            "https://[::ffff:a9fe:a9fe]",
+            "::ffff:a9fe:a9fe is IPv4-mapped IPv6 for 169.254.169.254, a link-local",
+        ),
+        ("https://[64:ff9b::a00:5]", "64:ff9b::a00:5 is NAT64 IPv6 for 10.0.0.5, a private address"),
+        ("https://[2002:a00:5::1]", "2002:a00:5::1 is 6to4 IPv6 for 10.0.0.5, a private address"),
+    ],
+)
+def test_every_literal_form_of_a_private_base_url_is_refused(api, org_factory, base_url, detail) -> None:  # noqa: ANN001, F811
+    org = org_factory("Acme")
+    body = {"type": "gitlab", "token": "x", "base_url": base_url}
+    answer = api.post("/api/integrations", json=body, headers=auth(org))
+    assert answer.status_code == 400 and answer.json()["detail"].startswith(f"base_url: {detail}"), (
+        answer.text
+    )
+    assert "STACKLENS_OUTBOUND_ALLOW" in answer.json()["detail"]
+    assert api.get("/api/integrations", headers=auth(org)).json()["integrations"] == []
+
+
+def test_an_allowed_literal_base_url_is_stored_as_the_address_it_means(api, org_factory, fake) -> None:  # noqa: ANN001, F811
+    created = connect(
+        api, org_factory("Acme"), fake, base_url=fake.url.replace("127.0.0.1", "2130706433") + "/"
+    )
+    assert created["base_url"] == fake.url
+
+
 def test_create_is_idempotent_per_issue_and_target_and_scoped(api, org_factory, fake, allowed) -> None:  # noqa: ANN001, F811
     org, other = org_factory("Acme"), org_factory("Other")
     integration = connect(api, org, fake, default_target="acme/web")

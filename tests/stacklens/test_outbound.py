@@ -1,20 +1,35 @@
 from __future__ import annotations
 
+import ipaddress
 import random
+import ssl
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
+import httpcore
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from stacklens.outbound import (
     BACKOFF_CAP_S,
     AllowList,
     OutboundClient,
     OutboundRefused,
+    PinnedBackend,
     backoff_delay,
     parse_retry_after,
+    validate_target,
 )
 from tests.stacklens.alerts.receiver import Receiver
+from tests.stacklens.dns_server import ScriptedDns
 
 
 @pytest.fixture
@@ -117,3 +132,307 @@ def test_backoff_grows_with_jitter_and_is_capped() -> None:
     assert backoff_delay(1, retry_after_s=600) == 600
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412480 - 60) == 60
     assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+# --- Literal hosts, embedded IPv4, pinned connections -------------------------------------------------------
+
+LOOPBACK_FORMS = [
+    ("2130706433", "2130706433 means 127.0.0.1, a loopback address"),
+    ("0x7f000001", "0x7f000001 means 127.0.0.1, a loopback address"),
+    ("127.1", "127.1 means 127.0.0.1, a loopback address"),
+    ("017700000001", "017700000001 means 127.0.0.1, a loopback address"),
+    ("0x7f.0.0.1", "0x7f.0.0.1 means 127.0.0.1, a loopback address"),
+    ("127.0.0.1", "127.0.0.1 is a loopback address"),
+    ("[::ffff:127.0.0.1]", "::ffff:127.0.0.1 is IPv4-mapped IPv6 for 127.0.0.1, a loopback address"),
+    ("[::7f00:1]", "::7f00:1 is IPv4-compatible IPv6 for 127.0.0.1, a loopback address"),
+    ("[64:ff9b::7f00:1]", "64:ff9b::7f00:1 is NAT64 IPv6 for 127.0.0.1, a loopback address"),
+    ("[2002:7f00:1::]", "2002:7f00:1:: is 6to4 IPv6 for 127.0.0.1, a loopback address"),
+]
+
+
+@pytest.fixture(scope="module")
+def shared_receiver() -> Iterator[Receiver]:
+    r = Receiver().start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def quiet_receiver(shared_receiver: Receiver) -> Receiver:
+    """One receiver for the many literal-form cases (each stop waits out a 0.5 s poll), emptied per case."""
+    shared_receiver.received.clear()
+    return shared_receiver
+
+
+@pytest.mark.parametrize(("host", "reason"), LOOPBACK_FORMS)
+def test_every_literal_form_of_loopback_is_refused_at_send(
+    quiet_receiver: Receiver, host: str, reason: str
+) -> None:
+    receiver = quiet_receiver
+    port = receiver.url.split(":")[2].split("/")[0]
+    asked: list[str] = []
+    client = OutboundClient(resolver=lambda h, p: asked.append(h) or ["93.184.215.14"])
+    with pytest.raises(OutboundRefused) as refused:
+        client.post(f"http://{host}:{port}/hook", b"{}", {})
+    assert str(refused.value) == f"{reason}; add it to STACKLENS_OUTBOUND_ALLOW to allow it"
+    assert receiver.received == [] and asked == []  # a literal is never sent to DNS
+
+
+@pytest.mark.parametrize("host", ["2130706433", "0x7f000001", "127.1", "017700000001", "0x7f.0.0.1"])
+def test_an_allowed_literal_form_connects_to_the_address_it_means(
+    quiet_receiver: Receiver, host: str
+) -> None:
+    receiver = quiet_receiver
+    port = receiver.url.split(":")[2].split("/")[0]
+    client = OutboundClient(allow=AllowList.parse("127.0.0.0/8"))
+    assert client.post(f"http://{host}:{port}/hook", b"{}", {}).ok
+    assert receiver.received[0].headers["host"] == f"{host}:{port}"  # the URL's host, as typed
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        *[(f"http://{host}:8080/hook?x=1", reason) for host, reason in LOOPBACK_FORMS],
+        ("http://0177.0.0.1/", "0177.0.0.1 means 127.0.0.1, a loopback address"),
+        ("https://user:pw@0xa000001/", "0xa000001 means 10.0.0.1, a private address"),
+        ("http://10.1/", "10.1 means 10.0.0.1, a private address"),
+        ("http://0251.0376.0251.0376/", "0251.0376.0251.0376 means 169.254.169.254, a link-local address"),
+        (
+            "http://[::ffff:a9fe:a9fe]/",
+            "::ffff:a9fe:a9fe is IPv4-mapped IPv6 for 169.254.169.254, a link-local",
+        ),
+        ("http://[2002:a9fe:a9fe::1]/", "2002:a9fe:a9fe::1 is 6to4 IPv6 for 169.254.169.254, a link-local"),
+        ("http://[64:ff9b:1::a00:1]/", "64:ff9b:1::a00:1 is local-use NAT64 IPv6 for 10.0.0.1 and 0.0.0.0"),
+        ("http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/", "2001:0:4136:e378:8000:63bf:f5ff:fffe is Teredo"),
+        ("http://0/", "0 means 0.0.0.0, an unspecified address"),
+        ("http://100.64.0.1/", "100.64.0.1 is a shared (carrier-grade NAT) address"),
+        ("http://192.0.0.8/", "192.0.0.8 is a reserved address"),
+        ("http://224.0.0.1/", "224.0.0.1 is a multicast address"),
+        ("http://255.255.255.255/", "255.255.255.255 is a broadcast address"),
+        ("http://[fec0::1]/", "fec0::1 is a site-local address"),
+        ("http://[fd00::1]/", "fd00::1 is an unique-local address"),
+        ("http://[fe80::1%25eth0]/", "fe80::1%25eth0 means fe80::1, a link-local address"),
+        ("http://localhost:9/", "localhost means 127.0.0.1, a loopback address"),
+        ("http://api.localhost./", "api.localhost. means 127.0.0.1, a loopback address"),
+        ("http://1.2.3.999/", "host '1.2.3.999' ends in a number but is not a valid IPv4 address"),
+        ("http://1.2.3.4.5/", "host '1.2.3.4.5' ends in a number but is not a valid IPv4 address"),
+        ("http://08.1.1.1/", "host '08.1.1.1' ends in a number but is not a valid IPv4 address"),
+        ("http://a b.test/", "'a b.test' is not a valid host name"),
+        ("ftp://hooks.test/", "'ftp://hooks.test/' is not a valid http:// or https:// URL"),
+    ],
+)
+def test_creation_refuses_every_form_of_an_internal_address(url: str, reason: str) -> None:
+    with pytest.raises(OutboundRefused) as refused:
+        validate_target(url, AllowList())
+    assert str(refused.value).startswith(reason), str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "stored"),
+    [
+        ("http://0x08080808/p?q=1", "http://8.8.8.8/p?q=1"),
+        ("https://134744072:8443/x", "https://8.8.8.8:8443/x"),
+        ("http://010.8.010.8/", "http://8.8.8.8/"),
+        ("https://u:p@8.8.2056/", "https://u:p@8.8.8.8/"),
+        ("http://[::ffff:8.8.8.8]/", "http://[::ffff:808:808]/"),
+        ("http://[64:FF9B::8.8.8.8]/", "http://[64:ff9b::808:808]/"),
+        ("https://hooks.slack.com/services/T/B/x", "https://hooks.slack.com/services/T/B/x"),
+        ("https://Jira.Example.COM/", "https://Jira.Example.COM/"),  # names are kept as typed
+    ],
+)
+def test_creation_writes_public_literals_canonically(url: str, stored: str) -> None:
+    assert validate_target(url, AllowList()) == stored
+
+
+def test_creation_keeps_allow_list_semantics() -> None:
+    assert validate_target("http://0x7f000001:9/h", AllowList.parse("127.0.0.0/8")) == "http://127.0.0.1:9/h"
+    assert (
+        validate_target("http://[::ffff:127.0.0.1]/", AllowList.parse("127.0.0.1"))
+        == "http://[::ffff:7f00:1]/"
+    )
+    assert validate_target("http://localhost:9/", AllowList.parse("localhost")) == "http://localhost:9/"
+    with pytest.raises(OutboundRefused, match="10.0.0.1, a private"):
+        validate_target("http://167772161/", AllowList.parse("127.0.0.0/8, intranet.test"))
+
+
+@dataclass
+class Landing:
+    """HTTP listeners on one port of several loopback addresses; each request records where it landed."""
+
+    addresses: tuple[str, ...]
+    hits: list[tuple[str, str]] = field(default_factory=list)  # (address it landed on, Host header)
+    servers: list[ThreadingHTTPServer] = field(default_factory=list)
+
+    @property
+    def port(self) -> int:
+        return int(self.servers[0].server_address[1])
+
+    def start(self) -> Landing:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                owner.hits.append((self.server.server_address[0], self.headers.get("host", "")))
+                self.send_response(200)
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        for _ in range(20):  # the port picked on the first address may be taken on another one
+            first = ThreadingHTTPServer((self.addresses[0], 0), Handler)
+            try:
+                rest = [
+                    ThreadingHTTPServer((a, first.server_address[1]), Handler) for a in self.addresses[1:]
+                ]
+            except OSError:
+                first.server_close()
+                continue
+            self.servers = [first, *rest]
+            break
+        for server in self.servers:
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+
+
+@pytest.fixture
+def dns() -> Iterator[ScriptedDns]:
+    server = ScriptedDns().start()
+    yield server
+    server.stop()
+
+
+def test_dns_rebinding_cannot_reach_the_internal_address(dns: ScriptedDns) -> None:
+    """The attacker's DNS answers an allowed address (127.0.0.2 stands for a public one) and then an
+    internal one (127.0.0.1), with TTL 0. Each attempt asks DNS once, checks that answer, and connects to
+    exactly that address: the internal listener on the same port never sees a request."""
+    landing = Landing(("127.0.0.2", "127.0.0.1")).start()
+    try:
+        name = "hooks.rebind.test"
+        dns.answer(name, ["127.0.0.2"], ["127.0.0.1"], ["127.0.0.2"], ["127.0.0.2", "127.0.0.1"])
+        client = OutboundClient(allow=AllowList.parse("127.0.0.2/32"), resolver=dns.resolve)
+        url = f"http://{name}:{landing.port}/hook"
+        assert client.post(url, b"{}", {}).ok
+        assert landing.hits == [("127.0.0.2", f"{name}:{landing.port}")] and dns.asked[name] == 1
+        with pytest.raises(OutboundRefused, match=r"resolves to 127\.0\.0\.1, a loopback address"):
+            client.post(url, b"{}", {})
+        assert client.post(url, b"{}", {}).ok
+        with pytest.raises(OutboundRefused, match=r"127\.0\.0\.1"):  # one bad address among good ones
+            client.post(url, b"{}", {})
+        assert dns.asked[name] == 4  # one question per attempt: nothing resolves the name a second time
+        assert [address for address, _host in landing.hits] == ["127.0.0.2", "127.0.0.2"]
+        dns.answer(name, ["127.0.0.1"])
+        with pytest.raises(OutboundRefused):  # retries check again before every attempt
+            client.post(url, b"{}", {}, retries=2, sleep=lambda s: None)
+        assert len(landing.hits) == 2 and dns.asked[name] == 1
+    finally:
+        landing.stop()
+
+
+def test_an_unknown_name_does_not_resolve(dns: ScriptedDns) -> None:
+    with pytest.raises(OutboundRefused, match="'nowhere.test' does not resolve"):
+        OutboundClient(resolver=dns.resolve).post("http://nowhere.test/", b"{}", {})
+
+
+def test_the_pinned_backend_connects_to_checked_hosts_only(receiver: Receiver) -> None:
+    port = int(receiver.url.split(":")[2].split("/")[0])
+    backend = PinnedBackend({"hooks.test": [ipaddress.ip_address("127.0.0.1")]})
+    backend.connect_tcp("hooks.test", port, timeout=2).close()
+    with pytest.raises(httpcore.ConnectError, match="not checked by the outbound guard"):
+        backend.connect_tcp("127.0.0.1", port, timeout=2)
+    with pytest.raises(httpcore.ConnectError, match="unix sockets"):
+        backend.connect_unix_socket("/tmp/x.sock")
+
+
+def _certificates(tmp_path: Path, name: str) -> tuple[Path, Path, Path]:
+    """A throwaway CA (its PEM) and a server certificate and key for ``name`` signed by it."""
+    now = datetime.now(UTC)
+
+    def build(subject: str, issuer: str, public_key, signing_key, ca: bool) -> x509.Certificate:  # noqa: ANN001
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(public_key)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(minutes=5))
+            .not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False)
+        )
+        if ca:
+            builder = builder.add_extension(
+                x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+            )
+        else:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName(subject)]), critical=False
+            ).add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            builder = builder.add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(signing_key.public_key()), critical=False
+            )
+        return builder.sign(signing_key, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = build("Outbound test CA", "Outbound test CA", ca_key.public_key(), ca_key, True)
+    leaf = build(name, "Outbound test CA", key.public_key(), ca_key, False)
+    paths = tmp_path / "ca.pem", tmp_path / "server.pem", tmp_path / "server.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return paths
+
+
+def test_https_connects_to_the_checked_address_with_sni_and_verification_for_the_name(
+    dns: ScriptedDns, tmp_path: Path
+) -> None:
+    name = "hooks.tls.test"
+    ca_pem, cert_pem, key_pem = _certificates(tmp_path, name)
+    landing = Landing(("127.0.0.2",)).start()
+    server_names: list[str | None] = []
+    tls_server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls_server.load_cert_chain(cert_pem, key_pem)
+    tls_server.sni_callback = lambda sock, server_name, ctx: server_names.append(server_name)
+    server = landing.servers[0]
+    server.socket = tls_server.wrap_socket(server.socket, server_side=True)
+    try:
+        dns.answer(name, ["127.0.0.2"])
+        dns.answer("other.tls.test", ["127.0.0.2"])
+        trusting = ssl.create_default_context(cafile=str(ca_pem))
+        client = OutboundClient(allow=AllowList.parse("127.0.0.2"), resolver=dns.resolve, tls=trusting)
+        assert client.post(f"https://{name}:{landing.port}/hook", b"{}", {}).ok
+        assert landing.hits == [("127.0.0.2", f"{name}:{landing.port}")] and server_names == [name]
+        # The certificate is checked against the URL's name, not the address connected to …
+        with pytest.raises(httpx.ConnectError, match="certificate verify failed"):
+            client.post(f"https://other.tls.test:{landing.port}/hook", b"{}", {})
+        # … and against the trusted roots: the default bundle does not know the test CA.
+        default = OutboundClient(allow=AllowList.parse("127.0.0.2"), resolver=dns.resolve)
+        with pytest.raises(httpx.ConnectError, match="certificate verify failed"):
+            default.post(f"https://{name}:{landing.port}/hook", b"{}", {})
+        assert len(landing.hits) == 1
+    finally:
+        landing.stop()
+
+
+def test_allow_list_covers_the_ipv4_address_an_ipv6_one_carries() -> None:
+    allow = AllowList.parse("127.0.0.0/8")
+    assert allow.allows("x.test", ipaddress.ip_address("::ffff:127.0.0.1"))
+    assert allow.allows("x.test", ipaddress.ip_address("64:ff9b::7f00:1"))
+    assert not allow.allows("x.test", ipaddress.ip_address("::ffff:10.0.0.1"))
+    client = OutboundClient(allow=allow, resolver=lambda h, p: ["::ffff:127.0.0.1"])
+    assert client.check("http://mapped.test/") == [ipaddress.ip_address("::ffff:127.0.0.1")]
+    with pytest.raises(OutboundRefused, match=r"::7f00:1 \(IPv4-compatible IPv6 for 127.0.0.1\), a loopback"):
+        OutboundClient(resolver=lambda h, p: ["::7f00:1"]).check("http://compat.test/")

@@ -89,13 +89,15 @@ class BudgetOut(BaseModel):
     min_samples: int
     current_value: float | None = Field(description="The statistic over the window; null without data.")
     samples: int
-    status: Literal["pass", "fail", "insufficient_data"] = Field(
-        description="`insufficient_data`: fewer samples than min_samples, or none."
+    status: Literal["pass", "fail", "insufficient_data", "error"] = Field(
+        description="`insufficient_data`: fewer samples than min_samples, or none; `error`: the budget could not"
+        " be evaluated (see `error`; it is evaluated again after a backoff)."
     )
     margin: float | None = Field(description="value − current_value: negative when over budget.")
     failing_since: datetime | None = Field(description="First daily evaluation of the current failing run.")
     evaluated_at: datetime
     created_at: str
+    error: str = Field(default="", description="Why the budget could not be evaluated (status `error`).")
 
 
 class BudgetList(BaseModel):

@@ -17,11 +17,11 @@ from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.routers.issues_api import _issue
-from stacklens.alerts.sending import base_url
 from stacklens.control import integrations
 from stacklens.control.models import Organization
 from stacklens.integrations import links
 from stacklens.integrations.prefill import Draft, draft_for
+from stacklens.public_url import absolute_link
 
 router = APIRouter(prefix="/api", tags=["integrations"])
 ERRORS = {
@@ -112,9 +112,8 @@ def create_external_link(
             actor,
         )
     else:
-        link = (
-            f"{base_url(settings)}/orgs/{org.slug if org else ''}/projects/{project.slug}/issues/{issue_id}"
-        )
+        path = f"/orgs/{org.slug if org else ''}/projects/{project.slug}/issues/{issue_id}"
+        link = absolute_link(settings, path)
         draft = draft_for(client, identity.org_id, project.id, int(issue_id), summary, link)
         for name in ("title", "notes"):
             if body.get(name) is not None and not isinstance(body.get(name), str):

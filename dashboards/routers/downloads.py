@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any
 
@@ -12,25 +10,19 @@ from fastapi.responses import Response
 
 from dashboards.context import CurrentProject
 from dashboards.routers.issue_detail import ISSUE, load_issue
+from stacklens.csv_cells import csv_text
 from stacklens.issues import payload_view as ev
 
 router = APIRouter(include_in_schema=False)
-# A cell starting with one of these is run as a formula by spreadsheet programs (CSV injection, OWASP).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
-    """``{"a": {"b": [1]}}`` → ``[("a.b[0]", "1")]``: one CSV row per leaf."""
+def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"a": {"b": [1]}}`` → ``[("a.b[0]", 1)]``: one CSV row per leaf (numbers stay numbers)."""
     if isinstance(value, dict):
         return [pair for k, v in value.items() for pair in flatten(v, f"{prefix}.{k}" if prefix else str(k))]
     if isinstance(value, list):
         return [pair for i, v in enumerate(value) for pair in flatten(v, f"{prefix}[{i}]")]
-    return [(prefix, "" if value is None else str(value))]
-
-
-def spreadsheet_safe(value: str) -> str:
-    """Prefix a would-be formula with ``'`` so spreadsheets show it as text."""
-    return f"'{value}" if value.startswith(FORMULA_STARTS) else value
+    return [(prefix, value)]
 
 
 @router.get(ISSUE + "/events/{event_id}.{fmt}")
@@ -50,9 +42,5 @@ def download_event(view: CurrentProject, issue_id: int, event_id: str, fmt: str)
     headers = {"Content-Disposition": f'attachment; filename="{name}"'}
     if fmt == "json":
         return Response(json.dumps(document, indent=2), media_type="application/json", headers=headers)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)  # quotes commas, quotes and line breaks inside values
-    writer.writerow(["field", "value"])
-    for key, value in flatten(document):
-        writer.writerow([spreadsheet_safe(key), spreadsheet_safe(value)])
-    return Response(buffer.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
+    body = csv_text(("field", "value"), flatten(document))  # every text cell neutralised against formulas
+    return Response(body, media_type="text/csv; charset=utf-8", headers=headers)

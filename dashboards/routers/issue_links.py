@@ -12,10 +12,10 @@ from dashboards.context import CurrentProject, Db
 from dashboards.rendering import render
 from dashboards.routers.issue_detail import ISSUE, issue_context, load_issue
 from dashboards.security import check_csrf
-from stacklens.alerts.sending import base_url
 from stacklens.errors import NotFound, StackLensError, Unavailable
 from stacklens.integrations import links
 from stacklens.integrations.prefill import Draft, draft_for
+from stacklens.public_url import absolute_link
 
 router = APIRouter(include_in_schema=False)
 
@@ -51,7 +51,7 @@ async def link_issue(request: Request, view: CurrentProject, db: Db, issue_id: i
             done = "linked_existing" if result.created else "link_existing"
         else:
             draft = draft_for(
-                view.warehouse, view.org_id, view.project_id, issue_id, summary, base_url(settings) + path
+                view.warehouse, view.org_id, view.project_id, issue_id, summary, absolute_link(settings, path)
             )
             title = values["title"][:240] or draft.title
             draft = Draft(title, values["notes"][:5000], draft.summary, draft.stack_top, draft.link)

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from dashboards.context import CurrentProject, Db
+from stacklens.csv_cells import neutralise_frame
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
@@ -137,5 +138,9 @@ def export_waterfall(view: CurrentProject, event_id: str, fmt: str) -> Response:
         {"position": i, **{k: span[k] for k in WATERFALL_COLUMNS}} for i, span in enumerate(data["spans"], 1)
     ]
     frame = pl.DataFrame(rows, schema=["position", *WATERFALL_COLUMNS], orient="row") if rows else None
-    body = frame.write_csv() if frame is not None else ",".join(["position", *WATERFALL_COLUMNS]) + "\n"
+    body = (
+        neutralise_frame(frame).write_csv()
+        if frame is not None
+        else ",".join(["position", *WATERFALL_COLUMNS]) + "\n"
+    )
     return Response(body, media_type="text/csv; charset=utf-8", headers=_attachment(name + ".csv"))

@@ -7,7 +7,7 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from pipelines.resources import AlertingResource, ClickHouseResource
-from stacklens.alerts.sending import base_url
+from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 
 
@@ -21,8 +21,9 @@ def _has_alert_tables(settings: Settings) -> bool:
 
 @dg.asset(
     group_name="alerts",
-    # After the marts it reads: the hourly page states (page_metrics) and the issue figures.
-    deps=["page_metrics", "issues"],
+    # After the states it reads: the page-load and endpoint periods (page_metrics, api_endpoint_metrics) the
+    # performance views read too, and the issue figures.
+    deps=["page_metrics", "api_endpoint_metrics", "issues"],
     kinds={"clickhouse", "sqlite"},
 )
 def alert_evaluations(
@@ -38,15 +39,20 @@ def alert_evaluations(
     settings = alerting.settings()
     if not _has_alert_tables(settings):
         return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
-    summary = evaluate(settings, warehouse.get_client(), base_url(settings))
+    summary = evaluate(settings, warehouse.get_client(), public_base_url(settings))
     for line in summary.firing[:50]:
         context.log.warning(f"firing: {line}")
+    # A rule that fails is that rule's error (on its page, retried with backoff), not this run's.
+    for line in summary.errors[:20]:
+        context.log.warning(f"rule not evaluated: {line}")
     return dg.MaterializeResult(
         metadata={
             "row_count": dg.MetadataValue.int(summary.evaluations),
             "rules": dg.MetadataValue.int(summary.rules),
             "transitions": dg.MetadataValue.int(summary.transitions),
             "notifications": dg.MetadataValue.int(summary.notifications),
+            "failed_rules": dg.MetadataValue.int(summary.failed),
+            "rules_waiting_to_retry": dg.MetadataValue.int(summary.deferred),
         }
     )
 
@@ -68,6 +74,8 @@ def alert_deliveries(context: AssetExecutionContext, alerting: AlertingResource)
         context.log.warning(
             f"{summary.failed} notification(s) failed for good; see the channels' delivery log"
         )
+    for line in summary.errors[:20]:
+        context.log.warning(f"notification not recorded (sent again after its lease): {line}")
     return dg.MaterializeResult(
         metadata={
             "row_count": dg.MetadataValue.int(summary.delivered + summary.retried + summary.failed),

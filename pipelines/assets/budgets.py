@@ -10,9 +10,10 @@ from dagster import AssetExecutionContext
 from sqlalchemy import select
 
 from pipelines import warehouse_ops as ops
-from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS
+from pipelines.assets.common import RAW_TRANSACTIONS
 from pipelines.resources import ClickHouseResource, ControlStoreResource
-from stacklens.performance.budget_eval import FAIL, PASS, BudgetSpec, evaluate
+from stacklens.isolation import retry_at
+from stacklens.performance.budget_eval import ERROR, FAIL, PASS, BudgetSpec, Evaluation, evaluate
 from stacklens.performance.budget_rules import WINDOW_DAYS
 
 BUDGET_COLUMNS = [
@@ -34,8 +35,8 @@ BUDGET_COLUMNS = [
 ]
 
 
-def _budgets(control_store: ControlStoreResource) -> list[tuple[int, BudgetSpec]]:
-    """(organization, definition) of every budget."""
+def _budgets(control_store: ControlStoreResource) -> list[tuple[int, BudgetSpec, datetime | None]]:
+    """(organization, definition, retry time after a failed evaluation) of every budget."""
     from stacklens.control.models import Budget
 
     with control_store.session() as session:
@@ -53,9 +54,28 @@ def _budgets(control_store: ControlStoreResource) -> list[tuple[int, BudgetSpec]
                     int(b.window_days or WINDOW_DAYS),
                     int(b.min_samples or 20),
                 ),
+                b.retry_at,
             )
             for b in rows
         ]
+
+
+def _record_outcomes(
+    control_store: ControlStoreResource, outcomes: dict[int, Evaluation], now: datetime
+) -> None:
+    """Each budget's failure on the budget (the budgets page shows it) with its next attempt, or, after a
+    success, the failure cleared."""
+    from stacklens.control.models import Budget
+
+    with control_store.session() as session:
+        for budget in session.scalars(select(Budget).where(Budget.id.in_(list(outcomes)))):
+            result = outcomes[budget.id]
+            if result.status == ERROR:
+                budget.last_error = result.error
+                budget.failures = (budget.failures or 0) + 1
+                budget.retry_at = retry_at(budget.failures, now)
+            elif budget.failures or budget.last_error:
+                budget.last_error, budget.failures, budget.retry_at = "", 0, None
 
 
 AGGREGATE_CHECK = "budgets_within_limits"
@@ -80,7 +100,8 @@ def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
     failing = sum(1 for r in rows if r["status"] == FAIL)
     metadata["budgets"] = len(rows)
     metadata["over_budget"] = failing
-    metadata["insufficient_data"] = sum(1 for r in rows if r["status"] not in (PASS, FAIL))
+    metadata["insufficient_data"] = sum(1 for r in rows if r["status"] not in (PASS, FAIL, ERROR))
+    metadata["not_evaluated"] = sum(1 for r in rows if r["status"] == ERROR)
     return dg.AssetCheckResult(
         check_name=AGGREGATE_CHECK,
         passed=failing == 0,
@@ -91,7 +112,7 @@ def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
 
 @dg.asset(
     group_name="budgets",
-    deps=[RAW_TRANSACTIONS, RAW_SPANS, "page_metrics", "resource_breakdown"],
+    deps=[RAW_TRANSACTIONS, "page_metrics", "api_endpoint_metrics"],
     kinds={"clickhouse"},
     check_specs=[
         dg.AssetCheckSpec(
@@ -107,11 +128,14 @@ def budget_status(
     """One row per performance budget (kept in the control store, set through the dashboard, the API and
     the CLI): metric, statistic, scope (all pages, a route or a pattern), window, minimum samples, budget,
     current value, sample count and status — pass, fail, or insufficient_data when the window holds fewer
-    samples than the minimum (no data is never a pass) — and since when a failing budget fails.
+    samples than the minimum (no data is never a pass) — and since when a failing budget fails. A budget whose
+    evaluation raises gets the status `error` (the reason is on the budget, shown on the budgets page) and is
+    evaluated again after a backoff; the other budgets, of every organization, are judged as usual.
 
-    Timing budgets read the hourly performance states (as the alerts do), the byte budgets the resource
-    states, FCP and error % the raw transactions; stacklens.performance.budget_eval is the one evaluation,
-    the same the page and the API use. Table `budget_status`. The asset check `budgets_within_limits` fails
+    Every budget reads what the performance views read — the page-load states `pageload_periods` (timings, web
+    vitals, bytes per page view), the endpoint states `endpoint_call_periods` (API response time), the raw
+    transactions for the failed share — over the same window a view shows (whole minutes), as the alert rules
+    do; stacklens.performance.budget_eval is the one evaluation, the same the page and the API use. Table `budget_status`. The asset check `budgets_within_limits` fails
     when any budget is over; each budget's verdict is its row.
     """
     return _evaluate_budgets(context, warehouse, control_store)
@@ -125,10 +149,13 @@ def _evaluate_budgets(
     client = warehouse.get_client()
     budgets = _budgets(control_store)
     evaluated_at = ops.now_version()
-    results = evaluate(client, [spec for _, spec in budgets], datetime.now(UTC))
+    now = evaluated_at  # the status's time: the budgets page's chart ends on the evaluation made at it
+    # A budget whose evaluation failed waits for its retry (its last row, status error, stays the mart's).
+    due = [(org_id, spec) for org_id, spec, retry in budgets if retry is None or _utc(retry) <= now]
+    results = evaluate(client, [spec for _, spec in due], now)
     rows: list[dict] = []
-    over = []
-    for (org_id, spec), result in zip(budgets, results, strict=True):
+    over, failed = [], []
+    for (org_id, spec), result in zip(due, results, strict=True):
         rows.append(
             {
                 "org_id": org_id,
@@ -152,24 +179,35 @@ def _evaluate_budgets(
             over.append(
                 f"budget {spec.id} ({spec.metric} on {spec.scope}): {result.value:.1f} > {spec.value:g}"
             )
+        elif result.status == ERROR:
+            failed.append(f"budget {spec.id} ({spec.metric} on {spec.scope}) not evaluated: {result.error}")
     if rows:
         client.insert(
             "budget_status", [[r[c] for c in BUDGET_COLUMNS] for r in rows], column_names=BUDGET_COLUMNS
         )
+    _record_outcomes(control_store, {spec.id: r for (_, spec), r in zip(due, results, strict=True)}, now)
     # Budgets deleted from the control store disappear from the mart. A DELETE is a mutation over every part
     # even when it matches nothing, so it runs only when there is something to remove.
-    ids = {"ids": [spec.id for _, spec in budgets]}
+    ids = {"ids": [spec.id for _, spec, _ in budgets]}
     if client.query(DELETED_BUDGETS.replace("DELETE", "SELECT count()"), parameters=ids).result_rows[0][0]:
         client.command(warehouse.in_place(DELETED_BUDGETS), parameters=ids)
     for line in over:
+        context.log.warning(line)
+    for line in failed[:20]:
         context.log.warning(line)
     return dg.MaterializeResult(
         metadata={
             "row_count": dg.MetadataValue.int(len(rows)),
             "over_budget": dg.MetadataValue.int(len(over)),
+            "not_evaluated": dg.MetadataValue.int(len(failed)),
+            "waiting_to_retry": dg.MetadataValue.int(len(budgets) - len(due)),
         },
         check_results=[_aggregate_check(rows)],
     )
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 @dg.asset(

@@ -23,9 +23,11 @@ def tracker_ticket_states(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
 ) -> dg.MaterializeResult:
     """Reads the state (open / closed) of every linked ticket back from its tracker (GitHub, GitLab, Jira,
-    Linear) through the outbound client, oldest-checked first, records changes in the activity log and, for
-    connections that ask for it, resolves the StackLens issue through the issue workflow when its ticket
-    closes. A tracker that fails is noted on the link and logged once per new error."""
+        Linear) through the outbound client, oldest-checked first, records changes in the activity log and, for
+        connections that ask for it, resolves the StackLens issue through the issue workflow when its ticket
+        closes. A link whose read fails — a refusal, a tracker that does not answer, an answer of the wrong shape —
+    is that link's error: noted on the link (the issue page), logged once per new error, and read again after a
+    backoff; the other links, of every organization, are read as usual."""
     from stacklens.integrations.sync import sync_states
 
     settings = alerting.settings()
@@ -40,5 +42,6 @@ def tracker_ticket_states(
             "changed": dg.MetadataValue.int(summary.changed),
             "resolved": dg.MetadataValue.int(summary.resolved),
             "failed": dg.MetadataValue.int(summary.failed),
+            "deferred": dg.MetadataValue.int(summary.deferred),
         }
     )

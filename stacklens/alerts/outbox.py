@@ -32,6 +32,7 @@ from stacklens.control.alert_models import AlertChannel, AlertDelivery, AlertNot
 from stacklens.control.db import session_scope
 from stacklens.control.keys import decrypt_value
 from stacklens.control.models import utcnow
+from stacklens.isolation import failure_text, is_shared_outage
 from stacklens.outbound import AllowList, OutboundClient, backoff_delay
 from stacklens.settings import Settings
 
@@ -89,15 +90,23 @@ def build_channel(row: AlertChannel, settings: Settings, client: OutboundClient 
 
 def message_of(row: AlertNotification) -> Message:
     p = row.payload or {}
+    if not isinstance(p, dict):
+        raise ValueError(f"the notification's stored payload is a {type(p).__name__}, not an object")
     return Message(
         id=row.id,
         kind=row.kind,
-        subject=p.get("subject", ""),
-        text=p.get("text", ""),
-        html=p.get("html", ""),
-        link=p.get("link", ""),
-        data=p.get("data", {}),
+        subject=str(p.get("subject", "")),
+        text=str(p.get("text", "")),
+        html=str(p.get("html", "")),
+        link=str(p.get("link", "")),
+        data=p["data"] if isinstance(p.get("data"), dict) else {},
     )
+
+
+def _fields(row: AlertNotification) -> dict:
+    """The payload for a digest line; a malformed one contributes its kind only (the row's own send fails
+    with the reason, the digest of the others does not)."""
+    return row.payload if isinstance(row.payload, dict) else {}
 
 
 @dataclass
@@ -107,6 +116,7 @@ class DrainSummary:
     failed: int = 0
     digested: int = 0
     outcomes: dict[str, str] = field(default_factory=dict)  # notification id -> outcome
+    errors: list[str] = field(default_factory=list)  # what went wrong outside a send (logged, not raised)
 
 
 def _due(session: Session, now: datetime, ids: list[str] | None) -> list[AlertNotification]:
@@ -173,15 +183,15 @@ def _apply_rate_cap(
 
 
 def digest_payload(rows: list[AlertNotification]) -> dict:
-    subjects = [(r.payload or {}).get("subject", r.kind) for r in rows]
-    texts = [f"• {(r.payload or {}).get('subject', '')}\n{(r.payload or {}).get('text', '')}" for r in rows]
-    items = "".join(f"<li>{(r.payload or {}).get('html', '')}</li>" for r in rows)
+    subjects = [_fields(r).get("subject", r.kind) for r in rows]
+    texts = [f"• {_fields(r).get('subject', '')}\n{_fields(r).get('text', '')}" for r in rows]
+    items = "".join(f"<li>{_fields(r).get('html', '')}</li>" for r in rows)
     return {
         "subject": f"{len(rows)} alert notifications (digest)",
         "text": "Several notifications arrived faster than this channel's rate cap; here they are together.\n\n"
         + "\n\n".join(texts),
         "html": f"<p>{len(rows)} notifications arrived faster than this channel's rate cap:</p><ul>{items}</ul>",
-        "link": (rows[0].payload or {}).get("link", ""),
+        "link": _fields(rows[0]).get("link", ""),
         "data": {"digest_of": [r.id for r in rows], "subjects": subjects},
     }
 
@@ -226,8 +236,18 @@ def drain(
             if channel.paused_at is not None:
                 rows = [r for r in rows if r.kind == "test"]  # the others wait for a resume
             planned += [(row.id, channel_id) for row in _apply_rate_cap(session, channel, rows, now, summary)]
+    # Each notification is its own item (stacklens.isolation): whatever one send raises is recorded on it
+    # (the delivery log) and retried with backoff; the next notification, of any organization, goes on.
     for notification_id, channel_id in planned:
-        _send_one(settings, notification_id, channel_id, client, summary, now, lease)
+        try:
+            _send_one(settings, notification_id, channel_id, client, summary, now, lease)
+        except Exception as exc:
+            if is_shared_outage(exc):
+                raise  # the control store is down: every notification would fail alike
+            # Recording the outcome itself failed: the row keeps its lease and is sent again after it.
+            summary.errors.append(
+                f"{notification_id}: {failure_text(exc, f'notification {notification_id}')}"
+            )
     return summary
 
 
@@ -248,13 +268,34 @@ def _send_one(
         if attempt is None or row is None or channel is None:
             return
         session.refresh(row)
-        message = message_of(row)
+        what = f"notification {notification_id} to channel {channel_id}"
+        result, sender, message = _prepare(row, channel, settings, client, what)
+    if sender is not None and message is not None:
         try:
-            sender = build_channel(channel, settings, client)
-        except (ValueError, KeyError) as exc:  # e.g. the server secret changed: the webhook secret is gone
-            sender, broken = None, SendResult(ok=False, error=str(exc))
-    result = sender.send(message) if sender is not None else broken
+            result = sender.send(message)
+        except Exception as exc:  # noqa: BLE001 - a channel that raises instead of answering: retried
+            result = SendResult(ok=False, retryable=True, error=failure_text(exc, what))
     _record(settings, notification_id, channel_id, attempt, result, summary)
+
+
+def _prepare(
+    row: AlertNotification,
+    channel: AlertChannel,
+    settings: Settings,
+    client: OutboundClient | None,
+    what: str,
+) -> tuple[SendResult, Channel | None, Message | None]:
+    """The message and its sender, or the failure to record instead of a send."""
+    try:
+        message = message_of(row)
+    except Exception as exc:  # noqa: BLE001 - a malformed stored notification is its own error
+        return SendResult(ok=False, retryable=True, error=failure_text(exc, what)), None, None
+    try:
+        return SendResult(ok=False), build_channel(channel, settings, client), message
+    except (ValueError, KeyError) as exc:  # e.g. the server secret changed: the webhook secret is gone
+        return SendResult(ok=False, error=str(exc)[:500]), None, None
+    except Exception as exc:  # noqa: BLE001 - anything else is this notification's error, retried
+        return SendResult(ok=False, retryable=True, error=failure_text(exc, what)), None, None
 
 
 def _record(

@@ -76,6 +76,11 @@ class AlertRule(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # An evaluation that raised: why (shown on the rule's page), how many times in a row, and when the rule
+    # is evaluated again (the outbox's backoff); the other rules are evaluated as usual meanwhile.
+    last_error: Mapped[str] = mapped_column(String(500), default="", server_default="")
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    retry_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
 class AlertRuleState(Base):

@@ -38,6 +38,7 @@ class BudgetRow:
     window_days: int
     min_samples: int
     created_at: str
+    last_error: str = ""  # the last scheduled evaluation raised (see stacklens.isolation)
 
     def spec(self) -> BudgetSpec:
         """What :mod:`stacklens.performance.budget_eval` judges."""
@@ -69,6 +70,7 @@ def as_row(budget: Budget, project: Project) -> BudgetRow:
         window_days=int(budget.window_days or WINDOW_DAYS),
         min_samples=int(budget.min_samples or MIN_SAMPLES),
         created_at=iso_utc(budget.created_at),
+        last_error=budget.last_error or "",
     )
 
 
@@ -88,6 +90,7 @@ def find(session: Session, project: Project, metric: str, scope: str) -> Budget 
 def _apply(budget: Budget, d: BudgetDefinition) -> None:
     budget.metric, budget.scope, budget.value = d.metric, d.scope, d.value
     budget.statistic, budget.window_days, budget.min_samples = d.statistic, d.window_days, d.min_samples
+    budget.retry_at = None  # a changed budget is evaluated on the next run, even while a failure backs off
 
 
 def add_budget(session: Session, project: Project, definition: BudgetDefinition) -> BudgetRow:

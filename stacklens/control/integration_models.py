@@ -67,6 +67,9 @@ class ExternalLink(Base):
     origin: Mapped[str] = mapped_column(String(8), default="created")  # created | linked
     last_error: Mapped[str] = mapped_column(String(500), default="")  # the last failed state read
     checked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Failed state reads in a row, and when the next read is due (None: with the others, oldest first).
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    retry_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     started_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)  # creating since
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_by: Mapped[str] = mapped_column(String(320), default="")

@@ -78,6 +78,8 @@ def link_out(row: ExternalLink, connection: TrackerConnection | None = None) -> 
         "origin": row.origin,
         "last_error": row.last_error,
         "checked_at": iso_utc(row.checked_at) if row.checked_at else None,
+        "failures": row.failures or 0,
+        "retry_at": iso_utc(row.retry_at) if row.retry_at else None,
         "created_at": iso_utc(row.created_at),
     }
 
@@ -236,6 +238,7 @@ def _store(
         row.state = "linked"
         row.ticket_key, row.ticket_url, row.ticket_state = ticket.key, ticket.url, ticket.state
         row.origin, row.last_error, row.checked_at = origin, "", _now()
+        row.failures, row.retry_at = 0, None
         connection = session.get(TrackerConnection, row.connection_id)
         record_activity(
             session,

@@ -1,11 +1,11 @@
-"""How a budget is judged: its current value, its status (pass / fail / insufficient data), and its value day
-by day over the last 30 days. The one implementation behind the `budget_status` asset, the API, the CLI and
-the budgets page.
+"""How a budget is judged: its current value, its status (pass / fail / insufficient data), and its value at each
+daily evaluation of the last 30 days. The one implementation behind the `budget_status` asset, the API, the CLI
+and the budgets page.
 
-Timing metrics come from :mod:`stacklens.performance.metric_window` (the hourly states the alerts read too);
-the byte budgets from ``resource_hour_states`` over the page views of ``page_hour_states``; FCP and error %
-from the raw ``transactions`` (the states keep neither). Every window is whole hours:
-``[toStartOfHour(at - window), at)``, as metric_window's.
+Every value is :mod:`stacklens.performance.window_values`' — the states the performance views read, the window
+``[at - window days, at)`` in whole minutes tiled as a view tiles it — so a budget on LCP p75 of ``/checkout`` over
+7 days says what the pages view says for ``/checkout`` over those 7 days, and so does an alert rule on it. The
+history is the same evaluation at each past midnight, ending with the evaluation the status is (its last point).
 """
 
 from __future__ import annotations
@@ -14,42 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from stacklens.performance import metric_window
-from stacklens.performance.budget_rules import METRICS
+from stacklens.isolation import failure_text, is_shared_outage
+from stacklens.performance import window_values
 
 HISTORY_DAYS = 30
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient_data"
-# Budget metric -> metric_window metric (the statistic is the budget's).
-_WINDOW_METRICS = {"api_p95_ms": "api_ms"}
-_POINTS = "arrayFilter(p -> hour < p AND hour >= toStartOfHour(p - {window_s:UInt32}), {points:Array(DateTime('UTC'))})"
-RESOURCE_SERIES = f"""
-SELECT point, sumIf(total_bytes, resource_type = 'JavaScript'), sum(total_bytes)
-FROM resource_hour_states FINAL ARRAY JOIN {_POINTS} AS point
-WHERE project_id = {{project_id:UInt64}} AND page LIKE {{pattern:String}}
-  AND hour >= {{since:DateTime('UTC')}} AND hour < {{until:DateTime('UTC')}}
-GROUP BY point
-"""  # noqa: S608 (constants only; values are parameters)
-VIEW_SERIES = f"""
-SELECT point, sum(views) FROM page_hour_states FINAL ARRAY JOIN {_POINTS} AS point
-WHERE project_id = {{project_id:UInt64}} AND page LIKE {{pattern:String}}
-  AND hour >= {{since:DateTime('UTC')}} AND hour < {{until:DateTime('UTC')}}
-GROUP BY point
-"""  # noqa: S608
-RAW_SERIES = """
-SELECT point, countIf(has_fcp), sumIf(fcp, has_fcp), quantilesExactInclusiveIf(0.5, 0.75, 0.95)(fcp, has_fcp),
-       count(), countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500)
-FROM
-(
-    SELECT timestamp, measurements['fcp'] AS fcp, status, http_status,
-           op IN ('pageload', 'navigation') AND mapContains(measurements, 'fcp') AS has_fcp
-    FROM transactions
-    WHERE project_id = {project_id:UInt64} AND page LIKE {pattern:String}
-      AND timestamp >= {since:DateTime64(3, 'UTC')} AND timestamp < {until:DateTime64(3, 'UTC')}
-)
-ARRAY JOIN arrayFilter(p -> timestamp < p AND timestamp >= toStartOfHour(p - {window_s:UInt32}),
-                       {points:Array(DateTime64(3, 'UTC'))}) AS point
-GROUP BY point
-"""
+ERROR = "error"  # the evaluation itself raised: never a verdict on the budget, the error says why
 
 
 @dataclass(frozen=True)
@@ -68,9 +38,10 @@ class BudgetSpec:
 class Evaluation:
     value: float | None  # None: no samples in the window
     samples: int
-    status: str  # pass | fail | insufficient_data
+    status: str  # pass | fail | insufficient_data | error
     margin: float | None  # budget - value: positive = headroom, negative = over budget
     failing_since: datetime | None  # the first daily evaluation of the current failing run
+    error: str = ""  # status "error": why the evaluation failed, in plain words
 
 
 Point = tuple[datetime, float | None, int]
@@ -87,85 +58,42 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _window_request(spec: BudgetSpec) -> metric_window.WindowRequest:
-    return metric_window.WindowRequest(
-        spec.project_id,
-        _WINDOW_METRICS.get(spec.metric, spec.metric),
-        spec.statistic,
-        spec.scope,
-        timedelta(days=spec.window_days),
+def request(spec: BudgetSpec) -> window_values.WindowRequest:
+    """What a budget measures, as a window request (every budget metric is one of window_values')."""
+    return window_values.WindowRequest(
+        spec.project_id, spec.metric, spec.statistic, spec.scope, timedelta(days=spec.window_days)
     )
 
 
-def _other_series(client: Any, spec: BudgetSpec, points: list[datetime]) -> list[Point]:
-    """The byte budgets, FCP and error % at each point (one or two queries)."""
-    points = [_utc(p).replace(microsecond=0) for p in points]  # as the DateTime parameters carry them
-    window_s = spec.window_days * 86400
-    parameters = {
-        "points": points,
-        "window_s": window_s,
-        "project_id": spec.project_id,
-        "pattern": metric_window.like_pattern(spec.scope),
-        "since": min(points) - timedelta(seconds=window_s + 3600),
-        "until": max(points),
-    }
-    out: list[Point] = []
-    if METRICS[spec.metric].source == "resources":
-        sizes = {_utc(r[0]): r for r in client.query(RESOURCE_SERIES, parameters=parameters).result_rows}
-        views = {_utc(r[0]): int(r[1]) for r in client.query(VIEW_SERIES, parameters=parameters).result_rows}
-        column = 1 if spec.metric == "js_bytes" else 2
-        for at in points:
-            n = views.get(at, 0)
-            total = float(sizes[at][column]) if at in sizes else 0.0
-            out.append((at, total / n if n else None, n))
-        return out
-    rows = {_utc(r[0]): r for r in client.query(RAW_SERIES, parameters=parameters).result_rows}
-    for at in points:
-        row = rows.get(at)
-        if row is None:
-            out.append((at, None, 0))
-        elif spec.metric == "error_pct":
-            n = int(row[4])
-            out.append((at, 100.0 * int(row[5]) / n if n else None, n))
-        else:
-            n = int(row[1])
-            if not n:
-                out.append((at, None, 0))
-            elif spec.statistic == "avg":
-                out.append((at, float(row[2]) / n, n))
-            else:
-                out.append((at, float(row[3][{"p50": 0, "p75": 1, "p95": 2}[spec.statistic]]), n))
-    return out
-
-
 def current_values(client: Any, specs: list[BudgetSpec], now: datetime) -> list[tuple[float | None, int]]:
-    """Each budget's value and sample count over its window ending ``now`` (timing budgets: one query)."""
-    window_specs = [s for s in specs if METRICS[s.metric].source == "window"]
-    computed = metric_window.compute_many(client, [_window_request(s) for s in window_specs], now)
-    by_id = {id(s): (w.value, w.samples) for s, w in zip(window_specs, computed, strict=True)}
-    out = []
-    for spec in specs:
-        if id(spec) in by_id:
-            out.append(by_id[id(spec)])
-        else:
-            _, value, samples = _other_series(client, spec, [now])[0]
-            out.append((value, samples))
-    return out
+    """Each budget's value and sample count over its window ending ``now`` (one query per kind of state)."""
+    computed = window_values.compute_many(client, [request(s) for s in specs], now)
+    return [(w.value, w.samples) for w in computed]
 
 
 def daily_points(now: datetime, days: int = HISTORY_DAYS) -> list[datetime]:
-    """Midnight UTC of each of the last ``days`` days, and today's."""
-    today = _utc(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    return [today - timedelta(days=d) for d in range(days, -1, -1)]
+    """Midnight UTC of each of the last ``days`` days and today's (before ``now``), then ``now`` itself."""
+    now = _utc(now)
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    midnights = [today - timedelta(days=d) for d in range(days, -1, -1)]
+    return [m for m in midnights if m < now] + [now]
 
 
-def history(client: Any, spec: BudgetSpec, now: datetime | None = None) -> list[Point]:
-    """The budget's windowed value as a daily evaluation would have seen it over the last 30 days."""
+def history(
+    client: Any,
+    spec: BudgetSpec,
+    now: datetime | None = None,
+    current: tuple[float | None, int] | None = None,
+) -> list[Point]:
+    """The budget's value as each daily evaluation of the last 30 days saw it, then the evaluation at ``now`` —
+    ``current`` (value, samples) when the caller holds it (the status shown beside the chart), so the chart
+    ends on the status's own value."""
     points = daily_points(now or datetime.now(UTC))
-    if METRICS[spec.metric].source == "window":
-        found = metric_window.series(client, _window_request(spec), points[0], points[-1], timedelta(days=1))
-        return [(_utc(at), value, samples) for at, value, samples in found]
-    return _other_series(client, spec, points)
+    past = window_values.series(client, request(spec), points[:-1])
+    if current is None:
+        latest = window_values.compute(client, request(spec), points[-1])
+        current = (latest.value, latest.samples)
+    return [*past, (points[-1], current[0], current[1])]
 
 
 def failed_days(spec: BudgetSpec, points: list[Point]) -> tuple[int, int]:
@@ -185,12 +113,53 @@ def failing_since(spec: BudgetSpec, points: list[Point], now: datetime) -> datet
 
 
 def evaluate(client: Any, specs: list[BudgetSpec], now: datetime | None = None) -> list[Evaluation]:
-    """Every budget's current value, status and margin; a failing one also since when (its daily history)."""
+    """Every budget's current value, status and margin; a failing one also since when (its daily history).
+
+    Each budget is its own item (:mod:`stacklens.isolation`): one whose evaluation raises gets the status
+    ``error`` with the reason, and the others are judged as usual. Only a warehouse that does not answer
+    raises (every budget would fail alike)."""
     now = _utc(now or datetime.now(UTC))
     out = []
-    for spec, (value, samples) in zip(specs, current_values(client, specs, now), strict=True):
-        status = judge(value, samples, spec.value, spec.min_samples)
-        since = failing_since(spec, history(client, spec, now), now) if status == FAIL else None
-        margin = None if value is None else spec.value - value
-        out.append(Evaluation(value, samples, status, margin, since))
+    for spec, current in zip(specs, _current_each(client, specs, now), strict=True):
+        try:
+            if isinstance(current, Exception):
+                raise current
+            value, samples = current
+            status = judge(value, samples, spec.value, spec.min_samples)
+            points = history(client, spec, now, (value, samples)) if status == FAIL else []
+            since = failing_since(spec, points, now) if points else None
+            margin = None if value is None else spec.value - value
+            out.append(Evaluation(value, samples, status, margin, since))
+        except Exception as exc:
+            if is_shared_outage(exc):
+                raise
+            out.append(failed(exc, spec))
+    return out
+
+
+def failed(exc: BaseException, spec: BudgetSpec) -> Evaluation:
+    """The evaluation of a budget that could not be evaluated."""
+    return Evaluation(None, 0, ERROR, None, None, failure_text(exc, f"the evaluation of budget {spec.id}"))
+
+
+def _current_each(
+    client: Any, specs: list[BudgetSpec], now: datetime
+) -> list[tuple[float | None, int] | Exception]:
+    """:func:`current_values` in one go; when that raises, budget by budget, so the one that fails is told
+    apart (the others lose only the shared query's saving)."""
+    try:
+        return list(current_values(client, specs, now))
+    except Exception as exc:
+        if is_shared_outage(exc):
+            raise
+        if len(specs) == 1:
+            return [exc]
+    out: list[tuple[float | None, int] | Exception] = []
+    for spec in specs:
+        try:
+            out.append(current_values(client, [spec], now)[0])
+        except Exception as exc:
+            if is_shared_outage(exc):
+                raise
+            out.append(exc)
     return out

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.control.budgets import BudgetRow
-from stacklens.performance.budget_eval import Evaluation, evaluate
+from stacklens.performance.budget_eval import ERROR, Evaluation, evaluate
 
 FRESH = timedelta(minutes=10)
 MART_ROWS = (
@@ -43,6 +43,7 @@ COLUMNS = (
     "failing_since",
     "evaluated_at",
     "created_at",
+    "error",  # status "error": why the budget could not be evaluated
 )
 
 
@@ -72,7 +73,10 @@ def _from_mart(
         row = by_id.get(int(budget_id))
         metric, scope, value, statistic, window, min_samples, current, samples, status, since = fields
         at = _utc(at)
-        if row is None or at is None or now - at > FRESH:
+        # A budget whose scheduled evaluation failed keeps that verdict until the run tries it again
+        # (with backoff): evaluating it here on every view would repeat the failure at the viewer's cost.
+        failing = str(status) == ERROR and bool(row and row.last_error)
+        if row is None or at is None or (now - at > FRESH and not failing):
             continue
         if (metric, scope, float(value), statistic, int(window), int(min_samples)) != (
             row.metric,
@@ -85,7 +89,8 @@ def _from_mart(
             continue  # changed since it was judged: judged again below
         current = None if current is None else float(current)
         margin = None if current is None else row.value - current
-        out[row.id] = (Evaluation(current, int(samples), str(status), margin, _utc(since)), at)
+        error = row.last_error if str(status) == ERROR else ""
+        out[row.id] = (Evaluation(current, int(samples), str(status), margin, _utc(since), error), at)
     return out
 
 
@@ -109,6 +114,7 @@ def with_status(client: Any, rows: list[BudgetRow], now: datetime | None = None)
             margin=evaluation.margin,
             failing_since=evaluation.failing_since,
             evaluated_at=at,
+            error=evaluation.error,
         )
         out.append({k: fields[k] for k in COLUMNS})
     return out

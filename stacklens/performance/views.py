@@ -5,14 +5,12 @@ rows (dates as ISO 8601, lists and maps as JSON text in CSV cells).
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from datetime import UTC, date, datetime
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.csv_cells import csv_text
 from stacklens.performance import network, reads
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.recommendations import recommendations
@@ -75,18 +73,8 @@ def plain(value: Any) -> Any:
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    """The rows as CSV: one column per key of the first row; lists and maps as JSON text."""
-    out = io.StringIO()
+    """The rows as CSV: one column per key of the first row; lists and maps as JSON text; text cells
+    neutralised against formulas (:mod:`stacklens.csv_cells`)."""
     if not rows:
         return ""
-    writer = csv.DictWriter(out, fieldnames=list(rows[0].keys()), extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        cells = plain(row)
-        writer.writerow(
-            {
-                k: json.dumps(v) if isinstance(v, list | dict) else ("" if v is None else v)
-                for k, v in cells.items()
-            }
-        )
-    return out.getvalue()
+    return csv_text(list(rows[0].keys()), [plain(row) for row in rows])

@@ -7,7 +7,7 @@ import csv
 import io
 import json
 
-from dashboards.routers.downloads import spreadsheet_safe
+from stacklens.csv_cells import neutralise as spreadsheet_safe
 from tests.dashboards.conftest import sign_in
 from tests.dashboards.landing import land, sdk_event
 

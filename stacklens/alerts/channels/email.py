@@ -75,7 +75,8 @@ class EmailChannel:
 
     def build(self, message: Message) -> EmailMessage:
         mail = EmailMessage()
-        mail["Subject"] = message.subject
+        # A header may not hold a line break (the email package raises); an issue title can carry one.
+        mail["Subject"] = " ".join(message.subject.split())
         mail["From"] = self.mail_from
         mail["To"] = ", ".join(self.to)
         mail["Date"] = formatdate(usegmt=True)

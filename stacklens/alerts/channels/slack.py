@@ -57,6 +57,12 @@ def post_json(client: OutboundClient, url: str, body: bytes, headers: dict[str, 
         )
     except httpx.TransportError as exc:
         return SendResult(ok=False, retryable=True, error=f"cannot connect: {exc or type(exc).__name__}")
+    except httpx.HTTPError as exc:  # the answer's body cannot be read (e.g. not in its Content-Encoding)
+        return SendResult(
+            ok=False,
+            retryable=True,
+            error=f"the receiver's answer cannot be read: {exc or type(exc).__name__}",
+        )
     error = "" if response.ok else f"the receiver answered {response.status}"
     if 300 <= response.status < 400:
         error += " (a redirect; redirects are not followed: use the final URL)"

@@ -128,6 +128,10 @@ class Tracker:
                         "try again later"
                     ) from exc
                 raise TrackerUnavailable(f"{self.label} could not be reached ({what or url}): {exc}") from exc
+            except httpx.HTTPError as exc:  # an answer that cannot be read (a body not in its encoding)
+                raise TrackerUnavailable(
+                    f"{self.label} answered {what or url} with a body that cannot be read: {exc}"
+                ) from exc
             if answer.retryable and not last:
                 wait = max(RETRY_DELAYS_S[attempt], answer.retry_after_s or 0.0)
                 if wait <= RETRY_AFTER_MAX_S:
@@ -143,6 +147,42 @@ class Tracker:
             return json.loads(answer.body) if answer.body.strip() else None
         except ValueError as exc:
             raise TrackerUnavailable(f"{self.label} answered {what or url} with something not JSON") from exc
+
+    # -- reading answers ------------------------------------------------------------------------------
+    # A tracker, or a proxy or a look-alike server in front of it, may answer a look-up with any JSON: a
+    # list where an object belongs, a string where a number does. These turn such an answer into a
+    # TrackerUnavailable in plain words (retrying later may work) instead of an AttributeError or KeyError
+    # deep in a client.
+    def malformed(self, what: str, found: str) -> TrackerUnavailable:
+        return TrackerUnavailable(
+            f"{self.label} answered {what} with {found}, not what its API documents; "
+            "check the connection's base URL, or try again later"
+        )
+
+    def as_object(self, data: Any, what: str) -> dict[str, Any]:
+        """``data`` when it is a JSON object."""
+        if not isinstance(data, dict):
+            raise self.malformed(what, f"{shape_of(data)} where an object was expected")
+        return data
+
+    def as_objects(self, data: Any, what: str) -> list[dict[str, Any]]:
+        """``data`` when it is a JSON list of objects (``null`` reads as an empty list)."""
+        if data is None:
+            return []
+        if not isinstance(data, list):
+            raise self.malformed(what, f"{shape_of(data)} where a list was expected")
+        for item in data:
+            if not isinstance(item, dict):
+                raise self.malformed(what, f"a list holding {shape_of(item)} where objects were expected")
+        return data
+
+    def required(self, data: dict[str, Any], key: str, what: str) -> str:
+        """A field that identifies the ticket (its number, key or identifier) as text; missing or empty, or
+        not a string or a number, is a malformed answer."""
+        value = data.get(key)
+        if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+            raise self.malformed(what, f"no usable {key!r} ({shape_of(value)})")
+        return str(value)
 
     def refusal(self, answer: OutboundResponse, what: str, attempts: int = 1) -> TrackerError:
         detail = _error_text(answer.body) or answer.excerpt[:200]
@@ -179,6 +219,38 @@ def _error_text(body: str) -> str:
     elif isinstance(data.get("errors"), list):
         parts.extend(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in data["errors"])
     return "; ".join(parts)[:300]
+
+
+def shape_of(data: Any) -> str:
+    """What a JSON value is, in words: "a JSON list", "a JSON string", "nothing"."""
+    if data is None:
+        return "nothing"
+    if isinstance(data, bool):
+        return "a JSON boolean"
+    if isinstance(data, dict):
+        return "a JSON object"
+    if isinstance(data, list):
+        return "a JSON list"
+    if isinstance(data, str):
+        return "a JSON string"
+    return "a JSON number"
+
+
+def member(data: Any, *path: str) -> Any:
+    """``data[path[0]][path[1]]…`` through JSON objects only; ``None`` where a step is missing or is not an
+    object (optional parts of an answer, such as a Jira status category)."""
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def text(value: Any) -> str:
+    """An optional display field (a user name, a URL) as text; anything but a string or a number is ""."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return ""
+    return str(value)
 
 
 def strip_base(url: str) -> str:

@@ -10,7 +10,14 @@ import re
 from urllib.parse import quote, urlsplit
 
 from stacklens.integrations.document import Document, to_markdown
-from stacklens.integrations.trackers.base import Account, Ticket, Tracker, TrackerRefused, strip_base
+from stacklens.integrations.trackers.base import (
+    Account,
+    Ticket,
+    Tracker,
+    TrackerRefused,
+    strip_base,
+    text,
+)
 
 PUBLIC_WEB = "https://github.com"
 PUBLIC_API = "https://api.github.com"
@@ -43,44 +50,47 @@ class GitHub(Tracker):
         }
 
     def account(self) -> Account:
-        user = self.call("GET", f"{self.api}/user", what="the token's user (GET /user)")
-        repos = self.call(
-            "GET",
-            f"{self.api}/user/repos?per_page=100&sort=updated",
-            what="the repositories the token can reach",
+        who, where = "the token's user (GET /user)", "the repositories the token can reach"
+        user = self.as_object(self.call("GET", f"{self.api}/user", what=who), who)
+        repos = self.as_objects(
+            self.call("GET", f"{self.api}/user/repos?per_page=100&sort=updated", what=where), where
         )
-        names = [r["full_name"] for r in repos or [] if isinstance(r, dict) and r.get("full_name")]
-        return Account(name=str(user.get("login", "")), targets=names)
+        names = [r["full_name"] for r in repos if isinstance(r.get("full_name"), str) and r["full_name"]]
+        return Account(name=text(user.get("login")), targets=names)
 
     def create(self, target: str, title: str, body: Document) -> Ticket:
         repo = _repo(target)
+        what = f"repository {repo}"
         data = self.call(
             "POST",
             f"{self.api}/repos/{repo}/issues",
             {"title": title[:256], "body": to_markdown(body)},
-            what=f"repository {repo}",
+            what=what,
             creates=True,
         )
-        return self._ticket(repo, data)
+        return self._ticket(repo, data, f"the new issue in {repo}")
 
     def get(self, reference: str, target: str = "") -> Ticket:
         repo, number = parse_reference(reference, target)
-        data = self.call("GET", f"{self.api}/repos/{repo}/issues/{number}", what=f"issue {repo}#{number}")
-        return self._ticket(repo, data)
+        what = f"issue {repo}#{number}"
+        data = self.call("GET", f"{self.api}/repos/{repo}/issues/{number}", what=what)
+        return self._ticket(repo, data, what)
 
     def find_marker(self, target: str, marker: str) -> Ticket | None:
         repo = _repo(target)
+        what = f"a search in {repo}"
         query = quote(f'"{marker}" repo:{repo} is:issue in:body')
-        data = self.call("GET", f"{self.api}/search/issues?q={query}", what=f"a search in {repo}")
-        items = data.get("items") if isinstance(data, dict) else None
-        return self._ticket(repo, items[0]) if items else None
+        data = self.as_object(self.call("GET", f"{self.api}/search/issues?q={query}", what=what), what)
+        items = self.as_objects(data.get("items"), what)
+        return self._ticket(repo, items[0], what) if items else None
 
-    def _ticket(self, repo: str, data: dict) -> Ticket:
-        number = data.get("number")
+    def _ticket(self, repo: str, data: object, what: str) -> Ticket:
+        issue = self.as_object(data, what)
+        number = self.required(issue, "number", what)
         return Ticket(
             key=f"{repo}#{number}",
-            url=str(data.get("html_url", "")),
-            state="closed" if data.get("state") == "closed" else "open",
+            url=text(issue.get("html_url")),
+            state="closed" if issue.get("state") == "closed" else "open",
             target=repo,
         )
 

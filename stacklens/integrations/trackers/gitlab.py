@@ -10,7 +10,14 @@ import re
 from urllib.parse import quote, urlsplit
 
 from stacklens.integrations.document import Document, to_markdown
-from stacklens.integrations.trackers.base import Account, Ticket, Tracker, TrackerRefused, strip_base
+from stacklens.integrations.trackers.base import (
+    Account,
+    Ticket,
+    Tracker,
+    TrackerRefused,
+    strip_base,
+    text,
+)
 
 PUBLIC = "https://gitlab.com"
 PATH_RE = re.compile(r"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+$")
@@ -30,18 +37,22 @@ class GitLab(Tracker):
         return {"PRIVATE-TOKEN": self.connection.token}
 
     def account(self) -> Account:
-        user = self.call("GET", f"{self.api}/user", what="the token's user (GET /user)")
-        projects = self.call(
-            "GET",
-            f"{self.api}/projects?membership=true&simple=true&per_page=100&order_by=last_activity_at",
-            what="the projects the token can reach",
+        who, where = "the token's user (GET /user)", "the projects the token can reach"
+        user = self.as_object(self.call("GET", f"{self.api}/user", what=who), who)
+        projects = self.as_objects(
+            self.call(
+                "GET",
+                f"{self.api}/projects?membership=true&simple=true&per_page=100&order_by=last_activity_at",
+                what=where,
+            ),
+            where,
         )
         names = [
             p["path_with_namespace"]
-            for p in projects or []
-            if isinstance(p, dict) and p.get("path_with_namespace")
+            for p in projects
+            if isinstance(p.get("path_with_namespace"), str) and p["path_with_namespace"]
         ]
-        return Account(name=str(user.get("username", "")), targets=names)
+        return Account(name=text(user.get("username")), targets=names)
 
     def create(self, target: str, title: str, body: Document) -> Ticket:
         path = _path(target)
@@ -52,29 +63,31 @@ class GitLab(Tracker):
             what=f"project {path}",
             creates=True,
         )
-        return self._ticket(path, data)
+        return self._ticket(path, data, f"the new issue in {path}")
 
     def get(self, reference: str, target: str = "") -> Ticket:
         path, iid = parse_reference(reference, target)
-        data = self.call(
-            "GET", f"{self.api}/projects/{quote(path, safe='')}/issues/{iid}", what=f"issue {path}#{iid}"
-        )
-        return self._ticket(path, data)
+        what = f"issue {path}#{iid}"
+        data = self.call("GET", f"{self.api}/projects/{quote(path, safe='')}/issues/{iid}", what=what)
+        return self._ticket(path, data, what)
 
     def find_marker(self, target: str, marker: str) -> Ticket | None:
         path = _path(target)
+        what = f"a search in {path}"
         data = self.call(
             "GET",
             f"{self.api}/projects/{quote(path, safe='')}/issues?search={quote(marker)}&in=description",
-            what=f"a search in {path}",
+            what=what,
         )
-        return self._ticket(path, data[0]) if data else None
+        found = self.as_objects(data, what)
+        return self._ticket(path, found[0], what) if found else None
 
-    def _ticket(self, path: str, data: dict) -> Ticket:
+    def _ticket(self, path: str, data: object, what: str) -> Ticket:
+        issue = self.as_object(data, what)
         return Ticket(
-            key=f"{path}#{data.get('iid')}",
-            url=str(data.get("web_url", "")),
-            state="closed" if data.get("state") == "closed" else "open",
+            key=f"{path}#{self.required(issue, 'iid', what)}",
+            url=text(issue.get("web_url")),
+            state="closed" if issue.get("state") == "closed" else "open",
             target=path,
         )
 

@@ -12,7 +12,15 @@ import re
 from urllib.parse import quote, urlsplit
 
 from stacklens.integrations.document import Document, to_adf, to_plain
-from stacklens.integrations.trackers.base import Account, Ticket, Tracker, TrackerRefused, strip_base
+from stacklens.integrations.trackers.base import (
+    Account,
+    Ticket,
+    Tracker,
+    TrackerRefused,
+    member,
+    strip_base,
+    text,
+)
 
 PROJECT_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,49}$")
 KEY_RE = re.compile(r"^([A-Z][A-Z0-9_]{0,49})-(\d+)$")
@@ -37,16 +45,15 @@ class Jira(Tracker):
         return {"Authorization": f"Bearer {self.connection.token}"}
 
     def account(self) -> Account:
-        me = self.call("GET", f"{self.api}/myself", what="the token's user (GET /myself)")
+        who, where = "the token's user (GET /myself)", "the projects the token can reach"
+        me = self.as_object(self.call("GET", f"{self.api}/myself", what=who), who)
         if self.cloud:
-            page = self.call(
-                "GET", f"{self.api}/project/search?maxResults=100", what="the projects the token can reach"
-            )
-            projects = page.get("values", []) if isinstance(page, dict) else []
+            page = self.call("GET", f"{self.api}/project/search?maxResults=100", what=where)
+            projects = self.as_objects(self.as_object(page, where).get("values"), where)
         else:
-            projects = self.call("GET", f"{self.api}/project", what="the projects the token can reach") or []
-        name = me.get("displayName") or me.get("emailAddress") or me.get("name") or ""
-        return Account(name=str(name), targets=[str(p["key"]) for p in projects if p.get("key")])
+            projects = self.as_objects(self.call("GET", f"{self.api}/project", what=where), where)
+        name = text(me.get("displayName")) or text(me.get("emailAddress")) or text(me.get("name"))
+        return Account(name=name, targets=[text(p.get("key")) for p in projects if text(p.get("key"))])
 
     def create(self, target: str, title: str, body: Document) -> Ticket:
         project = _project(target)
@@ -59,30 +66,32 @@ class Jira(Tracker):
         data = self.call(
             "POST", f"{self.api}/issue", {"fields": fields}, what=f"project {project}", creates=True
         )
-        key = str(data.get("key", ""))
+        what = f"the new issue in {project}"
+        key = self.required(self.as_object(data, what), "key", what)
         return Ticket(key=key, url=self._browse(key), state="open", target=project)
 
     def get(self, reference: str, target: str = "") -> Ticket:
         key = parse_reference(reference, target)
-        data = self.call("GET", f"{self.api}/issue/{key}?fields=status", what=f"issue {key}")
-        return self._ticket(data)
+        what = f"issue {key}"
+        data = self.call("GET", f"{self.api}/issue/{key}?fields=status", what=what)
+        return self._ticket(data, what)
 
     def find_marker(self, target: str, marker: str) -> Ticket | None:
         project = _project(target)
+        what = f"a search in {project}"
         jql = quote(f'project = "{project}" AND text ~ "\\"{marker}\\""')
         # Cloud retired GET /search for /search/jql (2025); Data Center keeps /search.
         path = "search/jql" if self.cloud else "search"
-        data = self.call("GET", f"{self.api}/{path}?jql={jql}&fields=status", what=f"a search in {project}")
-        issues = data.get("issues") if isinstance(data, dict) else None
-        return self._ticket(issues[0]) if issues else None
+        data = self.call("GET", f"{self.api}/{path}?jql={jql}&fields=status", what=what)
+        issues = self.as_objects(self.as_object(data, what).get("issues"), what)
+        return self._ticket(issues[0], what) if issues else None
 
     def _browse(self, key: str) -> str:
         return f"{strip_base(self.connection.base_url)}/browse/{key}"
 
-    def _ticket(self, data: dict) -> Ticket:
-        key = str(data.get("key", ""))
-        status = (data.get("fields") or {}).get("status") or {}
-        done = (status.get("statusCategory") or {}).get("key") == "done"
+    def _ticket(self, data: object, what: str) -> Ticket:
+        key = self.required(self.as_object(data, what), "key", what)
+        done = member(data, "fields", "status", "statusCategory", "key") == "done"
         return Ticket(
             key=key, url=self._browse(key), state="closed" if done else "open", target=key.split("-")[0]
         )

@@ -18,7 +18,9 @@ from stacklens.integrations.trackers.base import (
     TrackerError,
     TrackerRefused,
     TrackerUnavailable,
+    member,
     strip_base,
+    text,
 )
 from stacklens.outbound import OutboundResponse
 
@@ -57,20 +59,16 @@ class Linear(Tracker):
         self, query: str, variables: dict[str, Any], what: str, *, creates: bool = False
     ) -> dict[str, Any]:
         payload = {"query": query, "variables": variables}
-        data = self.call("POST", self.endpoint, payload, what=what, creates=creates)
-        if not isinstance(data, dict):
-            raise TrackerUnavailable(f"Linear answered {what} without data")
+        data = self.as_object(self.call("POST", self.endpoint, payload, what=what, creates=creates), what)
         errors = data.get("errors")
         if errors:
-            message = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors)
-            auth = any(
-                isinstance(e, dict) and (e.get("extensions") or {}).get("code") == "AUTHENTICATION_ERROR"
-                for e in errors
-            )
+            listed = errors if isinstance(errors, list) else [errors]
+            message = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in listed)
+            auth = any(member(e, "extensions", "code") == "AUTHENTICATION_ERROR" for e in listed)
             if auth:
                 raise TrackerRefused(f"Linear refused the API key for {what}: {message[:200]}")
             raise TrackerRefused(f"Linear refused {what}: {message[:300]}")
-        return data.get("data") or {}
+        return self.as_object(data.get("data") or {}, what)
 
     def refusal(self, answer: OutboundResponse, what: str, attempts: int = 1) -> TrackerError:
         """Linear answers a bad key with HTTP 400 and a GraphQL error coded AUTHENTICATION_ERROR."""
@@ -79,55 +77,56 @@ class Linear(Tracker):
         return super().refusal(answer, what, attempts)
 
     def account(self) -> Account:
-        data = self.graphql(VIEWER_QUERY, {}, "the key's user (viewer)")
-        viewer = data.get("viewer") or {}
-        teams = (data.get("teams") or {}).get("nodes") or []
-        return Account(
-            name=str(viewer.get("name") or viewer.get("email") or ""),
-            targets=[str(t["key"]) for t in teams if t.get("key")],
-        )
+        what = "the key's user (viewer)"
+        data = self.graphql(VIEWER_QUERY, {}, what)
+        teams = self.as_objects(member(data, "teams", "nodes"), what)
+        name = text(member(data, "viewer", "name")) or text(member(data, "viewer", "email"))
+        return Account(name=name, targets=[text(t.get("key")) for t in teams if text(t.get("key"))])
 
     def create(self, target: str, title: str, body: Document) -> Ticket:
         team = self._team_id(_team(target))
+        what = f"team {target}"
         data = self.graphql(
             CREATE_MUTATION,
             {"input": {"teamId": team, "title": title, "description": to_markdown(body)}},
-            f"team {target}",
+            what,
             creates=True,
         )
-        payload = data.get("issueCreate") or {}
-        if not payload.get("success") or not payload.get("issue"):
+        if not member(data, "issueCreate", "success") or not member(data, "issueCreate", "issue"):
             raise TrackerUnavailable(f"Linear did not create the issue in team {target}")
-        return _ticket(payload["issue"])
+        return self._ticket(member(data, "issueCreate", "issue"), f"the new issue in team {target}")
 
     def get(self, reference: str, target: str = "") -> Ticket:
         key = parse_reference(reference, target)
-        data = self.graphql(ISSUE_QUERY, {"id": key}, f"issue {key}")
+        what = f"issue {key}"
+        data = self.graphql(ISSUE_QUERY, {"id": key}, what)
         if not data.get("issue"):
             raise TrackerRefused(f"Linear found no issue {key}, or the key cannot see it")
-        return _ticket(data["issue"])
+        return self._ticket(data["issue"], what)
 
     def find_marker(self, target: str, marker: str) -> Ticket | None:
-        data = self.graphql(SEARCH_QUERY, {"key": _team(target), "marker": marker}, f"a search in {target}")
-        nodes = (data.get("issues") or {}).get("nodes") or []
-        return _ticket(nodes[0]) if nodes else None
+        what = f"a search in {target}"
+        data = self.graphql(SEARCH_QUERY, {"key": _team(target), "marker": marker}, what)
+        nodes = self.as_objects(member(data, "issues", "nodes"), what)
+        return self._ticket(nodes[0], what) if nodes else None
 
     def _team_id(self, key: str) -> str:
-        data = self.graphql(TEAMS_QUERY, {"key": key}, f"team {key}")
-        nodes = (data.get("teams") or {}).get("nodes") or []
+        what = f"team {key}"
+        data = self.graphql(TEAMS_QUERY, {"key": key}, what)
+        nodes = self.as_objects(member(data, "teams", "nodes"), what)
         if not nodes:
             raise TrackerRefused(f"Linear has no team {key} that this key can see (404)")
-        return str(nodes[0]["id"])
+        return self.required(nodes[0], "id", what)
 
-
-def _ticket(issue: dict[str, Any]) -> Ticket:
-    state = (issue.get("state") or {}).get("type")
-    return Ticket(
-        key=str(issue.get("identifier", "")),
-        url=str(issue.get("url", "")),
-        state="closed" if state in ("completed", "canceled") else "open",
-        target=str((issue.get("team") or {}).get("key", "")),
-    )
+    def _ticket(self, data: object, what: str) -> Ticket:
+        issue = self.as_object(data, what)
+        state = member(issue, "state", "type")
+        return Ticket(
+            key=self.required(issue, "identifier", what),
+            url=text(issue.get("url")),
+            state="closed" if state in ("completed", "canceled") else "open",
+            target=text(member(issue, "team", "key")),
+        )
 
 
 def _team(target: str) -> str:

@@ -1,8 +1,8 @@
 """A page's tables as CSV (built with polars, streamed in chunks) and as one JSON document.
 
-CSV cells: numbers as numbers, times as ISO 8601, lists and maps as JSON text; a text cell that a spreadsheet
-would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return at the start) is prefixed with ``'``
-(CSV injection, OWASP) — the rest is exactly the value the page shows.
+CSV cells: numbers as numbers, times as ISO 8601, lists and maps as JSON text; text cells are neutralised
+against formulas by :func:`stacklens.csv_cells.neutralise_frame` (the rules every CSV of the service follows)
+— the rest is exactly the value the page shows.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 
 import polars as pl
 
+from stacklens.csv_cells import neutralise_frame
 from stacklens.performance.exports.tables import PAGES, Table, table_rows
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.views import plain
 
 CHUNK_ROWS = 2_000
-FORMULA_PATTERN = r"^[=+\-@\t\r]"
 
 
 def _cells(values: list[Any]) -> list[Any]:
@@ -42,14 +42,7 @@ def frame(spec: Table, data: dict[str, Any]) -> pl.DataFrame:
     df = pl.DataFrame(
         [pl.Series(c, _cells([row.get(c) for row in rows]), strict=False) for c in spec.columns]
     )
-    text = [name for name, kind in df.schema.items() if kind == pl.String]
-    return df.with_columns(
-        pl.when(pl.col(name).str.contains(FORMULA_PATTERN))
-        .then(pl.concat_str([pl.lit("'"), pl.col(name)]))
-        .otherwise(pl.col(name))
-        .alias(name)
-        for name in text
-    )
+    return neutralise_frame(df)
 
 
 def csv_chunks(df: pl.DataFrame, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes]:

@@ -22,5 +22,6 @@ def fake(fake_server: FakeTrackers) -> Iterator[FakeTrackers]:
     fake_server.violations.clear()
     fake_server.tickets.clear()
     fake_server.script.clear()
+    fake_server.answers.clear()
     yield fake_server
     assert fake_server.violations == [], "requests that do not match the tracker's documented API"

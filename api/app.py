@@ -45,6 +45,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         auth,
         budgets,
         envelope,
+        explore,
         health,
         ingest,
         integrations,
@@ -74,6 +75,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(envelope.router)
     app.include_router(integrations.router)
     app.include_router(sourcemaps.router)
+    app.include_router(explore.router)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

@@ -1,13 +1,14 @@
 """Sentry-protocol ingest against `/api/ingest`: the same corpus, the same real `stacklens serve`.
 
-    .venv/bin/python bench/envelope.py                  # ~1 minute: 1,000 events, items of 1 and 100
+    .venv/bin/python bench/envelope.py                  # ~1 minute: 1,000 events, batches of 1 and 100
     .venv/bin/python bench/envelope.py --events 10000   # a longer run
 
 The corpus is bench/ingest.py's (real sentry-sdk errors and transactions). Each round posts it twice with new
-event ids: as gzip NDJSON batches to `/api/ingest` (Bearer API key) and as gzip envelopes to
-`/api/<project id>/envelope/` (the DSN key), with the same number of events per request, from four
-concurrent clients (many SDKs send at once). It prints events/s of both and their ratio (goal: the envelope
-path within 10 % of `/api/ingest`, i.e. ratio ≥ 0.9); medians over the rounds.
+event ids: as gzip NDJSON batches of `--per-request` lines to `/api/ingest` (Bearer API key) and as gzip
+envelopes of one event each to `/api/<project id>/envelope/` (the DSN key: an envelope carries one event, as
+Sentry SDKs send it and as the service, like Relay, requires), from four concurrent clients (many SDKs send at
+once). It prints events/s of both and their ratio (goal: the envelope path within 10 % of `/api/ingest` at one
+event per request, i.e. ratio ≥ 0.9); medians over the rounds.
 """
 
 from __future__ import annotations
@@ -81,10 +82,7 @@ def run(
     payloads = [json.loads(line)["payload"] for line in ingest_bench._fresh_ids(corpus)]
     path = f"/api/{project['project_id']}/envelope/?sentry_key={project['app_key']}"
     headers = {"Content-Encoding": "gzip", "Content-Type": "application/x-sentry-envelope"}
-    envelopes = [
-        (path, headers, gzip.compress(_envelope(payloads[i : i + per_request]), 6))
-        for i in range(0, len(payloads), per_request)
-    ]
+    envelopes = [(path, headers, gzip.compress(_envelope([payload]), 6)) for payload in payloads]
     envelope_s = _post_all(base, envelopes)
     return {"api": len(lines) / api_s, "envelope": len(payloads) / envelope_s, "ratio": api_s / envelope_s}
 
@@ -92,7 +90,9 @@ def run(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=1000, help="events per run (default 1000)")
-    parser.add_argument("--per-request", default="1,100", help="events per request, comma-separated")
+    parser.add_argument(
+        "--per-request", default="1,100", help="events per /api/ingest request, comma-separated"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="stacklens-bench-envelope-"))

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from stacklens.errors import InvalidInput
+from stacklens.ingest import jsondepth
 
 # What a cursor part may be (bool is not an int here: JSON true/false is never a position).
 Part = str | int | float
@@ -37,7 +38,7 @@ def decode_cursor(cursor: str, *kinds: type[Part]) -> tuple[Any, ...]:
     """The parts of ``cursor``, one per kind (``int``, ``float`` — an int is accepted — or ``str``), else
     :class:`InvalidCursor`."""
     try:
-        parts = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
+        parts = jsondepth.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise InvalidCursor() from None
     if not isinstance(parts, list) or len(parts) != len(kinds):

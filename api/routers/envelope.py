@@ -27,15 +27,17 @@ from stacklens.control.db import session_scope
 from stacklens.control.models import Organization
 from stacklens.errors import InvalidInput, NotFound, StackLensError
 from stacklens.ingest.envelope import (
+    MAX_DECODED_BYTES,
     MAX_ENVELOPE_BYTES,
     EnvelopeLines,
     auth_key,
-    decode,
     dsn_key,
     envelope_lines,
-    parse_envelope,
+    read_envelope,
+    read_header,
     store_lines,
 )
+from stacklens.ingest.inflate import DecodedBody
 from stacklens.ingest.service import BatchResult, ingest_batch
 from stacklens.ingest.workers import AppKeyResolver
 from stacklens.settings import Settings
@@ -52,13 +54,25 @@ CORS_HEADERS = {
     "Access-Control-Max-Age": "3600",
 }
 ERRORS: dict[int | str, dict] = {
-    400: {"model": ErrorBody, "description": "Malformed envelope, event or encoding"},
+    400: {
+        "model": ErrorBody,
+        "description": "Malformed envelope, event or encoding; JSON nested deeper than 64 levels",
+    },
     401: {"model": ErrorBody, "description": "No DSN key (X-Sentry-Auth, sentry_key, or the envelope's dsn)"},
     403: {"model": ErrorBody, "description": "The key is not a current app key of this project"},
-    413: {"model": ErrorBody, "description": "Envelope, inflated envelope or attachment over the limit"},
+    413: {
+        "model": ErrorBody,
+        "description": (
+            "Body over 20 MiB, inflated body over 64 MiB, or more items of a kind than one envelope may carry "
+            "(one event-like item, 100 sessions, 100 attachments, …)"
+        ),
+    },
     415: {"model": ErrorBody, "description": "Unsupported Content-Encoding"},
     429: {"model": ErrorBody, "description": "`Rate Limited`, with Retry-After and X-Sentry-Rate-Limits"},
-    503: {"model": ErrorBody, "description": "`Service Unavailable`: the warehouse is down; retry"},
+    503: {
+        "model": ErrorBody,
+        "description": "`Service Unavailable`: the warehouse is down, or the server is busy decompressing; retry",
+    },
 }
 
 
@@ -143,20 +157,29 @@ async def _receive(
 async def _accept(
     request: Request, project_id: str, settings: Settings, limiter: Limiter, store: bool
 ) -> Response:
+    """Authenticate before inflating: a key in the URL or a header is checked before any decompression, and
+    one in the envelope header once that first line alone is inflated, so an unknown key costs no bomb.
+    Decompressing and parsing run off the event loop (a 64 MiB body takes a fraction of a second)."""
     if not _is_project_id(project_id):
         raise NotFound(PROJECT_ID_RULE)
     body = await read_body(request, MAX_ENVELOPE_BYTES)
-    query_key = auth_key(request.headers, request.query_params)
-    raw = decode(body, request.headers.get("content-encoding"))
+    what = "event" if store else "envelope"
+    decoded = DecodedBody(body, request.headers.get("content-encoding"), MAX_DECODED_BYTES, what)
+    key = auth_key(request.headers, request.query_params)
     received = datetime.now(UTC)
     if store:
-        identity, quota = _identify(settings, project_id, query_key)
-        lines = store_lines(raw, query_key or "", received)
+        identity, quota = await run_in_threadpool(_identify, settings, project_id, key)
+        raw = await run_in_threadpool(decoded.rest)
+        lines = await run_in_threadpool(store_lines, raw, key or "", received)
     else:
-        envelope = parse_envelope(raw)
-        key = query_key or dsn_key(envelope.headers)
-        identity, quota = _identify(settings, project_id, key)
-        lines = envelope_lines(envelope, key or "", received)
+        known = await run_in_threadpool(_identify, settings, project_id, key) if key else None
+        headers = await run_in_threadpool(read_header, decoded)
+        if known is None:
+            key = dsn_key(headers)
+            known = await run_in_threadpool(_identify, settings, project_id, key)
+        identity, quota = known
+        envelope = await run_in_threadpool(read_envelope, decoded, headers)
+        lines = await run_in_threadpool(envelope_lines, envelope, key or "", received)
     result = await run_in_threadpool(_land, settings, identity, quota, lines, limiter, client_ip(request))
     if (
         result is not None
@@ -174,7 +197,9 @@ async def envelope(request: Request, project_id: str, settings: AppSettings, lim
     """A Sentry envelope: events, transactions, replays, sessions, client reports, check-ins, attachments.
 
     Events, transactions, replay items and client reports land; sessions, check-ins, attachments and
-    unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are accepted.
+    unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are accepted. As Relay, an
+    envelope carries at most one event-like item (event, transaction, security report, replay event), 100
+    sessions, 100 attachments, 10 client reports, and one of most other kinds; more is refused with 413.
     """
     return await _receive(request, project_id, settings, limiter, store=False)
 

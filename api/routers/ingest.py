@@ -12,6 +12,7 @@ from starlette.requests import ClientDisconnect
 
 from api.deps import ApiAuth, AppSettings, Limiter, client_ip, note_refusal
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
+from api.json_depth import JsonBodyRefused
 from api.ratelimit import RateLimiter
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.activity import record_key_use
@@ -19,7 +20,7 @@ from stacklens.control.auth import ApiKeyIdentity
 from stacklens.control.db import session_scope
 from stacklens.control.rate_limits import EVENTS
 from stacklens.errors import StackLensError, Unavailable
-from stacklens.ingest.decode import MAX_BODY_BYTES
+from stacklens.ingest.decode import MAX_BODY_BYTES, DecompressionBusy
 from stacklens.ingest.service import BatchResult, ingest_body
 from stacklens.settings import Settings
 
@@ -56,7 +57,10 @@ INGEST_ERRORS: dict[int | str, dict] = {
     },
     413: {"model": ErrorBody, "description": "Body, decompressed body or line count over the limit"},
     415: {"model": ErrorBody, "description": "Unsupported Content-Encoding"},
-    503: {"model": ErrorBody, "description": f"`{SERVICE_UNAVAILABLE}`: the warehouse is down; retry"},
+    503: {
+        "model": ErrorBody,
+        "description": f"`{SERVICE_UNAVAILABLE}`: the warehouse is down, or the server is busy decompressing; retry",
+    },
 }
 
 
@@ -77,6 +81,8 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
         # The sender went away mid-body (a killed shipper): nothing of a partial body may land, and
         # nobody is left to answer. 400 closes the exchange quietly; the resend carries the whole batch.
         raise ApiError(400, "Bad Request", "the client disconnected before the body was complete") from None
+    except JsonBodyRefused as refused:  # a body sent as JSON, too deep (api/json_depth): the route's answer
+        raise ApiError(refused.status_code, refused.error, str(refused.detail)) from None
     return b"".join(chunks)
 
 
@@ -148,8 +154,12 @@ def _log_refusal(request: Request, identity: ApiKeyIdentity, exc: Exception) -> 
     """Log a batch refused as a whole (a line-level rejection is in the answer, not the log).
 
     A client error is a warning (the operator sees which organization sends what and why it is refused); a
-    warehouse that does not answer is an error (the shipper keeps the batch and retries).
+    warehouse that does not answer, or no decompression slot within its wait, is an error (the shipper keeps
+    the batch and retries).
     """
+    if isinstance(exc, DecompressionBusy):
+        logger.error("ingest: answered 503 to organization %d: %s", identity.org_id, exc)
+        return
     if isinstance(exc, Unavailable | OperationalError):
         logger.error(
             "ingest: answered 503 to organization %d, the warehouse is unavailable: %s", identity.org_id, exc

@@ -12,6 +12,7 @@ from pathlib import Path
 COMPILED_MODULES = (
     "stacklens.ingest.prepare",
     "stacklens.ingest.validate",
+    "stacklens.ingest.jsondepth",
     "stacklens.ingest.scrub",
     "stacklens.ingest.secrets",
     "stacklens.ingest.normalise",

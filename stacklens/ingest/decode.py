@@ -1,19 +1,25 @@
 """Body decoding under limits: identity, gzip or zstd, decompressed as a stream so a bomb stops at the limit.
 
 Each limit is a named constant with the reason for its value; the shipper's defaults (batchSize 100, lines
-up to 1 MiB) sit far inside them.
+up to 1 MiB) sit far inside them. Every decompression in the process, here and at the Sentry endpoints
+(:mod:`stacklens.ingest.inflate`), takes one of a few slots first, so bombs sent at once cannot multiply
+the memory one of them may take.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import mmap
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import cast
 
 import zstandard
 from isal import isal_zlib
 
-from stacklens.errors import InvalidInput, TooLarge, UnsupportedEncoding
+from stacklens.errors import InvalidInput, TooLarge, Unavailable, UnsupportedEncoding
 
 # isal's stub declares ``error`` as an exception instance; it is the class (igzip_lib.IsalError).
 _GZIP_ERROR = cast("type[Exception]", isal_zlib.error)
@@ -28,13 +34,25 @@ MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024
 MAX_LINES = 10_000
 # 1 MiB per line: the SDK never writes a longer line (DESIGN §4.1); a longer one is cut or corrupt.
 MAX_LINE_BYTES = 1024 * 1024
-# 64 levels of JSON nesting: Sentry payloads need about 12; deeper is hostile (recursion in parsers).
-MAX_JSON_DEPTH = 64
 # Integers beyond 64 bits fit no warehouse column and make Python's int() slow at 100k+ digits.
 MAX_INT_DIGITS = 20
 
+# 8 MiB: the largest zstd window a decoder must accept for HTTP (RFC 9659). A frame may ask for up to 128 MiB
+# (the library's default ceiling), which the decoder would hold beside the output; the shipper's frames
+# (level 3) use 2 MiB at most.
+MAX_ZSTD_WINDOW_BYTES = 8 * 1024 * 1024
+# Two decompressions at a time per process: each may hold up to MAX_DECOMPRESSED_BYTES (64 MiB) before it is
+# cut off, so bombs arriving together hold at most 128 MiB. The codecs release the GIL, and two is the
+# smallest host's core count: more at once would not finish sooner, only hold more memory. A legitimate
+# batch inflates in a few milliseconds (~1 GB/s), so a slot is rarely waited for.
+DECOMPRESSION_SLOTS = 2
+# How long a body waits for a slot before it is answered 503 (retry). Even a bomb frees its slot within
+# ~0.3 s (64 MiB inflated), so ten seconds of waiting means dozens of bombs queued ahead of it.
+SLOT_WAIT_SECONDS = 10.0
+
 _READ_CHUNK = 256 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
+_slots = threading.BoundedSemaphore(DECOMPRESSION_SLOTS)
 
 
 class DecodeError(InvalidInput, ValueError):
@@ -61,6 +79,40 @@ def decode_error(status: int, message: str) -> DecodeError:
     return kind(message)
 
 
+class DecompressionBusy(Unavailable):
+    """Every decompression slot stayed taken for :data:`SLOT_WAIT_SECONDS` (answered 503: retry)."""
+
+
+@contextmanager
+def output_buffer(limit: int) -> Iterator[mmap.mmap]:
+    """Room for up to ``limit`` + 1 inflated bytes, in an anonymous memory map of their own.
+
+    Pages are taken only as they are written, and all are given back when the block ends, whatever still
+    refers to the buffer: a refused body's traceback keeps its frames (and their locals) alive until the
+    garbage collector finds the cycle, which would otherwise hold a bomb's 64 MiB for an unknown time.
+    """
+    with mmap.mmap(-1, limit + 1) as buffer:
+        yield buffer
+
+
+@contextmanager
+def decompression_slot() -> Iterator[None]:
+    """Hold one of the process's :data:`DECOMPRESSION_SLOTS` while decompressing; 503 after waiting too long."""
+    if not _slots.acquire(timeout=SLOT_WAIT_SECONDS):
+        raise DecompressionBusy(
+            f"{DECOMPRESSION_SLOTS} compressed bodies are being decompressed already; retry in a few seconds"
+        )
+    try:
+        yield
+    finally:
+        _slots.release()
+
+
+def zstd_decompressor() -> zstandard.ZstdDecompressor:
+    """A zstd decompressor that refuses frames asking for more than :data:`MAX_ZSTD_WINDOW_BYTES` of window."""
+    return zstandard.ZstdDecompressor(max_window_size=MAX_ZSTD_WINDOW_BYTES)
+
+
 def _too_large() -> DecodeError:
     return decode_error(
         413,
@@ -83,6 +135,10 @@ def _gunzip(body: bytes) -> bytes:
             part = inflater.decompress(data, MAX_DECOMPRESSED_BYTES - size + 1)
             size += len(part)
             if size > MAX_DECOMPRESSED_BYTES:
+                # Let go of the output first: the error's traceback keeps this frame alive until the
+                # garbage collector runs, and with it up to 64 MiB.
+                del part
+                parts.clear()
                 raise _too_large()
             parts.append(part)
             if not inflater.eof:
@@ -103,21 +159,20 @@ def _gunzip(body: bytes) -> bytes:
 
 
 def _unzstd(body: bytes) -> bytes:
-    out = bytearray()
     try:
-        reader = zstandard.ZstdDecompressor().stream_reader(body, read_across_frames=True)
-        while True:
-            chunk = reader.read(_READ_CHUNK)
-            if not chunk:
-                break
-            out += chunk
-            if len(out) > MAX_DECOMPRESSED_BYTES:
-                raise _too_large()
+        reader = zstd_decompressor().stream_reader(body, read_across_frames=True)
+        with output_buffer(MAX_DECOMPRESSED_BYTES) as out:
+            # Never more than one byte past the limit: a bomb stops there.
+            while chunk := reader.read(min(_READ_CHUNK, MAX_DECOMPRESSED_BYTES + 1 - out.tell())):
+                out.write(chunk)
+                if out.tell() > MAX_DECOMPRESSED_BYTES:
+                    raise _too_large()
+            data = out[: out.tell()]
     except zstandard.ZstdError as exc:
         raise decode_error(400, f"the body is not valid zstd: {exc}") from exc
-    if body and not out:
+    if body and not data:
         raise decode_error(400, "the zstd body is truncated or empty")
-    return bytes(out)
+    return data
 
 
 def decode_body(body: bytes, content_encoding: str | None) -> bytes:
@@ -130,9 +185,11 @@ def decode_body(body: bytes, content_encoding: str | None) -> bytes:
     if encoding in ("", "identity"):
         data = body
     elif encoding in ("gzip", "x-gzip"):
-        data = _gunzip(body) if body else b""
+        with decompression_slot():
+            data = _gunzip(body) if body else b""
     elif encoding == "zstd":
-        data = _unzstd(body) if body else b""
+        with decompression_slot():
+            data = _unzstd(body) if body else b""
     else:
         raise decode_error(415, f'Content-Encoding "{encoding}" is not supported; use gzip, zstd or none')
     if not data or data.isspace():  # (not data.strip(): that copies a whole batch to look at its ends)

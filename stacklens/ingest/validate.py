@@ -10,14 +10,8 @@ from typing import Any
 
 import orjson
 
-from stacklens.ingest.decode import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_LINE_BYTES
-
-try:  # True in the module Cython compiled (setup.py), False when it runs interpreted
-    import cython
-
-    COMPILED: bool = cython.compiled
-except ImportError:
-    COMPILED = False
+from stacklens.ingest.decode import MAX_INT_DIGITS, MAX_LINE_BYTES
+from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, nests_within, too_deep_message
 
 # Item types the service stores; others (session, client_report, …) are counted as skipped (DESIGN §4.1).
 STORED_TYPES = frozenset({"event", "transaction", "replay_event", "replay_recording"})
@@ -41,13 +35,6 @@ class Line:
     shape: bytes = b""
 
 
-# Depth check. Python parsers recurse per nesting level, so depth is bounded *before* parsing. Every byte
-# but the brackets is deleted and "{}" become "[]" (one bytes.translate, in C: the kind of bracket does not
-# change the depth); each round then deletes the innermost "[]" pairs, exactly one level per round (replace
-# does not rescan what it produced), so a structure nested d deep is empty after d rounds.
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_BRACES_AS_BRACKETS = bytes.maketrans(b"{}", b"[]")
-_NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
 # The digit shape of a line: every ASCII digit → "0", space and dash → "-", any other byte → "x" (one
 # bytes.translate, memory speed). orjson reads integers exactly only within 64 bits (signed or unsigned) and
 # turns larger ones into floats silently: such a number is a run of at least 20 "0" (19 after a minus sign).
@@ -60,45 +47,6 @@ _LONG_NEGATIVE_RUN = b"-" + b"0" * 19
 _INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
 # A UTF-8 byte order mark: Windows editors and some loggers start a file with one. It belongs to no line.
 _BOM = b"\xef\xbb\xbf"
-
-
-def _depth_ok(raw: bytes) -> bool:
-    """Nesting depth at most :data:`MAX_JSON_DEPTH`.
-
-    The quick count includes brackets inside strings. When it finds the line too deep, the count is redone
-    with strings cut out, so text inside a string never gets a line refused. When it passes a line, string
-    brackets may at worst have masked real depth, which the parser's own limit still bounds (orjson refuses
-    1,024 levels; the standard library raises RecursionError, reported as invalid JSON).
-    """
-    depth_ok = _counted_ok if COMPILED else _rounds_ok
-    if depth_ok(raw.translate(_BRACES_AS_BRACKETS, _NOT_BRACKET)):
-        return True
-    return depth_ok(_STRING.sub(b"", raw).translate(_BRACES_AS_BRACKETS, _NOT_BRACKET))
-
-
-def _counted_ok(brackets: bytes) -> bool:
-    """One pass counting the depth: a C loop once compiled (~2 µs a line), slow interpreted."""
-    depth = 0
-    for char in brackets:
-        if char == 91:  # "["
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return False
-        elif depth:
-            depth -= 1
-    return True
-
-
-def _rounds_ok(brackets: bytes) -> bool:
-    """Interpreted, pair-deleting rounds beat a Python loop: each round is one ``bytes.replace`` in C."""
-    for _ in range(MAX_JSON_DEPTH):
-        reduced = brackets.replace(b"[]", b"")
-        if reduced == brackets:
-            # Empty, or no adjacent pair left (unbalanced): the parser reports unbalanced text itself.
-            return True
-        brackets = reduced
-    # MAX_JSON_DEPTH rounds done: anything still reducible nests deeper than the limit.
-    return b"[]" not in brackets
 
 
 def _exact_int(text: str) -> int | str:
@@ -151,8 +99,10 @@ def parse_line(raw: bytes, number: int) -> Line | None:
         raise LineError(f"the line is {len(raw)} bytes; at most {MAX_LINE_BYTES} are accepted")
     if not raw or raw.isspace():
         return None
-    if not _depth_ok(raw):
-        raise LineError(f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
+    # Bounded before parsing (Python parsers recurse per level). The quick count may let brackets inside
+    # strings hide depth; orjson's own limit (1,024) and the strict parser's RecursionError catch the rest.
+    if not nests_within(raw, MAX_JSON_DEPTH, quick=True):
+        raise LineError(too_deep_message(MAX_JSON_DEPTH))
     shape = raw.translate(SHAPE)
     if _LONG_RUN in shape or _LONG_NEGATIVE_RUN in shape:
         # Long digit runs are mostly inside strings; the hooks see numbers only.

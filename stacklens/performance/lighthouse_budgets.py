@@ -11,12 +11,12 @@ that route exactly; other paths are route patterns as they are (``*`` matches an
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from stacklens.control.budgets import BudgetRow
+from stacklens.ingest import jsondepth
 from stacklens.performance.budget_rules import BudgetDefinition, BudgetError, validate_budget
 
 TIMINGS = {
@@ -66,7 +66,7 @@ def parse(text: str | bytes, pages_seen: Collection[str] | None = None) -> Impor
     if len(text) > MAX_BYTES:
         raise BudgetError(f"is over {MAX_BYTES} bytes", "budget.json")
     try:
-        data = json.loads(text)
+        data = jsondepth.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BudgetError(f"is not JSON ({exc})", "budget.json") from exc
     if not isinstance(data, list):

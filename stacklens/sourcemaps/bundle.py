@@ -15,13 +15,13 @@ last line). A bundle that fails any check is refused whole, naming the file and 
 from __future__ import annotations
 
 import io
-import json
 import posixpath
 import re
 import zipfile
 from dataclasses import dataclass, field
 
 from stacklens.errors import InvalidInput, TooLarge
+from stacklens.ingest import jsondepth
 from stacklens.sourcemaps.index import normalize_debug_id
 from stacklens.sourcemaps.sourcemap import SourceMap, parse_map
 
@@ -74,7 +74,7 @@ def read_bundle(data: bytes, release: str = "", dist: str = "") -> Bundle:
         raise TooLarge(f"the bundle is {len(data):,} bytes; at most {MAX_BUNDLE_SIZE:,} are accepted")
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-        manifest = json.loads(archive.read("manifest.json"))
+        manifest = jsondepth.loads(archive.read("manifest.json"))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise BundleError(f"the bundle is not a zip archive with a manifest.json ({exc})") from exc
     entries = manifest.get("files") if isinstance(manifest, dict) else None

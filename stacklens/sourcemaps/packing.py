@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 from stacklens.errors import InvalidInput
+from stacklens.ingest import jsondepth
 from stacklens.sourcemaps.bundle import (
     Bundle,
     BundleFile,
@@ -52,7 +53,7 @@ def bundle_of(paths: list[Path], release: str, dist: str = "", url_prefix: str =
         if url.endswith(".map"):
             debug_id = ""
             try:
-                obj = json.loads(content)
+                obj = jsondepth.loads(content)
                 if isinstance(obj, dict):
                     debug_id = normalize_debug_id(obj.get("debugId") or obj.get("debug_id"))
             except ValueError:

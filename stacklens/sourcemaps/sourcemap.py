@@ -8,7 +8,6 @@ the SHA-1 of their content: content-addressed, so an entry is never stale and a 
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from symbolic.exceptions import SymbolicError
 from symbolic.sourcemap import SourceMapView, SourceView
 
 from stacklens.errors import InvalidInput
+from stacklens.ingest import jsondepth
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class SourceMap:
 def parse_map(data: bytes) -> SourceMap:
     """Decode a source map; :class:`InvalidInput` says why a map is unusable (JSON, shape, VLQ, indices)."""
     try:
-        obj = json.loads(data.decode("utf-8-sig").removeprefix(")]}'\n"))
+        obj = jsondepth.loads(data.decode("utf-8-sig").removeprefix(")]}'\n"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidInput(f"not JSON ({exc})") from exc
     if not isinstance(obj, dict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from stacklens.ingest.decode import MAX_JSON_DEPTH
+from stacklens.ingest.jsondepth import MAX_JSON_DEPTH
 from stacklens.ingest.validate import LineError, parse_line
 
 
@@ -86,12 +86,3 @@ def test_alternating_brackets_count_one_level_each() -> None:
     too_deep = b'{"a":[' * half + b"1" + b"]}" * half
     with pytest.raises(LineError, match="deeper than"):
         parse_line(_line(too_deep), 1)
-
-
-@pytest.mark.parametrize("depth", [1, 2, MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1, 300])
-def test_compiled_and_interpreted_depth_checks_agree(depth: int) -> None:
-    """The compiled build counts depth in one loop, the interpreted one deletes pairs in rounds."""
-    from stacklens.ingest.validate import _counted_ok, _rounds_ok
-
-    for shape in ("[" * depth + "]" * depth, "[[][]" * depth + "]" * depth, "[]" * depth):
-        assert _counted_ok(shape.encode()) == _rounds_ok(shape.encode()), shape[:20]

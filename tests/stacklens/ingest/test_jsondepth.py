@@ -1,0 +1,103 @@
+"""The one JSON depth guard: exact outside strings, both ways the count can go wrong, and its refusals."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from stacklens.ingest.jsondepth import (
+    MAX_JSON_DEPTH,
+    JsonTooDeep,
+    check_depth,
+    counted_within,
+    loads,
+    nests_within,
+    rounds_within,
+    structure,
+)
+
+
+def _nested(depth: int) -> bytes:
+    return (
+        b'{"a":[' * (depth // 2)
+        + (b"[" if depth % 2 else b"")
+        + b"1"
+        + (b"]" if depth % 2 else b"")
+        + b"]}" * (depth // 2)
+    )
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH])
+def test_texts_within_the_limit_pass(depth: int) -> None:
+    text = _nested(depth)
+    assert json.loads(text) is not None
+    assert nests_within(text) and nests_within(text, quick=True)
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 2_000, 10_000])
+def test_texts_over_the_limit_fail_both_ways(depth: int) -> None:
+    text = _nested(depth)
+    assert not nests_within(text)
+    assert not nests_within(text, quick=True)
+
+
+def test_brackets_inside_strings_count_for_nothing() -> None:
+    # Opening brackets in strings would make a shallow text look deep...
+    inflated = json.dumps({"message": "[{" * 5_000, "list": ["[[[", "{{{"]}).encode()
+    assert nests_within(inflated) and nests_within(inflated, quick=True)
+    # ...and closing ones would hide real depth from a plain count: the exact measure sees through them.
+    hidden = b'["]",' * 500 + b"1" + b"]" * 500
+    assert json.loads(hidden), "a real 500-level text"
+    assert not nests_within(hidden)
+    assert nests_within(hidden, quick=True), "the quick count alone is fooled (orjson's limit backs it)"
+
+
+def test_escapes_never_end_or_start_a_string() -> None:
+    text = rb'["\\", "\"[[[[", {"a": "\\\"]]]]"}, "\\\\"]'
+    assert json.loads(text) == ["\\", '"[[[[', {"a": '\\"]]]]'}, "\\\\"]
+    assert structure(text) == b"[[]]"
+    deep_after_escapes = rb'["\\\"", ' + b"[" * 100 + b"]" * 100 + b"]"
+    assert not nests_within(deep_after_escapes)
+
+
+def test_unclosed_brackets_count_as_the_levels_a_parser_enters() -> None:
+    for text in (b"[" * 10_000, b"{" * 10_000, b'{"a":' * 10_000, b"]" * 50 + b"[" * 100):
+        assert not nests_within(text), text[:20]
+    assert nests_within(b"]" * 10_000)  # a parser stops at the first one
+
+
+@pytest.mark.parametrize("depth", [1, 2, MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1, 300])
+def test_compiled_and_interpreted_counts_agree(depth: int) -> None:
+    """The compiled build counts depth in one loop, the interpreted one deletes pairs in rounds."""
+    shapes = (
+        "[" * depth + "]" * depth,
+        "[[][]" * depth + "]" * depth,
+        "[]" * depth,
+        "[" * depth,
+        "][" * depth,
+    )
+    for shape in shapes:
+        brackets = shape.encode()
+        assert counted_within(brackets, MAX_JSON_DEPTH) == rounds_within(brackets, MAX_JSON_DEPTH), shape[:20]
+
+
+def test_refusals_name_the_limit_and_where() -> None:
+    with pytest.raises(JsonTooDeep, match=f"^the event nests deeper than {MAX_JSON_DEPTH} levels$"):
+        loads(b"[" * 10_000 + b"]" * 10_000, where="the event")
+    with pytest.raises(JsonTooDeep, match="deeper than 3 levels"):
+        check_depth(b"[[[[]]]]", 3)
+    assert loads('{"a": [1, "[[["]}') == {"a": [1, "[[["]}
+    with pytest.raises(ValueError, match="Expecting"):
+        loads(b"[1,")  # not JSON: the parser's own words
+
+
+def test_the_measure_costs_little_on_large_texts() -> None:
+    """A 20 MiB body (the largest JSON body accepted) is measured in well under a second."""
+    item = json.dumps({"name": "x" * 40, "tags": [["a", "b\\"], {"c": "d[", "e": [1, 2, 3]}]})
+    text = ("[" + ",".join([item] * 200_000) + "]").encode()
+    assert len(text) > 20 * 1024 * 1024
+    started = time.perf_counter()
+    assert nests_within(text)
+    assert time.perf_counter() - started < 1.0

@@ -120,6 +120,8 @@ def install(app: FastAPI) -> None:
         budgets,
         channels,
         downloads,
+        explore,
+        in_app,
         integrations,
         invitations,
         issue_detail,
@@ -150,5 +152,5 @@ def install(app: FastAPI) -> None:
         performance_exports,
         sourcemaps,
     )
-    for module in (*modules, alerts, channels, integrations, issue_links, replays):
+    for module in (*modules, alerts, channels, integrations, issue_links, replays, in_app, explore):
         app.include_router(module.router)

@@ -26,6 +26,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "stacklens.cli.pipelines",
     "stacklens.cli.budgets",
     "stacklens.cli.sourcemaps",
+    "stacklens.cli.query",
+    "stacklens.cli.sql",
 )
 
 

@@ -115,6 +115,10 @@ class Project(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     # Session replay ingest (issue #20): on by default, as recording is the SDK's own opt-in.
     replay_enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true())
+    # Module prefixes whose frames are the application's own / a vendor's, whatever the SDK marked
+    # (stacklens.ingest.in_app): the culprit and the in-app frames of the events received from then on.
+    in_app_include: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
+    in_app_exclude: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
 
     organization: Mapped[Organization] = relationship(back_populates="projects")
     app_keys: Mapped[list[AppKey]] = relationship(back_populates="project")
@@ -207,6 +211,11 @@ class Budget(Base):
     window_days: Mapped[int] = mapped_column(Integer, default=7, server_default="7")
     min_samples: Mapped[int] = mapped_column(Integer, default=20, server_default="20")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # The `budget_status` run's evaluation of this budget raised: why (shown on the budgets page), how many
+    # times in a row, and when it is evaluated again (the outbox's backoff); other budgets go on meanwhile.
+    last_error: Mapped[str] = mapped_column(String(500), default="", server_default="")
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    retry_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
 class ShareLink(Base):
@@ -266,4 +275,5 @@ class Invitation(Base):
 
 # The alerting tables share this metadata (one Alembic history); imported last because they use Base.
 from stacklens.control import alert_models as _alert_models  # noqa: E402,F401
+from stacklens.control import explore_models as _explore_models  # noqa: E402,F401
 from stacklens.control import integration_models as _integration_models  # noqa: E402,F401

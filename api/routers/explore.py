@@ -1,0 +1,178 @@
+"""Explore over the API (DESIGN §8.2): ``POST /api/explore/query`` runs a structured query of a dataset — filters,
+up to three group-by fields, aggregates of the metric catalog, a time series — scoped to the key's organization;
+``?format=csv|parquet|json`` downloads the full result (up to 1,000,000 rows). Saved queries live under
+``/api/explore/queries``. Unknown fields, functions and values answer 400 naming them.
+"""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import json
+from typing import Annotated, Any
+
+import polars as pl
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from api.deps import ApiAuth, DbSession, Warehouse
+from api.errors import ApiError
+from api.routers.auth import AUTH_ERRORS, ErrorBody
+from stacklens.csv_cells import neutralise_frame
+from stacklens.explore import saved
+from stacklens.explore.frames import explore_frame
+from stacklens.explore.operator_sql import run_operator_sql
+from stacklens.explore.query import BadQuery, parse_query
+from stacklens.explore.run import Result, TooManyQueries, run_explore
+from stacklens.explore.scope import project_ids
+from stacklens.server_link import TOKEN_HEADER, token_matches
+
+router = APIRouter(prefix="/api/explore", tags=["explore"])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    **AUTH_ERRORS,
+    400: {"model": ErrorBody, "description": "A field, function or value cannot be used; `detail` names it."},
+    404: {"model": ErrorBody, "description": "No such project (or saved query) in this organization."},
+    429: {"model": ErrorBody, "description": "The organization already runs its maximum of Explore queries."},
+}
+FORMATS = ("json", "csv", "parquet")
+MEDIA_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "parquet": "application/vnd.apache.parquet",
+}
+
+
+async def _body(request: Request) -> object:
+    try:
+        return json.loads(await request.body() or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "Bad Request", "body: must be JSON") from None
+
+
+def _run(body: object, auth: ApiAuth, db: DbSession, warehouse: Warehouse, download: bool) -> Result:
+    query = parse_query(body, download=download)
+    ids = project_ids(db, auth.org_id, query.project)
+    try:
+        return run_explore(warehouse, query, auth.org_id, ids, series=not download)
+    except TooManyQueries as exc:
+        raise ApiError(429, "Too Many Requests", str(exc), {"Retry-After": "1"}) from exc
+
+
+def _frame(body: object, auth: ApiAuth, db: DbSession, warehouse: Warehouse) -> tuple[pl.DataFrame, bool]:
+    query = parse_query(body, download=True)
+    ids = project_ids(db, auth.org_id, query.project)
+    try:
+        return explore_frame(warehouse, query, auth.org_id, ids)
+    except TooManyQueries as exc:
+        raise ApiError(429, "Too Many Requests", str(exc), {"Retry-After": "1"}) from exc
+
+
+def _file(frame: pl.DataFrame, fmt: str) -> bytes:
+    out = io.BytesIO()
+    if fmt == "parquet":
+        frame.write_parquet(out)
+    else:
+        neutralise_frame(frame).write_csv(out)
+    return out.getvalue()
+
+
+@router.post("/query", responses=ERRORS)
+async def explore_query(
+    request: Request,
+    auth: ApiAuth,
+    db: DbSession,
+    warehouse: Warehouse,
+    format: Annotated[
+        str, Query(description="json (default), csv or parquet: the full result as a file")
+    ] = "",
+) -> Response:
+    """Body: `{"dataset", "project", "filters": [{"field", "op", "value"}], "group_by", "aggregates": [{"fn",
+    "metric"}], "interval", "since"/"until"/"range", "order_by", "limit"}`. Answers `{"columns", "rows",
+    "series", "meta": {"rows_read", "elapsed_ms", "truncated"}}`; with `format` the full result as a file."""
+    if format and format not in FORMATS:
+        raise ApiError(400, "Bad Request", f"format: must be one of {', '.join(FORMATS)}")
+    body = await _body(request)
+    if format in ("", "json"):
+        # The engine call blocks: off the event loop, as the sync routes run.
+        result = await run_in_threadpool(_run, body, auth, db, warehouse, format == "json")
+        headers = {"X-Explore-Truncated": "1" if result.truncated else "0"}
+        if format:
+            headers["Content-Disposition"] = 'attachment; filename="explore.json"'
+        return JSONResponse(result.as_json(), headers=headers)
+    frame, truncated = await run_in_threadpool(_frame, body, auth, db, warehouse)
+    content = await run_in_threadpool(_file, frame, format)
+    headers = {
+        "X-Explore-Truncated": "1" if truncated else "0",
+        "Content-Disposition": f'attachment; filename="explore.{format}"',
+    }
+    return Response(content, media_type=MEDIA_TYPES[format], headers=headers)
+
+
+@router.get("/queries", responses=ERRORS)
+def list_queries(auth: ApiAuth, db: DbSession) -> JSONResponse:
+    """The organization's saved queries: `{"rows": [{"id", "name", "description", "owner_user_id", "query"}]}`."""
+    return JSONResponse({"rows": [s.as_json() for s in saved.list_saved(db, auth.org_id)]})
+
+
+@router.post("/queries", status_code=201, responses=ERRORS)
+async def create_query(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
+    """Save a query: body `{"name", "description", "query": {…the query body…}}`; answers it with its `id`."""
+    created = await run_in_threadpool(saved.create_saved, db, auth.org_id, await _body(request))
+    return JSONResponse(created.as_json(), status_code=201)
+
+
+def _id(query_id: str) -> int:
+    if not query_id.isdigit() or len(query_id) > 12:
+        raise BadQuery("id", f"{query_id[:32]!r} is not a saved query id")
+    return int(query_id)
+
+
+@router.get("/queries/{query_id}", responses=ERRORS)
+def get_query(query_id: str, auth: ApiAuth, db: DbSession) -> JSONResponse:
+    return JSONResponse(saved.get_saved(db, auth.org_id, _id(query_id)).as_json())
+
+
+@router.put("/queries/{query_id}", responses=ERRORS)
+async def replace_query(query_id: str, request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
+    """Replace a saved query's name, description and query."""
+    body = await _body(request)
+    replaced = await run_in_threadpool(saved.replace_saved, db, auth.org_id, _id(query_id), body)
+    return JSONResponse(replaced.as_json())
+
+
+@router.delete("/queries/{query_id}", status_code=204, responses=ERRORS)
+def delete_query(query_id: str, auth: ApiAuth, db: DbSession) -> Response:
+    saved.delete_saved(db, auth.org_id, _id(query_id))
+    return Response(status_code=204)
+
+
+def _operator(request: Request) -> None:
+    """The installation's operator only: a local request with the running server's token
+    (``<data_dir>/pipelines_token``, mode 0600). Organization API keys never open this door."""
+    expected = getattr(request.app.state, "pipelines_token", None)
+    if not expected:
+        raise ApiError(
+            404, "Not Found", "this server has no operator token (start it with `stacklens serve`)"
+        )
+    host = request.client.host if request.client else ""
+    try:
+        local = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = host in ("testclient", "localhost")
+    if not local:
+        raise ApiError(403, "Forbidden", "operator SQL answers local requests only")
+    if not token_matches(expected, request.headers.get(TOKEN_HEADER)):
+        raise ApiError(401, "Unauthorized", f"send the token of <data_dir>/pipelines_token as {TOKEN_HEADER}")
+
+
+@router.post("/sql", include_in_schema=False)
+async def operator_sql(request: Request, warehouse: Warehouse) -> JSONResponse:
+    """`stacklens sql`: one read-only statement (`{"sql": "SELECT …"}`) with the engine's `readonly = 1` and
+    the per-query time and memory limits; answers `{"columns", "rows", "meta"}`."""
+    _operator(request)
+    body = await _body(request)
+    sql = body.get("sql") if isinstance(body, dict) else None
+    result = await run_in_threadpool(run_operator_sql, warehouse, sql)
+    data = result.as_json()
+    data.pop("series")
+    return JSONResponse(data)

@@ -1,0 +1,170 @@
+"""The Explore page (`/orgs/{org}/explore`): a dataset, filter rows, up to three group-by fields, aggregates of the
+metric catalog and an interval, answered as a table and Plotly time series beside it; the whole query lives in
+the URL (shareable), and the organization's saved queries are listed with a form to save the current one.
+
+Query string: ``project``, ``dataset``, ``range`` or ``since``/``until``, ``f=field|op|value`` (repeated; ``in``
+takes comma-separated values; the form sends ``ff``/``fo``/``fv`` per row), ``g=field`` (repeated), ``a=fn:metric`` (repeated), ``interval``, ``order``,
+``limit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
+from starlette.datastructures import QueryParams
+
+from dashboards.context import Db, OrgViewer, org_projects, warehouse_of
+from dashboards.explore_figures import explore_figures
+from dashboards.rendering import render
+from dashboards.security import check_csrf
+from stacklens.control.models import User
+from stacklens.errors import InvalidInput, NotFound
+from stacklens.explore import saved
+from stacklens.explore.datasets import DATASETS
+from stacklens.explore.query import FNS, INTERVALS, OPS, Query, parse_query
+from stacklens.explore.run import Result, TooManyQueries, run_explore
+from stacklens.explore.scope import project_ids
+
+router = APIRouter(include_in_schema=False)
+EXPLORE = "/orgs/{org_slug}/explore"
+FILTER_ROWS = 3  # empty filter rows the form offers beside the query's own
+
+
+def body_from_params(params: Any) -> dict[str, Any]:
+    """The query body of the page's query string (the API's JSON body in URL form)."""
+    rows = [tuple(str(raw).split("|", 2)) + ("", "") for raw in params.getlist("f")]
+    # The form sends each filter row as ff / fo / fv (no script composes them); a link sends f=field|op|value.
+    rows += list(zip(params.getlist("ff"), params.getlist("fo"), params.getlist("fv"), strict=False))
+    filters = []
+    for field, op, value, *_ in rows:
+        if not field:
+            continue
+        filters.append({"field": field, "op": op or "=", "value": value.split(",") if op == "in" else value})
+    aggregates = []
+    for raw in params.getlist("a"):
+        fn, _, metric = str(raw).partition(":")
+        if fn:
+            aggregates.append({"fn": fn, "metric": metric})
+    body: dict[str, Any] = {
+        "dataset": params.get("dataset") or "pageloads",
+        "project": params.get("project") or "",
+        "filters": filters,
+        "group_by": [g for g in params.getlist("g") if g],
+        "aggregates": aggregates,
+        "interval": params.get("interval", "1d"),
+        "range": params.get("range") or "",
+        # A range chosen on the form wins over the window a link brought (both would be refused).
+        "since": "" if params.get("range") else params.get("since") or "",
+        "until": "" if params.get("range") else params.get("until") or "",
+        "order_by": params.get("order") or "",
+    }
+    if params.get("limit"):
+        limit = str(params.get("limit"))
+        body["limit"] = int(limit) if limit.isdigit() else limit
+    return body
+
+
+def params_from_body(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The page's query string of a query body (a saved query's link)."""
+    pairs: list[tuple[str, str]] = [
+        ("dataset", body.get("dataset", "")),
+        ("project", body.get("project", "")),
+    ]
+    for key in ("range", "since", "until", "interval"):
+        if body.get(key):
+            pairs.append((key, str(body[key])))
+    for f in body.get("filters", []):
+        value = ",".join(map(str, f["value"])) if isinstance(f["value"], list) else str(f["value"])
+        pairs.append(("f", f"{f['field']}|{f['op']}|{value}"))
+    pairs += [("g", g) for g in body.get("group_by", [])]
+    pairs += [("a", f"{a['fn']}:{a.get('metric') or ''}") for a in body.get("aggregates", [])]
+    if body.get("order_by"):
+        pairs.append(("order", str(body["order_by"])))
+    if body.get("limit"):
+        pairs.append(("limit", str(body["limit"])))
+    return pairs
+
+
+@router.get(EXPLORE, response_class=HTMLResponse)
+def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
+    org_id = viewer.org.id
+    body = body_from_params(request.query_params)
+    error = ""
+    query: Query | None = None
+    result: Result | None = None
+    try:
+        query = parse_query(body)
+        ids = project_ids(db, org_id, query.project)
+        result = run_explore(warehouse_of(request), query, org_id, ids)
+    except (InvalidInput, NotFound, TooManyQueries) as exc:
+        error = str(exc)
+    figures: dict[str, dict[str, Any]] = {}
+    if query is not None and result is not None and query.interval:
+        step = INTERVALS[query.interval].total_seconds()
+        figures = explore_figures(result.series, [a.column for a in query.aggregates], step)
+    dataset = DATASETS.get(body["dataset"]) or DATASETS["pageloads"]
+    saved_rows = saved.list_saved(db, org_id)
+    owner_ids = {s.owner_user_id for s in saved_rows if s.owner_user_id}
+    owners = (
+        {u.id: u.email for u in db.scalars(select(User).where(User.id.in_(owner_ids)))} if owner_ids else {}
+    )
+    filters = list(body["filters"]) + [{"field": "", "op": "=", "value": ""}] * FILTER_ROWS
+    aggregates = list(body["aggregates"]) or [{"fn": "count", "metric": ""}]
+    context = {
+        "viewer": viewer,
+        "user": viewer.user,
+        "explore_path": EXPLORE.format(org_slug=viewer.org.slug),
+        "projects": org_projects(db, org_id),
+        "datasets": DATASETS,
+        "dataset": dataset,
+        "body": body,
+        "filters": filters,
+        "group_slots": (body["group_by"] + ["", "", ""])[:3],
+        "aggregates": aggregates + [{"fn": "", "metric": ""}],
+        "ops": OPS,
+        "fns": FNS,
+        "intervals": INTERVALS,
+        "metrics": sorted({*dataset.metrics, dataset.counted}),
+        "error": error,
+        "result": result,
+        "figures": figures,
+        "samples": sum(r["samples"] for r in result.rows) if result else 0,
+        "saved": [
+            (s, "?" + urlencode(params_from_body(s.query)), owners.get(s.owner_user_id or 0, "API key"))
+            for s in saved_rows
+        ],
+        "share_query": urlencode(params_from_body(query.as_body())) if query else "",
+    }
+    return render(request, "explore.html", context)
+
+
+@router.post(EXPLORE + "/queries")
+async def save_query(request: Request, viewer: OrgViewer, db: Db) -> Response:
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    path = EXPLORE.format(org_slug=viewer.org.slug)
+    query_string = str(form.get("query") or "")
+    body = body_from_params(QueryParams(query_string))
+    created = saved.create_saved(
+        db,
+        viewer.org.id,
+        {
+            "name": str(form.get("name") or ""),
+            "description": str(form.get("description") or ""),
+            "query": body,
+        },
+        owner_user_id=viewer.user.id,
+    )
+    return RedirectResponse(f"{path}?{urlencode(params_from_body(created.query))}", status_code=303)
+
+
+@router.post(EXPLORE + "/queries/{query_id}/delete")
+async def delete_query(request: Request, query_id: int, viewer: OrgViewer, db: Db) -> Response:
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    saved.delete_saved(db, viewer.org.id, query_id)
+    return RedirectResponse(EXPLORE.format(org_slug=viewer.org.slug), status_code=303)

@@ -1,0 +1,117 @@
+"""A small client of a running StackLens server for scripts and notebooks (base install: httpx only).
+
+    from stacklens.client import StackLens
+    sl = StackLens("http://127.0.0.1:8000", "stacklens_api_…")
+    df = sl.explore("pageloads", group_by=["release"], aggregates=["count", "p75:lcp_ms"], range="30d")
+
+``explore`` downloads the result as Parquet and reads it with polars (installed with the server extra, or
+``pip install polars``); ``query`` answers the JSON of ``POST /api/explore/query`` without polars. Both work while
+``stacklens serve`` owns the embedded warehouse: they ask the server, never open the warehouse.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+if TYPE_CHECKING:
+    import polars as pl
+
+FilterSpec = dict[str, Any] | tuple[str, str, Any]
+AggregateSpec = dict[str, str] | str
+
+
+class StackLensError(Exception):
+    """The server refused the request; the message is its error and detail (the field it names)."""
+
+
+def query_body(
+    dataset: str,
+    *,
+    project: str = "",
+    filters: Sequence[FilterSpec] = (),
+    group_by: Sequence[str] = (),
+    aggregates: Sequence[AggregateSpec] = (),
+    interval: str = "",
+    range: str = "",
+    since: str = "",
+    until: str = "",
+    order_by: str = "",
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """The JSON body of an Explore query. A filter is ``{"field", "op", "value"}`` or ``(field, op, value)``;
+    an aggregate ``{"fn", "metric"}`` or ``"fn:metric"`` (``"count"``, ``"p75:lcp_ms"``)."""
+    body: dict[str, Any] = {
+        "dataset": dataset,
+        "project": project,
+        "filters": [
+            f if isinstance(f, dict) else {"field": f[0], "op": f[1], "value": f[2]} for f in filters
+        ],
+        "group_by": list(group_by),
+        "aggregates": [
+            a if isinstance(a, dict) else dict(zip(("fn", "metric"), a.split(":", 1), strict=False))
+            for a in aggregates
+        ],
+    }
+    for key, value in (("interval", interval), ("range", range), ("since", since), ("until", until)):
+        if value:
+            body[key] = value
+    if order_by:
+        body["order_by"] = order_by
+    if limit is not None:
+        body["limit"] = limit
+    return body
+
+
+class StackLens:
+    def __init__(self, url: str, api_key: str, *, timeout: float = 120.0, client: httpx.Client | None = None):
+        self.url = url.rstrip("/")
+        self._client = client or httpx.Client(timeout=timeout)
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> StackLens:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _post(self, body: dict[str, Any], fmt: str = "") -> httpx.Response:
+        params = {"format": fmt} if fmt else {}
+        try:
+            response = self._client.post(
+                f"{self.url}/api/explore/query", json=body, params=params, headers=self._headers
+            )
+        except httpx.HTTPError as exc:
+            raise StackLensError(f"cannot reach the StackLens server at {self.url}: {exc}") from None
+        if response.status_code >= 400:
+            try:
+                data = response.json()
+                message = f"{data.get('error', response.status_code)}: {data.get('detail', '')}"
+            except ValueError:
+                message = f"HTTP {response.status_code}"
+            raise StackLensError(message)
+        return response
+
+    def query(self, dataset: str, **spec: Any) -> dict[str, Any]:
+        """``{"columns", "rows", "series", "meta"}`` of the query (at most 10,000 rows)."""
+        return self._post(query_body(dataset, **spec)).json()
+
+    def download(self, dataset: str, fmt: str = "parquet", **spec: Any) -> bytes:
+        """The full result (up to 1,000,000 rows) as a ``csv``, ``parquet`` or ``json`` file's bytes."""
+        return self._post(query_body(dataset, **spec), fmt).content
+
+    def explore(self, dataset: str, **spec: Any) -> pl.DataFrame:
+        """The full result as a polars DataFrame (Parquet over HTTP)."""
+        try:
+            import polars as pl
+        except ImportError:
+            raise StackLensError(
+                "StackLens.explore returns a polars DataFrame: `pip install polars` (or use .query for JSON)"
+            ) from None
+        return pl.read_parquet(io.BytesIO(self.download(dataset, "parquet", **spec)))

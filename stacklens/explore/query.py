@@ -1,0 +1,314 @@
+"""An Explore query as a typed spec, parsed and validated from the JSON body of ``POST /api/explore/query`` (and
+the page's query string): every name is checked against the dataset and the metric catalog, every value against
+its field's type, and a bad one raises :class:`BadQuery` naming the field, function or value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from stacklens.errors import InvalidInput
+from stacklens.explore.datasets import DATASETS, NUMBER, Dataset
+from stacklens.metrics.catalog import find
+from stacklens.metrics.formatting import column_name
+from stacklens.performance.filters import PerfFilters
+
+OPS = ("=", "!=", "in", "contains", ">=", "<")
+STRING_OPS = ("=", "!=", "in", "contains")
+NUMBER_OPS = ("=", "!=", "in", ">=", "<")
+PERCENTILES = {"p50": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+VALUE_FNS = ("avg", "sum", "min", "max", *PERCENTILES)
+FNS = ("count", "unique_users", "rate_per_1k", *VALUE_FNS)
+INTERVALS: dict[str, timedelta] = {
+    "5m": timedelta(minutes=5),
+    "15m": timedelta(minutes=15),
+    "1h": timedelta(hours=1),
+    "6h": timedelta(hours=6),
+    "1d": timedelta(days=1),
+    "1w": timedelta(weeks=1),
+}
+# A chart of more points than this is unreadable and costs a long answer: 90 days at 5 minutes is 25,920.
+MAX_BUCKETS = 5_000
+MAX_GROUP_BY = 3
+MAX_FILTERS = 20
+MAX_AGGREGATES = 10
+MAX_IN_VALUES = 100
+MAX_VALUE_LENGTH = 256
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 10_000  # rows of a JSON answer; downloads (csv, parquet, json) stream up to DOWNLOAD_LIMIT
+DOWNLOAD_LIMIT = 1_000_000
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+TAG_KEY = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+KNOWN_KEYS = (
+    "dataset",
+    "project",
+    "filters",
+    "group_by",
+    "aggregates",
+    "interval",
+    "range",
+    "since",
+    "until",
+    "order_by",
+    "limit",
+)
+
+
+class BadQuery(InvalidInput):
+    """A query that cannot run; the message names the field (and the function or value) at fault."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{name}: {message}")
+        self.field = name
+
+
+@dataclass(frozen=True)
+class Filter:
+    field: str  # a dataset field or ``tag:<key>``
+    op: str
+    value: str | float | tuple[str, ...] | tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    fn: str
+    metric: str  # a catalog key ('' for count and unique_users of rows)
+
+    @property
+    def column(self) -> str:
+        if self.fn == "unique_users":
+            return "unique_users"
+        if self.fn == "rate_per_1k":
+            return column_name("error_events", "rate_per_1k")
+        if self.fn == "count":
+            return f"count_{self.metric}" if self.metric else "count"
+        return column_name(self.metric, self.fn)
+
+
+@dataclass(frozen=True)
+class Query:
+    dataset: Dataset
+    project: str  # a project slug; '' = every project of the organization
+    window: PerfFilters
+    filters: tuple[Filter, ...]
+    group_by: tuple[str, ...]
+    aggregates: tuple[Aggregate, ...]
+    interval: str
+    order_by: str
+    descending: bool
+    limit: int
+
+    def as_body(self) -> dict[str, Any]:
+        """The JSON body this query was parsed from, normalised (what a saved query or a URL keeps)."""
+        body: dict[str, Any] = {
+            "dataset": self.dataset.key,
+            "project": self.project,
+            "filters": [
+                {
+                    "field": f.field,
+                    "op": f.op,
+                    "value": list(f.value) if isinstance(f.value, tuple) else f.value,
+                }
+                for f in self.filters
+            ],
+            "group_by": list(self.group_by),
+            "aggregates": [{"fn": a.fn, "metric": a.metric} for a in self.aggregates],
+            "interval": self.interval,
+            "order_by": ("-" if self.descending else "") + self.order_by,
+            "limit": self.limit,
+        }
+        if self.window.range:
+            body["range"] = self.window.range
+        else:
+            body["since"] = self.window.since.isoformat().replace("+00:00", "Z")
+            body["until"] = self.window.until.isoformat().replace("+00:00", "Z")
+        return body
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.group_by, *(a.column for a in self.aggregates), "samples"]
+
+
+def _text(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise BadQuery(name, "must be a string")
+    if len(value) > MAX_VALUE_LENGTH:
+        raise BadQuery(name, f"at most {MAX_VALUE_LENGTH} characters")
+    if any(ord(ch) < 32 for ch in value):
+        raise BadQuery(name, "control characters are not allowed")
+    return value
+
+
+def _list(name: str, value: object, most: int) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BadQuery(name, "must be a list")
+    if len(value) > most:
+        raise BadQuery(name, f"at most {most} entries")
+    return value
+
+
+def field_type(dataset: Dataset, name: str, where: str) -> str:
+    """The type of a field or ``tag:<key>`` of the dataset; :class:`BadQuery` naming it when unknown."""
+    if name.startswith("tag:"):
+        if not TAG_KEY.fullmatch(name[4:]):
+            raise BadQuery(where, f"{name!r} is not a tag key (letters, digits, _ . : -; at most 64)")
+        return "string"
+    found = dataset.fields.get(name)
+    if found is None:
+        raise BadQuery(
+            where,
+            f"unknown field {name!r} of dataset {dataset.key}; use one of {', '.join(dataset.fields)} or tag:<key>",
+        )
+    return found.type
+
+
+def _value(name: str, kind: str, value: object) -> str | float:
+    if kind == NUMBER:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise BadQuery(name, f"{value!r} is not a number")
+        try:
+            number = float(value)
+        except ValueError:
+            raise BadQuery(name, f"{value!r} is not a number") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise BadQuery(name, f"{value!r} is not a finite number")
+        return number
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return _text(name, value)
+
+
+def _filter(dataset: Dataset, index: int, raw: object) -> Filter:
+    where = f"filters[{index}]"
+    if not isinstance(raw, dict):
+        raise BadQuery(where, 'must be an object {"field", "op", "value"}')
+    extra = set(raw) - {"field", "op", "value"}
+    if extra:
+        raise BadQuery(where, f"unknown key {sorted(extra)[0]!r}")
+    name = _text(f"{where}.field", raw.get("field", ""))
+    kind = field_type(dataset, name, f"{where}.field")
+    op = raw.get("op", "=")
+    if op not in OPS:
+        raise BadQuery(f"{where}.op", f"unknown operator {op!r}; use one of {', '.join(OPS)}")
+    allowed = NUMBER_OPS if kind == NUMBER else STRING_OPS
+    if op not in allowed:
+        raise BadQuery(f"{where}.op", f"{op!r} does not apply to the {kind} field {name!r}")
+    value = raw.get("value")
+    if op == "in":
+        items = _list(f"{where}.value", value, MAX_IN_VALUES)
+        if not items:
+            raise BadQuery(f"{where}.value", "`in` needs a non-empty list")
+        parsed = [_value(f"{where}.value", kind, item) for item in items]
+        return Filter(name, op, tuple(parsed))  # type: ignore[arg-type]
+    return Filter(name, op, _value(f"{where}.value", kind, value))
+
+
+def _aggregate(dataset: Dataset, index: int, raw: object) -> Aggregate:
+    where = f"aggregates[{index}]"
+    if not isinstance(raw, dict):
+        raise BadQuery(where, 'must be an object {"fn", "metric"}')
+    extra = set(raw) - {"fn", "metric"}
+    if extra:
+        raise BadQuery(where, f"unknown key {sorted(extra)[0]!r}")
+    fn = raw.get("fn")
+    if fn not in FNS:
+        raise BadQuery(f"{where}.fn", f"unknown function {fn!r}; use one of {', '.join(FNS)}")
+    name = _text(f"{where}.metric", raw.get("metric") or "")
+    if not name:
+        if fn in VALUE_FNS:
+            raise BadQuery(
+                f"{where}.metric", f"{fn} needs a metric of {dataset.key}: {', '.join(dataset.metrics)}"
+            )
+        if fn == "rate_per_1k" and dataset.key != "errors":
+            raise BadQuery(f"{where}.fn", "rate_per_1k (per 1,000 page loads) applies to the errors dataset")
+        return Aggregate(fn, "")
+    metric = find(name)
+    if metric is None or (metric.key not in dataset.metrics and metric.key != dataset.counted):
+        choices = ", ".join(dict.fromkeys((*dataset.metrics, dataset.counted)))
+        raise BadQuery(
+            f"{where}.metric", f"unknown metric {name!r} for dataset {dataset.key}; use one of {choices}"
+        )
+    counted = metric.key == dataset.counted and metric.key not in dataset.metrics
+    if counted or metric.fixed_statistic:
+        if fn not in metric.statistics and fn != "count":
+            raise BadQuery(f"{where}.fn", f"{metric.key} allows {', '.join(metric.statistics)}, not {fn!r}")
+    if fn == "rate_per_1k" and dataset.key != "errors":
+        raise BadQuery(f"{where}.fn", "rate_per_1k (per 1,000 page loads) applies to the errors dataset")
+    if fn == "unique_users":
+        return Aggregate(fn, "")
+    return Aggregate(fn, "" if counted or fn == "rate_per_1k" else metric.key)
+
+
+def parse_query(body: object, *, download: bool = False) -> Query:
+    """Validate a query body; :class:`BadQuery` names the first bad field. ``download`` lifts the row limit to
+    :data:`DOWNLOAD_LIMIT` (a file streams; a JSON answer stays small)."""
+    if not isinstance(body, dict):
+        raise BadQuery("body", "must be a JSON object")
+    unknown = [key for key in body if key not in KNOWN_KEYS]
+    if unknown:
+        raise BadQuery(str(unknown[0])[:64], f"unknown field; the body takes {', '.join(KNOWN_KEYS)}")
+    name = body.get("dataset")
+    dataset = DATASETS.get(name) if isinstance(name, str) else None
+    if dataset is None:
+        raise BadQuery("dataset", f"unknown dataset {name!r}; use one of {', '.join(DATASETS)}")
+    project = _text("project", body.get("project") or "")
+    window = PerfFilters.parse(
+        range=_text("range", body.get("range") or ""),
+        since=_text("since", body.get("since") or ""),
+        until=_text("until", body.get("until") or ""),
+    )
+    # The engine's DateTime64 holds 1900-2299; a window outside the data's years reads nothing anyway.
+    if not (EARLIEST <= window.since and window.until <= LATEST):
+        raise BadQuery("since", "the window must lie between 1970 and 2200")
+    filters = tuple(
+        _filter(dataset, i, f) for i, f in enumerate(_list("filters", body.get("filters"), MAX_FILTERS))
+    )
+    group_by: list[str] = []
+    for i, raw in enumerate(_list("group_by", body.get("group_by"), MAX_GROUP_BY)):
+        field_type(dataset, _text(f"group_by[{i}]", raw), f"group_by[{i}]")
+        if raw in group_by:
+            raise BadQuery(f"group_by[{i}]", f"{raw!r} is already grouped by")
+        group_by.append(raw)
+    raw_aggregates = _list("aggregates", body.get("aggregates"), MAX_AGGREGATES) or [{"fn": "count"}]
+    aggregates: list[Aggregate] = []
+    for i, raw in enumerate(raw_aggregates):
+        aggregate = _aggregate(dataset, i, raw)
+        if aggregate.column in (a.column for a in aggregates) or aggregate.column in group_by:
+            raise BadQuery(f"aggregates[{i}]", f"{aggregate.column!r} is asked for twice")
+        aggregates.append(aggregate)
+    interval = _text("interval", body.get("interval") or "")
+    if interval:
+        if interval not in INTERVALS:
+            raise BadQuery("interval", f"unknown interval {interval!r}; use one of {', '.join(INTERVALS)}")
+        if (window.until - window.since) / INTERVALS[interval] > MAX_BUCKETS:
+            raise BadQuery("interval", f"the window holds more than {MAX_BUCKETS:,} buckets of {interval}")
+    columns = [*group_by, *(a.column for a in aggregates), "samples"]
+    order = _text("order_by", body.get("order_by") or "")
+    descending = order.startswith("-") or not order
+    order_by = order.lstrip("-") or aggregates[0].column
+    if order_by not in columns:
+        raise BadQuery(
+            "order_by", f"unknown column {order_by!r}; use one of {', '.join(columns)} (- for descending)"
+        )
+    most = DOWNLOAD_LIMIT if download else MAX_LIMIT
+    limit = body.get("limit", DEFAULT_LIMIT if not download else DOWNLOAD_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= most:
+        raise BadQuery("limit", f"must be a whole number from 1 to {most:,}")
+    return Query(
+        dataset,
+        project,
+        window,
+        filters,
+        tuple(group_by),
+        tuple(aggregates),
+        interval,
+        order_by,
+        descending,
+        limit,
+    )

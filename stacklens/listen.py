@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 
 from stacklens.errors import Unavailable
+from stacklens.public_url import public_base_url, serving
 from stacklens.settings import Settings
 
 
@@ -25,7 +26,4 @@ def check_port_free(host: str, port: int) -> None:
 
 def base_url(settings: Settings, host: str, port: int) -> str:
     """The URL people open: ``STACKLENS_PUBLIC_URL`` when set, else the listening address."""
-    if settings.public_url:
-        return settings.public_url.rstrip("/")
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    return f"http://{shown}:{port}"
+    return public_base_url(serving(settings, host, port))

@@ -11,6 +11,7 @@ import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -50,7 +51,12 @@ class Settings(BaseSettings):
     retention_days: int = Field(default=90, ge=1, le=3650, description="TTL of raw events.")
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
-    public_url: str | None = Field(default=None, description="External base URL, for share links.")
+    public_url: str | None = Field(
+        default=None,
+        description="The address people and SDKs reach the service at (https://lens.example.com): the base of "
+        "every absolute link it writes (alerts, e-mails, webhooks, tracker bodies, share links, DSNs); unset: "
+        "the address `stacklens serve` listens on (stacklens/public_url.py).",
+    )
     run_schedules: bool = Field(default=True, description="`stacklens serve` runs pipeline schedules.")
     ingest_workers: int | None = Field(
         default=None,
@@ -103,6 +109,34 @@ class Settings(BaseSettings):
 
         parse_networks(value)  # raises with the offending entry named
         return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        # Every link the service writes starts with it: a query or fragment would end up in the middle of
+        # each link, and a trailing slash would double the one every path starts with.
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        parts = urlsplit(value)
+        try:
+            parts.port  # noqa: B018 - raises on a port that is not a number in 0-65535
+        except ValueError as exc:
+            raise SettingsError(f"STACKLENS_PUBLIC_URL {value!r} has an invalid port ({exc})") from exc
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SettingsError(
+                f"STACKLENS_PUBLIC_URL {value!r} must be an http(s) URL with a host, like https://lens.example.com"
+            )
+        if parts.query or parts.fragment or value.endswith(("?", "#")):
+            raise SettingsError(
+                f"STACKLENS_PUBLIC_URL {value!r} must not carry a query or fragment: links are built by appending "
+                "paths to it"
+            )
+        if parts.username is not None or parts.password is not None:
+            raise SettingsError(
+                "STACKLENS_PUBLIC_URL must not carry credentials: it is written into every link and DSN"
+            )
+        return value.rstrip("/")
 
     @field_validator("dagster_database_url")
     @classmethod

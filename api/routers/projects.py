@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
@@ -10,7 +10,7 @@ from api.deps import ApiAuth, AppSettings, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.accounts import list_app_keys
-from stacklens.control.dsn import project_dsns, service_base_url
+from stacklens.control.dsn import project_dsns
 from stacklens.control.models import Project, iso_utc
 from stacklens.pagination import InvalidCursor, decode_cursor, encode_cursor
 from stacklens.settings import Settings
@@ -55,8 +55,8 @@ def _after_id(cursor: str) -> int:
     return int(last_id)
 
 
-def project_out(session: DbSession, project: Project, base_url: str, settings: Settings) -> ProjectOut:
-    dsns = project_dsns(session, project.id, base_url, settings)
+def project_out(session: DbSession, project: Project, settings: Settings) -> ProjectOut:
+    dsns = project_dsns(session, project.id, settings)
     return ProjectOut(
         id=project.id,
         name=project.name,
@@ -79,7 +79,6 @@ def project_out(session: DbSession, project: Project, base_url: str, settings: S
 
 @router.get("/projects", response_model=ProjectPage, responses={**AUTH_ERRORS, 400: {"model": ErrorBody}})
 def projects(
-    request: Request,
     identity: ApiAuth,
     session: DbSession,
     settings: AppSettings,
@@ -93,7 +92,4 @@ def projects(
     rows = list(session.scalars(query.order_by(Project.id).limit(limit + 1)))
     page = rows[:limit]
     next_cursor = encode_cursor(page[-1].id) if len(rows) > limit else None
-    base_url = service_base_url(settings, str(request.base_url))
-    return ProjectPage(
-        projects=[project_out(session, p, base_url, settings) for p in page], next_cursor=next_cursor
-    )
+    return ProjectPage(projects=[project_out(session, p, settings) for p in page], next_cursor=next_cursor)

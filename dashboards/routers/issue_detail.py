@@ -14,7 +14,9 @@ from dashboards.figures import events_over_time_figure
 from dashboards.issue_trackers import tracker_context
 from dashboards.rendering import render
 from dashboards.security import check_csrf
+from stacklens.control.projects_settings import in_app_rules
 from stacklens.control.share_links import issue_links
+from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.issues import payload_view as ev
 from stacklens.issues.actions import ACTIONS, StatusRequest, apply_status, parse_ignore
 from stacklens.issues.events import IssueEvents
@@ -51,12 +53,14 @@ def load_issue(view: CurrentProject, issue_id: int) -> tuple[dict[str, Any], Iss
     )
 
 
-def event_parts(row: dict[str, Any], maps: Resolver | None = None) -> dict[str, Any]:
+def event_parts(
+    row: dict[str, Any], maps: Resolver | None = None, in_app: InAppRules = NO_RULES
+) -> dict[str, Any]:
     """Every part of the error details for one stored event; with ``maps``, JavaScript frames are shown at
     their original file and line through the project's uploaded source maps (applied now, not at ingest, so
-    a map uploaded after the error still fixes it)."""
+    a map uploaded after the error still fixes it); ``in_app``: the project's in-app module prefixes."""
     payload = ev.load_payload(row.get("payload", ""))
-    chain = ev.exceptions(payload)
+    chain = ev.exceptions(payload, in_app)
     if maps is not None:
         symbolicate(maps, payload, chain)
     extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
@@ -161,7 +165,8 @@ def issue_context(
     since = now - RANGES[range]
     figure = events_over_time_figure(events.over_time(since, now), since, now)
     base = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues"
-    parts = event_parts(row, Resolver(view.warehouse, view.org_id, view.project_id)) if row else None
+    maps = Resolver(view.warehouse, view.org_id, view.project_id)
+    parts = event_parts(row, maps, in_app_rules(db, view.project_id)) if row else None
     context = {
         "viewer": view.viewer,
         "user": view.viewer.user,

@@ -18,7 +18,7 @@ from dashboards.security import check_csrf
 from stacklens.control import credentials
 from stacklens.control.activity import actor_labels, list_activity
 from stacklens.control.activity_text import describe
-from stacklens.control.dsn import project_dsns, service_base_url
+from stacklens.control.dsn import masked_dsn, project_dsns
 from stacklens.control.errors import AccountError
 
 router = APIRouter(include_in_schema=False)
@@ -117,16 +117,6 @@ def regenerate(
     return render(request, "api_keys.html", _api_key_context(viewer, db, new_key=value))
 
 
-def masked_dsn(dsn: str | None, masked_key: str) -> str | None:
-    """The DSN with its public key (the app key) masked as the key column masks it: a DSN carries the whole
-    key, so showing it in full beside a masked key would make the mask pointless."""
-    if dsn is None:
-        return None
-    scheme, _, rest = dsn.partition("://")
-    _key, _, host = rest.rpartition("@")
-    return f"{scheme}://{masked_key}@{host}"
-
-
 def _project_context(
     request: Request,
     view: CurrentProject,
@@ -136,9 +126,8 @@ def _project_context(
 ) -> dict[str, object]:
     """The project's settings; every app key and its DSN masked, except the one just revealed (logged)."""
     settings = request.app.state.settings
-    base_url = service_base_url(settings, str(request.base_url))
     keys = credentials.list_app_keys(db, view.project_id)
-    dsns = project_dsns(db, view.project_id, base_url, settings)
+    dsns = project_dsns(db, view.project_id, settings)
     shown = {
         key.id: dsns.get(key.id) if key.id == revealed_key_id else masked_dsn(dsns.get(key.id), key.masked)
         for key in keys

@@ -20,14 +20,10 @@ from dashboards.security import check_csrf
 from stacklens.control import accounts, invitations
 from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.models import User
+from stacklens.public_url import absolute_link
 
 router = APIRouter(include_in_schema=False)
 MEMBERS = "/orgs/{org_slug}/settings/members"
-
-
-def base_url(request: Request) -> str:
-    public = request.app.state.settings.public_url
-    return public.rstrip("/") if public else str(request.base_url).rstrip("/")
 
 
 def _context(viewer: OrgViewer, db: Db, **extra: object) -> dict[str, object]:
@@ -75,7 +71,7 @@ def invite(
         )
     except AccountError as exc:
         return render(request, "members.html", _context(viewer, db, error=str(exc), email=email), 400)
-    link = f"{base_url(request)}/invitations/{token}"
+    link = absolute_link(request.app.state.settings, f"/invitations/{token}")
     return render(request, "members.html", _context(viewer, db, invite_link=link, invited=invitation), 201)
 
 

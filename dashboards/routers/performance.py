@@ -14,6 +14,8 @@ from dashboards import performance_figures as figs
 from dashboards.context import CurrentProject
 from dashboards.rendering import render
 from dashboards.routers.performance_exports import download_links, waterfall_links
+from stacklens.control.db import session_scope
+from stacklens.control.dsn import primary_masked_dsn
 from stacklens.performance import network, reads, views
 from stacklens.performance.exports.tables import blocking_resources, largest_resources, unknown_blocking
 from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
@@ -54,6 +56,11 @@ def _filters(request: Request) -> PerfFilters:
     return PerfFilters.parse(**{k: query.get(k, "") for k in names})  # type: ignore[arg-type]
 
 
+def _project_dsn(view: CurrentProject) -> str | None:
+    with session_scope(view.settings) as db:
+        return primary_masked_dsn(db, view.project_id, view.settings)
+
+
 def _page(
     request: Request,
     view: CurrentProject,
@@ -80,6 +87,8 @@ def _page(
         "error": None,
         "figures": {},
         "downloads": download_links(base, export, {}, target or {}) if export else [],
+        # Called by the empty state only (the setup snippet): the DSN as the project's settings page shows it.
+        "project_dsn": lambda: _project_dsn(view),
     }
     client = view.warehouse
     try:

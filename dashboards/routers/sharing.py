@@ -20,6 +20,7 @@ from dashboards.rendering import render
 from dashboards.routers.issue_detail import ISSUE, event_parts, load_issue
 from dashboards.security import check_csrf
 from stacklens.control import share_links
+from stacklens.control.projects_settings import in_app_rules
 from stacklens.issues import payload_view as ev
 from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, issue_summary, issue_titles
@@ -32,11 +33,6 @@ PROJECT_LIST_LIMIT = 200
 
 def _signer(request: Request) -> Signer:
     return Signer(request.app.state.settings.secret(), salt="stacklens.share-link")
-
-
-def _base_url(request: Request) -> str:
-    public = request.app.state.settings.public_url
-    return public.rstrip("/") if public else str(request.base_url).rstrip("/")
 
 
 def _issue_path(view: CurrentProject, issue_id: int) -> str:
@@ -120,7 +116,7 @@ def create_share(
         "user": view.viewer.user,
         "project": view.project,
         "link": link,
-        "url": f"{_base_url(request)}/share/{token}",
+        "url": share_links.share_url(request.app.state.settings, token),
         "issue_path": _issue_path(view, issue_id),
     }
     return render(request, "share_created.html", context)
@@ -202,7 +198,7 @@ def shared_page(request: Request, db: Db, token: str, event: str = "") -> Respon
     if event and row is None:
         raise HTTPException(status_code=404, detail="Not Found")
     maps = Resolver(client, link.org_id, link.project_id)
-    parts = event_parts(without_user(row), maps) if row else None
+    parts = event_parts(without_user(row), maps, in_app_rules(db, link.project_id)) if row else None
     context: dict[str, Any] = {
         "viewer": None,
         "user": None,

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from dashboards.context import CurrentProject
 from dashboards.rendering import render
 from dashboards.security import check_csrf
+from stacklens.public_url import public_base_url
 from stacklens.sourcemaps import store
 
 router = APIRouter(include_in_schema=False)
@@ -26,7 +27,7 @@ def sourcemaps_page(request: Request, view: CurrentProject, done: str = "") -> R
         "user": view.viewer.user,
         "project": view.project,
         "bundles": bundles,
-        "base_url": str(request.base_url).rstrip("/"),
+        "base_url": public_base_url(view.settings),
         "page_path": f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/sourcemaps",
         # A fixed notice chosen by code, so a crafted link cannot put its own words on the page.
         "message": NOTICES.get(done, ""),

@@ -16,39 +16,6 @@ function drawFigures() {
   });
 }
 
-// A collapsible tree built with textContent only, so no value can become markup.
-function jsonTree(value, depth) {
-  if (value === null || typeof value !== "object") {
-    var leaf = document.createElement("code");
-    leaf.textContent = JSON.stringify(value);
-    return leaf;
-  }
-  var details = document.createElement("details");
-  if (depth < 1) details.open = true;
-  var summary = document.createElement("summary");
-  var keys = Object.keys(value);
-  summary.textContent = Array.isArray(value) ? "[" + keys.length + " items]" : "{" + keys.length + " keys}";
-  details.appendChild(summary);
-  var list = document.createElement("ul");
-  keys.forEach(function (key) {
-    var item = document.createElement("li");
-    var label = document.createElement("span");
-    label.className = "json-key";
-    label.textContent = key + ": ";
-    item.appendChild(label);
-    item.appendChild(jsonTree(value[key], depth + 1));
-    list.appendChild(item);
-  });
-  details.appendChild(list);
-  return details;
-}
-
-function drawTrees() {
-  document.querySelectorAll("[data-json]").forEach(function (el) {
-    el.appendChild(jsonTree(readJson(el.getAttribute("data-json")), 0));
-  });
-}
-
 function framesToggle() {
   var stack = document.getElementById("stack");
   if (!stack) return;
@@ -69,14 +36,25 @@ function breadcrumbFilter() {
   function apply() {
     var wanted = category.value;
     var needle = search.value.toLowerCase();
-    document.querySelectorAll("tr.crumb").forEach(function (row) {
+    var rows = document.querySelectorAll("tr.crumb");
+    var shown = 0;
+    rows.forEach(function (row) {
       var message = row.querySelector(".crumb-message").textContent.toLowerCase();
       // A category filter takes its sub-categories too: "ui" shows "ui.click" and "ui.input".
       var got = row.getAttribute("data-category");
       var inCategory = !wanted || got === wanted || got.indexOf(wanted + ".") === 0;
       var ok = inCategory && (!needle || message.indexOf(needle) !== -1);
       row.hidden = !ok;
+      if (ok) shown += 1;
     });
+    // A filter that hides every breadcrumb says so, naming what it was asked for.
+    var none = document.getElementById("crumbs-none");
+    if (!none) return;
+    var asked = [];
+    if (wanted) asked.push("category " + wanted);
+    if (search.value) asked.push("“" + search.value + "”");
+    none.hidden = shown > 0 || rows.length === 0;
+    none.textContent = none.hidden ? "" : "No breadcrumbs match " + asked.join(" and ") + ".";
   }
   category.addEventListener("change", apply);
   search.addEventListener("input", apply);
@@ -126,7 +104,6 @@ function selectAll() {
 
 document.addEventListener("DOMContentLoaded", function () {
   drawFigures();
-  drawTrees();
   framesToggle();
   breadcrumbFilter();
   copyError();

@@ -13,15 +13,8 @@ from stacklens.control.alert_models import AlertDelivery
 from stacklens.control.channels import get_channel
 from stacklens.control.db import session_scope
 from stacklens.control.models import Organization, iso_utc
+from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
-
-
-def base_url(settings: Settings) -> str:
-    """Where links in notifications point: ``STACKLENS_PUBLIC_URL``, else the server's own address."""
-    if settings.public_url:
-        return settings.public_url.rstrip("/")
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "") else settings.host
-    return f"http://{host}:{settings.port}"
 
 
 def delivery_dict(row: AlertDelivery) -> dict[str, Any]:
@@ -45,7 +38,7 @@ def send_test(settings: Settings, org_id: int, channel_id: int) -> dict[str, Any
     with session_scope(settings) as session:
         channel = get_channel(session, org_id, channel_id)
         org = session.get(Organization, org_id)
-        payload = channel_test_payload(channel.name, base_url(settings), org.slug if org else "")
+        payload = channel_test_payload(channel.name, public_base_url(settings), org.slug if org else "")
         (notification_id,) = outbox.enqueue(session, org_id, [channel.id], "test", payload)
     outbox.drain(settings, notification_ids=[notification_id])
     with session_scope(settings) as session:

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from stacklens.listen import base_url, check_port_free
+from stacklens.public_url import WILDCARD_HOSTS, serving
 from stacklens.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,27 @@ def uvicorn_config(app: Any, host: str, port: int) -> Any:
     )
 
 
+# Threads that run the API's and dashboards' synchronous handlers (anyio's default is 40). Each one mostly waits
+# for the warehouse, and the embedded engine runs one query per client at a time (two clients): beyond a few,
+# more threads only queue there, holding a stack and a connection each. On the 2-core host the demo's load kept
+# 40 of them alive; 8 keep a slow page from blocking the ingest and the health check.
+WORKER_THREADS = 8
+
+
+def server_for(config: Any) -> Any:
+    """A ``uvicorn.Server`` whose event loop runs synchronous handlers on at most :data:`WORKER_THREADS`
+    threads (the limiter belongs to the loop, so it is set once the loop runs)."""
+    import anyio.to_thread
+    import uvicorn
+
+    class BoundedServer(uvicorn.Server):
+        async def startup(self, sockets: list[Any] | None = None) -> None:
+            anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
+            await super().startup(sockets)
+
+    return BoundedServer(config)
+
+
 def warehouse_kind(settings: Settings) -> str:
     """What the warehouse is, for the startup line: the embedded engine's directory or the server's address
     (never its credentials)."""
@@ -78,18 +100,25 @@ def log_startup(settings: Settings, host: str, port: int) -> None:
         settings.data_dir,
         warehouse_kind(settings),
     )
+    if host in WILDCARD_HOSTS and not settings.public_url:
+        logger.warning(
+            "listening on every interface: links in alerts, share links and DSNs point at %s; set "
+            "STACKLENS_PUBLIC_URL to the address people and SDKs use",
+            base_url(settings, host, port),
+        )
 
 
 def run_server(settings: Settings, host: str, port: int) -> int:
     """Serve until interrupted (the caller has migrated)."""
-    import uvicorn
-
     from stacklens.cli.app import build_app
 
     check_port_free(host, port)
+    # Links (alerts, share links, DSNs) point at the address bound here, unless STACKLENS_PUBLIC_URL is set;
+    # the app and the in-process pipeline runs get these settings.
+    settings = serving(settings, host, port)
     app = build_app(settings)
     log_startup(settings, host, port)
-    server = uvicorn.Server(uvicorn_config(app, host, port))
+    server = server_for(uvicorn_config(app, host, port))
     # uvicorn re-raises SIGTERM after its graceful shutdown; with the default action the process would end
     # there, before the schedules thread is stopped and the pipelines token removed. Turn it into an exit.
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)

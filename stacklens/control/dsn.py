@@ -14,11 +14,15 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from stacklens.control.credentials import list_app_keys
 from stacklens.control.keys import KeyDecryptionError, decrypt_value
 from stacklens.control.models import AppKey
+from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 
 DSN_KEY = re.compile(r"[A-Za-z0-9_]+")
+# Stands in for a key that is masked anyway (its place in the DSN is replaced by the masked form).
+DSN_PLACEHOLDER_KEY = "key"
 
 
 def dsn_for(app_key: str, base_url: str, project_id: int) -> str | None:
@@ -29,10 +33,10 @@ def dsn_for(app_key: str, base_url: str, project_id: int) -> str | None:
     return f"{parts.scheme}://{app_key}@{parts.netloc}{parts.path}/{project_id}"
 
 
-def project_dsns(
-    session: Session, project_id: int, base_url: str, settings: Settings
-) -> dict[int, str | None]:
-    """DSN of each current app key of the project, by key id (``None`` where no DSN can be made)."""
+def project_dsns(session: Session, project_id: int, settings: Settings) -> dict[int, str | None]:
+    """DSN of each current app key of the project, by key id (``None`` where no DSN can be made), on the
+    service's public address (:func:`stacklens.public_url.public_base_url`)."""
+    base_url = public_base_url(settings)
     rows = session.scalars(select(AppKey).where(AppKey.project_id == project_id, AppKey.revoked_at.is_(None)))
     dsns: dict[int, str | None] = {}
     for row in rows:
@@ -45,6 +49,20 @@ def project_dsns(
     return dsns
 
 
-def service_base_url(settings: Settings, request_base_url: str) -> str:
-    """Where SDKs reach this service: ``STACKLENS_PUBLIC_URL`` when set (behind a proxy), else the request's."""
-    return (settings.public_url or request_base_url).rstrip("/")
+def masked_dsn(dsn: str | None, masked_key: str) -> str | None:
+    """The DSN with its public key (the app key) masked as the key column masks it: a DSN carries the whole
+    key, so showing it in full beside a masked key would make the mask pointless."""
+    if dsn is None:
+        return None
+    scheme, _, rest = dsn.partition("://")
+    _key, _, host = rest.rpartition("@")
+    return f"{scheme}://{masked_key}@{host}"
+
+
+def primary_masked_dsn(session: Session, project_id: int, settings: Settings) -> str | None:
+    """The project's primary DSN, masked as the settings page shows it before Reveal (no key is decrypted):
+    what empty states show, so they name the same address and project as the settings page and the API."""
+    primary = next((k for k in list_app_keys(session, project_id) if k.service is None), None)
+    if primary is None:
+        return None
+    return masked_dsn(dsn_for(DSN_PLACEHOLDER_KEY, public_base_url(settings), project_id), primary.masked)

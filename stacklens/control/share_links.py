@@ -19,6 +19,8 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.models import ShareLink, User
 from stacklens.errors import Gone, InvalidInput
+from stacklens.public_url import absolute_link
+from stacklens.settings import Settings
 
 EXPIRY_DAYS = (1, 7, 30)
 MAX_RANGE = timedelta(days=366)
@@ -46,6 +48,11 @@ def _utc(value: datetime) -> datetime:
 
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def share_url(settings: Settings, token: str) -> str:
+    """The link people open: the shared page on the service's public address."""
+    return absolute_link(settings, f"/share/{token}")
 
 
 def parse_moment(value: str) -> datetime:

@@ -31,6 +31,7 @@ from stacklens.ingest.grouping import DEFAULT_VERSION, SOURCEMAPPED_VERSION, fin
 from stacklens.ingest.grouping.v1 import exception_values
 from stacklens.ingest.grouping.v2 import collapse_repeats, frame_label, stack_frames, title_of
 from stacklens.ingest.grouping.v3 import grouped_frames
+from stacklens.ingest.in_app import NO_RULES, InAppRules, culprit_of, frame_in_app
 from stacklens.ingest.transactions import spans_rows, transaction_row
 
 __all__ = ["Origin", "event_row", "transaction_row", "spans_rows"]
@@ -42,6 +43,7 @@ def event_row(
     raw_line: bytes,
     payload_json: str | Fragment,
     grouping_version: str = DEFAULT_VERSION,
+    in_app_rules: InAppRules = NO_RULES,
 ) -> dict[str, Any]:
     """One ``events`` row for an error event.
 
@@ -49,6 +51,10 @@ def event_row(
     ``orjson.dumps`` embeds without escaping it again (the insert reads it into the ``String`` column as that
     text, ``input_format_json_read_objects_as_strings``). ``grouping_version`` is the default, or
     ``SOURCEMAPPED_VERSION`` when ingest recorded the original frames of the event's stack in the payload.
+
+    Which frames are in-app is inferred (:mod:`stacklens.ingest.in_app`, with the project's
+    ``in_app_rules``) for the culprit and the in-app frame list only; the payload is left as sent, so the
+    frozen grouping versions fingerprint what the SDK marked, now and whenever the event is grouped again.
     """
     grouping = fingerprint_event(payload, grouping_version)
     chain = exception_values(payload)
@@ -56,7 +62,9 @@ def event_row(
     # The exception's frames, else the thread it was raised on, else a thread's or a top-level stack (Java log
     # events and native crashes carry theirs under `threads`).
     frames = grouped_frames(payload) if grouping_version == SOURCEMAPPED_VERSION else stack_frames(payload)
-    in_app = collapse_repeats([frame_label(f) for f in reversed(frames) if f.get("in_app") is True])
+    platform = text(payload.get("platform"), 64)
+    app_frames = [f for f in reversed(frames) if frame_in_app(f, in_app_rules, platform)]
+    in_app = collapse_repeats([frame_label(f) for f in app_frames])
     mechanism = dict_of(raised.get("mechanism"))
     tags = string_map(payload.get("tags"))
     request = dict_of(payload.get("request"))
@@ -77,8 +85,11 @@ def event_row(
             "level": text(payload.get("level") or "error", 32),
             "logger": text(payload.get("logger"), 256),
             "title": title[:1024],
-            "culprit": (
-                in_app[0] if in_app else text(payload.get("culprit") or payload.get("transaction"), 1024)
+            "culprit": text(
+                culprit_of(app_frames[0], platform)
+                if app_frames
+                else payload.get("culprit") or payload.get("transaction"),
+                1024,
             ),
             "message": message,
             "exception_type": exc_type,

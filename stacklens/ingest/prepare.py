@@ -17,6 +17,7 @@ from stacklens.ingest.clock import TIME_FIELD, note_replaced_time, time_window
 from stacklens.ingest.fields import Origin, assigned_event_id, given_event_id
 from stacklens.ingest.grouping import DEFAULT_VERSION, SOURCEMAPPED_VERSION
 from stacklens.ingest.grouping.v3 import GROUPING_FRAMES
+from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.ingest.inp import holds_inp, inp_rows
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
@@ -38,6 +39,8 @@ class Attribution:
     replay_enabled: bool = (
         True  # the project's setting: replay lines of a project that turned it off are skipped
     )
+    # The project's in-app module prefixes: which frames give an event's culprit (never its grouping).
+    in_app: InAppRules = NO_RULES
 
 
 # One row ready for the warehouse: (app_key_id, project_id, event_id, JSONEachRow text of the row, the
@@ -221,7 +224,7 @@ def _normalise(
         payload_json = orjson.Fragment(orjson.dumps(payload))
         rows: list[tuple[dict[str, Any], list[dict[str, Any]]]]
         if line.item_type == "event":
-            rows = [(event_row(payload, origin, line.raw, payload_json, version), [])]
+            rows = [(event_row(payload, origin, line.raw, payload_json, version, who.in_app), [])]
             table = "events"
         elif line.item_type == "span":
             rows = [(row, []) for row in inp_rows(payload, origin)]

@@ -58,14 +58,15 @@ class AppKeyResolver:
         # Imported here: the control store pulls in SQLAlchemy's models, which a worker loads only when used.
         from stacklens.control.auth import resolve_app_key
         from stacklens.control.db import session_scope
-        from stacklens.control.projects_settings import replay_enabled
+        from stacklens.control.projects_settings import in_app_rules, replay_enabled
 
         with session_scope(self.settings) as session:
             found = resolve_app_key(session, self.org_id, raw)
             if found is None:
                 return None
             replays = replay_enabled(session, found.project_id)
-        return Attribution(found.project_id, found.service, found.app_key_id, replays)
+            rules = in_app_rules(session, found.project_id)
+        return Attribution(found.project_id, found.service, found.app_key_id, replays, rules)
 
 
 @dataclass(frozen=True)

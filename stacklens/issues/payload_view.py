@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl
 
 from stacklens.ingest.grouping.v1 import frames_of
 from stacklens.ingest.grouping.v2 import stack_frames
+from stacklens.ingest.in_app import NO_RULES, InAppRules, frame_in_app
 from stacklens.ingest.useragent import parse_user_agent
 from stacklens_contract.words import BREADCRUMB_CATEGORIES, FILTERED
 
@@ -80,9 +81,10 @@ def load_payload(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _frame(frame: dict[str, Any]) -> dict[str, Any]:
+def _frame(frame: dict[str, Any], rules: InAppRules, platform: str) -> dict[str, Any]:
     """One frame as the page shows it, whatever the platform: a file (Python, JavaScript, .NET), a module
-    (Java, Kotlin), or a package and an address (native, Cocoa)."""
+    (Java, Kotlin), or a package and an address (native, Cocoa). In-app or vendor as ingest infers it for
+    the culprit (the SDK's flag, else where the code lives; the project's prefixes first)."""
     variables = _dict(frame.get("vars"))
     package = _text(frame.get("package"))
     where = frame.get("filename") or frame.get("abs_path") or frame.get("module")
@@ -97,7 +99,7 @@ def _frame(frame: dict[str, Any]) -> dict[str, Any]:
         "function": _text(frame.get("function") or frame.get("symbol") or "?"),
         "lineno": frame.get("lineno") if isinstance(frame.get("lineno"), int) else None,
         "colno": frame.get("colno") if isinstance(frame.get("colno"), int) else None,
-        "in_app": frame.get("in_app") is True,
+        "in_app": frame_in_app(frame, rules, platform),
         "args": [(str(k), _text(v)) for k, v in _dict(frame.get("args")).items()],
         "vars": [(str(k), _text(v)) for k, v in variables.items()],
         "pre_context": [_text(x) for x in _list(frame.get("pre_context"))],
@@ -106,9 +108,9 @@ def _frame(frame: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _frames(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _frames(frames: list[dict[str, Any]], rules: InAppRules, platform: str) -> list[dict[str, Any]]:
     """Top (where it occurred) first: Sentry lists the oldest call first."""
-    return [_frame(f) for f in reversed(frames)]
+    return [_frame(f, rules, platform) for f in reversed(frames)]
 
 
 def message_text(payload: dict[str, Any]) -> str:
@@ -133,23 +135,25 @@ def message_text(payload: dict[str, Any]) -> str:
     return message if isinstance(message, str) else ""
 
 
-def exceptions(payload: dict[str, Any]) -> list[dict[str, Any]]:
+def exceptions(payload: dict[str, Any], rules: InAppRules = NO_RULES) -> list[dict[str, Any]]:
     """The exception chain, the raised one first, each with frames top (where it occurred) first.
 
     An exception without frames shows the stack of the thread it was raised on (native crashes); an event
     without exception shows its message and the stack it carries (a thread's or a top-level one).
+    ``rules`` are the project's in-app prefixes.
     """
+    platform = _text(payload.get("platform"))
     chain = []
     values = [_dict(exc) for exc in _list(payload.get("exception"))]
     for exc in reversed(values):
-        frames = _frames(frames_of(exc))
+        frames = _frames(frames_of(exc), rules, platform)
         chain.append(
             {"type": _text(exc.get("type") or "Error"), "value": _text(exc.get("value")), "frames": frames}
         )
     if chain and not any(item["frames"] for item in chain):
-        chain[0]["frames"] = _frames(stack_frames(payload))
+        chain[0]["frames"] = _frames(stack_frames(payload), rules, platform)
     if not chain:
-        frames = _frames(stack_frames(payload))
+        frames = _frames(stack_frames(payload), rules, platform)
         message = message_text(payload)
         if frames or message:
             chain.append(

@@ -237,13 +237,40 @@ def issue_titles(client: Client, org_id: int, project_id: int, issue_ids: list[i
     return {int(row["issue_id"]): str(row["title"]) for row in rows}
 
 
+@dataclass(frozen=True)
+class RelatedIssue:
+    """An issue related to another for one reason (mart ``related_issues``)."""
+
+    related_issue_id: int
+    title: str
+    culprit: str
+    status: str
+    events: int
+    strength: float  # Jaccard index of the two issues' sets for the reason, in (0, 1]
+    shared: int  # how many users, windows, frames or releases the two share
+    also: tuple[str, ...]  # the other reasons the two are related by
+
+
 def related_issues(
     client: Client, org_id: int, project_id: int, issue_id: int
-) -> dict[str, list[dict[str, Any]]]:
-    grouped: dict[str, list[dict[str, Any]]] = {}
+) -> dict[str, list[RelatedIssue]]:
+    """Related issues by reason, strongest first, ten per reason at most; "same_release" holds only issues that
+    share something besides the release (a user, a 5-minute window or an in-app frame)."""
+    grouped: dict[str, list[RelatedIssue]] = {}
     ids = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
     for row in run_query(client, "issues/related", ids):
-        grouped.setdefault(row["reason"], []).append(row)
+        grouped.setdefault(row["reason"], []).append(
+            RelatedIssue(
+                related_issue_id=int(row["related_issue_id"]),
+                title=str(row["title"]),
+                culprit=str(row["culprit"]),
+                status=str(row["status"]),
+                events=int(row["events"]),
+                strength=float(row["strength"]),
+                shared=int(row["shared"]),
+                also=tuple(str(r) for r in row["also"]),
+            )
+        )
     return grouped
 
 

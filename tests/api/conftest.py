@@ -11,6 +11,7 @@ import pytest
 import uvicorn
 
 from api.app import create_app
+from stacklens.public_url import serving
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -25,7 +26,9 @@ def dsn_server(settings: Settings) -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     instance = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            create_app(serving(settings, "127.0.0.1", port)), host="127.0.0.1", port=port, log_level="warning"
+        )
     )
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()

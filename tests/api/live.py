@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import uvicorn
 
 from stacklens.cli.app import build_app
+from stacklens.public_url import serving
 from stacklens.settings import Settings
 
 
@@ -21,7 +22,9 @@ def serve(settings: Settings) -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(build_app(settings), host="127.0.0.1", port=port, log_level="critical")
+        uvicorn.Config(
+            build_app(serving(settings, "127.0.0.1", port)), host="127.0.0.1", port=port, log_level="critical"
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

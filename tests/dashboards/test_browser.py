@@ -33,9 +33,11 @@ def _free_port() -> int:
 @pytest.fixture
 def server(stores) -> Iterator[str]:
     from stacklens.cli.app import build_app
+    from stacklens.public_url import serving
 
     port = _free_port()
-    config = uvicorn.Config(build_app(stores), host="127.0.0.1", port=port, log_level="warning")
+    app = build_app(serving(stores, "127.0.0.1", port))  # as `stacklens serve` builds it: links on this port
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)
     thread.start()

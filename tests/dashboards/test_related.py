@@ -4,6 +4,8 @@ the test's warehouse): grouped by reason, each related issue linked with what it
 from __future__ import annotations
 
 import re
+import time
+import uuid
 
 import dagster as dg
 
@@ -74,3 +76,55 @@ def test_related_panel_groups_by_reason_with_strength(client, org_factory, store
     other = _panel(client.get(f"{base}/{unrelated}").text)
     assert other["Same user"] == ["None."] and other["Same release"] == ["None."]
     assert any(f"/{checkout}" in item for item in other["Same time window"])
+
+
+def _job_event(function: str, user: str, seconds_ago: float, release: str = "shop@1.0") -> dict:
+    """An event of its own stack (one frame named ``function``) by ``user``, ``seconds_ago`` from now."""
+    return {
+        "event_id": uuid.uuid4().hex,
+        "platform": "python",
+        "level": "error",
+        "timestamp": time.time() - seconds_ago,
+        "release": release,
+        "user": {"id": user},
+        "exception": {
+            "values": [
+                {
+                    "type": "RuntimeError",
+                    "value": f"{function} failed",
+                    "stacktrace": {
+                        "frames": [{"module": "billing.jobs", "function": function, "in_app": True}]
+                    },
+                }
+            ]
+        },
+    }
+
+
+def test_same_release_lists_issues_that_share_something_more_ten_at_most(client, org_factory, stores) -> None:
+    org = org_factory()
+    rows = land(
+        org["org_id"],
+        org["project_id"],
+        [
+            _job_event("close_books", "u-ann", 3600),
+            # Release only: another user, an hour before, its own frame.
+            _job_event("send_invoices", "u-bob", 7200),
+            # Release and user (windows an hour apart, frames of their own): twelve of them.
+            *[_job_event(f"job_{n:02d}", "u-ann", 0) for n in range(12)],
+        ],
+    )
+    books, invoices = rows[0]["issue_id"], rows[1]["issue_id"]
+    result = dg.materialize([related_issues], resources={"warehouse": resources_for(stores)["warehouse"]})
+    assert result.success
+
+    sign_in(client, org["email"])
+    base = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues"
+    groups = _panel(client.get(f"{base}/{books}").text)
+    same_release = groups["Same release"]
+    assert len(same_release) == 10, same_release
+    assert all("also same user" in item and "job_" in item for item in same_release), same_release
+    assert not any(f"/{invoices}" in item for item in same_release)
+    assert len(groups["Same user"]) == 10
+    # The release-only issue relates to nothing by release alone.
+    assert _panel(client.get(f"{base}/{invoices}").text)["Same release"] == ["None."]

@@ -91,6 +91,10 @@ def demo_issues(base: str, api_key: str) -> list[dict[str, Any]]:
         assert projects.status_code == 200, projects.text
         issues: list[dict[str, Any]] = []
         for project in projects.json()["projects"]:
+            # The DSNs name the server where `up --port` put it, not the default port.
+            assert all(
+                k["dsn"].endswith(f"@{base.split('//', 1)[1]}/{project['id']}") for k in project["app_keys"]
+            )
             page = api.get(f"/api/projects/{project['slug']}/issues", params={"status": "all", "limit": 100})
             assert page.status_code == 200, page.text
             issues.extend(page.json()["issues"])

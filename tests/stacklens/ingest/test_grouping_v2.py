@@ -180,4 +180,5 @@ def test_the_row_culprit_comes_from_a_thread_stack() -> None:
     row = event_row(
         JAVA_LOG, Origin(org_id=1, project_id=1, service=None, batch_id="b", received_at=1.8e9), b"{}", "{}"
     )
-    assert row["culprit"] == "com.acme.billing.InvoiceJob:execute"
+    assert row["culprit"] == "execute in com.acme.billing.InvoiceJob"
+    assert row["in_app_frames"][0] == "com.acme.billing.InvoiceJob:execute"

@@ -45,7 +45,7 @@ def test_python_error_event() -> None:
     assert row["exception_types"] == ["KeyError", "OutOfStock"] and row["exception_type"] == "OutOfStock"
     assert row["title"] == "OutOfStock: no stock for zz"
     # The frame's module is this test module's import name (it depends on pytest's import mode).
-    assert row["in_app_frames"][0] == f"{__name__}:reserve" and row["culprit"] == f"{__name__}:reserve"
+    assert row["in_app_frames"][0] == f"{__name__}:reserve" and row["culprit"] == f"reserve in {__name__}"
     assert (row["user_id"], row["user_email"], row["user_key"]) == ("u-7", "ada@example.com", "u-7")
     assert row["user_ip"] == payload["user"].get("ip_address", "")  # the SDK keeps it only with PII on
     assert row["service"] == "checkout" and row["tags"]["service"] == "checkout"

@@ -11,8 +11,8 @@ SERIAL_TAG = "stacklens/serial"
 
 issues_job = dg.define_asset_job(
     "issues_job",
-    selection=["issues", "related_issues"],
-    description="Issues and related issues, incremental.",
+    selection=["event_counters", "issues", "related_issues"],
+    description="Insert-time event counters checked against the events, issues and related issues, incremental.",
     tags={SERIAL_TAG: "issues"},
 )
 issue_counts_job = dg.define_asset_job(
@@ -78,6 +78,6 @@ PARTITIONED_JOB_INPUTS: dict[str, tuple[list[str], list[str]]] = {
     ),
 }
 INCREMENTAL_JOB_ASSETS: dict[str, list[str]] = {
-    "issues_job": ["issues", "related_issues"],
+    "issues_job": ["event_counters", "issues", "related_issues"],
     "trends_job": ["weekly_trends", "release_impact"],
 }

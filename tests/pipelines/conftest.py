@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from tests.pipelines.pipeline_seed import client, defs, instance
+from tests.stacklens.issues.crashed_landing import warehouse
 
-__all__ = ["client", "defs", "instance"]
+__all__ = ["client", "defs", "instance", "warehouse"]

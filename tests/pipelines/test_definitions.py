@@ -42,6 +42,7 @@ def test_assets_grouped_documented_and_scheduled() -> None:
     specs = {spec.key.to_user_string(): spec for spec in defs.resolve_all_asset_specs()}
     marts = {k: s for k, s in specs.items() if not k.startswith("raw/")}
     assert set(marts) == {
+        "event_counters",
         "issues",
         "issue_daily_counts",
         "related_issues",

@@ -1,4 +1,5 @@
-"""A warehouse database with the raw layer and the issue tables (migrations 0001–0199) for each test."""
+"""A warehouse database with the raw layer and the issue tables (migrations 0001–0199) for each test; ``warehouse``
+holds every table (the counter tests compare the issue list's daily tables too)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from clickhouse_connect.driver.client import Client
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
 from stacklens.warehouse.migrations import discover
+from tests.stacklens.issues.crashed_landing import warehouse
+
+__all__ = ["client", "warehouse"]
 
 
 @pytest.fixture

@@ -41,6 +41,7 @@ def test_the_issue_elements_expression_is_written_once() -> None:
         "0109_create_issue_elements_mv.sql",
         "0120_create_issue_element_top.sql",
         "0126_create_issue_sketches.sql",
+        "issue_element_arrivals_repair.sql",
         "related_sketches_full.sql",
     ]
     assert "${" not in load_query("pipelines/related_sketches_full")

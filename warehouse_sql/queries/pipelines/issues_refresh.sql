@@ -1,12 +1,17 @@
 -- Rebuild the `issues` rows of every issue with an event received after {since}, from the insert-time states
 -- (issue_rollup, issue_live_counters) of those issues only, and their distinct users from the count rows of
 -- issue_users (kept just before by the same asset): the cost follows the issues touched, not their events.
+-- An issue whose insert-time rows the `event_counters` asset corrected has elements arriving again after
+-- {since} (its events' received_at stay as they were), so it is rebuilt too.
 INSERT INTO issues
 WITH touched AS
 (
     SELECT project_id, issue_id FROM issue_live_counters
     GROUP BY project_id, issue_id
     HAVING max(last_received) > {since:DateTime64(3, 'UTC')}
+    UNION DISTINCT
+    SELECT DISTINCT project_id, issue_id FROM issue_element_arrivals
+    WHERE received_at > {since:DateTime64(3, 'UTC')}
 )
 SELECT
     a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, a.title, a.culprit, a.level,

@@ -83,7 +83,6 @@ def test_item_types_resends_and_bad_bodies(dsn_server: str, make_org) -> None:
     body = envelope(
         [
             event_item(event),
-            ({"type": "transaction"}, json.dumps(txn).encode()),
             ({"type": "session"}, json.dumps({"sid": uuid.uuid4().hex, "status": "ok"}).encode()),
             ({"type": "attachment", "filename": "dump.txt"}, b"\x00\x01 binary attachment"),
             ({"type": "check_in"}, json.dumps({"check_in_id": uuid.uuid4().hex, "status": "ok"}).encode()),
@@ -98,6 +97,8 @@ def test_item_types_resends_and_bad_bodies(dsn_server: str, make_org) -> None:
     first = httpx.post(url, params=key, content=body)
     assert first.status_code == 200 and first.json() == {"id": event["event_id"]}
     assert stored(org["org_id"], event["event_id"]) == 1
+    transaction = envelope([({"type": "transaction"}, json.dumps(txn).encode())])  # one event-like item each
+    assert httpx.post(url, params=key, content=transaction).json() == {"id": txn["event_id"]}
     assert stored(org["org_id"], txn["event_id"], "transactions") == 1
     again = httpx.post(url, params=key, content=body)
     assert again.status_code == 200
@@ -151,9 +152,9 @@ def test_store_endpoint_cors_and_quota(dsn_server: str, settings: Settings, make
         httpx.post(
             f"{dsn_server}/api/{org['project_id']}/envelope/",
             params={"sentry_key": org["app_key"]},
-            content=envelope([event_item(fresh_event()), event_item(fresh_event())]),
+            content=envelope([event_item(fresh_event())]),
         )
-        for _ in range(3)
+        for _ in range(4)
     ]
     limited = [a for a in answers if a.status_code == 429]
     assert limited, [a.status_code for a in answers]
@@ -198,7 +199,11 @@ def test_older_keys_with_a_dash_keep_working_without_a_dsn(settings: Settings, m
     old = "stacklens_app_order-mail_" + "A" * 24
     assert is_app_key(old), "keys made before DSNs keep their shape"
     with session_scope(settings) as session:
-        dsns = project_dsns(session, org["project_id"], "https://stacklens.example", settings)
+        dsns = project_dsns(
+            session,
+            org["project_id"],
+            settings.model_copy(update={"public_url": "https://stacklens.example"}),
+        )
     assert list(dsns.values()) == [f"https://{org['app_key']}@stacklens.example/{org['project_id']}"]
 
 

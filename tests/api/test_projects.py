@@ -36,8 +36,13 @@ def test_projects_list_with_masked_app_keys(client: TestClient, make_org, contro
     assert [(k["service"], k["primary"]) for k in project["app_keys"]] == [(None, True), ("worker", False)]
     assert project["app_keys"][1]["masked"] == f"stacklens_app_worker_…{worker[-4:]}"
     # Each key's DSN carries the key itself: app keys are public identifiers (a browser DSN is in every page).
-    assert project["app_keys"][0]["dsn"] == f"http://{org['app_key']}@testserver/{project['id']}"
-    assert project["app_keys"][1]["dsn"] == f"http://{worker}@testserver/{project['id']}"
+    # Its address is the service's own (the settings' host and port here), never the request's Host header.
+    forged = client.get(
+        "/api/projects", headers={"Authorization": f"Bearer {org['api_key']}", "Host": "evil.example"}
+    ).json()
+    assert forged == body
+    assert project["app_keys"][0]["dsn"] == f"http://{org['app_key']}@127.0.0.1:8000/{project['id']}"
+    assert project["app_keys"][1]["dsn"] == f"http://{worker}@127.0.0.1:8000/{project['id']}"
 
 
 def test_cursor_pagination_and_isolation(client: TestClient, make_org, control_settings: Settings) -> None:

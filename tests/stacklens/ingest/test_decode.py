@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stacklens.ingest.decode import MAX_LINES, DecodeError, decode_body, split_lines, split_part
+from tests.stacklens.ingest.bombs import PeakGrowth, bomb
 
 
 def reference_lines(data: bytes) -> list[bytes]:
@@ -66,3 +67,13 @@ def test_gzip_members_truncation_and_the_limit() -> None:
     assert bomb.value.status == 413
     with pytest.raises(DecodeError, match="empty"):
         decode_body(b"\n \n", None)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "zstd"])
+def test_a_bomb_costs_the_limit_at_most(coding: str) -> None:
+    """1 GiB of newlines (1 MB gzip, 32 KB zstd) stops at 64 MiB and a fraction of a second."""
+    body = bomb(coding)
+    with PeakGrowth() as peak, pytest.raises(DecodeError, match="exceeds 64 MiB") as refused:
+        decode_body(body, coding)
+    assert refused.value.status == 413
+    assert peak.mib < 100, f"decoding the bomb took {peak.mib:.0f} MiB"

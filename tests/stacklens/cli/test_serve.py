@@ -26,8 +26,12 @@ def test_startup_is_logged_with_address_data_dir_and_warehouse(settings: Setting
             update={"warehouse_url": "https://stacklens:s3cret@ch.example:8443", "warehouse_database": "prod"}
         )
         log_startup(server, "127.0.0.1", 9000)
-    embedded, remote = (r.getMessage() for r in caplog.records if r.name == "stacklens.cli.serve")
+    embedded, wildcard, remote = (r.getMessage() for r in caplog.records if r.name == "stacklens.cli.serve")
     assert embedded.startswith("StackLens is serving on http://127.0.0.1:8123 (API docs: /docs)")
+    assert wildcard.startswith(
+        "listening on every interface: links in alerts, share links and DSNs point at "
+    )
+    assert "http://127.0.0.1:8123; set STACKLENS_PUBLIC_URL" in wildcard
     assert f"listening on 0.0.0.0:8123, data dir {settings.data_dir}" in embedded
     assert "warehouse: embedded ClickHouse (chdb) in " in embedded
     assert remote.endswith("warehouse: ClickHouse server at https://ch.example:8443, database prod")

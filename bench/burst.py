@@ -1,12 +1,12 @@
 """Bursts: 8 shippers deliver ten times the sustained rate for 60 s against one `stacklens serve`.
 
-    .venv/bin/python bench/burst.py                       # sustained 200 events/s, burst 2,000/s for 60 s
+    .venv/bin/python bench/burst.py                       # sustained 100 events/s, burst 1,000/s for 60 s
     .venv/bin/python bench/burst.py --rate 100 --seconds 30
 
 Self-hosted error trackers are known to fall over on bursts of a few thousand events; this measures what ours
 does with one. `stacklens serve` runs as a subprocess with its own data directory, its pipeline schedules on
 (as in production: the marts' ticks share the cores with the burst) and the organization's DEFAULT quota
-(60,000 events a minute), so a burst of 2,000 events a second is answered partly with 429 and Retry-After, and
+(60,000 events a minute), so a burst above 1,000 events a second is answered partly with 429 and Retry-After, and
 the shippers must hold and resend what was refused.
 
 Eight applications each append log lines (DESIGN §4.1: 80 % error events of ten kinds, 20 % browser page loads
@@ -314,7 +314,7 @@ def run(rate: float, seconds: float, drain_limit: float) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, default=200.0, help="sustained events/s (the burst is 10x)")
+    parser.add_argument("--rate", type=float, default=100.0, help="sustained events/s (the burst is 10x)")
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the burst")
     parser.add_argument("--drain-limit", type=float, default=600.0, help="give up draining after this")
     args = parser.parse_args()

@@ -102,6 +102,9 @@ def prepare_part(
     return prepared
 
 
+WORKER_NICENESS = 5
+
+
 def _start_worker() -> None:
     """Set up a worker process: it leaves Ctrl-C to the server and ends when the server is gone.
 
@@ -111,6 +114,10 @@ def _start_worker() -> None:
     its task queue open itself): a watchdog thread ends it once its parent has changed.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Preparing lines can wait a few milliseconds; a person reading a page cannot. Under a burst both workers
+    # keep the two cores busy, and at equal priority the server's page reads queued behind them (issue list
+    # p95 1.8 s during bench/burst.py): a lower priority costs the workers nothing when the cores are idle.
+    os.nice(WORKER_NICENESS)
     parent = os.getppid()
     threading.Thread(target=_exit_with_parent, args=(parent,), name="parent-watchdog", daemon=True).start()
 

@@ -1,10 +1,10 @@
-"""The rule page's 30-day preview chart: the measured value, the threshold (and resolve threshold) and the
-periods the rule would have been firing, shaded."""
+"""The rule page's 30-day preview chart: what the evaluator saw at each evaluation — its value (a gap where it had
+too few samples, never 0), its state as a band (ok, warning, firing, insufficient data), the threshold, the
+warning and the resolve thresholds as lines — with the firings counted from the firing bands themselves."""
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import plotly.graph_objects as go
@@ -13,11 +13,33 @@ from stacklens.alerts.messages import what
 from stacklens.alerts.preview import Preview
 from stacklens.control.alert_models import AlertRule
 
+BAND_COLOURS = {
+    "ok": "#dcfce7",
+    "warning": "#fde68a",
+    "firing": "#fca5a5",
+    "insufficient_data": "#e5e7eb",
+}
+BAND_NAMES = {"ok": "ok", "warning": "warning", "firing": "firing", "insufficient_data": "insufficient data"}
+NO_DATA = "no data for these filters"
+GREY = "#98a2b3"
+
+
+def _threshold(
+    figure: go.Figure, value: float | None, colour: str, dash: str, text: str, position: str
+) -> None:
+    if value is not None:
+        figure.add_hline(
+            y=value,
+            line={"color": colour, "dash": dash, "width": 1},
+            annotation_text=f"{text} {value:g}",
+            annotation_position=position,
+        )
+
 
 def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
     label, unit = what(rule)
     figure = go.Figure()
-    if replay.daily and not replay.points:
+    if replay.daily and not replay.steps:
         figure.add_bar(
             x=[d for d, _ in replay.daily],
             y=[n for _, n in replay.daily],
@@ -27,37 +49,45 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
         )
         title, y_title = "Notifications per day over the past 30 days", "notifications"
     else:
+        for band in replay.bands:
+            figure.add_vrect(
+                x0=band.start.isoformat(),
+                x1=band.end.isoformat(),
+                fillcolor=BAND_COLOURS[band.state],
+                opacity=0.5,
+                line_width=0,
+                layer="below",
+            )
+        for state, colour in BAND_COLOURS.items():  # the bands' legend
+            figure.add_scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker={"color": colour, "size": 10, "symbol": "square"},
+                name=BAND_NAMES[state],
+            )
+        steps = replay.steps
         figure.add_scatter(
-            x=[p[0].isoformat() for p in replay.points],
-            y=[p[1] for p in replay.points],
-            mode="lines",
+            x=[s.at.isoformat() for s in steps],
+            # An evaluation with too few samples judged nothing: a gap, not a value.
+            y=[None if s.state == "insufficient_data" else s.value for s in steps],
+            mode="lines+markers",
+            marker={"size": 4},
             line={"color": "#0b5cad", "width": 1.5},
             name=label,
             connectgaps=False,
-            hovertemplate="%{x}<br>%{y:,.1f} " + unit + "<extra></extra>",
+            customdata=[[s.samples, BAND_NAMES[s.state]] for s in steps],
+            hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.1f} "
+            + unit
+            + "<br>%{customdata[0]} samples · %{customdata[1]}<extra></extra>",
+            showlegend=False,
         )
-        if rule.threshold is not None:
-            figure.add_hline(
-                y=rule.threshold,
-                line={"color": "#b42318", "dash": "solid", "width": 1},
-                annotation_text=f"threshold {rule.threshold:g}",
-                annotation_position="top left",
-            )
-        if rule.resolve_threshold is not None:
-            figure.add_hline(
-                y=rule.resolve_threshold,
-                line={"color": "#1a7f37", "dash": "dot", "width": 1},
-                annotation_text=f"resolve {rule.resolve_threshold:g}",
-                annotation_position="bottom left",
-            )
-        end = replay.points[-1][0] if replay.points else datetime.now(UTC)
-        for start, stop, _ in replay.periods:
-            figure.add_vrect(
-                x0=start.isoformat(),
-                x1=(stop or end).isoformat(),
-                fillcolor="#fca5a5",
-                opacity=0.35,
-                line_width=0,
+        _threshold(figure, rule.threshold, "#b42318", "solid", "threshold", "top left")
+        _threshold(figure, rule.warning_threshold, "#b45309", "dash", "warning", "top left")
+        _threshold(figure, rule.resolve_threshold, "#1a7f37", "dot", "resolve", "bottom left")
+        if not any(s.value is not None and s.state != "insufficient_data" for s in steps):
+            figure.add_annotation(
+                text=NO_DATA, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"color": GREY}
             )
         title, y_title = (
             f"{label}: would have fired {len(replay.periods)} time(s) in 30 days",
@@ -67,9 +97,12 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
         title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left"},
         height=300,
         margin={"l": 60, "r": 10, "t": 34, "b": 46},
-        showlegend=False,
+        showlegend=not replay.daily,
+        legend={"orientation": "h", "y": -0.25},
         plot_bgcolor="#fff",
-        xaxis={"type": "date", "title": {"text": "Time (UTC)"}},
+        xaxis={"type": "date", "title": {"text": "Time (UTC)"}}
+        if replay.steps or replay.daily
+        else {"visible": False},
         yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
     )
     return json.loads(figure.to_json())

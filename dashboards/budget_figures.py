@@ -1,5 +1,7 @@
-"""The budgets page's chart: a budget's windowed value at each daily evaluation of the last 30 days, each
-point coloured by its verdict, with the budget as a line."""
+"""The budgets page's chart: a budget's windowed value at each daily evaluation of the last 30 days and at the
+evaluation its status is (the last point: the status's own value), each point coloured by its verdict, the runs
+of failing and of insufficient data as bands, and the budget as a line. An evaluation without enough samples
+draws no point and breaks the line (never 0); a chart with no value at all says so."""
 
 from __future__ import annotations
 
@@ -8,10 +10,15 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from stacklens.performance.budget_eval import FAIL, PASS, BudgetSpec, Point, judge
+from stacklens.alerts.preview import Step, bands
+from stacklens.performance.budget_eval import FAIL, INSUFFICIENT, PASS, BudgetSpec, Point, judge
 
 COLOURS = {PASS: "#1a7f37", FAIL: "#b42318"}
+BAND_COLOURS = {FAIL: "#fca5a5", INSUFFICIENT: "#e5e7eb"}
 GREY = "#98a2b3"
+NO_DATA = "no data for these filters"
+# Byte budgets are drawn in KiB (1,024 bytes), as the catalog writes sizes.
+KIB = 1024.0
 
 
 def _label(value: float, unit: str) -> str:
@@ -21,23 +28,36 @@ def _label(value: float, unit: str) -> str:
 
 def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) -> dict[str, Any]:
     verdicts = [judge(v, n, spec.value, spec.min_samples) for _, v, n in points]
-    # Byte budgets are drawn in KB, as the table shows them.
-    scale, unit = (1024.0, "KB") if unit == "bytes" else (1.0, unit)
-    points = [(at, None if v is None else v / scale, n) for at, v, n in points]
+    scale, unit = (KIB, "KiB") if unit == "bytes" else (1.0, unit)
     threshold = spec.value / scale
-    shown = [(p, v) for p, v in zip(points, verdicts, strict=True) if p[1] is not None]
-    figure = go.Figure(
-        go.Scatter(
-            x=[p[0].isoformat() for p, _ in shown],
-            y=[p[1] for p, _ in shown],
-            mode="lines+markers",
-            line={"color": "#0b5cad", "width": 1.5},
-            marker={"color": [COLOURS.get(v, GREY) for _, v in shown], "size": 7},
-            customdata=[[p[2], v.replace("_", " ")] for p, v in shown],
-            hovertemplate="%{x|%Y-%m-%d}<br>%{y:,.4~r} "
-            + unit
-            + "<br>%{customdata[0]} samples · %{customdata[1]}<extra></extra>",
-        )
+    # What each evaluation saw; one without enough samples is a gap in the line, not a point.
+    shown = [
+        None if v is None or verdict == INSUFFICIENT else v / scale
+        for (_, v, _), verdict in zip(points, verdicts, strict=True)
+    ]
+    figure = go.Figure()
+    steps = [Step(at, v, n, verdict) for (at, v, n), verdict in zip(points, verdicts, strict=True)]
+    for band in bands(steps):
+        if band.state in BAND_COLOURS:
+            figure.add_vrect(
+                x0=band.start.isoformat(),
+                x1=band.end.isoformat(),
+                fillcolor=BAND_COLOURS[band.state],
+                opacity=0.45,
+                line_width=0,
+                layer="below",
+            )
+    figure.add_scatter(
+        x=[at.isoformat() for at, _, _ in points],
+        y=shown,
+        mode="lines+markers",
+        connectgaps=False,
+        line={"color": "#0b5cad", "width": 1.5},
+        marker={"color": [COLOURS.get(v, GREY) for v in verdicts], "size": 7},
+        customdata=[[n, v.replace("_", " ")] for (_, _, n), v in zip(points, verdicts, strict=True)],
+        hovertemplate="%{x|%Y-%m-%d %H:%M} UTC<br>%{y:,.4~r} "
+        + unit
+        + "<br>%{customdata[0]} samples · %{customdata[1]}<extra></extra>",
     )
     figure.add_hline(
         y=threshold,
@@ -45,8 +65,12 @@ def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) 
         annotation_text=f"budget {_label(threshold, unit)}",
         annotation_position="top left",
     )
-    values = [float(p[1]) for p, _ in shown if p[1] is not None]
+    values = [v for v in shown if v is not None]
     top = max([threshold, *values]) * 1.15 or 1.0
+    if not values:
+        figure.add_annotation(
+            text=NO_DATA, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"color": GREY}
+        )
     figure.update_layout(
         title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left"},
         height=230,
@@ -54,7 +78,7 @@ def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) 
         yaxis={"title": {"text": unit}, "range": [0, top]},
         xaxis={"type": "date", "range": [points[0][0].isoformat(), points[-1][0].isoformat()]}
         if points
-        else {},
+        else {"visible": False},
         plot_bgcolor="#fff",
         showlegend=False,
     )

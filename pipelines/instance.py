@@ -26,8 +26,9 @@ DATABASE_URL_VARIABLE = "STACKLENS_DAGSTER_DATABASE_URL"
 
 def instance_config(settings: Settings) -> dict[str, Any]:
     """What ``dagster.yaml`` holds for ``settings`` (as a mapping)."""
-    # The service must not call out.
-    config: dict[str, Any] = {"telemetry": {"enabled": False}}
+    # The service must not call out (telemetry), and the read-only UI (`stacklens pipelines ui`) opens on the
+    # asset graph, not under Dagster's "Join the Dagster community" dialog (the new-user experience, "nux").
+    config: dict[str, Any] = {"telemetry": {"enabled": False}, "nux": {"enabled": False}}
     if not settings.dagster_database_url:
         return config  # embedded: SQLite files beside this file; runs execute inside `stacklens serve`
     config["storage"] = {"postgres": {"postgres_url": {"env": DATABASE_URL_VARIABLE}}}

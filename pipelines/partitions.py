@@ -1,10 +1,26 @@
-"""Partitions, declared once: the time-partitioned marts are split by UTC day."""
+"""Partitions, declared once: the time-partitioned marts are split by UTC day.
+
+The partitions are the days the raw layer can hold: from the default retention (90 days) before the day the
+definitions are loaded, to today (``end_offset=1`` includes today's still open partition, where live data
+lands). No older day can ever be materialized: ingest stores an event whose time the retention would expire
+under its receive time, and the raw tables' TTL has deleted whatever was there. A fixed start date listed every
+day since then in the Dagster UI as "missing" (1,023 of them after three years) beside the few days that
+hold data.
+
+Loading stays import-pure (no database, no environment): the start moves with the clock, and a process that
+runs for weeks keeps the start it loaded with, which only adds days that may still hold data. With a longer
+``STACKLENS_RETENTION_DAYS`` the raw tables keep older events, but the daily marts rebuild the last 90 days
+only (every page reads at most 90 days).
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import dagster as dg
 
-# end_offset=1 includes today's (still open) partition, which is where live data lands. Events older than
-# the start date are outside every partition (and past any sensible retention).
-daily_partitions = dg.DailyPartitionsDefinition(start_date="2024-01-01", end_offset=1, timezone="UTC")
-PARTITION_START = "2024-01-01"
+from stacklens.settings import Settings
+
+RETENTION_DAYS = int(Settings.model_fields["retention_days"].default)
+PARTITION_START = (datetime.now(UTC).date() - timedelta(days=RETENTION_DAYS)).isoformat()
+daily_partitions = dg.DailyPartitionsDefinition(start_date=PARTITION_START, end_offset=1, timezone="UTC")

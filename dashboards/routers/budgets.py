@@ -24,7 +24,7 @@ from stacklens.control.models import Budget
 from stacklens.isolation import failure_text, is_shared_outage
 from stacklens.metrics.units import plain_number
 from stacklens.performance import lighthouse_budgets as lighthouse
-from stacklens.performance.budget_eval import ERROR, BudgetSpec, Point, failed_days, history
+from stacklens.performance.budget_eval import ERROR, BudgetSpec, Point, failed_days, histories, history
 from stacklens.performance.budget_rules import (
     FIXED_STATISTIC,
     METRICS,
@@ -89,11 +89,50 @@ def _table(view: CurrentProject, db: Db) -> list[dict[str, Any]]:
     return with_status(view.warehouse, store.list_budgets(db, view.project))
 
 
-def _history(client: Any, spec: BudgetSpec, row: dict[str, Any]) -> list[Point]:
+def _spec(view: CurrentProject, row: dict[str, Any]) -> BudgetSpec:
+    return BudgetSpec(
+        row["id"],
+        view.project_id,
+        row["metric"],
+        row["statistic"],
+        row["scope"],
+        row["value"],
+        row["window_days"],
+        row["min_samples"],
+    )
+
+
+def _all_histories(client: Any, view: CurrentProject, rows: list[dict[str, Any]]) -> dict[int, list[Point]]:
+    """Every chart's 30 days in one query per evaluation time (each ending on its row's status); none when that
+    raises: each chart is then read on its own by :func:`_history`, so a broken budget is told apart."""
+    out: dict[int, list[Point]] = {}
+    times = {row["evaluated_at"] for row in rows if row["status"] != ERROR}
+    for at in times:
+        chosen = [r for r in rows if r["status"] != ERROR and r["evaluated_at"] == at]
+        try:
+            found = histories(
+                client,
+                [_spec(view, r) for r in chosen],
+                at,
+                [(r["current_value"], r["samples"]) for r in chosen],
+            )
+        except Exception as exc:
+            if is_shared_outage(exc):
+                raise
+            continue
+        out.update((r["id"], points) for r, points in zip(chosen, found, strict=True))
+    return out
+
+
+def _history(
+    client: Any, spec: BudgetSpec, row: dict[str, Any], known: dict[int, list[Point]]
+) -> list[Point]:
     """The budget's 30 days; none for a budget that cannot be evaluated (its row shows why), so one broken
     budget leaves the page and the other budgets' charts as they are."""
     if row["status"] == ERROR:
         return []
+    if row["id"] in known:
+        return known[row["id"]]
     try:
         # Ending on the evaluation the status is: the chart's last point is the status's value.
         return history(client, spec, row["evaluated_at"], (row["current_value"], row["samples"]))
@@ -110,20 +149,12 @@ def _list_page(
     client = view.warehouse
     rows = _table(view, db)
     figures, links = {}, {}
+    known = _all_histories(client, view, rows)
     for row in rows:
-        spec = BudgetSpec(
-            row["id"],
-            view.project_id,
-            row["metric"],
-            row["statistic"],
-            row["scope"],
-            row["value"],
-            row["window_days"],
-            row["min_samples"],
-        )
+        spec = _spec(view, row)
         title = f"{METRICS[row['metric']].label} on {'all pages' if row['scope'] == '*' else row['scope']}"
         figures[row["id"]] = budget_figure(
-            spec, _history(client, spec, row), row["unit"], title + " · last 30 days"
+            spec, _history(client, spec, row, known), row["unit"], title + " · last 30 days"
         )
         links[row["id"]] = alert_link(view, row)
     counts = {

@@ -1,6 +1,7 @@
 """What each rule type measures in the warehouse, for many rules at once.
 
-- ``performance_budget``: :mod:`stacklens.performance.metric_window` (one query for every such rule).
+- ``performance_budget``: :mod:`stacklens.performance.window_values` — the states the performance views read,
+  the window in whole minutes as a view cuts it (one query per kind of state for every such rule).
 - ``event_frequency``: events (or distinct users) per issue in the window, with the rule's filters.
 - ``error_rate``: 100 × failed transactions / transactions in the window (failed: a status other than ok,
   cancelled or unknown, or an HTTP status >= 500), with the environment and release filters.
@@ -21,7 +22,8 @@ from typing import Any
 from stacklens.alerts import issue_measures
 from stacklens.alerts.issue_measures import filter_sql
 from stacklens.control.alert_models import AlertRule
-from stacklens.performance.metric_window import WindowRequest, compute_many
+from stacklens.performance.window_values import WindowRequest, bounds, compute_many
+from stacklens.warehouse.queries import load_query
 
 
 @dataclass(frozen=True)
@@ -52,11 +54,18 @@ REGRESSIONS = (
     " AND h.at >= {since:DateTime64(3, 'UTC')} {filters} GROUP BY h.project_id, h.issue_id"
 )
 
-# The release of the newest page loads: what a performance alert names as the release it started in.
-LATEST_RELEASE = (
-    "SELECT project_id, argMax(release, hour) FROM page_hour_states FINAL"
-    " WHERE project_id IN {project_ids:Array(UInt64)} AND hour >= {since:DateTime('UTC')} GROUP BY project_id"
-)
+
+def window_request(rule: AlertRule) -> WindowRequest:
+    """What a performance rule measures: its metric over its window, scope, environment and release filter."""
+    return WindowRequest(
+        rule.project_id,
+        rule.metric,
+        rule.statistic,
+        rule.scope,
+        timedelta(seconds=rule.window_seconds),
+        rule.environment,
+        str((rule.filters or {}).get("release", "")),
+    )
 
 
 def _group_key(rule: AlertRule) -> tuple:
@@ -68,21 +77,10 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
     out: dict[int, list[Measurement]] = {r.id: [] for r in rules}
     perf = [r for r in rules if r.type == "performance_budget"]
     if perf:
-        requests = [
-            WindowRequest(
-                r.project_id,
-                r.metric,
-                r.statistic,
-                r.scope,
-                timedelta(seconds=r.window_seconds),
-                r.environment,
-            )
-            for r in perf
-        ]
-        values = compute_many(client, requests, now)
+        values = compute_many(client, [window_request(r) for r in perf], now)
         releases = dict(
             client.query(
-                LATEST_RELEASE,
+                load_query("alerts/latest_release"),
                 parameters={
                     "project_ids": sorted({r.project_id for r in perf}),
                     "since": min(v.since for v in values),
@@ -138,11 +136,13 @@ def _measure_group(
     client: Any, group: list[AlertRule], now: datetime, out: dict[int, list[Measurement]]
 ) -> None:
     first = group[0]
-    since = now - timedelta(seconds=first.window_seconds)
+    since, until = now - timedelta(seconds=first.window_seconds), now
+    if first.type == "error_rate":  # a threshold's window: whole minutes, as every window is evaluated
+        since, until = bounds(now, timedelta(seconds=first.window_seconds))
     params: dict[str, Any] = {
         "project_ids": sorted({r.project_id for r in group}),
         "since": since,
-        "until": now,
+        "until": until,
     }
     by_project: dict[int, list[Measurement]] = defaultdict(list)
     if first.type == "error_rate":
@@ -152,7 +152,7 @@ def _measure_group(
         ).result_rows
         for project_id, n, failed, release in rows:
             by_project[int(project_id)].append(
-                Measurement("*", 100.0 * failed / n if n else None, int(n), since, now, str(release))
+                Measurement("*", 100.0 * failed / n if n else None, int(n), since, until, str(release))
             )
     elif first.type == "regression":
         filters, extra = filter_sql(first, ("release",), prefix="h.")
@@ -175,4 +175,4 @@ def _measure_group(
     for rule in group:
         out[rule.id].extend(by_project.get(rule.project_id, []))
         if first.type == "error_rate" and not by_project.get(rule.project_id):
-            out[rule.id].append(Measurement("*", None, 0, since, now))
+            out[rule.id].append(Measurement("*", None, 0, since, until))

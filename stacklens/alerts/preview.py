@@ -1,7 +1,13 @@
-"""When a rule would have fired over the past 30 days: the measured series and the firing periods.
+"""What a rule would have done over the past 30 days: the live evaluator run over history.
 
-Threshold rules are replayed through the same state machine as the live evaluation (warning, hysteresis,
-minimum samples), evaluated every hour (every 6 hours for windows over a day) with the rule's window.
+A threshold rule is evaluated at every hour of the past 30 days (every 6 hours for windows over a day) and at
+``now``, each time as the live tick evaluates it — the same states and window (:mod:`stacklens.alerts.measures`,
+:mod:`stacklens.performance.window_values`), the same minimum samples, warning and critical thresholds and
+hysteresis (:func:`stacklens.alerts.state.decide`, the rule's :func:`~stacklens.alerts.evaluation.thresholds`).
+The last evaluation *is* the live one (:func:`~stacklens.alerts.measures.measure` at ``now``). What the preview
+holds is what the evaluator saw: each evaluation's value, samples and state; the runs of one state as bands; and
+the firings, which are the firing bands — so the count, the bands and the line agree by construction.
+
 New-issue and regression rules show how many notifications each day would have brought.
 """
 
@@ -14,33 +20,61 @@ from typing import Any
 
 from stacklens.alerts.evaluation import thresholds
 from stacklens.alerts.issue_measures import filter_sql
-from stacklens.alerts.measures import REGRESSIONS
+from stacklens.alerts.measures import REGRESSIONS, measure, window_request
 from stacklens.alerts.state import decide
 from stacklens.control.alert_models import AlertRule
-from stacklens.performance.metric_window import WindowRequest, series
+from stacklens.performance.window_series import series
+from stacklens.performance.window_values import WindowRequest
 
 DAYS = 30
 MAX_ISSUES = 200  # event-frequency preview: the busiest issues only
+# The states a band shows: "resolved" is ok again (it differs only in the message it sends).
+BAND_STATES = ("ok", "warning", "firing", "insufficient_data")
+SEVERITY = {"insufficient_data": 0, "ok": 1, "warning": 2, "firing": 3}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One evaluation of the replay: when, what it measured, and the state it left the rule in."""
+
+    at: datetime
+    value: float | None
+    samples: int
+    state: str  # one of BAND_STATES
+
+
+@dataclass(frozen=True)
+class Band:
+    """A run of evaluations in one state, from halfway to the evaluation before it to halfway to the one after
+    (the first and last evaluations close the chart): every evaluation lies inside its own band."""
+
+    start: datetime
+    end: datetime
+    state: str
+    first: int  # index of its first and last evaluation in Preview.steps
+    last: int
 
 
 @dataclass
 class Preview:
-    points: list[tuple[datetime, float | None, int]] = field(default_factory=list)
-    periods: list[tuple[datetime, datetime | None, float]] = field(default_factory=list)  # start, end, peak
+    steps: list[Step] = field(default_factory=list)
+    bands: list[Band] = field(default_factory=list)
+    # Each firing: its first firing evaluation, the first evaluation after it that was not firing (None: firing
+    # at the end) and the highest value it saw.
+    periods: list[tuple[datetime, datetime | None, float]] = field(default_factory=list)
     daily: list[tuple[str, int]] = field(default_factory=list)  # occurrence rules: (day, notifications)
     note: str = ""
+    scope: str = ""
+
+    @property
+    def points(self) -> list[tuple[datetime, float | None, int]]:
+        return [(s.at, s.value, s.samples) for s in self.steps]
 
     @property
     def notifications(self) -> int:
         return len(self.periods) + sum(n for _, n in self.daily)
 
 
-ERROR_RATE_SERIES = (
-    "SELECT point, count(), countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500)"
-    " FROM transactions ARRAY JOIN arrayFilter(p -> timestamp < p AND timestamp >= p - {window_s:UInt32},"
-    " {points:Array(DateTime('UTC'))}) AS point WHERE project_id = {project_id:UInt64}"
-    " AND timestamp >= {since:DateTime64(3, 'UTC')} {filters} GROUP BY point ORDER BY point"
-)
 HOURLY_ISSUE_COUNTS = (
     "SELECT issue_id, toStartOfHour(timestamp) AS hour, count(), uniqExact(user_key) FROM events"
     " WHERE project_id = {project_id:UInt64} AND timestamp >= {since:DateTime64(3, 'UTC')} {filters}"
@@ -55,59 +89,65 @@ NEW_ISSUES_DAILY = (
 )
 
 
-def _points(now: datetime, window_s: int) -> tuple[list[datetime], timedelta]:
+def evaluation_times(now: datetime, window_s: int) -> list[datetime]:
+    """The replay's evaluations: every whole hour (6 hours for windows over a day) of the past 30 days before
+    ``now``, then ``now`` itself (the live evaluation)."""
     step = timedelta(hours=1 if window_s <= 86400 else 6)
-    end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    now = _utc(now)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    last = epoch + step * ((now - epoch) // step)
+    if last == now:
+        last -= step
     count = int(timedelta(days=DAYS) / step)
-    return [end - step * i for i in range(count, -1, -1)], step
+    return [last - step * i for i in range(count - 1, -1, -1)] + [now]
 
 
 def replay(rule: AlertRule, points: list[tuple[datetime, float | None, int]]) -> Preview:
-    out = Preview(points=points)
-    state, peak, started = "insufficient_data", 0.0, None
-    t = thresholds(rule)
+    """The state machine over ``points`` (at, value, samples), from insufficient data, as the live tick runs it."""
+    out = Preview(scope=rule.scope or "*")
+    state, t = "insufficient_data", thresholds(rule)
     for at, value, samples in points:
-        d = decide(state, value, samples, t)
-        if d.state == "firing" and state != "firing":
-            started, peak = at, value or 0.0
-        if d.state == "firing":
-            peak = max(peak, value or 0.0)
-        if state == "firing" and d.state != "firing" and started is not None:
-            out.periods.append((started, at, peak))
-        state = d.state
-    if state == "firing" and started is not None:
-        out.periods.append((started, None, peak))
+        state = decide(state, value, samples, t).state
+        out.steps.append(Step(at, value, samples, "ok" if state == "resolved" else state))
+    out.bands = bands(out.steps)
+    for band in out.bands:
+        if band.state == "firing":
+            after = out.steps[band.last + 1].at if band.last + 1 < len(out.steps) else None
+            peak = max(s.value or 0.0 for s in out.steps[band.first : band.last + 1])
+            out.periods.append((out.steps[band.first].at, after, peak))
+    return out
+
+
+def bands(steps: list[Step]) -> list[Band]:
+    """The runs of one state among ``steps``, each reaching halfway to its neighbours."""
+    out: list[Band] = []
+    first = 0
+    for i in range(1, len(steps) + 1):
+        if i < len(steps) and steps[i].state == steps[first].state:
+            continue
+        start = (
+            steps[first].at
+            if first == 0
+            else steps[first - 1].at + (steps[first].at - steps[first - 1].at) / 2
+        )
+        last = i - 1
+        end = steps[last].at if i == len(steps) else steps[last].at + (steps[i].at - steps[last].at) / 2
+        out.append(Band(start, end, steps[first].state, first, last))
+        first = i
     return out
 
 
 def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Preview:
-    now = now or datetime.now(UTC)
+    now = _utc(now or datetime.now(UTC))
     since = now - timedelta(days=DAYS)
-    points, step = _points(now, rule.window_seconds)
-    if rule.type == "performance_budget":
-        request = WindowRequest(
-            rule.project_id, rule.metric, rule.statistic, rule.scope, timedelta(seconds=rule.window_seconds)
-        )
-        out = replay(rule, series(client, request, points[0], points[-1], step))
-        if rule.environment:
-            out.note = "The preview covers every environment (the hourly states keep none)."
-        return out
-    if rule.type == "error_rate":
-        filters, extra = filter_sql(rule, ("environment", "release"))
-        rows = client.query(
-            ERROR_RATE_SERIES.replace("{filters}", filters),
-            parameters={
-                "window_s": rule.window_seconds,
-                "points": points,
-                "project_id": rule.project_id,
-                "since": points[0] - timedelta(seconds=rule.window_seconds),
-                **extra,
-            },
-        ).result_rows
-        got = {_utc(p): (100.0 * f / n if n else None, int(n)) for p, n, f in rows}
-        return replay(rule, [(p, *got.get(p, (None, 0))) for p in points])
+    times = evaluation_times(now, rule.window_seconds)
+    if rule.type in ("performance_budget", "error_rate"):
+        request = window_request(rule) if rule.type == "performance_budget" else _error_request(rule)
+        past = series(client, request, times[:-1])
+        (live,) = measure(client, [rule], now)[rule.id]
+        return replay(rule, [*past, (now, live.value, live.samples)])
     if rule.type == "event_frequency":
-        return _frequency(client, rule, points, since)
+        return _frequency(client, rule, times[:-1], since)
     if rule.type == "new_issue":
         rows = client.query(
             NEW_ISSUES_DAILY, parameters={"project_id": rule.project_id, "since": since}
@@ -126,7 +166,23 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
     return Preview(daily=sorted(daily.items()))
 
 
+def _error_request(rule: AlertRule) -> WindowRequest:
+    """An error-rate rule's figure as a window: the failed share of every transaction of the project, with the
+    rule's environment and release (what measures.ERROR_RATE counts)."""
+    return WindowRequest(
+        rule.project_id,
+        "error_pct",
+        "avg",
+        "*",
+        timedelta(seconds=rule.window_seconds),
+        rule.environment,
+        str((rule.filters or {}).get("release", "")),
+    )
+
+
 def _frequency(client: Any, rule: AlertRule, points: list[datetime], since: datetime) -> Preview:
+    """Each busy issue replayed on its own (a rule fires per issue); the line is the busiest issue at each
+    evaluation and its state the most severe of the issues'."""
     filters, extra = filter_sql(rule, ("environment", "release", "level", "tag"))
     rows = client.query(
         HOURLY_ISSUE_COUNTS.replace("{filters}", filters),
@@ -142,19 +198,22 @@ def _frequency(client: Any, rule: AlertRule, points: list[datetime], since: date
         per_issue[int(issue_id)][_utc(hour)] = int(users if rule.count_kind == "users" else events)
     hours = max(rule.window_seconds // 3600, 1)
     out = Preview(note="Counted per hour; users are summed over the hours of the window (an upper bound).")
-    busiest: list[tuple[datetime, float | None, int]] = []
-    for at in points:
-        window = [at - timedelta(hours=h + 1) for h in range(hours)]
-        best = max((sum(c.get(h, 0) for h in window) for c in per_issue.values()), default=0)
-        busiest.append((at, float(best), 1))
-    out.points = busiest
-    for issue_counts in per_issue.values():
-        series_ = [
-            (at, float(sum(issue_counts.get(at - timedelta(hours=h + 1), 0) for h in range(hours))), 1)
+    states = ["ok"] * len(points)
+    busiest = [0.0] * len(points)
+    for counts in per_issue.values():
+        series_: list[tuple[datetime, float | None, int]] = [
+            (at, float(sum(counts.get(at - timedelta(hours=h + 1), 0) for h in range(hours))), 1)
             for at in points
         ]
-        out.periods += replay(rule, series_).periods  # type: ignore[arg-type]
+        issue = replay(rule, series_)
+        out.periods += issue.periods
+        for i, step in enumerate(issue.steps):
+            busiest[i] = max(busiest[i], step.value or 0.0)
+            states[i] = max(states[i], step.state, key=SEVERITY.__getitem__)
+    out.steps = [Step(at, busiest[i], 1, states[i]) for i, at in enumerate(points)]
+    out.bands = bands(out.steps)
     out.periods.sort(key=lambda p: p[0])
+    out.scope = "each issue"
     return out
 
 

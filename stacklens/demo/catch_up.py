@@ -3,7 +3,8 @@
 The performance pages read tables the pipelines fill (one row per page load, hourly and daily states). The
 server's start-up catch-up runs before the demo driver has sent its 35 days of history, and the scheduled
 performance tick comes up to five minutes later: a first visit would find the pages nearly empty. So when the
-driver writes its backfill marker, this waits for the shipper to deliver (it flushes every 10 s), then asks
+driver writes its backfill marker, this prints the driver's report (what landed per kind, and loudly any day
+that lost traffic), waits for the shipper to deliver (it flushes every 10 s), then asks
 the server to run every mart now, through the pipelines endpoint the server opened for local callers
 (token in ``<data_dir>/pipelines_token``). A demo started again over kept data does nothing: its history is in
 the marts already.
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from stacklens.demo.backfill_report import read_report
 from stacklens.server_link import ServerUnreachable, call_server, read_link
 from stacklens.settings import Settings
 
@@ -37,6 +39,12 @@ def build_when_backfilled(
     while not marker.exists():
         if stop.wait(1.0) or time.monotonic() > deadline:
             return False
+    report = read_report(marker.parent)
+    if report is None:
+        say("  WARNING: the demo's traffic driver left no report of its history backfill (see traffic.log).")
+    else:
+        for line in report.lines():
+            say(f"  {line}")
     if stop.wait(delivery_wait_s):
         return False
     link = read_link(settings)

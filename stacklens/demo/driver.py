@@ -12,12 +12,22 @@ import argparse
 import random
 import signal
 import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
+import sentry_sdk
 
 import stacklens_sdk
 from stacklens.demo import traffic
+from stacklens.demo.clock import CONTEXT as CLOCK_CONTEXT
+from stacklens.demo.clock import apply_demo_clock, encode_clock
+from stacklens.demo.delivery import RetryingTransport
+
+ORIGIN = "https://shop.example"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -28,11 +38,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--storage-path", required=True)
     parser.add_argument("--environment", default="production")
     parser.add_argument("--backfill-days", type=int, default=35)
-    parser.add_argument("--visits-per-day", type=int, default=30)
-    parser.add_argument("--loads-per-day", type=int, default=24)
+    parser.add_argument(
+        "--rate-scale",
+        type=float,
+        default=1.0,
+        help="multiply the demo's traffic rate (stacklens.demo.rates), history and live alike (default 1)",
+    )
     parser.add_argument("--backfill-marker", default=None, help="file that records a finished backfill")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--pause", type=float, default=0.25, help="seconds between live visits")
     parser.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (0: never)")
     args = parser.parse_args(argv)
 
@@ -43,9 +56,10 @@ def main(argv: list[str] | None = None) -> None:
         release=traffic.CURRENT_RELEASE.name,
         in_app_include=["stacklens.demo"],
         server_name="shop-worker-1",
+        before_send=apply_demo_clock,  # the history's mail errors carry the moment they stand for
     )
     rng = random.Random(args.seed)
-    dsn = stacklens_sdk.tunnel.browser_dsn(args.app_key)
+    site = traffic.Site(stacklens_sdk.tunnel.browser_dsn(args.app_key), ORIGIN, args.environment)
     stopping = False
 
     def _stop(_signum: int, _frame: object) -> None:
@@ -55,40 +69,49 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
 
-    with httpx.Client(base_url=args.shop, timeout=30.0) as shop:
+    transport = RetryingTransport()
+    with httpx.Client(base_url=args.shop, timeout=30.0, transport=transport) as shop:
         _wait_for_shop(shop, lambda: stopping)
         marker = Path(args.backfill_marker) if args.backfill_marker else None
         if args.backfill_days > 0 and not (marker and marker.exists()) and not stopping:
-            started = time.monotonic()
             print(f"backfilling {args.backfill_days} days of history...", flush=True)
-            made = traffic.backfill(
-                shop,
-                rng,
-                dsn,
-                "https://shop.example",
-                args.environment,
-                args.backfill_days,
-                args.visits_per_day,
-                args.loads_per_day,
+            report = traffic.backfill(
+                shop, rng, site, args.backfill_days, scale=args.rate_scale, capture_at=_capture_at
             )
-            print(f"backfill done: {made} requests in {time.monotonic() - started:.0f}s", flush=True)
+            report = replace(report, resent=transport.resent)
+            stacklens_sdk.flush(timeout=10)  # the worker's history is in its log file before the marker
+            for line in report.lines():
+                print(line, flush=True)
             if marker:
-                marker.parent.mkdir(parents=True, exist_ok=True)
+                # The report first: `stacklens up` prints it once the marker appears. The marker is written even
+                # when days were lost (said above): replaying again would double every day that landed.
+                report.write(marker.parent)
                 marker.write_text("done\n")
         deadline = time.monotonic() + args.duration if args.duration else None
         print("live traffic running", flush=True)
         traffic.run_live(
             shop,
             rng,
-            dsn,
-            "https://shop.example",
-            args.environment,
+            site,
             stacklens_sdk.capture_exception,
             stop=lambda: stopping or (deadline is not None and time.monotonic() > deadline),
-            pause=args.pause,
+            say=lambda line: print(line, flush=True),
+            scale=args.rate_scale,
         )
     stacklens_sdk.flush(timeout=5)
     print("traffic stopped", flush=True)
+
+
+def _capture_at(at: datetime, release: str) -> Callable[[BaseException], Any]:
+    """The worker's capture for a moment of the history: the event is moved there (its own scope, so the
+    backfill's threads do not share the context)."""
+
+    def capture(exc: BaseException) -> None:
+        with sentry_sdk.new_scope() as scope:
+            scope.set_context(CLOCK_CONTEXT, {"value": encode_clock(at, release)})
+            scope.capture_exception(exc)
+
+    return capture
 
 
 def _wait_for_shop(shop: httpx.Client, stopping: object) -> None:

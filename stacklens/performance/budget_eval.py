@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.isolation import failure_text, is_shared_outage
-from stacklens.performance import window_values
+from stacklens.performance import window_series, window_values
 
 HISTORY_DAYS = 30
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient_data"
@@ -89,11 +89,10 @@ def history(
     ``current`` (value, samples) when the caller holds it (the status shown beside the chart), so the chart
     ends on the status's own value."""
     points = daily_points(now or datetime.now(UTC))
-    past = window_values.series(client, request(spec), points[:-1])
     if current is None:
-        latest = window_values.compute(client, request(spec), points[-1])
-        current = (latest.value, latest.samples)
-    return [*past, (points[-1], current[0], current[1])]
+        # One query: the same evaluation at every point (percentiles as compute's, to the bit).
+        return window_series.series(client, request(spec), points)
+    return [*window_series.series(client, request(spec), points[:-1]), (points[-1], current[0], current[1])]
 
 
 def failed_days(spec: BudgetSpec, points: list[Point]) -> tuple[int, int]:
@@ -119,14 +118,16 @@ def evaluate(client: Any, specs: list[BudgetSpec], now: datetime | None = None) 
     ``error`` with the reason, and the others are judged as usual. Only a warehouse that does not answer
     raises (every budget would fail alike)."""
     now = _utc(now or datetime.now(UTC))
+    currents = _current_each(client, specs, now)
+    known = _failing_histories(client, specs, currents, now)
     out = []
-    for spec, current in zip(specs, _current_each(client, specs, now), strict=True):
+    for i, (spec, current) in enumerate(zip(specs, currents, strict=True)):
         try:
             if isinstance(current, Exception):
                 raise current
             value, samples = current
             status = judge(value, samples, spec.value, spec.min_samples)
-            points = history(client, spec, now, (value, samples)) if status == FAIL else []
+            points = (known.get(i) or history(client, spec, now, (value, samples))) if status == FAIL else []
             since = failing_since(spec, points, now) if points else None
             margin = None if value is None else spec.value - value
             out.append(Evaluation(value, samples, status, margin, since))
@@ -135,6 +136,41 @@ def evaluate(client: Any, specs: list[BudgetSpec], now: datetime | None = None) 
                 raise
             out.append(failed(exc, spec))
     return out
+
+
+def histories(
+    client: Any, specs: list[BudgetSpec], now: datetime, currents: list[tuple[float | None, int]]
+) -> list[list[Point]]:
+    """:func:`history` of many budgets at once (each ending on its ``currents`` entry): their evaluations at
+    every midnight in one query per 64 distinct windows, not one query per budget."""
+    now = _utc(now)
+    points = daily_points(now)[:-1]
+    found = window_values.compute_at(client, [(request(s), at) for s in specs for at in points])
+    out = []
+    for n, (value, samples) in enumerate(currents):
+        past = found[n * len(points) : (n + 1) * len(points)]
+        out.append(
+            [*((at, w.value, w.samples) for at, w in zip(points, past, strict=True)), (now, value, samples)]
+        )
+    return out
+
+
+def _failing_histories(
+    client: Any, specs: list[BudgetSpec], currents: list[tuple[float | None, int] | Exception], now: datetime
+) -> dict[int, list[Point]]:
+    """The histories of the failing budgets (what failing-since needs) in one go; none when that raises: each is
+    then read on its own in :func:`evaluate`'s loop, so the budget that fails is told apart."""
+    failing: dict[int, tuple[float | None, int]] = {}
+    for i, (spec, current) in enumerate(zip(specs, currents, strict=True)):
+        if not isinstance(current, Exception) and judge(*current, spec.value, spec.min_samples) == FAIL:
+            failing[i] = current
+    try:
+        found = histories(client, [specs[i] for i in failing], now, list(failing.values()))
+    except Exception as exc:
+        if is_shared_outage(exc):
+            raise
+        return {}
+    return dict(zip(failing, found, strict=True))
 
 
 def failed(exc: BaseException, spec: BudgetSpec) -> Evaluation:

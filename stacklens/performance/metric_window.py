@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from stacklens.errors import InvalidInput
 from stacklens.metrics.catalog import CATALOG, EXACT_QUANTILES, Metric
+from stacklens.performance.window_series import series
 from stacklens.performance.window_values import (
     WindowRequest,
     WindowValue,
     compute,
     compute_many,
     like_pattern,
-    series,
 )
 
 __all__ = [

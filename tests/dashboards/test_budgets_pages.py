@@ -15,7 +15,7 @@ import pytest
 
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import csrf_of, sign_in
-from tests.stacklens.performance.budget_seed import fold, page_loads
+from tests.stacklens.performance.budget_seed import bucketed, fold, page_loads
 
 
 @pytest.fixture
@@ -81,7 +81,21 @@ def test_add_edit_delete_with_statuses_charts_and_previews(client, world) -> Non
     slow_id = next(i for i, s in statuses.items() if s == "fail")
     assert page.text.count('data-figure="fig-budget-') == 3
     row = re.search(rf'data-budget="{slow_id}".*?</tr>', page.text, re.S).group(0)
-    assert 'data-value="3000.0"' in row and "−" in row and "21 <span" in row and "insufficient" not in row
+    assert f'data-value="{bucketed(3000)}"' in row and "−" in row and "21 <span" in row
+    assert "insufficient" not in row
+    # Each chart ends on the evaluation its status is: the last point is the status's value.
+    for budget_id in statuses:
+        value = re.search(
+            rf'data-budget="{budget_id}".*?class="num current"><span data-value="([^"]+)"', page.text, re.S
+        )
+        chart = json.loads(
+            re.search(rf'id="fig-budget-{budget_id}">(.*?)</script>', page.text, re.S).group(1)
+        )
+        (line,) = [t for t in chart["data"] if t.get("mode") == "lines+markers"]
+        if statuses[budget_id] == "insufficient_data":
+            assert line["y"][-1] is None  # too few samples: a gap, never a point at 0
+        else:
+            assert line["y"][-1] == float(value.group(1)), budget_id
     assert re.search(r"\d{4}-\d\d-\d\d", row.split('class="failing-since')[1])  # failing since a date
     alert = re.search(rf'data-budget="{slow_id}".*?class="alert-me"', page.text, re.S).group(0)
     link = re.findall(r'href="([^"]*alerts/new[^"]*)"', alert)[0].replace("&amp;", "&")

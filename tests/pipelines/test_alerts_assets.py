@@ -15,6 +15,7 @@ from stacklens.settings import override_settings
 from tests.pipelines.pipeline_seed import TX_COLS
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver
+from tests.stacklens.performance.budget_seed import bucketed
 
 
 def _row(project_id: int, ms: float, at: datetime) -> list[object]:
@@ -76,6 +77,6 @@ def test_merged_run_evaluates_after_the_marts_and_delivers(client, instance, set
         assert alerts.assets["alert_evaluations"] == 1 and alerts.assets["alert_deliveries"] == 1
         (got,) = receiver.received
         assert got.signature_ok and got.json()["data"]["rule_id"] == rule.id
-        assert got.json()["data"]["value"] == 4000 and got.json()["data"]["release"] == "3.1.0"
+        assert got.json()["data"]["value"] == bucketed(4000) and got.json()["data"]["release"] == "3.1.0"
     finally:
         receiver.stop()

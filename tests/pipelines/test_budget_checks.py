@@ -7,6 +7,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
+import pytest
 
 from pipelines.assets.budgets import AGGREGATE_CHECK
 from pipelines.definitions import definitions_for
@@ -15,7 +16,7 @@ from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import delete_budget, set_budget
 from stacklens.control.db import session_scope
 from tests.pipelines.pipeline_seed import TX_COLS
-from tests.stacklens.performance.budget_seed import fold
+from tests.stacklens.performance.budget_seed import bucketed, fold
 
 CHECK = f"budget_status:{AGGREGATE_CHECK}"
 
@@ -75,11 +76,13 @@ def test_each_budget_is_a_row_and_the_aggregate_check_fails_when_any_is_over(
     outcomes = materialize_now(defs, instance, ["budget_status"])
     assert [o.job for o in outcomes] == ["budgets_job"] and outcomes[0].success
     assert outcomes[0].checks == {CHECK: False}
-    assert _verdicts(client) == {
-        ok.id: (3250, "pass"),
-        over.id: (3000, "fail"),
+    # Percentiles of the page-load states' 1 % log histograms: within 0.5 % of the exact ones.
+    verdicts = _verdicts(client)
+    assert verdicts == {
+        ok.id: (pytest.approx(3250, rel=0.005), "pass"),
+        over.id: (pytest.approx(3000, rel=0.005), "fail"),
         empty.id: (None, "insufficient_data"),  # no data is never a pass
-        few.id: (500, "insufficient_data"),
+        few.id: (bucketed(500), "insufficient_data"),
     }
     event = instance.get_latest_asset_check_evaluation_record(
         dg.AssetCheckKey(dg.AssetKey("budget_status"), AGGREGATE_CHECK)
@@ -87,13 +90,13 @@ def test_each_budget_is_a_row_and_the_aggregate_check_fails_when_any_is_over(
     metadata = event.event.asset_check_evaluation.metadata
     assert metadata["over_budget"].value == 1 and metadata["budgets"].value == 4
     assert metadata["insufficient_data"].value == 2
-    assert metadata[f"budget {over.id} load_time_ms *"].value.startswith("fail: 3000")
+    assert metadata[f"budget {over.id} load_time_ms *"].value.startswith(f"fail: {verdicts[over.id][0]}")
 
     # Raising the failing budget over its value: the same definitions now pass, and the row says so.
     with session_scope(settings) as session:
-        set_budget(session, project_by_slug(session, org["project"]), "load_time_ms", "*", 3000)
+        set_budget(session, project_by_slug(session, org["project"]), "load_time_ms", "*", 3100)
     again = materialize_now(definitions_for(settings), instance, ["budget_status"])[0]
-    assert again.checks == {CHECK: True} and _verdicts(client)[over.id] == (3000, "pass")
+    assert again.checks == {CHECK: True} and _verdicts(client)[over.id] == (verdicts[over.id][0], "pass")
 
     # A deleted budget leaves the mart on the next run.
     with session_scope(settings) as session:

@@ -17,12 +17,14 @@ SCALED_URL = "postgresql+psycopg2://dagster:s3cret-pw@db.internal:5432/dagster"
 
 def test_embedded_instance_keeps_sqlite_files_and_calls_nobody(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
-    assert instance_config(settings) == {"telemetry": {"enabled": False}}
+    # No telemetry, and no "Join the Dagster community" dialog over the UI's first view.
+    assert instance_config(settings) == {"telemetry": {"enabled": False}, "nux": {"enabled": False}}
     path = write_instance_config(settings)
     assert path == tmp_path / "dagster" / "dagster.yaml"
     instance = dg.DagsterInstance.from_config(str(path.parent))
     try:
         assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+        assert not instance.nux_enabled and not instance.telemetry_enabled
     finally:
         instance.dispose()
 

@@ -1,13 +1,20 @@
+"""A rule's 30-day preview is the live evaluator run over history: the same states, windows, minimum samples,
+warning and critical thresholds and hysteresis. Its firings are its firing bands, every evaluation above the
+threshold with enough samples lies in a firing band, and its last evaluation is the live one."""
+
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 
 from stacklens.alerts import rules
-from stacklens.alerts.preview import preview
+from stacklens.alerts.measures import measure
+from stacklens.alerts.preview import bands, evaluation_times, preview
 from stacklens.control.db import session_scope
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.test_evaluation import _load, ev, tx
+from tests.stacklens.performance.budget_seed import bucketed
 
 NOW = datetime.now(UTC).replace(minute=30, second=0, microsecond=0)
 
@@ -23,6 +30,7 @@ def test_preview_replays_30_days_through_the_state_machine(settings: Settings, c
                 "type": "performance_budget",
                 "project": slug,
                 "metric": "lcp_ms",
+                "scope": "/checkout",
                 "threshold": 2000,
                 "window": "1h",
                 "min_samples": 2,
@@ -39,10 +47,77 @@ def test_preview_replays_30_days_through_the_state_machine(settings: Settings, c
     rows += [tx(project_id, 500, NOW - timedelta(days=2) + timedelta(minutes=m)) for m in range(4)]  # fast
     _load(client, rows, [ev(project_id, 7, slow + timedelta(minutes=m), f"u{m}") for m in range(3)], days=6)
     got = preview(client, perf, NOW)
-    assert len(got.points) == 30 * 24 + 1
+    assert len(got.steps) == 30 * 24 + 1 and got.steps[-1].at == NOW and got.scope == "/checkout"
     ((start, end, peak),) = got.periods
     assert start == slow.replace(minute=0) + timedelta(hours=1) and end == start + timedelta(hours=1)
-    assert peak == 3000 and got.notifications == 1
+    assert peak == bucketed(3000) and got.notifications == 1
+    (firing,) = [b for b in got.bands if b.state == "firing"]
+    assert firing.start < start < firing.end < end  # the band holds its evaluation, halfway to its neighbours
+    assert {b.state for b in got.bands} == {"insufficient_data", "firing", "ok"}
     busy = preview(client, freq, NOW)
     assert len(busy.periods) == 1 and busy.periods[0][2] == 3
+    assert [b.state for b in busy.bands if b.state == "firing"] == ["firing"]
     assert sum(n for _, n in preview(client, new, NOW).daily) == 1
+
+
+def test_bands_firings_and_the_line_agree(settings: Settings, client) -> None:  # noqa: ANN001
+    """Random page loads over 30 days against a rule with a warning, a threshold, a resolve threshold and a
+    minimum sample count: what the preview draws follows from what it measured, evaluation by evaluation."""
+    org_id, project_id, slug = org_with_project(settings)
+    with session_scope(settings) as session:
+        rule = rules.create_rule(
+            session,
+            org_id,
+            {
+                "name": "Search LCP",
+                "type": "performance_budget",
+                "project": slug,
+                "metric": "lcp_ms",
+                "scope": "/search",
+                "threshold": 2000,
+                "warning_threshold": 1500,
+                "resolve_threshold": 1800,
+                "window": "6h",
+                "min_samples": 3,
+            },
+        )
+    rng = random.Random(8)
+    rows = []
+    for hour in range(30 * 24):
+        at = NOW - timedelta(hours=hour, minutes=rng.randint(0, 59))
+        slow = (hour // 30) % 3 == 0  # slow spells of 30 hours
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            rows.append(
+                tx(
+                    project_id,
+                    rng.uniform(1600, 3200) if slow else rng.uniform(600, 1900),
+                    at,
+                    page="/search",
+                )
+            )
+        rows.append(tx(project_id, 9000, at, page="/other"))  # another page: never in the rule's scope
+    _load(client, rows, days=32)
+    got = preview(client, rule, NOW)
+    steps = got.steps
+    assert [s.at for s in steps] == evaluation_times(NOW, rule.window_seconds)
+    firing_bands = [b for b in got.bands if b.state == "firing"]
+    assert len(got.periods) == len(firing_bands) >= 3  # the count is the firing bands
+    assert [p[0] for p in got.periods] == [steps[b.first].at for b in firing_bands]
+    for i, step in enumerate(steps):
+        (band,) = [b for b in got.bands if b.first <= i <= b.last]
+        assert band.state == step.state and band.start <= step.at <= band.end
+        if step.samples < 3:
+            assert step.state == "insufficient_data"
+        elif step.value is not None and step.value > 2000:
+            assert band.state == "firing"
+        elif step.value is not None and step.value > 1500:  # above the warning: warning, unless it resolves
+            resolving = steps[i - 1].state == "firing" and step.value <= 1800
+            assert band.state in ("firing", "warning") or (resolving and band.state == "ok")
+    assert all(a.end == b.start for a, b in zip(got.bands, got.bands[1:], strict=False))  # no gap, no overlap
+    assert bands(steps) == got.bands
+    (live,) = measure(client, [rule], NOW)[rule.id]
+    assert (steps[-1].value, steps[-1].samples) == (
+        live.value,
+        live.samples,
+    )  # the last evaluation is the live one
+    assert not any(s.samples > 30 for s in steps)  # /other's 9,000 ms loads are outside the scope

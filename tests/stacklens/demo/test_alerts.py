@@ -15,12 +15,19 @@ from fastapi import FastAPI
 from sqlalchemy import select
 
 from demo_shop.alert_inbox import inbox_router
+from stacklens.alerts.evaluation import evaluate
 from stacklens.alerts.sending import send_test
-from stacklens.control.alert_models import AlertChannel, AlertRule
+from stacklens.control.accounts import project_by_slug
+from stacklens.control.alert_models import AlertChannel, AlertRule, AlertRuleState
+from stacklens.control.budgets import list_budgets
 from stacklens.control.db import session_scope
-from stacklens.demo.alerts import INBOX_PATH, demo_allow, ensure_demo_alerts
+from stacklens.demo.alerts import FIRING, INBOX_PATH, demo_allow, ensure_demo_alerts
+from stacklens.demo.budgets import ensure_demo_budgets
+from stacklens.performance.budget_status import with_status
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import free_port, org_with_project
+from tests.stacklens.demo import demo_pageloads
+from tests.stacklens.performance.perf_seed import migrated
 
 
 @pytest.fixture
@@ -52,6 +59,7 @@ def test_demo_channel_and_rules_fill_the_pages_and_deliver(settings: Settings, s
         [
             "performance_budget",
             "performance_budget",
+            "performance_budget",
             "new_issue",
             "regression",
             "event_frequency",
@@ -69,3 +77,41 @@ def test_demo_channel_and_rules_fill_the_pages_and_deliver(settings: Settings, s
         headers={"webhook-id": "msg_x", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA"},
     )
     assert forged.status_code == 401
+
+
+def test_on_the_demo_s_traffic_exactly_the_named_rule_fires_and_the_budgets_pass_fail_and_wait(
+    settings: Settings, make_org, tmp_path
+) -> None:  # noqa: ANN001
+    """What the README says of the demo: the JavaScript rule fires, the other rules do not; the LCP budget
+    passes, the JavaScript budget fails, the cart's INP budget has not enough data. On a week of the demo's
+    page loads (its rate and releases; no shop errors: the error rules are checked against the rate in
+    test_rates and against real shop traffic in test_traffic)."""
+    org = make_org("Demo")
+    client = migrated(settings)
+    loads = demo_pageloads.land(client, org["org_id"], org["project_id"])
+    assert 7 * 96 * 0.8 < loads < 8 * 96 * 1.2  # the demo's rate: 96 a day
+    ensure_demo_alerts(settings, "Demo", org["project"], f"http://127.0.0.1:{free_port()}", tmp_path / "s")
+    ensure_demo_budgets(settings, org["project"])
+
+    summary = evaluate(settings, client, "http://127.0.0.1:8000")
+    assert summary.failed == 0, summary.errors
+    assert sorted({f.split(" [")[0] for f in summary.firing}) == sorted(FIRING), summary.firing
+    with session_scope(settings) as session:
+        states = {
+            rule.name: {
+                s.state
+                for s in session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id))
+            }
+            for rule in session.scalars(select(AlertRule).where(AlertRule.org_id == org["org_id"]))
+        }
+    assert states["Checkout LCP over 2.5 s"] == {"ok"} and states["Page load p75 over 3 s, all pages"] == {
+        "ok"
+    }
+    with session_scope(settings) as session:
+        rows = with_status(client, list_budgets(session, project_by_slug(session, org["project"])))
+    status = {(r["metric"], r["scope"]): r["status"] for r in rows}
+    assert status == {
+        ("lcp_ms", "*"): "pass",
+        ("js_bytes", "*"): "fail",
+        ("inp_ms", "/cart"): "insufficient_data",
+    }, rows

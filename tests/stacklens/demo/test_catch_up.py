@@ -1,4 +1,5 @@
-"""The demo builds its marts once the backfill has landed: it waits for the driver's marker, then asks the
+"""The demo builds its marts once the backfill has landed: it waits for the driver's marker, prints the
+driver's report (what landed per kind, loudly any day that lost traffic), then asks the
 server (a real local HTTP server here, checking the token the way the pipelines endpoint does) to run every
 mart, and says so; a start over kept data asks nothing."""
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from stacklens.demo import catch_up
+from stacklens.demo.backfill_report import BackfillReport
+from stacklens.demo.delivery import PAGE_LOADS, REQUESTS, VISITS
 from stacklens.server_link import TOKEN_HEADER, write_link
 from stacklens.settings import Settings
 
@@ -63,12 +66,29 @@ def test_runs_every_mart_once_the_backfill_marker_appears(server, tmp_path: Path
     worker.start()
     threading.Event().wait(1.5)
     assert _Pipelines.calls == []  # nothing before the driver says the backfill is done
+    report = BackfillReport(
+        ["2026-10-20", "2026-10-21"],
+        "2026-10-22",
+        ("shop@1.0.0", "shop@1.4.0"),
+        41.0,
+        {PAGE_LOADS: 96, VISITS: 140, REQUESTS: 180},
+        {"2026-10-20": 96, "2026-10-21": 0, "2026-10-22": 0},
+        {"2026-10-21": {PAGE_LOADS: 90}},
+        {"2026-10-21": "ReadTimeout: timed out"},
+    )
+    report.write(marker.parent)  # the driver writes its report, then the marker
     marker.write_text("done\n")
     worker.join(timeout=10)
     assert result == [True]
     ((path, token, body),) = _Pipelines.calls
     assert path == "/api/pipelines/run" and token == _Pipelines.token and body == {}
-    assert said and "history is in the performance pages" in said[0]
+    # What `stacklens up` prints: what landed per kind, then loudly the day that lost its page loads.
+    assert said[0].startswith("  History: 2 days (2026-10-20 to 2026-10-21)")
+    assert "96 page loads" in said[1] and "140 visits (180 shop requests" in said[2]
+    warnings = [line for line in said if "WARNING" in line]
+    assert any("2026-10-21: 90 page loads lost (ReadTimeout: timed out)" in w for w in warnings), said
+    assert any("no page loads on 2026-10-21" in w for w in warnings), said
+    assert "history is in the performance pages" in said[-1]
 
 
 def test_a_kept_backfill_asks_nothing_and_a_failed_run_is_said(server, tmp_path: Path) -> None:  # noqa: ANN001
@@ -82,7 +102,8 @@ def test_a_kept_backfill_asks_nothing_and_a_failed_run_is_said(server, tmp_path:
         assert not catch_up.build_when_backfilled(
             settings, marker, said.append, stop=threading.Event(), delivery_wait_s=0.0
         )
-        assert "failed in performance_job" in said[0] and "schedules try again" in said[0]
+        assert "left no report" in said[0]  # a marker without the driver's report is said too
+        assert "failed in performance_job" in said[-1] and "schedules try again" in said[-1]
     finally:
         _Pipelines.answer = {"outcomes": [{"job": "marts_job", "success": True}]}
 

@@ -1,15 +1,17 @@
-"""Page loads (with their script spans) written to the raw tables and folded into the hourly states the
-budgets read — what the pipelines do, without running them."""
+"""Page loads (with their script spans) written to the raw tables and folded into the states the budgets read
+(the page-load facts and periods the performance views read) — what the pipelines do, without running them."""
 
 from __future__ import annotations
 
+import math
+import struct
 import uuid
 from datetime import UTC, datetime, timedelta
 
 from clickhouse_connect.driver.client import Client
 
-from pipelines import warehouse_ops as ops
 from tests.pipelines.pipeline_seed import SPAN_COLS, TX_COLS
+from tests.stacklens.performance.perf_seed import build_facts
 
 
 def page_loads(
@@ -72,12 +74,13 @@ def page_loads(
 
 
 def fold(client: Client, days: int = 32) -> None:
-    """Rebuild the hourly states of the last ``days`` days from the raw rows."""
+    """Rebuild the facts and states of the last ``days`` days from the raw rows."""
     now = datetime.now(UTC)
-    parameters = {
-        "start": now - timedelta(days=days),
-        "end": now + timedelta(hours=1),
-        "materialized_at": now,
-    }
-    ops.run_insert(client, "page_hour_states", parameters)
-    ops.run_insert(client, "resource_hour_states", parameters)
+    build_facts(client, now - timedelta(days=days), now + timedelta(hours=1))
+
+
+def bucketed(value: float) -> float:
+    """What the page-load states keep of a value: its 1 % log-histogram bucket (a Float32) — the percentile of
+    equal values, as every consumer reads it."""
+    bucket = math.exp(round(math.log(value) * 100) / 100)
+    return float(struct.unpack("f", struct.pack("f", bucket))[0])

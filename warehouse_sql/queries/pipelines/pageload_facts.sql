@@ -3,7 +3,8 @@
 -- DOMContentLoaded span after the start; @sentry/browser names that span by version: op `browser` with description
 -- `domContentLoadedEvent` (v7), `browser.domContentLoadedEvent` (v8-v10), `browser.dom_content_loaded_event`
 -- (v11)), total resource time (sum of resource.* spans, NULL without any), its http.client calls (count,
--- durations, 4xx/5xx), JavaScript bytes (encoded body of script resources) and its score
+-- durations, 4xx/5xx), JavaScript bytes (encoded body of script resources), the bytes of all its resources and API
+-- calls (encoded body, else transfer size) and its score
 -- (stacklens/performance/score.py: Lighthouse log-normal per vital, weights renormalised over the vitals present,
 -- mobile control points for Android/iOS/iPadOS). Spans are read up to an hour past {end}: a page load's spans
 -- start after it. Rows of an hour written again replace the earlier ones (ReplacingMergeTree).
@@ -15,7 +16,7 @@ SELECT t.org_id, t.project_id, t.timestamp, t.event_id, t.page, t.environment, t
        if(mapContains(m, 'dom_ready'), m['dom_ready'],
           if(s.dcl_end > 0, s.dcl_end - toUnixTimestamp64Milli(t.timestamp), NULL)),
        if(s.resources > 0, s.resource_ms, NULL),
-       score, s.api_calls, s.api_errors, s.api_ms, s.js_bytes, {materialized_at:DateTime64(6, 'UTC')}
+       score, s.api_calls, s.api_errors, s.api_ms, s.js_bytes, s.total_bytes, {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
     SELECT *, measurements AS m, os_name IN ('Android', 'iOS', 'iPadOS') AS mobile,
@@ -41,6 +42,7 @@ LEFT JOIN
            groupArrayIf(duration_ms, op = 'http.client') AS api_ms,
            sumIf(coalesce(response_content_length, transfer_size, 0),
                  op = 'resource.script' OR (op LIKE 'resource.%' AND match(description, '\\.m?js(\\?|#|$)'))) AS js_bytes,
+           sumIf(coalesce(response_content_length, transfer_size, 0), op LIKE 'resource.%' OR op = 'http.client') AS total_bytes,
            maxIf(toUnixTimestamp64Milli(timestamp) + duration_ms,
                  (op = 'browser' AND description = 'domContentLoadedEvent')
                  OR op IN ('browser.domContentLoadedEvent', 'browser.dom_content_loaded_event')) AS dcl_end

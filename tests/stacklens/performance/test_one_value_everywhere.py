@@ -1,0 +1,309 @@
+"""One metric, scope, filter set and window give one value everywhere: the pages view's JSON (the API), a budget's
+status, an alert rule's evaluation and the last evaluation of its 30-day preview — page loads landed through
+`POST /api/ingest` and folded by the pipeline's own tick into the states every consumer reads. Windows are cut at
+seconds, minutes, whole hours and midnight and reach across midnight; every value is within 1 % of the exact
+percentile of the stored raw rows (polars), and counts are exact."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+import polars as pl
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from api.app import create_app
+from pipelines.definitions import definitions_for
+from pipelines.embedded import dagster_instance, materialize_now
+from stacklens.alerts import rules as alert_rules
+from stacklens.alerts.evaluation import evaluate as evaluate_rules
+from stacklens.alerts.preview import preview
+from stacklens.control import accounts
+from stacklens.control.alert_models import AlertEvaluation, AlertRule
+from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.performance.budget_eval import BudgetSpec
+from stacklens.performance.budget_eval import evaluate as evaluate_budgets
+from stacklens.performance.filters import PerfFilters
+from stacklens.warehouse.client import get_warehouse, reset_clients
+from stacklens.warehouse.migrations import apply_migrations
+from tests.conftest import make_settings
+
+UA = {
+    "Chrome": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+    "Firefox": "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
+    "Safari": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_2) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.2 Safari/605.1.15",
+}
+OTHER_PAGES = ["/", "/products/12", "/products/list", "/checkout"]
+# The consumers' windows: minutes, hours across midnight, a day, a week, 30 days (budgets: whole days only).
+WINDOWS = {
+    "90m": timedelta(minutes=90),
+    "36h": timedelta(hours=36),
+    "1d": timedelta(days=1),
+    "7d": timedelta(days=7),
+}
+BUDGET_WINDOWS = {"1d": 1, "7d": 7, "30d": 30}
+# (metric, statistic, scope, environment, release): what each consumer is asked, the view's column it matches.
+CASES = [
+    ("lcp_ms", "p75", "/search", "", "", "lcp_p75"),
+    ("load_time_ms", "p75", "*", "production", "", "load_p75"),
+    ("ttfb_ms", "avg", "/search", "", "", "ttfb_avg"),
+    ("fcp_ms", "p75", "*", "", "web@2.1", "fcp_p75"),
+    ("cls", "p75", "/products/{id}", "staging", "", "cls_p75"),
+]
+COLUMN = {"lcp_ms": "lcp", "load_time_ms": "load", "ttfb_ms": "ttfb", "fcp_ms": "fcp", "cls": "cls"}
+
+
+def _payload(rng: random.Random, at: datetime, path: str) -> dict[str, Any]:
+    load = rng.lognormvariate(7.3, 0.45)
+    browser = rng.choice(list(UA))
+    measurements: dict[str, Any] = {
+        "ttfb": {"value": rng.uniform(40, 900), "unit": "millisecond"},
+        "fcp": {"value": rng.uniform(0.3, 3.2), "unit": "second"},
+    }
+    if browser != "Safari":  # Safari reports no LCP nor CLS
+        measurements["lcp"] = {"value": rng.lognormvariate(7.5, 0.4), "unit": "millisecond"}
+        measurements["cls"] = {"value": rng.uniform(0, 0.35), "unit": ""}
+    start = at.timestamp()
+    return {
+        "type": "transaction",
+        "event_id": uuid.UUID(int=rng.getrandbits(128)).hex,
+        "platform": "javascript",
+        "transaction": path,
+        "transaction_info": {"source": "url"},
+        "start_timestamp": start,
+        "timestamp": start + load / 1000,
+        "release": rng.choice(["web@2.0", "web@2.1"]),
+        "environment": rng.choice(["production", "production", "staging"]),
+        "contexts": {
+            "trace": {"op": "pageload", "trace_id": uuid.uuid4().hex, "span_id": "b" * 16, "status": "ok"}
+        },
+        "request": {"url": "https://shop.test" + path, "headers": {"User-Agent": UA[browser]}},
+        "measurements": measurements,
+    }
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[dict[str, Any]]:
+    """400 page loads of /search and one of another page in every hour of the last 34 days, landed through the
+    ingest API and folded by one pipeline tick; an organization with an API key to read the views."""
+    data_dir = tmp_path_factory.mktemp("one-value")
+    settings = make_settings(data_dir, warehouse_url)
+    migrate_control_store(settings)
+    apply_migrations(settings)
+    with session_scope(settings) as session:
+        org, api_key = accounts.create_organization(session, "Acme", "owner@acme.test", "password-123")
+        project, app_key = accounts.create_project(session, org.id, "Shop")
+        ids = {"org_id": org.id, "project_id": project.id, "slug": project.slug}
+    rng = random.Random(33)
+    now = datetime.now(UTC)
+    first = (now - timedelta(days=34)).replace(minute=0, second=0, microsecond=0)
+    hours = int((now - first) / timedelta(hours=1)) - 1
+    # A page load of another page in every hour (the tick then refreshes one run of hours, not one per load)
+    # and 400 of /search anywhere in them.
+    loads = [
+        (first + timedelta(hours=h, seconds=rng.uniform(0, 3599)), rng.choice(OTHER_PAGES))
+        for h in range(hours)
+    ]
+    loads += [(first + timedelta(seconds=rng.uniform(0, hours * 3600)), "/search") for _ in range(400)]
+    lines = [
+        orjson.dumps(
+            {"v": 1, "type": "transaction", "ts": at.isoformat(), "payload": _payload(rng, at, path)}
+        )
+        for at, path in loads
+    ]
+    client = TestClient(create_app(settings))
+    with client:
+        landed = client.post(
+            "/api/ingest",
+            content=b"\n".join(lines),
+            headers={
+                "Authorization": f"Bearer {api_key}",
+                "X-Stacklens-App-Key": app_key,
+                "Content-Type": "application/x-ndjson",
+            },
+        )
+        assert landed.status_code == 200 and landed.json()["accepted"] == len(lines), landed.text
+        instance = dagster_instance(settings)
+        outcomes = materialize_now(definitions_for(settings), instance, ["page_metrics"])
+        assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
+        instance.dispose()
+        warehouse = get_warehouse(settings)
+        stored = warehouse.query(
+            "SELECT timestamp, page, environment, toString(release), browser_name, duration_ms, measurements"
+            " FROM transactions WHERE project_id = {p:UInt64} AND op = 'pageload'",
+            parameters={"p": ids["project_id"]},
+        ).result_rows
+        raw = pl.DataFrame(
+            [
+                {
+                    "ts": ts.replace(tzinfo=UTC),
+                    "page": page,
+                    "environment": env,
+                    "release": release,
+                    "browser": browser,
+                    "load": load,
+                    **{k: m.get(k) for k in ("lcp", "ttfb", "fcp", "cls")},
+                }
+                for ts, page, env, release, browser, load, m in stored
+            ],
+            infer_schema_length=None,
+        )
+        assert raw.height == len(loads) and raw.filter(pl.col("page") == "/search").height == 400
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
+        yield {
+            **ids,
+            "settings": settings,
+            "client": client,
+            "api_key": api_key,
+            "warehouse": warehouse,
+            "raw": raw,
+            "views": {},
+            # Evaluation times: cut at seconds, at minutes, at a whole hour, at midnight, 19 s before midnight.
+            "times": [
+                day + timedelta(hours=13, minutes=47, seconds=31),
+                day + timedelta(hours=9, minutes=26),
+                day + timedelta(hours=5),
+                day,
+                day - timedelta(seconds=19),
+            ],
+        }
+    reset_clients()
+
+
+def _exact(raw: pl.DataFrame, case: tuple, window: PerfFilters) -> tuple[float | None, int]:
+    """The case's figure over the raw rows of the window (its bounds in whole minutes, as every consumer's)."""
+    metric, statistic, scope, env, release, _ = case
+    rows = raw.filter((pl.col("ts") >= window.since) & (pl.col("ts") < window.until))
+    if scope != "*":
+        rows = rows.filter(pl.col("page") == scope)
+    if env:
+        rows = rows.filter(pl.col("environment") == env)
+    if release:
+        rows = rows.filter(pl.col("release") == release)
+    values = rows[COLUMN[metric]].drop_nulls()
+    if not len(values):
+        return None, 0
+    value = values.mean() if statistic == "avg" else values.quantile(0.75, "linear")
+    return float(value), len(values)
+
+
+def _view(world: dict[str, Any], case: tuple, window: PerfFilters) -> tuple[float | None, int]:
+    """The pages view's figure (the JSON API): the total row for `*`, the page's row for a route."""
+    metric, _, scope, env, release, column = case
+    key = (window.since, window.until, env, release)
+    if key not in world["views"]:  # one request per window and filters: the cases read different rows of it
+        response = world["client"].get(
+            f"/api/projects/{world['slug']}/performance/pages",
+            params={
+                "since": window.since.isoformat().replace("+00:00", "Z"),
+                "until": window.until.isoformat().replace("+00:00", "Z"),
+                "environment": env,
+                "release": release,
+            },
+            headers={"Authorization": f"Bearer {world['api_key']}"},
+        )
+        assert response.status_code == 200, response.text
+        world["views"][key] = response.json()
+    body = world["views"][key]
+    row = body["total"] if scope == "*" else next((r for r in body["rows"] if r["page"] == scope), None)
+    if row is None:
+        return None, 0
+    samples = row["views"] if metric == "load_time_ms" else row[f"{COLUMN[metric]}_n"]
+    return row[column], samples
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    """Equal to the last digit any page prints: percentiles are the same float; an average may differ in the last
+    bits of a float (its sums are added in another order), never in a printed digit."""
+    if a is None or b is None:
+        return a is b
+    return a == b or abs(a - b) <= 1e-9 * abs(b)
+
+
+def _near(value: float | None, exact: float | None) -> bool:
+    if value is None or exact is None:
+        return value is exact
+    return abs(value - exact) <= 0.01 * abs(exact)
+
+
+@pytest.fixture(scope="module")
+def rules(world: dict[str, Any]) -> dict[tuple[int, str], AlertRule]:
+    """One performance rule per case and window."""
+    made = {}
+    with session_scope(world["settings"]) as session:
+        for c, (metric, statistic, scope, env, release, _) in enumerate(CASES):
+            for name in WINDOWS:
+                rule = alert_rules.create_rule(
+                    session,
+                    world["org_id"],
+                    {
+                        "name": f"case {c} over {name}",
+                        "type": "performance_budget",
+                        "project": world["slug"],
+                        "metric": metric,
+                        "statistic": statistic,
+                        "scope": scope,
+                        "environment": env,
+                        "release": release,
+                        "threshold": 1500,
+                        "window": name,
+                        "min_samples": 5,
+                    },
+                )
+                made[(c, name)] = rule
+    return made
+
+
+def test_views_rules_and_previews_give_one_value(world, rules) -> None:  # noqa: ANN001
+    compared = 0
+    for at in world["times"]:
+        evaluate_rules(world["settings"], world["warehouse"], "http://sl.test", at)
+        with session_scope(world["settings"]) as session:
+            seen = {
+                e.rule_id: (e.value, e.samples, e.scope_key, e.window_start, e.window_end)
+                for e in session.scalars(select(AlertEvaluation).where(AlertEvaluation.evaluated_at == at))
+            }
+        for (c, name), rule in rules.items():
+            case, window = CASES[c], PerfFilters(since=at - WINDOWS[name], until=at)
+            value, samples, scope, since, until = seen[rule.id]
+            assert scope == case[2]  # the rule's scope, not "*"
+            assert (since.replace(tzinfo=UTC), until.replace(tzinfo=UTC)) == (window.since, window.until)
+            view_value, view_samples = _view(world, case, window)
+            exact, exact_samples = _exact(world["raw"], case, window)
+            assert samples == view_samples == exact_samples, (case, name, at)
+            assert _same(value, view_value), (case, name, at, value, view_value)
+            assert _near(value, exact), (case, name, at, value, exact)
+            compared += value is not None
+        # The preview's last evaluation is the evaluation: one rule per time (each replays 30 days).
+        rule = rules[(world["times"].index(at) % len(CASES), "36h")]
+        last = preview(world["warehouse"], rule, at).steps[-1]
+        assert last.at == at and (last.value, last.samples) == seen[rule.id][:2]
+    assert compared >= 0.6 * len(world["times"]) * len(rules)  # most windows hold page loads of their scope
+
+
+def test_budgets_give_the_views_value(world) -> None:  # noqa: ANN001
+    cases = [c for c in CASES if not c[3] and not c[4]]  # budgets have no environment or release
+    specs = [
+        BudgetSpec(n, world["project_id"], c[0], c[1], c[2], 1500.0, days, 5)
+        for n, (c, days) in enumerate(((c, d) for c in cases for d in BUDGET_WINDOWS.values()), 1)
+    ]
+    for at in world["times"]:
+        for spec, got in zip(specs, evaluate_budgets(world["warehouse"], specs, at), strict=True):
+            case = next(c for c in cases if c[:3] == (spec.metric, spec.statistic, spec.scope))
+            window = PerfFilters(since=at - timedelta(days=spec.window_days), until=at)
+            view_value, view_samples = _view(world, case, window)
+            exact, exact_samples = _exact(world["raw"], case, window)
+            assert got.samples == view_samples == exact_samples
+            assert _same(got.value, view_value) and _near(got.value, exact), (
+                spec,
+                at,
+                got,
+                view_value,
+                exact,
+            )

@@ -1,0 +1,32 @@
+-- One metric window evaluated at many times (a budget's daily history, an alert rule's 30-day preview) in one read
+-- of `pageload_periods`, the states the page-load views read (stacklens/performance/window_values.py). Each
+-- point's window is tiled as window_states.sql tiles it (PerfFilters.periods with minutes). The state rows of
+-- the scope (page LIKE pattern) and filters ('' = any) are first merged per period — sums added, histograms with
+-- sumMap: the same (value, count) pairs, so the same percentiles as a merge of the rows themselves — then each
+-- period counts for the points whose tiling holds it: `members` (aligned with `periods`) for the hours, days and
+-- blocks of days, and for a one-minute period the `minute_ranges` (point, hour, first minute, end) of the points'
+-- partial edge hours holding it. `{count}`, `{total}` and `{histogram}` are the metric's columns (written by
+-- stacklens/performance/window_values.py from its table of metrics: constant column names only).
+SELECT point, sum(samples) AS samples, sum(total) AS total,
+       quantilesExactWeightedInterpolatedArray(0.5, 0.75, 0.9, 0.95, 0.99)(hist.1, hist.2) AS quantiles
+FROM
+(
+    SELECT hours, start, sum({count}) AS samples, sum({total}) AS total, sumMap({histogram}.1, {histogram}.2) AS hist
+    FROM pageload_periods FINAL
+    WHERE project_id = {project_id:UInt64}
+      AND ((hours, start) IN {periods:Array(Tuple(UInt16, DateTime('UTC')))}
+           OR (hours = 0 AND toStartOfHour(start) IN {minute_hours:Array(DateTime('UTC'))}))
+      AND start >= {since:DateTime('UTC')} AND start < {until:DateTime('UTC')}
+      AND page LIKE {pattern:String}
+      AND ({environment:String} = '' OR environment = {environment:String})
+      AND ({release:String} = '' OR release = {release:String})
+      AND ({browser:String} = '' OR browser = {browser:String})
+    GROUP BY hours, start
+)
+ARRAY JOIN if(hours = 0,
+              arrayMap(r -> r.1, arrayFilter(r -> r.2 = toStartOfHour(start) AND start >= r.3 AND start < r.4,
+                                             {minute_ranges:Array(Tuple(UInt16, DateTime('UTC'), DateTime('UTC'), DateTime('UTC')))})),
+              {members:Array(Array(UInt16))}[indexOf({periods:Array(Tuple(UInt16, DateTime('UTC')))}, (hours, start))])
+           AS point
+GROUP BY point
+SETTINGS ${view_settings}

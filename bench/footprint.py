@@ -207,7 +207,7 @@ def main() -> int:
         f"backfill marker after {report['backfill_done_s']} s, marts built after {report['marts_built_s']} s"
     )
     ok = True
-    for phase, figures in report["phases"].items():  # type: ignore[union-attr]
+    for phase, figures in report["phases"].items():  # type: ignore[attr-defined]  # the report is a JSON-shaped dict
         print(f"\n{phase} ({figures['seconds']} s):")
         for name, label in (("server", "server tree"), ("all", "whole tree")):
             rss, threads = figures[f"{name}_rss_mib"], figures[f"{name}_threads"]

@@ -30,9 +30,7 @@ def test_no_day_before_the_start_can_receive_data() -> None:
 
 
 def test_every_partitioned_asset_uses_the_bounded_partitions() -> None:
-    partitioned = [
-        spec for spec in defs.resolve_all_asset_specs() if spec.partitions_def is not None
-    ]
+    partitioned = [spec for spec in defs.resolve_all_asset_specs() if spec.partitions_def is not None]
     assert partitioned, "the daily marts are partitioned"
     for spec in partitioned:
         assert spec.partitions_def == daily_partitions, spec.key

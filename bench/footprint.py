@@ -28,6 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -109,7 +110,7 @@ def _roles(root: int) -> dict[str, tuple[int, int]]:
     return out
 
 
-def run(minutes: float, backfill_days: int, keep: bool) -> dict[str, object]:
+def run(minutes: float, backfill_days: int, keep: bool) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="stacklens-footprint-"))
     data = work / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}
@@ -165,8 +166,9 @@ def _stats(values: list[int]) -> dict[str, float]:
     return {"peak": max(values), "median": statistics.median(values)} if values else {"peak": 0, "median": 0}
 
 
-def summarize(result: Run) -> dict[str, object]:
-    phases: dict[str, object] = {}
+def summarize(result: Run) -> dict[str, Any]:
+    """The report: per phase, RSS and thread figures (JSON-shaped)."""
+    phases: dict[str, Any] = {}
     for phase in ("start-up and backfill", "live"):
         samples = [s for s in result.samples if s.phase == phase]
         roles = sorted({r for s in samples for r in s.per_role})
@@ -207,7 +209,7 @@ def main() -> int:
         f"backfill marker after {report['backfill_done_s']} s, marts built after {report['marts_built_s']} s"
     )
     ok = True
-    for phase, figures in report["phases"].items():  # type: ignore[attr-defined]  # the report is a JSON-shaped dict
+    for phase, figures in report["phases"].items():
         print(f"\n{phase} ({figures['seconds']} s):")
         for name, label in (("server", "server tree"), ("all", "whole tree")):
             rss, threads = figures[f"{name}_rss_mib"], figures[f"{name}_threads"]

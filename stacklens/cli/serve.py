@@ -60,8 +60,8 @@ def uvicorn_config(app: Any, host: str, port: int) -> Any:
 
 # Threads that run the API's and dashboards' synchronous handlers (anyio's default is 40). Each one mostly waits
 # for the warehouse, and the embedded engine runs one query per client at a time (two clients): beyond a few,
-# more threads only queue there, holding a stack and a connection each. On the 2-core host the demo's load kept
-# 40 of them alive; 8 keep a slow page from blocking the ingest and the health check.
+# more threads only queue there, holding a stack each. 8 still keep a slow page or a pipeline run started over
+# `/api/pipelines/run` from blocking the ingest and the health check.
 WORKER_THREADS = 8
 
 

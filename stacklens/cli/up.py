@@ -3,6 +3,8 @@
 Under one supervisor: `stacklens serve` (API, dashboards, pipeline schedules), the demo shop instrumented
 with stacklens_sdk, the traffic driver (customers, browsers, the mail worker) and `stacklens-shipper --record`
 delivering the shop's log files. Ctrl-C stops them all. ``--no-demo`` serves the demo organization alone.
+On a first run it prints, once the history is sent, what landed per kind and a WARNING line for every day that
+lost traffic (:mod:`stacklens.demo.backfill_report`).
 """
 
 from __future__ import annotations

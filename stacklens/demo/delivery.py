@@ -3,10 +3,10 @@ is counted per kind and day, so nothing of the history is lost without a word.
 
 Why a request fails at all: the shop's bugs are real (an unhandled exception answers 500), and after such an
 answer the shop's server closes that keep-alive connection. The client's next request on it then meets a
-reset (``ReadError``) without the shop having read it. The backfill used to swallow that error and drop the
-rest of the day — every reset after a 500 lost the remaining page loads of a day. A request that failed
+reset (``ReadError``) without the shop having read it; a backfill that gave up there would lose the rest of a
+day's page loads. A request that failed
 before the shop answered is sent again here (at once on a fresh connection, then with a growing wait while
-the shop is restarting or too busy), as are answers that say "later" (429, 502, 503, 504, honouring
+the shop is busy or briefly away), as are answers that say "later" (429, 502, 503, 504, honouring
 ``Retry-After``). A read timeout is not repeated: the shop may have done the work, and a second visit would
 count twice.
 """
@@ -28,7 +28,8 @@ RESENDABLE = (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ConnectTimeou
 LATER = frozenset({429, 502, 503, 504})
 ATTEMPTS = 6
 # Waits before attempts 2..6: the first at once (a reset after a 500 needs only a new connection), then
-# 0.5, 1, 2, 4 s with jitter: 7.5 s in all, more than the shop takes to be restarted by the supervisor.
+# 0.5, 1, 2, 4 s with jitter: 7.5 s in all for a shop that is busy or briefly away; one that is gone is
+# given up on by the caller (stacklens.demo.traffic.GIVE_UP_AFTER) and the loss is said.
 FIRST_WAIT_S = 0.5
 MAX_WAIT_S = 8.0
 
@@ -108,6 +109,13 @@ class Tally:
         with self._lock:
             self.lost[(day, kind)] += n
             self.reasons.setdefault(day, reason)
+
+    def record(self, day: date, kind: str, refusal: str) -> None:
+        """One item: landed when ``refusal`` is empty, else lost for that reason."""
+        if refusal:
+            self.lose(day, kind, refusal)
+        else:
+            self.add(day, kind)
 
     def totals(self) -> dict[str, int]:
         out = dict.fromkeys(KINDS, 0)

@@ -250,7 +250,10 @@ def _start_all(
                 f"  Alert inbox:          {shop_url}/webhooks/stacklens (the demo's webhook channel)",
                 f"  Logs:                 {logs}/{{server,shop,shipper,traffic}}.log",
                 "",
-                "  Issues appear within a minute; performance pages within two. Ctrl-C stops everything.",
+                "  The demo's history was sent by an earlier start; live traffic goes on. Ctrl-C stops everything."
+                if stop_catch_up is None
+                else "  The demo's history is sent first (what landed is printed below), then built into the"
+                " performance pages. Ctrl-C stops everything.",
                 "",
             ]
         ),

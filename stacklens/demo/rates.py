@@ -9,10 +9,10 @@ The shop sells in Europe and the US east coast (its regions): traffic peaks at 1
 07:00 UTC, at a third of the peak. The mean over a day is the rate below: 3 visits and 4 page loads an hour
 (72 and 96 a day; 2,520 visits and 3,360 page loads over the 35 days of history). The cost of the history
 sets it: each visit is one or two shop requests with real latencies and each page load an ~11 KB
-transaction through the shop's tunnel, ~4.5 ms of the shop's CPU per request; at twice this rate the backfill
-took over three minutes on the project's two busy cores. It still gives a budget's 7-day window and a rule's
-1-day window their samples (stacklens.demo.budgets, stacklens.demo.alerts). Live, that is a visit or a page
-load every eight and a half minutes on average, every five at the evening peak.
+transaction through the shop's tunnel, ~4.5 ms of the shop's CPU per request; at about twice this rate the
+backfill took over three minutes on the project's two busy cores. It still gives a budget's 7-day window and a
+rule's 1-day window their samples (stacklens.demo.budgets, stacklens.demo.alerts). Live, that is a visit or a
+page load every eight and a half minutes on average, about every six at the evening peak.
 """
 
 from __future__ import annotations

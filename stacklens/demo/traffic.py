@@ -171,7 +171,7 @@ def page_load(
         rng, site.origin, release, site.environment, at, user, fail_api=rng.random() < 0.05
     )
     refused = _tunnel(client, browser.envelope(site.dsn, [load]), clock)
-    tally.lose(day, PAGE_LOADS, refused) if refused else tally.add(day, PAGE_LOADS)
+    tally.record(day, PAGE_LOADS, refused)
     if rng.random() >= 0.12:
         return
     # About one visitor in 40 has a device whose clock runs a week ahead: the service stores such an error under
@@ -184,10 +184,10 @@ def page_load(
     if sent == at and int(error["event_id"][:2], 16) % 2 == 0:  # half the errors come with a replay
         replay = _recorded(site.dsn, site.origin, release, site.environment, error)
     refused = _tunnel(client, browser.envelope(site.dsn, [error]), clock)
-    tally.lose(day, JS_ERRORS, refused) if refused else tally.add(day, JS_ERRORS)
+    tally.record(day, JS_ERRORS, refused)
     if replay:
         refused = next((why for why in (_tunnel(client, body, clock) for body in replay) if why), "")
-        tally.lose(day, REPLAYS, refused) if refused else tally.add(day, REPLAYS)
+        tally.record(day, REPLAYS, refused)
 
 
 def _recorded(
@@ -325,7 +325,7 @@ def backfill(
 
     ``capture_at(at, release)`` gives the order-mail worker's capture for a moment of the history (the driver's
     SDK shifts the event there); without it no mails are sent. Slices of six hours run side by side on
-    ``workers`` threads (the shop's latencies are sleeps, so this is what keeps 35 days within a minute).
+    ``workers`` threads (the shop's latencies are sleeps: this keeps 35 days to a minute or two).
     Nothing is dropped without a word: the report counts what landed and what was lost, per kind and day.
     """
     now = now or datetime.now(UTC)
@@ -407,7 +407,7 @@ def run_live(
             else:
                 page_load(shop, rng, site, CURRENT_RELEASE, now, tally, now.date())
         except httpx.HTTPError as exc:
-            # Every retry failed: the shop is restarting (the supervisor says so in its own log).
+            # Every retry failed: the shop is down or stalled (its own log says why).
             say(f"live: the shop did not answer ({describe(exc)}); this {arrival.kind[:-1]} is lost")
     return tally
 
@@ -415,7 +415,8 @@ def run_live(
 def _say_hour(say: Callable[[str], None], tally: Tally, hour: datetime) -> None:
     totals = tally.totals()
     say(
-        f"live {hour:%Y-%m-%d %H}:00 UTC onwards: {totals[VISITS]} visits, {totals[PAGE_LOADS]} page loads, "
-        f"{totals[JS_ERRORS]} JavaScript errors, {totals[MAILS] + totals[MAIL_ERRORS]} order mails"
+        f"live {hour:%Y-%m-%d %H}:00-{hour + timedelta(hours=1):%H}:00 UTC: {totals[VISITS]} visits, "
+        f"{totals[PAGE_LOADS]} page loads, {totals[JS_ERRORS]} JavaScript errors, "
+        f"{totals[MAILS] + totals[MAIL_ERRORS]} order mails"
     )
     tally.landed.clear()

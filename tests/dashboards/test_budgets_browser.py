@@ -92,9 +92,11 @@ def test_budgets_page_in_a_real_browser(server, org_factory, stores) -> None:  #
         assert page.locator("#budgets-table tr[data-status=fail]").count() == 0
 
         # "Alert me when this fails" opens New Rule with the budget's fields.
-        page.locator("#budgets-table tr[data-status=pass] a.alert-me").first.click()
+        page.locator("#budgets-table tr[data-status=pass]").filter(has_text="(LCP)").locator(
+            "a.alert-me"
+        ).click()
         page.wait_for_selector("#rule-form")
-        assert page.input_value("input[name=threshold]") == "10000"
+        assert page.input_value("input[name=threshold]") == "2500"
         assert page.input_value("select[name=metric]") == "lcp_ms"
         page.screenshot(path=str(SHOTS / "budget_alert_prefill.png"), full_page=True)
         chromium.close()

@@ -12,3 +12,4 @@ WHERE project_id = {project_id:UInt64}
   AND ({release:String} = '' OR release = {release:String})
   AND ({browser:String} = '' OR browser_name = {browser:String})
 GROUP BY point
+SETTINGS ${view_settings}

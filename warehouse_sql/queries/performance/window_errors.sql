@@ -12,3 +12,4 @@ ARRAY JOIN arrayFilter(x -> page LIKE x.2 AND timestamp >= x.3 AND timestamp < x
 WHERE project_id IN {project_ids:Array(UInt64)}
   AND timestamp >= {since:DateTime('UTC')} AND timestamp < {until:DateTime('UTC')}
 GROUP BY target
+SETTINGS ${view_settings}

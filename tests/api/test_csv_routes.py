@@ -157,7 +157,21 @@ def test_no_csv_route_writes_a_formula(web: TestClient, org_factory, stores: Set
             {},
         )
     )
-    assert {route for route, _, _ in requests} == csv_routes(web.app), "a CSV route this test does not walk"
+    # Explore's download is a POST of the query: page loads grouped by release, the attacker's among them.
+    explore = {
+        "dataset": "pageloads",
+        "project": org["project"],
+        "group_by": ["release"],
+        "aggregates": [{"fn": "count"}],
+        **WINDOW,
+    }
+    walked = {route for route, _, _ in requests} | {"/api/explore/query"}
+    assert walked == csv_routes(web.app), "a CSV route this test does not walk"
+    answer = web.post("/api/explore/query?format=csv", json=explore, headers=api)
+    assert answer.status_code == 200, answer.text[:300]
+    explored = list(_cells(answer.text))
+    assert "'" + RELEASE in explored, explored
+    assert all(not cell.startswith(FORMULA_STARTS) or _is_number(cell) for cell in explored), explored
 
     seen: dict[str, int] = {}
     for _, url, headers in requests:

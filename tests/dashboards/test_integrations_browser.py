@@ -89,7 +89,9 @@ def test_create_linked_jira_issue_from_the_issue_page(server, org_factory, fake,
         page.click("button[type=submit].primary")
         page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
 
-        page.click("header nav >> text=Integrations")
+        # Settings → Integrations: the organization's settings hold the tracker connections.
+        page.click("#nav-org-settings")
+        page.click(".settings-tabs >> text=Integrations")
         expect(page.locator("#empty-state")).to_contain_text("Jira Data Center")
         page.screenshot(path=str(ARTIFACTS / "integrations_empty.png"), full_page=True)
 

@@ -28,12 +28,14 @@ def server(stores) -> Iterator[str]:
     import socket
 
     from stacklens.cli.app import build_app
+    from stacklens.public_url import serving
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     settings = stores.model_copy(update={"login_throttle_after": 3, "login_throttle_base_seconds": 60.0})
-    config = uvicorn_config(build_app(settings), "127.0.0.1", port)
+    # As `stacklens serve` builds it: invitation links carry this port.
+    config = uvicorn_config(build_app(serving(settings, "127.0.0.1", port)), "127.0.0.1", port)
     config.log_level = "warning"
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)
@@ -104,7 +106,8 @@ def test_invitation_and_sign_in_pages(server, org_factory) -> None:
         invited.screenshot(path=str(ARTIFACTS / "invitation_weak_password.png"), full_page=True)
         invited.fill("#create-account input[name=password]", "a long pass phrase")
         invited.fill("#create-account input[name=confirm]", "a long pass phrase")
-        invited.click("#create-account button[type=submit]")
+        with invited.expect_navigation():
+            invited.click("#create-account button[type=submit]")
         invited.wait_for_url(f"{server}/orgs/{org['org_slug']}")
 
         stranger = browser.new_context().new_page()

@@ -206,7 +206,9 @@ class Footprint:
             self.stop.wait(0.25)
 
 
-_WAIT = re.compile(r"Retry attempt \d+/\d+ \((429[^;]*); waiting ([0-9.]+)s\)")
+# The shipper's line for a refused batch: "Retry attempt 1/3 (429 Rate Limited: …; Retry-After 1s; waiting 1.1s)".
+_WAIT = re.compile(r"Retry attempt \d+/\d+ \((429.*?); waiting ([0-9.]+)s\)")
+_RETRY_AFTER = re.compile(r"Retry-After (\d+(?:\.\d+)?)s")
 
 
 def _stored_ids(data_dir: Path) -> set[str]:
@@ -231,9 +233,18 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def run(rate: float, seconds: float, drain_limit: float) -> dict[str, Any]:
+def run(
+    rate: float, seconds: float, drain_limit: float, events_per_minute: int | None = None
+) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bench-burst-"))
     service = Service(work, raise_quota=False, schedules=True)
+    if events_per_minute is not None:
+        # A quota below the burst's rate makes the server answer 429 + Retry-After during it, so the run shows
+        # the shippers holding what was refused and resending it after the wait.
+        quota = service.admin("set-quota", "--org", "Bench", "--events-per-minute", str(events_per_minute))
+        service.quota = (
+            f"{quota['events_per_minute']:,} events/min, {quota['requests_per_second']:,} requests/s"
+        )
     print(f"stacklens serve on {service.url}, data dir {work / 'server'}, quota {service.quota}", flush=True)
     slug = service.project_slug
     burst = rate * 10
@@ -283,6 +294,11 @@ def run(rate: float, seconds: float, drain_limit: float) -> dict[str, Any]:
         service.close()
     logs_text = "\n".join(path.read_text(errors="replace") for _, _, path in shippers)
     waits = [float(match.group(2)) for match in _WAIT.finditer(logs_text)]
+    # Each wait against the Retry-After the server sent with that 429: the shipper must never come back sooner.
+    asked = [_RETRY_AFTER.search(match.group(1)) for match in _WAIT.finditer(logs_text)]
+    too_soon = sum(
+        1 for wait, ra in zip(waits, asked, strict=True) if ra is not None and wait < float(ra.group(1))
+    )
     expected = {event_id for w in writers for event_id in w.event_ids}
     stored = _stored_ids(work / "server")
     counters = [s["counters"] for s in statuses]
@@ -296,6 +312,7 @@ def run(rate: float, seconds: float, drain_limit: float) -> dict[str, Any]:
         "rejected": sum(c.get("rejected", 0) for c in counters),
         "answers_429": len(waits),
         "shortest_wait_s": min(waits) if waits else None,
+        "waits_shorter_than_retry_after": too_soon,
         "lost": len(expected - stored),
         "drained_after_s": drained_after,
         "server_peak_rss_mib": footprint.peak_rss_kib / 1024,
@@ -317,13 +334,20 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=100.0, help="sustained events/s (the burst is 10x)")
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the burst")
     parser.add_argument("--drain-limit", type=float, default=600.0, help="give up draining after this")
+    parser.add_argument(
+        "--events-per-minute",
+        type=int,
+        default=None,
+        help="set the organization's quota to this (default: the default quota, 60,000 events/min)",
+    )
     args = parser.parse_args()
-    result = run(args.rate, args.seconds, args.drain_limit)
+    result = run(args.rate, args.seconds, args.drain_limit, args.events_per_minute)
     print(json.dumps(result, indent=2), flush=True)
     reads_ok = all((r["p95_ms"] or 0) <= 500 for r in result["reads"].values())
     print(
         f"written {result['written']:,}, accepted {result['accepted']:,}, 429 answers {result['answers_429']:,}"
-        f" (shortest wait {result['shortest_wait_s']} s), lost {result['lost']}, drained after"
+        f" (shortest wait {result['shortest_wait_s']} s, {result['waits_shorter_than_retry_after']} shorter than"
+        " Retry-After), lost {result['lost']}, drained after"
         f" {result['drained_after_s']} s, server peak RSS {result['server_peak_rss_mib']:.0f} MiB,"
         f" {result['server_peak_threads']} threads; reads p95 "
         + ", ".join(f"{k} {v['p95_ms']:.0f} ms" for k, v in result["reads"].items())

@@ -18,7 +18,29 @@ ADAPTERS = ("api", "dashboards", "pipelines")
 CORE = "stacklens"
 COMPOSITION_ROOT = ("stacklens", "cli")
 # Frameworks that belong to the adapters: the core stays importable and testable without them.
-FRAMEWORKS = ("fastapi", "starlette", "jinja2", "dagster")
+# A name matches when it is one of these or starts with it and "_" (dagster_postgres, dagster_webserver, …).
+FRAMEWORKS = ("fastapi", "starlette", "jinja2", "dagster", "uvicorn", "plotly")
+
+
+def _is_framework(target: str) -> bool:
+    return any(target == name or target.startswith(name + "_") for name in FRAMEWORKS)
+
+
+def _dynamic_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """``importlib.import_module("…")`` / ``__import__("…")`` with a literal name: an import all the same."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        called = (
+            func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        )
+        first = node.args[0]
+        if called in ("import_module", "__import__") and isinstance(first, ast.Constant):
+            if isinstance(first.value, str):
+                found.append((node.lineno, first.value))
+    return found
 
 
 def _modules() -> list[Path]:
@@ -58,13 +80,13 @@ def violations_in(path: Path, root: Path = ROOT) -> list[str]:
         return []
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     problems = []
-    for line, name in _imported(tree, module_parts, is_package):
+    for line, name in _imported(tree, module_parts, is_package) + _dynamic_imports(tree):
         target = name.split(".")[0]
         if top in ADAPTERS and target in ADAPTERS and target != top:
             problems.append(f"{relative}:{line}: adapter {top} imports adapter {name}")
         elif top == CORE and target in ADAPTERS:
             problems.append(f"{relative}:{line}: the core imports adapter {name}")
-        elif top == CORE and target in FRAMEWORKS:
+        elif top == CORE and _is_framework(target):
             problems.append(f"{relative}:{line}: the core imports framework {name}")
         elif top == CORE and name.startswith("stacklens.cli"):
             problems.append(f"{relative}:{line}: the core imports the composition root {name}")
@@ -114,6 +136,20 @@ def test_dependencies_point_from_the_adapters_to_the_core() -> None:
             "from stacklens.cli.main import CliError\n",
             "the core imports the composition root",
         ),
+        ("stacklens/x.py", "import dagster_postgres\n", "the core imports framework dagster_postgres"),
+        ("stacklens/x.py", "def f():\n    import uvicorn\n", "the core imports framework uvicorn"),
+        ("stacklens/x.py", "import plotly.graph_objects as go\n", "the core imports framework plotly"),
+        (
+            "stacklens/x.py",
+            "import importlib\nm = importlib.import_module('dashboards.web')\n",
+            "the core imports adapter dashboards.web",
+        ),
+        (
+            "stacklens/x.py",
+            "from importlib import import_module\nm = import_module('api.app')\n",
+            "the core imports adapter api.app",
+        ),
+        ("stacklens/x.py", "import dagsterish\n", None),
         ("dashboards/routers/x.py", "from ..web import install\n", None),
         ("stacklens/cli/x.py", "from dashboards.web import install\nfrom api.app import create_app\n", None),
         ("api/x.py", "from stacklens.issues.reads import list_issues\n", None),

@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 import random
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -19,7 +21,7 @@ from pydantic import BaseModel
 
 import stacklens_sdk
 from demo_shop import catalog, payments, pricing, search, shipping
-from stacklens.demo.clock import CLOCK_HEADER
+from stacklens.demo.clock import CLOCK_HEADER, move_request_session
 from stacklens.demo.clock import CONTEXT as CLOCK_CONTEXT
 
 
@@ -61,13 +63,22 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
     release they stand for (:mod:`stacklens.demo.clock`).
     """
     rng = random.Random(seed)
-    app = FastAPI(title="Lens Shop")
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # uvicorn ends the process with the signal that stopped it, so no atexit hook runs: the request
+        # sessions the SDK holds (it writes its release-health aggregates once a minute) are written here.
+        stacklens_sdk.flush(timeout=5)
+
+    app = FastAPI(title="Lens Shop", lifespan=lifespan)
 
     @app.middleware("http")
     async def identify(request: Request, call_next: Any) -> Any:
         clock = request.headers.get(CLOCK_HEADER)
         if honour_demo_clock and clock:
             stacklens_sdk.set_context(CLOCK_CONTEXT, {"value": clock})
+            move_request_session(clock)
         _user_from_headers(request)
         stacklens_sdk.add_breadcrumb(category="navigation", message=f"{request.method} {request.url.path}")
         return await call_next(request)

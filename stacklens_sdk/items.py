@@ -8,9 +8,9 @@ from typing import Any
 
 from sentry_sdk.envelope import Item
 
-# Errors and transactions are what the service ingests today; standalone spans (the browser's INP span),
-# replay items, release-health sessions and client reports are kept in the files for later (the shipper
-# delivers them, the service counts and skips them). Attachments, profiles, logs and metrics are not written.
+# Errors, transactions, standalone spans (the browser's INP span), replay items and release-health sessions
+# are what the service ingests; client reports are kept in the files too (the shipper delivers them, the
+# service counts and skips them). Attachments, profiles, logs and metrics are not written.
 WRITTEN_TYPES = frozenset(
     {
         "event",

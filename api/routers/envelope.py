@@ -117,7 +117,9 @@ def _land(
     settings: Settings, identity: AppKeyIdentity, quota: int, lines: EnvelopeLines, limiter: Limiter, ip: str
 ) -> BatchResult | None:
     if not lines.lines:
-        return None  # only counted items (client reports are lines; sessions, check-ins, attachments are not)
+        return (
+            None  # only counted items (client reports and sessions are lines; check-ins, attachments are not)
+        )
     result = ingest_batch(
         settings,
         identity.org_id,
@@ -196,8 +198,8 @@ async def _accept(
 async def envelope(request: Request, project_id: str, settings: AppSettings, limiter: Limiter) -> Response:
     """A Sentry envelope: events, transactions, replays, sessions, client reports, check-ins, attachments.
 
-    Events, transactions, replay items and client reports land; sessions, check-ins, attachments and
-    unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are accepted. As Relay, an
+    Events, transactions, replay items, sessions (release health) and client reports land; check-ins,
+    attachments and unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are accepted. As Relay, an
     envelope carries at most one event-like item (event, transaction, security report, replay event), 100
     sessions, 100 attachments, 10 client reports, and one of most other kinds; more is refused with 413.
     """

@@ -37,7 +37,7 @@ class IngestAnswer(BaseModel):
     batch_id: str = Field(description="The Idempotency-Key, or a generated id when none was sent.")
     accepted: int = Field(description="Lines landed by this request.")
     duplicates: int = Field(description="Lines whose event id was already stored (landed once, not again).")
-    skipped: int = Field(description="Lines of item types the service does not store (e.g. `session`).")
+    skipped: int = Field(description="Lines of item types the service does not store (e.g. `client_report`).")
     rejected: list[Rejected]
 
 

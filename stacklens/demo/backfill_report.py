@@ -15,6 +15,7 @@ from pathlib import Path
 
 from stacklens.demo.delivery import (
     ATTEMPTS,
+    BROWSER_SESSIONS,
     ERROR_ANSWERS,
     JS_ERRORS,
     MAIL_ERRORS,
@@ -22,6 +23,7 @@ from stacklens.demo.delivery import (
     PAGE_LOADS,
     REPLAYS,
     REQUESTS,
+    SERVER_SESSIONS,
     VISITS,
     Tally,
 )
@@ -40,12 +42,17 @@ class BackfillReport:
     lost: dict[str, dict[str, int]] = field(default_factory=dict)  # day -> kind -> lost
     reasons: dict[str, str] = field(default_factory=dict)  # day -> the first reason of its losses
     resent: int = 0  # requests the shop did not take at first, sent again
+    # Release-health sessions sent, every day of ``days`` and today: browser page-load sessions plus the shop's
+    # request sessions (absent from a report written before sessions were sent).
+    sessions_per_day: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(
         cls, tally: Tally, days: list[date], today: date, releases: tuple[str, str], seconds: float
     ) -> BackfillReport:
         per_day = tally.per_day(PAGE_LOADS, [*days, today])
+        browser = tally.per_day(BROWSER_SESSIONS, [*days, today])
+        server = tally.per_day(SERVER_SESSIONS, [*days, today])
         return cls(
             [d.isoformat() for d in days],
             today.isoformat(),
@@ -55,6 +62,7 @@ class BackfillReport:
             {d.isoformat(): n for d, n in per_day.items()},
             {d.isoformat(): kinds for d, kinds in tally.lost_days().items()},
             {d.isoformat(): why for d, why in tally.reasons.items()},
+            sessions_per_day={d.isoformat(): browser[d] + server[d] for d in [*days, today]},
         )
 
     def days_without_page_loads(self) -> list[str]:
@@ -79,6 +87,14 @@ class BackfillReport:
             f"answered with an error); {t.get(MAILS, 0) + t.get(MAIL_ERRORS, 0):,} order mails "
             f"({t.get(MAIL_ERRORS, 0):,} failed, captured by the worker).",
         ]
+        if self.sessions_per_day:
+            daily = [self.sessions_per_day.get(d, 0) for d in self.days]
+            sessions_spread = f"{min(daily):,} to {max(daily):,} a day" if daily else "no whole day"
+            out.append(
+                f"  {sum(self.sessions_per_day.values()):,} sessions ({sessions_spread}): "
+                f"{t.get(BROWSER_SESSIONS, 0):,} browser page-load sessions, {t.get(SERVER_SESSIONS, 0):,} "
+                "request sessions of the shop's server."
+            )
         if self.resent:
             out.append(f"  {self.resent:,} requests the shop did not take at first were sent again.")
         if self.lost:

@@ -57,12 +57,14 @@ PAGES = (
 
 @dataclass(frozen=True)
 class ReleaseShape:
-    """How a release behaves in the browser: its bundle size and how slow it renders."""
+    """How a release behaves in the browser: its bundle size, how slow it renders, and which share of its
+    JavaScript errors are unhandled and crash the page's session (the rest are caught and reported)."""
 
     name: str
     js_bytes: int
     css_blocking: bool
     slowdown: float
+    crashed_share: float = 0.15
 
 
 def _span_id(rng: random.Random) -> str:
@@ -385,15 +387,63 @@ def js_error(
     return payload
 
 
-def envelope(dsn: str, items: list[dict]) -> bytes:
-    """Serialise items into one envelope body, as the browser SDK posts it to the tunnel."""
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def page_session(
+    load: dict, release: ReleaseShape, environment: str, when: datetime, user_id: str | None
+) -> dict:
+    """The session `@sentry/browser` (its default browserSessionIntegration) starts with a page load: the
+    first update, ``init`` and ``ok``, with the user as ``did`` and the browser's user agent."""
+    started = _iso(when.timestamp())
+    session = {
+        "sid": uuid.uuid4().hex,
+        "init": True,
+        "started": started,
+        "timestamp": started,
+        "status": "ok",
+        "errors": 0,
+        "attrs": {
+            "release": release.name,
+            "environment": environment,
+            "user_agent": load["request"]["headers"]["User-Agent"],
+        },
+    }
+    if user_id:
+        session["did"] = user_id
+    return session
+
+
+def session_after_error(session: dict, error: dict, release: ReleaseShape) -> dict:
+    """The update `@sentry/browser` sends after the page's first error: ``errors`` 1, ``crashed`` when the
+    error was unhandled (as the demo's SDK version, 10.x, says it; 11 says ``unhandled``). Which errors are unhandled is drawn per release (:attr:`ReleaseShape.crashed_share`)
+    from the error's own id, so the traffic's seeded random stream is unchanged; the error's mechanism says
+    the same (an unhandled ``onerror``, or one the page's code caught and captured)."""
+    crashed = random.Random(error["event_id"]).random() < release.crashed_share
+    error["exception"]["values"][-1]["mechanism"] = (
+        {"type": "onerror", "handled": False} if crashed else {"type": "generic", "handled": True}
+    )
+    later = datetime.fromisoformat(session["started"].replace("Z", "+00:00")).timestamp() + 1.5
+    return {
+        **session,
+        "init": False,
+        "timestamp": _iso(later),
+        "status": "crashed" if crashed else "ok",
+        "errors": 1,
+    }
+
+
+def envelope(dsn: str, items: list[dict], sessions: list[dict] | None = None) -> bytes:
+    """Serialise items into one envelope body, as the browser SDK posts it to the tunnel; ``sessions`` are
+    session updates that travel with them as `session` items."""
     header = {"sent_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"), "sdk": SDK, "dsn": dsn}
     if len(items) == 1:
         header["event_id"] = items[0]["event_id"]
     parts = [json.dumps(header)]
-    for item in items:
+    typed = [(item.get("type") or "event", item) for item in items]
+    for kind, item in [*typed, *(("session", s) for s in sessions or [])]:
         body = json.dumps(item)
-        kind = item.get("type") or "event"
         parts.append(json.dumps({"type": kind, "length": len(body.encode())}))
         parts.append(body)
     return ("\n".join(parts) + "\n").encode()

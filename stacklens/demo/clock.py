@@ -3,13 +3,16 @@
 The backfill replays shop traffic for past days. Each replayed request carries the moment and release it
 stands for (the ``X-Demo-Clock`` header, honoured only by a shop started for the backfill); the shop puts it
 in a ``demo_clock`` context, and :func:`apply_demo_clock` (an SDK ``before_send`` hook) removes that context
-and shifts every timestamp of the event by the same amount, spans and breadcrumbs included.
+and shifts every timestamp of the event by the same amount, spans and breadcrumbs included;
+:func:`move_request_session` moves the request's release-health session there too.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import sentry_sdk
 
 CLOCK_HEADER = "x-demo-clock"
 CONTEXT = "demo_clock"
@@ -48,6 +51,20 @@ def _as_datetime(value: Any) -> datetime | None:
         except ValueError:
             return None
     return None
+
+
+def move_request_session(value: str) -> None:
+    """Move the current request's session to the demo clock's moment and release.
+
+    sentry-python makes each request of a web app a session (request mode) when the request starts, with the
+    process's release and the current time, and counts it in the minute it started; a history request must
+    count in its own minute and release, as its events do. The session sits on the request's isolation scope
+    (``_session``: sentry-sdk offers no public setter).
+    """
+    at, release = decode_clock(value)
+    session = getattr(sentry_sdk.get_isolation_scope(), "_session", None)
+    if session is not None:
+        session.update(started=at, timestamp=at, release=release or None)
 
 
 def apply_demo_clock(event: dict[str, Any], _hint: Any = None) -> dict[str, Any]:

@@ -88,7 +88,22 @@ REQUESTS = "shop requests"
 ERROR_ANSWERS = "shop error answers"  # of the requests: answered 4xx/5xx (most are the shop's error events)
 MAILS = "order mails"
 MAIL_ERRORS = "mail errors"  # captured by the worker's SDK
-KINDS = (VISITS, REQUESTS, ERROR_ANSWERS, PAGE_LOADS, JS_ERRORS, REPLAYS, MAILS, MAIL_ERRORS)
+# Release-health sessions: one per browser page load (@sentry/browser), and one per request the shop answered
+# (its sentry-python SDK tracks each request as a session: request mode, sent as aggregates).
+BROWSER_SESSIONS = "browser sessions"
+SERVER_SESSIONS = "server sessions"
+KINDS = (
+    VISITS,
+    REQUESTS,
+    ERROR_ANSWERS,
+    PAGE_LOADS,
+    JS_ERRORS,
+    REPLAYS,
+    MAILS,
+    MAIL_ERRORS,
+    BROWSER_SESSIONS,
+    SERVER_SESSIONS,
+)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from stacklens.demo import replays as replay_demo
 from stacklens.demo.backfill_report import BackfillReport
 from stacklens.demo.clock import CLOCK_HEADER, encode_clock
 from stacklens.demo.delivery import (
+    BROWSER_SESSIONS,
     ERROR_ANSWERS,
     JS_ERRORS,
     MAIL_ERRORS,
@@ -36,6 +37,7 @@ from stacklens.demo.delivery import (
     PAGE_LOADS,
     REPLAYS,
     REQUESTS,
+    SERVER_SESSIONS,
     VISITS,
     Tally,
     describe,
@@ -45,7 +47,9 @@ RELEASES = (
     browser.ReleaseShape("shop@1.0.0", 410_000, True, 1.0),
     browser.ReleaseShape("shop@1.1.0", 430_000, True, 1.0),
     browser.ReleaseShape("shop@1.2.0", 455_000, False, 0.95),
-    browser.ReleaseShape("shop@1.3.0", 780_000, True, 1.35),  # the release that shipped a heavy bundle
+    # The release that shipped a heavy bundle, and a bug that makes most of its JavaScript errors unhandled:
+    # its crash-free session rate is the one that drops (the others share one crash share, 0.15).
+    browser.ReleaseShape("shop@1.3.0", 780_000, True, 1.35, crashed_share=0.9),
     browser.ReleaseShape("shop@1.4.0", 520_000, False, 1.05),
 )
 CURRENT_RELEASE = RELEASES[-1]
@@ -141,12 +145,21 @@ class Site:
     environment: str
 
 
-def _tunnel(client: httpx.Client, body: bytes, clock: dict[str, str]) -> str:
+def _tunnel(
+    client: httpx.Client,
+    body: bytes,
+    clock: dict[str, str],
+    tally: Tally | None = None,
+    day: date | None = None,
+) -> str:
     """Post one envelope to the shop's tunnel; "" when it was accepted, else why not. ``clock`` is the demo
     clock header of a history post: the shop's own record of the request (an ``http.server`` transaction of
-    ``/tunnel``) then stands at the page load's moment too, not in one spike at the backfill's minute."""
+    ``/tunnel``, and its request session) then stands at the page load's moment too, not in one spike at the
+    backfill's minute. Every answered post is one request session of the shop's SDK (counted in ``tally``)."""
     headers = {"content-type": "text/plain;charset=UTF-8", **clock}
     response = client.post("/tunnel", content=body, headers=headers)
+    if tally is not None and day is not None:
+        tally.add(day, SERVER_SESSIONS)
     return "" if response.status_code == 200 else f"the tunnel answered {response.status_code}"
 
 
@@ -160,18 +173,22 @@ def page_load(
     day: date,
     history: bool = False,
 ) -> None:
-    """One browser page load at ``at`` through the shop's tunnel; now and then a JavaScript error, half of
-    those with the replay of the session that led to it. What the tunnel accepted goes to ``tally``, what it
-    refused too; a request it never answered (after :mod:`stacklens.demo.delivery`'s retries) raises.
-    ``history``: a moment of the backfill (the shop is told, see :func:`_tunnel`)."""
+    """One browser page load at ``at`` through the shop's tunnel, with the session `@sentry/browser` starts
+    for it; now and then a JavaScript error (with the session's update: errored, or crashed when unhandled),
+    half of those with the replay of the session that led to it. Session updates travel in the envelope of
+    the page load or error they belong to (one post each, not two). What the tunnel accepted goes to
+    ``tally``, what it refused too; a request it never answered (after :mod:`stacklens.demo.delivery`'s
+    retries) raises. ``history``: a moment of the backfill (the shop is told, see :func:`_tunnel`)."""
     clock = {CLOCK_HEADER: encode_clock(at, release.name)} if history else {}
     customer = rng.choice(CUSTOMERS) if rng.random() > 0.4 else None
     user = customer.id if customer else None
     load = browser.pageload(
         rng, site.origin, release, site.environment, at, user, fail_api=rng.random() < 0.05
     )
-    refused = _tunnel(client, browser.envelope(site.dsn, [load]), clock)
+    session = browser.page_session(load, release, site.environment, at, user)
+    refused = _tunnel(client, browser.envelope(site.dsn, [load], [session]), clock, tally, day)
     tally.record(day, PAGE_LOADS, refused)
+    tally.record(day, BROWSER_SESSIONS, refused)
     if rng.random() >= 0.12:
         return
     # About one visitor in 40 has a device whose clock runs a week ahead: the service stores such an error under
@@ -180,13 +197,16 @@ def page_load(
     skewed = at + timedelta(days=7)
     sent = skewed if int(at.timestamp()) % 40 == 0 and skewed > datetime.now(UTC) else at
     error = browser.js_error(rng, site.origin, release, site.environment, sent, user)
+    update = browser.session_after_error(session, error, release)
     replay: list[bytes] = []
     if sent == at and int(error["event_id"][:2], 16) % 2 == 0:  # half the errors come with a replay
         replay = _recorded(site.dsn, site.origin, release, site.environment, error)
-    refused = _tunnel(client, browser.envelope(site.dsn, [error]), clock)
+    refused = _tunnel(client, browser.envelope(site.dsn, [error], [update]), clock, tally, day)
     tally.record(day, JS_ERRORS, refused)
     if replay:
-        refused = next((why for why in (_tunnel(client, body, clock) for body in replay) if why), "")
+        refused = next(
+            (why for why in (_tunnel(client, body, clock, tally, day) for body in replay) if why), ""
+        )
         tally.record(day, REPLAYS, refused)
 
 
@@ -300,6 +320,7 @@ def _history_visit(
 ) -> None:
     def answered(response: httpx.Response) -> None:
         tally.add(day, REQUESTS)
+        tally.add(day, SERVER_SESSIONS)  # the shop's SDK makes every request a session (request mode)
         if response.status_code >= 400:
             tally.add(day, ERROR_ANSWERS)
 

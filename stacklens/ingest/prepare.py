@@ -21,14 +21,17 @@ from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.ingest.inp import holds_inp, inp_rows
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
+from stacklens.ingest.sessions import COLUMNS as SESSION_COLUMNS
+from stacklens.ingest.sessions import SESSION_TYPES, BadSession, session_rows
 from stacklens.ingest.validate import REPLAY_TYPES, STORED_TYPES, Line, LineError, parse_line
 from stacklens.replay.recording import BadRecording
 from stacklens.replay.rows import replay_event_row, replay_key, segment_row
 from stacklens.sourcemaps.index import MapIndex
 from stacklens_contract.words import APPLICATION_NOT_FOUND
 
-# Tables with one row per stored line; spans are their children.
-TABLES = ("events", "transactions", "replays", "replay_segments")
+# Tables with one row per stored line (spans are their children), and `sessions`: one row per session update,
+# or per bucket and status of a session aggregate (its `dedup_key` names the line, see :func:`line_of`).
+TABLES = ("events", "transactions", "replays", "replay_segments", "sessions")
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class Prepared:
     tables: dict[str, list[ReadyRow]] = field(default_factory=lambda: {t: [] for t in TABLES})
     columns: dict[str, list[str]] = field(default_factory=dict)  # table → column names of its rows
     lines: int = 0  # every line of the body, blank ones aside: stored, skipped and rejected alike
-    stored: int = 0  # lines of a stored type (event, transaction, span with INP) that parsed
+    stored: int = 0  # lines of a stored type (event, transaction, session, span with INP) that parsed
     attributed: int = 0  # of those, lines whose app key belongs to the organization
     skipped: int = 0  # lines of item types the service does not store
     rejected: list[dict[str, Any]] = field(default_factory=list)
@@ -209,6 +212,9 @@ def _normalise(
     if line.item_type in REPLAY_TYPES:
         _normalise_replay(line, who, origin, prepared)
         return
+    if line.item_type in SESSION_TYPES:
+        _normalise_sessions(line, who, origin, prepared)
+        return
     try:
         payload = scrub_payload(line.payload, line.raw, line.shape)
         if line.item_type in TIME_FIELD:
@@ -270,6 +276,37 @@ def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Pr
         )
         return
     prepared.tables[table].append(ready)
+
+
+def _normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
+    """A ``session`` / ``sessions`` line's rows (:mod:`stacklens.ingest.sessions`); a bad one is rejected alone,
+    naming the field. Aggregate buckets dropped for their age are named in ``rejected``, the rest lands."""
+    try:
+        made = session_rows(line.item_type, line.payload, origin)
+    except BadSession as exc:
+        prepared.rejected.append({"line": line.number, "error": f"{line.item_type}: {exc}"})
+        return
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
+        prepared.rejected.append(
+            {
+                "line": line.number,
+                "error": f"{line.item_type}: a field does not have the type the SDK gives it",
+            }
+        )
+        return
+    if made.dropped:
+        prepared.rejected.append({"line": line.number, "error": f"{line.item_type}: {made.dropped}"})
+    if "sessions" not in prepared.columns:
+        prepared.columns["sessions"] = list(SESSION_COLUMNS)
+    prepared.tables["sessions"].extend(
+        (who.app_key_id, row["project_id"], row["dedup_key"], orjson.dumps(row), [], row["started"][:7], [])
+        for row in made.rows
+    )
+
+
+def line_of(dedup_key: str) -> str:
+    """The line a ``sessions`` row came from: its key up to the bucket and status of an aggregate row."""
+    return dedup_key.split(":", 1)[0]
 
 
 def _settle_identity(payload: dict[str, Any], item_type: str, raw: bytes, origin: Origin) -> None:

@@ -22,6 +22,8 @@ from stacklens.ingest.prepare import (
     BatchContext,
     OriginalFrames,
     Prepared,
+    ReadyRow,
+    line_of,
     prepare_lines,
     prepare_numbered,
 )
@@ -213,7 +215,8 @@ def _ingest(
 
 
 def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: BatchResult) -> None:
-    """Insert the rows whose event id is new: spans first, then their transactions, then events.
+    """Insert the rows whose event id is new: spans first, then their transactions, then events, replays and
+    sessions (whose rows are new by their ``dedup_key``).
 
     Every insert is one partition of one table with a token of batch + body digest + table + partition, so
     a request that fails half-way (engine error, crash) and is resent under the same Idempotency-Key lands
@@ -224,14 +227,17 @@ def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: B
     token = f"{org_id}:{batch_id}:{prepared.body_hash}"
     spans: list[tuple[str, bytes]] = []
     fresh_tables, result.duplicates = writer.drop_duplicates(client, org_id, prepared.tables)
-    for fresh in fresh_tables.values():
+    for table, fresh in fresh_tables.items():
+        if table == "sessions":
+            continue  # counted per line below
         for app_key_id, _, _, _, children, _, child_partitions in fresh:
             result.events_by_app_key[app_key_id] = result.events_by_app_key.get(app_key_id, 0) + 1
             spans.extend(zip(child_partitions, children, strict=True))
         result.accepted += len(fresh)
+    _count_session_lines(prepared.tables.get("sessions") or [], fresh_tables.get("sessions") or [], result)
     if spans:
         writer.insert_by_partition(client, "spans", prepared.columns["spans"], spans, f"{token}:spans")
-    for table in ("transactions", "events", "replays", "replay_segments"):
+    for table in ("transactions", "events", "replays", "replay_segments", "sessions"):
         fresh = fresh_tables.get(table) or []
         if fresh:
             writer.insert_by_partition(
@@ -241,6 +247,21 @@ def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: B
                 ((row[5], row[3]) for row in fresh),
                 f"{token}:{table}",
             )
+
+
+def _count_session_lines(rows: list[ReadyRow], fresh: list[ReadyRow], result: BatchResult) -> None:
+    """Sessions count per line, as every other item: an aggregate line is many rows (one per bucket and
+    status). A line with a new row is accepted; one whose rows were all stored already is a duplicate."""
+    if not rows:
+        return
+    lines = {line_of(row[2]) for row in rows}
+    landed: dict[str, int] = {}
+    for app_key_id, _, key, *_ in fresh:
+        landed.setdefault(line_of(key), app_key_id)
+    result.duplicates += len(lines) - len(landed) - (len(rows) - len(fresh))
+    result.accepted += len(landed)
+    for app_key_id in landed.values():
+        result.events_by_app_key[app_key_id] = result.events_by_app_key.get(app_key_id, 0) + 1
 
 
 def _replayed(landed: writer.BatchRecord, body_hash: str) -> BatchResult:

@@ -13,8 +13,8 @@ import orjson
 from stacklens.ingest.decode import MAX_INT_DIGITS, MAX_LINE_BYTES
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, nests_within, too_deep_message
 
-# Item types the service stores; others (session, client_report, …) are counted as skipped (DESIGN §4.1).
-STORED_TYPES = frozenset({"event", "transaction", "replay_event", "replay_recording"})
+# Item types the service stores; others (client_report, …) are counted as skipped (DESIGN §4.1).
+STORED_TYPES = frozenset({"event", "transaction", "replay_event", "replay_recording", "session", "sessions"})
 REPLAY_TYPES = frozenset({"replay_event", "replay_recording"})
 _TYPE = re.compile(r"^[a-z][a-z_]{0,31}$")
 
@@ -143,7 +143,7 @@ def check_fields(obj: Any, number: int, raw: bytes, shape: bytes = b"") -> Line:
         raise LineError("`ts` must be an ISO 8601 string")
     payload = obj.get("payload")
     if item_type in STORED_TYPES and not isinstance(payload, dict):
-        raise LineError("`payload` must be a JSON object (the Sentry event payload)")
+        raise LineError(f"`payload` must be a JSON object (the Sentry {item_type} payload)")
     return Line(number, item_type, app_key, ts, payload if isinstance(payload, dict) else {}, raw, shape)
 
 

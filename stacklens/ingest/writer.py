@@ -2,8 +2,8 @@
 
 Three layers, because each covers a failure the others cannot:
 - ``ingest_batches`` answers a resent batch (same ``Idempotency-Key``) with its first figures, landing nothing;
-- event ids already stored are dropped before the insert (the same event inside two different batches,
-  e.g. after the shipper's tracker file was removed);
+- event ids (for sessions, their ``dedup_key``) already stored are dropped before the insert (the same event
+  inside two different batches, e.g. after the shipper's tracker file was removed);
 - every insert holds one partition (month) of one table and carries ``insert_deduplication_token`` =
   batch + body digest + table + partition, so a retry after a failure between two inserts lands exactly the blocks that
   did not land (the tables keep a non-replicated deduplication window). One partition per insert also means
@@ -34,8 +34,10 @@ EVENT_ID_COLUMN = {
     "transactions": "event_id",
     "replays": "concat(toString(replay_id), ':', toString(segment_id))",
     "replay_segments": "concat(toString(replay_id), ':', toString(segment_id))",
+    # Sessions have no event id: each row's key says what makes it the same row (stacklens.ingest.sessions).
+    "sessions": "dedup_key",
 }
-_KEY_TYPE = {"replays": "Array(String)", "replay_segments": "Array(String)"}
+_KEY_TYPE = {"replays": "Array(String)", "replay_segments": "Array(String)", "sessions": "Array(String)"}
 _ID_CHUNK = 5000
 Row = tuple[Any, ...]
 

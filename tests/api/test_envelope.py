@@ -104,7 +104,10 @@ def test_item_types_resends_and_bad_bodies(dsn_server: str, make_org) -> None:
     assert again.status_code == 200
     assert stored(org["org_id"], event["event_id"]) == 1, "a resent envelope lands nothing again"
 
-    sessions_only = httpx.post(url, params=key, content=envelope([({"type": "session"}, b'{"status":"ok"}')]))
+    session = {"status": "ok", "started": time.time(), "attrs": {"release": "web@1.0.0"}}
+    sessions_only = httpx.post(
+        url, params=key, content=envelope([({"type": "session"}, json.dumps(session).encode())])
+    )
     assert sessions_only.status_code == 200 and len(sessions_only.json()["id"]) == 32, "always an id"
 
     for bad, words in [

@@ -279,7 +279,7 @@ def test_bad_lines_are_rejected_and_good_lines_still_land(
         b'{"v":2,"type":"event","payload":{}}',
         b"[1,2,3]",
         b'{"v":1,"type":"event","payload":{"timestamp":{"x":1},"exception":"boom","tags":7,"user":[1],"request":"r"}}',
-        b'{"v":1,"type":"session","payload":{}}',
+        b'{"v":1,"type":"client_report","payload":{}}',
         b'{"v":1,"type":"event","payload":{"n":NaN}}',
     ]
     response = post(client, org["api_key"], b"\n".join(lines), **{"X-Stacklens-App-Key": org["app_key"]})
@@ -367,7 +367,7 @@ def test_batch_log_counts_every_line_including_rejected_ones(
         line(error_payload(1), org["app_key"]),
         b"not json",
         line(error_payload(2), org["app_key"]),
-        b'{"v":1,"type":"session","payload":{}}',
+        b'{"v":1,"type":"client_report","payload":{}}',
         line(error_payload(3), "stacklens_app_" + "z" * 24),
         b"",
     ]

@@ -10,6 +10,8 @@ page loads a day), enough for every day and fast.
 
 from __future__ import annotations
 
+import json
+import math
 import random
 import signal
 import socket
@@ -28,6 +30,7 @@ import pytest
 from stacklens.demo import delivery, traffic
 from stacklens.demo.alerts import FAILED_PERCENT
 from stacklens.demo.backfill_report import BackfillReport, read_report
+from stacklens.ingest.envelope import parse_envelope
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens_sdk.tunnel import browser_dsn
@@ -174,6 +177,29 @@ def test_every_day_of_the_history_lands_with_page_loads(
     )
     today = datetime.now(UTC).date().isoformat()
     assert per_day.get(today, 0) < 3 * max(n for d, n in per_day.items() if d != today), per_day
+    # Release health: every session the history sent stands on its day (the shop's request sessions moved to
+    # the demo clock's moment like its events), counted as release health counts them.
+    sessions = dict(
+        client_wh.query(
+            "SELECT toString(toDate(started)), sum(quantity) FROM sessions"
+            " WHERE project_id = {project:UInt64} AND init = 1 GROUP BY 1",
+            parameters={"project": org["project_id"]},
+        ).result_rows
+    )
+    assert {d: sessions.get(d, 0) for d in report.days} == {
+        d: report.sessions_per_day[d] for d in report.days
+    }
+    assert f"{sum(report.sessions_per_day.values()):,} sessions" in lines
+    releases = {
+        release: (source, n)
+        for release, source, n in client_wh.query(
+            "SELECT release, source, sum(quantity) FROM sessions WHERE project_id = {project:UInt64}"
+            " AND init = 1 GROUP BY release, source",
+            parameters={"project": org["project_id"]},
+        ).result_rows
+        if source == "sessions"
+    }
+    assert set(releases) == {r.name for r in traffic.RELEASES}, "server sessions carry the history's releases"
     # The demo's error-rate rule fires above FAILED_PERCENT of a day's requests: its traffic stays well under.
     total, failed = client_wh.query(
         "SELECT count(), countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500)"
@@ -181,6 +207,49 @@ def test_every_day_of_the_history_lands_with_page_loads(
         parameters={"project": org["project_id"]},
     ).result_rows[0]
     assert 0 < 100 * failed / total < FAILED_PERCENT / 1.5, (failed, total)
+
+
+def _z(crashed_a: int, n_a: int, crashed_b: int, n_b: int) -> float:
+    """Two-proportion z statistic of the crashed shares (b over a)."""
+    pooled = (crashed_a + crashed_b) / (n_a + n_b)
+    spread = math.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+    return (crashed_b / n_b - crashed_a / n_a) / spread if spread else 0.0
+
+
+def test_one_release_crashes_more_at_the_demos_volume() -> None:
+    """The whole 35-day history at the demo's own rate, its tunnel posts recorded (no shop needed): only
+    shop@1.3.0's browser sessions crash significantly more than the release before; the others share one
+    crash share, so a two-proportion test at 95 % does not tell them from their predecessors."""
+    sessions: dict[str, dict[str, dict[str, Any]]] = {}  # release -> sid -> its last update
+
+    def shop(request: httpx.Request) -> httpx.Response:
+        if request.url.path != "/tunnel":
+            return httpx.Response(404, json={"detail": "not here"})
+        for item in parse_envelope(request.content).items:
+            if item.type == "session":
+                update = json.loads(item.get_bytes())
+                sessions.setdefault(update["attrs"]["release"], {})[update["sid"]] = update
+        return httpx.Response(200, json={})
+
+    site = traffic.Site(browser_dsn("stacklens_app_" + "a" * 24), "https://shop.example", "production")
+    with httpx.Client(base_url="http://shop.invalid", transport=httpx.MockTransport(shop)) as client:
+        report = traffic.backfill(client, random.Random(7), site, DAYS, workers=4)
+    assert report.complete, report.lines()
+    counts = {
+        release.name: (
+            sum(1 for u in sessions[release.name].values() if u["status"] == "crashed"),
+            len(sessions[release.name]),
+        )
+        for release in traffic.RELEASES
+    }
+    assert sum(n for _, n in counts.values()) == report.totals[delivery.BROWSER_SESSIONS]
+    names = [r.name for r in traffic.RELEASES]
+    for previous, release in zip(names, names[1:], strict=False):
+        z = _z(*counts[previous], *counts[release])
+        if release == "shop@1.3.0":
+            assert z > 4, counts  # about 7 at these volumes: 11 % crashed against 2 %
+        else:
+            assert z < 3.3, (release, counts)  # the same underlying share: beyond 3.3 once in 2,000 runs
 
 
 def test_a_shop_that_stops_answering_loses_traffic_loudly() -> None:

@@ -52,7 +52,7 @@ def mixed_body(app_key: str, events: int = 120) -> bytes:
         payload = dict(transaction if index % 4 == 0 else error, event_id=uuid.uuid4().hex)
         lines.append(line(payload, app_key, "transaction" if index % 4 == 0 else "event"))
     lines.insert(7, b'{"v": 1, "type": "event", "payload": ')  # truncated JSON
-    lines.insert(50, line({"sid": "x"}, app_key, "session"))
+    lines.insert(50, line({"discarded_events": []}, app_key, "client_report"))
     lines.insert(90, line(dict(error, event_id=uuid.uuid4().hex), "stacklens_app_" + "0" * 40))
     return b"\n".join(lines) + b"\n"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from stacklens.alerts.messages import what
+from stacklens.alerts.messages import value_text, what
 from stacklens.alerts.preview import Preview
 from stacklens.control.alert_models import AlertRule
 
@@ -25,13 +25,19 @@ GREY = "#98a2b3"
 
 
 def _threshold(
-    figure: go.Figure, value: float | None, colour: str, dash: str, text: str, position: str
+    figure: go.Figure,
+    rule: AlertRule,
+    value: float | None,
+    colour: str,
+    dash: str,
+    text: str,
+    position: str,
 ) -> None:
     if value is not None:
         figure.add_hline(
             y=value,
             line={"color": colour, "dash": dash, "width": 1},
-            annotation_text=f"{text} {value:g}",
+            annotation_text=f"{text} {value_text(rule, value)}",  # with its unit, as the rule page writes it
             annotation_position=position,
         )
 
@@ -82,9 +88,9 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
             + "<br>%{customdata[0]} samples · %{customdata[1]}<extra></extra>",
             showlegend=False,
         )
-        _threshold(figure, rule.threshold, "#b42318", "solid", "threshold", "top left")
-        _threshold(figure, rule.warning_threshold, "#b45309", "dash", "warning", "top left")
-        _threshold(figure, rule.resolve_threshold, "#1a7f37", "dot", "resolve", "bottom left")
+        _threshold(figure, rule, rule.threshold, "#b42318", "solid", "threshold", "top left")
+        _threshold(figure, rule, rule.warning_threshold, "#b45309", "dash", "warning", "top left")
+        _threshold(figure, rule, rule.resolve_threshold, "#1a7f37", "dot", "resolve", "bottom left")
         if not any(s.value is not None and s.state != "insufficient_data" for s in steps):
             figure.add_annotation(
                 text=NO_DATA, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"color": GREY}

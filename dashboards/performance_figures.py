@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import date, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import plotly.graph_objects as go
 
+from stacklens.metrics import units
 from stacklens.performance.score import MIN_SAMPLES
 
 ACCENT = "#0b5cad"
@@ -23,6 +25,9 @@ TYPE_COLOURS = {
     "Other": "#6b7280",
 }
 PHASE_COLOUR = "#94a3b8"
+GREY_TEXT = "#98a2b3"
+# What an empty chart says, as the budget and alert charts say it (dashboards.budget_figures).
+NO_DATA = "no data for these filters"
 
 
 def _layout(
@@ -50,49 +55,97 @@ def _colours(counts: list[int]) -> list[str]:
 
 
 def series_figure(
-    rows: list[dict[str, Any]], x: str, y: str, n: str, title: str, unit: str
+    rows: list[dict[str, Any]],
+    x: str,
+    y: str,
+    n: str,
+    title: str,
+    unit: str,
+    slots: list[str] | None = None,
 ) -> dict[str, Any]:
-    """A line over time (days or weeks) of ``y`` with its sample count in the hover; thin points grey."""
-    points = [r for r in rows if r.get(y) is not None]
-    counts = [int(r[n]) for r in points]
+    """A line over time (days or weeks) of ``y`` with its sample count in the hover; thin points grey.
+
+    ``slots`` are every x of the window (``stacklens.performance.calendar``: ``day_slots``, ``week_slots``): a
+    slot without a row, or a row without a value, is ``None`` — plotly draws no point there and does not join the
+    line across it (``connectgaps`` off), so a day without samples never reads as 0 or as a straight line over
+    the hole. A chart with no value at all says "no data for these filters" over the window's own axis (an empty
+    trace would make plotly invent an axis around January 2000)."""
+    by_x = {str(r[x]): r for r in rows}
+    xs = slots if slots is not None else [str(r[x]) for r in rows if r.get(y) is not None]
+    values = [by_x[k].get(y) if k in by_x else None for k in xs]
+    counts = [int(by_x[k].get(n) or 0) if k in by_x else 0 for k in xs]
     figure = go.Figure(
         go.Scatter(
-            x=[str(r[x]) for r in points],
-            y=[r[y] for r in points],
+            x=xs,
+            y=values,
             mode="lines+markers",
+            connectgaps=False,
             line={"color": ACCENT, "width": 1.5},
             marker={"color": _colours(counts), "size": 7},
             customdata=counts,
-            hovertemplate="%{x}<br>%{y:.4~r} " + unit + "<br>%{customdata} samples<extra></extra>",
+            hovertemplate="%{x}<br>%{y:,.4~r} " + unit + "<br>%{customdata} samples<extra></extra>",
         )
     )
+    shown = [k for k, v in zip(xs, values, strict=True) if v is not None]
+    empty = not shown
+    if empty:
+        _no_data(figure)
+    yaxis: dict[str, Any] = {"title": {"text": unit}, "rangemode": "tozero"}
+    if empty:  # an axis of nothing: no invented 0 to 1 scale
+        yaxis.update(range=[0, 1], showticklabels=False)
     if x == "iso_week":
-        return _layout(figure, title, unit, xaxis={"type": "category"})
-    return _layout(figure, title, unit, xaxis=_day_axis([str(r[x]) for r in points]))
+        return _layout(figure, title, unit, xaxis={"type": "category"}, yaxis=yaxis)
+    return _layout(
+        figure,
+        title,
+        unit,
+        xaxis=_day_axis(xs if slots is not None else shown, slots is not None),
+        yaxis=yaxis,
+    )
 
 
-def _day_axis(days: list[str]) -> dict[str, Any]:
-    """A date axis of daily points. With one day alone plotly would zoom to milliseconds around it (ticks
-    like 23:59:59.999); a day either side keeps the ticks on days."""
+def _no_data(figure: go.Figure) -> None:
+    figure.add_annotation(
+        text=NO_DATA,
+        xref="paper",
+        yref="paper",
+        x=0.5,
+        y=0.5,
+        showarrow=False,
+        font={"color": GREY_TEXT, "size": 13},
+    )
+
+
+def _day_axis(days: list[str], whole_window: bool = False) -> dict[str, Any]:
+    """A date axis of daily points over ``days``. With one day alone plotly would zoom to milliseconds around it
+    (ticks like 23:59:59.999): a day either side keeps the ticks on days. With ``whole_window`` (``days`` are
+    every day of the window) the axis spans exactly them, so a run of empty days at either end still shows as
+    empty days. With no day at all the axis is hidden rather than dated January 2000."""
     axis: dict[str, Any] = {"type": "date"}
-    if len(set(days)) == 1:
-        only = date.fromisoformat(days[0][:10])
+    distinct = sorted(set(days))
+    if not distinct:
+        return {"visible": False}
+    first, last = date.fromisoformat(distinct[0][:10]), date.fromisoformat(distinct[-1][:10])
+    if first == last:
         axis.update(
-            range=[(only - timedelta(days=1)).isoformat(), (only + timedelta(days=1)).isoformat()],
+            range=[(first - timedelta(days=1)).isoformat(), (last + timedelta(days=1)).isoformat()],
             dtick=86_400_000,
             tickformat="%b %d, %Y",
         )
+    elif whole_window:
+        axis["range"] = [f"{first - timedelta(days=1)} 12:00", f"{last} 12:00"]
     return axis
 
 
 def bars_figure(
     labels: list[str],
-    values: list[float],
+    values: list[float | None],
     counts: list[int],
     title: str,
     unit: str,
     colours: list[str] | None = None,
 ) -> dict[str, Any]:
+    # A label without a value (no samples) keeps its place with no bar: never a bar of 0.
     figure = go.Figure(
         go.Bar(
             x=labels,
@@ -105,8 +158,22 @@ def bars_figure(
     return _layout(figure, title, unit, xaxis={"type": "category"})
 
 
+def log_ticks(low: float, high: float) -> list[float]:
+    """Round tick values for a log axis over [low, high]: 1, 2 and 5 times powers of ten (1, 2, 3, 5, then every
+    digit, when the range is too narrow for three of those), so ticks read ``100 ms, 200 ms, 500 ms, 1 s``
+    instead of plotly's default ``100 2 3 4 5`` minor labels."""
+    if low <= 0 or high <= low:
+        return []
+    lowest, highest = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    for steps in ((1, 2, 5), (1, 2, 3, 5), tuple(range(1, 10))):
+        ticks = [m * 10.0**k for k in range(lowest, highest + 1) for m in steps if low <= m * 10.0**k <= high]
+        if len(ticks) >= 3:
+            return ticks
+    return ticks
+
+
 def distribution_figure(buckets: list[dict[str, Any]], title: str, unit: str) -> dict[str, Any]:
-    """Page loads per bucket of one metric (log-scale buckets for times)."""
+    """Page loads per bucket of one metric (log-scale buckets for times, ticked at round times)."""
     figure = go.Figure(
         go.Bar(
             x=[(b["from"] * b["to"]) ** 0.5 if unit == "ms" else (b["from"] + b["to"]) / 2 for b in buckets],
@@ -114,12 +181,20 @@ def distribution_figure(buckets: list[dict[str, Any]], title: str, unit: str) ->
             width=[b["to"] - b["from"] for b in buckets],
             marker_color=ACCENT,
             customdata=[[b["from"], b["to"]] for b in buckets],
-            hovertemplate="%{customdata[0]:.4~r} to %{customdata[1]:.4~r} "
+            hovertemplate="%{customdata[0]:,.4~r} to %{customdata[1]:,.4~r} "
             + unit
             + "<br>%{y} page loads<extra></extra>",
         )
     )
-    xaxis = {"type": "log", "title": {"text": unit}} if unit == "ms" else {"title": {"text": unit}}
+    xaxis: dict[str, Any] = {"title": {"text": unit}}
+    if unit == "ms":
+        ticks = log_ticks(min(b["from"] for b in buckets), max(b["to"] for b in buckets)) if buckets else []
+        xaxis.update(
+            type="log",
+            tickmode="array",
+            tickvals=ticks,
+            ticktext=[units.axis_tick(units.MS, t) for t in ticks],
+        )
     return _layout(figure, title, "page loads", xaxis=xaxis)
 
 
@@ -152,7 +227,9 @@ def releases_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
     )
     figure.add_scatter(
         x=names,
-        y=[(r["js_bytes_per_view"] or 0) / 1024 for r in rows],
+        # A release without JavaScript measured is a gap in the line, not 0 KiB.
+        y=[None if r["js_bytes_per_view"] is None else r["js_bytes_per_view"] / 1024 for r in rows],
+        connectgaps=False,
         name="JavaScript per view (KiB)",
         yaxis="y2",
         mode="lines+markers",

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi.templating import Jinja2Templates
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
@@ -65,6 +65,50 @@ def sparkline_points(counts: list[int], width: int = 120, height: int = 24) -> s
     )
 
 
+def sparkline_runs(values: list[float | None], width: int = 120, height: int = 24) -> list[str]:
+    """SVG polyline points of a daily sparkline with gaps: one polyline per run of days that have a value, so a day
+    without one (``None``) is a break in the line, never a dip to 0. A run of one day is a point drawn as a
+    zero-length line (round caps make it a dot). Numbers only, so nothing to escape."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return []
+    top = max(max(known), 1e-9)
+    step = width / max(len(values) - 1, 1)
+    runs: list[list[str]] = [[]]
+    for i, value in enumerate(values):
+        if value is None:
+            if runs[-1]:
+                runs.append([])
+            continue
+        runs[-1].append(f"{i * step:.1f},{height - (value / top) * (height - 2) - 1:.1f}")
+    return [" ".join(run if len(run) > 1 else run * 2) for run in runs if run]
+
+
+URL_SEGMENT = 40  # a path segment longer than this is shortened in the middle (the full URL is in the title)
+
+
+def url_breaks(text: str) -> Markup:
+    """``text`` escaped, each URL in it (a word with ``://``) wrapped so it may break after a ``/`` only — words
+    never break mid-word — with a long segment shortened in the middle (``…``) and the full URL as its title."""
+    words = []
+    for word in str(text).split(" "):
+        if "://" not in word:
+            words.append(escape(word))
+            continue
+        scheme, _, rest = word.partition("://")
+        host, *path = rest.split("/")
+        pieces = [f"{scheme}://{host}", *path]  # the origin one piece: no break inside "https://"
+        parts = [
+            (p if len(p) <= URL_SEGMENT else f"{p[: URL_SEGMENT // 2 - 1]}…{p[-(URL_SEGMENT // 2 - 1) :]}")
+            + ("/" if i < len(pieces) - 1 else "")
+            for i, p in enumerate(pieces)
+        ]
+        # Each piece unbreakable (CSS white-space: nowrap: not even at its "-"), a break allowed between them.
+        shown = Markup("<wbr>").join(Markup('<span class="url-part">{}</span>').format(p) for p in parts)
+        words.append(Markup('<span class="url-text" title="{}">{}</span>').format(word, shown))
+    return Markup(" ").join(words)
+
+
 def metric_value(value: float | None, metric: str, statistic: str | None = None) -> str:
     """``{{ value|metric_value("lcp_ms") }}``: the metric catalog's writing of a value (``2,004.9 ms``)."""
     return format_value(metric, value, statistic)
@@ -90,6 +134,8 @@ templates.env.globals.update(csrf_input=csrf_input, json_block=json_block, query
 templates.env.filters.update(
     fmt_time=fmt_time,
     sparkline=sparkline_points,
+    sparkline_runs=sparkline_runs,
+    url_breaks=url_breaks,
     metric_value=metric_value,
     in_unit=in_unit,
     rule_value=rule_value,

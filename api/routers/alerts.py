@@ -18,10 +18,11 @@ from api.deps import ApiAuth, AppSettings, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.alerts import rules
+from stacklens.alerts.delivery_log import delivery_log, logged_dict
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
-from stacklens.alerts.sending import delivery_dict, send_test
+from stacklens.alerts.sending import send_test
 from stacklens.control import channels
-from stacklens.control.alert_models import AlertChannel, AlertDelivery, AlertRuleState
+from stacklens.control.alert_models import AlertChannel, AlertRuleState
 from stacklens.control.models import Project, iso_utc
 
 router = APIRouter(prefix="/api/alerts", tags=["alerts"])
@@ -43,7 +44,20 @@ RULE_EXAMPLE = {
     "environment": "production",
     "channels": [1],
 }
-RuleBody = Annotated[dict[str, Any], Body(examples=[RULE_EXAMPLE])]
+# Release health: fires when the newest release's crash-free sessions (or "crash_free_users") fall below 99 %.
+CRASH_FREE_EXAMPLE = {
+    "name": "Crash-free sessions below 99 %",
+    "type": "crash_free_rate",
+    "project": "shop",
+    "metric": "crash_free_sessions",
+    "threshold": 99,
+    "warning_threshold": 99.5,
+    "window": "24h",
+    "min_samples": 100,
+    "environment": "production",
+    "channels": [1],
+}
+RuleBody = Annotated[dict[str, Any], Body(examples=[RULE_EXAMPLE, CRASH_FREE_EXAMPLE])]
 ChannelBody = Annotated[
     dict[str, Any], Body(examples=[{"type": "webhook", "name": "ops", "url": "https://x.test/h"}])
 ]
@@ -186,9 +200,7 @@ def list_deliveries(
     channel_id: int | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> dict[str, Any]:
-    """The delivery log, newest first (one row per attempt), optionally of one channel."""
-    query = select(AlertDelivery).where(AlertDelivery.org_id == identity.org_id)
-    if channel_id is not None:
-        query = query.where(AlertDelivery.channel_id == channel_id)
-    rows = session.scalars(query.order_by(AlertDelivery.id.desc()).limit(limit))
-    return {"deliveries": [delivery_dict(r) for r in rows]}
+    """The delivery log, newest first (one row per attempt), optionally of one channel; each attempt names what
+    sent its message: `sent_by` `rule` (`rule_id`, `rule`: the rule's name), `digest` (`rules`) or `test`."""
+    entries = delivery_log(session, identity.org_id, channel_id, limit)
+    return {"deliveries": [logged_dict(e) for e in entries]}

@@ -1,7 +1,8 @@
 """The performance view as JSON for scripts and analysts (DESIGN §7.2): overview, pages, resources, endpoints,
 trends, releases, recommendations and one page load's waterfall, with the same filters and numbers as the
 dashboard pages. Bearer API key; a project of another organization answers 404 like one that does not exist.
-``?format=csv`` gives the same rows as CSV. Served by the process that owns the warehouse, so an embedded
+``?format=csv`` gives the same rows as CSV: the page's CSV download of the view's table, byte for byte (columns
+named with their units, lcp_p75_ms). Served by the process that owns the warehouse, so an embedded
 install can be queried from outside while it runs.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from api.deps import ApiAuth, DbSession, Warehouse
 from api.errors import ApiError
@@ -18,8 +19,10 @@ from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
 from stacklens.control.accounts import AccountError
 from stacklens.performance import views
+from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
+from stacklens.performance.exports.tables import view_table
 from stacklens.performance.filters import BadFilter, PerfFilters
 from stacklens.performance.waterfall import waterfall
 
@@ -31,7 +34,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 FILTER_DOC = (
     " Filters: `range` (24h, 7d, 14d, 30d, 90d; default 7d) or `since`/`until` (ISO 8601), `environment`, "
-    "`release`, `browser`. `format=csv` answers the rows as CSV."
+    "`release`, `browser`. `format=csv` answers the rows as CSV, the same bytes as the page's download of the "
+    "table; a metric column's name ends with its unit (`lcp_p75_ms`, `js_per_view_bytes`)."
 )
 
 
@@ -61,13 +65,15 @@ def _answer(
         raise ApiError(400, "Bad Request", "format: must be json or csv")
     sort = request.query_params.get("sort", "calls")
     try:
-        data = views.build(view, warehouse, auth.org_id, project_id, filters, sort)
+        include_old = views.flag("include_old_releases", request.query_params.get("include_old_releases", ""))
+        data = views.build(view, warehouse, auth.org_id, project_id, filters, sort, include_old)
     except ValueError as exc:
         raise ApiError(400, "Bad Request", str(exc)) from exc
     if fmt == "csv":
+        # The page's CSV download of the same table, written by the same code: the same columns and bytes.
         filename = f"{slug}-performance-{view}.csv"
-        return Response(
-            views.to_csv(data["rows"]),
+        return StreamingResponse(
+            tabular.csv_chunks(tabular.frame(view_table(view), data)),
             media_type="text/csv; charset=utf-8",
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
@@ -92,6 +98,13 @@ def _route(view: str, summary: str) -> None:
         sort: Annotated[
             str, Query(description="endpoints only: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx")
         ] = "calls",
+        include_old_releases: Annotated[
+            bool,
+            Query(
+                description="recommendations only: also those about resources only old releases served "
+                "(not requested by the newest release nor in the window's last two days)"
+            ),
+        ] = False,
     ) -> Response:
         return _answer(view, request, auth, db, warehouse, slug)
 

@@ -16,7 +16,7 @@ from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.alerts import rules
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
-from stacklens.alerts.messages import value_text
+from stacklens.alerts.messages import metric_words, value_text
 from stacklens.alerts.preview import preview
 from stacklens.control.alert_models import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.control.channels import list_channels
@@ -54,15 +54,21 @@ def rule_state(states: list[AlertRuleState]) -> AlertRuleState | None:
 
 
 def condition(rule: AlertRule) -> str:
-    """The rule's condition in words, its threshold written as its notifications write it."""
+    """The rule's condition in words: the metric by its catalog label (``LCP p75``, never the key ``lcp_ms``), the
+    threshold written as its notifications write it (``LCP p75 on all pages > 1,200.0 ms over 7d``)."""
     threshold, window = value_text(rule, rule.threshold), rules.format_window(rule.window_seconds)
     if rule.type == "performance_budget":
         scope = "all pages" if rule.scope == "*" else rule.scope
-        return f"{rule.metric} {rule.statistic} on {scope} > {threshold} over {window}"
+        return f"{metric_words(rule)} on {scope} > {threshold} over {window}"
     if rule.type == "event_frequency":
         return f"> {threshold} per issue in {window}"
     if rule.type == "error_rate":
         return f"error rate > {threshold} over {window}"
+    if rule.type == "crash_free_rate":  # fires below its threshold
+        label = CATALOG[rule.metric].label if rule.metric in CATALOG else rule.metric
+        return f"{label} of the newest release < {threshold} over {window} (at least {rule.min_samples:,} sessions)"
+    if rule.type == "release_regression":
+        return f"the newest release's verdict against the one before it is a regression (over {window})"
     return rules.TYPE_LABELS[rule.type]
 
 
@@ -105,6 +111,7 @@ def _form_context(
         "channels": list_channels(db, viewer.org.id),
         "types": rules.TYPE_LABELS,
         "metrics": {key: CATALOG[key].label for key in rules.METRICS},
+        "crash_free_metrics": {key: CATALOG[key].label for key in rules.CRASH_FREE_METRICS},
         "statistics": rules.STATISTICS,
         "levels": rules.LEVELS,
     }
@@ -207,6 +214,7 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
             "project": None,
             "rule_project": projects.get(rule.project_id),
             "window": rules.format_window(rule.window_seconds),
+            "below": rule.type in rules.BELOW_TYPES,  # warns and fires below, resolves at or above
             "preview": replay,
             "figure": figure,
             "preview_error": preview_error,

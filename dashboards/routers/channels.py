@@ -8,15 +8,14 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
-from sqlalchemy import select
 
 from dashboards.context import Db, OrgViewer
 from dashboards.rendering import render
 from dashboards.security import check_csrf
+from stacklens.alerts.delivery_log import delivery_log
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.alerts.sending import send_test
 from stacklens.control import channels
-from stacklens.control.alert_models import AlertDelivery
 
 router = APIRouter(include_in_schema=False)
 CHANNELS = "/orgs/{org_slug}/settings/channels"
@@ -25,10 +24,7 @@ LOG_ROWS = 50
 
 def _context(viewer: OrgViewer, db: Db, channel_id: int | None = None, **extra: Any) -> dict[str, Any]:
     rows = channels.list_channels(db, viewer.org.id)
-    query = select(AlertDelivery).where(AlertDelivery.org_id == viewer.org.id)
-    if channel_id is not None:
-        query = query.where(AlertDelivery.channel_id == channel_id)
-    log = list(db.scalars(query.order_by(AlertDelivery.id.desc()).limit(LOG_ROWS)))
+    log = delivery_log(db, viewer.org.id, channel_id, LOG_ROWS)
     return {
         "viewer": viewer,
         "user": viewer.user,

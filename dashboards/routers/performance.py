@@ -12,13 +12,16 @@ from fastapi.responses import HTMLResponse, Response
 
 from dashboards import performance_figures as figs
 from dashboards.context import CurrentProject
+from dashboards.explore_links import performance_link, release_links
 from dashboards.rendering import render
 from dashboards.routers.performance_exports import download_links, waterfall_links
 from stacklens.control.db import session_scope
 from stacklens.control.dsn import primary_masked_dsn
 from stacklens.performance import network, reads, views
+from stacklens.performance.calendar import day_slots, week_slots
 from stacklens.performance.exports.tables import blocking_resources, largest_resources, unknown_blocking
 from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
+from stacklens.performance.recommendations import evidence_text
 from stacklens.performance.score import MIN_SAMPLES, THRESHOLDS, VITAL_LABELS
 from stacklens.performance.waterfall import waterfall
 
@@ -97,6 +100,10 @@ def _page(
         context.update(error=str(exc), filters=PerfFilters.parse(), params={})
         return render(request, template, {**context, "data": None}, 400)
     context.update(filters=filters, params=filters.params())
+    # "Open in Explore": the page's main figure as an Explore query over the same window and filters.
+    context["explore_link"] = performance_link(
+        view.viewer.org.slug, view.project.slug, export, filters, target or {}
+    )
     if export:
         context["downloads"] = download_links(base, export, filters.params(), target or {})
     context["facets"] = reads.facets(client, view.org_id, view.project_id, filters)
@@ -113,13 +120,15 @@ def overview(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
         data = views.build("overview", client, view.org_id, view.project_id, filters)
         days = data["daily"]
+        slots = day_slots(filters.since, filters.until)
         figures = {
-            "trend-score": figs.series_figure(
-                days, "day", "score", "score_n", "Performance score per day", "score"
-            ),
-            "trend-lcp": figs.series_figure(days, "day", "lcp_p75", "lcp_n", "LCP p75 per day", "ms"),
-            "trend-inp": figs.series_figure(days, "day", "inp_p75", "inp_n", "INP p75 per day", "ms"),
-            "trend-load": figs.series_figure(days, "day", "load_p75", "views", "Load time p75 per day", "ms"),
+            f"trend-{name}": figs.series_figure(days, "day", key, n, title, unit, slots)
+            for name, key, n, title, unit in (
+                ("score", "score", "score_n", "Performance score per day", "score"),
+                ("lcp", "lcp_p75", "lcp_n", "LCP p75 per day", "ms"),
+                ("inp", "inp_p75", "inp_n", "INP p75 per day", "ms"),
+                ("load", "load_p75", "views", "Load time p75 per day", "ms"),
+            )
         }
         return {"data": data, "figures": figures if days else {}}
 
@@ -133,7 +142,7 @@ def pages(request: Request, view: CurrentProject) -> Response:
         rows = data["rows"][:20]
         figure = figs.bars_figure(
             [r["page"] for r in rows],
-            [r["load_p75"] or 0 for r in rows],
+            [r["load_p75"] for r in rows],
             [r["views"] for r in rows],
             "Load time p75 per page",
             "ms",
@@ -154,13 +163,20 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
             raise ValueError("page: choose a page (route) from the Pages table")
         org, project = view.org_id, view.project_id
         days, weeks, dist, samples = reads.page_detail(client, org, project, filters, page)
+        slots = day_slots(filters.since, filters.until)
+        # Every metric's chart, an empty one saying "no data for these filters" (Safari sends no LCP or INP).
         figures = {
-            f"day-{key}": figs.series_figure(days, "day", key, n, f"{label} per day", unit)
+            f"day-{key}": figs.series_figure(days, "day", key, n, f"{label} per day", unit, slots)
             for key, _, n, label, unit in PAGE_METRICS
-            if any(d.get(key) is not None for d in days)
         }
         figures["week-load"] = figs.series_figure(
-            weeks, "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms"
+            weeks,
+            "iso_week",
+            "load_p75",
+            "views",
+            "Load time p75 per ISO week",
+            "ms",
+            week_slots(filters.since, filters.until),
         )
         for metric, label, unit in (
             ("load", "Load time", "ms"),
@@ -205,8 +221,8 @@ def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Re
         data = views.build("endpoints", client, view.org_id, view.project_id, filters, sort)
         top = data["rows"][:15]
         figure = figs.bars_figure(
-            [f"{r['method']} {r['path']} ({r['source']})" for r in top],
-            [r["p95_ms"] or 0 for r in top],
+            [f"{r['method']} {r['path']} ({r['source']})" for r in top],  # the table says what each means
+            [r["p95_ms"] for r in top],
             [r["calls"] for r in top],
             "p95 of the busiest endpoints",
             "ms",
@@ -235,12 +251,14 @@ def endpoint_detail(
         )
         figures = {}
         if days:
+            slots = day_slots(filters.since, filters.until)
             figures = {
-                "latency": figs.series_figure(days, "day", "p95_ms", "calls", "p95 per day", "ms"),
-                "average": figs.series_figure(days, "day", "avg_ms", "calls", "Average per day", "ms"),
-                "errors": figs.series_figure(
-                    days, "day", "error_pct", "calls", "Errors (4xx + 5xx) per day", "%"
-                ),
+                name: figs.series_figure(days, "day", key, "calls", title, unit, slots)
+                for name, key, title, unit in (
+                    ("latency", "p95_ms", "p95 per day", "ms"),
+                    ("average", "avg_ms", "Average per day", "ms"),
+                    ("errors", "error_pct", "Errors (4xx + 5xx) per day", "%"),
+                )
             }
         return {
             "endpoint": {"source": source, "method": method, "path": path},
@@ -283,7 +301,13 @@ def trends(request: Request, view: CurrentProject) -> Response:
         if data["rows"]:
             figures = {
                 "weekly-load": figs.series_figure(
-                    data["rows"], "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms"
+                    data["rows"],
+                    "iso_week",
+                    "load_p75",
+                    "views",
+                    "Load time p75 per ISO week",
+                    "ms",
+                    week_slots(filters.since, filters.until),
                 ),
                 "weekly-views": figs.bars_figure(
                     [r["iso_week"] for r in data["rows"]],
@@ -302,8 +326,12 @@ def trends(request: Request, view: CurrentProject) -> Response:
 def releases(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
         data = views.build("releases", client, view.org_id, view.project_id, filters)
+        org, slug = view.viewer.org.slug, view.project.slug
         return {
             "data": data,
+            "release_explore": {
+                r["release"]: release_links(org, slug, r["release"], filters) for r in data["rows"]
+            },
             "figures": {"releases": figs.releases_figure(data["rows"])} if data["rows"] else {},
         }
 
@@ -311,8 +339,19 @@ def releases(request: Request, view: CurrentProject) -> Response:
 
 
 @router.get(BASE + "/recommendations", response_class=HTMLResponse)
-def recommendations(request: Request, view: CurrentProject) -> Response:
+def recommendations(request: Request, view: CurrentProject, include_old_releases: str = "") -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
-        return {"data": views.build("recommendations", client, view.org_id, view.project_id, filters)}
+        include_old = views.flag("include_old_releases", include_old_releases)
+        data = views.build(
+            "recommendations", client, view.org_id, view.project_id, filters, include_old=include_old
+        )
+        return {
+            "data": data,
+            "include_old": include_old,
+            "evidence": [evidence_text(r["evidence"]) for r in data["rows"]],
+        }
 
-    return _page(request, view, "/recommendations", "perf_recommendations.html", fill, "recommendations")
+    target = {"include_old_releases": "1"} if include_old_releases.strip().lower() in views.TRUE else {}
+    return _page(
+        request, view, "/recommendations", "perf_recommendations.html", fill, "recommendations", target
+    )

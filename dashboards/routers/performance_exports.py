@@ -26,7 +26,7 @@ router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/performance"
 FILTER_NAMES = ("range", "since", "until", "environment", "release", "browser")
 # What each detail page is about, carried in its download links next to the filters.
-TARGET_NAMES = ("sort", "page", "source", "method", "path")
+TARGET_NAMES = ("sort", "page", "source", "method", "path", "include_old_releases")
 FORMATS = ("csv", "json")
 
 

@@ -101,3 +101,16 @@ def format_in(unit: Unit, value: float | int | None, decimals: int | None = None
     if unit.symbol:
         return f"{number(number_, digits)} {unit.symbol}"
     return number(number_, digits)
+
+
+def axis_tick(unit: Unit, value: float) -> str:
+    """A chart tick in ``unit``, as short as a tick needs: ``100 ms``, ``1 s``, ``2.5 s`` for times (seconds from
+    1,000 ms on), ``512 B`` / ``1.5 MiB`` for sizes, the bare number otherwise. Ticks sit on round
+    values, so no digits are lost; table cells and exports keep :func:`format_in`."""
+    if unit.key == MS.key:
+        if abs(value) >= 1000:
+            return f"{plain_number(round(value / 1000, 3))} s"
+        return f"{plain_number(round(value, 3))} ms"
+    if unit.key == BYTES.key:
+        return binary_size(value, 1)
+    return plain_number(round(value, 6))

@@ -1,12 +1,14 @@
 """Resource and API-endpoint reads of the performance view: per resource type, each resource with its
 render-blocking impact, and API endpoints (client calls from browsers and server transactions told apart),
-all from the requests of the filtered window in ``resource_facts`` and ``endpoint_facts`` (one row per request,
-built by the resource_breakdown and api_endpoint_metrics pipeline assets; named queries in
-``warehouse_sql/queries/performance``).
+all from the requests of the filtered window: the minute, hour, day and block-of-days states of
+``resource_request_periods`` and ``endpoint_call_periods`` that tile it (Dagster assets of the same names, built from
+``resource_facts`` / ``endpoint_facts``; named queries in ``warehouse_sql/queries/performance``, macros
+``resource_window`` and ``endpoint_window``).
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -21,6 +23,9 @@ HIGH = {"avg_ms": 500.0, "avg_bytes": 100 * 1024, "fcp_share": 0.5}
 MEDIUM = {"avg_ms": 200.0, "avg_bytes": 30 * 1024, "fcp_share": 0.25}
 ENDPOINT_SORTS = ("calls", "avg_ms", "p95_ms", "error_pct", "s5xx", "s4xx")
 NO_ENDPOINT = {"endpoint_source": "", "endpoint_method": "", "endpoint_path": ""}
+# Where an endpoint's calls were measured, in words: the browser's fetch/XHR spans of page loads (client) or the
+# server's own transactions (server). The same path measured both ways is two rows, never mixed.
+SOURCE_LABELS = {"client": "client (browser)", "server": "server"}
 
 
 def _f(value: Any) -> float | None:
@@ -126,14 +131,30 @@ def resource_types(
     return resource_tables(client, org_id, project_id, filters)[0]
 
 
-def resources(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, load_time_p95: bool = True
-) -> list[dict[str, Any]]:
-    """The resources of :func:`resource_tables` (heaviest first, at most 500). Without ``load_time_p95`` their
-    ``p95_ms`` is ``None``: a leaner query (resource_list.sql) reads no load-time histograms, what the
-    recommendations, which do not use it, save."""
-    query = "resource_table" if load_time_p95 else "resource_list"
-    return [_resource_row(raw) for raw in run(client, query, _resource_params(org_id, project_id, filters))]
+def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
+    """The resources of :func:`resource_tables` (heaviest first, at most 500)."""
+    return [
+        _resource_row(raw)
+        for raw in run(client, "resource_table", _resource_params(org_id, project_id, filters))
+    ]
+
+
+def resource_list(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
+    """The resources as :func:`resources` gives them, with ``p95_ms`` ``None`` (resource_list.sql reads no
+    load-time histograms: the recommendations do not use them), and when each was served: ``release_first``
+    (release → the first period a load of that release requested it) and ``last_seen`` (its last period). Read
+    with single days rather than blocks of days, so those times are days, hours or minutes."""
+    params = {**filters.sql(org_id, project_id), **filters.periods(per_day=True, minutes=True)}
+    out = []
+    for raw in run(client, "resource_list", params):
+        row = _resource_row(raw)
+        keys, starts = raw["release_first"]
+        row["release_first"] = {
+            str(k): datetime.fromtimestamp(int(v), UTC) for k, v in zip(keys, starts, strict=True)
+        }
+        row["last_seen"] = raw["last_seen"]
+        out.append(row)
+    return out
 
 
 def _endpoint_row(raw: dict[str, Any]) -> dict[str, Any]:

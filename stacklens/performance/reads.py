@@ -1,7 +1,7 @@
 """Page-load reads of the performance view: the overview, the page table, one page over time, weekly trends
 and release impact, all from the page loads of the filtered window, so every filter (environment, release,
 browser) applies to every figure. The window comes from the minute, hour, day and block-of-days states of
-``pageload_periods`` that tile it (minutes at its partial edge hours), built by the page_metrics pipeline asset
+``pageload_periods`` that tile it (minutes at its partial edge hours), the Dagster asset of the same name built
 from ``pageload_facts`` (named queries in ``warehouse_sql/queries/performance``, macro ``pageload_window``):
 counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of the exact ones) and the page
 samples from the states' own fastest and slowest page loads and per-bucket examples (``pageload_examples``). The client is passed in; nothing here knows about HTTP or templates.
@@ -14,15 +14,14 @@ from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.metrics.formatting import unit_text
 from stacklens.performance import score as sc
 from stacklens.performance.filters import PerfFilters
+from stacklens.releases.impact import release_rows
 from stacklens.warehouse.queries import load_query
 from stacklens.warehouse.side_by_side import side_by_side
 
 VITALS = ("lcp", "inp", "cls", "fcp", "ttfb")
-# A release is named a regression when one of these grows by more than 15 % against the previous release and
-# both releases have MIN_SAMPLES page loads (p75 of ~100 loads moves about ±10 % by chance alone).
-REGRESSION_PCT = 15.0
 
 
 def run(client: Client, name: str, parameters: dict[str, Any]) -> list[dict[str, Any]]:
@@ -132,6 +131,7 @@ def vitals_summary(total: dict[str, Any] | None) -> list[dict[str, Any]]:
             "metric": "score",
             "label": "Performance score",
             "value": total["score"],
+            "unit": unit_text("score"),
             "samples": total["score_n"],
             "rating": sc.score_rating(total["score"]),
         }
@@ -143,6 +143,7 @@ def vitals_summary(total: dict[str, Any] | None) -> list[dict[str, Any]]:
                 "metric": vital,
                 "label": sc.VITAL_LABELS[vital],
                 "value": total[f"{vital}_p75"],
+                "unit": unit_text(vital),  # rows of several units: each says its own (ms, or none for CLS)
                 "samples": total[f"{vital}_n"],
                 "rating": total[f"{vital}_rating"],
                 "good_at_most": good,
@@ -172,8 +173,11 @@ def daily(
     return [_day_row(raw) for raw in run(client, "daily", params)]
 
 
-def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> dict[str, list[float]]:
-    """Per page, the daily p75 load time of the 7 days ending at the window's end (0 for a day without loads)."""
+def sparklines(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters
+) -> dict[str, list[float | None]]:
+    """Per page, the daily p75 load time of the 7 days ending at the window's end, oldest first; ``None`` for a
+    day without page loads (a gap in the sparkline, never 0 ms)."""
     week = PerfFilters(
         since=max(filters.since, filters.until - timedelta(days=7)),
         until=filters.until,
@@ -182,11 +186,12 @@ def sparklines(client: Client, org_id: int, project_id: int, filters: PerfFilter
         browser=filters.browser,
     )
     first = week.since.date()
-    days = [first + timedelta(days=i) for i in range((week.until.date() - first).days + 1)]
-    series: dict[str, dict[date, float]] = {}
+    last = (week.until - timedelta(microseconds=1)).date()  # an end at midnight is the day before's end
+    days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+    series: dict[str, dict[date, float | None]] = {}
     for row in run(client, "sparklines", load_params(org_id, project_id, week, per_day=True)):
-        series.setdefault(row["key"], {})[row["day"]] = _num(row["load_p75"]) or 0.0
-    return {page: [values.get(day, 0.0) for day in days] for page, values in series.items()}
+        series.setdefault(row["key"], {})[row["day"]] = _num(row["load_p75"])
+    return {page: [values.get(day) for day in days] for page, values in series.items()}
 
 
 def _week_rows(raws: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -318,39 +323,13 @@ def _samples(client: Client, params: dict[str, Any], merged: dict[str, Any]) -> 
     return sorted(rows, key=lambda r: (order[r["kind"]], r["load_ms"]))
 
 
-def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[dict[str, Any]]:
-    """Per release (by first page load): load p75, JS per view, API p95 and error share, error events, each against
-    the release before it; ``regression`` names what grew by more than 15 %."""
-    out: list[dict[str, Any]] = []
-    before: dict[str, Any] | None = None
-    for raw in run(client, "releases", load_params(org_id, project_id, filters)):
-        row: dict[str, Any] = {
-            "release": raw["release"],
-            "first_seen": raw["first_seen"],
-            "views": int(raw["views"]),
-            "load_p75": _num(raw["load_p75"]),
-            "js_bytes_per_view": _num(raw["js_bytes_per_view"]),
-            "api_calls": int(raw["api_calls"]),
-            "api_p95": _num(raw["api_p95"]),
-            "api_error_pct": _num(raw["api_error_pct"]),
-            "error_events": int(raw["error_events"]),
-            "new_issues": int(raw["new_issues"]),
-            "previous_release": before["release"] if before else "",
-        }
-        regressions = []
-        for key, label in (
-            ("load_p75", "load time"),
-            ("js_bytes_per_view", "JavaScript"),
-            ("api_p95", "API time"),
-            ("error_events", "errors"),
-            ("new_issues", "new issues"),
-        ):
-            change = change_pct(row[key], before[key] if before else None)
-            row[f"{key}_change_pct"] = change
-            enough = before is not None and min(row["views"], before["views"]) >= sc.MIN_SAMPLES
-            if change is not None and change > REGRESSION_PCT and enough:
-                regressions.append(f"{label} +{change:.0f} %")
-        row["regression"] = f"{row['release']}: " + ", ".join(regressions) if regressions else ""
-        out.append(row)
-        before = row
-    return out
+def releases(
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, with_page_loads_only: bool = True
+) -> list[dict[str, Any]]:
+    """Per release (by first page load): load p75 (with its 95 % interval), JS per view, API p95 and error share,
+    error events and errors per 1,000 page loads, each against the release before it, and the release's verdict —
+    the release health pages' rules on these figures (stacklens.releases.impact); ``regression`` is the verdict
+    as one line when it is one. ``with_page_loads_only=False`` keeps releases that only have error events."""
+    return release_rows(
+        run(client, "releases", load_params(org_id, project_id, filters)), with_page_loads_only
+    )

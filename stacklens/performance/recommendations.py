@@ -1,11 +1,19 @@
-"""Recommendations: deterministic rules over the field data of the filtered window, one per subject (a resource,
-an endpoint or a third-party host) and rule — never one per page view or per page: the pages a subject affects are
-listed on its one row. Each carries its evidence and an estimated saving.
+"""Recommendations: deterministic rules over the field data of the filtered window, **one row per subject** (a
+resource, an endpoint or a third-party host) — never one per page view, per page or per release: the pages a
+subject affects are listed on its one row, and when several rules apply to one subject they are that row's
+``rules`` (the most severe first, its ``rule``), their messages and savings side by side. Each row carries its
+evidence (raw numbers, in the units their keys say) and an estimated saving; every number in a message is
+written as the metric catalog writes its unit (``1.6 MiB``, ``420 ms``).
+
+Resources no longer served are left out unless asked for (``include_old``): a resource that no page load of the
+window's newest release requested (the release first seen last) and that was not requested in the window's last
+two days belongs to an old release — the demo's ``app.1.3.0.js`` after 1.4.0 shipped — and fixing it fixes
+nothing. Such rows carry ``old_release: true`` when included.
 
 Rules and thresholds (docs/performance.md repeats them):
   render_blocking_script / render_blocking_css  a render-blocking JS / CSS file of impact High or Medium
   uncompressed_asset   JS / CSS / font over 10 KiB served without compression (decoded ≈ encoded size), or a BMP /
-                       TIFF image, or a PNG over 100 KiB
+                       TIFF image, or a PNG over 100 KiB (an oversized PNG is told once, as oversized_image)
   oversized_image      an image averaging over 200 KiB (High over 1 MiB)
   large_api_payload    a browser API call averaging over 500 KiB of response
   parallel_calls       one page load calling the same endpoint 5 times or more (N+1)
@@ -16,18 +24,33 @@ Rules and thresholds (docs/performance.md repeats them):
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.metrics import units
 from stacklens.performance.filters import PerfFilters
-from stacklens.performance.network import endpoints, resources
+from stacklens.performance.network import SOURCE_LABELS, endpoints, resource_list
 from stacklens.warehouse.side_by_side import side_by_side
 
 KB = 1024  # one KiB: sizes are written with binary prefixes (stacklens.metrics.units)
 SEVERITY_ORDER = {"High": 0, "Medium": 1, "Low": 2}
 GZIP_SAVING = 0.7  # text assets shrink about 70 % with gzip/brotli
 IMAGE_TARGET = 100 * KB  # a web image at display size in WebP/AVIF rarely needs more
+# A resource requested in the window's last two days is still served, whatever its release: a day's requests are
+# one period of the states (read with single days), and yesterday's period starts up to two days before the end.
+RECENT = timedelta(days=2)
+
+
+def size(value: float) -> str:
+    """Bytes as the catalog writes them: ``1.6 MiB``, ``420.0 KiB``."""
+    return units.format_in(units.BYTES, value)
+
+
+def ms(value: float) -> str:
+    """Milliseconds, whole, as the catalog writes them: ``420 ms``, ``1,240 ms``."""
+    return units.format_in(units.MS, value, 0)
 
 
 def _rec(
@@ -50,16 +73,35 @@ def _rec(
     }
 
 
+def served(rows: list[dict[str, Any]]) -> set[str]:
+    """The resources (URLs) of ``rows`` (:func:`~stacklens.performance.network.resource_list`) still served: one
+    a load of the newest release requested — the release first seen last in the window; releases first seen on
+    the same day are all newest — or one requested within RECENT of the window's last request. Without release
+    data every resource is of the one release ``''``, so all are served."""
+    first: dict[str, datetime] = {}
+    for row in rows:
+        for release, at in row["release_first"].items():
+            first[release] = min(at, first.get(release, at))
+    if not first:
+        return {r["resource"] for r in rows}
+    newest_at = max(first.values())
+    newest = {release for release, at in first.items() if at == newest_at}
+    latest = max(r["last_seen"] for r in rows)
+    return {
+        r["resource"] for r in rows if newest & set(r["release_first"]) or r["last_seen"] >= latest - RECENT
+    }
+
+
 def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     total = sum(r["total_bytes"] for r in rows)
     hosts: dict[str, dict[str, Any]] = {}
     for r in rows:
-        kind, size, name = r["resource_type"], r["avg_bytes"], r["resource"]
+        kind, avg, name = r["resource_type"], r["avg_bytes"], r["resource"]
         base = {
             "requests": r["requests"],
             "loads": r["loads"],
-            "avg_bytes": round(size),
+            "avg_bytes": round(avg),
             "avg_ms": round(r["avg_ms"], 1),
         }
         if (
@@ -76,39 +118,42 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     name,
                     r["pages"],
                     f"Render-blocking {what} {name} ({r['impact_reason']}): defer, async or inline the critical part",
-                    f"up to {r['avg_ms']:.0f} ms of first paint on {r['blocking_loads']} page loads",
+                    f"up to {ms(r['avg_ms'])} of first paint on {r['blocking_loads']:,} page loads",
                     {**base, "blocking_loads": r["blocking_loads"], "fcp_share": r["fcp_share"]},
                 )
             )
         lower = name.lower()
         text_asset = kind in ("JavaScript", "CSS") or (kind == "Fonts" and lower.endswith((".ttf", ".otf")))
+        oversized = kind == "Images" and avg > 200 * KB
         uncompressed = (
-            (text_asset and size > 10 * KB and r["avg_decoded_bytes"] <= size * 1.05)
+            (text_asset and avg > 10 * KB and r["avg_decoded_bytes"] <= avg * 1.05)
             or lower.endswith((".bmp", ".tif", ".tiff"))
-            or (lower.endswith(".png") and size > 100 * KB)
+            or (lower.endswith(".png") and avg > 100 * KB)
         )
-        if uncompressed:
-            saving = size * GZIP_SAVING if text_asset else max(size - IMAGE_TARGET, size * 0.5)
+        # An oversized image is told to be resized and served as WebP/AVIF: that is its format advice too.
+        if uncompressed and not oversized:
+            saving = avg * GZIP_SAVING if text_asset else max(avg - IMAGE_TARGET, avg * 0.5)
             out.append(
                 _rec(
                     "uncompressed_asset",
                     "Medium",
                     name,
                     r["pages"],
-                    f"{name} is served uncompressed or in a format that compresses poorly ({size / KB:.0f} KiB)",
-                    f"about {saving / KB:.0f} KiB per request, {saving * r['requests'] / KB / KB:.1f} MiB in the window",
+                    f"{name} is served uncompressed or in a format that compresses poorly ({size(avg)})",
+                    f"about {size(saving)} per request, {size(saving * r['requests'])} in the window",
                     {**base, "avg_decoded_bytes": round(r["avg_decoded_bytes"])},
                 )
             )
-        if kind == "Images" and size > 200 * KB:
+        if oversized:
+            png = " (PNG, which compresses poorly)" if lower.endswith(".png") else ""
             out.append(
                 _rec(
                     "oversized_image",
-                    "High" if size > KB * KB else "Medium",
+                    "High" if avg > KB * KB else "Medium",
                     name,
                     r["pages"],
-                    f"Image {name} averages {size / KB:.0f} KiB: resize to its display size and serve WebP/AVIF",
-                    f"about {(size - IMAGE_TARGET) / KB:.0f} KiB per request",
+                    f"Image {name} averages {size(avg)}{png}: resize it to its display size and serve WebP or AVIF",
+                    f"about {size(avg - IMAGE_TARGET)} per request, {size((avg - IMAGE_TARGET) * r['requests'])} in the window",
                     base,
                 )
             )
@@ -126,8 +171,8 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "High" if share > 0.5 else "Medium",
                     host,
                     sorted(entry["pages"]),
-                    f"{host} (third party) carries {100 * share:.0f} % of the resource bytes",
-                    f"{entry['bytes'] / KB / KB:.1f} MiB in the window if removed or self-hosted and trimmed",
+                    f"{host} (third party) carries {units.format_in(units.PERCENT, 100 * share, 0)} of the resource bytes",
+                    f"{size(entry['bytes'])} in the window if removed or self-hosted and trimmed",
                     {
                         "share_pct": round(100 * share, 1),
                         "bytes": entry["bytes"],
@@ -142,6 +187,7 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for e in rows:
         name = f"{e['method']} {e['path']} ({e['source']})"
+        where = SOURCE_LABELS[e["source"]]
         base = {
             "calls": e["calls"],
             "source": e["source"],
@@ -155,8 +201,8 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "Medium",
                     name,
                     e["pages"],
-                    f"{name} answers {e['avg_bytes'] / KB:.0f} KiB on average: paginate or select fewer fields",
-                    f"about {(e['avg_bytes'] - 100 * KB) / KB:.0f} KiB per call",
+                    f"{name} answers {size(e['avg_bytes'])} on average: paginate or select fewer fields",
+                    f"about {size(e['avg_bytes'] - 100 * KB)} per call",
                     {**base, "avg_bytes": round(e["avg_bytes"])},
                 )
             )
@@ -169,7 +215,7 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     name,
                     e["pages"],
                     f"{name} is called up to {e['max_per_load']} times in one page load (N+1): batch the calls",
-                    f"{max(per_load - 1, 0):.1f} calls per page load, about {(e['avg_ms'] or 0) * max(per_load - 1, 0):.0f} ms of requests",
+                    f"{max(per_load - 1, 0):.1f} calls per page load, about {ms((e['avg_ms'] or 0) * max(per_load - 1, 0))} of requests",
                     {**base, "max_per_load": e["max_per_load"], "calls_per_load": round(per_load, 2)},
                 )
             )
@@ -180,8 +226,8 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "High" if e["p95_ms"] > 3000 else "Medium",
                     name,
                     e["pages"],
-                    f"{name} is slow: p95 {e['p95_ms']:.0f} ms over {e['calls']} calls",
-                    f"about {e['p95_ms'] - 1000:.0f} ms on the slowest 5 % of calls at a 1 s target",
+                    f"{name} is slow: p95 {ms(e['p95_ms'])} over {e['calls']:,} calls, measured in the {where}",
+                    f"about {ms(e['p95_ms'] - 1000)} on the slowest 5 % of calls at a 1 s target",
                     base,
                 )
             )
@@ -192,23 +238,97 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "High" if e["error_pct"] > 20 else "Medium",
                     name,
                     e["pages"],
-                    f"{name} fails {e['error_pct']:.1f} % of {e['calls']} calls",
-                    f"{e['s4xx'] + e['s5xx']} failed calls in the window",
+                    f"{name} fails {units.format_in(units.PERCENT, e['error_pct'])} of {e['calls']:,} calls",
+                    f"{e['s4xx'] + e['s5xx']:,} failed calls in the window",
                     {**base, "s4xx": e["s4xx"], "s5xx": e["s5xx"]},
                 )
             )
     return out
 
 
+def one_per_subject(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recommendations with one row per subject: the most severe rule's row, ``rules`` naming every rule that
+    applies, their messages and savings joined (each distinct once) and their evidence merged."""
+    by_subject: dict[str, list[dict[str, Any]]] = {}
+    for rec in recs:
+        by_subject.setdefault(rec["subject"], []).append(rec)
+    out = []
+    for group in by_subject.values():
+        group.sort(key=lambda r: (SEVERITY_ORDER[r["severity"]], r["rule"]))
+        first = group[0]
+        evidence: dict[str, Any] = {}
+        for rec in reversed(group):  # the most severe rule's evidence wins a shared key
+            evidence.update(rec["evidence"])
+        out.append(
+            {
+                **first,
+                "rules": [r["rule"] for r in group],
+                "message": ". ".join(dict.fromkeys(r["message"] for r in group)),
+                "estimated_saving": "; ".join(dict.fromkeys(r["estimated_saving"] for r in group)),
+                "evidence": evidence,
+            }
+        )
+    return out
+
+
+# How the page writes an evidence value: its label and the unit of the number (``None``: as it is).
+EVIDENCE: dict[str, tuple[str, units.Unit | None]] = {
+    "requests": ("requests", units.COUNT),
+    "loads": ("page loads", units.COUNT),
+    "calls": ("calls", units.COUNT),
+    "avg_bytes": ("average size", units.BYTES),
+    "avg_decoded_bytes": ("decoded size", units.BYTES),
+    "bytes": ("bytes", units.BYTES),
+    "avg_ms": ("average time", units.MS),
+    "p95_ms": ("p95", units.MS),
+    "blocking_loads": ("render-blocking loads", units.COUNT),
+    "fcp_share": ("share of FCP", units.PERCENT),
+    "share_pct": ("share of the bytes", units.PERCENT),
+    "error_pct": ("errors", units.PERCENT),
+    "resources": ("resources", units.COUNT),
+    "max_per_load": ("most calls in one page load", units.COUNT),
+    "calls_per_load": ("calls per page load", units.RATIO),
+    "s4xx": ("4xx answers", units.COUNT),
+    "s5xx": ("5xx answers", units.COUNT),
+    "source": ("measured in", None),
+}
+
+
+def evidence_text(evidence: dict[str, Any]) -> list[tuple[str, str]]:
+    """A row's evidence as a reader reads it: ``[("average size", "1.6 MiB"), ("average time", "420.0 ms")]``,
+    each number in its unit as the catalog writes it (never ``1.6e+06``)."""
+    out = []
+    for key, value in evidence.items():
+        label, unit = EVIDENCE.get(key, (key.replace("_", " "), None))
+        if key == "fcp_share" and isinstance(value, int | float):
+            value = 100 * value  # a share (0-1) read as percent
+        if key == "source":
+            text = SOURCE_LABELS.get(str(value), str(value))
+        elif unit is not None:
+            text = units.format_in(unit, value)
+        else:
+            text = units.MISSING if value is None else str(value)
+        out.append((label, text))
+    return out
+
+
 def recommendations(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
+    client: Client, org_id: int, project_id: int, filters: PerfFilters, include_old: bool = False
 ) -> list[dict[str, Any]]:
-    """Every recommendation for the filters, the most severe first, then by rule and subject. The resource list
-    and the endpoint list are read at once (two clients of the warehouse)."""
+    """Every recommendation for the filters, one per subject, the most severe first, then by rule and subject;
+    without ``include_old`` none about a resource no longer served (:func:`served`). Every row says whether its
+    subject is such a resource (``old_release``). The resource list and the endpoint list are read at once (two
+    clients of the warehouse)."""
     resource_rows, endpoint_rows = side_by_side(
         client,
-        lambda c: resources(c, org_id, project_id, filters, load_time_p95=False),
+        lambda c: resource_list(c, org_id, project_id, filters),
         lambda c: endpoints(c, org_id, project_id, filters),
     )
-    recs = _resource_rules(resource_rows) + _endpoint_rules(endpoint_rows)
+    current = served(resource_rows)
+    old = {r["resource"] for r in resource_rows} - current
+    recs = one_per_subject(_resource_rules(resource_rows) + _endpoint_rules(endpoint_rows))
+    for rec in recs:
+        rec["old_release"] = rec["subject"] in old
+    if not include_old:
+        recs = [r for r in recs if not r["old_release"]]
     return sorted(recs, key=lambda r: (SEVERITY_ORDER[r["severity"]], r["rule"], r["subject"]))

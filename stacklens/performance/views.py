@@ -11,6 +11,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from stacklens.csv_cells import csv_text
+from stacklens.errors import InvalidInput
 from stacklens.performance import network, reads
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.recommendations import recommendations
@@ -19,9 +20,17 @@ VIEWS = ("overview", "pages", "resources", "endpoints", "trends", "releases", "r
 
 
 def build(
-    view: str, client: Client, org_id: int, project_id: int, filters: PerfFilters, sort: str = "calls"
+    view: str,
+    client: Client,
+    org_id: int,
+    project_id: int,
+    filters: PerfFilters,
+    sort: str = "calls",
+    include_old: bool = False,
 ) -> dict[str, Any]:
-    """The data of one view; ``sort`` applies to endpoints (raises ValueError naming the allowed values)."""
+    """The data of one view; ``sort`` applies to endpoints (raises ValueError naming the allowed values),
+    ``include_old`` to recommendations (those about resources only old releases served; left out by default, and
+    counted in ``old_releases_hidden``)."""
     if view == "overview":
         total, pages, days = reads.overview(client, org_id, project_id, filters)
         top = sorted(pages, key=lambda r: -r["opportunity"])[:10]
@@ -54,8 +63,22 @@ def build(
     if view == "releases":
         return {"rows": reads.releases(client, org_id, project_id, filters)}
     if view == "recommendations":
-        return {"rows": recommendations(client, org_id, project_id, filters)}
+        every = recommendations(client, org_id, project_id, filters, include_old=True)
+        shown = [r for r in every if include_old or not r["old_release"]]
+        return {"rows": shown, "old_releases_hidden": len(every) - len(shown)}
     raise ValueError(f"view must be one of {', '.join(VIEWS)}")
+
+
+TRUE, FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def flag(name: str, value: str) -> bool:
+    """A yes/no query parameter (``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``, empty = no);
+    InvalidInput naming ``name`` for anything else."""
+    text = value.strip().lower()
+    if text in TRUE or text in FALSE:
+        return text in TRUE
+    raise InvalidInput(f"{name}: must be true or false, not {value[:40]!r}")
 
 
 def plain(value: Any) -> Any:

@@ -13,6 +13,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from stacklens.metrics.formatting import format_value
+from stacklens.performance.exports.tables import VIEW_TABLES, csv_column, table
+from stacklens.performance.views import plain
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import sign_in
 from tests.dashboards.html_tables import Cell, read_page
@@ -138,9 +141,10 @@ def test_every_page_csv_json_html_and_api_agree(client, seeded) -> None:
             assert rows or name == "blocking", (page, name)
             assert len(parsed) == len(rows), (page, name)
             for csv_row, row in zip(parsed, rows, strict=True):
-                assert list(csv_row) == list(row), (page, name)
+                assert list(csv_row) == [csv_column(key) for key in row], (page, name)
                 for key, value in row.items():
-                    assert _same(csv_row[key], value), (page, name, key, csv_row[key], value)
+                    cell = csv_row[csv_column(key)]
+                    assert _same(cell, value), (page, name, key, cell, value)
             if name in html_ids:
                 _html_agrees(html_ids[name], tables[html_ids[name]], rows)
             if api is not None and (page, name) in API_KEYS:
@@ -153,6 +157,42 @@ def test_every_page_csv_json_html_and_api_agree(client, seeded) -> None:
     vitals = client.get(_base(org) + "/export/overview.json", params=WINDOW).json()["tables"]["vitals"]
     for row in vitals:
         assert f'data-value="{row["value"]}"' in overview and f'data-samples="{row["samples"]}"' in overview
+
+
+def test_one_csv_per_view_the_page_download_and_the_api_are_the_same_bytes(client, seeded) -> None:
+    org, _ = seeded
+    headers = {"Authorization": f"Bearer {org['api_key']}"}
+    api = f"/api/projects/{org['project']}/performance"
+    for view, (page, name) in VIEW_TABLES.items():
+        for extra in ({}, {"include_old_releases": "1"}) if view == "recommendations" else ({},):
+            from_api = client.get(
+                f"{api}/{view}", params={**WINDOW, **extra, "format": "csv"}, headers=headers
+            )
+            from_page = client.get(
+                f"{_base(org)}/export/{page}.csv", params={**WINDOW, **extra, "table": name}
+            )
+            assert from_api.status_code == from_page.status_code == 200, view
+            assert from_api.content == from_page.content, view  # the same columns, values and bytes
+            document = client.get(f"{api}/{view}", params={**WINDOW, **extra}, headers=headers).json()
+            spec = table(page, name)
+            parsed = list(csv.DictReader(io.StringIO(from_api.text)))
+            assert from_api.text.splitlines()[0].split(",") == [csv_column(c) for c in spec.columns], view
+            assert len(parsed) == len(document["rows"]) > 0, view
+            for csv_row, row in zip(parsed, document["rows"], strict=True):
+                for column in spec.columns:
+                    cell, value = csv_row[csv_column(column)], plain(row.get(column))
+                    assert _same(cell, value), (view, column, cell, value)
+    # Metric columns carry the catalog's unit; those that said it already keep their names.
+    header = client.get(f"{api}/pages", params={**WINDOW, "format": "csv"}, headers=headers).text.split("\n")[
+        0
+    ]
+    assert {"load_p75_ms", "lcp_p75_ms", "ttfb_avg_ms", "cls_p75", "views"} <= set(header.split(","))
+    releases = client.get(f"{api}/releases", params={**WINDOW, "format": "csv"}, headers=headers).text
+    assert {"load_p75_ms", "js_per_view_bytes", "api_p95_ms", "api_error_pct"} <= set(
+        releases.split("\n")[0].split(",")
+    )
+    bad = client.get(f"{api}/recommendations", params={"include_old_releases": "maybe"}, headers=headers)
+    assert bad.status_code in (400, 422) and "include_old_releases" in bad.text
 
 
 def test_pdf_report_from_the_dashboard_and_the_api(client, seeded) -> None:
@@ -174,8 +214,12 @@ def test_pdf_report_from_the_dashboard_and_the_api(client, seeded) -> None:
     pages = client.get(
         f"/api/projects/{org['project']}/performance/pages", params=WINDOW, headers=headers
     ).json()["rows"]
-    for row in pages:
-        assert f"{row['page']} {row['views']:,} {row['load_avg']:,.0f} {row['load_p75']:,.0f}" in text
+    for row in pages:  # numbers as the catalog writes them, with their units
+        avg, p75 = (
+            format_value("load_time_ms", row["load_avg"]),
+            format_value("load_time_ms", row["load_p75"]),
+        )
+        assert f"{row['page']} {row['views']:,} {avg} {p75}" in text
     assert "environment production" in text
     # another organization's project: 404 from both, like a missing one; no key: 401
     assert (

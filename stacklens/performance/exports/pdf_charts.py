@@ -109,18 +109,18 @@ def bar_chart(
     h: float,
     title: str,
     labels: Sequence[str],
-    values: Sequence[float],
+    values: Sequence[float | None],
     unit: str = "",
     show: Callable[[float], str] | None = None,
 ) -> None:
     """Horizontal bars, one per label (labels cut to fit), each with its value at its end (``show`` formats
-    it; by default the number and ``unit``)."""
+    it; by default the number and ``unit``); a label without a value has no bar and says "no data", never 0."""
     pdf.set_text_color(*INK)
     pdf.set_font("Helvetica", "B", 8)
     pdf.text(x, y + 3, latin(title))
     if not values:
         return
-    top = nice_max(max(values))
+    top = nice_max(max((v for v in values if v is not None), default=0.0))
     label_w = w * 0.35
     bar_h = min(5.0, (h - 8) / len(values))
     pdf.set_font("Helvetica", "", 6)
@@ -130,6 +130,10 @@ def bar_chart(
         text = fit(pdf, latin(label), label_w - 2)
         pdf.set_text_color(*INK)
         pdf.text(x, by + bar_h * 0.7, text)
+        if value is None:
+            pdf.set_text_color(*MUTED)
+            pdf.text(x + label_w + 1, by + bar_h * 0.7, "no data")
+            continue
         length = (w - label_w - 22) * value / top
         pdf.rect(x + label_w, by + bar_h * 0.15, max(length, 0.3), bar_h * 0.7, style="F")
         pdf.set_text_color(*MUTED)

@@ -14,6 +14,8 @@ from stacklens.performance.exports.report_data import ReportData
 
 MAX_ROWS = 30  # rows per table; the report says how many the full table has
 ROW_HEIGHT = 4.6
+WRAP_LINE, WRAP_PADDING = 4.0, 0.8  # a wrapped table's line height and cell padding (mm)
+KEEP_ROWS = 2  # a table's header starts a page rather than end one without at least these rows below it
 
 
 def fmt(value: Any, digits: int = 0, unit: str = "") -> str:
@@ -82,18 +84,24 @@ class Layout:
         wrap: bool = False,
     ) -> None:
         """A table of at most MAX_ROWS rows; one line per cell (cut to fit with ``~``) unless ``wrap``, where
-        long texts wrap (slower: fpdf2 breaks lines glyph by glyph)."""
+        long texts wrap (slower: fpdf2 breaks lines glyph by glyph). A title and a header never end a page: when
+        they and the first KEEP_ROWS rows do not fit below, the table starts on the next page; a table running
+        over a page break repeats its header on the next page, above the rows that follow."""
+        shown = rows[:MAX_ROWS]
+        title_height = 6.0 if title else 0.0
+        if not shown:
+            self.room(title_height + 6)
+        else:
+            self.room(title_height + self._opening_height(header, shown[:KEEP_ROWS], widths, wrap))
         if title:
-            self.room(16)
             self.pdf.set_font("Helvetica", "B", 9)
             self.pdf.cell(0, 6, latin(title), new_x=self.x_pos.LMARGIN, new_y=self.y_pos.NEXT)
-        if not rows:
+        if not shown:
             self.note(empty)
             return
         self.pdf.set_draw_color(200, 204, 212)
         self.pdf.set_line_width(0.2)
         self.pdf.set_fill_color(240, 242, 246)
-        shown = rows[:MAX_ROWS]
         if wrap:
             self._wrapped(header, shown, widths)
         else:
@@ -108,6 +116,38 @@ class Layout:
                 f"The first {len(shown)} of {len(rows)} rows; the CSV and JSON downloads hold them all."
             )
         self.pdf.ln(2)
+
+    def _opening_height(
+        self,
+        header: Sequence[str],
+        first: Sequence[Sequence[str]],
+        widths: Sequence[float],
+        wrap: bool,
+    ) -> float:
+        """The height of the header and ``first`` rows as they will be drawn (wrapped rows by their lines)."""
+        if not wrap:
+            return ROW_HEIGHT * (1 + len(first))
+        self.pdf.set_font("Helvetica", "", 7)
+        return sum(self._wrapped_height(cells, widths) for cells in (header, *first))
+
+    def _wrapped_height(self, cells: Sequence[str], widths: Sequence[float]) -> float:
+        """A wrapped row's height: its tallest cell's lines (as fpdf2's table breaks them) and the padding."""
+        from fpdf.enums import MethodReturnValue
+
+        lines = max(
+            len(
+                self.pdf.multi_cell(
+                    width - 2 * WRAP_PADDING,
+                    WRAP_LINE,
+                    latin(text),
+                    dry_run=True,
+                    output=MethodReturnValue.LINES,
+                    padding=0,
+                )
+            )
+            for text, width in zip(cells, widths, strict=True)
+        )
+        return lines * WRAP_LINE + 2 * WRAP_PADDING
 
     def _row(self, cells: Sequence[str], widths: Sequence[float], bold: bool) -> None:
         pdf = self.pdf
@@ -128,9 +168,9 @@ class Layout:
         self.pdf.set_font("Helvetica", "", 7)
         with self.pdf.table(
             col_widths=tuple(widths),
-            line_height=4,
+            line_height=WRAP_LINE,
             text_align="LEFT",
-            padding=0.8,
+            padding=WRAP_PADDING,
             repeat_headings=1,
             borders_layout="HORIZONTAL_LINES",
             cell_fill_mode="ROWS",
@@ -150,12 +190,17 @@ class Layout:
 
 
 def line(title: str, rows: list[dict[str, Any]], x: str, y: str, unit: str) -> Callable[..., None]:
+    """A line chart of ``y`` over ``x``; a row without ``y`` (a day without samples) is a gap in the line."""
     return lambda pdf, left, top, w, h: line_chart(
-        pdf, left, top, w, h, title, [str(r[x]) for r in rows], [r[y] for r in rows], unit
+        pdf, left, top, w, h, title, [str(r[x]) for r in rows], [r.get(y) for r in rows], unit
     )
 
 
 def bars(
-    title: str, labels: list[str], values: list[float], unit: str, show: Callable[[float], str] | None = None
+    title: str,
+    labels: list[str],
+    values: list[float | None],
+    unit: str,
+    show: Callable[[float], str] | None = None,
 ) -> Callable[..., None]:
     return lambda pdf, left, top, w, h: bar_chart(pdf, left, top, w, h, title, labels, values, unit, show)

@@ -4,9 +4,11 @@ endpoints, trends, release impact and recommendations — each a heading, its ch
 
 from __future__ import annotations
 
+from stacklens.performance.calendar import day_slots, fill, week_slots
 from stacklens.performance.exports.pdf_layout import Layout, bars, fmt, kb, line, metric, pct
 from stacklens.performance.exports.report_data import ReportData
 from stacklens.performance.exports.tables import largest_resources
+from stacklens.performance.network import SOURCE_LABELS
 
 
 def summary(layout: Layout, data: ReportData) -> None:
@@ -15,7 +17,9 @@ def summary(layout: Layout, data: ReportData) -> None:
     vitals = overview["rows"]
     score = next((r for r in vitals if r["metric"] == "score"), None)
     if score is not None:
-        layout.note(f"Performance score {fmt(score['value'])} of 100 over {score['samples']} page loads.")
+        layout.note(
+            f"Performance score {metric('score', score['value'])} of 100 over {fmt(score['samples'])} page loads."
+        )
     layout.table(
         "Web vitals (p75)",
         ["Metric", "Value", "Rating", "Samples", "Good at most", "Poor above"],
@@ -50,8 +54,8 @@ def summary(layout: Layout, data: ReportData) -> None:
         (70, 35, 30, 30, 30, 35, 40),
         empty="No budgets set for this project (Performance, Budgets, or `stacklens budgets set`).",
     )
-    days = overview["daily"]
-    if days:
+    days = fill(overview["daily"], "day", day_slots(data.filters.since, data.filters.until))
+    if overview["daily"]:
         layout.charts(
             line("Performance score per day", days, "day", "score", ""),
             line("Load time p75 per day", days, "day", "load_p75", "ms"),
@@ -65,7 +69,13 @@ def pages(layout: Layout, data: ReportData) -> None:
     if rows:
         top = rows[:12]
         layout.charts(
-            bars("Load time p75 per page", [r["page"] for r in top], [r["load_p75"] or 0 for r in top], "ms"),
+            bars(
+                "Load time p75 per page",
+                [r["page"] for r in top],
+                [r["load_p75"] for r in top],
+                "ms",
+                lambda v: metric("load_time_ms", v, "p75"),
+            ),
             height=8 + 5 * len(top),
         )
     layout.table(
@@ -86,18 +96,18 @@ def pages(layout: Layout, data: ReportData) -> None:
             [
                 r["page"],
                 fmt(r["views"]),
-                fmt(r["load_avg"]),
-                fmt(r["load_p75"]),
-                fmt(r["ttfb_avg"]),
-                f"{fmt(r['lcp_p75'])} {r['lcp_rating'] or ''}",
-                f"{fmt(r['inp_p75'])} {r['inp_rating'] or ''}",
-                f"{fmt(r['cls_p75'], 3)} {r['cls_rating'] or ''}",
-                fmt(r["score"]),
+                metric("load_time_ms", r["load_avg"], "avg"),
+                metric("load_time_ms", r["load_p75"], "p75"),
+                metric("ttfb_ms", r["ttfb_avg"], "avg"),
+                f"{metric('lcp_ms', r['lcp_p75'])} {r['lcp_rating'] or ''}",
+                f"{metric('inp_ms', r['inp_p75'])} {r['inp_rating'] or ''}",
+                f"{metric('cls', r['cls_p75'])} {r['cls_rating'] or ''}",
+                metric("score", r["score"]),
                 fmt(r["opportunity"], 1),
             ]
             for r in rows
         ],
-        (70, 18, 20, 20, 20, 30, 30, 30, 16, 20),
+        (52, 15, 22, 22, 22, 38, 38, 33, 13, 19),
     )
 
 
@@ -136,10 +146,10 @@ def resources(layout: Layout, data: ReportData) -> None:
                 fmt(r["loads"]),
                 kb(r["total_bytes"]),
                 kb(r["avg_transfer_bytes"]),
-                fmt(r["avg_ms"], 0, "ms"),
-                fmt(r["p95_ms"], 0, "ms"),
-                fmt(r["cache_hit_pct"], 0, "%"),
-                fmt(r["compression_ratio"], 2, "x"),
+                metric("resource_duration_ms", r["avg_ms"], "avg"),
+                metric("resource_duration_ms", r["p95_ms"], "p95"),
+                metric("cache_hit_pct", r["cache_hit_pct"]),
+                metric("compression_ratio", r["compression_ratio"]),
             ]
             for r in types
         ],
@@ -155,8 +165,8 @@ def resources(layout: Layout, data: ReportData) -> None:
                 r["render_blocking"],
                 fmt(r["requests"]),
                 kb(r["avg_bytes"]),
-                fmt(r["avg_ms"], 0, "ms"),
-                fmt(r["p95_ms"], 0, "ms"),
+                metric("resource_duration_ms", r["avg_ms"], "avg"),
+                metric("resource_duration_ms", r["p95_ms"], "p95"),
             ]
             for r in largest_resources(view["resources"])
         ],
@@ -167,36 +177,41 @@ def resources(layout: Layout, data: ReportData) -> None:
 def endpoints(layout: Layout, data: ReportData) -> None:
     rows = data.views["endpoints"]["rows"]
     layout.heading("API endpoints")
+    layout.note(
+        "Measured in two places, never mixed: client (browser) rows are the API calls page loads made, timed in "
+        "the browser (network included); server rows are the server's own transactions."
+    )
     if rows:
         top = rows[:10]
         layout.charts(
             bars(
                 "p95 of the busiest endpoints",
-                [f"{r['method']} {r['path']}" for r in top],
-                [r["p95_ms"] or 0 for r in top],
+                [f"{r['method']} {r['path']} · {SOURCE_LABELS[r['source']]}" for r in top],
+                [r["p95_ms"] for r in top],
                 "ms",
+                lambda v: metric("api_ms", v, "p95"),
             ),
             height=8 + 5 * len(top),
         )
     layout.table(
         "",
-        ["Source", "Method", "Path", "Calls", "Avg", "p95", "2xx", "4xx", "5xx", "Error %"],
+        ["Measured in", "Method", "Path", "Calls", "Avg", "p95", "2xx", "4xx", "5xx", "Error %"],
         [
             [
-                r["source"],
+                SOURCE_LABELS[r["source"]],
                 r["method"],
                 r["path"],
                 fmt(r["calls"]),
-                fmt(r["avg_ms"], 0, "ms"),
-                fmt(r["p95_ms"], 0, "ms"),
+                metric("api_ms", r["avg_ms"], "avg"),
+                metric("api_ms", r["p95_ms"], "p95"),
                 fmt(r["s2xx"]),
                 fmt(r["s4xx"]),
                 fmt(r["s5xx"]),
-                fmt(r["error_pct"], 1, "%"),
+                metric("error_pct", r["error_pct"]),
             ]
             for r in rows
         ],
-        (20, 18, 100, 20, 22, 22, 18, 18, 18, 21),
+        (26, 16, 92, 18, 24, 24, 16, 16, 16, 25),
     )
 
 
@@ -204,9 +219,16 @@ def trends(layout: Layout, data: ReportData) -> None:
     rows = data.views["trends"]["rows"]
     layout.heading("Trends")
     if rows:
+        weeks = fill(rows, "iso_week", week_slots(data.filters.since, data.filters.until))
         layout.charts(
-            line("Load time p75 per ISO week", rows, "iso_week", "load_p75", "ms"),
-            line("Page loads per ISO week", rows, "iso_week", "views", ""),
+            line("Load time p75 per ISO week", weeks, "iso_week", "load_p75", "ms"),
+            line(
+                "Page loads per ISO week",
+                [{**w, "views": w.get("views", 0)} for w in weeks],
+                "iso_week",
+                "views",
+                "",
+            ),
         )
     layout.table(
         "All pages per ISO week",
@@ -215,9 +237,9 @@ def trends(layout: Layout, data: ReportData) -> None:
             [
                 r["iso_week"],
                 fmt(r["views"]),
-                fmt(r["load_avg"], 0, "ms"),
-                fmt(r["load_p75"], 0, "ms"),
-                fmt(r["prev_load_p75"], 0, "ms"),
+                metric("load_time_ms", r["load_avg"], "avg"),
+                metric("load_time_ms", r["load_p75"], "p75"),
+                metric("load_time_ms", r["prev_load_p75"], "p75"),
                 pct(r["load_change_pct"]),
             ]
             for r in rows
@@ -229,9 +251,17 @@ def trends(layout: Layout, data: ReportData) -> None:
 def releases(layout: Layout, data: ReportData) -> None:
     rows = data.views["releases"]["rows"]
     layout.heading("Release impact")
+    # The verdicts of the release health pages on these figures (stacklens.releases.verdicts): each reason names
+    # the figure, both values and both sample counts.
     for r in rows:
-        if r["regression"]:
-            layout.note(f"Regression in {r['regression']} against {r['previous_release']}.")
+        if r["verdict"]["regression"]:
+            reasons = "; ".join(r["verdict"]["reasons"])
+            layout.note(f"Regression in {r['release']} against {r['previous_release']}: {reasons}.")
+    layout.note(
+        "Each release against the one before it: a regression needs a change larger than the stated effect size and "
+        "significant at 95 % (load p75 and API p95 by their confidence intervals, errors per 1,000 page loads by a "
+        "Poisson-rate test); otherwise no significant change."
+    )
     layout.table(
         "",
         [
@@ -245,6 +275,7 @@ def releases(layout: Layout, data: ReportData) -> None:
             "Change",
             "Error events",
             "New issues",
+            "Verdict",
         ],
         [
             [
@@ -258,10 +289,13 @@ def releases(layout: Layout, data: ReportData) -> None:
                 pct(r["api_p95_change_pct"]),
                 fmt(r["error_events"]),
                 fmt(r["new_issues"]),
+                "regression"
+                if r["verdict"]["regression"]
+                else ("no change" if r["verdict"]["previous_release"] else "first"),
             ]
             for r in rows
         ],
-        (45, 24, 26, 24, 26, 24, 26, 24, 24, 24),
+        (40, 24, 26, 22, 26, 22, 26, 22, 24, 24, 18),
     )
 
 
@@ -274,7 +308,7 @@ def recommendations(layout: Layout, data: ReportData) -> None:
         [
             [
                 r["severity"],
-                r["rule"].replace("_", " "),
+                ", ".join(rule.replace("_", " ") for rule in r.get("rules") or [r["rule"]]),
                 r["message"],
                 r["estimated_saving"],
                 ", ".join(r["pages"]),

@@ -3,7 +3,13 @@ shared by the dashboard pages (the selections such as "largest resources") and t
 a download holds exactly the rows and numbers of the page for the same filters.
 
 Columns are the view's keys (the raw numbers: milliseconds, bytes, percent), in the page's order; a column
-the page shows as a sample count or a rating beside a number is a column of its own.
+the page shows as a sample count or a rating beside a number is a column of its own. In CSV a column holding a
+catalog metric is named as the catalog names it, its unit at the end (:func:`csv_column`: ``load_p75`` →
+``load_p75_ms``, ``js_bytes_per_view`` → ``js_per_view_bytes``); a column whose name already ends with its unit
+(``avg_ms``, ``total_bytes``, ``error_pct``), a count or a text keeps its name. JSON keeps the view's keys.
+
+Each view of the JSON API is one table here (:data:`VIEW_TABLES`), so the API's ``?format=csv`` and the page's
+CSV download of that table are written by the same code from the same rows: the same bytes.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput, NotFound
+from stacklens.metrics.formatting import column_name
 from stacklens.performance import network, reads, views
 from stacklens.performance.filters import PerfFilters
 
@@ -150,7 +157,7 @@ PAGES: dict[str, tuple[Table, ...]] = {
         Table(
             "vitals",
             "Web vitals",
-            ("metric", "label", "value", "rating", "samples", "good_at_most", "poor_above"),
+            ("metric", "label", "value", "unit", "rating", "samples", "good_at_most", "poor_above"),
             _key("rows"),
         ),
         Table(
@@ -232,22 +239,81 @@ PAGES: dict[str, tuple[Table, ...]] = {
         Table(
             "recommendations",
             "Recommendations",
-            ("severity", "rule", "subject", "message", "estimated_saving", "evidence", "pages"),
+            (
+                "severity",
+                "rule",
+                "rules",
+                "subject",
+                "message",
+                "estimated_saving",
+                "evidence",
+                "pages",
+                "old_release",
+            ),
             _key("rows"),
         ),
     ),
 }
 
 
+# The table of each JSON API view: what its ``?format=csv`` answers (the page's download of the same table).
+VIEW_TABLES: dict[str, tuple[str, str]] = {
+    "overview": ("overview", "vitals"),
+    "pages": ("pages", "pages"),
+    "resources": ("resources", "types"),
+    "endpoints": ("endpoints", "endpoints"),
+    "trends": ("trends", "weekly"),
+    "releases": ("releases", "releases"),
+    "recommendations": ("recommendations", "recommendations"),
+}
+
+# View keys that hold a catalog metric without saying its unit: (metric, statistic) as the catalog names them.
+METRIC_COLUMNS: dict[str, tuple[str, str | None]] = {
+    "load_avg": ("load_time_ms", "avg"),
+    "load_p75": ("load_time_ms", "p75"),
+    "ttfb_avg": ("ttfb_ms", "avg"),
+    "ttfb_p75": ("ttfb_ms", "p75"),
+    "dom_avg": ("dom_ready_ms", "avg"),
+    "dom_p75": ("dom_ready_ms", "p75"),
+    "resource_avg": ("resource_time_ms", "avg"),
+    "lcp_p75": ("lcp_ms", "p75"),
+    "inp_p75": ("inp_ms", "p75"),
+    "fcp_p75": ("fcp_ms", "p75"),
+    "cls_p75": ("cls", "p75"),
+    "js_bytes_per_view": ("js_bytes", None),
+    "api_p95": ("api_ms", "p95"),
+}
+# A prefix naming the same metric of another row ("prev_load_p75": the previous week's).
+COLUMN_PREFIXES = ("prev_",)
+
+
+def csv_column(name: str) -> str:
+    """The CSV name of a view column: the catalog's name with its unit for a metric column (``lcp_p75_ms``),
+    the name itself for the rest."""
+    for prefix in ("", *COLUMN_PREFIXES):
+        if name.startswith(prefix) and name[len(prefix) :] in METRIC_COLUMNS:
+            return prefix + column_name(*METRIC_COLUMNS[name[len(prefix) :]])
+    return name
+
+
+def view_table(view: str) -> Table:
+    """The table a JSON API view's ``?format=csv`` answers; InvalidInput naming the view otherwise."""
+    if view not in VIEW_TABLES:
+        raise InvalidInput(f"view: must be one of {', '.join(VIEW_TABLES)}")
+    return table(*VIEW_TABLES[view])
+
+
 @dataclass(frozen=True)
 class Target:
-    """What a page is about beyond the filters: the endpoints' sort, the page route, the endpoint."""
+    """What a page is about beyond the filters: the endpoints' sort, the page route, the endpoint, whether the
+    recommendations include those of old releases (a query value: ``1``, ``true`` …)."""
 
     sort: str = "calls"
     page: str = ""
     source: str = ""
     method: str = ""
     path: str = ""
+    include_old_releases: str = ""
 
 
 def page_data(
@@ -276,7 +342,10 @@ def page_data(
         )
         return {"rows": days, "slowest": slowest}
     try:
-        return views.build(page, client, org_id, project_id, filters, target.sort)
+        include_old = views.flag("include_old_releases", target.include_old_releases)
+        return views.build(page, client, org_id, project_id, filters, target.sort, include_old)
+    except InvalidInput:
+        raise
     except ValueError as exc:  # "sort must be one of …": the endpoints' sort is the one bad value left
         raise InvalidInput(str(exc).replace("sort must", "sort: must")) from exc
 

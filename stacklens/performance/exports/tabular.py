@@ -1,8 +1,10 @@
 """A page's tables as CSV (built with polars, streamed in chunks) and as one JSON document.
 
-CSV cells: numbers as numbers, times as ISO 8601, lists and maps as JSON text; text cells are neutralised
-against formulas by :func:`stacklens.csv_cells.neutralise_frame` (the rules every CSV of the service follows)
-— the rest is exactly the value the page shows.
+CSV cells: numbers as numbers (in the unit the column's name ends with: the catalog's, never rounded), times as
+ISO 8601, lists and maps as JSON text; text cells are neutralised against formulas by
+:func:`stacklens.csv_cells.neutralise_frame` (the rules every CSV of the service follows) — the rest is exactly
+the value the page shows. The page's CSV download and the JSON API's ``?format=csv`` are both written by
+:func:`frame` and :func:`csv_chunks`, so the same table gives the same bytes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from stacklens.csv_cells import neutralise_frame
-from stacklens.performance.exports.tables import PAGES, Table, table_rows
+from stacklens.performance.exports.tables import PAGES, Table, csv_column, table_rows
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.views import plain
 
@@ -33,14 +35,15 @@ def _cells(values: list[Any]) -> list[Any]:
 
 
 def frame(spec: Table, data: dict[str, Any]) -> pl.DataFrame:
-    """The table as a DataFrame with exactly its columns; nested values as JSON text, formulas defused.
-    Built column by column (a per-cell conversion would cost seconds at 10,000 rows)."""
+    """The table as a DataFrame with exactly its columns, named for CSV (:func:`csv_column`: the unit at the end);
+    nested values as JSON text, formulas defused. Built column by column (a per-cell conversion would cost
+    seconds at 10,000 rows)."""
     rows = spec.rows(data)
     if not rows:
-        return pl.DataFrame(schema={column: pl.String for column in spec.columns})
+        return pl.DataFrame(schema={csv_column(column): pl.String for column in spec.columns})
     # strict=False: a column of ints and floats becomes Float64, as JSON would read it
     df = pl.DataFrame(
-        [pl.Series(c, _cells([row.get(c) for row in rows]), strict=False) for c in spec.columns]
+        [pl.Series(csv_column(c), _cells([row.get(c) for row in rows]), strict=False) for c in spec.columns]
     )
     return neutralise_frame(df)
 

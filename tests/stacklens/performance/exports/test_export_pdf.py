@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from pypdf import PdfReader
 from stacklens.control import budgets
 from stacklens.control.accounts import project_by_slug
 from stacklens.control.db import session_scope
+from stacklens.metrics.formatting import format_value
 from stacklens.performance import views
 from stacklens.performance.budget_status import with_status
 from stacklens.performance.exports.pdf import build_pdf, fmt
@@ -76,11 +78,11 @@ def test_report_sections_numbers_and_page_furniture(report, tmp_path: Path) -> N
     # the pages table carries the view's numbers, row by row, as the page shows them
     rows = views.build("pages", client, int(acme["org_id"]), int(acme["project_id"]), WINDOW)["rows"]
     assert rows
-    for row in rows:
-        line = next(
-            line for line in whole.splitlines() if line.startswith(row["page"] + " ") and " ms" not in line
-        )
-        assert f"{fmt(row['views'])} {fmt(row['load_avg'])} {fmt(row['load_p75'])}" in line, line
+    for row in rows:  # numbers as the catalog writes them (units included), as the pages show them
+        avg = format_value("load_time_ms", row["load_avg"], "avg")
+        p75 = format_value("load_time_ms", row["load_p75"], "p75")
+        expected = f"{row['page']} {fmt(row['views'])} {avg} {p75}"
+        assert any(line.startswith(expected) for line in whole.splitlines()), expected
     # budgets: both listed with the status the budgets page shows for the same moment
     assert [b["status"] for b in data.budgets] == [b["status"] for b in status]
     assert {b["status"] for b in status} <= {"pass", "fail", "insufficient data"}
@@ -94,6 +96,45 @@ def test_report_sections_numbers_and_page_furniture(report, tmp_path: Path) -> N
         assert "/XObject" not in resources or not resources["/XObject"]
     content = reader.pages[0].get_contents().get_data().decode("latin-1")
     assert re.search(r"\d l\b", content) and " re" in content
+
+
+def _bottom_lines(pdf: bytes) -> list[list[tuple[str, str]]]:
+    """Per page, the lowest line of the body (above the footer) as (text, font) pieces."""
+    out = []
+    for page in PdfReader(io.BytesIO(pdf)).pages:
+        pieces: list[tuple[float, str, str]] = []
+
+        def visit(text: str, cm: list, tm: list, font: dict | None, size: float, sink: list = pieces) -> None:
+            if text.strip():
+                base = str((font or {}).get("/BaseFont", ""))
+                sink.append((round(tm[5] * cm[3] + cm[5], 1), text.strip(), base))
+
+        page.extract_text(visitor_text=visit)
+        footer = min(y for y, _, _ in pieces)  # the footer: filters, generation time, page number
+        body = [p for p in pieces if p[0] > footer + 5]
+        lowest = min(y for y, _, _ in body)
+        out.append([(t, f) for y, t, f in body if abs(y - lowest) < 1.0])
+    return out
+
+
+def test_no_page_ends_with_a_table_header_or_title(report) -> None:
+    """Every page's last line is a row, a note or a chart's labels — never a header or a title left without its
+    rows (bold: headers, titles and headings are the report's only bold text). Tables shifted down by one row at
+    a time put each following table's header on every height of a page's bottom band."""
+    data, *_ = report
+    template = data.views["pages"]["rows"][0]
+    for count in range(1, 31):
+        rows = [{**template, "page": f"/p{i}"} for i in range(count)]
+        shifted = replace(data, views={**data.views, "pages": {**data.views["pages"], "rows": rows}})
+        for number, line in enumerate(_bottom_lines(build_pdf(shifted)), start=1):
+            assert not any("Bold" in font for _, font in line), (count, number, line)
+
+
+def test_endpoints_say_where_they_were_measured(report) -> None:
+    data, *_ = report
+    text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(build_pdf(data))).pages)
+    assert "client (browser)" in text and "Measured in" in text
+    assert re.search(r"client \(browser\) GET /api/items/\{id\} [\d,]+ [\d,.]+ ms [\d,.]+ ms", text), text
 
 
 def test_report_budgets_follow_the_budgets_evaluation(report, settings: Settings) -> None:

@@ -1,0 +1,90 @@
+"""The recommendations' own rules on rows as the resource list gives them: which resources old releases alone
+served, one row per subject, evidence and messages in human units."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from stacklens.performance.recommendations import _resource_rules, evidence_text, one_per_subject, served
+
+END = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def _resource(name: str, releases: dict[str, int], last_days_ago: int, **extra: object) -> dict:
+    """A resource list row: first seen per release ``n`` days before END, last seen ``last_days_ago``."""
+    row = {
+        "resource": name,
+        "resource_type": "Images" if name.endswith((".png", ".webp")) else "JavaScript",
+        "host": "shop.test",
+        "third_party": False,
+        "requests": 100,
+        "loads": 100,
+        "total_bytes": 100 * 1_600_000,
+        "avg_bytes": 1_600_000.0,
+        "avg_decoded_bytes": 1_600_000.0,
+        "avg_ms": 420.0,
+        "render_blocking": "unknown",
+        "impact": "",
+        "impact_reason": "",
+        "blocking_loads": 0,
+        "fcp_share": None,
+        "pages": ["/"],
+        "release_first": {r: END - timedelta(days=d) for r, d in releases.items()},
+        "last_seen": END - timedelta(days=last_days_ago),
+    }
+    row.update(extra)
+    return row
+
+
+def test_resources_only_old_releases_served_are_told_apart() -> None:
+    rows = [
+        _resource("https://shop.test/static/app.1.3.0.js", {"shop@1.3.0": 20}, 6),
+        _resource("https://shop.test/static/app.1.4.0.js", {"shop@1.4.0": 5}, 0),
+        _resource("https://shop.test/img/p1-0.png", {"shop@1.3.0": 20, "shop@1.4.0": 5}, 0),
+        # not requested by 1.4.0 in the window, but yesterday: still served (a rarely loaded file)
+        _resource("https://shop.test/img/rare.webp", {"shop@1.3.0": 20}, 1),
+    ]
+    assert served(rows) == {
+        "https://shop.test/static/app.1.4.0.js",
+        "https://shop.test/img/p1-0.png",
+        "https://shop.test/img/rare.webp",
+    }
+    # Filtered to one release (or no releases at all): that release is the newest, everything is served.
+    only = [_resource("https://shop.test/static/app.1.3.0.js", {"shop@1.3.0": 20}, 6)]
+    assert served(only) == {"https://shop.test/static/app.1.3.0.js"}
+    assert served([]) == set()
+
+
+def test_one_row_per_resource_in_human_units() -> None:
+    png = _resource("https://shop.test/img/p1-0.png", {"": 20}, 0)
+    script = _resource(
+        "https://shop.test/static/vendor.js",
+        {"": 20},
+        0,
+        avg_bytes=300_000.0,
+        avg_decoded_bytes=300_000.0,
+        render_blocking="blocking",
+        impact="High",
+        impact_reason="420 ms ≥ 200 ms",
+        blocking_loads=80,
+        fcp_share=0.35,
+    )
+    rules = _resource_rules([png, script])
+    assert sorted(r["rule"] for r in rules if r["subject"] == png["resource"]) == ["oversized_image"]
+    rows = one_per_subject(rules)
+    assert [r["subject"] for r in rows] == [png["resource"], script["resource"]]
+    vendor = rows[1]
+    assert (
+        vendor["rules"] == ["render_blocking_script", "uncompressed_asset"] and vendor["severity"] == "High"
+    )
+    assert "293.0 KiB" in vendor["message"] and "420 ms" in vendor["estimated_saving"]
+    assert "1.5 MiB" in rows[0]["message"]
+    text = dict(evidence_text(vendor["evidence"]))
+    assert text["average size"] == "293.0 KiB" and text["average time"] == "420.0 ms"
+    assert text["share of FCP"] == "35.0 %" and text["requests"] == "100"
+    for row in rows:
+        shown = " ".join(
+            [row["message"], row["estimated_saving"], *dict(evidence_text(row["evidence"])).values()]
+        )
+        assert not re.search(r"\de[+-]\d", shown), shown

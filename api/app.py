@@ -53,9 +53,11 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         keys,
         limits,
         metrics,
+        otlp,
         performance,
         pipelines,
         projects,
+        releases,
         sourcemaps,
     )
 
@@ -70,9 +72,11 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
     app.include_router(performance.router)
+    app.include_router(releases.router)
     app.include_router(metrics.router)
     app.include_router(alerts.router)
     app.include_router(envelope.router)
+    app.include_router(otlp.router)
     app.include_router(integrations.router)
     app.include_router(sourcemaps.router)
     app.include_router(explore.router)

@@ -26,6 +26,7 @@ READ_BY_THE_ROUTE = {
     "/api/ingest",
     "/api/{project_id}/envelope/",
     "/api/{project_id}/store/",
+    "/api/{project_id}/otlp/v1/traces",
     "/api/projects/{slug}/budgets/lighthouse",
     "/api/0/organizations/{org}/chunk-upload/",
 }
@@ -105,7 +106,8 @@ def test_every_route_refuses_deep_json_and_keeps_the_connection(
         for method, template, reads in routes:
             path = fill(template, org)
             headers = {"Content-Type": "application/json", "Authorization": f"Bearer {org['api_key']}"}
-            params = {"sentry_key": org["app_key"]} if template.endswith(("/envelope/", "/store/")) else None
+            sentry = template.endswith(("/envelope/", "/store/")) or "/otlp/" in template
+            params = {"sentry_key": org["app_key"]} if sentry else None
             answer = http.request(method, path, content=DEEP, headers=headers, params=params)
             assert answer.status_code < 500, (method, path, answer.status_code, answer.text[:300])
             if reads:

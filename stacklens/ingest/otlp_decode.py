@@ -1,0 +1,169 @@
+"""OTLP/HTTP trace bodies read into OpenTelemetry's own protobuf messages, whichever form they came in.
+
+Protobuf bodies (``application/x-protobuf``) are parsed whole by the generated classes of
+``opentelemetry-proto``. JSON bodies (``application/json``) follow the OTLP JSON mapping, which differs from
+protobuf's canonical JSON in one way that matters: trace and span ids are hex, not base64. They pass the depth
+guard first, then each span is read into a ``Span`` message on its own, so one malformed span (a bad id, a
+field of the wrong type) is rejected alone and named, while the rest of the export lands. Unknown fields are
+ignored, as the OTLP specification asks of receivers.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError as ProtobufDecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from stacklens.ingest.decode import decode_error
+from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, JsonTooDeep, loads
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+# Fields of the JSON mapping that hold ids as hex (OTLP spec, "JSON Protobuf Encoding").
+_HEX_ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+
+
+@dataclass
+class SpanBatch:
+    """The spans of one resource (and one instrumentation scope), as the export grouped them."""
+
+    resource: Resource
+    scope_name: str
+    spans: list[Span]
+
+
+@dataclass
+class TraceExport:
+    """What an export request holds: its spans by resource, and the spans that could not even be read."""
+
+    batches: list[SpanBatch] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # why, one entry per unreadable span
+
+    @property
+    def span_count(self) -> int:
+        return sum(len(batch.spans) for batch in self.batches) + len(self.rejected)
+
+
+def media_type(content_type: str | None) -> str:
+    """``application/x-protobuf`` or ``application/json`` (415 for anything else)."""
+    media = (content_type or "").partition(";")[0].strip().lower()
+    if media in (PROTOBUF, JSON):
+        return media
+    raise decode_error(
+        415, f"unsupported Content-Type {media or '(none)'!r}; OTLP/HTTP sends {PROTOBUF} or {JSON}"
+    )
+
+
+def read_traces(raw: bytes, media: str) -> TraceExport:
+    """The export in ``raw`` (already inflated); 400 when the body as a whole is unreadable."""
+    if media == PROTOBUF:
+        return _from_protobuf(raw)
+    return _from_json(raw)
+
+
+def _from_protobuf(raw: bytes) -> TraceExport:
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(raw)
+    except (ProtobufDecodeError, RecursionError) as exc:
+        raise decode_error(
+            400, f"the body is not an OTLP ExportTraceServiceRequest (protobuf): {exc}"
+        ) from None
+    export = TraceExport()
+    for resource_spans in request.resource_spans:
+        for scope_spans in resource_spans.scope_spans:
+            export.batches.append(
+                SpanBatch(resource_spans.resource, scope_spans.scope.name, list(scope_spans.spans))
+            )
+    return export
+
+
+def _from_json(raw: bytes) -> TraceExport:
+    try:
+        body = loads(raw, MAX_JSON_DEPTH, where="the OTLP JSON body")
+    except JsonTooDeep as exc:
+        raise decode_error(400, str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise decode_error(400, f"the body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise decode_error(400, "the body is not a JSON object (an ExportTraceServiceRequest)")
+    export = TraceExport()
+    for r, resource_spans in enumerate(_list(body, "resourceSpans", "the body")):
+        where = f"resourceSpans[{r}]"
+        if not isinstance(resource_spans, dict):
+            raise decode_error(400, f"{where} is not an object")
+        resource = Resource()
+        try:
+            json_format.ParseDict(resource_spans.get("resource") or {}, resource, ignore_unknown_fields=True)
+        except (json_format.ParseError, TypeError, ValueError) as exc:
+            raise decode_error(400, f"{where}.resource: {_short(exc)}") from None
+        for s, scope_spans in enumerate(_list(resource_spans, "scopeSpans", where)):
+            scope_where = f"{where}.scopeSpans[{s}]"
+            if not isinstance(scope_spans, dict):
+                raise decode_error(400, f"{scope_where} is not an object")
+            scope = scope_spans.get("scope")
+            scope_name = scope.get("name") if isinstance(scope, dict) else ""
+            batch = SpanBatch(resource, scope_name if isinstance(scope_name, str) else "", [])
+            for i, item in enumerate(_list(scope_spans, "spans", scope_where)):
+                try:
+                    batch.spans.append(_json_span(item))
+                except ValueError as exc:
+                    export.rejected.append(f"{scope_where}.spans[{i}]: {exc}")
+            export.batches.append(batch)
+    return export
+
+
+def _list(parent: dict[str, Any], name: str, where: str) -> list[Any]:
+    value = parent.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise decode_error(400, f"{where}.{name} is not a list")
+    return value
+
+
+def _json_span(item: Any) -> Span:
+    """One span of the JSON mapping as a ``Span`` message; ``ValueError`` naming the field when it is not one."""
+    if not isinstance(item, dict):
+        raise ValueError("the span is not an object")
+    data = dict(item)
+    for name in _HEX_ID_FIELDS:
+        data[name] = _hex_to_base64(data.get(name), name)
+    links = data.get("links")
+    if isinstance(links, list):
+        data["links"] = [
+            {**link, **{k: _hex_to_base64(link.get(k), f"links.{k}") for k in ("traceId", "spanId")}}
+            if isinstance(link, dict)
+            else link
+            for link in links
+        ]
+    span = Span()
+    try:
+        json_format.ParseDict(data, span, ignore_unknown_fields=True)
+    except (json_format.ParseError, TypeError) as exc:
+        raise ValueError(_short(exc)) from None
+    return span
+
+
+def _hex_to_base64(value: Any, name: str) -> str:
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{name} is not a hex string")
+    try:
+        return base64.b64encode(bytes.fromhex(value)).decode("ascii")
+    except ValueError:
+        raise ValueError(f"{name} {value[:40]!r} is not hex") from None
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).replace("\n", " ")[:300]
+
+
+__all__ = ["JSON", "PROTOBUF", "SpanBatch", "TraceExport", "media_type", "read_traces"]

@@ -1,0 +1,446 @@
+"""OTLP spans → the Sentry ``transaction`` and ``event`` log lines every other ingest road lands.
+
+One code path (DESIGN §7.3): an export becomes log lines (DESIGN §4.1) that the ingest service prepares,
+groups, deduplicates and writes like any SDK's, so an OpenTelemetry span is stored exactly as a Sentry
+transaction's span is. What becomes what:
+
+- A **local root** becomes a transaction: a span of kind SERVER or CONSUMER, a span without a parent, one
+  whose parent is remote (the span flags say so) or one whose parent is not in the export. A SERVER span with
+  HTTP attributes is an ``http.server`` transaction: method from ``http.request.method``, route from
+  ``http.route`` (else the URL path, folded into a route template by :mod:`stacklens.ingest.routes`), status
+  from ``http.response.status_code``.
+- Every other span becomes a span of its nearest root ancestor (``db``, ``http.client``, …).
+- A span event named ``exception`` becomes an error event, its stack read from ``exception.stacktrace``
+  (:mod:`stacklens.ingest.otlp_stacks`), with the span's trace id in its trace context.
+- The resource gives the service (``service.name``), release (``service.version``) and environment
+  (``deployment.environment.name``, or the older ``deployment.environment``).
+
+Ids are derived from the trace and span ids, so a resent export makes the same event ids and lands nothing
+twice (the writer drops ids already stored). A span that cannot be stored (ids of the wrong length, the same
+ids twice) is rejected alone, with its reason, for ``partial_success``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from stacklens.ingest.otlp_decode import TraceExport
+from stacklens.ingest.otlp_stacks import parse_stack
+from stacklens.ingest.otlp_values import MAX_VALUE_CHARS, Notes, attributes
+
+# Event ids are name-based UUIDs in this namespace: the same trace and span give the same id on every resend.
+_ID_NAMESPACE = uuid.UUID("6f1d3c2e-8a4b-5c7d-9e0f-a1b2c3d4e5f6")
+MAX_SPANS_PER_TRANSACTION = (
+    2000  # what a Sentry transaction's spans are cut to (stacklens.ingest.transactions)
+)
+_RAW_STACK_CHARS = 64 * 1024
+_FLAG_HAS_IS_REMOTE = 0x100  # SpanFlags: the sender knows whether the parent is remote …
+_FLAG_IS_REMOTE = 0x200  # … and it is
+# SDK language (telemetry.sdk.language) → the Sentry platform name (what in-app rules and titles read).
+_PLATFORMS = {
+    "python": "python",
+    "java": "java",
+    "nodejs": "node",
+    "webjs": "javascript",
+    "go": "go",
+    "dotnet": "csharp",
+    "ruby": "ruby",
+    "php": "php",
+    "rust": "rust",
+    "cpp": "native",
+    "swift": "cocoa",
+    "erlang": "elixir",
+}
+_ERROR_STATUS = {
+    400: "invalid_argument",
+    401: "unauthenticated",
+    403: "permission_denied",
+    404: "not_found",
+    409: "already_exists",
+    429: "resource_exhausted",
+    499: "cancelled",
+    501: "unimplemented",
+    503: "unavailable",
+    504: "deadline_exceeded",
+}
+
+
+@dataclass
+class TraceLines:
+    """The log lines an export becomes, what each holds (for ``partial_success``), and the spans refused."""
+
+    lines: list[bytes] = field(default_factory=list)
+    spans_per_line: list[int] = field(default_factory=list)  # 0 for an error event's line
+    labels: list[str] = field(default_factory=list)  # how the answer names each line
+    rejected_spans: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def body(self) -> bytes:
+        return b"\n".join(self.lines)
+
+    @property
+    def idempotency_key(self) -> str:
+        """The same export sent again answers its first figures (the shipper's Idempotency-Key rule)."""
+        return "otlp-" + hashlib.sha256(self.body).hexdigest()[:40]
+
+    def reject(self, spans: int, reason: str) -> None:
+        self.rejected_spans += spans
+        self.reasons.append(reason)
+
+
+@dataclass
+class _Origin:
+    """What a span's resource says about where it comes from."""
+
+    service: str
+    release: str
+    environment: str
+    platform: str
+    host: str
+    resource: dict[str, Any]
+
+
+@dataclass
+class _Node:
+    span: Span
+    origin: _Origin
+    attrs: dict[str, Any]
+    notes: Notes
+
+
+def trace_lines(export: TraceExport, app_key: str) -> TraceLines:
+    """The lines of ``export``; spans read but refused are counted in ``rejected_spans`` with their reason.
+
+    Lines carry no ``ts`` (every payload has its own times), so the same export always makes the same lines.
+    """
+    out = TraceLines()
+    for reason in export.rejected:
+        out.reject(1, reason)
+    nodes: dict[tuple[bytes, bytes], _Node] = {}
+    for batch in export.batches:
+        origin = _origin_of(batch.resource)
+        for span in batch.spans:
+            problem = _id_problem(span)
+            key = (span.trace_id, span.span_id)
+            if problem is None and key in nodes:
+                problem = "another span of the export has the same trace_id and span_id"
+            if problem is not None:
+                out.reject(1, f"span {_name(span)}: {problem}")
+                continue
+            notes = Notes()
+            nodes[key] = _Node(span, origin, attributes(span.attributes, notes, "attributes"), notes)
+    roots = {key: node for key, node in nodes.items() if _is_root(node.span, nodes)}
+    children: dict[tuple[bytes, bytes], list[_Node]] = {key: [] for key in roots}
+    for key, node in nodes.items():
+        if key not in roots:
+            children[_root_of(node.span, nodes, roots)].append(node)
+    for key, root in roots.items():
+        kept = sorted(children[key], key=lambda n: n.span.start_time_unix_nano)
+        if len(kept) > MAX_SPANS_PER_TRANSACTION:
+            out.reject(
+                len(kept) - MAX_SPANS_PER_TRANSACTION,
+                f"span {_name(root.span)}: more than {MAX_SPANS_PER_TRANSACTION} spans under one local root; "
+                "the latest were dropped",
+            )
+            kept = kept[:MAX_SPANS_PER_TRANSACTION]
+        payload = _transaction(root, kept)
+        out.lines.append(_line("transaction", app_key, payload))
+        out.spans_per_line.append(1 + len(kept))
+        out.labels.append(f"span {_name(root.span)}")
+        for node in [root, *kept]:
+            for index, event in enumerate(node.span.events):
+                if event.name == "exception":
+                    error = _error_event(node, event, index, payload)
+                    out.lines.append(_line("event", app_key, error))
+                    out.spans_per_line.append(0)
+                    out.labels.append(f"the exception event of span {_name(node.span)}")
+    return out
+
+
+def _line(kind: str, app_key: str, payload: dict[str, Any]) -> bytes:
+    return json.dumps(
+        {"v": 1, "type": kind, "app_key": app_key, "payload": payload},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode("utf-8", "replace")
+
+
+def _name(span: Span) -> str:
+    return f"{span.name[:80]!r} (trace {span.trace_id.hex()[:32]}, span {span.span_id.hex()[:16]})"
+
+
+def _id_problem(span: Span) -> str | None:
+    if len(span.trace_id) != 16:
+        return f"trace_id is {len(span.trace_id)} bytes; OTLP trace ids are 16"
+    if not any(span.trace_id):
+        return "trace_id is all zeros (an invalid trace id)"
+    if len(span.span_id) != 8:
+        return f"span_id is {len(span.span_id)} bytes; OTLP span ids are 8"
+    if not any(span.span_id):
+        return "span_id is all zeros (an invalid span id)"
+    if span.parent_span_id and len(span.parent_span_id) != 8:
+        return f"parent_span_id is {len(span.parent_span_id)} bytes; OTLP span ids are 8 (or empty)"
+    return None
+
+
+def _origin_of(resource: Resource) -> _Origin:
+    notes = Notes()
+    attrs = attributes(resource.attributes, notes, "resource")
+
+    def word(*keys: str, limit: int = 256) -> str:
+        for key in keys:
+            value = attrs.get(key)
+            if isinstance(value, str) and value:
+                return value[:limit]
+        return ""
+
+    language = word("telemetry.sdk.language", limit=32)
+    return _Origin(
+        service=word("service.name", limit=31),
+        release=word("service.version"),
+        environment=word("deployment.environment.name", "deployment.environment", limit=128),
+        platform=_PLATFORMS.get(language, "other"),
+        host=word("host.name"),
+        resource=attrs,
+    )
+
+
+def _is_root(span: Span, nodes: dict[tuple[bytes, bytes], _Node]) -> bool:
+    if span.kind in (Span.SPAN_KIND_SERVER, Span.SPAN_KIND_CONSUMER) or not span.parent_span_id:
+        return True
+    if span.flags & _FLAG_HAS_IS_REMOTE and span.flags & _FLAG_IS_REMOTE:
+        return True
+    return (span.trace_id, span.parent_span_id) not in nodes
+
+
+def _root_of(
+    span: Span, nodes: dict[tuple[bytes, bytes], _Node], roots: dict[tuple[bytes, bytes], _Node]
+) -> tuple[bytes, bytes]:
+    key = (span.trace_id, span.parent_span_id)
+    for _ in range(len(nodes)):  # a parent cycle (a broken exporter) ends at a span of it
+        if key in roots:
+            return key
+        key = (span.trace_id, nodes[key].span.parent_span_id)
+    return (span.trace_id, span.span_id)
+
+
+def _seconds(nanos: int) -> float:
+    return nanos / 1e9
+
+
+def _str(attrs: dict[str, Any], *keys: str) -> str:
+    for key in keys:
+        value = attrs.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+            return str(value)
+    return ""
+
+
+def _method(attrs: dict[str, Any]) -> str:
+    method = _str(attrs, "http.request.method", "http.method")
+    if method == "_OTHER":
+        method = _str(attrs, "http.request.method_original") or method
+    return method.upper()[:16]
+
+
+def _status_code(attrs: dict[str, Any]) -> int | None:
+    value = attrs.get("http.response.status_code", attrs.get("http.status_code"))
+    try:
+        code = int(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+    return code if code is not None and 100 <= code <= 599 else None
+
+
+def _url(attrs: dict[str, Any]) -> str:
+    full = _str(attrs, "url.full", "http.url")
+    if full:
+        return full
+    path = _str(attrs, "url.path", "http.target")
+    query = _str(attrs, "url.query")
+    host = _str(attrs, "server.address", "http.host", "net.host.name")
+    if not path:
+        return ""
+    target = f"{path}?{query}" if query and "?" not in path else path
+    if not host:
+        return target
+    port = _str(attrs, "server.port", "net.host.port")
+    scheme = _str(attrs, "url.scheme", "http.scheme") or "http"
+    default = (scheme, port) in (("http", "80"), ("https", "443"))
+    return f"{scheme}://{host}{'' if not port or default else ':' + port}{target}"
+
+
+def _sentry_status(span: Span, code: int | None) -> str:
+    if code is not None and code >= 400:
+        return _ERROR_STATUS.get(code, "internal_error" if code >= 500 else "invalid_argument")
+    if span.status.code == Status.STATUS_CODE_ERROR:
+        return "internal_error"
+    return "ok"
+
+
+def _op(span: Span, attrs: dict[str, Any]) -> str:
+    has_http = bool(_method(attrs))
+    if span.kind == Span.SPAN_KIND_SERVER:
+        return "http.server" if has_http else "rpc.server" if "rpc.system" in attrs else "server"
+    if "db.system.name" in attrs or "db.system" in attrs:
+        return "db"
+    if span.kind == Span.SPAN_KIND_CLIENT and has_http:
+        return "http.client"
+    if "messaging.system" in attrs:
+        return "queue.process" if span.kind == Span.SPAN_KIND_CONSUMER else "queue.publish"
+    if "rpc.system" in attrs:
+        return "rpc"
+    return "function"
+
+
+def _description(span: Span, op: str, attrs: dict[str, Any]) -> str:
+    if op == "db":
+        return _str(attrs, "db.query.text", "db.statement") or span.name
+    if op == "http.client":
+        return f"{_method(attrs)} {_url(attrs) or span.name}"
+    return span.name
+
+
+def _data(node: _Node) -> dict[str, Any]:
+    data = dict(node.attrs)
+    if node.span.status.message:
+        data["otel.status_description"] = node.span.status.message[:MAX_VALUE_CHARS]
+    data["otel.kind"] = Span.SpanKind.Name(node.span.kind).removeprefix("SPAN_KIND_").lower()
+    return data
+
+
+def _span(node: _Node) -> dict[str, Any]:
+    span, attrs = node.span, node.attrs
+    op = _op(span, attrs)
+    return {
+        "trace_id": span.trace_id.hex(),
+        "span_id": span.span_id.hex(),
+        "parent_span_id": span.parent_span_id.hex(),
+        "op": op,
+        "description": _description(span, op, attrs),
+        "start_timestamp": _seconds(span.start_time_unix_nano),
+        "timestamp": _seconds(max(span.end_time_unix_nano, span.start_time_unix_nano)),
+        "status": _sentry_status(span, _status_code(attrs)),
+        "data": _data(node),
+        "origin": "otlp",
+    }
+
+
+def _transaction(root: _Node, children: list[_Node]) -> dict[str, Any]:
+    """The Sentry transaction payload of a local root and its spans."""
+    span, attrs, origin = root.span, root.attrs, root.origin
+    op = _op(span, attrs)
+    code = _status_code(attrs)
+    route = _str(attrs, "http.route")
+    url = _url(attrs)
+    if route.startswith("/"):
+        name, source = route, "route"
+    elif url and op == "http.server":
+        name, source = span.name, "url"
+    else:
+        name, source = span.name, "custom"
+    trace = {
+        "trace_id": span.trace_id.hex(),
+        "span_id": span.span_id.hex(),
+        "parent_span_id": span.parent_span_id.hex(),
+        "op": op,
+        "status": _sentry_status(span, code),
+        "data": _data(root),
+        "origin": "otlp",
+    }
+    contexts: dict[str, Any] = {"trace": trace, "otel": {"resource": origin.resource}}
+    if code is not None:
+        contexts["response"] = {"status_code": code}
+    payload: dict[str, Any] = {
+        "type": "transaction",
+        "event_id": _event_id("transaction", span.trace_id, span.span_id),
+        "transaction": name[:1024],
+        "transaction_info": {"source": source},
+        "start_timestamp": _seconds(span.start_time_unix_nano),
+        "timestamp": _seconds(max(span.end_time_unix_nano, span.start_time_unix_nano)),
+        "platform": origin.platform,
+        "contexts": contexts,
+        "spans": [_span(child) for child in children],
+        "tags": _tags(origin),
+    }
+    if url or _method(attrs):
+        payload["request"] = {"url": url, "method": _method(attrs)}
+    _common(payload, origin, [root, *children])
+    return payload
+
+
+def _tags(origin: _Origin) -> dict[str, str]:
+    return {"service": origin.service} if origin.service else {}
+
+
+def _common(payload: dict[str, Any], origin: _Origin, nodes: list[_Node]) -> None:
+    if origin.release:
+        payload["release"] = origin.release
+    if origin.environment:
+        payload["environment"] = origin.environment
+    if origin.host:
+        payload["server_name"] = origin.host
+    errors = [entry for node in nodes for entry in node.notes.entries]
+    if errors:
+        payload["errors"] = errors[:100]
+
+
+def _event_id(kind: str, trace_id: bytes, span_id: bytes, extra: str = "") -> str:
+    return uuid.uuid5(_ID_NAMESPACE, f"{kind}:{trace_id.hex()}:{span_id.hex()}:{extra}").hex
+
+
+def _error_event(node: _Node, event: Span.Event, index: int, transaction: dict[str, Any]) -> dict[str, Any]:
+    """The error event of an ``exception`` span event, in the trace of its span."""
+    notes = Notes()
+    # The stack is read whole (up to 64 KiB), not cut at the attribute limit: its innermost frames are last
+    # in a Python traceback.
+    stack = next((p.value.string_value for p in event.attributes if p.key == "exception.stacktrace"), "")[
+        :_RAW_STACK_CHARS
+    ]
+    attrs = attributes([p for p in event.attributes if p.key != "exception.stacktrace"], notes, "exception")
+    exc_type = _str(attrs, "exception.type")
+    message = _str(attrs, "exception.message")
+    frames = parse_stack(stack) if stack else []
+    exception: dict[str, Any] = {
+        "type": exc_type or "Error",
+        "value": message,
+        "mechanism": {"type": "otlp", "handled": attrs.get("exception.escaped") is not True},
+    }
+    if frames:
+        exception["stacktrace"] = {"frames": frames}
+    span, origin = node.span, node.origin
+    payload: dict[str, Any] = {
+        "event_id": _event_id("exception", span.trace_id, span.span_id, f"{index}:{event.time_unix_nano}"),
+        "timestamp": _seconds(event.time_unix_nano or span.end_time_unix_nano),
+        "level": "error",
+        "platform": origin.platform,
+        "exception": {"values": [exception]},
+        "transaction": transaction["transaction"],
+        "contexts": {
+            "trace": {
+                "trace_id": span.trace_id.hex(),
+                "span_id": span.span_id.hex(),
+                "parent_span_id": span.parent_span_id.hex(),
+                "op": _op(span, node.attrs),
+            },
+            "otel": {"resource": origin.resource, "span_name": span.name},
+        },
+        "tags": _tags(origin),
+    }
+    if stack and not frames:
+        # No parser knows the format: the text stays with the event, as sent (within 64 KiB).
+        payload["extra"] = {"exception.stacktrace": stack}
+    if "request" in transaction:
+        payload["request"] = transaction["request"]
+    _common(payload, origin, [])
+    if notes.entries:
+        payload["errors"] = notes.entries
+    return payload

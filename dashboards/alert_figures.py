@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from stacklens.alerts.messages import value_text, what
 from stacklens.alerts.preview import Preview
+from stacklens.alerts.rules import BELOW_TYPES
 from stacklens.control.alert_models import AlertRule
 
 BAND_COLOURS = {
@@ -88,7 +89,18 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
             + "<br>%{customdata[0]} samples · %{customdata[1]}<extra></extra>",
             showlegend=False,
         )
-        _threshold(figure, rule, rule.threshold, "#b42318", "solid", "threshold", "top left")
+        # A rule that fires below its threshold (a crash-free rate) has its warning above it: the labels go on
+        # other corners so that lines half a point apart keep readable labels.
+        below = rule.type in BELOW_TYPES
+        _threshold(
+            figure,
+            rule,
+            rule.threshold,
+            "#b42318",
+            "solid",
+            "threshold",
+            "bottom right" if below else "top left",
+        )
         _threshold(figure, rule, rule.warning_threshold, "#b45309", "dash", "warning", "top left")
         _threshold(figure, rule, rule.resolve_threshold, "#1a7f37", "dot", "resolve", "bottom left")
         if not any(s.value is not None and s.state != "insufficient_data" for s in steps):
@@ -109,6 +121,7 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
         xaxis={"type": "date", "title": {"text": "Time (UTC)"}}
         if replay.steps or replay.daily
         else {"visible": False},
-        yaxis={"title": {"text": y_title}, "rangemode": "tozero"},
+        # A crash-free rate lives between 90 and 100 %: from zero, its line and thresholds would be one stroke.
+        yaxis={"title": {"text": y_title}, "rangemode": "normal" if rule.type in BELOW_TYPES else "tozero"},
     )
     return json.loads(figure.to_json())

@@ -7,6 +7,8 @@
   cancelled or unknown, or an HTTP status >= 500), with the environment and release filters.
 - ``new_issue``: issues whose first event is inside the window and that have an event matching the filters.
 - ``regression``: issues the workflow marked ``regressed`` inside the window (``issue_history``).
+- ``crash_free_rate`` and ``release_regression``: the newest release's crash-free share, or its verdict against
+  the release before it, from release health (:mod:`stacklens.alerts.release_measures`).
 
 Rules sharing a type, window and filters share one query over all their projects. Filter values are
 server-side parameters; the SQL is composed from the constant fragments below only.
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from stacklens.alerts import issue_measures
+from stacklens.alerts import issue_measures, release_measures
 from stacklens.alerts.issue_measures import filter_sql
 from stacklens.control.alert_models import AlertRule
 from stacklens.performance.window_values import WindowRequest, bounds, compute_many
@@ -36,6 +38,7 @@ class Measurement:
     release: str = ""
     title: str = ""
     issue_id: int | None = None
+    reasons: tuple[str, ...] = ()  # a release verdict's reasons (metric, both values, both sample sizes)
 
 
 ERROR_RATE = (
@@ -75,6 +78,9 @@ def _group_key(rule: AlertRule) -> tuple:
 def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, list[Measurement]]:
     """Rule id → its measurements now."""
     out: dict[int, list[Measurement]] = {r.id: [] for r in rules}
+    on_releases = [r for r in rules if r.type in ("crash_free_rate", "release_regression")]
+    if on_releases:
+        _releases(client, on_releases, now, out)
     perf = [r for r in rules if r.type == "performance_budget"]
     if perf:
         values = compute_many(client, [window_request(r) for r in perf], now)
@@ -95,7 +101,7 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
             )
     groups: dict[tuple, list[AlertRule]] = defaultdict(list)
     for rule in rules:
-        if rule.type != "performance_budget":
+        if rule.type not in ("performance_budget", "crash_free_rate", "release_regression"):
             groups[_group_key(rule)].append(rule)
     by_type: dict[str, list[list[AlertRule]]] = defaultdict(list)
     for group in groups.values():
@@ -176,3 +182,31 @@ def _measure_group(
         out[rule.id].extend(by_project.get(rule.project_id, []))
         if first.type == "error_rate" and not by_project.get(rule.project_id):
             out[rule.id].append(Measurement("*", None, 0, since, until))
+
+
+def _releases(client: Any, rules: list[AlertRule], now: datetime, out: dict[int, list[Measurement]]) -> None:
+    """Crash-free rates: one measurement of the newest release ("*": a rule has one state; no release yet:
+    no value, insufficient data). Release regressions: the newest release, scope its version, value 1 when its
+    verdict is a regression and 0 when not (the evaluation says which; only a regression notifies)."""
+    rates = release_measures.crash_free(client, [r for r in rules if r.type == "crash_free_rate"], now)
+    for rule_id, got in rates.items():
+        out[rule_id].append(
+            Measurement("*", got.value, got.sessions, got.since, got.until, got.release, got.release)
+        )
+    found = release_measures.verdicts(client, [r for r in rules if r.type == "release_regression"], now)
+    for rule_id, verdict in found.items():
+        if verdict is None:
+            continue
+        against = f" against {verdict.previous}" if verdict.previous else ""
+        out[rule_id].append(
+            Measurement(
+                verdict.release,
+                1.0 if verdict.regression else 0.0,
+                verdict.sessions,
+                verdict.since,
+                verdict.until,
+                verdict.release,
+                f"{verdict.release}{against}",
+                reasons=verdict.reasons,
+            )
+        )

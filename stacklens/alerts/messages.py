@@ -37,16 +37,40 @@ def what(rule: AlertRule) -> tuple[str, str]:
         return "error rate (failed transactions)", "%"
     if rule.type == "event_frequency":
         return f"{rule.count_kind} per issue", rule.count_kind
+    if rule.type == "crash_free_rate":  # the catalog's label: "Crash-free sessions", "Crash-free users"
+        metric = find(rule.metric)
+        return f"{metric.label if metric else rule.metric} of the newest release", "%"
     return TYPE_LABELS[rule.type].lower(), ""
+
+
+def metric_words(rule: AlertRule) -> str:
+    """A performance rule's metric as a condition names it, from the catalog: its short label and statistic
+    (``LCP p75``, ``Load time avg``), or its label when the statistic is part of it (``JavaScript size per page
+    view``, ``Error rate``); an unknown key as it is."""
+    metric = find(rule.metric)
+    if metric is None:
+        return f"{rule.metric} {rule.statistic}".strip()
+    if metric.fixed_statistic:
+        return metric.label
+    return f"{metric.short_label} {rule.statistic or metric.default_statistic}"
 
 
 def value_text(rule: AlertRule, value: float | None) -> str:
     """A measured value or threshold of the rule as every page writes it (a performance metric through the
-    catalog: ``2,004.9 ms``, ``250.0 KiB``; an error rate ``3.4 %``; a count ``12 events``)."""
+    catalog: ``2,004.9 ms``, ``250.0 KiB``; an error rate ``3.4 %``; a count ``12 events``, ``1 new issue``): a
+    value never goes without its unit."""
     if value is not None and rule.type == "performance_budget" and find(rule.metric) is not None:
         return format_value(rule.metric, value, rule.statistic)
-    if rule.type in ("new_issue", "regression"):  # occurrences: a count
-        return fmt(value, "") if value is None else format_value("error_events", value, "count")
+    if value is not None and rule.type == "crash_free_rate" and find(rule.metric) is not None:
+        return format_value(rule.metric, value)  # two decimals: 99.95 %
+    if rule.type == "release_regression":  # what a release's verdict was
+        return fmt(value, "") if value is None else ("regression" if value else "no regression")
+    if rule.type in ("new_issue", "regression"):  # what fired: a count of new or regressed issues
+        if value is None:
+            return fmt(value, "")
+        noun = "new issue" if rule.type == "new_issue" else "regression"
+        count = format_value("error_events", value, "count")
+        return f"{count} {noun}" if count == "1" else f"{count} {noun}s"
     return fmt(value, what(rule)[1])
 
 
@@ -54,6 +78,8 @@ def link(rule: AlertRule, ctx: Context, m: Measurement | None) -> str:
     project = f"{ctx.base_url}/orgs/{ctx.org_slug}/projects/{ctx.project_slug}"
     if m is not None and m.issue_id is not None:
         return f"{project}/issues/{m.issue_id}"
+    if rule.type in ("crash_free_rate", "release_regression") and m is not None and m.release:
+        return f"{project}/releases/{quote(m.release, safe='')}"  # the release page: its charts and verdict
     if rule.type == "performance_budget":
         if rule.budget_id is not None:
             return f"{project}/performance/budgets"
@@ -72,10 +98,18 @@ def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release
     if rule.type in ("new_issue", "regression"):
         headline = f"{TYPE_LABELS[rule.type]}: {m.title or 'issue ' + str(m.issue_id)}"
         lines.append(("What", f"{TYPE_LABELS[rule.type]} in {ctx.project_slug}{env}: {m.title}"))
+    elif rule.type == "release_regression":  # the verdict's reasons: metric, both values, both sample sizes
+        headline = f"{TYPE_LABELS[rule.type]}: {m.title}"
+        lines.append(
+            ("What", f"{m.title} in {ctx.project_slug}{env}, over {format_window(rule.window_seconds)}")
+        )
+        lines.extend(("Why", reason) for reason in m.reasons)
     else:
         subject_of = f"issue {m.title!r}: " if m.issue_id is not None else ""
         value, threshold = value_text(rule, m.value), value_text(rule, rule.threshold)
         relation = ">" if kind != "resolved" else "<="
+        if rule.type == "crash_free_rate":  # fires below its threshold
+            relation = "<" if kind != "resolved" else ">="
         against = (
             threshold
             if kind != "resolved" or rule.resolve_threshold is None
@@ -85,7 +119,8 @@ def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release
         lines.append(
             ("What", f"{measured}{env} over {format_window(rule.window_seconds)} ({ctx.project_slug})")
         )
-        lines.append(("Value", f"{value} against threshold {threshold} ({m.samples} samples)"))
+        counted = f"{m.samples:,} sessions" if rule.type == "crash_free_rate" else f"{m.samples} samples"
+        lines.append(("Value", f"{value} against threshold {threshold} ({counted})"))
     lines.append(("Since", since.strftime("%Y-%m-%d %H:%M UTC")))
     lines.append(("Release", release or "unknown"))
     lines.append(("Rule", f"{rule.name} ({TYPE_LABELS[rule.type]})"))
@@ -112,6 +147,8 @@ def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release
         "window_start": m.window_start.isoformat().replace("+00:00", "Z"),
         "window_end": m.window_end.isoformat().replace("+00:00", "Z"),
     }
+    if m.reasons:  # a release regression's verdict, as the release pages and API state it
+        data["reasons"] = list(m.reasons)
     return {"subject": subject[:250], "text": text, "html": html, "link": target, "data": data}
 
 

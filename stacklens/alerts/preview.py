@@ -8,7 +8,10 @@ The last evaluation *is* the live one (:func:`~stacklens.alerts.measures.measure
 holds is what the evaluator saw: each evaluation's value, samples and state; the runs of one state as bands; and
 the firings, which are the firing bands — so the count, the bands and the line agree by construction.
 
-New-issue and regression rules show how many notifications each day would have brought.
+New-issue and regression rules show how many notifications each day would have brought. A crash-free rate rule is
+replayed like the threshold rules, each evaluation on the release that was the newest at its time. A release
+regression rule is replayed once a day (each midnight UTC of the past 30 days, and now): the verdict of the then
+newest release over the rule's window, as the release pages would have shown it, notifying once per release.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from stacklens.alerts.evaluation import thresholds
 from stacklens.alerts.issue_measures import filter_sql
 from stacklens.alerts.measures import REGRESSIONS, measure, window_request
+from stacklens.alerts.release_measures import crash_free_history, newest_verdict
 from stacklens.alerts.state import decide
 from stacklens.control.alert_models import AlertRule
 from stacklens.performance.window_series import series
@@ -60,7 +64,7 @@ class Preview:
     steps: list[Step] = field(default_factory=list)
     bands: list[Band] = field(default_factory=list)
     # Each firing: its first firing evaluation, the first evaluation after it that was not firing (None: firing
-    # at the end) and the highest value it saw.
+    # at the end) and the worst value it saw (the highest; the lowest for a rule that fires below).
     periods: list[tuple[datetime, datetime | None, float]] = field(default_factory=list)
     daily: list[tuple[str, int]] = field(default_factory=list)  # occurrence rules: (day, notifications)
     note: str = ""
@@ -113,7 +117,8 @@ def replay(rule: AlertRule, points: list[tuple[datetime, float | None, int]]) ->
     for band in out.bands:
         if band.state == "firing":
             after = out.steps[band.last + 1].at if band.last + 1 < len(out.steps) else None
-            peak = max(s.value or 0.0 for s in out.steps[band.first : band.last + 1])
+            seen = [s.value or 0.0 for s in out.steps[band.first : band.last + 1]]
+            peak = min(seen) if t.below else max(seen)  # the worst value: the lowest for a crash-free rate
             out.periods.append((out.steps[band.first].at, after, peak))
     return out
 
@@ -146,6 +151,16 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
         past = series(client, request, times[:-1])
         (live,) = measure(client, [rule], now)[rule.id]
         return replay(rule, [*past, (now, live.value, live.samples)])
+    if rule.type == "crash_free_rate":
+        history = crash_free_history(client, rule, times[:-1])
+        (live,) = measure(client, [rule], now)[rule.id]
+        out = replay(
+            rule, [(at, value, n) for at, value, n, _ in history] + [(now, live.value, live.samples)]
+        )
+        out.scope = "the newest release"
+        return out
+    if rule.type == "release_regression":
+        return _release_verdicts(client, rule, now)
     if rule.type == "event_frequency":
         return _frequency(client, rule, times[:-1], since)
     if rule.type == "new_issue":
@@ -164,6 +179,31 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
     for _, _, at, _, _ in rows:
         daily[str(at.date())] += 1
     return Preview(daily=sorted(daily.items()))
+
+
+def _release_verdicts(client: Any, rule: AlertRule, now: datetime) -> Preview:
+    """The verdict of the newest release at each midnight of the past 30 days and now: a day counts one
+    notification for each release first judged a regression on it (once per release, as the live rule)."""
+    days = [
+        now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=d)
+        for d in range(DAYS - 1, -1, -1)
+    ]
+    window = timedelta(seconds=rule.window_seconds)
+    told: dict[str, datetime] = {}
+    for at in [*days, now]:
+        verdict = newest_verdict(client, rule.org_id, rule.project_id, window, rule.environment, at)
+        if verdict is not None and verdict.regression and verdict.release not in told:
+            told[verdict.release] = at
+    daily: dict[str, int] = defaultdict(int)
+    for at in told.values():
+        daily[str(at.date())] += 1
+    named = ", ".join(f"{release} ({at:%Y-%m-%d})" for release, at in told.items())
+    note = "Evaluated once a day (at midnight UTC) and now: a verdict that held only between two of those is not seen."
+    return Preview(
+        daily=sorted(daily.items()),
+        note=f"Would have notified for {named}. {note}" if told else note,
+        scope="the newest release",
+    )
 
 
 def _error_request(rule: AlertRule) -> WindowRequest:

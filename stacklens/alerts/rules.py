@@ -1,7 +1,9 @@
 """Alert rules: validation of the request body (DESIGN §7.2 field names), create / update / delete / list.
 
-Every rule is "above" a threshold: a performance metric above a budget, more than N events (or users) in a
-window, an error rate above X %. New-issue and regression rules fire on each occurrence instead. Bad input
+Every threshold rule is "above" a threshold — a performance metric above a budget, more than N events (or users)
+in a window, an error rate above X % — except the crash-free rate of the newest release, which fires *below* its
+threshold (:data:`BELOW_TYPES`). New-issue, regression and release-regression rules fire on each occurrence
+instead (a release regression once per release). Bad input
 raises :class:`AlertInputError` naming the field. Callers own the transaction.
 """
 
@@ -20,16 +22,38 @@ from stacklens.control.alert_models import AlertChannel, AlertRule
 from stacklens.control.models import Budget, Project, utcnow
 from stacklens.metrics.catalog import budget_metrics
 
-RULE_TYPES = ("performance_budget", "new_issue", "regression", "event_frequency", "error_rate")
+RULE_TYPES = (
+    "performance_budget",
+    "new_issue",
+    "regression",
+    "event_frequency",
+    "error_rate",
+    "crash_free_rate",
+    "release_regression",
+)
 TYPE_LABELS = {
     "performance_budget": "Performance Budget",
     "new_issue": "New issue",
     "regression": "Regression",
     "event_frequency": "Event frequency",
     "error_rate": "Error rate",
+    "crash_free_rate": "Crash-free rate",
+    "release_regression": "Release regression",
 }
 LEVELS = ("fatal", "error", "warning", "info", "debug")
-THRESHOLD_TYPES = ("performance_budget", "event_frequency", "error_rate")
+THRESHOLD_TYPES = ("performance_budget", "event_frequency", "error_rate", "crash_free_rate")
+# Lower is worse: these fire below the threshold, warn below the warning threshold and resolve at or above the
+# resolve threshold (stacklens.alerts.state.Thresholds.below).
+BELOW_TYPES = ("crash_free_rate",)
+# What a crash-free rate rule watches of the newest release: the metric catalog's crash-free shares (sessions
+# that did not crash, users none of whose sessions crashed), the first the default.
+CRASH_FREE_METRICS = ("crash_free_sessions", "crash_free_users")
+# Rule types on release health: they watch the newest release, so they take no release, level or tag filter.
+RELEASE_TYPES = ("crash_free_rate", "release_regression")
+# The window a rule gets when the body names none: a release regression compares the newest release with the
+# one before it over the release pages' default window (stacklens.releases.health.DEFAULT_RANGE), so the rule
+# judges what the pages show.
+DEFAULT_WINDOWS = {"performance_budget": "7d", "crash_free_rate": "24h", "release_regression": "30d"}
 _WINDOW = re.compile(r"^\s*(\d{1,4})\s*([mhd])\s*$")
 _UNIT = {"m": 60, "h": 3600, "d": 86400}
 MAX_WINDOW = timedelta(days=30)
@@ -127,9 +151,7 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
     if project is None:
         raise AlertInputError("project", f"no project {slug!r} in this organization")
     values: dict[str, Any] = {"type": kind, "name": name, "project_id": project.id}
-    values["window_seconds"] = parse_window(
-        body.get("window") or ("7d" if kind == "performance_budget" else "1h")
-    )
+    values["window_seconds"] = parse_window(body.get("window") or DEFAULT_WINDOWS.get(kind, "1h"))
     values["environment"] = _text(body.get("environment"), "environment", 64)
     values["metric"], values["statistic"], values["scope"] = "", "", "*"
     if kind == "performance_budget":
@@ -157,14 +179,33 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
             statistic=statistic,
             scope=_text(body.get("scope") or "*", "scope", 300, re.compile(r"^(\*|/\S*)$")) or "*",
         )
-    maximum = 100.0 if kind == "error_rate" else None
+    if kind == "crash_free_rate":
+        metric = body.get("metric") or CRASH_FREE_METRICS[0]
+        if metric not in CRASH_FREE_METRICS:
+            raise AlertInputError(
+                "metric",
+                f"a crash-free rate rule watches {' or '.join(CRASH_FREE_METRICS)} (got {metric!r})",
+            )
+        values["metric"] = metric
+    maximum = 100.0 if kind in ("error_rate", "crash_free_rate") else None
     required = kind in THRESHOLD_TYPES
     threshold = _number(body.get("threshold"), "threshold", required=required, maximum=maximum)
     warning = _number(body.get("warning_threshold"), "warning_threshold", required=False, maximum=maximum)
     resolve = _number(body.get("resolve_threshold"), "resolve_threshold", required=False, maximum=maximum)
-    if threshold is not None and warning is not None and warning >= threshold:
+    # A rule that fires below: its warning sits above the threshold, and firing stops at or above resolve.
+    if kind in BELOW_TYPES:
+        if threshold is not None and warning is not None and warning <= threshold:
+            raise AlertInputError(
+                "warning_threshold", "must be above the threshold (this rule fires below it)"
+            )
+        if threshold is not None and resolve is not None and resolve < threshold:
+            raise AlertInputError(
+                "resolve_threshold",
+                "must be at least the threshold (it is where firing stops; this rule fires below it)",
+            )
+    if kind not in BELOW_TYPES and threshold is not None and warning is not None and warning >= threshold:
         raise AlertInputError("warning_threshold", "must be below the threshold")
-    if threshold is not None and resolve is not None and resolve > threshold:
+    if kind not in BELOW_TYPES and threshold is not None and resolve is not None and resolve > threshold:
         raise AlertInputError("resolve_threshold", "must be at most the threshold (it is where firing stops)")
     values.update(
         threshold=threshold if required else None,
@@ -174,7 +215,8 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
     values["min_samples"] = _integer(
         body.get("min_samples"),
         "min_samples",
-        20 if kind in ("performance_budget", "error_rate") else 1,
+        # A crash-free rate needs sessions: the release verdicts' minimum for crash-free sessions (100).
+        {"performance_budget": 20, "error_rate": 20, "crash_free_rate": 100}.get(kind, 1),
         1,
         1_000_000,
     )
@@ -183,6 +225,12 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
         raise AlertInputError("count_kind", "must be events or users")
     values["count_kind"] = count_kind
     values["filters"] = _filters(body.get("filters") or {}, body)
+    if kind in RELEASE_TYPES and values["filters"]:
+        name = next(iter(values["filters"]))
+        raise AlertInputError(
+            name,
+            f"a {TYPE_LABELS[kind].lower()} rule watches the newest release's sessions: no {name} filter",
+        )
     values["renotify_minutes"] = _integer(body.get("renotify_minutes"), "renotify_minutes", 0, 0, 7 * 24 * 60)
     values["channel_ids"] = _channels(session, org_id, body.get("channels"))
     values["enabled"] = body.get("enabled", True) is not False

@@ -4,6 +4,7 @@ names the field; another organization's rule or channel answers 404."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -63,6 +64,8 @@ def test_webhook_channel_secret_once_and_send_test_shows_the_real_response(
     assert failed["outcome"] == "retry" and failed["status_code"] == 503 and failed["next_retry_at"]
     log = client.get(f"/api/alerts/deliveries?channel_id={channel['id']}", headers=auth(acme)).json()
     assert [d["outcome"] for d in log["deliveries"]] == ["retry", "delivered"]
+    assert {d["sent_by"] for d in log["deliveries"]} == {"test"}  # what sent it: the channel's test
+    assert all(d["rule_id"] is None and d["rules"] == [] for d in log["deliveries"])
     assert client.post(f"/api/alerts/channels/{channel['id']}/test", headers=auth(other)).status_code == 404
     assert client.get("/api/alerts/deliveries", headers=auth(other)).json()["deliveries"] == []
 
@@ -210,6 +213,40 @@ def test_rules_crud_validation_and_isolation(client, make_org) -> None:  # noqa:
     assert client.delete(url, headers=auth(other)).status_code == 404
     assert client.delete(url, headers=auth(acme)).status_code == 204
     assert client.get(url, headers=auth(acme)).status_code == 404
+
+
+def test_release_health_rules_through_the_api(client, make_org) -> None:  # noqa: ANN001
+    acme = make_org("Acme")
+    body = {"name": "Crash-free", "type": "crash_free_rate", "project": acme["project"], "threshold": 99.5}
+    created = client.post(
+        "/api/alerts/rules", json={**body, "metric": "crash_free_users"}, headers=auth(acme)
+    )
+    assert created.status_code == 201, created.text
+    got = created.json()
+    assert (got["type"], got["metric"], got["threshold"], got["window"], got["min_samples"]) == (
+        "crash_free_rate",
+        "crash_free_users",
+        99.5,
+        "1d",
+        100,
+    )
+    regression = {"name": "Regressions", "type": "release_regression", "project": acme["project"]}
+    made = client.post("/api/alerts/rules", json=regression, headers=auth(acme))
+    assert made.status_code == 201 and made.json()["window"] == "30d" and made.json()["threshold"] is None
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"threshold": None}, "threshold: is required for this rule type"),
+        ({"threshold": 120}, "threshold: must be at most 100"),
+        (
+            {"metric": "lcp_ms"},
+            "metric: a crash-free rate rule watches crash_free_sessions or crash_free_users",
+        ),
+        ({"warning_threshold": 99}, "warning_threshold: must be above the threshold"),
+        ({"resolve_threshold": 99}, "resolve_threshold: must be at least the threshold"),
+        ({"release": "shop@1.0.0"}, "release: a crash-free rate rule watches the newest release's sessions"),
+    ]
+    for change, detail in cases:
+        answer = client.post("/api/alerts/rules", json={**body, **change}, headers=auth(acme))
+        assert answer.status_code == 400 and answer.json()["detail"].startswith(detail), answer.text
 
 
 def test_rule_from_a_budget(client, make_org) -> None:  # noqa: ANN001

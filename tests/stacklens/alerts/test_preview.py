@@ -10,9 +10,12 @@ from datetime import UTC, datetime, timedelta
 from stacklens.alerts import rules
 from stacklens.alerts.measures import measure
 from stacklens.alerts.preview import bands, evaluation_times, preview
+from stacklens.alerts.release_measures import crash_free_history
 from stacklens.control.db import session_scope
+from stacklens.releases.health import Window, release_health
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
+from tests.stacklens.alerts.release_seed import land, spread
 from tests.stacklens.alerts.test_evaluation import _load, ev, tx
 from tests.stacklens.performance.budget_seed import bucketed
 
@@ -121,3 +124,66 @@ def test_bands_firings_and_the_line_agree(settings: Settings, client) -> None:  
         live.samples,
     )  # the last evaluation is the live one
     assert not any(s.samples > 30 for s in steps)  # /other's 9,000 ms loads are outside the scope
+
+
+def test_release_rules_replay_the_newest_release_of_each_moment(settings: Settings, client) -> None:  # noqa: ANN001
+    """Three releases over 20 days (99 %, then 95 %, then 99 % crash-free): a crash-free rate rule below 97 % would
+    have fired once, from shortly after shop@1.1.0 appeared (once it had its minimum sessions) until shop@1.2.0
+    replaced it; each past value is what the release pages count for that release over that window; the last
+    evaluation is the live one. A release-regression rule would have notified once, for shop@1.1.0."""
+    org_id, project_id, slug = org_with_project(settings)
+    first_a, first_b, first_c = NOW - timedelta(days=20), NOW - timedelta(days=12), NOW - timedelta(days=6)
+    land(
+        client,
+        spread(org_id, project_id, "shop@1.0.0", first_a, first_b, 1920, 100)
+        + spread(org_id, project_id, "shop@1.1.0", first_b, first_c, 1440, 20)
+        + spread(org_id, project_id, "shop@1.2.0", first_c, NOW - timedelta(minutes=1), 1440, 100),
+    )
+    # From 50 sessions on, every 20th crashed stays below 97 % (2 of 59: 96.6 %): one firing, no flapping.
+    base = {"type": "crash_free_rate", "project": slug, "threshold": 97, "min_samples": 50}
+    with session_scope(settings) as session:
+        daily = rules.create_rule(session, org_id, {**base, "name": "Crash-free", "window": "24h"})
+        short = rules.create_rule(session, org_id, {**base, "name": "Crash-free 90m", "window": "90m"})
+        verdicts = rules.create_rule(
+            session,
+            org_id,
+            {"name": "Regressions", "type": "release_regression", "project": slug, "window": "7d"},
+        )
+    got = preview(client, daily, NOW)
+    assert [s.at for s in got.steps] == evaluation_times(
+        NOW, daily.window_seconds
+    ) and got.scope == "the newest release"
+    ((start, end, peak),) = got.periods
+    # 10 sessions an hour: shop@1.1.0 has its 50 after 5 hours; the first evaluation after shop@1.2.0 appeared
+    # judges shop@1.2.0 (too few sessions yet: no longer firing).
+    assert first_b + timedelta(hours=5) < start <= first_b + timedelta(hours=6)
+    assert first_c < end <= first_c + timedelta(hours=1)
+    assert 95.0 <= peak < 97.0
+    assert {b.state for b in got.bands} == {"insufficient_data", "ok", "firing"}
+    (live,) = measure(client, [daily], NOW)[daily.id]
+    assert (got.steps[-1].value, got.steps[-1].samples) == (
+        live.value,
+        live.samples,
+    ) and live.release == "shop@1.2.0"
+    # Each past value is the release pages' figure of the then newest release over that window (hours for 24h,
+    # minutes for 90m).
+    for rule in (daily, short):
+        history = crash_free_history(client, rule, evaluation_times(NOW, rule.window_seconds)[:-1])
+        for at, value, sessions, release in history[::97]:
+            want = "shop@1.0.0" if at <= first_b else ("shop@1.1.0" if at <= first_c else "shop@1.2.0")
+            if at <= first_a:  # before the first session: no release, nothing measured
+                assert (release, value, sessions) == ("", None, 0)
+                continue
+            assert release == want, (rule.name, at)
+            window = Window(at - timedelta(seconds=rule.window_seconds), at)
+            page = {r.version: r for r in release_health(client, org_id, project_id, window)}
+            assert (value, sessions) == (page[release].crash_free_sessions, page[release].sessions), (
+                rule.name,
+                at,
+            )
+    replayed = preview(client, verdicts, NOW)
+    assert replayed.notifications == 1 and "shop@1.1.0" in replayed.note and "shop@1.2.0" not in replayed.note
+    ((day, count),) = replayed.daily
+    assert (
+        count == 1 and first_b.date().isoformat() <= day <= (first_b + timedelta(days=1)).date().isoformat()
+    )

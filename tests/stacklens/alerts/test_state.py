@@ -56,3 +56,25 @@ def test_renotify_interval_while_firing() -> None:
     )  # no interval set
     d = decide("ok", 2310, 50, T, "ms")
     assert d.text == "firing: 2,310.0 ms > 2,000.0 ms"
+
+
+def test_a_rule_where_lower_is_worse_fires_below_warns_above_and_resolves_at_or_above() -> None:
+    below = Thresholds(threshold=98, warning=99, resolve=98.5, min_samples=50, below=True)
+    state, got = "insufficient_data", []
+    for value, samples in [(90, 10), (99.5, 60), (98.7, 60), (97.9, 60), (98.2, 60), (98.5, 60), (99.9, 60)]:
+        d = decide(state, value, samples, below, "%")
+        state = d.state
+        got.append((d.state, d.notify, d.text))
+    assert got == [
+        ("insufficient_data", None, "insufficient data: 10 samples < 50 needed"),  # 90 % on 10: never fires
+        ("ok", None, "ok: 99.5 % >= 98.0 %"),
+        ("warning", None, "warning: 98.7 % < warning 99.0 % (threshold 98.0 %)"),
+        ("firing", "firing", "firing: 97.9 % < 98.0 %"),
+        ("firing", None, "still firing: 98.2 % < resolve 98.5 %"),  # hysteresis, mirrored
+        ("resolved", "resolved", "resolved: 98.5 % >= 98.5 %"),
+        ("resolved", None, "ok: 99.9 % >= 98.0 % (resolved earlier)"),
+    ]
+    # The same values against the same numbers "above": the comparisons are mirrored, not shared.
+    assert decide("ok", 97.9, 60, Thresholds(threshold=98, min_samples=50), "%").state == "ok"
+    written = decide("ok", 99.95, 60, Thresholds(threshold=99.9, below=True), write=lambda v: f"{v:.2f} %")
+    assert written.text == "ok: 99.95 % >= 99.90 %"

@@ -7,6 +7,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -16,17 +17,19 @@ from sqlalchemy import select
 
 from demo_shop.alert_inbox import inbox_router
 from stacklens.alerts.evaluation import evaluate
+from stacklens.alerts.measures import measure
+from stacklens.alerts.preview import preview
 from stacklens.alerts.sending import send_test
 from stacklens.control.accounts import project_by_slug
 from stacklens.control.alert_models import AlertChannel, AlertRule, AlertRuleState
 from stacklens.control.budgets import list_budgets
 from stacklens.control.db import session_scope
-from stacklens.demo.alerts import FIRING, INBOX_PATH, demo_allow, ensure_demo_alerts
+from stacklens.demo.alerts import CRASH_FREE_PERCENT, FIRING, INBOX_PATH, demo_allow, ensure_demo_alerts
 from stacklens.demo.budgets import ensure_demo_budgets
 from stacklens.performance.budget_status import with_status
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import free_port, org_with_project
-from tests.stacklens.demo import demo_pageloads
+from tests.stacklens.demo import demo_pageloads, demo_sessions
 from tests.stacklens.performance.perf_seed import migrated
 
 
@@ -64,6 +67,7 @@ def test_demo_channel_and_rules_fill_the_pages_and_deliver(settings: Settings, s
             "regression",
             "event_frequency",
             "error_rate",
+            "crash_free_rate",
         ]
     )
     allowed = settings.model_copy(update={"outbound_allow": demo_allow(settings)})
@@ -85,11 +89,14 @@ def test_on_the_demo_s_traffic_exactly_the_named_rule_fires_and_the_budgets_pass
     """What the README says of the demo: the JavaScript rule fires, the other rules do not; the LCP budget
     passes, the JavaScript budget fails, the cart's INP budget has not enough data. On a week of the demo's
     page loads (its rate and releases; no shop errors: the error rules are checked against the rate in
-    test_rates and against real shop traffic in test_traffic)."""
+    test_rates and against real shop traffic in test_traffic) and two weeks of its sessions at the backfill's
+    per-release crash-free rates: the crash-free rule is ok on shop@1.4.0."""
     org = make_org("Demo")
     client = migrated(settings)
     loads = demo_pageloads.land(client, org["org_id"], org["project_id"])
     assert 7 * 96 * 0.8 < loads < 8 * 96 * 1.2  # the demo's rate: 96 a day
+    sessions = demo_sessions.land(client, org["org_id"], org["project_id"])
+    assert {"shop@1.3.0", "shop@1.4.0"} <= set(sessions) and sessions["shop@1.4.0"] > 2000
     ensure_demo_alerts(settings, "Demo", org["project"], f"http://127.0.0.1:{free_port()}", tmp_path / "s")
     ensure_demo_budgets(settings, org["project"])
 
@@ -107,6 +114,20 @@ def test_on_the_demo_s_traffic_exactly_the_named_rule_fires_and_the_budgets_pass
     assert states["Checkout LCP over 2.5 s"] == {"ok"} and states["Page load p75 over 3 s, all pages"] == {
         "ok"
     }
+    assert states[f"Crash-free sessions below {CRASH_FREE_PERCENT} %"] == {"ok"}
+    with session_scope(settings) as session:
+        (crash_rule,) = session.scalars(select(AlertRule).where(AlertRule.type == "crash_free_rate"))
+        (crash,) = measure(client, [crash_rule], datetime.now(UTC))[crash_rule.id]
+    assert crash.release == "shop@1.4.0" and crash.samples > 2000 and 96.5 < (crash.value or 0) < 98.5
+    # Its 30-day preview: firing while shop@1.3.0 (94.7 %) was the newest release, never on shop@1.4.0.
+    replayed = preview(client, crash_rule)
+    switch = min(
+        s.at for s in replayed.steps if s.at.date() >= (datetime.now(UTC) - timedelta(days=7)).date()
+    )
+    assert replayed.periods and all(
+        start < switch and stop is not None for start, stop, _ in replayed.periods
+    )
+    assert all(s.state != "firing" for s in replayed.steps if s.at > switch)
     with session_scope(settings) as session:
         rows = with_status(client, list_budgets(session, project_by_slug(session, org["project"])))
     status = {(r["metric"], r["scope"]): r["status"] for r in rows}

@@ -6,8 +6,8 @@
 
 In a fresh embedded warehouse (own temporary data directory, every migration applied): N error events over 5
 projects and 14 days plus N/10 transactions and their spans, generated as bench/pipelines.py generates them;
-the page-load and endpoint states the performance views read built once (what page_metrics and
-api_endpoint_metrics keep: facts, then minute, hour, day and block periods). R rules spread over the projects:
+the page-load and endpoint states the performance views read built once (what the pageload_states and
+endpoint_states assets keep: facts, then minute, hour, day and block periods). R rules spread over the projects:
 60 % performance budgets (every metric and statistic, scopes `*`, a route and a pattern, windows 1h / 1d / 7d,
 a tenth with an environment), and 10 % each of new issue, regression, event frequency (events or users, some
 with level / release / tag filters) and error rate. Then ROUNDS ticks of
@@ -32,19 +32,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pipelines.assets.performance import TABLES  # noqa: E402 - after the path insert above
+
 ROUNDS = 5
-# What the performance rules read, as the page_metrics and api_endpoint_metrics assets build it.
+# What the performance rules read, as the performance assets build it: the page-load and API-call facts and states.
 STATE_QUERIES = [
-    "pageload_facts",
-    "pageload_hours",
-    "pageload_minutes",
-    "pageload_days",
-    "pageload_spans",
-    "endpoint_facts",
-    "endpoint_call_hours",
-    "endpoint_call_minutes",
-    "endpoint_call_days",
-    "endpoint_call_spans",
+    q
+    for table in ("pageload_facts", "pageload_periods", "endpoint_facts", "endpoint_call_periods")
+    for q in TABLES[table].queries
 ]
 METRIC_STATS = [
     ("load_time_ms", "p50"),

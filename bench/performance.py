@@ -10,11 +10,11 @@ only Chrome with render-blocking status), each with 9 spans (3 scripts, a styles
 DOMContentLoaded span and 3 API calls on 50 endpoints with ids in their paths
 and a web font), plus N/5 server transactions,
 all generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). Then the pipeline builds what the views
-read (`pageload_facts`, the page_metrics asset's per-hour query, run day by day as a backfill does; its time is
-printed, and the time of one incremental tick's hour). Then each view the pages and the API serve
-(stacklens.performance: the same calls the routes make, without HTTP) runs CALLS times, cycling through varied
-filters (24h / 7d / 14d / 30d windows, an explicit since/until window, browser, environment and release
-filters); per view the median and the p95 in ms.
+read (the performance assets' facts and states — pipelines.assets.performance.STATE_QUERIES — run day by day as
+a backfill does; its time is printed, and the time of one incremental tick's hour). Then each view the pages and
+the API serve (stacklens.performance: the same calls the routes make, without HTTP) runs CALLS times, cycling
+through varied filters (24h / 7d / 14d / 30d windows, an explicit since/until window, browser, environment and
+release filters); per view the median and the p95 in ms.
 
     .venv/bin/python bench/performance.py --loads 10000000 --data-dir /tmp/perf-10m   # keep and reuse
 
@@ -45,26 +45,11 @@ sys.path.insert(0, str(ROOT))
 
 ORG, PROJECT, DAYS, CALLS = 1, 1, 30, 20
 SPANS = 10  # per page load: 10 M page loads carry the goal's 100 M spans
-# The pipeline queries that build what the views read (the performance assets' per-hour states).
-FACT_QUERIES = [
-    "pageload_facts",
-    "pageload_hours",
-    "pageload_minutes",
-    "pageload_days",
-    "pageload_spans",
-    "pageload_examples",
-    "pageload_example_days",
-    "resource_facts",
-    "resource_request_hours",
-    "resource_request_minutes",
-    "resource_request_days",
-    "resource_request_spans",
-    "endpoint_facts",
-    "endpoint_call_hours",
-    "endpoint_call_minutes",
-    "endpoint_call_days",
-    "endpoint_call_spans",
-]
+from pipelines.assets.performance import STATE_QUERIES  # noqa: E402 - after the path insert above
+
+# The pipeline queries that build what the views read: the performance assets' facts and states, in the order a
+# step runs them for a range of hours.
+FACT_QUERIES = list(STATE_QUERIES)
 
 LOADS_SQL = """
 INSERT INTO transactions (org_id, project_id, event_id, trace_id, timestamp, end_timestamp, received_at, release,

@@ -18,11 +18,11 @@ times:
 - ticks: the embedded runner's ticks, each after 10,000 new error events (+1,000 transactions, 4,000 spans)
   with timestamps in the last ten minutes, received now, one in every issue — the schedules due in that minute
   of the hour (pipelines/schedules.py: the 5-minute and hourly jobs are staggered), executed as the runner
-  executes them (one merged run): `:00` issues + daily counts + performance marts, `:01` issues + daily
-  counts alone (most minutes), `:02` … + budgets and recommendations, `:03` … + trends and release impact.
+  executes them (one merged run): `:00` issues + daily counts + the performance facts and states, `:01` issues +
+  daily counts alone (most minutes), `:02` … + budgets.
   The first tick (`:00`) is reported alone: the first insert after the bulk load lets the warehouse merge the
   bulk load's big parts of the insert-time aggregate tables (several seconds of work at 10M), which that tick
-  shares the machine with. Then ROUNDS rounds of the four kinds; per kind the median and maximum. A tick's
+  shares the machine with. Then ROUNDS rounds of the three kinds; per kind the median and maximum. A tick's
   time varies by ±30 % on this machine (a fixed pure-Python loop varies by ±25 % from one second to the next;
   its median is printed as `reference_loop_s`), hence medians; the goals are read against the slowest kind;
 - all marts at once: every schedule due in one run after 10,000 new events (ROUNDS times; what `stacklens
@@ -50,9 +50,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PROJECTS, ISSUES_PER_PROJECT, DAYS = 5, 2000, 14
-ROUNDS = 3  # rounds of the four tick kinds (and of all marts at once) after the first tick
+ROUNDS = 3  # rounds of the three tick kinds (and of all marts at once) after the first tick
 # The tick kinds: a minute of the hour and what runs in it (pipelines/schedules.py).
-TICK_KINDS = {":00": 0, ":01": 1, ":02": 2, ":03": 3}
+TICK_KINDS = {":00": 0, ":01": 1, ":02": 2}
 
 EVENTS_SQL = """
 INSERT INTO events (org_id, project_id, event_id, issue_id, fingerprint, grouping_version, timestamp,

@@ -113,6 +113,12 @@ def _job_assets(defs: dg.Definitions, job_name: str) -> list[str]:
     return sorted(k.to_user_string() for k in keys)
 
 
+def _job_steps(defs: dg.Definitions, job_name: str) -> list[str]:
+    """The ops of a job's assets: a step is named after its op, which for a multi-asset (the performance steps,
+    each writing several tables) is not one of its assets' names."""
+    return sorted(node.name for node in defs.resolve_job_def(job_name).graph.nodes)
+
+
 def merged_tags(defs: dg.Definitions, planned: list[Planned]) -> dict[str, str]:
     """The tags of one run standing for all of ``planned``: per-asset days and watermarks, the whole range."""
     tags: dict[str, str] = {
@@ -137,7 +143,7 @@ def merged_tags(defs: dg.Definitions, planned: list[Planned]) -> dict[str, str]:
 
 
 def _job_failed(assets: list[str], failures: list[dg.DagsterEvent]) -> str:
-    """The first failure of a step of these assets or their checks (``<asset>_<check>``), else ''."""
+    """The first failure of a step of these assets or ops or their checks (``<asset>_<check>``), else ''."""
     for event in failures:
         step = event.step_key or ""
         if not step or any(step == a or step.startswith(f"{a}_") for a in assets):
@@ -165,7 +171,7 @@ def execute_merged(
     failures = [e for e in result.all_events if e.is_failure]
     outcomes = []
     for job, names in per_job.items():
-        error = _job_failed(names, failures) if not result.success else ""
+        error = _job_failed([*names, *_job_steps(defs, job)], failures) if not result.success else ""
         if not error and any(name not in assets for name in names):
             error = "run failed before materializing " + ", ".join(n for n in names if n not in assets)
         if error:

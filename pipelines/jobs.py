@@ -20,20 +20,32 @@ issue_counts_job = dg.define_asset_job(
     selection=["issue_daily_counts"],
     description="Daily issue counts for the days with new events.",
 )
+# The performance tables: three steps (page loads, resource requests, API calls), each writing its facts and
+# their states for the hours with new data.
+PERFORMANCE_ASSETS = [
+    "pageload_facts",
+    "pageload_periods",
+    "pageload_examples",
+    "resource_facts",
+    "resource_request_periods",
+    "endpoint_facts",
+    "endpoint_call_periods",
+]
 performance_job = dg.define_asset_job(
     "performance_job",
-    selection=["page_metrics", "resource_breakdown", "api_endpoint_metrics"],
-    description="Daily performance marts for the days with new data.",
+    selection=PERFORMANCE_ASSETS,
+    description="Page-load, resource-request and API-call facts and their states, for the hours with new data.",
 )
-trends_job = dg.define_asset_job(
-    "trends_job",
-    selection=["weekly_trends", "release_impact"],
-    description="Weekly trends and release impact.",
+# Release health: the session states of the hours whose sessions received updates.
+sessions_job = dg.define_asset_job(
+    "sessions_job",
+    selection=["session_states"],
+    description="Session states (release health) for the hours with new session updates.",
 )
 budgets_job = dg.define_asset_job(
     "budgets_job",
-    selection=["budget_status", "recommendations"],
-    description="Budget status and recommendations.",
+    selection=["budget_status"],
+    description="Every budget evaluated over the performance states.",
 )
 
 alerts_job = dg.define_asset_job(
@@ -62,22 +74,20 @@ ALL_JOBS = [
     issues_job,
     issue_counts_job,
     performance_job,
-    trends_job,
+    sessions_job,
     budgets_job,
     alerts_job,
     integrations_job,
     marts_job,
 ]
 
-# The raw tables each partitioned job reads, and the assets whose watermarks it advances.
+# Per partitioned job: the watermarks its run advances (an asset's, or for the performance steps their facts')
+# and the raw tables it reads.
 PARTITIONED_JOB_INPUTS: dict[str, tuple[list[str], list[str]]] = {
     "issue_counts_job": (["issue_daily_counts"], ["events"]),
-    "performance_job": (
-        ["page_metrics", "resource_breakdown", "api_endpoint_metrics"],
-        ["transactions", "spans"],
-    ),
+    "performance_job": (["pageload_facts", "resource_facts", "endpoint_facts"], ["transactions", "spans"]),
+    "sessions_job": (["session_states"], ["sessions"]),
 }
 INCREMENTAL_JOB_ASSETS: dict[str, list[str]] = {
     "issues_job": ["event_counters", "issues", "related_issues"],
-    "trends_job": ["weekly_trends", "release_impact"],
 }

@@ -5,17 +5,17 @@
 | issues_every_minute         | * * * * *      | issues_job        | every                     |
 | issue_counts_every_minute   | * * * * *      | issue_counts_job  | every                     |
 | performance_every_5_minutes | */5 * * * *    | performance_job   | 0, 5, 10, …, 55           |
+| sessions_every_5_minutes    | 1-59/5 * * * * | sessions_job      | 1, 6, 11, …, 56           |
 | budgets_every_5_minutes     | 2-59/5 * * * * | budgets_job       | 2, 7, 12, …, 57           |
-| trends_hourly               | 3 * * * *      | trends_job        | 3                         |
 | alerts_every_minute         | * * * * *      | alerts_job        | every                     |
 | integrations_every_10_minutes | 4-59/10 * * * * | integrations_job | 4, 14, 24, …, 54    |
 
-The 5-minute and hourly jobs are staggered so that no minute runs more than one of them beside the issues:
-a tick costs what one domain's new data costs, not every mart's at once (on a small host the ticks share the
-cores with ingest). The order also serves freshness: budgets and recommendations are evaluated two minutes
-after the performance marts they read were refreshed, trends and release impact three minutes after the
-hourly states they merge. The alerts run every minute beside the issues (in the same merged run, after the
-marts they read): evaluating 1,000 rules is two warehouse queries per rule type, cheap beside any mart.
+The 5-minute jobs are staggered so that no minute runs more than one of them beside the issues: a tick costs
+what one domain's new data costs, not every mart's at once (on a small host the ticks share the cores with
+ingest). The order also serves freshness: budgets are evaluated two minutes after the performance states they
+read were refreshed; the session states (release health) a minute after the performance states, so a release
+page's sessions and page loads are at most a minute apart. The alerts run every minute beside the issues (in the same merged run, after the marts
+they read): evaluating 1,000 rules is two warehouse queries per rule type, cheap beside any mart.
 Linked tickets' states are read back every 10 minutes, at minutes no other 5-minute or hourly job uses (one
 HTTP call per link to the tracker; trackers rate-limit, so not every minute). The live issue counters do not wait for any of these: a materialized view updates
 them at insert.
@@ -39,7 +39,7 @@ from pipelines.jobs import (
     issue_counts_job,
     issues_job,
     performance_job,
-    trends_job,
+    sessions_job,
 )
 from pipelines.planning import plan_incremental_run, plan_partitioned_run
 from pipelines.resources import ClickHouseResource
@@ -48,7 +48,7 @@ SCHEDULE_CRONS: dict[str, tuple[str, Any]] = {
     "issues_every_minute": ("* * * * *", issues_job),
     "issue_counts_every_minute": ("* * * * *", issue_counts_job),
     "performance_every_5_minutes": ("*/5 * * * *", performance_job),
-    "trends_hourly": ("3 * * * *", trends_job),
+    "sessions_every_5_minutes": ("1-59/5 * * * *", sessions_job),
     "budgets_every_5_minutes": ("2-59/5 * * * *", budgets_job),
     "alerts_every_minute": ("* * * * *", alerts_job),
     "integrations_every_10_minutes": ("4-59/10 * * * *", integrations_job),

@@ -22,6 +22,7 @@ from pipelines.jobs import (
     issue_counts_job,
     issues_job,
     performance_job,
+    sessions_job,
 )
 from pipelines.planning import plan_incremental_run, plan_partitioned_run
 from pipelines.resources import ClickHouseResource
@@ -55,6 +56,6 @@ def run_failure_logger(context: RunFailureSensorContext) -> None:
     )
 
 
-sensors = [new_data_sensor(job) for job in (issues_job, issue_counts_job, performance_job)] + [
+sensors = [new_data_sensor(job) for job in (issues_job, issue_counts_job, performance_job, sessions_job)] + [
     run_failure_logger
 ]

@@ -22,7 +22,7 @@ DAYS_TAG = "stacklens/days"
 
 
 def asset_tag(base: str, asset: str) -> str:
-    """The per-asset form of a run tag (``stacklens/days.page_metrics``), used when one run serves many jobs."""
+    """The per-asset form of a run tag (``stacklens/days.pageload_facts``), used when one run serves many jobs."""
     return f"{base}.{asset}"
 
 

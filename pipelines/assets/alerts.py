@@ -6,6 +6,8 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
+from pipelines.assets.common import RAW_EVENTS, RAW_TRANSACTIONS
+from pipelines.assets.sessions import ASSET as SESSION_STATES
 from pipelines.resources import AlertingResource, ClickHouseResource
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
@@ -21,9 +23,17 @@ def _has_alert_tables(settings: Settings) -> bool:
 
 @dg.asset(
     group_name="alerts",
-    # After the states it reads: the page-load and endpoint periods (page_metrics, api_endpoint_metrics) the
-    # performance views read too, and the issue figures.
-    deps=["page_metrics", "api_endpoint_metrics", "issues"],
+    # After the states it reads: the page-load and API-call states the performance views read too, the issues,
+    # and the raw events (issue rules) and transactions (failed share, latest release); the session states (the
+    # crash-free and release-regression rules).
+    deps=[
+        "pageload_periods",
+        "endpoint_call_periods",
+        "issues",
+        SESSION_STATES,
+        RAW_EVENTS,
+        RAW_TRANSACTIONS,
+    ],
     kinds={"clickhouse", "sqlite"},
 )
 def alert_evaluations(

@@ -1,9 +1,9 @@
-"""Budgets domain: each budget's current value and pass/fail; recommendations over the performance marts."""
+"""Budgets domain: each budget's current value and pass/fail, over the performance states the views read."""
 
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime
 
 import dagster as dg
 from dagster import AssetExecutionContext
@@ -80,12 +80,6 @@ def _record_outcomes(
 
 AGGREGATE_CHECK = "budgets_within_limits"
 DELETED_BUDGETS = "DELETE FROM budget_status WHERE NOT has({ids:Array(UInt64)}, budget_id)"
-# Recommendations of earlier runs that this run did not make again (under FINAL the others are replaced).
-STALE_RECOMMENDATIONS = (
-    "SELECT DISTINCT project_id, toString(rule), page, subject FROM recommendations"
-    " WHERE materialized_at < {v:DateTime64(6, 'UTC')} AND (project_id, rule, page, subject) NOT IN"
-    " (SELECT project_id, rule, page, subject FROM recommendations WHERE materialized_at = {v:DateTime64(6, 'UTC')})"
-)
 
 
 def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
@@ -112,7 +106,8 @@ def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
 
 @dg.asset(
     group_name="budgets",
-    deps=[RAW_TRANSACTIONS, "page_metrics", "api_endpoint_metrics"],
+    # What budget_eval reads: the page-load and API-call states the views read, the raw transactions (failed share).
+    deps=["pageload_periods", "endpoint_call_periods", RAW_TRANSACTIONS],
     kinds={"clickhouse"},
     check_specs=[
         dg.AssetCheckSpec(
@@ -135,8 +130,9 @@ def budget_status(
     Every budget reads what the performance views read — the page-load states `pageload_periods` (timings, web
     vitals, bytes per page view), the endpoint states `endpoint_call_periods` (API response time), the raw
     transactions for the failed share — over the same window a view shows (whole minutes), as the alert rules
-    do; stacklens.performance.budget_eval is the one evaluation, the same the page and the API use. Table `budget_status`. The asset check `budgets_within_limits` fails
-    when any budget is over; each budget's verdict is its row.
+    do; stacklens.performance.budget_eval is the one evaluation, the same the page and the API use. Table
+    `budget_status`, read by the budgets page, the budgets API and the CLI (stacklens/performance/budget_status.py).
+    The asset check `budgets_within_limits` fails when any budget is over; each budget's verdict is its row.
     """
     return _evaluate_budgets(context, warehouse, control_store)
 
@@ -208,33 +204,3 @@ def _evaluate_budgets(
 
 def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
-@dg.asset(
-    group_name="performance",
-    deps=["page_metrics", "resource_breakdown", "api_endpoint_metrics"],
-    kinds={"clickhouse"},
-)
-def recommendations(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
-    """Rules over the last 7 days of the performance marts, each with its evidence figures and page:
-    large JavaScript (> 300 KB per view), render-blocking CSS (impact High/Medium), slow TTFB (p75 > 800 ms),
-    oversized images (> 200 KB), poorly compressed images (BMP/TIFF, PNG > 100 KB), slow API endpoints
-    (p95 > 1 s) and failing ones (> 5 % errors over >= 20 calls). Table `recommendations`: the latest run only.
-    """
-    client = warehouse.get_client()
-    version = ops.now_version()
-    since_day: date = (datetime.now(UTC) - timedelta(days=WINDOW_DAYS)).date()
-    ops.run_insert(client, "recommendations", {"since_day": since_day, "materialized_at": version})
-    # Only the recommendations that no longer hold are deleted (a DELETE is a mutation over every part, even
-    # when it matches nothing): the table keeps the latest run only.
-    stale = [tuple(r) for r in client.query(STALE_RECOMMENDATIONS, parameters={"v": version}).result_rows]
-    if stale:
-        client.command(
-            warehouse.in_place(
-                "DELETE FROM recommendations WHERE materialized_at < {v:DateTime64(6, 'UTC')}"
-                " AND (project_id, rule, page, subject) IN {keys:Array(Tuple(UInt64, String, String, String))}"
-            ),
-            parameters={"v": version, "keys": stale},
-        )
-    written = ops.rows_written(client, "recommendations", "materialized_at", version)
-    return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(written)})

@@ -33,21 +33,46 @@ class MartCheck:
         return dg.AssetCheckSpec(self.name, asset=asset, description=self.description)
 
 
-def evaluate_checks(client: Client, checks: list[MartCheck], version: datetime) -> list[dg.AssetCheckResult]:
-    results = []
-    for check in checks:
-        parameters: dict[str, Any] = {"v": version} if "{v:" in check.sql else {}
-        bad = int(client.query(check.sql, parameters=parameters).result_rows[0][0])
-        results.append(
-            dg.AssetCheckResult(check_name=check.name, passed=bad == 0, metadata={"bad_rows": bad})
+def _used(sql: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """The parameters ``sql`` names (``{name:Type}``)."""
+    return {name: value for name, value in parameters.items() if "{" + name + ":" in sql}
+
+
+def evaluate_checks(
+    client: Client,
+    checks: list[MartCheck] | tuple[MartCheck, ...],
+    version: datetime,
+    parameters: dict[str, Any] | None = None,
+    asset: str | None = None,
+) -> list[dg.AssetCheckResult]:
+    """Each check's result, from one query for all of them (each check a scalar subquery: one round trip and one
+    plan, not one per check). ``parameters`` are further query parameters the checks may name besides ``v``;
+    ``asset`` names the checks' asset (needed when the step materializes several)."""
+    if not checks:
+        return []
+    values = {"v": version, **(parameters or {})}
+    sql = "SELECT " + ", ".join(f"({check.sql})" for check in checks)
+    row = client.query(sql, parameters=_used(sql, values)).result_rows[0]
+    key = dg.AssetKey(asset) if asset else None
+    return [
+        dg.AssetCheckResult(
+            asset_key=key, check_name=check.name, passed=int(bad) == 0, metadata={"bad_rows": int(bad)}
         )
-    return results
+        for check, bad in zip(checks, row, strict=True)
+    ]
 
 
-def run_days(context: AssetExecutionContext) -> list[tuple[date, date]]:
-    """Day ranges to rebuild: the days a scheduled tick found new data for, else the run's partition range."""
+def scheduled_days(context: AssetExecutionContext, asset: str) -> str:
+    """The days a scheduled tick listed for ``asset`` (comma-separated ISO dates), '' for a run without them (a
+    backfill of the run's partition range)."""
     tags = context.run.tags
-    listed = tags.get(ops.asset_tag(ops.DAYS_TAG, context.asset_key.to_user_string()), tags.get(ops.DAYS_TAG))
+    return tags.get(ops.asset_tag(ops.DAYS_TAG, asset), tags.get(ops.DAYS_TAG, ""))
+
+
+def run_days(context: AssetExecutionContext, asset: str | None = None) -> list[tuple[date, date]]:
+    """Day ranges to rebuild: the days a scheduled tick found new data for, else the run's partition range.
+    ``asset``: whose days (default: the step's one asset)."""
+    listed = scheduled_days(context, asset or context.asset_key.to_user_string())
     if listed:
         return ops.day_ranges(date.fromisoformat(d) for d in listed.split(",") if d)
     window = context.partition_time_window
@@ -55,11 +80,10 @@ def run_days(context: AssetExecutionContext) -> list[tuple[date, date]]:
 
 
 def advance_watermark(context: AssetExecutionContext, client: Client, asset: str) -> None:
-    """After success, move the asset's watermark to where the scheduled tick read up to (backfills do not)."""
+    """After success, move the watermark ``asset`` (an asset's name: the one whose per-asset tag holds it) to where
+    the scheduled tick read up to (backfills do not)."""
     tags = context.run.tags
-    mark = tags.get(
-        ops.asset_tag(ops.WATERMARK_TAG, context.asset_key.to_user_string()), tags.get(ops.WATERMARK_TAG)
-    )
+    mark = tags.get(ops.asset_tag(ops.WATERMARK_TAG, asset), tags.get(ops.WATERMARK_TAG))
     if mark:
         ops.set_watermark(client, asset, datetime.fromisoformat(mark))
 
@@ -86,53 +110,6 @@ def rebuild_days(
         },
         check_results=evaluate_checks(client, checks or [], version),
     )
-
-
-def rebuild_from_states(
-    context: AssetExecutionContext,
-    client: Client,
-    asset: str,
-    sources: list[str],
-    states: list[str],
-    marts: list[tuple[str, str, str]],
-    checks: list[MartCheck],
-    parameters: dict[str, Any] | None = None,
-) -> dg.MaterializeResult:
-    """Rebuild the run's days of a performance mart in two steps, so a tick never re-reads a whole day's raw rows:
-
-    1. refresh the hourly states (``states``: INSERT … SELECT queries over ``[start, end)``) of the hours that
-       received rows of ``sources`` since the asset's watermark — from the raw rows of those hours only. A run
-       without the scheduler's day list (a backfill) refreshes every hour of its range;
-    2. rebuild each day of the run from the states of its hours (``marts``: (query, table, metadata key) —
-       the rows each table got are reported under its key, ``row_count`` for the asset's own table).
-
-    ``parameters`` are extra query parameters of the state queries (the score's control points).
-    """
-    version = ops.now_version()
-    ranges = run_days(context)
-    scheduled = bool(
-        context.run.tags.get(ops.asset_tag(ops.DAYS_TAG, asset), context.run.tags.get(ops.DAYS_TAG))
-    )
-    since = ops.read_since(client, [asset]) if scheduled else ops.EPOCH
-    hours = 0
-    for start, end in ranges:
-        bounds = ops.day_bounds(start, end)
-        dirty = ops.dirty_hours(client, sources, since, bounds["start"], bounds["end"])
-        hours += len(dirty)
-        for first, last in ops.hour_ranges(dirty):
-            for query in states:
-                bounds_h = {"start": first, "end": last, "materialized_at": version}
-                ops.run_insert(client, query, {**(parameters or {}), **bounds_h})
-        for query, _, _ in marts:
-            ops.run_insert(client, query, {**bounds, "materialized_at": version})
-    advance_watermark(context, client, asset)
-    metadata: dict[str, Any] = {
-        "days": dg.MetadataValue.text(", ".join(f"{s}..{e}" for s, e in ranges)),
-        "hours_refreshed": dg.MetadataValue.int(hours),
-    }
-    for _, table, key in marts:
-        metadata[key] = dg.MetadataValue.int(ops.rows_written(client, table, "materialized_at", version))
-    return dg.MaterializeResult(metadata=metadata, check_results=evaluate_checks(client, checks, version))
 
 
 raw_sources = [

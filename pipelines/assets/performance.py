@@ -1,160 +1,386 @@
-"""Performance domain: page metrics, resource breakdown and API endpoint metrics, per UTC day."""
+"""Performance domain: the page-load, resource-request and API-call tables every performance page, API view,
+budget and alert rule reads — raw rows → facts (one row per page load / request / call) → states by grain (minute,
+hour, day, blocks of 2–16 days) — each kind built by one step (a `multi_asset`) for the hours with new raw rows.
+
+Each table is an asset of its own name with its own checks; a kind's tables are written together because its
+states are built from the facts the same step just refreshed, hour range by hour range (a tick costs the new
+hours' raw rows once, not once per table). Lineage and the queries: docs/pipelines.md, docs/performance.md.
+"""
 
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.
 
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import dagster as dg
+from clickhouse_connect.driver.client import Client
 from dagster import AssetExecutionContext
 
-from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS, MartCheck, rebuild_from_states
+from pipelines import warehouse_ops as ops
+from pipelines.assets.common import (
+    RAW_SPANS,
+    RAW_TRANSACTIONS,
+    MartCheck,
+    advance_watermark,
+    run_days,
+    scheduled_days,
+)
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 from stacklens.performance.score import sql_parameters
 
-_PARTITIONED: dict[str, Any] = {
-    "partitions_def": daily_partitions,
-    "backfill_policy": dg.BackfillPolicy.single_run(),
-    "kinds": {"clickhouse"},
-    "group_name": "performance",
-}
-
-
-PAGE_CHECKS = [
-    MartCheck(
-        "page_metrics_percentiles_ordered",
-        "Percentiles are ordered (p50 <= p75 <= p95) and views positive.",
-        "SELECT count() FROM page_metrics FINAL WHERE views = 0 OR load_p50_ms > load_p75_ms"
-        " OR load_p75_ms > load_p95_ms OR ttfb_p50_ms > ttfb_p75_ms OR ttfb_p75_ms > ttfb_p95_ms",
-    )
-]
-RESOURCE_CHECKS = [
-    MartCheck(
-        "resource_impacts_valid",
-        "Impacts are set exactly on render-blocking resources.",
-        "SELECT count() FROM resource_details FINAL"
-        " WHERE (render_blocking = 1) != (impact IN ('High', 'Medium', 'Low'))",
-    )
-]
-API_CHECKS = [
-    MartCheck(
-        "api_counts_add_up",
-        "Outcome counts never exceed the calls.",
-        "SELECT count() FROM api_endpoint_metrics FINAL WHERE success + client_errors + server_errors > calls",
-    )
-]
-
-
-@dg.asset(
-    deps=[RAW_TRANSACTIONS, RAW_SPANS],
-    check_specs=[c.spec("page_metrics") for c in PAGE_CHECKS],
-    **_PARTITIONED,
+# The rows a run wrote (stamped with its version `v`), looked for in the time span of the hours it refreshed
+# (`{start}`, `{end}`), so counting and checking them reads that span, not a table's history: a fact lies in its
+# hour; an example's period is its hour or its day; the blocks of days a run rewrites are those of the 16-day
+# blocks around its hours.
+_WRITTEN_FACTS = (
+    "materialized_at = {v:DateTime64(6, 'UTC')}"
+    " AND ts >= {start:DateTime64(3, 'UTC')} AND ts < {end:DateTime64(3, 'UTC')}"
 )
-def page_metrics(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
-    """One row per project, page (normalised route) and UTC day: views; avg/p50/p75/p95 of load time, TTFB,
-    DOM ready, total resource load time and API call response time; LCP, CLS and INP p75.
+_WRITTEN_EXAMPLES = (
+    "materialized_at = {v:DateTime64(6, 'UTC')} AND start >= {start:DateTime64(3, 'UTC')} - INTERVAL 1 DAY"
+    " AND start < {end:DateTime64(3, 'UTC')}"
+)
+_WRITTEN_STATES = (
+    "materialized_at = {v:DateTime64(6, 'UTC')} AND start >= {start:DateTime64(3, 'UTC')} - INTERVAL 16 DAY"
+    " AND start < {end:DateTime64(3, 'UTC')} + INTERVAL 16 DAY"
+)
+# A period starts on a multiple of its grain since 1970-01-01 (the grain's value is its length in minutes).
+_ALIGNED = "toUInt32(start) % (CAST(grain, 'UInt16') * 60) = 0"
 
-    Percentiles are exact (linear interpolation). Daily partitions; a tick refreshes the hourly states
-    (`page_hour_states`, also read by weekly_trends and release_impact) of the hours with new data, then
-    rebuilds their days from the states. Table `page_metrics`.
 
-    The same hours refresh `pageload_facts`: one row per page load with its vitals, phases, API calls,
-    JavaScript bytes and score, then from them the minute, hour, day and block-of-days states `pageload_periods`
-    (per filter dimensions and page: counts, sums, 1 % log histograms and the 3 fastest and slowest page
-    loads) and the per-bucket example page loads `pageload_examples` (the page detail's median
-    samples) — what the page-load views read (docs/performance.md).
-    """
-    return rebuild_from_states(
-        context,
-        warehouse.get_client(),
-        "page_metrics",
-        ["transactions", "spans"],
-        [
-            "page_hour_states",
+@dataclass(frozen=True)
+class StateTable:
+    """A warehouse table one step writes, and the asset of the same name: the pipeline queries that write it
+    (``queries/pipelines/<name>.sql``, each an ``INSERT … SELECT`` over the hours ``[start, end)``, in order),
+    what it is built from, its description (grain and readers) and its checks."""
+
+    name: str
+    queries: tuple[str, ...]
+    deps: tuple[Any, ...]
+    description: str
+    checks: tuple[MartCheck, ...]
+    written: str = _WRITTEN_STATES  # the condition on the rows a run wrote
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The tables of one kind of data, refreshed together for the hours with new rows of ``sources``: its facts
+    first, then the states built from them. Its watermark is its facts' (they are what reads the raw layer)."""
+
+    name: str  # the step (op) that writes them
+    sources: tuple[str, ...]  # the raw tables whose arrivals mark hours to refresh
+    tables: tuple[StateTable, ...]
+    parameters: dict[str, Any] = field(default_factory=dict)  # further query parameters (the score's)
+
+    @property
+    def watermark(self) -> str:
+        return self.tables[0].name
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        return tuple(q for table in self.tables for q in table.queries)
+
+
+def _grains(table: str) -> tuple[str, ...]:
+    """The queries of a state table's grains: minutes and hours from the facts, days from the hours, blocks of
+    days from the days — in that order, within one hour range. The hours come first: the days merge them."""
+    return (f"{table}_hour", f"{table}_minute", f"{table}_day", f"{table}_blocks")
+
+
+PAGELOADS = Stack(
+    "pageload_states",
+    ("transactions", "spans"),
+    (
+        StateTable(
             "pageload_facts",
-            "pageload_hours",
-            "pageload_minutes",
-            "pageload_days",
-            "pageload_spans",
+            ("pageload_facts",),
+            (RAW_TRANSACTIONS, RAW_SPANS),
+            "One row per page load (transactions with op `pageload`): its project, time, page (route), "
+            "environment, release and browser; load time, TTFB, FCP, LCP, INP, CLS and DOM ready (NULL when not "
+            "reported); total resource time; its browser API calls (count, failures, durations); JavaScript "
+            "bytes and the bytes of all its resources and calls; its performance score (stacklens/performance/"
+            "score.py); each measure's 1 % log-histogram entry. Refreshed for the hours with new transactions "
+            "or spans. Read by the page-load states (`pageload_periods`, `pageload_examples`), not by pages.",
+            (
+                MartCheck(
+                    "pageload_facts_valid",
+                    "Among the page loads the run wrote, none has more failed API calls than calls, a call "
+                    "without its duration, or a score outside 0–100.",
+                    f"SELECT count() FROM pageload_facts WHERE {_WRITTEN_FACTS}"  # noqa: S608 - constants only
+                    " AND (api_errors > api_calls OR length(api_ms) != api_calls OR score < 0 OR score > 100.000001)",
+                ),
+            ),
+            written=_WRITTEN_FACTS,
+        ),
+        StateTable(
+            "pageload_periods",
+            _grains("pageload_periods"),
+            ("pageload_facts",),
+            "Page-load states per project, period, page, environment, release and browser; grain `minute`, "
+            "`hour`, `day` and aligned blocks of days `days_2` … `days_16`: page loads, sums and 1 % "
+            "log histograms of load time, TTFB, DOM ready, LCP, INP, CLS, FCP and API calls (percentiles within "
+            "0.5 %, counts and sums exact), the score, JavaScript and total bytes, the distribution's counts, and "
+            "the 3 fastest and slowest page loads. Minutes and hours from `pageload_facts`, days from the hours, "
+            "blocks from the days. Read by the overview, pages, page detail, trends and releases views and API, "
+            "the facets, the performance PDF and CSV, every budget and performance alert rule and their "
+            "previews (window_values.py), the alerts' release (macro pageload_window, window_states.sql).",
+            (
+                MartCheck(
+                    "pageload_periods_add_up",
+                    "In the periods the run wrote, each histogram counts exactly its measure's page loads (load "
+                    "time all of them) and API calls, and every period starts on a multiple of its grain.",
+                    f"SELECT count() FROM pageload_periods WHERE {_WRITTEN_STATES}"  # noqa: S608 - constants only
+                    " AND (arraySum(load_hist.2) != views OR arraySum(ttfb_hist.2) != ttfb_n"
+                    " OR arraySum(dom_hist.2) != dom_n OR arraySum(lcp_hist.2) != lcp_n"
+                    " OR arraySum(inp_hist.2) != inp_n OR arraySum(cls_hist.2) != cls_n"
+                    " OR arraySum(fcp_hist.2) != fcp_n OR arraySum(api_hist.2) != api_calls"
+                    f" OR NOT ({_ALIGNED}))",
+                ),
+            ),
+        ),
+        StateTable(
             "pageload_examples",
-            "pageload_example_days",
-        ],
-        [("page_metrics", "page_metrics", "row_count")],
-        PAGE_CHECKS,
-        sql_parameters(),
-    )
-
-
-@dg.asset(
-    deps=[RAW_SPANS], check_specs=[c.spec("resource_breakdown") for c in RESOURCE_CHECKS], **_PARTITIONED
+            ("pageload_examples_hour", "pageload_examples_day"),
+            ("pageload_facts",),
+            "Example page loads per project, period (grain `hour` or `day`), page, environment, release, "
+            "browser and 1 % load-time bucket: the page load nearest the bucket's centre. Hours from "
+            "`pageload_facts`, days from the hours. Read by the page detail's median samples (sample_medians.sql).",
+            (
+                MartCheck(
+                    "pageload_examples_in_their_period",
+                    "Every example the run wrote lies in its period and in its load-time bucket.",
+                    f"SELECT count() FROM pageload_examples WHERE {_WRITTEN_EXAMPLES}"  # noqa: S608 - constants only
+                    " AND (ts < start OR ts >= start + toIntervalMinute(CAST(grain, 'UInt16'))"
+                    " OR bucket != if(load_ms > 0, toInt32(round(log(load_ms) * 100)), toInt32(-1000000)))",
+                ),
+            ),
+            written=_WRITTEN_EXAMPLES,
+        ),
+    ),
+    sql_parameters(),
 )
-def resource_breakdown(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
-    """Per project, page, UTC day and resource type (JavaScript, CSS, Images, Fonts, API, Other): requests, size,
-    load time (table `resource_breakdown`); and per resource URL (table `resource_details`): size, load time,
-    whether it is render-blocking and its impact — the largest resources are the top of that table by size.
 
-    Render-blocking impact rule: High when the resource takes >= 500 ms on average or weighs >= 100 KB;
-    Medium when >= 200 ms or >= 30 KB; otherwise Low.
-
-    Hourly states `resource_hour_states` and `resource_detail_hour_states` (refreshed for the hours with new
-    spans) feed the days. Percentiles exact. The same hours refresh `resource_facts` (one row per resource
-    span and browser API call, with its type, host and its page load's browser and FCP), then from them the
-    per-minute, per-hour and per-day states in `resource_request_periods` (per filter dimensions and resource,
-    load time as a 1 % log histogram; also blocks of 2–16 days merged from the days) — what the resources view
-    and the recommendations read.
-    """
-    return rebuild_from_states(
-        context,
-        warehouse.get_client(),
-        "resource_breakdown",
-        ["spans", "transactions"],
-        [
-            "resource_hour_states",
-            "resource_detail_hour_states",
+RESOURCES = Stack(
+    "resource_states",
+    ("spans", "transactions"),
+    (
+        StateTable(
             "resource_facts",
-            "resource_request_hours",
-            "resource_request_minutes",
-            "resource_request_days",
-            "resource_request_spans",
-        ],
-        [
-            ("resource_breakdown", "resource_breakdown", "row_count"),
-            ("resource_details", "resource_details", "resource_rows"),
-        ],
-        RESOURCE_CHECKS,
-    )
-
-
-@dg.asset(
-    deps=[RAW_TRANSACTIONS, RAW_SPANS],
-    check_specs=[c.spec("api_endpoint_metrics") for c in API_CHECKS],
-    **_PARTITIONED,
+            ("resource_facts",),
+            (RAW_SPANS, RAW_TRANSACTIONS),
+            "One row per resource span and browser API call of a page load or navigation: its type (JavaScript, "
+            "CSS, Images, Fonts, API, Other), URL without query, host, sizes, duration, render-blocking status, "
+            "its page load's browser, FCP and host, and whether it is its page load's first request of the "
+            "resource / of the type. Refreshed for the hours with new spans or transactions. Read by "
+            "`resource_request_periods`, not by pages.",
+            (
+                MartCheck(
+                    "resource_facts_first_flags",
+                    "Among the requests the run wrote, a page load's first request of a type is also its first "
+                    "request of that resource.",
+                    f"SELECT count() FROM resource_facts WHERE {_WRITTEN_FACTS}"  # noqa: S608 - constants only
+                    " AND first_of_type = 1 AND first_of_resource = 0",
+                ),
+            ),
+            written=_WRITTEN_FACTS,
+        ),
+        StateTable(
+            "resource_request_periods",
+            _grains("resource_request_periods"),
+            ("resource_facts",),
+            "Resource-request states per project, period, environment, release, browser, resource type, "
+            "resource and host (browser API calls one row per type); grain `minute`, `hour`, `day` and aligned "
+            "blocks `days_2` … `days_16`: requests, page loads with it, bytes (encoded, decoded, transferred), "
+            "load time sum and 1 % log histogram, render-blocking counts, cache hits, FCP share, compression, "
+            "up to 10 sample pages. Minutes and hours from `resource_facts`, days from the hours, blocks from the "
+            "days. Read by the resources and recommendations views and API, the PDF and CSV (macro "
+            "resource_window).",
+            (
+                MartCheck(
+                    "resource_request_periods_add_up",
+                    "In the periods the run wrote, every request is blocking, non-blocking or unknown once, the "
+                    "load-time histogram counts every request, page loads never exceed requests, and every "
+                    "period starts on a multiple of its grain.",
+                    f"SELECT count() FROM resource_request_periods WHERE {_WRITTEN_STATES}"  # noqa: S608 - constants only
+                    " AND (blocking + non_blocking + unknown != requests OR arraySum(dur_hist.2) != requests"
+                    f" OR loads > requests OR type_loads > requests OR NOT ({_ALIGNED}))",
+                ),
+            ),
+        ),
+    ),
 )
-def api_endpoint_metrics(
-    context: AssetExecutionContext, warehouse: ClickHouseResource
-) -> dg.MaterializeResult:
-    """One row per project, source (server transactions / client spans), method, normalised path (ids, UUIDs
-    and digests folded) and UTC day: calls, average, p50, p95, successes (2xx/3xx), 4xx, 5xx and error
-    percentage = 100 * (4xx + 5xx) / calls. Hourly states `endpoint_hour_states` (also read by release_impact)
-    are refreshed for the hours with new data, then the days rebuilt from them. Percentiles exact. Table
-    `api_endpoint_metrics`. The same hours refresh `endpoint_facts` (one row per API call with its
-    parameterised path and the calling page load's browser), then from them the per-minute, per-hour and per-day states
-    in `endpoint_call_periods` (with blocks of 2–16 days) — what the endpoints view reads.
-    """
-    return rebuild_from_states(
-        context,
-        warehouse.get_client(),
-        "api_endpoint_metrics",
-        ["transactions", "spans"],
-        [
-            "endpoint_hour_states",
+
+ENDPOINTS = Stack(
+    "endpoint_states",
+    ("transactions", "spans"),
+    (
+        StateTable(
             "endpoint_facts",
-            "endpoint_call_hours",
-            "endpoint_call_minutes",
-            "endpoint_call_days",
-            "endpoint_call_spans",
-        ],
-        [("api_endpoint_metrics", "api_endpoint_metrics", "row_count")],
-        API_CHECKS,
+            ("endpoint_facts",),
+            (RAW_TRANSACTIONS, RAW_SPANS),
+            "One row per API call: server side from http.server transactions (path = the route), client side "
+            "from browsers' http.client spans, with the parameterised path (ids, UUIDs and digests folded), "
+            "method, status, duration, bytes, the calling page and page load's browser, and its page load's "
+            "first call of the endpoint and calls of it. Refreshed for the hours with new transactions or "
+            "spans. Read by `endpoint_call_periods`, not by pages.",
+            (
+                MartCheck(
+                    "endpoint_facts_per_load",
+                    "Every call the run wrote counts at least itself among its page load's calls of the endpoint.",
+                    f"SELECT count() FROM endpoint_facts WHERE {_WRITTEN_FACTS} AND per_load = 0",  # noqa: S608 - constants only
+                ),
+            ),
+            written=_WRITTEN_FACTS,
+        ),
+        StateTable(
+            "endpoint_call_periods",
+            _grains("endpoint_call_periods"),
+            ("endpoint_facts",),
+            "API-call states per project, period, environment, release, browser, source (client / server), "
+            "method and path; grain `minute`, `hour`, `day` and aligned blocks `days_2` … `days_16`: calls, "
+            "page loads calling it, duration sum and 1 % log histogram, status classes (2xx … 5xx, none), bytes, "
+            "the largest fan-out per page load, sample pages and the 5 slowest calls. Minutes and hours from "
+            "`endpoint_facts`, days from the hours, blocks from the days. Read by the endpoints, endpoint detail "
+            "and recommendations views and API, the PDF and CSV (macro endpoint_window), and by the budgets and "
+            "alert rules on the API response time and their previews (the server side; window_values.py).",
+            (
+                MartCheck(
+                    "endpoint_call_periods_add_up",
+                    "In the periods the run wrote, status classes never exceed the calls, the duration "
+                    "histogram counts every call, page loads never exceed calls, and every period starts on a "
+                    "multiple of its grain.",
+                    f"SELECT count() FROM endpoint_call_periods WHERE {_WRITTEN_STATES}"  # noqa: S608 - constants only
+                    " AND (s2xx + s3xx + s4xx + s5xx + no_status > calls OR arraySum(dur_hist.2) != calls"
+                    f" OR loads > calls OR NOT ({_ALIGNED}))",
+                ),
+            ),
+        ),
+    ),
+)
+
+STACKS = (PAGELOADS, RESOURCES, ENDPOINTS)
+TABLES: dict[str, StateTable] = {table.name: table for stack in STACKS for table in stack.tables}
+# Every performance fill in the order a step runs it for an hour range (benchmarks and test seeds use it too).
+STATE_QUERIES = tuple(q for stack in STACKS for q in stack.queries)
+
+
+def refresh_stack(
+    context: AssetExecutionContext, client: Client, stack: Stack
+) -> Iterator[dg.MaterializeResult]:
+    """Refresh the stack's tables for the run's days, without re-reading a day's raw rows:
+
+    1. the hours of those days that received rows of the stack's sources since its watermark (every hour of the
+       run's range for a run without the scheduler's day list: a backfill);
+    2. for each run of such hours, every query of every table in order — the facts from the raw rows of those
+       hours, then the states from the facts (minutes, hours), the days from the hours, the blocks from the days;
+    3. the watermark moved to where the scheduled tick read up to; one materialization per table, with the rows
+       the run wrote and the table's checks over them (one query for the step's counts and checks)."""
+    version = ops.now_version()
+    ranges = run_days(context, stack.watermark)
+    since = (
+        ops.read_since(client, [stack.watermark]) if scheduled_days(context, stack.watermark) else ops.EPOCH
     )
+    refreshed: list[tuple[datetime, datetime]] = []
+    for start, end in ranges:
+        bounds = ops.day_bounds(start, end)
+        dirty = ops.dirty_hours(client, list(stack.sources), since, bounds["start"], bounds["end"])
+        for first, last in ops.hour_ranges(dirty):
+            hours = {"start": first, "end": last, "materialized_at": version}
+            for query in stack.queries:
+                ops.run_insert(client, query, {**stack.parameters, **hours})
+            refreshed.append((first, last))
+    advance_watermark(context, client, stack.watermark)
+    span = (min(f for f, _ in refreshed), max(last for _, last in refreshed)) if refreshed else None
+    written, bad = _written_and_bad(client, stack, version, span)
+    common = {
+        "days": dg.MetadataValue.text(", ".join(f"{s}..{e}" for s, e in ranges)),
+        "hours_refreshed": dg.MetadataValue.int(
+            sum(int((b - a).total_seconds()) // 3600 for a, b in refreshed)
+        ),
+    }
+    for table in stack.tables:
+        yield dg.MaterializeResult(
+            asset_key=table.name,
+            metadata={"row_count": dg.MetadataValue.int(written[table.name]), **common},
+            check_results=[
+                dg.AssetCheckResult(
+                    asset_key=dg.AssetKey(table.name),
+                    check_name=check.name,
+                    passed=bad[check.name] == 0,
+                    metadata={"bad_rows": bad[check.name]},
+                )
+                for check in table.checks
+            ],
+        )
+
+
+def _written_and_bad(
+    client: Client, stack: Stack, version: datetime, span: tuple[datetime, datetime] | None
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Per table the rows the run wrote (stamped with ``version``), and per check the rows that break it among
+    them: one query for the step, each a scalar subquery bounded by the span of the hours the run refreshed, so
+    none reads a table's history (table names and checks are the stacks' constants, never input). A run that
+    refreshed nothing wrote nothing and broke nothing."""
+    checks = [check for table in stack.tables for check in table.checks]
+    if span is None:
+        return {table.name: 0 for table in stack.tables}, {check.name: 0 for check in checks}
+    parts = [f"(SELECT count() FROM {t.name} WHERE {t.written})" for t in stack.tables]  # noqa: S608
+    parts += [f"({check.sql})" for check in checks]
+    parameters = {"v": version, "start": span[0], "end": span[1]}
+    row = [int(n) for n in client.query("SELECT " + ", ".join(parts), parameters=parameters).result_rows[0]]
+    tables = len(stack.tables)
+    return (
+        {table.name: n for table, n in zip(stack.tables, row[:tables], strict=True)},
+        {check.name: n for check, n in zip(checks, row[tables:], strict=True)},
+    )
+
+
+def _stack_asset(stack: Stack, description: str) -> dg.AssetsDefinition:
+    """The multi-asset writing ``stack``'s tables: one spec per table (its own key, description, dependencies
+    and checks), daily partitions, one step."""
+
+    @dg.multi_asset(
+        name=stack.name,
+        description=description,
+        specs=[
+            dg.AssetSpec(
+                table.name,
+                deps=list(table.deps),
+                description=table.description,
+                group_name="performance",
+                kinds={"clickhouse"},
+            )
+            for table in stack.tables
+        ],
+        check_specs=[check.spec(table.name) for table in stack.tables for check in table.checks],
+        partitions_def=daily_partitions,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        can_subset=False,
+    )
+    def _refresh(
+        context: AssetExecutionContext, warehouse: ClickHouseResource
+    ) -> Iterator[dg.MaterializeResult]:
+        yield from refresh_stack(context, warehouse.get_client(), stack)
+
+    return _refresh
+
+
+pageload_states = _stack_asset(
+    PAGELOADS,
+    "Page loads: facts, then their minute, hour, day and block-of-days states and the example page loads, for "
+    "the hours with new transactions or spans.",
+)
+resource_states = _stack_asset(
+    RESOURCES,
+    "Resource requests: facts, then their minute, hour, day and block-of-days states, for the hours with new "
+    "spans or transactions.",
+)
+endpoint_states = _stack_asset(
+    ENDPOINTS,
+    "API calls: facts, then their minute, hour, day and block-of-days states, for the hours with new "
+    "transactions or spans.",
+)

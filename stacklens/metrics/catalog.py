@@ -19,9 +19,9 @@ from stacklens.metrics.units import BYTES, COUNT, MS, PERCENT, RATIO, SCORE, Uni
 
 # How a state keeps a metric: what a value read from it can be trusted to.
 LOG_HISTOGRAM = "log_histogram_1pct"  # 1 % log-histogram buckets: percentiles within QUANTILE_RELATIVE_ERROR
-EXACT_QUANTILES = "exact_quantiles"  # quantilesExactInclusive states: exact percentiles
 SUM_COUNT = "sum_count"  # sums and counts: exact averages, totals and counts
 RAW_ROWS = "raw_rows"  # the raw table itself, read per request
+UNIQ_STATES = "uniq_combined64"  # distinct-count states: exact up to ~128 distinct values, within ~2 % beyond
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,11 @@ class State:
     columns: tuple[str, ...]
     representation: str
     read_by: str
+
+    @property
+    def read_by_rules(self) -> bool:
+        """Whether budgets and alert rules (and their previews) read the metric from this state."""
+        return "alert rules" in self.read_by
 
 
 @dataclass(frozen=True)
@@ -87,34 +92,22 @@ class Metric:
         return tuple(s.table for s in self.states)
 
 
+# Who reads a state (stacklens.performance.window_values reads for budgets, alert rules and their previews exactly
+# what the views read, over the same windows).
 _VIEWS = "performance views"
 _RULES = "budgets and alert rules"
-_ENV_RULES = "alert rules with an environment"
+_ALL = "performance views, budgets and alert rules"
 _TIMINGS = ("p50", "p75", "p95", "avg")
 _VITALS = "Google web vitals"
+_RELEASES = "release health, releases API"
 
 
-def _timing_states(
-    prefix: str, raw: str, hour_states: bool = True, views_count: str = ""
-) -> tuple[State, ...]:
+def _timing_states(prefix: str, views_count: str = "", read_by: str = _ALL) -> tuple[State, ...]:
+    """A page-load timing's state: its count, its sum (none for the vitals: their average is the histogram's
+    weighted mean) and its 1 % log histogram in `pageload_periods`."""
     count = views_count or f"{prefix}_n"
     sum_column = () if prefix in ("lcp", "inp", "cls", "fcp") else (f"{prefix}_sum",)
-    states = [State("pageload_periods", (count, *sum_column, f"{prefix}_hist"), LOG_HISTOGRAM, _VIEWS)]
-    if hour_states:
-        states.append(
-            State(
-                "page_hour_states",
-                (
-                    f"{prefix}_n",
-                    *(() if prefix in ("lcp", "inp", "cls") else (f"{prefix}_sum",)),
-                    f"{prefix}_q",
-                ),
-                EXACT_QUANTILES,
-                _RULES,
-            )
-        )
-    states.append(State("transactions", (raw,), RAW_ROWS, _ENV_RULES if hour_states else _RULES))
-    return tuple(states)
+    return (State("pageload_periods", (count, *sum_column, f"{prefix}_hist"), LOG_HISTOGRAM, read_by),)
 
 
 _METRICS: tuple[Metric, ...] = (
@@ -127,7 +120,7 @@ _METRICS: tuple[Metric, ...] = (
         "p75",
         "Duration of a page load or navigation transaction, from navigation start to the load event.",
         "load",
-        _timing_states("load", "duration_ms", views_count="views"),
+        _timing_states("load", views_count="views"),
         aliases=("load",),
         budget=True,
     ),
@@ -140,7 +133,7 @@ _METRICS: tuple[Metric, ...] = (
         "p75",
         "Time from navigation start until the first byte of the document's response.",
         "ttfb",
-        _timing_states("ttfb", "measurements['ttfb']"),
+        _timing_states("ttfb"),
         Thresholds(800.0, 1800.0, _VITALS),
         aliases=("ttfb",),
         budget=True,
@@ -154,7 +147,7 @@ _METRICS: tuple[Metric, ...] = (
         "p75",
         "Time until the first text or image is painted.",
         "fcp",
-        _timing_states("fcp", "measurements['fcp']", hour_states=False),
+        _timing_states("fcp"),
         Thresholds(1800.0, 3000.0, _VITALS),
         aliases=("fcp",),
         budget=True,
@@ -168,7 +161,7 @@ _METRICS: tuple[Metric, ...] = (
         "p75",
         "Time until the largest image or text block in the viewport is painted.",
         "lcp",
-        _timing_states("lcp", "measurements['lcp']"),
+        _timing_states("lcp"),
         Thresholds(2500.0, 4000.0, _VITALS),
         aliases=("lcp",),
         budget=True,
@@ -182,7 +175,7 @@ _METRICS: tuple[Metric, ...] = (
         "p75",
         "Latency of the slowest interaction of a page view (click, tap, key press) until the next paint.",
         "inp",
-        _timing_states("inp", "measurements['inp']"),
+        _timing_states("inp"),
         Thresholds(200.0, 500.0, _VITALS),
         aliases=("inp",),
         budget=True,
@@ -196,7 +189,7 @@ _METRICS: tuple[Metric, ...] = (
         "p75",
         "The largest burst of unexpected layout shifts of a page view (unitless).",
         "cls",
-        _timing_states("cls", "measurements['cls']"),
+        _timing_states("cls"),
         Thresholds(0.1, 0.25, _VITALS),
         budget=True,
     ),
@@ -209,7 +202,7 @@ _METRICS: tuple[Metric, ...] = (
         "p75",
         "Time until DOMContentLoaded: the dom_ready measurement, else the end of the DOMContentLoaded span.",
         "dom",
-        _timing_states("dom", "measurements['dom_ready']")[:2],
+        _timing_states("dom", read_by=_VIEWS),
         aliases=("dom",),
     ),
     Metric(
@@ -247,10 +240,7 @@ _METRICS: tuple[Metric, ...] = (
         "count",
         "Page load and navigation transactions.",
         "views",
-        (
-            State("pageload_periods", ("views",), SUM_COUNT, _VIEWS),
-            State("page_hour_states", ("views",), SUM_COUNT, _RULES),
-        ),
+        (State("pageload_periods", ("views",), SUM_COUNT, _VIEWS),),
         aliases=("views",),
         fixed_statistic=True,
     ),
@@ -263,11 +253,7 @@ _METRICS: tuple[Metric, ...] = (
         "p75",
         "Duration of server transactions (op http.server); the endpoints view adds the browser's API calls.",
         "api",
-        (
-            State("endpoint_call_periods", ("calls", "duration_sum", "dur_hist"), LOG_HISTOGRAM, _VIEWS),
-            State("page_hour_states", ("api_calls", "api_sum", "api_q"), EXACT_QUANTILES, _RULES),
-            State("transactions", ("duration_ms",), RAW_ROWS, _ENV_RULES),
-        ),
+        (State("endpoint_call_periods", ("calls", "duration_sum", "dur_hist"), LOG_HISTOGRAM, _ALL),),
         aliases=("api",),
         budget=True,
         kind="api_calls",
@@ -281,7 +267,7 @@ _METRICS: tuple[Metric, ...] = (
         "p95",
         "The 95th percentile of the API response time (the same as api_ms with the statistic p95).",
         "api",
-        (State("page_hour_states", ("api_calls", "api_sum", "api_q"), EXACT_QUANTILES, _RULES),),
+        (State("endpoint_call_periods", ("calls", "dur_hist"), LOG_HISTOGRAM, _RULES),),
         fixed_statistic=True,
         budget=True,
         same_as=("api_ms", "p95"),
@@ -329,11 +315,7 @@ _METRICS: tuple[Metric, ...] = (
         "avg",
         "Bytes of JavaScript resources (encoded body size) per page view.",
         "js_per_view",
-        (
-            State("resource_hour_states", ("total_bytes", "resource_type"), SUM_COUNT, _RULES),
-            State("page_hour_states", ("views",), SUM_COUNT, _RULES),
-            State("pageload_periods", ("js_bytes", "views"), SUM_COUNT, _VIEWS),
-        ),
+        (State("pageload_periods", ("js_bytes", "views"), SUM_COUNT, _ALL),),
         fixed_statistic=True,
         budget=True,
         kind="resources",
@@ -348,8 +330,7 @@ _METRICS: tuple[Metric, ...] = (
         "Bytes of every resource of a page view (encoded body size), per page view.",
         "transfer_per_view",
         (
-            State("resource_hour_states", ("total_bytes",), SUM_COUNT, _RULES),
-            State("page_hour_states", ("views",), SUM_COUNT, _RULES),
+            State("pageload_periods", ("total_bytes", "views"), SUM_COUNT, _RULES),
             State("resource_request_periods", ("total_bytes", "transfer_bytes", "loads"), SUM_COUNT, _VIEWS),
         ),
         fixed_statistic=True,
@@ -428,6 +409,107 @@ _METRICS: tuple[Metric, ...] = (
             State("release_error_counts", ("events",), SUM_COUNT, "releases view"),
         ),
         kind="errors",
+    ),
+    *(
+        # Release health (stacklens.releases, docs/releases.md): from the session states, per release and
+        # environment; counted as Relay counts sessions.
+        Metric(
+            "crash_free_sessions",
+            "Crash-free sessions",
+            "Crash-free sessions",
+            PERCENT,
+            ("avg",),
+            "avg",
+            "Share of a release's sessions that did not end in a crash (abnormal sessions are not crashes).",
+            "crash_free_sessions",
+            (State("session_periods", ("sessions", "crashed"), SUM_COUNT, _RELEASES),),
+            decimals=2,
+            fixed_statistic=True,
+            kind="sessions",
+        ),
+        Metric(
+            "crash_free_users",
+            "Crash-free users",
+            "Crash-free users",
+            PERCENT,
+            ("avg",),
+            "avg",
+            "Share of a release's users (distinct user ids of its sessions) none of whose sessions crashed.",
+            "crash_free_users",
+            (State("session_periods", ("users", "crashed_users"), UNIQ_STATES, _RELEASES),),
+            decimals=2,
+            fixed_statistic=True,
+            kind="sessions",
+        ),
+        Metric(
+            "errored_sessions_pct",
+            "Errored sessions",
+            "Errored sessions",
+            PERCENT,
+            ("avg",),
+            "avg",
+            "Share of a release's sessions that saw an error: handled or not, crashed and abnormal ones included.",
+            "errored_sessions",
+            (State("session_periods", ("sessions", "errored"), SUM_COUNT, _RELEASES),),
+            fixed_statistic=True,
+            kind="sessions",
+        ),
+        Metric(
+            "sessions",
+            "Sessions",
+            "Sessions",
+            COUNT,
+            ("count",),
+            "count",
+            "Sessions started: a browser page load or a server request as the SDKs count them.",
+            "sessions",
+            (State("session_periods", ("sessions",), SUM_COUNT, _RELEASES),),
+            fixed_statistic=True,
+            kind="sessions",
+        ),
+        Metric(
+            "users",
+            "Users",
+            "Users",
+            COUNT,
+            ("count",),
+            "count",
+            "Distinct users (the SDKs' user ids) of the sessions; sessions without a user id count no user.",
+            "users",
+            (State("session_periods", ("users",), UNIQ_STATES, _RELEASES),),
+            fixed_statistic=True,
+            kind="sessions",
+        ),
+        Metric(
+            "adoption",
+            "Adoption",
+            "Adoption",
+            PERCENT,
+            ("avg",),
+            "avg",
+            "Share of the environment's sessions of the last 24 hours that ran the release.",
+            "adoption",
+            (State("session_periods", ("sessions",), SUM_COUNT, _RELEASES),),
+            fixed_statistic=True,
+            kind="sessions",
+        ),
+        Metric(
+            "errors_per_session",
+            "Errors per session",
+            "Errors per session",
+            COUNT,
+            ("avg",),
+            "avg",
+            "Error events of a release per session of the same window and environment.",
+            "errors_per_session",
+            (
+                State("events", ("event_id",), RAW_ROWS, _RELEASES),
+                State("session_periods", ("sessions",), SUM_COUNT, _RELEASES),
+            ),
+            decimals=2,
+            fixed_statistic=True,
+            kind="sessions",
+        ),
     ),
 )
 

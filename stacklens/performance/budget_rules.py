@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from stacklens.errors import Conflict, InvalidInput
-from stacklens.metrics.catalog import Metric, budget_metrics
+from stacklens.metrics.catalog import RAW_ROWS, Metric, budget_metrics
 
 
 @dataclass(frozen=True)
@@ -20,17 +20,18 @@ class BudgetMetric:
     label: str
     unit: str
     statistics: tuple[str, ...]  # the first is the default; one entry = the statistic is part of the metric
-    source: str  # "window": metric_window (hourly states); "resources": bytes per view; "raw": transactions
+    source: str  # "window": a timing's states; "resources": bytes per page view; "raw": raw transactions
 
 
 def _source(metric: Metric) -> str:
-    """Where budget_eval computes the metric, from the states the catalog says hold it."""
-    tables = metric.state_tables
-    return (
-        "resources"
-        if "resource_hour_states" in tables
-        else ("window" if "page_hour_states" in tables else "raw")
-    )
+    """What budget_eval computes the metric from (stacklens.performance.window_values, over the states the catalog
+    says budgets read): bytes per page view (the page-load states' byte sums over their page loads), the raw
+    transactions (the failed share), or a timing's states (percentiles and averages)."""
+    if metric.kind == "resources":
+        return "resources"
+    if any(s.representation == RAW_ROWS and s.read_by_rules for s in metric.states):
+        return "raw"
+    return "window"
 
 
 # The budget metrics are the catalog's (stacklens.metrics); this is the shape budget_eval, the pages and the

@@ -24,14 +24,30 @@ DEFAULT_RANGE = "7d"
 # Every query reads the fact rows of the window only; 90 days bounds what one page view can cost.
 MAX_WINDOW = timedelta(days=90)
 MAX_VALUE_LENGTH = 256
-# The blocks of days the network state tables hold besides hours and single days (migration 0144): a block of
-# `span` days starts on a multiple of `span` days since 1970-01-01.
+# The grains of the state tables (`pageload_periods`, `resource_request_periods`, `endpoint_call_periods`: their
+# `grain` Enum16, whose value is the period's length in minutes): a minute, an hour, a UTC day and the aligned
+# blocks of 2, 4, 8 and 16 days — a block of `span` days starts on a multiple of `span` days since 1970-01-01.
+GRAIN_MINUTES: dict[str, int] = {
+    "minute": 1,
+    "hour": 60,
+    "day": 1440,
+    "days_2": 2880,
+    "days_4": 5760,
+    "days_8": 11520,
+    "days_16": 23040,
+}
 DAY_SPANS = (16, 8, 4, 2, 1)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-# Windows are widened to whole UTC minutes (since down, until up): the resource state table also holds one-minute
-# periods (hours = 0) for the partial hours at a window's edges, so a window is a single read of the periods that
-# tile it (docs/decisions.md, "Windows in whole minutes").
+# Windows are widened to whole UTC minutes (since down, until up): the state tables also hold one-minute periods
+# for the partial hours at a window's edges, so a window is a single read of the periods that tile it
+# (docs/performance.md, "Windows").
 MINUTE = timedelta(minutes=1)
+Period = tuple[str, datetime]  # (grain, start): one row key of the state tables
+
+
+def day_grain(span: int) -> str:
+    """The grain of a block of ``span`` days: ``day`` for one, ``days_<span>`` for more."""
+    return "day" if span == 1 else f"days_{span}"
 
 
 class BadFilter(InvalidInput):
@@ -135,8 +151,8 @@ class PerfFilters:
 
     def whole_hours(self) -> dict[str, datetime]:
         """The parts of the window the per-hour and per-day states answer: ``whole_start`` / ``whole_end`` bound
-        its whole UTC hours (both ``until`` when it holds none; the partial hours at its edges are read from the
-        facts) and ``day_start`` / ``day_end`` its whole UTC days within them (both ``whole_end`` when none)."""
+        its whole UTC hours (both ``until`` when it holds none; the partial hours at its edges are read as minutes)
+        and ``day_start`` / ``day_end`` its whole UTC days within them (both ``whole_end`` when none)."""
         start = _ceil(self.since, timedelta(hours=1))
         end = _floor(self.until, timedelta(hours=1))
         if end <= start:
@@ -146,29 +162,29 @@ class PerfFilters:
             day_start = day_end = end
         return {"whole_start": start, "whole_end": end, "day_start": day_start, "day_end": day_end}
 
-    def periods(self, per_day: bool = False, minutes: bool = False) -> dict[str, list[tuple[int, datetime]]]:
-        """``periods``: the window's whole hours (:meth:`whole_hours`) as the (hours, start) rows of the network
-        state tables that tile them: its whole days as the fewest aligned blocks of days (a 30-day window: at most
-        8 instead of 30 days; ``per_day`` keeps single days, for a view that shows each day), the other whole hours
-        one by one; with ``minutes`` also the minutes of its partial edge hours as (0, minute), so the periods
-        tile the whole window (at most 118 minutes)."""
+    def periods(self, per_day: bool = False, minutes: bool = False) -> dict[str, list[Period]]:
+        """``periods``: the window's whole hours (:meth:`whole_hours`) as the (grain, start) rows of the state tables
+        that tile them: its whole days as the fewest aligned blocks of days (a 30-day window: at most 8 instead of
+        30 days; ``per_day`` keeps single days, for a view that shows each day), the other whole hours one by one
+        (``hour``); with ``minutes`` also the minutes of its partial edge hours (``minute``), so the periods tile the
+        whole window (at most 118 minutes)."""
         bounds = self.whole_hours()
         days = tile_days(bounds["day_start"], bounds["day_end"], (1,) if per_day else DAY_SPANS)
-        out = [(24 * span, first) for span, first in days]
+        out: list[Period] = [(day_grain(span), first) for span, first in days]
         for start, end in (
             (bounds["whole_start"], bounds["day_start"]),
             (bounds["day_end"], bounds["whole_end"]),
         ):
             hour = start
             while hour < end:
-                out.append((1, hour))
+                out.append(("hour", hour))
                 hour += timedelta(hours=1)
         if minutes:
             # A window without a whole hour has whole_start = whole_end = until: all its minutes come first.
             for start, end in ((self.since, bounds["whole_start"]), (bounds["whole_end"], self.until)):
                 minute = start
                 while minute < end:
-                    out.append((0, minute))
+                    out.append(("minute", minute))
                     minute += MINUTE
         return {"periods": out}
 

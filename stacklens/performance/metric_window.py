@@ -1,4 +1,4 @@
-"""The metrics alert rules may name, with the statistics each allows, and their validation.
+"""The metrics budgets and alert rules may name with a percentile, the statistics each allows, and their validation.
 
 How a metric's value over a window is read — from the same states, windows and rounding as the performance
 views, for rules, budgets and their previews alike — is :mod:`stacklens.performance.window_values`; its names are
@@ -8,7 +8,7 @@ re-exported here for the callers that import them from this module.
 from __future__ import annotations
 
 from stacklens.errors import InvalidInput
-from stacklens.metrics.catalog import CATALOG, EXACT_QUANTILES, Metric
+from stacklens.metrics.catalog import CATALOG, LOG_HISTOGRAM, Metric
 from stacklens.performance.window_series import series
 from stacklens.performance.window_values import (
     WindowRequest,
@@ -31,37 +31,32 @@ __all__ = [
     "validate",
 ]
 
-_VIEW = "op IN ('pageload', 'navigation')"
-
 
 def _definition(metric: Metric) -> tuple[str, str, str, tuple[str, ...], str, str]:
-    """(label, unit, states prefix, statistics the states keep, raw expression, raw condition) of a catalog
-    metric held in ``page_hour_states``: the prefix of its ``*_q`` column, the raw column of ``transactions``."""
-    hour = next(s for s in metric.states if s.table == "page_hour_states")
-    expression = next(s.columns[0] for s in metric.states if s.table == "transactions")
-    condition = "op = 'http.server'" if metric.kind == "api_calls" else _VIEW
-    if expression.startswith("measurements["):
-        condition += f" AND mapContains(measurements, {expression.removeprefix('measurements[').rstrip(']')})"
+    """(label, unit, state table, statistics, count column, histogram column) of a catalog metric whose
+    percentiles budgets and rules read from a 1 % log-histogram state (``pageload_periods`` for the page-load
+    timings, ``endpoint_call_periods`` for the API response time)."""
+    state = next(s for s in metric.states if s.representation == LOG_HISTOGRAM and s.read_by_rules)
     return (
         metric.label,
         metric.unit.symbol,
-        hour.columns[-1].removesuffix("_q"),
+        state.table,
         metric.statistics,
-        expression,
-        condition,
+        state.columns[0],
+        state.columns[-1],
     )
 
 
-# The queries below are composed from these constants only (never from input); every value is a
-# server-side parameter. The metrics are the catalog's (stacklens.metrics) that budgets and rules may name and
-# whose exact hourly states page_hour_states keeps; api_p95_ms is api_ms with p95 (budget_eval maps it).
-# metric -> (label, unit, states prefix, statistics the states keep, raw expression, raw condition)
+# The metrics of the catalog (stacklens.metrics) that budgets and rules may name with a percentile: those whose
+# states keep a 1 % log histogram that budgets and rules read (the views' own states); api_p95_ms is api_ms with
+# p95 (budget_eval maps it). The bytes per page view and the failed share allow their average only.
+# metric -> (label, unit, state table, statistics, count column, histogram column)
 METRICS: dict[str, tuple[str, str, str, tuple[str, ...], str, str]] = {
     key: _definition(m)
     for key, m in CATALOG.items()
     if m.budget
     and m.same_as is None
-    and any(s.table == "page_hour_states" and s.representation == EXACT_QUANTILES for s in m.states)
+    and any(s.representation == LOG_HISTOGRAM and s.read_by_rules for s in m.states)
 }
 STATISTICS = tuple(dict.fromkeys(s for m in METRICS.values() for s in m[3]))
 

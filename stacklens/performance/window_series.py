@@ -11,7 +11,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from stacklens.performance.filters import PerfFilters
+from stacklens.performance.filters import PerfFilters, Period
 from stacklens.performance.window_values import (
     API_CALLS,
     ERRORS,
@@ -72,12 +72,12 @@ def series(client: Any, request: WindowRequest, points: list[datetime]) -> list[
 def _memberships(windows: list[PerfFilters]) -> dict[str, Any]:
     """The periods tiling the windows (numbered from 1) as series_*.sql takes them: each hour, day or block with the
     points it counts for, and the runs of one-minute periods per point and hour (an edge hour's minutes)."""
-    members: dict[tuple[int, datetime], list[int]] = defaultdict(list)
+    members: dict[Period, list[int]] = defaultdict(list)
     runs: dict[tuple[int, datetime], list[datetime]] = {}
     for n, window in enumerate(windows, 1):
-        for hours, start in window.periods(minutes=True)["periods"]:
-            if hours:
-                members[(hours, start)].append(n)
+        for grain, start in window.periods(minutes=True)["periods"]:
+            if grain != "minute":
+                members[(grain, start)].append(n)
             else:
                 run = runs.setdefault((n, start.replace(minute=0)), [start, start])
                 run[0], run[1] = min(run[0], start), max(run[1], start)

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.errors import InvalidInput
-from stacklens.performance.filters import PerfFilters
+from stacklens.performance.filters import GRAIN_MINUTES, PerfFilters, Period
 from stacklens.warehouse.queries import load_query
 
 PAGELOADS, API_CALLS, ERRORS = "pageloads", "api_calls", "errors"
@@ -262,7 +262,7 @@ def _read_states(client: Any, batch: Batch) -> dict[int, tuple | None]:
     offset = sum(len(t) for t in parts[PAGELOADS][0].values())
     api_targets = {p: [(t[0] + offset, *t[1:]) for t in ts] for p, ts in parts[API_CALLS][0].items()}
     target_of = {**parts[PAGELOADS][1], **{i: t + offset for i, t in parts[API_CALLS][1].items()}}
-    masks: dict[tuple[int, datetime], int] = {}
+    masks: dict[Period, int] = {}
     for bounds, window in windows:
         for period in window.periods(minutes=True)["periods"]:
             masks[period] = masks.get(period, 0) | (1 << bits[bounds])
@@ -314,10 +314,10 @@ def _read_errors(client: Any, batch: Batch) -> dict[int, tuple | None]:
     return {i: by_target.get(t) for i, t in target_of.items()}
 
 
-def _period_key(period: tuple[int, datetime]) -> int:
-    """(hours, start) as the queries' one UInt64: hours * 2^32 + start's epoch seconds."""
-    hours, start = period
-    return hours * 4294967296 + int(start.timestamp())
+def _period_key(period: Period) -> int:
+    """(grain, start) as the queries' one UInt64: the grain's minutes * 2^32 + start's epoch seconds."""
+    grain, start = period
+    return GRAIN_MINUTES[grain] * 4294967296 + int(start.timestamp())
 
 
 def utc(value: datetime) -> datetime:

@@ -138,7 +138,7 @@ def run_main_path(stack: Stack, storage: Path) -> None:
     pipelines = stack.run_json([stacklens, "pipelines", "status", "--json"])
     assert pipelines["failures"] == [], pipelines["failures"]
     assert pipelines["marts"]["issues"] == len(SITES), pipelines["marts"]
-    assert pipelines["marts"]["page_metrics"] >= 1, "the browser's page load is in no mart"
+    assert pipelines["marts"]["pageload_periods"] >= 1, "the browser's page load is in no page-load state"
 
     # 5. The JSON API: exactly one issue per error site, every event counted once.
     issues = wait_for(

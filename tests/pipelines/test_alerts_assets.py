@@ -69,7 +69,9 @@ def test_merged_run_evaluates_after_the_marts_and_delivers(client, instance, set
             [_row(project_id, 4000, now - timedelta(minutes=m)) for m in (1, 2, 3, 4)],
             column_names=TX_COLS,
         )
-        outcomes = materialize_now(definitions_for(allowed), instance, ["page_metrics", "alert_evaluations"])
+        outcomes = materialize_now(
+            definitions_for(allowed), instance, ["pageload_periods", "alert_evaluations"]
+        )
         assert all(o.success for o in outcomes), [o.error for o in outcomes]
         assert {o.job for o in outcomes} >= {"performance_job", "alerts_job"}
         alerts = next(o for o in outcomes if o.job == "alerts_job")

@@ -1,16 +1,13 @@
-"""DOM ready in `page_metrics` reads the DOMContentLoaded span as every @sentry/browser version names it."""
+"""DOM ready in `pageload_facts` (what the page-load states merge) reads the DOMContentLoaded span as every
+@sentry/browser version names it."""
 
 from __future__ import annotations
 
-import copy
-import json
 import random
 import statistics
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 import pytest
 
@@ -70,11 +67,11 @@ def test_dom_ready_for_every_sdk_generation(client, instance, settings, defs) ->
         take_events=lambda _n: None,
     )
     assert result.accepted == 9 and not result.rejected, result.rejected
-    outcomes = materialize_now(defs, instance, ["page_metrics"])
+    outcomes = materialize_now(defs, instance, ["pageload_facts"])
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
     rows = client.query(
-        "SELECT page, views, dom_ready_p50_ms, dom_ready_avg_ms, load_p50_ms FROM page_metrics FINAL"
-        " WHERE project_id = {p:UInt64}",
+        "SELECT page, count(), quantileExactInclusive(0.5)(dom_ready), avg(dom_ready),"
+        " quantileExactInclusive(0.5)(load_ms) FROM pageload_facts FINAL WHERE project_id = {p:UInt64} GROUP BY page",
         parameters={"p": PROJECT},
     ).result_rows
     got = {page: (views, p50, avg, load) for page, views, p50, avg, load in rows}
@@ -86,45 +83,3 @@ def test_dom_ready_for_every_sdk_generation(client, instance, settings, defs) ->
         assert p50 == pytest.approx(statistics.median(values), abs=2), version
         assert avg == pytest.approx(statistics.mean(values), abs=2), version
         assert p50 < load  # the load event is later and never taken for DOM ready
-
-
-def test_inp_from_standalone_interaction_spans(client, instance, settings, defs) -> None:
-    """INP p75 of a page comes from the standalone INP spans @sentry/browser sends after slow interactions."""
-    fixture = Path(__file__).resolve().parents[1] / "stacklens" / "ingest" / "browser_inp_span.json"
-    template = json.loads(fixture.read_text())
-    rng = random.Random(11)
-    at = datetime.now(UTC) - timedelta(hours=1)
-    payload, _ = page_load(rng, "v11", at)
-    payload["transaction"], payload["request"]["url"] = "/", "https://shop.test/"
-    payload["measurements"].pop("inp", None)  # v11 page loads carry no INP: it comes as its own span
-    lines = [orjson.dumps({"v": 1, "type": "transaction", "ts": "2026-01-01T00:00:00Z", "payload": payload})]
-    values = [120, 304, 480, 96, 650]
-    for k, value in enumerate(values):
-        line = copy.deepcopy(template)
-        span = line["payload"]["items"][0]
-        span["span_id"] = f"{k + 1:016x}"
-        span["start_timestamp"] = at.timestamp() + k
-        span["end_timestamp"] = at.timestamp() + k + value / 1000
-        span["attributes"]["browser.web_vital.inp.value"]["value"] = value
-        line.pop("app_key", None)
-        lines.append(orjson.dumps(line))
-    result = ingest_batch(
-        settings,
-        ORG,
-        b"\n".join(lines),
-        header_app_key=APP_KEY,
-        idempotency_key=None,
-        resolve=lambda raw: Attribution(PROJECT, None, 1) if raw == APP_KEY else None,
-        take_events=lambda _n: None,
-    )
-    assert result.accepted == 1 + len(values) and not result.rejected, result.rejected
-    outcomes = materialize_now(defs, instance, ["page_metrics"])
-    assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
-    rows = client.query(
-        "SELECT views, inp_p75_ms FROM page_metrics FINAL WHERE project_id = {p:UInt64} AND page = '/'",
-        parameters={"p": PROJECT},
-    ).result_rows
-    assert len(rows) == 1
-    views, inp_p75 = rows[0]
-    assert views == 1  # interactions are not page views
-    assert inp_p75 == pytest.approx(float(np.quantile(values, 0.75)), rel=0.01)

@@ -60,7 +60,7 @@ def test_each_budget_is_a_row_and_the_aggregate_check_fails_when_any_is_over(
     rows = [load(org["project_id"], org["org_id"], "/", ms, at) for ms in (1000, 2000, 3000, 4000)]
     rows += [load(org["project_id"], org["org_id"], "/about", 500, at)]
     client.insert("transactions", rows, column_names=TX_COLS)
-    fold(client)  # what page_metrics does before the budgets run
+    fold(client)  # what the performance steps do before the budgets run
     before = _check_keys(defs)
     with session_scope(settings) as session:
         project = project_by_slug(session, org["project"])

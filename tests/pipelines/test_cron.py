@@ -33,7 +33,6 @@ def test_schedules_fire_as_documented_over_an_hour() -> None:
         "issues_every_minute": 60,
         "issue_counts_every_minute": 60,
         "performance_every_5_minutes": 12,
-        "trends_hourly": 1,
         "budgets_every_5_minutes": 12,
         "alerts_every_minute": 60,
         "integrations_every_10_minutes": 6,

@@ -16,9 +16,17 @@ TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 PERF_DAY, ERROR_DAY, LATE_DAY = (TODAY - timedelta(days=n) for n in (3, 2, 6))
 
 
-def _days(client, table: str) -> set[str]:
-    rows = client.query(f"SELECT DISTINCT toString(day) FROM {table} FINAL").result_rows  # noqa: S608
+def _days(client, table: str, column: str = "day") -> set[str]:
+    rows = client.query(f"SELECT DISTINCT toString(toDate({column})) FROM {table} FINAL").result_rows  # noqa: S608
     return {r[0] for r in rows}
+
+
+def _page_load_days(client) -> set[str]:
+    """The days of the stored page-load facts; the day states hold the same days (none left out or extra)."""
+    facts = _days(client, "pageload_facts", "ts")
+    sql = "SELECT DISTINCT toString(toDate(start)) FROM pageload_periods FINAL WHERE grain = 'day'"
+    assert {r[0] for r in client.query(sql).result_rows} == facts
+    return facts
 
 
 def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings, defs) -> None:
@@ -35,7 +43,6 @@ def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings
         "issues_job",
         "issue_counts_job",
         "performance_job",
-        "trends_job",
         "budgets_job",
         "alerts_job",
         "integrations_job",
@@ -44,12 +51,13 @@ def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings
     run = instance.get_run_by_id(run_id)
     assert run.job_name == "marts_job"
     assert run.tags[JOBS_TAG].split(",") == [o.job for o in outcomes]
-    assert run.tags[ops.asset_tag(ops.DAYS_TAG, "page_metrics")] == PERF_DAY.date().isoformat()
+    assert run.tags[ops.asset_tag(ops.DAYS_TAG, "pageload_facts")] == PERF_DAY.date().isoformat()
     assert run.tags[ops.asset_tag(ops.DAYS_TAG, "issue_daily_counts")] == ERROR_DAY.date().isoformat()
-    assert _days(client, "page_metrics") == {PERF_DAY.date().isoformat()}
+    assert _page_load_days(client) == {PERF_DAY.date().isoformat()}
     assert _days(client, "issue_daily_counts") == {ERROR_DAY.date().isoformat()}
-    assert outcomes[2].assets["page_metrics"] and outcomes[1].assets["issue_daily_counts"]
-    marks = ops.get_watermarks(client, ["page_metrics", "issue_daily_counts", "issues", "related_issues"])
+    assert outcomes[2].assets["pageload_periods"] and outcomes[1].assets["issue_daily_counts"]
+    assert outcomes[2].checks["pageload_periods:pageload_periods_add_up"]
+    marks = ops.get_watermarks(client, ["pageload_facts", "issue_daily_counts", "issues", "related_issues"])
     assert all(mark > ops.EPOCH for mark in marks.values()), marks
 
     # A late page view in a closed day: the daily issue counts have no new event day, so their job is not in
@@ -58,8 +66,8 @@ def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings
     again = {o.job: o for o in materialize_now(defs, instance)}
     assert "issue_counts_job" not in again and all(o.success for o in again.values())
     late_run = instance.get_run_by_id(again["performance_job"].run_id)
-    assert LATE_DAY.date().isoformat() in late_run.tags[ops.asset_tag(ops.DAYS_TAG, "page_metrics")]
-    assert _days(client, "page_metrics") == {PERF_DAY.date().isoformat(), LATE_DAY.date().isoformat()}
+    assert LATE_DAY.date().isoformat() in late_run.tags[ops.asset_tag(ops.DAYS_TAG, "pageload_facts")]
+    assert _page_load_days(client) == {PERF_DAY.date().isoformat(), LATE_DAY.date().isoformat()}
     assert _days(client, "issue_daily_counts") == {ERROR_DAY.date().isoformat()}
 
 

@@ -1,4 +1,5 @@
-"""Every mart against an exact computation (polars) over the same seeded raw rows, through real Dagster runs."""
+"""Every table the assets write against an exact computation (polars) over the same seeded raw rows, through real
+Dagster runs: the performance facts and their states by grain, and the issue marts."""
 
 from __future__ import annotations
 
@@ -8,12 +9,21 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
+from pipelines.assets.common import evaluate_checks
+from pipelines.assets.performance import TABLES
 from pipelines.embedded import materialize_now
 from stacklens.control.db import migrate_control_store
+from stacklens.performance import reads
+from stacklens.performance.filters import PerfFilters
+from stacklens.performance.recommendations import recommendations
 from tests.pipelines.pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
 
 DAY0 = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
 DAYS = [DAY0, DAY0 + timedelta(days=1)]
+# Both seeded days, whole.
+WINDOW = PerfFilters(since=DAY0, until=DAY0 + timedelta(days=2))
+# The percentiles of the 1 % log histograms (within 0.5 % of the exact ones; 1 % leaves room for interpolation).
+P_TOL = 0.01
 
 
 def close(a: float | None, b: float, tol: float = 0.01) -> bool:
@@ -39,17 +49,34 @@ def materialized(client, instance, settings, defs):
     )
     outcomes = materialize_now(defs, instance)
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes if not o.success]
+    # Every asset check of the run passed, the performance tables' among them.
+    checks = {name: ok for o in outcomes for name, ok in o.checks.items()}
+    assert {
+        "pageload_facts:pageload_facts_valid",
+        "pageload_periods:pageload_periods_add_up",
+        "pageload_examples:pageload_examples_in_their_period",
+        "resource_facts:resource_facts_first_flags",
+        "resource_request_periods:resource_request_periods_add_up",
+        "endpoint_facts:endpoint_facts_per_load",
+        "endpoint_call_periods:endpoint_call_periods_add_up",
+    } <= {name for name, ok in checks.items() if ok}
     return perf, errors
 
 
-def test_page_metrics_match_exact_percentiles(client, materialized) -> None:
-    perf, _ = materialized
+def _page_loads(perf) -> pl.DataFrame:
     tx = pl.DataFrame(perf.transactions).filter(pl.col("op") == "pageload")
-    tx = tx.with_columns(
+    return tx.with_columns(
         pl.col("timestamp").dt.date().alias("day"),
         pl.col("measurements").map_elements(lambda m: m.get("ttfb"), return_dtype=pl.Float64).alias("ttfb"),
         pl.col("measurements").map_elements(lambda m: m.get("inp"), return_dtype=pl.Float64).alias("inp"),
     )
+
+
+def test_pageload_day_states_match_exact_percentiles(client, materialized) -> None:
+    """Per page and day, the day states give the page loads exactly and load time, TTFB and INP percentiles
+    within the histograms' error; the facts hold every page load once."""
+    perf, _ = materialized
+    tx = _page_loads(perf)
     expected = tx.group_by("page", "day").agg(
         pl.len().alias("views"),
         pl.col("duration_ms").quantile(0.75, interpolation="linear").alias("load_p75"),
@@ -58,51 +85,70 @@ def test_page_metrics_match_exact_percentiles(client, materialized) -> None:
         pl.col("ttfb").quantile(0.5, interpolation="linear").alias("ttfb_p50"),
         pl.col("inp").drop_nulls().quantile(0.75, interpolation="linear").alias("inp_p75"),
     )
-    got = rows(client, "SELECT * FROM page_metrics FINAL")
+    got = rows(
+        client,
+        "SELECT page, toDate(start) AS day, sum(views) AS views, sum(load_sum) / views AS load_avg,"
+        " quantilesExactWeightedInterpolatedArray(0.75, 0.95)(load_hist.1, load_hist.2) AS load_q,"
+        " quantileExactWeightedInterpolatedArray(0.5)(ttfb_hist.1, ttfb_hist.2) AS ttfb_p50,"
+        " quantileExactWeightedInterpolatedArray(0.75)(inp_hist.1, inp_hist.2) AS inp_p75"
+        " FROM pageload_periods FINAL WHERE grain = 'day' GROUP BY page, day",
+    )
     assert got.height == expected.height == len({(r["page"], r["day"]) for r in expected.to_dicts()})
     for want in expected.to_dicts():
         have = got.filter((pl.col("page") == want["page"]) & (pl.col("day") == want["day"])).to_dicts()[0]
         assert have["views"] == want["views"]
-        assert close(have["load_p75_ms"], want["load_p75"]) and close(have["load_p95_ms"], want["load_p95"])
-        assert close(have["load_avg_ms"], want["load_avg"]) and close(have["ttfb_p50_ms"], want["ttfb_p50"])
-        assert close(have["inp_p75_ms"], want["inp_p75"])
-        assert have["dom_ready_p50_ms"] is not None and have["api_calls"] >= 0
-
-
-def test_page_metrics_writes_pageload_hour_day_and_block_states(client, materialized) -> None:
-    """The asset's per-hour and per-day page-load states hold every page load once, with p75s within 1 %."""
-    perf, _ = materialized
-    tx = pl.DataFrame(perf.transactions).filter(pl.col("op") == "pageload")
-    tx = tx.with_columns(pl.col("timestamp").dt.date().alias("day"))
-    expected = tx.group_by("page", "day").agg(
-        pl.len().alias("views"), pl.col("duration_ms").quantile(0.75, interpolation="linear").alias("p75")
-    )
-    got = rows(
-        client,
-        "SELECT page, toDate(start) AS day, sum(views) AS views,"
-        " quantileExactWeightedInterpolatedArray(0.75)(load_hist.1, load_hist.2) AS p75"
-        " FROM pageload_periods FINAL WHERE hours = 24 GROUP BY page, day",
-    )
-    assert got.height == expected.height
-    for want in expected.to_dicts():
-        have = got.filter((pl.col("page") == want["page"]) & (pl.col("day") == want["day"])).to_dicts()[0]
-        assert have["views"] == want["views"] and close(have["p75"], want["p75"])
-    hours = rows(
-        client, "SELECT sum(views) AS views, count() AS n FROM pageload_periods FINAL WHERE hours = 1"
+        assert close(have["load_q"][0], want["load_p75"], P_TOL) and close(
+            have["load_q"][1], want["load_p95"], P_TOL
+        )
+        assert close(have["load_avg"], want["load_avg"], 1e-9) and close(
+            have["ttfb_p50"], want["ttfb_p50"], P_TOL
+        )
+        assert close(have["inp_p75"], want["inp_p75"], P_TOL)
+    facts = rows(
+        client, "SELECT count() AS n, uniqExact(event_id) AS ids FROM pageload_facts FINAL"
     ).to_dicts()[0]
-    assert hours["views"] == tx.height and hours["n"] > expected.height
-    # each day's 3 fastest page loads and, per 1 % load-time bucket, an example page load of that bucket
+    assert facts == {"n": tx.height, "ids": tx.height}
+
+
+def test_pageload_states_by_grain(client, materialized) -> None:
+    """Hours, days and blocks of days hold every page load once at each grain (a block what its days hold); each
+    day keeps its 3 fastest page loads and, per 1 % load-time bucket, an example page load of that bucket."""
+    perf, _ = materialized
+    tx = _page_loads(perf)
+    per_grain = dict(
+        client.query(
+            "SELECT toString(grain), sum(views) FROM pageload_periods FINAL GROUP BY grain"
+        ).result_rows
+    )
+    # The minutes, hours and days each hold every page load once; a block of days holds exactly its days'.
+    assert per_grain["minute"] == per_grain["hour"] == per_grain["day"] == tx.height
+    days = dict(
+        client.query(
+            "SELECT start, sum(views) FROM pageload_periods FINAL WHERE grain = 'day' GROUP BY start"
+        ).result_rows
+    )
+    blocks = client.query(
+        "SELECT toString(grain), start, sum(views) FROM pageload_periods FINAL"
+        " WHERE grain IN ('days_2', 'days_4', 'days_8', 'days_16') GROUP BY grain, start"
+    ).result_rows
+    assert {grain for grain, _, _ in blocks} == {"days_2", "days_4", "days_8", "days_16"}
+    for grain, start, views in blocks:
+        span = int(grain.removeprefix("days_"))
+        assert (start - datetime(1970, 1, 1, tzinfo=start.tzinfo)).days % span == 0, (grain, start)
+        assert views == sum(n for day, n in days.items() if start <= day < start + timedelta(days=span))
     ids = {str(e): float(d) for e, d in zip(tx["event_id"], tx["duration_ms"], strict=True)}
     fastest = rows(
         client,
         "SELECT page, toDate(start) AS day, groupArraySortedArray(3)(arrayMap(x -> x.1, fastest)) AS f"
-        " FROM pageload_periods FINAL WHERE hours = 24 GROUP BY page, day",
+        " FROM pageload_periods FINAL WHERE grain = 'day' GROUP BY page, day",
     )
     for day in tx.group_by("page", "day").agg(pl.col("duration_ms").sort().head(3).alias("f")).to_dicts():
         kept = fastest.filter((pl.col("page") == day["page"]) & (pl.col("day") == day["day"]))
         assert sorted(kept["f"].explode().to_list()) == sorted(float(x) for x in day["f"])
-    examples = rows(client, "SELECT grain, bucket, load_ms, event_id FROM pageload_examples FINAL").to_dicts()
-    assert {e["grain"] for e in examples} == {"h", "d"}
+    examples = rows(
+        client, "SELECT toString(grain) AS grain, bucket, load_ms, event_id FROM pageload_examples FINAL"
+    ).to_dicts()
+    assert {e["grain"] for e in examples} == {"hour", "day"}
     for e in examples:
         assert ids[e["event_id"]] == e["load_ms"] and round(math.log(e["load_ms"]) * 100) == e["bucket"]
 
@@ -110,11 +156,17 @@ def test_page_metrics_writes_pageload_hour_day_and_block_states(client, material
 def test_api_endpoints_fold_ids_and_count_outcomes(client, materialized) -> None:
     perf, _ = materialized
     spans = pl.DataFrame(perf.spans).filter(pl.col("op") == "http.client")
-    got = rows(client, "SELECT * FROM api_endpoint_metrics FINAL WHERE source = 'client'")
+    got = rows(
+        client,
+        "SELECT path, toDate(start) AS day, sum(calls) AS calls, sum(s4xx) AS s4xx, sum(s5xx) AS s5xx,"
+        " quantileExactWeightedInterpolatedArray(0.95)(arrayMap(k -> if(k = -100000, 0., exp(k / 100)),"
+        " dur_hist.1), dur_hist.2) AS p95"
+        " FROM endpoint_call_periods FINAL WHERE grain = 'day' AND source = 'client' GROUP BY path, day",
+    )
     assert set(got["path"].to_list()) <= {"/api/items/{id}", "/api/cart", "/api/users/{uuid}/orders"}
     assert got["calls"].sum() == spans.height
-    assert got["server_errors"].sum() == spans.filter(pl.col("status_code") >= 500).height
-    assert got["client_errors"].sum() == spans.filter(pl.col("status_code").is_between(400, 499)).height
+    assert got["s5xx"].sum() == spans.filter(pl.col("status_code") >= 500).height
+    assert got["s4xx"].sum() == spans.filter(pl.col("status_code").is_between(400, 499)).height
     cart = spans.filter(pl.col("description").str.ends_with("/api/cart")).with_columns(
         pl.col("timestamp").dt.date().alias("day")
     )
@@ -124,9 +176,10 @@ def test_api_endpoints_fold_ids_and_count_outcomes(client, materialized) -> None
         .to_dicts()
     ):
         have = got.filter((pl.col("path") == "/api/cart") & (pl.col("day") == want["day"])).to_dicts()[0]
-        assert close(have["p95_ms"], want["p95"])
+        assert close(have["p95"], want["p95"], P_TOL)
     server = rows(
-        client, "SELECT sum(calls) AS calls FROM api_endpoint_metrics FINAL WHERE source = 'server'"
+        client,
+        "SELECT sum(calls) AS calls FROM endpoint_call_periods FINAL WHERE grain = 'day' AND source = 'server'",
     )
     assert server["calls"][0] == sum(1 for t in perf.transactions if t["op"] == "http.server")
 
@@ -136,29 +189,31 @@ def test_resources_and_recommendations(client, materialized) -> None:
     spans = pl.DataFrame(perf.spans).filter(pl.col("op") == "resource.script")
     got = rows(
         client,
-        "SELECT sum(requests) AS n, sum(total_bytes) AS b FROM resource_breakdown FINAL WHERE resource_type = 'JavaScript'",
+        "SELECT sum(requests) AS n, sum(total_bytes) AS b FROM resource_request_periods FINAL"
+        " WHERE grain = 'day' AND resource_type = 'JavaScript'",
     )
     assert got["n"][0] == spans.height and got["b"][0] == spans["response_content_length"].sum()
-    css = rows(client, "SELECT * FROM resource_details FINAL WHERE resource_type = 'CSS'")
-    assert css["resource"].to_list()[0] == "https://cdn.shop.test/site.css" and all(
-        css["render_blocking"] == 1
+    css = rows(
+        client,
+        "SELECT resource, sum(blocking) AS blocking, sum(requests) AS requests FROM resource_request_periods FINAL"
+        " WHERE grain = 'day' AND resource_type = 'CSS' GROUP BY resource",
     )
-    assert set(css["impact"].to_list()) <= {"High", "Medium", "Low"}
-    recs = rows(client, "SELECT rule, page, subject, evidence FROM recommendations FINAL")
-    rules = set(recs["rule"].to_list())
-    # One recommendation per resource and rule, however many pages load it (the seed's hero image: 3 pages).
-    subjects = [(r, s) for r, s in zip(recs["rule"].to_list(), recs["subject"].to_list(), strict=True) if s]
+    assert css["resource"].to_list() == ["https://cdn.shop.test/site.css"]
+    assert css["blocking"].to_list() == css["requests"].to_list()
+    # The recommendations view reads these states: one recommendation per subject, however many pages load it
+    # (the seed's hero image: 3 pages) and however many rules apply to it.
+    recs = recommendations(client, ORG, PROJECT, WINDOW, include_old=True)
+    subjects = [r["subject"] for r in recs]
     assert len(subjects) == len(set(subjects))
-    hero = recs.filter(
-        (pl.col("rule") == "uncompressed_image") & (pl.col("subject") == "https://cdn.shop.test/hero.png")
-    )
-    assert hero.height == 1 and hero["evidence"][0]["pages"] == 3
+    (hero,) = [r for r in recs if r["subject"] == "https://cdn.shop.test/hero.png"]
+    assert len(hero["pages"]) == 3 and "oversized_image" in hero["rules"]
     # The seed has 90–400 KB PNG heroes, blocking CSS up to 700 ms and API calls failing 1 in 3.
-    assert {"failing_api", "uncompressed_image", "render_blocking_css"} <= rules
+    rules = {rule for r in recs for rule in r["rules"]}
+    assert {"failing_endpoint", "oversized_image", "render_blocking_css"} <= rules, rules
 
 
-def test_issue_marts_and_trends(client, materialized) -> None:
-    _, errors = materialized
+def test_issue_marts_and_the_views_over_weeks_and_releases(client, materialized) -> None:
+    perf, errors = materialized
     ev = pl.DataFrame(errors.events)
     got = rows(client, "SELECT * FROM issues FINAL ORDER BY issue_id")
     want = (
@@ -178,12 +233,15 @@ def test_issue_marts_and_trends(client, materialized) -> None:
     related = rows(client, "SELECT * FROM related_issues FINAL")
     assert set(related["reason"].to_list()) >= {"same_user", "similar_stack", "same_release"}
     assert all(0 < s <= 1 for s in related["strength"].to_list())
-    trends = rows(client, "SELECT * FROM weekly_trends FINAL")
-    assert trends["views"].sum() == sum(1 for t in materialized[0].transactions if t["op"] == "pageload")
-    impact = rows(client, "SELECT * FROM release_impact FINAL ORDER BY first_seen")
-    assert set(impact["release"].to_list()) == {"1.0.0", "1.1.0"}
-    assert impact["error_events"].sum() == ev.filter(pl.col("release") != "").height
-    assert impact["previous_release"].to_list()[1] == impact["release"].to_list()[0]
+    # The trends and releases views read the page-load states (no mart of their own): every page load counted.
+    views = sum(1 for t in perf.transactions if t["op"] == "pageload")
+    weeks, _ = reads.trends(client, ORG, PROJECT, WINDOW)
+    assert sum(w["views"] for w in weeks) == views
+    releases = reads.releases(client, ORG, PROJECT, WINDOW)
+    assert {r["release"] for r in releases} == {"1.0.0", "1.1.0"}
+    assert sum(r["views"] for r in releases) == views
+    assert sum(r["error_events"] for r in releases) == ev.filter(pl.col("release") != "").height
+    assert releases[1]["previous_release"] == releases[0]["release"]
 
 
 def test_tick_after_new_data_rebuilds_only_its_days(client, instance, materialized, defs) -> None:
@@ -196,52 +254,58 @@ def test_tick_after_new_data_rebuilds_only_its_days(client, instance, materializ
     ]
     late_day = DAY0 - timedelta(days=5)
     seed_performance(client, days=[late_day], views_per_day=5, seed=99)
-    outcomes = materialize_now(defs, instance, select=["page_metrics"])
+    outcomes = materialize_now(defs, instance, select=["pageload_periods"])
     assert [o.job for o in outcomes] == ["performance_job"] and outcomes[0].success
     run = instance.get_run_by_id(outcomes[0].run_id)
     assert run.tags["stacklens/days"] == late_day.date().isoformat()
+    # The late day's page loads, and only rows of the late day's hours and the blocks holding them, were written.
+    assert 0 < outcomes[0].assets["pageload_facts"] == 5
     views = client.query(
-        "SELECT sum(views) FROM page_metrics FINAL WHERE day = {d:Date} AND project_id = {p:UInt64} AND org_id = {o:UInt64}",
-        parameters={"d": late_day.date(), "p": PROJECT, "o": ORG},
+        "SELECT sum(views) FROM pageload_periods FINAL WHERE grain = 'day' AND start = {d:DateTime('UTC')}"
+        " AND project_id = {p:UInt64} AND org_id = {o:UInt64}",
+        parameters={"d": late_day, "p": PROJECT, "o": ORG},
     ).result_rows[0][0]
     assert views == 5
 
 
-def _release_load(transactions: list[dict]) -> dict[str, tuple[int, float]]:
-    """Per release: page loads and the exact p75 of their load time (linear interpolation)."""
-    tx = pl.DataFrame(transactions).filter(pl.col("op") == "pageload")
-    per = tx.group_by("release").agg(
-        pl.len().alias("views"), pl.col("duration_ms").quantile(0.75, interpolation="linear").alias("p75")
+def test_the_state_checks_find_broken_rows(client, materialized) -> None:
+    """The checks of the page-load and API-call states judge the rows of their run: a histogram that misses a
+    page load, a period off its grain, more failed calls than calls."""
+    version = datetime.now(UTC)
+    hour = DAY0 + timedelta(hours=5)
+    base = {"org_id": ORG, "project_id": PROJECT, "materialized_at": version}
+    pageloads = [
+        {**base, "grain": "hour", "start": hour, "page": "/broken", "views": 2, "load_hist": ([100.0], [1])},
+        {
+            **base,
+            "grain": "hour",
+            "start": hour + timedelta(minutes=30),
+            "page": "/broken",
+            "views": 0,
+            "load_hist": ([], []),
+        },
+    ]
+    calls = [
+        {
+            **base,
+            "grain": "day",
+            "start": DAY0,
+            "path": "/broken",
+            "calls": 1,
+            "s5xx": 2,
+            "dur_hist": ([1], [1]),
+        }
+    ]
+    for table, rows_ in (("pageload_periods", pageloads), ("endpoint_call_periods", calls)):
+        columns = list(rows_[0])
+        client.insert(table, [[r.get(c) for c in columns] for r in rows_], column_names=columns)
+    span = {"start": hour, "end": hour + timedelta(hours=1)}
+    (periods,) = evaluate_checks(client, TABLES["pageload_periods"].checks, version, span, "pageload_periods")
+    assert not periods.passed and periods.metadata["bad_rows"].value == 2
+    (endpoints,) = evaluate_checks(
+        client, TABLES["endpoint_call_periods"].checks, version, span, "endpoint_call_periods"
     )
-    return {r["release"]: (r["views"], r["p75"]) for r in per.to_dicts()}
-
-
-def test_release_impact_merges_again_only_the_releases_with_new_data(
-    client, instance, materialized, defs
-) -> None:
-    perf, _ = materialized
-    sql = "SELECT * FROM release_impact FINAL ORDER BY first_seen"
-    before = {r["release"]: r for r in rows(client, sql).to_dicts()}
-    exact = _release_load(perf.transactions)
-    for release, (views, p75) in exact.items():
-        assert before[release]["views"] == views and close(before[release]["load_p75_ms"], p75)
-
-    # New page loads of 1.1.0 only, one of them in a closed day: 1.1.0 is merged again from its states, 1.0.0
-    # keeps its row's figures, and the change against the previous release follows the new 1.1.0 figures.
-    late = seed_performance(
-        client, days=[DAY0 - timedelta(days=3)], views_per_day=60, seed=41, releases=("1.1.0",)
-    )
-    outcomes = materialize_now(defs, instance)
-    assert all(o.success for o in outcomes) and "trends_job" in {o.job for o in outcomes}
-    after = {r["release"]: r for r in rows(client, sql).to_dicts()}
-    exact = _release_load(perf.transactions + late.transactions)
-    assert after["1.1.0"]["views"] == exact["1.1.0"][0] == before["1.1.0"]["views"] + 60
-    assert close(after["1.1.0"]["load_p75_ms"], exact["1.1.0"][1])
-    kept = ("views", "load_p75_ms", "js_bytes_per_view", "api_p95_ms")
-    assert {k: after["1.0.0"][k] for k in kept} == {k: before["1.0.0"][k] for k in kept}
-    first, second = rows(client, sql)["release"].to_list()
-    assert after[second]["previous_release"] == first
-    load_change = (
-        100 * (after[second]["load_p75_ms"] - after[first]["load_p75_ms"]) / after[first]["load_p75_ms"]
-    )
-    assert close(after[second]["load_change_pct"], load_change)
+    assert not endpoints.passed and endpoints.metadata["bad_rows"].value == 1
+    # The run's own rows (another version) are not judged again.
+    (again,) = evaluate_checks(client, TABLES["pageload_periods"].checks, datetime.now(UTC), span)
+    assert again.passed

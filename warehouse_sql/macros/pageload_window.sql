@@ -1,11 +1,12 @@
 -- The page-load rows (per period, page and filter dimensions) of the window [since, until) and filters
 -- (environment, release, browser, page; '' = any) as state rows: the rows of `pageload_periods` named by `periods`
--- (hours, start) — the one-minute periods (hours = 0) of the window's partial edge hours, its other whole hours and
--- its whole days, as blocks of days unless a view that groups by `day` asks for single days (PerfFilters.periods
--- with minutes) — which tile the window exactly, a window being whole minutes: one read of one table
--- (docs/decisions.md, "Windows in whole minutes"). Used as `FROM ${pageload_window}`; the views merge the rows per
--- key (sums, min(first_ts), sumMap of each histogram). `fastest` / `slowest`: the period's 3 fastest / slowest
--- page loads (load time, event id, start, score); a query that does not select them does not read them.
+-- (grain, start) — the minutes (grain 'minute') of the window's partial edge hours, its other whole hours ('hour')
+-- and its whole days, as aligned blocks of days ('days_2' … 'days_16', else 'day') unless a view that groups by
+-- `day` asks for single days (PerfFilters.periods with minutes) — which tile the window exactly, a window being whole
+-- minutes: one read of one table (docs/decisions.md, "Windows in whole minutes"). Used as `FROM ${pageload_window}`;
+-- the views merge the rows per key (sums, min(first_ts), sumMap of each histogram). `fastest` / `slowest`: the
+-- period's 3 fastest / slowest page loads (load time, event id, start, score); a query that does not select them
+-- does not read them.
 (
     SELECT toDate(start) AS day, page, environment, release, browser, views, first_ts, load_sum, load_hist,
            ttfb_sum, ttfb_n, ttfb_hist, dom_sum, dom_n, dom_hist, resource_sum, resource_n, lcp_n, lcp_hist, inp_n,
@@ -13,7 +14,7 @@
            dist, fastest, slowest
     FROM pageload_periods FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
-      AND (hours, start) IN {periods:Array(Tuple(UInt16, DateTime('UTC')))}
+      AND (grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
       AND start >= {since:DateTime64(3, 'UTC')} AND start < {until:DateTime64(3, 'UTC')}
       AND ({environment:String} = '' OR environment = {environment:String})
       AND ({release:String} = '' OR release = {release:String})

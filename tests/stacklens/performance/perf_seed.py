@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from clickhouse_connect.driver.client import Client
 
+from pipelines.assets.performance import STATE_QUERIES
 from stacklens.performance.score import sql_parameters
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
@@ -227,26 +228,8 @@ def seed(
     return out
 
 
-# In the order the assets run them: the hourly and daily states read the facts the same tick refreshed.
-FACT_QUERIES = (
-    "pageload_facts",
-    "pageload_hours",
-    "pageload_minutes",
-    "pageload_days",
-    "pageload_spans",
-    "pageload_examples",
-    "pageload_example_days",
-    "resource_facts",
-    "resource_request_hours",
-    "resource_request_minutes",
-    "resource_request_days",
-    "resource_request_spans",
-    "endpoint_facts",
-    "endpoint_call_hours",
-    "endpoint_call_minutes",
-    "endpoint_call_days",
-    "endpoint_call_spans",
-)
+# In the order the assets run them: the states read the facts the same tick refreshed, the days the hours.
+FACT_QUERIES = STATE_QUERIES
 
 
 def build_facts(client: Client, start: datetime, end: datetime) -> None:

@@ -1,5 +1,5 @@
-"""Periods of the state tables (migrations 0144, 0145): a window's whole hours are read as the fewest hours, days
-and aligned blocks of days that tile them, and the blocks give exactly what the days they hold give — also after
+"""Periods of the state tables (their `grain`, migration 0148): a window's whole hours are read as the fewest hours,
+days and aligned blocks of days that tile them, and the blocks give exactly what the days they hold give — also after
 a late tick refreshes one of their days."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from stacklens.performance import network, reads
-from stacklens.performance.filters import DAY_SPANS, EPOCH, PerfFilters, tile_days
+from stacklens.performance.filters import DAY_SPANS, EPOCH, GRAIN_MINUTES, PerfFilters, tile_days
 from tests.stacklens.performance.perf_seed import NOW, TX_COLS, build_facts, migrated, seed
 
 ORG, PROJECT = 5, 50
@@ -45,10 +45,11 @@ def test_whole_days_tile_into_the_fewest_aligned_blocks(start: str, end: str) ->
 def test_a_30_day_window_reads_blocks_not_days() -> None:
     filters = PerfFilters.parse(range="30d", now=NOW + timedelta(minutes=30))
     periods = filters.periods()["periods"]
-    days = [(hours, start) for hours, start in periods if hours > 1]
-    assert 1 < len(days) <= 8 and max(hours for hours, _ in days) == 16 * 24
-    assert sum(hours for hours, _ in days) == 29 * 24  # the whole days; the partial first and last from hours
-    hours = sorted(start for h, start in periods if h == 1)
+    days = [(grain, start) for grain, start in periods if grain.startswith("day")]
+    assert 1 < len(days) <= 8 and max(GRAIN_MINUTES[grain] for grain, _ in days) == GRAIN_MINUTES["days_16"]
+    # the whole days; the partial first and last from hours
+    assert sum(GRAIN_MINUTES[grain] for grain, _ in days) == 29 * GRAIN_MINUTES["day"]
+    hours = sorted(start for grain, start in periods if grain == "hour")
     bounds = filters.whole_hours()
     assert (
         len(hours) == 23
@@ -56,7 +57,7 @@ def test_a_30_day_window_reads_blocks_not_days() -> None:
         and hours[-1] == bounds["whole_end"] - timedelta(hours=1)
     )
     per_day = filters.periods(per_day=True)["periods"]
-    assert sorted(h for h, _ in per_day if h > 1) == [24] * 29 and len(per_day) == 29 + 23
+    assert sorted(g for g, _ in per_day if g != "hour") == ["day"] * 29 and len(per_day) == 29 + 23
     assert PerfFilters.parse(since="2026-11-19T10:05:00Z", until="2026-11-19T10:55:00Z").periods() == {
         "periods": []
     }
@@ -74,13 +75,11 @@ def test_a_30_day_window_reads_blocks_not_days() -> None:
 def test_minute_periods_tile_the_whole_window(since: str, until: str, minutes: int) -> None:
     filters = PerfFilters.parse(since=since, until=until)
     periods = filters.periods(minutes=True)["periods"]
-    spans = sorted(
-        (start, start + (timedelta(hours=h) if h else timedelta(minutes=1))) for h, start in periods
-    )
-    assert sum(1 for h, _ in periods if h == 0) == minutes
+    spans = sorted((start, start + timedelta(minutes=GRAIN_MINUTES[grain])) for grain, start in periods)
+    assert sum(1 for grain, _ in periods if grain == "minute") == minutes
     assert spans[0][0] == filters.since and spans[-1][1] == filters.until
     assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))  # no gap, no overlap
-    assert [p for p in periods if p[0] > 0] == filters.periods()["periods"]
+    assert [p for p in periods if p[0] != "minute"] == filters.periods()["periods"]
 
 
 @pytest.fixture

@@ -130,7 +130,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
         )
         assert landed.status_code == 200 and landed.json()["accepted"] == len(lines), landed.text
         instance = dagster_instance(settings)
-        outcomes = materialize_now(definitions_for(settings), instance, ["page_metrics"])
+        outcomes = materialize_now(definitions_for(settings), instance, ["pageload_periods"])
         assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
         instance.dispose()
         warehouse = get_warehouse(settings)

@@ -84,6 +84,20 @@ def test_retention_change_modifies_ttl(settings: Settings) -> None:
     assert apply_migrations(shorter, up_to=RAW) == []
 
 
+def test_log_retention_is_its_own(settings: Settings) -> None:
+    apply_migrations(settings, up_to=RAW)
+    assert "toIntervalDay(30)" in _table_ttl(settings, "logs")
+    assert "toIntervalDay(90)" in _table_ttl(settings, "events")
+    # The events' retention leaves the logs' TTL alone, and the logs' retention the events'.
+    shorter = settings.model_copy(update={"retention_days": 14})
+    assert "0012_create_logs" not in " ".join(apply_migrations(shorter, dry_run=True, up_to=RAW))
+    week_of_logs = settings.model_copy(update={"log_retention_days": 7})
+    assert apply_migrations(week_of_logs, up_to=RAW) == ["0012_create_logs (retention 7 days)"]
+    assert "toIntervalDay(7)" in _table_ttl(settings, "logs")
+    assert "toIntervalDay(90)" in _table_ttl(settings, "events")
+    assert apply_migrations(week_of_logs, up_to=RAW) == []
+
+
 def test_bad_file_name_is_refused(tmp_path: Path) -> None:
     (tmp_path / "create_things.sql").write_text("SELECT 1")
     with pytest.raises(MigrationError, match="create_things.sql"):

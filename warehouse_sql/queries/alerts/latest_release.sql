@@ -3,5 +3,5 @@
 -- performance alert names as the one it started in. Hours, not minutes: 60 times fewer rows for the same answer.
 SELECT project_id, argMax(release, start)
 FROM pageload_periods
-WHERE project_id IN {project_ids:Array(UInt64)} AND hours = 1 AND start >= toStartOfHour({since:DateTime('UTC')})
+WHERE project_id IN {project_ids:Array(UInt64)} AND grain = 'hour' AND start >= toStartOfHour({since:DateTime('UTC')})
 GROUP BY project_id

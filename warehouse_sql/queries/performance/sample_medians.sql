@@ -14,8 +14,8 @@ FROM
     FROM pageload_examples FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64} AND page = {page:String}
       AND bucket >= median_bucket - 3 AND bucket <= median_bucket + 3
-      AND ((grain = 'd' AND start >= {day_start:DateTime64(3, 'UTC')} AND start < {day_end:DateTime64(3, 'UTC')})
-           OR (grain = 'h' AND start >= toStartOfHour({since:DateTime64(3, 'UTC')})
+      AND ((grain = 'day' AND start >= {day_start:DateTime64(3, 'UTC')} AND start < {day_end:DateTime64(3, 'UTC')})
+           OR (grain = 'hour' AND start >= toStartOfHour({since:DateTime64(3, 'UTC')})
                AND start < {until:DateTime64(3, 'UTC')}
                AND (start < {day_start:DateTime64(3, 'UTC')} OR start >= {day_end:DateTime64(3, 'UTC')})))
       AND ts >= {since:DateTime64(3, 'UTC')} AND ts < {until:DateTime64(3, 'UTC')}

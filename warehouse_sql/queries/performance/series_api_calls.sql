@@ -6,22 +6,22 @@ SELECT point, sum(samples) AS samples, sum(total) AS total,
            arrayMap(k -> if(k = -100000, 0., exp(k / 100)), hist.1), hist.2) AS quantiles
 FROM
 (
-    SELECT hours, start, sum(calls) AS samples, sum(duration_sum) AS total, sumMap(dur_hist.1, dur_hist.2) AS hist
+    SELECT grain, start, sum(calls) AS samples, sum(duration_sum) AS total, sumMap(dur_hist.1, dur_hist.2) AS hist
     FROM endpoint_call_periods FINAL
     WHERE project_id = {project_id:UInt64} AND source = 'server'
-      AND ((hours, start) IN {periods:Array(Tuple(UInt16, DateTime('UTC')))}
-           OR (hours = 0 AND toStartOfHour(start) IN {minute_hours:Array(DateTime('UTC'))}))
+      AND ((grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
+           OR (grain = 'minute' AND toStartOfHour(start) IN {minute_hours:Array(DateTime('UTC'))}))
       AND start >= {since:DateTime('UTC')} AND start < {until:DateTime('UTC')}
       AND path LIKE {pattern:String}
       AND ({environment:String} = '' OR environment = {environment:String})
       AND ({release:String} = '' OR release = {release:String})
       AND ({browser:String} = '' OR browser = {browser:String})
-    GROUP BY hours, start
+    GROUP BY grain, start
 )
-ARRAY JOIN if(hours = 0,
+ARRAY JOIN if(grain = 'minute',
               arrayMap(r -> r.1, arrayFilter(r -> r.2 = toStartOfHour(start) AND start >= r.3 AND start < r.4,
                                              {minute_ranges:Array(Tuple(UInt16, DateTime('UTC'), DateTime('UTC'), DateTime('UTC')))})),
-              {members:Array(Array(UInt16))}[indexOf({periods:Array(Tuple(UInt16, DateTime('UTC')))}, (hours, start))])
+              {members:Array(Array(UInt16))}[indexOf({periods:Array(Tuple(String, DateTime('UTC')))}, (toString(grain), start))])
            AS point
 GROUP BY point
 SETTINGS ${view_settings}

@@ -3,8 +3,9 @@
 -- server side's API calls in `endpoint_call_periods` (macro endpoint_window, source 'server': http.server
 -- transactions, `path` their route), one branch each (an empty project list reads nothing). A target is (id,
 -- pattern, window bit, environment, release, browser, metric): a state row counts for the targets of its project
--- whose window is tiled by the row's period — the bit of the target's window in the period's mask, the periods
--- being those of PerfFilters.periods with minutes (minutes at the partial edge hours, whole hours, blocks of days),
+-- whose window is tiled by the row's period — the bit of the target's window in the period's mask (a period's key
+-- being its grain's minutes * 2^32 + its start), the periods being those of PerfFilters.periods with minutes
+-- (minutes at the partial edge hours, whole hours, blocks of days),
 -- as a view cuts the same window — whose pattern (LIKE) matches its page (route) and whose filters ('' = any) match
 -- its environment, release and browser. Merged per target as the views merge them: counts and sums added,
 -- percentiles of the merged 1 % log histograms (quantileExactWeightedInterpolatedArray, the views' function;
@@ -22,11 +23,11 @@ FROM
         SELECT project_id, page, environment, release, browser, views, load_sum, load_hist, ttfb_sum, ttfb_n,
                ttfb_hist, dom_sum, dom_n, dom_hist, lcp_n, lcp_hist, inp_n, inp_hist, cls_n, cls_hist, fcp_n,
                fcp_hist, js_bytes, total_bytes,
-               transform(toUInt64(hours) * 4294967296 + toUInt32(start), {period_keys:Array(UInt64)},
+               transform(toUInt64(CAST(grain, 'UInt16')) * 4294967296 + toUInt32(start), {period_keys:Array(UInt64)},
                          {period_masks:Array(UInt64)}, toUInt64(0)) AS mask
         FROM pageload_periods FINAL
         WHERE project_id IN {pageload_projects:Array(UInt64)}
-          AND (hours, start) IN {periods:Array(Tuple(UInt16, DateTime('UTC')))}
+          AND (grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
           AND start >= {since:DateTime('UTC')} AND start < {until:DateTime('UTC')}
     )
     ARRAY JOIN arrayFilter(x -> bitTest(mask, x.3) AND page LIKE x.2 AND (x.4 = '' OR environment = x.4)
@@ -42,11 +43,11 @@ SELECT request.1 AS target, sum(calls) AS samples, sum(duration_sum) AS total,
 FROM
 (
     SELECT project_id, path, environment, release, browser, calls, duration_sum, dur_hist,
-           transform(toUInt64(hours) * 4294967296 + toUInt32(start), {period_keys:Array(UInt64)},
+           transform(toUInt64(CAST(grain, 'UInt16')) * 4294967296 + toUInt32(start), {period_keys:Array(UInt64)},
                      {period_masks:Array(UInt64)}, toUInt64(0)) AS mask
     FROM endpoint_call_periods FINAL
     WHERE project_id IN {api_projects:Array(UInt64)} AND source = 'server'
-      AND (hours, start) IN {periods:Array(Tuple(UInt16, DateTime('UTC')))}
+      AND (grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
       AND start >= {since:DateTime('UTC')} AND start < {until:DateTime('UTC')}
 )
 ARRAY JOIN arrayFilter(x -> bitTest(mask, x.3) AND path LIKE x.2 AND (x.4 = '' OR environment = x.4)

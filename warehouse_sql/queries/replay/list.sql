@@ -56,5 +56,6 @@ WHERE ({browser:String} = '' OR r.browser = {browser:String})
   AND ({url:String} = '' OR arrayExists(u -> positionCaseInsensitiveUTF8(u, {url:String}) > 0, r.urls))
   AND ({errors_only:UInt8} = 0 OR greatest(length(r.error_ids), ifNull(e.errors, 0)) > 0)
   AND duration_ms >= {min_duration_ms:UInt64}
+  AND ({release:String} = '' OR r.release = {release:String})
 ORDER BY s.started DESC
 LIMIT {limit:UInt32}

@@ -1,0 +1,13 @@
+-- One Explore answer (stacklens/explore/sql.py): the groups ({groups}: grouped.sql or rate.sql) ordered ({order}: an
+-- answer column and direction, then the group keys; a time series by group, then bucket) and cut at {limit} rows
+-- (the caller asks for one more than it shows, to tell a cut answer). {total}: for a download, the count of all
+-- groups beside each row, so the answer says it was cut before its first byte. Per-query limits: a question may
+-- cost the shared engine {max_execution_seconds} s and {max_memory_bytes} bytes; its answer comes in blocks of
+-- {block_rows} rows (what a download holds at a time); readonly last (once it applies the query cannot change
+-- another setting).
+SELECT *{total}
+FROM ({groups})
+ORDER BY {order}
+LIMIT {limit}
+SETTINGS max_execution_time = {max_execution_seconds}, max_memory_usage = {max_memory_bytes},
+         max_block_size = {block_rows}, ${view_settings}, readonly = 1

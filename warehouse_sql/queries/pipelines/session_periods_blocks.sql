@@ -1,0 +1,17 @@
+-- Refresh the blocks of 2, 4, 8 and 16 days (grains 'days_2' … 'days_16', each starting on a multiple of its days
+-- since 1970-01-01) of `session_periods` that hold the days of the hours [{start}, {end}), by merging their days
+-- (grain 'day', refreshed just before by the same tick): a 90-day window reads a few blocks, not 90 days. The days
+-- read are those of the 16-day blocks around the range, so every smaller block in it is whole.
+INSERT INTO session_periods
+SELECT org_id, project_id, concat('days_', toString(s)) AS block_grain,
+       toDateTime(toDate(intDiv(toUInt32(toDate(start)), s) * s), 'UTC') AS block, release, environment,
+       sum(sessions), sum(errored), sum(crashed), sum(abnormal), min(first_started),
+       uniqCombined64MergeState(12)(users), uniqCombined64MergeState(12)(errored_users),
+       uniqCombined64MergeState(12)(crashed_users),
+       {materialized_at:DateTime64(6, 'UTC')}
+FROM session_periods FINAL
+ARRAY JOIN [2, 4, 8, 16] AS s
+WHERE grain = 'day'
+  AND start >= toDateTime(toDate(intDiv(toUInt32(toDate({start:DateTime64(3, 'UTC')})), 16) * 16), 'UTC')
+  AND start < toDateTime(toDate(intDiv(toUInt32(toDate({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND)), 16) * 16 + 16), 'UTC')
+GROUP BY org_id, project_id, block_grain, block, release, environment

@@ -7,12 +7,12 @@ releases API run), with N sessions over 90 days and R releases.
 
 In a fresh embedded warehouse (own temporary data directory, every migration applied), generated inside ClickHouse
 (`INSERT … SELECT … FROM numbers()`): N sessions of one project over 90 days, release after release (each of the R
-releases runs for 90 / R days and overlaps the next by a day), in two environments — a third as browser-style
+releases runs for 90 / R days), in two environments — a third as browser-style
 session updates (an init, then exited or crashed, with a user id from a pool of N / 20), two thirds as server-style
 aggregates (one row per minute, release, environment and status with its quantity) — and P page loads (the
 performance benchmark's generator, bench/performance.py, 5 of the releases). Then the pipelines build what the
-pages read: the performance facts and states and the session states (`session_periods`, the session_states
-asset's queries), day by day as a backfill does; both times are printed. Then the list (stacklens.releases.health:
+pages read: the performance facts and states and the session states (`session_periods`, its asset's queries),
+day by day as a backfill does; both times are printed. Then the list (stacklens.releases.health:
 30d, 7d, 24h, 90d, an explicit window, each environment) and the release page (stacklens.releases.detail, for the
 newest, a middle and an old release) each run CALLS times; per view the median and the p95 in ms.
 """

@@ -39,7 +39,7 @@ performance_job = dg.define_asset_job(
 # Release health: the session states of the hours whose sessions received updates.
 sessions_job = dg.define_asset_job(
     "sessions_job",
-    selection=["session_states"],
+    selection=["session_periods"],
     description="Session states (release health) for the hours with new session updates.",
 )
 budgets_job = dg.define_asset_job(
@@ -86,7 +86,7 @@ ALL_JOBS = [
 PARTITIONED_JOB_INPUTS: dict[str, tuple[list[str], list[str]]] = {
     "issue_counts_job": (["issue_daily_counts"], ["events"]),
     "performance_job": (["pageload_facts", "resource_facts", "endpoint_facts"], ["transactions", "spans"]),
-    "sessions_job": (["session_states"], ["sessions"]),
+    "sessions_job": (["session_periods"], ["sessions"]),
 }
 INCREMENTAL_JOB_ASSETS: dict[str, list[str]] = {
     "issues_job": ["event_counters", "issues", "related_issues"],

@@ -29,8 +29,7 @@ class StateOut(BaseModel):
     table: str = Field(description="The warehouse table that holds the metric.")
     columns: list[str]
     representation: str = Field(
-        description="`log_histogram_1pct` (percentiles within `error`), `exact_quantiles`, `sum_count` or"
-        " `raw_rows`."
+        description="`log_histogram_1pct` (percentiles within `error`), `sum_count` (exact) or `raw_rows`."
     )
     read_by: str
 

@@ -45,13 +45,16 @@ def replay_list(
     url: str = "",
     errors: str = "",
     min_duration: str = "0",
+    release: str = "",
 ) -> Response:
     error = ""
     try:
         seconds = int(min_duration or "0")
     except ValueError:
         seconds, error = 0, "min_duration must be a whole number of seconds"
-    filters = reads.ReplayFilters(range, browser.strip(), user.strip(), url.strip(), errors == "1", seconds)
+    filters = reads.ReplayFilters(
+        range, browser.strip(), user.strip(), url.strip(), errors == "1", seconds, release.strip()
+    )
     try:
         rows = [] if error else reads.list_replays(view.warehouse, view.org_id, view.project_id, filters)
     except InvalidInput as exc:

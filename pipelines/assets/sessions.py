@@ -12,7 +12,7 @@ from pipelines.assets.common import MartCheck, advance_watermark, evaluate_check
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 
-ASSET = "session_states"
+ASSET = "session_periods"  # named after the table it writes, as every state asset
 RAW_SESSIONS = dg.AssetKey(["raw", "sessions"])
 raw_sessions = dg.AssetSpec(
     RAW_SESSIONS,
@@ -57,7 +57,7 @@ SESSION_CHECKS = [
     kinds={"clickhouse"},
     group_name="releases",
 )
-def session_states(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
+def session_periods(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
     """Release health states `session_periods`: per project, release, environment and period (minute, hour, UTC
     day, blocks of 2-16 days) the sessions started, errored, crashed and abnormal sessions, the first session
     start, and the users, errored users and crashed users as uniqCombined64 states — counted as Relay's metrics

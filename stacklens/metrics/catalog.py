@@ -410,6 +410,19 @@ _METRICS: tuple[Metric, ...] = (
         ),
         kind="errors",
     ),
+    Metric(
+        "log_records",
+        "Log records",
+        "Logs",
+        COUNT,
+        ("count",),
+        "count",
+        "Log records received: OpenTelemetry log records and Sentry SDK logs (docs/logs.md).",
+        "log_records",
+        (State("logs", ("dedup_key",), RAW_ROWS, "logs view, Explore"),),
+        fixed_statistic=True,
+        kind="logs",
+    ),
     *(
         # Release health (stacklens.releases, docs/releases.md): from the session states, per release and
         # environment; counted as Relay counts sessions.

@@ -36,13 +36,14 @@ class ReplayFilters:
     url: str = ""
     errors_only: bool = False
     min_duration: int = 0  # seconds
+    release: str = ""  # exactly this release ('' = any): a release page links to its replays
 
     def checked(self) -> ReplayFilters:
         if self.range not in RANGES:
             raise InvalidInput(f"range must be one of {', '.join(RANGES)}")
         if self.min_duration < 0 or self.min_duration > 86_400:
             raise InvalidInput("min_duration must be a number of seconds from 0 to 86400")
-        for name in ("browser", "user", "url"):
+        for name in ("browser", "user", "url", "release"):
             if len(getattr(self, name)) > 200:
                 raise InvalidInput(f"{name} must be at most 200 characters")
         return self
@@ -71,6 +72,7 @@ def list_replays(
             "url": filters.url,
             "errors_only": int(filters.errors_only),
             "min_duration_ms": filters.min_duration * 1000,
+            "release": filters.release,
             "limit": LIST_LIMIT,
         },
     )

@@ -59,6 +59,7 @@ def test_list_player_and_recording(client: TestClient, stores: Settings, org_fac
     assert replay_id in client.get(base, params={"url": "checkout", "min_duration": "20"}).text
     assert replay_id not in client.get(base, params={"min_duration": "60"}).text
     assert replay_id not in client.get(base, params={"errors": "1"}).text
+    assert replay_id not in client.get(base, params={"release": "shop@1.3.0"}).text  # it names no release
     bad = client.get(base, params={"min_duration": "soon"})
     assert bad.status_code == 400 and "min_duration must be a whole number of seconds" in bad.text
     assert "range must be one of" in client.get(base, params={"range": "1y"}).text

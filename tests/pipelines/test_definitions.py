@@ -70,11 +70,12 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "alert_evaluations",
         "alert_deliveries",
         "tracker_ticket_states",
-        "session_states",
+        "session_periods",
     }
     assert {s.group_name for s in marts.values()} == {
         "issues",
         "performance",
+        "releases",  # session_periods: release health
         "budgets",
         "alerts",
         "integrations",

@@ -1,4 +1,4 @@
-"""The session_states asset through real Dagster runs: raw sessions landed, the sessions schedule's plan picks the
+"""The session_periods asset through real Dagster runs: raw sessions landed, the sessions schedule's plan picks the
 hours of their starts, the asset writes the minute, hour, day and block states with its checks passing, and a
 late update — a session closed crashed hours after it began — refreshes the hour that counts it, on the next tick."""
 
@@ -31,12 +31,12 @@ def test_the_asset_builds_every_grain_and_a_late_update_refreshes_its_hour(
     received = datetime.now(UTC) - timedelta(minutes=5)
     spans = {"web@2.0.0": (START, START + timedelta(hours=26), 0.02)}
     seed_sessions(client, ORG, PROJECT, releases=spans, browser_sessions=600, seed=5, received=received)
-    outcomes = materialize_now(defs, instance, select=["session_states"])
+    outcomes = materialize_now(defs, instance, select=["session_periods"])
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes if not o.success]
     checks = {name: ok for o in outcomes for name, ok in o.checks.items()}
     assert checks == {
-        "session_states:session_counts_are_consistent": True,
-        "session_states:session_hours_add_up_to_their_days": True,
+        "session_periods:session_counts_are_consistent": True,
+        "session_periods:session_hours_add_up_to_their_days": True,
     }
     minutes = _state_sums(client, "minute")
     assert minutes[0] > 600 and _state_sums(client, "hour") == minutes == _state_sums(client, "day")
@@ -73,7 +73,7 @@ def test_the_asset_builds_every_grain_and_a_late_update_refreshes_its_hour(
             }
         )
     client.insert("sessions", [[r[c] for c in COLUMNS] for r in rows], column_names=COLUMNS)
-    outcomes = materialize_now(defs, instance, select=["session_states"])
+    outcomes = materialize_now(defs, instance, select=["session_periods"])
     assert outcomes and all(o.success for o in outcomes)
     (after,) = release_health(client, ORG, PROJECT, window)
     assert (after.sessions, after.crashed_sessions) == (before.sessions + 1, before.crashed_sessions + 1)

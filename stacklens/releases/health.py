@@ -1,0 +1,309 @@
+"""Release health: every release of a project with its session figures (sessions, users, crash-free sessions and
+users, errored sessions, adoption), its performance figures from the metrics layer (page loads, errors per 1,000
+page loads, load time p75, JavaScript per page view, API time p95: :func:`stacklens.performance.reads.releases`,
+the Release impact view's read) and its new issues — each against the release before it, with the verdict of
+:mod:`stacklens.releases.verdicts`.
+
+``release_health(client, org_id, project_id, window, environment)`` is the one entry point: the release pages, the
+releases API and the release alert rules call it. Releases are ordered by first seen (the earliest session start
+or page load within the retention, whatever the window, so a window does not reorder releases); a release is
+listed when it has sessions, page loads or error events in the window. The previous release of a row is the row
+before it: the same environment filter, the same window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from clickhouse_connect.driver.client import Client
+
+from stacklens.performance import reads as performance_reads
+from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.releases.sessions import SessionCounts, SessionTotals, window_totals
+from stacklens.releases.stats import QuantileInterval
+from stacklens.releases.verdicts import Figures, Verdict, verdict
+from stacklens.warehouse.queries import run_query
+from stacklens.warehouse.side_by_side import side_by_side
+
+
+@dataclass(frozen=True)
+class Window:
+    """[since, until) in UTC, whole minutes (as the performance filters cut a window)."""
+
+    since: datetime
+    until: datetime
+
+    @classmethod
+    def last(cls, length: timedelta, now: datetime | None = None) -> Window:
+        """The window of ``length`` ending now (or ``now``)."""
+        end = (now or datetime.now(UTC)).astimezone(UTC)
+        cut = PerfFilters(since=end - length, until=end)
+        return cls(cut.since, cut.until)
+
+    @classmethod
+    def of(cls, filters: PerfFilters) -> Window:
+        return cls(filters.since, filters.until)
+
+
+def _pct(part: int, whole: int) -> float | None:
+    return 100.0 * part / whole if whole else None
+
+
+@dataclass(frozen=True)
+class ReleaseHealth:
+    """One release over a window and environment; the field names are the API's and the pages' (docs/releases.md).
+    Shares are percent (0-100), times milliseconds, sizes bytes; ``None`` where there were no samples."""
+
+    version: str
+    first_seen: datetime | None
+    sessions: int
+    users: int
+    crashed_sessions: int
+    errored_sessions: int
+    abnormal_sessions: int
+    crashed_users: int
+    errored_users: int
+    crash_free_sessions: float | None
+    crash_free_users: float | None
+    errored_sessions_pct: float | None
+    adoption: float | None  # share of the environment's sessions in the 24 h before the window's end
+    adoption_users: float | None
+    sessions_24h: int
+    users_24h: int
+    page_loads: int
+    error_events: int
+    errors_per_1k_page_loads: float | None
+    errors_per_session: float | None
+    new_issues: int
+    load_p75: float | None
+    load_p75_low: float | None  # its 95 % confidence interval
+    load_p75_high: float | None
+    js_bytes_per_view: float | None
+    api_calls: int
+    api_p95: float | None
+    api_p95_low: float | None
+    api_p95_high: float | None
+    previous_release: str
+    crash_free_sessions_change: float | None  # percentage points against the previous release
+    crash_free_users_change: float | None
+    errors_per_1k_change_pct: float | None  # percent of the previous release's value
+    load_p75_change_pct: float | None
+    js_bytes_per_view_change_pct: float | None
+    api_p95_change_pct: float | None
+    verdict: Verdict = field(default_factory=lambda: Verdict(False, ()))
+
+    def figures(self) -> Figures:
+        """What the verdict compares of this release."""
+
+        def interval(
+            value: float | None, low: float | None, high: float | None, n: int
+        ) -> QuantileInterval | None:
+            if value is None or low is None or high is None:
+                return None
+            return QuantileInterval(value, low, high, n)
+
+        return Figures(
+            version=self.version,
+            sessions=self.sessions,
+            crashed_sessions=self.crashed_sessions,
+            errored_sessions=self.errored_sessions,
+            users=self.users,
+            crashed_users=self.crashed_users,
+            page_loads=self.page_loads,
+            error_events=self.error_events,
+            load_p75=interval(self.load_p75, self.load_p75_low, self.load_p75_high, self.page_loads),
+            api_p95=interval(self.api_p95, self.api_p95_low, self.api_p95_high, self.api_calls),
+            js_bytes_per_view=self.js_bytes_per_view,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The API's row: every field, the verdict as ``{"regression", "reasons", "previous_release",
+        "comparisons"}``."""
+        out = {k: v for k, v in asdict(self).items() if k != "verdict"}
+        out["verdict"] = self.verdict.as_dict()
+        return out
+
+    def csv_row(self) -> dict[str, Any]:
+        """The CSV's row: the same fields, the verdict flattened to ``regression`` and ``verdict_reasons``."""
+        out = {k: v for k, v in asdict(self).items() if k != "verdict"}
+        out["regression"] = self.verdict.regression
+        out["verdict_reasons"] = " | ".join(self.verdict.reasons)
+        return out
+
+
+def _difference(current: float | None, previous: float | None, relative: bool) -> float | None:
+    if current is None or previous is None:
+        return None
+    if not relative:
+        return current - previous
+    return 100.0 * (current - previous) / previous if previous else None
+
+
+def _earliest(*moments: datetime | None) -> datetime | None:
+    found = [m.astimezone(UTC) if m.tzinfo else m.replace(tzinfo=UTC) for m in moments if m is not None]
+    found = [m for m in found if m.year > 1970]
+    return min(found) if found else None
+
+
+def _build(
+    version: str,
+    counts: SessionCounts,
+    totals: SessionCounts,
+    performance: dict[str, Any] | None,
+    new_issues: int,
+    before: ReleaseHealth | None,
+) -> ReleaseHealth:
+    perf = performance or {}
+    page_loads = int(perf.get("views") or 0)
+    errors = int(perf.get("error_events") or 0)
+    crash_free = 100.0 * (1 - counts.crashed / counts.sessions) if counts.sessions else None
+    crash_free_users = 100.0 * (1 - counts.crashed_users / counts.users) if counts.users else None
+    errors_per_1k = 1000.0 * errors / page_loads if page_loads else None
+
+    def earlier(name: str) -> float | None:
+        """The previous release's figure (None for the first release)."""
+        return None if before is None else getattr(before, name)
+
+    row = ReleaseHealth(
+        version=version,
+        first_seen=_earliest(counts.first_seen, perf.get("first_seen")),
+        sessions=counts.sessions,
+        users=counts.users,
+        crashed_sessions=counts.crashed,
+        errored_sessions=counts.errored,
+        abnormal_sessions=counts.abnormal,
+        crashed_users=counts.crashed_users,
+        errored_users=counts.errored_users,
+        crash_free_sessions=crash_free,
+        crash_free_users=crash_free_users,
+        errored_sessions_pct=_pct(counts.errored, counts.sessions),
+        adoption=_pct(counts.recent_sessions, totals.recent_sessions),
+        adoption_users=_pct(counts.recent_users, totals.recent_users),
+        sessions_24h=counts.recent_sessions,
+        users_24h=counts.recent_users,
+        page_loads=page_loads,
+        error_events=errors,
+        errors_per_1k_page_loads=errors_per_1k,
+        errors_per_session=errors / counts.sessions if counts.sessions else None,
+        new_issues=new_issues,
+        load_p75=perf.get("load_p75"),
+        load_p75_low=perf.get("load_p75_low"),
+        load_p75_high=perf.get("load_p75_high"),
+        js_bytes_per_view=perf.get("js_bytes_per_view"),
+        api_calls=int(perf.get("api_calls") or 0),
+        api_p95=perf.get("api_p95"),
+        api_p95_low=perf.get("api_p95_low"),
+        api_p95_high=perf.get("api_p95_high"),
+        previous_release=before.version if before else "",
+        crash_free_sessions_change=_difference(crash_free, earlier("crash_free_sessions"), False),
+        crash_free_users_change=_difference(crash_free_users, earlier("crash_free_users"), False),
+        errors_per_1k_change_pct=_difference(errors_per_1k, earlier("errors_per_1k_page_loads"), True),
+        load_p75_change_pct=_difference(perf.get("load_p75"), earlier("load_p75"), True),
+        js_bytes_per_view_change_pct=_difference(
+            perf.get("js_bytes_per_view"), earlier("js_bytes_per_view"), True
+        ),
+        api_p95_change_pct=_difference(perf.get("api_p95"), earlier("api_p95"), True),
+    )
+    return replace(row, verdict=verdict(row.figures(), before.figures() if before else None))
+
+
+def new_issue_counts(client: Client, org_id: int, project_id: int) -> dict[str, int]:
+    """Per release, the issues first seen in it."""
+    rows = run_query(client, "releases/new_issues", {"org_id": org_id, "project_id": project_id})
+    return {str(r["release"]): int(r["new_issues"]) for r in rows}
+
+
+def release_health(
+    client: Client,
+    org_id: int,
+    project_id: int,
+    window: Window | timedelta,
+    environment: str = "",
+) -> list[ReleaseHealth]:
+    """Every release with sessions, page loads or error events in ``window`` (a :class:`Window`, or a length
+    ending now) and ``environment`` ('' = all), oldest first, each with its verdict against the one before it."""
+    span = Window.last(window) if isinstance(window, timedelta) else window
+    filters = PerfFilters(since=span.since, until=span.until, environment=environment)
+
+    def sessions_and_issues(c: Client) -> tuple[SessionTotals, dict[str, int]]:
+        return (
+            window_totals(c, org_id, project_id, span.since, span.until, environment),
+            new_issue_counts(c, org_id, project_id),
+        )
+
+    (totals, issues), performance = side_by_side(
+        client,
+        sessions_and_issues,
+        lambda c: performance_reads.releases(c, org_id, project_id, filters, with_page_loads_only=False),
+    )
+    by_release = {str(r["release"]): r for r in performance}
+    listed = {v for v, c in totals.releases.items() if c.sessions} | set(by_release)
+    empty = SessionCounts()
+
+    def first_seen(version: str) -> tuple[datetime, str]:
+        counts = totals.releases.get(version, empty)
+        found = _earliest(counts.first_seen, (by_release.get(version) or {}).get("first_seen"))
+        return (found or datetime.max.replace(tzinfo=UTC), version)
+
+    out: list[ReleaseHealth] = []
+    for version in sorted(listed, key=first_seen):
+        counts = totals.releases.get(version, empty)
+        before = out[-1] if out else None
+        out.append(
+            _build(version, counts, totals.total, by_release.get(version), issues.get(version, 0), before)
+        )
+    return out
+
+
+# The release pages' default window: long enough to hold the release before the newest one (a verdict compares
+# a release with the one before it in the same window).
+DEFAULT_RANGE = "30d"
+# What the release list can be sorted by (newest first by default, as Sentry lists releases).
+SORTS = (
+    "first_seen",
+    "version",
+    "adoption",
+    "crash_free_sessions",
+    "crash_free_users",
+    "sessions",
+    "users",
+    "errors_per_1k_page_loads",
+    "new_issues",
+)
+
+
+def sort_releases(
+    rows: list[ReleaseHealth], sort: str = "first_seen", order: str = "desc"
+) -> list[ReleaseHealth]:
+    """``rows`` sorted by a field of :data:`SORTS`, ``asc`` or ``desc``; a release without the figure last."""
+    if sort not in SORTS:
+        raise BadFilter("sort", f"{sort!r} is not one of {', '.join(SORTS)}")
+    if order not in ("asc", "desc"):
+        raise BadFilter("order", "must be asc or desc")
+    known = [r for r in rows if getattr(r, sort) is not None]
+    missing = [r for r in rows if getattr(r, sort) is None]
+    return sorted(known, key=lambda r: getattr(r, sort), reverse=order == "desc") + missing
+
+
+def health_filters(
+    *,
+    range: str = "",
+    since: str = "",
+    until: str = "",
+    environment: str = "",
+    release: str = "",
+    browser: str = "",
+    now: datetime | None = None,
+) -> PerfFilters:
+    """The filters of the release pages and API, parsed as the performance filters are (the same window and
+    messages; the range 30d when none is given); ``release`` narrows the list to one release (its verdict still against the one before it).
+    :class:`BadFilter` names the field; a browser is refused: sessions carry none."""
+    if browser:
+        raise BadFilter("browser", "release health is per release and environment; sessions carry no browser")
+    if not (range or since or until):
+        range = DEFAULT_RANGE
+    return PerfFilters.parse(
+        range=range, since=since, until=until, environment=environment, release=release, now=now
+    )

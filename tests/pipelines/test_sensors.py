@@ -39,6 +39,7 @@ def test_every_sensor_is_declared_with_its_default_status(defs: dg.Definitions) 
         "issues_job_on_new_data",
         "issue_counts_job_on_new_data",
         "performance_job_on_new_data",
+        "sessions_job_on_new_data",
     }
 
 

@@ -52,6 +52,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         issues_api,
         keys,
         limits,
+        logs,
         metrics,
         otlp,
         performance,
@@ -80,6 +81,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(integrations.router)
     app.include_router(sourcemaps.router)
     app.include_router(explore.router)
+    app.include_router(logs.router)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

@@ -128,10 +128,12 @@ def install(app: FastAPI) -> None:
         issue_links,
         issue_list,
         keys,
+        logs,
         members,
         org_settings,
         performance,
         performance_exports,
+        releases,
         replays,
         sharing,
         sourcemaps,
@@ -152,5 +154,16 @@ def install(app: FastAPI) -> None:
         performance_exports,
         sourcemaps,
     )
-    for module in (*modules, alerts, channels, integrations, issue_links, replays, in_app, explore):
+    for module in (
+        *modules,
+        alerts,
+        channels,
+        integrations,
+        issue_links,
+        replays,
+        releases,
+        in_app,
+        explore,
+        logs,
+    ):
         app.include_router(module.router)

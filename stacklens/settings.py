@@ -49,6 +49,12 @@ class Settings(BaseSettings):
         "schedules) in scaled mode, a database of its own; unset: SQLite under <data_dir>/dagster.",
     )
     retention_days: int = Field(default=90, ge=1, le=3650, description="TTL of raw events.")
+    log_retention_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="TTL of raw log records (the `logs` table), apart from events'.",
+    )
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     public_url: str | None = Field(

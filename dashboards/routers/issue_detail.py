@@ -10,18 +10,21 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dashboards.context import CurrentProject, Db
+from dashboards.explore_links import issue_tag_link
 from dashboards.figures import events_over_time_figure
 from dashboards.issue_trackers import tracker_context
-from dashboards.rendering import render
+from dashboards.rendering import query_url, render
 from dashboards.security import check_csrf
 from stacklens.control.projects_settings import in_app_rules
 from stacklens.control.share_links import issue_links
+from stacklens.errors import InvalidInput
 from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.issues import payload_view as ev
 from stacklens.issues.actions import ACTIONS, StatusRequest, apply_status, parse_ignore
 from stacklens.issues.events import IssueEvents
 from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
+from stacklens.logs.search import trace_logs
 from stacklens.performance.waterfall import pageload_of_trace
 from stacklens.replay.reads import replay_offset_for
 from stacklens.sourcemaps.symbolicate import Resolver, symbolicate
@@ -95,6 +98,26 @@ def _pageload_link(view: CurrentProject, parts: dict[str, Any] | None) -> str:
     if not event_id:
         return ""
     return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/performance/waterfall/{event_id}"
+
+
+def _trace_logs(view: CurrentProject, parts: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The log records of the event's trace (within a day of the event), with the logs view's link to them."""
+    if parts is None:
+        return None
+    contexts = parts["payload"].get("contexts")
+    trace = contexts.get("trace") if isinstance(contexts, dict) else None
+    trace_id = trace.get("trace_id") if isinstance(trace, dict) else None
+    when = parts["row"].get("timestamp")
+    if not isinstance(trace_id, str) or not isinstance(when, datetime):
+        return None
+    try:
+        records = trace_logs(view.warehouse, view.org_id, view.project_id, trace_id[:64], when)
+    except InvalidInput:  # not a trace id a log record can carry
+        return None
+    if not records:
+        return None
+    base = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/logs"
+    return {"records": records, "link": query_url(base, {"trace_id": records[0].trace_id, "range": "90d"})}
 
 
 def _replay_link(view: CurrentProject, parts: dict[str, Any] | None) -> str:
@@ -178,6 +201,7 @@ def issue_context(
         "event": parts,
         "pageload_waterfall": _pageload_link(view, parts),
         "replay_link": _replay_link(view, parts),
+        "trace_logs": _trace_logs(view, parts),
         "newer": newer,
         "older": older,
         "history": history,
@@ -195,8 +219,32 @@ def issue_context(
         # A fixed notice chosen by code, so a crafted link cannot put its own words on the page.
         "message": NOTICES.get(request.query_params.get("done", ""), ""),
         **tracker_context(db, view.org_id, view.project_id, issue_id, summary, parts),
+        "tag_explore": _tag_links(view, issue_id, parts, since, now),
     }
     return context
+
+
+def _tag_links(
+    view: CurrentProject, issue_id: int, parts: dict[str, Any] | None, since: datetime, until: datetime
+) -> dict[str, str]:
+    """Per tag of the event, "Explore": the issue's events with that tag in the page's window."""
+    if parts is None:
+        return {}
+    links = {}
+    for key, value in parts["tags"]:
+        link = issue_tag_link(
+            view.viewer.org.slug,
+            view.project.slug,
+            issue_id,
+            key,
+            value,
+            parts["row"],
+            since.replace(tzinfo=UTC),
+            until.replace(tzinfo=UTC),
+        )
+        if link:
+            links[key] = link
+    return links
 
 
 @router.post(ISSUE + "/status")

@@ -69,6 +69,9 @@ _ATTACHMENTS = ItemBound("attachment", 100, "send the rest with another event")
 _SESSIONS = ItemBound("session item", 100, "send the rest in another envelope")  # Relay's max_session_count
 _CLIENT_REPORTS = ItemBound("client report", 10, "an SDK sends one per envelope")
 _SPANS = ItemBound("standalone span", 100, "send the rest in another envelope")
+# Log records in one `log` container item: sentry-python flushes its log buffer at 100 records and drops past
+# 1,000; a container of more is refused whole, as an envelope over a bound is.
+MAX_LOG_RECORDS = 1000
 
 
 def _one(kind: str) -> ItemBound:
@@ -184,7 +187,7 @@ def read_items(data: bytes) -> list[Item]:
                     f"the envelope carries more than {bound.count} {bound.kind}"
                     f"{'' if bound.count == 1 else 's'} (item {number} is {kind!r}); {bound.advice}",
                 )
-        if kind in WRITTEN_TYPES:
+        if kind in WRITTEN_TYPES or kind == "log":
             # Only what is read as JSON is measured: the replay recording's first line, the others whole.
             json_part = payload.partition(b"\n")[0] if kind == "replay_recording" else payload
             try:
@@ -250,8 +253,13 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
                 raise decode_error(413, f"an attachment exceeds {MAX_ATTACHMENT_BYTES // (1024 * 1024)} MiB")
             counted[kind] += 1
             continue
+        if kind == "log":
+            for record in _log_records(item):
+                lines.append(_line("log", app_key, ts, record))
+                written[kind] += 1
+            continue
         if kind not in WRITTEN_TYPES:
-            counted[kind if kind in ("check_in", "profile", "statsd", "log") else "unknown"] += 1
+            counted[kind if kind in ("check_in", "profile", "statsd") else "unknown"] += 1
             continue
         try:
             payload = item_payload(item, envelope.headers)
@@ -264,6 +272,25 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
     if not isinstance(event_id, str) or not event_id:
         event_id = uuid.uuid4().hex  # an empty answer breaks some SDKs: always name an id
     return EnvelopeLines(b"\n".join(lines), event_id, written, counted)
+
+
+def _log_records(item: Item) -> list[dict[str, Any]]:
+    """The records of a ``log`` container item (``{"items": [record, …]}``), each becoming a ``log`` line.
+
+    A record that is not an object is still passed on, so the ingest service rejects it alone, naming it.
+    """
+    try:
+        payload = json.loads(item.get_bytes())
+    except ValueError as exc:
+        raise decode_error(400, f"malformed envelope item: log item is not JSON: {exc}") from None
+    records = payload.get("items") if isinstance(payload, dict) else None
+    if not isinstance(records, list):
+        raise decode_error(400, 'malformed envelope item: a log item is {"items": [log records]}')
+    if len(records) > MAX_LOG_RECORDS:
+        raise decode_error(
+            413, f"the log item carries {len(records)} records; at most {MAX_LOG_RECORDS} are accepted"
+        )
+    return records
 
 
 def store_lines(raw: bytes, app_key: str, received: datetime) -> EnvelopeLines:

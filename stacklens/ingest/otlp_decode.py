@@ -16,7 +16,9 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError as ProtobufDecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
@@ -48,6 +50,23 @@ class TraceExport:
     @property
     def span_count(self) -> int:
         return sum(len(batch.spans) for batch in self.batches) + len(self.rejected)
+
+
+@dataclass
+class LogBatch:
+    """The log records of one resource (and one instrumentation scope), as the export grouped them."""
+
+    resource: Resource
+    scope_name: str
+    records: list[LogRecord]
+
+
+@dataclass
+class LogExport:
+    """What a logs export holds: its records by resource, and the records that could not even be read."""
+
+    batches: list[LogBatch] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # why, one entry per unreadable record
 
 
 def media_type(content_type: str | None) -> str:
@@ -119,6 +138,76 @@ def _from_json(raw: bytes) -> TraceExport:
     return export
 
 
+def read_logs(raw: bytes, media: str) -> LogExport:
+    """The logs export in ``raw`` (already inflated); 400 when the body as a whole is unreadable."""
+    if media == PROTOBUF:
+        request = ExportLogsServiceRequest()
+        try:
+            request.ParseFromString(raw)
+        except (ProtobufDecodeError, RecursionError) as exc:
+            raise decode_error(
+                400, f"the body is not an OTLP ExportLogsServiceRequest (protobuf): {exc}"
+            ) from None
+        export = LogExport()
+        for resource_logs in request.resource_logs:
+            for scope_logs in resource_logs.scope_logs:
+                export.batches.append(
+                    LogBatch(resource_logs.resource, scope_logs.scope.name, list(scope_logs.log_records))
+                )
+        return export
+    return _logs_from_json(raw)
+
+
+def _logs_from_json(raw: bytes) -> LogExport:
+    try:
+        body = loads(raw, MAX_JSON_DEPTH, where="the OTLP JSON body")
+    except JsonTooDeep as exc:
+        raise decode_error(400, str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise decode_error(400, f"the body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise decode_error(400, "the body is not a JSON object (an ExportLogsServiceRequest)")
+    export = LogExport()
+    for r, resource_logs in enumerate(_list(body, "resourceLogs", "the body")):
+        where = f"resourceLogs[{r}]"
+        if not isinstance(resource_logs, dict):
+            raise decode_error(400, f"{where} is not an object")
+        resource = Resource()
+        try:
+            json_format.ParseDict(resource_logs.get("resource") or {}, resource, ignore_unknown_fields=True)
+        except (json_format.ParseError, TypeError, ValueError) as exc:
+            raise decode_error(400, f"{where}.resource: {_short(exc)}") from None
+        for s, scope_logs in enumerate(_list(resource_logs, "scopeLogs", where)):
+            scope_where = f"{where}.scopeLogs[{s}]"
+            if not isinstance(scope_logs, dict):
+                raise decode_error(400, f"{scope_where} is not an object")
+            scope = scope_logs.get("scope")
+            scope_name = scope.get("name") if isinstance(scope, dict) else ""
+            batch = LogBatch(resource, scope_name if isinstance(scope_name, str) else "", [])
+            for i, item in enumerate(_list(scope_logs, "logRecords", scope_where)):
+                try:
+                    batch.records.append(_json_record(item))
+                except ValueError as exc:
+                    export.rejected.append(f"{scope_where}.logRecords[{i}]: {exc}")
+            export.batches.append(batch)
+    return export
+
+
+def _json_record(item: Any) -> LogRecord:
+    """One record of the JSON mapping as a ``LogRecord``; ``ValueError`` naming the field when it is not one."""
+    if not isinstance(item, dict):
+        raise ValueError("the log record is not an object")
+    data = dict(item)
+    for name in ("traceId", "spanId"):
+        data[name] = _hex_to_base64(data.get(name), name)
+    record = LogRecord()
+    try:
+        json_format.ParseDict(data, record, ignore_unknown_fields=True)
+    except (json_format.ParseError, TypeError) as exc:
+        raise ValueError(_short(exc)) from None
+    return record
+
+
 def _list(parent: dict[str, Any], name: str, where: str) -> list[Any]:
     value = parent.get(name)
     if value is None:
@@ -166,4 +255,14 @@ def _short(exc: Exception) -> str:
     return str(exc).replace("\n", " ")[:300]
 
 
-__all__ = ["JSON", "PROTOBUF", "SpanBatch", "TraceExport", "media_type", "read_traces"]
+__all__ = [
+    "JSON",
+    "PROTOBUF",
+    "LogBatch",
+    "LogExport",
+    "SpanBatch",
+    "TraceExport",
+    "media_type",
+    "read_logs",
+    "read_traces",
+]

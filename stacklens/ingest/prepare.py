@@ -19,6 +19,8 @@ from stacklens.ingest.grouping import DEFAULT_VERSION, SOURCEMAPPED_VERSION
 from stacklens.ingest.grouping.v3 import GROUPING_FRAMES
 from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.ingest.inp import holds_inp, inp_rows
+from stacklens.ingest.logs import COLUMNS as LOG_COLUMNS
+from stacklens.ingest.logs import LOG_TYPE, BadLog, LogWindow, log_row, log_window
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.sessions import COLUMNS as SESSION_COLUMNS
@@ -30,8 +32,9 @@ from stacklens.sourcemaps.index import MapIndex
 from stacklens_contract.words import APPLICATION_NOT_FOUND
 
 # Tables with one row per stored line (spans are their children), and `sessions`: one row per session update,
-# or per bucket and status of a session aggregate (its `dedup_key` names the line, see :func:`line_of`).
-TABLES = ("events", "transactions", "replays", "replay_segments", "sessions")
+# or per bucket and status of a session aggregate (its `dedup_key` names the line, see :func:`line_of`);
+# `logs`: one row per log record (keyed by its `dedup_key`).
+TABLES = ("events", "transactions", "replays", "replay_segments", "sessions", "logs")
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class BatchContext:
     retention_days: int = 90
     # The organization's source-map uploads (None when it has none): which events to group by original frames.
     maps: MapIndex | None = None
+    # The `logs` table's own retention (STACKLENS_LOG_RETENTION_DAYS): which log times it keeps.
+    log_retention_days: int = 30
 
 
 def prepare_lines(
@@ -129,6 +134,7 @@ def prepare_numbered(
     prepared = Prepared()
     cache: dict[str, Attribution | None] = {}
     window = time_window(context.received, context.retention_days)
+    logs_window = log_window(context.received, context.log_retention_days)
     for number, raw in lines:
         try:
             line = parse_line(raw.rstrip(b"\r"), number)
@@ -164,6 +170,9 @@ def prepare_numbered(
             prepared.deferred.append((number, raw))
             continue
         prepared.attributed += 1
+        if line.item_type == LOG_TYPE:
+            _normalise_log(line, who, context, logs_window, prepared)
+            continue
         _normalise(line, who, context, window, prepared, originals if mapped else None)
     return prepared
 
@@ -301,6 +310,28 @@ def _normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: 
     prepared.tables["sessions"].extend(
         (who.app_key_id, row["project_id"], row["dedup_key"], orjson.dumps(row), [], row["started"][:7], [])
         for row in made.rows
+    )
+
+
+def _normalise_log(
+    line: Line, who: Attribution, context: BatchContext, window: LogWindow, prepared: Prepared
+) -> None:
+    """A ``log`` line's row (:mod:`stacklens.ingest.logs`); a bad record is rejected alone, naming the field."""
+    origin = Origin(context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts)
+    try:
+        row = log_row(line.payload, line.raw, line.shape, origin, window)
+    except BadLog as exc:
+        prepared.rejected.append({"line": line.number, "error": f"log: {exc}"})
+        return
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
+        prepared.rejected.append(
+            {"line": line.number, "error": "log: a field does not have the type a log record gives it"}
+        )
+        return
+    if "logs" not in prepared.columns:
+        prepared.columns["logs"] = list(LOG_COLUMNS)
+    prepared.tables["logs"].append(
+        (who.app_key_id, row["project_id"], row["dedup_key"], orjson.dumps(row), [], row["timestamp"][:7], [])
     )
 
 

@@ -174,7 +174,15 @@ def _ingest(
     client = get_warehouse(settings)
     received = time.time()
     maps = SourceMapGrouping(client, org_id)
-    context = BatchContext(org_id, batch_id, received, header_app_key, settings.retention_days, maps.index())
+    context = BatchContext(
+        org_id,
+        batch_id,
+        received,
+        header_app_key,
+        settings.retention_days,
+        maps.index(),
+        settings.log_retention_days,
+    )
     finish = begin(context, maps)
     # Looked up while the workers prepare; a replay still waits for them, for the body's digest.
     landed = writer.find_batch(client, org_id, batch_id) if idempotency_key is not None else None
@@ -237,7 +245,7 @@ def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: B
     _count_session_lines(prepared.tables.get("sessions") or [], fresh_tables.get("sessions") or [], result)
     if spans:
         writer.insert_by_partition(client, "spans", prepared.columns["spans"], spans, f"{token}:spans")
-    for table in ("transactions", "events", "replays", "replay_segments", "sessions"):
+    for table in ("transactions", "events", "replays", "replay_segments", "sessions", "logs"):
         fresh = fresh_tables.get(table) or []
         if fresh:
             writer.insert_by_partition(

@@ -14,7 +14,9 @@ from stacklens.ingest.decode import MAX_INT_DIGITS, MAX_LINE_BYTES
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, nests_within, too_deep_message
 
 # Item types the service stores; others (client_report, …) are counted as skipped (DESIGN §4.1).
-STORED_TYPES = frozenset({"event", "transaction", "replay_event", "replay_recording", "session", "sessions"})
+STORED_TYPES = frozenset(
+    {"event", "transaction", "replay_event", "replay_recording", "session", "sessions", "log"}
+)
 REPLAY_TYPES = frozenset({"replay_event", "replay_recording"})
 _TYPE = re.compile(r"^[a-z][a-z_]{0,31}$")
 

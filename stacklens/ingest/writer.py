@@ -36,8 +36,15 @@ EVENT_ID_COLUMN = {
     "replay_segments": "concat(toString(replay_id), ':', toString(segment_id))",
     # Sessions have no event id: each row's key says what makes it the same row (stacklens.ingest.sessions).
     "sessions": "dedup_key",
+    # Log records neither: the key is a digest of the record as sent (stacklens.ingest.logs).
+    "logs": "dedup_key",
 }
-_KEY_TYPE = {"replays": "Array(String)", "replay_segments": "Array(String)", "sessions": "Array(String)"}
+_KEY_TYPE = {
+    "replays": "Array(String)",
+    "replay_segments": "Array(String)",
+    "sessions": "Array(String)",
+    "logs": "Array(String)",
+}
 _ID_CHUNK = 5000
 Row = tuple[Any, ...]
 

@@ -20,7 +20,7 @@ import warehouse_sql
 
 MACROS_DIR = Path(warehouse_sql.__file__).parent / "macros"
 # Placeholders the migration runner fills itself, after rendering (per deployment, outside the checksum).
-RUNNER_PLACEHOLDERS = frozenset({"retention_days", "on_cluster"})
+RUNNER_PLACEHOLDERS = frozenset({"retention_days", "log_retention_days", "on_cluster"})
 _PLACEHOLDER = re.compile(r"\$\{([a-z][a-z0-9_]*)\}")
 
 

@@ -39,6 +39,9 @@ from stacklens.warehouse.queries import MIGRATIONS_DIR
 
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 RETENTION_PLACEHOLDER = "${retention_days}"
+# Raw log records keep a retention of their own (STACKLENS_LOG_RETENTION_DAYS): a file of the `logs` table
+# writes this one instead, and its recorded retention is that setting.
+LOG_RETENTION_PLACEHOLDER = "${log_retention_days}"
 ON_CLUSTER_PLACEHOLDER = "${on_cluster}"
 _TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 # The TTL clause runs to the end of its line (files put SETTINGS, if any, on a later line).
@@ -81,19 +84,29 @@ class MigrationFile:
 
     @property
     def uses_retention(self) -> bool:
-        return RETENTION_PLACEHOLDER in self.text
+        return RETENTION_PLACEHOLDER in self.text or LOG_RETENTION_PLACEHOLDER in self.text
 
-    def split(self, retention_days: int) -> list[str]:
-        """The file's statements as written, ``${retention_days}`` filled in (files may hold several
-        statements, split on ``;`` at a line end)."""
-        body = self.text.replace(RETENTION_PLACEHOLDER, str(int(retention_days)))
+    def retention_of(self, settings: Settings) -> int:
+        """The retention this file is applied (and recorded) with: the logs' own when it writes theirs."""
+        if LOG_RETENTION_PLACEHOLDER in self.text:
+            return settings.log_retention_days
+        return settings.retention_days
+
+    def split(self, retention_days: int, log_retention_days: int | None = None) -> list[str]:
+        """The file's statements as written, ``${retention_days}`` (and ``${log_retention_days}``, which
+        defaults to it) filled in (files may hold several statements, split on ``;`` at a line end)."""
+        logs = retention_days if log_retention_days is None else log_retention_days
+        body = self.text.replace(LOG_RETENTION_PLACEHOLDER, str(int(logs)))
+        body = body.replace(RETENTION_PLACEHOLDER, str(int(retention_days)))
         parts = re.split(r";\s*(?:--[^\n]*)?\n", body + "\n")
         return [part.strip() for part in parts if _has_sql(part)]
 
-    def statements(self, retention_days: int, layout: ClusterLayout | None = None) -> list[str]:
+    def statements(
+        self, retention_days: int, layout: ClusterLayout | None = None, log_retention_days: int | None = None
+    ) -> list[str]:
         """What the runner sends for this file: the statements as written, or rendered for ``layout``'s
         cluster (:mod:`stacklens.warehouse.cluster`); ``${on_cluster}`` is removed without a cluster."""
-        parts = self.split(retention_days)
+        parts = self.split(retention_days, log_retention_days)
         if layout is None:
             return [part.replace(ON_CLUSTER_PLACEHOLDER, "") for part in parts]
         try:
@@ -118,7 +131,7 @@ def cluster_layout(settings: Settings, files: list[MigrationFile] | None = None)
     cluster_clause(settings.warehouse_cluster)
     statements = [SCHEMA_MIGRATIONS_DDL.strip()]
     for migration in discover() if files is None else files:
-        statements.extend(migration.split(settings.retention_days))
+        statements.extend(migration.split(settings.retention_days, settings.log_retention_days))
     return ClusterLayout(settings.warehouse_cluster, settings.warehouse_database, data_tables(statements))
 
 
@@ -213,7 +226,7 @@ def _record(settings: Settings, migration: MigrationFile, applied_at: datetime) 
     cluster = {"distributed_foreground_insert": 1} if settings.warehouse_cluster else None
     get_warehouse(settings).insert(
         "schema_migrations",
-        [[migration.name, migration.checksum, settings.retention_days, applied_at, now]],
+        [[migration.name, migration.checksum, migration.retention_of(settings), applied_at, now]],
         column_names=["name", "checksum", "retention_days", "applied_at", "updated_at"],
         settings=cluster,
     )
@@ -223,7 +236,7 @@ def _ttl_statements(settings: Settings, migration: MigrationFile, layout: Cluste
     """The file's TTL re-issued with the current retention (``ALTER TABLE … MODIFY TTL``), rendered like the
     file (on a cluster: on the data tables)."""
     out = []
-    for statement in migration.split(settings.retention_days):
+    for statement in migration.split(settings.retention_days, settings.log_retention_days):
         table, ttl = _TABLE.search(statement), _TTL.search(statement)
         if table and ttl:
             alter = f"ALTER TABLE {table.group(1)} MODIFY TTL {ttl.group(1)}"
@@ -259,10 +272,10 @@ def _plan(
     for migration in files:
         state = recorded.get(migration.name)
         if state is None:
-            statements = migration.statements(settings.retention_days, layout)
+            statements = migration.statements(settings.retention_days, layout, settings.log_retention_days)
             plan.append(PlannedMigration(migration, statements, False, migration.name))
-        elif migration.uses_retention and state.retention_days != settings.retention_days:
-            label = f"{migration.name} (retention {settings.retention_days} days)"
+        elif migration.uses_retention and state.retention_days != migration.retention_of(settings):
+            label = f"{migration.name} (retention {migration.retention_of(settings)} days)"
             plan.append(
                 PlannedMigration(migration, _ttl_statements(settings, migration, layout), True, label)
             )

@@ -157,6 +157,28 @@ def test_no_csv_route_writes_a_formula(web: TestClient, org_factory, stores: Set
             {},
         )
     )
+    # The logs API: a log record whose message is the attacker's, sent as an OTLP exporter sends it.
+    record = {
+        "timeUnixNano": str(int((NOW.timestamp() - 3600) * 1e9)),
+        "severityNumber": 17,
+        "body": {"stringValue": MESSAGE},
+    }
+    logged = web.post(
+        f"/api/{org['project_id']}/otlp/v1/logs",
+        json={"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]},
+        headers={"X-Stacklens-App-Key": str(org["app_key"])},
+    )
+    assert logged.status_code == 200 and "partialSuccess" not in logged.json(), logged.text
+    requests.append(("/api/projects/{slug}/logs", f"/api/projects/{org['project']}/logs", api))
+    # The Explore page's download: the page's query string (page loads by release) as a CSV file.
+    requests.append(
+        (
+            "/orgs/{org_slug}/explore/download.{fmt}",
+            f"/orgs/{org['org_slug']}/explore/download.csv?dataset=pageloads&project={org['project']}"
+            f"&g=release&a=count:&since={WINDOW['since']}&until={WINDOW['until']}",
+            {},
+        )
+    )
     # Explore's download is a POST of the query: page loads grouped by release, the attacker's among them.
     explore = {
         "dataset": "pageloads",

@@ -27,6 +27,7 @@ READ_BY_THE_ROUTE = {
     "/api/{project_id}/envelope/",
     "/api/{project_id}/store/",
     "/api/{project_id}/otlp/v1/traces",
+    "/api/{project_id}/otlp/v1/logs",
     "/api/projects/{slug}/budgets/lighthouse",
     "/api/0/organizations/{org}/chunk-upload/",
 }

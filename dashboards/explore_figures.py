@@ -1,5 +1,7 @@
 """Explore's time series as Plotly figures: one figure per aggregate, one line per group, only the buckets that
-hold rows (a gap stays a gap: no line is drawn through a missing bucket, and it is never a 0)."""
+hold rows (a gap stays a gap: no line is drawn through a missing bucket, and it is never a 0). The axis carries
+the column's unit (``LCP p75 (ms)``), the hover the value as the catalog writes it and the samples behind it, the
+title the figure's sample count."""
 
 from __future__ import annotations
 
@@ -9,61 +11,77 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from stacklens.explore.columns import Column
+
 MAX_LINES = 10  # a legend of more lines is unreadable; the table holds every group
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")  # as the series' times are written
 
 
 def _name(group: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in group.items()) or "all"
 
 
-def _with_gaps(times: list[str], values: list[Any], step: float) -> tuple[list[Any], list[Any]]:
-    """The points with a None between two that are more than one bucket apart, so the line breaks there."""
-    xs: list[Any] = []
-    ys: list[Any] = []
+def _with_gaps(times: list[str], step: float, *columns: list[Any]) -> list[list[Any]]:
+    """``[times, *columns]`` with a None between two points more than one bucket apart, so the line breaks."""
+    out: list[list[Any]] = [[] for _ in range(len(columns) + 1)]
     previous: datetime | None = None
-    for t, v in zip(times, values, strict=True):
+    for i, t in enumerate(times):
         current = datetime.fromisoformat(t.replace("Z", "+00:00"))
         if previous is not None and (current - previous).total_seconds() > step * 1.5:
-            xs.append(None)
-            ys.append(None)
-        xs.append(t)
-        ys.append(v)
+            for part in out:
+                part.append(None)
+        out[0].append(t)
+        for part, column in zip(out[1:], columns, strict=True):
+            part.append(column[i])
         previous = current
-    return xs, ys
+    return out
 
 
 def explore_figures(
-    series: list[dict[str, Any]], columns: list[str], step_seconds: float
+    series: list[dict[str, Any]],
+    columns: list[Column],
+    step_seconds: float,
+    window: tuple[datetime, datetime] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """``{id: figure}`` for each aggregate column of the series, with its sample count in the title."""
+    """``{id: figure}`` for each aggregate column of the series, with its sample count in the title: the values
+    an aggregate over a metric summarises (page loads that report LCP for an LCP p75), else the rows. The x axis
+    spans the query's ``window``, so a window with data on one day shows that day in its place, not a zoom."""
     figures: dict[str, dict[str, Any]] = {}
     shown = series[:MAX_LINES]
-    samples = sum(sum(s["samples"]) for s in shown)
     for index, column in enumerate(columns):
         figure = go.Figure()
+        samples = 0
         for entry in shown:
+            counts = entry.get("counts", {}).get(column.key) or entry["samples"]
+            samples += sum(counts)
+            values = entry["values"][column.key]
+            texts = [column.format(v) for v in values]
+            xs, ys, text, ns = _with_gaps(entry["t"], step_seconds, values, texts, counts)
             figure.add_trace(
                 go.Scatter(
-                    x=_with_gaps(entry["t"], entry["values"][column], step_seconds)[0],
-                    y=_with_gaps(entry["t"], entry["values"][column], step_seconds)[1],
-                    customdata=_with_gaps(entry["t"], entry["samples"], step_seconds)[1],
+                    x=xs,
+                    y=ys,
+                    customdata=[[t, n] for t, n in zip(text, ns, strict=True)],
                     mode="lines+markers",
                     connectgaps=False,
                     name=_name(entry["group"]),
-                    hovertemplate="%{x}<br>%{y}<br>%{customdata} samples<extra>%{fullData.name}</extra>",
+                    hovertemplate="%{x}<br>%{customdata[0]}<br>n=%{customdata[1]:,}<extra>%{fullData.name}</extra>",
                 )
             )
         figure.update_layout(
             title={
-                "text": f"{column} · {samples:,} samples",
+                "text": f"{column.header} · {samples:,} samples",
                 "font": {"size": 13},
                 "x": 0,
                 "xanchor": "left",
             },
             height=300,
-            margin={"l": 56, "r": 10, "t": 34, "b": 46},
-            xaxis={"type": "date"},
-            yaxis={"rangemode": "tozero"},
+            margin={"l": 64, "r": 10, "t": 34, "b": 46},
+            xaxis={"type": "date", **({"range": [_iso(t) for t in window]} if window else {})},
+            yaxis={"rangemode": "tozero", "title": {"text": column.header, "font": {"size": 11}}},
             legend={"orientation": "h", "y": -0.2},
             plot_bgcolor="#fff",
         )

@@ -6,27 +6,27 @@ up to three group-by fields, aggregates of the metric catalog, a time series —
 
 from __future__ import annotations
 
-import io
 import ipaddress
 import json
+from functools import partial
 from typing import Annotated, Any
 
-import polars as pl
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import ApiAuth, DbSession, Warehouse
+from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.csv_cells import neutralise_frame
 from stacklens.explore import saved
-from stacklens.explore.frames import explore_frame
+from stacklens.explore.download import Download, open_download
 from stacklens.explore.operator_sql import run_operator_sql
 from stacklens.explore.query import BadQuery, parse_query
 from stacklens.explore.run import Result, TooManyQueries, run_explore
 from stacklens.explore.scope import project_ids
 from stacklens.server_link import TOKEN_HEADER, token_matches
+from stacklens.settings import Settings
+from stacklens.warehouse.client import own_client
 
 router = APIRouter(prefix="/api/explore", tags=["explore"])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -36,10 +36,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     429: {"model": ErrorBody, "description": "The organization already runs its maximum of Explore queries."},
 }
 FORMATS = ("json", "csv", "parquet")
-MEDIA_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "parquet": "application/vnd.apache.parquet",
-}
 
 
 async def _body(request: Request) -> object:
@@ -49,31 +45,27 @@ async def _body(request: Request) -> object:
         raise ApiError(400, "Bad Request", "body: must be JSON") from None
 
 
-def _run(body: object, auth: ApiAuth, db: DbSession, warehouse: Warehouse, download: bool) -> Result:
-    query = parse_query(body, download=download)
+def _busy(exc: TooManyQueries) -> ApiError:
+    return ApiError(429, "Too Many Requests", str(exc), {"Retry-After": "1"})
+
+
+def _run(body: object, auth: ApiAuth, db: DbSession, warehouse: Warehouse) -> Result:
+    query = parse_query(body)
     ids = project_ids(db, auth.org_id, query.project)
     try:
-        return run_explore(warehouse, query, auth.org_id, ids, series=not download)
+        return run_explore(warehouse, query, auth.org_id, ids)
     except TooManyQueries as exc:
-        raise ApiError(429, "Too Many Requests", str(exc), {"Retry-After": "1"}) from exc
+        raise _busy(exc) from exc
 
 
-def _frame(body: object, auth: ApiAuth, db: DbSession, warehouse: Warehouse) -> tuple[pl.DataFrame, bool]:
+def _open(body: object, auth: ApiAuth, db: DbSession, settings: Settings, fmt: str) -> Download:
     query = parse_query(body, download=True)
     ids = project_ids(db, auth.org_id, query.project)
+    connect = partial(own_client, settings.resolved_warehouse_url, settings.warehouse_database)
     try:
-        return explore_frame(warehouse, query, auth.org_id, ids)
+        return open_download(connect, query, auth.org_id, ids, fmt)
     except TooManyQueries as exc:
-        raise ApiError(429, "Too Many Requests", str(exc), {"Retry-After": "1"}) from exc
-
-
-def _file(frame: pl.DataFrame, fmt: str) -> bytes:
-    out = io.BytesIO()
-    if fmt == "parquet":
-        frame.write_parquet(out)
-    else:
-        neutralise_frame(frame).write_csv(out)
-    return out.getvalue()
+        raise _busy(exc) from exc
 
 
 @router.post("/query", responses=ERRORS)
@@ -82,30 +74,32 @@ async def explore_query(
     auth: ApiAuth,
     db: DbSession,
     warehouse: Warehouse,
+    settings: AppSettings,
     format: Annotated[
-        str, Query(description="json (default), csv or parquet: the full result as a file")
+        str,
+        Query(description="json, csv or parquet: the full result (up to 1,000,000 rows) as a streamed file"),
     ] = "",
 ) -> Response:
     """Body: `{"dataset", "project", "filters": [{"field", "op", "value"}], "group_by", "aggregates": [{"fn",
     "metric"}], "interval", "since"/"until"/"range", "order_by", "limit"}`. Answers `{"columns", "rows",
-    "series", "meta": {"rows_read", "elapsed_ms", "truncated"}}`; with `format` the full result as a file."""
+    "series", "meta": {"rows_read", "elapsed_ms", "truncated"}}`; with `format` the full result as a file,
+    streamed (numbers raw, in the unit each column's name carries; `X-Explore-Truncated: 1` when cut at `limit`)."""
     if format and format not in FORMATS:
         raise ApiError(400, "Bad Request", f"format: must be one of {', '.join(FORMATS)}")
     body = await _body(request)
-    if format in ("", "json"):
+    if not format:
         # The engine call blocks: off the event loop, as the sync routes run.
-        result = await run_in_threadpool(_run, body, auth, db, warehouse, format == "json")
-        headers = {"X-Explore-Truncated": "1" if result.truncated else "0"}
-        if format:
-            headers["Content-Disposition"] = 'attachment; filename="explore.json"'
-        return JSONResponse(result.as_json(), headers=headers)
-    frame, truncated = await run_in_threadpool(_frame, body, auth, db, warehouse)
-    content = await run_in_threadpool(_file, frame, format)
+        result = await run_in_threadpool(_run, body, auth, db, warehouse)
+        return JSONResponse(
+            result.as_json(), headers={"X-Explore-Truncated": "1" if result.truncated else "0"}
+        )
+    download = await run_in_threadpool(_open, body, auth, db, settings, format)
     headers = {
-        "X-Explore-Truncated": "1" if truncated else "0",
+        "X-Explore-Truncated": "1" if download.truncated else "0",
         "Content-Disposition": f'attachment; filename="explore.{format}"',
+        "Cache-Control": "no-store",
     }
-    return Response(content, media_type=MEDIA_TYPES[format], headers=headers)
+    return StreamingResponse(download.chunks(), media_type=download.media_type, headers=headers)
 
 
 @router.get("/queries", responses=ERRORS)

@@ -13,24 +13,27 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlalchemy import select
 from starlette.datastructures import QueryParams
 
-from dashboards.context import Db, OrgViewer, org_projects, warehouse_of
+from dashboards.context import Db, OrgViewer, app_settings, org_projects, warehouse_of
 from dashboards.explore_figures import explore_figures
+from dashboards.explore_links import EXPLORE, params_from_body
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control.models import User
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.explore import saved
+from stacklens.explore.columns import AGGREGATE, Column, columns_of
 from stacklens.explore.datasets import DATASETS
+from stacklens.explore.download import FORMATS, open_download
 from stacklens.explore.query import FNS, INTERVALS, OPS, Query, parse_query
 from stacklens.explore.run import Result, TooManyQueries, run_explore
 from stacklens.explore.scope import project_ids
+from stacklens.warehouse.client import own_client
 
 router = APIRouter(include_in_schema=False)
-EXPLORE = "/orgs/{org_slug}/explore"
 FILTER_ROWS = 3  # empty filter rows the form offers beside the query's own
 
 
@@ -68,27 +71,6 @@ def body_from_params(params: Any) -> dict[str, Any]:
     return body
 
 
-def params_from_body(body: dict[str, Any]) -> list[tuple[str, str]]:
-    """The page's query string of a query body (a saved query's link)."""
-    pairs: list[tuple[str, str]] = [
-        ("dataset", body.get("dataset", "")),
-        ("project", body.get("project", "")),
-    ]
-    for key in ("range", "since", "until", "interval"):
-        if body.get(key):
-            pairs.append((key, str(body[key])))
-    for f in body.get("filters", []):
-        value = ",".join(map(str, f["value"])) if isinstance(f["value"], list) else str(f["value"])
-        pairs.append(("f", f"{f['field']}|{f['op']}|{value}"))
-    pairs += [("g", g) for g in body.get("group_by", [])]
-    pairs += [("a", f"{a['fn']}:{a.get('metric') or ''}") for a in body.get("aggregates", [])]
-    if body.get("order_by"):
-        pairs.append(("order", str(body["order_by"])))
-    if body.get("limit"):
-        pairs.append(("limit", str(body["limit"])))
-    return pairs
-
-
 @router.get(EXPLORE, response_class=HTMLResponse)
 def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
     org_id = viewer.org.id
@@ -103,9 +85,11 @@ def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
     except (InvalidInput, NotFound, TooManyQueries) as exc:
         error = str(exc)
     figures: dict[str, dict[str, Any]] = {}
+    columns: list[Column] = columns_of(query) if query is not None else []
     if query is not None and result is not None and query.interval:
         step = INTERVALS[query.interval].total_seconds()
-        figures = explore_figures(result.series, [a.column for a in query.aggregates], step)
+        window = (query.window.since, query.window.until)
+        figures = explore_figures(result.series, [c for c in columns if c.kind == AGGREGATE], step, window)
     dataset = DATASETS.get(body["dataset"]) or DATASETS["pageloads"]
     saved_rows = saved.list_saved(db, org_id)
     owner_ids = {s.owner_user_id for s in saved_rows if s.owner_user_id}
@@ -133,13 +117,55 @@ def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
         "result": result,
         "figures": figures,
         "samples": sum(r["samples"] for r in result.rows) if result else 0,
+        "columns": columns,
+        "cells": _cells(columns, result) if result else [],
         "saved": [
             (s, "?" + urlencode(params_from_body(s.query)), owners.get(s.owner_user_id or 0, "API key"))
             for s in saved_rows
         ],
         "share_query": urlencode(params_from_body(query.as_body())) if query else "",
+        "formats": FORMATS if result is not None else (),
     }
     return render(request, "explore.html", context)
+
+
+def _cells(columns: list[Column], result: Result) -> list[list[dict[str, Any]]]:
+    """Each row's cells: the value as the catalog writes it, the raw value and, beside an aggregate over a
+    metric, the values it summarises (``n``)."""
+    out = []
+    for row, counts in zip(result.rows, result.value_samples or [{}] * len(result.rows), strict=True):
+        out.append(
+            [
+                {"text": c.format(row[c.key]), "value": row[c.key], "n": counts.get(c.key), "kind": c.kind}
+                for c in columns
+            ]
+        )
+    return out
+
+
+@router.get(EXPLORE + "/download.{fmt}")
+def download(request: Request, fmt: str, viewer: OrgViewer, db: Db) -> Response:
+    """The page's query as a file (CSV, Parquet or JSON: the API's download, up to 1,000,000 rows, streamed)."""
+    if fmt not in FORMATS:
+        raise InvalidInput(f"format: must be one of {', '.join(FORMATS)}")
+    body = body_from_params(request.query_params)
+    body.pop("limit", None)  # the page's table limit; a download holds every row (up to the download limit)
+    query = parse_query(body, download=True)
+    ids = project_ids(db, viewer.org.id, query.project)
+    settings = app_settings(request)
+    stream = open_download(
+        lambda: own_client(settings.resolved_warehouse_url, settings.warehouse_database),
+        query,
+        viewer.org.id,
+        ids,
+        fmt,
+    )
+    headers = {
+        "X-Explore-Truncated": "1" if stream.truncated else "0",
+        "Content-Disposition": f'attachment; filename="explore.{fmt}"',
+        "Cache-Control": "no-store",
+    }
+    return StreamingResponse(stream.chunks(), media_type=stream.media_type, headers=headers)
 
 
 @router.post(EXPLORE + "/queries")

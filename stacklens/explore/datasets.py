@@ -1,10 +1,13 @@
-"""The datasets Explore queries (DESIGN §8.2): which raw table(s) each reads, its time column, the fields it can be
-filtered and grouped by (with their types), its tags map and the metrics of the catalog it holds.
+"""The datasets Explore queries (DESIGN §8.2): the fields each can be filtered and grouped by (with their types) and
+the metrics of the catalog it holds.
 
-Every SQL fragment here is a fixed string of this module: a query names fields and metrics by key, and only the
-fragment of a key found here reaches the engine (:mod:`stacklens.explore.sql`). Explore reads the raw tables —
-the same rows the pipelines build the views' states from — so any filter and group-by of any column is exact and
-fresh, without waiting for a pipeline run. ``sessions`` and ``logs`` join once their tables exist.
+A dataset's rows are a named query, ``warehouse_sql/queries/explore/<key>.sql``: it reads the raw table(s) — the
+same rows the pipelines build the views' states from, so any filter and group-by of any column is exact and
+fresh without waiting for a pipeline run — scoped to the organization, its projects and the window, and names
+its columns ``ts`` (the row's time), ``uid`` (who "unique users" counts; '' when the rows carry no user),
+``tags`` (an empty map when they carry none), ``f_<field>`` for each field below and ``m_<metric>`` for each
+metric (or the columns its :class:`Measure` reads). A query names fields and metrics by key, and only keys found
+here reach :mod:`stacklens.explore.sql`.
 """
 
 from __future__ import annotations
@@ -23,33 +26,31 @@ class Field:
 
 
 @dataclass(frozen=True)
-class Source:
-    """One table of a dataset: its rows, the condition that selects the dataset's rows in it, and the expression
-    of every field, metric value (``m_<metric>``) and special column (``ts``, ``user``, ``tags``: a source
-    without a tags map reads every tag as '') over it."""
+class Measure:
+    """A metric that is not one value per row but a count or share over the rows (a session's updates count it
+    once): the engine's aggregate of it over the dataset's columns, and of the count it summarises."""
 
-    table: str
-    condition: str
-    columns: dict[str, str]
+    sql: str
+    samples: str
 
 
 @dataclass(frozen=True)
 class Dataset:
-    key: str
+    key: str  # also the name of its rows' query: queries/explore/<key>.sql
     label: str
     fields: dict[str, Field]
-    metrics: tuple[str, ...]  # catalog keys whose values it holds (column ``m_<key>`` of every source)
+    metrics: tuple[str, ...]  # catalog keys whose values it holds (column ``m_<key>``, or a measure)
     counted: str  # the catalog metric a plain count of its rows is (page_loads, error_events, …)
-    sources: tuple[Source, ...] = field(default=())
+    measures: dict[str, Measure] = field(default_factory=dict)
+    extra_columns: tuple[str, ...] = ()  # columns of its rows the measures read
+
+    @property
+    def rows_query(self) -> str:
+        return f"explore/{self.key}"
 
 
 def _fields(*items: tuple[str, str, str]) -> dict[str, Field]:
     return {key: Field(key, kind, text) for key, kind, text in items}
-
-
-def _measurement(name: str) -> str:
-    # NULL when the browser did not report it: an absent vital is not a 0 ms vital.
-    return f"if(mapContains(measurements, '{name}'), measurements['{name}'], NULL)"
 
 
 _COMMON = (
@@ -77,42 +78,7 @@ ERRORS = Dataset(
     ),
     ("error_events",),
     "error_events",
-    (
-        Source(
-            "events",
-            "1",
-            {
-                "ts": "timestamp",
-                "user": "user_key",
-                "tags": "tags",
-                "environment": "environment",
-                "release": "release",
-                "level": "level",
-                "platform": "platform",
-                "browser": "browser_name",
-                "os": "os_name",
-                "transaction": "transaction",
-                "exception_type": "exception_type",
-                "logger": "logger",
-                "server_name": "server_name",
-                "service": "service",
-                "url": "request_url",
-                "handled": "toFloat64(handled)",
-                "issue_id": "toFloat64(issue_id)",
-                "m_error_events": "1",
-            },
-        ),
-    ),
 )
-
-_VITALS = {
-    "m_ttfb_ms": _measurement("ttfb"),
-    "m_fcp_ms": _measurement("fcp"),
-    "m_lcp_ms": _measurement("lcp"),
-    "m_inp_ms": _measurement("inp"),
-    "m_cls": _measurement("cls"),
-    "m_dom_ready_ms": _measurement("dom_ready"),
-}
 
 PAGELOADS = Dataset(
     "pageloads",
@@ -129,29 +95,6 @@ PAGELOADS = Dataset(
     ),
     ("page_loads", "load_time_ms", "ttfb_ms", "fcp_ms", "lcp_ms", "inp_ms", "cls", "dom_ready_ms"),
     "page_loads",
-    (
-        Source(
-            "transactions",
-            "op = 'pageload'",
-            {
-                "ts": "timestamp",
-                "user": "user_key",
-                "tags": "tags",
-                "environment": "environment",
-                "release": "release",
-                "page": "page",
-                "browser": "browser_name",
-                "os": "os_name",
-                "transaction": "transaction",
-                "url": "url",
-                "status": "status",
-                "http_status": "toFloat64(http_status)",
-                "m_page_loads": "1",
-                "m_load_time_ms": "duration_ms",
-                **_VITALS,
-            },
-        ),
-    ),
 )
 
 RESOURCES = Dataset(
@@ -161,32 +104,17 @@ RESOURCES = Dataset(
         *_COMMON,
         ("page", STRING, "the page load's route"),
         ("op", STRING, "resource.script, resource.css, resource.img, …"),
+        (
+            "resource_type",
+            STRING,
+            "JavaScript, CSS, Images, Fonts, API or Other, as the resources view sorts them",
+        ),
         ("resource", STRING, "resource URL"),
         ("render_blocking", STRING, "blocking, non-blocking or ''"),
         ("status_code", NUMBER, "HTTP status"),
     ),
     ("resource_duration_ms", "resource_bytes"),
     "resource_duration_ms",
-    (
-        Source(
-            "spans",
-            "op LIKE 'resource.%'",
-            {
-                "ts": "timestamp",
-                "user": "''",
-                "environment": "environment",
-                "release": "release",
-                "page": "page",
-                "op": "op",
-                "resource": "description",
-                "render_blocking": "render_blocking_status",
-                "status_code": "toFloat64(status_code)",
-                "m_resource_duration_ms": "duration_ms",
-                # What the resource views count as a request's size: encoded body, else transfer size.
-                "m_resource_bytes": "toFloat64(coalesce(response_content_length, transfer_size, 0))",
-            },
-        ),
-    ),
 )
 
 API_CALLS = Dataset(
@@ -196,47 +124,64 @@ API_CALLS = Dataset(
         *_COMMON,
         ("source", STRING, "server (http.server transactions) or client (the browser's http.client spans)"),
         ("method", STRING, "HTTP method"),
+        ("path", STRING, "the endpoint view's path: the server's route, the client call's with ids folded"),
         ("endpoint", STRING, "server: transaction name; client: the call's description"),
         ("page", STRING, "calling page (client calls)"),
         ("status_code", NUMBER, "HTTP status"),
     ),
     ("api_ms",),
     "api_calls",
-    (
-        Source(
-            "transactions",
-            "op = 'http.server'",
-            {
-                "ts": "timestamp",
-                "user": "user_key",
-                "tags": "tags",
-                "environment": "environment",
-                "release": "release",
-                "source": "'server'",
-                "method": "toString(http_method)",
-                "endpoint": "transaction",
-                "page": "page",
-                "status_code": "toFloat64(http_status)",
-                "m_api_ms": "duration_ms",
-            },
-        ),
-        Source(
-            "spans",
-            "op = 'http.client'",
-            {
-                "ts": "timestamp",
-                "user": "''",
-                "environment": "environment",
-                "release": "release",
-                "source": "'client'",
-                "method": "toString(http_method)",
-                "endpoint": "description",
-                "page": "page",
-                "status_code": "toFloat64(status_code)",
-                "m_api_ms": "duration_ms",
-            },
-        ),
-    ),
 )
 
-DATASETS: dict[str, Dataset] = {d.key: d for d in (ERRORS, PAGELOADS, RESOURCES, API_CALLS)}
+# Release health, counted as the release pages count it (pipelines' session_periods_minute.sql, Relay's metrics
+# extraction): a session update counts its session once (its id), an aggregate row (`sessions` item, nil id)
+# counts its quantity; errored = errors seen or an error status (crashed and abnormal included).
+_SESSIONS = (
+    "uniqExactIf(s_session, s_init = 1 AND NOT s_aggregate) + sumIf(s_quantity, s_init = 1 AND s_aggregate)"
+)
+_CRASHED = (
+    "uniqExactIf(s_session, f_status = 'crashed' AND NOT s_aggregate)"
+    " + sumIf(s_quantity, f_status = 'crashed' AND s_aggregate)"
+)
+_ERRORED = "uniqExactIf(s_session, s_bad AND NOT s_aggregate) + sumIf(s_quantity, s_bad AND s_aggregate)"
+_USERS = "uniqExactIf(uid, uid != '')"
+SESSIONS = Dataset(
+    "sessions",
+    "Sessions (release health)",
+    _fields(
+        *_COMMON,
+        ("status", STRING, "the update's status: ok, exited, errored, crashed, abnormal, unhandled"),
+        ("source", STRING, "session (one session's updates) or sessions (an SDK's aggregate buckets)"),
+    ),
+    ("sessions", "users", "crash_free_sessions", "crash_free_users", "errored_sessions_pct"),
+    "sessions",
+    {
+        "sessions": Measure(_SESSIONS, _SESSIONS),
+        "users": Measure(_USERS, _USERS),
+        "crash_free_sessions": Measure(f"100 * (1 - ({_CRASHED}) / nullIf({_SESSIONS}, 0))", _SESSIONS),
+        "crash_free_users": Measure(
+            f"100 * (1 - uniqExactIf(uid, uid != '' AND f_status = 'crashed') / nullIf({_USERS}, 0))", _USERS
+        ),
+        "errored_sessions_pct": Measure(f"100 * ({_ERRORED}) / nullIf({_SESSIONS}, 0)", _SESSIONS),
+    },
+    ("s_session", "s_aggregate", "s_init", "s_quantity", "s_bad"),
+)
+
+# Log records (docs/logs.md): counted; their attributes are the tags (`tag:<attribute>`).
+LOGS = Dataset(
+    "logs",
+    "Log records",
+    _fields(
+        *_COMMON,
+        ("severity", STRING, "trace, debug, info, warn, error, fatal or '' (unspecified)"),
+        ("severity_number", NUMBER, "1–24 (OpenTelemetry's severity number); 0 unspecified"),
+        ("service", STRING, "service name"),
+        ("body", STRING, "the log message"),
+        ("trace_id", STRING, "the record's trace (32 hex digits) or ''"),
+        ("source", STRING, "otlp (OpenTelemetry) or sentry (a Sentry SDK)"),
+    ),
+    (),
+    "log_records",
+)
+
+DATASETS: dict[str, Dataset] = {d.key: d for d in (ERRORS, PAGELOADS, RESOURCES, API_CALLS, SESSIONS, LOGS)}

@@ -12,7 +12,7 @@ from typing import Any
 
 from stacklens.errors import InvalidInput
 from stacklens.explore.datasets import DATASETS, NUMBER, Dataset
-from stacklens.metrics.catalog import find
+from stacklens.metrics.catalog import find, get
 from stacklens.metrics.formatting import column_name
 from stacklens.performance.filters import PerfFilters
 
@@ -85,7 +85,11 @@ class Aggregate:
         if self.fn == "rate_per_1k":
             return column_name("error_events", "rate_per_1k")
         if self.fn == "count":
-            return f"count_{self.metric}" if self.metric else "count"
+            if not self.metric:
+                return "count"
+            # A metric that is a count (sessions, users, page loads) is named as the catalog names it.
+            counting = get(self.metric).fixed_statistic
+            return column_name(self.metric, "count") if counting else f"count_{self.metric}"
         return column_name(self.metric, self.fn)
 
 

@@ -18,7 +18,14 @@ from clickhouse_connect.driver.exceptions import ClickHouseError
 
 from stacklens.errors import InvalidInput, StackLensError
 from stacklens.explore.query import Query
-from stacklens.explore.sql import MAX_SERIES_POINTS, Limits, Statement, series_statement, table_statement
+from stacklens.explore.sql import (
+    MAX_SERIES_POINTS,
+    Limits,
+    Statement,
+    series_statement,
+    table_statement,
+    value_counts,
+)
 
 # Queries of one organization running at once: a few analysts' questions, never the whole engine (the engine
 # runs one query per core; ingest and the pages share it).
@@ -43,6 +50,9 @@ class Result:
     rows_read: int = 0
     elapsed_ms: float = 0.0
     truncated: bool = False
+    # Per row, the values each aggregate over a metric summarises (column → count): a p75 of LCP counts the page
+    # loads that report LCP. The page shows them beside each figure; the JSON rows keep ``samples`` only.
+    value_samples: list[dict[str, int]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -142,6 +152,8 @@ def run_explore(
         raw, read = _execute(client, table_statement(query, org_id, project_ids, limits, most + 1), limits)
         truncated = len(raw) > most
         rows = [{c: plain_value(r[a]) for c, a in zip(columns, aliases, strict=True)} for r in raw[:most]]
+        counted = {query.aggregates[i].column: alias for i, alias in value_counts(query).items()}
+        value_samples = [{c: int(r[alias]) for c, alias in counted.items()} for r in raw[:most]]
         points: list[dict[str, Any]] = []
         if series and query.interval:
             raw_points, series_read = _execute(
@@ -151,15 +163,17 @@ def run_explore(
             truncated = truncated or len(raw_points) > MAX_SERIES_POINTS
             points = _series(query, raw_points[:MAX_SERIES_POINTS], aliases, rows)
     elapsed = round((time.monotonic() - started) * 1000, 1)
-    return Result(columns, rows, points, read, elapsed, truncated)
+    return Result(columns, rows, points, read, elapsed, truncated, value_samples)
 
 
 def _series(
     query: Query, raw: list[dict[str, Any]], aliases: list[str], rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """One series per group of the table (the table's order), each ``{"group", "t", "samples", "values"}``:
-    only the buckets that hold rows, so a gap stays a gap."""
+    """One series per group of the table (the table's order), each ``{"group", "t", "samples", "values",
+    "counts"}`` (``counts``: per aggregate over a metric, the values each bucket's figure summarises): only the
+    buckets that hold rows, so a gap stays a gap."""
     group_by = query.group_by
+    counted = {query.aggregates[i].column: alias for i, alias in value_counts(query).items()}
     wanted = [tuple(row[name] for name in group_by) for row in rows]
     by_group: dict[tuple[Any, ...], dict[str, Any]] = {}
     for key in wanted:
@@ -168,6 +182,7 @@ def _series(
             "t": [],
             "samples": [],
             "values": {a.column: [] for a in query.aggregates},
+            "counts": {column: [] for column in counted},
         }
     for point in raw:
         key = tuple(plain_value(point[f"g{i}"]) for i in range(len(group_by)))
@@ -178,4 +193,6 @@ def _series(
         entry["samples"].append(point["samples"])
         for i, aggregate in enumerate(query.aggregates):
             entry["values"][aggregate.column].append(plain_value(point[aliases[len(group_by) + i]]))
+        for column, alias in counted.items():
+            entry["counts"][column].append(int(point[alias]))
     return [entry for entry in by_group.values() if entry["t"]]

@@ -1,10 +1,12 @@
-"""The SQL of an Explore query, built only from the validated spec (:mod:`stacklens.explore.query`).
+"""The SQL of an Explore query, composed only from the validated spec (:mod:`stacklens.explore.query`) and the named
+templates of ``warehouse_sql/queries/explore/``.
 
-Nothing a user typed becomes SQL text: tables, column expressions and functions are the fixed fragments of
-:mod:`stacklens.explore.datasets` and of this module, chosen by key; column aliases are generated (``g0``,
-``a0``); every value — filter values, tag keys, the window, the organization and its project ids — is a
-server-side parameter (``{v0:String}``). Every query is scoped ``org_id = {org_id} AND project_id IN
-{projects}`` inside each source table, so no filter can widen it.
+Nothing a user typed becomes SQL text. The templates' ``{placeholders}`` are filled from the fixed fragments of
+this module and the dataset's column names, chosen by key: the dataset's rows (``explore/<dataset>.sql``), the
+aggregate functions of :data:`FUNCTIONS`, the interval units of :data:`INTERVAL_SQL`, generated aliases (``g0``,
+``a0``, ``n0``) and whole numbers. Every value — filter values, tag keys, the window, the organization and its
+project ids — is a server-side parameter (``{v0:String}``). Every query is scoped ``org_id = {org_id} AND
+project_id IN {project_ids}`` inside the dataset's rows, so no filter can widen it.
 
 Percentiles are ``quantileExactInclusive`` over the raw rows: exact, and interpolated as polars' ``linear``
 quantile is; the views' 1 % histogram states are within the catalog's stated error of them.
@@ -12,14 +14,17 @@ quantile is; the views' 1 % histogram states are within the catalog's stated err
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from stacklens.explore.datasets import NUMBER, PAGELOADS, Dataset
 from stacklens.explore.query import PERCENTILES, BadQuery, Filter, Query
+from stacklens.warehouse.queries import load_query
 
-# Per query: what one question may cost the shared engine (a 90-day grouped p75 over 10 M rows takes ~1 s and
-# well under 1 GB). The engine stops a query over either with TIMEOUT_EXCEEDED / MEMORY_LIMIT_EXCEEDED.
+# Per query: what one question may cost the shared engine (a 30-day grouped p75 over 10 M page loads takes well
+# under 1 s and 1 GB: bench/RESULTS.md). The engine stops a query over either with TIMEOUT_EXCEEDED /
+# MEMORY_LIMIT_EXCEEDED.
 MAX_EXECUTION_SECONDS = 20
 MAX_MEMORY_BYTES = 2_000_000_000
 INTERVAL_SQL: dict[str, str] = {
@@ -30,20 +35,28 @@ INTERVAL_SQL: dict[str, str] = {
     "1d": "INTERVAL 1 DAY",
     "1w": "INTERVAL 1 WEEK",
 }
+# The aggregate of each function over the value column ``{value}`` (``m_<metric>``) of the dataset's rows.
+FUNCTIONS: dict[str, str] = {
+    "count": "count()",
+    "count_metric": "count({value})",  # rows that report the metric
+    "unique_users": "uniqExactIf(uid, uid != '')",
+    "avg": "avg({value})",
+    "sum": "sum({value})",
+    "min": "min({value})",
+    "max": "max({value})",
+    **{name: f"quantileExactInclusive({level})({{value}})" for name, level in PERCENTILES.items()},
+}
+# Rows of one block of an answer: the engine's default; a download encodes and holds a block at a time.
+BLOCK_ROWS = 65_409
 # Points of one answer's time series (all groups together).
 MAX_SERIES_POINTS = 50_000
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # a server-side parameter has a type: {v0:String}
 
 
 @dataclass(frozen=True)
 class Limits:
     max_execution_seconds: int = MAX_EXECUTION_SECONDS
     max_memory_bytes: int = MAX_MEMORY_BYTES
-
-    def clause(self) -> str:
-        return (
-            f" SETTINGS max_execution_time = {int(self.max_execution_seconds)},"
-            f" max_memory_usage = {int(self.max_memory_bytes)}, readonly = 1"
-        )
 
 
 @dataclass(frozen=True)
@@ -52,32 +65,42 @@ class Statement:
     parameters: dict[str, Any]
 
 
+def fill(name: str, **parts: str) -> str:
+    """The named template with each ``{placeholder}`` replaced in one pass (a part's own text, such as the folded
+    path's '{id}', is never read as a placeholder); a placeholder without a part is a programming error."""
+    template = load_query(name)
+
+    def part(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in parts:
+            raise KeyError(f"{name}.sql: no part for {{{key}}}")
+        return parts[key]
+
+    return _PLACEHOLDER.sub(part, template)
+
+
 class _Builder:
-    def __init__(self, query: Query, dataset: Dataset) -> None:
-        self.query = query
-        self.dataset = dataset
+    """The parameters of one statement and the column of each field or tag a query names."""
+
+    def __init__(self) -> None:
         self.parameters: dict[str, Any] = {}
-        self.tags: dict[str, str] = {}  # tag key -> inner column alias
 
     def param(self, value: Any, kind: str) -> str:
         name = f"v{len(self.parameters)}"
         self.parameters[name] = value
         return f"{{{name}:{kind}}}"
 
-    def column(self, name: str) -> str:
-        """The inner column alias of a field or ``tag:<key>``."""
+    def column(self, dataset: Dataset, name: str) -> str:
+        """The rows' column of a field, or the tag's value (a parameter key) for ``tag:<key>``."""
         if name.startswith("tag:"):
-            key = name[4:]
-            if key not in self.tags:
-                self.tags[key] = f"tag{len(self.tags)}"
-            return self.tags[key]
-        if name not in self.dataset.fields:  # parse_query checked it; kept so no other name can pass
+            return f"tags[{self.param(name[4:], 'String')}]"
+        if name not in dataset.fields:  # parse_query checked it; kept so no other name can pass
             raise BadQuery("field", f"unknown field {name!r}")
         return f"f_{name}"
 
-    def condition(self, item: Filter) -> str:
-        column = self.column(item.field)
-        number = not item.field.startswith("tag:") and self.dataset.fields[item.field].type == NUMBER
+    def condition(self, dataset: Dataset, item: Filter) -> str:
+        column = self.column(dataset, item.field)
+        number = not item.field.startswith("tag:") and dataset.fields[item.field].type == NUMBER
         kind = "Float64" if number else "String"
         if item.op == "in":
             return f"{column} IN {self.param(list(item.value), f'Array({kind})')}"  # type: ignore[arg-type]
@@ -86,61 +109,57 @@ class _Builder:
         operator = {"=": "=", "!=": "!=", ">=": ">=", "<": "<"}[item.op]
         return f"{column} {operator} {self.param(item.value, kind)}"
 
-    def inner(self, org_id: int, project_ids: list[int], metrics: set[str]) -> str:
-        scope = f"org_id = {self.param(org_id, 'UInt64')} AND project_id IN {self.param(project_ids, 'Array(UInt64)')}"
-        since = self.param(self.query.window.since, "DateTime64(3, 'UTC')")
-        until = self.param(self.query.window.until, "DateTime64(3, 'UTC')")
-        fields = sorted({*self.query.group_by, *(f.field for f in self.query.filters)})
-        for name in fields:
-            self.column(name)
-        tag_params = {key: self.param(key, "String") for key in self.tags}
-        arms = []
-        for source in self.dataset.sources:
-            cols = source.columns
-            parts = [f"{cols['ts']} AS ts", f"{cols.get('user', chr(39) * 2)} AS uid"]
-            parts += [f"{cols[name]} AS f_{name}" for name in fields if not name.startswith("tag:")]
-            for key, alias in self.tags.items():
-                parts.append(
-                    f"{cols['tags']}[{tag_params[key]}] AS {alias}" if "tags" in cols else f"'' AS {alias}"
-                )
-            parts += [f"{cols[f'm_{m}']} AS m_{m}" for m in sorted(metrics)]
-            time_column = cols["ts"]
-            arms.append(
-                f"SELECT {', '.join(parts)} FROM {source.table} WHERE {scope}"  # noqa: S608 - whitelisted fragments only
-                f" AND {time_column} >= {since} AND {time_column} < {until} AND ({source.condition})"
-            )
-        return " UNION ALL ".join(arms)
+    def grouped(
+        self, query: Query, dataset: Dataset, bucket: str, aggregates: list[str]
+    ) -> tuple[str, list[str]]:
+        """grouped.sql over the dataset's rows: ``(sql, group key aliases)``."""
+        keys = [f"{self.column(dataset, name)} AS g{i}" for i, name in enumerate(query.group_by)]
+        if bucket:
+            keys.insert(0, f"toStartOfInterval(ts, {bucket}) AS bucket")
+        aliases = [k.rsplit(" AS ", 1)[1] for k in keys]
+        where = " AND ".join(self.condition(dataset, f) for f in query.filters) or "1"
+        sql = fill(
+            "explore/grouped",
+            columns=", ".join([*keys, *aggregates, f"{samples_sql(dataset)} AS samples"]),
+            rows=load_query(dataset.rows_query),
+            where=where,
+            group_by=f"GROUP BY {', '.join(aliases)}" if aliases else "",
+        )
+        return sql, aliases
 
 
-def _aggregate_sql(fn: str, metric: str) -> str:
-    value = f"m_{metric}" if metric else ""
-    if fn == "count":
-        return f"count({value})" if metric else "count()"
-    if fn == "unique_users":
-        return "uniqExactIf(uid, uid != '')"
-    if fn in PERCENTILES:
-        return f"quantileExactInclusive({PERCENTILES[fn]})({value})"
-    if fn in ("avg", "sum", "min", "max"):
-        return f"{fn}({value})"
-    raise BadQuery("aggregates", f"unknown function {fn!r}")
+def aggregate_sql(dataset: Dataset, fn: str, metric: str) -> str:
+    """The engine's aggregate of a function of the catalog over a metric's column ('' = the rows), or the
+    dataset's measure of the metric (a count of sessions counts sessions, not their updates)."""
+    measure = dataset.measures.get(metric or (dataset.counted if fn == "count" else ""))
+    if measure is not None:
+        return measure.sql
+    key = "count_metric" if fn == "count" and metric else fn
+    if key not in FUNCTIONS:
+        raise BadQuery("aggregates", f"unknown function {fn!r}")
+    return FUNCTIONS[key].replace("{value}", f"m_{metric}")
 
 
-def _grouped(
-    query: Query, dataset: Dataset, org_id: int, project_ids: list[int], bucket: str, aggregates: list[str]
-) -> tuple[_Builder, str]:
-    builder = _Builder(query, dataset)
-    metrics = {a.metric for a in query.aggregates if a.metric and a.metric in dataset.metrics}
-    inner = builder.inner(org_id, project_ids, metrics)
-    where = " AND ".join(builder.condition(f) for f in query.filters) or "1"
-    keys = [f"{builder.column(name)} AS g{i}" for i, name in enumerate(query.group_by)]
-    if bucket:
-        keys.insert(0, f"toStartOfInterval(ts, {bucket}) AS bucket")
-    select = [*keys, *aggregates, "count() AS samples"]
-    group = ", ".join(k.rsplit(" AS ", 1)[1] for k in keys)
-    sql = f"SELECT {', '.join(select)} FROM ({inner}) WHERE {where}"  # noqa: S608 - whitelisted fragments only
-    if group:
-        sql += f" GROUP BY {group}"
-    return builder, sql
+def samples_sql(dataset: Dataset) -> str:
+    """What a group's ``samples`` counts: its rows, or the dataset's counted measure (sessions)."""
+    measure = dataset.measures.get(dataset.counted)
+    return measure.samples if measure is not None else "count()"
+
+
+def value_counts(query: Query) -> dict[int, str]:
+    """Aggregate index → the alias of the count of values it summarises (``n<i>``), for the aggregates over a
+    metric's values (a p75 of LCP summarises the page loads that report LCP, not every page load; a crash-free
+    rate, the sessions)."""
+    return {
+        i: f"n{i}"
+        for i, a in enumerate(query.aggregates)
+        if a.metric and a.fn not in ("count", "unique_users", "rate_per_1k")
+    }
+
+
+def _count_sql(dataset: Dataset, metric: str) -> str:
+    measure = dataset.measures.get(metric)
+    return measure.samples if measure is not None else f"count(m_{metric})"
 
 
 def _check_rate_fields(query: Query) -> None:
@@ -152,75 +171,84 @@ def _check_rate_fields(query: Query) -> None:
 
 
 def table_statement(
-    query: Query, org_id: int, project_ids: list[int], limits: Limits, limit: int
+    query: Query,
+    org_id: int,
+    project_ids: list[int],
+    limits: Limits,
+    limit: int,
+    *,
+    total: bool = False,
+    counts: bool = True,
+    block_rows: int = BLOCK_ROWS,
 ) -> Statement:
-    """The grouped table: one row per group (the whole window), ordered, ``limit`` rows."""
-    return _statement(query, org_id, project_ids, limits, "", limit)
+    """The grouped table: one row per group (the whole window), ordered, ``limit`` rows; ``total`` adds the count
+    of all groups (``total_rows``) to every row, ``counts`` the value counts ``n<i>`` (:func:`value_counts`);
+    the engine answers in blocks of ``block_rows``."""
+    return _statement(query, org_id, project_ids, limits, "", limit, total, counts, block_rows)
 
 
 def series_statement(query: Query, org_id: int, project_ids: list[int], limits: Limits) -> Statement:
     """The time series: one row per group and bucket that holds rows (an empty bucket is absent, not 0)."""
-    return _statement(query, org_id, project_ids, limits, INTERVAL_SQL[query.interval], MAX_SERIES_POINTS + 1)
+    bucket = INTERVAL_SQL[query.interval]
+    return _statement(
+        query, org_id, project_ids, limits, bucket, MAX_SERIES_POINTS + 1, False, True, BLOCK_ROWS
+    )
 
 
 def _statement(
-    query: Query, org_id: int, project_ids: list[int], limits: Limits, bucket: str, limit: int
+    query: Query,
+    org_id: int,
+    project_ids: list[int],
+    limits: Limits,
+    bucket: str,
+    limit: int,
+    total: bool,
+    counts: bool,
+    block_rows: int,
 ) -> Statement:
     dataset = query.dataset
+    builder = _Builder()
+    scope = {
+        "org_id": org_id,
+        "project_ids": project_ids,
+        "since": query.window.since,
+        "until": query.window.until,
+    }
     aggregates = [
-        f"{_aggregate_sql(a.fn, a.metric)} AS a{i}"
+        f"{aggregate_sql(dataset, a.fn, a.metric)} AS a{i}"
         for i, a in enumerate(query.aggregates)
         if a.fn != "rate_per_1k"
     ]
-    rate = any(a.fn == "rate_per_1k" for a in query.aggregates)
-    builder, sql = _grouped(query, dataset, org_id, project_ids, bucket, aggregates)
-    keys = [f"g{i}" for i in range(len(query.group_by))]
-    if bucket:
-        keys.insert(0, "bucket")
+    if counts:
+        aggregates += [
+            f"{_count_sql(dataset, query.aggregates[i].metric)} AS {alias}"
+            for i, alias in value_counts(query).items()
+        ]
+    groups, keys = builder.grouped(query, dataset, bucket, aggregates)
+    rate = [i for i, a in enumerate(query.aggregates) if a.fn == "rate_per_1k"]
     if rate:
         _check_rate_fields(query)
-        loads_query = Query(
-            PAGELOADS,
-            query.project,
-            query.window,
-            query.filters,
-            query.group_by,
-            (),
-            query.interval,
-            query.order_by,
-            query.descending,
-            query.limit,
-        )
-        loads_builder = _Builder(loads_query, PAGELOADS)
-        loads_builder.parameters = builder.parameters  # one parameter namespace for the joined statement
-        loads_inner = loads_builder.inner(org_id, project_ids, set())
-        where = " AND ".join(loads_builder.condition(f) for f in query.filters) or "1"
-        loads_keys = [f"{loads_builder.column(n)} AS g{i}" for i, n in enumerate(query.group_by)]
-        if bucket:
-            loads_keys.insert(0, f"toStartOfInterval(ts, {bucket}) AS bucket")
-        loads_sql = (
-            f"SELECT {', '.join([*loads_keys, 'count() AS loads'])} FROM ({loads_inner}) WHERE {where}"  # noqa: S608 - whitelisted fragments only
-        )
-        if keys:
-            loads_sql += f" GROUP BY {', '.join(keys)}"
-        rate_index = next(i for i, a in enumerate(query.aggregates) if a.fn == "rate_per_1k")
-        join = (
-            f" LEFT JOIN ({loads_sql}) AS l USING ({', '.join(keys)})"
-            if keys
-            else f" CROSS JOIN ({loads_sql}) AS l"
-        )
-        sql = (
-            f"SELECT e.*, if(l.loads = 0, NULL, 1000 * e.samples / l.loads) AS a{rate_index}"  # noqa: S608 - whitelisted fragments only
-            f" FROM ({sql}) AS e{join}"
-        )
-    order_index = query.columns.index(query.order_by)
-    order_alias = (
-        [*keys[1 if bucket else 0 :], *(f"a{i}" for i in range(len(query.aggregates))), "samples"]
-    )[order_index]
+        loads, _ = builder.grouped(query, PAGELOADS, bucket, [])
+        join = f"LEFT JOIN ({loads}) AS l USING ({', '.join(keys)})" if keys else f"CROSS JOIN ({loads}) AS l"
+        groups = fill("explore/rate", errors=groups, join=join, rate=f"a{rate[0]}")
+    aliases = [
+        *(f"g{i}" for i in range(len(query.group_by))),
+        *(f"a{i}" for i in range(len(query.aggregates))),
+        "samples",
+    ]
     if bucket:
         order = ", ".join([*keys[1:], "bucket"])
     else:
         direction = "DESC" if query.descending else "ASC"
-        order = ", ".join([f"{order_alias} {direction}", *keys])
-    sql = f"SELECT * FROM ({sql}) ORDER BY {order} LIMIT {int(limit)}{limits.clause()}"  # noqa: S608 - whitelisted fragments only
-    return Statement(sql, builder.parameters)
+        order = ", ".join([f"{aliases[query.columns.index(query.order_by)]} {direction}", *keys])
+    sql = fill(
+        "explore/answer",
+        groups=groups,
+        total=", count() OVER () AS total_rows" if total else "",
+        order=order,
+        limit=str(int(limit)),
+        max_execution_seconds=str(int(limits.max_execution_seconds)),
+        max_memory_bytes=str(int(limits.max_memory_bytes)),
+        block_rows=str(int(block_rows)),
+    )
+    return Statement(sql, {**scope, **builder.parameters})

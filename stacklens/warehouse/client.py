@@ -151,6 +151,13 @@ def warehouse_client(url: str, database: str) -> Client:
         return client
 
 
+def own_client(url: str, database: str) -> Client:
+    """A client of its own (not shared, not cached) of ``database`` at ``url``, for one long read such as a
+    streamed download: a shared client runs one query at a time, and a stream holds its connection until its last
+    block is read. The caller closes it."""
+    return _open(url, database)
+
+
 def is_embedded(url: str) -> bool:
     """Whether ``url`` names the embedded engine (a data directory one process at a time may open)."""
     return urlsplit(url).scheme == "chdb"

@@ -125,6 +125,29 @@ def test_csv_and_parquet_downloads_hold_the_rows(client, orgs) -> None:
     assert as_json.json()["rows"] == [{"release": "=cmd|' /c calc'!A1", "count": 1, "samples": 1}]
 
 
+def test_downloads_stream_and_answer_errors_before_the_first_byte(client, orgs) -> None:
+    acme, other = orgs
+    with client.stream(
+        "POST",
+        "/api/explore/query",
+        params={"format": "parquet"},
+        json={**BODY, "limit": 2},
+        headers={"Authorization": f"Bearer {acme['api_key']}"},
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["x-explore-truncated"] == "1"  # known before the body
+        assert response.headers["content-disposition"] == 'attachment; filename="explore.parquet"'
+        body = b"".join(response.iter_bytes())
+    assert pl.read_parquet(io.BytesIO(body)).height == 2
+    bad = _post(client, acme, {**BODY, "group_by": ["nope"]}, format="csv")
+    assert bad.status_code == 400 and bad.json()["detail"].startswith("group_by[0]:")
+    hidden = _post(client, acme, {**BODY, "project": other["project"]}, format="json")
+    assert hidden.status_code == 404
+    whole = _post(client, acme, BODY, format="json").json()
+    assert whole["meta"]["truncated"] is False and whole["series"] == []
+    assert sum(r["count"] for r in whole["rows"]) == 60
+
+
 def test_another_organizations_project_is_not_found(client, orgs) -> None:
     acme, other = orgs
     response = _post(client, acme, {**BODY, "project": other["project"]})

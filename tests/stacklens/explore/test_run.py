@@ -231,3 +231,69 @@ def test_injection_strings_as_values_are_only_values(seeded) -> None:
             }
         )
         assert run_explore(client, query, 1, [11]).rows == [{"count": 0, "samples": 0}]
+
+
+def test_sessions_equal_the_release_health_view(settings: Settings) -> None:
+    """Crash-free sessions and users, errored sessions, sessions and users per release: what the release pages
+    read from the session states, from the raw rows (a session's updates counted once, aggregates by quantity)."""
+    from stacklens.releases.health import Window, release_health
+    from tests.stacklens.releases.session_seed import fill_session_states, seed_sessions
+
+    client = migrated(settings)
+    spans = {
+        "shop@1.0.0": (NOW - timedelta(days=14), NOW - timedelta(days=7), 0.01),
+        "shop@1.1.0": (NOW - timedelta(days=7), NOW - timedelta(minutes=3), 0.06),
+    }
+    seed_sessions(client, 1, 11, releases=spans, browser_sessions=1200, seed=3)
+    seed_sessions(client, 2, 22, releases=spans, browser_sessions=200, seed=4)  # another organization
+    fill_session_states(client, NOW - timedelta(days=15), NOW + timedelta(hours=1))
+    since, until = NOW - timedelta(days=10), NOW
+    view = {r.version: r for r in release_health(client, 1, 11, Window(since, until), "")}
+    query = parse_query(
+        {
+            "dataset": "sessions",
+            "since": since.isoformat(),
+            "until": until.isoformat(),
+            "group_by": ["release"],
+            "aggregates": [
+                {"fn": "count"},
+                {"fn": "count", "metric": "users"},
+                {"fn": "avg", "metric": "crash_free_sessions"},
+                {"fn": "avg", "metric": "crash_free_users"},
+                {"fn": "avg", "metric": "errored_sessions_pct"},
+            ],
+            "interval": "1d",
+        }
+    )
+    result = run_explore(client, query, 1, [11])
+    assert result.columns == [
+        "release",
+        "count",
+        "users",
+        "crash_free_sessions_pct",
+        "crash_free_users_pct",
+        "errored_sessions_pct",
+        "samples",
+    ]
+    assert {r["release"] for r in result.rows} == {v for v, r in view.items() if r.sessions}
+    for row, counts in zip(result.rows, result.value_samples, strict=True):
+        health = view[row["release"]]
+        assert row["count"] == row["samples"] == health.sessions
+        # The release pages count users with uniqCombined64(12) states (exact up to ~100 users, then a
+        # HyperLogLog about 2 % off), Explore exactly over the raw rows: as close as the release tests ask.
+        assert (
+            row["users"] == health.users
+            if health.users <= 100
+            else abs(row["users"] - health.users) <= 0.05 * health.users
+        )
+        assert row["crash_free_sessions_pct"] == pytest.approx(health.crash_free_sessions)
+        assert row["crash_free_users_pct"] == pytest.approx(health.crash_free_users, abs=1.0)
+        assert row["errored_sessions_pct"] == pytest.approx(health.errored_sessions_pct)
+        assert counts["crash_free_sessions_pct"] == health.sessions
+        assert counts["crash_free_users_pct"] == row["users"]
+    # Per day: the sessions of each day add up to the window's.
+    for series in result.series:
+        total = next(r["count"] for r in result.rows if r["release"] == series["group"]["release"])
+        assert sum(series["values"]["count"]) == total
+    with pytest.raises(BadQuery, match=r"aggregates\[0\]\.fn: crash_free_sessions allows avg"):
+        parse_query({"dataset": "sessions", "aggregates": [{"fn": "p75", "metric": "crash_free_sessions"}]})

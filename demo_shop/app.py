@@ -18,10 +18,11 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
+from sentry_sdk import logger as log
 
 import stacklens_sdk
 from demo_shop import catalog, payments, pricing, search, shipping
-from stacklens.demo.clock import CLOCK_HEADER, move_request_session
+from stacklens.demo.clock import CLOCK_HEADER, REQUEST_CLOCK, move_request_session
 from stacklens.demo.clock import CONTEXT as CLOCK_CONTEXT
 
 
@@ -78,6 +79,7 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
         clock = request.headers.get(CLOCK_HEADER)
         if honour_demo_clock and clock:
             stacklens_sdk.set_context(CLOCK_CONTEXT, {"value": clock})
+            REQUEST_CLOCK.set(clock)
             move_request_session(clock)
         _user_from_headers(request)
         stacklens_sdk.add_breadcrumb(category="navigation", message=f"{request.method} {request.url.path}")
@@ -105,10 +107,17 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
         try:
             product = catalog.reserve(line.product_id, line.quantity)
         except catalog.OutOfStock as exc:
+            log.warning("cart: {error}", error=str(exc), attributes={"product.id": line.product_id})
             stacklens_sdk.capture_exception(exc)
             raise HTTPException(409, str(exc)) from None
         except catalog.ProductNotFound as exc:
             raise HTTPException(404, str(exc)) from None
+        log.info(
+            "cart: reserved {quantity} x {sku}",
+            quantity=line.quantity,
+            sku=product.sku,
+            attributes={"product.id": line.product_id},
+        )
         return {"sku": product.sku, "quantity": line.quantity}
 
     def _checkout(order: CheckoutRequest, charge: Any) -> dict[str, Any]:
@@ -120,19 +129,30 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
         try:
             shipping_cents = shipping.quote_cents(order.country, order.postcode, 400 * len(lines))
         except ValueError as exc:
+            log.warning(
+                "checkout: no shipping quote for {country}: {error}", country=order.country, error=str(exc)
+            )
             stacklens_sdk.capture_exception(exc)
             raise HTTPException(422, str(exc)) from None
         stacklens_sdk.add_breadcrumb(category="http", message="POST https://payments.example/v1/charges")
         try:
             charge_id = charge(total + shipping_cents, order.card_number, rng)
         except payments.PaymentDeclined as exc:
+            log.error(
+                "checkout: payment of {total_cents} cents declined",
+                total_cents=total + shipping_cents,
+                attributes={"order.country": order.country},
+            )
             stacklens_sdk.capture_exception(exc)
             raise HTTPException(402, "payment declined") from None
-        return {
-            "order_id": f"ord_{rng.getrandbits(32):08x}",
-            "total_cents": total + shipping_cents,
-            "charge": charge_id,
-        }
+        order_id = f"ord_{rng.getrandbits(32):08x}"
+        log.info(
+            "checkout: order {order_id} placed, {total_cents} cents",
+            order_id=order_id,
+            total_cents=total + shipping_cents,
+            attributes={"order.country": order.country, "order.items": len(order.items)},
+        )
+        return {"order_id": order_id, "total_cents": total + shipping_cents, "charge": charge_id}
 
     @app.post("/api/checkout")
     def checkout(order: CheckoutRequest) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import uvicorn
 import stacklens_sdk
 from demo_shop.alert_inbox import inbox_router
 from demo_shop.app import create_shop_app
-from stacklens.demo.clock import apply_demo_clock
+from stacklens.demo.clock import apply_demo_clock, apply_demo_clock_to_log
 
 TUNNEL_PATH = "/tunnel"
 
@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> None:
         server_name="shop-web-1",
         before_send=apply_demo_clock,
         before_send_transaction=apply_demo_clock,
+        # The shop's own log records (cart, checkout) fill the Logs page, linked to their traces.
+        enable_logs=True,
+        before_send_log=apply_demo_clock_to_log,
     )
     app = create_shop_app(args.seed, honour_demo_clock=True)
     app.router.routes.append(stacklens_sdk.tunnel.starlette_route(TUNNEL_PATH))

@@ -10,7 +10,8 @@ from sentry_sdk.envelope import Item
 
 # Errors, transactions, standalone spans (the browser's INP span), replay items and release-health sessions
 # are what the service ingests; client reports are kept in the files too (the shipper delivers them, the
-# service counts and skips them). Attachments, profiles, logs and metrics are not written.
+# service counts and skips them); a `log` item (sentry-python's `enable_logs`) becomes one line per record.
+# Attachments, profiles and metrics are not written.
 WRITTEN_TYPES = frozenset(
     {
         "event",
@@ -21,6 +22,7 @@ WRITTEN_TYPES = frozenset(
         "session",
         "sessions",
         "client_report",
+        "log",
     }
 )
 

@@ -69,6 +69,9 @@ class FileTransport(Transport):
             self.record_lost_event(REASON_UNSUPPORTED, item=item)
             return
         try:
+            if item.type == "log":
+                self._write_log_records(item, headers)
+                return
             self.writer.write(item.type or "event", self.app_key, item_payload(item, headers))
         except LineTooLarge as exc:
             logger.warning("Dropped a %s: %s", item.type, exc)
@@ -81,6 +84,25 @@ class FileTransport(Transport):
             self.record_lost_event(REASON_UNSUPPORTED, item=item)
         else:
             self.lines_written += 1
+
+    def _write_log_records(self, item: Item, headers: Any) -> None:
+        """A ``log`` item holds a batch of records (``{"items": [...]}``, sentry-python's ``enable_logs``); each
+        record becomes a line of its own, as the service stores one row per record: a line too large then
+        costs one record, not the batch."""
+        records = item_payload(item, headers).get("items")
+        if not isinstance(records, list):
+            raise UnreadableItem("log item has no list of items")
+        for record in records:
+            if not isinstance(record, dict):
+                self.record_lost_event(REASON_UNSUPPORTED, data_category="log_item")
+                continue
+            try:
+                self.writer.write("log", self.app_key, record)
+            except LineTooLarge as exc:
+                logger.warning("Dropped a log record: %s", exc)
+                self.record_lost_event(REASON_TOO_LARGE, data_category="log_item")
+            else:
+                self.lines_written += 1
 
     def record_lost_event(
         self,

@@ -9,6 +9,8 @@ and shifts every timestamp of the event by the same amount, spans and breadcrumb
 
 from __future__ import annotations
 
+import os
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +18,10 @@ import sentry_sdk
 
 CLOCK_HEADER = "x-demo-clock"
 CONTEXT = "demo_clock"
+# The demo clock of the request being handled, for its log records: sentry-python's log hook sees the record
+# only (no event contexts), so the shop's middleware also puts the clock here.
+REQUEST_CLOCK: ContextVar[str | None] = ContextVar("demo_request_clock", default=None)
+LOG_RETENTION_DAYS = 30  # the service's default (stacklens.settings.Settings.log_retention_days)
 
 
 def encode_clock(at: datetime, release: str) -> str:
@@ -90,3 +96,24 @@ def apply_demo_clock(event: dict[str, Any], _hint: Any = None) -> dict[str, Any]
     if release:
         event["release"] = release
     return event
+
+
+def apply_demo_clock_to_log(log: dict[str, Any], _hint: Any = None) -> dict[str, Any] | None:
+    """``before_send_log``: a history request's log records carry its moment and release, as its events do.
+
+    Records of days the logs' retention (``STACKLENS_LOG_RETENTION_DAYS``, 30 by default) no longer keeps are
+    not sent: a real application's logs of five weeks ago would have expired, and the service would store them
+    under the time they arrived.
+    """
+    clock = REQUEST_CLOCK.get()
+    if not clock:
+        return log
+    at, release = decode_clock(clock)
+    kept_days = int(os.environ.get("STACKLENS_LOG_RETENTION_DAYS") or LOG_RETENTION_DAYS)
+    if at < datetime.now(UTC) - timedelta(days=kept_days - 1):
+        return None
+    log["time_unix_nano"] = int(at.timestamp() * 1_000_000_000)
+    if release:
+        attributes = log.setdefault("attributes", {})
+        attributes["sentry.release"] = release
+    return log

@@ -13,6 +13,7 @@ import csv
 import io
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from fastapi.routing import iter_route_contexts
@@ -130,6 +131,10 @@ def test_no_csv_route_writes_a_formula(web: TestClient, org_factory, stores: Set
         route = f"/api/projects/{{slug}}/performance/{view}"
         requests.append((route, f"/api/projects/{org['project']}/performance/{view}", api))
     requests.append(("/api/projects/{slug}/budgets", f"/api/projects/{org['project']}/budgets", api))
+    # Release health: the list, and the release whose name is the attacker's formula.
+    releases = f"/api/projects/{org['project']}/releases"
+    requests.append(("/api/projects/{slug}/releases", releases, api))
+    requests.append(("/api/projects/{slug}/releases/{version}", f"{releases}/{quote(RELEASE, safe='')}", api))
     for page, _, params, _, _ in CASES:
         for spec in PAGES[page]:
             query = "&".join(f"{k}={v}" for k, v in {**params, "table": spec.name}.items())

@@ -200,6 +200,15 @@ def test_every_day_of_the_history_lands_with_page_loads(
         if source == "sessions"
     }
     assert set(releases) == {r.name for r in traffic.RELEASES}, "server sessions carry the history's releases"
+    # The shop's log records (cart, checkout) stand on the history's days the logs' retention keeps (30 by
+    # default), each in the trace of the request that wrote it; none was moved to the day it arrived.
+    log_days, oldest, moved, untraced = client_wh.query(
+        "SELECT uniqExact(toDate(timestamp)), min(timestamp), countIf(attributes['stacklens.sent_timestamp'] != ''),"
+        " countIf(trace_id = '') FROM logs WHERE project_id = {project:UInt64}",
+        parameters={"project": org["project_id"]},
+    ).result_rows[0]
+    assert log_days >= 25 and oldest.date() >= datetime.now(UTC).date() - timedelta(days=30)
+    assert moved == 0 and untraced == 0
     # The demo's error-rate rule fires above FAILED_PERCENT of a day's requests: its traffic stays well under.
     total, failed = client_wh.query(
         "SELECT count(), countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500)"

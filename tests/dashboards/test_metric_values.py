@@ -86,6 +86,7 @@ def test_a_byte_budget_reads_the_same_on_the_budgets_page_the_alerts_page_and_th
     alerts = client.get(f"/orgs/{org['org_slug']}/alerts").text
     last = re.search(r'<td class="last-value">([^<]*)</td>', alerts).group(1)
     assert html.unescape(last) == current
-    assert f"js_bytes avg on all pages &gt; {budget} over 7d" in alerts
+    # The condition names the metric by its catalog label, never the key (js_bytes).
+    assert f"JavaScript size per page view on all pages &gt; {budget} over 7d" in alerts
     one = client.get(f"/orgs/{org['org_slug']}/alerts/{rule.id}").text
-    assert f"<td>js_bytes avg on all pages &gt; {budget} over 7d</td>" in one
+    assert f"<td>JavaScript size per page view on all pages &gt; {budget} over 7d</td>" in one

@@ -18,6 +18,7 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
 from stacklens.warehouse.cluster import REPLICATION_PATH, ClusterLayout, render, shard_key
 from stacklens.warehouse.migrations import (
+    LOG_RETENTION_PLACEHOLDER,
     RETENTION_PLACEHOLDER,
     SCHEMA_MIGRATIONS_DDL,
     MigrationFile,
@@ -181,9 +182,10 @@ def test_schema_migrations_is_replicated_too(settings: Settings) -> None:
 
 def test_single_server_ddl_is_the_file_text_byte_for_byte() -> None:
     """Without a cluster the runner sends exactly the files' statements: each one is a verbatim slice of
-    the file (retention filled in), and together, in order, they are all of its SQL."""
+    the file (retentions filled in), and together, in order, they are all of its SQL."""
     for migration in discover():
-        body = migration.text.replace(RETENTION_PLACEHOLDER, "30")
+        # The logs' own retention defaults to the events' (both 30 here).
+        body = migration.text.replace(LOG_RETENTION_PLACEHOLDER, "30").replace(RETENTION_PLACEHOLDER, "30")
         sent = migration.statements(30)
         assert sent == migration.statements(30, None)
         position = 0

@@ -6,7 +6,9 @@ sets) or any form the envelope endpoint reads (``X-Sentry-Auth``, ``Authorizatio
 deflate, br, zstd), inflated as a bounded stream; JSON passes the depth guard. The spans become log lines
 (:mod:`stacklens.ingest.otlp_traces`) that land through the same ingest service as `/api/ingest`, under the
 organization's event quota, exactly once. The answer is an ``ExportTraceServiceResponse`` in the request's
-encoding, with ``partial_success`` naming the spans refused and why.
+encoding, with ``partial_success`` naming the spans refused and why; every refusal (400, 401, 403, 404, 413,
+415, 429, 503, 500) answers a ``google.rpc.Status`` in the request's encoding, as OTLP/HTTP asks
+(:mod:`stacklens.ingest.otlp_answers`), with the same status and headers the rest of the API would give.
 
 Log records (``ExportLogsServiceRequest``) take the same road: each becomes a ``log`` line
 (:mod:`stacklens.ingest.otlp_logs`) landing in the ``logs`` table; the answer is an
@@ -15,20 +17,19 @@ Log records (``ExportLogsServiceRequest``) take the same road: each becomes a ``
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
-from google.protobuf import json_format
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from pydantic import BaseModel, Field
 
 from api.deps import AppSettings, Limiter, client_ip
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
-from api.routers.auth import ErrorBody
 from api.routers.ingest import read_body
 from stacklens.control.activity import record_key_use
 from stacklens.control.auth import AppKeyIdentity, find_app_key
@@ -37,32 +38,46 @@ from stacklens.control.models import Organization
 from stacklens.errors import NotFound, StackLensError
 from stacklens.ingest.envelope import MAX_DECODED_BYTES, MAX_ENVELOPE_BYTES, auth_key
 from stacklens.ingest.inflate import DecodedBody
-from stacklens.ingest.otlp_decode import PROTOBUF, media_type, read_logs, read_traces
+from stacklens.ingest.otlp_answers import Signal, answer_media, export_answer, failure_status
+from stacklens.ingest.otlp_decode import media_type, read_logs, read_traces
 from stacklens.ingest.otlp_logs import LogLines, log_lines
 from stacklens.ingest.otlp_traces import TraceLines, trace_lines
-from stacklens.ingest.service import BatchResult, ingest_batch
-from stacklens.ingest.workers import AppKeyResolver
+from stacklens.ingest.service import BatchResult, ingest_body
 from stacklens.settings import Settings
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api", tags=["opentelemetry"])
 
 APP_KEY_HEADER = "x-stacklens-app-key"
-MAX_REASONS = 20  # reasons spelled out in partial_success.error_message (the count stays exact)
 PROJECT_ID_RULE = "the project id in the OTLP endpoint is a number (of at most 18 digits)"
-ERRORS: dict[int | str, dict] = {
-    400: {
-        "model": ErrorBody,
-        "description": "Unreadable body (not OTLP protobuf or JSON, bad gzip, too deep)",
-    },
-    401: {"model": ErrorBody, "description": "No app key (X-Stacklens-App-Key, X-Sentry-Auth or sentry_key)"},
-    403: {"model": ErrorBody, "description": "The key is not a current app key of this project"},
-    413: {"model": ErrorBody, "description": "Body over 20 MiB, or inflated body over 64 MiB"},
-    415: {"model": ErrorBody, "description": "Content-Type other than protobuf or JSON; unknown encoding"},
-    429: {
-        "model": ErrorBody,
-        "description": "`Rate Limited`: the organization's event quota, with Retry-After",
-    },
-    503: {"model": ErrorBody, "description": "`Service Unavailable`: the warehouse is down; retry"},
+
+
+class OtlpStatus(BaseModel):
+    """``google.rpc.Status`` (protobuf for a protobuf request; this JSON form for a JSON request)."""
+
+    code: int = Field(
+        description="The gRPC code nearest the HTTP status (3 invalid argument, 8 exhausted, …)."
+    )
+    message: str = Field(description="What went wrong, in plain words.")
+    details: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="`google.rpc.BadRequest` on a 400, `google.rpc.RetryInfo` on a 429 or 503.",
+    )
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"model": OtlpStatus, "description": description}
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: _error("Unreadable body (not OTLP protobuf or JSON, bad gzip, too deep)"),
+    401: _error("No app key (X-Stacklens-App-Key, X-Sentry-Auth or sentry_key)"),
+    403: _error("The key is not a current app key of this project"),
+    404: _error("The project id in the path is not a number"),
+    413: _error("Body over 20 MiB, or inflated body over 64 MiB"),
+    415: _error("Content-Type other than protobuf or JSON; unknown encoding"),
+    429: _error("`Rate Limited`: the organization's event quota, with Retry-After"),
+    503: _error("`Service Unavailable`: the warehouse is down; retry (Retry-After)"),
 }
 
 
@@ -126,13 +141,14 @@ def _land(
     if not made.lines:
         return None
     org_id = caller.identity.org_id
-    result = ingest_batch(
+    # /api/ingest's own road for a body of lines: a large export is prepared by the ingest worker processes.
+    result = ingest_body(
         settings,
         org_id,
         made.body,
+        None,
         header_app_key=None,
         idempotency_key=made.idempotency_key,
-        resolve=AppKeyResolver(settings, org_id),
         take_events=lambda n: limiter.take_events(org_id, n, caller.quota),
     )
     if not result.replayed and result.accepted:
@@ -152,13 +168,6 @@ def _partial_success(made: TraceLines, result: BatchResult | None) -> tuple[int,
     return count, reasons
 
 
-def _shown_reasons(reasons: list[str]) -> str:
-    shown = "; ".join(reasons[:MAX_REASONS])
-    if len(reasons) > MAX_REASONS:
-        shown += f"; and {len(reasons) - MAX_REASONS} more"
-    return shown
-
-
 def _log_partial_success(made: LogLines, result: BatchResult | None) -> tuple[int, list[str]]:
     """Records refused and why: those the conversion refused, and those the ingest service rejected."""
     count, reasons = made.rejected_records, list(made.reasons)
@@ -168,26 +177,6 @@ def _log_partial_success(made: LogLines, result: BatchResult | None) -> tuple[in
             count += 1
             reasons.append(f"{made.labels[index]}: {rejected['error']}")
     return count, reasons
-
-
-def _logs_answer(media: str, rejected: int, reasons: list[str]) -> Response:
-    answer = ExportLogsServiceResponse()
-    if rejected or reasons:
-        answer.partial_success.rejected_log_records = rejected
-        answer.partial_success.error_message = _shown_reasons(reasons)
-    if media == PROTOBUF:
-        return Response(answer.SerializeToString(), media_type=PROTOBUF)
-    return Response(json_format.MessageToJson(answer, indent=None), media_type="application/json")
-
-
-def _answer(media: str, rejected: int, reasons: list[str]) -> Response:
-    answer = ExportTraceServiceResponse()
-    if rejected or reasons:
-        answer.partial_success.rejected_spans = rejected
-        answer.partial_success.error_message = _shown_reasons(reasons)
-    if media == PROTOBUF:
-        return Response(answer.SerializeToString(), media_type=PROTOBUF)
-    return Response(json_format.MessageToJson(answer, indent=None), media_type="application/json")
 
 
 async def _authenticated(
@@ -205,14 +194,54 @@ async def _authenticated(
     return media, key, caller, raw
 
 
-async def _accept(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> Response:
+async def _accept_traces(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> bytes:
     """Authenticate before inflating; decompressing, parsing and landing run off the event loop."""
     media, key, caller, raw = await _authenticated(request, project_id, settings)
     export = await run_in_threadpool(read_traces, raw, media)
     made = await run_in_threadpool(trace_lines, export, key or "")
     result = await run_in_threadpool(_land, settings, caller, made, limiter, client_ip(request))
     rejected, reasons = _partial_success(made, result)
-    return _answer(media, rejected, reasons)
+    return export_answer("traces", media, rejected, reasons)
+
+
+async def _accept_logs(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> bytes:
+    media, key, caller, raw = await _authenticated(request, project_id, settings)
+    export = await run_in_threadpool(read_logs, raw, media)
+    made = await run_in_threadpool(log_lines, export, key or "")
+    result = await run_in_threadpool(_land, settings, caller, made, limiter, client_ip(request))
+    rejected, reasons = _log_partial_success(made, result)
+    return export_answer("logs", media, rejected, reasons)
+
+
+Accept = Callable[[Request, str, Settings, Limiter], Awaitable[bytes]]
+
+
+async def _answer(
+    signal: Signal, accept: Accept, request: Request, project_id: str, settings: Settings, limiter: Limiter
+) -> Response:
+    """The export's answer, or its refusal as a ``google.rpc.Status`` with the API's status and headers."""
+    media = answer_media(request.headers.get("content-type"))
+    try:
+        return Response(await accept(request, project_id, settings, limiter), media_type=media)
+    except ApiError as exc:
+        status, word, detail, headers = exc.status, exc.error, exc.detail, exc.headers
+    except StackLensError as exc:
+        status, word, headers = domain_error_answer(exc)
+        detail = str(exc)
+    except OperationalError as exc:
+        log.error("answered 503 on %s, the warehouse is unavailable: %s", request.url.path, exc)
+        status, word, detail, headers = 503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}
+    except Exception:
+        log.exception("unhandled error on %s", request.url.path)
+        status, word, detail, headers = (
+            500,
+            "Internal Server Error",
+            "the export failed; it has been logged",
+            {},
+        )
+    message = f"{word}: {detail}" if detail else word
+    body = failure_status(signal, media, status, message, headers.get("Retry-After"))
+    return Response(body, status_code=status, media_type=media, headers=headers)
 
 
 @router.post("/{project_id}/otlp/v1/traces", response_model=ExportAnswer, responses=ERRORS)
@@ -222,23 +251,9 @@ async def traces(request: Request, project_id: str, settings: AppSettings, limit
     Server spans (and other local roots) land as transactions and their descendants as their spans; span
     events named `exception` land as error events linked to the trace. Spans that cannot be stored are
     counted and named in `partialSuccess`; the rest land. The same export sent again lands nothing twice.
+    Refusals answer a `google.rpc.Status` in the request's encoding.
     """
-    try:
-        return await _accept(request, project_id, settings, limiter)
-    except StackLensError as exc:
-        status, word, headers = domain_error_answer(exc)
-        raise ApiError(status, word, str(exc), headers) from None
-    except OperationalError as exc:
-        raise ApiError(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
-
-
-async def _accept_logs(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> Response:
-    media, key, caller, raw = await _authenticated(request, project_id, settings)
-    export = await run_in_threadpool(read_logs, raw, media)
-    made = await run_in_threadpool(log_lines, export, key or "")
-    result = await run_in_threadpool(_land, settings, caller, made, limiter, client_ip(request))
-    rejected, reasons = _log_partial_success(made, result)
-    return _logs_answer(media, rejected, reasons)
+    return await _answer("traces", _accept_traces, request, project_id, settings, limiter)
 
 
 @router.post("/{project_id}/otlp/v1/logs", response_model=LogsExportAnswer, responses=ERRORS)
@@ -248,11 +263,6 @@ async def logs(request: Request, project_id: str, settings: AppSettings, limiter
     Each log record lands in the project's logs (time, severity, body, attributes, trace and span id, and
     the resource's service, release and environment), secrets scrubbed. Records that cannot be stored are
     counted and named in `partialSuccess`; the rest land. The same export sent again lands nothing twice.
+    Refusals answer a `google.rpc.Status` in the request's encoding.
     """
-    try:
-        return await _accept_logs(request, project_id, settings, limiter)
-    except StackLensError as exc:
-        status, word, headers = domain_error_answer(exc)
-        raise ApiError(status, word, str(exc), headers) from None
-    except OperationalError as exc:
-        raise ApiError(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
+    return await _answer("logs", _accept_logs, request, project_id, settings, limiter)

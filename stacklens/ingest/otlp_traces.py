@@ -28,9 +28,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from stacklens.ingest import timeparse
 from stacklens.ingest.otlp_decode import TraceExport
 from stacklens.ingest.otlp_stacks import parse_stack
 from stacklens.ingest.otlp_values import MAX_VALUE_CHARS, Notes, attributes
@@ -41,6 +43,7 @@ MAX_SPANS_PER_TRANSACTION = (
     2000  # what a Sentry transaction's spans are cut to (stacklens.ingest.transactions)
 )
 _RAW_STACK_CHARS = 64 * 1024
+_MAX_SPAN_SECONDS = 86_400.0  # a longer duration from an unset start is not a duration
 _FLAG_HAS_IS_REMOTE = 0x100  # SpanFlags: the sender knows whether the parent is remote …
 _FLAG_IS_REMOTE = 0x200  # … and it is
 # SDK language (telemetry.sdk.language) → the Sentry platform name (what in-app rules and titles read).
@@ -115,6 +118,16 @@ class _Node:
     attrs: dict[str, Any]
     notes: Notes
 
+    # Read once per span: the op, the description and the status all ask for them.
+    method: str = field(init=False)
+    code: int | None = field(init=False)
+    op: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.method = _method(self.attrs)
+        self.code = _status_code(self.attrs)
+        self.op = _op(self.span, self.attrs, self.method)
+
 
 def trace_lines(export: TraceExport, app_key: str) -> TraceLines:
     """The lines of ``export``; spans read but refused are counted in ``rejected_spans`` with their reason.
@@ -140,8 +153,15 @@ def trace_lines(export: TraceExport, app_key: str) -> TraceLines:
     roots = {key: node for key, node in nodes.items() if _is_root(node.span, nodes)}
     children: dict[tuple[bytes, bytes], list[_Node]] = {key: [] for key in roots}
     for key, node in nodes.items():
-        if key not in roots:
-            children[_root_of(node.span, nodes, roots)].append(node)
+        if key in roots:
+            continue
+        root_key = _root_of(node.span, nodes, roots)
+        if root_key is None:
+            # Its parents loop back to it (a broken exporter): it becomes a local root, and the rest of the
+            # loop its spans.
+            roots[key], children[key] = node, []
+        else:
+            children[root_key].append(node)
     for key, root in roots.items():
         kept = sorted(children[key], key=lambda n: n.span.start_time_unix_nano)
         if len(kept) > MAX_SPANS_PER_TRANSACTION:
@@ -166,11 +186,12 @@ def trace_lines(export: TraceExport, app_key: str) -> TraceLines:
 
 
 def _line(kind: str, app_key: str, payload: dict[str, Any]) -> bytes:
-    return json.dumps(
-        {"v": 1, "type": kind, "app_key": app_key, "payload": payload},
-        separators=(",", ":"),
-        ensure_ascii=False,
-    ).encode("utf-8", "replace")
+    line = {"v": 1, "type": kind, "app_key": app_key, "payload": payload}
+    try:
+        return orjson.dumps(line)
+    except orjson.JSONEncodeError:
+        # A lone surrogate (JSON bodies may escape one) is not UTF-8: replaced, as the envelope road does.
+        return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
 
 
 def _name(span: Span) -> str:
@@ -223,13 +244,14 @@ def _is_root(span: Span, nodes: dict[tuple[bytes, bytes], _Node]) -> bool:
 
 def _root_of(
     span: Span, nodes: dict[tuple[bytes, bytes], _Node], roots: dict[tuple[bytes, bytes], _Node]
-) -> tuple[bytes, bytes]:
+) -> tuple[bytes, bytes] | None:
+    """The local root above ``span``; ``None`` when its parents form a loop without one."""
     key = (span.trace_id, span.parent_span_id)
-    for _ in range(len(nodes)):  # a parent cycle (a broken exporter) ends at a span of it
+    for _ in range(len(nodes)):  # bounded: a parent loop never reaches a root
         if key in roots:
             return key
         key = (span.trace_id, nodes[key].span.parent_span_id)
-    return (span.trace_id, span.span_id)
+    return None
 
 
 def _seconds(nanos: int) -> float:
@@ -286,8 +308,8 @@ def _sentry_status(span: Span, code: int | None) -> str:
     return "ok"
 
 
-def _op(span: Span, attrs: dict[str, Any]) -> str:
-    has_http = bool(_method(attrs))
+def _op(span: Span, attrs: dict[str, Any], method: str) -> str:
+    has_http = bool(method)
     if span.kind == Span.SPAN_KIND_SERVER:
         return "http.server" if has_http else "rpc.server" if "rpc.system" in attrs else "server"
     if "db.system.name" in attrs or "db.system" in attrs:
@@ -301,11 +323,12 @@ def _op(span: Span, attrs: dict[str, Any]) -> str:
     return "function"
 
 
-def _description(span: Span, op: str, attrs: dict[str, Any]) -> str:
+def _description(node: _Node) -> str:
+    span, op, attrs = node.span, node.op, node.attrs
     if op == "db":
         return _str(attrs, "db.query.text", "db.statement") or span.name
     if op == "http.client":
-        return f"{_method(attrs)} {_url(attrs) or span.name}"
+        return f"{node.method} {_url(attrs) or span.name}"
     return span.name
 
 
@@ -317,18 +340,37 @@ def _data(node: _Node) -> dict[str, Any]:
     return data
 
 
-def _span(node: _Node) -> dict[str, Any]:
-    span, attrs = node.span, node.attrs
-    op = _op(span, attrs)
+def _child_times(node: _Node, root: Span) -> tuple[float, float]:
+    """A span's start and end in epoch seconds. A start no clock gives (unset, before 2000, after 2100) is
+    the root's start, as the ingest service places a span outside the kept window, and the payload says so:
+    without it the span would have no place in the waterfall."""
+    span = node.span
+    start, end = _seconds(span.start_time_unix_nano), _seconds(span.end_time_unix_nano)
+    if timeparse.to_epoch(start) is not None:
+        return start, max(start, end)
+    node.notes.add(
+        "invalid_timestamp",
+        "spans.start_timestamp",
+        value=str(span.start_time_unix_nano),
+        span_id=span.span_id.hex(),
+    )
+    placed = _seconds(root.start_time_unix_nano)
+    duration = end - start if 0 <= end - start <= _MAX_SPAN_SECONDS else 0.0
+    return placed, placed + duration
+
+
+def _span(node: _Node, root: Span) -> dict[str, Any]:
+    span = node.span
+    start, end = _child_times(node, root)
     return {
         "trace_id": span.trace_id.hex(),
         "span_id": span.span_id.hex(),
         "parent_span_id": span.parent_span_id.hex(),
-        "op": op,
-        "description": _description(span, op, attrs),
-        "start_timestamp": _seconds(span.start_time_unix_nano),
-        "timestamp": _seconds(max(span.end_time_unix_nano, span.start_time_unix_nano)),
-        "status": _sentry_status(span, _status_code(attrs)),
+        "op": node.op,
+        "description": _description(node),
+        "start_timestamp": start,
+        "timestamp": end,
+        "status": _sentry_status(span, node.code),
         "data": _data(node),
         "origin": "otlp",
     }
@@ -337,8 +379,7 @@ def _span(node: _Node) -> dict[str, Any]:
 def _transaction(root: _Node, children: list[_Node]) -> dict[str, Any]:
     """The Sentry transaction payload of a local root and its spans."""
     span, attrs, origin = root.span, root.attrs, root.origin
-    op = _op(span, attrs)
-    code = _status_code(attrs)
+    op, code = root.op, root.code
     route = _str(attrs, "http.route")
     url = _url(attrs)
     if route.startswith("/"):
@@ -368,11 +409,11 @@ def _transaction(root: _Node, children: list[_Node]) -> dict[str, Any]:
         "timestamp": _seconds(max(span.end_time_unix_nano, span.start_time_unix_nano)),
         "platform": origin.platform,
         "contexts": contexts,
-        "spans": [_span(child) for child in children],
+        "spans": [_span(child, span) for child in children],
         "tags": _tags(origin),
     }
-    if url or _method(attrs):
-        payload["request"] = {"url": url, "method": _method(attrs)}
+    if url or root.method:
+        payload["request"] = {"url": url, "method": root.method}
     _common(payload, origin, [root, *children])
     return payload
 
@@ -429,7 +470,7 @@ def _error_event(node: _Node, event: Span.Event, index: int, transaction: dict[s
                 "trace_id": span.trace_id.hex(),
                 "span_id": span.span_id.hex(),
                 "parent_span_id": span.parent_span_id.hex(),
-                "op": _op(span, node.attrs),
+                "op": node.op,
             },
             "otel": {"resource": origin.resource, "span_name": span.name},
         },

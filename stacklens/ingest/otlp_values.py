@@ -8,6 +8,7 @@ payload says it is not what was sent.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
@@ -16,6 +17,7 @@ MAX_VALUE_CHARS = 8192  # the text limit of every stored payload field (stacklen
 MAX_ITEMS = 1000  # items of one list or map value
 MAX_DEPTH = 5  # levels of lists and maps inside one attribute value
 MAX_ATTRIBUTES = 512  # attributes of one span, event or resource (the SDK's own default limit is 128)
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
 class Notes:
@@ -46,6 +48,10 @@ def value_of(value: AnyValue, notes: Notes, name: str, depth: int) -> Any:
     kind = value.WhichOneof("value")
     if kind == "string_value":
         return _text(value.string_value, notes, name)
+    if kind == "double_value" and not math.isfinite(value.double_value):
+        # NaN and the infinities are not JSON numbers: kept as the OTLP JSON mapping writes them, as text,
+        # so the span or record still lands (json would write a bare NaN that no reader parses).
+        return _NON_FINITE[str(value.double_value)]
     if kind in ("bool_value", "int_value", "double_value"):
         return getattr(value, kind)
     if kind == "bytes_value":

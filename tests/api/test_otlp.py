@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
+from google.protobuf import json_format
+from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -172,6 +174,8 @@ def test_json_export_by_the_spec_refuses_bad_spans_alone(dsn_server: str, make_o
     # 200 days old: past the 90-day retention, stored under the receive time with a note, as events are.
     ancient_ns = now_ns - 200 * 86_400 * 10**9
     ancient = _json_span("5b8efff798038103d269b633813fc60d", "eee19b7ec3c1b175", "POST", ancient_ns)
+    # Two hours ahead: a clock that is off, stored under the receive time too.
+    future = _json_span("5b8efff798038103d269b633813fc60f", "eee19b7ec3c1b177", "POST", now_ns + 7200 * 10**9)
     short_trace = _json_span("5b8efff7", "eee19b7ec3c1b176", "POST", now_ns)
     not_hex = _json_span("5b8efff798038103d269b633813fc60e", "not-hex-at-all!!", "POST", now_ns)
     body = {
@@ -183,7 +187,9 @@ def test_json_export_by_the_spec_refuses_bad_spans_alone(dsn_server: str, make_o
                         {"key": "deployment.environment", "value": {"stringValue": "production"}},
                     ]
                 },
-                "scopeSpans": [{"scope": {"name": "manual"}, "spans": [good, ancient, short_trace, not_hex]}],
+                "scopeSpans": [
+                    {"scope": {"name": "manual"}, "spans": [good, ancient, future, short_trace, not_hex]}
+                ],
                 "unknownField": {"ignored": True},
             }
         ]
@@ -207,7 +213,7 @@ def test_json_export_by_the_spec_refuses_bad_spans_alone(dsn_server: str, make_o
         "JSONExtractRaw(payload, 'errors') FROM transactions FINAL WHERE org_id = {org:UInt64} ORDER BY timestamp",
         org_id,
     )
-    assert len(rows) == 2
+    assert len(rows) == 3
     for page, method, status, service, environment, stamp, errors in rows:
         assert (page, method, status, service, environment) == (
             "/carts/{uuid}/items",
@@ -218,7 +224,12 @@ def test_json_export_by_the_spec_refuses_bad_spans_alone(dsn_server: str, make_o
         )
         assert abs(stamp.replace(tzinfo=UTC).timestamp() - now_ns / 1e9) < 120, "an expired time is replaced"
         assert '"value_too_long"' in errors and "attributes.note" in errors
-    assert any('"past_timestamp"' in row[6] for row in rows)
+    assert [('"past_timestamp"' in row[6], '"future_timestamp"' in row[6]) for row in rows].count(
+        (False, False)
+    ) == 1
+    assert any('"past_timestamp"' in row[6] for row in rows) and any(
+        '"future_timestamp"' in row[6] for row in rows
+    )
 
     # gzip JSON goes through the same bounded inflate and depth guard; a bomb is 413, too deep 400.
     again = httpx.post(
@@ -231,7 +242,7 @@ def test_json_export_by_the_spec_refuses_bad_spans_alone(dsn_server: str, make_o
         },
     )
     assert again.status_code == 200 and again.json()["partialSuccess"]["rejectedSpans"] == "2", again.text
-    assert _rows("SELECT count() FROM transactions WHERE org_id = {org:UInt64}", org_id) == [(2,)]
+    assert _rows("SELECT count() FROM transactions WHERE org_id = {org:UInt64}", org_id) == [(3,)]
     bomb = gzip.compress(b" " * (65 * 1024 * 1024))
     headers = {
         "Content-Type": "application/json",
@@ -263,6 +274,29 @@ def test_keys_are_checked_before_the_body_is_read(
         headers={"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip", **headers},
     )
     assert answer.status_code == status, answer.text
+    # Every refusal is a google.rpc.Status in the request's encoding (OTLP/HTTP "Failures").
+    assert answer.headers["content-type"] == "application/x-protobuf"
+    refusal = status_pb2.Status.FromString(answer.content)
+    expected = code_pb2.UNAUTHENTICATED if status == 401 else code_pb2.PERMISSION_DENIED
+    assert refusal.code == expected and "app key" in refusal.message, refusal
+
+
+def _status(answer: httpx.Response) -> tuple[status_pb2.Status, list[Any]]:
+    """The google.rpc.Status of a refusal, read in the answer's encoding, and its unpacked details."""
+    refusal = status_pb2.Status()
+    if answer.headers["content-type"] == "application/json":
+        json_format.Parse(answer.text, refusal)
+    else:
+        assert answer.headers["content-type"] == "application/x-protobuf", answer.headers
+        refusal.ParseFromString(answer.content)
+    details: list[Any] = []
+    for packed in refusal.details:
+        for kind in (error_details_pb2.BadRequest, error_details_pb2.RetryInfo):
+            if packed.Is(kind.DESCRIPTOR):
+                detail = kind()
+                packed.Unpack(detail)
+                details.append(detail)
+    return refusal, details
 
 
 def test_other_projects_key_unreadable_bodies_and_media(dsn_server: str, make_org) -> None:
@@ -276,12 +310,29 @@ def test_other_projects_key_unreadable_bodies_and_media(dsn_server: str, make_or
         == 403
     )
     garbage = httpx.post(url, content=b"\xff\xff\xff\xff not protobuf", headers=proto)
-    assert garbage.status_code == 400 and "ExportTraceServiceRequest" in garbage.text, garbage.text
-    assert httpx.post(url, content=b"x", headers={**proto, "Content-Type": "text/plain"}).status_code == 415
+    assert garbage.status_code == 400
+    refusal, details = _status(garbage)
+    assert refusal.code == code_pb2.INVALID_ARGUMENT and "ExportTraceServiceRequest" in refusal.message
+    assert isinstance(details[0], error_details_pb2.BadRequest)
+    assert details[0].field_violations[0].field == "ExportTraceServiceRequest"
+    # A JSON request is answered in JSON: the Status in the OTLP JSON mapping.
+    not_json = httpx.post(url, content=b"{not json", headers={**proto, "Content-Type": "application/json"})
+    assert not_json.status_code == 400 and not_json.headers["content-type"] == "application/json"
+    assert not_json.json()["code"] == code_pb2.INVALID_ARGUMENT and "not JSON" in not_json.json()["message"]
+    assert not_json.json()["details"][0]["@type"] == "type.googleapis.com/google.rpc.BadRequest"
+    media = httpx.post(url, content=b"x", headers={**proto, "Content-Type": "text/plain"})
+    assert media.status_code == 415 and "unsupported Content-Type" in _status(media)[0].message
+    bomb = httpx.post(
+        url, content=gzip.compress(b"\0" * (65 * 1024 * 1024)), headers={**proto, "Content-Encoding": "gzip"}
+    )
+    assert bomb.status_code == 413 and "64 MiB" in _status(bomb)[0].message, bomb.content[:200]
+    too_large = httpx.post(url, content=b"\0" * (21 * 1024 * 1024), headers=proto, timeout=60)
+    assert too_large.status_code == 413 and "20 MiB" in _status(too_large)[0].message
     empty = httpx.post(url, content=b"", headers=proto)
     assert empty.status_code == 200 and empty.headers["content-type"] == "application/x-protobuf"
     assert not ExportTraceServiceResponse.FromString(empty.content).HasField("partial_success")
-    assert httpx.post(f"{dsn_server}/api/abc/otlp/v1/traces", content=b"", headers=proto).status_code == 404
+    unknown = httpx.post(f"{dsn_server}/api/abc/otlp/v1/traces", content=b"", headers=proto)
+    assert unknown.status_code == 404 and _status(unknown)[0].code == code_pb2.NOT_FOUND
 
 
 def test_the_quota_answers_429_with_retry_after(dsn_server: str, make_org, settings) -> None:
@@ -304,4 +355,8 @@ def test_the_quota_answers_429_with_retry_after(dsn_server: str, make_org, setti
         )
     limited = [a for a in answers if a.status_code == 429]
     assert limited, [a.status_code for a in answers]
-    assert int(limited[0].headers["Retry-After"]) >= 1
+    retry_after = int(limited[0].headers["Retry-After"])
+    assert retry_after >= 1
+    refusal, details = _status(limited[0])
+    assert refusal.code == code_pb2.RESOURCE_EXHAUSTED and refusal.message.startswith("Rate Limited")
+    assert [d.retry_delay.seconds for d in details] == [retry_after], "RetryInfo says what Retry-After says"

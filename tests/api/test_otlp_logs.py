@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 import httpx
+from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry._logs import SeverityNumber
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -163,6 +164,7 @@ def test_json_export_refuses_bad_records_alone_and_lands_nothing_twice(dsn_serve
                             _record(now_ns, "unknown severity", severityNumber=99),
                             # 400 days old: past the log retention, stored under the receive time.
                             _record(now_ns - 400 * 86_400 * 10**9, "from an old clock"),
+                            _record(now_ns + 86_400 * 10**9, "from a fast clock"),
                             _record(now_ns, "deep " + "x" * 20_000, unknownField={"ignored": True}),
                         ],
                     }
@@ -186,10 +188,11 @@ def test_json_export_refuses_bad_records_alone_and_lands_nothing_twice(dsn_serve
         "attributes['stacklens.trimmed'], trace_id FROM logs WHERE org_id = {org:UInt64} ORDER BY body",
         org_id,
     )
-    assert [r[0][:10] for r in rows] == ["deep xxxxx", "from an ol", "invoice 7 "]
-    deep, old, sent = rows
+    assert [r[0][:10] for r in rows] == ["deep xxxxx", "from a fas", "from an ol", "invoice 7 "]
+    deep, fast, old, sent = rows
     assert len(deep[0]) == 8192 and deep[5] == "body", "a value too long is cut and marked"
-    assert old[4] and abs(old[3].timestamp() - now_ns / 1e9) < 120, "an expired time is replaced, kept"
+    for replaced in (old, fast):
+        assert replaced[4] and abs(replaced[3].timestamp() - now_ns / 1e9) < 120, "a time replaced, kept"
     assert sent[1:3] == ("info", "invoices") and sent[6] == "5b8efff798038103d269b633813fc60c"
 
     # The same export again (gzip, protobuf answer asked by content type stays JSON): nothing lands twice.
@@ -199,7 +202,7 @@ def test_json_export_refuses_bad_records_alone_and_lands_nothing_twice(dsn_serve
         headers={**headers, "Content-Encoding": "gzip"},
     )
     assert again.status_code == 200 and again.json()["partialSuccess"]["rejectedLogRecords"] == "3"
-    assert _rows("SELECT count() FROM logs WHERE org_id = {org:UInt64}", org_id) == [(3,)]
+    assert _rows("SELECT count() FROM logs WHERE org_id = {org:UInt64}", org_id) == [(4,)]
 
     # Protobuf answers in protobuf; an unreadable body is 400; a bad key 403 before anything is read.
     proto = {"Content-Type": "application/x-protobuf", "X-Stacklens-App-Key": str(org["app_key"])}
@@ -207,7 +210,10 @@ def test_json_export_refuses_bad_records_alone_and_lands_nothing_twice(dsn_serve
     assert empty.status_code == 200 and empty.headers["content-type"] == "application/x-protobuf"
     assert not ExportLogsServiceResponse.FromString(empty.content).HasField("partial_success")
     garbage = httpx.post(url, content=b"\xff\xff\xff not protobuf", headers=proto)
-    assert garbage.status_code == 400 and "ExportLogsServiceRequest" in garbage.text
+    assert garbage.status_code == 400 and garbage.headers["content-type"] == "application/x-protobuf"
+    refusal = status_pb2.Status.FromString(garbage.content)
+    assert refusal.code == code_pb2.INVALID_ARGUMENT and "ExportLogsServiceRequest" in refusal.message
+    assert refusal.details[0].Is(error_details_pb2.BadRequest.DESCRIPTOR)
     bomb = gzip.compress(b"\0" * (65 * 1024 * 1024))
     refused = httpx.post(
         url,
@@ -215,6 +221,7 @@ def test_json_export_refuses_bad_records_alone_and_lands_nothing_twice(dsn_serve
         headers={**proto, "Content-Encoding": "gzip", "X-Stacklens-App-Key": "stacklens_app_not_a_key"},
     )
     assert refused.status_code == 403
+    assert status_pb2.Status.FromString(refused.content).code == code_pb2.PERMISSION_DENIED
 
 
 def test_the_quota_answers_429_with_retry_after(dsn_server: str, make_org, settings) -> None:
@@ -234,3 +241,12 @@ def test_the_quota_answers_429_with_retry_after(dsn_server: str, make_org, setti
     limited = [a for a in answers if a.status_code == 429]
     assert limited and answers[0].status_code == 200, [a.status_code for a in answers]
     assert int(limited[0].headers["Retry-After"]) >= 1
+    # A JSON export is refused in JSON: google.rpc.Status with RetryInfo saying what Retry-After says.
+    refusal = limited[0].json()
+    assert refusal["code"] == code_pb2.RESOURCE_EXHAUSTED and refusal["message"].startswith("Rate Limited")
+    assert refusal["details"] == [
+        {
+            "@type": "type.googleapis.com/google.rpc.RetryInfo",
+            "retryDelay": f"{limited[0].headers['Retry-After']}s",
+        }
+    ]

@@ -17,10 +17,10 @@ DROP = re.compile(r"^(?:\s*--[^\n]*\n)*\s*DROP TABLE IF EXISTS (\w+)", re.IGNORE
 ALTER = re.compile(r"ALTER TABLE (\w+)\s")
 # One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest two levels:
 # Array(Tuple(Float64, Nullable(Float64))). A MATERIALIZED expression may span lines; every clause ends with AFTER
-# (on the same line or the next).
+# (on the same line or the next), a CODEC before it.
 ADD_COLUMN = re.compile(
     r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))?)"
-    r"(?: DEFAULT [^\n]*?| MATERIALIZED\s[\s\S]*?)?\s+AFTER (\w+)"
+    r"(?: DEFAULT [^\n]*?|\s+MATERIALIZED\s[\s\S]*?)?(?:\s+CODEC\(([^()]*)\))?\s+AFTER (\w+)"
 )
 
 
@@ -47,9 +47,11 @@ def _declared() -> dict[str, list[tuple[str, str, str]]]:
                 tables.pop(dropped.group(1), None)
             elif (altered := ALTER.search(statement)) is not None:
                 table = altered.group(1)
-                for column, kind, after in ADD_COLUMN.findall(statement):
+                for column, kind, codec, after in ADD_COLUMN.findall(statement):
                     names = [c[0] for c in tables[table]]
-                    tables[table].insert(names.index(after) + 1, (column, kind, ""))
+                    tables[table].insert(
+                        names.index(after) + 1, (column, kind, f"CODEC({codec})" if codec else "")
+                    )
     return tables
 
 

@@ -1,24 +1,26 @@
-"""Explore benchmark: a grouped p75 over 30 days of page loads, a count by release over error events, and a
-1,000,000-row Parquet download streamed.
+"""Explore benchmark: a grouped p75 over 30 days of page loads (load time, and the web vitals), a count by release
+over error events, and 1,000,000-row Parquet downloads streamed.
 
     .venv/bin/python bench/explore.py                                   # 1,000,000 of each (small scale)
-    .venv/bin/python bench/explore.py --loads 10000000 --events 10000000 --data-dir /work/explore-10m
+    .venv/bin/python bench/explore.py --loads 10000000 --events 10000000 --data-dir /work/data/explore-10m
 
 In an embedded warehouse (its own data directory, every migration applied): N page loads of one project over 30
 days on 20 routes and 5 releases, from Chrome, Firefox and Safari (bench/performance.py's page loads, the same
 rows, without their spans: Explore reads the raw page loads, not the states the spans feed), and M error events
 over the same 30 days (5 releases, 5,000 issues, 50,000 users, 1,000,000 request URLs, a `region` tag), all
 generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). `--data-dir` keeps them: a second run skips the
-generation and times against the data's own clock.
+generation (migrations added since are applied to the kept rows) and times against the data's own clock.
 
 Then each question runs CALLS times through :func:`stacklens.explore.run.run_explore` — what
 ``POST /api/explore/query`` and the page run, without HTTP — cycling through groupings (release, page, browser,
-release and environment) and filters; per question the median and p95 in ms. The download (error events counted
-by request URL: 1,000,000 groups) is :func:`stacklens.explore.download.open_download` on a connection of its own,
-as the route streams it, in a process of its own: the time to its first chunk (the route's first byte: the
-engine has grouped the rows), the total time, the rows, the bytes, and the process's resident memory before and
+release and environment) and filters; per question the median and p95 in ms and the median CPU time. The
+downloads (:data:`DOWNLOADS`: error events counted by request URL, 1,000,000 groups of 10 events; and the last 3
+days' events by URL and region, ~1,000,000 groups of one event) are :func:`stacklens.explore.download.open_download`
+on a connection of their own, as the route streams them, each in a process of its own, twice: first on a cold
+engine, then again as a running server's engine answers. Per run: when the engine's first block was read, the first
+chunk (the route's first byte), the total time, the rows, the bytes, and the process's resident memory before and
 at its peak (sampled every 10 ms; the embedded engine runs in the process, so its memory for the grouping counts
-too). For contrast, in another process, the same file built the way a download was before it streamed (the
+too). For contrast, in another process, the grouped file built the way a download was before it streamed (the
 whole result read as Arrow, then written).
 """
 
@@ -159,10 +161,7 @@ def _questions(client: Any, now: datetime) -> dict[str, Any]:
         [],
     ]
 
-    def p75(i: int, interval: str = "", vitals: bool = False) -> Any:
-        aggregates = [{"fn": "count"}, {"fn": "p75", "metric": "load_time_ms"}]
-        if vitals:
-            aggregates.append({"fn": "p75", "metric": "lcp"})
+    def pageloads(i: int, aggregates: list[dict[str, str]], interval: str = "") -> Any:
         body = {
             "dataset": "pageloads",
             **window,
@@ -172,6 +171,16 @@ def _questions(client: Any, now: datetime) -> dict[str, Any]:
             "interval": interval,
         }
         return run_explore(client, parse_query(body), ORG, [PROJECT])
+
+    def p75(i: int, interval: str = "", vitals: bool = False) -> Any:
+        aggregates = [{"fn": "count"}, {"fn": "p75", "metric": "load_time_ms"}]
+        if vitals:
+            aggregates.append({"fn": "p75", "metric": "lcp"})
+        return pageloads(i, aggregates, interval)
+
+    def web_vitals(i: int) -> Any:
+        metrics = ("lcp_ms", "fcp_ms", "ttfb_ms", "inp_ms", "cls")
+        return pageloads(i, [{"fn": "count"}, *({"fn": "p75", "metric": m} for m in metrics)])
 
     def errors(i: int) -> Any:
         body = {
@@ -197,6 +206,9 @@ def _questions(client: Any, now: datetime) -> dict[str, Any]:
         "pageloads_grouped_p75_load_30d": _time("pageloads grouped p75 load time, 30 days", p75),
         "pageloads_grouped_p75_load_lcp_30d": _time(
             "pageloads grouped p75 load time and LCP, 30 days", lambda i: p75(i, vitals=True)
+        ),
+        "pageloads_grouped_p75_five_vitals_30d": _time(
+            "pageloads grouped p75 of LCP, FCP, TTFB, INP and CLS, 30 days", web_vitals
         ),
         "pageloads_grouped_p75_load_30d_daily_series": _time(
             "pageloads grouped p75 load time + daily series", lambda i: p75(i, "1d")
@@ -235,9 +247,28 @@ class _Peak:
         self.peak = max(self.peak, _rss())
 
 
-def _download(settings: Any, now: datetime, mode: str) -> dict[str, Any]:
-    """One 1,000,000-row Parquet download in this (fresh) process: ``streamed`` as the route streams it, or
-    ``whole``: read as Arrow, then written (what a download was before it streamed), for contrast."""
+# The downloads' questions, each answering 1,000,000 rows (or cut there): how long its first byte waits is how
+# long the engine takes to group the rows it scans, so one groups many rows into each of 1,000,000 groups and one
+# groups ~1,000,000 rows into groups of one row each (the nearest an aggregate question comes to a raw read).
+DOWNLOADS: dict[str, dict[str, Any]] = {
+    # 10,000,000 error events of 30 days → 1,000,000 request URLs (10 events each).
+    "grouped": {"dataset": "errors", "days": 30, "group_by": ["url"], "aggregates": [{"fn": "count"}]},
+    # The 1,014,157 error events of the last 3 days → one group each (every URL and region once), cut at 1,000,000.
+    "raw_ish": {
+        "dataset": "errors",
+        "days": 3,
+        "group_by": ["url", "tag:region"],
+        "aggregates": [{"fn": "count"}],
+    },
+}
+
+
+def _download(settings: Any, now: datetime, question: str, mode: str) -> dict[str, Any]:
+    """One 1,000,000-row Parquet download of ``question`` in this (fresh) process: ``streamed`` as the route
+    streams it, twice — first on a cold engine (nothing run yet in the process), then again, as a running server's
+    engine answers — or ``whole``: read as Arrow, then written (what a download was before it streamed), for
+    contrast. Per run: when ``open_download`` returned (the engine's first block is read), the first chunk (the
+    route's first byte), the end, rows, bytes, and the resident memory before and at its peak."""
     import polars as pl
 
     from stacklens.explore.download import open_download
@@ -245,52 +276,75 @@ def _download(settings: Any, now: datetime, mode: str) -> dict[str, Any]:
     from stacklens.explore.sql import Limits, table_statement
     from stacklens.warehouse.client import get_warehouse, own_client
 
-    body = {"dataset": "errors", **_window(now), "group_by": ["url"], "aggregates": [{"fn": "count"}]}
+    spec = DOWNLOADS[question]
+    body = {
+        "dataset": spec["dataset"],
+        **_window(now, spec["days"]),
+        "group_by": spec["group_by"],
+        "aggregates": spec["aggregates"],
+    }
     query = parse_query(body, download=True)
     client = get_warehouse(settings)
     client.query("SELECT 1")  # the engine open before the clock starts, as in a running server
-    with _Peak() as peak:
+
+    def streamed() -> dict[str, Any]:
         started = time.perf_counter()
-        if mode == "streamed":
-            download = open_download(
-                lambda: own_client(settings.resolved_warehouse_url, settings.warehouse_database),
-                query,
-                ORG,
-                [PROJECT],
-                "parquet",
-            )
-            size, first_at = 0, 0.0
-            while (chunk := download.next_chunk()) is not None:
-                first_at = first_at or time.perf_counter() - started
-                size += len(chunk)
-            rows = download.rows_sent
-        else:
-            statement = table_statement(query, ORG, [PROJECT], Limits(), query.limit + 1, counts=False)
-            frame = pl.from_arrow(client.query_arrow(statement.sql, parameters=statement.parameters))
-            buffer = io.BytesIO()
-            frame.write_parquet(buffer)
-            size, rows = buffer.tell(), frame.height
-            first_at = time.perf_counter() - started
-        total = time.perf_counter() - started
-    return {
-        "first_byte_s": round(first_at, 2),
-        "total_s": round(total, 2),
-        "rows": rows,
-        "bytes": size,
-        "rss_before_mib": round(peak.before / 2**20),
-        "rss_peak_mib": round(peak.peak / 2**20),
-        "rss_growth_mib": round((peak.peak - peak.before) / 2**20),
-    }
+        download = open_download(
+            lambda: own_client(settings.resolved_warehouse_url, settings.warehouse_database),
+            query,
+            ORG,
+            [PROJECT],
+            "parquet",
+        )
+        opened = time.perf_counter() - started
+        size, first_at = 0, 0.0
+        while (chunk := download.next_chunk()) is not None:
+            first_at = first_at or time.perf_counter() - started
+            size += len(chunk)
+        return {
+            "first_block_s": round(opened, 2),
+            "first_byte_s": round(first_at, 2),
+            "total_s": round(time.perf_counter() - started, 2),
+            "rows": download.rows_sent,
+            "truncated": download.truncated,
+            "bytes": size,
+        }
+
+    def whole() -> dict[str, Any]:
+        started = time.perf_counter()
+        statement = table_statement(query, ORG, [PROJECT], Limits(), query.limit + 1, counts=False)
+        frame = pl.from_arrow(client.query_arrow(statement.sql, parameters=statement.parameters))
+        buffer = io.BytesIO()
+        frame.head(query.limit).write_parquet(buffer)
+        done = round(time.perf_counter() - started, 2)
+        return {
+            "first_byte_s": done,
+            "total_s": done,
+            "rows": min(frame.height, query.limit),
+            "bytes": buffer.tell(),
+        }
+
+    runs: dict[str, Any] = {}
+    for run_name in ("cold", "warm") if mode == "streamed" else ("cold",):
+        with _Peak() as peak:
+            result = streamed() if mode == "streamed" else whole()
+        runs[run_name] = {
+            **result,
+            "rss_before_mib": round(peak.before / 2**20),
+            "rss_peak_mib": round(peak.peak / 2**20),
+            "rss_growth_mib": round((peak.peak - peak.before) / 2**20),
+        }
+    return runs
 
 
-def _download_in_own_process(data_dir: Path, mode: str) -> dict[str, Any]:
+def _download_in_own_process(data_dir: Path, question: str, mode: str) -> dict[str, Any]:
     """The download in a process of its own, so its resident memory is its own (the engine runs in-process)."""
     import subprocess
 
-    command = [sys.executable, __file__, "--data-dir", str(data_dir), "--download", mode]
+    command = [sys.executable, __file__, "--data-dir", str(data_dir), "--download", f"{question}:{mode}"]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout)
-    print(f"download {mode}", result, file=sys.stderr, flush=True)
+    print(f"download {question} {mode}", result, file=sys.stderr, flush=True)
     return result
 
 
@@ -315,7 +369,10 @@ def run(loads: int, events: int, keep_dir: Path | None = None, generate_only: bo
     questions = _questions(client, now)
     # The downloads open the data directory in processes of their own: this one gives it back first.
     release_client(settings.resolved_warehouse_url, settings.warehouse_database)
-    downloads = {mode: _download_in_own_process(data_dir, mode) for mode in ("streamed", "whole")}
+    downloads = {
+        f"{question}_{mode}": _download_in_own_process(data_dir, question, mode)
+        for question, mode in (("grouped", "streamed"), ("raw_ish", "streamed"), ("grouped", "whole"))
+    }
     if keep_dir is None:
         shutil.rmtree(data_dir, ignore_errors=True)
     return {
@@ -345,14 +402,15 @@ def main() -> None:
     parser.add_argument(
         "--generate-only", action="store_true", help="generate the data (with --data-dir) and stop"
     )
-    parser.add_argument("--download", choices=("streamed", "whole"), help=argparse.SUPPRESS)  # one download
+    parser.add_argument("--download", help=argparse.SUPPRESS)  # one download: <question>:<streamed|whole>
     args = parser.parse_args()
     if (args.generate_only or args.download) and not args.data_dir:
         parser.error("--generate-only keeps the data: give --data-dir")
     if args.download:
         state = json.loads((args.data_dir / "bench-explore.json").read_text())
         now = datetime.fromisoformat(state["now"])
-        print(json.dumps(_download(_settings(args.data_dir), now, args.download)))
+        question, mode = args.download.split(":")
+        print(json.dumps(_download(_settings(args.data_dir), now, question, mode)))
         return
     print(json.dumps(run(args.loads, args.events, args.data_dir, args.generate_only), indent=1))
 

@@ -1,18 +1,26 @@
 """Explore's SQL: the dataset rows' named queries hold a column for every field and metric the catalog of datasets
 names, a statement is the named templates filled with fixed fragments (no user text, every value a parameter),
-and a query reads only the columns it names."""
+a query reads only the columns it names, and the web vitals' columns hold the values of page loads stored before
+they existed."""
 
 from __future__ import annotations
 
+import random
 import re
+import uuid
+from datetime import timedelta
 
+import polars as pl
 import pytest
 
 from stacklens.explore.datasets import DATASETS
 from stacklens.explore.query import parse_query
+from stacklens.explore.run import run_explore
 from stacklens.explore.sql import Limits, series_statement, table_statement
 from stacklens.settings import Settings
-from tests.stacklens.performance.perf_seed import migrated, seed
+from stacklens.warehouse.client import get_warehouse
+from stacklens.warehouse.migrations import apply_migrations
+from tests.stacklens.performance.perf_seed import NOW, migrated, seed
 
 WINDOW = {"since": "2026-11-05T00:00:00Z", "until": "2026-11-20T13:00:00Z"}
 SCOPE = {"org_id": 1, "project_ids": [11], "since": "2026-11-05 00:00:00", "until": "2026-11-20 13:00:00"}
@@ -74,9 +82,107 @@ def test_a_query_reads_only_the_columns_it_names(settings: Settings) -> None:
         return "\n".join(row[0] for row in rows)
 
     assert "measurements" not in plan({"dataset": "pageloads", "group_by": ["release"]})
-    assert "measurements" in plan(
+    # A web vital is a column of its own (migration 0013): its percentile reads that column, never the map.
+    lcp = plan(
         {"dataset": "pageloads", "group_by": ["release"], "aggregates": [{"fn": "p75", "metric": "lcp"}]}
     )
+    assert "vital_lcp" in lcp and "measurements" not in lcp and "vital_fcp" not in lcp
     # The client calls' folded path reads the spans' description; a count by source reads none of it.
     assert "Output: description" not in plan({"dataset": "api_calls", "group_by": ["source"]})
     assert "Output: description" in plan({"dataset": "api_calls", "group_by": ["path"]})
+
+
+# The page loads' vitals: the measurements map's key, Explore's metric and the table's column (migration 0013).
+VITALS = {
+    "ttfb": ("ttfb_ms", "vital_ttfb"),
+    "fcp": ("fcp_ms", "vital_fcp"),
+    "lcp": ("lcp_ms", "vital_lcp"),
+    "inp": ("inp_ms", "vital_inp"),
+    "cls": ("cls", "vital_cls"),
+    "dom_ready": ("dom_ready_ms", "vital_dom_ready"),
+}
+
+
+def test_vitals_of_page_loads_stored_before_their_columns_are_written_to_disk_unchanged(
+    settings: Settings,
+) -> None:
+    """Page loads stored under the raw layer of before 0013 (two parts), then migrated: every part holds the
+    vitals' columns on disk (materialized, not computed from the map on each read), and Explore's count, p50, p75,
+    p95 and max of each vital equal polars over the stored maps — a missing key stays missing, a 0 stays 0."""
+    apply_migrations(settings, up_to=12)
+    client = get_warehouse(settings)
+    rng = random.Random(13)
+    columns = [
+        "org_id",
+        "project_id",
+        "event_id",
+        "timestamp",
+        "received_at",
+        "op",
+        "release",
+        "measurements",
+    ]
+    stored = []
+    for batch in range(2):
+        rows = []
+        for i in range(200):
+            measurements = {
+                key: (
+                    0.0
+                    if i % 17 == 0
+                    else round(rng.uniform(0, 0.5) if key == "cls" else rng.uniform(1, 6000), 3)
+                )
+                for key in VITALS
+                if rng.random() < 0.7
+            }
+            release = f"shop@1.{batch}"
+            ts = NOW - timedelta(hours=i)
+            rows.append([1, 11, uuid.uuid4(), ts, NOW, "pageload", release, measurements])
+            stored.append({"release": release, **{key: measurements.get(key) for key in VITALS}})
+        client.insert("transactions", rows, column_names=columns)
+    apply_migrations(settings)
+
+    parts = client.query(
+        "SELECT name, groupArray(column) FROM system.parts_columns WHERE database = {db:String}"
+        " AND table = 'transactions' AND active GROUP BY name",
+        parameters={"db": settings.warehouse_database},
+    ).result_rows
+    assert len(parts) == 2
+    assert all({column for _, column in VITALS.values()} <= set(names) for _, names in parts)
+
+    frame = pl.DataFrame(stored, schema={"release": pl.String, **{key: pl.Float64 for key in VITALS}})
+    window = {
+        "since": (NOW - timedelta(days=10)).isoformat(),
+        "until": (NOW + timedelta(hours=1)).isoformat(),
+    }
+    for key, (metric, _) in VITALS.items():
+        query = parse_query(
+            {
+                "dataset": "pageloads",
+                **window,
+                "group_by": ["release"],
+                "aggregates": [{"fn": "count", "metric": metric}]
+                + [{"fn": fn, "metric": metric} for fn in ("p50", "p75", "p95", "max")],
+                "order_by": "release",
+            }
+        )
+        result = run_explore(client, query, 1, [11])
+        expected = (
+            frame.group_by("release")
+            .agg(
+                pl.col(key).count().alias("n"),
+                *(
+                    pl.col(key).quantile(q, interpolation="linear").alias(f"p{int(q * 100)}")
+                    for q in (0.5, 0.75, 0.95)
+                ),
+                pl.col(key).max().alias("max"),
+            )
+            .sort("release")
+        )
+        assert len(result.rows) == 2
+        for row, want in zip(result.rows, expected.iter_rows(named=True), strict=True):
+            values = list(row.values())
+            assert row["release"] == want["release"] and values[1] == want["n"], metric
+            assert values[2:6] == pytest.approx(
+                [want["p50"], want["p75"], want["p95"], want["max"]], rel=1e-12
+            )

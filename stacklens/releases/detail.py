@@ -1,10 +1,11 @@
-"""One release: its health row and the one before it (:func:`stacklens.releases.health.release_health`), its
-figures over time since it was first seen, the issues new in it and those that regressed in it, whether source maps
-were uploaded for it, and how many replays it recorded.
+"""One release: its health row and the one before it (the rows of :func:`stacklens.releases.health.release_health`,
+from the same reads), its figures over time since it was first seen, the issues new in it and those that regressed
+in it, whether source maps were uploaded for it, and how many replays it recorded.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,14 +13,31 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import NotFound
-from stacklens.releases.health import ReleaseHealth, Window, release_health
-from stacklens.releases.sessions import Bucket, series, utc
+from stacklens.releases.health import (
+    ReleaseHealth,
+    Window,
+    assemble,
+    first_seen,
+    new_issue_counts,
+    performance_read,
+)
+from stacklens.releases.sessions import (
+    Bucket,
+    SessionTotals,
+    first_sessions,
+    series,
+    totals_of,
+    utc,
+    window_counts,
+)
 from stacklens.sourcemaps.store import bundles
 from stacklens.warehouse.queries import run_query
 from stacklens.warehouse.side_by_side import side_by_side
 
 # The charts start at the release's first seen, at most this long before the window's end (what a page reads).
 MAX_SPAN = timedelta(days=90)
+# The issues new in a release and those that regressed in it: the most frequent of each kind.
+ISSUES_SHOWN = 50
 
 
 @dataclass(frozen=True)
@@ -81,16 +99,26 @@ def _issue(row: dict[str, Any]) -> ReleaseIssue:
     )
 
 
-def release_issues(
-    client: Client, org_id: int, project_id: int, version: str
-) -> tuple[list[ReleaseIssue], list[ReleaseIssue]]:
-    """``(new in the release, regressed in the release)``, most events first, 50 each at most."""
-    rows = run_query(
-        client, "releases/issues", {"org_id": org_id, "project_id": project_id, "release": version}
-    )
-    return [_issue(r) for r in rows if r["kind"] == "new"], [
-        _issue(r) for r in rows if r["kind"] == "regressed"
-    ]
+Issues = tuple[list[ReleaseIssue], list[ReleaseIssue]]  # (new in the release, regressed in it)
+
+
+def release_issues(client: Client, org_id: int, project_id: int, version: str) -> Issues:
+    """``(new in the release, regressed in the release)``, most events first, 50 each at most: which issues (one
+    small read), then the issue list's live figures of those only (none read for a release without any)."""
+    parameters = {"org_id": org_id, "project_id": project_id, "release": version}
+    picked = run_query(client, "releases/issue_ids", parameters)
+    if not picked:
+        return [], []
+    ids = sorted({int(r["issue_id"]) for r in picked})
+    listed = {int(r["issue_id"]): r for r in run_query(client, "releases/issues", {**parameters, "ids": ids})}
+    out: dict[str, list[ReleaseIssue]] = {"new": [], "regressed": []}
+    for row in picked:
+        found = listed.get(int(row["issue_id"]))
+        if found is not None:  # an issue the list does not know yet is left out, as the list leaves it out
+            out[str(row["kind"])].append(_issue({**found, "at": row["at"]}))
+    for issues in out.values():
+        issues.sort(key=lambda i: (-i.events, i.issue_id))
+    return out["new"][:ISSUES_SHOWN], out["regressed"][:ISSUES_SHOWN]
 
 
 def source_maps(client: Client, org_id: int, project_id: int, version: str) -> SourceMaps:
@@ -106,15 +134,37 @@ def exists(client: Client, org_id: int, project_id: int, version: str) -> bool:
     return bool(run_query(client, "releases/exists", parameters)[0]["seen"])
 
 
+def chart_span(window: Window, first_seen: datetime | None) -> Window:
+    """The charts' span: from the release's first seen (the window's start for a release without data in it), at
+    most :data:`MAX_SPAN` before the window's end, to the window's end; whole minutes."""
+    start = max(window.until - MAX_SPAN, first_seen or window.since)
+    return Window.last(window.until - start, window.until)
+
+
 def release_detail(
     client: Client, org_id: int, project_id: int, version: str, window: Window, environment: str = ""
 ) -> ReleaseDetail:
-    """Everything the release page shows; :class:`NotFound` (naming the release) for a release never seen. The
-    releases' figures and the release's issues, source maps and replays are read side by side (two clients), then
-    its charts from its first seen on."""
+    """Everything the release page shows; :class:`NotFound` (naming the release) for a release never seen.
 
-    def extras(c: Client) -> tuple[list[ReleaseIssue], list[ReleaseIssue], SourceMaps, int]:
-        new, regressed = release_issues(c, org_id, project_id, version)
+    Two clients read side by side (stacklens.warehouse.side_by_side), the work split so that both take about as
+    long (bench/releases.py): one reads the list's session figures (first session starts first) and new issues,
+    then the release's issues, source maps and replays; the other the list's performance figures (the Release
+    impact view's read, the longest), then the release's charts. The charts start at the release's first seen,
+    which the list takes from those two reads alone — its first session start and its performance row — so the
+    second client reads them as soon as the first has the first session starts. Only for a release that turns out
+    not to be listed (no data in the window) are they read again, from the window's start."""
+    firsts: Future[dict[str, datetime]] = Future()
+
+    def sessions_and_extras(c: Client) -> tuple[SessionTotals, dict[str, int], Issues, SourceMaps, int]:
+        try:
+            firsts.set_result(first_sessions(c, org_id, project_id, environment))
+        except BaseException as exc:  # the other client waits for them: never leave it waiting
+            firsts.set_exception(exc)
+            raise
+        counts = window_counts(c, org_id, project_id, window.since, window.until, environment)
+        totals = totals_of(counts, firsts.result())
+        new_issues = new_issue_counts(c, org_id, project_id)
+        issues = release_issues(c, org_id, project_id, version)
         parameters = {
             "org_id": org_id,
             "project_id": project_id,
@@ -122,28 +172,32 @@ def release_detail(
             "since": window.until - MAX_SPAN,
         }
         replays = run_query(c, "releases/replays", parameters)
-        return (
-            new,
-            regressed,
-            source_maps(c, org_id, project_id, version),
-            int(replays[0]["replays"]) if replays else 0,
-        )
+        maps = source_maps(c, org_id, project_id, version)
+        return totals, new_issues, issues, maps, int(replays[0]["replays"]) if replays else 0
 
-    rows, (new, regressed, maps, replays) = side_by_side(
-        client, lambda c: release_health(c, org_id, project_id, window, environment), extras
+    def performance_and_charts(
+        c: Client,
+    ) -> tuple[list[dict[str, Any]], Window, tuple[timedelta, list[Bucket]]]:
+        performance = performance_read(c, org_id, project_id, window, environment)
+        row = next((r for r in performance if str(r["release"]) == version), None)
+        span = chart_span(window, first_seen(firsts.result().get(version), row))
+        return performance, span, series(c, org_id, project_id, version, span.since, span.until, environment)
+
+    (totals, new_issues, (new, regressed), maps, replays), (performance, ahead, charts) = side_by_side(
+        client, sessions_and_extras, performance_and_charts
     )
+    rows = assemble(totals, new_issues, performance)
     index = next((i for i, r in enumerate(rows) if r.version == version), None)
     if index is None and not exists(client, org_id, project_id, version):
         raise NotFound(f"no release {version!r} in this project (none of its sessions, page loads or errors)")
     health = rows[index] if index is not None else None
     previous = rows[index - 1] if index else None
-    start = window.until - MAX_SPAN
-    if health is not None and health.first_seen is not None:
-        start = max(start, health.first_seen)
-    else:
-        start = max(start, window.since)
-    span = Window.last(window.until - start, window.until)
-    size, buckets = series(client, org_id, project_id, version, span.since, span.until, environment)
+    span = chart_span(window, health.first_seen if health is not None else None)
+    size, buckets = (
+        charts
+        if span == ahead
+        else series(client, org_id, project_id, version, span.since, span.until, environment)
+    )
     return ReleaseDetail(
         health=health,
         previous=previous,

@@ -141,10 +141,17 @@ def _difference(current: float | None, previous: float | None, relative: bool) -
     return 100.0 * (current - previous) / previous if previous else None
 
 
-def _earliest(*moments: datetime | None) -> datetime | None:
+def earliest(*moments: datetime | None) -> datetime | None:
+    """The earliest of ``moments`` in UTC, leaving out None and the engine's empty value (1970)."""
     found = [m.astimezone(UTC) if m.tzinfo else m.replace(tzinfo=UTC) for m in moments if m is not None]
     found = [m for m in found if m.year > 1970]
     return min(found) if found else None
+
+
+def first_seen(first_session: datetime | None, performance: dict[str, Any] | None) -> datetime | None:
+    """A release's first seen: the earlier of its first session start and the first seen of its Release impact
+    row (first page load, else first error event in the window)."""
+    return earliest(first_session, (performance or {}).get("first_seen"))
 
 
 def _build(
@@ -168,7 +175,7 @@ def _build(
 
     row = ReleaseHealth(
         version=version,
-        first_seen=_earliest(counts.first_seen, perf.get("first_seen")),
+        first_seen=first_seen(counts.first_seen, performance),
         sessions=counts.sessions,
         users=counts.users,
         crashed_sessions=counts.crashed,
@@ -215,6 +222,49 @@ def new_issue_counts(client: Client, org_id: int, project_id: int) -> dict[str, 
     return {str(r["release"]): int(r["new_issues"]) for r in rows}
 
 
+def session_reads(
+    client: Client, org_id: int, project_id: int, span: Window, environment: str = ""
+) -> tuple[SessionTotals, dict[str, int]]:
+    """The list's reads of the session states and of the issues mart: per release its session counts
+    (:func:`window_totals`) and its new issues."""
+    return (
+        window_totals(client, org_id, project_id, span.since, span.until, environment),
+        new_issue_counts(client, org_id, project_id),
+    )
+
+
+def performance_read(
+    client: Client, org_id: int, project_id: int, span: Window, environment: str = ""
+) -> list[dict[str, Any]]:
+    """The list's performance figures: the Release impact view's rows for the window, error-only releases
+    included."""
+    filters = PerfFilters(since=span.since, until=span.until, environment=environment)
+    return performance_reads.releases(client, org_id, project_id, filters, with_page_loads_only=False)
+
+
+def assemble(
+    totals: SessionTotals, issues: dict[str, int], performance: list[dict[str, Any]]
+) -> list[ReleaseHealth]:
+    """The list's rows from its reads (:func:`session_reads`, :func:`performance_read`): every release with
+    sessions, page loads or error events, oldest first, each judged against the one before it."""
+    by_release = {str(r["release"]): r for r in performance}
+    listed = {v for v, c in totals.releases.items() if c.sessions} | set(by_release)
+    empty = SessionCounts()
+
+    def order(version: str) -> tuple[datetime, str]:
+        found = first_seen(totals.releases.get(version, empty).first_seen, by_release.get(version))
+        return (found or datetime.max.replace(tzinfo=UTC), version)
+
+    out: list[ReleaseHealth] = []
+    for version in sorted(listed, key=order):
+        counts = totals.releases.get(version, empty)
+        before = out[-1] if out else None
+        out.append(
+            _build(version, counts, totals.total, by_release.get(version), issues.get(version, 0), before)
+        )
+    return out
+
+
 def release_health(
     client: Client,
     org_id: int,
@@ -223,38 +273,15 @@ def release_health(
     environment: str = "",
 ) -> list[ReleaseHealth]:
     """Every release with sessions, page loads or error events in ``window`` (a :class:`Window`, or a length
-    ending now) and ``environment`` ('' = all), oldest first, each with its verdict against the one before it."""
+    ending now) and ``environment`` ('' = all), oldest first, each with its verdict against the one before it.
+    The session states and the performance states are read side by side (two clients)."""
     span = Window.last(window) if isinstance(window, timedelta) else window
-    filters = PerfFilters(since=span.since, until=span.until, environment=environment)
-
-    def sessions_and_issues(c: Client) -> tuple[SessionTotals, dict[str, int]]:
-        return (
-            window_totals(c, org_id, project_id, span.since, span.until, environment),
-            new_issue_counts(c, org_id, project_id),
-        )
-
     (totals, issues), performance = side_by_side(
         client,
-        sessions_and_issues,
-        lambda c: performance_reads.releases(c, org_id, project_id, filters, with_page_loads_only=False),
+        lambda c: session_reads(c, org_id, project_id, span, environment),
+        lambda c: performance_read(c, org_id, project_id, span, environment),
     )
-    by_release = {str(r["release"]): r for r in performance}
-    listed = {v for v, c in totals.releases.items() if c.sessions} | set(by_release)
-    empty = SessionCounts()
-
-    def first_seen(version: str) -> tuple[datetime, str]:
-        counts = totals.releases.get(version, empty)
-        found = _earliest(counts.first_seen, (by_release.get(version) or {}).get("first_seen"))
-        return (found or datetime.max.replace(tzinfo=UTC), version)
-
-    out: list[ReleaseHealth] = []
-    for version in sorted(listed, key=first_seen):
-        counts = totals.releases.get(version, empty)
-        before = out[-1] if out else None
-        out.append(
-            _build(version, counts, totals.total, by_release.get(version), issues.get(version, 0), before)
-        )
-    return out
+    return assemble(totals, issues, performance)
 
 
 # The release pages' default window: long enough to hold the release before the newest one (a verdict compares

@@ -57,7 +57,7 @@ def _first(value: Any) -> datetime | None:
     return None if moment.year <= 1970 else moment
 
 
-def _counts(row: dict[str, Any]) -> SessionCounts:
+def _counts(row: dict[str, Any], first_seen: datetime | None) -> SessionCounts:
     return SessionCounts(
         sessions=int(row["sessions"]),
         errored=int(row["errored"]),
@@ -68,15 +68,15 @@ def _counts(row: dict[str, Any]) -> SessionCounts:
         crashed_users=int(row["crashed_users"]),
         recent_sessions=int(row["recent_sessions"]),
         recent_users=int(row["recent_users"]),
-        first_seen=_first(row["first_seen"]),
+        first_seen=first_seen,
     )
 
 
-def window_totals(
+def window_counts(
     client: Client, org_id: int, project_id: int, since: datetime, until: datetime, environment: str = ""
-) -> SessionTotals:
-    """Per release (with sessions in the window, or ever within the retention) its counts in [since, until),
-    its sessions and users in the 24 hours before ``until`` and its first session start; one read."""
+) -> list[dict[str, Any]]:
+    """The rows of queries/releases/sessions.sql: per release (and '' for the total of every release) its counts
+    in [since, until) and its sessions and users in the 24 hours before ``until``; one read of the states."""
     parameters = {
         "org_id": org_id,
         "project_id": project_id,
@@ -84,14 +84,43 @@ def window_totals(
         "periods": tile(since, until),
         "recent": tile(until - ADOPTION_WINDOW, until),
     }
-    releases: dict[str, SessionCounts] = {}
-    total = SessionCounts()
-    for row in run_query(client, "releases/sessions", parameters):
-        if row["release"] == "":
-            total = _counts(row)
-        else:
-            releases[str(row["release"])] = _counts(row)
+    return run_query(client, "releases/sessions", parameters)
+
+
+def first_sessions(
+    client: Client, org_id: int, project_id: int, environment: str = ""
+) -> dict[str, datetime]:
+    """Per release its first session start within the retention (whatever the window)."""
+    parameters = {"org_id": org_id, "project_id": project_id, "environment": environment}
+    found = {
+        str(r["release"]): _first(r["first_seen"])
+        for r in run_query(client, "releases/first_sessions", parameters)
+    }
+    return {release: first for release, first in found.items() if first is not None}
+
+
+def totals_of(counts: list[dict[str, Any]], first_seen: dict[str, datetime]) -> SessionTotals:
+    """:class:`SessionTotals` from the two reads (:func:`window_counts`, :func:`first_sessions`): every release with
+    sessions in the window, or ever within the retention."""
+    releases = {
+        str(r["release"]): _counts(r, first_seen.get(str(r["release"]))) for r in counts if r["release"] != ""
+    }
+    total = next((_counts(r, None) for r in counts if r["release"] == ""), SessionCounts())
+    for release, first in first_seen.items():
+        if release not in releases:
+            releases[release] = SessionCounts(first_seen=first)
     return SessionTotals(releases, total)
+
+
+def window_totals(
+    client: Client, org_id: int, project_id: int, since: datetime, until: datetime, environment: str = ""
+) -> SessionTotals:
+    """Per release (with sessions in the window, or ever within the retention) its counts in [since, until),
+    its sessions and users in the 24 hours before ``until`` and its first session start; two reads."""
+    return totals_of(
+        window_counts(client, org_id, project_id, since, until, environment),
+        first_sessions(client, org_id, project_id, environment),
+    )
 
 
 @dataclass(frozen=True)

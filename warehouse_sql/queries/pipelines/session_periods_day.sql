@@ -1,5 +1,7 @@
 -- Refresh the days (grain 'day') of `session_periods` holding the hours [{start}, {end}) by merging their hours
--- (grain 'hour', refreshed just before by the same tick).
+-- (grain 'hour', refreshed just before by the same tick) — of the releases and environments with sessions in those
+-- hours only (their minute rows): another release's day is what it was, and writing it again would only add a
+-- version of its user states for every read to skip until a merge drops it.
 INSERT INTO session_periods
 SELECT org_id, project_id, 'day' AS day_grain, toStartOfDay(start) AS day, release, environment,
        sum(sessions), sum(errored), sum(crashed), sum(abnormal), min(first_started),
@@ -9,4 +11,7 @@ SELECT org_id, project_id, 'day' AS day_grain, toStartOfDay(start) AS day, relea
 FROM session_periods FINAL
 WHERE grain = 'hour' AND start >= toStartOfDay({start:DateTime64(3, 'UTC')})
   AND start < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+  AND (project_id, org_id, release, environment) IN
+      (SELECT project_id, org_id, release, environment FROM session_periods
+       WHERE grain = 'minute' AND start >= {start:DateTime64(3, 'UTC')} AND start < {end:DateTime64(3, 'UTC')})
 GROUP BY org_id, project_id, day, release, environment

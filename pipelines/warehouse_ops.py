@@ -83,13 +83,6 @@ def dirty_days(client: Client, tables: list[str], since: datetime) -> list[date]
     return [row[0] for row in rows]
 
 
-def arrived_after(client: Client, tables: list[str], since: datetime) -> bool:
-    """Whether rows of ``tables`` were received after ``since`` (raw_arrival_hours, kept at insert time)."""
-    query = "SELECT count() > 0 FROM raw_arrival_hours WHERE has({tables:Array(String)}, toString(source))"
-    query += " AND received > {since:DateTime64(3, 'UTC')}"
-    return bool(client.query(query, parameters={"tables": tables, "since": since}).result_rows[0][0])
-
-
 def dirty_hours(
     client: Client, tables: list[str], since: datetime, start: datetime, end: datetime
 ) -> list[datetime]:

@@ -2,7 +2,9 @@
 -- dimensions, vitals (NULL when absent), DOM ready (the `dom_ready` measurement, else the end of the
 -- DOMContentLoaded span after the start; @sentry/browser names that span by version: op `browser` with description
 -- `domContentLoadedEvent` (v7), `browser.domContentLoadedEvent` (v8-v10), `browser.dom_content_loaded_event`
--- (v11)), total resource time (sum of resource.* spans, NULL without any), its http.client calls (count,
+-- (v11)), INP (the `inp` measurement, else the largest INP of the standalone interaction spans of its trace:
+-- @sentry/browser 8+ sends INP as a `ui.interaction.*` span when the page is hidden, stored as a transactions row of
+-- its own by stacklens/ingest/inp.py, up to an hour after the page load), total resource time (sum of resource.* spans, NULL without any), its http.client calls (count,
 -- durations, 4xx/5xx), JavaScript bytes (encoded body of script resources), the bytes of all its resources and API
 -- calls (encoded body, else transfer size) and its score
 -- (stacklens/performance/score.py: Lighthouse log-normal per vital, weights renormalised over the vitals present,
@@ -19,7 +21,10 @@ SELECT t.org_id, t.project_id, t.timestamp, t.event_id, t.page, t.environment, t
        score, s.api_calls, s.api_errors, s.api_ms, s.js_bytes, s.total_bytes, {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
-    SELECT *, measurements AS m, os_name IN ('Android', 'iOS', 'iPadOS') AS mobile,
+    SELECT tx.*,
+           if(i.trace_id != '' AND NOT mapContains(tx.measurements, 'inp'),
+              mapUpdate(tx.measurements, map('inp', i.inp)), tx.measurements) AS m,
+           tx.os_name IN ('Android', 'iOS', 'iPadOS') AS mobile,
            mapContains(m, 'lcp') AS has_lcp, mapContains(m, 'inp') AS has_inp, mapContains(m, 'fcp') AS has_fcp,
            mapContains(m, 'cls') AS has_cls, mapContains(m, 'ttfb') AS has_ttfb,
                if({w_lcp:Float64} * has_lcp + {w_inp:Float64} * has_inp + {w_fcp:Float64} * has_fcp + {w_cls:Float64} * has_cls + {w_ttfb:Float64} * has_ttfb = 0, NULL,
@@ -29,8 +34,17 @@ FROM
                  + {w_cls:Float64} * if(has_cls AND m['cls'] <= 0, 1, if(has_cls, (1 - erf(log(greatest(m['cls'], 1e-9) / if(mobile, {cls_med_m:Float64}, {cls_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {cls_p10_m:Float64} / {cls_med_m:Float64}, {cls_p10_d:Float64} / {cls_med_d:Float64})))) / 2, 0))
                  + {w_ttfb:Float64} * if(has_ttfb AND m['ttfb'] <= 0, 1, if(has_ttfb, (1 - erf(log(greatest(m['ttfb'], 1e-9) / if(mobile, {ttfb_med_m:Float64}, {ttfb_med_d:Float64})) * 0.9061938024368232 / -log(if(mobile, {ttfb_p10_m:Float64} / {ttfb_med_m:Float64}, {ttfb_p10_d:Float64} / {ttfb_med_d:Float64})))) / 2, 0)))
                   / ({w_lcp:Float64} * has_lcp + {w_inp:Float64} * has_inp + {w_fcp:Float64} * has_fcp + {w_cls:Float64} * has_cls + {w_ttfb:Float64} * has_ttfb)) AS score
-    FROM transactions
-    WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')} AND op = 'pageload'
+    FROM transactions AS tx
+    LEFT JOIN
+    (
+        SELECT trace_id, max(measurements['inp']) AS inp
+        FROM transactions
+        WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')} + INTERVAL 1 HOUR
+          AND startsWith(op, 'ui.interaction') AND trace_id != '' AND mapContains(measurements, 'inp')
+        GROUP BY trace_id
+    ) AS i ON i.trace_id = tx.trace_id
+    WHERE tx.timestamp >= {start:DateTime64(3, 'UTC')} AND tx.timestamp < {end:DateTime64(3, 'UTC')}
+      AND tx.op = 'pageload'
 ) AS t
 LEFT JOIN
 (

@@ -22,6 +22,7 @@ from clickhouse_connect.driver.exceptions import ClickHouseError
 
 from stacklens.errors import Unavailable
 from stacklens.settings import Settings
+from stacklens.warehouse.engine import ENGINE_SERVER_SETTINGS, start_embedded_engine
 
 
 class WarehouseUnavailable(Unavailable, RuntimeError):
@@ -31,36 +32,6 @@ class WarehouseUnavailable(Unavailable, RuntimeError):
 class WarehouseBusy(WarehouseUnavailable):
     """The embedded warehouse's data directory is open in another process."""
 
-
-# Startup options of the embedded engine. Background merges run at a lower CPU priority (Linux nice 10) than
-# queries: the engine shares the service's process and, on a small host, its cores, so a large merge of the
-# insert-time aggregate tables would otherwise slow every ingest insert, page query and pipeline tick running
-# beside it; merges still take every idle cycle. (Needs CAP_SYS_NICE, else the engine leaves it at 0.)
-#
-# Threads: the engine is a server's engine, sized for a server's many cores and clients. Its global thread pool
-# (which every query, I/O and part-loading pool borrows from) keeps up to 1,000 idle threads by default: under
-# the demo's load `stacklens serve` held 178 threads, ~130 of them the engine's idle "ThreadPool" workers. The
-# embedded engine serves one process on a small host, so its pools are sized for that (the server settings are
-# startup options, like the one above): at most 32 pooled threads (a query uses max_threads, the host's
-# cores, and runs beside a merge, an insert and a pipeline step), idle ones beyond 4 exit, and the pools that
-# load, clean and move parts or fetch from replicas — work this single-node engine does little of — get one
-# or two threads instead of 8 to 128.
-EMBEDDED_ENGINE_OPTIONS = {
-    "os_threads_nice_value_merge_mutate": "10",
-    "max_thread_pool_size": "32",
-    "max_thread_pool_free_size": "4",
-    "max_io_thread_pool_size": "4",
-    "max_io_thread_pool_free_size": "0",
-    "max_active_parts_loading_thread_pool_size": "2",
-    "max_outdated_parts_loading_thread_pool_size": "1",
-    "max_parts_cleaning_thread_pool_size": "2",
-    "background_common_pool_size": "2",
-    "background_move_pool_size": "1",
-    "background_fetches_pool_size": "1",
-    "background_buffer_flush_schedule_pool_size": "1",
-    "background_distributed_schedule_pool_size": "1",
-    "background_message_broker_schedule_pool_size": "1",
-}
 
 _lock = threading.Lock()
 _stderr_swap = threading.Lock()
@@ -97,8 +68,11 @@ def _open(url: str, database: str | None) -> Client:
     try:
         if scheme == "chdb":
             with _engine_stderr_held():
+                start_embedded_engine()
+                # The same settings again for this connection's server context: the pools that context
+                # creates later (merges and their CPU priority) read them from there.
                 return clickhouse_connect.get_client(
-                    dsn=url, database=database or "default", chdb_options=EMBEDDED_ENGINE_OPTIONS
+                    dsn=url, database=database or "default", chdb_options=ENGINE_SERVER_SETTINGS
                 )
         if scheme in ("http", "https", "clickhouse", "clickhouses"):
             return clickhouse_connect.get_client(dsn=url, database=database or "default")

@@ -62,7 +62,7 @@ def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(
         MacroError,
         match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: duration_p95, endpoint_call_states, "
-        r"endpoint_window, issue_elements, log_filter, pageload_bucket, pageload_filter, pageload_merge, pageload_state_row, "
+        r"endpoint_window, issue_elements, log_filter, pageload_bucket, pageload_merge, pageload_state_row, "
         r"pageload_window, resource_request_states, resource_row_sums, resource_window, view_settings\)",
     ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")

@@ -1,0 +1,92 @@
+"""The embedded engine's server settings, applied when the engine starts in this process.
+
+The embedded engine (chdb) starts once per process, when its module is first imported, and sizes its global
+thread pool then; every pool of the engine (queries, I/O, part loading, merges) borrows its threads from that
+pool. Settings passed later in a connection string are shown by ``system.server_settings`` but do not resize
+a pool that already exists, so under the demo's load `stacklens serve` kept ~130 idle engine threads it
+never gave back. The engine reads one configuration file as it starts, looking first for ``config.xml`` in
+the current directory: :func:`start_embedded_engine` writes the settings below to such a file in a private
+directory and imports the engine from there. That also keeps a ``config.xml`` that happens to lie in the
+operator's working directory from configuring the service's engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+# The engine is a server's engine, sized for a server's many cores and clients. The embedded engine serves
+# one process on a small host (the service's own threads share its cores), so:
+# - the global pool keeps at most 2 idle threads (default 1,000: idle threads never exited) and holds at most
+#   64 (default 10,000); a query takes `max_threads` (the host's cores) from it, beside a merge, an insert and
+#   a pipeline step, so 64 leaves room for every pool below at once and bounds a burst;
+# - the pools that load, clean and move parts or fetch from replicas (work this single-node engine does little
+#   of) get one or two threads instead of 8 to 128, and the I/O pool 4 with none kept idle;
+# - background merges run at a lower CPU priority (Linux nice 10) than queries, so a large merge of the
+#   insert-time aggregate tables does not slow the ingest inserts, page queries and pipeline ticks beside it;
+#   merges still take every idle cycle (needs CAP_SYS_NICE, else the engine leaves it at 0).
+ENGINE_SERVER_SETTINGS: dict[str, str] = {
+    "max_thread_pool_size": "64",
+    "max_thread_pool_free_size": "2",
+    "max_io_thread_pool_size": "4",
+    "max_io_thread_pool_free_size": "0",
+    "max_active_parts_loading_thread_pool_size": "2",
+    "max_outdated_parts_loading_thread_pool_size": "1",
+    "max_unexpected_parts_loading_thread_pool_size": "1",
+    "max_parts_cleaning_thread_pool_size": "2",
+    "max_prefixes_deserialization_thread_pool_size": "2",
+    "max_prefixes_deserialization_thread_pool_free_size": "0",
+    "max_format_parsing_thread_pool_size": "2",
+    "max_format_parsing_thread_pool_free_size": "0",
+    "max_backups_io_thread_pool_size": "2",
+    "max_backups_io_thread_pool_free_size": "0",
+    "background_common_pool_size": "2",
+    "background_move_pool_size": "1",
+    "background_fetches_pool_size": "1",
+    "background_buffer_flush_schedule_pool_size": "1",
+    "background_distributed_schedule_pool_size": "1",
+    "background_message_broker_schedule_pool_size": "1",
+    "os_threads_nice_value_merge_mutate": "10",
+}
+
+_ENGINE_MODULE = "chdb"
+_start_lock = threading.Lock()
+
+
+def engine_config_xml(settings: dict[str, str]) -> str:
+    """The engine's configuration file holding ``settings`` as top-level server settings."""
+    lines = [f"  <{name}>{escape(value)}</{name}>" for name, value in settings.items()]
+    return "<clickhouse>\n" + "\n".join(lines) + "\n</clickhouse>\n"
+
+
+def engine_started() -> bool:
+    """Whether the embedded engine already runs in this process (its settings are then fixed)."""
+    return _ENGINE_MODULE in sys.modules
+
+
+def start_embedded_engine() -> None:
+    """Start the embedded engine in this process with :data:`ENGINE_SERVER_SETTINGS`, once.
+
+    Called before the first embedded client opens. The working directory is the engine's only place to be
+    told its settings as it starts, so it is changed for the import and restored at once; this runs under a
+    lock, and the warehouse is opened while the service starts, before its request and pipeline threads run.
+    When the engine was already imported by other code, its settings stay as they were.
+    """
+    with _start_lock:
+        if engine_started():
+            return
+        with tempfile.TemporaryDirectory(prefix="stacklens-engine-") as private:
+            Path(private, "config.xml").write_text(
+                engine_config_xml(ENGINE_SERVER_SETTINGS), encoding="utf-8"
+            )
+            previous = os.getcwd()
+            os.chdir(private)
+            try:
+                importlib.import_module(_ENGINE_MODULE)
+            finally:
+                os.chdir(previous)

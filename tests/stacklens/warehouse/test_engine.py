@@ -1,0 +1,81 @@
+"""The embedded engine's server settings: applied as the engine starts, whatever the working directory holds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from stacklens.settings import Settings
+from stacklens.warehouse.client import ensure_database, get_warehouse
+from stacklens.warehouse.engine import ENGINE_SERVER_SETTINGS, engine_config_xml
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# Run in a fresh interpreter: the engine starts once per process, and the test process's engine started long
+# before this test. Sequential queries that each ask for 16 threads leave idle threads in the engine's global
+# pool; with the engine's defaults (1,000 idle threads kept) all of them stay.
+_PROBE = textwrap.dedent(
+    """
+    import json, os, sys
+    from stacklens.warehouse.client import warehouse_client
+    before = os.getcwd()
+    client = warehouse_client("chdb://" + sys.argv[1], "default")
+    client.command("CREATE TABLE t (a UInt64, b String) ENGINE = MergeTree ORDER BY a")
+    client.command("INSERT INTO t SELECT number, toString(number) FROM numbers(2000000)")
+    for _ in range(6):
+        client.query("SELECT b, count() FROM t GROUP BY b ORDER BY count() DESC LIMIT 1 SETTINGS max_threads = 16")
+    metrics = dict(client.query(
+        "SELECT metric, value FROM system.metrics WHERE metric IN ('GlobalThread', 'GlobalThreadActive')"
+    ).result_rows)
+    print(json.dumps({
+        "cwd_kept": os.getcwd() == before,
+        "pool": metrics["GlobalThread"],
+        "busy": metrics["GlobalThreadActive"],
+        "threads": len(os.listdir("/proc/self/task")),
+    }))
+    """
+)
+
+
+def test_engine_config_holds_each_setting_once() -> None:
+    xml = engine_config_xml({"max_thread_pool_free_size": "2", "odd": "a<b&c"})
+    assert xml.count("<max_thread_pool_free_size>2</max_thread_pool_free_size>") == 1
+    assert "<odd>a&lt;b&amp;c</odd>" in xml
+    assert xml.startswith("<clickhouse>") and xml.rstrip().endswith("</clickhouse>")
+
+
+def test_idle_engine_threads_exit_even_with_a_config_xml_in_the_working_directory(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    # A ClickHouse configuration lying where the operator starts the service must not size its engine.
+    (work / "config.xml").write_text(
+        "<clickhouse><max_thread_pool_free_size>1000</max_thread_pool_free_size></clickhouse>",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(tmp_path / "warehouse")],
+        cwd=work,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["cwd_kept"]
+    idle = seen["pool"] - seen["busy"]
+    assert idle <= int(ENGINE_SERVER_SETTINGS["max_thread_pool_free_size"]), seen
+    # Six queries of 16 threads each kept ~50 threads with the engine's defaults.
+    assert seen["threads"] <= 40, seen
+
+
+def test_embedded_engine_runs_merges_at_a_lower_cpu_priority(settings: Settings) -> None:
+    ensure_database(settings)
+    client = get_warehouse(settings)
+    value = client.query(
+        "SELECT value FROM system.server_settings WHERE name = 'os_threads_nice_value_merge_mutate'"
+    ).result_rows[0][0]
+    assert int(value) == 10

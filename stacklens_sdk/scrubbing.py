@@ -4,8 +4,8 @@ sentry-sdk's ``EventScrubber`` does the work; we widen its denylist, match heade
 and ``x_api_key`` alike), scrub nested body fields, and write the marker the dashboards show, ``[FILTERED]``.
 Then every string of the event is searched for secret shapes — StackLens keys (sentry-sdk's ``sys.argv``
 extra carries ``--app-key stacklens_app_…``), cloud and forge tokens, JWTs, private keys, URL passwords —
-the same shapes the service filters at ingest (``stacklens/ingest/scrub.py``; the SDK imports nothing
-server-side, so the list is repeated here and a test holds both to the same cases).
+the shapes of the shared contract (``stacklens_contract/secret_shapes.py``), which the service filters at
+ingest too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from sentry_sdk.scrubber import DEFAULT_DENYLIST, DEFAULT_PII_DENYLIST, EventScrubber
 from sentry_sdk.utils import AnnotatedValue, capture_internal_exceptions, iter_event_frames
 
+from stacklens_contract.secret_shapes import redact_secrets
 from stacklens_contract.words import BREADCRUMB_CATEGORIES, FILTERED
 
 # sentry-sdk's own marker, written by its integrations for sensitive headers before the scrubber runs.
@@ -47,42 +48,7 @@ EXTRA_DENYLIST = [
     "stacklens_api_key",
 ]
 
-# Each shape begins with a fixed marker: a string holding none of them is left alone without a regex.
-SECRET_MARKERS = (
-    "stacklens_ap",
-    "PRIVATE KEY",
-    "eyJ",
-    "k_live_",
-    "github_pat_",
-    "glpat-",
-    "AKIA",
-    "ASIA",
-    "AIza",
-    "gh",
-    "xox",
-)
-SECRET_RE = re.compile(
-    r"stacklens_(?:api|app)_[A-Za-z0-9_-]{8,}"
-    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
-    r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}"
-    r"|\bxox[abposre]-[A-Za-z0-9-]{10,}"
-    r"|\b[sr]k_live_[A-Za-z0-9]{16,}"
-    r"|\bglpat-[A-Za-z0-9_-]{20,}"
-    r"|\bAIza[0-9A-Za-z_-]{35}"
-    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
-)
-URL_PASSWORD_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"']+:)[^\s/@\"']+(?=@)")
 _MAX_DEPTH = 64
-
-
-def redact_secrets(text: str) -> str:
-    """``text`` with every secret shape and URL password replaced by ``[FILTERED]``."""
-    if any(marker in text for marker in SECRET_MARKERS):
-        text = SECRET_RE.sub(FILTERED, text)
-    if "@" in text and "://" in text:
-        text = URL_PASSWORD_RE.sub(lambda m: m.group("head") + FILTERED, text)
-    return text
 
 
 def redact_everywhere(value: Any, depth: int = 0) -> Any:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.datastructures import QueryParams
 
 from api.deps import ApiAuth, DbSession, Warehouse
 from api.errors import ApiError
@@ -23,7 +24,7 @@ from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import view_table
-from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.performance.filters import PerfFilters
 from stacklens.performance.waterfall import waterfall
 
 router = APIRouter(prefix="/api/projects", tags=["performance"])
@@ -46,26 +47,55 @@ def _project_id(db: DbSession, org_id: int, slug: str) -> int:
         raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
 
 
-def _filters(request: Request) -> PerfFilters:
-    query = request.query_params
-    known = ("range", "since", "until", "environment", "release", "browser")
-    try:
-        return PerfFilters.parse(**{name: query.get(name, "") for name in known})  # type: ignore[arg-type]
-    except BadFilter as exc:
-        raise ApiError(400, "Bad Request", str(exc)) from exc
+def _filter_query(
+    request: Request,
+    range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
+    since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
+    until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
+    environment: str = "",
+    release: str = "",
+    browser: str = "",
+) -> QueryParams:
+    """The filters of every route here, declared once for the OpenAPI page. The query string is handed on
+    unparsed: the handler parses it with the core's one parser (PerfFilters.from_query) once the project is
+    found, so an unknown project answers 404 whatever its filters; a BadFilter answers 400 through the
+    domain-error handler."""
+    return request.query_params
+
+
+def _view_query(
+    request: Request,
+    format: Annotated[str, Query(description="json or csv")] = "json",
+    sort: Annotated[
+        str, Query(description="endpoints only: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx")
+    ] = "calls",
+    include_old_releases: Annotated[
+        bool,
+        Query(
+            description="recommendations only: also those about resources only old releases served "
+            "(not requested by the newest release nor in the window's last two days)"
+        ),
+    ] = False,
+) -> QueryParams:
+    """The options of the views beside the filters, declared for the OpenAPI page; handed on unparsed too."""
+    return request.query_params
+
+
+FilterQuery = Annotated[QueryParams, Depends(_filter_query)]
+ViewQuery = Annotated[QueryParams, Depends(_view_query)]
 
 
 def _answer(
-    view: str, request: Request, auth: ApiAuth, db: DbSession, warehouse: Warehouse, slug: str
+    view: str, query: QueryParams, auth: ApiAuth, db: DbSession, warehouse: Warehouse, slug: str
 ) -> Response:
     project_id = _project_id(db, auth.org_id, slug)
-    filters = _filters(request)
-    fmt = request.query_params.get("format", "json")
+    filters = PerfFilters.from_query(query)
+    fmt = query.get("format", "json")
     if fmt not in ("json", "csv"):
         raise ApiError(400, "Bad Request", "format: must be json or csv")
-    sort = request.query_params.get("sort", "calls")
+    sort = query.get("sort", "calls")
     try:
-        include_old = views.flag("include_old_releases", request.query_params.get("include_old_releases", ""))
+        include_old = views.flag("include_old_releases", query.get("include_old_releases", ""))
         data = views.build(view, warehouse, auth.org_id, project_id, filters, sort, include_old)
     except ValueError as exc:
         raise ApiError(400, "Bad Request", str(exc)) from exc
@@ -81,37 +111,20 @@ def _answer(
 
 
 def _route(view: str, summary: str) -> None:
-    # The filters are declared for the OpenAPI page; _answer reads them from the query string (one parser).
-    def handler(
-        slug: str,
-        request: Request,
-        auth: ApiAuth,
-        db: DbSession,
-        warehouse: Warehouse,
-        range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
-        since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
-        until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
-        environment: str = "",
-        release: str = "",
-        browser: str = "",
-        format: Annotated[str, Query(description="json or csv")] = "json",
-        sort: Annotated[
-            str, Query(description="endpoints only: calls, avg_ms, p95_ms, error_pct, s5xx, s4xx")
-        ] = "calls",
-        include_old_releases: Annotated[
-            bool,
-            Query(
-                description="recommendations only: also those about resources only old releases served "
-                "(not requested by the newest release nor in the window's last two days)"
-            ),
-        ] = False,
-    ) -> Response:
-        return _answer(view, request, auth, db, warehouse, slug)
+    # The filters are a dependency of the route, not of the handler: FastAPI lists the route's dependencies'
+    # parameters first, so the OpenAPI page shows the filters before the view's options.
+    def handler(slug: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse, query: ViewQuery) -> Response:
+        return _answer(view, query, auth, db, warehouse, slug)
 
     handler.__name__ = f"performance_{view}"
     handler.__doc__ = summary + FILTER_DOC
     router.add_api_route(
-        f"/{{slug}}/performance/{view}", handler, methods=["GET"], responses=ERRORS, summary=summary
+        f"/{{slug}}/performance/{view}",
+        handler,
+        methods=["GET"],
+        responses=ERRORS,
+        summary=summary,
+        dependencies=[Depends(_filter_query)],
     )
 
 
@@ -142,17 +155,7 @@ _route(
     response_class=Response,
 )
 def performance_report(
-    slug: str,
-    request: Request,
-    auth: ApiAuth,
-    db: DbSession,
-    warehouse: Warehouse,
-    range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
-    since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
-    until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
-    environment: str = "",
-    release: str = "",
-    browser: str = "",
+    slug: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse, filter_query: FilterQuery
 ) -> Response:
     """The PDF report for the filters: summary (score, web vitals, budgets with status), pages, resources,
     API endpoints, trends, release impact and recommendations, with charts, the filters and page numbers."""
@@ -160,7 +163,7 @@ def performance_report(
         project = accounts.project_by_slug(db, slug, org_id=auth.org_id)
     except AccountError as exc:
         raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
-    data = report_data(db, warehouse, project, _filters(request))
+    data = report_data(db, warehouse, project, PerfFilters.from_query(filter_query))
     return Response(
         build_pdf(data),
         media_type="application/pdf",

@@ -53,12 +53,6 @@ def perf_path(view: CurrentProject) -> str:
     return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/performance"
 
 
-def _filters(request: Request) -> PerfFilters:
-    query = request.query_params
-    names = ("range", "since", "until", "environment", "release", "browser")
-    return PerfFilters.parse(**{k: query.get(k, "") for k in names})  # type: ignore[arg-type]
-
-
 def _project_dsn(view: CurrentProject) -> str | None:
     with session_scope(view.settings) as db:
         return primary_masked_dsn(db, view.project_id, view.settings)
@@ -95,7 +89,7 @@ def _page(
     }
     client = view.warehouse
     try:
-        filters = _filters(request)
+        filters = PerfFilters.from_query(request.query_params)
     except BadFilter as exc:
         context.update(error=str(exc), filters=PerfFilters.parse(), params={})
         return render(request, template, {**context, "data": None}, 400)

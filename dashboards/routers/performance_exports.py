@@ -24,15 +24,9 @@ from stacklens.performance.waterfall import waterfall
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/performance"
-FILTER_NAMES = ("range", "since", "until", "environment", "release", "browser")
 # What each detail page is about, carried in its download links next to the filters.
 TARGET_NAMES = ("sort", "page", "source", "method", "path", "include_old_releases")
 FORMATS = ("csv", "json")
-
-
-def filters_of(request: Request) -> PerfFilters:
-    query = request.query_params
-    return PerfFilters.parse(**{k: query.get(k, "") for k in FILTER_NAMES})  # type: ignore[arg-type]
 
 
 def target_of(request: Request) -> Target:
@@ -70,7 +64,7 @@ def export_page(request: Request, view: CurrentProject, page_name: str, fmt: str
         raise InvalidInput("format: must be csv or json")
     if page_name not in PAGES:
         raise NotFound(f"no performance page {page_name!r}")
-    filters = filters_of(request)
+    filters = PerfFilters.from_query(request.query_params)
     target = target_of(request)
     spec = (
         table(page_name, request.query_params.get("table") or PAGES[page_name][0].name)
@@ -95,7 +89,7 @@ def export_page(request: Request, view: CurrentProject, page_name: str, fmt: str
 
 @router.get(BASE + "/report.pdf")
 def report_pdf(request: Request, view: CurrentProject, db: Db) -> Response:
-    data = report_data(db, view.warehouse, view.project, filters_of(request))
+    data = report_data(db, view.warehouse, view.project, PerfFilters.from_query(request.query_params))
     return Response(
         build_pdf(data),
         media_type="application/pdf",

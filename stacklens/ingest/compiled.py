@@ -14,7 +14,7 @@ COMPILED_MODULES = (
     "stacklens.ingest.validate",
     "stacklens.ingest.jsondepth",
     "stacklens.ingest.scrub",
-    "stacklens.ingest.secrets",
+    "stacklens.ingest.secret_redaction",
     "stacklens.ingest.normalise",
     "stacklens.ingest.fields",
     "stacklens.ingest.grouping.v1",

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from stacklens.ingest.secrets import redact_everywhere, secret_hint
+from stacklens.ingest.secret_redaction import redact_everywhere, secret_hint
 from stacklens.ingest.validate import SHAPE
 from stacklens_contract.words import FILTERED
 

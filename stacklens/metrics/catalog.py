@@ -87,10 +87,6 @@ class Metric:
         histogram = any(s.representation == LOG_HISTOGRAM for s in self.states)
         return max((s.error for s in self.statistic_objects if histogram), default=0.0)
 
-    @property
-    def state_tables(self) -> tuple[str, ...]:
-        return tuple(s.table for s in self.states)
-
 
 # Who reads a state (stacklens.performance.window_values reads for budgets, alert rules and their previews exactly
 # what the views read, over the same windows).

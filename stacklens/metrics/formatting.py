@@ -63,9 +63,3 @@ def axis_title(metric_key: str, statistic: str | None = None) -> str:
     )
     unit = unit_text(metric_key, stat)
     return f"{words} ({unit})" if unit else words
-
-
-def statistic_text(metric_key: str, statistic: str | None = None) -> str:
-    """How a statistic reads after its metric's label: ``p75``; '' when the statistic is part of the metric."""
-    metric = get(metric_key)
-    return "" if metric.fixed_statistic else (statistic or metric.default_statistic)

@@ -81,16 +81,6 @@ class BudgetDefinition:
     min_samples: int
 
 
-def statistic_label(metric: str, statistic: str) -> str:
-    """How a statistic reads next to its metric: "p75", or "per page view" for the byte budgets."""
-    source = METRICS[metric].source if metric in METRICS else ""
-    if source == "resources":
-        return "per page view"
-    if metric == "error_pct":
-        return "of requests"
-    return statistic
-
-
 def scope_matches(scope: str, page: str) -> bool:
     """Whether a page route is in a scope: ``*`` is every page, ``*`` inside a route matches any characters
     (the same rule as :func:`stacklens.performance.metric_window.like_pattern`)."""

@@ -7,6 +7,7 @@ the same bad values with the same message (naming the field).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,7 +22,7 @@ RANGES: dict[str, timedelta] = {
     "90d": timedelta(days=90),
 }
 DEFAULT_RANGE = "7d"
-# Every query reads the fact rows of the window only; 90 days bounds what one page view can cost.
+# Every query reads the state rows of the window only; 90 days bounds what one page view can cost.
 MAX_WINDOW = timedelta(days=90)
 MAX_VALUE_LENGTH = 256
 # The grains of the state tables (`pageload_periods`, `resource_request_periods`, `endpoint_call_periods`: their
@@ -135,6 +136,21 @@ class PerfFilters:
             environment=_plain("environment", environment),
             release=_plain("release", release),
             browser=_plain("browser", browser),
+        )
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str], now: datetime | None = None) -> PerfFilters:
+        """Validate the filters of a query string (``request.query_params``, or any mapping of names to values),
+        as every performance page, API view and download takes them: a missing parameter is '', others are not
+        looked at. Raises :class:`BadFilter` naming the first bad field."""
+        return cls.parse(
+            range=query.get("range", ""),
+            since=query.get("since", ""),
+            until=query.get("until", ""),
+            environment=query.get("environment", ""),
+            release=query.get("release", ""),
+            browser=query.get("browser", ""),
+            now=now,
         )
 
     def sql(self, org_id: int, project_id: int) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from stacklens.performance.filters import PerfFilters
 from stacklens.performance.reads import run
 from stacklens.warehouse.side_by_side import side_by_side
 
-RESOURCE_TYPES = ("JavaScript", "CSS", "Images", "Fonts", "API", "Other")
 # Impact of a render-blocking resource: the pipelines' rule (docs/pipelines.md) plus its share of the page's FCP.
 HIGH = {"avg_ms": 500.0, "avg_bytes": 100 * 1024, "fcp_share": 0.5}
 MEDIUM = {"avg_ms": 200.0, "avg_bytes": 30 * 1024, "fcp_share": 0.25}

@@ -20,11 +20,10 @@ from typing import Any
 import orjson
 
 from stacklens.ingest.scrub import card_hint, scrub_value
-from stacklens.ingest.secrets import redact_everywhere, secret_hint
+from stacklens.ingest.secret_redaction import redact_everywhere, secret_hint
 
 MAX_RECORDING_BYTES = 64 * 1024 * 1024  # inflated; a segment is a few seconds of DOM changes, rarely 1 MiB
 FULL_SNAPSHOT = 2  # rrweb EventType.FullSnapshot: the player can start here
-META = 4  # rrweb EventType.Meta: the page's URL and viewport, just before a full snapshot
 # Words of the key names ingest filters (stacklens.ingest.scrub): only then is the key walk worth its time.
 _SENSITIVE_HINT = re.compile(
     rb"(?i)passw|secret|token|api.?key|credential|session|csrf|xsrf|cookie|auth|cvv|cvc"

@@ -12,7 +12,7 @@ CODE = """
 import sys, json
 sys.path.insert(0, '.')
 before = set(sys.modules)
-import stacklens_contract.keys, stacklens_contract.words
+import stacklens_contract.keys, stacklens_contract.secret_shapes, stacklens_contract.words
 print(json.dumps(sorted({m.split('.')[0] for m in set(sys.modules) - before})))
 """
 

@@ -1,5 +1,6 @@
 """SDK side of secret filtering: the process's own key on the command line (sentry-sdk's ``sys.argv``
-extra) and other secret shapes never reach the log file; the SDK and the service agree on every case."""
+extra) and other secret shapes never reach the log file; the SDK's walk and the service's redact the same
+strings (both apply ``stacklens_contract.secret_shapes``)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import stacklens_sdk
-from stacklens.ingest.secrets import redact_secrets as service_redact
-from stacklens_sdk.scrubbing import FILTERED, redact_secrets
+from stacklens.ingest.secret_redaction import redact_everywhere as service_redact
+from stacklens_sdk.scrubbing import FILTERED, redact_everywhere
 
 CASES = {
     "--app-key stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx": "--app-key " + FILTERED,
@@ -30,8 +31,9 @@ CASES = {
 
 @pytest.mark.parametrize(("text", "expected"), CASES.items())
 def test_sdk_and_service_filter_the_same_shapes(text: str, expected: str) -> None:
-    assert redact_secrets(text) == expected
-    assert service_redact(text) == expected
+    # The service copies on write, the SDK changes the event in place: build one event per side.
+    assert service_redact({"extra": {"argv": [text]}}) == {"extra": {"argv": [expected]}}
+    assert redact_everywhere({"extra": {"argv": [text]}}) == {"extra": {"argv": [expected]}}
 
 
 def test_sys_argv_key_never_reaches_the_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

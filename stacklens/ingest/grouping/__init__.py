@@ -1,6 +1,6 @@
 """Grouping: which issue an error event belongs to, as a registry of frozen, versioned algorithms.
 
-Each version is its own module (``v1.py``, later ``v2.py``) and never changes once released: an event's
+Each version is its own module (``v1.py``, ``v2.py``, ``v3.py``) and never changes once released: an event's
 fingerprint is stored with the version that made it (``events.grouping_version``), and the issue id derives
 from the fingerprint, so editing a released version would split every existing issue in two. A grouping
 change is a new module added to :data:`GROUPERS`; :data:`DEFAULT_VERSION` says which one ingest uses.

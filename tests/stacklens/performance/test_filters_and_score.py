@@ -47,6 +47,18 @@ def test_bad_values_name_the_field(kwargs, field) -> None:
     assert caught.value.field == field and str(caught.value).startswith(f"{field}: ")
 
 
+def test_a_query_string_is_read_by_name() -> None:
+    # What every page, API view and download passes: the query string's values by name, others ignored.
+    query = {"range": "24h", "browser": "Firefox", "environment": "prod", "format": "csv", "page": "/cart"}
+    assert PerfFilters.from_query(query, now=NOW) == PerfFilters.parse(
+        range="24h", browser="Firefox", environment="prod", now=NOW
+    )
+    assert PerfFilters.from_query({}, now=NOW) == PerfFilters.parse(now=NOW)
+    with pytest.raises(BadFilter) as refused:
+        PerfFilters.from_query({"since": "2026-11-01", "release": "x\n"}, now=NOW)
+    assert refused.value.field == "release"
+
+
 def test_score_control_points_and_renormalised_weights() -> None:
     points = CONTROL_POINTS["desktop"]["lcp"]
     assert vital_score(points.p10, points) == pytest.approx(0.9, abs=1e-6)

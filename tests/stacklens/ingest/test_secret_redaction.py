@@ -12,7 +12,7 @@ import sentry_sdk
 from sentry_sdk.integrations.argv import ArgvIntegration
 
 from stacklens.ingest.scrub import FILTERED, scrub_payload
-from stacklens.ingest.secrets import redact_secrets, secret_hint
+from stacklens.ingest.secret_redaction import redact_everywhere, secret_hint
 
 APP_KEY = "stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx"
 SERVICE_KEY = "stacklens_app_worker_" + "Zz9dEfGhIjKlMnOpQrStUvWx"
@@ -87,4 +87,4 @@ def test_ordinary_lines_skip_the_walk_and_keep_their_text() -> None:
     assert not secret_hint(raw)
     assert scrub_payload(payload, raw) == payload
     for text in ("stacklens_app_ is the prefix", "see https://example.com/x", "ASIAN food", "eyJ alone"):
-        assert redact_secrets(text) == text
+        assert redact_everywhere({text: [text]}) == {text: [text]}

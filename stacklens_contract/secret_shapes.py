@@ -1,0 +1,52 @@
+"""Secret shapes, written once: keys, tokens and private keys that no event string may show, and their redaction.
+
+StackLens keys (``stacklens_api_…``, ``stacklens_app_…``; sentry-sdk's ``sys.argv`` extra carries
+``--app-key stacklens_app_…``), cloud and forge tokens, JWTs, private keys and URL passwords can reach any string
+of an event (a log message, a local variable). The SDK redacts them before an event leaves the application
+(``stacklens_sdk/scrubbing.py``) and the service again at ingest (``stacklens/ingest/secret_redaction.py``), for
+events that did not come through the SDK: both use these definitions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stacklens_contract.words import FILTERED
+
+# Each shape of SECRET_RE begins with one of these fixed strings: a text holding none of them is left alone
+# without running the expression.
+SECRET_MARKERS = (
+    "stacklens_ap",  # stacklens_api_ and stacklens_app_
+    "PRIVATE KEY",
+    "eyJ",  # a JWT's header and payload, {"…": in base64
+    "k_live_",
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "gh",
+    "xox",
+)
+SECRET_RE = re.compile(
+    r"stacklens_(?:api|app)_[A-Za-z0-9_-]{8,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}"
+    r"|\bxox[abposre]-[A-Za-z0-9-]{10,}"
+    r"|\b[sr]k_live_[A-Za-z0-9]{16,}"
+    r"|\bglpat-[A-Za-z0-9_-]{20,}"
+    r"|\bAIza[0-9A-Za-z_-]{35}"
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
+)
+# scheme://user:password@host — only the password goes.
+URL_PASSWORD_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"']+:)[^\s/@\"']+(?=@)")
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with every secret shape (:data:`SECRET_RE`) and URL password replaced by ``[FILTERED]``."""
+    if any(marker in text for marker in SECRET_MARKERS):
+        text = SECRET_RE.sub(FILTERED, text)
+    if "@" in text and "://" in text:
+        text = URL_PASSWORD_RE.sub(lambda m: m.group("head") + FILTERED, text)
+    return text

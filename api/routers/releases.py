@@ -30,7 +30,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such project in this organization, or no such release."},
 }
 FILTER_DOC = (
-    " Filters: `range` (24h, 7d, 14d, 30d, 90d; default 7d) or `since`/`until` (ISO 8601), `environment`"
+    " Filters: `range` (24h, 7d, 14d, 30d, 90d; default 30d) or `since`/`until` (ISO 8601), `environment`"
     " (the performance API's; `browser` is refused: sessions carry none). `format=csv` answers the rows as CSV."
 )
 
@@ -81,7 +81,7 @@ def list_releases(
     auth: ApiAuth,
     db: DbSession,
     warehouse: Warehouse,
-    range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
+    range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 30d)")] = "",
     since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
     until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
     environment: str = "",
@@ -122,7 +122,7 @@ def get_release(
     auth: ApiAuth,
     db: DbSession,
     warehouse: Warehouse,
-    range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 7d)")] = "",
+    range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 30d)")] = "",
     since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
     until: Annotated[str, Query(description="ISO 8601 end (default now)")] = "",
     environment: str = "",

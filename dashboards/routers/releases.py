@@ -14,6 +14,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
 from dashboards.context import CurrentProject
+from dashboards.explore_links import release_health_link
 from dashboards.release_figures import release_figures
 from dashboards.rendering import render
 from stacklens.errors import NotFound
@@ -95,6 +96,17 @@ def release_list(
         params={k: v for k, v in filters.params().items() if k in FILTERS},
         rows=shown,
         links={r.version: release_link(view, r.version) for r in rows},
+        explore_links={
+            r.version: release_health_link(
+                view.viewer.org.slug,
+                view.project.slug,
+                r.version,
+                filters.environment,
+                filters.since,
+                filters.until,
+            )
+            for r in rows
+        },
         sort=sort,
         order=order,
         sorts=SORTS,
@@ -132,5 +144,13 @@ def release_page(request: Request, view: CurrentProject, version: str) -> Respon
         environments=_environments(view, filters),
         replays_link=f"{context['project_base']}/replays?range=90d&release={quote(version, safe='')}",
         performance_link=f"{context['project_base']}/performance/releases",
+        explore_link=release_health_link(
+            view.viewer.org.slug,
+            view.project.slug,
+            version,
+            filters.environment,
+            filters.since,
+            filters.until,
+        ),
     )
     return render(request, "release_detail.html", context)

@@ -95,6 +95,19 @@ def test_each_performance_page_opens_its_figure_in_explore(client, acme) -> None
         release_health_link(acme["org_slug"], acme["project"], "shop@1.1.0", "production", *_window(WINDOW))
     ).text
     assert 'id="explore-error"' not in sessions and 'data-column="crash_free_sessions_pct"' in sessions
+    # The release health list (a link per release) and a release's page open that query too.
+    health = f"/orgs/{acme['org_slug']}/projects/{acme['project']}/releases"
+    listed = client.get(f"{health}?since={WINDOW['since']}&until={WINDOW['until']}").text
+    row_link = _link(
+        listed, r'<a class="open-in-explore" href="([^"]+)" title="[^"]+ sessions per day in Explore"'
+    )
+    row_params = parse_qsl(urlsplit(row_link).query)
+    assert ("dataset", "sessions") in row_params and ("since", WINDOW["since"]) in row_params
+    version = next(v for k, v in row_params if k == "f" and v.startswith("release|=|")).split("|=|", 1)[1]
+    page = client.get(f"{health}/{version}?since={WINDOW['since']}&until={WINDOW['until']}").text
+    page_link = _link(page, r'id="open-in-explore" href="([^"]+)"')
+    assert ("f", f"release|=|{version}") in parse_qsl(urlsplit(page_link).query)
+    assert 'id="explore-error"' not in client.get(page_link).text
 
 
 def _window(window: dict[str, str]) -> tuple[datetime, datetime]:
@@ -106,7 +119,7 @@ def _number(locator) -> float:
 
 
 @pytest.mark.browser
-def test_open_in_explore_shows_the_pages_numbers(server, acme, stores) -> None:  # noqa: F811
+def test_open_in_explore_shows_the_pages_numbers(server, acme, stores) -> None:  # noqa: F811 - the fixture imported above
     from playwright.sync_api import sync_playwright
 
     rows = land(

@@ -78,6 +78,12 @@ def web(stores: Settings) -> Iterator[TestClient]:
         yield test_client
 
 
+def _with_dependencies(dependant: Any) -> Iterator[Any]:
+    yield dependant
+    for sub in dependant.dependencies:
+        yield from _with_dependencies(sub)
+
+
 def csv_routes(app: Any) -> set[str]:
     """Every route that can answer CSV: a ``format`` query parameter or a ``{fmt}`` path part."""
     found = set()
@@ -85,8 +91,9 @@ def csv_routes(app: Any) -> set[str]:
         dependant = getattr(route, "dependant", None)
         if dependant is None:
             continue
-        queries = {p.name for p in dependant.query_params}
-        paths = {p.name for p in dependant.path_params}
+        # Parameters of the route's dependencies too: a view's filters and `format` may come from one.
+        queries = {p.name for d in _with_dependencies(dependant) for p in d.query_params}
+        paths = {p.name for d in _with_dependencies(dependant) for p in d.path_params}
         if "format" in queries or "fmt" in paths:
             found.add(route.path_format)
     return found

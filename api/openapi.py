@@ -1,7 +1,7 @@
 """The OpenAPI document as the server answers: validation errors are 400 with the JSON error body (never
 FastAPI's default 422), and every operation lists the error statuses the server really produces: 401 and
 429 on every API route, 404 wherever the path names something. A schema-driven test (schemathesis,
-tests/api/test_openapi_schema.py) holds the document to the server.
+tests/api/test_openapi.py) holds the document to the server.
 
 The document declares the API key as an HTTP Bearer scheme and puts it on exactly the operations whose
 dependencies authenticate with it (read from the routes, so a new route cannot be forgotten): Swagger UI's

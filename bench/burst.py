@@ -94,7 +94,7 @@ def _error(kind: int) -> dict[str, Any]:
 
 
 def _pageload(rng: random.Random) -> dict[str, Any]:
-    from stacklens.demo import browser
+    from demo import browser
 
     release = browser.ReleaseShape("shop@2.0.0", 400_000, True, 1.0)
     when = datetime.now(UTC)
@@ -230,7 +230,7 @@ def _percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def run(

@@ -22,7 +22,7 @@ from pathlib import Path
 # This script's own name is `dashboards`: put the repository first so `dashboards` is the package.
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from stacklens.settings import Settings, override_settings  # noqa: E402
+from stacklens.settings import Settings, override_settings  # noqa: E402 - after the path change above
 
 FILL = """
 INSERT INTO events (org_id, project_id, event_id, issue_id, fingerprint, grouping_version, timestamp, received_at,

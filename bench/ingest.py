@@ -164,7 +164,7 @@ def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
 
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _cpu_seconds(process: psutil.Process) -> float:

@@ -53,8 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 ingest_bench: Any = importlib.import_module("ingest")
 sys.path.insert(0, str(ingest_bench.ROOT))
 
-from stacklens.ingest.otlp_decode import PROTOBUF, read_traces  # noqa: E402
-from stacklens.ingest.otlp_traces import trace_lines  # noqa: E402
+from stacklens.ingest.otlp_decode import PROTOBUF, read_traces  # noqa: E402 - after the path insert above
+from stacklens.ingest.otlp_traces import trace_lines  # noqa: E402 - after the path insert above
 
 CLIENTS = 4
 QUERIES = [

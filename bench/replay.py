@@ -28,13 +28,13 @@ import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stacklens.cli.app import build_app  # noqa: E402
-from stacklens.control import accounts  # noqa: E402
-from stacklens.control.db import migrate_control_store, session_scope  # noqa: E402
-from stacklens.demo import replays as replay_demo  # noqa: E402
-from stacklens.settings import Settings, override_settings  # noqa: E402
-from stacklens.warehouse.client import get_warehouse  # noqa: E402
-from stacklens.warehouse.migrations import apply_migrations  # noqa: E402
+from demo import replays as replay_demo
+from stacklens.cli.app import build_app
+from stacklens.control import accounts
+from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.settings import Settings, override_settings
+from stacklens.warehouse.client import get_warehouse
+from stacklens.warehouse.migrations import apply_migrations
 
 PASSWORD = "bench-password-123"
 CHROMIUM_ARGS = [

@@ -81,8 +81,8 @@ def sentry_payloads(count: int) -> list[dict]:
     )
 
     def deep(level: int, data: dict) -> None:
-        rows = [{"id": n, "name": f"row-{n}", "tags": ["a", "b", "c"]} for n in range(12)]  # noqa: F841
-        blob = "lorem ipsum " * 60  # noqa: F841
+        rows = [{"id": n, "name": f"row-{n}", "tags": ["a", "b", "c"]} for n in range(12)]  # noqa: F841 - a local the event carries
+        blob = "lorem ipsum " * 60  # noqa: F841 - a local the event carries
         if level:
             deep(level - 1, data)
         raise ValueError(f"bad input at level {level}")

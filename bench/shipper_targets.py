@@ -46,10 +46,10 @@ class Sink:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._answer({"valid": True, "organization": "bench", "created_at": "2026-01-01T00:00:00Z"})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers["Content-Length"]))
                 body = gzip.decompress(raw) if self.headers.get("Content-Encoding") == "gzip" else raw
                 n = body.count(b"\n")

@@ -259,10 +259,7 @@ def span_label(description: str, op: str, limit: int = 40) -> str:
     if not (rest and method.isalpha() and method.isupper()):
         method, rest = "", description.strip()
     path = urlsplit(rest).path if "://" in rest else rest.split("?", 1)[0]
-    if method:
-        name = f"{method} {path or '/'}"
-    else:
-        name = path.rstrip("/").rsplit("/", 1)[-1] or path or op
+    name = f"{method} {path or '/'}" if method else path.rstrip("/").rsplit("/", 1)[-1] or path or op
     return name if len(name) <= limit else "…" + name[-(limit - 1) :]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from stacklens.demo.alerts import INBOX_PATH
+from demo.alerts import INBOX_PATH
 
 KEEP = 200
 
@@ -40,9 +40,12 @@ def inbox_router(secret_file: Path | None) -> APIRouter:
     async def receive(request: Request) -> JSONResponse:
         body = await request.body()
         headers = {k.lower(): v for k, v in request.headers.items()}
-        if secret_file is not None and secret_file.exists():
-            if not verify(secret_file.read_text().strip(), headers, body):
-                return JSONResponse({"error": "bad signature"}, status_code=401)
+        if (
+            secret_file is not None
+            and secret_file.exists()
+            and not verify(secret_file.read_text().strip(), headers, body)
+        ):
+            return JSONResponse({"error": "bad signature"}, status_code=401)
         try:
             message = json.loads(body)
         except ValueError:

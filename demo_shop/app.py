@@ -21,9 +21,9 @@ from pydantic import BaseModel
 from sentry_sdk import logger as log
 
 import stacklens_sdk
+from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, move_request_session
+from demo.clock import CONTEXT as CLOCK_CONTEXT
 from demo_shop import catalog, payments, pricing, search, shipping
-from stacklens.demo.clock import CLOCK_HEADER, REQUEST_CLOCK, move_request_session
-from stacklens.demo.clock import CONTEXT as CLOCK_CONTEXT
 
 
 class CartLine(BaseModel):
@@ -61,7 +61,7 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
     """The shop's app. ``stacklens_sdk.init`` must have run in this process first (see ``run``).
 
     ``honour_demo_clock`` is for the history backfill only: requests may then say which past moment and
-    release they stand for (:mod:`stacklens.demo.clock`).
+    release they stand for (:mod:`demo.clock`).
     """
     rng = random.Random(seed)
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import uvicorn
 
 import stacklens_sdk
+from demo.clock import apply_demo_clock, apply_demo_clock_to_log
 from demo_shop.alert_inbox import inbox_router
 from demo_shop.app import create_shop_app
-from stacklens.demo.clock import apply_demo_clock, apply_demo_clock_to_log
 
 TUNNEL_PATH = "/tunnel"
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
         environment=args.environment,
         release=args.release,
         traces_sample_rate=1.0,
-        in_app_include=["demo_shop", "stacklens.demo"],
+        in_app_include=["demo_shop", "demo"],
         server_name="shop-web-1",
         before_send=apply_demo_clock,
         before_send_transaction=apply_demo_clock,

@@ -66,7 +66,9 @@ def _schedule_for(name: str, cron: str, job: Any) -> dg.ScheduleDefinition:
             execution_timezone="UTC",
             default_status=dg.DefaultScheduleStatus.RUNNING,
         )
-        def _partitioned(context: ScheduleEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+        def _partitioned(
+            context: ScheduleEvaluationContext, warehouse: ClickHouseResource
+        ) -> dg.RunRequest | dg.SkipReason:
             missing = warehouse.missing_settings()
             if missing:
                 return dg.SkipReason(missing)
@@ -84,7 +86,9 @@ def _schedule_for(name: str, cron: str, job: Any) -> dg.ScheduleDefinition:
             execution_timezone="UTC",
             default_status=dg.DefaultScheduleStatus.RUNNING,
         )
-        def _incremental(context: ScheduleEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+        def _incremental(
+            context: ScheduleEvaluationContext, warehouse: ClickHouseResource
+        ) -> dg.RunRequest | dg.SkipReason:
             missing = warehouse.missing_settings()
             if missing:
                 return dg.SkipReason(missing)
@@ -100,7 +104,9 @@ def _schedule_for(name: str, cron: str, job: Any) -> dg.ScheduleDefinition:
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.RUNNING,
     )
-    def _every_tick(context: ScheduleEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+    def _every_tick(
+        context: ScheduleEvaluationContext, warehouse: ClickHouseResource
+    ) -> dg.RunRequest | dg.SkipReason:
         missing = warehouse.missing_settings()
         return dg.SkipReason(missing) if missing else dg.RunRequest()
 

@@ -37,7 +37,9 @@ def new_data_sensor(job: Any, interval: int = 10) -> dg.SensorDefinition:
     @dg.sensor(
         name=name, job=job, minimum_interval_seconds=interval, default_status=dg.DefaultSensorStatus.STOPPED
     )
-    def _sensor(context: SensorEvaluationContext, warehouse: ClickHouseResource):  # noqa: ANN202
+    def _sensor(
+        context: SensorEvaluationContext, warehouse: ClickHouseResource
+    ) -> dg.RunRequest | dg.SkipReason:
         client = warehouse.get_client()
         if job.name in PARTITIONED_JOB_INPUTS:
             assets, tables = PARTITIONED_JOB_INPUTS[job.name]

@@ -13,6 +13,7 @@ import dagster as dg
 from clickhouse_connect.driver.client import Client
 
 from pipelines.execution import JOBS_TAG
+from stacklens.warehouse.queries import identifier, load_query
 
 # The tables the assets write that pages, the API, budgets and alerts read (table names are constants, never
 # input). The performance facts are left out: they are read only by the states built from them, and counting one
@@ -57,10 +58,12 @@ def recent_runs(instance: dg.DagsterInstance, limit: int = 20) -> list[dict[str,
 
 def mart_rows(client: Client) -> dict[str, int]:
     """Current rows of every mart (after replacement: ``FINAL``)."""
-    return {
-        table: int(client.query(f"SELECT count() FROM {table} FINAL").result_rows[0][0])  # noqa: S608
-        for table in MART_TABLES
-    }
+    query = load_query("pipelines/mart_rows")
+    counts = {}
+    for table in MART_TABLES:
+        rows = client.query(query, parameters={"table": identifier(table, MART_TABLES)}).result_rows
+        counts[table] = int(rows[0][0])
+    return counts
 
 
 def pipeline_status(client: Client, instance: dg.DagsterInstance, limit: int = 20) -> dict[str, Any]:

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Literal, get_args
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.warehouse.queries import load_query
+from stacklens.warehouse.queries import identifier, load_query
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OVERLAP = timedelta(seconds=30)
 WATERMARK_TAG = "stacklens/watermark"
 DAYS_TAG = "stacklens/days"
+# The marts whose rows a run stamps with its version (``materialized_at``) and counts with
+# queries/pipelines/written/stamped.sql: the only tables that query's ``{table:Identifier}`` may name.
+StampedTable = Literal["issues", "issue_daily_counts", "session_periods"]
+STAMPED_TABLES: tuple[str, ...] = get_args(StampedTable)
 
 
 def asset_tag(base: str, asset: str) -> str:
@@ -35,10 +39,10 @@ def run_insert(client: Client, name: str, parameters: dict[str, Any]) -> None:
     client.command(load_query(f"pipelines/{name}"), parameters=parameters)
 
 
-def rows_written(client: Client, table: str, version_column: str, version: datetime) -> int:
-    """Rows the run stamped with ``version`` (table names are constants of the assets, never input)."""
-    query = f"SELECT count() FROM {table} WHERE {version_column} = {{v:DateTime64(6, 'UTC')}}"  # noqa: S608
-    return int(client.query(query, parameters={"v": version}).result_rows[0][0])
+def rows_written(client: Client, table: StampedTable, version: datetime) -> int:
+    """Rows of ``table`` the run stamped with ``version``."""
+    parameters = {"table": identifier(table, STAMPED_TABLES), "v": version}
+    return int(client.query(load_query("pipelines/written/stamped"), parameters=parameters).result_rows[0][0])
 
 
 def _utc(value: datetime) -> datetime:
@@ -47,11 +51,7 @@ def _utc(value: datetime) -> datetime:
 
 def get_watermarks(client: Client, assets: Iterable[str]) -> dict[str, datetime]:
     names = list(assets)
-    rows = client.query(
-        "SELECT asset, argMax(watermark, updated_at) FROM pipeline_watermarks"
-        " WHERE asset IN {names:Array(String)} GROUP BY asset",
-        parameters={"names": names},
-    ).result_rows
+    rows = client.query(load_query("pipelines/watermarks"), parameters={"names": names}).result_rows
     found = {str(a): _utc(w) for a, w in rows}
     return {name: found.get(name, EPOCH) for name in names}
 
@@ -64,8 +64,7 @@ def read_since(client: Client, assets: Iterable[str]) -> datetime:
 
 def set_watermark(client: Client, asset: str, watermark: datetime) -> None:
     client.command(
-        "INSERT INTO pipeline_watermarks (asset, watermark, updated_at)"
-        " VALUES ({asset:String}, {watermark:DateTime64(3, 'UTC')}, {updated_at:DateTime64(6, 'UTC')})",
+        load_query("pipelines/pipeline_watermarks"),
         parameters={"asset": asset, "watermark": _utc(watermark), "updated_at": datetime.now(UTC)},
     )
 

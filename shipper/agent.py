@@ -144,7 +144,7 @@ class Agent:
     def _check_connection(self) -> None:
         try:
             ok, detail = self.transport.verify()
-        except Exception as exc:  # network trouble: delivery retries on its own
+        except Exception as exc:  # noqa: BLE001 - network trouble of any kind: delivery retries on its own
             log.warning("cannot reach %s: %s", self.config.base_url, network_error_name(exc))
             return
         if ok:

@@ -80,7 +80,7 @@ def _test(config: Config) -> int:
     transport = Transport(config)
     try:
         ok, detail = transport.verify()
-    except Exception as exc:  # httpx and ssl failures: named as in the spec's Errors table
+    except Exception as exc:  # noqa: BLE001 - httpx and ssl failures: named as in the spec's Errors table
         log.error("%s: %s", network_error_name(exc), config.base_url)
         return 1
     finally:

@@ -119,8 +119,8 @@ class Tail:
         """Whether a tracker entry describes this file: same inode, same head, same bytes before its offset."""
         if entry.get("dev") != self.dev or entry.get("ino") != self.ino:
             return False
-        offset = int(entry.get("offset", 0))  # type: ignore[call-overload]
-        head_len = int(entry.get("head_len", 0))  # type: ignore[call-overload]
+        offset = int(entry.get("offset", 0))  # type: ignore[call-overload]  # the tracker file wrote an int
+        head_len = int(entry.get("head_len", 0))  # type: ignore[call-overload]  # the tracker file wrote an int
         if self.size() < offset:
             return False  # truncated while the shipper was stopped
         if head_len and digest(pread_all(self.fd, head_len, 0)) != entry.get("head_hash"):

@@ -67,7 +67,9 @@ def query_body(
 
 
 class StackLens:
-    def __init__(self, url: str, api_key: str, *, timeout: float = 120.0, client: httpx.Client | None = None):
+    def __init__(
+        self, url: str, api_key: str, *, timeout: float = 120.0, client: httpx.Client | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         self._client = client or httpx.Client(timeout=timeout)
         self._headers = {"Authorization": f"Bearer {api_key}"}
@@ -100,7 +102,8 @@ class StackLens:
 
     def query(self, dataset: str, **spec: Any) -> dict[str, Any]:
         """``{"columns", "rows", "series", "meta"}`` of the query (at most 10,000 rows)."""
-        return self._post(query_body(dataset, **spec)).json()
+        answer: dict[str, Any] = self._post(query_body(dataset, **spec)).json()
+        return answer
 
     def download(self, dataset: str, fmt: str = "parquet", **spec: Any) -> bytes:
         """The full result (up to 1,000,000 rows) as a ``csv``, ``parquet`` or ``json`` file's bytes."""

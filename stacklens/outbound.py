@@ -153,7 +153,7 @@ class OutboundClient:
         headers: dict[str, str],
         *,
         retries: int = 0,
-        sleep: Callable = time.sleep,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> OutboundResponse:
         """POST ``content``; the guard runs first. Timeouts and connection errors raise ``httpx`` errors
         after ``retries`` in-call retries (each waiting :func:`backoff_delay`)."""
@@ -167,7 +167,7 @@ class OutboundClient:
         content: bytes | None = None,
         *,
         retries: int = 0,
-        sleep: Callable = time.sleep,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> OutboundResponse:
         """Any method (API clients GET as well as POST); the guard runs before every attempt, retries as
         :meth:`post` does. Each attempt connects only to the addresses its own check accepted."""
@@ -396,6 +396,6 @@ def backoff_delay(
     outage are not hit by every sender at once, yet a retry never comes sooner than half the step. A
     ``Retry-After`` answer is honoured: the delay is never shorter than what the receiver asked for.
     """
-    step = min(BACKOFF_BASE_S * 2 ** max(attempt - 1, 0), BACKOFF_CAP_S)
-    delay = step * (0.5 + 0.5 * (rng or random).random())
+    step = min(BACKOFF_BASE_S * 2.0 ** max(attempt - 1, 0), BACKOFF_CAP_S)
+    delay = step * (0.5 + 0.5 * (rng.random() if rng is not None else random.random()))
     return max(delay, retry_after_s) if retry_after_s is not None else delay

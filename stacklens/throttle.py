@@ -121,7 +121,7 @@ class SignInThrottle:
     def delay(self, failures: int, free: int) -> float:
         if failures < free:
             return 0.0
-        return min(self.ceiling, self.base * 2 ** min(failures - free, 40))
+        return min(self.ceiling, self.base * 2.0 ** min(failures - free, 40))
 
     def check(self, email: str, client: str) -> Refusal | None:
         """A refusal while the account or the client is locked, else ``None`` (go ahead and verify)."""

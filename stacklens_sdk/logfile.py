@@ -11,6 +11,7 @@ reported too.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -169,10 +170,8 @@ class LogWriter:
 
     def _close(self) -> None:
         if self._fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(self._fd)
-            except OSError:
-                pass
         self._fd = self._name = self._identity = None
 
     def _report_failure(self, exc: OSError) -> None:
@@ -200,10 +199,8 @@ def _utcnow() -> datetime:
 
 
 def _best_effort_write(fd: int, data: bytes) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.write(fd, data)
-    except OSError:
-        pass
 
 
 _WRITERS: weakref.WeakSet[LogWriter] = weakref.WeakSet()

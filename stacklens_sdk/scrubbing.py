@@ -112,10 +112,10 @@ class StacklensScrubber(EventScrubber):
         if not isinstance(d, dict):
             return
         for key, value in d.items():
-            if isinstance(key, str) and _norm(key) in self._deny:
-                d[key] = _filtered()
-            elif value == _SENTRY_FILTERED or (
-                isinstance(value, AnnotatedValue) and value.value == _SENTRY_FILTERED
+            if (
+                (isinstance(key, str) and _norm(key) in self._deny)
+                or value == _SENTRY_FILTERED
+                or (isinstance(value, AnnotatedValue) and value.value == _SENTRY_FILTERED)
             ):
                 d[key] = _filtered()
             else:

@@ -59,7 +59,7 @@ class FileTransport(Transport):
         for item in envelope.items:
             try:
                 self._write_item(item, envelope.headers)
-            except Exception:  # noqa: BLE001 - an SDK failure must never break the application
+            except Exception:  # an SDK failure must never break the application
                 logger.debug("Could not write a %s item", item.type, exc_info=True)
                 self.record_lost_event(REASON_UNSUPPORTED, item=item)
         self._write_client_report(force=False)

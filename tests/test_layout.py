@@ -3,7 +3,9 @@
 ``stacklens/`` is the domain core; ``api/``, ``dashboards/`` and ``pipelines/`` are adapters over it. An adapter
 never imports another adapter; the core never imports an adapter nor a web/orchestration framework. The one
 exception is the composition root, ``stacklens/cli/``, which builds the app and mounts the dashboards and the
-pipelines on it. Imports inside functions count as much as those at the top of a module.
+pipelines on it. Nothing in the core, the composition root included, imports the demo (``demo/``,
+``demo_shop/``, DESIGN §3): `stacklens up` starts the demo's modules as processes. Imports inside functions
+count as much as those at the top of a module.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ADAPTERS = ("api", "dashboards", "pipelines")
 CORE = "stacklens"
 COMPOSITION_ROOT = ("stacklens", "cli")
+# What `stacklens up` runs beside the service; never imported by the core, not even by the composition root.
+DEMO = ("demo", "demo_shop")
 # Frameworks that belong to the adapters: the core stays importable and testable without them.
 # A name matches when it is one of these or starts with it and "_" (dagster_postgres, dagster_webserver, …).
 FRAMEWORKS = ("fastapi", "starlette", "jinja2", "dagster", "uvicorn", "plotly")
@@ -37,9 +41,12 @@ def _dynamic_imports(tree: ast.AST) -> list[tuple[int, str]]:
             func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         )
         first = node.args[0]
-        if called in ("import_module", "__import__") and isinstance(first, ast.Constant):
-            if isinstance(first.value, str):
-                found.append((node.lineno, first.value))
+        if (
+            called in ("import_module", "__import__")
+            and isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+        ):
+            found.append((node.lineno, first.value))
     return found
 
 
@@ -76,13 +83,16 @@ def violations_in(path: Path, root: Path = ROOT) -> list[str]:
     is_package = parts[-1] == "__init__"
     module_parts = parts[:-1] if is_package else parts
     top = module_parts[0]
-    if module_parts[:2] == COMPOSITION_ROOT:
-        return []
+    in_composition_root = module_parts[:2] == COMPOSITION_ROOT
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     problems = []
     for line, name in _imported(tree, module_parts, is_package) + _dynamic_imports(tree):
         target = name.split(".")[0]
-        if top in ADAPTERS and target in ADAPTERS and target != top:
+        if top == CORE and target in DEMO:
+            problems.append(f"{relative}:{line}: the core imports the demo's {name}")
+        elif in_composition_root:
+            continue
+        elif top in ADAPTERS and target in ADAPTERS and target != top:
             problems.append(f"{relative}:{line}: adapter {top} imports adapter {name}")
         elif top == CORE and target in ADAPTERS:
             problems.append(f"{relative}:{line}: the core imports adapter {name}")
@@ -125,17 +135,35 @@ def test_dependencies_point_from_the_adapters_to_the_core() -> None:
             "the core imports adapter pipelines.jobs",
         ),
         ("stacklens/x.py", "from fastapi import FastAPI\n", "the core imports framework fastapi"),
-        ("stacklens/demo/x.py", "import dagster as dg\n", "the core imports framework dagster"),
+        ("stacklens/replay/x.py", "import dagster as dg\n", "the core imports framework dagster"),
         (
-            "stacklens/demo/x.py",
+            "stacklens/replay/x.py",
             "from starlette.responses import Response\n",
             "the core imports framework starlette",
         ),
         (
-            "stacklens/demo/x.py",
+            "stacklens/replay/x.py",
             "from stacklens.cli.main import CliError\n",
             "the core imports the composition root",
         ),
+        ("stacklens/x.py", "from demo import traffic\n", "the core imports the demo's demo"),
+        (
+            "stacklens/cli/x.py",
+            "def f():\n    import demo.driver\n",
+            "the core imports the demo's demo.driver",
+        ),
+        (
+            "stacklens/cli/x.py",
+            "from demo_shop.server import main\n",
+            "the core imports the demo's demo_shop",
+        ),
+        (
+            "stacklens/cli/x.py",
+            "import importlib\nm = importlib.import_module('demo.prepare')\n",
+            "the core imports the demo's demo.prepare",
+        ),
+        ("stacklens/cli/x.py", "argv = ['python', '-m', 'demo.driver']\n", None),
+        ("demo/x.py", "from stacklens.cli.launch import demo_allow\n", None),
         ("stacklens/x.py", "import dagster_postgres\n", "the core imports framework dagster_postgres"),
         ("stacklens/x.py", "def f():\n    import uvicorn\n", "the core imports framework uvicorn"),
         ("stacklens/x.py", "import plotly.graph_objects as go\n", "the core imports framework plotly"),
@@ -167,3 +195,61 @@ def test_the_check_finds_each_kind_of_violation(
         assert problems == []
     else:
         assert len(problems) == 1 and expected in problems[0], problems
+
+
+# Tests mirror the source tree: the tests of `a/b/c.py` live in `tests/a/b/test_c.py`, so a module's tests are
+# found without searching and a module without any shows up here.
+MIRRORED = (
+    "stacklens",
+    "api",
+    "dashboards",
+    "pipelines",
+    "shipper",
+    "stacklens_sdk",
+    "stacklens_contract",
+    "demo",
+)
+MIRROR_MINIMUM = 0.80
+
+
+def mirror_of(module: Path) -> Path:
+    """``a/b/c.py`` → ``tests/a/b/test_c.py`` (both relative to the repository root)."""
+    return Path("tests", *module.parent.parts, f"test_{module.name}")
+
+
+def unmirrored(root: Path = ROOT) -> tuple[list[str], int]:
+    """The source modules (``__init__.py`` aside) without a mirrored test file, and how many modules there are."""
+    modules = [
+        path.relative_to(root)
+        for package in MIRRORED
+        if (root / package).is_dir()
+        for path in sorted((root / package).rglob("*.py"))
+        if path.name != "__init__.py"
+    ]
+    missing = [str(module) for module in modules if not (root / mirror_of(module)).is_file()]
+    return missing, len(modules)
+
+
+def test_tests_mirror_the_source_tree() -> None:
+    missing, total = unmirrored()
+    assert total > 250
+    mirrored = (total - len(missing)) / total
+    assert mirrored >= MIRROR_MINIMUM, (
+        f"{mirrored:.1%} of {total} modules have tests/<same path>/test_<module>.py (at least "
+        f"{MIRROR_MINIMUM:.0%} must); without one:\n" + "\n".join(missing)
+    )
+
+
+def test_the_mirror_check_sees_a_module_without_tests(tmp_path: Path) -> None:
+    for path in (
+        "api/routers/keys.py",
+        "api/routers/__init__.py",
+        "stacklens/errors.py",
+        "tests/api/routers/test_keys.py",
+    ):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    assert unmirrored(tmp_path) == (["stacklens/errors.py"], 2)
+    assert mirror_of(Path("stacklens/ingest/grouping/v2.py")) == Path(
+        "tests/stacklens/ingest/grouping/test_v2.py"
+    )

@@ -7,6 +7,7 @@ Either way the status code is 503 when a component is down, which is what load b
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Literal
 
 from fastapi import APIRouter, Response
@@ -39,7 +40,7 @@ def _first_line(exc: BaseException) -> str:
     return (text_.splitlines()[0] if text_ else exc.__class__.__name__)[:300]
 
 
-def _timed(check) -> Component:
+def _timed(check: Callable[[], object]) -> Component:
     started = time.perf_counter()
     try:
         check()
@@ -59,8 +60,9 @@ def check_control_store(settings: Settings) -> Component:
 def check_warehouse(settings: Settings) -> Component:
     def run() -> None:
         from stacklens.warehouse.client import get_warehouse
+        from stacklens.warehouse.queries import load_query
 
-        get_warehouse(settings).command("SELECT 1")
+        get_warehouse(settings).command(load_query("health/ping"))
 
     return _timed(run)
 

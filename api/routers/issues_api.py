@@ -4,6 +4,7 @@ organization's project, issue or event answers 404, like one that does not exist
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -81,7 +82,7 @@ def _issue(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str) -> tu
     raise NOT_FOUND
 
 
-def _issue_out(project: Project, row: dict[str, Any]) -> IssueOut:
+def _issue_out(project: Project, row: Mapping[str, Any]) -> IssueOut:
     return IssueOut(
         id=str(row["issue_id"]),
         project=project.slug,

@@ -15,8 +15,8 @@ from api.deps import ApiAuth, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts, credentials
-from stacklens.control.keys import API_KEY_PREFIX, SERVICE_RE
 from stacklens.control.models import AppKey, Project, iso_utc
+from stacklens_contract.keys import API_KEY_PREFIX, SERVICE_RE
 
 
 def no_store(response: Response) -> None:

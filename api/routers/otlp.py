@@ -82,25 +82,27 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 class PartialSuccess(BaseModel):
-    rejectedSpans: str = Field(description="How many spans were refused (an int64, as text in OTLP JSON).")
-    errorMessage: str = Field(description="Which spans were refused and why.")
+    rejectedSpans: str = Field(  # noqa: N815 - OTLP's JSON field name
+        description="How many spans were refused (an int64, as text in OTLP JSON)."
+    )
+    errorMessage: str = Field(description="Which spans were refused and why.")  # noqa: N815 - OTLP's JSON field name
 
 
 class LogsPartialSuccess(BaseModel):
-    rejectedLogRecords: str = Field(
+    rejectedLogRecords: str = Field(  # noqa: N815 - OTLP's JSON field name
         description="How many log records were refused (an int64, as text in OTLP JSON)."
     )
-    errorMessage: str = Field(description="Which log records were refused and why.")
+    errorMessage: str = Field(description="Which log records were refused and why.")  # noqa: N815 - OTLP's JSON field name
 
 
 class LogsExportAnswer(BaseModel):
-    partialSuccess: LogsPartialSuccess | None = Field(
+    partialSuccess: LogsPartialSuccess | None = Field(  # noqa: N815 - OTLP's JSON field name
         default=None, description="Present only when some log records were refused."
     )
 
 
 class ExportAnswer(BaseModel):
-    partialSuccess: PartialSuccess | None = Field(
+    partialSuccess: PartialSuccess | None = Field(  # noqa: N815 - OTLP's JSON field name
         default=None, description="Present only when some spans were refused."
     )
 

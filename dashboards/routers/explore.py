@@ -39,7 +39,7 @@ FILTER_ROWS = 3  # empty filter rows the form offers beside the query's own
 
 def body_from_params(params: Any) -> dict[str, Any]:
     """The query body of the page's query string (the API's JSON body in URL form)."""
-    rows = [tuple(str(raw).split("|", 2)) + ("", "") for raw in params.getlist("f")]
+    rows = [(*str(raw).split("|", 2), "", "") for raw in params.getlist("f")]
     # The form sends each filter row as ff / fo / fv (no script composes them); a link sends f=field|op|value.
     rows += list(zip(params.getlist("ff"), params.getlist("fo"), params.getlist("fv"), strict=False))
     filters = []
@@ -108,7 +108,7 @@ def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
         "body": body,
         "filters": filters,
         "group_slots": (body["group_by"] + ["", "", ""])[:3],
-        "aggregates": aggregates + [{"fn": "", "metric": ""}],
+        "aggregates": [*aggregates, {"fn": "", "metric": ""}],
         "ops": OPS,
         "fns": FNS,
         "intervals": INTERVALS,

@@ -10,6 +10,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from itsdangerous import Signer
 
 from dashboards.context import Db, SignInRequired, current_user
 from dashboards.rendering import render
@@ -23,7 +24,7 @@ router = APIRouter(include_in_schema=False)
 PAGE = "/invitations/{token}"
 
 
-def _signer(request: Request):
+def _signer(request: Request) -> Signer:
     return invitations.signer_for(request.app.state.settings.secret())
 
 

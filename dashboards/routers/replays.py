@@ -4,7 +4,7 @@ the recording it plays, and the project setting that turns replay ingest off."""
 from __future__ import annotations
 
 from datetime import UTC
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -25,7 +25,7 @@ def _base(view: CurrentProject) -> str:
     return f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}"
 
 
-def _replay(view: CurrentProject, replay_id: str) -> tuple[str, dict[str, Any]]:
+def _replay(view: CurrentProject, replay_id: str) -> tuple[str, reads.ReplaySpan]:
     """The replay's UUID and span; 404 for a malformed id, a replay of another project or organization,
     or one that has no segment, alike."""
     replay = reads.replay_uuid(replay_id)

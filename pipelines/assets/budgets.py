@@ -15,6 +15,7 @@ from pipelines.resources import ClickHouseResource, ControlStoreResource
 from stacklens.isolation import retry_at
 from stacklens.performance.budget_eval import ERROR, FAIL, PASS, BudgetSpec, Evaluation, evaluate
 from stacklens.performance.budget_rules import WINDOW_DAYS
+from stacklens.warehouse.queries import load_query
 
 BUDGET_COLUMNS = [
     "org_id",
@@ -79,7 +80,6 @@ def _record_outcomes(
 
 
 AGGREGATE_CHECK = "budgets_within_limits"
-DELETED_BUDGETS = "DELETE FROM budget_status WHERE NOT has({ids:Array(UInt64)}, budget_id)"
 
 
 def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
@@ -185,8 +185,8 @@ def _evaluate_budgets(
     # Budgets deleted from the control store disappear from the mart. A DELETE is a mutation over every part
     # even when it matches nothing, so it runs only when there is something to remove.
     ids = {"ids": [spec.id for _, spec, _ in budgets]}
-    if client.query(DELETED_BUDGETS.replace("DELETE", "SELECT count()"), parameters=ids).result_rows[0][0]:
-        client.command(warehouse.in_place(DELETED_BUDGETS), parameters=ids)
+    if client.query(load_query("pipelines/budget_status_stale"), parameters=ids).result_rows[0][0]:
+        client.command(warehouse.in_place(load_query("pipelines/budget_status_stale_delete")), parameters=ids)
     for line in over:
         context.log.warning(line)
     for line in failed[:20]:

@@ -12,6 +12,7 @@ from clickhouse_connect.driver.client import Client
 from dagster import AssetExecutionContext
 
 from pipelines import warehouse_ops as ops
+from stacklens.warehouse.queries import load_query, scalar_row
 
 RAW_EVENTS = dg.AssetKey(["raw", "events"])
 RAW_TRANSACTIONS = dg.AssetKey(["raw", "transactions"])
@@ -21,13 +22,16 @@ RAW_SPANS = dg.AssetKey(["raw", "spans"])
 @dataclass(frozen=True)
 class MartCheck:
     """An asset check evaluated inside its asset's step (declared with ``check_specs``): one query counting the
-    rows that break a rule; it passes when there are none. ``sql`` may name ``{v:DateTime64(6, 'UTC')}``, the
-    version the run stamped on the rows it wrote. A separate check step would cost each run Dagster's per-step
-    events and bookkeeping for a query of a few milliseconds."""
+    rows that break a rule, ``queries/pipelines/checks/<name>.sql``; it passes when there are none. The query may
+    name ``{v:DateTime64(6, 'UTC')}``, the version the run stamped on the rows it wrote. A separate check step
+    would cost each run Dagster's per-step events and bookkeeping for a query of a few milliseconds."""
 
     name: str
     description: str
-    sql: str
+
+    @property
+    def sql(self) -> str:
+        return load_query(f"pipelines/checks/{self.name}")
 
     def spec(self, asset: str) -> dg.AssetCheckSpec:
         return dg.AssetCheckSpec(self.name, asset=asset, description=self.description)
@@ -51,7 +55,7 @@ def evaluate_checks(
     if not checks:
         return []
     values = {"v": version, **(parameters or {})}
-    sql = "SELECT " + ", ".join(f"({check.sql})" for check in checks)
+    sql = scalar_row([check.sql for check in checks])
     row = client.query(sql, parameters=_used(sql, values)).result_rows[0]
     key = dg.AssetKey(asset) if asset else None
     return [
@@ -92,7 +96,7 @@ def rebuild_days(
     context: AssetExecutionContext,
     client: Client,
     query: str,
-    table: str,
+    table: ops.StampedTable,
     asset: str,
     checks: list[MartCheck] | None = None,
 ) -> dg.MaterializeResult:
@@ -101,7 +105,7 @@ def rebuild_days(
     ranges = run_days(context)
     for start, end in ranges:
         ops.run_insert(client, query, {**ops.day_bounds(start, end), "materialized_at": version})
-    written = ops.rows_written(client, table, "materialized_at", version)
+    written = ops.rows_written(client, table, version)
     advance_watermark(context, client, asset)
     return dg.MaterializeResult(
         metadata={

@@ -15,6 +15,7 @@ from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 from stacklens.issues.counters import CounterRepair, repair_counters
 from stacklens.issues.rules import apply_system_transitions
+from stacklens.warehouse.queries import load_query
 
 # issue_element_arrivals keeps 3 days (migration 0126); a watermark older than this rebuilds from the events.
 ARRIVALS_KEPT = timedelta(days=2)
@@ -23,15 +24,12 @@ ISSUES_CHECKS = [
     MartCheck(
         "issues_are_consistent",
         "No issue was seen last before it was seen first, or has no events.",
-        "SELECT count() FROM issues FINAL WHERE first_seen > last_seen OR events = 0",
     )
 ]
 DAILY_COUNTS_CHECKS = [
     MartCheck(
         "issue_daily_counts_are_sane",
         "Every daily row the run wrote counts at least one event and one user at most per event.",
-        "SELECT count() FROM issue_daily_counts WHERE materialized_at = {v:DateTime64(6, 'UTC')}"
-        " AND (events = 0 OR users > events)",
     )
 ]
 COUNTERS_CHECK = dg.AssetCheckSpec(
@@ -45,8 +43,6 @@ RELATED_CHECKS = [
     MartCheck(
         "related_issues_are_valid",
         "The relations the run wrote have strengths in (0, 1] and never relate an issue to itself.",
-        "SELECT count() FROM related_issues WHERE materialized_at = {v:DateTime64(6, 'UTC')} AND is_deleted = 0"
-        " AND (strength <= 0 OR strength > 1 OR issue_id = related_issue_id)",
     )
 ]
 
@@ -152,7 +148,7 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
             ops.run_insert(client, "issue_users", {"since": since})
         ops.run_insert(client, "issues_refresh", {"since": since, "materialized_at": version})
         ops.set_watermark(client, "issues", upper)
-        written = ops.rows_written(client, "issues", "materialized_at", version)
+        written = ops.rows_written(client, "issues", version)
     changes = apply_system_transitions(client)
     for change in changes:
         context.log.info(
@@ -225,9 +221,7 @@ def related_issues(context: AssetExecutionContext, warehouse: ClickHouseResource
         ops.run_insert(client, "related_issues", {"materialized_at": version})
         ops.set_watermark(client, "related_issues", upper)
         written, removed = client.query(
-            "SELECT countIf(is_deleted = 0), countIf(is_deleted = 1) FROM related_issues"
-            " WHERE materialized_at = {v:DateTime64(6, 'UTC')}",
-            parameters={"v": version},
+            load_query("pipelines/written/related_issues"), parameters={"v": version}
         ).result_rows[0]
     return dg.MaterializeResult(
         metadata={

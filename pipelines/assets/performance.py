@@ -31,39 +31,27 @@ from pipelines.assets.common import (
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 from stacklens.performance.score import sql_parameters
-
-# The rows a run wrote (stamped with its version `v`), looked for in the time span of the hours it refreshed
-# (`{start}`, `{end}`), so counting and checking them reads that span, not a table's history: a fact lies in its
-# hour; an example's period is its hour or its day; the blocks of days a run rewrites are those of the 16-day
-# blocks around its hours.
-_WRITTEN_FACTS = (
-    "materialized_at = {v:DateTime64(6, 'UTC')}"
-    " AND ts >= {start:DateTime64(3, 'UTC')} AND ts < {end:DateTime64(3, 'UTC')}"
-)
-_WRITTEN_EXAMPLES = (
-    "materialized_at = {v:DateTime64(6, 'UTC')} AND start >= {start:DateTime64(3, 'UTC')} - INTERVAL 1 DAY"
-    " AND start < {end:DateTime64(3, 'UTC')}"
-)
-_WRITTEN_STATES = (
-    "materialized_at = {v:DateTime64(6, 'UTC')} AND start >= {start:DateTime64(3, 'UTC')} - INTERVAL 16 DAY"
-    " AND start < {end:DateTime64(3, 'UTC')} + INTERVAL 16 DAY"
-)
-# A period starts on a multiple of its grain since 1970-01-01 (the grain's value is its length in minutes).
-_ALIGNED = "toUInt32(start) % (CAST(grain, 'UInt16') * 60) = 0"
+from stacklens.warehouse.queries import load_query, scalar_row
 
 
 @dataclass(frozen=True)
 class StateTable:
     """A warehouse table one step writes, and the asset of the same name: the pipeline queries that write it
     (``queries/pipelines/<name>.sql``, each an ``INSERT … SELECT`` over the hours ``[start, end)``, in order),
-    what it is built from, its description (grain and readers) and its checks."""
+    what it is built from, its description (grain and readers) and its checks. The rows a run wrote are counted
+    by ``queries/pipelines/written/<name>.sql``, in the time span of the hours it refreshed (macros
+    written_facts, written_examples, written_states), so counting them reads that span, not the table's history."""
 
     name: str
     queries: tuple[str, ...]
     deps: tuple[Any, ...]
     description: str
     checks: tuple[MartCheck, ...]
-    written: str = _WRITTEN_STATES  # the condition on the rows a run wrote
+
+    @property
+    def written(self) -> str:
+        """The query counting the rows a run wrote (stamped with its version ``v``, in ``[start, end)``)."""
+        return load_query(f"pipelines/written/{self.name}")
 
 
 @dataclass(frozen=True)
@@ -110,11 +98,8 @@ PAGELOADS = Stack(
                     "pageload_facts_valid",
                     "Among the page loads the run wrote, none has more failed API calls than calls, a call "
                     "without its duration, or a score outside 0–100.",
-                    f"SELECT count() FROM pageload_facts WHERE {_WRITTEN_FACTS}"  # noqa: S608 - constants only
-                    " AND (api_errors > api_calls OR length(api_ms) != api_calls OR score < 0 OR score > 100.000001)",
                 ),
             ),
-            written=_WRITTEN_FACTS,
         ),
         StateTable(
             "pageload_periods",
@@ -133,12 +118,6 @@ PAGELOADS = Stack(
                     "pageload_periods_add_up",
                     "In the periods the run wrote, each histogram counts exactly its measure's page loads (load "
                     "time all of them) and API calls, and every period starts on a multiple of its grain.",
-                    f"SELECT count() FROM pageload_periods WHERE {_WRITTEN_STATES}"  # noqa: S608 - constants only
-                    " AND (arraySum(load_hist.2) != views OR arraySum(ttfb_hist.2) != ttfb_n"
-                    " OR arraySum(dom_hist.2) != dom_n OR arraySum(lcp_hist.2) != lcp_n"
-                    " OR arraySum(inp_hist.2) != inp_n OR arraySum(cls_hist.2) != cls_n"
-                    " OR arraySum(fcp_hist.2) != fcp_n OR arraySum(api_hist.2) != api_calls"
-                    f" OR NOT ({_ALIGNED}))",
                 ),
             ),
         ),
@@ -153,12 +132,8 @@ PAGELOADS = Stack(
                 MartCheck(
                     "pageload_examples_in_their_period",
                     "Every example the run wrote lies in its period and in its load-time bucket.",
-                    f"SELECT count() FROM pageload_examples WHERE {_WRITTEN_EXAMPLES}"  # noqa: S608 - constants only
-                    " AND (ts < start OR ts >= start + toIntervalMinute(CAST(grain, 'UInt16'))"
-                    " OR bucket != if(load_ms > 0, toInt32(round(log(load_ms) * 100)), toInt32(-1000000)))",
                 ),
             ),
-            written=_WRITTEN_EXAMPLES,
         ),
     ),
     sql_parameters(),
@@ -182,11 +157,8 @@ RESOURCES = Stack(
                     "resource_facts_first_flags",
                     "Among the requests the run wrote, a page load's first request of a type is also its first "
                     "request of that resource.",
-                    f"SELECT count() FROM resource_facts WHERE {_WRITTEN_FACTS}"  # noqa: S608 - constants only
-                    " AND first_of_type = 1 AND first_of_resource = 0",
                 ),
             ),
-            written=_WRITTEN_FACTS,
         ),
         StateTable(
             "resource_request_periods",
@@ -205,9 +177,6 @@ RESOURCES = Stack(
                     "In the periods the run wrote, every request is blocking, non-blocking or unknown once, the "
                     "load-time histogram counts every request, page loads never exceed requests, and every "
                     "period starts on a multiple of its grain.",
-                    f"SELECT count() FROM resource_request_periods WHERE {_WRITTEN_STATES}"  # noqa: S608 - constants only
-                    " AND (blocking + non_blocking + unknown != requests OR arraySum(dur_hist.2) != requests"
-                    f" OR loads > requests OR type_loads > requests OR NOT ({_ALIGNED}))",
                 ),
             ),
         ),
@@ -231,10 +200,8 @@ ENDPOINTS = Stack(
                 MartCheck(
                     "endpoint_facts_per_load",
                     "Every call the run wrote counts at least itself among its page load's calls of the endpoint.",
-                    f"SELECT count() FROM endpoint_facts WHERE {_WRITTEN_FACTS} AND per_load = 0",  # noqa: S608 - constants only
                 ),
             ),
-            written=_WRITTEN_FACTS,
         ),
         StateTable(
             "endpoint_call_periods",
@@ -253,9 +220,6 @@ ENDPOINTS = Stack(
                     "In the periods the run wrote, status classes never exceed the calls, the duration "
                     "histogram counts every call, page loads never exceed calls, and every period starts on a "
                     "multiple of its grain.",
-                    f"SELECT count() FROM endpoint_call_periods WHERE {_WRITTEN_STATES}"  # noqa: S608 - constants only
-                    " AND (s2xx + s3xx + s4xx + s5xx + no_status > calls OR arraySum(dur_hist.2) != calls"
-                    f" OR loads > calls OR NOT ({_ALIGNED}))",
                 ),
             ),
         ),
@@ -323,15 +287,14 @@ def _written_and_bad(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Per table the rows the run wrote (stamped with ``version``), and per check the rows that break it among
     them: one query for the step, each a scalar subquery bounded by the span of the hours the run refreshed, so
-    none reads a table's history (table names and checks are the stacks' constants, never input). A run that
-    refreshed nothing wrote nothing and broke nothing."""
+    none reads a table's history (named queries: pipelines/written/, pipelines/checks/). A run that refreshed
+    nothing wrote nothing and broke nothing."""
     checks = [check for table in stack.tables for check in table.checks]
     if span is None:
         return {table.name: 0 for table in stack.tables}, {check.name: 0 for check in checks}
-    parts = [f"(SELECT count() FROM {t.name} WHERE {t.written})" for t in stack.tables]  # noqa: S608
-    parts += [f"({check.sql})" for check in checks]
+    sql = scalar_row([t.written for t in stack.tables] + [check.sql for check in checks])
     parameters = {"v": version, "start": span[0], "end": span[1]}
-    row = [int(n) for n in client.query("SELECT " + ", ".join(parts), parameters=parameters).result_rows[0]]
+    row = [int(n) for n in client.query(sql, parameters=parameters).result_rows[0]]
     tables = len(stack.tables)
     return (
         {table.name: n for table, n in zip(stack.tables, row[:tables], strict=True)},

@@ -10,8 +10,8 @@ the widest window. Titles come from ``issue_live_counters``. New issues first ta
 (one row per issue, first seen), and read events only when a group filters on environment, release, level or
 tag.
 
-The SQL is composed from the constant fragments below and numbered parameter names only; every value is a
-server-side parameter.
+The queries are named (``queries/alerts/``); their conditions are composed from the constant fragments below
+and numbered parameter names only; every value is a server-side parameter.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.control.alert_models import AlertRule
+from stacklens.warehouse.queries import load_query
 
 FILTERS = {
     "environment": "environment = {environment:String}",
@@ -31,11 +32,6 @@ FILTERS = {
 }
 ISSUE_FILTERS = ("environment", "release", "level", "tag")
 _PARAM = re.compile(r"\{(\w+):")
-FREQUENCIES = (
-    "SELECT project_id, issue_id, {columns} FROM events"
-    " WHERE project_id IN {project_ids:Array(UInt64)} AND timestamp >= {since:DateTime64(3, 'UTC')}"
-    " AND timestamp < {until:DateTime64(3, 'UTC')} GROUP BY project_id, issue_id HAVING {hits}"
-)
 
 
 def filter_sql(
@@ -82,7 +78,8 @@ def frequencies(
     titles: dict[int, str] = {}
     if issue_ids:
         result = client.query(
-            TITLES, parameters={"project_ids": _projects(groups), "issue_ids": issue_ids}
+            load_query("alerts/issue_titles"),
+            parameters={"project_ids": _projects(groups), "issue_ids": issue_ids},
         ).result_rows
         titles = {int(issue_id): str(title) for issue_id, title in result}
     for i, rows in found.items():
@@ -105,7 +102,11 @@ def _scan(
             f"countIf({cond}), uniqExactIf(user_key, {cond}), argMinIf(release, timestamp, {cond})"
         )
         hits.append(f"countIf({cond}) > 0")
-    sql = FREQUENCIES.replace("{columns}", ", ".join(columns)).replace("{hits}", " OR ".join(hits))
+    sql = (
+        load_query("alerts/issue_frequencies")
+        .replace("{columns}", ", ".join(columns))
+        .replace("{hits}", " OR ".join(hits))
+    )
     out: list[list[tuple[int, int, int, int, str]]] = [[] for _ in groups]
     for row in client.query(sql, parameters=params).result_rows:
         for i in range(len(groups)):
@@ -115,22 +116,6 @@ def _scan(
     return out
 
 
-TITLES = (
-    "SELECT issue_id, argMaxMerge(title) FROM issue_live_counters WHERE project_id IN {project_ids:Array(UInt64)}"
-    " AND issue_id IN {issue_ids:Array(UInt64)} GROUP BY issue_id"
-)
-MATCHING = (
-    "SELECT project_id, issue_id, {columns} FROM events"
-    " WHERE project_id IN {project_ids:Array(UInt64)} AND issue_id IN {issue_ids:Array(UInt64)}"
-    " AND timestamp >= {since:DateTime64(3, 'UTC')} GROUP BY project_id, issue_id"
-)
-CANDIDATES = (
-    "SELECT project_id, issue_id, min(first_seen) AS first, argMaxMerge(title), argMaxMerge(last_release)"
-    " FROM issue_live_counters WHERE project_id IN {project_ids:Array(UInt64)}"
-    " GROUP BY project_id, issue_id HAVING first >= {since:DateTime64(3, 'UTC')}"
-)
-
-
 def new_issues(
     client: Any, groups: list[list[AlertRule]], now: datetime
 ) -> list[dict[int, list[tuple[int, str, str]]]]:
@@ -138,7 +123,8 @@ def new_issues(
     matching its filters there)."""
     sinces = [now - timedelta(seconds=g[0].window_seconds) for g in groups]
     candidates = client.query(
-        CANDIDATES, parameters={"project_ids": _projects(groups), "since": min(sinces)}
+        load_query("alerts/new_issue_candidates"),
+        parameters={"project_ids": _projects(groups), "since": min(sinces)},
     ).result_rows
     out: list[dict[int, list[tuple[int, str, str]]]] = [{} for _ in groups]
     if not candidates:
@@ -159,7 +145,7 @@ def new_issues(
             cond, extra = _condition(i, groups[i], sinces[i])
             params.update(extra)
             columns.append(f"countIf({cond})")
-        sql = MATCHING.replace("{columns}", ", ".join(columns))
+        sql = load_query("alerts/new_issue_matches").replace("{columns}", ", ".join(columns))
         for row in client.query(sql, parameters=params).result_rows:
             matching[(int(row[0]), int(row[1]))] = {i for i, n in zip(filtered, row[2:], strict=True) if n}
     for project_id, issue_id, first, title, release in candidates:

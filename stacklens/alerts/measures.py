@@ -41,23 +41,6 @@ class Measurement:
     reasons: tuple[str, ...] = ()  # a release verdict's reasons (metric, both values, both sample sizes)
 
 
-ERROR_RATE = (
-    "SELECT project_id, count() AS n,"
-    " countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500) AS failed,"
-    " argMax(toString(release), timestamp) FROM transactions WHERE project_id IN {project_ids:Array(UInt64)}"
-    " AND timestamp >= {since:DateTime64(3, 'UTC')} AND timestamp < {until:DateTime64(3, 'UTC')} {filters}"
-    " GROUP BY project_id"
-)
-REGRESSIONS = (
-    "SELECT h.project_id, h.issue_id, max(h.at), argMax(h.release, h.at), any(c.title) FROM issue_history AS h"
-    " LEFT JOIN (SELECT project_id, issue_id, argMaxMerge(title) AS title FROM issue_live_counters"
-    "  WHERE project_id IN {project_ids:Array(UInt64)} GROUP BY project_id, issue_id) AS c"
-    "  ON c.project_id = h.project_id AND c.issue_id = h.issue_id"
-    " WHERE h.project_id IN {project_ids:Array(UInt64)} AND h.to_status = 'regressed'"
-    " AND h.at >= {since:DateTime64(3, 'UTC')} {filters} GROUP BY h.project_id, h.issue_id"
-)
-
-
 def window_request(rule: AlertRule) -> WindowRequest:
     """What a performance rule measures: its metric over its window, scope, environment and release filter."""
     return WindowRequest(
@@ -71,7 +54,7 @@ def window_request(rule: AlertRule) -> WindowRequest:
     )
 
 
-def _group_key(rule: AlertRule) -> tuple:
+def _group_key(rule: AlertRule) -> tuple[Any, ...]:
     return (rule.type, rule.window_seconds, rule.environment, tuple(sorted((rule.filters or {}).items())))
 
 
@@ -99,7 +82,7 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
                     "*", got.value, got.samples, got.since, got.until, str(releases.get(rule.project_id, ""))
                 )
             )
-    groups: dict[tuple, list[AlertRule]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[AlertRule]] = defaultdict(list)
     for rule in rules:
         if rule.type not in ("performance_budget", "crash_free_rate", "release_regression"):
             groups[_group_key(rule)].append(rule)
@@ -154,7 +137,7 @@ def _measure_group(
     if first.type == "error_rate":
         filters, extra = filter_sql(first, ("environment", "release"))
         rows = client.query(
-            ERROR_RATE.replace("{filters}", filters), parameters={**params, **extra}
+            load_query("alerts/error_rate").replace("{filters}", filters), parameters={**params, **extra}
         ).result_rows
         for project_id, n, failed, release in rows:
             by_project[int(project_id)].append(
@@ -163,7 +146,7 @@ def _measure_group(
     elif first.type == "regression":
         filters, extra = filter_sql(first, ("release",), prefix="h.")
         rows = client.query(
-            REGRESSIONS.replace("{filters}", filters), parameters={**params, **extra}
+            load_query("alerts/regressions").replace("{filters}", filters), parameters={**params, **extra}
         ).result_rows
         for project_id, issue_id, at, release, title in rows:
             by_project[int(project_id)].append(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
+from typing import Any
 from urllib.parse import quote
 
 from stacklens.alerts.measures import Measurement
@@ -89,7 +90,9 @@ def link(rule: AlertRule, ctx: Context, m: Measurement | None) -> str:
     return f"{ctx.base_url}/orgs/{ctx.org_slug}/alerts/{rule.id}"
 
 
-def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release: str, ctx: Context) -> dict:
+def compose(
+    rule: AlertRule, kind: str, m: Measurement, since: datetime, release: str, ctx: Context
+) -> dict[str, Any]:
     """The outbox payload: subject, text, html, link and the webhook's structured data."""
     measured = what(rule)[0]
     env = f" in {rule.environment}" if rule.environment else ""
@@ -152,7 +155,7 @@ def compose(rule: AlertRule, kind: str, m: Measurement, since: datetime, release
     return {"subject": subject[:250], "text": text, "html": html, "link": target, "data": data}
 
 
-def channel_test_payload(channel_name: str, base_url: str, org_slug: str) -> dict:
+def channel_test_payload(channel_name: str, base_url: str, org_slug: str) -> dict[str, Any]:
     target = f"{base_url}/orgs/{org_slug}/settings/channels"
     text = (
         f"This is a test notification to the channel {channel_name!r}, sent through the same outbox as real "

@@ -20,6 +20,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
@@ -53,7 +54,7 @@ def enqueue(
     org_id: int,
     channel_ids: list[int],
     kind: str,
-    payload: dict,
+    payload: dict[str, Any],
     rule_id: int | None = None,
 ) -> list[str]:
     """One outbox row per channel of the organization (others are ignored); returns their ids."""
@@ -103,7 +104,7 @@ def message_of(row: AlertNotification) -> Message:
     )
 
 
-def _fields(row: AlertNotification) -> dict:
+def _fields(row: AlertNotification) -> dict[str, Any]:
     """The payload for a digest line; a malformed one contributes its kind only (the row's own send fails
     with the reason, the digest of the others does not)."""
     return row.payload if isinstance(row.payload, dict) else {}
@@ -182,7 +183,7 @@ def _apply_rate_cap(
     return [*tests, *singles, digest]
 
 
-def digest_payload(rows: list[AlertNotification]) -> dict:
+def digest_payload(rows: list[AlertNotification]) -> dict[str, Any]:
     subjects = [_fields(r).get("subject", r.kind) for r in rows]
     texts = [f"• {_fields(r).get('subject', '')}\n{_fields(r).get('text', '')}" for r in rows]
     items = "".join(f"<li>{_fields(r).get('html', '')}</li>" for r in rows)
@@ -207,7 +208,7 @@ def _claim(session: Session, notification_id: str, now: datetime, lease: timedel
         .values(status="sending", lease_until=utcnow() + lease, attempts=AlertNotification.attempts + 1)
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
+    if result.rowcount != 1:  # type: ignore[attr-defined]  # execute() is typed Result; an UPDATE's has rowcount
         return None
     return session.scalar(select(AlertNotification.attempts).where(AlertNotification.id == notification_id))
 

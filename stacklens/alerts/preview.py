@@ -23,12 +23,13 @@ from typing import Any
 
 from stacklens.alerts.evaluation import thresholds
 from stacklens.alerts.issue_measures import filter_sql
-from stacklens.alerts.measures import REGRESSIONS, measure, window_request
+from stacklens.alerts.measures import measure, window_request
 from stacklens.alerts.release_measures import crash_free_history, newest_verdict
 from stacklens.alerts.state import decide
 from stacklens.control.alert_models import AlertRule
 from stacklens.performance.window_series import series
 from stacklens.performance.window_values import WindowRequest
+from stacklens.warehouse.queries import load_query
 
 DAYS = 30
 MAX_ISSUES = 200  # event-frequency preview: the busiest issues only
@@ -77,20 +78,6 @@ class Preview:
     @property
     def notifications(self) -> int:
         return len(self.periods) + sum(n for _, n in self.daily)
-
-
-HOURLY_ISSUE_COUNTS = (
-    "SELECT issue_id, toStartOfHour(timestamp) AS hour, count(), uniqExact(user_key) FROM events"
-    " WHERE project_id = {project_id:UInt64} AND timestamp >= {since:DateTime64(3, 'UTC')} {filters}"
-    " AND issue_id IN (SELECT issue_id FROM events WHERE project_id = {project_id:UInt64}"
-    "  AND timestamp >= {since:DateTime64(3, 'UTC')} {filters} GROUP BY issue_id ORDER BY count() DESC"
-    "  LIMIT {max_issues:UInt32}) GROUP BY issue_id, hour"
-)
-NEW_ISSUES_DAILY = (
-    "SELECT toDate(first) AS day, count() FROM (SELECT issue_id, min(first_seen) AS first FROM issue_live_counters"
-    " WHERE project_id = {project_id:UInt64} GROUP BY issue_id HAVING first >= {since:DateTime64(3, 'UTC')})"
-    " GROUP BY day ORDER BY day"
-)
 
 
 def evaluation_times(now: datetime, window_s: int) -> list[datetime]:
@@ -165,14 +152,14 @@ def preview(client: Any, rule: AlertRule, now: datetime | None = None) -> Previe
         return _frequency(client, rule, times[:-1], since)
     if rule.type == "new_issue":
         rows = client.query(
-            NEW_ISSUES_DAILY, parameters={"project_id": rule.project_id, "since": since}
+            load_query("alerts/new_issues_daily"), parameters={"project_id": rule.project_id, "since": since}
         ).result_rows
         return Preview(
             daily=[(str(d), int(n)) for d, n in rows], note="Filters are not applied to this preview."
         )
     filters, extra = filter_sql(rule, ("release",), prefix="h.")
     rows = client.query(
-        REGRESSIONS.replace("{filters}", filters),
+        load_query("alerts/regressions").replace("{filters}", filters),
         parameters={"project_ids": [rule.project_id], "since": since, **extra},
     ).result_rows
     daily: dict[str, int] = defaultdict(int)
@@ -208,7 +195,7 @@ def _release_verdicts(client: Any, rule: AlertRule, now: datetime) -> Preview:
 
 def _error_request(rule: AlertRule) -> WindowRequest:
     """An error-rate rule's figure as a window: the failed share of every transaction of the project, with the
-    rule's environment and release (what measures.ERROR_RATE counts)."""
+    rule's environment and release (what queries/alerts/error_rate.sql counts)."""
     return WindowRequest(
         rule.project_id,
         "error_pct",
@@ -225,7 +212,7 @@ def _frequency(client: Any, rule: AlertRule, points: list[datetime], since: date
     evaluation and its state the most severe of the issues'."""
     filters, extra = filter_sql(rule, ("environment", "release", "level", "tag"))
     rows = client.query(
-        HOURLY_ISSUE_COUNTS.replace("{filters}", filters),
+        load_query("alerts/hourly_issue_counts").replace("{filters}", filters),
         parameters={
             "project_id": rule.project_id,
             "since": since - timedelta(seconds=rule.window_seconds),

@@ -112,10 +112,14 @@ def _number(
 def _integer(value: object, field: str, default: int, minimum: int, maximum: int) -> int:
     if value is None or value == "":
         return default
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float | str)  # the JSON values int() could take
+        or (isinstance(value, float) and not value.is_integer())
+    ):
         raise AlertInputError(field, f"must be a whole number (got {value!r})")
     try:
-        number = int(value)  # type: ignore[call-overload]
+        number = int(value)
     except (TypeError, ValueError) as exc:
         raise AlertInputError(field, f"must be a whole number (got {value!r})") from exc
     if not minimum <= number <= maximum:

@@ -117,7 +117,10 @@ def _set_quota(args: argparse.Namespace) -> int:
 
 
 def _sub(
-    subparsers: argparse._SubParsersAction, name: str, help_: str, func: Callable[[argparse.Namespace], int]
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_: str,
+    func: Callable[[argparse.Namespace], int],
 ) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(name, help=help_, description=help_)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -125,7 +128,7 @@ def _sub(
     return parser
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     admin = subparsers.add_parser(
         "admin", help="manage organizations, projects, keys and quotas", description=__doc__.splitlines()[0]
     )

@@ -13,13 +13,20 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from stacklens.cli.main import CliError
 
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+    from sqlalchemy.orm import Session
+
+    from stacklens.control.models import Project
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from stacklens.performance.budget_rules import BUDGET_METRICS, STATISTICS
 
     parser = subparsers.add_parser("budgets", help="list, set, delete, import or export performance budgets")
@@ -64,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_export)
 
 
-def _project(session, slug: str):  # noqa: ANN001, ANN202 - SQLAlchemy session and model
+def _project(session: Session, slug: str) -> Project:
     from stacklens.control.accounts import AccountError, project_by_slug
 
     try:
@@ -73,7 +80,7 @@ def _project(session, slug: str):  # noqa: ANN001, ANN202 - SQLAlchemy session a
         raise CliError(str(exc)) from exc
 
 
-def _session():  # noqa: ANN202 - a context manager over a control-store session
+def _session() -> AbstractContextManager[Session]:
     from stacklens.cli.admin import control_session
 
     return control_session()
@@ -104,7 +111,8 @@ def _pages(slug: str, project_id: int) -> list[str] | None:
     """The pages the project has data for (a scoped budget must match one); ``None``: not checked."""
     from stacklens.performance.budget_status import pages_seen
 
-    return _from_warehouse(slug, "pages", lambda client: pages_seen(client, project_id))
+    pages: list[str] | None = _from_warehouse(slug, "pages", lambda client: pages_seen(client, project_id))
+    return pages
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """`stacklens demo-org`: a demo organization, login and project, the same on every run.
 
-The first run creates them; later runs print the same values (see :mod:`stacklens.demo.org`). ``make up``
+The first run creates them; later runs print the same values (see :mod:`stacklens.cli.demo_org`). ``make up``
 calls this and prints the login.
 """
 
@@ -9,20 +9,20 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from stacklens.demo.org import DemoOrg
+from stacklens.cli.demo_org import DemoOrg
 from stacklens.settings import Settings, get_settings
 
 
 def ensure_demo_org(settings: Settings) -> DemoOrg:
     """The demo organization's login and keys; control-store and account errors become one-line CLI errors."""
+    from stacklens.cli import demo_org
     from stacklens.cli.main import CliError
     from stacklens.control.db import ControlStoreError
     from stacklens.control.errors import AccountError
     from stacklens.control.keys import KeyDecryptionError
-    from stacklens.demo import org
 
     try:
-        return org.ensure_demo_org(settings)
+        return demo_org.ensure_demo_org(settings)
     except (AccountError, ControlStoreError, KeyDecryptionError) as exc:
         raise CliError(str(exc)) from exc
 
@@ -34,7 +34,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "demo-org",
         help="create (or print) the demo organization, login, project and keys",

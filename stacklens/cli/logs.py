@@ -18,7 +18,7 @@ SERVER_LOGGERS = ("stacklens", "api", "dashboards", "pipelines")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-class _ServerHandler(logging.StreamHandler):
+class _ServerHandler(logging.StreamHandler[TextIO]):
     """The handler this module installs (so configuring twice never duplicates lines).
 
     Without an explicit stream it writes to whatever ``sys.stderr`` is when a record arrives, so a replaced

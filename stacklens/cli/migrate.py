@@ -9,7 +9,7 @@ from typing import Any
 from stacklens.settings import get_settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "migrate",
         help="apply pending warehouse and control-store migrations",

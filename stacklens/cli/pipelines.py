@@ -22,7 +22,7 @@ from stacklens.settings import Settings, get_settings
 WORKSPACE = Path(__file__).resolve().parents[2] / "workspace.yaml"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "pipelines", help="Materialize the marts now, show their runs, open the UI."
     )
@@ -52,7 +52,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "into DAGSTER_HOME, else <data_dir>/dagster, and print it.",
     )
     instance.set_defaults(func=_instance)
-    parser.set_defaults(func=lambda _args: parser.print_help() or 2)
+
+    def _help(_args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(func=_help)
 
 
 def _through_server(settings: Settings, method: str, path: str, payload: dict[str, Any] | None) -> Any:

@@ -19,7 +19,7 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 FORMATS = ("table", "csv", "parquet", "json")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("query", help="run an Explore query through the running server")
     p.add_argument("dataset", help="errors, pageloads, resources or api_calls")
     p.add_argument("--project", default="", help="project slug (default: every project of the organization)")

@@ -132,7 +132,7 @@ def run_server(settings: Settings, host: str, port: int) -> int:
     return 0 if server.started else 1
 
 
-class _Terminated(Exception):  # noqa: N818 - a control-flow signal, not an error
+class _Terminated(Exception):  # a control-flow signal, not an error
     """SIGTERM arrived after the server shut down."""
 
 
@@ -210,7 +210,7 @@ def add_listen_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=None, help="port (default STACKLENS_PORT, 8000)")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "serve", help="migrate, then serve the API and dashboards", description=__doc__.splitlines()[0]
     )

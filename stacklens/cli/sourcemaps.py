@@ -18,7 +18,7 @@ from stacklens.cli.main import CliError
 DEFAULT_URL = "http://127.0.0.1:8000"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "sourcemaps", help="upload source maps so minified frames show original lines"
     )

@@ -15,7 +15,7 @@ import sys
 from stacklens.cli.query import table_text
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("sql", help="run one read-only SQL statement through the running server")
     p.add_argument("statement", help='e.g. "SELECT release, count() FROM events GROUP BY release"')
     p.add_argument("--format", choices=("table", "json"), default="table")

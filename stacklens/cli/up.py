@@ -4,7 +4,7 @@ Under one supervisor: `stacklens serve` (API, dashboards, pipeline schedules), t
 with stacklens_sdk, the traffic driver (customers, browsers, the mail worker) and `stacklens-shipper --record`
 delivering the shop's log files. Ctrl-C stops them all. ``--no-demo`` serves the demo organization alone.
 On a first run it prints, once the history is sent, what landed per kind and a WARNING line for every day that
-lost traffic (:mod:`stacklens.demo.backfill_report`).
+lost traffic (:mod:`demo.backfill_report`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def _run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else settings.port
     if args.no_demo:
         return _serve_only(settings, host, port)
-    from stacklens.demo import launch
+    from stacklens.cli import launch
 
     return launch.run(settings, host, port, args.shop_port, backfill_days=args.backfill_days)
 
@@ -52,7 +52,7 @@ def _serve_only(settings: Settings, host: str, port: int) -> int:
     return run_server(settings, host, port)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from stacklens.cli.serve import add_listen_arguments
 
     parser = subparsers.add_parser(

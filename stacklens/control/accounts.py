@@ -14,7 +14,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
-from stacklens.control.credentials import (  # noqa: F401  (re-exported: one import site for callers)
+from stacklens.control.credentials import (
     PLATFORMS,
     AppKeyInfo,
     create_app_key,
@@ -32,8 +32,49 @@ from stacklens.control.credentials import (  # noqa: F401  (re-exported: one imp
 )
 from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.models import Membership, Organization, Project, User
-from stacklens.control.passwords import MIN_PASSWORD_LENGTH, check_password  # noqa: F401 (re-exported)
+from stacklens.control.passwords import MIN_PASSWORD_LENGTH, check_password
 from stacklens.control.sessions import end_user_sessions
+
+# The account and key lifecycle, with what it re-exports from credentials, errors and passwords: callers import
+# it all from this one module.
+__all__ = [
+    "MIN_PASSWORD_LENGTH",
+    "PLATFORMS",
+    "ROLES",
+    "AccountError",
+    "AccountNotFound",
+    "AppKeyInfo",
+    "add_member",
+    "authenticate_user",
+    "change_password",
+    "change_role",
+    "check_password",
+    "create_app_key",
+    "create_organization",
+    "create_project",
+    "create_user",
+    "current_api_key",
+    "current_app_key",
+    "get_organization",
+    "hash_password",
+    "list_app_keys",
+    "list_members",
+    "membership",
+    "new_api_key",
+    "normalise_email",
+    "organization_by_name",
+    "project_by_slug",
+    "regenerate_api_key",
+    "regenerate_app_key",
+    "remove_member",
+    "reveal_api_key",
+    "reveal_app_key",
+    "revoke_app_key",
+    "set_quota",
+    "unique_slug",
+    "user_memberships",
+    "verify_password",
+]
 
 ROLES = ("owner", "member")
 _EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}|[^@\s]{1,64}@localhost")
@@ -243,7 +284,7 @@ def change_password(
     return user
 
 
-def _memberships(user_id: int) -> Select:  # rows of (Organization, role)
+def _memberships(user_id: int) -> Select[Organization, str]:  # rows of (Organization, role)
     """The one query of a user's organizations with the role in each (every membership read starts here)."""
     return (
         select(Organization, Membership.role)

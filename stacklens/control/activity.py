@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import ColumnElement, SQLColumnExpression, and_, false, or_, select, true
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -117,17 +117,23 @@ def decode_cursor(cursor: str) -> tuple[datetime, int, int]:
         raise pagination.InvalidCursor() from None
 
 
-def _before(column, id_column, rank: int, cursor: tuple[datetime, int, int] | None):
+def _before(
+    column: SQLColumnExpression[datetime],
+    id_column: SQLColumnExpression[int],
+    rank: int,
+    cursor: tuple[datetime, int, int] | None,
+) -> ColumnElement[bool]:
     """Rows that sort after the cursor in (time desc, rank desc, id desc) order."""
     if cursor is None:
-        return True
+        return true()
     stamp, cursor_rank, cursor_id = cursor
+    tie: ColumnElement[bool]
     if rank < cursor_rank:
         tie = column == stamp
     elif rank == cursor_rank:
         tie = and_(column == stamp, id_column < cursor_id)
     else:
-        tie = False
+        tie = false()
     return or_(column < stamp, tie)
 
 

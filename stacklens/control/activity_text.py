@@ -20,10 +20,11 @@ _CHANNELS = {"email": "e-mail", "slack": "Slack", "webhook": "webhook"}
 def when(value: Any) -> str:
     """An ISO 8601 text or a datetime as ``2026-11-24 23:10:46 UTC`` (to the second); other text unchanged."""
     if isinstance(value, str):
+        text = value
         try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            value = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            return value
+            return text
     if isinstance(value, datetime):
         stamp = value if value.tzinfo else value.replace(tzinfo=UTC)
         return stamp.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -9,6 +9,7 @@ sends again under the same id (the receiver deduplicates by it).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -38,7 +39,7 @@ class AlertChannel(Base):
     org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(200))
     type: Mapped[str] = mapped_column(String(16))  # "email" | "slack" | "webhook"
-    config: Mapped[dict] = mapped_column(JSON, default=dict)  # {"url": …} or {"to": [...]}
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # {"url": …} or {"to": [...]}
     secret_encrypted: Mapped[str | None] = mapped_column(Text, nullable=True)  # webhook whsec_… (Fernet)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     # Health: a run of permanent failures pauses the channel (notifications wait, none is dropped).
@@ -69,9 +70,9 @@ class AlertRule(Base):
     min_samples: Mapped[int] = mapped_column(Integer, default=1)
     count_kind: Mapped[str] = mapped_column(String(8), default="events")  # event_frequency: events | users
     environment: Mapped[str] = mapped_column(String(64), default="")
-    filters: Mapped[dict] = mapped_column(JSON, default=dict)  # {"release", "level", "tag": "k:v"}
+    filters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # {"release", "level", "tag": "k:v"}
     renotify_minutes: Mapped[int] = mapped_column(Integer, default=0)  # 0: notify on transitions only
-    channel_ids: Mapped[list] = mapped_column(JSON, default=list)
+    channel_ids: Mapped[list[int]] = mapped_column(JSON, default=list)
     budget_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
@@ -133,7 +134,9 @@ class AlertNotification(Base):
     channel_id: Mapped[int] = mapped_column(ForeignKey("alert_channels.id", ondelete="CASCADE"), index=True)
     rule_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     kind: Mapped[str] = mapped_column(String(16))  # "firing" | "resolved" | "renotify" | "test" | "digest"
-    payload: Mapped[dict] = mapped_column(JSON, default=dict)  # the message: subject, text, html, data
+    payload: Mapped[dict[str, Any]] = mapped_column(
+        JSON, default=dict
+    )  # the message: subject, text, html, data
     # pending → sending (leased) → delivered | failed | digested (folded into a digest notification)
     status: Mapped[str] = mapped_column(String(12), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -67,7 +68,7 @@ def create_channel(
     secret = None
     if type == "email":
         try:
-            config: dict = {"to": validate_recipients(to)}
+            config: dict[str, Any] = {"to": validate_recipients(to)}
         except ValueError as exc:
             raise AlertInputError("to", str(exc).removeprefix("to: ")) from exc
     else:

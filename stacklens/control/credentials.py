@@ -19,7 +19,6 @@ from stacklens.control.activity import record_activity
 from stacklens.control.db import session_settings
 from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.keys import (
-    APP_KEY_PREFIX,
     decrypt_value,
     encrypt_value,
     generate_api_key,
@@ -29,6 +28,7 @@ from stacklens.control.keys import (
 )
 from stacklens.control.models import ApiKey, AppKey, Organization, Project, utcnow
 from stacklens.errors import Conflict
+from stacklens_contract.keys import APP_KEY_PREFIX
 
 PLATFORMS = ("python", "javascript", "node", "go", "java", "ruby", "php", "dotnet", "other")
 

@@ -11,14 +11,20 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from stacklens.errors import Unavailable
 from stacklens.settings import Settings
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 # A writer waits this long for SQLite's lock before failing: longer than any control-store transaction.
@@ -38,7 +44,7 @@ class ControlStoreError(Unavailable, RuntimeError):
     """The control store cannot be opened or migrated; the message says why."""
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
@@ -139,7 +145,7 @@ def search_path_schema(url: str) -> str | None:
     return None
 
 
-def _alembic_config(connection):
+def _alembic_config(connection: Connection) -> Config:
     from alembic.config import Config
 
     config = Config()

@@ -6,6 +6,7 @@ Imported by :mod:`stacklens.control.models` so it shares its metadata (one Alemb
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -24,6 +25,8 @@ class SavedQuery(Base):
     )
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
-    query: Mapped[dict] = mapped_column(JSON, default=dict)  # the normalised query body (Query.as_body)
+    query: Mapped[dict[str, Any]] = mapped_column(
+        JSON, default=dict
+    )  # the normalised query body (Query.as_body)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -13,6 +13,7 @@ lets the next attempt find the ticket that was made rather than make another (se
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
@@ -34,10 +35,12 @@ class TrackerConnection(Base):
     token_encrypted: Mapped[str] = mapped_column(Text)  # Fernet under the server secret; never shown again
     token_hint: Mapped[str] = mapped_column(String(16), default="")  # "…abcd", to tell tokens apart
     default_target: Mapped[str] = mapped_column(String(300), default="")
-    options: Mapped[dict] = mapped_column(JSON, default=dict)  # {"issue_type": "Bug"} (Jira)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # {"issue_type": "Bug"} (Jira)
     resolve_on_close: Mapped[bool] = mapped_column(Boolean, default=False)
     account_name: Mapped[str] = mapped_column(String(200), default="")  # "connected as …" at the last test
-    targets: Mapped[list] = mapped_column(JSON, default=list)  # repositories/projects/teams the token reaches
+    targets: Mapped[list[Any]] = mapped_column(
+        JSON, default=list
+    )  # repositories/projects/teams the token reaches
     tested_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 

@@ -8,6 +8,7 @@ very next request); events and marts live in the warehouse. Schema changes go th
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -173,7 +174,7 @@ class ActivityEntry(Base):
     action: Mapped[str] = mapped_column(String(64))  # e.g. "api_key.regenerated", "app_key.created"
     target_kind: Mapped[str] = mapped_column(String(32), default="")  # "api_key" | "app_key" | ...
     target_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    detail: Mapped[dict] = mapped_column(JSON, default=dict)
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class KeyUsage(Base):
@@ -274,6 +275,6 @@ class Invitation(Base):
 
 
 # The alerting tables share this metadata (one Alembic history); imported last because they use Base.
-from stacklens.control import alert_models as _alert_models  # noqa: E402,F401
-from stacklens.control import explore_models as _explore_models  # noqa: E402,F401
-from stacklens.control import integration_models as _integration_models  # noqa: E402,F401
+from stacklens.control import alert_models as _alert_models  # noqa: E402,F401 - registers tables on Base
+from stacklens.control import explore_models as _explore_models  # noqa: E402,F401 - registers tables on Base
+from stacklens.control import integration_models as _integration_models  # noqa: E402,F401 - registers tables on Base

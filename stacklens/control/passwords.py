@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 
 from stacklens.control.errors import AccountError
@@ -26,7 +27,7 @@ def common_passwords() -> frozenset[str]:
 
 def _is_sequence(text: str) -> bool:
     """``12345678``, ``abcdefgh``, ``87654321``: each character one step from the last, the same way."""
-    steps = {ord(b) - ord(a) for a, b in zip(text, text[1:], strict=False)}
+    steps = {ord(b) - ord(a) for a, b in pairwise(text)}
     return len(steps) == 1 and steps <= {1, -1}
 
 

@@ -90,4 +90,4 @@ def end_user_sessions(session: Session, user_id: int, keep_token: str | None = N
     if keep_token:
         statement = statement.where(UserSession.token_hash != _hash(keep_token))
     result = session.execute(statement.values(revoked_at=utcnow()))
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]  # execute() is typed Result; an UPDATE's has rowcount

@@ -126,18 +126,18 @@ def encode(
     if fmt == "csv":
         header = True
         for batch in batches:
-            frame = neutralise_frame(pl.from_arrow(batch))  # type: ignore[arg-type]
+            frame = neutralise_frame(pl.from_arrow(batch))  # type: ignore[arg-type]  # a batch converts to a DataFrame
             yield frame.write_csv(include_header=header).encode()
             header = False
         if header:  # no rows: the header alone
-            yield pl.from_arrow(target.empty_table()).write_csv().encode()  # type: ignore[union-attr]
+            yield pl.from_arrow(target.empty_table()).write_csv().encode()  # type: ignore[union-attr]  # a table: a DataFrame
         return
     yield b'{"columns": ' + json.dumps(target.names).encode() + b', "rows": ['
     first = True
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        rows = pl.from_arrow(batch).write_json()  # type: ignore[union-attr]
+        rows = pl.from_arrow(batch).write_json()  # type: ignore[union-attr]  # a batch converts to a DataFrame
         yield (b"" if first else b",") + rows[1:-1].encode()
         first = False
     elapsed = round((time.monotonic() - started) * 1000, 1)

@@ -209,7 +209,7 @@ def _filter(dataset: Dataset, index: int, raw: object) -> Filter:
         if not items:
             raise BadQuery(f"{where}.value", "`in` needs a non-empty list")
         parsed = [_value(f"{where}.value", kind, item) for item in items]
-        return Filter(name, op, tuple(parsed))  # type: ignore[arg-type]
+        return Filter(name, op, tuple(parsed))  # type: ignore[arg-type]  # all str or all float: one field kind
     return Filter(name, op, _value(f"{where}.value", kind, value))
 
 
@@ -239,9 +239,8 @@ def _aggregate(dataset: Dataset, index: int, raw: object) -> Aggregate:
             f"{where}.metric", f"unknown metric {name!r} for dataset {dataset.key}; use one of {choices}"
         )
     counted = metric.key == dataset.counted and metric.key not in dataset.metrics
-    if counted or metric.fixed_statistic:
-        if fn not in metric.statistics and fn != "count":
-            raise BadQuery(f"{where}.fn", f"{metric.key} allows {', '.join(metric.statistics)}, not {fn!r}")
+    if (counted or metric.fixed_statistic) and fn not in metric.statistics and fn != "count":
+        raise BadQuery(f"{where}.fn", f"{metric.key} allows {', '.join(metric.statistics)}, not {fn!r}")
     if fn == "rate_per_1k" and dataset.key != "errors":
         raise BadQuery(f"{where}.fn", "rate_per_1k (per 1,000 page loads) applies to the errors dataset")
     if fn == "unique_users":
@@ -268,7 +267,7 @@ def parse_query(body: object, *, download: bool = False) -> Query:
         until=_text("until", body.get("until") or ""),
     )
     # The engine's DateTime64 holds 1900-2299; a window outside the data's years reads nothing anyway.
-    if not (EARLIEST <= window.since and window.until <= LATEST):
+    if not (window.since >= EARLIEST and window.until <= LATEST):
         raise BadQuery("since", "the window must lie between 1970 and 2200")
     filters = tuple(
         _filter(dataset, i, f) for i, f in enumerate(_list("filters", body.get("filters"), MAX_FILTERS))

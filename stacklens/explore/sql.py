@@ -103,7 +103,7 @@ class _Builder:
         number = not item.field.startswith("tag:") and dataset.fields[item.field].type == NUMBER
         kind = "Float64" if number else "String"
         if item.op == "in":
-            return f"{column} IN {self.param(list(item.value), f'Array({kind})')}"  # type: ignore[arg-type]
+            return f"{column} IN {self.param(list(item.value), f'Array({kind})')}"  # type: ignore[arg-type]  # `in`: a tuple
         if item.op == "contains":
             return f"positionCaseInsensitiveUTF8({column}, {self.param(item.value, 'String')}) > 0"
         operator = {"=": "=", "!=": "!=", ">=": ">=", "<": "<"}[item.op]

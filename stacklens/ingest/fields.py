@@ -43,13 +43,14 @@ class Origin:
 def text(value: Any, limit: int = _MAX_TEXT) -> str:
     if value is None:
         return ""
-    if not isinstance(value, str):
-        value = (
-            json.dumps(value, separators=(",", ":"), default=str)
-            if isinstance(value, dict | list)
-            else str(value)
-        )
-    return value[:limit]
+    if isinstance(value, str):
+        return value[:limit]
+    as_text = (
+        json.dumps(value, separators=(",", ":"), default=str)
+        if isinstance(value, dict | list)
+        else str(value)
+    )
+    return as_text[:limit]
 
 
 def dict_of(value: Any) -> dict[str, Any]:
@@ -74,14 +75,15 @@ def given_event_id(value: Any) -> str | None:
     """
     if not isinstance(value, str):
         return None
-    if len(value) == 36 and value[8] == value[13] == value[18] == value[23] == "-":
-        value = value.replace("-", "")
-    if len(value) != 32:
+    hex_id = value
+    if len(hex_id) == 36 and hex_id[8] == hex_id[13] == hex_id[18] == hex_id[23] == "-":
+        hex_id = hex_id.replace("-", "")
+    if len(hex_id) != 32:
         return None
-    value = value.lower()
-    if not _HEX32.fullmatch(value) or value == _NIL_ID:
+    hex_id = hex_id.lower()
+    if not _HEX32.fullmatch(hex_id) or hex_id == _NIL_ID:
         return None
-    return value
+    return hex_id
 
 
 def event_uuid(payload: dict[str, Any], raw_line: bytes) -> str:

@@ -253,9 +253,10 @@ def _severity(payload: dict[str, Any], attributes: dict[str, str]) -> tuple[int,
     sentry_number = attributes.get("sentry.severity_number", "")
     if number is None and sentry_number.isdigit():
         number = int(sentry_number)  # sentry-python sends the number as an attribute
-    if number is not None:
-        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= 24:
-            raise BadLog(f"`severity_number` must be a whole number from 0 to 24, not {_shown(number)}")
+    if number is not None and (
+        isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= 24
+    ):
+        raise BadLog(f"`severity_number` must be a whole number from 0 to 24, not {_shown(number)}")
     if not number:
         number = _LEVEL_NUMBER.get(text.strip().lower(), 0)
     return int(number), text

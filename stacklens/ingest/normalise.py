@@ -34,7 +34,7 @@ from stacklens.ingest.grouping.v3 import grouped_frames
 from stacklens.ingest.in_app import NO_RULES, InAppRules, culprit_of, frame_in_app
 from stacklens.ingest.transactions import spans_rows, transaction_row
 
-__all__ = ["Origin", "event_row", "transaction_row", "spans_rows"]
+__all__ = ["Origin", "event_row", "spans_rows", "transaction_row"]
 
 
 def event_row(

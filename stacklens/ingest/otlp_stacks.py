@@ -142,7 +142,7 @@ def _dotnet(lines: list[str]) -> list[Frame]:
     frames: list[Frame] = []
     for line in lines:
         match = _DOTNET.match(line)
-        if not match or " in " not in line and not line.strip().endswith(")"):
+        if not match or (" in " not in line and not line.strip().endswith(")")):
             continue
         signature = match["function"]
         qualified = signature.partition("(")[0]

@@ -17,8 +17,8 @@ from typing import Any
 from stacklens.errors import ApplicationNotFound, Conflict, InvalidInput
 from stacklens.ingest import writer
 from stacklens.ingest.decode import body_digest, decode_body, decode_error, split_lines
+from stacklens.ingest.prepare import Attribution as Attribution  # re-exported: `resolve` returns it
 from stacklens.ingest.prepare import (
-    Attribution,
     BatchContext,
     OriginalFrames,
     Prepared,

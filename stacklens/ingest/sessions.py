@@ -157,7 +157,7 @@ def _update_row(payload: dict[str, Any], attrs: _Attributes, origin: Origin, key
     errors = _count(payload.get("errors"), "errors", _U64)
     seq = payload.get("seq")
     if seq is None:
-        seq = int(round(timestamp * 1000))
+        seq = round(timestamp * 1000)
     elif not _is_int(seq) or not 0 <= seq < _U64:
         # u64::MAX is Relay's "sequence overflow": such an update is dropped.
         raise BadSession("`seq` must be a whole number from 0 to 2^64 - 2")
@@ -214,7 +214,7 @@ def _aggregate_rows(payload: dict[str, Any], attrs: _Attributes, origin: Origin,
                         status=status,
                         errors=0,
                         init=1,
-                        seq=int(round(started * 1000)),
+                        seq=round(started * 1000),
                         quantity=quantity,
                         started=started,
                         timestamp=started,

@@ -50,7 +50,7 @@ def _naive_utc(parsed: datetime) -> float:
 def format_ms(seconds: float) -> str:
     """``YYYY-MM-DD hh:mm:ss.fff`` in UTC, what ``DateTime64(3, 'UTC')`` parses from JSON."""
     whole = math.floor(seconds)
-    millis = int(round((seconds - whole) * 1000))
+    millis = round((seconds - whole) * 1000)
     if millis == 1000:
         whole, millis = whole + 1, 0
     minute, second = divmod(whole, 60)

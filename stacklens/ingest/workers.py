@@ -130,8 +130,8 @@ def _exit_with_parent(parent: int) -> None:
 
 def _load_worker_modules() -> int:
     """Import what preparing a share needs (the control store's models come in on the first app key)."""
-    import stacklens.control.auth  # noqa: F401
-    import stacklens.control.db  # noqa: F401
+    import stacklens.control.auth
+    import stacklens.control.db  # noqa: F401 - loaded before the first share, not used here
 
     return os.getpid()
 

@@ -27,23 +27,19 @@ from typing import Any
 import orjson
 from clickhouse_connect.driver.client import Client
 
-# Table → its event-id column. Table names only ever come from here, never from input.
+from stacklens.warehouse.queries import identifier, load_query, numbered
+
+# Table → the named query finding its stored keys. Table names only ever come from here, never from input.
 # Replay tables are keyed by (replay id, segment id), compared as "<uuid>:<segment>" text.
-EVENT_ID_COLUMN = {
-    "events": "event_id",
-    "transactions": "event_id",
-    "replays": "concat(toString(replay_id), ':', toString(segment_id))",
-    "replay_segments": "concat(toString(replay_id), ':', toString(segment_id))",
+STORED_KEYS = {
+    "events": "ingest/stored_event_ids",
+    "transactions": "ingest/stored_event_ids",
+    "replays": "ingest/stored_replay_keys",
+    "replay_segments": "ingest/stored_replay_keys",
     # Sessions have no event id: each row's key says what makes it the same row (stacklens.ingest.sessions).
-    "sessions": "dedup_key",
+    "sessions": "ingest/stored_dedup_keys",
     # Log records neither: the key is a digest of the record as sent (stacklens.ingest.logs).
-    "logs": "dedup_key",
-}
-_KEY_TYPE = {
-    "replays": "Array(String)",
-    "replay_segments": "Array(String)",
-    "sessions": "Array(String)",
-    "logs": "Array(String)",
+    "logs": "ingest/stored_dedup_keys",
 }
 _ID_CHUNK = 5000
 Row = tuple[Any, ...]
@@ -72,9 +68,7 @@ class BatchRecord:
 def find_batch(client: Client, org_id: int, batch_id: str) -> BatchRecord | None:
     """The recorded figures of a batch that already landed, else ``None``."""
     rows = client.query(
-        "SELECT lines, accepted, duplicates, skipped, rejected, body_hash FROM ingest_batches FINAL "
-        "WHERE org_id = {org:UInt64} AND batch_id = {batch:String} LIMIT 1",
-        parameters={"org": org_id, "batch": batch_id},
+        load_query("ingest/batch_record"), parameters={"org": org_id, "batch": batch_id}
     ).result_rows
     if not rows:
         return None
@@ -99,23 +93,20 @@ def existing_event_ids(
     costs ~7 ms whatever it reads.
     """
     selects: list[str] = []
-    parameters: dict[str, Any] = {"org": org_id}
+    parameters: dict[str, Any] = {}
     for table, table_keys in keys.items():
-        column = EVENT_ID_COLUMN[table]
+        query = load_query(STORED_KEYS[identifier(table, STORED_KEYS)])
         by_project: defaultdict[int, list[str]] = defaultdict(list)
         for project_id, event_id in table_keys:
             by_project[project_id].append(event_id)
         for project_id, ids in by_project.items():
             for start in range(0, len(ids), _ID_CHUNK):
                 n = len(selects)
-                selects.append(
-                    f"SELECT '{table}', {project_id}, toString({column}) FROM {table} "  # noqa: S608 - see below
-                    f"WHERE org_id = {{org:UInt64}} AND project_id = {{p{n}:UInt64}} "
-                    f"AND {column} IN {{ids{n}:{_KEY_TYPE.get(table, 'Array(UUID)')}}}"
+                selects.append(numbered(query, n))
+                chunk = ids[start : start + _ID_CHUNK]
+                parameters.update(
+                    {f"table{n}": table, f"org{n}": org_id, f"project{n}": project_id, f"ids{n}": chunk}
                 )
-                # Table and column names come from EVENT_ID_COLUMN, project ids are ints: never input text.
-                parameters[f"p{n}"] = project_id
-                parameters[f"ids{n}"] = ids[start : start + _ID_CHUNK]
     found: dict[str, set[str]] = {table: set() for table in keys}
     if selects:
         result = client.query(" UNION ALL ".join(selects), parameters=parameters)

@@ -132,7 +132,7 @@ def _claim(
                 .where(ExternalLink.id == row.id, ExternalLink.started_at == row.started_at)
                 .values(started_at=_now())
             )
-            if taken.rowcount != 1:  # type: ignore[attr-defined]
+            if taken.rowcount != 1:  # type: ignore[attr-defined]  # execute() is typed Result; an UPDATE's has rowcount
                 raise LinkInProgress(
                     f"a ticket for this issue is being created in {target}; reload in a minute"
                 )

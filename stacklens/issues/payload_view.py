@@ -49,9 +49,8 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def _list(value: Any) -> list[Any]:
-    if isinstance(value, dict) and isinstance(value.get("values"), list):
-        return value["values"]
-    return value if isinstance(value, list) else []
+    items = value.get("values") if isinstance(value, dict) else value  # Sentry's {"values": [...]} or a list
+    return items if isinstance(items, list) else []
 
 
 def _text(value: Any) -> str:

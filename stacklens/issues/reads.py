@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from clickhouse_connect.driver.client import Client
 
@@ -109,9 +109,25 @@ def parse_search(query: str) -> tuple[str, dict[str, str]]:
     return " ".join(text.split()), terms
 
 
+class IssueRow(TypedDict):
+    """One issue of the list (issues/list.sql): its figures over the chosen days and its live status."""
+
+    issue_id: int
+    title: str
+    culprit: str
+    level: str
+    platform: str
+    status: str
+    events: int
+    users: int
+    first_seen: datetime
+    last_seen: datetime
+    sort_value: float  # what the page is sorted by, as the next page's cursor holds it
+
+
 def list_issues(
     client: Client, org_id: int, project_id: int, filters: IssueFilters
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[list[IssueRow], str | None]:
     """One page of issues and the cursor of the next page (``None`` on the last page)."""
     since, until = filters.window()
     cursor_value, cursor_id = 0.0, 0
@@ -123,27 +139,30 @@ def list_issues(
         if sort != filters.sort:
             raise BadListRequest("cursor belongs to another sort order; start again from the first page")
         cursor_value, cursor_id = float(value), int(key)
-    rows = run_query(
-        client,
-        "issues/list",
-        {
-            "org_id": org_id,
-            "project_id": project_id,
-            "since": since,
-            "until": until,
-            "environment": filters.environment,
-            "release": filters.release,
-            "level": filters.level,
-            "service": filters.service,
-            "tag_keys": list(filters.tags),
-            "tag_values": list(filters.tags.values()),
-            "statuses": list(STATUS_TABS[filters.status]),
-            "query": filters.text,
-            "sort": filters.sort,
-            "cursor_value": cursor_value,
-            "cursor_id": cursor_id,
-            "limit": filters.limit + 1,
-        },
+    rows = cast(  # the rows carry the columns issues/list.sql names
+        list[IssueRow],
+        run_query(
+            client,
+            "issues/list",
+            {
+                "org_id": org_id,
+                "project_id": project_id,
+                "since": since,
+                "until": until,
+                "environment": filters.environment,
+                "release": filters.release,
+                "level": filters.level,
+                "service": filters.service,
+                "tag_keys": list(filters.tags),
+                "tag_values": list(filters.tags.values()),
+                "statuses": list(STATUS_TABS[filters.status]),
+                "query": filters.text,
+                "sort": filters.sort,
+                "cursor_value": cursor_value,
+                "cursor_id": cursor_id,
+                "limit": filters.limit + 1,
+            },
+        ),
     )
     next_cursor = None
     if len(rows) > filters.limit:

@@ -21,6 +21,7 @@ from stacklens.issues.workflow import (
     current_states,
     write_state,
 )
+from stacklens.warehouse.queries import load_query
 
 
 @dataclass(frozen=True)
@@ -46,17 +47,12 @@ def apply_system_transitions(client: Client, project_ids: list[int] | None = Non
     """Write every pending derived change (regressed / ignore ended); return what changed."""
     if project_ids is None:
         project_ids = [
-            int(row[0])
-            for row in client.query(
-                "SELECT DISTINCT project_id FROM issue_state FINAL"
-                " WHERE status IN ('resolved', 'resolved_next_release', 'ignored')"
-            ).result_rows
+            int(row[0]) for row in client.query(load_query("issues/projects_with_held_states")).result_rows
         ]
     done: list[SystemTransition] = []
     for project_id in project_ids:
         rows = client.query(
-            "SELECT issue_id, stored_status, status, last_release FROM issue_list(project_id = {p:UInt64})"
-            " WHERE status != stored_status",
+            load_query("issues/pending_transitions"),
             parameters={"p": int(project_id)},
         ).result_rows
         if not rows:
@@ -81,4 +77,4 @@ def apply_system_transitions(client: Client, project_ids: list[int] | None = Non
     return done
 
 
-__all__ = ["apply_system_transitions", "SystemTransition", "UNRESOLVED"]
+__all__ = ["UNRESOLVED", "SystemTransition", "apply_system_transitions"]

@@ -16,9 +16,11 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from clickhouse_connect.driver.client import Client
+
+from stacklens.warehouse.queries import load_query
 
 UNRESOLVED = "unresolved"
 RESOLVED = "resolved"
@@ -109,6 +111,10 @@ def _next_version() -> int:
         return _last_version
 
 
+@overload
+def _utc(value: datetime) -> datetime: ...
+@overload
+def _utc(value: None) -> None: ...
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
@@ -137,9 +143,7 @@ def current_states(
     if not issue_ids:
         return {}
     result = client.query(
-        "SELECT org_id, project_id, issue_id, status, ignore_until_events, ignore_events_baseline, ignore_until,"
-        " resolved_release, changed_at, changed_by FROM issue_state FINAL"
-        " WHERE project_id = {project_id:UInt64} AND issue_id IN {issue_ids:Array(UInt64)}",
+        load_query("issues/stored_states"),
         parameters={"project_id": int(project_id), "issue_ids": [int(i) for i in issue_ids]},
     )
     states = (_state_from_row(dict(zip(result.column_names, row, strict=True))) for row in result.result_rows)
@@ -149,14 +153,12 @@ def current_states(
 def history(client: Client, project_id: int, issue_id: int) -> list[HistoryRow]:
     """Every status change of the issue, oldest first."""
     result = client.query(
-        "SELECT at, actor, from_status, to_status, reason, release, ignore_until_events, ignore_until"
-        " FROM issue_history WHERE project_id = {project_id:UInt64} AND issue_id = {issue_id:UInt64}"
-        " ORDER BY at, to_status",
+        load_query("issues/status_changes"),
         parameters={"project_id": int(project_id), "issue_id": int(issue_id)},
     )
     return [
         HistoryRow(
-            at=_utc(at),  # type: ignore[arg-type]
+            at=_utc(at),
             actor=str(actor),
             from_status=str(from_status),
             to_status=str(to_status),
@@ -172,8 +174,7 @@ def history(client: Client, project_id: int, issue_id: int) -> list[HistoryRow]:
 def _issue_facts(client: Client, project_id: int, issue_id: int) -> tuple[int, str]:
     """The issue's live event count and latest release (from the insert-time counters)."""
     rows = client.query(
-        "SELECT sum(events), argMaxMerge(last_release) FROM issue_live_counters"
-        " WHERE project_id = {project_id:UInt64} AND issue_id = {issue_id:UInt64}",
+        load_query("issues/live_counts"),
         parameters={"project_id": int(project_id), "issue_id": int(issue_id)},
     ).result_rows
     if not rows:
@@ -256,7 +257,7 @@ def change_status(
     if ignore_until_events is not None and ignore_until_events < 1:
         raise IllegalTransition("ignore_until_events must be a positive number of events")
     now = datetime.now(UTC)
-    if ignore_until is not None and _utc(ignore_until) <= now:  # type: ignore[operator]
+    if ignore_until is not None and _utc(ignore_until) <= now:
         raise IllegalTransition("ignore_until must be in the future")
 
     current = current_states(client, project_id, [issue_id]).get(issue_id) or IssueState(
@@ -293,7 +294,7 @@ def effective_status(client: Client, state: IssueState) -> str:
     if state.changed_at is None:
         return state.status
     rows = client.query(
-        "SELECT status FROM issue_list(project_id = {project_id:UInt64}) WHERE issue_id = {issue_id:UInt64}",
+        load_query("issues/effective_status"),
         parameters={"project_id": state.project_id, "issue_id": state.issue_id},
     ).result_rows
     return str(rows[0][0]) if rows else state.status

@@ -91,7 +91,7 @@ def scope_matches(scope: str, page: str) -> bool:
 
 def _integer(value: object, field: str, low: int, high: int) -> int:
     try:
-        number = float(str(value).strip().removesuffix("d")) if isinstance(value, str) else float(value)  # type: ignore[arg-type]
+        number = float(str(value).strip().removesuffix("d")) if isinstance(value, str) else float(value)  # type: ignore[arg-type]  # any input: float() refuses it below
     except (TypeError, ValueError) as exc:
         raise BudgetError(f"must be a whole number, not {value!r}", field) from exc
     if not math.isfinite(number) or number != int(number) or not low <= number <= high:
@@ -122,7 +122,7 @@ def validate_budget(
     if pages_seen is not None and scope != "*" and not any(scope_matches(scope, p) for p in pages_seen):
         raise BudgetError(f"{scope!r} matches no page seen in this project", "scope")
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)  # type: ignore[arg-type]  # any input: float() refuses it below
     except (TypeError, ValueError) as exc:
         raise BudgetError(f"must be a number, not {value!r}", "value") from exc
     if not math.isfinite(number) or number < 0:

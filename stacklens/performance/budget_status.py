@@ -13,17 +13,9 @@ from typing import Any
 
 from stacklens.control.budgets import BudgetRow
 from stacklens.performance.budget_eval import ERROR, Evaluation, evaluate
+from stacklens.warehouse.queries import load_query
 
 FRESH = timedelta(minutes=10)
-MART_ROWS = (
-    "SELECT budget_id, argMax(tuple(metric, scope, budget_value, statistic, window_days, min_samples,"
-    " current_value, samples, status, failing_since), evaluated_at), max(evaluated_at)"
-    " FROM budget_status WHERE project_id = {project:UInt64} AND budget_id IN {ids:Array(UInt64)}"
-    " GROUP BY budget_id"
-)
-PAGES_SEEN = (
-    "SELECT DISTINCT page FROM transactions WHERE project_id = {project:UInt64} AND page != '' LIMIT 100000"
-)
 # The columns of the page's table, of the CSV and of the JSON (the API adds nothing and drops nothing).
 COLUMNS = (
     "id",
@@ -49,7 +41,7 @@ COLUMNS = (
 
 def pages_seen(client: Any, project_id: int) -> list[str]:
     """The page routes the project has data for (a scoped budget must match one of them)."""
-    rows = client.query(PAGES_SEEN, parameters={"project": project_id}).result_rows
+    rows = client.query(load_query("budgets/pages_seen"), parameters={"project": project_id}).result_rows
     return [str(r[0]) for r in rows]
 
 
@@ -65,7 +57,7 @@ def _from_mart(
     if not rows:
         return {}
     found = client.query(
-        MART_ROWS, parameters={"project": project_id, "ids": [r.id for r in rows]}
+        load_query("budgets/latest_status"), parameters={"project": project_id, "ids": [r.id for r in rows]}
     ).result_rows
     by_id = {row.id: row for row in rows}
     out = {}

@@ -53,7 +53,7 @@ def _number(value: object, where: str) -> float:
     return float(value)
 
 
-def _items(entry: dict, key: str, where: str) -> list[Any]:
+def _items(entry: dict[str, Any], key: str, where: str) -> list[Any]:
     items = entry.get(key) or []
     if not isinstance(items, list):
         raise BudgetError("must be an array", f"{where}.{key}")

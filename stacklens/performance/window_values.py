@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -224,11 +225,13 @@ def compute(client: Any, request: WindowRequest, now: datetime | None = None) ->
 Batch = list[tuple[int, WindowRequest, PerfFilters]]  # (the evaluation's index, its request, its window)
 
 
-def _targets(batch: Batch, tail: Any) -> tuple[dict[int, list[tuple]], dict[int, int]]:
+def _targets(
+    batch: Batch, tail: Callable[[WindowRequest, PerfFilters], tuple[Any, ...]]
+) -> tuple[dict[int, list[tuple[Any, ...]]], dict[int, int]]:
     """The distinct targets of ``batch`` per project, ``(id, pattern, *tail(request, window))``, and each
     evaluation's target (evaluations differing in nothing the query sees share one)."""
-    keys: dict[tuple, int] = {}
-    targets: dict[int, list[tuple]] = defaultdict(list)
+    keys: dict[tuple[Any, ...], int] = {}
+    targets: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
     target_of: dict[int, int] = {}
     for i, r, window in batch:
         key = (r.project_id, like_pattern(r.scope), *tail(r, window))
@@ -239,7 +242,7 @@ def _targets(batch: Batch, tail: Any) -> tuple[dict[int, list[tuple]], dict[int,
     return targets, target_of
 
 
-def _read_states(client: Any, batch: Batch) -> dict[int, tuple | None]:
+def _read_states(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]:
     """One query for a batch of page-load and API evaluations (at most 64 distinct windows): index -> its row."""
     if not batch:
         return {}
@@ -297,7 +300,7 @@ def _states_query(pageloads: bool, api_calls: bool) -> str:
     return "\nUNION ALL\n".join(branches) + "\nSETTINGS " + settings
 
 
-def _read_errors(client: Any, batch: Batch) -> dict[int, tuple | None]:
+def _read_errors(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]:
     """One query of the raw transactions for a batch of failed-share evaluations: index -> its row."""
     if not batch:
         return {}

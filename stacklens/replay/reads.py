@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 from clickhouse_connect.driver.client import Client
@@ -78,17 +78,32 @@ def list_replays(
     )
 
 
+class ReplaySpan(TypedDict):
+    """Where a replay's recording starts, becomes playable (its first full snapshot) and ends (UTC, naive)."""
+
+    started: datetime
+    playable_from: datetime
+    snapshots: int
+    ended: datetime
+
+
 def _params(org_id: int, project_id: int, replay: str) -> dict[str, Any]:
     return {"org_id": org_id, "project_id": project_id, "replay_id": replay}
 
 
-def replay_span(client: Client, org_id: int, project_id: int, replay: str) -> dict[str, Any] | None:
+def replay_span(client: Client, org_id: int, project_id: int, replay: str) -> ReplaySpan | None:
     """``started``, ``playable_from``, ``snapshots``, ``ended`` of a replay; ``None`` when it has no segment."""
     rows = run_query(client, "replay/spans", _params(org_id, project_id, replay))
     # An aggregate over no rows still answers one row, with the epoch for its times.
     if not rows or rows[0]["ended"].year < 1971:
         return None
-    return rows[0]
+    row = rows[0]
+    return ReplaySpan(
+        started=row["started"],
+        playable_from=row["playable_from"],
+        snapshots=row["snapshots"],
+        ended=row["ended"],
+    )
 
 
 def replay_meta(client: Client, org_id: int, project_id: int, replay: str) -> dict[str, Any]:
@@ -118,7 +133,7 @@ def replay_marks(client: Client, org_id: int, project_id: int, replay: str) -> l
 
 
 def replay_errors(
-    client: Client, org_id: int, project_id: int, replay: str, span: dict[str, Any], error_ids: list[str]
+    client: Client, org_id: int, project_id: int, replay: str, span: ReplaySpan, error_ids: list[str]
 ) -> list[dict[str, Any]]:
     ids = [i for i in (replay_uuid(e) for e in error_ids) if i]
     return run_query(

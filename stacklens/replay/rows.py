@@ -1,7 +1,7 @@
 """Replay log lines → warehouse rows: ``replays`` (the SDK's replay_event) and ``replay_segments``.
 
 Both tables are keyed by (project, replay id, segment id); ingest's duplicate check reads that key as
-``"<replay uuid>:<segment>"`` (:data:`stacklens.ingest.writer.EVENT_ID_COLUMN`), so a segment sent twice,
+``"<replay uuid>:<segment>"`` (:data:`stacklens.ingest.writer.STORED_KEYS`), so a segment sent twice,
 through two batches or two roads (tunnel and envelope), lands once.
 """
 

@@ -110,7 +110,7 @@ def read_bundle(data: bytes, release: str = "", dist: str = "") -> Bundle:
 
 
 def guess_type(url: str, content: bytes) -> str:
-    if url.endswith(".map") or content.lstrip()[:1] == b"{" and b'"mappings"' in content[:4096]:
+    if url.endswith(".map") or (content.lstrip()[:1] == b"{" and b'"mappings"' in content[:4096]):
         return "source_map"
     return "minified_source" if url.endswith((".js", ".mjs", ".cjs")) else "source"
 

@@ -101,7 +101,7 @@ class SourceMapGrouping:
         """The organization's uploads; ``None`` when it has none (or they cannot be read now)."""
         try:
             found = self.manifest.index(self.org_id)
-        except Exception:  # noqa: BLE001 - any warehouse error: the batch lands, grouped without maps
+        except Exception:  # any warehouse error: the batch lands, grouped without maps
             log.warning(
                 "source maps: cannot read organization %d's uploads; its events are grouped by their "
                 "minified frames",
@@ -139,7 +139,7 @@ class SourceMapGrouping:
                 project_id,
                 self.wait_seconds,
             )
-        except Exception:  # noqa: BLE001 - a map that cannot be read never fails the line
+        except Exception:  # a map that cannot be read never fails the line
             log.warning(
                 "source maps: event %s of project %d grouped by its minified frames: resolving them failed",
                 event_id,

@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from clickhouse_connect.driver.client import Client
 
@@ -33,6 +33,8 @@ from stacklens.sourcemaps.store import StoredFile
 # followed at once by the release's first events, and a refresh is one small query per organization.
 TTL_SECONDS = 10.0
 MAX_ENTRIES = 20_000  # beyond this the oldest half is dropped (a bound, not a working-set size)
+
+T = TypeVar("T")
 
 
 class Manifest:
@@ -48,12 +50,12 @@ class Manifest:
         self._entries: dict[tuple[Any, ...], tuple[int, float, Any]] = {}
         self._lock = threading.Lock()
 
-    def _cached(self, key: tuple[Any, ...], org_id: int, read: Callable[[], Any]) -> Any:
+    def _cached(self, key: tuple[Any, ...], org_id: int, read: Callable[[], T]) -> T:
         now, current = self.clock(), store.generation(org_id)
         with self._lock:
             found = self._entries.get(key)
         if found is not None and found[0] == current and found[1] > now:
-            return found[2]
+            return cast(T, found[2])  # stored by this method for this key: what read() returned
         value = read()
         with self._lock:
             if len(self._entries) >= MAX_ENTRIES:
@@ -85,7 +87,7 @@ class Manifest:
             for item in self._cached(
                 ("debug_id", org_id, project_id, debug_id),
                 org_id,
-                lambda: store.debug_id_files(self.client, org_id, project_id, [debug_id]),  # noqa: B023
+                lambda: store.debug_id_files(self.client, org_id, project_id, [debug_id]),  # noqa: B023 - `_cached` calls it at once
             ):
                 found[(item.bundle_id, item.url)] = item
         # store's order: newest upload first, then bundle and URL (a re-upload wins).

@@ -19,6 +19,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.sourcemaps.bundle import Bundle
 from stacklens.sourcemaps.index import MapIndex, ProjectMaps
+from stacklens.warehouse.queries import load_query
 
 CHUNK = "chunk"
 FILE = "file"
@@ -77,8 +78,7 @@ def present(client: Client, org_id: int, kind: str, sha1s: Iterable[str]) -> set
     if not wanted:
         return set()
     rows = client.query(
-        "SELECT DISTINCT sha1 FROM sourcemap_blobs WHERE org_id = {org:UInt64} AND kind = {kind:String} "
-        "AND sha1 IN {wanted:Array(String)}",
+        load_query("sourcemaps/present_blobs"),
         parameters={"org": org_id, "kind": kind, "wanted": wanted},
     ).result_rows
     return {row[0] for row in rows}
@@ -100,8 +100,7 @@ def get_blobs(client: Client, org_id: int, kind: str, sha1s: Iterable[str]) -> d
     if not wanted:
         return {}
     result = client.query(
-        "SELECT sha1, any(body) FROM sourcemap_blobs WHERE org_id = {org:UInt64} AND kind = {kind:String} "
-        "AND sha1 IN {wanted:Array(String)} GROUP BY sha1",
+        load_query("sourcemaps/blobs"),
         parameters={"org": org_id, "kind": kind, "wanted": wanted},
         column_formats={"any(body)": "bytes"},
     )
@@ -110,8 +109,7 @@ def get_blobs(client: Client, org_id: int, kind: str, sha1s: Iterable[str]) -> d
 
 def has_bundle(client: Client, org_id: int, project_id: int, bundle_id: str) -> bool:
     rows = client.query(
-        "SELECT count() FROM sourcemap_files WHERE org_id = {org:UInt64} AND project_id = {project:UInt64} "
-        "AND bundle_id = {bundle:String}",
+        load_query("sourcemaps/bundle_exists"),
         parameters={"org": org_id, "project": project_id, "bundle": bundle_id},
     ).result_rows
     return bool(rows[0][0])
@@ -144,13 +142,9 @@ def put_bundle(client: Client, org_id: int, project_ids: list[int], bundle_id: s
     _changed(org_id)
 
 
-def _files(client: Client, where: str, parameters: dict[str, Any]) -> list[StoredFile]:
-    # `where` is one of this module's constant clauses; values travel as parameters.
-    sql = (
-        "SELECT bundle_id, release, dist, url, file_type, debug_id, sourcemap, sha1, size, uploaded_at "
-        "FROM sourcemap_files FINAL WHERE " + where + " ORDER BY uploaded_at DESC, bundle_id, url"
-    )
-    rows = client.query(sql, parameters=parameters).result_rows
+def _files(client: Client, query: str, parameters: dict[str, Any]) -> list[StoredFile]:
+    """The manifest rows ``queries/sourcemaps/<query>.sql`` finds, newest upload first."""
+    rows = client.query(load_query(f"sourcemaps/{query}"), parameters=parameters).result_rows
     return [
         StoredFile(str(b), str(r), str(d), str(u), str(t), str(i), str(m), str(h), int(z), w)
         for b, r, d, u, t, i, m, h, z, w in rows
@@ -159,11 +153,7 @@ def _files(client: Client, where: str, parameters: dict[str, Any]) -> list[Store
 
 def project_files(client: Client, org_id: int, project_id: int) -> list[StoredFile]:
     """Every stored file of the project, newest upload first."""
-    return _files(
-        client,
-        "org_id = {org:UInt64} AND project_id = {project:UInt64}",
-        {"org": org_id, "project": project_id},
-    )
+    return _files(client, "project_files", {"org": org_id, "project": project_id})
 
 
 def candidate_files(
@@ -173,8 +163,7 @@ def candidate_files(
     and dist (one query per event, newest first so a re-upload wins)."""
     return _files(
         client,
-        "org_id = {org:UInt64} AND project_id = {project:UInt64} AND ((debug_id != '' AND debug_id IN "
-        "{ids:Array(String)}) OR (release != '' AND release = {release:String} AND dist = {dist:String}))",
+        "candidate_files",
         {"org": org_id, "project": project_id, "ids": debug_ids, "release": release, "dist": dist},
     )
 
@@ -183,8 +172,7 @@ def release_files(client: Client, org_id: int, project_id: int, release: str, di
     """The files uploaded for one release and dist of the project, newest first."""
     return _files(
         client,
-        "org_id = {org:UInt64} AND project_id = {project:UInt64} AND release = {release:String} "
-        "AND dist = {dist:String}",
+        "release_files",
         {"org": org_id, "project": project_id, "release": release, "dist": dist},
     )
 
@@ -193,7 +181,7 @@ def debug_id_files(client: Client, org_id: int, project_id: int, debug_ids: list
     """The files of the project carrying one of ``debug_ids``, newest first."""
     return _files(
         client,
-        "org_id = {org:UInt64} AND project_id = {project:UInt64} AND debug_id IN {ids:Array(String)}",
+        "debug_id_files",
         {"org": org_id, "project": project_id, "ids": debug_ids},
     )
 
@@ -201,16 +189,8 @@ def debug_id_files(client: Client, org_id: int, project_id: int, debug_ids: list
 def map_index(client: Client, org_id: int) -> MapIndex:
     """The organization's (release, dist) pairs and map debug ids by project (two small queries)."""
     params = {"org": org_id}
-    releases = client.query(
-        "SELECT DISTINCT project_id, release, dist FROM sourcemap_files FINAL WHERE org_id = {org:UInt64} "
-        "AND release != ''",
-        parameters=params,
-    ).result_rows
-    debug_ids = client.query(
-        "SELECT DISTINCT project_id, debug_id FROM sourcemap_files FINAL WHERE org_id = {org:UInt64} "
-        "AND debug_id != '' AND file_type = 'source_map'",
-        parameters=params,
-    ).result_rows
+    releases = client.query(load_query("sourcemaps/release_dists"), parameters=params).result_rows
+    debug_ids = client.query(load_query("sourcemaps/map_debug_ids"), parameters=params).result_rows
     by_project: dict[int, tuple[set[tuple[str, str]], set[str]]] = {}
     for project, release, dist in releases:
         by_project.setdefault(int(project), (set(), set()))[0].add((str(release), str(dist)))
@@ -225,22 +205,16 @@ def delete_bundle(client: Client, org_id: int, project_id: int, bundle_id: str) 
         f
         for f in _files(
             client,
-            "org_id = {org:UInt64} AND project_id = {project:UInt64} AND bundle_id = {bundle:String}",
+            "bundle_files",
             {"org": org_id, "project": project_id, "bundle": bundle_id},
         )
     ]
     if not files:
         return False
     params = {"org": org_id, "project": project_id, "bundle": bundle_id}
+    client.command(load_query("sourcemaps/bundle_files_delete"), parameters=params)
     client.command(
-        "DELETE FROM sourcemap_files WHERE org_id = {org:UInt64} AND project_id = {project:UInt64} "
-        "AND bundle_id = {bundle:String}",
-        parameters=params,
-    )
-    client.command(
-        "DELETE FROM sourcemap_blobs WHERE org_id = {org:UInt64} AND kind = 'file' "
-        "AND sha1 IN {gone:Array(String)} "
-        "AND sha1 NOT IN (SELECT sha1 FROM sourcemap_files WHERE org_id = {org:UInt64})",
+        load_query("sourcemaps/unused_blobs_delete"),
         parameters={**params, "gone": sorted({f.sha1 for f in files})},
     )
     _changed(org_id)

@@ -35,7 +35,7 @@ from stacklens.warehouse.cluster import ClusterDDLError, ClusterLayout, data_tab
 from stacklens.warehouse.cluster import cluster_clause as _cluster_clause
 from stacklens.warehouse.cluster import with_cluster as with_cluster  # re-exported for callers
 from stacklens.warehouse.macros import MacroError, render_macros
-from stacklens.warehouse.queries import MIGRATIONS_DIR
+from stacklens.warehouse.queries import MIGRATIONS_DIR, load_query
 
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 RETENTION_PLACEHOLDER = "${retention_days}"
@@ -47,18 +47,7 @@ _TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-
 # The TTL clause runs to the end of its line (files put SETTINGS, if any, on a later line).
 _TTL = re.compile(r"^\s*TTL\s+(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
-SCHEMA_MIGRATIONS_DDL = """
-CREATE TABLE IF NOT EXISTS schema_migrations
-(
-    name            String,
-    checksum        String,
-    retention_days  UInt32,
-    applied_at      DateTime64(3, 'UTC'),
-    updated_at      DateTime64(3, 'UTC')
-)
-ENGINE = ReplacingMergeTree(updated_at)
-ORDER BY name
-"""
+SCHEMA_MIGRATIONS_DDL = load_query("warehouse/schema_migrations")
 
 # One runner at a time per process: `stacklens serve` migrates on start while a test may call it too.
 _run_lock = threading.Lock()
@@ -171,14 +160,12 @@ def discover(directory: Path = MIGRATIONS_DIR) -> list[MigrationFile]:
 def _recorded(settings: Settings) -> dict[str, MigrationState]:
     client = get_warehouse(settings)
     exists = client.query(
-        "SELECT count() FROM system.tables WHERE database = {db:String} AND name = 'schema_migrations'",
+        load_query("warehouse/schema_migrations_exists"),
         parameters={"db": settings.warehouse_database},
     ).result_rows[0][0]
     if not exists:
         return {}
-    rows = client.query(
-        "SELECT name, checksum, applied_at, retention_days FROM schema_migrations FINAL ORDER BY name"
-    ).result_rows
+    rows = client.query(load_query("warehouse/applied_migrations")).result_rows
     return {
         name: MigrationState(name, checksum, applied, int(days)) for name, checksum, applied, days in rows
     }
@@ -190,7 +177,7 @@ def _database_exists(settings: Settings) -> bool:
     admin = _open(settings.resolved_warehouse_url, None)
     return bool(
         admin.query(
-            "SELECT count() FROM system.databases WHERE name = {db:String}",
+            load_query("warehouse/database_exists"),
             parameters={"db": settings.warehouse_database},
         ).result_rows[0][0]
     )

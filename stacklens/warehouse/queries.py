@@ -1,11 +1,16 @@
-"""Named, parameterised read queries from ``warehouse_sql/queries/<domain>/<name>.sql``.
+"""Named, parameterised queries from ``warehouse_sql/queries/<domain>/<name>.sql``: every statement the code
+sends to the warehouse lives in such a file (tests/stacklens/warehouse/test_queries.py refuses SQL written in
+Python).
 
 Queries use ClickHouse server-side parameters (``{project_id:UInt64}``), never string formatting, so event
-data can never become SQL. Files are read once per process.
+data can never become SQL. Where a table or column must vary, the query takes it as an ``{name:Identifier}``
+parameter whose value :func:`identifier` picks from the caller's fixed set. Files are read once per process.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,6 +23,7 @@ from stacklens.warehouse.sql_text import without_comments
 
 QUERIES_DIR = Path(warehouse_sql.__file__).parent / "queries"
 MIGRATIONS_DIR = Path(warehouse_sql.__file__).parent / "migrations"
+_PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*):")
 
 
 @lru_cache(maxsize=512)
@@ -35,3 +41,23 @@ def run_query(client: Client, name: str, parameters: dict[str, Any] | None = Non
     result = client.query(load_query(name), parameters=parameters or {})
     columns = result.column_names
     return [dict(zip(columns, row, strict=True)) for row in result.result_rows]
+
+
+def identifier(name: str, allowed: Collection[str]) -> str:
+    """``name`` as the value of an ``{…:Identifier}`` parameter, when it is one of ``allowed`` (the caller's fixed
+    set of tables or columns); anything else is refused, so an identifier never comes from input."""
+    if name not in allowed:
+        raise ValueError(f"{name!r} is not one of {', '.join(sorted(allowed))}")
+    return name
+
+
+def numbered(text: str, n: int) -> str:
+    """A named query with every parameter renamed ``{name:…}`` → ``{name<n>:…}``: the ``n``-th copy of one query
+    composed with others into a single statement (a ``UNION ALL``), each copy with parameters of its own."""
+    return _PARAMETER.sub(lambda m: "{" + m.group(1) + str(n) + ":", text)
+
+
+def scalar_row(queries: list[str]) -> str:
+    """One statement answering one row: each of ``queries`` (named queries that answer one value) as a scalar
+    subquery, so a step's counts and checks cost one round trip and one plan."""
+    return "SELECT " + ", ".join(f"({query})" for query in queries)

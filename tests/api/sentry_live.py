@@ -8,7 +8,7 @@ import time
 import uuid
 from typing import Any
 
-from tests.api.test_ingest import error_payload
+from tests.api.routers.test_ingest import error_payload
 
 # The test's warehouse client, for the helpers below that read what landed (set per test by `server`).
 _warehouse: list[Any] = []
@@ -29,7 +29,7 @@ def stored(org_id: int, event_id: str, table: str = "events") -> int:
     return int(
         _warehouse[0]
         .query(
-            f"SELECT count() FROM {table} FINAL WHERE org_id = {{org:UInt64}} AND event_id = {{id:String}}",  # noqa: S608
+            f"SELECT count() FROM {table} FINAL WHERE org_id = {{org:UInt64}} AND event_id = {{id:String}}",  # noqa: S608 - a table name of the tests'
             parameters={"org": org_id, "id": event_id},
         )
         .result_rows[0][0]

@@ -16,7 +16,7 @@ from stacklens.control.db import dispose_engines, migrate_control_store, session
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse, reset_clients
 from stacklens.warehouse.migrations import apply_migrations
-from tests.api.test_ingest import error_payload, line, post
+from tests.api.routers.test_ingest import error_payload, line, post
 from tests.conftest import make_settings
 
 

@@ -28,7 +28,7 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import org_factory, sign_in, stores  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
-from tests.dashboards.test_performance_exports import CASES
+from tests.dashboards.routers.test_performance_exports import CASES
 from tests.stacklens.performance.perf_seed import NOW, seed
 
 RELEASE = '=cmd|"/c calc"!A1'

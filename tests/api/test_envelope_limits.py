@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH
+from tests.api.routers.test_ingest import transaction_payload
 from tests.api.sentry_live import envelope, event_item, fresh_event, stored
-from tests.api.test_ingest import transaction_payload
 
 
 def _port(answer: httpx.Response) -> int:

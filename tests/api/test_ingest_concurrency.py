@@ -19,7 +19,7 @@ from api.app import create_app
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
-from tests.api.test_ingest import count, error_payload, line
+from tests.api.routers.test_ingest import count, error_payload, line
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ SIGNED_OUT_OF_RANGE = str(2**63)  # fits UInt64, not the stores' signed 64-bit k
 
 
 @pytest.fixture
-def server(stores: Settings) -> Iterator[str]:  # noqa: F811
+def server(stores: Settings) -> Iterator[str]:  # noqa: F811 - the fixture imported above
     with serve(stores) as url:
         yield url
 
@@ -106,7 +106,7 @@ def _crash() -> None:
 def test_form_numbers_out_of_range_are_400_never_500(
     server: str,
     stores: Settings,  # noqa: F811 - the fixture imported above
-    org_factory,  # noqa: F811
+    org_factory,  # noqa: F811 - the fixture imported above
 ) -> None:
     org = org_factory()
     row = land(org["org_id"], org["project_id"], [sdk_event(_crash)])[0]
@@ -133,7 +133,7 @@ def test_form_numbers_out_of_range_are_400_never_500(
 def test_an_unexpected_failure_answers_the_json_error_shape(
     server: str,
     org_factory,  # noqa: F811 - the fixture imported above
-    monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     org = org_factory()
 

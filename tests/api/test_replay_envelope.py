@@ -87,7 +87,7 @@ def test_bad_segments_are_rejected_alone_and_out_of_order_segments_land(dsn_serv
     key = {"sentry_key": org["app_key"]}
     replay_id = new_replay_id()
     start = int(time.time() * 1000) - 30_000
-    good_header, good_body = recording_item(replay_id, 1, activity(start + 5_000, 2))
+    _, good_body = recording_item(replay_id, 1, activity(start + 5_000, 2))
     truncated = good_body[: len(good_body) // 2]
     for bad in (truncated, b'{"segment_id": 3}\n\x78\x9c garbage'):  # cut in the zlib stream; not zlib
         event = fresh_event()

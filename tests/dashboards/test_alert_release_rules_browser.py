@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["server"]  # the uvicorn fixture
 
 
-def test_the_form_creates_both_release_rule_types(server, org_factory, stores) -> None:  # noqa: F811
+def test_the_form_creates_both_release_rule_types(server, org_factory, stores) -> None:
     from playwright.sync_api import sync_playwright
 
     org = org_factory()

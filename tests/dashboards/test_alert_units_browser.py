@@ -36,7 +36,7 @@ def receiver() -> Iterator[Receiver]:
     r.stop()
 
 
-def test_last_value_units_condition_labels_and_the_sending_rule(  # noqa: F811
+def test_last_value_units_condition_labels_and_the_sending_rule(
     server, org_factory, stores, receiver
 ) -> None:
     from playwright.sync_api import sync_playwright

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from stacklens.demo.budgets import ensure_demo_budgets
+from demo.budgets import ensure_demo_budgets
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.dashboards.conftest import PASSWORD
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["server"]  # the uvicorn fixture
 
 
-def test_budgets_page_in_a_real_browser(server, org_factory, stores) -> None:  # noqa: F811
+def test_budgets_page_in_a_real_browser(server, org_factory, stores) -> None:
     from playwright.sync_api import sync_playwright
 
     org = org_factory()

@@ -20,7 +20,7 @@ from stacklens.integrations.sync import sync_states
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
-from tests.dashboards.conftest import PASSWORD, org_factory, stores  # noqa: F401
+from tests.dashboards.conftest import PASSWORD, org_factory, stores  # noqa: F401 - a fixture
 from tests.dashboards.landing import land, sdk_event
 from tests.stacklens.integrations import fake_trackers as ft
 from tests.stacklens.integrations.fake_trackers import FakeTrackers
@@ -71,7 +71,7 @@ def server(allowed: Settings) -> Iterator[str]:
     thread.join(timeout=10)
 
 
-def test_create_linked_jira_issue_from_the_issue_page(server, org_factory, fake, allowed) -> None:  # noqa: ANN001
+def test_create_linked_jira_issue_from_the_issue_page(server, org_factory, fake, allowed) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory("Acme")

@@ -32,7 +32,7 @@ def _payment() -> None:
     raise KeyError("card-token")
 
 
-def test_issue_page_in_the_browser(server, org_factory, stores) -> None:  # noqa: F811
+def test_issue_page_in_the_browser(server, org_factory, stores) -> None:  # noqa: F811 - the fixture imported above
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory()

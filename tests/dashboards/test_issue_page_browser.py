@@ -60,7 +60,7 @@ def _browser_error(seconds_ago: float) -> dict:
     }
 
 
-def test_issue_page_reads_right(server, org_factory) -> None:  # noqa: F811
+def test_issue_page_reads_right(server, org_factory) -> None:  # noqa: F811 - the fixture imported above
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory()

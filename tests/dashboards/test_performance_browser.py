@@ -1,5 +1,5 @@
 """Every performance page in a real browser (Debian's chromium through Playwright) against a real uvicorn server,
-on demo traffic (stacklens.demo.browser page loads of five releases, one regressing, over three weeks, from
+on demo traffic (demo.browser page loads of five releases, one regressing, over three weeks, from
 Chrome, Firefox and Safari) landed through the ingest normaliser: each chart holds data, no console error and no
 CSP violation occurs, and a screenshot of each page is saved (tests/_artifacts/performance, or
 STACKLENS_SHOTS_DIR)."""
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from stacklens.demo import browser
+from demo import browser
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.transactions import spans_rows, transaction_row
 from stacklens.settings import Settings

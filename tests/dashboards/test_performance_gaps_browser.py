@@ -55,7 +55,7 @@ def _ticks(page: Any, name: str, axis: str = "xtick") -> list[str]:
     return [t.strip() for t in page.locator(f"#plot-{name} .{axis} text").all_text_contents()]
 
 
-def test_gaps_empty_filters_log_ticks_and_recommendations(server, org_factory, stores) -> None:  # noqa: F811
+def test_gaps_empty_filters_log_ticks_and_recommendations(server, org_factory, stores) -> None:
     from playwright.sync_api import sync_playwright
 
     org = org_factory()

@@ -37,12 +37,12 @@ CSP_PROBE = (
 
 
 class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:  # `format`: the base class's name
         return
 
 
 @pytest.fixture
-def shop(tmp_path: Path, sentry_browser_bundle: Path) -> Iterator[str]:  # noqa: F811
+def shop(tmp_path: Path, sentry_browser_bundle: Path) -> Iterator[str]:  # noqa: F811 - the fixture imported above
     """The recorded page, served from its own origin (as a customer's site is)."""
     root = tmp_path / "shop"
     shutil.copytree(PAGE_DIR, root)
@@ -70,7 +70,7 @@ def _wait(
 
 
 @pytest.mark.parametrize("mode", ["session", "buffer"])
-def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores, mode: str) -> None:  # noqa: F811
+def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores, mode: str) -> None:  # noqa: F811 - the fixture imported above
     from playwright.sync_api import expect, sync_playwright
 
     org = org_factory()

@@ -34,7 +34,7 @@ PACE_SECONDS = 0.06
 
 
 class QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - wsgiref's signature
+    def log_message(self, format: str, *args: Any) -> None:  # `format`: wsgiref's signature
         pass
 
 
@@ -151,7 +151,7 @@ def actions(base: str, dsn: str, client: httpx.Client) -> list[Callable[[], None
                 stacklens_sdk.set_tag(key, value)
             try:
                 call()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - every exception goes to the SDK: that is the point
                 stacklens_sdk.capture_exception(exc)
 
         return step
@@ -175,9 +175,11 @@ def actions(base: str, dsn: str, client: httpx.Client) -> list[Callable[[], None
 
     def reindex(n: int) -> Callable[[], None]:
         def step() -> None:
-            with stacklens_sdk.start_transaction(op="task", name="nightly-reindex"):
-                with stacklens_sdk.start_span(op="db", name=f"reindex shard {n}"):
-                    time.sleep(0.01)
+            with (
+                stacklens_sdk.start_transaction(op="task", name="nightly-reindex"),
+                stacklens_sdk.start_span(op="db", name=f"reindex shard {n}"),
+            ):
+                time.sleep(0.01)
 
         return step
 

@@ -151,7 +151,7 @@ def deliver_through_three_kills(stack: Stack) -> None:
                 "--name",
                 f"Batches of {size}",
             ]
-        )  # fmt: skip
+        )
         for size in LINES
     }
     port = free_port()

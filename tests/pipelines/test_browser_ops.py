@@ -11,8 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
+from demo import browser
 from pipelines.embedded import materialize_now
-from stacklens.demo import browser
 from stacklens.ingest.service import Attribution, ingest_batch
 
 ORG, PROJECT, APP_KEY = 8, 80, "stacklens_app_browser_ops"

@@ -19,9 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 READ = re.compile(r"\b(?:FROM|JOIN)\s+([a-z_][a-z0-9_]*)\b")
 WRITE = re.compile(r"\bINSERT\s+INTO\s+([a-z_][a-z0-9_]*)\b")
 # What the pages, the API, budgets and alerts read: the performance views' queries and macros, the alerts' queries
-# and the SQL of the performance core (budgets' status reads).
-READER_QUERIES = ("performance", "alerts")
-READER_CODE = ("stacklens/performance",)
+# and the budgets' status reads.
+READER_QUERIES = ("performance", "alerts", "budgets")
+# Tables the alerts read that are kept at insert time, not by an asset: the issues' live counters (a materialized
+# view of the events) and their status history (written by the issue workflow).
+INSERT_TIME = {"issue_live_counters", "issue_history"}
 # A mart of the issues domain no page reads since the issue pages read the insert-time daily tables; its removal
 # belongs to that domain (the check below keeps every other asset honest).
 UNREAD_ELSEWHERE = {"issue_daily_counts"}
@@ -154,8 +156,7 @@ def _asset_tables() -> dict[str, str]:
 def test_every_table_a_page_api_budget_or_alert_reads_is_an_asset() -> None:
     tables = _warehouse_tables()
     read = {t for folder in READER_QUERIES for found in _query_reads(folder).values() for t in found}
-    read |= {t for folder in READER_CODE for t in _code_reads(folder)}
-    read &= tables
+    read &= tables - INSERT_TIME
     assert {
         "pageload_periods",
         "pageload_examples",

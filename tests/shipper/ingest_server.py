@@ -85,7 +85,7 @@ class IngestServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path != "/api/auth/verify":
                     self._send(404, {"error": "Not Found"})
                 elif self.headers.get("Authorization") != f"Bearer {server.behaviour.api_key}":
@@ -95,7 +95,7 @@ class IngestServer:
                         200, {"valid": True, "organization": "Acme", "created_at": "2026-01-01T00:00:00Z"}
                     )
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
                 if len(raw) != length:

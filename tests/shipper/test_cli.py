@@ -166,7 +166,7 @@ class _NotStackLens(http.server.BaseHTTPRequestHandler):
 
     status = 404
 
-    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+    def do_GET(self) -> None:
         body = b"<html><body>Not Found</body></html>"
         self.send_response(self.status)
         self.send_header("Content-Type", "text/html; charset=utf-8")

@@ -4,6 +4,7 @@ each lands exactly once, even when a line reaches the file twice."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -53,10 +54,8 @@ def _requests(paths: list[str]) -> None:
         environ: dict[str, Any] = {}
         setup_testing_defaults(environ)
         environ["PATH_INFO"] = path
-        try:
+        with contextlib.suppress(RuntimeError):
             list(wrapped(environ, lambda *args: None))
-        except RuntimeError:
-            pass
 
 
 def _sessions(settings: Settings, org_id: int) -> list[tuple[Any, ...]]:

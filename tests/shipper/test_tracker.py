@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from shipper.tracker import TrackerStore, TrackerUnwritable, decode, encode
 
 
@@ -74,9 +76,5 @@ def test_crash_mid_write_leaves_the_previous_generation(tmp_path: Path) -> None:
 
 def test_unwritable_directory(tmp_path: Path) -> None:
     store = TrackerStore(tmp_path / "missing" / "tracker.json")
-    try:
+    with pytest.raises(TrackerUnwritable, match="missing"):
         store.check_writable()
-    except TrackerUnwritable as exc:
-        assert "missing" in str(exc)
-    else:
-        raise AssertionError("expected TrackerUnwritable")

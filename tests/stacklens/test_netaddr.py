@@ -34,7 +34,7 @@ def test_forwarded_client_and_scheme() -> None:
 
 
 def test_bad_proxy_setting_names_the_entry(tmp_path) -> None:
-    with pytest.raises(ValueError, match="'10.0.0.300' is not an IP address or CIDR"):
+    with pytest.raises(ValueError, match=r"'10.0.0.300' is not an IP address or CIDR"):
         Settings(data_dir=tmp_path, trusted_proxies="10.0.0.1, 10.0.0.300")
 
 

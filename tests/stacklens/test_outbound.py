@@ -76,7 +76,7 @@ def test_internal_addresses_are_refused_before_connecting(address: str) -> None:
 
 def test_every_resolved_address_is_checked() -> None:
     client = OutboundClient(resolver=lambda h, p: ["93.184.215.14", "10.0.0.7"])
-    with pytest.raises(OutboundRefused, match="10.0.0.7"):
+    with pytest.raises(OutboundRefused, match=r"10.0.0.7"):
         client.check("https://mixed.example.test/")
 
 
@@ -251,7 +251,7 @@ def test_creation_keeps_allow_list_semantics() -> None:
         == "http://[::ffff:7f00:1]/"
     )
     assert validate_target("http://localhost:9/", AllowList.parse("localhost")) == "http://localhost:9/"
-    with pytest.raises(OutboundRefused, match="10.0.0.1, a private"):
+    with pytest.raises(OutboundRefused, match=r"10.0.0.1, a private"):
         validate_target("http://167772161/", AllowList.parse("127.0.0.0/8, intranet.test"))
 
 
@@ -271,7 +271,7 @@ class Landing:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 owner.hits.append((self.server.server_address[0], self.headers.get("host", "")))
                 self.send_response(200)
@@ -339,7 +339,7 @@ def test_dns_rebinding_cannot_reach_the_internal_address(dns: ScriptedDns) -> No
 
 
 def test_an_unknown_name_does_not_resolve(dns: ScriptedDns) -> None:
-    with pytest.raises(OutboundRefused, match="'nowhere.test' does not resolve"):
+    with pytest.raises(OutboundRefused, match=r"'nowhere.test' does not resolve"):
         OutboundClient(resolver=dns.resolve).post("http://nowhere.test/", b"{}", {})
 
 
@@ -357,7 +357,7 @@ def _certificates(tmp_path: Path, name: str) -> tuple[Path, Path, Path]:
     """A throwaway CA (its PEM) and a server certificate and key for ``name`` signed by it."""
     now = datetime.now(UTC)
 
-    def build(subject: str, issuer: str, public_key, signing_key, ca: bool) -> x509.Certificate:  # noqa: ANN001
+    def build(subject: str, issuer: str, public_key, signing_key, ca: bool) -> x509.Certificate:
         builder = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))

@@ -39,7 +39,7 @@ def _raw(text: str) -> str:
 )
 def test_anything_else_is_one_plain_refusal(cursor: str) -> None:
     with pytest.raises(
-        InvalidCursor, match="^invalid cursor; pass the next_cursor of the previous page"
+        InvalidCursor, match=r"^invalid cursor; pass the next_cursor of the previous page"
     ) as info:
         decode_cursor(cursor, float, int, str)
     # A domain input error: each adapter maps it once (400 in the API).

@@ -39,7 +39,7 @@ def test_storage_path_created_restrictive_and_unwritable_path_refused(tmp_path: 
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(
-        ConfigurationError, match="cannot be created .*create it and give the application's user"
+        ConfigurationError, match=r"cannot be created .*create it and give the application's user"
     ):
         stacklens_sdk.init(app_key=make_app_key(), storage_path=blocker / "logs")
     with pytest.raises(ConfigurationError, match="is not a directory"):
@@ -62,9 +62,11 @@ def test_events_transactions_and_per_service_key(tmp_path: Path) -> None:
         {}["missing"]
     except KeyError as exc:
         stacklens_sdk.capture_exception(exc)
-    with stacklens_sdk.start_transaction(name="send_email", op="queue.task"):
-        with stacklens_sdk.start_span(op="db.query", name="SELECT 1"):
-            pass
+    with (
+        stacklens_sdk.start_transaction(name="send_email", op="queue.task"),
+        stacklens_sdk.start_span(op="db.query", name="SELECT 1"),
+    ):
+        pass
     stacklens_sdk.flush()
     lines = read_lines(tmp_path)
     assert [line["type"] for line in lines] == ["event", "transaction"]

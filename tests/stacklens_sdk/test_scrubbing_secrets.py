@@ -14,7 +14,8 @@ import pytest
 
 import stacklens_sdk
 from stacklens.ingest.secret_redaction import redact_everywhere as service_redact
-from stacklens_sdk.scrubbing import FILTERED, redact_everywhere
+from stacklens_contract.words import FILTERED
+from stacklens_sdk.scrubbing import redact_everywhere
 
 CASES = {
     "--app-key stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx": "--app-key " + FILTERED,

@@ -7,6 +7,7 @@ are final; ``429`` carries ``Retry-After``; 5xx is retried.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 
@@ -22,11 +23,11 @@ _ICON = {
 }
 
 
-def slack_body(message: Message) -> dict:
+def slack_body(message: Message) -> dict[str, Any]:
     """The Slack message: a fallback ``text`` (notifications, screen readers) and Block Kit blocks."""
     headline = f"{_ICON.get(message.kind, ':bell:')} *{_escape(message.subject)}*"
     body = _escape(message.text)
-    blocks: list[dict] = [
+    blocks: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": headline}},
         {"type": "section", "text": {"type": "mrkdwn", "text": body[:2900]}},
     ]

@@ -15,6 +15,7 @@ import json
 import secrets
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from stacklens.alerts.channels.base import Message, SendResult
 from stacklens.alerts.channels.slack import post_json
@@ -36,7 +37,7 @@ def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
-def webhook_body(message: Message) -> dict:
+def webhook_body(message: Message) -> dict[str, Any]:
     return {
         "version": BODY_VERSION,
         "type": f"alert.{message.kind}",

@@ -7,13 +7,14 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy import Connection
 
 from stacklens.control.models import Base
 
 target_metadata = Base.metadata
 
 
-def _run(connection) -> None:
+def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,

@@ -32,7 +32,7 @@ def build_pdf(data: ReportData) -> bytes:
     fpdf_class, x_pos, y_pos = _fpdf()
     generated = data.generated_at.strftime("%Y-%m-%d %H:%M:%S UTC")
 
-    class Report(fpdf_class):  # type: ignore[misc, valid-type]
+    class Report(fpdf_class):  # type: ignore[misc, valid-type]  # FPDF, imported only when a report is built
         def footer(self) -> None:
             self.set_y(-10)
             self.set_font("Helvetica", "", 7)

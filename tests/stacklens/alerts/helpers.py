@@ -6,7 +6,7 @@ import socket
 from dataclasses import dataclass, field
 
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import SMTP as SmtpProtocol  # noqa: N811
+from aiosmtpd.smtp import SMTP as SmtpProtocol  # noqa: N811 - says which SMTP: the protocol class
 
 from stacklens.control.accounts import create_organization
 from stacklens.control.credentials import create_project
@@ -36,13 +36,13 @@ class MailSink:
     messages: list = field(default_factory=list)
     refuse: bool = False
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: ANN001, ANN201, N802
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if self.refuse:
             return "550 5.1.1 mailbox unavailable"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: ANN001, ANN201, N802
+    async def handle_DATA(self, server, session, envelope):
         self.messages.append(envelope)
         return "250 Message accepted for delivery"
 

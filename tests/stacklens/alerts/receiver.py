@@ -58,7 +58,7 @@ class Receiver:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 ok = owner.verify(headers, body) if owner.secret and "webhook-id" in headers else None

@@ -32,7 +32,7 @@ def sink() -> Iterator[MailSink]:
     controller.stop()
 
 
-def _parts(envelope) -> tuple[MailMessage, dict[str, str]]:  # noqa: ANN001
+def _parts(envelope) -> tuple[MailMessage, dict[str, str]]:
     mail = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
     parts = {
         p.get_content_type(): p.get_payload(decode=True).decode() for p in mail.walk() if not p.is_multipart()
@@ -64,7 +64,7 @@ def _rule(settings: Settings, org_id: int, slug: str) -> tuple[int, int]:
         return rule.id, channel.id
 
 
-def test_firing_and_resolved_reach_a_real_smtp_server(settings: Settings, client, sink: MailSink) -> None:  # noqa: ANN001
+def test_firing_and_resolved_reach_a_real_smtp_server(settings: Settings, client, sink: MailSink) -> None:
     settings = settings.model_copy(
         update={"smtp_url": f"smtp://127.0.0.1:{sink.port}", "mail_from": "alerts@acme.test"}  # type: ignore[attr-defined]
     )
@@ -110,7 +110,7 @@ def test_firing_and_resolved_reach_a_real_smtp_server(settings: Settings, client
     assert rule_id
 
 
-def test_smtp_server_down_then_up_delivers_the_same_message_once(settings: Settings, client) -> None:  # noqa: ANN001
+def test_smtp_server_down_then_up_delivers_the_same_message_once(settings: Settings, client) -> None:
     port = free_port()
     settings = settings.model_copy(update={"smtp_url": f"smtp://127.0.0.1:{port}"})
     org_id, project_id, slug = org_with_project(settings)
@@ -126,7 +126,7 @@ def test_smtp_server_down_then_up_delivers_the_same_message_once(settings: Setti
 
     sink = MailSink()
     from aiosmtpd.controller import Controller
-    from aiosmtpd.smtp import SMTP as SmtpProtocol  # noqa: N811
+    from aiosmtpd.smtp import SMTP as SmtpProtocol  # noqa: N811 - says which SMTP: the protocol class
 
     controller = Controller(sink, hostname="127.0.0.1", port=port)
     controller.factory = lambda: SmtpProtocol(sink, hostname="stacklens-test")

@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import select
 
 from stacklens.alerts import outbox, rules
+from stacklens.alerts.errors import AlertInputError
 from stacklens.alerts.evaluation import evaluate
 from stacklens.control.alert_models import AlertEvaluation, AlertNotification, AlertRuleState
 from stacklens.control.channels import create_channel
@@ -91,7 +92,7 @@ def ev(project: int, issue: int, at: datetime, user: str, level: str = "error") 
 
 
 @pytest.fixture
-def world(settings: Settings, client):  # noqa: ANN001, ANN201
+def world(settings: Settings, client):
     settings = settings.model_copy(update={"outbound_allow": "127.0.0.1"})
     receiver = Receiver().start()
     org_id, project_id, slug = org_with_project(settings)
@@ -104,7 +105,7 @@ def world(settings: Settings, client):  # noqa: ANN001, ANN201
     receiver.stop()
 
 
-def _load(client, rows: list[list], events: list[list] | None = None, days: int = 2) -> None:  # noqa: ANN001
+def _load(client, rows: list[list], events: list[list] | None = None, days: int = 2) -> None:
     if rows:
         client.insert("transactions", rows, column_names=TX)
         fold(client, NOW - timedelta(days=days), NOW + timedelta(hours=1))
@@ -112,7 +113,7 @@ def _load(client, rows: list[list], events: list[list] | None = None, days: int 
         client.insert("events", events, column_names=EV)
 
 
-def fold(client, start: datetime, end: datetime) -> None:  # noqa: ANN001
+def fold(client, start: datetime, end: datetime) -> None:
     """The page-load facts and states of [start, end) rebuilt from the raw rows (what the pipeline does)."""
     build_facts(client, start, end)
 
@@ -125,7 +126,7 @@ def _states(settings: Settings, rule_id: int) -> dict[str, str]:
         }
 
 
-def test_performance_rule_fires_once_resolves_with_hysteresis_and_notifies(world) -> None:  # noqa: ANN001
+def test_performance_rule_fires_once_resolves_with_hysteresis_and_notifies(world) -> None:
     settings, client, org_id, project_id, slug, channel_id, receiver = world
     with session_scope(settings) as session:
         rule = rules.create_rule(
@@ -182,8 +183,8 @@ def test_performance_rule_fires_once_resolves_with_hysteresis_and_notifies(world
     assert evaluations[1].window_end - evaluations[1].window_start >= timedelta(hours=1)
 
 
-def test_error_rules_new_issue_frequency_and_error_rate(world) -> None:  # noqa: ANN001
-    settings, client, org_id, project_id, slug, channel_id, receiver = world
+def test_error_rules_new_issue_frequency_and_error_rate(world) -> None:
+    settings, client, org_id, project_id, slug, channel_id, _ = world
     base = {"project": slug, "channels": [channel_id], "window": "1h"}
     with session_scope(settings) as session:
         new = rules.create_rule(
@@ -237,8 +238,8 @@ def test_error_rules_new_issue_frequency_and_error_rate(world) -> None:  # noqa:
     assert kinds.count("resolved") == 1 and kinds.count("firing") == 3
 
 
-def test_rule_validation_names_the_field(world) -> None:  # noqa: ANN001
-    settings, client, org_id, project_id, slug, channel_id, receiver = world
+def test_rule_validation_names_the_field(world) -> None:
+    settings, _, org_id, _, slug, _, _ = world
     good = {"name": "x", "type": "performance_budget", "project": slug, "metric": "lcp_ms", "threshold": 1}
     cases = [
         ({"metric": "fcp"}, "metric: unknown metric 'fcp'"),
@@ -253,6 +254,6 @@ def test_rule_validation_names_the_field(world) -> None:  # noqa: ANN001
     ]
     with session_scope(settings) as session:
         for change, message in cases:
-            with pytest.raises(rules.AlertInputError) as caught:
+            with pytest.raises(AlertInputError) as caught:
                 rules.clean(session, org_id, {**good, **change})  # type: ignore[dict-item]
             assert str(caught.value).startswith(message), (change, str(caught.value))

@@ -62,7 +62,7 @@ def _evaluations(settings: Settings, rule_id: int) -> list[str]:
         )
 
 
-def test_a_rule_that_raises_is_its_own_error_and_the_other_tenant_fires(settings: Settings, client) -> None:  # noqa: ANN001
+def test_a_rule_that_raises_is_its_own_error_and_the_other_tenant_fires(settings: Settings, client) -> None:
     settings = settings.model_copy(update={"outbound_allow": "127.0.0.1"})
     receiver = Receiver().start()
     try:

@@ -22,7 +22,7 @@ from tests.stacklens.performance.budget_seed import bucketed
 NOW = datetime.now(UTC).replace(minute=30, second=0, microsecond=0)
 
 
-def test_preview_replays_30_days_through_the_state_machine(settings: Settings, client) -> None:  # noqa: ANN001
+def test_preview_replays_30_days_through_the_state_machine(settings: Settings, client) -> None:
     org_id, project_id, slug = org_with_project(settings)
     with session_scope(settings) as session:
         perf = rules.create_rule(
@@ -63,7 +63,7 @@ def test_preview_replays_30_days_through_the_state_machine(settings: Settings, c
     assert sum(n for _, n in preview(client, new, NOW).daily) == 1
 
 
-def test_bands_firings_and_the_line_agree(settings: Settings, client) -> None:  # noqa: ANN001
+def test_bands_firings_and_the_line_agree(settings: Settings, client) -> None:
     """Random page loads over 30 days against a rule with a warning, a threshold, a resolve threshold and a
     minimum sample count: what the preview draws follows from what it measured, evaluation by evaluation."""
     org_id, project_id, slug = org_with_project(settings)
@@ -126,7 +126,7 @@ def test_bands_firings_and_the_line_agree(settings: Settings, client) -> None:  
     assert not any(s.samples > 30 for s in steps)  # /other's 9,000 ms loads are outside the scope
 
 
-def test_release_rules_replay_the_newest_release_of_each_moment(settings: Settings, client) -> None:  # noqa: ANN001
+def test_release_rules_replay_the_newest_release_of_each_moment(settings: Settings, client) -> None:
     """Three releases over 20 days (99 %, then 95 %, then 99 % crash-free): a crash-free rate rule below 97 % would
     have fired once, from shortly after shop@1.1.0 appeared (once it had its minimum sessions) until shop@1.2.0
     replaced it; each past value is what the release pages count for that release over that window; the last

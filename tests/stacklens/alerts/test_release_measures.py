@@ -35,7 +35,7 @@ BASE = "http://sl.test"
 
 
 @pytest.fixture
-def world(settings: Settings, client):  # noqa: ANN001, ANN201
+def world(settings: Settings, client):
     settings = settings.model_copy(update={"outbound_allow": "127.0.0.1"})
     receiver = Receiver().start()
     org_id, project_id, slug = org_with_project(settings)
@@ -72,7 +72,7 @@ def _delivered(settings: Settings, receiver: Receiver) -> list[dict]:
     return [r.json()["data"] for r in receiver.received]
 
 
-def test_crash_free_rate_of_the_newest_release_fires_below_and_resolves_above(world) -> None:  # noqa: ANN001
+def test_crash_free_rate_of_the_newest_release_fires_below_and_resolves_above(world) -> None:
     settings, client, org_id, project_id, slug, channel_id, receiver = world
     with session_scope(settings) as session:
         rule = rules.create_rule(
@@ -189,7 +189,7 @@ def test_crash_free_rate_of_the_newest_release_fires_below_and_resolves_above(wo
     assert (got.value, got.sessions) == (page["shop@1.1.0"].crash_free_sessions, page["shop@1.1.0"].sessions)
 
 
-def test_release_regression_fires_once_naming_the_reason_and_not_for_a_change_within_noise(world) -> None:  # noqa: ANN001
+def test_release_regression_fires_once_naming_the_reason_and_not_for_a_change_within_noise(world) -> None:
     settings, client, org_id, project_id, slug, channel_id, receiver = world
     with session_scope(settings) as session:
         rule = rules.create_rule(

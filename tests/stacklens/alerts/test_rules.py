@@ -28,7 +28,7 @@ from tests.stacklens.performance.budget_seed import fold, page_loads
 
 
 def test_every_budget_metric_is_a_rule_metric_and_the_other_way_round(settings: Settings) -> None:
-    org_id, project_id, slug = org_with_project(settings)
+    org_id, _, slug = org_with_project(settings)
     assert set(rules.METRICS) == set(BUDGET_METRICS) == set(budget_metrics())
     base = {"name": "r", "type": "performance_budget", "project": slug, "threshold": 1}
     with session_scope(settings) as session:
@@ -53,7 +53,7 @@ def test_every_budget_metric_is_a_rule_metric_and_the_other_way_round(settings: 
 
 
 def test_alert_me_makes_a_valid_rule_for_a_budget_on_every_metric(settings: Settings) -> None:
-    org_id, project_id, slug = org_with_project(settings)
+    org_id, project_id, _ = org_with_project(settings)
     with session_scope(settings) as session:
         project = session.get(Project, project_id)
         assert project is not None
@@ -66,7 +66,7 @@ def test_alert_me_makes_a_valid_rule_for_a_budget_on_every_metric(settings: Sett
             assert rule.threshold == 1000 and rule.budget_id == row.id and rule.window_seconds == 7 * 86400
 
 
-def test_the_alert_tick_evaluates_a_rule_on_every_metric(settings: Settings, client) -> None:  # noqa: ANN001
+def test_the_alert_tick_evaluates_a_rule_on_every_metric(settings: Settings, client) -> None:
     # One rule per rule metric over page loads with a 250 KiB script each: every rule is evaluated (no rule
     # error), and those whose data is there have a value, written as the catalog writes it.
     org_id, project_id, slug = org_with_project(settings)
@@ -110,7 +110,7 @@ def test_release_rule_types_validate_their_fields_and_name_the_bad_one(settings:
     """A crash-free rate needs a threshold in %, watches crash-free sessions (the default) or users, warns above
     its threshold and resolves at or above it; a release regression needs no threshold. Both watch the newest
     release: no release, level or tag filter."""
-    org_id, project_id, slug = org_with_project(settings)
+    org_id, _, slug = org_with_project(settings)
     crash = {"name": "c", "type": "crash_free_rate", "project": slug, "threshold": 99}
     with session_scope(settings) as session:
         cleaned = rules.clean(session, org_id, crash)

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from stacklens.demo import browser
+from demo import browser
 from tests.stacklens.ingest.sdk_events import capture
 
 pytestmark = pytest.mark.slow

@@ -24,13 +24,16 @@ def test_key_use_is_aggregated_per_key_per_hour(control_settings: Settings) -> N
     assert len(used) == 1
     assert used[0].detail["requests"] == 3 and used[0].detail["events"] == 30
     assert used[0].detail["last_ip"] == "10.0.0.2" and used[0].detail["last_user_agent"] == "shipper/2"
-    with pytest.raises(ValueError), session_scope(control_settings) as session:
+    with (
+        pytest.raises(ValueError, match="key_kind must be one of"),
+        session_scope(control_settings) as session,
+    ):
         record_key_use(session, org.id, "bogus", key_id)
 
 
 def test_pagination_walks_every_row_once_newest_first(control_settings: Settings) -> None:
     with session_scope(control_settings) as session:
-        org, api_key = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
+        org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         project, _ = accounts.create_project(session, org.id, "Web")
         for n in range(7):
             accounts.create_app_key(session, project.id, f"svc_{n}")

@@ -21,7 +21,10 @@ from stacklens.ingest.normalise import event_row
 HERE = Path(__file__).parent
 PINS: dict[str, dict[str, str]] = json.loads((HERE / "grouping_pins.json").read_text())["fingerprints"]
 CORPUS = json.loads((HERE.parents[1] / "api" / "sentry_corpus.json").read_text())["events"]
-CASES = {c["name"]: c["payload"] for c in json.loads((HERE / "grouping_v1_cases.json").read_text())["cases"]}
+CASES = {
+    c["name"]: c["payload"]
+    for c in json.loads((HERE / "grouping" / "grouping_v1_cases.json").read_text())["cases"]
+}
 ORIGIN = Origin(org_id=1, project_id=1, service=None, batch_id="b", received_at=1.8e9)
 
 

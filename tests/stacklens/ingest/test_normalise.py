@@ -65,13 +65,15 @@ def test_per_service_key_wins_over_the_tag() -> None:
 
 
 def test_python_transaction_with_spans_and_status() -> None:
-    with sdk_client() as transport:
-        with sentry_sdk.start_transaction(op="http.server", name="/users/{user_id}") as txn:
-            txn.set_http_status(404)
-            with sentry_sdk.start_span(op="http.client", name="GET https://api.example/users/42") as span:
-                span.set_data("http.response.status_code", 503)
-                span.set_data("http.response_content_length", 1200)
-            time.sleep(0.01)
+    with (
+        sdk_client() as transport,
+        sentry_sdk.start_transaction(op="http.server", name="/users/{user_id}") as txn,
+    ):
+        txn.set_http_status(404)
+        with sentry_sdk.start_span(op="http.client", name="GET https://api.example/users/42") as span:
+            span.set_data("http.response.status_code", 503)
+            span.set_data("http.response_content_length", 1200)
+        time.sleep(0.01)
     payload = next(p for t, p in transport.items if t == "transaction")
     raw = json.dumps(payload).encode()
     txn_row = transaction_row(payload, ORIGIN, raw, raw.decode())

@@ -11,8 +11,9 @@ import pytest
 import sentry_sdk
 from sentry_sdk.integrations.argv import ArgvIntegration
 
-from stacklens.ingest.scrub import FILTERED, scrub_payload
+from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.secret_redaction import redact_everywhere, secret_hint
+from stacklens_contract.words import FILTERED
 
 APP_KEY = "stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx"
 SERVICE_KEY = "stacklens_app_worker_" + "Zz9dEfGhIjKlMnOpQrStUvWx"

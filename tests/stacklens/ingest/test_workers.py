@@ -32,7 +32,7 @@ from stacklens.ingest.workers import (
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
-from tests.api.test_ingest import error_payload, line, transaction_payload
+from tests.api.routers.test_ingest import error_payload, line, transaction_payload
 
 
 @pytest.fixture(scope="module")

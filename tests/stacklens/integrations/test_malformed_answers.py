@@ -12,7 +12,7 @@ import pytest
 from stacklens.integrations.trackers.base import Tracker, TrackerUnavailable
 from tests.stacklens.integrations import fake_trackers as ft
 from tests.stacklens.integrations.fake_trackers import FakeTrackers
-from tests.stacklens.integrations.test_trackers import client
+from tests.stacklens.integrations.trackers.clients import client
 
 GITLAB_ISSUE = "/api/v4/projects/acme%2Fplatform%2Fweb/issues/1"
 

@@ -7,7 +7,6 @@ not one per link."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -37,11 +36,11 @@ def allowed(control_settings: Settings) -> Settings:
 
 
 @pytest.fixture
-def no_waits(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+def no_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The trackers' in-call retry waits, recorded instead of slept (the clients' documented test seam)."""
     waits: list[float] = []
     monkeypatch.setattr(Tracker, "sleep", staticmethod(waits.append))
-    yield waits
+    return waits
 
 
 def _tenant(settings: Settings, fake: FakeTrackers, name: str, tickets: list[str]) -> tuple[int, list[int]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import stacklens_sdk
@@ -81,7 +82,7 @@ def test_browser_event_runtime_and_os_from_contexts_or_user_agent() -> None:
 
 
 def test_demo_browser_events_are_consistent() -> None:
-    from stacklens.demo.browser import BROWSER_CONTEXTS, USER_AGENTS, browser_contexts
+    from demo.browser import BROWSER_CONTEXTS, USER_AGENTS, browser_contexts
     from stacklens.ingest.useragent import parse_user_agent
 
     for browser, agent in USER_AGENTS.items():
@@ -103,5 +104,5 @@ def test_every_bucket_is_drawn() -> None:
     filled = fill_buckets(rows, since, until, bucket)
     assert len(filled) == 15 and sum(r["events"] for r in filled) == 4
     assert [r["events"] for r in filled].count(0) == 13
-    steps = {(b["bucket"] - a["bucket"]).total_seconds() for a, b in zip(filled, filled[1:], strict=False)}
+    steps = {(b["bucket"] - a["bucket"]).total_seconds() for a, b in pairwise(filled)}
     assert steps == {86400.0}

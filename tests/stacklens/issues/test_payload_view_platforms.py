@@ -4,7 +4,7 @@ addresses, JVM modules, and messages shown as text, never as raw JSON."""
 from __future__ import annotations
 
 from stacklens.issues import payload_view as ev
-from tests.stacklens.ingest.test_grouping_v2 import JAVA_LOG, NATIVE_CRASH
+from tests.stacklens.ingest.grouping.test_v2 import JAVA_LOG, NATIVE_CRASH
 
 
 def test_thread_stack_is_shown_for_an_event_without_exception() -> None:

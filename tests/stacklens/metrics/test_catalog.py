@@ -61,7 +61,7 @@ def test_web_vital_thresholds_are_googles_and_the_score_bands_lighthouses() -> N
         "fcp": (1800.0, 3000.0),
         "ttfb": (800.0, 1800.0),
     }
-    assert score.THRESHOLDS == {n: (m.thresholds.good, m.thresholds.poor) for n, m in web_vitals().items()}
+    assert {n: (m.thresholds.good, m.thresholds.poor) for n, m in web_vitals().items()} == score.THRESHOLDS
     lcp = CATALOG["lcp_ms"].thresholds
     assert lcp is not None
     assert [lcp.rating(v) for v in (2500, 2500.1, 4000, 4000.1, None)] == [
@@ -103,7 +103,7 @@ def test_budget_rule_and_window_definitions_are_views_of_the_catalog() -> None:
         "js_bytes": "bytes",
         "transfer_bytes": "bytes",
     }
-    assert budget_rules.FIXED_STATISTIC == {"api_p95_ms", "js_bytes", "transfer_bytes", "error_pct"}
+    assert {"api_p95_ms", "js_bytes", "transfer_bytes", "error_pct"} == budget_rules.FIXED_STATISTIC
     for key, (label, unit, _, statistics, _, _) in metric_window.METRICS.items():
         assert (label, unit, statistics) == (
             CATALOG[key].label,
@@ -112,7 +112,7 @@ def test_budget_rule_and_window_definitions_are_views_of_the_catalog() -> None:
         )
 
 
-def test_every_state_the_catalog_names_is_a_table_and_columns_of_the_warehouse(client) -> None:  # noqa: ANN001
+def test_every_state_the_catalog_names_is_a_table_and_columns_of_the_warehouse(client) -> None:
     rows = client.query(
         "SELECT table, name FROM system.columns WHERE database = currentDatabase()"
     ).result_rows

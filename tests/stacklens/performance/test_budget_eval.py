@@ -28,7 +28,7 @@ def spec(metric: str, value: float, **kw: object) -> BudgetSpec:
     )
 
 
-def test_pass_fail_insufficient_and_failing_since(client) -> None:  # noqa: ANN001
+def test_pass_fail_insufficient_and_failing_since(client) -> None:
     # /slow: slow page loads every day of the last 10 days; /fast: fast ones; /rare: two loads only.
     for day in range(10):
         at = NOW - timedelta(days=day, hours=3)

@@ -27,7 +27,7 @@ NOW = datetime.now(UTC)
 BROKEN = "p42"  # no metric keeps it: measuring raises
 
 
-def test_one_budget_that_raises_is_its_own_error(client) -> None:  # noqa: ANN001
+def test_one_budget_that_raises_is_its_own_error(client) -> None:
     page_loads(client, 1, 41, "/", NOW - timedelta(hours=2), [1000.0, 2000.0, 3000.0])
     fold(client)
     healthy = BudgetSpec(1, 41, "load_time_ms", "p75", "*", 5000, 7, 1)
@@ -42,19 +42,19 @@ def test_one_budget_that_raises_is_its_own_error(client) -> None:  # noqa: ANN00
     assert "load_time_ms" in got[1].error and f"'{BROKEN}'" in got[1].error
 
 
-def _verdicts(client) -> dict[int, str]:  # noqa: ANN001
+def _verdicts(client) -> dict[int, str]:
     rows = client.query("SELECT budget_id, status FROM budget_status FINAL").result_rows
     return {int(b): str(s) for b, s in rows}
 
 
-def _last_evaluated(client, budget_id: int) -> datetime:  # noqa: ANN001
+def _last_evaluated(client, budget_id: int) -> datetime:
     query = "SELECT max(evaluated_at) FROM budget_status WHERE budget_id = {id:UInt64}"
     return client.query(query, parameters={"id": budget_id}).result_rows[0][0]
 
 
 def test_the_budget_run_isolates_a_broken_budget(
     client, instance, defs, settings: Settings, make_org
-) -> None:  # noqa: ANN001, F811
+) -> None:
     broken_org, healthy_org = make_org("Initech"), make_org("Globex")
     for org in (broken_org, healthy_org):
         page_loads(client, org["org_id"], org["project_id"], "/", NOW - timedelta(hours=2), [1000.0, 3000.0])

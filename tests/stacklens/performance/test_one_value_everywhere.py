@@ -260,7 +260,7 @@ def rules(world: dict[str, Any]) -> dict[tuple[int, str], AlertRule]:
     return made
 
 
-def test_views_rules_and_previews_give_one_value(world, rules) -> None:  # noqa: ANN001
+def test_views_rules_and_previews_give_one_value(world, rules) -> None:
     compared = 0
     for at in world["times"]:
         evaluate_rules(world["settings"], world["warehouse"], "http://sl.test", at)
@@ -287,7 +287,7 @@ def test_views_rules_and_previews_give_one_value(world, rules) -> None:  # noqa:
     assert compared >= 0.6 * len(world["times"]) * len(rules)  # most windows hold page loads of their scope
 
 
-def test_budgets_give_the_views_value(world) -> None:  # noqa: ANN001
+def test_budgets_give_the_views_value(world) -> None:
     cases = [c for c in CASES if not c[3] and not c[4]]  # budgets have no environment or release
     specs = [
         BudgetSpec(n, world["project_id"], c[0], c[1], c[2], 1500.0, days, 5)

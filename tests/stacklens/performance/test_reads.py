@@ -5,6 +5,7 @@ filter applied, and another organization's rows (same project id) never counted.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import polars as pl
 import pytest
@@ -122,7 +123,7 @@ def test_weekly_and_releases_match_polars(world) -> None:
     for row in weeks.iter_rows(named=True):
         assert got[row["week"]]["views"] == row["views"] and _close(got[row["week"]]["load_p75"], row["p75"])
     ordered = sorted(got.values(), key=lambda r: r["week_start"])
-    for before, after in zip(ordered, ordered[1:], strict=False):
+    for before, after in pairwise(ordered):
         assert after["prev_views"] == before["views"]
         assert _close(
             after["load_change_pct"], 100 * (after["load_p75"] - before["load_p75"]) / before["load_p75"]

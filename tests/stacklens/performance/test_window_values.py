@@ -30,7 +30,7 @@ WINDOWS = [timedelta(days=7), timedelta(hours=5, minutes=13), timedelta(days=1),
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, warehouse_url):  # noqa: ANN001, ANN201
+def world(tmp_path_factory, warehouse_url):
     settings = make_settings(tmp_path_factory.mktemp("window-values"), warehouse_url)
     client = migrated(settings)
     data = seed(client, ORG, PROJECT, loads=500, seed=12)
@@ -38,7 +38,7 @@ def world(tmp_path_factory, warehouse_url):  # noqa: ANN001, ANN201
     reset_clients()
 
 
-def _loads(data, window: PerfFilters) -> pl.DataFrame:  # noqa: ANN001
+def _loads(data, window: PerfFilters) -> pl.DataFrame:
     """The page loads of the window with their bytes (every resource and API call) and scripts' bytes."""
     sizes: dict = {}
     for s in data.spans:
@@ -62,8 +62,8 @@ def _loads(data, window: PerfFilters) -> pl.DataFrame:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("window", WINDOWS)
-def test_many_windows_in_one_query_give_the_views_values(world, window) -> None:  # noqa: ANN001
-    client, data = world
+def test_many_windows_in_one_query_give_the_views_values(world, window) -> None:
+    client, _ = world
     cut = PerfFilters(since=AT - window, until=AT)
     total, rows = reads.pages(client, ORG, PROJECT, cut)
     staging, _ = reads.pages(client, ORG, PROJECT, PerfFilters(cut.since, cut.until, environment="staging"))
@@ -100,7 +100,7 @@ def test_many_windows_in_one_query_give_the_views_values(world, window) -> None:
     assert (got[6].value, got[6].samples) == (None, 0)
 
 
-def test_api_time_is_the_endpoints_views_and_bytes_and_failures_are_exact(world) -> None:  # noqa: ANN001
+def test_api_time_is_the_endpoints_views_and_bytes_and_failures_are_exact(world) -> None:
     client, data = world
     window = timedelta(days=7)
     cut = PerfFilters(since=AT - window, until=AT)
@@ -142,7 +142,7 @@ def test_api_time_is_the_endpoints_views_and_bytes_and_failures_are_exact(world)
         ("error_pct", "avg", "*"),
     ],
 )
-def test_a_series_gives_each_times_own_evaluation(world, metric, statistic, scope) -> None:  # noqa: ANN001
+def test_a_series_gives_each_times_own_evaluation(world, metric, statistic, scope) -> None:
     client, _ = world
     for window in (timedelta(days=7), timedelta(minutes=90)):
         request = WindowRequest(PROJECT, metric, statistic, scope, window)
@@ -157,7 +157,7 @@ def test_a_series_gives_each_times_own_evaluation(world, metric, statistic, scop
         assert any(samples for _, _, samples in got)
 
 
-def test_more_distinct_windows_than_one_query_holds(world) -> None:  # noqa: ANN001
+def test_more_distinct_windows_than_one_query_holds(world) -> None:
     client, _ = world
     requests = [WindowRequest(PROJECT, "lcp_ms", "p75", "*", timedelta(hours=h)) for h in range(1, 71)]
     got = compute_many(client, requests, AT)

@@ -47,7 +47,7 @@ def test_corrupt_maps_and_archives_are_refused(tmp_path: Path) -> None:
     dist = build_app(tmp_path)
     assert "is not a valid source map: `version` is 2" in _refused(dist, {"version": 2})
     (dist / "app.min.js.map").write_text('{"version": 3, "sources": ["a.js"], "mappings": "AAAA,!!"')
-    with pytest.raises(BundleError, match="app.min.js.map is not a valid source map: not JSON"):
+    with pytest.raises(BundleError, match=r"app.min.js.map is not a valid source map: not JSON"):
         bundle_of([dist], "web@1.0")
     with pytest.raises(BundleError, match="not a zip archive"):
         read_bundle(b"PK\x03\x04 this is not a zip")

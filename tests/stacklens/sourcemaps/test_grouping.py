@@ -26,7 +26,7 @@ from stacklens.sourcemaps.packing import bundle_of
 from stacklens.sourcemaps.sourcemap import MapCache
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
-from tests.api.test_ingest import error_payload, line
+from tests.api.routers.test_ingest import error_payload, line
 from tests.stacklens.sourcemaps.app_bundle import build_app
 from tests.stacklens.sourcemaps.test_symbolicate import node_frames
 

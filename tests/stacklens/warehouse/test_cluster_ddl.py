@@ -1,5 +1,5 @@
 """Cluster DDL: where ``ON CLUSTER`` goes and which cluster names are refused, checked by ClickHouse's own
-parser (``formatQuerySingleLine``); every migration rendered for a cluster is in test_cluster_render.py."""
+parser (``formatQuerySingleLine``); every migration rendered for a cluster is in test_cluster.py."""
 
 from __future__ import annotations
 

@@ -63,7 +63,8 @@ def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
         MacroError,
         match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: duration_p95, endpoint_call_states, "
         r"endpoint_window, issue_elements, log_filter, pageload_bucket, pageload_merge, pageload_state_row, "
-        r"pageload_window, resource_request_states, resource_row_sums, resource_window, view_settings\)",
+        r"pageload_window, period_aligned, resource_request_states, resource_row_sums, resource_window, "
+        r"view_settings, written_examples, written_facts, written_states\)",
     ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")
     (tmp_path / "0001_create_things.sql").write_text("SELECT ${nope}\n")

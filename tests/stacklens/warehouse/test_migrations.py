@@ -51,7 +51,7 @@ def test_changed_checksum_names_the_file(
         for m in original
     ]
     monkeypatch.setattr(migrations, "discover", lambda: changed)
-    with pytest.raises(MigrationError, match="0002_create_transactions.sql was changed"):
+    with pytest.raises(MigrationError, match=r"0002_create_transactions.sql was changed"):
         apply_migrations(settings, up_to=RAW)
 
 
@@ -100,5 +100,5 @@ def test_log_retention_is_its_own(settings: Settings) -> None:
 
 def test_bad_file_name_is_refused(tmp_path: Path) -> None:
     (tmp_path / "create_things.sql").write_text("SELECT 1")
-    with pytest.raises(MigrationError, match="create_things.sql"):
+    with pytest.raises(MigrationError, match=r"create_things.sql"):
         discover(tmp_path)

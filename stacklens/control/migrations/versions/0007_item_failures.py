@@ -8,6 +8,8 @@ Create Date: 2026-11-24 10:00:00
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -17,7 +19,7 @@ branch_labels = None
 depends_on = None
 
 
-def _retry_columns() -> list[sa.Column]:
+def _retry_columns() -> list[sa.Column[Any]]:
     return [
         sa.Column("failures", sa.Integer(), nullable=False, server_default="0"),
         sa.Column("retry_at", sa.DateTime(timezone=True), nullable=True),

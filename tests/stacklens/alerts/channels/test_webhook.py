@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
 
 from stacklens.alerts.channels.base import Message
-from stacklens.alerts.channels.slack import SlackChannel, slack_body
 from stacklens.alerts.channels.webhook import WebhookChannel, generate_secret, sign
 from stacklens.outbound import AllowList, OutboundClient
 from tests.stacklens.alerts.receiver import Receiver
@@ -65,14 +63,6 @@ def test_503_429_and_timeouts_are_retryable(receiver: Receiver) -> None:
     assert timed_out.retryable and "timeout" in timed_out.error
     receiver.answer(404)
     assert not channel.send(MESSAGE).retryable
-
-
-def test_slack_body_shape_and_escaping(receiver: Receiver) -> None:
-    body = slack_body(MESSAGE)
-    assert body["text"] == MESSAGE.subject and body["blocks"][0]["type"] == "section"
-    assert "&lt;@here&gt;" in body["blocks"][1]["text"]["text"]
-    assert SlackChannel(receiver.url, CLIENT).send(MESSAGE).ok
-    assert json.loads(receiver.received[-1].body)["blocks"][2]["elements"][0]["text"].startswith("<http://")
 
 
 def test_refused_target_is_permanent() -> None:

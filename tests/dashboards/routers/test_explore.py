@@ -1,0 +1,139 @@
+"""The Explore page: the query in the URL answers a table and a chart with its sample count, a bad field is named
+on the page, saved queries are listed and saved with the CSRF token, and another organization's project answers
+nothing. One run in a real browser saves a screenshot."""
+
+from __future__ import annotations
+
+import html as html_lib
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+import uvicorn
+
+from stacklens.warehouse.client import get_warehouse
+from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.dashboards.conftest import PASSWORD, csrf_of, sign_in
+from tests.stacklens.performance.perf_seed import seed
+
+SHOTS = Path(
+    os.environ.get("STACKLENS_SHOTS_DIR") or Path(__file__).resolve().parents[2] / "_artifacts" / "explore"
+)
+QUERY = [
+    ("dataset", "pageloads"),
+    ("since", "2026-11-06T00:00:00Z"),
+    ("until", "2026-11-20T13:00:00Z"),
+    ("interval", "1d"),
+    ("g", "release"),
+    ("a", "count:"),
+    ("a", "p75:lcp_ms"),
+    ("f", "environment|=|production"),
+]
+
+
+@pytest.fixture
+def acme(org_factory, stores):
+    org = org_factory()
+    seed(get_warehouse(stores), org["org_id"], org["project_id"], loads=60)
+    return org
+
+
+def test_page_answers_table_chart_and_saved_queries(client, acme, org_factory) -> None:
+    sign_in(client, acme["email"])
+    path = f"/orgs/{acme['org_slug']}/explore"
+    page = client.get(path + "?" + urlencode([*QUERY, ("project", acme["project"])]))
+    assert page.status_code == 200
+    html = page.text
+    assert 'id="explore-table"' in html and "lcp_p75_ms" in html and "shop@1.1.0" in html
+    assert 'data-figure="fig-explore-0"' in html and "samples" in html
+    assert 'script type="application/json" id="fig-explore-1"' in html
+    bad = client.get(path + "?" + urlencode([("dataset", "pageloads"), ("g", "nope")]))
+    assert bad.status_code == 200 and "group_by[0]: unknown field &#39;nope&#39;" in bad.text
+    other = org_factory("Other")
+    hidden = client.get(path + "?" + urlencode([*QUERY, ("project", other["project"])]))
+    assert "no project" in hidden.text and 'id="explore-table"' not in hidden.text
+    saved = client.post(
+        path + "/queries",
+        data={
+            "csrf_token": csrf_of(html),
+            "name": "LCP by release",
+            "description": "production",
+            "query": urlencode(QUERY),
+        },
+        follow_redirects=False,
+    )
+    assert saved.status_code == 303, saved.text
+    listing = client.get(path).text
+    assert (
+        "LCP by release" in listing
+        and f"saved by {acme['email']}" in listing
+        and "f=environment%7C%3D%7Cproduction" in listing
+    )
+    # The performance pages list opens each page in Explore with the view's window and filters filled in.
+    pages = client.get(
+        f"/orgs/{acme['org_slug']}/projects/{acme['project']}/performance/pages",
+        params={"since": QUERY[1][1], "until": QUERY[2][1], "environment": "production"},
+    ).text
+    link = re.search(r'class="open-in-explore" href="([^"]+)"', pages)
+    assert link and "f=environment%7C%3D%7Cproduction" in link.group(1) and "f=page%7C%3D%7C" in link.group(1)
+    opened = client.get(html_lib.unescape(link.group(1))).text
+    assert 'id="explore-table"' in opened and "load_p75_ms" in opened
+    refused = client.post(path + "/queries", data={"name": "x", "query": ""}, follow_redirects=False)
+    assert refused.status_code in (400, 403)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def server(stores) -> Iterator[str]:
+    from stacklens.cli.app import build_app
+
+    port = _free_port()
+    instance = uvicorn.Server(
+        uvicorn.Config(build_app(stores), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not instance.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert instance.started, "server did not start"
+    yield f"http://127.0.0.1:{port}"
+    instance.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.mark.browser
+def test_page_draws_the_chart_in_a_real_browser(server, acme) -> None:
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        page = chromium.new_page(viewport={"width": 1360, "height": 1000})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{server}/login")
+        page.fill("input[name=email]", acme["email"])
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit].primary")
+        page.wait_for_url(f"{server}/orgs/{acme['org_slug']}")
+        page.goto(
+            f"{server}/orgs/{acme['org_slug']}/explore?" + urlencode([*QUERY, ("project", acme["project"])])
+        )
+        page.wait_for_selector("#plot-explore-0 .main-svg")
+        traces = page.evaluate("() => document.getElementById('plot-explore-0').data.length")
+        page.screenshot(path=str(SHOTS / "explore.png"), full_page=True)
+        chromium.close()
+    assert traces == 2  # one line per release
+    assert errors == []

@@ -1,0 +1,42 @@
+"""``python -m demo.prepare``, the step `stacklens up` runs before the server: the demo's alert channel, rules
+and budgets, made once however often it runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from demo import prepare
+from demo.alerts import CHANNEL_NAME
+from demo.budgets import DEMO_BUDGETS
+from stacklens.control.accounts import project_by_slug
+from stacklens.control.alert_models import AlertChannel, AlertRule
+from stacklens.control.budgets import list_budgets
+from stacklens.control.db import session_scope
+from stacklens.settings import Settings
+
+
+def test_prepare_makes_the_demo_alerts_and_budgets_once(settings: Settings, make_org, tmp_path: Path) -> None:
+    org = make_org("Demo")
+    secret = tmp_path / "demo" / "webhook_secret"
+    argv = [
+        "--organization",
+        "Demo",
+        "--project",
+        str(org["project"]),
+        "--shop-url",
+        "http://127.0.0.1:8001",
+        "--webhook-secret-file",
+        str(secret),
+    ]
+    assert prepare.main(argv) == 0
+    assert prepare.main(argv) == 0
+    assert secret.read_text()  # the channel's signing secret, for the shop's inbox
+    with session_scope(settings) as session:
+        channels = session.scalars(select(AlertChannel.name)).all()
+        rules = session.scalar(select(func.count()).select_from(AlertRule))
+        budgets = list_budgets(session, project_by_slug(session, str(org["project"])))
+    assert channels == [CHANNEL_NAME]
+    assert rules == 8
+    assert len(budgets) == len(DEMO_BUDGETS)

@@ -1,0 +1,84 @@
+"""The alerts asset group in the real pipelines: a merged run refreshes the performance states, evaluates the
+rules after them and delivers the outbox to a real receiver."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from pipelines.definitions import definitions_for
+from pipelines.embedded import materialize_now
+from stacklens.alerts import rules
+from stacklens.control.channels import create_channel
+from stacklens.control.db import session_scope
+from stacklens.settings import override_settings
+from tests.pipelines.pipeline_seed import TX_COLS
+from tests.stacklens.alerts.helpers import org_with_project
+from tests.stacklens.alerts.receiver import Receiver
+from tests.stacklens.performance.budget_seed import bucketed
+
+
+def _row(project_id: int, ms: float, at: datetime) -> list[object]:
+    row = {
+        "org_id": 1,
+        "project_id": project_id,
+        "event_id": uuid.uuid4(),
+        "timestamp": at,
+        "end_timestamp": at + timedelta(milliseconds=ms),
+        "received_at": datetime.now(UTC),
+        "release": "3.1.0",
+        "op": "pageload",
+        "duration_ms": ms,
+        "page": "/checkout",
+        "http_method": "",
+        "http_status": 0,
+        "measurements": {"lcp": ms},
+        "transaction": "/checkout",
+    }
+    return [row[c] for c in TX_COLS]
+
+
+def test_merged_run_evaluates_after_the_marts_and_delivers(client, instance, settings) -> None:
+    allowed = settings.model_copy(update={"outbound_allow": "127.0.0.1"})
+    override_settings(allowed)
+    receiver = Receiver().start()
+    try:
+        org_id, project_id, slug = org_with_project(allowed)
+        with session_scope(allowed) as session:
+            channel, receiver.secret = create_channel(
+                session, org_id, allowed, type="webhook", name="ops", url=receiver.url
+            )
+            rule = rules.create_rule(
+                session,
+                org_id,
+                {
+                    "name": "Slow checkout",
+                    "type": "performance_budget",
+                    "project": slug,
+                    "metric": "lcp_ms",
+                    "statistic": "p75",
+                    "threshold": 2500,
+                    "window": "1h",
+                    "min_samples": 3,
+                    "channels": [channel.id],
+                },
+            )
+        now = datetime.now(UTC)
+        client.insert(
+            "transactions",
+            [_row(project_id, 4000, now - timedelta(minutes=m)) for m in (1, 2, 3, 4)],
+            column_names=TX_COLS,
+        )
+        outcomes = materialize_now(
+            definitions_for(allowed), instance, ["pageload_periods", "alert_evaluations"]
+        )
+        assert all(o.success for o in outcomes), [o.error for o in outcomes]
+        assert {o.job for o in outcomes} >= {"performance_job", "alerts_job"}
+        alerts = next(o for o in outcomes if o.job == "alerts_job")
+        assert len({o.run_id for o in outcomes}) == 1  # one merged run: the states first, then the alerts
+        assert alerts.assets["alert_evaluations"] == 1 and alerts.assets["alert_deliveries"] == 1
+        (got,) = receiver.received
+        assert got.signature_ok and got.json()["data"]["rule_id"] == rule.id
+        assert got.json()["data"]["value"] == bucketed(4000) and got.json()["data"]["release"] == "3.1.0"
+    finally:
+        receiver.stop()

@@ -1,0 +1,58 @@
+"""Filter parsing: ranges and windows, every bad value named, a query string read by name."""
+
+from __future__ import annotations
+
+import pytest
+
+from stacklens.performance.filters import BadFilter, PerfFilters
+from tests.stacklens.performance.perf_seed import NOW
+
+
+def test_range_and_window() -> None:
+    week = PerfFilters.parse(now=NOW)
+    assert week.range == "7d" and (week.until - week.since).days == 7
+    window = PerfFilters.parse(since="2026-11-01T00:00:00Z", until="2026-11-02", now=NOW)
+    assert window.params() == {"since": "2026-11-01T00:00:00Z", "until": "2026-11-02T00:00:00Z"}
+
+
+def test_windows_are_widened_to_whole_minutes() -> None:
+    window = PerfFilters.parse(since="2026-11-01T10:15:42.5Z", until="2026-11-01T11:20:01Z", now=NOW)
+    assert window.describe()["since"] == "2026-11-01T10:15:00Z"
+    assert window.describe()["until"] == "2026-11-01T11:21:00Z"
+    # A named range: until is the minute after now, since the minute of now - range (nothing of it left out).
+    day = PerfFilters.parse(range="24h", now=NOW.replace(minute=7, second=30))
+    assert day.until == NOW.replace(minute=8) and day.since == NOW.replace(day=19, minute=7)
+    # A window built from another (the sparklines' last 7 days) is whole minutes too.
+    built = PerfFilters(since=NOW.replace(second=59), until=NOW.replace(second=1))
+    assert (built.since, built.until) == (NOW, NOW.replace(minute=1))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"range": "1y"}, "range"),
+        ({"since": "last week"}, "since"),
+        ({"until": "2026-11-01"}, "since"),
+        ({"since": "2026-11-02", "until": "2026-11-01"}, "until"),
+        ({"since": "2026-01-01", "until": "2026-11-01"}, "since"),
+        ({"range": "7d", "since": "2026-11-01"}, "range"),
+        ({"browser": "x" * 300}, "browser"),
+        ({"environment": "a\nb"}, "environment"),
+    ],
+)
+def test_bad_values_name_the_field(kwargs, field) -> None:
+    with pytest.raises(BadFilter) as caught:
+        PerfFilters.parse(now=NOW, **kwargs)
+    assert caught.value.field == field and str(caught.value).startswith(f"{field}: ")
+
+
+def test_a_query_string_is_read_by_name() -> None:
+    # What every page, API view and download passes: the query string's values by name, others ignored.
+    query = {"range": "24h", "browser": "Firefox", "environment": "prod", "format": "csv", "page": "/cart"}
+    assert PerfFilters.from_query(query, now=NOW) == PerfFilters.parse(
+        range="24h", browser="Firefox", environment="prod", now=NOW
+    )
+    assert PerfFilters.from_query({}, now=NOW) == PerfFilters.parse(now=NOW)
+    with pytest.raises(BadFilter) as refused:
+        PerfFilters.from_query({"since": "2026-11-01", "release": "x\n"}, now=NOW)
+    assert refused.value.field == "release"

@@ -1,0 +1,6 @@
+-- The files of a project carrying one of some debug ids, newest first.
+-- Manifest rows (`sourcemap_files`), one per file and project.
+SELECT bundle_id, release, dist, url, file_type, debug_id, sourcemap, sha1, size, uploaded_at
+FROM sourcemap_files FINAL
+WHERE org_id = {org:UInt64} AND project_id = {project:UInt64} AND debug_id IN {ids:Array(String)}
+ORDER BY uploaded_at DESC, bundle_id, url

@@ -46,7 +46,9 @@ class AlreadyRunning(Conflict):
 
 
 def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
-    """A pre-exec hook making the kernel SIGTERM the child when the supervisor dies (Linux only)."""
+    """A pre-exec hook making the kernel SIGTERM the child when the supervisor dies (Linux only), with SIGTERM
+    unblocked: a signal mask is inherited across exec, and a thread that started the embedded engine has it
+    blocked, so a child started from such a process would outlive a stop until the grace period's SIGKILL."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -56,6 +58,7 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
         return None
 
     def hook() -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
         prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
         # The supervisor may have died between fork and prctl: then no signal will ever come.
         if os.getppid() != parent_pid:

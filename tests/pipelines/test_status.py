@@ -24,13 +24,15 @@ def broken() -> None:
 def test_runs_failures_and_mart_rows(settings: Settings) -> None:
     apply_migrations(settings)
     client = get_warehouse(settings)
-    instance = dg.DagsterInstance.ephemeral()
-    dg.materialize([fine], instance=instance, tags={"dagster/schedule_name": "issues_every_minute"})
-    with pytest.raises(RuntimeError):
-        dg.materialize([broken], instance=instance)
-    status = pipeline_status(client, instance)
-    assert [run["status"] for run in status["runs"]] == ["FAILURE", "SUCCESS"]
-    assert status["runs"][1]["schedule"] == "issues_every_minute"
-    assert status["runs"][1]["started_at"].endswith("Z") and status["runs"][1]["ended_at"].endswith("Z")
-    assert [f["run_id"] for f in status["failures"]] == [status["runs"][0]["run_id"]]
-    assert status["marts"] == dict.fromkeys(MART_TABLES, 0)
+    # Disposed at the end: an instance left to the garbage collector removes its temporary directory then,
+    # with a ResourceWarning that fails whichever later test is running.
+    with dg.DagsterInstance.ephemeral() as instance:
+        dg.materialize([fine], instance=instance, tags={"dagster/schedule_name": "issues_every_minute"})
+        with pytest.raises(RuntimeError):
+            dg.materialize([broken], instance=instance)
+        status = pipeline_status(client, instance)
+        assert [run["status"] for run in status["runs"]] == ["FAILURE", "SUCCESS"]
+        assert status["runs"][1]["schedule"] == "issues_every_minute"
+        assert status["runs"][1]["started_at"].endswith("Z") and status["runs"][1]["ended_at"].endswith("Z")
+        assert [f["run_id"] for f in status["failures"]] == [status["runs"][0]["run_id"]]
+        assert status["marts"] == dict.fromkeys(MART_TABLES, 0)

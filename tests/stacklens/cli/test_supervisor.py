@@ -217,7 +217,13 @@ def test_a_console_step_runs_to_its_end_and_a_console_helper_is_ended(tmp_path: 
     ]
     assert run_on_console(step, {"STEP": "made"}) == 3
     assert said.read_text() == "made"
-    helper = start_on_console([sys.executable, "-c", "import time; time.sleep(300)"], {})
+    # Started from a thread with SIGTERM blocked (as earlier engines and servers in a process can leave it): the
+    # helper still takes the stop, as a mask is inherited across exec and the supervisor's hook clears it.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
+    try:
+        helper = start_on_console([sys.executable, "-c", "import time; time.sleep(300)"], {})
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     assert os.getsid(helper.pid) == helper.pid  # Ctrl-C in the terminal reaches only the supervisor
     end_console_process(helper)
     assert helper.returncode == -signal.SIGTERM

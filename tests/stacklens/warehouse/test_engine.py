@@ -79,3 +79,17 @@ def test_embedded_engine_runs_merges_at_a_lower_cpu_priority(settings: Settings)
         "SELECT value FROM system.server_settings WHERE name = 'os_threads_nice_value_merge_mutate'"
     ).result_rows[0][0]
     assert int(value) == 10
+
+
+def test_embedded_engine_caches_are_sized_for_a_small_host(settings: Settings) -> None:
+    ensure_database(settings)
+    client = get_warehouse(settings)
+    names = ("mark_cache_size", "primary_index_cache_size", "compiled_expression_cache_size")
+    rows = client.query(
+        "SELECT name, value FROM system.server_settings WHERE name IN {names:Array(String)}",
+        parameters={"names": list(names)},
+    ).result_rows
+    assert {name: int(value) for name, value in rows} == {
+        name: int(ENGINE_SERVER_SETTINGS[name]) for name in names
+    }
+    assert int(ENGINE_SERVER_SETTINGS["mark_cache_size"]) <= 128 * 1024 * 1024

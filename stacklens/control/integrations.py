@@ -17,8 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
-from stacklens.control.integration_models import TrackerConnection
 from stacklens.control.keys import decrypt_value, encrypt_value
+from stacklens.control.models.integrations import TrackerConnection
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.integrations.trackers import TRACKER_TYPES, tracker_for
 from stacklens.integrations.trackers.base import Connection, Tracker

@@ -1,22 +1,19 @@
-"""Control-store tables (SQLAlchemy 2): people, organizations, projects, keys, quotas, budgets, share links.
+"""Control-store tables of accounts: organizations (with their quotas), people, memberships, projects, keys,
+key usage, the activity log, sign-in sessions and invitations.
 
-Everything that must be consistent the moment it is written lives here (a regenerated key is refused by the
-very next request); events and marts live in the warehouse. Schema changes go through Alembic revisions in
-``stacklens/control/migrations``.
+Everything that must be consistent the moment it is written lives in the control store (a regenerated key is
+refused by the very next request); events and marts live in the warehouse.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
-    DateTime,
-    Dialect,
-    Float,
     ForeignKey,
     Index,
     Integer,
@@ -27,44 +24,9 @@ from sqlalchemy import (
 from sqlalchemy import (
     true as sa_true,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def iso_utc(value: datetime) -> str:
-    """ISO 8601 in UTC with a ``Z`` (``2026-11-21T19:22:03.123Z``), as the API returns every timestamp."""
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class UtcDateTime(TypeDecorator[datetime]):
-    """A timestamp that is always timezone-aware UTC in Python, on SQLite as on PostgreSQL.
-
-    SQLite has no time zone type: values are stored as naive UTC text (fixed width, so comparisons and
-    cursors order correctly) and come back with ``tzinfo=UTC``.
-    """
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-class Base(DeclarativeBase):
-    pass
+from stacklens.control.models.base import Base, UtcDateTime, utcnow
 
 
 class Organization(Base):
@@ -195,49 +157,6 @@ class KeyUsage(Base):
     last_used_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class Budget(Base):
-    """A performance budget: metric (``load_time_ms``, ``js_bytes``, ``lcp_ms``, ``api_p95_ms`` …) over a scope."""
-
-    __tablename__ = "budgets"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
-    metric: Mapped[str] = mapped_column(String(32))
-    scope: Mapped[str] = mapped_column(String(300), default="*")  # a page route, or "*" for the project
-    value: Mapped[float] = mapped_column(Float)
-    # How the current value is taken: the statistic over the last ``window_days`` days, judged only from
-    # ``min_samples`` samples on (fewer is "insufficient data", never a pass).
-    statistic: Mapped[str] = mapped_column(String(8), default="p75", server_default="p75")
-    window_days: Mapped[int] = mapped_column(Integer, default=7, server_default="7")
-    min_samples: Mapped[int] = mapped_column(Integer, default=20, server_default="20")
-    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
-    # The `budget_status` run's evaluation of this budget raised: why (shown on the budgets page), how many
-    # times in a row, and when it is evaluated again (the outbox's backoff); other budgets go on meanwhile.
-    last_error: Mapped[str] = mapped_column(String(500), default="", server_default="")
-    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    retry_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-
-
-class ShareLink(Base):
-    """A signed, expiring, revocable read-only link to an issue, an event or an issue over a time range."""
-
-    __tablename__ = "share_links"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
-    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    issue_id: Mapped[str] = mapped_column(String(64))
-    event_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    range_start: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    range_end: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    created_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
-    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
-    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-
-
 class UserSession(Base):
     """A signed-in browser. The cookie carries a random token; only its SHA-256 is stored, so a database
     leak opens no session. Revoked at sign-out, password change and removal from an organization."""
@@ -272,9 +191,3 @@ class Invitation(Base):
     accepted_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     accepted_by_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-
-
-# The alerting tables share this metadata (one Alembic history); imported last because they use Base.
-from stacklens.control import alert_models as _alert_models  # noqa: E402,F401 - registers tables on Base
-from stacklens.control import explore_models as _explore_models  # noqa: E402,F401 - registers tables on Base
-from stacklens.control import integration_models as _integration_models  # noqa: E402,F401 - registers tables on Base

@@ -7,7 +7,8 @@ seconds, up to ``ceiling``. While locked every attempt is refused, the right pas
 account's count. Failure counts expire an hour (or two ceilings) after the last failure.
 
 Counts and locks live in this process's memory, or in Redis when one is configured so every worker sees
-the same locks. Locks are Redis keys with a time to live, so no clocks need to agree.
+the same locks. Locks are Redis keys with a time to live, so no clocks need to agree. :func:`get_throttle`
+gives the throttle of an installation (what the dashboards' sign-in uses).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
+
+from stacklens.settings import Settings
 
 CLIENT_FACTOR = 4
 
@@ -150,3 +153,36 @@ class SignInThrottle:
 
     def succeeded(self, email: str) -> None:
         self.store.reset(self._keys(email, "")[0])
+
+
+# The sign-in throttle of each installation: in memory, or in Redis when ``STACKLENS_REDIS_URL`` is set.
+_lock = threading.Lock()
+_throttles: dict[tuple[str, str, int, float, float], SignInThrottle] = {}
+
+
+def get_throttle(settings: Settings) -> SignInThrottle:
+    """One throttle per installation (keyed by its control store, like the API's rate limiter), so two
+    installations or two tests sharing a process or a Redis never share counts."""
+    installation = hashlib.sha256(settings.resolved_database_url.encode()).hexdigest()[:12]
+    key = (
+        settings.redis_url or "",
+        installation,
+        settings.login_throttle_after,
+        settings.login_throttle_base_seconds,
+        settings.login_throttle_max_seconds,
+    )
+    with _lock:
+        throttle = _throttles.get(key)
+        if throttle is None:
+            store: FailureStore = (
+                RedisFailures(settings.redis_url) if settings.redis_url else MemoryFailures()
+            )
+            throttle = SignInThrottle(
+                store,
+                f"stacklens:signin:{installation}",
+                free=settings.login_throttle_after,
+                base=settings.login_throttle_base_seconds,
+                ceiling=settings.login_throttle_max_seconds,
+            )
+            _throttles[key] = throttle
+        return throttle

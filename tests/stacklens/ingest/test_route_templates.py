@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stacklens.ingest.routes import normalise_route
+from stacklens.ingest.route_templates import normalise_route
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from stacklens.control.models import Base, UtcDateTime, utcnow
+from stacklens.control.models.base import Base, UtcDateTime, utcnow
 
 _BIG_ID = BigInteger().with_variant(Integer, "sqlite")
 

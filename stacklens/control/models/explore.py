@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import JSON, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from stacklens.control.models import Base, UtcDateTime, utcnow
+from stacklens.control.models.base import Base, UtcDateTime, utcnow
 
 
 class SavedQuery(Base):

@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 from api.errors import ApiError
-from api.ratelimit import MemoryBuckets, RateLimiter, RedisBuckets, get_rate_limiter
+from api.token_buckets import MemoryBuckets, RateLimiter, RedisBuckets, get_rate_limiter
 from stacklens.settings import Settings
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from stacklens.control.models import Base, UtcDateTime, utcnow
+from stacklens.control.models.base import Base, UtcDateTime, utcnow
 
 
 class TrackerConnection(Base):

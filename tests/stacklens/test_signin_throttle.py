@@ -1,12 +1,22 @@
-"""Sign-in throttle: free attempts, then doubling delays per account and per client; Redis shares locks."""
+"""Sign-in throttle: free attempts, then doubling delays per account and per client; Redis shares locks; one
+throttle per installation, shared by its requests, never by another installation."""
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 
-from stacklens.throttle import CLIENT_FACTOR, MemoryFailures, RedisFailures, SignInThrottle
+from stacklens.settings import Settings
+from stacklens.signin_throttle import (
+    CLIENT_FACTOR,
+    MemoryFailures,
+    RedisFailures,
+    SignInThrottle,
+    get_throttle,
+)
+from tests.conftest import make_settings
 
 
 class Clock:
@@ -56,3 +66,19 @@ def test_redis_locks_are_shared_between_workers(redis_url: str) -> None:
     assert seen is not None and seen.scope == "account" and 1 <= seen.retry_after <= 2
     two.succeeded("a@x.test")
     assert one.check("a@x.test", "9.9.9.9") is None
+
+
+def test_one_throttle_per_installation(tmp_path: Path, warehouse_url: str) -> None:
+    first = make_settings(tmp_path / "a", warehouse_url, login_throttle_after=3)
+    again = first.model_copy()
+    other = make_settings(tmp_path / "b", warehouse_url, login_throttle_after=3)
+    throttle = get_throttle(first)
+    assert get_throttle(again) is throttle
+    assert get_throttle(other) is not throttle and get_throttle(other).namespace != throttle.namespace
+    assert isinstance(throttle.store, MemoryFailures) and throttle.free == 3
+
+
+def test_redis_holds_the_counts_when_configured(settings: Settings, redis_url: str) -> None:
+    throttle = get_throttle(settings.model_copy(update={"redis_url": redis_url}))
+    assert isinstance(throttle.store, RedisFailures)
+    assert throttle is not get_throttle(settings)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 
 from stacklens.control.db import session_scope
-from stacklens.control.explore_models import SavedQuery
 from stacklens.control.models import Organization
+from stacklens.control.models.explore import SavedQuery
 from stacklens.settings import Settings
 
 

@@ -4,9 +4,13 @@ The performance pages read tables the pipelines fill (one row per page load, hou
 server's start-up catch-up runs before the demo driver has sent its 35 days of history, and the scheduled
 performance tick comes up to five minutes later: a first visit would find the pages nearly empty. So when the
 driver writes its backfill marker, this prints the driver's report (what landed per kind, and loudly any day
-that lost traffic), waits for the shipper to deliver (it flushes every 10 s), then asks
+that lost traffic), waits until the history is delivered — the shop's SDK writes the request sessions it holds
+once a minute, so the last of them reach its log files up to a minute after the backfill; then the shipper
+has to send every line of them (some 18,000 lines, 70 MB, in batches of 200: a minute or two) — then asks
 the server to run every mart now, through the pipelines endpoint the server opened for local callers
-(token in ``<data_dir>/pipelines_token``). A demo started again over kept data does nothing: its history is in
+(token in ``<data_dir>/pipelines_token``). A mart built before its history arrived would show part of it until
+the next scheduled run: the release pages compared shop@1.1.0 with a shop@1.0.0 whose server sessions had not
+landed yet, and called it a regression. A demo started again over kept data does nothing: its history is in
 the marts already.
 """
 
@@ -19,11 +23,35 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from demo.backfill_report import read_report
+from shipper.status import STATUS_NAME
+from shipper.tracker import decode
 from stacklens.server_link import ServerUnreachable, call_server, read_link
 from stacklens.settings import Settings, get_settings
 
-# The shipper's flush interval (10 s) plus its retry and the ingest of ~1,700 requests' lines.
-DELIVERY_WAIT_S = 20.0
+# sentry-python writes the request-mode session aggregates it holds once a minute (its SessionFlusher): the
+# shop's last history sessions reach its log files up to a minute after the backfill; and a few seconds more.
+DELIVERY_WAIT_S = 65.0
+POLL_S = 2.0
+
+
+def delivered(logs: Path) -> bool:
+    """Whether the shipper has sent every byte of the log files in ``logs`` (the offsets its ``status.json``
+    acknowledges, against the files' sizes now); True when there are no log files."""
+    files = sorted(logs.glob("stacklens-*.log"))
+    if not files:
+        return True
+    try:
+        body = decode((logs / STATUS_NAME).read_bytes())
+    except (OSError, ValueError):
+        return False
+    acknowledged: dict[str, int] = {}
+    for entry in body["files"].values():
+        if isinstance(entry, dict):
+            acknowledged[str(entry.get("path"))] = int(entry.get("offset") or 0)
+    try:
+        return all(acknowledged.get(path.name, -1) >= path.stat().st_size for path in files)
+    except OSError:
+        return False
 
 
 def build_when_backfilled(
@@ -34,8 +62,11 @@ def build_when_backfilled(
     stop: threading.Event,
     delivery_wait_s: float = DELIVERY_WAIT_S,
     give_up_after_s: float = 900.0,
+    logs: Path | None = None,
 ) -> bool:
-    """Wait for ``marker``, then for delivery, then run every mart once; whether it ran. Never raises."""
+    """Wait for ``marker``, then ``delivery_wait_s`` (the shop's last sessions written), then until the shipper
+    has sent the log files in ``logs`` (default: ``logs`` beside the marker, where `stacklens up` keeps them),
+    then run every mart once; whether it ran. Never raises."""
     deadline = time.monotonic() + give_up_after_s
     while not marker.exists():
         if stop.wait(1.0) or time.monotonic() > deadline:
@@ -48,6 +79,13 @@ def build_when_backfilled(
             say(f"  {line}")
     if stop.wait(delivery_wait_s):
         return False
+    logs = marker.parent / "logs" if logs is None else logs
+    while not delivered(logs):
+        if time.monotonic() > deadline:
+            say("  The shipper has not sent all of the demo's history yet; the schedules build what arrives.")
+            break
+        if stop.wait(POLL_S):
+            return False
     link = read_link(settings)
     if link is None:
         return False

@@ -14,10 +14,12 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import NotFound
 from stacklens.releases.health import (
+    Lifetimes,
     ReleaseHealth,
     Window,
     assemble,
     first_seen,
+    lifetimes,
     new_issue_counts,
     performance_read,
 )
@@ -155,7 +157,9 @@ def release_detail(
     not to be listed (no data in the window) are they read again, from the window's start."""
     firsts: Future[dict[str, datetime]] = Future()
 
-    def sessions_and_extras(c: Client) -> tuple[SessionTotals, dict[str, int], Issues, SourceMaps, int]:
+    def sessions_and_extras(
+        c: Client,
+    ) -> tuple[SessionTotals, Lifetimes | None, dict[str, int], Issues, SourceMaps, int]:
         try:
             firsts.set_result(first_sessions(c, org_id, project_id, environment))
         except BaseException as exc:  # the other client waits for them: never leave it waiting
@@ -163,6 +167,7 @@ def release_detail(
             raise
         counts = window_counts(c, org_id, project_id, window.since, window.until, environment)
         totals = totals_of(counts, firsts.result())
+        lived = lifetimes(c, org_id, project_id, window, totals, environment)
         new_issues = new_issue_counts(c, org_id, project_id)
         issues = release_issues(c, org_id, project_id, version)
         parameters = {
@@ -173,7 +178,7 @@ def release_detail(
         }
         replays = run_query(c, "releases/replays", parameters)
         maps = source_maps(c, org_id, project_id, version)
-        return totals, new_issues, issues, maps, int(replays[0]["replays"]) if replays else 0
+        return totals, lived, new_issues, issues, maps, int(replays[0]["replays"]) if replays else 0
 
     def performance_and_charts(
         c: Client,
@@ -183,10 +188,10 @@ def release_detail(
         span = chart_span(window, first_seen(firsts.result().get(version), row))
         return performance, span, series(c, org_id, project_id, version, span.since, span.until, environment)
 
-    (totals, new_issues, (new, regressed), maps, replays), (performance, ahead, charts) = side_by_side(
+    (totals, lived, new_issues, (new, regressed), maps, replays), (performance, ahead, charts) = side_by_side(
         client, sessions_and_extras, performance_and_charts
     )
-    rows = assemble(totals, new_issues, performance)
+    rows = assemble(totals, new_issues, performance, lived)
     index = next((i for i, r in enumerate(rows) if r.version == version), None)
     if index is None and not exists(client, org_id, project_id, version):
         raise NotFound(f"no release {version!r} in this project (none of its sessions, page loads or errors)")

@@ -9,6 +9,13 @@ releases API and the release alert rules call it. Releases are ordered by first 
 or page load within the retention, whatever the window, so a window does not reorder releases); a release is
 listed when it has sessions, page loads or error events in the window. The previous release of a row is the row
 before it: the same environment filter, the same window.
+
+The session rates of a verdict (crash-free sessions and users, errored sessions) are compared over each release's
+sessions from its first session (within the retention) to the window's end, not over the part of them the window's
+start left: the oldest release of a window is usually cut by it, and a baseline that shrinks as the window slides
+is a new sample every minute — the verdict of the release after it would flip without any new traffic. The rows
+show the window's figures; a verdict's reason says when a side's sessions reach back before the window. The
+performance figures are compared over the window, as the Release impact view compares them.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.performance import reads as performance_reads
 from stacklens.performance.filters import BadFilter, PerfFilters
-from stacklens.releases.sessions import SessionCounts, SessionTotals, window_totals
+from stacklens.releases.sessions import SessionCounts, SessionTotals, totals_of, window_counts, window_totals
 from stacklens.releases.stats import QuantileInterval
 from stacklens.releases.verdicts import Figures, Verdict, verdict
 from stacklens.warehouse.queries import run_query
@@ -154,14 +161,45 @@ def first_seen(first_session: datetime | None, performance: dict[str, Any] | Non
     return earliest(first_session, (performance or {}).get("first_seen"))
 
 
+@dataclass(frozen=True)
+class Lifetimes:
+    """Per release its session counts from its first session (within the retention) to the window's end — what the
+    verdicts compare — for a window that began after the first session of a release it lists."""
+
+    releases: dict[str, SessionCounts]
+    window_since: datetime
+
+
+def _judged(row: ReleaseHealth, counts: SessionCounts, lived: Lifetimes | None) -> Figures:
+    """What the verdict compares of ``row``: its figures, the session ones over its whole life up to the window's
+    end when it began before the window (``lived``, :func:`lifetimes`)."""
+    figures = row.figures()
+    first = counts.first_seen
+    if lived is None or first is None or first >= lived.window_since:
+        return figures
+    whole = lived.releases.get(row.version, counts)
+    return replace(
+        figures,
+        sessions=whole.sessions,
+        crashed_sessions=whole.crashed,
+        errored_sessions=whole.errored,
+        users=whole.users,
+        crashed_users=whole.crashed_users,
+        sessions_since=first,
+    )
+
+
 def _build(
     version: str,
     counts: SessionCounts,
     totals: SessionCounts,
     performance: dict[str, Any] | None,
     new_issues: int,
-    before: ReleaseHealth | None,
-) -> ReleaseHealth:
+    before: tuple[ReleaseHealth, Figures] | None,
+    lived: Lifetimes | None = None,
+) -> tuple[ReleaseHealth, Figures]:
+    """The row of ``version`` and what its verdict compares, against the row before it and its figures."""
+    previous, previous_figures = before if before else (None, None)
     perf = performance or {}
     page_loads = int(perf.get("views") or 0)
     errors = int(perf.get("error_events") or 0)
@@ -171,7 +209,7 @@ def _build(
 
     def earlier(name: str) -> float | None:
         """The previous release's figure (None for the first release)."""
-        return None if before is None else getattr(before, name)
+        return None if previous is None else getattr(previous, name)
 
     row = ReleaseHealth(
         version=version,
@@ -203,9 +241,9 @@ def _build(
         api_p95=perf.get("api_p95"),
         api_p95_low=perf.get("api_p95_low"),
         api_p95_high=perf.get("api_p95_high"),
-        previous_release=before.version if before else "",
-        crash_free_sessions_change=_difference(crash_free, earlier("crash_free_sessions"), False),
-        crash_free_users_change=_difference(crash_free_users, earlier("crash_free_users"), False),
+        previous_release=previous.version if previous else "",
+        crash_free_sessions_change=None,  # below: the changes the verdict compares
+        crash_free_users_change=None,
         errors_per_1k_change_pct=_difference(errors_per_1k, earlier("errors_per_1k_page_loads"), True),
         load_p75_change_pct=_difference(perf.get("load_p75"), earlier("load_p75"), True),
         js_bytes_per_view_change_pct=_difference(
@@ -213,7 +251,23 @@ def _build(
         ),
         api_p95_change_pct=_difference(perf.get("api_p95"), earlier("api_p95"), True),
     )
-    return replace(row, verdict=verdict(row.figures(), before.figures() if before else None))
+    figures = _judged(row, counts, lived)
+    # The changes of the session rates are those the verdict compares (both releases' sessions to the window's end).
+    row = replace(
+        row,
+        crash_free_sessions_change=_difference(
+            figures.value("crash_free_sessions"),
+            previous_figures.value("crash_free_sessions") if previous_figures else None,
+            False,
+        ),
+        crash_free_users_change=_difference(
+            figures.value("crash_free_users"),
+            previous_figures.value("crash_free_users") if previous_figures else None,
+            False,
+        ),
+        verdict=verdict(figures, previous_figures),
+    )
+    return row, figures
 
 
 def new_issue_counts(client: Client, org_id: int, project_id: int) -> dict[str, int]:
@@ -222,14 +276,30 @@ def new_issue_counts(client: Client, org_id: int, project_id: int) -> dict[str, 
     return {str(r["release"]): int(r["new_issues"]) for r in rows}
 
 
+def lifetimes(
+    client: Client, org_id: int, project_id: int, span: Window, totals: SessionTotals, environment: str = ""
+) -> Lifetimes | None:
+    """Per release its session counts from the earliest first session of the releases with sessions in ``span``
+    to its end — each such release's whole life within the retention (one more read of the session states); None
+    when none of them began before the window (the window's counts are then those)."""
+    starts = [c.first_seen for c in totals.releases.values() if c.sessions and c.first_seen is not None]
+    earliest = min(starts, default=None)
+    if earliest is None or earliest >= span.since:
+        return None
+    counts = window_counts(client, org_id, project_id, earliest, span.until, environment)
+    return Lifetimes(totals_of(counts, {}).releases, span.since)
+
+
 def session_reads(
     client: Client, org_id: int, project_id: int, span: Window, environment: str = ""
-) -> tuple[SessionTotals, dict[str, int]]:
+) -> tuple[SessionTotals, dict[str, int], Lifetimes | None]:
     """The list's reads of the session states and of the issues mart: per release its session counts
-    (:func:`window_totals`) and its new issues."""
+    (:func:`window_totals`), its new issues and its sessions to the window's end (:func:`lifetimes`)."""
+    totals = window_totals(client, org_id, project_id, span.since, span.until, environment)
     return (
-        window_totals(client, org_id, project_id, span.since, span.until, environment),
+        totals,
         new_issue_counts(client, org_id, project_id),
+        lifetimes(client, org_id, project_id, span, totals, environment),
     )
 
 
@@ -243,10 +313,14 @@ def performance_read(
 
 
 def assemble(
-    totals: SessionTotals, issues: dict[str, int], performance: list[dict[str, Any]]
+    totals: SessionTotals,
+    issues: dict[str, int],
+    performance: list[dict[str, Any]],
+    lived: Lifetimes | None = None,
 ) -> list[ReleaseHealth]:
     """The list's rows from its reads (:func:`session_reads`, :func:`performance_read`): every release with
-    sessions, page loads or error events, oldest first, each judged against the one before it."""
+    sessions, page loads or error events, oldest first, each judged against the one before it (the session rates
+    over ``lived`` for a release that began before the window)."""
     by_release = {str(r["release"]): r for r in performance}
     listed = {v for v, c in totals.releases.items() if c.sessions} | set(by_release)
     empty = SessionCounts()
@@ -255,14 +329,16 @@ def assemble(
         found = first_seen(totals.releases.get(version, empty).first_seen, by_release.get(version))
         return (found or datetime.max.replace(tzinfo=UTC), version)
 
-    out: list[ReleaseHealth] = []
+    out: list[tuple[ReleaseHealth, Figures]] = []
     for version in sorted(listed, key=order):
         counts = totals.releases.get(version, empty)
         before = out[-1] if out else None
         out.append(
-            _build(version, counts, totals.total, by_release.get(version), issues.get(version, 0), before)
+            _build(
+                version, counts, totals.total, by_release.get(version), issues.get(version, 0), before, lived
+            )
         )
-    return out
+    return [row for row, _ in out]
 
 
 def release_health(
@@ -276,12 +352,12 @@ def release_health(
     ending now) and ``environment`` ('' = all), oldest first, each with its verdict against the one before it.
     The session states and the performance states are read side by side (two clients)."""
     span = Window.last(window) if isinstance(window, timedelta) else window
-    (totals, issues), performance = side_by_side(
+    (totals, issues, lived), performance = side_by_side(
         client,
         lambda c: session_reads(c, org_id, project_id, span, environment),
         lambda c: performance_read(c, org_id, project_id, span, environment),
     )
-    return assemble(totals, issues, performance)
+    return assemble(totals, issues, performance, lived)
 
 
 # The release pages' default window: long enough to hold the release before the newest one (a verdict compares

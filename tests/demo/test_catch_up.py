@@ -17,6 +17,7 @@ import pytest
 from demo import catch_up
 from demo.backfill_report import BackfillReport
 from demo.delivery import PAGE_LOADS, REQUESTS, VISITS
+from shipper.status import STATUS_NAME, publish
 from stacklens.server_link import TOKEN_HEADER, write_link
 from stacklens.settings import Settings
 
@@ -90,6 +91,39 @@ def test_runs_every_mart_once_the_backfill_marker_appears(server, tmp_path: Path
     assert any("2026-10-21: 90 page loads lost (ReadTimeout: timed out)" in w for w in warnings), said
     assert any("no page loads on 2026-10-21" in w for w in warnings), said
     assert "history is in the performance pages" in said[-1]
+
+
+def test_builds_only_once_the_shipper_has_sent_the_whole_history(server, tmp_path: Path) -> None:
+    """The shop's SDK writes its last history sessions up to a minute after the backfill and the shipper sends
+    the log files for a minute or two more: the marts are built once its status acknowledges every byte."""
+    settings, _ = server
+    marker = tmp_path / "backfill.done"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    history = logs / "stacklens-2026-10-22.log"
+    history.write_bytes(b'{"type": "sessions"}\n' * 50)
+
+    def shipped(offset: int) -> None:
+        entry = {"path": history.name, "offset": offset, "size": history.stat().st_size}
+        publish(logs / STATUS_NAME, {"files": {"f1": entry}, "stats": {}})
+
+    shipped(300)  # part of the file sent
+    marker.write_text("done\n")
+    result: list[bool] = []
+    worker = threading.Thread(
+        target=lambda: result.append(
+            catch_up.build_when_backfilled(
+                settings, marker, lambda _line: None, stop=threading.Event(), delivery_wait_s=0.0
+            )
+        )
+    )
+    worker.start()
+    threading.Event().wait(catch_up.POLL_S * 2)
+    assert _Pipelines.calls == [] and not catch_up.delivered(logs)  # not before the shipper has sent it all
+    shipped(history.stat().st_size)
+    worker.join(timeout=10)
+    assert result == [True] and len(_Pipelines.calls) == 1 and catch_up.delivered(logs)
+    assert catch_up.delivered(tmp_path / "no-logs")  # nothing to send: nothing to wait for
 
 
 def test_a_kept_backfill_asks_nothing_and_a_failed_run_is_said(server, tmp_path: Path) -> None:

@@ -167,6 +167,33 @@ def test_the_seeded_regression_is_named_and_the_first_release_is_not_judged(worl
     assert new.crash_free_sessions_change == pytest.approx(new.crash_free_sessions - old.crash_free_sessions)
 
 
+def test_the_windows_start_does_not_move_a_verdict(world) -> None:
+    """A window whose start cuts shop@1.0.0 lists what it left of it, but judges shop@1.1.0's session rates against
+    all of 1.0.0's sessions up to the window's end: the same comparison wherever the start falls, saying so."""
+    client, raw, _ = world
+    whole = expected(raw, NOW - timedelta(days=15), NOW)[OLD]
+    compared = []
+    for cut in (timedelta(days=8, hours=20), timedelta(days=7, hours=9), timedelta(days=7, minutes=30)):
+        window = Window(NOW - cut, NOW)
+        old, new = release_health(client, ORG, PROJECT, window)
+        assert old.version == OLD and old.sessions == expected(raw, window.since, NOW)[OLD]["sessions"]
+        crash = next(c for c in new.verdict.comparisons if c.metric == "crash_free_sessions")
+        assert crash.previous_samples == whole["sessions"] > old.sessions
+        assert (
+            f"{whole['sessions']:,} sessions since {old.first_seen:%Y-%m-%d}, before this window"
+            in crash.reason
+        )
+        assert new.crash_free_sessions_change == pytest.approx(crash.change)
+        detail = release_detail(client, ORG, PROJECT, NEW, window)
+        assert detail.health is not None and detail.health.verdict == new.verdict
+        compared.append((crash.previous, crash.p_value, new.verdict.regression))
+    assert len(set(compared)) == 1 and compared[0][2]
+    # A window holding all of 1.0.0 compares the same sessions, and says nothing of before.
+    old, new = release_health(client, ORG, PROJECT, Window(NOW - timedelta(days=15), NOW))
+    crash = next(c for c in new.verdict.comparisons if c.metric == "crash_free_sessions")
+    assert (crash.previous, crash.p_value) == compared[0][:2] and "before this window" not in crash.reason
+
+
 def test_another_organizations_project_shows_nothing_of_ours(world) -> None:
     client, ours, theirs = world
     window = Window(NOW - timedelta(days=14), NOW)

@@ -2,12 +2,15 @@
 the metrics of the catalog it holds.
 
 A dataset's rows are a named query, ``warehouse_sql/queries/explore/<key>.sql``: it reads the raw table(s) — the
-same rows the pipelines build the views' states from, so any filter and group-by of any column is exact and
-fresh without waiting for a pipeline run — scoped to the organization, its projects and the window, and names
-its columns ``ts`` (the row's time), ``uid`` (who "unique users" counts; '' when the rows carry no user),
-``tags`` (an empty map when they carry none), ``f_<field>`` for each field below and ``m_<metric>`` for each
-metric (or the columns its :class:`Measure` reads). A query names fields and metrics by key, and only keys found
-here reach :mod:`stacklens.explore.sql`.
+same rows the pipelines build the views' facts and states from (page loads: op ``pageload`` transactions; API
+calls: what ``endpoint_facts`` holds; resources: what ``resource_facts`` holds), so any filter and group-by of
+any column works and is fresh without waiting for a pipeline run — scoped to the organization, its projects and
+the window, and names its columns ``ts`` (the row's time), ``uid`` (who "unique users" counts; '' when the rows
+carry no user), ``tags`` (an empty map when they carry none), ``f_<field>`` for each field below, ``m_<metric>``
+for each metric (or the columns its :class:`Measure` reads) and ``h_<metric>`` for each metric the views keep in
+a 1 % log histogram (:attr:`Dataset.histograms`): the value as the histogram keeps it, what Explore's
+percentiles are taken over. A query names fields and metrics by key, and only keys found here reach
+:mod:`stacklens.explore.sql`.
 """
 
 from __future__ import annotations
@@ -43,6 +46,12 @@ class Dataset:
     counted: str  # the catalog metric a plain count of its rows is (page_loads, error_events, …)
     measures: dict[str, Measure] = field(default_factory=dict)
     extra_columns: tuple[str, ...] = ()  # columns of its rows the measures read
+    # Metrics the views' states keep as 1 % log histograms: the rows also hold ``h_<metric>``, the value as the
+    # histogram keeps it (the value of its bucket), and Explore's percentiles are taken over it.
+    histograms: tuple[str, ...] = ()
+    # Whether the ``h_<metric>`` columns are stored (page loads: migration 0015) rather than computed per row: a
+    # count of a metric's values then reads them too, so a p75 and its count read one column, not two.
+    stored_histograms: bool = False
 
     @property
     def rows_query(self) -> str:
@@ -95,6 +104,8 @@ PAGELOADS = Dataset(
     ),
     ("page_loads", "load_time_ms", "ttfb_ms", "fcp_ms", "lcp_ms", "inp_ms", "cls", "dom_ready_ms"),
     "page_loads",
+    histograms=("load_time_ms", "ttfb_ms", "fcp_ms", "lcp_ms", "inp_ms", "cls", "dom_ready_ms"),
+    stored_histograms=True,
 )
 
 RESOURCES = Dataset(
@@ -103,18 +114,19 @@ RESOURCES = Dataset(
     _fields(
         *_COMMON,
         ("page", STRING, "the page load's route"),
-        ("op", STRING, "resource.script, resource.css, resource.img, …"),
+        ("op", STRING, "resource.script, resource.css, resource.img, …, or http.client (a browser API call)"),
         (
             "resource_type",
             STRING,
             "JavaScript, CSS, Images, Fonts, API or Other, as the resources view sorts them",
         ),
-        ("resource", STRING, "resource URL"),
+        ("resource", STRING, "resource URL without query and fragment, as the resources view names it"),
         ("render_blocking", STRING, "blocking, non-blocking or ''"),
         ("status_code", NUMBER, "HTTP status"),
     ),
     ("resource_duration_ms", "resource_bytes"),
     "resource_duration_ms",
+    histograms=("resource_duration_ms",),
 )
 
 API_CALLS = Dataset(
@@ -131,6 +143,7 @@ API_CALLS = Dataset(
     ),
     ("api_ms",),
     "api_calls",
+    histograms=("api_ms",),
 )
 
 # Release health, counted as the release pages count it (pipelines' session_periods_minute.sql, Relay's metrics

@@ -30,7 +30,7 @@ def run_operator_sql(client: Client, sql: object, limits: Limits | None = None) 
         raise BadQuery("sql", f"at most {MAX_SQL_LENGTH:,} characters")
     # readonly last: once it applies, the engine refuses to change any other setting of the query.
     settings: dict[str, Any] = {
-        "max_execution_time": limits.max_execution_seconds,
+        "max_execution_time": limits.seconds_sql,
         "max_memory_usage": limits.max_memory_bytes,
         "max_result_rows": MAX_ROWS,
         "result_overflow_mode": "break",
@@ -43,7 +43,7 @@ def run_operator_sql(client: Client, sql: object, limits: Limits | None = None) 
         text = str(exc)
         if "TIMEOUT_EXCEEDED" in text:
             raise QueryTooCostly(
-                f"sql: the statement ran longer than its {limits.max_execution_seconds} s limit"
+                f"sql: the statement ran longer than its {limits.max_execution_seconds:g} s limit"
             ) from None
         if "MEMORY_LIMIT_EXCEEDED" in text:
             raise QueryTooCostly("sql: the statement needed more than its memory limit") from None

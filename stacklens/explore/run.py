@@ -105,7 +105,7 @@ def engine_limits(limits: Limits) -> Iterator[None]:
         text = str(exc)
         if "TIMEOUT_EXCEEDED" in text or "Code: 159" in text:
             raise QueryTooCostly(
-                f"the query ran longer than its {limits.max_execution_seconds} s limit; narrow the window,"
+                f"the query ran longer than its {limits.max_execution_seconds:g} s limit; narrow the window,"
                 " add filters or group by fewer fields"
             ) from None
         if "MEMORY_LIMIT_EXCEEDED" in text or "Code: 241" in text:

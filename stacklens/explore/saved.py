@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.explore_models import SavedQuery
 from stacklens.control.models import utcnow
+from stacklens.control.models.explore import SavedQuery
 from stacklens.errors import NotFound
 from stacklens.explore.query import BadQuery, parse_query
 

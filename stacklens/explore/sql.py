@@ -4,12 +4,21 @@ templates of ``warehouse_sql/queries/explore/``.
 Nothing a user typed becomes SQL text. The templates' ``{placeholders}`` are filled from the fixed fragments of
 this module and the dataset's column names, chosen by key: the dataset's rows (``explore/<dataset>.sql``), the
 aggregate functions of :data:`FUNCTIONS`, the interval units of :data:`INTERVAL_SQL`, generated aliases (``g0``,
-``a0``, ``n0``) and whole numbers. Every value — filter values, tag keys, the window, the organization and its
+``a0``, ``n0``) and numbers. Every value — filter values, tag keys, the window, the organization and its
 project ids — is a server-side parameter (``{v0:String}``). Every query is scoped ``org_id = {org_id} AND
 project_id IN {project_ids}`` inside the dataset's rows, so no filter can widen it.
 
-Percentiles are ``quantileExactInclusive`` over the raw rows: exact, and interpolated as polars' ``linear``
-quantile is; the views' 1 % histogram states are within the catalog's stated error of them.
+One metric, one value: a percentile of a metric the views keep as a 1 % log histogram (page-load timings and web
+vitals, API and resource durations: :attr:`Dataset.histograms`) is taken as the views, budgets and alerts take
+it — over each row's value as the histogram keeps it (``h_<metric>``: the value of its 1 % bucket, from the
+bucketing macros the state builders use) with the same interpolating weighted quantile
+(``quantileExactWeightedInterpolated``, linear between the ranks around ``level · (n − 1)`` as polars'
+``linear``) — so for the same rows the figure is the states' to the last digit, and within the catalog's stated
+error (1 %) of the exact percentile. The average of a vital the states keep no sum of (LCP, INP, CLS, FCP:
+:data:`HISTOGRAM_MEANS`) is the mean of those values, as the budgets take it; every other average, sum, minimum,
+maximum and count is exact over the raw values, and a percentile of a metric without a histogram (resource
+size) is the exact ``quantileExactInclusive``. The window is the views' too: whole UTC minutes
+(:class:`stacklens.performance.filters.PerfFilters`).
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ from typing import Any
 
 from stacklens.explore.datasets import NUMBER, PAGELOADS, Dataset
 from stacklens.explore.query import PERCENTILES, BadQuery, Filter, Query
+from stacklens.performance.window_values import PAGELOADS as PAGELOAD_STATES
+from stacklens.performance.window_values import SOURCES
 from stacklens.warehouse.queries import load_query
 
 # Per query: what one question may cost the shared engine (a 30-day grouped p75 over 10 M page loads takes well
@@ -46,6 +57,14 @@ FUNCTIONS: dict[str, str] = {
     "max": "max({value})",
     **{name: f"quantileExactInclusive({level})({{value}})" for name, level in PERCENTILES.items()},
 }
+# The percentile of a metric kept as a 1 % log histogram, over its rows' bucket values ``{value}`` (``h_<metric>``):
+# the views' function (macro duration_p95, queries/performance/), each row weighing 1.
+HISTOGRAM_PERCENTILE = "quantileExactWeightedInterpolated({level})({value}, 1)"
+# Page-load metrics whose states keep a histogram but no sum: their average is the histogram's weighted mean
+# (stacklens.performance.window_values.SOURCES), and so is Explore's.
+HISTOGRAM_MEANS = frozenset(
+    key for key, s in SOURCES.items() if s.kind == PAGELOAD_STATES and s.histogram and not s.total
+)
 # Rows of one block of an answer: the engine's default; a download encodes and holds a block at a time.
 BLOCK_ROWS = 65_409
 # Points of one answer's time series (all groups together).
@@ -55,8 +74,13 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # a server-side parameter has a typ
 
 @dataclass(frozen=True)
 class Limits:
-    max_execution_seconds: int = MAX_EXECUTION_SECONDS
+    max_execution_seconds: float = MAX_EXECUTION_SECONDS  # the engine takes fractions of a second too
     max_memory_bytes: int = MAX_MEMORY_BYTES
+
+    @property
+    def seconds_sql(self) -> str:
+        """The time limit as the engine's setting value: a plain decimal number (``20``, ``0.001``)."""
+        return f"{float(self.max_execution_seconds):.6f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True)
@@ -130,13 +154,22 @@ class _Builder:
 
 def aggregate_sql(dataset: Dataset, fn: str, metric: str) -> str:
     """The engine's aggregate of a function of the catalog over a metric's column ('' = the rows), or the
-    dataset's measure of the metric (a count of sessions counts sessions, not their updates)."""
+    dataset's measure of the metric (a count of sessions counts sessions, not their updates). A percentile of a
+    metric kept as a 1 % log histogram, and the average of one without a stored sum, read its bucket values
+    (``h_<metric>``) as the views, budgets and alerts do."""
     measure = dataset.measures.get(metric or (dataset.counted if fn == "count" else ""))
     if measure is not None:
         return measure.sql
     key = "count_metric" if fn == "count" and metric else fn
     if key not in FUNCTIONS:
         raise BadQuery("aggregates", f"unknown function {fn!r}")
+    if metric in dataset.histograms:
+        if fn in PERCENTILES:
+            return HISTOGRAM_PERCENTILE.format(level=PERCENTILES[fn], value=f"h_{metric}")
+        if fn == "avg" and metric in HISTOGRAM_MEANS:
+            return f"avg(h_{metric})"
+        if key == "count_metric" and dataset.stored_histograms:
+            return f"count(h_{metric})"  # NULL exactly where the value is
     return FUNCTIONS[key].replace("{value}", f"m_{metric}")
 
 
@@ -159,7 +192,9 @@ def value_counts(query: Query) -> dict[int, str]:
 
 def _count_sql(dataset: Dataset, metric: str) -> str:
     measure = dataset.measures.get(metric)
-    return measure.samples if measure is not None else f"count(m_{metric})"
+    if measure is not None:
+        return measure.samples
+    return aggregate_sql(dataset, "count", metric)
 
 
 def _check_rate_fields(query: Query) -> None:
@@ -247,7 +282,7 @@ def _statement(
         total=", count() OVER () AS total_rows" if total else "",
         order=order,
         limit=str(int(limit)),
-        max_execution_seconds=str(int(limits.max_execution_seconds)),
+        max_execution_seconds=limits.seconds_sql,
         max_memory_bytes=str(int(limits.max_memory_bytes)),
         block_rows=str(int(block_rows)),
     )

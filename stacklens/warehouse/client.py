@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import clickhouse_connect
@@ -63,12 +64,42 @@ def _engine_stderr_held() -> Iterator[None]:
                 os.write(2, held.read())
 
 
+def _summary_reads_storage() -> None:
+    """Make an embedded query's summary say what a server's does: ``read_rows`` / ``read_bytes`` are the rows and
+    bytes the engine read from its tables. clickhouse-connect's chdb backend (1.12) fills them from the chdb
+    result's ``rows_read()`` / ``bytes_read()``, which count the rows of the answer (a count over a million rows
+    reads "1"); the figures read from storage are ``storage_rows_read()`` / ``storage_bytes_read()``. Explore's
+    ``meta.rows_read`` is this summary's ``read_rows``. Applied once, to the backend class, before the first
+    embedded client opens (the backend's module imports the engine: only after start_embedded_engine); a chdb
+    result without those methods keeps the backend's own summary."""
+    from clickhouse_connect.driver._backend import chdb_backend
+
+    backend = getattr(chdb_backend, "ChdbBackend", None)
+    original = getattr(backend, "_summary", None)
+    if backend is None or original is None or getattr(original, "reads_storage", False):
+        return
+
+    def summary(result: Any) -> dict[str, Any]:
+        out: dict[str, Any] = original(result)
+        with contextlib.suppress(AttributeError, TypeError, RuntimeError):
+            out = {
+                **out,
+                "read_rows": str(int(result.storage_rows_read())),
+                "read_bytes": str(int(result.storage_bytes_read())),
+            }
+        return out
+
+    summary.reads_storage = True  # type: ignore[attr-defined]  # marks the replacement: applied once
+    backend._summary = staticmethod(summary)
+
+
 def _open(url: str, database: str | None) -> Client:
     scheme = urlsplit(url).scheme
     try:
         if scheme == "chdb":
             with _engine_stderr_held():
                 start_embedded_engine()
+                _summary_reads_storage()
                 # The same settings again for this connection's server context: the pools that context
                 # creates later (merges and their CPU priority) read them from there.
                 return clickhouse_connect.get_client(

@@ -1,9 +1,10 @@
 """The notebook client and `stacklens query` against a real server (uvicorn, the real app): a DataFrame through
 Parquet over HTTP equal to the JSON answer, a refused query raising the server's message, and the CLI's table,
-CSV and Parquet outputs."""
+CSV, JSON and Parquet outputs."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -81,6 +82,26 @@ def test_client_and_cli(server, tmp_path: Path, capsys) -> None:
     assert table[0].split() == ["release", "count", "samples"] and table[1].split()[0] == "shop@1.0.0"
     assert main([*common, *window, "--format", "csv", "--filter", "environment|in|production,staging"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "release,count,samples"
+    # JSON: the full result streamed (columns, rows, meta; a download reads no series), or with --interval the
+    # query's answer with its series — each the rows the JSON API answers for the same query.
+    with StackLens(url, key) as again:
+        answer = again.query(
+            "pageloads", group_by=["release"], aggregates=["count"], order_by="release", **WINDOW
+        )
+    assert main([*common, *window, "--format", "json"]) == 0
+    streamed = json.loads(capsys.readouterr().out)
+    assert streamed["columns"] == answer["columns"] == ["release", "count", "samples"]
+    assert streamed["rows"] == answer["rows"] and sum(r["count"] for r in streamed["rows"]) == 50
+    assert streamed["series"] == [] and streamed["meta"]["truncated"] is False
+    assert set(streamed["meta"]) == {"rows_read", "elapsed_ms", "truncated"}
+    assert main([*common, *window, "--format", "json", "--interval", "1d"]) == 0
+    with_series = json.loads(capsys.readouterr().out)
+    assert with_series["columns"] == answer["columns"] and with_series["rows"] == answer["rows"]
+    assert {s["group"]["release"] for s in with_series["series"]} == {r["release"] for r in answer["rows"]}
+    assert sum(sum(s["values"]["count"]) for s in with_series["series"]) == 50
+    # rows_read: the engine's rows read from storage (50 page loads, read by the table and the series), not
+    # the answer's rows.
+    assert with_series["meta"]["rows_read"] >= 100 and with_series["meta"]["truncated"] is False
     out = tmp_path / "q.parquet"
     assert main([*common, *window, "--format", "parquet", "--output", str(out)]) == 0
     assert pl.read_parquet(out)["count"].sum() == 50

@@ -4,4 +4,4 @@
 -- 0.5 % of the exact p95. An aggregate over the state rows themselves — the engine's weighted exact quantile
 -- merges the (value, count) pairs in a hash table, several times faster than merging the histograms with sumMap
 -- and reading the rank with lambdas, and the query is quicker to analyse. NULL without values.
-quantileExactWeightedInterpolatedArray(0.95)(arrayMap(k -> if(k = -100000, 0., exp(k / 100)), dur_hist.1), dur_hist.2)
+quantileExactWeightedInterpolatedArray(0.95)(arrayMap(k -> ${duration_hist_value}, dur_hist.1), dur_hist.2)

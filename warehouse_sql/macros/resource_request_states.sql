@@ -5,7 +5,7 @@ count() AS requests, countIf(first_of_resource) AS loads, countIf(first_of_type)
 sum(enc) AS total_bytes, max(enc) AS max_bytes, sum(dec) AS decoded_bytes,
 sum(coalesce(transfer_size, 0)) AS transfer_bytes, count(transfer_size) AS transfer_n,
 sum(duration_ms) AS duration_sum,
-sumMap([toInt32(if(duration_ms > 0, round(log(duration_ms) * 100), -100000))], [toUInt64(1)]) AS dur_hist,
+sumMap([${duration_hist_key}], [toUInt64(1)]) AS dur_hist,
 countIf(blocking_status = 'blocking') AS blocking, countIf(blocking_status = 'non-blocking') AS non_blocking,
 countIf(blocking_status NOT IN ('blocking', 'non-blocking')) AS unknown,
 countIf(transfer_size = 0 AND dec > 0) AS cache_hits,

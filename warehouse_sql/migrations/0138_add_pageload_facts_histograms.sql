@@ -11,41 +11,41 @@
 -- Rows written before (if any) are replaced by the rebuild 0136 starts.
 ALTER TABLE pageload_facts
     ADD COLUMN IF NOT EXISTS load_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
-        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), [load_ms]),
+        (arrayMap(x -> ${pageload_hist_value}, [load_ms]),
          [toUInt32(1)])
         AFTER materialized_at,
     ADD COLUMN IF NOT EXISTS ttfb_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
-        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
+        (arrayMap(x -> ${pageload_hist_value},
                   if(ttfb IS NULL, [], [assumeNotNull(ttfb)])),
          if(ttfb IS NULL, [], [toUInt32(1)]))
         AFTER load_hist,
     ADD COLUMN IF NOT EXISTS dom_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
-        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
+        (arrayMap(x -> ${pageload_hist_value},
                   if(dom_ready IS NULL, [], [assumeNotNull(dom_ready)])),
          if(dom_ready IS NULL, [], [toUInt32(1)]))
         AFTER ttfb_hist,
     ADD COLUMN IF NOT EXISTS lcp_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
-        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
+        (arrayMap(x -> ${pageload_hist_value},
                   if(lcp IS NULL, [], [assumeNotNull(lcp)])),
          if(lcp IS NULL, [], [toUInt32(1)]))
         AFTER dom_hist,
     ADD COLUMN IF NOT EXISTS inp_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
-        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
+        (arrayMap(x -> ${pageload_hist_value},
                   if(inp IS NULL, [], [assumeNotNull(inp)])),
          if(inp IS NULL, [], [toUInt32(1)]))
         AFTER lcp_hist,
     ADD COLUMN IF NOT EXISTS cls_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
-        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
+        (arrayMap(x -> ${pageload_hist_value},
                   if(cls IS NULL, [], [assumeNotNull(cls)])),
          if(cls IS NULL, [], [toUInt32(1)]))
         AFTER inp_hist,
     ADD COLUMN IF NOT EXISTS fcp_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
-        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))),
+        (arrayMap(x -> ${pageload_hist_value},
                   if(fcp IS NULL, [], [assumeNotNull(fcp)])),
          if(fcp IS NULL, [], [toUInt32(1)]))
         AFTER cls_hist,
     ADD COLUMN IF NOT EXISTS api_hist Tuple(Array(Float32), Array(UInt32)) MATERIALIZED
-        (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), api_ms),
+        (arrayMap(x -> ${pageload_hist_value}, api_ms),
          arrayWithConstant(length(api_ms), toUInt32(1)))
         AFTER fcp_hist,
     ADD COLUMN IF NOT EXISTS dist Tuple(Array(Int64), Array(UInt32)) MATERIALIZED

@@ -9,6 +9,7 @@ import io
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -18,6 +19,8 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.explore import run as explore_run
+from stacklens.explore.sql import Limits
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -90,6 +93,23 @@ def test_query_answers_rows_series_and_meta(client, orgs) -> None:
     assert counts == sorted(counts, reverse=True)
     limited = _post(client, acme, {**BODY, "limit": 2}).json()
     assert len(limited["rows"]) == 2 and limited["meta"]["truncated"] is True
+
+
+def test_a_query_over_its_time_limit_answers_a_plain_message(client, orgs, monkeypatch) -> None:
+    """The engine stops a query at its per-query time limit (every query's 20 s, made 1 ms here): the answer is a
+    400 whose detail says which limit and what to do — not a 500, no engine exception, no traceback; a query
+    within the limit runs as before."""
+    monkeypatch.setattr(explore_run, "Limits", partial(Limits, max_execution_seconds=0.001))
+    acme, _ = orgs
+    costly = {**BODY, "group_by": ["url", "page", "transaction"], "interval": "5m"}
+    response = _post(client, acme, costly)
+    assert response.status_code == 400, response.text
+    detail = response.json()["detail"]
+    assert detail.startswith("the query ran longer than its 0.001 s limit; narrow the window"), detail
+    for engine_text in ("Traceback", "DB::Exception", "TIMEOUT_EXCEEDED", "Code: 159"):
+        assert engine_text not in response.text
+    monkeypatch.undo()
+    assert _post(client, acme, costly).status_code == 200
 
 
 def test_csv_and_parquet_downloads_hold_the_rows(client, orgs) -> None:

@@ -18,6 +18,10 @@ APPLIED_CHECKSUMS = {
     "0120_create_issue_element_top": "de3bac9e8b55eb51a0cf6a69f82deaf9fe89437efe9850ca0aa74b54516ecf20",
     "0126_create_issue_sketches": "fb00c4e9e76d879d0293bd20d57b4179312b7ea9abae1fed96aa834027c23c03",
 }
+# Likewise the page-load histograms' bucket value (macro pageload_hist_value), written out eight times in 0138.
+HISTOGRAM_CHECKSUMS = {
+    "0138_add_pageload_facts_histograms": "65d9f744120470bca0018b5498e42d55174b45d7587620f30cd2b608be5584aa",
+}
 SQL_ROOT = QUERIES_DIR.parent
 
 
@@ -26,6 +30,33 @@ def test_migrations_using_the_macro_keep_their_applied_checksums() -> None:
     for name, checksum in APPLIED_CHECKSUMS.items():
         assert "${issue_elements}" in found[name].path.read_text()
         assert found[name].checksum == checksum, name
+
+
+def test_the_histogram_buckets_are_written_once() -> None:
+    """One bucketing per histogram, in one macro each, used by the state builders and Explore alike (Explore's
+    percentiles are the views' to the last digit only while both bucket the same way)."""
+    found = {m.name: m for m in discover() if m.name in HISTOGRAM_CHECKSUMS}
+    for name, checksum in HISTOGRAM_CHECKSUMS.items():
+        assert found[name].path.read_text().count("${pageload_hist_value}") == 8
+        assert found[name].checksum == checksum, name
+    for marker, macro, users in (
+        (
+            "exp(round(log(x) * 100) / 100)",
+            "pageload_hist_value",
+            ["0015_add_transactions_vital_buckets.sql", "0138_add_pageload_facts_histograms.sql"],
+        ),
+        (
+            "round(log(duration_ms) * 100)",
+            "duration_hist_key",
+            ["api_calls.sql", "endpoint_call_states.sql", "resource_request_states.sql", "resources.sql"],
+        ),
+        ("exp(k / 100)", "duration_hist_value", ["api_calls.sql", "duration_p95.sql", "resources.sql"]),
+    ):
+        holders = [str(p.relative_to(SQL_ROOT)) for p in SQL_ROOT.rglob("*.sql") if marker in p.read_text()]
+        # The performance queries that still write the value out, until they use the macro.
+        holders = [h for h in holders if not h.startswith("queries/performance/")]
+        assert holders == [f"macros/{macro}.sql"], marker
+        assert sorted(p.name for p in SQL_ROOT.rglob("*.sql") if f"${{{macro}}}" in p.read_text()) == users
 
 
 def test_the_issue_elements_expression_is_written_once() -> None:
@@ -61,10 +92,11 @@ def test_expansion_follows_the_indentation_and_leaves_the_runner_placeholders() 
 def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(
         MacroError,
-        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: duration_p95, endpoint_call_states, "
-        r"endpoint_window, issue_elements, log_filter, pageload_bucket, pageload_merge, pageload_state_row, "
-        r"pageload_window, period_aligned, resource_request_states, resource_row_sums, resource_window, "
-        r"view_settings, written_examples, written_facts, written_states\)",
+        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: duration_hist_key, duration_hist_value, "
+        r"duration_p95, endpoint_call_states, endpoint_window, issue_elements, log_filter, pageload_bucket, "
+        r"pageload_hist_value, pageload_merge, pageload_state_row, pageload_window, period_aligned, "
+        r"resource_request_states, resource_row_sums, resource_window, view_settings, written_examples, "
+        r"written_facts, written_states\)",
     ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")
     (tmp_path / "0001_create_things.sql").write_text("SELECT ${nope}\n")

@@ -15,7 +15,7 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from api.errors import INVALID_API_KEY, ApiError
-from api.ratelimit import RateLimiter, get_rate_limiter
+from api.token_buckets import RateLimiter, get_rate_limiter
 from stacklens.control.activity import record_key_use
 from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_key
 from stacklens.control.db import session_scope

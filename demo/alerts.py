@@ -18,10 +18,10 @@ from sqlalchemy import select
 
 from stacklens.alerts import rules
 from stacklens.cli.launch import demo_allow
-from stacklens.control.alert_models import AlertChannel, AlertRule
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
 from stacklens.control.models import Project
+from stacklens.control.models.alerts import AlertChannel, AlertRule
 from stacklens.settings import Settings
 
 CHANNEL_NAME = "Demo shop inbox"
@@ -104,7 +104,7 @@ def demo_rules(project: str, channel_id: int) -> list[dict]:
         },
         {
             **base,
-            "name": f"Failed requests above {FAILED_PERCENT} % a day",
+            "name": f"Failed transactions above {FAILED_PERCENT} % a day",
             "type": "error_rate",
             "threshold": FAILED_PERCENT,
             "window": "1d",

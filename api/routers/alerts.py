@@ -22,8 +22,8 @@ from stacklens.alerts.delivery_log import delivery_log, logged_dict
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.alerts.sending import send_test
 from stacklens.control import channels
-from stacklens.control.alert_models import AlertChannel, AlertRuleState
 from stacklens.control.models import Project, iso_utc
+from stacklens.control.models.alerts import AlertChannel, AlertRuleState
 
 router = APIRouter(prefix="/api/alerts", tags=["alerts"])
 ERRORS = {

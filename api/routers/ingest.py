@@ -13,8 +13,8 @@ from starlette.requests import ClientDisconnect
 from api.deps import ApiAuth, AppSettings, Limiter, client_ip, note_refusal
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.json_depth import JsonBodyRefused
-from api.ratelimit import RateLimiter
 from api.routers.auth import AUTH_ERRORS, ErrorBody
+from api.token_buckets import RateLimiter
 from stacklens.control.activity import record_key_use
 from stacklens.control.auth import ApiKeyIdentity
 from stacklens.control.db import session_scope

@@ -60,7 +60,9 @@ class MetricOut(BaseModel):
     aliases: list[str] = Field(description="Other names of the metric (the views' column prefixes).")
     same_as: list[str] | None = Field(description="[metric, statistic] this key is another name for.")
     budget: bool = Field(description="A budget (and an alert rule of type performance_budget) can watch it.")
-    kind: str = Field(description="The data it comes from: pageloads, resources, api_calls or errors.")
+    kind: str = Field(
+        description="The data it comes from: pageloads, resources, api_calls, transactions, errors, sessions or logs."
+    )
     axis_title: str = Field(description="How a chart axis or a table header names it: `LCP p75 (ms)`.")
     example: str = Field(description="A value written as the pages write it.")
 

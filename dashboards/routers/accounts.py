@@ -20,14 +20,13 @@ from dashboards.context import (
 )
 from dashboards.rendering import render
 from dashboards.security import check_csrf, session_token, sign_in, sign_out
-from dashboards.throttling import get_throttle
 from stacklens.control import accounts
 from stacklens.control.activity import record_activity
 from stacklens.control.errors import AccountError
 from stacklens.control.models import User
 from stacklens.control.rate_limits import limits_view, recent_refusals
 from stacklens.control.sessions import end_session, start_session
-from stacklens.throttle import Refusal
+from stacklens.signin_throttle import Refusal, get_throttle
 
 router = APIRouter(include_in_schema=False)
 USER_AGENT_MAX = 300

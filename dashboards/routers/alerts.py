@@ -18,8 +18,8 @@ from stacklens.alerts import rules
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.alerts.messages import metric_words, value_text
 from stacklens.alerts.preview import preview
-from stacklens.control.alert_models import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.control.channels import list_channels
+from stacklens.control.models.alerts import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.errors import InvalidInput
 from stacklens.metrics.catalog import CATALOG
 
@@ -63,7 +63,7 @@ def condition(rule: AlertRule) -> str:
     if rule.type == "event_frequency":
         return f"> {threshold} per issue in {window}"
     if rule.type == "error_rate":
-        return f"error rate > {threshold} over {window}"
+        return f"{rules.TYPE_LABELS[rule.type]} > {threshold} over {window}"
     if rule.type == "crash_free_rate":  # fires below its threshold
         label = CATALOG[rule.metric].label if rule.metric in CATALOG else rule.metric
         return f"{label} of the newest release < {threshold} over {window} (at least {rule.min_samples:,} sessions)"

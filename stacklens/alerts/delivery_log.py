@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.alert_models import AlertDelivery, AlertNotification, AlertRule
 from stacklens.control.models import iso_utc
+from stacklens.control.models.alerts import AlertDelivery, AlertNotification, AlertRule
 
 LOG_ROWS = 50
 

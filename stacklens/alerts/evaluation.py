@@ -21,9 +21,9 @@ from stacklens.alerts.measures import Measurement, measure
 from stacklens.alerts.messages import Context, compose, value_text, what
 from stacklens.alerts.rules import BELOW_TYPES
 from stacklens.alerts.state import Decision, Thresholds, decide
-from stacklens.control.alert_models import AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.control.db import session_scope
 from stacklens.control.models import Organization, Project, utcnow
+from stacklens.control.models.alerts import AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.isolation import failure_text, is_shared_outage, retry_at
 from stacklens.settings import Settings
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from stacklens.control.alert_models import AlertRule
+from stacklens.control.models.alerts import AlertRule
 from stacklens.warehouse.queries import load_query
 
 FILTERS = {

@@ -3,7 +3,8 @@
 - ``performance_budget``: :mod:`stacklens.performance.window_values` — the states the performance views read,
   the window in whole minutes as a view cuts it (one query per kind of state for every such rule).
 - ``event_frequency``: events (or distinct users) per issue in the window, with the rule's filters.
-- ``error_rate``: 100 × failed transactions / transactions in the window (failed: a status other than ok,
+- ``error_rate`` (the catalog's ``failed_transactions_pct``, "Failed transactions" — not the API error rate
+  ``error_pct``): 100 × failed transactions / transactions in the window (failed: a status other than ok,
   cancelled or unknown, or an HTTP status >= 500), with the environment and release filters.
 - ``new_issue``: issues whose first event is inside the window and that have an event matching the filters.
 - ``regression``: issues the workflow marked ``regressed`` inside the window (``issue_history``).
@@ -23,7 +24,7 @@ from typing import Any
 
 from stacklens.alerts import issue_measures, release_measures
 from stacklens.alerts.issue_measures import filter_sql
-from stacklens.control.alert_models import AlertRule
+from stacklens.control.models.alerts import AlertRule
 from stacklens.performance.window_values import WindowRequest, bounds, compute_many
 from stacklens.warehouse.queries import load_query
 

@@ -12,10 +12,11 @@ from urllib.parse import quote
 from stacklens.alerts.measures import Measurement
 from stacklens.alerts.rules import TYPE_LABELS, format_window
 from stacklens.alerts.state import fmt
-from stacklens.control.alert_models import AlertRule
-from stacklens.metrics.catalog import find
+from stacklens.control.models.alerts import AlertRule
+from stacklens.metrics.catalog import CATALOG, find
 from stacklens.metrics.formatting import format_value
 
+FAILED_TRANSACTIONS = "failed_transactions_pct"  # what an error_rate rule measures
 KIND_WORDS = {"firing": "Firing", "resolved": "Resolved", "renotify": "Still firing", "test": "Test"}
 
 
@@ -34,8 +35,9 @@ def what(rule: AlertRule) -> tuple[str, str]:
         statistic = "" if metric is None or metric.fixed_statistic else f" {rule.statistic}"
         scope = "all pages" if rule.scope == "*" else rule.scope
         return f"{label}{statistic} on {scope}", unit
-    if rule.type == "error_rate":
-        return "error rate (failed transactions)", "%"
+    if rule.type == "error_rate":  # the catalog's failed_transactions_pct ("Failed transactions")
+        metric = CATALOG[FAILED_TRANSACTIONS]
+        return metric.label, metric.unit.symbol
     if rule.type == "event_frequency":
         return f"{rule.count_kind} per issue", rule.count_kind
     if rule.type == "crash_free_rate":  # the catalog's label: "Crash-free sessions", "Crash-free users"
@@ -58,8 +60,8 @@ def metric_words(rule: AlertRule) -> str:
 
 def value_text(rule: AlertRule, value: float | None) -> str:
     """A measured value or threshold of the rule as every page writes it (a performance metric through the
-    catalog: ``2,004.9 ms``, ``250.0 KiB``; an error rate ``3.4 %``; a count ``12 events``, ``1 new issue``): a
-    value never goes without its unit."""
+    catalog: ``2,004.9 ms``, ``250.0 KiB``; a share of failed transactions ``3.4 %``; a count ``12 events``,
+    ``1 new issue``): a value never goes without its unit."""
     if value is not None and rule.type == "performance_budget" and find(rule.metric) is not None:
         return format_value(rule.metric, value, rule.statistic)
     if value is not None and rule.type == "crash_free_rate" and find(rule.metric) is not None:

@@ -29,10 +29,10 @@ from stacklens.alerts.channels.base import RATE_CAPS, Channel, Message, SendResu
 from stacklens.alerts.channels.email import EmailChannel
 from stacklens.alerts.channels.slack import SlackChannel
 from stacklens.alerts.channels.webhook import WebhookChannel
-from stacklens.control.alert_models import AlertChannel, AlertDelivery, AlertNotification
 from stacklens.control.db import session_scope
 from stacklens.control.keys import decrypt_value
 from stacklens.control.models import utcnow
+from stacklens.control.models.alerts import AlertChannel, AlertDelivery, AlertNotification
 from stacklens.isolation import failure_text, is_shared_outage
 from stacklens.outbound import AllowList, OutboundClient, backoff_delay
 from stacklens.settings import Settings

@@ -26,7 +26,7 @@ from stacklens.alerts.issue_measures import filter_sql
 from stacklens.alerts.measures import measure, window_request
 from stacklens.alerts.release_measures import crash_free_history, newest_verdict
 from stacklens.alerts.state import decide
-from stacklens.control.alert_models import AlertRule
+from stacklens.control.models.alerts import AlertRule
 from stacklens.performance.window_series import series
 from stacklens.performance.window_values import WindowRequest
 from stacklens.warehouse.queries import load_query
@@ -194,11 +194,11 @@ def _release_verdicts(client: Any, rule: AlertRule, now: datetime) -> Preview:
 
 
 def _error_request(rule: AlertRule) -> WindowRequest:
-    """An error-rate rule's figure as a window: the failed share of every transaction of the project, with the
-    rule's environment and release (what queries/alerts/error_rate.sql counts)."""
+    """An ``error_rate`` rule's figure as a window: the catalog's failed_transactions_pct of every transaction of
+    the project, with the rule's environment and release (what queries/alerts/error_rate.sql counts)."""
     return WindowRequest(
         rule.project_id,
-        "error_pct",
+        "failed_transactions_pct",
         "avg",
         "*",
         timedelta(seconds=rule.window_seconds),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from stacklens.control.alert_models import AlertRule
+from stacklens.control.models.alerts import AlertRule
 from stacklens.releases.health import Window, release_health
 from stacklens.releases.sessions import SessionCounts, window_totals
 from stacklens.warehouse.queries import run_query

@@ -1,9 +1,9 @@
 """Alert rules: validation of the request body (DESIGN §7.2 field names), create / update / delete / list.
 
 Every threshold rule is "above" a threshold — a performance metric above a budget, more than N events (or users)
-in a window, an error rate above X % — except the crash-free rate of the newest release, which fires *below* its
-threshold (:data:`BELOW_TYPES`). New-issue, regression and release-regression rules fire on each occurrence
-instead (a release regression once per release). Bad input
+in a window, a share of failed transactions above X % — except the crash-free rate of the newest release, which
+fires *below* its threshold (:data:`BELOW_TYPES`). New-issue, regression and release-regression rules fire on
+each occurrence instead (a release regression once per release). Bad input
 raises :class:`AlertInputError` naming the field. Callers own the transaction.
 """
 
@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session
 
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.control.activity import record_activity
-from stacklens.control.alert_models import AlertChannel, AlertRule
 from stacklens.control.models import Budget, Project, utcnow
-from stacklens.metrics.catalog import budget_metrics
+from stacklens.control.models.alerts import AlertChannel, AlertRule
+from stacklens.metrics.catalog import CATALOG, budget_metrics
 
 RULE_TYPES = (
     "performance_budget",
@@ -36,7 +36,8 @@ TYPE_LABELS = {
     "new_issue": "New issue",
     "regression": "Regression",
     "event_frequency": "Event frequency",
-    "error_rate": "Error rate",
+    # Stored as error_rate since rules exist; it watches the catalog's failed_transactions_pct, not error_pct.
+    "error_rate": CATALOG["failed_transactions_pct"].label,
     "crash_free_rate": "Crash-free rate",
     "release_regression": "Release regression",
 }
@@ -306,7 +307,7 @@ def update_rule(
         setattr(rule, key, value)
     rule.updated_at = utcnow()
     rule.retry_at = None  # a changed rule is evaluated on the next tick, even while a failure backs off
-    from stacklens.control.alert_models import AlertRuleState
+    from stacklens.control.models.alerts import AlertRuleState
 
     for state in session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id)):
         session.delete(state)

@@ -9,10 +9,10 @@ from sqlalchemy import select
 
 from stacklens.alerts import outbox
 from stacklens.alerts.messages import channel_test_payload
-from stacklens.control.alert_models import AlertDelivery
 from stacklens.control.channels import get_channel
 from stacklens.control.db import session_scope
 from stacklens.control.models import Organization, iso_utc
+from stacklens.control.models.alerts import AlertDelivery
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 

@@ -23,7 +23,7 @@ import orjson
 
 from stacklens.ingest import timeparse
 from stacklens.ingest.fields import UNIT_TO_MS, Origin, dict_of, service_of, text, timestamp_of
-from stacklens.ingest.routes import normalise_route
+from stacklens.ingest.route_templates import normalise_route
 from stacklens.ingest.scrub import scrub_value
 from stacklens.ingest.useragent import parse_user_agent
 

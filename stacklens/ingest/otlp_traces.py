@@ -7,8 +7,8 @@ transaction's span is. What becomes what:
 - A **local root** becomes a transaction: a span of kind SERVER or CONSUMER, a span without a parent, one
   whose parent is remote (the span flags say so) or one whose parent is not in the export. A SERVER span with
   HTTP attributes is an ``http.server`` transaction: method from ``http.request.method``, route from
-  ``http.route`` (else the URL path, folded into a route template by :mod:`stacklens.ingest.routes`), status
-  from ``http.response.status_code``.
+  ``http.route`` (else the URL path, folded into a route template by
+  :mod:`stacklens.ingest.route_templates`), status from ``http.response.status_code``.
 - Every other span becomes a span of its nearest root ancestor (``db``, ``http.client``, …).
 - A span event named ``exception`` becomes an error event, its stack read from ``exception.stacktrace``
   (:mod:`stacklens.ingest.otlp_stacks`), with the span's trace id in its trace context.

@@ -24,7 +24,7 @@ from stacklens.ingest.fields import (
     text,
     timestamp_of,
 )
-from stacklens.ingest.routes import normalise_route
+from stacklens.ingest.route_templates import normalise_route
 
 _MAX_SPANS = 2000
 _BROWSER_OPS = frozenset({"pageload", "navigation"})

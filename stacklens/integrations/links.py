@@ -30,7 +30,6 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
 from stacklens.control.db import session_scope
-from stacklens.control.integration_models import ExternalLink, TrackerConnection
 from stacklens.control.integrations import (
     IntegrationInputError,
     IntegrationNotFound,
@@ -38,6 +37,7 @@ from stacklens.control.integrations import (
     tracker_of,
 )
 from stacklens.control.models import iso_utc
+from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.errors import Conflict
 from stacklens.integrations.prefill import Draft, document
 from stacklens.integrations.trackers.base import Ticket, TrackerError, TrackerRefused

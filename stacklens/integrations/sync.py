@@ -23,8 +23,8 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
 from stacklens.control.db import session_scope
-from stacklens.control.integration_models import ExternalLink, TrackerConnection
 from stacklens.control.integrations import tracker_of
+from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.integrations.trackers.base import Ticket, Tracker, TrackerUnavailable
 from stacklens.isolation import failure_text, is_shared_outage, retry_at
 from stacklens.issues.actions import StatusRequest, apply_status

@@ -96,6 +96,11 @@ _ALL = "performance views, budgets and alert rules"
 _TIMINGS = ("p50", "p75", "p95", "avg")
 _VITALS = "Google web vitals"
 _RELEASES = "release health, releases API"
+# The one definition of an error rate of API calls (error_pct, and api_error_pct on the browser's side).
+_API_ERRORS = (
+    "Share of API calls answered with an HTTP 4xx or 5xx status, over all calls of the scope (calls without a "
+    "status count in the denominator only)."
+)
 
 
 def _timing_states(prefix: str, views_count: str = "", read_by: str = _ALL) -> tuple[State, ...]:
@@ -292,15 +297,42 @@ _METRICS: tuple[Metric, ...] = (
         PERCENT,
         ("avg",),
         "avg",
-        "Share of the scope's requests that failed: a status other than ok, cancelled or unknown, or HTTP >= 500.",
+        _API_ERRORS + " Budgets and alert rules read the server side's calls (http.server transactions, the "
+        "scope matching their route), as the endpoints view's server rows.",
         "error",
-        (
-            State("transactions", ("status", "http_status"), RAW_ROWS, _RULES),
-            State("endpoint_call_periods", ("calls", "s4xx", "s5xx", "no_status"), SUM_COUNT, _VIEWS),
-        ),
+        (State("endpoint_call_periods", ("calls", "s4xx", "s5xx"), SUM_COUNT, _ALL),),
         fixed_statistic=True,
         budget=True,
         kind="api_calls",
+    ),
+    Metric(
+        "api_error_pct",
+        "API error rate (browser calls)",
+        "API errors",
+        PERCENT,
+        ("avg",),
+        "avg",
+        _API_ERRORS
+        + " Over the browser's API calls (http.client spans) of a release's page loads: error_pct "
+        "of the client side.",
+        "api_error",
+        (State("pageload_periods", ("api_calls", "api_errors"), SUM_COUNT, "releases view"),),
+        fixed_statistic=True,
+        kind="api_calls",
+    ),
+    Metric(
+        "failed_transactions_pct",
+        "Failed transactions",
+        "Failed transactions",
+        PERCENT,
+        ("avg",),
+        "avg",
+        "Transactions whose status is not ok, cancelled or unknown, or whose HTTP status is 500 or more, over all "
+        "transactions (Sentry's failure rate): what an alert rule of type error_rate watches.",
+        "failed_transactions",
+        (State("transactions", ("status", "http_status"), RAW_ROWS, "alert rules of type error_rate"),),
+        fixed_statistic=True,
+        kind="transactions",
     ),
     Metric(
         "js_bytes",

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from stacklens.errors import Conflict, InvalidInput
-from stacklens.metrics.catalog import RAW_ROWS, Metric, budget_metrics
+from stacklens.metrics.catalog import Metric, budget_metrics
 
 
 @dataclass(frozen=True)
@@ -20,18 +20,15 @@ class BudgetMetric:
     label: str
     unit: str
     statistics: tuple[str, ...]  # the first is the default; one entry = the statistic is part of the metric
-    source: str  # "window": a timing's states; "resources": bytes per page view; "raw": raw transactions
+    source: str  # "window": a timing's or the API calls' states; "resources": bytes per page view
 
 
 def _source(metric: Metric) -> str:
     """What budget_eval computes the metric from (stacklens.performance.window_values, over the states the catalog
-    says budgets read): bytes per page view (the page-load states' byte sums over their page loads), the raw
-    transactions (the failed share), or a timing's states (percentiles and averages)."""
-    if metric.kind == "resources":
-        return "resources"
-    if any(s.representation == RAW_ROWS and s.read_by_rules for s in metric.states):
-        return "raw"
-    return "window"
+    says budgets read): bytes per page view (the page-load states' byte sums over their page loads), or a
+    timing's or the API calls' states (percentiles, averages, the error rate's share of calls answered 4xx or
+    5xx)."""
+    return "resources" if metric.kind == "resources" else "window"
 
 
 # The budget metrics are the catalog's (stacklens.metrics); this is the shape budget_eval, the pages and the

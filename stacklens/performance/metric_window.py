@@ -49,7 +49,7 @@ def _definition(metric: Metric) -> tuple[str, str, str, tuple[str, ...], str, st
 
 # The metrics of the catalog (stacklens.metrics) that budgets and rules may name with a percentile: those whose
 # states keep a 1 % log histogram that budgets and rules read (the views' own states); api_p95_ms is api_ms with
-# p95 (budget_eval maps it). The bytes per page view and the failed share allow their average only.
+# p95 (budget_eval maps it). The bytes per page view and the error rate allow their average only.
 # metric -> (label, unit, state table, statistics, count column, histogram column)
 METRICS: dict[str, tuple[str, str, str, tuple[str, ...], str, str]] = {
     key: _definition(m)

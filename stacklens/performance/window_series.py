@@ -14,9 +14,9 @@ from typing import Any
 from stacklens.performance.filters import PerfFilters, Period
 from stacklens.performance.window_values import (
     API_CALLS,
-    ERRORS,
     PAGELOADS,
     SOURCES,
+    TRANSACTIONS,
     Point,
     WindowRequest,
     columns,
@@ -31,8 +31,10 @@ from stacklens.warehouse.queries import load_query
 _SERIES = {
     PAGELOADS: "performance/series_pageloads",
     API_CALLS: "performance/series_api_calls",
-    ERRORS: "performance/series_errors",
+    TRANSACTIONS: "performance/series_failed_transactions",
 }
+# series_api_calls.sql's ``{total}``: the calls answered 4xx or 5xx for the error rate, else the durations.
+_API_TOTAL = {True: "s4xx + s5xx", False: "duration_sum"}
 
 
 def series(client: Any, request: WindowRequest, points: list[datetime]) -> list[Point]:
@@ -52,7 +54,7 @@ def series(client: Any, request: WindowRequest, points: list[datetime]) -> list[
         "until": max(w.until for w in windows),
     }
     text = load_query(_SERIES[kind])
-    if kind == ERRORS:
+    if kind == TRANSACTIONS:
         parameters["points"] = [(n, w.since, w.until) for n, w in enumerate(windows, 1)]
     else:
         parameters.update(_memberships(windows))
@@ -60,6 +62,8 @@ def series(client: Any, request: WindowRequest, points: list[datetime]) -> list[
         count, total, histogram = columns(SOURCES[request.metric])
         total = total if request.statistic == "avg" else "0"  # a percentile needs no sum
         text = text.replace("{count}", count).replace("{total}", total).replace("{histogram}", histogram)
+    if kind == API_CALLS:
+        text = text.replace("{total}", _API_TOTAL[SOURCES[request.metric].share])
     rows = client.query(text, parameters=parameters).result_rows
     by_point = {int(row[0]): tuple(row) for row in rows}
     out: list[Point] = []

@@ -9,11 +9,13 @@ its other whole hours, its whole days as blocks — exactly as a view cuts ``sin
 - page-load metrics from ``pageload_periods`` (counts and sums exact; percentiles from the merged 1 % log
   histograms, within 0.5 % of the exact ones; an average without a stored sum — LCP, INP, CLS, FCP — is the
   histograms' weighted mean, within 0.5 % too); bytes per page load from the same rows;
-- the API response time from ``endpoint_call_periods`` (the server side's calls; the scope matches the route);
-- the failed share of requests from the raw ``transactions`` (no state keeps a transaction's status).
+- the API response time and the error rate (``error_pct``: calls answered 4xx or 5xx over all calls) from
+  ``endpoint_call_periods`` (the server side's calls; the scope matches the route), as the endpoints view reads them;
+- the share of failed transactions (``failed_transactions_pct``, what an ``error_rate`` alert rule and its preview
+  watch) from the raw ``transactions`` (no state keeps a transaction's status).
 
 Many windows at one time are one query (:func:`compute_many`: 1,000 rules, one read of their projects' periods,
-page loads and API calls together; the failed shares a second one); one window at many times is one query too
+page loads and API calls together; the failed transactions a second one); one window at many times is one query too
 (:func:`stacklens.performance.window_series.series`: a budget's daily history, an alert rule's preview). Scopes: ``*`` (everything), a route (``/checkout``) or a pattern with ``*`` (``/products/*``).
 """
 
@@ -30,7 +32,7 @@ from stacklens.errors import InvalidInput
 from stacklens.performance.filters import GRAIN_MINUTES, PerfFilters, Period
 from stacklens.warehouse.queries import load_query
 
-PAGELOADS, API_CALLS, ERRORS = "pageloads", "api_calls", "errors"
+PAGELOADS, API_CALLS, TRANSACTIONS = "pageloads", "api_calls", "transactions"
 QUANTILES = ("p50", "p75", "p90", "p95", "p99")  # the levels the queries compute, in their order
 _TIMINGS = (*QUANTILES, "avg")
 # A window's tiling is one bit of a 64-bit mask in window_states.sql: more distinct windows go in further queries.
@@ -41,13 +43,15 @@ _BITS = 64
 class Source:
     """Where a metric's values come from: the kind of state and, for the page-load states, its columns — the
     count, the sum ('' : the histogram's weighted sum, within 0.5 % of the exact sum) and the 1 % log histogram
-    ('' : none; the average is then the only statistic)."""
+    ('' : none; the average is then the only statistic). A ``share`` is 100 × the counted rows over the samples
+    (the API calls answered 4xx or 5xx, the failed transactions)."""
 
     kind: str
     statistics: tuple[str, ...]
     count: str = ""
     total: str = ""
     histogram: str = ""
+    share: bool = False
 
 
 # Metric key -> its source (constant column names of pageload_periods; the queries are written from them).
@@ -63,8 +67,11 @@ SOURCES: dict[str, Source] = {
     "transfer_bytes": Source(PAGELOADS, ("avg",), "views", "toFloat64(total_bytes)"),
     "api_ms": Source(API_CALLS, _TIMINGS),
     "api_p95_ms": Source(API_CALLS, ("p95",)),
-    "error_pct": Source(ERRORS, ("avg",)),
+    "error_pct": Source(API_CALLS, ("avg",), share=True),
+    "failed_transactions_pct": Source(TRANSACTIONS, ("avg",), share=True),
 }
+# An API target's code in window_states.sql (its 7th field): 1 sums the calls answered 4xx or 5xx, 0 the durations.
+_API_CODES = {key: 1 for key, found in SOURCES.items() if found.kind == API_CALLS and found.share}
 _NO_HISTOGRAM = "(CAST([], 'Array(Float32)'), CAST([], 'Array(UInt32)'))"
 
 
@@ -164,7 +171,7 @@ def bounds(at: datetime, window: timedelta) -> tuple[datetime, datetime]:
 
 
 def value_of(statistic: str, samples: int, total: float, quantiles: list[Any] | None) -> float | None:
-    """A statistic from a query's (samples, total, quantiles) — for the failed share, total is the failures."""
+    """A statistic from a query's (samples, total, quantiles)."""
     if samples <= 0:
         return None
     if statistic == "avg":
@@ -179,9 +186,8 @@ def pick(request: WindowRequest, row: tuple[Any, ...] | None) -> tuple[float | N
     if row is None:
         return None, 0
     samples = int(row[1] or 0)
-    kind = SOURCES[request.metric].kind
-    if kind == ERRORS:
-        return (100.0 * int(row[2]) / samples if samples else None), samples
+    if SOURCES[request.metric].share:  # total: the calls answered 4xx or 5xx, or the failed transactions
+        return (100.0 * int(row[2] or 0) / samples if samples else None), samples
     return value_of(request.statistic, samples, float(row[2] or 0.0), row[3]), samples
 
 
@@ -189,7 +195,7 @@ def compute_many(
     client: Any, requests: list[WindowRequest], now: datetime | None = None
 ) -> list[WindowValue]:
     """Each request's value and samples over its window ending ``now``, in order: one query for the states (page
-    loads and API calls together) and one for the failed shares, each target shared by the requests naming the
+    loads and API calls together) and one for the failed transactions, each target shared by the requests naming the
     same project, scope, window, filters and metric."""
     now = utc(now or datetime.now(UTC))
     return compute_at(client, [(r, now) for r in requests])
@@ -198,19 +204,20 @@ def compute_many(
 def compute_at(client: Any, evaluations: list[tuple[WindowRequest, datetime]]) -> list[WindowValue]:
     """Each (request, time)'s value and samples over the request's window ending at that time, in order — the
     evaluations of many budgets at many past midnights as of 1,000 rules now: one query for every 64 distinct
-    windows (length and end) of the states, one for the failed shares."""
+    windows (length and end) of the states, one for the failed transactions."""
     for request, _ in evaluations:
         source(request.metric, request.statistic)
     keys = [(r.window, utc(at)) for r, at in evaluations]
     filters = {key: window_filters(r, key[1]) for key, (r, _) in zip(keys, evaluations, strict=True)}
     rows: dict[int, tuple[Any, ...] | None] = {}
-    for kinds in ((PAGELOADS, API_CALLS), (ERRORS,)):
+    for kinds in ((PAGELOADS, API_CALLS), (TRANSACTIONS,)):
         chosen = [i for i, (r, _) in enumerate(evaluations) if SOURCES[r.metric].kind in kinds]
         distinct = sorted({keys[i] for i in chosen})
         for first in range(0, len(distinct), _BITS):
             part = set(distinct[first : first + _BITS])
             batch = [(i, evaluations[i][0], filters[keys[i]]) for i in chosen if keys[i] in part]
-            rows.update(_read_errors(client, batch) if kinds == (ERRORS,) else _read_states(client, batch))
+            read = _read_failed_transactions if kinds == (TRANSACTIONS,) else _read_states
+            rows.update(read(client, batch))
     out = []
     for i, ((request, _), key) in enumerate(zip(evaluations, keys, strict=True)):
         value, samples = pick(request, rows.get(i))
@@ -256,7 +263,7 @@ def _read_states(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]
                 r.environment,
                 r.release,
                 r.browser,
-                _CODES.get(r.metric, 0),
+                _CODES.get(r.metric, _API_CODES.get(r.metric, 0)),
             ),
         )
         for kind in (PAGELOADS, API_CALLS)
@@ -300,8 +307,8 @@ def _states_query(pageloads: bool, api_calls: bool) -> str:
     return "\nUNION ALL\n".join(branches) + "\nSETTINGS " + settings
 
 
-def _read_errors(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]:
-    """One query of the raw transactions for a batch of failed-share evaluations: index -> its row."""
+def _read_failed_transactions(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]:
+    """One query of the raw transactions for a batch of failed-transactions evaluations: index -> its row."""
     if not batch:
         return {}
     targets, target_of = _targets(batch, lambda r, w: (w.since, w.until, r.environment, r.release, r.browser))
@@ -312,7 +319,9 @@ def _read_errors(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]
         "since": min(w.since for _, _, w in batch),
         "until": max(w.until for _, _, w in batch),
     }
-    rows = client.query(load_query("performance/window_errors"), parameters=parameters).result_rows
+    rows = client.query(
+        load_query("performance/window_failed_transactions"), parameters=parameters
+    ).result_rows
     by_target = {int(row[0]): tuple(row) for row in rows}
     return {i: by_target.get(t) for i, t in target_of.items()}
 

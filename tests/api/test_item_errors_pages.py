@@ -16,12 +16,12 @@ from sqlalchemy import select
 
 from stacklens.alerts import outbox, rules
 from stacklens.alerts.evaluation import evaluate
-from stacklens.control.alert_models import AlertRule
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
-from stacklens.control.integration_models import ExternalLink
 from stacklens.control.integrations import create_connection
 from stacklens.control.models import Budget
+from stacklens.control.models.alerts import AlertRule
+from stacklens.control.models.integrations import ExternalLink
 from stacklens.integrations.sync import sync_states
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse

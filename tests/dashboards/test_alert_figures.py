@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from dashboards.alert_figures import NO_DATA, preview_figure
 from stacklens.alerts.preview import replay
-from stacklens.control.alert_models import AlertRule
+from stacklens.control.models.alerts import AlertRule
 
 START = datetime(2026, 11, 1, 0, 0, tzinfo=UTC)
 

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select
 
 from stacklens.cli.main import main
-from stacklens.control.alert_models import AlertRule, AlertRuleState
 from stacklens.control.db import session_scope
+from stacklens.control.models.alerts import AlertRule, AlertRuleState
 from stacklens.metrics.formatting import format_value
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import csrf_of, sign_in

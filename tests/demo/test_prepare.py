@@ -11,9 +11,9 @@ from demo import prepare
 from demo.alerts import CHANNEL_NAME
 from demo.budgets import DEMO_BUDGETS
 from stacklens.control.accounts import project_by_slug
-from stacklens.control.alert_models import AlertChannel, AlertRule
 from stacklens.control.budgets import list_budgets
 from stacklens.control.db import session_scope
+from stacklens.control.models.alerts import AlertChannel, AlertRule
 from stacklens.settings import Settings
 
 

@@ -26,6 +26,7 @@ ROOTS = (
     "api",
     "bench",
     "dashboards",
+    "demo",
     "demo_shop",
     "deploy",
     "docs",

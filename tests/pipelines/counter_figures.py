@@ -114,7 +114,7 @@ def _rows(client: Client, sql: str, project_id: int) -> list[list[Any]]:
 def _alert_measures(client: Client, project_id: int) -> tuple[list[list[Any]], list[list[Any]]]:
     """What the event-frequency and new-issue rules measure over the last 3 days, and the events' own answer."""
     from stacklens.alerts import issue_measures
-    from stacklens.control.alert_models import AlertRule
+    from stacklens.control.models.alerts import AlertRule
 
     now = datetime.now(UTC)
     window = 3 * 86_400

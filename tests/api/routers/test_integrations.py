@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from stacklens.control.db import session_scope
-from stacklens.control.integration_models import ExternalLink, TrackerConnection
 from stacklens.control.models import ActivityEntry
+from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.integrations.sync import sync_states
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse

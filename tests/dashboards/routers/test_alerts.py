@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import update
 
 from stacklens.alerts.evaluation import evaluate
-from stacklens.control.alert_models import AlertChannel
 from stacklens.control.db import session_scope
 from stacklens.control.models import utcnow
+from stacklens.control.models.alerts import AlertChannel
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import add_member, csrf_of, sign_in
 from tests.stacklens.alerts.receiver import Receiver

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from stacklens.control.db import session_scope
-from stacklens.control.integration_models import ExternalLink, TrackerConnection
+from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.settings import Settings, override_settings
 from tests.dashboards.conftest import add_member, csrf_of, org_factory, sign_in, stores  # noqa: F401
 from tests.dashboards.landing import land, sdk_event

@@ -12,9 +12,9 @@ from sqlalchemy import update
 from stacklens.alerts import outbox, rules
 from stacklens.alerts.delivery_log import delivery_log, logged_dict
 from stacklens.alerts.sending import send_test
-from stacklens.control.alert_models import AlertNotification
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
+from stacklens.control.models.alerts import AlertNotification
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver

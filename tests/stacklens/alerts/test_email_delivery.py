@@ -15,9 +15,9 @@ from sqlalchemy import select
 
 from stacklens.alerts import outbox, rules
 from stacklens.alerts.evaluation import evaluate
-from stacklens.control.alert_models import AlertDelivery
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
+from stacklens.control.models.alerts import AlertDelivery
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import MailSink, free_port, org_with_project, start_smtp
 from tests.stacklens.alerts.test_evaluation import NOW, TX, _load, bucketed, fold, tx

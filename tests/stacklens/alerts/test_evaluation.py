@@ -9,9 +9,9 @@ from sqlalchemy import select
 from stacklens.alerts import outbox, rules
 from stacklens.alerts.errors import AlertInputError
 from stacklens.alerts.evaluation import evaluate
-from stacklens.control.alert_models import AlertEvaluation, AlertNotification, AlertRuleState
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
+from stacklens.control.models.alerts import AlertEvaluation, AlertNotification, AlertRuleState
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver

@@ -11,9 +11,9 @@ from sqlalchemy import select
 
 from stacklens.alerts import rules
 from stacklens.alerts.evaluation import evaluate
-from stacklens.control.alert_models import AlertEvaluation, AlertNotification, AlertRule
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
+from stacklens.control.models.alerts import AlertEvaluation, AlertNotification, AlertRule
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver

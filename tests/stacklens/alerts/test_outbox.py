@@ -14,10 +14,10 @@ import pytest
 from sqlalchemy import select
 
 from stacklens.alerts import outbox
-from stacklens.control.alert_models import AlertChannel, AlertDelivery, AlertNotification
 from stacklens.control.channels import create_channel, health
 from stacklens.control.db import session_scope
 from stacklens.control.models import utcnow
+from stacklens.control.models.alerts import AlertChannel, AlertDelivery, AlertNotification
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver

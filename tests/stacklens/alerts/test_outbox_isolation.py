@@ -13,10 +13,10 @@ from sqlalchemy import select
 
 from stacklens.alerts import outbox
 from stacklens.alerts.sending import delivery_dict, send_test
-from stacklens.control.alert_models import AlertDelivery, AlertNotification
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
 from stacklens.control.models import utcnow
+from stacklens.control.models.alerts import AlertDelivery, AlertNotification
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver

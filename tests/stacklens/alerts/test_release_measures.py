@@ -21,9 +21,9 @@ from stacklens.alerts import outbox, rules
 from stacklens.alerts.evaluation import evaluate
 from stacklens.alerts.measures import measure
 from stacklens.alerts.release_measures import crash_free
-from stacklens.control.alert_models import AlertEvaluation, AlertRuleState
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
+from stacklens.control.models.alerts import AlertEvaluation, AlertRuleState
 from stacklens.releases.health import Window, release_health
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project

@@ -15,16 +15,16 @@ from stacklens.alerts import rules
 from stacklens.alerts.errors import AlertInputError
 from stacklens.alerts.evaluation import evaluate
 from stacklens.alerts.messages import value_text
-from stacklens.control.alert_models import AlertRule, AlertRuleState
 from stacklens.control.budgets import set_budget
 from stacklens.control.db import session_scope
 from stacklens.control.models import Project
+from stacklens.control.models.alerts import AlertRule, AlertRuleState
 from stacklens.metrics.catalog import budget_metrics
 from stacklens.performance.budget_rules import METRICS as BUDGET_METRICS
 from stacklens.performance.budget_rules import validate_budget
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
-from tests.stacklens.performance.budget_seed import fold, page_loads
+from tests.stacklens.performance.budget_seed import fold, page_loads, server_calls
 
 
 def test_every_budget_metric_is_a_rule_metric_and_the_other_way_round(settings: Settings) -> None:
@@ -67,11 +67,12 @@ def test_alert_me_makes_a_valid_rule_for_a_budget_on_every_metric(settings: Sett
 
 
 def test_the_alert_tick_evaluates_a_rule_on_every_metric(settings: Settings, client) -> None:
-    # One rule per rule metric over page loads with a 250 KiB script each: every rule is evaluated (no rule
-    # error), and those whose data is there have a value, written as the catalog writes it.
+    # One rule per rule metric over page loads with a 250 KiB script each and five API calls: every rule is
+    # evaluated (no rule error), and those whose data is there have a value, written as the catalog writes it.
     org_id, project_id, slug = org_with_project(settings)
     now = datetime.now(UTC)
     page_loads(client, org_id, project_id, "/", now - timedelta(hours=2), [2000.0] * 5, js_bytes=256_000)
+    server_calls(client, org_id, project_id, "/api/items", now - timedelta(hours=2), [200, 404, 500, 0, 200])
     fold(client, days=1)
     with session_scope(settings) as session:
         for metric in rules.METRICS:
@@ -100,8 +101,18 @@ def test_the_alert_tick_evaluates_a_rule_on_every_metric(settings: Settings, cli
             )
         }
         assert set(values) == set(rules.METRICS)
-        for name in ("load_time_ms", "lcp_ms", "fcp_ms", "cls", "js_bytes", "transfer_bytes", "error_pct"):
+        for name in (
+            "load_time_ms",
+            "lcp_ms",
+            "fcp_ms",
+            "cls",
+            "js_bytes",
+            "transfer_bytes",
+            "api_ms",
+            "error_pct",
+        ):
             assert values[name] is not None, (name, values)
+        assert value_text(found["error_pct"], values["error_pct"]) == "40.0 %"  # a 404 and a 500 of 5 calls
         assert value_text(found["js_bytes"], values["js_bytes"]) == "250.0 KiB"
         assert value_text(found["lcp_ms"], values["lcp_ms"]).endswith(" ms")
 

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import select
 
 from stacklens.control.db import session_scope
-from stacklens.control.integration_models import ExternalLink, TrackerConnection
 from stacklens.control.integrations import create_connection
 from stacklens.control.models import ActivityEntry
+from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.integrations.links import links_of_issues
 from stacklens.integrations.sync import sync_states
 from stacklens.integrations.trackers.base import Tracker

@@ -73,6 +73,34 @@ def page_loads(
         client.insert("spans", spans, column_names=SPAN_COLS)
 
 
+def server_calls(
+    client: Client, org_id: int, project_id: int, route: str, at: datetime, statuses: list[int]
+) -> None:
+    """One server-side API call (an http.server transaction on ``route``) per value of ``statuses`` (0: the call
+    reported no status), a second apart from ``at``."""
+    tx = []
+    for i, status in enumerate(statuses):
+        start = at + timedelta(seconds=i)
+        row = {
+            "org_id": org_id,
+            "project_id": project_id,
+            "event_id": uuid.uuid4(),
+            "timestamp": start,
+            "end_timestamp": start + timedelta(milliseconds=40),
+            "received_at": datetime.now(UTC),
+            "release": "1.0.0",
+            "op": "http.server",
+            "duration_ms": 40.0,
+            "page": route,
+            "http_method": "GET",
+            "http_status": status,
+            "measurements": {},
+            "transaction": f"GET {route}",
+        }
+        tx.append([row[c] for c in TX_COLS])
+    client.insert("transactions", tx, column_names=TX_COLS)
+
+
 def fold(client: Client, days: int = 32) -> None:
     """Rebuild the facts and states of the last ``days`` days from the raw rows."""
     now = datetime.now(UTC)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from stacklens.performance.budget_eval import BudgetSpec, evaluate, failed_days, histories, history
-from tests.stacklens.performance.budget_seed import fold, page_loads
+from tests.stacklens.performance.budget_seed import fold, page_loads, server_calls
 
 NOW = datetime.now(UTC)
 
@@ -34,6 +34,8 @@ def test_pass_fail_insufficient_and_failing_since(client) -> None:
         at = NOW - timedelta(days=day, hours=3)
         page_loads(client, 1, 41, "/slow", at, [3000.0] * 3, js_bytes=400_000)
         page_loads(client, 1, 41, "/fast", at, [800.0] * 3, js_bytes=100_000, status=500 if day == 0 else 200)
+        # The API behind it: a 5xx and a 4xx answer on day 0, calls without a status (counted, not failed) after.
+        server_calls(client, 1, 41, "/api/fast", at, [500, 404, 200] if day == 0 else [200, 302, 0])
     page_loads(client, 1, 41, "/rare", NOW - timedelta(hours=2), [9000.0, 9000.0])
     fold(client)
     slow, fast, rare, empty = (
@@ -73,10 +75,16 @@ def test_pass_fail_insufficient_and_failing_since(client) -> None:
     bytes_slow, bytes_fast = evaluate(client, js, NOW)
     assert (bytes_slow.status, bytes_slow.value) == ("fail", 400_000) and bytes_slow.samples == 21
     assert (bytes_fast.status, bytes_fast.value) == ("pass", 100_000)
-    errors, fcp = evaluate(
+    errors, page_errors, fcp = evaluate(
         client,
-        [spec("error_pct", 10, scope="/fast", statistic="avg"), spec("fcp_ms", 1000, scope="/slow")],
+        [
+            spec("error_pct", 5, scope="/api/fast", statistic="avg"),
+            spec("error_pct", 5, scope="/fast", statistic="avg"),
+            spec("fcp_ms", 1000, scope="/slow"),
+        ],
         NOW,
     )
-    assert errors.status == "fail" and round(errors.value, 2) == round(100 * 3 / 21, 2)
+    # The error rate: API calls answered 4xx or 5xx over all calls of the route, a page load is no API call.
+    assert errors.status == "fail" and errors.samples == 21 and errors.value == pytest.approx(100 * 2 / 21)
+    assert (page_errors.status, page_errors.samples) == ("insufficient_data", 0)
     assert fcp.status == "fail" and fcp.value == pytest.approx(1500, rel=0.005)

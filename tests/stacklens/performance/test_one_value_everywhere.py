@@ -2,7 +2,9 @@
 status, an alert rule's evaluation and the last evaluation of its 30-day preview — page loads landed through
 `POST /api/ingest` and folded by the pipeline's own tick into the states every consumer reads. Windows are cut at
 seconds, minutes, whole hours and midnight and reach across midnight; every value is within 1 % of the exact
-percentile of the stored raw rows (polars), and counts are exact."""
+percentile of the stored raw rows (polars), and counts are exact. The error rate (`error_pct`: API calls answered
+4xx or 5xx over all calls) of server-side calls is the endpoints view's, the budget's, the rule's and its preview's,
+to the bit, and the exact share of the stored raw rows."""
 
 from __future__ import annotations
 
@@ -25,8 +27,8 @@ from stacklens.alerts import rules as alert_rules
 from stacklens.alerts.evaluation import evaluate as evaluate_rules
 from stacklens.alerts.preview import preview
 from stacklens.control import accounts
-from stacklens.control.alert_models import AlertEvaluation, AlertRule
 from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.models.alerts import AlertEvaluation, AlertRule
 from stacklens.performance.budget_eval import BudgetSpec
 from stacklens.performance.budget_eval import evaluate as evaluate_budgets
 from stacklens.performance.filters import PerfFilters
@@ -57,6 +59,12 @@ CASES = [
     ("cls", "p75", "/products/{id}", "staging", "", "cls_p75"),
 ]
 COLUMN = {"lcp_ms": "lcp", "load_time_ms": "load", "ttfb_ms": "ttfb", "fcp_ms": "fcp", "cls": "cls"}
+# Server-side API calls: their routes, and the statuses they answer with (None: the call reports no status).
+API_ROUTE = "/api/search"
+API_ROUTES = [API_ROUTE, "/api/cart"]
+API_STATUSES = [200, 200, 200, 201, 304, 404, 422, 500, 503, None]
+# (scope, environment) of the error-rate cases: the route as budgets and rules scope it, and with a filter.
+ERROR_CASES = [(API_ROUTE, ""), (API_ROUTE, "production")]
 
 
 def _payload(rng: random.Random, at: datetime, path: str) -> dict[str, Any]:
@@ -88,10 +96,40 @@ def _payload(rng: random.Random, at: datetime, path: str) -> dict[str, Any]:
     }
 
 
+def _api_call(rng: random.Random, at: datetime, route: str) -> dict[str, Any]:
+    """A server transaction (op http.server) on ``route``: its status in the response context, or none."""
+    status = rng.choice(API_STATUSES)
+    start = at.timestamp()
+    payload: dict[str, Any] = {
+        "type": "transaction",
+        "event_id": uuid.UUID(int=rng.getrandbits(128)).hex,
+        "platform": "python",
+        "transaction": route,
+        "transaction_info": {"source": "route"},
+        "start_timestamp": start,
+        "timestamp": start + rng.uniform(0.005, 0.8),
+        "release": rng.choice(["web@2.0", "web@2.1"]),
+        "environment": rng.choice(["production", "production", "staging"]),
+        "contexts": {
+            "trace": {
+                "op": "http.server",
+                "trace_id": uuid.uuid4().hex,
+                "span_id": "c" * 16,
+                "status": "ok" if status is None or status < 400 else "internal_error",
+            }
+        },
+        "request": {"method": "GET", "url": "https://api.shop.test" + route},
+    }
+    if status is not None:
+        payload["contexts"]["response"] = {"status_code": status}
+    return payload
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[dict[str, Any]]:
-    """400 page loads of /search and one of another page in every hour of the last 34 days, landed through the
-    ingest API and folded by one pipeline tick; an organization with an API key to read the views."""
+    """400 page loads of /search and one of another page in every hour of the last 34 days, and server API calls
+    (one of /api/search in every hour, 400 more of either route anywhere), landed through the ingest API and folded
+    by one pipeline tick; an organization with an API key to read the views."""
     data_dir = tmp_path_factory.mktemp("one-value")
     settings = make_settings(data_dir, warehouse_url)
     migrate_control_store(settings)
@@ -111,11 +149,21 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
         for h in range(hours)
     ]
     loads += [(first + timedelta(seconds=rng.uniform(0, hours * 3600)), "/search") for _ in range(400)]
+    calls = [(first + timedelta(hours=h, seconds=rng.uniform(0, 3599)), API_ROUTE) for h in range(hours)]
+    calls += [
+        (first + timedelta(seconds=rng.uniform(0, hours * 3600)), rng.choice(API_ROUTES)) for _ in range(400)
+    ]
     lines = [
         orjson.dumps(
             {"v": 1, "type": "transaction", "ts": at.isoformat(), "payload": _payload(rng, at, path)}
         )
         for at, path in loads
+    ]
+    lines += [
+        orjson.dumps(
+            {"v": 1, "type": "transaction", "ts": at.isoformat(), "payload": _api_call(rng, at, route)}
+        )
+        for at, route in calls
     ]
     client = TestClient(create_app(settings))
     with client:
@@ -130,7 +178,9 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
         )
         assert landed.status_code == 200 and landed.json()["accepted"] == len(lines), landed.text
         instance = dagster_instance(settings)
-        outcomes = materialize_now(definitions_for(settings), instance, ["pageload_periods"])
+        outcomes = materialize_now(
+            definitions_for(settings), instance, ["pageload_periods", "endpoint_call_periods"]
+        )
         assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
         instance.dispose()
         warehouse = get_warehouse(settings)
@@ -155,6 +205,26 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
             infer_schema_length=None,
         )
         assert raw.height == len(loads) and raw.filter(pl.col("page") == "/search").height == 400
+        stored_calls = warehouse.query(
+            "SELECT timestamp, page, environment, http_status FROM transactions"
+            " WHERE project_id = {p:UInt64} AND op = 'http.server'",
+            parameters={"p": ids["project_id"]},
+        ).result_rows
+        api = pl.DataFrame(
+            [
+                {"ts": ts.replace(tzinfo=UTC), "page": page, "environment": env, "status": status}
+                for ts, page, env, status in stored_calls
+            ],
+            schema={
+                "ts": pl.Datetime("us", "UTC"),
+                "page": pl.String,
+                "environment": pl.String,
+                "status": pl.Int64,
+            },
+        )
+        assert (
+            api.height == len(calls) and api.filter(pl.col("status") == 0).height > 0
+        )  # some sent no status
         day = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
         yield {
             **ids,
@@ -163,7 +233,9 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
             "api_key": api_key,
             "warehouse": warehouse,
             "raw": raw,
+            "api": api,
             "views": {},
+            "endpoints": {},
             # Evaluation times: cut at seconds, at minutes, at a whole hour, at midnight, 19 s before midnight.
             "times": [
                 day + timedelta(hours=13, minutes=47, seconds=31),
@@ -307,3 +379,95 @@ def test_budgets_give_the_views_value(world) -> None:
                 view_value,
                 exact,
             )
+
+
+def _exact_error_rate(
+    api: pl.DataFrame, scope: str, env: str, window: PerfFilters
+) -> tuple[float | None, int]:
+    """The error rate over the raw server calls of the window: calls answered 4xx or 5xx over all calls (a call
+    without a status counts in the denominator only)."""
+    rows = api.filter(
+        (pl.col("ts") >= window.since) & (pl.col("ts") < window.until) & (pl.col("page") == scope)
+    )
+    if env:
+        rows = rows.filter(pl.col("environment") == env)
+    if not rows.height:
+        return None, 0
+    failed = rows.filter(pl.col("status").is_between(400, 599)).height
+    return 100.0 * failed / rows.height, rows.height
+
+
+def _endpoint_view(
+    world: dict[str, Any], scope: str, env: str, window: PerfFilters
+) -> tuple[float | None, int]:
+    """The endpoints view's error % of the route's server row (the JSON API)."""
+    key = (window.since, window.until, env)
+    if key not in world["endpoints"]:
+        response = world["client"].get(
+            f"/api/projects/{world['slug']}/performance/endpoints",
+            params={
+                "since": window.since.isoformat().replace("+00:00", "Z"),
+                "until": window.until.isoformat().replace("+00:00", "Z"),
+                "environment": env,
+            },
+            headers={"Authorization": f"Bearer {world['api_key']}"},
+        )
+        assert response.status_code == 200, response.text
+        world["endpoints"][key] = response.json()["rows"]
+    row = next((r for r in world["endpoints"][key] if r["source"] == "server" and r["path"] == scope), None)
+    return (row["error_pct"], row["calls"]) if row else (None, 0)
+
+
+def test_the_error_rate_is_one_value_everywhere(world) -> None:
+    """error_pct of a route: the endpoints view, a budget, an alert rule's evaluation and its preview's last
+    evaluation give the same number to the bit, the exact share of the raw calls."""
+    made: dict[tuple[int, str], AlertRule] = {}
+    with session_scope(world["settings"]) as session:
+        for c, (scope, env) in enumerate(ERROR_CASES):
+            for name in WINDOWS:
+                made[(c, name)] = alert_rules.create_rule(
+                    session,
+                    world["org_id"],
+                    {
+                        "name": f"error rate {c} over {name}",
+                        "type": "performance_budget",
+                        "project": world["slug"],
+                        "metric": "error_pct",
+                        "scope": scope,
+                        "environment": env,
+                        "threshold": 50,
+                        "window": name,
+                        "min_samples": 1,
+                    },
+                )
+    budgets = [
+        BudgetSpec(n, world["project_id"], "error_pct", "avg", API_ROUTE, 10.0, days, 1)
+        for n, days in enumerate(BUDGET_WINDOWS.values(), 1)
+    ]
+    compared = 0
+    for i, at in enumerate(world["times"]):
+        evaluate_rules(world["settings"], world["warehouse"], "http://sl.test", at)
+        with session_scope(world["settings"]) as session:
+            seen = {
+                e.rule_id: (e.value, e.samples, e.scope_key)
+                for e in session.scalars(select(AlertEvaluation).where(AlertEvaluation.evaluated_at == at))
+            }
+        for (c, name), rule in made.items():
+            scope, env = ERROR_CASES[c]
+            window = PerfFilters(since=at - WINDOWS[name], until=at)
+            value, samples, scope_key = seen[rule.id]
+            assert scope_key == scope
+            view = _endpoint_view(world, scope, env, window)
+            exact = _exact_error_rate(world["api"], scope, env, window)
+            assert (value, samples) == view == exact, (scope, env, name, at)
+            compared += value is not None
+        # The preview's last evaluation is the evaluation (one rule per time: each replays 30 days).
+        rule = made[(i % len(ERROR_CASES), list(WINDOWS)[i % len(WINDOWS)])]
+        last = preview(world["warehouse"], rule, at).steps[-1]
+        assert last.at == at and (last.value, last.samples) == seen[rule.id][:2]
+        for spec, got in zip(budgets, evaluate_budgets(world["warehouse"], budgets, at), strict=True):
+            window = PerfFilters(since=at - timedelta(days=spec.window_days), until=at)
+            view = _endpoint_view(world, API_ROUTE, "", window)
+            assert (got.value, got.samples) == view == _exact_error_rate(world["api"], API_ROUTE, "", window)
+            assert got.value is not None and got.samples > 0
+    assert compared >= 0.8 * len(world["times"]) * len(made)  # the route has calls in every hour

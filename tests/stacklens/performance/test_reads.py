@@ -136,6 +136,22 @@ def test_weekly_and_releases_match_polars(world) -> None:
         assert releases[row["release"]]["views"] == row["views"] and _close(
             releases[row["release"]]["load_p75"], row["p75"]
         )
+    # The releases view's API error rate is error_pct's definition over the browser's calls of the release's page
+    # loads: calls answered 400-599 over all calls, exact.
+    calls = pl.DataFrame(
+        [
+            {"release": s["release"], "status": s["status_code"]}
+            for s in data.spans
+            if s["op"] == "http.client"
+        ]
+    )
+    per_release_calls = calls.group_by("release").agg(
+        pl.len().alias("calls"), pl.col("status").is_between(400, 599).sum().alias("failed")
+    )
+    for row in per_release_calls.iter_rows(named=True):
+        got = releases[row["release"]]
+        assert got["api_calls"] == row["calls"]
+        assert got["api_error_pct"] == pytest.approx(100 * row["failed"] / row["calls"], rel=1e-12)
     assert releases["shop@1.1.0"]["previous_release"] == "shop@1.0.0"
     assert releases["shop@1.1.0"]["regression"].startswith("shop@1.1.0: load time p75 ")
 

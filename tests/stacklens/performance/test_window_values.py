@@ -1,6 +1,7 @@
 """Metric windows read from the states the views read: many requests in one query give each what the pages and
 endpoints views give for the same window and filters; one window at many times gives what each time's own
-evaluation gives; bytes per page view and the failed share are exact over the raw rows (polars)."""
+evaluation gives; the error rate is the endpoints view's; bytes per page view and the failed transactions are
+exact over the raw rows (polars)."""
 
 from __future__ import annotations
 
@@ -100,25 +101,34 @@ def test_many_windows_in_one_query_give_the_views_values(world, window) -> None:
     assert (got[6].value, got[6].samples) == (None, 0)
 
 
-def test_api_time_is_the_endpoints_views_and_bytes_and_failures_are_exact(world) -> None:
+def test_api_time_and_error_rate_are_the_endpoints_views_and_bytes_and_failures_are_exact(world) -> None:
     client, data = world
     window = timedelta(days=7)
     cut = PerfFilters(since=AT - window, until=AT)
     endpoints = [e for e in network.endpoints(client, ORG, PROJECT, cut, "calls") if e["source"] == "server"]
     cart = next(e for e in endpoints if e["path"] == "/api/cart")
-    api, api_all, js, transfer, failed = compute_many(
+    production = PerfFilters(cut.since, cut.until, environment="production")
+    served = [e for e in network.endpoints(client, ORG, PROJECT, production) if e["source"] == "server"]
+    api, api_all, js, transfer, failed, errors, errors_all = compute_many(
         client,
         [
             WindowRequest(PROJECT, "api_ms", "p95", "/api/cart", window),
             WindowRequest(PROJECT, "api_p95_ms", "p95", "/api/*", window),
             WindowRequest(PROJECT, "js_bytes", "avg", "*", window),
             WindowRequest(PROJECT, "transfer_bytes", "avg", "/checkout", window),
+            WindowRequest(PROJECT, "failed_transactions_pct", "avg", "*", window, environment="production"),
+            WindowRequest(PROJECT, "error_pct", "avg", "/api/cart", window),
             WindowRequest(PROJECT, "error_pct", "avg", "*", window, environment="production"),
         ],
         AT,
     )
     assert (api.value, api.samples) == (cart["p95_ms"], cart["calls"])  # one method: the view's row
     assert api_all.samples == sum(e["calls"] for e in endpoints)
+    # The error rate is the endpoints view's: calls answered 4xx or 5xx over all calls, exact.
+    assert (errors.value, errors.samples) == (cart["error_pct"], cart["calls"])
+    assert errors_all.samples == sum(e["calls"] for e in served)
+    answered = sum(e["s4xx"] + e["s5xx"] for e in served)
+    assert errors_all.value == pytest.approx(100 * answered / errors_all.samples, rel=1e-12)
     loads = _loads(data, cut)
     assert js.samples == loads.height and js.value == pytest.approx(loads["js"].mean(), rel=1e-12)
     checkout = loads.filter(pl.col("page") == "/checkout")
@@ -140,6 +150,8 @@ def test_api_time_is_the_endpoints_views_and_bytes_and_failures_are_exact(world)
         ("load_time_ms", "avg", "/checkout"),
         ("api_ms", "p50", "*"),
         ("error_pct", "avg", "*"),
+        ("error_pct", "avg", "/api/cart"),
+        ("failed_transactions_pct", "avg", "*"),
     ],
 )
 def test_a_series_gives_each_times_own_evaluation(world, metric, statistic, scope) -> None:

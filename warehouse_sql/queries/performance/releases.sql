@@ -1,6 +1,7 @@
 -- Per release seen in [since, until) and filters (release '' left out) — with page loads or with error events —
 -- its first page load within the retention, page loads, load time (p75), JavaScript bytes per page load, API time
--- of browser calls (p95) and its error share, error events and issues first seen in it; the load time and the API
+-- of browser calls (p95) and their error rate (`api_error_pct`, the catalog's: calls answered 400-599 over all
+-- calls, as error_pct), error events and issues first seen in it; the load time and the API
 -- time at a grid of levels around p75 and p95 (`load_levels`, `api_levels`: the confidence intervals of the two
 -- percentiles are read from them, stacklens/releases/impact.py LOAD_LEVELS and API_LEVELS); ordered by first seen
 -- so each release compares with the one before it.

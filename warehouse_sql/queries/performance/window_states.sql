@@ -13,6 +13,8 @@
 -- and another plan (bench/RESULTS.md, "One window evaluation").
 -- `{metric_columns}`: a page-load target's metric picks its count, histogram and sum (`samples`, `hist`,
 -- `total`): a `multiIf` on `metric` written by window_values.py from its table of metrics (constant column names).
+-- An API target's metric code 1 (error_pct) sums the calls answered 4xx or 5xx as its `total` (the endpoints view's
+-- error rate: (s4xx + s5xx) / calls), code 0 the durations.
 SELECT target, sum(samples) AS samples, sum(total) AS total,
        quantilesExactWeightedInterpolatedArray(0.5, 0.75, 0.9, 0.95, 0.99)(hist.1, hist.2) AS quantiles
 FROM
@@ -37,12 +39,13 @@ FROM
 )
 GROUP BY target
 UNION ALL
-SELECT request.1 AS target, sum(calls) AS samples, sum(duration_sum) AS total,
+SELECT request.1 AS target, sum(calls) AS samples,
+       sum(if(request.7 = 1, toFloat64(s4xx + s5xx), duration_sum)) AS total,
        quantilesExactWeightedInterpolatedArray(0.5, 0.75, 0.9, 0.95, 0.99)(
-           arrayMap(k -> if(k = -100000, 0., exp(k / 100)), dur_hist.1), dur_hist.2) AS quantiles
+           arrayMap(k -> ${duration_hist_value}, dur_hist.1), dur_hist.2) AS quantiles
 FROM
 (
-    SELECT project_id, path, environment, release, browser, calls, duration_sum, dur_hist,
+    SELECT project_id, path, environment, release, browser, calls, duration_sum, dur_hist, s4xx, s5xx,
            transform(toUInt64(CAST(grain, 'UInt16')) * 4294967296 + toUInt32(start), {period_keys:Array(UInt64)},
                      {period_masks:Array(UInt64)}, toUInt64(0)) AS mask
     FROM endpoint_call_periods FINAL

@@ -1,11 +1,11 @@
 -- Refresh `endpoint_facts` for the API calls that started in [{start}, {end}): server side from http.server
 -- transactions (path = the stored route), client side from the http.client spans browsers send ("GET
 -- https://host/path"), with the parameterised path (ids -> {id}, UUIDs -> {uuid}, digests -> {hash}, as
--- stacklens.ingest.routes does) and the calling page load's browser (started up to an hour earlier). Rows of an
--- hour written again replace the earlier ones (ReplacingMergeTree). `first_of_load` marks a page load's first
--- call of the endpoint and `per_load` counts the load's calls of it, its calls looked for from an hour before
--- {start} (a server transaction is its own one call): the states count with them, so no read needs a window
--- function.
+-- stacklens.ingest.route_templates does) and the calling page load's browser (started up to an hour earlier).
+-- Rows of an hour written again replace the earlier ones (ReplacingMergeTree). `first_of_load` marks a page
+-- load's first call of the endpoint and `per_load` counts the load's calls of it, its calls looked for from
+-- an hour before {start} (a server transaction is its own one call): the states count with them, so no read
+-- needs a window function.
 INSERT INTO endpoint_facts
 SELECT org_id, project_id, timestamp, event_id, '', 'server', toString(http_method), page, '', environment, release,
        browser_name, duration_ms, http_status, NULL, transaction, toUInt8(1), toUInt32(1), {materialized_at:DateTime64(6, 'UTC')}

@@ -52,7 +52,7 @@ LEFT JOIN
            sumIf(duration_ms, op LIKE 'resource.%') AS resource_ms,
            countIf(op LIKE 'resource.%') AS resources,
            countIf(op = 'http.client') AS api_calls,
-           countIf(op = 'http.client' AND status_code >= 400) AS api_errors,
+           countIf(op = 'http.client' AND status_code BETWEEN 400 AND 599) AS api_errors,
            groupArrayIf(duration_ms, op = 'http.client') AS api_ms,
            sumIf(coalesce(response_content_length, transfer_size, 0),
                  op = 'resource.script' OR (op LIKE 'resource.%' AND match(description, '\\.m?js(\\?|#|$)'))) AS js_bytes,

@@ -1,5 +1,6 @@
--- One error-rate window evaluated at many times in one read of the raw `transactions` (window_errors.sql's
--- figures): each point is (id, since, until), its window's bounds in whole minutes.
+-- One failed-transactions window evaluated at many times in one read of the raw `transactions`
+-- (window_failed_transactions.sql's figures: an `error_rate` rule's preview): each point is (id, since, until), its
+-- window's bounds in whole minutes.
 SELECT point.1 AS point, count() AS samples,
        countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500) AS failed
 FROM transactions

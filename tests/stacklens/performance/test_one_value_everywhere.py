@@ -4,10 +4,13 @@ status, an alert rule's evaluation and the last evaluation of its 30-day preview
 seconds, minutes, whole hours and midnight and reach across midnight; every value is within 1 % of the exact
 percentile of the stored raw rows (polars), and counts are exact. The error rate (`error_pct`: API calls answered
 4xx or 5xx over all calls) of server-side calls is the endpoints view's, the budget's, the rule's and its preview's,
-to the bit, and the exact share of the stored raw rows."""
+to the bit, and the exact share of the stored raw rows. The pages view's CSV download holds the JSON's numbers, and
+Explore's aggregate over the same window and filters is the view's figure."""
 
 from __future__ import annotations
 
+import csv
+import io
 import random
 import uuid
 from collections.abc import Iterator
@@ -31,6 +34,7 @@ from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.models.alerts import AlertEvaluation, AlertRule
 from stacklens.performance.budget_eval import BudgetSpec
 from stacklens.performance.budget_eval import evaluate as evaluate_budgets
+from stacklens.performance.exports.tables import csv_column
 from stacklens.performance.filters import PerfFilters
 from stacklens.warehouse.client import get_warehouse, reset_clients
 from stacklens.warehouse.migrations import apply_migrations
@@ -471,3 +475,67 @@ def test_the_error_rate_is_one_value_everywhere(world) -> None:
             assert (got.value, got.samples) == view == _exact_error_rate(world["api"], API_ROUTE, "", window)
             assert got.value is not None and got.samples > 0
     assert compared >= 0.8 * len(world["times"]) * len(made)  # the route has calls in every hour
+
+
+def _get(world: dict[str, Any], path: str, **params: str) -> Any:
+    response = world["client"].get(
+        f"/api/projects/{world['slug']}/performance/{path}",
+        params=params,
+        headers={"Authorization": f"Bearer {world['api_key']}"},
+    )
+    assert response.status_code == 200, response.text
+    return response
+
+
+def _explore(world: dict[str, Any], metric: str, statistic: str, scope: str, env: str, release: str, window):
+    """Explore's figure (`POST /api/explore/query`) for a case: the metric's statistic over the scope's loads."""
+    filters = [{"field": "environment", "op": "=", "value": env}] if env else []
+    filters += [{"field": "release", "op": "=", "value": release}] if release else []
+    filters += [{"field": "page", "op": "=", "value": scope}] if scope != "*" else []
+    response = world["client"].post(
+        "/api/explore/query",
+        json={
+            "dataset": "pageloads",
+            "project": world["slug"],
+            "filters": filters,
+            "aggregates": [{"fn": statistic, "metric": metric}],
+            "since": window.since.isoformat().replace("+00:00", "Z"),
+            "until": window.until.isoformat().replace("+00:00", "Z"),
+        },
+        headers={"Authorization": f"Bearer {world['api_key']}"},
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    (row,) = body["rows"]
+    return row[body["columns"][0]]
+
+
+def test_the_csv_download_and_explore_give_the_views_value(world) -> None:
+    """The pages view's CSV (`?format=csv`, the page's download: one table, one writer) holds the JSON's numbers
+    in the catalog's columns, and Explore's aggregate over the same window and filters is the view's figure."""
+    compared = 0
+    for at in world["times"][:3]:
+        for name in ("90m", "7d"):
+            window = PerfFilters(since=at - WINDOWS[name], until=at)
+            for metric, statistic, scope, env, release, column in CASES:
+                if scope == "/products/{id}":  # a route template: Explore filters the stored page itself
+                    continue
+                view_value, _ = _view(world, (metric, statistic, scope, env, release, column), window)
+                explored = _explore(world, metric, statistic, scope, env, release, window)
+                assert _same(explored, view_value), (metric, statistic, scope, name, at, explored, view_value)
+                compared += view_value is not None
+            params = {
+                "since": window.since.isoformat().replace("+00:00", "Z"),
+                "until": window.until.isoformat().replace("+00:00", "Z"),
+            }
+            rows = _get(world, "pages", **params).json()["rows"]
+            table = list(csv.DictReader(io.StringIO(_get(world, "pages", format="csv", **params).text)))
+            assert [r["page"] for r in table] == [r["page"] for r in rows]
+            for row, written in zip(rows, table, strict=True):
+                for key in ("views", "load_p75", "lcp_p75", "cls_p75", "ttfb_avg"):
+                    cell, value = written[csv_column(key)], row[key]
+                    if value is None:
+                        assert cell == ""
+                    else:
+                        assert _same(float(cell), float(value)), (key, cell, value)
+    assert compared >= 12

@@ -17,6 +17,7 @@ COMPILED_MODULES = (
     "stacklens.ingest.secret_redaction",
     "stacklens.ingest.normalise",
     "stacklens.ingest.fields",
+    "stacklens.ingest.grouping.blocks",
     "stacklens.ingest.grouping.v1",
     "stacklens.ingest.grouping.v2",
     "stacklens.ingest.transactions",

@@ -19,44 +19,36 @@ into one ``empty`` issue across platforms. v2 gives each its own grouping, first
 Frame labels also read native and JVM frames: ``module``, else the file's base name, else the ``package``'s
 base name (a shared library); never an instruction address, which moves with every load (ASLR).
 
-Frozen once released, like v1: a change is ``v3.py``.
+Frozen once released, like v1, and made of the same frozen blocks (:mod:`stacklens.ingest.grouping.blocks`):
+a change is ``v3.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from stacklens.ingest.grouping.v1 import (
-    DEFAULT_PLACEHOLDERS,
+from stacklens.ingest.grouping.blocks import MAX_COMPONENT as _MAX_COMPONENT
+from stacklens.ingest.grouping.blocks import (
     Grouping,
     collapse_repeats,
     exception_values,
+    fingerprint_with,
     frames_of,
+    message_template,
+    module_file_or_package_label,
     normalise_message,
+    raised_type,
 )
+from stacklens.ingest.grouping.blocks import crash_site as _crash_site
 
 GROUPING_VERSION = "v2"
-_MAX_COMPONENT = 512
 SECURITY_REPORTS = ("csp", "hpkp", "expectct", "expectstaple")
 
 __all__ = ["GROUPING_VERSION", "collapse_repeats", "fingerprint_event", "stack_frames", "title_of"]
 
 
-def frame_label(frame: dict[str, Any]) -> str:
-    """``<module, file or package base name>:<function>``: stable across hosts, deploys and loads."""
-    where = frame.get("module")
-    if not isinstance(where, str) or not where:
-        filename = frame.get("filename") or frame.get("abs_path") or ""
-        filename = str(filename).split("?", 1)[0].split("#", 1)[0]
-        if not filename and frame.get("package"):
-            filename = str(frame["package"])
-        where = re.split(r"[\\/]", filename)[-1] if filename else "?"
-        where = re.sub(r"[.-][0-9a-f]{8,}(?=\.[A-Za-z0-9]+$)", "", where)
-    function = frame.get("function") or frame.get("symbol") or "?"
-    return f"{where}:{function}"
+frame_label = module_file_or_package_label
 
 
 def _thread_frames(payload: dict[str, Any], thread_id: Any = None) -> list[dict[str, Any]]:
@@ -94,25 +86,7 @@ def stack_frames(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 def crash_site(frames: list[dict[str, Any]]) -> str | None:
     """The innermost in-app frame (else not marked vendor, else innermost) with its context line."""
-    if not frames:
-        return None
-    pick = next((f for f in reversed(frames) if f.get("in_app") is True), None)
-    pick = pick or next((f for f in reversed(frames) if f.get("in_app") is not False), None) or frames[-1]
-    context = pick.get("context_line")
-    context = re.sub(r"\s+", " ", context).strip()[:_MAX_COMPONENT] if isinstance(context, str) else ""
-    return f"{frame_label(pick)}:{context}"
-
-
-def _message(payload: dict[str, Any]) -> str:
-    logentry = payload.get("logentry")
-    if isinstance(logentry, dict):
-        template = logentry.get("message") or logentry.get("formatted")
-        if isinstance(template, str) and template:
-            return template
-    message = payload.get("message")
-    if isinstance(message, dict):
-        message = message.get("message") or message.get("formatted")
-    return message if isinstance(message, str) else ""
+    return _crash_site(frames, frame_label)
 
 
 def _host(uri: Any) -> str:
@@ -144,12 +118,11 @@ def default_components(payload: dict[str, Any]) -> list[str]:
     chain = exception_values(payload)
     if chain:
         raised = chain[-1]
-        exc_type = str(raised.get("type") or raised.get("module") or "Error")[:_MAX_COMPONENT]
         site = crash_site(stack_frames(payload))
         if site is not None:
-            return ["exception", exc_type, site]
-        return ["exception-message", exc_type, normalise_message(str(raised.get("value") or ""))]
-    message = _message(payload)
+            return ["exception", raised_type(raised), site]
+        return ["exception-message", raised_type(raised), normalise_message(str(raised.get("value") or ""))]
+    message = message_template(payload)
     if message:
         return ["message", normalise_message(message)]
     site = crash_site(stack_frames(payload))
@@ -168,16 +141,7 @@ def default_components(payload: dict[str, Any]) -> list[str]:
 
 def fingerprint_event(payload: dict[str, Any]) -> Grouping:
     """The grouping of one error event (payload as the SDK sent it)."""
-    sdk = payload.get("fingerprint")
-    if isinstance(sdk, list) and sdk and all(isinstance(p, str | int | float) for p in sdk):
-        components: list[str] = ["fingerprint"]
-        for part in sdk:
-            text = str(part)
-            components.extend(default_components(payload) if text.strip() in DEFAULT_PLACEHOLDERS else [text])
-    else:
-        components = default_components(payload)
-    digest = hashlib.sha256("\x1f".join(components).encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return Grouping(hash=digest, version=GROUPING_VERSION, components=components)
+    return fingerprint_with(payload, default_components, GROUPING_VERSION)
 
 
 _REPORT_TITLES = {

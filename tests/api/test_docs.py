@@ -10,7 +10,7 @@ import pytest
 
 from stacklens.settings import Settings
 from tests.api.live import serve
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, watch_errors
 from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - fixtures used below
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,10 +30,9 @@ def test_authorize_then_try_it_out(server: str, org_factory) -> None:  # noqa: F
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        watch_errors(page, errors)
         page.goto(f"{server}/docs")
         operation = page.locator("#operations-auth-verify_api_auth_verify_get")
         # The protected operation carries the padlock, open until a key is given.

@@ -15,7 +15,7 @@ import pytest
 
 from stacklens.alerts.evaluation import evaluate
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, server
 from tests.stacklens.alerts.release_seed import land, spread
@@ -41,16 +41,11 @@ def test_the_form_creates_both_release_rule_types(server, org_factory, stores) -
     errors: list[str] = []
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        chromium = launch(pw)
         page = chromium.new_page(viewport={"width": 1024, "height": 800})
         page.add_init_script(CSP_PROBE)
-        page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", org["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+        watch_errors(page, errors, with_url=True)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
 
         # A crash-free rate whose metric is left on a performance metric: refused, the field named.
         page.goto(f"{alerts}/new")

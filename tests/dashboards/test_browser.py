@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 
@@ -87,10 +87,9 @@ def test_dashboard_in_a_real_browser(server, org_factory) -> None:
     errors: list[str] = []
     dialogs: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         page = browser.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        watch_errors(page, errors)
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
         page.goto(f"{server}/login")
@@ -142,8 +141,7 @@ def test_dashboard_in_a_real_browser(server, org_factory) -> None:
         page.screenshot(path=str(ARTIFACTS / "share_created.png"))
 
         anonymous = browser.new_context().new_page()
-        anonymous.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        anonymous.on("pageerror", lambda e: errors.append(str(e)))
+        watch_errors(anonymous, errors)
         anonymous.goto(share_url)
         expect(anonymous.locator("h1.issue-title")).to_contain_text("<script>")
         assert anonymous.locator("#status-actions").count() == 0

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from stacklens.cli.app import build_app
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch
 from tests.dashboards.conftest import sign_in
 
 SHOTS = Path("/work/wt/shots/ingest-safety")
@@ -71,7 +71,7 @@ def test_the_note_as_seen_in_a_browser(stores: Settings, org_factory) -> None:
         event_id = _ingest(client, org, time.time() + 7 * 86_400)  # a clock a week ahead
         path = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues/{_issue_of(stores, event_id)}"
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+            browser = launch(p)
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(base + "/login")
             page.fill("input[name=email]", str(org["email"]))

@@ -20,7 +20,7 @@ from pipelines.assets.issues import related_issues
 from pipelines.resources import resources_for
 from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, sign_in
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
@@ -136,15 +136,10 @@ def test_open_in_explore_shows_the_pages_numbers(server, acme, stores) -> None: 
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         page = browser.new_page(viewport={"width": 1024, "height": 900})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", acme["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{acme['org_slug']}")
+        watch_errors(page, errors)
+        sign_in_page(page, server, acme["email"], PASSWORD, f"{server}/orgs/{acme['org_slug']}")
 
         # The overview's web vitals: each p75 and its sample count, then the same in Explore.
         base = f"{server}/orgs/{acme['org_slug']}/projects/{acme['project']}"

@@ -19,7 +19,7 @@ import uvicorn
 from stacklens.integrations.sync import sync_states
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, org_factory, stores  # noqa: F401 - a fixture
 from tests.dashboards.landing import land, sdk_event
 from tests.stacklens.integrations import fake_trackers as ft
@@ -79,15 +79,10 @@ def test_create_linked_jira_issue_from_the_issue_page(server, org_factory, fake,
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", org["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+        watch_errors(page, errors)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
 
         # Settings → Integrations: the organization's settings hold the tracker connections.
         page.click("#nav-org-settings")

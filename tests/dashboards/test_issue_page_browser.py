@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
@@ -69,15 +69,10 @@ def test_issue_page_reads_right(server, org_factory) -> None:  # noqa: F811 - th
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", org["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+        watch_errors(page, errors)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
         expect(page.locator("#rate-limits h2")).to_have_text("Rate limits")
         expect(page.locator("#limit-events")).to_have_text("60,000")
         expect(page.locator("#refusals")).to_contain_text("None: no request was refused")

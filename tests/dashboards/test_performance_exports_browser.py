@@ -18,7 +18,7 @@ import httpx
 import pytest
 from pypdf import PdfReader
 
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server
 
@@ -40,16 +40,12 @@ def test_download_links_work_in_a_real_browser(server, org_factory, stores) -> N
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        chromium = launch(pw)
         context = chromium.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True)
         page = context.new_page()
         page.add_init_script(CSP_PROBE)
-        page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", org["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+        watch_errors(page, errors, with_url=True, page_errors=False)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
         for suffix in PAGES:
             page.goto(f"{base}{suffix}?range=30d&environment=production")
             bar = page.locator("nav.downloads")

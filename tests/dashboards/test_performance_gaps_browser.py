@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from dashboards.performance_figures import NO_DATA
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, land_demo_traffic, server
 
@@ -65,16 +65,11 @@ def test_gaps_empty_filters_log_ticks_and_recommendations(server, org_factory, s
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        chromium = launch(pw)
         page = chromium.new_page(viewport={"width": 1024, "height": 800})
         page.add_init_script(CSP_PROBE)
-        page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", org["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+        watch_errors(page, errors, with_url=True)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
 
         def visit(url: str, name: str, plots: bool = True) -> None:
             page.goto(url)

@@ -20,7 +20,7 @@ import pytest
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - @sentry/browser from npm
@@ -78,7 +78,7 @@ def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores, 
     dsn = f"http://{org['app_key']}@{host}/{org['project_id']}"
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         customer = browser.new_page(viewport={"width": 1024, "height": 700})
         customer.goto(f"{shop}/index.html?mode={mode}&dsn={dsn}")
         customer.wait_for_function(
@@ -118,13 +118,8 @@ def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores, 
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.add_init_script(CSP_PROBE)
         console: list[str] = []
-        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: console.append(str(e)))
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", org["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+        watch_errors(page, console)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
         base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}"
 
         page.goto(f"{base}/issues/{issue_id}?event={event_id.replace('-', '')}")

@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 
 from stacklens.cli.serve import uvicorn_config
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -60,10 +60,9 @@ def test_docs_offline_under_csp_and_no_server_header(server) -> None:
     errors: list[str] = []
     outside: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         page = browser.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+        watch_errors(page, errors)
         page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(server) else None)
         page.goto(f"{server}/docs")
         expect(page.locator(".opblock").first).to_be_visible(timeout=20_000)
@@ -80,13 +79,10 @@ def test_invitation_and_sign_in_pages(server, org_factory) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         owner = browser.new_page(viewport={"width": 1200, "height": 900})
-        owner.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        owner.goto(f"{server}/login")
-        owner.fill("input[name=email]", org["email"])
-        owner.fill("input[name=password]", PASSWORD)
-        owner.click("button[type=submit].primary")
+        watch_errors(owner, errors, page_errors=False)
+        sign_in_page(owner, server, org["email"], PASSWORD)
         owner.goto(f"{server}/orgs/{org['org_slug']}/settings/members")
         owner.fill("#invite-member input[name=email]", "new.person@example.test")
         owner.click("#invite-member button[type=submit]")
@@ -95,7 +91,7 @@ def test_invitation_and_sign_in_pages(server, org_factory) -> None:
         owner.screenshot(path=str(ARTIFACTS / "members_invited.png"), full_page=True)
 
         invited = browser.new_context().new_page()
-        invited.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        watch_errors(invited, errors, page_errors=False)
         invited.goto(link)
         expect(invited.locator("#invitation")).to_contain_text("new.person@example.test")
         invited.screenshot(path=str(ARTIFACTS / "invitation.png"), full_page=True)
@@ -111,7 +107,7 @@ def test_invitation_and_sign_in_pages(server, org_factory) -> None:
         invited.wait_for_url(f"{server}/orgs/{org['org_slug']}")
 
         stranger = browser.new_context().new_page()
-        stranger.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        watch_errors(stranger, errors, page_errors=False)
         for attempt in range(3):
             stranger.goto(f"{server}/login")
             stranger.fill("input[name=email]", org["email"])

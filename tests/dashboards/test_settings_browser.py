@@ -15,7 +15,7 @@ from stacklens.control import accounts
 from stacklens.control.db import session_scope
 from stacklens.settings import Settings
 from tests.api.live import serve
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -41,14 +41,10 @@ def test_settings_and_navigation_at_1024_px(server, stores, org_factory) -> None
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        browser = launch(pw)
         page = browser.new_page(viewport={"width": WIDTH, "height": 800})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", LONG_EMAIL)
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
+        watch_errors(page, errors)
+        sign_in_page(page, server, LONG_EMAIL, PASSWORD)
 
         pages = {
             "organization": f"/orgs/{slug}",

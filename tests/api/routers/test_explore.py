@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -16,14 +15,10 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from stacklens.control import accounts
-from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.explore import run as explore_run
 from stacklens.explore.sql import Limits
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from stacklens.warehouse.migrations import apply_migrations
 from tests.stacklens.performance.perf_seed import seed
 
 WINDOW = {"since": "2026-11-06T12:00:00Z", "until": "2026-11-20T13:00:00Z"}
@@ -31,30 +26,8 @@ INJECTION = "x' OR 1=1; DROP TABLE events --"
 
 
 @pytest.fixture
-def stores(settings: Settings) -> Settings:
-    migrate_control_store(settings)
-    apply_migrations(settings)
-    return settings
-
-
-@pytest.fixture
-def client(stores: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(stores)) as test_client:
-        yield test_client
-
-
-def _org(stores: Settings, name: str) -> dict[str, Any]:
-    with session_scope(stores) as session:
-        org, api_key = accounts.create_organization(
-            session, name, f"{uuid.uuid4().hex[:8]}@example.test", "password-123"
-        )
-        project, _ = accounts.create_project(session, org.id, f"Web {name}")
-        return {"org_id": org.id, "api_key": api_key, "project": project.slug, "project_id": project.id}
-
-
-@pytest.fixture
-def orgs(stores: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
-    acme, other = _org(stores, "Acme"), _org(stores, "Other")
+def orgs(stores: Settings, org_factory) -> tuple[dict[str, Any], dict[str, Any]]:
+    acme, other = org_factory("Acme", "Web Acme"), org_factory("Other", "Web Other")
     warehouse = get_warehouse(stores)
     seed(warehouse, acme["org_id"], acme["project_id"], loads=60)
     seed(warehouse, other["org_id"], other["project_id"], loads=20, seed=3)

@@ -5,51 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
-import uuid
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
-from api.app import create_app
-from stacklens.control import accounts
-from stacklens.control.db import session_scope
 from stacklens.performance.views import VIEWS
-from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from stacklens.warehouse.migrations import apply_migrations
 from tests.stacklens.performance.perf_seed import seed
 
 WINDOW = {"since": "2026-11-06T12:00:00Z", "until": "2026-11-20T12:00:00Z"}
-
-
-@pytest.fixture
-def stores(settings: Settings) -> Settings:
-    from stacklens.control.db import migrate_control_store
-
-    migrate_control_store(settings)
-    apply_migrations(settings)
-    return settings
-
-
-@pytest.fixture
-def client(stores: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(stores)) as test_client:
-        yield test_client
-
-
-@pytest.fixture
-def org_factory(stores: Settings):
-    def make(name: str = "Acme") -> dict[str, Any]:
-        with session_scope(stores) as session:
-            org, api_key = accounts.create_organization(
-                session, name, f"{uuid.uuid4().hex[:8]}@example.test", "password-123"
-            )
-            project, _ = accounts.create_project(session, org.id, "Web App")
-            return {"org_id": org.id, "api_key": api_key, "project": project.slug, "project_id": project.id}
-
-    return make
 
 
 @pytest.fixture

@@ -7,21 +7,12 @@ from __future__ import annotations
 
 import csv
 import io
-import uuid
-from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
-from api.app import create_app
-from stacklens.control import accounts
-from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.releases.health import Window, release_health
-from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from stacklens.warehouse.migrations import apply_migrations
 from tests.stacklens.performance.perf_seed import NOW, seed
 from tests.stacklens.releases.session_seed import fill_session_states, seed_sessions
 
@@ -39,32 +30,6 @@ FIELDS = {
     "verdict",
 }
 FORMULA = '=HYPERLINK("https://evil.example")'
-
-
-@pytest.fixture
-def stores(settings: Settings) -> Settings:
-    migrate_control_store(settings)
-    apply_migrations(settings)
-    return settings
-
-
-@pytest.fixture
-def client(stores: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(stores)) as test_client:
-        yield test_client
-
-
-@pytest.fixture
-def org_factory(stores: Settings):
-    def make(name: str = "Acme") -> dict[str, Any]:
-        with session_scope(stores) as session:
-            org, api_key = accounts.create_organization(
-                session, name, f"{uuid.uuid4().hex[:8]}@example.test", "password-123"
-            )
-            project, _ = accounts.create_project(session, org.id, "Web App")
-            return {"org_id": org.id, "api_key": api_key, "project": project.slug, "project_id": project.id}
-
-    return make
 
 
 @pytest.fixture

@@ -7,19 +7,15 @@ from __future__ import annotations
 import html as html_lib
 import os
 import re
-import socket
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-import uvicorn
 
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, csrf_of, sign_in
+from tests.dashboards.test_performance_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens.performance.perf_seed import seed
 
 SHOTS = Path(
@@ -88,46 +84,17 @@ def test_page_answers_table_chart_and_saved_queries(client, acme, org_factory) -
     assert refused.status_code in (400, 403)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def server(stores) -> Iterator[str]:
-    from stacklens.cli.app import build_app
-
-    port = _free_port()
-    instance = uvicorn.Server(
-        uvicorn.Config(build_app(stores), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not instance.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert instance.started, "server did not start"
-    yield f"http://127.0.0.1:{port}"
-    instance.should_exit = True
-    thread.join(timeout=10)
-
-
 @pytest.mark.browser
-def test_page_draws_the_chart_in_a_real_browser(server, acme) -> None:
+def test_page_draws_the_chart_in_a_real_browser(server, acme) -> None:  # noqa: F811 - the fixture imported above
     from playwright.sync_api import sync_playwright
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        chromium = launch(pw)
         page = chromium.new_page(viewport={"width": 1360, "height": 1000})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", acme["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{acme['org_slug']}")
+        watch_errors(page, errors, page_errors=False)
+        sign_in_page(page, server, acme["email"], PASSWORD, f"{server}/orgs/{acme['org_slug']}")
         page.goto(
             f"{server}/orgs/{acme['org_slug']}/explore?" + urlencode([*QUERY, ("project", acme["project"])])
         )

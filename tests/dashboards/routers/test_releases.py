@@ -20,7 +20,7 @@ from pipelines.resources import resources_for
 from stacklens.issues.rules import apply_system_transitions
 from stacklens.issues.workflow import change_status
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.test_performance_browser import (
@@ -104,16 +104,11 @@ def test_release_pages_in_a_real_browser(server, org_factory, stores) -> None:  
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        chromium = launch(pw)
         page = chromium.new_page(viewport={"width": 1024, "height": 900})
         page.add_init_script(CSP_PROBE)
-        page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
-        page.goto(f"{server}/login")
-        page.fill("input[name=email]", org["email"])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit].primary")
-        page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+        watch_errors(page, errors, with_url=True)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
 
         def shot(name: str, figures: int = 0) -> None:
             if figures:

@@ -20,7 +20,7 @@ import pytest
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
+from tests.browser import launch, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens.sourcemaps.app_bundle import THROW_LINE, build_app, sentry_cli
@@ -77,19 +77,15 @@ def test_browser_error_is_shown_at_its_original_lines(
     project_path = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}"
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+            browser = launch(pw)
             shop = browser.new_page()
             shop.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
             shop.wait_for_function("window.__flushed !== undefined", timeout=15000)
             assert shop.evaluate("window.__flushed") is True
 
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto(f"{server}/login")
-            page.fill("input[name=email]", org["email"])
-            page.fill("input[name=password]", PASSWORD)
-            page.click("button[type=submit].primary")
-            page.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+            watch_errors(page, errors, page_errors=False)
+            sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
             page.goto(f"{project_path}/issues")
             page.click("a.issue-title")
             top = page.locator("li.frame.top")

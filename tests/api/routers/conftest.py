@@ -1,0 +1,19 @@
+"""Fixtures of the API router tests: the dashboards' migrated stores and organizations (an owner, an API key and a
+project each), and a test client of the API app alone. A module that defines its own ``client`` keeps it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from stacklens.settings import Settings
+from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
+
+
+@pytest.fixture
+def client(stores: Settings) -> Iterator[TestClient]:  # noqa: F811 - `stores` is the fixture imported above
+    with TestClient(create_app(stores)) as test_client:
+        yield test_client

@@ -47,18 +47,24 @@ class AlreadyRunning(Conflict):
 
 def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
     """A pre-exec hook making the kernel SIGTERM the child when the supervisor dies (Linux only), with SIGTERM
-    unblocked: a signal mask is inherited across exec, and a thread that started the embedded engine has it
-    blocked, so a child started from such a process would outlive a stop until the grace period's SIGKILL."""
+    unblocked and at its default action: a signal mask and an ignored disposition are inherited across exec, so
+    a child started from a process that blocks or ignores SIGTERM (libraries loaded in it may) would outlive a
+    stop until the grace period's SIGKILL."""
     if not sys.platform.startswith("linux"):
         return None
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         prctl = libc.prctl
+        set_action = libc.signal
     except (OSError, AttributeError):
         return None
+    set_action.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    set_action.restype = ctypes.c_void_p
 
     def hook() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+        # SIG_DFL (a null handler) through the C library: an ignored action survives exec, a handled one does not.
+        set_action(int(signal.SIGTERM), None)
         prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
         # The supervisor may have died between fork and prctl: then no signal will ever come.
         if os.getppid() != parent_pid:

@@ -17,6 +17,12 @@ from pathlib import Path
 import pytest
 
 from stacklens.settings import Settings, override_settings
+from stacklens.warehouse import migrations
+from tests.warehouse_template import copying
+
+# Before any test module imports the runner by name: a fresh test database is a copy of one migrated once
+# (tests/warehouse_template.py says when, and why).
+migrations.apply_migrations = copying(migrations.apply_migrations)
 
 TEST_SECRET = "test-secret-key-0123456789abcdef"
 
@@ -140,6 +146,27 @@ def make_org(settings: Settings):
             }
 
     return make
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cheap_password_hashes() -> Iterator[None]:
+    """Passwords hashed by this process use argon2id at its lowest cost (one pass over 64 KiB).
+
+    The product's parameters (64 MiB, three passes) cost ~0.1-0.2 s per hash and per sign-in on this
+    machine's cores, and the suite creates and signs in thousands of users: that was minutes of a run spent
+    in the hash. Hashes carry their parameters, so a server started in another process still verifies them
+    (and rehashes at its own cost on the next sign-in, as it would after a parameter change).
+    ``tests/stacklens/control/test_accounts.py`` checks the product's own parameters.
+    """
+    from argon2 import PasswordHasher
+
+    from stacklens.control import accounts
+
+    product = accounts._hasher, accounts._DUMMY_HASH
+    accounts._hasher = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
+    accounts._DUMMY_HASH = accounts._hasher.hash("stacklens-no-such-user")
+    yield
+    accounts._hasher, accounts._DUMMY_HASH = product
 
 
 @pytest.fixture(autouse=True)

@@ -71,6 +71,35 @@ def test_authenticate_user(control_settings: Settings) -> None:
         accounts.add_member(session, org.id, "x@b.co", "password-1", role="admin")
 
 
+def test_passwords_are_hashed_with_argon2id_at_the_products_cost(control_settings: Settings) -> None:
+    """The suite hashes at argon2id's lowest cost (tests/conftest.py); the product hashes at the library's
+    recommended one, and a stored hash of lower cost is raised to it at the next sign-in."""
+    from argon2 import PasswordHasher
+    from argon2.profiles import RFC_9106_LOW_MEMORY
+
+    product = PasswordHasher()
+    assert (product.time_cost, product.memory_cost, product.parallelism) == (
+        RFC_9106_LOW_MEMORY.time_cost,
+        RFC_9106_LOW_MEMORY.memory_cost,
+        RFC_9106_LOW_MEMORY.parallelism,
+    )
+    cheap = accounts._hasher
+    with session_scope(control_settings) as session:
+        accounts.create_organization(session, "Acme", "a@b.co", "password-1")
+    accounts._hasher = product
+    try:
+        with session_scope(control_settings) as session:
+            stored = session.scalar(select(User.password_hash).where(User.email == "a@b.co"))
+            assert stored.startswith("$argon2id$") and product.check_needs_rehash(stored)
+            assert accounts.authenticate_user(session, "a@b.co", "password-1") is not None
+        with session_scope(control_settings) as session:
+            stored = session.scalar(select(User.password_hash).where(User.email == "a@b.co"))
+            assert stored.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+            assert not product.check_needs_rehash(stored)
+    finally:
+        accounts._hasher = cheap
+
+
 def test_project_slugs_are_unique_across_organizations(control_settings: Settings) -> None:
     with session_scope(control_settings) as session:
         one, _ = accounts.create_organization(session, "One", "a@b.co", "password-1")

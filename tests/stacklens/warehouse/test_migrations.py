@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,17 @@ from stacklens.settings import Settings
 from stacklens.warehouse import migrations
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import MigrationError, apply_migrations, discover, migration_status
+from tests.warehouse_template import runner_only
 
 # The raw layer and ingest own files 0001-0099; other layers are tested with their own code.
 RAW = 99
+
+
+@pytest.fixture(autouse=True)
+def _the_runner_itself() -> Iterator[None]:
+    """These tests are of the runner: no database here is a copy of the suite's template."""
+    with runner_only():
+        yield
 
 
 def _table_ttl(settings: Settings, table: str) -> str:

@@ -1,0 +1,133 @@
+"""A migrated warehouse database for each test, copied from one the process migrated once.
+
+Each test gets a database of its own (``tests/conftest.py``), and most of them migrate it: ~180 statements, about
+a second of every such test, most of the suite's fixed cost. The first fresh database a process migrates is
+migrated by the real runner and becomes the template; every later fresh database of the same retention is built
+from the template's objects as the engine reports them (``SHOW CREATE``: the tables as the migrations left them,
+then the views over them), with the template's rows of ``schema_migrations`` and of any table a migration filled.
+``tests/stacklens/warehouse/test_migration_template.py`` checks a copy equals a database the runner migrated, object
+by object; the runner's own tests (``tests/stacklens/warehouse/test_migrations.py``) use the runner itself.
+
+Only what the runner would do on an empty database with no cluster is copied: a dry run, ``up_to``, a cluster, a
+database that already has tables or a retention other than the template's go to the runner.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from stacklens.settings import Settings
+from stacklens.warehouse.client import ensure_database, warehouse_client
+
+Runner = Callable[..., list[str]]
+
+
+@dataclass(frozen=True)
+class Template:
+    database: str
+    retention: tuple[int, int]
+    creates: tuple[str, ...]  # in order: tables, then views and materialized views
+    filled: tuple[str, ...]  # tables with rows after migrating (schema_migrations at least)
+    applied: tuple[str, ...]  # what the runner returned
+
+
+_templates: dict[str, Template] = {}
+_lock = threading.Lock()
+_runner_only = threading.Event()
+
+
+@contextmanager
+def runner_only() -> Iterator[None]:
+    """Every migration in this block is the runner's own (the tests of the runner)."""
+    _runner_only.set()
+    try:
+        yield
+    finally:
+        _runner_only.clear()
+
+
+def _is_fresh(settings: Settings) -> bool:
+    admin = warehouse_client(settings.resolved_warehouse_url, "default")
+    return not admin.query(
+        "SELECT count() FROM system.tables WHERE database = {db:String}",
+        parameters={"db": settings.warehouse_database},
+    ).result_rows[0][0]
+
+
+def _build(runner: Runner, settings: Settings) -> Template:
+    database = f"t_template_{uuid.uuid4().hex[:8]}"
+    source = settings.model_copy(update={"warehouse_database": database})
+    applied = runner(source)
+    admin = warehouse_client(settings.resolved_warehouse_url, "default")
+    rows = admin.query(
+        "SELECT name, engine, total_rows FROM system.tables WHERE database = {db:String} ORDER BY name",
+        parameters={"db": database},
+    ).result_rows
+    views = {"View", "MaterializedView"}
+    ordered = [name for name, engine, _ in rows if engine not in views] + [
+        name for name, engine, _ in rows if engine in views
+    ]
+    creates = tuple(
+        admin.query(
+            "SHOW CREATE TABLE {db:Identifier}.{t:Identifier}", parameters={"db": database, "t": name}
+        ).result_rows[0][0]
+        for name in ordered
+    )
+    filled = tuple(name for name, engine, total in rows if engine not in views and total)
+    return Template(database, _retention(settings), creates, filled, tuple(applied))
+
+
+def _retention(settings: Settings) -> tuple[int, int]:
+    return settings.retention_days, settings.log_retention_days
+
+
+def copy_template(template: Template, settings: Settings) -> list[str]:
+    """Build ``settings``' database from ``template``; what the runner would have returned."""
+    ensure_database(settings)
+    admin = warehouse_client(settings.resolved_warehouse_url, "default")
+    target = settings.warehouse_database
+    for statement in template.creates:
+        admin.command(statement.replace(f"{template.database}.", f"{target}."))
+    for table in template.filled:
+        admin.command(
+            "INSERT INTO {db:Identifier}.{t:Identifier} SELECT * FROM {source:Identifier}.{t:Identifier}",
+            parameters={"db": target, "t": table, "source": template.database},
+        )
+    return list(template.applied)
+
+
+def template_for(runner: Runner, settings: Settings) -> Template:
+    """The process's template for ``settings``' warehouse, migrated by ``runner`` on first use."""
+    with _lock:
+        template = _templates.get(settings.resolved_warehouse_url)
+        if template is None:
+            template = _build(runner, settings)
+            _templates[settings.resolved_warehouse_url] = template
+        return template
+
+
+def copying(runner: Runner) -> Runner:
+    """``runner`` (the migration runner), copying the template where that gives the same database."""
+
+    def apply_migrations(settings: Settings, *, dry_run: bool = False, up_to: int | None = None) -> list[str]:
+        if (
+            _runner_only.is_set()
+            or dry_run
+            or up_to is not None
+            or settings.warehouse_cluster
+            or not settings.resolved_warehouse_url.startswith("chdb://")
+            or not _is_fresh(settings)
+        ):
+            return runner(settings, dry_run=dry_run, up_to=up_to)
+        template = template_for(runner, settings)
+        if template.retention != _retention(settings):
+            return runner(settings)
+        return copy_template(template, settings)
+
+    apply_migrations.__doc__ = runner.__doc__
+    apply_migrations.__wrapped__ = runner  # type: ignore[attr-defined]
+    return apply_migrations

@@ -138,7 +138,7 @@ def _list(args: argparse.Namespace) -> int:
         )
         print(
             f"{row['id']}  {row['metric']:<14} {row['statistic']:<4} {row['scope']:<20} <= {budget}"
-            f"  now {current}  {str(row['status']).upper():<17}  {row.get('samples', '?')} samples"
+            f"  now {current}  {str(row['status']).upper():<17}  {_count(row.get('samples'))} samples"
             f" (min {row['min_samples']}, {row['window_days']}d)"
             + (f"  {row['error']}" if row.get("error") else "")
         )
@@ -154,6 +154,13 @@ def _amount(metric: str, value: float | None) -> str:
     if find(metric) is not None:
         return format_value(metric, value)
     return MISSING if value is None else plain_number(value)  # a metric this version does not know
+
+
+def _count(value: int | None) -> str:
+    """A sample count as the pages and the PDF write it (``1,070``); ``?`` when the warehouse did not answer."""
+    from stacklens.metrics.units import COUNT, format_in
+
+    return "?" if value is None else format_in(COUNT, value)
 
 
 def _set(args: argparse.Namespace) -> int:

@@ -5,15 +5,23 @@ seconds, minutes, whole hours and midnight and reach across midnight; every valu
 percentile of the stored raw rows (polars), and counts are exact. The error rate (`error_pct`: API calls answered
 4xx or 5xx over all calls) of server-side calls is the endpoints view's, the budget's, the rule's and its preview's,
 to the bit, and the exact share of the stored raw rows. The pages view's CSV download holds the JSON's numbers, and
-Explore's aggregate over the same window and filters is the view's figure."""
+Explore's aggregate over the same window and filters is the view's figure.
+
+What a person reads prints the view's number as the metric catalog writes it (`format_value`: to its last printed
+digit, counts with thousands separators): the pages page (each page's row and the total) and the PDF report (its
+pages table and web vitals) for the same window and filters; the budgets page, `stacklens budgets list` and the
+PDF's budgets table (each judging the budgets now) for a budget's current value, samples and status. `stacklens
+query` prints Explore's figure as its table writes numbers (raw, in the column's unit, two decimals)."""
 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import random
+import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,24 +29,36 @@ import orjson
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
+from pypdf import PdfReader
 from sqlalchemy import select
 
-from api.app import create_app
 from pipelines.definitions import definitions_for
 from pipelines.embedded import dagster_instance, materialize_now
 from stacklens.alerts import rules as alert_rules
 from stacklens.alerts.evaluation import evaluate as evaluate_rules
 from stacklens.alerts.preview import preview
+from stacklens.cli.app import build_app
+from stacklens.cli.main import main
 from stacklens.control import accounts
+from stacklens.control import budgets as control_budgets
+from stacklens.control.accounts import project_by_slug
+from stacklens.control.budgets import BudgetRow
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.models.alerts import AlertEvaluation, AlertRule
-from stacklens.performance.budget_eval import BudgetSpec
+from stacklens.metrics import catalog
+from stacklens.metrics.formatting import format_value
+from stacklens.metrics.units import MISSING
+from stacklens.performance.budget_eval import BudgetSpec, judge
 from stacklens.performance.budget_eval import evaluate as evaluate_budgets
 from stacklens.performance.exports.tables import csv_column
 from stacklens.performance.filters import PerfFilters
+from stacklens.settings import override_settings
 from stacklens.warehouse.client import get_warehouse, reset_clients
 from stacklens.warehouse.migrations import apply_migrations
+from tests.api.live import serve
 from tests.conftest import make_settings
+from tests.dashboards.conftest import sign_in
+from tests.dashboards.html_tables import read_page
 
 UA = {
     "Chrome": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
@@ -141,7 +161,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
     with session_scope(settings) as session:
         org, api_key = accounts.create_organization(session, "Acme", "owner@acme.test", "password-123")
         project, app_key = accounts.create_project(session, org.id, "Shop")
-        ids = {"org_id": org.id, "project_id": project.id, "slug": project.slug}
+        ids = {"org_id": org.id, "org_slug": org.slug, "project_id": project.id, "slug": project.slug}
     rng = random.Random(33)
     now = datetime.now(UTC)
     first = (now - timedelta(days=34)).replace(minute=0, second=0, microsecond=0)
@@ -169,7 +189,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
         )
         for at, route in calls
     ]
-    client = TestClient(create_app(settings))
+    app = build_app(settings)  # the API and the dashboards, as `stacklens serve` runs them
+    client = TestClient(app)
     with client:
         landed = client.post(
             "/api/ingest",
@@ -233,6 +254,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
         yield {
             **ids,
             "settings": settings,
+            "app": app,
             "client": client,
             "api_key": api_key,
             "warehouse": warehouse,
@@ -269,11 +291,10 @@ def _exact(raw: pl.DataFrame, case: tuple, window: PerfFilters) -> tuple[float |
     return float(value), len(values)
 
 
-def _view(world: dict[str, Any], case: tuple, window: PerfFilters) -> tuple[float | None, int]:
-    """The pages view's figure (the JSON API): the total row for `*`, the page's row for a route."""
-    metric, _, scope, env, release, column = case
+def _pages_view(world: dict[str, Any], window: PerfFilters, env: str, release: str) -> dict[str, Any]:
+    """The pages view's JSON (the API) for the window and filters: one request each, the cases read its rows."""
     key = (window.since, window.until, env, release)
-    if key not in world["views"]:  # one request per window and filters: the cases read different rows of it
+    if key not in world["views"]:
         response = world["client"].get(
             f"/api/projects/{world['slug']}/performance/pages",
             params={
@@ -286,7 +307,14 @@ def _view(world: dict[str, Any], case: tuple, window: PerfFilters) -> tuple[floa
         )
         assert response.status_code == 200, response.text
         world["views"][key] = response.json()
-    body = world["views"][key]
+    body: dict[str, Any] = world["views"][key]
+    return body
+
+
+def _view(world: dict[str, Any], case: tuple, window: PerfFilters) -> tuple[float | None, int]:
+    """The pages view's figure (the JSON API): the total row for `*`, the page's row for a route."""
+    metric, _, scope, env, release, column = case
+    body = _pages_view(world, window, env, release)
     row = body["total"] if scope == "*" else next((r for r in body["rows"] if r["page"] == scope), None)
     if row is None:
         return None, 0
@@ -539,3 +567,293 @@ def test_the_csv_download_and_explore_give_the_views_value(world) -> None:
                     else:
                         assert _same(float(cell), float(value)), (key, cell, value)
     assert compared >= 12
+
+
+# Budgets kept in the control store — what the budgets page, `stacklens budgets list` and the PDF report's budgets
+# table show: (metric, statistic, scope, window days, budget). Load time over 30 days: over 1,000 samples.
+STORED_BUDGETS = [
+    ("lcp_ms", "p75", "/search", 7, 2500.0),
+    ("ttfb_ms", "avg", "/search", 1, 500.0),
+    ("cls", "p75", "*", 7, 0.1),
+    ("load_time_ms", "p75", "*", 30, 2000.0),
+    ("error_pct", "avg", API_ROUTE, 1, 10.0),
+]
+# The pages view's columns the page and the PDF show, with the metric and statistic the catalog writes each as.
+PAGE_COLUMNS = {
+    "load_avg": ("load_time_ms", "avg"),
+    "load_p75": ("load_time_ms", "p75"),
+    "ttfb_avg": ("ttfb_ms", "avg"),
+    "lcp_p75": ("lcp_ms", "p75"),
+    "inp_p75": ("inp_ms", "p75"),
+    "cls_p75": ("cls", "p75"),
+    "score": ("score", None),
+}
+# The pages page's table: the cell of each column.
+PAGE_CELLS = {
+    "views": 1,
+    "load_avg": 2,
+    "load_p75": 3,
+    "ttfb_avg": 4,
+    "lcp_p75": 8,
+    "cls_p75": 10,
+    "score": 11,
+}
+# The page and the PDF for these windows and filters (evaluation time, span, environment, release): 30 days cut at
+# seconds (over 1,000 page loads), 36 hours ending at midnight, a week ending 19 s before midnight, a day cut at
+# minutes; each filter set of the cases.
+SHOWN = [
+    (0, timedelta(days=30), "", ""),
+    (3, timedelta(hours=36), "production", ""),
+    (4, timedelta(days=7), "", "web@2.1"),
+    (1, timedelta(days=1), "staging", ""),
+]
+
+
+def _written(metric: str, value: float | int | None, statistic: str | None = None) -> str:
+    """The metric catalog's writing of a value: what every page, the PDF and the CLI print for it."""
+    return format_value(metric, value, statistic)
+
+
+def _count(value: int) -> str:
+    return _written("page_loads", value)
+
+
+def _pdf(text: str) -> str:
+    """A cell as the PDF prints it (its core fonts have no en dash: a missing value is ``-``)."""
+    return "-" if text == MISSING else text
+
+
+def _leads(text: str, expected: str) -> bool:
+    """``text`` (a cell) starts with ``expected`` as a whole: a number, then nothing or a space and a rating."""
+    text = " ".join(text.split())
+    return text == expected or text.startswith(expected + " ")
+
+
+def _pdf_lines(pdf: bytes) -> list[str]:
+    assert pdf.startswith(b"%PDF-")
+    return [line for page in PdfReader(io.BytesIO(pdf)).pages for line in page.extract_text().splitlines()]
+
+
+def _dashboards(world: dict[str, Any]) -> str:
+    return f"/orgs/{world['org_slug']}/projects/{world['slug']}/performance"
+
+
+@pytest.fixture(scope="module")
+def signed_in(world: dict[str, Any]) -> TestClient:
+    """A browser on the dashboards of the world's app: the organization's owner signed in."""
+    browser = TestClient(world["app"])
+    sign_in(browser, "owner@acme.test")
+    return browser
+
+
+@pytest.fixture(scope="module")
+def stored_budgets(world: dict[str, Any]) -> list[BudgetRow]:
+    with session_scope(world["settings"]) as session:
+        project = project_by_slug(session, world["slug"])
+        return [
+            control_budgets.create_budget(session, project, metric, scope, value, statistic, days, 5)
+            for metric, statistic, scope, days, value in STORED_BUDGETS
+        ]
+
+
+def test_the_page_and_the_pdf_show_the_views_value(world, signed_in) -> None:
+    """The pages page and the PDF report (the dashboards' download) for a window and filters print every number
+    of the pages view's JSON as the metric catalog writes it: each page's views, load time, TTFB, LCP, INP, CLS
+    and score (the page's cells also carry the number itself), the total's on the page, and the total's web
+    vitals in the PDF's summary; each case's figure is within 1 % of the raw rows'."""
+    shown = 0
+    for index, span, env, release in SHOWN:
+        at = world["times"][index]
+        window = PerfFilters(since=at - span, until=at)
+        for case in CASES:  # the view's figures against the raw rows
+            if case[3:5] == (env, release):
+                value, samples = _view(world, case, window)
+                exact, exact_samples = _exact(world["raw"], case, window)
+                assert samples == exact_samples and _near(value, exact), (case, span, at, value, exact)
+        body = _pages_view(world, window, env, release)
+        rows, total = body["rows"], body["total"]
+        assert rows and total, (span, at, env, release)
+        params = {
+            "since": window.since.isoformat().replace("+00:00", "Z"),
+            "until": window.until.isoformat().replace("+00:00", "Z"),
+            "environment": env,
+            "release": release,
+        }
+        # The page: its table's rows in the view's order, each cell the catalog's writing of the view's number.
+        page = signed_in.get(_dashboards(world) + "/pages", params=params)
+        assert page.status_code == 200, page.text
+        table = read_page(page.text)[0]["pages-table"]
+        assert [cells[0].text.strip() for cells in table] == [r["page"] for r in rows]
+        for cells, row in zip(table, rows, strict=True):
+            assert cells[PAGE_CELLS["views"]].text == _count(row["views"]), (row["page"], span, at)
+            assert cells[PAGE_CELLS["views"]].numbers == [row["views"]]
+            for key, cell_index in PAGE_CELLS.items():
+                if key == "views":
+                    continue
+                cell, value = cells[cell_index], row[key]
+                metric, statistic = PAGE_COLUMNS[key]
+                assert _leads(cell.text, _written(metric, value, statistic)), (
+                    key,
+                    row["page"],
+                    cell.text,
+                    value,
+                )
+                assert value is None or _same(cell.numbers[0], value), (key, cell.numbers, value)
+                shown += value is not None
+        foot = re.search(r"<tfoot><tr><th>All pages</th>(.*?)</tr></tfoot>", page.text, re.S)
+        assert foot is not None
+        cells_text = [
+            html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td>(.*?)</td>", foot.group(1))
+        ]
+        assert cells_text[:3] == [
+            _count(total["views"]),
+            _written("load_time_ms", total["load_avg"], "avg"),
+            _written("load_time_ms", total["load_p75"], "p75"),
+        ], (span, at, env, release)
+        # The PDF: the pages table's rows and the summary's web vitals (the total's p75 and samples).
+        lines = _pdf_lines(signed_in.get(_dashboards(world) + "/report.pdf", params=params).content)
+        for row in rows:
+            parts = [row["page"], _count(row["views"])]
+            for key, (metric, statistic) in PAGE_COLUMNS.items():
+                parts.append(_pdf(_written(metric, row[key], statistic)))
+                if key in ("lcp_p75", "inp_p75", "cls_p75"):  # a vital's cell: its rating after the value
+                    parts.append(row[key.replace("_p75", "_rating")] or "")
+            expected = " ".join(p for p in parts if p)
+            assert any(_leads(line, expected) for line in lines), (expected, span, at, env, release)
+        for vital in ("lcp", "inp", "cls", "fcp", "ttfb"):
+            value, samples = total[f"{vital}_p75"], total[f"{vital}_n"]
+            label = catalog.get(vital).short_label
+            parts = [
+                label,
+                _pdf(_written(vital, value, "p75")),
+                total[f"{vital}_rating"] or "",
+                _count(samples),
+            ]
+            expected = " ".join(p for p in parts if p)
+            assert any(_leads(line, expected) for line in lines), (expected, span, at, env, release)
+    assert shown >= 40
+
+
+def _within_a_minute(read: Callable[[], Any]) -> tuple[Any, datetime]:
+    """``read()`` — a consumer judging the budgets now — and a time in the UTC minute it judged them in: a window
+    ending now is cut at whole minutes, so the view's window ending at that time is the one the consumer read."""
+    for _ in range(3):
+        before = datetime.now(UTC)
+        got = read()
+        after = datetime.now(UTC)
+        if before.replace(second=0, microsecond=0) == after.replace(second=0, microsecond=0):
+            return got, before.replace(second=30, microsecond=0)
+    raise AssertionError("three reads in a row each ran over the turn of a minute")
+
+
+def _budget_figure(world: dict[str, Any], budget: BudgetRow, at: datetime) -> tuple[float | None, int]:
+    """The view's figure for the budget's metric, statistic and scope over its window ending ``at`` (the pages view,
+    the endpoints view for the error rate), checked against the raw rows."""
+    window = PerfFilters(since=at - timedelta(days=budget.window_days), until=at)
+    if budget.metric == "error_pct":
+        view = _endpoint_view(world, budget.scope, "", window)
+        assert view == _exact_error_rate(world["api"], budget.scope, "", window)
+        return view
+    case = (
+        budget.metric,
+        budget.statistic,
+        budget.scope,
+        "",
+        "",
+        f"{COLUMN[budget.metric]}_{budget.statistic}",
+    )
+    value, samples = _view(world, case, window)
+    exact, exact_samples = _exact(world["raw"], case, window)
+    assert samples == exact_samples and _near(value, exact), (budget, at, value, exact)
+    return value, samples
+
+
+def test_the_budget_consumers_show_the_views_value(world, stored_budgets, signed_in, capsys) -> None:
+    """The budgets page, `stacklens budgets list` (the real CLI, in-process with the world's settings) and the PDF
+    report's budgets table each judge the budgets now, and show each budget's current value and samples as the
+    catalog writes the view's figure over the budget's window ending now, with the status that figure gives."""
+    base = _dashboards(world)
+
+    def page() -> dict[int, tuple[str, str, str]]:
+        response = signed_in.get(base + "/budgets")
+        assert response.status_code == 200, response.text
+        found = re.findall(
+            r'<tr class="budget-row" data-budget="(\d+)" data-status="(\w+)">(.*?)</tr>', response.text, re.S
+        )
+        shown = {}
+        for budget_id, status, row in found:
+            current = re.search(r'<td class="num current">(.*?)</td>', row, re.S)
+            samples = re.search(r'<td class="num samples">([^<]*)<', row)
+            assert current and samples, row
+            text = html.unescape(re.sub(r"<[^>]+>", "", current.group(1))).strip()
+            shown[int(budget_id)] = (text, samples.group(1).strip(), status)
+        return shown
+
+    def cli() -> dict[int, tuple[str, str, str]]:
+        capsys.readouterr()
+        override_settings(world["settings"])  # what the environment gives the command
+        try:
+            assert main(["budgets", "list", "--project", world["slug"]]) == 0
+        finally:
+            override_settings(None)
+        shown = {}
+        for line in capsys.readouterr().out.splitlines():
+            found = re.match(r"(\d+) .*? <= .+?  now (.+?)  ([A-Z_]+) +([\d,]+) samples ", line)
+            assert found, line
+            shown[int(found.group(1))] = (found.group(2), found.group(4), found.group(3).lower())
+        return shown
+
+    def pdf() -> list[str]:  # any window: the report judges the budgets now
+        return _pdf_lines(signed_in.get(base + "/report.pdf", params={"range": "7d"}).content)
+
+    for name, read in (("page", page), ("cli", cli)):
+        shown, at = _within_a_minute(read)
+        assert set(shown) == {b.id for b in stored_budgets}, name
+        for budget in stored_budgets:
+            value, samples = _budget_figure(world, budget, at)
+            status = judge(value, samples, budget.value, budget.min_samples)
+            expected = (_written(budget.metric, value, budget.statistic), _count(samples), status)
+            assert shown[budget.id] == expected, (name, budget, at, value, samples)
+    lines, at = _within_a_minute(pdf)
+    for budget in stored_budgets:
+        value, samples = _budget_figure(world, budget, at)
+        verdict = judge(value, samples, budget.value, budget.min_samples).replace("_", " ")
+        row = (
+            f"{budget.description} {budget.statistic} {budget.scope}"
+            f" {_written(budget.metric, budget.value)} {_pdf(_written(budget.metric, value, budget.statistic))}"
+            f" {_count(samples)} of {_count(budget.min_samples)} {verdict} {at:%Y-%m-%d %H:%M} UTC"
+        )
+        assert row in lines, (row, [line for line in lines if budget.description in line])
+
+
+def test_the_cli_query_prints_the_views_value(world, capsys) -> None:
+    """`stacklens query` (the real CLI against the world's app served over HTTP) prints the pages view's figures
+    of a page for the window: its table writes each aggregate as a raw number in the unit its column names, with
+    two decimals (counts whole)."""
+    compared = 0
+    with serve(world["settings"]) as url:
+        for at in world["times"][:2]:
+            for name in ("36h", "7d"):  # the page has loads in each (some 90 minutes have none)
+                window = PerfFilters(since=at - WINDOWS[name], until=at)
+                row = next(r for r in _pages_view(world, window, "", "")["rows"] if r["page"] == "/search")
+                capsys.readouterr()
+                argv = ["query", "pageloads", "--project", world["slug"], "--url", url]
+                argv += ["--api-key", world["api_key"], "--filter", "page|=|/search", "--agg", "count"]
+                argv += ["--agg", "p75:lcp_ms", "--agg", "avg:ttfb_ms", "--agg", "p75:load_time_ms"]
+                argv += ["--since", window.since.isoformat(), "--until", window.until.isoformat()]
+                assert main(argv) == 0
+                header, printed = capsys.readouterr().out.splitlines()[:2]
+                cells = dict(zip(header.split(), printed.split(), strict=True))
+                assert cells["count"] == str(row["views"])
+                for column, key in (
+                    ("lcp_p75_ms", "lcp_p75"),
+                    ("ttfb_avg_ms", "ttfb_avg"),
+                    ("load_p75_ms", "load_p75"),
+                ):
+                    assert cells[column] == ("—" if row[key] is None else f"{row[key]:,.2f}"), (
+                        column,
+                        cells,
+                        row,
+                    )
+                    compared += row[key] is not None
+    assert compared >= 6

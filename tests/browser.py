@@ -6,6 +6,8 @@ The flags keep it headless and stop its background connections, which a closed n
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,6 +24,13 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def shots_dir(topic: str) -> Path:
+    """Where a browser test writes its screenshots: ``$STACKLENS_SHOTS_DIR``, else ``tests/_artifacts/<topic>``
+    (ignored by git). Created on use."""
+    chosen = os.environ.get("STACKLENS_SHOTS_DIR")
+    return Path(chosen) if chosen else Path(__file__).resolve().parent / "_artifacts" / topic
 
 
 def launch(pw: Playwright) -> Browser:

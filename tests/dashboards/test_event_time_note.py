@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,10 +13,10 @@ from fastapi.testclient import TestClient
 from stacklens.cli.app import build_app
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch
+from tests.browser import launch, shots_dir
 from tests.dashboards.conftest import sign_in
 
-SHOTS = Path("/work/wt/shots/ingest-safety")
+SHOTS = shots_dir("event_time_note")
 
 
 def _ingest(client: TestClient, org: dict, when: object) -> str:

@@ -6,10 +6,8 @@ error). One run in Debian's chromium clicks the links."""
 from __future__ import annotations
 
 import html as html_lib
-import os
 import re
 from datetime import datetime
-from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import dagster as dg
@@ -20,13 +18,13 @@ from pipelines.assets.issues import related_issues
 from pipelines.resources import resources_for
 from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, sign_in
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens.performance.perf_seed import seed
 
-SHOTS = Path(os.environ.get("STACKLENS_SHOTS_DIR", "/work/notes/shots"))
+SHOTS = shots_dir("explore_links")
 WINDOW = {"since": "2026-11-06T00:00:00Z", "until": "2026-11-20T13:00:00Z"}
 PAGES = {
     "overview": "",

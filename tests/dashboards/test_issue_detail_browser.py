@@ -1,26 +1,24 @@
 """The issue page in Debian's chromium, as a new user reads it: the culprit first in the header, controls found
 by their labels, extra data as keys and values, a breadcrumb filter that matches nothing saying so, related
 issues; and the performance page's empty state with the project's DSN on the server's own port. Screenshots
-go to /work/notes/shots/ (or STACKLENS_SHOTS_DIR)."""
+go to tests/_artifacts/issue_detail (or STACKLENS_SHOTS_DIR)."""
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from pipelines.assets.issues import related_issues
 from pipelines.resources import resources_for
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-SHOTS = Path(os.environ.get("STACKLENS_SHOTS_DIR", "/work/notes/shots"))
+SHOTS = shots_dir("issue_detail")
 
 
 def _checkout() -> None:

@@ -7,7 +7,6 @@ STACKLENS_SHOTS_DIR)."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import socket
 import threading
@@ -15,7 +14,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 import uvicorn
@@ -25,15 +23,12 @@ from stacklens.ingest.fields import Origin
 from stacklens.ingest.transactions import spans_rows, transaction_row
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.stacklens.performance.perf_seed import build_facts
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-SHOTS = Path(
-    os.environ.get("STACKLENS_SHOTS_DIR")
-    or Path(__file__).resolve().parents[1] / "_artifacts" / "performance"
-)
+SHOTS = shots_dir("performance")
 RELEASES = [
     browser.ReleaseShape("shop@1.0.0", 410_000, True, 1.0),
     browser.ReleaseShape("shop@1.1.0", 430_000, True, 1.0),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,16 +17,13 @@ import httpx
 import pytest
 from pypdf import PdfReader
 
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server
 
 __all__ = ["server"]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-SHOTS = Path(
-    os.environ.get("STACKLENS_SHOTS_DIR")
-    or Path(__file__).resolve().parents[1] / "_artifacts" / "performance_exports"
-)
+SHOTS = shots_dir("performance_exports")
 PAGES = ["", "/pages", "/resources", "/api", "/trends", "/releases", "/recommendations"]
 
 

@@ -6,7 +6,6 @@ tests/_artifacts/replay, or STACKLENS_SHOTS_DIR)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 import time
@@ -20,16 +19,14 @@ import pytest
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - @sentry/browser from npm
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PAGE_DIR = Path(__file__).parent / "replay_page"
-SHOTS = Path(
-    os.environ.get("STACKLENS_SHOTS_DIR") or Path(__file__).resolve().parents[1] / "_artifacts" / "replay"
-)
+SHOTS = shots_dir("replay")
 CSP_PROBE = (
     "window.__csp = []; document.addEventListener('securitypolicyviolation',"
     " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"

@@ -5,22 +5,18 @@ nothing. One run in a real browser saves a screenshot."""
 from __future__ import annotations
 
 import html as html_lib
-import os
 import re
-from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, csrf_of, sign_in
 from tests.dashboards.test_performance_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens.performance.perf_seed import seed
 
-SHOTS = Path(
-    os.environ.get("STACKLENS_SHOTS_DIR") or Path(__file__).resolve().parents[2] / "_artifacts" / "explore"
-)
+SHOTS = shots_dir("explore")
 QUERY = [
     ("dataset", "pageloads"),
     ("since", "2026-11-06T00:00:00Z"),

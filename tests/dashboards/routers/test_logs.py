@@ -6,22 +6,18 @@ error, and its waterfall (screenshots in tests/_artifacts/logs, or STACKLENS_SHO
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-SHOTS = Path(
-    os.environ.get("STACKLENS_SHOTS_DIR") or Path(__file__).resolve().parents[2] / "_artifacts" / "logs"
-)
+SHOTS = shots_dir("logs")
 CSP_PROBE = (
     "window.__csp = []; document.addEventListener('securitypolicyviolation',"
     " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"

@@ -8,9 +8,7 @@ No console error, no CSP violation; screenshots at 1,024 px (tests/_artifacts/re
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -20,7 +18,7 @@ from pipelines.resources import resources_for
 from stacklens.issues.rules import apply_system_transitions
 from stacklens.issues.workflow import change_status
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.test_performance_browser import (
@@ -33,9 +31,7 @@ from tests.dashboards.test_performance_browser import (
 from tests.stacklens.releases.session_seed import fill_session_states, seed_sessions
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-SHOTS = Path(
-    os.environ.get("STACKLENS_SHOTS_DIR") or Path(__file__).resolve().parents[2] / "_artifacts" / "releases"
-)
+SHOTS = shots_dir("releases")
 DAYS = 21
 
 

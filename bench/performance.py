@@ -129,25 +129,29 @@ def _time(label: str, call: Callable[[Any], Any], filter_sets: list[Any]) -> dic
 
 def _views(client: Any, filter_sets: list[Any]) -> dict[str, Any]:
     """Each view's timings over the filter sets (what one page or API call runs)."""
-    from stacklens.performance import network, reads, views
+    from stacklens.performance import endpoint_reads, page_load_reads, view_data
 
     timings: dict[str, Any] = {}
-    for view in views.VIEWS:
+    for view in view_data.VIEWS:
         timings[view] = _time(
-            view, lambda f, view=view: views.build(view, client, ORG, PROJECT, f), filter_sets
+            view, lambda f, view=view: view_data.build(view, client, ORG, PROJECT, f), filter_sets
         )
     timings["pages+sparklines"] = _time(
-        "pages+sparklines", lambda f: reads.sparklines(client, ORG, PROJECT, f), filter_sets
+        "pages+sparklines", lambda f: page_load_reads.sparklines(client, ORG, PROJECT, f), filter_sets
     )
-    timings["facets"] = _time("facets", lambda f: reads.facets(client, ORG, PROJECT, f), filter_sets)
+    timings["facets"] = _time(
+        "facets", lambda f: page_load_reads.facets(client, ORG, PROJECT, f), filter_sets
+    )
     timings["page_detail"] = _time(
         "page_detail",
-        lambda f: reads.page_detail(client, ORG, PROJECT, f, "/page/3"),  # what the page detail route reads
+        lambda f: page_load_reads.page_detail(
+            client, ORG, PROJECT, f, "/page/3"
+        ),  # what the page detail route reads
         filter_sets,
     )
     timings["endpoint_detail"] = _time(
         "endpoint_detail",
-        lambda f: network.endpoint_detail(client, ORG, PROJECT, f, "client", "GET", "/api/items/{id}"),
+        lambda f: endpoint_reads.endpoint_detail(client, ORG, PROJECT, f, "client", "GET", "/api/items/{id}"),
         filter_sets,
     )
     return timings

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,7 +56,7 @@ def _colours(counts: list[int]) -> list[str]:
 
 
 def series_figure(
-    rows: list[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     x: str,
     y: str,
     n: str,
@@ -172,7 +173,7 @@ def log_ticks(low: float, high: float) -> list[float]:
     return ticks
 
 
-def distribution_figure(buckets: list[dict[str, Any]], title: str, unit: str) -> dict[str, Any]:
+def distribution_figure(buckets: Sequence[Mapping[str, Any]], title: str, unit: str) -> dict[str, Any]:
     """Page loads per bucket of one metric (log-scale buckets for times, ticked at round times)."""
     figure = go.Figure(
         go.Bar(
@@ -198,7 +199,7 @@ def distribution_figure(buckets: list[dict[str, Any]], title: str, unit: str) ->
     return _layout(figure, title, "page loads", xaxis=xaxis)
 
 
-def types_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def types_figure(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Bytes per resource type (encoded body), coloured by type."""
     return bars_figure(
         [r["resource_type"] for r in rows],
@@ -210,7 +211,7 @@ def types_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
-def releases_figure(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def releases_figure(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Load time p75 per release (bars, grey when thin) with JavaScript KiB per view (line, right axis)."""
     names = [r["release"] for r in rows]
     figure = go.Figure()

@@ -12,7 +12,8 @@ neutralised too, as OWASP advises: whether a text cell is "only a number" is exa
 attacker's ``-5+cmd|…`` defeats.
 
 Two writers use these rules: :func:`csv_text` (Python's ``csv`` module: the JSON API's ``?format=csv``, the
-budgets, one event's download) and :func:`neutralise_frame` (the polars tables of the performance exports).
+budgets through :func:`to_csv`, one event's download) and :func:`neutralise_frame` (the polars tables of the
+performance exports).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from decimal import Decimal
 from typing import Any
 
 import polars as pl
+
+from stacklens.json_values import plain
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_PATTERN = r"^[=+\-@\t\r]"  # the same starts, for polars' regular expressions
@@ -61,6 +64,14 @@ def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence
         values = [row.get(c) for c in columns] if isinstance(row, Mapping) else list(row)
         writer.writerow([cell(v) for v in values])
     return out.getvalue()
+
+
+def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rows as CSV: one column per key of the first row, values as JSON carries them
+    (:func:`stacklens.json_values.plain`: times in UTC), lists and maps as JSON text, text cells neutralised."""
+    if not rows:
+        return ""
+    return csv_text(list(rows[0].keys()), [plain(row) for row in rows])
 
 
 def neutralise_frame(df: pl.DataFrame) -> pl.DataFrame:

@@ -22,10 +22,11 @@ from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
 from stacklens.control import budgets as budget_store
 from stacklens.control.models import Budget, Project
+from stacklens.csv_cells import to_csv
+from stacklens.json_values import plain
 from stacklens.performance import lighthouse_budgets as lighthouse
 from stacklens.performance.budget_rules import BUDGET_METRICS, MIN_SAMPLES, STATISTICS, WINDOW_DAYS
 from stacklens.performance.budget_status import pages_seen, with_status
-from stacklens.performance.views import plain, to_csv
 
 router = APIRouter(prefix="/api", tags=["budgets"])
 ERRORS = {

@@ -19,12 +19,13 @@ from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
 from stacklens.control.accounts import AccountError
-from stacklens.performance import views
+from stacklens.json_values import plain
+from stacklens.performance import view_data
 from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import view_table
-from stacklens.performance.filters import PerfFilters
+from stacklens.performance.filters import PerfFilters, flag
 from stacklens.performance.waterfall import waterfall
 
 router = APIRouter(prefix="/api/projects", tags=["performance"])
@@ -95,8 +96,8 @@ def _answer(
         raise ApiError(400, "Bad Request", "format: must be json or csv")
     sort = query.get("sort", "calls")
     try:
-        include_old = views.flag("include_old_releases", query.get("include_old_releases", ""))
-        data = views.build(view, warehouse, auth.org_id, project_id, filters, sort, include_old)
+        include_old = flag("include_old_releases", query.get("include_old_releases", ""))
+        data = view_data.build(view, warehouse, auth.org_id, project_id, filters, sort, include_old)
     except ValueError as exc:
         raise ApiError(400, "Bad Request", str(exc)) from exc
     if fmt == "csv":
@@ -107,7 +108,7 @@ def _answer(
             media_type="text/csv; charset=utf-8",
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
-    return JSONResponse(views.plain({**data, "filters": filters.describe()}))
+    return JSONResponse(plain({**data, "filters": filters.describe()}))
 
 
 def _route(view: str, summary: str) -> None:
@@ -180,4 +181,4 @@ def performance_waterfall(
     data = waterfall(warehouse, auth.org_id, project_id, event_id)
     if data is None:
         raise ApiError(404, "Not Found", f"no page load {event_id!r} in this project")
-    return JSONResponse(views.plain(data))
+    return JSONResponse(plain(data))

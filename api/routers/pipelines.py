@@ -18,8 +18,8 @@ from api.deps import DbSession, Warehouse
 from api.errors import ApiError
 from stacklens.control import accounts
 from stacklens.control import budgets as budget_store
+from stacklens.json_values import plain
 from stacklens.performance.budget_status import pages_seen, with_status
-from stacklens.performance.views import plain
 from stacklens.server_link import TOKEN_HEADER, token_matches
 
 router = APIRouter(prefix="/api/pipelines", tags=["pipelines"], include_in_schema=False)

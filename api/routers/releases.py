@@ -18,8 +18,8 @@ from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
 from stacklens.control.accounts import AccountError
 from stacklens.csv_cells import csv_text
+from stacklens.json_values import plain
 from stacklens.performance.filters import BadFilter, PerfFilters
-from stacklens.performance.views import plain
 from stacklens.releases.detail import exists
 from stacklens.releases.health import ReleaseHealth, Window, health_filters, release_health, sort_releases
 

@@ -21,7 +21,9 @@ from dashboards.security import check_csrf
 from stacklens.alerts.rules import BUDGET_METRIC_MAP
 from stacklens.control import budgets as store
 from stacklens.control.models import Budget
+from stacklens.csv_cells import to_csv
 from stacklens.isolation import failure_text, is_shared_outage
+from stacklens.json_values import plain
 from stacklens.metrics.units import plain_number
 from stacklens.performance import lighthouse_budgets as lighthouse
 from stacklens.performance.budget_eval import ERROR, BudgetSpec, Point, failed_days, histories, history
@@ -35,7 +37,6 @@ from stacklens.performance.budget_rules import (
     validate_budget,
 )
 from stacklens.performance.budget_status import pages_seen, with_status
-from stacklens.performance.views import plain, to_csv
 
 router = APIRouter(include_in_schema=False)
 BUDGETS = "/orgs/{org_slug}/projects/{project_slug}/performance/budgets"

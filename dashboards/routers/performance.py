@@ -1,6 +1,6 @@
 """The performance pages of a project (DESIGN §7.2): overview, pages and one page, resources, API endpoints and
 one endpoint, one page load's waterfall, weekly trends, release impact and recommendations. Every page takes the
-same filters, kept in the URL; the numbers come from stacklens.performance.views, the same as the JSON API's.
+same filters, kept in the URL; the numbers come from stacklens.performance.view_data, the same as the JSON API's.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from dashboards.rendering import render
 from dashboards.routers.performance_exports import download_links, waterfall_links
 from stacklens.control.db import session_scope
 from stacklens.control.dsn import primary_masked_dsn
-from stacklens.performance import network, reads, views
+from stacklens.performance import endpoint_reads, page_load_reads, view_data
 from stacklens.performance.calendar import day_slots, week_slots
 from stacklens.performance.exports.tables import blocking_resources, largest_resources, unknown_blocking
-from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
+from stacklens.performance.filters import RANGES, TRUE, BadFilter, PerfFilters, flag
 from stacklens.performance.recommendations import evidence_text
 from stacklens.performance.score import MIN_SAMPLES, THRESHOLDS, VITAL_LABELS
 from stacklens.performance.waterfall import waterfall
@@ -100,7 +100,7 @@ def _page(
     )
     if export:
         context["downloads"] = download_links(base, export, filters.params(), target or {})
-    context["facets"] = reads.facets(client, view.org_id, view.project_id, filters)
+    context["facets"] = page_load_reads.facets(client, view.org_id, view.project_id, filters)
     try:
         context.update(fill(client, filters))
     except ValueError as exc:
@@ -112,7 +112,7 @@ def _page(
 @router.get(BASE, response_class=HTMLResponse)
 def overview(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
-        data = views.build("overview", client, view.org_id, view.project_id, filters)
+        data = view_data.overview(client, view.org_id, view.project_id, filters)
         days = data["daily"]
         slots = day_slots(filters.since, filters.until)
         figures = {
@@ -132,7 +132,7 @@ def overview(request: Request, view: CurrentProject) -> Response:
 @router.get(BASE + "/pages", response_class=HTMLResponse)
 def pages(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
-        data = views.build("pages", client, view.org_id, view.project_id, filters)
+        data = view_data.pages(client, view.org_id, view.project_id, filters)
         rows = data["rows"][:20]
         figure = figs.bars_figure(
             [r["page"] for r in rows],
@@ -143,7 +143,7 @@ def pages(request: Request, view: CurrentProject) -> Response:
         )
         return {
             "data": data,
-            "spark": reads.sparklines(client, view.org_id, view.project_id, filters),
+            "spark": page_load_reads.sparklines(client, view.org_id, view.project_id, filters),
             "figures": {"pages": figure} if rows else {},
         }
 
@@ -156,7 +156,7 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
         if not page:
             raise ValueError("page: choose a page (route) from the Pages table")
         org, project = view.org_id, view.project_id
-        days, weeks, dist, samples = reads.page_detail(client, org, project, filters, page)
+        days, weeks, dist, samples = page_load_reads.page_detail(client, org, project, filters, page)
         slots = day_slots(filters.since, filters.until)
         # Every metric's chart, an empty one saying "no data for these filters" (Safari sends no LCP or INP).
         figures = {
@@ -196,7 +196,7 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
 @router.get(BASE + "/resources", response_class=HTMLResponse)
 def resources(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
-        data = views.build("resources", client, view.org_id, view.project_id, filters)
+        data = view_data.resources(client, view.org_id, view.project_id, filters)
         listing = data["resources"]
         return {
             "data": data,
@@ -212,7 +212,7 @@ def resources(request: Request, view: CurrentProject) -> Response:
 @router.get(BASE + "/api", response_class=HTMLResponse)
 def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
-        data = views.build("endpoints", client, view.org_id, view.project_id, filters, sort)
+        data = view_data.endpoints(client, view.org_id, view.project_id, filters, sort)
         top = data["rows"][:15]
         figure = figs.bars_figure(
             [f"{r['method']} {r['path']} ({r['source']})" for r in top],  # the table says what each means
@@ -224,7 +224,7 @@ def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Re
         return {
             "data": data,
             "sort": sort,
-            "sorts": network.ENDPOINT_SORTS,
+            "sorts": endpoint_reads.ENDPOINT_SORTS,
             "figures": {"endpoints": figure} if top else {},
         }
 
@@ -240,7 +240,7 @@ def endpoint_detail(
             raise ValueError("source: must be client or server")
         if not method or not path:
             raise ValueError("method and path: choose an endpoint from the API endpoints table")
-        days, slowest = network.endpoint_detail(
+        days, slowest = endpoint_reads.endpoint_detail(
             client, view.org_id, view.project_id, filters, source, method, path
         )
         figures = {}
@@ -290,7 +290,7 @@ def waterfall_page(request: Request, view: CurrentProject, event_id: str) -> Res
 @router.get(BASE + "/trends", response_class=HTMLResponse)
 def trends(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
-        data = views.build("trends", client, view.org_id, view.project_id, filters)
+        data = view_data.trends(client, view.org_id, view.project_id, filters)
         figures = {}
         if data["rows"]:
             figures = {
@@ -319,7 +319,7 @@ def trends(request: Request, view: CurrentProject) -> Response:
 @router.get(BASE + "/releases", response_class=HTMLResponse)
 def releases(request: Request, view: CurrentProject) -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
-        data = views.build("releases", client, view.org_id, view.project_id, filters)
+        data = view_data.releases(client, view.org_id, view.project_id, filters)
         org, slug = view.viewer.org.slug, view.project.slug
         return {
             "data": data,
@@ -335,17 +335,15 @@ def releases(request: Request, view: CurrentProject) -> Response:
 @router.get(BASE + "/recommendations", response_class=HTMLResponse)
 def recommendations(request: Request, view: CurrentProject, include_old_releases: str = "") -> Response:
     def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
-        include_old = views.flag("include_old_releases", include_old_releases)
-        data = views.build(
-            "recommendations", client, view.org_id, view.project_id, filters, include_old=include_old
-        )
+        include_old = flag("include_old_releases", include_old_releases)
+        data = view_data.recommendations(client, view.org_id, view.project_id, filters, include_old)
         return {
             "data": data,
             "include_old": include_old,
             "evidence": [evidence_text(r["evidence"]) for r in data["rows"]],
         }
 
-    target = {"include_old_releases": "1"} if include_old_releases.strip().lower() in views.TRUE else {}
+    target = {"include_old_releases": "1"} if include_old_releases.strip().lower() in TRUE else {}
     return _page(
         request, view, "/recommendations", "perf_recommendations.html", fill, "recommendations", target
     )

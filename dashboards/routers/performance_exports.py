@@ -14,12 +14,12 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from dashboards.context import CurrentProject, Db
 from stacklens.csv_cells import neutralise_frame
 from stacklens.errors import InvalidInput, NotFound
+from stacklens.json_values import plain
 from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import PAGES, Target, page_data, table
 from stacklens.performance.filters import PerfFilters
-from stacklens.performance.views import plain
 from stacklens.performance.waterfall import waterfall
 
 router = APIRouter(include_in_schema=False)

@@ -19,7 +19,7 @@ from dashboards.release_figures import release_figures
 from dashboards.rendering import render
 from stacklens.errors import NotFound
 from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
-from stacklens.performance.reads import facets
+from stacklens.performance.page_load_reads import facets
 from stacklens.releases import verdicts
 from stacklens.releases.detail import release_detail
 from stacklens.releases.health import SORTS, Window, health_filters, release_health, sort_releases

@@ -120,8 +120,8 @@ def _list(args: argparse.Namespace) -> int:
 
     with _session() as session:
         rows = list_budgets(session, _project(session, args.project))
+    from stacklens.json_values import plain
     from stacklens.performance.budget_status import with_status
-    from stacklens.performance.views import plain
 
     listed = _from_warehouse(args.project, "budgets", lambda client: plain(with_status(client, rows)))
     if listed is None:

@@ -4,8 +4,8 @@ charts, the sparklines and the PDF report's line charts)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
-from typing import Any
 
 
 def day_slots(since: datetime, until: datetime) -> list[str]:
@@ -26,7 +26,7 @@ def week_slots(since: datetime, until: datetime) -> list[str]:
     return out
 
 
-def fill(rows: list[dict[str, Any]], key: str, slots: list[str]) -> list[dict[str, Any]]:
+def fill(rows: Sequence[Mapping[str, object]], key: str, slots: list[str]) -> list[Mapping[str, object]]:
     """One row per slot, in slot order: the row whose ``key`` (as text) is the slot, else ``{key: slot}`` alone
     (every value missing)."""
     by_key = {str(r[key]): r for r in rows}

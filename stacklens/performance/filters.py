@@ -2,7 +2,8 @@
 (24h, 7d, 14d, 30d, 90d) or as `since`/`until` (ISO 8601), and `environment`, `release`, `browser`.
 
 Parsing lives here, once, so a page and the API answer the same numbers for the same query string and refuse
-the same bad values with the same message (naming the field).
+the same bad values with the same message (naming the field) — the yes/no options beside the filters too
+(:func:`flag`: the recommendations' ``include_old_releases``).
 """
 
 from __future__ import annotations
@@ -78,6 +79,18 @@ def _plain(name: str, value: str) -> str:
     if any(ord(ch) < 32 for ch in value):
         raise BadFilter(name, "control characters are not allowed")
     return value
+
+
+TRUE, FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def flag(name: str, value: str) -> bool:
+    """A yes/no query parameter (``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``, empty = no);
+    InvalidInput naming ``name`` for anything else."""
+    text = value.strip().lower()
+    if text in TRUE or text in FALSE:
+        return text in TRUE
+    raise InvalidInput(f"{name}: must be true or false, not {value[:40]!r}")
 
 
 @dataclass(frozen=True)

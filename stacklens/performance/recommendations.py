@@ -24,14 +24,17 @@ Rules and thresholds (docs/performance.md repeats them):
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from clickhouse_connect.driver.client import Client
 
 from stacklens.metrics import units
+from stacklens.performance.endpoint_reads import SOURCE_LABELS, EndpointRow, endpoints
 from stacklens.performance.filters import PerfFilters
-from stacklens.performance.network import SOURCE_LABELS, endpoints, resource_list
+from stacklens.performance.resource_reads import ResourceListRow, ResourceRow, resource_list
 from stacklens.warehouse.side_by_side import side_by_side
 
 KB = 1024  # one KiB: sizes are written with binary prefixes (stacklens.metrics.units)
@@ -41,6 +44,39 @@ IMAGE_TARGET = 100 * KB  # a web image at display size in WebP/AVIF rarely needs
 # A resource requested in the window's last two days is still served, whatever its release: a day's requests are
 # one period of the states (read with single days), and yesterday's period starts up to two days before the end.
 RECENT = timedelta(days=2)
+
+# The numbers behind a recommendation, in the units their keys say (EVIDENCE), and where an endpoint was measured.
+Evidence = dict[str, float | str | None]
+
+
+class Finding(TypedDict):
+    """What one rule finds about one subject (a resource, an endpoint or a third-party host)."""
+
+    rule: str
+    severity: str
+    subject: str
+    pages: list[str]
+    message: str
+    estimated_saving: str
+    evidence: Evidence
+
+
+class Recommendation(Finding):
+    """The one row of a subject: its most severe finding's rule and severity, ``rules`` naming every rule that
+    applies (that one first), their messages and savings joined and their evidence merged; ``old_release`` when
+    the subject is a resource only old releases served (set by :func:`recommendations`)."""
+
+    rules: list[str]
+    old_release: NotRequired[bool]
+
+
+@dataclass
+class _HostBytes:
+    """A third-party host's share of the resources: its bytes, the pages loading it and its resources."""
+
+    bytes: int = 0
+    pages: set[str] = field(default_factory=set)
+    resources: int = 0
 
 
 def size(value: float) -> str:
@@ -60,8 +96,8 @@ def _rec(
     pages: list[str],
     message: str,
     saving: str,
-    evidence: dict[str, Any],
-) -> dict[str, Any]:
+    evidence: Evidence,
+) -> Finding:
     return {
         "rule": rule,
         "severity": severity,
@@ -73,10 +109,10 @@ def _rec(
     }
 
 
-def served(rows: list[dict[str, Any]]) -> set[str]:
-    """The resources (URLs) of ``rows`` (:func:`~stacklens.performance.network.resource_list`) still served: one
-    a load of the newest release requested — the release first seen last in the window; releases first seen on
-    the same day are all newest — or one requested within RECENT of the window's last request. Without release
+def served(rows: Sequence[ResourceListRow]) -> set[str]:
+    """The resources (URLs) of ``rows`` (:func:`~stacklens.performance.resource_reads.resource_list`) still
+    served: one a load of the newest release requested — the release first seen last in the window; releases
+    first seen on the same day are all newest — or one requested within RECENT of the window's last request. Without release
     data every resource is of the one release ``''``, so all are served."""
     first: dict[str, datetime] = {}
     for row in rows:
@@ -92,13 +128,13 @@ def served(rows: list[dict[str, Any]]) -> set[str]:
     }
 
 
-def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _resource_rules(rows: Sequence[ResourceRow]) -> list[Finding]:
     out = []
     total = sum(r["total_bytes"] for r in rows)
-    hosts: dict[str, dict[str, Any]] = {}
+    hosts: dict[str, _HostBytes] = {}
     for r in rows:
         kind, avg, name = r["resource_type"], r["avg_bytes"], r["resource"]
-        base = {
+        base: Evidence = {
             "requests": r["requests"],
             "loads": r["loads"],
             "avg_bytes": round(avg),
@@ -158,52 +194,53 @@ def _resource_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 )
             )
         if r["third_party"]:
-            entry = hosts.setdefault(r["host"], {"bytes": 0, "pages": set(), "resources": 0})
-            entry["bytes"] += r["total_bytes"]
-            entry["pages"].update(r["pages"])
-            entry["resources"] += 1
+            entry = hosts.setdefault(r["host"], _HostBytes())
+            entry.bytes += r["total_bytes"]
+            entry.pages.update(r["pages"])
+            entry.resources += 1
     for host, entry in sorted(hosts.items()):
-        share = entry["bytes"] / total if total else 0.0
+        share = entry.bytes / total if total else 0.0
         if share > 0.2:
             out.append(
                 _rec(
                     "third_party_bytes",
                     "High" if share > 0.5 else "Medium",
                     host,
-                    sorted(entry["pages"]),
+                    sorted(entry.pages),
                     f"{host} (third party) carries {units.format_in(units.PERCENT, 100 * share, 0)} of the resource bytes",
-                    f"{size(entry['bytes'])} in the window if removed or self-hosted and trimmed",
+                    f"{size(entry.bytes)} in the window if removed or self-hosted and trimmed",
                     {
                         "share_pct": round(100 * share, 1),
-                        "bytes": entry["bytes"],
-                        "resources": entry["resources"],
+                        "bytes": entry.bytes,
+                        "resources": entry.resources,
                     },
                 )
             )
     return out
 
 
-def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _endpoint_rules(rows: Sequence[EndpointRow]) -> list[Finding]:
     out = []
     for e in rows:
         name = f"{e['method']} {e['path']} ({e['source']})"
         where = SOURCE_LABELS[e["source"]]
-        base = {
+        avg_bytes, p95 = e["avg_bytes"] or 0.0, e["p95_ms"] or 0.0
+        base: Evidence = {
             "calls": e["calls"],
             "source": e["source"],
             "p95_ms": e["p95_ms"],
             "error_pct": round(e["error_pct"], 1),
         }
-        if e["source"] == "client" and (e["avg_bytes"] or 0) > 500 * KB:
+        if e["source"] == "client" and avg_bytes > 500 * KB:
             out.append(
                 _rec(
                     "large_api_payload",
                     "Medium",
                     name,
                     e["pages"],
-                    f"{name} answers {size(e['avg_bytes'])} on average: paginate or select fewer fields",
-                    f"about {size(e['avg_bytes'] - 100 * KB)} per call",
-                    {**base, "avg_bytes": round(e["avg_bytes"])},
+                    f"{name} answers {size(avg_bytes)} on average: paginate or select fewer fields",
+                    f"about {size(avg_bytes - 100 * KB)} per call",
+                    {**base, "avg_bytes": round(avg_bytes)},
                 )
             )
         if e["source"] == "client" and e["max_per_load"] >= 5:
@@ -219,15 +256,15 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     {**base, "max_per_load": e["max_per_load"], "calls_per_load": round(per_load, 2)},
                 )
             )
-        if (e["p95_ms"] or 0) > 1000:
+        if p95 > 1000:
             out.append(
                 _rec(
                     "slow_endpoint",
-                    "High" if e["p95_ms"] > 3000 else "Medium",
+                    "High" if p95 > 3000 else "Medium",
                     name,
                     e["pages"],
-                    f"{name} is slow: p95 {ms(e['p95_ms'])} over {e['calls']:,} calls, measured in the {where}",
-                    f"about {ms(e['p95_ms'] - 1000)} on the slowest 5 % of calls at a 1 s target",
+                    f"{name} is slow: p95 {ms(p95)} over {e['calls']:,} calls, measured in the {where}",
+                    f"about {ms(p95 - 1000)} on the slowest 5 % of calls at a 1 s target",
                     base,
                 )
             )
@@ -246,26 +283,29 @@ def _endpoint_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def one_per_subject(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def one_per_subject(recs: list[Finding]) -> list[Recommendation]:
     """The recommendations with one row per subject: the most severe rule's row, ``rules`` naming every rule that
     applies, their messages and savings joined (each distinct once) and their evidence merged."""
-    by_subject: dict[str, list[dict[str, Any]]] = {}
+    by_subject: dict[str, list[Finding]] = {}
     for rec in recs:
         by_subject.setdefault(rec["subject"], []).append(rec)
-    out = []
+    out: list[Recommendation] = []
     for group in by_subject.values():
         group.sort(key=lambda r: (SEVERITY_ORDER[r["severity"]], r["rule"]))
         first = group[0]
-        evidence: dict[str, Any] = {}
+        evidence: Evidence = {}
         for rec in reversed(group):  # the most severe rule's evidence wins a shared key
             evidence.update(rec["evidence"])
         out.append(
             {
-                **first,
-                "rules": [r["rule"] for r in group],
+                "rule": first["rule"],
+                "severity": first["severity"],
+                "subject": first["subject"],
+                "pages": first["pages"],
                 "message": ". ".join(dict.fromkeys(r["message"] for r in group)),
                 "estimated_saving": "; ".join(dict.fromkeys(r["estimated_saving"] for r in group)),
                 "evidence": evidence,
+                "rules": [r["rule"] for r in group],
             }
         )
     return out
@@ -294,7 +334,7 @@ EVIDENCE: dict[str, tuple[str, units.Unit | None]] = {
 }
 
 
-def evidence_text(evidence: dict[str, Any]) -> list[tuple[str, str]]:
+def evidence_text(evidence: Mapping[str, float | str | None]) -> list[tuple[str, str]]:
     """A row's evidence as a reader reads it: ``[("average size", "1.6 MiB"), ("average time", "420.0 ms")]``,
     each number in its unit as the catalog writes it (never ``1.6e+06``)."""
     out = []
@@ -304,7 +344,7 @@ def evidence_text(evidence: dict[str, Any]) -> list[tuple[str, str]]:
             value = 100 * value  # a share (0-1) read as percent
         if key == "source":
             text = SOURCE_LABELS.get(str(value), str(value))
-        elif unit is not None:
+        elif unit is not None and not isinstance(value, str):
             text = units.format_in(unit, value)
         else:
             text = units.MISSING if value is None else str(value)
@@ -314,7 +354,7 @@ def evidence_text(evidence: dict[str, Any]) -> list[tuple[str, str]]:
 
 def recommendations(
     client: Client, org_id: int, project_id: int, filters: PerfFilters, include_old: bool = False
-) -> list[dict[str, Any]]:
+) -> list[Recommendation]:
     """Every recommendation for the filters, one per subject, the most severe first, then by rule and subject;
     without ``include_old`` none about a resource no longer served (:func:`served`). Every row says whether its
     subject is such a resource (``old_release``). The resource list and the endpoint list are read at once (two

@@ -11,7 +11,7 @@ from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.performance.reads import run
+from stacklens.warehouse.queries import run_query
 
 # @sentry/browser names the navigation-timing spans by version: op `browser` + description (v7),
 # op `browser.<name>` (v8-v10), snake_case names (v11). Each maps to one phase.
@@ -70,7 +70,7 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> di
     except ValueError:
         return None
     base = {"org_id": org_id, "project_id": project_id, "event_id": uid}
-    found = run(client, "waterfall_load", base)
+    found = run_query(client, "performance/waterfall_load", base)
     if not found:
         return None
     tx = found[0]
@@ -78,7 +78,7 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> di
     measurements = {k: float(v) for k, v in (tx["measurements"] or {}).items()}
     phases: dict[str, dict[str, float]] = {}
     spans = []
-    for raw in run(client, "waterfall_spans", {**base, "start": start}):
+    for raw in run_query(client, "performance/waterfall_spans", {**base, "start": start}):
         offset = _ms(raw["timestamp"], start)
         kind = span_type(raw["op"], raw["description"])
         if kind == "Phase":
@@ -147,9 +147,9 @@ def pageload_of_trace(
     """The event id of the page load (or navigation) of ``trace_id`` near ``around``, if one was sent."""
     if not trace_id:
         return None
-    rows = run(
+    rows = run_query(
         client,
-        "trace_pageload",
+        "performance/trace_pageload",
         {"org_id": org_id, "project_id": project_id, "trace_id": trace_id, "around": around},
     )
     return rows[0]["event_id"] if rows else None

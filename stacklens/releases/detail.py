@@ -23,6 +23,7 @@ from stacklens.releases.health import (
     new_issue_counts,
     performance_read,
 )
+from stacklens.releases.impact import ReleaseRow
 from stacklens.releases.sessions import (
     Bucket,
     SessionTotals,
@@ -182,7 +183,7 @@ def release_detail(
 
     def performance_and_charts(
         c: Client,
-    ) -> tuple[list[dict[str, Any]], Window, tuple[timedelta, list[Bucket]]]:
+    ) -> tuple[list[ReleaseRow], Window, tuple[timedelta, list[Bucket]]]:
         performance = performance_read(c, org_id, project_id, window, environment)
         row = next((r for r in performance if str(r["release"]) == version), None)
         span = chart_span(window, first_seen(firsts.result().get(version), row))

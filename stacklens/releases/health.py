@@ -1,8 +1,8 @@
 """Release health: every release of a project with its session figures (sessions, users, crash-free sessions and
 users, errored sessions, adoption), its performance figures from the metrics layer (page loads, errors per 1,000
-page loads, load time p75, JavaScript per page view, API time p95: :func:`stacklens.performance.reads.releases`,
-the Release impact view's read) and its new issues — each against the release before it, with the verdict of
-:mod:`stacklens.releases.verdicts`.
+page loads, load time p75, JavaScript per page view, API time p95:
+:func:`stacklens.performance.page_load_reads.releases`, the Release impact view's read) and its new issues — each
+against the release before it, with the verdict of :mod:`stacklens.releases.verdicts`.
 
 ``release_health(client, org_id, project_id, window, environment)`` is the one entry point: the release pages, the
 releases API and the release alert rules call it. Releases are ordered by first seen (the earliest session start
@@ -20,14 +20,16 @@ performance figures are compared over the window, as the Release impact view com
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.performance import reads as performance_reads
+from stacklens.performance import page_load_reads
 from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.releases.impact import ReleaseRow
 from stacklens.releases.sessions import SessionCounts, SessionTotals, totals_of, window_counts, window_totals
 from stacklens.releases.stats import QuantileInterval
 from stacklens.releases.verdicts import Figures, Verdict, verdict
@@ -155,10 +157,10 @@ def earliest(*moments: datetime | None) -> datetime | None:
     return min(found) if found else None
 
 
-def first_seen(first_session: datetime | None, performance: dict[str, Any] | None) -> datetime | None:
+def first_seen(first_session: datetime | None, performance: ReleaseRow | None) -> datetime | None:
     """A release's first seen: the earlier of its first session start and the first seen of its Release impact
     row (first page load, else first error event in the window)."""
-    return earliest(first_session, (performance or {}).get("first_seen"))
+    return earliest(first_session, performance["first_seen"] if performance else None)
 
 
 @dataclass(frozen=True)
@@ -193,14 +195,14 @@ def _build(
     version: str,
     counts: SessionCounts,
     totals: SessionCounts,
-    performance: dict[str, Any] | None,
+    performance: ReleaseRow | None,
     new_issues: int,
     before: tuple[ReleaseHealth, Figures] | None,
     lived: Lifetimes | None = None,
 ) -> tuple[ReleaseHealth, Figures]:
     """The row of ``version`` and what its verdict compares, against the row before it and its figures."""
     previous, previous_figures = before if before else (None, None)
-    perf = performance or {}
+    perf: Mapping[str, Any] = performance or {}  # without page loads or errors: every figure missing
     page_loads = int(perf.get("views") or 0)
     errors = int(perf.get("error_events") or 0)
     crash_free = 100.0 * (1 - counts.crashed / counts.sessions) if counts.sessions else None
@@ -305,17 +307,17 @@ def session_reads(
 
 def performance_read(
     client: Client, org_id: int, project_id: int, span: Window, environment: str = ""
-) -> list[dict[str, Any]]:
+) -> list[ReleaseRow]:
     """The list's performance figures: the Release impact view's rows for the window, error-only releases
     included."""
     filters = PerfFilters(since=span.since, until=span.until, environment=environment)
-    return performance_reads.releases(client, org_id, project_id, filters, with_page_loads_only=False)
+    return page_load_reads.releases(client, org_id, project_id, filters, with_page_loads_only=False)
 
 
 def assemble(
     totals: SessionTotals,
     issues: dict[str, int],
-    performance: list[dict[str, Any]],
+    performance: list[ReleaseRow],
     lived: Lifetimes | None = None,
 ) -> list[ReleaseHealth]:
     """The list's rows from its reads (:func:`session_reads`, :func:`performance_read`): every release with

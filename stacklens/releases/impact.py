@@ -1,8 +1,8 @@
 """The performance side of a release: the rows of the Release impact view (queries/performance/releases.sql, read
-by :func:`stacklens.performance.reads.releases`) with each release's verdict against the one before it, from the
-same rules as the release health pages (:mod:`stacklens.releases.verdicts`) — the performance figures only: load
-time p75 and API time p95 with their confidence intervals, JavaScript per page view and errors per 1,000 page
-loads.
+by :func:`stacklens.performance.page_load_reads.releases`) with each release's verdict against the one before it,
+from the same rules as the release health pages (:mod:`stacklens.releases.verdicts`) — the performance figures
+only: load time p75 and API time p95 with their confidence intervals, JavaScript per page view and errors per
+1,000 page loads.
 
 The rows keep the view's columns (release, first seen, page loads, load p75, …, each with its change against the
 previous release) and add ``errors_per_1k_page_loads``, the intervals (``load_p75_low`` / ``_high``,
@@ -12,22 +12,17 @@ one line ("shop@1.3.0: JavaScript per page view …"), '' when it is not one.
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, TypedDict
 
 from stacklens.releases.stats import QuantileInterval, interval_from_levels
 from stacklens.releases.verdicts import RULE_BY_KEY, Figures, verdict
+from stacklens.warehouse.queries import float_or_none
 
 # The figures the performance view judges (the session rates are the release health pages').
 PERFORMANCE_RULES = tuple(
     RULE_BY_KEY[k] for k in ("errors_per_1k_page_loads", "load_p75", "api_p95", "js_bytes_per_view")
 )
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    number = float(value)
-    return None if number != number else number
 
 
 def change_pct(current: float | None, previous: float | None) -> float | None:
@@ -97,65 +92,107 @@ def interval(levels: tuple[float, ...], values: Any, n: int, q: float) -> Quanti
     """The q-quantile's 95 % interval from the query's values at ``levels``; None without samples."""
     if not n or not values:
         return None
-    return interval_from_levels(levels, [_num(v) for v in values], n, q)
+    return interval_from_levels(levels, [float_or_none(v) for v in values], n, q)
 
 
-def figures(row: dict[str, Any]) -> Figures:
-    """The performance figures of one row as the verdict compares them."""
-    return Figures(
-        version=row["release"],
-        page_loads=row["views"],
-        error_events=row["error_events"],
-        load_p75=row["_load"],
-        api_p95=row["_api"],
-        js_bytes_per_view=row["js_bytes_per_view"],
-    )
+class ReleaseFigures(TypedDict):
+    """A release's performance figures over the window: page loads, load p75 with its 95 % interval, JavaScript
+    per page view, API calls with their p95 (and interval) and error share, error events (and per 1,000 page
+    loads), new issues."""
+
+    release: str
+    first_seen: datetime
+    views: int
+    load_p75: float | None
+    load_p75_low: float | None
+    load_p75_high: float | None
+    js_bytes_per_view: float | None
+    api_calls: int
+    api_p95: float | None
+    api_p95_low: float | None
+    api_p95_high: float | None
+    api_error_pct: float | None
+    error_events: int
+    errors_per_1k_page_loads: float | None
+    new_issues: int
 
 
-def _row(raw: dict[str, Any]) -> dict[str, Any]:
+class ReleaseRow(ReleaseFigures):
+    """A row of the Release impact view: the release's figures, each against the release before it, and its
+    verdict (``Verdict.as_dict()``; ``regression`` is it as one line, '' when it is not one)."""
+
+    previous_release: str
+    load_p75_change_pct: float | None
+    js_bytes_per_view_change_pct: float | None
+    api_p95_change_pct: float | None
+    error_events_change_pct: float | None
+    new_issues_change_pct: float | None
+    verdict: dict[str, Any]
+    regression: str
+
+
+def _measured(raw: dict[str, Any]) -> tuple[ReleaseFigures, Figures]:
+    """The figures of one row of releases.sql, and what the verdict compares of them (the percentiles with their
+    intervals)."""
     views = int(raw["views"])
     load = interval(LOAD_LEVELS, raw.get("load_levels"), views, 0.75)
     api = interval(API_LEVELS, raw.get("api_levels"), int(raw["api_calls"]), 0.95)
     errors = int(raw["error_events"])
-    return {
+    row: ReleaseFigures = {
         "release": raw["release"],
         "first_seen": raw["first_seen"],
         "views": views,
-        "load_p75": _num(raw["load_p75"]) if views else None,
+        "load_p75": float_or_none(raw["load_p75"]) if views else None,
         "load_p75_low": load.low if load else None,
         "load_p75_high": load.high if load else None,
-        "js_bytes_per_view": _num(raw["js_bytes_per_view"]) if views else None,
+        "js_bytes_per_view": float_or_none(raw["js_bytes_per_view"]) if views else None,
         "api_calls": int(raw["api_calls"]),
-        "api_p95": _num(raw["api_p95"]),
+        "api_p95": float_or_none(raw["api_p95"]),
         "api_p95_low": api.low if api else None,
         "api_p95_high": api.high if api else None,
-        "api_error_pct": _num(raw["api_error_pct"]),
+        "api_error_pct": float_or_none(raw["api_error_pct"]),
         "error_events": errors,
         "errors_per_1k_page_loads": 1000.0 * errors / views if views else None,
         "new_issues": int(raw["new_issues"]),
-        # The percentiles with their intervals: what the verdict compares.
-        "_load": load,
-        "_api": api,
     }
+    judged = Figures(
+        version=row["release"],
+        page_loads=views,
+        error_events=errors,
+        load_p75=load,
+        api_p95=api,
+        js_bytes_per_view=row["js_bytes_per_view"],
+    )
+    return row, judged
 
 
-def release_rows(raws: list[dict[str, Any]], with_page_loads_only: bool = True) -> list[dict[str, Any]]:
+def release_rows(raws: list[dict[str, Any]], with_page_loads_only: bool = True) -> list[ReleaseRow]:
     """The view's rows (in the query's order: by first seen) with changes and verdicts against the row before;
     ``with_page_loads_only`` leaves out releases that only have error events in the window."""
-    out: list[dict[str, Any]] = []
-    before: dict[str, Any] | None = None
+    out: list[ReleaseRow] = []
+    before: tuple[ReleaseFigures, Figures] | None = None
     for raw in raws:
-        row = _row(raw)
+        row, figures = _measured(raw)
         if with_page_loads_only and not row["views"]:
             continue
-        row["previous_release"] = before["release"] if before else ""
-        for key in ("load_p75", "js_bytes_per_view", "api_p95", "error_events", "new_issues"):
-            row[f"{key}_change_pct"] = change_pct(row[key], before[key] if before else None)
-        judged = verdict(figures(row), figures(before) if before else None, PERFORMANCE_RULES)
-        row["verdict"] = judged.as_dict()
-        row["regression"] = f"{row['release']}: " + "; ".join(judged.reasons) if judged.regression else ""
-        out.append(row)
-        before = row
-    for row in out:
-        del row["_load"], row["_api"]
+        prev, prev_figures = before if before else (None, None)
+        judged = verdict(figures, prev_figures, PERFORMANCE_RULES)
+        out.append(
+            {
+                **row,
+                "previous_release": prev["release"] if prev else "",
+                "load_p75_change_pct": change_pct(row["load_p75"], prev["load_p75"] if prev else None),
+                "js_bytes_per_view_change_pct": change_pct(
+                    row["js_bytes_per_view"], prev["js_bytes_per_view"] if prev else None
+                ),
+                "api_p95_change_pct": change_pct(row["api_p95"], prev["api_p95"] if prev else None),
+                "error_events_change_pct": change_pct(
+                    row["error_events"], prev["error_events"] if prev else None
+                ),
+                "new_issues_change_pct": change_pct(row["new_issues"], prev["new_issues"] if prev else None),
+                "verdict": judged.as_dict(),
+                "regression": f"{row['release']}: " + "; ".join(judged.reasons) if judged.regression else "",
+            }
+        )
+        before = row, figures
     return out

@@ -43,6 +43,14 @@ def run_query(client: Client, name: str, parameters: dict[str, Any] | None = Non
     return [dict(zip(columns, row, strict=True)) for row in result.result_rows]
 
 
+def float_or_none(value: Any) -> float | None:
+    """A result cell as a float, ``None`` for SQL NULL and NaN (what an aggregate over no rows answers)."""
+    if value is None:
+        return None
+    number = float(value)
+    return None if number != number else number
+
+
 def identifier(name: str, allowed: Collection[str]) -> str:
     """``name`` as the value of an ``{…:Identifier}`` parameter, when it is one of ``allowed`` (the caller's fixed
     set of tables or columns); anything else is refused, so an identifier never comes from input."""

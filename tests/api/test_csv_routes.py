@@ -23,7 +23,7 @@ from stacklens.control.db import session_scope
 from stacklens.control.models import Budget
 from stacklens.csv_cells import FORMULA_STARTS
 from stacklens.performance.exports.tables import PAGES
-from stacklens.performance.views import VIEWS
+from stacklens.performance.view_data import VIEWS
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import org_factory, sign_in, stores  # noqa: F401 - shared fixtures

@@ -13,7 +13,7 @@ from pipelines.assets.common import evaluate_checks
 from pipelines.assets.performance import TABLES
 from pipelines.embedded import materialize_now
 from stacklens.control.db import migrate_control_store
-from stacklens.performance import reads
+from stacklens.performance import page_load_reads
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.recommendations import recommendations
 from tests.pipelines.pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
@@ -235,9 +235,9 @@ def test_issue_marts_and_the_views_over_weeks_and_releases(client, materialized)
     assert all(0 < s <= 1 for s in related["strength"].to_list())
     # The trends and releases views read the page-load states (no mart of their own): every page load counted.
     views = sum(1 for t in perf.transactions if t["op"] == "pageload")
-    weeks, _ = reads.trends(client, ORG, PROJECT, WINDOW)
+    weeks, _ = page_load_reads.trends(client, ORG, PROJECT, WINDOW)
     assert sum(w["views"] for w in weeks) == views
-    releases = reads.releases(client, ORG, PROJECT, WINDOW)
+    releases = page_load_reads.releases(client, ORG, PROJECT, WINDOW)
     assert {r["release"] for r in releases} == {"1.0.0", "1.1.0"}
     assert sum(r["views"] for r in releases) == views
     assert sum(r["error_events"] for r in releases) == ev.filter(pl.col("release") != "").height

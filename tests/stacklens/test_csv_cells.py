@@ -10,7 +10,7 @@ from decimal import Decimal
 import polars as pl
 import pytest
 
-from stacklens.csv_cells import cell, csv_text, neutralise, neutralise_frame
+from stacklens.csv_cells import cell, csv_text, neutralise, neutralise_frame, to_csv
 
 
 @pytest.mark.parametrize("text", ['=cmd|"/c calc"!A1', "+1", "-5", "@SUM(A1)", "\t=1", "\r=1"])
@@ -48,3 +48,15 @@ def test_a_frames_text_columns_only() -> None:
         "release": ["'=1+1", "shop@1.0", None],
         "delta": [-5, 3, 0],
     }
+
+
+def test_csv_of_rows() -> None:
+    assert to_csv([]) == ""
+    text = to_csv(
+        [{"page": "=cmd", "p75": 1800.5, "days": [1, 2]}, {"page": "/cart", "p75": None, "days": []}]
+    )
+    assert list(csv.reader(io.StringIO(text))) == [
+        ["page", "p75", "days"],
+        ["'=cmd", "1800.5", "[1, 2]"],
+        ["/cart", "", "[]"],
+    ]

@@ -4,7 +4,7 @@ tables and rows of charts on landscape A4 pages (a block that would not fit star
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from stacklens.metrics import units
@@ -189,10 +189,11 @@ class Layout:
         self.pdf.set_y(top + height + 2)
 
 
-def line(title: str, rows: list[dict[str, Any]], x: str, y: str, unit: str) -> Callable[..., None]:
+def line(title: str, rows: Sequence[Mapping[str, object]], x: str, y: str, unit: str) -> Callable[..., None]:
     """A line chart of ``y`` over ``x``; a row without ``y`` (a day without samples) is a gap in the line."""
+    values = [value if isinstance(value := r.get(y), int | float) else None for r in rows]
     return lambda pdf, left, top, w, h: line_chart(
-        pdf, left, top, w, h, title, [str(r[x]) for r in rows], [r.get(y) for r in rows], unit
+        pdf, left, top, w, h, title, [str(r[x]) for r in rows], values, unit
     )
 
 

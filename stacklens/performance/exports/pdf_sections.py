@@ -5,10 +5,10 @@ endpoints, trends, release impact and recommendations — each a heading, its ch
 from __future__ import annotations
 
 from stacklens.performance.calendar import day_slots, fill, week_slots
+from stacklens.performance.endpoint_reads import SOURCE_LABELS
 from stacklens.performance.exports.pdf_layout import Layout, bars, fmt, kb, line, metric, pct
 from stacklens.performance.exports.report_data import ReportData
 from stacklens.performance.exports.tables import largest_resources
-from stacklens.performance.network import SOURCE_LABELS
 
 
 def summary(layout: Layout, data: ReportData) -> None:

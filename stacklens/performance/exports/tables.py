@@ -14,18 +14,23 @@ CSV download of that table are written by the same code from the same rows: the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput, NotFound
+from stacklens.json_values import plain
 from stacklens.metrics.formatting import column_name
-from stacklens.performance import network, reads, views
-from stacklens.performance.filters import PerfFilters
+from stacklens.performance import endpoint_reads, page_load_reads, view_data
+from stacklens.performance.filters import PerfFilters, flag
+from stacklens.performance.resource_reads import ResourceRow
 
-Rows = list[dict[str, Any]]
+# What a page renders: its named parts, each a list of rows (``{"rows": [...], "resources": [...]}``) — a view's
+# data (:mod:`stacklens.performance.view_data`) or a detail page's.
+PageData = Mapping[str, object]
+Rows = Sequence[Mapping[str, object]]
 LARGEST_RESOURCES = 25
 
 
@@ -34,20 +39,20 @@ class Table:
     name: str
     title: str
     columns: tuple[str, ...]
-    rows: Callable[[dict[str, Any]], Rows]
+    rows: Callable[[PageData], Rows]
 
 
-def largest_resources(listing: Rows) -> Rows:
+def largest_resources(listing: Sequence[ResourceRow]) -> list[ResourceRow]:
     """The resources the Resources page lists as largest: the 25 with the highest average size."""
     return sorted(listing, key=lambda r: -r["avg_bytes"])[:LARGEST_RESOURCES]
 
 
-def blocking_resources(listing: Rows) -> Rows:
+def blocking_resources(listing: Sequence[ResourceRow]) -> list[ResourceRow]:
     """The resources some browser reported render-blocking."""
     return [r for r in listing if r["render_blocking"] == "blocking"]
 
 
-def unknown_blocking(listing: Rows) -> Rows:
+def unknown_blocking(listing: Sequence[ResourceRow]) -> list[ResourceRow]:
     """Scripts and stylesheets whose render-blocking status no browser reported (Firefox, Safari)."""
     return [
         r
@@ -56,8 +61,19 @@ def unknown_blocking(listing: Rows) -> Rows:
     ]
 
 
-def _key(name: str) -> Callable[[dict[str, Any]], Rows]:
-    return lambda data: list(data.get(name) or [])
+def _key(name: str) -> Callable[[PageData], Rows]:
+    """The rows of the page's part ``name`` (none when the page has no such part)."""
+
+    def rows(data: PageData) -> Rows:
+        part = data.get(name)
+        return list(part) if isinstance(part, list) else []
+
+    return rows
+
+
+def _resources(data: PageData) -> list[ResourceRow]:
+    """The resources of the resources view (:class:`~stacklens.performance.view_data.ResourcesData`)."""
+    return cast("list[ResourceRow]", data["resources"])
 
 
 WEEK = ("iso_week", "views", "load_avg", "load_p75", "prev_load_p75", "prev_views", "load_change_pct")
@@ -193,7 +209,7 @@ PAGES: dict[str, tuple[Table, ...]] = {
                 "avg_bytes",
                 "fcp_share",
             ),
-            lambda data: blocking_resources(data["resources"]),
+            lambda data: blocking_resources(_resources(data)),
         ),
         Table(
             "largest",
@@ -212,7 +228,7 @@ PAGES: dict[str, tuple[Table, ...]] = {
                 "third_party",
                 "pages",
             ),
-            lambda data: largest_resources(data["resources"]),
+            lambda data: largest_resources(_resources(data)),
         ),
     ),
     "endpoints": (Table("endpoints", "API endpoints", ENDPOINT_COLUMNS, _key("rows")),),
@@ -318,15 +334,17 @@ class Target:
 
 def page_data(
     page: str, client: Client, org_id: int, project_id: int, filters: PerfFilters, target: Target
-) -> dict[str, Any]:
-    """The data a performance page renders: ``views.build`` for the views, the page and endpoint reads for the
+) -> PageData:
+    """The data a performance page renders: ``view_data.build`` for the views, the page and endpoint reads for the
     two detail pages. Raises InvalidInput naming the field for a missing or bad detail parameter."""
     if page not in PAGES:
         raise NotFound(f"no performance page {page!r}")
     if page == "page_detail":
         if not target.page:
             raise InvalidInput("page: choose a page (route) from the Pages table")
-        days, weeks, _, samples = reads.page_detail(client, org_id, project_id, filters, target.page)
+        days, weeks, _, samples = page_load_reads.page_detail(
+            client, org_id, project_id, filters, target.page
+        )
         return {
             "rows": days,
             "weeks": weeks,
@@ -337,13 +355,13 @@ def page_data(
             raise InvalidInput("source: must be client or server")
         if not target.method or not target.path:
             raise InvalidInput("method and path: choose an endpoint from the API endpoints table")
-        days, slowest = network.endpoint_detail(
+        endpoint_days, slowest = endpoint_reads.endpoint_detail(
             client, org_id, project_id, filters, target.source, target.method, target.path
         )
-        return {"rows": days, "slowest": slowest}
+        return {"rows": endpoint_days, "slowest": slowest}
     try:
-        include_old = views.flag("include_old_releases", target.include_old_releases)
-        return views.build(page, client, org_id, project_id, filters, target.sort, include_old)
+        include_old = flag("include_old_releases", target.include_old_releases)
+        return view_data.build(page, client, org_id, project_id, filters, target.sort, include_old)
     except InvalidInput:
         raise
     except ValueError as exc:  # "sort must be one of …": the endpoints' sort is the one bad value left
@@ -359,6 +377,6 @@ def table(page: str, name: str) -> Table:
     raise InvalidInput(f"table: {page} has the tables {names}")
 
 
-def table_rows(spec: Table, data: dict[str, Any]) -> Rows:
+def table_rows(spec: Table, data: PageData) -> list[dict[str, object]]:
     """The table's rows with exactly its columns (a key a row lacks is empty), values as JSON would carry them."""
-    return [{column: views.plain(row.get(column)) for column in spec.columns} for row in spec.rows(data)]
+    return [{column: plain(row.get(column)) for column in spec.columns} for row in spec.rows(data)]

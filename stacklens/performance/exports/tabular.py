@@ -17,9 +17,9 @@ from typing import Any
 import polars as pl
 
 from stacklens.csv_cells import neutralise_frame
-from stacklens.performance.exports.tables import PAGES, Table, csv_column, table_rows
+from stacklens.json_values import plain
+from stacklens.performance.exports.tables import PAGES, PageData, Table, csv_column, table_rows
 from stacklens.performance.filters import PerfFilters
-from stacklens.performance.views import plain
 
 CHUNK_ROWS = 2_000
 
@@ -34,7 +34,7 @@ def _cells(values: list[Any]) -> list[Any]:
     return values
 
 
-def frame(spec: Table, data: dict[str, Any]) -> pl.DataFrame:
+def frame(spec: Table, data: PageData) -> pl.DataFrame:
     """The table as a DataFrame with exactly its columns, named for CSV (:func:`csv_column`: the unit at the end);
     nested values as JSON text, formulas defused. Built column by column (a per-cell conversion would cost
     seconds at 10,000 rows)."""
@@ -57,8 +57,8 @@ def csv_chunks(df: pl.DataFrame, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes
 
 
 def document(
-    page: str, data: dict[str, Any], filters: PerfFilters, extra: dict[str, str] | None = None
-) -> dict[str, Any]:
+    page: str, data: PageData, filters: PerfFilters, extra: dict[str, str] | None = None
+) -> dict[str, object]:
     """Every table of the page with its rows, and the filters that produced them."""
     return {
         "page": page,

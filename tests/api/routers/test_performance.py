@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from stacklens.performance.views import VIEWS
+from stacklens.performance.view_data import VIEWS
 from stacklens.warehouse.client import get_warehouse
 from tests.stacklens.performance.perf_seed import seed
 

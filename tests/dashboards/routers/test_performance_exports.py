@@ -13,9 +13,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from stacklens.json_values import plain
 from stacklens.metrics.formatting import format_value
 from stacklens.performance.exports.tables import VIEW_TABLES, csv_column, table
-from stacklens.performance.views import plain
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import sign_in
 from tests.dashboards.html_tables import Cell, read_page

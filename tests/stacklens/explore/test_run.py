@@ -14,8 +14,9 @@ import pytest
 from stacklens.explore.query import BadQuery, parse_query
 from stacklens.explore.run import QueryTooCostly, TooManyQueries, org_slot, run_explore
 from stacklens.explore.sql import Limits
+from stacklens.json_values import plain
 from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR
-from stacklens.performance import views
+from stacklens.performance import view_data
 from stacklens.performance.budget_eval import BudgetSpec
 from stacklens.performance.budget_eval import evaluate as evaluate_budgets
 from stacklens.performance.filters import PerfFilters
@@ -122,7 +123,7 @@ def test_count_avg_p75_by_release_equal_polars(seeded) -> None:
 def test_p75_equals_the_performance_view(seeded) -> None:
     client, _ = seeded
     filters = PerfFilters.parse(**WINDOW, environment="production")
-    total = views.build("overview", client, 1, 11, filters)["total"]
+    total = view_data.overview(client, 1, 11, filters)["total"]
     query = parse_query(
         {
             "dataset": "pageloads",
@@ -182,7 +183,7 @@ def test_explore_equals_the_views_budgets_and_alerts(seeded, since: datetime, un
     inside = (pl.col("ts") >= window.since) & (pl.col("ts") < window.until)
 
     def view(name: str) -> dict:
-        return views.plain(views.build(name, client, 1, 11, window))
+        return plain(view_data.build(name, client, 1, 11, window))
 
     # Page loads: the pages view's total row, the rules' window values, polars.
     total = view("pages")["total"]

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from clickhouse_connect.driver.client import Client
 
 from pipelines.assets.performance import STATE_QUERIES
+from stacklens.performance.filters import PerfFilters
 from stacklens.performance.score import sql_parameters
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
@@ -70,6 +71,20 @@ SPAN_COLS = [
 class Seeded:
     transactions: list[dict] = field(default_factory=list)
     spans: list[dict] = field(default_factory=list)
+
+
+def page_loads_in(data: Seeded, filters: PerfFilters, page: str = "") -> list[dict]:
+    """The raw page loads the filters (and ``page``, '' = any) pick: what a read of the window must count."""
+    return [
+        t
+        for t in data.transactions
+        if t["op"] == "pageload"
+        and filters.since <= t["timestamp"] < filters.until
+        and (not filters.environment or t["environment"] == filters.environment)
+        and (not filters.release or t["release"] == filters.release)
+        and (not filters.browser or t["browser_name"] == filters.browser)
+        and (not page or t["page"] == page)
+    ]
 
 
 def migrated(settings: Settings) -> Client:

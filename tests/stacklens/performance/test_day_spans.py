@@ -10,8 +10,9 @@ from itertools import pairwise
 
 import pytest
 
-from stacklens.performance import network, reads
+from stacklens.performance import endpoint_reads, page_load_reads
 from stacklens.performance.filters import DAY_SPANS, EPOCH, GRAIN_MINUTES, PerfFilters, tile_days
+from stacklens.warehouse.queries import run_query
 from tests.stacklens.performance.perf_seed import NOW, TX_COLS, build_facts, migrated, seed
 
 ORG, PROJECT = 5, 50
@@ -95,9 +96,11 @@ def _by_day(client, filters: PerfFilters, per_day: bool) -> dict[tuple[str, str,
     params = {
         **filters.sql(ORG, PROJECT),
         **filters.periods(per_day=per_day, minutes=True),
-        **network.NO_ENDPOINT,
+        **endpoint_reads.NO_ENDPOINT,
     }
-    return {(r["source"], r["method"], r["path"]): r for r in reads.run(client, "endpoints", params)}
+    return {
+        (r["source"], r["method"], r["path"]): r for r in run_query(client, "performance/endpoints", params)
+    }
 
 
 def test_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
@@ -125,18 +128,19 @@ def test_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
     assert server(after, "calls") == server(blocks, "calls") + 1
     assert server(after, "s5xx") == server(blocks, "s5xx") + 1
     assert server(after, "calls") == server(_by_day(client, filters, True), "calls")
-    view = network.endpoints(client, ORG, PROJECT, filters)
+    view = endpoint_reads.endpoints(client, ORG, PROJECT, filters)
     assert sum(r["calls"] for r in view if r["source"] == "server") == server(after, "calls")
 
 
 def _pages(client, filters: PerfFilters, per_day: bool, page: str = "") -> dict[str, dict]:
     """The page table's rows (and the project's, key '') read through blocks of days (the view) or single days."""
-    params = reads.load_params(ORG, PROJECT, filters, page, per_day=per_day)
-    return {r["page"] if not r["is_total"] else "": r for r in reads.run(client, "pages", params)}
+    params = page_load_reads.load_params(ORG, PROJECT, filters, page, per_day=per_day)
+    return {r["page"] if not r["is_total"] else "": r for r in run_query(client, "performance/pages", params)}
 
 
 def _samples(client, filters: PerfFilters, per_day: bool, page: str) -> dict:
-    return reads.run(client, "samples", reads.load_params(ORG, PROJECT, filters, page, per_day=per_day))[0]
+    params = page_load_reads.load_params(ORG, PROJECT, filters, page, per_day=per_day)
+    return run_query(client, "performance/samples", params)[0]
 
 
 def test_page_load_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:

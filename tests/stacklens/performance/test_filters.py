@@ -1,10 +1,12 @@
-"""Filter parsing: ranges and windows, every bad value named, a query string read by name."""
+"""Filter parsing: ranges and windows, every bad value named, a query string read by name, the whole hours and
+days of a window, yes/no options."""
 
 from __future__ import annotations
 
 import pytest
 
-from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.errors import InvalidInput
+from stacklens.performance.filters import BadFilter, PerfFilters, flag
 from tests.stacklens.performance.perf_seed import NOW
 
 
@@ -56,3 +58,27 @@ def test_a_query_string_is_read_by_name() -> None:
     with pytest.raises(BadFilter) as refused:
         PerfFilters.from_query({"since": "2026-11-01", "release": "x\n"}, now=NOW)
     assert refused.value.field == "release"
+
+
+def test_whole_hours_and_days_of_a_window() -> None:
+    def parts(since: str, until: str) -> str:
+        """The window's whole hours (start, end) and whole days (start, end), as "day hour:minute"."""
+        found = PerfFilters.parse(since=since, until=until).whole_hours()
+        return ", ".join(
+            found[k].strftime("%d %H:%M") for k in ("whole_start", "whole_end", "day_start", "day_end")
+        )
+
+    # whole days, whole hours and partial hours on both sides
+    assert parts("2026-11-06T12:17:30Z", "2026-11-19T09:42:10Z") == "06 13:00, 19 09:00, 07 00:00, 19 00:00"
+    # whole hours inside one day, no whole day
+    assert parts("2026-11-18T03:20:00Z", "2026-11-18T22:05:00Z") == "18 04:00, 18 22:00, 18 22:00, 18 22:00"
+    # inside one hour: minutes alone
+    assert parts("2026-11-19T10:05:00Z", "2026-11-19T10:55:00Z") == "19 10:55, 19 10:55, 19 10:55, 19 10:55"
+    assert parts("2026-11-06T00:00:00Z", "2026-11-08T00:00:00Z") == "06 00:00, 08 00:00, 06 00:00, 08 00:00"
+
+
+def test_yes_and_no_spellings_and_anything_else_refused() -> None:
+    assert [flag("compare", v) for v in ("1", "TRUE", " yes ", "on")] == [True] * 4
+    assert [flag("compare", v) for v in ("0", "false", "No", "off", "")] == [False] * 5
+    with pytest.raises(InvalidInput, match="compare: must be true or false, not 'maybe'"):
+        flag("compare", "maybe")

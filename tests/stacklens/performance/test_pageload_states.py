@@ -12,12 +12,12 @@ import polars as pl
 import pytest
 
 from pipelines.assets.performance import TABLES
-from stacklens.performance import reads
+from stacklens.performance import page_load_reads
 from stacklens.performance.filters import PerfFilters
 from stacklens.warehouse.client import reset_clients
 from stacklens.warehouse.queries import load_query
 from tests.conftest import make_settings
-from tests.stacklens.performance.perf_seed import migrated, seed
+from tests.stacklens.performance.perf_seed import migrated, page_loads_in, seed
 
 ORG, OTHER, PROJECT = 9, 10, 90
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
@@ -68,13 +68,7 @@ def _frame(data, filters: PerfFilters, page: str = "") -> pl.DataFrame:
             "dom": dcl[t["event_id"]] - round(t["timestamp"].timestamp() * 1000, 0),
             **{k: t["measurements"].get(k) for k in ("ttfb", "lcp", "inp", "cls", "fcp")},
         }
-        for t in data.transactions
-        if t["op"] == "pageload"
-        and filters.since <= t["timestamp"] < filters.until
-        and (not filters.environment or t["environment"] == filters.environment)
-        and (not filters.release or t["release"] == filters.release)
-        and (not filters.browser or t["browser_name"] == filters.browser)
-        and (not page or t["page"] == page)
+        for t in page_loads_in(data, filters, page)
     ]
     return pl.DataFrame(rows, infer_schema_length=None)
 
@@ -91,11 +85,12 @@ def test_pages_and_daily_over_cut_windows_match_polars(world, window, dims) -> N
     filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
     frame = _frame(data, filters)
     assert frame.height > 0
-    total, rows = reads.pages(client, ORG, PROJECT, filters)
+    total, rows = page_load_reads.pages(client, ORG, PROJECT, filters)
     assert total is not None and total["views"] == frame.height
+    by_key = dict(total)  # read by metric name
     for metric in ("ttfb", "lcp", "inp", "cls", "fcp"):
-        assert total[f"{metric}_n"] == frame[metric].drop_nulls().len()
-        assert _close(total[f"{metric}_p75"], _p75(frame, metric)), metric
+        assert by_key[f"{metric}_n"] == frame[metric].drop_nulls().len()
+        assert _close(by_key[f"{metric}_p75"], _p75(frame, metric)), metric
     assert _close(total["load_p75"], _p75(frame, "load")) and _close(total["load_avg"], frame["load"].mean())
     by_page = {r["page"]: r for r in rows}
     for (page,), group in frame.group_by("page"):
@@ -103,7 +98,7 @@ def test_pages_and_daily_over_cut_windows_match_polars(world, window, dims) -> N
         assert _close(by_page[page]["load_p75"], _p75(group, "load"))
         assert _close(by_page[page]["lcp_p75"], _p75(group, "lcp"))
         assert _close(by_page[page]["dom_avg"], group["dom"].mean())
-    days = {r["day"]: r for r in reads.daily(client, ORG, PROJECT, filters)}
+    days = {r["day"]: dict(r) for r in page_load_reads.daily(client, ORG, PROJECT, filters)}
     assert set(days) == set(frame["day"].to_list())
     for (day,), group in frame.group_by("day"):
         assert days[day]["views"] == group.height and days[day]["cls_n"] == group["cls"].drop_nulls().len()
@@ -116,24 +111,27 @@ def test_one_read_views_equal_their_separate_reads(world, dims) -> None:
     """The overview, trends and sparklines read the window once; their figures are those of the separate reads."""
     client, _ = world
     filters = PerfFilters.parse(since=WINDOWS[0][0], until=WINDOWS[0][1], now=NOW, **dims)
-    total, rows, days = reads.overview(client, ORG, PROJECT, filters)
+    total, rows, days = page_load_reads.overview(client, ORG, PROJECT, filters)
     assert total is not None and days
     assert _same(
         [total, *rows],
-        [reads.pages(client, ORG, PROJECT, filters)[0], *reads.pages(client, ORG, PROJECT, filters)[1]],
+        [
+            page_load_reads.pages(client, ORG, PROJECT, filters)[0],
+            *page_load_reads.pages(client, ORG, PROJECT, filters)[1],
+        ],
     )
-    assert _same(days, reads.daily(client, ORG, PROJECT, filters))
-    weeks, page_weeks = reads.trends(client, ORG, PROJECT, filters)
-    assert page_weeks and _same(weeks, reads.weekly(client, ORG, PROJECT, filters))
-    assert _same(page_weeks, reads.weekly(client, ORG, PROJECT, filters, by_page=True))
-    days, weeks, dist, picked = reads.page_detail(client, ORG, PROJECT, filters, "/checkout")
-    assert days and _same(days, reads.daily(client, ORG, PROJECT, filters, "/checkout"))
-    assert _same(weeks, reads.weekly(client, ORG, PROJECT, filters, "/checkout"))
-    assert dist == reads.distribution(client, ORG, PROJECT, filters, "/checkout") and dist["cls"]
-    assert picked and picked == reads.samples(client, ORG, PROJECT, filters, "/checkout")
+    assert _same(days, page_load_reads.daily(client, ORG, PROJECT, filters))
+    weeks, page_weeks = page_load_reads.trends(client, ORG, PROJECT, filters)
+    assert page_weeks and _same(weeks, page_load_reads.weekly(client, ORG, PROJECT, filters))
+    assert _same(page_weeks, page_load_reads.weekly(client, ORG, PROJECT, filters, by_page=True))
+    days, weeks, dist, picked = page_load_reads.page_detail(client, ORG, PROJECT, filters, "/checkout")
+    assert days and _same(days, page_load_reads.daily(client, ORG, PROJECT, filters, "/checkout"))
+    assert _same(weeks, page_load_reads.weekly(client, ORG, PROJECT, filters, "/checkout"))
+    assert dist == page_load_reads.distribution(client, ORG, PROJECT, filters, "/checkout") and dist["cls"]
+    assert picked and picked == page_load_reads.samples(client, ORG, PROJECT, filters, "/checkout")
     last_week = PerfFilters.parse(since="2026-11-12T09:42:10Z", until=WINDOWS[0][1], now=NOW, **dims)
-    spark = reads.sparklines(client, ORG, PROJECT, filters)
-    for row in reads.daily(client, ORG, PROJECT, last_week, by_page=True):
+    spark = page_load_reads.sparklines(client, ORG, PROJECT, filters)
+    for row in page_load_reads.daily(client, ORG, PROJECT, last_week, by_page=True):
         day = (row["day"] - last_week.since.date()).days
         assert _same([spark[row["key"]][day]], [row["load_p75"]])
 
@@ -157,13 +155,13 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
     filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW)
     page = "/checkout"
     frame = _frame(data, filters, page)
-    weeks = {r["week_start"]: r for r in reads.weekly(client, ORG, PROJECT, filters, page)}
+    weeks = {r["week_start"]: r for r in page_load_reads.weekly(client, ORG, PROJECT, filters, page)}
     weekly = frame.with_columns(pl.col("ts").dt.truncate("1w").dt.date().alias("week"))
     assert sum(r["views"] for r in weeks.values()) == frame.height
     for (week,), group in weekly.group_by("week"):
         assert weeks[week]["views"] == group.height and _close(weeks[week]["load_p75"], _p75(group, "load"))
     # the distribution's counts are exact: the same buckets computed in Python
-    dist = reads.distribution(client, ORG, PROJECT, filters, page)
+    dist = page_load_reads.distribution(client, ORG, PROJECT, filters, page)
     for metric in ("load", "ttfb", "lcp", "fcp", "inp", "cls"):
         values = frame[metric].drop_nulls().to_list()
         want: dict[int, int] = {}
@@ -177,7 +175,7 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
         assert got == want, metric
     # releases over the whole project
     everything = _frame(data, filters)
-    releases = {r["release"]: r for r in reads.releases(client, ORG, PROJECT, filters)}
+    releases = {r["release"]: r for r in page_load_reads.releases(client, ORG, PROJECT, filters)}
     # A release's first seen is its first page load of all the data (the retention), not of the window: a cut
     # window does not reorder releases that began before it.
     whole = _frame(
@@ -199,7 +197,7 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
         api = pl.Series([float(c) for c in calls]).quantile(0.95, "linear")
         assert _close(releases["shop@1.1.0"]["api_p95"], api)
     # the filters offer every value of the window, whatever is picked, most loads first
-    facets = reads.facets(
+    facets = page_load_reads.facets(
         client, ORG, PROJECT, PerfFilters.parse(since=window[0], until=window[1], browser="Safari")
     )
     counts = everything.group_by("browser").len().sort("len", descending=True)
@@ -217,7 +215,7 @@ def test_samples_over_cut_windows_and_filters(world, window, dims) -> None:
     filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
     page = "/checkout"
     frame = _frame(data, filters, page)
-    picked = reads.samples(client, ORG, PROJECT, filters, page)
+    picked = page_load_reads.samples(client, ORG, PROJECT, filters, page)
     kinds = {k: [r for r in picked if r["kind"] == k] for k in ("fastest", "median", "slowest")}
     loads = (
         list(zip(frame["load"].to_list(), frame["event_id"].to_list(), strict=True)) if frame.height else []
@@ -296,10 +294,10 @@ def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent
         client.command(load_query(f"pipelines/{query}"), parameters=bounds)
     filters = PerfFilters.parse(since="2026-11-10T07:30:00Z", until="2026-11-10T09:30:00Z", now=NOW)
     assert filters.whole_hours()["whole_end"] == hour.replace(hour=9)
-    total, _ = reads.pages(client, ORG, project, filters)
+    total, _ = page_load_reads.pages(client, ORG, project, filters)
     assert total is not None and total["views"] == len(values)
     key = {"load_ms": "load_p75", "cls": "cls_p75"}.get(column)
-    got = total[key] if key else reads.daily(client, ORG, project, filters)[0]["dom_p75"]
+    got = dict(total)[key] if key else page_load_reads.daily(client, ORG, project, filters)[0]["dom_p75"]
     exact = float(pl.Series(values).quantile(0.75, "linear"))
     assert got is not None and abs(got - exact) <= 0.005 * abs(exact) + 1e-12, (got, exact)
 

@@ -1,17 +1,28 @@
 """The recommendations' own rules on rows as the resource list gives them: which resources old releases alone
-served, one row per subject, evidence and messages in human units."""
+served, one row per subject, evidence and messages in human units — and the recommendations of a seeded
+warehouse, one per subject."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from stacklens.performance.recommendations import _resource_rules, evidence_text, one_per_subject, served
+from stacklens.performance.filters import PerfFilters
+from stacklens.performance.recommendations import (
+    _resource_rules,
+    evidence_text,
+    one_per_subject,
+    recommendations,
+    served,
+)
+from tests.stacklens.performance.perf_seed import NOW
+from tests.stacklens.performance.read_worlds import ORG, PROJECT
 
 END = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
-def _resource(name: str, releases: dict[str, int], last_days_ago: int, **extra: object) -> dict:
+def _resource(name: str, releases: dict[str, int], last_days_ago: int, **extra: object) -> Any:
     """A resource list row: first seen per release ``n`` days before END, last seen ``last_days_ago``."""
     row = {
         "resource": name,
@@ -88,3 +99,28 @@ def test_one_row_per_resource_in_human_units() -> None:
             [row["message"], row["estimated_saving"], *dict(evidence_text(row["evidence"])).values()]
         )
         assert not re.search(r"\de[+-]\d", shown), shown
+
+
+def test_recommendations_one_per_subject(reads_world) -> None:
+    client, _ = reads_world
+    recs = recommendations(client, ORG, PROJECT, PerfFilters.parse(range="14d", now=NOW))
+    subjects = [r["subject"] for r in recs]
+    assert len(subjects) == len(set(subjects))  # every rule of a subject on its one row
+    assert all(r["rules"][0] == r["rule"] and len(set(r["rules"])) == len(r["rules"]) for r in recs)
+    rules = {rule for r in recs for rule in r["rules"]}
+    assert {
+        "render_blocking_script",
+        "oversized_image",
+        "large_api_payload",
+        "failing_endpoint",
+        "slow_endpoint",
+    } <= rules
+    hero = [r for r in recs if r["subject"] == "https://shop.test/img/hero.png"]
+    assert (
+        len(hero) == 1
+        and hero[0]["rules"] == ["oversized_image"]  # a big PNG: told once, its format advice included
+        and hero[0]["pages"] == ["/", "/checkout", "/products/{id}"]
+        and hero[0]["estimated_saving"]
+    )
+    assert "KiB" in hero[0]["message"] and not re.search(r"\de[+-]\d", hero[0]["message"])
+    assert not any(r["old_release"] for r in recs)  # one URL set in both releases: nothing is old

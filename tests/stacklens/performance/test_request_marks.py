@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from stacklens.performance import network
+from stacklens.performance import endpoint_reads, resource_reads
 from stacklens.performance.filters import PerfFilters
 from tests.stacklens.performance.perf_seed import NOW, SPAN_COLS, TX_COLS, build_facts, migrated
 
@@ -100,16 +100,16 @@ def client(settings):
 )
 def test_a_load_across_an_hour_counts_once(client, since, until, requests, loads) -> None:
     filters = PerfFilters.parse(since=since, until=until, now=NOW)
-    types = {r["resource_type"]: r for r in network.resource_types(client, ORG, PROJECT, filters)}
+    types = {r["resource_type"]: r for r in resource_reads.resource_types(client, ORG, PROJECT, filters)}
     assert (types["JavaScript"]["requests"], types["JavaScript"]["loads"]) == (requests, loads)
     assert (types["API"]["requests"], types["API"]["loads"]) == (requests, loads)
-    (app,) = network.resources(client, ORG, PROJECT, filters)
+    (app,) = resource_reads.resources(client, ORG, PROJECT, filters)
     assert (app["resource"], app["requests"], app["loads"]) == (
         "https://shop.test/static/app.js",
         requests,
         loads,
     )
-    (calls,) = network.endpoints(client, ORG, PROJECT, filters)
+    (calls,) = endpoint_reads.endpoints(client, ORG, PROJECT, filters)
     assert (calls["path"], calls["calls"], calls["loads"]) == ("/api/items/{id}", requests, loads)
     # the load's calls of the endpoint, as seen from the second one (which looks back into the hour before)
     assert calls["max_per_load"] == (1 if until.endswith("T11:00:00Z") else 2)

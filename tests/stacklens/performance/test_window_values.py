@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from stacklens.performance import network, reads
+from stacklens.performance import endpoint_reads, page_load_reads
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.window_series import series
 from stacklens.performance.window_values import (
@@ -66,9 +66,13 @@ def _loads(data, window: PerfFilters) -> pl.DataFrame:
 def test_many_windows_in_one_query_give_the_views_values(world, window) -> None:
     client, _ = world
     cut = PerfFilters(since=AT - window, until=AT)
-    total, rows = reads.pages(client, ORG, PROJECT, cut)
-    staging, _ = reads.pages(client, ORG, PROJECT, PerfFilters(cut.since, cut.until, environment="staging"))
-    firefox, _ = reads.pages(client, ORG, PROJECT, PerfFilters(cut.since, cut.until, browser="Firefox"))
+    total, rows = page_load_reads.pages(client, ORG, PROJECT, cut)
+    staging, _ = page_load_reads.pages(
+        client, ORG, PROJECT, PerfFilters(cut.since, cut.until, environment="staging")
+    )
+    firefox, _ = page_load_reads.pages(
+        client, ORG, PROJECT, PerfFilters(cut.since, cut.until, browser="Firefox")
+    )
     requests = [
         WindowRequest(PROJECT, "lcp_ms", "p75", "*", window),
         WindowRequest(PROJECT, "load_time_ms", "avg", "*", window),
@@ -105,10 +109,14 @@ def test_api_time_and_error_rate_are_the_endpoints_views_and_bytes_and_failures_
     client, data = world
     window = timedelta(days=7)
     cut = PerfFilters(since=AT - window, until=AT)
-    endpoints = [e for e in network.endpoints(client, ORG, PROJECT, cut, "calls") if e["source"] == "server"]
+    endpoints = [
+        e for e in endpoint_reads.endpoints(client, ORG, PROJECT, cut, "calls") if e["source"] == "server"
+    ]
     cart = next(e for e in endpoints if e["path"] == "/api/cart")
     production = PerfFilters(cut.since, cut.until, environment="production")
-    served = [e for e in network.endpoints(client, ORG, PROJECT, production) if e["source"] == "server"]
+    served = [
+        e for e in endpoint_reads.endpoints(client, ORG, PROJECT, production) if e["source"] == "server"
+    ]
     api, api_all, js, transfer, failed, errors, errors_all = compute_many(
         client,
         [

@@ -10,7 +10,7 @@ from datetime import timedelta
 import polars as pl
 import pytest
 
-from stacklens.performance import reads
+from stacklens.performance import page_load_reads
 from stacklens.performance.filters import PerfFilters
 from stacklens.releases.detail import release_detail
 from stacklens.releases.health import Window, health_filters, release_health, sort_releases
@@ -130,7 +130,7 @@ def test_performance_figures_are_the_release_impact_views(world) -> None:
     client, _, _ = world
     filters = PerfFilters(since=NOW - timedelta(days=14), until=NOW, environment="production")
     health = {r.version: r for r in release_health(client, ORG, PROJECT, Window.of(filters), "production")}
-    view = {r["release"]: r for r in reads.releases(client, ORG, PROJECT, filters)}
+    view = {r["release"]: r for r in page_load_reads.releases(client, ORG, PROJECT, filters)}
     assert set(view) == {OLD, NEW}
     for version, row in view.items():
         mine = health[version]

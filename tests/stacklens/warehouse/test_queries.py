@@ -1,10 +1,12 @@
-"""Named queries: read from their files with macros expanded and comments removed, run with parameters."""
+"""Named queries: read from their files with macros expanded and comments removed, run with parameters; their
+result cells as floats."""
 
 from __future__ import annotations
 
 import ast
 import re
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,15 @@ import pytest
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
-from stacklens.warehouse.queries import QUERIES_DIR, identifier, load_query, numbered, run_query, scalar_row
+from stacklens.warehouse.queries import (
+    QUERIES_DIR,
+    float_or_none,
+    identifier,
+    load_query,
+    numbered,
+    run_query,
+    scalar_row,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 # The first-party code that runs in the service, its pipelines and its agents (tests and benchmarks excluded).
@@ -174,3 +184,9 @@ def test_every_allowed_statement_is_still_there() -> None:
     for path, opening in ALLOWED:
         found = inline_statements((ROOT / path).read_text(encoding="utf-8"))
         assert any(words.startswith(opening) for _, words in found), (path, opening)
+
+
+def test_a_result_cell_as_a_float_or_none() -> None:
+    # NULL and NaN (an aggregate over no rows) are both "no value"; anything else is its float.
+    assert float_or_none(None) is None and float_or_none(float("nan")) is None
+    assert float_or_none(Decimal("1.25")) == 1.25 and float_or_none(3) == 3.0

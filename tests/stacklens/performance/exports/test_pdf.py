@@ -20,7 +20,7 @@ from stacklens.control import budgets
 from stacklens.control.accounts import project_by_slug
 from stacklens.control.db import session_scope
 from stacklens.metrics.formatting import format_value
-from stacklens.performance import views
+from stacklens.performance import view_data
 from stacklens.performance.budget_status import with_status
 from stacklens.performance.exports.pdf import build_pdf, fmt
 from stacklens.performance.exports.report_data import budget_rows, report_data
@@ -76,7 +76,7 @@ def test_report_sections_numbers_and_page_furniture(report, tmp_path: Path) -> N
         assert "generated 2026-11-21 08:30:00 UTC" in text
         assert "2026-11-06T12:00:00Z to 2026-11-20T12:00:00Z" in text
     # the pages table carries the view's numbers, row by row, as the page shows them
-    rows = views.build("pages", client, int(acme["org_id"]), int(acme["project_id"]), WINDOW)["rows"]
+    rows = view_data.pages(client, int(acme["org_id"]), int(acme["project_id"]), WINDOW)["rows"]
     assert rows
     for row in rows:  # numbers as the catalog writes them (units included), as the pages show them
         avg = format_value("load_time_ms", row["load_avg"], "avg")

@@ -5,6 +5,7 @@ in it, whether source maps were uploaded for it, and how many replays it recorde
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -15,6 +16,7 @@ from clickhouse_connect.driver.client import Client
 from stacklens.errors import NotFound
 from stacklens.releases.health import (
     Lifetimes,
+    PerformanceRow,
     ReleaseHealth,
     Window,
     assemble,
@@ -182,7 +184,7 @@ def release_detail(
 
     def performance_and_charts(
         c: Client,
-    ) -> tuple[list[dict[str, Any]], Window, tuple[timedelta, list[Bucket]]]:
+    ) -> tuple[Sequence[PerformanceRow], Window, tuple[timedelta, list[Bucket]]]:
         performance = performance_read(c, org_id, project_id, window, environment)
         row = next((r for r in performance if str(r["release"]) == version), None)
         span = chart_span(window, first_seen(firsts.result().get(version), row))

@@ -20,9 +20,9 @@ performance figures are compared over the window, as the Release impact view com
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
@@ -33,6 +33,15 @@ from stacklens.releases.stats import QuantileInterval
 from stacklens.releases.verdicts import Figures, Verdict, verdict
 from stacklens.warehouse.queries import run_query
 from stacklens.warehouse.side_by_side import side_by_side
+
+# A row of the Release impact read (stacklens.performance.reads.releases), read here by column name: "release",
+# "first_seen", "views", "error_events", "api_calls", "load_p75" (with "load_p75_low" and "load_p75_high"),
+# "js_bytes_per_view" and "api_p95" (with "api_p95_low" and "api_p95_high"), whatever type that module gives
+# its rows.
+PerformanceRow = Mapping[str, object]
+# A release's row in the API's JSON (ReleaseHealth.as_dict) or CSV (ReleaseHealth.csv_row): the fields of
+# ReleaseHealth by name (typed there, not listed again), so a field added to it is in both answers at once.
+ReleaseHealthRow = dict[str, object]
 
 
 @dataclass(frozen=True)
@@ -125,14 +134,14 @@ class ReleaseHealth:
             js_bytes_per_view=self.js_bytes_per_view,
         )
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ReleaseHealthRow:
         """The API's row: every field, the verdict as ``{"regression", "reasons", "previous_release",
         "comparisons"}``."""
         out = {k: v for k, v in asdict(self).items() if k != "verdict"}
         out["verdict"] = self.verdict.as_dict()
         return out
 
-    def csv_row(self) -> dict[str, Any]:
+    def csv_row(self) -> ReleaseHealthRow:
         """The CSV's row: the same fields, the verdict flattened to ``regression`` and ``verdict_reasons``."""
         out = {k: v for k, v in asdict(self).items() if k != "verdict"}
         out["regression"] = self.verdict.regression
@@ -155,10 +164,21 @@ def earliest(*moments: datetime | None) -> datetime | None:
     return min(found) if found else None
 
 
-def first_seen(first_session: datetime | None, performance: dict[str, Any] | None) -> datetime | None:
+def _number(value: object) -> float | None:
+    """A figure of a performance row as it came (an int stays an int), ``None`` when it has none."""
+    return value if isinstance(value, int | float) else None
+
+
+def _count(value: object) -> int:
+    """A count of a performance row, 0 when it has none."""
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def first_seen(first_session: datetime | None, performance: PerformanceRow | None) -> datetime | None:
     """A release's first seen: the earlier of its first session start and the first seen of its Release impact
     row (first page load, else first error event in the window)."""
-    return earliest(first_session, (performance or {}).get("first_seen"))
+    found = (performance or {}).get("first_seen")
+    return earliest(first_session, found if isinstance(found, datetime) else None)
 
 
 @dataclass(frozen=True)
@@ -193,7 +213,7 @@ def _build(
     version: str,
     counts: SessionCounts,
     totals: SessionCounts,
-    performance: dict[str, Any] | None,
+    performance: PerformanceRow | None,
     new_issues: int,
     before: tuple[ReleaseHealth, Figures] | None,
     lived: Lifetimes | None = None,
@@ -201,8 +221,8 @@ def _build(
     """The row of ``version`` and what its verdict compares, against the row before it and its figures."""
     previous, previous_figures = before if before else (None, None)
     perf = performance or {}
-    page_loads = int(perf.get("views") or 0)
-    errors = int(perf.get("error_events") or 0)
+    page_loads = _count(perf.get("views"))
+    errors = _count(perf.get("error_events"))
     crash_free = 100.0 * (1 - counts.crashed / counts.sessions) if counts.sessions else None
     crash_free_users = 100.0 * (1 - counts.crashed_users / counts.users) if counts.users else None
     errors_per_1k = 1000.0 * errors / page_loads if page_loads else None
@@ -233,23 +253,23 @@ def _build(
         errors_per_1k_page_loads=errors_per_1k,
         errors_per_session=errors / counts.sessions if counts.sessions else None,
         new_issues=new_issues,
-        load_p75=perf.get("load_p75"),
-        load_p75_low=perf.get("load_p75_low"),
-        load_p75_high=perf.get("load_p75_high"),
-        js_bytes_per_view=perf.get("js_bytes_per_view"),
-        api_calls=int(perf.get("api_calls") or 0),
-        api_p95=perf.get("api_p95"),
-        api_p95_low=perf.get("api_p95_low"),
-        api_p95_high=perf.get("api_p95_high"),
+        load_p75=_number(perf.get("load_p75")),
+        load_p75_low=_number(perf.get("load_p75_low")),
+        load_p75_high=_number(perf.get("load_p75_high")),
+        js_bytes_per_view=_number(perf.get("js_bytes_per_view")),
+        api_calls=_count(perf.get("api_calls")),
+        api_p95=_number(perf.get("api_p95")),
+        api_p95_low=_number(perf.get("api_p95_low")),
+        api_p95_high=_number(perf.get("api_p95_high")),
         previous_release=previous.version if previous else "",
         crash_free_sessions_change=None,  # below: the changes the verdict compares
         crash_free_users_change=None,
         errors_per_1k_change_pct=_difference(errors_per_1k, earlier("errors_per_1k_page_loads"), True),
-        load_p75_change_pct=_difference(perf.get("load_p75"), earlier("load_p75"), True),
+        load_p75_change_pct=_difference(_number(perf.get("load_p75")), earlier("load_p75"), True),
         js_bytes_per_view_change_pct=_difference(
-            perf.get("js_bytes_per_view"), earlier("js_bytes_per_view"), True
+            _number(perf.get("js_bytes_per_view")), earlier("js_bytes_per_view"), True
         ),
-        api_p95_change_pct=_difference(perf.get("api_p95"), earlier("api_p95"), True),
+        api_p95_change_pct=_difference(_number(perf.get("api_p95")), earlier("api_p95"), True),
     )
     figures = _judged(row, counts, lived)
     # The changes of the session rates are those the verdict compares (both releases' sessions to the window's end).
@@ -305,7 +325,7 @@ def session_reads(
 
 def performance_read(
     client: Client, org_id: int, project_id: int, span: Window, environment: str = ""
-) -> list[dict[str, Any]]:
+) -> Sequence[PerformanceRow]:
     """The list's performance figures: the Release impact view's rows for the window, error-only releases
     included."""
     filters = PerfFilters(since=span.since, until=span.until, environment=environment)
@@ -315,7 +335,7 @@ def performance_read(
 def assemble(
     totals: SessionTotals,
     issues: dict[str, int],
-    performance: list[dict[str, Any]],
+    performance: Sequence[PerformanceRow],
     lived: Lifetimes | None = None,
 ) -> list[ReleaseHealth]:
     """The list's rows from its reads (:func:`session_reads`, :func:`performance_read`): every release with

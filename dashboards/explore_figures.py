@@ -11,6 +11,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from stacklens.explore.answer import SeriesLine
 from stacklens.explore.columns import Column
 
 MAX_LINES = 10  # a legend of more lines is unreadable; the table holds every group
@@ -41,7 +42,7 @@ def _with_gaps(times: list[str], step: float, *columns: list[Any]) -> list[list[
 
 
 def explore_figures(
-    series: list[dict[str, Any]],
+    series: list[SeriesLine],
     columns: list[Column],
     step_seconds: float,
     window: tuple[datetime, datetime] | None = None,

@@ -8,12 +8,12 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from stacklens.issues.events import bucket_seconds
+from stacklens.issues.events import EventBucket, bucket_seconds
 
 BUCKET_NAMES = {300: "5 minutes", 3600: "hour", 86400: "day"}
 
 
-def events_over_time_figure(rows: list[dict[str, Any]], since: datetime, until: datetime) -> dict[str, Any]:
+def events_over_time_figure(rows: list[EventBucket], since: datetime, until: datetime) -> dict[str, Any]:
     """A bar chart of an issue's events per time bucket over [since, until]."""
     figure = go.Figure(
         go.Bar(

@@ -16,6 +16,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shipper.tracker import TrackerEntry
+
 LOG_NAME_RE = re.compile(r"^stacklens-(\d{4}-\d{2}-\d{2})\.log$")
 HEAD_BYTES = 4096
 TAIL_BYTES = 4096
@@ -115,12 +117,12 @@ class Tail:
         start = max(0, offset - TAIL_BYTES)
         return digest(pread_all(self.fd, offset - start, start))
 
-    def matches(self, entry: dict[str, object]) -> bool:
+    def matches(self, entry: TrackerEntry) -> bool:
         """Whether a tracker entry describes this file: same inode, same head, same bytes before its offset."""
         if entry.get("dev") != self.dev or entry.get("ino") != self.ino:
             return False
-        offset = int(entry.get("offset", 0))  # type: ignore[call-overload]  # the tracker file wrote an int
-        head_len = int(entry.get("head_len", 0))  # type: ignore[call-overload]  # the tracker file wrote an int
+        offset = int(entry.get("offset", 0))
+        head_len = int(entry.get("head_len", 0))
         if self.size() < offset:
             return False  # truncated while the shipper was stopped
         if head_len and digest(pread_all(self.fd, head_len, 0)) != entry.get("head_hash"):

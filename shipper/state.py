@@ -14,7 +14,7 @@ from typing import Any
 
 from shipper.config import Config
 from shipper.files import Tail, list_log_files
-from shipper.tracker import TrackerStore
+from shipper.tracker import TrackerBody, TrackerEntry, TrackerStats, TrackerStore
 
 log = logging.getLogger(__name__)
 COUNTERS = (
@@ -42,8 +42,8 @@ class Scanner:
         self.store = store
         self.tails: dict[str, Tail] = {}
         self.retired: list[Tail] = []
-        self.entries: dict[str, dict[str, Any]] = {}
-        self.stats: dict[str, Any] = {
+        self.entries: dict[str, TrackerEntry] = {}
+        self.stats: TrackerStats = {
             "counters": dict.fromkeys(COUNTERS, 0),
             "last_batch": None,
             "last_error": None,
@@ -74,10 +74,10 @@ class Scanner:
                 del self.entries[gen]
         self.dirty = True
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> TrackerBody:
         return {"files": self.entries, "stats": self.stats, "written_at": _now_iso(), "pid": os.getpid()}
 
-    def _entry(self, tail: Tail) -> dict[str, Any]:
+    def _entry(self, tail: Tail) -> TrackerEntry:
         return {
             "path": tail.path.name,
             "dev": tail.dev,

@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, Required, TypedDict
 
 from shipper.config import Config
 from shipper.deadletters import JOURNAL_NAME, DeadLetterFile
 from shipper.files import LOG_NAME_RE
-from shipper.tracker import decode, encode
+from shipper.tracker import LastBatch, LastError, TrackerBody, decode, encode
 
 LAG_COUNT_CHUNK = 1024 * 1024
 STATUS_NAME = "status.json"
@@ -25,11 +25,56 @@ STATUS_NAME = "status.json"
 STATUS_INTERVAL = 0.5
 
 
+class FileStatus(TypedDict, total=False):
+    """One log file: its name, and its identity, offset, size and lag unless it cannot be read (``error``)."""
+
+    file: Required[str]
+    identity: str  # device:inode:head hash
+    offset: int
+    size: int
+    lag_bytes: int
+    lag_lines: int | None  # None when the file cannot be read
+    error: str | None
+
+
+class Pending(TypedDict):
+    bytes: int
+    lines: int
+
+
+class DeadLetters(TypedDict):
+    """How full ``deadletter.ndjson`` is, or why it cannot be read (``error``)."""
+
+    path: str
+    error: NotRequired[str | None]
+    lines: NotRequired[int]
+    bytes: NotRequired[int]
+    max_bytes: NotRequired[int]
+    resend_interrupted: NotRequired[bool]
+
+
+class Status(TypedDict):
+    """`--status` (``--json`` prints it as it is)."""
+
+    storage_path: str
+    files: list[FileStatus]
+    problems: list[str]
+    pending: Pending
+    state: str | None
+    last_batch: LastBatch | None
+    last_error: LastError | None
+    access: dict[str, str]
+    counters: dict[str, int]
+    tracker_written_at: str | None
+    status_written_at: str | None
+    dead_letters: DeadLetters
+
+
 def status_path(config: Config) -> Path:
     return config.storage_path / STATUS_NAME
 
 
-def publish(path: Path, body: dict[str, Any]) -> None:
+def publish(path: Path, body: TrackerBody) -> None:
     """Replace ``status.json`` atomically (no fsync: it is a view, the tracker is the record)."""
     tmp = path.with_name(path.name + ".tmp")
     data = encode(body)
@@ -43,7 +88,7 @@ def publish(path: Path, body: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _fresher_status(config: Config, tracker_mtime: int) -> dict[str, Any] | None:
+def _fresher_status(config: Config, tracker_mtime: int) -> TrackerBody | None:
     """``status.json`` when it is intact and not older than the tracker, else None."""
     path = status_path(config)
     with contextlib.suppress(OSError, ValueError):
@@ -66,11 +111,12 @@ def _count_lines(path: str, offset: int, size: int) -> int:
     return count
 
 
-def collect(config: Config) -> dict[str, Any]:
+def collect(config: Config) -> Status:
     """Figures per file and overall; reads ``tracker.json`` (never writes it)."""
     directory = config.storage_path
-    result: dict[str, Any] = {"storage_path": str(directory), "files": [], "problems": []}
-    body: dict[str, Any] = {"files": {}, "stats": {}}
+    files: list[FileStatus] = []
+    problems: list[str] = []
+    body: TrackerBody = {"files": {}, "stats": {}}
     tracker_written_at = None
     try:
         body = decode(config.tracker_path.read_bytes())
@@ -78,40 +124,37 @@ def collect(config: Config) -> dict[str, Any]:
         # The tracker's mtime, taken after reading it: a status file at least as new carries its offsets or later.
         body = _fresher_status(config, os.stat(config.tracker_path).st_mtime_ns) or body
     except FileNotFoundError:
-        result["problems"].append("no tracker.json yet: every log file will be delivered")
+        problems.append("no tracker.json yet: every log file will be delivered")
     except PermissionError:
-        result["problems"].append(f"Storage path not accessible: cannot read {config.tracker_path}")
+        problems.append(f"Storage path not accessible: cannot read {config.tracker_path}")
     except ValueError as exc:
-        result["problems"].append(
-            f"tracker.json is unusable ({exc}); the shipper recovers it from the backup on start"
-        )
+        problems.append(f"tracker.json is unusable ({exc}); the shipper recovers it from the backup on start")
     by_ident = {(e.get("dev"), e.get("ino")): e for e in body.get("files", {}).values()}
     pending_bytes = pending_lines = 0
     try:
         names = sorted(n for n in os.listdir(directory) if LOG_NAME_RE.match(n))
     except FileNotFoundError:
         names = []
-        result["problems"].append(f"Storage path not found: {directory} does not exist; create it")
+        problems.append(f"Storage path not found: {directory} does not exist; create it")
     except PermissionError:
         names = []
-        result["problems"].append(f"Storage path not accessible: cannot list {directory}")
+        problems.append(f"Storage path not accessible: cannot list {directory}")
     for name in names:
         path = os.path.join(directory, name)
-        row: dict[str, Any] = {"file": name}
+        row: FileStatus = {"file": name}
         try:
             st = os.stat(path)
         except OSError as exc:
             row["error"] = exc.strerror
-            result["files"].append(row)
+            files.append(row)
             continue
         entry = by_ident.get((st.st_dev, st.st_ino))
         offset = int(entry["offset"]) if entry and entry.get("offset", 0) <= st.st_size else 0
-        row.update(
-            identity=f"{st.st_dev}:{st.st_ino}:{(entry or {}).get('head_hash', '')[:12]}",
-            offset=offset,
-            size=st.st_size,
-            lag_bytes=st.st_size - offset,
-        )
+        head_hash = entry.get("head_hash", "") if entry else ""
+        row["identity"] = f"{st.st_dev}:{st.st_ino}:{head_hash[:12]}"
+        row["offset"] = offset
+        row["size"] = st.st_size
+        row["lag_bytes"] = st.st_size - offset
         try:
             row["lag_lines"] = _count_lines(path, offset, st.st_size)
         except PermissionError:
@@ -119,23 +162,25 @@ def collect(config: Config) -> dict[str, Any]:
             row["lag_lines"] = None
         pending_bytes += row["lag_bytes"]
         pending_lines += row["lag_lines"] or 0
-        result["files"].append(row)
+        files.append(row)
     stats = body.get("stats", {})
-    result.update(
-        pending={"bytes": pending_bytes, "lines": pending_lines},
-        state=stats.get("state"),
-        last_batch=stats.get("last_batch"),
-        last_error=stats.get("last_error"),
-        access=stats.get("access") or {},
-        counters=stats.get("counters") or {},
-        tracker_written_at=tracker_written_at,
-        status_written_at=body.get("written_at"),
-        dead_letters=_dead_letters(config),
-    )
-    return result
+    return {
+        "storage_path": str(directory),
+        "files": files,
+        "problems": problems,
+        "pending": {"bytes": pending_bytes, "lines": pending_lines},
+        "state": stats.get("state"),
+        "last_batch": stats.get("last_batch"),
+        "last_error": stats.get("last_error"),
+        "access": stats.get("access") or {},
+        "counters": stats.get("counters") or {},
+        "tracker_written_at": tracker_written_at,
+        "status_written_at": body.get("written_at"),
+        "dead_letters": _dead_letters(config),
+    }
 
 
-def _dead_letters(config: Config) -> dict[str, Any]:
+def _dead_letters(config: Config) -> DeadLetters:
     """How full ``deadletter.ndjson`` is, and whether a resend was interrupted."""
     dead = DeadLetterFile(config.storage_path, config.max_dead_letter_bytes)
     try:
@@ -154,7 +199,7 @@ def _dead_letters(config: Config) -> dict[str, Any]:
     }
 
 
-def render(status: dict[str, Any]) -> str:
+def render(status: Status) -> str:
     lines = [f"Storage path: {status['storage_path']}"]
     for problem in status["problems"]:
         lines.append(f"  ! {problem}")

@@ -17,8 +17,9 @@ import json
 import logging
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 from shipper import faults
 
@@ -30,17 +31,64 @@ class TrackerUnwritable(Exception):
     """The tracker directory cannot be written."""
 
 
-def _checksum(body: dict[str, Any]) -> str:
+class TrackerEntry(TypedDict):
+    """What has been delivered of one file generation: its identity (device, inode, a hash of its head) and
+    the offset up to which the service has its lines, with a hash of the bytes before it."""
+
+    path: str
+    dev: int
+    ino: int
+    head_len: int
+    head_hash: str
+    offset: int
+    tail_hash: str
+    size: int | None  # None when the file was no longer open
+    updated_at: str
+
+
+class LastBatch(TypedDict):
+    at: str
+    file: str
+    range: list[int]  # [start, end) byte offsets in the file
+    events: int
+    batch_id: str | None  # the service's id of the batch
+
+
+class LastError(TypedDict):
+    at: str
+    message: str
+
+
+class TrackerStats(TypedDict, total=False):
+    """The figures `--status` shows; empty in a new tracker."""
+
+    counters: dict[str, int]  # shipper.state.COUNTERS
+    last_batch: LastBatch | None
+    last_error: LastError | None
+    access: dict[str, str]  # path -> why it cannot be read or written, while it cannot
+    state: str  # starting, running, …
+
+
+class TrackerBody(TypedDict):
+    """One generation: the entries by generation id, the figures, and when and by which process it was written."""
+
+    files: dict[str, TrackerEntry]
+    stats: TrackerStats
+    written_at: NotRequired[str]
+    pid: NotRequired[int]
+
+
+def _checksum(body: Mapping[str, object]) -> str:
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def encode(body: dict[str, Any]) -> bytes:
+def encode(body: TrackerBody) -> bytes:
     document = {"version": FORMAT_VERSION, "checksum": _checksum(body), "body": body}
     return json.dumps(document, sort_keys=True, indent=1).encode() + b"\n"
 
 
-def decode(data: bytes) -> dict[str, Any]:
+def decode(data: bytes) -> TrackerBody:
     """Parse one generation; raise ValueError when it is not a complete, intact tracker."""
     try:
         document = json.loads(data.decode("utf-8"))
@@ -53,7 +101,7 @@ def decode(data: bytes) -> dict[str, Any]:
         raise ValueError("checksum mismatch")
     if not isinstance(body.get("files"), dict):
         raise ValueError("no file table")
-    return body
+    return cast(TrackerBody, body)  # intact: a body this shipper wrote
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -92,7 +140,7 @@ class TrackerStore:
             os.replace(path, target)
             log.warning("%s is unusable (%s); set aside as %s", path, reason, target.name)
 
-    def _read(self, path: Path) -> dict[str, Any] | None:
+    def _read(self, path: Path) -> TrackerBody | None:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
@@ -103,7 +151,7 @@ class TrackerStore:
             self._set_aside(path, str(exc))
             return None
 
-    def load(self) -> dict[str, Any]:
+    def load(self) -> TrackerBody:
         """The newest intact generation, or an empty tracker (everything is delivered again)."""
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.tmp)  # a write that never completed; the real file is untouched
@@ -123,7 +171,7 @@ class TrackerStore:
         )
         return {"files": {}, "stats": {}}
 
-    def save(self, body: dict[str, Any]) -> None:
+    def save(self, body: TrackerBody) -> None:
         """Write ``body`` as the new generation (see the module docstring for the order)."""
         data = encode(body)
         fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -13,15 +13,45 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 import httpx
+
+from stacklens.explore.answer import ExploreAnswer
 
 if TYPE_CHECKING:
     import polars as pl
 
-FilterSpec = dict[str, Any] | tuple[str, str, Any]
-AggregateSpec = dict[str, str] | str
+
+class ExploreFilter(TypedDict):
+    field: str
+    op: str
+    value: Any  # the JSON value the operator takes: text, a number, or a list for "in"
+
+
+class ExploreAggregate(TypedDict, total=False):
+    fn: Required[str]
+    metric: str  # the metric it summarises (none for "count")
+
+
+FilterSpec = ExploreFilter | tuple[str, str, Any]
+AggregateSpec = ExploreAggregate | str
+
+
+class QueryBody(TypedDict, total=False):
+    """The JSON body of ``POST /api/explore/query``; the window and the rest only when given."""
+
+    dataset: Required[str]
+    project: Required[str]
+    filters: Required[list[ExploreFilter]]
+    group_by: Required[list[str]]
+    aggregates: Required[list[ExploreAggregate]]
+    interval: str
+    range: str
+    since: str
+    until: str
+    order_by: str
+    limit: int
 
 
 class StackLensError(Exception):
@@ -41,29 +71,37 @@ def query_body(
     until: str = "",
     order_by: str = "",
     limit: int | None = None,
-) -> dict[str, Any]:
+) -> QueryBody:
     """The JSON body of an Explore query. A filter is ``{"field", "op", "value"}`` or ``(field, op, value)``;
     an aggregate ``{"fn", "metric"}`` or ``"fn:metric"`` (``"count"``, ``"p75:lcp_ms"``)."""
-    body: dict[str, Any] = {
+    body: QueryBody = {
         "dataset": dataset,
         "project": project,
         "filters": [
             f if isinstance(f, dict) else {"field": f[0], "op": f[1], "value": f[2]} for f in filters
         ],
         "group_by": list(group_by),
-        "aggregates": [
-            a if isinstance(a, dict) else dict(zip(("fn", "metric"), a.split(":", 1), strict=False))
-            for a in aggregates
-        ],
+        "aggregates": [a if isinstance(a, dict) else _aggregate(a) for a in aggregates],
     }
-    for key, value in (("interval", interval), ("range", range), ("since", since), ("until", until)):
-        if value:
-            body[key] = value
+    if interval:
+        body["interval"] = interval
+    if range:
+        body["range"] = range
+    if since:
+        body["since"] = since
+    if until:
+        body["until"] = until
     if order_by:
         body["order_by"] = order_by
     if limit is not None:
         body["limit"] = limit
     return body
+
+
+def _aggregate(text: str) -> ExploreAggregate:
+    """``"p75:lcp_ms"`` → ``{"fn": "p75", "metric": "lcp_ms"}``; ``"count"`` → ``{"fn": "count"}``."""
+    fn, colon, metric = text.partition(":")
+    return {"fn": fn, "metric": metric} if colon else {"fn": fn}
 
 
 class StackLens:
@@ -83,7 +121,7 @@ class StackLens:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _post(self, body: dict[str, Any], fmt: str = "") -> httpx.Response:
+    def _post(self, body: QueryBody, fmt: str = "") -> httpx.Response:
         params = {"format": fmt} if fmt else {}
         try:
             response = self._client.post(
@@ -100,9 +138,9 @@ class StackLens:
             raise StackLensError(message)
         return response
 
-    def query(self, dataset: str, **spec: Any) -> dict[str, Any]:
+    def query(self, dataset: str, **spec: Any) -> ExploreAnswer:
         """``{"columns", "rows", "series", "meta"}`` of the query (at most 10,000 rows)."""
-        answer: dict[str, Any] = self._post(query_body(dataset, **spec)).json()
+        answer: ExploreAnswer = self._post(query_body(dataset, **spec)).json()
         return answer
 
     def download(self, dataset: str, fmt: str = "parquet", **spec: Any) -> bytes:

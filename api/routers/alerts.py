@@ -75,17 +75,19 @@ def _rule_out(session: DbSession, rule: Any) -> dict[str, Any]:
     project = session.get(Project, rule.project_id)
     out = rules.rule_out(rule, project.slug if project else "")
     states = session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id))
-    out["states"] = [
-        {
-            "scope": s.scope_key,
-            "state": s.state,
-            "since": iso_utc(s.since),
-            "value": s.value,
-            "release": s.release,
-        }
-        for s in states
-    ]
-    return out
+    return {
+        **out,
+        "states": [
+            {
+                "scope": s.scope_key,
+                "state": s.state,
+                "since": iso_utc(s.since),
+                "value": s.value,
+                "release": s.release,
+            }
+            for s in states
+        ],
+    }
 
 
 @router.get("/rules", responses=ERRORS)

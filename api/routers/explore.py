@@ -168,5 +168,4 @@ async def operator_sql(request: Request, warehouse: Warehouse) -> JSONResponse:
     sql = body.get("sql") if isinstance(body, dict) else None
     result = await run_in_threadpool(run_operator_sql, warehouse, sql)
     data = result.as_json()
-    data.pop("series")
-    return JSONResponse(data)
+    return JSONResponse({"columns": data["columns"], "rows": data["rows"], "meta": data["meta"]})

@@ -132,4 +132,4 @@ def create_external_link(
         )
     if not result.created:
         response.status_code = 200
-    return result.link
+    return dict(result.link)

@@ -169,14 +169,14 @@ def get_event(auth: ApiAuth, db: DbSession, client: Warehouse, event_id: str) ->
     found = find_event(client, auth.org_id, list(projects), event_id)
     if found is None:
         raise NOT_FOUND
-    events = IssueEvents(client, auth.org_id, found["project_id"], found["issue_id"], found["fingerprint"])
-    row = events.get(found["event_id"])
+    events = IssueEvents(client, auth.org_id, found.project_id, found.issue_id, found.fingerprint)
+    row = events.get(found.event_id)
     if row is None:
         raise NOT_FOUND
     return {
         "event_id": row["event_id"],
-        "issue_id": str(found["issue_id"]),
-        "project": projects[found["project_id"]].slug,
+        "issue_id": str(found.issue_id),
+        "project": projects[found.project_id].slug,
         "timestamp": _iso(row["timestamp"]),
         "payload": ev.load_payload(row["payload"]),
     }

@@ -21,7 +21,7 @@ from stacklens.errors import InvalidInput
 from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.issues import payload_view as ev
 from stacklens.issues.actions import ACTIONS, StatusRequest, apply_status, parse_ignore
-from stacklens.issues.events import IssueEvents
+from stacklens.issues.events import EventRow, IssueEvents
 from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
 from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
 from stacklens.logs.search import trace_logs
@@ -56,9 +56,7 @@ def load_issue(view: CurrentProject, issue_id: int) -> tuple[dict[str, Any], Iss
     )
 
 
-def event_parts(
-    row: dict[str, Any], maps: Resolver | None = None, in_app: InAppRules = NO_RULES
-) -> dict[str, Any]:
+def event_parts(row: EventRow, maps: Resolver | None = None, in_app: InAppRules = NO_RULES) -> dict[str, Any]:
     """Every part of the error details for one stored event; with ``maps``, JavaScript frames are shown at
     their original file and line through the project's uploaded source maps (applied now, not at ingest, so
     a map uploaded after the error still fixes it); ``in_app``: the project's in-app module prefixes."""

@@ -7,6 +7,7 @@ filtered at ingest (see :mod:`stacklens.control.share_links` for tokens and stat
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -22,7 +23,7 @@ from dashboards.security import check_csrf
 from stacklens.control import share_links
 from stacklens.control.projects_settings import in_app_rules
 from stacklens.issues import payload_view as ev
-from stacklens.issues.events import IssueEvents
+from stacklens.issues.events import EventRow, IssueEvents
 from stacklens.issues.reads import RANGES, issue_summary, issue_titles
 from stacklens.sourcemaps.symbolicate import Resolver
 from stacklens_contract.words import FILTERED
@@ -52,14 +53,17 @@ def _redact(value: Any, whole: set[str], inside: list[str]) -> Any:
     return value
 
 
-def without_user(row: dict[str, Any]) -> dict[str, Any]:
+def without_user(row: EventRow) -> EventRow:
     """The event with its user section dropped and the user's id, e-mail, name and IP address filtered
     wherever else they appear (frame variables, breadcrumbs, extra, tags): people's details stay inside the
     organization. Short values are filtered only as whole values, so an id like ``7`` cannot mangle text."""
     payload = ev.load_payload(row.get("payload", ""))
     user = payload.pop("user", None)
     values = {str(v) for v in (user.values() if isinstance(user, dict) else []) if isinstance(v, str | int)}
-    values |= {str(row.get(k) or "") for k in ("user_id", "user_email", "user_name", "user_ip")}
+    columns: Mapping[str, object] = (
+        row  # user columns, where a row carries them (events/get.sql selects none)
+    )
+    values |= {str(columns.get(k) or "") for k in ("user_id", "user_email", "user_name", "user_ip")}
     values.discard("")
     inside = sorted((v for v in values if len(v) >= 6), key=len, reverse=True)
     return {**row, "payload": json.dumps(_redact(payload, values, inside))}

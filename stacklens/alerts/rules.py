@@ -10,8 +10,9 @@ raises :class:`AlertInputError` naming the field. Callers own the transaction.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -68,6 +69,65 @@ STATISTICS = tuple(dict.fromkeys(s for m in budget_metrics().values() for s in m
 # Budget metric → (rule metric, statistic): "alert me when this budget fails". A key that is another name for
 # a metric and statistic (api_p95_ms: api_ms p95) is stored as that metric and statistic.
 BUDGET_METRIC_MAP = {k: m.same_as or (k, m.default_statistic) for k, m in budget_metrics().items()}
+# A request body as the API and the form send it: JSON of any shape until :func:`clean` has read it.
+RuleBody = Mapping[str, Any]
+
+
+class RuleSettings(TypedDict):
+    """What a rule watches and when it fires: the fields the stored rule (:class:`RuleValues`) and the API's
+    rule (:class:`RuleOut`) share."""
+
+    name: str
+    type: str
+    metric: str
+    statistic: str
+    scope: str
+    threshold: float | None
+    warning_threshold: float | None
+    resolve_threshold: float | None
+    min_samples: int
+    count_kind: str
+    environment: str
+    filters: dict[str, str]  # release, level and tag ("key:value"), each when set
+    renotify_minutes: int
+    enabled: bool
+
+
+class RuleValues(RuleSettings):
+    """The validated column values of a rule (:func:`clean`)."""
+
+    project_id: int
+    window_seconds: int
+    channel_ids: list[int]
+
+
+class RuleOut(RuleSettings):
+    """The API's rule (:func:`rule_out`): the request's field names, plus id, timestamps and the last failure."""
+
+    id: int
+    project: str  # the project's slug
+    window: str  # "7d", "6h", "30m"
+    channels: list[int]
+    budget_id: int | None
+    created_at: str
+    last_error: str
+    retry_at: str | None
+
+
+class BudgetRuleBody(TypedDict):
+    """The rule body that alerts when a budget fails (:func:`body_from_budget`)."""
+
+    name: str
+    type: str
+    project: str
+    metric: str
+    statistic: str
+    threshold: float
+    scope: str
+    window: str
+    min_samples: int
+    channels: list[int]
+    budget_id: int
 
 
 def parse_window(value: object, field: str = "window") -> int:
@@ -139,7 +199,7 @@ def _text(value: object, field: str, max_len: int, pattern: re.Pattern[str] | No
     return value
 
 
-def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]:
+def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
     """The validated column values of a rule from a request body (all fields, defaults applied)."""
     kind = body.get("type")
     if kind not in RULE_TYPES:
@@ -155,14 +215,14 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
     )
     if project is None:
         raise AlertInputError("project", f"no project {slug!r} in this organization")
-    values: dict[str, Any] = {"type": kind, "name": name, "project_id": project.id}
-    values["window_seconds"] = parse_window(body.get("window") or DEFAULT_WINDOWS.get(kind, "1h"))
-    values["environment"] = _text(body.get("environment"), "environment", 64)
-    values["metric"], values["statistic"], values["scope"] = "", "", "*"
+    window_seconds = parse_window(body.get("window") or DEFAULT_WINDOWS.get(kind, "1h"))
+    environment = _text(body.get("environment"), "environment", 64)
+    metric, statistic, scope = "", "", "*"
     if kind == "performance_budget":
-        metric = body.get("metric")
-        if not isinstance(metric, str) or metric not in METRICS:
-            raise AlertInputError("metric", f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+        asked = body.get("metric")
+        if not isinstance(asked, str) or asked not in METRICS:
+            raise AlertInputError("metric", f"unknown metric {asked!r}; use one of {', '.join(METRICS)}")
+        metric = asked
         spec = budget_metrics()[metric]
         statistic = body.get("statistic") or spec.default_statistic
         if spec.fixed_statistic:  # part of the metric (API p95, bytes per view, error %), as for budgets
@@ -175,15 +235,11 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
             )
         if spec.same_as is not None:  # another name for a metric and statistic: stored as those
             metric, statistic = spec.same_as
-        if values["window_seconds"] < 3600:
+        if window_seconds < 3600:
             raise AlertInputError(
                 "window", "a performance rule needs a window of at least 1h (hourly states)"
             )
-        values.update(
-            metric=metric,
-            statistic=statistic,
-            scope=_text(body.get("scope") or "*", "scope", 300, re.compile(r"^(\*|/\S*)$")) or "*",
-        )
+        scope = _text(body.get("scope") or "*", "scope", 300, re.compile(r"^(\*|/\S*)$")) or "*"
     if kind == "crash_free_rate":
         metric = body.get("metric") or CRASH_FREE_METRICS[0]
         if metric not in CRASH_FREE_METRICS:
@@ -191,7 +247,6 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
                 "metric",
                 f"a crash-free rate rule watches {' or '.join(CRASH_FREE_METRICS)} (got {metric!r})",
             )
-        values["metric"] = metric
     maximum = 100.0 if kind in ("error_rate", "crash_free_rate") else None
     required = kind in THRESHOLD_TYPES
     threshold = _number(body.get("threshold"), "threshold", required=required, maximum=maximum)
@@ -212,12 +267,7 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
         raise AlertInputError("warning_threshold", "must be below the threshold")
     if kind not in BELOW_TYPES and threshold is not None and resolve is not None and resolve > threshold:
         raise AlertInputError("resolve_threshold", "must be at most the threshold (it is where firing stops)")
-    values.update(
-        threshold=threshold if required else None,
-        warning_threshold=warning if required else None,
-        resolve_threshold=resolve if required else None,
-    )
-    values["min_samples"] = _integer(
+    min_samples = _integer(
         body.get("min_samples"),
         "min_samples",
         # A crash-free rate needs sessions: the release verdicts' minimum for crash-free sessions (100).
@@ -228,21 +278,37 @@ def clean(session: Session, org_id: int, body: dict[str, Any]) -> dict[str, Any]
     count_kind = body.get("count_kind") or "events"
     if count_kind not in ("events", "users"):
         raise AlertInputError("count_kind", "must be events or users")
-    values["count_kind"] = count_kind
-    values["filters"] = _filters(body.get("filters") or {}, body)
-    if kind in RELEASE_TYPES and values["filters"]:
-        name = next(iter(values["filters"]))
+    filters = _filters(body.get("filters") or {}, body)
+    if kind in RELEASE_TYPES and filters:
+        refused = next(iter(filters))
         raise AlertInputError(
-            name,
-            f"a {TYPE_LABELS[kind].lower()} rule watches the newest release's sessions: no {name} filter",
+            refused,
+            f"a {TYPE_LABELS[kind].lower()} rule watches the newest release's sessions: no {refused} filter",
         )
-    values["renotify_minutes"] = _integer(body.get("renotify_minutes"), "renotify_minutes", 0, 0, 7 * 24 * 60)
-    values["channel_ids"] = _channels(session, org_id, body.get("channels"))
-    values["enabled"] = body.get("enabled", True) is not False
-    return values
+    renotify_minutes = _integer(body.get("renotify_minutes"), "renotify_minutes", 0, 0, 7 * 24 * 60)
+    channel_ids = _channels(session, org_id, body.get("channels"))
+    return {
+        "type": kind,
+        "name": name,
+        "project_id": project.id,
+        "window_seconds": window_seconds,
+        "environment": environment,
+        "metric": metric,
+        "statistic": statistic,
+        "scope": scope,
+        "threshold": threshold if required else None,
+        "warning_threshold": warning if required else None,
+        "resolve_threshold": resolve if required else None,
+        "min_samples": min_samples,
+        "count_kind": count_kind,
+        "filters": filters,
+        "renotify_minutes": renotify_minutes,
+        "channel_ids": channel_ids,
+        "enabled": body.get("enabled", True) is not False,
+    }
 
 
-def _filters(raw: object, body: dict[str, Any]) -> dict[str, str]:
+def _filters(raw: object, body: RuleBody) -> dict[str, str]:
     if not isinstance(raw, dict):
         raise AlertInputError("filters", "must be an object with release, level and tag")
     merged = {k: raw.get(k, body.get(k)) for k in ("release", "level", "tag")}
@@ -279,9 +345,7 @@ def _channels(session: Session, org_id: int, raw: object) -> list[int]:
     return sorted(set(raw))
 
 
-def create_rule(
-    session: Session, org_id: int, body: dict[str, Any], actor_user_id: int | None = None
-) -> AlertRule:
+def create_rule(session: Session, org_id: int, body: RuleBody, actor_user_id: int | None = None) -> AlertRule:
     rule = AlertRule(org_id=org_id, **clean(session, org_id, body))
     rule.budget_id = body.get("budget_id") if isinstance(body.get("budget_id"), int) else None
     session.add(rule)
@@ -299,7 +363,7 @@ def create_rule(
 
 
 def update_rule(
-    session: Session, org_id: int, rule_id: int, body: dict[str, Any], actor_user_id: int | None = None
+    session: Session, org_id: int, rule_id: int, body: RuleBody, actor_user_id: int | None = None
 ) -> AlertRule:
     """Replace the rule's definition (the body as for creation); its states start over."""
     rule = get_rule(session, org_id, rule_id)
@@ -336,7 +400,7 @@ def list_rules(session: Session, org_id: int) -> list[AlertRule]:
     return list(session.scalars(select(AlertRule).where(AlertRule.org_id == org_id).order_by(AlertRule.id)))
 
 
-def body_from_budget(session: Session, org_id: int, budget_id: int, channels: list[int]) -> dict[str, Any]:
+def body_from_budget(session: Session, org_id: int, budget_id: int, channels: list[int]) -> BudgetRuleBody:
     """A rule body that alerts when the budget fails (its metric, statistic, scope, value, window and
     minimum samples)."""
     budget = session.get(Budget, budget_id)
@@ -366,7 +430,7 @@ def body_from_budget(session: Session, org_id: int, budget_id: int, channels: li
     }
 
 
-def rule_out(rule: AlertRule, project_slug: str) -> dict[str, Any]:
+def rule_out(rule: AlertRule, project_slug: str) -> RuleOut:
     """The API shape of a rule (the request's field names, plus id and timestamps)."""
     return {
         "id": rule.id,

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from stacklens.client import StackLens, StackLensError, query_body
+from stacklens.client import ExploreFilter, StackLens, StackLensError, query_body
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 FORMATS = ("table", "csv", "parquet", "json")
@@ -43,10 +43,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def _filters(raw: list[str]) -> list[dict[str, object]]:
+def _filters(raw: list[str]) -> list[ExploreFilter]:
     from stacklens.cli.main import CliError
 
-    out: list[dict[str, object]] = []
+    out: list[ExploreFilter] = []
     for text in raw:
         parts = text.split("|", 2)
         if len(parts) != 3:

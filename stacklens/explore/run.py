@@ -17,6 +17,7 @@ from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
 from stacklens.errors import InvalidInput, StackLensError
+from stacklens.explore.answer import ExploreAnswer, ExploreRow, SeriesLine
 from stacklens.explore.query import Query
 from stacklens.explore.sql import (
     MAX_SERIES_POINTS,
@@ -45,8 +46,8 @@ class QueryTooCostly(InvalidInput):
 @dataclass
 class Result:
     columns: list[str]
-    rows: list[dict[str, Any]]
-    series: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[ExploreRow]
+    series: list[SeriesLine] = field(default_factory=list)
     rows_read: int = 0
     elapsed_ms: float = 0.0
     truncated: bool = False
@@ -54,7 +55,7 @@ class Result:
     # loads that report LCP. The page shows them beside each figure; the JSON rows keep ``samples`` only.
     value_samples: list[dict[str, int]] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ExploreAnswer:
         return {
             "columns": self.columns,
             "rows": self.rows,
@@ -154,7 +155,7 @@ def run_explore(
         rows = [{c: plain_value(r[a]) for c, a in zip(columns, aliases, strict=True)} for r in raw[:most]]
         counted = {query.aggregates[i].column: alias for i, alias in value_counts(query).items()}
         value_samples = [{c: int(r[alias]) for c, alias in counted.items()} for r in raw[:most]]
-        points: list[dict[str, Any]] = []
+        points: list[SeriesLine] = []
         if series and query.interval:
             raw_points, series_read = _execute(
                 client, series_statement(query, org_id, project_ids, limits), limits
@@ -167,15 +168,15 @@ def run_explore(
 
 
 def _series(
-    query: Query, raw: list[dict[str, Any]], aliases: list[str], rows: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+    query: Query, raw: list[dict[str, Any]], aliases: list[str], rows: list[ExploreRow]
+) -> list[SeriesLine]:
     """One series per group of the table (the table's order), each ``{"group", "t", "samples", "values",
     "counts"}`` (``counts``: per aggregate over a metric, the values each bucket's figure summarises): only the
     buckets that hold rows, so a gap stays a gap."""
     group_by = query.group_by
     counted = {query.aggregates[i].column: alias for i, alias in value_counts(query).items()}
     wanted = [tuple(row[name] for name in group_by) for row in rows]
-    by_group: dict[tuple[Any, ...], dict[str, Any]] = {}
+    by_group: dict[tuple[Any, ...], SeriesLine] = {}
     for key in wanted:
         by_group[key] = {
             "group": dict(zip(group_by, key, strict=True)),

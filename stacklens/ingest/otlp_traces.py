@@ -26,7 +26,7 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import orjson
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
@@ -34,7 +34,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from stacklens.ingest import timeparse
 from stacklens.ingest.otlp_decode import TraceExport
-from stacklens.ingest.otlp_stacks import parse_stack
+from stacklens.ingest.otlp_stacks import Frame, parse_stack
 from stacklens.ingest.otlp_values import MAX_VALUE_CHARS, Notes, attributes
 
 # Event ids are name-based UUIDs in this namespace: the same trace and span give the same id on every resend.
@@ -73,6 +73,98 @@ _ERROR_STATUS = {
     503: "unavailable",
     504: "deadline_exceeded",
 }
+# A span's, an event's or a resource's attributes as JSON values (stacklens.ingest.otlp_values.attributes):
+# their keys and values are the sender's.
+Attributes = dict[str, Any]
+
+
+class SpanIds(TypedDict):
+    trace_id: str  # hex
+    span_id: str
+    parent_span_id: str  # "" for a root
+    op: str
+
+
+class TraceContext(SpanIds):
+    """A transaction's ``contexts.trace``: its root span."""
+
+    status: str
+    data: Attributes
+    origin: str
+
+
+class SpanPayload(SpanIds):
+    """One span of a transaction, as a Sentry SDK sends it (times in epoch seconds)."""
+
+    description: str
+    start_timestamp: float
+    timestamp: float
+    status: str
+    data: Attributes
+    origin: str
+
+
+class RequestPayload(TypedDict):
+    url: str
+    method: str
+
+
+class EventPayload(TypedDict):
+    """What a transaction and an error event both carry; the resource's release, environment and host, and the
+    trims made while reading the values (``errors``), only when there are some."""
+
+    event_id: str
+    timestamp: float
+    platform: str
+    transaction: str
+    tags: dict[str, str]
+    request: NotRequired[RequestPayload]
+    release: NotRequired[str]
+    environment: NotRequired[str]
+    server_name: NotRequired[str]
+    errors: NotRequired[list[dict[str, Any]]]
+
+
+class OtelContext(TypedDict):
+    resource: Attributes
+    span_name: NotRequired[str]  # an error event's span
+
+
+class TransactionContexts(TypedDict):
+    trace: TraceContext
+    otel: OtelContext
+    response: NotRequired[dict[str, int]]  # {"status_code": …}
+
+
+class TransactionPayload(EventPayload):
+    """The Sentry ``transaction`` payload of a local root and its spans."""
+
+    type: str
+    transaction_info: dict[str, str]  # {"source": route, url or custom}
+    start_timestamp: float
+    contexts: TransactionContexts
+    spans: list[SpanPayload]
+
+
+class ExceptionPayload(TypedDict):
+    type: str
+    value: str
+    mechanism: dict[str, str | bool]  # {"type": "otlp", "handled": …}
+    stacktrace: NotRequired[dict[str, list[Frame]]]  # {"frames": …}, oldest first
+
+
+class ErrorContexts(TypedDict):
+    trace: SpanIds
+    otel: OtelContext
+
+
+class ErrorPayload(EventPayload):
+    """The Sentry error event of an ``exception`` span event."""
+
+    level: str
+    exception: dict[str, list[ExceptionPayload]]  # {"values": [...]}
+    contexts: ErrorContexts
+    extra: NotRequired[dict[str, str]]  # the stack as sent, when no parser read it
 
 
 @dataclass
@@ -108,14 +200,14 @@ class _Origin:
     environment: str
     platform: str
     host: str
-    resource: dict[str, Any]
+    resource: Attributes
 
 
 @dataclass
 class _Node:
     span: Span
     origin: _Origin
-    attrs: dict[str, Any]
+    attrs: Attributes
     notes: Notes
 
     # Read once per span: the op, the description and the status all ask for them.
@@ -185,7 +277,7 @@ def trace_lines(export: TraceExport, app_key: str) -> TraceLines:
     return out
 
 
-def _line(kind: str, app_key: str, payload: dict[str, Any]) -> bytes:
+def _line(kind: str, app_key: str, payload: TransactionPayload | ErrorPayload) -> bytes:
     line = {"v": 1, "type": kind, "app_key": app_key, "payload": payload}
     try:
         return orjson.dumps(line)
@@ -258,7 +350,7 @@ def _seconds(nanos: int) -> float:
     return nanos / 1e9
 
 
-def _str(attrs: dict[str, Any], *keys: str) -> str:
+def _str(attrs: Attributes, *keys: str) -> str:
     for key in keys:
         value = attrs.get(key)
         if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
@@ -266,14 +358,14 @@ def _str(attrs: dict[str, Any], *keys: str) -> str:
     return ""
 
 
-def _method(attrs: dict[str, Any]) -> str:
+def _method(attrs: Attributes) -> str:
     method = _str(attrs, "http.request.method", "http.method")
     if method == "_OTHER":
         method = _str(attrs, "http.request.method_original") or method
     return method.upper()[:16]
 
 
-def _status_code(attrs: dict[str, Any]) -> int | None:
+def _status_code(attrs: Attributes) -> int | None:
     value = attrs.get("http.response.status_code", attrs.get("http.status_code"))
     try:
         code = int(value) if value is not None and not isinstance(value, bool) else None
@@ -282,7 +374,7 @@ def _status_code(attrs: dict[str, Any]) -> int | None:
     return code if code is not None and 100 <= code <= 599 else None
 
 
-def _url(attrs: dict[str, Any]) -> str:
+def _url(attrs: Attributes) -> str:
     full = _str(attrs, "url.full", "http.url")
     if full:
         return full
@@ -308,7 +400,7 @@ def _sentry_status(span: Span, code: int | None) -> str:
     return "ok"
 
 
-def _op(span: Span, attrs: dict[str, Any], method: str) -> str:
+def _op(span: Span, attrs: Attributes, method: str) -> str:
     has_http = bool(method)
     if span.kind == Span.SPAN_KIND_SERVER:
         return "http.server" if has_http else "rpc.server" if "rpc.system" in attrs else "server"
@@ -332,7 +424,7 @@ def _description(node: _Node) -> str:
     return span.name
 
 
-def _data(node: _Node) -> dict[str, Any]:
+def _data(node: _Node) -> Attributes:
     data = dict(node.attrs)
     if node.span.status.message:
         data["otel.status_description"] = node.span.status.message[:MAX_VALUE_CHARS]
@@ -359,7 +451,7 @@ def _child_times(node: _Node, root: Span) -> tuple[float, float]:
     return placed, placed + duration
 
 
-def _span(node: _Node, root: Span) -> dict[str, Any]:
+def _span(node: _Node, root: Span) -> SpanPayload:
     span = node.span
     start, end = _child_times(node, root)
     return {
@@ -376,7 +468,7 @@ def _span(node: _Node, root: Span) -> dict[str, Any]:
     }
 
 
-def _transaction(root: _Node, children: list[_Node]) -> dict[str, Any]:
+def _transaction(root: _Node, children: list[_Node]) -> TransactionPayload:
     """The Sentry transaction payload of a local root and its spans."""
     span, attrs, origin = root.span, root.attrs, root.origin
     op, code = root.op, root.code
@@ -388,7 +480,7 @@ def _transaction(root: _Node, children: list[_Node]) -> dict[str, Any]:
         name, source = span.name, "url"
     else:
         name, source = span.name, "custom"
-    trace = {
+    trace: TraceContext = {
         "trace_id": span.trace_id.hex(),
         "span_id": span.span_id.hex(),
         "parent_span_id": span.parent_span_id.hex(),
@@ -397,10 +489,10 @@ def _transaction(root: _Node, children: list[_Node]) -> dict[str, Any]:
         "data": _data(root),
         "origin": "otlp",
     }
-    contexts: dict[str, Any] = {"trace": trace, "otel": {"resource": origin.resource}}
+    contexts: TransactionContexts = {"trace": trace, "otel": {"resource": origin.resource}}
     if code is not None:
         contexts["response"] = {"status_code": code}
-    payload: dict[str, Any] = {
+    payload: TransactionPayload = {
         "type": "transaction",
         "event_id": _event_id("transaction", span.trace_id, span.span_id),
         "transaction": name[:1024],
@@ -422,7 +514,7 @@ def _tags(origin: _Origin) -> dict[str, str]:
     return {"service": origin.service} if origin.service else {}
 
 
-def _common(payload: dict[str, Any], origin: _Origin, nodes: list[_Node]) -> None:
+def _common(payload: EventPayload, origin: _Origin, nodes: list[_Node]) -> None:
     if origin.release:
         payload["release"] = origin.release
     if origin.environment:
@@ -438,7 +530,7 @@ def _event_id(kind: str, trace_id: bytes, span_id: bytes, extra: str = "") -> st
     return uuid.uuid5(_ID_NAMESPACE, f"{kind}:{trace_id.hex()}:{span_id.hex()}:{extra}").hex
 
 
-def _error_event(node: _Node, event: Span.Event, index: int, transaction: dict[str, Any]) -> dict[str, Any]:
+def _error_event(node: _Node, event: Span.Event, index: int, transaction: TransactionPayload) -> ErrorPayload:
     """The error event of an ``exception`` span event, in the trace of its span."""
     notes = Notes()
     # The stack is read whole (up to 64 KiB), not cut at the attribute limit: its innermost frames are last
@@ -450,7 +542,7 @@ def _error_event(node: _Node, event: Span.Event, index: int, transaction: dict[s
     exc_type = _str(attrs, "exception.type")
     message = _str(attrs, "exception.message")
     frames = parse_stack(stack) if stack else []
-    exception: dict[str, Any] = {
+    exception: ExceptionPayload = {
         "type": exc_type or "Error",
         "value": message,
         "mechanism": {"type": "otlp", "handled": attrs.get("exception.escaped") is not True},
@@ -458,7 +550,7 @@ def _error_event(node: _Node, event: Span.Event, index: int, transaction: dict[s
     if frames:
         exception["stacktrace"] = {"frames": frames}
     span, origin = node.span, node.origin
-    payload: dict[str, Any] = {
+    payload: ErrorPayload = {
         "event_id": _event_id("exception", span.trace_id, span.span_id, f"{index}:{event.time_unix_nano}"),
         "timestamp": _seconds(event.time_unix_nano or span.end_time_unix_nano),
         "level": "error",

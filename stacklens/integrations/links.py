@@ -22,7 +22,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -53,9 +53,30 @@ class LinkInProgress(Conflict):
     """The same ticket is being created right now by another request."""
 
 
+class LinkOut(TypedDict):
+    """A link as the API answers it and the issue pages show it (:func:`link_out`)."""
+
+    id: int
+    integration_id: int
+    integration: str  # the connection's name ("" when it is gone)
+    type: str  # the tracker: github, jira, …
+    issue_id: str
+    target: str  # the repository, project or team
+    state: str  # creating, linked
+    key: str  # the ticket's key, URL and state ("" until linked)
+    url: str
+    ticket_state: str  # open, closed
+    origin: str  # created, linked
+    last_error: str  # the last failed read of the ticket's state
+    checked_at: str | None
+    failures: int
+    retry_at: str | None
+    created_at: str
+
+
 @dataclass(frozen=True)
 class LinkResult:
-    link: dict[str, Any]
+    link: LinkOut
     created: bool  # a ticket was made (or adopted) by this call; False: the existing link was returned
 
 
@@ -63,7 +84,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def link_out(row: ExternalLink, connection: TrackerConnection | None = None) -> dict[str, Any]:
+def link_out(row: ExternalLink, connection: TrackerConnection | None = None) -> LinkOut:
     return {
         "id": row.id,
         "integration_id": row.connection_id,
@@ -105,7 +126,7 @@ def _claim(
     connection_id: object,
     target: str,
     actor: str,
-) -> tuple[dict[str, Any] | None, int, str, bool, str]:
+) -> tuple[LinkOut | None, int, str, bool, str]:
     """Step 1: the existing link (answered as is), or a claimed ``creating`` row: (link, row id, marker,
     resumed, target)."""
     with session_scope(settings) as session:
@@ -231,7 +252,7 @@ def _failed(
 
 def _store(
     settings: Settings, org_id: int, link_id: int, ticket: Ticket, actor_user_id: int | None, origin: str
-) -> dict[str, Any]:
+) -> LinkOut:
     with session_scope(settings) as session:
         row = session.get(ExternalLink, link_id)
         assert row is not None
@@ -326,7 +347,7 @@ def unlink(session: Session, org_id: int, link_id: int, actor_user_id: int | Non
 
 def links_of_issues(
     session: Session, org_id: int, project_id: int, issue_ids: list[int]
-) -> dict[int, list[dict[str, Any]]]:
+) -> dict[int, list[LinkOut]]:
     """The links of each issue (issue page and list), oldest first, with their connection's name and type."""
     if not issue_ids:
         return {}
@@ -342,7 +363,7 @@ def links_of_issues(
     connections = {
         c.id: c for c in session.scalars(select(TrackerConnection).where(TrackerConnection.org_id == org_id))
     }
-    out: dict[int, list[dict[str, Any]]] = {}
+    out: dict[int, list[LinkOut]] = {}
     for row in rows:
         out.setdefault(int(row.issue_id), []).append(link_out(row, connections.get(row.connection_id)))
     return out

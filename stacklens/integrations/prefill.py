@@ -30,7 +30,7 @@ def _when(value: object) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if isinstance(value, datetime) else str(value or "")
 
 
-def stack_top(chain: list[dict[str, Any]], frames: int = STACK_TOP_FRAMES) -> str:
+def stack_top(chain: list[ev.ExceptionView], frames: int = STACK_TOP_FRAMES) -> str:
     """The raised exception and its top frames, as text."""
     if not chain:
         return ""

@@ -7,8 +7,9 @@ Each query filters on the issue's fingerprint as well as its id, so it runs on t
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from clickhouse_connect.driver.client import Client
 
@@ -20,6 +21,65 @@ HISTORY_PAGE = 25
 EPOCH = datetime(1970, 1, 1)
 # An open end reaches this far past now (UTC), so events stamped ahead by a skewed client clock still show.
 OPEN_END = timedelta(days=366)
+
+
+class EventRow(TypedDict):
+    """One stored event (events/get.sql): its indexed fields and its scrubbed payload, as JSON text
+    (:func:`stacklens.issues.payload_view.load_payload` reads it)."""
+
+    event_id: str
+    issue_id: int
+    timestamp: datetime
+    received_at: datetime
+    environment: str
+    release: str
+    service: str
+    level: str
+    platform: str
+    title: str
+    culprit: str
+    payload: str
+
+
+class HistoryRow(TypedDict):
+    """One occurrence of an issue's event history (events/history.sql)."""
+
+    event_id: str
+    timestamp: datetime
+    user_id: str
+    user_email: str
+    user_name: str
+    user_ip: str
+    environment: str
+    release: str
+    service: str
+    server_name: str
+    transaction: str
+    request_method: str
+    request_url: str
+    browser_name: str
+    browser_version: str
+    os_name: str
+    os_version: str
+    level: str
+
+
+class EventBucket(TypedDict):
+    """One bar of the events-over-time chart: the bucket's start (UTC) and its events."""
+
+    bucket: datetime
+    events: int
+
+
+@dataclass(frozen=True)
+class EventLocation:
+    """Where an event of an organization lives (events/find.sql)."""
+
+    event_id: str
+    project_id: int
+    issue_id: int
+    fingerprint: str
+    timestamp: datetime
 
 
 def event_window(
@@ -50,14 +110,14 @@ class IssueEvents:
             fingerprint = rows[0]["fingerprint"] if rows else ""
         self.base["fingerprint"] = fingerprint
 
-    def _window(self, since: datetime | None, until: datetime | None) -> dict[str, Any]:
+    def _window(self, since: datetime | None, until: datetime | None) -> dict[str, datetime]:
         return event_window(since, until)
 
     def latest(self, since: datetime | None = None, until: datetime | None = None) -> str | None:
         rows = run_query(self.client, "events/latest", {**self.base, **self._window(since, until)})
         return str(rows[0]["event_id"]) if rows else None
 
-    def get(self, event_id: str) -> dict[str, Any] | None:
+    def get(self, event_id: str) -> EventRow | None:
         canonical = valid_event_id(event_id)
         if canonical is None:
             return None
@@ -66,10 +126,10 @@ class IssueEvents:
             return None
         row = rows[0]
         row["event_id"] = str(row["event_id"])
-        return row
+        return cast(EventRow, row)  # the columns events/get.sql names, the id as text
 
     def neighbours(
-        self, event: dict[str, Any], since: datetime | None = None, until: datetime | None = None
+        self, event: EventRow, since: datetime | None = None, until: datetime | None = None
     ) -> tuple[str | None, str | None]:
         """(newer, older) event ids next to ``event``."""
         rows = run_query(
@@ -91,7 +151,7 @@ class IssueEvents:
         limit: int = HISTORY_PAGE,
         since: datetime | None = None,
         until: datetime | None = None,
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[HistoryRow], str | None]:
         """One page of occurrences, newest first, and the next page's cursor."""
         cursor_ts, cursor_id = EPOCH, ""
         if cursor:
@@ -102,7 +162,7 @@ class IssueEvents:
             except InvalidCursor as exc:
                 raise BadListRequest(str(exc)) from exc
             cursor_ts, cursor_id = EPOCH + timedelta(milliseconds=value), key
-        rows = run_query(
+        found = run_query(
             self.client,
             "events/history",
             {
@@ -113,8 +173,9 @@ class IssueEvents:
                 "limit": limit + 1,
             },
         )
-        for row in rows:
+        for row in found:
             row["event_id"] = str(row["event_id"])
+        rows = cast(list[HistoryRow], found)  # the columns events/history.sql names, the ids as text
         next_cursor = None
         if len(rows) > limit:
             rows = rows[:limit]
@@ -123,7 +184,7 @@ class IssueEvents:
             next_cursor = encode_cursor(millis, last["event_id"])
         return rows, next_cursor
 
-    def over_time(self, since: datetime, until: datetime) -> list[dict[str, Any]]:
+    def over_time(self, since: datetime, until: datetime) -> list[EventBucket]:
         """Events per bucket over [since, until], every bucket present (zero where nothing happened)."""
         bucket = bucket_seconds(since, until)
         rows = run_query(
@@ -136,7 +197,7 @@ class IssueEvents:
 
 def fill_buckets(
     rows: list[dict[str, Any]], since: datetime, until: datetime, bucket: int
-) -> list[dict[str, Any]]:
+) -> list[EventBucket]:
     """Every bucket of [since, until] with its count, zero where the query had no row.
 
     Without the empty buckets a chart cannot tell "nothing happened" from "no data": one bucket becomes a
@@ -163,7 +224,7 @@ def bucket_seconds(since: datetime, until: datetime) -> int:
     return 300 if span <= 6 * 3600 else 3600 if span <= 4 * 86400 else 86400
 
 
-def find_event(client: Client, org_id: int, project_ids: list[int], event_id: str) -> dict[str, Any] | None:
+def find_event(client: Client, org_id: int, project_ids: list[int], event_id: str) -> EventLocation | None:
     """Where an event of the organization lives (project, issue), or ``None``."""
     canonical = valid_event_id(event_id)
     if canonical is None or not project_ids:
@@ -173,5 +234,10 @@ def find_event(client: Client, org_id: int, project_ids: list[int], event_id: st
     if not rows:
         return None
     row = rows[0]
-    row["event_id"] = str(row["event_id"])
-    return row
+    return EventLocation(
+        event_id=str(row["event_id"]),
+        project_id=int(row["project_id"]),
+        issue_id=int(row["issue_id"]),
+        fingerprint=str(row["fingerprint"]),
+        timestamp=row["timestamp"],
+    )

@@ -11,14 +11,19 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 from urllib.parse import parse_qsl
 
 from stacklens.ingest.grouping.v1 import frames_of
 from stacklens.ingest.grouping.v2 import stack_frames
 from stacklens.ingest.in_app import NO_RULES, InAppRules, frame_in_app
 from stacklens.ingest.useragent import parse_user_agent
+from stacklens.issues.events import EventRow
 from stacklens_contract.words import BREADCRUMB_CATEGORIES, FILTERED
+
+# A stored payload, or an object inside one: the client's JSON as it was sent (scrubbed), of any shape. It stays
+# a plain dict; what leaves this module is typed below.
+Payload = dict[str, Any]
 
 ALWAYS_FILTERED_HEADERS = frozenset({"authorization", "cookie", "set-cookie", "proxy-authorization"})
 # Sentry SDK integrations that name the web framework, for the environment panel.
@@ -44,7 +49,82 @@ FRAMEWORKS = (
 )
 
 
-def _dict(value: Any) -> dict[str, Any]:
+class FrameView(TypedDict):
+    """One frame as the page shows it (:func:`exceptions`)."""
+
+    filename: str
+    abs_path: str
+    module: str
+    package: str
+    instruction_addr: str
+    function: str
+    lineno: int | None
+    colno: int | None
+    in_app: bool
+    args: list[tuple[str, str]]
+    vars: list[tuple[str, str]]
+    pre_context: list[str]
+    context_line: str | None
+    post_context: list[str]
+    # Set by stacklens.sourcemaps.symbolicate: the minified position and name of a frame a source map
+    # resolved (and how it found the map), or why it could not.
+    minified: NotRequired[str]
+    minified_function: NotRequired[str]
+    sourcemap_via: NotRequired[str]
+    sourcemap_note: NotRequired[str]
+
+
+class ExceptionView(TypedDict):
+    """One exception of the chain with its frames, top (where it occurred) first."""
+
+    type: str
+    value: str
+    frames: list[FrameView]
+
+
+class RequestView(TypedDict):
+    """The request panel; ``body`` is the JSON the client sent (``body_is_json``) or its text."""
+
+    url: str
+    method: str
+    headers: list[tuple[str, str]]
+    query: list[tuple[str, str]]
+    body: Payload | list[Any] | str
+    body_is_json: bool
+
+
+class UserInfo(TypedDict):
+    id: str
+    email: str
+    name: str
+    ip_address: str
+
+
+class TimeNote(TypedDict):
+    """Why the event is stored under its receive time: the time it was sent with, why that was replaced, and
+    the time it is stored under."""
+
+    sent: str
+    why: str
+    stored: str
+
+
+class Breadcrumb(TypedDict):
+    time: str
+    category: str
+    level: str
+    message: str
+
+
+class EnvironmentInfo(TypedDict):
+    runtime: str
+    framework: str
+    os: str
+    server: str
+    memory: str
+
+
+def _dict(value: Any) -> Payload:
     return value if isinstance(value, dict) else {}
 
 
@@ -72,7 +152,7 @@ def _pairs(value: Any) -> list[tuple[str, str]]:
     return []
 
 
-def load_payload(raw: str) -> dict[str, Any]:
+def load_payload(raw: str) -> Payload:
     try:
         value = json.loads(raw) if raw else {}
     except ValueError:
@@ -80,7 +160,7 @@ def load_payload(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _frame(frame: dict[str, Any], rules: InAppRules, platform: str) -> dict[str, Any]:
+def _frame(frame: Payload, rules: InAppRules, platform: str) -> FrameView:
     """One frame as the page shows it, whatever the platform: a file (Python, JavaScript, .NET), a module
     (Java, Kotlin), or a package and an address (native, Cocoa). In-app or vendor as ingest infers it for
     the culprit (the SDK's flag, else where the code lives; the project's prefixes first)."""
@@ -107,12 +187,12 @@ def _frame(frame: dict[str, Any], rules: InAppRules, platform: str) -> dict[str,
     }
 
 
-def _frames(frames: list[dict[str, Any]], rules: InAppRules, platform: str) -> list[dict[str, Any]]:
+def _frames(frames: list[Payload], rules: InAppRules, platform: str) -> list[FrameView]:
     """Top (where it occurred) first: Sentry lists the oldest call first."""
     return [_frame(f, rules, platform) for f in reversed(frames)]
 
 
-def message_text(payload: dict[str, Any]) -> str:
+def message_text(payload: Payload) -> str:
     """The event's message as a person reads it: ``logentry.formatted``, else the template with its params,
     else ``message`` (a string, or an object with ``formatted`` / ``message``); never raw JSON."""
     logentry = _dict(payload.get("logentry"))
@@ -134,7 +214,7 @@ def message_text(payload: dict[str, Any]) -> str:
     return message if isinstance(message, str) else ""
 
 
-def exceptions(payload: dict[str, Any], rules: InAppRules = NO_RULES) -> list[dict[str, Any]]:
+def exceptions(payload: Payload, rules: InAppRules = NO_RULES) -> list[ExceptionView]:
     """The exception chain, the raised one first, each with frames top (where it occurred) first.
 
     An exception without frames shows the stack of the thread it was raised on (native crashes); an event
@@ -142,7 +222,7 @@ def exceptions(payload: dict[str, Any], rules: InAppRules = NO_RULES) -> list[di
     ``rules`` are the project's in-app prefixes.
     """
     platform = _text(payload.get("platform"))
-    chain = []
+    chain: list[ExceptionView] = []
     values = [_dict(exc) for exc in _list(payload.get("exception"))]
     for exc in reversed(values):
         frames = _frames(frames_of(exc), rules, platform)
@@ -161,7 +241,7 @@ def exceptions(payload: dict[str, Any], rules: InAppRules = NO_RULES) -> list[di
     return chain
 
 
-def request_data(payload: dict[str, Any]) -> dict[str, Any] | None:
+def request_data(payload: Payload) -> RequestView | None:
     request = _dict(payload.get("request"))
     if not request:
         return None
@@ -180,10 +260,10 @@ def request_data(payload: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def user_info(payload: dict[str, Any]) -> dict[str, str] | None:
+def user_info(payload: Payload) -> UserInfo | None:
     """Only when the event identifies its user."""
     user = _dict(payload.get("user"))
-    info = {
+    info: UserInfo = {
         "id": _text(user.get("id")),
         "email": _text(user.get("email")),
         "name": _text(user.get("name") or user.get("username")),
@@ -209,7 +289,7 @@ def _when(value: Any) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if moment else ""
 
 
-def _crumb_message(category: str, message: Any, data: dict[str, Any]) -> str:
+def _crumb_message(category: str, message: Any, data: Payload) -> str:
     """What a person reads: the message, else the data in words (``/ → /cart``, ``GET /api → 500``)."""
     if message not in (None, ""):
         return _text(message)
@@ -231,7 +311,7 @@ _REPLACED_TIME = {
 }
 
 
-def time_note(payload: dict[str, Any]) -> dict[str, str] | None:
+def time_note(payload: Payload) -> TimeNote | None:
     """The note for an event stored under its receive time instead of the time it was sent with."""
     for entry in _list(payload.get("errors")):
         if isinstance(entry, dict) and entry.get("type") in _REPLACED_TIME:
@@ -243,8 +323,8 @@ def time_note(payload: dict[str, Any]) -> dict[str, str] | None:
     return None
 
 
-def breadcrumbs(payload: dict[str, Any]) -> list[dict[str, str]]:
-    crumbs = []
+def breadcrumbs(payload: Payload) -> list[Breadcrumb]:
+    crumbs: list[Breadcrumb] = []
     for crumb in _list(payload.get("breadcrumbs")):
         crumb = _dict(crumb)
         category = _text(crumb.get("category") or crumb.get("type") or "default")
@@ -260,7 +340,7 @@ def breadcrumbs(payload: dict[str, Any]) -> list[dict[str, str]]:
     return crumbs
 
 
-def breadcrumb_categories(crumbs: list[dict[str, str]]) -> list[str]:
+def breadcrumb_categories(crumbs: list[Breadcrumb]) -> list[str]:
     """The filter's choices: the spec's categories, then other top-level ones the event has (``ui.click``
     is filtered under ``ui``)."""
     seen = list(BREADCRUMB_CATEGORIES)
@@ -271,7 +351,7 @@ def breadcrumb_categories(crumbs: list[dict[str, str]]) -> list[str]:
     return seen
 
 
-def tags(payload: dict[str, Any], row: dict[str, Any]) -> list[tuple[str, str]]:
+def tags(payload: Payload, row: EventRow) -> list[tuple[str, str]]:
     """Default tags first (environment, release, server name; browser and OS for JavaScript), then custom ones."""
     contexts = _dict(payload.get("contexts"))
     found: dict[str, str] = {}
@@ -292,7 +372,7 @@ def tags(payload: dict[str, Any], row: dict[str, Any]) -> list[tuple[str, str]]:
     return list(found.items())
 
 
-def environment_info(payload: dict[str, Any]) -> dict[str, str]:
+def environment_info(payload: Payload) -> EnvironmentInfo:
     """Runtime, framework, OS, server and memory from the contexts the SDKs send (``runtime``, ``os``,
     ``device``, ``app``, ``browser``); for a browser event the browser is the runtime, and the request's
     User-Agent fills what the contexts leave out."""
@@ -338,7 +418,7 @@ def _memory(value: Any) -> str:
     return _text(value)
 
 
-def copy_text(chain: list[dict[str, Any]]) -> str:
+def copy_text(chain: list[ExceptionView]) -> str:
     """Type, message and stack as plain text (the Copy error action)."""
     lines = []
     for exc in chain:
@@ -351,22 +431,28 @@ def copy_text(chain: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def compare_view(payload: dict[str, Any], row: dict[str, Any]) -> dict[str, dict[str, str]]:
+def _texts(view: UserInfo | EnvironmentInfo) -> dict[str, str]:
+    """A view whose values are all text, as lines of the comparison."""
+    return {key: str(value) for key, value in view.items()}
+
+
+def compare_view(payload: Payload, row: EventRow) -> dict[str, dict[str, str]]:
     """Flat sections for the side-by-side comparison of two events."""
-    request = request_data(payload) or {}
+    request = request_data(payload)
+    user = user_info(payload)
     return {
         "Request": {
-            "URL": request.get("url", ""),
-            "Method": request.get("method", ""),
-            **{f"Header {k}": v for k, v in request.get("headers", [])},
-            **{f"Query {k}": v for k, v in request.get("query", [])},
-            "Body": _text(request.get("body", "")),
+            "URL": request["url"] if request else "",
+            "Method": request["method"] if request else "",
+            **{f"Header {k}": v for k, v in (request["headers"] if request else [])},
+            **{f"Query {k}": v for k, v in (request["query"] if request else [])},
+            "Body": _text(request["body"] if request else ""),
         },
-        "User": {k: v for k, v in (user_info(payload) or {}).items()},
+        "User": _texts(user) if user else {},
         "Environment": {
             "environment": _text(row.get("environment")),
             "release": _text(row.get("release")),
-            **environment_info(payload),
+            **_texts(environment_info(payload)),
         },
         "Custom data": {
             **{f"tag {k}": v for k, v in _pairs(payload.get("tags"))},

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput
+from stacklens.issues.payload_view import ExceptionView, FrameView
 from stacklens.sourcemaps import store
 from stacklens.sourcemaps.bundle import join_url, source_mapping_url
 from stacklens.sourcemaps.index import JS_PLATFORMS, debug_images
@@ -169,7 +171,7 @@ class _EventMaps:
         return parsed, how
 
 
-def _lookup(maps: _EventMaps, frame: dict[str, Any]) -> tuple[SourceMap | None, Original | None, str]:
+def _lookup(maps: _EventMaps, frame: Mapping[str, Any]) -> tuple[SourceMap | None, Original | None, str]:
     url = frame.get("abs_path") or frame.get("filename") or ""
     if not url or frame.get("lineno") is None:
         return None, None, "the frame has no file and line"
@@ -206,7 +208,7 @@ def resolve_frames(
     return _resolve(_EventMaps(resolver, payload), frames)
 
 
-def _resolve(maps: _EventMaps, frames: list[dict[str, Any]]) -> list[Resolved | None]:
+def _resolve(maps: _EventMaps, frames: Sequence[Mapping[str, Any]]) -> list[Resolved | None]:
     looked = [_lookup(maps, f) if f.get("colno") is not None else None for f in frames]
     answers: list[Resolved | None] = []
     for i, result in enumerate(looked):
@@ -226,7 +228,7 @@ def _resolve(maps: _EventMaps, frames: list[dict[str, Any]]) -> list[Resolved | 
     return answers
 
 
-def symbolicate(resolver: Resolver, payload: dict[str, Any], chain: list[dict[str, Any]]) -> int:
+def symbolicate(resolver: Resolver, payload: dict[str, Any], chain: list[ExceptionView]) -> int:
     """Rewrite the JavaScript frames of ``chain`` (the page's exceptions, frames top first) to their original
     file, line, column, function and context; return how many frames were mapped."""
     if str(payload.get("platform") or "") not in JS_PLATFORMS:
@@ -258,7 +260,7 @@ def context_line(parsed: SourceMap, original: Original) -> str | None:
     return lines[original.line - 1] if lines and 0 < original.line <= len(lines) else None
 
 
-def _apply(frame: dict[str, Any], parsed: SourceMap, original: Original, name: str, how: str) -> None:
+def _apply(frame: FrameView, parsed: SourceMap, original: Original, name: str, how: str) -> None:
     path = original_path(original.source)
     frame["minified"] = f"{frame['filename']}:{frame['lineno']}:{frame.get('colno')}"
     frame["minified_function"] = frame["function"]

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -104,8 +104,13 @@ def test_builds_only_once_the_shipper_has_sent_the_whole_history(server, tmp_pat
     history.write_bytes(b'{"type": "sessions"}\n' * 50)
 
     def shipped(offset: int) -> None:
-        entry = {"path": history.name, "offset": offset, "size": history.stat().st_size}
-        publish(logs / STATUS_NAME, {"files": {"f1": entry}, "stats": {}})
+        entry = {
+            "path": history.name,
+            "offset": offset,
+            "size": history.stat().st_size,
+        }  # what catch_up reads
+        body: dict[str, Any] = {"files": {"f1": entry}, "stats": {}}
+        publish(logs / STATUS_NAME, body)
 
     shipped(300)  # part of the file sent
     marker.write_text("done\n")

@@ -3,6 +3,8 @@ backtick run inside, ADF text nodes never empty, plain text as it is."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from stacklens.integrations.document import Document, to_adf, to_markdown, to_plain
 from stacklens.integrations.prefill import stack_top
 
@@ -32,7 +34,8 @@ def test_adf_leaves_out_empty_values_and_keeps_text_literal() -> None:
 
 def test_stack_top_keeps_the_raised_exception_and_its_top_frames() -> None:
     frames = [{"function": f"f{i}", "filename": "app.py", "lineno": i} for i in range(12)]
-    text = stack_top([{"type": "ValueError", "value": "bad", "frames": frames}])
+    chain: list[dict[str, Any]] = [{"type": "ValueError", "value": "bad", "frames": frames}]
+    text = stack_top(chain)
     lines = text.splitlines()
     assert lines[0] == "ValueError: bad" and lines[1] == "  at f0 (app.py:0)"
     assert len(lines) == 10 and lines[-1] == "  … 4 more frames"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from stacklens.integrations.document import to_markdown
 from stacklens.integrations.prefill import Draft, document, stack_top
 
-CHAIN = [
+CHAIN: list[dict[str, Any]] = [  # the frames' fields stack_top reads
     {
         "type": "KeyError",
         "value": "'sku'",

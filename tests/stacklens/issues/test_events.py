@@ -55,7 +55,7 @@ def test_reads_of_one_issue_walk_its_events_newest_first(settings: Settings) -> 
     assert events.latest(until=now - timedelta(minutes=25)) == oldest
 
     found = find_event(client, 1, [1], newest)
-    assert found is not None and (found["project_id"], found["issue_id"]) == (1, issue_id)
+    assert found is not None and (found.project_id, found.issue_id) == (1, issue_id)
     assert find_event(client, 2, [1], newest) is None  # another organization's id finds nothing
     assert find_event(client, 1, [], newest) is None and find_event(client, 1, [1], "nope") is None
 

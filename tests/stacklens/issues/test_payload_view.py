@@ -41,7 +41,8 @@ def test_a_real_sdk_payload_is_shown_part_by_part() -> None:
     assert "RuntimeError" in text and "checkout failed" in text and "_inner" in text
 
     assert pv.user_info(loaded) == {"id": "u-1", "email": "ann@example.test", "name": "", "ip_address": ""}
-    assert ("tenant", "blue") in pv.tags(loaded, {})
+    no_columns: dict[str, str] = {}  # a row without environment or release: the payload's own tags
+    assert ("tenant", "blue") in pv.tags(loaded, no_columns)
     crumbs = pv.breadcrumbs(loaded)
     assert any(c["message"] == "GET /cart" for c in crumbs)
     assert isinstance(pv.environment_info(loaded), dict)
@@ -54,5 +55,6 @@ def test_missing_or_malformed_parts_show_nothing_instead_of_failing() -> None:
     assert [c["message"] for c in pv.breadcrumbs(broken)] == ["", ""]
     assert pv.request_data(broken) is None
     assert pv.copy_text([]) == ""
-    view = pv.compare_view(broken, {})
+    no_columns: dict[str, str] = {}
+    view = pv.compare_view(broken, no_columns)
     assert isinstance(view, dict) and all(isinstance(v, dict) for v in view.values())

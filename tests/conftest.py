@@ -60,9 +60,20 @@ def postgres_url() -> str:
     return _require_env("STACKLENS_TEST_POSTGRES_URL")
 
 
+def worker_redis_url(url: str) -> str:
+    """``url`` (the machine's Redis) in a database of this pytest worker's own: ``make test`` runs two workers
+    (pytest-xdist), each with control stores that number organizations and keys from 1, so two workers' tests
+    would otherwise share Redis keys such as an ``org 1`` bucket. Worker ``gwN`` takes database 15 - N."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw"):
+        return url
+    base, _, _db = url.rpartition("/")
+    return f"{base}/{15 - int(worker[2:]) % 15}"
+
+
 @pytest.fixture
 def redis_url() -> str:
-    return _require_env("STACKLENS_TEST_REDIS_URL")
+    return worker_redis_url(_require_env("STACKLENS_TEST_REDIS_URL"))
 
 
 def postgres_schema_url(base_url: str) -> tuple[str, str]:

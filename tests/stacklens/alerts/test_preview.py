@@ -184,6 +184,9 @@ def test_release_rules_replay_the_newest_release_of_each_moment(settings: Settin
     replayed = preview(client, verdicts, NOW)
     assert replayed.notifications == 1 and "shop@1.1.0" in replayed.note and "shop@1.2.0" not in replayed.note
     ((day, count),) = replayed.daily
+    # Judged at midnights: the first midnight after shop@1.1.0 appeared holds 0-24 hours of its sessions (it
+    # depends on the hour the test runs), too few to be significant early in that range; by the second midnight
+    # it has 24-48 hours (240-480 sessions, 5 % crashed against 1 %): a regression.
     assert (
-        count == 1 and first_b.date().isoformat() <= day <= (first_b + timedelta(days=1)).date().isoformat()
+        count == 1 and first_b.date().isoformat() <= day <= (first_b + timedelta(days=2)).date().isoformat()
     )

@@ -14,6 +14,7 @@ database that already has tables or a retention other than the template's go to 
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -128,6 +129,4 @@ def copying(runner: Runner) -> Runner:
             return runner(settings)
         return copy_template(template, settings)
 
-    apply_migrations.__doc__ = runner.__doc__
-    apply_migrations.__wrapped__ = runner  # type: ignore[attr-defined]
-    return apply_migrations
+    return functools.wraps(runner)(apply_migrations)

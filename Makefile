@@ -3,10 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-# One pytest process by default. `make test PYTEST_ARGS="-n 2 --dist loadfile"` runs two workers (pytest-xdist):
-# a file's tests on one worker, a Redis database per worker (tests/conftest.py); ~19 instead of ~27 minutes,
-# not the default yet as one browser test timed out under two workers (docs/decisions.md).
-PYTEST_ARGS ?=
+# Two pytest workers (pytest-xdist), one per core of the machines we run on: a file's tests stay on one worker,
+# each worker has a Redis database of its own (tests/conftest.py); ~19 instead of ~27 minutes.
+# `make test PYTEST_ARGS=` runs one process (docs/decisions.md).
+PYTEST_ARGS ?= -n 2 --dist loadfile
 
 .PHONY: up test lint install-server install-dev test-deps
 

@@ -35,12 +35,14 @@ AppSettings = Annotated[Settings, Depends(get_app_settings)]
 
 
 def get_db(settings: AppSettings) -> Iterator[Session]:
-    """A control-store session for the request: committed when the route succeeds, rolled back otherwise."""
+    """A control-store session for the request: committed when the route succeeds, rolled back otherwise,
+    before the answer is sent (``DbSession`` asks for that), so a client reads back what it was told is saved."""
     with session_scope(settings) as session:
         yield session
 
 
-DbSession = Annotated[Session, Depends(get_db)]
+# scope="function": FastAPI ends a yield dependency after the answer is sent unless told otherwise.
+DbSession = Annotated[Session, Depends(get_db, scope="function")]
 
 
 def get_warehouse_client(settings: AppSettings) -> Client:

@@ -10,6 +10,7 @@ test's helper between the ticks. With a ClickHouse server the same processes sim
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -113,6 +114,7 @@ def test_daemon_ticks_materialize_marts_with_the_instance_in_postgres(
             stdout=out,
             stderr=subprocess.STDOUT,
             text=True,
+            start_new_session=True,  # its own process group: the code server it starts stops with it
         )
     monkeypatch.setenv("STACKLENS_DAGSTER_DATABASE_URL", dagster_database)
     instance = dg.DagsterInstance.from_config(str(home))
@@ -124,7 +126,8 @@ def test_daemon_ticks_materialize_marts_with_the_instance_in_postgres(
         _run(env, "-m", "tests.pipelines.daemon_warehouse", "seed", "3", "2")
         _wait_for_runs(instance, 2, daemon, log)
     finally:
-        daemon.terminate()
+        # The daemon's gRPC code server outlived a terminated daemon; the whole group goes.
+        os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(timeout=60)
         instance.dispose()
     assert _run(env, "-m", "tests.pipelines.daemon_warehouse", "issues").strip() == "5"

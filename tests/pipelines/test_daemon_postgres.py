@@ -9,6 +9,7 @@ test's helper between the ticks. With a ClickHouse server the same processes sim
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -126,9 +127,12 @@ def test_daemon_ticks_materialize_marts_with_the_instance_in_postgres(
         _run(env, "-m", "tests.pipelines.daemon_warehouse", "seed", "3", "2")
         _wait_for_runs(instance, 2, daemon, log)
     finally:
-        # The daemon's gRPC code server outlived a terminated daemon; the whole group goes.
+        # The daemon's gRPC code server once outlived a terminated daemon (and a SIGTERM of its own): the whole
+        # group is asked to stop, then whatever is left of it once the daemon has gone is killed.
         os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(timeout=60)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(daemon.pid, signal.SIGKILL)
         instance.dispose()
     assert _run(env, "-m", "tests.pipelines.daemon_warehouse", "issues").strip() == "5"
     assert not list(home.glob("history/runs*.db")), "no SQLite run storage beside dagster.yaml"

@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 # Two pytest workers (pytest-xdist), one per core of the machines we run on: a file's tests stay on one worker,
-# each worker has a Redis database of its own (tests/conftest.py); ~19 instead of ~27 minutes.
+# each worker has a Redis database of its own (tests/conftest.py); ~20 instead of ~29 minutes of pytest.
 # `make test PYTEST_ARGS=` runs one process (docs/decisions.md).
 PYTEST_ARGS ?= -n 2 --dist loadfile
 

@@ -71,9 +71,9 @@ def postgres_url() -> str:
 
 
 def worker_redis_url(url: str) -> str:
-    """``url`` (the machine's Redis) in a database of this pytest worker's own: with two workers
-    (``make test PYTEST_ARGS="-n 2 --dist loadfile"``) each has control stores that number organizations and keys from 1, so two workers' tests
-    would otherwise share Redis keys such as an ``org 1`` bucket. Worker ``gwN`` takes database 15 - N."""
+    """``url`` (the machine's Redis) in a database of this pytest worker's own: under ``make test``'s two
+    workers each has control stores that number organizations and keys from 1, so two workers' tests would
+    otherwise share Redis keys such as an ``org 1`` bucket. Worker ``gwN`` takes database 15 - N."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if not worker.startswith("gw"):
         return url

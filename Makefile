@@ -46,8 +46,14 @@ test-deps:
 		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# `make up PORT=8080 SHOP_PORT=8081`: the dashboard's and the demo shop's ports (defaults 8000 and 8001; PORT also
+# sets STACKLENS_PORT, the port the other commands look for the server on).
+PORT ?=
+SHOP_PORT ?=
+UP_ARGS := $(if $(PORT),--port $(PORT)) $(if $(SHOP_PORT),--shop-port $(SHOP_PORT))
+
 up: install-server
-	$(PY) -m stacklens.cli.main up
+	$(if $(PORT),STACKLENS_PORT=$(PORT) )$(PY) -m stacklens.cli.main up $(UP_ARGS)
 
 # The quality gates, in this order; the first that fails stops `make test` (and so CI, .ci/run):
 # formatting, lint, types (files and options in pyproject's [tool.mypy]), then the suite.

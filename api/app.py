@@ -42,34 +42,52 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     from api.routers import (
         activity,
         alerts,
+        annotations,
         auth,
         budgets,
+        dashboards,
         envelope,
         explore,
         health,
         ingest,
         integrations,
+        issue_comments,
+        issue_merges,
         issues_api,
         keys,
         limits,
         logs,
         metrics,
+        notifications,
+        operations,
         otlp,
+        outcomes,
+        ownership,
         performance,
         pipelines,
+        project_quotas,
         projects,
         releases,
         sourcemaps,
+        subscriptions,
+        teams,
     )
 
     app.include_router(auth.router)
     app.include_router(projects.router)
+    app.include_router(project_quotas.router)
+    app.include_router(outcomes.router)
     app.include_router(ingest.router)
     app.include_router(health.router)
     app.include_router(keys.router)
     app.include_router(activity.router)
     app.include_router(limits.router)
+    app.include_router(issue_merges.router)  # before issues_api: /issues/merge is not an issue id
     app.include_router(issues_api.router)
+    app.include_router(issue_comments.router)
+    app.include_router(teams.router)
+    app.include_router(ownership.router)
+    app.include_router(notifications.router)
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
     app.include_router(performance.router)
@@ -81,7 +99,11 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(integrations.router)
     app.include_router(sourcemaps.router)
     app.include_router(explore.router)
+    app.include_router(dashboards.router)
+    app.include_router(annotations.router)
+    app.include_router(subscriptions.router)
     app.include_router(logs.router)
+    app.include_router(operations.router)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

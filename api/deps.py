@@ -7,6 +7,7 @@ per-second budget (429 ``Rate Limited``); and counts the use in the key's hourly
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from typing import Annotated
 
@@ -16,10 +17,12 @@ from sqlalchemy.orm import Session
 
 from api.errors import INVALID_API_KEY, ApiError
 from api.token_buckets import RateLimiter, get_rate_limiter
-from stacklens.control.activity import record_key_use
 from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_key
 from stacklens.control.db import session_scope
+from stacklens.control.key_use_tally import count_key_use
 from stacklens.control.rate_limits import REQUESTS, record_refusal
+from stacklens.ingest.front_door import settle_spooled
+from stacklens.server_link import TOKEN_HEADER, token_matches
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens_contract.keys import is_app_key
@@ -46,7 +49,10 @@ DbSession = Annotated[Session, Depends(get_db, scope="function")]
 
 
 def get_warehouse_client(settings: AppSettings) -> Client:
-    """The warehouse of this app's settings (shared per URL and database; opened on first use)."""
+    """The warehouse of this app's settings (shared per URL and database; opened on first use), with every event
+    this server answered before the request landed in it: the front door's spool is drained first, so an API
+    read sees its own writes (stacklens/ingest/front_door.py)."""
+    settle_spooled(settings)
     return get_warehouse(settings)
 
 
@@ -97,15 +103,14 @@ def require_api_key(request: Request, settings: AppSettings, limiter: Limiter) -
             settings, identity.org_id, REQUESTS, identity.requests_per_second, refused, identity.api_key_id
         )
         raise
-    with session_scope(settings) as session:
-        record_key_use(
-            session,
-            identity.org_id,
-            "api",
-            identity.api_key_id,
-            ip=client_ip(request),
-            user_agent=request.headers.get("user-agent", "")[:USER_AGENT_MAX],
-        )
+    count_key_use(
+        settings,
+        identity.org_id,
+        "api",
+        identity.api_key_id,
+        ip=client_ip(request),
+        user_agent=request.headers.get("user-agent", "")[:USER_AGENT_MAX],
+    )
     request.state.api_key = identity
     return identity
 
@@ -132,3 +137,23 @@ def note_refusal(
     retry_after = float(refused.headers.get("Retry-After", "1"))
     with session_scope(settings) as session:
         record_refusal(session, org_id, limit, value, retry_after, key_id)
+
+
+def require_local_operator(request: Request, what: str) -> None:
+    """The installation's operator only: a local request with the running server's token
+    (``<data_dir>/pipelines_token``, mode 0600). Organization API keys never open this door; ``what`` names the
+    door in the refusal."""
+    expected = getattr(request.app.state, "pipelines_token", None)
+    if not expected:
+        raise ApiError(
+            404, "Not Found", "this server has no operator token (start it with `stacklens serve`)"
+        )
+    host = request.client.host if request.client else ""
+    try:
+        local = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = host in ("testclient", "localhost")
+    if not local:
+        raise ApiError(403, "Forbidden", f"{what} answers local requests only")
+    if not token_matches(expected, request.headers.get(TOKEN_HEADER)):
+        raise ApiError(401, "Unauthorized", f"send the token of <data_dir>/pipelines_token as {TOKEN_HEADER}")

@@ -10,8 +10,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import DataError
+from sqlalchemy.exc import OperationalError as StoreOperationalError
+from sqlalchemy.exc import TimeoutError as StorePoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from stacklens.control.store_errors import as_unavailable, store_unavailable
 from stacklens.errors import (
     ApplicationNotFound,
     Conflict,
@@ -19,6 +22,7 @@ from stacklens.errors import (
     Gone,
     InvalidInput,
     NotFound,
+    RateLimited,
     StackLensError,
     TooLarge,
     Unavailable,
@@ -64,6 +68,7 @@ DOMAIN_ERRORS: tuple[tuple[type[StackLensError], int, str], ...] = (
     (Forbidden, 403, "Forbidden"),
     (Gone, 410, "Gone"),
     (Unavailable, 503, SERVICE_UNAVAILABLE),
+    (RateLimited, 429, RATE_LIMITED),
     (TooLarge, 413, "Payload Too Large"),
     (UnsupportedEncoding, 415, "Unsupported Media Type"),
     (InvalidInput, 400, "Bad Request"),
@@ -76,7 +81,11 @@ RETRY_AFTER_SECONDS = 30
 def domain_error_answer(exc: StackLensError) -> tuple[int, str, dict[str, str]]:
     """The status, error word and headers ``exc`` is answered with."""
     status, word = next((s, w) for kind, s, w in DOMAIN_ERRORS if isinstance(exc, kind))
-    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else {}
+    # A kind may say how long its retry should wait (the disk floor: stacklens/disk_floor.py).
+    retry_after = getattr(exc, "retry_after_seconds", RETRY_AFTER_SECONDS)
+    headers = {"Retry-After": str(retry_after)} if status == 503 else {}
+    if isinstance(exc, RateLimited):
+        headers = {"Retry-After": str(exc.retry_after)}
     return status, word, headers
 
 
@@ -125,6 +134,21 @@ def install_error_handlers(app: FastAPI) -> None:
         )
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         return error_response(503, SERVICE_UNAVAILABLE, str(exc), headers)
+
+    async def _store_unavailable(request: Request, exc: Exception) -> Response:
+        # A session used outside session_scope (which already answers these as Unavailable): a locked or
+        # read-only control store is the same retryable 503; any other store error is a bug, answered 500.
+        if not store_unavailable(exc):
+            return await _unexpected(request, exc)
+        refusal = as_unavailable(exc)
+        log.error("answered 503 on %s %s: %s", request.method, request.url.path, refusal)
+        status, word, headers = domain_error_answer(refusal)
+        if request.url.path.startswith("/api"):
+            return error_response(status, word, str(refusal), headers)
+        return await _as_http_error(request, status, word, str(refusal))
+
+    app.add_exception_handler(StoreOperationalError, _store_unavailable)
+    app.add_exception_handler(StorePoolTimeout, _store_unavailable)
 
     async def _number_out_of_range(request: Request, exc: Exception) -> Response:
         name = _out_of_range_path_param(request)

@@ -7,6 +7,10 @@ guard (:mod:`stacklens.ingest.jsondepth`) first. A body too deep, or too large t
 route first reads it: the refusal is an HTTP exception raised from ``receive``, so each route answers it its
 own way (the API's error shape, the dashboards' page, the Sentry endpoints' CORS headers) and a route that
 never reads its body is not disturbed. The body is read whole once, which FastAPI does for JSON anyway.
+
+FastAPI parses a body field only from a body labelled JSON (strict content type), so bodies labelled otherwise
+pass through unmeasured; a route that parses a body as JSON whatever its label (Explore's) parses it with
+:func:`stacklens.ingest.jsondepth.loads`, the same guard.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Token-bucket rate limits: per key requests/second and per organization events/minute.
+"""Token-bucket rate limits: per key requests/second, per organization events/minute, and inside it per
+project events/minute, per project and data category, and spike protection (docs/decisions.md).
 
 In-process buckets by default (one process serves everything); with ``STACKLENS_REDIS_URL`` the buckets
 live in Redis and are updated by one Lua script, so N workers share one budget and two workers can never
@@ -13,11 +14,19 @@ import hashlib
 import math
 import threading
 import time
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from api.errors import RATE_LIMITED, SERVICE_UNAVAILABLE, ApiError
+from stacklens.control.project_quotas import ProjectQuota
+from stacklens.errors import RateLimited
+from stacklens.outcomes.counting import CATEGORY_QUOTA, ORG_QUOTA, PROJECT_QUOTA, SPIKE_PROTECTION
 from stacklens.settings import Settings
+
+# Spike protection reads the trailing hour of a project's accepted items, minute by minute.
+HISTORY_MINUTES = 60
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,18 @@ class Buckets(Protocol):
 
     def peek(self, key: str, capacity: float, per_second: float) -> float: ...
 
+    def add_recent(self, key: str, minute: int, n: int) -> None:
+        """Add ``n`` to ``key``'s count of ``minute`` (minutes since the epoch), kept for an hour."""
+        ...
+
+    def recent(self, key: str, minutes: range) -> int:
+        """The sum of ``key``'s counts over ``minutes``."""
+        ...
+
+
+def _minute(now: float | None = None) -> int:
+    return int((time.time() if now is None else now) // 60)
+
 
 def _required(capacity: float, n: float) -> float:
     # A batch larger than the whole bucket may go through when the bucket is full, leaving a debt, rather
@@ -45,6 +66,7 @@ class MemoryBuckets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state: dict[str, tuple[float, float, float]] = {}  # key -> (tokens, capacity, monotonic time)
+        self._history: dict[str, dict[int, int]] = {}  # key -> minute -> count
 
     def _refill(self, key: str, capacity: float, per_second: float, now: float) -> float:
         tokens, old_capacity, then = self._state.get(key, (capacity, capacity, now))
@@ -66,6 +88,18 @@ class MemoryBuckets:
     def peek(self, key: str, capacity: float, per_second: float) -> float:
         with self._lock:
             return self._refill(key, capacity, per_second, time.monotonic())
+
+    def add_recent(self, key: str, minute: int, n: int) -> None:
+        with self._lock:
+            counts = self._history.setdefault(key, {})
+            counts[minute] = counts.get(minute, 0) + n
+            for old in [m for m in counts if m < minute - HISTORY_MINUTES - 1]:
+                del counts[old]
+
+    def recent(self, key: str, minutes: range) -> int:
+        with self._lock:
+            counts = self._history.get(key, {})
+            return sum(counts.get(m, 0) for m in minutes)
 
 
 # KEYS[1] bucket; ARGV capacity, per_second, n (n = 0 only reads). Returns {allowed, tokens, retry_after}
@@ -132,9 +166,62 @@ class RedisBuckets:
     def peek(self, key: str, capacity: float, per_second: float) -> float:
         return self._run(key, capacity, per_second, 0)[1]
 
+    def add_recent(self, key: str, minute: int, n: int) -> None:
+        import redis
+
+        try:
+            with self._client.pipeline(transaction=False) as pipe:
+                pipe.incrby(f"{key}:{minute}", n)
+                pipe.expire(f"{key}:{minute}", (HISTORY_MINUTES + 2) * 60)
+                pipe.execute()
+        except redis.RedisError as exc:
+            raise ApiError(
+                503, SERVICE_UNAVAILABLE, f"the rate-limit store (Redis) is unreachable: {exc}"
+            ) from exc
+
+    def recent(self, key: str, minutes: range) -> int:
+        import redis
+
+        try:
+            values = self._client.mget([f"{key}:{m}" for m in minutes])
+        except redis.RedisError as exc:
+            raise ApiError(
+                503, SERVICE_UNAVAILABLE, f"the rate-limit store (Redis) is unreachable: {exc}"
+            ) from exc
+        return sum(int(v) for v in values if v is not None)
+
+
+@dataclass(frozen=True)
+class SpikeRule:
+    """Spike protection: a project is held to ``multiple`` times its trailing hour's accepted items per
+    minute, never below ``floor_per_minute`` (a quiet or new project can still send a burst)."""
+
+    multiple: float = 10.0
+    floor_per_minute: int = 10_000
+
+    def limit(self, trailing_hour: int) -> int:
+        return max(self.floor_per_minute, math.ceil(self.multiple * trailing_hour / HISTORY_MINUTES))
+
+    @classmethod
+    def of(cls, settings: Settings) -> SpikeRule:
+        return cls(settings.spike_multiple, settings.spike_floor_per_minute)
+
+
+@dataclass(frozen=True)
+class _Limit:
+    """One bucket a request spends from, and what its refusal says."""
+
+    key: str
+    per_minute: int
+    n: int
+    what: str
+    categories: tuple[str, ...]
+    scope: str
+    reason: str
+
 
 class RateLimiter:
-    """The two limits of the API, over memory or Redis buckets."""
+    """The limits of the API, over memory or Redis buckets."""
 
     def __init__(self, buckets: Buckets, namespace: str) -> None:
         self.buckets = buckets
@@ -169,6 +256,76 @@ class RateLimiter:
             raise self._refuse(
                 f"the organization's quota of {per_minute} events per minute is spent", result.retry_after
             )
+
+    def _history_key(self, project_id: int) -> str:
+        return f"{self.namespace}:hist:{project_id}"
+
+    def take_items(
+        self,
+        org_id: int,
+        org_per_minute: int,
+        counts: Mapping[tuple[int, str], int],
+        quotas: Mapping[int, ProjectQuota],
+        spike: SpikeRule | None = None,
+    ) -> None:
+        """Spend a request's accepted items, by (project id, category), from every limit they fall under:
+        each project's per-category limits, its own events per minute, spike protection, then the
+        organization's quota. All or nothing: a refusal gives back what the request took before it, and
+        raises :class:`RateLimited` naming the categories, scope and reason of the limit that refused."""
+        per_project: Counter[int] = Counter()
+        for (project_id, _), n in counts.items():
+            per_project[project_id] += n
+        total = sum(per_project.values())
+        if total <= 0:
+            return
+        limits: list[_Limit] = []
+        for (project_id, category), n in sorted(counts.items()):
+            per_minute = quotas[project_id].categories.get(category) if project_id in quotas else None
+            if per_minute and n > 0:
+                key = f"{self.namespace}:cat:{project_id}:{category}"
+                what = f"the project's quota of {per_minute} {category} items per minute is spent"
+                limits.append(_Limit(key, per_minute, n, what, (category,), "project", CATEGORY_QUOTA))
+        minute = _minute()
+        for project_id, n in sorted(per_project.items()):
+            own = quotas[project_id].events_per_minute if project_id in quotas else None
+            if own and n > 0:
+                what = f"the project's quota of {own} events per minute is spent"
+                limits.append(
+                    _Limit(f"{self.namespace}:prj:{project_id}", own, n, what, (), "project", PROJECT_QUOTA)
+                )
+            if spike is not None and project_id and n > 0:
+                trailing = self.buckets.recent(
+                    self._history_key(project_id), range(minute - HISTORY_MINUTES, minute)
+                )
+                held = spike.limit(trailing)
+                what = (
+                    f"spike protection: the project is held to {held} events per minute "
+                    f"({spike.multiple:g} times its last hour's rate, at least {spike.floor_per_minute})"
+                )
+                key = f"{self.namespace}:spk:{project_id}"
+                limits.append(_Limit(key, held, n, what, (), "project", SPIKE_PROTECTION))
+        what = f"the organization's quota of {org_per_minute} events per minute is spent"
+        limits.append(
+            _Limit(self._events_key(org_id), org_per_minute, total, what, (), "organization", ORG_QUOTA)
+        )
+        taken: list[_Limit] = []
+        for limit in limits:
+            result = self.buckets.take(limit.key, limit.per_minute, limit.per_minute / 60, limit.n)
+            if not result.allowed:
+                for spent in taken:  # a negative take puts the tokens back
+                    self.buckets.take(spent.key, spent.per_minute, spent.per_minute / 60, -spent.n)
+                seconds = max(1, math.ceil(result.retry_after))
+                raise RateLimited(
+                    f"{limit.what}; retry in {seconds} s",
+                    seconds,
+                    limit.categories,
+                    limit.scope,
+                    limit.reason,
+                )
+            taken.append(limit)
+        for project_id, n in per_project.items():
+            if project_id:
+                self.buckets.add_recent(self._history_key(project_id), minute, n)
 
     def usage(self, org_id: int, per_minute: int | None = None) -> dict[str, Any]:
         """What is left of the organization's event quota right now."""

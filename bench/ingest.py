@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ingest.py                 # ~2 minutes: 3,000 lines per batch size, 3 rounds
     .venv/bin/python bench/ingest.py --events 20000  # the full run
+    .venv/bin/python bench/ingest.py --batches 1,10 --clients 8 --events 2000 --rounds 2  # small requests
 
 Builds a corpus with sentry-sdk itself (errors from varied stacks with local variables, breadcrumbs and
 request data; transactions with spans), starts `stacklens serve` as a subprocess on a loopback port with its
@@ -30,8 +31,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -180,9 +183,10 @@ def _cpu_seconds(process: psutil.Process) -> float:
 
 
 def run_api(
-    base: str, api_key: str, lines: list[bytes], batch: int, server: psutil.Process
+    base: str, api_key: str, lines: list[bytes], batch: int, server: psutil.Process, clients: int = 1
 ) -> dict[str, float]:
-    """Figures of posting ``lines`` in batches; ``events_cpu_s`` is events per CPU-second of the server."""
+    """Figures of posting ``lines`` in batches from ``clients`` threads (one connection each);
+    ``events_cpu_s`` is events per CPU-second of the server."""
     batches = [b"\n".join(lines[i : i + batch]) + b"\n" for i in range(0, len(lines), batch)]
     bodies = [gzip.compress(b, compresslevel=6) for b in batches]
     latencies, accepted = [], 0
@@ -191,18 +195,27 @@ def run_api(
         "Content-Encoding": "gzip",
         "Content-Type": "application/x-ndjson",
     }
-    with httpx.Client(base_url=base, timeout=120) as http:
-        started, cpu_started = time.perf_counter(), _cpu_seconds(server)
-        for body in bodies:
-            t0 = time.perf_counter()
-            response = http.post(
-                "/api/ingest", content=body, headers={**headers, "Idempotency-Key": uuid.uuid4().hex}
-            )
-            latencies.append(time.perf_counter() - t0)
-            if response.status_code != 200:
-                raise SystemExit(f"ingest answered {response.status_code}: {response.text[:300]}")
-            accepted += response.json()["accepted"]
-        elapsed, cpu = time.perf_counter() - started, _cpu_seconds(server) - cpu_started
+    guard = threading.Lock()
+
+    def send(share: list[bytes]) -> None:
+        nonlocal accepted
+        with httpx.Client(base_url=base, timeout=120) as http:
+            for body in share:
+                t0 = time.perf_counter()
+                response = http.post(
+                    "/api/ingest", content=body, headers={**headers, "Idempotency-Key": uuid.uuid4().hex}
+                )
+                spent = time.perf_counter() - t0
+                if response.status_code != 200:
+                    raise SystemExit(f"ingest answered {response.status_code}: {response.text[:300]}")
+                with guard:
+                    latencies.append(spent)
+                    accepted += response.json()["accepted"]
+
+    started, cpu_started = time.perf_counter(), _cpu_seconds(server)
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(send, [bodies[i::clients] for i in range(clients)]))
+    elapsed, cpu = time.perf_counter() - started, _cpu_seconds(server) - cpu_started
     raw_mb = sum(len(b) for b in batches) / 1e6
     return {
         "events_s": accepted / elapsed,
@@ -270,6 +283,9 @@ def main() -> int:
     )
     parser.add_argument("--batches", default="100,1000", help="batch sizes, comma-separated")
     parser.add_argument(
+        "--clients", type=int, default=1, help="concurrent senders, one connection each (default 1)"
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=3,
@@ -336,7 +352,7 @@ def main() -> int:
             rounds = []
             for index in range(1, args.rounds + 1):
                 lines = _fresh_ids(corpus)
-                api = run_api(base, org["api_key"], lines, batch, psutil.Process(server.pid))
+                api = run_api(base, org["api_key"], lines, batch, psutil.Process(server.pid), args.clients)
                 limit, limit_cpu = run_limit(work / "limit", lines, batch, views=True)
                 raw, _ = run_limit(work / "limit", lines, batch, views=False)
                 figures = api | {

@@ -68,8 +68,11 @@ def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) 
     values = [v for v in shown if v is not None]
     top = max([threshold, *values]) * 1.15 or 1.0
     if not values:
+        # Samples but too few: say how many of how many (the row beside the chart shows them), not "no data".
+        last = points[-1][2] if points else 0
+        text = f"insufficient data: {last:,} of {spec.min_samples:,} samples" if last else NO_DATA
         figure.add_annotation(
-            text=NO_DATA, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"color": GREY}
+            text=text, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, font={"color": GREY}
         )
     figure.update_layout(
         title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left"},

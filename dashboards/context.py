@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from stacklens.control.accounts import membership, user_memberships
 from stacklens.control.models import Organization, Project, User
 from stacklens.control.sessions import Lifetimes, resolve_session
+from stacklens.ingest.front_door import settle_spooled
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 
@@ -37,8 +38,11 @@ def app_settings(request: Request) -> Settings:
 
 
 def warehouse_of(request: Request) -> Client:
-    """The warehouse of this app's settings (opened on first use, then shared)."""
-    return get_warehouse(app_settings(request))
+    """The warehouse of this app's settings (opened on first use, then shared), with every event this server
+    answered before the request landed in it (the front door's spool drained: a page reads its own writes)."""
+    settings = app_settings(request)
+    settle_spooled(settings)
+    return get_warehouse(settings)
 
 
 def session_lifetimes(settings: Settings) -> Lifetimes:
@@ -85,7 +89,9 @@ class ProjectView:
 
     @property
     def warehouse(self) -> Client:
-        """The app's warehouse; resolved only by pages that read it (the key pages never open it)."""
+        """The app's warehouse; resolved only by pages that read it (the key pages never open it). Every event
+        this server answered before the read is in it (see warehouse_of)."""
+        settle_spooled(self.settings)
         return get_warehouse(self.settings)
 
     @property

@@ -6,7 +6,7 @@ title the figure's sample count."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
@@ -41,15 +41,24 @@ def _with_gaps(times: list[str], step: float, *columns: list[Any]) -> list[list[
     return out
 
 
+def _shifted(times: list[str], shift: timedelta) -> list[str]:
+    return [_iso(datetime.fromisoformat(t.replace("Z", "+00:00")) + shift) for t in times]
+
+
 def explore_figures(
     series: list[SeriesLine],
     columns: list[Column],
     step_seconds: float,
     window: tuple[datetime, datetime] | None = None,
+    previous: tuple[list[SeriesLine], timedelta] | None = None,
+    previous_label: str = "previous period",
 ) -> dict[str, dict[str, Any]]:
     """``{id: figure}`` for each aggregate column of the series, with its sample count in the title: the values
     an aggregate over a metric summarises (page loads that report LCP for an LCP p75), else the rows. The x axis
-    spans the query's ``window``, so a window with data on one day shows that day in its place, not a zoom."""
+    spans the query's ``window``, so a window with data on one day shows that day in its place, not a zoom.
+    ``previous`` (the compared window's series and how far to shift them) overlays each line's previous period,
+    dotted, on the same x axis (its hover gives the bucket's own time), named with ``previous_label`` (the release
+    compared with, for "release N against N−1")."""
     figures: dict[str, dict[str, Any]] = {}
     shown = series[:MAX_LINES]
     for index, column in enumerate(columns):
@@ -70,6 +79,29 @@ def explore_figures(
                     connectgaps=False,
                     name=_name(entry["group"]),
                     hovertemplate="%{x}<br>%{customdata[0]}<br>n=%{customdata[1]:,}<extra>%{fullData.name}</extra>",
+                )
+            )
+        wanted = {json.dumps(entry["group"], sort_keys=True) for entry in shown}
+        earlier, shift = previous if previous else ([], timedelta(0))
+        for entry in earlier:
+            if json.dumps(entry["group"], sort_keys=True) not in wanted:
+                continue
+            values = entry["values"][column.key]
+            texts = [column.format(v) for v in values]
+            times, ys, text, own = _with_gaps(
+                _shifted(entry["t"], shift), step_seconds, values, texts, entry["t"]
+            )
+            figure.add_trace(
+                go.Scatter(
+                    x=times,
+                    y=ys,
+                    customdata=[[t, o] for t, o in zip(text, own, strict=True)],
+                    mode="lines",
+                    connectgaps=False,
+                    line={"dash": "dot", "width": 1.5},
+                    opacity=0.7,
+                    name=f"{_name(entry['group'])} ({previous_label})",
+                    hovertemplate="%{customdata[1]}<br>%{customdata[0]}<extra>%{fullData.name}</extra>",
                 )
             )
         figure.update_layout(

@@ -37,6 +37,13 @@ def params_from_body(body: dict[str, Any]) -> list[tuple[str, str]]:
         pairs.append(("f", f"{f['field']}|{f['op']}|{value}"))
     pairs += [("g", g) for g in body.get("group_by", [])]
     pairs += [("a", f"{a['fn']}:{a.get('metric') or ''}") for a in body.get("aggregates", [])]
+    compare = body.get("compare") or {}
+    if compare.get("previous_release"):
+        pairs.append(("compare", "release"))
+    elif compare.get("previous_period"):
+        pairs.append(("compare", "previous"))
+    elif compare.get("since"):
+        pairs += [("compare_since", str(compare["since"])), ("compare_until", str(compare.get("until", "")))]
     if body.get("order_by"):
         pairs.append(("order", str(body["order_by"])))
     if body.get("limit"):

@@ -95,7 +95,7 @@ def series_figure(
     if empty:  # an axis of nothing: no invented 0 to 1 scale
         yaxis.update(range=[0, 1], showticklabels=False)
     if x == "iso_week":
-        return _layout(figure, title, unit, xaxis={"type": "category"}, yaxis=yaxis)
+        return _layout(figure, title, unit, xaxis=category_axis(xs), yaxis=yaxis)
     return _layout(
         figure,
         title,
@@ -156,7 +156,19 @@ def bars_figure(
             hovertemplate="%{x}<br>%{y:.4~r} " + unit + "<br>%{customdata} samples<extra></extra>",
         )
     )
-    return _layout(figure, title, unit, xaxis={"type": "category"})
+    return _layout(figure, title, unit, xaxis=category_axis(labels))
+
+
+def category_axis(labels: Sequence[str]) -> dict[str, Any]:
+    """A category axis over ``labels`` with the range a bar chart takes (half a slot beyond each end): a line and
+    a bar chart of the same slots side by side then put each week at the same place (plotly's own ranges differ,
+    a line's ending at its outer points)."""
+    return {
+        "type": "category",
+        "categoryorder": "array",
+        "categoryarray": list(labels),
+        "range": [-0.5, len(labels) - 0.5],
+    }
 
 
 def log_ticks(low: float, high: float) -> list[float]:

@@ -62,12 +62,13 @@ def _finish(
     figure.update_layout(
         title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left"},
         height=240,
-        margin={"l": 60, "r": 10, "t": 34, "b": 40},
+        # The legend goes under the axis: above the plot are the release and annotation markers' labels.
+        margin={"l": 60, "r": 10, "t": 34, "b": 40 if len(figure.data) < 2 else 64},
         yaxis={"title": {"text": y_title}, **yaxis},
         xaxis={"type": "date"},
         plot_bgcolor="#fff",
         showlegend=len(figure.data) > 1,
-        legend={"orientation": "h", "y": 1.12, "x": 1, "xanchor": "right"},
+        legend={"orientation": "h", "y": -0.22, "x": 1, "xanchor": "right", "yanchor": "top"},
     )
     return json.loads(figure.to_json())  # plain JSON types (plotly may hold numpy arrays)
 

@@ -140,6 +140,7 @@ templates.env.filters.update(
     in_unit=in_unit,
     rule_value=rule_value,
     plain_number=units.plain_number,
+    binary_size=units.binary_size,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,13 @@ from dashboards.context import OwnerRequired, SignInRequired
 from dashboards.rendering import render
 from dashboards.security import CsrfError, SecurityHeadersMiddleware, SessionMiddleware
 from stacklens.errors import Gone, NotFound, StackLensError, Unavailable
+
+# Plotly asks whether pandas is there with ``sys.modules.get`` (no import of its own). While another thread of the
+# server (a pipeline run) was importing pandas, a figure built for a page found it half-initialised and the page
+# answered 500 ("partially initialized module 'pandas' has no attribute 'Series'"). Imported here, whole, before
+# the server's threads start; pandas comes with the pipelines' dependencies.
+with contextlib.suppress(ImportError):
+    import pandas  # type: ignore[import-untyped]  # noqa: F401
 
 STATIC_DIR = Path(__file__).parent / "static"
 # Served from the installed package so the version always matches the Python figure builders; no CDN.
@@ -117,8 +125,11 @@ def install(app: FastAPI) -> None:
     from dashboards.routers import (
         accounts,
         alerts,
+        annotations,
         budgets,
         channels,
+        dashboard_sharing,
+        dashboards,
         downloads,
         explore,
         in_app,
@@ -127,16 +138,25 @@ def install(app: FastAPI) -> None:
         issue_detail,
         issue_links,
         issue_list,
+        issue_team,
         keys,
         logs,
         members,
+        notification_settings,
+        operations,
         org_settings,
+        ownership,
         performance,
         performance_exports,
+        project_quota,
+        project_retention,
         releases,
         replays,
         sharing,
         sourcemaps,
+        subscriptions,
+        teams,
+        usage,
     )
 
     modules = (
@@ -144,6 +164,7 @@ def install(app: FastAPI) -> None:
         invitations,
         issue_list,
         issue_detail,
+        issue_team,
         keys,
         members,
         org_settings,
@@ -163,7 +184,18 @@ def install(app: FastAPI) -> None:
         replays,
         releases,
         in_app,
+        project_quota,
+        project_retention,
         explore,
+        dashboards,
+        dashboard_sharing,
+        annotations,
+        subscriptions,
         logs,
+        usage,
+        teams,
+        ownership,
+        notification_settings,
+        operations,
     ):
         app.include_router(module.router)

@@ -17,12 +17,17 @@ the marts already.
 from __future__ import annotations
 
 import argparse
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import httpx
+
+from demo.annotations import annotate_deploys
 from demo.backfill_report import read_report
+from demo.merges import merge_demo_issues
 from shipper.status import STATUS_NAME
 from shipper.tracker import decode
 from stacklens.server_link import ServerUnreachable, call_server, read_link
@@ -100,7 +105,27 @@ def build_when_backfilled(
         say(f"  Building the demo's history failed in {', '.join(failed)}; the schedules try again.")
         return False
     say(f"  The demo's history is in the performance pages ({time.monotonic() - started:.0f} s to build).")
+    _through_the_api(say)
     return True
+
+
+def _through_the_api(say: Callable[[str], None]) -> None:
+    """What a team does by hand or from CI once the history is in: the demo's merge (demo.merges) and its
+    deploy annotations (demo.annotations), through the API with the organization key `stacklens up` hands over."""
+    url, key, project = (
+        os.environ.get(n, "") for n in ("STACKLENS_URL", "STACKLENS_API_KEY", "STACKLENS_PROJECT")
+    )
+    if not (url and key and project):
+        return
+    with httpx.Client(base_url=url, timeout=120) as client:
+        try:
+            say(merge_demo_issues(client, key, project))
+        except httpx.HTTPError as exc:
+            say(f"  The demo's receipt issues were not merged ({exc}).")
+        try:
+            say(annotate_deploys(client, key, project))
+        except httpx.HTTPError as exc:
+            say(f"  The demo's deploys were not annotated ({exc}).")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

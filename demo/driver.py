@@ -9,6 +9,7 @@ the per-service key, so the demo shows one project with two services.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import signal
 import time
@@ -24,17 +25,28 @@ import sentry_sdk
 import stacklens_sdk
 from demo import traffic
 from demo.clock import CONTEXT as CLOCK_CONTEXT
-from demo.clock import apply_demo_clock, encode_clock
+from demo.clock import apply_demo_clock, apply_demo_clock_to_log, encode_clock
 from demo.delivery import RetryingTransport
 
 ORIGIN = "https://shop.example"
+APP_KEY_ENV = "STACKLENS_DEMO_APP_KEY"
+WORKER_KEY_ENV = "STACKLENS_DEMO_WORKER_KEY"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Traffic for the StackLens demo shop")
     parser.add_argument("--shop", required=True, help="the shop's base URL")
-    parser.add_argument("--app-key", required=True, help="the project's primary app key (browser DSN)")
-    parser.add_argument("--worker-key", required=True, help="the per-service app key of the mail worker")
+    # The keys come from the environment (`stacklens up` puts them there): an argument is visible in `ps`.
+    parser.add_argument(
+        "--app-key",
+        default=os.environ.get(APP_KEY_ENV),
+        help=f"the project's primary app key (browser DSN); default ${APP_KEY_ENV}",
+    )
+    parser.add_argument(
+        "--worker-key",
+        default=os.environ.get(WORKER_KEY_ENV),
+        help=f"the per-service app key of the mail worker; default ${WORKER_KEY_ENV}",
+    )
     parser.add_argument("--storage-path", required=True)
     parser.add_argument("--environment", default="production")
     parser.add_argument("--backfill-days", type=int, default=35)
@@ -48,6 +60,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (0: never)")
     args = parser.parse_args(argv)
+    for option, value, variable in (
+        ("--app-key", args.app_key, APP_KEY_ENV),
+        ("--worker-key", args.worker_key, WORKER_KEY_ENV),
+    ):
+        if not value:
+            parser.error(f"{option} is missing: set {variable} (or pass {option})")
 
     stacklens_sdk.init(
         app_key=args.worker_key,
@@ -57,6 +75,12 @@ def main(argv: list[str] | None = None) -> None:
         in_app_include=["demo"],
         server_name="shop-worker-1",
         before_send=apply_demo_clock,  # the history's mail errors carry the moment they stand for
+        # The worker's log records (mail sent, mail failed) fill the Logs page under the service "worker".
+        enable_logs=True,
+        before_send_log=apply_demo_clock_to_log,
+        # The customers' requests are not the worker's work: sending this process's trace headers made every
+        # shop request continue one trace (issue #47). Without them the shop starts a trace per request.
+        trace_propagation_targets=[],
     )
     rng = random.Random(args.seed)
     site = traffic.Site(stacklens_sdk.tunnel.browser_dsn(args.app_key), ORIGIN, args.environment)

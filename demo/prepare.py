@@ -1,4 +1,5 @@
-"""``python -m demo.prepare``: the demo's alerts and budgets in the control store, before the server starts.
+"""``python -m demo.prepare``: the demo's alerts, budgets, team, ownership rule, dashboard and event cap in the
+control store, before the server starts.
 
 `stacklens up` runs it once per start with the demo project it made; safe to run again (each part is made by
 name and left as the user changed it). Settings come from the environment, as the server's do.
@@ -12,6 +13,9 @@ from pathlib import Path
 
 from demo.alerts import ensure_demo_alerts
 from demo.budgets import ensure_demo_budgets
+from demo.dashboards import ensure_demo_dashboard
+from demo.retention import ensure_demo_event_caps
+from demo.team import ensure_demo_team
 from stacklens.settings import get_settings
 
 
@@ -27,6 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = get_settings()
     ensure_demo_alerts(settings, args.organization, args.project, args.shop_url, args.webhook_secret_file)
     ensure_demo_budgets(settings, args.project)
+    ensure_demo_team(settings, args.project)
+    ensure_demo_dashboard(settings, args.project)
+    ensure_demo_event_caps(settings, args.project)
     return 0
 
 

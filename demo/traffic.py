@@ -5,6 +5,10 @@ Three kinds of traffic reach StackLens through the real path (SDK → log files 
 - browser page loads and JavaScript errors, posted as `@sentry/browser` envelopes to the shop's tunnel;
 - the worker, this process, sending order mails under its own per-service app key.
 
+Every shop request is its own trace (the shop's SDK starts one per request: this process sends no trace
+headers) and so is every worker job (:func:`worker_job`), so "Logs of this trace" lists one request's or one
+job's records.
+
 ``backfill`` replays the same traffic for past weeks, release by release, once per data directory; ``run_live``
 carries on from now. Both follow one daily shape and rate (:mod:`demo.rates`), so today looks like
 any day of the history. Requests the shop did not take are sent again and every loss is counted and said
@@ -17,16 +21,19 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import httpx
+import sentry_sdk
+from sentry_sdk import logger as log
 
 from demo import browser, rates
 from demo import replays as replay_demo
 from demo.backfill_report import BackfillReport
-from demo.clock import CLOCK_HEADER, encode_clock
+from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, encode_clock
 from demo.delivery import (
     BROWSER_SESSIONS,
     ERROR_ANSWERS,
@@ -234,15 +241,39 @@ def _recorded(
     )
 
 
-def send_order_mail(rng: random.Random, total_cents: int, capture: Callable[[BaseException], Any]) -> bool:
-    """The worker's receipt for an order; whether it went out (a failure is captured by the worker's SDK)."""
+@contextmanager
+def worker_job(clock: str | None = None) -> Iterator[None]:
+    """One job of the worker as its own trace: a fresh trace id on a scope of its own (the worker's events and
+    log records of this job share it, no other job does). ``clock``: a history job's moment, for its log
+    records (:func:`demo.clock.apply_demo_clock_to_log`)."""
+    token = REQUEST_CLOCK.set(clock or "")
+    try:
+        with sentry_sdk.isolation_scope(), sentry_sdk.new_scope():
+            sentry_sdk.continue_trace({})  # no incoming trace: a new one
+            yield
+    finally:
+        REQUEST_CLOCK.reset(token)
+
+
+def send_order_mail(
+    rng: random.Random,
+    total_cents: int,
+    capture: Callable[[BaseException], Any],
+    clock: str | None = None,
+) -> bool:
+    """The worker's receipt for an order, as one job (its own trace, its log records); whether it went out
+    (a failure is captured by the worker's SDK)."""
     customer = rng.choice(CUSTOMERS)
     email = customer.email if rng.random() > 0.05 else customer.email.replace("@", " at ")
-    try:
-        mailer.send(f"ord_{rng.getrandbits(32):08x}", email, total_cents, rng)
-    except (mailer.SmtpUnavailable, ValueError) as exc:
-        capture(exc)
-        return False
+    order = f"ord_{rng.getrandbits(32):08x}"
+    with worker_job(clock):
+        try:
+            mailer.send(order, email, total_cents, rng)
+        except (mailer.SmtpUnavailable, ValueError) as exc:
+            log.error("mail: receipt {order} not sent: {error}", order=order, error=str(exc))
+            capture(exc)
+            return False
+        log.info("mail: receipt {order} sent", order=order, attributes={"order.total_cents": total_cents})
     return True
 
 
@@ -327,7 +358,10 @@ def _history_visit(
     total = shop_visit(shop, rng, {CLOCK_HEADER: encode_clock(at, release.name)}, answered)
     tally.add(day, VISITS)
     if total is not None and capture_at is not None:
-        mailed = send_order_mail(rng, total, capture_at(at + timedelta(seconds=2), release.name))
+        mailed_at = at + timedelta(seconds=2)
+        mailed = send_order_mail(
+            rng, total, capture_at(mailed_at, release.name), encode_clock(mailed_at, release.name)
+        )
         tally.add(day, MAILS if mailed else MAIL_ERRORS)
 
 

@@ -7,8 +7,8 @@ settings.
 
 Loading is import-pure: nothing here reads the control store, the warehouse or the environment, so the code
 location is the same whatever the databases hold. Budgets change while the service runs; each one's verdict
-is a row of the ``budget_status`` mart, and the one asset check ``budgets_within_limits`` fails when any is
-over.
+is a row of the ``budget_status`` mart, and the one asset check ``budgets_evaluated`` fails when one could not
+be evaluated (over budget is a verdict, not a failed check).
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ import dagster as dg
 from pipelines.cron import cron_due
 from pipelines.execution import Planned, RunOutcome, execute_planned, execute_request
 from pipelines.instance import write_instance_config
+from stacklens.self_watch.pipeline_ticks import PipelineTicks
 from stacklens.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -152,6 +153,7 @@ class EmbeddedRunner:
         self._last_minute: datetime | None = None
         self._passes = 0
         self._instance: dg.DagsterInstance | None = None
+        self.ticks = PipelineTicks(settings)
 
     @property
     def instance(self) -> dg.DagsterInstance:
@@ -219,6 +221,16 @@ class EmbeddedRunner:
         with self._run_lock:
             return materialize_now(defs, self.instance, select)
 
+    def backfill(self, first: str, last: str, select: list[str] | None = None) -> list[RunOutcome]:
+        """Rebuild the daily-partitioned marts for the days ``first``…``last`` (the server's backfill endpoint);
+        raises :class:`pipelines.backfill.BackfillError` naming a bad option."""
+        from pipelines.backfill import parse_range, run_backfill
+
+        days = parse_range(first, last)
+        defs = self.definitions()
+        with self._run_lock:
+            return run_backfill(defs, self.instance, days, select)
+
     def status(self) -> dict[str, Any]:
         """Recent and failed runs and the marts' row counts (the server's pipelines status endpoint)."""
         from pipelines.status import pipeline_status
@@ -231,15 +243,39 @@ class EmbeddedRunner:
         next_catch_up = started
         while not self._stop.is_set():
             now = time.monotonic()
+            ticked, failures = False, list[str]()
             try:
                 if now >= next_catch_up and now - started <= self.catch_up_seconds:
                     next_catch_up = now + self.catch_up_interval
-                    self.catch_up()
+                    ticked = True
+                    failures += _failures(self.catch_up())
                 if not self._stop.is_set():
-                    self.run_due(datetime.now(UTC))
-            except Exception:  # never let one bad tick end the schedules
+                    minute = self._last_minute
+                    outcomes = self.run_due(datetime.now(UTC))
+                    ticked = ticked or self._last_minute != minute
+                    failures += _failures(outcomes)
+            except Exception as exc:  # never let one bad tick end the schedules
                 logger.exception("pipeline schedule tick failed")
+                ticked = True
+                failures.append(f"the tick failed: {_first_line(exc)}")
+            if ticked:
+                # Three failed ticks in a row alert the operators (stacklens/self_watch/pipeline_ticks.py).
+                self.ticks.record(failures)
             self._stop.wait(self.poll_seconds)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _failures(outcomes: list[RunOutcome]) -> list[str]:
+    """A tick's failed runs in words: ``job: error``."""
+    return [
+        f"{o.job}: {o.error.strip().splitlines()[0][:300] if o.error.strip() else 'failed'}"
+        for o in outcomes
+        if not o.success
+    ]
 
 
 __all__ = [

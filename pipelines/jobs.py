@@ -50,8 +50,15 @@ budgets_job = dg.define_asset_job(
 
 alerts_job = dg.define_asset_job(
     "alerts_job",
-    selection=["alert_evaluations", "alert_deliveries"],
-    description="Evaluate the alert rules, then deliver the outbox.",
+    selection=[
+        "issue_owners",
+        "person_digests",
+        "alert_evaluations",
+        "scheduled_reports",
+        "alert_deliveries",
+    ],
+    description="Assign new issues by the ownership rules, put due daily digests and scheduled reports in the "
+    "outbox, evaluate the alert rules, then deliver the outbox.",
 )
 
 integrations_job = dg.define_asset_job(

@@ -266,6 +266,12 @@ class Agent:
                 batch.pass_over(f"refused by the service: {APPLICATION_NOT_FOUND} ({answer.message})")
                 self._acked(batch, None)
                 return
+            if answer.outcome is Outcome.APP and self._mixed_app_keys(batch):
+                # Some lines name their own app key and others rely on the configured one (or cannot be
+                # read): which lines the service refuses is not known, so the batch is split; each line then
+                # gets its own answer, and only a refusal of the configured key waits for a fix.
+                split_refused(self.queue, batch, f"{APPLICATION_NOT_FOUND} ({answer.message})")
+                return
             if answer.outcome is Outcome.APP:
                 log.error(
                     "%s: %s; fix appKey in %s (use the application key) and send SIGHUP",
@@ -331,6 +337,11 @@ class Agent:
         """True when every line carries its own app key and none is the configured ``appKey``."""
         keys = batch.own_app_keys()
         return bool(keys) and None not in keys and self.config.app_key not in keys
+
+    def _mixed_app_keys(self, batch: Batch) -> bool:
+        """True when the batch has several lines and some carry an app key other than the configured one."""
+        keys = batch.own_app_keys()
+        return len(batch.lines) > 1 and bool(keys - {None, self.config.app_key}) and len(keys) > 1
 
     def _acked(self, batch: Batch, answer: dict[str, Any] | None) -> None:
         faults.hit("after_ack")

@@ -27,7 +27,7 @@ class Outcome(enum.Enum):
     AUTH = "auth"  # 401: wait for a config fix
     APP = "app"  # 404 Application Not Found: wait for a config fix
     TOO_LARGE = "too_large"  # 413: split the batch
-    BAD_REQUEST = "bad_request"  # 400/409/422: the body as a whole was refused; split down to the line
+    BAD_REQUEST = "bad_request"  # 400/409/422, any 4xx but 401/404/408/413/415/429: split down to the line
     ENCODING = "encoding"  # 415: the service does not take this Content-Encoding
 
 
@@ -178,7 +178,11 @@ def classify(response: httpx.Response) -> Answer:
         return Answer(Outcome.BAD_REQUEST, text)
     if status == 415:
         return Answer(Outcome.ENCODING, text)
-    # 429, 5xx and anything unexpected: the data is fine, the moment is not.
+    if 400 <= status < 500 and status not in (408, 429):
+        # Any other refusal (403, 410, …) is final for these bytes: retrying would stall the file for ever.
+        # Split down to the line like a 400; a line refused alone goes to the dead letters with the answer.
+        return Answer(Outcome.BAD_REQUEST, f"{status} {text}")
+    # 408, 429, 5xx and anything unexpected: the data is fine, the moment is not.
     return Answer(Outcome.RETRY, f"{status} {text}", retry_after=retry_after)
 
 

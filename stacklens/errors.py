@@ -47,3 +47,21 @@ class TooLarge(InvalidInput):
 
 class UnsupportedEncoding(InvalidInput):
     """The body is encoded in a way the service does not read (``Content-Encoding``)."""
+
+
+class RateLimited(StackLensError):
+    """A quota refused the request (429 ``Rate Limited``); retrying after ``retry_after`` seconds may pass.
+
+    ``categories`` are the data categories the refusal covers (empty: every category), ``scope`` whose quota
+    it was (``organization`` or ``project``) and ``reason`` the code Relay would give: the Sentry endpoints
+    repeat the three in ``X-Sentry-Rate-Limits`` so an SDK backs off only what was refused.
+    """
+
+    def __init__(
+        self, message: str, retry_after: float, categories: tuple[str, ...], scope: str, reason: str
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, int(retry_after + 0.999))  # whole seconds, at least one
+        self.categories = categories
+        self.scope = scope
+        self.reason = reason

@@ -16,6 +16,14 @@ Redirects are never followed: a 3xx could point a webhook at an internal address
 :func:`validate_target` is the same guard for a URL being stored (channels, tracker connections): it refuses
 literal internal addresses at once, naming what the host means, and writes literal hosts canonically.
 
+Every call is bounded twice over. A **total deadline** (:data:`DEFAULT_DEADLINE_S`, cut shorter by the
+caller's own ``not_after``) covers connecting, sending, the headers and the whole body: httpx's timeouts are per
+read, so a receiver dripping one byte every 5 s never tripped the 10 s read timeout and held the schedule for
+minutes; here each read waits at most what is left of the deadline (:class:`DeadlineStream`). The answer is
+**streamed and capped** (:data:`MAX_ANSWER_BYTES`, or less where a caller needs less): a webhook answering
+1 GiB used to cost 3 GB of memory; now reading stops one chunk past the cap and the call fails with
+:class:`AnswerTooLarge`.
+
 Retries across process restarts belong to the outbox (:mod:`stacklens.alerts.outbox`); :func:`backoff_delay`
 is the one schedule both use, and :func:`post` can retry in-call for callers without an outbox.
 """
@@ -30,8 +38,9 @@ import socket
 import ssl
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
+from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import certifi
@@ -40,9 +49,13 @@ import httpx
 
 from stacklens.netaddr import Address, Network, address_kind, describe, embedded_ipv4, literal_address
 
-DEFAULT_TIMEOUT_S = 10.0  # connect + read; a receiver slower than this is retried later, not waited on
+DEFAULT_TIMEOUT_S = 10.0  # connect, and each read; a receiver slower is retried later, not waited on
+# The whole call (connect, send, headers, body). Trackers answer in well under a second; 30 s leaves room for a
+# slow one while a drip (one byte every few seconds) costs a tenant's worker 30 s, not minutes.
+DEFAULT_DEADLINE_S = 30.0
 EXCERPT_CHARS = 300
-BODY_CHARS = 4_000_000  # an API answer larger than 4 MB is cut (and then fails to parse, which is reported)
+# The largest answer read: tracker API answers (a page of 100 repositories) are a few hundred KiB at most.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
 BACKOFF_BASE_S = 30.0  # first retry after ~30 s, then 1, 2, 4 … minutes
 BACKOFF_CAP_S = 3600.0  # at most an hour between attempts: a 24 h retry period has ≥ 24 attempts
 RETRY_AFTER_CAP_S = 6 * 3600.0  # a Retry-After beyond this is treated as this (a broken header)
@@ -57,6 +70,27 @@ REFUSED_KINDS = "loopback, private, link-local, multicast and reserved addresses
 
 class OutboundRefused(ValueError):
     """The target is not allowed (scheme, host, or an address the SSRF guard refuses)."""
+
+
+class DeadlinePassed(httpx.TimeoutException):
+    """The call did not complete (connect, send, the whole answer) within its total deadline."""
+
+
+class AnswerTooLarge(Exception):
+    """The answer is larger than the caller reads; reading stopped at the cap (the rest was never read)."""
+
+    def __init__(self, status: int, limit: int) -> None:
+        self.status = status
+        self.limit = limit
+        super().__init__(
+            f"the answer ({status}) is larger than {size_text(limit)}; StackLens reads at most that much, "
+            "so the rest was not read"
+        )
+
+
+def size_text(n: int) -> str:
+    """``64 KiB``, ``4 MiB``: binary units, named as such."""
+    return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 and n % (1024 * 1024) == 0 else f"{n // 1024} KiB"
 
 
 @dataclass(frozen=True)
@@ -94,7 +128,9 @@ class OutboundResponse:
     excerpt: str
     latency_ms: float
     retry_after_s: float | None = None
-    body: str = ""  # the whole answer (up to BODY_CHARS), for API clients that read it; excerpt is for logs
+    body: str = (
+        ""  # the whole answer (at most the call's cap), for API clients that read it; excerpt is for logs
+    )
 
     @property
     def ok(self) -> bool:
@@ -114,12 +150,22 @@ class OutboundClient:
     """Settings of outbound calls; build one per call site from the settings (nothing global).
 
     ``resolver`` answers a name's addresses (``getaddrinfo`` by default; tests give one that asks their own
-    DNS server) and ``tls`` verifies servers (the certifi bundle by default)."""
+    DNS server) and ``tls`` verifies servers (the certifi bundle by default). ``deadline_s`` bounds each
+    attempt as a whole and ``not_after`` (a :func:`time.monotonic` instant, see :meth:`until`) bounds every
+    call of this client: a per-tenant worker gives its client the tenant's budget."""
 
     allow: AllowList = field(default_factory=AllowList)
     timeout_s: float = DEFAULT_TIMEOUT_S
     resolver: Resolver | None = None
     tls: ssl.SSLContext | None = None
+    deadline_s: float = DEFAULT_DEADLINE_S
+    max_answer_bytes: int = MAX_ANSWER_BYTES
+    not_after: float | None = None
+
+    def until(self, not_after: float) -> OutboundClient:
+        """This client, with every call ending by the monotonic instant ``not_after`` (or sooner)."""
+        earlier = not_after if self.not_after is None else min(self.not_after, not_after)
+        return replace(self, not_after=earlier)
 
     def check(self, url: str) -> list[Address]:
         """The addresses ``url`` resolves to, or :class:`OutboundRefused` naming the reason."""
@@ -154,10 +200,14 @@ class OutboundClient:
         *,
         retries: int = 0,
         sleep: Callable[[float], None] = time.sleep,
+        max_answer_bytes: int | None = None,
     ) -> OutboundResponse:
         """POST ``content``; the guard runs first. Timeouts and connection errors raise ``httpx`` errors
-        after ``retries`` in-call retries (each waiting :func:`backoff_delay`)."""
-        return self.request("POST", url, headers, content, retries=retries, sleep=sleep)
+        after ``retries`` in-call retries (each waiting :func:`backoff_delay`); an answer over the cap raises
+        :class:`AnswerTooLarge`."""
+        return self.request(
+            "POST", url, headers, content, retries=retries, sleep=sleep, max_answer_bytes=max_answer_bytes
+        )
 
     def request(
         self,
@@ -168,24 +218,35 @@ class OutboundClient:
         *,
         retries: int = 0,
         sleep: Callable[[float], None] = time.sleep,
+        max_answer_bytes: int | None = None,
     ) -> OutboundResponse:
         """Any method (API clients GET as well as POST); the guard runs before every attempt, retries as
-        :meth:`post` does. Each attempt connects only to the addresses its own check accepted."""
+        :meth:`post` does. Each attempt connects only to the addresses its own check accepted, and ends
+        within :attr:`deadline_s` (and by :attr:`not_after`) or raises :class:`DeadlinePassed`."""
+        limit = min(max_answer_bytes or self.max_answer_bytes, self.max_answer_bytes)
         attempt = 0
         while True:
             attempt += 1
             pins = {_target(url)[0]: self.check(url)}
             try:
-                response = self._send(url, content, headers, method, pins)
+                response = self._send(url, content, headers, method, pins, limit)
             except httpx.TransportError:
-                if attempt > retries:
+                if attempt > retries or self._out_of_time():
                     raise
                 sleep(backoff_delay(attempt))
                 continue
-            if response.retryable and attempt <= retries:
+            if response.retryable and attempt <= retries and not self._out_of_time():
                 sleep(backoff_delay(attempt, response.retry_after_s))
                 continue
             return response
+
+    def _out_of_time(self) -> bool:
+        return self.not_after is not None and time.monotonic() >= self.not_after
+
+    def _deadline(self) -> float:
+        """The monotonic instant this attempt must end by."""
+        end = time.monotonic() + self.deadline_s
+        return end if self.not_after is None else min(end, self.not_after)
 
     def _send(
         self,
@@ -194,26 +255,104 @@ class OutboundClient:
         headers: dict[str, str],
         method: str,
         pins: Mapping[str, Sequence[Address]],
+        limit: int,
     ) -> OutboundResponse:
         started = time.perf_counter()
         tls = self.tls or _tls_context()
-        with httpx.Client(
-            transport=PinnedTransport(pins, tls),
-            timeout=self.timeout_s,
-            follow_redirects=False,
-            trust_env=False,
-        ) as client:
-            response = client.request(method, url, content=content, headers=headers)
+        deadline = Deadline(self._deadline(), self.deadline_s)
+        try:
+            with (
+                httpx.Client(
+                    transport=PinnedTransport(pins, tls, deadline),
+                    timeout=self.timeout_s,
+                    follow_redirects=False,
+                    trust_env=False,
+                ) as client,
+                client.stream(method, url, content=content, headers=headers) as response,
+            ):
+                raw = read_capped(response, limit)
+        except httpx.TimeoutException as exc:
+            if deadline.passed():
+                budget = time.perf_counter() - started
+                raise DeadlinePassed(
+                    f"no complete answer within {budget:.0f} s (the call's deadline)"
+                ) from exc
+            raise
         latency = (time.perf_counter() - started) * 1000
-        text = response.text
+        text = raw.decode(response.charset_encoding or "utf-8", errors="replace")
         return OutboundResponse(
             status=response.status_code,
             headers={k.lower(): v for k, v in response.headers.items()},
             excerpt=text[:EXCERPT_CHARS],
             latency_ms=round(latency, 1),
             retry_after_s=parse_retry_after(response.headers.get("retry-after")),
-            body=text[:BODY_CHARS],
+            body=text,
         )
+
+
+def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """The answer's (decoded) body, read as a stream; :class:`AnswerTooLarge` as soon as it passes ``limit``
+    bytes, so a huge answer costs at most ``limit`` plus one chunk of memory and is never read to its end.
+    A ``Content-Length`` already over the limit is refused before reading anything."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit and not response.headers.get("content-encoding"):
+        raise AnswerTooLarge(response.status_code, limit)
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > limit:
+            raise AnswerTooLarge(response.status_code, limit)
+    return bytes(body)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """The instant (``time.monotonic``) a call must end by, and the budget it was given (for the message)."""
+
+    at: float
+    budget_s: float
+
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def left(self, timeout: float | None) -> float:
+        """What a socket operation may wait: its own timeout, cut to what is left of the deadline."""
+        remaining = self.at - time.monotonic()
+        if remaining <= 0:
+            raise httpcore.ReadTimeout(
+                f"no complete answer within the call's deadline ({self.budget_s:g} s or the caller's budget)"
+            )
+        return remaining if timeout is None else min(timeout, remaining)
+
+
+class DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every read and write waits at most what is left of the call's deadline: the
+    per-read timeout alone lets a sender that drips a byte at a time hold the call for ever."""
+
+    def __init__(self, stream: httpcore.NetworkStream, deadline: Deadline) -> None:
+        self._stream = stream
+        self._deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._deadline.left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._deadline.left(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        secured = self._stream.start_tls(ssl_context, server_hostname, self._deadline.left(timeout))
+        return DeadlineStream(secured, self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
 
 
 class PinnedBackend(httpcore.NetworkBackend):
@@ -223,9 +362,10 @@ class PinnedBackend(httpcore.NetworkBackend):
     (and verifies the certificate for it), so connecting to the checked address here changes where the
     bytes go and nothing else. A host that was not checked is never connected to."""
 
-    def __init__(self, pins: Mapping[str, Sequence[Address]]) -> None:
+    def __init__(self, pins: Mapping[str, Sequence[Address]], deadline: Deadline | None = None) -> None:
         self._pins = {host: tuple(addresses) for host, addresses in pins.items()}
         self._sockets = httpcore.SyncBackend()
+        self._deadline = deadline
 
     def connect_tcp(
         self,
@@ -241,9 +381,12 @@ class PinnedBackend(httpcore.NetworkBackend):
         failure: Exception | None = None
         for address in addresses:  # in the resolver's order, like socket.create_connection
             try:
-                return self._sockets.connect_tcp(str(address), port, timeout, local_address, socket_options)
+                wait = self._deadline.left(timeout) if self._deadline else timeout
+                stream = self._sockets.connect_tcp(str(address), port, wait, local_address, socket_options)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 failure = exc
+                continue
+            return DeadlineStream(stream, self._deadline) if self._deadline else stream
         assert failure is not None
         raise failure
 
@@ -264,13 +407,15 @@ class PinnedTransport(httpx.HTTPTransport):
     :class:`PinnedBackend`. httpx takes no network backend, so its pool is replaced; the type check makes
     a future httpx that stores its pool elsewhere fail loudly instead of connecting unpinned."""
 
-    def __init__(self, pins: Mapping[str, Sequence[Address]], tls: ssl.SSLContext) -> None:
+    def __init__(
+        self, pins: Mapping[str, Sequence[Address]], tls: ssl.SSLContext, deadline: Deadline | None = None
+    ) -> None:
         super().__init__(verify=tls, trust_env=False)
         if not isinstance(getattr(self, "_pool", None), httpcore.ConnectionPool):
             raise RuntimeError(
                 "httpx.HTTPTransport no longer keeps its pool in _pool: pinning cannot be set up"
             )
-        self._pool = httpcore.ConnectionPool(ssl_context=tls, network_backend=PinnedBackend(pins))
+        self._pool = httpcore.ConnectionPool(ssl_context=tls, network_backend=PinnedBackend(pins, deadline))
 
 
 def _target(url: str) -> tuple[str, int]:

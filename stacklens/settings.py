@@ -43,6 +43,20 @@ class Settings(BaseSettings):
     database_url: str | None = Field(default=None, description="SQLAlchemy URL of the control store.")
     secret_key: SecretStr | None = Field(default=None, description="Server secret; generated when unset.")
     redis_url: str | None = Field(default=None, description="Redis for shared rate limits (scaled mode).")
+    spike_multiple: float = Field(
+        default=10.0,
+        ge=1.0,
+        le=1000.0,
+        description="Spike protection: a project is held to this multiple of its trailing hour's events per "
+        "minute (docs/decisions.md).",
+    )
+    spike_floor_per_minute: int = Field(
+        default=10_000,
+        ge=1,
+        le=100_000_000,
+        description="Spike protection never holds a project below this many events per minute (a quiet "
+        "project can still send a burst).",
+    )
     dagster_database_url: str | None = Field(
         default=None,
         description="postgresql+psycopg2://user:pass@host:5432/db of the Dagster instance (runs, event logs, "
@@ -54,6 +68,12 @@ class Settings(BaseSettings):
         ge=1,
         le=3650,
         description="TTL of raw log records (the `logs` table), apart from events'.",
+    )
+    retention_run_at: str = Field(
+        default="03:30",
+        pattern=r"^(off|([01][0-9]|2[0-3]):[0-5][0-9])$",
+        description="UTC time of day (HH:MM) of the server's daily retention run (projects' days and event "
+        "caps); off: none (run `stacklens retention run` from cron instead).",
     )
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -107,6 +127,12 @@ class Settings(BaseSettings):
         description="smtp://user:pass@host:port, smtps://…, ?starttls=true: where alert e-mail goes.",
     )
     mail_from: str = Field(default="stacklens@localhost", description="Sender address of alert e-mail.")
+    disk_floor: str | None = Field(
+        default=None,
+        description="Free space the data directory's volume keeps: bytes (1073741824), a size with a unit "
+        "(500MiB, 2GB) or a share of the volume (5%); below it every entrance answers 503 with Retry-After. "
+        "Unset: the smaller of 1 GiB and 5 % (stacklens/disk_floor.py).",
+    )
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -115,6 +141,17 @@ class Settings(BaseSettings):
 
         parse_networks(value)  # raises with the offending entry named
         return value
+
+    @field_validator("disk_floor")
+    @classmethod
+    def _valid_disk_floor(cls, value: str | None) -> str | None:
+        from stacklens.disk_floor import parse_floor
+
+        try:
+            parse_floor(value)
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
+        return value.strip() if value and value.strip() else None
 
     @field_validator("public_url")
     @classmethod

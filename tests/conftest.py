@@ -116,8 +116,13 @@ def settings(tmp_path: Path, warehouse_url: str) -> Iterator[Settings]:
         yield current
     finally:
         override_settings(None)
+        from stacklens.control.key_use_tally import flush_all
+        from stacklens.ingest.front_door import close_front_doors
         from stacklens.warehouse.client import reset_clients
 
+        # The test's spooled rows and key-use counts are written now, not by a thread after its stores are gone.
+        close_front_doors()
+        flush_all()
         reset_clients()
 
 
@@ -137,6 +142,9 @@ def control_settings(request: pytest.FixtureRequest, settings: Settings) -> Iter
     try:
         yield current
     finally:
+        from stacklens.control.key_use_tally import flush_all
+
+        flush_all()  # the test's key-use counts, written before its schema goes
         if schema is not None:
             with get_engine(current).begin() as connection:
                 connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
@@ -160,6 +168,8 @@ def make_org(settings: Settings):
             created, app_key = accounts.create_project(session, org.id, project)
             return {
                 "org_id": org.id,
+                "org_slug": org.slug,
+                "email": owner,
                 "api_key": api_key,
                 "project": created.slug,
                 "project_id": created.id,

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, warehouse_client
@@ -114,7 +115,11 @@ def template_for(runner: Runner, settings: Settings) -> Template:
 def copying(runner: Runner) -> Runner:
     """``runner`` (the migration runner), copying the template where that gives the same database."""
 
-    def apply_migrations(settings: Settings, *, dry_run: bool = False, up_to: int | None = None) -> list[str]:
+    def apply_migrations(
+        settings: Settings, *, dry_run: bool = False, up_to: int | None = None, progress: Any = None
+    ) -> list[str]:
+        if progress is not None:
+            return runner(settings, dry_run=dry_run, up_to=up_to, progress=progress)
         if (
             _runner_only.is_set()
             or dry_run

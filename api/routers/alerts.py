@@ -13,14 +13,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Response
 from sqlalchemy import select
+from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from api.deps import ApiAuth, AppSettings, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.alerts import rules
-from stacklens.alerts.delivery_log import delivery_log, logged_dict
+from stacklens.alerts.delivery_log import LoggedDeliveryOut, delivery_log, logged_dict
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
-from stacklens.alerts.sending import send_test
+from stacklens.alerts.sending import DeliveryOut, send_test
 from stacklens.control import channels
 from stacklens.control.models import Project, iso_utc
 from stacklens.control.models.alerts import AlertChannel, AlertRuleState
@@ -71,7 +72,50 @@ def _missing(exc: AlertNotFound) -> ApiError:
     return ApiError(404, "Not Found", str(exc))
 
 
-def _rule_out(session: DbSession, rule: Any) -> dict[str, Any]:
+class RuleState(TypedDict):
+    """A rule's state in one scope (a page, an endpoint, an issue; "" for the rule as a whole)."""
+
+    scope: str
+    state: str  # ok | warning | firing
+    since: str
+    value: float | None
+    release: str
+
+
+class RuleAnswer(rules.RuleOut):
+    """A rule as the API answers it: its definition and its state per scope."""
+
+    states: list[RuleState]
+
+
+class RuleList(TypedDict):
+    rules: list[RuleAnswer]
+
+
+class ChannelOut(TypedDict):
+    id: int
+    type: str  # email | slack | webhook
+    name: str
+    target: str  # the address or the URL's host, never a secret
+    health: str  # healthy | failing | paused | untested
+    health_detail: str
+    paused_at: str | None
+    created_at: str
+
+
+class CreatedChannel(ChannelOut, total=False):
+    secret: str  # a webhook's signing secret (whsec_…), in the creation's answer only
+
+
+class ChannelList(TypedDict):
+    channels: list[ChannelOut]
+
+
+class DeliveryList(TypedDict):
+    deliveries: list[LoggedDeliveryOut]
+
+
+def _rule_out(session: DbSession, rule: Any) -> RuleAnswer:
     project = session.get(Project, rule.project_id)
     out = rules.rule_out(rule, project.slug if project else "")
     states = session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id))
@@ -90,8 +134,8 @@ def _rule_out(session: DbSession, rule: Any) -> dict[str, Any]:
     }
 
 
-@router.get("/rules", responses=ERRORS)
-def list_rules(identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+@router.get("/rules", response_model=RuleList, responses=ERRORS)
+def list_rules(identity: ApiAuth, session: DbSession) -> RuleList:
     """Every alert rule of the organization with its states per scope."""
     return {"rules": [_rule_out(session, r) for r in rules.list_rules(session, identity.org_id)]}
 
@@ -106,8 +150,8 @@ def _with_budget(session: DbSession, org_id: int, body: dict[str, Any]) -> dict[
     return body
 
 
-@router.post("/rules", status_code=201, responses=ERRORS)
-def create_rule(body: RuleBody, identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+@router.post("/rules", status_code=201, response_model=RuleAnswer, responses=ERRORS)
+def create_rule(body: RuleBody, identity: ApiAuth, session: DbSession) -> RuleAnswer:
     """Create a rule; the `alerts` pipeline evaluates it within a minute."""
     try:
         rule = rules.create_rule(session, identity.org_id, _with_budget(session, identity.org_id, body))
@@ -118,16 +162,16 @@ def create_rule(body: RuleBody, identity: ApiAuth, session: DbSession) -> dict[s
     return _rule_out(session, rule)
 
 
-@router.get("/rules/{rule_id}", responses=ERRORS)
-def get_rule(rule_id: int, identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+@router.get("/rules/{rule_id}", response_model=RuleAnswer, responses=ERRORS)
+def get_rule(rule_id: int, identity: ApiAuth, session: DbSession) -> RuleAnswer:
     try:
         return _rule_out(session, rules.get_rule(session, identity.org_id, rule_id))
     except AlertNotFound as exc:
         raise _missing(exc) from exc
 
 
-@router.put("/rules/{rule_id}", responses=ERRORS)
-def update_rule(rule_id: int, body: RuleBody, identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+@router.put("/rules/{rule_id}", response_model=RuleAnswer, responses=ERRORS)
+def update_rule(rule_id: int, body: RuleBody, identity: ApiAuth, session: DbSession) -> RuleAnswer:
     """Replace the rule's definition (same body as for creation); its states start over."""
     try:
         return _rule_out(session, rules.update_rule(session, identity.org_id, rule_id, body))
@@ -146,7 +190,7 @@ def delete_rule(rule_id: int, identity: ApiAuth, session: DbSession) -> Response
     return Response(status_code=204)
 
 
-def channel_out(row: AlertChannel) -> dict[str, Any]:
+def channel_out(row: AlertChannel) -> ChannelOut:
     health = channels.health(row)
     return {
         "id": row.id,
@@ -160,13 +204,15 @@ def channel_out(row: AlertChannel) -> dict[str, Any]:
     }
 
 
-@router.get("/channels", responses=ERRORS)
-def list_channels(identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+@router.get("/channels", response_model=ChannelList, responses=ERRORS)
+def list_channels(identity: ApiAuth, session: DbSession) -> ChannelList:
     return {"channels": [channel_out(c) for c in channels.list_channels(session, identity.org_id)]}
 
 
-@router.post("/channels", status_code=201, responses=ERRORS)
-def create_channel(body: ChannelBody, identity: ApiAuth, session: DbSession, settings: AppSettings) -> dict:
+@router.post("/channels", status_code=201, response_model=CreatedChannel, responses=ERRORS)
+def create_channel(
+    body: ChannelBody, identity: ApiAuth, session: DbSession, settings: AppSettings
+) -> CreatedChannel:
     """Create a channel; a webhook's signing `secret` (`whsec_…`) is in this answer only."""
     try:
         row, secret = channels.create_channel(
@@ -180,14 +226,14 @@ def create_channel(body: ChannelBody, identity: ApiAuth, session: DbSession, set
         )
     except AlertInputError as exc:
         raise _bad(exc) from exc
-    out = channel_out(row)
+    out: CreatedChannel = {**channel_out(row)}
     if secret:
         out["secret"] = secret
     return out
 
 
-@router.post("/channels/{channel_id}/test", responses=ERRORS)
-def test_channel(channel_id: int, identity: ApiAuth, settings: AppSettings) -> dict[str, Any]:
+@router.post("/channels/{channel_id}/test", response_model=DeliveryOut, responses=ERRORS)
+def test_channel(channel_id: int, identity: ApiAuth, settings: AppSettings) -> DeliveryOut:
     """Send a test notification through the outbox, as real alerts go, and answer what the receiver said."""
     try:
         return send_test(settings, identity.org_id, channel_id)
@@ -195,13 +241,13 @@ def test_channel(channel_id: int, identity: ApiAuth, settings: AppSettings) -> d
         raise _missing(exc) from exc
 
 
-@router.get("/deliveries", responses=ERRORS)
+@router.get("/deliveries", response_model=DeliveryList, responses=ERRORS)
 def list_deliveries(
     identity: ApiAuth,
     session: DbSession,
     channel_id: int | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-) -> dict[str, Any]:
+) -> DeliveryList:
     """The delivery log, newest first (one row per attempt), optionally of one channel; each attempt names what
     sent its message: `sent_by` `rule` (`rule_id`, `rule`: the rule's name), `digest` (`rules`) or `test`."""
     entries = delivery_log(session, identity.org_id, channel_id, limit)

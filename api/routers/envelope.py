@@ -9,6 +9,8 @@ envelope, 401 without a key, 403 for a key that is not a current app key of the 
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from clickhouse_connect.driver.exceptions import OperationalError
@@ -19,13 +21,16 @@ from pydantic import BaseModel, Field
 
 from api.deps import AppSettings, Limiter, client_ip
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
+from api.item_quotas import item_taker, rate_limits_header
+from api.landing import landed
 from api.routers.auth import ErrorBody
 from api.routers.ingest import read_body
-from stacklens.control.activity import record_key_use
-from stacklens.control.auth import AppKeyIdentity, find_app_key
-from stacklens.control.db import session_scope
-from stacklens.control.models import Organization
-from stacklens.errors import InvalidInput, NotFound, StackLensError
+from stacklens.control.auth import AppKeyIdentity
+from stacklens.control.dsn_callers import dsn_caller
+from stacklens.control.key_use_tally import count_key_use
+from stacklens.control.project_quotas import ProjectQuota
+from stacklens.disk_floor import require_disk_room
+from stacklens.errors import InvalidInput, NotFound, RateLimited, StackLensError
 from stacklens.ingest.envelope import (
     MAX_DECODED_BYTES,
     MAX_ENVELOPE_BYTES,
@@ -38,8 +43,11 @@ from stacklens.ingest.envelope import (
     store_lines,
 )
 from stacklens.ingest.inflate import DecodedBody
-from stacklens.ingest.service import BatchResult, ingest_batch
+from stacklens.ingest.prepare import Attribution
+from stacklens.ingest.service import Admitted, BatchResult, admit_batch
 from stacklens.ingest.workers import AppKeyResolver
+from stacklens.outcomes.counting import NOT_STORED, Outcomes
+from stacklens.outcomes.tally import count_outcomes
 from stacklens.settings import Settings
 
 router = APIRouter(prefix="/api", tags=["sentry protocol"])
@@ -71,7 +79,8 @@ ERRORS: dict[int | str, dict] = {
     429: {"model": ErrorBody, "description": "`Rate Limited`, with Retry-After and X-Sentry-Rate-Limits"},
     503: {
         "model": ErrorBody,
-        "description": "`Service Unavailable`: the warehouse is down, or the server is busy decompressing; retry",
+        "description": "`Service Unavailable`: the disk is below its floor, the queue is full, the warehouse is "
+        "down, the control store is locked or a store refuses writes, or the server is busy decompressing; retry after `Retry-After` seconds",
     },
 }
 
@@ -93,47 +102,126 @@ def _refused(status: int, error: str, detail: str, headers: dict[str, str] | Non
     return ApiError(status, error, detail, {**CORS_HEADERS, "X-Sentry-Error": reason, **(headers or {})})
 
 
-def _identify(settings: Settings, project_id: str, key: str | None) -> tuple[AppKeyIdentity, int]:
-    """The app key and its organization's events-per-minute quota; 401/403 as Relay answers."""
+@dataclass(frozen=True)
+class Caller:
+    """The DSN key of a request, its organization's quota, and what its lines are attributed to."""
+
+    identity: AppKeyIdentity
+    quota: int
+    attribution: Attribution
+    project_quotas: dict[int, ProjectQuota]
+
+
+def _identify(settings: Settings, project_id: str, key: str | None) -> Caller:
+    """The app key, its organization's events-per-minute quota and its project's settings, in one session;
+    401/403 as Relay answers."""
     if not key:
         raise _refused(
             401,
             APPLICATION_NOT_FOUND,
             "no DSN key: send X-Sentry-Auth (sentry_key=…), ?sentry_key=, or the dsn in the envelope header",
         )
-    with session_scope(settings) as session:
-        identity = find_app_key(session, key)
-        org = session.get(Organization, identity.org_id) if identity else None
-        quota = org.events_per_minute if org else 0
-    if identity is None or str(identity.project_id) != project_id:
-        # An unknown key and a key of another project answer alike: nothing about other projects leaks.
-        raise _refused(
-            403, APPLICATION_NOT_FOUND, f"the DSN's key is not a current app key of project {project_id}"
+    found = dsn_caller(settings, key)
+    if found is not None and str(found.identity.project_id) == project_id:
+        identity = found.identity
+        # The lines of this request carry this key: attributed here, not once more per line.
+        attribution = Attribution(
+            identity.project_id,
+            identity.service,
+            identity.app_key_id,
+            found.replay_enabled,
+            found.in_app,
+            found.issue_overrides,
         )
-    return identity, quota
+        quotas = {identity.project_id: found.quota} if found.quota is not None else {}
+        return Caller(identity, found.events_per_minute, attribution, quotas)
+    # An unknown key and a key of another project answer alike: nothing about other projects leaks.
+    raise _refused(
+        403, APPLICATION_NOT_FOUND, f"the DSN's key is not a current app key of project {project_id}"
+    )
 
 
-def _land(
-    settings: Settings, identity: AppKeyIdentity, quota: int, lines: EnvelopeLines, limiter: Limiter, ip: str
-) -> BatchResult | None:
+def _count_attachments(
+    settings: Settings, caller: Caller, lines: EnvelopeLines, outcome: str, reason: str
+) -> None:
+    """Attachments are counted, never stored (their bytes are read only to bound them)."""
+    attachments = lines.counted.get("attachment", 0)
+    if attachments:
+        counts: Outcomes = Counter({(caller.identity.project_id, "attachment", outcome, reason): attachments})
+        count_outcomes(settings, caller.identity.org_id, counts)
+
+
+@dataclass
+class Received:
+    """An envelope read, its caller known and its lines admitted: what the event loop awaits and answers."""
+
+    caller: Caller
+    key: str
+    lines: EnvelopeLines
+    admitted: BatchResult | Admitted | None  # None: only counted items (check-ins, attachments)
+
+
+def _admit(
+    settings: Settings,
+    project_id: str,
+    key: str | None,
+    decoded: DecodedBody,
+    received: datetime,
+    limiter: Limiter,
+    store: bool,
+) -> Received:
+    """Everything an envelope costs before the front door, in one thread hop: the key, the envelope, its
+    lines prepared and within their quotas."""
+    if store:
+        caller = _identify(settings, project_id, key)
+        lines = store_lines(decoded.rest(), key or "", received)
+    else:
+        known = _identify(settings, project_id, key) if key else None
+        headers = read_header(decoded)
+        if known is None:
+            key = dsn_key(headers)
+            known = _identify(settings, project_id, key)
+        caller = known
+        lines = envelope_lines(read_envelope(decoded, headers), key or "", received)
+    return Received(caller, key or "", lines, _admit_lines(settings, caller, key or "", lines, limiter))
+
+
+def _admit_lines(
+    settings: Settings, caller: Caller, key: str, lines: EnvelopeLines, limiter: Limiter
+) -> BatchResult | Admitted | None:
     if not lines.lines:
+        _count_attachments(settings, caller, lines, "filtered", NOT_STORED)
         return (
             None  # only counted items (client reports and sessions are lines; check-ins, attachments are not)
         )
-    result = ingest_batch(
-        settings,
-        identity.org_id,
-        lines.lines,
-        header_app_key=None,
-        idempotency_key=lines.idempotency_key,
-        resolve=AppKeyResolver(settings, identity.org_id),
-        take_events=lambda n: limiter.take_events(identity.org_id, n, quota),
-    )
+    identity = caller.identity
+    by_key = AppKeyResolver(settings, identity.org_id)
+    try:
+        return admit_batch(
+            settings,
+            identity.org_id,
+            lines.lines,
+            header_app_key=None,
+            idempotency_key=lines.idempotency_key,
+            resolve=lambda raw: caller.attribution if raw == key else by_key(raw),
+            take_events=item_taker(settings, limiter, identity.org_id, caller.quota, caller.project_quotas),
+            figures_answered=False,
+        )
+    except RateLimited as refused:
+        _count_attachments(settings, caller, lines, "rate_limited", refused.reason)
+        raise
+
+
+async def _landed(settings: Settings, received: Received, ip: str) -> BatchResult | None:
+    """The envelope's result once the front door has its rows, counted."""
+    if received.admitted is None:
+        return None
+    result = await landed(received.admitted)
+    caller = received.caller
+    _count_attachments(settings, caller, received.lines, "filtered", NOT_STORED)
     if not result.replayed and result.accepted:
-        with session_scope(settings) as session:
-            record_key_use(
-                session, identity.org_id, "app", identity.app_key_id, events=result.accepted, ip=ip
-            )
+        identity = caller.identity
+        count_key_use(settings, identity.org_id, "app", identity.app_key_id, events=result.accepted, ip=ip)
     return result
 
 
@@ -146,6 +234,8 @@ async def _receive(
         return await _accept(request, project_id, settings, limiter, store)
     except StackLensError as exc:
         status, word, headers = domain_error_answer(exc)
+        if isinstance(exc, RateLimited):  # SDKs back off the categories named, for the seconds named
+            headers["X-Sentry-Rate-Limits"] = rate_limits_header(exc)
         raise _refused(status, word, str(exc), headers) from None
     except OperationalError as exc:
         raise _refused(503, SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "30"}) from exc
@@ -162,27 +252,18 @@ async def _accept(
     """Authenticate before inflating: a key in the URL or a header is checked before any decompression, and
     one in the envelope header once that first line alone is inflated, so an unknown key costs no bomb.
     Decompressing and parsing run off the event loop (a 64 MiB body takes a fraction of a second)."""
+    require_disk_room(settings)  # before anything is read or written (stacklens/disk_floor.py)
     if not _is_project_id(project_id):
         raise NotFound(PROJECT_ID_RULE)
     body = await read_body(request, MAX_ENVELOPE_BYTES)
     what = "event" if store else "envelope"
     decoded = DecodedBody(body, request.headers.get("content-encoding"), MAX_DECODED_BYTES, what)
     key = auth_key(request.headers, request.query_params)
-    received = datetime.now(UTC)
-    if store:
-        identity, quota = await run_in_threadpool(_identify, settings, project_id, key)
-        raw = await run_in_threadpool(decoded.rest)
-        lines = await run_in_threadpool(store_lines, raw, key or "", received)
-    else:
-        known = await run_in_threadpool(_identify, settings, project_id, key) if key else None
-        headers = await run_in_threadpool(read_header, decoded)
-        if known is None:
-            key = dsn_key(headers)
-            known = await run_in_threadpool(_identify, settings, project_id, key)
-        identity, quota = known
-        envelope = await run_in_threadpool(read_envelope, decoded, headers)
-        lines = await run_in_threadpool(envelope_lines, envelope, key or "", received)
-    result = await run_in_threadpool(_land, settings, identity, quota, lines, limiter, client_ip(request))
+    received = await run_in_threadpool(
+        _admit, settings, project_id, key, decoded, datetime.now(UTC), limiter, store
+    )
+    result = await _landed(settings, received, client_ip(request))
+    lines = received.lines
     if (
         result is not None
         and result.rejected

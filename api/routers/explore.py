@@ -6,8 +6,6 @@ up to three group-by fields, aggregates of the metric catalog, a time series —
 
 from __future__ import annotations
 
-import ipaddress
-import json
 from functools import partial
 from typing import Annotated, Any
 
@@ -15,18 +13,20 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
+from api.deps import ApiAuth, AppSettings, DbSession, Warehouse, require_local_operator
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.explore import saved
+from stacklens.explore.compare import run_compared
 from stacklens.explore.download import Download, open_download
 from stacklens.explore.operator_sql import run_operator_sql
 from stacklens.explore.query import BadQuery, parse_query
-from stacklens.explore.run import Result, TooManyQueries, run_explore
+from stacklens.explore.run import Result, TooManyQueries
 from stacklens.explore.scope import project_ids
-from stacklens.server_link import TOKEN_HEADER, token_matches
+from stacklens.ingest import jsondepth
+from stacklens.ingest.jsondepth import JsonTooDeep
 from stacklens.settings import Settings
-from stacklens.warehouse.client import own_client
+from stacklens.warehouse.client import analyst_client, own_client
 
 router = APIRouter(prefix="/api/explore", tags=["explore"])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -39,8 +39,13 @@ FORMATS = ("json", "csv", "parquet")
 
 
 async def _body(request: Request) -> object:
+    """The body parsed as JSON whatever its Content-Type says (the CLI and curl send any), so the depth guard is
+    applied here too: the middleware measures only bodies labelled JSON, and a deeper body would reach the
+    parser's recursion limit (a 500 and a reset connection)."""
     try:
-        return json.loads(await request.body() or b"null")
+        return jsondepth.loads(await request.body() or b"null", where="the JSON body")
+    except JsonTooDeep as exc:
+        raise ApiError(400, "Bad Request", str(exc)) from None
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "Bad Request", "body: must be JSON") from None
 
@@ -49,11 +54,12 @@ def _busy(exc: TooManyQueries) -> ApiError:
     return ApiError(429, "Too Many Requests", str(exc), {"Retry-After": "1"})
 
 
-def _run(body: object, auth: ApiAuth, db: DbSession, warehouse: Warehouse) -> Result:
+def _run(body: object, auth: ApiAuth, db: DbSession, settings: Settings) -> Result:
     query = parse_query(body)
     ids = project_ids(db, auth.org_id, query.project)
     try:
-        return run_explore(warehouse, query, auth.org_id, ids)
+        with analyst_client(settings) as client:
+            return run_compared(client, query, auth.org_id, ids)[0]
     except TooManyQueries as exc:
         raise _busy(exc) from exc
 
@@ -73,7 +79,7 @@ async def explore_query(
     request: Request,
     auth: ApiAuth,
     db: DbSession,
-    warehouse: Warehouse,
+    warehouse: Warehouse,  # resolved for its read-your-writes: events answered before the question land first
     settings: AppSettings,
     format: Annotated[
         str,
@@ -81,15 +87,18 @@ async def explore_query(
     ] = "",
 ) -> Response:
     """Body: `{"dataset", "project", "filters": [{"field", "op", "value"}], "group_by", "aggregates": [{"fn",
-    "metric"}], "interval", "since"/"until"/"range", "order_by", "limit"}`. Answers `{"columns", "rows",
-    "series", "meta": {"rows_read", "elapsed_ms", "truncated"}}`; with `format` the full result as a file,
+    "metric"}], "interval", "since"/"until"/"range", "order_by", "limit", "compare"}`. Answers `{"columns", "rows",
+    "series", "meta": {"rows_read", "elapsed_ms", "truncated"}}`; with `"compare": {"previous_period": true}` (or
+    `{"since", "until"}`, or `{"previous_release": true}` with one `release =` filter: that release against the one
+    first seen before it, named in `meta.compared_release`) each aggregate column has `<column>_previous` (its
+    value in the other window or release) and `<column>_change_pct` beside it; with `format` the full result as a file,
     streamed (numbers raw, in the unit each column's name carries; `X-Explore-Truncated: 1` when cut at `limit`)."""
     if format and format not in FORMATS:
         raise ApiError(400, "Bad Request", f"format: must be one of {', '.join(FORMATS)}")
     body = await _body(request)
     if not format:
         # The engine call blocks: off the event loop, as the sync routes run.
-        result = await run_in_threadpool(_run, body, auth, db, warehouse)
+        result = await run_in_threadpool(_run, body, auth, db, settings)
         return JSONResponse(
             result.as_json(), headers={"X-Explore-Truncated": "1" if result.truncated else "0"}
         )
@@ -140,32 +149,15 @@ def delete_query(query_id: str, auth: ApiAuth, db: DbSession) -> Response:
     return Response(status_code=204)
 
 
-def _operator(request: Request) -> None:
-    """The installation's operator only: a local request with the running server's token
-    (``<data_dir>/pipelines_token``, mode 0600). Organization API keys never open this door."""
-    expected = getattr(request.app.state, "pipelines_token", None)
-    if not expected:
-        raise ApiError(
-            404, "Not Found", "this server has no operator token (start it with `stacklens serve`)"
-        )
-    host = request.client.host if request.client else ""
-    try:
-        local = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        local = host in ("testclient", "localhost")
-    if not local:
-        raise ApiError(403, "Forbidden", "operator SQL answers local requests only")
-    if not token_matches(expected, request.headers.get(TOKEN_HEADER)):
-        raise ApiError(401, "Unauthorized", f"send the token of <data_dir>/pipelines_token as {TOKEN_HEADER}")
-
-
 @router.post("/sql", include_in_schema=False)
-async def operator_sql(request: Request, warehouse: Warehouse) -> JSONResponse:
-    """`stacklens sql`: one read-only statement (`{"sql": "SELECT …"}`) with the engine's `readonly = 1` and
-    the per-query time and memory limits; answers `{"columns", "rows", "meta"}`."""
-    _operator(request)
+async def operator_sql(request: Request, settings: AppSettings) -> JSONResponse:
+    """`stacklens sql`: one read-only statement (`{"sql": "SELECT …"}`), judged by the engine's parser first,
+    run on a connection of its own (never the shared one) with the per-query time and memory limits; answers
+    `{"columns", "rows", "meta"}`."""
+    require_local_operator(request, "operator SQL")
     body = await _body(request)
     sql = body.get("sql") if isinstance(body, dict) else None
-    result = await run_in_threadpool(run_operator_sql, warehouse, sql)
+    connect = partial(own_client, settings.resolved_warehouse_url, settings.warehouse_database)
+    result = await run_in_threadpool(run_operator_sql, connect, sql)
     data = result.as_json()
     return JSONResponse({"columns": data["columns"], "rows": data["rows"], "meta": data["meta"]})

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
+from collections.abc import Callable
 
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
@@ -11,17 +13,20 @@ from pydantic import BaseModel, Field
 from starlette.requests import ClientDisconnect
 
 from api.deps import ApiAuth, AppSettings, Limiter, client_ip, note_refusal
-from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
+from api.errors import APPLICATION_NOT_FOUND, RATE_LIMITED, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
+from api.item_quotas import item_taker
 from api.json_depth import JsonBodyRefused
+from api.landing import landed
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.token_buckets import RateLimiter
-from stacklens.control.activity import record_key_use
 from stacklens.control.auth import ApiKeyIdentity
-from stacklens.control.db import session_scope
+from stacklens.control.key_use_tally import count_key_use
 from stacklens.control.rate_limits import EVENTS
-from stacklens.errors import StackLensError, Unavailable
+from stacklens.disk_floor import require_disk_room
+from stacklens.errors import RateLimited, StackLensError, Unavailable
 from stacklens.ingest.decode import MAX_BODY_BYTES, DecompressionBusy
-from stacklens.ingest.service import BatchResult, ingest_body
+from stacklens.ingest.service import Admitted, BatchResult, admit_body
+from stacklens.outcomes.counting import ORG_QUOTA
 from stacklens.settings import Settings
 
 router = APIRouter(prefix="/api", tags=["ingest"])
@@ -59,7 +64,8 @@ INGEST_ERRORS: dict[int | str, dict] = {
     415: {"model": ErrorBody, "description": "Unsupported Content-Encoding"},
     503: {
         "model": ErrorBody,
-        "description": f"`{SERVICE_UNAVAILABLE}`: the warehouse is down, or the server is busy decompressing; retry",
+        "description": f"`{SERVICE_UNAVAILABLE}`: the disk is below its floor, the queue is full, the warehouse "
+        "is down, the control store is locked or a store refuses writes, or the server is busy decompressing; retry after `Retry-After` seconds",
     },
 }
 
@@ -86,45 +92,57 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-def _take_events(settings: Settings, identity: ApiKeyIdentity, limiter: RateLimiter, n: int) -> None:
-    try:
-        limiter.take_events(identity.org_id, n, identity.events_per_minute)
-    except ApiError as refused:
-        note_refusal(
-            settings, identity.org_id, EVENTS, identity.events_per_minute, refused, identity.api_key_id
-        )
-        raise
+def _take_events(
+    settings: Settings, identity: ApiKeyIdentity, limiter: RateLimiter
+) -> Callable[[Counter[tuple[int, str]]], None]:
+    take = item_taker(settings, limiter, identity.org_id, identity.events_per_minute, spike_protection=False)
+
+    def spend(counts: Counter[tuple[int, str]]) -> None:
+        try:
+            take(counts)
+        except RateLimited as refused:
+            if refused.reason == ORG_QUOTA:  # the activity log's entry names the organization's quota
+                note_refusal(
+                    settings,
+                    identity.org_id,
+                    EVENTS,
+                    identity.events_per_minute,
+                    ApiError(429, RATE_LIMITED, str(refused), {"Retry-After": str(refused.retry_after)}),
+                    identity.api_key_id,
+                )
+            raise
+
+    return spend
 
 
-def _land(
+def _admit(
     settings: Settings, identity: ApiKeyIdentity, limiter: RateLimiter, body: bytes, request: Request
-) -> BatchResult:
-    result = ingest_body(
+) -> BatchResult | Admitted:
+    return admit_body(
         settings,
         identity.org_id,
         body,
         request.headers.get("content-encoding"),
         header_app_key=request.headers.get("x-stacklens-app-key"),
         idempotency_key=request.headers.get("idempotency-key"),
-        take_events=lambda n: _take_events(settings, identity, limiter, n),
+        take_events=_take_events(settings, identity, limiter),
     )
+
+
+def _count_use(settings: Settings, identity: ApiKeyIdentity, result: BatchResult, request: Request) -> None:
     if not result.replayed and result.accepted:
-        with session_scope(settings) as session:
-            record_key_use(
-                session,
-                identity.org_id,
-                "api",
-                identity.api_key_id,
-                requests=0,
-                events=result.accepted,
-                ip=client_ip(request),
-                user_agent=request.headers.get("user-agent", "")[:300],
-            )
-            for app_key_id, events in result.events_by_app_key.items():
-                record_key_use(
-                    session, identity.org_id, "app", app_key_id, events=events, ip=client_ip(request)
-                )
-    return result
+        count_key_use(
+            settings,
+            identity.org_id,
+            "api",
+            identity.api_key_id,
+            requests=0,
+            events=result.accepted,
+            ip=client_ip(request),
+            user_agent=request.headers.get("user-agent", "")[:300],
+        )
+        for app_key_id, events in result.events_by_app_key.items():
+            count_key_use(settings, identity.org_id, "app", app_key_id, events=events, ip=client_ip(request))
 
 
 @router.post("/ingest", response_model=IngestAnswer, responses=INGEST_ERRORS)
@@ -142,8 +160,10 @@ async def ingest(
     payload.
     """
     try:
+        require_disk_room(settings)  # before anything is read or written (stacklens/disk_floor.py)
         body = await read_body(request)
-        result = await run_in_threadpool(_land, settings, identity, limiter, body, request)
+        result = await landed(await run_in_threadpool(_admit, settings, identity, limiter, body, request))
+        _count_use(settings, identity, result, request)
     except (StackLensError, ApiError, OperationalError) as exc:
         _log_refusal(request, identity, exc)  # the answer itself comes from api/errors' one map
         raise

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Response
 from sqlalchemy import select
+from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.errors import ApiError
@@ -45,17 +46,25 @@ IntegrationBody = Annotated[dict[str, Any], Body(examples=[INTEGRATION_EXAMPLE])
 LinkBody = Annotated[dict[str, Any], Body(examples=[{"integration_id": 1, "target": "acme/web"}])]
 
 
-@router.get("/integrations", responses=ERRORS)
-def list_integrations(identity: ApiAuth, session: DbSession) -> dict[str, Any]:
+class ConnectionList(TypedDict):
+    integrations: list[integrations.ConnectionOut]
+
+
+class LinkList(TypedDict):
+    links: list[links.LinkOut]
+
+
+@router.get("/integrations", response_model=ConnectionList, responses=ERRORS)
+def list_integrations(identity: ApiAuth, session: DbSession) -> ConnectionList:
     """The organization's tracker connections (tokens are never returned)."""
     rows = integrations.list_connections(session, identity.org_id)
     return {"integrations": [integrations.connection_out(r) for r in rows]}
 
 
-@router.post("/integrations", status_code=201, responses=ERRORS)
+@router.post("/integrations", status_code=201, response_model=integrations.ConnectionOut, responses=ERRORS)
 def create_integration(
     body: IntegrationBody, identity: ApiAuth, session: DbSession, settings: AppSettings
-) -> dict[str, Any]:
+) -> integrations.ConnectionOut:
     """Connect a tracker with a token. The token is tried first (`connected_as`, `targets`); a refused
     token is not stored. Jira Cloud takes `email` beside the API token; Jira Data Center a PAT alone."""
     row = integrations.create_connection(session, identity.org_id, settings, body)
@@ -69,14 +78,16 @@ def delete_integration(integration_id: int, identity: ApiAuth, session: DbSessio
     return Response(status_code=204)
 
 
-@router.get("/issues/{issue_id}/external-links", responses=ERRORS)
-def list_links(issue_id: str, identity: ApiAuth, session: DbSession, client: Warehouse) -> dict[str, Any]:
+@router.get("/issues/{issue_id}/external-links", response_model=LinkList, responses=ERRORS)
+def list_links(issue_id: str, identity: ApiAuth, session: DbSession, client: Warehouse) -> LinkList:
     project, _summary = _issue(identity, session, client, issue_id)
     found = links.links_of_issues(session, identity.org_id, project.id, [int(issue_id)])
     return {"links": found.get(int(issue_id), [])}
 
 
-@router.post("/issues/{issue_id}/external-links", status_code=201, responses=ERRORS)
+@router.post(
+    "/issues/{issue_id}/external-links", status_code=201, response_model=links.LinkOut, responses=ERRORS
+)
 def create_external_link(
     issue_id: str,
     body: LinkBody,
@@ -85,7 +96,7 @@ def create_external_link(
     session: DbSession,
     client: Warehouse,
     settings: AppSettings,
-) -> dict[str, Any]:
+) -> links.LinkOut:
     """Create the issue in a connected tracker (`{"integration_id", "target"}`; optional `title`, `notes`)
     or link an existing ticket (`{"integration_id", "reference": URL or key}`). The same call again returns
     the same link with 200."""
@@ -132,4 +143,4 @@ def create_external_link(
         )
     if not result.created:
         response.status_code = 200
-    return dict(result.link)
+    return result.link

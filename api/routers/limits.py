@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 
 from api.deps import ApiAuth, DbSession, Limiter
 from api.routers.auth import AUTH_ERRORS
+from stacklens.control.key_use_tally import write_pending
 from stacklens.control.models import KeyUsage, Organization
 
 router = APIRouter(prefix="/api", tags=["limits"])
@@ -40,6 +41,7 @@ def limits(identity: ApiAuth, session: DbSession, limiter: Limiter) -> LimitsRes
     per_minute = org.events_per_minute if org else identity.events_per_minute
     per_second = org.requests_per_second if org else identity.requests_per_second
     hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    write_pending(session)  # uses counted in memory (this request's too), written first
     requests, events = session.execute(
         select(
             func.coalesce(func.sum(KeyUsage.requests), 0), func.coalesce(func.sum(KeyUsage.events), 0)

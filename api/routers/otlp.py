@@ -30,19 +30,21 @@ from pydantic import BaseModel, Field
 
 from api.deps import AppSettings, Limiter, client_ip
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
+from api.item_quotas import item_taker
+from api.landing import landed
 from api.routers.ingest import read_body
-from stacklens.control.activity import record_key_use
-from stacklens.control.auth import AppKeyIdentity, find_app_key
-from stacklens.control.db import session_scope
-from stacklens.control.models import Organization
+from stacklens.control.auth import AppKeyIdentity
+from stacklens.control.dsn_callers import dsn_caller
+from stacklens.control.key_use_tally import count_key_use
+from stacklens.disk_floor import require_disk_room
 from stacklens.errors import NotFound, StackLensError
 from stacklens.ingest.envelope import MAX_DECODED_BYTES, MAX_ENVELOPE_BYTES, auth_key
 from stacklens.ingest.inflate import DecodedBody
 from stacklens.ingest.otlp_answers import Signal, answer_media, export_answer, failure_status
-from stacklens.ingest.otlp_decode import media_type, read_logs, read_traces
+from stacklens.ingest.otlp_decode import large_decode_slot, media_type, read_logs, read_traces
 from stacklens.ingest.otlp_logs import LogLines, log_lines
 from stacklens.ingest.otlp_traces import TraceLines, trace_lines
-from stacklens.ingest.service import BatchResult, ingest_body
+from stacklens.ingest.service import Admitted, BatchResult, admit_body
 from stacklens.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -74,10 +76,16 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     401: _error("No app key (X-Stacklens-App-Key, X-Sentry-Auth or sentry_key)"),
     403: _error("The key is not a current app key of this project"),
     404: _error("The project id in the path is not a number"),
-    413: _error("Body over 20 MiB, or inflated body over 64 MiB"),
+    413: _error("Body over 20 MiB, inflated body over 64 MiB, or more than 10,000 spans (log records)"),
     415: _error("Content-Type other than protobuf or JSON; unknown encoding"),
-    429: _error("`Rate Limited`: the organization's event quota, with Retry-After"),
-    503: _error("`Service Unavailable`: the warehouse is down; retry (Retry-After)"),
+    429: _error(
+        "`Rate Limited`: the organization's or the project's quota, or spike protection; Retry-After"
+    ),
+    503: _error(
+        "`Service Unavailable`: the disk is below its floor, the queue is full, the warehouse is down, the "
+        "control store is locked or a store refuses writes; "
+        "retry (Retry-After)"
+    ),
 }
 
 
@@ -125,37 +133,45 @@ def _identify(settings: Settings, project_id: str, key: str | None) -> _Caller:
             "no app key: send X-Stacklens-App-Key (OTEL_EXPORTER_OTLP_HEADERS=x-stacklens-app-key=…), "
             "X-Sentry-Auth or ?sentry_key=",
         )
-    with session_scope(settings) as session:
-        identity = find_app_key(session, key)
-        org = session.get(Organization, identity.org_id) if identity else None
-        quota = org.events_per_minute if org else 0
-    if identity is None or str(identity.project_id) != project_id:
+    found = dsn_caller(settings, key)
+    if found is None or str(found.identity.project_id) != project_id:
         # An unknown key and a key of another project answer alike: nothing about other projects leaks.
         raise ApiError(
             403, APPLICATION_NOT_FOUND, f"the key is not a current app key of project {project_id}"
         )
-    return _Caller(identity, quota)
+    return _Caller(found.identity, found.events_per_minute)
 
 
-def _land(
-    settings: Settings, caller: _Caller, made: TraceLines | LogLines, limiter: Limiter, ip: str
-) -> BatchResult | None:
+def _admit(
+    settings: Settings, caller: _Caller, made: TraceLines | LogLines, limiter: Limiter
+) -> BatchResult | Admitted | None:
     if not made.lines:
         return None
     org_id = caller.identity.org_id
     # /api/ingest's own road for a body of lines: a large export is prepared by the ingest worker processes.
-    result = ingest_body(
+    return admit_body(
         settings,
         org_id,
         made.body,
         None,
         header_app_key=None,
         idempotency_key=made.idempotency_key,
-        take_events=lambda n: limiter.take_events(org_id, n, caller.quota),
+        take_events=item_taker(settings, limiter, org_id, caller.quota),
     )
+
+
+async def _land(
+    settings: Settings, caller: _Caller, made: TraceLines | LogLines, limiter: Limiter, ip: str
+) -> BatchResult | None:
+    """Prepared off the event loop, landed through the front door, awaited on it."""
+    admitted = await run_in_threadpool(_admit, settings, caller, made, limiter)
+    if admitted is None:
+        return None
+    result = await landed(admitted)
     if not result.replayed and result.accepted:
-        with session_scope(settings) as session:
-            record_key_use(session, org_id, "app", caller.identity.app_key_id, events=result.accepted, ip=ip)
+        count_key_use(
+            settings, caller.identity.org_id, "app", caller.identity.app_key_id, events=result.accepted, ip=ip
+        )
     return result
 
 
@@ -185,6 +201,7 @@ async def _authenticated(
     request: Request, project_id: str, settings: Settings
 ) -> tuple[str, str | None, _Caller, bytes]:
     """The media type, key, caller and inflated body: the key is checked before the body is inflated."""
+    require_disk_room(settings)  # before anything is read or written (stacklens/disk_floor.py)
     if not _is_project_id(project_id):
         raise NotFound(PROJECT_ID_RULE)
     body = await read_body(request, MAX_ENVELOPE_BYTES)
@@ -199,20 +216,30 @@ async def _authenticated(
 async def _accept_traces(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> bytes:
     """Authenticate before inflating; decompressing, parsing and landing run off the event loop."""
     media, key, caller, raw = await _authenticated(request, project_id, settings)
-    export = await run_in_threadpool(read_traces, raw, media)
-    made = await run_in_threadpool(trace_lines, export, key or "")
-    result = await run_in_threadpool(_land, settings, caller, made, limiter, client_ip(request))
+    made = await run_in_threadpool(_trace_lines, raw, media, key or "")
+    result = await _land(settings, caller, made, limiter, client_ip(request))
     rejected, reasons = _partial_success(made, result)
     return export_answer("traces", media, rejected, reasons)
 
 
 async def _accept_logs(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> bytes:
     media, key, caller, raw = await _authenticated(request, project_id, settings)
-    export = await run_in_threadpool(read_logs, raw, media)
-    made = await run_in_threadpool(log_lines, export, key or "")
-    result = await run_in_threadpool(_land, settings, caller, made, limiter, client_ip(request))
+    made = await run_in_threadpool(_log_lines, raw, media, key or "")
+    result = await _land(settings, caller, made, limiter, client_ip(request))
     rejected, reasons = _log_partial_success(made, result)
     return export_answer("logs", media, rejected, reasons)
+
+
+def _trace_lines(raw: bytes, media: str, key: str) -> TraceLines:
+    """Decode and convert, holding a large-decode slot for a large body (its spans are counted, and an
+    export over the bounds refused, before any is converted)."""
+    with large_decode_slot(len(raw)):
+        return trace_lines(read_traces(raw, media), key)
+
+
+def _log_lines(raw: bytes, media: str, key: str) -> LogLines:
+    with large_decode_slot(len(raw)):
+        return log_lines(read_logs(raw, media), key)
 
 
 Accept = Callable[[Request, str, Settings, Limiter], Awaitable[bytes]]

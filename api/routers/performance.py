@@ -25,7 +25,7 @@ from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import view_table
-from stacklens.performance.filters import PerfFilters, flag
+from stacklens.performance.filters import PerfFilters, default_range, flag
 from stacklens.performance.waterfall import waterfall
 
 router = APIRouter(prefix="/api/projects", tags=["performance"])
@@ -90,7 +90,7 @@ def _answer(
     view: str, query: QueryParams, auth: ApiAuth, db: DbSession, warehouse: Warehouse, slug: str
 ) -> Response:
     project_id = _project_id(db, auth.org_id, slug)
-    filters = PerfFilters.from_query(query)
+    filters = PerfFilters.from_query(query, default=default_range(view))
     fmt = query.get("format", "json")
     if fmt not in ("json", "csv"):
         raise ApiError(400, "Bad Request", "format: must be json or csv")

@@ -1,4 +1,5 @@
-"""`POST /api/pipelines/run`, `GET /api/pipelines/status` and `GET /api/pipelines/budgets`: the local operator's door to the pipelines.
+"""`POST /api/pipelines/run`, `POST /api/pipelines/backfill`, `GET /api/pipelines/status` and
+`GET /api/pipelines/budgets`: the local operator's door to the pipelines.
 
 Only for the process that owns the embedded warehouse: `stacklens pipelines run|status` calls these with
 the token `stacklens serve` wrote to ``<data_dir>/pipelines_token`` (header ``X-StackLens-Pipelines-Token``).
@@ -16,9 +17,9 @@ from pydantic import BaseModel, Field
 
 from api.deps import DbSession, Warehouse
 from api.errors import ApiError
+from api.routers.budgets import BudgetOut
 from stacklens.control import accounts
 from stacklens.control import budgets as budget_store
-from stacklens.json_values import plain
 from stacklens.performance.budget_status import pages_seen, with_status
 from stacklens.server_link import TOKEN_HEADER, token_matches
 
@@ -27,6 +28,54 @@ router = APIRouter(prefix="/api/pipelines", tags=["pipelines"], include_in_schem
 
 class RunRequestBody(BaseModel):
     select: list[str] | None = Field(default=None, description="Only jobs holding these asset keys.")
+
+
+class BackfillBody(BaseModel):
+    first: str = Field(alias="from", description="First day (YYYY-MM-DD), included.")
+    last: str = Field(alias="to", description="Last day (YYYY-MM-DD), included.")
+    select: list[str] | None = Field(default=None, description="Only jobs holding these asset keys.")
+
+
+class RunOutcomeOut(BaseModel):
+    """One executed run: per asset the rows it wrote, per check whether it passed."""
+
+    job: str
+    run_id: str
+    success: bool
+    error: str = ""
+    assets: dict[str, int | None] = Field(description="Asset key → rows written (null when not counted).")
+    checks: dict[str, bool] = Field(description="`asset:check` → passed.")
+
+
+class RunAnswer(BaseModel):
+    outcomes: list[RunOutcomeOut]
+
+
+class RecentRun(BaseModel):
+    run_id: str
+    job: str
+    jobs: list[str] = Field(description="The scheduled jobs a merged tick run stood for.")
+    status: str
+    schedule: str
+    started_at: str | None
+    ended_at: str | None
+
+
+class FailedRun(BaseModel):
+    run_id: str
+    job: str
+    ended_at: str | None
+
+
+class StatusAnswer(BaseModel):
+    runs: list[RecentRun]
+    failures: list[FailedRun]
+    marts: dict[str, int] = Field(description="Mart → rows.")
+
+
+class BudgetsAnswer(BaseModel):
+    budgets: list[BudgetOut]
+    pages: list[str] = Field(description="The page routes the project has data for.")
 
 
 def _runner(request: Request) -> Any:
@@ -51,7 +100,7 @@ def _runner(request: Request) -> Any:
     return runner
 
 
-@router.post("/run")
+@router.post("/run", response_model=RunAnswer)
 def run(body: RunRequestBody, request: Request) -> dict[str, Any]:
     """Materialize now in this process; per run: job, success, error, rows per asset, check results."""
     runner = _runner(request)
@@ -61,18 +110,30 @@ def run(body: RunRequestBody, request: Request) -> dict[str, Any]:
     return {"outcomes": [o.as_dict() for o in runner.run_now(body.select)]}
 
 
-@router.get("/status")
+@router.post("/backfill", response_model=RunAnswer)
+def backfill(body: BackfillBody, request: Request) -> dict[str, Any]:
+    """Rebuild the daily-partitioned marts for a range of days in this process (`stacklens pipelines
+    backfill`): one run per partitioned job; a bad day or selection answers 400 naming the option."""
+    runner = _runner(request)
+    try:
+        outcomes = runner.backfill(body.first, body.last, body.select)
+    except ValueError as exc:  # BackfillError: the message names --from, --to or --select
+        raise ApiError(400, "Bad Request", str(exc)) from exc
+    return {"outcomes": [o.as_dict() for o in outcomes]}
+
+
+@router.get("/status", response_model=StatusAnswer)
 def status(request: Request) -> dict[str, Any]:
     """Recent runs, failed runs and the row count of every mart."""
     runner = _runner(request)
     return runner.status()
 
 
-@router.get("/budgets")
-def budgets(request: Request, project: str, session: DbSession, warehouse: Warehouse) -> dict[str, Any]:
+@router.get("/budgets", response_model=BudgetsAnswer)
+def budgets(request: Request, project: str, session: DbSession, warehouse: Warehouse) -> BudgetsAnswer:
     """A project's budgets with their status and the pages it has data for: `stacklens budgets` while this
     server owns the embedded warehouse (the same rows as `GET /api/projects/{slug}/budgets`)."""
     _runner(request)
     found = accounts.project_by_slug(session, project)
     rows = with_status(warehouse, budget_store.list_budgets(session, found))
-    return {"budgets": plain(rows), "pages": pages_seen(warehouse, found.id)}
+    return BudgetsAnswer(budgets=[BudgetOut(**row) for row in rows], pages=pages_seen(warehouse, found.id))

@@ -124,7 +124,7 @@ def logout(request: Request, db: Db, csrf_token: Annotated[str, Form()] = "") ->
     return RedirectResponse("/login", status_code=303)
 
 
-def _account_context(db: Session, user: User, org_slug: str, **extra: object) -> dict[str, object]:
+def account_context(db: Session, user: User, org_slug: str, **extra: object) -> dict[str, object]:
     """The account page with the navigation of the organization it was opened from (``?org=``), else of the
     user's first organization; a user in none gets the page without organization links."""
     row = accounts.membership(db, user.id, org_slug) if org_slug else None
@@ -137,7 +137,7 @@ def _account_context(db: Session, user: User, org_slug: str, **extra: object) ->
 
 @router.get("/account", response_class=HTMLResponse)
 def account(request: Request, user: CurrentUser, db: Db, org: str = "") -> Response:
-    return render(request, "account.html", _account_context(db, user, org))
+    return render(request, "account.html", account_context(db, user, org))
 
 
 @router.post("/account/password", response_class=HTMLResponse)
@@ -155,9 +155,9 @@ def change_password(
     try:
         accounts.change_password(db, user.id, current, new)
     except AccountError as exc:
-        return render(request, "account.html", _account_context(db, user, org, error=str(exc)), 400)
+        return render(request, "account.html", account_context(db, user, org, error=str(exc)), 400)
     begin_session(request, db, user)
-    return render(request, "account.html", _account_context(db, user, org, done=True))
+    return render(request, "account.html", account_context(db, user, org, done=True))
 
 
 @router.get("/", response_class=HTMLResponse)

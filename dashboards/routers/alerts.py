@@ -4,20 +4,24 @@ with its states, last evaluations and what it would have fired over the past 30 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from dashboards.alert_figures import preview_figure
 from dashboards.context import Db, OrgViewer, org_projects
+from dashboards.marker_figures import mark_charts
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.alerts import rules
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.alerts.messages import metric_words, value_text
-from stacklens.alerts.preview import preview
+from stacklens.alerts.preview import DAYS, preview
 from stacklens.control.channels import list_channels
 from stacklens.control.models.alerts import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.errors import InvalidInput
@@ -48,9 +52,37 @@ FORM_FIELDS = (
 )
 
 
-def rule_state(states: list[AlertRuleState]) -> AlertRuleState | None:
-    """The state a list shows for a rule: its most severe scope (firing over warning over the others)."""
-    return max(states, key=lambda s: (SEVERITY.get(s.state, 0), s.since), default=None)
+@dataclass(frozen=True)
+class EvaluatedState:
+    """What a rule without a state row shows: its latest evaluation's outcome and time. A per-issue rule keeps
+    state rows only for issues that crossed its threshold; the quiet ones share one evaluation row per tick, so a
+    "Busy issue" rule evaluated every minute had no state and read "not evaluated yet"."""
+
+    state: str
+    since: datetime
+    value: float | None  # the evaluation's value (a frequency rule's: its busiest issue's count)
+    label: str = "evaluated"
+
+
+def rule_state(
+    states: list[AlertRuleState], latest: AlertEvaluation | None = None
+) -> AlertRuleState | EvaluatedState | None:
+    """The state a list shows for a rule: its most severe scope (firing over warning over the others), else its
+    latest evaluation's outcome; ``None`` only for a rule never evaluated."""
+    shown = max(states, key=lambda s: (SEVERITY.get(s.state, 0), s.since), default=None)
+    if shown is None and latest is not None:
+        return EvaluatedState(latest.state_after, latest.evaluated_at, latest.value)
+    return shown
+
+
+def latest_evaluations(db: Session, rule_ids: list[int]) -> dict[int, AlertEvaluation]:
+    """Each rule's latest evaluation (one query)."""
+    newest = (
+        select(func.max(AlertEvaluation.id))
+        .where(AlertEvaluation.rule_id.in_(rule_ids or [-1]))
+        .group_by(AlertEvaluation.rule_id)
+    )
+    return {e.rule_id: e for e in db.scalars(select(AlertEvaluation).where(AlertEvaluation.id.in_(newest)))}
 
 
 def condition(rule: AlertRule) -> str:
@@ -78,12 +110,13 @@ def alert_list(request: Request, viewer: OrgViewer, db: Db) -> Response:
     states: dict[int, list[AlertRuleState]] = {r.id: [] for r in org_rules}
     for state in db.scalars(select(AlertRuleState).where(AlertRuleState.rule_id.in_(list(states) or [-1]))):
         states[state.rule_id].append(state)
+    latest = latest_evaluations(db, [r.id for r in org_rules if not states[r.id]])
     projects = {p.id: p for p in org_projects(db, viewer.org.id)}
     channel_names = {c.id: c.name for c in list_channels(db, viewer.org.id)}
     rows = [
         {
             "rule": r,
-            "state": rule_state(states[r.id]),
+            "state": rule_state(states[r.id], latest.get(r.id)),
             "project": projects.get(r.project_id),
             "condition": condition(r),
             "type": rules.TYPE_LABELS[r.type],
@@ -137,6 +170,11 @@ def new_rule(request: Request, viewer: OrgViewer, db: Db, budget_id: int | None 
             values.update(rules.body_from_budget(db, viewer.org.id, budget_id, []))
         except (AlertNotFound, AlertInputError) as exc:
             return render(request, "alert_new.html", _form_context(viewer, db, values, str(exc)), 400)
+    # The organization's only channel is ticked on a new form: a rule without one notifies nobody, and there is
+    # no choice to make (with several, the owner picks).
+    available = list_channels(db, viewer.org.id)
+    if len(available) == 1 and not values.get("channels"):
+        values["channels"] = [available[0].id]
     return render(request, "alert_new.html", _form_context(viewer, db, values))
 
 
@@ -192,8 +230,22 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
     try:
         from stacklens.warehouse.client import WarehouseUnavailable, get_warehouse
 
-        replay = preview(get_warehouse(request.app.state.settings), rule)
+        client = get_warehouse(request.app.state.settings)
+        replay = preview(client, rule)
         figure = preview_figure(rule, replay) if replay.points else None
+        if figure is not None:
+            # The releases and annotations of the rule's project over the replayed 30 days.
+            until = datetime.now(UTC)
+            mark_charts(
+                [figure],
+                client,
+                db,
+                viewer.org.id,
+                viewer.org.slug,
+                [rule.project_id],
+                replay.steps[0].at if replay.steps else until - timedelta(days=DAYS),
+                until,
+            )
     except WarehouseUnavailable as exc:
         preview_error = f"The preview needs the warehouse: {exc}"
     except InvalidInput as exc:  # a metric the history cannot be computed for: said on the page, not a 400
@@ -208,7 +260,7 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
             "type": rules.TYPE_LABELS[rule.type],
             "condition": condition(rule),
             "states": states,
-            "state": rule_state(states),
+            "state": rule_state(states, evaluations[0] if evaluations else None),
             "evaluations": evaluations,
             "channels": channels,
             "project": None,

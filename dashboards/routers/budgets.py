@@ -6,20 +6,25 @@ export; CSV and JSON downloads of the table. Members of the organization manage 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 
 from dashboards.budget_figures import budget_figure
 from dashboards.context import CurrentProject, Db
+from dashboards.marker_figures import mark_charts
 from dashboards.rendering import render
 from dashboards.routers.performance import TABS, perf_path
 from dashboards.security import check_csrf
 from stacklens.alerts.rules import BUDGET_METRIC_MAP
 from stacklens.control import budgets as store
+from stacklens.control.db import session_scope
 from stacklens.control.models import Budget
 from stacklens.csv_cells import to_csv
 from stacklens.isolation import failure_text, is_shared_outage
@@ -144,20 +149,32 @@ def _history(
         return []
 
 
+def _mark(view: CurrentProject, db: Session, figures: Iterable[Any], drawn: list[list[Point]]) -> None:
+    """The project's releases and annotations on the budget charts, over the span of their evaluations (each
+    chart's axis runs from its first evaluation to its last)."""
+    times = [at for points in drawn for at, _, _ in points[:1] + points[-1:]]
+    if times:
+        since, until = min(times), max(times) + timedelta(seconds=1)
+        mark_charts(
+            figures, view.warehouse, db, view.org_id, view.viewer.org.slug, [view.project_id], since, until
+        )
+
+
 def _list_page(
     request: Request, view: CurrentProject, db: Db, status_code: int = 200, **extra: Any
 ) -> Response:
     client = view.warehouse
     rows = _table(view, db)
-    figures, links = {}, {}
+    figures, links, drawn = {}, {}, []
     known = _all_histories(client, view, rows)
     for row in rows:
         spec = _spec(view, row)
         title = f"{METRICS[row['metric']].label} on {'all pages' if row['scope'] == '*' else row['scope']}"
-        figures[row["id"]] = budget_figure(
-            spec, _history(client, spec, row, known), row["unit"], title + " · last 30 days"
-        )
+        points = _history(client, spec, row, known)
+        drawn.append(points)
+        figures[row["id"]] = budget_figure(spec, points, row["unit"], title + " · last 30 days")
         links[row["id"]] = alert_link(view, row)
+    _mark(view, db, figures.values(), drawn)
     counts = {
         s: sum(1 for r in rows if r["status"] == s) for s in ("pass", "fail", "insufficient_data", "error")
     }
@@ -254,10 +271,18 @@ def _form_page(
             )
             points = history(client, spec)
             failed, judged = failed_days(spec, points)
-            summary = {"failed": failed, "judged": judged, "days": len(points)}
+            # 32 evaluations: each UTC midnight from 30 days ago to today's, and one now (budget_eval.daily_points).
+            summary = {
+                "failed": failed,
+                "judged": judged,
+                "evaluations": len(points),
+                "first": points[0][0] if points else None,
+            }
             figure = budget_figure(
                 spec, points, METRICS[d.metric].unit, "Would-be value per daily evaluation"
             )
+            with session_scope(view.settings) as db:
+                _mark(view, db, [figure], [points])
     context = _context(
         request,
         view,

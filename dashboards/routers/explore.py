@@ -17,21 +17,25 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from sqlalchemy import select
 from starlette.datastructures import QueryParams
 
-from dashboards.context import Db, OrgViewer, app_settings, org_projects, warehouse_of
+from dashboards.context import Db, OrgViewer, app_settings, org_projects
 from dashboards.explore_figures import explore_figures
 from dashboards.explore_links import EXPLORE, params_from_body
+from dashboards.marker_figures import add_markers
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control.models import User
 from stacklens.errors import InvalidInput, NotFound
-from stacklens.explore import saved
-from stacklens.explore.columns import AGGREGATE, Column, columns_of
+from stacklens.explore import dashboards, saved
+from stacklens.explore.columns import AGGREGATE, Column, columns_of, compared_columns_of
+from stacklens.explore.compare import run_compared
 from stacklens.explore.datasets import DATASETS
 from stacklens.explore.download import FORMATS, open_download
-from stacklens.explore.query import FNS, INTERVALS, OPS, Query, parse_query
-from stacklens.explore.run import Result, TooManyQueries, run_explore
+from stacklens.explore.query import FNS, INTERVALS, OPS, Query, offered_aggregates, parse_query
+from stacklens.explore.run import Result, TooManyQueries
 from stacklens.explore.scope import project_ids
-from stacklens.warehouse.client import own_client
+from stacklens.ingest.front_door import settle_spooled
+from stacklens.markers import MarkerGroup, chart_markers
+from stacklens.warehouse.client import analyst_client, own_client
 
 router = APIRouter(include_in_schema=False)
 FILTER_ROWS = 3  # empty filter rows the form offers beside the query's own
@@ -65,6 +69,16 @@ def body_from_params(params: Any) -> dict[str, Any]:
         "until": "" if params.get("range") else params.get("until") or "",
         "order_by": params.get("order") or "",
     }
+    chosen = params.getlist("compare")
+    if "release" in chosen:  # both boxes ticked: the query names the conflict (one comparison at a time)
+        body["compare"] = {
+            "previous_release": True,
+            **({"previous_period": True} if "previous" in chosen else {}),
+        }
+    elif "previous" in chosen:
+        body["compare"] = {"previous_period": True}
+    elif params.get("compare_since") or params.get("compare_until"):
+        body["compare"] = {"since": params.get("compare_since", ""), "until": params.get("compare_until", "")}
     if params.get("limit"):
         limit = str(params.get("limit"))
         body["limit"] = int(limit) if limit.isdigit() else limit
@@ -78,10 +92,16 @@ def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
     error = ""
     query: Query | None = None
     result: Result | None = None
+    previous: Result | None = None
+    markers: list[MarkerGroup] = []
     try:
         query = parse_query(body)
         ids = project_ids(db, org_id, query.project)
-        result = run_explore(warehouse_of(request), query, org_id, ids)
+        settle_spooled(app_settings(request))  # every event answered before the page is in the answer
+        with analyst_client(app_settings(request)) as client:
+            result, previous = run_compared(client, query, org_id, ids)
+            if query.interval:  # the charts' release and annotation markers
+                markers = chart_markers(client, db, org_id, ids, query.window.since, query.window.until)
     except (InvalidInput, NotFound, TooManyQueries) as exc:
         error = str(exc)
     figures: dict[str, dict[str, Any]] = {}
@@ -89,7 +109,16 @@ def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
     if query is not None and result is not None and query.interval:
         step = INTERVALS[query.interval].total_seconds()
         window = (query.window.since, query.window.until)
-        figures = explore_figures(result.series, [c for c in columns if c.kind == AGGREGATE], step, window)
+        charted = [c for c in columns if c.kind == AGGREGATE]
+        overlay = None
+        if previous is not None and query.compare is not None:
+            overlay = (previous.series, query.window.since - query.compare.since)
+        label = result.compared_with if query.compare is not None and query.compare.previous_release else ""
+        figures = explore_figures(result.series, charted, step, window, overlay, label or "previous period")
+        for figure in figures.values():
+            add_markers(figure, markers, viewer.org.slug)
+    if query is not None and query.compare is not None:
+        columns = compared_columns_of(query)
     dataset = DATASETS.get(body["dataset"]) or DATASETS["pageloads"]
     saved_rows = saved.list_saved(db, org_id)
     owner_ids = {s.owner_user_id for s in saved_rows if s.owner_user_id}
@@ -111,6 +140,8 @@ def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
         "aggregates": [*aggregates, {"fn": "", "metric": ""}],
         "ops": OPS,
         "fns": FNS,
+        # Only what the query parser accepts for this dataset (the server refuses the rest).
+        "offered_aggregates": offered_aggregates(dataset),
         "intervals": INTERVALS,
         "metrics": sorted({*dataset.metrics, dataset.counted}),
         "error": error,
@@ -125,6 +156,8 @@ def explore_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
         ],
         "share_query": urlencode(params_from_body(query.as_body())) if query else "",
         "formats": FORMATS if result is not None else (),
+        "dashboards": dashboards.list_dashboards(db, org_id),
+        "widget_kinds": dashboards.KINDS,
     }
     return render(request, "explore.html", context)
 

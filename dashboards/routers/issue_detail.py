@@ -3,7 +3,7 @@ related issues, the events-over-time chart, event comparison and the status acti
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, HTTPException, Request
@@ -13,18 +13,30 @@ from dashboards.context import CurrentProject, Db
 from dashboards.explore_links import issue_tag_link
 from dashboards.figures import events_over_time_figure
 from dashboards.issue_trackers import tracker_context
+from dashboards.marker_figures import mark_charts
 from dashboards.rendering import query_url, render
+from dashboards.routers.issue_team import team_context
 from dashboards.security import check_csrf
 from stacklens.control.projects_settings import in_app_rules
 from stacklens.control.share_links import issue_links
 from stacklens.errors import InvalidInput
 from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.issues import payload_view as ev
-from stacklens.issues.actions import ACTIONS, StatusRequest, apply_status, parse_ignore
+from stacklens.issues.actions import (
+    ACTIONS,
+    StatusRequest,
+    apply_status,
+    parse_ignore,
+    record_status_activity,
+)
 from stacklens.issues.events import EventRow, IssueEvents
-from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues, status_history
+from stacklens.issues.figures import NONE, window_figures
+from stacklens.issues.merges import merged_into
+from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues
 from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
 from stacklens.logs.search import trace_logs
+from stacklens.metrics import windows
+from stacklens.metrics.issue_figures import window_note
 from stacklens.performance.waterfall import pageload_of_trace
 from stacklens.replay.reads import replay_offset_for
 from stacklens.sourcemaps.symbolicate import Resolver, symbolicate
@@ -37,6 +49,8 @@ NOTICES = {
     "link_existing": "The linked issue was already there: nothing new was created.",
     "linked_existing": "Existing ticket linked.",
     "unlinked": "Link removed (the ticket stays in the tracker).",
+    "merged": "Issues merged: their events, users and figures are this issue's now (see Merged issues).",
+    "split": "Split out: the chosen fingerprints have their own issues again.",
 }
 RELATED_REASONS = {
     "same_user": "Same user",
@@ -147,6 +161,16 @@ def issue_page(
     range: str = "14d",
     hcursor: str = "",
 ) -> Response:
+    # An issue merged into another: its links (alerts, tickets, bookmarks) lead to the surviving issue. The
+    # control-store look-up (indexed) comes first: most issues were never merged, and the page reads them anyway.
+    moved = merged_into(db, view.org_id, issue_id)
+    if (
+        moved is not None
+        and moved[0] == view.project_id
+        and issue_summary(view.warehouse, view.org_id, view.project_id, issue_id) is None
+    ):
+        base = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues"
+        return RedirectResponse(f"{base}/{moved[1]}", status_code=301)
     return render(
         request, "issue_detail.html", issue_context(request, view, db, issue_id, event, range, hcursor)
     )
@@ -165,26 +189,34 @@ def issue_context(
     summary, events = load_issue(view, issue_id)
     if range not in RANGES:
         range = "14d"
-    now = datetime.now(UTC).replace(tzinfo=None)
     latest_id = events.latest()
     event_id = event or latest_id
     row = events.get(event_id) if event_id else None
     if event and row is None:
         raise HTTPException(status_code=404, detail="Not Found")
-    # The header names the issue by its newest event, as ingest has it now; the mart's copy can be a
-    # schedule tick behind.
-    latest = (
-        row if row is not None and event_id == latest_id else (events.get(latest_id) if latest_id else None)
-    )
-    if latest is not None and latest.get("title"):
-        summary = {**summary, "title": latest["title"]}
     try:
         history, history_next = events.history(cursor=hcursor)
     except BadListRequest:
         history, history_next = events.history()
     newer, older = events.neighbours(row) if row else (None, None)
-    since = now - RANGES[range]
-    figure = events_over_time_figure(events.over_time(since, now), since, now)
+    # One window for the chart, the figures beside it and the Explore links: the list's (stacklens.metrics.windows).
+    window = windows.rolling(RANGES[range])
+    since, until = window.naive
+    figure = events_over_time_figure(events.over_time(since, until), since, until)
+    # The project's releases first seen and its annotations over the chart's window.
+    mark_charts(
+        [figure],
+        view.warehouse,
+        db,
+        view.org_id,
+        view.viewer.org.slug,
+        [view.project_id],
+        window.since,
+        window.until,
+    )
+    in_window = window_figures(view.warehouse, view.org_id, view.project_id, window, [issue_id]).get(
+        issue_id, NONE
+    )
     base = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues"
     maps = Resolver(view.warehouse, view.org_id, view.project_id)
     parts = event_parts(row, maps, in_app_rules(db, view.project_id)) if row else None
@@ -206,10 +238,12 @@ def issue_context(
         "history_next": history_next,
         "related": related_issues(view.warehouse, view.org_id, view.project_id, issue_id),
         "reasons": RELATED_REASONS,
-        "status_history": status_history(view.warehouse, view.org_id, view.project_id, issue_id),
+        **team_context(view, db, issue_id),
         "figure": figure,
         "range": range,
         "ranges": list(RANGES),
+        "window_figures": in_window,
+        "window_note": window_note(RANGES[range]),
         "shared": False,
         "show_totals": True,
         "shared_window": None,
@@ -217,7 +251,7 @@ def issue_context(
         # A fixed notice chosen by code, so a crafted link cannot put its own words on the page.
         "message": NOTICES.get(request.query_params.get("done", ""), ""),
         **tracker_context(db, view.org_id, view.project_id, issue_id, summary, parts),
-        "tag_explore": _tag_links(view, issue_id, parts, since, now),
+        "tag_explore": _tag_links(view, issue_id, parts, window.since, window.until),
     }
     return context
 
@@ -237,8 +271,8 @@ def _tag_links(
             key,
             value,
             parts["row"],
-            since.replace(tzinfo=UTC),
-            until.replace(tzinfo=UTC),
+            since,
+            until,
         )
         if link:
             links[key] = link
@@ -249,6 +283,7 @@ def _tag_links(
 def change_issue_status(
     request: Request,
     view: CurrentProject,
+    db: Db,
     issue_id: int,
     action: Annotated[str, Form()] = "",
     ignore_kind: Annotated[str, Form()] = "forever",
@@ -279,6 +314,10 @@ def change_issue_status(
     )
     if refused:
         return render(request, "error.html", {"title": "Status unchanged", "message": refused}, 409)
+    user = view.viewer.user
+    record_status_activity(
+        db, view.org_id, view.project_id, issue_id, status, actor=user.email, actor_user_id=user.id
+    )
     return RedirectResponse(path, status_code=303)
 
 

@@ -10,8 +10,13 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from dashboards.context import CurrentProject, Db
 from dashboards.rendering import render
 from dashboards.security import check_csrf
+from stacklens.control.teams import Assignee, resolve_assignee
+from stacklens.errors import InvalidInput, NotFound
 from stacklens.integrations.links import links_of_issues
-from stacklens.issues.actions import StatusRequest, apply_status
+from stacklens.issues.actions import StatusRequest, apply_status, record_status_activity
+from stacklens.issues.assignees import NOBODY, assign, assignee_choices, assignee_filter, assignees_of
+from stacklens.issues.merges import merge
+from stacklens.issues.notifications import notifier_for
 from stacklens.issues.reads import (
     PAGE_SIZES,
     RANGES,
@@ -21,8 +26,10 @@ from stacklens.issues.reads import (
     IssueFilters,
     daily_counts,
     facet_values,
+    issue_summary,
     list_issues,
 )
+from stacklens.metrics.issue_figures import window_note
 
 router = APIRouter(include_in_schema=False)
 
@@ -58,12 +65,15 @@ def issue_list(
         "ranges": list(RANGES),
         "page_sizes": PAGE_SIZES,
         "base_path": issues_path(view),
+        "window_note": window_note(RANGES.get(range, RANGES["14d"])),
         "error": None,
         "rows": [],
         "next_cursor": None,
         "spark": {},
         "links": {},
         "facets": {"environment": [], "release": [], "level": [], "service": []},
+        "assignees": {},
+        "choices": assignee_choices(db, view.org_id),
     }
     try:
         if per_page:
@@ -71,8 +81,16 @@ def issue_list(
                 raise BadListRequest(f"per page must be one of {', '.join(map(str, PAGE_SIZES))}")
             filters.limit = int(per_page)
         filters.validate()
-        rows, next_cursor = list_issues(view.warehouse, view.org_id, view.project_id, filters)
-    except BadListRequest as exc:
+        chosen = assignee_filter(db, view.org_id, view.project_id, filters.assigned, view.viewer.user.id)
+        rows, next_cursor = list_issues(
+            view.warehouse,
+            view.org_id,
+            view.project_id,
+            filters,
+            only_ids=chosen.only,
+            exclude_ids=chosen.exclude,
+        )
+    except InvalidInput as exc:  # BadListRequest included
         context["error"] = str(exc)
         return render(request, "issue_list.html", context, 400)
     context.update(
@@ -83,6 +101,7 @@ def issue_list(
         ),
         facets=facet_values(view.warehouse, view.org_id, view.project_id, filters),
         links=links_of_issues(db, view.org_id, view.project_id, [int(r["issue_id"]) for r in rows]),
+        assignees=assignees_of(db, view.org_id, view.project_id, [int(r["issue_id"]) for r in rows]),
     )
     return render(request, "issue_list.html", context)
 
@@ -91,27 +110,68 @@ def issue_list(
 def bulk_action(
     request: Request,
     view: CurrentProject,
+    db: Db,
     action: Annotated[str, Form()] = "",
     issue_ids: Annotated[list[str] | None, Form()] = None,
+    assignee: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
     back: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    if action not in ("resolve", "ignore"):
-        return render(
-            request, "error.html", {"title": "Unknown action", "message": "Choose Resolve or Ignore."}, 400
-        )
+    if action not in ("resolve", "ignore", "assign", "merge"):
+        message = "Choose Resolve, Ignore, Assign or Merge."
+        return render(request, "error.html", {"title": "Unknown action", "message": message}, 400)
     client = view.warehouse
+    user = view.viewer.user
+    if action == "merge":
+        try:
+            merged = merge(db, client, view.org_id, issue_ids or [], actor=user.email, actor_user_id=user.id)
+        except (InvalidInput, NotFound) as exc:
+            return render(request, "error.html", {"title": "Nothing merged", "message": str(exc)}, 400)
+        return RedirectResponse(f"{issues_path(view)}/{merged.target}?done=merged", status_code=303)
     failures = []
+    target: Assignee | None = None
+    if action == "assign" and assignee != NOBODY:
+        try:
+            target = resolve_assignee(db, view.org_id, assignee)
+        except (InvalidInput, NotFound) as exc:
+            return render(request, "error.html", {"title": "Nobody assigned", "message": str(exc)}, 400)
+    notifier = notifier_for(request.app.state.settings, client)
     for raw in issue_ids or []:
         if not raw.isdigit():
             continue
+        issue_id = int(raw)
+        if action == "assign":
+            if issue_summary(client, view.org_id, view.project_id, issue_id) is None:
+                failures.append(f"{raw}: no such issue in this project")
+                continue
+            assign(
+                db,
+                view.org_id,
+                view.project_id,
+                issue_id,
+                target,
+                actor=user.email,
+                actor_user_id=user.id,
+                notifier=notifier,
+            )
+            continue
         status = StatusRequest(status="resolved" if action == "resolve" else "ignored")
-        outcome = apply_status(client, view.org_id, view.project_id, int(raw), status, view.viewer.user.email)
+        outcome = apply_status(client, view.org_id, view.project_id, issue_id, status, user.email)
         if outcome:
             failures.append(f"{raw}: {outcome}")
-    target = back if back.startswith(issues_path(view)) else issues_path(view)
+        else:
+            record_status_activity(
+                db,
+                view.org_id,
+                view.project_id,
+                issue_id,
+                status.status,
+                actor=user.email,
+                actor_user_id=user.id,
+            )
+    back_to = back if back.startswith(issues_path(view)) else issues_path(view)
     if failures:
         message = "Some issues were left as they were: " + "; ".join(failures)
         return render(request, "error.html", {"title": "Bulk action partly applied", "message": message}, 409)
-    return RedirectResponse(target, status_code=303)
+    return RedirectResponse(back_to, status_code=303)

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
 from dashboards.context import CurrentProject, Db, OrgViewer
+from dashboards.quota_form import LABELS, QuotaForm, current_form
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control import credentials
@@ -117,14 +118,16 @@ def regenerate(
     return render(request, "api_keys.html", _api_key_context(viewer, db, new_key=value))
 
 
-def _project_context(
+def project_context(
     request: Request,
     view: CurrentProject,
     db: Db,
     revealed_key_id: int | None = None,
+    quota_form: QuotaForm | None = None,
     **extra: object,
 ) -> dict[str, object]:
-    """The project's settings; every app key and its DSN masked, except the one just revealed (logged)."""
+    """The project's settings; every app key and its DSN masked, except the one just revealed (logged); the
+    quota boxes show ``quota_form`` (a refused save, as typed) or else the stored quota."""
     settings = request.app.state.settings
     keys = credentials.list_app_keys(db, view.project_id)
     dsns = project_dsns(db, view.project_id, settings)
@@ -142,15 +145,41 @@ def _project_context(
         "revealed": None,
         "revealed_key_id": revealed_key_id,
         "revealed_service": "",
+        "quota_form": quota_form
+        or current_form(view.project.events_per_minute, view.project.category_quotas),
+        "quota_labels": LABELS,
+        "quota_saved": request.query_params.get("saved") == "quota",
+        "retention_form": _retention_form(view),
+        "retention_labels": RETENTION_LABELS,
+        "retention_saved": request.query_params.get("saved") == "retention",
+        "installation_days": settings.retention_days,
         "error": None,
         **extra,
     }
 
 
+RETENTION_LABELS = {
+    "days": "Days kept",
+    "max_events_per_issue": "Events kept per issue",
+    "max_events_per_project": "Events kept in the project",
+}
+
+
+def _retention_form(view: CurrentProject) -> dict[str, dict[str, str]]:
+    """The retention boxes as stored (empty: none of the project's own)."""
+    project = view.project
+    stored = {
+        "days": project.retention_days,
+        "max_events_per_issue": project.max_events_per_issue,
+        "max_events_per_project": project.max_events_per_project,
+    }
+    return {"values": {k: "" if v is None else str(v) for k, v in stored.items()}, "errors": {}}
+
+
 @router.get(PROJECT, response_class=HTMLResponse)
 def project_settings(request: Request, view: CurrentProject, db: Db) -> Response:
     view.viewer.require_owner()
-    return render(request, "project_settings.html", _project_context(request, view, db))
+    return render(request, "project_settings.html", project_context(request, view, db))
 
 
 CONSEQUENCES = {
@@ -184,7 +213,7 @@ def app_key_action(
         name = target.masked if target else "the primary app key"
         primary = (target.service if target else service.strip()) in (None, "")
         context = {
-            **_project_context(request, view, db),
+            **project_context(request, view, db),
             "action": action,
             "target": target,
             "service": service,
@@ -214,10 +243,10 @@ def app_key_action(
             raise AccountError("choose create, regenerate, reveal or revoke")
     except AccountError as exc:
         return render(
-            request, "project_settings.html", _project_context(request, view, db, error=str(exc)), 400
+            request, "project_settings.html", project_context(request, view, db, error=str(exc)), 400
         )
     # A created key adds a service; a regenerated one replaces a value that deployments still carry.
-    context = _project_context(
+    context = project_context(
         request,
         view,
         db,

@@ -11,16 +11,26 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from dashboards import performance_figures as figs
-from dashboards.context import CurrentProject
+from dashboards.context import CurrentProject, app_settings
 from dashboards.explore_links import performance_link, release_links
+from dashboards.marker_figures import is_time_chart, mark_charts
 from dashboards.rendering import render
 from dashboards.routers.performance_exports import download_links, waterfall_links
 from stacklens.control.db import session_scope
 from stacklens.control.dsn import primary_masked_dsn
+from stacklens.metrics import mart_progress
 from stacklens.performance import endpoint_reads, page_load_reads, view_data
 from stacklens.performance.calendar import day_slots, week_slots
 from stacklens.performance.exports.tables import blocking_resources, largest_resources, unknown_blocking
-from stacklens.performance.filters import RANGES, TRUE, BadFilter, PerfFilters, flag
+from stacklens.performance.filters import (
+    DEFAULT_RANGE,
+    RANGES,
+    TRUE,
+    BadFilter,
+    PerfFilters,
+    default_range,
+    flag,
+)
 from stacklens.performance.recommendations import evidence_text
 from stacklens.performance.score import MIN_SAMPLES, THRESHOLDS, VITAL_LABELS
 from stacklens.performance.waterfall import waterfall
@@ -88,8 +98,11 @@ def _page(
         "project_dsn": lambda: _project_dsn(view),
     }
     client = view.warehouse
+    # The release views open on a month (stated on the page); the others on a week.
+    opening = default_range(export)
+    context["default_range"] = opening if opening != DEFAULT_RANGE else ""
     try:
-        filters = PerfFilters.from_query(request.query_params)
+        filters = PerfFilters.from_query(request.query_params, default=opening)
     except BadFilter as exc:
         context.update(error=str(exc), filters=PerfFilters.parse(), params={})
         return render(request, template, {**context, "data": None}, 400)
@@ -101,12 +114,35 @@ def _page(
     if export:
         context["downloads"] = download_links(base, export, filters.params(), target or {})
     context["facets"] = page_load_reads.facets(client, view.org_id, view.project_id, filters)
+    # History the marts have not taken yet (a first start): the page says so instead of drawing a gap.
+    context["building"] = mart_progress.building(client, view.project_id, "performance")
     try:
         context.update(fill(client, filters))
     except ValueError as exc:
         context["error"] = str(exc)
         return render(request, template, {**context, "data": None}, 400)
+    _mark_releases(request, view, client, filters, context["figures"])
     return render(request, template, context)
+
+
+def _mark_releases(
+    request: Request, view: CurrentProject, client: Any, filters: PerfFilters, figures: dict[str, Any]
+) -> None:
+    """The releases first seen in the window and the project's annotations on every time chart of the page."""
+    if not any(is_time_chart(f) for f in figures.values()):
+        return
+    with session_scope(app_settings(request)) as session:
+        mark_charts(
+            figures.values(),
+            client,
+            session,
+            view.org_id,
+            view.viewer.org.slug,
+            [view.project_id],
+            filters.since,
+            filters.until,
+            filters.environment,
+        )
 
 
 @router.get(BASE, response_class=HTMLResponse)
@@ -293,22 +329,17 @@ def trends(request: Request, view: CurrentProject) -> Response:
         data = view_data.trends(client, view.org_id, view.project_id, filters)
         figures = {}
         if data["rows"]:
+            # Both charts over every week of the window, the same x axis side by side (a week without page loads
+            # is a gap in the line and a slot without a bar, never a shift of the weeks after it).
+            slots = week_slots(filters.since, filters.until)
+            by_week = {str(r["iso_week"]): r for r in data["rows"]}
+            views: list[float | None] = [float(by_week[w]["views"]) if w in by_week else None for w in slots]
             figures = {
                 "weekly-load": figs.series_figure(
-                    data["rows"],
-                    "iso_week",
-                    "load_p75",
-                    "views",
-                    "Load time p75 per ISO week",
-                    "ms",
-                    week_slots(filters.since, filters.until),
+                    data["rows"], "iso_week", "load_p75", "views", "Load time p75 per ISO week", "ms", slots
                 ),
                 "weekly-views": figs.bars_figure(
-                    [r["iso_week"] for r in data["rows"]],
-                    [r["views"] for r in data["rows"]],
-                    [r["views"] for r in data["rows"]],
-                    "Page loads per ISO week",
-                    "page loads",
+                    slots, views, [int(v or 0) for v in views], "Page loads per ISO week", "page loads"
                 ),
             }
         return {"data": data, "figures": figures}

@@ -19,7 +19,7 @@ from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import PAGES, Target, page_data, table
-from stacklens.performance.filters import PerfFilters
+from stacklens.performance.filters import PerfFilters, default_range
 from stacklens.performance.waterfall import waterfall
 
 router = APIRouter(include_in_schema=False)
@@ -64,7 +64,7 @@ def export_page(request: Request, view: CurrentProject, page_name: str, fmt: str
         raise InvalidInput("format: must be csv or json")
     if page_name not in PAGES:
         raise NotFound(f"no performance page {page_name!r}")
-    filters = PerfFilters.from_query(request.query_params)
+    filters = PerfFilters.from_query(request.query_params, default=default_range(page_name))
     target = target_of(request)
     spec = (
         table(page_name, request.query_params.get("table") or PAGES[page_name][0].name)

@@ -15,9 +15,12 @@ from fastapi.responses import HTMLResponse, Response
 
 from dashboards.context import CurrentProject
 from dashboards.explore_links import release_health_link
+from dashboards.marker_figures import mark_charts
 from dashboards.release_figures import release_figures
 from dashboards.rendering import render
+from stacklens.control.db import session_scope
 from stacklens.errors import NotFound
+from stacklens.metrics import mart_progress
 from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
 from stacklens.performance.page_load_reads import facets
 from stacklens.releases import verdicts
@@ -112,6 +115,7 @@ def release_list(
         sorts=SORTS,
         environments=_environments(view, filters),
         regressions=[r for r in rows if r.verdict.regression],
+        building=mart_progress.building(view.warehouse, view.project_id, "releases"),
     )
     return render(request, "releases.html", context)
 
@@ -132,6 +136,20 @@ def release_page(request: Request, view: CurrentProject, version: str) -> Respon
     except NotFound as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from exc
     previous = detail.previous
+    figures = release_figures(detail.buckets, detail.since, detail.until, detail.bucket)
+    # The project's releases (this one's first-seen among them) and annotations over the charts' span.
+    with session_scope(view.settings) as db:
+        mark_charts(
+            figures.values(),
+            client,
+            db,
+            view.org_id,
+            view.viewer.org.slug,
+            [view.project_id],
+            detail.since,
+            detail.until,
+            filters.environment,
+        )
     context.update(
         filters=filters,
         params={k: v for k, v in filters.params().items() if k in FILTERS},
@@ -140,7 +158,7 @@ def release_page(request: Request, view: CurrentProject, version: str) -> Respon
         health=detail.health,
         previous=previous,
         previous_link=release_link(view, previous.version) if previous else "",
-        figures=release_figures(detail.buckets, detail.since, detail.until, detail.bucket),
+        figures=figures,
         environments=_environments(view, filters),
         replays_link=f"{context['project_base']}/replays?range=90d&release={quote(version, safe='')}",
         performance_link=f"{context['project_base']}/performance/releases",

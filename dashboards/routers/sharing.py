@@ -25,6 +25,7 @@ from stacklens.control.projects_settings import in_app_rules
 from stacklens.issues import payload_view as ev
 from stacklens.issues.events import EventRow, IssueEvents
 from stacklens.issues.reads import RANGES, issue_summary, issue_titles
+from stacklens.metrics import windows
 from stacklens.sourcemaps.symbolicate import Resolver
 from stacklens_contract.words import FILTERED
 
@@ -196,8 +197,10 @@ def shared_page(request: Request, db: Db, token: str, event: str = "") -> Respon
             row = None
         if row is not None:
             newer, older = events.neighbours(row, since, until)
-        chart_until = until or datetime.now(UTC).replace(tzinfo=None)
-        chart_since = since or chart_until - RANGES["14d"]
+        # A range link charts its own range; others the issue page's default window (stacklens.metrics.windows).
+        chart_since, chart_until = windows.rolling(RANGES["14d"]).naive
+        if until:
+            chart_since, chart_until = since or until - RANGES["14d"], until
         figure = events_over_time_figure(events.over_time(chart_since, chart_until), chart_since, chart_until)
     if event and row is None:
         raise HTTPException(status_code=404, detail="Not Found")

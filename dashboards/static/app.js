@@ -102,8 +102,23 @@ function selectAll() {
   });
 }
 
+// The new-rule form shows the fields of the chosen rule type only (each field names its types in
+// data-rule-types); without script every field shows, and the server ignores those of other types.
+function ruleTypeFields() {
+  var type = document.getElementById("rule-type");
+  if (!type) return;
+  function apply() {
+    document.querySelectorAll("[data-rule-types]").forEach(function (el) {
+      el.hidden = el.getAttribute("data-rule-types").split(" ").indexOf(type.value) < 0;
+    });
+  }
+  apply();
+  type.addEventListener("change", apply);
+}
+
 document.addEventListener("DOMContentLoaded", function () {
   drawFigures();
+  ruleTypeFields();
   framesToggle();
   breadcrumbFilter();
   copyError();

@@ -1,4 +1,5 @@
-"""Alerts domain: evaluate every alert rule, then deliver what the outbox holds (every minute)."""
+"""Alerts domain: assign new issues by the ownership rules, evaluate every alert rule, put due scheduled reports
+in the outbox, then deliver what the outbox holds (every minute)."""
 
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.
@@ -19,6 +20,72 @@ def _has_alert_tables(settings: Settings) -> bool:
     from stacklens.control.db import get_engine
 
     return inspect(get_engine(settings)).has_table("alert_rules")
+
+
+@dg.asset(group_name="alerts", deps=["issues", RAW_EVENTS], kinds={"clickhouse", "sqlite"})
+def issue_owners(
+    context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
+) -> dg.MaterializeResult:
+    """Assigns the issues first seen since the last run, in every project with ownership rules, to the owner of
+    the last rule that matches the issue's first event (path, module, url, tag or release), as `system`, with
+    the rule recorded on the issue, and tells each new owner; then tells the assignee and watchers of every
+    issue that regressed since the last run. Ingest never reads the rules: this step is where they apply.
+    """
+    from sqlalchemy import inspect
+
+    from stacklens.control.db import get_engine, session_scope
+    from stacklens.issues.auto_assign import assign_new_issues
+
+    settings = alerting.settings()
+    if not inspect(get_engine(settings)).has_table("ownership_rules"):
+        return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
+    from stacklens.issues.notifications import notifier_for, notify_regressions
+
+    client = warehouse.get_client()
+    notifier = notifier_for(settings, client)
+    with session_scope(settings) as session:
+        summary = assign_new_issues(session, client, notifier=notifier)
+    with session_scope(settings) as session:
+        regressed = notify_regressions(session, client, notifier)
+    for line in summary.errors[:20]:
+        context.log.warning(f"ownership rule not applied: {line}")
+    return dg.MaterializeResult(
+        metadata={
+            "row_count": dg.MetadataValue.int(summary.assigned),
+            "projects": dg.MetadataValue.int(summary.projects),
+            "issues_looked_at": dg.MetadataValue.int(summary.looked_at),
+            "regressions_told": dg.MetadataValue.int(regressed),
+        }
+    )
+
+
+@dg.asset(group_name="alerts", deps=["issue_owners"], kinds={"clickhouse", "sqlite"})
+def person_digests(warehouse: ClickHouseResource, alerting: AlertingResource) -> dg.MaterializeResult:
+    """Puts each person's daily digest of issue news (assignments, mentions, comments they chose to hear of once
+    a day) in the outbox once the day's digest hour (08:00 UTC) has passed; the deliveries of the same run send
+    them; on Mondays after 08:00 UTC, the last week's summary of each project to the members who switched it on.
+    Each piece of news is in one digest only, each summary sent once.
+    """
+    from sqlalchemy import inspect
+
+    from stacklens.control.db import get_engine, session_scope
+    from stacklens.issues.notifications import notifier_for, send_digests
+    from stacklens.issues.weekly_summary import send_weekly_summaries
+
+    settings = alerting.settings()
+    if not inspect(get_engine(settings)).has_table("notification_digest_items"):
+        return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
+    with session_scope(settings) as session:
+        digests = send_digests(session)
+    client = warehouse.get_client()
+    with session_scope(settings) as session:
+        weekly = send_weekly_summaries(session, client, notifier_for(settings, client))
+    return dg.MaterializeResult(
+        metadata={
+            "row_count": dg.MetadataValue.int(digests + weekly),
+            "weekly_summaries": dg.MetadataValue.int(weekly),
+        }
+    )
 
 
 @dg.asset(
@@ -67,12 +134,45 @@ def alert_evaluations(
     )
 
 
-@dg.asset(group_name="alerts", deps=["alert_evaluations"], kinds={"sqlite"})
+@dg.asset(
+    group_name="alerts",
+    deps=["pageload_periods", SESSION_STATES, "issues", RAW_EVENTS],
+    kinds={"clickhouse", "sqlite"},
+)
+def scheduled_reports(
+    context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
+) -> dg.MaterializeResult:
+    """Puts each due report subscription (a dashboard or saved query, daily or weekly at a local time) in the
+    notification outbox: its widgets answered as Explore answers them, worded as a summary (key numbers and their
+    change) or CSV, one outbox row per report; then sets its next run. A report that cannot be built records its
+    error on its subscription. alert_deliveries sends them.
+    """
+    from stacklens.explore.reports import send_due
+
+    settings = alerting.settings()
+    if not _has_alert_tables(settings):
+        return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
+    summary = send_due(settings, warehouse.get_client(), public_base_url(settings))
+    for line in summary.errors[:20]:
+        context.log.warning(f"report not built: {line}")
+    return dg.MaterializeResult(
+        metadata={
+            "row_count": dg.MetadataValue.int(summary.sent),
+            "failed": dg.MetadataValue.int(summary.failed),
+        }
+    )
+
+
+@dg.asset(
+    group_name="alerts", deps=["alert_evaluations", "person_digests", "scheduled_reports"], kinds={"sqlite"}
+)
 def alert_deliveries(context: AssetExecutionContext, alerting: AlertingResource) -> dg.MaterializeResult:
     """Drains the notification outbox: sends every due notification once through its channel (e-mail, Slack,
     signed webhook), logs each attempt, schedules retries with backoff (timeouts, 5xx, 429 with Retry-After,
     for 24 h), pauses channels after repeated permanent failures and folds what exceeds a channel's rate cap
     into a digest. Sending happens outside any transaction; a crash mid-send is resent under the same id.
+    Each organization's notifications are sent by a task of their own, within a budget per run, so one
+    organization's slow receiver does not delay the others'.
     """
     from stacklens.alerts.outbox import drain
 
@@ -93,5 +193,7 @@ def alert_deliveries(context: AssetExecutionContext, alerting: AlertingResource)
             "retried": dg.MetadataValue.int(summary.retried),
             "failed": dg.MetadataValue.int(summary.failed),
             "digested": dg.MetadataValue.int(summary.digested),
+            # Left due for the next run: their organization's share of this run was spent.
+            "deferred": dg.MetadataValue.int(summary.deferred),
         }
     )

@@ -79,26 +79,30 @@ def _record_outcomes(
                 budget.last_error, budget.failures, budget.retry_at = "", 0, None
 
 
-AGGREGATE_CHECK = "budgets_within_limits"
+# A data-quality check: whether every budget could be evaluated. A budget over its value is a business state
+# (its row says `fail`, the budgets page and the alert rules act on it), not bad data: reporting it as a failed
+# check put a red mark on the asset for a healthy pipeline (issue #47).
+AGGREGATE_CHECK = "budgets_evaluated"
 
 
 def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
-    """Fails when any budget evaluated by this run is over; its metadata names every budget with its value
-    and status, and counts those over and those without enough data (the per-budget verdicts are the mart's
-    rows, not separate checks, so the code location does not change when budgets are added or deleted)."""
+    """Fails when a budget could not be evaluated by this run (status `error`); its metadata names every budget
+    with its value and status, and counts those over, those without enough data and those not evaluated (the
+    per-budget verdicts are the mart's rows, not separate checks, so the code location does not change when
+    budgets are added or deleted). Budgets over their value pass the check: they are the mart's findings."""
     metadata: dict[str, dg.RawMetadataValue] = {
         f"budget {r['budget_id']} {r['metric']} {r['scope']}": f"{r['status']}: {r['current_value']}"
         f" / {r['budget_value']:g} ({r['samples']} samples)"
         for r in rows
     }
-    failing = sum(1 for r in rows if r["status"] == FAIL)
+    not_evaluated = sum(1 for r in rows if r["status"] == ERROR)
     metadata["budgets"] = len(rows)
-    metadata["over_budget"] = failing
+    metadata["over_budget"] = sum(1 for r in rows if r["status"] == FAIL)
     metadata["insufficient_data"] = sum(1 for r in rows if r["status"] not in (PASS, FAIL, ERROR))
-    metadata["not_evaluated"] = sum(1 for r in rows if r["status"] == ERROR)
+    metadata["not_evaluated"] = not_evaluated
     return dg.AssetCheckResult(
         check_name=AGGREGATE_CHECK,
-        passed=failing == 0,
+        passed=not_evaluated == 0,
         metadata=metadata,
         severity=dg.AssetCheckSeverity.ERROR,
     )
@@ -113,7 +117,8 @@ def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
         dg.AssetCheckSpec(
             AGGREGATE_CHECK,
             asset="budget_status",
-            description="Fails when any budget is over; the metadata lists every budget with its value and status.",
+            description="Fails when a budget could not be evaluated; the metadata lists every budget with its "
+            "value and status (over budget is a finding of the mart, not a failed check).",
         )
     ],
 )
@@ -132,7 +137,8 @@ def budget_status(
     transactions for the failed share — over the same window a view shows (whole minutes), as the alert rules
     do; stacklens.performance.budget_eval is the one evaluation, the same the page and the API use. Table
     `budget_status`, read by the budgets page, the budgets API and the CLI (stacklens/performance/budget_status.py).
-    The asset check `budgets_within_limits` fails when any budget is over; each budget's verdict is its row.
+    The asset check `budgets_evaluated` fails when a budget could not be evaluated; a budget over its value is
+    a verdict (its row, and `over_budget` in the check's metadata), not a failed check.
     """
     return _evaluate_budgets(context, warehouse, control_store)
 

@@ -16,6 +16,7 @@ from stacklens.warehouse.queries import load_query, scalar_row
 
 RAW_EVENTS = dg.AssetKey(["raw", "events"])
 RAW_TRANSACTIONS = dg.AssetKey(["raw", "transactions"])
+RAW_OUTCOMES = dg.AssetKey(["raw", "outcomes"])
 RAW_SPANS = dg.AssetKey(["raw", "spans"])
 
 
@@ -127,5 +128,12 @@ raw_sources = [
     ),
     dg.AssetSpec(
         RAW_SPANS, group_name="raw", description="Spans of transactions: resources, API calls (spans)."
+    ),
+    dg.AssetSpec(
+        RAW_OUTCOMES,
+        group_name="raw",
+        description="What became of every item that reached an entrance (table outcomes): one row per "
+        "organization, project, hour, category, outcome and reason after merges (SummingMergeTree), written "
+        "by the ingest entrances every few seconds. Read by GET /api/outcomes and the usage page.",
     ),
 ]

@@ -10,8 +10,9 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
-from stacklens.control.models import iso_utc
+from stacklens.alerts.sending import DeliveryOut, delivery_dict
 from stacklens.control.models.alerts import AlertDelivery, AlertNotification, AlertRule
 
 LOG_ROWS = 50
@@ -119,25 +120,30 @@ def _notifications(session: Session, org_id: int, ids: set[str]) -> dict[str, Al
     return {n.id: n for n in found}
 
 
-def logged_dict(entry: LoggedDelivery) -> dict[str, Any]:
+class RuleName(TypedDict):
+    id: int | None  # None once the rule is deleted
+    name: str
+
+
+class LoggedDeliveryOut(DeliveryOut):
+    """A line of the delivery log: the attempt and what sent its message."""
+
+    kind: str  # firing | resolved | renotify | test | digest ('' when the message is gone)
+    sent_by: str  # rule | digest | test | unknown
+    rule_id: int | None
+    rule: str | None
+    rules: list[RuleName]
+
+
+def logged_dict(entry: LoggedDelivery) -> LoggedDeliveryOut:
     """One attempt as the API answers it: the attempt's fields and what sent it (``rule_id`` and ``rule`` for a
     rule's message, ``rules`` for every rule of a digest)."""
-    row, sent_by = entry.row, entry.sent_by
+    sent_by = entry.sent_by
     return {
-        "id": row.id,
-        "notification_id": row.notification_id,
-        "channel_id": row.channel_id,
+        **delivery_dict(entry.row),
         "kind": entry.notification_kind,
         "sent_by": sent_by.kind,
         "rule_id": sent_by.rules[0][0] if sent_by.kind == "rule" else None,
         "rule": sent_by.rules[0][1] if sent_by.kind == "rule" else None,
         "rules": [{"id": rule_id, "name": name} for rule_id, name in sent_by.rules],
-        "attempt": row.attempt,
-        "at": iso_utc(row.started_at),
-        "outcome": row.outcome,
-        "status_code": row.status_code,
-        "latency_ms": row.latency_ms,
-        "response": row.response_excerpt,
-        "error": row.error,
-        "next_retry_at": iso_utc(row.next_retry_at) if row.next_retry_at else None,
     }

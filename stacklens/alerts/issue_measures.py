@@ -22,6 +22,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.control.models.alerts import AlertRule
+from stacklens.metrics import windows
+from stacklens.metrics.windows import Window
 from stacklens.warehouse.queries import load_query
 
 FILTERS = {
@@ -64,6 +66,12 @@ def _condition(i: int, group: list[AlertRule], since: datetime) -> tuple[str, di
     )
 
 
+def window_of(rule: AlertRule, now: datetime) -> Window:
+    """The window a per-issue rule counts at ``now``: its length, rolling, cut as every window is
+    (stacklens.metrics.windows), so "100 events in 1h" counts what the issue list's and Explore's windows count."""
+    return windows.rolling(timedelta(seconds=rule.window_seconds), now)
+
+
 def _projects(groups: Iterable[list[AlertRule]]) -> list[int]:
     return sorted({r.project_id for g in groups for r in g})
 
@@ -93,13 +101,19 @@ def frequencies(
 def _scan(
     client: Any, groups: list[list[AlertRule]], now: datetime
 ) -> list[list[tuple[int, int, int, int, str]]]:
-    sinces = [now - timedelta(seconds=g[0].window_seconds) for g in groups]
-    columns, hits, params = [], [], {"project_ids": _projects(groups), "since": min(sinces), "until": now}
+    cuts = [window_of(g[0], now) for g in groups]
+    sinces = [c.since for c in cuts]
+    # Every group's window ends at the same whole minute (the windows' rule), the scan's end.
+    columns, hits, params = (
+        [],
+        [],
+        {"project_ids": _projects(groups), "since": min(sinces), "until": cuts[0].until},
+    )
     for i, (group, since) in enumerate(zip(groups, sinces, strict=True)):
         cond, extra = _condition(i, group, since)
         params.update(extra)
         columns.append(
-            f"countIf({cond}), uniqExactIf(user_key, {cond}), argMinIf(release, timestamp, {cond})"
+            f"countIf({cond}), uniqExactIf(user_key, {cond} AND user_key != ''), argMinIf(release, timestamp, {cond})"
         )
         hits.append(f"countIf({cond}) > 0")
     sql = (
@@ -121,7 +135,7 @@ def new_issues(
 ) -> list[dict[int, list[tuple[int, str, str]]]]:
     """Per group: project → [(issue id, title, release)] of issues first seen in its window (with an event
     matching its filters there)."""
-    sinces = [now - timedelta(seconds=g[0].window_seconds) for g in groups]
+    sinces = [window_of(g[0], now).since for g in groups]
     candidates = client.query(
         load_query("alerts/new_issue_candidates"),
         parameters={"project_ids": _projects(groups), "since": min(sinces)},

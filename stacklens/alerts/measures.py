@@ -25,6 +25,7 @@ from typing import Any
 from stacklens.alerts import issue_measures, release_measures
 from stacklens.alerts.issue_measures import filter_sql
 from stacklens.control.models.alerts import AlertRule
+from stacklens.metrics.windows import Window
 from stacklens.performance.window_values import WindowRequest, bounds, compute_many
 from stacklens.warehouse.queries import load_query
 
@@ -103,23 +104,30 @@ def _frequencies(
     client: Any, groups: list[list[AlertRule]], now: datetime, out: dict[int, list[Measurement]]
 ) -> None:
     for group, by_project in zip(groups, issue_measures.frequencies(client, groups, now), strict=True):
-        since = now - timedelta(seconds=group[0].window_seconds)
+        since, until = _edges(issue_measures.window_of(group[0], now), now)
         for rule in group:
             for issue_id, events, users, release, title in by_project.get(rule.project_id, []):
                 value = users if rule.count_kind == "users" else events
                 out[rule.id].append(
-                    Measurement(str(issue_id), float(value), events, since, now, release, title, issue_id)
+                    Measurement(str(issue_id), float(value), events, since, until, release, title, issue_id)
                 )
+
+
+def _edges(window: Window, now: datetime) -> tuple[datetime, datetime]:
+    """The window's edges, naive when ``now`` was (the evaluation's times are as it gave them)."""
+    return window.naive if now.tzinfo is None else (window.since, window.until)
 
 
 def _new_issues(
     client: Any, groups: list[list[AlertRule]], now: datetime, out: dict[int, list[Measurement]]
 ) -> None:
     for group, by_project in zip(groups, issue_measures.new_issues(client, groups, now), strict=True):
-        since = now - timedelta(seconds=group[0].window_seconds)
+        since, until = _edges(issue_measures.window_of(group[0], now), now)
         for rule in group:
             for issue_id, title, release in by_project.get(rule.project_id, []):
-                out[rule.id].append(Measurement(str(issue_id), 1.0, 1, since, now, release, title, issue_id))
+                out[rule.id].append(
+                    Measurement(str(issue_id), 1.0, 1, since, until, release, title, issue_id)
+                )
 
 
 def _measure_group(

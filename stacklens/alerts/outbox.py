@@ -36,9 +36,10 @@ from stacklens.control.models.alerts import AlertChannel, AlertDelivery, AlertNo
 from stacklens.isolation import failure_text, is_shared_outage
 from stacklens.outbound import AllowList, OutboundClient, backoff_delay
 from stacklens.settings import Settings
+from stacklens.tenant_pool import Tenant, by_tenant, run_per_tenant
 
 RETRY_PERIOD = timedelta(hours=24)  # retryable failures are retried at least this long
-LEASE = timedelta(seconds=60)  # longer than any single send (HTTP 10 s, SMTP 15 s)
+LEASE = timedelta(seconds=60)  # longer than any single send (HTTP: its 30 s deadline; SMTP 15 s a step)
 PAUSE_AFTER_PERMANENT_FAILURES = 5
 DRAIN_BATCH = 200
 
@@ -101,6 +102,11 @@ def message_of(row: AlertNotification) -> Message:
         html=str(p.get("html", "")),
         link=str(p.get("link", "")),
         data=p["data"] if isinstance(p.get("data"), dict) else {},
+        attachments=tuple(
+            (str(a["filename"]), str(a["content_type"]), base64.b64decode(str(a["base64"])))
+            for a in p.get("attachments") or []
+            if isinstance(a, dict)
+        ),
     )
 
 
@@ -116,8 +122,19 @@ class DrainSummary:
     retried: int = 0
     failed: int = 0
     digested: int = 0
+    deferred: int = 0  # left due for the next drain: their organization's budget for this one was spent
     outcomes: dict[str, str] = field(default_factory=dict)  # notification id -> outcome
     errors: list[str] = field(default_factory=list)  # what went wrong outside a send (logged, not raised)
+
+    def merge(self, other: DrainSummary) -> None:
+        """Add one organization's figures (each task counts its own; no counter is shared by threads)."""
+        self.delivered += other.delivered
+        self.retried += other.retried
+        self.failed += other.failed
+        self.digested += other.digested
+        self.deferred += other.deferred
+        self.outcomes.update(other.outcomes)
+        self.errors += other.errors
 
 
 def _due(session: Session, now: datetime, ids: list[str] | None) -> list[AlertNotification]:
@@ -229,27 +246,63 @@ def drain(
         by_channel: dict[int, list[AlertNotification]] = defaultdict(list)
         for row in due:
             by_channel[row.channel_id].append(row)
-        planned: list[tuple[str, int]] = []
+        planned: list[_Planned] = []
         for channel_id, rows in by_channel.items():
             channel = session.get(AlertChannel, channel_id)
             if channel is None:
                 continue
             if channel.paused_at is not None:
                 rows = [r for r in rows if r.kind == "test"]  # the others wait for a resume
-            planned += [(row.id, channel_id) for row in _apply_rate_cap(session, channel, rows, now, summary)]
-    # Each notification is its own item (stacklens.isolation): whatever one send raises is recorded on it
-    # (the delivery log) and retried with backoff; the next notification, of any organization, goes on.
-    for notification_id, channel_id in planned:
-        try:
-            _send_one(settings, notification_id, channel_id, client, summary, now, lease)
-        except Exception as exc:
-            if is_shared_outage(exc):
-                raise  # the control store is down: every notification would fail alike
-            # Recording the outcome itself failed: the row keeps its lease and is sent again after it.
-            summary.errors.append(
-                f"{notification_id}: {failure_text(exc, f'notification {notification_id}')}"
-            )
+            planned += [
+                _Planned(row.id, channel_id, channel.org_id)
+                for row in _apply_rate_cap(session, channel, rows, now, summary)
+            ]
+    client = client or OutboundClient(allow=AllowList.parse(settings.outbound_allow))
+
+    # Each organization's notifications are sent by a task of their own (stacklens.tenant_pool), so one
+    # organization's slow receiver delays only its own; a task stops at its organization's budget, and what
+    # it did not send stays due for the next drain.
+    def send_tenant(tenant: Tenant[_Planned]) -> DrainSummary:
+        own = DrainSummary()
+        bounded = client.until(tenant.not_after)
+        for item in tenant.items:
+            if tenant.out_of_time():
+                own.deferred += 1
+                continue
+            _send_isolated(settings, item, bounded, own, now, lease)
+        return own
+
+    for part in run_per_tenant(by_tenant(planned, lambda p: p.org_id), send_tenant):
+        summary.merge(part)
     return summary
+
+
+@dataclass(frozen=True)
+class _Planned:
+    notification_id: str
+    channel_id: int
+    org_id: int
+
+
+def _send_isolated(
+    settings: Settings,
+    item: _Planned,
+    client: OutboundClient,
+    summary: DrainSummary,
+    now: datetime,
+    lease: timedelta,
+) -> None:
+    """Each notification is its own item (stacklens.isolation): whatever one send raises is recorded on it
+    (the delivery log) and retried with backoff; the next notification goes on."""
+    try:
+        _send_one(settings, item.notification_id, item.channel_id, client, summary, now, lease)
+    except Exception as exc:
+        if is_shared_outage(exc):
+            raise  # the control store is down: every notification would fail alike
+        # Recording the outcome itself failed: the row keeps its lease and is sent again after it.
+        summary.errors.append(
+            f"{item.notification_id}: {failure_text(exc, f'notification {item.notification_id}')}"
+        )
 
 
 def _send_one(

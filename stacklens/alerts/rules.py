@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.control.activity import record_activity
@@ -336,7 +337,11 @@ def _channels(session: Session, org_id: int, raw: object) -> list[int]:
         raise AlertInputError("channels", "must be a list of channel ids")
     owned = set(
         session.scalars(
-            select(AlertChannel.id).where(AlertChannel.org_id == org_id, AlertChannel.id.in_(raw or [-1]))
+            select(AlertChannel.id).where(
+                AlertChannel.org_id == org_id,
+                AlertChannel.id.in_(raw or [-1]),
+                AlertChannel.personal_user_id.is_(None),  # a person's own channel takes no alert rules
+            )
         )
     )
     missing = [c for c in raw if c not in owned]

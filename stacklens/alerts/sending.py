@@ -3,9 +3,8 @@ answer is the real delivery (status, latency, response excerpt, error, next retr
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
+from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from stacklens.alerts import outbox
 from stacklens.alerts.messages import channel_test_payload
@@ -17,7 +16,23 @@ from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 
 
-def delivery_dict(row: AlertDelivery) -> dict[str, Any]:
+class DeliveryOut(TypedDict):
+    """One attempt to deliver a notification, as the API answers it (a test's answer, a line of the log)."""
+
+    id: int | None  # None: the attempt has not been made yet (a test held back by the channel's rate cap)
+    notification_id: str
+    channel_id: int
+    attempt: int
+    at: str | None
+    outcome: str  # delivered | failed | retrying | pending
+    status_code: int | None
+    latency_ms: float
+    response: str  # the receiver's answer, cut to an excerpt
+    error: str
+    next_retry_at: str | None
+
+
+def delivery_dict(row: AlertDelivery) -> DeliveryOut:
     return {
         "id": row.id,
         "notification_id": row.notification_id,
@@ -33,7 +48,7 @@ def delivery_dict(row: AlertDelivery) -> dict[str, Any]:
     }
 
 
-def send_test(settings: Settings, org_id: int, channel_id: int) -> dict[str, Any]:
+def send_test(settings: Settings, org_id: int, channel_id: int) -> DeliveryOut:
     """Enqueue a test notification for the organization's channel, drain it now, return its delivery."""
     with session_scope(settings) as session:
         channel = get_channel(session, org_id, channel_id)
@@ -49,7 +64,11 @@ def send_test(settings: Settings, org_id: int, channel_id: int) -> dict[str, Any
         ).first()
         if row is None:  # held back (the channel's rate cap): it goes out on the next drain
             return {
+                "id": None,
                 "notification_id": notification_id,
+                "channel_id": channel_id,
+                "attempt": 0,
+                "at": None,
                 "outcome": "pending",
                 "status_code": None,
                 "latency_ms": 0.0,

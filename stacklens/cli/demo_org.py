@@ -11,7 +11,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
@@ -60,6 +60,9 @@ def ensure_demo_org(settings: Settings) -> DemoOrg:
             accounts.add_member(session, org.id, DEMO_EMAIL, password, role="owner")
         elif not accounts.verify_password(user.password_hash, password):
             user.password_hash = accounts.hash_password(password)  # the demo login is always the printed one
+        # The demo's one person runs the installation too: the operators' page (/admin/operations) is theirs.
+        session.flush()
+        session.execute(update(User).where(User.email == DEMO_EMAIL).values(is_operator=True))
         project = session.scalar(
             select(Project).where(Project.org_id == org.id, Project.name == DEMO_PROJECT)
         )

@@ -35,6 +35,10 @@ from stacklens.listen import base_url, check_port_free
 from stacklens.settings import Settings
 
 WORKER_SERVICE = "worker"
+# Where the demo's shop and driver read their app keys (demo_shop/server.py, demo/driver.py); the core does not
+# import the demo, so the names are repeated here.
+DEMO_APP_KEY_ENV = "STACKLENS_DEMO_APP_KEY"
+DEMO_WORKER_KEY_ENV = "STACKLENS_DEMO_WORKER_KEY"
 SERVER_START_SECONDS = 180.0
 LOOPBACK = "127.0.0.1"
 
@@ -213,8 +217,6 @@ def _start_all(
             "shop",
             python_module(
                 "demo_shop.server",
-                "--app-key",
-                keys.app_key,
                 "--storage-path",
                 str(storage),
                 "--port",
@@ -223,7 +225,8 @@ def _start_all(
                 str(secret_file),
             ),
             logs / "shop.log",
-            env,
+            # The keys in the environment, not on the command line: `ps` shows every user the arguments.
+            {**env, DEMO_APP_KEY_ENV: keys.app_key},
         )
     )
     sup.start(
@@ -239,7 +242,16 @@ def _start_all(
     catch_up = (
         None
         if marker.exists()
-        else start_on_console(python_module("demo.catch_up", "--marker", str(marker)), env)
+        else start_on_console(
+            python_module("demo.catch_up", "--marker", str(marker)),
+            # The organization key in the environment (not on the command line): it merges the demo's issues.
+            {
+                **env,
+                "STACKLENS_URL": f"http://127.0.0.1:{port}",
+                "STACKLENS_API_KEY": keys.api_key,
+                "STACKLENS_PROJECT": keys.project,
+            },
+        )
     )
     sup.start(
         Child(
@@ -248,10 +260,6 @@ def _start_all(
                 "demo.driver",
                 "--shop",
                 shop_url,
-                "--app-key",
-                keys.app_key,
-                "--worker-key",
-                keys.worker_key,
                 "--storage-path",
                 str(storage),
                 "--backfill-days",
@@ -260,7 +268,7 @@ def _start_all(
                 str(marker),
             ),
             logs / "traffic.log",
-            env,
+            {**env, DEMO_APP_KEY_ENV: keys.app_key, DEMO_WORKER_KEY_ENV: keys.worker_key},
         )
     )
     print(

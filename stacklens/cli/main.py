@@ -28,7 +28,17 @@ COMMAND_MODULES: tuple[str, ...] = (
     "stacklens.cli.sourcemaps",
     "stacklens.cli.query",
     "stacklens.cli.sql",
+    "stacklens.cli.operations",
+    "stacklens.cli.annotate",
 )
+
+
+# Commands that keep nothing under the data directory (they talk to a server over HTTP with a key): they never
+# create an installation, so they skip the check of :func:`_check_installation`.
+DATA_DIR_FREE_COMMANDS = frozenset({"query", "sourcemaps"})
+# Commands whose --host/--port name the address they will serve (elsewhere --port is another program's, e.g.
+# `pipelines ui`'s Dagster UI).
+LISTENING_COMMANDS = frozenset({"serve", "up"})
 
 
 class CliError(Exception):
@@ -70,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configure_logging()
     try:
+        _check_installation(args)
         result = args.func(args)
     except KeyboardInterrupt:
         return 130
@@ -77,6 +88,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"stacklens: {_one_line(exc)}", file=sys.stderr)
         return 2
     return int(result or 0)
+
+
+def _check_installation(args: argparse.Namespace) -> None:
+    """Refuse to work on (or create) another installation than the server on the configured port serves; say
+    so when this command is about to create one (stacklens/installation.py). `serve` and `up` look at the
+    address they are told to listen on (`--host`, `--port`), the others at the settings'."""
+    command = str(args.command)
+    if command in DATA_DIR_FREE_COMMANDS:
+        return
+    from stacklens.installation import check_installation
+    from stacklens.settings import get_settings
+
+    settings = get_settings()
+    if command in LISTENING_COMMANDS:
+        listen = {"host": getattr(args, "host", None), "port": getattr(args, "port", None)}
+        settings = settings.model_copy(update={k: v for k, v in listen.items() if v is not None})
+    notice = check_installation(settings, command)
+    if notice:
+        print(notice, file=sys.stderr, flush=True)
 
 
 def _one_line(exc: BaseException) -> str:

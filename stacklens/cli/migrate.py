@@ -1,9 +1,20 @@
-"""`stacklens migrate [--status | --dry-run]`: bring the warehouse and the control store up to date."""
+"""`stacklens migrate [--status | --dry-run] [--no-backup] [--backup-to DIR]`: bring the warehouse and the
+control store up to date.
+
+Before a run holding a migration that drops or rewrites stored rows (on an installation that has data: an
+upgrade, not a first start), an embedded installation is backed up first (``<data_dir>/backups/before-migrate-
+<time>``, or ``--backup-to DIR``); a scaled one is refused until its operator took `stacklens backup` and says
+``--no-backup``. Each step prints a line as it is recorded; an interrupted run resumes at the first step not
+recorded. The run is recorded in the maintenance log (the operators' page).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from stacklens.settings import get_settings
@@ -22,6 +33,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="print every statement that would run (rendered for STACKLENS_WAREHOUSE_CLUSTER when set); "
         "change nothing",
+    )
+    parser.add_argument(
+        "--no-backup",
+        action="store_true",
+        help="apply migrations that rewrite or drop data without taking a backup first",
+    )
+    parser.add_argument(
+        "--backup-to",
+        type=Path,
+        metavar="DIR",
+        help="where the backup before a data-rewriting migration goes (default <data_dir>/backups/…)",
     )
     parser.set_defaults(func=run)
 
@@ -53,18 +75,87 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if args.dry_run:
             return _print_plan(plan_migrations(settings), settings.warehouse_cluster)
-        names = apply_migrations(settings)
+        plan = plan_migrations(settings)
     except MigrationError as exc:
         raise CliError(str(exc)) from exc
-    for name in names:
-        print(f"warehouse: applied {name}")
-    if not names:
-        print("warehouse: up to date")
     migrate_control = _control_migrate()
+    # The control store first: its revisions only add tables and columns, and the maintenance log the backup
+    # and this run are recorded in is one of them.
     if migrate_control is not None:
         migrate_control(settings)
-        print("control store: up to date")
+        print("control store: up to date", flush=True)
+    from stacklens.control.maintenance_log import Maintenance
+
+    maintenance = Maintenance("migrate")
+    names: list[str] = []
+    done: list[str] = []
+    backup: Path | None = None
+    try:
+        with maintenance:
+            backup = _backup_first(args, settings, plan)
+            recorded = sum(1 for state in migration_status(settings) if state.applied_at is not None)
+            if plan and recorded:
+                print(f"warehouse: {len(plan)} steps to apply ({recorded} applied before)", flush=True)
+
+            def progress(number: int, total: int, label: str, seconds: float) -> None:
+                done.append(label)
+                print(f"warehouse: [{number}/{total}] applied {label} ({seconds:.1f} s)", flush=True)
+
+            names = apply_migrations(settings, progress=progress)
+    except MigrationError as exc:
+        raise CliError(str(exc)) from exc
+    finally:
+        # What was done, also when the run was cut off (the next run resumes after the last step named here).
+        maintenance.summary = (
+            f"{len(done)} of {len(plan)} warehouse migrations applied"
+            + (f" ({done[0]} … {done[-1]})" if done else "")
+            + (f"; backed up first to {backup}" if backup else "")
+            + (f" — failed: {maintenance.error}" if maintenance.outcome == "failed" else "")
+        )
+        maintenance.detail = {"applied": done, "backup": str(backup) if backup else None}
+        if migrate_control is not None and (plan or maintenance.outcome == "failed"):
+            _record(settings, maintenance)
+    if not names:
+        print("warehouse: up to date")
     return 0
+
+
+def _record(settings: Any, maintenance: Any) -> None:
+    from stacklens.control.db import session_scope
+
+    with session_scope(settings) as session:
+        maintenance.record(session)
+
+
+def _backup_first(args: argparse.Namespace, settings: Any, plan: list[Any]) -> Path | None:
+    """Back up before a run that rewrites or drops data on an installation that has some; the backup's path."""
+    from stacklens.cli.main import CliError
+    from stacklens.warehouse.migrations import migration_status
+
+    rewriting = [step.label for step in plan if step.rewrites_data]
+    if not rewriting or args.no_backup:
+        return None
+    if not any(state.applied_at is not None for state in migration_status(settings)):
+        return None  # a first start: nothing stored to lose
+    if not settings.embedded_warehouse:
+        raise CliError(
+            f"{len(rewriting)} pending migrations rewrite or drop data ({', '.join(rewriting)}): take "
+            "`stacklens backup --to DIR` first (the server's BACKUP and pg_dump), then run `stacklens migrate "
+            "--no-backup`"
+        )
+    from stacklens.operations.backup import BackupError, run_backup
+    from stacklens.operations.engine_backup import EngineBackupError
+
+    # Two runs in one second (a retry after an interruption) get directories of their own.
+    stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.urandom(2).hex()}"
+    target = Path(args.backup_to or settings.data_dir / "backups" / f"before-migrate-{stamp}")
+    print(f"warehouse: {', '.join(rewriting)} rewrite or drop data: backing up to {target} first", flush=True)
+    try:
+        manifest, row = run_backup(settings, target)
+    except (BackupError, EngineBackupError) as exc:
+        raise CliError(f"the backup before migrating failed, nothing was migrated: {exc}") from exc
+    print(f"warehouse: backup {manifest.id} done ({row['summary']})", flush=True)
+    return target
 
 
 def _print_plan(plan: list[Any], cluster: str | None) -> int:

@@ -1,6 +1,7 @@
-"""`stacklens pipelines run [--select KEY …]`, `status`, `ui`, `dev` and `instance`.
+"""`stacklens pipelines run [--select KEY …]`, `backfill --from DAY --to DAY`, `status`, `ui`, `dev` and
+`instance`.
 
-`run` and `status` go through the running `stacklens serve` when it owns the embedded warehouse (its token
+`run`, `backfill` and `status` go through the running `stacklens serve` when it owns the embedded warehouse (its token
 file ``<data_dir>/pipelines_token`` says where it listens); otherwise they open the warehouse directly.
 """
 
@@ -33,6 +34,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(func=_run)
+    backfill = commands.add_parser(
+        "backfill",
+        help="Rebuild the daily-partitioned marts for a range of days (one run per job, like a Dagster "
+        "backfill of a partition range).",
+    )
+    backfill.add_argument("--from", dest="first", required=True, metavar="YYYY-MM-DD", help="first day")
+    backfill.add_argument("--to", dest="last", required=True, metavar="YYYY-MM-DD", help="last day, included")
+    backfill.add_argument(
+        "--select", nargs="+", metavar="KEY", help="Only jobs holding these assets (e.g. pageload_periods)."
+    )
+    backfill.add_argument("--json", action="store_true", help="print one JSON object")
+    backfill.set_defaults(func=_backfill)
     status = commands.add_parser("status", help="Recent runs, failed runs and the rows of every mart.")
     status.add_argument("--json", action="store_true", help="print one JSON object")
     status.set_defaults(func=_status)
@@ -95,6 +108,49 @@ def _run(args: argparse.Namespace) -> int:
         return 0 if all(o["success"] for o in outcomes) else 1
     if not outcomes:
         print("nothing to do: no new data since the last run")
+    _print_outcomes(outcomes)
+    return 0 if all(o["success"] for o in outcomes) else 1
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    from pipelines.backfill import BackfillError, parse_range
+
+    settings = get_settings()
+    try:
+        days = parse_range(args.first, args.last)  # checked here too: a bad day never waits for a server
+    except BackfillError as exc:
+        raise CliError(str(exc)) from exc
+    payload = {"from": args.first, "to": args.last, "select": args.select}
+    answer = _through_server(settings, "POST", "/api/pipelines/backfill", payload)
+    via = "server"
+    if answer is None:
+        answer, via = {"outcomes": _backfill_directly(settings, days, args.select)}, "direct"
+    outcomes = answer["outcomes"]
+    if args.json:
+        print(json.dumps({"via": via, "from": args.first, "to": args.last, **answer}))
+        return 0 if all(o["success"] for o in outcomes) else 1
+    print(f"backfill {days.first} … {days.last} ({days.days} day{'s' if days.days != 1 else ''}):")
+    _print_outcomes(outcomes)
+    return 0 if all(o["success"] for o in outcomes) else 1
+
+
+def _backfill_directly(settings: Settings, days: Any, select: list[str] | None) -> list[dict[str, Any]]:
+    from pipelines.backfill import BackfillError, run_backfill
+    from pipelines.definitions import definitions_for
+    from pipelines.embedded import dagster_instance
+    from stacklens.warehouse.client import get_warehouse
+
+    get_warehouse(settings)  # raises WarehouseUnavailable, with what to do, when another process owns it
+    instance = dagster_instance(settings)
+    try:
+        return [o.as_dict() for o in run_backfill(definitions_for(settings), instance, days, select)]
+    except BackfillError as exc:
+        raise CliError(str(exc)) from exc
+    finally:
+        instance.dispose()
+
+
+def _print_outcomes(outcomes: list[dict[str, Any]]) -> None:
     for outcome in outcomes:
         state = "ok" if outcome["success"] else f"FAILED: {outcome['error']}"
         print(f"{outcome['job']}: run {outcome['run_id']} {state}")
@@ -102,7 +158,6 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  {asset}: {'?' if count is None else count} rows")
         for check, passed in outcome["checks"].items():
             print(f"  check {check}: {'passed' if passed else 'FAILED'}")
-    return 0 if all(o["success"] for o in outcomes) else 1
 
 
 def _run_directly(settings: Settings, select: list[str] | None) -> list[dict[str, Any]]:
@@ -158,7 +213,15 @@ def _ui(args: argparse.Namespace) -> int:
     binary = shutil.which("dagster-webserver") or str(Path(sys.executable).with_name("dagster-webserver"))
     env = {**os.environ, **env_for(settings), "DAGSTER_HOME": str(settings.dagster_home)}
     command = [binary, "-w", str(WORKSPACE), "--read-only", "-h", "127.0.0.1", "-p", str(args.port)]
-    print(f"Dagster UI (read-only) on http://127.0.0.1:{args.port}")
+    # Dagster's home page is the runs' timeline; the asset graph (the data-flow documentation) has its own
+    # address, printed first. The UI is read-only: runs and backfills are launched by the server that owns the
+    # embedded warehouse (`stacklens pipelines run`, `stacklens pipelines backfill --from --to`).
+    print(f"Dagster UI (read-only): asset graph at http://127.0.0.1:{args.port}/asset-groups", flush=True)
+    print(
+        "  materialize and backfill with `stacklens pipelines run` and "
+        "`stacklens pipelines backfill --from YYYY-MM-DD --to YYYY-MM-DD` (the server owns the warehouse)",
+        flush=True,
+    )
     return subprocess.call(command, env=env)
 
 

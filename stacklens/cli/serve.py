@@ -123,7 +123,12 @@ def run_server(settings: Settings, host: str, port: int) -> int:
     # there, before the schedules thread is stopped and the pipelines token removed. Turn it into an exit.
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        with serve_pipelines(settings, app, host, port), ingest_workers(settings):
+        with (
+            serve_pipelines(settings, app, host, port),
+            ingest_workers(settings),
+            self_watch(settings),
+            retention_schedule(settings),
+        ):
             server.run()
     except _Terminated:
         return 0
@@ -143,8 +148,11 @@ def _exit_on_sigterm(_signum: int, _frame: object) -> None:
 @contextlib.contextmanager
 def ingest_workers(settings: Settings) -> Iterator[None]:
     """Start the ingest worker processes in the background while serving; stop them at shutdown."""
+    from stacklens.ingest.front_door import close_front_doors, front_door
     from stacklens.ingest.workers import close_pools, pool_for
 
+    # Rows a stopped server left in the front door's spool land before anything else.
+    threading.Thread(target=front_door(settings).recover, name="front-door-recover", daemon=True).start()
     pool = pool_for(settings)
     if pool is not None:
         # In the background: serving starts at once, and the first large batch finds the workers ready.
@@ -152,7 +160,33 @@ def ingest_workers(settings: Settings) -> Iterator[None]:
     try:
         yield
     finally:
+        close_front_doors()
         close_pools()
+
+
+@contextlib.contextmanager
+def self_watch(settings: Settings) -> Iterator[None]:
+    """Watch ingest for the operators while serving: refusals (disk, queue) and accepted rows not landing
+    alert every organization's owners once per episode (stacklens/self_watch)."""
+    from stacklens.self_watch.watcher import watching
+
+    with watching(settings):
+        yield
+
+
+@contextlib.contextmanager
+def retention_schedule(settings: Settings) -> Iterator[None]:
+    """Apply retention and event caps daily at STACKLENS_RETENTION_RUN_AT while serving
+    (stacklens/operations/retention_schedule.py)."""
+    from stacklens.operations.retention_schedule import RetentionScheduler, run_at
+
+    scheduler = RetentionScheduler(settings)
+    if run_at(settings) is not None:
+        scheduler.start()
+    try:
+        yield
+    finally:
+        scheduler.stop()
 
 
 def _warm_up(pool: Any) -> None:

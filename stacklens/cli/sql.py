@@ -2,8 +2,9 @@
 
 The server that owns the embedded warehouse wrote its local URL and token to ``<data_dir>/pipelines_token``
 (mode 0600: only the service's user reads it); this command presents that token, so it works while `stacklens
-serve` holds the warehouse, and never with an organization's API key. The engine runs the statement with
-``readonly = 1`` and the per-query time and memory limits.
+serve` holds the warehouse, and never with an organization's API key. The server judges the statement with the
+engine's parser first (stacklens.explore.statement_guard) and runs it on a connection of its own, with the
+per-query time and memory limits.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -259,14 +260,18 @@ def python_module(module: str, *args: str) -> list[str]:
 def start_on_console(argv: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     """A helper process that writes to the launcher's console and ends when its work is done, so it is not
     supervised (a supervised child that exits stops everything). Like a child, it runs in a session of its own
-    (Ctrl-C reaches only the supervisor) and dies with the supervisor."""
-    return subprocess.Popen(
+    (Ctrl-C reaches only the supervisor) and dies with the supervisor. A thread waits for it, so a helper
+    that finishes its work while the demo runs is reaped at once instead of staying a zombie (`<defunct>` in
+    `ps`) until the supervisor exits."""
+    process = subprocess.Popen(
         list(argv),
         stdin=subprocess.DEVNULL,
         env={**os.environ, **env, "PYTHONUNBUFFERED": "1"},
         start_new_session=True,
         preexec_fn=_die_with_parent(os.getpid()),
     )
+    threading.Thread(target=process.wait, name=f"reap-{process.pid}", daemon=True).start()
+    return process
 
 
 def end_console_process(process: subprocess.Popen[bytes]) -> None:

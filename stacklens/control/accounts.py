@@ -1,7 +1,9 @@
-"""Organizations, people, projects and the key lifecycle, as plain functions over a session.
+"""Organizations, people, memberships and quotas, as plain functions over a session; the project and key
+functions of :mod:`stacklens.control.credentials` are re-exported, so callers import accounts alone.
 
-Every function that changes a key writes an activity entry in the same transaction, so the log can never
-disagree with the keys. Callers own the transaction (``session_scope``): nothing here commits.
+Every function that changes a membership, a quota or (in credentials) a key writes an activity entry in the same
+transaction, so the log can never disagree with them. Callers own the transaction (``session_scope``): nothing
+here commits.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from stacklens.control.credentials import (
 )
 from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.models import Membership, Organization, Project, User
+from stacklens.control.owners import locked_membership, takes_the_last_owner
 from stacklens.control.passwords import MIN_PASSWORD_LENGTH, check_password
 from stacklens.control.sessions import end_user_sessions
 
@@ -59,6 +62,7 @@ __all__ = [
     "hash_password",
     "list_app_keys",
     "list_members",
+    "make_owner",
     "membership",
     "new_api_key",
     "normalise_email",
@@ -151,30 +155,17 @@ def add_member(
         raise AccountError(f"role must be one of {', '.join(ROLES)}")
     get_organization(session, org_id)
     user = _ensure_user(session, email, password)
-    membership = session.scalar(
-        select(Membership).where(Membership.org_id == org_id, Membership.user_id == user.id)
-    )
+    membership = locked_membership(session, org_id, user.id)
     if membership is None:
         session.add(Membership(org_id=org_id, user_id=user.id, role=role))
     else:
-        if membership.role == "owner" and role != "owner" and _owner_count(session, org_id) <= 1:
+        if takes_the_last_owner(session, org_id, membership, role):
             raise AccountError("an organization keeps at least one owner")
         membership.role = role
     record_activity(
         session, org_id, "member.added", "user", user.id, actor_user_id, {"email": user.email, "role": role}
     )
     return user
-
-
-def _owner_count(session: Session, org_id: int) -> int:
-    return (
-        session.scalar(
-            select(func.count())
-            .select_from(Membership)
-            .where(Membership.org_id == org_id, Membership.role == "owner")
-        )
-        or 0
-    )
 
 
 def list_members(session: Session, org_id: int) -> list[tuple[User, str]]:
@@ -193,12 +184,11 @@ def change_role(
 ) -> tuple[User, str]:
     """Give a member another role; returns the person and their previous role. The last owner keeps the
     role (an organization without an owner could never manage its keys or members again). Setting the role
-    a member already has changes nothing and logs nothing."""
+    a member already has changes nothing and logs nothing. Decided under the organization's lock, so two
+    owners demoting each other at once leave one owner (``stacklens.control.owners``)."""
     if role not in ROLES:
         raise AccountError(f"role must be one of {', '.join(ROLES)}")
-    membership = session.scalar(
-        select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id)
-    )
+    membership = locked_membership(session, org_id, user_id)
     if membership is None:
         raise AccountNotFound(f"no member with id {user_id} in this organization")
     user = session.get(User, user_id)
@@ -206,7 +196,7 @@ def change_role(
     previous = membership.role
     if previous == role:
         return user, previous  # type: ignore[return-value]  # a membership row implies its user
-    if previous == "owner" and _owner_count(session, org_id) <= 1:
+    if takes_the_last_owner(session, org_id, membership, role):
         raise AccountError(
             f"{email} is the only owner, so they stay an owner: make someone else an owner first"
         )
@@ -224,13 +214,12 @@ def change_role(
 
 
 def remove_member(session: Session, org_id: int, user_id: int, actor_user_id: int | None = None) -> User:
-    """Take a person out of an organization (their account stays); the last owner cannot be removed."""
-    membership = session.scalar(
-        select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id)
-    )
+    """Take a person out of an organization (their account stays); the last owner cannot be removed, even by
+    two owners removing each other at once (decided under the organization's lock)."""
+    membership = locked_membership(session, org_id, user_id)
     if membership is None:
         raise AccountNotFound(f"no member with id {user_id} in this organization")
-    if membership.role == "owner" and _owner_count(session, org_id) <= 1:
+    if takes_the_last_owner(session, org_id, membership, None):
         raise AccountError("the last owner cannot be removed; make someone else an owner first")
     user = session.get(User, user_id)
     session.delete(membership)
@@ -246,6 +235,36 @@ def remove_member(session: Session, org_id: int, user_id: int, actor_user_id: in
         {"email": user.email if user else ""},
     )
     return user  # type: ignore[return-value]  # a membership row implies its user (foreign key)
+
+
+def make_owner(session: Session, org_id: int, email: str) -> tuple[User, str]:
+    """Make an existing member an owner (the operator's way back when an organization has no owner left);
+    returns the person and their previous role. Someone who is not a member is refused: joining takes an
+    invitation the person accepts, never an operator's say-so."""
+    address = normalise_email(email)
+    user = session.scalar(select(User).where(User.email == address))
+    member = user is not None and locked_membership(session, org_id, user.id) is not None
+    if user is None or not member:
+        raise AccountNotFound(_not_a_member(session, org_id, address))
+    return change_role(session, org_id, user.id, "owner")
+
+
+def _not_a_member(session: Session, org_id: int, address: str) -> str:
+    """Why ``address`` cannot be made an owner, and the way forward from here."""
+    org = get_organization(session, org_id)
+    members = list_members(session, org_id)
+    owners = [user.email for user, role in members if role == "owner"]
+    if owners:
+        return (
+            f"{address} is not a member of {org.name}: an owner ({', '.join(owners)}) invites them on "
+            "Settings → Members; once they have accepted, run this again"
+        )
+    if members:
+        return (
+            f"{address} is not a member of {org.name}, which has no owner to invite them: make one of its "
+            f"members an owner first ({', '.join(user.email for user, _ in members)})"
+        )
+    return f"{address} is not a member of {org.name}, which has no members left: nobody can be made its owner"
 
 
 def authenticate_user(session: Session, email: str, password: str) -> User | None:

@@ -70,11 +70,12 @@ def record_key_use(
     events: int = 0,
     ip: str = "",
     user_agent: str = "",
+    at: datetime | None = None,
 ) -> None:
-    """Add one use to the key's row of the current hour (insert or increment, atomically)."""
+    """Add uses to the key's row of the hour of ``at`` (default now): insert or increment, atomically."""
     if key_kind not in KEY_KINDS:
         raise InvalidInput(f"key_kind must be one of {KEY_KINDS}")
-    now = utcnow()
+    now = at or utcnow()
     hour = now.replace(minute=0, second=0, microsecond=0)
     values = {
         "org_id": org_id,
@@ -148,6 +149,10 @@ def list_activity(
     """One page of the organization's activity, newest first, and the cursor of the next page (or ``None``)."""
     limit = max(1, min(int(limit), MAX_PAGE))
     position = decode_cursor(cursor) if cursor else None
+    # Imported here: the tally records through this module. Uses counted in memory are written first.
+    from stacklens.control.key_use_tally import write_pending
+
+    write_pending(session)
 
     entries = select(ActivityEntry).where(
         ActivityEntry.org_id == org_id,

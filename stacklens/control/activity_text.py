@@ -84,6 +84,14 @@ def _quota(d: Mapping[str, Any]) -> str:
     return "Set the rate limits to " + " and ".join(parts) + "." if parts else "Changed the rate limits."
 
 
+def _project_quota(d: Mapping[str, Any]) -> str:
+    per_minute = d.get("events_per_minute")
+    total = _count(per_minute, "event") + " per minute" if per_minute else "no limit of its own"
+    categories = d.get("categories") or {}
+    each = ", ".join(f"{_count(v, k)} per minute" for k, v in sorted(categories.items()))
+    return f"Set the quota of project {d.get('project', '')} to {total}" + (f" ({each})." if each else ".")
+
+
 def _rate_limited(row: ActivityRow) -> str:
     d = row.detail
     per = "events per minute" if row.target_kind == "events_per_minute" else "requests per second"
@@ -147,6 +155,7 @@ SENTENCES: dict[str, _Describe] = {
     "user.password_changed": lambda r: "Changed their password; their other browsers were signed out.",
     "sign_in.throttled": lambda r: _throttled(r.detail),
     "quota.changed": lambda r: _quota(r.detail),
+    "project_quota.changed": lambda r: _project_quota(r.detail),
     "quota.rate_limited": _rate_limited,
     "alert_rule.created": lambda r: (
         f"Created the alert rule {_quoted(r.detail.get('name', ''))}"
@@ -185,6 +194,39 @@ SENTENCES: dict[str, _Describe] = {
     "external_link.sync_failed": lambda r: (
         f"Could not read the state of ticket {r.detail.get('ticket', '')}: {r.detail.get('error', '')}"
     ),
+    "issue.assigned": lambda r: (
+        f"Assigned issue {r.detail['issue_id']} to {r.detail.get('assignee', '')}"
+        + (f" (matched {r.detail['rule']})." if r.detail.get("rule") else ".")
+    ),
+    "issue.unassigned": lambda r: (
+        f"Unassigned issue {r.detail['issue_id']} (it was assigned to {r.detail.get('assignee', '')})."
+    ),
+    "issue.status_changed": lambda r: (
+        f"Set issue {r.detail['issue_id']} to {str(r.detail.get('status', '')).replace('_', ' ')}."
+    ),
+    "issue.commented": lambda r: (
+        f"Commented on issue {r.detail['issue_id']}"
+        + (f", mentioning {', '.join(r.detail['mentions'])}." if r.detail.get("mentions") else ".")
+    ),
+    "issue.comment_edited": lambda r: f"Edited a comment on issue {r.detail['issue_id']}.",
+    "issue.comment_deleted": lambda r: f"Deleted a comment on issue {r.detail['issue_id']}.",
+    "issue.merged": lambda r: (
+        f"Merged issue {', '.join(str(i) for i in r.detail.get('merged') or [])} into issue {r.detail['issue_id']}."
+    ),
+    "issue.merged_into": lambda r: (
+        f"Issue {r.detail['issue_id']} was merged into issue {r.detail.get('into', '')}."
+    ),
+    "issue.split": lambda r: (
+        f"Split issue {r.detail['issue_id']} back out of issue {r.detail['from']}."
+        if r.detail.get("from")
+        else f"Split issue {', '.join(str(i) for i in r.detail.get('issues') or [])} out of issue "
+        f"{r.detail['issue_id']}."
+    ),
+    "team.created": lambda r: f"Created the team #{r.detail.get('slug', '')}.",
+    "team.members_changed": lambda r: (
+        f"Set the members of #{r.detail.get('slug', '')}: {', '.join(r.detail.get('members') or []) or 'nobody'}."
+    ),
+    "ownership.changed": lambda r: f"Changed the ownership rules of project {r.detail.get('project', '')}.",
 }
 
 

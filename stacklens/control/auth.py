@@ -8,14 +8,19 @@ invalidate. The hash comparison uses :func:`hmac.compare_digest` so timing says 
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from stacklens.control.issue_merges import overrides_of
 from stacklens.control.keys import hash_key
-from stacklens.control.models import ApiKey, AppKey, Organization
+from stacklens.control.models import ApiKey, AppKey, Organization, Project
+from stacklens.control.project_quotas import ProjectQuota, quota_of
+from stacklens.control.projects_settings import rules_of
+from stacklens.ingest.in_app import InAppRules
 from stacklens_contract.keys import is_api_key, is_app_key, service_of
 
 
@@ -84,16 +89,55 @@ def resolve_app_key(session: Session, org_id: int, raw: str) -> AppKeyIdentity |
     return AppKeyIdentity(app_key_id=key.id, project_id=key.project_id, org_id=key.org_id, service=service)
 
 
-def find_app_key(session: Session, raw: str) -> AppKeyIdentity | None:
-    """A current app key of any organization: the DSN road, where no API key names the organization.
+@dataclass(frozen=True)
+class DsnCaller:
+    """What a Sentry or OTLP request's DSN key stands for: the key, its organization's events-per-minute quota,
+    and the settings of its project that preparing its lines reads."""
 
-    The caller must still check the key against the project id the request names.
-    """
+    identity: AppKeyIdentity
+    events_per_minute: int
+    replay_enabled: bool
+    in_app: InAppRules
+    quota: ProjectQuota | None = None  # the project's own quotas (stacklens.control.project_quotas)
+    # The project's merged fingerprints → their issue (stacklens.issues.merges); re-read after any write.
+    issue_overrides: Mapping[str, int] = field(default_factory=dict, hash=False, compare=False)
+
+
+def find_dsn_caller(session: Session, raw: str) -> DsnCaller | None:
+    """A current app key of any organization with its quota and project settings, in one statement: the
+    one-event-per-request road pays for every look-up once per event."""
     if not isinstance(raw, str) or has_whitespace(raw) or not is_app_key(raw):
         return None
     digest = hash_key(raw)
-    key = session.scalar(select(AppKey).where(AppKey.key_hash == digest, AppKey.revoked_at.is_(None)))
-    if key is None or not hmac.compare_digest(key.key_hash, digest):
+    row = session.execute(
+        select(
+            AppKey.id,
+            AppKey.project_id,
+            AppKey.org_id,
+            AppKey.service,
+            AppKey.key_hash,
+            Organization.events_per_minute,
+            Project.replay_enabled,
+            Project.in_app_include,
+            Project.in_app_exclude,
+            Project.events_per_minute.label("project_events_per_minute"),
+            Project.category_quotas,
+        )
+        .join(Project, Project.id == AppKey.project_id)
+        .join(Organization, Organization.id == AppKey.org_id)
+        .where(AppKey.key_hash == digest, AppKey.revoked_at.is_(None))
+    ).first()
+    if row is None or not hmac.compare_digest(row.key_hash, digest):
         return None
-    service = key.service if key.service is not None else service_of(raw)
-    return AppKeyIdentity(app_key_id=key.id, project_id=key.project_id, org_id=key.org_id, service=service)
+    service = row.service if row.service is not None else service_of(raw)
+    identity = AppKeyIdentity(
+        app_key_id=row.id, project_id=row.project_id, org_id=row.org_id, service=service
+    )
+    return DsnCaller(
+        identity,
+        row.events_per_minute,
+        bool(row.replay_enabled),
+        rules_of(row.in_app_include, row.in_app_exclude),
+        quota_of(row.project_id, row.project_events_per_minute, row.category_quotas),
+        overrides_of(session, row.project_id),
+    )

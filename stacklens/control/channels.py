@@ -93,14 +93,19 @@ def create_channel(
 
 def list_channels(session: Session, org_id: int) -> list[AlertChannel]:
     return list(
-        session.scalars(select(AlertChannel).where(AlertChannel.org_id == org_id).order_by(AlertChannel.id))
+        session.scalars(
+            select(AlertChannel)
+            .where(AlertChannel.org_id == org_id, AlertChannel.personal_user_id.is_(None))
+            .order_by(AlertChannel.id)
+        )
     )
 
 
 def get_channel(session: Session, org_id: int, channel_id: int) -> AlertChannel:
     """The organization's channel; another organization's answers exactly like a missing one."""
     row = session.get(AlertChannel, channel_id)
-    if row is None or row.org_id != org_id:
+    # A person's own channel (issue notifications) is not the organization's to see or change.
+    if row is None or row.org_id != org_id or row.personal_user_id is not None:
         raise AlertNotFound("channel", f"no channel {channel_id} in this organization")
     return row
 

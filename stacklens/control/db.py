@@ -1,17 +1,19 @@
 """Control-store engine, sessions and schema migration.
 
 One engine per database URL per process. SQLite runs in WAL mode with a busy timeout, so API workers
-read while one writes; PostgreSQL URLs may carry ``options=-csearch_path%3D<schema>`` (one schema per
+read while one writes; its file (and so its WAL and shared-memory files, which SQLite creates with the
+database's mode) is the service's alone, 0600: it holds password hashes, key hashes and integration tokens; PostgreSQL URLs may carry ``options=-csearch_path%3D<schema>`` (one schema per
 installation or per test), and the schema is created when missing.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
@@ -20,6 +22,7 @@ from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from stacklens.control.store_errors import as_unavailable, store_unavailable
 from stacklens.errors import Unavailable
 from stacklens.settings import Settings
 
@@ -53,11 +56,45 @@ def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEn
     cursor.close()
 
 
+def _private_sqlite_file(path: Path) -> None:
+    """Create the database file 0600 before SQLite opens it, and make an existing one (and its WAL and shm files)
+    0600: SQLite creates a file 0644 under the usual umask, and gives the WAL and shm files the database's mode.
+    An empty file is a valid empty database."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if file.exists() and file.stat().st_mode & 0o077:
+            file.chmod(0o600)
+
+
+# Statements this process has sent that may change the store (anything but a read): caches of what the
+# store says (stacklens.control.dsn_callers) are valid while this count stands.
+_writes = 0
+
+
+def writes_sent() -> int:
+    """How many statements other than reads this process has sent to any control store."""
+    return _writes
+
+
+def _count_write(conn: Connection, cursor: Any, statement: str, *args: Any) -> None:
+    global _writes
+    head = statement.lstrip()[:6].upper()
+    if head != "SELECT" and not head.startswith("PRAGMA"):
+        _writes += 1
+
+
 def _build_engine(url: str) -> Engine:
+    engine = _new_engine(url)
+    event.listen(engine, "before_cursor_execute", _count_write)
+    return engine
+
+
+def _new_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            _private_sqlite_file(Path(parsed.database).expanduser())
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
@@ -119,8 +156,11 @@ def _scope(session: Session) -> Iterator[Session]:
     try:
         yield session
         session.commit()
-    except BaseException:
+    except BaseException as exc:
         session.rollback()
+        # A locked or read-only store is a retryable refusal (503), not a crash: every entrance answers it so.
+        if store_unavailable(exc):
+            raise as_unavailable(exc) from exc
         raise
     finally:
         session.close()
@@ -173,26 +213,55 @@ def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
 
 def migrate_control_store(settings: Settings) -> None:
     """Bring the control store to the newest Alembic revision. Safe to run again and from several processes."""
-    from alembic import command
     from sqlalchemy.exc import SQLAlchemyError
 
     engine = get_engine(settings)
+    sqlite = engine.dialect.name == "sqlite"
     try:
-        with engine.begin() as connection:
-            if engine.dialect.name == "postgresql":
-                # Serialise concurrent migrators (several workers starting at once); released at commit.
-                connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _PG_MIGRATION_LOCK_ID})
-                schema = search_path_schema(str(engine.url))
-                if schema:
-                    quoted = engine.dialect.identifier_preparer.quote_identifier(schema)
-                    connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {quoted}"))
-            with _sqlite_migration_lock(engine):
-                command.upgrade(_alembic_config(connection), "head")
+        with engine.connect() as connection:
+            if sqlite:
+                # Batch mode alters a SQLite table by copying it and dropping the original; with foreign keys
+                # on, dropping a table other rows point at fails (revision 0012 alters `users`: every
+                # installation with a person in it stopped there). SQLite's documented way: keys off for the
+                # migration (a no-op inside a transaction, so before it), checked before its commit.
+                connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                connection.commit()
+            try:
+                with connection.begin():
+                    _upgrade(engine, connection)
+            finally:
+                if sqlite:
+                    connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                    connection.commit()
     except SQLAlchemyError as exc:
         raise ControlStoreError(
             f"cannot migrate the control store at {engine.url.render_as_string(hide_password=True)}: "
             f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
         ) from exc
+
+
+def _upgrade(engine: Engine, connection: Connection) -> None:
+    """Alembic's upgrade to head in ``connection``'s transaction, one migrator at a time; on SQLite, refused
+    (rolled back) when a row is left pointing at nothing."""
+    from alembic import command
+
+    if engine.dialect.name == "postgresql":
+        # Serialise concurrent migrators (several workers starting at once); released at commit.
+        connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _PG_MIGRATION_LOCK_ID})
+        schema = search_path_schema(str(engine.url))
+        if schema:
+            quoted = engine.dialect.identifier_preparer.quote_identifier(schema)
+            connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {quoted}"))
+    with _sqlite_migration_lock(engine):
+        command.upgrade(_alembic_config(connection), "head")
+        if engine.dialect.name == "sqlite":
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                table, rowid, parent, _ = broken[0]
+                raise ControlStoreError(
+                    f"a migration left {len(broken)} row(s) pointing at nothing (the first: {table} row "
+                    f"{rowid} -> {parent}); nothing was changed"
+                )
 
 
 def current_revision(settings: Settings) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from stacklens.control.activity import record_activity
 from stacklens.control.keys import decrypt_value, encrypt_value
@@ -198,7 +199,23 @@ def tracker_of(row: TrackerConnection, settings: Settings, outbound: OutboundCli
     return tracker_for(connection, outbound or outbound_for(settings))
 
 
-def connection_out(row: TrackerConnection) -> dict[str, Any]:
+class ConnectionOut(TypedDict):
+    """A tracker connection as the API answers it: never the token, only its last four characters."""
+
+    id: int
+    type: str  # github | gitlab | jira | linear
+    name: str
+    base_url: str
+    email: str  # Jira Cloud's account e-mail ("" for the others)
+    token: str  # "…abcd"
+    default_target: str
+    resolve_on_close: bool
+    connected_as: str
+    targets: list[str]
+    issue_type: str
+
+
+def connection_out(row: TrackerConnection) -> ConnectionOut:
     """A connection for lists and the API: never the token, only its last four characters."""
     return {
         "id": row.id,

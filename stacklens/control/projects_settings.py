@@ -31,7 +31,12 @@ def in_app_rules(session: Session, project_id: int) -> InAppRules:
     ).first()
     if row is None:
         return NO_RULES
-    return InAppRules(_prefixes(row[0]), _prefixes(row[1]))
+    return rules_of(row[0], row[1])
+
+
+def rules_of(include: object, exclude: object) -> InAppRules:
+    """In-app rules from a project's two stored columns (lists of module prefixes)."""
+    return InAppRules(_prefixes(include), _prefixes(exclude))
 
 
 def _prefixes(value: object) -> tuple[str, ...]:

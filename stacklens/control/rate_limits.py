@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
+from stacklens.control.key_use_tally import write_pending
 from stacklens.control.models import ActivityEntry, KeyUsage, Organization, utcnow
 
 RATE_LIMITED = "quota.rate_limited"
@@ -87,6 +88,7 @@ def limits_view(session: Session, org_id: int, now: datetime | None = None) -> L
     org = session.get(Organization, org_id)
     if org is None:
         raise LookupError(org_id)
+    write_pending(session)  # uses counted in memory, written first
     hour = (now or datetime.now(UTC)).replace(minute=0, second=0, microsecond=0)
     app_events = func.sum(case((KeyUsage.key_kind == "app", KeyUsage.events), else_=0))
     requests, events = session.execute(

@@ -4,7 +4,7 @@ here, so the client imports it without the server's dependencies."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 # One row of the table: a JSON value (stacklens.explore.run.plain_value's) per column. The columns are the
 # query's group-by fields, aggregates and ``samples`` (an operator statement's own columns): named by the
@@ -26,6 +26,8 @@ class AnswerMeta(TypedDict):
     rows_read: int  # rows the engine read from storage (the table's and the series' reads)
     elapsed_ms: float
     truncated: bool  # the table (or the series) was cut at its limit
+    # With "compare": {"previous_release": true}: the release compared with (null: none was first seen before it).
+    compared_release: NotRequired[str | None]
 
 
 class ExploreAnswer(TypedDict):

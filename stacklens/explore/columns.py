@@ -19,6 +19,8 @@ from stacklens.metrics.units import COUNT, MISSING, format_in, plain_number
 GROUP = "group"
 AGGREGATE = "aggregate"
 SAMPLES = "samples"
+PREVIOUS = "previous"  # an aggregate's value in the compared window
+CHANGE = "change"  # the change from it, in per cent
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class Column:
             if self.number and isinstance(value, int | float):
                 return plain_number(value)
             return str(value)
+        if self.kind == CHANGE:
+            return f"{value:+,.1f} %"
         if self.aggregate is None:
             return format_in(COUNT, value)
         return format_aggregate(self.aggregate, value)
@@ -80,4 +84,15 @@ def columns_of(query: Query) -> list[Column]:
     ]
     out += [Column(a.column, header(a), AGGREGATE, a) for a in query.aggregates]
     out.append(Column("samples", "Samples", SAMPLES))
+    return out
+
+
+def compared_columns_of(query: Query) -> list[Column]:
+    """The columns of an answer with ``compare``: beside each aggregate its previous value and the change."""
+    out = []
+    for column in columns_of(query):
+        out.append(column)
+        if column.kind == AGGREGATE and column.aggregate is not None:
+            out.append(Column(column.key + "_previous", "Previous", PREVIOUS, column.aggregate))
+            out.append(Column(column.key + "_change_pct", "Change", CHANGE))
     return out

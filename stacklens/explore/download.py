@@ -6,7 +6,10 @@ Each download reads on a warehouse connection of its own, opened for it and clos
 one query at a time and a streaming query holds its connection until its last block is read, so a slow reader
 on the shared client would stall every page and ingest insert. The connection's calls all run on one thread of
 the download's own (the embedded engine ties an open stream to the thread that opened it); the encoded chunks
-reach the web server through a small queue, so a reader that stops reading stops the engine too.
+reach the web server through a small queue, so a reader that stops reading stops the engine too. A download
+holds one of its organization's query slots for as long as it streams: until its last chunk is handed to the web
+server or its reader leaves — not until the engine's last block, which comes while the queue and the sockets
+still hold the file's tail — and a download nobody takes a chunk of for two minutes is given up.
 
 Before the first byte the download knows: the query ran (a time or memory limit, or a bad value, still answers
 400 with a plain message) and whether it was cut at its row limit — every row carries the count of all groups
@@ -37,7 +40,7 @@ from clickhouse_connect.driver.client import Client
 from stacklens.csv_cells import neutralise_frame
 from stacklens.explore.datasets import NUMBER
 from stacklens.explore.query import Query
-from stacklens.explore.run import engine_limits, org_slot
+from stacklens.explore.run import engine_limits, take_org_slot
 from stacklens.explore.sql import BLOCK_ROWS, Limits, table_statement
 
 FORMATS = ("csv", "parquet", "json")
@@ -50,6 +53,9 @@ MEDIA_TYPES = {
 QUEUED_CHUNKS = 4
 # How long the producer waits for a stalled reader before it looks whether the download was abandoned.
 _PUT_WAIT_SECONDS = 0.5
+# A download whose reader never took a chunk for this long is given up (its slot freed): a web server that never
+# started the answer's iterator (the client left before the first byte) never tells it the reader is gone.
+_UNREAD_SECONDS = 120.0
 COUNT_FUNCTIONS = ("count", "unique_users")
 
 
@@ -154,6 +160,7 @@ class Download:
     _chunks: queue.Queue[tuple[str, Any]]
     _stop: threading.Event = field(default_factory=threading.Event)
     _progress: list[int] = field(default_factory=lambda: [0])
+    _release: Callable[[], None] = lambda: None
 
     @property
     def rows_sent(self) -> int:
@@ -173,16 +180,23 @@ class Download:
                 break
             except queue.Empty:
                 if self._stop.is_set():
+                    self.cancel()  # given up by the thread (nobody read): the slot is free already
                     return None
         if kind == "chunk":
             return bytes(value)
+        # The end (or an error after the first byte): every chunk before it has been handed on, so the
+        # organization's slot is free from here, whoever reads (the web server's iterator or a test).
+        self.cancel()
         if kind == "error":
             raise value
         return None
 
     def cancel(self) -> None:
-        """The reader went away: the thread stops the engine's stream and closes its connection."""
+        """The reader is done or went away: the thread stops the engine's stream and closes its connection, and
+        the organization's query slot is free again. The slot is held until here, not until the engine's last
+        block: a small result is encoded at once, and a slow reader would otherwise hold no slot while it reads."""
         self._stop.set()
+        self._release()
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The chunks for an async web server (each waited for off the event loop); a reader that leaves — the
@@ -204,13 +218,14 @@ def open_download(
     block_rows: int = BLOCK_ROWS,
 ) -> Download:
     """Start the download on a thread of its own: returns once the engine answered its first block (or raises
-    what stopped the query: :class:`~stacklens.explore.run.QueryTooCostly`, a refused slot
-    :class:`~stacklens.explore.run.TooManyQueries`, …). ``connect`` opens the download's own warehouse
-    connection; the thread closes it and frees the organization's query slot when the download ends. The engine
-    answers in blocks of ``block_rows``: one row group of a Parquet file, and what the download holds at a time."""
+        what stopped the query: :class:`~stacklens.explore.run.QueryTooCostly`, a refused slot
+        :class:`~stacklens.explore.run.TooManyQueries`, …). ``connect`` opens the download's own warehouse
+        connection; the thread closes it when the engine is done, and the organization's query slot is free when the
+    reader has the last chunk, leaves (:meth:`Download.cancel`) or takes nothing for two minutes. The engine
+        answers in blocks of ``block_rows``: one row group of a Parquet file, and what the download holds at a time."""
     limits = limits or Limits()
+    release = take_org_slot(org_id)  # TooManyQueries here, before any thread starts
     stack = ExitStack()
-    stack.enter_context(org_slot(org_id))  # TooManyQueries here, before any thread starts
     chunks: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=QUEUED_CHUNKS)
     ready: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
     stop = threading.Event()
@@ -219,13 +234,28 @@ def open_download(
     aliases = _aliases(query)
 
     def put(item: tuple[str, Any]) -> bool:
+        unread_since = time.monotonic()
         while not stop.is_set():
             try:
                 chunks.put(item, timeout=_PUT_WAIT_SECONDS)
                 return True
             except queue.Full:
+                if time.monotonic() - unread_since > _UNREAD_SECONDS and chunks.full():
+                    stop.set()  # nobody reads: given up, as if the reader had left
+                    release()
                 continue
         return False
+
+    def held_until_read() -> None:
+        """After the last chunk is queued: the slot stays taken while the reader still has chunks to take; the
+        reader's end (Download.cancel) frees it, or this once nobody took a chunk for _UNREAD_SECONDS."""
+        unread_since, left = time.monotonic(), chunks.qsize()
+        while not stop.wait(_PUT_WAIT_SECONDS):
+            if chunks.qsize() != left:
+                unread_since, left = time.monotonic(), chunks.qsize()
+            elif time.monotonic() - unread_since > _UNREAD_SECONDS:
+                release()
+                return
 
     def produce() -> None:
         started = time.monotonic()
@@ -266,15 +296,18 @@ def open_download(
                 put(("end", None))
         except Exception as exc:  # noqa: BLE001 - handed to the request (before the first byte) or the reader
             if not announced:
+                release()  # the request answers the error: no reader will come
                 ready.put(("error", exc))
             else:
                 put(("error", exc))
+        if announced:
+            held_until_read()
 
     threading.Thread(target=produce, name="explore-download", daemon=True).start()
     kind, value = ready.get()
     if kind == "error":
         raise value
-    return Download(fmt, bool(value), chunks, stop, progress)
+    return Download(fmt, bool(value), chunks, stop, progress, release)
 
 
 def _blocks(

@@ -14,7 +14,7 @@ from stacklens.errors import InvalidInput
 from stacklens.explore.datasets import DATASETS, NUMBER, Dataset
 from stacklens.metrics.catalog import find, get
 from stacklens.metrics.formatting import column_name
-from stacklens.performance.filters import PerfFilters
+from stacklens.performance.filters import BadFilter, PerfFilters
 
 OPS = ("=", "!=", "in", "contains", ">=", "<")
 STRING_OPS = ("=", "!=", "in", "contains")
@@ -55,6 +55,7 @@ KNOWN_KEYS = (
     "until",
     "order_by",
     "limit",
+    "compare",
 )
 
 
@@ -94,6 +95,29 @@ class Aggregate:
 
 
 @dataclass(frozen=True)
+class Compare:
+    """What an answer is compared with (``"compare"`` of the body): the previous window of the same length, a
+    chosen one, or — ``previous_release`` — the same window with the query's release filter set to the release
+    first seen before it ("release N against N−1"; the window is then the query's own)."""
+
+    previous_period: bool
+    since: datetime
+    until: datetime
+    previous_release: bool = False
+
+    def as_body(self) -> dict[str, Any]:
+        if self.previous_release:
+            return {"previous_release": True}
+        if self.previous_period:
+            return {"previous_period": True}
+        return {"since": _iso(self.since), "until": _iso(self.until)}
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
 class Query:
     dataset: Dataset
     project: str  # a project slug; '' = every project of the organization
@@ -105,6 +129,7 @@ class Query:
     order_by: str
     descending: bool
     limit: int
+    compare: Compare | None = None
 
     def as_body(self) -> dict[str, Any]:
         """The JSON body this query was parsed from, normalised (what a saved query or a URL keeps)."""
@@ -130,6 +155,8 @@ class Query:
         else:
             body["since"] = self.window.since.isoformat().replace("+00:00", "Z")
             body["until"] = self.window.until.isoformat().replace("+00:00", "Z")
+        if self.compare is not None:
+            body["compare"] = self.compare.as_body()
         return body
 
     @property
@@ -213,6 +240,24 @@ def _filter(dataset: Dataset, index: int, raw: object) -> Filter:
     return Filter(name, op, _value(f"{where}.value", kind, value))
 
 
+def offered_aggregates(dataset: Dataset) -> list[tuple[str, str]]:
+    """Every (fn, metric) the query accepts for ``dataset`` ('' for a function of no metric), in :data:`FNS`
+    order: what Explore's aggregate menu offers. Judged by the parser itself, so the page never offers one the
+    server then refuses (``p75(page_loads)``, ``rate_per_1k`` on page loads)."""
+    offered = []
+    for fn in FNS:
+        for metric in ("", *sorted({*dataset.metrics, dataset.counted})):
+            try:
+                parsed = _aggregate(dataset, 0, {"fn": fn, "metric": metric})
+            except BadQuery:
+                continue
+            # A metric the function ignores (unique_users, rate_per_1k) is offered once, without the metric.
+            if metric and not parsed.metric and (fn, "") in offered:
+                continue
+            offered.append((fn, metric))
+    return offered
+
+
 def _aggregate(dataset: Dataset, index: int, raw: object) -> Aggregate:
     where = f"aggregates[{index}]"
     if not isinstance(raw, dict):
@@ -239,6 +284,9 @@ def _aggregate(dataset: Dataset, index: int, raw: object) -> Aggregate:
             f"{where}.metric", f"unknown metric {name!r} for dataset {dataset.key}; use one of {choices}"
         )
     counted = metric.key == dataset.counted and metric.key not in dataset.metrics
+    if counted and fn in VALUE_FNS:
+        # The dataset's rows themselves (error events, API calls): counted, they hold no value to average.
+        raise BadQuery(f"{where}.fn", f"{metric.key} counts the {dataset.key} rows: use count, not {fn!r}")
     if (counted or metric.fixed_statistic) and fn not in metric.statistics and fn != "count":
         raise BadQuery(f"{where}.fn", f"{metric.key} allows {', '.join(metric.statistics)}, not {fn!r}")
     if fn == "rate_per_1k" and dataset.key != "errors":
@@ -246,6 +294,66 @@ def _aggregate(dataset: Dataset, index: int, raw: object) -> Aggregate:
     if fn == "unique_users":
         return Aggregate(fn, "")
     return Aggregate(fn, "" if counted or fn == "rate_per_1k" else metric.key)
+
+
+def release_filter(filters: tuple[Filter, ...]) -> Filter | None:
+    """The query's one ``release = <version>`` filter (what "release N against N−1" compares), else None."""
+    found = [f for f in filters if f.field == "release"]
+    if len(found) == 1 and found[0].op == "=" and isinstance(found[0].value, str) and found[0].value:
+        return found[0]
+    return None
+
+
+def _compare(raw: object, window: PerfFilters, filters: tuple[Filter, ...] = ()) -> Compare | None:
+    """The compared window of ``{"previous_period": true}``, ``{"since", "until"}`` or
+    ``{"previous_release": true}``; None without one."""
+    if raw is None or raw is False or raw == {}:
+        return None
+    if not isinstance(raw, dict):
+        raise BadQuery(
+            "compare", 'must be {"previous_period": true}, {"previous_release": true} or {"since", "until"}'
+        )
+    unknown = [k for k in raw if k not in ("previous_period", "previous_release", "since", "until")]
+    if unknown:
+        raise BadQuery(
+            f"compare.{str(unknown[0])[:64]}",
+            "unknown key; use previous_period, previous_release or since/until",
+        )
+    if "previous_release" in raw:
+        if not isinstance(raw["previous_release"], bool):
+            raise BadQuery("compare.previous_release", "must be true or false")
+        if raw["previous_release"]:
+            if len(raw) > 1:
+                raise BadQuery(
+                    "compare", "give previous_release alone: it compares over the query's own window"
+                )
+            if release_filter(filters) is None:
+                raise BadQuery(
+                    "compare.previous_release",
+                    'needs exactly one filter {"field": "release", "op": "=", "value": <version>}: the release '
+                    "compared with the one first seen before it",
+                )
+            return Compare(False, window.since, window.until, previous_release=True)
+        raw = {k: v for k, v in raw.items() if k != "previous_release"}
+        if not raw:
+            return None
+    previous = raw.get("previous_period", False)
+    if not isinstance(previous, bool):
+        raise BadQuery("compare.previous_period", "must be true or false")
+    if previous:
+        if "since" in raw or "until" in raw:
+            raise BadQuery("compare", "give previous_period or since/until, not both")
+        span = window.until - window.since
+        return Compare(True, window.since - span, window.since)
+    if not isinstance(raw.get("since"), str) or not isinstance(raw.get("until"), str):
+        raise BadQuery("compare", 'give {"previous_period": true} or both since and until (ISO 8601)')
+    try:
+        other = PerfFilters.parse(since=raw["since"], until=raw["until"])
+    except BadFilter as exc:
+        raise BadQuery(f"compare.{exc.field}", str(exc).split(": ", 1)[1]) from None
+    if not (other.since >= EARLIEST and other.until <= LATEST):
+        raise BadQuery("compare.since", "the window must lie between 1970 and 2200")
+    return Compare(False, other.since, other.until)
 
 
 def parse_query(body: object, *, download: bool = False) -> Query:
@@ -299,6 +407,11 @@ def parse_query(body: object, *, download: bool = False) -> Query:
         raise BadQuery(
             "order_by", f"unknown column {order_by!r}; use one of {', '.join(columns)} (- for descending)"
         )
+    compare = _compare(body.get("compare"), window, filters)
+    if compare is not None and download:
+        raise BadQuery(
+            "compare", "a download holds one window's rows; the JSON answer carries the comparison"
+        )
     most = DOWNLOAD_LIMIT if download else MAX_LIMIT
     limit = body.get("limit", DEFAULT_LIMIT if not download else DOWNLOAD_LIMIT)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= most:
@@ -314,4 +427,5 @@ def parse_query(body: object, *, download: bool = False) -> Query:
         order_by,
         descending,
         limit,
+        compare,
     )

@@ -5,9 +5,10 @@ concurrency cap, with plain messages when a limit is hit.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -17,7 +18,7 @@ from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
 from stacklens.errors import InvalidInput, StackLensError
-from stacklens.explore.answer import ExploreAnswer, ExploreRow, SeriesLine
+from stacklens.explore.answer import AnswerMeta, ExploreAnswer, ExploreRow, SeriesLine
 from stacklens.explore.query import Query
 from stacklens.explore.sql import (
     MAX_SERIES_POINTS,
@@ -33,6 +34,13 @@ from stacklens.explore.sql import (
 MAX_CONCURRENT_PER_ORG = 2
 _guard = threading.Lock()
 _running: dict[int, threading.BoundedSemaphore] = {}
+# Analyst questions running at once on this server, whatever their organizations: half the cores (the engine
+# runs each on one thread, sql.MAX_THREADS), so ingest and the issue pages always keep the other half. Measured
+# with two heaviest questions in a loop, one-event ingest kept 79 % of its idle rate without the lane (both
+# cores taken); bench/query_budgets.py. A question waits for the lane up to LANE_WAIT_S, then is refused.
+ANALYST_LANE = max(1, (os.cpu_count() or 2) // 2)
+LANE_WAIT_S = 20.0
+_lane = threading.BoundedSemaphore(ANALYST_LANE)
 
 
 class TooManyQueries(StackLensError):
@@ -54,29 +62,64 @@ class Result:
     # Per row, the values each aggregate over a metric summarises (column → count): a p75 of LCP counts the page
     # loads that report LCP. The page shows them beside each figure; the JSON rows keep ``samples`` only.
     value_samples: list[dict[str, int]] = field(default_factory=list)
+    # With "compare": {"previous_release": true}, the release compared with ('' when there is none before it).
+    compared_with: str = ""
+    release_compared: bool = False
 
     def as_json(self) -> ExploreAnswer:
-        return {
-            "columns": self.columns,
-            "rows": self.rows,
-            "series": self.series,
-            "meta": {"rows_read": self.rows_read, "elapsed_ms": self.elapsed_ms, "truncated": self.truncated},
+        meta: AnswerMeta = {
+            "rows_read": self.rows_read,
+            "elapsed_ms": self.elapsed_ms,
+            "truncated": self.truncated,
         }
+        if self.release_compared:
+            meta["compared_release"] = self.compared_with or None
+        return {"columns": self.columns, "rows": self.rows, "series": self.series, "meta": meta}
 
 
-@contextmanager
-def org_slot(org_id: int, most: int = MAX_CONCURRENT_PER_ORG) -> Iterator[None]:
-    """Hold one of the organization's query slots; :class:`TooManyQueries` when all are taken."""
+def take_org_slot(org_id: int, most: int = MAX_CONCURRENT_PER_ORG) -> Callable[[], None]:
+    """Take one of the organization's query slots and return what gives it back (safe to call more than once);
+    :class:`TooManyQueries` when all are taken. For a slot held past one call: a streamed download's."""
     with _guard:
         slot = _running.setdefault(org_id, threading.BoundedSemaphore(most))
     if not slot.acquire(blocking=False):
         raise TooManyQueries(
             f"this organization already runs {most} Explore queries; wait for one to finish and try again"
         )
+    given_back = threading.Event()
+    once = threading.Lock()
+
+    def release() -> None:
+        with once:
+            if not given_back.is_set():
+                given_back.set()
+                slot.release()
+
+    return release
+
+
+@contextmanager
+def analyst_lane(wait_s: float = LANE_WAIT_S) -> Iterator[None]:
+    """Hold one of the server's analyst lanes while a question runs; questions beyond :data:`ANALYST_LANE`
+    wait their turn (up to ``wait_s``), then :class:`TooManyQueries`."""
+    if not _lane.acquire(timeout=wait_s):
+        raise TooManyQueries(
+            f"the server already runs its {ANALYST_LANE} analyst queries at once; try again in a moment"
+        )
     try:
         yield
     finally:
-        slot.release()
+        _lane.release()
+
+
+@contextmanager
+def org_slot(org_id: int, most: int = MAX_CONCURRENT_PER_ORG) -> Iterator[None]:
+    """Hold one of the organization's query slots; :class:`TooManyQueries` when all are taken."""
+    release = take_org_slot(org_id, most)
+    try:
+        yield
+    finally:
+        release()
 
 
 def plain_value(value: Any) -> Any:
@@ -108,6 +151,11 @@ def engine_limits(limits: Limits) -> Iterator[None]:
             raise QueryTooCostly(
                 f"the query ran longer than its {limits.max_execution_seconds:g} s limit; narrow the window,"
                 " add filters or group by fewer fields"
+            ) from None
+        if "TOO_MANY_ROWS" in text or "Code: 158" in text:
+            raise QueryTooCostly(
+                f"the query would read more than its {limits.max_rows_to_read:,} rows limit; narrow the window"
+                " or add filters"
             ) from None
         if "MEMORY_LIMIT_EXCEEDED" in text or "Code: 241" in text:
             raise QueryTooCostly(
@@ -150,19 +198,22 @@ def run_explore(
     with org_slot(org_id):
         if not project_ids:
             return Result(columns, [])
-        raw, read = _execute(client, table_statement(query, org_id, project_ids, limits, most + 1), limits)
-        truncated = len(raw) > most
-        rows = [{c: plain_value(r[a]) for c, a in zip(columns, aliases, strict=True)} for r in raw[:most]]
-        counted = {query.aggregates[i].column: alias for i, alias in value_counts(query).items()}
-        value_samples = [{c: int(r[alias]) for c, alias in counted.items()} for r in raw[:most]]
-        points: list[SeriesLine] = []
-        if series and query.interval:
-            raw_points, series_read = _execute(
-                client, series_statement(query, org_id, project_ids, limits), limits
+        with analyst_lane():
+            raw, read = _execute(
+                client, table_statement(query, org_id, project_ids, limits, most + 1), limits
             )
-            read += series_read
-            truncated = truncated or len(raw_points) > MAX_SERIES_POINTS
-            points = _series(query, raw_points[:MAX_SERIES_POINTS], aliases, rows)
+            truncated = len(raw) > most
+            rows = [{c: plain_value(r[a]) for c, a in zip(columns, aliases, strict=True)} for r in raw[:most]]
+            counted = {query.aggregates[i].column: alias for i, alias in value_counts(query).items()}
+            value_samples = [{c: int(r[alias]) for c, alias in counted.items()} for r in raw[:most]]
+            points: list[SeriesLine] = []
+            if series and query.interval:
+                raw_points, series_read = _execute(
+                    client, series_statement(query, org_id, project_ids, limits), limits
+                )
+                read += series_read
+                truncated = truncated or len(raw_points) > MAX_SERIES_POINTS
+                points = _series(query, raw_points[:MAX_SERIES_POINTS], aliases, rows)
     elapsed = round((time.monotonic() - started) * 1000, 1)
     return Result(columns, rows, points, read, elapsed, truncated, value_samples)
 

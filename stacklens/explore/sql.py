@@ -23,6 +23,7 @@ size) is the exact ``quantileExactInclusive``. The window is the views' too: who
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,11 @@ from stacklens.warehouse.queries import load_query
 # MEMORY_LIMIT_EXCEEDED.
 MAX_EXECUTION_SECONDS = 20
 MAX_MEMORY_BYTES = 2_000_000_000
+# Rows one question may read (TOO_MANY_ROWS past it): a 90-day question over 10 M page loads a day stays inside.
+MAX_ROWS_TO_READ = 1_000_000_000
+# Threads one question may use: half the cores, so ingest and the issue pages keep the others whatever an
+# analyst asks (bench/RESULTS.md, "Query budgets").
+MAX_THREADS = max(1, (os.cpu_count() or 2) // 2)
 INTERVAL_SQL: dict[str, str] = {
     "5m": "INTERVAL 5 MINUTE",
     "15m": "INTERVAL 15 MINUTE",
@@ -76,6 +82,8 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # a server-side parameter has a typ
 class Limits:
     max_execution_seconds: float = MAX_EXECUTION_SECONDS  # the engine takes fractions of a second too
     max_memory_bytes: int = MAX_MEMORY_BYTES
+    max_rows_to_read: int = MAX_ROWS_TO_READ
+    max_threads: int = MAX_THREADS
 
     @property
     def seconds_sql(self) -> str:
@@ -284,6 +292,8 @@ def _statement(
         limit=str(int(limit)),
         max_execution_seconds=limits.seconds_sql,
         max_memory_bytes=str(int(limits.max_memory_bytes)),
+        max_rows_to_read=str(int(limits.max_rows_to_read)),
+        max_threads=str(int(limits.max_threads)),
         block_rows=str(int(block_rows)),
     )
     return Statement(sql, {**scope, **builder.parameters})

@@ -122,7 +122,12 @@ def level_range(level: str) -> tuple[int, int]:
 
 
 def log_row(
-    payload: dict[str, Any], raw: bytes, shape: bytes, origin: Origin, window: LogWindow
+    payload: dict[str, Any],
+    raw: bytes,
+    shape: bytes,
+    origin: Origin,
+    window: LogWindow,
+    line_key: str | None = None,
 ) -> dict[str, Any]:
     """The row of one ``log`` payload; raises :class:`BadLog` naming the field."""
     digest = hashlib.sha256(f"{origin.project_id}\n".encode())
@@ -132,7 +137,9 @@ def log_row(
     body = _body(payload.get("body"), trimmed)
     # Scrubbed as an event's strings are: a sensitive attribute name filters its value, cards and secret
     # shapes in the body and values are replaced (``extra`` is scrubbed as a whole, names and strings).
-    scrubbed = scrub_payload({"extra": {"body": body, "attributes": attributes}}, raw, shape)["extra"]
+    scrubbed = scrub_payload({"extra": {"body": body, "attributes": attributes}}, raw, shape, line_key)[
+        "extra"
+    ]
     body, attributes = scrubbed["body"], {k: _flat(v) for k, v in scrubbed["attributes"].items()}
     sent = payload.get("timestamp")
     observed = _time(payload.get("observed_timestamp"))

@@ -8,6 +8,7 @@ keyed by the columns of ``warehouse_sql/migrations/0001–0003`` with JSON-ready
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from orjson import Fragment
@@ -44,6 +45,7 @@ def event_row(
     payload_json: str | Fragment,
     grouping_version: str = DEFAULT_VERSION,
     in_app_rules: InAppRules = NO_RULES,
+    issue_overrides: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """One ``events`` row for an error event.
 
@@ -55,6 +57,9 @@ def event_row(
     Which frames are in-app is inferred (:mod:`stacklens.ingest.in_app`, with the project's
     ``in_app_rules``) for the culprit and the in-app frame list only; the payload is left as sent, so the
     frozen grouping versions fingerprint what the SDK marked, now and whenever the event is grouped again.
+
+    ``issue_overrides`` (the project's merged fingerprints → their issue, :mod:`stacklens.issues.merges`) moves
+    the event to the issue a person merged its fingerprint into; the fingerprint stays the version's.
     """
     grouping = fingerprint_event(payload, grouping_version)
     chain = exception_values(payload)
@@ -78,7 +83,8 @@ def event_row(
     row = common_columns(payload, origin, raw_line, tags, payload_json)
     row.update(
         {
-            "issue_id": issue_id_for(origin.project_id, grouping.hash),
+            "issue_id": (issue_overrides or {}).get(grouping.hash)
+            or issue_id_for(origin.project_id, grouping.hash),
             "fingerprint": grouping.hash,
             "grouping_version": grouping.version,
             "timestamp": timeparse.format_ms(timestamp_of(payload.get("timestamp"), origin)),

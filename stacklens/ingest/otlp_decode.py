@@ -6,11 +6,23 @@ protobuf's canonical JSON in one way that matters: trace and span ids are hex, n
 guard first, then each span is read into a ``Span`` message on its own, so one malformed span (a bad id, a
 field of the wrong type) is rejected alone and named, while the rest of the export lands. Unknown fields are
 ignored, as the OTLP specification asks of receivers.
+
+What one export may cost is bounded before its spans are converted: counting the spans of a parsed request
+is cheap (the lengths of its repeated fields), converting them is not (330,000 spans of one trace took 14 s
+and 1.2 GB before being refused). An export of more than :data:`MAX_SPANS_PER_EXPORT` spans (or
+:data:`MAX_RECORDS_PER_EXPORT` log records) is a 413 before any is converted; a trace with more than
+:data:`MAX_SPANS_PER_TRACE` spans in one export keeps its first ones and the rest are refused, counted, in
+``partial_success``. Large bodies are decoded at most :data:`LARGE_DECODES` at a time
+(:func:`large_decode_slot`): the parse itself costs about six times the body.
 """
 
 from __future__ import annotations
 
 import base64
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +34,7 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from stacklens.errors import Unavailable
 from stacklens.ingest.decode import decode_error
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, JsonTooDeep, loads
 
@@ -29,6 +42,43 @@ PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 # Fields of the JSON mapping that hold ids as hex (OTLP spec, "JSON Protobuf Encoding").
 _HEX_ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+# OpenTelemetry's SDKs export at most 512 spans a request and the Collector's batch processor 8,192 by default;
+# 10,000 leaves room for both and keeps one export's conversion under a second and ~100 MiB.
+MAX_SPANS_PER_EXPORT = 10_000
+MAX_RECORDS_PER_EXPORT = 10_000
+# A trace's spans beyond this in one export are refused (a transaction keeps 2,000 spans per local root anyway).
+MAX_SPANS_PER_TRACE = 5_000
+# Bodies of at least 1 MiB (inflated) are decoded two at a time: a 20 MiB protobuf costs ~120 MiB to parse.
+LARGE_BODY_BYTES = 1024 * 1024
+LARGE_DECODES = 2
+LARGE_DECODE_WAIT_S = 5.0
+_large_decodes = threading.BoundedSemaphore(LARGE_DECODES)
+
+
+class DecodeBusy(Unavailable):
+    """Every large-decode slot stayed taken for :data:`LARGE_DECODE_WAIT_S` (answered 503 with Retry-After)."""
+
+
+@contextmanager
+def large_decode_slot(size: int) -> Iterator[None]:
+    """Hold one of :data:`LARGE_DECODES` slots while decoding a body of ``size`` bytes, if it is large."""
+    if size < LARGE_BODY_BYTES:
+        yield
+        return
+    if not _large_decodes.acquire(timeout=LARGE_DECODE_WAIT_S):
+        raise DecodeBusy(
+            f"{LARGE_DECODES} large OTLP exports are being decoded already; retry in a few seconds"
+        )
+    try:
+        yield
+    finally:
+        _large_decodes.release()
+
+
+def _too_many(count: int, what: str, limit: int) -> Exception:
+    return decode_error(
+        413, f"the export holds {count} {what}; at most {limit} are accepted per export: send smaller batches"
+    )
 
 
 @dataclass
@@ -46,10 +96,37 @@ class TraceExport:
 
     batches: list[SpanBatch] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # why, one entry per unreadable span
+    refused: list[tuple[int, str]] = field(default_factory=list)  # (spans, why): read but over a bound
 
     @property
     def span_count(self) -> int:
-        return sum(len(batch.spans) for batch in self.batches) + len(self.rejected)
+        return (
+            sum(len(batch.spans) for batch in self.batches)
+            + len(self.rejected)
+            + sum(n for n, _ in self.refused)
+        )
+
+
+class _TraceBound:
+    """Keeps at most :data:`MAX_SPANS_PER_TRACE` spans of each trace; counts the rest per trace."""
+
+    def __init__(self) -> None:
+        self.seen: Counter[bytes | str] = Counter()
+
+    def keep(self, trace_id: bytes | str) -> bool:
+        self.seen[trace_id] += 1
+        return self.seen[trace_id] <= MAX_SPANS_PER_TRACE
+
+    def refused(self) -> list[tuple[int, str]]:
+        return [
+            (
+                n - MAX_SPANS_PER_TRACE,
+                f"trace {t.hex() if isinstance(t, bytes) else t}: more than {MAX_SPANS_PER_TRACE} spans in one "
+                "export; the rest were refused",
+            )
+            for t, n in self.seen.items()
+            if n > MAX_SPANS_PER_TRACE
+        ]
 
 
 @dataclass
@@ -94,12 +171,16 @@ def _from_protobuf(raw: bytes) -> TraceExport:
         raise decode_error(
             400, f"the body is not an OTLP ExportTraceServiceRequest (protobuf): {exc}"
         ) from None
-    export = TraceExport()
+    count = sum(len(scope.spans) for resource in request.resource_spans for scope in resource.scope_spans)
+    if count > MAX_SPANS_PER_EXPORT:
+        del request  # not kept alive by the error's traceback
+        raise _too_many(count, "spans", MAX_SPANS_PER_EXPORT)
+    export, bound = TraceExport(), _TraceBound()
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
-            export.batches.append(
-                SpanBatch(resource_spans.resource, scope_spans.scope.name, list(scope_spans.spans))
-            )
+            spans = [span for span in scope_spans.spans if bound.keep(span.trace_id)]
+            export.batches.append(SpanBatch(resource_spans.resource, scope_spans.scope.name, spans))
+    export.refused = bound.refused()
     return export
 
 
@@ -112,7 +193,11 @@ def _from_json(raw: bytes) -> TraceExport:
         raise decode_error(400, f"the body is not JSON: {exc}") from None
     if not isinstance(body, dict):
         raise decode_error(400, "the body is not a JSON object (an ExportTraceServiceRequest)")
-    export = TraceExport()
+    count = _json_count(body, "resourceSpans", "scopeSpans", "spans")
+    if count > MAX_SPANS_PER_EXPORT:
+        del body
+        raise _too_many(count, "spans", MAX_SPANS_PER_EXPORT)
+    export, bound = TraceExport(), _TraceBound()
     for r, resource_spans in enumerate(_list(body, "resourceSpans", "the body")):
         where = f"resourceSpans[{r}]"
         if not isinstance(resource_spans, dict):
@@ -130,12 +215,26 @@ def _from_json(raw: bytes) -> TraceExport:
             scope_name = scope.get("name") if isinstance(scope, dict) else ""
             batch = SpanBatch(resource, scope_name if isinstance(scope_name, str) else "", [])
             for i, item in enumerate(_list(scope_spans, "spans", scope_where)):
+                trace_id = item.get("traceId") if isinstance(item, dict) else None
+                if isinstance(trace_id, str) and not bound.keep(trace_id.lower()):
+                    continue
                 try:
                     batch.spans.append(_json_span(item))
                 except ValueError as exc:
                     export.rejected.append(f"{scope_where}.spans[{i}]: {exc}")
             export.batches.append(batch)
+    export.refused = bound.refused()
     return export
+
+
+def _json_count(body: dict[str, Any], outer: str, inner: str, leaf: str) -> int:
+    """How many items an OTLP JSON body holds (its shape is checked, and named, when it is read)."""
+    count = 0
+    for resource in body.get(outer) or []:
+        for scope in (resource.get(inner) or []) if isinstance(resource, dict) else []:
+            items = scope.get(leaf) if isinstance(scope, dict) else None
+            count += len(items) if isinstance(items, list) else 0
+    return count if isinstance(body.get(outer), list) else 0
 
 
 def read_logs(raw: bytes, media: str) -> LogExport:
@@ -148,6 +247,10 @@ def read_logs(raw: bytes, media: str) -> LogExport:
             raise decode_error(
                 400, f"the body is not an OTLP ExportLogsServiceRequest (protobuf): {exc}"
             ) from None
+        count = sum(len(scope.log_records) for res in request.resource_logs for scope in res.scope_logs)
+        if count > MAX_RECORDS_PER_EXPORT:
+            del request
+            raise _too_many(count, "log records", MAX_RECORDS_PER_EXPORT)
         export = LogExport()
         for resource_logs in request.resource_logs:
             for scope_logs in resource_logs.scope_logs:
@@ -167,6 +270,10 @@ def _logs_from_json(raw: bytes) -> LogExport:
         raise decode_error(400, f"the body is not JSON: {exc}") from None
     if not isinstance(body, dict):
         raise decode_error(400, "the body is not a JSON object (an ExportLogsServiceRequest)")
+    count = _json_count(body, "resourceLogs", "scopeLogs", "logRecords")
+    if count > MAX_RECORDS_PER_EXPORT:
+        del body
+        raise _too_many(count, "log records", MAX_RECORDS_PER_EXPORT)
     export = LogExport()
     for r, resource_logs in enumerate(_list(body, "resourceLogs", "the body")):
         where = f"resourceLogs[{r}]"
@@ -257,11 +364,16 @@ def _short(exc: Exception) -> str:
 
 __all__ = [
     "JSON",
+    "MAX_RECORDS_PER_EXPORT",
+    "MAX_SPANS_PER_EXPORT",
+    "MAX_SPANS_PER_TRACE",
     "PROTOBUF",
+    "DecodeBusy",
     "LogBatch",
     "LogExport",
     "SpanBatch",
     "TraceExport",
+    "large_decode_slot",
     "media_type",
     "read_logs",
     "read_traces",

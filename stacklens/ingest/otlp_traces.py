@@ -229,6 +229,8 @@ def trace_lines(export: TraceExport, app_key: str) -> TraceLines:
     out = TraceLines()
     for reason in export.rejected:
         out.reject(1, reason)
+    for count, reason in export.refused:
+        out.reject(count, reason)
     nodes: dict[tuple[bytes, bytes], _Node] = {}
     for batch in export.batches:
         origin = _origin_of(batch.resource)

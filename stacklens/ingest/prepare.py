@@ -7,7 +7,9 @@ Per-line problems go to ``rejected`` and never fail the batch (DESIGN §4.2).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +27,9 @@ from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.sessions import COLUMNS as SESSION_COLUMNS
 from stacklens.ingest.sessions import SESSION_TYPES, BadSession, session_rows
-from stacklens.ingest.validate import REPLAY_TYPES, STORED_TYPES, Line, LineError, parse_line
+from stacklens.ingest.validate import REPLAY_TYPES, STORED_TYPES, Line, LineError, LineTooLarge, parse_line
+from stacklens.outcomes import counting
+from stacklens.outcomes.counting import Outcomes
 from stacklens.replay.recording import BadRecording
 from stacklens.replay.rows import replay_event_row, replay_key, segment_row
 from stacklens.sourcemaps.index import MapIndex
@@ -47,6 +51,9 @@ class Attribution:
     )
     # The project's in-app module prefixes: which frames give an event's culprit (never its grouping).
     in_app: InAppRules = NO_RULES
+    # The project's merged fingerprints → the issue that holds them (stacklens.issues.merges): grouping stays
+    # as its version made it, only the issue id follows the recorded merge.
+    issue_overrides: Mapping[str, int] = field(default_factory=dict, hash=False, compare=False)
 
 
 # One row ready for the warehouse: (app_key_id, project_id, event_id, JSONEachRow text of the row, the
@@ -73,6 +80,9 @@ class Prepared:
     # (line number, raw line) of events a worker left to the server process: their source maps may give
     # original frames for grouping, and only the server process reads the maps.
     deferred: list[tuple[int, bytes]] = field(default_factory=list)
+    # What became of each line's item, by (project, category, outcome, reason) (stacklens.outcomes): the
+    # quotas spend the accepted ones, the tally counts them all.
+    outcomes: Outcomes = field(default_factory=Counter)
 
     def merge(self, other: Prepared) -> None:
         """Append a later part of the same batch (parts keep their lines' numbers)."""
@@ -86,6 +96,7 @@ class Prepared:
         self.skipped += other.skipped
         self.rejected.extend(other.rejected)
         self.deferred.extend(other.deferred)
+        self.outcomes.update(other.outcomes)
         self.body_hash = self.body_hash or other.body_hash
 
 
@@ -141,23 +152,30 @@ def prepare_numbered(
         except LineError as exc:
             prepared.lines += 1
             prepared.rejected.append({"line": number, "error": str(exc)})
+            _count_unread(raw, exc, context, resolve, cache, prepared)
             continue
         if line is None:
             continue
         prepared.lines += 1
+        category = counting.category_of(line.item_type)
         # A `span` line is stored only when it carries a standalone INP span; other spans are skipped.
         if line.item_type not in STORED_TYPES and not (line.item_type == "span" and holds_inp(line.payload)):
             prepared.skipped += 1
+            _count_skipped(line, category, context, resolve, cache, prepared)
             continue
         prepared.stored += 1
         who = _attribute(line, context.header_app_key, resolve, cache, prepared)
         if who is None:
+            if category is not None:
+                prepared.outcomes[(0, category, "invalid", counting.UNKNOWN_APP_KEY)] += 1
             continue
         if line.item_type in REPLAY_TYPES and not who.replay_enabled:
             # Counted as skipped, as item types the service does not keep (not "stored": a batch of only
             # such lines is not an unknown application).
             prepared.stored -= 1
             prepared.skipped += 1
+            if category is not None:
+                prepared.outcomes[(who.project_id, category, "filtered", counting.REPLAY_DISABLED)] += 1
             continue
         mapped = (
             context.maps is not None
@@ -170,11 +188,87 @@ def prepare_numbered(
             prepared.deferred.append((number, raw))
             continue
         prepared.attributed += 1
+        refused, rows = len(prepared.rejected), _row_count(prepared)
         if line.item_type == LOG_TYPE:
             _normalise_log(line, who, context, logs_window, prepared)
-            continue
-        _normalise(line, who, context, window, prepared, originals if mapped else None)
+        else:
+            _normalise(line, who, context, window, prepared, originals if mapped else None)
+        if category is not None:
+            # A line that made rows is accepted, even when part of it was dropped (an aggregate's old buckets).
+            kept = _row_count(prepared) > rows or len(prepared.rejected) == refused
+            outcome, reason = ("accepted", "") if kept else ("invalid", counting.UNREADABLE)
+            prepared.outcomes[(who.project_id, category, outcome, reason)] += 1
     return prepared
+
+
+def _row_count(prepared: Prepared) -> int:
+    return sum(len(rows) for rows in prepared.tables.values())
+
+
+# The head of a line as the SDKs and the envelope endpoint write it (`{"v":1,"type":…,"app_key":…`): where a
+# line that cannot be read still says what it was and whose it is.
+_HEAD_TYPE = re.compile(rb'"type"\s*:\s*"([a-z_]{1,32})"')
+_HEAD_KEY = re.compile(rb'"app_key"\s*:\s*"([^"\\]{1,200})"')
+HEAD_BYTES = 512
+
+
+def _count_unread(
+    raw: bytes,
+    exc: LineError,
+    context: BatchContext,
+    resolve: Callable[[str], Attribution | None],
+    cache: dict[str, Attribution | None],
+    prepared: Prepared,
+) -> None:
+    """Count a line that could not be read, under what its head says it was (an error, when it says nothing:
+    Relay's `default` category) and the project of its app key, if the head names one."""
+    head = raw[:HEAD_BYTES]
+    kind = _HEAD_TYPE.search(head)
+    category = counting.category_of(kind.group(1).decode()) if kind else "error"
+    if category is None:
+        return
+    key = _HEAD_KEY.search(head)
+    project_id = _project_of(key.group(1).decode() if key else None, context, resolve, cache)
+    if isinstance(exc, LineTooLarge):
+        prepared.outcomes[(project_id, category, "too_large", counting.LINE_TOO_LARGE)] += 1
+    else:
+        prepared.outcomes[(project_id, category, "invalid", counting.UNREADABLE)] += 1
+
+
+def _count_skipped(
+    line: Line,
+    category: str | None,
+    context: BatchContext,
+    resolve: Callable[[str], Attribution | None],
+    cache: dict[str, Attribution | None],
+    prepared: Prepared,
+) -> None:
+    """Count a line of a type the service does not store: a client report (and what the SDK says it dropped
+    itself), or a span without INP (counted, not kept)."""
+    if category is None:
+        return
+    project_id = _project_of(line.app_key, context, resolve, cache)
+    if category == "client_report":
+        prepared.outcomes[(project_id, category, "accepted", "")] += 1
+        prepared.outcomes.update(counting.client_discards(project_id, line.payload))
+        return
+    prepared.outcomes[(project_id, category, "filtered", counting.NOT_STORED)] += 1
+
+
+def _project_of(
+    app_key: str | None,
+    context: BatchContext,
+    resolve: Callable[[str], Attribution | None],
+    cache: dict[str, Attribution | None],
+) -> int:
+    """The project of a line's app key (or the request's), 0 when it names none of the organization."""
+    raw = app_key or context.header_app_key
+    if not raw:
+        return 0
+    if raw not in cache:
+        cache[raw] = resolve(raw)
+    found = cache[raw]
+    return found.project_id if found is not None else 0
 
 
 def _attribute(
@@ -225,7 +319,7 @@ def _normalise(
         _normalise_sessions(line, who, origin, prepared)
         return
     try:
-        payload = scrub_payload(line.payload, line.raw, line.shape)
+        payload = scrub_payload(line.payload, line.raw, line.shape, line.app_key)
         if line.item_type in TIME_FIELD:
             _settle_identity(payload, line.item_type, line.raw, origin)
         version = DEFAULT_VERSION
@@ -239,7 +333,14 @@ def _normalise(
         payload_json = orjson.Fragment(orjson.dumps(payload))
         rows: list[tuple[dict[str, Any], list[dict[str, Any]]]]
         if line.item_type == "event":
-            rows = [(event_row(payload, origin, line.raw, payload_json, version, who.in_app), [])]
+            rows = [
+                (
+                    event_row(
+                        payload, origin, line.raw, payload_json, version, who.in_app, who.issue_overrides
+                    ),
+                    [],
+                )
+            ]
             table = "events"
         elif line.item_type == "span":
             rows = [(row, []) for row in inp_rows(payload, origin)]
@@ -269,7 +370,7 @@ def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Pr
         if line.item_type == "replay_recording":
             row, table = segment_row(line.payload, origin), "replay_segments"
         else:
-            payload = scrub_payload(line.payload, line.raw, line.shape)
+            payload = scrub_payload(line.payload, line.raw, line.shape, line.app_key)
             row = replay_event_row(payload, origin, orjson.Fragment(orjson.dumps(payload)))
             table = "replays"
         ready = _encode(who, table, row, [], prepared, replay_key(row["replay_id"], row["segment_id"]))
@@ -319,7 +420,7 @@ def _normalise_log(
     """A ``log`` line's row (:mod:`stacklens.ingest.logs`); a bad record is rejected alone, naming the field."""
     origin = Origin(context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts)
     try:
-        row = log_row(line.payload, line.raw, line.shape, origin, window)
+        row = log_row(line.payload, line.raw, line.shape, origin, window, line.app_key)
     except BadLog as exc:
         prepared.rejected.append({"line": line.number, "error": f"log: {exc}"})
         return

@@ -357,19 +357,22 @@ def _scrub_exception(exc: Any) -> Any:
     return {**exc, "values": scrubbed} if isinstance(exc, dict) else scrubbed
 
 
-def scrub_payload(payload: dict[str, Any], raw: bytes | None = None, shape: bytes = b"") -> dict[str, Any]:
+def scrub_payload(
+    payload: dict[str, Any], raw: bytes | None = None, shape: bytes = b"", line_key: str | None = None
+) -> dict[str, Any]:
     """A scrubbed copy of one Sentry event or transaction payload (the input is not changed).
 
     ``raw``, the JSON the payload was parsed from, lets one card search over the whole text spare the
     per-string searches when it finds no card; ``shape``, its :data:`~stacklens.ingest.validate.SHAPE`
-    translation when the caller has it already (the line's validation made it), spares that pass too.
+    translation when the caller has it already (the line's validation made it), spares that pass too;
+    ``line_key``, the app key of the line ``raw`` is, is not taken for a secret in it (see ``secret_hint``).
     """
     token = _cards_possible.set(raw is None or _holds_card(raw, shape))
     try:
         out = _scrub_payload(payload)
     finally:
         _cards_possible.reset(token)
-    if raw is None or secret_hint(raw):
+    if raw is None or secret_hint(raw, line_key):
         out = redact_everywhere(out)
     return out
 

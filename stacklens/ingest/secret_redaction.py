@@ -22,8 +22,9 @@ _MAX_DEPTH = 64
 # keys, GitHub personal tokens, Slack tokens): about four card hints on a 12 KB browser line (measured). The
 # rarer short shapes (ASIA, AIza, gho_/ghs_/ghu_/ghr_, glpat-, JWTs whose header does not start with "alg" or
 # "typ") are filtered when the line has any marker, and always by the SDK.
+_OWN_KEY_MARKER = b"stacklens_ap"  # first below: a line's own key is counted apart (secret_hint)
 _SECRET_MARKERS_RAW = (
-    b"stacklens_ap",
+    _OWN_KEY_MARKER,
     b"PRIVATE KEY",
     b"eyJhbGci",  # a JWT's header, {"alg": …} or {"typ": …} in base64
     b"eyJ0eXAi",
@@ -38,10 +39,20 @@ _SECRET_MARKERS_RAW = (
 _URL_PASSWORD_RAW = re.compile(rb"://[^\s/:@\"']+:[^\s/@\"']+@")
 
 
-def secret_hint(raw: bytes) -> bool:
+def secret_hint(raw: bytes, line_key: str | None = None) -> bool:
     """Whether the raw JSON text may hold a secret shape: substring searches, and for URL passwords one
-    search anchored on "://" when the line holds an "@" at all."""
-    if any(marker in raw for marker in _SECRET_MARKERS_RAW):
+    search anchored on "://" when the line holds an "@" at all.
+
+    ``line_key``: the app key of the line's envelope (its ``app_key`` field, read by the service and never
+    stored). Every line an SDK writes or an envelope becomes carries one, so its single occurrence is no
+    hint — counted as one, every line paid the walk over all its strings (1,100 of a typical event); any
+    other occurrence (the same key in ``sys.argv``, a key in a variable) still is."""
+    markers: tuple[bytes, ...] = _SECRET_MARKERS_RAW
+    if line_key is not None and line_key.startswith("stacklens_ap"):
+        if raw.count(_OWN_KEY_MARKER) > 1:
+            return True
+        markers = _SECRET_MARKERS_RAW[1:]
+    if any(marker in raw for marker in markers):
         return True
     return b"@" in raw and b"://" in raw and _URL_PASSWORD_RAW.search(raw) is not None
 

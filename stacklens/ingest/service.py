@@ -10,24 +10,26 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from stacklens.errors import ApplicationNotFound, Conflict, InvalidInput
+from stacklens.errors import ApplicationNotFound, InvalidInput, RateLimited
 from stacklens.ingest import writer
+from stacklens.ingest.batch_result import MAX_REJECTED_REPORTED as MAX_REJECTED_REPORTED
+from stacklens.ingest.batch_result import BatchResult as BatchResult  # re-exported: the routes answer it
+from stacklens.ingest.batch_result import IdempotencyKeyReused as IdempotencyKeyReused
+from stacklens.ingest.batch_result import replayed
 from stacklens.ingest.decode import body_digest, decode_body, decode_error, split_lines
+from stacklens.ingest.front_door import Landing, front_door
 from stacklens.ingest.prepare import Attribution as Attribution  # re-exported: `resolve` returns it
 from stacklens.ingest.prepare import (
     BatchContext,
     OriginalFrames,
     Prepared,
-    ReadyRow,
-    line_of,
     prepare_lines,
     prepare_numbered,
 )
-from stacklens.ingest.timeparse import format_ms
 from stacklens.ingest.workers import (
     POOL_MIN_RAW_BYTES,
     AppKeyResolver,
@@ -35,40 +37,20 @@ from stacklens.ingest.workers import (
     estimated_raw_bytes,
     pool_for,
 )
+from stacklens.outcomes.counting import accepted_counts, as_refused
+from stacklens.outcomes.tally import count_outcomes
 from stacklens.settings import Settings
 from stacklens.sourcemaps.grouping import SourceMapGrouping
 from stacklens.warehouse.client import get_warehouse
+from stacklens_contract.words import APPLICATION_NOT_FOUND
 
 # Starts preparing a batch (its context, and what gives original frames for grouping) and returns the call
 # that waits for it.
 Begin = Callable[[BatchContext, OriginalFrames], Callable[[], Prepared]]
+# Spends the quotas of a request's accepted items, by (project id, category), or raises RateLimited.
+TakeItems = Callable[[Counter[tuple[int, str]]], None]
 
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9_\-:.]{1,128}$")
-MAX_REJECTED_REPORTED = 1000  # the answer lists at most this many line errors (the count stays exact)
-
-
-class IdempotencyKeyReused(Conflict):
-    """The Idempotency-Key of a landed batch came again with another body."""
-
-
-@dataclass
-class BatchResult:
-    batch_id: str
-    accepted: int = 0
-    duplicates: int = 0
-    skipped: int = 0
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    replayed: bool = False
-    events_by_app_key: dict[int, int] = field(default_factory=dict)
-
-    def answer(self) -> dict[str, Any]:
-        return {
-            "batch_id": self.batch_id,
-            "accepted": self.accepted,
-            "duplicates": self.duplicates,
-            "skipped": self.skipped,
-            "rejected": self.rejected[:MAX_REJECTED_REPORTED],
-        }
 
 
 def batch_id_for(idempotency_key: str | None) -> str:
@@ -88,9 +70,33 @@ def ingest_body(
     *,
     header_app_key: str | None,
     idempotency_key: str | None,
-    take_events: Callable[[int], None],
+    take_events: TakeItems,
 ) -> BatchResult:
-    """Land one request body as received (compressed or not); raises :class:`DecodeError` for a bad body.
+    """Land one request body as received (compressed or not); raises :class:`DecodeError` for a bad body."""
+    admitted = admit_body(
+        settings,
+        org_id,
+        body,
+        content_encoding,
+        header_app_key=header_app_key,
+        idempotency_key=idempotency_key,
+        take_events=take_events,
+    )
+    return admitted if isinstance(admitted, BatchResult) else admitted.land()
+
+
+def admit_body(
+    settings: Settings,
+    org_id: int,
+    body: bytes,
+    content_encoding: str | None,
+    *,
+    header_app_key: str | None,
+    idempotency_key: str | None,
+    take_events: TakeItems,
+) -> BatchResult | Admitted:
+    """One request body as received, prepared and within its quotas (:class:`Admitted`, not yet landed), or
+    the answer it has already (a replay); raises :class:`DecodeError` for a bad body.
 
     Large bodies are prepared by the ingest worker processes (:mod:`stacklens.ingest.workers`), the rest
     in this thread; both land the same rows.
@@ -120,7 +126,7 @@ def ingest_body(
 
         return finish
 
-    return _ingest(settings, org_id, idempotency_key, header_app_key, begin, take_events)
+    return _admit(settings, org_id, idempotency_key, header_app_key, begin, take_events)
 
 
 def ingest_batch(
@@ -131,16 +137,45 @@ def ingest_batch(
     header_app_key: str | None,
     idempotency_key: str | None,
     resolve: Callable[[str], Attribution | None],
-    take_events: Callable[[int], None],
+    take_events: TakeItems,
+    figures_answered: bool = True,
 ) -> BatchResult:
-    """Land one decoded batch in this thread. ``take_events(n)`` spends the organization's quota or raises."""
-    return _ingest(
+    """Land one decoded batch in this thread. ``take_events(counts)`` spends the quotas or raises;
+    ``figures_answered``: see :func:`_admit`."""
+    admitted = admit_batch(
+        settings,
+        org_id,
+        data,
+        header_app_key=header_app_key,
+        idempotency_key=idempotency_key,
+        resolve=resolve,
+        take_events=take_events,
+        figures_answered=figures_answered,
+    )
+    return admitted if isinstance(admitted, BatchResult) else admitted.land()
+
+
+def admit_batch(
+    settings: Settings,
+    org_id: int,
+    data: bytes,
+    *,
+    header_app_key: str | None,
+    idempotency_key: str | None,
+    resolve: Callable[[str], Attribution | None],
+    take_events: TakeItems,
+    figures_answered: bool = True,
+) -> BatchResult | Admitted:
+    """One decoded batch prepared in this thread and within its quotas, not yet landed (:class:`Admitted`),
+    or the answer it has already (a replay)."""
+    return _admit(
         settings,
         org_id,
         idempotency_key,
         header_app_key,
         lambda context, originals: lambda: prepare_body(data, context, resolve, originals),
         take_events,
+        figures_answered=figures_answered,
     )
 
 
@@ -156,19 +191,27 @@ def prepare_body(
     return prepared
 
 
-def _ingest(
+def _admit(
     settings: Settings,
     org_id: int,
     idempotency_key: str | None,
     header_app_key: str | None,
     begin: Begin,
-    take_events: Callable[[int], None],
-) -> BatchResult:
+    take_events: TakeItems,
+    *,
+    figures_answered: bool = True,
+) -> BatchResult | Admitted:
     """``begin(context, originals)`` starts preparing the batch and returns the call that waits for it: the
     replay look-up runs while worker processes prepare (its answer is rare; its wait is every batch's).
 
     The organization's source-map index (cached in the process) rides in the context, so events that may
-    have a map are grouped by their original frames (:mod:`stacklens.sourcemaps.grouping`).
+    have a map are grouped by their original frames (:mod:`stacklens.sourcemaps.grouping`). The prepared rows
+    land through the front door (:mod:`stacklens.ingest.front_door`), together with other requests' rows.
+
+    ``figures_answered``: the answer reports accepted and duplicate counts (`/api/ingest`, OTLP): a keyed batch
+    is looked up before the quota is spent (a shipper's resent batch costs no quota) and its rows are checked
+    for duplicates before the answer. An envelope's answer is its event id whatever happened: its resend is
+    found by its event id, and its rows are checked by the front door's drain (one look-up for many requests).
     """
     batch_id = batch_id_for(idempotency_key)
     client = get_warehouse(settings)
@@ -185,100 +228,69 @@ def _ingest(
     )
     finish = begin(context, maps)
     # Looked up while the workers prepare; a replay still waits for them, for the body's digest.
-    landed = writer.find_batch(client, org_id, batch_id) if idempotency_key is not None else None
+    landed = (
+        writer.find_batch(client, org_id, batch_id)
+        if idempotency_key is not None and figures_answered
+        else None
+    )
     prepared = finish()
     if landed is not None:
-        return _replayed(landed, prepared.body_hash)
+        return replayed(landed, prepared.body_hash)
     result = BatchResult(batch_id, skipped=prepared.skipped, rejected=prepared.rejected)
-    if prepared.stored and not prepared.attributed:
+    result.rejected.sort(key=lambda r: r["line"])
+    # Refused for mixed reasons (an unknown app key and lines that cannot be read) is a 400, not a 404: a
+    # 404 reads "fix the configured app key", and a shipper waited on it for ever while the rest of its file
+    # stayed unsent; a 400 makes a sender split the batch and learn each line's own answer.
+    unreadable = [r for r in result.rejected if not str(r["error"]).startswith(APPLICATION_NOT_FOUND)]
+    if prepared.stored and not prepared.attributed and not unreadable:
+        count_outcomes(settings, org_id, prepared.outcomes)
         raise ApplicationNotFound(
             "no line of the batch belongs to a project of this "
             "organization; check the app key (stacklens_app_…), not the API key"
         )
     if not prepared.attributed and not result.skipped and result.rejected:
-        result.rejected.sort(key=lambda r: r["line"])
+        unreadable.sort(key=lambda r: r["line"])
+        first = unreadable[0] if unreadable else result.rejected[0]
+        unknown = (
+            f" ({prepared.stored} other line(s) carry an app key this organization does not have)"
+            if prepared.stored
+            else ""
+        )
+        count_outcomes(settings, org_id, prepared.outcomes)
         raise InvalidInput(
-            f"no line of the batch could be read; line "
-            f"{result.rejected[0]['line']}: {result.rejected[0]['error']}"
+            f"no line of the batch could be read{unknown}; line {first['line']}: {first['error']}"
         )
-    take_events(prepared.attributed)
-    with writer.org_lock(org_id):
-        if idempotency_key is not None:
-            landed = writer.find_batch(client, org_id, batch_id)
-            if landed is not None:
-                return _replayed(landed, prepared.body_hash)
-        _land(client, org_id, batch_id, prepared, result)
-        result.rejected.sort(key=lambda r: r["line"])
-        record = writer.BatchRecord(
-            batch_id,
-            prepared.lines,
-            result.accepted,
-            result.duplicates,
-            result.skipped,
-            result.rejected[:MAX_REJECTED_REPORTED],
-            prepared.body_hash,
-        )
-        writer.record_batch(client, org_id, record, format_ms(received))
-    return result
+    try:
+        take_events(accepted_counts(prepared.outcomes))
+    except RateLimited as refused:
+        count_outcomes(settings, org_id, as_refused(prepared.outcomes, "rate_limited", refused.reason))
+        raise
+    keyed = idempotency_key is not None and figures_answered
+    landing = Landing(org_id, batch_id, keyed, prepared, received, result, counts_duplicates=figures_answered)
+    return Admitted(settings, landing)
 
 
-def _land(client: Any, org_id: int, batch_id: str, prepared: Prepared, result: BatchResult) -> None:
-    """Insert the rows whose event id is new: spans first, then their transactions, then events, replays and
-    sessions (whose rows are new by their ``dedup_key``).
+@dataclass
+class Admitted:
+    """A batch prepared and within its quotas, to hand to the front door: :meth:`land` waits in this thread,
+    :meth:`submit` leaves the wait to the caller (an event loop awaits ``landing.on_done``)."""
 
-    Every insert is one partition of one table with a token of batch + body digest + table + partition, so
-    a request that fails half-way (engine error, crash) and is resent under the same Idempotency-Key lands
-    exactly the blocks that are missing: a transaction row found by the duplicate check has its spans in
-    already. The digest keeps another body sent under the key of a batch that never finished landing from
-    being mistaken for that batch's blocks.
-    """
-    token = f"{org_id}:{batch_id}:{prepared.body_hash}"
-    spans: list[tuple[str, bytes]] = []
-    fresh_tables, result.duplicates = writer.drop_duplicates(client, org_id, prepared.tables)
-    for table, fresh in fresh_tables.items():
-        if table == "sessions":
-            continue  # counted per line below
-        for app_key_id, _, _, _, children, _, child_partitions in fresh:
-            result.events_by_app_key[app_key_id] = result.events_by_app_key.get(app_key_id, 0) + 1
-            spans.extend(zip(child_partitions, children, strict=True))
-        result.accepted += len(fresh)
-    _count_session_lines(prepared.tables.get("sessions") or [], fresh_tables.get("sessions") or [], result)
-    if spans:
-        writer.insert_by_partition(client, "spans", prepared.columns["spans"], spans, f"{token}:spans")
-    for table in ("transactions", "events", "replays", "replay_segments", "sessions", "logs"):
-        fresh = fresh_tables.get(table) or []
-        if fresh:
-            writer.insert_by_partition(
-                client,
-                table,
-                prepared.columns[table],
-                ((row[5], row[3]) for row in fresh),
-                f"{token}:{table}",
-            )
+    settings: Settings
+    landing: Landing
 
+    def land(self) -> BatchResult:
+        front_door(self.settings).land(self.landing)  # waits in this thread; raises the refusal it met
+        return self.answer()
 
-def _count_session_lines(rows: list[ReadyRow], fresh: list[ReadyRow], result: BatchResult) -> None:
-    """Sessions count per line, as every other item: an aggregate line is many rows (one per bucket and
-    status). A line with a new row is accepted; one whose rows were all stored already is a duplicate."""
-    if not rows:
-        return
-    lines = {line_of(row[2]) for row in rows}
-    landed: dict[str, int] = {}
-    for app_key_id, _, key, *_ in fresh:
-        landed.setdefault(line_of(key), app_key_id)
-    result.duplicates += len(lines) - len(landed) - (len(rows) - len(fresh))
-    result.accepted += len(landed)
-    for app_key_id in landed.values():
-        result.events_by_app_key[app_key_id] = result.events_by_app_key.get(app_key_id, 0) + 1
+    def submit(self, on_done: Callable[[], None] | None = None) -> None:
+        """Hand the rows to the front door; ``on_done`` is called (in the door's thread) once it took them."""
+        self.landing.on_done = on_done
+        front_door(self.settings).submit(self.landing)
 
-
-def _replayed(landed: writer.BatchRecord, body_hash: str) -> BatchResult:
-    """The first answer of a batch sent again; a different body under the same key is refused (409)."""
-    if landed.body_hash and body_hash and landed.body_hash != body_hash:
-        raise IdempotencyKeyReused(
-            f'the Idempotency-Key "{landed.batch_id}" was already used for a batch with a different body; '
-            "a resend must repeat the body exactly, and a new batch needs a new key",
-        )
-    return BatchResult(
-        landed.batch_id, landed.accepted, landed.duplicates, landed.skipped, landed.rejected, True
-    )
+    def answer(self) -> BatchResult:
+        """The answer once the landing is done (or its refusal). Outcomes are counted once the batch is
+        durable: a 503 (warehouse down, queue full) is resent and counted then. A resend of a keyed batch was
+        counted the first time (a replay is answered before it is admitted)."""
+        answered = self.landing.answer()
+        count_outcomes(self.settings, self.landing.org_id, self.landing.prepared.outcomes)
+        return answered

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from stacklens.ingest.decode import MAX_INT_DIGITS, MAX_LINE_BYTES
-from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, nests_within, too_deep_message
+from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, nests_within
 
 # Item types the service stores; others (client_report, …) are counted as skipped (DESIGN §4.1).
 STORED_TYPES = frozenset(
@@ -23,6 +23,10 @@ _TYPE = re.compile(r"^[a-z][a-z_]{0,31}$")
 
 class LineError(ValueError):
     """Why one line was rejected; the message goes to the client as is."""
+
+
+class LineTooLarge(LineError):
+    """The line is over :data:`MAX_LINE_BYTES` (its outcome is ``too_large``, not ``invalid``)."""
 
 
 @dataclass(frozen=True)
@@ -98,13 +102,15 @@ def parse_line(raw: bytes, number: int) -> Line | None:
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
     if len(raw) > MAX_LINE_BYTES:
-        raise LineError(f"the line is {len(raw)} bytes; at most {MAX_LINE_BYTES} are accepted")
+        raise LineTooLarge(f"the line is {len(raw)} bytes; at most {MAX_LINE_BYTES} are accepted")
     if not raw or raw.isspace():
         return None
-    # Bounded before parsing (Python parsers recurse per level). The quick count may let brackets inside
-    # strings hide depth; orjson's own limit (1,024) and the strict parser's RecursionError catch the rest.
-    if not nests_within(raw, MAX_JSON_DEPTH, quick=True):
-        raise LineError(too_deep_message(MAX_JSON_DEPTH))
+    # Bounded before parsing (Python parsers recurse per level), brackets inside strings not counted: the line
+    # alone is refused, its batch's other lines are kept.
+    if not nests_within(raw, MAX_JSON_DEPTH):
+        raise LineError(
+            f"the line is nested deeper than {MAX_JSON_DEPTH} levels (brackets inside strings not counted)"
+        )
     shape = raw.translate(SHAPE)
     if _LONG_RUN in shape or _LONG_NEGATIVE_RUN in shape:
         # Long digit runs are mostly inside strings; the hooks see numbers only.

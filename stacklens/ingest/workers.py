@@ -58,6 +58,7 @@ class AppKeyResolver:
         # Imported here: the control store pulls in SQLAlchemy's models, which a worker loads only when used.
         from stacklens.control.auth import resolve_app_key
         from stacklens.control.db import session_scope
+        from stacklens.control.issue_merges import overrides_of
         from stacklens.control.projects_settings import in_app_rules, replay_enabled
 
         with session_scope(self.settings) as session:
@@ -66,7 +67,8 @@ class AppKeyResolver:
                 return None
             replays = replay_enabled(session, found.project_id)
             rules = in_app_rules(session, found.project_id)
-        return Attribution(found.project_id, found.service, found.app_key_id, replays, rules)
+            merged = overrides_of(session, found.project_id)
+        return Attribution(found.project_id, found.service, found.app_key_id, replays, rules, merged)
 
 
 @dataclass(frozen=True)

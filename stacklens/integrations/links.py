@@ -22,11 +22,11 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypedDict
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from stacklens.control.activity import record_activity
 from stacklens.control.db import session_scope

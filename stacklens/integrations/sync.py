@@ -30,6 +30,7 @@ from stacklens.isolation import failure_text, is_shared_outage, retry_at
 from stacklens.issues.actions import StatusRequest, apply_status
 from stacklens.outbound import OutboundClient
 from stacklens.settings import Settings
+from stacklens.tenant_pool import Tenant, by_tenant, run_per_tenant
 
 BATCH = 500  # links read per run; the oldest-checked first, so every link is read within a few runs
 
@@ -41,9 +42,19 @@ class SyncSummary:
     resolved: int = 0
     failed: int = 0
     # Links left for the next run because their tracker did not answer this run (one timeout per
-    # connection per run, not one per link: 500 links behind a dead host would hold the run for hours).
+    # connection per run, not one per link: 500 links behind a dead host would hold the run for hours), or
+    # their organization's budget for this run was spent.
     deferred: int = 0
     errors: list[str] = field(default_factory=list)
+
+    def merge(self, other: SyncSummary) -> None:
+        """Add one organization's figures (each task counts its own)."""
+        self.checked += other.checked
+        self.changed += other.changed
+        self.resolved += other.resolved
+        self.failed += other.failed
+        self.deferred += other.deferred
+        self.errors += other.errors
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,7 @@ class _Due:
     connection_id: int
     ticket_key: str
     target: str
+    org_id: int
 
 
 def _due(session: Session, now: datetime) -> list[_Due]:
@@ -64,7 +76,7 @@ def _due(session: Session, now: datetime) -> list[_Due]:
         .order_by(ExternalLink.checked_at.is_not(None), ExternalLink.checked_at, ExternalLink.id)
         .limit(BATCH)
     )
-    return [_Due(r.id, r.connection_id, r.ticket_key, r.target) for r in rows]
+    return [_Due(r.id, r.connection_id, r.ticket_key, r.target, r.org_id) for r in rows]
 
 
 def _trackers(
@@ -92,25 +104,36 @@ def sync_states(
     with session_scope(settings) as session:
         due = _due(session, now)
         trackers = _trackers(session, settings, {d.connection_id for d in due}, outbound)
-    unanswered: dict[int, str] = {}  # connection id -> why its tracker did not answer this run
-    for link in due:
-        if link.connection_id in unanswered:
-            summary.deferred += 1
-            continue
-        summary.checked += 1
-        try:
-            tracker = trackers.get(link.connection_id) or LookupError("the connection no longer exists")
-            if isinstance(tracker, Exception):
-                raise tracker
-            ticket = tracker.get(link.ticket_key, link.target)
-            _read(settings, client, link.link_id, ticket, now, summary)
-        except Exception as exc:
-            if is_shared_outage(exc):
-                raise  # the warehouse or the control store is down: nobody's link, the run's failure
-            message = failure_text(exc, f"the state read of ticket {link.ticket_key}")
-            if isinstance(exc, TrackerUnavailable):
-                unanswered[link.connection_id] = message
-            _failed(settings, link, message, now, summary)
+
+    # One task per organization (stacklens.tenant_pool): a tracker that answers slowly, or drips its answer,
+    # holds its own organization's reads for at most the organization's budget, never the others'.
+    def read_tenant(tenant: Tenant[_Due]) -> SyncSummary:
+        own = SyncSummary()
+        unanswered: dict[int, str] = {}  # connection id -> why its tracker did not answer this run
+        for link in tenant.items:
+            if link.connection_id in unanswered or tenant.out_of_time():
+                own.deferred += 1
+                continue
+            own.checked += 1
+            try:
+                tracker = trackers.get(link.connection_id) or LookupError("the connection no longer exists")
+                if isinstance(tracker, Exception):
+                    raise tracker
+                # The connection is this organization's alone: its client takes the organization's budget.
+                tracker.outbound = tracker.outbound.until(tenant.not_after)
+                ticket = tracker.get(link.ticket_key, link.target)
+                _read(settings, client, link.link_id, ticket, now, own)
+            except Exception as exc:
+                if is_shared_outage(exc):
+                    raise  # the warehouse or the control store is down: nobody's link, the run's failure
+                message = failure_text(exc, f"the state read of ticket {link.ticket_key}")
+                if isinstance(exc, TrackerUnavailable):
+                    unanswered[link.connection_id] = message
+                _failed(settings, link, message, now, own)
+        return own
+
+    for part in run_per_tenant(by_tenant(due, lambda d: d.org_id), read_tenant):
+        summary.merge(part)
     return summary
 
 

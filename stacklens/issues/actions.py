@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from clickhouse_connect.driver.client import Client
+from sqlalchemy.orm import Session
 
+from stacklens.control.activity import record_activity
 from stacklens.issues.reads import issue_summary
 from stacklens.issues.workflow import IllegalTransition, change_status
 
@@ -69,3 +71,25 @@ def apply_status(
     except IllegalTransition as exc:
         return str(exc)
     return None
+
+
+def record_status_activity(
+    session: Session,
+    org_id: int,
+    project_id: int,
+    issue_id: int,
+    status: str,
+    *,
+    actor: str,
+    actor_user_id: int | None = None,
+) -> None:
+    """A status change in the organization's activity log (its history row is in the warehouse)."""
+    record_activity(
+        session,
+        org_id,
+        "issue.status_changed",
+        "issue",
+        None,  # issue ids are 52-bit: they go in the detail, the target column is 32-bit
+        actor_user_id,
+        {"issue_id": str(issue_id), "project_id": project_id, "status": status, "actor": actor},
+    )

@@ -102,13 +102,28 @@ def valid_event_id(value: str) -> str | None:
 class IssueEvents:
     """Event reads scoped to one issue of one project of one organization."""
 
-    def __init__(self, client: Client, org_id: int, project_id: int, issue_id: int, fingerprint: str) -> None:
+    def __init__(
+        self,
+        client: Client,
+        org_id: int,
+        project_id: int,
+        issue_id: int,
+        fingerprint: str,
+        merged: bool | None = None,
+    ) -> None:
+        """``fingerprint`` is the issue's own (the ``issues`` mart's). An issue can hold merged fingerprints
+        (:mod:`stacklens.issues.merges`) whose events the reads cover too: ``merged`` says whether it does (a
+        caller with the control store knows), ``None`` asks the warehouse for the issue's fingerprints."""
         self.client = client
         self.base: dict[str, Any] = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
+        if merged is None or merged:
+            rows = run_query(self.client, "events/fingerprints", self.base)
+            self.base["fingerprints"] = [str(r["fingerprint"]) for r in rows] or [fingerprint]
+            return
         if not fingerprint:
             rows = run_query(self.client, "events/fingerprint", self.base)
             fingerprint = rows[0]["fingerprint"] if rows else ""
-        self.base["fingerprint"] = fingerprint
+        self.base["fingerprints"] = [fingerprint]
 
     def _window(self, since: datetime | None, until: datetime | None) -> dict[str, datetime]:
         return event_window(since, until)
@@ -185,7 +200,8 @@ class IssueEvents:
         return rows, next_cursor
 
     def over_time(self, since: datetime, until: datetime) -> list[EventBucket]:
-        """Events per bucket over [since, until], every bucket present (zero where nothing happened)."""
+        """Events per bucket over [since, until) (the window's closed-open edges, stacklens.metrics.windows), every
+        bucket present (zero where nothing happened)."""
         bucket = bucket_seconds(since, until)
         rows = run_query(
             self.client,
@@ -198,7 +214,7 @@ class IssueEvents:
 def fill_buckets(
     rows: list[dict[str, Any]], since: datetime, until: datetime, bucket: int
 ) -> list[EventBucket]:
-    """Every bucket of [since, until] with its count, zero where the query had no row.
+    """Every bucket starting in [since, until) with its count, zero where the query had no row.
 
     Without the empty buckets a chart cannot tell "nothing happened" from "no data": one bucket becomes a
     hairline and two far-apart buckets become wide blocks. Buckets start at multiples of ``bucket`` seconds
@@ -213,7 +229,7 @@ def fill_buckets(
     last = int(until.timestamp())
     return [
         {"bucket": datetime.fromtimestamp(moment, UTC), "events": counts.get(moment, 0)}
-        for moment in range(first, last + 1, bucket)
+        for moment in range(first, last, bucket)
     ]
 
 

@@ -7,13 +7,17 @@ runs a named query from ``warehouse_sql/queries``; nothing here formats data int
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, TypedDict, cast
 
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput
+from stacklens.issues.figures import NONE, Dimensions, window_figures, window_params
+from stacklens.metrics import windows
+from stacklens.metrics.windows import Window
 from stacklens.pagination import InvalidCursor, decode_cursor, encode_cursor
 from stacklens.warehouse.queries import run_query
 
@@ -58,6 +62,9 @@ class IssueFilters:
     limit: int = DEFAULT_PAGE
     tags: dict[str, str] = field(default_factory=dict)
     text: str = ""
+    # From the search box: "" (anyone or no one), "none" (`unassigned`), "me", "#team" or an e-mail
+    # (`assigned:…`); the caller turns it into issue ids (stacklens.issues.assignees.assignee_filter).
+    assigned: str = ""
 
     def validate(self) -> IssueFilters:
         if self.status not in STATUS_TABS:
@@ -70,16 +77,28 @@ class IssueFilters:
             raise BadListRequest(f"limit must be between 1 and {MAX_PAGE}")
         self.text, terms = parse_search(self.query)
         self.tags = {}
+        self.assigned = ""
+        words = self.text.split()
+        if "unassigned" in words:  # a bare `unassigned` is the filter, not a word to find in titles
+            self.assigned = "none"
+            self.text = " ".join(w for w in words if w != "unassigned")
         for key, value in terms.items():
             if key in DIMENSIONS:
                 setattr(self, key, value)
+            elif key == "assigned":
+                self.assigned = _assigned(value)
+            elif key == "is" and value == "unassigned":
+                self.assigned = "none"
             else:
                 self.tags[key] = value
         return self
 
-    def window(self, now: datetime | None = None) -> tuple[datetime, datetime]:
-        until = (now or datetime.now(UTC)).replace(tzinfo=None)
-        return until - RANGES[self.range], until + timedelta(minutes=1)
+    def window(self, now: datetime | None = None) -> Window:
+        """The range's window: rolling, up to ``now``, in whole minutes (stacklens.metrics.windows)."""
+        return windows.rolling(RANGES[self.range], now)
+
+    def dimensions(self) -> Dimensions:
+        return Dimensions(self.environment, self.release, self.level, self.service)
 
     def params(self) -> dict[str, str]:
         """The query-string form (for links that keep the current filters)."""
@@ -97,6 +116,15 @@ class IssueFilters:
         return {k: v for k, v in values.items() if v}
 
 
+def _assigned(value: str) -> str:
+    value = value.strip()
+    if value in ("me", "none") or (value.startswith("#") and len(value) > 1) or "@" in value:
+        return value
+    raise BadListRequest(
+        "assigned: use assigned:me, assigned:#team, assigned:someone@example.com or unassigned"
+    )
+
+
 def parse_search(query: str) -> tuple[str, dict[str, str]]:
     """Split a search box into free text and ``key:value`` terms (quotes allow spaces in a value)."""
     terms: dict[str, str] = {}
@@ -110,7 +138,8 @@ def parse_search(query: str) -> tuple[str, dict[str, str]]:
 
 
 class IssueRow(TypedDict):
-    """One issue of the list (issues/list.sql): its figures over the chosen days and its live status."""
+    """One issue of the list (issues/list.sql): its events and users in the window (issues/window_figures.sql,
+    the read the issue page and the API make), its own first and last seen, title and live status."""
 
     issue_id: int
     title: str
@@ -126,10 +155,21 @@ class IssueRow(TypedDict):
 
 
 def list_issues(
-    client: Client, org_id: int, project_id: int, filters: IssueFilters
+    client: Client,
+    org_id: int,
+    project_id: int,
+    filters: IssueFilters,
+    window: Window | None = None,
+    *,
+    only_ids: list[int] | None = None,
+    exclude_ids: Sequence[int] = (),
 ) -> tuple[list[IssueRow], str | None]:
-    """One page of issues and the cursor of the next page (``None`` on the last page)."""
-    since, until = filters.window()
+    """One page of issues and the cursor of the next page (``None`` on the last page); ``window``: the range's
+    window as the caller showed it (else cut now). ``only_ids`` keeps only those issues (``[]``: none),
+    ``exclude_ids`` drops those: the ``assigned:`` filters, resolved by the caller in the control store."""
+    if only_ids is not None and not only_ids:
+        return [], None
+    window = window or filters.window()
     cursor_value, cursor_id = 0.0, 0
     if filters.cursor:
         try:
@@ -147,12 +187,9 @@ def list_issues(
             {
                 "org_id": org_id,
                 "project_id": project_id,
-                "since": since,
-                "until": until,
-                "environment": filters.environment,
-                "release": filters.release,
-                "level": filters.level,
-                "service": filters.service,
+                **window_params(window, filters.dimensions()),
+                "issue_ids": sorted(int(i) for i in only_ids or []),
+                "exclude_ids": sorted(int(i) for i in exclude_ids),
                 "tag_keys": list(filters.tags),
                 "tag_values": list(filters.tags.values()),
                 "statuses": list(STATUS_TABS[filters.status]),
@@ -169,26 +206,14 @@ def list_issues(
         rows = rows[: filters.limit]
         last = rows[-1]
         next_cursor = encode_cursor(last["sort_value"], int(last["issue_id"]), filters.sort)
-    if rows and filters.sort != "users":
-        # The list query merges distinct users only for the users sort; the page's issues get theirs here.
-        users = run_query(
-            client,
-            "issues/list_users",
-            {
-                "org_id": org_id,
-                "project_id": project_id,
-                "since": since,
-                "until": until,
-                "environment": filters.environment,
-                "release": filters.release,
-                "level": filters.level,
-                "service": filters.service,
-                "issue_ids": [int(row["issue_id"]) for row in rows],
-            },
-        )
-        counts = {int(row["issue_id"]): int(row["users"]) for row in users}
-        for row in rows:
-            row["users"] = counts.get(int(row["issue_id"]), 0)
+    # The rows' figures are the one read of them (the issue page and the API make the same): the list query counted
+    # events for its sort and filter, and distinct users only for the users sort.
+    figures = window_figures(
+        client, org_id, project_id, window, [int(row["issue_id"]) for row in rows], filters.dimensions()
+    )
+    for row in rows:
+        found = figures.get(int(row["issue_id"]), NONE)
+        row["events"], row["users"] = found.events, found.users
     return rows, next_cursor
 
 
@@ -198,8 +223,8 @@ def daily_counts(
     """Per issue, one count per day of the shown range (zeros filled), oldest first: the sparklines."""
     if not issue_ids:
         return {}
-    since, until = filters.window()
-    first, last = since.date(), until.date()
+    window = filters.window()
+    first, last = window.since.date(), (window.until - timedelta(milliseconds=1)).date()
     rows = run_query(
         client,
         "issues/sparklines",
@@ -226,11 +251,16 @@ def daily_counts(
 
 
 def facet_values(client: Client, org_id: int, project_id: int, filters: IssueFilters) -> dict[str, list[str]]:
-    since, until = filters.window()
+    window = filters.window()
     rows = run_query(
         client,
         "issues/facet_values",
-        {"org_id": org_id, "project_id": project_id, "since": since.date(), "until": until.date()},
+        {
+            "org_id": org_id,
+            "project_id": project_id,
+            "since": window.since.date(),
+            "until": window.until.date(),
+        },
     )
     row = rows[0] if rows else {}
     return {

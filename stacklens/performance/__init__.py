@@ -1,1 +1,2 @@
-"""Performance domain: filtered reads over the page-load and request fact tables, score, waterfall, recommendations."""
+"""Performance domain: the page-load, resource and API-call views read from their state tables through the metrics
+layer, the score, waterfalls, recommendations, budgets and the exports."""

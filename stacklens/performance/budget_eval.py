@@ -18,6 +18,8 @@ from stacklens.isolation import failure_text, is_shared_outage
 from stacklens.performance import window_series, window_values
 
 HISTORY_DAYS = 30
+# How far back a budget failing for its whole history is followed (the raw layer's default retention).
+LOOKBACK_DAYS = 90
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient_data"
 ERROR = "error"  # the evaluation itself raised: never a verdict on the budget, the error says why
 
@@ -111,6 +113,21 @@ def failing_since(spec: BudgetSpec, points: list[Point], now: datetime) -> datet
     return since
 
 
+def failing_start(client: Any, spec: BudgetSpec, points: list[Point], now: datetime) -> datetime:
+    """:func:`failing_since`, looked for before the 30 days of ``points`` when the run fills them all: a budget
+    failing at every evaluation of the chart started failing before it, and "since" the chart's first day
+    named where the chart begins, not when the failing began (issue #47). The days before are evaluated at
+    their midnights back to :data:`LOOKBACK_DAYS` (the oldest data the raw layer keeps); only budgets failing
+    for the whole history pay for it."""
+    since = failing_since(spec, points, now)
+    if not points or since > _utc(points[0][0]):
+        return since
+    first = _utc(points[0][0])
+    earlier = [first - timedelta(days=d) for d in range(LOOKBACK_DAYS - HISTORY_DAYS, 0, -1)]
+    older = window_series.series(client, request(spec), earlier)
+    return failing_since(spec, [*older, *points], now)
+
+
 def evaluate(client: Any, specs: list[BudgetSpec], now: datetime | None = None) -> list[Evaluation]:
     """Every budget's current value, status and margin; a failing one also since when (its daily history).
 
@@ -128,7 +145,7 @@ def evaluate(client: Any, specs: list[BudgetSpec], now: datetime | None = None) 
             value, samples = current
             status = judge(value, samples, spec.value, spec.min_samples)
             points = (known.get(i) or history(client, spec, now, (value, samples))) if status == FAIL else []
-            since = failing_since(spec, points, now) if points else None
+            since = failing_start(client, spec, points, now) if points else None
             margin = None if value is None else spec.value - value
             out.append(Evaluation(value, samples, status, margin, since))
         except Exception as exc:

@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.metrics.statistics import percentile_value
 from stacklens.performance.filters import PerfFilters
 from stacklens.warehouse.queries import float_or_none, run_query
 
@@ -64,13 +65,15 @@ class SlowCallRow(TypedDict):
 def _endpoint_row(raw: dict[str, Any]) -> EndpointRow:
     calls = int(raw["calls"])
     errors = int(raw["s4xx"]) + int(raw["s5xx"])
+    avg_ms = float_or_none(raw["avg_ms"])
     return {
         "source": raw["source"],
         "method": raw["method"],
         "path": raw["path"],
         "calls": calls,
-        "avg_ms": float_or_none(raw["avg_ms"]),
-        "p95_ms": float_or_none(raw["p95_ms"]),
+        "avg_ms": avg_ms,
+        # One call: its p95 is the call itself (the average), never the histogram bucket below it.
+        "p95_ms": percentile_value(calls, float_or_none(raw["p95_ms"]), avg_ms),
         "s2xx": int(raw["s2xx"]),
         "s3xx": int(raw["s3xx"]),
         "s4xx": int(raw["s4xx"]),

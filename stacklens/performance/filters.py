@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.errors import InvalidInput
+from stacklens.metrics import windows
 
 RANGES: dict[str, timedelta] = {
     "24h": timedelta(hours=24),
@@ -23,6 +24,21 @@ RANGES: dict[str, timedelta] = {
     "90d": timedelta(days=90),
 }
 DEFAULT_RANGE = "7d"
+# The release views open on the window Release health opens on (stacklens/releases/health.py): a week shows the
+# current release alone, and the demo's headline regression (shop@1.3.0, one to two weeks old) and the release
+# before it would not be on the page a new user opens first (issue #47). Stated on each page beside the range.
+RELEASE_VIEWS_DEFAULT_RANGE = "30d"
+VIEW_DEFAULT_RANGES: dict[str, str] = {
+    "trends": RELEASE_VIEWS_DEFAULT_RANGE,
+    "releases": RELEASE_VIEWS_DEFAULT_RANGE,
+}
+
+
+def default_range(view: str) -> str:
+    """The range a view opens on when the query names no window: 30d for the release views, else 7d."""
+    return VIEW_DEFAULT_RANGES.get(view, DEFAULT_RANGE)
+
+
 # Every query reads the state rows of the window only; 90 days bounds what one page view can cost.
 MAX_WINDOW = timedelta(days=90)
 MAX_VALUE_LENGTH = 256
@@ -106,9 +122,11 @@ class PerfFilters:
     browser: str = ""
 
     def __post_init__(self) -> None:
-        # Every window, parsed or built from another, holds whole minutes: what the minute periods tile.
-        object.__setattr__(self, "since", _floor(self.since, MINUTE))
-        object.__setattr__(self, "until", _ceil(self.until, MINUTE))
+        # Every window, parsed or built from another, holds whole minutes: what the minute periods tile
+        # (stacklens.metrics.windows, the one definition of a window).
+        window = windows.cut(self.since, self.until)
+        object.__setattr__(self, "since", window.since)
+        object.__setattr__(self, "until", window.until)
 
     @classmethod
     def parse(
@@ -121,8 +139,10 @@ class PerfFilters:
         release: str = "",
         browser: str = "",
         now: datetime | None = None,
+        default: str = DEFAULT_RANGE,
     ) -> PerfFilters:
-        """Validate raw query-string values; raises :class:`BadFilter` naming the first bad field."""
+        """Validate raw query-string values; raises :class:`BadFilter` naming the first bad field. ``default``:
+        the range when neither ``range`` nor ``since``/``until`` is given (:func:`default_range`)."""
         now = (now or datetime.now(UTC)).astimezone(UTC)
         if range and (since or until):
             raise BadFilter("range", "give either range or since/until, not both")
@@ -137,7 +157,7 @@ class PerfFilters:
                 raise BadFilter("since", "the window may span at most 90 days")
             named = ""
         else:
-            named = range or DEFAULT_RANGE
+            named = range or default
             if named not in RANGES:
                 raise BadFilter("range", f"{named!r} is not one of {', '.join(RANGES)}")
             end = now
@@ -152,7 +172,9 @@ class PerfFilters:
         )
 
     @classmethod
-    def from_query(cls, query: Mapping[str, str], now: datetime | None = None) -> PerfFilters:
+    def from_query(
+        cls, query: Mapping[str, str], now: datetime | None = None, default: str = DEFAULT_RANGE
+    ) -> PerfFilters:
         """Validate the filters of a query string (``request.query_params``, or any mapping of names to values),
         as every performance page, API view and download takes them: a missing parameter is '', others are not
         looked at. Raises :class:`BadFilter` naming the first bad field."""
@@ -164,6 +186,7 @@ class PerfFilters:
             release=query.get("release", ""),
             browser=query.get("browser", ""),
             now=now,
+            default=default,
         )
 
     def sql(self, org_id: int, project_id: int) -> dict[str, Any]:
@@ -237,15 +260,7 @@ class PerfFilters:
         }
 
 
-def _floor(value: datetime, step: timedelta) -> datetime:
-    """``value`` rounded down to a multiple of ``step`` (a minute, an hour or a day) since the Unix epoch, in UTC."""
-    epoch = datetime(1970, 1, 1, tzinfo=UTC)
-    return epoch + step * ((value.astimezone(UTC) - epoch) // step)
-
-
-def _ceil(value: datetime, step: timedelta) -> datetime:
-    floor = _floor(value, step)
-    return floor if floor == value else floor + step
+_floor, _ceil = windows.floor, windows.ceil
 
 
 def _iso(value: datetime) -> str:

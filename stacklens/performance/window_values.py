@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.errors import InvalidInput
+from stacklens.metrics.statistics import percentile_value
 from stacklens.performance.filters import GRAIN_MINUTES, PerfFilters, Period
 from stacklens.warehouse.queries import load_query
 
@@ -188,7 +189,12 @@ def pick(request: WindowRequest, row: tuple[Any, ...] | None) -> tuple[float | N
     samples = int(row[1] or 0)
     if SOURCES[request.metric].share:  # total: the calls answered 4xx or 5xx, or the failed transactions
         return (100.0 * int(row[2] or 0) / samples if samples else None), samples
-    return value_of(request.statistic, samples, float(row[2] or 0.0), row[3]), samples
+    total = float(row[2] or 0.0)
+    value = value_of(request.statistic, samples, total, row[3])
+    if request.statistic != "avg" and SOURCES[request.metric].kind == API_CALLS:
+        # As the endpoints view reads it: a percentile of one call is the call (stacklens.metrics.statistics).
+        value = percentile_value(samples, value, total / samples if samples else None)
+    return value, samples
 
 
 def compute_many(

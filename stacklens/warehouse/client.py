@@ -34,12 +34,20 @@ class WarehouseBusy(WarehouseUnavailable):
     """The embedded warehouse's data directory is open in another process."""
 
 
+# `stacklens backup` writes the warehouse with the engine's own BACKUP … TO File('<DIR>/warehouse'), refused unless
+# the path lies under `backups.allowed_path`. The operator names any directory, so the whole file system is
+# allowed; only the service's own code issues BACKUP/RESTORE (operator SQL runs readonly=1, which refuses both,
+# and analysts' queries are built by the service).
+ENGINE_CONNECTION_SETTINGS = {**ENGINE_SERVER_SETTINGS, "backups.allowed_path": "/"}
+
 _lock = threading.Lock()
 _stderr_swap = threading.Lock()
 _clients: dict[tuple[str, str], Client] = {}
 # Per shared client, a second client of the same warehouse and database (second_client): each client runs one
 # query at a time, so two independent reads of one view can only overlap on two clients.
 _seconds: dict[tuple[str, str], Client] = {}
+# Per warehouse and database, the client the front door inserts with (inserting_client).
+_inserters: dict[tuple[str, str], Client] = {}
 
 
 @contextlib.contextmanager
@@ -103,7 +111,7 @@ def _open(url: str, database: str | None) -> Client:
                 # The same settings again for this connection's server context: the pools that context
                 # creates later (merges and their CPU priority) read them from there.
                 return clickhouse_connect.get_client(
-                    dsn=url, database=database or "default", chdb_options=ENGINE_SERVER_SETTINGS
+                    dsn=url, database=database or "default", chdb_options=ENGINE_CONNECTION_SETTINGS
                 )
         if scheme in ("http", "https", "clickhouse", "clickhouses"):
             return clickhouse_connect.get_client(dsn=url, database=database or "default")
@@ -163,6 +171,19 @@ def own_client(url: str, database: str) -> Client:
     return _open(url, database)
 
 
+@contextlib.contextmanager
+def analyst_client(settings: Settings) -> Iterator[Client]:
+    """A client of its own for one analyst question (Explore), closed after it: the analysts' lane. The shared
+    client runs one statement at a time, and a question of a second on it held every issue page of every
+    organization behind it; on a connection of its own it waits for nobody and nobody waits for it (its threads
+    are bounded by the question's own limits, stacklens.explore.sql.Limits)."""
+    client = own_client(settings.resolved_warehouse_url, settings.warehouse_database)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
 def is_embedded(url: str) -> bool:
     """Whether ``url`` names the embedded engine (a data directory one process at a time may open)."""
     return urlsplit(url).scheme == "chdb"
@@ -183,6 +204,18 @@ def warehouse_client_in_turn(url: str, database: str, wait_seconds: float) -> Cl
             time.sleep(0.25)
 
 
+def inserting_client(settings: Settings) -> Client:
+    """The front door's own client of ``settings``' warehouse: its inserts run every materialized view behind a
+    table (a tenth of a second and more), and on a client of their own no read waits behind them (an
+    embedded client runs one statement at a time)."""
+    key = (settings.resolved_warehouse_url, settings.warehouse_database)
+    with _lock:
+        client = _inserters.get(key)
+        if client is None:
+            client = _inserters[key] = _open(*key)
+        return client
+
+
 def second_client(client: Client) -> Client | None:
     """A second client of the warehouse and database of ``client`` (one of this module's shared clients), opened
     on first use and kept beside it, for a read that runs at the same time as one on ``client``
@@ -201,7 +234,11 @@ def second_client(client: Client) -> Client | None:
 def release_client(url: str, database: str) -> None:
     """Close this process's clients of ``database`` at ``url``; an embedded engine's directory is free again."""
     with _lock:
-        clients = [_clients.pop((url, database), None), _seconds.pop((url, database), None)]
+        clients = [
+            _clients.pop((url, database), None),
+            _seconds.pop((url, database), None),
+            _inserters.pop((url, database), None),
+        ]
     for client in clients:
         if client is not None:
             client.close()
@@ -212,3 +249,4 @@ def reset_clients() -> None:
     with _lock:
         _clients.clear()
         _seconds.clear()
+        _inserters.clear()

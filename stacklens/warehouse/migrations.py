@@ -25,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -231,6 +233,15 @@ def _ttl_statements(settings: Settings, migration: MigrationFile, layout: Cluste
     return out
 
 
+# Statements that rewrite or drop stored rows (a table, a column, a partition, rows by mutation, a swap of tables):
+# `stacklens migrate` backs up before a run holding one (docs/operations.md).
+_REWRITES = re.compile(
+    r"^\s*(DROP\s+TABLE|TRUNCATE|EXCHANGE\s+TABLES|RENAME\s+TABLE)\b"
+    r"|\bDROP\s+(COLUMN|PARTITION)\b|\bMODIFY\s+COLUMN\b|\bALTER\s+TABLE\s+\S+(\s+ON\s+CLUSTER\s+\S+)?\s+(DELETE|UPDATE)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 @dataclass(frozen=True)
 class PlannedMigration:
     """One step of a run: a pending file (``retention_only`` False) or a retention change of an applied one."""
@@ -239,6 +250,11 @@ class PlannedMigration:
     statements: list[str]
     retention_only: bool
     label: str
+
+    @property
+    def rewrites_data(self) -> bool:
+        """Whether a statement of this step drops or rewrites stored rows (a TTL change only expires them)."""
+        return not self.retention_only and any(_REWRITES.search(s) for s in self.statements)
 
 
 def plan_migrations(settings: Settings, *, up_to: int | None = None) -> list[PlannedMigration]:
@@ -269,12 +285,22 @@ def _plan(
     return plan
 
 
-def apply_migrations(settings: Settings, *, dry_run: bool = False, up_to: int | None = None) -> list[str]:
+def apply_migrations(
+    settings: Settings,
+    *,
+    dry_run: bool = False,
+    up_to: int | None = None,
+    progress: Callable[[int, int, str, float], None] | None = None,
+) -> list[str]:
     """Apply pending migrations (and retention changes); return the names applied, or that would be.
 
     A retention change re-applies the TTL of files that use ``${retention_days}``; such files are listed as
     ``<name> (retention <days> days)``. ``up_to`` stops after that file number (e.g. ``99``: the raw layer
-    only), for staged upgrades and for tests of one layer.
+    only), for staged upgrades and for tests of one layer. ``progress`` hears each step as it is recorded:
+    (its number, the steps of the run, its label, its seconds).
+
+    An interrupted run resumes where it stopped: each file is recorded once its statements ran, and the next run
+    starts at the first file not recorded (the files' statements are written to run again: IF NOT EXISTS).
     """
     if dry_run:
         return [step.label for step in plan_migrations(settings, up_to=up_to)]
@@ -288,11 +314,15 @@ def apply_migrations(settings: Settings, *, dry_run: bool = False, up_to: int | 
             client.command(statement)
         recorded = _recorded(settings)
         done: list[str] = []
-        for step in _plan(settings, up_to, recorded):
+        steps = _plan(settings, up_to, recorded)
+        for number, step in enumerate(steps, start=1):
+            started = time.monotonic()
             for statement in step.statements:
                 client.command(statement)
             # A retention change keeps the time the file was first applied.
             applied = recorded[step.migration.name].applied_at if step.retention_only else None
             _record(settings, step.migration, applied or datetime.now(UTC))
             done.append(step.label)
+            if progress is not None:
+                progress(number, len(steps), step.label, time.monotonic() - started)
         return done

@@ -15,13 +15,13 @@ from stacklens.public_url import serving
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
-from tests.api.sentry_live import _warehouse
+from tests.api.sentry_live import AnsweredRows, _warehouse
 
 
 @pytest.fixture
 def dsn_server(settings: Settings) -> Iterator[str]:
     apply_migrations(settings)  # every table: the issue list reads the dashboards' daily tables
-    _warehouse[:] = [get_warehouse(settings)]
+    _warehouse[:] = [AnsweredRows(get_warehouse(settings))]
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

@@ -16,16 +16,15 @@ from stacklens.settings import Settings
 
 
 @contextmanager
-def serve(settings: Settings) -> Iterator[str]:
-    """Yield the base URL of a uvicorn server running the app for ``settings``; stop it afterwards."""
+def serve(settings: Settings, operator_token: str | None = None) -> Iterator[str]:
+    """Yield the base URL of a uvicorn server running the app for ``settings``; stop it afterwards.
+    ``operator_token`` opens the operator's routes (`stacklens sql`) as `stacklens serve`'s token does."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(
-            build_app(serving(settings, "127.0.0.1", port)), host="127.0.0.1", port=port, log_level="critical"
-        )
-    )
+    app = build_app(serving(settings, "127.0.0.1", port))
+    app.state.pipelines_token = operator_token
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -8,10 +8,32 @@ import time
 import uuid
 from typing import Any
 
+from clickhouse_connect.driver.client import Client
+
+from stacklens.ingest.front_door import settle_front_doors
 from tests.api.routers.test_ingest import error_payload
 
 # The test's warehouse client, for the helpers below that read what landed (set per test by `server`).
 _warehouse: list[Any] = []
+
+
+class AnsweredRows:
+    """A warehouse client that reads as the server's own readers do: every row answered before a read has
+    landed first (an answered event may sit in the front door's spool for up to a second)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        settle_front_doors()
+        return self._client.query(*args, **kwargs)
+
+    def command(self, *args: Any, **kwargs: Any) -> Any:
+        settle_front_doors()
+        return self._client.command(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
 
 
 def envelope(items: list[tuple[dict[str, Any], bytes]], headers: dict[str, Any] | None = None) -> bytes:

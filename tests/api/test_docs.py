@@ -36,7 +36,8 @@ def test_authorize_then_try_it_out(server: str, org_factory) -> None:  # noqa: F
         page.goto(f"{server}/docs")
         operation = page.locator("#operations-auth-verify_api_auth_verify_get")
         # The protected operation carries the padlock, open until a key is given.
-        expect(operation.get_by_label("authorization button unlocked")).to_have_count(1)
+        # Swagger UI renders after its bundle has loaded and parsed, which a loaded machine takes a while to do.
+        expect(operation.get_by_label("authorization button unlocked")).to_have_count(1, timeout=30_000)
         page.locator(".auth-wrapper button.authorize").click()
         dialog = page.locator(".modal-ux")
         expect(dialog).to_contain_text("ApiKey")

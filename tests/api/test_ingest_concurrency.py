@@ -16,6 +16,7 @@ import pytest
 import uvicorn
 
 from api.app import create_app
+from stacklens.ingest.front_door import settle_front_doors
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -75,6 +76,9 @@ def test_concurrent_requests_with_the_same_events_land_them_once(
     for thread in threads:
         thread.join(timeout=90)
     assert len(answers) == 2
+    # Answered together, the two were answered once spooled: read here, outside the server's readers, the
+    # rows are waited for as those readers wait (docs/decisions.md, the front door).
+    assert settle_front_doors(timeout=30)
     assert count(settings, "events", org["org_id"]) == 150
     rows = (
         get_warehouse(settings)

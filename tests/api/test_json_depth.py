@@ -119,3 +119,47 @@ def test_every_route_refuses_deep_json_and_keeps_the_connection(
             after = http.get("/api/health")
             assert after.status_code == 200 and _port(after) == port, (method, path, after.text[:200])
     assert len(refused) >= 15, refused
+
+
+# Routes that parse their body as JSON whatever its content type says (Explore reads its body itself). FastAPI
+# parses a body field only from a body labelled JSON (strict content type): the others answer 4xx unparsed.
+PARSED_WHATEVER_THE_TYPE = {
+    ("POST", "/api/explore/query"),
+    ("POST", "/api/explore/queries"),
+    ("PUT", "/api/explore/queries/{query_id}"),
+}
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_deep_json_not_labelled_json_is_refused_too(
+    server: str,
+    stores: Settings,  # noqa: F811 - the fixture imported above
+    org_factory,  # noqa: F811 - the fixture imported above
+    content_type: str | None,
+) -> None:
+    """A body parsed as JSON passes the depth guard whatever its content type: Explore's routes parse any body."""
+    org = org_factory()
+    routes = routes_with_bodies(build_app(stores))
+    with httpx.Client(base_url=server, timeout=30, follow_redirects=False) as http:
+        port = _port(http.get("/api/health"))
+        refused = []
+        for method, template, _ in routes:
+            path = fill(template, org)
+            headers = {"Authorization": f"Bearer {org['api_key']}"}
+            if content_type:
+                headers["Content-Type"] = content_type
+            sentry = template.endswith(("/envelope/", "/store/")) or "/otlp/" in template
+            params = {"sentry_key": org["app_key"]} if sentry else None
+            request = http.build_request(method, path, content=DEEP, headers=headers, params=params)
+            if content_type is None:
+                request.headers.pop("Content-Type", None)
+            answer = http.send(request)
+            assert answer.status_code < 500, (method, path, answer.status_code, answer.text[:300])
+            if (method, template) in PARSED_WHATEVER_THE_TYPE:
+                assert answer.status_code == 400, (method, path, answer.status_code, answer.text[:300])
+                assert WORDS in answer.text, (method, path, answer.text[:300])
+                refused.append(path)
+            assert _port(answer) == port, f"{method} {path}: the connection was not kept"
+            after = http.get("/api/health")
+            assert after.status_code == 200 and _port(after) == port, (method, path, after.text[:200])
+    assert len(refused) == len(PARSED_WHATEVER_THE_TYPE), refused

@@ -140,7 +140,7 @@ def test_an_unexpected_failure_answers_the_json_error_shape(
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("the control store fell over")
 
-    monkeypatch.setattr("api.routers.ingest.record_key_use", broken)
+    monkeypatch.setattr("api.routers.ingest.count_key_use", broken)
     line = (
         b'{"v":1,"type":"event","app_key":"%s","payload":{"message":"boom"}}' % str(org["app_key"]).encode()
     )

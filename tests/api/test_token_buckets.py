@@ -75,3 +75,30 @@ def test_unreachable_redis_is_503() -> None:
     limiter = RateLimiter(RedisBuckets("redis://127.0.0.1:9/0"), "test:down")
     error = _refusal(lambda: limiter.check_request(1, 5))
     assert (error.status, error.error) == (503, "Service Unavailable")
+
+
+def test_items_are_taken_all_or_nothing(make_limiter) -> None:
+    from collections import Counter
+
+    from stacklens.control.project_quotas import ProjectQuota
+    from stacklens.errors import RateLimited
+
+    limiter = make_limiter()
+    quotas = {1: ProjectQuota(1, 10, {"error": 4}), 2: ProjectQuota(2, None, {})}
+    limiter.take_items(9, 100, Counter({(1, "error"): 4, (1, "transaction"): 5}), quotas)
+    with pytest.raises(RateLimited) as caught:
+        limiter.take_items(9, 100, Counter({(1, "error"): 1}), quotas)
+    assert (caught.value.categories, caught.value.scope, caught.value.reason) == (
+        ("error",),
+        "project",
+        "category_quota",
+    )
+    with pytest.raises(RateLimited) as caught:
+        limiter.take_items(9, 100, Counter({(1, "transaction"): 2}), quotas)
+    assert (caught.value.categories, caught.value.reason) == ((), "project_quota")
+    # Refused requests gave their tokens back: the organization's bucket holds 100 - 9 (of the one accepted).
+    assert 90 <= limiter.usage(9, 100)["events_available"] < 92
+    limiter.take_items(9, 100, Counter({(2, "error"): 80}), quotas)  # another project: only the org's quota
+    with pytest.raises(RateLimited) as caught:
+        limiter.take_items(9, 100, Counter({(2, "error"): 20}), quotas)
+    assert (caught.value.scope, caught.value.reason) == ("organization", "org_quota")

@@ -128,13 +128,17 @@ def test_dashboard_in_a_real_browser(server, org_factory) -> None:
         picks.nth(1).check()
         page.click("#compare-button")
         expect(page.locator("table.compare tr.differs").first).to_be_visible()
+        # The stack trace frame by frame and the frames' locals come first (issue #47).
+        sections = page.locator("table.compare tr.section").all_inner_texts()
+        assert sections[:2] == ["Stack trace", "Local variables"], sections
+        expect(page.locator("table.compare th", has_text="#1").first).to_be_visible()
         page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
         page.go_back()
 
         page.click("#status-actions button[value=resolve]")
-        expect(page.locator("td.to-status").first).to_have_text("resolved")
+        expect(page.locator("#issue-history .to-status").last).to_have_text("resolved")
         page.click("#status-actions button[value=reopen]")
-        expect(page.locator("td.to-status").first).to_have_text("unresolved")
+        expect(page.locator("#issue-history .to-status").last).to_have_text("unresolved")
 
         page.click(".share-form button[type=submit]")
         share_url = page.input_value("#share-url")

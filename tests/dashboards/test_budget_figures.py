@@ -50,3 +50,16 @@ def test_bytes_in_kib_and_an_empty_chart_says_no_data() -> None:
     assert empty["layout"]["xaxis"]["visible"] is False  # no axis dated January 2000
     nothing = budget_figure(spec, [(START, None, 0), (START + timedelta(days=1), None, 0)], "bytes", "JS")
     assert NO_DATA in [a["text"] for a in nothing["layout"]["annotations"]]
+
+
+def test_too_few_samples_say_how_many_of_how_many() -> None:
+    """Issue #47: beside a row with 7 samples of the 20 needed the chart said "no data for these filters"."""
+    spec = BudgetSpec(1, 1, "load_time_ms", "p75", "/checkout", 2000.0, 7, 20)
+    points = [
+        (START, 1500.0, 4),
+        (START + timedelta(days=1), 1600.0, 6),
+        (START + timedelta(days=2), 1700.0, 7),
+    ]
+    figure = budget_figure(spec, points, "ms", "Load time on /checkout")
+    texts = [a["text"] for a in figure["layout"]["annotations"]]
+    assert "insufficient data: 7 of 20 samples" in texts and NO_DATA not in texts

@@ -147,7 +147,7 @@ def test_create_linked_jira_issue_from_the_issue_page(server, org_factory, fake,
         page.goto(server + issue_path)
         expect(page.locator("#links .ticket-state")).to_contain_text("closed")
         expect(page.locator("#status-actions button[value=reopen]")).to_have_count(1)
-        expect(page.locator("#status-history")).to_contain_text("integration:Ops Jira")
+        expect(page.locator("#issue-history")).to_contain_text("integration:Ops Jira")
         page.screenshot(path=str(ARTIFACTS / "issue_ticket_closed.png"), full_page=True)
         page.goto(f"{server}/orgs/{org['org_slug']}/settings/activity")
         expect(page.locator("body")).to_contain_text("external_link.failed")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import socket
 import threading
 import time
@@ -78,6 +79,7 @@ def land_demo_traffic(
     days: int = 21,
     per_day: int = 18,
     skip: frozenset[int] = frozenset(),
+    build: bool = True,
 ) -> list[datetime]:
     """Demo page loads, release by release over ``days`` (none on the days numbered in ``skip``), normalised and
     inserted as ingest stores them; the times of the page loads."""
@@ -114,8 +116,9 @@ def land_demo_traffic(
     for table, rows in (("transactions", tx_rows), ("spans", span_rows)):
         body = "\n".join(json.dumps(r, default=str) for r in rows).encode()
         client.raw_insert(table, insert_block=body, fmt="JSONEachRow")
-    # What the performance assets' next tick does: the fact tables the pages read.
-    build_facts(client, now - timedelta(days=days + 1), now + timedelta(hours=2))
+    # What the performance assets' next tick does: the fact tables the pages read (``build``: the tick ran).
+    if build:
+        build_facts(client, now - timedelta(days=days + 1), now + timedelta(hours=2))
     return times
 
 
@@ -174,5 +177,54 @@ def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -
         assert page.locator(".rec-row[data-rules~=parallel_calls]").count() == 1
         visit(f"{base}/pages?range=30d&browser=Safari&environment=staging", "pages_thin", 1)
         assert page.locator(".few").count() > 0
+        chromium.close()
+    assert not errors, errors
+
+
+def test_release_views_show_the_headline_regression_at_first_sight(server, org_factory, stores) -> None:
+    """Issue #47: the demo's shape (five releases over 35 days, shop@1.3.0 live 8 to 14 days ago): Release impact
+    and Trends opened without a range show the regression and say which window they opened on; a week would
+    show the newest release alone. Screenshots at 1400 and 1024 px."""
+    from playwright.sync_api import sync_playwright
+
+    org = org_factory()
+    land_demo_traffic(stores, org["org_id"], org["project_id"], days=35, per_day=14)
+    base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/performance"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        chromium = launch(pw)
+        page = chromium.new_page(viewport={"width": 1400, "height": 900})
+        watch_errors(page, errors, with_url=True)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+        for width in (1400, 1024):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(f"{base}/releases")
+            page.wait_for_selector(".plot .main-svg")
+            assert "opens on the last 30 days" in page.locator("#default-range").inner_text()
+            assert any(
+                t.startswith("Regression in shop@1.3.0")
+                for t in page.locator(".regression").all_inner_texts()
+            )
+            page.screenshot(path=str(SHOTS / f"releases_default_{width}.png"), full_page=True)
+            page.goto(f"{base}/trends")
+            page.wait_for_selector(".plot .main-svg")
+            assert page.locator("#default-range").count() == 1
+            assert page.locator("#weekly tbody tr").count() >= 5  # the weeks of every release
+            page.screenshot(path=str(SHOTS / f"trends_default_{width}.png"), full_page=True)
+        page.set_viewport_size({"width": 1400, "height": 900})
+        page.goto(f"{base}/trends?range=90d")
+        page.wait_for_selector(".plot .main-svg")
+        page.screenshot(path=str(SHOTS / "trends_90d_1400.png"))
+        page.goto(f"{base}/releases?range=7d")
+        assert page.locator("#releases-table", has_text="shop@1.3.0").count() == 0  # a week: the newest only
+        # History the marts have not taken yet: the page says they are building, and how far.
+        time.sleep(0.01)
+        land_demo_traffic(stores, org["org_id"], org["project_id"], days=6, per_day=3, build=False)
+        page.set_viewport_size({"width": 1400, "height": 900})
+        page.goto(f"{base}/trends")
+        notice = page.locator("#marts-building").inner_text()
+        assert re.search(r"Building the last [67] days: \d+ %", notice), notice
+        page.screenshot(path=str(SHOTS / "trends_building_1400.png"))
         chromium.close()
     assert not errors, errors

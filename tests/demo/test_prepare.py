@@ -10,10 +10,12 @@ from sqlalchemy import func, select
 from demo import prepare
 from demo.alerts import CHANNEL_NAME
 from demo.budgets import DEMO_BUDGETS
+from demo.retention import DEMO_MAX_EVENTS_PER_ISSUE
 from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import list_budgets
 from stacklens.control.db import session_scope
 from stacklens.control.models.alerts import AlertChannel, AlertRule
+from stacklens.control.project_retention import set_event_caps
 from stacklens.settings import Settings
 
 
@@ -40,3 +42,23 @@ def test_prepare_makes_the_demo_alerts_and_budgets_once(settings: Settings, make
     assert channels == [CHANNEL_NAME]
     assert rules == 8
     assert len(budgets) == len(DEMO_BUDGETS)
+    with session_scope(settings) as session:
+        project = project_by_slug(session, str(org["project"]))
+        assert project.max_events_per_issue == DEMO_MAX_EVENTS_PER_ISSUE
+        set_event_caps(session, project.org_id, project.id, None, None)  # lifted by the user: stays lifted
+    assert prepare.main(argv) == 0
+    with session_scope(settings) as session:
+        assert project_by_slug(session, str(org["project"])).max_events_per_issue is None
+
+
+def test_prepare_makes_the_demo_dashboard_once(settings: Settings, make_org, tmp_path: Path) -> None:
+    from demo.dashboards import NAME
+    from stacklens.explore.dashboards import list_dashboards
+
+    org = make_org("Demo")
+    argv = ["--organization", "Demo", "--project", str(org["project"]), "--shop-url", "http://127.0.0.1:8001"]
+    argv += ["--webhook-secret-file", str(tmp_path / "secret")]
+    assert prepare.main(argv) == 0 and prepare.main(argv) == 0
+    with session_scope(settings) as session:
+        boards = list_dashboards(session, int(org["org_id"]))
+    assert [b.name for b in boards] == [NAME] and len(boards[0].widgets) == 9

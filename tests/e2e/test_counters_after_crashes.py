@@ -1,4 +1,5 @@
-"""The server killed with SIGKILL three times while the shipper delivers, with batches of 1, 50 and 1,000 lines.
+"""The server killed with SIGKILL three times while the shipper delivers, with batches of 1, 50 and 1,000 lines,
+and while eight Sentry clients send one-event gzip envelopes (the peer benchmark's clients, bench/peers.py).
 
 Three `stacklens-shipper --record` processes (one per batch size, each its own project) deliver to one
 `stacklens serve`, which is killed three times mid-delivery (each kill right after the 1,000-line shipper's
@@ -9,6 +10,10 @@ is stored once, the issue list counts every event, and — read from the warehou
 every insert-time counter (issue counters, users, daily counts, facets, tags, release error counts, the issue
 rollup), the marts built on them and the alert measures equal a direct query of the stored events.
 
+The envelope clients resend an event whose request got no answer (the server was killed under it) until it is
+answered: every event is then stored exactly once, whether its first attempt landed in the front door's spool
+before the kill (the next start drains it, and the resend is a duplicate) or never got there.
+
 Lines: 5,000 for the 50- and 1,000-line batches; 100 for single-line batches (a single-line request costs
 ~0.1–0.3 s on a shared 2-core host beside the others, so 5,000 would take minutes, and a single-line batch lands
 like any other: one request, one attempt).
@@ -16,12 +21,14 @@ like any other: one request, one attempt).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +56,66 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
 LINES = {1: 100, 50: 5000, 1000: 5000}  # batch size -> lines delivered
 KILLS = 3
+ENVELOPES = 600  # one-event envelopes sent by the Sentry clients
+ENVELOPE_CLIENTS = 8
+
+
+class EnvelopeClients:
+    """Eight threads sending one-event gzip envelopes until each event is answered 200; a request that fails
+    without an answer (the server killed, or starting) is sent again after a pause."""
+
+    def __init__(self, port: int, project: dict[str, Any]) -> None:
+        self.url = f"http://127.0.0.1:{port}/api/{project['project_id']}/envelope/"
+        self.headers = {
+            "Content-Encoding": "gzip",
+            "Content-Type": "application/x-sentry-envelope",
+            "X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={project['app_key']}, sentry_client=crash/1",
+        }
+        self.payloads = [json.loads(line)["payload"] for line in event_lines(ENVELOPES).splitlines()]
+        self.answered: list[str] = []
+        self.resent = 0
+        self.refused: list[str] = []
+        self._lock = threading.Lock()
+        self._threads = [
+            threading.Thread(target=self._send, args=(self.payloads[n::ENVELOPE_CLIENTS],), daemon=True)
+            for n in range(ENVELOPE_CLIENTS)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _send(self, payloads: list[dict[str, Any]]) -> None:
+        with httpx.Client(timeout=30.0) as http:
+            for payload in payloads:
+                body = b"\n".join(
+                    [
+                        json.dumps({"event_id": payload["event_id"]}).encode(),
+                        json.dumps({"type": "event"}).encode(),
+                        json.dumps(payload).encode(),
+                    ]
+                )
+                while True:
+                    try:
+                        answer = http.post(self.url, content=gzip.compress(body), headers=self.headers)
+                    except httpx.HTTPError:
+                        with self._lock:
+                            self.resent += 1
+                        time.sleep(0.2)
+                        continue
+                    if answer.status_code == 200:
+                        with self._lock:
+                            self.answered.append(payload["event_id"])
+                        break
+                    if answer.status_code >= 500:
+                        with self._lock:
+                            self.refused.append(f"{answer.status_code}: {answer.text[:200]}")
+                        time.sleep(0.2)
+                        continue
+                    with self._lock:
+                        self.refused.append(f"{answer.status_code}: {answer.text[:200]}")
+                    break
+
+    def done(self) -> bool:
+        return not any(thread.is_alive() for thread in self._threads)
 
 
 def write_config(path: Path, api_key: str, app_key: str, port: int, storage: Path, batch_size: int) -> None:
@@ -139,6 +206,9 @@ def deliver_through_three_kills(stack: Stack) -> None:
     stacklens = str(BIN / "stacklens")
     org = stack.run_json([stacklens, "admin", "create-org", "--json", "--name", "Crashes",
                           "--owner-email", "owner@crashes.example", "--password", "crash-test-123"])  # fmt: skip
+    sentry = stack.run_json(
+        [stacklens, "admin", "create-project", "--json", "--org", "Crashes", "--name", "Sentry clients"]
+    )
     projects = {
         size: stack.run_json(
             [
@@ -169,6 +239,7 @@ def deliver_through_three_kills(stack: Stack) -> None:
         size: stack.start(f"shipper-{size}", [str(BIN / "stacklens-shipper"), "--config", str(c), "--record"])
         for size, c in configs.items()
     }
+    clients = EnvelopeClients(port, sentry)
     for kill in range(1, KILLS + 1):
         # The largest batches' shipper has just had batch `kill` accepted: it is sending the next, the others
         # are mid-stream.
@@ -182,6 +253,10 @@ def deliver_through_three_kills(stack: Stack) -> None:
         240,
         0.5,
     )
+    wait_for("every envelope to be answered", clients.done, 240, 0.5)
+    assert not [r for r in clients.refused if not r.startswith("5")], clients.refused[:5]
+    assert sorted(clients.answered) == sorted(p["event_id"] for p in clients.payloads)
+    print(f"envelopes sent again after a kill: {clients.resent}; answered 5xx: {len(clients.refused)}")
     for size, shipper in shippers.items():
         assert shipper.running(), f"the {size}-line shipper exited with {shipper.popen.returncode}"
         assert re.search(r"Retry attempt", shipper.output()), f"the {size}-line shipper never met a kill"
@@ -204,6 +279,8 @@ def deliver_through_three_kills(stack: Stack) -> None:
         for size, project in projects.items():
             issues = all_issues(api, project["slug"])
             assert sum(i["events"] for i in issues) == LINES[size], (size, [i["events"] for i in issues])
+        issues = all_issues(api, sentry["slug"])
+        assert sum(i["events"] for i in issues) == ENVELOPES, [i["events"] for i in issues]
 
     for shipper in shippers.values():
         assert shipper.stop(signal.SIGTERM) == 0
@@ -211,7 +288,7 @@ def deliver_through_three_kills(stack: Stack) -> None:
     errors = unhandled_errors(server.output())
     assert not errors, f"the server logged unhandled exceptions: {errors}"
 
-    figures = warehouse_figures(stack, [p["project_id"] for p in projects.values()])
+    figures = warehouse_figures(stack, [p["project_id"] for p in [*projects.values(), sentry]])
     # Whether a kill fell between a batch's events and their views is up to the moment it lands: say what the
     # repair found (it shows with -s, and in a failure's report).
     print(f"landing attempts repaired after the kills: {figures['repaired_attempts']}")
@@ -219,3 +296,6 @@ def deliver_through_three_kills(stack: Stack) -> None:
         found = figures[str(project["project_id"])]
         assert found["stored"] == [LINES[size], LINES[size]], f"batches of {size}: stored {found['stored']}"
         assert found["differences"] == {}, f"batches of {size}: {found['differences']}"
+    found = figures[str(sentry["project_id"])]
+    assert found["stored"] == [ENVELOPES, ENVELOPES], f"envelopes: stored {found['stored']}"
+    assert found["differences"] == {}, f"envelopes: {found['differences']}"

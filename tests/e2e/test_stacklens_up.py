@@ -52,6 +52,13 @@ def launch(stack: Stack, port: int, shop_port: int) -> Proc:
     return proc
 
 
+def _cmdline(process: Path) -> bytes:
+    try:
+        return (process / "cmdline").read_bytes()
+    except OSError:  # ended meanwhile, or not ours to read
+        return b""
+
+
 def kill_groups(stack: Stack) -> None:
     """Whatever a failed run left behind: every process of each launcher's group, even after it exited."""
     for proc in stack.procs:
@@ -162,6 +169,13 @@ def test_up_serves_the_demo_stops_on_ctrl_c_and_reuses_its_data(tmp_path: Path) 
                 2.0,
             )
             assert all(i["title"] and i["culprit"] for i in issues)
+            # No process shows an app key on its command line, where `ps` shows it to every user (issue #47).
+            shown = [
+                p.name
+                for p in Path("/proc").iterdir()
+                if p.name.isdigit() and keys["appKey"].encode() in _cmdline(p)
+            ]
+            assert not shown, shown
             interrupt(up, data)
 
             # The same data directory again: same login, same keys, nothing recreated.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -132,15 +132,18 @@ def _alert_measures(client: Client, project_id: int) -> tuple[list[list[Any]], l
         ["new", issue_id]
         for issue_id, _, _ in issue_measures.new_issues(client, [[rules[1]]], now)[0].get(project_id, [])
     ]
-    since = now - timedelta(seconds=window)
+    # The rules' window and users as the metrics layer defines them: rolling, cut to whole minutes; an event
+    # without a user is no user (stacklens.metrics.windows, stacklens.metrics.issue_figures).
+    cut = issue_measures.window_of(rules[0], now)
     direct = _plain(
         [
             list(r)
             for r in client.query(
-                "SELECT issue_id, count(), uniqExact(user_key) FROM events WHERE project_id = {p:UInt64}"
+                "SELECT issue_id, count(), uniqExactIf(user_key, user_key != '') FROM events"
+                " WHERE project_id = {p:UInt64}"
                 " AND timestamp >= {s:DateTime64(3, 'UTC')} AND timestamp < {u:DateTime64(3, 'UTC')}"
                 " GROUP BY issue_id",
-                parameters={"p": project_id, "s": since, "u": now},
+                parameters={"p": project_id, "s": cut.since, "u": cut.until},
             ).result_rows
         ]
     )
@@ -149,7 +152,7 @@ def _alert_measures(client: Client, project_id: int) -> tuple[list[list[Any]], l
         for r in client.query(
             "SELECT issue_id FROM events WHERE project_id = {p:UInt64} GROUP BY issue_id"
             " HAVING min(timestamp) >= {s:DateTime64(3, 'UTC')}",
-            parameters={"p": project_id, "s": since},
+            parameters={"p": project_id, "s": cut.since},
         ).result_rows
     ]
     return sorted(measured, key=str), sorted(direct, key=str)

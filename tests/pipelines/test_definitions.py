@@ -71,6 +71,9 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "budget_status",
         "alert_evaluations",
         "alert_deliveries",
+        "issue_owners",
+        "person_digests",
+        "scheduled_reports",
         "tracker_ticket_states",
         "session_periods",
     }
@@ -116,7 +119,7 @@ def test_loading_reads_neither_the_control_store_nor_the_environment(tmp_path: P
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "['budget_status:budgets_within_limits']"
+    assert proc.stdout.strip() == "['budget_status:budgets_evaluated']"
 
 
 def _warehouse_tables() -> set[str]:

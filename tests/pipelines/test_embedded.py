@@ -4,6 +4,7 @@ rebuilt, as when budgets change) must not meet anything that earlier instance le
 from __future__ import annotations
 
 import gc
+import time
 from datetime import UTC, datetime
 
 import dagster as dg
@@ -59,3 +60,30 @@ def test_runner_stop_disposes_and_a_new_runner_runs(settings: Settings, client) 
         assert {r.job_name for r in runs} >= {"issues_job"} and len(runs) >= 2
     finally:
         second.stop()
+
+
+def test_the_runner_counts_failed_ticks_for_the_operators(settings: Settings, client, make_org) -> None:
+    """The schedules thread itself: ticks against a warehouse without `events` fail and are counted; once the
+    table is back a tick succeeds and the count starts again."""
+    _land(client, 7)
+    make_org()
+    runner = EmbeddedRunner(settings, poll_seconds=0.1, catch_up_seconds=600, catch_up_interval=0.2)
+    seen: list[list[str]] = []
+    runner.ticks.record = seen.append  # type: ignore[assignment]  # the ticks as the runner reports them
+    client.command("RENAME TABLE events TO events_away")
+    try:
+        runner.start()
+        wait = 60.0
+        deadline = time.monotonic() + wait
+        while sum(1 for tick in seen if tick) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sum(1 for tick in seen if tick) >= 3, seen
+        assert any("events" in failure for tick in seen for failure in tick), seen
+    finally:
+        client.command("RENAME TABLE events_away TO events")
+    deadline = time.monotonic() + wait
+    count = len(seen)
+    while not any(tick == [] for tick in seen[count:]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert runner.stop()
+    assert [] in seen[count:], seen[count:]

@@ -1,6 +1,7 @@
 """The sensors of ``pipelines/sensors.py`` evaluated as Dagster evaluates them, against a real instance and
 the real embedded warehouse: the new-data sensors request a run exactly when rows arrived after the last
-materialization, and the failure sensor logs a failed run with its job and error."""
+materialization, the failure sensor logs a failed run with its job and error, and under the daemon three
+failed scheduled runs in a row open the service's ``pipelines_failing`` alert, the next good one closes it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from dagster._core.definitions.sensor_definition import SensorExecutionData
 from pipelines import warehouse_ops as ops
 from pipelines.embedded import materialize_now
 from pipelines.planning import RANGE_END_TAG, RANGE_START_TAG
-from pipelines.sensors import run_failure_logger, sensors
+from pipelines.resources import AlertingResource, resources_for
+from pipelines.sensors import run_failure_logger, run_success_watch, sensors
 from tests.pipelines.pipeline_seed import seed_errors, seed_performance
 
 
@@ -92,9 +94,57 @@ def test_the_failure_sensor_logs_a_failed_run(instance, caplog: pytest.LogCaptur
         dagster_event=failure,
         dagster_instance=instance,
         dagster_run=result.dagster_run,
+        resources={"alerting": AlertingResource()},
     ).for_run_failure()
     with caplog.at_level(logging.ERROR, logger="pipelines.sensors"):
         run_failure_logger(context)
     (record,) = [r for r in caplog.records if r.name == "pipelines.sensors"]
     assert result.run_id in record.getMessage() and "checkout_job" in record.getMessage()
     assert "failed" in record.getMessage()
+
+
+def test_three_failed_scheduled_runs_in_a_row_alert_the_operators(instance, settings) -> None:
+    from stacklens.control.db import migrate_control_store
+    from stacklens.self_watch.episodes import firing_conditions
+
+    migrate_control_store(settings)
+    alerting = resources_for(settings)["alerting"]
+    scheduled = {"dagster/schedule_name": "issues_every_minute"}
+
+    @dg.op
+    def build_marts(context) -> None:
+        if context.run.tags.get("fail") == "yes":
+            raise RuntimeError("the warehouse did not answer")
+
+    @dg.job
+    def marts() -> None:
+        build_marts()
+
+    def run(fail: bool, tags: dict[str, str]) -> None:
+        result = marts.execute_in_process(
+            instance=instance, raise_on_error=False, tags={**tags, "fail": "yes" if fail else "no"}
+        )
+        status = dg.DagsterEventType.RUN_FAILURE if fail else dg.DagsterEventType.RUN_SUCCESS
+        event = next(e for e in result.all_events if e.event_type == status)
+        context = dg.build_run_status_sensor_context(
+            sensor_name="run_failure_logger" if fail else "run_success_watch",
+            dagster_event=event,
+            dagster_instance=instance,
+            dagster_run=result.dagster_run,
+            resources={"alerting": alerting},
+        )
+        if fail:
+            run_failure_logger(context.for_run_failure())
+        else:
+            run_success_watch(context)
+
+    for _ in range(2):
+        run(True, scheduled)
+    run(True, {})  # a run launched by hand is not a tick
+    assert "pipelines_failing" not in firing_conditions(settings)
+    run(True, scheduled)
+    assert "pipelines_failing" in firing_conditions(settings)
+    run(False, {})
+    assert "pipelines_failing" in firing_conditions(settings)
+    run(False, scheduled)
+    assert "pipelines_failing" not in firing_conditions(settings)

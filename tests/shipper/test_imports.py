@@ -1,4 +1,5 @@
-"""The shipper installs with the light base: importing it must not pull in server-side packages."""
+"""The shipper installs with the light base: importing it must not pull in server-side packages — checked by
+importing it in a fresh interpreter, and statically over every module (a lazy import inside a function too)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.static_imports import imports_beyond
 
 SERVER_SIDE = (
     "stacklens",
@@ -35,3 +38,10 @@ def test_shipper_imports_nothing_server_side() -> None:
     loaded = set(json.loads(result.stdout))
     assert "httpx" in loaded and "shipper" in loaded
     assert not loaded & set(SERVER_SIDE), loaded & set(SERVER_SIDE)
+
+
+def test_every_shipper_module_imports_only_the_standard_library_and_its_light_dependencies() -> None:
+    shipper = Path(__file__).parents[2] / "shipper"
+    assert len(list(shipper.rglob("*.py"))) >= 5
+    # What `pip install stacklens[shipper]` brings, and the shared contract.
+    assert imports_beyond(shipper, {"shipper", "stacklens_contract", "httpx", "yaml", "zstandard"}) == []

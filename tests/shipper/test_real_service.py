@@ -226,6 +226,41 @@ def test_a_batch_mixing_every_bad_line_with_good_ones(
     assert os.path.getsize(ws.logs / "deadletter.ndjson") > 0
 
 
+@pytest.fixture
+def ws_pairs(service: SimpleNamespace, org: dict[str, Any]) -> Iterator[Workspace]:
+    """A shipper sending two lines a batch, so a batch can hold nothing but refused lines."""
+    workspace = Workspace(service, apiKey=org["api_key"], appKey=org["app_key"], timeout="30s", batchSize=2)
+    yield workspace
+    workspace.cleanup()
+
+
+def test_a_batch_refused_for_mixed_reasons_is_dead_lettered_and_the_file_goes_on(
+    ws_pairs: Workspace, decade: Settings, org: dict[str, Any]
+) -> None:
+    """A batch of only refused lines — one with a retired app key, one the service cannot read — used to be
+    answered a whole-batch 404 that the shipper waited on for ever; now each line gets its own answer, both
+    reach the dead letters with their reason, and the lines after them land."""
+    now, key = time.time(), org["app_key"]
+    retired = event_line(org["retired"], "bad: retired key", now)
+    garbage = event_line(key, "bad: v text", now).replace(b'"v": 1', b'"v": "1"')
+    good = [event_line(key, f"good {i}", now) for i in range(3)]
+    write(ws_pairs.day(), [retired, garbage, *good])
+    proc = ws_pairs.start()
+    wait_until(
+        lambda: set(landed_messages(decade, org["org_id"])) == {"good 0", "good 1", "good 2"},
+        60,
+        "the good lines after the refused batch",
+    )
+    wait_until(lambda: len(dead_letters(ws_pairs)) == 2, 30, "both refused lines in the dead letters")
+    output = stop(proc)
+    letters = {letter["line"]: letter["reason"] for letter in dead_letters(ws_pairs)}
+    assert "Application Not Found" in letters[retired.removesuffix(b"\n").decode()]
+    assert letters[garbage.removesuffix(b"\n").decode()].endswith(
+        '`v` must be the number 1, not the text "1"'
+    )
+    assert "fix appKey" not in output, output[-3000:]
+
+
 def test_dead_letters_outlive_their_file_and_land_once_after_the_app_key_is_fixed(
     ws: Workspace, decade: Settings, org: dict[str, Any]
 ) -> None:

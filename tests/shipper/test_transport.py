@@ -36,6 +36,11 @@ from shipper.transport import (
         (409, {"error": "Idempotency-Key reused"}, Outcome.BAD_REQUEST, "Idempotency-Key reused"),
         (415, {"error": "Unsupported encoding"}, Outcome.ENCODING, "Unsupported encoding"),
         (503, {"error": "Service Unavailable"}, Outcome.RETRY, "503 Service Unavailable"),
+        # Any other 4xx is final for these bytes: split down to the line and dead-lettered, never retried for
+        # ever; 408 and 429 say "later", not "no".
+        (403, {"error": "Forbidden"}, Outcome.BAD_REQUEST, "403 Forbidden"),
+        (410, {"error": "Gone"}, Outcome.BAD_REQUEST, "410 Gone"),
+        (408, {"error": "Request Timeout"}, Outcome.RETRY, "408 Request Timeout"),
     ],
 )
 def test_each_answer_has_one_meaning(status: int, body: dict, outcome: Outcome, message: str) -> None:

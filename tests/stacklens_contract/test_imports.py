@@ -1,4 +1,5 @@
-"""The contract is imported by the shipper and the SDK on application hosts: standard library only."""
+"""The contract is imported by the shipper and the SDK on application hosts: standard library only — checked by
+importing it without site-packages, and statically over every module (a lazy import inside a function too)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.static_imports import imports_beyond
 
 # -S: no site-packages at all, so a third-party import cannot even succeed; the repository root is the path.
 CODE = """
@@ -28,3 +31,9 @@ def test_importing_the_contract_loads_only_the_standard_library() -> None:
     loaded = set(json.loads(result.stdout))
     assert "stacklens_contract" in loaded
     assert not loaded - {"stacklens_contract"} - set(sys.stdlib_module_names)
+
+
+def test_every_contract_module_imports_only_the_standard_library() -> None:
+    contract = Path(__file__).parents[2] / "stacklens_contract"
+    assert len(list(contract.rglob("*.py"))) >= 3
+    assert imports_beyond(contract, {"stacklens_contract"}) == []

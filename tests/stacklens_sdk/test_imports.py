@@ -7,12 +7,13 @@ every module's imports, and by importing the SDK in a fresh interpreter and list
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+
+from tests.static_imports import STANDARD_LIBRARY, top_level_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "stacklens_sdk"
@@ -37,31 +38,10 @@ SERVER_PACKAGES = (
 )
 
 
-def _top_level_imports(path: Path, *, module_level_only: bool = False) -> set[str]:
-    """The top-level package names ``path`` imports (with ``module_level_only``: outside any function)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    in_functions = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        for inner in ast.walk(node)
-    }
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if module_level_only and id(node) in in_functions:
-            continue
-        if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            names.add(node.module.split(".")[0])
-    return names
-
-
 def _forbidden(path: Path) -> list[str]:
-    stdlib = set(sys.stdlib_module_names) | {"__future__"}
-    allowed = stdlib | set(ALLOWED_THIRD_PARTY)
-    anywhere = _top_level_imports(path) - allowed - set(APPLICATION_FRAMEWORKS_IN_FUNCTIONS)
-    at_module_level = _top_level_imports(path, module_level_only=True) - allowed
+    allowed = STANDARD_LIBRARY | set(ALLOWED_THIRD_PARTY)
+    anywhere = top_level_imports(path) - allowed - set(APPLICATION_FRAMEWORKS_IN_FUNCTIONS)
+    at_module_level = top_level_imports(path, module_level_only=True) - allowed
     return sorted(anywhere | at_module_level)
 
 

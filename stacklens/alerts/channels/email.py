@@ -3,9 +3,12 @@ a plain-text and an HTML part. SMTP 4xx answers and connection trouble are retri
 
 from __future__ import annotations
 
+import contextlib
 import re
 import smtplib
+import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -15,7 +18,54 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from stacklens.alerts.channels.base import Message, SendResult
 
 EMAIL_RE = re.compile(r"^[^@\s<>,;]+@[^@\s<>,;]+\.[^@\s<>,;]+$|^[^@\s<>,;]+@localhost$")
-SMTP_TIMEOUT_S = 15.0
+SMTP_TIMEOUT_S = 15.0  # each connect or read
+# The whole conversation: a server answering one byte every few seconds never trips the per-read timeout, and
+# held the schedule's sender (and every tenant behind it) for minutes. At the deadline the socket is shut.
+SMTP_DEADLINE_S = 30.0
+
+
+class _Cutoff:
+    """Shuts the socket of an SMTP conversation once its deadline passes (a read blocked on it then fails)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.passed = False
+        self._sockets: list[socket.socket] = []
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket) -> socket.socket:
+        self._sockets.append(sock)
+        if self.passed:
+            self._cut()
+        return sock
+
+    def _cut(self) -> None:
+        self.passed = True
+        for sock in self._sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+class _SMTP(smtplib.SMTP):
+    def __init__(self, cutoff: _Cutoff, host: str, port: int) -> None:
+        self._cutoff = cutoff
+        super().__init__(host, port, timeout=SMTP_TIMEOUT_S)
+
+    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
+        return self._cutoff.watch(super()._get_socket(host, port, timeout))  # type: ignore[misc]  # smtplib hook, not in typeshed
+
+
+class _SMTP_SSL(smtplib.SMTP_SSL):  # noqa: N801 - smtplib's own name, with the cutoff
+    def __init__(self, cutoff: _Cutoff, host: str, port: int) -> None:
+        self._cutoff = cutoff
+        super().__init__(host, port, timeout=SMTP_TIMEOUT_S, context=ssl.create_default_context())
+
+    def _get_socket(self, host: str, port: int, timeout: float) -> socket.socket:
+        return self._cutoff.watch(super()._get_socket(host, port, timeout))  # type: ignore[misc]  # smtplib hook, not in typeshed
 
 
 class SmtpConfigError(ValueError):
@@ -87,6 +137,9 @@ class EmailChannel:
         mail["X-StackLens-Notification"] = message.id
         mail.set_content(message.text)
         mail.add_alternative(message.html, subtype="html")
+        for filename, content_type, data in message.attachments:
+            maintype, _, subtype = content_type.partition("/")
+            mail.add_attachment(data, maintype=maintype, subtype=subtype, filename=filename)
         return mail
 
     def send(self, message: Message) -> SendResult:
@@ -96,14 +149,13 @@ class EmailChannel:
         except SmtpConfigError as exc:
             return SendResult(ok=False, retryable=False, error=str(exc))
         mail = self.build(message)
+        cutoff = _Cutoff(SMTP_DEADLINE_S)
         try:
             smtp: smtplib.SMTP
             if target.ssl:
-                smtp = smtplib.SMTP_SSL(
-                    target.host, target.port, timeout=SMTP_TIMEOUT_S, context=ssl.create_default_context()
-                )
+                smtp = _SMTP_SSL(cutoff, target.host, target.port)
             else:
-                smtp = smtplib.SMTP(target.host, target.port, timeout=SMTP_TIMEOUT_S)
+                smtp = _SMTP(cutoff, target.host, target.port)
             with smtp:
                 if target.starttls:
                     smtp.starttls(context=ssl.create_default_context())
@@ -121,12 +173,19 @@ class EmailChannel:
             )
         except (TimeoutError, smtplib.SMTPException, OSError) as exc:
             where = f"{target.host}:{target.port}"
+            why = (
+                f"the conversation did not finish within {SMTP_DEADLINE_S:g} s"
+                if cutoff.passed
+                else exc or type(exc).__name__
+            )
             return SendResult(
                 ok=False,
                 retryable=True,
                 latency_ms=_ms(started),
-                error=f"cannot reach the SMTP server {where}: {exc or type(exc).__name__}",
+                error=f"cannot reach the SMTP server {where}: {why}",
             )
+        finally:
+            cutoff.cancel()
         excerpt = f"250 accepted for {len(self.to) - len(refused)} of {len(self.to)} recipients"
         return SendResult(ok=True, status_code=250, latency_ms=_ms(started), excerpt=excerpt)
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from stacklens.alerts.channels.base import Message, SendResult
-from stacklens.outbound import OutboundClient, OutboundRefused
+from stacklens.outbound import AnswerTooLarge, DeadlinePassed, OutboundClient, OutboundRefused
 
 _ICON = {
     "firing": ":red_circle:",
@@ -46,12 +46,27 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+# A receiver's answer is only shown (an excerpt in the delivery log), so 64 KiB is plenty; a larger one is a
+# receiver that is not a webhook receiver (a download, a page), and reading it would cost memory for nothing.
+MAX_RECEIVER_ANSWER_BYTES = 64 * 1024
+
+
 def post_json(client: OutboundClient, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
     """POST through the outbound client and classify the answer (shared by Slack and webhooks)."""
     try:
-        response = client.post(url, body, headers)
+        response = client.post(url, body, headers, max_answer_bytes=MAX_RECEIVER_ANSWER_BYTES)
     except OutboundRefused as exc:
         return SendResult(ok=False, retryable=False, error=str(exc))
+    except AnswerTooLarge as exc:
+        # Final: the same URL will answer the same way; the channel's settings need a fix.
+        return SendResult(
+            ok=False,
+            retryable=False,
+            status_code=exc.status,
+            error=f"{exc}; a webhook receiver should answer briefly (check the URL)",
+        )
+    except DeadlinePassed as exc:
+        return SendResult(ok=False, retryable=True, error=f"{exc}; retried later")
     except httpx.TimeoutException:
         return SendResult(
             ok=False, retryable=True, error=f"no answer within {client.timeout_s:g} s (timeout)"

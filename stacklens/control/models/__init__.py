@@ -3,8 +3,11 @@
 :mod:`~stacklens.control.models.base` holds the declarative base and the UTC timestamp type;
 :mod:`~stacklens.control.models.accounts` organizations, people, projects, keys, sessions and invitations;
 :mod:`~stacklens.control.models.budgets`, :mod:`~stacklens.control.models.share_links`,
-:mod:`~stacklens.control.models.alerts`, :mod:`~stacklens.control.models.explore` and
-:mod:`~stacklens.control.models.integrations` the tables of their topic. Importing this package registers
+:mod:`~stacklens.control.models.alerts`, :mod:`~stacklens.control.models.explore`,
+:mod:`~stacklens.control.models.dashboards` (dashboards, annotations),
+:mod:`~stacklens.control.models.integrations`, :mod:`~stacklens.control.models.teams` (teams, assignees,
+comments, ownership rules), :mod:`~stacklens.control.models.issue_merges` (merge overrides) and :mod:`~stacklens.control.models.service` (the service's own
+alert episodes) the tables of their topic. Importing this package registers
 every table on ``Base.metadata`` (what ``stacklens/control/migrations/env.py`` compares against) and re-exports
 each of them. Schema changes go through Alembic revisions in ``stacklens/control/migrations``.
 """
@@ -33,9 +36,25 @@ from stacklens.control.models.alerts import (
 )
 from stacklens.control.models.base import Base, UtcDateTime, iso_utc, utcnow
 from stacklens.control.models.budgets import Budget
+from stacklens.control.models.dashboards import Annotation, Dashboard, DashboardShare, Subscription
 from stacklens.control.models.explore import SavedQuery
 from stacklens.control.models.integrations import ExternalLink, TrackerConnection
+from stacklens.control.models.issue_merges import IssueMerge
+from stacklens.control.models.maintenance import MaintenanceRun
+from stacklens.control.models.service import ServiceEpisode
 from stacklens.control.models.share_links import ShareLink
+from stacklens.control.models.teams import (
+    DigestItem,
+    IssueAction,
+    IssueAssignee,
+    IssueComment,
+    IssueNewsMark,
+    IssueWatcher,
+    NotificationSetting,
+    OwnershipRules,
+    Team,
+    TeamMember,
+)
 
 __all__ = [
     "ActivityEntry",
@@ -45,18 +64,35 @@ __all__ = [
     "AlertNotification",
     "AlertRule",
     "AlertRuleState",
+    "Annotation",
     "ApiKey",
     "AppKey",
     "Base",
     "Budget",
+    "Dashboard",
+    "DashboardShare",
+    "DigestItem",
     "ExternalLink",
     "Invitation",
+    "IssueAction",
+    "IssueAssignee",
+    "IssueComment",
+    "IssueMerge",
+    "IssueNewsMark",
+    "IssueWatcher",
     "KeyUsage",
+    "MaintenanceRun",
     "Membership",
+    "NotificationSetting",
     "Organization",
+    "OwnershipRules",
     "Project",
     "SavedQuery",
+    "ServiceEpisode",
     "ShareLink",
+    "Subscription",
+    "Team",
+    "TeamMember",
     "TrackerConnection",
     "User",
     "UserSession",

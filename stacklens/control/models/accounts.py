@@ -22,6 +22,9 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy import (
+    false as sa_false,
+)
+from sqlalchemy import (
     true as sa_true,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -52,6 +55,9 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(200))  # argon2id
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    # An operator of the installation (instance-wide, not one organization's): sees /admin/operations.
+    # Granted with `stacklens admin grant-operator EMAIL`, never from the web.
+    is_operator: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
 
 
 class Membership(Base):
@@ -82,6 +88,17 @@ class Project(Base):
     # (stacklens.ingest.in_app): the culprit and the in-app frames of the events received from then on.
     in_app_include: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
     in_app_exclude: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
+    # The project's own quotas inside the organization's (stacklens.control.project_quotas): events per
+    # minute over every category (None: only the organization's), and per-category limits.
+    events_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
+    category_quotas: Mapped[dict[str, int]] = mapped_column(JSON, default=dict, server_default="{}")
+    # Days of raw data kept for this project (stacklens/operations/retention.py); None: the installation's
+    # STACKLENS_RETENTION_DAYS, which also caps it (the engine's TTL drops anything older).
+    retention_days: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
+    # Event caps (stacklens/operations/event_caps.py): at most this many error events kept per issue / in the
+    # project, the oldest removed by the retention run; None: no cap. The counters keep counting every event.
+    max_events_per_issue: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
+    max_events_per_project: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
 
     organization: Mapped[Organization] = relationship(back_populates="projects")
     app_keys: Mapped[list[AppKey]] = relationship(back_populates="project")

@@ -48,6 +48,12 @@ class AlertChannel(Base):
     last_failure_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     paused_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     pause_reason: Mapped[str] = mapped_column(String(300), default="")
+    # A person's own e-mail channel (stacklens.issues.notifications): what they are told about issues goes
+    # through the outbox like any notification, but the channel is theirs, not the organization's, so channel
+    # lists, alert rules and the service's own alerts leave it out.
+    personal_user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), nullable=True, default=None
+    )
 
 
 class AlertRule(Base):

@@ -1,8 +1,8 @@
 """What every tracker client offers, the errors they raise and the JSON call they share.
 
 A client is built per use from a :class:`Connection` (the decrypted token never leaves the call) and an
-:class:`stacklens.outbound.OutboundClient`, so every request passes the SSRF guard, the timeout and the
-in-call retries (5xx, 429 and 408 are retried honouring ``Retry-After``; 4xx answers are final).
+:class:`stacklens.outbound.OutboundClient`, so every request passes the SSRF guard, the total deadline, the
+answer's size cap and the in-call retries (5xx, 429 and 408 are retried honouring ``Retry-After``; 4xx answers are final).
 """
 
 from __future__ import annotations
@@ -17,7 +17,13 @@ import httpx
 
 from stacklens.errors import InvalidInput, StackLensError, Unavailable
 from stacklens.integrations.document import Document
-from stacklens.outbound import OutboundClient, OutboundRefused, OutboundResponse
+from stacklens.outbound import (
+    AnswerTooLarge,
+    DeadlinePassed,
+    OutboundClient,
+    OutboundRefused,
+    OutboundResponse,
+)
 
 # A person waits on these calls (the page's Create button), so retries are quick: after 1 s and 3 s, or
 # what Retry-After asks up to 20 s; a tracker asking for longer is reported instead of waited on. The
@@ -118,6 +124,13 @@ class Tracker:
                 answer = self.outbound.request(method, url, headers, content)
             except OutboundRefused as exc:
                 raise TrackerRefused(f"{self.label}: {exc}") from exc
+            except AnswerTooLarge as exc:
+                raise TrackerRefused(
+                    f"{self.label} answered {what or url} with more than it should: {exc}; check the "
+                    "connection's base URL"
+                ) from exc
+            except DeadlinePassed as exc:  # a slow or dripping tracker: not waited on again in this call
+                raise TrackerUnavailable(f"{self.label} ({what or url}): {exc}; try again later") from exc
             except httpx.TransportError as exc:
                 if not last and not creates:
                     self.sleep(RETRY_DELAYS_S[attempt])

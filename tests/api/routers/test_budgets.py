@@ -97,7 +97,7 @@ def test_answers_carry_the_status_from_the_mart_or_evaluated_now(
         outcomes = materialize_now(definitions_for(settings), instance, ["budget_status"])
     finally:
         instance.dispose()
-    assert outcomes[0].success and outcomes[0].checks["budget_status:budgets_within_limits"] is True
+    assert outcomes[0].success and outcomes[0].checks["budget_status:budgets_evaluated"] is True
     (evaluated,) = client.get(url, headers=auth(acme)).json()["budgets"]
     assert evaluated["status"] == "insufficient_data" and evaluated["current_value"] is None
     # The answer is the mart's row (evaluated by the run), not a new evaluation.

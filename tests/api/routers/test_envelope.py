@@ -163,7 +163,7 @@ def test_store_endpoint_cors_and_quota(dsn_server: str, settings: Settings, make
     assert limited, [a.status_code for a in answers]
     assert limited[0].json()["error"] == "Rate Limited"
     retry = limited[0].headers["retry-after"]
-    assert limited[0].headers["x-sentry-rate-limits"] == f"{retry}::organization"
+    assert limited[0].headers["x-sentry-rate-limits"] == f"{retry}::organization:org_quota"
 
 
 def test_projects_api_and_settings_page_show_the_dsn_that_works(

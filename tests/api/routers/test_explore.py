@@ -252,3 +252,28 @@ def test_operator_sql_is_read_only_and_needs_the_operator_token(client, orgs, st
     assert wrong.status_code == 401
     client.app.state.pipelines_token = None
     assert client.post("/api/explore/sql", json={"sql": "SELECT 1"}, headers=headers).status_code == 404
+
+
+def test_compare_answers_previous_values_and_changes(client, orgs) -> None:
+    acme, _ = orgs
+    week = {"since": "2026-11-13T12:00:00Z", "until": "2026-11-20T12:00:00Z"}  # the seed spans 14 days
+    body = {
+        **BODY,
+        **week,
+        "project": acme["project"],
+        "group_by": ["browser"],
+        "compare": {"previous_period": True},
+    }
+    data = _post(client, acme, body).json()
+    assert data["columns"][:4] == ["browser", "count", "count_previous", "count_change_pct"]
+    before = {"since": "2026-11-06T12:00:00Z", "until": "2026-11-13T12:00:00Z"}
+    alone = {
+        r["browser"]: r
+        for r in _post(client, acme, {**BODY, **before, "group_by": ["browser"]}).json()["rows"]
+    }
+    assert any(row["count_previous"] for row in data["rows"])
+    for row in data["rows"]:
+        assert row["count_previous"] == alone.get(row["browser"], {}).get("count")
+    bad = _post(client, acme, {**body, "compare": {"previous_period": "yes"}})
+    assert bad.status_code == 400 and bad.json()["detail"].startswith("compare.previous_period: must be true")
+    assert _post(client, acme, body, format="csv").json()["detail"].startswith("compare: a download holds")

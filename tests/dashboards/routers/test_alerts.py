@@ -122,3 +122,31 @@ def test_new_rule_form_errors_rule_page_and_isolation(client, org_factory, allow
     sign_in(client, other["email"])
     assert client.get(rule_path).status_code == 404
     assert client.get(rule_path.replace(org["org_slug"], other["org_slug"])).status_code == 404
+
+
+def test_a_quiet_per_issue_rule_shows_its_latest_evaluation(client, org_factory, allowed, stores) -> None:
+    # A frequency rule whose issues stay within the threshold keeps no state row (one shared evaluation row per
+    # tick): the list said "not evaluated yet" while the rule page listed an evaluation each minute.
+    from tests.dashboards.landing import land, sdk_event
+
+    org = org_factory()
+    sign_in(client, org["email"])
+    alerts = f"/orgs/{org['org_slug']}/alerts"
+    form = client.get(alerts + "/new")
+    data = {
+        "csrf_token": csrf_of(form.text),
+        "name": "Busy issue",
+        "type": "event_frequency",
+        "project": org["project"],
+        "threshold": "100",
+        "window": "1h",
+    }
+    made = client.post(alerts + "/new", data=data, follow_redirects=False)
+    assert made.status_code == 303, made.text
+    assert "not evaluated yet" in client.get(alerts).text
+    land(org["org_id"], org["project_id"], [sdk_event(lambda: 1 / 0)])
+    evaluate(stores, get_warehouse(stores), "http://sl.test")
+    listed = client.get(alerts).text
+    assert "not evaluated yet" not in listed and "state-ok" in listed and "evaluated " in listed
+    page = client.get(made.headers["location"]).text
+    assert 'id="rule-state">ok' in page and "issue(s) within the threshold" in page

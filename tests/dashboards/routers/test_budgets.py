@@ -118,6 +118,12 @@ def test_add_edit_delete_with_statuses_charts_and_previews(client, world) -> Non
     assert re.search(r'id="fig-budget-preview">\{"data": ?\[\{', edit.text)  # the chart holds a trace
     failed, judged = map(int, re.search(r"failed on (\d+) of (\d+)", edit.text).groups())
     assert failed == judged and failed >= 7
+    # Issue #47: "32 of 32 daily evaluations over the last 30 days" counted 32 in 30; the preview says which.
+    first = (datetime.now(UTC) - timedelta(days=30)).strftime("%Y-%m-%d")
+    assert (
+        "of 32 evaluations in all: one at each midnight (UTC) from " + first + " to today's, and one now"
+    ) in edit.text, re.search(r"Would have failed[^.]*\.", edit.text).group(0)
+    assert "daily evaluations" not in edit.text
     fields = {
         "metric": "load_time_ms",
         "statistic": "p75",

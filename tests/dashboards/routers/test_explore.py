@@ -100,3 +100,145 @@ def test_page_draws_the_chart_in_a_real_browser(server, acme) -> None:  # noqa: 
         chromium.close()
     assert traces == 2  # one line per release
     assert errors == []
+
+
+def test_the_aggregate_menu_offers_only_what_the_server_accepts(client, org_factory) -> None:
+    """Issue #47: page loads offered p75(page_loads) and rate_per_1k, which the query then refused."""
+    org = org_factory()
+    sign_in(client, org["email"])
+    page = client.get(f"/orgs/{org['org_slug']}/explore", params={"dataset": "pageloads"}).text
+    offered = set(re.findall(r'<option value="([a-z0-9_]+:[a-z0-9_]*)"', page))
+    assert {"count:", "p75:lcp_ms", "unique_users:"} <= offered
+    assert "p75:page_loads" not in offered and not any(o.startswith("rate_per_1k") for o in offered)
+    errors = client.get(f"/orgs/{org['org_slug']}/explore", params={"dataset": "errors"}).text
+    offered = set(re.findall(r'<option value="([a-z0-9_]+:[a-z0-9_]*)"', errors))
+    assert "rate_per_1k:" in offered, offered
+
+
+@pytest.mark.browser
+def test_compare_and_markers_in_a_real_browser(server, org_factory, stores) -> None:  # noqa: F811
+    """Compare with the previous period: the table has the previous value and the change beside each aggregate,
+    each chart overlays the previous period dotted, the releases first seen in the window are marked; screenshots
+    at 1400 and 1024 px."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.dashboards.test_performance_browser import land_demo_traffic
+
+    org = org_factory()
+    land_demo_traffic(stores, org["org_id"], org["project_id"])
+    query = [
+        ("dataset", "pageloads"),
+        ("range", "7d"),
+        ("interval", "1d"),
+        ("a", "count:"),
+        ("a", "p75:lcp_ms"),
+    ]
+    url = f"{server}/orgs/{org['org_slug']}/explore?" + urlencode([*query, ("compare", "previous")])
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    seen = {}
+    with sync_playwright() as pw:
+        chromium = launch(pw)
+        for width in (1400, 1024):
+            page = chromium.new_page(viewport={"width": width, "height": 1000})
+            watch_errors(page, errors, page_errors=False)
+            sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+            page.goto(url)
+            page.wait_for_selector("#plot-explore-0 .main-svg")
+            seen[width] = page.evaluate(
+                """() => ({
+                  headers: Array.from(document.querySelectorAll('#explore-table th')).map(h => h.textContent),
+                  cells: Array.from(document.querySelectorAll('#explore-table tbody td')).map(c => c.textContent.trim()),
+                  traces: document.getElementById('plot-explore-0').data.map(t => t.name),
+                  markers: (document.getElementById('plot-explore-0').layout.annotations || []).map(a => a.text),
+                  checked: document.getElementById('explore-compare').checked,
+                })"""
+            )
+            page.screenshot(path=str(SHOTS / f"explore-compare-{width}.png"), full_page=True)
+            page.close()
+        chromium.close()
+    assert errors == []
+    for width, got in seen.items():
+        assert got["checked"] and got["headers"] == [
+            "Count",
+            "Previous",
+            "Change",
+            "LCP p75 (ms)",
+            "Previous",
+            "Change",
+            "Samples",
+        ], (width, got)
+        count, before, change = got["cells"][:3]
+        now_n, before_n = int(count.replace(",", "")), int(before.replace(",", ""))
+        assert change == f"{(now_n - before_n) / before_n * 100:+,.1f} %", got
+        assert got["traces"] == ["all", "all (previous period)"], got
+        assert any("/releases/shop%401." in m for m in got["markers"]), got
+
+
+def test_release_against_the_release_before_it_on_the_page(server, org_factory, stores) -> None:  # noqa: F811
+    """ "Compare with the release before it": shop@1.4.0's table beside shop@1.3.0's (its predecessor by first
+    seen), each column the release's own answer, the chart overlaying 1.3.0 dotted; without a release filter the
+    page names the missing filter; screenshots at 1400 and 1024 px."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.dashboards.test_performance_browser import land_demo_traffic
+
+    org = org_factory()
+    land_demo_traffic(stores, org["org_id"], org["project_id"])
+    base = [
+        ("dataset", "pageloads"),
+        ("range", "30d"),
+        ("interval", "1d"),
+        ("a", "count:"),
+        ("a", "p75:lcp_ms"),
+    ]
+    explore = f"{server}/orgs/{org['org_slug']}/explore?"
+    url = explore + urlencode([*base, ("f", "release|=|shop@1.4.0"), ("compare", "release")])
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    seen: dict = {}
+    with sync_playwright() as pw:
+        chromium = launch(pw)
+        for width in (1400, 1024):
+            page = chromium.new_page(viewport={"width": width, "height": 1000})
+            watch_errors(page, errors, page_errors=False)
+            sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+            own = {}
+            for version in ("shop@1.4.0", "shop@1.3.0"):
+                page.goto(explore + urlencode([*base, ("f", f"release|=|{version}")]))
+                page.wait_for_selector("#explore-table tbody td")
+                own[version] = page.eval_on_selector_all(
+                    "#explore-table tbody td", "cells => cells.map(c => c.textContent.trim())"
+                )
+            page.goto(url)
+            page.wait_for_selector("#plot-explore-0 .main-svg")
+            seen[width] = page.evaluate(
+                """() => ({
+                  cells: Array.from(document.querySelectorAll('#explore-table tbody td')).map(c => c.textContent.trim()),
+                  traces: document.getElementById('plot-explore-0').data.map(t => t.name),
+                  checked: document.getElementById('explore-compare-release').checked,
+                  said: document.getElementById('explore-compared-release').textContent,
+                })"""
+            )
+            seen[width]["own"] = own
+            page.screenshot(path=str(SHOTS / f"explore-release-compare-{width}.png"), full_page=True)
+            page.goto(explore + urlencode([*base, ("compare", "release")]))
+            seen[width]["error"] = page.locator(".error, #explore-error").first.inner_text()
+            page.close()
+        chromium.close()
+    assert errors == []
+    for width, got in seen.items():
+        assert got["checked"] and got["said"] == "compared with shop@1.3.0, first seen before it", (
+            width,
+            got,
+        )
+        count, before, change, lcp, lcp_before, _lcp_change, _samples = got["cells"]
+        # Each side is the release's own answer on its own page (a previous cell shows the value without its n=).
+        mine, theirs = (
+            tuple(c.split(" n=")[0] for c in got["own"][v][:2]) for v in ("shop@1.4.0", "shop@1.3.0")
+        )
+        assert (count, lcp.split(" n=")[0]) == mine and (before, lcp_before) == theirs, got
+        now_n, before_n = int(count.replace(",", "")), int(before.replace(",", ""))
+        assert change == f"{(now_n - before_n) / before_n * 100:+,.1f} %", got
+        assert got["traces"] == ["all", "all (shop@1.3.0)"], got
+        assert "compare.previous_release" in got["error"], got

@@ -5,6 +5,8 @@ remove people behind a confirmation page; the last owner stays (neither removed 
 from __future__ import annotations
 
 import re
+import threading
+from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import select
@@ -242,3 +244,58 @@ def test_owner_changes_roles_and_the_last_owner_stays(client, org_factory, store
             .order_by(ActivityEntry.id)
         ).all()
     assert [e.detail["to"] for e in entries] == ["owner", "member"]
+
+
+def _post_at_once(posts: list[tuple[TestClient, str, dict[str, str]]]) -> list[Any]:
+    """Each browser's POST from its own thread, released together by a barrier; the answers in order."""
+    barrier = threading.Barrier(len(posts))
+    answers: list[Any] = [None] * len(posts)
+
+    def post(index: int) -> None:
+        browser, url, form = posts[index]
+        barrier.wait()
+        answers[index] = browser.post(url, data=form, follow_redirects=False)
+
+    threads = [threading.Thread(target=post, args=(i,)) for i in range(len(posts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return answers
+
+
+def test_two_owners_demoting_and_removing_each_other_at_once_leave_one_owner(
+    client, org_factory, stores
+) -> None:
+    """Two signed-in browsers, one owner each, post at the same moment: one demotes the other, the other removes
+    the first. One change happens, the other is refused with the page's "only owner" / "last owner" message."""
+    from stacklens.control import accounts
+
+    for trial in range(5):
+        org = org_factory(f"Crossing {trial}")
+        second = add_member(stores, org, "owner")
+        path = f"/orgs/{org['org_slug']}/settings/members"
+        with TestClient(client.app) as first_browser, TestClient(client.app) as second_browser:
+            sign_in(first_browser, org["email"])
+            sign_in(second_browser, second)
+            page = first_browser.get(path).text
+            demote, first_token = _role_path(page, second), csrf_of(page)
+            remove = _remove_path(second_browser.get(path).text, org["email"])
+            second_token = csrf_of(second_browser.get(remove).text)
+            posts = [
+                (first_browser, demote, {"role": "member", "csrf_token": first_token}),
+                (second_browser, remove, {"confirm": "yes", "csrf_token": second_token}),
+            ]
+            answers = _post_at_once(posts)
+        codes = sorted(answer.status_code for answer in answers)
+        # The second change is refused either by the last-owner rule (400), or — when the first has already
+        # committed by the time the second is checked — because its sender is no longer an owner (403).
+        assert codes in ([303, 400], [303, 403]), f"trial {trial}: {codes}"
+        refused = next(answer for answer in answers if answer.status_code != 303)
+        if refused.status_code == 400:
+            assert (
+                "is the only owner, so they stay an owner" in refused.text or "the last owner" in refused.text
+            )
+        with session_scope(stores) as session:
+            owners = [u.email for u, role in accounts.list_members(session, org["org_id"]) if role == "owner"]
+        assert len(owners) == 1, f"trial {trial}: owners {owners}"

@@ -4,12 +4,17 @@ the field, shows the SDK snippet on an empty project, and never shows another or
 
 from __future__ import annotations
 
+import html
+import json
 import re
+import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import sign_in
+from tests.stacklens.performance import perf_seed
 from tests.stacklens.performance.perf_seed import NOW, seed
 
 WINDOW = {"since": "2026-11-06T12:00:00Z", "until": NOW.isoformat().replace("+00:00", "Z")}
@@ -135,3 +140,96 @@ def test_browser_error_links_to_its_page_load_waterfall(client, seeded) -> None:
     page = client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/issues/{row['issue_id']}")
     assert page.status_code == 200
     assert f'href="{_base(org)}/waterfall/{load["event_id"]}"' in page.text
+
+
+def test_release_views_open_on_the_releases_they_compare(
+    client, org_factory, stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #47: at a week's default, Release impact and Trends showed the newest release alone; they open on
+    30 days (stated on the page, as Release health opens), with the release before it; the API the same."""
+    monkeypatch.setattr(perf_seed, "NOW", datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5))
+    org = org_factory()
+    perf_seed.seed(get_warehouse(stores), org["org_id"], org["project_id"], loads=120, days=14)
+    sign_in(client, org["email"])
+    for suffix in ("/releases", "/trends"):
+        page = client.get(_base(org) + suffix).text
+        assert 'id="default-range"' in page and "opens on the last 30 days" in page, suffix
+        assert re.search(r'<option value="30d"\s+selected>', page), suffix
+    for suffix in ("", "/pages"):
+        assert 'id="default-range"' not in client.get(_base(org) + suffix).text
+    releases = client.get(_base(org) + "/releases").text
+    assert "Regression in shop@1.1.0 against shop@1.0.0" in releases
+
+    headers = {"Authorization": f"Bearer {org['api_key']}"}
+    api = f"/api/projects/{org['project']}/performance"
+    answer = client.get(f"{api}/releases", headers=headers).json()
+    assert answer["filters"]["range"] == "30d"
+    assert {r["release"] for r in answer["rows"]} == {"shop@1.0.0", "shop@1.1.0"}
+    week = client.get(f"{api}/releases", params={"range": "7d"}, headers=headers).json()
+    assert {r["release"] for r in week["rows"]} == {"shop@1.1.0"}  # what the page showed before
+    assert client.get(f"{api}/trends", headers=headers).json()["filters"]["range"] == "30d"
+    assert client.get(f"{api}/pages", headers=headers).json()["filters"]["range"] == "7d"
+
+
+def test_pages_say_the_marts_are_building_while_history_waits(client, seeded, stores) -> None:
+    """Issue #47: history received after the marts' last run (a first start's backfill) is announced on every
+    performance page ("building the last 3 days: …") instead of a chart with a gap; gone once a run took it."""
+    from tests.pipelines.assets.test_budgets import load
+    from tests.pipelines.pipeline_seed import TX_COLS
+
+    org, _ = seeded
+    for suffix in ("", "/releases"):
+        assert 'id="marts-building"' not in client.get(_base(org) + suffix, params=WINDOW).text
+    time.sleep(0.01)  # received after the seed's run
+    late = datetime.now(UTC) - timedelta(days=3)
+    get_warehouse(stores).insert(
+        "transactions",
+        [load(org["project_id"], org["org_id"], "/", 900, late + timedelta(hours=i)) for i in range(3)],
+        column_names=TX_COLS,
+    )
+    for suffix in PAGES:
+        page = client.get(_base(org) + suffix, params=WINDOW).text
+        notice = re.search(r'id="marts-building"[^>]*>([^<]*)<', page)
+        assert notice and "Building the last 3 days: " in notice.group(1), suffix
+    perf_seed.mark_built(get_warehouse(stores), "pageload_facts")
+    assert 'id="marts-building"' not in client.get(_base(org), params=WINDOW).text
+
+
+def test_trends_neighbouring_charts_share_their_x_axis(client, seeded) -> None:
+    """Issue #47: at 90 days the line (every week of the window) and the bars (the weeks with page loads) drew the
+    same weeks at different places; both now span every week, at the same positions."""
+    org, _ = seeded
+    page = client.get(_base(org) + "/trends", params={"range": "90d"}).text
+    figures = {
+        name: json.loads(html.unescape(body))
+        for name, body in re.findall(r'id="fig-(weekly-[a-z]+)">(.*?)</script>', page, re.S)
+    }
+    load, views = figures["weekly-load"], figures["weekly-views"]
+    assert load["data"][0]["x"] == views["data"][0]["x"] and len(load["data"][0]["x"]) >= 13
+    assert load["layout"]["xaxis"]["range"] == views["layout"]["xaxis"]["range"]
+    assert load["layout"]["xaxis"]["categoryarray"] == views["layout"]["xaxis"]["categoryarray"]
+    assert None in views["data"][0]["y"]  # weeks before the data: a slot without a bar, not left out
+
+
+def test_time_charts_mark_releases_and_annotations(client, seeded, stores) -> None:
+    """The overview's daily charts mark shop@1.1.0 where it was first seen (within the window; shop@1.0.0 began
+    before it) and the project's annotation, each linking or listing what it marks."""
+    import json
+
+    from stacklens.annotations import create_annotation
+    from stacklens.control.db import session_scope
+
+    org, data = seeded
+    with session_scope(stores) as session:
+        create_annotation(
+            session, org["org_id"], {"text": "deploy cdn", "tags": ["deploy"], "time": "2026-11-18T09:00:00Z"}
+        )
+    html = client.get(_base(org), params={"since": "2026-11-10T00:00:00Z", "until": WINDOW["until"]}).text
+    block = re.search(r'<script type="application/json" id="fig-trend-[^"]+">(.*?)</script>', html, re.S)
+    assert block is not None
+    layout = json.loads(block.group(1))["layout"]
+    labels = [a["text"] for a in layout.get("annotations", [])]
+    first = min(t["timestamp"] for t in data.transactions if t["release"] == "shop@1.1.0")
+    release = f'<a href="/orgs/{org["org_slug"]}/projects/{org["project"]}/releases/shop%401.1.0">1.1.0</a>'
+    assert labels == [release, "deploy"], labels
+    assert layout["shapes"][0]["x0"].startswith(first.strftime("%Y-%m-%dT%H:%M:%S"))

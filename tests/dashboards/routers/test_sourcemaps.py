@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from stacklens.ingest.front_door import settle_front_doors
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import launch, sign_in_page, watch_errors
@@ -125,6 +126,9 @@ def test_browser_error_is_shown_at_its_original_lines(
             shop.reload()
             shop.wait_for_function("window.__flushed !== undefined", timeout=15000)
             assert shop.evaluate("window.__flushed") is True
+            # The SDK's 200 means stored in the front door's spool; this test reads the warehouse itself,
+            # so it waits for the drain as the service's own readers do.
+            assert settle_front_doors(timeout=30)
             answer = get_warehouse(stores).query(
                 "SELECT grouping_version, in_app_frames, issue_id FROM events WHERE org_id = {org:UInt64} "
                 "ORDER BY received_at",

@@ -82,3 +82,31 @@ def test_merged_run_evaluates_after_the_marts_and_delivers(client, instance, set
         assert got.json()["data"]["value"] == bucketed(4000) and got.json()["data"]["release"] == "3.1.0"
     finally:
         receiver.stop()
+
+
+def test_the_alerts_job_assigns_new_issues_by_the_ownership_rules(client, instance, settings) -> None:
+    """`issue_owners` runs in the alerts job: a new issue matching a project's rule is assigned by `system`,
+    and `person_digests` runs before the deliveries."""
+    from stacklens.control import accounts
+    from stacklens.control.models import Project
+    from stacklens.issues.assignees import assignees_of
+    from stacklens.issues.auto_assign import set_rules
+    from tests.dashboards.landing import land
+    from tests.stacklens.issues.test_auto_assign import event
+
+    org_id, project_id, _ = org_with_project(settings)
+    with session_scope(settings) as session:
+        accounts.add_member(session, org_id, "lead@acme.test", "a-long-password-1")
+        project = session.get(Project, project_id)
+        assert project is not None
+        set_rules(session, org_id, project, "path:src/search/* lead@acme.test", actor="owner@acme.test")
+    (row,) = land(org_id, project_id, [event("/app/src/search/find.py")])
+    outcomes = materialize_now(definitions_for(settings), instance, ["issue_owners"])
+    assert all(o.success for o in outcomes), [o.error for o in outcomes]
+    alerts = next(o for o in outcomes if o.job == "alerts_job")
+    assert (
+        alerts.assets["issue_owners"] == 1 and alerts.assets["person_digests"] == 0
+    )  # assigned; no digest due
+    with session_scope(settings) as session:
+        found = assignees_of(session, org_id, project_id, [int(row["issue_id"])])
+    assert [(a.label, a.assigned_by) for a in found.values()] == [("lead@acme.test", "system")]

@@ -33,6 +33,7 @@ class Receiver:
     )  # (status, headers, stall s)
     received: list[Received] = field(default_factory=list)
     accepted: Counter = field(default_factory=Counter)  # webhook-id -> times answered 2xx
+    arrival_times: list[float] = field(default_factory=list)  # time.monotonic() of each request
     server: ThreadingHTTPServer | None = None
 
     @property
@@ -59,6 +60,7 @@ class Receiver:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
+                owner.arrival_times.append(time.monotonic())
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 ok = owner.verify(headers, body) if owner.secret and "webhook-id" in headers else None

@@ -139,3 +139,101 @@ def test_cli_runs_as_a_process_without_a_server(tmp_path: Path) -> None:
     assert again.returncode == 2
     assert again.stderr.strip() == "stacklens: an organization named 'Proc' already exists"
     assert not (tmp_path / "data" / "warehouse").exists()  # control-store commands never open the warehouse
+
+
+def test_set_owner_restores_an_owner_and_refuses_non_members(control_settings: Settings, capsys) -> None:
+    from sqlalchemy import select, update
+
+    from stacklens.control import accounts
+    from stacklens.control.activity import actor_labels, list_activity
+    from stacklens.control.models import ActivityEntry, Membership
+
+    org = run_json(
+        capsys,
+        "admin",
+        "create-org",
+        "--name",
+        "Acme Corp",
+        "--owner-email",
+        "o@acme.test",
+        "--password",
+        "password-1",
+        "--json",
+    )
+    org_id = org["org_id"]
+    with session_scope(control_settings) as session:
+        accounts.add_member(session, org_id, "m@acme.test", "password-2")
+        # The state the race used to leave: nobody is an owner any more.
+        session.execute(update(Membership).where(Membership.org_id == org_id).values(role="member"))
+
+    def refused(*argv: str) -> str:
+        assert main(["admin", "set-owner", *argv]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1
+        return captured.err
+
+    # Not a member: said plainly, with the way forward (nobody can invite them while there is no owner).
+    message = refused("--org", "acme-corp", "--email", "stranger@acme.test")
+    assert "stranger@acme.test is not a member of Acme Corp, which has no owner to invite them" in message
+    assert "make one of its members an owner first (m@acme.test, o@acme.test)" in message
+    assert "no organization named 'Nope'" in refused("--org", "Nope", "--email", "m@acme.test")
+    assert "invalid e-mail" in refused("--org", "Acme Corp", "--email", "not-an-email")
+
+    restored = run_json(
+        capsys, "admin", "set-owner", "--org", "acme-corp", "--email", "M@Acme.test", "--json"
+    )
+    assert restored == {
+        "org_id": org_id,
+        "email": "m@acme.test",
+        "role": "owner",
+        "previous_role": "member",
+        "changed": True,
+    }
+    # Already an owner (by name this time, plain output): nothing changes and nothing more is logged.
+    assert main(["admin", "set-owner", "--org", "Acme Corp", "--email", "m@acme.test"]) == 0
+    assert "changed: False" in capsys.readouterr().out
+    # With an owner again, a stranger is told who can invite them.
+    message = refused("--org", "Acme Corp", "--email", "stranger@acme.test")
+    assert "an owner (m@acme.test) invites them on Settings → Members" in message
+
+    with session_scope(control_settings) as session:
+        roles = {user.email: role for user, role in accounts.list_members(session, org_id)}
+        assert roles == {"m@acme.test": "owner", "o@acme.test": "member"}
+        entries = session.scalars(
+            select(ActivityEntry).where(ActivityEntry.action == "member.role_changed")
+        ).all()
+        assert [(e.actor_user_id, e.detail["email"], e.detail["to"]) for e in entries] == [
+            (None, "m@acme.test", "owner")
+        ]
+        rows, _ = list_activity(session, org_id)
+        changed = [row for row in rows if row.action == "member.role_changed"]
+        assert actor_labels(session, changed) == {changed[0].id: "command line"}
+
+
+def test_set_retention_changes_days_and_caps_each_alone(control_settings: Settings, capsys) -> None:
+    run_json(capsys, "admin", "create-org", "--name", "Keep", "--owner-email", "o@keep.test",
+             "--password", "password-123", "--json")  # fmt: skip
+    run_json(capsys, "admin", "create-project", "--org", "Keep", "--name", "Shop", "--json")
+    capped = run_json(
+        capsys, "admin", "set-retention", "--project", "shop", "--max-events-per-issue", "1000", "--json"
+    )
+    assert (capped["days"], capped["max_events_per_issue"], capped["max_events_per_project"]) == (
+        None,
+        1000,
+        None,
+    )
+    days = run_json(capsys, "admin", "set-retention", "--project", "shop", "--days", "30", "--json")
+    assert (days["days"], days["max_events_per_issue"]) == (30, 1000)  # a cap left out stays
+    lifted = run_json(
+        capsys, "admin", "set-retention", "--project", "shop", "--max-events-per-issue", "0",
+        "--max-events-per-project", "50000", "--json",
+    )  # fmt: skip
+    assert (lifted["days"], lifted["max_events_per_issue"], lifted["max_events_per_project"]) == (
+        30,
+        None,
+        50000,
+    )
+    assert main(["admin", "set-retention", "--project", "shop"]) == 2
+    assert "give --days, --max-events-per-issue or --max-events-per-project" in capsys.readouterr().err
+    assert main(["admin", "set-retention", "--project", "shop", "--max-events-per-project", "-1"]) == 2
+    assert "max_events_per_project: must be from 1 to 100,000,000" in capsys.readouterr().err

@@ -37,7 +37,7 @@ def test_dry_run_status_apply_and_rerun(tmp_path: Path) -> None:
     assert "0001_create_events\tpending" in _run(tmp_path, "--status").stdout
     applied = _run(tmp_path)
     assert applied.returncode == 0, applied.stderr
-    assert "warehouse: applied 0004_create_ingest_batches" in applied.stdout
+    assert "] applied 0004_create_ingest_batches (" in applied.stdout
     status = _run(tmp_path, "--status").stdout
     assert "0001_create_events\tpending" not in status and "0001_create_events\t20" in status
     again = _run(tmp_path)

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         {"STACKLENS_DATA_DIR": str(data_dir), "STACKLENS_RUN_SCHEDULES": "true", "PYTHONPATH": str(ROOT)}
     )
     port = free_port()
+    # The commands' configured port is the server's: they check that no server of another data directory
+    # serves it (stacklens/installation.py), and port 8000 may be anybody's on a shared machine.
+    env["STACKLENS_PORT"] = str(port)
     probe = Server(None, f"http://127.0.0.1:{port}", env, data_dir, "", "")
     org = cli_json(
         probe,
@@ -196,7 +199,7 @@ def test_run_goes_through_the_server_and_refuses_api_keys(server: Server) -> Non
     assert answer["via"] == "server"
     assert [o["job"] for o in answer["outcomes"]] == ["budgets_job"] and answer["outcomes"][0]["success"]
     assert answer["outcomes"][0]["assets"]["budget_status"] == 0  # no budgets yet
-    assert answer["outcomes"][0]["checks"]["budget_status:budgets_within_limits"] is True
+    assert answer["outcomes"][0]["checks"]["budget_status:budgets_evaluated"] is True
     # A new error site: whichever runs first (this command or the start-up catch-up), it becomes issue two.
     ingest(server, [("event", capture(lambda: fail_lookup(7)))])
     answer = cli_json(server, "pipelines", "run", "--select", "issues", "--json")
@@ -204,6 +207,19 @@ def test_run_goes_through_the_server_and_refuses_api_keys(server: Server) -> Non
     assert cli_json(server, "pipelines", "status", "--json")["marts"]["issues"] == 2
     bad = server.cli("pipelines", "run", "--select", "nope")
     assert bad.returncode == 2 and "unknown asset nope" in bad.stderr
+
+
+def test_backfill_goes_through_the_server(server: Server) -> None:
+    """`stacklens pipelines backfill` while serve owns the embedded warehouse: the runs execute in the server
+    (issue #47: the read-only UI cannot launch them, the command can)."""
+    today = datetime.now(UTC).date()
+    first = (today - timedelta(days=3)).isoformat()
+    answer = cli_json(server, "pipelines", "backfill", "--from", first, "--to", today.isoformat(), "--json")
+    assert answer["via"] == "server"
+    assert {o["job"] for o in answer["outcomes"]} == {"issue_counts_job", "performance_job", "sessions_job"}
+    assert all(o["success"] for o in answer["outcomes"]), answer
+    bad = server.cli("pipelines", "backfill", "--from", today.isoformat(), "--to", first)
+    assert bad.returncode == 2 and "--to:" in bad.stderr and "is before --from" in bad.stderr
 
 
 def test_shutdown_stops_the_runner_then_commands_run_directly(server: Server) -> None:

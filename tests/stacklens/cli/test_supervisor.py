@@ -230,3 +230,22 @@ def test_a_console_step_runs_to_its_end_and_a_console_helper_is_ended(tmp_path: 
     assert os.getsid(helper.pid) == helper.pid  # Ctrl-C in the terminal reaches only the supervisor
     end_console_process(helper)
     assert helper.returncode == -signal.SIGTERM
+
+
+def test_a_console_helper_that_finishes_leaves_no_zombie() -> None:
+    """Issue #47: `demo.catch_up` ends its work while the demo runs; it stayed `<defunct>` in `ps` until
+    `stacklens up` stopped. The supervisor reaps it when it ends."""
+    from stacklens.cli.supervisor import start_on_console
+
+    helper = start_on_console([sys.executable, "-c", "pass"], {})
+    deadline = time.monotonic() + 20
+    while Path(f"/proc/{helper.pid}").exists() and time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{helper.pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except FileNotFoundError:
+            break  # reaped between the two looks
+        if state == "Z" and time.monotonic() > deadline - 15:
+            break  # a zombie for five seconds: nobody reaps it
+        time.sleep(0.1)
+    assert not Path(f"/proc/{helper.pid}").exists(), "the finished helper is still a zombie"
+    assert helper.returncode == 0

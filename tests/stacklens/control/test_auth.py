@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stacklens.control.auth import find_app_key, has_whitespace, resolve_app_key, verify_api_key
+from stacklens.control.auth import find_dsn_caller, has_whitespace, resolve_app_key, verify_api_key
 from stacklens.control.db import session_scope
 from stacklens.settings import Settings
 
@@ -25,7 +25,8 @@ def test_app_keys_within_and_across_organizations(settings: Settings, make_org) 
         assert mine is not None and mine.project_id == acme["project_id"] and mine.service is None
         # Another organization's key is no key at all (its existence does not leak).
         assert resolve_app_key(session, int(other["org_id"]), app_key) is None
-        assert find_app_key(session, app_key) == mine
-        assert find_app_key(session, str(acme["api_key"])) is None
+        found = find_dsn_caller(session, app_key)
+        assert found is not None and found.identity == mine
+        assert find_dsn_caller(session, str(acme["api_key"])) is None
         assert resolve_app_key(session, int(acme["org_id"]), f"\t{app_key}") is None
     assert has_whitespace("a\u00a0b") and not has_whitespace("stacklens_app_x")

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import stat
+
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -8,6 +11,7 @@ from sqlalchemy import inspect, text
 from stacklens.control.db import (
     MIGRATIONS_DIR,
     current_revision,
+    dispose_engines,
     get_engine,
     migrate_control_store,
     search_path_schema,
@@ -100,3 +104,70 @@ def test_postgres_schema_is_created_and_used(control_settings: Settings) -> None
             .all()
         )
     assert schema in found
+
+
+def test_the_sqlite_control_store_and_its_wal_files_are_the_services_alone(settings: Settings) -> None:
+    """control.db holds password and key hashes: 0600, and so its WAL and shm files (SQLite gives them the
+    database's mode), whatever the umask; a store created 0644 by an older version is made 0600 when opened."""
+    old_umask = os.umask(0o022)
+    try:
+        migrate_control_store(settings)
+        with session_scope(settings) as session:
+            session.add(Organization(name="Modes", slug="modes"))
+        database = settings.data_dir / "control.db"
+        files = [database, database.with_name("control.db-wal"), database.with_name("control.db-shm")]
+        assert all(f.exists() for f in files), files
+        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o600 for f in files}
+        dispose_engines()
+        for f in files:
+            if f.exists():
+                f.chmod(0o644)
+        migrate_control_store(settings)
+        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files if f.exists()} == {
+            f.name: 0o600 for f in files if f.exists()
+        }
+    finally:
+        os.umask(old_umask)
+
+
+def test_a_sqlite_store_with_people_upgrades_past_revisions_that_copy_their_tables(
+    settings: Settings,
+) -> None:
+    """Revision 0012 alters `users` (SQLite copies the table and drops the original). With foreign keys on, the
+    drop deletes every person first: an activity row naming one made it fail (no installation of before
+    2026-11-26 upgraded), and without one it would have deleted the memberships with them (ON DELETE CASCADE).
+    The migration runs with the keys off, checks them at its end, and leaves them on."""
+    from alembic import command
+
+    from stacklens.control.db import _alembic_config
+
+    engine = get_engine(settings)
+    with engine.begin() as connection:
+        config = _alembic_config(connection)
+        assert config.get_main_option("script_location") == str(MIGRATIONS_DIR)
+        command.upgrade(config, "0011")
+    with engine.begin() as connection:
+        for statement in (
+            "INSERT INTO users (id, email, name, password_hash, created_at, is_active) "
+            "VALUES (1, 'owner@old.example', 'Owner', 'x', '2026-11-23 01:00:00', 1)",
+            "INSERT INTO organizations (id, name, slug, created_at, events_per_minute, requests_per_second) "
+            "VALUES (1, 'Old Co', 'old-co', '2026-11-23 01:00:00', 1000, 10)",
+            "INSERT INTO memberships (id, org_id, user_id, role, created_at) "
+            "VALUES (1, 1, 1, 'owner', '2026-11-23 01:00:00')",
+            "INSERT INTO projects (id, org_id, name, slug, platform, created_at) "
+            "VALUES (1, 1, 'Shop', 'shop', 'python', '2026-11-23 01:00:00')",
+            "INSERT INTO activity_log (id, org_id, created_at, actor_user_id, action, target_kind, detail) "
+            "VALUES (1, 1, '2026-11-23 01:00:00', 1, 'organization.created', 'organization', '{}')",
+        ):
+            connection.exec_driver_sql(statement)
+
+    migrate_control_store(settings)
+
+    assert current_revision(settings) == ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert connection.exec_driver_sql("SELECT email, is_operator FROM users").fetchall() == [
+            ("owner@old.example", 0)
+        ]
+        assert connection.exec_driver_sql("SELECT count(*) FROM memberships").scalar() == 1
+        assert connection.exec_driver_sql("SELECT actor_user_id FROM activity_log").scalar() == 1

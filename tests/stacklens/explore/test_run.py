@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import polars as pl
 import pytest
@@ -452,3 +453,63 @@ def test_sessions_equal_the_release_health_view(settings: Settings) -> None:
         assert sum(series["values"]["count"]) == total
     with pytest.raises(BadQuery, match=r"aggregates\[0\]\.fn: crash_free_sessions allows avg"):
         parse_query({"dataset": "sessions", "aggregates": [{"fn": "p75", "metric": "crash_free_sessions"}]})
+
+
+def test_every_aggregate_explore_offers_runs(settings: Settings) -> None:
+    """Issue #47: the aggregate menu offered `p75(page_loads)` and `rate_per_1k` on page loads, which the server
+    then refused. Every (function, metric) the page offers for a dataset parses and runs against the warehouse;
+    those it leaves out are refused."""
+    from stacklens.explore.datasets import DATASETS
+    from stacklens.explore.query import FNS, offered_aggregates
+
+    client = migrated(settings)
+    for key, dataset in DATASETS.items():
+        offered = offered_aggregates(dataset)
+        assert offered, key
+        for start in range(0, len(offered), 10):  # at most 10 aggregates per query
+            aggregates = [{"fn": fn, "metric": m} for fn, m in offered[start : start + 10]]
+            query = parse_query({"dataset": key, "project": "p", "range": "7d", "aggregates": aggregates})
+            run_explore(client, query, 1, [11])  # raises BadQuery when the server refuses one
+        metrics = ("", *sorted({*dataset.metrics, dataset.counted}))
+        for fn in FNS:
+            for metric in metrics:
+                if (fn, metric) in offered or (metric and (fn, "") in offered):
+                    continue
+                with pytest.raises(BadQuery):
+                    parse_query(
+                        {
+                            "dataset": key,
+                            "project": "p",
+                            "range": "7d",
+                            "aggregates": [{"fn": fn, "metric": metric}],
+                        }
+                    )
+    pageloads = offered_aggregates(DATASETS["pageloads"])
+    assert ("p75", "page_loads") not in pageloads and not any(fn == "rate_per_1k" for fn, _ in pageloads)
+
+
+def test_the_analyst_lane_queues_questions_of_every_organization_then_refuses(monkeypatch) -> None:
+    """Questions beyond the server's analyst lane wait for it, whatever their organization, and are refused
+    with a plain message once they have waited their limit: ingest and the pages keep the other cores."""
+    import threading
+    import time
+
+    from stacklens.explore import run
+
+    monkeypatch.setattr(run, "_lane", threading.BoundedSemaphore(1))
+    order: list[str] = []
+    with run.analyst_lane():
+        waiting = threading.Thread(target=lambda: _in_lane(run, order, "second organization"))
+        waiting.start()
+        time.sleep(0.3)
+        assert order == []  # the other organization's question waits; it is not refused
+        with pytest.raises(TooManyQueries, match="analyst queries at once"), run.analyst_lane(wait_s=0.1):
+            pass
+        order.append("first")
+    waiting.join(timeout=5)
+    assert order == ["first", "second organization"]
+
+
+def _in_lane(run: Any, order: list[str], name: str) -> None:
+    with run.analyst_lane(wait_s=5):
+        order.append(name)

@@ -89,3 +89,28 @@ def test_ordinary_lines_skip_the_walk_and_keep_their_text() -> None:
     assert scrub_payload(payload, raw) == payload
     for text in ("stacklens_app_ is the prefix", "see https://example.com/x", "ASIAN food", "eyJ alone"):
         assert redact_everywhere({text: [text]}) == {text: [text]}
+
+
+def _line(app_key: str, payload: dict) -> bytes:
+    """A line as an SDK writes it or an envelope becomes: its own app key beside the payload."""
+    return json.dumps(
+        {"v": 1, "type": "event", "app_key": app_key, "ts": "2026-11-26T00:00:00Z", "payload": payload}
+    ).encode()
+
+
+def test_a_lines_own_app_key_is_no_hint_but_any_other_occurrence_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    ordinary = {"message": "high load through the gateway", "extra": {"n": 1}}
+    raw = _line(APP_KEY, ordinary)
+    assert secret_hint(raw)  # read as text alone, the key field looks like a secret
+    assert not secret_hint(raw, APP_KEY)  # it is the line's own: no walk over every string
+    assert scrub_payload(ordinary, raw, line_key=APP_KEY) == ordinary
+    # The same key in the payload (sentry-sdk's sys.argv), another key, or another shape still is.
+    argv = _argv_event(monkeypatch)
+    raw = _line(APP_KEY, argv)
+    assert secret_hint(raw, APP_KEY)
+    assert APP_KEY not in json.dumps(scrub_payload(argv, raw, line_key=APP_KEY))
+    for leaked in (SERVICE_KEY, SECRETS["aws"], SECRETS["github"], "postgres://app:hunter2@db/x"):
+        payload = {"message": f"failed with {leaked}"}
+        raw = _line(APP_KEY, payload)
+        assert secret_hint(raw, APP_KEY), leaked
+        assert leaked not in json.dumps(scrub_payload(payload, raw, line_key=APP_KEY)), leaked

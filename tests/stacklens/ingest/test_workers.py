@@ -12,6 +12,7 @@ import os
 import signal
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -145,7 +146,7 @@ def test_ingest_body_lands_a_worker_prepared_batch_once(
     body = mixed_body(org["app_key"], events=400)
     assert estimated_raw_bytes(body, None) >= POOL_MIN_RAW_BYTES
     current = settings.model_copy(update={"ingest_workers": 2})
-    taken: list[int] = []
+    taken: list[Counter[tuple[int, str]]] = []  # items per (project, category) each request spends
     by_workers: list[int] = []
     real_submit = PreparePool.submit
 
@@ -185,7 +186,7 @@ def test_ingest_body_lands_a_worker_prepared_batch_once(
     assert (first.accepted, first.duplicates, first.skipped) == (400, 0, 1)
     assert [r["line"] for r in first.rejected] == [8, 91]
     assert (again.accepted, again.duplicates) == (0, 400)
-    assert taken == [400, 400]
+    assert [sum(counts.values()) for counts in taken] == [400, 400]
     assert by_workers == [400, 400]
     stored = get_warehouse(settings).query(
         "SELECT count(), uniqExact(event_id) FROM events WHERE org_id = {org:UInt64}",

@@ -36,6 +36,7 @@ class Call:
     path: str  # raw, as sent (GitLab's %2F stays encoded)
     headers: dict[str, str]
     body: Any
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
 
 @dataclass

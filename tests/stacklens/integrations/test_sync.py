@@ -2,11 +2,13 @@
 look-up with a JSON list is that link's error — noted on the link with its next attempt, logged once — while
 the other organization's link is read and its change recorded; the broken link waits for its backoff, then
 reads normally once the tracker answers properly. A tracker that does not answer costs one attempt per run,
-not one per link."""
+not one per link. A tracker that drips its answer, or answers far too much, holds its own organization's
+reads for at most their deadline, and the other organization's links are read at once."""
 
 from __future__ import annotations
 
 import socket
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -19,9 +21,11 @@ from stacklens.control.models.integrations import ExternalLink, TrackerConnectio
 from stacklens.integrations.links import links_of_issues
 from stacklens.integrations.sync import sync_states
 from stacklens.integrations.trackers.base import Tracker
+from stacklens.outbound import AllowList, OutboundClient
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
 from tests.stacklens.alerts.helpers import org_with_project
+from tests.stacklens.hostile_receiver import HostileReceiver
 from tests.stacklens.integrations import fake_trackers as ft
 from tests.stacklens.integrations.fake_trackers import FakeTrackers
 
@@ -169,3 +173,54 @@ def test_a_tracker_that_does_not_answer_costs_one_attempt_per_run(
     tried = [_link(allowed, i) for i in down_links]
     assert [bool(t.last_error) for t in tried] == [True, False, False]
     assert "GitHub could not be reached" in tried[0].last_error
+
+
+def _point_at(settings: Settings, org_id: int, url: str) -> None:
+    with session_scope(settings) as session:
+        for connection in session.scalars(
+            select(TrackerConnection).where(TrackerConnection.org_id == org_id)
+        ):
+            connection.base_url = url
+
+
+def test_a_dripping_tracker_delays_only_its_own_organization(
+    allowed: Settings, fake: FakeTrackers, no_waits: list[float]
+) -> None:
+    slow_org, slow_links = _tenant(allowed, fake, "Initech", ["acme/api#1", "acme/api#2"])
+    _, (healthy,) = _tenant(allowed, fake, "Globex", ["acme/web#1"])
+    drip = HostileReceiver(mode="drip", interval_s=0.5, drip_s=10.0).start()
+    try:
+        _point_at(allowed, slow_org, drip.url.removesuffix("/hook"))
+        fake.close_ticket("acme/web#1")
+        fake.calls.clear()  # (creating the connections asked the fake who the token is)
+        outbound = OutboundClient(allow=AllowList.parse("127.0.0.1"), deadline_s=3.0)
+        summary = sync_states(allowed, get_warehouse(allowed), outbound=outbound, now=NOW)
+        ended = time.monotonic()
+    finally:
+        drip.stop()
+    # Globex's tracker is asked while Initech's read is under way, not after its 10 s drip or its 3 s
+    # deadline; Initech's read ends at its deadline and its second link waits for the next run (one slow
+    # answer per connection per run). Times are taken from Initech's arrival at its tracker, so a loaded
+    # machine's delay before the run's first call does not count.
+    (initech_asked,) = drip.arrivals
+    assert abs(fake.calls[0].at - initech_asked) < 2.0
+    assert _link(allowed, healthy).ticket_state == "closed"
+    assert ended - initech_asked < 6.0
+    assert (summary.failed, summary.deferred) == (1, 1)
+    assert "deadline" in _link(allowed, slow_links[0]).last_error
+
+
+def test_a_tracker_answering_too_much_is_read_only_up_to_the_cap(
+    allowed: Settings, fake: FakeTrackers, no_waits: list[float]
+) -> None:
+    org, (link,) = _tenant(allowed, fake, "Initech", ["acme/api#1"])
+    huge = HostileReceiver(mode="large", size=200 * 1024 * 1024).start()
+    try:
+        _point_at(allowed, org, huge.url.removesuffix("/hook"))
+        summary = sync_states(allowed, get_warehouse(allowed), now=NOW)
+        time.sleep(0.2)
+    finally:
+        huge.stop()
+    assert summary.failed == 1
+    assert "larger than 4 MiB" in _link(allowed, link).last_error
+    assert huge.sent < 16 * 1024 * 1024, huge.sent

@@ -88,3 +88,21 @@ def test_pass_fail_insufficient_and_failing_since(client) -> None:
     assert errors.status == "fail" and errors.samples == 21 and errors.value == pytest.approx(100 * 2 / 21)
     assert (page_errors.status, page_errors.samples) == ("insufficient_data", 0)
     assert fcp.status == "fail" and fcp.value == pytest.approx(1500, rel=0.005)
+
+
+def test_failing_since_names_when_the_failing_began_not_where_the_chart_begins(client) -> None:
+    """Issue #47: a budget failing at every evaluation of its 30-day history started failing before the chart;
+    failing-since is followed back to the day it began (here 40 days ago, when its page first loaded)."""
+    first = NOW - timedelta(days=39, hours=3)
+    for day in range(40):
+        page_loads(client, 1, 42, "/old", first + timedelta(days=day), [3000.0] * 3)
+    fold(client, days=42)
+    old = BudgetSpec(1, 42, "load_time_ms", "p75", "/old", 2000, 7, 5)
+    (got,) = evaluate(client, [old], NOW)
+    chart = history(client, old, NOW)
+    assert got.status == "fail" and got.failing_since is not None
+    assert got.failing_since < chart[0][0]  # not where the 30-day chart begins
+    # The first midnight whose 7-day window held 5 samples: the one after the second day of data (the first
+    # midnight's window holds only the first day's 3), whatever the time of day the test runs at.
+    first_midnight = first.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+    assert got.failing_since == first_midnight + timedelta(days=1)

@@ -8,8 +8,10 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from stacklens.metrics.formatting import format_value
 from stacklens.performance.filters import PerfFilters
 from stacklens.performance.recommendations import (
+    _endpoint_rules,
     _resource_rules,
     evidence_text,
     one_per_subject,
@@ -124,3 +126,44 @@ def test_recommendations_one_per_subject(reads_world) -> None:
     )
     assert "KiB" in hero[0]["message"] and not re.search(r"\de[+-]\d", hero[0]["message"])
     assert not any(r["old_release"] for r in recs)  # one URL set in both releases: nothing is old
+
+
+def _endpoint(calls: int, s5xx: int, **extra: object) -> Any:
+    row = {
+        "source": "server",
+        "method": "POST",
+        "path": "/api/checkout",
+        "calls": calls,
+        "avg_ms": 120.0,
+        "p95_ms": 300.0,
+        "s2xx": calls - s5xx,
+        "s3xx": 0,
+        "s4xx": 0,
+        "s5xx": s5xx,
+        "error_pct": 100.0 * s5xx / calls,
+        "avg_bytes": None,
+        "max_per_load": 0,
+        "loads": 0,
+        "pages": ["/checkout"],
+    }
+    row.update(extra)
+    return row
+
+
+def test_a_figure_and_its_evidence_print_the_same_digits() -> None:
+    # 9 of 144 calls is 6.25 %: rounding the evidence to 6.2 first and the message from 6.25 read "fails 6.3 %"
+    # beside "errors: 6.2 %". Both are now written once, by the catalog, from the same number.
+    (rec,) = one_per_subject(_endpoint_rules([_endpoint(144, 9)]))
+    said = re.search(r"fails ([\d.]+ %) of 144 calls", rec["message"])
+    assert said, rec["message"]
+    assert dict(evidence_text(rec["evidence"]))["errors"] == said.group(1) == format_value("error_pct", 6.25)
+    # A third party's share: the message and the evidence carry the same digits too.
+    rows = [
+        _resource(
+            "https://cdn.other.test/big.js", {"shop@1.4.0": 5}, 0, third_party=True, host="cdn.other.test"
+        ),
+        _resource("https://shop.test/app.js", {"shop@1.4.0": 5}, 0, total_bytes=100 * 1_600_000 * 3 // 1.1),
+    ]
+    (third,) = [r for r in one_per_subject(_resource_rules(rows)) if r["rule"] == "third_party_bytes"]
+    share = dict(evidence_text(third["evidence"]))["share of the bytes"]
+    assert f"carries {share} of the resource bytes" in third["message"], (share, third["message"])

@@ -101,7 +101,7 @@ def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(
         MacroError,
         match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: duration_hist_key, duration_hist_value, "
-        r"duration_p95, endpoint_call_states, endpoint_window, issue_elements, log_filter, pageload_bucket, "
+        r"duration_p95, endpoint_call_states, endpoint_window, issue_elements, issue_window_rows, log_filter, pageload_bucket, "
         r"pageload_hist_value, pageload_merge, pageload_state_row, pageload_window, period_aligned, "
         r"resource_request_states, resource_row_sums, resource_window, view_settings, written_examples, "
         r"written_facts, written_states\)",

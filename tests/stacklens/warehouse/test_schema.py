@@ -15,11 +15,11 @@ RAW_TABLES = ("events", "transactions", "spans", "ingest_batches")
 CREATE = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE TABLE IF NOT EXISTS (\w+)\s*\n\(", re.IGNORECASE)
 DROP = re.compile(r"^(?:\s*--[^\n]*\n)*\s*DROP TABLE IF EXISTS (\w+)", re.IGNORECASE)
 ALTER = re.compile(r"ALTER TABLE (\w+)\s")
-# One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest two levels:
-# Array(Tuple(Float64, Nullable(Float64))). A MATERIALIZED expression may span lines; every clause ends with AFTER
+# One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest three levels:
+# AggregateFunction(argMax, String, Tuple(DateTime64(3, 'UTC'), UUID)). A MATERIALIZED expression may span lines; every clause ends with AFTER
 # (on the same line or the next), a CODEC before it.
 ADD_COLUMN = re.compile(
-    r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))?)"
+    r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\))?)"
     r"(?: DEFAULT [^\n]*?|\s+MATERIALIZED\s[\s\S]*?)?(?:\s+CODEC\(([^()]*)\))?\s+AFTER (\w+)"
 )
 

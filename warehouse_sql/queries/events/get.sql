@@ -15,7 +15,7 @@ SELECT
 FROM events
 WHERE project_id = {project_id:UInt64}
   AND org_id = {org_id:UInt64}
-  AND fingerprint = {fingerprint:String}
+  AND fingerprint IN {fingerprints:Array(String)}
   AND issue_id = {issue_id:UInt64}
   AND event_id = toUUIDOrZero({event_id:String})
 ORDER BY received_at DESC

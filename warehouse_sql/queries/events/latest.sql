@@ -3,7 +3,7 @@ SELECT event_id
 FROM events
 WHERE project_id = {project_id:UInt64}
   AND org_id = {org_id:UInt64}
-  AND fingerprint = {fingerprint:String}
+  AND fingerprint IN {fingerprints:Array(String)}
   AND issue_id = {issue_id:UInt64}
   AND timestamp >= {since:DateTime64(3, 'UTC')}
   AND timestamp <= {until:DateTime64(3, 'UTC')}

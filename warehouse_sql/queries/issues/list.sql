@@ -1,9 +1,12 @@
--- The issue list of one project: figures over the chosen days (issue_totals_daily, or issue_facets_daily
--- when a dimension is filtered), the descriptive columns and live status from the `issue_list` view, one
--- keyset page.
+-- The issue list of one project: the issues with events in the window [{since}, {until}) and the dimension filters
+-- (macro issue_window_rows: whole days from the daily tables, the edge days from the stored events), their
+-- descriptive columns, first / last seen (the issue's own, all time) and live status from the `issue_list` view,
+-- one keyset page. The page's figures are read again for its issues by issues/window_figures (the same rows), so
+-- events are counted here for the sort and the filter only.
 -- Empty-string filters mean "any"; `key:value` tag terms match issues that carried every pair on some day
--- of the range (issue_tags_daily). `sort` is last_seen | first_seen | events | users; the page continues
--- after (cursor_value, cursor_id) in descending order (cursor_id 0 = first page).
+-- of the window (issue_tags_daily). `sort` is last_seen | first_seen | events | users; the page continues
+-- after (cursor_value, cursor_id) in descending order (cursor_id 0 = first page). {issue_ids} (non-empty) keeps only
+-- those issues and {exclude_ids} drops those: the `assigned:` filters, resolved in the control store.
 SELECT
     f.issue_id AS issue_id,
     l.title AS title,
@@ -13,13 +16,13 @@ SELECT
     l.status AS status,
     f.n_events AS events,
     f.n_users AS users,
-    f.first_ts AS first_seen,
-    f.last_ts AS last_seen,
+    l.first_seen AS first_seen,
+    l.last_seen AS last_seen,
     multiIf(
         {sort:String} = 'events', toFloat64(f.n_events),
         {sort:String} = 'users', toFloat64(f.n_users),
-        {sort:String} = 'first_seen', toFloat64(toUnixTimestamp64Milli(f.first_ts)),
-        toFloat64(toUnixTimestamp64Milli(f.last_ts))
+        {sort:String} = 'first_seen', toFloat64(toUnixTimestamp64Milli(l.first_seen)),
+        toFloat64(toUnixTimestamp64Milli(l.last_seen))
     ) AS sort_value
 FROM
 (
@@ -27,43 +30,18 @@ FROM
         issue_id,
         sum(events) AS n_events,
         -- Distinct-user states are costly to read for every issue: only the users sort reads them here (the
-        -- constant `if` is folded, so other sorts never read the column); other sorts fill the page's users
-        -- afterwards (issues/list_users).
+        -- constant `if` is folded, so other sorts never read the column).
         uniqMerge(
             if({sort:String} = 'users', users, initializeAggregation('uniqState', CAST(NULL, 'Nullable(String)')))
-        ) AS n_users,
-        min(first_seen) AS first_ts,
-        max(last_seen) AS last_ts
+        ) AS n_users
     FROM
     (
-        -- No dimension filter: the per-issue daily totals. Otherwise the per-combination facets. The branch
-        -- whose constant condition is false reads nothing.
-        SELECT issue_id, events, users, first_seen, last_seen
-        FROM issue_totals_daily
-        WHERE {environment:String} = '' AND {release:String} = '' AND {level:String} = ''
-          AND {service:String} = ''
-          AND project_id = {project_id:UInt64}
-          AND org_id = {org_id:UInt64}
-          AND day >= toDate({since:DateTime64(3, 'UTC')})
-          AND day <= toDate({until:DateTime64(3, 'UTC')})
-        UNION ALL
-        SELECT issue_id, events, users, first_seen, last_seen
-        FROM issue_facets_daily
-        WHERE NOT ({environment:String} = '' AND {release:String} = '' AND {level:String} = ''
-                   AND {service:String} = '')
-          AND project_id = {project_id:UInt64}
-          AND org_id = {org_id:UInt64}
-          AND day >= toDate({since:DateTime64(3, 'UTC')})
-          AND day <= toDate({until:DateTime64(3, 'UTC')})
-          AND ({environment:String} = '' OR environment = {environment:String})
-          AND ({release:String} = '' OR release = {release:String})
-          AND ({level:String} = '' OR level = {level:String})
-          AND ({service:String} = '' OR service = {service:String})
+        ${issue_window_rows}
     )
     WHERE (
         length({tag_keys:Array(String)}) = 0
         OR issue_id IN (
-            -- Issues that carried every searched tag pair on some day of the range (issue_tags_daily).
+            -- Issues that carried every searched tag pair on some day of the window (issue_tags_daily).
             SELECT issue_id
             FROM issue_tags_daily
             WHERE org_id = {org_id:UInt64}
@@ -78,15 +56,16 @@ FROM
         )
     )
     GROUP BY issue_id
-    HAVING last_ts >= {since:DateTime64(3, 'UTC')} AND first_ts <= {until:DateTime64(3, 'UTC')}
+    HAVING n_events > 0
 ) AS f
 INNER JOIN
 (
-    SELECT issue_id, title, culprit, level, platform, status
+    SELECT issue_id, title, culprit, level, platform, status, first_seen, last_seen
     FROM issue_list(project_id = {project_id:UInt64})
     WHERE org_id = {org_id:UInt64}
 ) AS l ON l.issue_id = f.issue_id
 WHERE has({statuses:Array(String)}, l.status)
+  AND NOT has({exclude_ids:Array(UInt64)}, f.issue_id)
   AND ({query:String} = ''
        OR positionCaseInsensitiveUTF8(l.title, {query:String}) > 0
        OR positionCaseInsensitiveUTF8(l.culprit, {query:String}) > 0)

@@ -3,7 +3,8 @@
 -- first and last seen, latest title …). Merging a state again changes nothing, so the states restore what a
 -- lost block held without counting anything twice; only `events` is a sum, and it adds exactly the shortfall.
 INSERT INTO issue_live_counters (org_id, project_id, issue_id, events, users, first_seen, last_seen,
-                                 last_received, title, culprit, level, platform, last_release)
+                                 last_received, title, culprit, level, platform, last_release,
+                                 latest_title)
 SELECT
     any(org_id),
     project_id,
@@ -17,7 +18,8 @@ SELECT
     argMaxState(culprit, received_at),
     argMaxState(toString(level), received_at),
     argMaxState(toString(platform), received_at),
-    argMaxState(toString(release), received_at)
+    argMaxState(toString(release), received_at),
+    argMaxState(title, (timestamp, event_id))
 FROM events
 WHERE project_id IN {projects:Array(UInt64)} AND issue_id IN {issues:Array(UInt64)}
   AND (project_id, issue_id) IN {keys:Array(Tuple(UInt64, UInt64))}

@@ -14,7 +14,7 @@ WITH touched AS
     WHERE received_at > {since:DateTime64(3, 'UTC')}
 )
 SELECT
-    a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, a.title, a.culprit, a.level,
+    a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, c.title, a.culprit, a.level,
     a.platform, a.exception_type, a.first_seen, a.last_seen, c.last_received, c.events, u.users_affected,
     a.first_release, a.last_release, a.releases, a.environments, a.services,
     if(s.issue_id = 0, 'unresolved', toString(s.status)) AS status,
@@ -45,7 +45,9 @@ FROM
 ) AS a
 INNER JOIN
 (
-    SELECT project_id, issue_id, max(last_received) AS last_received, sum(events) AS events
+    -- The title by the one rule (the latest event's, stacklens/metrics/issue_figures.py), as the issue list view.
+    SELECT project_id, issue_id, max(last_received) AS last_received, sum(events) AS events,
+           argMaxMerge(latest_title) AS title
     FROM issue_live_counters
     WHERE (project_id, issue_id) IN touched
     GROUP BY project_id, issue_id

@@ -77,3 +77,42 @@ def test_smtp_url_forms_and_recipient_validation() -> None:
         validate_recipients(["nope"])
     with pytest.raises(ValueError, match="at least one"):
         validate_recipients([])
+
+
+def test_a_server_that_trickles_is_cut_off_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One byte every half second never trips the per-read timeout; the conversation's deadline cuts it."""
+    import socket
+    import threading
+    import time
+
+    from stacklens.alerts.channels import email as email_channel
+
+    monkeypatch.setattr(email_channel, "SMTP_DEADLINE_S", 1.5)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            for byte in b"220 slow.example ESMTP and so on and so on\r\n" * 20:
+                if stop.is_set():
+                    return
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return
+                time.sleep(0.5)
+
+    server = threading.Thread(target=trickle, daemon=True)
+    server.start()
+    try:
+        started = time.monotonic()
+        result = EmailChannel(["ops@acme.test"], f"smtp://127.0.0.1:{port}", "alerts@acme.test").send(MESSAGE)
+        spent = time.monotonic() - started
+    finally:
+        stop.set()
+        listener.close()
+    assert not result.ok and result.retryable
+    assert "did not finish within 1.5 s" in (result.error or "")
+    assert spent < 4

@@ -1,0 +1,55 @@
+"""A project's ownership rules (DESIGN §9.3): `GET/PUT /api/projects/{slug}/ownership` with `{"rules": "…"}` in
+Sentry's ownership syntax. New issues are assigned by them within about a minute (stacklens.issues.auto_assign)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+
+from api.deps import ApiAuth, DbSession
+from api.errors import ApiError
+from api.routers.auth import AUTH_ERRORS, ErrorBody
+from stacklens.control.models import Project
+from stacklens.issues.auto_assign import get_rules, set_rules
+from stacklens.issues.ownership import MAX_TEXT
+
+router = APIRouter(prefix="/api", tags=["teams"])
+ERRORS = {
+    **AUTH_ERRORS,
+    400: {"model": ErrorBody, "description": "A line is not a rule, or names an owner who is not here."},
+    404: {"model": ErrorBody, "description": "No such project in this organization."},
+}
+EXAMPLE = (
+    "path:src/checkout/* #payments\nurl:*/api/search* search-lead@example.com\ntags.service:worker #platform"
+)
+
+
+class Ownership(BaseModel):
+    rules: str = Field(
+        max_length=MAX_TEXT,
+        description="One rule per line: `<path|module|url|tags.KEY|release>:<glob> <#team or e-mail> …`; "
+        "the last matching rule assigns a new issue to its first owner.",
+        examples=[EXAMPLE],
+    )
+
+
+def _project(db: DbSession, org_id: int, slug: str) -> Project:
+    project = db.scalar(select(Project).where(Project.slug == slug, Project.org_id == org_id))
+    if project is None:
+        raise ApiError(404, "Not Found", "no such project in this organization")
+    return project
+
+
+@router.get("/projects/{slug}/ownership", response_model=Ownership, responses=ERRORS)
+def get_ownership(auth: ApiAuth, db: DbSession, slug: str) -> Ownership:
+    project = _project(db, auth.org_id, slug)
+    return Ownership(rules=get_rules(db, auth.org_id, project.id))
+
+
+@router.put("/projects/{slug}/ownership", response_model=Ownership, responses=ERRORS)
+def put_ownership(auth: ApiAuth, db: DbSession, slug: str, body: Ownership) -> Ownership:
+    """Replace the project's rules (checked line by line; nothing is stored when a line is refused)."""
+    project = _project(db, auth.org_id, slug)
+    set_rules(db, auth.org_id, project, body.rules, actor=f"api:{auth.api_key_id}")
+    return Ownership(rules=get_rules(db, auth.org_id, project.id))

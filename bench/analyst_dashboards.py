@@ -1,0 +1,178 @@
+"""Analyst dashboards benchmark (issue #50): the demo's dashboard (bench/dashboards.py is the issue pages' bench)
+over N page loads, rendered; and its shared link, served from its snapshot.
+
+    PYTHONPATH=$PWD .venv/bin/python bench/analyst_dashboards.py                    # 1,000,000 page loads
+    PYTHONPATH=$PWD .venv/bin/python bench/analyst_dashboards.py --loads 10000000 --data-dir /work/data/dash-10m
+
+An embedded warehouse and a SQLite control store in their own data directory (every migration applied), one
+organization and project, N page loads over 30 days and N/10 error events (bench/explore.py's rows and SQL:
+5 releases, 20 pages, three browsers, production and staging), generated inside the engine. `--data-dir` keeps
+them for the next run. The dashboard is the demo's ("Release health and vitals", demo/dashboards.py: 9 widgets —
+four numbers each against the previous 30 days, two lines per release and day, a bar chart, two tables — under
+the filter bar "30 days, production").
+
+* **render**: what the dashboard page computes before its template — every widget answered on the analysts' lane,
+  its figure built, the markers read and drawn (`dashboards.dashboard_snapshot.widget_views`) — CALLS times.
+* **shared**: `GET /share/dashboards/<token>` through the real app in-process (starlette's TestClient: routing,
+  the share lookup in the control store, the template), after the first request stored the snapshot.
+
+Per step the median and p95 wall time in ms, the median CPU time and the load average. The sessions tables are empty here (crash-free widgets answer "no data"
+quickly); the page-load and error widgets read the N rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+# This script sits beside bench/dashboards.py: the repository first, so `dashboards` is the package.
+sys.path[0] = str(ROOT)
+
+CALLS, SHARED_CALLS = 20, 100
+
+
+def _p95(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def _cpu() -> float:
+    """CPU seconds of this process (the embedded engine's threads included), which a loaded machine does not
+    inflate as it inflates wall time."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _time(label: str, calls: int, call: Callable[[], object]) -> dict[str, float]:
+    call()  # warm: parsed queries, the engine's marks, the template cache
+    samples, cpu = [], []
+    for _ in range(calls):
+        started, used = time.perf_counter(), _cpu()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+        cpu.append((_cpu() - used) * 1000)
+    out = {
+        "median_ms": round(statistics.median(samples), 1),
+        "p95_ms": round(_p95(samples), 1),
+        "cpu_median_ms": round(statistics.median(cpu), 1),
+        "load_average": round(os.getloadavg()[0], 1),
+        "calls": calls,
+    }
+    print(label, out, file=sys.stderr, flush=True)
+    return out
+
+
+def _fill(settings: Any, loads: int, data_dir: Path) -> dict[str, Any]:
+    from bench.explore import EVENTS_SQL, LOADS_SQL, _generate
+    from stacklens.warehouse.client import get_warehouse
+
+    marker = data_dir / "bench-analyst-dashboards.json"
+    state: dict[str, Any] = json.loads(marker.read_text()) if marker.exists() else {}
+    if state.get("loads") == loads:
+        return state
+    client = get_warehouse(settings)
+    state = {"loads": loads}
+    for name, table, sql, rows in (
+        ("loads", "transactions", LOADS_SQL, loads),
+        ("events", "events", EVENTS_SQL, loads // 10),
+    ):
+        started = time.perf_counter()
+        client.command(f"TRUNCATE TABLE {table}")
+        _generate(client, name, sql, rows)
+        state[f"generate_{name}_s"] = round(time.perf_counter() - started, 1)
+    marker.write_text(json.dumps(state))
+    return state
+
+
+def _board(settings: Any) -> tuple[int, str, int, str]:
+    """The organization (id, slug), the demo dashboard's id and a share token: made once per data directory."""
+    from sqlalchemy import select
+
+    from demo.dashboards import demo_dashboard
+    from stacklens.control.accounts import create_organization
+    from stacklens.control.credentials import create_project
+    from stacklens.control.db import session_scope
+    from stacklens.control.models import Organization
+    from stacklens.explore.dashboard_shares import create_share
+    from stacklens.explore.dashboards import create_dashboard
+
+    with session_scope(settings) as session:
+        org = session.scalar(select(Organization).where(Organization.name == "Bench"))
+        if org is None:
+            org, _ = create_organization(session, "Bench", "bench@example.test", "bench-password-123")
+            project, _ = create_project(session, org.id, "Web", "javascript")
+            # The generated rows belong to organization 1, project 1 (bench/explore.py's ORG and PROJECT).
+            assert (org.id, project.id) == (1, 1), (org.id, project.id)
+        board = create_dashboard(session, org.id, demo_dashboard())
+        _, token = create_share(session, org.id, board.id, 7)
+        return org.id, org.slug, board.id, token
+
+
+def run(loads: int, keep_dir: Path | None) -> dict[str, Any]:
+    from fastapi.testclient import TestClient
+
+    from dashboards.dashboard_snapshot import snapshot_of, widget_views
+    from stacklens.cli.app import build_app
+    from stacklens.control.db import migrate_control_store, session_scope
+    from stacklens.explore.dashboards import get_dashboard
+    from stacklens.settings import Settings
+    from stacklens.warehouse.migrations import apply_migrations
+
+    data_dir = keep_dir or Path(tempfile.mkdtemp(prefix="stacklens-bench-dash-"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = Settings(data_dir=data_dir, warehouse_database="bench", run_schedules=False)
+    apply_migrations(settings)
+    migrate_control_store(settings)
+    state = _fill(settings, loads, data_dir)
+    org_id, org_slug, board_id, token = _board(settings)
+
+    def render() -> object:
+        with session_scope(settings) as session:
+            board = get_dashboard(session, org_id, board_id)
+            views = widget_views(settings, session, org_id, org_slug, board.widgets, board.filters)
+            errors = [v["answer"].error for v in views if v["answer"].error]
+            assert not errors, errors
+            return snapshot_of(board.name, board.description, board.filters, views, datetime.now(UTC))
+
+    widgets = len(render()["widgets"])
+    result: dict[str, Any] = {**state, "widgets": widgets, "render": _time("render", CALLS, render)}
+    with TestClient(build_app(settings)) as http:
+        path = f"/share/dashboards/{token}"
+        first = time.perf_counter()
+        page = http.get(path)
+        result["shared_first_ms"] = round((time.perf_counter() - first) * 1000, 1)  # builds the snapshot
+        assert page.status_code == 200 and "Release health and vitals" in page.text, page.status_code
+
+        def shared() -> object:
+            answer = http.get(path)
+            assert answer.status_code == 200
+            return answer
+
+        result["shared"] = _time("shared", SHARED_CALLS, shared)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--loads", type=int, default=1_000_000, help="page loads (default 1,000,000)")
+    parser.add_argument("--data-dir", type=Path, help="keep the warehouse here and reuse it on the next run")
+    args = parser.parse_args()
+    print(json.dumps(run(args.loads, args.data_dir), indent=1))
+
+
+if __name__ == "__main__":
+    main()

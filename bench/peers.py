@@ -1,0 +1,293 @@
+"""The Sentry front door against a real peer: one event per gzip envelope, StackLens and Bugsink in one run.
+
+    .venv/bin/python bench/peers.py                          # 1,000 events, 8 clients, 2 alternating rounds
+    .venv/bin/python bench/peers.py --concurrency 64 --no-peer --events 4000
+    .venv/bin/python bench/peers.py --no-peer                # StackLens alone (the peer needs its own venv)
+
+The corpus is real sentry-sdk error events (bench/ingest.py's stacks, errors only: the peer stores errors).
+Each round posts the same events with fresh ids as gzip envelopes of one event each to
+`/api/<project id>/envelope/` with the DSN key in `X-Sentry-Auth`, from `--concurrency` client threads, one
+connection each, to a real `stacklens serve` (its own data directory, schedules off); then runs the peer
+(Bugsink, `../shared/peers/bugsink_ingest.py` with its venv, see its README) on the same events. Rounds
+alternate the two systems, so a noisy minute skews one round, not the ratio.
+
+Per system: events/s accepted; events/s accepted *and* visible (StackLens: the project's issue list, read
+through the API, adds up to every accepted event; Bugsink: every event digested into an issue); CPU per event
+(the server's process tree; for Bugsink its web and digest processes); p50 / p99 per envelope; answers ≥ 500.
+The ratio printed is StackLens's end-to-end rate over Bugsink's in the same round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+ingest_bench: Any = importlib.import_module("ingest")
+
+PEER_TOOL = ingest_bench.ROOT.parent / "shared" / "peers" / "bugsink_ingest.py"
+
+
+def error_corpus(count: int) -> list[dict[str, Any]]:
+    """``count`` sentry-sdk error event payloads (the transactions of bench/ingest.py's corpus left out)."""
+    lines = ingest_bench.build_corpus(count * 2, "unused")
+    errors = [line["payload"] for line in lines if line["type"] == "event"]
+    while len(errors) < count:
+        errors += errors
+    return errors[:count]
+
+
+def envelope(payload: dict[str, Any]) -> bytes:
+    body = json.dumps(payload).encode()
+    header = json.dumps({"event_id": payload["event_id"], "sent_at": payload.get("timestamp")}).encode()
+    item = json.dumps({"type": "event", "length": len(body)}).encode()
+    return b"\n".join([header, item, body]) + b"\n"
+
+
+def fresh(corpus: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**payload, "event_id": uuid.uuid4().hex} for payload in corpus]
+
+
+class StackLens:
+    """A `stacklens serve` of its own data directory, an organization, a project and its DSN key."""
+
+    def __init__(self, work: Path) -> None:
+        port = ingest_bench._free_port()
+        self.env = {
+            **os.environ,
+            "STACKLENS_DATA_DIR": str(work / "server"),
+            "STACKLENS_RUN_SCHEDULES": "false",
+            "STACKLENS_PORT": str(port),
+            "PYTHONPATH": str(ingest_bench.ROOT),
+        }
+        for name in ("STACKLENS_WAREHOUSE_URL", "STACKLENS_DATABASE_URL", "STACKLENS_WAREHOUSE_DATABASE"):
+            self.env.pop(name, None)
+        self.org = ingest_bench._cli(
+            self.env,
+            *("admin", "create-org", "--name", "Bench", "--owner-email", "bench@example.com"),
+            *("--password", "bench-password-1", "--json"),
+        )
+        self.project = ingest_bench._cli(
+            self.env, "admin", "create-project", "--org", "Bench", "--name", "Shop", "--json"
+        )
+        subprocess.run(
+            [
+                *ingest_bench.STACKLENS,
+                "admin",
+                "set-quota",
+                "--org",
+                "Bench",
+                "--events-per-minute",
+                "100000000",
+            ],
+            env=self.env,
+            cwd=ingest_bench.ROOT,
+            check=True,
+            capture_output=True,
+        )
+        self.server = subprocess.Popen(
+            [*ingest_bench.STACKLENS, "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=self.env,
+            cwd=ingest_bench.ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=(work / "server.log").open("wb"),
+        )
+        self.base = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            try:
+                if httpx.get(f"{self.base}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        else:
+            raise SystemExit("stacklens serve did not answer within 120 s")
+
+    def visible(self, http: httpx.Client) -> int:
+        """Events the project's issue list counts (every status, the last hour)."""
+        total, cursor = 0, ""
+        while True:
+            answer = http.get(
+                f"/api/projects/{self.project['slug']}/issues",
+                params={"status": "all", "range": "1h", "limit": 100, "cursor": cursor},
+                headers={"Authorization": f"Bearer {self.org['api_key']}"},
+            )
+            answer.raise_for_status()
+            page = answer.json()
+            total += sum(issue["events"] for issue in page["issues"])
+            cursor = page.get("next_cursor") or ""
+            if not cursor:
+                return total
+
+    def issues(self, http: httpx.Client) -> int:
+        answer = http.get(
+            f"/api/projects/{self.project['slug']}/issues",
+            params={"status": "all", "range": "1h", "limit": 100},
+            headers={"Authorization": f"Bearer {self.org['api_key']}"},
+        )
+        return len(answer.json()["issues"])
+
+    def run(self, corpus: list[dict[str, Any]], concurrency: int) -> dict[str, float]:
+        path = f"/api/{self.project['project_id']}/envelope/"
+        headers = {
+            "Content-Encoding": "gzip",
+            "Content-Type": "application/x-sentry-envelope",
+            "X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={self.project['app_key']}, sentry_client=bench",
+        }
+        bodies = [gzip.compress(envelope(payload), 6) for payload in fresh(corpus)]
+        server = psutil.Process(self.server.pid)
+        latencies: list[float] = []
+        failures: list[int] = []
+        accepted = 0
+        guard = threading.Lock()
+
+        def send(chunk: list[bytes]) -> None:
+            nonlocal accepted
+            with httpx.Client(base_url=self.base, timeout=120) as http:
+                for body in chunk:
+                    t0 = time.perf_counter()
+                    answer = http.post(path, content=body, headers=headers)
+                    spent = time.perf_counter() - t0
+                    with guard:
+                        latencies.append(spent)
+                        if answer.status_code == 200:
+                            accepted += 1
+                        else:
+                            failures.append(answer.status_code)
+
+        with httpx.Client(base_url=self.base, timeout=60) as http:
+            before = self.visible(http)
+            cpu_started = ingest_bench._cpu_seconds(server)
+            started = time.perf_counter()
+            with ThreadPoolExecutor(concurrency) as pool:
+                list(pool.map(send, [bodies[i::concurrency] for i in range(concurrency)]))
+            sent_s = time.perf_counter() - started
+            while self.visible(http) < before + accepted:
+                if time.perf_counter() - started > 600:
+                    raise SystemExit("events accepted but not visible after 600 s")
+                time.sleep(0.02)
+            visible_s = time.perf_counter() - started
+            cpu = ingest_bench._cpu_seconds(server) - cpu_started
+            issues = self.issues(http)
+            health = http.get("/api/health", headers={"Authorization": f"Bearer {self.org['api_key']}"})
+            self.queue = health.json().get("front_door") or {}
+        return {
+            "accepted_s": accepted / sent_s,
+            "visible_s": accepted / visible_s,
+            "cpu_ms": cpu / max(accepted, 1) * 1000,
+            "p50_ms": statistics.median(latencies) * 1000,
+            "p99_ms": ingest_bench._percentile(latencies, 0.99) * 1000,
+            "errors_5xx": float(sum(1 for status in failures if status >= 500)),
+            "refused": float(len(failures)),
+            "issues": float(issues),
+        }
+
+    def stop(self) -> None:
+        self.server.terminate()
+        self.server.wait(timeout=60)
+
+
+def run_peer(corpus_file: Path, events: int, concurrency: int, venv: str, work: Path) -> dict[str, float]:
+    """One run of the peer's own tool on the same events; its JSON figures, named as ours."""
+    out = work / "peer.json"
+    done = subprocess.run(
+        [
+            f"{venv}/bin/python",
+            str(PEER_TOOL),
+            *("--corpus", str(corpus_file), "--n", str(events), "--runs", "1"),
+            *("--concurrency", str(concurrency), "--port", str(ingest_bench._free_port())),
+            *("--venv", venv, "--workdir", str(work / "bugsink"), "--json-out", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the peer's tool failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    figures = json.loads(out.read_text())
+    run = figures["runs"][0] if "runs" in figures else figures
+    return _peer_figures(run)
+
+
+def _peer_figures(run: dict[str, Any]) -> dict[str, float]:
+    """The peer tool's run (its own names) as ours: accepted and end-to-end rates, CPU of its web and digest
+    processes per accepted event, answers other than 200."""
+    accepted = float(run.get("accepted_200") or 0)
+    cpu = sum(float(v) for v in (run.get("cpu_s_total") or {}).values())
+    statuses = run.get("status_counts") or {}
+    return {
+        "accepted_s": float(run.get("ingest_events_per_s") or float("nan")),
+        "visible_s": float(run.get("ingest_and_digest_events_per_s") or float("nan")),
+        "cpu_ms": cpu / accepted * 1000 if accepted else float("nan"),
+        "p50_ms": float("nan"),  # the peer's tool does not time single requests
+        "p99_ms": float("nan"),
+        "errors_5xx": float(sum(n for status, n in statuses.items() if str(status).startswith("5"))),
+        "refused": float(sum(n for status, n in statuses.items() if str(status) != "200")),
+        "issues": float(run.get("issues") or float("nan")),
+    }
+
+
+COLUMNS = ("accepted_s", "visible_s", "cpu_ms", "p50_ms", "p99_ms", "errors_5xx", "issues")
+
+
+def _row(system: str, label: str, figures: dict[str, float]) -> str:
+    cells = " ".join(f"{figures.get(c, float('nan')):>11.1f}" for c in COLUMNS)
+    return f"{system:>9} {label:>5} {cells}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--no-peer", action="store_true", help="StackLens alone")
+    parser.add_argument("--peer-venv", default="/tmp/bugsink-venv")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="stacklens-bench-peers-"))
+    print(f"building {args.events} sentry-sdk error events ...", flush=True)
+    corpus = error_corpus(args.events)
+    corpus_file = work / "events.ndjson"
+    corpus_file.write_text("".join(json.dumps(p) + "\n" for p in corpus))
+    stacklens = StackLens(work)
+    print(f"{'system':>9} {'round':>5} " + " ".join(f"{c:>11}" for c in COLUMNS), flush=True)
+    ours: list[dict[str, float]] = []
+    theirs: list[dict[str, float]] = []
+    try:
+        stacklens.run(corpus[: min(50, len(corpus))], args.concurrency)  # warm-up, as the peer's tool does
+        for index in range(1, args.rounds + 1):
+            ours.append(stacklens.run(corpus, args.concurrency))
+            print(_row("stacklens", str(index), ours[-1]), flush=True)
+            if not args.no_peer:
+                theirs.append(run_peer(corpus_file, args.events, args.concurrency, args.peer_venv, work))
+                print(_row("bugsink", str(index), theirs[-1]), flush=True)
+                print(f"{'ratio':>9} {index:>5} {ours[-1]['visible_s'] / theirs[-1]['visible_s']:>23.2f}")
+    finally:
+        stacklens.stop()
+    median = {c: statistics.median(r[c] for r in ours) for c in COLUMNS}
+    print(_row("stacklens", "med", median))
+    if theirs:
+        peer = {c: statistics.median(r[c] for r in theirs) for c in COLUMNS}
+        print(_row("bugsink", "med", peer))
+        ratios = [o["visible_s"] / t["visible_s"] for o, t in zip(ours, theirs, strict=True)]
+        print(f"end-to-end ratio StackLens / Bugsink per round: {', '.join(f'{r:.1f}' for r in ratios)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

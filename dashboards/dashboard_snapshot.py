@@ -1,0 +1,126 @@
+"""A dashboard's widgets as the page draws them, and as a shared link's snapshot: every widget answered under the
+filter bar, its figure built (with the window's release and annotation markers on time charts) — then, for a
+snapshot, written out as plain JSON (texts and figures, no query objects, no links into signed-in pages), so the
+shared page renders without a query."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from dashboards.dashboard_figures import widget_figure
+from dashboards.explore_links import explore_url
+from dashboards.marker_figures import add_markers
+from stacklens.errors import NotFound
+from stacklens.explore.columns import columns_of, compared_columns_of
+from stacklens.explore.scope import project_ids
+from stacklens.explore.widgets import answer_widgets
+from stacklens.ingest.front_door import settle_spooled
+from stacklens.markers import chart_markers
+from stacklens.performance.filters import RANGES
+from stacklens.settings import Settings
+from stacklens.warehouse.client import analyst_client
+
+
+def _source(widget: dict[str, Any]) -> str:
+    if "saved_query_id" in widget:
+        return f"saved query {widget['saved_query_id']}"
+    if "view" in widget:
+        return f"view {widget['view']}"
+    return "Explore query"
+
+
+def widget_views(
+    settings: Settings,
+    db: Session,
+    org_id: int,
+    org_slug: str,
+    widgets: list[dict[str, Any]],
+    filters: dict[str, str],
+    *,
+    links: bool = True,
+    now: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """Each widget's answer, layout, columns, figure and (with ``links``) its Explore link."""
+    settle_spooled(settings)  # every event answered before the page is in its answer
+    now = now or datetime.now(UTC)
+    until = now.replace(second=0, microsecond=0)
+    since = until - RANGES[filters["range"]]
+    with analyst_client(settings) as client:
+        answers = answer_widgets(client, db, org_id, widgets, filters, now)
+        try:
+            ids = project_ids(db, org_id, filters["project"])
+            markers = chart_markers(client, db, org_id, ids, since, until, filters["environment"])
+        except NotFound:
+            markers = []
+    out = []
+    for answer in answers:
+        layout = answer.widget["layout"]
+        columns = []
+        if answer.query is not None:
+            compared = answer.query.compare is not None and answer.widget["kind"] == "table"
+            columns = compared_columns_of(answer.query) if compared else columns_of(answer.query)
+        figure = widget_figure(answer, columns, layout["h"]) if answer.result is not None else None
+        if figure is not None and answer.query is not None and answer.query.interval:
+            add_markers(figure, markers, org_slug, links=links)
+        out.append(
+            {
+                "answer": answer,
+                "layout": layout,
+                "columns": columns,
+                "figure": figure,
+                "explore": explore_url(org_slug, answer.body) if answer.body and links else "",
+                "source": _source(answer.widget),
+            }
+        )
+    return out
+
+
+def snapshot_of(
+    name: str, description: str, filters: dict[str, str], views: list[dict[str, Any]], now: datetime
+) -> dict[str, Any]:
+    """The shared page's content as plain JSON: each widget's title, kind, size and what it shows as text (a
+    number and its change, a table's cells) or a figure; an error as its message."""
+    widgets = []
+    for view in views:
+        answer, columns = view["answer"], view["columns"]
+        item: dict[str, Any] = {
+            "title": answer.widget["title"],
+            "kind": answer.widget["kind"],
+            "w": view["layout"]["w"],
+            "h": view["layout"]["h"],
+            "error": answer.error,
+            "empty": answer.result is not None and not answer.result.rows,
+            "figure": view["figure"],
+        }
+        if answer.result is not None and answer.result.rows and columns:
+            if answer.widget["kind"] == "number":
+                column = columns[0]
+                change = answer.change_pct
+                item["number"] = column.format(answer.number)
+                cmp = answer.query.compare if answer.query is not None else None
+                before = (
+                    answer.result.compared_with
+                    if cmp is not None and cmp.previous_release
+                    else f"the previous {filters['range']}"
+                )
+                item["change"] = (
+                    f"{change:+,.1f} % vs {before} ({column.format(answer.previous_number)})"
+                    if change is not None
+                    else ""
+                )
+                item["caption"] = f"{column.header} · {answer.result.rows[0]['samples']:,} samples"
+            elif view["figure"] is None:
+                item["headers"] = [c.header for c in columns]
+                item["numeric"] = [c.kind != "group" for c in columns]
+                item["rows"] = [[c.format(row.get(c.key)) for c in columns] for row in answer.result.rows]
+        widgets.append(item)
+    return {
+        "name": name,
+        "description": description,
+        "filters": filters,
+        "taken_at": now.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "widgets": widgets,
+    }

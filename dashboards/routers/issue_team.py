@@ -1,0 +1,218 @@
+"""The issue page's team work: assign, comment (add, edit and delete one's own), and what the page shows of it
+(the assignee with why, the choices, and the history with status changes, assignments and comments in time
+order)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from markupsafe import Markup
+
+from dashboards.context import CurrentProject, Db
+from dashboards.rendering import render
+from dashboards.security import check_csrf
+from stacklens.control.teams import resolve_assignee
+from stacklens.errors import Forbidden, InvalidInput, NotFound
+from stacklens.issues.assignees import NOBODY, assign, assignee_choices, assignees_of
+from stacklens.issues.comments import MAX_BODY, add_comment, delete_comment, edit_comment
+from stacklens.issues.merges import merged_groups, split
+from stacklens.issues.notifications import Notifier, notifier_for, set_watching, watching
+from stacklens.issues.reads import issue_summary
+from stacklens.issues.timeline import timeline
+
+router = APIRouter(include_in_schema=False)
+ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
+
+
+def load_issue(view: CurrentProject, issue_id: int) -> None:
+    """404 unless the issue is one of this organization's project (the issue page's own check)."""
+    if issue_summary(view.warehouse, view.org_id, view.project_id, issue_id) is None:
+        raise HTTPException(status_code=404, detail="Not Found")
+
+
+def team_context(view: CurrentProject, db: Db, issue_id: int) -> dict[str, Any]:
+    """What the issue page shows of the team's work on the issue."""
+    items = timeline(db, view.warehouse, view.org_id, view.project_id, issue_id)
+    # The comments' HTML comes from stacklens.issues.comment_markdown, which never lets the author's HTML
+    # through (raw HTML off, text escaped, unsafe URLs refused): it is markup of ours, not user data.
+    html = {item.comment.id: Markup(item.comment.html) for item in items if item.comment is not None}
+    return {
+        "assignee": assignees_of(db, view.org_id, view.project_id, [issue_id]).get(issue_id),
+        "assignee_choices": assignee_choices(db, view.org_id),
+        "timeline": items,
+        "comment_html": html,
+        "max_comment": MAX_BODY,
+        "watching": watching(db, view.org_id, view.project_id, issue_id, view.viewer.user.id),
+        "merged_groups": merged_groups(db, view.warehouse, view.org_id, view.project_id, issue_id),
+    }
+
+
+def notifier_of(request: Request, view: CurrentProject) -> Notifier:
+    """Who is told, with links on the service's public address."""
+    return notifier_for(request.app.state.settings, view.warehouse)
+
+
+def _back(view: CurrentProject, issue_id: int, anchor: str = "") -> RedirectResponse:
+    path = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues/{issue_id}"
+    return RedirectResponse(path + anchor, status_code=303)
+
+
+def _refused(request: Request, title: str, exc: Exception, status: int = 400) -> Response:
+    return render(request, "error.html", {"title": title, "message": str(exc)}, status)
+
+
+@router.post(ISSUE + "/assign")
+def assign_issue(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    issue_id: int,
+    assignee: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    load_issue(view, issue_id)
+    user = view.viewer.user
+    try:
+        target = None if assignee in ("", NOBODY) else resolve_assignee(db, view.org_id, assignee)
+    except (InvalidInput, NotFound) as exc:
+        return _refused(request, "Nobody assigned", exc)
+    notifier = notifier_of(request, view)
+    assign(
+        db,
+        view.org_id,
+        view.project_id,
+        issue_id,
+        target,
+        actor=user.email,
+        actor_user_id=user.id,
+        notifier=notifier,
+    )
+    return _back(view, issue_id, "#assignee")
+
+
+@router.post(ISSUE + "/watch")
+def watch_issue(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    issue_id: int,
+    watch: Annotated[str, Form()] = "1",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    """Hear of the issue's comments without being its assignee (or stop)."""
+    check_csrf(request, csrf_token)
+    load_issue(view, issue_id)
+    set_watching(db, view.org_id, view.project_id, issue_id, view.viewer.user.id, watch == "1")
+    return _back(view, issue_id, "#assignee")
+
+
+@router.post(ISSUE + "/comments")
+def comment_issue(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    issue_id: int,
+    body: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    load_issue(view, issue_id)
+    user = view.viewer.user
+    try:
+        row = add_comment(
+            db,
+            view.org_id,
+            view.project_id,
+            issue_id,
+            body,
+            author=user.email,
+            author_user_id=user.id,
+            notifier=notifier_of(request, view),
+        )
+    except InvalidInput as exc:
+        return _refused(request, "Comment not added", exc)
+    return _back(view, issue_id, f"#comment-{row.id}")
+
+
+@router.post(ISSUE + "/comments/{comment_id}/edit")
+def edit_issue_comment(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    issue_id: int,
+    comment_id: int,
+    body: Annotated[str, Form()] = "",
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    load_issue(view, issue_id)
+    try:
+        edit_comment(
+            db,
+            view.org_id,
+            view.project_id,
+            issue_id,
+            comment_id,
+            body,
+            author=view.viewer.user.email,
+            notifier=notifier_of(request, view),
+        )
+    except InvalidInput as exc:
+        return _refused(request, "Comment unchanged", exc)
+    except Forbidden as exc:
+        return _refused(request, "Comment unchanged", exc, 403)
+    except NotFound as exc:
+        return _refused(request, "Comment unchanged", exc, 404)
+    return _back(view, issue_id, f"#comment-{comment_id}")
+
+
+@router.post(ISSUE + "/comments/{comment_id}/delete")
+def delete_issue_comment(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    issue_id: int,
+    comment_id: int,
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    check_csrf(request, csrf_token)
+    load_issue(view, issue_id)
+    try:
+        delete_comment(db, view.org_id, view.project_id, issue_id, comment_id, author=view.viewer.user.email)
+    except Forbidden as exc:
+        return _refused(request, "Comment kept", exc, 403)
+    except NotFound as exc:
+        return _refused(request, "Comment kept", exc, 404)
+    return _back(view, issue_id, "#issue-history")
+
+
+@router.post(ISSUE + "/split")
+def split_issue(
+    request: Request,
+    view: CurrentProject,
+    db: Db,
+    issue_id: int,
+    fingerprints: Annotated[list[str] | None, Form()] = None,
+    csrf_token: Annotated[str, Form()] = "",
+) -> Response:
+    """Give the chosen merged fingerprints their own issue back (the "Merged issues" section's Split out)."""
+    check_csrf(request, csrf_token)
+    load_issue(view, issue_id)
+    user = view.viewer.user
+    try:
+        split(
+            db,
+            view.warehouse,
+            view.org_id,
+            issue_id,
+            fingerprints=fingerprints or [],
+            actor=user.email,
+            actor_user_id=user.id,
+        )
+    except (InvalidInput, NotFound) as exc:
+        return _refused(request, "Nothing split", exc)
+    path = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues/{issue_id}"
+    return RedirectResponse(path + "?done=split#merged-issues", status_code=303)

@@ -1,0 +1,103 @@
+"""A project's own quotas inside its organization's: events per minute over every category, and a limit per
+data category. Read per request by the ingest entrances (one statement for every project a request names);
+changed by `PUT /api/projects/{slug}/quota`, `stacklens admin set-quota --project` and the project settings
+page. Both are spent from token buckets (api/token_buckets.py) beside the organization's quota.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from stacklens.control.activity import record_activity
+from stacklens.control.models import Project
+from stacklens.errors import InvalidInput, NotFound
+
+# Categories a project may limit on their own: the outcome categories an SDK sends as items (client reports
+# are never limited, attachments are counted and not kept).
+LIMITED_CATEGORIES = ("error", "transaction", "span", "session", "log", "replay")
+MAX_PER_MINUTE = 100_000_000
+
+
+@dataclass(frozen=True)
+class ProjectQuota:
+    """A project's limits; ``events_per_minute`` None: the organization's quota alone."""
+
+    project_id: int
+    events_per_minute: int | None = None
+    categories: Mapping[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"events_per_minute": self.events_per_minute, "categories": dict(self.categories)}
+
+
+def _categories(value: object) -> dict[str, int]:
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(k): int(v)
+        for k, v in value.items()
+        if k in LIMITED_CATEGORIES and isinstance(v, int) and not isinstance(v, bool)
+    }
+
+
+def quota_of(project_id: int, events_per_minute: int | None, categories: object) -> ProjectQuota:
+    """A project's quota from its two stored columns."""
+    return ProjectQuota(project_id, events_per_minute, _categories(categories))
+
+
+def project_quotas(session: Session, project_ids: Collection[int]) -> dict[int, ProjectQuota]:
+    """The quotas of ``project_ids`` (projects that are gone have none)."""
+    ids = sorted({p for p in project_ids if p})
+    if not ids:
+        return {}
+    rows = session.execute(
+        select(Project.id, Project.events_per_minute, Project.category_quotas).where(Project.id.in_(ids))
+    )
+    return {row.id: quota_of(row.id, row.events_per_minute, row.category_quotas) for row in rows}
+
+
+def _checked(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_PER_MINUTE:
+        raise InvalidInput(f"{name} must be an integer from 1 to {MAX_PER_MINUTE}, or null for no limit")
+    return value
+
+
+def set_project_quota(
+    session: Session,
+    org_id: int,
+    project_id: int,
+    events_per_minute: int | None,
+    categories: Mapping[str, int | None] | None = None,
+    actor_user_id: int | None = None,
+) -> ProjectQuota:
+    """Set a project's events per minute (None: no limit of its own) and, when given, replace its
+    per-category limits (a category set to None has none). Applies on the next request."""
+    project = session.scalar(select(Project).where(Project.id == project_id, Project.org_id == org_id))
+    if project is None:
+        raise NotFound(f"no project {project_id} in this organization")
+    if events_per_minute is not None:
+        _checked("events_per_minute", events_per_minute)
+    limits: dict[str, int] = _categories(project.category_quotas)
+    if categories is not None:
+        limits = {}
+        for category, value in categories.items():
+            if category not in LIMITED_CATEGORIES:
+                raise InvalidInput(f"category {category!r} is not one of {', '.join(LIMITED_CATEGORIES)}")
+            if value is not None:
+                limits[category] = _checked(f"categories.{category}", value)
+    project.events_per_minute = events_per_minute
+    project.category_quotas = limits
+    record_activity(
+        session,
+        org_id,
+        "project_quota.changed",
+        "project",
+        project_id,
+        actor_user_id,
+        {"project": project.slug, "events_per_minute": events_per_minute, "categories": limits},
+    )
+    return ProjectQuota(project_id, events_per_minute, limits)

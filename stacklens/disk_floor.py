@@ -1,0 +1,178 @@
+"""The disk floor: while the data directory's volume has less free space than ``STACKLENS_DISK_FLOOR``, every
+entrance refuses with 503 and ``Retry-After`` before anything is written (DESIGN §9.1).
+
+A full disk is the one failure the front door cannot ride out: its spool, the warehouse's parts and the control
+store all live on that volume, and a write that fails half way costs more than a refusal the sender retries
+(the shipper keeps its lines and comes back). The floor leaves room for what is already accepted to drain.
+
+The floor is bytes (``1073741824``, ``500MiB``, ``2GB``) or a share of the volume (``5%``); unset, the smaller
+of 1 GiB and 5 %: a 1 TB volume keeps 1 GiB, a 10 GiB one 512 MiB. Free space is read with ``os.statvfs``
+(microseconds) and kept for a second, so a busy entrance reads it about once a second.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from stacklens.errors import Unavailable
+from stacklens.settings import Settings
+
+GIB = 1024**3
+DEFAULT_FLOOR_BYTES = GIB
+DEFAULT_FLOOR_PERCENT = 5.0
+# How long one reading of the volume is believed: a second of writes past the floor is a few MiB at most.
+CHECK_SECONDS = 1.0
+# What a refused sender is told to wait: room is made by an operator (minutes), but once it is there the
+# backlog should land soon, and a retry costs the service one cached look-up.
+RETRY_AFTER_SECONDS = 10
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "kib": 1024,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "mib": 1024**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "gib": 1024**3,
+    "t": 1000**4,
+    "tb": 1000**4,
+    "tib": 1024**4,
+}
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([a-z]*)$")
+_PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%$")
+
+
+@dataclass(frozen=True)
+class DiskFloor:
+    """A floor of ``fixed`` bytes, or ``percent`` of the volume; neither: the default (the smaller of both)."""
+
+    fixed: int | None = None
+    percent: float | None = None
+
+    def bytes_for(self, total: int) -> int:
+        """The floor in bytes on a volume of ``total`` bytes."""
+        if self.fixed is not None:
+            return self.fixed
+        if self.percent is not None:
+            return int(total * self.percent / 100)
+        return min(DEFAULT_FLOOR_BYTES, int(total * DEFAULT_FLOOR_PERCENT / 100))
+
+    def words(self) -> str:
+        if self.fixed is not None:
+            return format_bytes(self.fixed)
+        if self.percent is not None:
+            return f"{self.percent:g} % of the volume"
+        return "the smaller of 1 GiB and 5 % of the volume"
+
+
+def parse_floor(value: str | None) -> DiskFloor:
+    """``STACKLENS_DISK_FLOOR`` read: bytes, a size with a unit, or a percentage; empty or unset: the default.
+    Raises ``ValueError`` with the accepted forms named."""
+    text = (value or "").strip().lower()
+    if not text:
+        return DiskFloor()
+    percent = _PERCENT.match(text)
+    if percent:
+        share = float(percent.group(1))
+        if not 0 <= share < 100:
+            raise ValueError(
+                f"STACKLENS_DISK_FLOOR {value!r}: a percentage of the volume is from 0% to under 100%"
+            )
+        return DiskFloor(percent=share)
+    size = _SIZE.match(text)
+    if size and size.group(2) in _UNITS:
+        return DiskFloor(fixed=int(float(size.group(1)) * _UNITS[size.group(2)]))
+    raise ValueError(
+        f"STACKLENS_DISK_FLOOR {value!r} is not a size: give bytes (1073741824), a size with a unit (500MiB, "
+        "2GB) or a percentage of the data directory's volume (5%)"
+    )
+
+
+def format_bytes(n: float) -> str:
+    """Binary units, as the metric catalog writes bytes (KiB is not "KB")."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} TiB"  # pragma: no cover - the loop returns
+
+
+@dataclass(frozen=True)
+class DiskRoom:
+    """One reading of the data directory's volume."""
+
+    path: Path
+    free: int  # bytes available to the service (statvfs f_bavail: what root's reserve leaves)
+    total: int
+    floor: int
+
+    @property
+    def below(self) -> bool:
+        return self.free < self.floor
+
+    def words(self) -> str:
+        return (
+            f"the data directory's volume ({self.path}) has {format_bytes(self.free)} free, below its floor of "
+            f"{format_bytes(self.floor)} (STACKLENS_DISK_FLOOR)"
+        )
+
+
+class DiskFull(Unavailable):
+    """The data directory's volume is below its floor: nothing is taken until space is made."""
+
+    retry_after_seconds = RETRY_AFTER_SECONDS
+
+
+# (data directory, floor setting) -> (read at, reading): two settings on one directory (tests) keep their own.
+_readings: dict[tuple[Path, str | None], tuple[float, DiskRoom]] = {}
+_lock = threading.Lock()
+
+
+def _existing(path: Path) -> Path:
+    """``path``, or its nearest existing parent (a data directory not created yet sits on that volume)."""
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    return path
+
+
+def read_disk_room(settings: Settings) -> DiskRoom:
+    """The volume of ``settings.data_dir`` now (no cache)."""
+    path = _existing(settings.data_dir)
+    stat = os.statvfs(path)
+    total = stat.f_blocks * stat.f_frsize
+    floor = parse_floor(settings.disk_floor).bytes_for(total)
+    return DiskRoom(settings.data_dir, stat.f_bavail * stat.f_frsize, total, floor)
+
+
+def disk_room(settings: Settings) -> DiskRoom:
+    """The volume of ``settings.data_dir``, read at most once per ``CHECK_SECONDS``."""
+    now = time.monotonic()
+    key = (settings.data_dir, settings.disk_floor)
+    with _lock:
+        cached = _readings.get(key)
+    if cached is not None and now - cached[0] < CHECK_SECONDS:
+        return cached[1]
+    room = read_disk_room(settings)
+    with _lock:
+        _readings[key] = (now, room)
+    return room
+
+
+def require_disk_room(settings: Settings) -> None:
+    """Refuse (:class:`DiskFull`: 503 with Retry-After) while the data directory's volume is below its floor.
+    Every entrance calls this first, before it reads the body or writes anything."""
+    room = disk_room(settings)
+    if room.below:
+        from stacklens.ingest.refusals import note_refusal
+
+        note_refusal(settings.data_dir, "disk")
+        raise DiskFull(f"{room.words()}; nothing was stored, retry after space is made")

@@ -1,0 +1,144 @@
+"""A dashboard's widgets answered: each widget's question (inline, saved or a view) under the dashboard's filter
+bar, run through Explore (:func:`stacklens.explore.run.run_explore`: the analysts' lane, the per-query limits and
+the organization's concurrency cap apply to every widget as to any Explore query).
+
+The filter bar wins over a widget's own window and filters: its ``range`` replaces the widget's window, its
+``project`` the widget's project (when set), its ``environment`` and ``release`` replace the widget's filters on
+those fields. A line (or a bar without a group-by: bars over time) gets an interval that suits the range when its own does not; a number is the
+first aggregate over the whole window, beside its value in the previous window of the same length (or the
+widget's own ``compare``); a table with ``compare`` has the previous value and the change beside each column, a
+line overlays the compared window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from clickhouse_connect.driver.client import Client
+from sqlalchemy.orm import Session
+
+from stacklens.errors import InvalidInput, NotFound
+from stacklens.explore import saved
+from stacklens.explore.compare import change_pct, run_compared
+from stacklens.explore.query import INTERVALS, MAX_BUCKETS, Query, parse_query
+from stacklens.explore.run import Result, TooManyQueries
+from stacklens.explore.scope import project_ids
+from stacklens.explore.views import VIEWS
+from stacklens.performance.filters import RANGES
+
+# The interval a time chart gets for a range when its own is too fine (more than MAX_BUCKETS) or missing.
+RANGE_INTERVALS = {"24h": "1h", "7d": "6h", "14d": "1d", "30d": "1d", "90d": "1w"}
+
+
+@dataclass
+class WidgetAnswer:
+    index: int
+    widget: dict[str, Any]
+    query: Query | None = None
+    result: Result | None = None
+    previous: Result | None = None  # the compared window's own answer (a number's, or a query's "compare")
+    error: str = ""
+    body: dict[str, Any] = field(default_factory=dict)  # the question as run (for "open in Explore")
+
+    @property
+    def number(self) -> Any:
+        """A number widget's value: the first aggregate of the (single) row; None when there is none."""
+        if self.result is None or self.query is None or not self.result.rows:
+            return None
+        return self.result.rows[0].get(self.query.aggregates[0].column)
+
+    @property
+    def previous_number(self) -> Any:
+        if self.previous is None or self.query is None or not self.previous.rows:
+            return None
+        return self.previous.rows[0].get(self.query.aggregates[0].column)
+
+    @property
+    def change_pct(self) -> float | None:
+        return change_pct(self.number, self.previous_number)
+
+
+def question(session: Session, org_id: int, widget: dict[str, Any]) -> dict[str, Any]:
+    """The widget's own Explore body: inline, its saved query's (NotFound when deleted) or its view's."""
+    if "query" in widget:
+        return dict(widget["query"])
+    if "saved_query_id" in widget:
+        return dict(saved.get_saved(session, org_id, int(widget["saved_query_id"])).query)
+    return dict(VIEWS[widget["view"]].query)
+
+
+def under_filters(
+    body: dict[str, Any], kind: str, filters: dict[str, str], now: datetime | None = None
+) -> dict[str, Any]:
+    """The widget's body with the dashboard's filter bar applied (see the module's docstring). The range is
+    resolved to ``since``/``until`` at ``now`` (the page's time): every widget of one page view reads the same
+    window, and "Open in Explore" reads it too."""
+    out = dict(body)
+    window = filters.get("range") or "30d"
+    until = (now or datetime.now(UTC)).astimezone(UTC).replace(second=0, microsecond=0)
+    out.pop("range", None)
+    out["since"] = _iso(until - RANGES[window])
+    out["until"] = _iso(until)
+    if filters.get("project"):
+        out["project"] = filters["project"]
+    replaced = {key for key in ("environment", "release") if filters.get(key)}
+    kept = [f for f in out.get("filters") or [] if f.get("field") not in replaced]
+    out["filters"] = kept + [{"field": key, "op": "=", "value": filters[key]} for key in sorted(replaced)]
+    if kind == "line" or (kind == "bar" and not out.get("group_by")):
+        own = out.get("interval") or ""
+        fits = own in INTERVALS and RANGES[window] / INTERVALS[own] <= MAX_BUCKETS
+        out["interval"] = own if fits else RANGE_INTERVALS[window]
+        out["limit"] = min(int(out.get("limit") or 10), 10)  # lines drawn: the figure's legend limit
+    else:
+        out["interval"] = ""
+        # A card shows a readable number of rows; Explore (its link) shows them all.
+        out["limit"] = min(int(out.get("limit") or 100), 20 if kind == "bar" else 50)
+    if kind == "number":
+        # A number is read beside its value before: the previous window unless the widget chose another.
+        out.setdefault("compare", {"previous_period": True})
+        out["group_by"] = []
+        out["aggregates"] = (out.get("aggregates") or [{"fn": "count"}])[:1]
+        out["order_by"] = ""
+        out["limit"] = 1
+    return out
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def answer_widget(
+    client: Client,
+    session: Session,
+    org_id: int,
+    index: int,
+    widget: dict[str, Any],
+    filters: dict[str, str],
+    now: datetime | None = None,
+) -> WidgetAnswer:
+    """One widget answered, or its error as a plain message (a deleted saved query, a limit, a busy org)."""
+    answer = WidgetAnswer(index, widget)
+    try:
+        answer.body = under_filters(question(session, org_id, widget), widget["kind"], filters, now)
+        answer.query = parse_query(answer.body)
+        ids = project_ids(session, org_id, answer.query.project)
+        answer.result, answer.previous = run_compared(client, answer.query, org_id, ids)
+    except (InvalidInput, NotFound, TooManyQueries) as exc:
+        answer.error = str(exc)
+    return answer
+
+
+def answer_widgets(
+    client: Client,
+    session: Session,
+    org_id: int,
+    widgets: list[dict[str, Any]],
+    filters: dict[str, str],
+    now: datetime | None = None,
+) -> list[WidgetAnswer]:
+    """Every widget in reading order, one after the other on the one analyst connection (a page view holds one
+    of the organization's Explore slots at a time, so a dashboard never crowds out its analysts)."""
+    now = now or datetime.now(UTC)
+    return [answer_widget(client, session, org_id, i, w, filters, now) for i, w in enumerate(widgets)]

@@ -1,0 +1,56 @@
+"""The issue list and the issue page in a real browser at 1400 and 1024 px: the window rule stated beside the
+figures, the issue page's events and users over the list's window, no console error; screenshots in
+tests/_artifacts/issue_figures."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.api.live import serve
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.dashboards.conftest import PASSWORD, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.landing import land, sdk_event
+
+playwright = pytest.importorskip("playwright.sync_api")
+
+
+def _timeout(ms: int) -> None:
+    raise TimeoutError(f"timed out after {ms} ms")
+
+
+def test_issue_figures_state_their_window(stores, org_factory) -> None:  # noqa: F811
+    org = org_factory("Shots")
+    rng = random.Random(3)
+    now = datetime.now(UTC)
+    payloads = []
+    for _ in range(40):
+        payload = sdk_event(lambda: _timeout(rng.randrange(1000, 9000)), user={"id": f"u{rng.randrange(5)}"})
+        payload["timestamp"] = (now - timedelta(hours=rng.uniform(0.1, 20 * 24))).isoformat()
+        payloads.append(payload)
+    land(org["org_id"], org["project_id"], payloads)
+    out = shots_dir("issue_figures")
+    out.mkdir(parents=True, exist_ok=True)
+    base = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues"
+    with serve(stores) as server, playwright.sync_playwright() as pw:
+        browser = launch(pw)
+        for width in (1400, 1024):
+            page = browser.new_page(viewport={"width": width, "height": 1000})
+            errors: list[str] = []
+            watch_errors(page, errors)
+            sign_in_page(page, server, org["email"], PASSWORD)
+            page.goto(f"{server}{base}?range=14d")
+            rule = page.locator("#window-rule").inner_text()
+            assert "last 14 days (rolling, to the minute)" in rule and "the issue's own" in rule
+            page.screenshot(path=str(out / f"issue-list-{width}.png"), full_page=True)
+            page.click("a.issue-title")
+            page.wait_for_selector("#window-figures")
+            shown = page.locator("#window-figures").inner_text()
+            assert "Events (14d)" in shown and "rolling" in shown
+            page.wait_for_selector("#chart .plot .main-svg")
+            page.screenshot(path=str(out / f"issue-page-{width}.png"), full_page=False)
+            assert errors == []
+            page.close()
+        browser.close()

@@ -1,0 +1,125 @@
+"""The demo tells the truth about traces (issue #47, point 3): the real driver (`python -m demo.driver`, its SDK
+initialised as `stacklens up` runs it) against the real shop, its log lines posted to a real StackLens server.
+Every shop request is its own trace, every worker job too; each log record stands in its request's or job's
+trace, and the records name their service: the shop or the worker."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+from fastapi.testclient import TestClient
+
+from demo.driver import APP_KEY_ENV, WORKER_KEY_ENV
+from stacklens.control import accounts
+from stacklens.control.db import session_scope
+from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
+from tests.api.conftest import dsn_server
+from tests.dashboards.conftest import client, sign_in, stores
+from tests.demo.test_traffic import ROOT, Shop, _ingest, _stop, shop
+
+__all__ = ["client", "dsn_server", "shop", "stores"]  # the real server, the pages and the shop
+
+
+def test_every_request_and_job_is_its_own_trace(
+    dsn_server: str, shop: Shop, settings: Settings, client: TestClient
+) -> None:
+    org = shop.org
+    with session_scope(settings) as session:
+        worker_key = accounts.create_app_key(session, int(str(org["project_id"])), "worker")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "demo.driver",
+            "--shop",
+            shop.url,
+            "--storage-path",
+            str(shop.storage),
+            "--backfill-days",
+            "1",
+            "--rate-scale",
+            "0.4",
+            "--duration",
+            "1",
+            "--backfill-marker",
+            str(Path(shop.storage).parent / "backfill.done"),
+        ],
+        cwd=ROOT,
+        # As `stacklens up` passes them: in the environment, not on the command line (`ps`).
+        env={**os.environ, APP_KEY_ENV: str(org["app_key"]), WORKER_KEY_ENV: worker_key},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    _stop(shop.process)
+    assert _ingest(dsn_server, str(org["api_key"]), shop.storage) > 0
+
+    warehouse = get_warehouse(settings)
+    params = {"project": org["project_id"]}
+    requests, traces = warehouse.query(
+        "SELECT count(), uniqExact(trace_id) FROM transactions WHERE project_id = {project:UInt64}"
+        " AND op = 'http.server' AND trace_id != ''",
+        parameters=params,
+    ).result_rows[0]
+    assert requests >= 20 and traces == requests, "one trace per shop request"
+
+    services = dict(
+        warehouse.query(
+            "SELECT service, count() FROM logs WHERE project_id = {project:UInt64} GROUP BY service",
+            parameters=params,
+        ).result_rows
+    )
+    assert set(services) == {"shop", "worker"}, services
+    # What the Logs page and its API list: each record with its service.
+    answer = httpx.get(
+        f"{dsn_server}/api/projects/{org['project']}/logs",
+        params={"range": "7d", "limit": "500"},
+        headers={"Authorization": f"Bearer {org['api_key']}"},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    assert {row["service"] for row in answer.json()["rows"]} == {"shop", "worker"}
+    sign_in(client, str(org["email"]))
+    page = client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/logs", params={"range": "7d"})
+    assert page.status_code == 200, page.status_code
+    # The page's Service column (third cell of each record's row) and its filter name both.
+    rows = [
+        re.findall(r'<td class="nowrap">([^<]*)</td>', row)[1]
+        for row in re.findall(r'<tr class="log-row">(.*?)</tr>', page.text, re.S)
+    ]
+    assert rows and set(rows) == {"shop", "worker"}, rows[:10]
+    assert '<option value="shop"' in page.text and '<option value="worker"' in page.text
+
+    # A shop record's trace is its request's (one transaction), and no request's trace holds another's records
+    # beyond its own request: records per trace stay those of one request (at most the checkout's few lines).
+    shop_logs, in_a_request, busiest = warehouse.query(
+        "SELECT count(), countIf(trace_id IN (SELECT trace_id FROM transactions WHERE project_id = {project:UInt64}"
+        " AND op = 'http.server')), max(n) FROM (SELECT trace_id, count() OVER (PARTITION BY trace_id) AS n"
+        " FROM logs WHERE project_id = {project:UInt64} AND service = 'shop')",
+        parameters=params,
+    ).result_rows[0]
+    assert shop_logs > 0 and in_a_request == shop_logs and busiest <= 5, (shop_logs, in_a_request, busiest)
+
+    # Each worker job is a trace of its own: as many traces as jobs (one record each), none a shop request's.
+    jobs, job_traces, shared = warehouse.query(
+        "SELECT count(), uniqExact(trace_id), countIf(trace_id IN (SELECT trace_id FROM transactions"
+        " WHERE project_id = {project:UInt64})) FROM logs WHERE project_id = {project:UInt64}"
+        " AND service = 'worker' AND trace_id != ''",
+        parameters=params,
+    ).result_rows[0]
+    assert jobs >= 2 and job_traces == jobs and shared == 0, (jobs, job_traces, shared)
+    # The worker's failed mails (errors) stand in their job's trace, beside its record.
+    errors, in_a_job, error_traces = warehouse.query(
+        "SELECT count(), countIf(t IN (SELECT trace_id FROM logs WHERE project_id = {project:UInt64}"
+        " AND service = 'worker')), uniqExact(t) FROM (SELECT JSONExtractString(payload, 'contexts', 'trace',"
+        " 'trace_id') AS t FROM events WHERE project_id = {project:UInt64} AND service = 'worker')",
+        parameters=params,
+    ).result_rows[0]
+    assert errors == in_a_job == error_traces, (errors, in_a_job, error_traces)

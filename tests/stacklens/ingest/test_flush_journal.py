@@ -1,0 +1,56 @@
+"""The front door's journals: written whole and private, found again oldest first, a drain's sources replaced."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from stacklens.ingest.flush_journal import FlushJournal, Insert, Unchecked
+
+
+def insert(table: str = "events", token: str = "t:1") -> Insert:
+    return Insert(table, ("org_id", "payload"), (b'{"org_id":1}',), token, "202611")
+
+
+def test_a_journal_is_found_again_whole_and_private(tmp_path: Path) -> None:
+    journal = FlushJournal(tmp_path / "front_door")
+    unchecked = Unchecked(1, "events", ("org_id",), None, ((1, 10, "id", b"{}", [], "202611", []),))
+    journal.write("a-1", [insert()], unchecked=[unchecked])
+    assert oct((tmp_path / "front_door").stat().st_mode & 0o777) == "0o700"
+    assert oct((tmp_path / "front_door" / "a-1.flush").stat().st_mode & 0o777) == "0o600"
+    [found] = FlushJournal(tmp_path / "front_door").pending()
+    assert (found.name, found.inserts, found.unchecked, found.sources) == (
+        "a-1",
+        (insert(),),
+        (unchecked,),
+        (),
+    )
+    journal.remove("a-1")
+    assert journal.pending() == []
+
+
+def test_a_drain_found_again_replaces_the_journals_it_holds(tmp_path: Path) -> None:
+    journal = FlushJournal(tmp_path)
+    journal.write("a-1", [insert(token="a-1")])
+    journal.write("a-2", [insert(token="a-2")])
+    journal.write("a-3", [insert(token="a-3")])
+    journal.write("d-1", [insert(token="d-1")], sources=("a-1", "a-2"))
+    found = journal.pending()
+    assert sorted(j.name for j in found) == ["a-3", "d-1"]
+    assert sorted(p.name for p in tmp_path.glob("*.flush")) == ["a-3.flush", "d-1.flush"]
+
+
+def test_an_unreadable_journal_is_set_aside_and_a_stale_partial_one_removed(tmp_path: Path) -> None:
+    journal = FlushJournal(tmp_path)
+    (tmp_path / "broken.flush").write_bytes(b"not a journal")
+    partial = tmp_path / "a-9.tmp"
+    partial.write_bytes(b"cut off")
+    old = time.time() - 3600
+    os.utime(partial, (old, old))
+    young = tmp_path / "a-10.tmp"
+    young.write_bytes(b"being written")
+    assert journal.pending() == []
+    assert (tmp_path / "broken.unreadable").exists()
+    assert not partial.exists()
+    assert young.exists()  # perhaps another process's journal, being written now

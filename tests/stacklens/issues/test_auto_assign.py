@@ -1,0 +1,122 @@
+"""New issues assigned by ownership rules against the real embedded warehouse: only issues first seen since the
+rules, the last matching rule's first owner with the reason recorded, never an issue a person decided, nothing
+in another organization, and rules checked against the organization's members and teams when saved."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from stacklens.control import accounts
+from stacklens.control.db import session_scope
+from stacklens.control.models import OwnershipRules, Project
+from stacklens.control.teams import create_team, resolve_assignee
+from stacklens.errors import InvalidInput
+from stacklens.issues.assignees import assign, assignees_of
+from stacklens.issues.auto_assign import SYSTEM, assign_new_issues, get_rules, import_codeowners, set_rules
+from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
+from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.landing import land
+
+
+def event(
+    path: str, *, seconds_ago: float = 0, tags: dict[str, str] | None = None, kind: str = ""
+) -> dict[str, Any]:
+    return {
+        "event_id": uuid.uuid4().hex,
+        "platform": "python",
+        "level": "error",
+        "timestamp": time.time() - seconds_ago,
+        "tags": tags or {},
+        "exception": {
+            "values": [
+                {
+                    "type": kind or f"Error{uuid.uuid4().hex[:6]}",  # its own issue
+                    "value": "boom",
+                    "stacktrace": {
+                        "frames": [{"abs_path": path, "filename": path, "function": "run", "in_app": True}]
+                    },
+                }
+            ]
+        },
+    }
+
+
+RULES = "path:src/checkout/* #payments\ntags.service:worker ops@example.test\npath:src/checkout/legacy/* ops@example.test"
+
+
+def test_new_issues_follow_the_rules(stores: Settings, org_factory) -> None:  # noqa: F811
+    org, other = org_factory("Owned"), org_factory("Elsewhere")
+    org_id, project_id = org["org_id"], org["project_id"]
+    with session_scope(stores) as session:
+        accounts.add_member(session, org_id, "ops@example.test", "password-123")
+        create_team(session, org_id, "payments")
+        project = session.get(Project, project_id)
+        assert project is not None
+        with pytest.raises(InvalidInput, match="line 1: #payments is not a team"):
+            set_rules(
+                session, other["org_id"], session.get(Project, other["project_id"]), RULES, actor="x@e.test"
+            )
+        set_rules(session, org_id, project, RULES, actor="owner@example.test")
+        assert (
+            get_rules(session, org_id, project_id) == RULES
+            and get_rules(session, other["org_id"], project_id) == ""
+        )
+        # The rules' start is an hour back (as if saved then): issues first seen before that stay to people.
+        row = session.get(OwnershipRules, project_id)
+        assert row is not None
+        row.checked_until = row.checked_until - timedelta(hours=1)
+    old = land(org_id, project_id, [event("/app/src/checkout/pay.py", seconds_ago=3 * 3600)])
+    rows = land(
+        org_id,
+        project_id,
+        [
+            event("/app/src/checkout/pay.py"),
+            event("/app/src/search/find.py", tags={"service": "worker"}),
+            event("/app/src/checkout/legacy/v1.py"),
+            event("/app/src/search/find.py"),
+            event("/app/src/checkout/manual.py"),
+        ],
+    )
+    theirs = land(other["org_id"], other["project_id"], [event("/app/src/checkout/pay.py")])
+    pay, worker, legacy, nobody, manual = (int(r["issue_id"]) for r in rows)
+    client = get_warehouse(stores)
+    with session_scope(stores) as session:
+        # A person assigned and unassigned this one already: the rules leave it alone.
+        ops = resolve_assignee(session, org_id, "ops@example.test")
+        assign(session, org_id, project_id, manual, ops, actor="owner@example.test")
+        assign(session, org_id, project_id, manual, None, actor="owner@example.test")
+        summary = assign_new_issues(session, client)
+        assert summary.assigned == 3 and summary.errors == [], summary
+    with session_scope(stores) as session:
+        found = assignees_of(
+            session, org_id, project_id, [pay, worker, legacy, nobody, manual, int(old[0]["issue_id"])]
+        )
+        assert {i: (a.label, a.rule, a.assigned_by) for i, a in found.items()} == {
+            pay: ("#payments", "path:src/checkout/* → #payments", SYSTEM),
+            worker: ("ops@example.test", "tags.service:worker → ops@example.test", SYSTEM),
+            legacy: ("ops@example.test", "path:src/checkout/legacy/* → ops@example.test", SYSTEM),
+        }
+        assert assignees_of(session, other["org_id"], other["project_id"], [int(theirs[0]["issue_id"])]) == {}
+        # A second run finds nothing new to do and moves the project's watermark on.
+        assert assign_new_issues(session, client).assigned == 0
+        row = session.scalar(select(OwnershipRules).where(OwnershipRules.project_id == project_id))
+        assert row is not None and row.rules == RULES
+
+
+def test_codeowners_import(stores: Settings, org_factory) -> None:  # noqa: F811
+    org = org_factory("Importer")
+    with session_scope(stores) as session:
+        accounts.add_member(session, org["org_id"], "alice@example.test", "password-123")
+        create_team(session, org["org_id"], "payments")
+        rules, notes = import_codeowners(
+            session, org["org_id"], "/src/checkout/ @acme/payments @alice @bob\n"
+        )
+        assert rules == "path:src/checkout/ #payments alice@example.test"
+        assert notes == ["line 1: @bob is no member here, left out"]

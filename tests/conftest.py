@@ -9,14 +9,17 @@ the test instead of skipping it, so production-mode tests are never silently ski
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clickhouse_connect.driver.client import Client
 
 from stacklens.settings import Settings, override_settings
+from stacklens.warehouse.client import own_client
 from stacklens.warehouse import migrations
 from tests.warehouse_template import copying
 
@@ -59,10 +62,32 @@ def _require_env(name: str) -> str:
     pytest.skip(f"{name} not set (run through `make test` to use the machine's server)")
 
 
+_anchors: dict[str, Client] = {}
+
+
 @pytest.fixture(scope="session")
-def warehouse_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The one chdb data directory of this test process."""
-    return f"chdb://{tmp_path_factory.mktemp('chdb') / 'warehouse'}"
+def warehouse_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The one chdb data directory of this test process, held open by one client for the whole run.
+
+    The engine starts when a process opens its first client and stops when the last one closes, and a start
+    loads every table of the directory: once a run had made a few hundred test databases, each test's first
+    client took 15-20 s to open. Held open, a client opens in milliseconds; each test's database is dropped
+    when the test ends (``settings``), so the engine holds only the tests in flight."""
+    url = f"chdb://{tmp_path_factory.mktemp('chdb') / 'warehouse'}"
+    _anchors[url] = own_client(url, "default")
+    try:
+        yield url
+    finally:
+        _anchors.pop(url).close()
+
+
+def _drop_test_database(settings: Settings) -> None:
+    anchor = _anchors.get(str(settings.warehouse_url))
+    if anchor is None:
+        return
+    # Not SYNC: the engine forgets the database now and removes its files in the background.
+    with contextlib.suppress(Exception):
+        anchor.command(f"DROP DATABASE IF EXISTS {settings.warehouse_database}")
 
 
 @pytest.fixture
@@ -124,6 +149,7 @@ def settings(tmp_path: Path, warehouse_url: str) -> Iterator[Settings]:
         close_front_doors()
         flush_all()
         reset_clients()
+        _drop_test_database(current)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -31,7 +31,7 @@ with sentry_sdk.start_transaction(op="task", name="nightly-report") as txn:
     with sentry_sdk.start_span(op="db", name="SELECT 1"):
         pass
 print(txn.trace_id)
-sentry_sdk.flush(10)
+sentry_sdk.flush(30)
 """
 
 
@@ -75,7 +75,7 @@ Sentry.init({ dsn: process.env.STACKLENS_DSN, release: "api@2.0.0", tracesSample
 function chargeCard(amount) { throw new TypeError(`cannot charge ${amount}: card is undefined`); }
 let id;
 try { chargeCard(12); } catch (err) { id = Sentry.captureException(err); }
-Sentry.flush(10000).then((ok) => { console.log(id); process.exit(ok ? 0 : 3); });
+Sentry.flush(30000).then((ok) => { console.log(id); process.exit(ok ? 0 : 3); });
 """
 
 
@@ -147,7 +147,7 @@ BROWSER_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>direct
 Sentry.init({ dsn: %(dsn)s, release: "web@3.1.0", integrations: [] });
 function addToCart() { throw new RangeError("quantity must be positive"); }
 try { addToCart(); } catch (err) { window.__eventId = Sentry.captureException(err); }
-Sentry.flush(5000).then(function (ok) { window.__flushed = ok; });
+Sentry.flush(30000).then(function (ok) { window.__flushed = ok; });
 </script></body></html>"""
 
 
@@ -187,7 +187,7 @@ def test_sentry_browser_in_chromium_direct_to_the_dsn(
             page = browser.new_page()
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
-            page.wait_for_function("window.__flushed !== undefined", timeout=15000)
+            page.wait_for_function("window.__flushed !== undefined", timeout=45000)
             event_id = page.evaluate("window.__eventId")
             assert page.evaluate("window.__flushed") is True
             browser.close()

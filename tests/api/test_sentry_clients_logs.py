@@ -31,7 +31,7 @@ with sentry_sdk.start_transaction(name="checkout", op="task") as transaction:
     sentry_logger.error("payment failed for {user}", user="ada", attributes={"api_key": "sk_live_not_for_logs"})
     print(transaction.trace_id)
 sentry_logger.warning("stock low: {count} left", count=3)
-sentry_sdk.flush(10)
+sentry_sdk.flush(30)
 """
 
 

@@ -55,7 +55,7 @@ for path in ["/"] * 5 + ["/handled"] * 2 + ["/crash"]:
 sentry_sdk.set_user({"id": "user-42"})
 sentry_sdk.start_session()
 sentry_sdk.end_session()
-sentry_sdk.flush(10)
+sentry_sdk.flush(30)
 """
 
 
@@ -174,7 +174,7 @@ def test_sentry_browser_in_chromium_sends_its_page_load_session(
             # busy machine the first update the SDK sent already said `unhandled` with one error.
             assert _wait_for(lambda: _updates(org["org_id"]), lambda rows: len(rows) >= 1)
             page.evaluate('setTimeout(function () { throw new RangeError("the cart exploded"); }, 0)')
-            assert page.evaluate("() => new Promise(r => setTimeout(() => Sentry.flush(5000).then(r), 100))")
+            assert page.evaluate("() => new Promise(r => setTimeout(() => Sentry.flush(30000).then(r), 100))")
             browser.close()
     finally:
         site.shutdown()

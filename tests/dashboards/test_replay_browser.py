@@ -90,7 +90,7 @@ def test_view_replay_plays_the_recorded_page(server, shop, org_factory, stores, 
         customer.click("#pay")  # throws: the global handler captures it, tagged with the replay id
         customer.wait_for_timeout(500)
         customer.evaluate("() => Sentry.getReplay().flush()")
-        customer.evaluate("() => Sentry.flush(5000)")
+        customer.evaluate("() => Sentry.flush(30000)")
 
         # In buffer mode the error turns the buffered replay into a sent one; read its id again after the
         # flush, and take the error by its organization (then check its tag) so a late tag reads as such.

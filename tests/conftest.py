@@ -19,8 +19,8 @@ import pytest
 from clickhouse_connect.driver.client import Client
 
 from stacklens.settings import Settings, override_settings
-from stacklens.warehouse.client import own_client
 from stacklens.warehouse import migrations
+from stacklens.warehouse.client import own_client
 from tests.warehouse_template import copying
 
 # Before any test module imports the runner by name: a fresh test database is a copy of one migrated once

@@ -146,7 +146,11 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
             ops.run_insert(client, "issue_users_repair", {})
         else:
             ops.run_insert(client, "issue_users", {"since": since})
-        ops.run_insert(client, "issues_refresh", {"since": since, "materialized_at": version})
+        ops.run_insert(
+            client,
+            "issues_refresh",
+            {"since": since, "materialized_at": version, "project_id": 0, "issue_ids": []},
+        )
         ops.set_watermark(client, "issues", upper)
         written = ops.rows_written(client, "issues", version)
     changes = apply_system_transitions(client)

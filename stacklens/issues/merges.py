@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -364,7 +365,8 @@ def regroup(
                 "issue_ids": [moves[f] for f in fps],
             },
         )
-    scope = {"org_id": org_id, "project_id": project_id, "issue_ids": sorted({int(i) for i in issue_ids})}
+    regrouped = sorted({int(i) for i in issue_ids})
+    scope = {"org_id": org_id, "project_id": project_id, "issue_ids": regrouped}
     # The narrowing is a named text with server-side parameters; only the view's own SELECT is spliced around it.
     narrowed = " ".join(
         line for line in load_query("issues/merges/narrowed_events").splitlines() if not line.startswith("--")
@@ -383,3 +385,34 @@ def regroup(
         names = ", ".join(f"`{c}`" for c in table_columns if c in fed)
         # The table and column names are the engine's own (system tables), the view's SELECT its definition.
         client.command(f"INSERT INTO `{target}` ({names}) SELECT {names} FROM ({feed})", parameters=scope)  # noqa: S608
+    _refresh_marts(client, org_id, project_id, regrouped)
+
+
+# The marts built on schedule from the insert-time tables that keep a row per regrouped issue: each is cleared for
+# those issues, then rebuilt for them at once by the asset's own statement (pipelines/assets/issues.py), so the
+# release pages, trends and the issues mart say what the list says from the merge on, not from the next tick.
+# (related_issues pairs follow on the asset's next run that sees new elements of the issues.)
+_MARTS = ("issues", "issue_users", "issue_daily_counts")
+
+
+def _refresh_marts(client: Client, org_id: int, project_id: int, issue_ids: list[int]) -> None:
+    scope = {"org_id": org_id, "project_id": project_id, "issue_ids": issue_ids}
+    for table in _MARTS:
+        client.command(load_query("issues/merges/clear_table"), parameters={**scope, "table": table})
+    client.command(load_query("issues/merges/issue_user_members"), parameters=scope)
+    version = datetime.now(UTC)
+    client.command(
+        load_query("pipelines/issues_refresh"),
+        parameters={**scope, "since": version, "materialized_at": version},
+    )
+    days = run_query(client, "issues/merges/issue_days", scope)[0]
+    if int(days["days"]):
+        first, last = days["first_day"], days["last_day"]
+        client.command(
+            load_query("pipelines/issue_daily_counts"),
+            parameters={
+                "start": datetime(first.year, first.month, first.day, tzinfo=UTC),
+                "end": datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1),
+                "materialized_at": version,
+            },
+        )

@@ -5,6 +5,8 @@ history lines; another organization's session cannot merge or split."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from clickhouse_connect.driver.client import Client
 from sqlalchemy import select
@@ -19,7 +21,7 @@ from stacklens.ingest.grouping import issue_id_for
 from stacklens.issues.merges import fingerprints_of, merge, merged_groups, merged_into, split
 from stacklens.issues.timeline import timeline
 from stacklens.settings import Settings
-from stacklens.warehouse.queries import run_query
+from stacklens.warehouse.queries import load_query, run_query
 from tests.dashboards.landing import land, sdk_event
 
 # Each insert-time table's measure of an issue's events, beside the stored events' own count.
@@ -60,13 +62,70 @@ def _figures(warehouse: Client, project_id: int, issue_id: int) -> dict[str, int
 
 def _equal(warehouse: Client, project_id: int, issue_id: int, events: int) -> None:
     assert _figures(warehouse, project_id, issue_id) == {"stored": events, **dict.fromkeys(COUNTED, events)}
+    _marts_equal(warehouse, project_id, issue_id)
+
+
+def _build_marts(warehouse: Client) -> None:
+    """The issue marts as the `issues` and `issue_daily_counts` assets build them on a first run."""
+    now = datetime.now(UTC)
+    for name in ("issue_users_full", "issue_users_repair"):
+        warehouse.command(load_query(f"pipelines/{name}"))
+    warehouse.command(
+        load_query("pipelines/issues_refresh"),
+        parameters={
+            "since": datetime(1970, 1, 1, tzinfo=UTC),
+            "materialized_at": now,
+            "project_id": 0,
+            "issue_ids": [],
+        },
+    )
+    warehouse.command(
+        load_query("pipelines/issue_daily_counts"),
+        parameters={"start": now - timedelta(days=2), "end": now + timedelta(days=2), "materialized_at": now},
+    )
+
+
+def _marts_equal(warehouse: Client, project_id: int, issue_id: int) -> None:
+    """The marts say what the stored events say from the merge or split on: events, users, first seen and the
+    daily counts; an issue with no events left has no row in the issues mart (nor in the release pages' counts)."""
+    ids = {"p": project_id, "i": issue_id}
+    stored = warehouse.query(
+        "SELECT count(), uniqExactIf(user_key, user_key != ''), min(timestamp) FROM events FINAL "
+        "WHERE project_id = {p:UInt64} AND issue_id = {i:UInt64}",
+        parameters=ids,
+    ).result_rows[0]
+    mart = warehouse.query(
+        "SELECT events, users_affected, first_seen FROM issues FINAL WHERE project_id = {p:UInt64} AND issue_id = {i:UInt64}",
+        parameters=ids,
+    ).result_rows
+    daily = warehouse.query(
+        "SELECT sum(events) FROM issue_daily_counts FINAL WHERE project_id = {p:UInt64} AND issue_id = {i:UInt64}",
+        parameters=ids,
+    ).result_rows[0][0]
+    if stored[0] == 0:
+        assert (mart, daily) == ([], 0)
+    else:
+        assert mart == [(stored[0], stored[1], stored[2])]
+        assert daily == stored[0]
 
 
 def test_a_chain_of_merges_and_a_split(control_settings: Settings, make_org, warehouse: Client) -> None:
     mine, theirs = make_org("Mine"), make_org("Theirs")
     org, project = mine["org_id"], mine["project_id"]
-    rows = land(org, project, [sdk_event(_a), sdk_event(_b), sdk_event(_b), sdk_event(_c), sdk_event(_c)])
-    rows += land(org, project, [sdk_event(_c), sdk_event(_c)])
+    ann, bob = {"id": "ann"}, {"id": "bob"}
+    rows = land(
+        org,
+        project,
+        [
+            sdk_event(_a, user=ann),
+            sdk_event(_b, user=ann),
+            sdk_event(_b, user=bob),
+            sdk_event(_c),
+            sdk_event(_c),
+        ],
+    )
+    rows += land(org, project, [sdk_event(_c, user=bob), sdk_event(_c)])
+    _build_marts(warehouse)
     a, b, c = rows[0]["issue_id"], rows[1]["issue_id"], rows[3]["issue_id"]
     fp = {a: rows[0]["fingerprint"], b: rows[1]["fingerprint"], c: rows[3]["fingerprint"]}
     with session_scope(control_settings) as session:

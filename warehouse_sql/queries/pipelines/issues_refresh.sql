@@ -2,7 +2,8 @@
 -- (issue_rollup, issue_live_counters) of those issues only, and their distinct users from the count rows of
 -- issue_users (kept just before by the same asset): the cost follows the issues touched, not their events.
 -- An issue whose insert-time rows the `event_counters` asset corrected has elements arriving again after
--- {since} (its events' received_at stay as they were), so it is rebuilt too.
+-- {since} (its events' received_at stay as they were), so it is rebuilt too. A merge or a split names the
+-- issues it regrouped ({project_id}, {issue_ids}); the asset names none.
 INSERT INTO issues
 WITH touched AS
 (
@@ -12,6 +13,9 @@ WITH touched AS
     UNION DISTINCT
     SELECT DISTINCT project_id, issue_id FROM issue_element_arrivals
     WHERE received_at > {since:DateTime64(3, 'UTC')}
+    UNION DISTINCT
+    SELECT DISTINCT project_id, issue_id FROM issue_live_counters
+    WHERE project_id = {project_id:UInt64} AND issue_id IN {issue_ids:Array(UInt64)}
 )
 SELECT
     a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, c.title, a.culprit, a.level,

@@ -37,15 +37,17 @@ def _layout(
     y_title: str,
     height: int = 240,
     yaxis: dict[str, Any] | None = None,
+    showlegend: bool = False,
+    margin: dict[str, int] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     figure.update_layout(
+        margin=margin or {"l": 56, "r": 10, "t": 34, "b": 40},
         title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left"},
         height=height,
-        margin={"l": 56, "r": 10, "t": 34, "b": 40},
         yaxis=yaxis or {"title": {"text": y_title}, "rangemode": "tozero"},
         plot_bgcolor="#fff",
-        showlegend=False,
+        showlegend=showlegend,
         **extra,
     )
     return json.loads(figure.to_json())  # plain JSON types (plotly may hold numpy arrays)
@@ -63,8 +65,14 @@ def series_figure(
     title: str,
     unit: str,
     slots: list[str] | None = None,
+    previous: Sequence[Mapping[str, Any]] | None = None,
+    previous_slots: list[str] | None = None,
 ) -> dict[str, Any]:
     """A line over time (days or weeks) of ``y`` with its sample count in the hover; thin points grey.
+
+    With ``previous`` (the rows of the period just before, over its ``previous_slots``) a dotted grey line draws
+    that period under this one, slot by slot (its first day under this window's first day), its own dates in the
+    hover, so a change reads at a glance; its gaps stay gaps.
 
     ``slots`` are every x of the window (``stacklens.performance.calendar``: ``day_slots``, ``week_slots``): a
     slot without a row, or a row without a value, is ``None`` — plotly draws no point there and does not join the
@@ -75,10 +83,12 @@ def series_figure(
     xs = slots if slots is not None else [str(r[x]) for r in rows if r.get(y) is not None]
     values = [by_x[k].get(y) if k in by_x else None for k in xs]
     counts = [int(by_x[k].get(n) or 0) if k in by_x else 0 for k in xs]
+    comparing = previous is not None and previous_slots is not None
     figure = go.Figure(
         go.Scatter(
             x=xs,
             y=values,
+            name="this period",
             mode="lines+markers",
             connectgaps=False,
             line={"color": ACCENT, "width": 1.5},
@@ -87,6 +97,8 @@ def series_figure(
             hovertemplate="%{x}<br>%{y:,.4~r} " + unit + "<br>%{customdata} samples<extra></extra>",
         )
     )
+    if comparing:
+        _previous_trace(figure, xs, x, y, unit, previous or [], previous_slots or [])
     shown = [k for k, v in zip(xs, values, strict=True) if v is not None]
     empty = not shown
     if empty:
@@ -94,14 +106,52 @@ def series_figure(
     yaxis: dict[str, Any] = {"title": {"text": unit}, "rangemode": "tozero"}
     if empty:  # an axis of nothing: no invented 0 to 1 scale
         yaxis.update(range=[0, 1], showticklabels=False)
+    # Comparing: the two lines named at the top right, above where release markers put their labels.
+    legend: dict[str, Any] = (
+        {
+            "showlegend": True,
+            "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1.12, "yanchor": "bottom"},
+            "margin": {"l": 56, "r": 10, "t": 60, "b": 40},
+        }
+        if comparing
+        else {}
+    )
     if x == "iso_week":
-        return _layout(figure, title, unit, xaxis=category_axis(xs), yaxis=yaxis)
+        return _layout(figure, title, unit, xaxis=category_axis(xs), yaxis=yaxis, **legend)
     return _layout(
         figure,
         title,
         unit,
         xaxis=_day_axis(xs if slots is not None else shown, slots is not None),
         yaxis=yaxis,
+        **legend,
+    )
+
+
+def _previous_trace(
+    figure: go.Figure,
+    xs: list[str],
+    x: str,
+    y: str,
+    unit: str,
+    rows: Sequence[Mapping[str, Any]],
+    slots: list[str],
+) -> None:
+    by_x = {str(r[x]): r for r in rows}
+    # Slot i of the previous period under slot i of this one; a window of another length leaves the rest empty.
+    labels = [slots[i] if i < len(slots) else "" for i in range(len(xs))]
+    values = [by_x[k].get(y) if k in by_x else None for k in labels]
+    figure.add_trace(
+        go.Scatter(
+            x=xs,
+            y=values,
+            name="previous period",
+            mode="lines",
+            connectgaps=False,
+            line={"color": GREY_TEXT, "width": 1.5, "dash": "dot"},
+            customdata=labels,
+            hovertemplate="%{customdata} (previous period)<br>%{y:,.4~r} " + unit + "<extra></extra>",
+        )
     )
 
 

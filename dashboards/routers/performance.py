@@ -5,6 +5,7 @@ same filters, kept in the URL; the numbers come from stacklens.performance.view_
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -47,6 +48,7 @@ TABS = [
     ("/recommendations", "Recommendations"),
     ("/budgets", "Budgets"),  # dashboards.routers.budgets
 ]
+COMPARABLE = ("overview", "page_detail", "endpoint_detail")
 PAGE_METRICS = [
     ("load_p75", "load_avg", "views", "Load time p75", "ms"),
     ("ttfb_p75", None, "ttfb_n", "TTFB p75", "ms"),
@@ -101,6 +103,8 @@ def _page(
     # The release views open on a month (stated on the page); the others on a week.
     opening = default_range(export)
     context["default_range"] = opening if opening != DEFAULT_RANGE else ""
+    # The views whose daily charts can draw the previous period beneath the window.
+    context["comparable"] = export in COMPARABLE
     try:
         filters = PerfFilters.from_query(request.query_params, default=opening)
     except BadFilter as exc:
@@ -123,6 +127,17 @@ def _page(
         return render(request, template, {**context, "data": None}, 400)
     _mark_releases(request, view, client, filters, context["figures"])
     return render(request, template, context)
+
+
+def _previous(
+    filters: PerfFilters, daily: Callable[[PerfFilters], Sequence[Mapping[str, Any]]]
+) -> tuple[Sequence[Mapping[str, Any]] | None, list[str] | None]:
+    """With "compare with the previous period": that period's daily rows, by the view's own read (the metrics
+    layer, as for the window itself), and its days; else nothing to draw."""
+    if filters.compare != "previous":
+        return None, None
+    before = filters.previous()
+    return daily(before), day_slots(before.since, before.until)
 
 
 def _mark_releases(
@@ -151,8 +166,11 @@ def overview(request: Request, view: CurrentProject) -> Response:
         data = view_data.overview(client, view.org_id, view.project_id, filters)
         days = data["daily"]
         slots = day_slots(filters.since, filters.until)
+        before = _previous(
+            filters, lambda f: view_data.overview(client, view.org_id, view.project_id, f)["daily"]
+        )
         figures = {
-            f"trend-{name}": figs.series_figure(days, "day", key, n, title, unit, slots)
+            f"trend-{name}": figs.series_figure(days, "day", key, n, title, unit, slots, *before)
             for name, key, n, title, unit in (
                 ("score", "score", "score_n", "Performance score per day", "score"),
                 ("lcp", "lcp_p75", "lcp_n", "LCP p75 per day", "ms"),
@@ -194,9 +212,10 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
         org, project = view.org_id, view.project_id
         days, weeks, dist, samples = page_load_reads.page_detail(client, org, project, filters, page)
         slots = day_slots(filters.since, filters.until)
+        before = _previous(filters, lambda f: page_load_reads.page_detail(client, org, project, f, page)[0])
         # Every metric's chart, an empty one saying "no data for these filters" (Safari sends no LCP or INP).
         figures = {
-            f"day-{key}": figs.series_figure(days, "day", key, n, f"{label} per day", unit, slots)
+            f"day-{key}": figs.series_figure(days, "day", key, n, f"{label} per day", unit, slots, *before)
             for key, _, n, label, unit in PAGE_METRICS
         }
         figures["week-load"] = figs.series_figure(
@@ -282,8 +301,14 @@ def endpoint_detail(
         figures = {}
         if days:
             slots = day_slots(filters.since, filters.until)
+            before = _previous(
+                filters,
+                lambda f: endpoint_reads.endpoint_detail(
+                    client, view.org_id, view.project_id, f, source, method, path
+                )[0],
+            )
             figures = {
-                name: figs.series_figure(days, "day", key, "calls", title, unit, slots)
+                name: figs.series_figure(days, "day", key, "calls", title, unit, slots, *before)
                 for name, key, title, unit in (
                     ("latency", "p95_ms", "p95 per day", "ms"),
                     ("average", "avg_ms", "Average per day", "ms"),

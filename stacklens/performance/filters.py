@@ -9,7 +9,7 @@ the same bad values with the same message (naming the field) — the yes/no opti
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -97,6 +97,7 @@ def _plain(name: str, value: str) -> str:
     return value
 
 
+COMPARE = ("", "previous")  # the values of ``compare``
 TRUE, FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
 
 
@@ -120,6 +121,8 @@ class PerfFilters:
     environment: str = ""
     release: str = ""
     browser: str = ""
+    # "previous": the charts that can also draw the same span just before the window ('' = none).
+    compare: str = ""
 
     def __post_init__(self) -> None:
         # Every window, parsed or built from another, holds whole minutes: what the minute periods tile
@@ -138,6 +141,7 @@ class PerfFilters:
         environment: str = "",
         release: str = "",
         browser: str = "",
+        compare: str = "",
         now: datetime | None = None,
         default: str = DEFAULT_RANGE,
     ) -> PerfFilters:
@@ -162,6 +166,8 @@ class PerfFilters:
                 raise BadFilter("range", f"{named!r} is not one of {', '.join(RANGES)}")
             end = now
             start = now - RANGES[named]
+        if compare not in COMPARE:
+            raise BadFilter("compare", "must be 'previous' (the same span just before the window) or empty")
         return cls(
             since=start,
             until=end,
@@ -169,6 +175,7 @@ class PerfFilters:
             environment=_plain("environment", environment),
             release=_plain("release", release),
             browser=_plain("browser", browser),
+            compare=compare,
         )
 
     @classmethod
@@ -185,9 +192,16 @@ class PerfFilters:
             environment=query.get("environment", ""),
             release=query.get("release", ""),
             browser=query.get("browser", ""),
+            compare=query.get("compare", ""),
             now=now,
             default=default,
         )
+
+    def previous(self) -> PerfFilters:
+        """The same filters over the span of the same length that ends where this window begins (what "compare
+        with the previous period" draws beside it)."""
+        span = self.until - self.since
+        return replace(self, since=self.since - span, until=self.since, range="", compare="")
 
     def sql(self, org_id: int, project_id: int) -> dict[str, Any]:
         """The query parameters every performance query takes."""
@@ -245,7 +259,12 @@ class PerfFilters:
         window = (
             {"range": self.range} if self.range else {"since": _iso(self.since), "until": _iso(self.until)}
         )
-        dims = {"environment": self.environment, "release": self.release, "browser": self.browser}
+        dims = {
+            "environment": self.environment,
+            "release": self.release,
+            "browser": self.browser,
+            "compare": self.compare,
+        }
         return {**window, **{k: v for k, v in dims.items() if v}}
 
     def describe(self) -> dict[str, str]:

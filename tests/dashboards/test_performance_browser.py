@@ -153,6 +153,15 @@ def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -
         page.click("a.project-link[href$='/performance']")
         page.wait_for_url(base)
         visit(f"{base}?range=30d", "overview", 4)
+        # Compare with the previous period, chosen in the filter bar: each daily chart names both lines.
+        page.goto(f"{base}?range=7d")
+        page.check("#compare-previous")
+        page.click("#perf-filters button[type=submit]")
+        page.wait_for_url("**compare=previous**")
+        page.set_viewport_size({"width": 1024, "height": 900})
+        visit(page.url, "overview_compare_1024", 4)
+        assert page.locator(".legendtext", has_text="previous period").count() == 4
+        page.set_viewport_size({"width": 1360, "height": 900})
         visit(f"{base}/pages?range=30d", "pages", 1)
         page.click("#pages-table a[href*='/pages/detail']")
         page.wait_for_selector("#samples")

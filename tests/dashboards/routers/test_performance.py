@@ -233,3 +233,44 @@ def test_time_charts_mark_releases_and_annotations(client, seeded, stores) -> No
     release = f'<a href="/orgs/{org["org_slug"]}/projects/{org["project"]}/releases/shop%401.1.0">1.1.0</a>'
     assert labels == [release, "deploy"], labels
     assert layout["shapes"][0]["x0"].startswith(first.strftime("%Y-%m-%dT%H:%M:%S"))
+
+
+def _figure_traces(page: str, name: str) -> list[dict]:
+    body = re.search(rf'id="fig-{re.escape(name)}">(.*?)</script>', page, re.S)
+    assert body is not None, name
+    return json.loads(html.unescape(body.group(1)))["data"]
+
+
+def test_daily_charts_draw_the_previous_period_as_that_period_answers_alone(client, seeded) -> None:
+    """Compare with the previous period: the dotted line of each daily chart is, day by day, the line the page
+    draws for that period on its own (the metrics layer read twice, never a figure computed apart)."""
+    org, _ = seeded
+    week = {"since": "2026-11-13T12:00:00Z", "until": WINDOW["until"]}
+    before = {"since": WINDOW["since"], "until": "2026-11-13T12:00:00Z"}
+    targets = (
+        ("", {}, ["trend-score", "trend-lcp", "trend-inp", "trend-load"]),
+        ("/pages/detail", {"page": "/checkout"}, ["day-load_p75", "day-lcp_p75"]),
+        (
+            "/api/detail",
+            {"source": "client", "method": "GET", "path": "/api/items/{id}"},
+            ["latency", "errors"],
+        ),
+    )
+    for suffix, extra, names in targets:
+        compared = client.get(_base(org) + suffix, params={**week, **extra, "compare": "previous"})
+        alone = client.get(_base(org) + suffix, params={**week, **extra}).text
+        earlier = client.get(_base(org) + suffix, params={**before, **extra}).text
+        assert compared.status_code == 200, compared.text[:300]
+        assert 'id="compare-previous"' in compared.text and "checked" in compared.text
+        for name in names:
+            this, previous = _figure_traces(compared.text, name)
+            assert (this["name"], previous["name"]) == ("this period", "previous period")
+            assert this["y"] == _figure_traces(alone, name)[0]["y"], (suffix, name)
+            own = _figure_traces(earlier, name)[0]
+            assert previous["customdata"] == own["x"] and previous["y"] == own["y"], (suffix, name)
+            assert previous["x"] == this["x"]  # drawn beneath the window's own days
+            assert any(v is not None for v in previous["y"]), (suffix, name)
+    # Only the comparable views offer it; elsewhere the parameter is kept in the links and draws nothing new.
+    assert 'id="compare-previous"' not in client.get(_base(org) + "/pages", params=week).text
+    bad = client.get(_base(org), params={**week, "compare": "last-year"})
+    assert bad.status_code == 400 and "compare:" in bad.text

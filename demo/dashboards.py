@@ -5,17 +5,24 @@ sessions, LCP p75), the release health table beside the error rate per release, 
 
 Every widget is an Explore question (views and inline queries), so its figures are the release and performance
 pages' own. Made by name once; a dashboard the user changed (or deleted and made anew) is left alone.
+
+The dashboard is also subscribed to, as a team would: its daily summary (key numbers and their change, with the
+link) goes to the demo's webhook channel, the shop's inbox, at the first whole hour after the demo starts, so the
+subscriptions list and the channel's delivery log show a real report within the hour.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 
 from stacklens.control.db import session_scope
-from stacklens.control.models import Dashboard, Project
+from demo.alerts import CHANNEL_NAME
+from stacklens.control.models import AlertChannel, Dashboard, Project
 from stacklens.explore.dashboards import create_dashboard
+from stacklens.explore.subscriptions import create_subscription, list_subscriptions
 from stacklens.settings import Settings
 
 NAME = "Release health and vitals"
@@ -95,4 +102,29 @@ def ensure_demo_dashboard(settings: Settings, project_slug: str) -> bool:
         if existing is not None:
             return False
         create_dashboard(session, org_id, demo_dashboard())
+        return True
+
+
+def ensure_demo_subscription(settings: Settings, project_slug: str, now: datetime | None = None) -> bool:
+    """Subscribe the demo shop's inbox to the demo dashboard's daily summary unless the dashboard has a
+    subscription; whether made. Needs the dashboard and the demo channel (made before it)."""
+    now = now or datetime.now(UTC)
+    with session_scope(settings) as session:
+        org_id = session.scalar(select(Project.org_id).where(Project.slug == project_slug))
+        board = session.scalar(select(Dashboard.id).where(Dashboard.org_id == org_id, Dashboard.name == NAME))
+        channel = session.scalar(
+            select(AlertChannel.id).where(AlertChannel.org_id == org_id, AlertChannel.name == CHANNEL_NAME)
+        )
+        if org_id is None or board is None or channel is None:
+            return False
+        if list_subscriptions(session, org_id, dashboard_id=board):
+            return False
+        first = (now + timedelta(hours=1)).astimezone(UTC)
+        body = {
+            "target": {"dashboard_id": board},
+            "schedule": {"every": "day", "at": f"{first.hour:02d}:00", "timezone": "UTC"},
+            "format": "summary",
+            "channel_id": channel,
+        }
+        create_subscription(session, org_id, body, now=now)
         return True

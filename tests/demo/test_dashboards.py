@@ -40,3 +40,26 @@ def test_the_demo_dashboard_answers_on_demo_data(settings: Settings, make_org) -
     releases = {r["release"] for r in by_title["Release health"].result.rows}
     assert len(releases) >= 2 and all(r.startswith("shop@") for r in releases)
     assert by_title["LCP p75 by release"].result.series and by_title["Pages"].result.rows
+
+
+def test_the_demo_subscribes_its_inbox_to_the_dashboard_summary(
+    settings: Settings, make_org, tmp_path
+) -> None:
+    from demo.alerts import ensure_demo_alerts
+    from demo.dashboards import ensure_demo_subscription
+    from stacklens.explore.subscriptions import list_subscriptions
+
+    org = make_org("Demo")
+    project = str(org["project"])
+    now = datetime(2026, 11, 26, 9, 5, tzinfo=UTC)
+    assert ensure_demo_subscription(settings, project, now) is False  # no dashboard and no channel yet
+    ensure_demo_alerts(settings, "Demo", project, "http://127.0.0.1:9", tmp_path / "secret")
+    ensure_demo_dashboard(settings, project)
+    assert ensure_demo_subscription(settings, project, now) is True
+    assert ensure_demo_subscription(settings, project, now) is False
+    with session_scope(settings) as session:
+        (sub,) = list_subscriptions(session, int(org["org_id"]))
+        (board,) = list_dashboards(session, int(org["org_id"]))
+        assert (sub.dashboard_id, sub.format, sub.every, sub.at) == (board.id, "summary", "day", "10:00")
+        # The first report goes at the first whole hour after the start: within the hour.
+        assert sub.next_run_at.replace(tzinfo=UTC) == datetime(2026, 11, 26, 10, 0, tzinfo=UTC)

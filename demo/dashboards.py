@@ -18,8 +18,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from stacklens.control.db import session_scope
 from demo.alerts import CHANNEL_NAME
+from stacklens.control.db import session_scope
 from stacklens.control.models import AlertChannel, Dashboard, Project
 from stacklens.explore.dashboards import create_dashboard
 from stacklens.explore.subscriptions import create_subscription, list_subscriptions

@@ -24,13 +24,30 @@ def make_app_key(service: str | None = None) -> str:
     return f"stacklens_app_{service}_{secret}" if service else f"stacklens_app_{secret}"
 
 
-def read_lines(storage: Path) -> list[dict[str, Any]]:
-    """Every log line of every daily file in ``storage``, parsed (a torn line fails the test)."""
+def read_lines(storage: Path, settle: float = 5.0) -> list[dict[str, Any]]:
+    """Every log line of every daily file in ``storage``, parsed. A file that does not end with a newline is read
+    again for up to ``settle`` seconds (a writer in another process may be mid-line); a line still torn then fails
+    the test."""
     lines: list[dict[str, Any]] = []
     for path in sorted(storage.glob("stacklens-*.log")):
+        deadline = time.monotonic() + settle
         raw = path.read_bytes()
+        while raw and not raw.endswith(b"\n") and time.monotonic() < deadline:
+            time.sleep(0.05)
+            raw = path.read_bytes()
         assert raw == b"" or raw.endswith(b"\n"), f"{path.name} does not end with a newline"
         lines.extend(json.loads(line) for line in raw.decode("utf-8").splitlines())
+    return lines
+
+
+def lines_so_far(storage: Path) -> list[dict[str, Any]]:
+    """The complete log lines written so far, for polling while a writer in another process is still appending: a
+    line being written is not yet terminated, and is left for the next poll (:func:`read_lines`, once the writer
+    is done, fails on a torn line)."""
+    lines: list[dict[str, Any]] = []
+    for path in sorted(storage.glob("stacklens-*.log")):
+        complete = path.read_bytes().rpartition(b"\n")[0]
+        lines.extend(json.loads(line) for line in complete.decode("utf-8").splitlines())
     return lines
 
 

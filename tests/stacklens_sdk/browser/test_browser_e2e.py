@@ -9,7 +9,7 @@ import pytest
 from playwright import sync_api  # a dev dependency: a missing or broken install fails, never skips
 
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
-from tests.stacklens_sdk.helpers import BROWSER_DIR, make_app_key, read_lines, wait_for
+from tests.stacklens_sdk.helpers import BROWSER_DIR, lines_so_far, make_app_key, read_lines, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -67,16 +67,16 @@ def test_page_errors_and_pageload_reach_the_log_file(
             page.click("#checkout")
             # A click whose handler blocks the main thread ~300 ms: the slow interaction INP reports.
             page.click("#recommend")
-            assert wait_for(lambda: _of_type(read_lines(storage), "event"), timeout=15), (
+            assert wait_for(lambda: _of_type(lines_so_far(storage), "event"), timeout=15), (
                 "no error event written"
             )
             # The pageload transaction ends by itself after 1 s without activity. Leaving the page
             # (pagehide, visibility hidden) finalises LCP and CLS when the user goes on first, and is what
             # reports INP: @sentry/browser sends it then as a standalone span.
-            wait_for(lambda: _pageload(read_lines(storage)), timeout=6)
+            wait_for(lambda: _pageload(lines_so_far(storage)), timeout=6)
             page.goto(server.base_url + "/next", wait_until="load")
-            assert wait_for(lambda: _pageload(read_lines(storage)), timeout=15), "no pageload transaction"
-            assert wait_for(lambda: _inp_spans(read_lines(storage)), timeout=15), "no INP span"
+            assert wait_for(lambda: _pageload(lines_so_far(storage)), timeout=15), "no pageload transaction"
+            assert wait_for(lambda: _inp_spans(lines_so_far(storage)), timeout=15), "no INP span"
         finally:
             browser.close()
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.stacklens_sdk.helpers import make_app_key, read_lines, wait_for
+from tests.stacklens_sdk.helpers import lines_so_far, make_app_key, read_lines, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,7 @@ def test_fastapi_errors_and_transactions(tmp_path: Path, start_server: Any) -> N
     with httpx.Client(base_url=server.base_url, timeout=10) as client:
         assert client.get("/api/stock").status_code == 200
 
-    assert wait_for(lambda: _transactions(read_lines(storage), "/api/stock"), timeout=15)
+    assert wait_for(lambda: _transactions(lines_so_far(storage), "/api/stock"), timeout=15)
     lines = read_lines(storage)
     assert {line["app_key"] for line in lines} == {key}
 

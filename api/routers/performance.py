@@ -163,7 +163,13 @@ def performance_report(
 
 @router.get("/{slug}/performance/waterfall/{event_id}", responses=ERRORS)
 def performance_waterfall(
-    project: ViewedProject, event_id: str, auth: ApiAuth, warehouse: Warehouse
+    # `slug` is read by ViewedProject; declared here too so the OpenAPI page lists it before `event_id`, as
+    # the path reads (a dependency's parameters come after the route's own).
+    slug: str,
+    project: ViewedProject,
+    event_id: str,
+    auth: ApiAuth,
+    warehouse: Warehouse,
 ) -> Response:
     """One page load (or transaction): navigation phases, spans with offsets, FCP and LCP markers."""
     data = waterfall(warehouse, auth.org_id, project.id, event_id)

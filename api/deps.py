@@ -1,8 +1,12 @@
-"""Request dependencies: the control-store session and API-key authentication (with limits and usage).
+"""Request dependencies: the control-store session, API-key authentication (with limits and usage), the
+project a route's ``{slug}`` names, and the local operator's door.
 
 ``ApiAuth`` is what every authenticated route declares. It answers 401 ``Invalid API Key`` for a missing,
 unknown, regenerated or whitespace-carrying key and for an app key; spends one request of the key's
 per-second budget (429 ``Rate Limited``); and counts the use in the key's hourly usage row.
+
+``OrgProject`` is the project of the path's ``{slug}`` in the key's organization (404 otherwise); ``LocalOperator``
+opens the operator-only routes to a local request holding the running server's token.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ from sqlalchemy.orm import Session
 
 from api.errors import INVALID_API_KEY, ApiError
 from api.token_buckets import RateLimiter, get_rate_limiter
+from stacklens.control import accounts
 from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_key
 from stacklens.control.db import session_scope
+from stacklens.control.errors import AccountNotFound
 from stacklens.control.key_use_tally import count_key_use
+from stacklens.control.models import Project
 from stacklens.control.rate_limits import REQUESTS, record_refusal
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.server_link import TOKEN_HEADER, token_matches
@@ -139,6 +146,33 @@ def note_refusal(
         record_refusal(session, org_id, limit, value, retry_after, key_id)
 
 
+class ProjectOfSlug:
+    """Dependency: the project the route's ``{slug}`` path parameter names in the caller's organization.
+
+    A slug that is unknown or of another organization answers the same 404 ``Not Found``, so a key cannot
+    probe other organizations' slugs. Its detail is the lookup's own (``no project with slug 'x' in this
+    organization``) unless ``missing`` is given: a format string over ``slug``, for the routers whose published
+    detail has other words. A slug from the query string or a body goes to ``accounts.project_by_slug``.
+    """
+
+    def __init__(self, missing: str | None = None) -> None:
+        self.missing = missing
+
+    def __call__(self, slug: str, identity: ApiAuth, session: DbSession) -> Project:
+        try:
+            return accounts.project_by_slug(session, slug, org_id=identity.org_id)
+        except AccountNotFound as exc:
+            if self.missing is None:
+                raise
+            raise ApiError(404, "Not Found", self.missing.format(slug=slug)) from exc
+
+
+OrgProject = Annotated[Project, Depends(ProjectOfSlug())]
+# The read views (performance, release health, logs) have answered a missing project in these words from the
+# start; clients may match them.
+ViewedProject = Annotated[Project, Depends(ProjectOfSlug("no project {slug!r} in this organization"))]
+
+
 def require_local_operator(request: Request, what: str) -> None:
     """The installation's operator only: a local request with the running server's token
     (``<data_dir>/pipelines_token``, mode 0600). Organization API keys never open this door; ``what`` names the
@@ -157,3 +191,14 @@ def require_local_operator(request: Request, what: str) -> None:
         raise ApiError(403, "Forbidden", f"{what} answers local requests only")
     if not token_matches(expected, request.headers.get(TOKEN_HEADER)):
         raise ApiError(401, "Unauthorized", f"send the token of <data_dir>/pipelines_token as {TOKEN_HEADER}")
+
+
+class LocalOperator:
+    """Dependency (``dependencies=[Depends(LocalOperator("…"))]``): the route answers the local operator only,
+    as ``require_local_operator`` decides; ``door`` names the route in the 403."""
+
+    def __init__(self, door: str) -> None:
+        self.door = door
+
+    def __call__(self, request: Request) -> None:
+        require_local_operator(request, self.door)

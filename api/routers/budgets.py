@@ -16,10 +16,9 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
-from api.deps import ApiAuth, DbSession, Warehouse
+from api.deps import ApiAuth, DbSession, OrgProject, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control import accounts
 from stacklens.control import budgets as budget_store
 from stacklens.control.models import Budget, Project
 from stacklens.csv_cells import to_csv
@@ -120,14 +119,12 @@ def _out(rows: list[budget_store.BudgetRow], warehouse: Warehouse) -> list[Budge
 
 @router.get("/projects/{slug}/budgets", response_model=BudgetList, responses=ERRORS)
 def list_budgets(
-    slug: str,
-    identity: ApiAuth,
+    project: OrgProject,
     session: DbSession,
     warehouse: Warehouse,
     format: Annotated[Literal["", "json", "csv"], Query(description="`csv` or `json`: a download.")] = "",
 ) -> Any:
     """The project's budgets with their status; `?format=csv|json` downloads the rows of the budgets page."""
-    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     rows = with_status(warehouse, budget_store.list_budgets(session, project))
     name = f"{project.slug}-budgets"
     if format == "csv":
@@ -144,11 +141,8 @@ def list_budgets(
 
 
 @router.post("/projects/{slug}/budgets", response_model=BudgetOut, status_code=201, responses=ERRORS)
-def create_budget(
-    slug: str, body: BudgetIn, identity: ApiAuth, session: DbSession, warehouse: Warehouse
-) -> BudgetOut:
+def create_budget(project: OrgProject, body: BudgetIn, session: DbSession, warehouse: Warehouse) -> BudgetOut:
     """Add a budget; its status is in the answer, and the budgets run (every 5 minutes) keeps it current."""
-    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     row = budget_store.create_budget(
         session,
         project,
@@ -201,10 +195,9 @@ def delete_budget(budget_id: BudgetId, identity: ApiAuth, session: DbSession) ->
 
 
 @router.get("/projects/{slug}/budgets/lighthouse", responses=ERRORS)
-def export_lighthouse(slug: str, identity: ApiAuth, session: DbSession) -> JSONResponse:
+def export_lighthouse(project: OrgProject, session: DbSession) -> JSONResponse:
     """The budgets as Lighthouse CI's `budget.json`; the header `X-Budgets-Not-Exported` lists those it
     cannot express (INP, load time, API p95, error %, statistics other than p75)."""
-    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     entries, skipped = lighthouse.export(budget_store.list_budgets(session, project))
     return JSONResponse(
         entries,
@@ -217,11 +210,10 @@ def export_lighthouse(slug: str, identity: ApiAuth, session: DbSession) -> JSONR
 
 @router.post("/projects/{slug}/budgets/lighthouse", response_model=ImportResult, responses=ERRORS)
 async def import_lighthouse(
-    slug: str, request: Request, identity: ApiAuth, session: DbSession, warehouse: Warehouse
+    project: OrgProject, request: Request, session: DbSession, warehouse: Warehouse
 ) -> ImportResult:
     """Import a Lighthouse CI `budget.json` (the request body): every mapped budget is created or changed,
     or — when any entry is bad — none is; what has no budget here is listed in `not_mapped`."""
-    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     parsed = lighthouse.parse(await request.body(), pages_seen(warehouse, project.id))
     rows, created = budget_store.import_budgets(session, project, parsed.budgets)
     return ImportResult(

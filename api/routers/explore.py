@@ -9,11 +9,11 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import ApiAuth, AppSettings, DbSession, Warehouse, require_local_operator
+from api.deps import ApiAuth, AppSettings, DbSession, LocalOperator, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.explore import saved
@@ -149,12 +149,11 @@ def delete_query(query_id: str, auth: ApiAuth, db: DbSession) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/sql", include_in_schema=False)
+@router.post("/sql", include_in_schema=False, dependencies=[Depends(LocalOperator("operator SQL"))])
 async def operator_sql(request: Request, settings: AppSettings) -> JSONResponse:
     """`stacklens sql`: one read-only statement (`{"sql": "SELECT …"}`), judged by the engine's parser first,
     run on a connection of its own (never the shared one) with the per-query time and memory limits; answers
     `{"columns", "rows", "meta"}`."""
-    require_local_operator(request, "operator SQL")
     body = await _body(request)
     sql = body.get("sql") if isinstance(body, dict) else None
     connect = partial(own_client, settings.resolved_warehouse_url, settings.warehouse_database)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
+from api.deps import ApiAuth, AppSettings, DbSession, ProjectOfSlug, Warehouse
 from api.errors import ApiError
 from stacklens.control.issue_merges import has_merges
 from stacklens.control.models import Project
@@ -37,6 +37,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "No such issue, member or team in this organization."},
     409: {"description": "The status change is not allowed from the issue's current status."},
 }
+ProjectOfIssues = Annotated[Project, Depends(ProjectOfSlug(NOT_FOUND.detail))]
 MOVED: dict[int | str, dict[str, Any]] = {
     301: {
         "description": "The issue was merged into another: `Location` and `merged_into` name the survivor."
@@ -164,7 +165,7 @@ def project_issues(
     auth: ApiAuth,
     db: DbSession,
     client: Warehouse,
-    slug: str,
+    project: ProjectOfIssues,
     status: Literal["unresolved", "resolved", "ignored", "all"] = "unresolved",
     environment: str = "",
     release: str = "",
@@ -179,9 +180,6 @@ def project_issues(
     limit: int = Query(25, ge=1, le=100),
 ) -> IssuePage:
     """A project's issues with the dashboard's filters and sorts, one keyset page at a time."""
-    project = db.scalar(select(Project).where(Project.slug == slug, Project.org_id == auth.org_id))
-    if project is None:
-        raise NOT_FOUND
     filters = IssueFilters(status, environment, release, level, service, range, query, sort, cursor, limit)
     window = filters.validate().window()
     # `assigned:me` has nobody to mean with an API key: assignee_filter says so (400).

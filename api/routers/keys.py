@@ -11,7 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query, Response
 from pydantic import BaseModel, Field
 
-from api.deps import ApiAuth, DbSession
+from api.deps import ApiAuth, DbSession, OrgProject
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts, credentials
@@ -121,9 +121,8 @@ def regenerate_api_key(identity: ApiAuth, session: DbSession) -> ApiKeyValue:
     status_code=201,
     responses={**AUTH_ERRORS, **NOT_FOUND, **BAD_INPUT},
 )
-def create_app_key(slug: str, body: AppKeyCreate, identity: ApiAuth, session: DbSession) -> AppKeyValue:
+def create_app_key(project: OrgProject, body: AppKeyCreate, session: DbSession) -> AppKeyValue:
     """A per-service app key for the project (`stacklens_app_<service>_…`)."""
-    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     value = accounts.create_app_key(session, project.id, body.service)
     return _app_key_value(session, project, value, body.service)
 
@@ -134,8 +133,7 @@ def create_app_key(slug: str, body: AppKeyCreate, identity: ApiAuth, session: Db
     responses={**AUTH_ERRORS, **NOT_FOUND, **BAD_INPUT},
 )
 def regenerate_app_key(
-    slug: str,
-    identity: ApiAuth,
+    project: OrgProject,
     session: DbSession,
     service: str | None = Query(
         default=None,
@@ -144,7 +142,6 @@ def regenerate_app_key(
     ),
 ) -> AppKeyValue:
     """Replace the project's primary (or one service's) app key; the old value stops working at once."""
-    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     value = accounts.regenerate_app_key(session, project.id, service)
     return _app_key_value(session, project, value, service)
 
@@ -155,8 +152,7 @@ def regenerate_app_key(
     responses={**AUTH_ERRORS, **NOT_FOUND},
 )
 def reveal_app_key(
-    slug: str,
-    identity: ApiAuth,
+    project: OrgProject,
     session: DbSession,
     service: str | None = Query(
         default=None,
@@ -165,7 +161,6 @@ def reveal_app_key(
     ),
 ) -> AppKeyValue:
     """The full value of the project's primary (or one service's) app key (logged as a view)."""
-    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     value = accounts.reveal_app_key(session, project.id, service)
     return _app_key_value(session, project, value, service)
 
@@ -174,10 +169,12 @@ def reveal_app_key(
     "/projects/{slug}/app-keys/{app_key_id}", status_code=204, responses={**AUTH_ERRORS, **NOT_FOUND}
 )
 def revoke_app_key(
-    slug: str, app_key_id: Annotated[int, Path(ge=1, le=2_147_483_647)], identity: ApiAuth, session: DbSession
+    slug: str,
+    project: OrgProject,
+    app_key_id: Annotated[int, Path(ge=1, le=2_147_483_647)],
+    session: DbSession,
 ) -> Response:
     """Revoke one app key of the project."""
-    project = accounts.project_by_slug(session, slug, org_id=identity.org_id)
     row = session.get(AppKey, app_key_id)
     if row is None or row.project_id != project.id or row.revoked_at is not None:
         raise ApiError(404, "Not Found", f"no current app key {app_key_id} in project {slug!r}")

@@ -11,11 +11,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
-from api.deps import ApiAuth, DbSession, Warehouse
+from api.deps import ApiAuth, ViewedProject, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control import accounts
-from stacklens.control.accounts import AccountError
 from stacklens.csv_cells import csv_text
 from stacklens.errors import InvalidInput
 from stacklens.logs.search import CSV_COLUMNS, DEFAULT_LIMIT, MAX_CSV_ROWS, MAX_LIMIT, LogFilters, search_logs
@@ -32,7 +30,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 def list_logs(
     slug: str,
     auth: ApiAuth,
-    db: DbSession,
+    project: ViewedProject,
     warehouse: Warehouse,
     query: Annotated[str, Query(description="text in the body or any attribute value (any case)")] = "",
     severity: Annotated[
@@ -53,10 +51,7 @@ def list_logs(
     "severity_text", "body", "attributes", "trace_id", "span_id", "service", "release", "environment"}],
     "next_cursor", "filters"}`. `format=csv` answers the same filters as CSV (up to 10,000 records, newest
     first; `attributes` as JSON; text cells neutralised against formulas)."""
-    try:
-        project_id = accounts.project_by_slug(db, slug, org_id=auth.org_id).id
-    except AccountError as exc:
-        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
+    project_id = project.id
     if format not in ("json", "csv"):
         raise ApiError(400, "Bad Request", "format: must be json or csv")
     try:

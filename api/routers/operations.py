@@ -13,14 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import ApiAuth, AppSettings, DbSession, require_local_operator
+from api.deps import ApiAuth, AppSettings, DbSession, LocalOperator, OrgProject
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.project_retention import (
     ProjectRetention,
     retention_of,
@@ -34,6 +33,7 @@ from stacklens.operations.storage import measure_storage
 from stacklens.settings import Settings
 
 router = APIRouter(prefix="/api", tags=["operations"])
+OPERATOR_ONLY = [Depends(LocalOperator("the operations endpoint"))]
 
 
 class BackupBody(BaseModel):
@@ -42,10 +42,9 @@ class BackupBody(BaseModel):
     passphrase: str | None = Field(default=None, description="Seal the backup with it (never stored).")
 
 
-@router.post("/operations/backup", include_in_schema=False)
-async def backup(body: BackupBody, request: Request, settings: AppSettings) -> dict[str, Any]:
+@router.post("/operations/backup", include_in_schema=False, dependencies=OPERATOR_ONLY)
+async def backup(body: BackupBody, settings: AppSettings) -> dict[str, Any]:
     """`stacklens backup` through the server that owns the warehouse: the manifest and the maintenance log's row."""
-    require_local_operator(request, "the operations endpoint")
     for name, value in (("to", body.to), ("incremental_from", body.incremental_from)):
         if value is not None and not Path(value).is_absolute():
             raise ApiError(400, "Bad Request", f"{name}: must be an absolute path")
@@ -59,16 +58,14 @@ async def backup(body: BackupBody, request: Request, settings: AppSettings) -> d
     return {"manifest": manifest.as_json(), "run": row}
 
 
-@router.get("/operations/storage", include_in_schema=False)
-async def storage(request: Request, settings: AppSettings) -> dict[str, Any]:
-    require_local_operator(request, "the operations endpoint")
+@router.get("/operations/storage", include_in_schema=False, dependencies=OPERATOR_ONLY)
+async def storage(settings: AppSettings) -> dict[str, Any]:
     report = await run_in_threadpool(measure_storage, settings)
     return report.as_json()
 
 
-@router.post("/operations/retention", include_in_schema=False)
-async def retention(request: Request, settings: AppSettings) -> dict[str, Any]:
-    require_local_operator(request, "the operations endpoint")
+@router.post("/operations/retention", include_in_schema=False, dependencies=OPERATOR_ONLY)
+async def retention(settings: AppSettings) -> dict[str, Any]:
     outcome, row = await run_in_threadpool(apply_retention, settings)
     return {"outcome": outcome.as_json(), "run": row}
 
@@ -121,20 +118,18 @@ def _out(slug: str, kept: ProjectRetention, settings: Settings) -> RetentionOut:
 
 
 @router.get("/projects/{slug}/retention", response_model=RetentionOut, responses=ERRORS)
-def get_retention(slug: str, identity: ApiAuth, session: DbSession, settings: AppSettings) -> RetentionOut:
+def get_retention(project: OrgProject, session: DbSession, settings: AppSettings) -> RetentionOut:
     """How many days of raw data the project keeps, and its event caps."""
-    project = project_by_slug(session, slug, identity.org_id)
     return _out(project.slug, retention_of(session, project.id), settings)
 
 
 @router.put("/projects/{slug}/retention", response_model=RetentionOut, responses=ERRORS)
 def put_retention(
-    slug: str, body: RetentionIn, identity: ApiAuth, session: DbSession, settings: AppSettings
+    project: OrgProject, body: RetentionIn, identity: ApiAuth, session: DbSession, settings: AppSettings
 ) -> RetentionOut:
     """Set the days of raw data the project keeps (and, when given, its event caps); the next retention run
     (daily at STACKLENS_RETENTION_RUN_AT, or `stacklens retention run`) deletes what is older or over a cap and
     frees the disk."""
-    project = project_by_slug(session, slug, identity.org_id)
     kept = set_project_retention(session, identity.org_id, project.id, body.days, settings.retention_days)
     given = body.model_fields_set
     if given & {"max_events_per_issue", "max_events_per_project"}:

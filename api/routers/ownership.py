@@ -3,12 +3,12 @@ Sentry's ownership syntax. New issues are assigned by them within about a minute
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-from pydantic import BaseModel, Field
-from sqlalchemy import select
+from typing import Annotated
 
-from api.deps import ApiAuth, DbSession
-from api.errors import ApiError
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, Field
+
+from api.deps import ApiAuth, DbSession, ProjectOfSlug
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control.models import Project
 from stacklens.issues.auto_assign import get_rules, set_rules
@@ -34,22 +34,16 @@ class Ownership(BaseModel):
     )
 
 
-def _project(db: DbSession, org_id: int, slug: str) -> Project:
-    project = db.scalar(select(Project).where(Project.slug == slug, Project.org_id == org_id))
-    if project is None:
-        raise ApiError(404, "Not Found", "no such project in this organization")
-    return project
+OwnedProject = Annotated[Project, Depends(ProjectOfSlug("no such project in this organization"))]
 
 
 @router.get("/projects/{slug}/ownership", response_model=Ownership, responses=ERRORS)
-def get_ownership(auth: ApiAuth, db: DbSession, slug: str) -> Ownership:
-    project = _project(db, auth.org_id, slug)
+def get_ownership(auth: ApiAuth, db: DbSession, project: OwnedProject) -> Ownership:
     return Ownership(rules=get_rules(db, auth.org_id, project.id))
 
 
 @router.put("/projects/{slug}/ownership", response_model=Ownership, responses=ERRORS)
-def put_ownership(auth: ApiAuth, db: DbSession, slug: str, body: Ownership) -> Ownership:
+def put_ownership(auth: ApiAuth, db: DbSession, project: OwnedProject, body: Ownership) -> Ownership:
     """Replace the project's rules (checked line by line; nothing is stored when a line is refused)."""
-    project = _project(db, auth.org_id, slug)
     set_rules(db, auth.org_id, project, body.rules, actor=f"api:{auth.api_key_id}")
     return Ownership(rules=get_rules(db, auth.org_id, project.id))

@@ -14,11 +14,10 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.datastructures import QueryParams
 
-from api.deps import ApiAuth, DbSession, Warehouse
+from api.deps import ApiAuth, DbSession, ViewedProject, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control import accounts
-from stacklens.control.accounts import AccountError
+from stacklens.control.models import Project
 from stacklens.json_values import plain
 from stacklens.performance import view_data
 from stacklens.performance.exports import tabular
@@ -39,13 +38,6 @@ FILTER_DOC = (
     "`release`, `browser`. `format=csv` answers the rows as CSV, the same bytes as the page's download of the "
     "table; a metric column's name ends with its unit (`lcp_p75_ms`, `js_per_view_bytes`)."
 )
-
-
-def _project_id(db: DbSession, org_id: int, slug: str) -> int:
-    try:
-        return accounts.project_by_slug(db, slug, org_id=org_id).id
-    except AccountError as exc:
-        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
 
 
 def _filter_query(
@@ -87,9 +79,8 @@ ViewQuery = Annotated[QueryParams, Depends(_view_query)]
 
 
 def _answer(
-    view: str, query: QueryParams, auth: ApiAuth, db: DbSession, warehouse: Warehouse, slug: str
+    view: str, query: QueryParams, auth: ApiAuth, project: Project, warehouse: Warehouse, slug: str
 ) -> Response:
-    project_id = _project_id(db, auth.org_id, slug)
     filters = PerfFilters.from_query(query, default=default_range(view))
     fmt = query.get("format", "json")
     if fmt not in ("json", "csv"):
@@ -97,7 +88,7 @@ def _answer(
     sort = query.get("sort", "calls")
     try:
         include_old = flag("include_old_releases", query.get("include_old_releases", ""))
-        data = view_data.build(view, warehouse, auth.org_id, project_id, filters, sort, include_old)
+        data = view_data.build(view, warehouse, auth.org_id, project.id, filters, sort, include_old)
     except ValueError as exc:
         raise ApiError(400, "Bad Request", str(exc)) from exc
     if fmt == "csv":
@@ -114,8 +105,10 @@ def _answer(
 def _route(view: str, summary: str) -> None:
     # The filters are a dependency of the route, not of the handler: FastAPI lists the route's dependencies'
     # parameters first, so the OpenAPI page shows the filters before the view's options.
-    def handler(slug: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse, query: ViewQuery) -> Response:
-        return _answer(view, query, auth, db, warehouse, slug)
+    def handler(
+        slug: str, auth: ApiAuth, project: ViewedProject, warehouse: Warehouse, query: ViewQuery
+    ) -> Response:
+        return _answer(view, query, auth, project, warehouse, slug)
 
     handler.__name__ = f"performance_{view}"
     handler.__doc__ = summary + FILTER_DOC
@@ -156,14 +149,10 @@ _route(
     response_class=Response,
 )
 def performance_report(
-    slug: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse, filter_query: FilterQuery
+    slug: str, project: ViewedProject, db: DbSession, warehouse: Warehouse, filter_query: FilterQuery
 ) -> Response:
     """The PDF report for the filters: summary (score, web vitals, budgets with status), pages, resources,
     API endpoints, trends, release impact and recommendations, with charts, the filters and page numbers."""
-    try:
-        project = accounts.project_by_slug(db, slug, org_id=auth.org_id)
-    except AccountError as exc:
-        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
     data = report_data(db, warehouse, project, PerfFilters.from_query(filter_query))
     return Response(
         build_pdf(data),
@@ -174,11 +163,16 @@ def performance_report(
 
 @router.get("/{slug}/performance/waterfall/{event_id}", responses=ERRORS)
 def performance_waterfall(
-    slug: str, event_id: str, auth: ApiAuth, db: DbSession, warehouse: Warehouse
+    # `slug` is read by ViewedProject; declared here too so the OpenAPI page lists it before `event_id`, as
+    # the path reads (a dependency's parameters come after the route's own).
+    slug: str,
+    project: ViewedProject,
+    event_id: str,
+    auth: ApiAuth,
+    warehouse: Warehouse,
 ) -> Response:
     """One page load (or transaction): navigation phases, spans with offsets, FCP and LCP markers."""
-    project_id = _project_id(db, auth.org_id, slug)
-    data = waterfall(warehouse, auth.org_id, project_id, event_id)
+    data = waterfall(warehouse, auth.org_id, project.id, event_id)
     if data is None:
         raise ApiError(404, "Not Found", f"no page load {event_id!r} in this project")
     return JSONResponse(plain(data))

@@ -9,19 +9,17 @@ refused even with the token.
 
 from __future__ import annotations
 
-import ipaddress
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
-from api.deps import DbSession, Warehouse
+from api.deps import DbSession, Warehouse, require_local_operator
 from api.errors import ApiError
 from api.routers.budgets import BudgetOut
 from stacklens.control import accounts
 from stacklens.control import budgets as budget_store
 from stacklens.performance.budget_status import pages_seen, with_status
-from stacklens.server_link import TOKEN_HEADER, token_matches
 
 router = APIRouter(prefix="/api/pipelines", tags=["pipelines"], include_in_schema=False)
 
@@ -85,25 +83,19 @@ def _runner(request: Request) -> Any:
     ``run_now(select)`` and ``status()``, so this router needs nothing from the pipelines package.
     """
     runner = getattr(request.app.state, "pipelines_runner", None)
-    expected = getattr(request.app.state, "pipelines_token", None)
-    if runner is None or not expected:
+    if runner is None or not getattr(request.app.state, "pipelines_token", None):
         raise ApiError(404, "Not Found", "this server does not run the pipelines")
-    host = request.client.host if request.client else ""
-    try:
-        local = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        local = host in ("testclient", "localhost")
-    if not local:
-        raise ApiError(403, "Forbidden", "the pipelines endpoint answers local requests only")
-    if not token_matches(expected, request.headers.get(TOKEN_HEADER)):
-        raise ApiError(401, "Unauthorized", f"send the token of <data_dir>/pipelines_token as {TOKEN_HEADER}")
+    require_local_operator(request, "the pipelines endpoint")
     return runner
 
 
+# Any: the runner's type lives in the pipelines package, which this adapter does not import.
+Runner = Annotated[Any, Depends(_runner)]
+
+
 @router.post("/run", response_model=RunAnswer)
-def run(body: RunRequestBody, request: Request) -> dict[str, Any]:
+def run(body: RunRequestBody, runner: Runner) -> dict[str, Any]:
     """Materialize now in this process; per run: job, success, error, rows per asset, check results."""
-    runner = _runner(request)
     unknown = sorted(set(body.select or []) - runner.asset_keys())
     if unknown:
         raise ApiError(400, "Bad Request", f"unknown asset {', '.join(unknown)}")
@@ -111,10 +103,9 @@ def run(body: RunRequestBody, request: Request) -> dict[str, Any]:
 
 
 @router.post("/backfill", response_model=RunAnswer)
-def backfill(body: BackfillBody, request: Request) -> dict[str, Any]:
+def backfill(body: BackfillBody, runner: Runner) -> dict[str, Any]:
     """Rebuild the daily-partitioned marts for a range of days in this process (`stacklens pipelines
     backfill`): one run per partitioned job; a bad day or selection answers 400 naming the option."""
-    runner = _runner(request)
     try:
         outcomes = runner.backfill(body.first, body.last, body.select)
     except ValueError as exc:  # BackfillError: the message names --from, --to or --select
@@ -123,17 +114,15 @@ def backfill(body: BackfillBody, request: Request) -> dict[str, Any]:
 
 
 @router.get("/status", response_model=StatusAnswer)
-def status(request: Request) -> dict[str, Any]:
+def status(runner: Runner) -> dict[str, Any]:
     """Recent runs, failed runs and the row count of every mart."""
-    runner = _runner(request)
     return runner.status()
 
 
-@router.get("/budgets", response_model=BudgetsAnswer)
-def budgets(request: Request, project: str, session: DbSession, warehouse: Warehouse) -> BudgetsAnswer:
+@router.get("/budgets", response_model=BudgetsAnswer, dependencies=[Depends(_runner)])
+def budgets(project: str, session: DbSession, warehouse: Warehouse) -> BudgetsAnswer:
     """A project's budgets with their status and the pages it has data for: `stacklens budgets` while this
     server owns the embedded warehouse (the same rows as `GET /api/projects/{slug}/budgets`)."""
-    _runner(request)
     found = accounts.project_by_slug(session, project)
     rows = with_status(warehouse, budget_store.list_budgets(session, found))
     return BudgetsAnswer(budgets=[BudgetOut(**row) for row in rows], pages=pages_seen(warehouse, found.id))

@@ -6,9 +6,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from api.deps import ApiAuth, DbSession
+from api.deps import ApiAuth, DbSession, OrgProject
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.project_quotas import LIMITED_CATEGORIES, project_quotas, set_project_quota
 
 router = APIRouter(prefix="/api", tags=["projects"])
@@ -39,9 +38,8 @@ class QuotaOut(BaseModel):
 
 
 @router.get("/projects/{slug}/quota", response_model=QuotaOut, responses=ERRORS)
-def get_quota(slug: str, identity: ApiAuth, session: DbSession) -> QuotaOut:
+def get_quota(project: OrgProject, session: DbSession) -> QuotaOut:
     """The project's own quotas (inside the organization's)."""
-    project = project_by_slug(session, slug, identity.org_id)
     quota = project_quotas(session, [project.id]).get(project.id)
     return QuotaOut(
         project=project.slug,
@@ -51,11 +49,10 @@ def get_quota(slug: str, identity: ApiAuth, session: DbSession) -> QuotaOut:
 
 
 @router.put("/projects/{slug}/quota", response_model=QuotaOut, responses=ERRORS)
-def put_quota(slug: str, body: QuotaIn, identity: ApiAuth, session: DbSession) -> QuotaOut:
+def put_quota(project: OrgProject, body: QuotaIn, identity: ApiAuth, session: DbSession) -> QuotaOut:
     """Set the project's events per minute (and, when given, its per-category limits); applies on the next
     request. Items over it are refused with 429 `Rate Limited` while the organization's other projects
     flow."""
-    project = project_by_slug(session, slug, identity.org_id)
     quota = set_project_quota(session, identity.org_id, project.id, body.events_per_minute, body.categories)
     return QuotaOut(
         project=project.slug, events_per_minute=quota.events_per_minute, categories=dict(quota.categories)

@@ -12,11 +12,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from api.deps import ApiAuth, DbSession, Warehouse
+from api.deps import ApiAuth, ViewedProject, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control import accounts
-from stacklens.control.accounts import AccountError
 from stacklens.csv_cells import csv_text
 from stacklens.json_values import plain
 from stacklens.performance.filters import BadFilter, PerfFilters
@@ -33,13 +31,6 @@ FILTER_DOC = (
     " Filters: `range` (24h, 7d, 14d, 30d, 90d; default 30d) or `since`/`until` (ISO 8601), `environment`"
     " (the performance API's; `browser` is refused: sessions carry none). `format=csv` answers the rows as CSV."
 )
-
-
-def _project_id(db: DbSession, org_id: int, slug: str) -> int:
-    try:
-        return accounts.project_by_slug(db, slug, org_id=org_id).id
-    except AccountError as exc:
-        raise ApiError(404, "Not Found", f"no project {slug!r} in this organization") from exc
 
 
 def _filters(request: Request) -> PerfFilters:
@@ -79,7 +70,7 @@ def list_releases(
     slug: str,
     request: Request,
     auth: ApiAuth,
-    db: DbSession,
+    project: ViewedProject,
     warehouse: Warehouse,
     range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 30d)")] = "",
     since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
@@ -99,7 +90,7 @@ def list_releases(
     the environment's sessions in the 24 h before the window's end), `errors_per_1k_page_loads`, `new_issues`,
     `load_p75`, `js_bytes_per_view`, `api_p95` with their changes, and `verdict` (`{"regression", "reasons",
     "previous_release", "comparisons"}`)."""
-    project_id = _project_id(db, auth.org_id, slug)
+    project_id = project.id
     filters = _filters(request)
     fmt = _format(request)
     rows = release_health(warehouse, auth.org_id, project_id, Window.of(filters), filters.environment)
@@ -120,7 +111,7 @@ def get_release(
     version: str,
     request: Request,
     auth: ApiAuth,
-    db: DbSession,
+    project: ViewedProject,
     warehouse: Warehouse,
     range: Annotated[str, Query(description="24h, 7d, 14d, 30d or 90d (default 30d)")] = "",
     since: Annotated[str, Query(description="ISO 8601 start (instead of range)")] = "",
@@ -131,7 +122,7 @@ def get_release(
     """One release over the window, with the fields of the list's rows (its verdict against the release before
     it); 404 naming the release when the project never saw it within the retention, or when it has no sessions,
     page loads or errors in this window (the message says which)."""
-    project_id = _project_id(db, auth.org_id, slug)
+    project_id = project.id
     filters = _filters(request)
     fmt = _format(request)
     rows = release_health(warehouse, auth.org_id, project_id, Window.of(filters), filters.environment)

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Path, Request, Response
 from pydantic import BaseModel, Field
 from starlette.datastructures import UploadFile
 
-from api.deps import ApiAuth, DbSession, Warehouse
+from api.deps import ApiAuth, DbSession, OrgProject, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.control import accounts
@@ -128,11 +128,8 @@ class BundleOut(BaseModel):
 
 
 @router.get("/projects/{slug}/sourcemaps", responses=ERRORS)
-def list_bundles(
-    slug: str, db: DbSession, identity: ApiAuth, warehouse: Warehouse
-) -> dict[str, list[BundleOut]]:
+def list_bundles(project: OrgProject, identity: ApiAuth, warehouse: Warehouse) -> dict[str, list[BundleOut]]:
     """The project's uploaded bundles, newest first, with their files, sizes and debug ids."""
-    project = accounts.project_by_slug(db, slug, identity.org_id)
     return {
         "bundles": [
             BundleOut(
@@ -154,10 +151,9 @@ def list_bundles(
 
 @router.delete("/projects/{slug}/sourcemaps/{bundle_id}", status_code=204, responses=ERRORS)
 def delete_bundle(
-    slug: str, bundle_id: str, db: DbSession, identity: ApiAuth, warehouse: Warehouse
+    slug: str, project: OrgProject, bundle_id: str, identity: ApiAuth, warehouse: Warehouse
 ) -> Response:
     """Delete one bundle: its frames show minified again unless another bundle maps them."""
-    project = accounts.project_by_slug(db, slug, identity.org_id)
     if not store.delete_bundle(warehouse, identity.org_id, project.id, bundle_id):
         raise ApiError(404, "Not Found", f"no bundle {bundle_id!r} in project {slug!r}")
     return Response(status_code=204)

@@ -4,12 +4,15 @@ importing it without site-packages, and statically over every module (a lazy imp
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.static_imports import imports_beyond
 
+ROOT = Path(__file__).parents[2]
+ALLOWED = {"stacklens_contract"}
 # -S: no site-packages at all, so a third-party import cannot even succeed; the repository root is the path.
 CODE = """
 import sys, json
@@ -34,6 +37,18 @@ def test_importing_the_contract_loads_only_the_standard_library() -> None:
 
 
 def test_every_contract_module_imports_only_the_standard_library() -> None:
-    contract = Path(__file__).parents[2] / "stacklens_contract"
+    contract = ROOT / "stacklens_contract"
     assert len(list(contract.rglob("*.py"))) >= 3
-    assert imports_beyond(contract, {"stacklens_contract"}) == []
+    assert imports_beyond(contract, ALLOWED) == []
+
+
+def test_the_static_check_finds_a_lazy_third_party_import(tmp_path: Path) -> None:
+    """The check above can fail: a copy of the contract with a third-party import inside a function (which
+    importing the module never runs) is refused, naming the module and the package."""
+    copy = tmp_path / "stacklens_contract"
+    shutil.copytree(ROOT / "stacklens_contract", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    keys = copy / "keys.py"
+    keys.write_text(
+        keys.read_text(encoding="utf-8") + "\n\ndef _lazy() -> None:\n    import httpx\n", encoding="utf-8"
+    )
+    assert imports_beyond(copy, ALLOWED) == ["stacklens_contract/keys.py imports httpx"]

@@ -219,7 +219,14 @@ def migrate_control_store(settings: Settings) -> None:
     sqlite = engine.dialect.name == "sqlite"
     try:
         with engine.connect() as connection:
+            raw: Any = connection.connection.dbapi_connection
+            legacy = raw.isolation_level if sqlite else None
             if sqlite:
+                # Python's sqlite3 driver opens a transaction only before a data change, so the DDL a
+                # migration starts with ran outside any and stayed when a later statement failed (a re-run then
+                # stopped on "duplicate column"). With the driver's own transactions off and an explicit BEGIN,
+                # the whole upgrade is one transaction: a failure anywhere leaves the store as it was.
+                raw.isolation_level = None
                 # Batch mode alters a SQLite table by copying it and dropping the original; with foreign keys
                 # on, dropping a table other rows point at fails (revision 0012 alters `users`: every
                 # installation with a person in it stopped there). SQLite's documented way: keys off for the
@@ -228,11 +235,14 @@ def migrate_control_store(settings: Settings) -> None:
                 connection.commit()
             try:
                 with connection.begin():
+                    if sqlite:
+                        connection.exec_driver_sql("BEGIN")
                     _upgrade(engine, connection)
             finally:
                 if sqlite:
                     connection.exec_driver_sql("PRAGMA foreign_keys=ON")
                     connection.commit()
+                    raw.isolation_level = legacy
     except SQLAlchemyError as exc:
         raise ControlStoreError(
             f"cannot migrate the control store at {engine.url.render_as_string(hide_password=True)}: "

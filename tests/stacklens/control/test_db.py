@@ -171,3 +171,36 @@ def test_a_sqlite_store_with_people_upgrades_past_revisions_that_copy_their_tabl
         ]
         assert connection.exec_driver_sql("SELECT count(*) FROM memberships").scalar() == 1
         assert connection.exec_driver_sql("SELECT actor_user_id FROM activity_log").scalar() == 1
+
+
+def test_a_sqlite_upgrade_that_fails_half_way_leaves_the_store_as_it_was(settings: Settings) -> None:
+    """An upgrade of several revisions that fails in the last one changes nothing: the tables the earlier ones made
+    are not there, the revision is the one before, and once the cause is gone the same command completes (before,
+    SQLite's driver ran the DDL a migration starts with outside any transaction: it stayed, and every re-run stopped
+    on "duplicate column")."""
+    import pytest
+    from alembic import command
+
+    from stacklens.control.db import ControlStoreError, _alembic_config
+
+    engine = get_engine(settings)
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), "0014")
+    with engine.begin() as connection:
+        # What makes the last revision (0016, event caps) fail: its first column is there already.
+        connection.exec_driver_sql("ALTER TABLE projects ADD COLUMN max_events_per_issue INTEGER")
+    before = set(inspect(engine).get_table_names())
+    assert "issue_merges" not in before  # made by 0015, the revision between
+
+    with pytest.raises(ControlStoreError, match="duplicate column"):
+        migrate_control_store(settings)
+
+    engine = get_engine(settings)
+    assert current_revision(settings) == "0014"
+    assert set(inspect(engine).get_table_names()) == before
+    with engine.begin() as connection:
+        connection.exec_driver_sql("ALTER TABLE projects DROP COLUMN max_events_per_issue")
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    migrate_control_store(settings)
+    assert current_revision(settings) == _head()
+    assert "issue_merges" in set(inspect(get_engine(settings)).get_table_names())

@@ -5,6 +5,7 @@ trace, and the records name their service: the shop or the worker."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -24,6 +25,19 @@ from tests.dashboards.conftest import client, sign_in, stores
 from tests.demo.test_traffic import ROOT, Shop, _ingest, _stop, shop
 
 __all__ = ["client", "dsn_server", "shop", "stores"]  # the real server, the pages and the shop
+
+
+def _dropped_transactions(storage: str | Path, app_key: str) -> int:
+    """Transactions the SDK of ``app_key`` reported discarded (client reports in its log files)."""
+    dropped = 0
+    for path in Path(storage).glob("stacklens-*.log"):
+        for raw in path.read_bytes().splitlines():
+            line = json.loads(raw)
+            if line.get("type") == "client_report" and line.get("app_key") == app_key:
+                for item in line["payload"].get("discarded_events", []):
+                    if item.get("category") == "transaction":
+                        dropped += int(item.get("quantity", 0))
+    return dropped
 
 
 def test_every_request_and_job_is_its_own_trace(
@@ -105,7 +119,15 @@ def test_every_request_and_job_is_its_own_trace(
         " FROM logs WHERE project_id = {project:UInt64} AND service = 'shop')",
         parameters=params,
     ).result_rows[0]
-    assert shop_logs > 0 and in_a_request == shop_logs and busiest <= 5, (shop_logs, in_a_request, busiest)
+    # A request's transaction the shop's SDK itself dropped (its queue full on a loaded machine) is reported in
+    # its client reports; only those may leave a record without its request's trace.
+    dropped = _dropped_transactions(shop.storage, str(org["app_key"]))
+    assert shop_logs > 0 and shop_logs - dropped <= in_a_request <= shop_logs and busiest <= 5, (
+        shop_logs,
+        in_a_request,
+        busiest,
+        dropped,
+    )
 
     # Each worker job is a trace of its own: as many traces as jobs (one record each), none a shop request's.
     jobs, job_traces, shared = warehouse.query(

@@ -17,7 +17,7 @@ import threading
 
 import dagster as dg
 
-from pipelines.assets import alerts, budgets, integrations, issues, performance, sessions
+from pipelines.assets import alerts, budgets, integrations, issues, live_tables, performance, sessions
 from pipelines.assets.common import raw_sources
 from pipelines.jobs import ALL_JOBS
 from pipelines.resources import env_resources, resources_for
@@ -31,7 +31,12 @@ _modules = [issues, performance, sessions, budgets, alerts, integrations]
 def build_definitions(resources: dict[str, dg.ConfigurableResource]) -> dg.Definitions:
     """Every asset, job, schedule and sensor, over ``resources``."""
     return dg.Definitions(
-        assets=[*raw_sources, sessions.raw_sessions, *dg.load_assets_from_modules(_modules)],
+        assets=[
+            *raw_sources,
+            sessions.raw_sessions,
+            *live_tables.specs,
+            *dg.load_assets_from_modules(_modules),
+        ],
         jobs=ALL_JOBS,
         schedules=schedules,
         sensors=sensors,

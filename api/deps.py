@@ -38,7 +38,8 @@ USER_AGENT_MAX = 300
 
 
 def get_app_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 AppSettings = Annotated[Settings, Depends(get_app_settings)]

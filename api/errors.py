@@ -106,7 +106,7 @@ def _out_of_range_path_param(request: Request) -> str | None:
     for name, value in (request.scope.get("path_params") or {}).items():
         text = str(value).strip()
         if text.lstrip("-").isdigit() and not 0 <= int(text) <= MAX_ID:
-            return name
+            return str(name)
     return None
 
 
@@ -117,7 +117,8 @@ async def _as_http_error(request: Request, status: int, error: str, detail: str)
     handler = request.app.exception_handlers.get(StarletteHTTPException)
     if handler is None:
         return error_response(status, error, detail)
-    return await handler(request, StarletteHTTPException(status, detail or error))
+    answer: Response = await handler(request, StarletteHTTPException(status, detail or error))
+    return answer
 
 
 def install_error_handlers(app: FastAPI) -> None:

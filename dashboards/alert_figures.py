@@ -4,11 +4,11 @@ warning and the resolve thresholds as lines — with the firings counted from th
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import plotly.graph_objects as go
 
+from dashboards.figure_json import figure_json
 from stacklens.alerts.messages import value_text, what
 from stacklens.alerts.preview import Preview
 from stacklens.alerts.rules import BELOW_TYPES
@@ -124,4 +124,4 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
         # A crash-free rate lives between 90 and 100 %: from zero, its line and thresholds would be one stroke.
         yaxis={"title": {"text": y_title}, "rangemode": "normal" if rule.type in BELOW_TYPES else "tozero"},
     )
-    return json.loads(figure.to_json())
+    return figure_json(figure)

@@ -5,11 +5,11 @@ draws no point and breaks the line (never 0); a chart with no value at all says 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import plotly.graph_objects as go
 
+from dashboards.figure_json import figure_json
 from stacklens.alerts.preview import Step, bands
 from stacklens.performance.budget_eval import FAIL, INSUFFICIENT, PASS, BudgetSpec, Point, judge
 
@@ -85,4 +85,4 @@ def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) 
         plot_bgcolor="#fff",
         showlegend=False,
     )
-    return json.loads(figure.to_json())  # plain JSON types
+    return figure_json(figure)

@@ -34,7 +34,8 @@ class OwnerRequired(Exception):
 
 
 def app_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 def warehouse_of(request: Request) -> Client:

@@ -4,12 +4,12 @@ figure's height follows the widget's rows (``layout.h``)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import plotly.graph_objects as go
 
 from dashboards.explore_figures import explore_figures
+from dashboards.figure_json import figure_json
 from stacklens.explore.columns import AGGREGATE, Column
 from stacklens.explore.query import INTERVALS
 from stacklens.explore.widgets import WidgetAnswer
@@ -58,7 +58,7 @@ def widget_figure(answer: WidgetAnswer, columns: list[Column], rows: int) -> dic
             marker_color="#2563eb",
             hovertemplate="%{x}<br>%{customdata}<extra></extra>",
         )
-        figure = json.loads(go.Figure(bars).to_json())
+        figure = figure_json(go.Figure(bars))
         figure["layout"].update(
             {
                 "yaxis": {"rangemode": "tozero", "title": {"text": aggregate.header, "font": {"size": 11}}},

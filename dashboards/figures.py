@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 import plotly.graph_objects as go
 
+from dashboards.figure_json import figure_json
 from stacklens.issues.events import EventBucket, bucket_seconds
 
 BUCKET_NAMES = {300: "5 minutes", 3600: "hour", 86400: "day"}
@@ -43,4 +43,4 @@ def events_over_time_figure(rows: list[EventBucket], since: datetime, until: dat
         yaxis={"title": {"text": f"Events per {per}"}, "rangemode": "tozero"},
         plot_bgcolor="#fff",
     )
-    return json.loads(figure.to_json())  # plain JSON types (plotly may hold numpy arrays)
+    return figure_json(figure)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 import plotly.graph_objects as go
 
+from dashboards.figure_json import figure_json
 from stacklens.logs.search import Volume
 
 # Severity → colour, quietest first (the stacking order, bottom up).
@@ -71,7 +71,7 @@ def volume_figure(volume: Volume, since: datetime, until: datetime) -> dict[str,
         legend={"orientation": "h", "y": -0.25},
         plot_bgcolor="#fff",
     )
-    return json.loads(figure.to_json())
+    return figure_json(figure)
 
 
 def _whole_ticks(volume: Volume) -> dict[str, Any]:

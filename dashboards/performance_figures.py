@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
@@ -12,6 +11,7 @@ from urllib.parse import urlsplit
 
 import plotly.graph_objects as go
 
+from dashboards.figure_json import figure_json
 from stacklens.metrics import units
 from stacklens.performance.score import MIN_SAMPLES
 
@@ -50,7 +50,7 @@ def _layout(
         showlegend=showlegend,
         **extra,
     )
-    return json.loads(figure.to_json())  # plain JSON types (plotly may hold numpy arrays)
+    return figure_json(figure)
 
 
 def _colours(counts: list[int]) -> list[str]:

@@ -8,12 +8,12 @@ or 0 sessions. A chart with no value at all says so instead of drawing an empty 
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
 
+from dashboards.figure_json import figure_json
 from stacklens.metrics.formatting import axis_title
 from stacklens.releases.sessions import Bucket
 
@@ -70,7 +70,7 @@ def _finish(
         showlegend=len(figure.data) > 1,
         legend={"orientation": "h", "y": -0.22, "x": 1, "xanchor": "right", "yanchor": "top"},
     )
-    return json.loads(figure.to_json())  # plain JSON types (plotly may hold numpy arrays)
+    return figure_json(figure)
 
 
 def release_figures(

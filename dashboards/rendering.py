@@ -50,7 +50,7 @@ def fmt_time(value: Any) -> str:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
-        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return str(value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
     return "" if value is None else str(value)
 
 

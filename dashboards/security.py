@@ -120,7 +120,7 @@ class SecurityHeadersMiddleware:
 def csrf_token(request: Request) -> str:
     """The session's CSRF token, created on first use (the login page creates it before sign-in)."""
     session = request.scope.setdefault("session", {})
-    token = session.get("csrf")
+    token = str(session.get("csrf") or "")
     if not token:
         token = secrets.token_urlsafe(32)
         session["csrf"] = token

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 import plotly.graph_objects as go
 
+from dashboards.figure_json import figure_json
 from stacklens.outcomes.reads import OutcomeRow
 
 # Outcome → colour, the kept items first (the stacking order, bottom up).
@@ -75,4 +75,4 @@ def outcomes_figure(rows: list[OutcomeRow], since: datetime, until: datetime) ->
         legend={"orientation": "h", "y": -0.32, "yanchor": "top"},  # below the axis title, not over it
         plot_bgcolor="#fff",
     )
-    return json.loads(figure.to_json())
+    return figure_json(figure)

@@ -45,7 +45,8 @@ PAGE_ERRORS: tuple[tuple[type[StackLensError], int, str], ...] = (
 async def _answer(handler: Callable[..., Any], request: Request, exc: Exception) -> Response:
     """The answer of an exception handler registered before this module's (sync or async)."""
     result = handler(request, exc)
-    return await result if inspect.isawaitable(result) else result
+    answer: Response = await result if inspect.isawaitable(result) else result
+    return answer
 
 
 def _is_api(request: Request) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
@@ -25,7 +27,7 @@ class VerifyResponse(BaseModel):
     )
 
 
-AUTH_ERRORS: dict[int | str, dict] = {
+AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {
         "model": ErrorBody,
         "description": "`Invalid API Key`: missing, unknown, regenerated, whitespace, app key",

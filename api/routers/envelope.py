@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
@@ -61,7 +62,7 @@ CORS_HEADERS = {
     "Access-Control-Expose-Headers": "x-sentry-rate-limits, x-sentry-error, retry-after",
     "Access-Control-Max-Age": "3600",
 }
-ERRORS: dict[int | str, dict] = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     400: {
         "model": ErrorBody,
         "description": "Malformed envelope, event or encoding; JSON nested deeper than 64 levels",

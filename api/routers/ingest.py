@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
@@ -46,7 +47,7 @@ class IngestAnswer(BaseModel):
     rejected: list[Rejected]
 
 
-INGEST_ERRORS: dict[int | str, dict] = {
+INGEST_ERRORS: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,
     400: {
         "model": ErrorBody,

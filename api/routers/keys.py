@@ -6,7 +6,7 @@ A project slug of another organization answers 404 exactly like an unknown one.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 from pydantic import BaseModel, Field
@@ -28,10 +28,10 @@ router = APIRouter(prefix="/api", tags=["keys"], dependencies=[Depends(no_store)
 
 SERVICE_PATTERN = f"^{SERVICE_RE.pattern}$"
 SERVICE_TEXT = f"Service name: `{SERVICE_RE.pattern}`, e.g. `worker`."
-NOT_FOUND: dict[int | str, dict] = {
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such project (or app key) in this organization."}
 }
-BAD_INPUT: dict[int | str, dict] = {
+BAD_INPUT: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "Invalid service name or a duplicate service."}
 }
 

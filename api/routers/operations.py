@@ -70,7 +70,7 @@ async def retention(settings: AppSettings) -> dict[str, Any]:
     return {"outcome": outcome.as_json(), "run": row}
 
 
-ERRORS: dict[int | str, dict] = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,
     400: {
         "model": ErrorBody,

@@ -116,7 +116,8 @@ def backfill(body: BackfillBody, runner: Runner) -> dict[str, Any]:
 @router.get("/status", response_model=StatusAnswer)
 def status(runner: Runner) -> dict[str, Any]:
     """Recent runs, failed runs and the row count of every mart."""
-    return runner.status()
+    answer: dict[str, Any] = runner.status()
+    return answer
 
 
 @router.get("/budgets", response_model=BudgetsAnswer, dependencies=[Depends(_runner)])

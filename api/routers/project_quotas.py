@@ -3,6 +3,8 @@ and its per-category limits (DESIGN §9.1)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
@@ -12,7 +14,7 @@ from stacklens.control.project_quotas import LIMITED_CATEGORIES, project_quotas,
 
 router = APIRouter(prefix="/api", tags=["projects"])
 
-ERRORS: dict[int | str, dict] = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     **AUTH_ERRORS,
     400: {"model": ErrorBody, "description": "A limit out of 1..100,000,000, or an unknown category"},
     404: {"model": ErrorBody, "description": "No project with this slug in the key's organization"},

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -18,7 +19,7 @@ def tracker_context(
     org_id: int,
     project_id: int,
     issue_id: int,
-    summary: dict[str, Any],
+    summary: Mapping[str, Any],
     parts: dict[str, Any] | None,
 ) -> dict[str, Any]:
     connections = list_connections(db, org_id)

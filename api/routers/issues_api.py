@@ -24,7 +24,7 @@ from stacklens.issues.events import IssueEvents, find_event
 from stacklens.issues.figures import NONE, window_figures
 from stacklens.issues.merges import merged_into
 from stacklens.issues.notifications import notifier_for
-from stacklens.issues.reads import RANGES, IssueFilters, issue_summary, list_issues
+from stacklens.issues.reads import RANGES, IssueFilters, IssueSummary, issue_summary, list_issues
 from stacklens.metrics import windows
 from stacklens.metrics.windows import Window
 
@@ -106,7 +106,7 @@ def _projects(db: DbSession, org_id: int) -> dict[int, Project]:
     return {p.id: p for p in db.scalars(select(Project).where(Project.org_id == org_id))}
 
 
-def _issue(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str) -> tuple[Project, dict[str, Any]]:
+def _issue(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str) -> tuple[Project, IssueSummary]:
     if not issue_id.isdigit():
         raise NOT_FOUND
     # Issue ids are unique per project; look in each of the organization's projects (few per organization).

@@ -32,7 +32,7 @@ from stacklens.issues.actions import (
 from stacklens.issues.events import EventRow, IssueEvents
 from stacklens.issues.figures import NONE, window_figures
 from stacklens.issues.merges import merged_into
-from stacklens.issues.reads import RANGES, BadListRequest, issue_summary, related_issues
+from stacklens.issues.reads import RANGES, BadListRequest, IssueSummary, issue_summary, related_issues
 from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
 from stacklens.logs.search import trace_logs
 from stacklens.metrics import windows
@@ -60,7 +60,7 @@ RELATED_REASONS = {
 }
 
 
-def load_issue(view: CurrentProject, issue_id: int) -> tuple[dict[str, Any], IssueEvents]:
+def load_issue(view: CurrentProject, issue_id: int) -> tuple[IssueSummary, IssueEvents]:
     client = view.warehouse
     summary = issue_summary(client, view.org_id, view.project_id, issue_id)
     if summary is None:

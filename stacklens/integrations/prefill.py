@@ -3,6 +3,7 @@ top of the stack and a link back to the issue. The page shows them for editing b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,7 +22,7 @@ TITLE_CHARS = 240  # GitHub allows 256, Jira 255: room for nothing to be cut mid
 class Draft:
     title: str
     notes: str  # the user's own words, first in the description (editable on the page)
-    summary: dict[str, Any]
+    summary: Mapping[str, Any]
     stack_top: str
     link: str
 
@@ -45,7 +46,7 @@ def stack_top(chain: list[ev.ExceptionView], frames: int = STACK_TOP_FRAMES) -> 
 
 
 def draft_for(
-    client: Client, org_id: int, project_id: int, issue_id: int, summary: dict[str, Any], link: str
+    client: Client, org_id: int, project_id: int, issue_id: int, summary: Mapping[str, Any], link: str
 ) -> Draft:
     """The prefilled ticket of an issue (its newest stored event gives the stack)."""
     events = IssueEvents(client, org_id, project_id, issue_id, summary.get("fingerprint") or "")

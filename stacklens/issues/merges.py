@@ -205,8 +205,8 @@ def merge(
     if into is not None:
         target = int(str(into))
     else:
-        summaries = {i: issue_summary(client, org_id, project_id, i) or {} for i in ids}
-        target = max(ids, key=lambda i: (int(summaries[i].get("events", 0)), -ids.index(i)))
+        events = {i: (issue_summary(client, org_id, project_id, i) or {"events": 0})["events"] for i in ids}
+        target = max(ids, key=lambda i: (int(events[i]), -ids.index(i)))
     merged = [i for i in ids if i != target]
     current = _current_issue(client, org_id, project_id, [f.fingerprint for f in found])
     moving = [f for f in found if current.get(f.fingerprint) in merged]

@@ -271,10 +271,41 @@ def facet_values(client: Client, org_id: int, project_id: int, filters: IssueFil
     }
 
 
-def issue_summary(client: Client, org_id: int, project_id: int, issue_id: int) -> dict[str, Any] | None:
+class IssueSummary(TypedDict):
+    """One issue as the list shows it: a row of the live ``issue_list`` view (insert-time figures, workflow
+    status), what the issue page, the API's issue and a shared issue read."""
+
+    org_id: int
+    project_id: int
+    issue_id: int
+    fingerprint: str
+    title: str
+    culprit: str
+    level: str
+    platform: str
+    exception_type: str
+    first_seen: datetime
+    last_seen: datetime
+    last_received: datetime
+    events: int
+    users_affected: int
+    first_release: str
+    last_release: str
+    environments: list[str]
+    services: list[str]
+    stored_status: str  # the status written in issue_state ('' when none)
+    status: str  # the status shown: derived states (regressed, an ignore that ended) applied
+    status_changed_at: datetime
+    status_changed_by: str
+    resolved_release: str
+    ignore_until_events: int
+    ignore_until: datetime | None
+
+
+def issue_summary(client: Client, org_id: int, project_id: int, issue_id: int) -> IssueSummary | None:
     ids = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
     rows = run_query(client, "issues/summary", ids)
-    return rows[0] if rows else None
+    return cast(IssueSummary, rows[0]) if rows else None
 
 
 def issue_titles(client: Client, org_id: int, project_id: int, issue_ids: list[int | str]) -> dict[int, str]:

@@ -21,7 +21,8 @@ from stacklens.ingest.batch_result import BatchResult as BatchResult  # re-expor
 from stacklens.ingest.batch_result import IdempotencyKeyReused as IdempotencyKeyReused
 from stacklens.ingest.batch_result import replayed
 from stacklens.ingest.decode import body_digest, decode_body, decode_error, split_lines
-from stacklens.ingest.front_door import Landing, front_door
+from stacklens.ingest.front_door import front_door
+from stacklens.ingest.landing import Landing
 from stacklens.ingest.prepare import Attribution as Attribution  # re-exported: `resolve` returns it
 from stacklens.ingest.prepare import (
     BatchContext,

@@ -22,7 +22,7 @@ from dashboards.marker_figures import mark_charts
 from dashboards.rendering import render
 from dashboards.routers.performance import TABS, perf_path
 from dashboards.security import check_csrf
-from stacklens.alerts.rules import BUDGET_METRIC_MAP
+from stacklens.alerts.rule_types import BUDGET_METRIC_MAP
 from stacklens.control import budgets as store
 from stacklens.control.db import session_scope
 from stacklens.control.models import Budget

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from stacklens.alerts import outbox
 from stacklens.alerts.measures import Measurement, measure
 from stacklens.alerts.messages import Context, compose, value_text, what
-from stacklens.alerts.rules import BELOW_TYPES
+from stacklens.alerts.rule_types import BELOW_TYPES
 from stacklens.alerts.state import Decision, Thresholds, decide
 from stacklens.control.db import session_scope
 from stacklens.control.models import Organization, Project, utcnow

@@ -65,7 +65,9 @@ class Metric:
     aliases: tuple[str, ...] = ()
     decimals: int | None = None  # digits after the point when the unit's default does not suit
     fixed_statistic: bool = False  # the statistic is part of the metric (API p95, bytes per view, error %)
-    budget: bool = False  # a budget can be set on it, and so an alert rule (stacklens.alerts.rules.METRICS)
+    budget: bool = (
+        False  # a budget can be set on it, and so an alert rule (stacklens.alerts.rule_types.METRICS)
+    )
     same_as: tuple[str, str] | None = None  # (metric, statistic) this key is another name for
     kind: str = "pageloads"  # the data it is computed from: pageloads, resources, api_calls, errors
 

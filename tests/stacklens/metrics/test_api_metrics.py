@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stacklens.alerts import rules
+from stacklens.alerts import rule_types
 from stacklens.metrics.api_metrics import API_METRICS
 from stacklens.metrics.catalog import CATALOG
 
@@ -28,8 +28,8 @@ def test_the_error_rate_has_one_definition_and_no_other_metric_is_called_so() ->
     assert {"s4xx", "s5xx", "calls"} <= set(CATALOG["error_pct"].states[0].columns)
     assert [s.columns for s in CATALOG["api_error_pct"].states] == [("api_calls", "api_errors")]
     failed = CATALOG["failed_transactions_pct"]
-    assert failed.label == rules.TYPE_LABELS["error_rate"] == "Failed transactions" and not failed.budget
-    assert not any("error rate" in label.lower() for label in rules.TYPE_LABELS.values())
+    assert failed.label == rule_types.TYPE_LABELS["error_rate"] == "Failed transactions" and not failed.budget
+    assert not any("error rate" in label.lower() for label in rule_types.TYPE_LABELS.values())
 
 
 def test_the_api_metrics_are_computed_from_api_calls_and_transactions_and_in_the_catalog() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from stacklens.alerts import rules
+from stacklens.alerts import rule_types
 from stacklens.metrics.catalog import ALIASES, CATALOG, UnknownMetric, budget_metrics, find, get
 from stacklens.metrics.statistics import STATISTICS
 from stacklens.performance import budget_rules, metric_window
@@ -49,7 +49,7 @@ def test_every_metric_is_defined_once_and_consistently() -> None:
 
 
 def test_budget_rule_and_window_definitions_are_views_of_the_catalog() -> None:
-    assert list(budget_rules.METRICS) == list(budget_metrics()) == list(rules.METRICS)
+    assert list(budget_rules.METRICS) == list(budget_metrics()) == list(rule_types.METRICS)
     assert set(STORED_KEYS) == set(budget_rules.METRICS)
     for key, budget in budget_rules.METRICS.items():
         metric = CATALOG[key]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from demo import browser
 from demo.sourcemaps import upload_demo_maps
-from stacklens.issues.payload_view import exceptions
+from stacklens.issues.payload_exceptions import exceptions
 from stacklens.settings import get_settings
 from stacklens.sourcemaps.sourcemap import MapCache
 from stacklens.sourcemaps.symbolicate import Resolver, symbolicate

@@ -15,7 +15,7 @@ import orjson
 from stacklens.ingest import writer
 from stacklens.ingest.batch_result import BatchResult, replayed
 from stacklens.ingest.flush_journal import Insert, Unchecked
-from stacklens.ingest.prepare import Prepared, ReadyRow, line_of
+from stacklens.ingest.prepared_rows import Prepared, ReadyRow, line_of
 from stacklens.ingest.timeparse import format_ms
 
 # A flush's rows by (table, columns, partition): each row's encoded bytes and its key (organization, project,

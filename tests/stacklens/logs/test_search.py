@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from stacklens.ingest.prepare import Attribution
+from stacklens.ingest.prepared_rows import Attribution
 from stacklens.ingest.service import ingest_batch
 from stacklens.logs.search import (
     LogFilters,

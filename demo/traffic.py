@@ -28,7 +28,7 @@ import httpx
 import sentry_sdk
 from sentry_sdk import logger as log
 
-from demo import browser
+from demo import browser, browser_errors, browser_pageloads
 from demo import replays as replay_demo
 from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, encode_clock
 from demo.delivery import (
@@ -180,10 +180,10 @@ def page_load(
     clock = {CLOCK_HEADER: encode_clock(at, release.name)} if history else {}
     customer = rng.choice(CUSTOMERS) if rng.random() > 0.4 else None
     user = customer.id if customer else None
-    load = browser.pageload(
+    load = browser_pageloads.pageload(
         rng, site.origin, release, site.environment, at, user, fail_api=rng.random() < 0.05
     )
-    session = browser.page_session(load, release, site.environment, at, user)
+    session = browser_errors.page_session(load, release, site.environment, at, user)
     refused = _tunnel(client, browser.envelope(site.dsn, [load], [session]), clock, tally, day)
     tally.record(day, PAGE_LOADS, refused)
     tally.record(day, BROWSER_SESSIONS, refused)
@@ -194,8 +194,8 @@ def page_load(
     # history day's "week ahead" would be an ordinary past time on the wrong day.)
     skewed = at + timedelta(days=7)
     sent = skewed if int(at.timestamp()) % 40 == 0 and skewed > datetime.now(UTC) else at
-    error = browser.js_error(rng, site.origin, release, site.environment, sent, user)
-    update = browser.session_after_error(session, error, release)
+    error = browser_errors.js_error(rng, site.origin, release, site.environment, sent, user)
+    update = browser_errors.session_after_error(session, error, release)
     replay: list[bytes] = []
     if sent == at and int(error["event_id"][:2], 16) % 2 == 0:  # half the errors come with a replay
         replay = _recorded(site.dsn, site.origin, release, site.environment, error)

@@ -132,7 +132,7 @@ def test_bad_filters_name_the_field() -> None:
 
 
 def test_logs_are_an_explore_dataset(landed: Settings) -> None:
-    from stacklens.explore.query import parse_query
+    from stacklens.explore.query_parser import parse_query
     from stacklens.explore.run import run_explore
 
     window = {

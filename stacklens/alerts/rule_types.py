@@ -49,7 +49,7 @@ CRASH_FREE_METRICS = ("crash_free_sessions", "crash_free_users")
 # Rule types on release health: they watch the newest release, so they take no release, level or tag filter.
 RELEASE_TYPES = ("crash_free_rate", "release_regression")
 # The window a rule gets when the body names none: a release regression compares the newest release with the
-# one before it over the release pages' default window (stacklens.releases.health.DEFAULT_RANGE), so the rule
+# one before it over the release pages' default window (stacklens.releases.release_list.DEFAULT_RANGE), so the rule
 # judges what the pages show.
 DEFAULT_WINDOWS = {"performance_budget": "7d", "crash_free_rate": "24h", "release_regression": "30d"}
 _WINDOW = re.compile(r"^\s*(\d{1,4})\s*([mhd])\s*$")

@@ -126,6 +126,7 @@ def install(app: FastAPI) -> None:
         accounts,
         alerts,
         annotations,
+        budget_forms,
         budgets,
         channels,
         dashboard_sharing,
@@ -171,6 +172,7 @@ def install(app: FastAPI) -> None:
         sharing,
         downloads,
         budgets,  # before performance: its routes are more specific
+        budget_forms,
         performance,
         performance_exports,
         sourcemaps,

@@ -149,6 +149,7 @@ def install(app: FastAPI) -> None:
         ownership,
         performance,
         performance_exports,
+        performance_over_time,
         project_quota,
         project_retention,
         releases,
@@ -174,6 +175,7 @@ def install(app: FastAPI) -> None:
         budgets,  # before performance: its routes are more specific
         budget_forms,
         performance,
+        performance_over_time,
         performance_exports,
         sourcemaps,
     )

@@ -94,11 +94,11 @@ def _error(kind: int) -> dict[str, Any]:
 
 
 def _pageload(rng: random.Random) -> dict[str, Any]:
-    from demo import browser
+    from demo import browser, browser_pageloads
 
     release = browser.ReleaseShape("shop@2.0.0", 400_000, True, 1.0)
     when = datetime.now(UTC)
-    return browser.pageload(rng, "https://shop.test", release, "production", when, None, False)
+    return browser_pageloads.pageload(rng, "https://shop.test", release, "production", when, None, False)
 
 
 def _transaction_line(app_key: str, payload: dict[str, Any]) -> bytes:

@@ -149,7 +149,7 @@ def _window(now: datetime, days: int = DAYS) -> dict[str, str]:
 
 
 def _questions(client: Any, now: datetime) -> dict[str, Any]:
-    from stacklens.explore.query import parse_query
+    from stacklens.explore.query_parser import parse_query
     from stacklens.explore.run import run_explore
 
     window = _window(now)
@@ -272,7 +272,7 @@ def _download(settings: Any, now: datetime, question: str, mode: str) -> dict[st
     import polars as pl
 
     from stacklens.explore.download import open_download
-    from stacklens.explore.query import parse_query
+    from stacklens.explore.query_parser import parse_query
     from stacklens.explore.sql import Limits, table_statement
     from stacklens.warehouse.client import get_warehouse, own_client
 

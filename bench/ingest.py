@@ -234,7 +234,8 @@ def run_limit(data_dir: Path, lines: list[bytes], batch: int, *, views: bool) ->
     ``views``: into the schema as served (the raw tables with the materialized views later layers hang on
     ``events``, which every insert runs); else into the raw tables alone (migrations 0001–0099).
     """
-    from stacklens.ingest.prepare import Attribution, BatchContext, prepare_lines
+    from stacklens.ingest.prepare import prepare_lines
+    from stacklens.ingest.prepared_rows import Attribution, BatchContext
     from stacklens.settings import Settings
     from stacklens.warehouse.client import get_warehouse
     from stacklens.warehouse.migrations import apply_migrations

@@ -136,7 +136,7 @@ def main() -> None:
     from api.app import create_app
     from stacklens.control import accounts
     from stacklens.control.db import migrate_control_store, session_scope
-    from stacklens.issues.payload_view import exceptions
+    from stacklens.issues.payload_exceptions import exceptions
     from stacklens.settings import Settings
     from stacklens.sourcemaps.sourcemap import MapCache
     from stacklens.sourcemaps.store import candidate_files

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from dashboards.figure_json import figure_json
 from stacklens.alerts.messages import value_text, what
 from stacklens.alerts.preview import Preview
-from stacklens.alerts.rules import BELOW_TYPES
+from stacklens.alerts.rule_types import BELOW_TYPES
 from stacklens.control.models.alerts import AlertRule
 
 BAND_COLOURS = {

@@ -127,6 +127,7 @@ def install(app: FastAPI) -> None:
         accounts,
         alerts,
         annotations,
+        budget_forms,
         budgets,
         channels,
         dashboard_sharing,
@@ -149,6 +150,7 @@ def install(app: FastAPI) -> None:
         ownership,
         performance,
         performance_exports,
+        performance_over_time,
         project_quota,
         project_retention,
         releases,
@@ -172,7 +174,9 @@ def install(app: FastAPI) -> None:
         sharing,
         downloads,
         budgets,  # before performance: its routes are more specific
+        budget_forms,
         performance,
+        performance_over_time,
         performance_exports,
         sourcemaps,
     )

@@ -29,7 +29,7 @@ LATER = frozenset({429, 502, 503, 504})
 ATTEMPTS = 6
 # Waits before attempts 2..6: the first at once (a reset after a 500 needs only a new connection), then
 # 0.5, 1, 2, 4 s with jitter: 7.5 s in all for a shop that is busy or briefly away; one that is gone is
-# given up on by the caller (demo.traffic.GIVE_UP_AFTER) and the loss is said.
+# given up on by the caller (demo.backfill.GIVE_UP_AFTER) and the loss is said.
 FIRST_WAIT_S = 0.5
 MAX_WAIT_S = 8.0
 

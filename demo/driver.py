@@ -23,7 +23,7 @@ import httpx
 import sentry_sdk
 
 import stacklens_sdk
-from demo import traffic
+from demo import backfill, live, traffic
 from demo.clock import CONTEXT as CLOCK_CONTEXT
 from demo.clock import apply_demo_clock, apply_demo_clock_to_log, encode_clock
 from demo.delivery import RetryingTransport
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
         marker = Path(args.backfill_marker) if args.backfill_marker else None
         if args.backfill_days > 0 and not (marker and marker.exists()) and not stopping:
             print(f"backfilling {args.backfill_days} days of history...", flush=True)
-            report = traffic.backfill(
+            report = backfill.backfill(
                 shop, rng, site, args.backfill_days, scale=args.rate_scale, capture_at=_capture_at
             )
             report = replace(report, resent=transport.resent)
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
                 marker.write_text("done\n")
         deadline = time.monotonic() + args.duration if args.duration else None
         print("live traffic running", flush=True)
-        traffic.run_live(
+        live.run_live(
             shop,
             rng,
             site,

@@ -1,5 +1,5 @@
 """The demo shop's front-end build: minified ``static/app.js`` and ``static/cart.js`` with their source maps,
-uploaded for every demo release, so the demo's browser errors (:data:`demo.browser.JS_ERRORS`) show
+uploaded for every demo release, so the demo's browser errors (:data:`demo.browser_errors.JS_ERRORS`) show
 their original files, functions and lines on the issue page. ``static/vendor.js`` is left without a map, as
 third-party bundles often are, so its frame shows why it stays minified.
 

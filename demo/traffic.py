@@ -9,8 +9,8 @@ Every shop request is its own trace (the shop's SDK starts one per request: this
 headers) and so is every worker job (:func:`worker_job`), so "Logs of this trace" lists one request's or one
 job's records.
 
-``backfill`` replays the same traffic for past weeks, release by release, once per data directory; ``run_live``
-carries on from now. Both follow one daily shape and rate (:mod:`demo.rates`), so today looks like
+``backfill`` (:mod:`demo.backfill`) replays the same traffic for past weeks, release by release, once per data
+directory; ``run_live`` (:mod:`demo.live`) carries on from now, arrivals drawn by :mod:`demo.arrivals`. Both follow one daily shape and rate (:mod:`demo.rates`), so today looks like
 any day of the history. Requests the shop did not take are sent again and every loss is counted and said
 (:mod:`demo.delivery`).
 """
@@ -18,9 +18,7 @@ any day of the history. Requests the shop did not take are sent again and every 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -30,23 +28,16 @@ import httpx
 import sentry_sdk
 from sentry_sdk import logger as log
 
-from demo import browser, rates
+from demo import browser, browser_errors, browser_pageloads
 from demo import replays as replay_demo
-from demo.backfill_report import BackfillReport
 from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, encode_clock
 from demo.delivery import (
     BROWSER_SESSIONS,
-    ERROR_ANSWERS,
     JS_ERRORS,
-    MAIL_ERRORS,
-    MAILS,
     PAGE_LOADS,
     REPLAYS,
-    REQUESTS,
     SERVER_SESSIONS,
-    VISITS,
     Tally,
-    describe,
 )
 from demo_shop import mailer
 
@@ -189,10 +180,10 @@ def page_load(
     clock = {CLOCK_HEADER: encode_clock(at, release.name)} if history else {}
     customer = rng.choice(CUSTOMERS) if rng.random() > 0.4 else None
     user = customer.id if customer else None
-    load = browser.pageload(
+    load = browser_pageloads.pageload(
         rng, site.origin, release, site.environment, at, user, fail_api=rng.random() < 0.05
     )
-    session = browser.page_session(load, release, site.environment, at, user)
+    session = browser_errors.page_session(load, release, site.environment, at, user)
     refused = _tunnel(client, browser.envelope(site.dsn, [load], [session]), clock, tally, day)
     tally.record(day, PAGE_LOADS, refused)
     tally.record(day, BROWSER_SESSIONS, refused)
@@ -203,8 +194,8 @@ def page_load(
     # history day's "week ahead" would be an ordinary past time on the wrong day.)
     skewed = at + timedelta(days=7)
     sent = skewed if int(at.timestamp()) % 40 == 0 and skewed > datetime.now(UTC) else at
-    error = browser.js_error(rng, site.origin, release, site.environment, sent, user)
-    update = browser.session_after_error(session, error, release)
+    error = browser_errors.js_error(rng, site.origin, release, site.environment, sent, user)
+    update = browser_errors.session_after_error(session, error, release)
     replay: list[bytes] = []
     if sent == at and int(error["event_id"][:2], 16) % 2 == 0:  # half the errors come with a replay
         replay = _recorded(site.dsn, site.origin, release, site.environment, error)
@@ -281,197 +272,3 @@ def release_at(day_offset: int, days: int) -> browser.ReleaseShape:
     """The release live ``day_offset`` days ago (0: today), spreading the releases evenly over ``days``."""
     index = min(len(RELEASES) - 1, int((days - day_offset) / days * len(RELEASES)))
     return RELEASES[max(0, index)]
-
-
-@dataclass(frozen=True)
-class Arrival:
-    at: datetime
-    kind: str  # VISITS or PAGE_LOADS
-
-
-def arrivals(rng: random.Random, start: datetime, end: datetime, scale: float = 1.0) -> list[Arrival]:
-    """The visits and page loads from ``start`` to ``end``, hour by hour as :mod:`demo.rates`
-    says, each at a random moment of its hour, in time order."""
-    out: list[Arrival] = []
-    at = start
-    while at < end:
-        step = min(end, at.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1))
-        expected = rates.expected_between(at, step, scale)
-        seconds = (step - at).total_seconds()
-        for kind, mean in ((VISITS, expected.visits), (PAGE_LOADS, expected.page_loads)):
-            out.extend(
-                Arrival(at + timedelta(seconds=rng.uniform(0, seconds)), kind)
-                for _ in range(rates.draw_count(rng, mean))
-            )
-        at = step
-    return sorted(out, key=lambda a: a.at)
-
-
-# A day's slice gives up after this many arrivals in a row the shop never answered (each after every retry):
-# the shop is gone, and trying the rest of the slice would only add 7.5 s of retries per arrival.
-GIVE_UP_AFTER = 3
-SLICE_HOURS = 6  # the backfill's unit of work: days are cut in four so 24 threads share them evenly
-
-
-def _replay_slice(
-    shop: httpx.Client,
-    rng: random.Random,
-    site: Site,
-    release: browser.ReleaseShape,
-    plan: list[Arrival],
-    day: date,
-    tally: Tally,
-    capture_at: Callable[[datetime, str], Callable[[BaseException], Any]] | None,
-) -> None:
-    failed_in_a_row = 0
-    for index, arrival in enumerate(plan):
-        if failed_in_a_row >= GIVE_UP_AFTER:
-            for rest in plan[index:]:
-                tally.lose(day, rest.kind, "the shop stopped answering")
-            return
-        try:
-            if arrival.kind == VISITS:
-                _history_visit(shop, rng, release, arrival.at, day, tally, capture_at)
-            else:
-                page_load(shop, rng, site, release, arrival.at, tally, day, history=True)
-            failed_in_a_row = 0
-        except httpx.HTTPError as exc:
-            failed_in_a_row += 1
-            tally.lose(day, arrival.kind, describe(exc))
-
-
-def _history_visit(
-    shop: httpx.Client,
-    rng: random.Random,
-    release: browser.ReleaseShape,
-    at: datetime,
-    day: date,
-    tally: Tally,
-    capture_at: Callable[[datetime, str], Callable[[BaseException], Any]] | None,
-) -> None:
-    def answered(response: httpx.Response) -> None:
-        tally.add(day, REQUESTS)
-        tally.add(day, SERVER_SESSIONS)  # the shop's SDK makes every request a session (request mode)
-        if response.status_code >= 400:
-            tally.add(day, ERROR_ANSWERS)
-
-    total = shop_visit(shop, rng, {CLOCK_HEADER: encode_clock(at, release.name)}, answered)
-    tally.add(day, VISITS)
-    if total is not None and capture_at is not None:
-        mailed_at = at + timedelta(seconds=2)
-        mailed = send_order_mail(
-            rng, total, capture_at(mailed_at, release.name), encode_clock(mailed_at, release.name)
-        )
-        tally.add(day, MAILS if mailed else MAIL_ERRORS)
-
-
-def backfill(
-    shop: httpx.Client,
-    rng: random.Random,
-    site: Site,
-    days: int,
-    now: datetime | None = None,
-    scale: float = 1.0,
-    capture_at: Callable[[datetime, str], Callable[[BaseException], Any]] | None = None,
-    workers: int = 24,
-) -> BackfillReport:
-    """Replay the ``days`` whole UTC days before today and today up to ``now`` through the shop (honouring
-    the demo clock) and its tunnel, at the rate live traffic has (:mod:`demo.rates`).
-
-    ``capture_at(at, release)`` gives the order-mail worker's capture for a moment of the history (the driver's
-    SDK shifts the event there); without it no mails are sent. Slices of six hours run side by side on
-    ``workers`` threads (the shop's latencies are sleeps: this keeps 35 days to a minute or two).
-    Nothing is dropped without a word: the report counts what landed and what was lost, per kind and day.
-    """
-    now = now or datetime.now(UTC)
-    today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    started = time.monotonic()
-    tally = Tally()
-    slices: list[tuple[int, datetime, datetime, int]] = []
-    for offset in range(days, -1, -1):
-        day_start = today - timedelta(days=offset)
-        for block in range(0, 24, SLICE_HOURS):
-            start = day_start + timedelta(hours=block)
-            end = min(now, start + timedelta(hours=SLICE_HOURS))
-            if start < end:
-                slices.append((offset, start, end, rng.getrandbits(32)))
-
-    def one_slice(item: tuple[int, datetime, datetime, int]) -> None:
-        offset, start, end, seed = item
-        slice_rng = random.Random(seed)
-        plan = arrivals(slice_rng, start, end, scale)
-        release = release_at(offset, days) if offset else CURRENT_RELEASE
-        _replay_slice(shop, slice_rng, site, release, plan, start.date(), tally, capture_at)
-
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="backfill") as pool:
-        list(pool.map(one_slice, slices))
-    return BackfillReport.of(
-        tally,
-        [(today - timedelta(days=offset)).date() for offset in range(days, 0, -1)],
-        today.date(),
-        (release_at(days, days).name, CURRENT_RELEASE.name),
-        time.monotonic() - started,
-    )
-
-
-def live_arrivals(rng: random.Random, start: datetime, scale: float = 1.0) -> Iterator[Arrival]:
-    """Live visits and page loads from ``start`` on, in time order: two Poisson processes whose rate at each
-    moment is :func:`demo.rates.expected_per_hour`, the function the history is drawn from."""
-    first = rates.expected_per_hour(start, scale)
-    upcoming = {
-        VISITS: rates.next_arrival(rng, start, first.visits),
-        PAGE_LOADS: rates.next_arrival(rng, start, first.page_loads),
-    }
-    while True:
-        kind = min(upcoming, key=lambda k: upcoming[k])
-        at = upcoming[kind]
-        rate = rates.expected_per_hour(at, scale)
-        upcoming[kind] = rates.next_arrival(rng, at, rate.visits if kind == VISITS else rate.page_loads)
-        yield Arrival(at, kind)
-
-
-def run_live(
-    shop: httpx.Client,
-    rng: random.Random,
-    site: Site,
-    capture: Callable[[BaseException], Any],
-    stop: Callable[[], bool],
-    say: Callable[[str], None] = print,
-    scale: float = 1.0,
-) -> Tally:
-    """Live traffic until ``stop()``: :func:`live_arrivals` as they fall due, mails after orders. Says once an
-    hour what landed, and when the shop does not answer."""
-    tally = Tally()
-    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    for arrival in live_arrivals(rng, datetime.now(UTC), scale):
-        while (now := datetime.now(UTC)) < arrival.at:
-            if stop():
-                return tally
-            time.sleep(min(1.0, (arrival.at - now).total_seconds()))
-        if stop():
-            return tally
-        if now - hour >= timedelta(hours=1):
-            _say_hour(say, tally, hour)
-            hour = now.replace(minute=0, second=0, microsecond=0)
-        try:
-            if arrival.kind == VISITS:
-                total = shop_visit(shop, rng)
-                tally.add(now.date(), VISITS)
-                if total is not None:
-                    tally.add(now.date(), MAILS if send_order_mail(rng, total, capture) else MAIL_ERRORS)
-            else:
-                page_load(shop, rng, site, CURRENT_RELEASE, now, tally, now.date())
-        except httpx.HTTPError as exc:
-            # Every retry failed: the shop is down or stalled (its own log says why).
-            say(f"live: the shop did not answer ({describe(exc)}); this {arrival.kind[:-1]} is lost")
-    return tally
-
-
-def _say_hour(say: Callable[[str], None], tally: Tally, hour: datetime) -> None:
-    totals = tally.totals()
-    say(
-        f"live {hour:%Y-%m-%d %H}:00-{hour + timedelta(hours=1):%H}:00 UTC: {totals[VISITS]} visits, "
-        f"{totals[PAGE_LOADS]} page loads, {totals[JS_ERRORS]} JavaScript errors, "
-        f"{totals[MAILS] + totals[MAIL_ERRORS]} order mails"
-    )
-    tally.landed.clear()

@@ -263,3 +263,35 @@ def test_the_mirror_check_sees_a_module_without_tests(tmp_path: Path) -> None:
     assert mirror_of(Path("stacklens/ingest/grouping/v2.py")) == Path(
         "tests/stacklens/ingest/grouping/test_v2.py"
     )
+
+
+# Modules of one topic stay small (DESIGN §6: 100–300 lines; "avoid 1,000-line modules"): a product module past
+# this many lines is split along its seams, into modules named after what they hold. No module is exempt.
+PRODUCT = (*MIRRORED, "demo_shop")
+MAX_MODULE_LINES = 400
+
+
+def oversized(root: Path = ROOT, limit: int = MAX_MODULE_LINES) -> list[tuple[str, int]]:
+    """The product modules over ``limit`` lines, with their sizes, largest first."""
+    sizes = [
+        (str(path.relative_to(root)), len(path.read_text(encoding="utf-8").splitlines()))
+        for package in PRODUCT
+        if (root / package).is_dir()
+        for path in sorted((root / package).rglob("*.py"))
+    ]
+    return sorted(((name, lines) for name, lines in sizes if lines > limit), key=lambda s: (-s[1], s[0]))
+
+
+def test_product_modules_stay_under_the_size_cap() -> None:
+    assert {package for package in PRODUCT if (ROOT / package).is_dir()} == set(PRODUCT)
+    over = oversized()
+    assert over == [], f"modules over {MAX_MODULE_LINES} lines (split them along their seams):\n" + "\n".join(
+        f"{lines:5d} {name}" for name, lines in over
+    )
+
+
+def test_the_size_check_sees_a_module_over_the_cap(tmp_path: Path) -> None:
+    for path, lines in (("stacklens/big.py", 401), ("demo_shop/ok.py", 400), ("tests/huge.py", 900)):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x = 1\n" * lines)
+    assert oversized(tmp_path) == [("stacklens/big.py", 401)]

@@ -44,7 +44,7 @@ from stacklens.ingest.envelope import (
     store_lines,
 )
 from stacklens.ingest.inflate import DecodedBody
-from stacklens.ingest.prepare import Attribution
+from stacklens.ingest.prepared_rows import Attribution
 from stacklens.ingest.service import Admitted, BatchResult, admit_batch
 from stacklens.ingest.workers import AppKeyResolver
 from stacklens.outcomes.counting import NOT_STORED, Outcomes

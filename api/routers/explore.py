@@ -20,7 +20,8 @@ from stacklens.explore import saved
 from stacklens.explore.compare import run_compared
 from stacklens.explore.download import Download, open_download
 from stacklens.explore.operator_sql import run_operator_sql
-from stacklens.explore.query import BadQuery, parse_query
+from stacklens.explore.query import BadQuery
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result, TooManyQueries
 from stacklens.explore.scope import project_ids
 from stacklens.ingest import jsondepth

@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 
 from api.deps import ApiAuth
 from api.routers.auth import AUTH_ERRORS
-from stacklens.metrics.catalog import CATALOG, Metric
+from stacklens.metrics.catalog import CATALOG
+from stacklens.metrics.definition import Metric
 from stacklens.metrics.formatting import axis_title, column_name
 from stacklens.metrics.reference import example
 from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR

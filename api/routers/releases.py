@@ -19,7 +19,8 @@ from stacklens.csv_cells import csv_text
 from stacklens.json_values import plain
 from stacklens.performance.filters import BadFilter, PerfFilters
 from stacklens.releases.detail import exists
-from stacklens.releases.health import ReleaseHealth, Window, health_filters, release_health, sort_releases
+from stacklens.releases.health import ReleaseHealth, Window, release_health
+from stacklens.releases.release_list import health_filters, sort_releases
 
 router = APIRouter(prefix="/api/projects", tags=["releases"])
 ERRORS: dict[int | str, dict[str, Any]] = {

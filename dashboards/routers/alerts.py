@@ -18,7 +18,7 @@ from dashboards.context import Db, OrgViewer, org_projects
 from dashboards.marker_figures import mark_charts
 from dashboards.rendering import render
 from dashboards.security import check_csrf
-from stacklens.alerts import rules
+from stacklens.alerts import rule_types, rules
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.alerts.messages import metric_words, value_text
 from stacklens.alerts.preview import DAYS, preview
@@ -88,20 +88,20 @@ def latest_evaluations(db: Session, rule_ids: list[int]) -> dict[int, AlertEvalu
 def condition(rule: AlertRule) -> str:
     """The rule's condition in words: the metric by its catalog label (``LCP p75``, never the key ``lcp_ms``), the
     threshold written as its notifications write it (``LCP p75 on all pages > 1,200.0 ms over 7d``)."""
-    threshold, window = value_text(rule, rule.threshold), rules.format_window(rule.window_seconds)
+    threshold, window = value_text(rule, rule.threshold), rule_types.format_window(rule.window_seconds)
     if rule.type == "performance_budget":
         scope = "all pages" if rule.scope == "*" else rule.scope
         return f"{metric_words(rule)} on {scope} > {threshold} over {window}"
     if rule.type == "event_frequency":
         return f"> {threshold} per issue in {window}"
     if rule.type == "error_rate":
-        return f"{rules.TYPE_LABELS[rule.type]} > {threshold} over {window}"
+        return f"{rule_types.TYPE_LABELS[rule.type]} > {threshold} over {window}"
     if rule.type == "crash_free_rate":  # fires below its threshold
         label = CATALOG[rule.metric].label if rule.metric in CATALOG else rule.metric
         return f"{label} of the newest release < {threshold} over {window} (at least {rule.min_samples:,} sessions)"
     if rule.type == "release_regression":
         return f"the newest release's verdict against the one before it is a regression (over {window})"
-    return rules.TYPE_LABELS[rule.type]
+    return rule_types.TYPE_LABELS[rule.type]
 
 
 @router.get(ALERTS, response_class=HTMLResponse)
@@ -119,7 +119,7 @@ def alert_list(request: Request, viewer: OrgViewer, db: Db) -> Response:
             "state": rule_state(states[r.id], latest.get(r.id)),
             "project": projects.get(r.project_id),
             "condition": condition(r),
-            "type": rules.TYPE_LABELS[r.type],
+            "type": rule_types.TYPE_LABELS[r.type],
             "channels": [channel_names.get(c, "?") for c in r.channel_ids or []],
         }
         for r in org_rules
@@ -142,11 +142,11 @@ def _form_context(
         "field": field,
         "projects": org_projects(db, viewer.org.id),
         "channels": list_channels(db, viewer.org.id),
-        "types": rules.TYPE_LABELS,
-        "metrics": {key: CATALOG[key].label for key in rules.METRICS},
-        "crash_free_metrics": {key: CATALOG[key].label for key in rules.CRASH_FREE_METRICS},
-        "statistics": rules.STATISTICS,
-        "levels": rules.LEVELS,
+        "types": rule_types.TYPE_LABELS,
+        "metrics": {key: CATALOG[key].label for key in rule_types.METRICS},
+        "crash_free_metrics": {key: CATALOG[key].label for key in rule_types.CRASH_FREE_METRICS},
+        "statistics": rule_types.STATISTICS,
+        "levels": rule_types.LEVELS,
     }
 
 
@@ -257,7 +257,7 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
             "viewer": viewer,
             "user": viewer.user,
             "rule": rule,
-            "type": rules.TYPE_LABELS[rule.type],
+            "type": rule_types.TYPE_LABELS[rule.type],
             "condition": condition(rule),
             "states": states,
             "state": rule_state(states, evaluations[0] if evaluations else None),
@@ -265,8 +265,8 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
             "channels": channels,
             "project": None,
             "rule_project": projects.get(rule.project_id),
-            "window": rules.format_window(rule.window_seconds),
-            "below": rule.type in rules.BELOW_TYPES,  # warns and fires below, resolves at or above
+            "window": rule_types.format_window(rule.window_seconds),
+            "below": rule.type in rule_types.BELOW_TYPES,  # warns and fires below, resolves at or above
             "preview": replay,
             "figure": figure,
             "preview_error": preview_error,

@@ -30,7 +30,8 @@ from stacklens.explore import dashboards as boards
 from stacklens.explore import subscriptions as subscription_rows
 from stacklens.explore.columns import header
 from stacklens.explore.dashboard_shares import active_shares
-from stacklens.explore.query import BadQuery, parse_query
+from stacklens.explore.query import BadQuery
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.subscriptions import schedule_of
 from stacklens.explore.views import VIEWS
 from stacklens.ingest import jsondepth

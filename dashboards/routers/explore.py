@@ -30,7 +30,8 @@ from stacklens.explore.columns import AGGREGATE, Column, columns_of, compared_co
 from stacklens.explore.compare import run_compared
 from stacklens.explore.datasets import DATASETS
 from stacklens.explore.download import FORMATS, open_download
-from stacklens.explore.query import FNS, INTERVALS, OPS, Query, offered_aggregates, parse_query
+from stacklens.explore.query import FNS, INTERVALS, OPS, Query
+from stacklens.explore.query_parser import offered_aggregates, parse_query
 from stacklens.explore.run import Result, TooManyQueries
 from stacklens.explore.scope import project_ids
 from stacklens.ingest.front_door import settle_spooled

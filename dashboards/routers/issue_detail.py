@@ -21,6 +21,7 @@ from stacklens.control.projects_settings import in_app_rules
 from stacklens.control.share_links import issue_links
 from stacklens.errors import InvalidInput
 from stacklens.ingest.in_app import NO_RULES, InAppRules
+from stacklens.issues import payload_breadcrumbs, payload_compare, payload_exceptions
 from stacklens.issues import payload_view as ev
 from stacklens.issues.actions import (
     ACTIONS,
@@ -75,24 +76,24 @@ def event_parts(row: EventRow, maps: Resolver | None = None, in_app: InAppRules 
     their original file and line through the project's uploaded source maps (applied now, not at ingest, so
     a map uploaded after the error still fixes it); ``in_app``: the project's in-app module prefixes."""
     payload = ev.load_payload(row.get("payload", ""))
-    chain = ev.exceptions(payload, in_app)
+    chain = payload_exceptions.exceptions(payload, in_app)
     if maps is not None:
         symbolicate(maps, payload, chain)
     extra = payload.get("extra") if isinstance(payload.get("extra"), dict) else {}
-    crumbs = ev.breadcrumbs(payload)
+    crumbs = payload_breadcrumbs.breadcrumbs(payload)
     return {
         "row": row,
         "payload": payload,
         "chain": chain,
-        "copy_text": ev.copy_text(chain) or row.get("title", ""),
+        "copy_text": payload_exceptions.copy_text(chain) or row.get("title", ""),
         "request_data": ev.request_data(payload),
         "user_info": ev.user_info(payload),
         "breadcrumbs": crumbs,
-        "categories": ev.breadcrumb_categories(crumbs),
+        "categories": payload_breadcrumbs.breadcrumb_categories(crumbs),
         "tags": ev.tags(payload, row),
         "extra": extra,
         "environment_info": ev.environment_info(payload),
-        "time_note": ev.time_note(payload),
+        "time_note": payload_breadcrumbs.time_note(payload),
     }
 
 
@@ -330,7 +331,7 @@ def compare(request: Request, view: CurrentProject, issue_id: int, a: str = "", 
         return render(request, "error.html", {"title": "Choose two events", "message": message}, 400)
     sides = []
     for row in (left, right):
-        sides.append(ev.compare_view(ev.load_payload(row.get("payload", "")), row))
+        sides.append(payload_compare.compare_view(ev.load_payload(row.get("payload", "")), row))
     sections = []
     for name in sides[0]:
         keys = list(dict.fromkeys([*sides[0][name], *sides[1][name]]))

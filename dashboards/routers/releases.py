@@ -25,7 +25,8 @@ from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
 from stacklens.performance.page_load_reads import facets
 from stacklens.releases import verdicts
 from stacklens.releases.detail import release_detail
-from stacklens.releases.health import SORTS, Window, health_filters, release_health, sort_releases
+from stacklens.releases.health import Window, release_health
+from stacklens.releases.release_list import SORTS, health_filters, sort_releases
 from stacklens.releases.sessions import environments
 
 router = APIRouter(include_in_schema=False)

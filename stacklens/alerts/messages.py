@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from stacklens.alerts.measures import Measurement
-from stacklens.alerts.rules import TYPE_LABELS, format_window
+from stacklens.alerts.rule_types import TYPE_LABELS, format_window
 from stacklens.alerts.state import fmt
 from stacklens.control.models.alerts import AlertRule
 from stacklens.metrics.catalog import CATALOG, find

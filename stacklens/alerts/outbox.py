@@ -3,7 +3,7 @@
 Life of a notification row: ``pending`` → (claimed: ``sending`` with a lease) → ``delivered`` | ``failed``
 (permanent refusal, or still failing 24 h after it was created) | ``digested`` (folded into a digest by the
 channel's rate cap) — a retryable failure puts it back to ``pending`` with ``next_attempt_at`` from
-:func:`stacklens.outbound.backoff_delay`.
+:func:`stacklens.outbound_backoff.backoff_delay`.
 
 Crash safety: a claim is committed before anything is sent, and the outcome after. A process killed between
 the two (``kill -9`` mid-send) leaves a ``sending`` row whose lease expires; the next drain sends it again
@@ -25,16 +25,15 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from stacklens.alerts.channel_rows import build_channel, message_of
 from stacklens.alerts.channels.base import RATE_CAPS, Channel, Message, SendResult
-from stacklens.alerts.channels.email import EmailChannel
-from stacklens.alerts.channels.slack import SlackChannel
-from stacklens.alerts.channels.webhook import WebhookChannel
 from stacklens.control.db import session_scope
-from stacklens.control.keys import decrypt_value
 from stacklens.control.models import utcnow
 from stacklens.control.models.alerts import AlertChannel, AlertDelivery, AlertNotification
 from stacklens.isolation import failure_text, is_shared_outage
-from stacklens.outbound import AllowList, OutboundClient, backoff_delay
+from stacklens.outbound import OutboundClient
+from stacklens.outbound_backoff import backoff_delay
+from stacklens.outbound_guard import AllowList
 from stacklens.settings import Settings
 from stacklens.tenant_pool import Tenant, by_tenant, run_per_tenant
 
@@ -78,36 +77,6 @@ def enqueue(
         ids.append(row.id)
     session.flush()
     return ids
-
-
-def build_channel(row: AlertChannel, settings: Settings, client: OutboundClient | None = None) -> Channel:
-    client = client or OutboundClient(allow=AllowList.parse(settings.outbound_allow))
-    if row.type == "email":
-        return EmailChannel(list(row.config.get("to", [])), settings.smtp_url, settings.mail_from)
-    if row.type == "slack":
-        return SlackChannel(row.config["url"], client)
-    secret = decrypt_value(row.secret_encrypted or "", settings)
-    return WebhookChannel(row.config["url"], secret, client)
-
-
-def message_of(row: AlertNotification) -> Message:
-    p = row.payload or {}
-    if not isinstance(p, dict):
-        raise ValueError(f"the notification's stored payload is a {type(p).__name__}, not an object")
-    return Message(
-        id=row.id,
-        kind=row.kind,
-        subject=str(p.get("subject", "")),
-        text=str(p.get("text", "")),
-        html=str(p.get("html", "")),
-        link=str(p.get("link", "")),
-        data=p["data"] if isinstance(p.get("data"), dict) else {},
-        attachments=tuple(
-            (str(a["filename"]), str(a["content_type"]), base64.b64decode(str(a["base64"])))
-            for a in p.get("attachments") or []
-            if isinstance(a, dict)
-        ),
-    )
 
 
 def _fields(row: AlertNotification) -> dict[str, Any]:

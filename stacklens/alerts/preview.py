@@ -3,7 +3,7 @@
 A threshold rule is evaluated at every hour of the past 30 days (every 6 hours for windows over a day) and at
 ``now``, each time as the live tick evaluates it — the same states and window (:mod:`stacklens.alerts.measures`,
 :mod:`stacklens.performance.window_values`), the same minimum samples, warning and critical thresholds and
-hysteresis (:func:`stacklens.alerts.state.decide`, the rule's :func:`~stacklens.alerts.evaluation.thresholds`).
+hysteresis (:func:`stacklens.alerts.state.decide`, the rule's :func:`~stacklens.alerts.transitions.thresholds`).
 The last evaluation *is* the live one (:func:`~stacklens.alerts.measures.measure` at ``now``). What the preview
 holds is what the evaluator saw: each evaluation's value, samples and state; the runs of one state as bands; and
 the firings, which are the firing bands — so the count, the bands and the line agree by construction.
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from stacklens.alerts.evaluation import thresholds
 from stacklens.alerts.issue_measures import filter_sql
 from stacklens.alerts.measures import measure, window_request
 from stacklens.alerts.release_measures import crash_free_history, newest_verdict
 from stacklens.alerts.state import decide
+from stacklens.alerts.transitions import thresholds
 from stacklens.control.models.alerts import AlertRule
 from stacklens.performance.window_series import series
 from stacklens.performance.window_values import WindowRequest

@@ -22,7 +22,7 @@ from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.control.activity import record_activity
 from stacklens.control.keys import encrypt_value
 from stacklens.control.models.alerts import AlertChannel
-from stacklens.outbound import AllowList, OutboundRefused, validate_target
+from stacklens.outbound_guard import AllowList, OutboundRefused, validate_target
 from stacklens.settings import Settings
 
 

@@ -23,7 +23,8 @@ from stacklens.control.models.integrations import TrackerConnection
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.integrations.trackers import TRACKER_TYPES, tracker_for
 from stacklens.integrations.trackers.base import Connection, Tracker
-from stacklens.outbound import AllowList, OutboundClient, OutboundRefused, validate_target
+from stacklens.outbound import OutboundClient
+from stacklens.outbound_guard import AllowList, OutboundRefused, validate_target
 from stacklens.settings import Settings
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

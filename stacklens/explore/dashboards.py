@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.models import Dashboard, Project, SavedQuery, utcnow
 from stacklens.errors import NotFound
-from stacklens.explore.query import BadQuery, parse_query
+from stacklens.explore.query import BadQuery
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.views import VIEWS
 from stacklens.performance.filters import RANGES
 

@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 from stacklens.control.models import utcnow
 from stacklens.control.models.explore import SavedQuery
 from stacklens.errors import NotFound
-from stacklens.explore.query import BadQuery, parse_query
+from stacklens.explore.query import BadQuery
+from stacklens.explore.query_parser import parse_query
 
 MAX_NAME = 200
 MAX_DESCRIPTION = 2_000

@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.explore import saved
 from stacklens.explore.compare import change_pct, run_compared
-from stacklens.explore.query import INTERVALS, MAX_BUCKETS, Query, parse_query
+from stacklens.explore.query import INTERVALS, MAX_BUCKETS, Query
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result, TooManyQueries
 from stacklens.explore.scope import project_ids
 from stacklens.explore.views import VIEWS

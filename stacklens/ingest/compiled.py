@@ -11,6 +11,8 @@ from pathlib import Path
 # The per-line path of POST /api/ingest: parse and check, scrub, normalise, group, encode.
 COMPILED_MODULES = (
     "stacklens.ingest.prepare",
+    "stacklens.ingest.prepared_rows",
+    "stacklens.ingest.prepare_items",
     "stacklens.ingest.validate",
     "stacklens.ingest.jsondepth",
     "stacklens.ingest.scrub",

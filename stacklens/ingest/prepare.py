@@ -3,14 +3,16 @@
 Framework-free and free of the warehouse, so the same code runs in the request's thread or in an ingest
 worker process (:mod:`stacklens.ingest.workers`); a :class:`Prepared` is plain data that pickles cheaply.
 Per-line problems go to ``rejected`` and never fail the batch (DESIGN §4.2).
+
+What preparing yields (:class:`Prepared` and its rows) is in :mod:`stacklens.ingest.prepared_rows`; the lines
+that are not events (replays, sessions, logs) are normalised in :mod:`stacklens.ingest.prepare_items`. All three
+are compiled (:mod:`stacklens.ingest.compiled`): they are the per-line path.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -19,101 +21,22 @@ from stacklens.ingest.clock import TIME_FIELD, note_replaced_time, time_window
 from stacklens.ingest.fields import Origin, assigned_event_id, given_event_id
 from stacklens.ingest.grouping import DEFAULT_VERSION, SOURCEMAPPED_VERSION
 from stacklens.ingest.grouping.v3 import GROUPING_FRAMES
-from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.ingest.inp import holds_inp, inp_rows
-from stacklens.ingest.logs import COLUMNS as LOG_COLUMNS
-from stacklens.ingest.logs import LOG_TYPE, BadLog, LogWindow, log_row, log_window
+from stacklens.ingest.logs import LOG_TYPE, log_window
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
+from stacklens.ingest.prepare_items import _normalise_log, _normalise_replay, _normalise_sessions
+from stacklens.ingest.prepared_rows import (
+    Attribution,
+    BatchContext,
+    OriginalFrames,
+    Prepared,
+    _encode,
+)
 from stacklens.ingest.scrub import scrub_payload
-from stacklens.ingest.sessions import COLUMNS as SESSION_COLUMNS
-from stacklens.ingest.sessions import SESSION_TYPES, BadSession, session_rows
+from stacklens.ingest.sessions import SESSION_TYPES
 from stacklens.ingest.validate import REPLAY_TYPES, STORED_TYPES, Line, LineError, LineTooLarge, parse_line
 from stacklens.outcomes import counting
-from stacklens.outcomes.counting import Outcomes
-from stacklens.replay.recording import BadRecording
-from stacklens.replay.rows import replay_event_row, replay_key, segment_row
-from stacklens.sourcemaps.index import MapIndex
 from stacklens_contract.words import APPLICATION_NOT_FOUND
-
-# Tables with one row per stored line (spans are their children), and `sessions`: one row per session update,
-# or per bucket and status of a session aggregate (its `dedup_key` names the line, see :func:`line_of`);
-# `logs`: one row per log record (keyed by its `dedup_key`).
-TABLES = ("events", "transactions", "replays", "replay_segments", "sessions", "logs")
-
-
-@dataclass(frozen=True)
-class Attribution:
-    project_id: int
-    service: str | None
-    app_key_id: int
-    replay_enabled: bool = (
-        True  # the project's setting: replay lines of a project that turned it off are skipped
-    )
-    # The project's in-app module prefixes: which frames give an event's culprit (never its grouping).
-    in_app: InAppRules = NO_RULES
-    # The project's merged fingerprints → the issue that holds them (stacklens.issues.merges): grouping stays
-    # as its version made it, only the issue id follows the recorded merge.
-    issue_overrides: Mapping[str, int] = field(default_factory=dict, hash=False, compare=False)
-
-
-# One row ready for the warehouse: (app_key_id, project_id, event_id, JSONEachRow text of the row, the
-# JSONEachRow texts of its child span rows, the row's partition (month of its time, "YYYY-MM"), its
-# children's partitions). Plain tuples: a worker hands ~1,000 of them back per batch.
-ReadyRow = tuple[int, int, str, bytes, list[bytes], str, list[str]]
-# What gives an event's original frames for grouping (stacklens.sourcemaps.grouping.SourceMapGrouping):
-# (project id, scrubbed payload) → the payload's `grouping_frames` entries, or None to group it as sent.
-OriginalFrames = Callable[[int, dict[str, Any]], list[Any] | None]
-
-
-@dataclass
-class Prepared:
-    """A batch (or one part of it) read line by line."""
-
-    tables: dict[str, list[ReadyRow]] = field(default_factory=lambda: {t: [] for t in TABLES})
-    columns: dict[str, list[str]] = field(default_factory=dict)  # table → column names of its rows
-    lines: int = 0  # every line of the body, blank ones aside: stored, skipped and rejected alike
-    stored: int = 0  # lines of a stored type (event, transaction, session, span with INP) that parsed
-    attributed: int = 0  # of those, lines whose app key belongs to the organization
-    skipped: int = 0  # lines of item types the service does not store
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    body_hash: str = ""  # digest of the whole decoded body (set by whoever decoded it)
-    # (line number, raw line) of events a worker left to the server process: their source maps may give
-    # original frames for grouping, and only the server process reads the maps.
-    deferred: list[tuple[int, bytes]] = field(default_factory=list)
-    # What became of each line's item, by (project, category, outcome, reason) (stacklens.outcomes): the
-    # quotas spend the accepted ones, the tally counts them all.
-    outcomes: Outcomes = field(default_factory=Counter)
-
-    def merge(self, other: Prepared) -> None:
-        """Append a later part of the same batch (parts keep their lines' numbers)."""
-        for table, rows in other.tables.items():
-            self.tables.setdefault(table, []).extend(rows)
-        for table, names in other.columns.items():
-            self.columns.setdefault(table, names)
-        self.lines += other.lines
-        self.stored += other.stored
-        self.attributed += other.attributed
-        self.skipped += other.skipped
-        self.rejected.extend(other.rejected)
-        self.deferred.extend(other.deferred)
-        self.outcomes.update(other.outcomes)
-        self.body_hash = self.body_hash or other.body_hash
-
-
-@dataclass(frozen=True)
-class BatchContext:
-    """What every line of one batch shares."""
-
-    org_id: int
-    batch_id: str
-    received: float  # epoch seconds
-    header_app_key: str | None
-    # The warehouse's retention: times it would expire at once are replaced (:mod:`stacklens.ingest.clock`).
-    retention_days: int = 90
-    # The organization's source-map uploads (None when it has none): which events to group by original frames.
-    maps: MapIndex | None = None
-    # The `logs` table's own retention (STACKLENS_LOG_RETENTION_DAYS): which log times it keeps.
-    log_retention_days: int = 30
 
 
 def prepare_lines(
@@ -364,83 +287,6 @@ def _normalise(
     prepared.tables[table].extend(ready)
 
 
-def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
-    """A replay line's row, keyed ``replay:segment``; a bad segment is rejected alone, naming why."""
-    try:
-        if line.item_type == "replay_recording":
-            row, table = segment_row(line.payload, origin), "replay_segments"
-        else:
-            payload = scrub_payload(line.payload, line.raw, line.shape, line.app_key)
-            row = replay_event_row(payload, origin, orjson.Fragment(orjson.dumps(payload)))
-            table = "replays"
-        ready = _encode(who, table, row, [], prepared, replay_key(row["replay_id"], row["segment_id"]))
-    except BadRecording as exc:
-        prepared.rejected.append({"line": line.number, "error": f"{line.item_type}: {exc}"})
-        return
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
-        prepared.rejected.append(
-            {
-                "line": line.number,
-                "error": f"{line.item_type}: a field does not have the type the SDK gives it",
-            }
-        )
-        return
-    prepared.tables[table].append(ready)
-
-
-def _normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
-    """A ``session`` / ``sessions`` line's rows (:mod:`stacklens.ingest.sessions`); a bad one is rejected alone,
-    naming the field. Aggregate buckets dropped for their age are named in ``rejected``, the rest lands."""
-    try:
-        made = session_rows(line.item_type, line.payload, origin)
-    except BadSession as exc:
-        prepared.rejected.append({"line": line.number, "error": f"{line.item_type}: {exc}"})
-        return
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
-        prepared.rejected.append(
-            {
-                "line": line.number,
-                "error": f"{line.item_type}: a field does not have the type the SDK gives it",
-            }
-        )
-        return
-    if made.dropped:
-        prepared.rejected.append({"line": line.number, "error": f"{line.item_type}: {made.dropped}"})
-    if "sessions" not in prepared.columns:
-        prepared.columns["sessions"] = list(SESSION_COLUMNS)
-    prepared.tables["sessions"].extend(
-        (who.app_key_id, row["project_id"], row["dedup_key"], orjson.dumps(row), [], row["started"][:7], [])
-        for row in made.rows
-    )
-
-
-def _normalise_log(
-    line: Line, who: Attribution, context: BatchContext, window: LogWindow, prepared: Prepared
-) -> None:
-    """A ``log`` line's row (:mod:`stacklens.ingest.logs`); a bad record is rejected alone, naming the field."""
-    origin = Origin(context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts)
-    try:
-        row = log_row(line.payload, line.raw, line.shape, origin, window, line.app_key)
-    except BadLog as exc:
-        prepared.rejected.append({"line": line.number, "error": f"log: {exc}"})
-        return
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
-        prepared.rejected.append(
-            {"line": line.number, "error": "log: a field does not have the type a log record gives it"}
-        )
-        return
-    if "logs" not in prepared.columns:
-        prepared.columns["logs"] = list(LOG_COLUMNS)
-    prepared.tables["logs"].append(
-        (who.app_key_id, row["project_id"], row["dedup_key"], orjson.dumps(row), [], row["timestamp"][:7], [])
-    )
-
-
-def line_of(dedup_key: str) -> str:
-    """The line a ``sessions`` row came from: its key up to the bucket and status of an aggregate row."""
-    return dedup_key.split(":", 1)[0]
-
-
 def _settle_identity(payload: dict[str, Any], item_type: str, raw: bytes, origin: Origin) -> None:
     """What the stored payload must say about itself: the id the row is stored under (a missing, nil or
     malformed ``event_id`` is replaced by the assigned one, as Relay does) and, when the line's time is
@@ -451,26 +297,3 @@ def _settle_identity(payload: dict[str, Any], item_type: str, raw: bytes, origin
             payload["sent_event_id"] = given  # kept as sent, beside the id it is stored under
         payload["event_id"] = assigned_event_id(raw)
     note_replaced_time(payload, item_type, origin)
-
-
-def _encode(
-    who: Attribution,
-    table: str,
-    row: dict[str, Any],
-    children: list[dict[str, Any]],
-    prepared: Prepared,
-    key: str | None = None,
-) -> ReadyRow:
-    if table not in prepared.columns:
-        prepared.columns[table] = list(row)
-    if children and "spans" not in prepared.columns:
-        prepared.columns["spans"] = list(children[0])
-    return (
-        who.app_key_id,
-        row["project_id"],
-        row["event_id"] if key is None else key,
-        orjson.dumps(row),
-        [orjson.dumps(child) for child in children],
-        row["timestamp"][:7],
-        [child["timestamp"][:7] for child in children],
-    )

@@ -21,15 +21,11 @@ from stacklens.ingest.batch_result import BatchResult as BatchResult  # re-expor
 from stacklens.ingest.batch_result import IdempotencyKeyReused as IdempotencyKeyReused
 from stacklens.ingest.batch_result import replayed
 from stacklens.ingest.decode import body_digest, decode_body, decode_error, split_lines
-from stacklens.ingest.front_door import Landing, front_door
-from stacklens.ingest.prepare import Attribution as Attribution  # re-exported: `resolve` returns it
-from stacklens.ingest.prepare import (
-    BatchContext,
-    OriginalFrames,
-    Prepared,
-    prepare_lines,
-    prepare_numbered,
-)
+from stacklens.ingest.front_door import front_door
+from stacklens.ingest.landing import Landing
+from stacklens.ingest.prepare import prepare_lines, prepare_numbered
+from stacklens.ingest.prepared_rows import Attribution as Attribution  # re-exported: `resolve` returns it
+from stacklens.ingest.prepared_rows import BatchContext, OriginalFrames, Prepared
 from stacklens.ingest.workers import (
     POOL_MIN_RAW_BYTES,
     AppKeyResolver,

@@ -27,7 +27,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_part
-from stacklens.ingest.prepare import Attribution, BatchContext, Prepared, prepare_lines
+from stacklens.ingest.prepare import prepare_lines
+from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared
 from stacklens.settings import Settings
 
 log = logging.getLogger(__name__)

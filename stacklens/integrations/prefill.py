@@ -11,6 +11,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from stacklens.integrations.document import Document
+from stacklens.issues import payload_exceptions
 from stacklens.issues import payload_view as ev
 from stacklens.issues.events import IssueEvents
 
@@ -31,7 +32,7 @@ def _when(value: object) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if isinstance(value, datetime) else str(value or "")
 
 
-def stack_top(chain: list[ev.ExceptionView], frames: int = STACK_TOP_FRAMES) -> str:
+def stack_top(chain: list[payload_exceptions.ExceptionView], frames: int = STACK_TOP_FRAMES) -> str:
     """The raised exception and its top frames, as text."""
     if not chain:
         return ""
@@ -52,7 +53,7 @@ def draft_for(
     events = IssueEvents(client, org_id, project_id, issue_id, summary.get("fingerprint") or "")
     latest = events.latest()
     row = events.get(latest) if latest else None
-    chain = ev.exceptions(ev.load_payload(row.get("payload", ""))) if row else []
+    chain = payload_exceptions.exceptions(ev.load_payload(row.get("payload", ""))) if row else []
     title = str(summary.get("title") or "(no title)")[:TITLE_CHARS]
     return Draft(title=title, notes="", summary=summary, stack_top=stack_top(chain), link=link)
 

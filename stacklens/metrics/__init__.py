@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from stacklens.metrics.catalog import CATALOG, Metric, Thresholds, UnknownMetric, find, get
+from stacklens.metrics.catalog import CATALOG, UnknownMetric, find, get
+from stacklens.metrics.definition import Metric, Thresholds
 from stacklens.metrics.formatting import axis_title, column_name, format_value, unit_text
 from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR, STATISTICS
 

@@ -11,7 +11,8 @@ CSV and JSON keep raw numbers (milliseconds, bytes, percent): machine-readable, 
 
 from __future__ import annotations
 
-from stacklens.metrics.catalog import Metric, get
+from stacklens.metrics.catalog import get
+from stacklens.metrics.definition import Metric
 from stacklens.metrics.units import COUNT, RATE_PER_1K, Unit, format_in
 
 _COUNTING = ("count", "rate_per_1k")

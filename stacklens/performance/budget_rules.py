@@ -12,7 +12,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from stacklens.errors import Conflict, InvalidInput
-from stacklens.metrics.catalog import Metric, budget_metrics
+from stacklens.metrics.catalog import budget_metrics
+from stacklens.metrics.definition import Metric
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ re-exported here for the callers that import them from this module.
 from __future__ import annotations
 
 from stacklens.errors import InvalidInput
-from stacklens.metrics.catalog import CATALOG, LOG_HISTOGRAM, Metric
+from stacklens.metrics.catalog import CATALOG
+from stacklens.metrics.definition import LOG_HISTOGRAM, Metric
 from stacklens.performance.window_series import series
 from stacklens.performance.window_values import (
     WindowRequest,

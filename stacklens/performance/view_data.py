@@ -16,7 +16,7 @@ from stacklens.performance import endpoint_reads, page_load_reads, resource_read
 from stacklens.performance import recommendations as recommendation_reads
 from stacklens.performance.endpoint_reads import EndpointRow
 from stacklens.performance.filters import PerfFilters
-from stacklens.performance.page_load_reads import DayRow, PageRow, PageTotals, VitalSummaryRow, WeekRow
+from stacklens.performance.page_load_rows import DayRow, PageRow, PageTotals, VitalSummaryRow, WeekRow
 from stacklens.performance.recommendations import Recommendation
 from stacklens.performance.resource_reads import ResourceRow, ResourceTypeRow
 from stacklens.releases.impact import ReleaseRow

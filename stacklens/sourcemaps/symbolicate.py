@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import InvalidInput
-from stacklens.issues.payload_view import ExceptionView, FrameView
+from stacklens.issues.payload_exceptions import ExceptionView, FrameView
 from stacklens.sourcemaps import store
 from stacklens.sourcemaps.bundle import join_url, source_mapping_url
 from stacklens.sourcemaps.index import JS_PLATFORMS, debug_images

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dashboards.dashboard_figures import figure_height, widget_figure
 from stacklens.explore.columns import columns_of
-from stacklens.explore.query import parse_query
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result
 from stacklens.explore.widgets import WidgetAnswer
 

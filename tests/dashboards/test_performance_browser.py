@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import uvicorn
 
-from demo import browser
+from demo import browser, browser_pageloads
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.transactions import spans_rows, transaction_row
 from stacklens.settings import Settings
@@ -92,7 +92,7 @@ def land_demo_traffic(
             at = now - timedelta(days=days - day, minutes=rng.randint(0, 1400)) + timedelta(hours=1)
             times.append(at)
             environment = "production" if rng.random() < 0.8 else "staging"
-            payload = browser.pageload(
+            payload = browser_pageloads.pageload(
                 rng,
                 "https://shop.example",
                 release,

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from clickhouse_connect.driver.client import Client
 
-from demo import browser, traffic
+from demo import arrivals, browser_pageloads, traffic
 from demo.delivery import PAGE_LOADS
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.transactions import spans_rows, transaction_row
@@ -26,12 +26,12 @@ def land(client: Client, org_id: int, project_id: int, days: int = 8, seed: int 
     rng = random.Random(seed)
     now = datetime.now(UTC)
     tx_rows, span_rows = [], []
-    plan = [a for a in traffic.arrivals(rng, now - timedelta(days=days), now) if a.kind == PAGE_LOADS]
+    plan = [a for a in arrivals.arrivals(rng, now - timedelta(days=days), now) if a.kind == PAGE_LOADS]
     for arrival in plan:
         offset = (now.date() - arrival.at.date()).days
         release = traffic.release_at(offset, HISTORY_DAYS) if offset else traffic.CURRENT_RELEASE
         customer = rng.choice(traffic.CUSTOMERS) if rng.random() > 0.4 else None
-        payload = browser.pageload(
+        payload = browser_pageloads.pageload(
             rng,
             "https://shop.example",
             release,

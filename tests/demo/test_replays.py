@@ -13,7 +13,8 @@ import orjson
 from demo import browser
 from demo import replays as replay_demo
 from stacklens.ingest.envelope import envelope_lines, parse_envelope
-from stacklens.ingest.prepare import Attribution, BatchContext, prepare_lines
+from stacklens.ingest.prepare import prepare_lines
+from stacklens.ingest.prepared_rows import Attribution, BatchContext
 
 
 def test_demo_replays_land_as_playable_segments() -> None:

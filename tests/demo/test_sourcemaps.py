@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from demo import browser
+from demo import browser, browser_errors
 from demo.sourcemaps import upload_demo_maps
-from stacklens.issues.payload_view import exceptions
+from stacklens.issues.payload_exceptions import exceptions
 from stacklens.settings import get_settings
 from stacklens.sourcemaps.sourcemap import MapCache
 from stacklens.sourcemaps.symbolicate import Resolver, symbolicate
@@ -33,7 +33,7 @@ def test_demo_maps_show_every_browser_error_at_its_original_line(dsn_server: str
     rng = random.Random(4)
     seen = set()
     for _ in range(30):
-        payload = browser.js_error(
+        payload = browser_errors.js_error(
             rng, "https://shop.example", RELEASE, "production", datetime.now(UTC), None
         )
         chain = exceptions(payload)

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from demo import browser
+from demo import browser, browser_pageloads
 from pipelines.embedded import materialize_now
 from stacklens.ingest.service import Attribution, ingest_batch
 
@@ -27,7 +27,7 @@ NAMING = {
 def page_load(rng: random.Random, version: str, at: datetime) -> tuple[dict[str, Any], float]:
     """A demo page load renamed as ``version`` sends it, on page ``/<version>``; and its DOM ready in ms."""
     release = browser.ReleaseShape("shop@3.0.0", 300_000, True, 1.0)
-    payload = browser.pageload(rng, "https://shop.test", release, "production", at, None, False)
+    payload = browser_pageloads.pageload(rng, "https://shop.test", release, "production", at, None, False)
     dcl_op, dcl_desc, load_op, load_desc = NAMING[version]
     dom_ready = None
     for span in payload["spans"]:

@@ -221,3 +221,31 @@ def assert_exactly_once(server: IngestServer, expected: set[str]) -> None:
 
 def iter_ids(lines: Iterator[bytes]) -> set[str]:
     return {json.loads(line)["payload"]["event_id"] for line in lines}
+
+
+# The fault tests' ending (tests/shipper/test_agent_faults.py, test_delivery.py): every line at the server,
+# then a clean stop with each line once, the tracker intact and the RSS under the cap.
+def settle(ws: Workspace, proc: ShipperProcess, expected: set[str], timeout: float = 20) -> None:
+    def done() -> bool:
+        proc.sample_rss()
+        assert proc.alive(), proc.output()[-2000:]
+        return expected <= ws.server.ids()
+
+    try:
+        wait_until(done, timeout, "every line at the server")
+    except AssertionError:
+        missing = expected - ws.server.ids()
+        print(f"{len(missing)} of {len(expected)} missing; tracker: {ws.tracker()['files']}")
+        print(proc.output()[-3000:])
+        raise
+
+
+def finish(ws: Workspace, proc: ShipperProcess, expected: set[str]) -> None:
+    """SIGTERM, exit 0, exactly once, tracker intact, RSS under the cap."""
+    proc.sample_rss()
+    wait_until(lambda: "Starting shipper..." in proc.output(), 10, "the shipper to start")
+    proc.signal(signal.SIGTERM)
+    assert proc.wait(15) == 0, proc.output()[-2000:]
+    assert_exactly_once(ws.server, expected)
+    ws.tracker()
+    assert proc.peak_rss_kib < RSS_CAP_MIB * 1024, proc.peak_rss_kib

@@ -12,7 +12,9 @@ from typing import Any
 import httpx
 
 from stacklens.alerts.channels.base import Message, SendResult
-from stacklens.outbound import AnswerTooLarge, DeadlinePassed, OutboundClient, OutboundRefused
+from stacklens.outbound import AnswerTooLarge, OutboundClient
+from stacklens.outbound_guard import OutboundRefused
+from stacklens.outbound_transport import DeadlinePassed
 
 _ICON = {
     "firing": ":red_circle:",

@@ -195,22 +195,6 @@ def test_pages_say_the_marts_are_building_while_history_waits(client, seeded, st
     assert 'id="marts-building"' not in client.get(_base(org), params=WINDOW).text
 
 
-def test_trends_neighbouring_charts_share_their_x_axis(client, seeded) -> None:
-    """Issue #47: at 90 days the line (every week of the window) and the bars (the weeks with page loads) drew the
-    same weeks at different places; both now span every week, at the same positions."""
-    org, _ = seeded
-    page = client.get(_base(org) + "/trends", params={"range": "90d"}).text
-    figures = {
-        name: json.loads(html.unescape(body))
-        for name, body in re.findall(r'id="fig-(weekly-[a-z]+)">(.*?)</script>', page, re.S)
-    }
-    load, views = figures["weekly-load"], figures["weekly-views"]
-    assert load["data"][0]["x"] == views["data"][0]["x"] and len(load["data"][0]["x"]) >= 13
-    assert load["layout"]["xaxis"]["range"] == views["layout"]["xaxis"]["range"]
-    assert load["layout"]["xaxis"]["categoryarray"] == views["layout"]["xaxis"]["categoryarray"]
-    assert None in views["data"][0]["y"]  # weeks before the data: a slot without a bar, not left out
-
-
 def test_time_charts_mark_releases_and_annotations(client, seeded, stores) -> None:
     """The overview's daily charts mark shop@1.1.0 where it was first seen (within the window; shop@1.0.0 began
     before it) and the project's annotation, each linking or listing what it marks."""

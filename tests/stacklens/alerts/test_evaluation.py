@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from stacklens.alerts import outbox, rules
+from stacklens.alerts import outbox, rule_validation, rules
 from stacklens.alerts.errors import AlertInputError
 from stacklens.alerts.evaluation import evaluate
 from stacklens.control.channels import create_channel
@@ -255,5 +255,5 @@ def test_rule_validation_names_the_field(world) -> None:
     with session_scope(settings) as session:
         for change, message in cases:
             with pytest.raises(AlertInputError) as caught:
-                rules.clean(session, org_id, {**good, **change})  # type: ignore[dict-item]
+                rule_validation.clean(session, org_id, {**good, **change})  # type: ignore[dict-item]
             assert str(caught.value).startswith(message), (change, str(caught.value))

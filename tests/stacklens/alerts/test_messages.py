@@ -20,7 +20,7 @@ def test_an_error_rate_rule_is_named_failed_transactions_everywhere() -> None:
     # never called "error rate" (that is error_pct, the API calls answered 4xx or 5xx).
     from dashboards.routers.alerts import condition
     from stacklens.alerts.messages import value_text, what
-    from stacklens.alerts.rules import TYPE_LABELS
+    from stacklens.alerts.rule_types import TYPE_LABELS
     from stacklens.control.models.alerts import AlertRule
 
     rule = AlertRule(type="error_rate", name="Failing", threshold=5.0, window_seconds=3600, environment="")

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from demo import browser
+from demo import browser, browser_pageloads
 from tests.stacklens.ingest.sdk_events import capture
 
 pytestmark = pytest.mark.slow
@@ -89,7 +89,10 @@ def page_loads(count: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
     release = browser.ReleaseShape("shop@2.0.0", 400_000, True, 1.0)
     now = datetime.now(UTC)
     return [
-        ("transaction", browser.pageload(rng, "https://shop.test", release, "production", now, None, False))
+        (
+            "transaction",
+            browser_pageloads.pageload(rng, "https://shop.test", release, "production", now, None, False),
+        )
         for _ in range(count)
     ]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stacklens.explore.columns import AGGREGATE, GROUP, SAMPLES, columns_of
-from stacklens.explore.query import parse_query
+from stacklens.explore.query_parser import parse_query
 from stacklens.metrics.formatting import format_value
 
 

@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 
 from stacklens.explore.compare import change_pct, compared_columns, run_compared
-from stacklens.explore.query import BadQuery, parse_query
+from stacklens.explore.query import BadQuery
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import run_explore
 from stacklens.settings import Settings
 from tests.stacklens.performance.perf_seed import NOW, migrated, seed

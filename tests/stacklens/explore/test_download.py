@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from stacklens.explore.download import QUEUED_CHUNKS, open_download
-from stacklens.explore.query import parse_query
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import TooManyQueries, org_slot
 from stacklens.settings import Settings
 from stacklens.warehouse.client import own_client

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from stacklens.explore.datasets import DATASETS
-from stacklens.explore.query import parse_query
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import run_explore
 from stacklens.explore.sql import Limits, series_statement, table_statement
 from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR

@@ -3,7 +3,7 @@ columns its page shows, and its page exists among the project's pages."""
 
 from __future__ import annotations
 
-from stacklens.explore.query import parse_query
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.views import VIEWS
 
 

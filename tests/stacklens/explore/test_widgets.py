@@ -13,7 +13,7 @@ import pytest
 from stacklens.control.db import session_scope
 from stacklens.explore.compare import change_pct
 from stacklens.explore.dashboards import create_dashboard
-from stacklens.explore.query import parse_query
+from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import run_explore
 from stacklens.explore.saved import create_saved, delete_saved
 from stacklens.explore.widgets import answer_widgets, under_filters

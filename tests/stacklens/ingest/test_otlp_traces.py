@@ -6,51 +6,11 @@ and the same export always making the same lines."""
 from __future__ import annotations
 
 import traceback
-from typing import Any
 
-import orjson
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from stacklens.ingest.otlp_decode import SpanBatch, TraceExport
-from stacklens.ingest.otlp_traces import MAX_SPANS_PER_TRANSACTION, TraceLines, trace_lines
-
-TRACE = bytes.fromhex("5b8efff798038103d269b633813fc60c")
-START = 1_764_041_700_000_000_000
-
-
-def _attr(key: str, value: Any) -> KeyValue:
-    if isinstance(value, str):
-        return KeyValue(key=key, value=AnyValue(string_value=value))
-    if isinstance(value, float):
-        return KeyValue(key=key, value=AnyValue(double_value=value))
-    return KeyValue(key=key, value=AnyValue(int_value=value))
-
-
-def _span(
-    span_id: int, parent: int = 0, kind: int = Span.SPAN_KIND_INTERNAL, attrs: dict[str, Any] | None = None
-) -> Span:
-    return Span(
-        trace_id=TRACE,
-        span_id=span_id.to_bytes(8, "big"),
-        parent_span_id=parent.to_bytes(8, "big") if parent else b"",
-        name=f"span {span_id}",
-        kind=kind,
-        start_time_unix_nano=START + span_id * 1_000_000,
-        end_time_unix_nano=START + span_id * 1_000_000 + 5_000_000,
-        attributes=[_attr(k, v) for k, v in (attrs or {}).items()],
-    )
-
-
-def _lines(*spans: Span, service: str = "cart") -> TraceLines:
-    resource = Resource(attributes=[_attr("service.name", service), _attr("service.version", "1.2.0")])
-    return trace_lines(TraceExport([SpanBatch(resource, "manual", list(spans))]), "stacklens_app_x")
-
-
-def _payloads(made: TraceLines) -> list[tuple[str, dict[str, Any]]]:
-    lines = [orjson.loads(line) for line in made.lines]  # every line is JSON the ingest service reads
-    return [(line["type"], line["payload"]) for line in lines]
+from stacklens.ingest.otlp_traces import MAX_SPANS_PER_TRANSACTION
+from tests.stacklens.ingest.otlp_seed import START, TRACE, _attr, _lines, _payloads, _span
 
 
 def test_a_server_span_and_its_children_make_one_transaction() -> None:
@@ -168,21 +128,3 @@ def test_an_exception_event_is_an_error_in_the_trace_with_its_stack() -> None:
     assert other["exception"]["values"][0]["type"] == "Error", "no exception.type: a plain Error"
     assert other["extra"] == {"exception.stacktrace": "somewhere, somehow"}, "an unknown stack kept as text"
     assert error["event_id"] != other["event_id"] != transaction["event_id"]
-
-
-def test_a_span_without_a_plausible_start_is_placed_at_its_roots_and_noted() -> None:
-    root = _span(1, kind=Span.SPAN_KIND_SERVER)
-    unset = _span(2, 1)
-    unset.start_time_unix_nano, unset.end_time_unix_nano = 0, 3_000_000
-    far = _span(3, 1)
-    far.start_time_unix_nano = 2**64 - 1  # the largest fixed64: year 2554
-    [(_, payload)] = _payloads(_lines(root, unset, far))
-    starts = [
-        (s["start_timestamp"], round(s["timestamp"] - s["start_timestamp"], 6)) for s in payload["spans"]
-    ]
-    placed = root.start_time_unix_nano / 1e9
-    assert starts == [(placed, 0.003), (placed, 0.0)], "placed at the root's start, durations kept"
-    assert [(e["type"], e["name"], e["value"]) for e in payload["errors"]] == [
-        ("invalid_timestamp", "spans.start_timestamp", "0"),
-        ("invalid_timestamp", "spans.start_timestamp", str(2**64 - 1)),
-    ]

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_lines
-from stacklens.ingest.prepare import BatchContext, Prepared, prepare_lines
+from stacklens.ingest.prepare import prepare_lines
+from stacklens.ingest.prepared_rows import BatchContext, Prepared
 from stacklens.ingest.service import ingest_body, prepare_body
 from stacklens.ingest.workers import (
     POOL_MIN_RAW_BYTES,

@@ -21,7 +21,7 @@ from stacklens.ingest.grouping import issue_id_for
 from stacklens.issues.merges import fingerprints_of, merge, merged_groups, merged_into, split
 from stacklens.issues.timeline import timeline
 from stacklens.settings import Settings
-from stacklens.warehouse.queries import load_query, run_query
+from stacklens.warehouse.queries import load_query
 from tests.dashboards.landing import land, sdk_event
 
 # Each insert-time table's measure of an issue's events, beside the stored events' own count.
@@ -197,21 +197,3 @@ def test_a_chain_of_merges_and_a_split(control_settings: Settings, make_org, war
             f"Split issue {a} out of issue {c}.",
             f"Split issue {a} back out of issue {c}.",
         ]
-
-
-def test_every_insert_time_table_keyed_by_issue_is_fed_again(warehouse: Client) -> None:
-    """The regroup finds its tables in the engine: every view over `events` whose table is keyed by issue."""
-    targets = {str(r["target"]) for r in run_query(warehouse, "issues/merges/fed_tables")}
-    views = warehouse.query(
-        "SELECT name FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView'"
-    ).result_rows
-    assert len(views) > len(targets)  # the raw marks and release counts are not keyed by issue
-    assert targets == {
-        "issue_daily_states",
-        "issue_element_arrivals",
-        "issue_facets_daily",
-        "issue_live_counters",
-        "issue_rollup",
-        "issue_tags_daily",
-        "issue_totals_daily",
-    }, sorted(str(v[0]) for v in views)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from stacklens.ingest.prepare import Attribution
+from stacklens.ingest.prepared_rows import Attribution
 from stacklens.ingest.service import ingest_batch
 from stacklens.logs.search import (
     LogFilters,
@@ -132,7 +132,7 @@ def test_bad_filters_name_the_field() -> None:
 
 
 def test_logs_are_an_explore_dataset(landed: Settings) -> None:
-    from stacklens.explore.query import parse_query
+    from stacklens.explore.query_parser import parse_query
     from stacklens.explore.run import run_explore
 
     window = {

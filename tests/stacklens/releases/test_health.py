@@ -13,7 +13,7 @@ import pytest
 from stacklens.performance import page_load_reads
 from stacklens.performance.filters import PerfFilters
 from stacklens.releases.detail import release_detail
-from stacklens.releases.health import Window, health_filters, release_health, sort_releases
+from stacklens.releases.health import Window, release_health
 from stacklens.releases.sessions import environments, series
 from tests.stacklens.performance.perf_seed import NOW, migrated, seed
 from tests.stacklens.releases.session_seed import NIL, fill_session_states, seed_sessions
@@ -221,13 +221,3 @@ def test_one_release_over_time_with_gaps_where_it_had_nothing(world) -> None:
     detail = release_detail(client, ORG, PROJECT, NEW, Window(NOW - timedelta(days=14), NOW))
     assert detail.health is not None and detail.previous is not None and detail.previous.version == OLD
     assert detail.since >= NOW - timedelta(days=7, minutes=1)
-
-
-def test_sorting_and_filters() -> None:
-    filters = health_filters(range="7d", environment="production")
-    assert filters.environment == "production" and filters.range == "7d"
-    assert health_filters().range == "30d"
-    with pytest.raises(ValueError, match="browser: release health is per release and environment"):
-        health_filters(browser="Chrome")
-    with pytest.raises(ValueError, match="sort: 'speed' is not one of first_seen"):
-        sort_releases([], "speed")

@@ -231,7 +231,7 @@ class CountingClient:
 def test_cached_manifest_needs_no_query_and_sees_changes(
     settings: Settings, org: dict[str, Any], tmp_path: Path
 ) -> None:
-    from stacklens.issues.payload_view import exceptions
+    from stacklens.issues.payload_exceptions import exceptions
     from stacklens.sourcemaps.symbolicate import Resolver, symbolicate
 
     client = get_warehouse(settings)

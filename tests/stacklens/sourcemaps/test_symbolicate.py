@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from clickhouse_connect.driver.client import Client
 
-from stacklens.issues.payload_view import exceptions
+from stacklens.issues.payload_exceptions import exceptions
 from stacklens.settings import Settings
 from stacklens.sourcemaps import store
 from stacklens.sourcemaps.packing import bundle_of

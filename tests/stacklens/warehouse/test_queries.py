@@ -71,7 +71,7 @@ ALLOWED = {
         "SELECT",
     ): "control store (SQLAlchemy): the health check's probe of the database",
     (
-        "stacklens/issues/merges.py",
+        "stacklens/issues/regroup.py",
         "INSERT INTO",
     ): "a merge feeds each issue table by its materialized view's own SELECT, read from the engine: no text of"
     " its own beyond the target's column names",

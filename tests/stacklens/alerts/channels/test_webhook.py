@@ -6,7 +6,8 @@ import pytest
 
 from stacklens.alerts.channels.base import Message
 from stacklens.alerts.channels.webhook import WebhookChannel, generate_secret, sign
-from stacklens.outbound import AllowList, OutboundClient
+from stacklens.outbound import OutboundClient
+from stacklens.outbound_guard import AllowList
 from tests.stacklens.alerts.receiver import Receiver
 
 MESSAGE = Message(

@@ -1,0 +1,164 @@
+"""The front door's acceptor: every request waiting taken as one group, replays answered and duplicates
+dropped with one look-up for the group, the group written to its journal and its requests answered; it starts
+the drainer. See :mod:`stacklens.ingest.front_door`."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import replace
+
+from stacklens.errors import Unavailable
+from stacklens.ingest import writer
+from stacklens.ingest.flush_journal import Unchecked
+from stacklens.ingest.front_door_drain import IDLE_SECONDS, Drainer
+from stacklens.ingest.front_door_state import log
+from stacklens.ingest.landing import (
+    Blocks,
+    Landing,
+    Spooled,
+    _answer_replay,
+    _inserts,
+    _keep_fresh,
+)
+from stacklens.ingest.timeparse import format_ms
+
+# Rows a flush takes at most: a flush of a million rows would hold every later request for seconds.
+MAX_ROWS_PER_FLUSH = 20_000
+
+
+class Acceptor(Drainer):
+    """The acceptor's thread and its look-ups, handing its groups to the drainer it is built on."""
+
+    # -- accepting: look-ups and the spool, for every request waiting -------------------------------------
+
+    def _accept_loop(self) -> None:
+        while True:
+            with self._condition:
+                # Woken for other news (a drain ended) the thread waits on: it stops only after a quiet
+                # IDLE_SECONDS, not after each group (a thread started per request costs more than its work).
+                idle_until = time.monotonic() + IDLE_SECONDS
+                while not self._waiting and not self._closing and time.monotonic() < idle_until:
+                    self._condition.wait(max(0.0, idle_until - time.monotonic()))
+                if not self._waiting:
+                    self._acceptor = None
+                    self._condition.notify_all()
+                    return
+                taken: list[Landing] = []
+                rows = 0
+                while self._waiting and (not taken or rows + self._waiting[0].rows <= MAX_ROWS_PER_FLUSH):
+                    landing = self._waiting.popleft()
+                    taken.append(landing)
+                    rows += landing.rows
+                self._rows_waiting -= rows
+            started = time.monotonic()
+            try:
+                spooled = self.accept(taken)
+            except Exception as exc:  # noqa: BLE001 - every waiting request gets the group's error
+                log.warning("front door: accepting %d requests failed: %s", len(taken), exc)
+                if isinstance(exc, OSError):
+                    # The spool's journal could not be written (a read-only or full volume): the rows are not
+                    # safe anywhere yet, so the senders keep them. The path stays in the log, not the answer.
+                    error = Unavailable(f"the ingest spool cannot be written ({exc.strerror or exc}); retry")
+                else:
+                    error = Unavailable(f"the warehouse did not answer: {str(exc).splitlines()[0][:300]}")
+                for landing in taken:
+                    landing.error = landing.error or error
+                spooled = None
+            with self._condition:
+                self._accepts.append(
+                    (
+                        time.monotonic(),
+                        len(taken),
+                        time.monotonic() - started,
+                        sum(started - landing.queued for landing in taken),
+                    )
+                )
+                answer_now = taken
+                if spooled is not None:
+                    self._spooled_seq += 1
+                    # An idle door lands a lone request before answering it (see the module doc): it waits
+                    # one insert, and its events are visible everywhere at its 200. A group of several, or
+                    # one arriving while others wait or drain, is answered once spooled: holding concurrent
+                    # senders until their drain would bind each to the drain's pace (they come back
+                    # together, find the door idle again, and wait again). Not while a backup holds the
+                    # drains: the request is answered spooled, and lands after it.
+                    idle = (
+                        len(taken) == 1
+                        and not self._waiting
+                        and not self._draining
+                        and not self._spooled
+                        and not self._holds
+                    )
+                    spooled = replace(spooled, seq=self._spooled_seq, waiters=tuple(taken) if idle else ())
+                    answer_now = [] if idle else taken
+                    self._hurry = self._hurry or idle
+                    self._spooled.append(spooled)
+                    self._rows_spooled += spooled.weight
+                    if self._drainer is None:
+                        self._drainer = threading.Thread(
+                            target=self._drain_loop, name="front-door-drain", daemon=True
+                        )
+                        self._drainer.start()
+                    self._condition.notify_all()
+            for landing in answer_now:
+                landing.finish()
+
+    def accept(self, landings: list[Landing]) -> Spooled | None:
+        """Answer replays, drop duplicates and spool the fresh rows of ``landings`` (see the module doc)."""
+        keyed: defaultdict[int, list[str]] = defaultdict(list)
+        wanted: defaultdict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
+        with self._condition:
+            # Pending first, then the warehouse: a key drained between the two reads is found by the second.
+            known = {key: set(keys) for key, keys in self._pending_keys.items()}
+            records = dict(self._pending_batches)
+        for landing in landings:
+            if landing.keyed and (landing.org_id, landing.batch_id) not in records:
+                keyed[landing.org_id].append(landing.batch_id)
+            if landing.counts_duplicates:
+                for table, rows in landing.prepared.tables.items():
+                    wanted[(landing.org_id, table)].extend((row[1], row[2]) for row in rows)
+        if keyed:
+            records.update(writer.find_batches(self.client, dict(keyed)))
+        fresh: list[Landing] = []
+        again: list[tuple[Landing, Landing]] = []  # (a request, the earlier one of this group with its batch)
+        first_of: dict[tuple[int, str], Landing] = {}
+        for landing in landings:
+            key = (landing.org_id, landing.batch_id)
+            record = records.get(key)
+            if record is not None:
+                _answer_replay(landing, record)
+            elif key in first_of:
+                again.append((landing, first_of[key]))
+            else:
+                first_of[key] = landing
+                fresh.append(landing)
+        if any(wanted.values()):
+            stored = writer.stored_keys(self.client, {k: v for k, v in wanted.items() if v})
+            for key, keys in stored.items():
+                known.setdefault(key, set()).update(keys)
+        blocks: Blocks = defaultdict(list)
+        unchecked: list[Unchecked] = []
+        batch_rows: list[bytes] = []
+        added: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
+        batches: dict[tuple[int, str], writer.BatchRecord] = {}
+        for landing in fresh:
+            _keep_fresh(landing, known, blocks if landing.counts_duplicates else None, added, unchecked)
+            record = landing.result.record(landing.prepared.lines, landing.prepared.body_hash)
+            batch_rows.append(writer.batch_row(landing.org_id, record, format_ms(landing.received)))
+            batches[(landing.org_id, landing.batch_id)] = record
+        for landing, first in again:
+            _answer_replay(landing, batches[(first.org_id, first.batch_id)])
+        if not fresh:
+            return None
+        name = f"a-{uuid.uuid4().hex}"
+        inserts = _inserts(name, blocks, batch_rows)
+        self.journal.write(name, inserts, unchecked=unchecked)
+        with self._condition:
+            for key, keys in added.items():
+                self._pending_keys[key].update(keys)
+            self._pending_batches.update(batches)
+        queued = min(landing.queued for landing in fresh)
+        return Spooled(name, inserts, dict(added), tuple(batches), queued, unchecked)

@@ -1,0 +1,216 @@
+"""The front door's drainer: every accept group spooled, inserted into the warehouse many at a time (one
+block per table and partition, with tokens of the drain), then the journals removed; a journal found again (a
+failed drain, the next start after a kill) is inserted whole with the same tokens. See
+:mod:`stacklens.ingest.front_door`."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import replace
+
+from stacklens.ingest import writer
+from stacklens.ingest.flush_journal import Insert
+from stacklens.ingest.front_door_state import DoorState, log
+from stacklens.ingest.landing import (
+    Blocks,
+    Spooled,
+    _add_blocks,
+    _inserts,
+    _received_now,
+)
+
+# A flusher thread with nothing to do for this long ends (a new request starts another).
+IDLE_SECONDS = 10.0
+# A drain that failed (the warehouse down) is tried again after this long; its rows stay in the spool.
+DRAIN_RETRY_SECONDS = 1.0
+# A drain starts at most this often, unless DRAIN_NOW_ROWS rows wait (see _drain_loop).
+DRAIN_INTERVAL_SECONDS = 0.25
+DRAIN_NOW_ROWS = 5_000
+
+
+class Drainer(DoorState):
+    """The drainer's thread and its inserts, over a front door's state."""
+
+    # -- draining: the spooled rows into the warehouse, many accept groups at once -------------------------
+
+    def _drain_loop(self) -> None:
+        while True:
+            with self._condition:
+                idle_until = time.monotonic() + IDLE_SECONDS
+                while not self._spooled and not self._closing and time.monotonic() < idle_until:
+                    self._condition.wait(max(0.0, idle_until - time.monotonic()))
+                if not self._spooled or (self._closing and self._drain_error):
+                    self._drainer = None
+                    self._condition.notify_all()
+                    return
+                if self._holds and not self._closing:
+                    # A backup holds the drains (drains_held): the rows stay in the spool, answered and durable.
+                    self._condition.wait(0.05)
+                    continue
+                # Gather for a moment after the last drain began: each drain pays every materialized view
+                # once, so fewer, larger drains cost less per row; the wait stays well inside the second in
+                # which an answered event must be visible.
+                gather_until = self._last_drain_started + DRAIN_INTERVAL_SECONDS
+                while (
+                    not self._closing
+                    and not self._hurry
+                    and self._rows_spooled < DRAIN_NOW_ROWS
+                    and time.monotonic() < gather_until
+                ):
+                    self._condition.wait(max(0.0, gather_until - time.monotonic()))
+                if self._spooled[0].attempted:
+                    # A drain that failed goes again alone, under its own journal and tokens.
+                    taken = [self._spooled.popleft()]
+                else:
+                    taken = list(self._spooled)
+                    self._spooled.clear()
+                self._draining = True
+                self._hurry = False
+            started = self._last_drain_started = time.monotonic()
+            self._in_flight = None
+            try:
+                self.drain(taken)
+                error = ""
+            except Exception as exc:  # noqa: BLE001 - kept and retried: the rows are safe in the spool
+                error = str(exc).splitlines()[0][:300]
+                log.warning("front door: draining %d spooled groups failed, retrying: %s", len(taken), error)
+            with self._condition:
+                self._draining = False
+                self._drain_error = error
+                if error:
+                    # Tried again as the drain's own journal (its groups' journals are gone once it was
+                    # written), its rows already stored skipped: never under new tokens.
+                    retry = self._in_flight
+                    if retry is None:
+                        self._spooled.extendleft(reversed([replace(g, attempted=True) for g in taken]))
+                    else:
+                        self._spooled.appendleft(retry)
+                else:
+                    rows = sum(s.weight for s in taken)
+                    self._rows_spooled -= rows
+                    self._drains.append((time.monotonic(), rows, time.monotonic() - started))
+                    self._landed_seq = max(self._landed_seq, max(spooled.seq for spooled in taken))
+                    for spooled in taken:
+                        for key, keys in spooled.keys.items():
+                            self._pending_keys[key].difference_update(keys)
+                            if not self._pending_keys[key]:
+                                del self._pending_keys[key]
+                        for batch in spooled.batches:
+                            self._pending_batches.pop(batch, None)
+                self._condition.notify_all()
+            # Requests held for their own landing are answered either way: their rows are in the spool, which
+            # the next drain (or the next start) lands.
+            for spooled in taken:
+                for landing in spooled.waiters:
+                    landing.finish()
+            if error:
+                time.sleep(DRAIN_RETRY_SECONDS)
+
+    def drain(self, groups: list[Spooled]) -> None:
+        """Insert the rows of ``groups`` together, one insert per table and partition, then forget their
+        journals. Rows spooled unchecked are looked up first (one query for the drain) and stored ones dropped.
+        The drain's own journal names the groups' journals: found again, it replaces them (flush_journal).
+        A group tried before (``attempted``: a failed drain, a journal found at start) skips its rows that are
+        stored already: inserted again, their block would be deduplicated by its token but each view behind
+        the table would count it a second time."""
+        unchecked = [rows for group in groups for rows in group.unchecked]
+        again = any(group.attempted for group in groups)
+        if len(groups) == 1 and not unchecked:
+            self._in_flight = replace(groups[0], attempted=True)
+            self._insert_all(groups[0].inserts, again)
+            self.journal.remove(groups[0].name)
+            return
+        name = f"d-{uuid.uuid4().hex}"
+        blocks: Blocks = defaultdict(list)
+        batch_rows: list[bytes] = []
+        for group in groups:
+            for insert in group.inserts:
+                if insert.table == "ingest_batches":
+                    batch_rows.extend(insert.rows)
+                else:
+                    keys = insert.keys or (None,) * len(insert.rows)
+                    blocks[(insert.table, insert.columns, insert.partition)].extend(
+                        zip(insert.rows, keys, strict=True)
+                    )
+        if unchecked:
+            wanted: defaultdict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
+            for each in unchecked:
+                wanted[(each.org_id, each.table)].extend((row[1], row[2]) for row in each.rows)
+            stored = writer.stored_keys(self.inserter, dict(wanted))
+            for each in unchecked:
+                known = stored[(each.org_id, each.table)]
+                fresh = [row for row in each.rows if f"{row[1]}:{row[2]}" not in known]
+                _add_blocks(each.org_id, each.table, each.columns, each.span_columns, fresh, blocks)
+        inserts = _inserts(name, blocks, batch_rows)
+        self.journal.write(name, inserts, tuple(group.name for group in groups))
+        merged_keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
+        for group in groups:
+            for pending, held in group.keys.items():
+                merged_keys[pending] |= held
+        self._in_flight = Spooled(
+            name,
+            inserts,
+            dict(merged_keys),
+            tuple(batch for group in groups for batch in group.batches),
+            min(group.queued for group in groups),
+            seq=max(group.seq for group in groups),
+            attempted=True,
+            weight=sum(group.weight for group in groups),
+        )
+        for group in groups:
+            self.journal.remove(group.name)
+        self._insert_all(inserts, again)
+        self.journal.remove(name)
+
+    def recover(self) -> None:
+        """Land every journal a stopped process left in the spool (a kill, a crash), before any new row."""
+        with self._condition:
+            if not self._recovered:
+                self._recover_held()
+
+    def _recover_held(self) -> None:
+        for journal in self.journal.pending():
+            log.warning("front door: landing what a stopped server left in the spool (%s)", journal.name)
+            # Through a drain: rows spooled unchecked (envelopes') are looked up before they land.
+            found = Spooled(
+                journal.name, list(journal.inserts), {}, (), 0.0, list(journal.unchecked), attempted=True
+            )
+            self.drain([found])
+        self._recovered = True
+
+    def _insert_all(self, inserts: list[Insert], again: bool = False) -> None:
+        """Insert each block with its token; ``again``: skip the rows of each block that are stored already
+        (see :meth:`drain`), so a block that landed before is not inserted a second time."""
+        stored: dict[tuple[int, str], set[str]] = {}
+        if again:
+            wanted: defaultdict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
+            for insert in inserts:
+                for org_id, project_id, key in insert.keys:
+                    wanted[(org_id, insert.table)].append((project_id, key))
+            stored = writer.stored_keys(self.inserter, dict(wanted)) if wanted else {}
+        landed_before = again and any(
+            f"{project_id}:{key}" in stored.get((org_id, insert.table), ())
+            for insert in inserts
+            for org_id, project_id, key in insert.keys
+        )
+        for insert in inserts:
+            rows, token = list(insert.rows), insert.token
+            if landed_before and insert.table == "ingest_batches":
+                # Rows of this drain landed before it stopped, and the views behind them may have lost their
+                # blocks: the batches are recorded as received now, as a resend records them, so the counter
+                # repair finds the first attempt dead and makes its counters equal to the stored events
+                # (stacklens/issues/counters.py); a resend of a batch is still answered from its record.
+                rows, token = [_received_now(row) for row in rows], f"{token}:again"
+            if again and insert.keys:
+                rows = [
+                    row
+                    for row, (org_id, project_id, key) in zip(insert.rows, insert.keys, strict=True)
+                    if f"{project_id}:{key}" not in stored[(org_id, insert.table)]
+                ]
+                if not rows:
+                    continue  # the block landed before
+                if len(rows) < len(insert.rows):
+                    token = f"{token}:rest"
+            writer.insert_encoded(self.inserter, insert.table, list(insert.columns), rows, token)

@@ -1,0 +1,70 @@
+"""The state one front door shares between its request side (:mod:`stacklens.ingest.front_door`), its
+acceptor (:mod:`stacklens.ingest.front_door_accept`) and its drainer (:mod:`stacklens.ingest.front_door_drain`):
+the queue, the spool and the counters, all behind one condition."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict, deque
+
+from clickhouse_connect.driver.client import Client
+
+from stacklens.ingest import writer
+from stacklens.ingest.flush_journal import FlushJournal
+from stacklens.ingest.landing import (
+    Landing,
+    Spooled,
+)
+from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse, inserting_client
+
+# The front door's one logger, whichever of its modules writes: operators filter on this name.
+log = logging.getLogger("stacklens.ingest.front_door")
+
+
+class DoorState:
+    """A front door's queue, spool and counters, and its warehouse clients."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.journal = FlushJournal(settings.data_dir / "front_door")
+        self._condition = threading.Condition()
+        self._waiting: deque[Landing] = deque()
+        self._rows_waiting = 0
+        self._acceptor: threading.Thread | None = None
+        self._drainer: threading.Thread | None = None
+        self._spooled: deque[Spooled] = deque()
+        self._rows_spooled = 0
+        # Keys and batch records spooled but not drained yet: a request that repeats them is a duplicate or a
+        # replay before the warehouse holds them. Only the acceptor adds, only the drainer removes.
+        self._pending_keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
+        self._pending_batches: dict[tuple[int, str], writer.BatchRecord] = {}
+        self._drains: deque[tuple[float, int, float]] = (
+            deque()
+        )  # (finished at, rows, seconds) of recent drains
+        # (finished at, requests, seconds) of recent accept groups
+        # (when, requests, seconds accepting, seconds its requests waited for it in all)
+        self._accepts: deque[tuple[float, int, float, float]] = deque()
+        self._drain_error: str = ""
+        self._recovered = False
+        self._closing = False
+        self._last_drain_started = 0.0
+        # Accept groups are numbered as they are spooled; a drain lands every group spooled before it began.
+        self._spooled_seq = 0
+        self._landed_seq = 0
+        self._hurry = False  # a reader waits for the spool (settle_spooled): drain without gathering
+        self._in_flight: Spooled | None = None  # the drain being inserted, as it is tried again if it fails
+        self._holds = 0  # backups holding the drains (drains_held): requests are answered, rows stay spooled
+
+    @property
+    def client(self) -> Client:
+        """The look-ups' client (duplicates, replays: short reads), the process's shared one."""
+        return get_warehouse(self.settings)
+
+    @property
+    def inserter(self) -> Client:
+        """The drains' client: a handle of their own, so no read waits behind their inserts."""
+        return inserting_client(self.settings)
+
+    _draining = False

@@ -1,0 +1,107 @@
+"""The catalog's metrics of resource requests (`resource_request_periods`): bytes, durations, cache and
+compression; :mod:`stacklens.metrics.catalog` holds them all, in order."""
+
+from __future__ import annotations
+
+from stacklens.metrics.definition import (
+    _ALL,
+    _RULES,
+    _VIEWS,
+    LOG_HISTOGRAM,
+    SUM_COUNT,
+    Metric,
+    State,
+)
+from stacklens.metrics.units import BYTES, MS, PERCENT, RATIO
+
+RESOURCE_METRICS: tuple[Metric, ...] = (
+    Metric(
+        "js_bytes",
+        "JavaScript size per page view",
+        "JavaScript",
+        BYTES,
+        ("avg",),
+        "avg",
+        "Bytes of JavaScript resources (encoded body size) per page view.",
+        "js_per_view",
+        (State("pageload_periods", ("js_bytes", "views"), SUM_COUNT, _ALL),),
+        fixed_statistic=True,
+        budget=True,
+        kind="resources",
+    ),
+    Metric(
+        "transfer_bytes",
+        "Transfer size per page view",
+        "Transfer size",
+        BYTES,
+        ("avg",),
+        "avg",
+        "Bytes of every resource of a page view (encoded body size), per page view.",
+        "transfer_per_view",
+        (
+            State("pageload_periods", ("total_bytes", "views"), SUM_COUNT, _RULES),
+            State("resource_request_periods", ("total_bytes", "transfer_bytes", "loads"), SUM_COUNT, _VIEWS),
+        ),
+        fixed_statistic=True,
+        budget=True,
+        kind="resources",
+    ),
+    Metric(
+        "resource_duration_ms",
+        "Resource load time",
+        "Resource time",
+        MS,
+        ("p95", "avg"),
+        "p95",
+        "Duration of resource requests (resource spans).",
+        "resource_duration",
+        (State("resource_request_periods", ("requests", "duration_sum", "dur_hist"), LOG_HISTOGRAM, _VIEWS),),
+        kind="resources",
+    ),
+    Metric(
+        "resource_bytes",
+        "Resource size",
+        "Size",
+        BYTES,
+        ("avg", "sum", "max"),
+        "avg",
+        "Encoded body size of resource requests.",
+        "resource_size",
+        (
+            State(
+                "resource_request_periods",
+                ("requests", "total_bytes", "max_bytes", "decoded_bytes"),
+                SUM_COUNT,
+                _VIEWS,
+            ),
+        ),
+        kind="resources",
+    ),
+    Metric(
+        "cache_hit_pct",
+        "Cache hits",
+        "Cache hits",
+        PERCENT,
+        ("avg",),
+        "avg",
+        "Share of resource requests answered from the cache (transfer size 0 with a body).",
+        "cache_hit",
+        (State("resource_request_periods", ("cache_hits", "requests"), SUM_COUNT, _VIEWS),),
+        decimals=0,
+        fixed_statistic=True,
+        kind="resources",
+    ),
+    Metric(
+        "compression_ratio",
+        "Compression ratio",
+        "Compression",
+        RATIO,
+        ("avg",),
+        "avg",
+        "Decoded bytes over encoded bytes of compressible resources (1.0 = not compressed).",
+        "compression_ratio",
+        (State("resource_request_periods", ("compressed_dec", "compressed_enc"), SUM_COUNT, _VIEWS),),
+        fixed_statistic=True,
+        kind="resources",
+    ),
+)

@@ -326,7 +326,7 @@ def span_label(description: str, op: str, limit: int = 40) -> str:
     return name if len(name) <= limit else "…" + name[-(limit - 1) :]
 
 
-def waterfall_figure(data: dict[str, Any]) -> dict[str, Any]:
+def waterfall_figure(data: Mapping[str, Any]) -> dict[str, Any]:
     """Phases then spans as horizontal bars from their offset; blocking resources outlined red; FCP/LCP lines."""
     labels, starts, widths, colours, lines, texts = [], [], [], [], [], []
     for phase in data["phases"]:

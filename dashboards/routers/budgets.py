@@ -38,7 +38,7 @@ from stacklens.performance.budget_rules import (
     STATISTICS,
     WINDOW_DAYS,
 )
-from stacklens.performance.budget_status import pages_seen, with_status
+from stacklens.performance.budget_status import BudgetStatusRow, pages_seen, with_status
 
 router = APIRouter(include_in_schema=False)
 BUDGETS = "/orgs/{org_slug}/projects/{project_slug}/performance/budgets"
@@ -68,7 +68,7 @@ def _context(request: Request, view: CurrentProject, **extra: Any) -> dict[str, 
     }
 
 
-def alert_link(view: CurrentProject, row: dict[str, Any]) -> str | None:
+def alert_link(view: CurrentProject, row: BudgetStatusRow) -> str | None:
     """New Rule prefilled to alert when this budget fails: every budget metric is a rule metric (the metric
     catalog's budget metrics); None only for a stored budget on a metric the catalog no longer has."""
     if row["metric"] not in BUDGET_METRIC_MAP:
@@ -88,11 +88,11 @@ def alert_link(view: CurrentProject, row: dict[str, Any]) -> str | None:
     return f"/orgs/{view.viewer.org.slug}/alerts/new?" + urlencode(query)
 
 
-def _table(view: CurrentProject, db: Db) -> list[dict[str, Any]]:
+def _table(view: CurrentProject, db: Db) -> list[BudgetStatusRow]:
     return with_status(view.warehouse, store.list_budgets(db, view.project))
 
 
-def _spec(view: CurrentProject, row: dict[str, Any]) -> BudgetSpec:
+def _spec(view: CurrentProject, row: BudgetStatusRow) -> BudgetSpec:
     return BudgetSpec(
         row["id"],
         view.project_id,
@@ -105,7 +105,7 @@ def _spec(view: CurrentProject, row: dict[str, Any]) -> BudgetSpec:
     )
 
 
-def _all_histories(client: Any, view: CurrentProject, rows: list[dict[str, Any]]) -> dict[int, list[Point]]:
+def _all_histories(client: Any, view: CurrentProject, rows: list[BudgetStatusRow]) -> dict[int, list[Point]]:
     """Every chart's 30 days in one query per evaluation time (each ending on its row's status); none when that
     raises: each chart is then read on its own by :func:`_history`, so a broken budget is told apart."""
     out: dict[int, list[Point]] = {}
@@ -128,7 +128,7 @@ def _all_histories(client: Any, view: CurrentProject, rows: list[dict[str, Any]]
 
 
 def _history(
-    client: Any, spec: BudgetSpec, row: dict[str, Any], known: dict[int, list[Point]]
+    client: Any, spec: BudgetSpec, row: BudgetStatusRow, known: dict[int, list[Point]]
 ) -> list[Point]:
     """The budget's 30 days; none for a budget that cannot be evaluated (its row shows why), so one broken
     budget leaves the page and the other budgets' charts as they are."""

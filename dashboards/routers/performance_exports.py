@@ -129,7 +129,8 @@ def export_waterfall(view: CurrentProject, event_id: str, fmt: str) -> Response:
     if fmt == "json":
         return JSONResponse(plain(data), headers=_attachment(name + ".json"))
     rows = [
-        {"position": i, **{k: span[k] for k in WATERFALL_COLUMNS}} for i, span in enumerate(data["spans"], 1)
+        {"position": i, **{k: dict(span)[k] for k in WATERFALL_COLUMNS}}
+        for i, span in enumerate(data["spans"], 1)
     ]
     frame = pl.DataFrame(rows, schema=["position", *WATERFALL_COLUMNS], orient="row") if rows else None
     body = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from stacklens.isolation import failure_text, is_shared_outage
 from stacklens.performance import window_series, window_values
@@ -20,8 +20,10 @@ from stacklens.performance import window_series, window_values
 HISTORY_DAYS = 30
 # How far back a budget failing for its whole history is followed (the raw layer's default retention).
 LOOKBACK_DAYS = 90
-PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient_data"
-ERROR = "error"  # the evaluation itself raised: never a verdict on the budget, the error says why
+PASS: Final = "pass"
+FAIL: Final = "fail"
+INSUFFICIENT: Final = "insufficient_data"
+ERROR: Final = "error"  # the evaluation itself raised: never a verdict on the budget, the error says why
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 from stacklens.control.budgets import BudgetRow
 from stacklens.performance.budget_eval import ERROR, Evaluation, evaluate
@@ -17,26 +17,35 @@ from stacklens.warehouse.queries import load_query
 
 FRESH = timedelta(minutes=10)
 # The columns of the page's table, of the CSV and of the JSON (the API adds nothing and drops nothing).
-COLUMNS = (
-    "id",
-    "project",
-    "metric",
-    "description",
-    "statistic",
-    "scope",
-    "value",
-    "unit",
-    "window_days",
-    "min_samples",
-    "current_value",
-    "samples",
-    "status",
-    "margin",
-    "failing_since",
-    "evaluated_at",
-    "created_at",
-    "error",  # status "error": why the budget could not be evaluated
-)
+# A budget's verdict: over budget is "fail", a verdict, not an error; "error": it could not be evaluated.
+Verdict = Literal["pass", "fail", "insufficient_data", "error"]
+
+
+class BudgetStatusRow(TypedDict):
+    """A budget with its verdict, as the API, the budgets page, the CLI, the weekly summary and the reports show
+    it (the mart's evaluation when fresh, else one made now)."""
+
+    id: int
+    project: str
+    metric: str
+    description: str
+    statistic: str
+    scope: str
+    value: float
+    unit: str
+    window_days: int
+    min_samples: int
+    current_value: float | None
+    samples: int
+    status: Verdict
+    margin: float | None  # value - current_value: negative when over budget
+    failing_since: datetime | None
+    evaluated_at: datetime
+    created_at: str
+    error: str  # status "error": why the budget could not be evaluated
+
+
+COLUMNS = tuple(BudgetStatusRow.__annotations__)
 
 
 def pages_seen(client: Any, project_id: int) -> list[str]:
@@ -86,8 +95,8 @@ def _from_mart(
     return out
 
 
-def with_status(client: Any, rows: list[BudgetRow], now: datetime | None = None) -> list[dict[str, Any]]:
-    """Every budget as a dict of :data:`COLUMNS` (the mart's evaluation when fresh, else one made now)."""
+def with_status(client: Any, rows: list[BudgetRow], now: datetime | None = None) -> list[BudgetStatusRow]:
+    """Every budget with its verdict (the mart's evaluation when fresh, else one made now)."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
     known: dict[int, tuple[Evaluation, datetime]] = {}
     for project_id in sorted({r.project_id for r in rows}):
@@ -95,7 +104,7 @@ def with_status(client: Any, rows: list[BudgetRow], now: datetime | None = None)
     missing = [r for r in rows if r.id not in known]
     for row, evaluation in zip(missing, evaluate(client, [r.spec() for r in missing], now), strict=True):
         known[row.id] = (evaluation, now)
-    out = []
+    out: list[BudgetStatusRow] = []
     for row in rows:
         evaluation, at = known[row.id]
         fields = asdict(row)
@@ -108,5 +117,5 @@ def with_status(client: Any, rows: list[BudgetRow], now: datetime | None = None)
             evaluated_at=at,
             error=evaluation.error,
         )
-        out.append({k: fields[k] for k in COLUMNS})
+        out.append(cast(BudgetStatusRow, {k: fields[k] for k in COLUMNS}))
     return out

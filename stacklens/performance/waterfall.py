@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from clickhouse_connect.driver.client import Client
 
@@ -63,7 +63,57 @@ def _ms(value: datetime, origin: datetime) -> float:
     return (value.replace(tzinfo=UTC) - origin.replace(tzinfo=UTC)).total_seconds() * 1000.0
 
 
-def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> dict[str, Any] | None:
+class WaterfallSpan(TypedDict):
+    """One span as a bar: its offset from the transaction's start and its type (:func:`span_type`)."""
+
+    span_id: str
+    op: str
+    type: str
+    description: str
+    start_ms: float
+    duration_ms: float
+    status_code: int
+    render_blocking: str  # blocking | non-blocking | unknown (a resource the browser did not say of) | ''
+    bytes: int | None
+    decoded_bytes: int | None
+
+
+class WaterfallPhase(TypedDict):
+    """A navigation phase (DNS, Connect, …, Load) from the transaction's start."""
+
+    phase: str
+    start_ms: float
+    end_ms: float
+
+
+class WaterfallMarker(TypedDict):
+    name: str  # FCP | LCP
+    at_ms: float
+
+
+class Waterfall(TypedDict):
+    """One transaction's waterfall, as the waterfall page, its API answer and its exports show it."""
+
+    event_id: str
+    trace_id: str
+    timestamp: datetime
+    op: str
+    transaction: str
+    page: str
+    url: str
+    release: str
+    environment: str
+    browser: str
+    os: str
+    duration_ms: float
+    http_status: int
+    measurements: dict[str, float]
+    phases: list[WaterfallPhase]
+    markers: list[WaterfallMarker]
+    spans: list[WaterfallSpan]
+
+
+def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> Waterfall | None:
     """The transaction and its spans, or ``None`` when the project has no such transaction (or the id is bad)."""
     try:
         uid = str(uuid.UUID(event_id))
@@ -77,7 +127,7 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> di
     start: datetime = tx["timestamp"]
     measurements = {k: float(v) for k, v in (tx["measurements"] or {}).items()}
     phases: dict[str, dict[str, float]] = {}
-    spans = []
+    spans: list[WaterfallSpan] = []
     for raw in run_query(client, "performance/waterfall_spans", {**base, "start": start}):
         offset = _ms(raw["timestamp"], start)
         kind = span_type(raw["op"], raw["description"])
@@ -116,9 +166,15 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> di
     for name in ("DOM ready", "Load"):
         if name in phases:
             phases[name]["start_ms"] = min(parsed_from, phases[name]["end_ms"])
-    ordered = [{"phase": name, **phases[name]} for name in PHASE_ORDER if name in phases]
+    ordered = [
+        WaterfallPhase(phase=name, start_ms=phases[name]["start_ms"], end_ms=phases[name]["end_ms"])
+        for name in PHASE_ORDER
+        if name in phases
+    ]
     markers = [
-        {"name": name.upper(), "at_ms": measurements[name]} for name in ("fcp", "lcp") if name in measurements
+        WaterfallMarker(name=name.upper(), at_ms=measurements[name])
+        for name in ("fcp", "lcp")
+        if name in measurements
     ]
     return {
         "event_id": tx["id"],

@@ -3,7 +3,7 @@ that hold it, its good / poor thresholds and how its values are written.
 
 The performance views, budgets, alert rules, exports, the PDF, the CLI, ``GET /api/metrics`` and the metric table
 of docs/performance.md take their names, units and formatting from here; the budget and rule definitions
-(:mod:`stacklens.performance.budget_rules`, :mod:`stacklens.performance.metric_window`) are views of it.
+(:mod:`stacklens.performance.budget_rules`) are views of it.
 
 Keys are the names budgets and alert rules have always used (``lcp_ms``, ``js_bytes``, ``api_p95_ms`` …): they
 are stored in rules and budgets and sent by API clients, so they stay valid. ``aliases`` are the short names the

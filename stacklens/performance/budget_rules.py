@@ -81,7 +81,7 @@ class BudgetDefinition:
 
 def scope_matches(scope: str, page: str) -> bool:
     """Whether a page route is in a scope: ``*`` is every page, ``*`` inside a route matches any characters
-    (the same rule as :func:`stacklens.performance.metric_window.like_pattern`)."""
+    (the same rule as :func:`stacklens.performance.window_values.like_pattern`)."""
     if scope == "*":
         return True
     return fnmatch.fnmatchcase(page, scope.replace("[", "[[]"))

@@ -9,7 +9,7 @@ import pytest
 from stacklens.alerts import rule_types
 from stacklens.metrics.catalog import ALIASES, CATALOG, UnknownMetric, budget_metrics, find, get
 from stacklens.metrics.statistics import STATISTICS
-from stacklens.performance import budget_rules, metric_window
+from stacklens.performance import budget_rules
 
 # The keys budgets and alert rules have stored since they exist: they must keep working.
 STORED_KEYS = (
@@ -72,12 +72,6 @@ def test_budget_rule_and_window_definitions_are_views_of_the_catalog() -> None:
         "transfer_bytes": "bytes",
     }
     assert {"api_p95_ms", "js_bytes", "transfer_bytes", "error_pct"} == budget_rules.FIXED_STATISTIC
-    for key, (label, unit, _, statistics, _, _) in metric_window.METRICS.items():
-        assert (label, unit, statistics) == (
-            CATALOG[key].label,
-            CATALOG[key].unit.symbol,
-            CATALOG[key].statistics,
-        )
 
 
 def test_every_state_the_catalog_names_is_a_table_and_columns_of_the_warehouse(client) -> None:

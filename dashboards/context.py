@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.accounts import membership, user_memberships
 from stacklens.control.models import Organization, Project, User
-from stacklens.control.sessions import Lifetimes, resolve_session
+from stacklens.control.signin_sessions import Lifetimes, resolve_session
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse

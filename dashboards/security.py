@@ -1,7 +1,7 @@
 """Dashboard sessions, CSRF tokens and security headers.
 
 The cookie is signed (itsdangerous, keyed by the server secret) and holds the CSRF token and, once signed
-in, the random token of a server-side session row (``stacklens.control.sessions``): signing out, a password
+in, the random token of a server-side session row (``stacklens.control.signin_sessions``): signing out, a password
 change or removal from an organization revoke the row, so a copied cookie stops working at once. It is
 HttpOnly and SameSite=Lax always, and Secure whenever the request arrived over https (directly, or through a
 proxy listed in ``STACKLENS_TRUSTED_PROXIES``); HTTPS answers carry HSTS too. Every page gets a

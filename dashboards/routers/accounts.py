@@ -25,7 +25,7 @@ from stacklens.control.activity import record_activity
 from stacklens.control.errors import AccountError
 from stacklens.control.models import User
 from stacklens.control.rate_limits import limits_view, recent_refusals
-from stacklens.control.sessions import end_session, start_session
+from stacklens.control.signin_sessions import end_session, start_session
 from stacklens.signin_throttle import Refusal, get_throttle
 
 router = APIRouter(include_in_schema=False)

@@ -36,7 +36,7 @@ from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.models import Membership, Organization, Project, User
 from stacklens.control.owners import locked_membership, takes_the_last_owner
 from stacklens.control.passwords import MIN_PASSWORD_LENGTH, check_password
-from stacklens.control.sessions import end_user_sessions
+from stacklens.control.signin_sessions import end_user_sessions
 
 # The account and key lifecycle, with what it re-exports from credentials, errors and passwords: callers import
 # it all from this one module.

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.models import UserSession, utcnow
-from stacklens.control.sessions import (
+from stacklens.control.signin_sessions import (
     Lifetimes,
     end_session,
     end_user_sessions,

@@ -61,7 +61,7 @@ test: install-dev test-deps
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(PY) -m mypy
-	@$(PY) scripts/test_env.py > $(VENV)/.test-env
+	@$(PY) tests/services_env.py > $(VENV)/.test-env
 	@set -a; . $(VENV)/.test-env; set +a; $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install-dev

@@ -1,4 +1,4 @@
-"""Print the environment `make test` runs pytest with.
+"""Print the environment `make test` runs pytest with (`make test` runs this file; it is no test module).
 
 The production-mode tests (PostgreSQL control store, Redis rate limits) run when their URLs are set. We set
 them whenever the machine's servers answer, so those tests are never silently skipped where the servers exist.

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 from fastapi.testclient import TestClient
@@ -27,17 +28,40 @@ from tests.demo.test_traffic import ROOT, Shop, _ingest, _stop, shop
 __all__ = ["client", "dsn_server", "shop", "stores"]  # the real server, the pages and the shop
 
 
-def _dropped_transactions(storage: str | Path, app_key: str) -> int:
-    """Transactions the SDK of ``app_key`` reported discarded (client reports in its log files)."""
-    dropped = 0
+def _written_traces(storage: str | Path, app_key: str) -> tuple[set[str], list[str]]:
+    """The traces of the request transactions the SDK of ``app_key`` wrote, and each of its log records'
+    trace, read from its log files."""
+    requests: set[str] = set()
+    records: list[str] = []
     for path in Path(storage).glob("stacklens-*.log"):
         for raw in path.read_bytes().splitlines():
             line = json.loads(raw)
-            if line.get("type") == "client_report" and line.get("app_key") == app_key:
-                for item in line["payload"].get("discarded_events", []):
-                    if item.get("category") == "transaction":
-                        dropped += int(item.get("quantity", 0))
-    return dropped
+            if line.get("app_key") != app_key:
+                continue
+            payload = line["payload"]
+            if line.get("type") == "transaction":
+                trace = payload.get("contexts", {}).get("trace", {})
+                if trace.get("op") == "http.server":
+                    requests.add(str(trace.get("trace_id")))
+            elif line.get("type") == "log":
+                records.append(str(payload.get("trace_id", "")))
+    return requests, records
+
+
+def _orphans(warehouse: Any, params: dict[str, Any], storage: str | Path) -> list[tuple[Any, ...]]:
+    """The shop's records outside every request's transaction, each with the log-file lines of its trace: what
+    a failure needs to tell a lost transaction from a record written outside a request."""
+    rows = warehouse.query(
+        "SELECT trace_id, timestamp, body FROM logs WHERE project_id = {project:UInt64} AND service = 'shop'"
+        " AND trace_id NOT IN (SELECT trace_id FROM transactions WHERE project_id = {project:UInt64}"
+        " AND op = 'http.server')",
+        parameters=params,
+    ).result_rows
+    lines = [raw for path in Path(storage).glob("stacklens-*.log") for raw in path.read_bytes().splitlines()]
+    return [
+        (*row, [raw[:300] for raw in lines if str(row[0]).encode() in raw and b'"type": "log"' not in raw])
+        for row in rows
+    ]
 
 
 def test_every_request_and_job_is_its_own_trace(
@@ -119,14 +143,27 @@ def test_every_request_and_job_is_its_own_trace(
         " FROM logs WHERE project_id = {project:UInt64} AND service = 'shop')",
         parameters=params,
     ).result_rows[0]
-    # A request's transaction the shop's SDK itself dropped (its queue full on a loaded machine) is reported in
-    # its client reports; only those may leave a record without its request's trace.
-    dropped = _dropped_transactions(shop.storage, str(org["app_key"]))
-    assert shop_logs > 0 and shop_logs - dropped <= in_a_request <= shop_logs and busiest <= 5, (
+    # What the shop's SDK wrote: each request's transaction (its trace) and each record's trace. A record of a
+    # request whose transaction the SDK did not write (dropped under load, reported or not) still stands in a
+    # trace of its own request (`busiest`); StackLens must store every written transaction and join every record
+    # of such a request to it.
+    written, record_traces = _written_traces(shop.storage, str(org["app_key"]))
+    assert requests == len(written), ("every transaction the shop wrote is stored", requests, len(written))
+    stored_traces = [
+        row[0]
+        for row in warehouse.query(
+            "SELECT trace_id FROM logs WHERE project_id = {project:UInt64} AND service = 'shop'",
+            parameters=params,
+        ).result_rows
+    ]
+    assert sorted(stored_traces) == sorted(record_traces), "every record the shop wrote is stored once"
+    expected = sum(trace in written for trace in stored_traces)
+    assert shop_logs > 0 and in_a_request == expected and busiest <= 5, (
         shop_logs,
         in_a_request,
+        expected,
         busiest,
-        dropped,
+        _orphans(warehouse, params, shop.storage),
     )
 
     # Each worker job is a trace of its own: as many traces as jobs (one record each), none a shop request's.

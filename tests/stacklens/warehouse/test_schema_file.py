@@ -9,8 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
+from stacklens.warehouse.migrations import discover
+from stacklens.warehouse.queries import load_query
 from stacklens.warehouse.schema_file import (
     COMMAND,
     HEADER,
@@ -70,6 +74,14 @@ def test_the_file_builds_the_schema_in_its_order(settings: Settings, tmp_path: P
     assert shown_objects(client, empty.warehouse_database) == statements
     assert len(statements) > 40
     client.command(f"DROP DATABASE `{empty.warehouse_database}`")
+
+
+def test_the_file_is_neither_a_migration_nor_a_query() -> None:
+    """The runner reads only migrations/, named queries only queries/: the generated file is never run."""
+    assert SCHEMA_FILE.is_file()
+    assert SCHEMA_FILE not in {migration.path for migration in discover()}
+    with pytest.raises(ValueError, match="leaves the queries folder"):
+        load_query("../schema")
 
 
 def test_what_differs_between_databases_is_left_out() -> None:

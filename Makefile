@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 # `make test PYTEST_ARGS=` runs one process (docs/decisions.md).
 PYTEST_ARGS ?= -n 2 --dist loadfile
 
-.PHONY: up test lint install-server install-dev test-deps
+.PHONY: up test lint schema install-server install-dev test-deps
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,3 +68,7 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(PY) -m mypy
+
+# warehouse_sql/schema.sql, the schema the migrations build, written again after adding one (docs/operations.md).
+schema: install-dev
+	$(PY) -m stacklens.warehouse.schema_file

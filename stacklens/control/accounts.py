@@ -1,9 +1,16 @@
-"""Organizations, people, memberships and quotas, as plain functions over a session; the project and key
-functions of :mod:`stacklens.control.credentials` are re-exported, so callers import accounts alone.
+"""Organizations, people and memberships, and an organization's quotas, as plain functions over a session.
 
-Every function that changes a membership, a quota or (in credentials) a key writes an activity entry in the same
-transaction, so the log can never disagree with them. Callers own the transaction (``session_scope``): nothing
-here commits.
+- Organizations: created with their owner and first API key, found by id or by name; a project found by slug.
+- People: accounts with argon2id password hashes (rehashed at sign-in when the parameters change), sign-in
+  that does the same work for an unknown e-mail, password changes that end the person's other sessions.
+- Memberships: an organization's people and a person's organizations; add, change a role, remove (ending the
+  removed person's sessions) and make an owner. The last owner always stays (:mod:`stacklens.control.owners`).
+- Quotas: an organization's events per minute and requests per second.
+
+``__all__`` also lists what the module passes on from :mod:`stacklens.control.credentials`, ``errors`` and
+``passwords``. Every change of an organization, a membership, a password or a quota writes an activity entry in
+the same transaction, so the log can never disagree with them. Callers own the transaction (``session_scope``):
+nothing here commits.
 """
 
 from __future__ import annotations

@@ -41,10 +41,10 @@ from stacklens.cli.app import build_app
 from stacklens.cli.main import main
 from stacklens.control import accounts
 from stacklens.control import budgets as control_budgets
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import BudgetRow
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.models.alerts import AlertEvaluation, AlertRule
+from stacklens.control.projects import create_project, project_by_slug
 from stacklens.metrics import catalog
 from stacklens.metrics.formatting import format_value
 from stacklens.metrics.units import MISSING
@@ -160,7 +160,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
     apply_migrations(settings)
     with session_scope(settings) as session:
         org, api_key = accounts.create_organization(session, "Acme", "owner@acme.test", "password-123")
-        project, app_key = accounts.create_project(session, org.id, "Shop")
+        project, app_key = create_project(session, org.id, "Shop")
         ids = {"org_id": org.id, "org_slug": org.slug, "project_id": project.id, "slug": project.slug}
     rng = random.Random(33)
     now = datetime.now(UTC)

@@ -17,8 +17,8 @@ import pytest
 from pypdf import PdfReader
 
 from stacklens.control import budgets
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.db import session_scope
+from stacklens.control.projects import project_by_slug
 from stacklens.metrics.formatting import format_value
 from stacklens.performance import view_data
 from stacklens.performance.budget_status import with_status

@@ -84,8 +84,8 @@ def run(loads: int) -> dict[str, Any]:
     from stacklens.control.projects import create_project, project_by_slug
     from stacklens.performance.exports.pdf import build_pdf
     from stacklens.performance.exports.report_data import report_data
-    from stacklens.performance.filters import PerfFilters
     from stacklens.settings import Settings
+    from stacklens.view_filters import ViewFilters
     from stacklens.warehouse.client import get_warehouse, reset_clients
     from stacklens.warehouse.migrations import apply_migrations
 
@@ -108,7 +108,7 @@ def run(loads: int) -> dict[str, Any]:
     built = _build(client, datetime.now(UTC), FACT_QUERIES)
     reads, renders, totals = [], [], []
     size = pages = 0
-    filters = PerfFilters.parse(range="30d", now=datetime.now(UTC))
+    filters = ViewFilters.parse(range="30d", now=datetime.now(UTC))
     for round_no in range(ROUNDS + 1):
         with session_scope(settings) as session:
             project = project_by_slug(session, "shop", org_id=org_id)

@@ -21,12 +21,12 @@ from sqlalchemy.orm import Session
 
 from api.errors import INVALID_API_KEY, ApiError
 from api.token_buckets import RateLimiter, get_rate_limiter
-from stacklens.control import accounts
 from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_key
 from stacklens.control.db import session_scope
 from stacklens.control.errors import AccountNotFound
 from stacklens.control.key_use_tally import count_key_use
 from stacklens.control.models import Project
+from stacklens.control.projects import project_by_slug
 from stacklens.control.rate_limits import REQUESTS, record_refusal
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.server_link import TOKEN_HEADER, token_matches
@@ -153,7 +153,7 @@ class ProjectOfSlug:
     A slug that is unknown or of another organization answers the same 404 ``Not Found``, so a key cannot
     probe other organizations' slugs. Its detail is the lookup's own (``no project with slug 'x' in this
     organization``) unless ``missing`` is given: a format string over ``slug``, for the routers whose published
-    detail has other words. A slug from the query string or a body goes to ``accounts.project_by_slug``.
+    detail has other words. A slug from the query string or a body goes to ``project_by_slug``.
     """
 
     def __init__(self, missing: str | None = None) -> None:
@@ -161,7 +161,7 @@ class ProjectOfSlug:
 
     def __call__(self, slug: str, identity: ApiAuth, session: DbSession) -> Project:
         try:
-            return accounts.project_by_slug(session, slug, org_id=identity.org_id)
+            return project_by_slug(session, slug, org_id=identity.org_id)
         except AccountNotFound as exc:
             if self.missing is None:
                 raise

@@ -120,9 +120,9 @@ def run(size: int, rules: int, keep: Path | None = None) -> dict[str, Any]:
     from stacklens.alerts import rules as alert_rules
     from stacklens.alerts.measures import measure
     from stacklens.control.accounts import create_organization
-    from stacklens.control.credentials import create_project
     from stacklens.control.db import dispose_engines, migrate_control_store, session_scope
     from stacklens.control.models.alerts import AlertRule
+    from stacklens.control.projects import create_project
     from stacklens.settings import Settings, override_settings
     from stacklens.warehouse.client import get_warehouse, reset_clients
     from stacklens.warehouse.migrations import apply_migrations

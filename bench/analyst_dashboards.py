@@ -102,9 +102,9 @@ def _board(settings: Any) -> tuple[int, str, int, str]:
 
     from demo.dashboards import demo_dashboard
     from stacklens.control.accounts import create_organization
-    from stacklens.control.credentials import create_project
     from stacklens.control.db import session_scope
     from stacklens.control.models import Organization
+    from stacklens.control.projects import create_project
     from stacklens.explore.dashboard_shares import create_share
     from stacklens.explore.dashboards import create_dashboard
 

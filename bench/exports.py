@@ -81,10 +81,11 @@ def run(loads: int) -> dict[str, Any]:
     from bench.performance import FACT_QUERIES, _build, _generate
     from stacklens.control import accounts, budgets
     from stacklens.control.db import migrate_control_store, session_scope
+    from stacklens.control.projects import create_project, project_by_slug
     from stacklens.performance.exports.pdf import build_pdf
     from stacklens.performance.exports.report_data import report_data
-    from stacklens.performance.filters import PerfFilters
     from stacklens.settings import Settings
+    from stacklens.view_filters import ViewFilters
     from stacklens.warehouse.client import get_warehouse, reset_clients
     from stacklens.warehouse.migrations import apply_migrations
 
@@ -94,7 +95,7 @@ def run(loads: int) -> dict[str, Any]:
     apply_migrations(settings)
     with session_scope(settings) as session:
         org, _ = accounts.create_organization(session, "Bench", "bench@example.test", "password-123")
-        project, _ = accounts.create_project(session, org.id, "Shop")
+        project, _ = create_project(session, org.id, "Shop")
         for metric, value in (("lcp_ms", 2500), ("load_time_ms", 3000), ("js_bytes", 400_000)):
             budgets.create_budget(session, project, metric, "*", value)
         org_id, project_id = org.id, project.id
@@ -107,10 +108,10 @@ def run(loads: int) -> dict[str, Any]:
     built = _build(client, datetime.now(UTC), FACT_QUERIES)
     reads, renders, totals = [], [], []
     size = pages = 0
-    filters = PerfFilters.parse(range="30d", now=datetime.now(UTC))
+    filters = ViewFilters.parse(range="30d", now=datetime.now(UTC))
     for round_no in range(ROUNDS + 1):
         with session_scope(settings) as session:
-            project = accounts.project_by_slug(session, "shop", org_id=org_id)
+            project = project_by_slug(session, "shop", org_id=org_id)
             t0 = time.perf_counter()
             data = report_data(session, client, project, filters)
             t1 = time.perf_counter()

@@ -190,21 +190,21 @@ def _build(client: Any, now: datetime, queries: list[str]) -> dict[str, float]:
 
 
 def _filter_sets(now: datetime) -> list[Any]:
-    from stacklens.performance.filters import PerfFilters
+    from stacklens.view_filters import ViewFilters
 
     since = (now - timedelta(days=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
     until = (now - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return [
-        PerfFilters.parse(range="7d", now=now),
-        PerfFilters.parse(range="30d", now=now),
-        PerfFilters.parse(range="24h", now=now),
-        PerfFilters.parse(range="14d", browser="Chrome", now=now),
-        PerfFilters.parse(range="30d", environment="staging", now=now),
-        PerfFilters.parse(range="7d", browser="Safari", now=now),
-        PerfFilters.parse(since=since, until=until, now=now),
-        PerfFilters.parse(range="30d", release="web@1.2", now=now),
-        PerfFilters.parse(range="30d", browser="Firefox", environment="production", now=now),
-        PerfFilters.parse(range="14d", now=now),
+        ViewFilters.parse(range="7d", now=now),
+        ViewFilters.parse(range="30d", now=now),
+        ViewFilters.parse(range="24h", now=now),
+        ViewFilters.parse(range="14d", browser="Chrome", now=now),
+        ViewFilters.parse(range="30d", environment="staging", now=now),
+        ViewFilters.parse(range="7d", browser="Safari", now=now),
+        ViewFilters.parse(since=since, until=until, now=now),
+        ViewFilters.parse(range="30d", release="web@1.2", now=now),
+        ViewFilters.parse(range="30d", browser="Firefox", environment="production", now=now),
+        ViewFilters.parse(range="14d", now=now),
     ]
 
 

@@ -180,10 +180,10 @@ def run(
     sessions: int, releases: int, page_loads: int, keep_dir: Path | None = None, calls: int = CALLS
 ) -> dict[str, Any]:
     perf_bench = _performance_bench()
-    from stacklens.performance.filters import PerfFilters
     from stacklens.releases.detail import release_detail
     from stacklens.releases.health import Window, release_health
     from stacklens.settings import Settings
+    from stacklens.view_filters import ViewFilters
     from stacklens.warehouse.client import get_warehouse, reset_clients
     from stacklens.warehouse.migrations import apply_migrations
 
@@ -218,7 +218,7 @@ def run(
     rows = int(client.query("SELECT count() FROM session_periods").result_rows[0][0])
 
     def window(range_: str = "", **kw: str) -> tuple[Window, str]:
-        filters = PerfFilters.parse(range=range_, now=now, **kw)
+        filters = ViewFilters.parse(range=range_, now=now, **kw)
         return Window.of(filters), filters.environment
 
     windows = [

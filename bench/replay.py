@@ -32,6 +32,7 @@ from demo import replays as replay_demo
 from stacklens.cli.app import build_app
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -94,7 +95,7 @@ def main() -> None:
         email = "owner@bench.test"
         with session_scope(settings) as session:
             org, _ = accounts.create_organization(session, "Bench", email, PASSWORD)
-            project, app_key = accounts.create_project(session, org.id, "Shop")
+            project, app_key = create_project(session, org.id, "Shop")
             org_id, org_slug, project_id, slug = org.id, org.slug, project.id, project.slug
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))

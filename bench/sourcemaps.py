@@ -136,6 +136,7 @@ def main() -> None:
     from api.app import create_app
     from stacklens.control import accounts
     from stacklens.control.db import migrate_control_store, session_scope
+    from stacklens.control.projects import create_project
     from stacklens.issues.payload_exceptions import exceptions
     from stacklens.settings import Settings
     from stacklens.sourcemaps.sourcemap import MapCache
@@ -160,7 +161,7 @@ def main() -> None:
             org, api_key = accounts.create_organization(
                 session, "Bench", "bench@example.test", "password-123"
             )
-            project, _ = accounts.create_project(session, org.id, "Shop")
+            project, _ = create_project(session, org.id, "Shop")
             org_id, project_id, slug = org.id, project.id, project.slug
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))

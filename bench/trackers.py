@@ -35,9 +35,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from stacklens.control.accounts import create_organization
-    from stacklens.control.credentials import create_project
     from stacklens.control.db import dispose_engines, migrate_control_store, session_scope
     from stacklens.control.integrations import create_connection
+    from stacklens.control.projects import create_project
     from stacklens.integrations.links import create_link
     from stacklens.integrations.prefill import Draft
     from stacklens.integrations.sync import sync_states

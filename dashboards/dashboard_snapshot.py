@@ -19,8 +19,8 @@ from stacklens.explore.scope import project_ids
 from stacklens.explore.widgets import answer_widgets
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.markers import chart_markers
-from stacklens.performance.filters import RANGES
 from stacklens.settings import Settings
+from stacklens.view_filters import RANGES
 from stacklens.warehouse.client import analyst_client
 
 

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from stacklens.explore.datasets import DATASETS
 from stacklens.explore.query import MAX_VALUE_LENGTH, TAG_KEY
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 
 EXPLORE = "/orgs/{org_slug}/explore"
 PERF_FILTERS = ("environment", "release", "browser")
@@ -106,7 +106,7 @@ class Link:
 
 
 def query_body(
-    spec: Spec, project: str, filters: PerfFilters, extra: dict[str, str] | None = None
+    spec: Spec, project: str, filters: ViewFilters, extra: dict[str, str] | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     """``(body, filters left out)``: the query of ``spec`` over the page's window and filters."""
     dataset = DATASETS[spec.dataset]
@@ -128,7 +128,7 @@ def query_body(
 
 
 def performance_link(
-    org_slug: str, project: str, page: str, filters: PerfFilters, target: dict[str, str]
+    org_slug: str, project: str, page: str, filters: ViewFilters, target: dict[str, str]
 ) -> Link | None:
     """ "Open in Explore" of a performance page (``page``: its export name); ``None`` for a page without one."""
     spec = PERFORMANCE.get(page)
@@ -141,7 +141,7 @@ def performance_link(
     return Link(explore_url(org_slug, body), note)
 
 
-def release_links(org_slug: str, project: str, release: str, filters: PerfFilters) -> dict[str, str]:
+def release_links(org_slug: str, project: str, release: str, filters: ViewFilters) -> dict[str, str]:
     """A release's page loads by day and its error events by day, in the page's window."""
     scoped = replace(filters, release=release)
     loads, _ = query_body(Spec("pageloads", ("count:", "p75:load_time_ms", "p75:lcp_ms")), project, scoped)
@@ -154,7 +154,7 @@ def release_health_link(
 ) -> str:
     """A release's sessions per day in Explore: sessions, users, crash-free sessions and users, errored sessions
     (the release pages' figures, from the raw sessions)."""
-    window = PerfFilters(since, until)
+    window = ViewFilters(since, until)
     filters = [{"field": "release", "op": "=", "value": release}]
     if environment:
         filters.append({"field": "environment", "op": "=", "value": environment})
@@ -205,7 +205,7 @@ def issue_tag_link(
         condition = {"field": f"tag:{key}", "op": "=", "value": value}
     else:
         return None
-    window = PerfFilters(since, until)  # whole minutes, as Explore reads a window
+    window = ViewFilters(since, until)  # whole minutes, as Explore reads a window
     body = {
         "dataset": "errors",
         "project": project,

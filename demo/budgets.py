@@ -15,9 +15,9 @@ Safe to run again.
 
 from __future__ import annotations
 
-from stacklens.control import accounts
 from stacklens.control.budgets import find, import_budgets
 from stacklens.control.db import session_scope
+from stacklens.control.projects import project_by_slug
 from stacklens.performance.budget_rules import BudgetDefinition
 from stacklens.settings import Settings
 
@@ -32,7 +32,7 @@ def ensure_demo_budgets(settings: Settings, project_slug: str) -> int:
     """Create the demo budgets the project lacks (an existing one is left as the user changed it); how many
     were created."""
     with session_scope(settings) as session:
-        project = accounts.project_by_slug(session, project_slug)
+        project = project_by_slug(session, project_slug)
         missing = [d for d in DEMO_BUDGETS if find(session, project, d.metric, d.scope) is None]
         _, created = import_budgets(session, project, missing)
         return created

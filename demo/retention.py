@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from stacklens.control import accounts
 from stacklens.control.db import session_scope
 from stacklens.control.models import ActivityEntry
 from stacklens.control.project_retention import set_event_caps
+from stacklens.control.projects import project_by_slug
 from stacklens.settings import Settings
 
 DEMO_MAX_EVENTS_PER_ISSUE = 5_000
@@ -21,7 +21,7 @@ DEMO_MAX_EVENTS_PER_ISSUE = 5_000
 def ensure_demo_event_caps(settings: Settings, project_slug: str) -> bool:
     """Set the demo cap unless the project's caps were ever changed; whether it was set now."""
     with session_scope(settings) as session:
-        project = accounts.project_by_slug(session, project_slug)
+        project = project_by_slug(session, project_slug)
         changed = session.scalar(
             select(ActivityEntry.id).where(
                 ActivityEntry.org_id == project.org_id,

@@ -183,6 +183,7 @@ def make_org(settings: Settings):
     settings' control store (migrated on first use)."""
     from stacklens.control import accounts
     from stacklens.control.db import migrate_control_store, session_scope
+    from stacklens.control.projects import create_project
     from stacklens.settings import get_settings
 
     def make(name: str = "Acme", project: str = "Web App", email: str | None = None) -> dict[str, object]:
@@ -191,7 +192,7 @@ def make_org(settings: Settings):
         with session_scope(current) as session:
             owner = email or f"owner-{uuid.uuid4().hex[:8]}@example.test"
             org, api_key = accounts.create_organization(session, name, owner, "password-123")
-            created, app_key = accounts.create_project(session, org.id, project)
+            created, app_key = create_project(session, org.id, project)
             return {
                 "org_id": org.id,
                 "org_slug": org.slug,

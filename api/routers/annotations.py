@@ -18,7 +18,7 @@ from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.routers.explore import _body
 from stacklens import annotations as notes
 from stacklens.explore.scope import project_ids
-from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.view_filters import BadFilter, ViewFilters
 
 router = APIRouter(prefix="/api/annotations", tags=["annotations"])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -32,7 +32,7 @@ def _window(range: str, since: str, until: str) -> tuple[datetime | None, dateti
     if not (range or since or until):
         return None, None
     try:
-        window = PerfFilters.parse(range=range, since=since, until=until)
+        window = ViewFilters.parse(range=range, since=since, until=until)
     except BadFilter as exc:
         raise ApiError(400, "Bad Request", str(exc)) from None
     return window.since, window.until

@@ -11,8 +11,8 @@ from sqlalchemy import select
 
 from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.models import Project
+from stacklens.control.projects import project_by_slug
 from stacklens.outcomes.counting import CATEGORIES, OUTCOMES
 from stacklens.outcomes.reads import RANGES, OutcomeQuery, outcome_rows
 

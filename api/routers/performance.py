@@ -24,8 +24,8 @@ from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import view_table
-from stacklens.performance.filters import PerfFilters, default_range, flag
 from stacklens.performance.waterfall import waterfall
+from stacklens.view_filters import ViewFilters, default_range, flag
 
 router = APIRouter(prefix="/api/projects", tags=["performance"])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -50,7 +50,7 @@ def _filter_query(
     browser: str = "",
 ) -> QueryParams:
     """The filters of every route here, declared once for the OpenAPI page. The query string is handed on
-    unparsed: the handler parses it with the core's one parser (PerfFilters.from_query) once the project is
+    unparsed: the handler parses it with the core's one parser (ViewFilters.from_query) once the project is
     found, so an unknown project answers 404 whatever its filters; a BadFilter answers 400 through the
     domain-error handler."""
     return request.query_params
@@ -81,7 +81,7 @@ ViewQuery = Annotated[QueryParams, Depends(_view_query)]
 def _answer(
     view: str, query: QueryParams, auth: ApiAuth, project: Project, warehouse: Warehouse, slug: str
 ) -> Response:
-    filters = PerfFilters.from_query(query, default=default_range(view))
+    filters = ViewFilters.from_query(query, default=default_range(view))
     fmt = query.get("format", "json")
     if fmt not in ("json", "csv"):
         raise ApiError(400, "Bad Request", "format: must be json or csv")
@@ -153,7 +153,7 @@ def performance_report(
 ) -> Response:
     """The PDF report for the filters: summary (score, web vitals, budgets with status), pages, resources,
     API endpoints, trends, release impact and recommendations, with charts, the filters and page numbers."""
-    data = report_data(db, warehouse, project, PerfFilters.from_query(filter_query))
+    data = report_data(db, warehouse, project, ViewFilters.from_query(filter_query))
     return Response(
         build_pdf(data),
         media_type="application/pdf",

@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field
 from api.deps import DbSession, Warehouse, require_local_operator
 from api.errors import ApiError
 from api.routers.budgets import BudgetOut
-from stacklens.control import accounts
 from stacklens.control import budgets as budget_store
+from stacklens.control.projects import project_by_slug
 from stacklens.performance.budget_status import pages_seen, with_status
 
 router = APIRouter(prefix="/api/pipelines", tags=["pipelines"], include_in_schema=False)
@@ -124,6 +124,6 @@ def status(runner: Runner) -> dict[str, Any]:
 def budgets(project: str, session: DbSession, warehouse: Warehouse) -> BudgetsAnswer:
     """A project's budgets with their status and the pages it has data for: `stacklens budgets` while this
     server owns the embedded warehouse (the same rows as `GET /api/projects/{slug}/budgets`)."""
-    found = accounts.project_by_slug(session, project)
+    found = project_by_slug(session, project)
     rows = with_status(warehouse, budget_store.list_budgets(session, found))
     return BudgetsAnswer(budgets=[BudgetOut(**row) for row in rows], pages=pages_seen(warehouse, found.id))

@@ -17,10 +17,10 @@ from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.csv_cells import csv_text
 from stacklens.json_values import plain
-from stacklens.performance.filters import BadFilter, PerfFilters
 from stacklens.releases.detail import exists
 from stacklens.releases.health import ReleaseHealth, Window, release_health
 from stacklens.releases.release_list import health_filters, sort_releases
+from stacklens.view_filters import BadFilter, ViewFilters
 
 router = APIRouter(prefix="/api/projects", tags=["releases"])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -34,7 +34,7 @@ FILTER_DOC = (
 )
 
 
-def _filters(request: Request) -> PerfFilters:
+def _filters(request: Request) -> ViewFilters:
     query = request.query_params
     try:
         return health_filters(

@@ -18,8 +18,8 @@ from starlette.datastructures import UploadFile
 from api.deps import ApiAuth, DbSession, OrgProject, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control import accounts
 from stacklens.control.models import Organization
+from stacklens.control.projects import project_by_slug
 from stacklens.errors import InvalidInput, TooLarge
 from stacklens.sourcemaps import store
 from stacklens.sourcemaps.bundle import MAX_REQUEST_SIZE
@@ -97,7 +97,7 @@ def assemble_bundle(
     _org(db, identity, org)
     if not body.projects:
         raise InvalidInput("`projects` is empty; name the project the bundle belongs to")
-    project_ids = [accounts.project_by_slug(db, slug, identity.org_id).id for slug in body.projects]
+    project_ids = [project_by_slug(db, slug, identity.org_id).id for slug in body.projects]
     result = assemble(
         warehouse,
         identity.org_id,

@@ -35,7 +35,7 @@ from stacklens.explore.query_parser import parse_query
 from stacklens.explore.subscriptions import schedule_of
 from stacklens.explore.views import VIEWS
 from stacklens.ingest import jsondepth
-from stacklens.performance.filters import RANGES
+from stacklens.view_filters import RANGES
 
 router = APIRouter(include_in_schema=False)
 LIST = "/orgs/{org_slug}/dashboards"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup
 
@@ -22,7 +22,6 @@ from stacklens.issues.notifications import Notifier, notifier_for, set_watching,
 from stacklens.issues.reads import issue_summary
 from stacklens.issues.timeline import timeline
 
-router = APIRouter(include_in_schema=False)
 ISSUE = "/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}"
 
 
@@ -30,6 +29,18 @@ def load_issue(view: CurrentProject, issue_id: int) -> None:
     """404 unless the issue is one of this organization's project (the issue page's own check)."""
     if issue_summary(view.warehouse, view.org_id, view.project_id, issue_id) is None:
         raise HTTPException(status_code=404, detail="Not Found")
+
+
+def _checked_issue(
+    request: Request, view: CurrentProject, issue_id: int, csrf_token: Annotated[str, Form()] = ""
+) -> None:
+    """Every form of the issue's team work (each route of this router): the CSRF token checked, then the issue
+    found in this project."""
+    check_csrf(request, csrf_token)
+    load_issue(view, issue_id)
+
+
+router = APIRouter(include_in_schema=False, dependencies=[Depends(_checked_issue)])
 
 
 def team_context(view: CurrentProject, db: Db, issue_id: int) -> dict[str, Any]:
@@ -59,7 +70,16 @@ def _back(view: CurrentProject, issue_id: int, anchor: str = "") -> RedirectResp
     return RedirectResponse(path + anchor, status_code=303)
 
 
-def _refused(request: Request, title: str, exc: Exception, status: int = 400) -> Response:
+# The domain's refusals the forms answer on the error page.
+_REFUSALS = (InvalidInput, Forbidden, NotFound)
+
+
+def _refused(request: Request, title: str, exc: Exception, status: int | None = None) -> Response:
+    """The error page for a refused form: 403 forbidden, 404 not found, else 400; ``status`` 400 for a form whose
+    choice names something that is not there (an assignee, a fingerprint), which is bad input, not a missing
+    page."""
+    if status is None:
+        status = 403 if isinstance(exc, Forbidden) else 404 if isinstance(exc, NotFound) else 400
     return render(request, "error.html", {"title": title, "message": str(exc)}, status)
 
 
@@ -70,15 +90,12 @@ def assign_issue(
     db: Db,
     issue_id: int,
     assignee: Annotated[str, Form()] = "",
-    csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    check_csrf(request, csrf_token)
-    load_issue(view, issue_id)
     user = view.viewer.user
     try:
         target = None if assignee in ("", NOBODY) else resolve_assignee(db, view.org_id, assignee)
-    except (InvalidInput, NotFound) as exc:
-        return _refused(request, "Nobody assigned", exc)
+    except _REFUSALS as exc:
+        return _refused(request, "Nobody assigned", exc, 400)
     notifier = notifier_of(request, view)
     assign(
         db,
@@ -100,11 +117,8 @@ def watch_issue(
     db: Db,
     issue_id: int,
     watch: Annotated[str, Form()] = "1",
-    csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     """Hear of the issue's comments without being its assignee (or stop)."""
-    check_csrf(request, csrf_token)
-    load_issue(view, issue_id)
     set_watching(db, view.org_id, view.project_id, issue_id, view.viewer.user.id, watch == "1")
     return _back(view, issue_id, "#assignee")
 
@@ -116,10 +130,7 @@ def comment_issue(
     db: Db,
     issue_id: int,
     body: Annotated[str, Form()] = "",
-    csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    check_csrf(request, csrf_token)
-    load_issue(view, issue_id)
     user = view.viewer.user
     try:
         row = add_comment(
@@ -132,7 +143,7 @@ def comment_issue(
             author_user_id=user.id,
             notifier=notifier_of(request, view),
         )
-    except InvalidInput as exc:
+    except _REFUSALS as exc:
         return _refused(request, "Comment not added", exc)
     return _back(view, issue_id, f"#comment-{row.id}")
 
@@ -145,10 +156,7 @@ def edit_issue_comment(
     issue_id: int,
     comment_id: int,
     body: Annotated[str, Form()] = "",
-    csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    check_csrf(request, csrf_token)
-    load_issue(view, issue_id)
     try:
         edit_comment(
             db,
@@ -160,12 +168,8 @@ def edit_issue_comment(
             author=view.viewer.user.email,
             notifier=notifier_of(request, view),
         )
-    except InvalidInput as exc:
+    except _REFUSALS as exc:
         return _refused(request, "Comment unchanged", exc)
-    except Forbidden as exc:
-        return _refused(request, "Comment unchanged", exc, 403)
-    except NotFound as exc:
-        return _refused(request, "Comment unchanged", exc, 404)
     return _back(view, issue_id, f"#comment-{comment_id}")
 
 
@@ -176,16 +180,11 @@ def delete_issue_comment(
     db: Db,
     issue_id: int,
     comment_id: int,
-    csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    check_csrf(request, csrf_token)
-    load_issue(view, issue_id)
     try:
         delete_comment(db, view.org_id, view.project_id, issue_id, comment_id, author=view.viewer.user.email)
-    except Forbidden as exc:
-        return _refused(request, "Comment kept", exc, 403)
-    except NotFound as exc:
-        return _refused(request, "Comment kept", exc, 404)
+    except _REFUSALS as exc:
+        return _refused(request, "Comment kept", exc)
     return _back(view, issue_id, "#issue-history")
 
 
@@ -196,11 +195,8 @@ def split_issue(
     db: Db,
     issue_id: int,
     fingerprints: Annotated[list[str] | None, Form()] = None,
-    csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     """Give the chosen merged fingerprints their own issue back (the "Merged issues" section's Split out)."""
-    check_csrf(request, csrf_token)
-    load_issue(view, issue_id)
     user = view.viewer.user
     try:
         split(
@@ -212,7 +208,6 @@ def split_issue(
             actor=user.email,
             actor_user_id=user.id,
         )
-    except (InvalidInput, NotFound) as exc:
-        return _refused(request, "Nothing split", exc)
-    path = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/issues/{issue_id}"
-    return RedirectResponse(path + "?done=split#merged-issues", status_code=303)
+    except _REFUSALS as exc:
+        return _refused(request, "Nothing split", exc, 400)
+    return _back(view, issue_id, "?done=split#merged-issues")

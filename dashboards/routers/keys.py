@@ -16,7 +16,7 @@ from dashboards.context import CurrentProject, Db, OrgViewer
 from dashboards.quota_form import LABELS, QuotaForm, current_form
 from dashboards.rendering import render
 from dashboards.security import check_csrf
-from stacklens.control import credentials
+from stacklens.control import keys
 from stacklens.control.activity import actor_labels, list_activity
 from stacklens.control.activity_text import describe
 from stacklens.control.dsn import masked_dsn, project_dsns
@@ -34,9 +34,9 @@ ROTATION_ORDER = (
 
 
 def _api_key_context(viewer: OrgViewer, db: Db, **extra: object) -> dict[str, object]:
-    current = credentials.current_api_key(db, viewer.org.id)
+    current = keys.current_api_key(db, viewer.org.id)
     masked = f"stacklens_api_…{current.last4}" if current else "(none)"
-    pending = credentials.next_api_key(db, viewer.org.id)
+    pending = keys.next_api_key(db, viewer.org.id)
     return {
         "viewer": viewer,
         "user": viewer.user,
@@ -72,7 +72,7 @@ def reveal(
     check_csrf(request, csrf_token)
     next_key = which == "next"
     try:
-        value = credentials.reveal_api_key(db, viewer.org.id, viewer.user.id, next_key=next_key)
+        value = keys.reveal_api_key(db, viewer.org.id, viewer.user.id, next_key=next_key)
     except AccountError as exc:
         return render(request, "error.html", {"title": "No API key", "message": str(exc)}, 409)
     extra = {"revealed_next": value} if next_key else {"revealed": value}
@@ -87,7 +87,7 @@ def create_next(
     viewer.require_owner()
     check_csrf(request, csrf_token)
     try:
-        _row, value = credentials.create_next_api_key(db, viewer.org.id, viewer.user.id)
+        _row, value = keys.create_next_api_key(db, viewer.org.id, viewer.user.id)
     except AccountError as exc:
         return render(request, "api_keys.html", _api_key_context(viewer, db, error=str(exc)), 409)
     return render(request, "api_keys.html", _api_key_context(viewer, db, new_next_key=value), 201)
@@ -114,7 +114,7 @@ def regenerate(
             viewer, db, error="Tick the box to confirm the old key stops working at once."
         )
         return render(request, "api_key_regenerate.html", context, 400)
-    value = credentials.regenerate_api_key(db, viewer.org.id, viewer.user.id)
+    value = keys.regenerate_api_key(db, viewer.org.id, viewer.user.id)
     return render(request, "api_keys.html", _api_key_context(viewer, db, new_key=value))
 
 
@@ -129,17 +129,17 @@ def project_context(
     """The project's settings; every app key and its DSN masked, except the one just revealed (logged); the
     quota boxes show ``quota_form`` (a refused save, as typed) or else the stored quota."""
     settings = request.app.state.settings
-    keys = credentials.list_app_keys(db, view.project_id)
+    app_keys = keys.list_app_keys(db, view.project_id)
     dsns = project_dsns(db, view.project_id, settings)
     shown = {
         key.id: dsns.get(key.id) if key.id == revealed_key_id else masked_dsn(dsns.get(key.id), key.masked)
-        for key in keys
+        for key in app_keys
     }
     return {
         "viewer": view.viewer,
         "user": view.viewer.user,
         "project": view.project,
-        "keys": keys,
+        "keys": app_keys,
         "dsns": shown,
         "new_key": None,
         "revealed": None,
@@ -204,7 +204,7 @@ def app_key_action(
     view.viewer.require_owner()
     check_csrf(request, csrf_token)
     actor = view.viewer.user.id
-    owned = {key.id: key for key in credentials.list_app_keys(db, view.project_id)}
+    owned = {key.id: key for key in keys.list_app_keys(db, view.project_id)}
     target = owned.get(int(key_id)) if key_id.isdigit() else None
     if action in CONSEQUENCES and confirm != "yes":
         # One click never breaks a deployment: regenerate and revoke first show what they will do.
@@ -225,17 +225,17 @@ def app_key_action(
     revealed, revealed_key_id = None, None
     try:
         if action == "create":
-            value = credentials.create_app_key(db, view.project_id, service.strip(), actor)
+            value = keys.create_app_key(db, view.project_id, service.strip(), actor)
         elif action == "regenerate":
-            value = credentials.regenerate_app_key(db, view.project_id, service.strip() or None, actor)
+            value = keys.regenerate_app_key(db, view.project_id, service.strip() or None, actor)
         elif action == "revoke":
             if target is None:
                 raise HTTPException(status_code=404, detail="Not Found")
-            credentials.revoke_app_key(db, target.id, actor)
+            keys.revoke_app_key(db, target.id, actor)
             value = None
         elif action == "reveal":
             value = None
-            revealed = credentials.reveal_app_key(db, view.project_id, service.strip() or None, actor)
+            revealed = keys.reveal_app_key(db, view.project_id, service.strip() or None, actor)
             revealed_key_id = next(
                 (key.id for key in owned.values() if (key.service or "") == service.strip()), None
             )

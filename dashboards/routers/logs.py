@@ -16,7 +16,7 @@ from dashboards.rendering import render
 from stacklens.errors import InvalidInput
 from stacklens.logs.search import LogFilters, LogPage, log_services, log_volume, search_logs
 from stacklens.logs.traces import trace_errors, trace_transactions
-from stacklens.performance.filters import RANGES
+from stacklens.view_filters import RANGES
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/logs"

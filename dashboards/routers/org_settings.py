@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from dashboards.context import Db, OrgViewer, org_projects
 from dashboards.rendering import render
-from stacklens.control import accounts, channels, credentials, integrations, invitations
+from stacklens.control import accounts, channels, integrations, invitations, keys
 
 router = APIRouter(include_in_schema=False)
 SETTINGS = "/orgs/{org_slug}/settings"
@@ -24,8 +24,8 @@ def organization_settings(request: Request, viewer: OrgViewer, db: Db) -> Respon
     org_id = viewer.org.id
     members = accounts.list_members(db, org_id)
     channel_rows = channels.list_channels(db, org_id)
-    current = credentials.current_api_key(db, org_id) if viewer.is_owner else None
-    pending = credentials.next_api_key(db, org_id) if viewer.is_owner else None
+    current = keys.current_api_key(db, org_id) if viewer.is_owner else None
+    pending = keys.next_api_key(db, org_id) if viewer.is_owner else None
     context = {
         "viewer": viewer,
         "user": viewer.user,

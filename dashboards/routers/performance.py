@@ -26,15 +26,15 @@ from stacklens.metrics import mart_progress
 from stacklens.performance import endpoint_reads, page_load_reads, view_data
 from stacklens.performance.calendar import day_slots, week_slots
 from stacklens.performance.exports.tables import blocking_resources, largest_resources, unknown_blocking
-from stacklens.performance.filters import (
+from stacklens.performance.score import MIN_SAMPLES, THRESHOLDS, VITAL_LABELS
+from stacklens.performance.waterfall import waterfall
+from stacklens.view_filters import (
     DEFAULT_RANGE,
     RANGES,
     BadFilter,
-    PerfFilters,
+    ViewFilters,
     default_range,
 )
-from stacklens.performance.score import MIN_SAMPLES, THRESHOLDS, VITAL_LABELS
-from stacklens.performance.waterfall import waterfall
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/performance"
@@ -106,9 +106,9 @@ def _page(
     # The views whose daily charts can draw the previous period beneath the window.
     context["comparable"] = export in COMPARABLE
     try:
-        filters = PerfFilters.from_query(request.query_params, default=opening)
+        filters = ViewFilters.from_query(request.query_params, default=opening)
     except BadFilter as exc:
-        context.update(error=str(exc), filters=PerfFilters.parse(), params={})
+        context.update(error=str(exc), filters=ViewFilters.parse(), params={})
         return render(request, template, {**context, "data": None}, 400)
     context.update(filters=filters, params=filters.params())
     # "Open in Explore": the page's main figure as an Explore query over the same window and filters.
@@ -130,7 +130,7 @@ def _page(
 
 
 def _previous(
-    filters: PerfFilters, daily: Callable[[PerfFilters], Sequence[Mapping[str, Any]]]
+    filters: ViewFilters, daily: Callable[[ViewFilters], Sequence[Mapping[str, Any]]]
 ) -> tuple[Sequence[Mapping[str, Any]] | None, list[str] | None]:
     """With "compare with the previous period": that period's daily rows, by the view's own read (the metrics
     layer, as for the window itself), and its days; else nothing to draw."""
@@ -141,7 +141,7 @@ def _previous(
 
 
 def _mark_releases(
-    request: Request, view: CurrentProject, client: Any, filters: PerfFilters, figures: dict[str, Any]
+    request: Request, view: CurrentProject, client: Any, filters: ViewFilters, figures: dict[str, Any]
 ) -> None:
     """The releases first seen in the window and the project's annotations on every time chart of the page."""
     if not any(is_time_chart(f) for f in figures.values()):
@@ -162,7 +162,7 @@ def _mark_releases(
 
 @router.get(BASE, response_class=HTMLResponse)
 def overview(request: Request, view: CurrentProject) -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         data = view_data.overview(client, view.org_id, view.project_id, filters)
         days = data["daily"]
         slots = day_slots(filters.since, filters.until)
@@ -185,7 +185,7 @@ def overview(request: Request, view: CurrentProject) -> Response:
 
 @router.get(BASE + "/pages", response_class=HTMLResponse)
 def pages(request: Request, view: CurrentProject) -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         data = view_data.pages(client, view.org_id, view.project_id, filters)
         rows = data["rows"][:20]
         figure = figs.bars_figure(
@@ -206,7 +206,7 @@ def pages(request: Request, view: CurrentProject) -> Response:
 
 @router.get(BASE + "/pages/detail", response_class=HTMLResponse)
 def page_detail(request: Request, view: CurrentProject, page: str = "") -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         if not page:
             raise ValueError("page: choose a page (route) from the Pages table")
         org, project = view.org_id, view.project_id
@@ -250,7 +250,7 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
 
 @router.get(BASE + "/resources", response_class=HTMLResponse)
 def resources(request: Request, view: CurrentProject) -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         data = view_data.resources(client, view.org_id, view.project_id, filters)
         listing = data["resources"]
         return {
@@ -266,7 +266,7 @@ def resources(request: Request, view: CurrentProject) -> Response:
 
 @router.get(BASE + "/api", response_class=HTMLResponse)
 def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         data = view_data.endpoints(client, view.org_id, view.project_id, filters, sort)
         top = data["rows"][:15]
         figure = figs.bars_figure(
@@ -290,7 +290,7 @@ def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Re
 def endpoint_detail(
     request: Request, view: CurrentProject, source: str = "", method: str = "", path: str = ""
 ) -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         if source not in ("client", "server"):
             raise ValueError("source: must be client or server")
         if not method or not path:
@@ -335,7 +335,7 @@ def endpoint_detail(
 
 @router.get(BASE + "/waterfall/{event_id}", response_class=HTMLResponse)
 def waterfall_page(request: Request, view: CurrentProject, event_id: str) -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         data = waterfall(client, view.org_id, view.project_id, event_id)
         if data is None:
             raise ValueError(f"event_id: no page load {event_id!r} in this project")

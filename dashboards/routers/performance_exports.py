@@ -19,8 +19,8 @@ from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import PAGES, Target, page_data, table
-from stacklens.performance.filters import PerfFilters, default_range
 from stacklens.performance.waterfall import waterfall
+from stacklens.view_filters import ViewFilters, default_range
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/performance"
@@ -64,7 +64,7 @@ def export_page(request: Request, view: CurrentProject, page_name: str, fmt: str
         raise InvalidInput("format: must be csv or json")
     if page_name not in PAGES:
         raise NotFound(f"no performance page {page_name!r}")
-    filters = PerfFilters.from_query(request.query_params, default=default_range(page_name))
+    filters = ViewFilters.from_query(request.query_params, default=default_range(page_name))
     target = target_of(request)
     spec = (
         table(page_name, request.query_params.get("table") or PAGES[page_name][0].name)
@@ -89,7 +89,7 @@ def export_page(request: Request, view: CurrentProject, page_name: str, fmt: str
 
 @router.get(BASE + "/report.pdf")
 def report_pdf(request: Request, view: CurrentProject, db: Db) -> Response:
-    data = report_data(db, view.warehouse, view.project, PerfFilters.from_query(request.query_params))
+    data = report_data(db, view.warehouse, view.project, ViewFilters.from_query(request.query_params))
     return Response(
         build_pdf(data),
         media_type="application/pdf",

@@ -15,19 +15,19 @@ from dashboards.explore_links import release_links
 from dashboards.routers.performance import BASE, _page
 from stacklens.performance import view_data
 from stacklens.performance.calendar import week_slots
-from stacklens.performance.filters import (
+from stacklens.performance.recommendations import evidence_text
+from stacklens.view_filters import (
     TRUE,
-    PerfFilters,
+    ViewFilters,
     flag,
 )
-from stacklens.performance.recommendations import evidence_text
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get(BASE + "/trends", response_class=HTMLResponse)
 def trends(request: Request, view: CurrentProject) -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         data = view_data.trends(client, view.org_id, view.project_id, filters)
         figures = {}
         if data["rows"]:
@@ -51,7 +51,7 @@ def trends(request: Request, view: CurrentProject) -> Response:
 
 @router.get(BASE + "/releases", response_class=HTMLResponse)
 def releases(request: Request, view: CurrentProject) -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         data = view_data.releases(client, view.org_id, view.project_id, filters)
         org, slug = view.viewer.org.slug, view.project.slug
         return {
@@ -67,7 +67,7 @@ def releases(request: Request, view: CurrentProject) -> Response:
 
 @router.get(BASE + "/recommendations", response_class=HTMLResponse)
 def recommendations(request: Request, view: CurrentProject, include_old_releases: str = "") -> Response:
-    def fill(client: Any, filters: PerfFilters) -> dict[str, Any]:
+    def fill(client: Any, filters: ViewFilters) -> dict[str, Any]:
         include_old = flag("include_old_releases", include_old_releases)
         data = view_data.recommendations(client, view.org_id, view.project_id, filters, include_old)
         return {

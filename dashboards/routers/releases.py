@@ -21,13 +21,13 @@ from dashboards.rendering import render
 from stacklens.control.db import session_scope
 from stacklens.errors import NotFound
 from stacklens.metrics import mart_progress
-from stacklens.performance.filters import RANGES, BadFilter, PerfFilters
 from stacklens.performance.page_load_reads import facets
 from stacklens.releases import verdicts
 from stacklens.releases.detail import release_detail
 from stacklens.releases.health import Window, release_health
 from stacklens.releases.release_list import SORTS, health_filters, sort_releases
 from stacklens.releases.sessions import environments
+from stacklens.view_filters import RANGES, BadFilter, ViewFilters
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/releases"
@@ -58,7 +58,7 @@ def _context(request: Request, view: CurrentProject) -> dict[str, Any]:
     }
 
 
-def _filters(request: Request) -> PerfFilters:
+def _filters(request: Request) -> ViewFilters:
     query = request.query_params
     return health_filters(
         range=query.get("range", ""),
@@ -69,7 +69,7 @@ def _filters(request: Request) -> PerfFilters:
     )
 
 
-def _environments(view: CurrentProject, filters: PerfFilters) -> list[str]:
+def _environments(view: CurrentProject, filters: ViewFilters) -> list[str]:
     """The environments of the project's sessions and of the window's page loads."""
     client = view.warehouse
     found = environments(client, view.org_id, view.project_id)
@@ -92,7 +92,7 @@ def release_list(
         shown = sort_releases(rows, sort, order)
     except BadFilter as exc:
         context.update(
-            error=str(exc), filters=PerfFilters.parse(), params={}, rows=[], sort=sort, order=order
+            error=str(exc), filters=ViewFilters.parse(), params={}, rows=[], sort=sort, order=order
         )
         return render(request, "releases.html", {**context, "sorts": SORTS}, 400)
     context.update(
@@ -127,7 +127,7 @@ def release_page(request: Request, view: CurrentProject, version: str) -> Respon
     try:
         filters = _filters(request)
     except BadFilter as exc:
-        context.update(error=str(exc), filters=PerfFilters.parse(), params={}, version=version, detail=None)
+        context.update(error=str(exc), filters=ViewFilters.parse(), params={}, version=version, detail=None)
         return render(request, "release_detail.html", context, 400)
     client = view.warehouse
     try:

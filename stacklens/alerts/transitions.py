@@ -208,18 +208,7 @@ def _occurrences(
         _record(rule, window, "ok", "ok", f"no {word} not yet notified in the window", False, now, summary)
         return
     for m in fresh:
-        state = _state(session, rule, m.scope_key, own, now)
-        state.state, state.value, state.release, state.since = "firing", 1.0, m.release[:RELEASE_CHARS], now
-        notified = False
-        if rule.channel_ids:
-            payload = compose(rule, "firing", m, now, m.release, ctx)
-            summary.notifications += len(
-                outbox.enqueue(session, rule.org_id, list(rule.channel_ids), "firing", payload, rule.id)
-            )
-            state.last_notified_at, notified = now, True
-        summary.transitions += 1
-        summary.firing.append(f"{rule.name} [{m.title}]")
-        _record(rule, m, "ok", "firing", f"{word}: {m.title}", notified, now, summary)
+        _fire_occurrence(session, rule, m, own, ctx, now, summary, m.title, f"{word}: {m.title}")
 
 
 def _release_verdict(
@@ -267,18 +256,36 @@ def _release_verdict(
         _record(rule, newest, before, "firing", text, False, now, summary)
         summary.firing.append(f"{rule.name} [{newest.release}]")
         return
-    state = _state(session, rule, newest.scope_key, own, now)
-    state.state, state.value, state.release, state.since = "firing", 1.0, newest.release[:RELEASE_CHARS], now
+    text = f"release regression: {newest.title}"
+    _fire_occurrence(session, rule, newest, own, ctx, now, summary, newest.release, text)
+
+
+def _fire_occurrence(
+    session: Session,
+    rule: AlertRule,
+    m: Measurement,
+    own: dict[str, AlertRuleState],
+    ctx: Context,
+    now: datetime,
+    summary: EvaluationSummary,
+    label: str,
+    text: str,
+) -> None:
+    """An occurrence seen for the first time (a new issue, a regression, a regressed release): its scope fires,
+    the rule's channels are told once (the scope remembers when), and the evaluation row says ``text``; ``label``
+    names the occurrence in the tick's list of what fires."""
+    state = _state(session, rule, m.scope_key, own, now)
+    state.state, state.value, state.release, state.since = "firing", 1.0, m.release[:RELEASE_CHARS], now
     notified = False
     if rule.channel_ids:
-        payload = compose(rule, "firing", newest, now, newest.release, ctx)
+        payload = compose(rule, "firing", m, now, m.release, ctx)
         summary.notifications += len(
             outbox.enqueue(session, rule.org_id, list(rule.channel_ids), "firing", payload, rule.id)
         )
         state.last_notified_at, notified = now, True
     summary.transitions += 1
-    summary.firing.append(f"{rule.name} [{newest.release}]")
-    _record(rule, newest, "ok", "firing", f"release regression: {newest.title}", notified, now, summary)
+    summary.firing.append(f"{rule.name} [{label}]")
+    _record(rule, m, "ok", "firing", text, notified, now, summary)
 
 
 def _record(

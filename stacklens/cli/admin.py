@@ -23,7 +23,7 @@ def control_session(settings: Settings | None = None) -> Iterator[Session]:
     from stacklens.cli.main import CliError
     from stacklens.control.db import ControlStoreError, migrate_control_store, session_scope
     from stacklens.control.errors import AccountError
-    from stacklens.control.keys import KeyDecryptionError
+    from stacklens.control.key_values import KeyDecryptionError
 
     settings = settings or get_settings()
     try:
@@ -54,41 +54,45 @@ def _create_org(args: argparse.Namespace) -> int:
 
 def _create_project(args: argparse.Namespace) -> int:
     from stacklens.control import accounts
+    from stacklens.control.projects import create_project
 
     with control_session() as session:
         org = accounts.organization_by_name(session, args.org)
-        project, app_key = accounts.create_project(session, org.id, args.name, args.platform)
+        project, app_key = create_project(session, org.id, args.name, args.platform)
         payload = {"project_id": project.id, "slug": project.slug, "app_key": app_key}
     emit(args, payload)
     return 0
 
 
 def _create_app_key(args: argparse.Namespace) -> int:
-    from stacklens.control import accounts
+    from stacklens.control.keys import create_app_key
+    from stacklens.control.projects import project_by_slug
 
     with control_session() as session:
-        project = accounts.project_by_slug(session, args.project)
-        app_key = accounts.create_app_key(session, project.id, args.service)
+        project = project_by_slug(session, args.project)
+        app_key = create_app_key(session, project.id, args.service)
     emit(args, {"app_key": app_key, "service": args.service})
     return 0
 
 
 def _regenerate_api_key(args: argparse.Namespace) -> int:
     from stacklens.control import accounts
+    from stacklens.control.keys import regenerate_api_key
 
     with control_session() as session:
         org = accounts.organization_by_name(session, args.org)
-        api_key = accounts.regenerate_api_key(session, org.id)
+        api_key = regenerate_api_key(session, org.id)
     emit(args, {"api_key": api_key})
     return 0
 
 
 def _regenerate_app_key(args: argparse.Namespace) -> int:
-    from stacklens.control import accounts
+    from stacklens.control.keys import regenerate_app_key
+    from stacklens.control.projects import project_by_slug
 
     with control_session() as session:
-        project = accounts.project_by_slug(session, args.project)
-        app_key = accounts.regenerate_app_key(session, project.id, args.service)
+        project = project_by_slug(session, args.project)
+        app_key = regenerate_app_key(session, project.id, args.service)
     emit(args, {"app_key": app_key})
     return 0
 
@@ -123,8 +127,8 @@ def _set_quota(args: argparse.Namespace) -> int:
 def _set_project_quota(args: argparse.Namespace) -> int:
     """A project's own events per minute (``--events-per-minute 0`` removes it) and category limits."""
     from stacklens.cli.main import CliError
-    from stacklens.control import accounts
     from stacklens.control.project_quotas import project_quotas, set_project_quota
+    from stacklens.control.projects import project_by_slug
     from stacklens.errors import StackLensError
 
     if args.requests_per_second is not None:
@@ -133,7 +137,7 @@ def _set_project_quota(args: argparse.Namespace) -> int:
         raise CliError("set-quota --project needs --events-per-minute and/or --category CATEGORY=N")
     categories: dict[str, int | None] | None = None
     with control_session() as session:
-        project = accounts.project_by_slug(session, args.project)
+        project = project_by_slug(session, args.project)
         current = project_quotas(session, [project.id]).get(project.id)
         per_minute = current.events_per_minute if current else None
         if args.events_per_minute is not None:
@@ -288,8 +292,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _set_retention(args: argparse.Namespace) -> int:
     from stacklens.cli.main import CliError
-    from stacklens.control import accounts
     from stacklens.control.project_retention import retention_of, set_event_caps, set_project_retention
+    from stacklens.control.projects import project_by_slug
     from stacklens.errors import StackLensError
 
     caps = (args.max_events_per_issue, args.max_events_per_project)
@@ -297,7 +301,7 @@ def _set_retention(args: argparse.Namespace) -> int:
         raise CliError("give --days, --max-events-per-issue or --max-events-per-project")
     settings = get_settings()
     with control_session() as session:
-        project = accounts.project_by_slug(session, args.project)
+        project = project_by_slug(session, args.project)
         try:
             kept = retention_of(session, project.id)
             if args.days is not None:

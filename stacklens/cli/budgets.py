@@ -72,7 +72,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _project(session: Session, slug: str) -> Project:
-    from stacklens.control.accounts import AccountError, project_by_slug
+    from stacklens.control.errors import AccountError
+    from stacklens.control.projects import project_by_slug
 
     try:
         return project_by_slug(session, slug)

@@ -15,8 +15,11 @@ from sqlalchemy import select, update
 
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
-from stacklens.control.keys import KeyDecryptionError
+from stacklens.control.errors import AccountError
+from stacklens.control.key_values import KeyDecryptionError
+from stacklens.control.keys import regenerate_api_key, regenerate_app_key, reveal_api_key, reveal_app_key
 from stacklens.control.models import Organization, Project, User
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 
 DEMO_ORGANIZATION = "Demo Organization"
@@ -51,10 +54,10 @@ def ensure_demo_org(settings: Settings) -> DemoOrg:
             org, api_key = accounts.create_organization(session, DEMO_ORGANIZATION, DEMO_EMAIL, password)
         else:
             try:
-                api_key = accounts.reveal_api_key(session, org.id, None)
-            except (accounts.AccountError, KeyDecryptionError):
+                api_key = reveal_api_key(session, org.id, None)
+            except (AccountError, KeyDecryptionError):
                 # No readable current key (the secret changed): a new one is the only way to print a working one.
-                api_key = accounts.regenerate_api_key(session, org.id)
+                api_key = regenerate_api_key(session, org.id)
         user = session.scalar(select(User).where(User.email == DEMO_EMAIL))
         if user is None:
             accounts.add_member(session, org.id, DEMO_EMAIL, password, role="owner")
@@ -67,10 +70,10 @@ def ensure_demo_org(settings: Settings) -> DemoOrg:
             select(Project).where(Project.org_id == org.id, Project.name == DEMO_PROJECT)
         )
         if project is None:
-            project, app_key = accounts.create_project(session, org.id, DEMO_PROJECT, DEMO_PLATFORM)
+            project, app_key = create_project(session, org.id, DEMO_PROJECT, DEMO_PLATFORM)
         else:
             try:
-                app_key = accounts.reveal_app_key(session, project.id, None)
-            except (accounts.AccountError, KeyDecryptionError):
-                app_key = accounts.regenerate_app_key(session, project.id, None)
+                app_key = reveal_app_key(session, project.id, None)
+            except (AccountError, KeyDecryptionError):
+                app_key = regenerate_app_key(session, project.id, None)
         return DemoOrg(DEMO_ORGANIZATION, DEMO_EMAIL, password, api_key, project.slug, app_key)

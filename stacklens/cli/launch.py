@@ -75,17 +75,19 @@ class DemoKeys:
 def ensure_demo(settings: Settings) -> DemoKeys:
     """Control-store side of the demo: migrate, the organization and login, the worker's per-service key."""
     from stacklens.cli.demo_org import ensure_demo_org
-    from stacklens.control import accounts, invitations
+    from stacklens.control import invitations
     from stacklens.control.db import session_scope
+    from stacklens.control.keys import create_app_key, list_app_keys, reveal_app_key
+    from stacklens.control.projects import project_by_slug
 
     demo = ensure_demo_org(settings)  # migrates the control store first
     with session_scope(settings) as session:
-        project = accounts.project_by_slug(session, demo.project)
-        services = {info.service for info in accounts.list_app_keys(session, project.id)}
+        project = project_by_slug(session, demo.project)
+        services = {info.service for info in list_app_keys(session, project.id)}
         if WORKER_SERVICE in services:
-            worker_key = accounts.reveal_app_key(session, project.id, WORKER_SERVICE)
+            worker_key = reveal_app_key(session, project.id, WORKER_SERVICE)
         else:
-            worker_key = accounts.create_app_key(session, project.id, WORKER_SERVICE)
+            worker_key = create_app_key(session, project.id, WORKER_SERVICE)
         # The members page shows a pending invitation (its link is shown only when created; make a new one there).
         if not invitations.pending_invitations(session, project.org_id):
             signer = invitations.signer_for(settings.secret())

@@ -1,16 +1,15 @@
-"""Organizations, people and memberships, and an organization's quotas, as plain functions over a session.
+"""Organizations, people, memberships and quotas, as plain functions over a session.
 
-- Organizations: created with their owner and first API key, found by id or by name; a project found by slug.
+- Organizations: created with their owner and first API key, found by id or by name.
 - People: accounts with argon2id password hashes (rehashed at sign-in when the parameters change), sign-in
   that does the same work for an unknown e-mail, password changes that end the person's other sessions.
 - Memberships: an organization's people and a person's organizations; add, change a role, remove (ending the
   removed person's sessions) and make an owner. The last owner always stays (:mod:`stacklens.control.owners`).
 - Quotas: an organization's events per minute and requests per second.
 
-``__all__`` also lists what the module passes on from :mod:`stacklens.control.credentials`, ``errors`` and
-``passwords``. Every change of an organization, a membership, a password or a quota writes an activity entry in
-the same transaction, so the log can never disagree with them. Callers own the transaction (``session_scope``):
-nothing here commits.
+Every change of an organization, a membership, a password or a quota writes an activity entry in the same
+transaction, so the log can never disagree with them. Callers own the transaction (``session_scope``):
+nothing here commits. Projects are :mod:`stacklens.control.projects`', keys :mod:`stacklens.control.keys`'.
 """
 
 from __future__ import annotations
@@ -23,69 +22,13 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
-from stacklens.control.credentials import (
-    PLATFORMS,
-    AppKeyInfo,
-    create_app_key,
-    create_project,
-    current_api_key,
-    current_app_key,
-    list_app_keys,
-    new_api_key,
-    regenerate_api_key,
-    regenerate_app_key,
-    reveal_api_key,
-    reveal_app_key,
-    revoke_app_key,
-    unique_slug,
-)
 from stacklens.control.errors import AccountError, AccountNotFound
-from stacklens.control.models import Membership, Organization, Project, User
+from stacklens.control.keys import new_api_key
+from stacklens.control.models import Membership, Organization, User
 from stacklens.control.owners import locked_membership, takes_the_last_owner
-from stacklens.control.passwords import MIN_PASSWORD_LENGTH, check_password
+from stacklens.control.passwords import check_password
 from stacklens.control.signin_sessions import end_user_sessions
-
-# The account and key lifecycle, with what it re-exports from credentials, errors and passwords: callers import
-# it all from this one module.
-__all__ = [
-    "MIN_PASSWORD_LENGTH",
-    "PLATFORMS",
-    "ROLES",
-    "AccountError",
-    "AccountNotFound",
-    "AppKeyInfo",
-    "add_member",
-    "authenticate_user",
-    "change_password",
-    "change_role",
-    "check_password",
-    "create_app_key",
-    "create_organization",
-    "create_project",
-    "create_user",
-    "current_api_key",
-    "current_app_key",
-    "get_organization",
-    "hash_password",
-    "list_app_keys",
-    "list_members",
-    "make_owner",
-    "membership",
-    "new_api_key",
-    "normalise_email",
-    "organization_by_name",
-    "project_by_slug",
-    "regenerate_api_key",
-    "regenerate_app_key",
-    "remove_member",
-    "reveal_api_key",
-    "reveal_app_key",
-    "revoke_app_key",
-    "set_quota",
-    "unique_slug",
-    "user_memberships",
-    "verify_password",
-]
+from stacklens.control.slugs import unique_slug
 
 ROLES = ("owner", "member")
 _EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}|[^@\s]{1,64}@localhost")
@@ -347,18 +290,6 @@ def organization_by_name(session: Session, name: str) -> Organization:
     if org is None:
         raise AccountNotFound(f"no organization named {name!r}")
     return org
-
-
-def project_by_slug(session: Session, slug: str, org_id: int | None = None) -> Project:
-    """The project with this slug; with ``org_id``, only when it belongs to that organization."""
-    query = select(Project).where(Project.slug == (slug or "").strip().lower())
-    if org_id is not None:
-        query = query.where(Project.org_id == org_id)
-    project = session.scalar(query)
-    if project is None:
-        where = " in this organization" if org_id is not None else ""
-        raise AccountNotFound(f"no project with slug {slug!r}{where}")
-    return project
 
 
 def set_quota(

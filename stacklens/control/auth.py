@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.issue_merges import overrides_of
-from stacklens.control.keys import hash_key
+from stacklens.control.key_values import hash_key
 from stacklens.control.models import ApiKey, AppKey, Organization, Project
 from stacklens.control.project_quotas import ProjectQuota, quota_of
 from stacklens.control.projects_settings import rules_of

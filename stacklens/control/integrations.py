@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from stacklens.control.activity import record_activity
-from stacklens.control.keys import decrypt_value, encrypt_value
+from stacklens.control.key_values import decrypt_value, encrypt_value
 from stacklens.control.models.integrations import TrackerConnection
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.integrations.trackers import TRACKER_TYPES, tracker_for

@@ -17,8 +17,8 @@ from clickhouse_connect.driver.client import Client
 from stacklens.explore.answer import ExploreRow
 from stacklens.explore.query import MAX_LIMIT, Query, release_filter
 from stacklens.explore.run import Result, run_explore
-from stacklens.performance.filters import PerfFilters
 from stacklens.releases.predecessor import predecessor
+from stacklens.view_filters import ViewFilters
 
 PREVIOUS = "_previous"
 CHANGE = "_change_pct"
@@ -34,7 +34,7 @@ def in_window(query: Query, window: tuple[datetime, datetime]) -> Query:
     """The query over another window (its table only matters: every group, so a row finds its match)."""
     return replace(
         query,
-        window=PerfFilters(since=window[0], until=window[1]),
+        window=ViewFilters(since=window[0], until=window[1]),
         limit=MAX_LIMIT,
         interval="",
         compare=None,

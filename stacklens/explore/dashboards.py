@@ -25,7 +25,7 @@ from stacklens.errors import NotFound
 from stacklens.explore.query import BadQuery
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.views import VIEWS
-from stacklens.performance.filters import RANGES
+from stacklens.view_filters import RANGES
 
 KINDS = ("line", "bar", "number", "table")
 SOURCES = ("query", "saved_query_id", "view")

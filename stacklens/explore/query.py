@@ -15,7 +15,7 @@ from stacklens.errors import InvalidInput
 from stacklens.explore.datasets import Dataset
 from stacklens.metrics.catalog import get
 from stacklens.metrics.formatting import column_name
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 
 OPS = ("=", "!=", "in", "contains", ">=", "<")
 STRING_OPS = ("=", "!=", "in", "contains")
@@ -122,7 +122,7 @@ def _iso(value: datetime) -> str:
 class Query:
     dataset: Dataset
     project: str  # a project slug; '' = every project of the organization
-    window: PerfFilters
+    window: ViewFilters
     filters: tuple[Filter, ...]
     group_by: tuple[str, ...]
     aggregates: tuple[Aggregate, ...]

@@ -36,7 +36,7 @@ from stacklens.explore.query import (
     release_filter,
 )
 from stacklens.metrics.catalog import find
-from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.view_filters import BadFilter, ViewFilters
 
 
 def _text(name: str, value: object) -> str:
@@ -171,7 +171,7 @@ def _aggregate(dataset: Dataset, index: int, raw: object) -> Aggregate:
     return Aggregate(fn, "" if counted or fn == "rate_per_1k" else metric.key)
 
 
-def _compare(raw: object, window: PerfFilters, filters: tuple[Filter, ...] = ()) -> Compare | None:
+def _compare(raw: object, window: ViewFilters, filters: tuple[Filter, ...] = ()) -> Compare | None:
     """The compared window of ``{"previous_period": true}``, ``{"since", "until"}`` or
     ``{"previous_release": true}``; None without one."""
     if raw is None or raw is False or raw == {}:
@@ -215,7 +215,7 @@ def _compare(raw: object, window: PerfFilters, filters: tuple[Filter, ...] = ())
     if not isinstance(raw.get("since"), str) or not isinstance(raw.get("until"), str):
         raise BadQuery("compare", 'give {"previous_period": true} or both since and until (ISO 8601)')
     try:
-        other = PerfFilters.parse(since=raw["since"], until=raw["until"])
+        other = ViewFilters.parse(since=raw["since"], until=raw["until"])
     except BadFilter as exc:
         raise BadQuery(f"compare.{exc.field}", str(exc).split(": ", 1)[1]) from None
     if not (other.since >= EARLIEST and other.until <= LATEST):
@@ -236,7 +236,7 @@ def parse_query(body: object, *, download: bool = False) -> Query:
     if dataset is None:
         raise BadQuery("dataset", f"unknown dataset {name!r}; use one of {', '.join(DATASETS)}")
     project = _text("project", body.get("project") or "")
-    window = PerfFilters.parse(
+    window = ViewFilters.parse(
         range=_text("range", body.get("range") or ""),
         since=_text("since", body.get("since") or ""),
         until=_text("until", body.get("until") or ""),

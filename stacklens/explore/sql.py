@@ -18,7 +18,7 @@ error (1 %) of the exact percentile. The average of a vital the states keep no s
 :data:`HISTOGRAM_MEANS`) is the mean of those values, as the budgets take it; every other average, sum, minimum,
 maximum and count is exact over the raw values, and a percentile of a metric without a histogram (resource
 size) is the exact ``quantileExactInclusive``. The window is the views' too: whole UTC minutes
-(:class:`stacklens.performance.filters.PerfFilters`).
+(:class:`stacklens.view_filters.ViewFilters`).
 """
 
 from __future__ import annotations

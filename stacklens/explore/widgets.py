@@ -27,7 +27,7 @@ from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result, TooManyQueries
 from stacklens.explore.scope import project_ids
 from stacklens.explore.views import VIEWS
-from stacklens.performance.filters import RANGES
+from stacklens.view_filters import RANGES
 
 # The interval a time chart gets for a range when its own is too fine (more than MAX_BUCKETS) or missing.
 RANGE_INTERVALS = {"24h": "1h", "7d": "6h", "14d": "1d", "30d": "1d", "90d": "1w"}

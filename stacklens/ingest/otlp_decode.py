@@ -185,6 +185,51 @@ def _from_protobuf(raw: bytes) -> TraceExport:
 
 
 def _from_json(raw: bytes) -> TraceExport:
+    export, bound = TraceExport(), _TraceBound()
+    for resource, scope_name, where, items in _json_scopes(raw, _TRACES_JSON):
+        batch = SpanBatch(resource, scope_name, [])
+        for i, item in enumerate(items):
+            trace_id = item.get("traceId") if isinstance(item, dict) else None
+            if isinstance(trace_id, str) and not bound.keep(trace_id.lower()):
+                continue
+            try:
+                batch.spans.append(_json_span(item))
+            except ValueError as exc:
+                export.rejected.append(f"{where}.spans[{i}]: {exc}")
+        export.batches.append(batch)
+    export.refused = bound.refused()
+    return export
+
+
+@dataclass(frozen=True)
+class _JsonShape:
+    """How an OTLP JSON export of one signal nests its items: resources, then scopes, then the items."""
+
+    request: str  # the message the body is, for the error naming it
+    resources: str
+    scopes: str
+    items: str
+    what: str  # the items in words, for the 413
+    limit: int
+
+
+_TRACES_JSON = _JsonShape(
+    "ExportTraceServiceRequest", "resourceSpans", "scopeSpans", "spans", "spans", MAX_SPANS_PER_EXPORT
+)
+_LOGS_JSON = _JsonShape(
+    "ExportLogsServiceRequest",
+    "resourceLogs",
+    "scopeLogs",
+    "logRecords",
+    "log records",
+    MAX_RECORDS_PER_EXPORT,
+)
+
+
+def _json_scopes(raw: bytes, shape: _JsonShape) -> Iterator[tuple[Resource, str, str, list[Any]]]:
+    """Each scope of an OTLP JSON export: its resource, its scope's name, where it is (for the messages naming
+    an item) and its items as sent. 400 naming the place when the body, a resource or a scope is not what OTLP
+    says; 413 when the export holds more than ``shape.limit`` items, before any is read."""
     try:
         body = loads(raw, MAX_JSON_DEPTH, where="the OTLP JSON body")
     except JsonTooDeep as exc:
@@ -192,39 +237,28 @@ def _from_json(raw: bytes) -> TraceExport:
     except (ValueError, RecursionError) as exc:
         raise decode_error(400, f"the body is not JSON: {exc}") from None
     if not isinstance(body, dict):
-        raise decode_error(400, "the body is not a JSON object (an ExportTraceServiceRequest)")
-    count = _json_count(body, "resourceSpans", "scopeSpans", "spans")
-    if count > MAX_SPANS_PER_EXPORT:
+        raise decode_error(400, f"the body is not a JSON object (an {shape.request})")
+    count = _json_count(body, shape.resources, shape.scopes, shape.items)
+    if count > shape.limit:
         del body
-        raise _too_many(count, "spans", MAX_SPANS_PER_EXPORT)
-    export, bound = TraceExport(), _TraceBound()
-    for r, resource_spans in enumerate(_list(body, "resourceSpans", "the body")):
-        where = f"resourceSpans[{r}]"
-        if not isinstance(resource_spans, dict):
+        raise _too_many(count, shape.what, shape.limit)
+    for r, resource_items in enumerate(_list(body, shape.resources, "the body")):
+        where = f"{shape.resources}[{r}]"
+        if not isinstance(resource_items, dict):
             raise decode_error(400, f"{where} is not an object")
         resource = Resource()
         try:
-            json_format.ParseDict(resource_spans.get("resource") or {}, resource, ignore_unknown_fields=True)
+            json_format.ParseDict(resource_items.get("resource") or {}, resource, ignore_unknown_fields=True)
         except (json_format.ParseError, TypeError, ValueError) as exc:
             raise decode_error(400, f"{where}.resource: {_short(exc)}") from None
-        for s, scope_spans in enumerate(_list(resource_spans, "scopeSpans", where)):
-            scope_where = f"{where}.scopeSpans[{s}]"
-            if not isinstance(scope_spans, dict):
+        for s, scope_items in enumerate(_list(resource_items, shape.scopes, where)):
+            scope_where = f"{where}.{shape.scopes}[{s}]"
+            if not isinstance(scope_items, dict):
                 raise decode_error(400, f"{scope_where} is not an object")
-            scope = scope_spans.get("scope")
+            scope = scope_items.get("scope")
             scope_name = scope.get("name") if isinstance(scope, dict) else ""
-            batch = SpanBatch(resource, scope_name if isinstance(scope_name, str) else "", [])
-            for i, item in enumerate(_list(scope_spans, "spans", scope_where)):
-                trace_id = item.get("traceId") if isinstance(item, dict) else None
-                if isinstance(trace_id, str) and not bound.keep(trace_id.lower()):
-                    continue
-                try:
-                    batch.spans.append(_json_span(item))
-                except ValueError as exc:
-                    export.rejected.append(f"{scope_where}.spans[{i}]: {exc}")
-            export.batches.append(batch)
-    export.refused = bound.refused()
-    return export
+            name = scope_name if isinstance(scope_name, str) else ""
+            yield resource, name, scope_where, _list(scope_items, shape.items, scope_where)
 
 
 def _json_count(body: dict[str, Any], outer: str, inner: str, leaf: str) -> int:
@@ -262,41 +296,15 @@ def read_logs(raw: bytes, media: str) -> LogExport:
 
 
 def _logs_from_json(raw: bytes) -> LogExport:
-    try:
-        body = loads(raw, MAX_JSON_DEPTH, where="the OTLP JSON body")
-    except JsonTooDeep as exc:
-        raise decode_error(400, str(exc)) from None
-    except (ValueError, RecursionError) as exc:
-        raise decode_error(400, f"the body is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise decode_error(400, "the body is not a JSON object (an ExportLogsServiceRequest)")
-    count = _json_count(body, "resourceLogs", "scopeLogs", "logRecords")
-    if count > MAX_RECORDS_PER_EXPORT:
-        del body
-        raise _too_many(count, "log records", MAX_RECORDS_PER_EXPORT)
     export = LogExport()
-    for r, resource_logs in enumerate(_list(body, "resourceLogs", "the body")):
-        where = f"resourceLogs[{r}]"
-        if not isinstance(resource_logs, dict):
-            raise decode_error(400, f"{where} is not an object")
-        resource = Resource()
-        try:
-            json_format.ParseDict(resource_logs.get("resource") or {}, resource, ignore_unknown_fields=True)
-        except (json_format.ParseError, TypeError, ValueError) as exc:
-            raise decode_error(400, f"{where}.resource: {_short(exc)}") from None
-        for s, scope_logs in enumerate(_list(resource_logs, "scopeLogs", where)):
-            scope_where = f"{where}.scopeLogs[{s}]"
-            if not isinstance(scope_logs, dict):
-                raise decode_error(400, f"{scope_where} is not an object")
-            scope = scope_logs.get("scope")
-            scope_name = scope.get("name") if isinstance(scope, dict) else ""
-            batch = LogBatch(resource, scope_name if isinstance(scope_name, str) else "", [])
-            for i, item in enumerate(_list(scope_logs, "logRecords", scope_where)):
-                try:
-                    batch.records.append(_json_record(item))
-                except ValueError as exc:
-                    export.rejected.append(f"{scope_where}.logRecords[{i}]: {exc}")
-            export.batches.append(batch)
+    for resource, scope_name, where, items in _json_scopes(raw, _LOGS_JSON):
+        batch = LogBatch(resource, scope_name, [])
+        for i, item in enumerate(items):
+            try:
+                batch.records.append(_json_record(item))
+            except ValueError as exc:
+                export.rejected.append(f"{where}.logRecords[{i}]: {exc}")
+        export.batches.append(batch)
     return export
 
 

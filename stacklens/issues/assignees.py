@@ -14,10 +14,10 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.activity import record_activity
-from stacklens.control.models import IssueAction, IssueAssignee, Membership, Team, User, utcnow
+from stacklens.control.models import IssueAssignee, Membership, Team, User, utcnow
 from stacklens.control.teams import Assignee, resolve_assignee, teams_of_user
 from stacklens.errors import InvalidInput
+from stacklens.issues.history import append_history
 from stacklens.issues.notifications import Notifier, assignee_people, notify
 
 ASSIGNED = "assigned"
@@ -102,25 +102,16 @@ def assign(
         current.assigned_at, current.assigned_by, current.rule = now, actor, rule
         detail = {"assignee": assignee.label, "rule": rule} if rule else {"assignee": assignee.label}
         action = ASSIGNED
-    session.add(
-        IssueAction(
-            org_id=org_id,
-            project_id=project_id,
-            issue_id=issue_id,
-            at=now,
-            actor=actor,
-            action=action,
-            detail=detail,
-        )
-    )
-    record_activity(
+    append_history(
         session,
         org_id,
-        f"issue.{action}",
-        "issue",
-        None,  # issue ids are 52-bit: they go in the detail, the target column is 32-bit
-        actor_user_id,
-        {**detail, "issue_id": str(issue_id), "project_id": project_id, "actor": actor},
+        project_id,
+        issue_id,
+        action,
+        actor=actor,
+        actor_user_id=actor_user_id,
+        detail=detail,
+        at=now,
     )
     session.flush()
     if assignee is not None:

@@ -21,11 +21,11 @@ from clickhouse_connect.driver.client import Client
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.activity import record_activity
 from stacklens.control.issue_merges import overrides_of
-from stacklens.control.models import IssueAction, IssueMerge, Project, utcnow
+from stacklens.control.models import IssueMerge, Project, utcnow
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.ingest.grouping import issue_id_for
+from stacklens.issues.history import append_history
 from stacklens.issues.reads import issue_summary
 from stacklens.issues.regroup import regroup
 from stacklens.warehouse.queries import run_query
@@ -233,20 +233,12 @@ def merge(
     ):
         row.target_issue_id = target
     fingerprints = [f.fingerprint for f in moving]
-    _history(
-        session,
-        org_id,
-        project_id,
-        target,
-        MERGED,
-        actor,
-        actor_user_id,
-        {"merged": [str(i) for i in merged]},
+    by: dict[str, Any] = {"actor": actor, "actor_user_id": actor_user_id}
+    append_history(
+        session, org_id, project_id, target, MERGED, **by, detail={"merged": [str(i) for i in merged]}
     )
     for issue_id in merged:
-        _history(
-            session, org_id, project_id, issue_id, MERGED_AWAY, actor, actor_user_id, {"into": str(target)}
-        )
+        append_history(session, org_id, project_id, issue_id, MERGED_AWAY, **by, detail={"into": str(target)})
     # Committed before the warehouse moves anything: events ingested from here on land on the target.
     session.commit()
     regroup(client, org_id, project_id, {f: target for f in fingerprints}, [target, *merged])
@@ -286,9 +278,10 @@ def split(
         session.delete(r)
     new_issues = sorted(set(moves.values()))
     detail: dict[str, Any] = {"fingerprints": sorted(moves), "issues": [str(i) for i in new_issues]}
-    _history(session, org_id, project_id, issue_id, SPLIT, actor, actor_user_id, detail)
+    by: dict[str, Any] = {"actor": actor, "actor_user_id": actor_user_id}
+    append_history(session, org_id, project_id, issue_id, SPLIT, **by, detail=detail)
     for new in new_issues:
-        _history(session, org_id, project_id, new, SPLIT, actor, actor_user_id, {"from": str(issue_id)})
+        append_history(session, org_id, project_id, new, SPLIT, **by, detail={"from": str(issue_id)})
     session.commit()
     regroup(client, org_id, project_id, moves, [issue_id, *new_issues])
     return SplitResult(project_id, issue_id, new_issues, sorted(moves))
@@ -303,35 +296,3 @@ def _current_issue(client: Client, org_id: int, project_id: int, fingerprints: l
         {"org_id": org_id, "project_id": project_id, "fingerprints": fingerprints},
     )
     return {str(r["fingerprint"]): int(r["issue_id"]) for r in rows}
-
-
-def _history(
-    session: Session,
-    org_id: int,
-    project_id: int,
-    issue_id: int,
-    action: str,
-    actor: str,
-    actor_user_id: int | None,
-    detail: dict[str, Any],
-) -> None:
-    session.add(
-        IssueAction(
-            org_id=org_id,
-            project_id=project_id,
-            issue_id=issue_id,
-            at=utcnow(),
-            actor=actor,
-            action=action,
-            detail=detail,
-        )
-    )
-    record_activity(
-        session,
-        org_id,
-        f"issue.{action}",
-        "issue",
-        None,  # issue ids are 52-bit: they go in the detail, the target column is 32-bit
-        actor_user_id,
-        {**detail, "issue_id": str(issue_id), "project_id": project_id, "actor": actor},
-    )

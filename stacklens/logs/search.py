@@ -7,7 +7,7 @@ the same records and refuse the same bad values with the same message (naming th
 - ``severity``: one or more of trace, debug, info, warn, error, fatal (comma-separated);
 - ``service``, ``environment``, ``release``, ``trace_id`` (32 hex digits): exact;
 - the window: ``range`` (24h, 7d, 14d, 30d, 90d; default 24h) or ``since``/``until`` (ISO 8601), as the
-  performance views take it (:class:`stacklens.performance.filters.PerfFilters`).
+  performance views take it (:class:`stacklens.view_filters.ViewFilters`).
 
 Pages are ordered by time, newest first, and continue from an opaque cursor (:mod:`stacklens.pagination`).
 """
@@ -23,7 +23,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.ingest.logs import LEVELS
 from stacklens.pagination import decode_cursor, encode_cursor
-from stacklens.performance.filters import BadFilter, PerfFilters
+from stacklens.view_filters import BadFilter, ViewFilters
 from stacklens.warehouse.queries import run_query
 
 DEFAULT_RANGE = "24h"
@@ -41,7 +41,7 @@ _MAX_BARS = 60
 class LogFilters:
     """A validated logs search."""
 
-    window: PerfFilters
+    window: ViewFilters
     query: str = ""
     severities: tuple[str, ...] = ()
     service: str = ""
@@ -65,7 +65,7 @@ class LogFilters:
         now: datetime | None = None,
     ) -> LogFilters:
         """Validate raw query-string values; raises :class:`BadFilter` naming the first bad field."""
-        window = PerfFilters.parse(
+        window = ViewFilters.parse(
             range=range or ("" if since or until else DEFAULT_RANGE),
             since=since,
             until=until,

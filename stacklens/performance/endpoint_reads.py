@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 from clickhouse_connect.driver.client import Client
 
 from stacklens.metrics.statistics import percentile_value
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.queries import float_or_none, run_query
 
 ENDPOINT_SORTS = ("calls", "avg_ms", "p95_ms", "error_pct", "s5xx", "s4xx")
@@ -93,7 +93,7 @@ def _descending(row: Mapping[str, object], key: str) -> float:
 
 
 def endpoints(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, sort: str = "calls"
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, sort: str = "calls"
 ) -> list[EndpointRow]:
     """Per source (client / server), method and parameterised path, sorted by ``sort`` (descending)."""
     if sort not in ENDPOINT_SORTS:
@@ -108,7 +108,7 @@ def endpoints(
 
 
 def endpoint_detail(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, source: str, method: str, path: str
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, source: str, method: str, path: str
 ) -> tuple[list[EndpointDayRow], list[SlowCallRow]]:
     """``(per-day rows, the 5 slowest calls)`` of one endpoint, from one query: each day carries its own 5 slowest
     calls, the window's are the slowest of those (duration descending, then event id)."""

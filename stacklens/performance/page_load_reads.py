@@ -22,7 +22,6 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.metrics.formatting import unit_text
 from stacklens.performance import score as sc
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.page_load_rows import (
     DayRow,
     DistributionRow,
@@ -33,6 +32,7 @@ from stacklens.performance.page_load_rows import (
     WeekRow,
 )
 from stacklens.releases.impact import ReleaseRow, release_rows
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.queries import float_or_none, run_query
 from stacklens.warehouse.side_by_side import side_by_side
 
@@ -50,7 +50,7 @@ def _score(raw: dict[str, Any]) -> float | None:
 
 
 def load_params(
-    org_id: int, project_id: int, filters: PerfFilters, page: str = "", per_day: bool = False, **extra: object
+    org_id: int, project_id: int, filters: ViewFilters, page: str = "", per_day: bool = False, **extra: object
 ) -> dict[str, object]:
     """The parameters of a page-load query: the filters, the page ('' = any), the window's whole hours and days
     (what the examples of the median samples are read by) and the periods that tile the window (minutes, hours,
@@ -70,7 +70,7 @@ def change_pct(current: float | None, previous: float | None) -> float | None:
     return 100.0 * (current - previous) / previous
 
 
-def facets(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> dict[str, list[str]]:
+def facets(client: Client, org_id: int, project_id: int, filters: ViewFilters) -> dict[str, list[str]]:
     """The environments, releases and browsers the filters can pick from (most page loads first)."""
     out: dict[str, list[str]] = {"environment": [], "release": [], "browser": []}
     # Every value of the window, whatever the filters pick now.
@@ -118,14 +118,14 @@ def _split_pages(raws: list[dict[str, Any]]) -> tuple[PageTotals | None, list[Pa
 
 
 def pages(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
+    client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> tuple[PageTotals | None, list[PageRow]]:
     """``(project totals or None, per-page rows)``; each page row carries its score opportunity."""
     return _split_pages(run_query(client, "performance/pages", load_params(org_id, project_id, filters)))
 
 
 def overview(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
+    client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> tuple[PageTotals | None, list[PageRow], list[DayRow]]:
     """``(project totals or None, per-page rows, per-day rows)``: what :func:`pages` and :func:`daily` return,
     from one read of the window (the overview shows both)."""
@@ -182,7 +182,7 @@ def _day_row(raw: dict[str, Any]) -> DayRow:
 
 
 def daily(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str = "", by_page: bool = False
 ) -> list[DayRow]:
     """Per day (and per page with ``by_page``): views, p75 of each metric with its count, mean score."""
     params = load_params(org_id, project_id, filters, page, per_day=True, by_page=int(by_page))
@@ -190,11 +190,11 @@ def daily(
 
 
 def sparklines(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
+    client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> dict[str, list[float | None]]:
     """Per page, the daily p75 load time of the 7 days ending at the window's end, oldest first; ``None`` for a
     day without page loads (a gap in the sparkline, never 0 ms)."""
-    week = PerfFilters(
+    week = ViewFilters(
         since=max(filters.since, filters.until - timedelta(days=7)),
         until=filters.until,
         environment=filters.environment,
@@ -242,7 +242,7 @@ def _week_rows(raws: list[dict[str, Any]]) -> list[WeekRow]:
 
 
 def weekly(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str = "", by_page: bool = False
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str = "", by_page: bool = False
 ) -> list[WeekRow]:
     """Per ISO week (and page): views, load avg and p75, LCP p75, score, each against the previous week."""
     params = load_params(org_id, project_id, filters, page, per_day=True, by_page=int(by_page))
@@ -250,7 +250,7 @@ def weekly(
 
 
 def trends(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
+    client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> tuple[list[WeekRow], list[WeekRow]]:
     """``(weekly rows of the project, weekly rows per page)``: what :func:`weekly` returns without and with
     ``by_page``, from one read of the window (the trends view shows both)."""
@@ -270,7 +270,7 @@ def _distribution_row(metric: str, bucket: int, loads: int) -> DistributionRow:
 
 
 def distribution(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str
 ) -> dict[str, list[DistributionRow]]:
     """Per metric, the page loads per bucket: ``{metric: [{"from": low, "to": high, "loads": n}]}``."""
     out: dict[str, list[DistributionRow]] = {}
@@ -286,7 +286,7 @@ DIST_METRICS = ("load", "ttfb", "lcp", "fcp", "inp", "cls")
 
 
 def page_detail(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str
 ) -> tuple[list[DayRow], list[WeekRow], dict[str, list[DistributionRow]], list[SampleRow]]:
     """``(daily rows, weekly rows, distribution, samples)`` of one page: what :func:`daily`, :func:`weekly`,
     :func:`distribution` and :func:`samples` return for it, from two reads of the window at once (two clients):
@@ -319,7 +319,7 @@ def _page_totals(
     return counts, _samples(client, params, page, total)
 
 
-def samples(client: Client, org_id: int, project_id: int, filters: PerfFilters, page: str) -> list[SampleRow]:
+def samples(client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str) -> list[SampleRow]:
     """The fastest, median and slowest page loads (3 each) of a page, each opening its waterfall: the fastest and
     slowest exact, the median ones the page loads nearest the window's median (docs/performance.md)."""
     params = load_params(org_id, project_id, filters, page)
@@ -348,7 +348,7 @@ def _samples(client: Client, params: dict[str, object], page: str, merged: dict[
 
 
 def releases(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, with_page_loads_only: bool = True
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, with_page_loads_only: bool = True
 ) -> list[ReleaseRow]:
     """Per release (by first page load): load p75 (with its 95 % interval), JS per view, API p95 and error share,
     error events and errors per 1,000 page loads, each against the release before it, and the release's verdict —

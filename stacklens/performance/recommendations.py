@@ -35,8 +35,8 @@ from stacklens.metrics import units
 from stacklens.metrics.catalog import CATALOG
 from stacklens.metrics.formatting import format_value
 from stacklens.performance.endpoint_reads import SOURCE_LABELS, EndpointRow, endpoints
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.resource_reads import ResourceListRow, ResourceRow, resource_list
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.side_by_side import side_by_side
 
 KB = 1024  # one KiB: sizes are written with binary prefixes (stacklens.metrics.units)
@@ -359,7 +359,7 @@ def evidence_text(evidence: Mapping[str, float | str | None]) -> list[tuple[str,
 
 
 def recommendations(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, include_old: bool = False
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, include_old: bool = False
 ) -> list[Recommendation]:
     """Every recommendation for the filters, one per subject, the most severe first, then by rule and subject;
     without ``include_old`` none about a resource no longer served (:func:`served`). Every row says whether its

@@ -11,7 +11,7 @@ from typing import Any, TypedDict
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.queries import float_or_none, run_query
 from stacklens.warehouse.side_by_side import side_by_side
 
@@ -149,7 +149,7 @@ def _resource_row(raw: dict[str, Any]) -> ResourceRow:
 
 
 def resource_tables(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
+    client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> tuple[list[ResourceTypeRow], list[ResourceRow]]:
     """``(per type rows, each resource)`` of the resources view, two reads of the window's states at once (two
     clients: resource_types.sql, resource_table.sql). Per type: requests, page loads, bytes (total, avg encoded /
@@ -164,25 +164,25 @@ def resource_tables(
     return [_type_row(raw) for raw in types], [_resource_row(raw) for raw in table]
 
 
-def _resource_params(org_id: int, project_id: int, filters: PerfFilters) -> dict[str, object]:
+def _resource_params(org_id: int, project_id: int, filters: ViewFilters) -> dict[str, object]:
     return {**filters.sql(org_id, project_id), **filters.periods(minutes=True)}
 
 
 def resource_types(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
+    client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> list[ResourceTypeRow]:
     """The per type rows of :func:`resource_tables`."""
     return resource_tables(client, org_id, project_id, filters)[0]
 
 
-def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> list[ResourceRow]:
+def resources(client: Client, org_id: int, project_id: int, filters: ViewFilters) -> list[ResourceRow]:
     """The resources of :func:`resource_tables` (heaviest first, at most 500)."""
     params = _resource_params(org_id, project_id, filters)
     return [_resource_row(raw) for raw in run_query(client, "performance/resource_table", params)]
 
 
 def resource_list(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters
+    client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> list[ResourceListRow]:
     """The resources as :func:`resources` gives them, with ``p95_ms`` ``None`` (resource_list.sql reads no
     load-time histograms: the recommendations do not use them), and when each was served: ``release_first``

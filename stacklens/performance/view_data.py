@@ -15,11 +15,11 @@ from clickhouse_connect.driver.client import Client
 from stacklens.performance import endpoint_reads, page_load_reads, resource_reads
 from stacklens.performance import recommendations as recommendation_reads
 from stacklens.performance.endpoint_reads import EndpointRow
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.page_load_rows import DayRow, PageRow, PageTotals, VitalSummaryRow, WeekRow
 from stacklens.performance.recommendations import Recommendation
 from stacklens.performance.resource_reads import ResourceRow, ResourceTypeRow
 from stacklens.releases.impact import ReleaseRow
+from stacklens.view_filters import ViewFilters
 
 VIEWS = ("overview", "pages", "resources", "endpoints", "trends", "releases", "recommendations")
 
@@ -82,7 +82,7 @@ ViewData = (
 )
 
 
-def overview(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> OverviewData:
+def overview(client: Client, org_id: int, project_id: int, filters: ViewFilters) -> OverviewData:
     total, pages, days = page_load_reads.overview(client, org_id, project_id, filters)
     top = sorted(pages, key=lambda r: -r["opportunity"])[:10]
     return {
@@ -102,34 +102,34 @@ def overview(client: Client, org_id: int, project_id: int, filters: PerfFilters)
     }
 
 
-def pages(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> PagesData:
+def pages(client: Client, org_id: int, project_id: int, filters: ViewFilters) -> PagesData:
     total, rows = page_load_reads.pages(client, org_id, project_id, filters)
     return {"rows": rows, "total": total}
 
 
-def resources(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> ResourcesData:
+def resources(client: Client, org_id: int, project_id: int, filters: ViewFilters) -> ResourcesData:
     types, listing = resource_reads.resource_tables(client, org_id, project_id, filters)
     return {"rows": types, "resources": listing}
 
 
 def endpoints(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, sort: str = "calls"
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, sort: str = "calls"
 ) -> EndpointsData:
     """Sorted by ``sort`` (raises ValueError naming the allowed values)."""
     return {"rows": endpoint_reads.endpoints(client, org_id, project_id, filters, sort)}
 
 
-def trends(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> TrendsData:
+def trends(client: Client, org_id: int, project_id: int, filters: ViewFilters) -> TrendsData:
     weeks, page_weeks = page_load_reads.trends(client, org_id, project_id, filters)
     return {"rows": weeks, "pages": page_weeks}
 
 
-def releases(client: Client, org_id: int, project_id: int, filters: PerfFilters) -> ReleasesData:
+def releases(client: Client, org_id: int, project_id: int, filters: ViewFilters) -> ReleasesData:
     return {"rows": page_load_reads.releases(client, org_id, project_id, filters)}
 
 
 def recommendations(
-    client: Client, org_id: int, project_id: int, filters: PerfFilters, include_old: bool = False
+    client: Client, org_id: int, project_id: int, filters: ViewFilters, include_old: bool = False
 ) -> RecommendationsData:
     """Those about resources only old releases served left out unless ``include_old``, and counted in
     ``old_releases_hidden``."""
@@ -140,7 +140,7 @@ def recommendations(
 
 # The views that take the filters alone (endpoints also take their sort, recommendations whether to include old
 # releases').
-_BY_FILTERS: dict[str, Callable[[Client, int, int, PerfFilters], ViewData]] = {
+_BY_FILTERS: dict[str, Callable[[Client, int, int, ViewFilters], ViewData]] = {
     "overview": overview,
     "pages": pages,
     "resources": resources,
@@ -154,7 +154,7 @@ def build(
     client: Client,
     org_id: int,
     project_id: int,
-    filters: PerfFilters,
+    filters: ViewFilters,
     sort: str = "calls",
     include_old: bool = False,
 ) -> ViewData:

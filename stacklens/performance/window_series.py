@@ -11,7 +11,6 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from stacklens.performance.filters import PerfFilters, Period
 from stacklens.performance.window_values import (
     API_CALLS,
     PAGELOADS,
@@ -26,6 +25,7 @@ from stacklens.performance.window_values import (
     utc,
     window_filters,
 )
+from stacklens.view_filters import Period, ViewFilters
 from stacklens.warehouse.queries import load_query
 
 _SERIES = {
@@ -73,7 +73,7 @@ def series(client: Any, request: WindowRequest, points: list[datetime]) -> list[
     return out
 
 
-def _memberships(windows: list[PerfFilters]) -> dict[str, Any]:
+def _memberships(windows: list[ViewFilters]) -> dict[str, Any]:
     """The periods tiling the windows (numbered from 1) as series_*.sql takes them: each hour, day or block with the
     points it counts for, and the runs of one-minute periods per point and hour (an edge hour's minutes)."""
     members: dict[Period, list[int]] = defaultdict(list)

@@ -3,7 +3,7 @@ from the states the performance views read, so a budget, an alert rule, their pr
 number for the same metric, scope, filters and window.
 
 One window evaluation everywhere: the window ``[at - window, at)`` widened to whole UTC minutes (since down, until
-up) and tiled by :meth:`stacklens.performance.filters.PerfFilters.periods` — the minutes of its partial edge hours,
+up) and tiled by :meth:`stacklens.view_filters.ViewFilters.periods` — the minutes of its partial edge hours,
 its other whole hours, its whole days as blocks — exactly as a view cuts ``since=at - window&until=at``. Values:
 
 - page-load metrics from ``pageload_periods`` (counts and sums exact; percentiles from the merged 1 % log
@@ -30,7 +30,7 @@ from typing import Any
 
 from stacklens.errors import InvalidInput
 from stacklens.metrics.statistics import percentile_value
-from stacklens.performance.filters import GRAIN_MINUTES, PerfFilters, Period
+from stacklens.view_filters import GRAIN_MINUTES, Period, ViewFilters
 from stacklens.warehouse.queries import load_query
 
 PAGELOADS, API_CALLS, TRANSACTIONS = "pageloads", "api_calls", "transactions"
@@ -152,11 +152,11 @@ def source(metric: str, statistic: str) -> Source:
     return found
 
 
-def window_filters(request: WindowRequest, at: datetime) -> PerfFilters:
+def window_filters(request: WindowRequest, at: datetime) -> ViewFilters:
     """The window a request evaluated at ``at`` covers: what a view shows for ``since=at - window&until=at`` and
-    the request's filters (whole minutes, tiled by :meth:`PerfFilters.periods`)."""
+    the request's filters (whole minutes, tiled by :meth:`ViewFilters.periods`)."""
     at = utc(at)
-    return PerfFilters(
+    return ViewFilters(
         since=at - request.window,
         until=at,
         environment=request.environment,
@@ -167,7 +167,7 @@ def window_filters(request: WindowRequest, at: datetime) -> PerfFilters:
 
 def bounds(at: datetime, window: timedelta) -> tuple[datetime, datetime]:
     """``(since, until)`` of the window ending at ``at``: widened to whole minutes, as every window is cut."""
-    cut = PerfFilters(since=utc(at) - window, until=utc(at))
+    cut = ViewFilters(since=utc(at) - window, until=utc(at))
     return cut.since, cut.until
 
 
@@ -235,11 +235,11 @@ def compute(client: Any, request: WindowRequest, now: datetime | None = None) ->
     return compute_many(client, [request], now)[0]
 
 
-Batch = list[tuple[int, WindowRequest, PerfFilters]]  # (the evaluation's index, its request, its window)
+Batch = list[tuple[int, WindowRequest, ViewFilters]]  # (the evaluation's index, its request, its window)
 
 
 def _targets(
-    batch: Batch, tail: Callable[[WindowRequest, PerfFilters], tuple[Any, ...]]
+    batch: Batch, tail: Callable[[WindowRequest, ViewFilters], tuple[Any, ...]]
 ) -> tuple[dict[int, list[tuple[Any, ...]]], dict[int, int]]:
     """The distinct targets of ``batch`` per project, ``(id, pattern, *tail(request, window))``, and each
     evaluation's target (evaluations differing in nothing the query sees share one)."""

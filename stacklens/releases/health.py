@@ -28,11 +28,11 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from stacklens.performance import page_load_reads
-from stacklens.performance.filters import PerfFilters
 from stacklens.releases.impact import ReleaseRow
 from stacklens.releases.sessions import SessionCounts, SessionTotals, totals_of, window_counts, window_totals
 from stacklens.releases.stats import QuantileInterval
 from stacklens.releases.verdicts import Figures, Verdict, verdict
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.queries import run_query
 from stacklens.warehouse.side_by_side import side_by_side
 
@@ -48,11 +48,11 @@ class Window:
     def last(cls, length: timedelta, now: datetime | None = None) -> Window:
         """The window of ``length`` ending now (or ``now``)."""
         end = (now or datetime.now(UTC)).astimezone(UTC)
-        cut = PerfFilters(since=end - length, until=end)
+        cut = ViewFilters(since=end - length, until=end)
         return cls(cut.since, cut.until)
 
     @classmethod
-    def of(cls, filters: PerfFilters) -> Window:
+    def of(cls, filters: ViewFilters) -> Window:
         return cls(filters.since, filters.until)
 
 
@@ -310,7 +310,7 @@ def performance_read(
 ) -> list[ReleaseRow]:
     """The list's performance figures: the Release impact view's rows for the window, error-only releases
     included."""
-    filters = PerfFilters(since=span.since, until=span.until, environment=environment)
+    filters = ViewFilters(since=span.since, until=span.until, environment=environment)
     return page_load_reads.releases(client, org_id, project_id, filters, with_page_loads_only=False)
 
 

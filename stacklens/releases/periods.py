@@ -1,7 +1,7 @@
 """Which periods of the session states (``session_periods``, migration 0170) tile a window: the minutes of its
 partial edge hours, its other whole hours, and its whole UTC days — as aligned blocks of 2–16 days for a total,
 single days for a chart that shows days. The window's bounds are whole minutes (as every performance window is cut,
-:class:`stacklens.performance.filters.PerfFilters`), so the periods cover it exactly, each once.
+:class:`stacklens.view_filters.ViewFilters`), so the periods cover it exactly, each once.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from stacklens.performance.filters import BadFilter, PerfFilters
 from stacklens.releases.health import ReleaseHealth
+from stacklens.view_filters import BadFilter, ViewFilters
 
 # The release pages' default window: long enough to hold the release before the newest one (a verdict compares
 # a release with the one before it in the same window).
@@ -48,7 +48,7 @@ def health_filters(
     release: str = "",
     browser: str = "",
     now: datetime | None = None,
-) -> PerfFilters:
+) -> ViewFilters:
     """The filters of the release pages and API, parsed as the performance filters are (the same window and
     messages; the range 30d when none is given); ``release`` narrows the list to one release (its verdict still against the one before it).
     :class:`BadFilter` names the field; a browser is refused: sessions carry none."""
@@ -56,6 +56,6 @@ def health_filters(
         raise BadFilter("browser", "release health is per release and environment; sessions carry no browser")
     if not (range or since or until):
         range = DEFAULT_RANGE
-    return PerfFilters.parse(
+    return ViewFilters.parse(
         range=range, since=since, until=until, environment=environment, release=release, now=now
     )

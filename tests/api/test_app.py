@@ -13,6 +13,7 @@ from api.app import create_app
 from stacklens.cli.app import build_app
 from stacklens.control import accounts
 from stacklens.control.db import dispose_engines, migrate_control_store, session_scope
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse, reset_clients
 from stacklens.warehouse.migrations import apply_migrations
@@ -50,7 +51,7 @@ def _org(settings: Settings, name: str) -> dict[str, object]:
         org, api_key = accounts.create_organization(
             session, name, f"owner@{name.lower()}.test", "password-123"
         )
-        project, app_key = accounts.create_project(session, org.id, "Web App")
+        project, app_key = create_project(session, org.id, "Web App")
         return {
             "org_id": org.id,
             "project_id": project.id,

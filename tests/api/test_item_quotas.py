@@ -17,6 +17,7 @@ from sentry_sdk.transport import HttpTransport
 from api.token_buckets import get_rate_limiter
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 from stacklens.warehouse.migrations import apply_migrations
 from tests.api.live import serve
@@ -43,10 +44,7 @@ def _org(settings: Settings, projects: int = 2) -> dict[str, Any]:
         org, api_key = accounts.create_organization(
             session, f"Q {uuid.uuid4().hex[:6]}", f"o-{uuid.uuid4().hex[:8]}@example.test", "password-123"
         )
-        made = [
-            accounts.create_project(session, org.id, f"Proj {i} {uuid.uuid4().hex[:4]}")
-            for i in range(projects)
-        ]
+        made = [create_project(session, org.id, f"Proj {i} {uuid.uuid4().hex[:4]}") for i in range(projects)]
         return {
             "org_id": org.id,
             "api_key": api_key,

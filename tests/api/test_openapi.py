@@ -12,8 +12,8 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import status_code_conformance
 
 from api.app import create_app
-from stacklens.control.credentials import reveal_api_key
 from stacklens.control.db import session_scope
+from stacklens.control.keys import reveal_api_key
 from stacklens.settings import Settings
 
 EXAMPLES_PER_OPERATION = 15

@@ -30,12 +30,13 @@ def org_factory(stores: Settings):
     """``org_factory("Acme")`` → dict(org_id, org_slug, email, api_key, project, project_id, app_key)."""
     from stacklens.control import accounts
     from stacklens.control.db import session_scope
+    from stacklens.control.projects import create_project
 
     def make(name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
         email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
         with session_scope(stores) as session:
             org, api_key = accounts.create_organization(session, name, email, PASSWORD)
-            created, app_key = accounts.create_project(session, org.id, project)
+            created, app_key = create_project(session, org.id, project)
             return {
                 "org_id": org.id,
                 "org_slug": org.slug,

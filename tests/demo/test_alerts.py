@@ -23,10 +23,10 @@ from stacklens.alerts.measures import measure
 from stacklens.alerts.preview import preview
 from stacklens.alerts.sending import send_test
 from stacklens.cli.launch import demo_allow
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import list_budgets
 from stacklens.control.db import session_scope
 from stacklens.control.models.alerts import AlertChannel, AlertRule, AlertRuleState
+from stacklens.control.projects import project_by_slug
 from stacklens.performance.budget_status import with_status
 from stacklens.settings import Settings
 from tests.demo import demo_pageloads, demo_sessions

@@ -4,9 +4,9 @@ status on demo-shaped traffic (see tests/dashboards/test_budgets_browser.py for 
 from __future__ import annotations
 
 from demo.budgets import DEMO_BUDGETS, ensure_demo_budgets
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import list_budgets, set_budget
 from stacklens.control.db import session_scope
+from stacklens.control.projects import project_by_slug
 from stacklens.performance.budget_rules import validate_budget
 
 

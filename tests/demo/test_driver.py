@@ -17,8 +17,8 @@ import httpx
 from fastapi.testclient import TestClient
 
 from demo.driver import APP_KEY_ENV, WORKER_KEY_ENV
-from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.keys import create_app_key
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.api.conftest import dsn_server
@@ -69,7 +69,7 @@ def test_every_request_and_job_is_its_own_trace(
 ) -> None:
     org = shop.org
     with session_scope(settings) as session:
-        worker_key = accounts.create_app_key(session, int(str(org["project_id"])), "worker")
+        worker_key = create_app_key(session, int(str(org["project_id"])), "worker")
     run = subprocess.run(
         [
             sys.executable,

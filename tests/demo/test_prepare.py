@@ -11,11 +11,11 @@ from demo import prepare
 from demo.alerts import CHANNEL_NAME
 from demo.budgets import DEMO_BUDGETS
 from demo.retention import DEMO_MAX_EVENTS_PER_ISSUE
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import list_budgets
 from stacklens.control.db import session_scope
 from stacklens.control.models.alerts import AlertChannel, AlertRule
 from stacklens.control.project_retention import set_event_caps
+from stacklens.control.projects import project_by_slug
 from stacklens.settings import Settings
 
 

@@ -28,8 +28,8 @@ from pipelines.definitions import definitions_for
 from pipelines.embedded import dagster_instance, materialize_now
 from stacklens.cli.app import build_app
 from stacklens.cli.launch import DemoKeys, ensure_demo
-from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.projects import project_by_slug
 from stacklens.releases.health import Window, release_health
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
@@ -150,7 +150,7 @@ def test_the_demo_flags_exactly_its_designed_regression(
     # And so it stays while the demo runs on: the 30-day window slides over the history (its start cuts the oldest
     # release ever more, then the next), hour of day by hour of day over the next eight days.
     with session_scope(settings) as session:
-        project = accounts.project_by_slug(session, keys.project)
+        project = project_by_slug(session, keys.project)
         org_id, project_id = project.org_id, project.id
     warehouse = get_warehouse(settings)
     now = datetime.now(UTC)

@@ -99,9 +99,10 @@ def test_assets_grouped_documented_and_scheduled() -> None:
 def test_loading_reads_neither_the_control_store_nor_the_environment(tmp_path: Path) -> None:
     """A control store holding budgets, named by the environment, does not change what loads: the code
     location is the same whatever the databases hold (each budget's verdict is a row of budget_status)."""
-    from stacklens.control.accounts import create_organization, create_project
+    from stacklens.control.accounts import create_organization
     from stacklens.control.budgets import set_budget
     from stacklens.control.db import dispose_engines, migrate_control_store, session_scope
+    from stacklens.control.projects import create_project
     from tests.conftest import TEST_SECRET
 
     settings = Settings(data_dir=tmp_path, secret_key=TEST_SECRET)

@@ -14,14 +14,14 @@ from pipelines.assets.performance import TABLES
 from pipelines.embedded import materialize_now
 from stacklens.control.db import migrate_control_store
 from stacklens.performance import page_load_reads
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.recommendations import recommendations
+from stacklens.view_filters import ViewFilters
 from tests.pipelines.pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
 
 DAY0 = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
 DAYS = [DAY0, DAY0 + timedelta(days=1)]
 # Both seeded days, whole.
-WINDOW = PerfFilters(since=DAY0, until=DAY0 + timedelta(days=2))
+WINDOW = ViewFilters(since=DAY0, until=DAY0 + timedelta(days=2))
 # The percentiles of the 1 % log histograms (within 0.5 % of the exact ones; 1 % leaves room for interpolation).
 P_TOL = 0.01
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from stacklens.control.credentials import regenerate_app_key
 from stacklens.control.db import session_scope
+from stacklens.control.keys import regenerate_app_key
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations

@@ -21,6 +21,7 @@ from stacklens.cli.main import main
 from stacklens.client import StackLens, StackLensError
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -37,7 +38,7 @@ def server(settings: Settings) -> Iterator[tuple[str, str]]:
         org, api_key = accounts.create_organization(
             session, "Acme", f"{uuid.uuid4().hex[:8]}@example.test", "password-123"
         )
-        project, _ = accounts.create_project(session, org.id, "Web App")
+        project, _ = create_project(session, org.id, "Web App")
         org_id, project_id = org.id, project.id
     seed(get_warehouse(settings), org_id, project_id, loads=50)
     with socket.socket() as sock:

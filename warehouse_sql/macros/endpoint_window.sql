@@ -2,7 +2,7 @@
 -- with endpoint_path set only that source, method and path) with the aggregates of the endpoint_call_states
 -- macro: the rows of `endpoint_call_periods` named by `periods` (grain, start) — the minutes (grain 'minute') of the
 -- window's partial edge hours, its other whole hours ('hour') and its whole days, as aligned blocks of days
--- ('days_2' … 'days_16', else 'day') unless a query per day asks for single days (PerfFilters.periods with minutes;
+-- ('days_2' … 'days_16', else 'day') unless a query per day asks for single days (ViewFilters.periods with minutes;
 -- `day` is a period's first day) — which tile the window exactly, a window being whole minutes: one read of one
 -- table (docs/decisions.md, "Windows in whole minutes"). `slowest`: the period's 5 slowest calls as (−duration,
 -- event id, start, status code, description), sorted (the states keep their own 5 slowest: the window's 5 slowest

@@ -2,7 +2,7 @@
 -- (environment, release, browser, page; '' = any) as state rows: the rows of `pageload_periods` named by `periods`
 -- (grain, start) — the minutes (grain 'minute') of the window's partial edge hours, its other whole hours ('hour')
 -- and its whole days, as aligned blocks of days ('days_2' … 'days_16', else 'day') unless a view that groups by
--- `day` asks for single days (PerfFilters.periods with minutes) — which tile the window exactly, a window being whole
+-- `day` asks for single days (ViewFilters.periods with minutes) — which tile the window exactly, a window being whole
 -- minutes: one read of one table (docs/decisions.md, "Windows in whole minutes"). Used as `FROM ${pageload_window}`;
 -- the views merge the rows per key (sums, min(first_ts), sumMap of each histogram). `fastest` / `slowest`: the
 -- period's 3 fastest / slowest page loads (load time, event id, start, score); a query that does not select them

@@ -1,7 +1,7 @@
 -- The resource rows of the window [since, until) and filters (environment, release, browser; '' = any): the rows of
 -- `resource_request_periods` named by `periods` (grain, start) — the minutes (grain 'minute') of the window's partial
 -- edge hours, its other whole hours ('hour') and its whole days as aligned blocks of days ('days_2' … 'days_16', else
--- 'day'; PerfFilters.periods with minutes), which tile the window exactly, a window being whole minutes. One read of
+-- 'day'; ViewFilters.periods with minutes), which tile the window exactly, a window being whole minutes. One read of
 -- one table: a second branch over `resource_facts` for the edges cost the engine about 20 ms more to analyse and
 -- plan than it read (docs/decisions.md, "Windows in whole minutes"). `release` and `start` tell which releases
 -- served a resource, and when (resource_list.sql). Used as `FROM ${resource_window}`.

@@ -16,7 +16,7 @@ from stacklens.control.budgets import list_budgets
 from stacklens.control.models import Project
 from stacklens.performance import view_data
 from stacklens.performance.budget_status import with_status
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 
 
 class ReportViews(TypedDict):
@@ -53,7 +53,7 @@ class ReportBudgetRow(TypedDict):
 class ReportData:
     project: str
     project_slug: str
-    filters: PerfFilters
+    filters: ViewFilters
     generated_at: datetime
     views: ReportViews
     budgets: list[ReportBudgetRow] = field(default_factory=list)
@@ -83,7 +83,7 @@ def budget_rows(
 
 
 def report_data(
-    session: Session, client: Client, project: Project, filters: PerfFilters, now: datetime | None = None
+    session: Session, client: Client, project: Project, filters: ViewFilters, now: datetime | None = None
 ) -> ReportData:
     """Read every section of the report for ``filters`` (organization-scoped like every view)."""
     org_id, project_id = project.org_id, project.id

@@ -24,8 +24,8 @@ from stacklens.errors import InvalidInput, NotFound
 from stacklens.json_values import plain
 from stacklens.metrics.formatting import column_name
 from stacklens.performance import endpoint_reads, page_load_reads, view_data
-from stacklens.performance.filters import PerfFilters, flag
 from stacklens.performance.resource_reads import ResourceRow
+from stacklens.view_filters import ViewFilters, flag
 
 # What a page renders: its named parts, each a list of rows (``{"rows": [...], "resources": [...]}``) — a view's
 # data (:mod:`stacklens.performance.view_data`) or a detail page's.
@@ -333,7 +333,7 @@ class Target:
 
 
 def page_data(
-    page: str, client: Client, org_id: int, project_id: int, filters: PerfFilters, target: Target
+    page: str, client: Client, org_id: int, project_id: int, filters: ViewFilters, target: Target
 ) -> PageData:
     """The data a performance page renders: ``view_data.build`` for the views, the page and endpoint reads for the
     two detail pages. Raises InvalidInput naming the field for a missing or bad detail parameter."""

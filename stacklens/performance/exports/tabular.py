@@ -19,7 +19,7 @@ import polars as pl
 from stacklens.csv_cells import neutralise_frame
 from stacklens.json_values import plain
 from stacklens.performance.exports.tables import PAGES, PageData, Table, csv_column, table_rows
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 
 CHUNK_ROWS = 2_000
 
@@ -57,7 +57,7 @@ def csv_chunks(df: pl.DataFrame, chunk_rows: int = CHUNK_ROWS) -> Iterator[bytes
 
 
 def document(
-    page: str, data: PageData, filters: PerfFilters, extra: dict[str, str] | None = None
+    page: str, data: PageData, filters: ViewFilters, extra: dict[str, str] | None = None
 ) -> dict[str, object]:
     """Every table of the page with its rows, and the filters that produced them."""
     return {

@@ -3,8 +3,8 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.keys import create_app_key
 from stacklens.settings import Settings
 
 
@@ -12,7 +12,7 @@ def test_activity_pages_filter_and_isolation(control_settings: Settings, make_or
     mine, theirs = make_org("Mine"), make_org("Theirs")
     with session_scope(control_settings) as session:
         for n in range(4):
-            accounts.create_app_key(session, mine["project_id"], f"svc_{n}")
+            create_app_key(session, mine["project_id"], f"svc_{n}")
     headers = {"Authorization": f"Bearer {mine['api_key']}"}
     with TestClient(create_app(control_settings)) as client:
         ids, cursor = [], None

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.keys import regenerate_api_key
 from stacklens.settings import Settings
 
 
@@ -75,7 +76,7 @@ def test_regenerated_key_is_invalid(client: TestClient, make_org, control_settin
     org = make_org()
     assert client.get("/api/auth/verify", headers=bearer(org["api_key"])).status_code == 200
     with session_scope(control_settings) as session:
-        new = accounts.regenerate_api_key(session, org["org_id"])
+        new = regenerate_api_key(session, org["org_id"])
     old = client.get("/api/auth/verify", headers=bearer(org["api_key"]))
     assert old.status_code == 401 and old.json()["error"] == "Invalid API Key"
     assert client.get("/api/auth/verify", headers=bearer(new)).status_code == 200

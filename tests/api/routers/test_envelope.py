@@ -17,6 +17,7 @@ import zstandard
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.keys import create_app_key
 from stacklens.settings import Settings
 from tests.api.routers.test_ingest import transaction_payload
 from tests.api.sentry_live import envelope, event_item, fresh_event, stored, stored_title
@@ -171,7 +172,7 @@ def test_projects_api_and_settings_page_show_the_dsn_that_works(
 ) -> None:
     org = make_org()
     with session_scope(settings) as session:
-        worker = accounts.create_app_key(session, org["project_id"], "order_mail")
+        worker = create_app_key(session, org["project_id"], "order_mail")
     listed = httpx.get(
         f"{dsn_server}/api/projects", headers={"Authorization": f"Bearer {org['api_key']}"}
     ).json()
@@ -193,7 +194,7 @@ def test_projects_api_and_settings_page_show_the_dsn_that_works(
 
 def test_older_keys_with_a_dash_keep_working_without_a_dsn(settings: Settings, make_org) -> None:
     from stacklens.control.dsn import project_dsns
-    from stacklens.control.keys import validate_service
+    from stacklens.control.key_values import validate_service
     from stacklens_contract.keys import is_app_key
 
     org = make_org()

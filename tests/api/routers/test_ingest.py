@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.keys import create_app_key
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -191,7 +192,7 @@ def test_browser_span_sizes_land_under_either_generation_of_names(
 def test_zstd_and_per_service_key(client: TestClient, settings: Settings, make_org) -> None:
     org = make_org()
     with session_scope(settings) as session:
-        worker_key = accounts.create_app_key(session, org["project_id"], "worker")
+        worker_key = create_app_key(session, org["project_id"], "worker")
     body = zstandard.ZstdCompressor().compress(line(error_payload(), worker_key))
     response = post(client, org["api_key"], body, **{"Content-Encoding": "zstd"})
     assert response.status_code == 200 and response.json()["accepted"] == 1

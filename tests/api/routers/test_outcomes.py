@@ -16,6 +16,7 @@ import pytest
 
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 from stacklens.warehouse.migrations import apply_migrations
 from tests.api.live import serve
@@ -39,8 +40,8 @@ def _org(settings: Settings) -> dict[str, Any]:
     email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
     with session_scope(settings) as session:
         org, api_key = accounts.create_organization(session, f"Usage {uuid.uuid4().hex[:6]}", email, PASSWORD)
-        a, key_a = accounts.create_project(session, org.id, f"Shop {uuid.uuid4().hex[:4]}")
-        b, key_b = accounts.create_project(session, org.id, f"Admin {uuid.uuid4().hex[:4]}")
+        a, key_a = create_project(session, org.id, f"Shop {uuid.uuid4().hex[:4]}")
+        b, key_b = create_project(session, org.id, f"Admin {uuid.uuid4().hex[:4]}")
         return {
             "org_id": org.id,
             "org_slug": org.slug,

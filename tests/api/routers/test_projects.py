@@ -6,8 +6,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.keys import create_app_key
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 
 
@@ -20,7 +21,7 @@ def client(control_settings: Settings) -> Iterator[TestClient]:
 def test_projects_list_with_masked_app_keys(client: TestClient, make_org, control_settings: Settings) -> None:
     org = make_org("Acme", project="Checkout")
     with session_scope(control_settings) as session:
-        worker = accounts.create_app_key(session, org["project_id"], "worker")
+        worker = create_app_key(session, org["project_id"], "worker")
     response = client.get("/api/projects", headers={"Authorization": f"Bearer {org['api_key']}"})
     assert response.status_code == 200
     body = response.json()
@@ -50,7 +51,7 @@ def test_cursor_pagination_and_isolation(client: TestClient, make_org, control_s
     theirs = make_org("Theirs", project="secret-project")
     with session_scope(control_settings) as session:
         for n in range(1, 5):
-            accounts.create_project(session, mine["org_id"], f"p{n}")
+            create_project(session, mine["org_id"], f"p{n}")
     headers = {"Authorization": f"Bearer {mine['api_key']}"}
     slugs, cursor = [], None
     while True:

@@ -12,9 +12,9 @@ import pytest
 from pipelines.assets.budgets import AGGREGATE_CHECK
 from pipelines.definitions import definitions_for
 from pipelines.embedded import materialize_now
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import delete_budget, set_budget
 from stacklens.control.db import session_scope
+from stacklens.control.projects import project_by_slug
 from tests.pipelines.pipeline_seed import TX_COLS
 from tests.stacklens.performance.budget_seed import bucketed, fold
 

@@ -9,8 +9,8 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP as SmtpProtocol  # noqa: N811 - says which SMTP: the protocol class
 
 from stacklens.control.accounts import create_organization
-from stacklens.control.credentials import create_project
 from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 
 

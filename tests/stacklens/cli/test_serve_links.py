@@ -134,6 +134,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """An organization with one project in a fresh data dir (made here, before any server starts)."""
     from stacklens.control import accounts
     from stacklens.control.db import dispose_engines, migrate_control_store, session_scope
+    from stacklens.control.projects import create_project
 
     data_dir = tmp_path_factory.mktemp("links") / "data"
     settings = Settings(
@@ -144,7 +145,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     email = "owner@links.test"
     with session_scope(settings) as session:
         org, api_key = accounts.create_organization(session, "Links", email, PASSWORD)
-        project, app_key = accounts.create_project(session, org.id, "Shop")
+        project, app_key = create_project(session, org.id, "Shop")
         made = (org.slug, api_key, project.slug, project.id, app_key)
     dispose_engines()
     receiver = Receiver().start()

@@ -8,6 +8,7 @@ from sqlalchemy import select
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.errors import AccountError, AccountNotFound
 from stacklens.control.models import ActivityEntry
 from stacklens.settings import Settings
 
@@ -24,14 +25,14 @@ def test_list_add_remove_and_last_owner(control_settings: Settings) -> None:
         entry = session.scalar(select(ActivityEntry).where(ActivityEntry.action == "member.added"))
         assert entry.actor_user_id == owner_id and entry.detail == {"email": "m@b.co", "role": "member"}
 
-    with pytest.raises(accounts.AccountError, match="last owner"), session_scope(control_settings) as session:
+    with pytest.raises(AccountError, match="last owner"), session_scope(control_settings) as session:
         accounts.remove_member(session, org_id, owner_id)
     with (
-        pytest.raises(accounts.AccountError, match="at least one owner"),
+        pytest.raises(AccountError, match="at least one owner"),
         session_scope(control_settings) as session,
     ):
         accounts.add_member(session, org_id, "owner@b.co", "", role="member")
-    with pytest.raises(accounts.AccountError, match="no member"), session_scope(control_settings) as session:
+    with pytest.raises(AccountError, match="no member"), session_scope(control_settings) as session:
         accounts.remove_member(session, org_id, 999_999)
 
     with session_scope(control_settings) as session:
@@ -60,14 +61,14 @@ def test_change_role_logs_and_keeps_the_last_owner(control_settings: Settings) -
         member = accounts.add_member(session, org.id, "m@b.co", "password-2")
         org_id, owner_id, member_id = org.id, owner.id, member.id
 
-    with pytest.raises(accounts.AccountError, match="only owner"), session_scope(control_settings) as session:
+    with pytest.raises(AccountError, match="only owner"), session_scope(control_settings) as session:
         accounts.change_role(session, org_id, owner_id, "member", actor_user_id=owner_id)
     with (
-        pytest.raises(accounts.AccountError, match="role must be"),
+        pytest.raises(AccountError, match="role must be"),
         session_scope(control_settings) as session,
     ):
         accounts.change_role(session, org_id, member_id, "admin")
-    with pytest.raises(accounts.AccountNotFound), session_scope(control_settings) as session:
+    with pytest.raises(AccountNotFound), session_scope(control_settings) as session:
         accounts.change_role(session, org_id, 999_999, "owner")
 
     with session_scope(control_settings) as session:

@@ -6,6 +6,8 @@ from stacklens.control import accounts
 from stacklens.control.activity import list_activity, record_key_use
 from stacklens.control.auth import verify_api_key
 from stacklens.control.db import session_scope
+from stacklens.control.keys import create_app_key, regenerate_api_key
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 
 
@@ -34,9 +36,9 @@ def test_key_use_is_aggregated_per_key_per_hour(control_settings: Settings) -> N
 def test_pagination_walks_every_row_once_newest_first(control_settings: Settings) -> None:
     with session_scope(control_settings) as session:
         org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
-        project, _ = accounts.create_project(session, org.id, "Web")
+        project, _ = create_project(session, org.id, "Web")
         for n in range(7):
-            accounts.create_app_key(session, project.id, f"svc_{n}")
+            create_app_key(session, project.id, f"svc_{n}")
         record_key_use(session, org.id, "api", 1)
         record_key_use(session, org.id, "app", 2, events=5)
     seen, cursor, pages = [], None, 0
@@ -58,11 +60,11 @@ def test_api_key_only_filter_and_isolation(control_settings: Settings) -> None:
     with session_scope(control_settings) as session:
         org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
         other, _ = accounts.create_organization(session, "Other", "o@b.co", "password-1")
-        accounts.create_project(session, org.id, "Web")
-        accounts.regenerate_api_key(session, org.id)
+        create_project(session, org.id, "Web")
+        regenerate_api_key(session, org.id)
         record_key_use(session, org.id, "app", 1)
         record_key_use(session, org.id, "api", 1)
-        accounts.regenerate_api_key(session, other.id)
+        regenerate_api_key(session, other.id)
     with session_scope(control_settings) as session:
         rows, _ = list_activity(session, org.id, api_key_only=True)
         everything, _ = list_activity(session, org.id)

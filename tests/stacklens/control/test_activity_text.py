@@ -10,8 +10,9 @@ from stacklens.control import accounts, invitations
 from stacklens.control.activity import ActivityRow, list_activity, record_activity, record_key_use
 from stacklens.control.activity_text import describe, when
 from stacklens.control.auth import verify_api_key
-from stacklens.control.credentials import create_next_api_key, reveal_api_key
 from stacklens.control.db import session_scope
+from stacklens.control.keys import create_app_key, create_next_api_key, reveal_api_key
+from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 
 MACHINE_TEXT = re.compile(r"\w=\S|\bTrue\b|\bFalse\b|\bNone\b|\d{2}:\d{2}:\d{2}\.\d|T\d{2}:\d{2}|\+00:00")
@@ -21,8 +22,8 @@ def test_entries_of_every_kind_read_as_sentences(control_settings: Settings) -> 
     with session_scope(control_settings) as session:
         org, api_key = accounts.create_organization(session, "Acme", "owner@b.co", "password-1")
         owner_id = accounts.list_members(session, org.id)[0][0].id
-        project, _ = accounts.create_project(session, org.id, "Web")
-        accounts.create_app_key(session, project.id, "frontend", owner_id)
+        project, _ = create_project(session, org.id, "Web")
+        create_app_key(session, project.id, "frontend", owner_id)
         reveal_api_key(session, org.id, owner_id)
         create_next_api_key(session, org.id, owner_id)
         reveal_api_key(session, org.id, owner_id, next_key=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from stacklens.control import budgets
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.db import session_scope
+from stacklens.control.projects import project_by_slug
 from stacklens.performance.budget_rules import BudgetError
 from stacklens.settings import Settings
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlalchemy import update
 
 from stacklens.control import dsn_callers
-from stacklens.control.credentials import revoke_app_key
 from stacklens.control.db import session_scope, writes_sent
+from stacklens.control.keys import revoke_app_key
 from stacklens.control.models import Organization
 from stacklens.settings import Settings
 

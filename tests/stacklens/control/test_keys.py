@@ -1,88 +1,115 @@
 from __future__ import annotations
 
-import hashlib
-import re
-
 import pytest
+from sqlalchemy import select
 
-from stacklens.control import keys
-from stacklens.settings import Settings
-from stacklens_contract.keys import is_api_key, is_app_key, service_of
-
-
-def test_api_key_format_and_randomness() -> None:
-    values = {keys.generate_api_key() for _ in range(200)}
-    assert len(values) == 200
-    for value in values:
-        assert re.fullmatch(r"stacklens_api_[A-Za-z0-9]{32}", value)
-        assert is_api_key(value) and not is_app_key(value)
-
-
-def test_app_key_formats_and_service_parsing() -> None:
-    primary = keys.generate_app_key()
-    assert re.fullmatch(r"stacklens_app_[A-Za-z0-9]{24}", primary)
-    assert service_of(primary) is None
-    worker = keys.generate_app_key("worker")
-    assert re.fullmatch(r"stacklens_app_worker_[A-Za-z0-9]{24}", worker)
-    assert service_of(worker) == "worker"
-    underscored = keys.generate_app_key("order_mail_2")
-    assert service_of(underscored) == "order_mail_2", "the service is all up to the last '_'"
-    dashed = "stacklens_app_api-gateway-2_" + "A1" * 12  # made before DSNs: still accepted
-    assert service_of(dashed) == "api-gateway-2"
-    for value in (primary, worker, underscored, dashed):
-        assert is_app_key(value) and not is_api_key(value)
-
-
-@pytest.mark.parametrize("service", ["", "Worker", "9lives", "api-gateway", "a" * 32, "wörker", "a b"])
-def test_invalid_service_names_are_refused(service: str) -> None:
-    with pytest.raises(ValueError, match="invalid service name"):
-        keys.generate_app_key(service)
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        "",
-        "stacklens_api_",
-        "stacklens_api_" + "a" * 31,
-        "stacklens_api_" + "a" * 33,
-        "stacklens_api_" + "a" * 31 + "!",
-        "stacklens_api_" + "a" * 32 + " ",
-        " stacklens_api_" + "a" * 32,
-        "other_api_" + "a" * 32,
-        None,
-        42,
-    ],
+from stacklens.control import accounts
+from stacklens.control.auth import resolve_app_key, verify_api_key
+from stacklens.control.db import session_scope
+from stacklens.control.errors import AccountError
+from stacklens.control.keys import (
+    NextKeyExists,
+    create_app_key,
+    create_next_api_key,
+    list_app_keys,
+    next_api_key,
+    regenerate_api_key,
+    regenerate_app_key,
+    reveal_api_key,
+    reveal_app_key,
+    revoke_app_key,
 )
-def test_malformed_api_keys_are_not_api_keys(value: object) -> None:
-    assert not is_api_key(value)
+from stacklens.control.models import ActivityEntry, ApiKey, AppKey
+from stacklens.control.projects import create_project
+from stacklens.settings import Settings
 
 
-def test_hash_is_sha256_hex() -> None:
-    value = keys.generate_api_key()
-    assert keys.hash_key(value) == hashlib.sha256(value.encode()).hexdigest()
-    assert keys.hash_key(value) != keys.hash_key(value + "x")
+def _actions(session, org_id: int) -> list[str]:
+    return list(
+        session.scalars(
+            select(ActivityEntry.action).where(ActivityEntry.org_id == org_id).order_by(ActivityEntry.id)
+        )
+    )
 
 
-def test_mask_shows_prefix_and_last_four_only() -> None:
-    value = keys.generate_app_key("worker")
-    masked = keys.mask_key(value)
-    assert masked.startswith("stacklens_app_worker_") and masked.endswith(value[-4:])
-    assert value[21:-4] not in masked
+def test_api_key_regeneration_refuses_the_old_value(control_settings: Settings) -> None:
+    with session_scope(control_settings) as session:
+        org, old = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
+    with session_scope(control_settings) as session:
+        identity = verify_api_key(session, old)
+        assert identity is not None and identity.org_name == "Acme" and identity.created_at.tzinfo is not None
+    with session_scope(control_settings) as session:
+        new = regenerate_api_key(session, org.id)
+    with session_scope(control_settings) as session:
+        assert verify_api_key(session, old) is None
+        assert verify_api_key(session, new).org_id == org.id
+        assert reveal_api_key(session, org.id, None) == new
+        assert _actions(session, org.id)[-2:] == ["api_key.regenerated", "api_key.viewed"]
+        assert (
+            session.scalar(select(ApiKey).where(ApiKey.org_id == org.id, ApiKey.revoked_at.is_(None))).last4
+            == new[-4:]
+        )
 
 
-def test_encryption_round_trip(settings: Settings) -> None:
-    value = keys.generate_api_key()
-    token = keys.encrypt_value(value, settings)
-    assert value not in token
-    assert keys.encrypt_value(value, settings) != token  # random IV: equal values do not look equal
-    assert keys.decrypt_value(token, settings) == value
+def test_a_next_api_key_works_beside_the_current_one_until_regeneration_promotes_it(
+    control_settings: Settings,
+) -> None:
+    with session_scope(control_settings) as session:
+        org, current = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
+        _, upcoming = create_next_api_key(session, org.id)
+    with pytest.raises(NextKeyExists), session_scope(control_settings) as session:
+        create_next_api_key(session, org.id)
+    with session_scope(control_settings) as session:
+        assert verify_api_key(session, current) is not None and verify_api_key(session, upcoming) is not None
+        assert reveal_api_key(session, org.id, None, next_key=True) == upcoming
+        assert regenerate_api_key(session, org.id) == upcoming
+    with session_scope(control_settings) as session:
+        assert verify_api_key(session, current) is None
+        assert verify_api_key(session, upcoming).org_id == org.id
+        assert next_api_key(session, org.id) is None
 
 
-def test_decryption_with_another_secret_fails_clearly(settings: Settings) -> None:
-    token = keys.encrypt_value("stacklens_api_x", settings)
-    other = settings.model_copy(update={"secret_key": type(settings.secret_key)("another-secret-0123456789")})
-    with pytest.raises(keys.KeyDecryptionError, match="server secret changed"):
-        keys.decrypt_value(token, other)
-    with pytest.raises(keys.KeyDecryptionError):
-        keys.decrypt_value("not a token", settings)
+def test_app_key_lifecycle(control_settings: Settings) -> None:
+    with session_scope(control_settings) as session:
+        org, _ = accounts.create_organization(session, "Acme", "a@b.co", "password-1")
+        other, _ = accounts.create_organization(session, "Other", "o@b.co", "password-1")
+        project, primary = create_project(session, org.id, "Web")
+        worker = create_app_key(session, project.id, "worker")
+    assert worker.startswith("stacklens_app_worker_")
+    with session_scope(control_settings) as session:
+        found = resolve_app_key(session, org.id, worker)
+        assert (found.project_id, found.service) == (project.id, "worker")
+        assert resolve_app_key(session, org.id, primary).service is None
+        assert resolve_app_key(session, other.id, primary) is None  # another organization's key
+        assert [k.service for k in list_app_keys(session, project.id)] == [None, "worker"]
+        assert all(
+            primary not in k.masked and worker not in k.masked for k in list_app_keys(session, project.id)
+        )
+    with (
+        pytest.raises(AccountError, match="already has"),
+        session_scope(control_settings) as session,
+    ):
+        create_app_key(session, project.id, "worker")
+    with (
+        pytest.raises(AccountError, match="invalid service"),
+        session_scope(control_settings) as session,
+    ):
+        create_app_key(session, project.id, "Bad_Name")
+    with session_scope(control_settings) as session:
+        new_worker = regenerate_app_key(session, project.id, "worker")
+        new_primary = regenerate_app_key(session, project.id)
+    with session_scope(control_settings) as session:
+        assert resolve_app_key(session, org.id, worker) is None
+        assert resolve_app_key(session, org.id, primary) is None
+        assert resolve_app_key(session, org.id, new_worker).service == "worker"
+        assert reveal_app_key(session, project.id, None) == new_primary
+        worker_row = session.scalar(
+            select(AppKey).where(AppKey.service == "worker", AppKey.revoked_at.is_(None))
+        )
+        revoke_app_key(session, worker_row.id)
+    with session_scope(control_settings) as session:
+        assert resolve_app_key(session, org.id, new_worker) is None
+        actions = _actions(session, org.id)
+        assert {"app_key.created", "app_key.regenerated", "app_key.viewed", "app_key.revoked"} <= set(actions)
+    with pytest.raises(AccountError), session_scope(control_settings) as session:
+        revoke_app_key(session, worker_row.id)

@@ -11,6 +11,7 @@ import pytest
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.errors import AccountError
 from stacklens.settings import Settings
 
 TRIALS = 10
@@ -46,7 +47,7 @@ def _at_once(settings: Settings, changes: list[tuple[Change, int, int, int]]) ->
         barrier.wait()
         try:
             change(settings, org_id, actor_id, target_id)
-        except accounts.AccountError as exc:
+        except AccountError as exc:
             outcomes[index] = exc
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(changes))]

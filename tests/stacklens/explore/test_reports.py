@@ -21,8 +21,8 @@ from stacklens.explore.reports import send_due
 from stacklens.explore.saved import create_saved, delete_saved
 from stacklens.explore.subscriptions import create_subscription
 from stacklens.explore.widgets import answer_widgets
-from stacklens.performance.filters import PerfFilters
 from stacklens.settings import Settings
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.alerts.helpers import MailSink, start_smtp
 from tests.stacklens.performance.perf_seed import NOW, migrated, page_loads_in, seed
 
@@ -120,7 +120,7 @@ def test_reports_reach_a_real_smtp_server_when_due(settings: Settings, make_org,
     lines = mails["Daily report: Loads by browser"].strip().splitlines()
     assert lines[0] == "widget,group,column,value,previous,change_pct"
     counts = [line.split(",") for line in lines[1:]]
-    window = PerfFilters.parse(since=(at - timedelta(days=7)).isoformat(), until=at.isoformat())
+    window = ViewFilters.parse(since=(at - timedelta(days=7)).isoformat(), until=at.isoformat())
     assert {c[2] for c in counts} == {"count"} and sum(int(c[3]) for c in counts) == len(
         page_loads_in(data, window)
     )

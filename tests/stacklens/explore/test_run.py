@@ -21,9 +21,9 @@ from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR
 from stacklens.performance import view_data
 from stacklens.performance.budget_eval import BudgetSpec
 from stacklens.performance.budget_eval import evaluate as evaluate_budgets
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.window_values import WindowRequest, compute_at
 from stacklens.settings import Settings
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import NOW, migrated, seed
 
 WINDOW = {"since": "2026-11-05T00:00:00Z", "until": "2026-11-20T13:00:00Z"}
@@ -124,7 +124,7 @@ def test_count_avg_p75_by_release_equal_polars(seeded) -> None:
 
 def test_p75_equals_the_performance_view(seeded) -> None:
     client, _ = seeded
-    filters = PerfFilters.parse(**WINDOW, environment="production")
+    filters = ViewFilters.parse(**WINDOW, environment="production")
     total = view_data.overview(client, 1, 11, filters)["total"]
     query = parse_query(
         {
@@ -181,7 +181,7 @@ def test_explore_equals_the_views_budgets_and_alerts(seeded, since: datetime, un
     budget and an alert rule evaluate (window_values, the states budgets and rules read), and are within 1 % of
     polars over the raw rows of the window in whole minutes."""
     client, rows = seeded
-    window = PerfFilters(since=since, until=until)
+    window = ViewFilters(since=since, until=until)
     inside = (pl.col("ts") >= window.since) & (pl.col("ts") < window.until)
 
     def view(name: str) -> dict:
@@ -275,7 +275,7 @@ def test_explore_equals_the_budget(seeded) -> None:
     client, rows = seeded
     at = datetime(2026, 11, 20, 11, 37, 12, tzinfo=UTC)
     [got] = evaluate_budgets(client, [BudgetSpec(1, 11, "lcp_ms", "p75", "*", 2500.0, 7, 1)], at)
-    window = PerfFilters(since=at - timedelta(days=7), until=at)
+    window = ViewFilters(since=at - timedelta(days=7), until=at)
     [row] = _explore(
         client,
         "pageloads",

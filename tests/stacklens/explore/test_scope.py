@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.control.projects import create_project
 from stacklens.errors import NotFound
 from stacklens.explore.scope import project_ids
 from stacklens.settings import Settings
@@ -14,7 +14,7 @@ from stacklens.settings import Settings
 def test_the_organizations_projects_and_one_by_slug(settings: Settings, make_org) -> None:
     acme, other = make_org("Acme", "Web App"), make_org("Globex", "Shop")
     with session_scope(settings) as session:
-        api, _ = accounts.create_project(session, int(acme["org_id"]), "API")
+        api, _ = create_project(session, int(acme["org_id"]), "API")
         both = project_ids(session, int(acme["org_id"]), "")
         assert both == sorted([int(acme["project_id"]), api.id])
         # The slug is read as typed in a URL: spaces and capitals do not matter.

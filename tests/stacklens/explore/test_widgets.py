@@ -17,8 +17,8 @@ from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import run_explore
 from stacklens.explore.saved import create_saved, delete_saved
 from stacklens.explore.widgets import answer_widgets, under_filters
-from stacklens.performance.filters import PerfFilters
 from stacklens.settings import Settings
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import NOW, migrated, page_loads_in, seed
 
 AT = NOW + timedelta(minutes=30)
@@ -98,8 +98,8 @@ def test_each_widget_answers_what_explore_answers_for_its_window(settings: Setti
         delete_saved(session, org, gone.id)
         answers = answer_widgets(client, session, org, board.widgets, board.filters, AT)
     since, until = _window(7)
-    window = PerfFilters.parse(since=since, until=until, environment="production")
-    earlier = PerfFilters.parse(
+    window = ViewFilters.parse(since=since, until=until, environment="production")
+    earlier = ViewFilters.parse(
         since=(window.since - timedelta(days=7)).isoformat(),
         until=window.since.isoformat(),
         environment="production",

@@ -20,8 +20,8 @@ from stacklens.logs.search import (
     log_volume,
     search_logs,
 )
-from stacklens.performance.filters import BadFilter
 from stacklens.settings import Settings
+from stacklens.view_filters import BadFilter
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
 

@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 from clickhouse_connect.driver.client import Client
 
 from pipelines.assets.performance import STATE_QUERIES
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.score import sql_parameters
 from stacklens.settings import Settings
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
 from stacklens.warehouse.queries import load_query
@@ -73,7 +73,7 @@ class Seeded:
     spans: list[dict] = field(default_factory=list)
 
 
-def page_loads_in(data: Seeded, filters: PerfFilters, page: str = "") -> list[dict]:
+def page_loads_in(data: Seeded, filters: ViewFilters, page: str = "") -> list[dict]:
     """The raw page loads the filters (and ``page``, '' = any) pick: what a read of the window must count."""
     return [
         t

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import polars as pl
 from clickhouse_connect.driver.client import Client
 
-from stacklens.performance.filters import PerfFilters
 from stacklens.settings import Settings
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import Seeded, migrated, seed
 
 # reads_world: a two-week window of page loads (pages, weeks, releases, resources, endpoints, recommendations,
@@ -55,7 +55,7 @@ def two_organizations(
     return client, data
 
 
-def cut_filters(data: Seeded, window: tuple[str, str], browser: str = "") -> PerfFilters:
+def cut_filters(data: Seeded, window: tuple[str, str], browser: str = "") -> ViewFilters:
     """The filters of one of WINDOWS, or of AROUND_A_LOAD: the minutes 10 to 50 of an hour with a page load at
     minute 20 to 40."""
     if window == AROUND_A_LOAD:
@@ -65,18 +65,18 @@ def cut_filters(data: Seeded, window: tuple[str, str], browser: str = "") -> Per
             start.strftime("%Y-%m-%dT%H:%M:%SZ"),
             start.replace(minute=50).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
-    return PerfFilters.parse(
+    return ViewFilters.parse(
         since=window[0], until=window[1], browser=browser, now=datetime(2026, 11, 20, 12, tzinfo=UTC)
     )
 
 
-def cut_spans(data: Seeded, window: tuple[str, str], op: str) -> tuple[PerfFilters, pl.DataFrame]:
+def cut_spans(data: Seeded, window: tuple[str, str], op: str) -> tuple[ViewFilters, pl.DataFrame]:
     """The filters of ``window`` (:func:`cut_filters`) and the raw spans of ``op`` in it."""
     filters = cut_filters(data, window)
     return filters, window_spans(data, filters).filter(pl.col("op") == op)
 
 
-def window_spans(data: Seeded, filters: PerfFilters) -> pl.DataFrame:
+def window_spans(data: Seeded, filters: ViewFilters) -> pl.DataFrame:
     """The raw spans in the filters' window and environment."""
     return pl.DataFrame(
         [

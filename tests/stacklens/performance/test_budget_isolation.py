@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 from pipelines.embedded import materialize_now
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import list_budgets, set_budget
 from stacklens.control.db import session_scope
 from stacklens.control.models import Budget
+from stacklens.control.projects import project_by_slug
 from stacklens.performance.budget_eval import ERROR, BudgetSpec, evaluate
 from stacklens.performance.budget_status import with_status
 from stacklens.settings import Settings

@@ -11,7 +11,7 @@ from itertools import pairwise
 import pytest
 
 from stacklens.performance import endpoint_reads, page_load_reads
-from stacklens.performance.filters import DAY_SPANS, EPOCH, GRAIN_MINUTES, PerfFilters, tile_days
+from stacklens.view_filters import DAY_SPANS, EPOCH, GRAIN_MINUTES, ViewFilters, tile_days
 from stacklens.warehouse.queries import run_query
 from tests.stacklens.performance.perf_seed import NOW, TX_COLS, build_facts, migrated, seed
 
@@ -45,7 +45,7 @@ def test_whole_days_tile_into_the_fewest_aligned_blocks(start: str, end: str) ->
 
 
 def test_a_30_day_window_reads_blocks_not_days() -> None:
-    filters = PerfFilters.parse(range="30d", now=NOW + timedelta(minutes=30))
+    filters = ViewFilters.parse(range="30d", now=NOW + timedelta(minutes=30))
     periods = filters.periods()["periods"]
     days = [(grain, start) for grain, start in periods if grain.startswith("day")]
     assert 1 < len(days) <= 8 and max(GRAIN_MINUTES[grain] for grain, _ in days) == GRAIN_MINUTES["days_16"]
@@ -60,7 +60,7 @@ def test_a_30_day_window_reads_blocks_not_days() -> None:
     )
     per_day = filters.periods(per_day=True)["periods"]
     assert sorted(g for g, _ in per_day if g != "hour") == ["day"] * 29 and len(per_day) == 29 + 23
-    assert PerfFilters.parse(since="2026-11-19T10:05:00Z", until="2026-11-19T10:55:00Z").periods() == {
+    assert ViewFilters.parse(since="2026-11-19T10:05:00Z", until="2026-11-19T10:55:00Z").periods() == {
         "periods": []
     }
 
@@ -75,7 +75,7 @@ def test_a_30_day_window_reads_blocks_not_days() -> None:
     ],
 )
 def test_minute_periods_tile_the_whole_window(since: str, until: str, minutes: int) -> None:
-    filters = PerfFilters.parse(since=since, until=until)
+    filters = ViewFilters.parse(since=since, until=until)
     periods = filters.periods(minutes=True)["periods"]
     spans = sorted((start, start + timedelta(minutes=GRAIN_MINUTES[grain])) for grain, start in periods)
     assert sum(1 for grain, _ in periods if grain == "minute") == minutes
@@ -91,7 +91,7 @@ def world(settings):
     return client, data
 
 
-def _by_day(client, filters: PerfFilters, per_day: bool) -> dict[tuple[str, str, str], dict]:
+def _by_day(client, filters: ViewFilters, per_day: bool) -> dict[tuple[str, str, str], dict]:
     """The endpoints view's rows read through blocks (the view) or through single days."""
     params = {
         **filters.sql(ORG, PROJECT),
@@ -105,7 +105,7 @@ def _by_day(client, filters: PerfFilters, per_day: bool) -> dict[tuple[str, str,
 
 def test_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
     client, data = world
-    filters = PerfFilters.parse(range="30d", now=NOW)
+    filters = ViewFilters.parse(range="30d", now=NOW)
     blocks, days = _by_day(client, filters, False), _by_day(client, filters, True)
     assert blocks and blocks.keys() == days.keys()
     for key, row in blocks.items():
@@ -132,20 +132,20 @@ def test_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
     assert sum(r["calls"] for r in view if r["source"] == "server") == server(after, "calls")
 
 
-def _pages(client, filters: PerfFilters, per_day: bool, page: str = "") -> dict[str, dict]:
+def _pages(client, filters: ViewFilters, per_day: bool, page: str = "") -> dict[str, dict]:
     """The page table's rows (and the project's, key '') read through blocks of days (the view) or single days."""
     params = page_load_reads.load_params(ORG, PROJECT, filters, page, per_day=per_day)
     return {r["page"] if not r["is_total"] else "": r for r in run_query(client, "performance/pages", params)}
 
 
-def _samples(client, filters: PerfFilters, per_day: bool, page: str) -> dict:
+def _samples(client, filters: ViewFilters, per_day: bool, page: str) -> dict:
     params = page_load_reads.load_params(ORG, PROJECT, filters, page, per_day=per_day)
     return run_query(client, "performance/samples", params)[0]
 
 
 def test_page_load_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
     client, data = world
-    filters = PerfFilters.parse(range="30d", now=NOW)
+    filters = ViewFilters.parse(range="30d", now=NOW)
     blocks, days = _pages(client, filters, False), _pages(client, filters, True)
     assert len(blocks) > 2 and blocks.keys() == days.keys()
     for key, row in blocks.items():

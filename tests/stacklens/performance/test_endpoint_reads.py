@@ -10,13 +10,13 @@ import polars as pl
 import pytest
 
 from stacklens.performance import endpoint_reads
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance import read_worlds as w
 
 
 def test_endpoints_match_polars(reads_world) -> None:
     client, data = reads_world
-    filters = PerfFilters.parse(
+    filters = ViewFilters.parse(
         since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z", environment="production"
     )
     calls = w.window_spans(data, filters).filter(pl.col("op") == "http.client")

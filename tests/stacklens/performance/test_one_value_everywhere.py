@@ -41,18 +41,18 @@ from stacklens.cli.app import build_app
 from stacklens.cli.main import main
 from stacklens.control import accounts
 from stacklens.control import budgets as control_budgets
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.budgets import BudgetRow
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.models.alerts import AlertEvaluation, AlertRule
+from stacklens.control.projects import create_project, project_by_slug
 from stacklens.metrics import catalog
 from stacklens.metrics.formatting import format_value
 from stacklens.metrics.units import MISSING
 from stacklens.performance.budget_eval import BudgetSpec, judge
 from stacklens.performance.budget_eval import evaluate as evaluate_budgets
 from stacklens.performance.exports.tables import csv_column
-from stacklens.performance.filters import PerfFilters
 from stacklens.settings import override_settings
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.client import get_warehouse, reset_clients
 from stacklens.warehouse.migrations import apply_migrations
 from tests.api.live import serve
@@ -160,7 +160,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
     apply_migrations(settings)
     with session_scope(settings) as session:
         org, api_key = accounts.create_organization(session, "Acme", "owner@acme.test", "password-123")
-        project, app_key = accounts.create_project(session, org.id, "Shop")
+        project, app_key = create_project(session, org.id, "Shop")
         ids = {"org_id": org.id, "org_slug": org.slug, "project_id": project.id, "slug": project.slug}
     rng = random.Random(33)
     now = datetime.now(UTC)
@@ -274,7 +274,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
     reset_clients()
 
 
-def _exact(raw: pl.DataFrame, case: tuple, window: PerfFilters) -> tuple[float | None, int]:
+def _exact(raw: pl.DataFrame, case: tuple, window: ViewFilters) -> tuple[float | None, int]:
     """The case's figure over the raw rows of the window (its bounds in whole minutes, as every consumer's)."""
     metric, statistic, scope, env, release, _ = case
     rows = raw.filter((pl.col("ts") >= window.since) & (pl.col("ts") < window.until))
@@ -291,7 +291,7 @@ def _exact(raw: pl.DataFrame, case: tuple, window: PerfFilters) -> tuple[float |
     return float(value), len(values)
 
 
-def _pages_view(world: dict[str, Any], window: PerfFilters, env: str, release: str) -> dict[str, Any]:
+def _pages_view(world: dict[str, Any], window: ViewFilters, env: str, release: str) -> dict[str, Any]:
     """The pages view's JSON (the API) for the window and filters: one request each, the cases read its rows."""
     key = (window.since, window.until, env, release)
     if key not in world["views"]:
@@ -311,7 +311,7 @@ def _pages_view(world: dict[str, Any], window: PerfFilters, env: str, release: s
     return body
 
 
-def _view(world: dict[str, Any], case: tuple, window: PerfFilters) -> tuple[float | None, int]:
+def _view(world: dict[str, Any], case: tuple, window: ViewFilters) -> tuple[float | None, int]:
     """The pages view's figure (the JSON API): the total row for `*`, the page's row for a route."""
     metric, _, scope, env, release, column = case
     body = _pages_view(world, window, env, release)
@@ -374,7 +374,7 @@ def test_views_rules_and_previews_give_one_value(world, rules) -> None:
                 for e in session.scalars(select(AlertEvaluation).where(AlertEvaluation.evaluated_at == at))
             }
         for (c, name), rule in rules.items():
-            case, window = CASES[c], PerfFilters(since=at - WINDOWS[name], until=at)
+            case, window = CASES[c], ViewFilters(since=at - WINDOWS[name], until=at)
             value, samples, scope, since, until = seen[rule.id]
             assert scope == case[2]  # the rule's scope, not "*"
             assert (since.replace(tzinfo=UTC), until.replace(tzinfo=UTC)) == (window.since, window.until)
@@ -401,7 +401,7 @@ def test_budgets_give_the_views_value(world) -> None:
     for at in world["times"]:
         for spec, got in zip(specs, evaluate_budgets(world["warehouse"], specs, at), strict=True):
             case = next(c for c in cases if c[:3] == (spec.metric, spec.statistic, spec.scope))
-            window = PerfFilters(since=at - timedelta(days=spec.window_days), until=at)
+            window = ViewFilters(since=at - timedelta(days=spec.window_days), until=at)
             view_value, view_samples = _view(world, case, window)
             exact, exact_samples = _exact(world["raw"], case, window)
             assert got.samples == view_samples == exact_samples
@@ -415,7 +415,7 @@ def test_budgets_give_the_views_value(world) -> None:
 
 
 def _exact_error_rate(
-    api: pl.DataFrame, scope: str, env: str, window: PerfFilters
+    api: pl.DataFrame, scope: str, env: str, window: ViewFilters
 ) -> tuple[float | None, int]:
     """The error rate over the raw server calls of the window: calls answered 4xx or 5xx over all calls (a call
     without a status counts in the denominator only)."""
@@ -431,7 +431,7 @@ def _exact_error_rate(
 
 
 def _endpoint_view(
-    world: dict[str, Any], scope: str, env: str, window: PerfFilters
+    world: dict[str, Any], scope: str, env: str, window: ViewFilters
 ) -> tuple[float | None, int]:
     """The endpoints view's error % of the route's server row (the JSON API)."""
     key = (window.since, window.until, env)
@@ -487,7 +487,7 @@ def test_the_error_rate_is_one_value_everywhere(world) -> None:
             }
         for (c, name), rule in made.items():
             scope, env = ERROR_CASES[c]
-            window = PerfFilters(since=at - WINDOWS[name], until=at)
+            window = ViewFilters(since=at - WINDOWS[name], until=at)
             value, samples, scope_key = seen[rule.id]
             assert scope_key == scope
             view = _endpoint_view(world, scope, env, window)
@@ -499,7 +499,7 @@ def test_the_error_rate_is_one_value_everywhere(world) -> None:
         last = preview(world["warehouse"], rule, at).steps[-1]
         assert last.at == at and (last.value, last.samples) == seen[rule.id][:2]  # counts: to the bit
         for spec, got in zip(budgets, evaluate_budgets(world["warehouse"], budgets, at), strict=True):
-            window = PerfFilters(since=at - timedelta(days=spec.window_days), until=at)
+            window = ViewFilters(since=at - timedelta(days=spec.window_days), until=at)
             view = _endpoint_view(world, API_ROUTE, "", window)
             assert (got.value, got.samples) == view == _exact_error_rate(world["api"], API_ROUTE, "", window)
             assert got.value is not None and got.samples > 0
@@ -545,7 +545,7 @@ def test_the_csv_download_and_explore_give_the_views_value(world) -> None:
     compared = 0
     for at in world["times"][:3]:
         for name in ("90m", "7d"):
-            window = PerfFilters(since=at - WINDOWS[name], until=at)
+            window = ViewFilters(since=at - WINDOWS[name], until=at)
             for metric, statistic, scope, env, release, column in CASES:
                 if scope == "/products/{id}":  # a route template: Explore filters the stored page itself
                     continue
@@ -665,7 +665,7 @@ def test_the_page_and_the_pdf_show_the_views_value(world, signed_in) -> None:
     shown = 0
     for index, span, env, release in SHOWN:
         at = world["times"][index]
-        window = PerfFilters(since=at - span, until=at)
+        window = ViewFilters(since=at - span, until=at)
         for case in CASES:  # the view's figures against the raw rows
             if case[3:5] == (env, release):
                 value, samples = _view(world, case, window)
@@ -750,7 +750,7 @@ def _within_a_minute(read: Callable[[], Any]) -> tuple[Any, datetime]:
 def _budget_figure(world: dict[str, Any], budget: BudgetRow, at: datetime) -> tuple[float | None, int]:
     """The view's figure for the budget's metric, statistic and scope over its window ending ``at`` (the pages view,
     the endpoints view for the error rate), checked against the raw rows."""
-    window = PerfFilters(since=at - timedelta(days=budget.window_days), until=at)
+    window = ViewFilters(since=at - timedelta(days=budget.window_days), until=at)
     if budget.metric == "error_pct":
         view = _endpoint_view(world, budget.scope, "", window)
         assert view == _exact_error_rate(world["api"], budget.scope, "", window)
@@ -835,7 +835,7 @@ def test_the_cli_query_prints_the_views_value(world, capsys) -> None:
     with serve(world["settings"]) as url:
         for at in world["times"][:2]:
             for name in ("36h", "7d"):  # the page has loads in each (some 90 minutes have none)
-                window = PerfFilters(since=at - WINDOWS[name], until=at)
+                window = ViewFilters(since=at - WINDOWS[name], until=at)
                 row = next(r for r in _pages_view(world, window, "", "")["rows"] if r["page"] == "/search")
                 capsys.readouterr()
                 argv = ["query", "pageloads", "--project", world["slug"], "--url", url]

@@ -10,14 +10,14 @@ import polars as pl
 import pytest
 
 from stacklens.performance import page_load_reads
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.score import MOBILE_OS, page_load_score
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance import read_worlds as w
 from tests.stacklens.performance.perf_seed import NOW, page_loads_in
 from tests.stacklens.performance.read_worlds import ORG, PROJECT
 
 
-def _loads(data, filters: PerfFilters) -> pl.DataFrame:
+def _loads(data, filters: ViewFilters) -> pl.DataFrame:
     rows = page_loads_in(data, filters)
     dcl = {}
     for s in data.spans:
@@ -50,7 +50,7 @@ def _loads(data, filters: PerfFilters) -> pl.DataFrame:
 )
 def test_pages_match_polars(reads_world, dims) -> None:
     client, data = reads_world
-    filters = PerfFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z", **dims)
+    filters = ViewFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z", **dims)
     total, rows = page_load_reads.pages(client, ORG, PROJECT, filters)
     frame = _loads(data, filters)
     assert total is not None and total["views"] == frame.height
@@ -78,14 +78,14 @@ def test_pages_match_polars(reads_world, dims) -> None:
 
 def test_opportunity_sums_to_the_gap_to_100(reads_world) -> None:
     client, _ = reads_world
-    total, rows = page_load_reads.pages(client, ORG, PROJECT, PerfFilters.parse(range="14d", now=NOW))
+    total, rows = page_load_reads.pages(client, ORG, PROJECT, ViewFilters.parse(range="14d", now=NOW))
     assert total is not None
     assert w.close(sum(r["opportunity"] for r in rows), 100 - total["score"])
 
 
 def test_weekly_and_releases_match_polars(reads_world) -> None:
     client, data = reads_world
-    filters = PerfFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z")
+    filters = ViewFilters.parse(since="2026-11-06T12:00:00Z", until="2026-11-20T12:00:00Z")
     loads = [t for t in data.transactions if t["op"] == "pageload"]
     frame = pl.DataFrame(
         [{"ts": t["timestamp"], "load": t["duration_ms"], "release": t["release"]} for t in loads]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from stacklens.performance import page_load_reads
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.page_load_rows import DayRow, PageRow, PageTotals, WeekRow
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import NOW
 from tests.stacklens.performance.read_worlds import ORG, PROJECT
 
@@ -19,7 +19,7 @@ def _holds_its_keys(row: Mapping[str, object], shape: type) -> bool:
 
 def test_every_read_row_holds_the_keys_of_its_type(reads_world) -> None:
     client, _ = reads_world
-    filters = PerfFilters.parse(range="14d", now=NOW)
+    filters = ViewFilters.parse(range="14d", now=NOW)
     total, rows = page_load_reads.pages(client, ORG, PROJECT, filters)
     assert total is not None and rows
     assert _holds_its_keys(total, PageTotals)

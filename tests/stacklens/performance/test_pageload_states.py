@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.assets.performance import TABLES
 from stacklens.performance import page_load_reads
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.client import reset_clients
 from stacklens.warehouse.queries import load_query
 from tests.conftest import make_settings
@@ -49,7 +49,7 @@ def _close(a: float | None, b: float | None) -> bool:
     return abs(a - b) <= 0.01 * max(abs(b), 1e-9)
 
 
-def _frame(data, filters: PerfFilters, page: str = "") -> pl.DataFrame:
+def _frame(data, filters: ViewFilters, page: str = "") -> pl.DataFrame:
     dcl = {
         s["transaction_event_id"]: s["timestamp"].timestamp() * 1000 + s["duration_ms"]
         for s in data.spans
@@ -82,7 +82,7 @@ def _p75(frame: pl.DataFrame, column: str) -> float | None:
 @pytest.mark.parametrize("dims", DIMS)
 def test_pages_and_daily_over_cut_windows_match_polars(world, window, dims) -> None:
     client, data = world
-    filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
+    filters = ViewFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
     frame = _frame(data, filters)
     assert frame.height > 0
     total, rows = page_load_reads.pages(client, ORG, PROJECT, filters)
@@ -110,7 +110,7 @@ def test_pages_and_daily_over_cut_windows_match_polars(world, window, dims) -> N
 def test_one_read_views_equal_their_separate_reads(world, dims) -> None:
     """The overview, trends and sparklines read the window once; their figures are those of the separate reads."""
     client, _ = world
-    filters = PerfFilters.parse(since=WINDOWS[0][0], until=WINDOWS[0][1], now=NOW, **dims)
+    filters = ViewFilters.parse(since=WINDOWS[0][0], until=WINDOWS[0][1], now=NOW, **dims)
     total, rows, days = page_load_reads.overview(client, ORG, PROJECT, filters)
     assert total is not None and days
     assert _same(
@@ -129,7 +129,7 @@ def test_one_read_views_equal_their_separate_reads(world, dims) -> None:
     assert _same(weeks, page_load_reads.weekly(client, ORG, PROJECT, filters, "/checkout"))
     assert dist == page_load_reads.distribution(client, ORG, PROJECT, filters, "/checkout") and dist["cls"]
     assert picked and picked == page_load_reads.samples(client, ORG, PROJECT, filters, "/checkout")
-    last_week = PerfFilters.parse(since="2026-11-12T09:42:10Z", until=WINDOWS[0][1], now=NOW, **dims)
+    last_week = ViewFilters.parse(since="2026-11-12T09:42:10Z", until=WINDOWS[0][1], now=NOW, **dims)
     spark = page_load_reads.sparklines(client, ORG, PROJECT, filters)
     for row in page_load_reads.daily(client, ORG, PROJECT, last_week, by_page=True):
         day = (row["day"] - last_week.since.date()).days
@@ -152,7 +152,7 @@ def _same(got: list, want: list) -> bool:
 @pytest.mark.parametrize("window", WINDOWS[:2])
 def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) -> None:
     client, data = world
-    filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW)
+    filters = ViewFilters.parse(since=window[0], until=window[1], now=NOW)
     page = "/checkout"
     frame = _frame(data, filters, page)
     weeks = {r["week_start"]: r for r in page_load_reads.weekly(client, ORG, PROJECT, filters, page)}
@@ -179,7 +179,7 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
     # A release's first seen is its first page load of all the data (the retention), not of the window: a cut
     # window does not reorder releases that began before it.
     whole = _frame(
-        data, PerfFilters(since=datetime(2000, 1, 1, tzinfo=UTC), until=datetime(2100, 1, 1, tzinfo=UTC))
+        data, ViewFilters(since=datetime(2000, 1, 1, tzinfo=UTC), until=datetime(2100, 1, 1, tzinfo=UTC))
     )
     for (release,), group in everything.group_by("release"):
         assert releases[release]["views"] == group.height
@@ -198,7 +198,7 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
         assert _close(releases["shop@1.1.0"]["api_p95"], api)
     # the filters offer every value of the window, whatever is picked, most loads first
     facets = page_load_reads.facets(
-        client, ORG, PROJECT, PerfFilters.parse(since=window[0], until=window[1], browser="Safari")
+        client, ORG, PROJECT, ViewFilters.parse(since=window[0], until=window[1], browser="Safari")
     )
     counts = everything.group_by("browser").len().sort("len", descending=True)
     assert facets["browser"] == counts["browser"].to_list()
@@ -212,7 +212,7 @@ def test_samples_over_cut_windows_and_filters(world, window, dims) -> None:
     within the read buckets (≤ 4.1 % of the exact median) and, when an exact scan finds one within 2.5 %, the
     nearest no more than 1.1 % of the median further from it than that one."""
     client, data = world
-    filters = PerfFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
+    filters = ViewFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
     page = "/checkout"
     frame = _frame(data, filters, page)
     picked = page_load_reads.samples(client, ORG, PROJECT, filters, page)
@@ -292,7 +292,7 @@ def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent
     bounds = {"start": hour, "end": hour.replace(hour=10), "materialized_at": datetime.now(UTC)}
     for query in TABLES["pageload_periods"].queries:  # hours, minutes, days, blocks
         client.command(load_query(f"pipelines/{query}"), parameters=bounds)
-    filters = PerfFilters.parse(since="2026-11-10T07:30:00Z", until="2026-11-10T09:30:00Z", now=NOW)
+    filters = ViewFilters.parse(since="2026-11-10T07:30:00Z", until="2026-11-10T09:30:00Z", now=NOW)
     assert filters.whole_hours()["whole_end"] == hour.replace(hour=9)
     total, _ = page_load_reads.pages(client, ORG, project, filters)
     assert total is not None and total["views"] == len(values)

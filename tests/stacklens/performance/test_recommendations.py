@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from stacklens.metrics.formatting import format_value
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.recommendations import (
     _endpoint_rules,
     _resource_rules,
@@ -18,6 +17,7 @@ from stacklens.performance.recommendations import (
     recommendations,
     served,
 )
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import NOW
 from tests.stacklens.performance.read_worlds import ORG, PROJECT
 
@@ -105,7 +105,7 @@ def test_one_row_per_resource_in_human_units() -> None:
 
 def test_recommendations_one_per_subject(reads_world) -> None:
     client, _ = reads_world
-    recs = recommendations(client, ORG, PROJECT, PerfFilters.parse(range="14d", now=NOW))
+    recs = recommendations(client, ORG, PROJECT, ViewFilters.parse(range="14d", now=NOW))
     subjects = [r["subject"] for r in recs]
     assert len(subjects) == len(set(subjects))  # every rule of a subject on its one row
     assert all(r["rules"][0] == r["rule"] and len(set(r["rules"])) == len(r["rules"]) for r in recs)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from stacklens.performance import endpoint_reads, resource_reads
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import NOW, SPAN_COLS, TX_COLS, build_facts, migrated
 
 ORG, PROJECT = 3, 30
@@ -99,7 +99,7 @@ def client(settings):
     ],
 )
 def test_a_load_across_an_hour_counts_once(client, since, until, requests, loads) -> None:
-    filters = PerfFilters.parse(since=since, until=until, now=NOW)
+    filters = ViewFilters.parse(since=since, until=until, now=NOW)
     types = {r["resource_type"]: r for r in resource_reads.resource_types(client, ORG, PROJECT, filters)}
     assert (types["JavaScript"]["requests"], types["JavaScript"]["loads"]) == (requests, loads)
     assert (types["API"]["requests"], types["API"]["loads"]) == (requests, loads)

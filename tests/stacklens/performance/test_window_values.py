@@ -11,7 +11,6 @@ import polars as pl
 import pytest
 
 from stacklens.performance import endpoint_reads, page_load_reads
-from stacklens.performance.filters import PerfFilters
 from stacklens.performance.window_series import series
 from stacklens.performance.window_values import (
     WindowError,
@@ -21,6 +20,7 @@ from stacklens.performance.window_values import (
     like_pattern,
     source,
 )
+from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.client import reset_clients
 from tests.conftest import make_settings
 from tests.stacklens.performance.perf_seed import migrated, seed
@@ -39,7 +39,7 @@ def world(tmp_path_factory, warehouse_url):
     reset_clients()
 
 
-def _loads(data, window: PerfFilters) -> pl.DataFrame:
+def _loads(data, window: ViewFilters) -> pl.DataFrame:
     """The page loads of the window with their bytes (every resource and API call) and scripts' bytes."""
     sizes: dict = {}
     for s in data.spans:
@@ -65,13 +65,13 @@ def _loads(data, window: PerfFilters) -> pl.DataFrame:
 @pytest.mark.parametrize("window", WINDOWS)
 def test_many_windows_in_one_query_give_the_views_values(world, window) -> None:
     client, _ = world
-    cut = PerfFilters(since=AT - window, until=AT)
+    cut = ViewFilters(since=AT - window, until=AT)
     total, rows = page_load_reads.pages(client, ORG, PROJECT, cut)
     staging, _ = page_load_reads.pages(
-        client, ORG, PROJECT, PerfFilters(cut.since, cut.until, environment="staging")
+        client, ORG, PROJECT, ViewFilters(cut.since, cut.until, environment="staging")
     )
     firefox, _ = page_load_reads.pages(
-        client, ORG, PROJECT, PerfFilters(cut.since, cut.until, browser="Firefox")
+        client, ORG, PROJECT, ViewFilters(cut.since, cut.until, browser="Firefox")
     )
     requests = [
         WindowRequest(PROJECT, "lcp_ms", "p75", "*", window),
@@ -108,12 +108,12 @@ def test_many_windows_in_one_query_give_the_views_values(world, window) -> None:
 def test_api_time_and_error_rate_are_the_endpoints_views_and_bytes_and_failures_are_exact(world) -> None:
     client, data = world
     window = timedelta(days=7)
-    cut = PerfFilters(since=AT - window, until=AT)
+    cut = ViewFilters(since=AT - window, until=AT)
     endpoints = [
         e for e in endpoint_reads.endpoints(client, ORG, PROJECT, cut, "calls") if e["source"] == "server"
     ]
     cart = next(e for e in endpoints if e["path"] == "/api/cart")
-    production = PerfFilters(cut.since, cut.until, environment="production")
+    production = ViewFilters(cut.since, cut.until, environment="production")
     served = [
         e for e in endpoint_reads.endpoints(client, ORG, PROJECT, production) if e["source"] == "server"
     ]

@@ -11,10 +11,10 @@ import polars as pl
 import pytest
 
 from stacklens.performance import page_load_reads
-from stacklens.performance.filters import PerfFilters
 from stacklens.releases.detail import release_detail
 from stacklens.releases.health import Window, release_health
 from stacklens.releases.sessions import environments, series
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import NOW, migrated, seed
 from tests.stacklens.releases.session_seed import NIL, fill_session_states, seed_sessions
 
@@ -128,7 +128,7 @@ def test_session_figures_match_relays_counting_over_the_raw_rows(world, bounds, 
 
 def test_performance_figures_are_the_release_impact_views(world) -> None:
     client, _, _ = world
-    filters = PerfFilters(since=NOW - timedelta(days=14), until=NOW, environment="production")
+    filters = ViewFilters(since=NOW - timedelta(days=14), until=NOW, environment="production")
     health = {r.version: r for r in release_health(client, ORG, PROJECT, Window.of(filters), "production")}
     view = {r["release"]: r for r in page_load_reads.releases(client, ORG, PROJECT, filters)}
     assert set(view) == {OLD, NEW}

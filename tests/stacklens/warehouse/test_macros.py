@@ -106,10 +106,10 @@ def test_expansion_follows_the_indentation_and_leaves_the_runner_placeholders() 
 def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(
         MacroError,
-        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: duration_hist_key, duration_hist_value, "
-        r"duration_p95, endpoint_call_states, endpoint_window, issue_elements, issue_window_rows, log_filter, pageload_bucket, "
+        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: dead_attempt_rows, duration_hist_key, "
+        r"duration_hist_value, duration_p95, endpoint_call_states, endpoint_window, issue_elements, issue_window_rows, log_filter, pageload_bucket, "
         r"pageload_hist_value, pageload_merge, pageload_state_row, pageload_window, period_aligned, "
-        r"resource_request_states, resource_row_sums, resource_window, view_settings, written_examples, "
+        r"resource_request_states, resource_row_sums, resource_window, still_landing, view_settings, written_examples, "
         r"written_facts, written_states\)",
     ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")

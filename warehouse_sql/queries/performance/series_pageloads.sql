@@ -1,6 +1,6 @@
 -- One metric window evaluated at many times (a budget's daily history, an alert rule's 30-day preview) in one read
 -- of `pageload_periods`, the states the page-load views read (stacklens/performance/window_values.py). Each
--- point's window is tiled as window_states.sql tiles it (PerfFilters.periods with minutes). The state rows of
+-- point's window is tiled as window_states.sql tiles it (ViewFilters.periods with minutes). The state rows of
 -- the scope (page LIKE pattern) and filters ('' = any) are first merged per period — sums added, histograms with
 -- sumMap: the same (value, count) pairs, so the same percentiles as a merge of the rows themselves — then each
 -- period counts for the points whose tiling holds it: `members` (aligned with `periods`) for the hours, days and

@@ -1,7 +1,7 @@
 -- Many failed-transactions windows (metric failed_transactions_pct) in one read of the raw `transactions` (no
 -- state keeps a transaction's status), for the previews of `error_rate` alert rules
 -- (stacklens/performance/window_values.py). Each target is (id, page pattern, since, until, environment, release,
--- browser): its window's bounds in whole minutes, as every window is cut (PerfFilters). Failed: a status other
+-- browser): its window's bounds in whole minutes, as every window is cut (ViewFilters). Failed: a status other
 -- than ok, cancelled or unknown, or an HTTP status >= 500 (what queries/alerts/error_rate.sql counts).
 SELECT request.1 AS target, count() AS samples,
        countIf(status NOT IN ('ok', 'cancelled', 'unknown', '') OR http_status >= 500) AS failed

@@ -4,7 +4,7 @@
 -- transactions, `path` their route), one branch each (an empty project list reads nothing). A target is (id,
 -- pattern, window bit, environment, release, browser, metric): a state row counts for the targets of its project
 -- whose window is tiled by the row's period — the bit of the target's window in the period's mask (a period's key
--- being its grain's minutes * 2^32 + its start), the periods being those of PerfFilters.periods with minutes
+-- being its grain's minutes * 2^32 + its start), the periods being those of ViewFilters.periods with minutes
 -- (minutes at the partial edge hours, whole hours, blocks of days),
 -- as a view cuts the same window — whose pattern (LIKE) matches its page (route) and whose filters ('' = any) match
 -- its environment, release and browser. Merged per target as the views merge them: counts and sums added,

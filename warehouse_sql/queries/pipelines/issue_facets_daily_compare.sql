@@ -4,8 +4,7 @@
 WITH touched AS
 (
     SELECT DISTINCT org_id, project_id, fingerprint, issue_id, toDate(timestamp) AS day FROM events
-    WHERE received_at > {since:DateTime64(3, 'UTC')} AND received_at <= {until:DateTime64(3, 'UTC')}
-      AND (org_id, batch_id, received_at) IN {dead:Array(Tuple(UInt64, String, DateTime64(3, 'UTC')))}
+    WHERE (${dead_attempt_rows})
 )
 SELECT project_id, issue_id, day, environment, release, level, service,
        sum(stored) AS stored, sum(counted) AS counted, sum(in_flight) AS in_flight
@@ -17,9 +16,7 @@ FROM
     (
         SELECT project_id, issue_id, toDate(timestamp) AS day, toString(environment) AS environment,
                toString(release) AS release, toString(level) AS level, toString(service) AS service, event_id,
-               received_at > {young:DateTime64(3, 'UTC')} AND batch_id != ''
-               AND (org_id, batch_id, received_at) NOT IN {settled:Array(Tuple(UInt64, String, DateTime64(3, 'UTC')))}
-               AS landing
+               (${still_landing}) AS landing
         FROM events
         WHERE (project_id, fingerprint) IN (SELECT project_id, fingerprint FROM touched)
           AND (project_id, fingerprint, toDate(timestamp)) IN (SELECT project_id, fingerprint, day FROM touched)

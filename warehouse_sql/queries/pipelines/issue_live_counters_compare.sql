@@ -1,12 +1,10 @@
 -- Per issue with rows of a dead landing attempt ({dead}): the events stored (each event once) against the
 -- events issue_live_counters counted. `in_flight`: the issue's rows of attempts that may still be landing
--- (received after {young}, neither finished nor dead: not in {settled}); their view blocks may be on the way,
--- so such an issue is left for the next run.
+-- (macros/still_landing.sql); their view blocks may be on the way, so such an issue is left for the next run.
 WITH touched AS
 (
     SELECT DISTINCT project_id, fingerprint, issue_id FROM events
-    WHERE received_at > {since:DateTime64(3, 'UTC')} AND received_at <= {until:DateTime64(3, 'UTC')}
-      AND (org_id, batch_id, received_at) IN {dead:Array(Tuple(UInt64, String, DateTime64(3, 'UTC')))}
+    WHERE (${dead_attempt_rows})
 )
 SELECT project_id, issue_id, sum(stored) AS stored, sum(counted) AS counted, sum(in_flight) AS in_flight
 FROM
@@ -16,9 +14,7 @@ FROM
     FROM
     (
         SELECT project_id, issue_id, event_id,
-               received_at > {young:DateTime64(3, 'UTC')} AND batch_id != ''
-               AND (org_id, batch_id, received_at) NOT IN {settled:Array(Tuple(UInt64, String, DateTime64(3, 'UTC')))}
-               AS landing
+               (${still_landing}) AS landing
         FROM events
         WHERE (project_id, fingerprint) IN (SELECT project_id, fingerprint FROM touched)
     )

@@ -4,8 +4,7 @@
 WITH touched AS
 (
     SELECT DISTINCT org_id, project_id, fingerprint, issue_id, toDate(timestamp) AS day FROM events
-    WHERE received_at > {since:DateTime64(3, 'UTC')} AND received_at <= {until:DateTime64(3, 'UTC')}
-      AND (org_id, batch_id, received_at) IN {dead:Array(Tuple(UInt64, String, DateTime64(3, 'UTC')))}
+    WHERE (${dead_attempt_rows})
 )
 SELECT project_id, issue_id, day, tag_key, tag_value,
        sum(stored) AS stored, sum(counted) AS counted, sum(in_flight) AS in_flight
@@ -17,9 +16,7 @@ FROM
     (
         SELECT project_id, issue_id, toDate(timestamp) AS day, toString(key) AS tag_key, value AS tag_value,
                event_id,
-               received_at > {young:DateTime64(3, 'UTC')} AND batch_id != ''
-               AND (org_id, batch_id, received_at) NOT IN {settled:Array(Tuple(UInt64, String, DateTime64(3, 'UTC')))}
-               AS landing
+               (${still_landing}) AS landing
         FROM events
         ARRAY JOIN mapKeys(tags) AS key, mapValues(tags) AS value
         WHERE (project_id, fingerprint) IN (SELECT project_id, fingerprint FROM touched)

@@ -3,8 +3,7 @@
 WITH touched AS
 (
     SELECT DISTINCT project_id, toString(release) AS release FROM events
-    WHERE received_at > {since:DateTime64(3, 'UTC')} AND received_at <= {until:DateTime64(3, 'UTC')}
-      AND (org_id, batch_id, received_at) IN {dead:Array(Tuple(UInt64, String, DateTime64(3, 'UTC')))}
+    WHERE (${dead_attempt_rows})
       AND release != ''
 )
 SELECT project_id, release, sum(stored) AS stored, sum(counted) AS counted, sum(in_flight) AS in_flight
@@ -15,9 +14,7 @@ FROM
     FROM
     (
         SELECT project_id, toString(release) AS release, event_id,
-               received_at > {young:DateTime64(3, 'UTC')} AND batch_id != ''
-               AND (org_id, batch_id, received_at) NOT IN {settled:Array(Tuple(UInt64, String, DateTime64(3, 'UTC')))}
-               AS landing
+               (${still_landing}) AS landing
         FROM events
         WHERE project_id IN (SELECT project_id FROM touched)
           AND (project_id, toString(release)) IN touched

@@ -17,18 +17,18 @@ import pytest
 from pypdf import PdfReader
 
 from stacklens.control import budgets
-from stacklens.control.accounts import project_by_slug
 from stacklens.control.db import session_scope
+from stacklens.control.projects import project_by_slug
 from stacklens.metrics.formatting import format_value
 from stacklens.performance import view_data
 from stacklens.performance.budget_status import with_status
 from stacklens.performance.exports.pdf import build_pdf, fmt
 from stacklens.performance.exports.report_data import budget_rows, report_data
-from stacklens.performance.filters import PerfFilters
 from stacklens.settings import Settings
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import NOW, migrated, seed
 
-WINDOW = PerfFilters.parse(since="2026-11-06T12:00:00Z", until=NOW.isoformat())
+WINDOW = ViewFilters.parse(since="2026-11-06T12:00:00Z", until=NOW.isoformat())
 SECTIONS = (
     "Summary",
     "Web vitals",

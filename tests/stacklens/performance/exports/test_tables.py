@@ -12,11 +12,11 @@ import pytest
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.performance.exports import tabular
 from stacklens.performance.exports.tables import PAGES, Target, page_data, table, table_rows
-from stacklens.performance.filters import PerfFilters
+from stacklens.view_filters import ViewFilters
 from tests.stacklens.performance.perf_seed import NOW, migrated, seed
 
 ORG, PROJECT = 7, 70
-WINDOW = PerfFilters.parse(since="2026-11-06T12:00:00Z", until=NOW.isoformat())
+WINDOW = ViewFilters.parse(since="2026-11-06T12:00:00Z", until=NOW.isoformat())
 TARGETS = {
     "page_detail": Target(page="/checkout"),
     "endpoint_detail": Target(source="client", method="GET", path="/api/items/{id}"),

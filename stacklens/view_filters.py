@@ -1,5 +1,6 @@
-"""The filters every performance page and API view takes (DESIGN §7.2): a time window given as `range`
-(24h, 7d, 14d, 30d, 90d) or as `since`/`until` (ISO 8601), and `environment`, `release`, `browser`.
+"""The filters every view takes (DESIGN §7.2) — performance, logs, releases, Explore and the pages and
+downloads over them: a time window given as `range` (24h, 7d, 14d, 30d, 90d) or as `since`/`until`
+(ISO 8601), and `environment`, `release`, `browser`; and the state-table periods that tile the window.
 
 Parsing lives here, once, so a page and the API answer the same numbers for the same query string and refuse
 the same bad values with the same message (naming the field) — the yes/no options beside the filters too
@@ -111,9 +112,9 @@ def flag(name: str, value: str) -> bool:
 
 
 @dataclass(frozen=True)
-class PerfFilters:
-    """A validated filter set: a closed-open UTC window [since, until) in whole minutes (widened to them when
-    given with seconds) and exact-match dimensions ('' = any)."""
+class ViewFilters:
+    """A validated filter set of a view: a closed-open UTC window [since, until) in whole minutes (widened to
+    them when given with seconds) and exact-match dimensions ('' = any)."""
 
     since: datetime
     until: datetime
@@ -144,7 +145,7 @@ class PerfFilters:
         compare: str = "",
         now: datetime | None = None,
         default: str = DEFAULT_RANGE,
-    ) -> PerfFilters:
+    ) -> ViewFilters:
         """Validate raw query-string values; raises :class:`BadFilter` naming the first bad field. ``default``:
         the range when neither ``range`` nor ``since``/``until`` is given (:func:`default_range`)."""
         now = (now or datetime.now(UTC)).astimezone(UTC)
@@ -181,7 +182,7 @@ class PerfFilters:
     @classmethod
     def from_query(
         cls, query: Mapping[str, str], now: datetime | None = None, default: str = DEFAULT_RANGE
-    ) -> PerfFilters:
+    ) -> ViewFilters:
         """Validate the filters of a query string (``request.query_params``, or any mapping of names to values),
         as every performance page, API view and download takes them: a missing parameter is '', others are not
         looked at. Raises :class:`BadFilter` naming the first bad field."""
@@ -197,7 +198,7 @@ class PerfFilters:
             default=default,
         )
 
-    def previous(self) -> PerfFilters:
+    def previous(self) -> ViewFilters:
         """The same filters over the span of the same length that ends where this window begins (what "compare
         with the previous period" draws beside it)."""
         span = self.until - self.since

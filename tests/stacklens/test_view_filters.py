@@ -6,26 +6,26 @@ from __future__ import annotations
 import pytest
 
 from stacklens.errors import InvalidInput
-from stacklens.performance.filters import BadFilter, PerfFilters, flag
+from stacklens.view_filters import BadFilter, ViewFilters, flag
 from tests.stacklens.performance.perf_seed import NOW
 
 
 def test_range_and_window() -> None:
-    week = PerfFilters.parse(now=NOW)
+    week = ViewFilters.parse(now=NOW)
     assert week.range == "7d" and (week.until - week.since).days == 7
-    window = PerfFilters.parse(since="2026-11-01T00:00:00Z", until="2026-11-02", now=NOW)
+    window = ViewFilters.parse(since="2026-11-01T00:00:00Z", until="2026-11-02", now=NOW)
     assert window.params() == {"since": "2026-11-01T00:00:00Z", "until": "2026-11-02T00:00:00Z"}
 
 
 def test_windows_are_widened_to_whole_minutes() -> None:
-    window = PerfFilters.parse(since="2026-11-01T10:15:42.5Z", until="2026-11-01T11:20:01Z", now=NOW)
+    window = ViewFilters.parse(since="2026-11-01T10:15:42.5Z", until="2026-11-01T11:20:01Z", now=NOW)
     assert window.describe()["since"] == "2026-11-01T10:15:00Z"
     assert window.describe()["until"] == "2026-11-01T11:21:00Z"
     # A named range: until is the minute after now, since the minute of now - range (nothing of it left out).
-    day = PerfFilters.parse(range="24h", now=NOW.replace(minute=7, second=30))
+    day = ViewFilters.parse(range="24h", now=NOW.replace(minute=7, second=30))
     assert day.until == NOW.replace(minute=8) and day.since == NOW.replace(day=19, minute=7)
     # A window built from another (the sparklines' last 7 days) is whole minutes too.
-    built = PerfFilters(since=NOW.replace(second=59), until=NOW.replace(second=1))
+    built = ViewFilters(since=NOW.replace(second=59), until=NOW.replace(second=1))
     assert (built.since, built.until) == (NOW, NOW.replace(minute=1))
 
 
@@ -44,26 +44,26 @@ def test_windows_are_widened_to_whole_minutes() -> None:
 )
 def test_bad_values_name_the_field(kwargs, field) -> None:
     with pytest.raises(BadFilter) as caught:
-        PerfFilters.parse(now=NOW, **kwargs)
+        ViewFilters.parse(now=NOW, **kwargs)
     assert caught.value.field == field and str(caught.value).startswith(f"{field}: ")
 
 
 def test_a_query_string_is_read_by_name() -> None:
     # What every page, API view and download passes: the query string's values by name, others ignored.
     query = {"range": "24h", "browser": "Firefox", "environment": "prod", "format": "csv", "page": "/cart"}
-    assert PerfFilters.from_query(query, now=NOW) == PerfFilters.parse(
+    assert ViewFilters.from_query(query, now=NOW) == ViewFilters.parse(
         range="24h", browser="Firefox", environment="prod", now=NOW
     )
-    assert PerfFilters.from_query({}, now=NOW) == PerfFilters.parse(now=NOW)
+    assert ViewFilters.from_query({}, now=NOW) == ViewFilters.parse(now=NOW)
     with pytest.raises(BadFilter) as refused:
-        PerfFilters.from_query({"since": "2026-11-01", "release": "x\n"}, now=NOW)
+        ViewFilters.from_query({"since": "2026-11-01", "release": "x\n"}, now=NOW)
     assert refused.value.field == "release"
 
 
 def test_whole_hours_and_days_of_a_window() -> None:
     def parts(since: str, until: str) -> str:
         """The window's whole hours (start, end) and whole days (start, end), as "day hour:minute"."""
-        found = PerfFilters.parse(since=since, until=until).whole_hours()
+        found = ViewFilters.parse(since=since, until=until).whole_hours()
         return ", ".join(
             found[k].strftime("%d %H:%M") for k in ("whole_start", "whole_end", "day_start", "day_end")
         )

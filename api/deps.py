@@ -37,7 +37,9 @@ from stacklens_contract.keys import is_app_key
 USER_AGENT_MAX = 300
 
 
-def get_app_settings(request: Request) -> Settings:
+# The dependencies that only read the app's state are coroutines: FastAPI runs a plain `def` dependency in its
+# thread pool, and two thread hops per request were a tenth of an SDK's one-event request.
+async def get_app_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -67,7 +69,7 @@ def get_warehouse_client(settings: AppSettings) -> Client:
 Warehouse = Annotated[Client, Depends(get_warehouse_client)]
 
 
-def get_limiter(settings: AppSettings) -> RateLimiter:
+async def get_limiter(settings: AppSettings) -> RateLimiter:
     return get_rate_limiter(settings)
 
 

@@ -17,23 +17,29 @@ import threading
 
 import dagster as dg
 
-from pipelines.assets import alerts, budgets, integrations, issues, live_tables, performance, sessions
-from pipelines.assets.common import raw_sources
+from pipelines.assets import (
+    alerts,
+    budgets,
+    event_counters,
+    integrations,
+    issues,
+    live_tables,
+    performance,
+    sessions,
+)
 from pipelines.jobs import ALL_JOBS
 from pipelines.resources import env_resources, resources_for
 from pipelines.schedules import schedules
 from pipelines.sensors import sensors
 from stacklens.settings import Settings
 
-_modules = [issues, performance, sessions, budgets, alerts, integrations]
+_modules = [event_counters, issues, performance, sessions, budgets, alerts, integrations]
 
 
 def build_definitions(resources: dict[str, dg.ConfigurableResource]) -> dg.Definitions:
     """Every asset, job, schedule and sensor, over ``resources``."""
     return dg.Definitions(
         assets=[
-            *raw_sources,
-            sessions.raw_sessions,
             *live_tables.specs,
             *dg.load_assets_from_modules(_modules),
         ],

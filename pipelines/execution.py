@@ -1,6 +1,6 @@
 """Executing run requests in-process, alone or merged into one run.
 
-A tick usually finds several schedules due at once (every minute: issues and daily counts, at times with one
+A tick usually finds several schedules due at once (every minute: issues and alerts, at times with one
 5-minute or hourly job; `stacklens pipelines run`: all of them). Each run costs Dagster a fixed overhead
 (plan, resources, event log), so the requests of one tick are merged into a single run of ``marts_job`` whose
 asset selection is the union of the requesting jobs' assets. What differs per job travels as per-asset tags: the days to rebuild (``stacklens/days.<asset>``) and

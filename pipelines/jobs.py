@@ -9,16 +9,25 @@ import dagster as dg
 # limit of 1 on this tag does the same (docs/pipelines.md).
 SERIAL_TAG = "stacklens/serial"
 
+# The insert-time tables the `event_counters` step checks against the stored events and repairs (one step: a
+# job holds all of them or none).
+INSERT_TIME_ASSETS = [
+    "issue_live_counters",
+    "issue_totals_daily",
+    "issue_facets_daily",
+    "issue_tags_daily",
+    "release_error_counts",
+    "issue_rollup",
+    "issue_element_arrivals",
+    "raw_arrival_hours",
+    "raw_received",
+]
 issues_job = dg.define_asset_job(
     "issues_job",
-    selection=["event_counters", "issues", "related_issues"],
-    description="Insert-time event counters checked against the events, issues and related issues, incremental.",
+    selection=[*INSERT_TIME_ASSETS, "issues", "related_issues"],
+    description="Insert-time tables checked against the events and repaired, issues and related issues, "
+    "incremental.",
     tags={SERIAL_TAG: "issues"},
-)
-issue_counts_job = dg.define_asset_job(
-    "issue_counts_job",
-    selection=["issue_daily_counts"],
-    description="Daily issue counts for the days with new events.",
 )
 # The performance tables: three steps (page loads, resource requests, API calls), each writing its facts and
 # their states for the hours with new data.
@@ -67,19 +76,19 @@ integrations_job = dg.define_asset_job(
     description="Read linked tickets' states back from the issue trackers.",
 )
 
-# Every mart: what the embedded runner executes when several schedules are due in the same tick (their
-# assets as one run; see pipelines/execution.py). Not scheduled itself.
+# Every mart and the step checking the insert-time tables: what the embedded runner executes when several
+# schedules are due in the same tick (their assets as one run; see pipelines/execution.py). Not scheduled itself.
 marts_job = dg.define_asset_job(
     "marts_job",
     selection=dg.AssetSelection.groups(
         "issues", "performance", "releases", "budgets", "alerts", "integrations"
-    ),
+    )
+    | dg.AssetSelection.assets(*INSERT_TIME_ASSETS),
     description="Every mart; one run for the assets of all the schedules due in a tick.",
 )
 
 ALL_JOBS = [
     issues_job,
-    issue_counts_job,
     performance_job,
     sessions_job,
     budgets_job,
@@ -91,10 +100,10 @@ ALL_JOBS = [
 # Per partitioned job: the watermarks its run advances (an asset's, or for the performance steps their facts')
 # and the raw tables it reads.
 PARTITIONED_JOB_INPUTS: dict[str, tuple[list[str], list[str]]] = {
-    "issue_counts_job": (["issue_daily_counts"], ["events"]),
     "performance_job": (["pageload_facts", "resource_facts", "endpoint_facts"], ["transactions", "spans"]),
     "sessions_job": (["session_periods"], ["sessions"]),
 }
-INCREMENTAL_JOB_ASSETS: dict[str, list[str]] = {
+# Per incremental job: the watermarks of its steps (an asset's, or the `event_counters` step's own).
+INCREMENTAL_JOB_WATERMARKS: dict[str, list[str]] = {
     "issues_job": ["event_counters", "issues", "related_issues"],
 }

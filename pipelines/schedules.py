@@ -3,7 +3,6 @@
 | schedule                    | cron           | job               | minutes of the hour       |
 |-----------------------------|----------------|-------------------|---------------------------|
 | issues_every_minute         | * * * * *      | issues_job        | every                     |
-| issue_counts_every_minute   | * * * * *      | issue_counts_job  | every                     |
 | performance_every_5_minutes | */5 * * * *    | performance_job   | 0, 5, 10, …, 55           |
 | sessions_every_5_minutes    | 1-59/5 * * * * | sessions_job      | 1, 6, 11, …, 56           |
 | budgets_every_5_minutes     | 2-59/5 * * * * | budgets_job       | 2, 7, 12, …, 57           |
@@ -31,12 +30,11 @@ import dagster as dg
 from dagster import ScheduleEvaluationContext
 
 from pipelines.jobs import (
-    INCREMENTAL_JOB_ASSETS,
+    INCREMENTAL_JOB_WATERMARKS,
     PARTITIONED_JOB_INPUTS,
     alerts_job,
     budgets_job,
     integrations_job,
-    issue_counts_job,
     issues_job,
     performance_job,
     sessions_job,
@@ -46,7 +44,6 @@ from pipelines.resources import ClickHouseResource
 
 SCHEDULE_CRONS: dict[str, tuple[str, Any]] = {
     "issues_every_minute": ("* * * * *", issues_job),
-    "issue_counts_every_minute": ("* * * * *", issue_counts_job),
     "performance_every_5_minutes": ("*/5 * * * *", performance_job),
     "sessions_every_5_minutes": ("1-59/5 * * * *", sessions_job),
     "budgets_every_5_minutes": ("2-59/5 * * * *", budgets_job),
@@ -76,8 +73,8 @@ def _schedule_for(name: str, cron: str, job: Any) -> dg.ScheduleDefinition:
             return plan_partitioned_run(warehouse.get_client(), name, assets, tables, today)
 
         return _partitioned
-    if job.name in INCREMENTAL_JOB_ASSETS:
-        assets = INCREMENTAL_JOB_ASSETS[job.name]
+    if job.name in INCREMENTAL_JOB_WATERMARKS:
+        assets = INCREMENTAL_JOB_WATERMARKS[job.name]
 
         @dg.schedule(
             name=name,

@@ -21,9 +21,8 @@ import dagster as dg
 from dagster import RunFailureSensorContext, SensorEvaluationContext
 
 from pipelines.jobs import (
-    INCREMENTAL_JOB_ASSETS,
+    INCREMENTAL_JOB_WATERMARKS,
     PARTITIONED_JOB_INPUTS,
-    issue_counts_job,
     issues_job,
     performance_job,
     sessions_job,
@@ -49,7 +48,7 @@ def new_data_sensor(job: Any, interval: int = 10) -> dg.SensorDefinition:
         if job.name in PARTITIONED_JOB_INPUTS:
             assets, tables = PARTITIONED_JOB_INPUTS[job.name]
             return plan_partitioned_run(client, name, assets, tables, datetime.now(UTC).date())
-        return plan_incremental_run(client, name, INCREMENTAL_JOB_ASSETS[job.name])
+        return plan_incremental_run(client, name, INCREMENTAL_JOB_WATERMARKS[job.name])
 
     return _sensor
 
@@ -94,7 +93,7 @@ def run_success_watch(context: dg.RunStatusSensorContext, alerting: AlertingReso
         _ticks(alerting).record([])
 
 
-sensors = [new_data_sensor(job) for job in (issues_job, issue_counts_job, performance_job, sessions_job)] + [
+sensors = [new_data_sensor(job) for job in (issues_job, performance_job, sessions_job)] + [
     run_failure_logger,
     run_success_watch,
 ]

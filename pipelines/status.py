@@ -20,7 +20,6 @@ from stacklens.warehouse.queries import identifier, load_query
 # row per request with FINAL would cost this view more than everything else it shows.
 MART_TABLES: tuple[str, ...] = (
     "issues",
-    "issue_daily_counts",
     "related_issues",
     "pageload_periods",
     "pageload_examples",

@@ -21,7 +21,7 @@ WATERMARK_TAG = "stacklens/watermark"
 DAYS_TAG = "stacklens/days"
 # The marts whose rows a run stamps with its version (``materialized_at``) and counts with
 # queries/pipelines/written/stamped.sql: the only tables that query's ``{table:Identifier}`` may name.
-StampedTable = Literal["issues", "issue_daily_counts", "session_periods"]
+StampedTable = Literal["issues", "session_periods"]
 STAMPED_TABLES: tuple[str, ...] = get_args(StampedTable)
 
 

@@ -18,6 +18,7 @@ RAW_EVENTS = dg.AssetKey(["raw", "events"])
 RAW_TRANSACTIONS = dg.AssetKey(["raw", "transactions"])
 RAW_OUTCOMES = dg.AssetKey(["raw", "outcomes"])
 RAW_SPANS = dg.AssetKey(["raw", "spans"])
+RAW_SESSIONS = dg.AssetKey(["raw", "sessions"])
 
 
 @dataclass(frozen=True)
@@ -91,49 +92,3 @@ def advance_watermark(context: AssetExecutionContext, client: Client, asset: str
     mark = tags.get(ops.asset_tag(ops.WATERMARK_TAG, asset), tags.get(ops.WATERMARK_TAG))
     if mark:
         ops.set_watermark(client, asset, datetime.fromisoformat(mark))
-
-
-def rebuild_days(
-    context: AssetExecutionContext,
-    client: Client,
-    query: str,
-    table: ops.StampedTable,
-    asset: str,
-    checks: list[MartCheck] | None = None,
-) -> dg.MaterializeResult:
-    """Run a day-range INSERT … SELECT for every range of the run, evaluate the asset's checks and report."""
-    version = ops.now_version()
-    ranges = run_days(context)
-    for start, end in ranges:
-        ops.run_insert(client, query, {**ops.day_bounds(start, end), "materialized_at": version})
-    written = ops.rows_written(client, table, version)
-    advance_watermark(context, client, asset)
-    return dg.MaterializeResult(
-        metadata={
-            "row_count": dg.MetadataValue.int(written),
-            "days": dg.MetadataValue.text(", ".join(f"{s}..{e}" for s, e in ranges)),
-        },
-        check_results=evaluate_checks(client, checks or [], version),
-    )
-
-
-raw_sources = [
-    dg.AssetSpec(
-        RAW_EVENTS, group_name="raw", description="Error events stored by /api/ingest (table events)."
-    ),
-    dg.AssetSpec(
-        RAW_TRANSACTIONS,
-        group_name="raw",
-        description="Page loads, navigations and API requests (transactions).",
-    ),
-    dg.AssetSpec(
-        RAW_SPANS, group_name="raw", description="Spans of transactions: resources, API calls (spans)."
-    ),
-    dg.AssetSpec(
-        RAW_OUTCOMES,
-        group_name="raw",
-        description="What became of every item that reached an entrance (table outcomes): one row per "
-        "organization, project, hour, category, outcome and reason after merges (SummingMergeTree), written "
-        "by the ingest entrances every few seconds. Read by GET /api/outcomes and the usage page.",
-    ),
-]

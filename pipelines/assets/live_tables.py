@@ -1,19 +1,25 @@
-"""The tables the pages read that no run builds: filled at ingest (raw rows, and the insert-time states their
-materialized views keep), or written by people's actions through the API. Each is a spec in the graph beside the
-marts, with what fills it as its dependencies and who reads it in its description, so the Dagster UI answers
-"what does the issue list read, and what fills that?" for every page (tests/pipelines/assets/test_live_tables.py
-checks every table a reader's query names is in the graph).
+"""The tables the pages read that no run builds, as specs of the graph: the raw rows the ingest entrances store
+(group raw), the workflow tables people write through the API (group workflow), the watermarks and the live
+`issue_list` view (group insert_time). Each has what fills it as its dependencies and who reads it in its
+description, so the Dagster UI answers "what does the issue list read, and what fills that?" for every page
+(tests/pipelines/assets/test_live_tables.py checks every table a reader's query names is in the graph).
 
-No job selects these groups: there is nothing to run. The `event_counters` asset compares the insert-time states
-with the stored events and repairs them (pipelines/assets/issues.py); the `issues` asset's rules write workflow
-changes (regressed, an ignore that ended) beside people's.
+No job selects these specs: there is nothing to run. The insert-time tables the views fill from the events are
+assets of the `event_counters` step, which checks and repairs them (pipelines/assets/event_counters.py); the
+`issues` asset's rules write workflow changes (regressed, an ignore that ended) beside people's.
 """
 
 from __future__ import annotations
 
 import dagster as dg
 
-from pipelines.assets.common import RAW_EVENTS, RAW_SPANS, RAW_TRANSACTIONS
+from pipelines.assets.common import (
+    RAW_EVENTS,
+    RAW_OUTCOMES,
+    RAW_SESSIONS,
+    RAW_SPANS,
+    RAW_TRANSACTIONS,
+)
 
 RAW, INSERT_TIME, WORKFLOW = "raw", "insert_time", "workflow"
 
@@ -25,10 +31,6 @@ PLUMBING = frozenset(
         "event_counter_repairs",  # what event_counters added back, per run
         "issue_users",  # the issues asset's users per issue (its own lookup table)
         "issue_sketches",  # the related_issues asset's MinHash sketches
-        "issue_element_arrivals",  # what the issues and related_issues assets read since their watermark
-        "issue_daily_states",  # what issue_daily_counts is rebuilt from
-        "issue_rollup",  # what the issues mart is rebuilt from
-        "raw_received",  # the newest row received per raw table, for the watermarks
     }
 )
 
@@ -37,13 +39,41 @@ def _raw(name: str, description: str) -> dg.AssetSpec:
     return dg.AssetSpec(dg.AssetKey([RAW, name]), group_name=RAW, description=description)
 
 
-def _fed(name: str, deps: list[dg.AssetKey], description: str) -> dg.AssetSpec:
-    return dg.AssetSpec(name, group_name=INSERT_TIME, deps=deps, description=description)
-
-
 ISSUE_STATE = dg.AssetKey(["issue_state"])
 
 specs = [
+    dg.AssetSpec(
+        RAW_EVENTS,
+        group_name=RAW,
+        description="Error events stored by the ingest entrances, one row per event with its payload (table "
+        "events). Read by an issue's events, Explore's errors dataset, the alert rules' frequencies and every "
+        "issues-domain asset.",
+    ),
+    dg.AssetSpec(
+        RAW_TRANSACTIONS,
+        group_name=RAW,
+        description="Page loads, navigations and API requests (table transactions). Read by the performance "
+        "facts, the waterfall and Explore's transactions dataset.",
+    ),
+    dg.AssetSpec(
+        RAW_SPANS,
+        group_name=RAW,
+        description="Spans of transactions: resources, API calls (table spans). Read by the performance facts "
+        "and the waterfall.",
+    ),
+    dg.AssetSpec(
+        RAW_SESSIONS,
+        group_name=RAW,
+        description="Release-health sessions from the SDKs (Sentry `session` and `sessions` items, the shipper's "
+        "session lines): one row per session update or per aggregate bucket and status (table sessions).",
+    ),
+    dg.AssetSpec(
+        RAW_OUTCOMES,
+        group_name=RAW,
+        description="What became of every item that reached an entrance (table outcomes): one row per "
+        "organization, project, hour, category, outcome and reason after merges (SummingMergeTree), written "
+        "by the ingest entrances every few seconds. Read by GET /api/outcomes and the usage page.",
+    ),
     _raw(
         "logs",
         "Log records: OTLP logs, Sentry log items and the shipper's log lines (table logs). Read by the Logs "
@@ -82,42 +112,6 @@ specs = [
         description="Every status change of every issue, with who made it and why (table issue_history). Read "
         "by an issue's history, the regression alerts and the release pages.",
     ),
-    _fed(
-        "issue_live_counters",
-        [RAW_EVENTS],
-        "Each issue's events, when its latest arrived and its latest title, kept by a view at insert (table "
-        "issue_live_counters). Read by the issue list (issue_list), the new-issue and regression alerts.",
-    ),
-    _fed(
-        "issue_totals_daily",
-        [RAW_EVENTS],
-        "Per issue and day: events and users, kept by a view at insert (table issue_totals_daily). Read by the "
-        "issue list's windows and its sparklines.",
-    ),
-    _fed(
-        "issue_facets_daily",
-        [RAW_EVENTS],
-        "Per issue, day and facet (environment, release, browser, …): events and users, kept by a view at "
-        "insert (table issue_facets_daily). Read by the issue list's filters, facet values and sparklines.",
-    ),
-    _fed(
-        "issue_tags_daily",
-        [RAW_EVENTS],
-        "Per issue, day and tag: events, kept by a view at insert (table issue_tags_daily). Read by the issue "
-        "list's tag filters.",
-    ),
-    _fed(
-        "release_error_counts",
-        [RAW_EVENTS],
-        "Error events per project and release, kept by a view at insert (table release_error_counts). Read "
-        "by the release pages.",
-    ),
-    _fed(
-        "raw_arrival_hours",
-        [RAW_EVENTS, RAW_TRANSACTIONS, RAW_SPANS],
-        "Per raw table, project and hour of the rows' own time: when its newest row was received, kept by views "
-        "at insert (table raw_arrival_hours). Read by the pages' notice that their marts are still building.",
-    ),
     dg.AssetSpec(
         "pipeline_watermarks",
         group_name=INSERT_TIME,
@@ -127,7 +121,7 @@ specs = [
     dg.AssetSpec(
         "issue_list",
         group_name=INSERT_TIME,
-        deps=["issue_live_counters", ISSUE_STATE, "issues", RAW_EVENTS],
+        deps=["issue_live_counters", "issues", ISSUE_STATE],
         description="The live issue list, a parameterized view over the insert-time counters, the workflow "
         "states and the issues mart (view issue_list). Read by the issue list page and API, an issue's page, "
         "related issues and the release pages.",

@@ -8,18 +8,11 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from pipelines import warehouse_ops as ops
-from pipelines.assets.common import MartCheck, advance_watermark, evaluate_checks, run_days
+from pipelines.assets.common import RAW_SESSIONS, MartCheck, advance_watermark, evaluate_checks, run_days
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 
 ASSET = "session_periods"  # named after the table it writes, as every state asset
-RAW_SESSIONS = dg.AssetKey(["raw", "sessions"])
-raw_sessions = dg.AssetSpec(
-    RAW_SESSIONS,
-    group_name="raw",
-    description="Release-health sessions from the SDKs (Sentry `session` and `sessions` items, the shipper's "
-    "session lines): one row per session update or per aggregate bucket and status (table sessions).",
-)
 # Minutes from the raw rows, then each coarser grain merged from the one below, all for the same hours.
 GRAIN_QUERIES = (
     "session_periods_minute",

@@ -1,7 +1,7 @@
 """Insert-time counters made equal to the stored events again after a crash.
 
-Materialized views feed the issue counters (issue_live_counters, issue_daily_states, issue_totals_daily,
-issue_facets_daily, issue_tags_daily), release_error_counts, issue_rollup, issue_element_arrivals and the
+Materialized views feed the issue counters (issue_live_counters, issue_totals_daily, issue_facets_daily,
+issue_tags_daily), release_error_counts, issue_rollup, issue_element_arrivals and the
 arrival marks (raw_arrival_hours, raw_received) in the INSERT that stores the rows. The engine commits the
 stored rows' part first, then each view's part in turn: a process killed in between keeps the rows and
 loses those view blocks (measured: a kill during the second of three views keeps the rows and the first
@@ -66,7 +66,6 @@ class CountedTable:
 
 COUNTED_TABLES = (
     CountedTable("issue_live_counters", 2),
-    CountedTable("issue_daily_states", 3),
     CountedTable("issue_totals_daily", 3),
     CountedTable("issue_facets_daily", 7),
     CountedTable("issue_tags_daily", 5),

@@ -5,7 +5,7 @@ issue fed again from them, so every reader sees one issue. Scoped by ``org_id`` 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from clickhouse_connect.driver.client import Client
 
@@ -63,9 +63,9 @@ def regroup(
 
 # The marts built on schedule from the insert-time tables that keep a row per regrouped issue: each is cleared for
 # those issues, then rebuilt for them at once by the asset's own statement (pipelines/assets/issues.py), so the
-# release pages, trends and the issues mart say what the list says from the merge on, not from the next tick.
+# release pages and the issues mart say what the list says from the merge on, not from the next tick.
 # (related_issues pairs follow on the asset's next run that sees new elements of the issues.)
-_MARTS = ("issues", "issue_users", "issue_daily_counts")
+_MARTS = ("issues", "issue_users")
 
 
 def _refresh_marts(client: Client, org_id: int, project_id: int, issue_ids: list[int]) -> None:
@@ -78,14 +78,3 @@ def _refresh_marts(client: Client, org_id: int, project_id: int, issue_ids: list
         load_query("pipelines/issues_refresh"),
         parameters={**scope, "since": version, "materialized_at": version},
     )
-    days = run_query(client, "issues/merges/issue_days", scope)[0]
-    if int(days["days"]):
-        first, last = days["first_day"], days["last_day"]
-        client.command(
-            load_query("pipelines/issue_daily_counts"),
-            parameters={
-                "start": datetime(first.year, first.month, first.day, tzinfo=UTC),
-                "end": datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1),
-                "materialized_at": version,
-            },
-        )

@@ -23,12 +23,6 @@ INSERT_TIME: dict[str, tuple[str, str]] = {
         "SELECT issue_id, uniqExact(event_id), uniqExactIf(user_key, user_key != ''), min(timestamp), max(timestamp)"
         " FROM events WHERE project_id = {p:UInt64} GROUP BY issue_id ORDER BY issue_id",
     ),
-    "issue_daily_states": (
-        "SELECT issue_id, day, sum(events), uniqExactMerge(users) FROM issue_daily_states"
-        " WHERE project_id = {p:UInt64} GROUP BY issue_id, day ORDER BY issue_id, day",
-        "SELECT issue_id, toDate(timestamp) AS day, uniqExact(event_id), uniqExactIf(user_key, user_key != '')"
-        " FROM events WHERE project_id = {p:UInt64} GROUP BY issue_id, day ORDER BY issue_id, day",
-    ),
     "issue_totals_daily": (
         "SELECT issue_id, day, sum(events), uniqMerge(users), min(first_seen), max(last_seen)"
         " FROM issue_totals_daily WHERE project_id = {p:UInt64} GROUP BY issue_id, day ORDER BY issue_id, day",
@@ -87,12 +81,6 @@ MARTS: dict[str, tuple[str, str]] = {
         " WHERE project_id = {p:UInt64} ORDER BY issue_id",
         "SELECT issue_id, uniqExact(event_id), uniqExactIf(user_key, user_key != ''), min(timestamp),"
         " max(timestamp) FROM events WHERE project_id = {p:UInt64} GROUP BY issue_id ORDER BY issue_id",
-    ),
-    "issue_daily_counts": (
-        "SELECT issue_id, day, events, users FROM issue_daily_counts FINAL WHERE project_id = {p:UInt64}"
-        " ORDER BY issue_id, day",
-        "SELECT issue_id, toDate(timestamp) AS day, uniqExact(event_id), uniqExactIf(user_key, user_key != '')"
-        " FROM events WHERE project_id = {p:UInt64} GROUP BY issue_id, day ORDER BY issue_id, day",
     ),
 }
 

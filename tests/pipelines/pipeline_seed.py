@@ -29,7 +29,7 @@ API_URLS = [
 def client(settings: Settings) -> Client:
     ensure_database(settings)
     warehouse = get_warehouse(settings)
-    # Every table: the `event_counters` asset compares the issue list's daily tables (0200-0202) with the events
+    # Every table: the `event_counters` step compares the issue list's daily tables (0200-0202) with the events
     # and records what it repaired (0204).
     for migration in discover():
         for statement in migration.statements(settings.retention_days):

@@ -35,7 +35,7 @@ def test_a_backfill_rebuilds_the_days_of_its_range(client, instance, settings, m
     answer = json.loads(capsys.readouterr().out)
     assert answer["via"] == "direct"
     jobs = {o["job"]: o for o in answer["outcomes"]}
-    assert set(jobs) == {"issue_counts_job", "performance_job", "sessions_job"}
+    assert set(jobs) == {"performance_job", "sessions_job"}
     assert all(o["success"] for o in answer["outcomes"]), answer
     days = dict(
         client.query(

@@ -31,7 +31,6 @@ def test_schedules_fire_as_documented_over_an_hour() -> None:
     }
     assert fired == {
         "issues_every_minute": 60,
-        "issue_counts_every_minute": 60,
         "performance_every_5_minutes": 12,
         "budgets_every_5_minutes": 12,
         "alerts_every_minute": 60,

@@ -138,7 +138,7 @@ def landed(client, instance, settings, tmp_path, defs) -> list[dict[str, Any]]:
         take_events=lambda _n: None,
     )
     assert result.accepted == sum(PER_SITE) and not result.rejected, result.rejected
-    outcomes = materialize_now(defs, instance, ["issues", "related_issues", "issue_daily_counts"])
+    outcomes = materialize_now(defs, instance, ["issues", "related_issues"])
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
     return payloads
 
@@ -166,7 +166,7 @@ def test_n_sites_are_exactly_n_issues(client, landed) -> None:
     assert by_culprit["refund in shop_errors"][0].startswith("PaymentDeclined")
     assert all(r[3] == 2 for r in issues)  # two users per site
     daily = client.query(
-        "SELECT sum(events) FROM issue_daily_counts FINAL WHERE project_id = {p:UInt64}",
+        "SELECT sum(events) FROM issue_totals_daily WHERE project_id = {p:UInt64}",
         parameters={"p": PROJECT},
     )
     assert daily.result_rows[0][0] == sum(PER_SITE)

@@ -39,7 +39,6 @@ def test_every_sensor_is_declared_with_its_default_status(defs: dg.Definitions) 
     # The new-data sensors are opt-in (scaled deployments); the schedules cover the default install.
     assert {n for n, status in declared.items() if status == dg.DefaultSensorStatus.STOPPED} == {
         "issues_job_on_new_data",
-        "issue_counts_job_on_new_data",
         "performance_job_on_new_data",
         "sessions_job_on_new_data",
     }
@@ -49,7 +48,7 @@ def test_new_data_sensors_request_a_run_only_for_new_rows(client, instance, defs
     from stacklens.control.db import migrate_control_store
 
     migrate_control_store(settings)
-    names = ("issues_job_on_new_data", "issue_counts_job_on_new_data", "performance_job_on_new_data")
+    names = ("issues_job_on_new_data", "performance_job_on_new_data")
     for name in names:  # an empty warehouse: nothing to do
         data = _tick(defs, instance, name)
         assert not data.run_requests and "no new data" in (data.skip_message or ""), name
@@ -61,19 +60,17 @@ def test_new_data_sensors_request_a_run_only_for_new_rows(client, instance, defs
     issues = _tick(defs, instance, "issues_job_on_new_data")
     (request,) = issues.run_requests or []
     assert request.run_key and request.run_key.startswith("issues_job_on_new_data:")
-    counts = _tick(defs, instance, "issue_counts_job_on_new_data")
-    (partitioned,) = counts.run_requests or []
-    # Exactly the day that received rows, as Dagster's partition range and as the job's own tag.
-    assert partitioned.tags[RANGE_START_TAG] == partitioned.tags[RANGE_END_TAG] == day.date().isoformat()
-    assert partitioned.tags[ops.DAYS_TAG] == day.date().isoformat()
 
-    outcomes = materialize_now(defs, instance, ["issues", "issue_daily_counts"])
+    outcomes = materialize_now(defs, instance, ["issues"])
     assert outcomes and all(o.success for o in outcomes), [o.error for o in outcomes]
-    for name in ("issues_job_on_new_data", "issue_counts_job_on_new_data"):
-        assert not _tick(defs, instance, name).run_requests, name  # the watermarks moved past the rows
+    assert not _tick(
+        defs, instance, "issues_job_on_new_data"
+    ).run_requests  # the watermarks moved past the rows
 
     seed_performance(client, days=[day], views_per_day=5, seed=6, received=earlier + timedelta(minutes=1))
     (perf,) = _tick(defs, instance, "performance_job_on_new_data").run_requests or []
+    # Exactly the day that received rows, as Dagster's partition range and as the job's own tag.
+    assert perf.tags[RANGE_START_TAG] == perf.tags[RANGE_END_TAG] == day.date().isoformat()
     assert perf.tags[ops.DAYS_TAG] == day.date().isoformat()
 
 

@@ -140,7 +140,7 @@ def test_a_counter_above_the_events_is_reported_never_subtracted(
 ) -> None:
     land(settings, event_lines(30), "batch-a")
     lost = event_lines(20, start=30)
-    land_with_views_lost(settings, warehouse, lost, "batch-b", ["issue_daily_states_mv"])
+    land_with_views_lost(settings, warehouse, lost, "batch-b", ["issue_totals_daily_mv"])
     land(settings, lost, "batch-b")
     issue = warehouse.query("SELECT any(issue_id) FROM events WHERE batch_id = 'batch-b'").result_rows[0][0]
     # What the retention leaves behind: the counter still counts 5 events no longer stored.
@@ -153,7 +153,7 @@ def test_a_counter_above_the_events_is_reported_never_subtracted(
 
     live = next(t for t in report.tables if t.table == "issue_live_counters")
     assert (live.missing, live.excess) == (0, 5)
-    assert missing(report)["issue_daily_states"] == 20 and report.remaining == 0
+    assert missing(report)["issue_totals_daily"] == 20 and report.remaining == 0
     counted = warehouse.query(
         "SELECT sum(events) FROM issue_live_counters WHERE issue_id = {i:UInt64}", parameters={"i": issue}
     ).result_rows[0][0]

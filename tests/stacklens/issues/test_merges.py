@@ -5,7 +5,7 @@ history lines; another organization's session cannot merge or split."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from clickhouse_connect.driver.client import Client
@@ -27,8 +27,8 @@ from tests.dashboards.landing import land, sdk_event
 # Each insert-time table's measure of an issue's events, beside the stored events' own count.
 COUNTED = {
     "issue_live_counters": "sum(events)",
-    "issue_daily_states": "sum(events)",
     "issue_totals_daily": "sum(events)",
+    "issue_facets_daily": "sum(events)",
 }
 
 
@@ -66,7 +66,7 @@ def _equal(warehouse: Client, project_id: int, issue_id: int, events: int) -> No
 
 
 def _build_marts(warehouse: Client) -> None:
-    """The issue marts as the `issues` and `issue_daily_counts` assets build them on a first run."""
+    """The issue marts as the `issues` asset builds them on a first run."""
     now = datetime.now(UTC)
     for name in ("issue_users_full", "issue_users_repair"):
         warehouse.command(load_query(f"pipelines/{name}"))
@@ -79,15 +79,11 @@ def _build_marts(warehouse: Client) -> None:
             "issue_ids": [],
         },
     )
-    warehouse.command(
-        load_query("pipelines/issue_daily_counts"),
-        parameters={"start": now - timedelta(days=2), "end": now + timedelta(days=2), "materialized_at": now},
-    )
 
 
 def _marts_equal(warehouse: Client, project_id: int, issue_id: int) -> None:
-    """The marts say what the stored events say from the merge or split on: events, users, first seen and the
-    daily counts; an issue with no events left has no row in the issues mart (nor in the release pages' counts)."""
+    """The marts say what the stored events say from the merge or split on: events, users and first seen; an
+    issue with no events left has no row in the issues mart."""
     ids = {"p": project_id, "i": issue_id}
     stored = warehouse.query(
         "SELECT count(), uniqExactIf(user_key, user_key != ''), min(timestamp) FROM events FINAL "
@@ -98,15 +94,10 @@ def _marts_equal(warehouse: Client, project_id: int, issue_id: int) -> None:
         "SELECT events, users_affected, first_seen FROM issues FINAL WHERE project_id = {p:UInt64} AND issue_id = {i:UInt64}",
         parameters=ids,
     ).result_rows
-    daily = warehouse.query(
-        "SELECT sum(events) FROM issue_daily_counts FINAL WHERE project_id = {p:UInt64} AND issue_id = {i:UInt64}",
-        parameters=ids,
-    ).result_rows[0][0]
     if stored[0] == 0:
-        assert (mart, daily) == ([], 0)
+        assert mart == []
     else:
         assert mart == [(stored[0], stored[1], stored[2])]
-        assert daily == stored[0]
 
 
 def test_a_chain_of_merges_and_a_split(control_settings: Settings, make_org, warehouse: Client) -> None:

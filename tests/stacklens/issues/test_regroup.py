@@ -15,7 +15,6 @@ def test_every_insert_time_table_keyed_by_issue_is_fed_again(warehouse: Client) 
     ).result_rows
     assert len(views) > len(targets)  # the raw marks and release counts are not keyed by issue
     assert targets == {
-        "issue_daily_states",
         "issue_element_arrivals",
         "issue_facets_daily",
         "issue_live_counters",

@@ -198,36 +198,6 @@ ORDER BY (org_id, batch_id)
 TTL toDateTime(received_at) + toIntervalDay(30)
 SETTINGS index_granularity = 8192;
 
-CREATE TABLE issue_daily_counts
-(
-    `org_id` UInt64,
-    `project_id` UInt64,
-    `issue_id` UInt64,
-    `day` Date,
-    `events` UInt64,
-    `users` UInt64,
-    `materialized_at` DateTime64(6, 'UTC')
-)
-ENGINE = ReplacingMergeTree(materialized_at)
-PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, issue_id, day)
-SETTINGS index_granularity = 8192;
-
-CREATE TABLE issue_daily_states
-(
-    `org_id` SimpleAggregateFunction(any, UInt64),
-    `project_id` UInt64,
-    `issue_id` UInt64,
-    `day` Date,
-    `events` SimpleAggregateFunction(sum, UInt64),
-    `users` AggregateFunction(uniqExact, String)
-)
-ENGINE = AggregatingMergeTree
-PARTITION BY toYYYYMM(day)
-ORDER BY (day, project_id, issue_id)
-TTL day + toIntervalDay(90)
-SETTINGS index_granularity = 8192;
-
 CREATE TABLE issue_element_arrivals
 (
     `received_at` DateTime64(3, 'UTC'),
@@ -1088,28 +1058,6 @@ LEFT JOIN
     WHERE project_id = {project_id:UInt64}
 ) AS s ON (s.project_id = l.project_id) AND (s.issue_id = l.issue_id)
 SETTINGS join_use_nulls = 0;
-
-CREATE MATERIALIZED VIEW issue_daily_states_mv TO issue_daily_states
-(
-    `org_id` UInt64,
-    `project_id` UInt64,
-    `issue_id` UInt64,
-    `day` Date,
-    `events` UInt64,
-    `users` AggregateFunction(uniqExact, String)
-)
-AS SELECT
-    any(org_id) AS org_id,
-    project_id,
-    issue_id,
-    toDate(timestamp) AS day,
-    toUInt64(count()) AS events,
-    uniqExactStateIf(user_key, user_key != '') AS users
-FROM events
-GROUP BY
-    project_id,
-    issue_id,
-    day;
 
 CREATE MATERIALIZED VIEW issue_element_arrivals_mv TO issue_element_arrivals
 (

@@ -46,6 +46,7 @@ def test_build_edit_export_and_import_a_dashboard(client: TestClient, org_factor
     path = made.headers["location"]
     page = client.get(path).text
     assert 'id="dashboard-empty"' in page and "Release health" in page
+    assert 'id="dashboard-as-of"' not in page  # no answer to date
     for view, kind in (
         ("performance.lcp", "number"),
         ("performance.page_loads", "bar"),
@@ -70,6 +71,8 @@ def test_build_edit_export_and_import_a_dashboard(client: TestClient, org_factor
     assert _titles(page) == ["LCP p75", "Page loads", "Pages", "LCP p75 (ms) · Page loads"]
     assert page.count('class="card widget w-6 h-2"') == 4
     assert 'class="muted widget-empty"' in page  # no data yet: each widget says so, no zero is drawn
+    # The page says when its answers were taken: a question asked within the last minute is not asked again.
+    assert re.search(r'id="dashboard-as-of">Answers as of \d\d:\d\d:\d\d UTC; .* less than 60 s ago', page)
     # Edit: the second widget earlier, wider; the first duplicated; the copy deleted.
     for index, action in ((1, "earlier"), (0, "wider"), (2, "duplicate"), (3, "delete")):
         done = _post(client, f"{path}/widgets/{index}/{action}", page, back="range=7d")

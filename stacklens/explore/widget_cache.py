@@ -124,10 +124,10 @@ class WidgetCache:
                 return found
             try:
                 answer = compute()
+                self.put(key, answer)  # before the lock is dropped, so a view arriving now finds it
             finally:
                 with self._lock:
                     self._computing.pop(key, None)
-            self.put(key, answer)
             return answer
 
     def clear(self) -> None:

@@ -8,7 +8,7 @@ costs milliseconds.
   runs (filter bar applied, JSON with sorted keys) with its window as a length instead of an end, so views a few
   seconds apart share an answer. An entry is only ever found by the organization that asked it, and one cache
   serves one warehouse (:func:`widget_cache_for`: two installations in one process never share answers).
-- **Age**: an answer is served for :data:`TTL_SECONDS` after it was computed, never longer; the page says when
+- **Age**: an answer is served for :data:`TTL_SECONDS` after its question was asked, never longer; the page says when
   its answers were taken ("as of"). Errors (a busy organization, a limit) are never kept: the next view asks again.
 - **One computation per question**: views of a question nobody has answered yet wait for the first one's answer
   instead of each asking the engine (ten people opening a dashboard after a deploy cost one answer, not ten, and
@@ -98,7 +98,9 @@ class WidgetCache:
                 return None
             return found[1]
 
-    def put(self, key: CacheKey, answer: KeptAnswer) -> None:
+    def put(self, key: CacheKey, answer: KeptAnswer, asked_at: float | None = None) -> None:
+        """Keep ``answer`` for the TTL from ``asked_at`` (on the cache's clock; now when not given): an answer
+        is as old as the moment its question was asked, not the moment the engine finished."""
         cells = _cells(answer)
         if cells > self.max_cells:
             return
@@ -107,7 +109,8 @@ class WidgetCache:
                 self._drop(key)
             while self._entries and self._cells + cells > self.max_cells:
                 self._drop(next(iter(self._entries)))
-            self._entries[key] = (self.clock() + self.ttl, answer, cells)
+            expires = (self.clock() if asked_at is None else asked_at) + self.ttl
+            self._entries[key] = (expires, answer, cells)
             self._cells += cells
 
     def answer(self, key: CacheKey, compute: Callable[[], KeptAnswer]) -> KeptAnswer:
@@ -123,8 +126,9 @@ class WidgetCache:
             if found is not None:
                 return found
             try:
+                asked_at = self.clock()
                 answer = compute()
-                self.put(key, answer)  # before the lock is dropped, so a view arriving now finds it
+                self.put(key, answer, asked_at)  # before the lock is dropped, so a view arriving now finds it
             finally:
                 with self._lock:
                     self._computing.pop(key, None)

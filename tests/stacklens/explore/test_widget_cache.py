@@ -68,6 +68,22 @@ def test_an_answer_is_served_for_its_ttl_and_never_after() -> None:
     assert cache.answer(key, _kept) is not first
 
 
+def test_an_answer_ages_from_when_its_question_was_asked() -> None:
+    clock = Clock()
+    cache = WidgetCache(ttl=60, clock=clock)
+    key = answer_key(1, [1], "number", BODY)
+
+    def slow() -> KeptAnswer:
+        clock.now += 20  # the engine took 20 s
+        return _kept()
+
+    cache.answer(key, slow)
+    clock.now += 39.9
+    assert cache.get(key) is not None
+    clock.now += 0.1
+    assert cache.get(key) is None
+
+
 def test_errors_are_not_kept() -> None:
     cache = WidgetCache(clock=Clock())
     key = answer_key(1, [1], "number", BODY)

@@ -5,9 +5,11 @@ shared page renders without a query."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
 
+from clickhouse_connect.driver.client import Client
 from sqlalchemy.orm import Session
 
 from dashboards.dashboard_figures import widget_figure
@@ -16,12 +18,13 @@ from dashboards.marker_figures import add_markers
 from stacklens.errors import NotFound
 from stacklens.explore.columns import columns_of, compared_columns_of
 from stacklens.explore.scope import project_ids
+from stacklens.explore.widget_cache import widget_cache_for
 from stacklens.explore.widgets import answer_widgets
 from stacklens.ingest.front_door import settle_spooled
-from stacklens.markers import chart_markers
+from stacklens.markers import MarkerGroup, chart_markers
 from stacklens.settings import Settings
 from stacklens.view_filters import RANGES
-from stacklens.warehouse.client import analyst_client
+from stacklens.warehouse.client import analyst_client, get_warehouse
 
 
 def _source(widget: dict[str, Any]) -> str:
@@ -43,18 +46,33 @@ def widget_views(
     links: bool = True,
     now: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """Each widget's answer, layout, columns, figure and (with ``links``) its Explore link."""
+    """Each widget's answer, layout, columns, figure and (with ``links``) its Explore link. An answer of the
+    same question from the last minute is reused (:mod:`stacklens.explore.widget_cache`); :func:`answers_as_of`
+    says when the oldest shown was taken."""
     settle_spooled(settings)  # every event answered before the page is in its answer
     now = now or datetime.now(UTC)
     until = now.replace(second=0, microsecond=0)
     since = until - RANGES[filters["range"]]
-    with analyst_client(settings) as client:
-        answers = answer_widgets(client, db, org_id, widgets, filters, now)
+    with ExitStack() as opened:
+        connection: list[Client] = []
+
+        def analyst() -> Client:
+            # Opened for the first widget the cache cannot answer: a page of kept answers asks the engine nothing.
+            if not connection:
+                connection.append(opened.enter_context(analyst_client(settings)))
+            return connection[0]
+
+        answers = answer_widgets(analyst, db, org_id, widgets, filters, now, widget_cache_for(settings))
+    markers: list[MarkerGroup] = []
+    if any(a.query is not None and a.query.interval and a.result is not None for a in answers):
         try:
             ids = project_ids(db, org_id, filters["project"])
-            markers = chart_markers(client, db, org_id, ids, since, until, filters["environment"])
+            # A page's read, as the performance pages read their markers: on the shared client.
+            markers = chart_markers(
+                get_warehouse(settings), db, org_id, ids, since, until, filters["environment"]
+            )
         except NotFound:
-            markers = []
+            pass
     out = []
     for answer in answers:
         layout = answer.widget["layout"]
@@ -76,6 +94,12 @@ def widget_views(
             }
         )
     return out
+
+
+def answers_as_of(views: list[dict[str, Any]]) -> datetime | None:
+    """When the oldest answer shown was taken (None when no widget was answered)."""
+    taken = [v["answer"].taken_at for v in views if v["answer"].taken_at is not None]
+    return min(taken) if taken else None
 
 
 def snapshot_of(
@@ -121,6 +145,7 @@ def snapshot_of(
         "name": name,
         "description": description,
         "filters": filters,
-        "taken_at": now.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        # the oldest answer's time: a kept answer is up to a minute older than the snapshot
+        "taken_at": (answers_as_of(views) or now).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "widgets": widgets,
     }

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import QueryParams
 
 from dashboards.context import Db, OrgViewer, app_settings, org_projects
-from dashboards.dashboard_snapshot import widget_views
+from dashboards.dashboard_snapshot import answers_as_of, widget_views
 from dashboards.rendering import render
 from dashboards.routers.explore import body_from_params
 from dashboards.routers.subscriptions import channel_names
@@ -34,6 +34,7 @@ from stacklens.explore.query import BadQuery
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.subscriptions import schedule_of
 from stacklens.explore.views import VIEWS
+from stacklens.explore.widget_cache import TTL_SECONDS
 from stacklens.ingest import jsondepth
 from stacklens.view_filters import RANGES
 
@@ -125,6 +126,8 @@ def dashboard_page(request: Request, dashboard_id: int, viewer: OrgViewer, db: D
         "ranges": RANGES,
         "projects": org_projects(db, org_id),
         "widgets": widgets,
+        "as_of": answers_as_of(widgets),
+        "kept_seconds": int(TTL_SECONDS),
         "error": error,
         "query": query,
         "path": ONE.format(org_slug=viewer.org.slug, dashboard_id=board.id),

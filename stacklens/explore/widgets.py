@@ -12,6 +12,7 @@ line overlays the compared window.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +28,7 @@ from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result, TooManyQueries
 from stacklens.explore.scope import project_ids
 from stacklens.explore.views import VIEWS
+from stacklens.explore.widget_cache import KeptAnswer, WidgetCache, answer_key
 from stacklens.view_filters import RANGES
 
 # The interval a time chart gets for a range when its own is too fine (more than MAX_BUCKETS) or missing.
@@ -42,6 +44,9 @@ class WidgetAnswer:
     previous: Result | None = None  # the compared window's own answer (a number's, or a query's "compare")
     error: str = ""
     body: dict[str, Any] = field(default_factory=dict)  # the question as run (for "open in Explore")
+    taken_at: datetime | None = (
+        None  # when the engine answered (earlier than the page when kept: widget_cache)
+    )
 
     @property
     def number(self) -> Any:
@@ -111,35 +116,49 @@ def _iso(value: datetime) -> str:
 
 
 def answer_widget(
-    client: Client,
+    client: Client | Callable[[], Client],
     session: Session,
     org_id: int,
     index: int,
     widget: dict[str, Any],
     filters: dict[str, str],
     now: datetime | None = None,
+    cache: WidgetCache | None = None,
 ) -> WidgetAnswer:
-    """One widget answered, or its error as a plain message (a deleted saved query, a limit, a busy org)."""
+    """One widget answered, or its error as a plain message (a deleted saved query, a limit, a busy org); with
+    ``cache``, the answer of the same question kept from a view less than its TTL ago when there is one."""
     answer = WidgetAnswer(index, widget)
+    now = now or datetime.now(UTC)
     try:
-        answer.body = under_filters(question(session, org_id, widget), widget["kind"], filters, now)
-        answer.query = parse_query(answer.body)
-        ids = project_ids(session, org_id, answer.query.project)
-        answer.result, answer.previous = run_compared(client, answer.query, org_id, ids)
+        answer.body = body = under_filters(question(session, org_id, widget), widget["kind"], filters, now)
+        answer.query = query = parse_query(body)
+        ids = project_ids(session, org_id, query.project)
+
+        def compute() -> KeptAnswer:
+            engine = client() if callable(client) else client  # a page opens its connection when needed
+            result, previous = run_compared(engine, query, org_id, ids)
+            return KeptAnswer(body, query, result, previous, now)
+
+        key = answer_key(org_id, ids, widget["kind"], body)
+        kept = compute() if cache is None else cache.answer(key, compute)
+        answer.body, answer.query, answer.taken_at = kept.body, kept.query, kept.taken_at
+        answer.result, answer.previous = kept.result, kept.previous
     except (InvalidInput, NotFound, TooManyQueries) as exc:
         answer.error = str(exc)
     return answer
 
 
 def answer_widgets(
-    client: Client,
+    client: Client | Callable[[], Client],
     session: Session,
     org_id: int,
     widgets: list[dict[str, Any]],
     filters: dict[str, str],
     now: datetime | None = None,
+    cache: WidgetCache | None = None,
 ) -> list[WidgetAnswer]:
     """Every widget in reading order, one after the other on the one analyst connection (a page view holds one
-    of the organization's Explore slots at a time, so a dashboard never crowds out its analysts)."""
+    of the organization's Explore slots at a time, so a dashboard never crowds out its analysts); with
+    ``cache``, the answers kept from the last minute are reused (:mod:`stacklens.explore.widget_cache`)."""
     now = now or datetime.now(UTC)
-    return [answer_widget(client, session, org_id, i, w, filters, now) for i, w in enumerate(widgets)]
+    return [answer_widget(client, session, org_id, i, w, filters, now, cache) for i, w in enumerate(widgets)]

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from stacklens.control.db import session_scope
 from stacklens.control.models import DashboardShare
 from stacklens.explore.dashboards import create_dashboard
+from stacklens.explore.widget_cache import widget_cache_for
 from tests.browser import launch, shots_dir, watch_errors
 from tests.dashboards.conftest import csrf_of, sign_in
 from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server  # noqa: F401
@@ -93,6 +94,8 @@ def test_share_on_the_page_open_signed_out_and_revoke(client: TestClient, org_fa
         row = session.query(DashboardShare).one()
         assert row.snapshot_at is not None
         row.snapshot_at = row.snapshot_at - timedelta(minutes=11)
+    # Ten minutes on, the widget answers kept for a minute (stacklens/explore/widget_cache.py) are gone too.
+    widget_cache_for(stores).clear()
     assert '<p class="widget-number">80</p>' in client.get(share_path).text
     # Revoked from the page: 410 from the next request.
     sign_in(client, acme["email"])

@@ -46,6 +46,7 @@ def test_build_edit_export_and_import_a_dashboard(client: TestClient, org_factor
     path = made.headers["location"]
     page = client.get(path).text
     assert 'id="dashboard-empty"' in page and "Release health" in page
+    assert 'id="dashboard-as-of"' not in page  # no answer to date
     for view, kind in (
         ("performance.lcp", "number"),
         ("performance.page_loads", "bar"),
@@ -70,6 +71,8 @@ def test_build_edit_export_and_import_a_dashboard(client: TestClient, org_factor
     assert _titles(page) == ["LCP p75", "Page loads", "Pages", "LCP p75 (ms) · Page loads"]
     assert page.count('class="card widget w-6 h-2"') == 4
     assert 'class="muted widget-empty"' in page  # no data yet: each widget says so, no zero is drawn
+    # The page says when its answers were taken: a question asked within the last minute is not asked again.
+    assert re.search(r'id="dashboard-as-of">Answers as of \d\d:\d\d:\d\d UTC · .* kept for 60 s', page)
     # Edit: the second widget earlier, wider; the first duplicated; the copy deleted.
     for index, action in ((1, "earlier"), (0, "wider"), (2, "duplicate"), (3, "delete")):
         done = _post(client, f"{path}/widgets/{index}/{action}", page, back="range=7d")
@@ -234,6 +237,7 @@ def test_a_dashboard_in_a_real_browser(server, org_factory, stores) -> None:  # 
                   empty: Array.from(document.querySelectorAll('.widget-empty')).map(n => n.closest('.widget').id),
                   overflow: Array.from(document.querySelectorAll('.widget')).filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.id),
                   csp: window.__csp,
+                  asOf: document.getElementById('dashboard-as-of').textContent,
                 })"""
             )
             page.screenshot(path=str(SHOTS / f"dashboard-{width}.png"), full_page=True)
@@ -256,6 +260,7 @@ def test_a_dashboard_in_a_real_browser(server, org_factory, stores) -> None:  # 
         assert seen["errors"] == [] and seen["crashFree"].endswith("%") and seen["lines"] >= 2, (width, seen)
     for width, seen in shown.items():
         assert seen["csp"] == [], width
+        assert re.match(r"Answers as of \d\d:\d\d:\d\d UTC", seen["asOf"]), (width, seen["asOf"])
         # The last 14 of 21 days hold four of the five releases; one bar per browser.
         assert seen["traces"] == [4, 1] and sorted(seen["bars"]) == ["Chrome", "Firefox", "Safari"], seen
         assert seen["rows"] == 5 and seen["overflow"] == [] and seen["empty"] == [], seen

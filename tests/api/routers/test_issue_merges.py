@@ -13,7 +13,7 @@ from typing import Any
 from stacklens.ingest.front_door import settle_front_doors
 from stacklens.ingest.front_door_drain import DRAIN_INTERVAL_SECONDS
 from stacklens.ingest.grouping import issue_id_for
-from stacklens.issues import merges
+from stacklens.issues.regroup import regroup as real_regroup
 from stacklens.settings import get_settings
 from stacklens.warehouse.client import get_warehouse
 from tests.api.routers.test_ingest import line, post
@@ -198,7 +198,6 @@ def test_an_event_answered_during_a_merge_lands_after_it_once(client, org_factor
     timeout, refused = ids["timeout"], ids["refused"]
     fresh = {**sdk_event(_refused, user={"id": "u7"}, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
     seen_during: list[int] = []
-    real_regroup = merges.regroup
 
     def busy_regroup(*args: Any, **kwargs: Any) -> None:
         # An SDK's event arrives while the merge moves the stored events: answered (spooled), not landed.
@@ -212,7 +211,7 @@ def test_an_event_answered_during_a_merge_lands_after_it_once(client, org_factor
         seen_during.append(_count_event(fresh["event_id"]))
         real_regroup(*args, **kwargs)
 
-    monkeypatch.setattr(merges, "regroup", busy_regroup)
+    monkeypatch.setattr("stacklens.issues.merges.regroup", busy_regroup)
     merged = api.post("/api/issues/merge", {"ids": [str(timeout), str(refused)]})
     assert merged.status_code == 200, merged.text
     assert seen_during == [0]

@@ -125,6 +125,29 @@ def test_the_minute_and_hour_periods_are_written_once() -> None:
             assert "${" not in rendered
 
 
+def test_the_days_and_blocks_merge_the_same_periods_for_every_kind() -> None:
+    """The hours a step merges into days, the days into blocks and a block's grain and start are one macro each,
+    used by every kind's day and block queries."""
+    kinds = ("endpoint_call", "pageload", "resource_request", "session")
+    for marker, macro, users in (
+        (
+            "toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY",
+            "hours_of_days",
+            sorted([f"{k}_periods_day.sql" for k in kinds] + ["pageload_examples_day.sql"]),
+        ),
+        ("ARRAY JOIN [2, 4, 8, 16] AS s", "days_of_blocks", [f"{k}_periods_blocks.sql" for k in kinds]),
+        (
+            "intDiv(toUInt32(toDate(start)), s) * s",
+            "block_period",
+            [f"{k}_periods_blocks.sql" for k in kinds],
+        ),
+    ):
+        holders = [str(p.relative_to(SQL_ROOT)) for p in written_sql() if marker in p.read_text()]
+        assert holders == [f"macros/{macro}.sql"], marker
+        used = [p.name for p in written_sql() if f"${{{macro}}}" in p.read_text() and p.stem != macro]
+        assert sorted(used) == users
+
+
 def _unindented(path: Path) -> str:
     """A file's text with each line's indentation removed: a marker spanning lines matches however it is indented."""
     return "\n".join(line.strip() for line in path.read_text().split("\n"))
@@ -161,9 +184,9 @@ def test_expansion_follows_the_indentation_and_leaves_the_runner_placeholders() 
 def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(
         MacroError,
-        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: dead_attempt_rows, duration_hist_key, "
-        r"duration_hist_value, duration_p95, endpoint_call_periods_of_facts, endpoint_call_states, endpoint_window, "
-        r"issue_elements, issue_window_rows, log_filter, pageload_bucket, pageload_hist_value, pageload_merge, "
+        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: block_period, days_of_blocks, "
+        r"dead_attempt_rows, duration_hist_key, duration_hist_value, duration_p95, endpoint_call_periods_of_facts, endpoint_call_states, endpoint_window, "
+        r"hours_of_days, issue_elements, issue_window_rows, log_filter, pageload_bucket, pageload_hist_value, pageload_merge, "
         r"pageload_periods_of_facts, pageload_state_row, pageload_window, period_aligned, period_tiles, "
         r"resource_request_periods_of_facts, resource_request_states, resource_row_sums, resource_window, "
         r"series_periods, series_points, still_landing, view_settings, written_examples, written_facts, "

@@ -5,9 +5,8 @@ project a route's ``{slug}`` names, and the local operator's door.
 unknown, regenerated or whitespace-carrying key and for an app key; spends one request of the key's
 per-second budget (429 ``Rate Limited``); and counts the use in the key's hourly usage row.
 
-``OrgProject`` is the project of the path's ``{slug}`` in the key's organization (404 otherwise); ``LocalOperator``
-opens the operator-only routes to a local request holding the running server's token.
-"""
+``OrgProject`` is the project of the path's ``{slug}`` in the key's organization (404 otherwise);
+``LocalOperator`` opens the operator-only routes to a local request holding the running server's token."""
 
 from __future__ import annotations
 
@@ -49,7 +48,8 @@ AppSettings = Annotated[Settings, Depends(get_app_settings)]
 
 def get_db(settings: AppSettings) -> Iterator[Session]:
     """A control-store session for the request: committed when the route succeeds, rolled back otherwise,
-    before the answer is sent (``DbSession`` asks for that), so a client reads back what it was told is saved."""
+    before the answer is sent (``DbSession`` asks for that), so a client reads back what it was told is
+    saved."""
     with session_scope(settings) as session:
         yield session
 
@@ -59,9 +59,9 @@ DbSession = Annotated[Session, Depends(get_db, scope="function")]
 
 
 def get_warehouse_client(settings: AppSettings) -> Client:
-    """The warehouse of this app's settings (shared per URL and database; opened on first use), with every event
-    this server answered before the request landed in it: the front door's spool is drained first, so an API
-    read sees its own writes (stacklens/ingest/front_door.py)."""
+    """The warehouse of this app's settings (shared per URL and database; opened on first use), with every
+    event this server answered before the request landed in it: the front door's spool is drained first, so
+    an API read sees its own writes (stacklens/ingest/front_door.py)."""
     settle_spooled(settings)
     return get_warehouse(settings)
 
@@ -154,9 +154,8 @@ class ProjectOfSlug:
 
     A slug that is unknown or of another organization answers the same 404 ``Not Found``, so a key cannot
     probe other organizations' slugs. Its detail is the lookup's own (``no project with slug 'x' in this
-    organization``) unless ``missing`` is given: a format string over ``slug``, for the routers whose published
-    detail has other words. A slug from the query string or a body goes to ``project_by_slug``.
-    """
+    organization``) unless ``missing`` is given: a format string over ``slug``, for the routers whose
+    published detail has other words. A slug from the query string or a body goes to ``project_by_slug``."""
 
     def __init__(self, missing: str | None = None) -> None:
         self.missing = missing
@@ -178,8 +177,8 @@ ViewedProject = Annotated[Project, Depends(ProjectOfSlug("no project {slug!r} in
 
 def require_local_operator(request: Request, what: str) -> None:
     """The installation's operator only: a local request with the running server's token
-    (``<data_dir>/pipelines_token``, mode 0600). Organization API keys never open this door; ``what`` names the
-    door in the refusal."""
+    (``<data_dir>/pipelines_token``, mode 0600). Organization API keys never open this door; ``what`` names
+    the door in the refusal."""
     expected = getattr(request.app.state, "pipelines_token", None)
     if not expected:
         raise ApiError(

@@ -28,9 +28,10 @@ def item_taker(
     """The ``take_events`` of one request: projects whose quotas are not ``known`` (the DSN road reads its
     project's with the key) are read in one statement, only when the request has items of theirs.
 
-    ``spike_protection`` off for the shipper's batches (`/api/ingest`): they carry history — a host catching up
-    after an outage, a backfill — so their volume says nothing of a storm; their organization's and projects'
-    quotas still hold. SDKs' own requests (envelopes, OTLP) are held to a multiple of their recent rate."""
+    ``spike_protection`` off for the shipper's batches (`/api/ingest`): they carry history — a host
+    catching up after an outage, a backfill — so their volume says nothing of a storm; their organization's
+    and projects' quotas still hold. SDKs' own requests (envelopes, OTLP) are held to a multiple of their
+    recent rate."""
 
     def take(counts: Counter[tuple[int, str]]) -> None:
         quotas = dict(known or {})

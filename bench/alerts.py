@@ -7,13 +7,13 @@
 In a fresh embedded warehouse (own temporary data directory, every migration applied): N error events over 5
 projects and 14 days plus N/10 transactions and their spans, generated as bench/pipelines.py generates them;
 the page-load and endpoint states the performance views read built once (what the pageload_states and
-endpoint_states assets keep: facts, then minute, hour, day and block periods). R rules spread over the projects:
-60 % performance budgets (every metric and statistic, scopes `*`, a route and a pattern, windows 1h / 1d / 7d,
-a tenth with an environment), and 10 % each of new issue, regression, event frequency (events or users, some
-with level / release / tag filters) and error rate. Then ROUNDS ticks of
-:func:`stacklens.alerts.evaluation.evaluate`, each recording every evaluation in the control store (SQLite);
-printed: the median and maximum tick, and the warehouse part (:func:`stacklens.alerts.measures.measure`) alone.
-"""
+endpoint_states assets keep: facts, then minute, hour, day and block periods). R rules spread over the
+projects: 60 % performance budgets (every metric and statistic, scopes `*`, a route and a pattern, windows
+1h / 1d / 7d, a tenth with an environment), and 10 % each of new issue, regression, event frequency (events
+or users, some with level / release / tag filters) and error rate. Then ROUNDS ticks of
+:func:`stacklens.alerts.evaluation.evaluate`, each recording every evaluation in the control store
+(SQLite); printed: the median and maximum tick, and the warehouse part
+(:func:`stacklens.alerts.measures.measure`) alone."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from pipelines.assets.performance import TABLES  # noqa: E402 - after the path insert above
 
 ROUNDS = 5
-# What the performance rules read, as the performance assets build it: the page-load and API-call facts and states.
+# What the performance rules read, as the performance assets build it: the page-load and API-call facts and
+# states.
 STATE_QUERIES = [
     q
     for table in ("pageload_facts", "pageload_periods", "endpoint_facts", "endpoint_call_periods")

@@ -1,27 +1,28 @@
-"""Analyst dashboards benchmark (issue #50): the demo's dashboard (bench/dashboards.py is the issue pages' bench)
-over N page loads, rendered; and its shared link, served from its snapshot.
+"""Analyst dashboards benchmark (issue #50): the demo's dashboard (bench/dashboards.py is the issue pages'
+bench) over N page loads, rendered; and its shared link, served from its snapshot.
 
     PYTHONPATH=$PWD .venv/bin/python bench/analyst_dashboards.py                    # 1,000,000 page loads
-    PYTHONPATH=$PWD .venv/bin/python bench/analyst_dashboards.py --loads 10000000 --data-dir /work/data/dash-10m
+    PYTHONPATH=$PWD .venv/bin/python bench/analyst_dashboards.py --loads 10000000 --data-dir
+    /work/data/dash-10m
 
 An embedded warehouse and a SQLite control store in their own data directory (every migration applied), one
 organization and project, N page loads over 30 days and N/10 error events (bench/explore.py's rows and SQL:
 5 releases, 20 pages, three browsers, production and staging), generated inside the engine. `--data-dir` keeps
-them for the next run. The dashboard is the demo's ("Release health and vitals", demo/dashboards.py: 9 widgets —
-four numbers each against the previous 30 days, two lines per release and day, a bar chart, two tables — under
-the filter bar "30 days, production").
+them for the next run. The dashboard is the demo's ("Release health and vitals", demo/dashboards.py: 9 widgets
+— four numbers each against the previous 30 days, two lines per release and day, a bar chart, two tables —
+under the filter bar "30 days, production").
 
 * **render, cold**: what the dashboard page computes before its template — every widget answered on the
-  analysts' lane, its figure built, the markers read and drawn (`dashboards.dashboard_snapshot.widget_views`) —
-  with the widget cache emptied before each call (the first view of a minute), COLD_CALLS times.
+  analysts' lane, its figure built, the markers read and drawn (`dashboards.dashboard_snapshot.widget_views`)
+  — with the widget cache emptied before each call (the first view of a minute), COLD_CALLS times.
 * **render, warm**: the same within the widget cache's minute (`stacklens.explore.widget_cache`: every answer
   kept; figures, markers), CALLS times.
-* **shared**: `GET /share/dashboards/<token>` through the real app in-process (starlette's TestClient: routing,
-  the share lookup in the control store, the template), after the first request stored the snapshot.
+* **shared**: `GET /share/dashboards/<token>` through the real app in-process (starlette's TestClient:
+  routing, the share lookup in the control store, the template), after the first request stored the snapshot.
 
-Per step the median and p95 wall time in ms, the median CPU time and the load average. The sessions tables are empty here (crash-free widgets answer "no data"
-quickly); the page-load and error widgets read the N rows.
-"""
+Per step the median and p95 wall time in ms, the median CPU time and the load average. The sessions tables
+are empty here (crash-free widgets answer "no data" quickly); the page-load and error widgets read the N
+rows."""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def _fill(settings: Any, loads: int, data_dir: Path) -> dict[str, Any]:
 
 
 def _board(settings: Any) -> tuple[int, str, int, str]:
-    """The organization (id, slug), the demo dashboard's id and a share token: made once per data directory."""
+    """The organization (id, slug), the demo dashboard's id and a share token: made once per data
+    directory."""
     from sqlalchemy import select
 
     from demo.dashboards import demo_dashboard
@@ -142,7 +144,8 @@ def run(loads: int, keep_dir: Path | None) -> dict[str, Any]:
     migrate_control_store(settings)
     state = _fill(settings, loads, data_dir)
     org_id, org_slug, board_id, token = _board(settings)
-    # The server holds its shared client open; an analyst connection opened beside it costs ~30 ms, alone ~0.4 s.
+    # The server holds its shared client open; an analyst connection opened beside it costs ~30 ms, alone ~0.4
+    # s.
     get_warehouse(settings).query("SELECT 1")
     cache = widget_cache_for(settings)
 

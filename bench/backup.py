@@ -1,4 +1,5 @@
-"""Backup and restore of an embedded installation: `stacklens backup` (full, incremental, sealed) and `restore`.
+"""Backup and restore of an embedded installation: `stacklens backup` (full, incremental, sealed) and
+`restore`.
 
     .venv/bin/python bench/backup.py                    # 100,000 error events (default)
     .venv/bin/python bench/backup.py --size 1000000     # the 1 M run

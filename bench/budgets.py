@@ -6,12 +6,11 @@
 In a fresh embedded warehouse (own temporary data directory, every migration applied): N transactions (70 %
 page loads over 20 routes, 30 % API calls) over 5 projects and 14 days with 4 spans each, generated as
 bench/pipelines.py generates them; the page-load and endpoint states the views read built once (what
-the pageload_states and endpoint_states assets keep). B budgets over the projects: every metric and statistic, scopes
-`*`, a route and a pattern, windows 1 / 7 / 14 days. Printed: the `budget_status` evaluation of all B (what the
-asset does every 5 minutes, failing ones with their 30-day history for failing-since), the page's 30-day
-history of one budget per kind (page-load states: a timing, bytes, FCP; raw transactions: error %), and the
-page's status read (the mart's rows).
-"""
+the pageload_states and endpoint_states assets keep). B budgets over the projects: every metric and
+statistic, scopes `*`, a route and a pattern, windows 1 / 7 / 14 days. Printed: the `budget_status`
+evaluation of all B (what the asset does every 5 minutes, failing ones with their 30-day history for
+failing-since), the page's 30-day history of one budget per kind (page-load states: a timing, bytes, FCP;
+raw transactions: error %), and the page's status read (the mart's rows)."""
 
 from __future__ import annotations
 

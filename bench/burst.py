@@ -6,8 +6,8 @@
 Self-hosted error trackers are known to fall over on bursts of a few thousand events; this measures what ours
 does with one. `stacklens serve` runs as a subprocess with its own data directory, its pipeline schedules on
 (as in production: the marts' ticks share the cores with the burst) and the organization's DEFAULT quota
-(60,000 events a minute), so a burst above 1,000 events a second is answered partly with 429 and Retry-After, and
-the shippers must hold and resend what was refused.
+(60,000 events a minute), so a burst above 1,000 events a second is answered partly with 429 and Retry-After,
+and the shippers must hold and resend what was refused.
 
 Eight applications each append log lines (DESIGN §4.1: 80 % error events of ten kinds, 20 % browser page loads
 with their spans) to their own storage path at a tenth of the burst each (writes every 100 ms, O_APPEND), and
@@ -206,7 +206,8 @@ class Footprint:
             self.stop.wait(0.25)
 
 
-# The shipper's line for a refused batch: "Retry attempt 1/3 (429 Rate Limited: …; Retry-After 1s; waiting 1.1s)".
+# The shipper's line for a refused batch: "Retry attempt 1/3 (429 Rate Limited: …; Retry-After 1s; waiting
+# 1.1s)".
 _WAIT = re.compile(r"Retry attempt \d+/\d+ \((429.*?); waiting ([0-9.]+)s\)")
 _RETRY_AFTER = re.compile(r"Retry-After (\d+(?:\.\d+)?)s")
 
@@ -294,7 +295,8 @@ def run(
         service.close()
     logs_text = "\n".join(path.read_text(errors="replace") for _, _, path in shippers)
     waits = [float(match.group(2)) for match in _WAIT.finditer(logs_text)]
-    # Each wait against the Retry-After the server sent with that 429: the shipper must never come back sooner.
+    # Each wait against the Retry-After the server sent with that 429: the shipper must never come back
+    # sooner.
     asked = [_RETRY_AFTER.search(match.group(1)) for match in _WAIT.finditer(logs_text)]
     too_soon = sum(
         1 for wait, ra in zip(waits, asked, strict=True) if ra is not None and wait < float(ra.group(1))

@@ -1,28 +1,29 @@
-"""Explore benchmark: a grouped p75 over 30 days of page loads (load time, and the web vitals), a count by release
-over error events, and 1,000,000-row Parquet downloads streamed.
+"""Explore benchmark: a grouped p75 over 30 days of page loads (load time, and the web vitals), a count by
+release over error events, and 1,000,000-row Parquet downloads streamed.
 
     .venv/bin/python bench/explore.py                                   # 1,000,000 of each (small scale)
     .venv/bin/python bench/explore.py --loads 10000000 --events 10000000 --data-dir /work/data/explore-10m
 
-In an embedded warehouse (its own data directory, every migration applied): N page loads of one project over 30
-days on 20 routes and 5 releases, from Chrome, Firefox and Safari (bench/performance.py's page loads, the same
-rows, without their spans: Explore reads the raw page loads, not the states the spans feed), and M error events
-over the same 30 days (5 releases, 5,000 issues, 50,000 users, 1,000,000 request URLs, a `region` tag), all
-generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). `--data-dir` keeps them: a second run skips the
-generation (migrations added since are applied to the kept rows) and times against the data's own clock.
+In an embedded warehouse (its own data directory, every migration applied): N page loads of one project over
+30 days on 20 routes and 5 releases, from Chrome, Firefox and Safari (bench/performance.py's page loads, the
+same rows, without their spans: Explore reads the raw page loads, not the states the spans feed), and M error
+events over the same 30 days (5 releases, 5,000 issues, 50,000 users, 1,000,000 request URLs, a `region` tag),
+all generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). `--data-dir` keeps them: a second run
+skips the generation (migrations added since are applied to the kept rows) and times against the data's own
+clock.
 
 Then each question runs CALLS times through :func:`stacklens.explore.run.run_explore` — what
-``POST /api/explore/query`` and the page run, without HTTP — cycling through groupings (release, page, browser,
-release and environment) and filters; per question the median and p95 in ms and the median CPU time. The
-downloads (:data:`DOWNLOADS`: error events counted by request URL, 1,000,000 groups of 10 events; and the last 3
-days' events by URL and region, ~1,000,000 groups of one event) are :func:`stacklens.explore.download.open_download`
-on a connection of their own, as the route streams them, each in a process of its own, twice: first on a cold
-engine, then again as a running server's engine answers. Per run: when the engine's first block was read, the first
-chunk (the route's first byte), the total time, the rows, the bytes, and the process's resident memory before and
-at its peak (sampled every 10 ms; the embedded engine runs in the process, so its memory for the grouping counts
-too). For contrast, in another process, the grouped file built the way a download was before it streamed (the
-whole result read as Arrow, then written).
-"""
+``POST /api/explore/query`` and the page run, without HTTP — cycling through groupings (release, page,
+browser, release and environment) and filters; per question the median and p95 in ms and the median CPU
+time. The downloads (:data:`DOWNLOADS`: error events counted by request URL, 1,000,000 groups of 10 events;
+and the last 3 days' events by URL and region, ~1,000,000 groups of one event) are
+:func:`stacklens.explore.download.open_download` on a connection of their own, as the route streams them,
+each in a process of its own, twice: first on a cold engine, then again as a running server's engine
+answers. Per run: when the engine's first block was read, the first chunk (the route's first byte), the
+total time, the rows, the bytes, and the process's resident memory before and at its peak (sampled every 10
+ms; the embedded engine runs in the process, so its memory for the grouping counts too). For contrast, in
+another process, the grouped file built the way a download was before it streamed (the whole result read as
+Arrow, then written)."""
 
 from __future__ import annotations
 
@@ -248,12 +249,14 @@ class _Peak:
 
 
 # The downloads' questions, each answering 1,000,000 rows (or cut there): how long its first byte waits is how
-# long the engine takes to group the rows it scans, so one groups many rows into each of 1,000,000 groups and one
-# groups ~1,000,000 rows into groups of one row each (the nearest an aggregate question comes to a raw read).
+# long the engine takes to group the rows it scans, so one groups many rows into each of 1,000,000 groups and
+# one groups ~1,000,000 rows into groups of one row each (the nearest an aggregate question comes to a raw
+# read).
 DOWNLOADS: dict[str, dict[str, Any]] = {
     # 10,000,000 error events of 30 days → 1,000,000 request URLs (10 events each).
     "grouped": {"dataset": "errors", "days": 30, "group_by": ["url"], "aggregates": [{"fn": "count"}]},
-    # The 1,014,157 error events of the last 3 days → one group each (every URL and region once), cut at 1,000,000.
+    # The 1,014,157 error events of the last 3 days → one group each (every URL and region once), cut at
+    # 1,000,000.
     "raw_ish": {
         "dataset": "errors",
         "days": 3,
@@ -265,10 +268,11 @@ DOWNLOADS: dict[str, dict[str, Any]] = {
 
 def _download(settings: Any, now: datetime, question: str, mode: str) -> dict[str, Any]:
     """One 1,000,000-row Parquet download of ``question`` in this (fresh) process: ``streamed`` as the route
-    streams it, twice — first on a cold engine (nothing run yet in the process), then again, as a running server's
-    engine answers — or ``whole``: read as Arrow, then written (what a download was before it streamed), for
-    contrast. Per run: when ``open_download`` returned (the engine's first block is read), the first chunk (the
-    route's first byte), the end, rows, bytes, and the resident memory before and at its peak."""
+    streams it, twice — first on a cold engine (nothing run yet in the process), then again, as a running
+    server's engine answers — or ``whole``: read as Arrow, then written (what a download was before it
+    streamed), for contrast. Per run: when ``open_download`` returned (the engine's first block is read),
+    the first chunk (the route's first byte), the end, rows, bytes, and the resident memory before and at
+    its peak."""
     import polars as pl
 
     from stacklens.explore.download import open_download
@@ -338,7 +342,8 @@ def _download(settings: Any, now: datetime, question: str, mode: str) -> dict[st
 
 
 def _download_in_own_process(data_dir: Path, question: str, mode: str) -> dict[str, Any]:
-    """The download in a process of its own, so its resident memory is its own (the engine runs in-process)."""
+    """The download in a process of its own, so its resident memory is its own (the engine runs
+    in-process)."""
     import subprocess
 
     command = [sys.executable, __file__, "--data-dir", str(data_dir), "--download", f"{question}:{mode}"]

@@ -1,17 +1,16 @@
 """Exports benchmark: the PDF report of 30 days of one project, and a 10,000-row CSV streamed.
 
-    nice -n 10 .venv/bin/python bench/exports.py                    # 1,000,000 page loads (the goal: PDF ≤ 5 s)
-    nice -n 10 .venv/bin/python bench/exports.py --loads 100000     # small scale
+    nice -n 10 .venv/bin/python bench/exports.py                    # 1,000,000 page loads (the goal: PDF ≤ 5
+    s) nice -n 10 .venv/bin/python bench/exports.py --loads 100000     # small scale
 
-In a fresh embedded warehouse and SQLite control store (own temporary data directory): the page loads, spans and
-server transactions of bench/performance.py (30 days, 20 routes, 5 releases, 50 API endpoints) with the facts and
-states the performance assets build from them (its `_build`), one organization
-and project with three budgets. Then ROUNDS times, after one warm-up: the report's reads for the last 30 days
-(``report_data``: every view the report shows plus the budgets) and the PDF's rendering (``build_pdf``), each
-timed apart, with the PDF's size and page count. The CSV: a 10,000-row pages table (the columns of the Pages
-page) built as a polars frame and streamed in chunks (``csv_chunks``) — time to the first chunk, to the last,
-the number of chunks and the largest one (a stream never holds the whole file as one string).
-"""
+In a fresh embedded warehouse and SQLite control store (own temporary data directory): the page loads,
+spans and server transactions of bench/performance.py (30 days, 20 routes, 5 releases, 50 API endpoints)
+with the facts and states the performance assets build from them (its `_build`), one organization and
+project with three budgets. Then ROUNDS times, after one warm-up: the report's reads for the last 30 days
+(``report_data``: every view the report shows plus the budgets) and the PDF's rendering (``build_pdf``),
+each timed apart, with the PDF's size and page count. The CSV: a 10,000-row pages table (the columns of the
+Pages page) built as a polars frame and streamed in chunks (``csv_chunks``) — time to the first chunk, to
+the last, the number of chunks and the largest one (a stream never holds the whole file as one string)."""
 
 from __future__ import annotations
 

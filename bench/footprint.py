@@ -1,7 +1,7 @@
 """Footprint: RSS and threads of `stacklens up` (what `make up` runs) under the demo's load.
 
-    .venv/bin/python bench/footprint.py                    # 35 days of history, then 5 minutes of live traffic
-    .venv/bin/python bench/footprint.py --minutes 2 --backfill-days 7
+    .venv/bin/python bench/footprint.py                    # 35 days of history, then 5 minutes of live
+    traffic .venv/bin/python bench/footprint.py --minutes 2 --backfill-days 7
 
 Starts `stacklens up` on free ports with a fresh data directory (as a newcomer's first `make up`) and samples
 every process of its tree once a second from /proc: the server (`stacklens serve` with the embedded engine,

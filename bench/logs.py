@@ -3,21 +3,21 @@
     nice -n 10 .venv/bin/python bench/logs.py                                       # 1,000,000 records
     nice -n 10 .venv/bin/python bench/logs.py --records 10000000 --data-dir /work/data/logs-10m
 
-In an embedded warehouse (its own data directory, the raw layer's migrations, a 90-day log retention so nothing
-expires under the bench): N log records of one project over 30 days (about 14,000 an hour at 10 M), from 8
-services, 2 environments and 5 releases, severities weighted as services log (half info, a quarter debug, 12 %
-warn, 9 % error, 1 % fatal, 1 % trace), bodies from ten templates with ids in them (one in ten carries a token
-of its own), five attributes each (route, user, order, region, host), 40 % with a trace id (four records a
-trace), all generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). `--data-dir` keeps them: a second
-run skips the generation and asks its questions against the data's own clock.
+In an embedded warehouse (its own data directory, the raw layer's migrations, a 90-day log retention so
+nothing expires under the bench): N log records of one project over 30 days (about 14,000 an hour at 10 M),
+from 8 services, 2 environments and 5 releases, severities weighted as services log (half info, a quarter
+debug, 12 % warn, 9 % error, 1 % fatal, 1 % trace), bodies from ten templates with ids in them (one in ten
+carries a token of its own), five attributes each (route, user, order, region, host), 40 % with a trace id
+(four records a trace), all generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). `--data-dir`
+keeps them: a second run skips the generation and asks its questions against the data's own clock.
 
-Then each question runs CALLS times through :mod:`stacklens.logs.search` — what `GET /api/projects/{slug}/logs`
-and the Logs page run, without HTTP — with the parameters varied from call to call (other words, other
-services, other users); per question the median and p95 wall time in ms and the median CPU time of this
-process (the engine runs in it; a loaded machine does not inflate CPU time). "page" questions are one page of 50
-records newest first; "chart" questions are the volume-by-severity chart of the same filters; "view" is what
-one load of the Logs page asks (page, chart, services, the page's trace links). Goal: every search p95 ≤ 500 ms.
-"""
+Then each question runs CALLS times through :mod:`stacklens.logs.search` — what `GET
+/api/projects/{slug}/logs` and the Logs page run, without HTTP — with the parameters varied from call to
+call (other words, other services, other users); per question the median and p95 wall time in ms and the
+median CPU time of this process (the engine runs in it; a loaded machine does not inflate CPU time). "page"
+questions are one page of 50 records newest first; "chart" questions are the volume-by-severity chart of
+the same filters; "view" is what one load of the Logs page asks (page, chart, services, the page's trace
+links). Goal: every search p95 ≤ 500 ms."""
 
 from __future__ import annotations
 

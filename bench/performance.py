@@ -10,18 +10,17 @@ only Chrome with render-blocking status), each with 9 spans (3 scripts, a styles
 DOMContentLoaded span and 3 API calls on 50 endpoints with ids in their paths
 and a web font), plus N/5 server transactions,
 all generated inside ClickHouse (`INSERT … SELECT … FROM numbers()`). Then the pipeline builds what the views
-read (the performance assets' facts and states — pipelines.assets.performance.STATE_QUERIES — run day by day as
-a backfill does; its time is printed, and the time of one incremental tick's hour). Then each view the pages and
-the API serve (stacklens.performance: the same calls the routes make, without HTTP) runs CALLS times, cycling
-through varied filters (24h / 7d / 14d / 30d windows, an explicit since/until window, browser, environment and
-release filters); per view the median and the p95 in ms.
+read (the performance assets' facts and states — pipelines.assets.performance.STATE_QUERIES — run day by day
+as a backfill does; its time is printed, and the time of one incremental tick's hour). Then each view the
+pages and the API serve (stacklens.performance: the same calls the routes make, without HTTP) runs CALLS
+times, cycling through varied filters (24h / 7d / 14d / 30d windows, an explicit since/until window, browser,
+environment and release filters); per view the median and the p95 in ms.
 
     .venv/bin/python bench/performance.py --loads 10000000 --data-dir /tmp/perf-10m   # keep and reuse
 
-`--data-dir` keeps the warehouse: a second run skips the generation (the data keeps the clock of its first run,
-and the views are timed against that clock), applies migrations added since, and builds again only the pipeline
-tables whose queries are new or changed since (`--rebuild` builds them all again).
-"""
+`--data-dir` keeps the warehouse: a second run skips the generation (the data keeps the clock of its first
+run, and the views are timed against that clock), applies migrations added since, and builds again only the
+pipeline tables whose queries are new or changed since (`--rebuild` builds them all again)."""
 
 from __future__ import annotations
 
@@ -47,8 +46,8 @@ ORG, PROJECT, DAYS, CALLS = 1, 1, 30, 20
 SPANS = 10  # per page load: 10 M page loads carry the goal's 100 M spans
 from pipelines.assets.performance import STATE_QUERIES  # noqa: E402 - after the path insert above
 
-# The pipeline queries that build what the views read: the performance assets' facts and states, in the order a
-# step runs them for a range of hours.
+# The pipeline queries that build what the views read: the performance assets' facts and states, in the order
+# a step runs them for a range of hours.
 FACT_QUERIES = list(STATE_QUERIES)
 
 LOADS_SQL = """

@@ -18,13 +18,13 @@ times:
 - ticks: the embedded runner's ticks, each after 10,000 new error events (+1,000 transactions, 4,000 spans)
   with timestamps in the last ten minutes, received now, one in every issue — the schedules due in that minute
   of the hour (pipelines/schedules.py: the 5-minute and hourly jobs are staggered), executed as the runner
-  executes them (one merged run): `:00` issues + daily counts + the performance facts and states, `:01` issues +
-  daily counts alone (most minutes), `:02` … + budgets.
-  The first tick (`:00`) is reported alone: the first insert after the bulk load lets the warehouse merge the
-  bulk load's big parts of the insert-time aggregate tables (several seconds of work at 10M), which that tick
-  shares the machine with. Then ROUNDS rounds of the three kinds; per kind the median and maximum. A tick's
-  time varies by ±30 % on this machine (a fixed pure-Python loop varies by ±25 % from one second to the next;
-  its median is printed as `reference_loop_s`), hence medians; the goals are read against the slowest kind;
+  executes them (one merged run): `:00` issues + daily counts + the performance facts and states, `:01` issues
+  + daily counts alone (most minutes), `:02` … + budgets. The first tick (`:00`) is reported alone: the first
+  insert after the bulk load lets the warehouse merge the bulk load's big parts of the insert-time aggregate
+  tables (several seconds of work at 10M), which that tick shares the machine with. Then ROUNDS rounds of the
+  three kinds; per kind the median and maximum. A tick's time varies by ±30 % on this machine (a fixed
+  pure-Python loop varies by ±25 % from one second to the next; its median is printed as `reference_loop_s`),
+  hence medians; the goals are read against the slowest kind;
 - all marts at once: every schedule due in one run after 10,000 new events (ROUNDS times; what `stacklens
   pipelines run` executes, and what one tick cost before the schedules were staggered);
 - freshness: one sentry-sdk error landed through the ingest service, then polling `issue_list` until the
@@ -104,9 +104,10 @@ WHERE t % 10 < 7
 
 
 def _generate(client: Any, offset: int, count: int, age_s: int, span_s: int, as_they_happen: bool) -> None:
-    """``count`` error events from ``offset`` over the last ``span_s`` seconds and a tenth as many transactions
-    with 4 spans per page load. ``as_they_happen``: each row received 2 s after its timestamp but no later than
-    ``age_s`` ago (the history a running service has stored); else every row received ``age_s`` ago."""
+    """``count`` error events from ``offset`` over the last ``span_s`` seconds and a tenth as many
+    transactions with 4 spans per page load. ``as_they_happen``: each row received 2 s after its timestamp
+    but no later than ``age_s`` ago (the history a running service has stored); else every row received
+    ``age_s`` ago."""
     received = f"now64(3) - toIntervalSecond({int(age_s)})"
     if as_they_happen:
         received = f"least(ts + toIntervalSecond(2), {received})"
@@ -248,7 +249,8 @@ def run(size: int) -> dict[str, Any]:
         for t in ("events", "transactions", "spans")
     }
     full_s, full_runs, full_steps = _materialize(settings)
-    # New data arrives as it happens: timestamps in the last 10 minutes, received now, one event in every issue.
+    # New data arrives as it happens: timestamps in the last 10 minutes, received now, one event in every
+    # issue.
     offset = size
 
     def tick(minute: int | None) -> tuple[float, dict[str, float]]:

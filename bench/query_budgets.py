@@ -6,13 +6,14 @@
 A real `stacklens serve` (its own data directory, schedules off) is filled through `/api/ingest` with real
 sentry-sdk events (bench/ingest.py's corpus, fresh ids), then each round measures twice — idle, and while two
 clients loop the heaviest question Explore's API allows (errors over 90 days grouped by release, transaction
-and level (the API allows three), with count, users and the issue count, 1,000 rows: it reads every stored event):
+and level (the API allows three), with count, users and the issue count, 1,000 rows: it reads every stored
+event):
 
 - one-event gzip envelopes from 8 client threads (bench/peers.py's road): events/s accepted;
 - the project's issue list (`GET /api/projects/{slug}/issues`, sequential): p50 and p95.
 
-Goals (DESIGN §9.1, query budgets): ingest keeps ≥ 80 % of its idle rate, the issue list's p95 stays ≤ 2× idle.
-"""
+Goals (DESIGN §9.1, query budgets): ingest keeps ≥ 80 % of its idle rate, the issue list's p95 stays ≤ 2×
+idle."""
 
 from __future__ import annotations
 

@@ -1,21 +1,21 @@
-"""Release health benchmark: server time of the releases list and of one release's page (what the pages and the
-releases API run), with N sessions over 90 days and R releases.
+"""Release health benchmark: server time of the releases list and of one release's page (what the pages and
+the releases API run), with N sessions over 90 days and R releases.
 
     .venv/bin/python bench/releases.py                                  # 1 M sessions, 100 releases
     .venv/bin/python bench/releases.py --sessions 10000000              # the goal: p95 <= 100 ms each
     .venv/bin/python bench/releases.py --sessions 10000000 --data-dir /tmp/rel-10m   # keep and reuse
 
-In a fresh embedded warehouse (own temporary data directory, every migration applied), generated inside ClickHouse
-(`INSERT … SELECT … FROM numbers()`): N sessions of one project over 90 days, release after release (each of the R
-releases runs for 90 / R days), in two environments — a third as browser-style
-session updates (an init, then exited or crashed, with a user id from a pool of N / 20), two thirds as server-style
-aggregates (one row per minute, release, environment and status with its quantity) — and P page loads (the
-performance benchmark's generator, bench/performance.py, 5 of the releases). Then the pipelines build what the
-pages read: the performance facts and states and the session states (`session_periods`, its asset's queries),
-day by day as a backfill does; both times are printed. Then the list (stacklens.releases.health:
-30d, 7d, 24h, 90d, an explicit window, each environment) and the release page (stacklens.releases.detail, for the
-newest, a middle and an old release) each run CALLS times; per view the median and the p95 in ms.
-"""
+In a fresh embedded warehouse (own temporary data directory, every migration applied), generated inside
+ClickHouse (`INSERT … SELECT … FROM numbers()`): N sessions of one project over 90 days, release after
+release (each of the R releases runs for 90 / R days), in two environments — a third as browser-style
+session updates (an init, then exited or crashed, with a user id from a pool of N / 20), two thirds as
+server-style aggregates (one row per minute, release, environment and status with its quantity) — and P
+page loads (the performance benchmark's generator, bench/performance.py, 5 of the releases). Then the
+pipelines build what the pages read: the performance facts and states and the session states
+(`session_periods`, its asset's queries), day by day as a backfill does; both times are printed. Then the
+list (stacklens.releases.health: 30d, 7d, 24h, 90d, an explicit window, each environment) and the release
+page (stacklens.releases.detail, for the newest, a middle and an old release) each run CALLS times; per
+view the median and the p95 in ms."""
 
 from __future__ import annotations
 
@@ -136,10 +136,10 @@ def _cpu() -> float:
 
 
 def _time(label: str, call: Callable[[Any], Any], arguments: list[Any], calls: int) -> dict[str, float]:
-    """Median and p95 wall time of ``calls`` calls, and the median and p95 CPU time of a call (the engine runs in this
-    process: both clients' threads count), which a machine loaded by others does not inflate much: on an idle
-    machine with two cores a call's wall time lies between half its CPU time (both clients busy throughout) and
-    its CPU time."""
+    """Median and p95 wall time of ``calls`` calls, and the median and p95 CPU time of a call (the engine
+    runs in this process: both clients' threads count), which a machine loaded by others does not inflate
+    much: on an idle machine with two cores a call's wall time lies between half its CPU time (both clients
+    busy throughout) and its CPU time."""
     for warm in arguments:  # warms the parsed-query cache and the engine's marks
         call(warm)
     samples, cpu = [], []
@@ -165,8 +165,8 @@ def _p95(samples: list[float]) -> float:
 
 
 def _performance_bench() -> Any:
-    """bench/performance.py (its page-load generator and fact build), loaded from its file: the bench folder is
-    not on the path (its pipelines.py would hide the package)."""
+    """bench/performance.py (its page-load generator and fact build), loaded from its file: the bench
+    folder is not on the path (its pipelines.py would hide the package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("bench_performance", ROOT / "bench" / "performance.py")

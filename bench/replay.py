@@ -1,4 +1,5 @@
-"""Session replay: what a 5-minute session costs in storage, and how soon its replay page shows the first frame.
+"""Session replay: what a 5-minute session costs in storage, and how soon its replay page shows the first
+frame.
 
     nice -n 10 .venv/bin/python bench/replay.py                 # one 5-minute session, 5 page opens
     nice -n 10 .venv/bin/python bench/replay.py --minutes 10 --runs 10
@@ -8,8 +9,8 @@ receives the session as the browser SDK sends it: a segment every 5 seconds thro
 each a `replay_event` and a zlib `replay_recording` of rrweb events (the demo's generator: a cart page of 200
 products as the full snapshot, a mouse move every 50 ms, a click with its breadcrumb and a DOM insertion
 every ~4 s). It prints the bytes stored (the segments as kept, and the table's parts on disk) and, in Debian's
-chromium with a cold cache each time, the time from opening the replay page to the player's first frame (goal: ≤ 1 MB, ≤ 1 s).
-"""
+chromium with a cold cache each time, the time from opening the replay page to the player's first frame
+(goal: ≤ 1 MB, ≤ 1 s)."""
 
 from __future__ import annotations
 

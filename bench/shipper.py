@@ -3,9 +3,10 @@
 
     .venv/bin/python bench/shipper.py                      # short run (small and Sentry-sized, sink only)
     .venv/bin/python bench/shipper.py --batch-size 100     # the spec's default batchSize
-    .venv/bin/python bench/shipper.py --server             # the same files to the sink and to `stacklens serve`
-    .venv/bin/python bench/shipper.py --server --default-quota   # ... under the default rate limits (429s)
-    .venv/bin/python bench/shipper.py --full               # 1,000,000 small and 20,000 Sentry-sized events
+    .venv/bin/python bench/shipper.py --server             # the same files to the sink and to `stacklens
+    serve` .venv/bin/python bench/shipper.py --server --default-quota   # ... under the default rate limits
+    (429s) .venv/bin/python bench/shipper.py --full               # 1,000,000 small and 20,000 Sentry-sized
+    events
 
 The lines are valid log lines (DESIGN §4.1) carrying the app key of a project made with `stacklens admin`,
 so the service accepts them. A run against the service ends when `stacklens-shipper --status --json` shows

@@ -9,9 +9,9 @@ long generated lines, as minifiers write them, with names and ``sourcesContent``
 ``stacklens sourcemaps upload``; a 30-frame JavaScript event is then symbolicated as the issue page does
 (manifest rows, cache lookup, 30 lookups, context lines), first with empty caches, then ``--runs`` times
 cached (the manifest rows come from the process's cache then: no warehouse query). For comparison it times
-the uncached manifest query, which every event paid before that cache. Separately a ``--upload-mb`` MB bundle (maps of several entry points) is uploaded end to end: packing,
-chunks over HTTP, assembly, every map checked, stored. Goals: ≤ 50 ms cached, ≤ 10 s for 20 MB.
-"""
+the uncached manifest query, which every event paid before that cache. Separately a ``--upload-mb`` MB
+bundle (maps of several entry points) is uploaded end to end: packing, chunks over HTTP, assembly, every
+map checked, stored. Goals: ≤ 50 ms cached, ≤ 10 s for 20 MB."""
 
 from __future__ import annotations
 

@@ -1,19 +1,19 @@
-"""Upgrade benchmark (issue #48): the oldest StackLens of the upgrade path (docs/operations.md, "The upgrade path")
-holding N error events, upgraded in place by today's `stacklens migrate`, then today's `stacklens serve` until it
-answers. Prints the data directory's size, the migration's duration (with the backup it takes first when a
-migration rewrites data), the server's start, the downtime (old server stopped → new one healthy) and what the
-upgraded installation answers.
+"""Upgrade benchmark (issue #48): the oldest StackLens of the upgrade path (docs/operations.md, "The upgrade
+path") holding N error events, upgraded in place by today's `stacklens migrate`, then today's `stacklens
+serve` until it answers. Prints the data directory's size, the migration's duration (with the backup it takes
+first when a migration rewrites data), the server's start, the downtime (old server stopped → new one healthy)
+and what the upgraded installation answers.
 
     PYTHONPATH=$PWD .venv/bin/python bench/upgrade.py                      # 1,000,000 events
     PYTHONPATH=$PWD .venv/bin/python bench/upgrade.py --events 100000 --keep /tmp/upgrade-100k
 
-The older code runs from ``git archive <commit>`` with this venv's packages, as tests/e2e/test_upgrade_from_history.py
-runs it. Its CLI makes the organization, project and keys, its server starts once on the empty installation (so
-its startup work is done), then the events are written by its own warehouse client into its own tables (every
-materialized view of that version fires): 500 issues, 20,000 users, 5 releases over 14 days, in blocks of
-100,000 rows as ingest writes batches. The downtime counted is the old server stopped, today's `migrate`, and
-today's `serve` until `/api/health` answers 200; then the issue list over the API and the events' count.
-"""
+The older code runs from ``git archive <commit>`` with this venv's packages, as
+tests/e2e/test_upgrade_from_history.py runs it. Its CLI makes the organization, project and keys, its
+server starts once on the empty installation (so its startup work is done), then the events are written by
+its own warehouse client into its own tables (every materialized view of that version fires): 500 issues,
+20,000 users, 5 releases over 14 days, in blocks of 100,000 rows as ingest writes batches. The downtime
+counted is the old server stopped, today's `migrate`, and today's `serve` until `/api/health` answers 200;
+then the issue list over the API and the events' count."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The rule page's 30-day preview chart: what the evaluator saw at each evaluation — its value (a gap where it had
-too few samples, never 0), its state as a band (ok, warning, firing, insufficient data), the threshold, the
-warning and the resolve thresholds as lines — with the firings counted from the firing bands themselves."""
+"""The rule page's 30-day preview chart: what the evaluator saw at each evaluation — its value (a gap where
+it had too few samples, never 0), its state as a band (ok, warning, firing, insufficient data), the
+threshold, the warning and the resolve thresholds as lines — with the firings counted from the firing bands
+themselves."""
 
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
         xaxis={"type": "date", "title": {"text": "Time (UTC)"}}
         if replay.steps or replay.daily
         else {"visible": False},
-        # A crash-free rate lives between 90 and 100 %: from zero, its line and thresholds would be one stroke.
+        # A crash-free rate lives between 90 and 100 %: from zero, its line and thresholds would be one
+        # stroke.
         yaxis={"title": {"text": y_title}, "rangemode": "normal" if rule.type in BELOW_TYPES else "tozero"},
     )
     return figure_json(figure)

@@ -1,7 +1,7 @@
 """The budgets page's chart: a budget's windowed value at each daily evaluation of the last 30 days and at the
-evaluation its status is (the last point: the status's own value), each point coloured by its verdict, the runs
-of failing and of insufficient data as bands, and the budget as a line. An evaluation without enough samples
-draws no point and breaks the line (never 0); a chart with no value at all says so."""
+evaluation its status is (the last point: the status's own value), each point coloured by its verdict, the
+runs of failing and of insufficient data as bands, and the budget as a line. An evaluation without enough
+samples draws no point and breaks the line (never 0); a chart with no value at all says so."""
 
 from __future__ import annotations
 

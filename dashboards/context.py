@@ -55,15 +55,16 @@ def session_lifetimes(settings: Settings) -> Lifetimes:
 
 def db_session(request: Request) -> Iterator[Session]:
     """One control-store session per request, committed when the handler returns normally, before the answer
-    is sent (``Db`` asks for that): a browser following a redirect at once must find what the request wrote."""
+    is sent (``Db`` asks for that): a browser following a redirect at once must find what the request
+    wrote."""
     from stacklens.control.db import session_scope
 
     with session_scope(app_settings(request)) as session:
         yield session
 
 
-# scope="function": FastAPI ends a yield dependency after the answer is sent unless told otherwise, so a sign-in's
-# session row could be committed after the browser already asked for the page it was sent to.
+# scope="function": FastAPI ends a yield dependency after the answer is sent unless told otherwise, so a
+# sign-in's session row could be committed after the browser already asked for the page it was sent to.
 Db = Annotated[Session, Depends(db_session, scope="function")]
 
 

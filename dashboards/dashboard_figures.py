@@ -1,6 +1,6 @@
-"""A dashboard widget's Plotly figure: a line (Explore's own figure of the first aggregate, one line per group, a
-gap a gap), or bars — over time without a group-by, one bar per group with one. Numbers and tables are HTML; a
-figure's height follows the widget's rows (``layout.h``)."""
+"""A dashboard widget's Plotly figure: a line (Explore's own figure of the first aggregate, one line per
+group, a gap a gap), or bars — over time without a group-by, one bar per group with one. Numbers and tables
+are HTML; a figure's height follows the widget's rows (``layout.h``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""A dashboard's widgets as the page draws them, and as a shared link's snapshot: every widget answered under the
-filter bar, its figure built (with the window's release and annotation markers on time charts) — then, for a
-snapshot, written out as plain JSON (texts and figures, no query objects, no links into signed-in pages), so the
-shared page renders without a query."""
+"""A dashboard's widgets as the page draws them, and as a shared link's snapshot: every widget answered
+under the filter bar, its figure built (with the window's release and annotation markers on time charts) —
+then, for a snapshot, written out as plain JSON (texts and figures, no query objects, no links into
+signed-in pages), so the shared page renders without a query."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def widget_views(
     now: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Each widget's answer, layout, columns, figure and (with ``links``) its Explore link. An answer of the
-    same question from the last minute is reused (:mod:`stacklens.explore.widget_cache`); :func:`answers_as_of`
-    says when the oldest shown was taken."""
+    same question from the last minute is reused (:mod:`stacklens.explore.widget_cache`);
+    :func:`answers_as_of` says when the oldest shown was taken."""
     settle_spooled(settings)  # every event answered before the page is in its answer
     now = now or datetime.now(UTC)
     until = now.replace(second=0, microsecond=0)
@@ -57,7 +57,8 @@ def widget_views(
         connection: list[Client] = []
 
         def analyst() -> Client:
-            # Opened for the first widget the cache cannot answer: a page of kept answers asks the engine nothing.
+            # Opened for the first widget the cache cannot answer: a page of kept answers asks the engine
+            # nothing.
             if not connection:
                 connection.append(opened.enter_context(analyst_client(settings)))
             return connection[0]

@@ -1,7 +1,7 @@
-"""Explore's time series as Plotly figures: one figure per aggregate, one line per group, only the buckets that
-hold rows (a gap stays a gap: no line is drawn through a missing bucket, and it is never a 0). The axis carries
-the column's unit (``LCP p75 (ms)``), the hover the value as the catalog writes it and the samples behind it, the
-title the figure's sample count."""
+"""Explore's time series as Plotly figures: one figure per aggregate, one line per group, only the buckets
+that hold rows (a gap stays a gap: no line is drawn through a missing bucket, and it is never a 0). The
+axis carries the column's unit (``LCP p75 (ms)``), the hover the value as the catalog writes it and the
+samples behind it, the title the figure's sample count."""
 
 from __future__ import annotations
 
@@ -53,12 +53,12 @@ def explore_figures(
     previous: tuple[list[SeriesLine], timedelta] | None = None,
     previous_label: str = "previous period",
 ) -> dict[str, dict[str, Any]]:
-    """``{id: figure}`` for each aggregate column of the series, with its sample count in the title: the values
-    an aggregate over a metric summarises (page loads that report LCP for an LCP p75), else the rows. The x axis
-    spans the query's ``window``, so a window with data on one day shows that day in its place, not a zoom.
-    ``previous`` (the compared window's series and how far to shift them) overlays each line's previous period,
-    dotted, on the same x axis (its hover gives the bucket's own time), named with ``previous_label`` (the release
-    compared with, for "release N against N−1")."""
+    """``{id: figure}`` for each aggregate column of the series, with its sample count in the title: the
+    values an aggregate over a metric summarises (page loads that report LCP for an LCP p75), else the
+    rows. The x axis spans the query's ``window``, so a window with data on one day shows that day in its
+    place, not a zoom. ``previous`` (the compared window's series and how far to shift them) overlays each
+    line's previous period, dotted, on the same x axis (its hover gives the bucket's own time), named with
+    ``previous_label`` (the release compared with, for "release N against N−1")."""
     figures: dict[str, dict[str, Any]] = {}
     shown = series[:MAX_LINES]
     for index, column in enumerate(columns):

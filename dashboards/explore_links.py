@@ -1,12 +1,11 @@
-"""Links into Explore (`/orgs/{org}/explore?…`) with the query filled in: from each performance page (its window,
-filters and main figure), from an issue's tags and from a release.
+"""Links into Explore (`/orgs/{org}/explore?…`) with the query filled in: from each performance page (its
+window, filters and main figure), from an issue's tags and from a release.
 
-A link carries the page's resolved window (``since``/``until``, not ``range``): Explore then reads the same rows
-the page read, so the same metric shows the same value (counts and averages exactly, percentiles within the
-catalog's error: the views read 1 % histograms). The page's query string is the API's JSON body in URL form:
-``dataset``, ``project``, ``range`` or ``since``/``until``, ``f=field|op|value`` (repeated), ``g=field``
-(repeated), ``a=fn:metric`` (repeated), ``interval``, ``order``, ``limit``.
-"""
+A link carries the page's resolved window (``since``/``until``, not ``range``): Explore then reads the same
+rows the page read, so the same metric shows the same value (counts and averages exactly, percentiles
+within the catalog's error: the views read 1 % histograms). The page's query string is the API's JSON body
+in URL form: ``dataset``, ``project``, ``range`` or ``since``/``until``, ``f=field|op|value`` (repeated),
+``g=field`` (repeated), ``a=fn:metric`` (repeated), ``interval``, ``order``, ``limit``."""
 
 from __future__ import annotations
 
@@ -130,7 +129,8 @@ def query_body(
 def performance_link(
     org_slug: str, project: str, page: str, filters: ViewFilters, target: dict[str, str]
 ) -> Link | None:
-    """ "Open in Explore" of a performance page (``page``: its export name); ``None`` for a page without one."""
+    """ "Open in Explore" of a performance page (``page``: its export name); ``None`` for a page without
+    one."""
     spec = PERFORMANCE.get(page)
     if spec is None:
         return None
@@ -152,8 +152,8 @@ def release_links(org_slug: str, project: str, release: str, filters: ViewFilter
 def release_health_link(
     org_slug: str, project: str, release: str, environment: str, since: datetime, until: datetime
 ) -> str:
-    """A release's sessions per day in Explore: sessions, users, crash-free sessions and users, errored sessions
-    (the release pages' figures, from the raw sessions)."""
+    """A release's sessions per day in Explore: sessions, users, crash-free sessions and users, errored
+    sessions (the release pages' figures, from the raw sessions)."""
     window = ViewFilters(since, until)
     filters = [{"field": "release", "op": "=", "value": release}]
     if environment:
@@ -177,7 +177,8 @@ def release_health_link(
     return explore_url(org_slug, body)
 
 
-# Tags an event shows from its own columns rather than its tags map: the field of the errors dataset to filter.
+# Tags an event shows from its own columns rather than its tags map: the field of the errors dataset to
+# filter.
 EVENT_FIELDS = {"environment": "environment", "release": "release", "server_name": "server_name"}
 
 

@@ -1,5 +1,5 @@
-"""A plotly figure as the plain JSON a page embeds (``data-figure`` script blocks) and a test reads: one conversion
-for every chart, so every figure reaches the template the same way."""
+"""A plotly figure as the plain JSON a page embeds (``data-figure`` script blocks) and a test reads: one
+conversion for every chart, so every figure reaches the template the same way."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 
 def figure_json(figure: go.Figure) -> dict[str, Any]:
-    """``figure`` in plain JSON types: plotly may hold numpy arrays, which neither the template nor a test takes."""
+    """``figure`` in plain JSON types: plotly may hold numpy arrays, which neither the template nor a test
+    takes."""
     plain: dict[str, Any] = json.loads(figure.to_json())
     return plain

@@ -1,4 +1,5 @@
-"""Plotly figure builders: Python builds the figure, the page hands its JSON to plotly.js (no inline script)."""
+"""Plotly figure builders: Python builds the figure, the page hands its JSON to plotly.js (no inline
+script)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ def events_over_time_figure(rows: list[EventBucket], since: datetime, until: dat
                 for row in rows
             ],
             y=[int(row["events"]) for row in rows],
-            # Each bar as wide as its bucket (less a gap), whatever its neighbours: plotly would otherwise size
-            # bars from the closest pair of points.
+            # Each bar as wide as its bucket (less a gap), whatever its neighbours: plotly would otherwise
+            # size bars from the closest pair of points.
             width=[bucket_seconds(since, until) * 1000 * 0.85] * len(rows),
             marker_color="#c2410c",
             name="events",

@@ -1,7 +1,7 @@
 """Release and annotation markers drawn on a Plotly time chart: a thin vertical line at each marker group
-(:func:`stacklens.markers.grouped`: at most a dozen on a chart) with a small label above the plot, its hover listing
-what it marks. A single release's label links to its release page. Event data (versions, annotation texts) is
-escaped: Plotly reads labels as a small HTML subset."""
+(:func:`stacklens.markers.grouped`: at most a dozen on a chart) with a small label above the plot, its
+hover listing what it marks. A single release's label links to its release page. Event data (versions,
+annotation texts) is escaped: Plotly reads labels as a small HTML subset."""
 
 from __future__ import annotations
 
@@ -75,15 +75,16 @@ def add_markers(
                 "y": 1,
                 "yref": "paper",
                 "yanchor": "bottom",
-                # Plotly anchors a label by where its line falls: left in the chart's first third, centred in the
-                # middle one, right in the last — a marker at the chart's right edge (today's deploy) keeps its
-                # label inside the chart instead of cut off at the border.
+                # Plotly anchors a label by where its line falls: left in the chart's first third, centred in
+                # the middle one, right in the last — a marker at the chart's right edge (today's deploy)
+                # keeps its label inside the chart instead of cut off at the border.
                 "xanchor": "auto",
                 "showarrow": False,
                 "text": text,
                 "hovertext": "<br>".join(html.escape(d) for d in group.details),
                 "font": {"size": 10, "color": colour},
-                # Neighbouring labels on two rows, so two markers close together on a small chart do not overlap.
+                # Neighbouring labels on two rows, so two markers close together on a small chart do not
+                # overlap.
                 "yshift": 12 if index % 2 else 0,
                 "captureevents": True,
             }
@@ -104,8 +105,8 @@ def is_time_chart(figure: Any) -> bool:
 def mark_time_charts(
     figures: Iterable[Any], groups: list[MarkerGroup], org_slug: str, *, links: bool = True
 ) -> None:
-    """The marker groups drawn on every time chart among ``figures`` (other figures and ``None`` left alone): the
-    one way a page puts its releases and annotations on its charts."""
+    """The marker groups drawn on every time chart among ``figures`` (other figures and ``None`` left
+    alone): the one way a page puts its releases and annotations on its charts."""
     for figure in figures:
         if is_time_chart(figure):
             add_markers(figure, groups, org_slug, links=links)
@@ -122,8 +123,9 @@ def mark_charts(
     until: datetime,
     environment: str = "",
 ) -> None:
-    """The releases of ``project_ids`` first seen in [since, until) and their annotations on every time chart among
-    ``figures``, read once for the page (:func:`stacklens.markers.chart_markers`); no read without a time chart."""
+    """The releases of ``project_ids`` first seen in [since, until) and their annotations on every time
+    chart among ``figures``, read once for the page (:func:`stacklens.markers.chart_markers`); no read
+    without a time chart."""
     shown = [f for f in figures if is_time_chart(f)]
     if shown and since < until:
         groups = chart_markers(client, session, org_id, project_ids, since, until, environment)

@@ -70,15 +70,15 @@ def series_figure(
 ) -> dict[str, Any]:
     """A line over time (days or weeks) of ``y`` with its sample count in the hover; thin points grey.
 
-    With ``previous`` (the rows of the period just before, over its ``previous_slots``) a dotted grey line draws
-    that period under this one, slot by slot (its first day under this window's first day), its own dates in the
-    hover, so a change reads at a glance; its gaps stay gaps.
+    With ``previous`` (the rows of the period just before, over its ``previous_slots``) a dotted grey line
+    draws that period under this one, slot by slot (its first day under this window's first day), its own
+    dates in the hover, so a change reads at a glance; its gaps stay gaps.
 
     ``slots`` are every x of the window (``stacklens.performance.calendar``: ``day_slots``, ``week_slots``): a
-    slot without a row, or a row without a value, is ``None`` — plotly draws no point there and does not join the
-    line across it (``connectgaps`` off), so a day without samples never reads as 0 or as a straight line over
-    the hole. A chart with no value at all says "no data for these filters" over the window's own axis (an empty
-    trace would make plotly invent an axis around January 2000)."""
+    slot without a row, or a row without a value, is ``None`` — plotly draws no point there and does not
+    join the line across it (``connectgaps`` off), so a day without samples never reads as 0 or as a
+    straight line over the hole. A chart with no value at all says "no data for these filters" over the
+    window's own axis (an empty trace would make plotly invent an axis around January 2000)."""
     by_x = {str(r[x]): r for r in rows}
     xs = slots if slots is not None else [str(r[x]) for r in rows if r.get(y) is not None]
     values = [by_x[k].get(y) if k in by_x else None for k in xs]
@@ -138,7 +138,8 @@ def _previous_trace(
     slots: list[str],
 ) -> None:
     by_x = {str(r[x]): r for r in rows}
-    # Slot i of the previous period under slot i of this one; a window of another length leaves the rest empty.
+    # Slot i of the previous period under slot i of this one; a window of another length leaves the rest
+    # empty.
     labels = [slots[i] if i < len(slots) else "" for i in range(len(xs))]
     values = [by_x[k].get(y) if k in by_x else None for k in labels]
     figure.add_trace(
@@ -168,10 +169,10 @@ def _no_data(figure: go.Figure) -> None:
 
 
 def _day_axis(days: list[str], whole_window: bool = False) -> dict[str, Any]:
-    """A date axis of daily points over ``days``. With one day alone plotly would zoom to milliseconds around it
-    (ticks like 23:59:59.999): a day either side keeps the ticks on days. With ``whole_window`` (``days`` are
-    every day of the window) the axis spans exactly them, so a run of empty days at either end still shows as
-    empty days. With no day at all the axis is hidden rather than dated January 2000."""
+    """A date axis of daily points over ``days``. With one day alone plotly would zoom to milliseconds
+    around it (ticks like 23:59:59.999): a day either side keeps the ticks on days. With ``whole_window``
+    (``days`` are every day of the window) the axis spans exactly them, so a run of empty days at either
+    end still shows as empty days. With no day at all the axis is hidden rather than dated January 2000."""
     axis: dict[str, Any] = {"type": "date"}
     distinct = sorted(set(days))
     if not distinct:
@@ -210,9 +211,9 @@ def bars_figure(
 
 
 def category_axis(labels: Sequence[str]) -> dict[str, Any]:
-    """A category axis over ``labels`` with the range a bar chart takes (half a slot beyond each end): a line and
-    a bar chart of the same slots side by side then put each week at the same place (plotly's own ranges differ,
-    a line's ending at its outer points)."""
+    """A category axis over ``labels`` with the range a bar chart takes (half a slot beyond each end): a
+    line and a bar chart of the same slots side by side then put each week at the same place (plotly's own
+    ranges differ, a line's ending at its outer points)."""
     return {
         "type": "category",
         "categoryorder": "array",
@@ -222,9 +223,9 @@ def category_axis(labels: Sequence[str]) -> dict[str, Any]:
 
 
 def log_ticks(low: float, high: float) -> list[float]:
-    """Round tick values for a log axis over [low, high]: 1, 2 and 5 times powers of ten (1, 2, 3, 5, then every
-    digit, when the range is too narrow for three of those), so ticks read ``100 ms, 200 ms, 500 ms, 1 s``
-    instead of plotly's default ``100 2 3 4 5`` minor labels."""
+    """Round tick values for a log axis over [low, high]: 1, 2 and 5 times powers of ten (1, 2, 3, 5, then
+    every digit, when the range is too narrow for three of those), so ticks read ``100 ms, 200 ms, 500 ms,
+    1 s`` instead of plotly's default ``100 2 3 4 5`` minor labels."""
     if low <= 0 or high <= low:
         return []
     lowest, highest = math.floor(math.log10(low)), math.ceil(math.log10(high))
@@ -316,8 +317,8 @@ def releases_figure(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def span_label(description: str, op: str, limit: int = 40) -> str:
     """A waterfall row's name: a file by its name (``app.js``), an API call by its method and path
-    (``GET /api/products/0``: the last path segment alone, often an id, says nothing), the span's op when it has
-    no description; a long name keeps its end."""
+    (``GET /api/products/0``: the last path segment alone, often an id, says nothing), the span's op when
+    it has no description; a long name keeps its end."""
     method, _, rest = description.strip().partition(" ")
     if not (rest and method.isalpha() and method.isupper()):
         method, rest = "", description.strip()
@@ -327,7 +328,8 @@ def span_label(description: str, op: str, limit: int = 40) -> str:
 
 
 def waterfall_figure(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Phases then spans as horizontal bars from their offset; blocking resources outlined red; FCP/LCP lines."""
+    """Phases then spans as horizontal bars from their offset; blocking resources outlined red; FCP/LCP
+    lines."""
     labels, starts, widths, colours, lines, texts = [], [], [], [], [], []
     for phase in data["phases"]:
         labels.append(phase["phase"])

@@ -1,6 +1,6 @@
 """The project quota form's boxes (project settings): events per minute over every category and a limit per
-category, each empty for "no limit of the project's own". Parsing names a bad box by its label, so the page can
-show the message next to it and keep what was typed."""
+category, each empty for "no limit of the project's own". Parsing names a bad box by its label, so the page
+can show the message next to it and keep what was typed."""
 
 from __future__ import annotations
 

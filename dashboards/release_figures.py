@@ -1,10 +1,9 @@
-"""Plotly figures of the release page: one release's figures per hour or day since it was first seen. Python builds
-each figure; the page hands its JSON to plotly.js (no inline script).
+"""Plotly figures of the release page: one release's figures per hour or day since it was first seen. Python
+builds each figure; the page hands its JSON to plotly.js (no inline script).
 
-Every bucket of the span is on the x axis; a bucket without samples of a figure is ``None`` there — plotly draws no
-point and does not join the line across it (``connectgaps`` off), so an hour without sessions is a gap, never 0 %
-or 0 sessions. A chart with no value at all says so instead of drawing an empty axis.
-"""
+Every bucket of the span is on the x axis; a bucket without samples of a figure is ``None`` there — plotly
+draws no point and does not join the line across it (``connectgaps`` off), so an hour without sessions is a
+gap, never 0 % or 0 sessions. A chart with no value at all says so instead of drawing an empty axis."""
 
 from __future__ import annotations
 
@@ -76,8 +75,8 @@ def _finish(
 def release_figures(
     buckets: list[Bucket], since: datetime, until: datetime, size: timedelta
 ) -> dict[str, dict[str, Any]]:
-    """The release page's charts: crash-free sessions and users, sessions, errors per 1,000 page loads and load
-    time p75, per bucket of ``size`` over [since, until)."""
+    """The release page's charts: crash-free sessions and users, sessions, errors per 1,000 page loads and
+    load time p75, per bucket of ``size`` over [since, until)."""
     per = "hour" if size <= timedelta(hours=1) else "day"
     by_start = {b.start: b for b in buckets}
     xs_time = slots(since, until, size)

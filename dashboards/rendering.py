@@ -66,9 +66,9 @@ def sparkline_points(counts: list[int], width: int = 120, height: int = 24) -> s
 
 
 def sparkline_runs(values: list[float | None], width: int = 120, height: int = 24) -> list[str]:
-    """SVG polyline points of a daily sparkline with gaps: one polyline per run of days that have a value, so a day
-    without one (``None``) is a break in the line, never a dip to 0. A run of one day is a point drawn as a
-    zero-length line (round caps make it a dot). Numbers only, so nothing to escape."""
+    """SVG polyline points of a daily sparkline with gaps: one polyline per run of days that have a value,
+    so a day without one (``None``) is a break in the line, never a dip to 0. A run of one day is a point
+    drawn as a zero-length line (round caps make it a dot). Numbers only, so nothing to escape."""
     known = [v for v in values if v is not None]
     if not known:
         return []
@@ -88,8 +88,9 @@ URL_SEGMENT = 40  # a path segment longer than this is shortened in the middle (
 
 
 def url_breaks(text: str) -> Markup:
-    """``text`` escaped, each URL in it (a word with ``://``) wrapped so it may break after a ``/`` only — words
-    never break mid-word — with a long segment shortened in the middle (``…``) and the full URL as its title."""
+    """``text`` escaped, each URL in it (a word with ``://``) wrapped so it may break after a ``/`` only —
+    words never break mid-word — with a long segment shortened in the middle (``…``) and the full URL as
+    its title."""
     words = []
     for word in str(text).split(" "):
         if "://" not in word:
@@ -125,7 +126,8 @@ def in_unit(value: float | None, unit: str, digits: int | None = None) -> str:
 
 
 def rule_value(value: float | None, rule: Any) -> str:
-    """``{{ value|rule_value(rule) }}``: a value or threshold of an alert rule as its notifications write it."""
+    """``{{ value|rule_value(rule) }}``: a value or threshold of an alert rule as its notifications write
+    it."""
     return value_text(rule, value) if value is not None else units.MISSING
 
 

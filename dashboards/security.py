@@ -1,13 +1,12 @@
 """Dashboard sessions, CSRF tokens and security headers.
 
 The cookie is signed (itsdangerous, keyed by the server secret) and holds the CSRF token and, once signed
-in, the random token of a server-side session row (``stacklens.control.signin_sessions``): signing out, a password
-change or removal from an organization revoke the row, so a copied cookie stops working at once. It is
-HttpOnly and SameSite=Lax always, and Secure whenever the request arrived over https (directly, or through a
-proxy listed in ``STACKLENS_TRUSTED_PROXIES``); HTTPS answers carry HSTS too. Every page gets a
+in, the random token of a server-side session row (``stacklens.control.signin_sessions``): signing out, a
+password change or removal from an organization revoke the row, so a copied cookie stops working at once.
+It is HttpOnly and SameSite=Lax always, and Secure whenever the request arrived over https (directly, or
+through a proxy listed in ``STACKLENS_TRUSTED_PROXIES``); HTTPS answers carry HSTS too. Every page gets a
 Content-Security-Policy with no ``unsafe-inline`` script: all JavaScript lives in ``/static`` files and
-page data travels in ``<script type="application/json">`` blocks, which browsers never execute.
-"""
+page data travels in ``<script type="application/json">`` blocks, which browsers never execute."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Mount the dashboards on the API's app: middleware, static files (plotly.js from the plotly package), pages."""
+"""Mount the dashboards on the API's app: middleware, static files (plotly.js from the plotly package),
+pages."""
 
 from __future__ import annotations
 
@@ -20,10 +21,10 @@ from dashboards.rendering import render
 from dashboards.security import CsrfError, SecurityHeadersMiddleware, SessionMiddleware
 from stacklens.errors import Gone, NotFound, StackLensError, Unavailable
 
-# Plotly asks whether pandas is there with ``sys.modules.get`` (no import of its own). While another thread of the
-# server (a pipeline run) was importing pandas, a figure built for a page found it half-initialised and the page
-# answered 500 ("partially initialized module 'pandas' has no attribute 'Series'"). Imported here, whole, before
-# the server's threads start; pandas comes with the pipelines' dependencies.
+# Plotly asks whether pandas is there with ``sys.modules.get`` (no import of its own). While another thread of
+# the server (a pipeline run) was importing pandas, a figure built for a page found it half-initialised and
+# the page answered 500 ("partially initialized module 'pandas' has no attribute 'Series'"). Imported here,
+# whole, before the server's threads start; pandas comes with the pipelines' dependencies.
 with contextlib.suppress(ImportError):
     import pandas  # type: ignore[import-untyped]  # noqa: F401
 

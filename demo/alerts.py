@@ -39,8 +39,8 @@ FAILED_PERCENT = 15
 # Crash-free sessions of the newest release over 7 days (~2,200 sessions; the backfill measured 97.5 % for
 # shop@1.4.0, 94.7 % for shop@1.3.0, 97.1-97.7 % for the others): the current release stays above it by 4.5
 # standard errors (0.33 points); shop@1.3.0, the demo's crash-free regression, was 1.3 points below it in its
-# week (the rule's preview shows that firing). Resolving only at 96.5 % keeps a release hovering near 96 % from
-# flapping; 500 sessions (a day and a half of a new release) keep the first hours' noise out.
+# week (the rule's preview shows that firing). Resolving only at 96.5 % keeps a release hovering near 96 %
+# from flapping; 500 sessions (a day and a half of a new release) keep the first hours' noise out.
 CRASH_FREE_PERCENT = 96
 
 

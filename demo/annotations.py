@@ -2,11 +2,10 @@
 
 The demo's traffic moves the shop from one release to the next over its history (``demo.traffic.release_at``);
 SDKs see each release only through its events. A team would also have its CI say when it deployed, as Grafana
-users do with ``POST /api/annotations`` — so once the backfill has landed this posts one annotation per release
-the shop shipped, at the moment its traffic switched to it (the release's first seen), tagged ``deploy``. The
-charts then show the CI's note beside the release marker (one marker: they are at the same moment). Safe to run
-again: a release whose deploy is already annotated is skipped.
-"""
+users do with ``POST /api/annotations`` — so once the backfill has landed this posts one annotation per
+release the shop shipped, at the moment its traffic switched to it (the release's first seen), tagged
+``deploy``. The charts then show the CI's note beside the release marker (one marker: they are at the same
+moment). Safe to run again: a release whose deploy is already annotated is skipped."""
 
 from __future__ import annotations
 

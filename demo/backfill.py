@@ -100,11 +100,10 @@ def backfill(
     """Replay the ``days`` whole UTC days before today and today up to ``now`` through the shop (honouring
     the demo clock) and its tunnel, at the rate live traffic has (:mod:`demo.rates`).
 
-    ``capture_at(at, release)`` gives the order-mail worker's capture for a moment of the history (the driver's
-    SDK shifts the event there); without it no mails are sent. Slices of six hours run side by side on
-    ``workers`` threads (the shop's latencies are sleeps: this keeps 35 days to a minute or two).
-    Nothing is dropped without a word: the report counts what landed and what was lost, per kind and day.
-    """
+    ``capture_at(at, release)`` gives the order-mail worker's capture for a moment of the history (the
+    driver's SDK shifts the event there); without it no mails are sent. Slices of six hours run side by
+    side on ``workers`` threads (the shop's latencies are sleeps: this keeps 35 days to a minute or two).
+    Nothing is dropped without a word: the report counts what landed and what was lost, per kind and day."""
     now = now or datetime.now(UTC)
     today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     started = time.monotonic()

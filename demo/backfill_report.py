@@ -42,8 +42,8 @@ class BackfillReport:
     lost: dict[str, dict[str, int]] = field(default_factory=dict)  # day -> kind -> lost
     reasons: dict[str, str] = field(default_factory=dict)  # day -> the first reason of its losses
     resent: int = 0  # requests the shop did not take at first, sent again
-    # Release-health sessions sent, every day of ``days`` and today: browser page-load sessions plus the shop's
-    # request sessions (absent from a report written before sessions were sent).
+    # Release-health sessions sent, every day of ``days`` and today: browser page-load sessions plus the
+    # shop's request sessions (absent from a report written before sessions were sent).
     sessions_per_day: dict[str, int] = field(default_factory=dict)
 
     @classmethod

@@ -7,9 +7,8 @@ sizes and render-blocking status, `http.client` spans with status codes) and `ev
 errors with stack frames). Figures are drawn from distributions per page and release so trends, release
 impact and budgets have something real to show.
 
-Here: what every payload shares (the SDK, user agents, pages and releases) and the envelope; the page loads are
-built in :mod:`demo.browser_pageloads`, the errors and sessions in :mod:`demo.browser_errors`.
-"""
+Here: what every payload shares (the SDK, user agents, pages and releases) and the envelope; the page loads
+are built in :mod:`demo.browser_pageloads`, the errors and sessions in :mod:`demo.browser_errors`."""
 
 from __future__ import annotations
 

@@ -125,11 +125,12 @@ def page_session(
 def session_after_error(session: dict, error: dict, release: ReleaseShape) -> dict:
     """The update `@sentry/browser` sends after the page's first error: ``errors`` 1, ``crashed`` when the
     error was unhandled (as the demo's SDK version, 10.x, says it; 11 says ``unhandled``). Which errors are
-    unhandled is drawn per release (:attr:`ReleaseShape.crashed_share`) from the error's release and moment, so
-    the traffic's seeded random stream is unchanged and the same seed gives the same crashes: every run of the
-    demo shows the same crash-free rates and verdicts (drawn from the error's random id, each run had crashes of its
-    own, and whether a release as good as the one before it stayed within chance differed from run to run). The
-    error's mechanism says the same (an unhandled ``onerror``, or one the page's code caught and captured)."""
+    unhandled is drawn per release (:attr:`ReleaseShape.crashed_share`) from the error's release and
+    moment, so the traffic's seeded random stream is unchanged and the same seed gives the same crashes:
+    every run of the demo shows the same crash-free rates and verdicts (drawn from the error's random id,
+    each run had crashes of its own, and whether a release as good as the one before it stayed within
+    chance differed from run to run). The error's mechanism says the same (an unhandled ``onerror``, or one
+    the page's code caught and captured)."""
     crashed = random.Random(f"{release.name}|{error['timestamp']!r}").random() < release.crashed_share
     error["exception"]["values"][-1]["mechanism"] = (
         {"type": "onerror", "handled": False} if crashed else {"type": "generic", "handled": True}

@@ -1,6 +1,6 @@
-"""A page load as `@sentry/browser` with `browserTracingIntegration` sends it: a `pageload` transaction with web
-vitals, `browser.*` phase spans, `resource.*` spans with sizes and render-blocking status and `http.client`
-spans with status codes, its figures drawn per page and release (:mod:`demo.browser`)."""
+"""A page load as `@sentry/browser` with `browserTracingIntegration` sends it: a `pageload` transaction
+with web vitals, `browser.*` phase spans, `resource.*` spans with sizes and render-blocking status and
+`http.client` spans with status codes, its figures drawn per page and release (:mod:`demo.browser`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ class _Trace:
         data: dict[str, object],
         status: str | None = None,
     ) -> dict:
-        """A child span; its id is the next draw of ``rng`` (after whatever the caller drew for its figures)."""
+        """A child span; its id is the next draw of ``rng`` (after whatever the caller drew for its
+        figures)."""
         span: dict[str, object] = {
             "span_id": _span_id(rng),
             "trace_id": self.trace_id,

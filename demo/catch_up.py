@@ -69,9 +69,9 @@ def build_when_backfilled(
     give_up_after_s: float = 900.0,
     logs: Path | None = None,
 ) -> bool:
-    """Wait for ``marker``, then ``delivery_wait_s`` (the shop's last sessions written), then until the shipper
-    has sent the log files in ``logs`` (default: ``logs`` beside the marker, where `stacklens up` keeps them),
-    then run every mart once; whether it ran. Never raises."""
+    """Wait for ``marker``, then ``delivery_wait_s`` (the shop's last sessions written), then until the
+    shipper has sent the log files in ``logs`` (default: ``logs`` beside the marker, where `stacklens up`
+    keeps them), then run every mart once; whether it ran. Never raises."""
     deadline = time.monotonic() + give_up_after_s
     while not marker.exists():
         if stop.wait(1.0) or time.monotonic() > deadline:
@@ -111,7 +111,8 @@ def build_when_backfilled(
 
 def _through_the_api(say: Callable[[str], None]) -> None:
     """What a team does by hand or from CI once the history is in: the demo's merge (demo.merges) and its
-    deploy annotations (demo.annotations), through the API with the organization key `stacklens up` hands over."""
+    deploy annotations (demo.annotations), through the API with the organization key `stacklens up` hands
+    over."""
     url, key, project = (
         os.environ.get(n, "") for n in ("STACKLENS_URL", "STACKLENS_API_KEY", "STACKLENS_PROJECT")
     )
@@ -129,8 +130,9 @@ def _through_the_api(say: Callable[[str], None]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m demo.catch_up --marker PATH``: :func:`build_when_backfilled` on the console of `stacklens up`,
-    which ends it (SIGTERM) when it stops. Nothing to do when an earlier start left the marker."""
+    """``python -m demo.catch_up --marker PATH``: :func:`build_when_backfilled` on the console of
+    `stacklens up`, which ends it (SIGTERM) when it stops. Nothing to do when an earlier start left the
+    marker."""
     parser = argparse.ArgumentParser(prog="python -m demo.catch_up", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--marker", required=True, type=Path, help="the file the driver writes after its backfill"

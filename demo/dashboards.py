@@ -1,15 +1,14 @@
-"""The demo's dashboard: what an analyst builds first on this shop — release health and web vitals of the last 30
-days, under one filter bar (production, every project). Four numbers with their change against the 30 days before
-(crash-free sessions, LCP p75, INP p75, errors per 1,000 page loads), then per release over time (crash-free
-sessions, LCP p75), the release health table beside the error rate per release, and the pages.
+"""The demo's dashboard: what an analyst builds first on this shop — release health and web vitals of the last
+30 days, under one filter bar (production, every project). Four numbers with their change against the 30 days
+before (crash-free sessions, LCP p75, INP p75, errors per 1,000 page loads), then per release over time
+(crash-free sessions, LCP p75), the release health table beside the error rate per release, and the pages.
 
 Every widget is an Explore question (views and inline queries), so its figures are the release and performance
 pages' own. Made by name once; a dashboard the user changed (or deleted and made anew) is left alone.
 
-The dashboard is also subscribed to, as a team would: its daily summary (key numbers and their change, with the
-link) goes to the demo's webhook channel, the shop's inbox, at the first whole hour after the demo starts, so the
-subscriptions list and the channel's delivery log show a real report within the hour.
-"""
+The dashboard is also subscribed to, as a team would: its daily summary (key numbers and their change, with
+the link) goes to the demo's webhook channel, the shop's inbox, at the first whole hour after the demo
+starts, so the subscriptions list and the channel's delivery log show a real report within the hour."""
 
 from __future__ import annotations
 
@@ -91,7 +90,8 @@ def demo_dashboard() -> dict[str, Any]:
 
 
 def ensure_demo_dashboard(settings: Settings, project_slug: str) -> bool:
-    """Create the demo dashboard in the demo project's organization unless one of its name exists; whether made."""
+    """Create the demo dashboard in the demo project's organization unless one of its name exists; whether
+    made."""
     with session_scope(settings) as session:
         org_id = session.scalar(select(Project.org_id).where(Project.slug == project_slug))
         if org_id is None:

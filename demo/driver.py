@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> None:
             for line in report.lines():
                 print(line, flush=True)
             if marker:
-                # The report first: `stacklens up` prints it once the marker appears. The marker is written even
-                # when days were lost (said above): replaying again would double every day that landed.
+                # The report first: `stacklens up` prints it once the marker appears. The marker is written
+                # even when days were lost (said above): replaying again would double every day that landed.
                 report.write(marker.parent)
                 marker.write_text("done\n")
         deadline = time.monotonic() + args.duration if args.duration else None

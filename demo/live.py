@@ -1,5 +1,5 @@
-"""The demo's live traffic: carries on from now with the daily shape and rate of the history (:mod:`demo.rates`),
-saying each hour what was sent and what was lost."""
+"""The demo's live traffic: carries on from now with the daily shape and rate of the history
+(:mod:`demo.rates`), saying each hour what was sent and what was lost."""
 
 from __future__ import annotations
 

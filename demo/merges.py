@@ -2,11 +2,10 @@
 
 The background worker's ``demo_shop.mailer.send`` fails when the relay refuses the connection
 (*SmtpUnavailable*) and when the order's address is bad (*ValueError: cannot send receipt …*): grouping keeps
-them apart (two exceptions, two crash sites), and a team that owns "receipts are not sent" merges them. Once the
-backfill has landed, this does so the way a person would (``POST /api/issues/merge``), so the demo's issue page
-shows a *Merged issues* section (with Split out) and the history says who merged what. Safe to run again: with one
-receipt issue left there is nothing to merge.
-"""
+them apart (two exceptions, two crash sites), and a team that owns "receipts are not sent" merges them.
+Once the backfill has landed, this does so the way a person would (``POST /api/issues/merge``), so the
+demo's issue page shows a *Merged issues* section (with Split out) and the history says who merged what.
+Safe to run again: with one receipt issue left there is nothing to merge."""
 
 from __future__ import annotations
 

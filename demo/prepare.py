@@ -1,5 +1,5 @@
-"""``python -m demo.prepare``: the demo's alerts, budgets, team, ownership rule, dashboard (and its daily summary
-to the shop's inbox) and event cap in the control store, before the server starts.
+"""``python -m demo.prepare``: the demo's alerts, budgets, team, ownership rule, dashboard (and its daily
+summary to the shop's inbox) and event cap in the control store, before the server starts.
 
 `stacklens up` runs it once per start with the demo project it made; safe to run again (each part is made by
 name and left as the user changed it). Settings come from the environment, as the server's do.

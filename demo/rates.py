@@ -40,7 +40,8 @@ class HourlyRate:
 
 
 def daily_shape(at: datetime) -> float:
-    """The rate at ``at`` relative to the day's mean (mean 1 over any 24 hours; 0.5 at night, 1.5 at 19:00)."""
+    """The rate at ``at`` relative to the day's mean (mean 1 over any 24 hours; 0.5 at night, 1.5 at
+    19:00)."""
     utc = at.astimezone(UTC)
     hour = utc.hour + utc.minute / 60 + utc.second / 3600
     return 1.0 + _AMPLITUDE * math.cos(2 * math.pi * (hour - PEAK_HOUR_UTC) / 24)

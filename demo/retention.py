@@ -1,6 +1,6 @@
 """The demo project's event cap: at most 5,000 error events kept per issue, as a Bugsink or GlitchTip install
-would keep, so the project settings page and the operators' page show a cap and the daily retention run applies
-it (each run in the maintenance log says how many events it removed: none while no issue holds more).
+would keep, so the project settings page and the operators' page show a cap and the daily retention run
+applies it (each run in the maintenance log says how many events it removed: none while no issue holds more).
 
 Set once: a project whose caps were ever changed (by anyone, in its activity log) is left as it is.
 """

@@ -168,8 +168,8 @@ def upload_demo_maps(url: str, api_key: str, project: str, releases: list[str]) 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m demo.sourcemaps --project SLUG``: upload the maps of every demo release to the server at
     ``STACKLENS_URL`` with the organization key in ``STACKLENS_API_KEY`` (`stacklens up` runs it once the
-    server answers). A failed upload is said, not raised: the demo runs on without maps, the issue page says why.
-    """
+    server answers). A failed upload is said, not raised: the demo runs on without maps, the issue page
+    says why."""
     parser = argparse.ArgumentParser(
         prog="python -m demo.sourcemaps", description="upload the demo's source maps"
     )

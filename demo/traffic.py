@@ -10,10 +10,9 @@ headers) and so is every worker job (:func:`worker_job`), so "Logs of this trace
 job's records.
 
 ``backfill`` (:mod:`demo.backfill`) replays the same traffic for past weeks, release by release, once per data
-directory; ``run_live`` (:mod:`demo.live`) carries on from now, arrivals drawn by :mod:`demo.arrivals`. Both follow one daily shape and rate (:mod:`demo.rates`), so today looks like
-any day of the history. Requests the shop did not take are sent again and every loss is counted and said
-(:mod:`demo.delivery`).
-"""
+directory; ``run_live`` (:mod:`demo.live`) carries on from now, arrivals drawn by :mod:`demo.arrivals`.
+Both follow one daily shape and rate (:mod:`demo.rates`), so today looks like any day of the history.
+Requests the shop did not take are sent again and every loss is counted and said (:mod:`demo.delivery`)."""
 
 from __future__ import annotations
 
@@ -189,9 +188,9 @@ def page_load(
     tally.record(day, BROWSER_SESSIONS, refused)
     if rng.random() >= 0.12:
         return
-    # About one visitor in 40 has a device whose clock runs a week ahead: the service stores such an error under
-    # its receive time and the event page says so. (Only where a week ahead is still in the future: an older
-    # history day's "week ahead" would be an ordinary past time on the wrong day.)
+    # About one visitor in 40 has a device whose clock runs a week ahead: the service stores such an error
+    # under its receive time and the event page says so. (Only where a week ahead is still in the future: an
+    # older history day's "week ahead" would be an ordinary past time on the wrong day.)
     skewed = at + timedelta(days=7)
     sent = skewed if int(at.timestamp()) % 40 == 0 and skewed > datetime.now(UTC) else at
     error = browser_errors.js_error(rng, site.origin, release, site.environment, sent, user)

@@ -1,13 +1,13 @@
-"""Backfills: rebuild the daily-partitioned marts for a range of days, as data engineers know them from Dagster.
+"""Backfills: rebuild the daily-partitioned marts for a range of days, as data engineers know them from
+Dagster.
 
 `stacklens pipelines backfill --from 2026-11-01 --to 2026-11-20 [--select KEY …]` (through the running server
-when it owns the embedded warehouse, `POST /api/pipelines/backfill`) runs each partitioned job whose assets are
-selected once over the whole range (one run per job, as ``BackfillPolicy.single_run`` runs it from the UI), with
-the range as the run's partition range and no scheduler's day list: its assets rebuild every day and hour of
-the range (pipelines/assets/common.py, ``run_days``) and advance no watermark (the schedules' reading position
-stays where it was). The runs are recorded in the Dagster instance like any other, so the UI's partitions bar
-shows the days as materialized.
-"""
+when it owns the embedded warehouse, `POST /api/pipelines/backfill`) runs each partitioned job whose assets
+are selected once over the whole range (one run per job, as ``BackfillPolicy.single_run`` runs it from the
+UI), with the range as the run's partition range and no scheduler's day list: its assets rebuild every day
+and hour of the range (pipelines/assets/common.py, ``run_days``) and advance no watermark (the schedules'
+reading position stays where it was). The runs are recorded in the Dagster instance like any other, so the
+UI's partitions bar shows the days as materialized."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ BACKFILL_TAG = "stacklens/backfill"
 
 
 class BackfillError(ValueError):
-    """A backfill that cannot run as asked; the message names the option (``--from``, ``--to``, ``--select``)."""
+    """A backfill that cannot run as asked; the message names the option (``--from``, ``--to``,
+    ``--select``)."""
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ requested runs in-process against the Dagster instance under ``<data_dir>/dagste
 ``stacklens pipelines ui`` over that instance shows them. All the requests of one tick execute as a single
 run (``pipelines/execution.py``): Dagster's per-run overhead is paid once per tick, not once per due job. The
 resources are bound to the runner's settings (``definitions_for``), so the warehouse resource resolves to
-this process's own client (same URL, same cached client). A failed run is logged and recorded; since watermarks only advance
-on success, the next tick reads the same data again.
+this process's own client (same URL, same cached client). A failed run is logged and recorded; since
+watermarks only advance on success, the next tick reads the same data again.
 
 Start-up catch-up: right after start, and every ``catch_up_interval`` seconds for the first
 ``catch_up_seconds``, the runner evaluates every data-driven schedule at once (each plan skips when nothing
@@ -47,7 +47,8 @@ def dagster_instance(settings: Settings) -> dg.DagsterInstance:
 
 def schedules_of(defs: dg.Definitions) -> list[dg.ScheduleDefinition]:
     """The definitions' schedules. Every schedule here is built on a job (``dg.ScheduleDefinition``); Dagster
-    also allows schedules on partitioned asset selections, resolved later, which the runner cannot evaluate."""
+    also allows schedules on partitioned asset selections, resolved later, which the runner cannot
+    evaluate."""
     return [s for s in defs.schedules or [] if isinstance(s, dg.ScheduleDefinition)]
 
 
@@ -118,7 +119,8 @@ def materialize_now(
     select: list[str] | None = None,
     follow_only: frozenset[str] = frozenset(),
 ) -> list[RunOutcome]:
-    """Run every schedule's plan now (``select``: only jobs holding these asset keys); what `pipelines run` does.
+    """Run every schedule's plan now (``select``: only jobs holding these asset keys); what `pipelines run`
+    does.
 
     Jobs named in ``follow_only`` run only when an earlier job of this pass has something to do (the catch-up
     passes use it for the budgets job, which has no new-data plan of its own).
@@ -222,8 +224,8 @@ class EmbeddedRunner:
             return materialize_now(defs, self.instance, select)
 
     def backfill(self, first: str, last: str, select: list[str] | None = None) -> list[RunOutcome]:
-        """Rebuild the daily-partitioned marts for the days ``first``…``last`` (the server's backfill endpoint);
-        raises :class:`pipelines.backfill.BackfillError` naming a bad option."""
+        """Rebuild the daily-partitioned marts for the days ``first``…``last`` (the server's backfill
+        endpoint); raises :class:`pipelines.backfill.BackfillError` naming a bad option."""
         from pipelines.backfill import parse_range, run_backfill
 
         days = parse_range(first, last)

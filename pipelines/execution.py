@@ -3,10 +3,10 @@
 A tick usually finds several schedules due at once (every minute: issues and alerts, at times with one
 5-minute or hourly job; `stacklens pipelines run`: all of them). Each run costs Dagster a fixed overhead
 (plan, resources, event log), so the requests of one tick are merged into a single run of ``marts_job`` whose
-asset selection is the union of the requesting jobs' assets. What differs per job travels as per-asset tags: the days to rebuild (``stacklens/days.<asset>``) and
-the watermark to advance (``stacklens/watermark.<asset>``); the partition range spans all requested days.
-The outcome is still reported per requesting job (same run id), so callers see which job did what.
-"""
+asset selection is the union of the requesting jobs' assets. What differs per job travels as per-asset
+tags: the days to rebuild (``stacklens/days.<asset>``) and the watermark to advance
+(``stacklens/watermark.<asset>``); the partition range spans all requested days. The outcome is still
+reported per requesting job (same run id), so callers see which job did what."""
 
 from __future__ import annotations
 
@@ -114,8 +114,8 @@ def _job_assets(defs: dg.Definitions, job_name: str) -> list[str]:
 
 
 def _job_steps(defs: dg.Definitions, job_name: str) -> list[str]:
-    """The ops of a job's assets: a step is named after its op, which for a multi-asset (the performance steps,
-    each writing several tables) is not one of its assets' names."""
+    """The ops of a job's assets: a step is named after its op, which for a multi-asset (the performance
+    steps, each writing several tables) is not one of its assets' names."""
     return sorted(node.name for node in defs.resolve_job_def(job_name).graph.nodes)
 
 

@@ -6,10 +6,9 @@ schedule ticks in PostgreSQL (``dagster-postgres``), so ``dagster-daemon``, ``da
 number of API workers on other machines see one instance. The file names the variable instead of holding
 the URL: the password stays in the environment, never in a file the UI or a backup shows.
 
-In scaled mode runs go through the queued run coordinator: at most one run of the issues job at a time (its tag, see
-``pipelines/jobs.py``), and with the embedded warehouse one run at a time overall, since the engine's data
-directory is opened by one process at a time (``pipelines/resources.py``).
-"""
+In scaled mode runs go through the queued run coordinator: at most one run of the issues job at a time (its
+tag, see ``pipelines/jobs.py``), and with the embedded warehouse one run at a time overall, since the
+engine's data directory is opened by one process at a time (``pipelines/resources.py``)."""
 
 from __future__ import annotations
 

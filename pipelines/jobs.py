@@ -77,7 +77,8 @@ integrations_job = dg.define_asset_job(
 )
 
 # Every mart and the step checking the insert-time tables: what the embedded runner executes when several
-# schedules are due in the same tick (their assets as one run; see pipelines/execution.py). Not scheduled itself.
+# schedules are due in the same tick (their assets as one run; see pipelines/execution.py). Not scheduled
+# itself.
 marts_job = dg.define_asset_job(
     "marts_job",
     selection=dg.AssetSelection.groups(

@@ -3,8 +3,8 @@
 The partitions are the days the raw layer can hold: from the default retention (90 days) before the day the
 definitions are loaded, to today (``end_offset=1`` includes today's still open partition, where live data
 lands). No older day can ever be materialized: ingest stores an event whose time the retention would expire
-under its receive time, and the raw tables' TTL has deleted whatever was there. A fixed start date listed every
-day since then in the Dagster UI as "missing" (1,023 of them after three years) beside the few days that
+under its receive time, and the raw tables' TTL has deleted whatever was there. A fixed start date listed
+every day since then in the Dagster UI as "missing" (1,023 of them after three years) beside the few days that
 hold data.
 
 Loading stays import-pure (no database, no environment): the start moves with the clock, and a process that

@@ -71,8 +71,8 @@ class ClickHouseResource(dg.ConfigurableResource):
         return self.url, self.database
 
     def in_place(self, statement: str) -> str:
-        """``statement`` (a ``DELETE FROM``/``TRUNCATE``/``OPTIMIZE``) as this deployment runs it: on a cluster,
-        against every node's data table (:func:`stacklens.warehouse.cluster.in_place`)."""
+        """``statement`` (a ``DELETE FROM``/``TRUNCATE``/``OPTIMIZE``) as this deployment runs it: on a
+        cluster, against every node's data table (:func:`stacklens.warehouse.cluster.in_place`)."""
         from stacklens.warehouse.cluster import in_place
 
         cluster = os.environ.get("STACKLENS_WAREHOUSE_CLUSTER", "") if self.from_env else self.cluster

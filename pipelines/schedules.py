@@ -13,12 +13,11 @@ The 5-minute jobs are staggered so that no minute runs more than one of them bes
 what one domain's new data costs, not every mart's at once (on a small host the ticks share the cores with
 ingest). The order also serves freshness: budgets are evaluated two minutes after the performance states they
 read were refreshed; the session states (release health) a minute after the performance states, so a release
-page's sessions and page loads are at most a minute apart. The alerts run every minute beside the issues (in the same merged run, after the marts
-they read): evaluating 1,000 rules is two warehouse queries per rule type, cheap beside any mart.
-Linked tickets' states are read back every 10 minutes, at minutes no other 5-minute or hourly job uses (one
-HTTP call per link to the tracker; trackers rate-limit, so not every minute). The live issue counters do not wait for any of these: a materialized view updates
-them at insert.
-"""
+page's sessions and page loads are at most a minute apart. The alerts run every minute beside the issues
+(in the same merged run, after the marts they read): evaluating 1,000 rules is two warehouse queries per
+rule type, cheap beside any mart. Linked tickets' states are read back every 10 minutes, at minutes no
+other 5-minute or hourly job uses (one HTTP call per link to the tracker; trackers rate-limit, so not every
+minute). The live issue counters do not wait for any of these: a materialized view updates them at insert."""
 
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.

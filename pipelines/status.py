@@ -16,8 +16,8 @@ from pipelines.execution import JOBS_TAG
 from stacklens.warehouse.queries import identifier, load_query
 
 # The tables the assets write that pages, the API, budgets and alerts read (table names are constants, never
-# input). The performance facts are left out: they are read only by the states built from them, and counting one
-# row per request with FINAL would cost this view more than everything else it shows.
+# input). The performance facts are left out: they are read only by the states built from them, and counting
+# one row per request with FINAL would cost this view more than everything else it shows.
 MART_TABLES: tuple[str, ...] = (
     "issues",
     "related_issues",

@@ -26,7 +26,8 @@ STAMPED_TABLES: tuple[str, ...] = get_args(StampedTable)
 
 
 def asset_tag(base: str, asset: str) -> str:
-    """The per-asset form of a run tag (``stacklens/days.pageload_facts``), used when one run serves many jobs."""
+    """The per-asset form of a run tag (``stacklens/days.pageload_facts``), used when one run serves many
+    jobs."""
     return f"{base}.{asset}"
 
 

@@ -118,7 +118,8 @@ class Tail:
         return digest(pread_all(self.fd, offset - start, start))
 
     def matches(self, entry: TrackerEntry) -> bool:
-        """Whether a tracker entry describes this file: same inode, same head, same bytes before its offset."""
+        """Whether a tracker entry describes this file: same inode, same head, same bytes before its
+        offset."""
         if entry.get("dev") != self.dev or entry.get("ino") != self.ino:
             return False
         offset = int(entry.get("offset", 0))

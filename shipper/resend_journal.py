@@ -1,6 +1,6 @@
-"""``deadletter.journal``: what a resend (:mod:`shipper.resend`) sent and what the service answered, an append-only
-file synced after every entry, which is also the resend's lock; and the fates it records — what became of each
-dead letter, absolute, so applying them twice gives the same file."""
+"""``deadletter.journal``: what a resend (:mod:`shipper.resend`) sent and what the service answered, an
+append-only file synced after every entry, which is also the resend's lock; and the fates it records — what
+became of each dead letter, absolute, so applying them twice gives the same file."""
 
 from __future__ import annotations
 

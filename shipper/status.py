@@ -121,7 +121,8 @@ def collect(config: Config) -> Status:
     try:
         body = decode(config.tracker_path.read_bytes())
         tracker_written_at = body.get("written_at")
-        # The tracker's mtime, taken after reading it: a status file at least as new carries its offsets or later.
+        # The tracker's mtime, taken after reading it: a status file at least as new carries its offsets or
+        # later.
         body = _fresher_status(config, os.stat(config.tracker_path).st_mtime_ns) or body
     except FileNotFoundError:
         problems.append("no tracker.json yet: every log file will be delivered")

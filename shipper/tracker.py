@@ -70,7 +70,8 @@ class TrackerStats(TypedDict, total=False):
 
 
 class TrackerBody(TypedDict):
-    """One generation: the entries by generation id, the figures, and when and by which process it was written."""
+    """One generation: the entries by generation id, the figures, and when and by which process it was
+    written."""
 
     files: dict[str, TrackerEntry]
     stats: TrackerStats
@@ -121,7 +122,8 @@ class TrackerStore:
         self.tmp = path.with_name(path.name + ".tmp")
 
     def check_writable(self) -> None:
-        """Raise :class:`TrackerUnwritable` unless a file can be created, synced and removed beside the tracker."""
+        """Raise :class:`TrackerUnwritable` unless a file can be created, synced and removed beside the
+        tracker."""
         probe = self.path.with_name(f".{self.path.name}.probe-{os.getpid()}")
         try:
             fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -47,7 +47,8 @@ def retry_reason(answer: Answer) -> str:
 
 
 def network_error_name(exc: BaseException) -> str:
-    """The spec's names for network failures: Connection refused / Connection timeout / SSL certificate error."""
+    """The spec's names for network failures: Connection refused / Connection timeout / SSL certificate
+    error."""
     if isinstance(exc, httpx.TimeoutException):
         return "Connection timeout"
     cause: BaseException | None = exc
@@ -108,10 +109,9 @@ class Transport:
     def verify(self) -> tuple[bool, str]:
         """GET /api/auth/verify -> (ok, organization or the failure in words). Network errors raise.
 
-        The failure is exactly ``Authentication failed`` only when a StackLens server refused the key; any other
-        answer (a web server, a proxy's login page, another product) names what answered instead, because
-        sending the user to fix a key that is fine would send them the wrong way.
-        """
+        The failure is exactly ``Authentication failed`` only when a StackLens server refused the key; any
+        other answer (a web server, a proxy's login page, another product) names what answered instead,
+        because sending the user to fix a key that is fine would send them the wrong way."""
         response = self.client.get("/api/auth/verify")
         if response.status_code == 401 and _is_stacklens_error(response):
             return False, AUTHENTICATION_FAILED

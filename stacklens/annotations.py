@@ -1,11 +1,10 @@
-"""Annotations (DESIGN §9.4): what happened at a time that the SDKs cannot see — a deploy from CI, a feature flag,
-a campaign — in Grafana's shape ``{"time", "text", "tags", "project", "release"}``. Posted by ``POST
-/api/annotations`` and ``stacklens annotate``, listed and deleted on the dashboards page, drawn on the time charts
-beside the releases' first-seen markers (:mod:`stacklens.markers`).
+"""Annotations (DESIGN §9.4): what happened at a time that the SDKs cannot see — a deploy from CI, a feature
+flag, a campaign — in Grafana's shape ``{"time", "text", "tags", "project", "release"}``. Posted by ``POST
+/api/annotations`` and ``stacklens annotate``, listed and deleted on the dashboards page, drawn on the time
+charts beside the releases' first-seen markers (:mod:`stacklens.markers`).
 
-An annotation belongs to one project, or (``project`` empty) to the whole organization; every read and write is
-within the organization (another organization's id answers as a missing one).
-"""
+An annotation belongs to one project, or (``project`` empty) to the whole organization; every read and
+write is within the organization (another organization's id answers as a missing one)."""
 
 from __future__ import annotations
 
@@ -158,8 +157,9 @@ def list_annotations(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> list[Note]:
-    """The organization's annotations, newest first (at most :data:`MAX_LISTED`); with ``project_ids`` those of
-    these projects and the organization-wide ones; with ``since``/``until`` those in [since, until)."""
+    """The organization's annotations, newest first (at most :data:`MAX_LISTED`); with ``project_ids``
+    those of these projects and the organization-wide ones; with ``since``/``until`` those in [since,
+    until)."""
     query = select(Annotation).where(Annotation.org_id == org_id)
     if project_ids is not None:
         query = query.where(or_(Annotation.project_id.is_(None), Annotation.project_id.in_(project_ids)))

@@ -5,9 +5,8 @@
     df = sl.explore("pageloads", group_by=["release"], aggregates=["count", "p75:lcp_ms"], range="30d")
 
 ``explore`` downloads the result as Parquet and reads it with polars (installed with the server extra, or
-``pip install polars``); ``query`` answers the JSON of ``POST /api/explore/query`` without polars. Both work while
-``stacklens serve`` owns the embedded warehouse: they ask the server, never open the warehouse.
-"""
+``pip install polars``); ``query`` answers the JSON of ``POST /api/explore/query`` without polars. Both
+work while ``stacklens serve`` owns the embedded warehouse: they ask the server, never open the warehouse."""
 
 from __future__ import annotations
 

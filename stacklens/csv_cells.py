@@ -6,8 +6,8 @@ leading tab or carriage return — so a release named ``=cmd|"/c calc"!A1`` or a
 that starts with one of these characters is prefixed with ``'``, which spreadsheets read as "this is text"
 and do not show; nothing else is changed, so the CSV still holds the value the page shows.
 
-Numbers stay numbers: ``-5`` in a numeric column is written as ``-5`` (a spreadsheet reads a number, which runs
-nothing). Only text is neutralised, and text that merely looks like a number (``"-5"`` as a string) is
+Numbers stay numbers: ``-5`` in a numeric column is written as ``-5`` (a spreadsheet reads a number, which
+runs nothing). Only text is neutralised, and text that merely looks like a number (``"-5"`` as a string) is
 neutralised too, as OWASP advises: whether a text cell is "only a number" is exactly the kind of guess an
 attacker's ``-5+cmd|…`` defeats.
 
@@ -41,8 +41,8 @@ def neutralise(text: str) -> str:
 
 
 def cell(value: Any) -> Any:
-    """One CSV cell: ``None`` empty, numbers and booleans as they are, lists and maps as JSON text, dates as ISO
-    8601, anything else as its text — every text neutralised."""
+    """One CSV cell: ``None`` empty, numbers and booleans as they are, lists and maps as JSON text, dates
+    as ISO 8601, anything else as its text — every text neutralised."""
     if value is None:
         return ""
     if isinstance(value, bool | int | float | Decimal):
@@ -68,7 +68,8 @@ def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence
 
 def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
     """The rows as CSV: one column per key of the first row, values as JSON carries them
-    (:func:`stacklens.json_values.plain`: times in UTC), lists and maps as JSON text, text cells neutralised."""
+    (:func:`stacklens.json_values.plain`: times in UTC), lists and maps as JSON text, text cells
+    neutralised."""
     if not rows:
         return ""
     return csv_text(list(rows[0].keys()), [plain(row) for row in rows])

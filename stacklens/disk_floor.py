@@ -1,9 +1,10 @@
 """The disk floor: while the data directory's volume has less free space than ``STACKLENS_DISK_FLOOR``, every
 entrance refuses with 503 and ``Retry-After`` before anything is written (DESIGN §9.1).
 
-A full disk is the one failure the front door cannot ride out: its spool, the warehouse's parts and the control
-store all live on that volume, and a write that fails half way costs more than a refusal the sender retries
-(the shipper keeps its lines and comes back). The floor leaves room for what is already accepted to drain.
+A full disk is the one failure the front door cannot ride out: its spool, the warehouse's parts and the
+control store all live on that volume, and a write that fails half way costs more than a refusal the sender
+retries (the shipper keeps its lines and comes back). The floor leaves room for what is already accepted to
+drain.
 
 The floor is bytes (``1073741824``, ``500MiB``, ``2GB``) or a share of the volume (``5%``); unset, the smaller
 of 1 GiB and 5 %: a 1 TB volume keeps 1 GiB, a 10 GiB one 512 MiB. Free space is read with ``os.statvfs``
@@ -53,7 +54,8 @@ _PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%$")
 
 @dataclass(frozen=True)
 class DiskFloor:
-    """A floor of ``fixed`` bytes, or ``percent`` of the volume; neither: the default (the smaller of both)."""
+    """A floor of ``fixed`` bytes, or ``percent`` of the volume; neither: the default (the smaller of
+    both)."""
 
     fixed: int | None = None
     percent: float | None = None

@@ -1,8 +1,7 @@
-"""Values as JSON carries them: the one conversion behind every JSON answer and download that holds warehouse or
-control-database values (the performance views, the budgets, the releases, the pipeline runs): times as ISO 8601
-in UTC, dates as ISO dates, maps and lists converted element by element. Their CSV is
-:func:`stacklens.csv_cells.to_csv` of the same values.
-"""
+"""Values as JSON carries them: the one conversion behind every JSON answer and download that holds
+warehouse or control-database values (the performance views, the budgets, the releases, the pipeline runs):
+times as ISO 8601 in UTC, dates as ISO dates, maps and lists converted element by element. Their CSV is
+:func:`stacklens.csv_cells.to_csv` of the same values."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
-"""Markers on time charts (DESIGN §9.4): where each release was first seen and where each annotation was posted,
-grouped so a chart stays readable.
+"""Markers on time charts (DESIGN §9.4): where each release was first seen and where each annotation was
+posted, grouped so a chart stays readable.
 
-The rule for too many: a chart shows at most :data:`MOST` markers. Markers closer together than 1/:data:`MOST` of
-the window are drawn as one, labelled with their number ("3 releases") and listing them on hover (up to
-:data:`LISTED`, then "and N more") — a marker per deploy on a busy day becomes one marker for the day instead of a
-fence of lines that hides the data.
-"""
+The rule for too many: a chart shows at most :data:`MOST` markers. Markers closer together than
+1/:data:`MOST` of the window are drawn as one, labelled with their number ("3 releases") and listing them
+on hover (up to :data:`LISTED`, then "and N more") — a marker per deploy on a busy day becomes one marker
+for the day instead of a fence of lines that hides the data."""
 
 from __future__ import annotations
 
@@ -130,9 +129,9 @@ def chart_markers(
     until: datetime,
     environment: str = "",
 ) -> list[MarkerGroup]:
-    """The grouped markers of a chart over [since, until) of these projects of the organization: their releases'
-    first-seen times and their (and the organization's) annotations. Naive times are read as UTC (the engine answers
-    naive UTC times, and a chart built from them passes its window as it has it)."""
+    """The grouped markers of a chart over [since, until) of these projects of the organization: their
+    releases' first-seen times and their (and the organization's) annotations. Naive times are read as UTC
+    (the engine answers naive UTC times, and a chart built from them passes its window as it has it)."""
     since, until = utc(since), utc(until)
     projects = {
         int(i): str(s)

@@ -17,20 +17,20 @@ Redirects are never followed: a 3xx could point a webhook at an internal address
 literal internal addresses at once, naming what the host means, and writes literal hosts canonically.
 
 Every call is bounded twice over. A **total deadline** (:data:`DEFAULT_DEADLINE_S`, cut shorter by the
-caller's own ``not_after``) covers connecting, sending, the headers and the whole body: httpx's timeouts are per
-read, so a receiver dripping one byte every 5 s never tripped the 10 s read timeout and held the schedule for
-minutes; here each read waits at most what is left of the deadline (:class:`DeadlineStream`). The answer is
-**streamed and capped** (:data:`MAX_ANSWER_BYTES`, or less where a caller needs less): a webhook answering
+caller's own ``not_after``) covers connecting, sending, the headers and the whole body: httpx's timeouts are
+per read, so a receiver dripping one byte every 5 s never tripped the 10 s read timeout and held the schedule
+for minutes; here each read waits at most what is left of the deadline (:class:`DeadlineStream`). The answer
+is **streamed and capped** (:data:`MAX_ANSWER_BYTES`, or less where a caller needs less): a webhook answering
 1 GiB used to cost 3 GB of memory; now reading stops one chunk past the cap and the call fails with
 :class:`AnswerTooLarge`.
 
 Retries across process restarts belong to the outbox (:mod:`stacklens.alerts.outbox`);
-:func:`~stacklens.outbound_backoff.backoff_delay` is the one schedule both use, and :func:`post` can retry in-call
-for callers without an outbox.
+:func:`~stacklens.outbound_backoff.backoff_delay` is the one schedule both use, and :func:`post` can retry
+in-call for callers without an outbox.
 
 The guard is :mod:`stacklens.outbound_guard`, the pinned, deadline-bound connection
-:mod:`stacklens.outbound_transport`, the schedule :mod:`stacklens.outbound_backoff`; here the client that uses them.
-"""
+:mod:`stacklens.outbound_transport`, the schedule :mod:`stacklens.outbound_backoff`; here the client that
+uses them."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ from stacklens.outbound_guard import AllowList, OutboundRefused, _a, _literal, _
 from stacklens.outbound_transport import Deadline, DeadlinePassed, PinnedTransport, _tls_context
 
 DEFAULT_TIMEOUT_S = 10.0  # connect, and each read; a receiver slower is retried later, not waited on
-# The whole call (connect, send, headers, body). Trackers answer in well under a second; 30 s leaves room for a
-# slow one while a drip (one byte every few seconds) costs a tenant's worker 30 s, not minutes.
+# The whole call (connect, send, headers, body). Trackers answer in well under a second; 30 s leaves room for
+# a slow one while a drip (one byte every few seconds) costs a tenant's worker 30 s, not minutes.
 DEFAULT_DEADLINE_S = 30.0
 EXCERPT_CHARS = 300
 # The largest answer read: tracker API answers (a page of 100 repositories) are a few hundred KiB at most.

@@ -1,6 +1,7 @@
 """The SSRF guard of calls to the outside (DESIGN §7.5): what a target's host means, the operator's allow-list
-(``STACKLENS_OUTBOUND_ALLOW``), and :func:`validate_target` for a URL being stored. See :mod:`stacklens.outbound`
-for how a call resolves its host once and connects only to the addresses checked here."""
+(``STACKLENS_OUTBOUND_ALLOW``), and :func:`validate_target` for a URL being stored. See
+:mod:`stacklens.outbound` for how a call resolves its host once and connects only to the addresses checked
+here."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import httpx
 
 from stacklens.netaddr import Address, Network, address_kind, embedded_ipv4, literal_address
 
-# A host name as httpx sends it: IDNA-encoded labels of letters, digits, "-" and "_", one trailing dot at most.
+# A host name as httpx sends it: IDNA-encoded labels of letters, digits, "-" and "_", one trailing dot at
+# most.
 HOST_NAME = re.compile(
     r"(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?"
 )

@@ -1,12 +1,12 @@
-"""Where every absolute link the service writes points (DESIGN §8.3): alerts, test messages, e-mails, webhooks,
-Slack, tracker bodies, share and invitation links, DSNs.
+"""Where every absolute link the service writes points (DESIGN §8.3): alerts, test messages, e-mails,
+webhooks, Slack, tracker bodies, share and invitation links, DSNs.
 
 One answer for all of them: ``STACKLENS_PUBLIC_URL`` when set (behind a proxy, or when the server listens on
 every interface), else the address the server actually listens on. `stacklens serve` and `stacklens up` put
 the host and port they bind into the settings they pass down (:func:`serving`), so the API, the dashboards and
-the pipeline runs inside the server (alert evaluation and delivery) all build the same links; a process started
-apart from the server (a scaled Dagster daemon) has only ``STACKLENS_HOST`` / ``STACKLENS_PORT`` and should
-be given ``STACKLENS_PUBLIC_URL``.
+the pipeline runs inside the server (alert evaluation and delivery) all build the same links; a process
+started apart from the server (a scaled Dagster daemon) has only ``STACKLENS_HOST`` / ``STACKLENS_PORT`` and
+should be given ``STACKLENS_PUBLIC_URL``.
 
 Links never come from the request's ``Host`` header: a link written into a message outlives the request, and a
 forged header must not put another site's address into an alert or a DSN.

@@ -66,7 +66,8 @@ def warehouse_reason(settings: Settings) -> NotReady | None:
 
 
 def pending_migrations(settings: Settings) -> list[str]:
-    """Migrations the code has and the stores have not applied: ``warehouse: NNNN_…``, ``control store: …``."""
+    """Migrations the code has and the stores have not applied: ``warehouse: NNNN_…``, ``control store:
+    …``."""
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 

@@ -87,7 +87,8 @@ class ServerUnreachable(RuntimeError):
 
 
 def call_server(link: ServerLink, method: str, path: str, payload: dict[str, Any] | None = None) -> Any:
-    """One request to the server's pipelines endpoint; raises :class:`ServerUnreachable` or ``RuntimeError``."""
+    """One request to the server's pipelines endpoint; raises :class:`ServerUnreachable` or
+    ``RuntimeError``."""
     try:
         # A full materialization can take minutes: no read timeout, a short connect timeout.
         response = httpx.request(

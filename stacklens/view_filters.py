@@ -25,9 +25,10 @@ RANGES: dict[str, timedelta] = {
     "90d": timedelta(days=90),
 }
 DEFAULT_RANGE = "7d"
-# The release views open on the window Release health opens on (stacklens/releases/health.py): a week shows the
-# current release alone, and the demo's headline regression (shop@1.3.0, one to two weeks old) and the release
-# before it would not be on the page a new user opens first (issue #47). Stated on each page beside the range.
+# The release views open on the window Release health opens on (stacklens/releases/health.py): a week shows
+# the current release alone, and the demo's headline regression (shop@1.3.0, one to two weeks old) and the
+# release before it would not be on the page a new user opens first (issue #47). Stated on each page beside
+# the range.
 RELEASE_VIEWS_DEFAULT_RANGE = "30d"
 VIEW_DEFAULT_RANGES: dict[str, str] = {
     "trends": RELEASE_VIEWS_DEFAULT_RANGE,
@@ -43,9 +44,10 @@ def default_range(view: str) -> str:
 # Every query reads the state rows of the window only; 90 days bounds what one page view can cost.
 MAX_WINDOW = timedelta(days=90)
 MAX_VALUE_LENGTH = 256
-# The grains of the state tables (`pageload_periods`, `resource_request_periods`, `endpoint_call_periods`: their
-# `grain` Enum16, whose value is the period's length in minutes): a minute, an hour, a UTC day and the aligned
-# blocks of 2, 4, 8 and 16 days — a block of `span` days starts on a multiple of `span` days since 1970-01-01.
+# The grains of the state tables (`pageload_periods`, `resource_request_periods`, `endpoint_call_periods`:
+# their `grain` Enum16, whose value is the period's length in minutes): a minute, an hour, a UTC day and the
+# aligned blocks of 2, 4, 8 and 16 days — a block of `span` days starts on a multiple of `span` days since
+# 1970-01-01.
 GRAIN_MINUTES: dict[str, int] = {
     "minute": 1,
     "hour": 60,
@@ -57,8 +59,8 @@ GRAIN_MINUTES: dict[str, int] = {
 }
 DAY_SPANS = (16, 8, 4, 2, 1)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-# Windows are widened to whole UTC minutes (since down, until up): the state tables also hold one-minute periods
-# for the partial hours at a window's edges, so a window is a single read of the periods that tile it
+# Windows are widened to whole UTC minutes (since down, until up): the state tables also hold one-minute
+# periods for the partial hours at a window's edges, so a window is a single read of the periods that tile it
 # (docs/performance.md, "Windows").
 MINUTE = timedelta(minutes=1)
 Period = tuple[str, datetime]  # (grain, start): one row key of the state tables
@@ -146,8 +148,9 @@ class ViewFilters:
         now: datetime | None = None,
         default: str = DEFAULT_RANGE,
     ) -> ViewFilters:
-        """Validate raw query-string values; raises :class:`BadFilter` naming the first bad field. ``default``:
-        the range when neither ``range`` nor ``since``/``until`` is given (:func:`default_range`)."""
+        """Validate raw query-string values; raises :class:`BadFilter` naming the first bad field.
+        ``default``: the range when neither ``range`` nor ``since``/``until`` is given
+        (:func:`default_range`)."""
         now = (now or datetime.now(UTC)).astimezone(UTC)
         if range and (since or until):
             raise BadFilter("range", "give either range or since/until, not both")
@@ -183,9 +186,9 @@ class ViewFilters:
     def from_query(
         cls, query: Mapping[str, str], now: datetime | None = None, default: str = DEFAULT_RANGE
     ) -> ViewFilters:
-        """Validate the filters of a query string (``request.query_params``, or any mapping of names to values),
-        as every performance page, API view and download takes them: a missing parameter is '', others are not
-        looked at. Raises :class:`BadFilter` naming the first bad field."""
+        """Validate the filters of a query string (``request.query_params``, or any mapping of names to
+        values), as every performance page, API view and download takes them: a missing parameter is '',
+        others are not looked at. Raises :class:`BadFilter` naming the first bad field."""
         return cls.parse(
             range=query.get("range", ""),
             since=query.get("since", ""),
@@ -217,9 +220,10 @@ class ViewFilters:
         }
 
     def whole_hours(self) -> dict[str, datetime]:
-        """The parts of the window the per-hour and per-day states answer: ``whole_start`` / ``whole_end`` bound
-        its whole UTC hours (both ``until`` when it holds none; the partial hours at its edges are read as minutes)
-        and ``day_start`` / ``day_end`` its whole UTC days within them (both ``whole_end`` when none)."""
+        """The parts of the window the per-hour and per-day states answer: ``whole_start`` / ``whole_end``
+        bound its whole UTC hours (both ``until`` when it holds none; the partial hours at its edges are
+        read as minutes) and ``day_start`` / ``day_end`` its whole UTC days within them (both ``whole_end``
+        when none)."""
         start = _ceil(self.since, timedelta(hours=1))
         end = _floor(self.until, timedelta(hours=1))
         if end <= start:
@@ -230,11 +234,11 @@ class ViewFilters:
         return {"whole_start": start, "whole_end": end, "day_start": day_start, "day_end": day_end}
 
     def periods(self, per_day: bool = False, minutes: bool = False) -> dict[str, list[Period]]:
-        """``periods``: the window's whole hours (:meth:`whole_hours`) as the (grain, start) rows of the state tables
-        that tile them: its whole days as the fewest aligned blocks of days (a 30-day window: at most 8 instead of
-        30 days; ``per_day`` keeps single days, for a view that shows each day), the other whole hours one by one
-        (``hour``); with ``minutes`` also the minutes of its partial edge hours (``minute``), so the periods tile the
-        whole window (at most 118 minutes)."""
+        """``periods``: the window's whole hours (:meth:`whole_hours`) as the (grain, start) rows of the
+        state tables that tile them: its whole days as the fewest aligned blocks of days (a 30-day window:
+        at most 8 instead of 30 days; ``per_day`` keeps single days, for a view that shows each day), the
+        other whole hours one by one (``hour``); with ``minutes`` also the minutes of its partial edge
+        hours (``minute``), so the periods tile the whole window (at most 118 minutes)."""
         bounds = self.whole_hours()
         days = tile_days(bounds["day_start"], bounds["day_end"], (1,) if per_day else DAY_SPANS)
         out: list[Period] = [(day_grain(span), first) for span, first in days]
@@ -290,8 +294,8 @@ def _iso(value: datetime) -> str:
 def tile_days(
     start: datetime, end: datetime, spans: tuple[int, ...] = DAY_SPANS
 ) -> list[tuple[int, datetime]]:
-    """The UTC days [start, end) (midnights) as (span, first day) blocks, each starting on a multiple of its span
-    days since 1970-01-01: from each day on, the largest span that starts there and fits."""
+    """The UTC days [start, end) (midnights) as (span, first day) blocks, each starting on a multiple of
+    its span days since 1970-01-01: from each day on, the largest span that starts there and fits."""
     first, last = (start - EPOCH).days, (end - EPOCH).days
     out: list[tuple[int, datetime]] = []
     day = first

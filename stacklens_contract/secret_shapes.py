@@ -1,11 +1,12 @@
-"""Secret shapes, written once: keys, tokens and private keys that no event string may show, and their redaction.
+"""Secret shapes, written once: keys, tokens and private keys that no event string may show, and their
+redaction.
 
 StackLens keys (``stacklens_api_…``, ``stacklens_app_…``; sentry-sdk's ``sys.argv`` extra carries
-``--app-key stacklens_app_…``), cloud and forge tokens, JWTs, private keys and URL passwords can reach any string
-of an event (a log message, a local variable). The SDK redacts them before an event leaves the application
-(``stacklens_sdk/scrubbing.py``) and the service again at ingest (``stacklens/ingest/secret_redaction.py``), for
-events that did not come through the SDK: both use these definitions.
-"""
+``--app-key stacklens_app_…``), cloud and forge tokens, JWTs, private keys and URL passwords can reach any
+string of an event (a log message, a local variable). The SDK redacts them before an event leaves the
+application (``stacklens_sdk/scrubbing.py``) and the service again at ingest
+(``stacklens/ingest/secret_redaction.py``), for events that did not come through the SDK: both use these
+definitions."""
 
 from __future__ import annotations
 

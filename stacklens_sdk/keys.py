@@ -1,4 +1,5 @@
-"""Application keys given to ``init``, checked against the shared key formats without any network round trip."""
+"""Application keys given to ``init``, checked against the shared key formats without any network round
+trip."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ class ConfigurationError(ValueError):
 
 
 def check_app_key(value: object) -> str:
-    """Return ``value`` when it is an application key; raise ``ConfigurationError`` naming the fix otherwise."""
+    """Return ``value`` when it is an application key; raise ``ConfigurationError`` naming the fix
+    otherwise."""
     if not isinstance(value, str) or not value:
         raise ConfigurationError(
             "app_key is required: pass the project's application key (stacklens_app_…) "

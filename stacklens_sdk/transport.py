@@ -86,9 +86,9 @@ class FileTransport(Transport):
             self.lines_written += 1
 
     def _write_log_records(self, item: Item, headers: Any) -> None:
-        """A ``log`` item holds a batch of records (``{"items": [...]}``, sentry-python's ``enable_logs``); each
-        record becomes a line of its own, as the service stores one row per record: a line too large then
-        costs one record, not the batch."""
+        """A ``log`` item holds a batch of records (``{"items": [...]}``, sentry-python's ``enable_logs``);
+        each record becomes a line of its own, as the service stores one row per record: a line too large
+        then costs one record, not the batch."""
         records = item_payload(item, headers).get("items")
         if not isinstance(records, list):
             raise UnreadableItem("log item has no list of items")

@@ -1,4 +1,5 @@
-"""Shared by the browser tests: how to start Debian's chromium on this machine, watch a page's errors and sign in.
+"""Shared by the browser tests: how to start Debian's chromium on this machine, watch a page's errors and sign
+in.
 
 `playwright install` cannot download a browser here, so the tests drive the system's `/usr/bin/chromium`.
 The flags keep it headless and stop its background connections, which a closed network refuses.
@@ -27,8 +28,8 @@ CHROMIUM_ARGS = [
 
 
 def shots_dir(topic: str) -> Path:
-    """Where a browser test writes its screenshots: ``$STACKLENS_SHOTS_DIR``, else ``tests/_artifacts/<topic>``
-    (ignored by git). Created on use."""
+    """Where a browser test writes its screenshots: ``$STACKLENS_SHOTS_DIR``, else
+    ``tests/_artifacts/<topic>`` (ignored by git). Created on use."""
     chosen = os.environ.get("STACKLENS_SHOTS_DIR")
     return Path(chosen) if chosen else Path(__file__).resolve().parent / "_artifacts" / topic
 
@@ -39,8 +40,8 @@ def launch(pw: Playwright) -> Browser:
 
 
 def watch_errors(page: Page, errors: list[str], *, with_url: bool = False, page_errors: bool = True) -> None:
-    """Append to ``errors`` every console error of ``page`` and, with ``page_errors``, every uncaught exception;
-    ``with_url`` puts the page's address before each (``"<url>: <text>"``)."""
+    """Append to ``errors`` every console error of ``page`` and, with ``page_errors``, every uncaught
+    exception; ``with_url`` puts the page's address before each (``"<url>: <text>"``)."""
     if with_url:
         page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
         if page_errors:
@@ -52,7 +53,8 @@ def watch_errors(page: Page, errors: list[str], *, with_url: bool = False, page_
 
 
 def sign_in_page(page: Page, server: str, email: str, password: str, landing_url: str | None = None) -> None:
-    """Sign in through ``{server}/login`` (the primary submit button), then wait for ``landing_url`` if given."""
+    """Sign in through ``{server}/login`` (the primary submit button), then wait for ``landing_url`` if
+    given."""
     page.goto(f"{server}/login")
     page.fill("input[name=email]", email)
     page.fill("input[name=password]", password)

@@ -145,7 +145,8 @@ def settings(tmp_path: Path, warehouse_url: str) -> Iterator[Settings]:
         from stacklens.ingest.front_door import close_front_doors
         from stacklens.warehouse.client import reset_clients
 
-        # The test's spooled rows and key-use counts are written now, not by a thread after its stores are gone.
+        # The test's spooled rows and key-use counts are written now, not by a thread after its stores are
+        # gone.
         close_front_doors()
         flush_all()
         reset_clients()

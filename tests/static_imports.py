@@ -1,6 +1,6 @@
-"""What a package's modules import, read from their source: the static half of the purity tests of the code that
-is installed on application hosts (the SDK, the shipper, the contract). A lazy import inside a function is found
-too, which importing the package and listing ``sys.modules`` cannot see."""
+"""What a package's modules import, read from their source: the static half of the purity tests of the code
+that is installed on application hosts (the SDK, the shipper, the contract). A lazy import inside a
+function is found too, which importing the package and listing ``sys.modules`` cannot see."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def top_level_imports(path: Path, *, module_level_only: bool = False) -> set[str
 
 
 def imports_beyond(package: Path, allowed: set[str] | frozenset[str]) -> list[str]:
-    """Every "<module> imports <name>" of ``package``'s modules naming neither the standard library nor ``allowed``."""
+    """Every "<module> imports <name>" of ``package``'s modules naming neither the standard library nor
+    ``allowed``."""
     root = package.parent
     return [
         f"{path.relative_to(root)} imports {name}"

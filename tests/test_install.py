@@ -1,5 +1,5 @@
-"""Installing StackLens says nothing a user has to wonder about (issue #47): building the package's metadata, as
-`make up` and `pip install -e .` do, warns about no deprecated licence table."""
+"""Installing StackLens says nothing a user has to wonder about (issue #47): building the package's
+metadata, as `make up` and `pip install -e .` do, warns about no deprecated licence table."""
 
 from __future__ import annotations
 

@@ -1,16 +1,16 @@
 """A migrated warehouse database for each test, copied from one the process migrated once.
 
-Each test gets a database of its own (``tests/conftest.py``), and most of them migrate it: ~180 statements, about
-a second of every such test, most of the suite's fixed cost. The first fresh database a process migrates is
-migrated by the real runner and becomes the template; every later fresh database of the same retention is built
-from the template's objects as the engine reports them (``SHOW CREATE``: the tables as the migrations left them,
-then the views over them), with the template's rows of ``schema_migrations`` and of any table a migration filled.
-``tests/stacklens/warehouse/test_migration_template.py`` checks a copy equals a database the runner migrated, object
-by object; the runner's own tests (``tests/stacklens/warehouse/test_migrations.py``) use the runner itself.
+Each test gets a database of its own (``tests/conftest.py``), and most of them migrate it: ~180 statements,
+about a second of every such test, most of the suite's fixed cost. The first fresh database a process migrates
+is migrated by the real runner and becomes the template; every later fresh database of the same retention is
+built from the template's objects as the engine reports them (``SHOW CREATE``: the tables as the migrations
+left them, then the views over them), with the template's rows of ``schema_migrations`` and of any table a
+migration filled. ``tests/stacklens/warehouse/test_migration_template.py`` checks a copy equals a database the
+runner migrated, object by object; the runner's own tests (``tests/stacklens/warehouse/test_migrations.py``)
+use the runner itself.
 
-Only what the runner would do on an empty database with no cluster is copied: a dry run, ``up_to``, a cluster, a
-database that already has tables or a retention other than the template's go to the runner.
-"""
+Only what the runner would do on an empty database with no cluster is copied: a dry run, ``up_to``, a
+cluster, a database that already has tables or a retention other than the template's go to the runner."""
 
 from __future__ import annotations
 

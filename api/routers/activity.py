@@ -1,4 +1,5 @@
-"""`GET /api/activity`: the organization's activity log (key creation, regeneration, views, use), newest first."""
+"""`GET /api/activity`: the organization's activity log (key creation, regeneration, views, use), newest
+first."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Alert rules and notification channels (DESIGN §7.2): `GET/POST /api/alerts/rules`,
-`GET/PUT/DELETE /api/alerts/rules/{id}`, `GET/POST /api/alerts/channels`, `POST /api/alerts/channels/{id}/test`,
-`GET /api/alerts/deliveries`.
+`GET/PUT/DELETE /api/alerts/rules/{id}`, `GET/POST /api/alerts/channels`, `POST
+/api/alerts/channels/{id}/test`, `GET /api/alerts/deliveries`.
 
 Bodies are validated by the domain (``stacklens.alerts.rules``, ``stacklens.control.channels``) so every
 refusal names the field: ``{"error": "Bad Request", "detail": "threshold: must be a number (got 'fast')"}``.
@@ -249,7 +249,8 @@ def list_deliveries(
     channel_id: int | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> DeliveryList:
-    """The delivery log, newest first (one row per attempt), optionally of one channel; each attempt names what
-    sent its message: `sent_by` `rule` (`rule_id`, `rule`: the rule's name), `digest` (`rules`) or `test`."""
+    """The delivery log, newest first (one row per attempt), optionally of one channel; each attempt names
+    what sent its message: `sent_by` `rule` (`rule_id`, `rule`: the rule's name), `digest` (`rules`) or
+    `test`."""
     entries = delivery_log(session, identity.org_id, channel_id, limit)
     return {"deliveries": [logged_dict(e) for e in entries]}

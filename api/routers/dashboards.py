@@ -1,6 +1,7 @@
-"""Dashboards over the API (DESIGN §9.4): ``GET/POST /api/dashboards``, ``GET/PUT/DELETE /api/dashboards/{id}``,
-the key's organization's only. The body is the dashboard's JSON as the page exports it (``{"name",
-"description", "filters": {"range", "environment", "release", "project"}, "widgets": [{"title", "kind", "query"
+"""Dashboards over the API (DESIGN §9.4): ``GET/POST /api/dashboards``, ``GET/PUT/DELETE
+/api/dashboards/{id}``, the key's organization's only. The body is the dashboard's JSON as the page exports it
+(``{"name", "description", "filters": {"range", "environment", "release", "project"}, "widgets": [{"title",
+"kind", "query"
 | "saved_query_id" | "view", "layout": {"x", "y", "w", "h"}}]}``), so a file kept in git is ``POST``ed or
 ``PUT`` as it is. A bad field answers 400 naming it (``widgets[1].query.aggregates[0].fn: …``).
 """
@@ -74,8 +75,8 @@ async def share_dashboard(
     dashboard_id: str, request: Request, auth: ApiAuth, db: DbSession, settings: AppSettings
 ) -> JSONResponse:
     """A read-only link to the dashboard, signed out: body `{"expires_in_days"}` (1–365, default 30); answers
-    `{"url": "/share/dashboards/{token}", "absolute_url", "expires_at"}` — the token is shown once. The page is
-    served from a snapshot refreshed at most every 10 minutes."""
+    `{"url": "/share/dashboards/{token}", "absolute_url", "expires_at"}` — the token is shown once. The
+    page is served from a snapshot refreshed at most every 10 minutes."""
     raw = await request.body()
     body = await _body(request) if raw.strip() else None
     days = shares.expiry_days(body)

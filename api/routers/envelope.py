@@ -281,10 +281,10 @@ async def envelope(request: Request, project_id: str, settings: AppSettings, lim
     """A Sentry envelope: events, transactions, replays, sessions, client reports, check-ins, attachments.
 
     Events, transactions, replay items, sessions (release health) and client reports land; check-ins,
-    attachments and unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are accepted. As Relay, an
-    envelope carries at most one event-like item (event, transaction, security report, replay event), 100
-    sessions, 100 attachments, 10 client reports, and one of most other kinds; more is refused with 413.
-    """
+    attachments and unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are
+    accepted. As Relay, an envelope carries at most one event-like item (event, transaction, security
+    report, replay event), 100 sessions, 100 attachments, 10 client reports, and one of most other kinds;
+    more is refused with 413."""
     return await _receive(request, project_id, settings, limiter, store=False)
 
 

@@ -1,8 +1,7 @@
-"""Explore over the API (DESIGN §8.2): ``POST /api/explore/query`` runs a structured query of a dataset — filters,
-up to three group-by fields, aggregates of the metric catalog, a time series — scoped to the key's organization;
-``?format=csv|parquet|json`` downloads the full result (up to 1,000,000 rows). Saved queries live under
-``/api/explore/queries``. Unknown fields, functions and values answer 400 naming them.
-"""
+"""Explore over the API (DESIGN §8.2): ``POST /api/explore/query`` runs a structured query of a dataset —
+filters, up to three group-by fields, aggregates of the metric catalog, a time series — scoped to the key's
+organization; ``?format=csv|parquet|json`` downloads the full result (up to 1,000,000 rows). Saved queries
+live under ``/api/explore/queries``. Unknown fields, functions and values answer 400 naming them."""
 
 from __future__ import annotations
 
@@ -40,9 +39,9 @@ FORMATS = ("json", "csv", "parquet")
 
 
 async def _body(request: Request) -> object:
-    """The body parsed as JSON whatever its Content-Type says (the CLI and curl send any), so the depth guard is
-    applied here too: the middleware measures only bodies labelled JSON, and a deeper body would reach the
-    parser's recursion limit (a 500 and a reset connection)."""
+    """The body parsed as JSON whatever its Content-Type says (the CLI and curl send any), so the depth
+    guard is applied here too: the middleware measures only bodies labelled JSON, and a deeper body would
+    reach the parser's recursion limit (a 500 and a reset connection)."""
     try:
         return jsondepth.loads(await request.body() or b"null", where="the JSON body")
     except JsonTooDeep as exc:
@@ -88,12 +87,13 @@ async def explore_query(
     ] = "",
 ) -> Response:
     """Body: `{"dataset", "project", "filters": [{"field", "op", "value"}], "group_by", "aggregates": [{"fn",
-    "metric"}], "interval", "since"/"until"/"range", "order_by", "limit", "compare"}`. Answers `{"columns", "rows",
-    "series", "meta": {"rows_read", "elapsed_ms", "truncated"}}`; with `"compare": {"previous_period": true}` (or
-    `{"since", "until"}`, or `{"previous_release": true}` with one `release =` filter: that release against the one
-    first seen before it, named in `meta.compared_release`) each aggregate column has `<column>_previous` (its
-    value in the other window or release) and `<column>_change_pct` beside it; with `format` the full result as a file,
-    streamed (numbers raw, in the unit each column's name carries; `X-Explore-Truncated: 1` when cut at `limit`)."""
+    "metric"}], "interval", "since"/"until"/"range", "order_by", "limit", "compare"}`. Answers `{"columns",
+    "rows", "series", "meta": {"rows_read", "elapsed_ms", "truncated"}}`; with `"compare":
+    {"previous_period": true}` (or `{"since", "until"}`, or `{"previous_release": true}` with one `release
+    =` filter: that release against the one first seen before it, named in `meta.compared_release`) each
+    aggregate column has `<column>_previous` (its value in the other window or release) and
+    `<column>_change_pct` beside it; with `format` the full result as a file, streamed (numbers raw, in the
+    unit each column's name carries; `X-Explore-Truncated: 1` when cut at `limit`)."""
     if format and format not in FORMATS:
         raise ApiError(400, "Bad Request", f"format: must be one of {', '.join(FORMATS)}")
     body = await _body(request)
@@ -114,7 +114,8 @@ async def explore_query(
 
 @router.get("/queries", responses=ERRORS)
 def list_queries(auth: ApiAuth, db: DbSession) -> JSONResponse:
-    """The organization's saved queries: `{"rows": [{"id", "name", "description", "owner_user_id", "query"}]}`."""
+    """The organization's saved queries: `{"rows": [{"id", "name", "description", "owner_user_id",
+    "query"}]}`."""
     return JSONResponse({"rows": [s.as_json() for s in saved.list_saved(db, auth.org_id)]})
 
 

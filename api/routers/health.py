@@ -32,8 +32,8 @@ class Component(BaseModel):
 
 
 class FrontDoorQueue(BaseModel):
-    """The front door's queue (stacklens/ingest/front_door.py): requests waiting for their look-ups, rows spooled
-    and not yet in the warehouse, and how fast it drains."""
+    """The front door's queue (stacklens/ingest/front_door.py): requests waiting for their look-ups, rows
+    spooled and not yet in the warehouse, and how fast it drains."""
 
     requests_waiting: int = Field(description="Requests waiting for their duplicate look-ups and the spool.")
     rows_waiting: int = Field(description="Rows answered or waiting, not yet in the warehouse.")

@@ -1,5 +1,6 @@
 """Comments on an issue (DESIGN §9.3): list, add, edit and delete one's own. Bearer API key; a comment made
-with a key is by ``api:<key id>`` and only that key may change it. Another organization's issue answers 404."""
+with a key is by ``api:<key id>`` and only that key may change it. Another organization's issue answers
+404."""
 
 from __future__ import annotations
 
@@ -99,7 +100,8 @@ def put_comment(
     comment_id: int,
     comment: CommentIn,
 ) -> CommentOut:
-    """Change the text of a comment this key made; members the edit mentions for the first time are notified."""
+    """Change the text of a comment this key made; members the edit mentions for the first time are
+    notified."""
     project, _ = _issue(auth, db, client, issue_id)
     row = edit_comment(
         db,

@@ -1,6 +1,6 @@
 """Merging issues and splitting them (DESIGN §9.3): ``POST /api/issues/merge`` ``{"ids": [...]}`` answers the
-surviving issue, ``POST /api/issues/{id}/split`` ``{"fingerprints": [...]}`` the new issues. Bearer API key; an
-issue of another organization answers 404 like one that does not exist, and nothing is merged."""
+surviving issue, ``POST /api/issues/{id}/split`` ``{"fingerprints": [...]}`` the new issues. Bearer API
+key; an issue of another organization answers 404 like one that does not exist, and nothing is merged."""
 
 from __future__ import annotations
 

@@ -205,8 +205,8 @@ def get_issue(
         description="Count events and users over this rolling range, as the issue list does ('' = all time).",
     ),
 ) -> IssueOut | JSONResponse:
-    """One issue with its live figures and status; with `range`, its events and users in that window. The id of
-    an issue merged into another answers 301 to the surviving issue, with `{"merged_into": id}`."""
+    """One issue with its live figures and status; with `range`, its events and users in that window. The
+    id of an issue merged into another answers 301 to the surviving issue, with `{"merged_into": id}`."""
     try:
         project, summary = _issue(auth, db, client, issue_id)
     except ApiError:

@@ -44,7 +44,8 @@ class BackupBody(BaseModel):
 
 @router.post("/operations/backup", include_in_schema=False, dependencies=OPERATOR_ONLY)
 async def backup(body: BackupBody, settings: AppSettings) -> dict[str, Any]:
-    """`stacklens backup` through the server that owns the warehouse: the manifest and the maintenance log's row."""
+    """`stacklens backup` through the server that owns the warehouse: the manifest and the maintenance
+    log's row."""
     for name, value in (("to", body.to), ("incremental_from", body.incremental_from)):
         if value is not None and not Path(value).is_absolute():
             raise ApiError(400, "Bad Request", f"{name}: must be an absolute path")
@@ -128,8 +129,8 @@ def put_retention(
     project: OrgProject, body: RetentionIn, identity: ApiAuth, session: DbSession, settings: AppSettings
 ) -> RetentionOut:
     """Set the days of raw data the project keeps (and, when given, its event caps); the next retention run
-    (daily at STACKLENS_RETENTION_RUN_AT, or `stacklens retention run`) deletes what is older or over a cap and
-    frees the disk."""
+    (daily at STACKLENS_RETENTION_RUN_AT, or `stacklens retention run`) deletes what is older or over a cap
+    and frees the disk."""
     kept = set_project_retention(session, identity.org_id, project.id, body.days, settings.retention_days)
     given = body.model_fields_set
     if given & {"max_events_per_issue", "max_events_per_project"}:

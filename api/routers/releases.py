@@ -1,9 +1,9 @@
-"""Release health as JSON for scripts and analysts (DESIGN §8.2): every release of a project with its sessions,
-users, crash-free sessions and users, errored sessions, adoption, errors per 1,000 page loads, new issues, its
-performance figures and its verdict against the release before it; or one release. The fields are the release
-pages' (docs/releases.md). Bearer API key; a project of another organization answers 404 like one that does not
-exist. ``?format=csv`` gives the same rows as CSV (text cells neutralised against formulas).
-"""
+"""Release health as JSON for scripts and analysts (DESIGN §8.2): every release of a project with its
+sessions, users, crash-free sessions and users, errored sessions, adoption, errors per 1,000 page loads,
+new issues, its performance figures and its verdict against the release before it; or one release. The
+fields are the release pages' (docs/releases.md). Bearer API key; a project of another organization answers
+404 like one that does not exist. ``?format=csv`` gives the same rows as CSV (text cells neutralised
+against formulas)."""
 
 from __future__ import annotations
 
@@ -86,11 +86,11 @@ def list_releases(
     order: Annotated[str, Query(description="asc or desc (default desc: newest first)")] = "desc",
     format: Annotated[str, Query(description="json or csv")] = "json",
 ) -> Response:
-    """Every release with sessions, page loads or error events in the window: `version`, `first_seen`, `sessions`,
-    `users`, `crash_free_sessions`, `crash_free_users` (percent), `errored_sessions_pct`, `adoption` (percent of
-    the environment's sessions in the 24 h before the window's end), `errors_per_1k_page_loads`, `new_issues`,
-    `load_p75`, `js_bytes_per_view`, `api_p95` with their changes, and `verdict` (`{"regression", "reasons",
-    "previous_release", "comparisons"}`)."""
+    """Every release with sessions, page loads or error events in the window: `version`, `first_seen`,
+    `sessions`, `users`, `crash_free_sessions`, `crash_free_users` (percent), `errored_sessions_pct`,
+    `adoption` (percent of the environment's sessions in the 24 h before the window's end),
+    `errors_per_1k_page_loads`, `new_issues`, `load_p75`, `js_bytes_per_view`, `api_p95` with their
+    changes, and `verdict` (`{"regression", "reasons", "previous_release", "comparisons"}`)."""
     project_id = project.id
     filters = _filters(request)
     fmt = _format(request)
@@ -121,8 +121,8 @@ def get_release(
     format: Annotated[str, Query(description="json or csv")] = "json",
 ) -> Response:
     """One release over the window, with the fields of the list's rows (its verdict against the release before
-    it); 404 naming the release when the project never saw it within the retention, or when it has no sessions,
-    page loads or errors in this window (the message says which)."""
+    it); 404 naming the release when the project never saw it within the retention, or when it has no
+    sessions, page loads or errors in this window (the message says which)."""
     project_id = project.id
     filters = _filters(request)
     fmt = _format(request)

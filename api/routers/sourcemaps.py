@@ -2,10 +2,10 @@
 
 sentry-cli (``SENTRY_URL`` = this service, ``SENTRY_AUTH_TOKEN`` = a StackLens API key) calls, under
 ``/api/0/organizations/{org}/``: ``GET chunk-upload/`` (the upload settings), ``POST chunk-upload/``
-(multipart chunks named by their SHA-1, fields ``file`` or ``file_gzip``) and ``POST artifactbundle/assemble/``
-(``{"checksum", "chunks", "projects", "version", "dist"}``, answered with ``state`` and ``missingChunks``).
-``{org}`` is the organization's slug, or ``-`` for the key's organization. Another organization answers 404.
-"""
+(multipart chunks named by their SHA-1, fields ``file`` or ``file_gzip``) and ``POST
+artifactbundle/assemble/`` (``{"checksum", "chunks", "projects", "version", "dist"}``, answered with
+``state`` and ``missingChunks``). ``{org}`` is the organization's slug, or ``-`` for the key's
+organization. Another organization answers 404."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Alert pages: the rules (`/orgs/{org}/alerts`), New Rule (`/alerts/new`, prefilled from its query
 parameters — "alert me when this budget fails" — or from `?budget_id=`), and one rule (`/alerts/{rule_id}`)
-with its states, last evaluations and what it would have fired over the past 30 days. Members see; owners create and delete."""
+with its states, last evaluations and what it would have fired over the past 30 days. Members see; owners
+create and delete."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ FORM_FIELDS = (
 @dataclass(frozen=True)
 class EvaluatedState:
     """What a rule without a state row shows: its latest evaluation's outcome and time. A per-issue rule keeps
-    state rows only for issues that crossed its threshold; the quiet ones share one evaluation row per tick, so a
-    "Busy issue" rule evaluated every minute had no state and read "not evaluated yet"."""
+    state rows only for issues that crossed its threshold; the quiet ones share one evaluation row per
+    tick, so a "Busy issue" rule evaluated every minute had no state and read "not evaluated yet"."""
 
     state: str
     since: datetime
@@ -67,8 +68,8 @@ class EvaluatedState:
 def rule_state(
     states: list[AlertRuleState], latest: AlertEvaluation | None = None
 ) -> AlertRuleState | EvaluatedState | None:
-    """The state a list shows for a rule: its most severe scope (firing over warning over the others), else its
-    latest evaluation's outcome; ``None`` only for a rule never evaluated."""
+    """The state a list shows for a rule: its most severe scope (firing over warning over the others), else
+    its latest evaluation's outcome; ``None`` only for a rule never evaluated."""
     shown = max(states, key=lambda s: (SEVERITY.get(s.state, 0), s.since), default=None)
     if shown is None and latest is not None:
         return EvaluatedState(latest.state_after, latest.evaluated_at, latest.value)
@@ -86,8 +87,9 @@ def latest_evaluations(db: Session, rule_ids: list[int]) -> dict[int, AlertEvalu
 
 
 def condition(rule: AlertRule) -> str:
-    """The rule's condition in words: the metric by its catalog label (``LCP p75``, never the key ``lcp_ms``), the
-    threshold written as its notifications write it (``LCP p75 on all pages > 1,200.0 ms over 7d``)."""
+    """The rule's condition in words: the metric by its catalog label (``LCP p75``, never the key
+    ``lcp_ms``), the threshold written as its notifications write it (``LCP p75 on all pages > 1,200.0 ms
+    over 7d``)."""
     threshold, window = value_text(rule, rule.threshold), rule_types.format_window(rule.window_seconds)
     if rule.type == "performance_budget":
         scope = "all pages" if rule.scope == "*" else rule.scope
@@ -170,8 +172,8 @@ def new_rule(request: Request, viewer: OrgViewer, db: Db, budget_id: int | None 
             values.update(rules.body_from_budget(db, viewer.org.id, budget_id, []))
         except (AlertNotFound, AlertInputError) as exc:
             return render(request, "alert_new.html", _form_context(viewer, db, values, str(exc)), 400)
-    # The organization's only channel is ticked on a new form: a rule without one notifies nobody, and there is
-    # no choice to make (with several, the owner picks).
+    # The organization's only channel is ticked on a new form: a rule without one notifies nobody, and there
+    # is no choice to make (with several, the owner picks).
     available = list_channels(db, viewer.org.id)
     if len(available) == 1 and not values.get("channels"):
         values["channels"] = [available[0].id]

@@ -1,5 +1,5 @@
-"""Annotations on the dashboards page (`/orgs/{org}/dashboards`, its "Annotations" section): add one by hand (what
-CI posts with ``stacklens annotate``) and delete one; each form carries the CSRF token."""
+"""Annotations on the dashboards page (`/orgs/{org}/dashboards`, its "Annotations" section): add one by
+hand (what CI posts with ``stacklens annotate``) and delete one; each form carries the CSRF token."""
 
 from __future__ import annotations
 

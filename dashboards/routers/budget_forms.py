@@ -1,6 +1,6 @@
-"""The budget forms of the performance view: a new budget, editing and deleting one, and importing a Lighthouse
-budget file; each answers the form again with the field's message when the input is refused. The list, its
-exports and charts are :mod:`dashboards.routers.budgets`."""
+"""The budget forms of the performance view: a new budget, editing and deleting one, and importing a
+Lighthouse budget file; each answers the form again with the field's message when the input is refused. The
+list, its exports and charts are :mod:`dashboards.routers.budgets`."""
 
 from __future__ import annotations
 
@@ -74,7 +74,8 @@ def _form_page(
             )
             points = history(client, spec)
             failed, judged = failed_days(spec, points)
-            # 32 evaluations: each UTC midnight from 30 days ago to today's, and one now (budget_eval.daily_points).
+            # 32 evaluations: each UTC midnight from 30 days ago to today's, and one now
+            # (budget_eval.daily_points).
             summary = {
                 "failed": failed,
                 "judged": judged,

@@ -106,8 +106,8 @@ def _spec(view: CurrentProject, row: BudgetStatusRow) -> BudgetSpec:
 
 
 def _all_histories(client: Any, view: CurrentProject, rows: list[BudgetStatusRow]) -> dict[int, list[Point]]:
-    """Every chart's 30 days in one query per evaluation time (each ending on its row's status); none when that
-    raises: each chart is then read on its own by :func:`_history`, so a broken budget is told apart."""
+    """Every chart's 30 days in one query per evaluation time (each ending on its row's status); none when
+    that raises: each chart is then read on its own by :func:`_history`, so a broken budget is told apart."""
     out: dict[int, list[Point]] = {}
     times = {row["evaluated_at"] for row in rows if row["status"] != ERROR}
     for at in times:

@@ -1,7 +1,7 @@
-"""Shared dashboards: `/share/dashboards/{token}` — read-only, signed out, served from the link's snapshot (taken
-when the first visitor comes and refreshed at most every few minutes, by one visitor while the others get the
-snapshot they find), 410 once expired or revoked; and on the dashboard's page, *Share* (a new link, shown once)
-and *Revoke all links*, both CSRF-checked forms."""
+"""Shared dashboards: `/share/dashboards/{token}` — read-only, signed out, served from the link's snapshot
+(taken when the first visitor comes and refreshed at most every few minutes, by one visitor while the
+others get the snapshot they find), 410 once expired or revoked; and on the dashboard's page, *Share* (a
+new link, shown once) and *Revoke all links*, both CSRF-checked forms."""
 
 from __future__ import annotations
 

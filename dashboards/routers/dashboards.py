@@ -1,11 +1,11 @@
 """The analyst's dashboards (DESIGN §9.4): `/orgs/{org}/dashboards` lists them (new, import a JSON file) and
-`/orgs/{org}/dashboards/{id}` draws one — a filter bar (range, project, environment, release) kept in the URL and
-applied to every widget, and a grid of widgets drawn as lines, bars, numbers (with their change) and tables.
+`/orgs/{org}/dashboards/{id}` draws one — a filter bar (range, project, environment, release) kept in the URL
+and applied to every widget, and a grid of widgets drawn as lines, bars, numbers (with their change) and
+tables.
 
 Every edit is a small form posted with the CSRF token (no script composes a request): move a widget earlier or
-later, make it wider, narrower, taller or shorter, duplicate or delete it, keep the filter bar as the dashboard's
-default, export the dashboard's JSON; Explore's "Add to dashboard" posts its query here.
-"""
+later, make it wider, narrower, taller or shorter, duplicate or delete it, keep the filter bar as the
+dashboard's default, export the dashboard's JSON; Explore's "Add to dashboard" posts its query here."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The Explore page (`/orgs/{org}/explore`): a dataset, filter rows, up to three group-by fields, aggregates of the
-metric catalog and an interval, answered as a table and Plotly time series beside it; the whole query lives in
-the URL (shareable), and the organization's saved queries are listed with a form to save the current one.
+"""The Explore page (`/orgs/{org}/explore`): a dataset, filter rows, up to three group-by fields, aggregates
+of the metric catalog and an interval, answered as a table and Plotly time series beside it; the whole query
+lives in the URL (shareable), and the organization's saved queries are listed with a form to save the current
+one.
 
-Query string: ``project``, ``dataset``, ``range`` or ``since``/``until``, ``f=field|op|value`` (repeated; ``in``
-takes comma-separated values; the form sends ``ff``/``fo``/``fv`` per row), ``g=field`` (repeated), ``a=fn:metric`` (repeated), ``interval``, ``order``,
-``limit``.
-"""
+Query string: ``project``, ``dataset``, ``range`` or ``since``/``until``, ``f=field|op|value`` (repeated;
+``in`` takes comma-separated values; the form sends ``ff``/``fo``/``fv`` per row), ``g=field`` (repeated),
+``a=fn:metric`` (repeated), ``interval``, ``order``, ``limit``."""
 
 from __future__ import annotations
 
@@ -179,7 +179,8 @@ def _cells(columns: list[Column], result: Result) -> list[list[dict[str, Any]]]:
 
 @router.get(EXPLORE + "/download.{fmt}")
 def download(request: Request, fmt: str, viewer: OrgViewer, db: Db) -> Response:
-    """The page's query as a file (CSV, Parquet or JSON: the API's download, up to 1,000,000 rows, streamed)."""
+    """The page's query as a file (CSV, Parquet or JSON: the API's download, up to 1,000,000 rows,
+    streamed)."""
     if fmt not in FORMATS:
         raise InvalidInput(f"format: must be one of {', '.join(FORMATS)}")
     body = body_from_params(request.query_params)

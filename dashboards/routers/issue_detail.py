@@ -163,7 +163,8 @@ def issue_page(
     hcursor: str = "",
 ) -> Response:
     # An issue merged into another: its links (alerts, tickets, bookmarks) lead to the surviving issue. The
-    # control-store look-up (indexed) comes first: most issues were never merged, and the page reads them anyway.
+    # control-store look-up (indexed) comes first: most issues were never merged, and the page reads them
+    # anyway.
     moved = merged_into(db, view.org_id, issue_id)
     if (
         moved is not None
@@ -200,7 +201,8 @@ def issue_context(
     except BadListRequest:
         history, history_next = events.history()
     newer, older = events.neighbours(row) if row else (None, None)
-    # One window for the chart, the figures beside it and the Explore links: the list's (stacklens.metrics.windows).
+    # One window for the chart, the figures beside it and the Explore links: the list's
+    # (stacklens.metrics.windows).
     window = windows.rolling(RANGES[range])
     since, until = window.naive
     figure = events_over_time_figure(events.over_time(since, until), since, until)

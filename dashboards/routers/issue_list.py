@@ -1,4 +1,5 @@
-"""The issue list of a project: status tabs, filters, search, sorts, sparklines, bulk actions, keyset pages."""
+"""The issue list of a project: status tabs, filters, search, sorts, sparklines, bulk actions, keyset
+pages."""
 
 from __future__ import annotations
 

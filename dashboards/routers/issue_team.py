@@ -76,9 +76,9 @@ _REFUSALS = (InvalidInput, Forbidden, NotFound)
 
 
 def _refused(request: Request, title: str, exc: Exception, status: int | None = None) -> Response:
-    """The error page for a refused form: 403 forbidden, 404 not found, else 400; ``status`` 400 for a form whose
-    choice names something that is not there (an assignee, a fingerprint), which is bad input, not a missing
-    page."""
+    """The error page for a refused form: 403 forbidden, 404 not found, else 400; ``status`` 400 for a form
+    whose choice names something that is not there (an assignee, a fingerprint), which is bad input, not a
+    missing page."""
     if status is None:
         status = 403 if isinstance(exc, Forbidden) else 404 if isinstance(exc, NotFound) else 400
     return render(request, "error.html", {"title": title, "message": str(exc)}, status)

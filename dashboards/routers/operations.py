@@ -1,11 +1,10 @@
-"""The operators' page (`/admin/operations`, DESIGN §9.2): storage, backups, migrations, retention runs and the
-front door's queue of the whole installation.
+"""The operators' page (`/admin/operations`, DESIGN §9.2): storage, backups, migrations, retention runs and
+the front door's queue of the whole installation.
 
 Instance-wide, so not an organization's page: only people the operator made operators
-(`stacklens admin grant-operator --email …`) see it; anyone else gets the page that says there is nothing here,
-as for an organization they are not in. The actions themselves run from the command line (`stacklens backup`,
-`restore`, `migrate`, `retention run`), which records each in the maintenance log shown here.
-"""
+(`stacklens admin grant-operator --email …`) see it; anyone else gets the page that says there is nothing
+here, as for an organization they are not in. The actions themselves run from the command line (`stacklens
+backup`, `restore`, `migrate`, `retention run`), which records each in the maintenance log shown here."""
 
 from __future__ import annotations
 

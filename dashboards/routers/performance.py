@@ -1,6 +1,7 @@
-"""The performance pages of a project (DESIGN §7.2): overview, pages and one page, resources, API endpoints and
-one endpoint, one page load's waterfall, weekly trends, release impact and recommendations. Every page takes the
-same filters, kept in the URL; the numbers come from stacklens.performance.view_data, the same as the JSON API's.
+"""The performance pages of a project (DESIGN §7.2): overview, pages and one page, resources, API endpoints
+and one endpoint, one page load's waterfall, weekly trends, release impact and recommendations. Every page
+takes the same filters, kept in the URL; the numbers come from stacklens.performance.view_data, the same as
+the JSON API's.
 
 Weekly trends, release impact and recommendations are :mod:`dashboards.routers.performance_over_time`, on a
 router registered right after this one.
@@ -79,8 +80,8 @@ def _page(
     export: str = "",
     target: dict[str, str] | None = None,
 ) -> Response:
-    """Parse the filters, run ``fill(client, filters) -> dict`` and render; a bad filter answers 400 on the page.
-    ``export`` names the page's tables for the download links (``target``: its detail parameters)."""
+    """Parse the filters, run ``fill(client, filters) -> dict`` and render; a bad filter answers 400 on the
+    page. ``export`` names the page's tables for the download links (``target``: its detail parameters)."""
     base = perf_path(view)
     context: dict[str, Any] = {
         "viewer": view.viewer,

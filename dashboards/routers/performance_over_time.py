@@ -1,6 +1,7 @@
-"""The performance pages that look across weeks and releases (DESIGN §7.2): weekly trends, release impact and the
-recommendations, with the same filters as every performance page (:mod:`dashboards.routers.performance`). On a router
-of their own, registered right after the performance router so the routes keep their order."""
+"""The performance pages that look across weeks and releases (DESIGN §7.2): weekly trends, release impact
+and the recommendations, with the same filters as every performance page
+(:mod:`dashboards.routers.performance`). On a router of their own, registered right after the performance
+router so the routes keep their order."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ def trends(request: Request, view: CurrentProject) -> Response:
         data = view_data.trends(client, view.org_id, view.project_id, filters)
         figures = {}
         if data["rows"]:
-            # Both charts over every week of the window, the same x axis side by side (a week without page loads
-            # is a gap in the line and a slot without a bar, never a shift of the weeks after it).
+            # Both charts over every week of the window, the same x axis side by side (a week without page
+            # loads is a gap in the line and a slot without a bar, never a shift of the weeks after it).
             slots = week_slots(filters.since, filters.until)
             by_week = {str(r["iso_week"]): r for r in data["rows"]}
             views: list[float | None] = [float(by_week[w]["views"]) if w in by_week else None for w in slots]

@@ -1,9 +1,8 @@
-"""The release health pages of a project (DESIGN §8.2), after Sentry's Releases: the list of releases with first
-seen, adoption, crash-free sessions and users, sessions, errors per 1,000 page loads, new issues, performance
-changes and the verdict, sortable and filterable by environment; and one release with its charts since it was
-first seen, its issues, the comparison with the previous release, its source maps and replays. The numbers come
-from stacklens.releases, the same as the releases API's.
-"""
+"""The release health pages of a project (DESIGN §8.2), after Sentry's Releases: the list of releases with
+first seen, adoption, crash-free sessions and users, sessions, errors per 1,000 page loads, new issues,
+performance changes and the verdict, sortable and filterable by environment; and one release with its
+charts since it was first seen, its issues, the comparison with the previous release, its source maps and
+replays. The numbers come from stacklens.releases, the same as the releases API's."""
 
 from __future__ import annotations
 
@@ -39,7 +38,8 @@ def releases_path(view: CurrentProject) -> str:
 
 
 def release_link(view: CurrentProject, version: str) -> str:
-    """The release page of ``version`` (a version may hold ``/``, ``+`` or spaces: one escaped path segment)."""
+    """The release page of ``version`` (a version may hold ``/``, ``+`` or spaces: one escaped path
+    segment)."""
     return f"{releases_path(view)}/{quote(version, safe='')}"
 
 

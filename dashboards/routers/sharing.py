@@ -151,7 +151,8 @@ def _project_links_path(view: CurrentProject) -> str:
 
 @router.get("/orgs/{org_slug}/projects/{project_slug}/share-links", response_class=HTMLResponse)
 def project_share_links(request: Request, view: CurrentProject, db: Db, done: str = "") -> Response:
-    """Every share link of the project (newest 200), with its issue, scope and state; active ones revocable."""
+    """Every share link of the project (newest 200), with its issue, scope and state; active ones
+    revocable."""
     links = share_links.issue_links(db, view.org_id, view.project_id, limit=PROJECT_LIST_LIMIT)
     context = {
         "viewer": view.viewer,
@@ -197,7 +198,8 @@ def shared_page(request: Request, db: Db, token: str, event: str = "") -> Respon
             row = None
         if row is not None:
             newer, older = events.neighbours(row, since, until)
-        # A range link charts its own range; others the issue page's default window (stacklens.metrics.windows).
+        # A range link charts its own range; others the issue page's default window
+        # (stacklens.metrics.windows).
         chart_since, chart_until = windows.rolling(RANGES["14d"]).naive
         if until:
             chart_since, chart_until = since or until - RANGES["14d"], until

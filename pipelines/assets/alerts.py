@@ -1,5 +1,5 @@
-"""Alerts domain: assign new issues by the ownership rules, evaluate every alert rule, put due scheduled reports
-in the outbox, then deliver what the outbox holds (every minute)."""
+"""Alerts domain: assign new issues by the ownership rules, evaluate every alert rule, put due scheduled
+reports in the outbox, then deliver what the outbox holds (every minute)."""
 
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.
@@ -26,11 +26,11 @@ def _has_alert_tables(settings: Settings) -> bool:
 def issue_owners(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
 ) -> dg.MaterializeResult:
-    """Assigns the issues first seen since the last run, in every project with ownership rules, to the owner of
-    the last rule that matches the issue's first event (path, module, url, tag or release), as `system`, with
-    the rule recorded on the issue, and tells each new owner; then tells the assignee and watchers of every
-    issue that regressed since the last run. Ingest never reads the rules: this step is where they apply.
-    """
+    """Assigns the issues first seen since the last run, in every project with ownership rules, to the
+    owner of the last rule that matches the issue's first event (path, module, url, tag or release), as
+    `system`, with the rule recorded on the issue, and tells each new owner; then tells the assignee and
+    watchers of every issue that regressed since the last run. Ingest never reads the rules: this step is
+    where they apply."""
     from sqlalchemy import inspect
 
     from stacklens.control.db import get_engine, session_scope
@@ -61,11 +61,10 @@ def issue_owners(
 
 @dg.asset(group_name="alerts", deps=["issue_owners"], kinds={"clickhouse", "sqlite"})
 def person_digests(warehouse: ClickHouseResource, alerting: AlertingResource) -> dg.MaterializeResult:
-    """Puts each person's daily digest of issue news (assignments, mentions, comments they chose to hear of once
-    a day) in the outbox once the day's digest hour (08:00 UTC) has passed; the deliveries of the same run send
-    them; on Mondays after 08:00 UTC, the last week's summary of each project to the members who switched it on.
-    Each piece of news is in one digest only, each summary sent once.
-    """
+    """Puts each person's daily digest of issue news (assignments, mentions, comments they chose to hear of
+    once a day) in the outbox once the day's digest hour (08:00 UTC) has passed; the deliveries of the same
+    run send them; on Mondays after 08:00 UTC, the last week's summary of each project to the members who
+    switched it on. Each piece of news is in one digest only, each summary sent once."""
     from sqlalchemy import inspect
 
     from stacklens.control.db import get_engine, session_scope
@@ -91,8 +90,8 @@ def person_digests(warehouse: ClickHouseResource, alerting: AlertingResource) ->
 @dg.asset(
     group_name="alerts",
     # After the states it reads: the page-load and API-call states the performance views read too, the issues,
-    # and the raw events (issue rules) and transactions (failed share, latest release); the session states (the
-    # crash-free and release-regression rules).
+    # and the raw events (issue rules) and transactions (failed share, latest release); the session states
+    # (the crash-free and release-regression rules).
     deps=[
         "pageload_periods",
         "endpoint_call_periods",
@@ -143,10 +142,9 @@ def scheduled_reports(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
 ) -> dg.MaterializeResult:
     """Puts each due report subscription (a dashboard or saved query, daily or weekly at a local time) in the
-    notification outbox: its widgets answered as Explore answers them, worded as a summary (key numbers and their
-    change) or CSV, one outbox row per report; then sets its next run. A report that cannot be built records its
-    error on its subscription. alert_deliveries sends them.
-    """
+    notification outbox: its widgets answered as Explore answers them, worded as a summary (key numbers and
+    their change) or CSV, one outbox row per report; then sets its next run. A report that cannot be built
+    records its error on its subscription. alert_deliveries sends them."""
     from stacklens.explore.reports import send_due
 
     settings = alerting.settings()

@@ -80,16 +80,17 @@ def _record_outcomes(
 
 
 # A data-quality check: whether every budget could be evaluated. A budget over its value is a business state
-# (its row says `fail`, the budgets page and the alert rules act on it), not bad data: reporting it as a failed
-# check put a red mark on the asset for a healthy pipeline (issue #47).
+# (its row says `fail`, the budgets page and the alert rules act on it), not bad data: reporting it as a
+# failed check put a red mark on the asset for a healthy pipeline (issue #47).
 AGGREGATE_CHECK = "budgets_evaluated"
 
 
 def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
-    """Fails when a budget could not be evaluated by this run (status `error`); its metadata names every budget
-    with its value and status, and counts those over, those without enough data and those not evaluated (the
-    per-budget verdicts are the mart's rows, not separate checks, so the code location does not change when
-    budgets are added or deleted). Budgets over their value pass the check: they are the mart's findings."""
+    """Fails when a budget could not be evaluated by this run (status `error`); its metadata names every
+    budget with its value and status, and counts those over, those without enough data and those not
+    evaluated (the per-budget verdicts are the mart's rows, not separate checks, so the code location does
+    not change when budgets are added or deleted). Budgets over their value pass the check: they are the
+    mart's findings."""
     metadata: dict[str, dg.RawMetadataValue] = {
         f"budget {r['budget_id']} {r['metric']} {r['scope']}": f"{r['status']}: {r['current_value']}"
         f" / {r['budget_value']:g} ({r['samples']} samples)"
@@ -110,7 +111,8 @@ def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
 
 @dg.asset(
     group_name="budgets",
-    # What budget_eval reads: the page-load and API-call states the views read, the raw transactions (failed share).
+    # What budget_eval reads: the page-load and API-call states the views read, the raw transactions (failed
+    # share).
     deps=["pageload_periods", "endpoint_call_periods", RAW_TRANSACTIONS],
     kinds={"clickhouse"},
     check_specs=[
@@ -136,10 +138,10 @@ def budget_status(
     vitals, bytes per page view), the endpoint states `endpoint_call_periods` (API response time), the raw
     transactions for the failed share — over the same window a view shows (whole minutes), as the alert rules
     do; stacklens.performance.budget_eval is the one evaluation, the same the page and the API use. Table
-    `budget_status`, read by the budgets page, the budgets API and the CLI (stacklens/performance/budget_status.py).
-    The asset check `budgets_evaluated` fails when a budget could not be evaluated; a budget over its value is
-    a verdict (its row, and `over_budget` in the check's metadata), not a failed check.
-    """
+    `budget_status`, read by the budgets page, the budgets API and the CLI
+    (stacklens/performance/budget_status.py). The asset check `budgets_evaluated` fails when a budget could
+    not be evaluated; a budget over its value is a verdict (its row, and `over_budget` in the check's
+    metadata), not a failed check."""
     return _evaluate_budgets(context, warehouse, control_store)
 
 

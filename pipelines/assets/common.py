@@ -1,5 +1,5 @@
-"""Shared steps of the assets: which days a partitioned run covers, watermark bookkeeping, and the asset checks
-each asset evaluates in its own step."""
+"""Shared steps of the assets: which days a partitioned run covers, watermark bookkeeping, and the asset
+checks each asset evaluates in its own step."""
 
 from __future__ import annotations
 
@@ -23,10 +23,11 @@ RAW_SESSIONS = dg.AssetKey(["raw", "sessions"])
 
 @dataclass(frozen=True)
 class MartCheck:
-    """An asset check evaluated inside its asset's step (declared with ``check_specs``): one query counting the
-    rows that break a rule, ``queries/pipelines/checks/<name>.sql``; it passes when there are none. The query may
-    name ``{v:DateTime64(6, 'UTC')}``, the version the run stamped on the rows it wrote. A separate check step
-    would cost each run Dagster's per-step events and bookkeeping for a query of a few milliseconds."""
+    """An asset check evaluated inside its asset's step (declared with ``check_specs``): one query counting
+    the rows that break a rule, ``queries/pipelines/checks/<name>.sql``; it passes when there are none. The
+    query may name ``{v:DateTime64(6, 'UTC')}``, the version the run stamped on the rows it wrote. A
+    separate check step would cost each run Dagster's per-step events and bookkeeping for a query of a few
+    milliseconds."""
 
     name: str
     description: str
@@ -51,9 +52,9 @@ def evaluate_checks(
     parameters: dict[str, Any] | None = None,
     asset: str | None = None,
 ) -> list[dg.AssetCheckResult]:
-    """Each check's result, from one query for all of them (each check a scalar subquery: one round trip and one
-    plan, not one per check). ``parameters`` are further query parameters the checks may name besides ``v``;
-    ``asset`` names the checks' asset (needed when the step materializes several)."""
+    """Each check's result, from one query for all of them (each check a scalar subquery: one round trip
+    and one plan, not one per check). ``parameters`` are further query parameters the checks may name
+    besides ``v``; ``asset`` names the checks' asset (needed when the step materializes several)."""
     if not checks:
         return []
     values = {"v": version, **(parameters or {})}
@@ -69,8 +70,8 @@ def evaluate_checks(
 
 
 def scheduled_days(context: AssetExecutionContext, asset: str) -> str:
-    """The days a scheduled tick listed for ``asset`` (comma-separated ISO dates), '' for a run without them (a
-    backfill of the run's partition range)."""
+    """The days a scheduled tick listed for ``asset`` (comma-separated ISO dates), '' for a run without
+    them (a backfill of the run's partition range)."""
     tags = context.run.tags
     return tags.get(ops.asset_tag(ops.DAYS_TAG, asset), tags.get(ops.DAYS_TAG, ""))
 
@@ -86,8 +87,8 @@ def run_days(context: AssetExecutionContext, asset: str | None = None) -> list[t
 
 
 def advance_watermark(context: AssetExecutionContext, client: Client, asset: str) -> None:
-    """After success, move the watermark ``asset`` (an asset's name: the one whose per-asset tag holds it) to where
-    the scheduled tick read up to (backfills do not)."""
+    """After success, move the watermark ``asset`` (an asset's name: the one whose per-asset tag holds it)
+    to where the scheduled tick read up to (backfills do not)."""
     tags = context.run.tags
     mark = tags.get(ops.asset_tag(ops.WATERMARK_TAG, asset), tags.get(ops.WATERMARK_TAG))
     if mark:

@@ -1,14 +1,13 @@
-"""The insert-time tables of the errors side: filled by materialized views in the `INSERT` that stores the events
-(and the raw marks of every raw table), then compared with the stored events and repaired after a crash by one
-step, `event_counters` (a `multi_asset`, first step of `issues_job`).
+"""The insert-time tables of the errors side: filled by materialized views in the `INSERT` that stores the
+events (and the raw marks of every raw table), then compared with the stored events and repaired after a crash
+by one step, `event_counters` (a `multi_asset`, first step of `issues_job`).
 
 Each table is an asset of its own name, so the graph answers "what does the issue list read, and what fills
 it?"; each table that counts events has a check built from its comparison query
-(``queries/pipelines/<table>_compare.sql``), which fails when the table still counts fewer events than are stored
-after the run's repair. The comparison and the repair are the domain's (:mod:`stacklens.issues.counters`); this
-step runs them and reports per table. docs/pipelines.md and docs/decisions.md ("Insert-time counters after a
-crash") say why and what it costs.
-"""
+(``queries/pipelines/<table>_compare.sql``), which fails when the table still counts fewer events than are
+stored after the run's repair. The comparison and the repair are the domain's
+(:mod:`stacklens.issues.counters`); this step runs them and reports per table. docs/pipelines.md and
+docs/decisions.md ("Insert-time counters after a crash") say why and what it costs."""
 
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
 # at definition time (context and resource parameters) and does not resolve string annotations.
@@ -138,9 +137,9 @@ def _comparison(found: TableComparison | None) -> dict[str, Any]:
 
 
 def table_results(report: CounterRepair, common: dict[str, Any]) -> Iterator[dg.MaterializeResult]:
-    """One materialization per table with the run's figures; a counted table's with its check, which passes when
-    the table counts every stored event of the keys compared once the repair ran (excess is reported, never a
-    failure: the retention removes events a counter keeps counting)."""
+    """One materialization per table with the run's figures; a counted table's with its check, which passes
+    when the table counts every stored event of the keys compared once the repair ran (excess is reported,
+    never a failure: the retention removes events a counter keeps counting)."""
     compared = {t.table: t for t in report.tables}
     for table in TABLES:
         dead_rows = sum(a.rows for a in report.dead if a.source in table.fed_from)
@@ -186,11 +185,11 @@ def event_counters(
     context: AssetExecutionContext, warehouse: ClickHouseResource
 ) -> Iterator[dg.MaterializeResult]:
     """A process killed between the insert of a batch's rows and its views keeps the rows and loses the views'
-    blocks; the resend answers the rows as duplicates. Each run finds the landing attempts of rows received since
-    its watermark that no batch record carries and that are no longer landing, compares every counter of their
-    issues, days, facets, tag pairs and releases with the stored events, adds each shortfall back as one
-    correction row, feeds the other tables their rows again (states and sets: idempotent) and marks their hours
-    as arrived so the marts rebuild them. A run with no such attempt costs two small queries."""
+    blocks; the resend answers the rows as duplicates. Each run finds the landing attempts of rows received
+    since its watermark that no batch record carries and that are no longer landing, compares every counter
+    of their issues, days, facets, tag pairs and releases with the stored events, adds each shortfall back
+    as one correction row, feeds the other tables their rows again (states and sets: idempotent) and marks
+    their hours as arrived so the marts rebuild them. A run with no such attempt costs two small queries."""
     client = warehouse.get_client()
     version = ops.now_version()
     since = max(ops.read_since(client, [STEP]), version - ARRIVALS_KEPT)

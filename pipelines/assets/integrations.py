@@ -23,11 +23,12 @@ def tracker_ticket_states(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
 ) -> dg.MaterializeResult:
     """Reads the state (open / closed) of every linked ticket back from its tracker (GitHub, GitLab, Jira,
-        Linear) through the outbound client, oldest-checked first, records changes in the activity log and, for
-        connections that ask for it, resolves the StackLens issue through the issue workflow when its ticket
-        closes. A link whose read fails — a refusal, a tracker that does not answer, an answer of the wrong shape —
-    is that link's error: noted on the link (the issue page), logged once per new error, and read again after a
-    backoff; the other links, of every organization, are read as usual."""
+        Linear) through the outbound client, oldest-checked first, records changes in the activity log and,
+        for connections that ask for it, resolves the StackLens issue through the issue workflow when its
+        ticket closes. A link whose read fails — a refusal, a tracker that does not answer, an answer of the
+        wrong shape —
+    is that link's error: noted on the link (the issue page), logged once per new error, and read again
+    after a backoff; the other links, of every organization, are read as usual."""
     from stacklens.integrations.sync import sync_states
 
     settings = alerting.settings()

@@ -35,8 +35,8 @@ RELATED_CHECKS = [
     check_specs=[c.spec("issues") for c in ISSUES_CHECKS],
 )
 def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
-    """One row per project and fingerprint (issue): title, culprit (top in-app frame), level, platform, first and
-    last seen, events, users affected, first/last release, environments, services and workflow status.
+    """One row per project and fingerprint (issue): title, culprit (top in-app frame), level, platform, first
+    and last seen, events, users affected, first/last release, environments, services and workflow status.
 
     Incremental: rebuilds only the issues with events received since the last run, from insert-time states;
     users affected = the issue's count in `issue_users`, to which each run first adds the new events' unseen
@@ -87,8 +87,8 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
     check_specs=[c.spec("related_issues") for c in RELATED_CHECKS],
 )
 def related_issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
-    """Pairs of issues related by the same user, the same 5-minute windows, a similar stack trace (shared in-app
-    frames `module:function`) or the same release, each with its reason and strength.
+    """Pairs of issues related by the same user, the same 5-minute windows, a similar stack trace (shared
+    in-app frames `module:function`) or the same release, each with its reason and strength.
 
     strength = the Jaccard index |A ∩ B| / |A ∪ B| of the two issues' sets of users / windows / frames /
     releases: exact when both sets have fewer than 10 elements, otherwise estimated from bottom-10 MinHash
@@ -96,9 +96,8 @@ def related_issues(context: AssetExecutionContext, warehouse: ClickHouseResource
     shared = hashes the two sketches have in common; hashes found in more than 50 sketches are skipped.
     Incremental: refreshes the sketches of the issues with elements that arrived since the last run (from
     `issue_element_arrivals`, fed at insert time), then re-pairs only the sketches that changed and writes the
-    relations that changed (a relation that no longer holds gets a tombstone). A tick costs what the new events
-    and the changed sketches cost, never a pass over the events. Table `related_issues`.
-    """
+    relations that changed (a relation that no longer holds gets a tombstone). A tick costs what the new
+    events and the changed sketches cost, never a pass over the events. Table `related_issues`."""
     client = warehouse.get_client()
     since = ops.read_since(client, ["related_issues"])
     upper = ops.max_received(client)

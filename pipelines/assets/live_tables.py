@@ -1,6 +1,6 @@
-"""The tables the pages read that no run builds, as specs of the graph: the raw rows the ingest entrances store
-(group raw), the workflow tables people write through the API (group workflow), the watermarks and the live
-`issue_list` view (group insert_time). Each has what fills it as its dependencies and who reads it in its
+"""The tables the pages read that no run builds, as specs of the graph: the raw rows the ingest entrances
+store (group raw), the workflow tables people write through the API (group workflow), the watermarks and the
+live `issue_list` view (group insert_time). Each has what fills it as its dependencies and who reads it in its
 description, so the Dagster UI answers "what does the issue list read, and what fills that?" for every page
 (tests/pipelines/assets/test_live_tables.py checks every table a reader's query names is in the graph).
 

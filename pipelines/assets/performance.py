@@ -1,6 +1,7 @@
 """Performance domain: the page-load, resource-request and API-call tables every performance page, API view,
-budget and alert rule reads — raw rows → facts (one row per page load / request / call) → states by grain (minute,
-hour, day, blocks of 2–16 days) — each kind built by one step (a `multi_asset`) for the hours with new raw rows.
+budget and alert rule reads — raw rows → facts (one row per page load / request / call) → states by grain
+(minute, hour, day, blocks of 2–16 days) — each kind built by one step (a `multi_asset`) for the hours with
+new raw rows.
 
 Each table is an asset of its own name with its own checks; a kind's tables are written together because its
 states are built from the facts the same step just refreshed, hour range by hour range (a tick costs the new
@@ -38,9 +39,10 @@ from stacklens.warehouse.queries import load_query, scalar_row
 class StateTable:
     """A warehouse table one step writes, and the asset of the same name: the pipeline queries that write it
     (``queries/pipelines/<name>.sql``, each an ``INSERT … SELECT`` over the hours ``[start, end)``, in order),
-    what it is built from, its description (grain and readers) and its checks. The rows a run wrote are counted
-    by ``queries/pipelines/written/<name>.sql``, in the time span of the hours it refreshed (macros
-    written_facts, written_examples, written_states), so counting them reads that span, not the table's history."""
+    what it is built from, its description (grain and readers) and its checks. The rows a run wrote are
+    counted by ``queries/pipelines/written/<name>.sql``, in the time span of the hours it refreshed (macros
+    written_facts, written_examples, written_states), so counting them reads that span, not the table's
+    history."""
 
     name: str
     queries: tuple[str, ...]
@@ -56,8 +58,9 @@ class StateTable:
 
 @dataclass(frozen=True)
 class Stack:
-    """The tables of one kind of data, refreshed together for the hours with new rows of ``sources``: its facts
-    first, then the states built from them. Its watermark is its facts' (they are what reads the raw layer)."""
+    """The tables of one kind of data, refreshed together for the hours with new rows of ``sources``: its
+    facts first, then the states built from them. Its watermark is its facts' (they are what reads the raw
+    layer)."""
 
     name: str  # the step (op) that writes them
     sources: tuple[str, ...]  # the raw tables whose arrivals mark hours to refresh
@@ -237,12 +240,13 @@ def refresh_stack(
 ) -> Iterator[dg.MaterializeResult]:
     """Refresh the stack's tables for the run's days, without re-reading a day's raw rows:
 
-    1. the hours of those days that received rows of the stack's sources since its watermark (every hour of the
-       run's range for a run without the scheduler's day list: a backfill);
+    1. the hours of those days that received rows of the stack's sources since its watermark (every hour of
+       the run's range for a run without the scheduler's day list: a backfill);
     2. for each run of such hours, every query of every table in order — the facts from the raw rows of those
-       hours, then the states from the facts (minutes, hours), the days from the hours, the blocks from the days;
-    3. the watermark moved to where the scheduled tick read up to; one materialization per table, with the rows
-       the run wrote and the table's checks over them (one query for the step's counts and checks)."""
+       hours, then the states from the facts (minutes, hours), the days from the hours, the blocks from the
+       days;
+    3. the watermark moved to where the scheduled tick read up to; one materialization per table, with the
+       rows the run wrote and the table's checks over them (one query for the step's counts and checks)."""
     version = ops.now_version()
     ranges = run_days(context, stack.watermark)
     since = (
@@ -286,9 +290,9 @@ def _written_and_bad(
     client: Client, stack: Stack, version: datetime, span: tuple[datetime, datetime] | None
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Per table the rows the run wrote (stamped with ``version``), and per check the rows that break it among
-    them: one query for the step, each a scalar subquery bounded by the span of the hours the run refreshed, so
-    none reads a table's history (named queries: pipelines/written/, pipelines/checks/). A run that refreshed
-    nothing wrote nothing and broke nothing."""
+    them: one query for the step, each a scalar subquery bounded by the span of the hours the run
+    refreshed, so none reads a table's history (named queries: pipelines/written/, pipelines/checks/). A
+    run that refreshed nothing wrote nothing and broke nothing."""
     checks = [check for table in stack.tables for check in table.checks]
     if span is None:
         return {table.name: 0 for table in stack.tables}, {check.name: 0 for check in checks}

@@ -42,11 +42,11 @@ SESSION_CHECKS = [
     group_name="releases",
 )
 def session_periods(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
-    """Release health states `session_periods`: per project, release, environment and period (minute, hour, UTC
-    day, blocks of 2-16 days) the sessions started, errored, crashed and abnormal sessions, the first session
-    start, and the users, errored users and crashed users as uniqCombined64 states — counted as Relay's metrics
-    extraction counts (a session in the period of its `started`, once however many updates it sent; an
-    aggregate bucket by its quantity).
+    """Release health states `session_periods`: per project, release, environment and period (minute, hour,
+    UTC day, blocks of 2-16 days) the sessions started, errored, crashed and abnormal sessions, the first
+    session start, and the users, errored users and crashed users as uniqCombined64 states — counted as
+    Relay's metrics extraction counts (a session in the period of its `started`, once however many updates it
+    sent; an aggregate bucket by its quantity).
 
     A tick refreshes the minutes of the hours whose sessions received updates since the watermark (keyed by
     the hour of `started`, so a session closed hours later refreshes the hour that counts it) from the raw

@@ -1,7 +1,7 @@
 """The delivery log — one row per attempt to send a notification — with what sent each message: the alert rule
-(its current name; the name the message carried when the rule has been deleted since), a channel test, or a digest
-and the rules of the messages folded into it. The rule is read through the notification each attempt delivers
-(``alert_notifications.rule_id``; a digest's ``data.digest_of``), so the log needs no copy of it."""
+(its current name; the name the message carried when the rule has been deleted since), a channel test, or a
+digest and the rules of the messages folded into it. The rule is read through the notification each attempt
+delivers (``alert_notifications.rule_id``; a digest's ``data.digest_of``), so the log needs no copy of it."""
 
 from __future__ import annotations
 
@@ -77,8 +77,9 @@ def _sent_by(
 def delivery_log(
     session: Session, org_id: int, channel_id: int | None = None, limit: int = LOG_ROWS
 ) -> list[LoggedDelivery]:
-    """The organization's last ``limit`` delivery attempts (of one channel), newest first, each with what sent it.
-    Three more reads whatever the number of rows: the notifications, the messages digests folded, the rules."""
+    """The organization's last ``limit`` delivery attempts (of one channel), newest first, each with what
+    sent it. Three more reads whatever the number of rows: the notifications, the messages digests folded,
+    the rules."""
     query = select(AlertDelivery).where(AlertDelivery.org_id == org_id)
     if channel_id is not None:
         query = query.where(AlertDelivery.channel_id == channel_id)
@@ -136,8 +137,8 @@ class LoggedDeliveryOut(DeliveryOut):
 
 
 def logged_dict(entry: LoggedDelivery) -> LoggedDeliveryOut:
-    """One attempt as the API answers it: the attempt's fields and what sent it (``rule_id`` and ``rule`` for a
-    rule's message, ``rules`` for every rule of a digest)."""
+    """One attempt as the API answers it: the attempt's fields and what sent it (``rule_id`` and ``rule``
+    for a rule's message, ``rules`` for every rule of a digest)."""
     sent_by = entry.sent_by
     return {
         **delivery_dict(entry.row),

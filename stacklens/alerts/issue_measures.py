@@ -5,10 +5,10 @@ window query read every granule of its projects' partition (0.6–1.6 s per quer
 2-core machine). The projection ``events_by_time`` (migration 0010: project, time, issue, user, release,
 level, environment, tags, ordered by project and time) answers such a scan from the window's rows only
 (~30–80 ms). Rules of the same type but with other windows or filters also share one scan: every rule group
-becomes a condition (its projects, its window start, its filters), aggregated with the ``-If`` combinators over
-the widest window. Titles come from ``issue_live_counters``. New issues first take their candidates from there
-(one row per issue, first seen), and read events only when a group filters on environment, release, level or
-tag.
+becomes a condition (its projects, its window start, its filters), aggregated with the ``-If`` combinators
+over the widest window. Titles come from ``issue_live_counters``. New issues first take their candidates from
+there (one row per issue, first seen), and read events only when a group filters on environment, release,
+level or tag.
 
 The queries are named (``queries/alerts/``); their conditions are composed from the constant fragments below
 and numbered parameter names only; every value is a server-side parameter.
@@ -68,7 +68,8 @@ def _condition(i: int, group: list[AlertRule], since: datetime) -> tuple[str, di
 
 def window_of(rule: AlertRule, now: datetime) -> Window:
     """The window a per-issue rule counts at ``now``: its length, rolling, cut as every window is
-    (stacklens.metrics.windows), so "100 events in 1h" counts what the issue list's and Explore's windows count."""
+    (stacklens.metrics.windows), so "100 events in 1h" counts what the issue list's and Explore's windows
+    count."""
     return windows.rolling(timedelta(seconds=rule.window_seconds), now)
 
 
@@ -79,7 +80,8 @@ def _projects(groups: Iterable[list[AlertRule]]) -> list[int]:
 def frequencies(
     client: Any, groups: list[list[AlertRule]], now: datetime
 ) -> list[dict[int, list[tuple[int, int, int, str, str]]]]:
-    """Per group: project → [(issue id, events, distinct users, first release, latest title)] in its window."""
+    """Per group: project → [(issue id, events, distinct users, first release, latest title)] in its
+    window."""
     out: list[dict[int, list[tuple[int, int, int, str, str]]]] = [{} for _ in groups]
     found = dict(enumerate(_scan(client, groups, now)))
     issue_ids = sorted({row[1] for rows in found.values() for row in rows})

@@ -8,8 +8,8 @@
   cancelled or unknown, or an HTTP status >= 500), with the environment and release filters.
 - ``new_issue``: issues whose first event is inside the window and that have an event matching the filters.
 - ``regression``: issues the workflow marked ``regressed`` inside the window (``issue_history``).
-- ``crash_free_rate`` and ``release_regression``: the newest release's crash-free share, or its verdict against
-  the release before it, from release health (:mod:`stacklens.alerts.release_measures`).
+- ``crash_free_rate`` and ``release_regression``: the newest release's crash-free share, or its verdict
+  against the release before it, from release health (:mod:`stacklens.alerts.release_measures`).
 
 Rules sharing a type, window and filters share one query over all their projects. Filter values are
 server-side parameters; the SQL is composed from the constant fragments below only.

@@ -1,5 +1,6 @@
 """The words of a notification: what fired, the value against the threshold, since when, the release it
-started in, and a link back to the issue, the budget or the performance page. Event data is escaped in HTML."""
+started in, and a link back to the issue, the budget or the performance page. Event data is escaped in
+HTML."""
 
 from __future__ import annotations
 
@@ -48,8 +49,8 @@ def what(rule: AlertRule) -> tuple[str, str]:
 
 def metric_words(rule: AlertRule) -> str:
     """A performance rule's metric as a condition names it, from the catalog: its short label and statistic
-    (``LCP p75``, ``Load time avg``), or its label when the statistic is part of it (``JavaScript size per page
-    view``, ``Error rate``); an unknown key as it is."""
+    (``LCP p75``, ``Load time avg``), or its label when the statistic is part of it (``JavaScript size per
+    page view``, ``Error rate``); an unknown key as it is."""
     metric = find(rule.metric)
     if metric is None:
         return f"{rule.metric} {rule.statistic}".strip()

@@ -184,8 +184,9 @@ def digest_payload(rows: list[AlertNotification]) -> dict[str, Any]:
 
 
 def _claim(session: Session, notification_id: str, now: datetime, lease: timedelta) -> int | None:
-    """Take the row for this sender just before sending: a conditional UPDATE (still due, or its sender's lease
-    expired), so two drains never send the same row at once. The attempt number, or ``None`` if taken."""
+    """Take the row for this sender just before sending: a conditional UPDATE (still due, or its sender's
+    lease expired), so two drains never send the same row at once. The attempt number, or ``None`` if
+    taken."""
     ready = and_(AlertNotification.status == "pending", AlertNotification.next_attempt_at <= now)
     abandoned = and_(AlertNotification.status == "sending", AlertNotification.lease_until < now)
     result = session.execute(

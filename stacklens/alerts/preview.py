@@ -1,18 +1,19 @@
 """What a rule would have done over the past 30 days: the live evaluator run over history.
 
 A threshold rule is evaluated at every hour of the past 30 days (every 6 hours for windows over a day) and at
-``now``, each time as the live tick evaluates it — the same states and window (:mod:`stacklens.alerts.measures`,
-:mod:`stacklens.performance.window_values`), the same minimum samples, warning and critical thresholds and
-hysteresis (:func:`stacklens.alerts.state.decide`, the rule's :func:`~stacklens.alerts.transitions.thresholds`).
-The last evaluation *is* the live one (:func:`~stacklens.alerts.measures.measure` at ``now``). What the preview
-holds is what the evaluator saw: each evaluation's value, samples and state; the runs of one state as bands; and
-the firings, which are the firing bands — so the count, the bands and the line agree by construction.
+``now``, each time as the live tick evaluates it — the same states and window
+(:mod:`stacklens.alerts.measures`, :mod:`stacklens.performance.window_values`), the same minimum samples,
+warning and critical thresholds and hysteresis (:func:`stacklens.alerts.state.decide`, the rule's
+:func:`~stacklens.alerts.transitions.thresholds`). The last evaluation *is* the live one
+(:func:`~stacklens.alerts.measures.measure` at ``now``). What the preview holds is what the evaluator saw:
+each evaluation's value, samples and state; the runs of one state as bands; and the firings, which are the
+firing bands — so the count, the bands and the line agree by construction.
 
-New-issue and regression rules show how many notifications each day would have brought. A crash-free rate rule is
-replayed like the threshold rules, each evaluation on the release that was the newest at its time. A release
-regression rule is replayed once a day (each midnight UTC of the past 30 days, and now): the verdict of the then
-newest release over the rule's window, as the release pages would have shown it, notifying once per release.
-"""
+New-issue and regression rules show how many notifications each day would have brought. A crash-free rate
+rule is replayed like the threshold rules, each evaluation on the release that was the newest at its time.
+A release regression rule is replayed once a day (each midnight UTC of the past 30 days, and now): the
+verdict of the then newest release over the rule's window, as the release pages would have shown it,
+notifying once per release."""
 
 from __future__ import annotations
 
@@ -64,8 +65,8 @@ class Band:
 class Preview:
     steps: list[Step] = field(default_factory=list)
     bands: list[Band] = field(default_factory=list)
-    # Each firing: its first firing evaluation, the first evaluation after it that was not firing (None: firing
-    # at the end) and the worst value it saw (the highest; the lowest for a rule that fires below).
+    # Each firing: its first firing evaluation, the first evaluation after it that was not firing (None:
+    # firing at the end) and the worst value it saw (the highest; the lowest for a rule that fires below).
     periods: list[tuple[datetime, datetime | None, float]] = field(default_factory=list)
     daily: list[tuple[str, int]] = field(default_factory=list)  # occurrence rules: (day, notifications)
     note: str = ""
@@ -94,7 +95,8 @@ def evaluation_times(now: datetime, window_s: int) -> list[datetime]:
 
 
 def replay(rule: AlertRule, points: list[tuple[datetime, float | None, int]]) -> Preview:
-    """The state machine over ``points`` (at, value, samples), from insufficient data, as the live tick runs it."""
+    """The state machine over ``points`` (at, value, samples), from insufficient data, as the live tick
+    runs it."""
     out = Preview(scope=rule.scope or "*")
     state, t = "insufficient_data", thresholds(rule)
     for at, value, samples in points:
@@ -194,8 +196,9 @@ def _release_verdicts(client: Any, rule: AlertRule, now: datetime) -> Preview:
 
 
 def _error_request(rule: AlertRule) -> WindowRequest:
-    """An ``error_rate`` rule's figure as a window: the catalog's failed_transactions_pct of every transaction of
-    the project, with the rule's environment and release (what queries/alerts/error_rate.sql counts)."""
+    """An ``error_rate`` rule's figure as a window: the catalog's failed_transactions_pct of every
+    transaction of the project, with the rule's environment and release (what queries/alerts/error_rate.sql
+    counts)."""
     return WindowRequest(
         rule.project_id,
         "failed_transactions_pct",

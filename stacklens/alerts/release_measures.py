@@ -1,13 +1,13 @@
 """What the release-health rule types measure, from release health (:mod:`stacklens.releases`):
 
 - ``crash_free_rate``: the crash-free sessions (or users) % of the project's **newest release** — the release
-  whose first session started last, in the rule's environment when it has one — over the rule's window, with its
-  sessions as the samples. Read with :func:`stacklens.releases.sessions.window_totals`, the read behind the
-  release pages' figures (the same session states, the same counting), so a rule says what the release list
-  says for the same window and environment.
+  whose first session started last, in the rule's environment when it has one — over the rule's window, with
+  its sessions as the samples. Read with :func:`stacklens.releases.sessions.window_totals`, the read behind
+  the release pages' figures (the same session states, the same counting), so a rule says what the release
+  list says for the same window and environment.
 - ``release_regression``: the verdict of the newest release against the release before it
-  (:func:`stacklens.releases.health.release_health` over the rule's window, :mod:`stacklens.releases.verdicts`):
-  the release pages' and the releases API's verdict, reasons and all.
+  (:func:`stacklens.releases.health.release_health` over the rule's window,
+  :mod:`stacklens.releases.verdicts`): the release pages' and the releases API's verdict, reasons and all.
 
 Rules of the same organization, project, window and environment share one read. The 30-day preview of a
 crash-free rule reads the same states once for every past evaluation (:func:`crash_free_history`).
@@ -28,7 +28,8 @@ from stacklens.warehouse.queries import run_query
 
 @dataclass(frozen=True)
 class CrashFree:
-    """The newest release's crash-free share over a window ('' and no value when the project has no sessions)."""
+    """The newest release's crash-free share over a window ('' and no value when the project has no
+    sessions)."""
 
     release: str
     value: float | None  # percent (0-100); None without sessions (or users) in the window
@@ -119,13 +120,15 @@ def newest_verdict(
 def crash_free_history(
     client: Any, rule: AlertRule, times: list[datetime]
 ) -> list[tuple[datetime, float | None, int, str]]:
-    """``(at, value, sessions, release)`` at each past evaluation time (whole hours, evenly spaced) as the live
-    rule would have measured it then: the release first seen last before ``at``, its share over the window."""
+    """``(at, value, sessions, release)`` at each past evaluation time (whole hours, evenly spaced) as the
+    live rule would have measured it then: the release first seen last before ``at``, its share over the
+    window."""
     if not times:
         return []
     window = timedelta(seconds=rule.window_seconds)
     step = times[1] - times[0] if len(times) > 1 else timedelta(hours=1)
-    # First seen: the release's first session within the retention, in the rule's environment (the live read's).
+    # First seen: the release's first session within the retention, in the rule's environment (the live
+    # read's).
     first_seen = {
         version: counts.first_seen
         for version, counts in window_totals(

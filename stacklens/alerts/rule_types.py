@@ -1,11 +1,11 @@
 """The kinds of alert rule and their vocabulary: types and labels, levels, the metrics and statistics a
-performance rule may watch, windows (:func:`parse_window`, :func:`format_window`), and what a rule's settings hold.
+performance rule may watch, windows (:func:`parse_window`, :func:`format_window`), and what a rule's settings
+hold.
 
-Every threshold rule is "above" a threshold — a performance metric above a budget, more than N events (or users)
-in a window, a share of failed transactions above X % — except the crash-free rate of the newest release, which
-fires *below* its threshold (:data:`BELOW_TYPES`). New-issue, regression and release-regression rules fire on
-each occurrence instead (a release regression once per release).
-"""
+Every threshold rule is "above" a threshold — a performance metric above a budget, more than N events (or
+users) in a window, a share of failed transactions above X % — except the crash-free rate of the newest
+release, which fires *below* its threshold (:data:`BELOW_TYPES`). New-issue, regression and
+release-regression rules fire on each occurrence instead (a release regression once per release)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ CRASH_FREE_METRICS = ("crash_free_sessions", "crash_free_users")
 # Rule types on release health: they watch the newest release, so they take no release, level or tag filter.
 RELEASE_TYPES = ("crash_free_rate", "release_regression")
 # The window a rule gets when the body names none: a release regression compares the newest release with the
-# one before it over the release pages' default window (stacklens.releases.release_list.DEFAULT_RANGE), so the rule
-# judges what the pages show.
+# one before it over the release pages' default window (stacklens.releases.release_list.DEFAULT_RANGE), so the
+# rule judges what the pages show.
 DEFAULT_WINDOWS = {"performance_budget": "7d", "crash_free_rate": "24h", "release_regression": "30d"}
 _WINDOW = re.compile(r"^\s*(\d{1,4})\s*([mhd])\s*$")
 _UNIT = {"m": 60, "h": 3600, "d": 86400}

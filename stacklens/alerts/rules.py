@@ -25,7 +25,8 @@ from stacklens.control.models.alerts import AlertRule
 
 
 class RuleOut(RuleSettings):
-    """The API's rule (:func:`rule_out`): the request's field names, plus id, timestamps and the last failure."""
+    """The API's rule (:func:`rule_out`): the request's field names, plus id, timestamps and the last
+    failure."""
 
     id: int
     project: str  # the project's slug

@@ -2,11 +2,11 @@
 
 Threshold rules fire when the value goes **above** the threshold and stay firing until it falls to the resolve
 threshold or below (hysteresis: a value hovering around the threshold does not flap). A rule on a figure where
-lower is worse (a crash-free rate, ``Thresholds.below``) is the mirror image: it fires below the threshold, warns
-below the warning threshold (above the threshold) and resolves at or above the resolve threshold. Too few samples is its
-own state, ``insufficient_data``, which never fires and never claims a resolution. Notifications go out on
-transitions only — into firing, from firing to resolved — plus an optional re-notification while firing.
-"""
+lower is worse (a crash-free rate, ``Thresholds.below``) is the mirror image: it fires below the threshold,
+warns below the warning threshold (above the threshold) and resolves at or above the resolve threshold. Too
+few samples is its own state, ``insufficient_data``, which never fires and never claims a resolution.
+Notifications go out on transitions only — into firing, from firing to resolved — plus an optional
+re-notification while firing."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ class Decision:
 
 
 def fmt(value: float | None, unit: str = "") -> str:
-    """A value in its unit as the metric catalog writes it (``2,310.0 ms``, ``250.0 KiB``, ``3.4 %``, ``0.12``);
-    any other unit names what is counted (``12 events``)."""
+    """A value in its unit as the metric catalog writes it (``2,310.0 ms``, ``250.0 KiB``, ``3.4 %``,
+    ``0.12``); any other unit names what is counted (``12 events``)."""
     if value is None:
         return "no data"
     known = units.BY_SYMBOL.get(unit)

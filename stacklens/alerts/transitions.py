@@ -221,10 +221,11 @@ def _release_verdict(
     summary: EvaluationSummary,
 ) -> None:
     """A release regression notifies once per release: when the newest release's verdict against the release
-    before it is first a regression. Its state (scope: the version) is firing while that holds — it is still the
-    newest release and still a regression — and resolved otherwise, without a message (nothing to undo: a newer
-    release came, or the verdict no longer holds as traffic arrived); firing again later notifies nothing more.
-    The "*" row gives the rule a state before any regression, as for the other occurrence rules."""
+    before it is first a regression. Its state (scope: the version) is firing while that holds — it is
+    still the newest release and still a regression — and resolved otherwise, without a message (nothing to
+    undo: a newer release came, or the verdict no longer holds as traffic arrived); firing again later
+    notifies nothing more. The "*" row gives the rule a state before any regression, as for the other
+    occurrence rules."""
     newest = found[0] if found else None
     regressed = newest is not None and newest.value == 1.0
     overall = _state(session, rule, "*", own, now)
@@ -271,9 +272,9 @@ def _fire_occurrence(
     label: str,
     text: str,
 ) -> None:
-    """An occurrence seen for the first time (a new issue, a regression, a regressed release): its scope fires,
-    the rule's channels are told once (the scope remembers when), and the evaluation row says ``text``; ``label``
-    names the occurrence in the tick's list of what fires."""
+    """An occurrence seen for the first time (a new issue, a regression, a regressed release): its scope
+    fires, the rule's channels are told once (the scope remembers when), and the evaluation row says
+    ``text``; ``label`` names the occurrence in the tick's list of what fires."""
     state = _state(session, rule, m.scope_key, own, now)
     state.state, state.value, state.release, state.since = "firing", 1.0, m.release[:RELEASE_CHARS], now
     notified = False
@@ -298,12 +299,14 @@ def _record(
     now: datetime,
     summary: EvaluationSummary,
 ) -> None:
-    """Queue one evaluation row; all of a tick's rows are inserted at once (one statement, not one per row)."""
+    """Queue one evaluation row; all of a tick's rows are inserted at once (one statement, not one per
+    row)."""
     summary.rows.append(
         {
             "org_id": rule.org_id,
             "rule_id": rule.id,
-            # A performance rule has one state ("*"); its evaluations name what they measured: the rule's scope.
+            # A performance rule has one state ("*"); its evaluations name what they measured: the rule's
+            # scope.
             "scope_key": (rule.scope if rule.type == "performance_budget" else m.scope_key)[:300],
             "evaluated_at": now,
             "window_start": m.window_start,

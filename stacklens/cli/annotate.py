@@ -1,6 +1,6 @@
 """`stacklens annotate`: post an annotation (a deploy, a flag flip) to the running server from CI — the server
-``--url`` or ``STACKLENS_URL``, the organization API key ``--api-key`` or ``STACKLENS_API_KEY``. The time charts
-draw it beside the releases' first-seen markers.
+``--url`` or ``STACKLENS_URL``, the organization API key ``--api-key`` or ``STACKLENS_API_KEY``. The time
+charts draw it beside the releases' first-seen markers.
 
     stacklens annotate "deploy api 4f2c1a" --tags deploy,api --project web --release shop@1.4.0
 """

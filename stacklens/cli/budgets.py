@@ -158,7 +158,8 @@ def _amount(metric: str, value: float | None) -> str:
 
 
 def _count(value: int | None) -> str:
-    """A sample count as the pages and the PDF write it (``1,070``); ``?`` when the warehouse did not answer."""
+    """A sample count as the pages and the PDF write it (``1,070``); ``?`` when the warehouse did not
+    answer."""
     from stacklens.metrics.units import COUNT, format_in
 
     return "?" if value is None else format_in(COUNT, value)

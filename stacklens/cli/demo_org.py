@@ -56,7 +56,8 @@ def ensure_demo_org(settings: Settings) -> DemoOrg:
             try:
                 api_key = reveal_api_key(session, org.id, None)
             except (AccountError, KeyDecryptionError):
-                # No readable current key (the secret changed): a new one is the only way to print a working one.
+                # No readable current key (the secret changed): a new one is the only way to print a working
+                # one.
                 api_key = regenerate_api_key(session, org.id)
         user = session.scalar(select(User).where(User.email == DEMO_EMAIL))
         if user is None:

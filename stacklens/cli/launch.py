@@ -35,8 +35,8 @@ from stacklens.listen import base_url, check_port_free
 from stacklens.settings import Settings
 
 WORKER_SERVICE = "worker"
-# Where the demo's shop and driver read their app keys (demo_shop/server.py, demo/driver.py); the core does not
-# import the demo, so the names are repeated here.
+# Where the demo's shop and driver read their app keys (demo_shop/server.py, demo/driver.py); the core does
+# not import the demo, so the names are repeated here.
 DEMO_APP_KEY_ENV = "STACKLENS_DEMO_APP_KEY"
 DEMO_WORKER_KEY_ENV = "STACKLENS_DEMO_WORKER_KEY"
 SERVER_START_SECONDS = 180.0
@@ -88,7 +88,8 @@ def ensure_demo(settings: Settings) -> DemoKeys:
             worker_key = reveal_app_key(session, project.id, WORKER_SERVICE)
         else:
             worker_key = create_app_key(session, project.id, WORKER_SERVICE)
-        # The members page shows a pending invitation (its link is shown only when created; make a new one there).
+        # The members page shows a pending invitation (its link is shown only when created; make a new one
+        # there).
         if not invitations.pending_invitations(session, project.org_id):
             signer = invitations.signer_for(settings.secret())
             invitations.create_invitation(

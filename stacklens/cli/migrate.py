@@ -128,7 +128,8 @@ def _record(settings: Any, maintenance: Any) -> None:
 
 
 def _backup_first(args: argparse.Namespace, settings: Any, plan: list[Any]) -> Path | None:
-    """Back up before a run that rewrites or drops data on an installation that has some; the backup's path."""
+    """Back up before a run that rewrites or drops data on an installation that has some; the backup's
+    path."""
     from stacklens.cli.main import CliError
     from stacklens.warehouse.migrations import migration_status
 

@@ -1,9 +1,9 @@
 """`stacklens pipelines run [--select KEY …]`, `backfill --from DAY --to DAY`, `status`, `ui`, `dev` and
 `instance`.
 
-`run`, `backfill` and `status` go through the running `stacklens serve` when it owns the embedded warehouse (its token
-file ``<data_dir>/pipelines_token`` says where it listens); otherwise they open the warehouse directly.
-"""
+`run`, `backfill` and `status` go through the running `stacklens serve` when it owns the embedded warehouse
+(its token file ``<data_dir>/pipelines_token`` says where it listens); otherwise they open the warehouse
+directly."""
 
 from __future__ import annotations
 

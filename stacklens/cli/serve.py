@@ -24,7 +24,8 @@ logger = logging.getLogger(__name__)
 
 
 def migrate_all(settings: Settings) -> list[str]:
-    """Bring the control store and the warehouse up to date; the warehouse's applied migrations are returned."""
+    """Bring the control store and the warehouse up to date; the warehouse's applied migrations are
+    returned."""
     from stacklens.cli.main import CliError
     from stacklens.control.db import ControlStoreError, migrate_control_store
 
@@ -58,10 +59,10 @@ def uvicorn_config(app: Any, host: str, port: int) -> Any:
     )
 
 
-# Threads that run the API's and dashboards' synchronous handlers (anyio's default is 40). Each one mostly waits
-# for the warehouse, and the embedded engine runs one query per client at a time (two clients): beyond a few,
-# more threads only queue there, holding a stack each. 8 still keep a slow page or a pipeline run started over
-# `/api/pipelines/run` from blocking the ingest and the health check.
+# Threads that run the API's and dashboards' synchronous handlers (anyio's default is 40). Each one mostly
+# waits for the warehouse, and the embedded engine runs one query per client at a time (two clients): beyond a
+# few, more threads only queue there, holding a stack each. 8 still keep a slow page or a pipeline run started
+# over `/api/pipelines/run` from blocking the ingest and the health check.
 WORKER_THREADS = 8
 
 

@@ -1,4 +1,5 @@
-"""Run several child processes as one (`stacklens up`): start in order, log each to its own file, stop all together.
+"""Run several child processes as one (`stacklens up`): start in order, log each to its own file, stop all
+together.
 
 Children get SIGTERM first (the shipper flushes and commits its tracker on it), then SIGKILL after a grace
 period. If one child dies, the supervisor says so, with the tail of its log, and stops the rest, so a
@@ -48,9 +49,9 @@ class AlreadyRunning(Conflict):
 
 def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
     """A pre-exec hook making the kernel SIGTERM the child when the supervisor dies (Linux only), with SIGTERM
-    unblocked and at its default action: a signal mask and an ignored disposition are inherited across exec, so
-    a child started from a process that blocks or ignores SIGTERM (libraries loaded in it may) would outlive a
-    stop until the grace period's SIGKILL."""
+    unblocked and at its default action: a signal mask and an ignored disposition are inherited across
+    exec, so a child started from a process that blocks or ignores SIGTERM (libraries loaded in it may)
+    would outlive a stop until the grace period's SIGKILL."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -64,7 +65,8 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
 
     def hook() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
-        # SIG_DFL (a null handler) through the C library: an ignored action survives exec, a handled one does not.
+        # SIG_DFL (a null handler) through the C library: an ignored action survives exec, a handled one does
+        # not.
         set_action(int(signal.SIGTERM), None)
         prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
         # The supervisor may have died between fork and prctl: then no signal will ever come.
@@ -140,7 +142,8 @@ class Supervisor:
         self._stopping = False
         self._previous: dict[int, object] = {}
 
-    # -- signals ----------------------------------------------------------------------------------------------
+    # -- signals
+    # ----------------------------------------------------------------------------------------------
     def install_signal_handlers(self) -> None:
         """SIGINT, SIGTERM and SIGHUP raise StopRequested in the main thread, whatever was inherited."""
 
@@ -156,9 +159,11 @@ class Supervisor:
             signal.signal(signum, previous)  # type: ignore[arg-type]  # None (set outside Python) is typed, not met
         self._previous.clear()
 
-    # -- what an earlier run left -------------------------------------------------------------------------------
+    # -- what an earlier run left
+    # -------------------------------------------------------------------------------
     def reclaim(self) -> None:
-        """Stop the children an earlier, dead supervisor left running; refuse when that supervisor still lives."""
+        """Stop the children an earlier, dead supervisor left running; refuse when that supervisor still
+        lives."""
         if self.run_file is None:
             return
         try:
@@ -201,7 +206,8 @@ class Supervisor:
         tmp.write_text(json.dumps(record, indent=2))
         os.replace(tmp, self.run_file)
 
-    # -- life cycle -------------------------------------------------------------------------------------------
+    # -- life cycle
+    # -------------------------------------------------------------------------------------------
     def start(self, child: Child) -> Child:
         child.start()
         self.children.append(child)
@@ -286,7 +292,8 @@ def end_console_process(process: subprocess.Popen[bytes]) -> None:
 
 
 def run_on_console(argv: Sequence[str], env: dict[str, str]) -> int:
-    """Run a step on the launcher's console to its end; its exit status. A stop signal meanwhile ends it too."""
+    """Run a step on the launcher's console to its end; its exit status. A stop signal meanwhile ends it
+    too."""
     process = start_on_console(argv, env)
     try:
         return process.wait()

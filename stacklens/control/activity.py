@@ -146,7 +146,8 @@ def list_activity(
     cursor: str | None = None,
     limit: int = 50,
 ) -> tuple[list[ActivityRow], str | None]:
-    """One page of the organization's activity, newest first, and the cursor of the next page (or ``None``)."""
+    """One page of the organization's activity, newest first, and the cursor of the next page (or
+    ``None``)."""
     limit = max(1, min(int(limit), MAX_PAGE))
     position = decode_cursor(cursor) if cursor else None
     # Imported here: the tally records through this module. Uses counted in memory are written first.

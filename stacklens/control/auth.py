@@ -91,8 +91,8 @@ def resolve_app_key(session: Session, org_id: int, raw: str) -> AppKeyIdentity |
 
 @dataclass(frozen=True)
 class DsnCaller:
-    """What a Sentry or OTLP request's DSN key stands for: the key, its organization's events-per-minute quota,
-    and the settings of its project that preparing its lines reads."""
+    """What a Sentry or OTLP request's DSN key stands for: the key, its organization's events-per-minute
+    quota, and the settings of its project that preparing its lines reads."""
 
     identity: AppKeyIdentity
     events_per_minute: int

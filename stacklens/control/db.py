@@ -2,9 +2,9 @@
 
 One engine per database URL per process. SQLite runs in WAL mode with a busy timeout, so API workers
 read while one writes; its file (and so its WAL and shared-memory files, which SQLite creates with the
-database's mode) is the service's alone, 0600: it holds password hashes, key hashes and integration tokens; PostgreSQL URLs may carry ``options=-csearch_path%3D<schema>`` (one schema per
-installation or per test), and the schema is created when missing.
-"""
+database's mode) is the service's alone, 0600: it holds password hashes, key hashes and integration tokens;
+PostgreSQL URLs may carry ``options=-csearch_path%3D<schema>`` (one schema per installation or per test),
+and the schema is created when missing."""
 
 from __future__ import annotations
 
@@ -57,9 +57,9 @@ def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEn
 
 
 def _private_sqlite_file(path: Path) -> None:
-    """Create the database file 0600 before SQLite opens it, and make an existing one (and its WAL and shm files)
-    0600: SQLite creates a file 0644 under the usual umask, and gives the WAL and shm files the database's mode.
-    An empty file is a valid empty database."""
+    """Create the database file 0600 before SQLite opens it, and make an existing one (and its WAL and shm
+    files) 0600: SQLite creates a file 0644 under the usual umask, and gives the WAL and shm files the
+    database's mode. An empty file is a valid empty database."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -212,7 +212,8 @@ def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
 
 
 def migrate_control_store(settings: Settings) -> None:
-    """Bring the control store to the newest Alembic revision. Safe to run again and from several processes."""
+    """Bring the control store to the newest Alembic revision. Safe to run again and from several
+    processes."""
     from sqlalchemy.exc import SQLAlchemyError
 
     engine = get_engine(settings)
@@ -223,9 +224,9 @@ def migrate_control_store(settings: Settings) -> None:
             legacy = raw.isolation_level if sqlite else None
             if sqlite:
                 # Python's sqlite3 driver opens a transaction only before a data change, so the DDL a
-                # migration starts with ran outside any and stayed when a later statement failed (a re-run then
-                # stopped on "duplicate column"). With the driver's own transactions off and an explicit BEGIN,
-                # the whole upgrade is one transaction: a failure anywhere leaves the store as it was.
+                # migration starts with ran outside any and stayed when a later statement failed (a re-run
+                # then stopped on "duplicate column"). With the driver's own transactions off and an explicit
+                # BEGIN, the whole upgrade is one transaction: a failure anywhere leaves the store as it was.
                 raw.isolation_level = None
                 # Batch mode alters a SQLite table by copying it and dropping the original; with foreign keys
                 # on, dropping a table other rows point at fails (revision 0012 alters `users`: every

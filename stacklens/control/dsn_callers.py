@@ -3,10 +3,9 @@ envelope) looks a key up about once a second instead of once per event.
 
 An answer of :func:`~stacklens.control.auth.find_dsn_caller` (the key, its organization's quota, its project's
 settings) is reused while both hold: it is younger than :data:`REMEMBER_SECONDS`, and this process has sent no
-write to the control store since (:func:`~stacklens.control.db.writes_sent`). So a key revoked, a quota changed
-or a project's setting saved through this server takes effect at the next request; through another process (a
-CLI command, another API worker of a scaled install) within :data:`REMEMBER_SECONDS`.
-"""
+write to the control store since (:func:`~stacklens.control.db.writes_sent`). So a key revoked, a quota
+changed or a project's setting saved through this server takes effect at the next request; through another
+process (a CLI command, another API worker of a scaled install) within :data:`REMEMBER_SECONDS`."""
 
 from __future__ import annotations
 

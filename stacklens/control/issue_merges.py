@@ -21,7 +21,8 @@ def overrides_of(session: Session, project_id: int) -> dict[str, int]:
 
 
 def has_merges(session: Session, org_id: int, project_id: int, issue_id: int) -> bool:
-    """Whether fingerprints were merged into the issue (its event reads then cover all of its fingerprints)."""
+    """Whether fingerprints were merged into the issue (its event reads then cover all of its
+    fingerprints)."""
     found = session.scalar(
         select(IssueMerge.id)
         .where(

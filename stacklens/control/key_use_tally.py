@@ -81,7 +81,8 @@ def count_key_use(
 
 
 def write_pending(session: Session) -> None:
-    """Write the uses waiting for ``session``'s database in ``session`` (a reader of `key_usage` calls this first)."""
+    """Write the uses waiting for ``session``'s database in ``session`` (a reader of `key_usage` calls this
+    first)."""
     engine = session.get_bind().engine
     with _lock:
         url = next((url for url in _pending if engine_for_url(url) is engine), None)

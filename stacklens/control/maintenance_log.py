@@ -1,4 +1,5 @@
-"""The operators' maintenance log: every backup, restore, migration and retention run, its outcome and duration.
+"""The operators' maintenance log: every backup, restore, migration and retention run, its outcome and
+duration.
 
 Rows are written when the action ends (succeeded or failed), so a restore or a migration that creates the
 table itself can still record itself. :class:`Maintenance` times a block and records it either way.

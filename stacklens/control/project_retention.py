@@ -1,14 +1,14 @@
-"""A project's own retention: how many days of its raw data the installation keeps, and its event caps (DESIGN §9.2).
+"""A project's own retention: how many days of its raw data the installation keeps, and its event caps (DESIGN
+§9.2).
 
 Unset, a project keeps what the installation keeps (``STACKLENS_RETENTION_DAYS``, the engine's TTL); set, it
 keeps fewer days, applied by the retention run (stacklens/operations/retention.py). It can never keep more
 than the installation: the TTL drops everything older whatever a project says.
 
 Event caps (as Bugsink and GlitchTip keep them): at most N error events per issue and/or in the whole project,
-the oldest removed first by the same run (stacklens/operations/event_caps.py); the issue counters keep counting
-every event received. Changed by ``PUT /api/projects/{slug}/retention``, ``stacklens admin set-retention`` and
-the project's settings page; each change is in the organization's activity log.
-"""
+the oldest removed first by the same run (stacklens/operations/event_caps.py); the issue counters keep
+counting every event received. Changed by ``PUT /api/projects/{slug}/retention``, ``stacklens admin
+set-retention`` and the project's settings page; each change is in the organization's activity log."""
 
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ class ProjectRetention:
     max_events_per_project: int | None = None
 
 
-# The largest cap accepted: beyond it a cap would never bite before the days do on any installation we measured
-# (bench: 1 M events a day is a large one), and a typo of a few zeros is refused instead of meaning "no cap".
+# The largest cap accepted: beyond it a cap would never bite before the days do on any installation we
+# measured (bench: 1 M events a day is a large one), and a typo of a few zeros is refused instead of meaning
+# "no cap".
 MAX_CAP = 100_000_000
 
 
@@ -76,8 +77,8 @@ def set_event_caps(
     per_project: int | None,
     actor_user_id: int | None = None,
 ) -> ProjectRetention:
-    """Set the most error events ``project_id`` keeps per issue and in all (None: no cap); the next retention run
-    removes the oldest beyond them."""
+    """Set the most error events ``project_id`` keeps per issue and in all (None: no cap); the next
+    retention run removes the oldest beyond them."""
     project = session.scalar(select(Project).where(Project.id == project_id, Project.org_id == org_id))
     if project is None:
         raise NotFound(f"no project {project_id} in this organization")

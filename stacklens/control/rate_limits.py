@@ -36,7 +36,8 @@ class LimitsView:
 def record_refusal(
     session: Session, org_id: int, limit: str, value: int, retry_after: float, key_id: int | None = None
 ) -> None:
-    """Count one `Rate Limited` answer: in this minute's entry for ``limit`` when there is one, else a new one."""
+    """Count one `Rate Limited` answer: in this minute's entry for ``limit`` when there is one, else a new
+    one."""
     now = utcnow()
     entry = session.scalar(
         select(ActivityEntry)

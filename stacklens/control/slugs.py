@@ -16,7 +16,8 @@ from stacklens.control.models import Organization, Project
 
 
 def slugify(name: str) -> str:
-    """``name`` as a slug: accents dropped, runs of anything but ``a-z0-9`` one ``-``, at most 48 characters."""
+    """``name`` as a slug: accents dropped, runs of anything but ``a-z0-9`` one ``-``, at most 48
+    characters."""
     text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     return re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:48] or "x"
 

@@ -1,12 +1,13 @@
 """Which control-store failures are the store being unavailable — locked by another writer, its file or volume
 refusing writes, its server gone — rather than a fault in a statement. Those answer 503 with ``Retry-After``
-(the sender keeps its data and retries, as a shipper and every Sentry SDK do); anything else stays a 500, which
-is logged as a bug.
+(the sender keeps its data and retries, as a shipper and every Sentry SDK do); anything else stays a 500,
+which is logged as a bug.
 
-SQLite reports all of them as ``OperationalError`` with a message and no code the driver exposes portably, so the
-message decides; it also reports a missing table or a syntax error as ``OperationalError``, which must stay a
-500. PostgreSQL's ``OperationalError`` (psycopg) is the connection's or a lock's: unavailable, whatever it says.
-"""
+SQLite reports all of them as ``OperationalError`` with a message and no code the driver exposes portably, so
+the message decides; it also reports a missing table or a syntax error as ``OperationalError``, which must
+stay a
+500. PostgreSQL's ``OperationalError`` (psycopg) is the connection's or a lock's: unavailable, whatever it
+     says."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ class ControlStoreUnavailable(Unavailable):
 
 
 def store_unavailable(exc: BaseException) -> bool:
-    """Whether ``exc`` (from SQLAlchemy) says the control store is unavailable rather than the statement wrong."""
+    """Whether ``exc`` (from SQLAlchemy) says the control store is unavailable rather than the statement
+    wrong."""
     if isinstance(exc, PoolTimeout):
         return True  # every pooled connection is busy: the store is swamped, not broken
     if not isinstance(exc, OperationalError):

@@ -1,6 +1,6 @@
 """The JSON answer of an Explore query (``POST /api/explore/query``, ``stacklens sql``): the shapes the server
-builds (:mod:`stacklens.explore.run`) and the notebook client (:mod:`stacklens.client`) reads. Nothing but typing
-here, so the client imports it without the server's dependencies."""
+builds (:mod:`stacklens.explore.run`) and the notebook client (:mod:`stacklens.client`) reads. Nothing but
+typing here, so the client imports it without the server's dependencies."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ class AnswerMeta(TypedDict):
     rows_read: int  # rows the engine read from storage (the table's and the series' reads)
     elapsed_ms: float
     truncated: bool  # the table (or the series) was cut at its limit
-    # With "compare": {"previous_release": true}: the release compared with (null: none was first seen before it).
+    # With "compare": {"previous_release": true}: the release compared with (null: none was first seen before
+    # it).
     compared_release: NotRequired[str | None]
 
 

@@ -1,5 +1,5 @@
-"""How Explore's answer reads on the page: each column's header with its unit and each value written through the
-metric catalog (``2,004.9 ms``, ``245.0 KiB``, ``1,234``), as every other face of the product writes them.
+"""How Explore's answer reads on the page: each column's header with its unit and each value written through
+the metric catalog (``2,004.9 ms``, ``245.0 KiB``, ``1,234``), as every other face of the product writes them.
 
 The JSON, CSV and Parquet answers keep raw numbers in the catalog's unit, the unit in the column's name
 (``lcp_p75_ms``, :func:`stacklens.metrics.formatting.column_name`); this module is for people reading a table.
@@ -62,8 +62,8 @@ def header(aggregate: Aggregate) -> str:
 
 
 def format_aggregate(aggregate: Aggregate, value: float | int | None) -> str:
-    """An aggregate's value in the catalog's unit and formatting: counts with separators, times in ms, sizes in
-    binary units (KiB, MiB), rates per 1,000."""
+    """An aggregate's value in the catalog's unit and formatting: counts with separators, times in ms,
+    sizes in binary units (KiB, MiB), rates per 1,000."""
     if aggregate.fn in ("count", "unique_users"):
         return format_in(COUNT, value)
     if aggregate.fn == "rate_per_1k":

@@ -1,10 +1,10 @@
 """Compare an Explore answer with another window's (DESIGN §9.4: ``"compare": {"previous_period": true}`` or
-``{"since", "until"}``) or with the release before the one it filters on (``{"previous_release": true}``): beside each aggregate column its value in the other window (``<column>_previous``) and
-the change in per cent (``<column>_change_pct``), row by row (rows are matched on their group-by values).
+``{"since", "until"}``) or with the release before the one it filters on (``{"previous_release": true}``):
+beside each aggregate column its value in the other window (``<column>_previous``) and the change in per cent
+(``<column>_change_pct``), row by row (rows are matched on their group-by values).
 
-Both values come from the same query run twice by :func:`stacklens.explore.run.run_explore`, so each is exactly
-what the query answers for that window alone.
-"""
+Both values come from the same query run twice by :func:`stacklens.explore.run.run_explore`, so each is
+exactly what the query answers for that window alone."""
 
 from __future__ import annotations
 
@@ -42,14 +42,16 @@ def in_window(query: Query, window: tuple[datetime, datetime]) -> Query:
 
 
 def change_pct(current: Any, previous: Any) -> float | None:
-    """The change from ``previous`` to ``current`` in per cent; None when either is missing or previous is 0."""
+    """The change from ``previous`` to ``current`` in per cent; None when either is missing or previous is
+    0."""
     if not isinstance(current, int | float) or not isinstance(previous, int | float) or previous == 0:
         return None
     return round((current - previous) / abs(previous) * 100, 2)
 
 
 def merge(query: Query, current: list[ExploreRow], previous: list[ExploreRow]) -> list[ExploreRow]:
-    """Each current row with ``<column>_previous`` and ``<column>_change_pct`` beside each aggregate column."""
+    """Each current row with ``<column>_previous`` and ``<column>_change_pct`` beside each aggregate
+    column."""
     by_key = {tuple(row[g] for g in query.group_by): row for row in previous}
     out = []
     for row in current:
@@ -73,8 +75,8 @@ def compared_columns(query: Query) -> list[str]:
 def run_compared(
     client: Client, query: Query, org_id: int, project_ids: list[int]
 ) -> tuple[Result, Result | None]:
-    """The query's answer — with its ``compare``, the compared columns in its rows — and the other window's own
-    answer (None without ``compare``)."""
+    """The query's answer — with its ``compare``, the compared columns in its rows — and the other window's
+    own answer (None without ``compare``)."""
     current = run_explore(client, query, org_id, project_ids)
     if query.compare is None:
         return current, None

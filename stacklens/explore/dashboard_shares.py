@@ -1,8 +1,7 @@
-"""Read-only links to a dashboard (DESIGN §9.4): ``/share/dashboards/{token}``, revocable, with an expiry, served
-from a snapshot of the page that is refreshed at most every :data:`SNAPSHOT_MINUTES` — a link posted on a wall
-screen or a public page answers from the stored snapshot, never with a query per visitor (a public view must not
-become a query storm). Only the token's SHA-256 is stored; the token is shown once.
-"""
+"""Read-only links to a dashboard (DESIGN §9.4): ``/share/dashboards/{token}``, revocable, with an expiry,
+served from a snapshot of the page that is refreshed at most every :data:`SNAPSHOT_MINUTES` — a link posted
+on a wall screen or a public page answers from the stored snapshot, never with a query per visitor (a
+public view must not become a query storm). Only the token's SHA-256 is stored; the token is shown once."""
 
 from __future__ import annotations
 
@@ -116,8 +115,8 @@ def fresh(row: DashboardShare, now: datetime) -> bool:
 
 
 def claim_refresh(session: Session, row: DashboardShare, now: datetime) -> bool:
-    """Whether this request refreshes the snapshot: a conditional update, so of many visitors arriving when it went
-    stale one refreshes and the others serve the snapshot they have."""
+    """Whether this request refreshes the snapshot: a conditional update, so of many visitors arriving when
+    it went stale one refreshes and the others serve the snapshot they have."""
     stale = now - timedelta(minutes=SNAPSHOT_MINUTES)
     previous = row.snapshot_at
     condition = (

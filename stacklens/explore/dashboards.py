@@ -2,9 +2,9 @@
 ``project``) and a grid of widgets, each an Explore question drawn as a line, bar, number or table.
 
 A widget asks its question one of three ways: an inline Explore ``query`` (the body of ``POST
-/api/explore/query``), a ``saved_query_id`` of the organization (so the dashboard follows the saved query when it
-changes) or a ``view`` of the performance and release pages (:mod:`stacklens.explore.views`). Its ``layout``
-``{"x", "y", "w", "h"}`` places it on a 12-column grid; the page reads widgets in ``(y, x)`` order.
+/api/explore/query``), a ``saved_query_id`` of the organization (so the dashboard follows the saved query when
+it changes) or a ``view`` of the performance and release pages (:mod:`stacklens.explore.views`). Its
+``layout`` ``{"x", "y", "w", "h"}`` places it on a 12-column grid; the page reads widgets in ``(y, x)`` order.
 
 Bodies are validated here, once, for the API, the page and an imported JSON file alike: a bad one raises
 :class:`~stacklens.explore.query.BadQuery` naming the field (``widgets[2].layout.w``). Every read and write is
@@ -111,7 +111,8 @@ def _whole(name: str, value: object, low: int, high: int) -> int:
 
 def parse_filters(session: Session, org_id: int, raw: object) -> dict[str, str]:
     """The dashboard's filter bar: ``range`` one of 24h, 7d, 14d, 30d, 90d (30d when not given); ``project`` a
-    project slug of the organization or '' (every project); ``environment``, ``release`` exact values or ''."""
+    project slug of the organization or '' (every project); ``environment``, ``release`` exact values or
+    ''."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -217,8 +218,8 @@ def parse_body(
 
 def flow(widgets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The widgets placed anew in their list order, left to right in rows of :data:`COLUMNS` (each keeps its
-    width and height): what the page does after a move, a resize, a copy or a removal, so the grid has no holes
-    and reading order is list order."""
+    width and height): what the page does after a move, a resize, a copy or a removal, so the grid has no
+    holes and reading order is list order."""
     x = y = row_height = 0
     placed = []
     for widget in widgets:

@@ -1,17 +1,16 @@
-"""The datasets Explore queries (DESIGN §8.2): the fields each can be filtered and grouped by (with their types) and
-the metrics of the catalog it holds.
+"""The datasets Explore queries (DESIGN §8.2): the fields each can be filtered and grouped by (with their
+types) and the metrics of the catalog it holds.
 
-A dataset's rows are a named query, ``warehouse_sql/queries/explore/<key>.sql``: it reads the raw table(s) — the
-same rows the pipelines build the views' facts and states from (page loads: op ``pageload`` transactions; API
-calls: what ``endpoint_facts`` holds; resources: what ``resource_facts`` holds), so any filter and group-by of
-any column works and is fresh without waiting for a pipeline run — scoped to the organization, its projects and
-the window, and names its columns ``ts`` (the row's time), ``uid`` (who "unique users" counts; '' when the rows
-carry no user), ``tags`` (an empty map when they carry none), ``f_<field>`` for each field below, ``m_<metric>``
-for each metric (or the columns its :class:`Measure` reads) and ``h_<metric>`` for each metric the views keep in
-a 1 % log histogram (:attr:`Dataset.histograms`): the value as the histogram keeps it, what Explore's
-percentiles are taken over. A query names fields and metrics by key, and only keys found here reach
-:mod:`stacklens.explore.sql`.
-"""
+A dataset's rows are a named query, ``warehouse_sql/queries/explore/<key>.sql``: it reads the raw table(s)
+— the same rows the pipelines build the views' facts and states from (page loads: op ``pageload``
+transactions; API calls: what ``endpoint_facts`` holds; resources: what ``resource_facts`` holds), so any
+filter and group-by of any column works and is fresh without waiting for a pipeline run — scoped to the
+organization, its projects and the window, and names its columns ``ts`` (the row's time), ``uid`` (who
+"unique users" counts; '' when the rows carry no user), ``tags`` (an empty map when they carry none),
+``f_<field>`` for each field below, ``m_<metric>`` for each metric (or the columns its :class:`Measure`
+reads) and ``h_<metric>`` for each metric the views keep in a 1 % log histogram
+(:attr:`Dataset.histograms`): the value as the histogram keeps it, what Explore's percentiles are taken
+over. A query names fields and metrics by key, and only keys found here reach :mod:`stacklens.explore.sql`."""
 
 from __future__ import annotations
 
@@ -46,11 +45,11 @@ class Dataset:
     counted: str  # the catalog metric a plain count of its rows is (page_loads, error_events, …)
     measures: dict[str, Measure] = field(default_factory=dict)
     extra_columns: tuple[str, ...] = ()  # columns of its rows the measures read
-    # Metrics the views' states keep as 1 % log histograms: the rows also hold ``h_<metric>``, the value as the
-    # histogram keeps it (the value of its bucket), and Explore's percentiles are taken over it.
+    # Metrics the views' states keep as 1 % log histograms: the rows also hold ``h_<metric>``, the value as
+    # the histogram keeps it (the value of its bucket), and Explore's percentiles are taken over it.
     histograms: tuple[str, ...] = ()
-    # Whether the ``h_<metric>`` columns are stored (page loads: migration 0015) rather than computed per row: a
-    # count of a metric's values then reads them too, so a p75 and its count read one column, not two.
+    # Whether the ``h_<metric>`` columns are stored (page loads: migration 0015) rather than computed per row:
+    # a count of a metric's values then reads them too, so a p75 and its count read one column, not two.
     stored_histograms: bool = False
 
     @property
@@ -146,9 +145,9 @@ API_CALLS = Dataset(
     histograms=("api_ms",),
 )
 
-# Release health, counted as the release pages count it (pipelines' session_periods_minute.sql, Relay's metrics
-# extraction): a session update counts its session once (its id), an aggregate row (`sessions` item, nil id)
-# counts its quantity; errored = errors seen or an error status (crashed and abnormal included).
+# Release health, counted as the release pages count it (pipelines' session_periods_minute.sql, Relay's
+# metrics extraction): a session update counts its session once (its id), an aggregate row (`sessions` item,
+# nil id) counts its quantity; errored = errors seen or an error status (crashed and abnormal included).
 _SESSIONS = (
     "uniqExactIf(s_session, s_init = 1 AND NOT s_aggregate) + sumIf(s_quantity, s_init = 1 AND s_aggregate)"
 )

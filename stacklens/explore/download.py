@@ -1,23 +1,23 @@
-"""Explore's downloads (``?format=csv|parquet|json``): the full result, up to 1,000,000 rows, streamed as the engine
-sends its blocks — the answer starts with the engine's first block and never holds the whole result in memory
-(one block of ~65,000 rows and a few encoded chunks at a time).
+"""Explore's downloads (``?format=csv|parquet|json``): the full result, up to 1,000,000 rows, streamed as the
+engine sends its blocks — the answer starts with the engine's first block and never holds the whole result in
+memory (one block of ~65,000 rows and a few encoded chunks at a time).
 
-Each download reads on a warehouse connection of its own, opened for it and closed after: the shared client runs
-one query at a time and a streaming query holds its connection until its last block is read, so a slow reader
-on the shared client would stall every page and ingest insert. The connection's calls all run on one thread of
-the download's own (the embedded engine ties an open stream to the thread that opened it); the encoded chunks
-reach the web server through a small queue, so a reader that stops reading stops the engine too. A download
-holds one of its organization's query slots for as long as it streams: until its last chunk is handed to the web
-server or its reader leaves — not until the engine's last block, which comes while the queue and the sockets
-still hold the file's tail — and a download nobody takes a chunk of for two minutes is given up.
+Each download reads on a warehouse connection of its own, opened for it and closed after: the shared client
+runs one query at a time and a streaming query holds its connection until its last block is read, so a slow
+reader on the shared client would stall every page and ingest insert. The connection's calls all run on one
+thread of the download's own (the embedded engine ties an open stream to the thread that opened it); the
+encoded chunks reach the web server through a small queue, so a reader that stops reading stops the engine
+too. A download holds one of its organization's query slots for as long as it streams: until its last chunk is
+handed to the web server or its reader leaves — not until the engine's last block, which comes while the queue
+and the sockets still hold the file's tail — and a download nobody takes a chunk of for two minutes is given
+up.
 
 Before the first byte the download knows: the query ran (a time or memory limit, or a bad value, still answers
 400 with a plain message) and whether it was cut at its row limit — every row carries the count of all groups
-(``count() OVER ()``), so ``X-Explore-Truncated`` is a header, not a guess. Cells: CSV text neutralised against
-spreadsheet formulas (:mod:`stacklens.csv_cells`); Parquet in one row group per engine block; JSON as the query
-answer (``{"columns", "rows", "series": [], "meta"}``, ``meta.rows_read`` null: a stream does not know it).
-Numbers stay raw, in the catalog's unit that each column's name carries (``lcp_p75_ms``).
-"""
+(``count() OVER ()``), so ``X-Explore-Truncated`` is a header, not a guess. Cells: CSV text neutralised
+against spreadsheet formulas (:mod:`stacklens.csv_cells`); Parquet in one row group per engine block; JSON
+as the query answer (``{"columns", "rows", "series": [], "meta"}``, ``meta.rows_read`` null: a stream does
+not know it). Numbers stay raw, in the catalog's unit that each column's name carries (``lcp_p75_ms``)."""
 
 from __future__ import annotations
 
@@ -49,12 +49,14 @@ MEDIA_TYPES = {
     "parquet": "application/vnd.apache.parquet",
     "json": "application/json",
 }
-# Encoded chunks waiting for the web server: a reader slower than the engine holds the engine back, not memory.
+# Encoded chunks waiting for the web server: a reader slower than the engine holds the engine back, not
+# memory.
 QUEUED_CHUNKS = 4
 # How long the producer waits for a stalled reader before it looks whether the download was abandoned.
 _PUT_WAIT_SECONDS = 0.5
-# A download whose reader never took a chunk for this long is given up (its slot freed): a web server that never
-# started the answer's iterator (the client left before the first byte) never tells it the reader is gone.
+# A download whose reader never took a chunk for this long is given up (its slot freed): a web server that
+# never started the answer's iterator (the client left before the first byte) never tells it the reader is
+# gone.
 _UNREAD_SECONDS = 120.0
 COUNT_FUNCTIONS = ("count", "unique_users")
 
@@ -119,7 +121,8 @@ class _Sink(io.RawIOBase):
 def encode(
     fmt: str, target: pa.Schema, batches: Iterator[pa.RecordBatch], truncated: bool, started: float
 ) -> Iterator[bytes]:
-    """The file of ``fmt`` for the batches, chunk by chunk (the first chunk before the second batch is read)."""
+    """The file of ``fmt`` for the batches, chunk by chunk (the first chunk before the second batch is
+    read)."""
     if fmt == "parquet":
         sink = _Sink()
         metadata = {b"stacklens.truncated": b"true" if truncated else b"false"}
@@ -172,8 +175,8 @@ class Download:
         return MEDIA_TYPES[self.fmt]
 
     def next_chunk(self) -> bytes | None:
-        """The next chunk (blocking until the thread has it); ``None`` at the end. An error after the first byte
-        is raised here: the web server can only cut the answer short."""
+        """The next chunk (blocking until the thread has it); ``None`` at the end. An error after the first
+        byte is raised here: the web server can only cut the answer short."""
         while True:
             try:
                 kind, value = self._chunks.get(timeout=_PUT_WAIT_SECONDS)
@@ -192,9 +195,10 @@ class Download:
         return None
 
     def cancel(self) -> None:
-        """The reader is done or went away: the thread stops the engine's stream and closes its connection, and
-        the organization's query slot is free again. The slot is held until here, not until the engine's last
-        block: a small result is encoded at once, and a slow reader would otherwise hold no slot while it reads."""
+        """The reader is done or went away: the thread stops the engine's stream and closes its connection,
+        and the organization's query slot is free again. The slot is held until here, not until the
+        engine's last block: a small result is encoded at once, and a slow reader would otherwise hold no
+        slot while it reads."""
         self._stop.set()
         self._release()
 
@@ -220,9 +224,11 @@ def open_download(
     """Start the download on a thread of its own: returns once the engine answered its first block (or raises
         what stopped the query: :class:`~stacklens.explore.run.QueryTooCostly`, a refused slot
         :class:`~stacklens.explore.run.TooManyQueries`, …). ``connect`` opens the download's own warehouse
-        connection; the thread closes it when the engine is done, and the organization's query slot is free when the
+        connection; the thread closes it when the engine is done, and the organization's query slot is free
+        when the
     reader has the last chunk, leaves (:meth:`Download.cancel`) or takes nothing for two minutes. The engine
-        answers in blocks of ``block_rows``: one row group of a Parquet file, and what the download holds at a time."""
+        answers in blocks of ``block_rows``: one row group of a Parquet file, and what the download holds
+        at a time."""
     limits = limits or Limits()
     release = take_org_slot(org_id)  # TooManyQueries here, before any thread starts
     stack = ExitStack()

@@ -1,15 +1,15 @@
-"""The installation operator's read-only SQL (`stacklens sql`): one statement, judged read-only by the engine's
-parser before it runs (:mod:`stacklens.explore.statement_guard`), run on a warehouse connection of its own with
-``readonly = 1`` and the per-query time and memory limits, its answer cut at :data:`MAX_ROWS` rows.
+"""The installation operator's read-only SQL (`stacklens sql`): one statement, judged read-only by the
+engine's parser before it runs (:mod:`stacklens.explore.statement_guard`), run on a warehouse connection of
+its own with ``readonly = 1`` and the per-query time and memory limits, its answer cut at :data:`MAX_ROWS`
+rows.
 
-A connection of its own, opened for the statement and closed after, because settings can outlive a statement on
-the connection that ran it: a statement the engine refused in read-only mode left ``readonly = 1`` on the
-embedded engine's session, and every insert of the shared client failed from then on. Nothing the operator sends
-reaches the shared client; a second embedded connection opens in ~10 ms.
+A connection of its own, opened for the statement and closed after, because settings can outlive a statement
+on the connection that ran it: a statement the engine refused in read-only mode left ``readonly = 1`` on the
+embedded engine's session, and every insert of the shared client failed from then on. Nothing the operator
+sends reaches the shared client; a second embedded connection opens in ~10 ms.
 
-Only the operator reaches it (the running server's local token, never an organization's API key): the marts span
-every organization, so this is the operator's tool, not a tenant's.
-"""
+Only the operator reaches it (the running server's local token, never an organization's API key): the marts
+span every organization, so this is the operator's tool, not a tenant's."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """An Explore query as a typed spec (:class:`Query`: its filters, aggregates and comparison) and the words and
 limits of the query language. :mod:`stacklens.explore.query_parser` parses and validates the JSON body of
-``POST /api/explore/query`` (and the page's query string) into it; a bad one raises :class:`BadQuery` naming the
-field, function or value.
-"""
+``POST /api/explore/query`` (and the page's query string) into it; a bad one raises :class:`BadQuery`
+naming the field, function or value."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""A dashboard's scheduled report as a PDF: the dashboard's widgets in its order, each drawn as on the page — a
-number with its change (worded as the summary words it), a line over time, bars per group, a table — with the
-performance PDF report's pages, charts and tables (fpdf2, core fonts, vector charts: `stacklens.performance.
-exports`), so both PDFs read alike and nothing is rendered by a browser.
-"""
+"""A dashboard's scheduled report as a PDF: the dashboard's widgets in its order, each drawn as on the page
+— a number with its change (worded as the summary words it), a line over time, bars per group, a table —
+with the performance PDF report's pages, charts and tables (fpdf2, core fonts, vector charts:
+`stacklens.performance. exports`), so both PDFs read alike and nothing is rendered by a browser."""
 
 from __future__ import annotations
 

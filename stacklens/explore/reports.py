@@ -1,11 +1,11 @@
 """A subscription's report, built and put in the outbox (:mod:`stacklens.explore.subscriptions`): each due
-subscription's dashboard (every widget under the dashboard's own filters) or saved query is answered now and worded
-as a summary — the key numbers with their change against the previous period, and the first rows of each other
-widget — as CSV (one row per widget, group and column, cells neutralised against formulas, in the message
-body), or as the summary with the dashboard rendered as a PDF (:mod:`stacklens.explore.report_pdf`) that e-mail
-attaches (chat and webhook channels send the summary and the link). One outbox row per report, then the next run is set; a report that
-cannot be built records its error on the subscription and waits for its next run.
-"""
+subscription's dashboard (every widget under the dashboard's own filters) or saved query is answered now
+and worded as a summary — the key numbers with their change against the previous period, and the first rows
+of each other widget — as CSV (one row per widget, group and column, cells neutralised against formulas, in
+the message body), or as the summary with the dashboard rendered as a PDF
+(:mod:`stacklens.explore.report_pdf`) that e-mail attaches (chat and webhook channels send the summary and
+the link). One outbox row per report, then the next run is set; a report that cannot be built records its
+error on the subscription and waits for its next run."""
 
 from __future__ import annotations
 

@@ -35,9 +35,10 @@ MAX_CONCURRENT_PER_ORG = 2
 _guard = threading.Lock()
 _running: dict[int, threading.BoundedSemaphore] = {}
 # Analyst questions running at once on this server, whatever their organizations: half the cores (the engine
-# runs each on one thread, sql.MAX_THREADS), so ingest and the issue pages always keep the other half. Measured
-# with two heaviest questions in a loop, one-event ingest kept 79 % of its idle rate without the lane (both
-# cores taken); bench/query_budgets.py. A question waits for the lane up to LANE_WAIT_S, then is refused.
+# runs each on one thread, sql.MAX_THREADS), so ingest and the issue pages always keep the other half.
+# Measured with two heaviest questions in a loop, one-event ingest kept 79 % of its idle rate without the lane
+# (both cores taken); bench/query_budgets.py. A question waits for the lane up to LANE_WAIT_S, then is
+# refused.
 ANALYST_LANE = max(1, (os.cpu_count() or 2) // 2)
 LANE_WAIT_S = 20.0
 _lane = threading.BoundedSemaphore(ANALYST_LANE)
@@ -59,8 +60,8 @@ class Result:
     rows_read: int = 0
     elapsed_ms: float = 0.0
     truncated: bool = False
-    # Per row, the values each aggregate over a metric summarises (column → count): a p75 of LCP counts the page
-    # loads that report LCP. The page shows them beside each figure; the JSON rows keep ``samples`` only.
+    # Per row, the values each aggregate over a metric summarises (column → count): a p75 of LCP counts the
+    # page loads that report LCP. The page shows them beside each figure; the JSON rows keep ``samples`` only.
     value_samples: list[dict[str, int]] = field(default_factory=list)
     # With "compare": {"previous_release": true}, the release compared with ('' when there is none before it).
     compared_with: str = ""
@@ -222,8 +223,8 @@ def _series(
     query: Query, raw: list[dict[str, Any]], aliases: list[str], rows: list[ExploreRow]
 ) -> list[SeriesLine]:
     """One series per group of the table (the table's order), each ``{"group", "t", "samples", "values",
-    "counts"}`` (``counts``: per aggregate over a metric, the values each bucket's figure summarises): only the
-    buckets that hold rows, so a gap stays a gap."""
+    "counts"}`` (``counts``: per aggregate over a metric, the values each bucket's figure summarises): only
+    the buckets that hold rows, so a gap stays a gap."""
     group_by = query.group_by
     counted = {query.aggregates[i].column: alias for i, alias in value_counts(query).items()}
     wanted = [tuple(row[name] for name in group_by) for row in rows]

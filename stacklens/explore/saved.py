@@ -1,5 +1,5 @@
-"""An organization's saved Explore queries: create, list, read, replace, delete — always within the organization
-(another organization's id answers as a missing one)."""
+"""An organization's saved Explore queries: create, list, read, replace, delete — always within the
+organization (another organization's id answers as a missing one)."""
 
 from __future__ import annotations
 

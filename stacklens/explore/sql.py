@@ -1,25 +1,24 @@
-"""The SQL of an Explore query, composed only from the validated spec (:mod:`stacklens.explore.query`) and the named
-templates of ``warehouse_sql/queries/explore/``.
+"""The SQL of an Explore query, composed only from the validated spec (:mod:`stacklens.explore.query`) and the
+named templates of ``warehouse_sql/queries/explore/``.
 
-Nothing a user typed becomes SQL text. The templates' ``{placeholders}`` are filled from the fixed fragments of
-this module and the dataset's column names, chosen by key: the dataset's rows (``explore/<dataset>.sql``), the
-aggregate functions of :data:`FUNCTIONS`, the interval units of :data:`INTERVAL_SQL`, generated aliases (``g0``,
-``a0``, ``n0``) and numbers. Every value — filter values, tag keys, the window, the organization and its
-project ids — is a server-side parameter (``{v0:String}``). Every query is scoped ``org_id = {org_id} AND
+Nothing a user typed becomes SQL text. The templates' ``{placeholders}`` are filled from the fixed fragments
+of this module and the dataset's column names, chosen by key: the dataset's rows (``explore/<dataset>.sql``),
+the aggregate functions of :data:`FUNCTIONS`, the interval units of :data:`INTERVAL_SQL`, generated aliases
+(``g0``, ``a0``, ``n0``) and numbers. Every value — filter values, tag keys, the window, the organization and
+its project ids — is a server-side parameter (``{v0:String}``). Every query is scoped ``org_id = {org_id} AND
 project_id IN {project_ids}`` inside the dataset's rows, so no filter can widen it.
 
-One metric, one value: a percentile of a metric the views keep as a 1 % log histogram (page-load timings and web
-vitals, API and resource durations: :attr:`Dataset.histograms`) is taken as the views, budgets and alerts take
-it — over each row's value as the histogram keeps it (``h_<metric>``: the value of its 1 % bucket, from the
-bucketing macros the state builders use) with the same interpolating weighted quantile
+One metric, one value: a percentile of a metric the views keep as a 1 % log histogram (page-load timings
+and web vitals, API and resource durations: :attr:`Dataset.histograms`) is taken as the views, budgets and
+alerts take it — over each row's value as the histogram keeps it (``h_<metric>``: the value of its 1 %
+bucket, from the bucketing macros the state builders use) with the same interpolating weighted quantile
 (``quantileExactWeightedInterpolated``, linear between the ranks around ``level · (n − 1)`` as polars'
-``linear``) — so for the same rows the figure is the states' to the last digit, and within the catalog's stated
-error (1 %) of the exact percentile. The average of a vital the states keep no sum of (LCP, INP, CLS, FCP:
-:data:`HISTOGRAM_MEANS`) is the mean of those values, as the budgets take it; every other average, sum, minimum,
-maximum and count is exact over the raw values, and a percentile of a metric without a histogram (resource
-size) is the exact ``quantileExactInclusive``. The window is the views' too: whole UTC minutes
-(:class:`stacklens.view_filters.ViewFilters`).
-"""
+``linear``) — so for the same rows the figure is the states' to the last digit, and within the catalog's
+stated error (1 %) of the exact percentile. The average of a vital the states keep no sum of (LCP, INP,
+CLS, FCP: :data:`HISTOGRAM_MEANS`) is the mean of those values, as the budgets take it; every other
+average, sum, minimum, maximum and count is exact over the raw values, and a percentile of a metric without
+a histogram (resource size) is the exact ``quantileExactInclusive``. The window is the views' too: whole
+UTC minutes (:class:`stacklens.view_filters.ViewFilters`)."""
 
 from __future__ import annotations
 
@@ -34,12 +33,13 @@ from stacklens.performance.window_values import PAGELOADS as PAGELOAD_STATES
 from stacklens.performance.window_values import SOURCES
 from stacklens.warehouse.queries import load_query
 
-# Per query: what one question may cost the shared engine (a 30-day grouped p75 over 10 M page loads takes well
-# under 1 s and 1 GB: bench/RESULTS.md). The engine stops a query over either with TIMEOUT_EXCEEDED /
+# Per query: what one question may cost the shared engine (a 30-day grouped p75 over 10 M page loads takes
+# well under 1 s and 1 GB: bench/RESULTS.md). The engine stops a query over either with TIMEOUT_EXCEEDED /
 # MEMORY_LIMIT_EXCEEDED.
 MAX_EXECUTION_SECONDS = 20
 MAX_MEMORY_BYTES = 2_000_000_000
-# Rows one question may read (TOO_MANY_ROWS past it): a 90-day question over 10 M page loads a day stays inside.
+# Rows one question may read (TOO_MANY_ROWS past it): a 90-day question over 10 M page loads a day stays
+# inside.
 MAX_ROWS_TO_READ = 1_000_000_000
 # Threads one question may use: half the cores, so ingest and the issue pages keep the others whatever an
 # analyst asks (bench/RESULTS.md, "Query budgets").
@@ -63,8 +63,8 @@ FUNCTIONS: dict[str, str] = {
     "max": "max({value})",
     **{name: f"quantileExactInclusive({level})({{value}})" for name, level in PERCENTILES.items()},
 }
-# The percentile of a metric kept as a 1 % log histogram, over its rows' bucket values ``{value}`` (``h_<metric>``):
-# the views' function (macro duration_p95, queries/performance/), each row weighing 1.
+# The percentile of a metric kept as a 1 % log histogram, over its rows' bucket values ``{value}``
+# (``h_<metric>``): the views' function (macro duration_p95, queries/performance/), each row weighing 1.
 HISTOGRAM_PERCENTILE = "quantileExactWeightedInterpolated({level})({value}, 1)"
 # Page-load metrics whose states keep a histogram but no sum: their average is the histogram's weighted mean
 # (stacklens.performance.window_values.SOURCES), and so is Explore's.
@@ -98,8 +98,9 @@ class Statement:
 
 
 def fill(name: str, **parts: str) -> str:
-    """The named template with each ``{placeholder}`` replaced in one pass (a part's own text, such as the folded
-    path's '{id}', is never read as a placeholder); a placeholder without a part is a programming error."""
+    """The named template with each ``{placeholder}`` replaced in one pass (a part's own text, such as the
+    folded path's '{id}', is never read as a placeholder); a placeholder without a part is a programming
+    error."""
     template = load_query(name)
 
     def part(match: re.Match[str]) -> str:
@@ -162,9 +163,9 @@ class _Builder:
 
 def aggregate_sql(dataset: Dataset, fn: str, metric: str) -> str:
     """The engine's aggregate of a function of the catalog over a metric's column ('' = the rows), or the
-    dataset's measure of the metric (a count of sessions counts sessions, not their updates). A percentile of a
-    metric kept as a 1 % log histogram, and the average of one without a stored sum, read its bucket values
-    (``h_<metric>``) as the views, budgets and alerts do."""
+    dataset's measure of the metric (a count of sessions counts sessions, not their updates). A percentile
+    of a metric kept as a 1 % log histogram, and the average of one without a stored sum, read its bucket
+    values (``h_<metric>``) as the views, budgets and alerts do."""
     measure = dataset.measures.get(metric or (dataset.counted if fn == "count" else ""))
     if measure is not None:
         return measure.sql
@@ -224,9 +225,9 @@ def table_statement(
     counts: bool = True,
     block_rows: int = BLOCK_ROWS,
 ) -> Statement:
-    """The grouped table: one row per group (the whole window), ordered, ``limit`` rows; ``total`` adds the count
-    of all groups (``total_rows``) to every row, ``counts`` the value counts ``n<i>`` (:func:`value_counts`);
-    the engine answers in blocks of ``block_rows``."""
+    """The grouped table: one row per group (the whole window), ordered, ``limit`` rows; ``total`` adds the
+    count of all groups (``total_rows``) to every row, ``counts`` the value counts ``n<i>``
+    (:func:`value_counts`); the engine answers in blocks of ``block_rows``."""
     return _statement(query, org_id, project_ids, limits, "", limit, total, counts, block_rows)
 
 

@@ -2,19 +2,19 @@
 anything runs, never by what the engine refuses while running it.
 
 The engine's ``readonly`` setting is no guard here: a statement it refuses in read-only mode (``DROP``,
-``INSERT``, ``SYSTEM``, ``SET``) left ``readonly = 1`` on the embedded engine's session, shared with ingest, so
-one refused ``DROP TABLE`` made every later insert fail until a restart. So a statement is read first:
+``INSERT``, ``SYSTEM``, ``SET``) left ``readonly = 1`` on the embedded engine's session, shared with ingest,
+so one refused ``DROP TABLE`` made every later insert fail until a restart. So a statement is read first:
 
 1. ``formatQuery`` over the text as a parameter (nothing in it runs): one statement, readable, or refused —
    the parser, not a regex, finds the second statement of ``SELECT 1; SELECT 2`` past comments and strings;
-2. ``EXPLAIN AST`` of the text (parses, never executes): the kind of statement (SELECT, SHOW, DESCRIBE, EXISTS,
-   or EXPLAIN of one of those), every function it names (a table function that reads files or the network
-   is refused by name, as a scalar of the same name such as ``file()`` is), every ``SETTINGS`` clause
+2. ``EXPLAIN AST`` of the text (parses, never executes): the kind of statement (SELECT, SHOW, DESCRIBE,
+   EXISTS, or EXPLAIN of one of those), every function it names (a table function that reads files or the
+   network is refused by name, as a scalar of the same name such as ``file()`` is), every ``SETTINGS`` clause
    (``Set`` nodes) and ``INTO OUTFILE`` (a literal child of the statement itself).
 
-The tree is read as the engine prints it, one node a line, indented by depth. A multi-line identifier can add a
-line of its own, never remove one, so what it forges can only refuse more. Anything not understood is refused.
-"""
+The tree is read as the engine prints it, one node a line, indented by depth. A multi-line identifier can
+add a line of its own, never remove one, so what it forges can only refuse more. Anything not understood is
+refused."""
 
 from __future__ import annotations
 
@@ -55,8 +55,8 @@ class _Node:
 
 
 def check_statement(client: Client, sql: str) -> None:
-    """Refuse (:class:`BadQuery`, field ``sql``) a statement that is not one read-only statement free of file and
-    network functions, ``SETTINGS`` and ``INTO OUTFILE``; the engine only parses it here."""
+    """Refuse (:class:`BadQuery`, field ``sql``) a statement that is not one read-only statement free of
+    file and network functions, ``SETTINGS`` and ``INTO OUTFILE``; the engine only parses it here."""
     formatted = _formatted(client, sql)
     judge(_tree(client, sql))
     # A second look, at the formatted text's first word: a kind of statement the tree's names above did not

@@ -1,12 +1,12 @@
-"""Scheduled reports (DESIGN §9.4): a dashboard or saved query sent daily or weekly at a local time, as a summary
-(its key numbers and their change) or CSV, through a channel's outbox (e-mail, Slack, webhook) with its delivery
-log. Body: ``{"target": {"dashboard_id" | "saved_query_id"}, "schedule": {"every": "day" | "week", "at": "HH:MM",
-"weekday", "timezone"}, "format": "summary" | "csv" | "pdf" (dashboards), "channel_id" | "to_me": true, "paused"}``.
+"""Scheduled reports (DESIGN §9.4): a dashboard or saved query sent daily or weekly at a local time, as a
+summary (its key numbers and their change) or CSV, through a channel's outbox (e-mail, Slack, webhook) with
+its delivery log. Body: ``{"target": {"dashboard_id" | "saved_query_id"}, "schedule": {"every": "day" |
+"week", "at": "HH:MM", "weekday", "timezone"}, "format": "summary" | "csv" | "pdf" (dashboards), "channel_id"
+| "to_me": true, "paused"}``.
 
-``to_me`` sends to the signed-in member's own address through an e-mail channel of the organization named after
-it (made on first use, so its deliveries have a log like any channel's). The next run is computed in the
-subscription's time zone, so "08:00 Europe/Berlin" stays 08:00 across daylight-saving changes.
-"""
+``to_me`` sends to the signed-in member's own address through an e-mail channel of the organization named
+after it (made on first use, so its deliveries have a log like any channel's). The next run is computed in
+the subscription's time zone, so "08:00 Europe/Berlin" stays 08:00 across daylight-saving changes."""
 
 from __future__ import annotations
 

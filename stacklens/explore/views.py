@@ -1,8 +1,7 @@
 """The performance and release views a dashboard widget can show by name (``"view": "performance.lcp"``), each
 written as the Explore question that answers it: the same metrics layer, the same numbers as the view's page
-(Explore's agreement with the pages is tested in tests/stacklens/explore/test_run.py), under the same per-query
-limits. The widget's dashboard supplies the window, project, environment and release.
-"""
+(Explore's agreement with the pages is tested in tests/stacklens/explore/test_run.py), under the same
+per-query limits. The widget's dashboard supplies the window, project, environment and release."""
 
 from __future__ import annotations
 

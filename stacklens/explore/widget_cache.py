@@ -5,14 +5,15 @@ dashboard costs the engine 2–3 s of CPU per view (bench/RESULTS.md, "Analyst d
 costs milliseconds.
 
 - **Key**: the organization, the projects the question reads, the widget's kind and the question exactly as it
-  runs (filter bar applied, JSON with sorted keys) with its window as a length instead of an end, so views a few
-  seconds apart share an answer. An entry is only ever found by the organization that asked it, and one cache
-  serves one warehouse (:func:`widget_cache_for`: two installations in one process never share answers).
-- **Age**: an answer is served for :data:`TTL_SECONDS` after its question was asked, never longer; the page says when
-  its answers were taken ("as of"). Errors (a busy organization, a limit) are never kept: the next view asks again.
-- **One computation per question**: views of a question nobody has answered yet wait for the first one's answer
-  instead of each asking the engine (ten people opening a dashboard after a deploy cost one answer, not ten, and
-  do not run into the organization's two Explore slots).
+  runs (filter bar applied, JSON with sorted keys) with its window as a length instead of an end, so views a
+  few seconds apart share an answer. An entry is only ever found by the organization that asked it, and one
+  cache serves one warehouse (:func:`widget_cache_for`: two installations in one process never share answers).
+- **Age**: an answer is served for :data:`TTL_SECONDS` after its question was asked, never longer; the page
+  says when its answers were taken ("as of"). Errors (a busy organization, a limit) are never kept: the next
+  view asks again.
+- **One computation per question**: views of a question nobody has answered yet wait for the first one's
+  answer instead of each asking the engine (ten people opening a dashboard after a deploy cost one answer, not
+  ten, and do not run into the organization's two Explore slots).
 - **Bounded**: at most :data:`MAX_CELLS` rows and series points are held; the oldest entries go first.
 """
 
@@ -31,8 +32,8 @@ from stacklens.explore.query import Query
 from stacklens.explore.run import Result
 from stacklens.settings import Settings
 
-# How long an answer is served: a dashboard's windows are days long and its figures move little within a minute,
-# while a viewer who just deployed sees the new release within one.
+# How long an answer is served: a dashboard's windows are days long and its figures move little within a
+# minute, while a viewer who just deployed sees the new release within one.
 TTL_SECONDS = 60.0
 # Rows and series points held by one installation's cache (a widget's answer is tens to a few thousand).
 MAX_CELLS = 500_000
@@ -114,8 +115,8 @@ class WidgetCache:
             self._cells += cells
 
     def answer(self, key: CacheKey, compute: Callable[[], KeptAnswer]) -> KeptAnswer:
-        """The kept answer of ``key``, else ``compute()``'s, kept; one computation per key at a time (the others
-        wait for it). An exception of ``compute`` is raised to its caller and nothing is kept."""
+        """The kept answer of ``key``, else ``compute()``'s, kept; one computation per key at a time (the
+        others wait for it). An exception of ``compute`` is raised to its caller and nothing is kept."""
         found = self.get(key)
         if found is not None:
             return found

@@ -1,14 +1,13 @@
-"""A dashboard's widgets answered: each widget's question (inline, saved or a view) under the dashboard's filter
-bar, run through Explore (:func:`stacklens.explore.run.run_explore`: the analysts' lane, the per-query limits and
-the organization's concurrency cap apply to every widget as to any Explore query).
+"""A dashboard's widgets answered: each widget's question (inline, saved or a view) under the dashboard's
+filter bar, run through Explore (:func:`stacklens.explore.run.run_explore`: the analysts' lane, the per-query
+limits and the organization's concurrency cap apply to every widget as to any Explore query).
 
 The filter bar wins over a widget's own window and filters: its ``range`` replaces the widget's window, its
-``project`` the widget's project (when set), its ``environment`` and ``release`` replace the widget's filters on
-those fields. A line (or a bar without a group-by: bars over time) gets an interval that suits the range when its own does not; a number is the
-first aggregate over the whole window, beside its value in the previous window of the same length (or the
-widget's own ``compare``); a table with ``compare`` has the previous value and the change beside each column, a
-line overlays the compared window.
-"""
+``project`` the widget's project (when set), its ``environment`` and ``release`` replace the widget's
+filters on those fields. A line (or a bar without a group-by: bars over time) gets an interval that suits
+the range when its own does not; a number is the first aggregate over the whole window, beside its value in
+the previous window of the same length (or the widget's own ``compare``); a table with ``compare`` has the
+previous value and the change beside each column, a line overlays the compared window."""
 
 from __future__ import annotations
 

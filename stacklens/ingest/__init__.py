@@ -1,1 +1,2 @@
-"""Ingest: decode and validate shipper batches, scrub, normalise, fingerprint, and land them in the warehouse."""
+"""Ingest: decode and validate shipper batches, scrub, normalise, fingerprint, and land them in the
+warehouse."""

@@ -74,7 +74,8 @@ class EncodingNotSupported(DecodeError, UnsupportedEncoding):
 
 
 def decode_error(status: int, message: str) -> DecodeError:
-    """The decode error answering ``status``: too large (413), an unsupported encoding (415), else unreadable."""
+    """The decode error answering ``status``: too large (413), an unsupported encoding (415), else
+    unreadable."""
     kind = {413: BodyTooLarge, 415: EncodingNotSupported}.get(status, DecodeError)
     return kind(message)
 
@@ -97,7 +98,8 @@ def output_buffer(limit: int) -> Iterator[mmap.mmap]:
 
 @contextmanager
 def decompression_slot() -> Iterator[None]:
-    """Hold one of the process's :data:`DECOMPRESSION_SLOTS` while decompressing; 503 after waiting too long."""
+    """Hold one of the process's :data:`DECOMPRESSION_SLOTS` while decompressing; 503 after waiting too
+    long."""
     if not _slots.acquire(timeout=SLOT_WAIT_SECONDS):
         raise DecompressionBusy(
             f"{DECOMPRESSION_SLOTS} compressed bodies are being decompressed already; retry in a few seconds"
@@ -109,7 +111,8 @@ def decompression_slot() -> Iterator[None]:
 
 
 def zstd_decompressor() -> zstandard.ZstdDecompressor:
-    """A zstd decompressor that refuses frames asking for more than :data:`MAX_ZSTD_WINDOW_BYTES` of window."""
+    """A zstd decompressor that refuses frames asking for more than :data:`MAX_ZSTD_WINDOW_BYTES` of
+    window."""
     return zstandard.ZstdDecompressor(max_window_size=MAX_ZSTD_WINDOW_BYTES)
 
 

@@ -1,4 +1,5 @@
-"""Field extraction shared by the event and transaction normalisers: text limits, maps, users, clients, times."""
+"""Field extraction shared by the event and transaction normalisers: text limits, maps, users, clients,
+times."""
 
 from __future__ import annotations
 

@@ -45,7 +45,8 @@ class Insert:
 @dataclass(frozen=True)
 class Unchecked:
     """Prepared rows of one organization and table, spooled before the warehouse was asked whether their keys
-    are stored (an envelope's: its answer does not depend on it); the drain asks, for a whole drain at once."""
+    are stored (an envelope's: its answer does not depend on it); the drain asks, for a whole drain at
+    once."""
 
     org_id: int
     table: str

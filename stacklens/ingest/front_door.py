@@ -1,9 +1,10 @@
 """The front door: requests' rows spooled together and answered, then landed many requests at a time.
 
-Every entrance (`/api/ingest`, the Sentry envelope and store endpoints, OTLP exports, the tunnel's lines through
-the shipper) prepares its rows in the request and hands them here. Each insert into `events` runs every
-materialized view behind it (100–200 ms on the embedded engine, whatever its size), so a one-event request that
-paid its own insert could not go faster than that; here the cost is shared. Two threads per warehouse:
+Every entrance (`/api/ingest`, the Sentry envelope and store endpoints, OTLP exports, the tunnel's lines
+through the shipper) prepares its rows in the request and hands them here. Each insert into `events` runs
+every materialized view behind it (100–200 ms on the embedded engine, whatever its size), so a one-event
+request that paid its own insert could not go faster than that; here the cost is shared. Two threads per
+warehouse:
 
 - the *acceptor* takes every request waiting (a group commit: a lone request goes at once, a busy door groups
   many), answers replays (`Idempotency-Key`) and drops duplicates with one look-up for the whole group (rows
@@ -19,8 +20,8 @@ paid its own insert could not go faster than that; here the cost is shared. Two 
 A request is answered once its rows are in the spool (DESIGN §9.1: durable, drained exactly once) — and, when
 the door is idle (a lone request: none other waiting, no drain running, nothing spooled), only once its group
 has landed: a lone request waits one
-insert (~0.1 s) and its event is visible everywhere at its 200, while under load requests are answered from the
-spool and their rows land in the next drain, within a second. Reads in this process wait for rows answered
+insert (~0.1 s) and its event is visible everywhere at its 200, while under load requests are answered from
+the spool and their rows land in the next drain, within a second. Reads in this process wait for rows answered
 before them (:func:`settle_spooled`), so a user always reads their own writes.
 
 Here: the request's side of the door and the process's doors; the acceptor is in
@@ -145,8 +146,8 @@ class FrontDoor(Acceptor):
     def drains_held(self, timeout: float = 60.0) -> Iterator[int]:
         """A cut-off for a backup: every row answered before the call is landed first, then no drain starts
         until the block ends. Requests keep being answered (their rows wait in the spool, durable) and land
-        after the block: an event answered 200 is wholly before the cut-off or wholly after it. Yields the rows
-        spooled after the cut-off so far (0 at entry, as a rule)."""
+        after the block: an event answered 200 is wholly before the cut-off or wholly after it. Yields the
+        rows spooled after the cut-off so far (0 at entry, as a rule)."""
         self.recover()  # what a stopped server left in the spool was answered 200: before the cut-off
         if not self.settle_spooled(timeout):
             raise Unavailable(f"the front door did not land its spooled rows within {timeout:g} s; retry")
@@ -170,8 +171,9 @@ class FrontDoor(Acceptor):
                 self._condition.notify_all()
 
     def close(self, timeout: float = 30.0) -> None:
-        """Drain what is spooled (within ``timeout``) and stop the threads; what is left stays in the spool for
-        the next start. Called at shutdown: a thread inside the engine while the interpreter exits crashes it."""
+        """Drain what is spooled (within ``timeout``) and stop the threads; what is left stays in the spool
+        for the next start. Called at shutdown: a thread inside the engine while the interpreter exits
+        crashes it."""
         deadline = time.monotonic() + timeout
         with self._condition:
             self._closing = True
@@ -234,7 +236,8 @@ def front_door(settings: Settings) -> FrontDoor:
 
 
 def front_door_status() -> FrontDoorStatus | None:
-    """The queue of this process's busiest front door (``None`` before the first request): a server has one."""
+    """The queue of this process's busiest front door (``None`` before the first request): a server has
+    one."""
     with _doors_lock:
         doors = list(_doors.values())
     states = [door.status() for door in doors]
@@ -242,8 +245,8 @@ def front_door_status() -> FrontDoorStatus | None:
 
 
 def door_status(settings: Settings) -> FrontDoorStatus | None:
-    """The queue of ``settings``' front door in this process (``None`` before its first request): what readiness
-    and the service's watch read (a test process serves several installations; a server has one)."""
+    """The queue of ``settings``' front door in this process (``None`` before its first request): what
+    readiness and the service's watch read (a test process serves several installations; a server has one)."""
     with _doors_lock:
         door = _doors.get(_door_key(settings))
     return door.status() if door is not None else None

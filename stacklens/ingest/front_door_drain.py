@@ -46,7 +46,8 @@ class Drainer(DoorState):
                     self._condition.notify_all()
                     return
                 if self._holds and not self._closing:
-                    # A backup holds the drains (drains_held): the rows stay in the spool, answered and durable.
+                    # A backup holds the drains (drains_held): the rows stay in the spool, answered and
+                    # durable.
                     self._condition.wait(0.05)
                     continue
                 # Gather for a moment after the last drain began: each drain pays every materialized view
@@ -110,11 +111,11 @@ class Drainer(DoorState):
 
     def drain(self, groups: list[Spooled]) -> None:
         """Insert the rows of ``groups`` together, one insert per table and partition, then forget their
-        journals. Rows spooled unchecked are looked up first (one query for the drain) and stored ones dropped.
-        The drain's own journal names the groups' journals: found again, it replaces them (flush_journal).
-        A group tried before (``attempted``: a failed drain, a journal found at start) skips its rows that are
-        stored already: inserted again, their block would be deduplicated by its token but each view behind
-        the table would count it a second time."""
+        journals. Rows spooled unchecked are looked up first (one query for the drain) and stored ones
+        dropped. The drain's own journal names the groups' journals: found again, it replaces them
+        (flush_journal). A group tried before (``attempted``: a failed drain, a journal found at start)
+        skips its rows that are stored already: inserted again, their block would be deduplicated by its
+        token but each view behind the table would count it a second time."""
         unchecked = [rows for group in groups for rows in group.unchecked]
         again = any(group.attempted for group in groups)
         if len(groups) == 1 and not unchecked:

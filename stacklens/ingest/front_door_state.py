@@ -1,6 +1,7 @@
 """The state one front door shares between its request side (:mod:`stacklens.ingest.front_door`), its
-acceptor (:mod:`stacklens.ingest.front_door_accept`) and its drainer (:mod:`stacklens.ingest.front_door_drain`):
-the queue, the spool and the counters, all behind one condition."""
+acceptor (:mod:`stacklens.ingest.front_door_accept`) and its drainer
+(:mod:`stacklens.ingest.front_door_drain`): the queue, the spool and the counters, all behind one
+condition."""
 
 from __future__ import annotations
 

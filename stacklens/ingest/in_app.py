@@ -82,7 +82,8 @@ class BadPrefix(ValueError):
 
 
 def parse_prefixes(text: str) -> tuple[str, ...]:
-    """Module prefixes typed one per line or comma-separated (``shop``, ``shop.views``), checked, deduplicated."""
+    """Module prefixes typed one per line or comma-separated (``shop``, ``shop.views``), checked,
+    deduplicated."""
     found: list[str] = []
     for part in re.split(r"[\s,]+", text.strip()):
         if not part:

@@ -1,4 +1,5 @@
-"""``Content-Encoding`` stacks (gzip, deflate, br, zstd) undone as bounded streams: the Sentry endpoints' bodies.
+"""``Content-Encoding`` stacks (gzip, deflate, br, zstd) undone as bounded streams: the Sentry endpoints'
+bodies.
 
 Each coding is a reader over the one below it that never inflates more than it is asked for, so the whole
 stack stops one byte past the limit whatever the compression ratio: a 1.6 KB brotli body that would inflate

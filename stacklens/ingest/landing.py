@@ -36,8 +36,8 @@ class Landing:
     received: float
     result: BatchResult
     # Whether the answer reports duplicates (`/api/ingest`): its rows are checked against the warehouse before
-    # the answer. An envelope's answer is its event id either way: its rows are checked by the drain (one look-up
-    # for a whole drain, not one per request), and against rows not yet drained here.
+    # the answer. An envelope's answer is its event id either way: its rows are checked by the drain (one
+    # look-up for a whole drain, not one per request), and against rows not yet drained here.
     counts_duplicates: bool = True
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None

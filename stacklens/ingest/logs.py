@@ -50,7 +50,8 @@ MAX_SERVICE = 128
 MAX_FUTURE_SECONDS = 60.0
 SENT_TIME_ATTRIBUTE = "stacklens.sent_timestamp"
 TRIMMED_ATTRIBUTE = "stacklens.trimmed"
-# Severity words by OTLP's number ranges (1–4 trace, 5–8 debug, 9–12 info, 13–16 warn, 17–20 error, 21–24 fatal).
+# Severity words by OTLP's number ranges (1–4 trace, 5–8 debug, 9–12 info, 13–16 warn, 17–20 error, 21–24
+# fatal).
 LEVELS = ("trace", "debug", "info", "warn", "error", "fatal")
 # Level text → the first number of its range; Python's and syslog's words too.
 _LEVEL_NUMBER = {
@@ -106,7 +107,8 @@ class LogWindow:
 
 
 def log_window(received: float, retention_days: int) -> LogWindow:
-    # A day of margin, as the events' clock keeps: a record about to expire is not worth storing under its time.
+    # A day of margin, as the events' clock keeps: a record about to expire is not worth storing under its
+    # time.
     return LogWindow(received - retention_days * 86_400.0 + 86_400.0, received + MAX_FUTURE_SECONDS)
 
 

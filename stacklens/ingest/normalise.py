@@ -58,9 +58,8 @@ def event_row(
     ``in_app_rules``) for the culprit and the in-app frame list only; the payload is left as sent, so the
     frozen grouping versions fingerprint what the SDK marked, now and whenever the event is grouped again.
 
-    ``issue_overrides`` (the project's merged fingerprints → their issue, :mod:`stacklens.issues.merges`) moves
-    the event to the issue a person merged its fingerprint into; the fingerprint stays the version's.
-    """
+    ``issue_overrides`` (the project's merged fingerprints → their issue, :mod:`stacklens.issues.merges`)
+    moves the event to the issue a person merged its fingerprint into; the fingerprint stays the version's."""
     grouping = fingerprint_event(payload, grouping_version)
     chain = exception_values(payload)
     raised = chain[-1] if chain else {}

@@ -42,11 +42,12 @@ PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 # Fields of the JSON mapping that hold ids as hex (OTLP spec, "JSON Protobuf Encoding").
 _HEX_ID_FIELDS = ("traceId", "spanId", "parentSpanId")
-# OpenTelemetry's SDKs export at most 512 spans a request and the Collector's batch processor 8,192 by default;
-# 10,000 leaves room for both and keeps one export's conversion under a second and ~100 MiB.
+# OpenTelemetry's SDKs export at most 512 spans a request and the Collector's batch processor 8,192 by
+# default; 10,000 leaves room for both and keeps one export's conversion under a second and ~100 MiB.
 MAX_SPANS_PER_EXPORT = 10_000
 MAX_RECORDS_PER_EXPORT = 10_000
-# A trace's spans beyond this in one export are refused (a transaction keeps 2,000 spans per local root anyway).
+# A trace's spans beyond this in one export are refused (a transaction keeps 2,000 spans per local root
+# anyway).
 MAX_SPANS_PER_TRACE = 5_000
 # Bodies of at least 1 MiB (inflated) are decoded two at a time: a 20 MiB protobuf costs ~120 MiB to parse.
 LARGE_BODY_BYTES = 1024 * 1024
@@ -56,7 +57,8 @@ _large_decodes = threading.BoundedSemaphore(LARGE_DECODES)
 
 
 class DecodeBusy(Unavailable):
-    """Every large-decode slot stayed taken for :data:`LARGE_DECODE_WAIT_S` (answered 503 with Retry-After)."""
+    """Every large-decode slot stayed taken for :data:`LARGE_DECODE_WAIT_S` (answered 503 with
+    Retry-After)."""
 
 
 @contextmanager
@@ -309,7 +311,8 @@ def _logs_from_json(raw: bytes) -> LogExport:
 
 
 def _json_record(item: Any) -> LogRecord:
-    """One record of the JSON mapping as a ``LogRecord``; ``ValueError`` naming the field when it is not one."""
+    """One record of the JSON mapping as a ``LogRecord``; ``ValueError`` naming the field when it is not
+    one."""
     if not isinstance(item, dict):
         raise ValueError("the log record is not an object")
     data = dict(item)
@@ -333,7 +336,8 @@ def _list(parent: dict[str, Any], name: str, where: str) -> list[Any]:
 
 
 def _json_span(item: Any) -> Span:
-    """One span of the JSON mapping as a ``Span`` message; ``ValueError`` naming the field when it is not one."""
+    """One span of the JSON mapping as a ``Span`` message; ``ValueError`` naming the field when it is not
+    one."""
     if not isinstance(item, dict):
         raise ValueError("the span is not an object")
     data = dict(item)

@@ -1,6 +1,6 @@
 """What one OTLP span says (:mod:`stacklens.ingest.otlp_traces`): where it comes from (its resource: service,
-release, environment, platform), its HTTP method, status, URL, op and description, and the Sentry span it becomes
-under its transaction's root."""
+release, environment, platform), its HTTP method, status, URL, op and description, and the Sentry span it
+becomes under its transaction's root."""
 
 from __future__ import annotations
 

@@ -5,9 +5,8 @@ worker process (:mod:`stacklens.ingest.workers`); a :class:`Prepared` is plain d
 Per-line problems go to ``rejected`` and never fail the batch (DESIGN §4.2).
 
 What preparing yields (:class:`Prepared` and its rows) is in :mod:`stacklens.ingest.prepared_rows`; the lines
-that are not events (replays, sessions, logs) are normalised in :mod:`stacklens.ingest.prepare_items`. All three
-are compiled (:mod:`stacklens.ingest.compiled`): they are the per-line path.
-"""
+that are not events (replays, sessions, logs) are normalised in :mod:`stacklens.ingest.prepare_items`. All
+three are compiled (:mod:`stacklens.ingest.compiled`): they are the per-line path."""
 
 from __future__ import annotations
 
@@ -117,7 +116,8 @@ def prepare_numbered(
         else:
             _normalise(line, who, context, window, prepared, originals if mapped else None)
         if category is not None:
-            # A line that made rows is accepted, even when part of it was dropped (an aggregate's old buckets).
+            # A line that made rows is accepted, even when part of it was dropped (an aggregate's old
+            # buckets).
             kept = _row_count(prepared) > rows or len(prepared.rejected) == refused
             outcome, reason = ("accepted", "") if kept else ("invalid", counting.UNREADABLE)
             prepared.outcomes[(who.project_id, category, outcome, reason)] += 1

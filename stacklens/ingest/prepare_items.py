@@ -42,8 +42,9 @@ def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Pr
 
 
 def _normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
-    """A ``session`` / ``sessions`` line's rows (:mod:`stacklens.ingest.sessions`); a bad one is rejected alone,
-    naming the field. Aggregate buckets dropped for their age are named in ``rejected``, the rest lands."""
+    """A ``session`` / ``sessions`` line's rows (:mod:`stacklens.ingest.sessions`); a bad one is rejected
+    alone, naming the field. Aggregate buckets dropped for their age are named in ``rejected``, the rest
+    lands."""
     try:
         made = session_rows(line.item_type, line.payload, origin)
     except BadSession as exc:
@@ -70,7 +71,8 @@ def _normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: 
 def _normalise_log(
     line: Line, who: Attribution, context: BatchContext, window: LogWindow, prepared: Prepared
 ) -> None:
-    """A ``log`` line's row (:mod:`stacklens.ingest.logs`); a bad record is rejected alone, naming the field."""
+    """A ``log`` line's row (:mod:`stacklens.ingest.logs`); a bad record is rejected alone, naming the
+    field."""
     origin = Origin(context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts)
     try:
         row = log_row(line.payload, line.raw, line.shape, origin, window, line.app_key)

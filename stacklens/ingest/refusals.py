@@ -1,9 +1,8 @@
 """When this process last refused ingest, and why (``disk``: below the floor; ``queue``: the front door full).
 
-The entrances note each refusal here; readiness and the service's own alerts (stacklens/self_watch) read how long
-ago the last one was. Kept per data directory (one per server; a test process runs several), not per organization: a refusal is
-about the server.
-"""
+The entrances note each refusal here; readiness and the service's own alerts (stacklens/self_watch) read
+how long ago the last one was. Kept per data directory (one per server; a test process runs several), not
+per organization: a refusal is about the server."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """Secret shapes in event strings at ingest: which raw lines may hold one, and every string of those redacted.
 
-The shapes and their redaction are the contract's (:mod:`stacklens_contract.secret_shapes`, which the SDK applies
-before an event leaves the application); this module adds what the service needs per line. Each shape starts
-with a fixed marker, so one substring search per marker over the raw line decides whether any string of the
-event can hold one (nearly never), and only then is every string looked at (:mod:`stacklens.ingest.scrub`
-drives this per line).
-"""
+The shapes and their redaction are the contract's (:mod:`stacklens_contract.secret_shapes`, which the SDK
+applies before an event leaves the application); this module adds what the service needs per line. Each
+shape starts with a fixed marker, so one substring search per marker over the raw line decides whether any
+string of the event can hold one (nearly never), and only then is every string looked at
+(:mod:`stacklens.ingest.scrub` drives this per line)."""
 
 from __future__ import annotations
 
@@ -58,7 +57,8 @@ def secret_hint(raw: bytes, line_key: str | None = None) -> bool:
 
 
 def redact_everywhere(value: Any, depth: int = 0) -> Any:
-    """Every string of a JSON value with secrets redacted (keys too); copy-on-write like :func:`scrub_value`."""
+    """Every string of a JSON value with secrets redacted (keys too); copy-on-write like
+    :func:`scrub_value`."""
     kind = type(value)
     if kind is str:
         return redact_secrets(value)

@@ -3,11 +3,12 @@
 Read as Relay reads them (relay-event-schema ``protocol/session.rs``, relay-server ``processor/session.rs``):
 
 - a ``session`` item is one update of one session: ``sid``, ``did`` (the user), ``seq``, ``init``,
-  ``started``, ``timestamp``, ``duration``, ``status`` (``ok``, then one of ``exited``, ``errored``, ``crashed``,
-  ``abnormal``, ``unhandled``), ``errors`` and ``attrs`` (``release``, ``environment``, ``user_agent``). It
-  becomes one row of quantity 1. ``status`` defaults to ``ok``, ``errors`` to 0, ``init`` to false, ``timestamp``
-  to the line's time; a missing ``seq`` becomes the update's time in milliseconds, as Relay's default (which is
-  its receive clock) orders updates, but reproducible, so a resent update is the same row;
+  ``started``, ``timestamp``, ``duration``, ``status`` (``ok``, then one of ``exited``, ``errored``,
+  ``crashed``, ``abnormal``, ``unhandled``), ``errors`` and ``attrs`` (``release``, ``environment``,
+  ``user_agent``). It becomes one row of quantity 1. ``status`` defaults to ``ok``, ``errors`` to 0, ``init``
+  to false, ``timestamp`` to the line's time; a missing ``seq`` becomes the update's time in milliseconds, as
+  Relay's default (which is its receive clock) orders updates, but reproducible, so a resent update is the
+  same row;
 - a ``sessions`` item is ``{"attrs": …, "aggregates": [{"started", "did", "exited", "errored", "abnormal",
   "unhandled", "crashed"}, …]}`` (sentry-python's request mode, @sentry/node): each bucket and status with a
   count becomes one row with that count as its quantity, the nil session id and ``init`` 1 (every session of

@@ -101,7 +101,8 @@ def page_of(payload: dict[str, Any], op: str, tags: dict[str, str]) -> tuple[str
 def transaction_row(
     payload: dict[str, Any], origin: Origin, raw_line: bytes, payload_json: str | Fragment
 ) -> dict[str, Any]:
-    """One ``transactions`` row; ``payload_json`` is the scrubbed payload's JSON text (or an orjson Fragment)."""
+    """One ``transactions`` row; ``payload_json`` is the scrubbed payload's JSON text (or an orjson
+    Fragment)."""
     trace = dict_of(dict_of(payload.get("contexts")).get("trace"))
     trace_data = dict_of(trace.get("data"))
     tags = string_map(payload.get("tags"))

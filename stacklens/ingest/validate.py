@@ -134,7 +134,8 @@ def _text(raw: bytes) -> str:
 
 
 def check_fields(obj: Any, number: int, raw: bytes, shape: bytes = b"") -> Line:
-    """The envelope fields of DESIGN §4.1 (``v``, ``type``, ``app_key``, ``ts``, ``payload``), type-checked."""
+    """The envelope fields of DESIGN §4.1 (``v``, ``type``, ``app_key``, ``ts``, ``payload``),
+    type-checked."""
     if not isinstance(obj, dict):
         raise LineError("the line must be a JSON object")
     version = obj.get("v", 1)

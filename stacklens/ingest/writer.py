@@ -1,13 +1,15 @@
 """Landing rows in the warehouse exactly once: per batch, per event id, per insert block.
 
 Three layers, because each covers a failure the others cannot:
-- ``ingest_batches`` answers a resent batch (same ``Idempotency-Key``) with its first figures, landing nothing;
+- ``ingest_batches`` answers a resent batch (same ``Idempotency-Key``) with its first figures, landing
+  nothing;
 - event ids (for sessions, their ``dedup_key``) already stored are dropped before the insert (the same event
   inside two different batches, e.g. after the shipper's tracker file was removed);
 - every insert holds one partition (month) of one table and carries ``insert_deduplication_token`` =
-  batch + body digest + table + partition, so a retry after a failure between two inserts lands exactly the blocks that
-  did not land (the tables keep a non-replicated deduplication window). One partition per insert also means
-  no batch can hit the engine's ``max_partitions_per_insert_block``, whatever times its lines carry.
+  batch + body digest + table + partition, so a retry after a failure between two inserts lands exactly the
+  blocks that did not land (the tables keep a non-replicated deduplication window). One partition per insert
+  also means no batch can hit the engine's ``max_partitions_per_insert_block``, whatever times its lines
+  carry.
 A transaction's spans are inserted before the transactions: the transaction row is what the duplicate
 check looks for, so it is only found once its spans are in (docs/decisions.md, "Landing a batch").
 The check and the insert run under a per-organization lock, so two concurrent requests of one organization

@@ -1,1 +1,2 @@
-"""Issue workflow: statuses, transitions and their history (warehouse tables ``issue_state`` / ``issue_history``)."""
+"""Issue workflow: statuses, transitions and their history (warehouse tables ``issue_state`` /
+``issue_history``)."""

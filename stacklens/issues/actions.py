@@ -53,8 +53,8 @@ def parse_ignore(kind: str, events: str, until: str) -> tuple[int | None, dateti
 def apply_status(
     client: Client, org_id: int, project_id: int, issue_id: int, request: StatusRequest, actor: str
 ) -> str | None:
-    """Change one issue's status as ``actor`` (a user's e-mail, or ``api:<key id>``); ``None`` on success, else
-    why it was refused (plain words)."""
+    """Change one issue's status as ``actor`` (a user's e-mail, or ``api:<key id>``); ``None`` on success,
+    else why it was refused (plain words)."""
     if issue_summary(client, org_id, project_id, issue_id) is None:
         return "no such issue in this project"
     try:

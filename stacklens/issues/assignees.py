@@ -1,10 +1,9 @@
 """Who an issue is assigned to (a member or a team), changes of it, and the list's ``assigned:`` filters.
 
-The assignee lives in the control store (``issue_assignees``) beside the people and teams it names; each change
-appends a line to the issue's own history (``issue_actions``) and to the organization's activity log. Callers
-check first that the issue exists in the caller's project (the warehouse knows issues); every query here is
-scoped by ``org_id`` and ``project_id``.
-"""
+The assignee lives in the control store (``issue_assignees``) beside the people and teams it names; each
+change appends a line to the issue's own history (``issue_actions``) and to the organization's activity
+log. Callers check first that the issue exists in the caller's project (the warehouse knows issues); every
+query here is scoped by ``org_id`` and ``project_id``."""
 
 from __future__ import annotations
 
@@ -176,8 +175,8 @@ class AssigneeFilter:
 def assignee_filter(
     session: Session, org_id: int, project_id: int, assigned: str, viewer_user_id: int | None
 ) -> AssigneeFilter:
-    """The ids for ``assigned`` (checked by ``IssueFilters.validate``: ``none``, ``me``, ``#team`` or an e-mail);
-    ``me`` is the viewer or a team they are in."""
+    """The ids for ``assigned`` (checked by ``IssueFilters.validate``: ``none``, ``me``, ``#team`` or an
+    e-mail); ``me`` is the viewer or a team they are in."""
     if not assigned:
         return AssigneeFilter()
     base = select(IssueAssignee.issue_id).where(

@@ -1,13 +1,13 @@
 """A project's ownership rules (stored as written, checked against the organization's members and teams) and
 the step that assigns new issues by them.
 
-Where it runs: a pipeline step every minute (the alerts job, before the rules are evaluated), not ingest. Ingest
-stays as cheap as it is: it never reads the control store for rules. The step looks only at projects that have
-rules, reads the issues first seen since the project's ``checked_until`` (``issue_live_counters``, one row per
-issue) and the first event of each (``events``, through the time projection), and assigns each issue nobody has
-assigned or unassigned yet to the owner of the last matching rule, as ``system``, recording the rule
-("matched path:src/checkout/* → #payments" on the issue page). A new issue is assigned within about a minute.
-"""
+Where it runs: a pipeline step every minute (the alerts job, before the rules are evaluated), not ingest.
+Ingest stays as cheap as it is: it never reads the control store for rules. The step looks only at projects
+that have rules, reads the issues first seen since the project's ``checked_until``
+(``issue_live_counters``, one row per issue) and the first event of each (``events``, through the time
+projection), and assigns each issue nobody has assigned or unassigned yet to the owner of the last matching
+rule, as ``system``, recording the rule ("matched path:src/checkout/* → #payments" on the issue page). A
+new issue is assigned within about a minute."""
 
 from __future__ import annotations
 

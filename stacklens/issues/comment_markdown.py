@@ -4,9 +4,8 @@ markdown-it-py in CommonMark mode with raw HTML off: ``<script>`` in a comment i
 parsed. Its link validation refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` URLs (they stay
 text). Images are off (a comment must not make every reader's browser fetch a URL of the author's choosing),
 links carry ``rel="noopener noreferrer nofollow"``, and ``@handle`` becomes a mention when it names a member
-(:func:`mention_handles`). Every piece of text goes through markdown-it's escaping; the result is safe to put in
-a page as it is.
-"""
+(:func:`mention_handles`). Every piece of text goes through markdown-it's escaping; the result is safe to
+put in a page as it is."""
 
 from __future__ import annotations
 

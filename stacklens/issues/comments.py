@@ -1,5 +1,5 @@
-"""Comments on an issue: written in markdown, shown rendered safely (stacklens.issues.comment_markdown), edited
-and deleted only by their author; ``@handle`` mentions name members of the organization.
+"""Comments on an issue: written in markdown, shown rendered safely (stacklens.issues.comment_markdown),
+edited and deleted only by their author; ``@handle`` mentions name members of the organization.
 
 Every query is scoped by ``org_id`` and ``project_id``; the caller has checked that the issue exists in that
 project. Adding, editing and deleting a comment each write a line to the organization's activity log.
@@ -94,8 +94,8 @@ def add_comment(
     author_user_id: int | None,
     notifier: Notifier | None = None,
 ) -> CommentRow:
-    """Store a comment by ``author`` (e-mail or ``api:<key id>``). With a ``notifier``, the members it mentions
-    are told (``mentions``), then the issue's assignee and watchers (``comments``), each once."""
+    """Store a comment by ``author`` (e-mail or ``api:<key id>``). With a ``notifier``, the members it
+    mentions are told (``mentions``), then the issue's assignee and watchers (``comments``), each once."""
     text = _check_body(body)
     comment = IssueComment(
         org_id=org_id,
@@ -182,8 +182,8 @@ def edit_comment(
     author: str,
     notifier: Notifier | None = None,
 ) -> CommentRow:
-    """Change the text of the author's own comment. With a ``notifier``, members the edit mentions for the first
-    time are told (``mentions``); those the comment mentioned before were told already."""
+    """Change the text of the author's own comment. With a ``notifier``, members the edit mentions for the
+    first time are told (``mentions``); those the comment mentioned before were told already."""
     comment = _own(session, org_id, project_id, issue_id, comment_id, author)
     handles, emails = member_handles(session, org_id)
     before = set(mentioned(comment.body, handles))

@@ -20,9 +20,8 @@ attempt is never compared, so a run without a crash behind it costs two small qu
 is recorded (``event_counter_repairs``) and never handled again.
 
 Never subtracted: a counter above the stored events (an issue whose oldest events the retention removed keeps
-counting them) is reported as ``excess``; a shortfall smaller than what the retention removed from such an issue
-cannot be seen.
-"""
+counting them) is reported as ``excess``; a shortfall smaller than what the retention removed from such an
+issue cannot be seen."""
 
 from __future__ import annotations
 
@@ -34,8 +33,8 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.warehouse.queries import load_query
 
-# An attempt without a record this long after its receive time is dead: a landing takes seconds, and the shipper
-# gives a request up after its timeout (1 minute by default) and sends it again.
+# An attempt without a record this long after its receive time is dead: a landing takes seconds, and the
+# shipper gives a request up after its timeout (1 minute by default) and sends it again.
 IN_FLIGHT_LIMIT = timedelta(minutes=5)
 _MS = timedelta(milliseconds=1)
 
@@ -115,8 +114,8 @@ def _utc(value: datetime) -> datetime:
 def find_attempts(
     client: Client, since: datetime, until: datetime, young: datetime
 ) -> tuple[list[Attempt], list[Attempt], list[tuple[int, str, datetime]]]:
-    """The dead and the still-landing attempts with rows received in ``(since, until]``, and the attempts known
-    finished, dead or already handled (``settled``) among those received after ``young``.
+    """The dead and the still-landing attempts with rows received in ``(since, until]``, and the attempts
+    known finished, dead or already handled (``settled``) among those received after ``young``.
 
     The records are read first: a record seen then was written, with every view block of its attempt, before
     any later read, so a row the comparisons count as finished has its blocks in the tables they read.
@@ -166,8 +165,8 @@ def _repair(client: Client, table: CountedTable, short: list[tuple[tuple[Any, ..
 
 
 def compare_and_repair(client: Client, table: CountedTable, parameters: dict[str, Any]) -> TableComparison:
-    """Compare ``table`` with the stored events over the keys of the dead attempts, add each shortfall back and
-    compare again."""
+    """Compare ``table`` with the stored events over the keys of the dead attempts, add each shortfall back
+    and compare again."""
     rows = _compare(client, table, parameters)
     size = table.key_size
     landing = [r for r in rows if r[size + 2] > 0]

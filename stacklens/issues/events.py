@@ -86,7 +86,8 @@ def event_window(
     since: datetime | None, until: datetime | None, now: datetime | None = None
 ) -> dict[str, datetime]:
     """The query bounds for an optional [since, until]: naive UTC, as the warehouse stores timestamps. An open
-    start is the epoch; an open end is a year past ``now`` (a timedelta, so 29 February has no special case)."""
+    start is the epoch; an open end is a year past ``now`` (a timedelta, so 29 February has no special
+    case)."""
     current = (now or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
     return {"since": since or EPOCH, "until": until or current + OPEN_END}
 
@@ -200,8 +201,8 @@ class IssueEvents:
         return rows, next_cursor
 
     def over_time(self, since: datetime, until: datetime) -> list[EventBucket]:
-        """Events per bucket over [since, until) (the window's closed-open edges, stacklens.metrics.windows), every
-        bucket present (zero where nothing happened)."""
+        """Events per bucket over [since, until) (the window's closed-open edges,
+        stacklens.metrics.windows), every bucket present (zero where nothing happened)."""
         bucket = bucket_seconds(since, until)
         rows = run_query(
             self.client,

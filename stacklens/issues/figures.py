@@ -1,11 +1,10 @@
-"""An issue's figures over a window, read once for every face that shows them (stacklens/metrics/issue_figures.py
-defines them): the issue list's rows, the issue page, the issues API and release pages call
-:func:`window_figures`; the list's sort reads the same rows (macro ``issue_window_rows``).
+"""An issue's figures over a window, read once for every face that shows them
+(stacklens/metrics/issue_figures.py defines them): the issue list's rows, the issue page, the issues API and
+release pages call :func:`window_figures`; the list's sort reads the same rows (macro ``issue_window_rows``).
 
-The window's whole UTC days come from the insert-time daily tables, its partial edge days from the stored events,
-so a rolling "14d" counts exactly the events of ``[since, until)`` while a list of every issue still reads one row
-per issue and day for the days in between.
-"""
+The window's whole UTC days come from the insert-time daily tables, its partial edge days from the stored
+events, so a rolling "14d" counts exactly the events of ``[since, until)`` while a list of every issue
+still reads one row per issue and day for the days in between."""
 
 from __future__ import annotations
 
@@ -43,8 +42,8 @@ NONE = WindowFigures(0, 0)
 
 
 def window_params(window: Window, dimensions: Dimensions = Dimensions()) -> dict[str, Any]:
-    """The parameters of macro ``issue_window_rows``: the window, its whole days ``[day_start, day_end)`` (both
-    ``since`` when it holds none, so the events answer all of it) and the dimensions."""
+    """The parameters of macro ``issue_window_rows``: the window, its whole days ``[day_start, day_end)``
+    (both ``since`` when it holds none, so the events answer all of it) and the dimensions."""
     since, until = window.since, window.until
     day_start, day_end = ceil(since, DAY), floor(until, DAY)
     if day_end <= day_start:

@@ -1,4 +1,5 @@
-"""An issue's history lines (control ``issue_actions``): who assigned, unassigned, merged or split it, and when.
+"""An issue's history lines (control ``issue_actions``): who assigned, unassigned, merged or split it, and
+when.
 
 Each line is also an entry of the organization's activity log, written in the same transaction, so the issue's
 timeline and the log never disagree. Callers own the transaction.

@@ -1,12 +1,13 @@
 """Merging issues and splitting them again: a recorded grouping override on top of the frozen versions.
 
-Grouping never changes: an event keeps the fingerprint its version gave it, and a fingerprint's own issue id is
-derived from it (:func:`stacklens.ingest.grouping.issue_id_for`). A merge records, per fingerprint of the merged
-issues, the issue that now holds it (``issue_merges`` in the control store). Ingest reads a project's overrides
-with its DSN key (:func:`overrides_of`), so new events and re-ingested ones land on the target; the stored events
-are moved by a warehouse mutation of their ``issue_id`` and every insert-time table keyed by issue is fed again
-from them (:func:`~stacklens.issues.regroup.regroup`), so the list, the page, the API, charts, tags, Explore and alert measures all read one
-issue. A split deletes overrides: those fingerprints fall back to their own derived issue, with the same regroup.
+Grouping never changes: an event keeps the fingerprint its version gave it, and a fingerprint's own issue id
+is derived from it (:func:`stacklens.ingest.grouping.issue_id_for`). A merge records, per fingerprint of the
+merged issues, the issue that now holds it (``issue_merges`` in the control store). Ingest reads a project's
+overrides with its DSN key (:func:`overrides_of`), so new events and re-ingested ones land on the target; the
+stored events are moved by a warehouse mutation of their ``issue_id`` and every insert-time table keyed by
+issue is fed again from them (:func:`~stacklens.issues.regroup.regroup`), so the list, the page, the API,
+charts, tags, Explore and alert measures all read one issue. A split deletes overrides: those fingerprints
+fall back to their own derived issue, with the same regroup.
 
 Every function is scoped by ``org_id``: an issue of another organization is "not found", never merged.
 """
@@ -93,8 +94,8 @@ def merged_fingerprints(session: Session, org_id: int, project_id: int, issue_id
 
 
 def fingerprints_of(session: Session, org_id: int, project_id: int, issue_id: int, own: str) -> list[str]:
-    """Every fingerprint whose events are in the issue: its own (``own``, when it still holds it) and the merged
-    ones. What event reads filter on (the events' sort key)."""
+    """Every fingerprint whose events are in the issue: its own (``own``, when it still holds it) and the
+    merged ones. What event reads filter on (the events' sort key)."""
     merged = [m.fingerprint for m in merged_fingerprints(session, org_id, project_id, issue_id)]
     return sorted({*merged, *([own] if own else [])})
 

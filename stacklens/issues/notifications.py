@@ -4,11 +4,10 @@ personal e-mail channel of theirs.
 
 Each member chooses, per project and kind, ``none``, ``immediate`` (one e-mail per piece of news, sent by the
 next outbox drain, within a minute) or ``daily`` (one digest a day of what waited, sent at
-:data:`DIGEST_HOUR` UTC). Kinds: ``assigned`` (an issue assigned to you or your team — new issues the ownership
-rules assign included), ``mentions`` (a comment that mentions you), ``comments`` (a comment on an issue you
-are assigned to or watch), ``regressions`` (an issue you are assigned to or watch comes back after it was
-resolved). Nobody is told of their own doing.
-"""
+:data:`DIGEST_HOUR` UTC). Kinds: ``assigned`` (an issue assigned to you or your team — new issues the
+ownership rules assign included), ``mentions`` (a comment that mentions you), ``comments`` (a comment on an
+issue you are assigned to or watch), ``regressions`` (an issue you are assigned to or watch comes back
+after it was resolved). Nobody is told of their own doing."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """An event payload's breadcrumbs and times for the issue view (:mod:`stacklens.issues.payload_view`): each
-breadcrumb's time, category and message as text, the categories present, and the note shown when the event's own
-time was replaced at ingest."""
+breadcrumb's time, category and message as text, the categories present, and the note shown when the
+event's own time was replaced at ingest."""
 
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ def _texts(view: UserInfo | EnvironmentInfo) -> dict[str, str]:
     return {key: str(value) for key, value in view.items()}
 
 
-# Frames compared per event: a recursion's depth is seen long before this (the demo's recommendations recurse to
-# a depth of at most ~40), and a page of 200 rows per side says nothing more.
+# Frames compared per event: a recursion's depth is seen long before this (the demo's recommendations recurse
+# to a depth of at most ~40), and a page of 200 rows per side says nothing more.
 COMPARED_FRAMES = 60
 
 

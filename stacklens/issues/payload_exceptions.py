@@ -1,6 +1,6 @@
 """An event payload's exceptions for the issue view (:mod:`stacklens.issues.payload_view`): each exception of
-the chain with its frames (in-app or not, the framework's frames named), and the chain as text to copy. Like every
-accessor of a payload, they tolerate missing keys and wrong types."""
+the chain with its frames (in-app or not, the framework's frames named), and the chain as text to copy.
+Like every accessor of a payload, they tolerate missing keys and wrong types."""
 
 from __future__ import annotations
 

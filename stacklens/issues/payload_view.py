@@ -6,9 +6,8 @@ fields were scrubbed at ingest; the view filters ``Authorization`` and ``Cookie`
 by an older ingest can never show them.
 
 Here: the message, request, user, tags and environment; the exceptions are read in
-:mod:`stacklens.issues.payload_exceptions`, the breadcrumbs in :mod:`stacklens.issues.payload_breadcrumbs`, the
-two-event comparison in :mod:`stacklens.issues.payload_compare`.
-"""
+:mod:`stacklens.issues.payload_exceptions`, the breadcrumbs in :mod:`stacklens.issues.payload_breadcrumbs`,
+the two-event comparison in :mod:`stacklens.issues.payload_compare`."""
 
 from __future__ import annotations
 
@@ -20,8 +19,8 @@ from stacklens.ingest.useragent import parse_user_agent
 from stacklens.issues.events import EventRow
 from stacklens_contract.words import FILTERED
 
-# A stored payload, or an object inside one: the client's JSON as it was sent (scrubbed), of any shape. It stays
-# a plain dict; what leaves this module is typed below.
+# A stored payload, or an object inside one: the client's JSON as it was sent (scrubbed), of any shape. It
+# stays a plain dict; what leaves this module is typed below.
 Payload = dict[str, Any]
 
 ALWAYS_FILTERED_HEADERS = frozenset({"authorization", "cookie", "set-cookie", "proxy-authorization"})
@@ -164,7 +163,8 @@ def user_info(payload: Payload) -> UserInfo | None:
 
 
 def tags(payload: Payload, row: EventRow) -> list[tuple[str, str]]:
-    """Default tags first (environment, release, server name; browser and OS for JavaScript), then custom ones."""
+    """Default tags first (environment, release, server name; browser and OS for JavaScript), then custom
+    ones."""
     contexts = _dict(payload.get("contexts"))
     found: dict[str, str] = {}
     for key, value in (

@@ -206,8 +206,8 @@ def list_issues(
         rows = rows[: filters.limit]
         last = rows[-1]
         next_cursor = encode_cursor(last["sort_value"], int(last["issue_id"]), filters.sort)
-    # The rows' figures are the one read of them (the issue page and the API make the same): the list query counted
-    # events for its sort and filter, and distinct users only for the users sort.
+    # The rows' figures are the one read of them (the issue page and the API make the same): the list query
+    # counted events for its sort and filter, and distinct users only for the users sort.
     figures = window_figures(
         client, org_id, project_id, window, [int(row["issue_id"]) for row in rows], filters.dimensions()
     )
@@ -334,8 +334,8 @@ class RelatedIssue:
 def related_issues(
     client: Client, org_id: int, project_id: int, issue_id: int
 ) -> dict[str, list[RelatedIssue]]:
-    """Related issues by reason, strongest first, ten per reason at most; "same_release" holds only issues that
-    share something besides the release (a user, a 5-minute window or an in-app frame)."""
+    """Related issues by reason, strongest first, ten per reason at most; "same_release" holds only issues
+    that share something besides the release (a user, a 5-minute window or an in-app frame)."""
     grouped: dict[str, list[RelatedIssue]] = {}
     ids = {"org_id": org_id, "project_id": project_id, "issue_id": issue_id}
     for row in run_query(client, "issues/related", ids):

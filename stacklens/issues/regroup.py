@@ -1,6 +1,7 @@
 """Stored events moved to the issue that now holds their fingerprint (a merge or a split,
-:mod:`stacklens.issues.merges`): a warehouse mutation of their ``issue_id``, then every insert-time table keyed by
-issue fed again from them, so every reader sees one issue. Scoped by ``org_id`` and project, as the merges are."""
+:mod:`stacklens.issues.merges`): a warehouse mutation of their ``issue_id``, then every insert-time table
+keyed by issue fed again from them, so every reader sees one issue. Scoped by ``org_id`` and project, as
+the merges are."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def regroup(
         )
     regrouped = sorted({int(i) for i in issue_ids})
     scope = {"org_id": org_id, "project_id": project_id, "issue_ids": regrouped}
-    # The narrowing is a named text with server-side parameters; only the view's own SELECT is spliced around it.
+    # The narrowing is a named text with server-side parameters; only the view's own SELECT is spliced around
+    # it.
     narrowed = " ".join(
         line for line in load_query("issues/merges/narrowed_events").splitlines() if not line.startswith("--")
     )
@@ -61,9 +63,9 @@ def regroup(
     _refresh_marts(client, org_id, project_id, regrouped)
 
 
-# The marts built on schedule from the insert-time tables that keep a row per regrouped issue: each is cleared for
-# those issues, then rebuilt for them at once by the asset's own statement (pipelines/assets/issues.py), so the
-# release pages and the issues mart say what the list says from the merge on, not from the next tick.
+# The marts built on schedule from the insert-time tables that keep a row per regrouped issue: each is cleared
+# for those issues, then rebuilt for them at once by the asset's own statement (pipelines/assets/issues.py),
+# so the release pages and the issues mart say what the list says from the merge on, not from the next tick.
 # (related_issues pairs follow on the asset's next run that sees new elements of the issues.)
 _MARTS = ("issues", "issue_users")
 

@@ -185,7 +185,8 @@ def _issue_facts(client: Client, project_id: int, issue_id: int) -> tuple[int, s
 def write_state(
     client: Client, previous: IssueState, new: IssueState, *, reason: str = "", release: str = ""
 ) -> None:
-    """Store ``new`` as the current state and append the history row (used by this module and the system rules)."""
+    """Store ``new`` as the current state and append the history row (used by this module and the system
+    rules)."""
     at = new.changed_at or datetime.now(UTC)
     client.insert(
         "issue_state",
@@ -242,8 +243,8 @@ def change_status(
     """Move an issue to ``status`` on behalf of ``actor`` and record it; raise :class:`IllegalTransition`.
 
     ``ignore_until_events`` / ``ignore_until`` only go with ``ignored``; ``release`` only with
-    ``resolved_next_release`` (default: the issue's latest release — events from any other release regress it).
-    """
+    ``resolved_next_release`` (default: the issue's latest release — events from any other release regress
+    it)."""
     if status == REGRESSED:
         raise IllegalTransition("regressed is set by the system when a resolved issue gets a new event")
     if status not in SETTABLE_STATUSES:

@@ -1,18 +1,17 @@
 """Every metric of the product, defined once: key, label, unit, the statistics it allows, the warehouse states
 that hold it, its good / poor thresholds and how its values are written.
 
-The performance views, budgets, alert rules, exports, the PDF, the CLI, ``GET /api/metrics`` and the metric table
-of docs/performance.md take their names, units and formatting from here; the budget and rule definitions
+The performance views, budgets, alert rules, exports, the PDF, the CLI, ``GET /api/metrics`` and the metric
+table of docs/performance.md take their names, units and formatting from here; the budget and rule definitions
 (:mod:`stacklens.performance.budget_rules`) are views of it.
 
 Keys are the names budgets and alert rules have always used (``lcp_ms``, ``js_bytes``, ``api_p95_ms`` …): they
-are stored in rules and budgets and sent by API clients, so they stay valid. ``aliases`` are the short names the
-views' columns and the web-vital tables use (``lcp``, ``load``).
+are stored in rules and budgets and sent by API clients, so they stay valid. ``aliases`` are the short names
+the views' columns and the web-vital tables use (``lcp``, ``load``).
 
-What a metric is lives in :mod:`stacklens.metrics.definition`; the metrics themselves, one module per kind of data
-(page loads, API calls, resources, errors and logs, sessions), in ``stacklens/metrics/*_metrics.py``; here they
-are put together in one order, the catalog's.
-"""
+What a metric is lives in :mod:`stacklens.metrics.definition`; the metrics themselves, one module per kind
+of data (page loads, API calls, resources, errors and logs, sessions), in
+``stacklens/metrics/*_metrics.py``; here they are put together in one order, the catalog's."""
 
 from __future__ import annotations
 

@@ -33,8 +33,8 @@ class State:
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Good up to ``good`` and poor above ``poor`` (or, when higher is better, good from ``good`` and poor below
-    ``poor``); ``source`` says whose bands they are."""
+    """Good up to ``good`` and poor above ``poor`` (or, when higher is better, good from ``good`` and poor
+    below ``poor``); ``source`` says whose bands they are."""
 
     good: float
     poor: float
@@ -77,13 +77,14 @@ class Metric:
 
     @property
     def error(self) -> float:
-        """The largest relative error of a value the views read (0 = exact); percentiles from 1 % histograms."""
+        """The largest relative error of a value the views read (0 = exact); percentiles from 1 %
+        histograms."""
         histogram = any(s.representation == LOG_HISTOGRAM for s in self.states)
         return max((s.error for s in self.statistic_objects if histogram), default=0.0)
 
 
-# Who reads a state (stacklens.performance.window_values reads for budgets, alert rules and their previews exactly
-# what the views read, over the same windows).
+# Who reads a state (stacklens.performance.window_values reads for budgets, alert rules and their previews
+# exactly what the views read, over the same windows).
 _VIEWS = "performance views"
 _RULES = "budgets and alert rules"
 _ALL = "performance views, budgets and alert rules"

@@ -2,8 +2,10 @@
 
 One function per question, so a page, the PDF, the CLI and an alert message write the same value the same way:
 
-- :func:`format_value` — ``2,004.9 ms``, ``250.0 KiB``, ``0.12``, ``3.4 %``, ``1,234`` (``–`` without a value);
-- :func:`column_name` — a CSV column or series name that carries the unit: ``lcp_p75_ms``, ``js_per_view_bytes``;
+- :func:`format_value` — ``2,004.9 ms``, ``250.0 KiB``, ``0.12``, ``3.4 %``, ``1,234`` (``–`` without a
+  value);
+- :func:`column_name` — a CSV column or series name that carries the unit: ``lcp_p75_ms``,
+  ``js_per_view_bytes``;
 - :func:`axis_title` — a chart axis or table header: ``LCP p75 (ms)``.
 
 CSV and JSON keep raw numbers (milliseconds, bytes, percent): machine-readable, the unit in the column's name.

@@ -19,8 +19,8 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.warehouse.queries import run_query
 
-# The schedules take live data within five minutes (the performance job's cron), a late event within the hour's
-# next run; anything older still waiting is history the marts are building.
+# The schedules take live data within five minutes (the performance job's cron), a late event within the
+# hour's next run; anything older still waiting is history the marts are building.
 LIVE_LAG = timedelta(hours=2)
 # The oldest day any mart keeps (the raw layer's retention and the partitions): no page reads further back.
 LOOKBACK = timedelta(days=90)

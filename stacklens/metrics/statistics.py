@@ -1,10 +1,9 @@
 """The statistics a metric can be summarised by over a window, and the stated error of each.
 
-Percentiles read from the views' states (1 % log histograms: a value is kept as the bucket ``round(ln(v) * 100)``,
-neighbouring buckets 1 % apart) are within :data:`QUANTILE_RELATIVE_ERROR` of the exact percentile of the raw
-rows; counts, sums, minimums and maximums are exact; an average is a sum over a count, exact up to float
-rounding.
-"""
+Percentiles read from the views' states (1 % log histograms: a value is kept as the bucket ``round(ln(v) *
+100)``, neighbouring buckets 1 % apart) are within :data:`QUANTILE_RELATIVE_ERROR` of the exact percentile
+of the raw rows; counts, sums, minimums and maximums are exact; an average is a sum over a count, exact up
+to float rounding."""
 
 from __future__ import annotations
 
@@ -54,11 +53,10 @@ STATISTICS: dict[str, Statistic] = {
 def percentile_value(samples: int, value: float | None, average: float | None) -> float | None:
     """A percentile read from the states, with the sample itself when there is one sample.
 
-    A percentile of one sample is that sample, and the exact average beside it is too; the histogram answers the
-    centre of the sample's 1 % bucket (within 0.5 %), which can read below that average ("p95 4.3 ms, average
-    4.4 ms" for a one-call endpoint). Views, budgets and alert rules take the percentile through here, so they keep
-    agreeing with each other.
-    """
+    A percentile of one sample is that sample, and the exact average beside it is too; the histogram
+    answers the centre of the sample's 1 % bucket (within 0.5 %), which can read below that average ("p95
+    4.3 ms, average 4.4 ms" for a one-call endpoint). Views, budgets and alert rules take the percentile
+    through here, so they keep agreeing with each other."""
     if samples == 1 and average is not None:
         return average
     return value

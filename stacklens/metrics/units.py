@@ -104,9 +104,9 @@ def format_in(unit: Unit, value: float | int | None, decimals: int | None = None
 
 
 def axis_tick(unit: Unit, value: float) -> str:
-    """A chart tick in ``unit``, as short as a tick needs: ``100 ms``, ``1 s``, ``2.5 s`` for times (seconds from
-    1,000 ms on), ``512 B`` / ``1.5 MiB`` for sizes, the bare number otherwise. Ticks sit on round
-    values, so no digits are lost; table cells and exports keep :func:`format_in`."""
+    """A chart tick in ``unit``, as short as a tick needs: ``100 ms``, ``1 s``, ``2.5 s`` for times
+    (seconds from 1,000 ms on), ``512 B`` / ``1.5 MiB`` for sizes, the bare number otherwise. Ticks sit on
+    round values, so no digits are lost; table cells and exports keep :func:`format_in`."""
     if unit.key == MS.key:
         if abs(value) >= 1000:
             return f"{plain_number(round(value / 1000, 3))} s"

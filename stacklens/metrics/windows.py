@@ -29,7 +29,8 @@ def utc(value: datetime) -> datetime:
 
 
 def floor(value: datetime, step: timedelta = MINUTE) -> datetime:
-    """``value`` rounded down to a multiple of ``step`` (a minute, an hour or a day) since the Unix epoch, in UTC."""
+    """``value`` rounded down to a multiple of ``step`` (a minute, an hour or a day) since the Unix epoch,
+    in UTC."""
     return EPOCH + step * ((utc(value) - EPOCH) // step)
 
 
@@ -51,7 +52,8 @@ class Window:
 
     @property
     def naive(self) -> tuple[datetime, datetime]:
-        """``(since, until)`` as naive UTC times (what the engine's ``DateTime64(3, 'UTC')`` parameters take)."""
+        """``(since, until)`` as naive UTC times (what the engine's ``DateTime64(3, 'UTC')`` parameters
+        take)."""
         return self.since.replace(tzinfo=None), self.until.replace(tzinfo=None)
 
 

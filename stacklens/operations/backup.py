@@ -48,9 +48,10 @@ from stacklens.warehouse.queries import identifier, run_query
 MANIFEST = "manifest.json"
 FORMAT = 1
 # The tables ingest writes (the front door's, and the outcome counts): nothing can rebuild them, and no other
-# writer touches them, so their checksums are taken under the cut-off and a restore proves it gave back exactly
-# these rows. Every other table is backed up too (marts, issue workflow state, source maps); the pipelines and
-# people's actions may write those while the backup runs, so their row counts are figures, not a check.
+# writer touches them, so their checksums are taken under the cut-off and a restore proves it gave back
+# exactly these rows. Every other table is backed up too (marts, issue workflow state, source maps); the
+# pipelines and people's actions may write those while the backup runs, so their row counts are figures, not a
+# check.
 KEPT_TABLES = (
     "events",
     "transactions",
@@ -121,8 +122,8 @@ class Manifest:
 
 
 def secret_fingerprint(secret: bytes) -> str:
-    """A short, one-way mark of the server secret: a restore can tell whether the secret it is given is the one
-    the control store's encrypted values need, without the backup holding the secret."""
+    """A short, one-way mark of the server secret: a restore can tell whether the secret it is given is the
+    one the control store's encrypted values need, without the backup holding the secret."""
     return hashlib.sha256(b"stacklens-backup-secret-check\0" + secret).hexdigest()[:16]
 
 
@@ -189,7 +190,8 @@ def dagster_files(settings: Settings) -> list[Path]:
 
 def create_backup(settings: Settings, target: Path, base: Path | None = None) -> Manifest:
     """Back up ``settings``' embedded installation into ``target`` (new or empty), online, in this process —
-    the one that owns the warehouse. Without the secret: :func:`stacklens.operations.sealing` adds it sealed."""
+    the one that owns the warehouse. Without the secret: :func:`stacklens.operations.sealing` adds it
+    sealed."""
     if not settings.embedded_warehouse:
         raise BackupError(
             "this installation's warehouse is a ClickHouse server: `stacklens backup` drives its BACKUP and "
@@ -268,8 +270,8 @@ def remove_partial(target: Path) -> None:
 
 
 def seal_backup(target: Path, manifest: Manifest, passphrase: str, secret: bytes) -> Manifest:
-    """Encrypt every file of the backup in ``target`` with ``passphrase``, the server secret with them: a sealed
-    backup is complete on its own (and worthless without the passphrase)."""
+    """Encrypt every file of the backup in ``target`` with ``passphrase``, the server secret with them: a
+    sealed backup is complete on its own (and worthless without the passphrase)."""
     from stacklens.operations import sealing
     from stacklens.settings import SECRET_FILE_NAME
 

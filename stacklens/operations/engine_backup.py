@@ -36,8 +36,9 @@ def database_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class Destination:
-    """Where the engine writes a backup: ``File('<path>')`` (the embedded engine's file system), ``Disk('<disk>',
-    '<name>')`` or ``S3('<url>')`` (a server's disk or bucket; credentials in the server's configuration)."""
+    """Where the engine writes a backup: ``File('<path>')`` (the embedded engine's file system),
+    ``Disk('<disk>', '<name>')`` or ``S3('<url>')`` (a server's disk or bucket; credentials in the server's
+    configuration)."""
 
     engine: str  # File | Disk | S3
     args: tuple[str, ...]

@@ -1,5 +1,6 @@
-"""The raw tables (what ingest writes, the bulk of the disk) with the columns retention and storage figures use:
-the row's time (what retention counts from, as the engine's TTL does) and when it was received (growth)."""
+"""The raw tables (what ingest writes, the bulk of the disk) with the columns retention and storage figures
+use: the row's time (what retention counts from, as the engine's TTL does) and when it was received
+(growth)."""
 
 from __future__ import annotations
 

@@ -113,7 +113,8 @@ def run_retention(
 
 def _wait_for_cleanup(client: Client, database: str, wait_seconds: float) -> None:
     """Wait (up to ``wait_seconds``) until the parts the run replaced are off the disk (migration 0210 has the
-    tables' cleanup look every second); on a server they stay its old_parts_lifetime, and the run ends first."""
+    tables' cleanup look every second); on a server they stay its old_parts_lifetime, and the run ends
+    first."""
     deadline = time.monotonic() + wait_seconds
     while time.monotonic() < deadline:
         row = run_query(
@@ -127,9 +128,9 @@ def _wait_for_cleanup(client: Client, database: str, wait_seconds: float) -> Non
 def apply_retention(
     settings: Settings, trigger: str = "manual", now: datetime | None = None
 ) -> tuple[RetentionOutcome, dict[str, Any]]:
-    """One retention run over every project of ``settings``' installation (in the process that owns the warehouse),
-    recorded in the maintenance log with its outcome, duration and ``trigger`` (``manual``: `stacklens retention
-    run`; ``scheduled``: the server's daily run); the outcome and the log's row."""
+    """One retention run over every project of ``settings``' installation (in the process that owns the
+    warehouse), recorded in the maintenance log with its outcome, duration and ``trigger`` (``manual``:
+    `stacklens retention run`; ``scheduled``: the server's daily run); the outcome and the log's row."""
     from stacklens.control.db import session_scope
     from stacklens.control.maintenance_log import Maintenance
     from stacklens.control.project_retention import retentions

@@ -1,17 +1,16 @@
 """The server's own daily retention run: `stacklens serve` applies retention and event caps once a day at
-``STACKLENS_RETENTION_RUN_AT`` (UTC, default 03:30; ``off`` leaves it to a cron job calling `stacklens retention
-run`).
+``STACKLENS_RETENTION_RUN_AT`` (UTC, default 03:30; ``off`` leaves it to a cron job calling `stacklens
+retention run`).
 
 Why the server and not a Dagster schedule: the Dagster schedules refresh marts from new rows and are merged
 into one run per tick (pipelines/execution.py); retention is maintenance of the installation, like backup and
 migrate, and records itself in the maintenance log (its outcome and duration on /admin/operations), which the
 same :func:`~stacklens.operations.retention.apply_retention` does for `stacklens retention run`.
 
-A run is due when the day's slot has passed and no retention run (scheduled or by hand) started since that slot,
-nor since the scheduler started: a server started after the slot waits for the next day's, so a restart never
-runs it twice, and a new server does not start with a run. A server stopped over the slot runs it on the
-first tick after the slot once it is back (before the next day's).
-"""
+A run is due when the day's slot has passed and no retention run (scheduled or by hand) started since that
+slot, nor since the scheduler started: a server started after the slot waits for the next day's, so a
+restart never runs it twice, and a new server does not start with a run. A server stopped over the slot
+runs it on the first tick after the slot once it is back (before the next day's)."""
 
 from __future__ import annotations
 

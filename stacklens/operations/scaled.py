@@ -1,11 +1,12 @@
-"""`stacklens backup` / `restore` of a scaled installation: the ClickHouse server's own ``BACKUP … TO Disk/S3``
-and ``pg_dump`` / ``pg_restore`` of the PostgreSQL control store (and the Dagster database when it has one).
+"""`stacklens backup` / `restore` of a scaled installation: the ClickHouse server's own ``BACKUP … TO
+Disk/S3`` and ``pg_dump`` / ``pg_restore`` of the PostgreSQL control store (and the Dagster database when it
+has one).
 
-The warehouse backup is written by the server to its disk or bucket (``--warehouse-to disk:NAME`` — a disk named
-in the server's ``backups.allowed_disk`` — or ``s3:URL``, credentials in the server's configuration, never on a
-command line); ``DIR`` on this host receives the PostgreSQL dumps and the manifest. :func:`backup_plan` and
-:func:`restore_plan` say exactly what runs; ``--dry-run`` prints them and changes nothing.
-"""
+The warehouse backup is written by the server to its disk or bucket (``--warehouse-to disk:NAME`` — a disk
+named in the server's ``backups.allowed_disk`` — or ``s3:URL``, credentials in the server's configuration,
+never on a command line); ``DIR`` on this host receives the PostgreSQL dumps and the manifest.
+:func:`backup_plan` and :func:`restore_plan` say exactly what runs; ``--dry-run`` prints them and changes
+nothing."""
 
 from __future__ import annotations
 
@@ -160,7 +161,8 @@ def restore_plan(
 
 
 def run_commands(commands: list[Command]) -> None:
-    """Run each command to its end; the first that fails stops the rest, its stderr's last line in the error."""
+    """Run each command to its end; the first that fails stops the rest, its stderr's last line in the
+    error."""
     for command in commands:
         done = subprocess.run(
             list(command.argv), env={**os.environ, **command.env}, capture_output=True, text=True
@@ -176,7 +178,8 @@ SCALED_MANIFEST = "manifest.json"
 def run_backup_plan(
     settings: Settings, target: Path, plan: Plan, destination: Destination
 ) -> dict[str, object]:
-    """Run ``plan`` (the server's BACKUP, then the dumps into ``target``) and write the manifest a restore reads."""
+    """Run ``plan`` (the server's BACKUP, then the dumps into ``target``) and write the manifest a restore
+    reads."""
     import json
 
     from stacklens.operations.engine_backup import run_backup_statement

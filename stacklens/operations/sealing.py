@@ -2,8 +2,9 @@
 
 Format of a sealed file (``<name>.sealed``): ``SLBK1`` · 16-byte salt · chunks of ``[4-byte length][12-byte
 nonce][ciphertext + tag]``. Each chunk's associated data is its index and a last-chunk flag, so chunks cannot
-be reordered, dropped or the file cut short without the open failing. The key's salt is drawn once per backup (every file of it carries the same salt, so the key is derived once — scrypt on
-each of a warehouse backup's thousands of files would cost minutes); every chunk has a random 96-bit nonce.
+be reordered, dropped or the file cut short without the open failing. The key's salt is drawn once per backup
+(every file of it carries the same salt, so the key is derived once — scrypt on each of a warehouse backup's
+thousands of files would cost minutes); every chunk has a random 96-bit nonce.
 
 The warehouse's ``.backup`` index is left readable: it lists file names, sizes and checksums (no event data),
 and the engine reads it from a base backup when it makes an incremental one.

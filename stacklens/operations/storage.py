@@ -1,11 +1,10 @@
 """`stacklens status --storage` and the operators' page: where the disk goes and how long it lasts.
 
-Bytes per table are the engine's (active parts on disk, compressed). Bytes per project are each project's share
-of every raw table's rows times the table's bytes per row: the engine keeps no per-project byte count, and
-rows of one table are alike enough in size for an operator's question ("who fills my disk?"). The growth rate
-is the raw rows received in the last 7 days, in bytes the same way, per day; days until full is the warehouse
-disk's free space over it.
-"""
+Bytes per table are the engine's (active parts on disk, compressed). Bytes per project are each project's
+share of every raw table's rows times the table's bytes per row: the engine keeps no per-project byte
+count, and rows of one table are alike enough in size for an operator's question ("who fills my disk?").
+The growth rate is the raw rows received in the last 7 days, in bytes the same way, per day; days until
+full is the warehouse disk's free space over it."""
 
 from __future__ import annotations
 
@@ -138,8 +137,8 @@ def storage_report(client: Client, database: str, names: Mapping[int, str]) -> S
 
 
 def measure_storage(settings: Settings) -> StorageReport:
-    """:func:`storage_report` of ``settings``' installation, projects named ``org/project`` from the control store
-    (in the process that owns the warehouse)."""
+    """:func:`storage_report` of ``settings``' installation, projects named ``org/project`` from the
+    control store (in the process that owns the warehouse)."""
     from stacklens.control.db import session_scope
     from stacklens.control.project_retention import retentions
     from stacklens.warehouse.client import get_warehouse

@@ -1,5 +1,5 @@
-"""`stacklens status --storage` as lines for people: sizes in binary units (KiB, MiB, GiB, as the metrics layer
-writes bytes), the largest tables and projects first."""
+"""`stacklens status --storage` as lines for people: sizes in binary units (KiB, MiB, GiB, as the metrics
+layer writes bytes), the largest tables and projects first."""
 
 from __future__ import annotations
 

@@ -103,8 +103,8 @@ atexit.register(flush_all)
 
 @contextlib.contextmanager
 def writes_held(settings: Settings) -> Iterator[None]:
-    """A backup's cut-off for outcome counts: what is counted for ``settings``' warehouse is written now, and no
-    count is written until the block ends (they keep adding up in memory and are written after it)."""
+    """A backup's cut-off for outcome counts: what is counted for ``settings``' warehouse is written now,
+    and no count is written until the block ends (they keep adding up in memory and are written after it)."""
     with _write_lock:
         with _lock:
             found = _pending.pop(_warehouse_of(settings), None)

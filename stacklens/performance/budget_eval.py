@@ -1,12 +1,12 @@
-"""How a budget is judged: its current value, its status (pass / fail / insufficient data), and its value at each
-daily evaluation of the last 30 days. The one implementation behind the `budget_status` asset, the API, the CLI
-and the budgets page.
+"""How a budget is judged: its current value, its status (pass / fail / insufficient data), and its value at
+each daily evaluation of the last 30 days. The one implementation behind the `budget_status` asset, the API,
+the CLI and the budgets page.
 
 Every value is :mod:`stacklens.performance.window_values`' — the states the performance views read, the window
-``[at - window days, at)`` in whole minutes tiled as a view tiles it — so a budget on LCP p75 of ``/checkout`` over
-7 days says what the pages view says for ``/checkout`` over those 7 days, and so does an alert rule on it. The
-history is the same evaluation at each past midnight, ending with the evaluation the status is (its last point).
-"""
+``[at - window days, at)`` in whole minutes tiled as a view tiles it — so a budget on LCP p75 of
+``/checkout`` over 7 days says what the pages view says for ``/checkout`` over those 7 days, and so does an
+alert rule on it. The history is the same evaluation at each past midnight, ending with the evaluation the
+status is (its last point)."""
 
 from __future__ import annotations
 
@@ -89,9 +89,9 @@ def history(
     now: datetime | None = None,
     current: tuple[float | None, int] | None = None,
 ) -> list[Point]:
-    """The budget's value as each daily evaluation of the last 30 days saw it, then the evaluation at ``now`` —
-    ``current`` (value, samples) when the caller holds it (the status shown beside the chart), so the chart
-    ends on the status's own value."""
+    """The budget's value as each daily evaluation of the last 30 days saw it, then the evaluation at
+    ``now`` — ``current`` (value, samples) when the caller holds it (the status shown beside the chart), so
+    the chart ends on the status's own value."""
     points = daily_points(now or datetime.now(UTC))
     if current is None:
         # One query: the same evaluation at every point (percentiles as compute's, to the bit).
@@ -106,7 +106,8 @@ def failed_days(spec: BudgetSpec, points: list[Point]) -> tuple[int, int]:
 
 
 def failing_since(spec: BudgetSpec, points: list[Point], now: datetime) -> datetime:
-    """The first daily evaluation of the failing run that ends now (today's midnight when only today fails)."""
+    """The first daily evaluation of the failing run that ends now (today's midnight when only today
+    fails)."""
     since = _utc(now).replace(hour=0, minute=0, second=0, microsecond=0)
     for at, value, samples in reversed(points):
         if judge(value, samples, spec.value, spec.min_samples) != FAIL:
@@ -116,11 +117,11 @@ def failing_since(spec: BudgetSpec, points: list[Point], now: datetime) -> datet
 
 
 def failing_start(client: Any, spec: BudgetSpec, points: list[Point], now: datetime) -> datetime:
-    """:func:`failing_since`, looked for before the 30 days of ``points`` when the run fills them all: a budget
-    failing at every evaluation of the chart started failing before it, and "since" the chart's first day
-    named where the chart begins, not when the failing began (issue #47). The days before are evaluated at
-    their midnights back to :data:`LOOKBACK_DAYS` (the oldest data the raw layer keeps); only budgets failing
-    for the whole history pay for it."""
+    """:func:`failing_since`, looked for before the 30 days of ``points`` when the run fills them all: a
+    budget failing at every evaluation of the chart started failing before it, and "since" the chart's
+    first day named where the chart begins, not when the failing began (issue #47). The days before are
+    evaluated at their midnights back to :data:`LOOKBACK_DAYS` (the oldest data the raw layer keeps); only
+    budgets failing for the whole history pay for it."""
     since = failing_since(spec, points, now)
     if not points or since > _utc(points[0][0]):
         return since
@@ -177,8 +178,8 @@ def histories(
 def _failing_histories(
     client: Any, specs: list[BudgetSpec], currents: list[tuple[float | None, int] | Exception], now: datetime
 ) -> dict[int, list[Point]]:
-    """The histories of the failing budgets (what failing-since needs) in one go; none when that raises: each is
-    then read on its own in :func:`evaluate`'s loop, so the budget that fails is told apart."""
+    """The histories of the failing budgets (what failing-since needs) in one go; none when that raises:
+    each is then read on its own in :func:`evaluate`'s loop, so the budget that fails is told apart."""
     failing: dict[int, tuple[float | None, int]] = {}
     for i, (spec, current) in enumerate(zip(specs, currents, strict=True)):
         if not isinstance(current, Exception) and judge(*current, spec.value, spec.min_samples) == FAIL:

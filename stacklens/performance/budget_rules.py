@@ -25,10 +25,10 @@ class BudgetMetric:
 
 
 def _source(metric: Metric) -> str:
-    """What budget_eval computes the metric from (stacklens.performance.window_values, over the states the catalog
-    says budgets read): bytes per page view (the page-load states' byte sums over their page loads), or a
-    timing's or the API calls' states (percentiles, averages, the error rate's share of calls answered 4xx or
-    5xx)."""
+    """What budget_eval computes the metric from (stacklens.performance.window_values, over the states the
+    catalog says budgets read): bytes per page view (the page-load states' byte sums over their page
+    loads), or a timing's or the API calls' states (percentiles, averages, the error rate's share of calls
+    answered 4xx or 5xx)."""
     return "resources" if metric.kind == "resources" else "window"
 
 

@@ -22,8 +22,8 @@ Verdict = Literal["pass", "fail", "insufficient_data", "error"]
 
 
 class BudgetStatusRow(TypedDict):
-    """A budget with its verdict, as the API, the budgets page, the CLI, the weekly summary and the reports show
-    it (the mart's evaluation when fresh, else one made now)."""
+    """A budget with its verdict, as the API, the budgets page, the CLI, the weekly summary and the reports
+    show it (the mart's evaluation when fresh, else one made now)."""
 
     id: int
     project: str

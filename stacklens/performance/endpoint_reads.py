@@ -1,9 +1,8 @@
-"""API endpoint reads of the performance view: per source (client calls from browsers, server transactions: told
-apart), method and parameterised path, and one endpoint per day with its slowest calls, from the calls of the
-filtered window: the minute, hour, day and block-of-days states of ``endpoint_call_periods`` that tile it (the
-Dagster asset of the same name, built from ``endpoint_facts``; named queries in
-``warehouse_sql/queries/performance``, macro ``endpoint_window``).
-"""
+"""API endpoint reads of the performance view: per source (client calls from browsers, server transactions:
+told apart), method and parameterised path, and one endpoint per day with its slowest calls, from the calls
+of the filtered window: the minute, hour, day and block-of-days states of ``endpoint_call_periods`` that
+tile it (the Dagster asset of the same name, built from ``endpoint_facts``; named queries in
+``warehouse_sql/queries/performance``, macro ``endpoint_window``)."""
 
 from __future__ import annotations
 
@@ -19,14 +18,15 @@ from stacklens.warehouse.queries import float_or_none, run_query
 
 ENDPOINT_SORTS = ("calls", "avg_ms", "p95_ms", "error_pct", "s5xx", "s4xx")
 NO_ENDPOINT = {"endpoint_source": "", "endpoint_method": "", "endpoint_path": ""}
-# Where an endpoint's calls were measured, in words: the browser's fetch/XHR spans of page loads (client) or the
-# server's own transactions (server). The same path measured both ways is two rows, never mixed.
+# Where an endpoint's calls were measured, in words: the browser's fetch/XHR spans of page loads (client) or
+# the server's own transactions (server). The same path measured both ways is two rows, never mixed.
 SOURCE_LABELS = {"client": "client (browser)", "server": "server"}
 
 
 class EndpointRow(TypedDict):
     """One endpoint: calls, time (avg, p95), answers by status class and the error share (4xx + 5xx), response
-    size, the most calls in one page load (client calls only, else 0), the page loads and the pages calling it."""
+    size, the most calls in one page load (client calls only, else 0), the page loads and the pages calling
+    it."""
 
     source: str
     method: str
@@ -110,8 +110,8 @@ def endpoints(
 def endpoint_detail(
     client: Client, org_id: int, project_id: int, filters: ViewFilters, source: str, method: str, path: str
 ) -> tuple[list[EndpointDayRow], list[SlowCallRow]]:
-    """``(per-day rows, the 5 slowest calls)`` of one endpoint, from one query: each day carries its own 5 slowest
-    calls, the window's are the slowest of those (duration descending, then event id)."""
+    """``(per-day rows, the 5 slowest calls)`` of one endpoint, from one query: each day carries its own 5
+    slowest calls, the window's are the slowest of those (duration descending, then event id)."""
     params = {
         **filters.sql(org_id, project_id),
         **filters.periods(per_day=True, minutes=True),

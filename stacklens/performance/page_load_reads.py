@@ -1,11 +1,11 @@
 """Page-load reads of the performance view: the overview, the page table, one page over time, weekly trends
 and release impact, all from the page loads of the filtered window, so every filter (environment, release,
 browser) applies to every figure. The window comes from the minute, hour, day and block-of-days states of
-``pageload_periods`` that tile it (minutes at its partial edge hours), the Dagster asset of the same name built
-from ``pageload_facts`` (named queries in ``warehouse_sql/queries/performance``, macro ``pageload_window``):
-counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of the exact ones) and the page
-samples from the states' own fastest and slowest page loads and per-bucket examples (``pageload_examples``).
-The client is passed in; nothing here knows about HTTP or templates.
+``pageload_periods`` that tile it (minutes at its partial edge hours), the Dagster asset of the same name
+built from ``pageload_facts`` (named queries in ``warehouse_sql/queries/performance``, macro
+``pageload_window``): counts are exact, percentiles come from merged 1 % log histograms (within 0.5 % of the
+exact ones) and the page samples from the states' own fastest and slowest page loads and per-bucket examples
+(``pageload_examples``). The client is passed in; nothing here knows about HTTP or templates.
 
 Each read returns typed rows (:class:`~stacklens.performance.page_load_rows.PageRow`,
 :class:`~stacklens.performance.page_load_rows.DayRow`, …, in :mod:`stacklens.performance.page_load_rows`): the
@@ -52,9 +52,10 @@ def _score(raw: dict[str, Any]) -> float | None:
 def load_params(
     org_id: int, project_id: int, filters: ViewFilters, page: str = "", per_day: bool = False, **extra: object
 ) -> dict[str, object]:
-    """The parameters of a page-load query: the filters, the page ('' = any), the window's whole hours and days
-    (what the examples of the median samples are read by) and the periods that tile the window (minutes, hours,
-    days: what the states answer); ``per_day`` for a query that groups by day (single days, never blocks)."""
+    """The parameters of a page-load query: the filters, the page ('' = any), the window's whole hours and
+    days (what the examples of the median samples are read by) and the periods that tile the window
+    (minutes, hours, days: what the states answer); ``per_day`` for a query that groups by day (single
+    days, never blocks)."""
     return {
         **filters.sql(org_id, project_id),
         "page": page,
@@ -192,8 +193,8 @@ def daily(
 def sparklines(
     client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> dict[str, list[float | None]]:
-    """Per page, the daily p75 load time of the 7 days ending at the window's end, oldest first; ``None`` for a
-    day without page loads (a gap in the sparkline, never 0 ms)."""
+    """Per page, the daily p75 load time of the 7 days ending at the window's end, oldest first; ``None``
+    for a day without page loads (a gap in the sparkline, never 0 ms)."""
     week = ViewFilters(
         since=max(filters.since, filters.until - timedelta(days=7)),
         until=filters.until,
@@ -218,7 +219,8 @@ def _week_rows(raws: list[dict[str, Any]]) -> list[WeekRow]:
     for raw in raws:
         key, week_start, load_p75 = raw["key"], raw["week_start"], float_or_none(raw["load_p75"])
         before = previous.get(key)
-        # Only an adjacent week is "the previous week": a gap means no comparison, not a comparison with older data.
+        # Only an adjacent week is "the previous week": a gap means no comparison, not a comparison with older
+        # data.
         if before is not None and before["week_start"] + timedelta(days=7) != week_start:
             before = None
         row: WeekRow = {
@@ -289,9 +291,9 @@ def page_detail(
     client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str
 ) -> tuple[list[DayRow], list[WeekRow], dict[str, list[DistributionRow]], list[SampleRow]]:
     """``(daily rows, weekly rows, distribution, samples)`` of one page: what :func:`daily`, :func:`weekly`,
-    :func:`distribution` and :func:`samples` return for it, from two reads of the window at once (two clients):
-    the days and weeks (page_detail.sql, single days), and the distribution with the samples (page_totals.sql,
-    blocks of days, then the median samples' read of a few buckets)."""
+    :func:`distribution` and :func:`samples` return for it, from two reads of the window at once (two
+    clients): the days and weeks (page_detail.sql, single days), and the distribution with the samples
+    (page_totals.sql, blocks of days, then the median samples' read of a few buckets)."""
     series_params = load_params(org_id, project_id, filters, page, per_day=True)
     series, (counts, picks) = side_by_side(
         client,
@@ -320,8 +322,9 @@ def _page_totals(
 
 
 def samples(client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str) -> list[SampleRow]:
-    """The fastest, median and slowest page loads (3 each) of a page, each opening its waterfall: the fastest and
-    slowest exact, the median ones the page loads nearest the window's median (docs/performance.md)."""
+    """The fastest, median and slowest page loads (3 each) of a page, each opening its waterfall: the
+    fastest and slowest exact, the median ones the page loads nearest the window's median
+    (docs/performance.md)."""
     params = load_params(org_id, project_id, filters, page)
     return _samples(client, params, page, run_query(client, "performance/samples", params)[0])
 
@@ -350,9 +353,10 @@ def _samples(client: Client, params: dict[str, object], page: str, merged: dict[
 def releases(
     client: Client, org_id: int, project_id: int, filters: ViewFilters, with_page_loads_only: bool = True
 ) -> list[ReleaseRow]:
-    """Per release (by first page load): load p75 (with its 95 % interval), JS per view, API p95 and error share,
-    error events and errors per 1,000 page loads, each against the release before it, and the release's verdict —
-    the release health pages' rules on these figures (stacklens.releases.impact); ``regression`` is the verdict
-    as one line when it is one. ``with_page_loads_only=False`` keeps releases that only have error events."""
+    """Per release (by first page load): load p75 (with its 95 % interval), JS per view, API p95 and error
+    share, error events and errors per 1,000 page loads, each against the release before it, and the
+    release's verdict — the release health pages' rules on these figures (stacklens.releases.impact);
+    ``regression`` is the verdict as one line when it is one. ``with_page_loads_only=False`` keeps releases
+    that only have error events."""
     raws = run_query(client, "performance/releases", load_params(org_id, project_id, filters))
     return release_rows(raws, with_page_loads_only)

@@ -1,6 +1,6 @@
-"""The typed rows of the page-load reads (:mod:`stacklens.performance.page_load_reads`): a page's totals and its
-row in the page table, a web vital's summary, a day, a week, a distribution bucket and a sample page load. The
-views, the exports and the release pages read them by these keys."""
+"""The typed rows of the page-load reads (:mod:`stacklens.performance.page_load_reads`): a page's totals
+and its row in the page table, a web vital's summary, a day, a week, a distribution bucket and a sample
+page load. The views, the exports and the release pages read them by these keys."""
 
 from __future__ import annotations
 
@@ -62,8 +62,8 @@ class VitalSummaryRow(TypedDict):
 
 
 class DayRow(TypedDict):
-    """One day (of a page with ``key`` the page, else ``key`` ''): views, load avg, p75 of each metric with its
-    count, mean score."""
+    """One day (of a page with ``key`` the page, else ``key`` ''): views, load avg, p75 of each metric with
+    its count, mean score."""
 
     key: str
     day: date
@@ -87,8 +87,8 @@ class DayRow(TypedDict):
 
 
 class WeekRow(TypedDict):
-    """One ISO week (of a page with ``key`` the page, else ``key`` ''), against the previous week of the same key
-    (``None`` when that week has no page loads)."""
+    """One ISO week (of a page with ``key`` the page, else ``key`` ''), against the previous week of the
+    same key (``None`` when that week has no page loads)."""
 
     key: str
     week_start: date

@@ -5,14 +5,15 @@ subject affects are listed on its one row, and when several rules apply to one s
 evidence (raw numbers, in the units their keys say) and an estimated saving; every number in a message is
 written as the metric catalog writes its unit (``1.6 MiB``, ``420 ms``).
 
-Resources no longer served are left out unless asked for (``include_old``): a resource that no page load of the
-window's newest release requested (the release first seen last) and that was not requested in the window's last
-two days belongs to an old release — the demo's ``app.1.3.0.js`` after 1.4.0 shipped — and fixing it fixes
-nothing. Such rows carry ``old_release: true`` when included.
+Resources no longer served are left out unless asked for (``include_old``): a resource that no page load of
+the window's newest release requested (the release first seen last) and that was not requested in the window's
+last two days belongs to an old release — the demo's ``app.1.3.0.js`` after 1.4.0 shipped — and fixing it
+fixes nothing. Such rows carry ``old_release: true`` when included.
 
 Rules and thresholds (docs/performance.md repeats them):
   render_blocking_script / render_blocking_css  a render-blocking JS / CSS file of impact High or Medium
-  uncompressed_asset   JS / CSS / font over 10 KiB served without compression (decoded ≈ encoded size), or a BMP /
+  uncompressed_asset   JS / CSS / font over 10 KiB served without compression (decoded ≈ encoded size), or a
+  BMP /
                        TIFF image, or a PNG over 100 KiB (an oversized PNG is told once, as oversized_image)
   oversized_image      an image averaging over 200 KiB (High over 1 MiB)
   large_api_payload    a browser API call averaging over 500 KiB of response
@@ -43,11 +44,13 @@ KB = 1024  # one KiB: sizes are written with binary prefixes (stacklens.metrics.
 SEVERITY_ORDER = {"High": 0, "Medium": 1, "Low": 2}
 GZIP_SAVING = 0.7  # text assets shrink about 70 % with gzip/brotli
 IMAGE_TARGET = 100 * KB  # a web image at display size in WebP/AVIF rarely needs more
-# A resource requested in the window's last two days is still served, whatever its release: a day's requests are
-# one period of the states (read with single days), and yesterday's period starts up to two days before the end.
+# A resource requested in the window's last two days is still served, whatever its release: a day's requests
+# are one period of the states (read with single days), and yesterday's period starts up to two days before
+# the end.
 RECENT = timedelta(days=2)
 
-# The numbers behind a recommendation, in the units their keys say (EVIDENCE), and where an endpoint was measured.
+# The numbers behind a recommendation, in the units their keys say (EVIDENCE), and where an endpoint was
+# measured.
 Evidence = dict[str, float | str | None]
 
 
@@ -65,8 +68,8 @@ class Finding(TypedDict):
 
 class Recommendation(Finding):
     """The one row of a subject: its most severe finding's rule and severity, ``rules`` naming every rule that
-    applies (that one first), their messages and savings joined and their evidence merged; ``old_release`` when
-    the subject is a resource only old releases served (set by :func:`recommendations`)."""
+    applies (that one first), their messages and savings joined and their evidence merged; ``old_release``
+    when the subject is a resource only old releases served (set by :func:`recommendations`)."""
 
     rules: list[str]
     old_release: NotRequired[bool]
@@ -114,8 +117,8 @@ def _rec(
 def served(rows: Sequence[ResourceListRow]) -> set[str]:
     """The resources (URLs) of ``rows`` (:func:`~stacklens.performance.resource_reads.resource_list`) still
     served: one a load of the newest release requested — the release first seen last in the window; releases
-    first seen on the same day are all newest — or one requested within RECENT of the window's last request. Without release
-    data every resource is of the one release ``''``, so all are served."""
+    first seen on the same day are all newest — or one requested within RECENT of the window's last
+    request. Without release data every resource is of the one release ``''``, so all are served."""
     first: dict[str, datetime] = {}
     for row in rows:
         for release, at in row["release_first"].items():
@@ -231,8 +234,8 @@ def _endpoint_rules(rows: Sequence[EndpointRow]) -> list[Finding]:
             "calls": e["calls"],
             "source": e["source"],
             "p95_ms": e["p95_ms"],
-            # Unrounded: the page writes it as the catalog writes the error rate, as the message does (rounding here
-            # first made "fails 6.3 %" sit beside "errors: 6.2 %" for 9 of 144 calls).
+            # Unrounded: the page writes it as the catalog writes the error rate, as the message does
+            # (rounding here first made "fails 6.3 %" sit beside "errors: 6.2 %" for 9 of 144 calls).
             "error_pct": e["error_pct"],
         }
         if e["source"] == "client" and avg_bytes > 500 * KB:
@@ -288,8 +291,8 @@ def _endpoint_rules(rows: Sequence[EndpointRow]) -> list[Finding]:
 
 
 def one_per_subject(recs: list[Finding]) -> list[Recommendation]:
-    """The recommendations with one row per subject: the most severe rule's row, ``rules`` naming every rule that
-    applies, their messages and savings joined (each distinct once) and their evidence merged."""
+    """The recommendations with one row per subject: the most severe rule's row, ``rules`` naming every
+    rule that applies, their messages and savings joined (each distinct once) and their evidence merged."""
     by_subject: dict[str, list[Finding]] = {}
     for rec in recs:
         by_subject.setdefault(rec["subject"], []).append(rec)
@@ -362,9 +365,9 @@ def recommendations(
     client: Client, org_id: int, project_id: int, filters: ViewFilters, include_old: bool = False
 ) -> list[Recommendation]:
     """Every recommendation for the filters, one per subject, the most severe first, then by rule and subject;
-    without ``include_old`` none about a resource no longer served (:func:`served`). Every row says whether its
-    subject is such a resource (``old_release``). The resource list and the endpoint list are read at once (two
-    clients of the warehouse)."""
+    without ``include_old`` none about a resource no longer served (:func:`served`). Every row says whether
+    its subject is such a resource (``old_release``). The resource list and the endpoint list are read at
+    once (two clients of the warehouse)."""
     resource_rows, endpoint_rows = side_by_side(
         client,
         lambda c: resource_list(c, org_id, project_id, filters),

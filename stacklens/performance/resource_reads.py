@@ -1,8 +1,7 @@
-"""Resource reads of the performance view: per resource type, and each resource with its render-blocking status
-and impact, from the requests of the filtered window: the minute, hour, day and block-of-days states of
-``resource_request_periods`` that tile it (the Dagster asset of the same name, built from ``resource_facts``; named
-queries in ``warehouse_sql/queries/performance``, macro ``resource_window``).
-"""
+"""Resource reads of the performance view: per resource type, and each resource with its render-blocking
+status and impact, from the requests of the filtered window: the minute, hour, day and block-of-days states
+of ``resource_request_periods`` that tile it (the Dagster asset of the same name, built from
+``resource_facts``; named queries in ``warehouse_sql/queries/performance``, macro ``resource_window``)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,8 @@ from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.queries import float_or_none, run_query
 from stacklens.warehouse.side_by_side import side_by_side
 
-# Impact of a render-blocking resource: the pipelines' rule (docs/pipelines.md) plus its share of the page's FCP.
+# Impact of a render-blocking resource: the pipelines' rule (docs/pipelines.md) plus its share of the page's
+# FCP.
 HIGH = {"avg_ms": 500.0, "avg_bytes": 100 * 1024, "fcp_share": 0.5}
 MEDIUM = {"avg_ms": 200.0, "avg_bytes": 30 * 1024, "fcp_share": 0.25}
 
@@ -113,8 +113,8 @@ def impact(avg_ms: float, avg_bytes: float, fcp_share: float | None) -> tuple[st
 
 def _resource_row(raw: dict[str, Any]) -> ResourceRow:
     """A resource with its render-blocking status: ``blocking`` when any load reported it blocking,
-    ``non-blocking`` when loads reported it and none blocking, ``unknown`` when no load reported a status (Firefox
-    and Safari do not) — never counted as non-blocking."""
+    ``non-blocking`` when loads reported it and none blocking, ``unknown`` when no load reported a status
+    (Firefox and Safari do not) — never counted as non-blocking."""
     blocking, non_blocking, unknown = int(raw["blocking"]), int(raw["non_blocking"]), int(raw["unknown"])
     status = "blocking" if blocking else ("non-blocking" if non_blocking else "unknown")
     row: ResourceRow = {
@@ -152,9 +152,10 @@ def resource_tables(
     client: Client, org_id: int, project_id: int, filters: ViewFilters
 ) -> tuple[list[ResourceTypeRow], list[ResourceRow]]:
     """``(per type rows, each resource)`` of the resources view, two reads of the window's states at once (two
-    clients: resource_types.sql, resource_table.sql). Per type: requests, page loads, bytes (total, avg encoded /
-    decoded / transfer), load time, cache hit rate (over the requests that report a transfer size), compression
-    ratio. Each resource (heaviest first, at most 500) with its render-blocking status and impact."""
+    clients: resource_types.sql, resource_table.sql). Per type: requests, page loads, bytes (total, avg
+    encoded / decoded / transfer), load time, cache hit rate (over the requests that report a transfer
+    size), compression ratio. Each resource (heaviest first, at most 500) with its render-blocking status
+    and impact."""
     params = _resource_params(org_id, project_id, filters)
     types, table = side_by_side(
         client,

@@ -1,10 +1,10 @@
 """The performance score (0-100) and the web-vital ratings.
 
 Score of one page load: each web vital it carries gets a log-normal score (Lighthouse's curve: 0.9 at the
-`p10` control point, 0.5 at the `median` one), the scores are averaged with the weights LCP 30, INP 30, FCP 15,
-CLS 15, TTFB 10 renormalised over the vitals that page load actually has (Safari sends no LCP, INP or CLS and is
-not penalised for it), and times 100. A page's or project's score is the mean over its page loads. Mobile page
-loads (Android, iOS) use Lighthouse's mobile control points, the others its desktop ones.
+`p10` control point, 0.5 at the `median` one), the scores are averaged with the weights LCP 30, INP 30, FCP
+15, CLS 15, TTFB 10 renormalised over the vitals that page load actually has (Safari sends no LCP, INP or CLS
+and is not penalised for it), and times 100. A page's or project's score is the mean over its page loads.
+Mobile page loads (Android, iOS) use Lighthouse's mobile control points, the others its desktop ones.
 
 The warehouse computes the same formula per page load (queries/performance/*.sql take :func:`sql_parameters`);
 :func:`page_load_score` is the Python statement of it, used by the tests as the reference.

@@ -1,9 +1,8 @@
-"""The data of each performance view, shared by the dashboard pages, the JSON API and the exports so all show the
-same numbers for the same filters: ``{"rows": [...], <extra parts>}``, one typed dictionary per view
-(:class:`OverviewData`, :class:`PagesData`, …) whose rows are the reads' own (:mod:`.page_load_reads`,
-:mod:`.resource_reads`, :mod:`.endpoint_reads`, :mod:`.recommendations`). :func:`build` picks a view by name (the
-API's ``/performance/<view>``); the pages call the view's own function.
-"""
+"""The data of each performance view, shared by the dashboard pages, the JSON API and the exports so all
+show the same numbers for the same filters: ``{"rows": [...], <extra parts>}``, one typed dictionary per
+view (:class:`OverviewData`, :class:`PagesData`, …) whose rows are the reads' own (:mod:`.page_load_reads`,
+:mod:`.resource_reads`, :mod:`.endpoint_reads`, :mod:`.recommendations`). :func:`build` picks a view by
+name (the API's ``/performance/<view>``); the pages call the view's own function."""
 
 from __future__ import annotations
 
@@ -35,7 +34,8 @@ class OpportunityRow(TypedDict):
 
 
 class OverviewData(TypedDict):
-    """The score and web vitals (``rows``), the project's totals, the 10 pages with the most to gain, the days."""
+    """The score and web vitals (``rows``), the project's totals, the 10 pages with the most to gain, the
+    days."""
 
     rows: list[VitalSummaryRow]
     total: PageTotals | None
@@ -138,8 +138,8 @@ def recommendations(
     return {"rows": shown, "old_releases_hidden": len(every) - len(shown)}
 
 
-# The views that take the filters alone (endpoints also take their sort, recommendations whether to include old
-# releases').
+# The views that take the filters alone (endpoints also take their sort, recommendations whether to include
+# old releases').
 _BY_FILTERS: dict[str, Callable[[Client, int, int, ViewFilters], ViewData]] = {
     "overview": overview,
     "pages": pages,
@@ -159,8 +159,8 @@ def build(
     include_old: bool = False,
 ) -> ViewData:
     """The data of one view; ``sort`` applies to endpoints (raises ValueError naming the allowed values),
-    ``include_old`` to recommendations (those about resources only old releases served; left out by default, and
-    counted in ``old_releases_hidden``)."""
+    ``include_old`` to recommendations (those about resources only old releases served; left out by
+    default, and counted in ``old_releases_hidden``)."""
     if view == "endpoints":
         return endpoints(client, org_id, project_id, filters, sort)
     if view == "recommendations":

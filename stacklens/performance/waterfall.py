@@ -1,6 +1,6 @@
 """The waterfall of one transaction (usually a page load): navigation phases, every span as a bar relative to
-the transaction's start, resources typed and render-blocking ones marked, API calls, and the FCP / LCP markers.
-"""
+the transaction's start, resources typed and render-blocking ones marked, API calls, and the FCP / LCP
+markers."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ _FONT = re.compile(r"\.(woff2?|ttf|otf|eot)(\?|#|$)")
 
 
 def span_type(op: str, description: str) -> str:
-    """JavaScript / CSS / Images / Fonts / API / Other / Phase / <op> — the same rule as the resource queries."""
+    """JavaScript / CSS / Images / Fonts / API / Other / Phase / <op> — the same rule as the resource
+    queries."""
     if op.startswith("browser"):
         return "Phase"
     if op == "resource.script" or (op.startswith("resource.") and _JS.search(description)):
@@ -114,7 +115,8 @@ class Waterfall(TypedDict):
 
 
 def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> Waterfall | None:
-    """The transaction and its spans, or ``None`` when the project has no such transaction (or the id is bad)."""
+    """The transaction and its spans, or ``None`` when the project has no such transaction (or the id is
+    bad)."""
     try:
         uid = str(uuid.UUID(event_id))
     except ValueError:
@@ -160,8 +162,8 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> Wa
         phases["TTFB"] = {"start_ms": 0.0, "end_ms": measurements["ttfb"]}
     if "DOM ready" not in phases and "dom_ready" in measurements:
         phases["DOM ready"] = {"start_ms": 0.0, "end_ms": measurements["dom_ready"]}
-    # The DOMContentLoaded and load spans only mark their events' handlers; shown as the time the document took
-    # from the end of the response (else navigation start) to each event.
+    # The DOMContentLoaded and load spans only mark their events' handlers; shown as the time the document
+    # took from the end of the response (else navigation start) to each event.
     parsed_from = phases["Response"]["end_ms"] if "Response" in phases else 0.0
     for name in ("DOM ready", "Load"):
         if name in phases:

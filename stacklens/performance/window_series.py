@@ -1,9 +1,8 @@
 """One metric window evaluated at many times in one query — a budget's daily history, an alert rule's 30-day
 preview — each time exactly as :func:`stacklens.performance.window_values.compute_many` evaluates it: the same
-states, the window ending there in whole minutes, tiled as a view tiles it. The rows of the scope and filters are
-merged per period first (the histograms with ``sumMap``: the same (value, count) pairs, so the same percentiles to
-the bit), then each period counts for the times whose tiling holds it.
-"""
+states, the window ending there in whole minutes, tiled as a view tiles it. The rows of the scope and
+filters are merged per period first (the histograms with ``sumMap``: the same (value, count) pairs, so the
+same percentiles to the bit), then each period counts for the times whose tiling holds it."""
 
 from __future__ import annotations
 
@@ -38,7 +37,8 @@ _API_TOTAL = {True: "s4xx + s5xx", False: "duration_sum"}
 
 
 def series(client: Any, request: WindowRequest, points: list[datetime]) -> list[Point]:
-    """The request's value as an evaluation at each of ``points`` saw it (its window ending there), in one query."""
+    """The request's value as an evaluation at each of ``points`` saw it (its window ending there), in one
+    query."""
     kind = source(request.metric, request.statistic).kind
     points = [utc(p) for p in points]
     if not points:
@@ -74,8 +74,9 @@ def series(client: Any, request: WindowRequest, points: list[datetime]) -> list[
 
 
 def _memberships(windows: list[ViewFilters]) -> dict[str, Any]:
-    """The periods tiling the windows (numbered from 1) as series_*.sql takes them: each hour, day or block with the
-    points it counts for, and the runs of one-minute periods per point and hour (an edge hour's minutes)."""
+    """The periods tiling the windows (numbered from 1) as series_*.sql takes them: each hour, day or block
+    with the points it counts for, and the runs of one-minute periods per point and hour (an edge hour's
+    minutes)."""
     members: dict[Period, list[int]] = defaultdict(list)
     runs: dict[tuple[int, datetime], list[datetime]] = {}
     for n, window in enumerate(windows, 1):

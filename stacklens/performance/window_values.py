@@ -1,23 +1,26 @@
-"""A metric over a time window — (metric, statistic, scope, window, filters) at a time → value and samples — read
-from the states the performance views read, so a budget, an alert rule, their previews and the views give the same
-number for the same metric, scope, filters and window.
+"""A metric over a time window — (metric, statistic, scope, window, filters) at a time → value and samples —
+read from the states the performance views read, so a budget, an alert rule, their previews and the views give
+the same number for the same metric, scope, filters and window.
 
-One window evaluation everywhere: the window ``[at - window, at)`` widened to whole UTC minutes (since down, until
-up) and tiled by :meth:`stacklens.view_filters.ViewFilters.periods` — the minutes of its partial edge hours,
-its other whole hours, its whole days as blocks — exactly as a view cuts ``since=at - window&until=at``. Values:
+One window evaluation everywhere: the window ``[at - window, at)`` widened to whole UTC minutes (since down,
+until up) and tiled by :meth:`stacklens.view_filters.ViewFilters.periods` — the minutes of its partial edge
+hours, its other whole hours, its whole days as blocks — exactly as a view cuts ``since=at -
+window&until=at``. Values:
 
 - page-load metrics from ``pageload_periods`` (counts and sums exact; percentiles from the merged 1 % log
   histograms, within 0.5 % of the exact ones; an average without a stored sum — LCP, INP, CLS, FCP — is the
   histograms' weighted mean, within 0.5 % too); bytes per page load from the same rows;
 - the API response time and the error rate (``error_pct``: calls answered 4xx or 5xx over all calls) from
-  ``endpoint_call_periods`` (the server side's calls; the scope matches the route), as the endpoints view reads them;
-- the share of failed transactions (``failed_transactions_pct``, what an ``error_rate`` alert rule and its preview
-  watch) from the raw ``transactions`` (no state keeps a transaction's status).
+  ``endpoint_call_periods`` (the server side's calls; the scope matches the route), as the endpoints view
+  reads them;
+- the share of failed transactions (``failed_transactions_pct``, what an ``error_rate`` alert rule and its
+  preview watch) from the raw ``transactions`` (no state keeps a transaction's status).
 
-Many windows at one time are one query (:func:`compute_many`: 1,000 rules, one read of their projects' periods,
-page loads and API calls together; the failed transactions a second one); one window at many times is one query too
-(:func:`stacklens.performance.window_series.series`: a budget's daily history, an alert rule's preview). Scopes: ``*`` (everything), a route (``/checkout``) or a pattern with ``*`` (``/products/*``).
-"""
+Many windows at one time are one query (:func:`compute_many`: 1,000 rules, one read of their projects'
+periods, page loads and API calls together; the failed transactions a second one); one window at many times
+is one query too (:func:`stacklens.performance.window_series.series`: a budget's daily history, an alert
+rule's preview). Scopes: ``*`` (everything), a route (``/checkout``) or a pattern with ``*``
+(``/products/*``)."""
 
 from __future__ import annotations
 
@@ -36,16 +39,17 @@ from stacklens.warehouse.queries import load_query
 PAGELOADS, API_CALLS, TRANSACTIONS = "pageloads", "api_calls", "transactions"
 QUANTILES = ("p50", "p75", "p90", "p95", "p99")  # the levels the queries compute, in their order
 _TIMINGS = (*QUANTILES, "avg")
-# A window's tiling is one bit of a 64-bit mask in window_states.sql: more distinct windows go in further queries.
+# A window's tiling is one bit of a 64-bit mask in window_states.sql: more distinct windows go in further
+# queries.
 _BITS = 64
 
 
 @dataclass(frozen=True)
 class Source:
     """Where a metric's values come from: the kind of state and, for the page-load states, its columns — the
-    count, the sum ('' : the histogram's weighted sum, within 0.5 % of the exact sum) and the 1 % log histogram
-    ('' : none; the average is then the only statistic). A ``share`` is 100 × the counted rows over the samples
-    (the API calls answered 4xx or 5xx, the failed transactions)."""
+    count, the sum ('' : the histogram's weighted sum, within 0.5 % of the exact sum) and the 1 % log
+    histogram ('' : none; the average is then the only statistic). A ``share`` is 100 × the counted rows
+    over the samples (the API calls answered 4xx or 5xx, the failed transactions)."""
 
     kind: str
     statistics: tuple[str, ...]
@@ -71,7 +75,8 @@ SOURCES: dict[str, Source] = {
     "error_pct": Source(API_CALLS, ("avg",), share=True),
     "failed_transactions_pct": Source(TRANSACTIONS, ("avg",), share=True),
 }
-# An API target's code in window_states.sql (its 7th field): 1 sums the calls answered 4xx or 5xx, 0 the durations.
+# An API target's code in window_states.sql (its 7th field): 1 sums the calls answered 4xx or 5xx, 0 the
+# durations.
 _API_CODES = {key: 1 for key, found in SOURCES.items() if found.kind == API_CALLS and found.share}
 _NO_HISTOGRAM = "(CAST([], 'Array(Float32)'), CAST([], 'Array(UInt32)'))"
 
@@ -153,8 +158,8 @@ def source(metric: str, statistic: str) -> Source:
 
 
 def window_filters(request: WindowRequest, at: datetime) -> ViewFilters:
-    """The window a request evaluated at ``at`` covers: what a view shows for ``since=at - window&until=at`` and
-    the request's filters (whole minutes, tiled by :meth:`ViewFilters.periods`)."""
+    """The window a request evaluated at ``at`` covers: what a view shows for ``since=at -
+    window&until=at`` and the request's filters (whole minutes, tiled by :meth:`ViewFilters.periods`)."""
     at = utc(at)
     return ViewFilters(
         since=at - request.window,
@@ -200,9 +205,9 @@ def pick(request: WindowRequest, row: tuple[Any, ...] | None) -> tuple[float | N
 def compute_many(
     client: Any, requests: list[WindowRequest], now: datetime | None = None
 ) -> list[WindowValue]:
-    """Each request's value and samples over its window ending ``now``, in order: one query for the states (page
-    loads and API calls together) and one for the failed transactions, each target shared by the requests naming the
-    same project, scope, window, filters and metric."""
+    """Each request's value and samples over its window ending ``now``, in order: one query for the states
+    (page loads and API calls together) and one for the failed transactions, each target shared by the
+    requests naming the same project, scope, window, filters and metric."""
     now = utc(now or datetime.now(UTC))
     return compute_at(client, [(r, now) for r in requests])
 
@@ -256,7 +261,8 @@ def _targets(
 
 
 def _read_states(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]:
-    """One query for a batch of page-load and API evaluations (at most 64 distinct windows): index -> its row."""
+    """One query for a batch of page-load and API evaluations (at most 64 distinct windows): index -> its
+    row."""
     if not batch:
         return {}
     windows = sorted({(w.since, w.until): w for _, _, w in batch}.items())

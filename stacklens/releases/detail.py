@@ -1,7 +1,7 @@
-"""One release: its health row and the one before it (the rows of :func:`stacklens.releases.health.release_health`,
-from the same reads), its figures over time since it was first seen, the issues new in it and those that regressed
-in it, whether source maps were uploaded for it, and how many replays it recorded.
-"""
+"""One release: its health row and the one before it (the rows of
+:func:`stacklens.releases.health.release_health`, from the same reads), its figures over time since it was
+first seen, the issues new in it and those that regressed in it, whether source maps were uploaded for it,
+and how many replays it recorded."""
 
 from __future__ import annotations
 
@@ -106,8 +106,9 @@ Issues = tuple[list[ReleaseIssue], list[ReleaseIssue]]  # (new in the release, r
 
 
 def release_issues(client: Client, org_id: int, project_id: int, version: str) -> Issues:
-    """``(new in the release, regressed in the release)``, most events first, 50 each at most: which issues (one
-    small read), then the issue list's live figures of those only (none read for a release without any)."""
+    """``(new in the release, regressed in the release)``, most events first, 50 each at most: which issues
+    (one small read), then the issue list's live figures of those only (none read for a release without
+    any)."""
     parameters = {"org_id": org_id, "project_id": project_id, "release": version}
     picked = run_query(client, "releases/issue_ids", parameters)
     if not picked:
@@ -138,8 +139,8 @@ def exists(client: Client, org_id: int, project_id: int, version: str) -> bool:
 
 
 def chart_span(window: Window, first_seen: datetime | None) -> Window:
-    """The charts' span: from the release's first seen (the window's start for a release without data in it), at
-    most :data:`MAX_SPAN` before the window's end, to the window's end; whole minutes."""
+    """The charts' span: from the release's first seen (the window's start for a release without data in
+    it), at most :data:`MAX_SPAN` before the window's end, to the window's end; whole minutes."""
     start = max(window.until - MAX_SPAN, first_seen or window.since)
     return Window.last(window.until - start, window.until)
 
@@ -149,13 +150,14 @@ def release_detail(
 ) -> ReleaseDetail:
     """Everything the release page shows; :class:`NotFound` (naming the release) for a release never seen.
 
-    Two clients read side by side (stacklens.warehouse.side_by_side), the work split so that both take about as
-    long (bench/releases.py): one reads the list's session figures (first session starts first) and new issues,
-    then the release's issues, source maps and replays; the other the list's performance figures (the Release
-    impact view's read, the longest), then the release's charts. The charts start at the release's first seen,
-    which the list takes from those two reads alone — its first session start and its performance row — so the
-    second client reads them as soon as the first has the first session starts. Only for a release that turns out
-    not to be listed (no data in the window) are they read again, from the window's start."""
+    Two clients read side by side (stacklens.warehouse.side_by_side), the work split so that both take
+    about as long (bench/releases.py): one reads the list's session figures (first session starts first)
+    and new issues, then the release's issues, source maps and replays; the other the list's performance
+    figures (the Release impact view's read, the longest), then the release's charts. The charts start at
+    the release's first seen, which the list takes from those two reads alone — its first session start and
+    its performance row — so the second client reads them as soon as the first has the first session
+    starts. Only for a release that turns out not to be listed (no data in the window) are they read again,
+    from the window's start."""
     firsts: Future[dict[str, datetime]] = Future()
 
     def sessions_and_extras(

@@ -1,22 +1,22 @@
-"""Release health: every release of a project with its session figures (sessions, users, crash-free sessions and
-users, errored sessions, adoption), its performance figures from the metrics layer (page loads, errors per 1,000
-page loads, load time p75, JavaScript per page view, API time p95:
-:func:`stacklens.performance.page_load_reads.releases`, the Release impact view's read) and its new issues — each
-against the release before it, with the verdict of :mod:`stacklens.releases.verdicts`.
+"""Release health: every release of a project with its session figures (sessions, users, crash-free sessions
+and users, errored sessions, adoption), its performance figures from the metrics layer (page loads, errors per
+1,000 page loads, load time p75, JavaScript per page view, API time p95:
+:func:`stacklens.performance.page_load_reads.releases`, the Release impact view's read) and its new issues —
+each against the release before it, with the verdict of :mod:`stacklens.releases.verdicts`.
 
-``release_health(client, org_id, project_id, window, environment)`` is the one entry point: the release pages, the
-releases API and the release alert rules call it. Releases are ordered by first seen (the earliest session start
-or page load within the retention, whatever the window, so a window does not reorder releases); a release is
-listed when it has sessions, page loads or error events in the window. The previous release of a row is the row
-before it: the same environment filter, the same window.
+``release_health(client, org_id, project_id, window, environment)`` is the one entry point: the release pages,
+the releases API and the release alert rules call it. Releases are ordered by first seen (the earliest session
+start or page load within the retention, whatever the window, so a window does not reorder releases); a
+release is listed when it has sessions, page loads or error events in the window. The previous release of a
+row is the row before it: the same environment filter, the same window.
 
-The session rates of a verdict (crash-free sessions and users, errored sessions) are compared over each release's
-sessions from its first session (within the retention) to the window's end, not over the part of them the window's
-start left: the oldest release of a window is usually cut by it, and a baseline that shrinks as the window slides
-is a new sample every minute — the verdict of the release after it would flip without any new traffic. The rows
-show the window's figures; a verdict's reason says when a side's sessions reach back before the window. The
-performance figures are compared over the window, as the Release impact view compares them.
-"""
+The session rates of a verdict (crash-free sessions and users, errored sessions) are compared over each
+release's sessions from its first session (within the retention) to the window's end, not over the part of
+them the window's start left: the oldest release of a window is usually cut by it, and a baseline that
+shrinks as the window slides is a new sample every minute — the verdict of the release after it would flip
+without any new traffic. The rows show the window's figures; a verdict's reason says when a side's sessions
+reach back before the window. The performance figures are compared over the window, as the Release impact
+view compares them."""
 
 from __future__ import annotations
 
@@ -62,8 +62,9 @@ def _pct(part: int, whole: int) -> float | None:
 
 @dataclass(frozen=True)
 class ReleaseHealth:
-    """One release over a window and environment; the field names are the API's and the pages' (docs/releases.md).
-    Shares are percent (0-100), times milliseconds, sizes bytes; ``None`` where there were no samples."""
+    """One release over a window and environment; the field names are the API's and the pages'
+    (docs/releases.md). Shares are percent (0-100), times milliseconds, sizes bytes; ``None`` where there
+    were no samples."""
 
     version: str
     first_seen: datetime | None
@@ -165,16 +166,16 @@ def first_seen(first_session: datetime | None, performance: ReleaseRow | None) -
 
 @dataclass(frozen=True)
 class Lifetimes:
-    """Per release its session counts from its first session (within the retention) to the window's end — what the
-    verdicts compare — for a window that began after the first session of a release it lists."""
+    """Per release its session counts from its first session (within the retention) to the window's end —
+    what the verdicts compare — for a window that began after the first session of a release it lists."""
 
     releases: dict[str, SessionCounts]
     window_since: datetime
 
 
 def _judged(row: ReleaseHealth, counts: SessionCounts, lived: Lifetimes | None) -> Figures:
-    """What the verdict compares of ``row``: its figures, the session ones over its whole life up to the window's
-    end when it began before the window (``lived``, :func:`lifetimes`)."""
+    """What the verdict compares of ``row``: its figures, the session ones over its whole life up to the
+    window's end when it began before the window (``lived``, :func:`lifetimes`)."""
     figures = row.figures()
     first = counts.first_seen
     if lived is None or first is None or first >= lived.window_since:
@@ -254,7 +255,8 @@ def _build(
         api_p95_change_pct=_difference(perf.get("api_p95"), earlier("api_p95"), True),
     )
     figures = _judged(row, counts, lived)
-    # The changes of the session rates are those the verdict compares (both releases' sessions to the window's end).
+    # The changes of the session rates are those the verdict compares (both releases' sessions to the window's
+    # end).
     row = replace(
         row,
         crash_free_sessions_change=_difference(
@@ -281,9 +283,9 @@ def new_issue_counts(client: Client, org_id: int, project_id: int) -> dict[str, 
 def lifetimes(
     client: Client, org_id: int, project_id: int, span: Window, totals: SessionTotals, environment: str = ""
 ) -> Lifetimes | None:
-    """Per release its session counts from the earliest first session of the releases with sessions in ``span``
-    to its end — each such release's whole life within the retention (one more read of the session states); None
-    when none of them began before the window (the window's counts are then those)."""
+    """Per release its session counts from the earliest first session of the releases with sessions in
+    ``span`` to its end — each such release's whole life within the retention (one more read of the session
+    states); None when none of them began before the window (the window's counts are then those)."""
     starts = [c.first_seen for c in totals.releases.values() if c.sessions and c.first_seen is not None]
     earliest = min(starts, default=None)
     if earliest is None or earliest >= span.since:
@@ -321,8 +323,8 @@ def assemble(
     lived: Lifetimes | None = None,
 ) -> list[ReleaseHealth]:
     """The list's rows from its reads (:func:`session_reads`, :func:`performance_read`): every release with
-    sessions, page loads or error events, oldest first, each judged against the one before it (the session rates
-    over ``lived`` for a release that began before the window)."""
+    sessions, page loads or error events, oldest first, each judged against the one before it (the session
+    rates over ``lived`` for a release that began before the window)."""
     by_release = {str(r["release"]): r for r in performance}
     listed = {v for v, c in totals.releases.items() if c.sessions} | set(by_release)
     empty = SessionCounts()

@@ -1,14 +1,13 @@
-"""The performance side of a release: the rows of the Release impact view (queries/performance/releases.sql, read
-by :func:`stacklens.performance.page_load_reads.releases`) with each release's verdict against the one before it,
-from the same rules as the release health pages (:mod:`stacklens.releases.verdicts`) — the performance figures
-only: load time p75 and API time p95 with their confidence intervals, JavaScript per page view and errors per
-1,000 page loads.
+"""The performance side of a release: the rows of the Release impact view (queries/performance/releases.sql,
+read by :func:`stacklens.performance.page_load_reads.releases`) with each release's verdict against the one
+before it, from the same rules as the release health pages (:mod:`stacklens.releases.verdicts`) — the
+performance figures only: load time p75 and API time p95 with their confidence intervals, JavaScript per page
+view and errors per 1,000 page loads.
 
-The rows keep the view's columns (release, first seen, page loads, load p75, …, each with its change against the
-previous release) and add ``errors_per_1k_page_loads``, the intervals (``load_p75_low`` / ``_high``,
-``api_p95_low`` / ``_high``) and ``verdict`` (``{"regression", "reasons", …}``); ``regression`` is the verdict as
-one line ("shop@1.3.0: JavaScript per page view …"), '' when it is not one.
-"""
+The rows keep the view's columns (release, first seen, page loads, load p75, …, each with its change
+against the previous release) and add ``errors_per_1k_page_loads``, the intervals (``load_p75_low`` /
+``_high``, ``api_p95_low`` / ``_high``) and ``verdict`` (``{"regression", "reasons", …}``); ``regression``
+is the verdict as one line ("shop@1.3.0: JavaScript per page view …"), '' when it is not one."""
 
 from __future__ import annotations
 
@@ -32,8 +31,9 @@ def change_pct(current: float | None, previous: float | None) -> float | None:
 
 
 # The levels queries/performance/releases.sql reads the load time and the API time at (its `load_levels`,
-# `api_levels`): p75 and p95 among them, dense near them, so the confidence intervals of :mod:`.stats` are read at
-# nearly their exact ranks (one pass of the engine's quantiles instead of sending each release's histogram).
+# `api_levels`): p75 and p95 among them, dense near them, so the confidence intervals of :mod:`.stats` are
+# read at nearly their exact ranks (one pass of the engine's quantiles instead of sending each release's
+# histogram).
 LOAD_LEVELS = (
     0.5,
     0.6,
@@ -96,9 +96,9 @@ def interval(levels: tuple[float, ...], values: Any, n: int, q: float) -> Quanti
 
 
 class ReleaseFigures(TypedDict):
-    """A release's performance figures over the window: page loads, load p75 with its 95 % interval, JavaScript
-    per page view, API calls with their p95 (and interval) and error share, error events (and per 1,000 page
-    loads), new issues."""
+    """A release's performance figures over the window: page loads, load p75 with its 95 % interval,
+    JavaScript per page view, API calls with their p95 (and interval) and error share, error events (and
+    per 1,000 page loads), new issues."""
 
     release: str
     first_seen: datetime
@@ -132,8 +132,8 @@ class ReleaseRow(ReleaseFigures):
 
 
 def _measured(raw: dict[str, Any]) -> tuple[ReleaseFigures, Figures]:
-    """The figures of one row of releases.sql, and what the verdict compares of them (the percentiles with their
-    intervals)."""
+    """The figures of one row of releases.sql, and what the verdict compares of them (the percentiles with
+    their intervals)."""
     views = int(raw["views"])
     load = interval(LOAD_LEVELS, raw.get("load_levels"), views, 0.75)
     api = interval(API_LEVELS, raw.get("api_levels"), int(raw["api_calls"]), 0.95)

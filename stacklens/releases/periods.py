@@ -1,8 +1,7 @@
 """Which periods of the session states (``session_periods``, migration 0170) tile a window: the minutes of its
-partial edge hours, its other whole hours, and its whole UTC days — as aligned blocks of 2–16 days for a total,
-single days for a chart that shows days. The window's bounds are whole minutes (as every performance window is cut,
-:class:`stacklens.view_filters.ViewFilters`), so the periods cover it exactly, each once.
-"""
+partial edge hours, its other whole hours, and its whole UTC days — as aligned blocks of 2–16 days for a
+total, single days for a chart that shows days. The window's bounds are whole minutes (as every performance
+window is cut, :class:`stacklens.view_filters.ViewFilters`), so the periods cover it exactly, each once."""
 
 from __future__ import annotations
 
@@ -35,9 +34,9 @@ def _grain(days: int) -> str:
 
 
 def tile(since: datetime, until: datetime, blocks: bool = True, whole: timedelta = DAY) -> list[Period]:
-    """The (grain, start) periods covering [since, until) (whole minutes): minutes at the partial edge hours, the
-    other whole hours, and the whole days (``whole`` = DAY; blocks of days with ``blocks``) — with ``whole`` = HOUR
-    no day at all (a chart per hour)."""
+    """The (grain, start) periods covering [since, until) (whole minutes): minutes at the partial edge
+    hours, the other whole hours, and the whole days (``whole`` = DAY; blocks of days with ``blocks``) —
+    with ``whole`` = HOUR no day at all (a chart per hour)."""
     since, until = floor(since, MINUTE), ceil(until, MINUTE)
     out: list[Period] = []
     hour_start, hour_end = ceil(since, HOUR), floor(until, HOUR)

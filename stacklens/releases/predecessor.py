@@ -1,5 +1,6 @@
-"""A release's predecessor: the release of the same projects first seen just before it (first seen as the release
-pages and the chart markers count it, `releases/first_seen.sql`). "Release N against N−1" compares with it."""
+"""A release's predecessor: the release of the same projects first seen just before it (first seen as the
+release pages and the chart markers count it, `releases/first_seen.sql`). "Release N against N−1" compares
+with it."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ EVER = (datetime(1970, 1, 1, tzinfo=UTC), datetime(2200, 1, 1, tzinfo=UTC))
 def predecessor(
     client: Client, org_id: int, project_ids: list[int], version: str, environment: str = ""
 ) -> str | None:
-    """The release first seen just before ``version`` among the projects' releases (over several projects, each
-    release's earliest first seen); None for the first release, or one never seen."""
+    """The release first seen just before ``version`` among the projects' releases (over several projects,
+    each release's earliest first seen); None for the first release, or one never seen."""
     if not project_ids:
         return None
     rows = run_query(

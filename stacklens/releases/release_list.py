@@ -1,6 +1,6 @@
 """The release list's window, filters and sort orders (the release pages and the releases API): the filters
-parsed as the performance filters are, 30 days by default, and the rows of :func:`stacklens.releases.health.release_health`
-sorted by one of their figures."""
+parsed as the performance filters are, 30 days by default, and the rows of
+:func:`stacklens.releases.health.release_health` sorted by one of their figures."""
 
 from __future__ import annotations
 
@@ -50,8 +50,9 @@ def health_filters(
     now: datetime | None = None,
 ) -> ViewFilters:
     """The filters of the release pages and API, parsed as the performance filters are (the same window and
-    messages; the range 30d when none is given); ``release`` narrows the list to one release (its verdict still against the one before it).
-    :class:`BadFilter` names the field; a browser is refused: sessions carry none."""
+    messages; the range 30d when none is given); ``release`` narrows the list to one release (its verdict
+    still against the one before it). :class:`BadFilter` names the field; a browser is refused: sessions
+    carry none."""
     if browser:
         raise BadFilter("browser", "release health is per release and environment; sessions carry no browser")
     if not (range or since or until):

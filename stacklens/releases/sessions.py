@@ -1,11 +1,10 @@
-"""Reads of the session states (``session_periods``): per release over a window with its adoption and first seen,
-one release over time, and the environments sessions came from. Named queries in
+"""Reads of the session states (``session_periods``): per release over a window with its adoption and first
+seen, one release over time, and the environments sessions came from. Named queries in
 ``warehouse_sql/queries/releases``; the client is passed in.
 
-Counting (Relay's, docs/releases.md): a session counts in the period of its start, once; errored sessions include
-crashed and abnormal ones; users are distinct user ids (uniqCombined64 states of precision 12:
-exact up to about 128 a state, about 2 % low beyond); a session without a user id counts no user.
-"""
+Counting (Relay's, docs/releases.md): a session counts in the period of its start, once; errored sessions
+include crashed and abnormal ones; users are distinct user ids (uniqCombined64 states of precision 12:
+exact up to about 128 a state, about 2 % low beyond); a session without a user id counts no user."""
 
 from __future__ import annotations
 
@@ -75,8 +74,9 @@ def _counts(row: dict[str, Any], first_seen: datetime | None) -> SessionCounts:
 def window_counts(
     client: Client, org_id: int, project_id: int, since: datetime, until: datetime, environment: str = ""
 ) -> list[dict[str, Any]]:
-    """The rows of queries/releases/sessions.sql: per release (and '' for the total of every release) its counts
-    in [since, until) and its sessions and users in the 24 hours before ``until``; one read of the states."""
+    """The rows of queries/releases/sessions.sql: per release (and '' for the total of every release) its
+    counts in [since, until) and its sessions and users in the 24 hours before ``until``; one read of the
+    states."""
     parameters = {
         "org_id": org_id,
         "project_id": project_id,
@@ -100,8 +100,8 @@ def first_sessions(
 
 
 def totals_of(counts: list[dict[str, Any]], first_seen: dict[str, datetime]) -> SessionTotals:
-    """:class:`SessionTotals` from the two reads (:func:`window_counts`, :func:`first_sessions`): every release with
-    sessions in the window, or ever within the retention."""
+    """:class:`SessionTotals` from the two reads (:func:`window_counts`, :func:`first_sessions`): every
+    release with sessions in the window, or ever within the retention."""
     releases = {
         str(r["release"]): _counts(r, first_seen.get(str(r["release"]))) for r in counts if r["release"] != ""
     }
@@ -164,8 +164,8 @@ def series(
     until: datetime,
     environment: str = "",
 ) -> tuple[timedelta, list[Bucket]]:
-    """``(bucket size, buckets)`` of one release over [since, until): only the buckets with data (a chart draws
-    the others as gaps)."""
+    """``(bucket size, buckets)`` of one release over [since, until): only the buckets with data (a chart
+    draws the others as gaps)."""
     size = bucket_size(since, until)
     parameters = {
         "org_id": org_id,

@@ -1,6 +1,6 @@
-"""The statistics behind release verdicts, in plain Python (no SciPy on the server): the normal tail, the exact
-binomial distribution, the two-proportion z-test, the comparison of two Poisson rates and the distribution-free
-confidence interval of a quantile read from histogram counts.
+"""The statistics behind release verdicts, in plain Python (no SciPy on the server): the normal tail, the
+exact binomial distribution, the two-proportion z-test, the comparison of two Poisson rates and the
+distribution-free confidence interval of a quantile read from histogram counts.
 
 Each test answers a two-sided p-value: a release is called worse only when the difference points the bad way
 *and* the p-value is below 0.05 (docs/releases.md). The results match SciPy's ``norm.sf``,
@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 ALPHA = 0.05
 Z_95 = 1.959963984540054  # the two-sided 95 % quantile of the standard normal
-# Up to this many trials the binomial is summed exactly (under a millisecond); beyond, its normal approximation
-# with the continuity correction, whose error in a tail near the 2.5 % the verdicts test against is then a few
-# hundredths of a percent — and a list of 100 releases judges 400 figures, each exact sum being O(n).
+# Up to this many trials the binomial is summed exactly (under a millisecond); beyond, its normal
+# approximation with the continuity correction, whose error in a tail near the 2.5 % the verdicts test against
+# is then a few hundredths of a percent — and a list of 100 releases judges 400 figures, each exact sum being
+# O(n).
 EXACT_TRIALS = 1000
 # scipy.stats.binomtest's tolerance for "as likely as the observed count" (floating-point ties).
 _RELATIVE_TIE = 1 + 1e-7
@@ -126,9 +127,9 @@ class QuantileInterval:
 
 
 def _rank_bounds(n: int, q: float, alpha: float) -> tuple[int, int]:
-    """1-based ranks (l, u) with P(X_(l) <= the q-quantile <= X_(u)) >= 1 - alpha, from B ~ Binomial(n, q), the
-    number of samples below the quantile: l the largest rank with P(B < l) <= alpha / 2, u the smallest with
-    P(B < u) >= 1 - alpha / 2 (Conover, Practical Nonparametric Statistics, 3.2); clamped to [1, n]."""
+    """1-based ranks (l, u) with P(X_(l) <= the q-quantile <= X_(u)) >= 1 - alpha, from B ~ Binomial(n, q),
+    the number of samples below the quantile: l the largest rank with P(B < l) <= alpha / 2, u the smallest
+    with P(B < u) >= 1 - alpha / 2 (Conover, Practical Nonparametric Statistics, 3.2); clamped to [1, n]."""
     if n <= EXACT_TRIALS:
         pmfs = binom_pmfs(n, q)
         low, cumulative = 0, 0.0
@@ -184,10 +185,10 @@ def interval_from_levels(
     levels: Sequence[float], values: Sequence[float | None], n: int, q: float, alpha: float = ALPHA
 ) -> QuantileInterval | None:
     """The q-quantile and a 1 - alpha interval never narrower than the order-statistic one of
-    :func:`quantile_interval`, from the quantiles of the same samples at a grid of ``levels`` (ascending, ``q``
-    among them): the exact ranks (l, u) sit at the interpolated levels (l - 1) / (n - 1) and (u - 1) / (n - 1);
-    the bounds are the values at the nearest grid levels outside them. None without samples, or when the grid
-    does not reach that far (too few samples for the grid)."""
+    :func:`quantile_interval`, from the quantiles of the same samples at a grid of ``levels`` (ascending,
+    ``q`` among them): the exact ranks (l, u) sit at the interpolated levels (l - 1) / (n - 1) and (u - 1)
+    / (n - 1); the bounds are the values at the nearest grid levels outside them. None without samples, or
+    when the grid does not reach that far (too few samples for the grid)."""
     if n <= 0 or q not in levels:
         return None
     value = values[list(levels).index(q)]

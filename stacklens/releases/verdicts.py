@@ -2,9 +2,9 @@
 release's by more than a stated effect size *and* the difference is significant at 95 % (:mod:`.stats`), each
 release having a minimum sample. Otherwise the verdict says "no significant change" and shows both counts.
 
-One table of rules (:data:`RULES`) serves the release health pages, the releases API, the Release impact view of
-the performance pages, the PDF and the alert rules; docs/releases.md states it. Every reason names the metric,
-both values and both sample sizes, so a reader can check it.
+One table of rules (:data:`RULES`) serves the release health pages, the releases API, the Release impact view
+of the performance pages, the PDF and the alert rules; docs/releases.md states it. Every reason names the
+metric, both values and both sample sizes, so a reader can check it.
 
 The tests, per kind of figure:
 
@@ -100,7 +100,8 @@ class Figures:
     load_p75: QuantileInterval | None = None
     api_p95: QuantileInterval | None = None
     js_bytes_per_view: float | None = None
-    # Set when the session figures reach back before the window, to this first session (stacklens.releases.health).
+    # Set when the session figures reach back before the window, to this first session
+    # (stacklens.releases.health).
     sessions_since: datetime | None = None
 
     def counts(self, key: str) -> tuple[int, int]:
@@ -185,7 +186,8 @@ def _written(rule: Rule, value: float | None) -> str:
 
 
 def _side(rule: Rule, figures: Figures) -> str:
-    """``96.20 % (1,204 sessions)``; a percentile with its interval: ``1,450.0 ms (95 % CI …, 1,234 page loads)``."""
+    """``96.20 % (1,204 sessions)``; a percentile with its interval: ``1,450.0 ms (95 % CI …, 1,234 page
+    loads)``."""
     count = f"{number(figures.samples(rule.key), 0)} {rule.samples}"
     if figures.sessions_since is not None and rule.samples in ("sessions", "users"):
         count += f" since {figures.sessions_since:%Y-%m-%d}, before this window"
@@ -260,7 +262,8 @@ def compare(rule: Rule, current: Figures, previous: Figures) -> Comparison | Non
 
 
 def verdict(current: Figures, previous: Figures | None, rules: tuple[Rule, ...] = RULES) -> Verdict:
-    """The verdict of ``current`` against the release before it (None: the first release, nothing to compare)."""
+    """The verdict of ``current`` against the release before it (None: the first release, nothing to
+    compare)."""
     if previous is None:
         return Verdict(False, ("the first release in this window: no previous release to compare with",))
     comparisons = tuple(c for c in (compare(r, current, previous) for r in rules) if c is not None)

@@ -92,7 +92,8 @@ def _params(org_id: int, project_id: int, replay: str) -> dict[str, Any]:
 
 
 def replay_span(client: Client, org_id: int, project_id: int, replay: str) -> ReplaySpan | None:
-    """``started``, ``playable_from``, ``snapshots``, ``ended`` of a replay; ``None`` when it has no segment."""
+    """``started``, ``playable_from``, ``snapshots``, ``ended`` of a replay; ``None`` when it has no
+    segment."""
     rows = run_query(client, "replay/spans", _params(org_id, project_id, replay))
     # An aggregate over no rows still answers one row, with the epoch for its times.
     if not rows or rows[0]["ended"].year < 1971:

@@ -1,4 +1,5 @@
-"""One replay segment's bytes: which compression the SDK used, the rrweb events inside, and the bytes to store.
+"""One replay segment's bytes: which compression the SDK used, the rrweb events inside, and the bytes to
+store.
 
 The browser SDK sends a segment as ``{"segment_id": n}\\n`` then the rrweb events, zlib-compressed by its
 worker, gzip by some versions, plain JSON when compression is off. The compression is told by the first

@@ -91,7 +91,8 @@ def replay_event_row(payload: dict[str, Any], origin: Origin, payload_json: Any)
 
 
 def segment_row(payload: dict[str, Any], origin: Origin) -> dict[str, Any]:
-    """One ``replay_segments`` row from a ``replay_recording`` line (:func:`stacklens_sdk.items.item_payload`).
+    """One ``replay_segments`` row from a ``replay_recording`` line
+    (:func:`stacklens_sdk.items.item_payload`).
 
     :class:`BadRecording` names what is wrong with a truncated or corrupt segment; the caller rejects that
     line alone.

@@ -1,10 +1,9 @@
 """The thread that watches ingest for the operators (`stacklens serve` runs one; see the package doc).
 
-Every ``poll_seconds`` it reads what the entrances already keep — the disk floor's cached reading, this process's
-last queue refusal, the front door's queue — and opens or closes an episode (:mod:`.episodes`). A condition
-closes only after it has been clear for ``clear_seconds``, so a disk hovering at its floor or a queue refused
-every other second is one episode, not a stream of alerts and recoveries.
-"""
+Every ``poll_seconds`` it reads what the entrances already keep — the disk floor's cached reading, this
+process's last queue refusal, the front door's queue — and opens or closes an episode (:mod:`.episodes`). A
+condition closes only after it has been clear for ``clear_seconds``, so a disk hovering at its floor or a
+queue refused every other second is one episode, not a stream of alerts and recoveries."""
 
 from __future__ import annotations
 
@@ -25,8 +24,8 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 5.0
 # Clear this long before an episode closes (its recovery note is sent).
 CLEAR_SECONDS = 60.0
-# "Accepted but not visible": the oldest row answered 200 and not yet in the warehouse is older than this, or the
-# drain has failed for this long (an event is in the issue list within 1 s of its 200 when all is well).
+# "Accepted but not visible": the oldest row answered 200 and not yet in the warehouse is older than this, or
+# the drain has failed for this long (an event is in the issue list within 1 s of its 200 when all is well).
 VISIBLE_SECONDS = 60.0
 # A queue refusal this recent counts as "ingest refused for the queue".
 QUEUE_REFUSAL_SECONDS = 30.0

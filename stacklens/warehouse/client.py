@@ -34,10 +34,10 @@ class WarehouseBusy(WarehouseUnavailable):
     """The embedded warehouse's data directory is open in another process."""
 
 
-# `stacklens backup` writes the warehouse with the engine's own BACKUP … TO File('<DIR>/warehouse'), refused unless
-# the path lies under `backups.allowed_path`. The operator names any directory, so the whole file system is
-# allowed; only the service's own code issues BACKUP/RESTORE (operator SQL runs readonly=1, which refuses both,
-# and analysts' queries are built by the service).
+# `stacklens backup` writes the warehouse with the engine's own BACKUP … TO File('<DIR>/warehouse'), refused
+# unless the path lies under `backups.allowed_path`. The operator names any directory, so the whole file
+# system is allowed; only the service's own code issues BACKUP/RESTORE (operator SQL runs readonly=1, which
+# refuses both, and analysts' queries are built by the service).
 ENGINE_CONNECTION_SETTINGS = {**ENGINE_SERVER_SETTINGS, "backups.allowed_path": "/"}
 
 _lock = threading.Lock()
@@ -73,13 +73,13 @@ def _engine_stderr_held() -> Iterator[None]:
 
 
 def _summary_reads_storage() -> None:
-    """Make an embedded query's summary say what a server's does: ``read_rows`` / ``read_bytes`` are the rows and
-    bytes the engine read from its tables. clickhouse-connect's chdb backend (1.12) fills them from the chdb
-    result's ``rows_read()`` / ``bytes_read()``, which count the rows of the answer (a count over a million rows
-    reads "1"); the figures read from storage are ``storage_rows_read()`` / ``storage_bytes_read()``. Explore's
-    ``meta.rows_read`` is this summary's ``read_rows``. Applied once, to the backend class, before the first
-    embedded client opens (the backend's module imports the engine: only after start_embedded_engine); a chdb
-    result without those methods keeps the backend's own summary."""
+    """Make an embedded query's summary say what a server's does: ``read_rows`` / ``read_bytes`` are the
+    rows and bytes the engine read from its tables. clickhouse-connect's chdb backend (1.12) fills them
+    from the chdb result's ``rows_read()`` / ``bytes_read()``, which count the rows of the answer (a count
+    over a million rows reads "1"); the figures read from storage are ``storage_rows_read()`` /
+    ``storage_bytes_read()``. Explore's ``meta.rows_read`` is this summary's ``read_rows``. Applied once,
+    to the backend class, before the first embedded client opens (the backend's module imports the engine:
+    only after start_embedded_engine); a chdb result without those methods keeps the backend's own summary."""
     from clickhouse_connect.driver._backend import chdb_backend
 
     backend = getattr(chdb_backend, "ChdbBackend", None)
@@ -166,8 +166,8 @@ def warehouse_client(url: str, database: str) -> Client:
 
 def own_client(url: str, database: str) -> Client:
     """A client of its own (not shared, not cached) of ``database`` at ``url``, for one long read such as a
-    streamed download: a shared client runs one query at a time, and a stream holds its connection until its last
-    block is read. The caller closes it."""
+    streamed download: a shared client runs one query at a time, and a stream holds its connection until
+    its last block is read. The caller closes it."""
     return _open(url, database)
 
 
@@ -175,8 +175,8 @@ def own_client(url: str, database: str) -> Client:
 def analyst_client(settings: Settings) -> Iterator[Client]:
     """A client of its own for one analyst question (Explore), closed after it: the analysts' lane. The shared
     client runs one statement at a time, and a question of a second on it held every issue page of every
-    organization behind it; on a connection of its own it waits for nobody and nobody waits for it (its threads
-    are bounded by the question's own limits, stacklens.explore.sql.Limits)."""
+    organization behind it; on a connection of its own it waits for nobody and nobody waits for it (its
+    threads are bounded by the question's own limits, stacklens.explore.sql.Limits)."""
     client = own_client(settings.resolved_warehouse_url, settings.warehouse_database)
     try:
         yield client
@@ -205,9 +205,9 @@ def warehouse_client_in_turn(url: str, database: str, wait_seconds: float) -> Cl
 
 
 def inserting_client(settings: Settings) -> Client:
-    """The front door's own client of ``settings``' warehouse: its inserts run every materialized view behind a
-    table (a tenth of a second and more), and on a client of their own no read waits behind them (an
-    embedded client runs one statement at a time)."""
+    """The front door's own client of ``settings``' warehouse: its inserts run every materialized view
+    behind a table (a tenth of a second and more), and on a client of their own no read waits behind them
+    (an embedded client runs one statement at a time)."""
     key = (settings.resolved_warehouse_url, settings.warehouse_database)
     with _lock:
         client = _inserters.get(key)
@@ -217,8 +217,8 @@ def inserting_client(settings: Settings) -> Client:
 
 
 def second_client(client: Client) -> Client | None:
-    """A second client of the warehouse and database of ``client`` (one of this module's shared clients), opened
-    on first use and kept beside it, for a read that runs at the same time as one on ``client``
+    """A second client of the warehouse and database of ``client`` (one of this module's shared clients),
+    opened on first use and kept beside it, for a read that runs at the same time as one on ``client``
     (stacklens.warehouse.side_by_side); ``None`` for a client this module did not hand out."""
     with _lock:
         key = next((k for k, shared in _clients.items() if shared is client), None)
@@ -232,7 +232,8 @@ def second_client(client: Client) -> Client | None:
 
 
 def release_client(url: str, database: str) -> None:
-    """Close this process's clients of ``database`` at ``url``; an embedded engine's directory is free again."""
+    """Close this process's clients of ``database`` at ``url``; an embedded engine's directory is free
+    again."""
     with _lock:
         clients = [
             _clients.pop((url, database), None),

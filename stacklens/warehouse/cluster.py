@@ -11,11 +11,12 @@ by its role instead of rewriting the files (their checksums never depend on the 
   aggregates materialized from them live on one shard; ``transactions``: project and event id). A subset of
   the sort key keeps rows that Replacing/Aggregating merges must meet on one shard. A statement may choose its
   own key with a comment line ``-- cluster-shard-key: <expression>`` above it.
-* ``CREATE MATERIALIZED VIEW … TO t AS SELECT … FROM s`` reads ``s_local`` and writes ``t_local``: a view fires
-  on the insert into the data table of each shard and writes beside it.
+* ``CREATE MATERIALIZED VIEW … TO t AS SELECT … FROM s`` reads ``s_local`` and writes ``t_local``: a view
+  fires on the insert into the data table of each shard and writes beside it.
 * ``ALTER TABLE t`` goes to ``t_local``; its column commands (add, drop, modify, rename, comment) go to ``t``
-  as well (the Distributed table mirrors the columns). ``DROP TABLE t`` drops both, the data table ``SYNC`` so that a table re-created at once gets
-  its replication path back. ``TRUNCATE``/``OPTIMIZE``/``DELETE FROM`` go to ``t_local``.
+  as well (the Distributed table mirrors the columns). ``DROP TABLE t`` drops both, the data table ``SYNC`` so
+  that a table re-created at once gets its replication path back. ``TRUNCATE``/``OPTIMIZE``/``DELETE FROM`` go
+  to ``t_local``.
 * Everything else (``INSERT … SELECT`` backfills, plain views) runs as written, against the Distributed
   names, with ``ON CLUSTER`` where the statement is DDL.
 
@@ -91,7 +92,8 @@ class ClusterLayout:
 
 
 def cluster_clause(cluster: str | None) -> str:
-    """`` ON CLUSTER '<name>'``, or ``""`` without a cluster; a name outside ``[A-Za-z0-9_.{}-]`` is refused."""
+    """`` ON CLUSTER '<name>'``, or ``""`` without a cluster; a name outside ``[A-Za-z0-9_.{}-]`` is
+    refused."""
     if not cluster:
         return ""
     if not _CLUSTER_NAME.match(cluster):
@@ -114,7 +116,8 @@ def with_cluster(statement: str, cluster: str | None, placeholder: str = "${on_c
 
 
 def data_tables(statements: list[str]) -> frozenset[str]:
-    """Names created with a MergeTree-family engine by any of ``statements`` (the tables that get replicas)."""
+    """Names created with a MergeTree-family engine by any of ``statements`` (the tables that get
+    replicas)."""
     names = set()
     for statement in statements:
         create = _CREATE_TABLE.match(statement)

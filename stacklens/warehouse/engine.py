@@ -23,10 +23,10 @@ from xml.sax.saxutils import escape
 # The engine is a server's engine, sized for a server's many cores and clients. The embedded engine serves
 # one process on a small host (the service's own threads share its cores), so:
 # - the global pool keeps at most 2 idle threads (default 1,000: idle threads never exited); its size stays at
-#   the default 10,000: every session of the engine keeps long-lived threads of its schedule and background pools
-#   taken from it, and a process that opens many sessions over its life (the test suite, one warehouse a test)
-#   reached a cap of 64 and then waited for a thread forever. Idle threads exiting is what bounds the count (a
-#   server under the demo's load holds ~40);
+# the default 10,000: every session of the engine keeps long-lived threads of its schedule and background
+# pools taken from it, and a process that opens many sessions over its life (the test suite, one warehouse a
+# test) reached a cap of 64 and then waited for a thread forever. Idle threads exiting is what bounds the
+# count (a server under the demo's load holds ~40);
 # - the pools that load, clean and move parts or fetch from replicas (work this single-node engine does little
 #   of) get one or two threads instead of 8 to 128, and the I/O pool 4 with none kept idle;
 # - background merges run at a lower CPU priority (Linux nice 10) than queries, so a large merge of the

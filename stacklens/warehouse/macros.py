@@ -7,9 +7,10 @@ out. The migration runner checksums the rendered text: a migration that had the 
 uses the macro keeps the checksum recorded when it was applied. The comment lines at the top of a macro file
 document it and are not part of the expression.
 
-A macro may take arguments, ``${name(grain=minute)}``: each ``${grain}`` in its expression becomes ``minute``. An
-argument's value is one word of the SQL file that uses the macro (``[A-Za-z0-9_]``), never a value from input, so
-one expression can serve what differs only in a grain's name (the minute and hour periods of a kind).
+A macro may take arguments, ``${name(grain=minute)}``: each ``${grain}`` in its expression becomes ``minute``.
+An argument's value is one word of the SQL file that uses the macro (``[A-Za-z0-9_]``), never a value from
+input, so one expression can serve what differs only in a grain's name (the minute and hour periods of a
+kind).
 
 ``${retention_days}`` and ``${on_cluster}`` are not macros: the migration runner fills them per deployment.
 """
@@ -49,8 +50,9 @@ def macros() -> dict[str, str]:
 def render_macros(
     text: str, source: str = "SQL", _within: tuple[str, ...] = (), _arguments: dict[str, str] | None = None
 ) -> str:
-    """``text`` with every macro expanded (a macro may use others); ``source`` names the file in the error for an
-    unknown name, a macro that uses itself, or an argument that is malformed or that the macro does not use."""
+    """``text`` with every macro expanded (a macro may use others); ``source`` names the file in the error
+    for an unknown name, a macro that uses itself, or an argument that is malformed or that the macro does
+    not use."""
     if "${" not in text:
         return text
     known = macros()

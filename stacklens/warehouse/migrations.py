@@ -13,12 +13,12 @@ taken over the text *before* substitution, so changing the retention is not an e
 recorded retention differs and issues ``ALTER TABLE … MODIFY TTL`` with the new value.
 
 Cluster DDL: with ``STACKLENS_WAREHOUSE_CLUSTER`` set, statements are rendered by their role for a replicated,
-sharded cluster (:mod:`stacklens.warehouse.cluster`: ``Replicated*MergeTree`` data tables named ``<table>_local``,
-a ``Distributed`` table under the original name, materialized views between the data tables, ``ON CLUSTER``
-on all DDL). Files stay cluster-agnostic, so their checksums do not depend on the deployment. A statement the
-rules do not fit writes ``${on_cluster}`` where the clause belongs; the runner fills it (or removes it
-without a cluster). Without a cluster every statement runs exactly as the file writes it.
-"""
+sharded cluster (:mod:`stacklens.warehouse.cluster`: ``Replicated*MergeTree`` data tables named
+``<table>_local``, a ``Distributed`` table under the original name, materialized views between the data
+tables, ``ON CLUSTER`` on all DDL). Files stay cluster-agnostic, so their checksums do not depend on the
+deployment. A statement the rules do not fit writes ``${on_cluster}`` where the clause belongs; the runner
+fills it (or removes it without a cluster). Without a cluster every statement runs exactly as the file
+writes it."""
 
 from __future__ import annotations
 
@@ -107,7 +107,8 @@ class MigrationFile:
 
 
 def cluster_clause(cluster: str | None) -> str:
-    """`` ON CLUSTER '<name>'``, or ``""`` without a cluster; a name outside ``[A-Za-z0-9_.{}-]`` is refused."""
+    """`` ON CLUSTER '<name>'``, or ``""`` without a cluster; a name outside ``[A-Za-z0-9_.{}-]`` is
+    refused."""
     try:
         return _cluster_clause(cluster)
     except ClusterDDLError as exc:
@@ -233,8 +234,8 @@ def _ttl_statements(settings: Settings, migration: MigrationFile, layout: Cluste
     return out
 
 
-# Statements that rewrite or drop stored rows (a table, a column, a partition, rows by mutation, a swap of tables):
-# `stacklens migrate` backs up before a run holding one (docs/operations.md).
+# Statements that rewrite or drop stored rows (a table, a column, a partition, rows by mutation, a swap of
+# tables): `stacklens migrate` backs up before a run holding one (docs/operations.md).
 _REWRITES = re.compile(
     r"^\s*(DROP\s+TABLE|TRUNCATE|EXCHANGE\s+TABLES|RENAME\s+TABLE)\b"
     r"|\bDROP\s+(COLUMN|PARTITION)\b|\bMODIFY\s+COLUMN\b|\bALTER\s+TABLE\s+\S+(\s+ON\s+CLUSTER\s+\S+)?\s+(DELETE|UPDATE)\b",
@@ -244,7 +245,8 @@ _REWRITES = re.compile(
 
 @dataclass(frozen=True)
 class PlannedMigration:
-    """One step of a run: a pending file (``retention_only`` False) or a retention change of an applied one."""
+    """One step of a run: a pending file (``retention_only`` False) or a retention change of an applied
+    one."""
 
     migration: MigrationFile
     statements: list[str]
@@ -299,9 +301,9 @@ def apply_migrations(
     only), for staged upgrades and for tests of one layer. ``progress`` hears each step as it is recorded:
     (its number, the steps of the run, its label, its seconds).
 
-    An interrupted run resumes where it stopped: each file is recorded once its statements ran, and the next run
-    starts at the first file not recorded (the files' statements are written to run again: IF NOT EXISTS).
-    """
+    An interrupted run resumes where it stopped: each file is recorded once its statements ran, and the
+    next run starts at the first file not recorded (the files' statements are written to run again: IF NOT
+    EXISTS)."""
     if dry_run:
         return [step.label for step in plan_migrations(settings, up_to=up_to)]
     layout = cluster_layout(settings)  # a bad cluster name is refused before anything runs

@@ -28,8 +28,8 @@ _PARAMETER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*):")
 
 @lru_cache(maxsize=512)
 def load_query(name: str) -> str:
-    """The text of ``queries/<name>.sql`` with its macros expanded and its comments removed (what the engine needs,
-    sql_text says why), e.g. ``load_query("issues/list")``."""
+    """The text of ``queries/<name>.sql`` with its macros expanded and its comments removed (what the
+    engine needs, sql_text says why), e.g. ``load_query("issues/list")``."""
     path = (QUERIES_DIR / f"{name}.sql").resolve()
     if QUERIES_DIR.resolve() not in path.parents:
         raise ValueError(f"query name {name!r} leaves the queries folder")
@@ -52,16 +52,18 @@ def float_or_none(value: Any) -> float | None:
 
 
 def identifier(name: str, allowed: Collection[str]) -> str:
-    """``name`` as the value of an ``{…:Identifier}`` parameter, when it is one of ``allowed`` (the caller's fixed
-    set of tables or columns); anything else is refused, so an identifier never comes from input."""
+    """``name`` as the value of an ``{…:Identifier}`` parameter, when it is one of ``allowed`` (the
+    caller's fixed set of tables or columns); anything else is refused, so an identifier never comes from
+    input."""
     if name not in allowed:
         raise ValueError(f"{name!r} is not one of {', '.join(sorted(allowed))}")
     return name
 
 
 def numbered(text: str, n: int) -> str:
-    """A named query with every parameter renamed ``{name:…}`` → ``{name<n>:…}``: the ``n``-th copy of one query
-    composed with others into a single statement (a ``UNION ALL``), each copy with parameters of its own."""
+    """A named query with every parameter renamed ``{name:…}`` → ``{name<n>:…}``: the ``n``-th copy of one
+    query composed with others into a single statement (a ``UNION ALL``), each copy with parameters of its
+    own."""
     return _PARAMETER.sub(lambda m: "{" + m.group(1) + str(n) + ":", text)
 
 

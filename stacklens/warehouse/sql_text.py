@@ -1,11 +1,10 @@
 """SQL text as sent to the warehouse: the named queries' comments removed.
 
-The query files document every column in ``--`` comments, often longer than the SQL. Sent as written, each call
-pays for them twice: the engine parses them, and the client scans a query holding a ``;`` (comments have them)
-with its pure-Python tokenizer before sending it — about 4 ms for a 7 KB query, on every call. Removing them once,
-when the file is loaded, keeps the files readable and the calls lean. Quotes are respected: ``--`` inside a
-string literal or a quoted identifier is text, not a comment.
-"""
+The query files document every column in ``--`` comments, often longer than the SQL. Sent as written, each
+call pays for them twice: the engine parses them, and the client scans a query holding a ``;`` (comments
+have them) with its pure-Python tokenizer before sending it — about 4 ms for a 7 KB query, on every call.
+Removing them once, when the file is loaded, keeps the files readable and the calls lean. Quotes are
+respected: ``--`` inside a string literal or a quoted identifier is text, not a comment."""
 
 from __future__ import annotations
 

@@ -78,7 +78,8 @@ class Tunnel:
         self.max_body_bytes = max_body_bytes
 
     def allowed_keys(self) -> frozenset[str]:
-        """Keys given to the tunnel, else those given to ``stacklens_sdk.init`` (its app key and browser keys)."""
+        """Keys given to the tunnel, else those given to ``stacklens_sdk.init`` (its app key and browser
+        keys)."""
         if self._app_keys is not None:
             return self._app_keys
         state = current()

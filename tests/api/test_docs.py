@@ -1,5 +1,6 @@
-"""`/docs` in chromium: "Authorize" takes the API key (the document's Bearer scheme) and "Try it out" sends it:
-GET /api/auth/verify answers 200 with the organization's name, under the strict CSP, without console errors."""
+"""`/docs` in chromium: "Authorize" takes the API key (the document's Bearer scheme) and "Try it out" sends
+it: GET /api/auth/verify answers 200 with the organization's name, under the strict CSP, without console
+errors."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def test_authorize_then_try_it_out(server: str, org_factory) -> None:  # noqa: F
         page.goto(f"{server}/docs")
         operation = page.locator("#operations-auth-verify_api_auth_verify_get")
         # The protected operation carries the padlock, open until a key is given.
-        # Swagger UI renders after its bundle has loaded and parsed, which a loaded machine takes a while to do.
+        # Swagger UI renders after its bundle has loaded and parsed, which a loaded machine takes a while to
+        # do.
         expect(operation.get_by_label("authorization button unlocked")).to_have_count(1, timeout=30_000)
         page.locator(".auth-wrapper button.authorize").click()
         dialog = page.locator(".modal-ux")

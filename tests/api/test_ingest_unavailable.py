@@ -1,6 +1,6 @@
-"""The ingest entrances through a real server when a store cannot take writes: a locked control store and a spool
-folder that refuses writes answer 503 `Service Unavailable` with `Retry-After` — the sender keeps its data and
-retries — not 500; once the store is free again the same request is 200."""
+"""The ingest entrances through a real server when a store cannot take writes: a locked control store and a
+spool folder that refuses writes answer 503 `Service Unavailable` with `Retry-After` — the sender keeps its
+data and retries — not 500; once the store is free again the same request is 200."""
 
 from __future__ import annotations
 
@@ -102,7 +102,8 @@ ENTRANCES = {"ingest": _ingest, "envelope": _envelope, "otlp": _otlp}
 def _unavailable(name: str, answer: httpx.Response) -> None:
     assert answer.status_code == 503, (name, answer.status_code, answer.text)
     assert int(answer.headers["retry-after"]) > 0, name
-    # Each in its entrance's own shape: the API's error body, Sentry's, and OTLP's Status (code 14, UNAVAILABLE).
+    # Each in its entrance's own shape: the API's error body, Sentry's, and OTLP's Status (code 14,
+    # UNAVAILABLE).
     body = answer.json()
     said = body["error"] if "error" in body else body["message"]
     assert said.startswith("Service Unavailable"), (name, body)
@@ -110,10 +111,10 @@ def _unavailable(name: str, answer: httpx.Response) -> None:
 
 @contextmanager
 def _control_store_locked(settings: Settings) -> Iterator[None]:
-    """Another connection holds an exclusive lock on control.db: no one else reads or writes it. The store runs
-    in WAL mode, where readers pass a plain ``BEGIN EXCLUSIVE``; in exclusive locking mode they wait too, then
-    get "database is locked" after the store's busy timeout. The server's idle pooled connections are closed
-    first (it runs in this process): an open one would keep the holder from the lock."""
+    """Another connection holds an exclusive lock on control.db: no one else reads or writes it. The store
+    runs in WAL mode, where readers pass a plain ``BEGIN EXCLUSIVE``; in exclusive locking mode they wait
+    too, then get "database is locked" after the store's busy timeout. The server's idle pooled connections
+    are closed first (it runs in this process): an open one would keep the holder from the lock."""
     dispose_engines()
     holder = sqlite3.connect(settings.data_dir / "control.db", isolation_level=None, timeout=20)
     try:

@@ -137,7 +137,8 @@ def test_deep_json_not_labelled_json_is_refused_too(
     org_factory,  # noqa: F811 - the fixture imported above
     content_type: str | None,
 ) -> None:
-    """A body parsed as JSON passes the depth guard whatever its content type: Explore's routes parse any body."""
+    """A body parsed as JSON passes the depth guard whatever its content type: Explore's routes parse any
+    body."""
     org = org_factory()
     routes = routes_with_bodies(build_app(stores))
     with httpx.Client(base_url=server, timeout=30, follow_redirects=False) as http:

@@ -1,6 +1,7 @@
-"""Requests await their landing on the event loop (api/landing.py): through a real server, concurrent one-event
-envelopes are all answered 200, the project's issue list never counts an event whose request was not yet sent
-and always counts every event answered before the list was asked for, and each event is stored once."""
+"""Requests await their landing on the event loop (api/landing.py): through a real server, concurrent
+one-event envelopes are all answered 200, the project's issue list never counts an event whose request was
+not yet sent and always counts every event answered before the list was asked for, and each event is stored
+once."""
 
 from __future__ import annotations
 

@@ -79,7 +79,8 @@ def test_every_path_id_out_of_range_is_404_or_400(
             if path.startswith("/api"):
                 answer = httpx.request(method, server + path, headers=api_headers, json={}, timeout=30)
                 assert answer.headers["content-type"].startswith("application/json"), (method, path)
-                # OTLP/HTTP answers its refusals as a google.rpc.Status (JSON for a JSON request), as its spec asks.
+                # OTLP/HTTP answers its refusals as a google.rpc.Status (JSON for a JSON request), as its spec
+                # asks.
                 shape = {"code", "message"} if "/otlp/" in path else {"error", "detail"}
                 assert set(answer.json()) - {"details"} == shape, (method, path, answer.text)
             else:

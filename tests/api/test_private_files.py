@@ -1,6 +1,6 @@
-"""A serving installation's secret-bearing files are the service's alone: through a real server on a fresh data
-directory (SQLite control store, generated secret), control.db, its WAL and shm files and secret_key are 0600
-under the usual umask 022."""
+"""A serving installation's secret-bearing files are the service's alone: through a real server on a fresh
+data directory (SQLite control store, generated secret), control.db, its WAL and shm files and secret_key
+are 0600 under the usual umask 022."""
 
 from __future__ import annotations
 

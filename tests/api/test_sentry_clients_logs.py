@@ -1,6 +1,7 @@
-"""Logs from sentry-python (``enable_logs=True``, ``sentry_sdk.logger``) straight to a StackLens DSN: the `log`
-envelope item's records land in `logs` with their level, body, attributes, trace, release and environment,
-secrets scrubbed; the same envelope sent again lands nothing twice; a container over the bound is refused."""
+"""Logs from sentry-python (``enable_logs=True``, ``sentry_sdk.logger``) straight to a StackLens DSN: the
+`log` envelope item's records land in `logs` with their level, body, attributes, trace, release and
+environment, secrets scrubbed; the same envelope sent again lands nothing twice; a container over the bound
+is refused."""
 
 from __future__ import annotations
 

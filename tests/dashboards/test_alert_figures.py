@@ -1,6 +1,6 @@
-"""The rule page's preview chart draws what the evaluator saw: a band per run of one state, the line broken where
-an evaluation had too few samples (never drawn at 0), the three thresholds, a firing count that is the firing
-bands' — and says "no data for these filters" instead of drawing an empty axis."""
+"""The rule page's preview chart draws what the evaluator saw: a band per run of one state, the line broken
+where an evaluation had too few samples (never drawn at 0), the three thresholds, a firing count that is
+the firing bands' — and says "no data for these filters" instead of drawing an empty axis."""
 
 from __future__ import annotations
 

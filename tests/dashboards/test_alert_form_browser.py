@@ -1,6 +1,7 @@
-"""The New Rule form in a real browser (issue #47): it shows the fields of the chosen rule type only (a threshold
-for a threshold rule, the error filters for error rules, the count for event frequency) and ticks the
-organization's only channel; a rule created with it notifies that channel. Screenshots at 1400 and 1024 px."""
+"""The New Rule form in a real browser (issue #47): it shows the fields of the chosen rule type only (a
+threshold for a threshold rule, the error filters for error rules, the count for event frequency) and ticks
+the organization's only channel; a rule created with it notifies that channel. Screenshots at 1400 and 1024
+px."""
 
 from __future__ import annotations
 

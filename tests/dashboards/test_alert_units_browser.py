@@ -1,8 +1,8 @@
-"""The alert pages in a real browser (Debian's chromium through Playwright) against a real uvicorn server, after a
-real evaluation and a real delivery to a local webhook receiver: the rules list writes each "Last value" with its
-unit and each condition with the catalog's label (``LCP p75``, never ``lcp_ms``), the rule page too, and the
-channels page's delivery log names the rule that sent each message (a channel test says so). Screenshots at
-1024 px (tests/_artifacts/performance, or STACKLENS_SHOTS_DIR)."""
+"""The alert pages in a real browser (Debian's chromium through Playwright) against a real uvicorn server,
+after a real evaluation and a real delivery to a local webhook receiver: the rules list writes each "Last
+value" with its unit and each condition with the catalog's label (``LCP p75``, never ``lcp_ms``), the rule
+page too, and the channels page's delivery log names the rule that sent each message (a channel test says
+so). Screenshots at 1024 px (tests/_artifacts/performance, or STACKLENS_SHOTS_DIR)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The budget chart: each daily evaluation's value coloured by its verdict, the failing and insufficient runs as
-bands, a day without enough samples a gap (never 0), the last point the status's own evaluation, sizes in KiB,
-and "no data for these filters" when there is nothing to draw."""
+"""The budget chart: each daily evaluation's value coloured by its verdict, the failing and insufficient
+runs as bands, a day without enough samples a gap (never 0), the last point the status's own evaluation,
+sizes in KiB, and "no data for these filters" when there is nothing to draw."""
 
 from __future__ import annotations
 

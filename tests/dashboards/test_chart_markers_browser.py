@@ -28,8 +28,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["server"]  # the uvicorn fixture
 SHOTS = shots_dir("markers")
 
-# Every chart on the page: its marker labels (Plotly annotations that capture hover: the markers' own), their hover
-# texts and the dotted lines drawn with them.
+# Every chart on the page: its marker labels (Plotly annotations that capture hover: the markers' own), their
+# hover texts and the dotted lines drawn with them.
 MARKERS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
   .filter(p => ((p.layout || {}).xaxis || {}).type === 'date').map(p => ({
     id: p.id,

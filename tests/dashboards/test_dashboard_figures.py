@@ -1,6 +1,6 @@
-"""A widget's figure: a line is Explore's figure of its first aggregate (a gap stays a gap), bars over time drop the
-gap's point instead of drawing a zero, bars per group name each group, the height follows the widget's rows, and
-numbers and tables have no figure."""
+"""A widget's figure: a line is Explore's figure of its first aggregate (a gap stays a gap), bars over time
+drop the gap's point instead of drawing a zero, bars per group name each group, the height follows the
+widget's rows, and numbers and tables have no figure."""
 
 from __future__ import annotations
 

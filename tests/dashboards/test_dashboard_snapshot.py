@@ -1,5 +1,5 @@
-"""A dashboard's snapshot says when its answers were taken: the oldest answer's time (an answer kept by the widget
-cache is up to a minute older than the page), the page's time when none was answered."""
+"""A dashboard's snapshot says when its answers were taken: the oldest answer's time (an answer kept by the
+widget cache is up to a minute older than the page), the page's time when none was answered."""
 
 from __future__ import annotations
 

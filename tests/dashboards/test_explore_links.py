@@ -1,7 +1,7 @@
-""" "Open in Explore": every performance page, a release row and an issue's tags open Explore with the query filled
-in, and Explore shows the same value as the page for the same metric and window (both take percentiles of the
-same 1 % histogram values; the figures are compared as the pages print them, within the catalog's stated
-error). One run in Debian's chromium clicks the links."""
+""" "Open in Explore": every performance page, a release row and an issue's tags open Explore with the query
+filled in, and Explore shows the same value as the page for the same metric and window (both take
+percentiles of the same 1 % histogram values; the figures are compared as the pages print them, within the
+catalog's stated error). One run in Debian's chromium clicks the links."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The issue page in Debian's chromium, as a new user reads it: the culprit first in the header, controls found
-by their labels, extra data as keys and values, a breadcrumb filter that matches nothing saying so, related
-issues; and the performance page's empty state with the project's DSN on the server's own port. Screenshots
-go to tests/_artifacts/issue_detail (or STACKLENS_SHOTS_DIR)."""
+"""The issue page in Debian's chromium, as a new user reads it: the culprit first in the header, controls
+found by their labels, extra data as keys and values, a breadcrumb filter that matches nothing saying so,
+related issues; and the performance page's empty state with the project's DSN on the server's own port.
+Screenshots go to tests/_artifacts/issue_detail (or STACKLENS_SHOTS_DIR)."""
 
 from __future__ import annotations
 

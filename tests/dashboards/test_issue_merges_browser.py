@@ -1,8 +1,8 @@
 """Merge and split in Debian's chromium against the real server: select two issues in the list and Merge (the
 survivor's page shows their events and users together and a "Merged issues" section), the merged issue's old
-address redirects to the survivor, the list shows one row whose figures equal the stored events, then Split out
-gives the fingerprint its own issue back; both acts are in the history. Screenshots at 1400 and 1024 px go to
-tests/_artifacts/merges/."""
+address redirects to the survivor, the list shows one row whose figures equal the stored events, then Split
+out gives the fingerprint its own issue back; both acts are in the history. Screenshots at 1400 and 1024 px
+go to tests/_artifacts/merges/."""
 
 from __future__ import annotations
 

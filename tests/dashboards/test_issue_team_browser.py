@@ -1,7 +1,7 @@
 """A team's work on issues in Debian's chromium against the real server: create a team and choose its members,
-assign an issue from its page, comment with markdown, a mention and the project's hostile payload (nothing of it
-runs), see the history in time order, bulk-assign from the list and filter by `assigned:`. Screenshots at 1400 and
-1024 px go to tests/_artifacts/team/."""
+assign an issue from its page, comment with markdown, a mention and the project's hostile payload (nothing
+of it runs), see the history in time order, bulk-assign from the list and filter by `assigned:`.
+Screenshots at 1400 and 1024 px go to tests/_artifacts/team/."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The logs view's chart: bars per bucket stacked by severity, quietest at the bottom, no bar for no records."""
+"""The logs view's chart: bars per bucket stacked by severity, quietest at the bottom, no bar for no
+records."""
 
 from __future__ import annotations
 

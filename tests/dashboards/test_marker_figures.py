@@ -1,7 +1,6 @@
-"""Markers on a figure: a dotted line and a label per group (neighbours on two rows, a release's without its package),
-a lone release's label linking to its release page,
-every version and text escaped (Plotly reads labels as HTML), long labels cut with the whole text on hover, and
-room made above the plot."""
+"""Markers on a figure: a dotted line and a label per group (neighbours on two rows, a release's without
+its package), a lone release's label linking to its release page, every version and text escaped (Plotly
+reads labels as HTML), long labels cut with the whole text on hover, and room made above the plot."""
 
 from __future__ import annotations
 

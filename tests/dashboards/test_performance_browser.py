@@ -1,7 +1,7 @@
-"""Every performance page in a real browser (Debian's chromium through Playwright) against a real uvicorn server,
-on demo traffic (demo.browser page loads of five releases, one regressing, over three weeks, from
-Chrome, Firefox and Safari) landed through the ingest normaliser: each chart holds data, no console error and no
-CSP violation occurs, and a screenshot of each page is saved (tests/_artifacts/performance, or
+"""Every performance page in a real browser (Debian's chromium through Playwright) against a real uvicorn
+server, on demo traffic (demo.browser page loads of five releases, one regressing, over three weeks, from
+Chrome, Firefox and Safari) landed through the ingest normaliser: each chart holds data, no console error
+and no CSP violation occurs, and a screenshot of each page is saved (tests/_artifacts/performance, or
 STACKLENS_SHOTS_DIR)."""
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ RELEASES = [
     browser.ReleaseShape("shop@1.3.0", 780_000, True, 1.35),
     browser.ReleaseShape("shop@1.4.0", 520_000, False, 1.05),
 ]
-# Collects CSP violations from the first moment of every document (Playwright injects it outside the page's CSP).
+# Collects CSP violations from the first moment of every document (Playwright injects it outside the page's
+# CSP).
 CSP_PROBE = (
     "window.__csp = []; document.addEventListener('securitypolicyviolation',"
     " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
@@ -81,8 +82,8 @@ def land_demo_traffic(
     skip: frozenset[int] = frozenset(),
     build: bool = True,
 ) -> list[datetime]:
-    """Demo page loads, release by release over ``days`` (none on the days numbered in ``skip``), normalised and
-    inserted as ingest stores them; the times of the page loads."""
+    """Demo page loads, release by release over ``days`` (none on the days numbered in ``skip``),
+    normalised and inserted as ingest stores them; the times of the page loads."""
     rng = random.Random(15)
     now = datetime.now(UTC)
     tx_rows, span_rows, times = [], [], []
@@ -191,9 +192,9 @@ def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -
 
 
 def test_release_views_show_the_headline_regression_at_first_sight(server, org_factory, stores) -> None:
-    """Issue #47: the demo's shape (five releases over 35 days, shop@1.3.0 live 8 to 14 days ago): Release impact
-    and Trends opened without a range show the regression and say which window they opened on; a week would
-    show the newest release alone. Screenshots at 1400 and 1024 px."""
+    """Issue #47: the demo's shape (five releases over 35 days, shop@1.3.0 live 8 to 14 days ago): Release
+    impact and Trends opened without a range show the regression and say which window they opened on; a
+    week would show the newest release alone. Screenshots at 1400 and 1024 px."""
     from playwright.sync_api import sync_playwright
 
     org = org_factory()

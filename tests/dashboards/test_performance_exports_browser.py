@@ -1,8 +1,8 @@
-"""The download links of the performance pages in a real browser (Debian's chromium through Playwright) against
-a real uvicorn server under the strict CSP: each page shows its CSV, JSON and PDF links with the page's filters,
-clicking them downloads files whose content matches the page, nothing violates the CSP, and the CSV arrives as a
-chunked stream. Screenshots of the pages with their download bar and of the PDF's pages rendered by poppler are
-saved (tests/_artifacts/performance_exports, or STACKLENS_SHOTS_DIR)."""
+"""The download links of the performance pages in a real browser (Debian's chromium through Playwright)
+against a real uvicorn server under the strict CSP: each page shows its CSV, JSON and PDF links with the
+page's filters, clicking them downloads files whose content matches the page, nothing violates the CSP, and
+the CSV arrives as a chunked stream. Screenshots of the pages with their download bar and of the PDF's
+pages rendered by poppler are saved (tests/_artifacts/performance_exports, or STACKLENS_SHOTS_DIR)."""
 
 from __future__ import annotations
 

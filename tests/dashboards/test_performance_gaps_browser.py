@@ -1,10 +1,11 @@
-"""What the performance pages draw where there is no data, in a real browser (Debian's chromium through Playwright)
-against a real uvicorn server, on demo traffic with two holes of two days: every daily chart has a gap (``None``,
-no line across) on each UTC day without page loads and a value on every other; a Firefox-filtered overview's INP
-chart says "no data for these filters" over the window's own dates (never January 2000); sparklines break on the
-days without loads (never 0 ms); the distribution's log axis reads 100 ms, 200 ms, 1 s; the recommendations list
-each resource once, in human units, without old releases' files unless asked for, and break no word. A screenshot
-of each page at 1024 px is saved (tests/_artifacts/performance, or STACKLENS_SHOTS_DIR)."""
+"""What the performance pages draw where there is no data, in a real browser (Debian's chromium through
+Playwright) against a real uvicorn server, on demo traffic with two holes of two days: every daily chart
+has a gap (``None``, no line across) on each UTC day without page loads and a value on every other; a
+Firefox-filtered overview's INP chart says "no data for these filters" over the window's own dates (never
+January 2000); sparklines break on the days without loads (never 0 ms); the distribution's log axis reads
+100 ms, 200 ms, 1 s; the recommendations list each resource once, in human units, without old releases'
+files unless asked for, and break no word. A screenshot of each page at 1024 px is saved
+(tests/_artifacts/performance, or STACKLENS_SHOTS_DIR)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,12 @@ from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, land_dem
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["server"]  # the uvicorn fixture
-# Two days in a row without page loads hold at least one whole UTC day (the demo spreads a day's loads over 23 h).
+# Two days in a row without page loads hold at least one whole UTC day (the demo spreads a day's loads over 23
+# h).
 HOLES = frozenset({5, 6, 17, 18})
 TICK = re.compile(r"^\d[\d,.]* (ms|s)$")
-# Every word of the cells, by its line boxes: a word broken inside itself has two boxes (a break after a hyphen,
-# "render-|blocking", is a break between words).
+# Every word of the cells, by its line boxes: a word broken inside itself has two boxes (a break after a
+# hyphen, "render-|blocking", is a break between words).
 BROKEN_WORDS = """(selector) => {
     const broken = [];
     document.querySelectorAll(selector).forEach(cell => {
@@ -97,7 +99,8 @@ def test_gaps_empty_filters_log_ticks_and_recommendations(server, org_factory, s
         visit(f"{base}?range=30d&browser=Firefox", "overview-firefox")
         inp = _figure(page, "trend-inp")
         assert all(y is None for y in inp["data"][0]["y"])
-        # The note, once; the rest are the releases' markers (stacklens/markers.py), drawn on an empty chart too.
+        # The note, once; the rest are the releases' markers (stacklens/markers.py), drawn on an empty chart
+        # too.
         texts = [a["text"] for a in inp["layout"]["annotations"]]
         assert texts[0] == NO_DATA and all("/releases/" in t or t.endswith(" releases") for t in texts[1:]), (
             texts

@@ -1,5 +1,5 @@
-"""The project quota form in chromium at 1400 and 1024 px: the owner types limits and saves, the page shows them;
-a bad box comes back named next to itself and at the top. No console errors (a CSP violation is one).
+"""The project quota form in chromium at 1400 and 1024 px: the owner types limits and saves, the page shows
+them; a bad box comes back named next to itself and at the top. No console errors (a CSP violation is one).
 Screenshots go to tests/_artifacts/project_quota/."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The project's retention and event caps form in chromium at 1400 and 1024 px: the owner types days and caps and
-saves, the page shows them and the retention run applies them; a bad box comes back named next to itself and at
-the top. No console errors (a CSP violation is one). Screenshots go to tests/_artifacts/project_retention/."""
+"""The project's retention and event caps form in chromium at 1400 and 1024 px: the owner types days and
+caps and saves, the page shows them and the retention run applies them; a bad box comes back named next to
+itself and at the top. No console errors (a CSP violation is one). Screenshots go to
+tests/_artifacts/project_retention/."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Settings and navigation in chromium at 1024 px: "Sign out" stays on screen on every page (long organization,
-project and e-mail names included), Settings → Channels exists, the project's Settings opens the project's
-settings, Reveal shows an app key and its DSN together, a role change and a confirmed removal work without
-inline scripts. No console errors (a CSP violation is one). Screenshots go to tests/_artifacts/settings/."""
+"""Settings and navigation in chromium at 1024 px: "Sign out" stays on screen on every page (long
+organization, project and e-mail names included), Settings → Channels exists, the project's Settings opens
+the project's settings, Reveal shows an app key and its DSN together, a role change and a confirmed removal
+work without inline scripts. No console errors (a CSP violation is one). Screenshots go to
+tests/_artifacts/settings/."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The demo's release-health sessions of the last days at the rates the real shop's 35-day backfill measured (per
-release: ~320 sessions a day, and its crash-free share), sent as sentry-python's request-mode aggregates (one
-bucket an hour, no user), read by ingest's session reader and folded into the session states — what the demo and
-the pipelines do, without running them."""
+"""The demo's release-health sessions of the last days at the rates the real shop's 35-day backfill
+measured (per release: ~320 sessions a day, and its crash-free share), sent as sentry-python's request-mode
+aggregates (one bucket an hour, no user), read by ingest's session reader and folded into the session
+states — what the demo and the pipelines do, without running them."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ PER_DAY = 320
 
 
 def land(client: Client, org_id: int, project_id: int, days: int = 15, seed: int = 37) -> dict[str, int]:
-    """Sessions of the last ``days`` days, each day's under the release the demo ran then; sessions per release."""
+    """Sessions of the last ``days`` days, each day's under the release the demo ran then; sessions per
+    release."""
     rng = random.Random(seed)
     now = datetime.now(UTC)
     rows: list[dict] = []

@@ -1,5 +1,5 @@
-"""When visitors arrive (demo/arrivals.py): live traffic follows the history's rate hour by hour, and a history
-day always has page loads, even thinned."""
+"""When visitors arrive (demo/arrivals.py): live traffic follows the history's rate hour by hour, and a
+history day always has page loads, even thinned."""
 
 from __future__ import annotations
 

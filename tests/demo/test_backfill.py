@@ -1,4 +1,5 @@
-"""The demo's history (demo/backfill.py): a shop that stops answering loses traffic loudly, each slice given up and its loss said."""
+"""The demo's history (demo/backfill.py): a shop that stops answering loses traffic loudly, each slice
+given up and its loss said."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The demo's dashboard on demo-shaped data (the shop's sessions of 15 days and page loads of 8, landed as ingest
-stores them): made once, every widget answers without an error, and its numbers are the release and performance
-figures of the same window — the crash-free sessions of the demo's releases, LCP and INP in milliseconds."""
+"""The demo's dashboard on demo-shaped data (the shop's sessions of 15 days and page loads of 8, landed as
+ingest stores them): made once, every widget answers without an error, and its numbers are the release and
+performance figures of the same window — the crash-free sessions of the demo's releases, LCP and INP in
+milliseconds."""
 
 from __future__ import annotations
 

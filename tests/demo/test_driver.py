@@ -1,7 +1,7 @@
-"""The demo tells the truth about traces (issue #47, point 3): the real driver (`python -m demo.driver`, its SDK
-initialised as `stacklens up` runs it) against the real shop, its log lines posted to a real StackLens server.
-Every shop request is its own trace, every worker job too; each log record stands in its request's or job's
-trace, and the records name their service: the shop or the worker."""
+"""The demo tells the truth about traces (issue #47, point 3): the real driver (`python -m demo.driver`,
+its SDK initialised as `stacklens up` runs it) against the real shop, its log lines posted to a real
+StackLens server. Every shop request is its own trace, every worker job too; each log record stands in its
+request's or job's trace, and the records name their service: the shop or the worker."""
 
 from __future__ import annotations
 
@@ -145,8 +145,8 @@ def test_every_request_and_job_is_its_own_trace(
     ).result_rows[0]
     # What the shop's SDK wrote: each request's transaction (its trace) and each record's trace. A record of a
     # request whose transaction the SDK did not write (dropped under load, reported or not) still stands in a
-    # trace of its own request (`busiest`); StackLens must store every written transaction and join every record
-    # of such a request to it.
+    # trace of its own request (`busiest`); StackLens must store every written transaction and join every
+    # record of such a request to it.
     written, record_traces = _written_traces(shop.storage, str(org["app_key"]))
     assert requests == len(written), ("every transaction the shop wrote is stored", requests, len(written))
     stored_traces = [

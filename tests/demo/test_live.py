@@ -1,6 +1,6 @@
-"""The demo's live traffic (demo/live.py) against a real local HTTP server standing in for the shop: visits and
-page loads arrive until told to stop, orders bring their mails, each hour is summed up, and a shop that does
-not answer loses traffic loudly."""
+"""The demo's live traffic (demo/live.py) against a real local HTTP server standing in for the shop: visits
+and page loads arrive until told to stop, orders bring their mails, each hour is summed up, and a shop that
+does not answer loses traffic loudly."""
 
 from __future__ import annotations
 

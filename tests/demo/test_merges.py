@@ -1,5 +1,6 @@
-"""The demo's merge: the shop's two receipt failures (relay refused, bad address: two exceptions of one `send`)
-become one issue through the real API; other issues stay; run again, there is nothing left to merge."""
+"""The demo's merge: the shop's two receipt failures (relay refused, bad address: two exceptions of one
+`send`) become one issue through the real API; other issues stay; run again, there is nothing left to
+merge."""
 
 from __future__ import annotations
 

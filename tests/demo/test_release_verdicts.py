@@ -1,14 +1,14 @@
 """The demo's own history judged as `make up` shows it: of shop@1.0.0 … shop@1.4.0, exactly shop@1.3.0 — the
-demo's designed regression — is flagged, in crash-free sessions and JavaScript per page view, on the releases API
-and the releases page; every other release says "no significant change" (or is the first) — and so it stays as
-the 30-day window slides over the history in the days after (its start cuts the oldest releases ever more).
+demo's designed regression — is flagged, in crash-free sessions and JavaScript per page view, on the releases
+API and the releases page; every other release says "no significant change" (or is the first) — and so it
+stays as the 30-day window slides over the history in the days after (its start cuts the oldest releases ever
+more).
 
 Everything is the demo's own code at its own volume: the shop (`python -m demo_shop.server`, its SDK tracking
-request sessions), the traffic driver (`python -m demo.driver`: the 35-day backfill with its seed, releases and
-rates, the mail worker's errors), their log lines posted to `POST /api/ingest` as the shipper posts them, and the
-pipelines' sessions and performance jobs run once as the demo's catch-up runs them. Smaller volumes are not the
-demo: the verdicts' significance depends on its sample sizes.
-"""
+request sessions), the traffic driver (`python -m demo.driver`: the 35-day backfill with its seed, releases
+and rates, the mail worker's errors), their log lines posted to `POST /api/ingest` as the shipper posts
+them, and the pipelines' sessions and performance jobs run once as the demo's catch-up runs them. Smaller
+volumes are not the demo: the verdicts' significance depends on its sample sizes."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ JOBS = ["session_periods", "pageload_periods"]
 
 @pytest.fixture
 def demo(settings: Settings, tmp_path: Path) -> tuple[DemoKeys, Path]:
-    """The demo organization with its keys (as `stacklens up` makes it), and the log files its shop and traffic
-    driver wrote: the driver's whole backfill through the shop (on a free port), then half a second of live
-    traffic; the shop is stopped so its SDK writes the request sessions it still holds."""
+    """The demo organization with its keys (as `stacklens up` makes it), and the log files its shop and
+    traffic driver wrote: the driver's whole backfill through the shop (on a free port), then half a second
+    of live traffic; the shop is stopped so its SDK writes the request sessions it still holds."""
     keys = ensure_demo(settings)
     storage = tmp_path / "logs"
     port = _free_port()
@@ -147,8 +147,8 @@ def test_the_demo_flags_exactly_its_designed_regression(
     for version, row in list(rows.items())[1:]:  # the judged ones, at the demo's volume: a week each
         assert row["sessions"] >= 2000 and row["page_loads"] >= 600, (version, row)
 
-    # And so it stays while the demo runs on: the 30-day window slides over the history (its start cuts the oldest
-    # release ever more, then the next), hour of day by hour of day over the next eight days.
+    # And so it stays while the demo runs on: the 30-day window slides over the history (its start cuts the
+    # oldest release ever more, then the next), hour of day by hour of day over the next eight days.
     with session_scope(settings) as session:
         project = project_by_slug(session, keys.project)
         org_id, project_id = project.org_id, project.id

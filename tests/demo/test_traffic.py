@@ -4,9 +4,8 @@ shop's own bugs cause (its server closes the connection after an unhandled excep
 lost. A shop that stops answering loses traffic loudly, never silently.
 
 The shop runs as `python -m demo_shop.server` (its own SDK, its tunnel writing the log files); the lines are
-posted to `POST /api/ingest` as the shipper posts them. The rate is scaled to an eighth of the demo's (about 11
-page loads a day), enough for every day and fast.
-"""
+posted to `POST /api/ingest` as the shipper posts them. The rate is scaled to an eighth of the demo's
+(about 11 page loads a day), enough for every day and fast."""
 
 from __future__ import annotations
 

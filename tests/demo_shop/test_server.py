@@ -1,6 +1,6 @@
-"""The demo shop's process (`python -m demo_shop.server`, as `stacklens up` starts it): its app key comes from the
-environment and never stands on its command line, where `ps` shows it to every user (issue #47); without one it
-stops with the variable named."""
+"""The demo shop's process (`python -m demo_shop.server`, as `stacklens up` starts it): its app key comes
+from the environment and never stands on its command line, where `ps` shows it to every user (issue #47);
+without one it stops with the variable named."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""docs/pipelines.md lists exactly the assets of the Dagster graph: every asset (raw tables aside) has its entry
-(`### \\`key\\` — …` or `- \\`key\\` — …`), and every entry is an asset, so the page cannot keep a mart the graph no
-longer has or miss one it gained; each performance step's table names its assets."""
+"""docs/pipelines.md lists exactly the assets of the Dagster graph: every asset (raw tables aside) has its
+entry (`### \\`key\\` — …` or `- \\`key\\` — …`), and every entry is an asset, so the page cannot keep a
+mart the graph no longer has or miss one it gained; each performance step's table names its assets."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """What the docs name exists: repository paths, ``module.function`` references, SQL macros and CLI commands.
 
-Docs drift when code moves; a reader who follows ``stacklens/x/y.py`` or runs ``stacklens foo bar`` from a page
-must find it. Every backticked repository path in README.md and docs/*.md must be a file or folder of the
-repository (``queries/…`` and ``macros/…`` are under ``warehouse_sql/``), a ``path.py``-less ``a/b/c.name`` must
-name a top-level definition of ``a/b/c.py``, every ``${macro}`` must be a macro file or one of the migration
-runner's substitutions, and every ``stacklens <command> [<action>]`` must be one the CLI's parser accepts.
-"""
+Docs drift when code moves; a reader who follows ``stacklens/x/y.py`` or runs ``stacklens foo bar`` from a
+page must find it. Every backticked repository path in README.md and docs/*.md must be a file or folder of
+the repository (``queries/…`` and ``macros/…`` are under ``warehouse_sql/``), a ``path.py``-less
+``a/b/c.name`` must name a top-level definition of ``a/b/c.py``, every ``${macro}`` must be a macro file or
+one of the migration runner's substitutions, and every ``stacklens <command> [<action>]`` must be one the
+CLI's parser accepts."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The server killed with SIGKILL three times while the shipper delivers, with batches of 1, 50 and 1,000 lines,
-and while eight Sentry clients send one-event gzip envelopes (the peer benchmark's clients, bench/peers.py).
+"""The server killed with SIGKILL three times while the shipper delivers, with batches of 1, 50 and 1,000
+lines, and while eight Sentry clients send one-event gzip envelopes (the peer benchmark's clients,
+bench/peers.py).
 
 Three `stacklens-shipper --record` processes (one per batch size, each its own project) deliver to one
 `stacklens serve`, which is killed three times mid-delivery (each kill right after the 1,000-line shipper's
@@ -15,9 +16,8 @@ answered: every event is then stored exactly once, whether its first attempt lan
 before the kill (the next start drains it, and the resend is a duplicate) or never got there.
 
 Lines: 5,000 for the 50- and 1,000-line batches; 100 for single-line batches (a single-line request costs
-~0.1–0.3 s on a shared 2-core host beside the others, so 5,000 would take minutes, and a single-line batch lands
-like any other: one request, one attempt).
-"""
+~0.1–0.3 s on a shared 2-core host beside the others, so 5,000 would take minutes, and a single-line batch
+lands like any other: one request, one attempt)."""
 
 from __future__ import annotations
 

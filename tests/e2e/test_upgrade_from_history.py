@@ -1,17 +1,18 @@
-"""An upgrade with data: an older StackLens from this repository's own history is filled through its real SDK and
-shipper, stopped, and today's `stacklens migrate` and `stacklens serve` run on the same data directory. Every
-event, issue, budget, alert rule and key is still there (the old keys keep working) and every page answers.
+"""An upgrade with data: an older StackLens from this repository's own history is filled through its real SDK
+and shipper, stopped, and today's `stacklens migrate` and `stacklens serve` run on the same data directory.
+Every event, issue, budget, alert rule and key is still there (the old keys keep working) and every page
+answers.
 
-The older versions (docs/operations.md, "The upgrade path"): ``first-day``, the first commit whose server, SDK,
-shipper and issue API work together (``c7ebc34``, 2026-11-21, the day the history starts: events, issues and keys
-cross the upgrade), and ``first-alerts``, the first commit of the main line with alert rules whose `stacklens
-serve` starts (the merge before it left two control-store heads), so a budget and an alert rule cross it too.
+The older versions (docs/operations.md, "The upgrade path"): ``first-day``, the first commit whose server,
+SDK, shipper and issue API work together (``c7ebc34``, 2026-11-21, the day the history starts: events, issues
+and keys cross the upgrade), and ``first-alerts``, the first commit of the main line with alert rules whose
+`stacklens serve` starts (the merge before it left two control-store heads), so a budget and an alert rule
+cross it too.
 
 The older code runs from ``git archive <commit>`` with this venv's packages (its dependencies are a subset of
-today's), so no install is needed. A shallow clone has no history to take it from: the test then fails and says
-so (``git fetch --unshallow``; a CI checkout needs the full history, e.g. ``fetch-depth: 0``). Measured: about 20 s
-each in a whole run of the suite on two workers.
-"""
+today's), so no install is needed. A shallow clone has no history to take it from: the test then fails and
+says so (``git fetch --unshallow``; a CI checkout needs the full history, e.g. ``fetch-depth: 0``).
+Measured: about 20 s each in a whole run of the suite on two workers."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""Every figure kept at insert time (and the marts and alert measures built on them) beside what a direct query
-of the stored events gives: the tests' definition of "the counters equal the events".
+"""Every figure kept at insert time (and the marts and alert measures built on them) beside what a direct
+query of the stored events gives: the tests' definition of "the counters equal the events".
 
-:func:`differences` answers, per figure, the rows of either side that the other lacks; ``{}`` when every figure
-equals the events. Latest-value states (``argMax`` titles) are left out: events received together tie, and a tie
-may resolve either way on both sides.
-"""
+:func:`differences` answers, per figure, the rows of either side that the other lacks; ``{}`` when every
+figure equals the events. Latest-value states (``argMax`` titles) are left out: events received together
+tie, and a tie may resolve either way on both sides."""
 
 from __future__ import annotations
 
@@ -100,7 +99,8 @@ def _rows(client: Client, sql: str, project_id: int) -> list[list[Any]]:
 
 
 def _alert_measures(client: Client, project_id: int) -> tuple[list[list[Any]], list[list[Any]]]:
-    """What the event-frequency and new-issue rules measure over the last 3 days, and the events' own answer."""
+    """What the event-frequency and new-issue rules measure over the last 3 days, and the events' own
+    answer."""
     from stacklens.alerts import issue_measures
     from stacklens.control.models.alerts import AlertRule
 
@@ -147,7 +147,8 @@ def _alert_measures(client: Client, project_id: int) -> tuple[list[list[Any]], l
 
 
 def differences(client: Client, project_id: int, *, marts: bool = True) -> dict[str, dict[str, Any]]:
-    """Per figure that differs from the events: the rows only the figure has and the rows only the events give."""
+    """Per figure that differs from the events: the rows only the figure has and the rows only the events
+    give."""
     figures = {**INSERT_TIME, **(MARTS if marts else {})}
     out: dict[str, dict[str, Any]] = {}
     compared: dict[str, tuple[list[list[Any]], list[list[Any]]]] = {

@@ -1,4 +1,5 @@
-"""Fixtures for the pipeline tests: a migrated warehouse database, a seeded raw layer, the Dagster instance."""
+"""Fixtures for the pipeline tests: a migrated warehouse database, a seeded raw layer, the Dagster
+instance."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ API_URLS = [
 def client(settings: Settings) -> Client:
     ensure_database(settings)
     warehouse = get_warehouse(settings)
-    # Every table: the `event_counters` step compares the issue list's daily tables (0200-0202) with the events
-    # and records what it repaired (0204).
+    # Every table: the `event_counters` step compares the issue list's daily tables (0200-0202) with the
+    # events and records what it repaired (0204).
     for migration in discover():
         for statement in migration.statements(settings.retention_days):
             warehouse.command(statement)
@@ -118,8 +119,8 @@ def seed_performance(
     received: datetime | None = None,
     releases: tuple[str, ...] = ("1.0.0", "1.1.0"),
 ) -> Seeded:
-    """Page loads with measurements, resource and API spans, and server transactions, shaped like the raw tables;
-    each page load in one of ``releases``."""
+    """Page loads with measurements, resource and API spans, and server transactions, shaped like the raw
+    tables; each page load in one of ``releases``."""
     rng = random.Random(seed)
     out = Seeded()
     received = received or datetime.now(UTC)

@@ -1,7 +1,7 @@
-"""Backfills as data engineers know them (issue #47, point 7): `stacklens pipelines backfill --from --to` rebuilds
-the daily-partitioned marts over the range through the real definitions (one run per partitioned job, recorded
-in the Dagster instance with the range), leaves the schedules' watermarks alone, and refuses a bad range with
-the option named."""
+"""Backfills as data engineers know them (issue #47, point 7): `stacklens pipelines backfill --from --to`
+rebuilds the daily-partitioned marts over the range through the real definitions (one run per partitioned
+job, recorded in the Dagster instance with the range), leaves the schedules' watermarks alone, and refuses
+a bad range with the option named."""
 
 from __future__ import annotations
 

@@ -122,9 +122,9 @@ def land(settings, lines: list[dict[str, Any]]) -> None:
 
 
 def test_inp_of_standalone_interaction_spans_joins_its_page_load(client, instance, settings, defs) -> None:
-    """@sentry/browser 8+ reports INP as a span of its own when the page is hidden, not as a measurement of the
-    page load; the page load's facts take it from its trace, also when it lands in the next hour after those
-    facts were built."""
+    """@sentry/browser 8+ reports INP as a span of its own when the page is hidden, not as a measurement of
+    the page load; the page load's facts take it from its trace, also when it lands in the next hour after
+    those facts were built."""
     rng = random.Random(9)
     hour = (datetime.now(UTC) - timedelta(hours=3)).replace(minute=0, second=0, microsecond=0)
     loads = []

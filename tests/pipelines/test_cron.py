@@ -1,4 +1,5 @@
-"""When the embedded runner considers a schedule due: the crons of pipelines/schedules.py, minute by minute."""
+"""When the embedded runner considers a schedule due: the crons of pipelines/schedules.py, minute by
+minute."""
 
 from __future__ import annotations
 

@@ -125,8 +125,8 @@ def test_daemon_ticks_materialize_marts_with_the_instance_in_postgres(
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
         _wait_for_runs(instance, 1, daemon, log)
     finally:
-        # The daemon's gRPC code server once outlived a terminated daemon (and a SIGTERM of its own): the whole
-        # group is asked to stop, then whatever is left of it once the daemon has gone is killed.
+        # The daemon's gRPC code server once outlived a terminated daemon (and a SIGTERM of its own): the
+        # whole group is asked to stop, then whatever is left of it once the daemon has gone is killed.
         os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(timeout=60)
         with contextlib.suppress(ProcessLookupError):

@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # A table named after FROM or JOIN (upper case: SQL as the code writes it; Python's `from` is lower case).
 READ = re.compile(r"\b(?:FROM|JOIN)\s+([a-z_][a-z0-9_]*)\b")
 WRITE = re.compile(r"\bINSERT\s+INTO\s+([a-z_][a-z0-9_]*)\b")
-# What the pages, the API, budgets and alerts read: the performance views' queries and macros, the alerts' queries
-# and the budgets' status reads.
+# What the pages, the API, budgets and alerts read: the performance views' queries and macros, the alerts'
+# queries and the budgets' status reads.
 READER_QUERIES = ("performance", "alerts", "budgets")
 
 
@@ -136,8 +136,8 @@ def _warehouse_tables() -> set[str]:
 
 
 def _query_reads(folder: str) -> dict[str, set[str]]:
-    """Per named query of ``queries/<folder>``: the tables it reads besides the one it writes (macros expanded,
-    comments removed, as the warehouse gets it)."""
+    """Per named query of ``queries/<folder>``: the tables it reads besides the one it writes (macros
+    expanded, comments removed, as the warehouse gets it)."""
     out = {}
     for path in sorted((QUERIES_DIR / folder).glob("*.sql")):
         text = load_query(f"{folder}/{path.stem}")
@@ -150,7 +150,8 @@ def _code_reads(folder: str) -> set[str]:
 
 
 def _asset_tables() -> dict[str, str]:
-    """Asset key -> the table of the same name (the raw assets `raw/<table>`), for the assets that are tables."""
+    """Asset key -> the table of the same name (the raw assets `raw/<table>`), for the assets that are
+    tables."""
     tables = _warehouse_tables()
     keys = {spec.key.to_user_string(): spec.key.path[-1] for spec in defs.resolve_all_asset_specs()}
     return {key: name for key, name in keys.items() if name in tables}
@@ -177,8 +178,8 @@ def test_every_table_a_page_api_budget_or_alert_reads_is_an_asset() -> None:
 
 
 def test_no_asset_writes_a_table_nobody_reads() -> None:
-    """Every table an asset writes is read by a page, the API, a budget, an alert or another asset's query; the
-    performance assets' tables are each read by the next layer up to the views."""
+    """Every table an asset writes is read by a page, the API, a budget, an alert or another asset's query;
+    the performance assets' tables are each read by the next layer up to the views."""
     readers: dict[str, set[str]] = {}
     for folder in sorted(p.name for p in QUERIES_DIR.iterdir() if p.is_dir()):
         for query, found in _query_reads(folder).items():
@@ -201,7 +202,8 @@ def test_no_asset_writes_a_table_nobody_reads() -> None:
 
 
 def test_pipeline_queries_are_named_after_the_table_they_write() -> None:
-    """`<table>.sql`, or `<table>_<grain>.sql` for a state table written per grain (`_blocks`: the blocks of days)."""
+    """`<table>.sql`, or `<table>_<grain>.sql` for a state table written per grain (`_blocks`: the blocks
+    of days)."""
     grains = ("minute", "hour", "day", "blocks")
     for path in sorted((QUERIES_DIR / "pipelines").glob("*.sql")):
         targets = set(WRITE.findall(load_query(f"pipelines/{path.stem}")))

@@ -1,5 +1,5 @@
-"""One run per tick: the due jobs' requests merged into a single `marts_job` run, each asset rebuilding its own
-days (per-asset tags) and advancing its own watermark; outcomes still reported per job."""
+"""One run per tick: the due jobs' requests merged into a single `marts_job` run, each asset rebuilding its
+own days (per-asset tags) and advancing its own watermark; outcomes still reported per job."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ def _page_load_days(client) -> set[str]:
 def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings, defs) -> None:
     migrate_control_store(settings)
     earlier = datetime.now(UTC) - timedelta(minutes=5)
-    # Errors and sessions received minutes before the page views: the next tick's 30 s re-read overlap does not
-    # reach them.
+    # Errors and sessions received minutes before the page views: the next tick's 30 s re-read overlap does
+    # not reach them.
     seed_errors(client, issues=2, per_issue=3, days=[ERROR_DAY], seed=2, received=earlier)
     session_span = {"web@1.0.0": (SESSION_DAY + timedelta(hours=1), SESSION_DAY + timedelta(hours=5), 0.0)}
     seed_sessions(client, ORG, PROJECT, releases=session_span, browser_sessions=30, seed=4, received=earlier)

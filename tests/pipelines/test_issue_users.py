@@ -1,5 +1,6 @@
-"""`issues.users_affected` from `issue_users`: each run adds only the users it has not seen, with the count, so
-re-reading the watermark overlap, a rerun and a rebuild from the events all leave the exact distinct count."""
+"""`issues.users_affected` from `issue_users`: each run adds only the users it has not seen, with the
+count, so re-reading the watermark overlap, a rerun and a rebuild from the events all leave the exact
+distinct count."""
 
 from __future__ import annotations
 

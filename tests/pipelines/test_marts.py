@@ -1,5 +1,5 @@
-"""Every table the assets write against an exact computation (polars) over the same seeded raw rows, through real
-Dagster runs: the performance facts and their states by grain, and the issue marts."""
+"""Every table the assets write against an exact computation (polars) over the same seeded raw rows,
+through real Dagster runs: the performance facts and their states by grain, and the issue marts."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ DAY0 = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - ti
 DAYS = [DAY0, DAY0 + timedelta(days=1)]
 # Both seeded days, whole.
 WINDOW = ViewFilters(since=DAY0, until=DAY0 + timedelta(days=2))
-# The percentiles of the 1 % log histograms (within 0.5 % of the exact ones; 1 % leaves room for interpolation).
+# The percentiles of the 1 % log histograms (within 0.5 % of the exact ones; 1 % leaves room for
+# interpolation).
 P_TOL = 0.01
 
 
@@ -111,8 +112,9 @@ def test_pageload_day_states_match_exact_percentiles(client, materialized) -> No
 
 
 def test_pageload_states_by_grain(client, materialized) -> None:
-    """Hours, days and blocks of days hold every page load once at each grain (a block what its days hold); each
-    day keeps its 3 fastest page loads and, per 1 % load-time bucket, an example page load of that bucket."""
+    """Hours, days and blocks of days hold every page load once at each grain (a block what its days hold);
+    each day keeps its 3 fastest page loads and, per 1 % load-time bucket, an example page load of that
+    bucket."""
     perf, _ = materialized
     tx = _page_loads(perf)
     per_grain = dict(
@@ -261,7 +263,8 @@ def test_tick_after_new_data_rebuilds_only_its_days(client, instance, materializ
     assert [o.job for o in outcomes] == ["performance_job"] and outcomes[0].success
     run = instance.get_run_by_id(outcomes[0].run_id)
     assert run.tags["stacklens/days"] == late_day.date().isoformat()
-    # The late day's page loads, and only rows of the late day's hours and the blocks holding them, were written.
+    # The late day's page loads, and only rows of the late day's hours and the blocks holding them, were
+    # written.
     assert 0 < outcomes[0].assets["pageload_facts"] == 5
     views = client.query(
         "SELECT sum(views) FROM pageload_periods FINAL WHERE grain = 'day' AND start = {d:DateTime('UTC')}"

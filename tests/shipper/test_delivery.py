@@ -1,5 +1,5 @@
-"""The shipper's delivery (shipper/delivery.py) under a failing service: down then back, flapping, a 429 storm,
-an answer after the timeout, a 413 or 409 split to the line; every line lands once."""
+"""The shipper's delivery (shipper/delivery.py) under a failing service: down then back, flapping, a 429
+storm, an answer after the timeout, a 413 or 409 split to the line; every line lands once."""
 
 from __future__ import annotations
 
@@ -89,7 +89,8 @@ def test_a_body_refused_with_409_is_split_to_the_line_and_never_parks(
     ws: Workspace, server: IngestServer
 ) -> None:
     """A 409 (the service has the batch's Idempotency-Key for other bytes) is about the body, not the moment:
-    retrying it would park the file forever, so the batch is split and a line refused alone is a dead letter."""
+    retrying it would park the file forever, so the batch is split and a line refused alone is a dead
+    letter."""
     refused = new_ids(3)
     append_lines(ws.day(), refused)
     server.behaviour.status = 409

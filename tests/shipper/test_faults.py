@@ -1,4 +1,5 @@
-"""The shipper's fault hook: a process dies by SIGKILL the n-th time it reaches the named point, never else."""
+"""The shipper's fault hook: a process dies by SIGKILL the n-th time it reaches the named point, never
+else."""
 
 from __future__ import annotations
 

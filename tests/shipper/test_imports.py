@@ -1,5 +1,6 @@
 """The shipper installs with the light base: importing it must not pull in server-side packages — checked by
-importing it in a fresh interpreter, and statically over every module (a lazy import inside a function too)."""
+importing it in a fresh interpreter, and statically over every module (a lazy import inside a function
+too)."""
 
 from __future__ import annotations
 

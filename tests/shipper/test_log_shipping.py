@@ -1,6 +1,7 @@
-"""Logs on the log-file road: sentry-python's ``enable_logs`` (through ``stacklens_sdk``'s file transport) writes
-one `log` line per record, the real shipper (a subprocess) delivers them to the real service, and each record
-lands in ``logs`` once, with its level, body, attributes, release and the trace it was written in."""
+"""Logs on the log-file road: sentry-python's ``enable_logs`` (through ``stacklens_sdk``'s file transport)
+writes one `log` line per record, the real shipper (a subprocess) delivers them to the real service, and
+each record lands in ``logs`` once, with its level, body, attributes, release and the trace it was written
+in."""
 
 from __future__ import annotations
 

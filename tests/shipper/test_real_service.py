@@ -266,7 +266,8 @@ def test_dead_letters_outlive_their_file_and_land_once_after_the_app_key_is_fixe
 ) -> None:
     """The shipper still had the app key from before a regeneration: the lines relying on it are refused
     (those carrying the new key are taken), the file is rotated away, the operator fixes ``appKey`` and
-    resends; a resend killed after the service answered is finished by the next run, each line landing once."""
+    resends; a resend killed after the service answered is finished by the next run, each line landing
+    once."""
     ws.settings.update(appKey=org["retired"], shutdownGrace="20s")  # a busy disk must not fail the stop
     ws.write_config()
     now = time.time()

@@ -1,6 +1,6 @@
-"""Annotations in the control store: Grafana's shape stored (ISO 8601 or epoch milliseconds, now by default; tags
-from a list or a comma-separated string), listed newest first by project and window, deleted, never another
-organization's, and each bad field named."""
+"""Annotations in the control store: Grafana's shape stored (ISO 8601 or epoch milliseconds, now by
+default; tags from a list or a comma-separated string), listed newest first by project and window, deleted,
+never another organization's, and each bad field named."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The notebook client and `stacklens query` against a real server (uvicorn, the real app): a DataFrame through
-Parquet over HTTP equal to the JSON answer, a refused query raising the server's message, and the CLI's table,
-CSV, JSON and Parquet outputs."""
+"""The notebook client and `stacklens query` against a real server (uvicorn, the real app): a DataFrame
+through Parquet over HTTP equal to the JSON answer, a refused query raising the server's message, and the
+CLI's table, CSV, JSON and Parquet outputs."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""A command run from the wrong directory (issue #47, point 6): against a real server (uvicorn, the real app) of
-one data directory, `stacklens demo-org` with another refuses and names the server's; with no server it says
-that it creates a new installation, and where; the server names its data directory to local callers only."""
+"""A command run from the wrong directory (issue #47, point 6): against a real server (uvicorn, the real
+app) of one data directory, `stacklens demo-org` with another refuses and names the server's; with no
+server it says that it creates a new installation, and where; the server names its data directory to local
+callers only."""
 
 from __future__ import annotations
 
@@ -111,8 +112,8 @@ def test_a_command_that_creates_an_installation_says_so_and_where(
 def test_serve_looks_at_the_port_it_is_told_to_listen_on(
     served: tuple[Settings, int], tmp_path: Path, warehouse_url: str, capsys
 ) -> None:
-    """A second installation on another port is no mistake: `serve --port` of a new data directory is not refused
-    because a server of another one serves the configured port (it only says that it creates one)."""
+    """A second installation on another port is no mistake: `serve --port` of a new data directory is not
+    refused because a server of another one serves the configured port (it only says that it creates one)."""
     from stacklens.cli.main import _check_installation, build_parser
 
     _, port = served

@@ -1,6 +1,6 @@
-"""Markers against the real embedded engine: a release's marker is where it was first seen (its first page load
-within the retention), only releases first seen in the window are marked, another organization's never are;
-annotations join them; markers closer than a twelfth of the window are drawn as one that lists them."""
+"""Markers against the real embedded engine: a release's marker is where it was first seen (its first page
+load within the retention), only releases first seen in the window are marked, another organization's never
+are; annotations join them; markers closer than a twelfth of the window are drawn as one that lists them."""
 
 from __future__ import annotations
 

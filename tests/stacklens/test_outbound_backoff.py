@@ -1,4 +1,5 @@
-"""The schedule of calls to the outside again (stacklens/outbound_backoff.py): backoff grows with jitter and is capped."""
+"""The schedule of calls to the outside again (stacklens/outbound_backoff.py): backoff grows with jitter
+and is capped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The SSRF guard (stacklens/outbound_guard.py): a URL being stored is refused for every form of an internal address, public literals are written canonically, the allow-list covers what it names (and the IPv4 address an IPv6 one carries)."""
+"""The SSRF guard (stacklens/outbound_guard.py): a URL being stored is refused for every form of an
+internal address, public literals are written canonically, the allow-list covers what it names (and the
+IPv4 address an IPv6 one carries)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""How a call connects (stacklens/outbound_transport.py): the pinned backend connects to the hosts the guard checked, only."""
+"""How a call connects (stacklens/outbound_transport.py): the pinned backend connects to the hosts the
+guard checked, only."""
 
 from __future__ import annotations
 

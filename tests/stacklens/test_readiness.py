@@ -1,5 +1,6 @@
 """`GET /api/health/ready` on a real server: 200 when it should take traffic, 503 with the reason otherwise
-(migrations pending, the warehouse down, the front door's queue full; the disk floor is in test_disk_floor)."""
+(migrations pending, the warehouse down, the front door's queue full; the disk floor is in
+test_disk_floor)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ def test_ready_with_both_stores_migrated_and_liveness_unchanged(settings: Settin
     apply_migrations(settings)
     with serve(settings) as url:
         assert _reasons(url) == (200, [])
-        # Liveness as before: "ok" (a caller on this machine also learns the data directory, for the CLI's check
-        # of which installation serves the port).
+        # Liveness as before: "ok" (a caller on this machine also learns the data directory, for the CLI's
+        # check of which installation serves the port).
         alive = httpx.get(f"{url}/api/health").json()
         assert alive["status"] == "ok" and set(alive) <= {"status", "data_dir"}
 

@@ -1,5 +1,6 @@
-"""The contract is imported by the shipper and the SDK on application hosts: standard library only — checked by
-importing it without site-packages, and statically over every module (a lazy import inside a function too)."""
+"""The contract is imported by the shipper and the SDK on application hosts: standard library only —
+checked by importing it without site-packages, and statically over every module (a lazy import inside a
+function too)."""
 
 from __future__ import annotations
 

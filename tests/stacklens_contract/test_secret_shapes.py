@@ -1,5 +1,5 @@
-"""The secret shapes: each is redacted wherever it stands in a text, ordinary text and URLs stay as they are, and
-every shape holds one of the markers that decide whether the expression runs at all."""
+"""The secret shapes: each is redacted wherever it stands in a text, ordinary text and URLs stay as they
+are, and every shape holds one of the markers that decide whether the expression runs at all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Helpers of the SDK tests, imported by their tests and ``conftest.py`` as ``tests.stacklens_sdk.helpers``."""
+"""Helpers of the SDK tests, imported by their tests and ``conftest.py`` as
+``tests.stacklens_sdk.helpers``."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ def make_app_key(service: str | None = None) -> str:
 
 
 def read_lines(storage: Path, settle: float = 5.0) -> list[dict[str, Any]]:
-    """Every log line of every daily file in ``storage``, parsed. A file that does not end with a newline is read
-    again for up to ``settle`` seconds (a writer in another process may be mid-line); a line still torn then fails
-    the test."""
+    """Every log line of every daily file in ``storage``, parsed. A file that does not end with a newline
+    is read again for up to ``settle`` seconds (a writer in another process may be mid-line); a line still
+    torn then fails the test."""
     lines: list[dict[str, Any]] = []
     for path in sorted(storage.glob("stacklens-*.log")):
         deadline = time.monotonic() + settle
@@ -41,9 +42,9 @@ def read_lines(storage: Path, settle: float = 5.0) -> list[dict[str, Any]]:
 
 
 def lines_so_far(storage: Path) -> list[dict[str, Any]]:
-    """The complete log lines written so far, for polling while a writer in another process is still appending: a
-    line being written is not yet terminated, and is left for the next poll (:func:`read_lines`, once the writer
-    is done, fails on a torn line)."""
+    """The complete log lines written so far, for polling while a writer in another process is still
+    appending: a line being written is not yet terminated, and is left for the next poll
+    (:func:`read_lines`, once the writer is done, fails on a torn line)."""
     lines: list[dict[str, Any]] = []
     for path in sorted(storage.glob("stacklens-*.log")):
         complete = path.read_bytes().rpartition(b"\n")[0]

@@ -1,9 +1,9 @@
 """The SDK is installed into applications: it stays free of the server's code and its dependencies.
 
-An application that adds ``stacklens_sdk`` gets sentry-sdk and the shared contract (``stacklens_contract``), nothing
-of the service (the core, the adapters, the warehouse client, FastAPI, Dagster, …). Checked twice: statically over
-every module's imports, and by importing the SDK in a fresh interpreter and listing what it loaded.
-"""
+An application that adds ``stacklens_sdk`` gets sentry-sdk and the shared contract
+(``stacklens_contract``), nothing of the service (the core, the adapters, the warehouse client, FastAPI,
+Dagster, …). Checked twice: statically over every module's imports, and by importing the SDK in a fresh
+interpreter and listing what it loaded."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from tests.static_imports import STANDARD_LIBRARY, top_level_imports
 ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "stacklens_sdk"
 ALLOWED_THIRD_PARTY = ("sentry_sdk", "stacklens_sdk", "stacklens_contract")
-# The application's own web framework, imported only inside the helper that builds a route for it (the tunnel's
-# ``starlette_route``): an application that never asks for that route never needs the framework.
+# The application's own web framework, imported only inside the helper that builds a route for it (the
+# tunnel's ``starlette_route``): an application that never asks for that route never needs the framework.
 APPLICATION_FRAMEWORKS_IN_FUNCTIONS = ("starlette",)
 SERVER_PACKAGES = (
     "stacklens",

@@ -27,8 +27,8 @@ class Message:
     html: str
     link: str = ""
     data: dict[str, Any] = field(default_factory=dict)  # the versioned JSON body's "data"
-    # Files e-mail attaches (a scheduled report's PDF): (file name, MIME type, bytes). Chat and webhook channels
-    # send the text and link only.
+    # Files e-mail attaches (a scheduled report's PDF): (file name, MIME type, bytes). Chat and webhook
+    # channels send the text and link only.
     attachments: tuple[tuple[str, str, bytes], ...] = ()
 
 

@@ -1,5 +1,6 @@
-"""E-mail over SMTP (``STACKLENS_SMTP_URL``: ``smtp://user:pass@host:port``, ``smtps://…``, ``?starttls=true``),
-a plain-text and an HTML part. SMTP 4xx answers and connection trouble are retried; 5xx are permanent."""
+"""E-mail over SMTP (``STACKLENS_SMTP_URL``: ``smtp://user:pass@host:port``, ``smtps://…``,
+``?starttls=true``), a plain-text and an HTML part. SMTP 4xx answers and connection trouble are retried;
+5xx are permanent."""
 
 from __future__ import annotations
 

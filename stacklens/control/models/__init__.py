@@ -6,11 +6,11 @@
 :mod:`~stacklens.control.models.alerts`, :mod:`~stacklens.control.models.explore`,
 :mod:`~stacklens.control.models.dashboards` (dashboards, annotations),
 :mod:`~stacklens.control.models.integrations`, :mod:`~stacklens.control.models.teams` (teams, assignees,
-comments, ownership rules), :mod:`~stacklens.control.models.issue_merges` (merge overrides) and :mod:`~stacklens.control.models.service` (the service's own
-alert episodes) the tables of their topic. Importing this package registers
-every table on ``Base.metadata`` (what ``stacklens/control/migrations/env.py`` compares against) and re-exports
-each of them. Schema changes go through Alembic revisions in ``stacklens/control/migrations``.
-"""
+comments, ownership rules), :mod:`~stacklens.control.models.issue_merges` (merge overrides) and
+:mod:`~stacklens.control.models.service` (the service's own alert episodes) the tables of their topic.
+Importing this package registers every table on ``Base.metadata`` (what
+``stacklens/control/migrations/env.py`` compares against) and re-exports each of them. Schema changes go
+through Alembic revisions in ``stacklens/control/migrations``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What every control-store table is built on: the declarative base and a UTC timestamp column type.
 
-:func:`utcnow` is the default of every ``created_at``; :func:`iso_utc` writes a timestamp as the API returns it.
-"""
+:func:`utcnow` is the default of every ``created_at``; :func:`iso_utc` writes a timestamp as the API
+returns it."""
 
 from __future__ import annotations
 

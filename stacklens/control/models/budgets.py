@@ -11,7 +11,8 @@ from stacklens.control.models.base import Base, UtcDateTime, utcnow
 
 
 class Budget(Base):
-    """A performance budget: metric (``load_time_ms``, ``js_bytes``, ``lcp_ms``, ``api_p95_ms`` …) over a scope."""
+    """A performance budget: metric (``load_time_ms``, ``js_bytes``, ``lcp_ms``, ``api_p95_ms`` …) over a
+    scope."""
 
     __tablename__ = "budgets"
 

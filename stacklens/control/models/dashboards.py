@@ -51,8 +51,8 @@ class Annotation(Base):
 
 
 class Subscription(Base):
-    """A scheduled report: a dashboard or saved query sent daily or weekly at a local time, through a channel's
-    outbox (stacklens.explore.subscriptions)."""
+    """A scheduled report: a dashboard or saved query sent daily or weekly at a local time, through a
+    channel's outbox (stacklens.explore.subscriptions)."""
 
     __tablename__ = "report_subscriptions"
 
@@ -81,8 +81,8 @@ class Subscription(Base):
 
 
 class DashboardShare(Base):
-    """A read-only link to a dashboard (``/share/dashboards/{token}``): only the token's SHA-256 is kept; served
-    from its snapshot, refreshed at most every few minutes (stacklens.explore.dashboard_shares)."""
+    """A read-only link to a dashboard (``/share/dashboards/{token}``): only the token's SHA-256 is kept;
+    served from its snapshot, refreshed at most every few minutes (stacklens.explore.dashboard_shares)."""
 
     __tablename__ = "dashboard_shares"
 

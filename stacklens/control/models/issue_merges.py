@@ -29,7 +29,8 @@ class IssueMerge(Base):
     org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
     fingerprint: Mapped[str] = mapped_column(String(128))
-    # The fingerprint's own issue (its derived id): the id that redirects to the target while the row is there.
+    # The fingerprint's own issue (its derived id): the id that redirects to the target while the row is
+    # there.
     source_issue_id: Mapped[int] = mapped_column(_ISSUE_ID, index=True)
     target_issue_id: Mapped[int] = mapped_column(_ISSUE_ID, index=True)
     exception_type: Mapped[str] = mapped_column(String(512), default="")  # for "split by exception type"

@@ -1,4 +1,5 @@
-"""The operators' log of maintenance (backup, restore, migrate, retention run): one row per action, instance-wide.
+"""The operators' log of maintenance (backup, restore, migrate, retention run): one row per action,
+instance-wide.
 
 The activity log (``activity_entries``) belongs to one organization; a backup or a migration belongs to the
 installation, so its record has a table of its own, shown on the operators' page (``/admin/operations``).

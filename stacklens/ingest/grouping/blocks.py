@@ -1,11 +1,11 @@
 """The frozen building blocks the grouping versions are made of.
 
-A released version (``v1.py``, ``v2.py``, …) is a composition of these blocks: which rules apply in which order,
-which frame label and which message a component takes. A block never changes once a version uses it, since
-every issue that version made keeps its fingerprint only while the block gives the same text; a new behaviour
-is a new block beside the old one (``module_or_file_label`` and ``module_file_or_package_label`` are two such),
-used by the next version. ``tests/stacklens/ingest/grouping/`` pins each version's output for recorded payloads.
-"""
+A released version (``v1.py``, ``v2.py``, …) is a composition of these blocks: which rules apply in which
+order, which frame label and which message a component takes. A block never changes once a version uses it,
+since every issue that version made keeps its fingerprint only while the block gives the same text; a new
+behaviour is a new block beside the old one (``module_or_file_label`` and ``module_file_or_package_label``
+are two such), used by the next version. ``tests/stacklens/ingest/grouping/`` pins each version's output
+for recorded payloads."""
 
 from __future__ import annotations
 
@@ -149,8 +149,8 @@ def raised_type(raised: dict[str, Any]) -> str:
 
 
 def fingerprint_with(payload: dict[str, Any], default_components: Components, version: str) -> Grouping:
-    """The grouping of an event: the SDK's ``fingerprint`` with ``{{ default }}`` expanded to the version's own
-    components, else those components; the hash is the first 32 hex digits of their SHA-256."""
+    """The grouping of an event: the SDK's ``fingerprint`` with ``{{ default }}`` expanded to the version's
+    own components, else those components; the hash is the first 32 hex digits of their SHA-256."""
     sdk = payload.get("fingerprint")
     if isinstance(sdk, list) and sdk and all(isinstance(p, str | int | float) for p in sdk):
         components: list[str] = ["fingerprint"]

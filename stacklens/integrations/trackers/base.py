@@ -2,8 +2,8 @@
 
 A client is built per use from a :class:`Connection` (the decrypted token never leaves the call) and an
 :class:`stacklens.outbound.OutboundClient`, so every request passes the SSRF guard, the total deadline, the
-answer's size cap and the in-call retries (5xx, 429 and 408 are retried honouring ``Retry-After``; 4xx answers are final).
-"""
+answer's size cap and the in-call retries (5xx, 429 and 408 are retried honouring ``Retry-After``; 4xx
+answers are final)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Linear (GraphQL at ``https://api.linear.app/graphql``, a personal API key sent as ``Authorization: <key>``).
+"""Linear (GraphQL at ``https://api.linear.app/graphql``, a personal API key sent as ``Authorization:
+<key>``).
 
 A target is a team key (``ENG``); creating resolves it to the team's id first (``issueCreate`` takes a
 ``teamId``). A ticket is closed when its workflow state's type is ``completed`` or ``canceled``.

@@ -114,7 +114,8 @@ def bar_chart(
     show: Callable[[float], str] | None = None,
 ) -> None:
     """Horizontal bars, one per label (labels cut to fit), each with its value at its end (``show`` formats
-    it; by default the number and ``unit``); a label without a value has no bar and says "no data", never 0."""
+    it; by default the number and ``unit``); a label without a value has no bar and says "no data", never
+    0."""
     pdf.set_text_color(*INK)
     pdf.set_font("Helvetica", "B", 8)
     pdf.text(x, y + 3, latin(title))

@@ -36,7 +36,8 @@ def kb(value: Any) -> str:
 
 
 def metric(key: str, value: Any, statistic: str | None = None) -> str:
-    """A metric's value as the pages write it (the metric catalog); ``-`` when missing, as the report's cells."""
+    """A metric's value as the pages write it (the metric catalog); ``-`` when missing, as the report's
+    cells."""
     return "-" if value is None else latin(format_value(key, value, statistic))
 
 
@@ -84,9 +85,9 @@ class Layout:
         wrap: bool = False,
     ) -> None:
         """A table of at most MAX_ROWS rows; one line per cell (cut to fit with ``~``) unless ``wrap``, where
-        long texts wrap (slower: fpdf2 breaks lines glyph by glyph). A title and a header never end a page: when
-        they and the first KEEP_ROWS rows do not fit below, the table starts on the next page; a table running
-        over a page break repeats its header on the next page, above the rows that follow."""
+        long texts wrap (slower: fpdf2 breaks lines glyph by glyph). A title and a header never end a page:
+        when they and the first KEEP_ROWS rows do not fit below, the table starts on the next page; a table
+        running over a page break repeats its header on the next page, above the rows that follow."""
         shown = rows[:MAX_ROWS]
         title_height = 6.0 if title else 0.0
         if not shown:

@@ -251,8 +251,8 @@ def trends(layout: Layout, data: ReportData) -> None:
 def releases(layout: Layout, data: ReportData) -> None:
     rows = data.views["releases"]["rows"]
     layout.heading("Release impact")
-    # The verdicts of the release health pages on these figures (stacklens.releases.verdicts): each reason names
-    # the figure, both values and both sample counts.
+    # The verdicts of the release health pages on these figures (stacklens.releases.verdicts): each reason
+    # names the figure, both values and both sample counts.
     for r in rows:
         if r["verdict"]["regression"]:
             reasons = "; ".join(r["verdict"]["reasons"])

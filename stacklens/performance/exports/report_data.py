@@ -20,8 +20,8 @@ from stacklens.view_filters import ViewFilters
 
 
 class ReportViews(TypedDict):
-    """The views the report shows, each as its page shows it (default sort, recommendations of old releases left
-    out)."""
+    """The views the report shows, each as its page shows it (default sort, recommendations of old releases
+    left out)."""
 
     overview: view_data.OverviewData
     pages: view_data.PagesData

@@ -5,8 +5,9 @@ a download holds exactly the rows and numbers of the page for the same filters.
 Columns are the view's keys (the raw numbers: milliseconds, bytes, percent), in the page's order; a column
 the page shows as a sample count or a rating beside a number is a column of its own. In CSV a column holding a
 catalog metric is named as the catalog names it, its unit at the end (:func:`csv_column`: ``load_p75`` →
-``load_p75_ms``, ``js_bytes_per_view`` → ``js_per_view_bytes``); a column whose name already ends with its unit
-(``avg_ms``, ``total_bytes``, ``error_pct``), a count or a text keeps its name. JSON keeps the view's keys.
+``load_p75_ms``, ``js_bytes_per_view`` → ``js_per_view_bytes``); a column whose name already ends with its
+unit (``avg_ms``, ``total_bytes``, ``error_pct``), a count or a text keeps its name. JSON keeps the view's
+keys.
 
 Each view of the JSON API is one table here (:data:`VIEW_TABLES`), so the API's ``?format=csv`` and the page's
 CSV download of that table are written by the same code from the same rows: the same bytes.
@@ -27,8 +28,8 @@ from stacklens.performance import endpoint_reads, page_load_reads, view_data
 from stacklens.performance.resource_reads import ResourceRow
 from stacklens.view_filters import ViewFilters, flag
 
-# What a page renders: its named parts, each a list of rows (``{"rows": [...], "resources": [...]}``) — a view's
-# data (:mod:`stacklens.performance.view_data`) or a detail page's.
+# What a page renders: its named parts, each a list of rows (``{"rows": [...], "resources": [...]}``) — a
+# view's data (:mod:`stacklens.performance.view_data`) or a detail page's.
 PageData = Mapping[str, object]
 Rows = Sequence[Mapping[str, object]]
 LARGEST_RESOURCES = 25
@@ -335,8 +336,8 @@ class Target:
 def page_data(
     page: str, client: Client, org_id: int, project_id: int, filters: ViewFilters, target: Target
 ) -> PageData:
-    """The data a performance page renders: ``view_data.build`` for the views, the page and endpoint reads for the
-    two detail pages. Raises InvalidInput naming the field for a missing or bad detail parameter."""
+    """The data a performance page renders: ``view_data.build`` for the views, the page and endpoint reads
+    for the two detail pages. Raises InvalidInput naming the field for a missing or bad detail parameter."""
     if page not in PAGES:
         raise NotFound(f"no performance page {page!r}")
     if page == "page_detail":
@@ -378,5 +379,6 @@ def table(page: str, name: str) -> Table:
 
 
 def table_rows(spec: Table, data: PageData) -> list[dict[str, object]]:
-    """The table's rows with exactly its columns (a key a row lacks is empty), values as JSON would carry them."""
+    """The table's rows with exactly its columns (a key a row lacks is empty), values as JSON would carry
+    them."""
     return [{column: plain(row.get(column)) for column in spec.columns} for row in spec.rows(data)]

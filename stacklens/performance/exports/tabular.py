@@ -1,11 +1,10 @@
 """A page's tables as CSV (built with polars, streamed in chunks) and as one JSON document.
 
-CSV cells: numbers as numbers (in the unit the column's name ends with: the catalog's, never rounded), times as
-ISO 8601, lists and maps as JSON text; text cells are neutralised against formulas by
-:func:`stacklens.csv_cells.neutralise_frame` (the rules every CSV of the service follows) — the rest is exactly
-the value the page shows. The page's CSV download and the JSON API's ``?format=csv`` are both written by
-:func:`frame` and :func:`csv_chunks`, so the same table gives the same bytes.
-"""
+CSV cells: numbers as numbers (in the unit the column's name ends with: the catalog's, never rounded),
+times as ISO 8601, lists and maps as JSON text; text cells are neutralised against formulas by
+:func:`stacklens.csv_cells.neutralise_frame` (the rules every CSV of the service follows) — the rest is
+exactly the value the page shows. The page's CSV download and the JSON API's ``?format=csv`` are both
+written by :func:`frame` and :func:`csv_chunks`, so the same table gives the same bytes."""
 
 from __future__ import annotations
 
@@ -35,9 +34,9 @@ def _cells(values: list[Any]) -> list[Any]:
 
 
 def frame(spec: Table, data: PageData) -> pl.DataFrame:
-    """The table as a DataFrame with exactly its columns, named for CSV (:func:`csv_column`: the unit at the end);
-    nested values as JSON text, formulas defused. Built column by column (a per-cell conversion would cost
-    seconds at 10,000 rows)."""
+    """The table as a DataFrame with exactly its columns, named for CSV (:func:`csv_column`: the unit at
+    the end); nested values as JSON text, formulas defused. Built column by column (a per-cell conversion
+    would cost seconds at 10,000 rows)."""
     rows = spec.rows(data)
     if not rows:
         return pl.DataFrame(schema={csv_column(column): pl.String for column in spec.columns})

@@ -1,5 +1,6 @@
-"""Fixtures of the API router tests: the dashboards' migrated stores and organizations (an owner, an API key and a
-project each), and a test client of the API app alone. A module that defines its own ``client`` keeps it."""
+"""Fixtures of the API router tests: the dashboards' migrated stores and organizations (an owner, an API
+key and a project each), and a test client of the API app alone. A module that defines its own ``client``
+keeps it."""
 
 from __future__ import annotations
 

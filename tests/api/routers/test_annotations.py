@@ -1,5 +1,5 @@
-"""Annotations over the real API app: posted in Grafana's shape, listed by project and window, deleted; another
-organization's answers 404 and never lists; a bad field answers 400 naming it."""
+"""Annotations over the real API app: posted in Grafana's shape, listed by project and window, deleted;
+another organization's answers 404 and never lists; a bad field answers 400 naming it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Explore over the real app: a query answers columns, rows, series and meta; CSV and Parquet downloads hold the
-same rows; another organization's project answers 404; injection strings in every field answer 400 naming the
-field, never 500; saved queries can be created, listed, read, replaced and deleted within the organization."""
+"""Explore over the real app: a query answers columns, rows, series and meta; CSV and Parquet downloads
+hold the same rows; another organization's project answers 404; injection strings in every field answer 400
+naming the field, never 500; saved queries can be created, listed, read, replaced and deleted within the
+organization."""
 
 from __future__ import annotations
 
@@ -69,9 +70,9 @@ def test_query_answers_rows_series_and_meta(client, orgs) -> None:
 
 
 def test_a_query_over_its_time_limit_answers_a_plain_message(client, orgs, monkeypatch) -> None:
-    """The engine stops a query at its per-query time limit (every query's 20 s, made 1 ms here): the answer is a
-    400 whose detail says which limit and what to do — not a 500, no engine exception, no traceback; a query
-    within the limit runs as before."""
+    """The engine stops a query at its per-query time limit (every query's 20 s, made 1 ms here): the
+    answer is a 400 whose detail says which limit and what to do — not a 500, no engine exception, no
+    traceback; a query within the limit runs as before."""
     monkeypatch.setattr(explore_run, "Limits", partial(Limits, max_execution_seconds=0.001))
     acme, _ = orgs
     costly = {**BODY, "group_by": ["url", "page", "transaction"], "interval": "5m"}

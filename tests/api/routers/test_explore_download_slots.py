@@ -1,12 +1,12 @@
-"""Explore's download slots through a real uvicorn server: with one key, two concurrent CSV downloads that read
-slowly hold the organization's two query slots for as long as they stream, a third answers 429 with Retry-After,
-and once a reader has read to the end or left, a new download is answered 200 (docs/explore.md).
+"""Explore's download slots through a real uvicorn server: with one key, two concurrent CSV downloads that
+read slowly hold the organization's two query slots for as long as they stream, a third answers 429 with
+Retry-After, and once a reader has read to the end or left, a new download is answered 200 (docs/explore.md).
 
-The slot is held until the server has sent the last byte (or sees the reader gone), not until the engine's last
-block is encoded: the download queues a few encoded chunks ahead of the reader, and before, a reader still
-taking the queued tail of its file held no slot — every one of 30 slow readers of a small CSV was answered 200.
-The CSV here is ~13 MB so that the tail outlasts the sockets' buffers: a CSV that fits in them is sent at once
-whoever reads it, and no server can tell then whether its reader is slow."""
+The slot is held until the server has sent the last byte (or sees the reader gone), not until the engine's
+last block is encoded: the download queues a few encoded chunks ahead of the reader, and before, a reader
+still taking the queued tail of its file held no slot — every one of 30 slow readers of a small CSV was
+answered 200. The CSV here is ~13 MB so that the tail outlasts the sockets' buffers: a CSV that fits in
+them is sent at once whoever reads it, and no server can tell then whether its reader is slow."""
 
 from __future__ import annotations
 
@@ -57,8 +57,9 @@ def live(stores: Settings, org_factory) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 class SlowReader:
-    """A CSV download read a chunk at a time on a thread of its own: briskly up to ``slow_from`` bytes, then with
-    a pause between chunks, until told to read the rest at once (``hurry``) or to leave (``leave``)."""
+    """A CSV download read a chunk at a time on a thread of its own: briskly up to ``slow_from`` bytes,
+    then with a pause between chunks, until told to read the rest at once (``hurry``) or to leave
+    (``leave``)."""
 
     def __init__(self, base: str, org: dict[str, Any], slow_from: int = 0) -> None:
         self.slow_from = slow_from

@@ -1,9 +1,9 @@
-"""`stacklens sql`'s route through a real uvicorn server, the real control store and the embedded warehouse: every
-refused and every accepted operator statement leaves the service whole — ingest (`/api/ingest` and a Sentry
-envelope), the performance pages, Explore and a pipeline materialization all still answer.
+"""`stacklens sql`'s route through a real uvicorn server, the real control store and the embedded warehouse:
+every refused and every accepted operator statement leaves the service whole — ingest (`/api/ingest` and a
+Sentry envelope), the performance pages, Explore and a pipeline materialization all still answer.
 
-Before the statement guard, one refused `DROP TABLE events` left `readonly = 1` on the engine session the whole
-process shares, and every later insert answered 500 until a restart."""
+Before the statement guard, one refused `DROP TABLE events` left `readonly = 1` on the engine session the
+whole process shares, and every later insert answered 500 until a restart."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Comments on an issue through the JSON API: markdown rendered safely, mentions, edits and deletes of one's own,
-and organization isolation."""
+"""Comments on an issue through the JSON API: markdown rendered safely, mentions, edits and deletes of
+one's own, and organization isolation."""
 
 from __future__ import annotations
 

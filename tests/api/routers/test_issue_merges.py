@@ -1,7 +1,7 @@
-"""Merge and split through the API (DESIGN §9.3): the merged issue's figures equal its stored events in the list,
-the issue, its events and every insert-time table keyed by issue, after the merge and after the split; new and
-re-sent events of a merged fingerprint land on the survivor (the real envelope endpoint, the DSN key's
-overrides); merged ids answer 301; another organization's issue cannot be merged."""
+"""Merge and split through the API (DESIGN §9.3): the merged issue's figures equal its stored events in the
+list, the issue, its events and every insert-time table keyed by issue, after the merge and after the
+split; new and re-sent events of a merged fingerprint land on the survivor (the real envelope endpoint, the
+DSN key's overrides); merged ids answer 301; another organization's issue cannot be merged."""
 
 from __future__ import annotations
 
@@ -159,7 +159,8 @@ def test_new_and_resent_events_follow_the_merge(client, org_factory) -> None:  #
     # A new refusal (the merged fingerprint) through the real DSN endpoint lands on the survivor.
     fresh = {**sdk_event(_refused, user={"id": "u9"}, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
     assert client.post(url, params=key, content=envelope([event_item(fresh)])).status_code == 200
-    # The stored refusals sent again: the same event ids land nothing twice, and their figures stay one issue's.
+    # The stored refusals sent again: the same event ids land nothing twice, and their figures stay one
+    # issue's.
     for payload in payloads[3:5]:  # one event per envelope, as Sentry's SDKs send them
         assert client.post(url, params=key, content=envelope([event_item(payload)])).status_code == 200
     # And one shipped by the log shipper (`POST /api/ingest`, the app key's overrides).

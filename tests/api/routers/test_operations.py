@@ -1,5 +1,5 @@
-"""`GET/PUT /api/projects/{slug}/retention` with the organization's key; the operator endpoints refuse anything
-but the running server's local token."""
+"""`GET/PUT /api/projects/{slug}/retention` with the organization's key; the operator endpoints refuse
+anything but the running server's local token."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`GET/PUT /api/projects/{slug}/ownership`: rules stored as written, refused lines named (nothing stored), owners
-of this organization only, another organization's project not found."""
+"""`GET/PUT /api/projects/{slug}/ownership`: rules stored as written, refused lines named (nothing stored),
+owners of this organization only, another organization's project not found."""
 
 from __future__ import annotations
 

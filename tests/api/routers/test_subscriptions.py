@@ -1,6 +1,6 @@
 """Report subscriptions over the real API app: created for a dashboard or saved query and a channel of the
-organization, listed with their next run, replaced, deleted; to_me and another organization's channel answer 400
-naming the field; another organization's subscription answers 404."""
+organization, listed with their next run, replaced, deleted; to_me and another organization's channel
+answer 400 naming the field; another organization's subscription answers 404."""
 
 from __future__ import annotations
 

@@ -125,8 +125,8 @@ def test_new_rule_form_errors_rule_page_and_isolation(client, org_factory, allow
 
 
 def test_a_quiet_per_issue_rule_shows_its_latest_evaluation(client, org_factory, allowed, stores) -> None:
-    # A frequency rule whose issues stay within the threshold keeps no state row (one shared evaluation row per
-    # tick): the list said "not evaluated yet" while the rule page listed an evaluation each minute.
+    # A frequency rule whose issues stay within the threshold keeps no state row (one shared evaluation row
+    # per tick): the list said "not evaluated yet" while the rule page listed an evaluation each minute.
     from tests.dashboards.landing import land, sdk_event
 
     org = org_factory()

@@ -1,8 +1,8 @@
-"""Shared dashboards: a link made on the page (shown once) or over the API opens the dashboard signed out, read-only
-(no edit forms, no Explore links, no member's address), from a snapshot — new data does not change it until the
-snapshot is ten minutes old, and answering from it takes no query; revoked or expired links answer 410, unknown
-ones 404. In a real browser the shared page draws its charts without a console error (screenshots at 1400 and
-1024 px)."""
+"""Shared dashboards: a link made on the page (shown once) or over the API opens the dashboard signed out,
+read-only (no edit forms, no Explore links, no member's address), from a snapshot — new data does not
+change it until the snapshot is ten minutes old, and answering from it takes no query; revoked or expired
+links answer 410, unknown ones 404. In a real browser the shared page draws its charts without a console
+error (screenshots at 1400 and 1024 px)."""
 
 from __future__ import annotations
 

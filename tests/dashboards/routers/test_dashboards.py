@@ -1,7 +1,8 @@
-"""The dashboards pages: create one, add a view and an Explore query ("Add to dashboard"), move, resize, duplicate
-and delete widgets with CSRF-checked forms, keep the filter bar, export the JSON and import it back; another
-organization's dashboard answers 404. In a real browser the widgets draw (lines, bars, a number with its change, a
-table) without a console error or CSP violation, at 1400 and 1024 px (screenshots in tests/_artifacts/dashboards)."""
+"""The dashboards pages: create one, add a view and an Explore query ("Add to dashboard"), move, resize,
+duplicate and delete widgets with CSRF-checked forms, keep the filter bar, export the JSON and import it
+back; another organization's dashboard answers 404. In a real browser the widgets draw (lines, bars, a
+number with its change, a table) without a console error or CSP violation, at 1400 and 1024 px (screenshots
+in tests/_artifacts/dashboards)."""
 
 from __future__ import annotations
 

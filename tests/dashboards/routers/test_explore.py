@@ -1,6 +1,6 @@
-"""The Explore page: the query in the URL answers a table and a chart with its sample count, a bad field is named
-on the page, saved queries are listed and saved with the CSRF token, and another organization's project answers
-nothing. One run in a real browser saves a screenshot."""
+"""The Explore page: the query in the URL answers a table and a chart with its sample count, a bad field is
+named on the page, saved queries are listed and saved with the CSRF token, and another organization's
+project answers nothing. One run in a real browser saves a screenshot."""
 
 from __future__ import annotations
 
@@ -117,9 +117,9 @@ def test_the_aggregate_menu_offers_only_what_the_server_accepts(client, org_fact
 
 @pytest.mark.browser
 def test_compare_and_markers_in_a_real_browser(server, org_factory, stores) -> None:  # noqa: F811
-    """Compare with the previous period: the table has the previous value and the change beside each aggregate,
-    each chart overlays the previous period dotted, the releases first seen in the window are marked; screenshots
-    at 1400 and 1024 px."""
+    """Compare with the previous period: the table has the previous value and the change beside each
+    aggregate, each chart overlays the previous period dotted, the releases first seen in the window are
+    marked; screenshots at 1400 and 1024 px."""
     from playwright.sync_api import sync_playwright
 
     from tests.dashboards.test_performance_browser import land_demo_traffic
@@ -177,8 +177,8 @@ def test_compare_and_markers_in_a_real_browser(server, org_factory, stores) -> N
 
 def test_release_against_the_release_before_it_on_the_page(server, org_factory, stores) -> None:  # noqa: F811
     """ "Compare with the release before it": shop@1.4.0's table beside shop@1.3.0's (its predecessor by first
-    seen), each column the release's own answer, the chart overlaying 1.3.0 dotted; without a release filter the
-    page names the missing filter; screenshots at 1400 and 1024 px."""
+    seen), each column the release's own answer, the chart overlaying 1.3.0 dotted; without a release
+    filter the page names the missing filter; screenshots at 1400 and 1024 px."""
     from playwright.sync_api import sync_playwright
 
     from tests.dashboards.test_performance_browser import land_demo_traffic
@@ -233,7 +233,8 @@ def test_release_against_the_release_before_it_on_the_page(server, org_factory, 
             got,
         )
         count, before, change, lcp, lcp_before, _lcp_change, _samples = got["cells"]
-        # Each side is the release's own answer on its own page (a previous cell shows the value without its n=).
+        # Each side is the release's own answer on its own page (a previous cell shows the value without its
+        # n=).
         mine, theirs = (
             tuple(c.split(" n=")[0] for c in got["own"][v][:2]) for v in ("shop@1.4.0", "shop@1.3.0")
         )

@@ -127,8 +127,8 @@ def test_assign_comment_and_history(client, stores: Settings, org_factory) -> No
 
 
 def test_merge_and_split_refusals_and_scope(client, stores: Settings, org_factory) -> None:
-    """The list's Merge and the page's Split out say what is wrong (400, naming the field) and never reach another
-    organization's issue; a merged issue's page redirects (301) to the survivor."""
+    """The list's Merge and the page's Split out say what is wrong (400, naming the field) and never reach
+    another organization's issue; a merged issue's page redirects (301) to the survivor."""
     org, other = org_factory("Mine"), org_factory("Other")
     rows = land(
         org["org_id"], org["project_id"], [sdk_event(_fail_a), sdk_event(_fail_b), sdk_event(_fail_b)]

@@ -267,8 +267,9 @@ def _post_at_once(posts: list[tuple[TestClient, str, dict[str, str]]]) -> list[A
 def test_two_owners_demoting_and_removing_each_other_at_once_leave_one_owner(
     client, org_factory, stores
 ) -> None:
-    """Two signed-in browsers, one owner each, post at the same moment: one demotes the other, the other removes
-    the first. One change happens, the other is refused with the page's "only owner" / "last owner" message."""
+    """Two signed-in browsers, one owner each, post at the same moment: one demotes the other, the other
+    removes the first. One change happens, the other is refused with the page's "only owner" / "last owner"
+    message."""
     from stacklens.control import accounts
 
     for trial in range(5):
@@ -288,10 +289,10 @@ def test_two_owners_demoting_and_removing_each_other_at_once_leave_one_owner(
             ]
             answers = _post_at_once(posts)
 
-        # One change is made (303 back to the members page). The other is refused by the last-owner rule (400), or
-        # — when the first has already committed by the time the second is checked — because its sender is no
-        # longer an owner (403), no longer a member (404: the organization is not theirs), or no longer signed in
-        # (removing a member ends their sessions: 303 to the sign-in page).
+        # One change is made (303 back to the members page). The other is refused by the last-owner rule
+        # (400), or — when the first has already committed by the time the second is checked — because its
+        # sender is no longer an owner (403), no longer a member (404: the organization is not theirs), or no
+        # longer signed in (removing a member ends their sessions: 303 to the sign-in page).
         def made(answer: Any) -> bool:
             return answer.status_code == 303 and "/login" not in answer.headers["location"]
 

@@ -1,5 +1,5 @@
-"""`/account/notifications`: each organization's projects with a mode per kind; saving changes only the person's
-own organizations; a bad value changes nothing; the issue page's Watch button."""
+"""`/account/notifications`: each organization's projects with a mode per kind; saving changes only the
+person's own organizations; a bad value changes nothing; the issue page's Watch button."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The ownership rules page: owners save rules (a refused line named, the text kept), convert CODEOWNERS into the
-rules being edited; members read them; another organization's people get 404."""
+"""The ownership rules page: owners save rules (a refused line named, the text kept), convert CODEOWNERS
+into the rules being edited; members read them; another organization's people get 404."""
 
 from __future__ import annotations
 

@@ -173,7 +173,8 @@ def test_release_views_open_on_the_releases_they_compare(
 
 def test_pages_say_the_marts_are_building_while_history_waits(client, seeded, stores) -> None:
     """Issue #47: history received after the marts' last run (a first start's backfill) is announced on every
-    performance page ("building the last 3 days: …") instead of a chart with a gap; gone once a run took it."""
+    performance page ("building the last 3 days: …") instead of a chart with a gap; gone once a run took
+    it."""
     from tests.pipelines.assets.test_budgets import load
     from tests.pipelines.pipeline_seed import TX_COLS
 
@@ -196,8 +197,8 @@ def test_pages_say_the_marts_are_building_while_history_waits(client, seeded, st
 
 
 def test_time_charts_mark_releases_and_annotations(client, seeded, stores) -> None:
-    """The overview's daily charts mark shop@1.1.0 where it was first seen (within the window; shop@1.0.0 began
-    before it) and the project's annotation, each linking or listing what it marks."""
+    """The overview's daily charts mark shop@1.1.0 where it was first seen (within the window; shop@1.0.0
+    began before it) and the project's annotation, each linking or listing what it marks."""
     import json
 
     from stacklens.annotations import create_annotation

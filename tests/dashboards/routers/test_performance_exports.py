@@ -1,7 +1,7 @@
 """The downloads of the performance pages through the real app, chdb and SQLite: on every page the download
-links carry the page's filters; the CSV of each table, the JSON and the page's HTML table agree value for value
-(and with the JSON API where the API has the table); the PDF report comes from the dashboard and the API; bad
-input answers 400 naming the field and another organization's project answers 404."""
+links carry the page's filters; the CSV of each table, the JSON and the page's HTML table agree value for
+value (and with the JSON API where the API has the table); the PDF report comes from the dashboard and the
+API; bad input answers 400 naming the field and another organization's project answers 404."""
 
 from __future__ import annotations
 

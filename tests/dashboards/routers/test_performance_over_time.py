@@ -27,8 +27,8 @@ def _base(org: dict) -> str:
 
 
 def test_trends_neighbouring_charts_share_their_x_axis(client, seeded) -> None:
-    """Issue #47: at 90 days the line (every week of the window) and the bars (the weeks with page loads) drew the
-    same weeks at different places; both now span every week, at the same positions."""
+    """Issue #47: at 90 days the line (every week of the window) and the bars (the weeks with page loads)
+    drew the same weeks at different places; both now span every week, at the same positions."""
     org, _ = seeded
     page = client.get(_base(org) + "/trends", params={"range": "90d"}).text
     figures = {

@@ -1,10 +1,11 @@
-"""The release health pages in a real browser (Debian's chromium through Playwright) against a real uvicorn server,
-on demo traffic: five releases over three weeks with page loads (stacklens.demo.browser), sessions (browser-style
-updates and server aggregates) where exactly shop@1.3.0 crashes more and ships more JavaScript, error events landed
-through the ingest normaliser with an issue new in 1.3.0 and one that regressed in it. The list names only 1.3.0
-as a regression, sorts and filters; the release page shows its figures, charts since it was first seen, its
-issues, the comparison with 1.2.0, its source maps and replays; the Release impact view links to it and agrees.
-No console error, no CSP violation; screenshots at 1,024 px (tests/_artifacts/releases, or STACKLENS_SHOTS_DIR)."""
+"""The release health pages in a real browser (Debian's chromium through Playwright) against a real uvicorn
+server, on demo traffic: five releases over three weeks with page loads (stacklens.demo.browser), sessions
+(browser-style updates and server aggregates) where exactly shop@1.3.0 crashes more and ships more
+JavaScript, error events landed through the ingest normaliser with an issue new in 1.3.0 and one that
+regressed in it. The list names only 1.3.0 as a regression, sorts and filters; the release page shows its
+figures, charts since it was first seen, its issues, the comparison with 1.2.0, its source maps and
+replays; the Release impact view links to it and agrees. No console error, no CSP violation; screenshots at
+1,024 px (tests/_artifacts/releases, or STACKLENS_SHOTS_DIR)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Budgets set through the store are evaluated by `budget_status`: one row per budget with its verdict, and
-one aggregate check that fails only when a budget could not be evaluated: over budget is a verdict (issue #47). The code location does not change with the budgets."""
+one aggregate check that fails only when a budget could not be evaluated: over budget is a verdict (issue
+#47). The code location does not change with the budgets."""
 
 from __future__ import annotations
 

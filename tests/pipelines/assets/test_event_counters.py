@@ -1,7 +1,7 @@
-"""The `event_counters` step: every insert-time table it keeps is an asset of its own name, each table that counts
-events has a check built from its comparison query; in a scheduled tick a batch whose events were stored before a
-crash cut its views off is counted again, the checks show what was compared and added back, the marts built on
-the tables follow, and a table left short after the run fails its own check."""
+"""The `event_counters` step: every insert-time table it keeps is an asset of its own name, each table that
+counts events has a check built from its comparison query; in a scheduled tick a batch whose events were
+stored before a crash cut its views off is counted again, the checks show what was compared and added back,
+the marts built on the tables follow, and a table left short after the run fails its own check."""
 
 from __future__ import annotations
 
@@ -115,7 +115,8 @@ def test_a_table_left_short_fails_its_own_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The daily totals lose a batch's block and their repair does not take: their check fails with the events
-    still missing, and the other tables' checks pass; the run itself succeeds (a check reports, the marts go on)."""
+    still missing, and the other tables' checks pass; the run itself succeeds (a check reports, the marts
+    go on)."""
     land(settings, event_lines(10), "batch-a")
     lost = event_lines(12, start=10)
     land_with_views_lost(settings, warehouse, lost, "batch-b", ["issue_totals_daily_mv"])

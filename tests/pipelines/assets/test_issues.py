@@ -1,6 +1,6 @@
-"""`related_issues` over bottom-10 MinHash sketches: the exact Jaccard index while sets are small, the estimate
-once an issue has 10 elements or more, a relation that stops holding disappears (tombstone under FINAL) when
-one of its issues gets new events, and a tick whose sketches did not change writes nothing."""
+"""`related_issues` over bottom-10 MinHash sketches: the exact Jaccard index while sets are small, the
+estimate once an issue has 10 elements or more, a relation that stops holding disappears (tombstone under
+FINAL) when one of its issues gets new events, and a tick whose sketches did not change writes nothing."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Every warehouse table or view a page, an API answer, an alert or an export reads is an asset of the Dagster graph,
-so the graph answers "what does this page read, and what fills it?": the tables the pipelines build are assets,
-and the ones filled at ingest or by the API (raw rows, the views' insert-time states, the workflow tables) are
-specs of their own (pipelines/assets/live_tables.py). Checked against the engine's own list of a migrated
-database and every named query outside the pipelines' and ingest's own plumbing."""
+"""Every warehouse table or view a page, an API answer, an alert or an export reads is an asset of the
+Dagster graph, so the graph answers "what does this page read, and what fills it?": the tables the
+pipelines build are assets, and the ones filled at ingest or by the API (raw rows, the views' insert-time
+states, the workflow tables) are specs of their own (pipelines/assets/live_tables.py). Checked against the
+engine's own list of a migrated database and every named query outside the pipelines' and ingest's own
+plumbing."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from stacklens.settings import Settings
 from tests.stacklens.performance.perf_seed import migrated
 
 QUERIES = Path(__file__).resolve().parents[3] / "warehouse_sql" / "queries"
-# Queries of the pipelines themselves, of ingest's and the migration runner's bookkeeping and of a merge's regroup:
-# they write or check, no reader sees them.
+# Queries of the pipelines themselves, of ingest's and the migration runner's bookkeeping and of a merge's
+# regroup: they write or check, no reader sees them.
 OWN = ("pipelines/", "ingest/", "warehouse/", "issues/merges/")
 
 

@@ -1,6 +1,7 @@
-"""The session_periods asset through real Dagster runs: raw sessions landed, the sessions schedule's plan picks the
-hours of their starts, the asset writes the minute, hour, day and block states with its checks passing, and a
-late update — a session closed crashed hours after it began — refreshes the hour that counts it, on the next tick."""
+"""The session_periods asset through real Dagster runs: raw sessions landed, the sessions schedule's plan
+picks the hours of their starts, the asset writes the minute, hour, day and block states with its checks
+passing, and a late update — a session closed crashed hours after it began — refreshes the hour that counts
+it, on the next tick."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """From stored rows to what a channel sends (stacklens/alerts/channel_rows.py): a notification row's payload
-becomes its message, a malformed one is refused with its reason, and an e-mail channel row becomes its channel."""
+becomes its message, a malformed one is refused with its reason, and an e-mail channel row becomes its
+channel."""
 
 from __future__ import annotations
 

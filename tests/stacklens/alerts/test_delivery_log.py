@@ -1,6 +1,6 @@
 """The delivery log names what sent each message, through real sends to a local receiver: a rule's message its
-rule (by its current name), a deleted rule's message the name it carried, a digest the rules of the messages it
-folded, a channel test itself; another organization sees none of it."""
+rule (by its current name), a deleted rule's message the name it carried, a digest the rules of the
+messages it folded, a channel test itself; another organization sees none of it."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Rule evaluation, one rule at a time: one organization's rule that cannot be measured (a statistic its
-metric does not keep, as a row written by hand or by another version could hold) is that rule's error — on the rule,
-as an evaluation row, retried after the outbox's backoff, its state untouched — while the other organization's
-rule is measured with it in the same tick, fires and notifies. Editing the broken rule evaluates it at once."""
+metric does not keep, as a row written by hand or by another version could hold) is that rule's error — on
+the rule, as an evaluation row, retried after the outbox's backoff, its state untouched — while the other
+organization's rule is measured with it in the same tick, fires and notifies. Editing the broken rule
+evaluates it at once."""
 
 from __future__ import annotations
 

@@ -16,8 +16,9 @@ def test_a_channel_test_names_the_channel_and_links_its_page() -> None:
 
 
 def test_an_error_rate_rule_is_named_failed_transactions_everywhere() -> None:
-    # The rule type keeps its stored name error_rate; what it measures is the catalog's failed_transactions_pct,
-    # never called "error rate" (that is error_pct, the API calls answered 4xx or 5xx).
+    # The rule type keeps its stored name error_rate; what it measures is the catalog's
+    # failed_transactions_pct, never called "error rate" (that is error_pct, the API calls answered 4xx or
+    # 5xx).
     from dashboards.routers.alerts import condition
     from stacklens.alerts.messages import value_text, what
     from stacklens.alerts.rule_types import TYPE_LABELS

@@ -127,10 +127,11 @@ def test_bands_firings_and_the_line_agree(settings: Settings, client) -> None:
 
 
 def test_release_rules_replay_the_newest_release_of_each_moment(settings: Settings, client) -> None:
-    """Three releases over 20 days (99 %, then 95 %, then 99 % crash-free): a crash-free rate rule below 97 % would
-    have fired once, from shortly after shop@1.1.0 appeared (once it had its minimum sessions) until shop@1.2.0
-    replaced it; each past value is what the release pages count for that release over that window; the last
-    evaluation is the live one. A release-regression rule would have notified once, for shop@1.1.0."""
+    """Three releases over 20 days (99 %, then 95 %, then 99 % crash-free): a crash-free rate rule below 97
+    % would have fired once, from shortly after shop@1.1.0 appeared (once it had its minimum sessions)
+    until shop@1.2.0 replaced it; each past value is what the release pages count for that release over
+    that window; the last evaluation is the live one. A release-regression rule would have notified once,
+    for shop@1.1.0."""
     org_id, project_id, slug = org_with_project(settings)
     first_a, first_b, first_c = NOW - timedelta(days=20), NOW - timedelta(days=12), NOW - timedelta(days=6)
     land(
@@ -185,8 +186,8 @@ def test_release_rules_replay_the_newest_release_of_each_moment(settings: Settin
     assert replayed.notifications == 1 and "shop@1.1.0" in replayed.note and "shop@1.2.0" not in replayed.note
     ((day, count),) = replayed.daily
     # Judged at midnights: the first midnight after shop@1.1.0 appeared holds 0-24 hours of its sessions (it
-    # depends on the hour the test runs), too few to be significant early in that range; by the second midnight
-    # it has 24-48 hours (240-480 sessions, 5 % crashed against 1 %): a regression.
+    # depends on the hour the test runs), too few to be significant early in that range; by the second
+    # midnight it has 24-48 hours (240-480 sessions, 5 % crashed against 1 %): a regression.
     assert (
         count == 1 and first_b.date().isoformat() <= day <= (first_b + timedelta(days=2)).date().isoformat()
     )

@@ -1,14 +1,14 @@
-"""The release-health rule types over real warehouse rows (raw `sessions` in the embedded engine, folded into the
-session states as the pipeline folds them), evaluated by the live tick and delivered to a real local webhook
-receiver:
+"""The release-health rule types over real warehouse rows (raw `sessions` in the embedded engine, folded into
+the session states as the pipeline folds them), evaluated by the live tick and delivered to a real local
+webhook receiver:
 
-- ``crash_free_rate`` watches the newest release (by first seen, in the rule's environment): too few sessions is
-  insufficient data, never firing; below the threshold fires; between the threshold and the resolve threshold it
-  stays firing; at or above the resolve threshold it resolves — each transition one signed notification naming
-  the release, the value and the threshold in the catalog's units;
+- ``crash_free_rate`` watches the newest release (by first seen, in the rule's environment): too few sessions
+  is insufficient data, never firing; below the threshold fires; between the threshold and the resolve
+  threshold it stays firing; at or above the resolve threshold it resolves — each transition one signed
+  notification naming the release, the value and the threshold in the catalog's units;
 - ``release_regression`` fires once for a release whose verdict against the previous release is a significant
-  regression, naming the reason (metric, both values, both sample sizes); a newer release with a change that is
-  not significant notifies nothing."""
+  regression, naming the reason (metric, both values, both sample sizes); a newer release with a change
+  that is not significant notifies nothing."""
 
 from __future__ import annotations
 
@@ -127,7 +127,8 @@ def test_crash_free_rate_of_the_newest_release_fires_below_and_resolves_above(wo
     assert _decisions(settings, rule.id) == ["insufficient data: 30 samples < 50 needed"]
     (measured,) = measure(client, [rule], NOW)[rule.id]
     assert (measured.release, measured.samples, measured.value) == ("shop@1.1.0", 30, pytest.approx(90.0))
-    # Without an environment the newest release is the staging one: 12 users, those of every 8th session crashed.
+    # Without an environment the newest release is the staging one: 12 users, those of every 8th session
+    # crashed.
     crashed_users = {r["distinct_id"] for r in staging if r["status"] == "crashed"}
     (any_env,) = measure(client, [users], NOW)[users.id]
     assert any_env.release == "shop@2.0.0-rc1"
@@ -159,7 +160,8 @@ def test_crash_free_rate_of_the_newest_release_fires_below_and_resolves_above(wo
     assert "Value: 96.00 % against threshold 98.00 % (100 sessions)" in data["text"]
     assert data["link"] == f"{BASE}/orgs/acme/projects/{slug}/releases/shop%401.1.0"
 
-    # 100 sessions without a crash: 98.00 % — not below the threshold, but below the resolve threshold: firing.
+    # 100 sessions without a crash: 98.00 % — not below the threshold, but below the resolve threshold:
+    # firing.
     land(
         client,
         spread(

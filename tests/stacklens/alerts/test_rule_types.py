@@ -1,4 +1,5 @@
-"""The rule vocabulary (stacklens/alerts/rule_types.py): rule metrics and budget metrics are one set, the metric catalog's; keys that name another metric and statistic are stored as those."""
+"""The rule vocabulary (stacklens/alerts/rule_types.py): rule metrics and budget metrics are one set, the
+metric catalog's; keys that name another metric and statistic are stored as those."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Validation of a rule's body (stacklens/alerts/rule_validation.py): each rule type's fields, the bad one named."""
+"""Validation of a rule's body (stacklens/alerts/rule_validation.py): each rule type's fields, the bad one
+named."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from tests.stacklens.alerts.helpers import org_with_project
 
 
 def test_release_rule_types_validate_their_fields_and_name_the_bad_one(settings: Settings) -> None:
-    """A crash-free rate needs a threshold in %, watches crash-free sessions (the default) or users, warns above
-    its threshold and resolves at or above it; a release regression needs no threshold. Both watch the newest
-    release: no release, level or tag filter."""
+    """A crash-free rate needs a threshold in %, watches crash-free sessions (the default) or users, warns
+    above its threshold and resolves at or above it; a release regression needs no threshold. Both watch
+    the newest release: no release, level or tag filter."""
     org_id, _, slug = org_with_project(settings)
     crash = {"name": "c", "type": "crash_free_rate", "project": slug, "threshold": 99}
     with session_scope(settings) as session:

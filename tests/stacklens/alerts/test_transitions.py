@@ -1,5 +1,5 @@
-"""One rule's step (stacklens/alerts/transitions.py): the thresholds a rule's states are decided with. The steps
-themselves run in every evaluation tick (tests/stacklens/alerts/test_evaluation.py)."""
+"""One rule's step (stacklens/alerts/transitions.py): the thresholds a rule's states are decided with. The
+steps themselves run in every evaluation tick (tests/stacklens/alerts/test_evaluation.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`stacklens annotate` against a real server (uvicorn, the real app): the annotation is stored for the key's
-organization and answered back as JSON; a refused one exits 2 with the server's message naming the field; no key
-is a plain message."""
+organization and answered back as JSON; a refused one exits 2 with the server's message naming the field;
+no key is a plain message."""
 
 from __future__ import annotations
 

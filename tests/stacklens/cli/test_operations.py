@@ -1,6 +1,7 @@
-"""`stacklens backup`, `status --storage`, `retention run` through a real running `stacklens serve` (which owns the
-warehouse) while ingest keeps answering; `stacklens restore` into an empty data directory and a second server
-on it answering the same; the scaled mode's statements and commands (dry run: no ClickHouse server here)."""
+"""`stacklens backup`, `status --storage`, `retention run` through a real running `stacklens serve` (which
+owns the warehouse) while ingest keeps answering; `stacklens restore` into an empty data directory and a
+second server on it answering the same; the scaled mode's statements and commands (dry run: no ClickHouse
+server here)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`stacklens pipelines dev`: `dagster dev -w workspace.yaml` over a scaled installation's settings, started so
-that SIGTERM stops it even from a script that runs it with SIGINT ignored; refused with the way forward on an
-embedded installation."""
+"""`stacklens pipelines dev`: `dagster dev -w workspace.yaml` over a scaled installation's settings,
+started so that SIGTERM stops it even from a script that runs it with SIGINT ignored; refused with the way
+forward on an embedded installation."""
 
 from __future__ import annotations
 

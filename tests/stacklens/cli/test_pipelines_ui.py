@@ -1,6 +1,7 @@
-"""`stacklens pipelines ui` as docs/pipelines.md describes it (issue #47, point 7): the real dagster-webserver over
-a fresh installation, in a real browser; the command prints the asset graph's address, which shows the marts'
-graph, and says how runs and backfills are launched (the UI is read-only). Screenshot saved."""
+"""`stacklens pipelines ui` as docs/pipelines.md describes it (issue #47, point 7): the real
+dagster-webserver over a fresh installation, in a real browser; the command prints the asset graph's
+address, which shows the marts' graph, and says how runs and backfills are launched (the UI is read-only).
+Screenshot saved."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`stacklens serve` runs synchronous handlers on at most WORKER_THREADS threads (anyio's default is 40): twelve
-slow requests at once are served, never more than eight at a time."""
+"""`stacklens serve` runs synchronous handlers on at most WORKER_THREADS threads (anyio's default is 40):
+twelve slow requests at once are served, never more than eight at a time."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Two `stacklens serve --no-migrate` workers over one PostgreSQL control store and one Redis, as behind a load
-balancer: what one worker changes, the other sees at once — a regenerated API key, the rate-limit bucket of a
-key, the sign-in throttle, a dashboard session and its end.
+"""Two `stacklens serve --no-migrate` workers over one PostgreSQL control store and one Redis, as behind a
+load balancer: what one worker changes, the other sees at once — a regenerated API key, the rate-limit bucket
+of a key, the sign-in throttle, a dashboard session and its end.
 
 Each worker has a data directory of its own (nothing shared on disk). The warehouse URL names a ClickHouse
 server that is not running: an embedded warehouse belongs to one process and cannot serve two workers (in

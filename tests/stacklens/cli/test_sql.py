@@ -1,5 +1,6 @@
 """`stacklens sql` through a real running server with the operator token the server wrote to the data dir:
-a read-only statement prints its rows, a write is refused with the plain message, no server is a plain line."""
+a read-only statement prints its rows, a write is refused with the plain message, no server is a plain
+line."""
 
 from __future__ import annotations
 

@@ -217,9 +217,9 @@ def test_a_console_step_runs_to_its_end_and_a_console_helper_is_ended(tmp_path: 
     ]
     assert run_on_console(step, {"STEP": "made"}) == 3
     assert said.read_text() == "made"
-    # Started from a thread with SIGTERM blocked and ignored (as libraries loaded in a process can leave it): the
-    # helper still takes the stop, as a mask and an ignored action are inherited across exec and the supervisor's
-    # hook resets both.
+    # Started from a thread with SIGTERM blocked and ignored (as libraries loaded in a process can leave it):
+    # the helper still takes the stop, as a mask and an ignored action are inherited across exec and the
+    # supervisor's hook resets both.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
     action = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:

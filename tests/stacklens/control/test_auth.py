@@ -1,4 +1,5 @@
-"""Keys to identities: a current API key names its organization, an app key its project, anything else nobody."""
+"""Keys to identities: a current API key names its organization, an app key its project, anything else
+nobody."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Alert channels: checked when created, listed without their secrets, their health told from the delivery log."""
+"""Alert channels: checked when created, listed without their secrets, their health told from the delivery
+log."""
 
 from __future__ import annotations
 

@@ -108,7 +108,8 @@ def test_postgres_schema_is_created_and_used(control_settings: Settings) -> None
 
 def test_the_sqlite_control_store_and_its_wal_files_are_the_services_alone(settings: Settings) -> None:
     """control.db holds password and key hashes: 0600, and so its WAL and shm files (SQLite gives them the
-    database's mode), whatever the umask; a store created 0644 by an older version is made 0600 when opened."""
+    database's mode), whatever the umask; a store created 0644 by an older version is made 0600 when
+    opened."""
     old_umask = os.umask(0o022)
     try:
         migrate_control_store(settings)
@@ -133,10 +134,10 @@ def test_the_sqlite_control_store_and_its_wal_files_are_the_services_alone(setti
 def test_a_sqlite_store_with_people_upgrades_past_revisions_that_copy_their_tables(
     settings: Settings,
 ) -> None:
-    """Revision 0012 alters `users` (SQLite copies the table and drops the original). With foreign keys on, the
-    drop deletes every person first: an activity row naming one made it fail (no installation of before
-    2026-11-26 upgraded), and without one it would have deleted the memberships with them (ON DELETE CASCADE).
-    The migration runs with the keys off, checks them at its end, and leaves them on."""
+    """Revision 0012 alters `users` (SQLite copies the table and drops the original). With foreign keys on,
+    the drop deletes every person first: an activity row naming one made it fail (no installation of before
+    2026-11-26 upgraded), and without one it would have deleted the memberships with them (ON DELETE
+    CASCADE). The migration runs with the keys off, checks them at its end, and leaves them on."""
     from alembic import command
 
     from stacklens.control.db import _alembic_config
@@ -174,10 +175,10 @@ def test_a_sqlite_store_with_people_upgrades_past_revisions_that_copy_their_tabl
 
 
 def test_a_sqlite_upgrade_that_fails_half_way_leaves_the_store_as_it_was(settings: Settings) -> None:
-    """An upgrade of several revisions that fails in the last one changes nothing: the tables the earlier ones made
-    are not there, the revision is the one before, and once the cause is gone the same command completes (before,
-    SQLite's driver ran the DDL a migration starts with outside any transaction: it stayed, and every re-run stopped
-    on "duplicate column")."""
+    """An upgrade of several revisions that fails in the last one changes nothing: the tables the earlier
+    ones made are not there, the revision is the one before, and once the cause is gone the same command
+    completes (before, SQLite's driver ran the DDL a migration starts with outside any transaction: it
+    stayed, and every re-run stopped on "duplicate column")."""
     import pytest
     from alembic import command
 

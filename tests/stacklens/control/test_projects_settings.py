@@ -1,4 +1,5 @@
-"""Per-project settings: replay on or off and the in-app prefixes, changed only within the project's organization."""
+"""Per-project settings: replay on or off and the in-app prefixes, changed only within the project's
+organization."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Teams on SQLite and PostgreSQL: slugs, members from the organization only, and what an assignee's text names
-(never a member or team of another organization)."""
+"""Teams on SQLite and PostgreSQL: slugs, members from the organization only, and what an assignee's text
+names (never a member or team of another organization)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Compare against the real embedded engine: each row's ``<column>_previous`` is what the query answers for the
-compared window alone (the previous period, or a chosen window), its ``<column>_change_pct`` the change between
-the two answers; a group missing before has no previous value and no change; bad compare bodies are named."""
+"""Compare against the real embedded engine: each row's ``<column>_previous`` is what the query answers for
+the compared window alone (the previous period, or a chosen window), its ``<column>_change_pct`` the change
+between the two answers; a group missing before has no previous value and no change; bad compare bodies are
+named."""
 
 from __future__ import annotations
 

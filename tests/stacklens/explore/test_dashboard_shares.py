@@ -1,6 +1,6 @@
 """Dashboard share links: the token shown once (its hash stored), opened until it expires or is revoked, never
-made for another organization's dashboard; a snapshot is fresh for ten minutes and of visitors arriving when it went
-stale exactly one refreshes it."""
+made for another organization's dashboard; a snapshot is fresh for ten minutes and of visitors arriving
+when it went stale exactly one refreshes it."""
 
 from __future__ import annotations
 

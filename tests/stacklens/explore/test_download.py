@@ -1,7 +1,7 @@
-"""Explore's streamed downloads against the real embedded engine: 200,000 groups stream as CSV, Parquet and JSON on
-a connection of their own; the first chunk comes before the engine's last block is read, a reader that stops
-reading holds the engine back (bounded memory), a reader that leaves frees the organization's query slot, and
-the cut at the row limit is known before the first byte."""
+"""Explore's streamed downloads against the real embedded engine: 200,000 groups stream as CSV, Parquet and
+JSON on a connection of their own; the first chunk comes before the engine's last block is read, a reader
+that stops reading holds the engine back (bounded memory), a reader that leaves frees the organization's
+query slot, and the cut at the row limit is known before the first byte."""
 
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ def test_parquet_streams_every_row_block_by_block(settings: Settings, loaded) ->
     first = download.next_chunk()
     first_at = time.monotonic() - started
     assert first and first.startswith(b"PAR1") and download.truncated is False
-    # A reader that does not read: the thread stops after a few chunks (one engine block each), not at the end.
+    # A reader that does not read: the thread stops after a few chunks (one engine block each), not at the
+    # end.
     time.sleep(1.0)
     assert download.rows_sent <= (QUEUED_CHUNKS + 2) * BLOCK < GROUPS
     rest = _all(download)

@@ -1,4 +1,5 @@
-"""Parsing an Explore query (stacklens/explore/query_parser.py): a bad query names its field, however the body is bad."""
+"""Parsing an Explore query (stacklens/explore/query_parser.py): a bad query names its field, however the
+body is bad."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Scheduled reports end to end at a fixed clock: the demo-shaped dashboard's summary and a saved query's CSV are
-put in the outbox when due (not before), delivered through a real SMTP server on loopback with their numbers —
-each the widget's own answer — and the subscription's next run set; a subscription whose saved query is deleted
-goes with it."""
+"""Scheduled reports end to end at a fixed clock: the demo-shaped dashboard's summary and a saved query's
+CSV are put in the outbox when due (not before), delivered through a real SMTP server on loopback with
+their numbers — each the widget's own answer — and the subscription's next run set; a subscription whose
+saved query is deleted goes with it."""
 
 from __future__ import annotations
 
@@ -132,9 +132,9 @@ def test_reports_reach_a_real_smtp_server_when_due(settings: Settings, make_org,
 
 
 def test_a_dashboard_as_pdf_reaches_a_real_smtp_server(settings: Settings, make_org, sink: MailSink) -> None:
-    """The PDF format: the dashboard rendered (its number with its change, a line, bars and a table) attached to
-    the e-mail, sent through the outbox with its delivery log at a fixed clock; its text holds each widget's own
-    answer; its pages are rendered to PNG (tests/_artifacts/reports) to be looked at."""
+    """The PDF format: the dashboard rendered (its number with its change, a line, bars and a table)
+    attached to the e-mail, sent through the outbox with its delivery log at a fixed clock; its text holds
+    each widget's own answer; its pages are rendered to PNG (tests/_artifacts/reports) to be looked at."""
     import subprocess
 
     from sqlalchemy import select

@@ -1,7 +1,7 @@
 """Explore against the real embedded engine: for the same metric, filters and window its figures are the
-performance views', the budgets' and the alert rules' (window_values) to the last digit and within the catalog's
-stated error of polars over the raw rows (counts, sums and the other aggregates exact), series keep gaps, another
-organization's rows never count, and the limits answer plain messages."""
+performance views', the budgets' and the alert rules' (window_values) to the last digit and within the
+catalog's stated error of polars over the raw rows (counts, sums and the other aggregates exact), series
+keep gaps, another organization's rows never count, and the limits answer plain messages."""
 
 from __future__ import annotations
 
@@ -139,8 +139,8 @@ def test_p75_equals_the_performance_view(seeded) -> None:
     assert row["count_lcp_ms"] == total["lcp_n"]
 
 
-# Windows cut at seconds (widened to whole minutes by every consumer alike), inside an hour, across midnight and
-# over days.
+# Windows cut at seconds (widened to whole minutes by every consumer alike), inside an hour, across midnight
+# and over days.
 CUT_WINDOWS = [
     (datetime(2026, 11, 13, 9, 26, 47, tzinfo=UTC), datetime(2026, 11, 20, 9, 58, 13, tzinfo=UTC)),
     (datetime(2026, 11, 18, 23, 12, 5, tzinfo=UTC), datetime(2026, 11, 19, 20, 0, 31, tzinfo=UTC)),
@@ -175,11 +175,11 @@ def _same(value, other) -> bool:
 
 @pytest.mark.parametrize(("since", "until"), CUT_WINDOWS)
 def test_explore_equals_the_views_budgets_and_alerts(seeded, since: datetime, until: datetime) -> None:
-    """Page loads, API calls and resource requests folded by the pipelines' own queries into the states: for the
-    same window Explore's p75 LCP, p75 load time, mean LCP (a histogram mean: the states keep no LCP sum), p95 API
-    time, p95 resource time and counts equal the pages, endpoints and resources views' JSON and the value a
-    budget and an alert rule evaluate (window_values, the states budgets and rules read), and are within 1 % of
-    polars over the raw rows of the window in whole minutes."""
+    """Page loads, API calls and resource requests folded by the pipelines' own queries into the states:
+    for the same window Explore's p75 LCP, p75 load time, mean LCP (a histogram mean: the states keep no
+    LCP sum), p95 API time, p95 resource time and counts equal the pages, endpoints and resources views'
+    JSON and the value a budget and an alert rule evaluate (window_values, the states budgets and rules
+    read), and are within 1 % of polars over the raw rows of the window in whole minutes."""
     client, rows = seeded
     window = ViewFilters(since=since, until=until)
     inside = (pl.col("ts") >= window.since) & (pl.col("ts") < window.until)
@@ -352,7 +352,8 @@ def test_injection_strings_as_values_are_only_values(seeded) -> None:
 
 def test_sessions_equal_the_release_health_view(settings: Settings) -> None:
     """Crash-free sessions and users, errored sessions, sessions and users per release: what the release pages
-    read from the session states, from the raw rows (a session's updates counted once, aggregates by quantity)."""
+    read from the session states, from the raw rows (a session's updates counted once, aggregates by
+    quantity)."""
     from stacklens.releases.health import Window, release_health
     from tests.stacklens.releases.session_seed import fill_session_states, seed_sessions
 
@@ -417,9 +418,9 @@ def test_sessions_equal_the_release_health_view(settings: Settings) -> None:
 
 
 def test_every_aggregate_explore_offers_runs(settings: Settings) -> None:
-    """Issue #47: the aggregate menu offered `p75(page_loads)` and `rate_per_1k` on page loads, which the server
-    then refused. Every (function, metric) the page offers for a dataset parses and runs against the warehouse;
-    those it leaves out are refused."""
+    """Issue #47: the aggregate menu offered `p75(page_loads)` and `rate_per_1k` on page loads, which the
+    server then refused. Every (function, metric) the page offers for a dataset parses and runs against the
+    warehouse; those it leaves out are refused."""
     from stacklens.explore.datasets import DATASETS
     from stacklens.explore.query import FNS
     from stacklens.explore.query_parser import offered_aggregates

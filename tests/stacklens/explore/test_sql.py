@@ -1,7 +1,7 @@
-"""Explore's SQL: the dataset rows' named queries hold a column for every field and metric the catalog of datasets
-names, a statement is the named templates filled with fixed fragments (no user text, every value a parameter),
-a query reads only the columns it names, and the web vitals' columns hold the values of page loads stored before
-they existed."""
+"""Explore's SQL: the dataset rows' named queries hold a column for every field and metric the catalog of
+datasets names, a statement is the named templates filled with fixed fragments (no user text, every value a
+parameter), a query reads only the columns it names, and the web vitals' columns hold the values of page
+loads stored before they existed."""
 
 from __future__ import annotations
 
@@ -80,9 +80,9 @@ def test_statements_carry_no_user_text_and_fill_every_placeholder() -> None:
 
 
 def test_a_query_reads_only_the_columns_it_names(settings: Settings) -> None:
-    """The dataset's rows name every column; the engine's plan keeps those the query uses (a count of page loads
-    by release never reads the measurements map, a count of API calls by source never reads the span's description
-    its path is folded from)."""
+    """The dataset's rows name every column; the engine's plan keeps those the query uses (a count of page
+    loads by release never reads the measurements map, a count of API calls by source never reads the
+    span's description its path is folded from)."""
     client = migrated(settings)
     seed(client, 1, 11, loads=30)
 
@@ -93,9 +93,9 @@ def test_a_query_reads_only_the_columns_it_names(settings: Settings) -> None:
         return "\n".join(row[0] for row in rows)
 
     assert "measurements" not in plan({"dataset": "pageloads", "group_by": ["release"]})
-    # A web vital is a column of its own (migration 0013), and so is its 1 % bucket's value (0015): its percentile
-    # and the count of its values read the bucket's column alone, never the map nor another vital; its maximum
-    # reads the value itself.
+    # A web vital is a column of its own (migration 0013), and so is its 1 % bucket's value (0015): its
+    # percentile and the count of its values read the bucket's column alone, never the map nor another vital;
+    # its maximum reads the value itself.
     lcp = plan(
         {"dataset": "pageloads", "group_by": ["release"], "aggregates": [{"fn": "p75", "metric": "lcp"}]}
     )
@@ -109,7 +109,8 @@ def test_a_query_reads_only_the_columns_it_names(settings: Settings) -> None:
     assert "Output: description" in plan({"dataset": "api_calls", "group_by": ["path"]})
 
 
-# The page loads' vitals: the measurements map's key, Explore's metric and the table's column (migration 0013).
+# The page loads' vitals: the measurements map's key, Explore's metric and the table's column (migration
+# 0013).
 VITALS = {
     "ttfb": ("ttfb_ms", "vital_ttfb"),
     "fcp": ("fcp_ms", "vital_fcp"),
@@ -124,9 +125,9 @@ def test_vitals_of_page_loads_stored_before_their_columns_are_written_to_disk_un
     settings: Settings,
 ) -> None:
     """Page loads stored under the raw layer of before 0013 (two parts), then migrated: every part holds the
-    vitals' columns on disk (materialized, not computed from the map on each read), and Explore's count, p50, p75,
-    p95 and max of each vital equal polars over the stored maps (the percentiles within the catalog's error: they
-    are the views' 1 % histogram figures) — a missing key stays missing, a 0 stays 0."""
+    vitals' columns on disk (materialized, not computed from the map on each read), and Explore's count,
+    p50, p75, p95 and max of each vital equal polars over the stored maps (the percentiles within the
+    catalog's error: they are the views' 1 % histogram figures) — a missing key stays missing, a 0 stays 0."""
     apply_migrations(settings, up_to=12)
     client = get_warehouse(settings)
     rng = random.Random(13)

@@ -1,6 +1,7 @@
-"""Report subscriptions: the next run in the subscription's own time zone (across a daylight-saving change), weekly
-on its day; stored within the organization (dashboards, saved queries and channels of another organization are
-refused); to_me makes one e-mail channel for the member; paused and resumed; each bad field named."""
+"""Report subscriptions: the next run in the subscription's own time zone (across a daylight-saving
+change), weekly on its day; stored within the organization (dashboards, saved queries and channels of
+another organization are refused); to_me makes one e-mail channel for the member; paused and resumed; each
+bad field named."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The named views a widget can show: each is a valid Explore question of the catalog's metrics, answered with the
-columns its page shows, and its page exists among the project's pages."""
+"""The named views a widget can show: each is a valid Explore question of the catalog's metrics, answered
+with the columns its page shows, and its page exists among the project's pages."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The widget cache: an answer is served for its TTL and never after; each organization finds only the answers of
-its own questions (the same question of two organizations gives each its own rows); errors are not kept; views of
-a question being answered wait for that answer instead of asking again; two warehouses in one process keep
-separate caches; the cells held stay under the bound."""
+"""The widget cache: an answer is served for its TTL and never after; each organization finds only the
+answers of its own questions (the same question of two organizations gives each its own rows); errors are
+not kept; views of a question being answered wait for that answer instead of asking again; two warehouses
+in one process keep separate caches; the cells held stay under the bound."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Dashboard widgets answered against the real embedded engine: the filter bar's window, project, environment and
-release replace the widget's own; each widget's figures are Explore's for the same question (a number's value and
-its previous value are each the answer of its own window, its change computed from the two); a saved query and a
-view are answered like an inline query; another organization's rows never count; a deleted saved query is a
-message on its widget, not an error page."""
+"""Dashboard widgets answered against the real embedded engine: the filter bar's window, project,
+environment and release replace the widget's own; each widget's figures are Explore's for the same question
+(a number's value and its previous value are each the answer of its own window, its change computed from
+the two); a saved query and a view are answered like an inline query; another organization's rows never
+count; a deleted saved query is a message on its widget, not an error page."""
 
 from __future__ import annotations
 
@@ -129,7 +129,8 @@ def test_each_widget_answers_what_explore_answers_for_its_window(settings: Setti
     assert number.change_pct == pytest.approx(
         (number.number - number.previous_number) / number.previous_number * 100, abs=0.01
     )
-    # The line: one series per release, its counts the production page loads of the window (not another org's).
+    # The line: one series per release, its counts the production page loads of the window (not another
+    # org's).
     assert line.error == "" and line.query is not None and line.query.interval == "1d"
     assert sum(sum(s["values"]["count"]) for s in line.result.series) == len(page_loads_in(data, window))
     # The saved query and the view are answered under the same filter bar.

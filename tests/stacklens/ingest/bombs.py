@@ -1,5 +1,5 @@
-"""Decompression bombs: an empty envelope header, then 1 GiB of ``\n``, in each Content-Encoding, built without
-holding 1 GiB.
+"""Decompression bombs: an empty envelope header, then 1 GiB of ``\n``, in each Content-Encoding, built
+without holding 1 GiB.
 
 gzip and deflate repeat one fully flushed DEFLATE block (a full flush resets the compressor, so the same input
 gives the same bytes and the copies chain into one valid stream): ~1 MB each, built in the time a checksum of

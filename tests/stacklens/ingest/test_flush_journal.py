@@ -1,4 +1,5 @@
-"""The front door's journals: written whole and private, found again oldest first, a drain's sources replaced."""
+"""The front door's journals: written whole and private, found again oldest first, a drain's sources
+replaced."""
 
 from __future__ import annotations
 

@@ -47,7 +47,8 @@ def test_an_answered_event_is_stored_once_and_a_resend_is_a_duplicate(
 def test_fifty_concurrent_envelopes_land_in_a_handful_of_inserts(
     settings: Settings, warehouse: Client, make_org: Any
 ) -> None:
-    """The coalescing itself, read from the engine: with merges stopped, each insert leaves a part of its own."""
+    """The coalescing itself, read from the engine: with merges stopped, each insert leaves a part of its
+    own."""
     org = make_org("Coalesce")
     warehouse.command("SYSTEM STOP MERGES events")
     try:

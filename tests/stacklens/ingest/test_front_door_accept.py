@@ -1,4 +1,5 @@
-"""The front door's acceptor (stacklens/ingest/front_door_accept.py): duplicates across concurrent requests dropped by one look-up, and a replay answered with its first figures."""
+"""The front door's acceptor (stacklens/ingest/front_door_accept.py): duplicates across concurrent requests
+dropped by one look-up, and a replay answered with its first figures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The front door's drainer (stacklens/ingest/front_door_drain.py): envelope rows checked by the drain, and the spool completed by the next start, each row once."""
+"""The front door's drainer (stacklens/ingest/front_door_drain.py): envelope rows checked by the drain, and
+the spool completed by the next start, each row once."""
 
 from __future__ import annotations
 

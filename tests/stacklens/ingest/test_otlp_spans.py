@@ -1,4 +1,5 @@
-"""What one span says (stacklens/ingest/otlp_spans.py): a span without a plausible start is placed at its root's, and noted."""
+"""What one span says (stacklens/ingest/otlp_spans.py): a span without a plausible start is placed at its
+root's, and noted."""
 
 from __future__ import annotations
 

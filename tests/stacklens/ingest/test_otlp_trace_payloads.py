@@ -1,5 +1,5 @@
-"""The payloads an export becomes (stacklens/ingest/otlp_trace_payloads.py): every field a line holds is one its
-type declares, so the types say what the ingest service is sent."""
+"""The payloads an export becomes (stacklens/ingest/otlp_trace_payloads.py): every field a line holds is
+one its type declares, so the types say what the ingest service is sent."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The lines that are not events (stacklens/ingest/prepare_items.py): a session update, a log record and a
-replay segment, each read from a real line into its table's row, or refused alone with the item type and why."""
+replay segment, each read from a real line into its table's row, or refused alone with the item type and
+why."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A warehouse database with the raw layer and the issue tables (migrations 0001–0199) for each test; ``warehouse``
-holds every table (the counter tests compare the issue list's daily tables too)."""
+"""A warehouse database with the raw layer and the issue tables (migrations 0001–0199) for each test;
+``warehouse`` holds every table (the counter tests compare the issue list's daily tables too)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Batches landed through the ingest service, and a landing cut off by a crash between the events and their views.
+"""Batches landed through the ingest service, and a landing cut off by a crash between the events and their
+views.
 
-A process killed while the engine runs an INSERT's materialized views keeps the stored rows and loses the blocks
-of the views that had not committed; the attempt never writes its batch record. :func:`land_with_views_lost`
-leaves the same state without killing anything: the views are detached while the batch lands, and its record
-is removed, as if the attempt had stopped before writing it.
-"""
+A process killed while the engine runs an INSERT's materialized views keeps the stored rows and loses the
+blocks of the views that had not committed; the attempt never writes its batch record.
+:func:`land_with_views_lost` leaves the same state without killing anything: the views are detached while
+the batch lands, and its record is removed, as if the attempt had stopped before writing it."""
 
 from __future__ import annotations
 
@@ -107,7 +107,8 @@ def views_of(client: Client, table: str) -> list[str]:
 def land_with_views_lost(
     settings: Settings, client: Client, body: bytes, key: str, views: list[str] | None = None
 ) -> BatchResult:
-    """Land ``body`` with ``views`` (default: every view of `events`) missing its blocks, and no batch record."""
+    """Land ``body`` with ``views`` (default: every view of `events`) missing its blocks, and no batch
+    record."""
     lost = views_of(client, "events") if views is None else views
     for view in lost:
         client.command(f"DETACH TABLE {view}")

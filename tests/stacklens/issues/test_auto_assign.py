@@ -1,6 +1,6 @@
-"""New issues assigned by ownership rules against the real embedded warehouse: only issues first seen since the
-rules, the last matching rule's first owner with the reason recorded, never an issue a person decided, nothing
-in another organization, and rules checked against the organization's members and teams when saved."""
+"""New issues assigned by ownership rules against the real embedded warehouse: only issues first seen since
+the rules, the last matching rule's first owner with the reason recorded, never an issue a person decided,
+nothing in another organization, and rules checked against the organization's members and teams when saved."""
 
 from __future__ import annotations
 

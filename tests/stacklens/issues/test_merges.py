@@ -1,7 +1,7 @@
-"""Merges and splits with the control store on SQLite and PostgreSQL and the real embedded warehouse: a chain of
-merges (A into B, then B into C) moves every fingerprint to C and A's and B's ids lead to C; every insert-time
-table keyed by issue counts the stored events after each step; a split gives fingerprints their own issue back;
-history lines; another organization's session cannot merge or split."""
+"""Merges and splits with the control store on SQLite and PostgreSQL and the real embedded warehouse: a
+chain of merges (A into B, then B into C) moves every fingerprint to C and A's and B's ids lead to C; every
+insert-time table keyed by issue counts the stored events after each step; a split gives fingerprints their
+own issue back; history lines; another organization's session cannot merge or split."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Issue news reaching people through the outbox and a real SMTP server, at a fixed clock for the daily digest:
-the assignee (a team's members), mentioned members and watchers, each as they chose per project and kind;
-nobody told of their own doing; personal channels kept out of the organization's channels."""
+"""Issue news reaching people through the outbox and a real SMTP server, at a fixed clock for the daily
+digest: the assignee (a team's members), mentioned members and watchers, each as they chose per project and
+kind; nobody told of their own doing; personal channels kept out of the organization's channels."""
 
 from __future__ import annotations
 

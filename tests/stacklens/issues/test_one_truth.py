@@ -1,13 +1,14 @@
-"""An issue's figures are one truth: for random event times, users and messages and for every named range, the issue
-list (API and page), one issue (API and page: its figures, its chart and its title), Explore over the page's window,
-an event-frequency alert rule of the same length, related issues and the release pages (each issue new in one
-release, with its lifetime figures) give each issue the same events, users, first and last seen and title — and each equals a query of the stored events over the window the metrics layer defines
+"""An issue's figures are one truth: for random event times, users and messages and for every named range, the
+issue list (API and page), one issue (API and page: its figures, its chart and its title), Explore over the
+page's window, an event-frequency alert rule of the same length, related issues and the release pages (each
+issue new in one release, with its lifetime figures) give each issue the same events, users, first and last
+seen and title — and each equals a query of the stored events over the window the metrics layer defines
 (stacklens.metrics.windows: rolling, whole minutes, closed-open; first / last seen and title the issue's own).
 
-Event times are random over 20 days (so windows cut days at every hour, across midnights), kept a few minutes away
-from the windows' edges so a minute passing during the test cannot move an event in or out. Events land in random
-order (receive order is not event order), some share a timestamp (the title's tie-break), some carry no user.
-"""
+Event times are random over 20 days (so windows cut days at every hour, across midnights), kept a few
+minutes away from the windows' edges so a minute passing during the test cannot move an event in or out.
+Events land in random order (receive order is not event order), some share a timestamp (the title's
+tie-break), some carry no user."""
 
 from __future__ import annotations
 
@@ -72,8 +73,8 @@ def _payload(rng: random.Random, when: datetime) -> dict[str, Any]:
 
 
 def _times(rng: random.Random, now: datetime, n: int) -> list[datetime]:
-    """``n`` random times over the last 20 days (denser lately), none within MARGIN of a checked window's start or of now; a few
-    repeated (events of one moment)."""
+    """``n`` random times over the last 20 days (denser lately), none within MARGIN of a checked window's
+    start or of now; a few repeated (events of one moment)."""
     edges = [now - RANGES[r] for r in CHECKED] + [now]
     out: list[datetime] = []
     while len(out) < n:
@@ -92,8 +93,8 @@ def _times(rng: random.Random, now: datetime, n: int) -> list[datetime]:
 def _reference(
     warehouse: Any, project_id: int, since: datetime, until: datetime
 ) -> dict[int, tuple[Any, ...]]:
-    """Per issue with an event in [since, until): events, users, first seen, last seen, title — from the stored
-    events, by the definitions of stacklens.metrics.issue_figures."""
+    """Per issue with an event in [since, until): events, users, first seen, last seen, title — from the
+    stored events, by the definitions of stacklens.metrics.issue_figures."""
     rows = warehouse.query(
         "SELECT issue_id, countIf(timestamp >= {s:DateTime64(3, 'UTC')} AND timestamp < {u:DateTime64(3, 'UTC')}),"
         " uniqExactIf(user_key, user_key != '' AND timestamp >= {s:DateTime64(3, 'UTC')}"

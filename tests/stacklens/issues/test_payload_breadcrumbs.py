@@ -1,4 +1,5 @@
-"""Breadcrumbs as a new user reads them (stacklens/issues/payload_breadcrumbs.py): one time format, in words, categories that filter by prefix."""
+"""Breadcrumbs as a new user reads them (stacklens/issues/payload_breadcrumbs.py): one time format, in
+words, categories that filter by prefix."""
 
 from __future__ import annotations
 

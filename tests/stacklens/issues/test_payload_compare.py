@@ -1,4 +1,5 @@
-"""Two events side by side (stacklens/issues/payload_compare.py): the stack's frames and local variables line up."""
+"""Two events side by side (stacklens/issues/payload_compare.py): the stack's frames and local variables
+line up."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""An event's exceptions (stacklens/issues/payload_exceptions.py) for other platforms: stacks under `threads`, native frames with packages and addresses."""
+"""An event's exceptions (stacklens/issues/payload_exceptions.py) for other platforms: stacks under
+`threads`, native frames with packages and addresses."""
 
 from __future__ import annotations
 

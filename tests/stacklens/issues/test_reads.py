@@ -78,8 +78,8 @@ def test_tag_search_reads_the_aggregate_including_backfilled_events(settings) ->
 
 
 def test_figures_agree_with_and_without_dimension_filters(settings) -> None:
-    """Unfiltered lists read issue_totals_daily, filtered ones issue_facets_daily; users are merged in the list
-    query for the users sort and per page otherwise: every path must give the same figures."""
+    """Unfiltered lists read issue_totals_daily, filtered ones issue_facets_daily; users are merged in the
+    list query for the users sort and per page otherwise: every path must give the same figures."""
     from stacklens.issues.reads import daily_counts
 
     apply_migrations(settings)

@@ -1,6 +1,6 @@
 """The weekly summary against the real warehouse and a real SMTP server, at a fixed clock (the end of the last
-whole week): new issues of the week only, regressions, the top issues by users as the list counts them, sent once
-a week to the members who switched it on."""
+whole week): new issues of the week only, regressions, the top issues by users as the list counts them,
+sent once a week to the members who switched it on."""
 
 from __future__ import annotations
 

@@ -33,6 +33,7 @@ def test_the_error_rate_has_one_definition_and_no_other_metric_is_called_so() ->
 
 
 def test_the_api_metrics_are_computed_from_api_calls_and_transactions_and_in_the_catalog() -> None:
-    # One module per kind of data (stacklens/metrics/catalog.py): a metric of another kind is in the wrong one.
+    # One module per kind of data (stacklens/metrics/catalog.py): a metric of another kind is in the wrong
+    # one.
     assert API_METRICS and {m.kind for m in API_METRICS} <= {"api_calls", "transactions"}
     assert all(CATALOG[m.key] is m for m in API_METRICS)

@@ -1,6 +1,6 @@
-"""The "building" notice (issue #47, point 4): history the raw layer holds and the marts have not taken yet (its
-hours received after the asset's watermark) is reported as "building the last N days: P %"; live data waiting
-for its run, and marts that hold everything, report nothing."""
+"""The "building" notice (issue #47, point 4): history the raw layer holds and the marts have not taken yet
+(its hours received after the asset's watermark) is reported as "building the last N days: P %"; live data
+waiting for its run, and marts that hold everything, report nothing."""
 
 from __future__ import annotations
 

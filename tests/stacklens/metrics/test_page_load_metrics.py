@@ -37,6 +37,7 @@ def test_web_vital_thresholds_are_googles_and_the_score_bands_lighthouses() -> N
 
 
 def test_the_page_load_metrics_are_computed_from_page_loads_and_in_the_catalog() -> None:
-    # One module per kind of data (stacklens/metrics/catalog.py): a metric of another kind is in the wrong one.
+    # One module per kind of data (stacklens/metrics/catalog.py): a metric of another kind is in the wrong
+    # one.
     assert PAGE_LOAD_METRICS and {m.kind for m in PAGE_LOAD_METRICS} <= {"pageloads"}
     assert all(CATALOG[m.key] is m for m in PAGE_LOAD_METRICS)

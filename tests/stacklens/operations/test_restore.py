@@ -52,7 +52,8 @@ def test_a_sealed_backup_carries_the_secret_and_needs_the_passphrase(
 def test_a_sealed_incremental_backup_restores_with_its_sealed_base(
     client, org_factory, stores, tmp_path
 ) -> None:
-    """The engine reads only the full backup's readable index to make an incremental one; a restore opens both."""
+    """The engine reads only the full backup's readable index to make an incremental one; a restore opens
+    both."""
     from stacklens.settings import override_settings
 
     org = org_factory("Acme")
@@ -78,8 +79,8 @@ def test_an_incremental_backup_holds_only_what_changed(client, org_factory, stor
     before = answers(client, filled)
     manifest, logged = run_backup(stores, tmp_path / "incr", base=tmp_path / "full")
     assert manifest.kind == "incremental" and manifest.tables["events"]["rows"] == 9
-    # The events parts written into each backup: the incremental one holds only the part of the three new events
-    # (the part of the six first ones is referenced in the full backup, not copied again).
+    # The events parts written into each backup: the incremental one holds only the part of the three new
+    # events (the part of the six first ones is referenced in the full backup, not copied again).
     full_parts, new_parts = (_event_parts(tmp_path / name, stores) for name in ("full", "incr"))
     assert full_parts and new_parts and not full_parts & new_parts
     assert logged["detail"]["rows"] >= 9  # what a restore of it gives back

@@ -41,7 +41,8 @@ def _count(settings: Settings, project_id: int) -> int:
 
 
 def _events_directory_bytes(settings: Settings) -> int:
-    """Bytes of every file in the events table's directories: parts a mutation replaced count until removed."""
+    """Bytes of every file in the events table's directories: parts a mutation replaced count until
+    removed."""
     paths = (
         get_warehouse(settings)
         .query(

@@ -1,5 +1,5 @@
-"""The storage report: bytes per table from the engine, rows and estimated bytes per project, the oldest event,
-the growth of the last 7 days and days until the disk is full; and its lines for people."""
+"""The storage report: bytes per table from the engine, rows and estimated bytes per project, the oldest
+event, the growth of the last 7 days and days until the disk is full; and its lines for people."""
 
 from __future__ import annotations
 

@@ -76,8 +76,8 @@ def page_loads(
 def server_calls(
     client: Client, org_id: int, project_id: int, route: str, at: datetime, statuses: list[int]
 ) -> None:
-    """One server-side API call (an http.server transaction on ``route``) per value of ``statuses`` (0: the call
-    reported no status), a second apart from ``at``."""
+    """One server-side API call (an http.server transaction on ``route``) per value of ``statuses`` (0: the
+    call reported no status), a second apart from ``at``."""
     tx = []
     for i, status in enumerate(statuses):
         start = at + timedelta(seconds=i)

@@ -19,7 +19,8 @@ def reads_world(settings):
 
 @pytest.fixture
 def cut_world(settings):
-    """500 page loads of CUT_ORG (seed 21) and 100 of CUT_OTHER, for the cut windows: ``(client, raw rows)``."""
+    """500 page loads of CUT_ORG (seed 21) and 100 of CUT_OTHER, for the cut windows: ``(client, raw
+    rows)``."""
     return w.two_organizations(
         settings, w.CUT_ORG, w.CUT_OTHER, w.CUT_PROJECT, loads=(500, 100), seeds=(21, 22)
     )

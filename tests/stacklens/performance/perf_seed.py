@@ -249,18 +249,19 @@ FACT_QUERIES = STATE_QUERIES
 
 def build_facts(client: Client, start: datetime, end: datetime) -> None:
     """What the performance assets do for the hours in [start, end): the fact tables every performance view
-    reads (`pageload_facts`, `resource_facts`, `endpoint_facts` and their hourly and daily states; the same named
-    queries and parameters)."""
+    reads (`pageload_facts`, `resource_facts`, `endpoint_facts` and their hourly and daily states; the same
+    named queries and parameters)."""
     parameters = {**sql_parameters(), "start": start, "end": end, "materialized_at": datetime.now(UTC)}
     for query in FACT_QUERIES:
         client.command(load_query(f"pipelines/{query}"), parameters=parameters)
-    # And as a run does, its watermark: the pages' "building" notice (stacklens/metrics/mart_progress.py) reads
-    # what the marts have taken from it.
+    # And as a run does, its watermark: the pages' "building" notice (stacklens/metrics/mart_progress.py)
+    # reads what the marts have taken from it.
     mark_built(client, "pageload_facts")
 
 
 def mark_built(client: Client, asset: str) -> None:
-    """Record ``asset``'s watermark at now, as its run does after success (the rows received so far are in)."""
+    """Record ``asset``'s watermark at now, as its run does after success (the rows received so far are
+    in)."""
     now = datetime.now(UTC)
     client.command(
         load_query("pipelines/pipeline_watermarks"),

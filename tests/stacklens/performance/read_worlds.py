@@ -1,7 +1,8 @@
 """The seeded worlds the reads' tests check against polars over the raw rows (fixtures ``reads_world`` and
-``cut_world`` in conftest.py): one organization's page loads with another organization's under the same project
-id, which no read of the first may count, and the windows that cut hours and days — whose whole days come from the
-day states, other whole hours from the hour states and partial edge hours from the minute states."""
+``cut_world`` in conftest.py): one organization's page loads with another organization's under the same
+project id, which no read of the first may count, and the windows that cut hours and days — whose whole
+days come from the day states, other whole hours from the hour states and partial edge hours from the
+minute states."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def two_organizations(
     loads: tuple[int, int],
     seeds: tuple[int, int],
 ) -> tuple[Client, Seeded]:
-    """A migrated warehouse with ``loads[0]`` page loads of ``org_id`` and ``loads[1]`` of ``other_id`` under the
-    same project id; the client and ``org_id``'s raw rows."""
+    """A migrated warehouse with ``loads[0]`` page loads of ``org_id`` and ``loads[1]`` of ``other_id``
+    under the same project id; the client and ``org_id``'s raw rows."""
     client = migrated(settings)
     data = seed(client, org_id, project_id, loads=loads[0], seed=seeds[0])
     seed(client, other_id, project_id, loads=loads[1], seed=seeds[1])

@@ -34,7 +34,8 @@ def test_pass_fail_insufficient_and_failing_since(client) -> None:
         at = NOW - timedelta(days=day, hours=3)
         page_loads(client, 1, 41, "/slow", at, [3000.0] * 3, js_bytes=400_000)
         page_loads(client, 1, 41, "/fast", at, [800.0] * 3, js_bytes=100_000, status=500 if day == 0 else 200)
-        # The API behind it: a 5xx and a 4xx answer on day 0, calls without a status (counted, not failed) after.
+        # The API behind it: a 5xx and a 4xx answer on day 0, calls without a status (counted, not failed)
+        # after.
         server_calls(client, 1, 41, "/api/fast", at, [500, 404, 200] if day == 0 else [200, 302, 0])
     page_loads(client, 1, 41, "/rare", NOW - timedelta(hours=2), [9000.0, 9000.0])
     fold(client)

@@ -1,6 +1,6 @@
-"""Periods of the state tables (their `grain`, migration 0148): a window's whole hours are read as the fewest hours,
-days and aligned blocks of days that tile them, and the blocks give exactly what the days they hold give — also after
-a late tick refreshes one of their days."""
+"""Periods of the state tables (their `grain`, migration 0148): a window's whole hours are read as the
+fewest hours, days and aligned blocks of days that tile them, and the blocks give exactly what the days
+they hold give — also after a late tick refreshes one of their days."""
 
 from __future__ import annotations
 
@@ -133,7 +133,8 @@ def test_blocks_give_what_their_days_give_also_after_a_late_tick(world) -> None:
 
 
 def _pages(client, filters: ViewFilters, per_day: bool, page: str = "") -> dict[str, dict]:
-    """The page table's rows (and the project's, key '') read through blocks of days (the view) or single days."""
+    """The page table's rows (and the project's, key '') read through blocks of days (the view) or single
+    days."""
     params = page_load_reads.load_params(ORG, PROJECT, filters, page, per_day=per_day)
     return {r["page"] if not r["is_total"] else "": r for r in run_query(client, "performance/pages", params)}
 
@@ -156,8 +157,9 @@ def test_page_load_blocks_give_what_their_days_give_also_after_a_late_tick(world
     page = max((k for k in blocks if k), key=lambda k: blocks[k]["views"])
     assert _samples(client, filters, False, page) == _samples(client, filters, True, page)
 
-    # A page load that arrives late for a day 20 days back, slower than any other: the tick that refreshes that
-    # day's hours refreshes the blocks holding it, so the 30-day window counts it once and lists it slowest.
+    # A page load that arrives late for a day 20 days back, slower than any other: the tick that refreshes
+    # that day's hours refreshes the blocks holding it, so the 30-day window counts it once and lists it
+    # slowest.
     late = next(t for t in data.transactions if t["op"] == "pageload" and t["page"] == page)
     when = (NOW - timedelta(days=20)).replace(hour=5, minute=30)
     row = {

@@ -1,8 +1,9 @@
-"""The API endpoint reads against an exact computation in polars over the raw rows the seed inserted: client calls
-with ids folded into one endpoint, calls and status classes exact, p95 within 1 %, server transactions counted
-apart, the days of one endpoint and its slowest calls — over two weeks and over windows that cut hours and days
-(the whole days from the day states, the other whole hours from the hour states, the partial edge hours from the
-minute states), another organization's rows (same project id) never counted."""
+"""The API endpoint reads against an exact computation in polars over the raw rows the seed inserted:
+client calls with ids folded into one endpoint, calls and status classes exact, p95 within 1 %, server
+transactions counted apart, the days of one endpoint and its slowest calls — over two weeks and over
+windows that cut hours and days (the whole days from the day states, the other whole hours from the hour
+states, the partial edge hours from the minute states), another organization's rows (same project id) never
+counted."""
 
 from __future__ import annotations
 

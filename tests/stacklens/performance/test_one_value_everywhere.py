@@ -1,17 +1,19 @@
-"""One metric, scope, filter set and window give one value everywhere: the pages view's JSON (the API), a budget's
-status, an alert rule's evaluation and the last evaluation of its 30-day preview — page loads landed through
-`POST /api/ingest` and folded by the pipeline's own tick into the states every consumer reads. Windows are cut at
-seconds, minutes, whole hours and midnight and reach across midnight; every value is within 1 % of the exact
-percentile of the stored raw rows (polars), and counts are exact. The error rate (`error_pct`: API calls answered
-4xx or 5xx over all calls) of server-side calls is the endpoints view's, the budget's, the rule's and its preview's,
-to the bit, and the exact share of the stored raw rows. The pages view's CSV download holds the JSON's numbers, and
-Explore's aggregate over the same window and filters is the view's figure.
+"""One metric, scope, filter set and window give one value everywhere: the pages view's JSON (the API), a
+budget's status, an alert rule's evaluation and the last evaluation of its 30-day preview — page loads landed
+through `POST /api/ingest` and folded by the pipeline's own tick into the states every consumer reads. Windows
+are cut at seconds, minutes, whole hours and midnight and reach across midnight; every value is within 1 % of
+the exact percentile of the stored raw rows (polars), and counts are exact. The error rate (`error_pct`: API
+calls answered 4xx or 5xx over all calls) of server-side calls is the endpoints view's, the budget's, the
+rule's and its preview's, to the bit, and the exact share of the stored raw rows. The pages view's CSV
+download holds the JSON's numbers, and Explore's aggregate over the same window and filters is the view's
+figure.
 
-What a person reads prints the view's number as the metric catalog writes it (`format_value`: to its last printed
-digit, counts with thousands separators): the pages page (each page's row and the total) and the PDF report (its
-pages table and web vitals) for the same window and filters; the budgets page, `stacklens budgets list` and the
-PDF's budgets table (each judging the budgets now) for a budget's current value, samples and status. `stacklens
-query` prints Explore's figure as its table writes numbers (raw, in the column's unit, two decimals)."""
+What a person reads prints the view's number as the metric catalog writes it (`format_value`: to its last
+printed digit, counts with thousands separators): the pages page (each page's row and the total) and the
+PDF report (its pages table and web vitals) for the same window and filters; the budgets page, `stacklens
+budgets list` and the PDF's budgets table (each judging the budgets now) for a budget's current value,
+samples and status. `stacklens query` prints Explore's figure as its table writes numbers (raw, in the
+column's unit, two decimals)."""
 
 from __future__ import annotations
 
@@ -151,9 +153,9 @@ def _api_call(rng: random.Random, at: datetime, route: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[dict[str, Any]]:
-    """400 page loads of /search and one of another page in every hour of the last 34 days, and server API calls
-    (one of /api/search in every hour, 400 more of either route anywhere), landed through the ingest API and folded
-    by one pipeline tick; an organization with an API key to read the views."""
+    """400 page loads of /search and one of another page in every hour of the last 34 days, and server API
+    calls (one of /api/search in every hour, 400 more of either route anywhere), landed through the ingest
+    API and folded by one pipeline tick; an organization with an API key to read the views."""
     data_dir = tmp_path_factory.mktemp("one-value")
     settings = make_settings(data_dir, warehouse_url)
     migrate_control_store(settings)
@@ -262,7 +264,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
             "api": api,
             "views": {},
             "endpoints": {},
-            # Evaluation times: cut at seconds, at minutes, at a whole hour, at midnight, 19 s before midnight.
+            # Evaluation times: cut at seconds, at minutes, at a whole hour, at midnight, 19 s before
+            # midnight.
             "times": [
                 day + timedelta(hours=13, minutes=47, seconds=31),
                 day + timedelta(hours=9, minutes=26),
@@ -275,7 +278,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Itera
 
 
 def _exact(raw: pl.DataFrame, case: tuple, window: ViewFilters) -> tuple[float | None, int]:
-    """The case's figure over the raw rows of the window (its bounds in whole minutes, as every consumer's)."""
+    """The case's figure over the raw rows of the window (its bounds in whole minutes, as every
+    consumer's)."""
     metric, statistic, scope, env, release, _ = case
     rows = raw.filter((pl.col("ts") >= window.since) & (pl.col("ts") < window.until))
     if scope != "*":
@@ -292,7 +296,8 @@ def _exact(raw: pl.DataFrame, case: tuple, window: ViewFilters) -> tuple[float |
 
 
 def _pages_view(world: dict[str, Any], window: ViewFilters, env: str, release: str) -> dict[str, Any]:
-    """The pages view's JSON (the API) for the window and filters: one request each, the cases read its rows."""
+    """The pages view's JSON (the API) for the window and filters: one request each, the cases read its
+    rows."""
     key = (window.since, window.until, env, release)
     if key not in world["views"]:
         response = world["client"].get(
@@ -323,8 +328,8 @@ def _view(world: dict[str, Any], case: tuple, window: ViewFilters) -> tuple[floa
 
 
 def _same(a: float | None, b: float | None) -> bool:
-    """Equal to the last digit any page prints: percentiles are the same float; an average may differ in the last
-    bits of a float (its sums are added in another order), never in a printed digit."""
+    """Equal to the last digit any page prints: percentiles are the same float; an average may differ in
+    the last bits of a float (its sums are added in another order), never in a printed digit."""
     if a is None or b is None:
         return a is b
     return a == b or abs(a - b) <= 1e-9 * abs(b)
@@ -417,8 +422,8 @@ def test_budgets_give_the_views_value(world) -> None:
 def _exact_error_rate(
     api: pl.DataFrame, scope: str, env: str, window: ViewFilters
 ) -> tuple[float | None, int]:
-    """The error rate over the raw server calls of the window: calls answered 4xx or 5xx over all calls (a call
-    without a status counts in the denominator only)."""
+    """The error rate over the raw server calls of the window: calls answered 4xx or 5xx over all calls (a
+    call without a status counts in the denominator only)."""
     rows = api.filter(
         (pl.col("ts") >= window.since) & (pl.col("ts") < window.until) & (pl.col("page") == scope)
     )
@@ -517,7 +522,8 @@ def _get(world: dict[str, Any], path: str, **params: str) -> Any:
 
 
 def _explore(world: dict[str, Any], metric: str, statistic: str, scope: str, env: str, release: str, window):
-    """Explore's figure (`POST /api/explore/query`) for a case: the metric's statistic over the scope's loads."""
+    """Explore's figure (`POST /api/explore/query`) for a case: the metric's statistic over the scope's
+    loads."""
     filters = [{"field": "environment", "op": "=", "value": env}] if env else []
     filters += [{"field": "release", "op": "=", "value": release}] if release else []
     filters += [{"field": "page", "op": "=", "value": scope}] if scope != "*" else []
@@ -540,8 +546,9 @@ def _explore(world: dict[str, Any], metric: str, statistic: str, scope: str, env
 
 
 def test_the_csv_download_and_explore_give_the_views_value(world) -> None:
-    """The pages view's CSV (`?format=csv`, the page's download: one table, one writer) holds the JSON's numbers
-    in the catalog's columns, and Explore's aggregate over the same window and filters is the view's figure."""
+    """The pages view's CSV (`?format=csv`, the page's download: one table, one writer) holds the JSON's
+    numbers in the catalog's columns, and Explore's aggregate over the same window and filters is the
+    view's figure."""
     compared = 0
     for at in world["times"][:3]:
         for name in ("90m", "7d"):
@@ -570,8 +577,9 @@ def test_the_csv_download_and_explore_give_the_views_value(world) -> None:
     assert compared >= 12
 
 
-# Budgets kept in the control store — what the budgets page, `stacklens budgets list` and the PDF report's budgets
-# table show: (metric, statistic, scope, window days, budget). Load time over 30 days: over 1,000 samples.
+# Budgets kept in the control store — what the budgets page, `stacklens budgets list` and the PDF report's
+# budgets table show: (metric, statistic, scope, window days, budget). Load time over 30 days: over 1,000
+# samples.
 STORED_BUDGETS = [
     ("lcp_ms", "p75", "/search", 7, 2500.0),
     ("ttfb_ms", "avg", "/search", 1, 500.0),
@@ -579,7 +587,8 @@ STORED_BUDGETS = [
     ("load_time_ms", "p75", "*", 30, 2000.0),
     ("error_pct", "avg", API_ROUTE, 1, 10.0),
 ]
-# The pages view's columns the page and the PDF show, with the metric and statistic the catalog writes each as.
+# The pages view's columns the page and the PDF show, with the metric and statistic the catalog writes each
+# as.
 PAGE_COLUMNS = {
     "load_avg": ("load_time_ms", "avg"),
     "load_p75": ("load_time_ms", "p75"),
@@ -599,9 +608,9 @@ PAGE_CELLS = {
     "cls_p75": 10,
     "score": 11,
 }
-# The page and the PDF for these windows and filters (evaluation time, span, environment, release): 30 days cut at
-# seconds (over 1,000 page loads), 36 hours ending at midnight, a week ending 19 s before midnight, a day cut at
-# minutes; each filter set of the cases.
+# The page and the PDF for these windows and filters (evaluation time, span, environment, release): 30 days
+# cut at seconds (over 1,000 page loads), 36 hours ending at midnight, a week ending 19 s before midnight, a
+# day cut at minutes; each filter set of the cases.
 SHOWN = [
     (0, timedelta(days=30), "", ""),
     (3, timedelta(hours=36), "production", ""),
@@ -625,7 +634,8 @@ def _pdf(text: str) -> str:
 
 
 def _leads(text: str, expected: str) -> bool:
-    """``text`` (a cell) starts with ``expected`` as a whole: a number, then nothing or a space and a rating."""
+    """``text`` (a cell) starts with ``expected`` as a whole: a number, then nothing or a space and a
+    rating."""
     text = " ".join(text.split())
     return text == expected or text.startswith(expected + " ")
 
@@ -658,10 +668,10 @@ def stored_budgets(world: dict[str, Any]) -> list[BudgetRow]:
 
 
 def test_the_page_and_the_pdf_show_the_views_value(world, signed_in) -> None:
-    """The pages page and the PDF report (the dashboards' download) for a window and filters print every number
-    of the pages view's JSON as the metric catalog writes it: each page's views, load time, TTFB, LCP, INP, CLS
-    and score (the page's cells also carry the number itself), the total's on the page, and the total's web
-    vitals in the PDF's summary; each case's figure is within 1 % of the raw rows'."""
+    """The pages page and the PDF report (the dashboards' download) for a window and filters print every
+    number of the pages view's JSON as the metric catalog writes it: each page's views, load time, TTFB,
+    LCP, INP, CLS and score (the page's cells also carry the number itself), the total's on the page, and
+    the total's web vitals in the PDF's summary; each case's figure is within 1 % of the raw rows'."""
     shown = 0
     for index, span, env, release in SHOWN:
         at = world["times"][index]
@@ -680,7 +690,8 @@ def test_the_page_and_the_pdf_show_the_views_value(world, signed_in) -> None:
             "environment": env,
             "release": release,
         }
-        # The page: its table's rows in the view's order, each cell the catalog's writing of the view's number.
+        # The page: its table's rows in the view's order, each cell the catalog's writing of the view's
+        # number.
         page = signed_in.get(_dashboards(world) + "/pages", params=params)
         assert page.status_code == 200, page.text
         table = read_page(page.text)[0]["pages-table"]
@@ -736,8 +747,9 @@ def test_the_page_and_the_pdf_show_the_views_value(world, signed_in) -> None:
 
 
 def _within_a_minute(read: Callable[[], Any]) -> tuple[Any, datetime]:
-    """``read()`` — a consumer judging the budgets now — and a time in the UTC minute it judged them in: a window
-    ending now is cut at whole minutes, so the view's window ending at that time is the one the consumer read."""
+    """``read()`` — a consumer judging the budgets now — and a time in the UTC minute it judged them in: a
+    window ending now is cut at whole minutes, so the view's window ending at that time is the one the
+    consumer read."""
     for _ in range(3):
         before = datetime.now(UTC)
         got = read()
@@ -748,8 +760,8 @@ def _within_a_minute(read: Callable[[], Any]) -> tuple[Any, datetime]:
 
 
 def _budget_figure(world: dict[str, Any], budget: BudgetRow, at: datetime) -> tuple[float | None, int]:
-    """The view's figure for the budget's metric, statistic and scope over its window ending ``at`` (the pages view,
-    the endpoints view for the error rate), checked against the raw rows."""
+    """The view's figure for the budget's metric, statistic and scope over its window ending ``at`` (the
+    pages view, the endpoints view for the error rate), checked against the raw rows."""
     window = ViewFilters(since=at - timedelta(days=budget.window_days), until=at)
     if budget.metric == "error_pct":
         view = _endpoint_view(world, budget.scope, "", window)
@@ -770,9 +782,10 @@ def _budget_figure(world: dict[str, Any], budget: BudgetRow, at: datetime) -> tu
 
 
 def test_the_budget_consumers_show_the_views_value(world, stored_budgets, signed_in, capsys) -> None:
-    """The budgets page, `stacklens budgets list` (the real CLI, in-process with the world's settings) and the PDF
-    report's budgets table each judge the budgets now, and show each budget's current value and samples as the
-    catalog writes the view's figure over the budget's window ending now, with the status that figure gives."""
+    """The budgets page, `stacklens budgets list` (the real CLI, in-process with the world's settings) and
+    the PDF report's budgets table each judge the budgets now, and show each budget's current value and
+    samples as the catalog writes the view's figure over the budget's window ending now, with the status
+    that figure gives."""
     base = _dashboards(world)
 
     def page() -> dict[int, tuple[str, str, str]]:
@@ -828,9 +841,9 @@ def test_the_budget_consumers_show_the_views_value(world, stored_budgets, signed
 
 
 def test_the_cli_query_prints_the_views_value(world, capsys) -> None:
-    """`stacklens query` (the real CLI against the world's app served over HTTP) prints the pages view's figures
-    of a page for the window: its table writes each aggregate as a raw number in the unit its column names, with
-    two decimals (counts whole)."""
+    """`stacklens query` (the real CLI against the world's app served over HTTP) prints the pages view's
+    figures of a page for the window: its table writes each aggregate as a raw number in the unit its
+    column names, with two decimals (counts whole)."""
     compared = 0
     with serve(world["settings"]) as url:
         for at in world["times"][:2]:

@@ -1,6 +1,6 @@
-"""The page-load reads against an exact computation in polars over the raw rows the seed inserted: counts exact,
-percentiles within 1 %, the score as stacklens.performance.score computes it per page load, every filter applied,
-and another organization's rows (same project id) never counted."""
+"""The page-load reads against an exact computation in polars over the raw rows the seed inserted: counts
+exact, percentiles within 1 %, the score as stacklens.performance.score computes it per page load, every
+filter applied, and another organization's rows (same project id) never counted."""
 
 from __future__ import annotations
 
@@ -112,8 +112,8 @@ def test_weekly_and_releases_match_polars(reads_world) -> None:
         assert releases[row["release"]]["views"] == row["views"] and w.close(
             releases[row["release"]]["load_p75"], row["p75"]
         )
-    # The releases view's API error rate is error_pct's definition over the browser's calls of the release's page
-    # loads: calls answered 400-599 over all calls, exact.
+    # The releases view's API error rate is error_pct's definition over the browser's calls of the release's
+    # page loads: calls answered 400-599 over all calls, exact.
     calls = pl.DataFrame(
         [
             {"release": s["release"], "status": s["status_code"]}

@@ -1,5 +1,5 @@
-"""The page-load reads' rows (stacklens/performance/page_load_rows.py): each read's rows hold the keys their type
-declares, the keys the views, the exports and the release pages read them by."""
+"""The page-load reads' rows (stacklens/performance/page_load_rows.py): each read's rows hold the keys
+their type declares, the keys the views, the exports and the release pages read them by."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The page-load views over windows that cut hours and days: the whole days and blocks of days and the other whole
-hours and the minutes of the partial edge hours come from `pageload_periods` — and the figures still match
-an exact computation in polars / Python over the raw rows (counts exact, percentiles within 1 %)."""
+"""The page-load views over windows that cut hours and days: the whole days and blocks of days and the
+other whole hours and the minutes of the partial edge hours come from `pageload_periods` — and the figures
+still match an exact computation in polars / Python over the raw rows (counts exact, percentiles within 1
+%)."""
 
 from __future__ import annotations
 
@@ -108,7 +109,8 @@ def test_pages_and_daily_over_cut_windows_match_polars(world, window, dims) -> N
 
 @pytest.mark.parametrize("dims", DIMS)
 def test_one_read_views_equal_their_separate_reads(world, dims) -> None:
-    """The overview, trends and sparklines read the window once; their figures are those of the separate reads."""
+    """The overview, trends and sparklines read the window once; their figures are those of the separate
+    reads."""
     client, _ = world
     filters = ViewFilters.parse(since=WINDOWS[0][0], until=WINDOWS[0][1], now=NOW, **dims)
     total, rows, days = page_load_reads.overview(client, ORG, PROJECT, filters)
@@ -207,10 +209,10 @@ def test_page_detail_weekly_releases_and_facets_over_cut_windows(world, window) 
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("dims", DIMS)
 def test_samples_over_cut_windows_and_filters(world, window, dims) -> None:
-    """Fastest and slowest are exact (merged from the states' own 3); the median samples are real page loads of
-    the window near its median (examples of the 1 % buckets around the merged histogram's median, one per state):
-    within the read buckets (≤ 4.1 % of the exact median) and, when an exact scan finds one within 2.5 %, the
-    nearest no more than 1.1 % of the median further from it than that one."""
+    """Fastest and slowest are exact (merged from the states' own 3); the median samples are real page
+    loads of the window near its median (examples of the 1 % buckets around the merged histogram's median,
+    one per state): within the read buckets (≤ 4.1 % of the exact median) and, when an exact scan finds one
+    within 2.5 %, the nearest no more than 1.1 % of the median further from it than that one."""
     client, data = world
     filters = ViewFilters.parse(since=window[0], until=window[1], now=NOW, **dims)
     page = "/checkout"
@@ -255,8 +257,8 @@ def test_percentiles_of_zero_negative_and_tiny_values_stay_within_half_a_percent
     world, column, values
 ) -> None:
     """Page loads written straight into the facts of one hour (a project of their own), through the pipeline's
-    hour, minute and day fills, read over a window that takes the whole hour from the hour states and a partial
-    hour from the minute states: every p75 within 0.5 % of polars."""
+    hour, minute and day fills, read over a window that takes the whole hour from the hour states and a
+    partial hour from the minute states: every p75 within 0.5 % of polars."""
     client, _ = world
     project, hour = 4242 + len(values) + int(sum(values)) % 1000, datetime(2026, 11, 10, 8, tzinfo=UTC)
     # half the loads in the whole hour 08:00, half in the partial hour 09:00-09:30 the window ends in

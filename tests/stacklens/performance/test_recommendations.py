@@ -151,8 +151,8 @@ def _endpoint(calls: int, s5xx: int, **extra: object) -> Any:
 
 
 def test_a_figure_and_its_evidence_print_the_same_digits() -> None:
-    # 9 of 144 calls is 6.25 %: rounding the evidence to 6.2 first and the message from 6.25 read "fails 6.3 %"
-    # beside "errors: 6.2 %". Both are now written once, by the catalog, from the same number.
+    # 9 of 144 calls is 6.25 %: rounding the evidence to 6.2 first and the message from 6.25 read "fails 6.3
+    # %" beside "errors: 6.2 %". Both are now written once, by the catalog, from the same number.
     (rec,) = one_per_subject(_endpoint_rules([_endpoint(144, 9)]))
     said = re.search(r"fails ([\d.]+ %) of 144 calls", rec["message"])
     assert said, rec["message"]

@@ -1,7 +1,7 @@
-"""A page load whose requests straddle an hour boundary, its facts built hour by hour as the scheduled ticks do:
-the facts mark its first request of a resource / type and its first call of an endpoint (looking back an hour
-into the previous hour's spans), so it counts once across the two hours' states and the views' edge minutes, and
-its fan-out counts both calls."""
+"""A page load whose requests straddle an hour boundary, its facts built hour by hour as the scheduled
+ticks do: the facts mark its first request of a resource / type and its first call of an endpoint (looking
+back an hour into the previous hour's spans), so it counts once across the two hours' states and the views'
+edge minutes, and its fan-out counts both calls."""
 
 from __future__ import annotations
 

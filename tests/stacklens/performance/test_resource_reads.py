@@ -1,8 +1,8 @@
 """The resource reads against an exact computation in polars over the raw rows the seed inserted: per type and
 per resource, counts and bytes exact, p95 within 1 %, query strings folded into one resource, render-blocking
-status and impact, third parties told apart — over two weeks and over windows that cut hours and days (the whole
-days from the day states, the other whole hours from the hour states, the partial edge hours from the minute
-states), another organization's rows (same project id) never counted."""
+status and impact, third parties told apart — over two weeks and over windows that cut hours and days (the
+whole days from the day states, the other whole hours from the hour states, the partial edge hours from the
+minute states), another organization's rows (same project id) never counted."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The waterfall of one page load of a seeded warehouse: its spans (the navigation-timing ones as phases), the
-FCP and LCP markers, render-blocking resources marked; another organization's page load and a bad id are none."""
+FCP and LCP markers, render-blocking resources marked; another organization's page load and a bad id are
+none."""
 
 from __future__ import annotations
 

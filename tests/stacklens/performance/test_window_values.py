@@ -200,7 +200,8 @@ def test_windows_are_whole_minutes_and_bad_requests_are_named() -> None:
 
 
 def test_every_budget_and_rule_metric_has_a_source() -> None:
-    """What budgets and alert rules may name, the window evaluation can read (with each statistic they allow)."""
+    """What budgets and alert rules may name, the window evaluation can read (with each statistic they
+    allow)."""
     from stacklens.performance import budget_rules
 
     for key, metric in budget_rules.METRICS.items():

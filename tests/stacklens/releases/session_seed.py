@@ -1,7 +1,8 @@
-"""Raw release-health sessions as ingest stores them (table `sessions`, migration 0011): browser-style sessions
-sent as updates (an init, maybe an errored update, an end: exited, crashed or abnormal; some users, some
-anonymous; a few updates sent twice), server-style aggregates (a bucket per status with its quantity, no user),
-over releases, environments and days — and the session states the session_periods asset builds from them."""
+"""Raw release-health sessions as ingest stores them (table `sessions`, migration 0011): browser-style
+sessions sent as updates (an init, maybe an errored update, an end: exited, crashed or abnormal; some
+users, some anonymous; a few updates sent twice), server-style aggregates (a bucket per status with its
+quantity, no user), over releases, environments and days — and the session states the session_periods asset
+builds from them."""
 
 from __future__ import annotations
 
@@ -72,8 +73,8 @@ def seed_sessions(
     seed: int = 3,
     received: datetime | None = None,
 ) -> SessionRows:
-    """``browser_sessions`` sessions spread over the releases' spans (``{release: (from, to, crash rate)}``), and
-    one server aggregate per release, environment and hour of its span."""
+    """``browser_sessions`` sessions spread over the releases' spans (``{release: (from, to, crash
+    rate)}``), and one server aggregate per release, environment and hour of its span."""
     rng = random.Random(seed)
     out = SessionRows()
     names = list(releases)

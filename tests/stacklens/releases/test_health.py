@@ -1,7 +1,8 @@
-"""Release health against an independent computation in polars over the raw rows the seeds inserted: the session
-states by grain (minutes at the window's edges, hours, days and blocks) give exactly what Relay's counting gives
-over the raw session updates and aggregates; the performance figures are the Release impact view's; another
-organization's rows (same project id) never count; and the verdicts name the seeded regression."""
+"""Release health against an independent computation in polars over the raw rows the seeds inserted: the
+session states by grain (minutes at the window's edges, hours, days and blocks) give exactly what Relay's
+counting gives over the raw session updates and aggregates; the performance figures are the Release impact
+view's; another organization's rows (same project id) never count; and the verdicts name the seeded
+regression."""
 
 from __future__ import annotations
 
@@ -168,8 +169,9 @@ def test_the_seeded_regression_is_named_and_the_first_release_is_not_judged(worl
 
 
 def test_the_windows_start_does_not_move_a_verdict(world) -> None:
-    """A window whose start cuts shop@1.0.0 lists what it left of it, but judges shop@1.1.0's session rates against
-    all of 1.0.0's sessions up to the window's end: the same comparison wherever the start falls, saying so."""
+    """A window whose start cuts shop@1.0.0 lists what it left of it, but judges shop@1.1.0's session rates
+    against all of 1.0.0's sessions up to the window's end: the same comparison wherever the start falls,
+    saying so."""
     client, raw, _ = world
     whole = expected(raw, NOW - timedelta(days=15), NOW)[OLD]
     compared = []

@@ -1,5 +1,6 @@
 """The periods that tile a window of the session states cover it exactly, each minute once: minutes at the
-partial edge hours, whole hours, and whole days as aligned blocks (or single days, or none for hourly charts)."""
+partial edge hours, whole hours, and whole days as aligned blocks (or single days, or none for hourly
+charts)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The statistics of the release verdicts against values computed another way: exact fractions of binomial
-coefficients (what SciPy's ``binomtest`` and the exact Poisson-rate test sum), the standard normal table, and the
-classic order-statistic intervals of a median (Conover, Practical Nonparametric Statistics, table A3). SciPy is not a
-dependency of the project, so its results are reproduced here from their definitions."""
+coefficients (what SciPy's ``binomtest`` and the exact Poisson-rate test sum), the standard normal table,
+and the classic order-statistic intervals of a median (Conover, Practical Nonparametric Statistics, table
+A3). SciPy is not a dependency of the project, so its results are reproduced here from their definitions."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from stacklens.releases import stats
 
 
 def exact_two_sided(k: int, n: int, p: Fraction) -> float:
-    """scipy.stats.binomtest(k, n, p).pvalue from its definition, in exact arithmetic: the probability of every
-    outcome at most as likely as k."""
+    """scipy.stats.binomtest(k, n, p).pvalue from its definition, in exact arithmetic: the probability of
+    every outcome at most as likely as k."""
     pmf = [math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(n + 1)]
     return float(sum(q for q in pmf if q <= pmf[k]))
 

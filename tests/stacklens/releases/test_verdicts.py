@@ -1,6 +1,6 @@
-"""Release verdicts: a regression only when a figure is worse by more than its effect size and significantly so at
-95 %, with a minimum sample; otherwise "no significant change" with both values and counts; every reason names the
-metric, both values and both sample sizes."""
+"""Release verdicts: a regression only when a figure is worse by more than its effect size and
+significantly so at 95 %, with a minimum sample; otherwise "no significant change" with both values and
+counts; every reason names the metric, both values and both sample sizes."""
 
 from __future__ import annotations
 
@@ -97,8 +97,8 @@ def test_better_releases_improve() -> None:
 
 
 def test_errors_per_page_load_compare_rates_not_counts() -> None:
-    # The demo's old report: 41 errors in 120 page loads against 15 in 48 was "errors +173 %" — as a rate it is
-    # +9 %, and not significant.
+    # The demo's old report: 41 errors in 120 page loads against 15 in 48 was "errors +173 %" — as a rate it
+    # is +9 %, and not significant.
     before = Figures("shop@1.0.0", page_loads=48, error_events=15)
     now = Figures("shop@1.1.0", page_loads=120, error_events=41)
     comparison = compare(RULE["errors_per_1k_page_loads"], now, before)
@@ -182,8 +182,9 @@ def test_the_first_release_and_releases_without_common_figures() -> None:
 
 def test_verdicts_do_not_drift_with_live_traffic() -> None:
     """Releases watched as their sessions arrive, a verdict at every 250 sessions: one as good as the release
-    before it is called a regression at fewer than 5 % of the looks (each look is a test at 95 % that also needs a
-    0.5-point drop), and one truly worse is called one from the point its sample shows it, and stays called."""
+    before it is called a regression at fewer than 5 % of the looks (each look is a test at 95 % that also
+    needs a 0.5-point drop), and one truly worse is called one from the point its sample shows it, and
+    stays called."""
     rng = random.Random(9)
     before = sessions("a", 5000, 50)  # 99.0 %
     looks = flagged_good = 0

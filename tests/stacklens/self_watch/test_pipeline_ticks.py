@@ -1,5 +1,5 @@
-"""Failed pipeline ticks, counted: the third in a row alerts the owners once (a real SMTP server), later failures
-add nothing, and the next good tick sends the recovery note."""
+"""Failed pipeline ticks, counted: the third in a row alerts the owners once (a real SMTP server), later
+failures add nothing, and the next good tick sends the recovery note."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The embedded engine's server settings: applied as the engine starts, whatever the working directory holds."""
+"""The embedded engine's server settings: applied as the engine starts, whatever the working directory
+holds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""SQL macros: written once, expanded where they stand, and invisible to the checksums of applied migrations."""
+"""SQL macros: written once, expanded where they stand, and invisible to the checksums of applied
+migrations."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ APPLIED_CHECKSUMS = {
     "0120_create_issue_element_top": "de3bac9e8b55eb51a0cf6a69f82deaf9fe89437efe9850ca0aa74b54516ecf20",
     "0126_create_issue_sketches": "fb00c4e9e76d879d0293bd20d57b4179312b7ea9abae1fed96aa834027c23c03",
 }
-# Likewise the page-load histograms' bucket value (macro pageload_hist_value), written out eight times in 0138.
+# Likewise the page-load histograms' bucket value (macro pageload_hist_value), written out eight times in
+# 0138.
 HISTOGRAM_CHECKSUMS = {
     "0138_add_pageload_facts_histograms": "65d9f744120470bca0018b5498e42d55174b45d7587620f30cd2b608be5584aa",
 }
@@ -76,8 +78,9 @@ def test_the_histogram_buckets_are_written_once() -> None:
 
 
 def test_the_period_tiling_is_written_once() -> None:
-    """The periods that tile a window, and those that tile a series of windows with the points each counts for,
-    are each one macro: the views, the budgets' and alert rules' windows and their series read the same periods."""
+    """The periods that tile a window, and those that tile a series of windows with the points each counts
+    for, are each one macro: the views, the budgets' and alert rules' windows and their series read the
+    same periods."""
     for marker, macro, users in (
         (
             "(grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}\nAND start >=",
@@ -108,8 +111,8 @@ def test_the_period_tiling_is_written_once() -> None:
 
 
 def test_the_minute_and_hour_periods_are_written_once() -> None:
-    """Per kind, the minutes and the hours of its periods are one statement (a macro taking the grain), so the two
-    grains a window's edges and middle are read from cannot be built differently."""
+    """Per kind, the minutes and the hours of its periods are one statement (a macro taking the grain), so
+    the two grains a window's edges and middle are read from cannot be built differently."""
     for kind in ("pageload", "endpoint_call", "resource_request"):
         macro = f"{kind}_periods_of_facts"
         holders = [p.name for p in written_sql() if f"INSERT INTO {kind}_periods\n" in p.read_text()]
@@ -126,8 +129,8 @@ def test_the_minute_and_hour_periods_are_written_once() -> None:
 
 
 def test_the_days_and_blocks_merge_the_same_periods_for_every_kind() -> None:
-    """The hours a step merges into days, the days into blocks and a block's grain and start are one macro each,
-    used by every kind's day and block queries."""
+    """The hours a step merges into days, the days into blocks and a block's grain and start are one macro
+    each, used by every kind's day and block queries."""
     kinds = ("endpoint_call", "pageload", "resource_request", "session")
     for marker, macro, users in (
         (
@@ -149,7 +152,8 @@ def test_the_days_and_blocks_merge_the_same_periods_for_every_kind() -> None:
 
 
 def _unindented(path: Path) -> str:
-    """A file's text with each line's indentation removed: a marker spanning lines matches however it is indented."""
+    """A file's text with each line's indentation removed: a marker spanning lines matches however it is
+    indented."""
     return "\n".join(line.strip() for line in path.read_text().split("\n"))
 
 

@@ -1,6 +1,6 @@
-"""The suite's copies of a migrated warehouse (tests/warehouse_template.py) are the database the runner builds:
-the same objects with the same definitions, the same recorded migrations, the same rows, and the runner sees
-nothing left to apply."""
+"""The suite's copies of a migrated warehouse (tests/warehouse_template.py) are the database the runner
+builds: the same objects with the same definitions, the same recorded migrations, the same rows, and the
+runner sees nothing left to apply."""
 
 from __future__ import annotations
 

@@ -127,8 +127,8 @@ def test_copies_of_a_query_get_parameters_of_their_own() -> None:
 
 
 def inline_statements(source: str) -> list[tuple[int, str]]:
-    """(line, opening words) of every SQL statement written in ``source``: a string literal or an f-string whose
-    text opens like a statement (docstrings are prose and are left out)."""
+    """(line, opening words) of every SQL statement written in ``source``: a string literal or an f-string
+    whose text opens like a statement (docstrings are prose and are left out)."""
     tree = ast.parse(source)
     docstrings = {
         id(node.body[0].value)
@@ -169,9 +169,9 @@ def test_the_scan_finds_statements_however_they_are_written() -> None:
 
 
 def test_no_sql_statement_is_written_in_python() -> None:
-    """DESIGN: named, parameterised SQL, never f-strings. A statement belongs in warehouse_sql/queries/<domain>/
-    (run with load_query); a table or column that must vary is an ``{name:Identifier}`` parameter picked by
-    ``identifier`` from a fixed set."""
+    """DESIGN: named, parameterised SQL, never f-strings. A statement belongs in
+    warehouse_sql/queries/<domain>/ (run with load_query); a table or column that must vary is an
+    ``{name:Identifier}`` parameter picked by ``identifier`` from a fixed set."""
     found = []
     for folder in SOURCES:
         for path in sorted((ROOT / folder).rglob("*.py")):

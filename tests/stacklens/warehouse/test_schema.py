@@ -16,8 +16,8 @@ CREATE = re.compile(r"^(?:\s*--[^\n]*\n)*\s*CREATE TABLE IF NOT EXISTS (\w+)\s*\
 DROP = re.compile(r"^(?:\s*--[^\n]*\n)*\s*DROP TABLE IF EXISTS (\w+)", re.IGNORECASE)
 ALTER = re.compile(r"ALTER TABLE (\w+)\s")
 # One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest three levels:
-# AggregateFunction(argMax, String, Tuple(DateTime64(3, 'UTC'), UUID)). A MATERIALIZED expression may span lines; every clause ends with AFTER
-# (on the same line or the next), a CODEC before it.
+# AggregateFunction(argMax, String, Tuple(DateTime64(3, 'UTC'), UUID)). A MATERIALIZED expression may span
+# lines; every clause ends with AFTER (on the same line or the next), a CODEC before it.
 ADD_COLUMN = re.compile(
     r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\))?)"
     r"(?: DEFAULT [^\n]*?|\s+MATERIALIZED\s[\s\S]*?)?(?:\s+CODEC\(([^()]*)\))?\s+AFTER (\w+)"

@@ -1,4 +1,5 @@
-"""A real page in Debian's headless chromium sends @sentry/browser data through the tunnel into the log file."""
+"""A real page in Debian's headless chromium sends @sentry/browser data through the tunnel into the log
+file."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def _pageload(lines: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _inp_spans(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The standalone INP spans: @sentry/browser 11 sends a v2 span container ``{"version": 2, "items": [...]}``."""
+    """The standalone INP spans: @sentry/browser 11 sends a v2 span container ``{"version": 2, "items":
+    [...]}``."""
     return [
         span
         for line in _of_type(lines, "span")

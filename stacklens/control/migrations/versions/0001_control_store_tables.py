@@ -1,4 +1,5 @@
-"""Control-store tables: organizations, users, memberships, projects, keys, activity, usage, budgets, share links.
+"""Control-store tables: organizations, users, memberships, projects, keys, activity, usage, budgets, share
+links.
 
 Revision ID: 0001
 Revises:

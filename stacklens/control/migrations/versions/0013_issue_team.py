@@ -1,5 +1,5 @@
-"""A team's work on issues: teams and members, issue assignees and their history, comments, ownership rules, and
-what people are told (notification settings, watchers, daily digest items, personal e-mail channels).
+"""A team's work on issues: teams and members, issue assignees and their history, comments, ownership rules,
+and what people are told (notification settings, watchers, daily digest items, personal e-mail channels).
 
 Revision ID: 0013
 Revises: 0012

@@ -38,7 +38,8 @@ def _migrate(url: str, action: str, revision: str) -> Schema:
 
 
 def check_revision(tmp_path: Path, revision: str, previous: str, added: Schema) -> None:
-    """``added``: table → the columns (and ``index:<name>``) the revision adds; a table it creates lists all."""
+    """``added``: table → the columns (and ``index:<name>``) the revision adds; a table it creates lists
+    all."""
     before = (
         {} if previous == "base" else _migrate(f"sqlite:///{tmp_path / 'before.db'}", "upgrade", previous)
     )

@@ -1,4 +1,5 @@
-"""The base of the control store's tables: timestamps are aware UTC in Python, stored as naive UTC on SQLite."""
+"""The base of the control store's tables: timestamps are aware UTC in Python, stored as naive UTC on
+SQLite."""
 
 from __future__ import annotations
 

@@ -118,9 +118,9 @@ def _bottom_lines(pdf: bytes) -> list[list[tuple[str, str]]]:
 
 
 def test_no_page_ends_with_a_table_header_or_title(report) -> None:
-    """Every page's last line is a row, a note or a chart's labels — never a header or a title left without its
-    rows (bold: headers, titles and headings are the report's only bold text). Tables shifted down by one row at
-    a time put each following table's header on every height of a page's bottom band."""
+    """Every page's last line is a row, a note or a chart's labels — never a header or a title left without
+    its rows (bold: headers, titles and headings are the report's only bold text). Tables shifted down by
+    one row at a time put each following table's header on every height of a page's bottom band."""
     data, *_ = report
     template = data.views["pages"]["rows"][0]
     for count in range(1, 31):

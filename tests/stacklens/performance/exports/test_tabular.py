@@ -1,4 +1,5 @@
-"""A table as CSV: its columns named with their unit, nested values as JSON, formulas defused, sent in chunks."""
+"""A table as CSV: its columns named with their unit, nested values as JSON, formulas defused, sent in
+chunks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Revision 0001: the control store's first tables: organizations, people, projects, keys, activity, budgets, share links."""
+"""Revision 0001: the control store's first tables: organizations, people, projects, keys, activity,
+budgets, share links."""
 
 from __future__ import annotations
 

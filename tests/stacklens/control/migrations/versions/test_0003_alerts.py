@@ -1,4 +1,5 @@
-"""Revision 0003: the alerting tables: channels, rules and their states and evaluations, notifications, deliveries."""
+"""Revision 0003: the alerting tables: channels, rules and their states and evaluations, notifications,
+deliveries."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Revision 0013: teams, assignees and their history, comments, ownership rules, notification settings, watchers,
-digest items, regression marks, and personal e-mail channels."""
+"""Revision 0013: teams, assignees and their history, comments, ownership rules, notification settings,
+watchers, digest items, regression marks, and personal e-mail channels."""
 
 from __future__ import annotations
 

@@ -252,7 +252,7 @@ def test_workers_end_when_their_server_is_killed(tmp_path) -> None:
         assert len(workers) == 2 and all(_alive(pid) for pid in workers)
         server.kill()
         server.wait(10)
-        # Each worker's watchdog looks once a second; at nice 5 on a loaded machine it may wait its turn a while.
+        # Each worker's watchdog looks once a second; at nice 5 on a loaded machine it may wait a while.
         deadline = time.monotonic() + 30
         while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
             time.sleep(0.2)

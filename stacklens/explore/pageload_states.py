@@ -5,7 +5,8 @@ A page-load question whose filters and group-bys are all dimensions ``pageload_p
 release, browser, page), whose time buckets the periods tile (none, an hour, six hours, a day, a week) and whose
 aggregates the state rows carry (counts, the 1 % histograms' percentiles, averages and sums kept as a sum and a
 count, the histogram means) reads the periods that tile its window instead of every page load: over 10 M page
-loads a few thousand state rows instead of 10 M rows (bench/RESULTS.md). Its figures are the raw path's — the same
+loads a few thousand state rows instead of 10 M rows (bench/RESULTS.md). So do the page loads an error rate per
+1,000 page loads divides by, when its fields and buckets are those. Its figures are the raw path's — the same
 (value, count) pairs into the same weighted quantile, the same counts, sums up to the order they are added in.
 
 Freshness: the states hold what the pipelines' tick has folded in, up to its watermark (by ``received_at``). The
@@ -56,15 +57,32 @@ def _qualifies(fn: str, metric: str) -> bool:
     return fn in PERCENTILES or (fn == "avg" and bool(histogram)) or (fn == "sum" and bool(total))
 
 
+def _tiled(query: Query) -> bool:
+    """Fields the periods keep and buckets they tile."""
+    return query.interval in BUCKET_DAYS and all(
+        name in FIELDS for name in (*query.group_by, *(f.field for f in query.filters))
+    )
+
+
 def qualifies(query: Query) -> bool:
     """Whether the question can be answered from the states: page loads, fields the periods keep, buckets they
     tile and aggregates they carry."""
     return (
         query.dataset is PAGELOADS
-        and query.interval in BUCKET_DAYS
-        and all(name in FIELDS for name in (*query.group_by, *(f.field for f in query.filters)))
+        and _tiled(query)
         and all(_qualifies(a.fn, a.metric) for a in query.aggregates)
     )
+
+
+def loads_qualify(query: Query) -> bool:
+    """Whether the page loads a ``rate_per_1k`` divides by (same window, filters and groups: only counted) can
+    be read from the states."""
+    return any(a.fn == "rate_per_1k" for a in query.aggregates) and _tiled(query)
+
+
+def reads_states(query: Query) -> bool:
+    """Whether any part of the question can read the states (so its statements need where they end)."""
+    return qualifies(query) or loads_qualify(query)
 
 
 def aggregate_sql(fn: str, metric: str) -> str:

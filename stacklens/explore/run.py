@@ -202,7 +202,7 @@ def run_explore(
         with analyst_lane():
             # Where the page-load states end, for a question they can answer (one read of a small table).
             states_until = (
-                pageload_states.read_states_until(client) if pageload_states.qualifies(query) else None
+                pageload_states.read_states_until(client) if pageload_states.reads_states(query) else None
             )
             table = table_statement(query, org_id, project_ids, limits, most + 1, states_until=states_until)
             raw, read = _execute(client, table, limits)

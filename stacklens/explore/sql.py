@@ -290,10 +290,10 @@ def _statement(
     }
     # A qualifying page-load question reads the states that tile its window up to where the pipelines' tick has
     # read, the raw rows after (pageload_states); without states for any of its window it reads the raw rows.
-    states = (
-        states_until is not None and states_until > query.window.since and pageload_states.qualifies(query)
-    )
-    if states_until is not None and states:
+    tiled = states_until is not None and states_until > query.window.since
+    states = tiled and pageload_states.qualifies(query)
+    loads_states = tiled and pageload_states.loads_qualify(query)
+    if states_until is not None and (states or loads_states):
         cut = min(states_until, query.window.until)
         scope.update(states_until=cut, periods=pageload_states.tiling(query, cut))
     aggregates = [
@@ -310,7 +310,7 @@ def _statement(
     rate = [i for i, a in enumerate(query.aggregates) if a.fn == "rate_per_1k"]
     if rate:
         _check_rate_fields(query)
-        loads, _ = builder.grouped(query, PAGELOADS, bucket, [])
+        loads, _ = builder.grouped(query, PAGELOADS, bucket, [], loads_states)
         join = f"LEFT JOIN ({loads}) AS l USING ({', '.join(keys)})" if keys else f"CROSS JOIN ({loads}) AS l"
         groups = fill("explore/rate", errors=groups, join=join, rate=f"a{rate[0]}")
     aliases = [

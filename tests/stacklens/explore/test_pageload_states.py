@@ -5,6 +5,7 @@ window), tables and series; a question the states cannot answer keeps the raw ro
 from __future__ import annotations
 
 import random
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -47,6 +48,33 @@ def seeded(settings: Settings):
     seed(client, 1, 11, loads=400)
     seed(client, 1, 12, loads=120, seed=5)  # a second project of the organization
     seed(client, 2, 22, loads=80, seed=3)  # another organization: never counted
+    rng = random.Random(4)
+    client.insert(
+        "events",
+        [
+            [
+                org,
+                project,
+                uuid.UUID(int=rng.getrandbits(128)),
+                NOW - timedelta(seconds=rng.randint(0, 14 * 86_400)),
+                NOW,
+                rng.choice(["shop@1.0.0", "shop@1.1.0"]),
+                rng.choice(["production", "staging"]),
+                rng.choice(["Chrome", "Firefox", "Safari"]),
+            ]
+            for org, project in [(1, 11)] * 300 + [(1, 12)] * 60 + [(2, 22)] * 40
+        ],
+        column_names=[
+            "org_id",
+            "project_id",
+            "event_id",
+            "timestamp",
+            "received_at",
+            "release",
+            "environment",
+            "browser_name",
+        ],
+    )
     return client
 
 
@@ -108,6 +136,35 @@ def test_qualifying_questions_equal_the_raw_rows(seeded) -> None:
             from_states, raw = (_statement(query, kind, c) for c in (cut, None))
             assert "pageload_periods" in from_states.sql
             assert "pageload_periods" not in raw.sql
+            _same(_rows(client, from_states), _rows(client, raw))
+
+
+def test_error_rates_divide_by_the_page_loads_the_states_count(seeded) -> None:
+    """An error rate per 1,000 page loads reads its page loads from the states when its fields and buckets are
+    theirs: the same rates as over the raw page loads."""
+    client = seeded
+    rng = random.Random(47)
+    for _ in range(10):
+        until = NOW - timedelta(seconds=rng.randint(0, 2 * 86_400))
+        since = until - timedelta(seconds=rng.randint(3_600, 10 * 86_400))
+        body: dict[str, Any] = {
+            "dataset": "errors",
+            "since": since.isoformat().replace("+00:00", "Z"),
+            "until": until.isoformat().replace("+00:00", "Z"),
+            "aggregates": [{"fn": "rate_per_1k"}, {"fn": "count"}],
+            "group_by": rng.sample(["environment", "release", "browser"], rng.randint(0, 2)),
+            "filters": rng.sample(FILTERS[:3], rng.randint(0, 1)),
+            "limit": 1000,
+        }
+        if rng.random() < 0.5:
+            body["interval"] = rng.choice(["1h", "1d"])
+        query = parse_query(body)
+        assert pageload_states.loads_qualify(query) and not pageload_states.qualifies(query)
+        span = int((query.window.until - query.window.since).total_seconds() // 60)
+        cut = query.window.since + timedelta(minutes=rng.randint(1, span + 60))
+        for kind in ["table", "series"] if query.interval else ["table"]:
+            from_states, raw = (_statement(query, kind, c) for c in (cut, None))
+            assert "pageload_periods" in from_states.sql and "pageload_periods" not in raw.sql
             _same(_rows(client, from_states), _rows(client, raw))
 
 

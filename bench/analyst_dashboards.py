@@ -6,7 +6,8 @@ over N page loads, rendered; and its shared link, served from its snapshot.
 
 An embedded warehouse and a SQLite control store in their own data directory (every migration applied), one
 organization and project, N page loads over 30 days and N/10 error events (bench/explore.py's rows and SQL:
-5 releases, 20 pages, three browsers, production and staging), generated inside the engine. `--data-dir` keeps
+5 releases, 20 pages, three browsers, production and staging), generated inside the engine, and the page-load
+states the pipelines' tick builds from them (with its watermark, so Explore reads them). `--data-dir` keeps
 them for the next run. The dashboard is the demo's ("Release health and vitals", demo/dashboards.py: 9 widgets —
 four numbers each against the previous 30 days, two lines per release and day, a bar chart, two tables — under
 the filter bar "30 days, production").

@@ -7,9 +7,10 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from api.deps import ApiAuth, DbSession, Warehouse
+from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.routers.issues_api import IssueOut, _issue, _issue_out
+from stacklens.ingest.front_door import drains_held
 from stacklens.issues.assignees import assignees_of
 from stacklens.issues.merges import merge, split
 
@@ -51,10 +52,20 @@ class SplitOut(BaseModel):
 
 
 @router.post("/issues/merge", response_model=MergeOut, responses=ERRORS)
-def merge_issues(auth: ApiAuth, db: DbSession, client: Warehouse, body: MergeIn) -> MergeOut:
+def merge_issues(
+    auth: ApiAuth, db: DbSession, client: Warehouse, settings: AppSettings, body: MergeIn
+) -> MergeOut:
     """Merge issues into one: their events, counters, users, first/last seen, tags and alert measures become
     the survivor's, new events of their fingerprints land on it, and their ids redirect (301) to it."""
-    result = merge(db, client, auth.org_id, body.ids, into=body.into, actor=f"api:{auth.api_key_id}")
+    result = merge(
+        db,
+        client,
+        auth.org_id,
+        body.ids,
+        into=body.into,
+        actor=f"api:{auth.api_key_id}",
+        landing_held=drains_held(settings),
+    )
     project, summary = _issue(auth, db, client, str(result.target))
     assignee = assignees_of(db, auth.org_id, project.id, [result.target]).get(result.target)
     out = _issue_out(project, summary, assignee=assignee)
@@ -62,7 +73,9 @@ def merge_issues(auth: ApiAuth, db: DbSession, client: Warehouse, body: MergeIn)
 
 
 @router.post("/issues/{issue_id}/split", response_model=SplitOut, responses=ERRORS)
-def split_issue(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str, body: SplitIn) -> SplitOut:
+def split_issue(
+    auth: ApiAuth, db: DbSession, client: Warehouse, settings: AppSettings, issue_id: str, body: SplitIn
+) -> SplitOut:
     """Give merged fingerprints (or the merged fingerprints of some exception types) their own issue back."""
     project, _ = _issue(auth, db, client, issue_id)
     result = split(
@@ -73,6 +86,7 @@ def split_issue(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str, 
         fingerprints=body.fingerprints,
         exception_types=body.exception_types,
         actor=f"api:{auth.api_key_id}",
+        landing_held=drains_held(settings),
     )
     _, kept = _issue(auth, db, client, issue_id)
     new = [_issue_out(project, _issue(auth, db, client, str(i))[1]) for i in result.new_issues]

@@ -7,11 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from dashboards.context import CurrentProject, Db
+from dashboards.context import CurrentProject, Db, app_settings
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control.teams import Assignee, resolve_assignee
 from stacklens.errors import InvalidInput, NotFound
+from stacklens.ingest.front_door import drains_held
 from stacklens.integrations.links import links_of_issues
 from stacklens.issues.actions import StatusRequest, apply_status, record_status_activity
 from stacklens.issues.assignees import NOBODY, assign, assignee_choices, assignee_filter, assignees_of
@@ -125,7 +126,15 @@ def bulk_action(
     user = view.viewer.user
     if action == "merge":
         try:
-            merged = merge(db, client, view.org_id, issue_ids or [], actor=user.email, actor_user_id=user.id)
+            merged = merge(
+                db,
+                client,
+                view.org_id,
+                issue_ids or [],
+                actor=user.email,
+                actor_user_id=user.id,
+                landing_held=drains_held(app_settings(request)),
+            )
         except (InvalidInput, NotFound) as exc:
             return render(request, "error.html", {"title": "Nothing merged", "message": str(exc)}, 400)
         return RedirectResponse(f"{issues_path(view)}/{merged.target}?done=merged", status_code=303)

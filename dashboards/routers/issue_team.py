@@ -10,11 +10,12 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup
 
-from dashboards.context import CurrentProject, Db
+from dashboards.context import CurrentProject, Db, app_settings
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control.teams import resolve_assignee
 from stacklens.errors import Forbidden, InvalidInput, NotFound
+from stacklens.ingest.front_door import drains_held
 from stacklens.issues.assignees import NOBODY, assign, assignee_choices, assignees_of
 from stacklens.issues.comments import MAX_BODY, add_comment, delete_comment, edit_comment
 from stacklens.issues.merges import merged_groups, split
@@ -207,6 +208,7 @@ def split_issue(
             fingerprints=fingerprints or [],
             actor=user.email,
             actor_user_id=user.id,
+            landing_held=drains_held(app_settings(request)),
         )
     except _REFUSALS as exc:
         return _refused(request, "Nothing split", exc, 400)

@@ -24,8 +24,8 @@ def regroup(
 
     Each table is fed by the very SELECT of its materialized view (read from the engine, so no aggregation is
     written twice), over ``events`` narrowed to the project's issues. An event landing on one of these issues
-    in the milliseconds between a table's clearing and its feed is counted twice there (its own insert and the
-    feed); a merge is a rare act, and docs/decisions.md records the limit.
+    between a table's clearing and its feed would be counted twice there (its own insert and the feed): the
+    callers run this with the front door's drains held (:func:`stacklens.issues.merges.merge`).
     """
     if moves:
         fps = sorted(moves)

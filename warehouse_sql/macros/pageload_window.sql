@@ -1,9 +1,7 @@
 -- The page-load rows (per period, page and filter dimensions) of the window [since, until) and filters
--- (environment, release, browser, page; '' = any) as state rows: the rows of `pageload_periods` named by `periods`
--- (grain, start) — the minutes (grain 'minute') of the window's partial edge hours, its other whole hours ('hour')
--- and its whole days, as aligned blocks of days ('days_2' … 'days_16', else 'day') unless a view that groups by
--- `day` asks for single days (ViewFilters.periods with minutes) — which tile the window exactly, a window being whole
--- minutes: one read of one table (docs/decisions.md, "Windows in whole minutes"). Used as `FROM ${pageload_window}`;
+-- (environment, release, browser, page; '' = any) as state rows: the rows of `pageload_periods` of the periods
+-- that tile the window (macro period_tiles; single days instead of blocks when a view that groups by `day` asks for
+-- them). Used as `FROM ${pageload_window}`;
 -- the views merge the rows per key (sums, min(first_ts), sumMap of each histogram). `fastest` / `slowest`: the
 -- period's 3 fastest / slowest page loads (load time, event id, start, score); a query that does not select them
 -- does not read them.
@@ -14,8 +12,7 @@
            dist, fastest, slowest
     FROM pageload_periods FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
-      AND (grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
-      AND start >= {since:DateTime64(3, 'UTC')} AND start < {until:DateTime64(3, 'UTC')}
+      AND ${period_tiles}
       AND ({environment:String} = '' OR environment = {environment:String})
       AND ({release:String} = '' OR release = {release:String})
       AND ({browser:String} = '' OR browser = {browser:String})

@@ -1,8 +1,6 @@
 -- The resource rows of the window [since, until) and filters (environment, release, browser; '' = any): the rows of
--- `resource_request_periods` named by `periods` (grain, start) — the minutes (grain 'minute') of the window's partial
--- edge hours, its other whole hours ('hour') and its whole days as aligned blocks of days ('days_2' … 'days_16', else
--- 'day'; ViewFilters.periods with minutes), which tile the window exactly, a window being whole minutes. One read of
--- one table: a second branch over `resource_facts` for the edges cost the engine about 20 ms more to analyse and
+-- `resource_request_periods` of the periods that tile the window (macro period_tiles). One read of one table: a
+-- second branch over `resource_facts` for the edges cost the engine about 20 ms more to analyse and
 -- plan than it read (docs/decisions.md, "Windows in whole minutes"). `release` and `start` tell which releases
 -- served a resource, and when (resource_list.sql). Used as `FROM ${resource_window}`.
 (
@@ -11,8 +9,7 @@
            cache_hits, fcp_share_sum, fcp_share_n, compressed_dec, compressed_enc, pages, release, start
     FROM resource_request_periods FINAL
     WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
-      AND (grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
-      AND start >= {since:DateTime64(3, 'UTC')} AND start < {until:DateTime64(3, 'UTC')}
+      AND ${period_tiles}
       AND ({environment:String} = '' OR environment = {environment:String})
       AND ({release:String} = '' OR release = {release:String})
       AND ({browser:String} = '' OR browser = {browser:String})

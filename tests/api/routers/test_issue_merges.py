@@ -5,11 +5,15 @@ overrides); merged ids answer 301; another organization's issue cannot be merged
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from stacklens.ingest.front_door import settle_front_doors
+from stacklens.ingest.front_door_drain import DRAIN_INTERVAL_SECONDS
 from stacklens.ingest.grouping import issue_id_for
+from stacklens.issues.regroup import regroup as real_regroup
 from stacklens.settings import get_settings
 from stacklens.warehouse.client import get_warehouse
 from tests.api.routers.test_ingest import line, post
@@ -183,3 +187,43 @@ def test_another_organizations_issue_cannot_be_merged(client, org_factory) -> No
     assert _stored(theirs["org_id"], their_ids["refused"])["events"] == 2
     assert _stored(mine["org_id"], my_ids["timeout"])["events"] == 3
     assert api.post(f"/api/issues/{their_ids['timeout']}/split", {"fingerprints": ["x"]}).status_code == 404
+
+
+def test_an_event_answered_during_a_merge_lands_after_it_once(client, org_factory, monkeypatch) -> None:  # noqa: F811
+    """The front door's drains are held while the moved issues' tables are cleared and fed again: an event
+    answered 200 then lands after the regroup, on the survivor, and every table counts it once."""
+    org = org_factory("Busy merge")
+    api = _Api(client, org["api_key"])
+    ids, _ = _landed(org)
+    timeout, refused = ids["timeout"], ids["refused"]
+    fresh = {**sdk_event(_refused, user={"id": "u7"}, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
+    seen_during: list[int] = []
+
+    def busy_regroup(*args: Any, **kwargs: Any) -> None:
+        # An SDK's event arrives while the merge moves the stored events: answered (spooled), not landed.
+        sent = client.post(
+            f"/api/{org['project_id']}/envelope/",
+            params={"sentry_key": org["app_key"]},
+            content=envelope([event_item(fresh)]),
+        )
+        assert sent.status_code == 200, sent.text
+        time.sleep(3 * DRAIN_INTERVAL_SECONDS)  # long enough for a drain that was not held
+        seen_during.append(_count_event(fresh["event_id"]))
+        real_regroup(*args, **kwargs)
+
+    monkeypatch.setattr("stacklens.issues.merges.regroup", busy_regroup)
+    merged = api.post("/api/issues/merge", {"ids": [str(timeout), str(refused)]})
+    assert merged.status_code == 200, merged.text
+    assert seen_during == [0]
+    assert settle_front_doors(30)
+    assert _count_event(fresh["event_id"]) == 1
+    assert _stored(org["org_id"], timeout)["events"] == 6
+    _agrees(api, org["org_id"], timeout)
+
+
+def _count_event(event_id: str) -> int:
+    return int(
+        get_warehouse(get_settings())
+        .query("SELECT count() FROM events WHERE event_id = {id:String}", parameters={"id": event_id})
+        .result_rows[0][0]
+    )

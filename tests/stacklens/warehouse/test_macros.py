@@ -75,6 +75,84 @@ def test_the_histogram_buckets_are_written_once() -> None:
         assert sorted(p.name for p in written_sql() if f"${{{macro}}}" in p.read_text()) == users
 
 
+def test_the_period_tiling_is_written_once() -> None:
+    """The periods that tile a window, and those that tile a series of windows with the points each counts for,
+    are each one macro: the views, the budgets' and alert rules' windows and their series read the same periods."""
+    for marker, macro, users in (
+        (
+            "(grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}\nAND start >=",
+            "period_tiles",
+            ["endpoint_window.sql", "pageload_window.sql", "resource_window.sql", "window_states.sql"],
+        ),
+        (
+            "toStartOfHour(start) IN {minute_hours:",
+            "series_periods",
+            ["series_api_calls.sql", "series_pageloads.sql"],
+        ),
+        (
+            "{members:Array(Array(UInt16))}[indexOf(",
+            "series_points",
+            ["series_api_calls.sql", "series_pageloads.sql"],
+        ),
+    ):
+        holders = [str(p.relative_to(SQL_ROOT)) for p in written_sql() if marker in _unindented(p)]
+        assert holders == [f"macros/{macro}.sql"], marker
+        used = [p.name for p in written_sql() if f"${{{macro}}}" in p.read_text() and p.stem != macro]
+        assert sorted(used) == users
+    # A window's bounds on `start` are the tiling's: no query names them beside the periods itself.
+    bounds = "AND start >= {since:"
+    assert [str(p.relative_to(SQL_ROOT)) for p in written_sql() if bounds in p.read_text()] == [
+        "macros/period_tiles.sql",
+        "macros/series_periods.sql",
+    ]
+
+
+def test_the_minute_and_hour_periods_are_written_once() -> None:
+    """Per kind, the minutes and the hours of its periods are one statement (a macro taking the grain), so the two
+    grains a window's edges and middle are read from cannot be built differently."""
+    for kind in ("pageload", "endpoint_call", "resource_request"):
+        macro = f"{kind}_periods_of_facts"
+        holders = [p.name for p in written_sql() if f"INSERT INTO {kind}_periods\n" in p.read_text()]
+        assert f"{macro}.sql" in holders and f"{kind}_periods_minute.sql" not in holders
+        for grain in ("minute", "hour"):
+            text = (QUERIES_DIR / "pipelines" / f"{kind}_periods_{grain}.sql").read_text()
+            assert f"${{{macro}(grain={grain})}}" in text
+            rendered = load_query(f"pipelines/{kind}_periods_{grain}")
+            assert (
+                f"'{grain}' AS grain, toStartOfInterval(" in rendered
+                and f"INTERVAL 1 {grain}) AS {grain}" in rendered
+            )
+            assert "${" not in rendered
+
+
+def test_the_days_and_blocks_merge_the_same_periods_for_every_kind() -> None:
+    """The hours a step merges into days, the days into blocks and a block's grain and start are one macro each,
+    used by every kind's day and block queries."""
+    kinds = ("endpoint_call", "pageload", "resource_request", "session")
+    for marker, macro, users in (
+        (
+            "toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY",
+            "hours_of_days",
+            sorted([f"{k}_periods_day.sql" for k in kinds] + ["pageload_examples_day.sql"]),
+        ),
+        ("ARRAY JOIN [2, 4, 8, 16] AS s", "days_of_blocks", [f"{k}_periods_blocks.sql" for k in kinds]),
+        (
+            "intDiv(toUInt32(toDate(start)), s) * s",
+            "block_period",
+            [f"{k}_periods_blocks.sql" for k in kinds],
+        ),
+    ):
+        holders = [str(p.relative_to(SQL_ROOT)) for p in written_sql() if marker in p.read_text()]
+        assert holders == [f"macros/{macro}.sql"], marker
+        used = [p.name for p in written_sql() if f"${{{macro}}}" in p.read_text() and p.stem != macro]
+        assert sorted(used) == users
+
+
+def _unindented(path: Path) -> str:
+    """A file's text with each line's indentation removed: a marker spanning lines matches however it is indented."""
+    return "\n".join(line.strip() for line in path.read_text().split("\n"))
+
+
 def test_the_issue_elements_expression_is_written_once() -> None:
     marker = "('same_time_window', toString(toStartOfFiveMinutes(timestamp)))"
     holders = sorted(str(p.relative_to(SQL_ROOT)) for p in written_sql() if marker in p.read_text())
@@ -106,11 +184,13 @@ def test_expansion_follows_the_indentation_and_leaves_the_runner_placeholders() 
 def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(
         MacroError,
-        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: dead_attempt_rows, duration_hist_key, "
-        r"duration_hist_value, duration_p95, endpoint_call_states, endpoint_window, issue_elements, issue_window_rows, log_filter, pageload_bucket, "
-        r"pageload_hist_value, pageload_merge, pageload_state_row, pageload_window, period_aligned, "
-        r"resource_request_states, resource_row_sums, resource_window, still_landing, view_settings, written_examples, "
-        r"written_facts, written_states\)",
+        match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: block_period, days_of_blocks, "
+        r"dead_attempt_rows, duration_hist_key, duration_hist_value, duration_p95, endpoint_call_periods_of_facts, endpoint_call_states, endpoint_window, "
+        r"hours_of_days, issue_elements, issue_window_rows, log_filter, pageload_bucket, pageload_hist_value, pageload_merge, "
+        r"pageload_periods_of_facts, pageload_state_row, pageload_window, period_aligned, period_tiles, "
+        r"resource_request_periods_of_facts, resource_request_states, resource_row_sums, resource_window, "
+        r"series_periods, series_points, still_landing, view_settings, written_examples, written_facts, "
+        r"written_states\)",
     ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")
     (tmp_path / "0001_create_things.sql").write_text("SELECT ${nope}\n")
@@ -130,3 +210,22 @@ def test_a_macro_may_use_macros_and_not_itself(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setitem(known, "loop", "SELECT 1\n    ${loop}")
     with pytest.raises(MacroError, match=r"macro \$\{loop\} uses itself"):
         render_macros("${loop}", "queries/y.sql")
+
+
+def test_a_macro_takes_arguments_of_one_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    known = macros.macros()
+    monkeypatch.setitem(
+        known, "per_grain", "SELECT '${grain}' AS grain,\n    toStartOfInterval(ts, INTERVAL 1 ${grain})"
+    )
+    assert render_macros("  ${per_grain(grain=hour)}") == (
+        "  SELECT 'hour' AS grain,\n      toStartOfInterval(ts, INTERVAL 1 hour)"
+    )
+    with pytest.raises(
+        MacroError, match=r"queries/z.sql: macro \$\{per_grain\} has a malformed argument 'grain=1 h'"
+    ):
+        render_macros("${per_grain(grain=1 h)}", "queries/z.sql")
+    with pytest.raises(MacroError, match=r"macro \$\{per_grain\} takes no argument unit"):
+        render_macros("${per_grain(grain=hour, unit=minute)}", "queries/z.sql")
+    # Without its argument the macro's placeholder is unknown: an argument is bound only where it is given.
+    with pytest.raises(MacroError, match=r"macro per_grain: unknown macro \$\{grain\}"):
+        render_macros("${per_grain}", "queries/z.sql")

@@ -14,19 +14,13 @@ FROM
     SELECT grain, start, sum({count}) AS samples, sum({total}) AS total, sumMap({histogram}.1, {histogram}.2) AS hist
     FROM pageload_periods FINAL
     WHERE project_id = {project_id:UInt64}
-      AND ((grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
-           OR (grain = 'minute' AND toStartOfHour(start) IN {minute_hours:Array(DateTime('UTC'))}))
-      AND start >= {since:DateTime('UTC')} AND start < {until:DateTime('UTC')}
+      AND ${series_periods}
       AND page LIKE {pattern:String}
       AND ({environment:String} = '' OR environment = {environment:String})
       AND ({release:String} = '' OR release = {release:String})
       AND ({browser:String} = '' OR browser = {browser:String})
     GROUP BY grain, start
 )
-ARRAY JOIN if(grain = 'minute',
-              arrayMap(r -> r.1, arrayFilter(r -> r.2 = toStartOfHour(start) AND start >= r.3 AND start < r.4,
-                                             {minute_ranges:Array(Tuple(UInt16, DateTime('UTC'), DateTime('UTC'), DateTime('UTC')))})),
-              {members:Array(Array(UInt16))}[indexOf({periods:Array(Tuple(String, DateTime('UTC')))}, (toString(grain), start))])
-           AS point
+ARRAY JOIN ${series_points} AS point
 GROUP BY point
 SETTINGS ${view_settings}

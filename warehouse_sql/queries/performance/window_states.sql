@@ -29,8 +29,7 @@ FROM
                          {period_masks:Array(UInt64)}, toUInt64(0)) AS mask
         FROM pageload_periods FINAL
         WHERE project_id IN {pageload_projects:Array(UInt64)}
-          AND (grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
-          AND start >= {since:DateTime('UTC')} AND start < {until:DateTime('UTC')}
+          AND ${period_tiles}
     )
     ARRAY JOIN arrayFilter(x -> bitTest(mask, x.3) AND page LIKE x.2 AND (x.4 = '' OR environment = x.4)
                                 AND (x.5 = '' OR release = x.5) AND (x.6 = '' OR browser = x.6),
@@ -50,8 +49,7 @@ FROM
                      {period_masks:Array(UInt64)}, toUInt64(0)) AS mask
     FROM endpoint_call_periods FINAL
     WHERE project_id IN {api_projects:Array(UInt64)} AND source = 'server'
-      AND (grain, start) IN {periods:Array(Tuple(String, DateTime('UTC')))}
-      AND start >= {since:DateTime('UTC')} AND start < {until:DateTime('UTC')}
+      AND ${period_tiles}
 )
 ARRAY JOIN arrayFilter(x -> bitTest(mask, x.3) AND path LIKE x.2 AND (x.4 = '' OR environment = x.4)
                             AND (x.5 = '' OR release = x.5) AND (x.6 = '' OR browser = x.6),

@@ -5,17 +5,12 @@
 INSERT INTO endpoint_call_periods
 WITH groupArraySortedArray(5)(arrayMap((d, e, t, x, y) -> (-d, e, t, x, y),
                                        slow_ms, slow_event, slow_ts, slow_status, slow_description)) AS slowest
-SELECT org_id, project_id, concat('days_', toString(s)) AS block_grain,
-       toDateTime(toDate(intDiv(toUInt32(toDate(start)), s) * s), 'UTC') AS block, environment, release, browser,
-       source, method, path, sum(calls), sum(loads), sum(duration_sum),
-       sumMap(dur_hist.1, dur_hist.2), sum(s2xx), sum(s3xx), sum(s4xx), sum(s5xx), sum(no_status), sum(bytes_sum),
-       sum(bytes_n), max(max_per_load), groupUniqArrayArray(10)(pages),
+SELECT org_id, project_id, ${block_period}, environment, release, browser, source, method, path,
+       sum(calls), sum(loads), sum(duration_sum), sumMap(dur_hist.1, dur_hist.2), sum(s2xx), sum(s3xx), sum(s4xx),
+       sum(s5xx), sum(no_status), sum(bytes_sum), sum(bytes_n), max(max_per_load), groupUniqArrayArray(10)(pages),
        arrayMap(x -> -x.1, slowest), arrayMap(x -> x.2, slowest), arrayMap(x -> x.3, slowest),
        arrayMap(x -> x.4, slowest), arrayMap(x -> x.5, slowest),
        {materialized_at:DateTime64(6, 'UTC')}
 FROM endpoint_call_periods FINAL
-ARRAY JOIN [2, 4, 8, 16] AS s
-WHERE grain = 'day'
-  AND start >= toDateTime(toDate(intDiv(toUInt32(toDate({start:DateTime64(3, 'UTC')})), 16) * 16), 'UTC')
-  AND start < toDateTime(toDate(intDiv(toUInt32(toDate({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND)), 16) * 16 + 16), 'UTC')
+${days_of_blocks}
 GROUP BY org_id, project_id, block_grain, block, environment, release, browser, source, method, path

@@ -12,6 +12,5 @@ SELECT org_id, project_id, 'day' AS day_grain, toStartOfDay(start) AS day, envir
        arrayMap(x -> x.4, slowest), arrayMap(x -> x.5, slowest),
        {materialized_at:DateTime64(6, 'UTC')}
 FROM endpoint_call_periods FINAL
-WHERE grain = 'hour' AND start >= toStartOfDay({start:DateTime64(3, 'UTC')})
-  AND start < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+WHERE ${hours_of_days}
 GROUP BY org_id, project_id, day, environment, release, browser, source, method, path

@@ -10,8 +10,6 @@ FROM
            argMin((load_ms, event_id, ts, score),
                   (if(load_ms > 0, abs(log(load_ms) * 100 - bucket), 0.), event_id)) AS example
     FROM pageload_examples FINAL
-    WHERE grain = 'hour'
-      AND start >= toStartOfDay({start:DateTime64(3, 'UTC')})
-      AND start < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+    WHERE ${hours_of_days}
     GROUP BY org_id, project_id, day, environment, release, browser, page, bucket
 )

@@ -3,16 +3,12 @@
 -- (grain 'day', refreshed just before by the same tick); a block's 3 fastest and 3 slowest page loads are among its
 -- days' own. The days read are those of the 16-day blocks around the range, so every smaller block in it is whole.
 INSERT INTO pageload_periods
-SELECT org_id, project_id, concat('days_', toString(s)) AS block_grain,
-       toDateTime(toDate(intDiv(toUInt32(toDate(start)), s) * s), 'UTC') AS block, environment, release, browser,
-       page, ${pageload_merge},
+SELECT org_id, project_id, ${block_period}, environment, release, browser, page,
+       ${pageload_merge},
        groupArraySortedArray(3)(fastest),
        arrayMap(x -> (-x.1, x.2, x.3, x.4),
                 groupArraySortedArray(3)(arrayMap(x -> (-x.1, x.2, x.3, x.4), slowest))),
        {materialized_at:DateTime64(6, 'UTC')}
 FROM pageload_periods FINAL
-ARRAY JOIN [2, 4, 8, 16] AS s
-WHERE grain = 'day'
-  AND start >= toDateTime(toDate(intDiv(toUInt32(toDate({start:DateTime64(3, 'UTC')})), 16) * 16), 'UTC')
-  AND start < toDateTime(toDate(intDiv(toUInt32(toDate({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND)), 16) * 16 + 16), 'UTC')
+${days_of_blocks}
 GROUP BY org_id, project_id, block_grain, block, environment, release, browser, page

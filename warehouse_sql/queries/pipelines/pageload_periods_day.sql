@@ -9,6 +9,5 @@ SELECT org_id, project_id, 'day' AS day_grain, toStartOfDay(start) AS day, envir
                 groupArraySortedArray(3)(arrayMap(x -> (-x.1, x.2, x.3, x.4), slowest))),
        {materialized_at:DateTime64(6, 'UTC')}
 FROM pageload_periods FINAL
-WHERE grain = 'hour' AND start >= toStartOfDay({start:DateTime64(3, 'UTC')})
-  AND start < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+WHERE ${hours_of_days}
 GROUP BY org_id, project_id, day, environment, release, browser, page

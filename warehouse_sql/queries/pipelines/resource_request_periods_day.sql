@@ -8,6 +8,5 @@ SELECT org_id, project_id, 'day' AS day_grain, toStartOfDay(start) AS day, envir
        sum(fcp_share_sum), sum(fcp_share_n), sum(compressed_dec), sum(compressed_enc),
        groupUniqArrayArray(10)(pages), {materialized_at:DateTime64(6, 'UTC')}
 FROM resource_request_periods FINAL
-WHERE grain = 'hour' AND start >= toStartOfDay({start:DateTime64(3, 'UTC')})
-  AND start < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+WHERE ${hours_of_days}
 GROUP BY org_id, project_id, day, environment, release, browser, resource_type, resource, host, page_host

@@ -1,19 +1,6 @@
 -- Refresh the minutes (grain 'minute') of `resource_request_periods` for the hours in [{start}, {end}) from
--- `resource_facts` (refreshed just before by the same tick): per minute, filter dimensions and resource, the
--- aggregates of the resource_request_states macro, as resource_request_periods_hour.sql does per hour. The
--- resources view reads them for the partial hours at its window's edges (macro resource_window), so a window is one
--- read of the periods that tile it; the days and blocks are merged from the hours, never from these.
-INSERT INTO resource_request_periods
-SELECT org_id, project_id, 'minute' AS grain, toStartOfMinute(ts) AS minute, environment, release, browser,
-       resource_type, resource_key AS resource, host_key AS host, page_host,
-       ${resource_request_states},
-       {materialized_at:DateTime64(6, 'UTC')}
-FROM
-(
-    SELECT org_id, project_id, ts, environment, release, browser, resource_type,
-           if(is_request = 1, '', toString(resource)) AS resource_key, if(is_request = 1, '', toString(host)) AS host_key,
-           page_host, page, enc, dec, transfer_size, duration_ms, blocking_status, fcp, first_of_resource, first_of_type
-    FROM resource_facts FINAL
-    WHERE ts >= {start:DateTime64(3, 'UTC')} AND ts < {end:DateTime64(3, 'UTC')}
-)
-GROUP BY org_id, project_id, minute, environment, release, browser, resource_type, resource_key, host_key, page_host
+-- `resource_facts`: what resource_request_periods_hour.sql keeps per hour, per minute (macro
+-- resource_request_periods_of_facts). The resources view reads them for the partial hours at its window's edges
+-- (macro resource_window), so a window is one read of the periods that tile it; the days and blocks are merged
+-- from the hours, never from these.
+${resource_request_periods_of_facts(grain=minute)}

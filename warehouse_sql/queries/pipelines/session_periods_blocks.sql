@@ -6,17 +6,13 @@
 -- they were. Writing them again (every tick, the ~20 releases of a 16-day block, four grains) only added versions
 -- of their user states, which every read under FINAL deserialised until a merge dropped them.
 INSERT INTO session_periods
-SELECT org_id, project_id, concat('days_', toString(s)) AS block_grain,
-       toDateTime(toDate(intDiv(toUInt32(toDate(start)), s) * s), 'UTC') AS block, release, environment,
+SELECT org_id, project_id, ${block_period}, release, environment,
        sum(sessions), sum(errored), sum(crashed), sum(abnormal), min(first_started),
        uniqCombined64MergeState(12)(users), uniqCombined64MergeState(12)(errored_users),
        uniqCombined64MergeState(12)(crashed_users),
        {materialized_at:DateTime64(6, 'UTC')}
 FROM session_periods FINAL
-ARRAY JOIN [2, 4, 8, 16] AS s
-WHERE grain = 'day'
-  AND start >= toDateTime(toDate(intDiv(toUInt32(toDate({start:DateTime64(3, 'UTC')})), 16) * 16), 'UTC')
-  AND start < toDateTime(toDate(intDiv(toUInt32(toDate({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND)), 16) * 16 + 16), 'UTC')
+${days_of_blocks}
   AND (project_id, org_id, release, environment) IN
       (SELECT project_id, org_id, release, environment FROM session_periods
        WHERE grain = 'minute' AND start >= {start:DateTime64(3, 'UTC')} AND start < {end:DateTime64(3, 'UTC')})

@@ -9,8 +9,7 @@ SELECT org_id, project_id, 'day' AS day_grain, toStartOfDay(start) AS day, relea
        uniqCombined64MergeState(12)(crashed_users),
        {materialized_at:DateTime64(6, 'UTC')}
 FROM session_periods FINAL
-WHERE grain = 'hour' AND start >= toStartOfDay({start:DateTime64(3, 'UTC')})
-  AND start < toStartOfDay({end:DateTime64(3, 'UTC')} - INTERVAL 1 MILLISECOND) + INTERVAL 1 DAY
+WHERE ${hours_of_days}
   AND (project_id, org_id, release, environment) IN
       (SELECT project_id, org_id, release, environment FROM session_periods
        WHERE grain = 'minute' AND start >= {start:DateTime64(3, 'UTC')} AND start < {end:DateTime64(3, 'UTC')})

@@ -1,6 +1,8 @@
 -- Explore's `pageloads` rows as state rows (stacklens/explore/pageload_states.py), for a question whose fields are
 -- all dimensions `pageload_periods` keeps (environment, release, browser, page): the rows of the periods that tile
--- [since, {states_until}) ({periods}: (grain, start), ViewFilters.periods) of the organization's projects, and
+-- [since, {states_until}) ({periods}: (grain, start) from ViewFilters.periods of that span, as macro period_tiles
+-- names them; not the macro itself, whose bounds read {since} and {until} as DateTime while the raw rows of the
+-- same statement — the tail, an error rate's events — read them as DateTime64) of the organization's projects, and
 -- after them the page loads of [{states_until}, until) from `transactions` (the tail the pipelines' tick has not
 -- folded in yet) each as a state row of one page load, so no row is left out and none is counted twice. Columns:
 -- ts (a period's start, a page load's time), f_<field>, and per metric its count (s_*_n), sum (s_*_sum) and 1 %

@@ -18,6 +18,7 @@ from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
 from stacklens.errors import InvalidInput, StackLensError
+from stacklens.explore import pageload_states
 from stacklens.explore.answer import AnswerMeta, ExploreAnswer, ExploreRow, SeriesLine
 from stacklens.explore.query import Query
 from stacklens.explore.sql import (
@@ -200,9 +201,12 @@ def run_explore(
         if not project_ids:
             return Result(columns, [])
         with analyst_lane():
-            raw, read = _execute(
-                client, table_statement(query, org_id, project_ids, limits, most + 1), limits
+            # Where the page-load states end, for a question they can answer (one read of a small table).
+            states_until = (
+                pageload_states.read_states_until(client) if pageload_states.reads_states(query) else None
             )
+            table = table_statement(query, org_id, project_ids, limits, most + 1, states_until=states_until)
+            raw, read = _execute(client, table, limits)
             truncated = len(raw) > most
             rows = [{c: plain_value(r[a]) for c, a in zip(columns, aliases, strict=True)} for r in raw[:most]]
             counted = {query.aggregates[i].column: alias for i, alias in value_counts(query).items()}
@@ -210,7 +214,7 @@ def run_explore(
             points: list[SeriesLine] = []
             if series and query.interval:
                 raw_points, series_read = _execute(
-                    client, series_statement(query, org_id, project_ids, limits), limits
+                    client, series_statement(query, org_id, project_ids, limits, states_until), limits
                 )
                 read += series_read
                 truncated = truncated or len(raw_points) > MAX_SERIES_POINTS

@@ -25,8 +25,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from stacklens.explore import pageload_states
 from stacklens.explore.datasets import NUMBER, PAGELOADS, Dataset
 from stacklens.explore.query import PERCENTILES, BadQuery, Filter, Query
 from stacklens.performance.window_values import PAGELOADS as PAGELOAD_STATES
@@ -143,9 +145,10 @@ class _Builder:
         return f"{column} {operator} {self.param(item.value, kind)}"
 
     def grouped(
-        self, query: Query, dataset: Dataset, bucket: str, aggregates: list[str]
+        self, query: Query, dataset: Dataset, bucket: str, aggregates: list[str], states: bool = False
     ) -> tuple[str, list[str]]:
-        """grouped.sql over the dataset's rows: ``(sql, group key aliases)``."""
+        """grouped.sql over the dataset's rows, or with ``states`` over its state rows
+        (:mod:`pageload_states`): ``(sql, group key aliases)``."""
         keys = [f"{self.column(dataset, name)} AS g{i}" for i, name in enumerate(query.group_by)]
         if bucket:
             keys.insert(0, f"toStartOfInterval(ts, {bucket}) AS bucket")
@@ -153,8 +156,8 @@ class _Builder:
         where = " AND ".join(self.condition(dataset, f) for f in query.filters) or "1"
         sql = fill(
             "explore/grouped",
-            columns=", ".join([*keys, *aggregates, f"{samples_sql(dataset)} AS samples"]),
-            rows=load_query(dataset.rows_query),
+            columns=", ".join([*keys, *aggregates, f"{_samples(dataset, states)} AS samples"]),
+            rows=load_query(pageload_states.ROWS_QUERY if states else dataset.rows_query),
             where=where,
             group_by=f"GROUP BY {', '.join(aliases)}" if aliases else "",
         )
@@ -182,10 +185,18 @@ def aggregate_sql(dataset: Dataset, fn: str, metric: str) -> str:
     return FUNCTIONS[key].replace("{value}", f"m_{metric}")
 
 
+def _aggregate(dataset: Dataset, fn: str, metric: str, states: bool) -> str:
+    return pageload_states.aggregate_sql(fn, metric) if states else aggregate_sql(dataset, fn, metric)
+
+
 def samples_sql(dataset: Dataset) -> str:
     """What a group's ``samples`` counts: its rows, or the dataset's counted measure (sessions)."""
     measure = dataset.measures.get(dataset.counted)
     return measure.samples if measure is not None else "count()"
+
+
+def _samples(dataset: Dataset, states: bool) -> str:
+    return pageload_states.SAMPLES if states else samples_sql(dataset)
 
 
 def value_counts(query: Query) -> dict[int, str]:
@@ -199,7 +210,9 @@ def value_counts(query: Query) -> dict[int, str]:
     }
 
 
-def _count_sql(dataset: Dataset, metric: str) -> str:
+def _count_sql(dataset: Dataset, metric: str, states: bool = False) -> str:
+    if states:
+        return pageload_states.aggregate_sql("count", metric)
     measure = dataset.measures.get(metric)
     if measure is not None:
         return measure.samples
@@ -224,18 +237,36 @@ def table_statement(
     total: bool = False,
     counts: bool = True,
     block_rows: int = BLOCK_ROWS,
+    states_until: datetime | None = None,
 ) -> Statement:
     """The grouped table: one row per group (the whole window), ordered, ``limit`` rows; ``total`` adds the
     count of all groups (``total_rows``) to every row, ``counts`` the value counts ``n<i>``
-    (:func:`value_counts`); the engine answers in blocks of ``block_rows``."""
-    return _statement(query, org_id, project_ids, limits, "", limit, total, counts, block_rows)
+    (:func:`value_counts`); the engine answers in blocks of ``block_rows``. ``states_until``: where the
+    page-load states end (:func:`pageload_states.read_states_until`); a qualifying question reads them
+    before it, raw rows after."""
+    return _statement(query, org_id, project_ids, limits, "", limit, total, counts, block_rows, states_until)
 
 
-def series_statement(query: Query, org_id: int, project_ids: list[int], limits: Limits) -> Statement:
+def series_statement(
+    query: Query,
+    org_id: int,
+    project_ids: list[int],
+    limits: Limits,
+    states_until: datetime | None = None,
+) -> Statement:
     """The time series: one row per group and bucket that holds rows (an empty bucket is absent, not 0)."""
     bucket = INTERVAL_SQL[query.interval]
     return _statement(
-        query, org_id, project_ids, limits, bucket, MAX_SERIES_POINTS + 1, False, True, BLOCK_ROWS
+        query,
+        org_id,
+        project_ids,
+        limits,
+        bucket,
+        MAX_SERIES_POINTS + 1,
+        False,
+        True,
+        BLOCK_ROWS,
+        states_until,
     )
 
 
@@ -249,30 +280,40 @@ def _statement(
     total: bool,
     counts: bool,
     block_rows: int,
+    states_until: datetime | None,
 ) -> Statement:
     dataset = query.dataset
     builder = _Builder()
-    scope = {
+    scope: dict[str, Any] = {
         "org_id": org_id,
         "project_ids": project_ids,
         "since": query.window.since,
         "until": query.window.until,
     }
+    # A qualifying page-load question reads the states that tile its window up to where the pipelines' tick
+    # has read, the raw rows after (pageload_states); without states for any of its window it reads the raw
+    # rows.
+    tiled = states_until is not None and states_until > query.window.since
+    states = tiled and pageload_states.qualifies(query)
+    loads_states = tiled and pageload_states.loads_qualify(query)
+    if states_until is not None and (states or loads_states):
+        cut = min(states_until, query.window.until)
+        scope.update(states_until=cut, periods=pageload_states.tiling(query, cut))
     aggregates = [
-        f"{aggregate_sql(dataset, a.fn, a.metric)} AS a{i}"
+        f"{_aggregate(dataset, a.fn, a.metric, states)} AS a{i}"
         for i, a in enumerate(query.aggregates)
         if a.fn != "rate_per_1k"
     ]
     if counts:
         aggregates += [
-            f"{_count_sql(dataset, query.aggregates[i].metric)} AS {alias}"
+            f"{_count_sql(dataset, query.aggregates[i].metric, states)} AS {alias}"
             for i, alias in value_counts(query).items()
         ]
-    groups, keys = builder.grouped(query, dataset, bucket, aggregates)
+    groups, keys = builder.grouped(query, dataset, bucket, aggregates, states)
     rate = [i for i, a in enumerate(query.aggregates) if a.fn == "rate_per_1k"]
     if rate:
         _check_rate_fields(query)
-        loads, _ = builder.grouped(query, PAGELOADS, bucket, [])
+        loads, _ = builder.grouped(query, PAGELOADS, bucket, [], loads_states)
         join = f"LEFT JOIN ({loads}) AS l USING ({', '.join(keys)})" if keys else f"CROSS JOIN ({loads}) AS l"
         groups = fill("explore/rate", errors=groups, join=join, rate=f"a{rate[0]}")
     aliases = [

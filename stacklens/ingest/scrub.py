@@ -37,8 +37,7 @@ SENSITIVE_HEADERS = frozenset(
         "x-amz-security-token",
     }
 )
-# Key names compared lower-cased with "-", "_", " " and "." removed, so "API-Key", "api_key" and "apiKey"
-# agree.
+# Keys compared lower-cased without "-", "_", " " and ".": "API-Key", "api_key" and "apiKey" agree.
 _SENSITIVE_PARTS = (
     "password",
     "passwd",
@@ -318,8 +317,7 @@ def _scrub_request(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _scrub_frames(stack: Any) -> Any:
-    """Frame variables of a stack trace; copy-on-write like :func:`scrub_value` (most frames hold no
-    secret)."""
+    """Frame variables of a stack trace, copy-on-write like :func:`scrub_value` (most hold no secret)."""
     if not isinstance(stack, dict) or not isinstance(stack.get("frames"), list):
         return stack
     frames: list[Any] | None = None

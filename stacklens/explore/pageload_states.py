@@ -48,7 +48,8 @@ BUCKET_DAYS = {"": True, "1h": False, "6h": False, "1d": True, "1w": True}
 SAMPLES = "sum(s_views)"
 
 
-def _qualifies(fn: str, metric: str) -> bool:
+def carries(fn: str, metric: str) -> bool:
+    """Whether the state rows carry an aggregate: what :func:`aggregate_sql` answers."""
     if fn == "count":
         return not metric or metric in METRICS
     if metric not in METRICS or metric == "page_loads":
@@ -70,7 +71,7 @@ def qualifies(query: Query) -> bool:
     return (
         query.dataset is PAGELOADS
         and _tiled(query)
-        and all(_qualifies(a.fn, a.metric) for a in query.aggregates)
+        and all(carries(a.fn, a.metric) for a in query.aggregates)
     )
 
 
@@ -80,9 +81,17 @@ def loads_qualify(query: Query) -> bool:
     return any(a.fn == "rate_per_1k" for a in query.aggregates) and _tiled(query)
 
 
+def splits(query: Query) -> bool:
+    """Whether a page-load question on the fields and buckets the periods keep asks some aggregates the states
+    carry and some they do not (INP, DOM ready, min, max, unique users): the first are read from the states,
+    only the others from the raw rows, joined by the group keys (sql.py)."""
+    carried = [carries(a.fn, a.metric) for a in query.aggregates]
+    return query.dataset is PAGELOADS and _tiled(query) and any(carried) and not all(carried)
+
+
 def reads_states(query: Query) -> bool:
     """Whether any part of the question can read the states (so its statements need where they end)."""
-    return qualifies(query) or loads_qualify(query)
+    return qualifies(query) or loads_qualify(query) or splits(query)
 
 
 def aggregate_sql(fn: str, metric: str) -> str:

@@ -270,6 +270,20 @@ def series_statement(
     )
 
 
+def _split(
+    builder: _Builder, query: Query, bucket: str, parts: dict[bool, list[str]]
+) -> tuple[str, list[str]]:
+    """split.sql: the groups of the aggregates the states carry (``parts[True]``) beside those of the raw rows
+    (``parts[False]``: INP, DOM ready, …), joined by the group keys before the answer orders and cuts them, so
+    the groups, their order and the limit are the single query's whichever aggregate they sort by."""
+    on_states, keys = builder.grouped(query, query.dataset, bucket, parts[True], True)
+    raw, _ = builder.grouped(query, query.dataset, bucket, parts[False], False)
+    join = f"LEFT JOIN ({raw}) AS r USING ({', '.join(keys)})" if keys else f"CROSS JOIN ({raw}) AS r"
+    aliases = [column.rsplit(" AS ", 1)[1] for column in parts[False]]
+    raw_columns = ", ".join(f"r.{alias} AS {alias}" for alias in aliases)
+    return fill("explore/split", states=on_states, join=join, raw_columns=raw_columns), keys
+
+
 def _statement(
     query: Query,
     org_id: int,
@@ -296,20 +310,25 @@ def _statement(
     tiled = states_until is not None and states_until > query.window.since
     states = tiled and pageload_states.qualifies(query)
     loads_states = tiled and pageload_states.loads_qualify(query)
-    if states_until is not None and (states or loads_states):
+    split = tiled and pageload_states.splits(query)
+    if states_until is not None and (states or loads_states or split):
         cut = min(states_until, query.window.until)
         scope.update(states_until=cut, periods=pageload_states.tiling(query, cut))
-    aggregates = [
-        f"{_aggregate(dataset, a.fn, a.metric, states)} AS a{i}"
-        for i, a in enumerate(query.aggregates)
-        if a.fn != "rate_per_1k"
-    ]
-    if counts:
-        aggregates += [
-            f"{_count_sql(dataset, query.aggregates[i].metric, states)} AS {alias}"
-            for i, alias in value_counts(query).items()
-        ]
-    groups, keys = builder.grouped(query, dataset, bucket, aggregates, states)
+    counted = value_counts(query) if counts else {}
+    # Per aggregate (and its value count) whether the states answer it: all, none, or with ``split`` those
+    # they carry.
+    parts: dict[bool, list[str]] = {True: [], False: []}
+    for i, a in enumerate(query.aggregates):
+        if a.fn == "rate_per_1k":
+            continue
+        on_states = states or (split and pageload_states.carries(a.fn, a.metric))
+        parts[on_states].append(f"{_aggregate(dataset, a.fn, a.metric, on_states)} AS a{i}")
+        if i in counted:
+            parts[on_states].append(f"{_count_sql(dataset, a.metric, on_states)} AS {counted[i]}")
+    if split:
+        groups, keys = _split(builder, query, bucket, parts)
+    else:
+        groups, keys = builder.grouped(query, dataset, bucket, parts[states], states)
     rate = [i for i, a in enumerate(query.aggregates) if a.fn == "rate_per_1k"]
     if rate:
         _check_rate_fields(query)

@@ -215,3 +215,91 @@ def test_other_questions_keep_the_raw_rows(change: dict[str, Any]) -> None:
     assert not pageload_states.qualifies(query)
     statement = table_statement(query, 1, [11], Limits(), 10, states_until=NOW)
     assert "pageload_periods" not in statement.sql and "transactions" in statement.sql
+
+
+# Aggregates the states do not carry: a question asking them beside carried ones is split.
+RAW_ONLY = [
+    {"fn": "p75", "metric": "inp_ms"},
+    {"fn": "p50", "metric": "inp_ms"},
+    {"fn": "avg", "metric": "inp_ms"},
+    {"fn": "count", "metric": "inp_ms"},
+    {"fn": "p95", "metric": "dom_ready_ms"},
+    {"fn": "max", "metric": "load_time_ms"},
+    {"fn": "min", "metric": "ttfb_ms"},
+    {"fn": "unique_users"},
+]
+
+
+def _split_question(rng: random.Random, since: datetime, until: datetime) -> Query:
+    """Carried and raw-only aggregates mixed in a random order, ordered by any column (a carried or a raw-only
+    aggregate, samples) and cut at a few rows, so the order and the limit decide which groups are shown."""
+    aggregates = rng.sample(AGGREGATES, rng.randint(1, 3)) + rng.sample(RAW_ONLY, rng.randint(1, 2))
+    rng.shuffle(aggregates)
+    body: dict[str, Any] = {
+        "dataset": "pageloads",
+        "since": since.isoformat().replace("+00:00", "Z"),
+        "until": until.isoformat().replace("+00:00", "Z"),
+        "aggregates": aggregates,
+        "group_by": rng.sample(sorted(pageload_states.FIELDS), rng.randint(0, 2)),
+        "filters": rng.sample(FILTERS, rng.randint(0, 2)),
+        "limit": rng.choice([1, 3, 1000]),
+    }
+    interval = rng.choice(["", "1h", "1d", "1w"])
+    if interval:
+        body["interval"] = interval
+    query = parse_query(body)
+    order = rng.choice(query.columns[len(query.group_by) :])
+    return parse_query({**body, "order_by": rng.choice([order, f"-{order}"])})
+
+
+def test_split_questions_equal_the_raw_rows(seeded) -> None:
+    """A question asking INP, DOM ready, min, max or unique users beside aggregates the states carry reads
+    those from the states and only the others from the raw rows: the same groups, order, limit and figures as
+    the raw path, whichever column it sorts by."""
+    client = seeded
+    rng = random.Random(51)
+    for _ in range(24):
+        until = NOW - timedelta(seconds=rng.randint(0, 3 * 86_400))
+        since = until - timedelta(seconds=rng.randint(1_800, 10 * 86_400))
+        query = _split_question(rng, since, until)
+        assert pageload_states.splits(query) and not pageload_states.qualifies(query)
+        assert pageload_states.reads_states(query)
+        window = query.window
+        span = int((window.until - window.since).total_seconds() // 60)
+        cut = rng.choice(
+            [window.until + timedelta(days=1), window.since + timedelta(minutes=rng.randint(1, span))]
+        )
+        for kind in ["table", "series"] if query.interval else ["table"]:
+            if kind == "series":
+                split, raw = (series_statement(query, 1, [11, 12], Limits(), c) for c in (cut, None))
+            else:
+                split, raw = (
+                    table_statement(query, 1, [11, 12], Limits(), query.limit + 1, states_until=c)
+                    for c in (cut, None)
+                )
+            assert "pageload_periods" in split.sql and "pageload_periods" not in raw.sql
+            _same(_rows(client, split), _rows(client, raw))
+
+
+def test_a_split_question_isolates_organizations(seeded) -> None:
+    """Both parts of a split question are scoped to the organization and its projects: another
+    organization's page loads are never counted, not even through a project id of theirs."""
+    client = seeded
+    body: dict[str, Any] = {
+        "dataset": "pageloads",
+        "range": "30d",
+        "group_by": ["page"],
+        "aggregates": [{"fn": "count"}, {"fn": "p75", "metric": "inp_ms"}, {"fn": "p75", "metric": "lcp_ms"}],
+    }
+    query = parse_query(body)
+    assert pageload_states.splits(query)
+    cut = query.window.until + timedelta(days=1)
+    for org, projects in [(1, [11, 12]), (2, [22])]:
+        split = _rows(client, table_statement(query, org, projects, Limits(), 1000, states_until=cut))
+        raw = _rows(client, table_statement(query, org, projects, Limits(), 1000))
+        _same(split, raw)
+    # Organization 1 naming organization 2's project reads nothing of it, in either part.
+    assert _rows(client, table_statement(query, 1, [22], Limits(), 1000, states_until=cut)) == []
+    whole = parse_query({**body, "group_by": []})
+    row = _rows(client, table_statement(whole, 1, [22], Limits(), 10, states_until=cut))
+    assert [(r["a0"], r["n1"], r["samples"]) for r in row] == [(0, 0, 0)]

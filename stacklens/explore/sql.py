@@ -23,7 +23,6 @@ UTC minutes (:class:`stacklens.view_filters.ViewFilters`)."""
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,7 +32,7 @@ from stacklens.explore.datasets import NUMBER, PAGELOADS, Dataset
 from stacklens.explore.query import PERCENTILES, BadQuery, Filter, Query
 from stacklens.performance.window_values import PAGELOADS as PAGELOAD_STATES
 from stacklens.performance.window_values import SOURCES
-from stacklens.warehouse.queries import load_query
+from stacklens.warehouse.queries import fill_template, load_query
 
 # Per query: what one question may cost the shared engine (a 30-day grouped p75 over 10 M page loads takes
 # well under 1 s and 1 GB: bench/RESULTS.md). The engine stops a query over either with TIMEOUT_EXCEEDED /
@@ -77,7 +76,6 @@ HISTOGRAM_MEANS = frozenset(
 BLOCK_ROWS = 65_409
 # Points of one answer's time series (all groups together).
 MAX_SERIES_POINTS = 50_000
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # a server-side parameter has a type: {v0:String}
 
 
 @dataclass(frozen=True)
@@ -97,21 +95,6 @@ class Limits:
 class Statement:
     sql: str
     parameters: dict[str, Any]
-
-
-def fill(name: str, **parts: str) -> str:
-    """The named template with each ``{placeholder}`` replaced in one pass (a part's own text, such as the
-    folded path's '{id}', is never read as a placeholder); a placeholder without a part is a programming
-    error."""
-    template = load_query(name)
-
-    def part(match: re.Match[str]) -> str:
-        key = match.group(1)
-        if key not in parts:
-            raise KeyError(f"{name}.sql: no part for {{{key}}}")
-        return parts[key]
-
-    return _PLACEHOLDER.sub(part, template)
 
 
 class _Builder:
@@ -154,7 +137,7 @@ class _Builder:
             keys.insert(0, f"toStartOfInterval(ts, {bucket}) AS bucket")
         aliases = [k.rsplit(" AS ", 1)[1] for k in keys]
         where = " AND ".join(self.condition(dataset, f) for f in query.filters) or "1"
-        sql = fill(
+        sql = fill_template(
             "explore/grouped",
             columns=", ".join([*keys, *aggregates, f"{_samples(dataset, states)} AS samples"]),
             rows=load_query(pageload_states.ROWS_QUERY if states else dataset.rows_query),
@@ -281,7 +264,7 @@ def _split(
     join = f"LEFT JOIN ({raw}) AS r USING ({', '.join(keys)})" if keys else f"CROSS JOIN ({raw}) AS r"
     aliases = [column.rsplit(" AS ", 1)[1] for column in parts[False]]
     raw_columns = ", ".join(f"r.{alias} AS {alias}" for alias in aliases)
-    return fill("explore/split", states=on_states, join=join, raw_columns=raw_columns), keys
+    return fill_template("explore/split", states=on_states, join=join, raw_columns=raw_columns), keys
 
 
 def _statement(
@@ -334,7 +317,7 @@ def _statement(
         _check_rate_fields(query)
         loads, _ = builder.grouped(query, PAGELOADS, bucket, [], loads_states)
         join = f"LEFT JOIN ({loads}) AS l USING ({', '.join(keys)})" if keys else f"CROSS JOIN ({loads}) AS l"
-        groups = fill("explore/rate", errors=groups, join=join, rate=f"a{rate[0]}")
+        groups = fill_template("explore/rate", errors=groups, join=join, rate=f"a{rate[0]}")
     aliases = [
         *(f"g{i}" for i in range(len(query.group_by))),
         *(f"a{i}" for i in range(len(query.aggregates))),
@@ -345,7 +328,7 @@ def _statement(
     else:
         direction = "DESC" if query.descending else "ASC"
         order = ", ".join([f"{aliases[query.columns.index(query.order_by)]} {direction}", *keys])
-    sql = fill(
+    sql = fill_template(
         "explore/answer",
         groups=groups,
         total=", count() OVER () AS total_rows" if total else "",

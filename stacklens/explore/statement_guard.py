@@ -24,8 +24,7 @@ from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
 from stacklens.explore.query import BadQuery
-from stacklens.explore.sql import fill
-from stacklens.warehouse.queries import load_query
+from stacklens.warehouse.queries import fill_template, load_query
 
 READ_ONLY = "only read-only statements run here (SELECT, SHOW, DESCRIBE, EXPLAIN)"
 # Table functions (and scalars of the same name) that read or write files, the network, other databases or run
@@ -137,7 +136,7 @@ def _formatted(client: Client, sql: str) -> str:
 
 def _tree(client: Client, sql: str) -> list[str]:
     try:
-        result = client.query(fill("explore/statement_ast", statement=sql))
+        result = client.query(fill_template("explore/statement_ast", statement=sql))
     except ClickHouseError as exc:
         raise BadQuery("sql", _first_line(str(exc))) from None
     return [str(row[0]) for row in result.result_rows]

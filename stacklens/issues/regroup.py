@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.warehouse.queries import load_query, run_query
+from stacklens.warehouse.queries import fill_template, load_query, run_query
 
 # The view's SELECT reads `events`; a regroup runs the same SELECT over the moved issues' events only.
 _FROM_EVENTS = re.compile(r"\bFROM\s+(`?\w+`?\.)?`?events`?(?=[\s)]|$)")
@@ -53,13 +53,15 @@ def regroup(
         client.command(load_query("issues/merges/clear_table"), parameters={**scope, "table": target})
         feed = _FROM_EVENTS.sub(lambda _: narrowed, str(view["query"]), count=1)
         # A view's TO table takes the SELECT's columns by name; an INSERT … SELECT by position: name them.
-        fed = {str(r[0]) for r in client.query(f"DESCRIBE TABLE ({feed})", parameters=scope).result_rows}
+        described = client.query(fill_template("issues/merges/feed_columns", feed=feed), parameters=scope)
+        fed = {str(r[0]) for r in described.result_rows}
         table_columns = [
             str(r["name"]) for r in run_query(client, "issues/merges/columns", {"table": target})
         ]
         names = ", ".join(f"`{c}`" for c in table_columns if c in fed)
         # The table and column names are the engine's own (system tables), the view's SELECT its definition.
-        client.command(f"INSERT INTO `{target}` ({names}) SELECT {names} FROM ({feed})", parameters=scope)  # noqa: S608
+        feed_table = fill_template("issues/merges/feed_table", table=f"`{target}`", columns=names, feed=feed)
+        client.command(feed_table, parameters=scope)
     _refresh_marts(client, org_id, project_id, regrouped)
 
 

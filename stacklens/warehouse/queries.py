@@ -71,3 +71,22 @@ def scalar_row(queries: list[str]) -> str:
     """One statement answering one row: each of ``queries`` (named queries that answer one value) as a scalar
     subquery, so a step's counts and checks cost one round trip and one plan."""
     return "SELECT " + ", ".join(f"({query})" for query in queries)
+
+
+# A template's own slot: a server-side parameter has a type ({v0:String}), a slot does not ({states}).
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def fill_template(name: str, **parts: str) -> str:
+    """The named template with each ``{placeholder}`` replaced in one pass (a part's own text, such as the
+    folded path's '{id}', is never read as a placeholder); a placeholder without a part is a programming
+    error."""
+    template = load_query(name)
+
+    def part(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in parts:
+            raise KeyError(f"{name}.sql: no part for {{{key}}}")
+        return parts[key]
+
+    return _PLACEHOLDER.sub(part, template)

@@ -16,6 +16,7 @@ from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
 from stacklens.warehouse.queries import (
     QUERIES_DIR,
+    fill_template,
     float_or_none,
     identifier,
     load_query,
@@ -70,11 +71,6 @@ ALLOWED = {
         "api/routers/health.py",
         "SELECT",
     ): "control store (SQLAlchemy): the health check's probe of the database",
-    (
-        "stacklens/issues/regroup.py",
-        "INSERT INTO",
-    ): "a merge feeds each issue table by its materialized view's own SELECT, read from the engine: no text of"
-    " its own beyond the target's column names",
 }
 # Alembic migrations of the control store are Python by design.
 ALLOWED_DIRS = ("stacklens/control/migrations/versions/",)
@@ -195,3 +191,13 @@ def test_a_result_cell_as_a_float_or_none() -> None:
     # NULL and NaN (an aggregate over no rows) are both "no value"; anything else is its float.
     assert float_or_none(None) is None and float_or_none(float("nan")) is None
     assert float_or_none(Decimal("1.25")) == 1.25 and float_or_none(3) == 3.0
+
+
+def test_a_template_fills_its_slots_once_and_keeps_its_server_side_parameters() -> None:
+    # feed_table has {table}, {columns} twice and {feed}; a part's own braces are never read as a slot.
+    sql = fill_template(
+        "issues/merges/feed_table", table="`t`", columns="`a`", feed="SELECT {x} AS a WHERE p = {p:UInt64}"
+    )
+    assert sql.strip() == "INSERT INTO `t` (`a`) SELECT `a` FROM (SELECT {x} AS a WHERE p = {p:UInt64})"
+    with pytest.raises(KeyError, match="no part for"):
+        fill_template("issues/merges/feed_table", table="`t`", columns="`a`")

@@ -18,6 +18,7 @@ ran in it (and on the first pass).
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import threading
 import time
@@ -39,10 +40,18 @@ logger = logging.getLogger(__name__)
 
 def dagster_instance(settings: Settings) -> dg.DagsterInstance:
     """The Dagster instance under ``<data_dir>/dagster``: SQLite run and event storage there, or PostgreSQL
-    with ``STACKLENS_DAGSTER_DATABASE_URL`` (``pipelines/instance.py`` writes its ``dagster.yaml``)."""
+    with ``STACKLENS_DAGSTER_DATABASE_URL`` (``pipelines/instance.py`` writes its ``dagster.yaml``).
+
+    Opening is serialised across threads and processes: the first open of a SQLite home creates its
+    databases and stamps each with its schema revision, and two opens racing there stamp a revision twice,
+    after which every later open fails ("more than one head present")."""
     home: Path = settings.dagster_home
-    write_instance_config(settings, home)
-    return dg.DagsterInstance.from_config(str(home))
+    home.mkdir(parents=True, exist_ok=True)
+    # Each open() is its own file description, so the lock excludes threads of one process as well.
+    with (home / ".opening.lock").open("a") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        write_instance_config(settings, home)
+        return dg.DagsterInstance.from_config(str(home))
 
 
 def schedules_of(defs: dg.Definitions) -> list[dg.ScheduleDefinition]:
@@ -155,14 +164,16 @@ class EmbeddedRunner:
         self._last_minute: datetime | None = None
         self._passes = 0
         self._instance: dg.DagsterInstance | None = None
+        self._instance_lock = threading.Lock()
         self.ticks = PipelineTicks(settings)
 
     @property
     def instance(self) -> dg.DagsterInstance:
         """This runner's Dagster instance (one per runner, opened on first use)."""
-        if self._instance is None:
-            self._instance = dagster_instance(self.settings)
-        return self._instance
+        with self._instance_lock:  # the runner's thread and a status request may ask first at once
+            if self._instance is None:
+                self._instance = dagster_instance(self.settings)
+            return self._instance
 
     def definitions(self) -> dg.Definitions:
         """The definitions with resources bound to this runner's settings."""

@@ -87,3 +87,32 @@ def test_the_runner_counts_failed_ticks_for_the_operators(settings: Settings, cl
         time.sleep(0.1)
     assert runner.stop()
     assert [] in seen[count:], seen[count:]
+
+
+def test_instances_opened_at_once_on_a_fresh_home_all_open_again(settings: Settings) -> None:
+    """A server's runner, its status endpoint and a CLI command may open a fresh home at the same moment;
+    unserialised, two of them stamp the schedule database's revision twice and every later open fails
+    ("more than one head present")."""
+    import sqlite3
+    import threading
+
+    start = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def open_together() -> None:
+        start.wait()
+        try:
+            dagster_instance(settings).dispose()
+        except BaseException as exc:  # noqa: BLE001 - the test reports every thread's failure
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_together) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    dagster_instance(settings).dispose()
+    for name in ("schedules/schedules.db", "history/runs.db"):
+        with sqlite3.connect(settings.dagster_home / name) as db:
+            assert len(db.execute("select version_num from alembic_version").fetchall()) == 1, name

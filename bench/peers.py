@@ -32,6 +32,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,7 @@ class StackLens:
             stdout=subprocess.DEVNULL,
             stderr=(work / "server.log").open("wb"),
         )
+        self.port = port
         self.base = f"http://127.0.0.1:{port}"
         for _ in range(600):
             try:
@@ -158,18 +160,27 @@ class StackLens:
         guard = threading.Lock()
 
         def send(chunk: list[bytes]) -> None:
+            # The peer tool's client (http.client, one keep-alive connection per thread), so both systems are
+            # sent to alike and the client takes the same share of the machine's cores.
             nonlocal accepted
-            with httpx.Client(base_url=self.base, timeout=120) as http:
+            connection = HTTPConnection("127.0.0.1", self.port, timeout=120)
+            try:
                 for body in chunk:
                     t0 = time.perf_counter()
-                    answer = http.post(path, content=body, headers=headers)
+                    connection.request("POST", path, body=body, headers=headers)
+                    answer = connection.getresponse()
+                    answer.read()
                     spent = time.perf_counter() - t0
+                    if answer.will_close:
+                        connection.close()
                     with guard:
                         latencies.append(spent)
-                        if answer.status_code == 200:
+                        if answer.status == 200:
                             accepted += 1
                         else:
-                            failures.append(answer.status_code)
+                            failures.append(answer.status)
+            finally:
+                connection.close()
 
         with httpx.Client(base_url=self.base, timeout=60) as http:
             before = self.visible(http)

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 from sentry_sdk.envelope import Envelope, Item, PayloadRef
 
 from stacklens.ingest.decode import decode_error
@@ -262,7 +263,9 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
             counted[kind if kind in ("check_in", "profile", "statsd") else "unknown"] += 1
             continue
         try:
-            payload = item_payload(item, envelope.headers)
+            payload = _json_payload(item) if kind != "replay_recording" else None
+            if payload is None:
+                payload = item_payload(item, envelope.headers)
         except UnreadableItem as exc:
             raise decode_error(400, f"malformed envelope item: {exc}") from None
         if kind in ("event", "transaction") and not isinstance(event_id, str):
@@ -309,11 +312,25 @@ def store_lines(raw: bytes, app_key: str, received: datetime) -> EnvelopeLines:
     return envelope_lines(envelope, app_key, received)
 
 
+def _json_payload(item: Item) -> dict[str, Any] | None:
+    """An event-like item's JSON object read by orjson (several times faster than ``json``, and what the
+    line is parsed with next); ``None`` when orjson cannot read it as an object, so the SDK's item rules read
+    it and name what is wrong (or keep what only ``json`` reads: NaN, integers beyond 64 bits)."""
+    if item.payload.json is not None:
+        return None
+    try:
+        payload = orjson.loads(item.get_bytes())
+    except orjson.JSONDecodeError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
 def _line(kind: str, app_key: str, ts: str, payload: Any) -> bytes:
-    return json.dumps(
-        {"v": 1, "type": kind, "app_key": app_key, "ts": ts, "payload": payload},
-        separators=(",", ":"),
-    ).encode("utf-8")
+    line = {"v": 1, "type": kind, "app_key": app_key, "ts": ts, "payload": payload}
+    try:
+        return orjson.dumps(line)
+    except TypeError:  # what only json writes (an integer beyond 64 bits): the line parser refuses it alone
+        return json.dumps(line, separators=(",", ":")).encode("utf-8")
 
 
 def _iso(moment: datetime) -> str:

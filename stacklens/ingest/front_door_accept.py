@@ -25,6 +25,8 @@ from stacklens.ingest.landing import (
 )
 from stacklens.ingest.timeparse import format_ms
 
+# A lone request lands before its answer only when the door accepted nothing for this long (see _accept_loop).
+QUIET_SECONDS = 1.0
 # Rows a flush takes at most: a flush of a million rows would hold every later request for seconds.
 MAX_ROWS_PER_FLUSH = 20_000
 
@@ -68,6 +70,10 @@ class Acceptor(Drainer):
                     landing.error = landing.error or error
                 spooled = None
             with self._condition:
+                # A request is alone at a quiet door only when no group was accepted for a while: one sender
+                # posting in sequence (an SDK's one transport thread) is answered from the spool after its
+                # first request, instead of paying a whole landing for every event.
+                quiet = not self._accepts or started - self._accepts[-1][0] >= QUIET_SECONDS
                 self._accepts.append(
                     (
                         time.monotonic(),
@@ -79,14 +85,15 @@ class Acceptor(Drainer):
                 answer_now = taken
                 if spooled is not None:
                     self._spooled_seq += 1
-                    # An idle door lands a lone request before answering it (see the module doc): it waits
-                    # one insert, and its events are visible everywhere at its 200. A group of several, or
-                    # one arriving while others wait or drain, is answered once spooled: holding concurrent
-                    # senders until their drain would bind each to the drain's pace (they come back
-                    # together, find the door idle again, and wait again). Not while a backup holds the
-                    # drains: the request is answered spooled, and lands after it.
+                    # A quiet, idle door lands a lone request before answering it (see the module doc): it
+                    # waits one insert, and its events are visible everywhere at its 200. A group of several,
+                    # one arriving while others wait or drain, or the next of a sender posting in sequence is
+                    # answered once spooled: holding senders until their drain would bind each to the drain's
+                    # pace (they come back, find the door idle again, and wait again). Not while a backup
+                    # holds the drains: the request is answered spooled, and lands after it.
                     idle = (
-                        len(taken) == 1
+                        quiet
+                        and len(taken) == 1
                         and not self._waiting
                         and not self._draining
                         and not self._spooled

@@ -18,10 +18,10 @@ warehouse:
   with the same tokens: the engine lands exactly the blocks that were missing.
 
 A request is answered once its rows are in the spool (DESIGN §9.1: durable, drained exactly once) — and, when
-the door is idle (a lone request: none other waiting, no drain running, nothing spooled), only once its group
-has landed: a lone request waits one
-insert (~0.1 s) and its event is visible everywhere at its 200, while under load requests are answered from
-the spool and their rows land in the next drain, within a second. Reads in this process wait for rows answered
+the door is idle and quiet (a lone request: none other waiting, no drain running, nothing spooled, nothing
+accepted in the last second), only once its group has landed: an occasional request waits one insert (~0.1 s)
+and its event is visible everywhere at its 200, while under load, or from a sender posting in sequence,
+requests are answered from the spool and their rows land in the next drain, within a second. Reads in this process wait for rows answered
 before them (:func:`settle_spooled`), so a user always reads their own writes.
 
 Here: the request's side of the door and the process's doors; the acceptor is in

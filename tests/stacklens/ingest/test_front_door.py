@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,47 @@ def test_fifty_concurrent_envelopes_land_in_a_handful_of_inserts(
         warehouse.command("SYSTEM START MERGES events")
     assert stored == 50
     assert parts <= 10, f"50 one-event requests made {parts} inserts into events"
+
+
+def test_a_sender_posting_in_sequence_is_answered_from_the_spool_after_its_first_request(
+    settings: Settings, warehouse: Client, make_org: Any
+) -> None:
+    """An SDK sends from one transport thread, one envelope after another: only the first request at a
+    quiet door waits for its landing; the next are answered once spooled, and land together."""
+    org = make_org("Sequence")
+    warehouse.command("SYSTEM STOP MERGES events")
+    try:
+        with serve(settings) as base, httpx.Client(timeout=60) as http:
+            url = f"{base}/api/{org['project_id']}/envelope/"
+            headers = {"X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={org['app_key']}"}
+            spent: list[float] = []
+            for n in range(40):
+                event_id = uuid.uuid4().hex
+                body = b"\n".join(
+                    [
+                        json.dumps({"event_id": event_id}).encode(),
+                        b'{"type":"event"}',
+                        json.dumps(
+                            {"event_id": event_id, "message": f"in turn {n}", "level": "error"}
+                        ).encode(),
+                    ]
+                )
+                started = time.perf_counter()
+                assert http.post(url, content=body, headers=headers).status_code == 200
+                spent.append(time.perf_counter() - started)
+            issues = http.get(
+                f"{base}/api/projects/{org['project']}/issues",
+                params={"range": "1h", "limit": 100},
+                headers={"Authorization": f"Bearer {org['api_key']}"},
+            ).json()["issues"]
+            assert sum(issue["events"] for issue in issues) == 40  # read your writes
+        parts = warehouse.query(
+            "SELECT count() FROM system.parts WHERE database = currentDatabase() AND table = 'events'"
+        ).result_rows[0][0]
+    finally:
+        warehouse.command("SYSTEM START MERGES events")
+    assert parts <= 12, f"40 requests in sequence made {parts} inserts into events"
+    assert sorted(spent)[len(spent) // 2] < 0.05, f"the median request waited {sorted(spent)[20]:.3f} s"
 
 
 def test_a_full_queue_answers_503(

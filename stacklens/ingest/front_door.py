@@ -21,8 +21,8 @@ A request is answered once its rows are in the spool (DESIGN §9.1: durable, dra
 the door is idle and quiet (a lone request: none other waiting, no drain running, nothing spooled, nothing
 accepted in the last second), only once its group has landed: an occasional request waits one insert (~0.1 s)
 and its event is visible everywhere at its 200, while under load, or from a sender posting in sequence,
-requests are answered from the spool and their rows land in the next drain, within a second. Reads in this process wait for rows answered
-before them (:func:`settle_spooled`), so a user always reads their own writes.
+requests are answered from the spool and their rows land in the next drain, within a second. Reads in this
+process wait for rows answered before them (:func:`settle_spooled`), so a user always reads their own writes.
 
 Here: the request's side of the door and the process's doors; the acceptor is in
 :mod:`stacklens.ingest.front_door_accept`, the drainer in :mod:`stacklens.ingest.front_door_drain`, the state

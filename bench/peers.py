@@ -61,6 +61,9 @@ def envelope(payload: dict[str, Any]) -> bytes:
     return b"\n".join([header, item, body]) + b"\n"
 
 
+Request = tuple[dict[str, str], bytes, int]  # headers, body, events (or spans) it carries
+
+
 def fresh(corpus: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**payload, "event_id": uuid.uuid4().hex} for payload in corpus]
 
@@ -145,27 +148,83 @@ class StackLens:
         )
         return len(answer.json()["issues"])
 
-    def run(self, corpus: list[dict[str, Any]], concurrency: int) -> dict[str, float]:
-        path = f"/api/{self.project['project_id']}/envelope/"
-        headers = {
-            "Content-Encoding": "gzip",
-            "Content-Type": "application/x-sentry-envelope",
-            "X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={self.project['app_key']}, sentry_client=bench",
-        }
-        bodies = [gzip.compress(envelope(payload), 6) for payload in fresh(corpus)]
+    def requests(self, entrance: str, corpus: list[dict[str, Any]]) -> tuple[str, list[Request]]:
+        """The path and (headers, body, events) of every request of ``entrance`` carrying ``corpus`` afresh:
+        ``envelope`` (one event a gzip envelope), ``ingest:N`` (gzip NDJSON batches of N SDK lines with an
+        Idempotency-Key, as a shipper sends), ``otlp:N`` (gzip protobuf exports of about N spans; the corpus
+        is only counted: the spans are OpenTelemetry's own)."""
+        kind, _, size = entrance.partition(":")
+        app_key = str(self.project["app_key"])
+        if kind == "envelope":
+            headers = {
+                "Content-Encoding": "gzip",
+                "Content-Type": "application/x-sentry-envelope",
+                "X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={app_key}, sentry_client=bench",
+            }
+            bodies = [gzip.compress(envelope(payload), 6) for payload in fresh(corpus)]
+            return f"/api/{self.project['project_id']}/envelope/", [(headers, b, 1) for b in bodies]
+        if kind == "ingest":
+            per = int(size)
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            lines = [
+                json.dumps({"v": 1, "type": "event", "ts": now, "app_key": app_key, "payload": p}).encode()
+                for p in fresh(corpus)
+            ]
+            base = {
+                "Authorization": f"Bearer {self.org['api_key']}",
+                "Content-Encoding": "gzip",
+                "Content-Type": "application/x-ndjson",
+            }
+            return "/api/ingest", [
+                (
+                    {**base, "Idempotency-Key": uuid.uuid4().hex},
+                    gzip.compress(b"\n".join(lines[i : i + per]) + b"\n", 6),
+                    len(lines[i : i + per]),
+                )
+                for i in range(0, len(lines), per)
+            ]
+        if kind == "otlp":
+            otlp_bench: Any = importlib.import_module("otlp")
+            headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}
+            headers["X-Stacklens-App-Key"] = app_key
+            exports = otlp_bench.build_requests(len(corpus))
+            exported: list[Request] = []
+            group: list[Any] = []
+            for export in otlp_bench._fresh(exports, 1):
+                group.append(export)
+                spans = sum(len(ss.spans) for e in group for rs in e.resource_spans for ss in rs.scope_spans)
+                if spans >= int(size):
+                    merged = group[0]
+                    for more in group[1:]:
+                        merged.MergeFrom(more)
+                    exported.append((headers, gzip.compress(merged.SerializeToString(), 6), spans))
+                    group = []
+            return f"/api/{self.project['project_id']}/otlp/v1/traces", exported
+        raise SystemExit(f"unknown entrance {entrance!r}: envelope, ingest:N or otlp:N")
+
+    def landed(self, http: httpx.Client) -> bool:
+        """The front door holds nothing (every answered row is in the warehouse)."""
+        health = http.get("/api/health", headers={"Authorization": f"Bearer {self.org['api_key']}"})
+        return not (health.json().get("front_door") or {}).get("rows_waiting")
+
+    def run(
+        self, corpus: list[dict[str, Any]], concurrency: int, entrance: str = "envelope"
+    ) -> dict[str, float]:
+        path, requests = self.requests(entrance, corpus)
+        errors = not entrance.startswith("otlp")
         server = psutil.Process(self.server.pid)
         latencies: list[float] = []
         failures: list[int] = []
         accepted = 0
         guard = threading.Lock()
 
-        def send(chunk: list[bytes]) -> None:
+        def send(chunk: list[Request]) -> None:
             # The peer tool's client (http.client, one keep-alive connection per thread), so both systems are
             # sent to alike and the client takes the same share of the machine's cores.
             nonlocal accepted
             connection = HTTPConnection("127.0.0.1", self.port, timeout=120)
             try:
-                for body in chunk:
+                for headers, body, events in chunk:
                     t0 = time.perf_counter()
                     connection.request("POST", path, body=body, headers=headers)
                     answer = connection.getresponse()
@@ -176,7 +235,7 @@ class StackLens:
                     with guard:
                         latencies.append(spent)
                         if answer.status == 200:
-                            accepted += 1
+                            accepted += events
                         else:
                             failures.append(answer.status)
             finally:
@@ -187,9 +246,9 @@ class StackLens:
             cpu_started = ingest_bench._cpu_seconds(server)
             started = time.perf_counter()
             with ThreadPoolExecutor(concurrency) as pool:
-                list(pool.map(send, [bodies[i::concurrency] for i in range(concurrency)]))
+                list(pool.map(send, [requests[i::concurrency] for i in range(concurrency)]))
             sent_s = time.perf_counter() - started
-            while self.visible(http) < before + accepted:
+            while (self.visible(http) < before + accepted) if errors else not self.landed(http):
                 if time.perf_counter() - started > 600:
                     raise SystemExit("events accepted but not visible after 600 s")
                 time.sleep(0.02)
@@ -198,6 +257,8 @@ class StackLens:
             issues = self.issues(http)
             health = http.get("/api/health", headers={"Authorization": f"Bearer {self.org['api_key']}"})
             self.queue = health.json().get("front_door") or {}
+        if os.environ.get("BENCH_SHOW_QUEUE"):
+            print(f"  front door after {entrance}: {self.queue}", flush=True)
         return {
             "accepted_s": accepted / sent_s,
             "visible_s": accepted / visible_s,
@@ -269,6 +330,12 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--no-peer", action="store_true", help="StackLens alone")
     parser.add_argument("--peer-venv", default="/tmp/bugsink-venv")
+    parser.add_argument(
+        "--entrances",
+        default="envelope",
+        help="StackLens's entrances to send the events through, comma-separated: envelope, ingest:N (batches "
+        "of N lines), otlp:N (exports of about N spans; rates are spans/s); each compared with the peer",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="stacklens-bench-peers-"))
     print(f"building {args.events} sentry-sdk error events ...", flush=True)
@@ -277,27 +344,37 @@ def main() -> int:
     corpus_file.write_text("".join(json.dumps(p) + "\n" for p in corpus))
     stacklens = StackLens(work)
     print(f"{'system':>9} {'round':>5} " + " ".join(f"{c:>11}" for c in COLUMNS), flush=True)
-    ours: list[dict[str, float]] = []
+    ours: list[tuple[str, dict[str, float]]] = []
     theirs: list[dict[str, float]] = []
     try:
-        stacklens.run(corpus[: min(50, len(corpus))], args.concurrency)  # warm-up, as the peer's tool does
+        entrances = args.entrances.split(",")
+        for entrance in entrances:  # warm-up, as the peer's tool does
+            stacklens.run(corpus[: min(50, len(corpus))], args.concurrency, entrance)
         for index in range(1, args.rounds + 1):
-            ours.append(stacklens.run(corpus, args.concurrency))
-            print(_row("stacklens", str(index), ours[-1]), flush=True)
+            for entrance in entrances:
+                ours.append((entrance, stacklens.run(corpus, args.concurrency, entrance)))
+                print(_row(_short(entrance), str(index), ours[-1][1]), flush=True)
             if not args.no_peer:
                 theirs.append(run_peer(corpus_file, args.events, args.concurrency, args.peer_venv, work))
                 print(_row("bugsink", str(index), theirs[-1]), flush=True)
-                print(f"{'ratio':>9} {index:>5} {ours[-1]['visible_s'] / theirs[-1]['visible_s']:>23.2f}")
+                for entrance, ran in ours[-len(entrances) :]:
+                    ratio = ran["visible_s"] / theirs[-1]["visible_s"]
+                    print(f"{'ratio':>9} {index:>5} {ratio:>23.2f}  ({entrance} / Bugsink)")
     finally:
         stacklens.stop()
-    median = {c: statistics.median(r[c] for r in ours) for c in COLUMNS}
-    print(_row("stacklens", "med", median))
+    for entrance in entrances:
+        runs = [figures for name, figures in ours if name == entrance]
+        print(_row(_short(entrance), "med", {c: statistics.median(r[c] for r in runs) for c in COLUMNS}))
+        if theirs:
+            ratios = [r["visible_s"] / t["visible_s"] for r, t in zip(runs, theirs, strict=True)]
+            print(f"end-to-end ratio {entrance} / Bugsink per round: {', '.join(f'{r:.1f}' for r in ratios)}")
     if theirs:
-        peer = {c: statistics.median(r[c] for r in theirs) for c in COLUMNS}
-        print(_row("bugsink", "med", peer))
-        ratios = [o["visible_s"] / t["visible_s"] for o, t in zip(ours, theirs, strict=True)]
-        print(f"end-to-end ratio StackLens / Bugsink per round: {', '.join(f'{r:.1f}' for r in ratios)}")
+        print(_row("bugsink", "med", {c: statistics.median(r[c] for r in theirs) for c in COLUMNS}))
     return 0
+
+
+def _short(entrance: str) -> str:
+    return "stacklens" if entrance == "envelope" else entrance[:9]
 
 
 if __name__ == "__main__":

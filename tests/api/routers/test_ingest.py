@@ -18,6 +18,7 @@ from api.app import create_app
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
 from stacklens.control.keys import create_app_key
+from stacklens.ingest.front_door import settle_spooled
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -66,6 +67,7 @@ def post(client: TestClient, api_key: str, body: bytes, **headers: str) -> Any:
 
 
 def count(settings: Settings, table: str, org_id: int) -> int:
+    settle_spooled(settings)  # read as the API reads: after the rows answered before
     return (
         get_warehouse(settings)
         .query(

@@ -166,6 +166,7 @@ def test_new_and_resent_events_follow_the_merge(client, org_factory) -> None:  #
     # And one shipped by the log shipper (`POST /api/ingest`, the app key's overrides).
     shipped = {**sdk_event(_refused, user={"id": "u8"}, tags={"tenant": "t1"}), "event_id": uuid.uuid4().hex}
     assert post(client, org["api_key"], line(shipped, org["app_key"])).status_code == 200
+    assert settle_front_doors()  # read directly below, not through a reader that waits for its own writes
     for event_id in (fresh["event_id"], shipped["event_id"]):
         row = get_warehouse(get_settings()).query(
             "SELECT issue_id, fingerprint FROM events FINAL WHERE event_id = {id:String}",

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from clickhouse_connect.driver.client import Client
 
+from stacklens.ingest.front_door import settle_front_doors
 from stacklens.ingest.service import Attribution, BatchResult, ingest_batch
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
@@ -52,8 +53,9 @@ def event_lines(count: int, start: int = 0, now: datetime | None = None) -> byte
 
 
 def land(settings: Settings, body: bytes, key: str | None) -> BatchResult:
-    """One batch through the ingest service, as the shipper's request lands it."""
-    return ingest_batch(
+    """One batch through the ingest service, as the shipper's request lands it, then drained: these tests read
+    the warehouse directly, not through a reader that waits for its own writes."""
+    result = ingest_batch(
         settings,
         ORG,
         body,
@@ -62,6 +64,8 @@ def land(settings: Settings, body: bytes, key: str | None) -> BatchResult:
         resolve=lambda raw: Attribution(PROJECT, None, 1) if raw == APP_KEY else None,
         take_events=lambda _n: None,
     )
+    assert settle_front_doors()
+    return result
 
 
 def transaction_lines(count: int, now: float) -> bytes:

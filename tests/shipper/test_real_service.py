@@ -18,6 +18,7 @@ import pytest
 
 from stacklens.control.db import session_scope
 from stacklens.control.keys import regenerate_app_key
+from stacklens.ingest.front_door import settle_front_doors
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -93,6 +94,7 @@ def write(path: Path, lines: list[bytes]) -> None:
 
 
 def landed_messages(settings: Settings, org_id: object) -> dict[str, int]:
+    assert settle_front_doors()  # the server runs in this process; read after what it answered
     rows = (
         get_warehouse(settings)
         .query(
@@ -106,6 +108,7 @@ def landed_messages(settings: Settings, org_id: object) -> dict[str, int]:
 
 
 def count(settings: Settings, table: str, org_id: object) -> int:
+    assert settle_front_doors()
     return (
         get_warehouse(settings)
         .query(f"SELECT count() FROM {table} WHERE org_id = {{org:UInt64}}", parameters={"org": org_id})  # noqa: S608 - the tests' names

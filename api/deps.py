@@ -39,6 +39,11 @@ USER_AGENT_MAX = 300
 # The dependencies that only read the app's state are coroutines: FastAPI runs a plain `def` dependency in its
 # thread pool, and two thread hops per request were a tenth of an SDK's one-event request.
 async def get_app_settings(request: Request) -> Settings:
+    return app_settings(request)
+
+
+def app_settings(request: Request) -> Settings:
+    """The settings of the app serving ``request`` (for a route that declares no dependencies)."""
     settings: Settings = request.app.state.settings
     return settings
 

@@ -139,7 +139,7 @@ class Acceptor(Drainer):
                 _answer_replay(landing, record)
             elif key in first_of:
                 again.append((landing, first_of[key]))
-            else:
+            elif landing.spend():
                 first_of[key] = landing
                 fresh.append(landing)
         if any(wanted.values()):

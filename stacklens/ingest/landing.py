@@ -45,6 +45,20 @@ class Landing:
     # Called (in the door's thread) once ``done`` is set: an event loop's request awaits its landing without a
     # thread of its own blocked on ``done``.
     on_done: Callable[[], None] | None = None
+    # Spends the request's quotas (raises RateLimited): a keyed batch's, called by the accept group once its
+    # replay look-up found no earlier landing (a resent batch costs no quota). None: spent before.
+    take: Callable[[], None] | None = None
+
+    def spend(self) -> bool:
+        """Spend the quotas still to spend; whether the rows may land (else ``error`` holds the refusal)."""
+        if self.take is None:
+            return True
+        try:
+            self.take()
+        except Exception as exc:  # noqa: BLE001 - the refusal (429, or a store that failed) is this request's
+            self.error = exc
+            return False
+        return True
 
     def finish(self) -> None:
         self.done.set()

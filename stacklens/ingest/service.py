@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stacklens.errors import ApplicationNotFound, InvalidInput, RateLimited
+from stacklens.errors import ApplicationNotFound, InvalidInput, RateLimited, StackLensError
 from stacklens.ingest import writer
 from stacklens.ingest.batch_result import MAX_REJECTED_REPORTED as MAX_REJECTED_REPORTED
 from stacklens.ingest.batch_result import BatchResult as BatchResult  # re-exported: the routes answer it
@@ -222,25 +222,49 @@ def _admit(
         maps.index(),
         settings.log_retention_days,
     )
-    finish = begin(context, maps)
-    # Looked up while the workers prepare; a replay still waits for them, for the body's digest.
-    landed = (
-        writer.find_batch(client, org_id, batch_id)
-        if idempotency_key is not None and figures_answered
-        else None
-    )
-    prepared = finish()
-    if landed is not None:
-        return replayed(landed, prepared.body_hash)
+    prepared = begin(context, maps)()
+    keyed = idempotency_key is not None and figures_answered
     result = BatchResult(batch_id, skipped=prepared.skipped, rejected=prepared.rejected)
     result.rejected.sort(key=lambda r: r["line"])
+    refusal = _refusal(prepared, result)
+    if refusal is not None:
+        # A resend of a batch that landed is answered as the first time, even when its lines no longer pass
+        # (its app key revoked since): the look-up the accepted path leaves to the front door, done here on
+        # this rare path.
+        landed = writer.find_batch(client, org_id, batch_id) if keyed else None
+        if landed is not None:
+            return replayed(landed, prepared.body_hash)
+        count_outcomes(settings, org_id, prepared.outcomes)
+        raise refusal
+    counts = accepted_counts(prepared.outcomes)
+
+    def take() -> None:
+        try:
+            take_events(counts)
+        except RateLimited as refused:
+            count_outcomes(settings, org_id, as_refused(prepared.outcomes, "rate_limited", refused.reason))
+            raise
+
+    landing = Landing(org_id, batch_id, keyed, prepared, received, result, counts_duplicates=figures_answered)
+    if keyed:
+        # A keyed batch spends its quotas in the front door's accept group, once its replay look-up (one
+        # for the whole group) found no earlier landing: a resent batch costs no quota, and a request pays no
+        # warehouse look-up of its own.
+        landing.take = take
+    else:
+        take()
+    return Admitted(settings, landing)
+
+
+def _refusal(prepared: Prepared, result: BatchResult) -> StackLensError | None:
+    """Why the batch is refused as a whole (no line belongs to the organization, or none could be read);
+    ``None`` when some line lands."""
     # Refused for mixed reasons (an unknown app key and lines that cannot be read) is a 400, not a 404: a
     # 404 reads "fix the configured app key", and a shipper waited on it for ever while the rest of its file
     # stayed unsent; a 400 makes a sender split the batch and learn each line's own answer.
     unreadable = [r for r in result.rejected if not str(r["error"]).startswith(APPLICATION_NOT_FOUND)]
     if prepared.stored and not prepared.attributed and not unreadable:
-        count_outcomes(settings, org_id, prepared.outcomes)
-        raise ApplicationNotFound(
+        return ApplicationNotFound(
             "no line of the batch belongs to a project of this "
             "organization; check the app key (stacklens_app_…), not the API key"
         )
@@ -252,18 +276,8 @@ def _admit(
             if prepared.stored
             else ""
         )
-        count_outcomes(settings, org_id, prepared.outcomes)
-        raise InvalidInput(
-            f"no line of the batch could be read{unknown}; line {first['line']}: {first['error']}"
-        )
-    try:
-        take_events(accepted_counts(prepared.outcomes))
-    except RateLimited as refused:
-        count_outcomes(settings, org_id, as_refused(prepared.outcomes, "rate_limited", refused.reason))
-        raise
-    keyed = idempotency_key is not None and figures_answered
-    landing = Landing(org_id, batch_id, keyed, prepared, received, result, counts_duplicates=figures_answered)
-    return Admitted(settings, landing)
+        return InvalidInput(f"no line of the batch could be read{unknown}; line {first['line']}: {first['error']}")
+    return None
 
 
 @dataclass
@@ -286,7 +300,8 @@ class Admitted:
     def answer(self) -> BatchResult:
         """The answer once the landing is done (or its refusal). Outcomes are counted once the batch is
         durable: a 503 (warehouse down, queue full) is resent and counted then. A resend of a keyed batch was
-        counted the first time (a replay is answered before it is admitted)."""
+        counted the first time (the front door answers it as a replay)."""
         answered = self.landing.answer()
-        count_outcomes(self.settings, self.landing.org_id, self.landing.prepared.outcomes)
+        if not answered.replayed:
+            count_outcomes(self.settings, self.landing.org_id, self.landing.prepared.outcomes)
         return answered

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
-from stacklens.control.keys import create_app_key
+from stacklens.control.keys import create_app_key, current_app_key, revoke_app_key
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
@@ -344,6 +344,35 @@ def test_rate_limited(client: TestClient, settings: Settings, make_org) -> None:
     assert response.status_code == 429 and response.json()["error"] == "Rate Limited"
     assert int(response.headers["Retry-After"]) >= 1
     assert count(settings, "events", org["org_id"]) == 2
+
+
+def test_a_resent_batch_is_answered_as_the_first_time_and_costs_no_quota(
+    client: TestClient, settings: Settings, make_org
+) -> None:
+    """The replay look-up is the front door's (one for its whole accept group); quotas are spent there only
+    for a batch that did not land before."""
+    org = make_org()
+    with session_scope(settings) as session:
+        accounts.set_quota(session, org["org_id"], events_per_minute=3)
+    body = b"\n".join(line(error_payload(i), org["app_key"]) for i in range(2))
+    key = uuid.uuid4().hex
+    answers = [post(client, org["api_key"], body, **{"Idempotency-Key": key}) for _ in range(4)]
+    assert [a.status_code for a in answers] == [200] * 4
+    assert answers[0].json() == answers[3].json() and answers[0].json()["accepted"] == 2
+    # One event of the quota is left: the three resends spent nothing.
+    one = line(error_payload(7), org["app_key"])
+    assert post(client, org["api_key"], one, **{"Idempotency-Key": uuid.uuid4().hex}).status_code == 200
+    refused = post(client, org["api_key"], one, **{"Idempotency-Key": uuid.uuid4().hex})
+    assert refused.status_code == 429 and refused.json()["error"] == "Rate Limited"
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert count(settings, "events", org["org_id"]) == 3
+    # Its app key revoked since, the resend of a landed batch is still answered as the first time.
+    with session_scope(settings) as session:
+        app_key = current_app_key(session, org["project_id"])
+        assert app_key is not None
+        revoke_app_key(session, app_key.id)
+    again = post(client, org["api_key"], body, **{"Idempotency-Key": key})
+    assert again.status_code == 200 and again.json() == answers[0].json()
 
 
 def test_warehouse_down_is_503(settings: Settings, make_org, caplog: pytest.LogCaptureFixture) -> None:

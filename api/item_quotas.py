@@ -8,8 +8,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from api.token_buckets import RateLimiter, SpikeRule
-from stacklens.control.db import session_scope
-from stacklens.control.project_quotas import ProjectQuota, project_quotas
+from stacklens.control.project_quotas import ProjectQuota, remembered_project_quota
 from stacklens.errors import RateLimited
 from stacklens.ingest.service import TakeItems
 from stacklens.outcomes.counting import RATE_LIMIT_NAMES
@@ -26,7 +25,7 @@ def item_taker(
     spike_protection: bool = True,
 ) -> TakeItems:
     """The ``take_events`` of one request: projects whose quotas are not ``known`` (the DSN road reads its
-    project's with the key) are read in one statement, only when the request has items of theirs.
+    project's with the key) are read (remembered for a moment), only when the request has items of theirs.
 
     ``spike_protection`` off for the shipper's batches (`/api/ingest`): they carry history — a host
     catching up after an outage, a backfill — so their volume says nothing of a storm; their organization's
@@ -35,10 +34,10 @@ def item_taker(
 
     def take(counts: Counter[tuple[int, str]]) -> None:
         quotas = dict(known or {})
-        missing = {project_id for project_id, _ in counts if project_id and project_id not in quotas}
-        if missing:
-            with session_scope(settings) as session:
-                quotas.update(project_quotas(session, missing))
+        for project_id in {project_id for project_id, _ in counts if project_id and project_id not in quotas}:
+            quota = remembered_project_quota(settings, project_id)
+            if quota is not None:
+                quotas[project_id] = quota
         spike = SpikeRule.of(settings) if spike_protection else None
         limiter.take_items(org_id, org_per_minute, counts, quotas, spike)
 

@@ -1,5 +1,5 @@
 """A project's own quotas inside its organization's: events per minute over every category, and a limit per
-data category. Read per request by the ingest entrances (one statement for every project a request names);
+data category. Spent on every request by the ingest entrances (read about once a second per project);
 changed by `PUT /api/projects/{slug}/quota`, `stacklens admin set-quota --project` and the project settings
 page. Both are spent from token buckets (api/token_buckets.py) beside the organization's quota.
 """
@@ -13,8 +13,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
+from stacklens.control.db import session_scope
 from stacklens.control.models import Project
+from stacklens.control.remembered import Remembered
 from stacklens.errors import InvalidInput, NotFound
+from stacklens.settings import Settings
 
 # Categories a project may limit on their own: the outcome categories an SDK sends as items (client reports
 # are never limited, attachments are counted and not kept).
@@ -58,6 +61,20 @@ def project_quotas(session: Session, project_ids: Collection[int]) -> dict[int, 
         select(Project.id, Project.events_per_minute, Project.category_quotas).where(Project.id.in_(ids))
     )
     return {row.id: quota_of(row.id, row.events_per_minute, row.category_quotas) for row in rows}
+
+
+def remembered_project_quota(settings: Settings, project_id: int) -> ProjectQuota | None:
+    """The quota of ``project_id`` (None: the project is gone), read about once a second per project
+    (:mod:`stacklens.control.remembered`): the entrances spend it on every request."""
+
+    def read() -> ProjectQuota | None:
+        with session_scope(settings) as session:
+            return project_quotas(session, [project_id]).get(project_id)
+
+    return _remembered.answer((settings.resolved_database_url, project_id), read)
+
+
+_remembered: Remembered[tuple[str, int], ProjectQuota | None] = Remembered()
 
 
 def _checked(name: str, value: object) -> int:

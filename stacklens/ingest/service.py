@@ -276,7 +276,9 @@ def _refusal(prepared: Prepared, result: BatchResult) -> StackLensError | None:
             if prepared.stored
             else ""
         )
-        return InvalidInput(f"no line of the batch could be read{unknown}; line {first['line']}: {first['error']}")
+        return InvalidInput(
+            f"no line of the batch could be read{unknown}; line {first['line']}: {first['error']}"
+        )
     return None
 
 

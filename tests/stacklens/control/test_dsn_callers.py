@@ -33,8 +33,8 @@ def test_remembered_until_a_write_or_its_moment_passes(settings: Settings, make_
     assert dsn_callers.dsn_caller(settings, key) is None
     assert dsn_callers.dsn_caller(settings, "stacklens_app_unknown0000000000") is None
 
-    # A write by another process is not counted here: the answer lasts REMEMBER_SECONDS at most.
-    monkeypatch.setattr(dsn_callers, "REMEMBER_SECONDS", 0.0)
+    # A write by another process is not counted here: the answer lasts a second at most.
+    monkeypatch.setattr(dsn_callers._callers, "seconds", 0.0)
     again = make_org("Other")
     other = str(again["app_key"])
     remembered = dsn_callers.dsn_caller(settings, other)

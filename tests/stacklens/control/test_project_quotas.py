@@ -4,7 +4,7 @@ import pytest
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
-from stacklens.control.project_quotas import project_quotas, set_project_quota
+from stacklens.control.project_quotas import project_quotas, remembered_project_quota, set_project_quota
 from stacklens.control.projects import create_project
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.settings import Settings
@@ -28,3 +28,18 @@ def test_a_project_quota_is_set_checked_and_read(control_settings: Settings) -> 
             set_project_quota(session, org.id, project.id, 10, {"profile": 5})
         with pytest.raises(NotFound):
             set_project_quota(session, other.id, project.id, 10)
+
+
+def test_the_remembered_quota_follows_a_change_made_through_this_process(control_settings: Settings) -> None:
+    with session_scope(control_settings) as session:
+        org, _ = accounts.create_organization(session, "Remembered Org", "r@example.test", "password-123")
+        project, _ = create_project(session, org.id, "Shop")
+        org_id, project_id = org.id, project.id
+    first = remembered_project_quota(control_settings, project_id)
+    assert first is not None and first.events_per_minute is None
+    assert remembered_project_quota(control_settings, project_id) is first  # read once, reused
+    with session_scope(control_settings) as session:
+        set_project_quota(session, org_id, project_id, 120, {"error": 60})
+    changed = remembered_project_quota(control_settings, project_id)
+    assert changed is not None and (changed.events_per_minute, changed.categories) == (120, {"error": 60})
+    assert remembered_project_quota(control_settings, project_id + 1000) is None  # no such project

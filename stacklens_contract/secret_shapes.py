@@ -44,9 +44,15 @@ SECRET_RE = re.compile(
 URL_PASSWORD_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"']+:)[^\s/@\"']+(?=@)")
 
 
+# The markers as one expression: a string is searched once, in C, instead of once per marker (an event whose
+# raw line holds a key has every one of its ~1,100 strings looked at: half the preparation time of such
+# lines went to a generator over the markers).
+_MARKER_RE = re.compile("|".join(re.escape(marker) for marker in SECRET_MARKERS))
+
+
 def redact_secrets(text: str) -> str:
     """``text`` with every secret shape (:data:`SECRET_RE`) and URL password replaced by ``[FILTERED]``."""
-    if any(marker in text for marker in SECRET_MARKERS):
+    if _MARKER_RE.search(text) is not None:
         text = SECRET_RE.sub(FILTERED, text)
     if "@" in text and "://" in text:
         text = URL_PASSWORD_RE.sub(lambda m: m.group("head") + FILTERED, text)

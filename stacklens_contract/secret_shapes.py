@@ -10,7 +10,9 @@ definitions."""
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 from stacklens_contract.words import FILTERED
 
@@ -50,10 +52,41 @@ URL_PASSWORD_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"']+:)
 _MARKER_RE = re.compile("|".join(re.escape(marker) for marker in SECRET_MARKERS))
 
 
+def redactor_for(raw: bytes) -> Callable[[str], str]:
+    """:func:`redact_secrets` for the strings of one JSON text ``raw``: a string can hold a marker only where
+    the whole text does, so only the markers ``raw`` holds are searched for (usually one: a key). A text that
+    escapes a printable ASCII character (``\\u0041``) may spell a marker the raw bytes do not show: every
+    marker is searched for then."""
+    if _ASCII_ESCAPE_RE.search(raw) is not None:
+        return redact_secrets
+    finder = _finder(tuple(marker for marker in SECRET_MARKERS if marker.encode() in raw))
+
+    def redact(text: str) -> str:
+        if finder is not None and finder.search(text) is not None:
+            text = SECRET_RE.sub(FILTERED, text)
+        if "@" in text and "://" in text:
+            text = URL_PASSWORD_RE.sub(_password_filtered, text)
+        return text
+
+    return redact
+
+
+_ASCII_ESCAPE_RE = re.compile(rb"\\u00[2-7][0-9A-Fa-f]")
+
+
+@functools.lru_cache(maxsize=256)
+def _finder(markers: tuple[str, ...]) -> re.Pattern[str] | None:
+    return re.compile("|".join(re.escape(marker) for marker in markers)) if markers else None
+
+
+def _password_filtered(match: re.Match[str]) -> str:
+    return match.group("head") + FILTERED
+
+
 def redact_secrets(text: str) -> str:
     """``text`` with every secret shape (:data:`SECRET_RE`) and URL password replaced by ``[FILTERED]``."""
     if _MARKER_RE.search(text) is not None:
         text = SECRET_RE.sub(FILTERED, text)
     if "@" in text and "://" in text:
-        text = URL_PASSWORD_RE.sub(lambda m: m.group("head") + FILTERED, text)
+        text = URL_PASSWORD_RE.sub(_password_filtered, text)
     return text

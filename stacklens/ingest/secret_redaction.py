@@ -9,6 +9,7 @@ string of the event can hold one (nearly never), and only then is every string l
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from stacklens_contract.secret_shapes import redact_secrets
@@ -56,19 +57,20 @@ def secret_hint(raw: bytes, line_key: str | None = None) -> bool:
     return b"@" in raw and b"://" in raw and _URL_PASSWORD_RAW.search(raw) is not None
 
 
-def redact_everywhere(value: Any, depth: int = 0) -> Any:
-    """Every string of a JSON value with secrets redacted (keys too); copy-on-write like
-    :func:`scrub_value`."""
+def redact_everywhere(value: Any, depth: int = 0, redact: Callable[[str], str] = redact_secrets) -> Any:
+    """Every string of a JSON value with secrets redacted (keys too) by ``redact`` (for a value read from a
+    raw line, :func:`~stacklens_contract.secret_shapes.redactor_for` it: only the markers the line holds are
+    searched for); copy-on-write like :func:`scrub_value`."""
     kind = type(value)
     if kind is str:
-        return redact_secrets(value)
+        return redact(value)
     if depth > _MAX_DEPTH:
         return value
     if kind is dict:
         out: dict[Any, Any] | None = None
         for key, item in value.items():
-            new_key = redact_secrets(key) if type(key) is str else key
-            new = redact_everywhere(item, depth + 1)
+            new_key = redact(key) if type(key) is str else key
+            new = redact_everywhere(item, depth + 1, redact)
             if new is not item or new_key is not key:
                 if out is None:
                     out = dict(value)
@@ -79,7 +81,7 @@ def redact_everywhere(value: Any, depth: int = 0) -> Any:
     if kind is list:
         items: list[Any] | None = None
         for index, item in enumerate(value):
-            new = redact_everywhere(item, depth + 1)
+            new = redact_everywhere(item, depth + 1, redact)
             if new is not item:
                 if items is None:
                     items = list(value)

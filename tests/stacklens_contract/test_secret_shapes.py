@@ -3,9 +3,11 @@ are, and every shape holds one of the markers that decide whether the expression
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from stacklens_contract.secret_shapes import SECRET_MARKERS, SECRET_RE, redact_secrets
+from stacklens_contract.secret_shapes import SECRET_MARKERS, SECRET_RE, redact_secrets, redactor_for
 from stacklens_contract.words import FILTERED
 
 # One sample of every alternative of SECRET_RE (split so that no scanner takes the test for a leak).
@@ -47,3 +49,29 @@ def test_every_shape_is_redacted_and_holds_a_marker(secret: str) -> None:
 @pytest.mark.parametrize(("text", "expected"), CASES.items())
 def test_only_the_secret_part_of_a_text_goes(text: str, expected: str) -> None:
     assert redact_secrets(text) == expected
+
+
+@pytest.mark.parametrize("secret", list(SHAPES.values()), ids=list(SHAPES))
+def test_a_lines_redactor_redacts_its_strings_as_the_full_search_does(secret: str) -> None:
+    """The redactor of a raw JSON text searches only the markers the text holds: every string of the text
+    comes out as :func:`redact_secrets` makes it, whichever shape the text holds, and beside the line's own
+    key (the usual reason a line is walked at all)."""
+    own_key = "stacklens_app_" + "LineOwnKey0123456789"
+    strings = [
+        "checkout failed",
+        f"token={secret}",
+        f"--app-key {own_key}",
+        "https://user:hunter2@db.internal/orders",
+        "gho_short",
+    ]
+    raw = json.dumps({"app_key": own_key, "strings": strings}).encode()
+    redact = redactor_for(raw)
+    assert [redact(text) for text in strings] == [redact_secrets(text) for text in strings]
+    assert FILTERED in redact(f"token={secret}")
+
+
+def test_a_marker_spelled_with_an_escape_is_still_searched_for() -> None:
+    key = "stacklens_api_" + "0123456789abcdefghijABCDEFGHIJkl"
+    raw = json.dumps({"note": "AKIA", "v": key}).encode().replace(b"stacklens_api_", b"stacklens\\u005fapi_")
+    assert json.loads(raw)["v"] == key and b"stacklens_ap" not in raw
+    assert redactor_for(raw)(key) == FILTERED

@@ -52,12 +52,12 @@ URL_PASSWORD_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"']+:)
 _MARKER_RE = re.compile("|".join(re.escape(marker) for marker in SECRET_MARKERS))
 
 
-def redactor_for(raw: bytes) -> Callable[[str], str]:
+def redactor_for(raw: bytes | None) -> Callable[[str], str]:
     """:func:`redact_secrets` for the strings of one JSON text ``raw``: a string can hold a marker only where
     the whole text does, so only the markers ``raw`` holds are searched for (usually one: a key). A text that
-    escapes a printable ASCII character (``\\u0041``) may spell a marker the raw bytes do not show: every
-    marker is searched for then."""
-    if _ASCII_ESCAPE_RE.search(raw) is not None:
+    escapes a printable ASCII character (``\\u0041``) may spell a marker the raw bytes do not show, and a
+    value without its text (``None``) may hold any: every marker is searched for then."""
+    if raw is None or _ASCII_ESCAPE_RE.search(raw) is not None:
         return redact_secrets
     finder = _finder(tuple(marker for marker in SECRET_MARKERS if marker.encode() in raw))
 

@@ -17,9 +17,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from stacklens.ingest.secret_redaction import redact_everywhere, secret_hint
+from stacklens.ingest.secret_redaction import redact_everywhere, redactor_for, secret_hint
 from stacklens.ingest.validate import SHAPE
-from stacklens_contract.secret_shapes import redactor_for
 from stacklens_contract.words import FILTERED
 
 SENSITIVE_HEADERS = frozenset(
@@ -373,9 +372,7 @@ def scrub_payload(
         out = _scrub_payload(payload)
     finally:
         _cards_possible.reset(token)
-    if raw is None:
-        out = redact_everywhere(out)
-    elif secret_hint(raw, line_key):
+    if raw is None or secret_hint(raw, line_key):
         out = redact_everywhere(out, redact=redactor_for(raw))
     return out
 

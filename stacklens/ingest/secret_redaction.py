@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stacklens_contract.secret_shapes import redact_secrets
+from stacklens_contract.secret_shapes import redactor_for as redactor_for  # re-exported: scrub walks with it
 
 # Deeper values are left as they are (lines are capped at the ingest limit, and so is their depth).
 _MAX_DEPTH = 64

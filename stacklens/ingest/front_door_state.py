@@ -24,6 +24,10 @@ from stacklens.warehouse.client import get_warehouse, inserting_client
 log = logging.getLogger("stacklens.ingest.front_door")
 
 
+# Recent drains and accept groups kept for the door's status at most (10 s of a very busy door).
+RECENT_KEPT = 50_000
+
+
 class DoorState:
     """A front door's queue, spool and counters, and its warehouse clients."""
 
@@ -41,12 +45,11 @@ class DoorState:
         # replay before the warehouse holds them. Only the acceptor adds, only the drainer removes.
         self._pending_keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
         self._pending_batches: dict[tuple[int, str], writer.BatchRecord] = {}
-        self._drains: deque[tuple[float, int, float]] = (
-            deque()
-        )  # (finished at, rows, seconds) of recent drains
-        # (finished at, requests, seconds) of recent accept groups
-        # (when, requests, seconds accepting, seconds its requests waited for it in all)
-        self._accepts: deque[tuple[float, int, float, float]] = deque()
+        # Recent drains (finished at, rows, seconds) and accept groups (when, requests, seconds accepting,
+        # seconds its requests waited for it in all): the status reads the last ten seconds of them and trims
+        # the rest; bounded, so a door whose status nobody reads keeps no more than RECENT_KEPT.
+        self._drains: deque[tuple[float, int, float]] = deque(maxlen=RECENT_KEPT)
+        self._accepts: deque[tuple[float, int, float, float]] = deque(maxlen=RECENT_KEPT)
         self._drain_error: str = ""
         self._recovered = False
         self._closing = False

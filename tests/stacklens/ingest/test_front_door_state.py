@@ -8,7 +8,7 @@ import stat
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.ingest.front_door_state import DoorState
+from stacklens.ingest.front_door_state import RECENT_KEPT, DoorState
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 
@@ -33,3 +33,14 @@ def test_look_ups_and_inserts_use_two_clients_of_one_warehouse(settings: Setting
     state.inserter.command("CREATE TABLE door_state_probe (n UInt8) ENGINE = Memory")
     state.inserter.command("INSERT INTO door_state_probe VALUES (7)")
     assert state.client.query("SELECT n FROM door_state_probe").result_rows == [(7,)]
+
+
+def test_the_recent_figures_of_a_door_nobody_reads_stay_bounded(settings: Settings) -> None:
+    """The status trims its figures when read; a door whose status is never read keeps the newest
+    RECENT_KEPT of them, not one per accept group for ever."""
+    state = DoorState(settings)
+    for n in range(RECENT_KEPT + 10):
+        state._accepts.append((float(n), 1, 0.001, 0.0))
+        state._drains.append((float(n), 1, 0.01))
+    assert len(state._accepts) == len(state._drains) == RECENT_KEPT
+    assert state._accepts[-1][0] == RECENT_KEPT + 9 and state._accepts[0][0] == 10

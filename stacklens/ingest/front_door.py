@@ -7,7 +7,8 @@ request that paid its own insert could not go faster than that; here the cost is
 warehouse:
 
 - the *acceptor* takes every request waiting (a group commit: a lone request goes at once, a busy door groups
-  many), answers replays (`Idempotency-Key`) and drops duplicates with one look-up for the whole group (rows
+  many), answers replays (`Idempotency-Key`; a keyed batch that is no replay spends its quotas here, so a
+  resend costs none) and drops duplicates with one look-up for the whole group (rows
   spooled but not yet landed are checked in memory first, then the warehouse; an envelope's rows are checked
   by the drain instead, see :class:`~stacklens.ingest.landing.Landing`), writes the group to its journal
   (:mod:`stacklens.ingest.flush_journal`) and answers its requests;

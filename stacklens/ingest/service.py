@@ -197,18 +197,18 @@ def _admit(
     *,
     figures_answered: bool = True,
 ) -> BatchResult | Admitted:
-    """``begin(context, originals)`` starts preparing the batch and returns the call that waits for it: the
-    replay look-up runs while worker processes prepare (its answer is rare; its wait is every batch's).
+    """``begin(context, originals)`` starts preparing the batch (in this thread or the worker processes) and
+    returns the call that waits for it.
 
     The organization's source-map index (cached in the process) rides in the context, so events that may
     have a map are grouped by their original frames (:mod:`stacklens.sourcemaps.grouping`). The prepared rows
     land through the front door (:mod:`stacklens.ingest.front_door`), together with other requests' rows.
 
     ``figures_answered``: the answer reports accepted and duplicate counts (`/api/ingest`, OTLP): a keyed
-    batch is looked up before the quota is spent (a shipper's resent batch costs no quota) and its rows are
-    checked for duplicates before the answer. An envelope's answer is its event id whatever happened: its
-    resend is found by its event id, and its rows are checked by the front door's drain (one look-up for
-    many requests)."""
+    batch is looked up by the front door's accept group before its quota is spent there (a shipper's resent
+    batch costs no quota) and its rows are checked for duplicates before the answer. An envelope's answer is
+    its event id whatever happened: its resend is found by its event id, and its rows are checked by the
+    front door's drain (one look-up for many requests)."""
     batch_id = batch_id_for(idempotency_key)
     client = get_warehouse(settings)
     received = time.time()

@@ -46,12 +46,6 @@ SECRET_RE = re.compile(
 URL_PASSWORD_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\"']+:)[^\s/@\"']+(?=@)")
 
 
-# The markers as one expression: a string is searched once, in C, instead of once per marker (an event whose
-# raw line holds a key has every one of its ~1,100 strings looked at: half the preparation time of such
-# lines went to a generator over the markers).
-_MARKER_RE = re.compile("|".join(re.escape(marker) for marker in SECRET_MARKERS))
-
-
 def redactor_for(raw: bytes | None) -> Callable[[str], str]:
     """:func:`redact_secrets` for the strings of one JSON text ``raw``: a string can hold a marker only where
     the whole text does, so only the markers ``raw`` holds are searched for (usually one: a key). A text that
@@ -59,16 +53,22 @@ def redactor_for(raw: bytes | None) -> Callable[[str], str]:
     value without its text (``None``) may hold any: every marker is searched for then."""
     if raw is None or _ASCII_ESCAPE_RE.search(raw) is not None:
         return redact_secrets
-    finder = _finder(tuple(marker for marker in SECRET_MARKERS if marker.encode() in raw))
+    return functools.partial(_redact, _finder(tuple(m for m in SECRET_MARKERS if m.encode() in raw)))
 
-    def redact(text: str) -> str:
-        if finder is not None and finder.search(text) is not None:
-            text = SECRET_RE.sub(FILTERED, text)
-        if "@" in text and "://" in text:
-            text = URL_PASSWORD_RE.sub(_password_filtered, text)
-        return text
 
-    return redact
+def redact_secrets(text: str) -> str:
+    """``text`` with every secret shape (:data:`SECRET_RE`) and URL password replaced by ``[FILTERED]``."""
+    return _redact(_EVERY_MARKER, text)
+
+
+def _redact(finder: re.Pattern[str] | None, text: str) -> str:
+    # The markers are one expression: a string is searched once, in C, instead of once per marker (an event
+    # whose raw line holds a key has each of its ~1,100 strings looked at).
+    if finder is not None and finder.search(text) is not None:
+        text = SECRET_RE.sub(FILTERED, text)
+    if "@" in text and "://" in text:
+        text = URL_PASSWORD_RE.sub(_password_filtered, text)
+    return text
 
 
 _ASCII_ESCAPE_RE = re.compile(rb"\\u00[2-7][0-9A-Fa-f]")
@@ -79,14 +79,8 @@ def _finder(markers: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(marker) for marker in markers)) if markers else None
 
 
+_EVERY_MARKER = _finder(SECRET_MARKERS)
+
+
 def _password_filtered(match: re.Match[str]) -> str:
     return match.group("head") + FILTERED
-
-
-def redact_secrets(text: str) -> str:
-    """``text`` with every secret shape (:data:`SECRET_RE`) and URL password replaced by ``[FILTERED]``."""
-    if _MARKER_RE.search(text) is not None:
-        text = SECRET_RE.sub(FILTERED, text)
-    if "@" in text and "://" in text:
-        text = URL_PASSWORD_RE.sub(_password_filtered, text)
-    return text

@@ -63,6 +63,9 @@ def project_quotas(session: Session, project_ids: Collection[int]) -> dict[int, 
     return {row.id: quota_of(row.id, row.events_per_minute, row.category_quotas) for row in rows}
 
 
+_remembered: Remembered[tuple[str, int], ProjectQuota | None] = Remembered()
+
+
 def remembered_project_quota(settings: Settings, project_id: int) -> ProjectQuota | None:
     """The quota of ``project_id`` (None: the project is gone), read about once a second per project
     (:mod:`stacklens.control.remembered`): the entrances spend it on every request."""
@@ -72,9 +75,6 @@ def remembered_project_quota(settings: Settings, project_id: int) -> ProjectQuot
             return project_quotas(session, [project_id]).get(project_id)
 
     return _remembered.answer((settings.resolved_database_url, project_id), read)
-
-
-_remembered: Remembered[tuple[str, int], ProjectQuota | None] = Remembered()
 
 
 def _checked(name: str, value: object) -> int:

@@ -19,7 +19,7 @@ def test_a_write_is_committed_before_it_is_answered(stores: Settings, org_factor
     org = org_factory()
     headers = {"Authorization": f"Bearer {org['api_key']}"}
     query = {"dataset": "errors", "range": "7d", "aggregates": [{"fn": "count"}]}
-    with serve(stores) as base, httpx.Client(base_url=base, headers=headers) as http:
+    with serve(stores) as base, httpx.Client(base_url=base, headers=headers, timeout=30) as http:
         with slow_server_commits(0.5) as commits:
             created = http.post("/api/explore/queries", json={"name": "Errors a week", "query": query})
             answered = time.monotonic()

@@ -13,7 +13,9 @@ from tests.slow_commits import slow_server_commits
 
 def test_a_sign_in_is_committed_before_its_redirect_is_answered(stores: Settings, org_factory) -> None:
     org = org_factory()
-    with serve(stores) as base, httpx.Client(base_url=base, follow_redirects=False) as browser:
+    # A generous timeout: the test is about order, not speed, and the first answer of a fresh server can
+    # take seconds on a machine busy with other tests.
+    with serve(stores) as base, httpx.Client(base_url=base, follow_redirects=False, timeout=30) as browser:
         csrf = csrf_of(browser.get("/login").text)
         with slow_server_commits(0.5):
             signed_in = browser.post(

@@ -176,7 +176,7 @@ def test_every_outcome_is_counted_once_through_the_api_and_the_page(stores: Sett
 def _check_page(
     base: str, org: dict[str, Any], expected: dict[tuple[str | None, str, str, str], int]
 ) -> None:
-    with httpx.Client(base_url=base) as web:
+    with httpx.Client(base_url=base, timeout=30) as web:
         login = web.get("/login").text
         token = re.search(r'name="csrf_token" value="([^"]+)"', login)
         assert token

@@ -169,7 +169,11 @@ def admit_batch(
         org_id,
         idempotency_key,
         header_app_key,
-        lambda context, originals: lambda: prepare_body(data, context, resolve, originals),
+        # An envelope's key is already its lines' own digest (EnvelopeLines.idempotency_key): no resend under
+        # it can carry other lines, so its record keeps no second digest ('' is never a conflict).
+        lambda context, originals: (
+            lambda: prepare_body(data, context, resolve, originals, digest=figures_answered)
+        ),
         take_events,
         figures_answered=figures_answered,
     )
@@ -180,10 +184,13 @@ def prepare_body(
     context: BatchContext,
     resolve: Callable[[str], Attribution | None],
     originals: OriginalFrames | None = None,
+    digest: bool = True,
 ) -> Prepared:
-    """A whole decoded body prepared in this thread, with its digest (for Idempotency-Key conflicts)."""
+    """A whole decoded body prepared in this thread, with its digest (for Idempotency-Key conflicts) unless
+    ``digest`` is false."""
     prepared = prepare_lines(split_lines(data), 1, context, resolve, originals)
-    prepared.body_hash = body_digest(data)
+    if digest:
+        prepared.body_hash = body_digest(data)
     return prepared
 
 

@@ -57,19 +57,9 @@ class AppKeyResolver:
 
     def __call__(self, raw: str) -> Attribution | None:
         # Imported here: the control store pulls in SQLAlchemy's models, which a worker loads only when used.
-        from stacklens.control.auth import resolve_app_key
-        from stacklens.control.db import session_scope
-        from stacklens.control.issue_merges import overrides_of
-        from stacklens.control.projects_settings import in_app_rules, replay_enabled
+        from stacklens.control.app_key_attributions import app_key_attribution
 
-        with session_scope(self.settings) as session:
-            found = resolve_app_key(session, self.org_id, raw)
-            if found is None:
-                return None
-            replays = replay_enabled(session, found.project_id)
-            rules = in_app_rules(session, found.project_id)
-            merged = overrides_of(session, found.project_id)
-        return Attribution(found.project_id, found.service, found.app_key_id, replays, rules, merged)
+        return app_key_attribution(self.settings, self.org_id, raw)
 
 
 @dataclass(frozen=True)

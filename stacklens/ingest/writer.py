@@ -99,7 +99,9 @@ def find_batches(client: Client, wanted: dict[int, list[str]]) -> dict[tuple[int
     found: dict[tuple[int, str], BatchRecord] = {}
     if selects:
         result = client.query(" UNION ALL ".join(selects), parameters=parameters)
-        for org_id, batch_id, lines, accepted, duplicates, skipped, rejected, body_hash in result.result_rows:
+        # Of a batch recorded twice, the latest row (the query's doc says why it does not ask FINAL).
+        rows = sorted(result.result_rows, key=lambda row: row[-1])
+        for org_id, batch_id, lines, accepted, duplicates, skipped, rejected, body_hash, _at in rows:
             found[(int(org_id), batch_id)] = BatchRecord(
                 batch_id,
                 int(lines),

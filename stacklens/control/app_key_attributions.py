@@ -1,0 +1,37 @@
+"""What a line's app key stands for when its batch is prepared, remembered for a moment
+(:mod:`stacklens.control.remembered`): the key's project and service, and the project's settings that
+preparing a line reads (replays kept, in-app rules, merged fingerprints).
+
+A shipper may send one line per batch, and every line names its app key: reading the key and its project
+from the control store for each batch was two thirds of admitting a one-line batch to `/api/ingest`. An
+answer is reused for a second at most, and never past a write of this process to the control store; worker
+processes, which write nothing, reuse theirs for that second."""
+
+from __future__ import annotations
+
+from stacklens.control.auth import resolve_app_key
+from stacklens.control.db import session_scope
+from stacklens.control.issue_merges import overrides_of
+from stacklens.control.projects_settings import in_app_rules, replay_enabled
+from stacklens.control.remembered import Remembered
+from stacklens.ingest.prepared_rows import Attribution
+from stacklens.settings import Settings
+
+_attributions: Remembered[tuple[str, int, str], Attribution | None] = Remembered()
+
+
+def app_key_attribution(settings: Settings, org_id: int, raw: str) -> Attribution | None:
+    """The project (and its settings) of the current app key ``raw`` of ``org_id``; ``None`` for anything
+    else. Remembered as the module says."""
+
+    def read() -> Attribution | None:
+        with session_scope(settings) as session:
+            found = resolve_app_key(session, org_id, raw)
+            if found is None:
+                return None
+            replays = replay_enabled(session, found.project_id)
+            rules = in_app_rules(session, found.project_id)
+            merged = overrides_of(session, found.project_id)
+        return Attribution(found.project_id, found.service, found.app_key_id, replays, rules, merged)
+
+    return _attributions.answer((settings.resolved_database_url, org_id, raw), read)

@@ -1,0 +1,38 @@
+"""The writer's look-ups of landed batches: a batch recorded twice (a drain retried after a crash) answers
+with its latest record, as the table's own FINAL would."""
+
+from __future__ import annotations
+
+from clickhouse_connect.driver.client import Client
+
+from stacklens.ingest import writer
+from stacklens.ingest.writer import BATCH_COLUMNS, BatchRecord, batch_row, find_batches, insert_encoded
+
+
+def _record(batch_id: str, accepted: int) -> BatchRecord:
+    return BatchRecord(batch_id, lines=3, accepted=accepted, duplicates=3 - accepted, skipped=0, rejected=[])
+
+
+def test_a_batch_recorded_twice_answers_with_its_latest_record(warehouse: Client) -> None:
+    # Inserted out of order, in separate parts (their own tokens): the later version arrives first.
+    later = batch_row(7, _record("twice", 2), "2026-11-26 10:00:05.000")
+    earlier = batch_row(7, _record("twice", 1), "2026-11-26 10:00:00.000")
+    once = batch_row(7, _record("once", 3), "2026-11-26 10:00:00.000")
+    insert_encoded(warehouse, "ingest_batches", BATCH_COLUMNS, [later], "t1")
+    insert_encoded(warehouse, "ingest_batches", BATCH_COLUMNS, [earlier, once], "t2")
+    insert_encoded(
+        warehouse,
+        "ingest_batches",
+        BATCH_COLUMNS,
+        [batch_row(8, _record("twice", 0), "2026-11-26 11:00:00.000")],
+        "t3",
+    )
+
+    found = find_batches(warehouse, {7: ["twice", "once", "never"]})
+    assert set(found) == {(7, "twice"), (7, "once")}
+    assert found[(7, "twice")].accepted == 2 and found[(7, "once")].accepted == 3
+    final = warehouse.query(
+        "SELECT accepted FROM ingest_batches FINAL WHERE org_id = 7 AND batch_id = 'twice'"
+    )
+    assert final.result_rows == [(found[(7, "twice")].accepted,)]
+    assert writer.find_batch(warehouse, 7, "twice") == found[(7, "twice")]

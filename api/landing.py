@@ -1,32 +1,14 @@
 """The front door's wait, on the event loop: a request hands its admitted rows to the door and awaits their
 landing without holding a thread (stacklens.ingest.front_door answers many requests per spool write; a thread
-blocked per request would cap concurrent senders at the thread pool's size and pay a thread switch each),
-and the one hop that admits a request's rows off the event loop."""
+blocked per request would cap concurrent senders at the thread pool's size and pay a thread switch each)."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import ParamSpec, TypeVar
 
 from stacklens.errors import Unavailable
 from stacklens.ingest.front_door import WAIT_SECONDS
 from stacklens.ingest.service import Admitted, BatchResult
-
-P = ParamSpec("P")
-T = TypeVar("T")
-# As many threads as the thread pool's limiter gives (40): admissions wait on the control store at times.
-_ADMISSIONS = ThreadPoolExecutor(max_workers=40, thread_name_prefix="admission")
-
-
-async def in_admission_thread(admit: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """``admit(*args, **kwargs)`` in a thread of the entrances' own pool. The event loop's executor costs a
-    third of what the generic thread-pool hop does (capacity limiter, cancel scope, context copy: an eighth
-    of an envelope's time on the event loop); an admission reads no context variable of the request."""
-    call = functools.partial(admit, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_ADMISSIONS, call)
 
 
 async def landed(admitted: BatchResult | Admitted) -> BatchResult:

@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
 from api.errors import RATE_LIMITED, SERVICE_UNAVAILABLE, ApiError
@@ -348,7 +349,7 @@ def get_rate_limiter(settings: Settings) -> RateLimiter:
     Limiters are keyed by the control store too, so two installations (or two tests) sharing a process or a
     Redis never share buckets: organization ids are only unique within one control store.
     """
-    installation = hashlib.sha256(settings.resolved_database_url.encode()).hexdigest()[:12]
+    installation = _installation(settings.resolved_database_url)
     key = (settings.redis_url or "", installation)
     with _lock:
         limiter = _limiters.get(key)
@@ -357,3 +358,9 @@ def get_rate_limiter(settings: Settings) -> RateLimiter:
             limiter = RateLimiter(buckets, f"stacklens:rl:{installation}")
             _limiters[key] = limiter
         return limiter
+
+
+@lru_cache(maxsize=64)
+def _installation(database_url: str) -> str:
+    """A short name of a control store (its URL's digest, computed once: every request asks)."""
+    return hashlib.sha256(database_url.encode()).hexdigest()[:12]

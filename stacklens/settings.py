@@ -212,11 +212,11 @@ class Settings(BaseSettings):
 
     @property
     def resolved_warehouse_url(self) -> str:
-        return self.warehouse_url or f"chdb://{self.data_dir / 'warehouse'}"
+        return self.warehouse_url or _in_data_dir("chdb://", self.data_dir, "warehouse")
 
     @property
     def resolved_database_url(self) -> str:
-        return self.database_url or f"sqlite:///{self.data_dir / 'control.db'}"
+        return self.database_url or _in_data_dir("sqlite:///", self.data_dir, "control.db")
 
     @property
     def dagster_home(self) -> Path:
@@ -260,3 +260,10 @@ def override_settings(settings: Settings | None) -> None:
     global _override
     _override = settings
     _cached_settings.cache_clear()
+
+
+@lru_cache(maxsize=256)
+def _in_data_dir(scheme: str, data_dir: Path, name: str) -> str:
+    # Remembered: every request reads these URLs several times (its limiter, key-use and outcome tallies are
+    # keyed by them), and joining paths each time was a few percent of a one-event request's time.
+    return f"{scheme}{data_dir / name}"

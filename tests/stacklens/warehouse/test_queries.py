@@ -19,6 +19,7 @@ from stacklens.warehouse.queries import (
     fill_template,
     float_or_none,
     identifier,
+    inlined,
     load_query,
     numbered,
     run_query,
@@ -120,6 +121,40 @@ def test_copies_of_a_query_get_parameters_of_their_own() -> None:
         "SELECT {table3:String} FROM {table3:Identifier} WHERE id IN {ids3:Array(UUID)} AND x = '{literal}'"
     )
     assert scalar_row(["SELECT 1", "SELECT 2"]) == "SELECT (SELECT 1), (SELECT 2)"
+
+
+def test_parameters_written_in_answer_as_the_engines_own_and_nothing_else_passes(settings: Settings) -> None:
+    apply_migrations(settings)
+    client = get_warehouse(settings)
+    text = (
+        "SELECT {name:String} AS s, {n:UInt64} AS n, {ids:Array(UUID)} AS u, {words:Array(String)} AS w, "
+        "toUUID('0a7c9e2a-3f1b-4c6d-9e8f-0123456789ab') IN {ids:Array(UUID)} AS found FROM {table:Identifier}"
+    )
+    parameters = {
+        "name": "it's a \\ back\tslash `tick` \n and {braces:String}",
+        "n": 18446744073709551615,
+        "ids": ["0a7c9e2a3f1b4c6d9e8f0123456789ab", "0a7c9e2a-3f1b-4c6d-9e8f-0123456789ac"],
+        "words": ["a'b", "", "c\\d"],
+        "table": identifier("one", ("one",)),
+    }
+    system = get_warehouse(settings.model_copy(update={"warehouse_database": "system"}))
+    inlined_rows = system.query(inlined(text, parameters)).result_rows
+    assert inlined_rows == system.query(text, parameters=parameters).result_rows
+    assert inlined_rows[0][0] == parameters["name"] and inlined_rows[0][4] == 1
+    assert client.query(
+        inlined("SELECT count() FROM events WHERE org_id = {org:UInt64}", {"org": 7})
+    ).result_rows == [(0,)]
+    for kind, value in [
+        ("UInt64", "1 OR 1 = 1"),
+        ("UInt64", -1),
+        ("UInt64", True),
+        ("String", 5),
+        ("Array(UUID)", ["x') OR ('1"]),
+        ("Array(String)", ["ok", 3]),
+        ("DateTime", "2026-11-26 10:00:00"),
+    ]:
+        with pytest.raises(ValueError, match=r"cannot be written in|is not a string"):
+            inlined(f"SELECT {{v:{kind}}}", {"v": value})
 
 
 def inline_statements(source: str) -> list[tuple[int, str]]:

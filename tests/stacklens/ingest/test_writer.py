@@ -3,6 +3,8 @@ with its latest record, as the table's own FINAL would."""
 
 from __future__ import annotations
 
+import uuid
+
 from clickhouse_connect.driver.client import Client
 
 from stacklens.ingest import writer
@@ -36,3 +38,10 @@ def test_a_batch_recorded_twice_answers_with_its_latest_record(warehouse: Client
     )
     assert final.result_rows == [(found[(7, "twice")].accepted,)]
     assert writer.find_batch(warehouse, 7, "twice") == found[(7, "twice")]
+
+
+def test_a_look_up_of_thousands_of_keys_goes_as_parameters(warehouse: Client) -> None:
+    # 10,000 session keys written in would pass the engine's max_query_size (256 KiB); as parameters, not.
+    keys = [(1, f"{uuid.uuid4().hex}:{n}:errored") for n in range(10_000)]
+    found = writer.stored_keys(warehouse, {(7, "sessions"): keys, (7, "events"): [(1, uuid.uuid4().hex)]})
+    assert found == {(7, "sessions"): set(), (7, "events"): set()}

@@ -5,6 +5,7 @@ answer with the events kept."""
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -27,12 +28,12 @@ def _search() -> None:
     raise KeyError("query")
 
 
-def _land(org: dict, func, count: int, start: datetime) -> None:
-    """``count`` events of ``func``'s issue, one a minute back from ``start``."""
+def _land(org: dict, func, count: int, start: datetime, step: timedelta = timedelta(minutes=1)) -> None:
+    """``count`` events of ``func``'s issue, one every ``step`` back from ``start``."""
     payloads = []
     for n in range(count):
         payload = sdk_event(func)
-        payload["timestamp"] = (start - timedelta(minutes=n)).isoformat()
+        payload["timestamp"] = (start - n * step).isoformat()
         payloads.append(payload)
     land(org["org_id"], org["project_id"], payloads)
 
@@ -57,12 +58,25 @@ def _run(settings: Settings):
     return run_retention(get_warehouse(settings), settings.warehouse_database, projects, 30)
 
 
+def _now_with_today_behind(span: timedelta) -> datetime:
+    """Now, at a moment whose last ``span`` lies within today (UTC), waiting for it just after midnight: the
+    14-day figure counts today's stored events and past days' insert-time counters, so events on both sides
+    of midnight would mix the two."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    midnight = now.replace(hour=0, minute=0, second=0)
+    if now - span < midnight:
+        time.sleep((midnight + span - now).total_seconds() + 1)
+        now = datetime.now(UTC).replace(microsecond=0)
+    return now
+
+
 def test_caps_keep_the_newest_events_and_the_counts(stores, org_factory, client) -> None:  # noqa: F811
     capped, other = org_factory("Capped"), org_factory("Other")
-    now = datetime.now(UTC).replace(microsecond=0)
-    _land(capped, _checkout, 30, now - timedelta(hours=1))
-    _land(capped, _search, 5, now - timedelta(hours=2))
-    _land(other, _checkout, 30, now - timedelta(hours=1))
+    second = timedelta(seconds=1)
+    now = _now_with_today_behind(timedelta(minutes=3))
+    _land(capped, _checkout, 30, now - timedelta(minutes=1), second)
+    _land(capped, _search, 5, now - timedelta(minutes=2), second)
+    _land(other, _checkout, 30, now - timedelta(minutes=1), second)
     with session_scope(stores) as session:
         with pytest.raises(InvalidInput, match="max_events_per_issue: must be from 1 to"):
             set_event_caps(session, capped["org_id"], capped["project_id"], 0, None)
@@ -73,8 +87,10 @@ def test_caps_keep_the_newest_events_and_the_counts(stores, org_factory, client)
     kept = _stored(stores, capped["project_id"])
     assert sorted(len(times) for times in kept.values()) == [5, 10]
     big = max(kept.values(), key=len)
-    # The newest ten of the thirty: one a minute back from an hour ago.
-    assert [t.replace(tzinfo=UTC) for t in big] == [now - timedelta(hours=1, minutes=n) for n in range(10)]
+    # The newest ten of the thirty: one a second back from a minute ago.
+    assert [t.replace(tzinfo=UTC) for t in big] == [
+        now - timedelta(minutes=1) - n * second for n in range(10)
+    ]
     assert sorted(len(t) for t in _stored(stores, other["project_id"]).values()) == [30]
     assert outcome.rows_deleted == 20
     assert outcome.caps == [

@@ -96,7 +96,7 @@ def test_node_sdk_spans_logs_and_errors_land_where_users_look(
     # Its children are the waterfall's spans: the database call and the http call.
     bearer = {"Authorization": f"Bearer {org['api_key']}"}
     api = f"{dsn_server}/api/projects/{org['project']}"
-    waterfall = httpx.get(f"{api}/performance/waterfall/{failed_event}", headers=bearer)
+    waterfall = httpx.get(f"{api}/performance/waterfall/{failed_event}", headers=bearer, timeout=30)
     assert waterfall.status_code == 200, waterfall.text
     body = waterfall.json()
     assert body["trace_id"] == failed and body["http_status"] == 500
@@ -108,7 +108,7 @@ def test_node_sdk_spans_logs_and_errors_land_where_users_look(
     # API endpoints, server side: the two routes with their calls and failures.
     now = datetime.now(UTC)
     build_facts(_warehouse[0], now - timedelta(hours=2), now + timedelta(hours=1))
-    endpoints = httpx.get(f"{api}/performance/endpoints", params={"range": "24h"}, headers=bearer)
+    endpoints = httpx.get(f"{api}/performance/endpoints", params={"range": "24h"}, headers=bearer, timeout=30)
     assert endpoints.status_code == 200, endpoints.text
     server = sorted(
         (r["method"], r["path"], r["calls"], r["s5xx"])
@@ -118,11 +118,13 @@ def test_node_sdk_spans_logs_and_errors_land_where_users_look(
     assert server == [("GET", "/inventory/:sku", 2, 0), ("GET", "/orders/:id", 2, 1)], server
 
     # The exception is an issue; its event is in the failed request's trace, its stack read from Node's.
-    issues = httpx.get(f"{api}/issues", headers=bearer).json()["issues"]
+    issues = httpx.get(f"{api}/issues", headers=bearer, timeout=30).json()["issues"]
     assert [i["title"][:9] for i in issues] == ["TypeError"], issues
-    events = httpx.get(f"{dsn_server}/api/issues/{issues[0]['id']}/events", headers=bearer).json()["events"]
+    events = httpx.get(
+        f"{dsn_server}/api/issues/{issues[0]['id']}/events", headers=bearer, timeout=30
+    ).json()["events"]
     assert len(events) == 1, events
-    event = httpx.get(f"{dsn_server}/api/events/{events[0]['event_id']}", headers=bearer).json()
+    event = httpx.get(f"{dsn_server}/api/events/{events[0]['event_id']}", headers=bearer, timeout=30).json()
     payload = event["payload"]
     assert payload["contexts"]["trace"]["trace_id"] == failed
     assert (payload["release"], payload["environment"]) == ("3.1.0", "production")
@@ -133,7 +135,7 @@ def test_node_sdk_spans_logs_and_errors_land_where_users_look(
     assert any(f.get("filename", "").endswith("app.js") for f in exception["stacktrace"]["frames"])
 
     # The request's log records carry its trace and the resource.
-    records = httpx.get(f"{api}/logs", params={"trace_id": failed}, headers=bearer).json()["rows"]
+    records = httpx.get(f"{api}/logs", params={"trace_id": failed}, headers=bearer, timeout=30).json()["rows"]
     assert [(r["severity"], r["body"]) for r in records] == [
         ("error", "order 13 failed: " + exception["value"]),
         ("info", "loading order 13"),
@@ -142,4 +144,4 @@ def test_node_sdk_spans_logs_and_errors_land_where_users_look(
         ("orders-api", "3.1.0", "production")
     }
     assert records[1]["attributes"]["order.id"] == "13" and len(records[1]["span_id"]) == 16
-    assert len(httpx.get(f"{api}/logs", headers=bearer).json()["rows"]) == 3  # and order 7's
+    assert len(httpx.get(f"{api}/logs", headers=bearer, timeout=30).json()["rows"]) == 3  # and order 7's

@@ -141,7 +141,10 @@ def _workers() -> list[int]:
     """The process ids of this process's children (the ingest worker processes)."""
     found: list[int] = []
     for task in Path("/proc/self/task").iterdir():
-        found += [int(pid) for pid in (task / "children").read_text().split()]
+        try:
+            found += [int(pid) for pid in (task / "children").read_text().split()]
+        except FileNotFoundError:  # a thread that ended since the listing
+            continue
     return found
 
 

@@ -115,20 +115,21 @@ def find_batches(client: Client, wanted: dict[int, list[str]]) -> dict[tuple[int
     return found
 
 
-# A statement with its parameters written in must stay far below the engine's max_query_size (256 KiB), which
-# counts literals but not server-side parameters.
-INLINED_MAX_CHARS = 64 * 1024
+# Look-ups of more keys than this go with server-side parameters: written in, ~2 ms no longer matters, and the
+# engine's max_query_size (256 KiB) counts literals but not parameters (keys are at most ~130 characters).
+INLINED_MAX_VALUES = 1_000
 
 
 def _look_up(client: Client, text: str, parameters: dict[str, Any]) -> QueryResult:
-    """A front-door look-up with its parameters written in (:func:`inlined` says why) while the statement
-    stays small; a large one (thousands of keys, where ~2 ms no longer matters) or a value not of its type
-    goes to the engine as parameters, whose refusal says what is wrong with a value."""
+    """A front-door look-up with its parameters written in (:func:`inlined` says why) while it holds few keys;
+    a large one, or one with a value not of its type, goes to the engine as parameters (whose refusal says
+    what is wrong with a value)."""
+    values = sum(len(value) for value in parameters.values() if isinstance(value, list))
+    if values > INLINED_MAX_VALUES:
+        return client.query(text, parameters=parameters)
     try:
         statement = inlined(text, parameters)
     except ValueError:
-        return client.query(text, parameters=parameters)
-    if len(statement) > INLINED_MAX_CHARS:
         return client.query(text, parameters=parameters)
     return client.query(statement)
 

@@ -101,13 +101,28 @@ class DecodedBody:
         """What follows the first line (the whole body when no line was read)."""
         if not self._layers:  # nothing to inflate: the body as sent, within the limit
             return self._read(self._limit + 1)[self._skip :]
-        with self._slot(), output_buffer(self._limit) as out:
+        with self._slot():
             skip = self._skip
             while skip and (passed := self._read(min(skip, _OUT_CHUNK))):
                 skip -= len(passed)
-            while chunk := self._read(_OUT_CHUNK):
-                out.write(chunk)
-            return out[: out.tell()]
+            # A rest of at most one piece's size (nearly every envelope: a few KiB) is joined as it comes:
+            # mapping (and unmapping) 64 MiB of address space for it cost more than inflating it. A larger
+            # one goes on into a map of its own (see output_buffer).
+            pieces: list[bytes] = []
+            size = 0
+            while size <= _OUT_CHUNK:
+                chunk = self._read(_OUT_CHUNK)
+                if not chunk:
+                    return b"".join(pieces)
+                pieces.append(chunk)
+                size += len(chunk)
+            with output_buffer(self._limit) as out:
+                for piece in pieces:
+                    out.write(piece)
+                del pieces
+                while chunk := self._read(_OUT_CHUNK):
+                    out.write(chunk)
+                return out[: out.tell()]
 
     def _slot(self) -> AbstractContextManager[None]:
         return decompression_slot() if self._layers else nullcontext()

@@ -114,6 +114,11 @@ def test_item_types_resends_and_bad_bodies(dsn_server: str, make_org) -> None:
     for bad, words in [
         (b"not json\n", "malformed envelope"),
         (envelope([({"type": "event"}, b"[1, 2]")]), "not a JSON object"),
+        # An object that is no JSON inside goes into its line as sent; the line's parser says where it breaks.
+        (
+            envelope([({"type": "event"}, b'{"message": oops}')], {"event_id": uuid.uuid4().hex}),
+            "not valid JSON: Expecting value: line 1 column",
+        ),
     ]:
         answer = httpx.post(url, params=key, content=bad)
         assert answer.status_code == 400 and words in answer.json()["detail"], answer.text

@@ -4,9 +4,11 @@ the first line read alone, and the process's decompression slots."""
 from __future__ import annotations
 
 import gzip
+import mmap
 import threading
 import time
 import zlib
+from contextlib import AbstractContextManager
 
 import brotli
 import pytest
@@ -76,6 +78,35 @@ def test_the_first_line_is_read_alone() -> None:
         DecodedBody(no_newline, "zstd", LIMIT).first_line(64 * 1024)
     assert refused.value.status == 413
     assert DecodedBody(bomb("br"), "br", LIMIT).first_line(64 * 1024) == b"{}"
+
+
+@pytest.mark.parametrize("coding", sorted(COMPRESS))
+def test_a_small_rest_is_returned_as_inflated_and_a_large_one_through_its_own_map(
+    coding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rest that inflates in one piece (an envelope of a few KiB) maps no 64 MiB buffer; a rest of many
+    pieces still does, and both read back exactly."""
+    import stacklens.ingest.inflate as inflate
+
+    maps: list[int] = []
+
+    def counted(limit: int) -> AbstractContextManager[mmap.mmap]:
+        maps.append(limit)
+        return decode.output_buffer(limit)
+
+    monkeypatch.setattr(inflate, "output_buffer", counted)
+    small = DecodedBody(COMPRESS[coding](TEXT), coding, LIMIT)
+    assert small.first_line(1024) == b'{"dsn": "http://key@host/1"}'
+    assert small.rest() == TEXT.partition(b"\n")[2]
+    assert maps == [], "one piece needs no map of its own"
+    large_text = b'{"type": "event"}\n' + bytes(range(256)) * (12 * 1024)  # 3 MiB: several pieces
+    large = DecodedBody(COMPRESS[coding](large_text), coding, LIMIT)
+    assert large.first_line(1024) == b'{"type": "event"}'
+    assert large.rest() == large_text.partition(b"\n")[2]
+    assert maps == [LIMIT]
+    header_only = DecodedBody(COMPRESS[coding](b"header only\n"), coding, LIMIT)
+    assert header_only.first_line(1024) == b"header only"
+    assert header_only.rest() == b""
 
 
 def test_nothing_is_held_between_the_first_line_and_the_rest() -> None:

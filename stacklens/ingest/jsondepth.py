@@ -60,7 +60,40 @@ def nests_within(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     times nests 100 levels and counted 1), so a 100-level line was stored and deeper ones met the parsers' own
     limits with their own words ("maximum recursion depth exceeded").
     """
+    if COMPILED:
+        return scanned_within(raw, limit)
     return _brackets_within(structure(raw), limit)
+
+
+def scanned_within(raw: bytes, limit: int) -> bool:
+    """The same measure in one pass over the text, strings skipped as a parser skips them: a C loop once
+    compiled (three times faster than the passes of :func:`structure` on a 17 KB event, which made the
+    guard cost more than parsing the event), far too slow interpreted (a Python step per byte).
+
+    On a text that is not JSON it counts exactly as a parser would up to the first byte that is not JSON,
+    and past it no deeper than the structure does; the parser refuses such a text afterwards."""
+    depth: cython.Py_ssize_t = 0
+    top: cython.Py_ssize_t = limit
+    in_string: cython.bint = False
+    escaped: cython.bint = False
+    char: cython.uchar
+    for char in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == 92:  # a backslash escapes the next byte, whatever it is
+                escaped = True
+            elif char == 34:
+                in_string = False
+        elif char == 34:
+            in_string = True
+        elif char == 91 or char == 123:  # "[" or "{"
+            depth += 1
+            if depth > top:
+                return False
+        elif (char == 93 or char == 125) and depth:  # a closing bracket before any opening: a parser stops
+            depth -= 1
+    return True
 
 
 def structure(raw: bytes) -> bytes:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import random
 import time
+from typing import Any
 
 import pytest
 
@@ -15,8 +17,10 @@ from stacklens.ingest.jsondepth import (
     loads,
     nests_within,
     rounds_within,
+    scanned_within,
     structure,
 )
+from stacklens.ingest.jsondepth import _brackets_within as brackets_within
 
 
 def _nested(depth: int) -> bytes:
@@ -82,6 +86,29 @@ def test_compiled_and_interpreted_counts_agree(depth: int) -> None:
     for shape in shapes:
         brackets = shape.encode()
         assert counted_within(brackets, MAX_JSON_DEPTH) == rounds_within(brackets, MAX_JSON_DEPTH), shape[:20]
+
+
+def _random_value(rng: random.Random, depth: int) -> Any:
+    """A JSON value up to ``depth`` levels whose strings hold brackets, quotes and backslashes."""
+    strings = ["[", "]", "{", "}", '"', "\\", '\\"', '"[', "]]\\", "plain", "\\\\[", "é{"]
+    if depth == 0 or rng.random() < 0.2:
+        return rng.choice([rng.choice(strings) * rng.randint(1, 3), 1, None, True, 2.5])
+    if rng.random() < 0.5:
+        return [_random_value(rng, depth - 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(strings): _random_value(rng, depth - 1) for _ in range(rng.randint(0, 3))}
+
+
+def test_the_one_pass_scan_measures_as_the_structure_does() -> None:
+    """The compiled build measures in one pass over the text; on JSON texts (and on the shapes that are not
+    JSON above) it answers what the structure's bracket count answers, at every limit."""
+    rng = random.Random(2026)
+    texts = [json.dumps(_random_value(rng, rng.randint(1, 12))).encode() for _ in range(400)]
+    texts += [_nested(d) for d in (0, 1, 5, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1)]
+    texts += [b'["]",' * 70 + b"1" + b"]" * 70, rb'["\\\"", ' + b"[" * 100 + b"]" * 100 + b"]"]
+    texts += [b"[" * 100, b"]" * 100, b"]" * 50 + b"[" * 100]
+    for text in texts:
+        for limit in (1, 2, 3, 5, 8, MAX_JSON_DEPTH):
+            assert scanned_within(text, limit) == brackets_within(structure(text), limit), (text[:60], limit)
 
 
 def test_refusals_name_the_limit_and_where() -> None:

@@ -16,10 +16,10 @@ from typing import Any
 
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
+from api.admission import admitted
 from api.deps import Limiter, app_settings, client_ip
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.item_quotas import item_taker, rate_limits_header
@@ -265,8 +265,8 @@ async def _accept(
     what = "event" if store else "envelope"
     decoded = DecodedBody(body, request.headers.get("content-encoding"), MAX_DECODED_BYTES, what)
     key = auth_key(request.headers, request.query_params)
-    received = await run_in_threadpool(
-        _admit, settings, project_id, key, decoded, datetime.now(UTC), limiter, store
+    received = await admitted(
+        len(body), _admit, settings, project_id, key, decoded, datetime.now(UTC), limiter, store
     )
     result = await _landed(settings, received, client_ip(request))
     lines = received.lines

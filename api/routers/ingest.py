@@ -9,10 +9,10 @@ from typing import Any
 
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
-from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 from starlette.requests import ClientDisconnect
 
+from api.admission import admitted
 from api.deps import ApiAuth, AppSettings, Limiter, client_ip, note_refusal
 from api.errors import APPLICATION_NOT_FOUND, RATE_LIMITED, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.item_quotas import item_taker
@@ -163,7 +163,7 @@ async def ingest(
     try:
         require_disk_room(settings)  # before anything is read or written (stacklens/disk_floor.py)
         body = await read_body(request)
-        result = await landed(await run_in_threadpool(_admit, settings, identity, limiter, body, request))
+        result = await landed(await admitted(len(body), _admit, settings, identity, limiter, body, request))
         _count_use(settings, identity, result, request)
     except (StackLensError, ApiError, OperationalError) as exc:
         _log_refusal(request, identity, exc)  # the answer itself comes from api/errors' one map

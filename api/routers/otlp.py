@@ -25,10 +25,10 @@ from typing import Any
 
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from api.admission import admitted
 from api.deps import AppSettings, Limiter, client_ip
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.item_quotas import item_taker
@@ -165,10 +165,10 @@ async def _land(
     settings: Settings, caller: _Caller, made: TraceLines | LogLines, limiter: Limiter, ip: str
 ) -> BatchResult | None:
     """Prepared off the event loop, landed through the front door, awaited on it."""
-    admitted = await run_in_threadpool(_admit, settings, caller, made, limiter)
-    if admitted is None:
+    admission = await admitted(len(made.body), _admit, settings, caller, made, limiter)
+    if admission is None:
         return None
-    result = await landed(admitted)
+    result = await landed(admission)
     if not result.replayed and result.accepted:
         count_key_use(
             settings, caller.identity.org_id, "app", caller.identity.app_key_id, events=result.accepted, ip=ip
@@ -209,15 +209,15 @@ async def _authenticated(
     media = media_type(request.headers.get("content-type"))
     decoded = DecodedBody(body, request.headers.get("content-encoding"), MAX_DECODED_BYTES, "OTLP body")
     key = request.headers.get(APP_KEY_HEADER) or auth_key(request.headers, request.query_params)
-    caller = await run_in_threadpool(_identify, settings, project_id, key)
-    raw = await run_in_threadpool(decoded.rest)
+    caller = await admitted(len(body), _identify, settings, project_id, key)
+    raw = await admitted(len(body), decoded.rest)
     return media, key, caller, raw
 
 
 async def _accept_traces(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> bytes:
     """Authenticate before inflating; decompressing, parsing and landing run off the event loop."""
     media, key, caller, raw = await _authenticated(request, project_id, settings)
-    made = await run_in_threadpool(_trace_lines, raw, media, key or "")
+    made = await admitted(len(raw), _trace_lines, raw, media, key or "")
     result = await _land(settings, caller, made, limiter, client_ip(request))
     rejected, reasons = _partial_success(made, result)
     return export_answer("traces", media, rejected, reasons)
@@ -225,7 +225,7 @@ async def _accept_traces(request: Request, project_id: str, settings: Settings, 
 
 async def _accept_logs(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> bytes:
     media, key, caller, raw = await _authenticated(request, project_id, settings)
-    made = await run_in_threadpool(_log_lines, raw, media, key or "")
+    made = await admitted(len(raw), _log_lines, raw, media, key or "")
     result = await _land(settings, caller, made, limiter, client_ip(request))
     rejected, reasons = _log_partial_success(made, result)
     return export_answer("logs", media, rejected, reasons)

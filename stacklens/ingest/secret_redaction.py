@@ -13,6 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from stacklens_contract.secret_shapes import redact_secrets
+
+try:  # True in the module Cython compiled (setup.py), False when it runs interpreted
+    import cython
+
+    COMPILED: bool = cython.compiled
+except ImportError:
+    COMPILED = False
 from stacklens_contract.secret_shapes import redactor_for as redactor_for  # re-exported: scrub walks with it
 
 # Deeper values are left as they are (lines are capped at the ingest limit, and so is their depth).
@@ -53,9 +60,43 @@ def secret_hint(raw: bytes, line_key: str | None = None) -> bool:
         if raw.count(_OWN_KEY_MARKER) > 1:
             return True
         markers = _SECRET_MARKERS_RAW[1:]
-    if any(marker in raw for marker in markers):
+    if holds_marker(raw, markers):
         return True
     return b"@" in raw and b"://" in raw and _URL_PASSWORD_RAW.search(raw) is not None
+
+
+def holds_marker(raw: bytes, markers: tuple[bytes, ...]) -> bool:
+    """Whether any of ``markers`` (three bytes long at least) occurs in ``raw``: once compiled, one pass in C
+    that compares a position with the markers only where its byte starts one, and a whole marker only where
+    three bytes agree (a substring search per marker took 70 µs on a 17 KB event, as long as parsing it);
+    interpreted, a substring search per marker."""
+    if not COMPILED:
+        return any(marker in raw for marker in markers)
+    starts = bytearray(256)
+    three = bytearray()
+    for marker in markers:
+        starts[marker[0]] = 1
+        three += marker[:3]
+    first: cython.p_uchar = starts
+    heads: cython.p_uchar = three
+    end: cython.Py_ssize_t = len(raw) - 2
+    count: cython.Py_ssize_t = len(markers)
+    i: cython.Py_ssize_t
+    j: cython.Py_ssize_t
+    byte: cython.uchar
+    for i in range(end):
+        byte = raw[i]
+        if not first[byte]:
+            continue
+        for j in range(count):
+            if (
+                heads[3 * j] == byte
+                and heads[3 * j + 1] == raw[i + 1]
+                and heads[3 * j + 2] == raw[i + 2]
+                and raw.startswith(markers[j], i)
+            ):
+                return True
+    return False
 
 
 def redact_everywhere(value: Any, depth: int = 0, redact: Callable[[str], str] = redact_secrets) -> Any:

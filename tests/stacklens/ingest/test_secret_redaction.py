@@ -5,6 +5,7 @@ URLs stay as they are, and lines with no secret marker skip the walk."""
 from __future__ import annotations
 
 import json
+import random
 import sys
 
 import pytest
@@ -12,7 +13,12 @@ import sentry_sdk
 from sentry_sdk.integrations.argv import ArgvIntegration
 
 from stacklens.ingest.scrub import scrub_payload
-from stacklens.ingest.secret_redaction import redact_everywhere, secret_hint
+from stacklens.ingest.secret_redaction import (
+    _SECRET_MARKERS_RAW,
+    holds_marker,
+    redact_everywhere,
+    secret_hint,
+)
 from stacklens_contract.words import FILTERED
 
 APP_KEY = "stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx"
@@ -114,3 +120,26 @@ def test_a_lines_own_app_key_is_no_hint_but_any_other_occurrence_is(monkeypatch:
         raw = _line(APP_KEY, payload)
         assert secret_hint(raw, APP_KEY), leaked
         assert leaked not in json.dumps(scrub_payload(payload, raw, line_key=APP_KEY)), leaked
+
+
+def test_the_one_pass_marker_scan_finds_exactly_what_substring_searches_find() -> None:
+    """Once compiled, the raw-line check scans once for every marker; it must answer what a substring search
+    per marker answers: markers at the start, at the end, cut short, overlapping, and in random text."""
+    rng = random.Random(45)
+    markers_sets = (_SECRET_MARKERS_RAW, _SECRET_MARKERS_RAW[1:])
+    pieces = (
+        [m for m in _SECRET_MARKERS_RAW]
+        + [m[:-1] for m in _SECRET_MARKERS_RAW]
+        + [m[:3] for m in _SECRET_MARKERS_RAW]
+    )
+    alphabet = b'eyJxoAKIPRgk_hsta"{}:,0123456789 abcdefghijklmnopqrstuvwxyz'
+    texts = [b"", b"xo", b"xox", b"AKI", b"eyJhbGc", b"eyJhbGci", b"PRIVATE KE", b"...xox", b"ghp_..."]
+    for _ in range(2_000):
+        parts = [bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))]
+        for _ in range(rng.randint(0, 3)):
+            parts.append(rng.choice(pieces))
+            parts.append(bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 10))))
+        texts.append(b"".join(parts))
+    for text in texts:
+        for markers in markers_sets:
+            assert holds_marker(text, markers) == any(m in text for m in markers), (text, markers)

@@ -27,8 +27,10 @@ from starlette.concurrency import run_in_threadpool
 # the threads rarely take the interpreter lock from one another (2 and 4 gave the same rates, 8 less).
 ADMISSION_THREADS = 4
 # Bodies up to this size (as sent) are admitted on the admission threads: every SDK's one-event envelope,
-# OTLP exports of a few hundred spans, /api/ingest batches of tens of lines.
-SMALL_BODY_BYTES = 256 * 1024
+# OTLP exports of a few hundred spans, /api/ingest batches of tens of lines. Below the size whose lines the
+# ingest worker processes prepare (stacklens.ingest.workers.POOL_MIN_RAW_BYTES, judged from a compressed body
+# at ten times its size): a batch waiting for those processes never holds an admission thread.
+SMALL_BODY_BYTES = 64 * 1024
 
 P = ParamSpec("P")
 T = TypeVar("T")

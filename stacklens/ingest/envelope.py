@@ -339,9 +339,9 @@ def _spliceable(item: Item) -> bytes | None:
     """The item's bytes when they can be the line's ``payload`` as they are: a JSON object on one line.
 
     The line is parsed next anyway (the ingest service reads every line); parsing the item here only to write
-    it out again was a fifth of an envelope's admission. What is not an object on one line, or too long to
-    fit a line, goes the long way (:func:`_json_payload`), which names what is wrong with it. An object that
-    is not valid JSON inside is refused by the line's parser, naming the item."""
+    it out again cost about a tenth of an envelope's admission. What is not an object on one line, or too
+    long to fit a line, goes the long way (:func:`_json_payload`), which names what is wrong with it. An
+    object that is not valid JSON inside is refused by the line's parser, which says where it breaks."""
     if item.payload.json is not None:
         return None
     raw = item.get_bytes()

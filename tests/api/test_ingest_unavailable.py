@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from stacklens.control import db
 from stacklens.control.db import dispose_engines
 from stacklens.settings import Settings
 from tests.api.live import serve
@@ -126,12 +127,20 @@ def _control_store_locked(settings: Settings) -> Iterator[None]:
         holder.close()
 
 
-def test_a_locked_control_store_answers_503_then_200(live) -> None:
+def test_a_locked_control_store_answers_503_then_200(live, monkeypatch: pytest.MonkeyPatch) -> None:
     base, org, settings = live
-    # Nothing sent before: the keys and quotas are not known yet, each entrance reads the control store.
-    with _control_store_locked(settings):
-        for name, send in ENTRANCES.items():
-            _unavailable(name, send(base, org))
+    # Each refused request first waits the store's busy timeout (10 s in service): a second here, so the three
+    # entrances take seconds, not half a minute. Connections opened under the lock take it (the engines are
+    # disposed when the lock is taken); the engines are disposed again once it is restored.
+    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_MS", 1_000)
+    try:
+        # Nothing sent before: the keys and quotas are not known yet, each entrance reads the control store.
+        with _control_store_locked(settings):
+            for name, send in ENTRANCES.items():
+                _unavailable(name, send(base, org))
+    finally:
+        monkeypatch.undo()
+        dispose_engines()
     for name, send in ENTRANCES.items():
         assert send(base, org).status_code == 200, name
 

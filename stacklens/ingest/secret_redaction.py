@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stacklens_contract.secret_shapes import redact_secrets
+from stacklens_contract.secret_shapes import redactor_for as redactor_for  # re-exported: scrub walks with it
 
 try:  # True in the module Cython compiled (setup.py), False when it runs interpreted
     import cython
@@ -20,7 +21,6 @@ try:  # True in the module Cython compiled (setup.py), False when it runs interp
     COMPILED: bool = cython.compiled
 except ImportError:
     COMPILED = False
-from stacklens_contract.secret_shapes import redactor_for as redactor_for  # re-exported: scrub walks with it
 
 # Deeper values are left as they are (lines are capped at the ingest limit, and so is their depth).
 _MAX_DEPTH = 64
@@ -42,6 +42,7 @@ _SECRET_MARKERS_RAW = (
     b"ghp_",
     b"xox",
 )
+_OTHER_MARKERS_RAW = _SECRET_MARKERS_RAW[1:]  # a line whose own key is its only marker-bearing text
 # URLs fill browser events, so "://" alone says little: on the raw line a search that starts at each "://"
 # (the expression begins with that literal, so the engine jumps between occurrences) decides.
 _URL_PASSWORD_RAW = re.compile(rb"://[^\s/:@\"']+:[^\s/@\"']+@")
@@ -59,7 +60,7 @@ def secret_hint(raw: bytes, line_key: str | None = None) -> bool:
     if line_key is not None and line_key.startswith("stacklens_ap"):
         if raw.count(_OWN_KEY_MARKER) > 1:
             return True
-        markers = _SECRET_MARKERS_RAW[1:]
+        markers = _OTHER_MARKERS_RAW
     if holds_marker(raw, markers):
         return True
     return b"@" in raw and b"://" in raw and _URL_PASSWORD_RAW.search(raw) is not None
@@ -72,11 +73,10 @@ def holds_marker(raw: bytes, markers: tuple[bytes, ...]) -> bool:
     interpreted, a substring search per marker."""
     if not COMPILED:
         return any(marker in raw for marker in markers)
-    starts = bytearray(256)
-    three = bytearray()
-    for marker in markers:
-        starts[marker[0]] = 1
-        three += marker[:3]
+    tables = _MARKER_TABLES.get(markers)
+    if tables is None:
+        tables = _marker_tables(markers)
+    starts, three = tables
     first: cython.p_uchar = starts
     heads: cython.p_uchar = three
     end: cython.Py_ssize_t = len(raw) - 2
@@ -97,6 +97,26 @@ def holds_marker(raw: bytes, markers: tuple[bytes, ...]) -> bool:
             ):
                 return True
     return False
+
+
+# The tables of :func:`holds_marker` per tuple of markers: the service passes two tuples, built once each
+# rather than for every line (kept few: a caller passing tuples of its own cannot grow this without bound).
+_MARKER_TABLES: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
+_MARKER_TABLES_KEPT = 16
+
+
+def _marker_tables(markers: tuple[bytes, ...]) -> tuple[bytes, bytes]:
+    """Which bytes start a marker (256 flags) and each marker's first three bytes, in order."""
+    starts = bytearray(256)
+    three = bytearray()
+    for marker in markers:
+        starts[marker[0]] = 1
+        three += marker[:3]
+    tables = (bytes(starts), bytes(three))
+    if len(_MARKER_TABLES) >= _MARKER_TABLES_KEPT:
+        _MARKER_TABLES.clear()
+    _MARKER_TABLES[markers] = tables
+    return tables
 
 
 def redact_everywhere(value: Any, depth: int = 0, redact: Callable[[str], str] = redact_secrets) -> Any:

@@ -12,6 +12,7 @@ import pytest
 import sentry_sdk
 from sentry_sdk.integrations.argv import ArgvIntegration
 
+from stacklens.ingest import secret_redaction
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.secret_redaction import (
     _SECRET_MARKERS_RAW,
@@ -143,3 +144,14 @@ def test_the_one_pass_marker_scan_finds_exactly_what_substring_searches_find() -
     for text in texts:
         for markers in markers_sets:
             assert holds_marker(text, markers) == any(m in text for m in markers), (text, markers)
+
+
+def test_the_marker_tables_are_kept_for_a_few_marker_sets_only() -> None:
+    """The scan's tables are built once per set of markers, and a caller passing many sets of its own keeps
+    only a few: every set still answers as a substring search does, before and after the tables go."""
+    rng = random.Random(46)
+    sets = [tuple(rng.sample(_SECRET_MARKERS_RAW, rng.randint(1, 5))) for _ in range(40)]
+    text = b"...".join(rng.sample(_SECRET_MARKERS_RAW, 3)) + b" plain text"
+    for markers in sets + sets:
+        assert holds_marker(text, markers) == any(m in text for m in markers)
+        assert len(secret_redaction._MARKER_TABLES) <= secret_redaction._MARKER_TABLES_KEPT

@@ -12,12 +12,10 @@ warehouse:
   spooled but not yet landed are checked in memory first, then the warehouse; an envelope's rows are checked
   by the drain instead, see :class:`~stacklens.ingest.landing.Landing`), writes the group to its journal
   (:mod:`stacklens.ingest.flush_journal`) and answers its requests;
-- the *drainer* takes every group spooled, gathering after each drain as long as the second in which an
-  answered row must be visible leaves after the last insert
-  (:func:`~stacklens.ingest.front_door_drain.gather_seconds`; sooner when many rows or a reader wait), and
-  inserts them as one block per table and partition with tokens of the drain (spans before their
-  transactions: the transaction row is what the duplicate check finds; batch records last), then removes the
-  journals. A journal found again (a failed drain, the next start after a kill) is inserted whole
+- the *drainer* takes every group spooled, at most every :data:`DRAIN_INTERVAL_SECONDS` (sooner when many rows
+  or a reader wait), and inserts them as one block per table and partition with tokens of the drain (spans
+  before their transactions: the transaction row is what the duplicate check finds; batch records last), then
+  removes the journals. A journal found again (a failed drain, the next start after a kill) is inserted whole
   with the same tokens: the engine lands exactly the blocks that were missing.
 
 A request is answered once its rows are in the spool (DESIGN §9.1: durable, drained exactly once) — and, when

@@ -25,23 +25,11 @@ from stacklens.ingest.landing import (
 IDLE_SECONDS = 10.0
 # A drain that failed (the warehouse down) is tried again after this long; its rows stay in the spool.
 DRAIN_RETRY_SECONDS = 1.0
-# How long a drain gathers after the last one began, unless DRAIN_NOW_ROWS rows wait or a reader waits (see
-# _drain_loop). Each drain pays every view behind `events` once (~95 ms of CPU whatever its rows, more than a
-# hundred events' own insert), so longer gathers cost less per row; but a row answered just after a drain
-# began waits for the next gather and then its insert, and must be visible within a second (DESIGN §9.1).
-# So the gather is what that second leaves after the insert the last drain took, with half again of it to
-# spare (the next may carry more rows), between the two bounds: a fast engine gathers longer, a slow or busy
-# one shorter (docs/decisions.md, "The front door").
-VISIBLE_WITHIN_SECONDS = 0.9  # of the promised second; the rest for the answer's way back and the reader
-MIN_GATHER_SECONDS = 0.25
-MAX_GATHER_SECONDS = 0.75
+# A drain starts at most this often, unless DRAIN_NOW_ROWS rows wait or a reader waits (see _drain_loop): each
+# drain pays every view behind `events` once (~110 ms of CPU for one row), and half a second keeps an answered
+# event visible within a second (docs/decisions.md).
+DRAIN_INTERVAL_SECONDS = 0.5
 DRAIN_NOW_ROWS = 5_000
-
-
-def gather_seconds(last_drain_seconds: float) -> float:
-    """How long the next drain gathers after the last one began, given how long the last one took."""
-    left = VISIBLE_WITHIN_SECONDS - 1.5 * last_drain_seconds
-    return min(MAX_GATHER_SECONDS, max(MIN_GATHER_SECONDS, left))
 
 
 class Drainer(DoorState):
@@ -65,9 +53,9 @@ class Drainer(DoorState):
                     self._condition.wait(0.05)
                     continue
                 # Gather for a moment after the last drain began: each drain pays every materialized view
-                # once, so fewer, larger drains cost less per row; the wait leaves the next insert its time
-                # inside the second in which an answered event must be visible (gather_seconds).
-                gather_until = self._last_drain_started + gather_seconds(self._last_drain_seconds)
+                # once, so fewer, larger drains cost less per row; the wait stays well inside the second in
+                # which an answered event must be visible.
+                gather_until = self._last_drain_started + DRAIN_INTERVAL_SECONDS
                 while (
                     not self._closing
                     and not self._hurry
@@ -105,8 +93,7 @@ class Drainer(DoorState):
                 else:
                     rows = sum(s.weight for s in taken)
                     self._rows_spooled -= rows
-                    self._last_drain_seconds = time.monotonic() - started
-                    self._drains.append((time.monotonic(), rows, self._last_drain_seconds))
+                    self._drains.append((time.monotonic(), rows, time.monotonic() - started))
                     self._landed_seq = max(self._landed_seq, max(spooled.seq for spooled in taken))
                     for spooled in taken:
                         for key, keys in spooled.keys.items():

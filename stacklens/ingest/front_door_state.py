@@ -54,8 +54,6 @@ class DoorState:
         self._recovered = False
         self._closing = False
         self._last_drain_started = 0.0
-        # Until a drain has taken its time here, one as slow as a first insert on a busy engine is assumed.
-        self._last_drain_seconds = 0.25
         # Accept groups are numbered as they are spooled; a drain lands every group spooled before it began.
         self._spooled_seq = 0
         self._landed_seq = 0

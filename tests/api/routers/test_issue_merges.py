@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from stacklens.ingest.front_door import settle_front_doors
-from stacklens.ingest.front_door_drain import MAX_GATHER_SECONDS
+from stacklens.ingest.front_door_drain import DRAIN_INTERVAL_SECONDS
 from stacklens.ingest.grouping import issue_id_for
 from stacklens.issues.regroup import regroup as real_regroup
 from stacklens.settings import get_settings
@@ -209,7 +209,7 @@ def test_an_event_answered_during_a_merge_lands_after_it_once(client, org_factor
             content=envelope([event_item(fresh)]),
         )
         assert sent.status_code == 200, sent.text
-        time.sleep(3 * MAX_GATHER_SECONDS)  # long enough for a drain that was not held
+        time.sleep(3 * DRAIN_INTERVAL_SECONDS)  # long enough for a drain that was not held
         seen_during.append(_count_event(fresh["event_id"]))
         real_regroup(*args, **kwargs)
 

@@ -8,13 +8,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.ingest import front_door as front_door_module
 from stacklens.ingest import writer
-from stacklens.ingest.front_door import FrontDoor, front_door, settle_front_doors
-from stacklens.ingest.front_door_drain import (
-    MAX_GATHER_SECONDS,
-    MIN_GATHER_SECONDS,
-    VISIBLE_WITHIN_SECONDS,
-    gather_seconds,
-)
+from stacklens.ingest.front_door import FrontDoor, settle_front_doors
 from stacklens.settings import Settings
 from tests.stacklens.ingest.front_door_seed import (
     count,
@@ -98,28 +92,3 @@ def test_envelope_rows_left_in_the_spool_land_at_the_next_start_once(
     FrontDoor(settings).recover()
     assert count(warehouse, "events") == 2
     assert list((settings.data_dir / "front_door").glob("*.flush")) == []
-
-
-def test_the_gather_leaves_the_next_insert_its_time_inside_the_second() -> None:
-    """A drain gathers what the visibility second leaves after the last insert (with half again to spare):
-    longer after fast inserts (fewer drains, each paying every view once), shorter after slow ones, within
-    the bounds; gather and expected insert never pass the second's share where the bounds allow."""
-    assert gather_seconds(0.0) == MAX_GATHER_SECONDS
-    assert gather_seconds(10.0) == MIN_GATHER_SECONDS
-    fast, slow = gather_seconds(0.1), gather_seconds(0.3)
-    assert fast > slow
-    for last in (0.05, 0.1, 0.2, 0.3, 0.4):
-        gathered = gather_seconds(last)
-        assert MIN_GATHER_SECONDS <= gathered <= MAX_GATHER_SECONDS
-        if gathered > MIN_GATHER_SECONDS:
-            assert gathered + 1.5 * last <= VISIBLE_WITHIN_SECONDS + 1e-9
-
-
-def test_a_drain_records_how_long_it_took_for_the_next_gather(settings: Settings, warehouse: Client) -> None:
-    """The next gather is judged by the drain this door just made, as its status reports it."""
-    door = front_door(settings)
-    assert land(settings, error_line()).accepted == 1
-    assert settle_front_doors()
-    assert count(warehouse, "events") == 1
-    last = door._drains[-1]
-    assert door._last_drain_seconds == last[2] > 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from stacklens_contract.secret_shapes import redact_secrets
@@ -73,10 +74,7 @@ def holds_marker(raw: bytes, markers: tuple[bytes, ...]) -> bool:
     interpreted, a substring search per marker."""
     if not COMPILED:
         return any(marker in raw for marker in markers)
-    tables = _MARKER_TABLES.get(markers)
-    if tables is None:
-        tables = _marker_tables(markers)
-    starts, three = tables
+    starts, three = _marker_tables(markers)
     first: cython.p_uchar = starts
     heads: cython.p_uchar = three
     end: cython.Py_ssize_t = len(raw) - 2
@@ -99,12 +97,9 @@ def holds_marker(raw: bytes, markers: tuple[bytes, ...]) -> bool:
     return False
 
 
-# The tables of :func:`holds_marker` per tuple of markers: the service passes two tuples, built once each
-# rather than for every line (kept few: a caller passing tuples of its own cannot grow this without bound).
-_MARKER_TABLES: dict[tuple[bytes, ...], tuple[bytes, bytes]] = {}
-_MARKER_TABLES_KEPT = 16
-
-
+# Built once per tuple of markers rather than for every line: the service passes two tuples; a caller passing
+# tuples of its own keeps only the last few.
+@lru_cache(maxsize=16)
 def _marker_tables(markers: tuple[bytes, ...]) -> tuple[bytes, bytes]:
     """Which bytes start a marker (256 flags) and each marker's first three bytes, in order."""
     starts = bytearray(256)
@@ -112,11 +107,7 @@ def _marker_tables(markers: tuple[bytes, ...]) -> tuple[bytes, bytes]:
     for marker in markers:
         starts[marker[0]] = 1
         three += marker[:3]
-    tables = (bytes(starts), bytes(three))
-    if len(_MARKER_TABLES) >= _MARKER_TABLES_KEPT:
-        _MARKER_TABLES.clear()
-    _MARKER_TABLES[markers] = tables
-    return tables
+    return bytes(starts), bytes(three)
 
 
 def redact_everywhere(value: Any, depth: int = 0, redact: Callable[[str], str] = redact_secrets) -> Any:

@@ -21,7 +21,8 @@ from tests.api.live import serve
 
 
 def _reasons(url: str, headers: dict[str, str] | None = None) -> tuple[int, list[dict[str, str]]]:
-    answer = httpx.get(f"{url}/api/health/ready", headers=headers or {})
+    # A generous timeout: the answer is what is checked here, and a loaded test machine can be slow.
+    answer = httpx.get(f"{url}/api/health/ready", headers=headers or {}, timeout=30)
     body = answer.json()
     assert body["status"] == ("ready" if answer.status_code == 200 else "not_ready")
     return answer.status_code, body["reasons"]

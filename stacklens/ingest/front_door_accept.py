@@ -127,8 +127,9 @@ class Acceptor(Drainer):
             if landing.counts_duplicates:
                 for table, rows in landing.prepared.tables.items():
                     wanted[(landing.org_id, table)].extend((row[1], row[2]) for row in rows)
-        if keyed:
-            records.update(writer.find_batches(self.client, dict(keyed)))
+        # The group's replays and duplicates in one statement (each costs the engine ~3 ms whatever it reads).
+        found = writer.look_up(self.client, dict(keyed), {k: v for k, v in wanted.items() if v})
+        records.update(found.batches)
         fresh: list[Landing] = []
         again: list[tuple[Landing, Landing]] = []  # (a request, the earlier one of this group with its batch)
         first_of: dict[tuple[int, str], Landing] = {}
@@ -142,10 +143,8 @@ class Acceptor(Drainer):
             elif landing.spend():
                 first_of[key] = landing
                 fresh.append(landing)
-        if any(wanted.values()):
-            stored = writer.stored_keys(self.client, {k: v for k, v in wanted.items() if v})
-            for key, keys in stored.items():
-                known.setdefault(key, set()).update(keys)
+        for key, keys in found.keys.items():
+            known.setdefault(key, set()).update(keys)
         blocks: Blocks = defaultdict(list)
         unchecked: list[Unchecked] = []
         batch_rows: list[bytes] = []

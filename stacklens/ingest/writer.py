@@ -90,20 +90,51 @@ def find_batch(client: Client, org_id: int, batch_id: str) -> BatchRecord | None
 def find_batches(client: Client, wanted: dict[int, list[str]]) -> dict[tuple[int, str], BatchRecord]:
     """The recorded figures of every landed batch among ``wanted`` (organization → batch ids), by
     ``(org, batch id)``: one round trip for a whole flush of the front door."""
+    return look_up(client, wanted, {}).batches
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a look-up found: landed batches by ``(org, batch id)``, stored keys by ``(org, table)``."""
+
+    batches: dict[tuple[int, str], BatchRecord]
+    keys: dict[tuple[int, str], set[str]]
+
+
+# The name a batch record's rows carry in a look-up (batch_records.sql); never one of STORED_KEYS' tables.
+BATCH_RECORDS = "ingest_batches"
+
+
+def look_up(
+    client: Client,
+    batches: dict[int, list[str]],
+    keys: dict[tuple[int, str], Iterable[tuple[int, str]]],
+) -> Found:
+    """Which of ``batches`` (organization → batch ids) landed, with their figures, and which of ``keys`` are
+    stored (as :func:`stored_keys`), in one statement: the front door's acceptor asks both for every keyed
+    request of a flush, and each statement costs the embedded engine ~3 ms whatever it reads."""
     selects: list[str] = []
     parameters: dict[str, Any] = {}
     query = load_query("ingest/batch_records")
-    for org_id, batch_ids in wanted.items():
+    for org_id, batch_ids in batches.items():
         n = len(selects)
         selects.append(numbered(query, n))
         parameters.update({f"org{n}": org_id, f"batches{n}": sorted(set(batch_ids))})
-    found: dict[tuple[int, str], BatchRecord] = {}
-    if selects:
-        result = _look_up(client, " UNION ALL ".join(selects), parameters)
-        # Of a batch recorded twice, the latest row (the query's doc says why it does not ask FINAL).
-        rows = sorted(result.result_rows, key=lambda row: row[-1])
-        for org_id, batch_id, lines, accepted, duplicates, skipped, rejected, body_hash, _at in rows:
-            found[(int(org_id), batch_id)] = BatchRecord(
+    _key_selects(keys, selects, parameters)
+    found = Found({}, {key: set() for key in keys})
+    if not selects:
+        return found
+    latest: dict[tuple[int, str], int] = {}
+    for name, org_id, number, text in _look_up(client, " UNION ALL ".join(selects), parameters).result_rows:
+        if name != BATCH_RECORDS:
+            found.keys[(int(org_id), name)].add(f"{number}:{text}")
+            continue
+        batch_id, lines, accepted, duplicates, skipped, rejected, body_hash = orjson.loads(text)
+        key = (int(org_id), batch_id)
+        # Of a batch recorded twice, the latest row (its version, received_at in ms: batch_records.sql).
+        if latest.get(key, -1) <= number:
+            latest[key] = number
+            found.batches[key] = BatchRecord(
                 batch_id,
                 int(lines),
                 int(accepted),
@@ -152,8 +183,13 @@ def stored_keys(
     engine costs ~3 ms whatever it reads (its parameters written in by
     :func:`~stacklens.warehouse.queries.inlined`), and the embedded engine runs one statement at a time.
     """
-    selects: list[str] = []
-    parameters: dict[str, Any] = {}
+    return look_up(client, {}, keys).keys
+
+
+def _key_selects(
+    keys: dict[tuple[int, str], Iterable[tuple[int, str]]], selects: list[str], parameters: dict[str, Any]
+) -> None:
+    """Add to ``selects`` a numbered copy of its table's query for each project (and chunk) of ``keys``."""
     for (org_id, table), table_keys in keys.items():
         query = load_query(STORED_KEYS[identifier(table, STORED_KEYS)])
         by_project: defaultdict[int, list[str]] = defaultdict(list)
@@ -167,12 +203,6 @@ def stored_keys(
                 parameters.update(
                     {f"table{n}": table, f"org{n}": org_id, f"project{n}": project_id, f"ids{n}": chunk}
                 )
-    found: dict[tuple[int, str], set[str]] = {key: set() for key in keys}
-    if selects:
-        result = _look_up(client, " UNION ALL ".join(selects), parameters)
-        for table, org_id, project_id, event_id in result.result_rows:
-            found[(int(org_id), table)].add(f"{project_id}:{event_id}")
-    return found
 
 
 def drop_duplicates(

@@ -45,3 +45,37 @@ def test_a_look_up_of_thousands_of_keys_goes_as_parameters(warehouse: Client) ->
     keys = [(1, f"{uuid.uuid4().hex}:{n}:errored") for n in range(10_000)]
     found = writer.stored_keys(warehouse, {(7, "sessions"): keys, (7, "events"): [(1, uuid.uuid4().hex)]})
     assert found == {(7, "sessions"): set(), (7, "events"): set()}
+
+
+class Counting:
+    """A warehouse client that counts the statements sent through it."""
+
+    def __init__(self, client: Client) -> None:
+        self.client, self.statements = client, 0
+
+    def query(self, *args: object, **kwargs: object) -> object:
+        self.statements += 1
+        return self.client.query(*args, **kwargs)
+
+
+def test_a_groups_replays_and_duplicates_are_one_statement(warehouse: Client) -> None:
+    # A recorded batch whose figures hold quotes, a backslash and non-ASCII text, and a stored log record:
+    # one statement finds both, and the figures come back as recorded.
+    rejected = [{"line": 2, "error": 'bad "quote" \\ and é'}]
+    record = BatchRecord("it's", 3, 1, 1, 0, rejected, body_hash="abc")
+    insert_encoded(
+        warehouse, "ingest_batches", BATCH_COLUMNS, [batch_row(7, record, "2026-11-26 10:00")], "b"
+    )
+    writer.insert_rows(warehouse, "logs", [{"org_id": 7, "project_id": 1, "dedup_key": "seen"}], "l")
+    counting = Counting(warehouse)
+
+    found = writer.look_up(
+        counting,
+        {7: ["it's", "other"], 8: ["it's"]},
+        {(7, "logs"): [(1, "seen"), (1, "new")], (7, "events"): [(1, uuid.uuid4().hex)]},
+    )
+    assert counting.statements == 1
+    assert found.batches == {(7, "it's"): record}
+    assert found.keys == {(7, "logs"): {"1:seen"}, (7, "events"): set()}
+    assert writer.look_up(counting, {}, {}) == writer.Found({}, {})
+    assert counting.statements == 1  # nothing to ask, no statement

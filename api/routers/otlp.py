@@ -21,14 +21,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from clickhouse_connect.driver.exceptions import OperationalError
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from api.admission import admitted
+from api.admission import SMALL_BODY_BYTES, admitted
 from api.deps import AppSettings, Limiter, client_ip
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.item_quotas import item_taker
@@ -161,13 +161,10 @@ def _admit(
     )
 
 
-async def _land(
-    settings: Settings, caller: _Caller, made: TraceLines | LogLines, limiter: Limiter, ip: str
-) -> BatchResult | None:
-    """Prepared off the event loop, landed through the front door, awaited on it."""
-    admission = await admitted(len(made.body), _admit, settings, caller, made, limiter)
-    if admission is None:
-        return None
+async def _counted(
+    settings: Settings, caller: _Caller, admission: BatchResult | Admitted, ip: str
+) -> BatchResult:
+    """Landed through the front door, awaited on the event loop; the key's use counted."""
     result = await landed(admission)
     if not result.replayed and result.accepted:
         count_key_use(
@@ -198,10 +195,32 @@ def _log_partial_success(made: LogLines, result: BatchResult | None) -> tuple[in
     return count, reasons
 
 
-async def _authenticated(
-    request: Request, project_id: str, settings: Settings
-) -> tuple[str, str | None, _Caller, bytes]:
-    """The media type, key, caller and inflated body: the key is checked before the body is inflated."""
+M = TypeVar("M", TraceLines, LogLines)
+
+
+@dataclass
+class _Export(Generic[M]):
+    """How far one export got off the event loop: its caller, inflated body, lines and admission."""
+
+    caller: _Caller
+    raw: bytes
+    made: M | None = None
+    admission: BatchResult | Admitted | None = None
+    admitted: bool = False
+
+
+async def _accepted(
+    request: Request,
+    project_id: str,
+    settings: Settings,
+    limiter: Limiter,
+    convert: Callable[[bytes, str, str], M],
+) -> tuple[str, M, BatchResult | None]:
+    """The export's media type, its lines and how they landed. The key is checked before the body is
+    inflated. A small export is identified, inflated, converted and admitted in one hop to the admission
+    threads; a step whose input outgrows :data:`~api.admission.SMALL_BODY_BYTES` goes on in hops of its own,
+    judged by that input's size (api/admission.py), so a large export never holds the threads one-event
+    requests wait for."""
     require_disk_room(settings)  # before anything is read or written (stacklens/disk_floor.py)
     if not _is_project_id(project_id):
         raise NotFound(PROJECT_ID_RULE)
@@ -209,24 +228,37 @@ async def _authenticated(
     media = media_type(request.headers.get("content-type"))
     decoded = DecodedBody(body, request.headers.get("content-encoding"), MAX_DECODED_BYTES, "OTLP body")
     key = request.headers.get(APP_KEY_HEADER) or auth_key(request.headers, request.query_params)
-    caller = await admitted(len(body), _identify, settings, project_id, key)
-    raw = await admitted(len(body), decoded.rest)
-    return media, key, caller, raw
+
+    def road() -> _Export[M]:
+        export: _Export[M] = _Export(_identify(settings, project_id, key), decoded.rest())
+        if len(export.raw) <= SMALL_BODY_BYTES:
+            export.made = convert(export.raw, media, key or "")
+            if len(export.made.body) <= SMALL_BODY_BYTES:
+                export.admission = _admit(settings, export.caller, export.made, limiter)
+                export.admitted = True
+        return export
+
+    export = await admitted(len(body), road)
+    made = export.made
+    if made is None:
+        made = await admitted(len(export.raw), convert, export.raw, media, key or "")
+    admission = export.admission
+    if not export.admitted:
+        admission = await admitted(len(made.body), _admit, settings, export.caller, made, limiter)
+    if admission is None:
+        return media, made, None
+    return media, made, await _counted(settings, export.caller, admission, client_ip(request))
 
 
 async def _accept_traces(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> bytes:
     """Authenticate before inflating; decompressing, parsing and landing run off the event loop."""
-    media, key, caller, raw = await _authenticated(request, project_id, settings)
-    made = await admitted(len(raw), _trace_lines, raw, media, key or "")
-    result = await _land(settings, caller, made, limiter, client_ip(request))
+    media, made, result = await _accepted(request, project_id, settings, limiter, _trace_lines)
     rejected, reasons = _partial_success(made, result)
     return export_answer("traces", media, rejected, reasons)
 
 
 async def _accept_logs(request: Request, project_id: str, settings: Settings, limiter: Limiter) -> bytes:
-    media, key, caller, raw = await _authenticated(request, project_id, settings)
-    made = await admitted(len(raw), _log_lines, raw, media, key or "")
-    result = await _land(settings, caller, made, limiter, client_ip(request))
+    media, made, result = await _accepted(request, project_id, settings, limiter, _log_lines)
     rejected, reasons = _log_partial_success(made, result)
     return export_answer("logs", media, rejected, reasons)
 

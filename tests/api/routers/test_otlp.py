@@ -27,6 +27,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
+from stacklens.ingest.front_door import settle_front_doors
 from tests.api.sentry_live import _warehouse
 from tests.stacklens.performance.perf_seed import build_facts
 
@@ -360,3 +361,56 @@ def test_the_quota_answers_429_with_retry_after(dsn_server: str, make_org, setti
     refusal, details = _status(limited[0])
     assert refusal.code == code_pb2.RESOURCE_EXHAUSTED and refusal.message.startswith("Rate Limited")
     assert [d.retry_delay.seconds for d in details] == [retry_after], "RetryInfo says what Retry-After says"
+
+
+def test_a_small_export_takes_one_hop_off_the_event_loop(
+    dsn_server: str, make_org, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Identifying, inflating, converting and admitting a small export is one hop to the admission threads;
+    an export larger than their bodies (api/admission.py) is converted and admitted in hops of its own."""
+    from api import admission
+    from api.routers import otlp as otlp_router
+
+    hops: list[str] = []
+    real = admission.admitted
+
+    async def counting(size: int, func: Any, *args: Any, **kwargs: Any) -> Any:
+        hops.append(getattr(func, "__name__", ""))
+        return await real(size, func, *args, **kwargs)
+
+    monkeypatch.setattr(otlp_router, "admitted", counting)
+    org = make_org()
+    now_ns = time.time_ns()
+
+    def export(spans: int, first: int) -> None:
+        body = {
+            "resourceSpans": [
+                {
+                    "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "carts"}}]},
+                    "scopeSpans": [
+                        {
+                            "spans": [
+                                _json_span(f"{n:032x}", f"{n:016x}", "POST", now_ns)
+                                for n in range(first, first + spans)
+                            ]
+                        }
+                    ],
+                }
+            ]
+        }
+        answer = httpx.post(
+            f"{dsn_server}/api/{org['project_id']}/otlp/v1/traces",
+            content=json.dumps(body),
+            headers={"Content-Type": "application/json"},
+            params={"sentry_key": str(org["app_key"])},
+        )
+        assert answer.status_code == 200 and "partialSuccess" not in answer.json(), answer.text
+
+    export(1, 1)  # ~10 KB
+    assert hops == ["road"]
+    hops.clear()
+    export(8, 100)  # ~83 KB: past SMALL_BODY_BYTES once inflated
+    assert hops == ["road", "_trace_lines", "_admit"]
+    assert settle_front_doors()  # the second export may be answered once spooled
+    landed = _rows("SELECT count() FROM transactions FINAL WHERE org_id = {org:UInt64}", int(org["org_id"]))
+    assert landed == [(9,)]

@@ -4,11 +4,12 @@ with its latest record, as the table's own FINAL would."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
 from clickhouse_connect.driver.client import Client
 
 from stacklens.ingest import writer
-from stacklens.ingest.writer import BATCH_COLUMNS, BatchRecord, batch_row, find_batches, insert_encoded
+from stacklens.ingest.writer import BATCH_COLUMNS, BatchRecord, batch_row, insert_encoded
 
 
 def _record(batch_id: str, accepted: int) -> BatchRecord:
@@ -30,7 +31,7 @@ def test_a_batch_recorded_twice_answers_with_its_latest_record(warehouse: Client
         "t3",
     )
 
-    found = find_batches(warehouse, {7: ["twice", "once", "never"]})
+    found = writer.look_up(warehouse, {7: ["twice", "once", "never"]}, {}).batches
     assert set(found) == {(7, "twice"), (7, "once")}
     assert found[(7, "twice")].accepted == 2 and found[(7, "once")].accepted == 3
     final = warehouse.query(
@@ -66,7 +67,10 @@ def test_a_groups_replays_and_duplicates_are_one_statement(warehouse: Client) ->
     insert_encoded(
         warehouse, "ingest_batches", BATCH_COLUMNS, [batch_row(7, record, "2026-11-26 10:00")], "b"
     )
-    writer.insert_rows(warehouse, "logs", [{"org_id": 7, "project_id": 1, "dedup_key": "seen"}], "l")
+    # Timed now: a record at the epoch is past the logs' retention, and the engine's TTL may drop it.
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    row = {"org_id": 7, "project_id": 1, "dedup_key": "seen", "timestamp": now, "observed": now}
+    writer.insert_rows(warehouse, "logs", [row], "l")
     counting = Counting(warehouse)
 
     found = writer.look_up(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import threading
 import time
 
 from shipper.batch import Batch
@@ -16,6 +15,7 @@ from shipper.state import Scanner
 from shipper.status import STATUS_INTERVAL, publish, status_path
 from shipper.tracker import TrackerStore
 from shipper.transport import Transport
+from shipper.wake import Wake
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class AgentState:
         self.transport = Transport(config)
         self.queue: collections.deque[Batch] = collections.deque()
         self.open: Batch | None = None
-        self.wake = threading.Event()
+        self.wake = Wake()  # set from signal handlers: not a threading.Event (see shipper.wake)
         self.stopping = False
         self.reload = False
         self.blocked: str = ""  # "auth" / "app": waiting for a configuration fix

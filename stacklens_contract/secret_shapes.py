@@ -51,9 +51,22 @@ def redactor_for(raw: bytes | None) -> Callable[[str], str]:
     the whole text does, so only the markers ``raw`` holds are searched for (usually one: a key). A text that
     escapes a printable ASCII character (``\\u0041``) may spell a marker the raw bytes do not show, and a
     value without its text (``None``) may hold any: every marker is searched for then."""
-    if raw is None or _ASCII_ESCAPE_RE.search(raw) is not None:
+    if raw is None or escapes_ascii(raw):
         return redact_secrets
-    return functools.partial(_redact, _finder(tuple(m for m in SECRET_MARKERS if m.encode() in raw)))
+    return redactor_with(tuple(m for m in SECRET_MARKERS if m.encode() in raw))
+
+
+def redactor_with(markers: tuple[str, ...]) -> Callable[[str], str]:
+    """:func:`redact_secrets` for strings that can hold only ``markers`` (of :data:`SECRET_MARKERS`): what
+    :func:`redactor_for` returns once it knows which markers a text holds (the service finds them in one
+    pass of its own)."""
+    return functools.partial(_redact, _finder(markers))
+
+
+def escapes_ascii(raw: bytes) -> bool:
+    """Whether the JSON text ``raw`` escapes a printable ASCII character (``\\u0041``), which could spell a
+    marker its bytes do not show."""
+    return _ASCII_ESCAPE_RE.search(raw) is not None
 
 
 def redact_secrets(text: str) -> str:

@@ -50,6 +50,12 @@ class FrontDoorQueue(BaseModel):
         description="How long a request waited for its spool write to begin, on average (last 10 s)."
     )
     drain_error: str = Field(description="Why the last drain failed ('' when it did not); it is retried.")
+    keys_indexed: bool = Field(
+        description="Whether the keys of stored rows are known in memory, so only keys that may be stored are "
+        "looked up in the warehouse (a server that owns its embedded warehouse, once started; never with a "
+        "ClickHouse server, where every key is looked up)."
+    )
+    keys_in_index: int = Field(description="Keys (event ids, batch ids) known in memory; 0 when not indexed.")
 
 
 class HealthResponse(BaseModel):

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from stacklens.cli.heap import settle_heap
 from stacklens.listen import base_url, check_port_free
 from stacklens.public_url import WILDCARD_HOSTS, serving
 from stacklens.settings import Settings, get_settings
@@ -112,6 +113,7 @@ def log_startup(settings: Settings, host: str, port: int) -> None:
 def run_server(settings: Settings, host: str, port: int) -> int:
     """Serve until interrupted (the caller has migrated)."""
     from stacklens.cli.app import build_app
+    from stacklens.ingest.stored_key_index import own_warehouse
 
     check_port_free(host, port)
     # Links (alerts, share links, DSNs) point at the address bound here, unless STACKLENS_PUBLIC_URL is set;
@@ -119,6 +121,9 @@ def run_server(settings: Settings, host: str, port: int) -> int:
     settings = serving(settings, host, port)
     app = build_app(settings)
     log_startup(settings, host, port)
+    settle_heap()  # the app is built: what it holds is set aside from the collector (stacklens/cli/heap.py)
+    # The embedded engine is this process's alone: the front door may trust its index of stored keys.
+    own_warehouse(settings)
     server = server_for(uvicorn_config(app, host, port))
     # uvicorn re-raises SIGTERM after its graceful shutdown; with the default action the process would end
     # there, before the schedules thread is stopped and the pipelines token removed. Turn it into an exit.
@@ -149,11 +154,14 @@ def _exit_on_sigterm(_signum: int, _frame: object) -> None:
 @contextlib.contextmanager
 def ingest_workers(settings: Settings) -> Iterator[None]:
     """Start the ingest worker processes in the background while serving; stop them at shutdown."""
-    from stacklens.ingest.front_door import close_front_doors, front_door
+    from stacklens.ingest.front_door import close_front_doors, recover_and_index
     from stacklens.ingest.workers import close_pools, pool_for
 
-    # Rows a stopped server left in the front door's spool land before anything else.
-    threading.Thread(target=front_door(settings).recover, name="front-door-recover", daemon=True).start()
+    # Rows a stopped server left in the front door's spool land before anything else; then the stored keys
+    # are indexed where this process owns the warehouse (run_server).
+    threading.Thread(
+        target=recover_and_index, args=(settings,), name="front-door-recover", daemon=True
+    ).start()
     pool = pool_for(settings)
     if pool is not None:
         # In the background: serving starts at once, and the first large batch finds the workers ready.

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from stacklens.control.issue_merges import overrides_of
@@ -52,26 +52,29 @@ def has_whitespace(value: str) -> bool:
     return any(char.isspace() for char in value)
 
 
+# Columns rather than entities: every API request runs this, and building two ORM objects cost more than the
+# indexed look-up itself. Built once: the statement and its cache key are reused by every request.
+_CURRENT_API_KEY = (
+    select(
+        ApiKey.id,
+        ApiKey.key_hash,
+        ApiKey.created_at,
+        Organization.id,
+        Organization.name,
+        Organization.events_per_minute,
+        Organization.requests_per_second,
+    )
+    .join(Organization, Organization.id == ApiKey.org_id)
+    .where(ApiKey.key_hash == bindparam("digest"), ApiKey.revoked_at.is_(None))
+)
+
+
 def verify_api_key(session: Session, raw: str) -> ApiKeyIdentity | None:
     """The identity of a current API key, else ``None`` (unknown, regenerated, whitespace, an app key)."""
     if not isinstance(raw, str) or has_whitespace(raw) or not is_api_key(raw):
         return None
     digest = hash_key(raw)
-    # Columns rather than entities: every API request runs this, and building two ORM objects cost more than
-    # the indexed look-up itself.
-    row = session.execute(
-        select(
-            ApiKey.id,
-            ApiKey.key_hash,
-            ApiKey.created_at,
-            Organization.id,
-            Organization.name,
-            Organization.events_per_minute,
-            Organization.requests_per_second,
-        )
-        .join(Organization, Organization.id == ApiKey.org_id)
-        .where(ApiKey.key_hash == digest, ApiKey.revoked_at.is_(None))
-    ).first()
+    row = session.execute(_CURRENT_API_KEY, {"digest": digest}).first()
     if row is None:
         return None
     key_id, key_hash, created_at, org_id, org_name, events_per_minute, requests_per_second = row

@@ -14,10 +14,12 @@ The file is the process's own, private (0600): rows are pickled tuples of encode
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import pickle
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,16 @@ class FlushJournal:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Names are this journal's random prefix and a count: unique across processes and restarts (a name is
+        # also its inserts' deduplication token, which must never repeat), without asking the system for
+        # randomness per flush (each system call gives up the interpreter lock, and the acceptor waits for it
+        # again behind the request threads: see write).
+        self._prefix = uuid.uuid4().hex[:20]
+        self._count = itertools.count()
+
+    def new_name(self, kind: str) -> str:
+        """A fresh journal name: ``kind`` ("a" for an accept group, "d" for a drain) and a unique suffix."""
+        return f"{kind}-{self._prefix}{next(self._count):012x}"
 
     def _path(self, flush_id: str) -> Path:
         return self.folder / f"{flush_id}{SUFFIX}"
@@ -86,10 +98,16 @@ class FlushJournal:
         rows these inserts hold together (a drain), removed first when this one is found again."""
         path = self._path(flush_id)
         temporary = path.with_suffix(".tmp")
+        journal = Journal(flush_id, tuple(sources), tuple(inserts), tuple(unchecked or ()))
+        data = memoryview(pickle.dumps(journal, protocol=pickle.HIGHEST_PROTOCOL))
+        # Four system calls and no more: each gives up the interpreter lock, and under load the writing thread
+        # then waits milliseconds for it behind the request threads (a buffered file object made more calls).
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            journal = Journal(flush_id, tuple(sources), tuple(inserts), tuple(unchecked or ()))
-            pickle.dump(journal, out, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
         os.replace(temporary, path)
 
     def remove(self, flush_id: str) -> None:

@@ -9,8 +9,9 @@ warehouse:
 - the *acceptor* takes every request waiting (a group commit: a lone request goes at once, a busy door groups
   many), answers replays (`Idempotency-Key`; a keyed batch that is no replay spends its quotas here, so a
   resend costs none) and drops duplicates with one look-up for the whole group (rows
-  spooled but not yet landed are checked in memory first, then the warehouse; an envelope's rows are checked
-  by the drain instead, see :class:`~stacklens.ingest.landing.Landing`), writes the group to its journal
+  spooled but not yet landed are checked in memory first, then the warehouse, for the keys that
+  :mod:`~stacklens.ingest.stored_key_index` may hold; an envelope's rows are checked by the drain instead,
+  see :class:`~stacklens.ingest.landing.Landing`), writes the group to its journal
   (:mod:`stacklens.ingest.flush_journal`) and answers its requests;
 - the *drainer* takes every group spooled, at most every :data:`DRAIN_INTERVAL_SECONDS` (sooner when many rows
   or a reader wait), and inserts them as one block per table and partition with tokens of the drain (spans
@@ -48,6 +49,7 @@ from stacklens.ingest.landing import (
     Landing,
 )
 from stacklens.ingest.refusals import note_refusal
+from stacklens.ingest.stored_key_index import load_owned_index
 from stacklens.settings import Settings
 
 # Rows that may wait for a flush before an entrance answers 503 (the queue is full): a burst larger than the
@@ -77,6 +79,8 @@ class FrontDoorStatus(TypedDict):
     accept_ms: float  # an accept group's look-ups and spool write, on average
     queued_ms: float  # how long a request waited for its accept group to begin, on average
     drain_error: str
+    keys_indexed: bool  # the stored keys are known in memory (stacklens.ingest.stored_key_index)
+    keys_in_index: int
 
 
 class FrontDoor(Acceptor):
@@ -215,6 +219,8 @@ class FrontDoor(Acceptor):
                     sum(a[3] for a in self._accepts) / max(1, sum(a[1] for a in self._accepts)) * 1000, 1
                 ),
                 "drain_error": self._drain_error,
+                "keys_indexed": self.index.trusted,
+                "keys_in_index": self.index.size if self.index.trusted else 0,
             }
 
 
@@ -234,6 +240,14 @@ def front_door(settings: Settings) -> FrontDoor:
         if door is None:
             door = _doors[key] = FrontDoor(settings)
         return door
+
+
+def recover_and_index(settings: Settings) -> None:
+    """At start: land what a stopped process left in the spool, then index the stored keys if this process
+    owns the warehouse (:mod:`stacklens.ingest.stored_key_index`: read after those rows landed)."""
+    door = front_door(settings)
+    door.recover()
+    load_owned_index(settings, door.client)
 
 
 def front_door_status() -> FrontDoorStatus | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections import defaultdict
 from dataclasses import replace
 
@@ -23,6 +22,7 @@ from stacklens.ingest.landing import (
     _inserts,
     _keep_fresh,
 )
+from stacklens.ingest.stored_key_index import BATCHES, key_digest
 from stacklens.ingest.timeparse import format_ms
 
 # A lone request lands before its answer only when the door accepted nothing for this long (see _accept_loop).
@@ -121,12 +121,38 @@ class Acceptor(Drainer):
             # Pending first, then the warehouse: a key drained between the two reads is found by the second.
             known = {key: set(keys) for key, keys in self._pending_keys.items()}
             records = dict(self._pending_batches)
+        # Only keys that may be stored go to the warehouse (stacklens/ingest/stored_key_index.py): where the
+        # process owns it, a new key's absence is known in memory. Each key is digested once per group, here,
+        # and the digests of the keys spooled are added to the index below.
+        index = self.index
+        digests: dict[tuple[int, str, str], int] = {}
+
+        def may_hold(org_id: int, table: str, key: str) -> bool:
+            if not index.owned:
+                return True
+            digest = digests[(org_id, table, key)] = key_digest(org_id, table, key)
+            return index.may_hold(digest)
+
+        checked: set[int] = set()  # envelopes whose rows are surely new: they skip the drain's look-up
         for landing in landings:
-            if landing.keyed and (landing.org_id, landing.batch_id) not in records:
-                keyed[landing.org_id].append(landing.batch_id)
+            org_id = landing.org_id
+            if (
+                landing.keyed
+                and (org_id, landing.batch_id) not in records
+                and may_hold(org_id, BATCHES, landing.batch_id)
+            ):
+                keyed[org_id].append(landing.batch_id)
             if landing.counts_duplicates:
                 for table, rows in landing.prepared.tables.items():
-                    wanted[(landing.org_id, table)].extend((row[1], row[2]) for row in rows)
+                    wanted[(org_id, table)].extend(
+                        (row[1], row[2]) for row in rows if may_hold(org_id, table, f"{row[1]}:{row[2]}")
+                    )
+            elif index.trusted and not any(
+                may_hold(org_id, table, f"{row[1]}:{row[2]}")
+                for table, rows in landing.prepared.tables.items()
+                for row in rows
+            ):
+                checked.add(id(landing))
         # The group's replays and duplicates in one statement (the engine parses and plans each statement).
         found = writer.look_up(self.client, dict(keyed), {k: v for k, v in wanted.items() if v})
         records.update(found.batches)
@@ -151,7 +177,8 @@ class Acceptor(Drainer):
         added: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
         batches: dict[tuple[int, str], writer.BatchRecord] = {}
         for landing in fresh:
-            _keep_fresh(landing, known, blocks if landing.counts_duplicates else None, added, unchecked)
+            direct = landing.counts_duplicates or id(landing) in checked
+            _keep_fresh(landing, known, blocks if direct else None, added, unchecked)
             record = landing.result.record(landing.prepared.lines, landing.prepared.body_hash)
             batch_rows.append(writer.batch_row(landing.org_id, record, format_ms(landing.received)))
             batches[(landing.org_id, landing.batch_id)] = record
@@ -159,9 +186,13 @@ class Acceptor(Drainer):
             _answer_replay(landing, batches[(first.org_id, first.batch_id)])
         if not fresh:
             return None
-        name = f"a-{uuid.uuid4().hex}"
+        name = self.journal.new_name("a")
         inserts = _inserts(name, blocks, batch_rows)
         self.journal.write(name, inserts, unchecked=unchecked)
+        if index.owned:
+            spooled = [(org_id, table, key) for (org_id, table), keys in added.items() for key in keys]
+            spooled += [(org_id, BATCHES, batch_id) for org_id, batch_id in batches]
+            index.add(digests.get(each) or key_digest(*each) for each in spooled)
         with self._condition:
             for key, keys in added.items():
                 self._pending_keys[key].update(keys)

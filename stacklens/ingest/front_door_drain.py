@@ -6,7 +6,6 @@ failed drain, the next start after a kill) is inserted whole with the same token
 from __future__ import annotations
 
 import time
-import uuid
 from collections import defaultdict
 from dataclasses import replace
 
@@ -125,7 +124,7 @@ class Drainer(DoorState):
             self._insert_all(groups[0].inserts, again)
             self.journal.remove(groups[0].name)
             return
-        name = f"d-{uuid.uuid4().hex}"
+        name = self.journal.new_name("d")
         blocks: Blocks = defaultdict(list)
         batch_rows: list[bytes] = []
         for group in groups:

@@ -17,6 +17,7 @@ from stacklens.ingest.landing import (
     Landing,
     Spooled,
 )
+from stacklens.ingest.stored_key_index import StoredKeyIndex, stored_key_index
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse, inserting_client
 
@@ -60,6 +61,11 @@ class DoorState:
         self._hurry = False  # a reader waits for the spool (settle_spooled): drain without gathering
         self._in_flight: Spooled | None = None  # the drain being inserted, as it is tried again if it fails
         self._holds = 0  # backups holding the drains (drains_held): requests are answered, rows stay spooled
+
+    @property
+    def index(self) -> StoredKeyIndex:
+        """The digests of the warehouse's stored keys (trusted only where this process owns it)."""
+        return stored_key_index(self.settings)
 
     @property
     def client(self) -> Client:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from stacklens.ingest.secret_redaction import redact_everywhere, redactor_for, secret_hint
+from stacklens.ingest.secret_redaction import redact_line, secret_hint
 from stacklens.ingest.validate import SHAPE
 from stacklens_contract.words import FILTERED
 
@@ -373,7 +373,7 @@ def scrub_payload(
     finally:
         _cards_possible.reset(token)
     if raw is None or secret_hint(raw, line_key):
-        out = redact_everywhere(out, redact=redactor_for(raw))
+        out = redact_line(out, raw)
     return out
 
 

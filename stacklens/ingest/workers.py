@@ -15,6 +15,7 @@ the pool is started afresh for the next one.
 
 from __future__ import annotations
 
+import functools
 import logging
 import multiprocessing
 import os
@@ -42,6 +43,7 @@ _PARENT_CHECK_SECONDS = 1.0
 _COMPRESSED_EXPANSION = 10
 
 
+@functools.cache  # asked per request (pool_for); os.cpu_count reads /sys each time
 def default_worker_count() -> int:
     """Two workers where there are two cores or more: one core cannot prepare in parallel with itself."""
     cores = os.cpu_count() or 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,6 +212,17 @@ def drop_duplicates(
     return fresh, dropped
 
 
+# How every encoded insert reads its rows (bench/drain_insert.py compares them with the parallel parser).
+INSERT_SETTINGS: Mapping[str, Any] = {
+    "input_format_skip_unknown_fields": 0,
+    "date_time_input_format": "best_effort",
+    "input_format_json_read_objects_as_strings": 1,
+    # One thread parses the block: the parallel parser's threads and chunks cost the embedded engine 10-20 %
+    # more CPU for the drains' blocks of a few hundred to a thousand rows (bench/RESULTS.md).
+    "input_format_parallel_parsing": 0,
+}
+
+
 def insert_rows(client: Client, table: str, rows: list[dict[str, Any]], token: str) -> None:
     """Insert with a deduplication token, so the same block sent again lands once."""
     if rows:
@@ -227,12 +238,7 @@ def insert_encoded(client: Client, table: str, columns: list[str], rows: list[by
         column_names=columns,
         insert_block=b"\n".join(rows) + b"\n",
         fmt="JSONEachRow",
-        settings={
-            "insert_deduplication_token": token,
-            "input_format_skip_unknown_fields": 0,
-            "date_time_input_format": "best_effort",
-            "input_format_json_read_objects_as_strings": 1,
-        },
+        settings={**INSERT_SETTINGS, "insert_deduplication_token": token},
     )
 
 

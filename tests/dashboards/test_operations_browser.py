@@ -108,6 +108,10 @@ def test_the_operators_page_shows_storage_and_every_maintenance_action(
             expect(retention_runs.nth(1)).to_contain_text("manual retention run over 1 project")
             expect(page.locator("#ops-retention-schedule")).to_contain_text("daily at 03:30 UTC")
             expect(page.locator("#ops-runs-migrate")).to_contain_text("No stacklens migrate recorded yet")
+            # The page's read waited for the two rows answered before it: nothing waits, counted once.
+            expect(page.locator("#ops-rows-waiting")).to_have_text("0")
+            # This test's server shares its engine with the tests' process: it does not own the warehouse.
+            expect(page.locator("#ops-key-index")).to_contain_text("every key is looked up in the warehouse")
             overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
             assert not overflow, f"the page is wider than {width} px"
             page.screenshot(path=str(shots / f"operations_{width}.png"), full_page=True)

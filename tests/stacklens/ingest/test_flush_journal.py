@@ -55,3 +55,22 @@ def test_an_unreadable_journal_is_set_aside_and_a_stale_partial_one_removed(tmp_
     assert (tmp_path / "broken.unreadable").exists()
     assert not partial.exists()
     assert young.exists()  # perhaps another process's journal, being written now
+
+
+def test_journal_names_never_repeat_across_journals_of_one_folder(tmp_path: Path) -> None:
+    # A name is also its inserts' deduplication token: a name used again by a restarted process would have the
+    # engine drop the new blocks as already landed.
+    first, restarted = FlushJournal(tmp_path), FlushJournal(tmp_path)
+    names = [first.new_name("a") for _ in range(5_000)] + [restarted.new_name("a") for _ in range(5_000)]
+    assert len(set(names)) == 10_000
+    assert all(name.startswith("a-") for name in names)
+    assert first.new_name("d").startswith("d-")
+
+
+def test_a_journal_written_in_one_piece_reads_back_large(tmp_path: Path) -> None:
+    journal = FlushJournal(tmp_path)
+    rows = tuple(b'{"payload":"' + bytes([97 + n % 26]) * 70_000 + b'"}' for n in range(40))
+    journal.write("a-big", [Insert("events", ("payload",), rows, "a-big:events", "202611")])
+    [found] = journal.pending()
+    assert found.inserts[0].rows == rows
+    assert not list(tmp_path.glob("*.tmp"))

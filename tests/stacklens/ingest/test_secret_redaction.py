@@ -15,11 +15,15 @@ from sentry_sdk.integrations.argv import ArgvIntegration
 from stacklens.ingest import secret_redaction
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.secret_redaction import (
+    _MARKERS_RAW,
     _SECRET_MARKERS_RAW,
     holds_marker,
+    markers_in,
     redact_everywhere,
+    redact_line,
     secret_hint,
 )
+from stacklens_contract.secret_shapes import redactor_for
 from stacklens_contract.words import FILTERED
 
 APP_KEY = "stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx"
@@ -123,27 +127,31 @@ def test_a_lines_own_app_key_is_no_hint_but_any_other_occurrence_is(monkeypatch:
         assert leaked not in json.dumps(scrub_payload(payload, raw, line_key=APP_KEY)), leaked
 
 
-def test_the_one_pass_marker_scan_finds_exactly_what_substring_searches_find() -> None:
-    """Once compiled, the raw-line check scans once for every marker; it must answer what a substring search
-    per marker answers: markers at the start, at the end, cut short, overlapping, and in random text."""
-    rng = random.Random(45)
-    markers_sets = (_SECRET_MARKERS_RAW, _SECRET_MARKERS_RAW[1:])
-    pieces = (
-        [m for m in _SECRET_MARKERS_RAW]
-        + [m[:-1] for m in _SECRET_MARKERS_RAW]
-        + [m[:3] for m in _SECRET_MARKERS_RAW]
-    )
-    alphabet = b'eyJxoAKIPRgk_hsta"{}:,0123456789 abcdefghijklmnopqrstuvwxyz'
-    texts = [b"", b"xo", b"xox", b"AKI", b"eyJhbGc", b"eyJhbGci", b"PRIVATE KE", b"...xox", b"ghp_..."]
+def _texts_around(markers: tuple[bytes, ...], seed: int) -> list[bytes]:
+    """Edge cases and 2,000 random texts of ``markers``, their cut-short and two- and three-byte beginnings
+    and the letters they share: markers at the start, at the end, cut short and overlapping."""
+    rng = random.Random(seed)
+    pieces = [*markers, *(m[:-1] for m in markers), *(m[:2] for m in markers), *(m[:3] for m in markers)]
+    alphabet = b'eyJxoAKISPRgkh_sta"{}:,0123456789 abcdefghijklmnopqrstuvwxyz'
+    texts = [b"", b"g", b"gh", b"xgh", b"xo", b"xox", b"AKI", b"AKIA", b"eyJhbGc", b"eyJhbGci", b"PRIVATE KE"]
+    texts += [b"...xox", b"ghp_...", b"stacklens_a"]
     for _ in range(2_000):
         parts = [bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))]
-        for _ in range(rng.randint(0, 3)):
+        for _ in range(rng.randint(0, 4)):
             parts.append(rng.choice(pieces))
             parts.append(bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 10))))
         texts.append(b"".join(parts))
-    for text in texts:
-        for markers in markers_sets:
+    return texts
+
+
+def test_the_one_pass_scan_finds_exactly_what_substring_searches_find() -> None:
+    """Once compiled, the raw-line check and the walk's choice of markers scan once for every marker; they
+    must answer what a substring search per marker answers, two-byte markers included."""
+    for seed, markers in enumerate((_SECRET_MARKERS_RAW, _SECRET_MARKERS_RAW[1:], _MARKERS_RAW)):
+        for text in _texts_around(markers, seed):
             assert holds_marker(text, markers) == any(m in text for m in markers), (text, markers)
+            expected = tuple(j for j, marker in enumerate(markers) if marker in text)
+            assert markers_in(text, markers) == expected, (text, markers)
 
 
 def test_the_marker_tables_are_kept_for_a_few_marker_sets_only() -> None:
@@ -161,3 +169,24 @@ def test_the_marker_tables_are_kept_for_a_few_marker_sets_only() -> None:
     assert kept.currsize <= kept.maxsize == 16
     if secret_redaction.COMPILED:
         assert kept.hits - before >= len(sets)  # each set's second line found its tables
+
+
+def test_a_walked_line_is_redacted_as_the_contracts_redactor_for_it_redacts() -> None:
+    """``redact_line`` (the markers found in one pass, strings without them passed over) gives what the
+    contract's own redactor for the line gives, for a line holding keys and a URL password, one escaping a
+    letter, one with another shape, one with none, and a value without its line."""
+    secret = f"token {SECRETS['github']} and {SERVICE_KEY}"
+    payload = {
+        "message": secret,
+        SECRETS["aws"]: ["plain text", f"https://user:pw@{SECRETS['aws']}.example/x", {"k": SERVICE_KEY}],
+        "n": 3,
+    }
+    for raw in (
+        json.dumps(payload).encode(),
+        json.dumps({"m": "\\u0067hp_" + "a" * 36}).encode(),
+        json.dumps({"m": SECRETS["aws"]}).encode(),
+        b"{}",
+        None,
+    ):
+        expected = redact_everywhere(payload, redact=redactor_for(raw))
+        assert redact_line(payload, raw) == expected, raw

@@ -1,0 +1,41 @@
+"""The delivery loop's wake-up: set from a signal handler, waited on by the loop.
+
+A ``threading.Event`` cannot be set from a signal handler: its ``set`` takes a lock that the interrupted
+``wait`` or ``clear`` of the same thread may be holding, and the handler then blocks on it for good (SIGTERM
+then waited out the whole shutdown grace period, and a SIGHUP at that moment hung the shipper). A pipe needs
+no lock: the handler writes a byte, the loop waits for the pipe to be readable and empties it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import weakref
+
+
+class Wake:
+    """``set`` / ``wait`` / ``clear`` as on ``threading.Event``, safe to ``set`` from a signal handler."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        weakref.finalize(self, _close, self._read, self._write)
+
+    def set(self) -> None:
+        # A full pipe means a wake-up is waiting already.
+        with contextlib.suppress(BlockingIOError):
+            os.write(self._write, b"!")
+
+    def wait(self, timeout: float) -> bool:
+        """True when woken (now or earlier, and not cleared since), False when ``timeout`` passed."""
+        readable, _, _ = select.select([self._read], [], [], max(timeout, 0.0))
+        return bool(readable)
+
+    def clear(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._read, 4096):
+                pass
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)

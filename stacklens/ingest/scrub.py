@@ -64,6 +64,7 @@ _SENSITIVE_EXACT = frozenset({"auth", "pwd", "mysqlpwd", "pin", "ssn", "otp", "j
 # fill payloads — thread ids (140…) and epoch milliseconds (17…) — and one in ten passes the Luhn check:
 # those stay readable.
 _CARD_INDUSTRIES = frozenset("23456")
+_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 # Card numbers are written unbroken, 4-4-4-4 or 4-6-5 (Amex): each holds 4 digits, 4–6 digits and 4 digits
 # with at most one space or dash between the groups, so each holds 8 digits in a row or 4 + separator + 4.
@@ -160,6 +161,13 @@ def _replace_cards(text: str) -> str:
 
 
 def _card_or_digits(match: re.Match[str]) -> str:
+    text, start, end = match.string, match.start(), match.end()
+    # A run of digits inside a word is part of an identifier, not a card: a trace id such as
+    # 2c444985531344618dbd… holds a Luhn-valid 15-digit run in about one in 150, and filtering it cut the
+    # transaction off from its trace and its log records. (A card stands apart from letters, as Sentry's
+    # scrubber's word boundaries say too; its neighbours here are never digits, by _CARD.)
+    if (start > 0 and text[start - 1] in _ASCII_LETTERS) or (end < len(text) and text[end] in _ASCII_LETTERS):
+        return match.group(0)
     digits = re.sub(r"\D", "", match.group(0))
     is_card = 13 <= len(digits) <= 19 and digits[0] in _CARD_INDUSTRIES and _luhn(digits)
     return FILTERED if is_card else match.group(0)

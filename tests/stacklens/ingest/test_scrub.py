@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import sentry_sdk
 from sentry_sdk.scrubber import EventScrubber
@@ -142,6 +143,25 @@ def test_cards_of_every_network_are_filtered_thread_ids_and_times_are_kept() -> 
         assert scrub_string(f"thread {number}") == f"thread {number}"
         payload = {"contexts": {"trace": {"data": {"thread.id": number}}}}
         assert scrub_payload(payload, json.dumps(payload).encode()) == payload
+
+
+def test_identifiers_holding_a_luhn_valid_run_are_kept_cards_beside_them_are_not() -> None:
+    # A trace id whose 15-digit run 444985531344618 passes the Luhn check and begins as a Visa does: filtered,
+    # it cut a transaction off from its trace and its log records.
+    trace = "2c444985531344618dbd138c77d536ce"
+    assert scrub_string(trace) == trace
+    payload = {"contexts": {"trace": {"trace_id": trace, "span_id": "a4111111111111111"}}, "event_id": trace}
+    assert scrub_payload(payload, json.dumps(payload).encode()) == payload
+    # Letters on one side are enough; a card between punctuation, or beside an identifier, still goes.
+    assert scrub_string(f"{VISA}ab") == f"{VISA}ab" and scrub_string(f"id{VISA}") == f"id{VISA}"
+    for text in (f"card:{VISA};", f"card_{VISA}", f"({VISA})", f"{trace} {VISA}", f"x {VISA}"):
+        out = scrub_string(text)
+        assert out == text.replace(VISA, FILTERED), (text, out)
+    # Random hex identifiers (trace ids, event ids) are never touched, whatever digit runs they hold.
+    rng = random.Random(45)
+    for _ in range(20_000):
+        ident = "%032x" % rng.getrandbits(128)
+        assert scrub_string(ident) == ident, ident
 
 
 def test_raw_text_search_finds_cards_in_every_written_shape() -> None:

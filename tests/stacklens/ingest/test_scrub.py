@@ -160,7 +160,7 @@ def test_identifiers_holding_a_luhn_valid_run_are_kept_cards_beside_them_are_not
     # Random hex identifiers (trace ids, event ids) are never touched, whatever digit runs they hold.
     rng = random.Random(45)
     for _ in range(20_000):
-        ident = "%032x" % rng.getrandbits(128)
+        ident = f"{rng.getrandbits(128):032x}"
         assert scrub_string(ident) == ident, ident
 
 

@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session
 
 from api.errors import INVALID_API_KEY, ApiError
 from api.token_buckets import RateLimiter, get_rate_limiter
-from stacklens.control.auth import ApiKeyIdentity, has_whitespace, verify_api_key
+from stacklens.control.api_key_identities import current_api_key
+from stacklens.control.auth import ApiKeyIdentity, has_whitespace
 from stacklens.control.db import session_scope
 from stacklens.control.errors import AccountNotFound
 from stacklens.control.key_use_tally import count_key_use
@@ -107,8 +108,7 @@ def require_api_key(request: Request, settings: AppSettings, limiter: Limiter) -
         raise _invalid("the API key contains whitespace; remove spaces and line breaks around it")
     if is_app_key(token):
         raise _invalid("this is an app key, which identifies a project; authenticate with the API key")
-    with session_scope(settings) as session:
-        identity = verify_api_key(session, token)
+    identity = current_api_key(settings, token)  # read again whenever the control store changed
     if identity is None:
         raise _invalid("the API key is unknown or has been regenerated")
     try:

@@ -29,14 +29,21 @@ from stacklens.settings import Settings
 
 # Answers kept per store (unknown keys too: a misconfigured shipper retries); past this many, all are dropped.
 MAX_REMEMBERED = 10_000
+BUSY_TIMEOUT_SECONDS = 0.01
 
 
 class StoreVersion:
     """``PRAGMA data_version`` of one SQLite file, on a read-only connection of its own."""
 
     def __init__(self, path: Path) -> None:
+        # A short busy timeout: the version is asked on the event loop, and a store that is busy (recovering
+        # its WAL after a crash) answers None, which sends the request to the thread pool's full look-up.
         self._connection = sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+            f"{path.resolve().as_uri()}?mode=ro",
+            uri=True,
+            check_same_thread=False,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_SECONDS,
         )
         self._lock = threading.Lock()
 
@@ -96,22 +103,38 @@ def current_api_key(settings: Settings, raw: str) -> ApiKeyIdentity | None:
     """:func:`~stacklens.control.auth.verify_api_key`'s answer for ``raw``, reused while ``settings``' control
     store has not changed since it was read (see the module doc)."""
     store = _store(settings)
-    version = store.version.current() if store.version is not None else None
-    if version is None:
-        return _look_up(settings, raw)
-    digest = hash_key(raw)  # the raw key is a secret: it is not kept as a dictionary key
-    with store.lock:
-        found = store.answers.get(digest)
-    if found is not None and found[0] == version:
-        return found[1]
+    version, digest, found = _remembered(store, raw)
+    if found is not None:
+        return found[0]
     # The version is read before the look-up: a commit during it leaves the answer under the older version,
     # so the next request reads again.
     identity = _look_up(settings, raw)
-    with store.lock:
-        if len(store.answers) >= MAX_REMEMBERED:
-            store.answers.clear()
-        store.answers[digest] = (version, identity)
+    if version is not None:
+        with store.lock:
+            if len(store.answers) >= MAX_REMEMBERED:
+                store.answers.clear()
+            store.answers[digest] = (version, identity)
     return identity
+
+
+def remembered_api_key(settings: Settings, raw: str) -> tuple[bool, ApiKeyIdentity | None]:
+    """``(True, answer)`` when :func:`current_api_key` would reuse an answer for ``raw`` without reading the
+    store (the answer may be None: an unknown key), else ``(False, None)``. It waits for nothing but the
+    version's ~2 µs, so a coroutine may ask it on the event loop."""
+    _, _, found = _remembered(_store(settings), raw)
+    return (True, found[0]) if found is not None else (False, None)
+
+
+def _remembered(store: _Store, raw: str) -> tuple[int | None, str, tuple[ApiKeyIdentity | None] | None]:
+    """The store's version now, the key's digest, and the answer remembered at that version (a 1-tuple), if
+    any."""
+    version = store.version.current() if store.version is not None else None
+    digest = hash_key(raw)  # the raw key is a secret: it is not kept as a dictionary key
+    if version is None:
+        return None, digest, None
+    with store.lock:
+        found = store.answers.get(digest)
+    return version, digest, ((found[1],) if found is not None and found[0] == version else None)
 
 
 def _look_up(settings: Settings, raw: str) -> ApiKeyIdentity | None:

@@ -62,7 +62,9 @@ def _regenerate_elsewhere(settings: Settings, org_id: int) -> str:
             print(regenerate_api_key(session, {org_id}))
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip().splitlines()[-1]
 

@@ -16,6 +16,7 @@ COMPILED_MODULES = (
     "stacklens.ingest.validate",
     "stacklens.ingest.jsondepth",
     "stacklens.ingest.scrub",
+    "stacklens.ingest.card_numbers",
     "stacklens.ingest.secret_redaction",
     "stacklens.ingest.normalise",
     "stacklens.ingest.fields",

@@ -17,8 +17,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from stacklens.ingest.card_numbers import card_hint, holds_card, replace_cards
 from stacklens.ingest.secret_redaction import redact_line, secret_hint
-from stacklens.ingest.validate import SHAPE
 from stacklens_contract.words import FILTERED
 
 SENSITIVE_HEADERS = frozenset(
@@ -59,19 +59,6 @@ _SENSITIVE_PARTS = (
     "cvc",
 )
 _SENSITIVE_EXACT = frozenset({"auth", "pwd", "mysqlpwd", "pin", "ssn", "otp", "jwt", "bearer", "sid"})
-# Payment cards begin with major industry identifier 2–6 (ISO/IEC 7812: 2 Mastercard and Mir, 3 Amex, JCB and
-# Diners, 4 Visa, 5 Mastercard and Maestro, 6 Discover, UnionPay and Maestro). Long numbers that begin with 1
-# fill payloads — thread ids (140…) and epoch milliseconds (17…) — and one in ten passes the Luhn check:
-# those stay readable.
-_CARD_INDUSTRIES = frozenset("23456")
-_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
-# Card numbers are written unbroken, 4-4-4-4 or 4-6-5 (Amex): each holds 4 digits, 4–6 digits and 4 digits
-# with at most one space or dash between the groups, so each holds 8 digits in a row or 4 + separator + 4.
-# The hint looks for those two seeds with substring searches on a translated copy (digits → "0", space and
-# dash → "-", any other byte → "x"): ~2 µs per 14 KB line, where a regular expression takes ~250 µs.
-_HINT_TABLE = SHAPE
-_HINT_SEEDS = (b"00000000", b"0000-0000")
 # False while scrubbing a payload whose raw text holds no card-like digit run at all: then no string in it
 # can, and the per-string search is skipped.
 _cards_possible: ContextVar[bool] = ContextVar("cards_possible", default=True)
@@ -94,83 +81,11 @@ def is_sensitive_key(key: object) -> bool:
     return _SENSITIVE_RE.search(norm) is not None
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = ord(char) - 48
-        if index % 2 == 1:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
-
-
-def card_hint(data: bytes) -> bool:
-    """Whether ``data`` may hold a card number (see :data:`_HINT_SEEDS`): cheap, no false negatives for the
-    shapes cards are written in."""
-    shaped = data.translate(_HINT_TABLE)
-    return _HINT_SEEDS[0] in shaped or _HINT_SEEDS[1] in shaped
-
-
-def _holds_card(raw: bytes, shaped: bytes = b"") -> bool:
-    """Whether the raw JSON text holds a Luhn-valid card number.
-
-    Long digit runs are common in payloads (thread ids, epoch times) but 9 in 10 fail the Luhn check, so
-    most lines holding them still need no per-string search. Each seed found is widened to its whole
-    stretch of digits, spaces and dashes, and only that window meets the full pattern.
-    """
-    if len(shaped) != len(raw):
-        shaped = raw.translate(_HINT_TABLE)
-    checked: set[bytes] = set()
-    for seed in _HINT_SEEDS:
-        start = shaped.find(seed)
-        while start != -1:
-            # The shape holds only "0", "-" and "x": the run around the seed ends at the nearest "x".
-            left = shaped.rfind(b"x", 0, start) + 1
-            right = shaped.find(b"x", start)
-            if right == -1:
-                right = len(shaped)
-            window = raw[left:right]
-            # A card has 13 digits at least: shorter runs (epoch seconds, ids) need no closer look.
-            if right - left >= 13 and window not in checked:
-                checked.add(window)
-                if _window_holds_card(window):
-                    return True
-            start = shaped.find(seed, right)
-    return False
-
-
-@lru_cache(maxsize=4096)
-def _window_holds_card(window: bytes) -> bool:
-    """Whether a run of digits, spaces and dashes holds a card number; cached, as the same runs (thread ids,
-    process ids) come back in line after line."""
-    text = window.decode("ascii")
-    return _replace_cards(text) != text
-
-
 def scrub_string(text: str) -> str:
     """Replace card numbers (13–19 digits, spaces or dashes allowed, Luhn-valid) inside a string."""
     if len(text) < 13 or not _cards_possible.get() or not card_hint(text.encode("utf-8", "surrogatepass")):
         return text
-    return _replace_cards(text)
-
-
-def _replace_cards(text: str) -> str:
-    return _CARD.sub(_card_or_digits, text)
-
-
-def _card_or_digits(match: re.Match[str]) -> str:
-    text, start, end = match.string, match.start(), match.end()
-    # A run of digits inside a word is part of an identifier, not a card: a trace id such as
-    # 2c444985531344618dbd… holds a Luhn-valid 15-digit run (about one random trace id in 1,000 holds one),
-    # and filtering it cut the transaction off from its trace and its log records. A card stands apart from
-    # letters, as the word boundaries of Sentry's scrubber say too (its neighbours are never digits: _CARD).
-    if (start > 0 and text[start - 1] in _ASCII_LETTERS) or (end < len(text) and text[end] in _ASCII_LETTERS):
-        return match.group(0)
-    digits = re.sub(r"\D", "", match.group(0))
-    is_card = 13 <= len(digits) <= 19 and digits[0] in _CARD_INDUSTRIES and _luhn(digits)
-    return FILTERED if is_card else match.group(0)
+    return replace_cards(text)
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:
@@ -375,7 +290,7 @@ def scrub_payload(
     translation when the caller has it already (the line's validation made it), spares that pass too;
     ``line_key``, the app key of the line ``raw`` is, is not taken for a secret in it (see ``secret_hint``).
     """
-    token = _cards_possible.set(raw is None or _holds_card(raw, shape))
+    token = _cards_possible.set(raw is None or holds_card(raw, shape))
     try:
         out = _scrub_payload(payload)
     finally:

@@ -20,7 +20,8 @@ from typing import Any
 
 import orjson
 
-from stacklens.ingest.scrub import card_hint, scrub_value
+from stacklens.ingest.card_numbers import card_hint
+from stacklens.ingest.scrub import scrub_value
 from stacklens.ingest.secret_redaction import redact_everywhere, secret_hint
 
 MAX_RECORDING_BYTES = 64 * 1024 * 1024  # inflated; a segment is a few seconds of DOM changes, rarely 1 MiB

@@ -19,7 +19,7 @@ from dashboards.rendering import render
 from dashboards.usage_figures import OUTCOME_LABELS
 from stacklens.control.maintenance_log import list_runs
 from stacklens.control.project_retention import retentions
-from stacklens.ingest.front_door import door_status
+from stacklens.ingest.front_door import RATE_WINDOW_SECONDS, door_status
 from stacklens.operations.retention_schedule import next_slot, run_at
 from stacklens.operations.storage import measure_storage, outcome_totals
 from stacklens.operations.storage_lines import days_until_full_text
@@ -61,6 +61,7 @@ def operations_page(request: Request, user: CurrentUser, db: Db) -> Response:
         "pending": pending,
         "latest": max((m.name for m in migrations if m.applied_at is not None), default=""),
         "door": door_status(settings),
+        "rate_window": RATE_WINDOW_SECONDS,
         "outcomes": _outcomes(settings),
         "outcome_labels": OUTCOME_LABELS,
     }

@@ -5,6 +5,7 @@ there. Screenshots go to tests/_artifacts/operations/."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -110,6 +111,12 @@ def test_the_operators_page_shows_storage_and_every_maintenance_action(
             expect(page.locator("#ops-runs-migrate")).to_contain_text("No stacklens migrate recorded yet")
             # The page's read waited for the two rows answered before it: nothing waits, counted once.
             expect(page.locator("#ops-rows-waiting")).to_have_text("0")
+            # The drains' pace with its unit, or, when none ran in the window, that none did (never "0 ms").
+            expect(page.locator("#ops-drains")).to_have_text(
+                re.compile(
+                    r"^(\d+\.\d drains per second, the last in \d+ ms|no drain in the last 10 seconds \(.*\))$"
+                )
+            )
             # This test's server shares its engine with the tests' process: it does not own the warehouse.
             expect(page.locator("#ops-key-index")).to_contain_text("every key is looked up in the warehouse")
             overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")

@@ -115,42 +115,37 @@ async def require_api_key(request: Request, settings: AppSettings, limiter: Limi
     if is_app_key(token):
         raise _invalid("this is an app key, which identifies a project; authenticate with the API key")
     known, identity = remembered_api_key(settings, token)
-    if not known or not limiter.in_memory:
+    # Memory buckets never wait for I/O (Redis buckets do): only then is the rest spent on the event loop.
+    if not known or limiter.backend != "memory":
         return await run_in_threadpool(_authenticate, request, settings, limiter, token)
-    if identity is None:
-        raise _invalid(UNKNOWN_KEY)
     try:
-        limiter.check_request(identity.api_key_id, identity.requests_per_second)
+        return _spend(request, settings, limiter, identity)
     except ApiError as refused:
-        await run_in_threadpool(_note_request_refusal, settings, identity, refused)
+        if identity is not None:  # a 429: the activity log's entry is a control-store write, off the loop
+            await run_in_threadpool(_note_request_refusal, settings, identity, refused)
         raise
-    return _count_use(request, settings, identity)
 
 
 def _authenticate(request: Request, settings: Settings, limiter: RateLimiter, token: str) -> ApiKeyIdentity:
     """:func:`require_api_key`'s steps that may wait: the key read from the control store, the limit checked
-    in Redis."""
+    in Redis, a refusal written to the activity log."""
     identity = current_api_key(settings, token)  # read again whenever the control store changed
-    if identity is None:
-        raise _invalid(UNKNOWN_KEY)
     try:
-        limiter.check_request(identity.api_key_id, identity.requests_per_second)
+        return _spend(request, settings, limiter, identity)
     except ApiError as refused:
-        _note_request_refusal(settings, identity, refused)
+        if identity is not None:
+            _note_request_refusal(settings, identity, refused)
         raise
-    return _count_use(request, settings, identity)
 
 
-UNKNOWN_KEY = "the API key is unknown or has been regenerated"
-
-
-def _note_request_refusal(settings: Settings, identity: ApiKeyIdentity, refused: ApiError) -> None:
-    note_refusal(
-        settings, identity.org_id, REQUESTS, identity.requests_per_second, refused, identity.api_key_id
-    )
-
-
-def _count_use(request: Request, settings: Settings, identity: ApiKeyIdentity) -> ApiKeyIdentity:
+def _spend(
+    request: Request, settings: Settings, limiter: RateLimiter, identity: ApiKeyIdentity | None
+) -> ApiKeyIdentity:
+    """401 for an unknown key; else one request of the key's per-second budget spent (429 when none is left)
+    and the use counted."""
+    if identity is None:
+        raise _invalid("the API key is unknown or has been regenerated")
+    limiter.check_request(identity.api_key_id, identity.requests_per_second)
     count_key_use(
         settings,
         identity.org_id,
@@ -161,6 +156,12 @@ def _count_use(request: Request, settings: Settings, identity: ApiKeyIdentity) -
     )
     request.state.api_key = identity
     return identity
+
+
+def _note_request_refusal(settings: Settings, identity: ApiKeyIdentity, refused: ApiError) -> None:
+    note_refusal(
+        settings, identity.org_id, REQUESTS, identity.requests_per_second, refused, identity.api_key_id
+    )
 
 
 ApiAuth = Annotated[ApiKeyIdentity, Depends(require_api_key)]

@@ -227,8 +227,6 @@ class RateLimiter:
     def __init__(self, buckets: Buckets, namespace: str) -> None:
         self.buckets = buckets
         self.namespace = namespace
-        # Memory buckets never wait for I/O: a coroutine may spend them on the event loop (api/deps.py).
-        self.in_memory = isinstance(buckets, MemoryBuckets)
         self.backend = "redis" if isinstance(buckets, RedisBuckets) else "memory"
 
     def _request_key(self, key_id: int) -> str:

@@ -1,7 +1,13 @@
-"""Where the entrances admit a request (its key, body, prepared rows and quotas) off the event loop: small
-bodies on a few threads of their own, large ones on the general thread pool.
+"""Where the entrances admit a request (its key, body, prepared rows and quotas): a small body on the event
+loop itself unless a step would block, else on a few threads of their own; a large one on the general pool.
 
-Admitting a one-event request is about half a millisecond of work under the interpreter lock. On the general
+Admitting a one-event request is a few tenths of a millisecond of work under the interpreter lock, and the
+hop to a thread and back cost more: a thread woken, turns at the lock taken from the event loop, the loop
+woken again with the answer. So a body of at most :data:`LOOP_BODY_BYTES` is admitted on the event loop,
+inside :func:`stacklens.blocking.loop_only`: a step that may wait or run long (a control-store or warehouse
+read, Redis, a decompression slot, a source map, inflating past 256 KiB) raises there before any effect of
+the admission, and it runs again on the threads below (envelopes at 8 senders: 875–932 → 1,032–1,040
+accepted a second in alternating runs, p99 19–22 → 16–17 ms; bench/RESULTS.md). On the general
 pool (8 threads, see stacklens.cli.serve.WORKER_THREADS) every concurrent sender had a thread of its own, and
 eight threads taking turns at the lock paid a futex wake and a context switch at each turn: the server spent
 about twice the work's own time admitting an envelope. :data:`ADMISSION_THREADS` threads keep the turns few
@@ -23,6 +29,8 @@ from typing import ParamSpec, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 
+from stacklens.blocking import WouldBlock, loop_only
+
 # Enough that an admission waiting for the control store (or Redis) leaves others running; few enough that
 # the threads rarely take the interpreter lock from one another (2 and 4 gave the same rates, 8 less).
 ADMISSION_THREADS = 4
@@ -31,6 +39,9 @@ ADMISSION_THREADS = 4
 # ingest worker processes prepare (stacklens.ingest.workers.POOL_MIN_RAW_BYTES, judged from a compressed body
 # at ten times its size): a batch waiting for those processes never holds an admission thread.
 SMALL_BODY_BYTES = 64 * 1024
+# Bodies up to this size (as sent) are first admitted on the event loop: an SDK's one-event envelope (2–8 KiB
+# gzipped), a one-line batch, a small OTLP export. Its work is bounded by the 256 KiB it may inflate to.
+LOOP_BODY_BYTES = 16 * 1024
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -49,9 +60,18 @@ def admission_threads() -> ThreadPoolExecutor:
 
 
 async def admitted(body_bytes: int, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """``func(*args, **kwargs)`` run off the event loop: on the admission threads for a body of at most
-    :data:`SMALL_BODY_BYTES`, else on the general pool. The request's context variables go with it, as
-    with the general pool."""
+    """``func(*args, **kwargs)``: on the event loop for a body of at most :data:`LOOP_BODY_BYTES` when no
+    step of it would block, else on the admission threads for a body of at most :data:`SMALL_BODY_BYTES`,
+    else on the general pool. The request's context variables go with it, as with the general pool.
+
+    ``func`` must reach every step that may block (:func:`stacklens.blocking.may_block`) before any effect
+    of its own, so that a call stopped there can run again on a thread."""
+    if body_bytes <= LOOP_BODY_BYTES:
+        try:
+            with loop_only():
+                return func(*args, **kwargs)
+        except WouldBlock:
+            pass  # nothing of it took effect: run it where it may wait
     if body_bytes > SMALL_BODY_BYTES:
         return await run_in_threadpool(func, *args, **kwargs)
     context = contextvars.copy_context()

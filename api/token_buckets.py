@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from api.errors import RATE_LIMITED, SERVICE_UNAVAILABLE, ApiError
+from stacklens.blocking import may_block
 from stacklens.control.project_quotas import ProjectQuota
 from stacklens.errors import RateLimited
 from stacklens.outcomes.counting import CATEGORY_QUOTA, ORG_QUOTA, PROJECT_QUOTA, SPIKE_PROTECTION
@@ -273,6 +274,8 @@ class RateLimiter:
         each project's per-category limits, its own events per minute, spike protection, then the
         organization's quota. All or nothing: a refusal gives back what the request took before it, and
         raises :class:`RateLimited` naming the categories, scope and reason of the limit that refused."""
+        if self.backend == "redis":
+            may_block("Redis")
         per_project: Counter[int] = Counter()
         for (project_id, _), n in counts.items():
             per_project[project_id] += n

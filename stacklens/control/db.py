@@ -22,6 +22,7 @@ from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from stacklens.blocking import may_block
 from stacklens.control.store_errors import as_unavailable, store_unavailable
 from stacklens.errors import Unavailable
 from stacklens.settings import Settings
@@ -153,6 +154,7 @@ def store_session(url: str) -> Iterator[Session]:
 
 @contextmanager
 def _scope(session: Session) -> Iterator[Session]:
+    may_block("a control-store session")
     try:
         yield session
         session.commit()

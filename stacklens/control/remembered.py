@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from stacklens.blocking import may_block
 from stacklens.control.db import writes_sent
 
 REMEMBER_SECONDS = 1.0
@@ -39,6 +40,7 @@ class Remembered(Generic[K, V]):
             found = self._answers.get(key)
         if found is not None and now - found[0] < self.seconds and found[1] == writes_sent():
             return found[2]
+        may_block("a control-store read")
         writes = writes_sent()  # before the read: a write during it leaves the answer stale, so not reused
         value = read()
         with self._lock:

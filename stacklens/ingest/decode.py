@@ -19,6 +19,7 @@ from typing import cast
 import zstandard
 from isal import isal_zlib
 
+from stacklens.blocking import LOOP_INFLATE_BYTES, may_block, on_loop
 from stacklens.errors import InvalidInput, TooLarge, Unavailable, UnsupportedEncoding
 
 # isal's stub declares ``error`` as an exception instance; it is the class (igzip_lib.IsalError).
@@ -100,7 +101,10 @@ def output_buffer(limit: int) -> Iterator[mmap.mmap]:
 def decompression_slot() -> Iterator[None]:
     """Hold one of the process's :data:`DECOMPRESSION_SLOTS` while decompressing; 503 after waiting too
     long."""
-    if not _slots.acquire(timeout=SLOT_WAIT_SECONDS):
+    # On the event loop (stacklens.blocking) a slot is taken only when one is free: waiting is for threads.
+    if on_loop() and not _slots.acquire(blocking=False):
+        may_block("a decompression slot")
+    elif not on_loop() and not _slots.acquire(timeout=SLOT_WAIT_SECONDS):
         raise DecompressionBusy(
             f"{DECOMPRESSION_SLOTS} compressed bodies are being decompressed already; retry in a few seconds"
         )
@@ -132,12 +136,15 @@ def _gunzip(body: bytes) -> bytes:
     parts: list[bytes] = []
     size = 0
     data = body
+    # On the event loop (stacklens.blocking) a body inflates only so far; past that it goes to a thread.
+    limit = LOOP_INFLATE_BYTES if on_loop() else MAX_DECOMPRESSED_BYTES
     try:
         while True:
             inflater = isal_zlib.decompressobj(wbits=16 + isal_zlib.MAX_WBITS)
-            part = inflater.decompress(data, MAX_DECOMPRESSED_BYTES - size + 1)
+            part = inflater.decompress(data, limit - size + 1)
             size += len(part)
-            if size > MAX_DECOMPRESSED_BYTES:
+            if size > limit:
+                may_block(f"inflating more than {LOOP_INFLATE_BYTES // 1024} KiB")
                 # Let go of the output first: the error's traceback keeps this frame alive until the
                 # garbage collector runs, and with it up to 64 MiB.
                 del part
@@ -168,6 +175,8 @@ def _unzstd(body: bytes) -> bytes:
             # Never more than one byte past the limit: a bomb stops there.
             while chunk := reader.read(min(_READ_CHUNK, MAX_DECOMPRESSED_BYTES + 1 - out.tell())):
                 out.write(chunk)
+                if out.tell() > LOOP_INFLATE_BYTES:
+                    may_block(f"inflating more than {LOOP_INFLATE_BYTES // 1024} KiB")
                 if out.tell() > MAX_DECOMPRESSED_BYTES:
                     raise _too_large()
             data = out[: out.tell()]

@@ -17,6 +17,7 @@ import brotli
 import zstandard
 from isal import isal_zlib
 
+from stacklens.blocking import LOOP_INFLATE_BYTES, may_block
 from stacklens.ingest.decode import (
     DecodeError,
     decode_error,
@@ -80,6 +81,7 @@ class DecodedBody:
     def first_line(self, max_bytes: int) -> bytes:
         """The body up to its first ``\\n`` (excluded); 413 past ``max_bytes`` without one."""
         buffer = bytearray()
+        self._stream, self._taken = None, 0  # from the start, even after a read stopped half-way
         # Inflated a little at a time: a header is a few hundred bytes, and inflating the whole first 64 KiB
         # of a typical event for it (then again in rest()) was a fifth of an envelope's admission.
         piece = _FIRST_PIECE
@@ -99,6 +101,9 @@ class DecodedBody:
 
     def rest(self) -> bytes:
         """What follows the first line (the whole body when no line was read)."""
+        # Afresh, even after a read stopped half-way (stacklens.blocking: a read on the event loop that went
+        # past what the loop inflates is read again on a thread).
+        self._stream, self._taken = None, 0
         if not self._layers:  # nothing to inflate: the body as sent, within the limit
             return self._read(self._limit + 1)[self._skip :]
         with self._slot():
@@ -132,6 +137,8 @@ class DecodedBody:
         want = min(size, self._limit + 1 - self._taken)
         if want <= 0:
             raise self._too_large()
+        if self._taken > LOOP_INFLATE_BYTES:
+            may_block(f"inflating more than {LOOP_INFLATE_BYTES // 1024} KiB")
         if self._stream is None:
             self._stream = self._open()
         try:

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from stacklens.blocking import may_block
 from stacklens.errors import ApplicationNotFound, InvalidInput, RateLimited, StackLensError
 from stacklens.ingest import writer
 from stacklens.ingest.batch_result import MAX_REJECTED_REPORTED as MAX_REJECTED_REPORTED
@@ -106,6 +107,7 @@ def admit_body(
     def begin(context: BatchContext, originals: OriginalFrames) -> Callable[[], Prepared]:
         if pool is None or estimated_raw_bytes(body, content_encoding) < POOL_MIN_RAW_BYTES:
             return lambda: in_process(context, originals)
+        may_block("the ingest worker processes")
         collect = pool.submit(body, content_encoding, context, resolve)
 
         def finish() -> Prepared:

@@ -30,6 +30,7 @@ import orjson
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.query import QueryResult
 
+from stacklens.blocking import may_block
 from stacklens.warehouse.queries import identifier, inlined, load_query, numbered
 
 # Table → the named query finding its stored keys. Table names only ever come from here, never from input.
@@ -94,6 +95,7 @@ def look_up(
     stored (as :func:`stored_keys`), in one statement: the front door's acceptor asks both for every keyed
     request of a flush. On the embedded engine a small select costs ~1.6–2 ms, ~0.5 ms of it the statement's
     own (parse and plan), which one statement for both pays once."""
+    may_block("a warehouse look-up")
     selects: list[str] = []
     parameters: dict[str, Any] = {}
     query = load_query("ingest/batch_records")

@@ -24,6 +24,7 @@ from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.blocking import may_block
 from stacklens.ingest.grouping.v1 import exception_values, frames_of
 from stacklens.sourcemaps.index import MapIndex
 from stacklens.sourcemaps.manifest import Manifest, manifest_for
@@ -113,6 +114,7 @@ class SourceMapGrouping:
 
     def __call__(self, project_id: int, payload: dict[str, Any]) -> list[dict[str, Any] | None] | None:
         """The event's original frames (see :func:`original_frames`), or ``None`` to group it as sent."""
+        may_block("loading an event's source maps")
         now = time.monotonic()
         if self._deadline is None:
             self._deadline = now + self.wait_seconds

@@ -25,6 +25,7 @@ from typing import Any, TypeVar, cast
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.blocking import may_block
 from stacklens.sourcemaps import store
 from stacklens.sourcemaps.index import MapIndex
 from stacklens.sourcemaps.store import StoredFile
@@ -56,6 +57,7 @@ class Manifest:
             found = self._entries.get(key)
         if found is not None and found[0] == current and found[1] > now:
             return cast(T, found[2])  # stored by this method for this key: what read() returned
+        may_block("a read of the source-map manifest")
         value = read()
         with self._lock:
             if len(self._entries) >= MAX_ENTRIES:

@@ -14,6 +14,7 @@ import brotli
 import pytest
 import zstandard
 
+from stacklens.blocking import LOOP_INFLATE_BYTES, WouldBlock, loop_only
 from stacklens.errors import Unavailable
 from stacklens.ingest import decode
 from stacklens.ingest.decode import DecodeError, decode_body, decompression_slot
@@ -172,7 +173,37 @@ def test_decompressions_wait_for_one_of_the_slots(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(Unavailable, match="2 compressed bodies are being decompressed already"):
         decoded(gzip.compress(TEXT), "gzip", LIMIT)
     assert decoded(TEXT, None, LIMIT) == TEXT, "an uncompressed body needs no slot"
+    with pytest.raises(WouldBlock, match="a decompression slot"), loop_only():
+        decoded(gzip.compress(TEXT), "gzip", LIMIT)  # on the event loop: never waits for a slot
     release.set()
     for thread in holders:
         thread.join()
     assert decoded(gzip.compress(TEXT), "gzip", LIMIT) == TEXT
+    with loop_only():
+        assert decoded(gzip.compress(TEXT), "gzip", LIMIT) == TEXT, "a free slot is taken on the loop too"
+
+
+@pytest.mark.parametrize("coding", sorted(COMPRESS))
+def test_on_the_event_loop_a_body_inflates_only_so_far_and_reads_whole_afterwards(coding: str) -> None:
+    """Past LOOP_INFLATE_BYTES the read stops (the admission goes to a thread); read again, the same body
+    gives its first line and its whole rest, not what was left of the stopped read."""
+    large = b'{"dsn": "http://key@host/1"}\n' + b'{"type": "event"}\n' * (LOOP_INFLATE_BYTES // 8)
+    body = DecodedBody(COMPRESS[coding](large), coding, LIMIT)
+    with loop_only():
+        body.first_line(64 * 1024)
+        with pytest.raises(WouldBlock, match="inflating more than 256 KiB"):
+            body.rest()
+    first, _, rest = large.partition(b"\n")
+    assert body.first_line(64 * 1024) == first
+    assert body.rest() == rest
+    with loop_only():
+        small = DecodedBody(COMPRESS[coding](TEXT), coding, LIMIT)
+        assert small.first_line(1024) + b"\n" + small.rest() == TEXT, "a body within it reads on the loop"
+
+
+@pytest.mark.parametrize("coding", ["gzip", "zstd"])
+def test_a_batch_body_on_the_event_loop_inflates_only_so_far(coding: str) -> None:
+    large = b'{"type": "event"}\n' * (LOOP_INFLATE_BYTES // 8)
+    with pytest.raises(WouldBlock, match="inflating more than 256 KiB"), loop_only():
+        decode_body(COMPRESS[coding](large), coding)
+    assert decode_body(COMPRESS[coding](large), coding) == large

@@ -7,8 +7,10 @@ request that paid its own insert could not go faster than that; here the cost is
 warehouse:
 
 - the *acceptor* takes every request waiting (a group commit: a lone request goes at once, a busy door groups
-  many), answers replays (`Idempotency-Key`; a keyed batch that is no replay spends its quotas here, so a
-  resend costs none) and drops duplicates with one look-up for the whole group (rows
+  many; the server's event loop accepts the requests of one turn itself when nothing of the group would
+  block, :meth:`~stacklens.ingest.front_door_accept.Acceptor.accept_here`), answers replays
+  (`Idempotency-Key`; a keyed batch that is no replay spends its quotas here, so a resend costs none) and
+  drops duplicates with one look-up for the whole group (rows
   spooled but not yet landed are checked in memory first, then the warehouse, for the keys that
   :mod:`~stacklens.ingest.stored_key_index` may hold; an envelope's rows are checked by the drain instead,
   see :class:`~stacklens.ingest.landing.Landing`), writes the group to its journal
@@ -96,9 +98,10 @@ class FrontDoor(Acceptor):
             raise Unavailable(f"the front door did not take the rows within {WAIT_SECONDS:g} s; retry")
         return landing.answer()
 
-    def submit(self, landing: Landing) -> None:
+    def submit(self, landing: Landing, *, wake: bool = True) -> None:
         """Queue ``landing`` (refused at once when the queue is full); ``landing.finish()`` tells when its
-        rows are spooled, or why not."""
+        rows are spooled, or why not. ``wake=False``: the caller calls :meth:`accept_here` next (the event
+        loop, once per turn), which accepts the requests waiting itself or wakes the acceptor's thread."""
         rows = landing.rows
         with self._condition:
             if not self._recovered:
@@ -114,6 +117,8 @@ class FrontDoor(Acceptor):
             landing.queued = time.monotonic()
             self._waiting.append(landing)
             self._rows_waiting += rows
+            if not wake:
+                return
             if self._acceptor is None:
                 self._acceptor = threading.Thread(
                     target=self._accept_loop, name="front-door-accept", daemon=True

@@ -9,6 +9,7 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 
+from stacklens.blocking import WouldBlock, loop_only
 from stacklens.errors import Unavailable
 from stacklens.ingest import writer
 from stacklens.ingest.flush_journal import Unchecked
@@ -48,70 +49,129 @@ class Acceptor(Drainer):
                     self._acceptor = None
                     self._condition.notify_all()
                     return
-                taken: list[Landing] = []
-                rows = 0
-                while self._waiting and (not taken or rows + self._waiting[0].rows <= MAX_ROWS_PER_FLUSH):
-                    landing = self._waiting.popleft()
-                    taken.append(landing)
-                    rows += landing.rows
-                self._rows_waiting -= rows
-            started = time.monotonic()
-            try:
-                spooled = self.accept(taken)
-            except Exception as exc:  # noqa: BLE001 - every waiting request gets the group's error
-                log.warning("front door: accepting %d requests failed: %s", len(taken), exc)
-                if isinstance(exc, OSError):
-                    # The spool's journal could not be written (a read-only or full volume): the rows are not
-                    # safe anywhere yet, so the senders keep them. The path stays in the log, not the answer.
-                    error = Unavailable(f"the ingest spool cannot be written ({exc.strerror or exc}); retry")
-                else:
-                    error = Unavailable(f"the warehouse did not answer: {str(exc).splitlines()[0][:300]}")
-                for landing in taken:
-                    landing.error = landing.error or error
-                spooled = None
-            with self._condition:
-                # A request is alone at a quiet door only when no group was accepted for a while: one sender
-                # posting in sequence (an SDK's one transport thread) is answered from the spool after its
-                # first request, instead of paying a whole landing for every event.
-                quiet = not self._accepts or started - self._accepts[-1][0] >= QUIET_SECONDS
-                self._accepts.append(
-                    (
-                        time.monotonic(),
-                        len(taken),
-                        time.monotonic() - started,
-                        sum(started - landing.queued for landing in taken),
-                    )
-                )
-                answer_now = taken
-                if spooled is not None:
-                    self._spooled_seq += 1
-                    # A quiet, idle door lands a lone request before answering it (see the module doc): it
-                    # waits one insert, and its events are visible everywhere at its 200. A group of several,
-                    # one arriving while others wait or drain, or the next of a sender posting in sequence is
-                    # answered once spooled: holding senders until their drain would bind each to the drain's
-                    # pace (they come back, find the door idle again, and wait again). Not while a backup
-                    # holds the drains: the request is answered spooled, and lands after it.
-                    idle = (
-                        quiet
-                        and len(taken) == 1
-                        and not self._waiting
-                        and not self._draining
-                        and not self._spooled
-                        and not self._holds
-                    )
-                    spooled = replace(spooled, seq=self._spooled_seq, waiters=tuple(taken) if idle else ())
-                    answer_now = [] if idle else taken
-                    self._hurry = self._hurry or idle
-                    self._spooled.append(spooled)
-                    self._rows_spooled += spooled.weight
-                    if self._drainer is None:
-                        self._drainer = threading.Thread(
-                            target=self._drain_loop, name="front-door-drain", daemon=True
-                        )
-                        self._drainer.start()
-                    self._condition.notify_all()
+            with self._accepting:
+                with self._condition:
+                    taken = self._take_group()
+                answer_now = self._accept_group(taken) if taken else []
             for landing in answer_now:
                 landing.finish()
+
+    def accept_here(self) -> None:
+        """Accept the requests waiting in the calling thread (the server's event loop, which submitted them
+        with ``wake=False``) when nothing of it would block: a group that holds a keyed batch (its replay
+        look-up and its quotas), one that would look keys up in the warehouse, or a moment when the
+        acceptor's thread is accepting, is left to that thread, woken now."""
+        if not self._accepting.acquire(blocking=False):
+            self._wake_acceptor()
+            return
+        try:
+            with self._condition:
+                if any(landing.keyed for landing in self._waiting):
+                    taken: list[Landing] = []
+                else:
+                    taken = self._take_group()
+            if not taken:
+                answer_now: list[Landing] = []
+            else:
+                try:
+                    with loop_only():
+                        answer_now = self._accept_group(taken)
+                except WouldBlock:
+                    # Nothing of the group took effect (the look-up comes before the spool): back to the
+                    # front of the queue, for the thread.
+                    with self._condition:
+                        self._waiting.extendleft(reversed(taken))
+                        self._rows_waiting += sum(landing.rows for landing in taken)
+                    answer_now = []
+        finally:
+            self._accepting.release()
+        with self._condition:
+            left = bool(self._waiting)
+        if left:
+            self._wake_acceptor()
+        for landing in answer_now:
+            landing.finish()
+
+    def _wake_acceptor(self) -> None:
+        with self._condition:
+            if self._acceptor is None:
+                self._acceptor = threading.Thread(
+                    target=self._accept_loop, name="front-door-accept", daemon=True
+                )
+                self._acceptor.start()
+            self._condition.notify_all()
+
+    def _take_group(self) -> list[Landing]:
+        """The requests waiting, oldest first, up to MAX_ROWS_PER_FLUSH rows (at least one); called with
+        the condition held."""
+        taken: list[Landing] = []
+        rows = 0
+        while self._waiting and (not taken or rows + self._waiting[0].rows <= MAX_ROWS_PER_FLUSH):
+            landing = self._waiting.popleft()
+            taken.append(landing)
+            rows += landing.rows
+        self._rows_waiting -= rows
+        return taken
+
+    def _accept_group(self, taken: list[Landing]) -> list[Landing]:
+        """Accept ``taken`` (called holding ``_accepting``: one group at a time, whichever thread); the
+        requests to answer now."""
+        started = time.monotonic()
+        try:
+            spooled = self.accept(taken)
+        except Exception as exc:  # noqa: BLE001 - every waiting request gets the group's error
+            log.warning("front door: accepting %d requests failed: %s", len(taken), exc)
+            if isinstance(exc, OSError):
+                # The spool's journal could not be written (a read-only or full volume): the rows are not
+                # safe anywhere yet, so the senders keep them. The path stays in the log, not the answer.
+                error = Unavailable(f"the ingest spool cannot be written ({exc.strerror or exc}); retry")
+            else:
+                error = Unavailable(f"the warehouse did not answer: {str(exc).splitlines()[0][:300]}")
+            for landing in taken:
+                landing.error = landing.error or error
+            spooled = None
+        with self._condition:
+            # A request is alone at a quiet door only when no group was accepted for a while: one sender
+            # posting in sequence (an SDK's one transport thread) is answered from the spool after its
+            # first request, instead of paying a whole landing for every event.
+            quiet = not self._accepts or started - self._accepts[-1][0] >= QUIET_SECONDS
+            self._accepts.append(
+                (
+                    time.monotonic(),
+                    len(taken),
+                    time.monotonic() - started,
+                    sum(started - landing.queued for landing in taken),
+                )
+            )
+            answer_now = taken
+            if spooled is not None:
+                self._spooled_seq += 1
+                # A quiet, idle door lands a lone request before answering it (see the module doc): it
+                # waits one insert, and its events are visible everywhere at its 200. A group of several,
+                # one arriving while others wait or drain, or the next of a sender posting in sequence is
+                # answered once spooled: holding senders until their drain would bind each to the drain's
+                # pace (they come back, find the door idle again, and wait again). Not while a backup
+                # holds the drains: the request is answered spooled, and lands after it.
+                idle = (
+                    quiet
+                    and len(taken) == 1
+                    and not self._waiting
+                    and not self._draining
+                    and not self._spooled
+                    and not self._holds
+                )
+                spooled = replace(spooled, seq=self._spooled_seq, waiters=tuple(taken) if idle else ())
+                answer_now = [] if idle else taken
+                self._hurry = self._hurry or idle
+                self._spooled.append(spooled)
+                self._rows_spooled += spooled.weight
+                if self._drainer is None:
+                    self._drainer = threading.Thread(
+                        target=self._drain_loop, name="front-door-drain", daemon=True
+                    )
+                    self._drainer.start()
+                self._condition.notify_all()
+        return answer_now
 
     def accept(self, landings: list[Landing]) -> Spooled | None:
         """Answer replays, drop duplicates and spool the fresh rows of ``landings`` (see the module doc)."""

@@ -39,6 +39,9 @@ class DoorState:
         self._waiting: deque[Landing] = deque()
         self._rows_waiting = 0
         self._acceptor: threading.Thread | None = None
+        # Held while a group is accepted, by the acceptor's thread or the event loop (accept_here): groups
+        # are accepted one at a time, so two requests carrying one key cannot both find it new.
+        self._accepting = threading.Lock()
         self._drainer: threading.Thread | None = None
         self._spooled: deque[Spooled] = deque()
         self._rows_spooled = 0

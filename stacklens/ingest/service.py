@@ -22,7 +22,7 @@ from stacklens.ingest.batch_result import BatchResult as BatchResult  # re-expor
 from stacklens.ingest.batch_result import IdempotencyKeyReused as IdempotencyKeyReused
 from stacklens.ingest.batch_result import replayed
 from stacklens.ingest.decode import body_digest, decode_body, decode_error, split_lines
-from stacklens.ingest.front_door import front_door
+from stacklens.ingest.front_door import FrontDoor, front_door
 from stacklens.ingest.landing import Landing
 from stacklens.ingest.prepare import prepare_lines, prepare_numbered
 from stacklens.ingest.prepared_rows import Attribution as Attribution  # re-exported: `resolve` returns it
@@ -303,10 +303,13 @@ class Admitted:
         front_door(self.settings).land(self.landing)  # waits in this thread; raises the refusal it met
         return self.answer()
 
-    def submit(self, on_done: Callable[[], None] | None = None) -> None:
-        """Hand the rows to the front door; ``on_done`` is called (in the door's thread) once it took them."""
+    def submit(self, on_done: Callable[[], None] | None = None, *, wake: bool = True) -> FrontDoor:
+        """Hand the rows to the front door; ``on_done`` is called (in the thread that accepts them) once it
+        took them. ``wake=False``: see :meth:`FrontDoor.submit`. The door, for its ``accept_here``."""
         self.landing.on_done = on_done
-        front_door(self.settings).submit(self.landing)
+        door = front_door(self.settings)
+        door.submit(self.landing, wake=wake)
+        return door
 
     def answer(self) -> BatchResult:
         """The answer once the landing is done (or its refusal). Outcomes are counted once the batch is

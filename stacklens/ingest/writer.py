@@ -95,7 +95,6 @@ def look_up(
     stored (as :func:`stored_keys`), in one statement: the front door's acceptor asks both for every keyed
     request of a flush. On the embedded engine a small select costs ~1.6–2 ms, ~0.5 ms of it the statement's
     own (parse and plan), which one statement for both pays once."""
-    may_block("a warehouse look-up")
     selects: list[str] = []
     parameters: dict[str, Any] = {}
     query = load_query("ingest/batch_records")
@@ -107,6 +106,7 @@ def look_up(
     found = Found({}, {key: set() for key in keys})
     if not selects:
         return found
+    may_block("a warehouse look-up")
     latest: dict[tuple[int, str], int] = {}
     for name, org_id, number, text in _look_up(client, " UNION ALL ".join(selects), parameters).result_rows:
         if name != BATCH_RECORDS:

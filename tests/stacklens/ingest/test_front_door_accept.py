@@ -1,17 +1,24 @@
 """The front door's acceptor (stacklens/ingest/front_door_accept.py): duplicates across concurrent requests
-dropped by one look-up, and a replay answered with its first figures."""
+dropped by one look-up, a replay answered with its first figures, and the requests of one event-loop turn
+accepted on the loop as one group unless something of it would block."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
+from collections.abc import Callable
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.ingest.front_door import settle_front_doors
-from stacklens.ingest.service import BatchResult
+from api.landing import landed
+from stacklens.ingest.front_door import FrontDoor, front_door, settle_front_doors
+from stacklens.ingest.service import Attribution, BatchResult, admit_batch
 from stacklens.settings import Settings
 from tests.stacklens.ingest.front_door_seed import (
+    APP_KEY,
+    ORG,
+    PROJECT,
     count,
     error_line,
     land,
@@ -45,4 +52,74 @@ def test_an_idempotency_key_answers_the_first_figures(settings: Settings, wareho
     assert (replay.accepted, replay.replayed) == (2, True)
     assert settle_front_doors()
     assert land(settings, body, "batch-one").replayed
+    assert count(warehouse, "events") == 2
+
+
+async def _on_the_loop(
+    settings: Settings, bodies: list[bytes], *, key: str | None = None, figures: bool = False
+) -> list[tuple[BatchResult, str]]:
+    """Each body admitted and landed as an entrance does (api/landing.py), concurrently on this loop; with
+    the thread each answer was told in."""
+    told: list[str] = []
+
+    async def one(body: bytes) -> tuple[BatchResult, str]:
+        admitted = admit_batch(
+            settings,
+            ORG,
+            body,
+            header_app_key=APP_KEY,
+            idempotency_key=key,
+            resolve=lambda raw: Attribution(PROJECT, None, 1) if raw == APP_KEY else None,
+            take_events=lambda _n: None,
+            figures_answered=figures,
+        )
+        if not isinstance(admitted, BatchResult):
+            original = admitted.submit
+
+            def submit(on_done: Callable[[], None] | None = None, *, wake: bool = True) -> FrontDoor:
+                def noted() -> None:
+                    told.append(threading.current_thread().name)
+                    if on_done is not None:
+                        on_done()
+
+                return original(noted, wake=wake)
+
+            admitted.submit = submit
+        result = await landed(admitted)
+        return result, told[-1] if told else ""
+
+    return list(await asyncio.gather(*(one(body) for body in bodies)))
+
+
+def test_the_requests_of_one_loop_turn_are_one_group_accepted_on_the_loop(
+    settings: Settings, warehouse: Client
+) -> None:
+    answers = asyncio.run(_on_the_loop(settings, [error_line() for _ in range(20)]))
+    assert [result.accepted for result, _ in answers] == [1] * 20
+    assert {thread for _, thread in answers} == {"MainThread"}, "answered on the loop, no thread woken"
+    assert front_door(settings)._acceptor is None, "the door's thread was never started"
+    status = front_door(settings).status()
+    assert status["requests_per_accept"] == 20.0, "one turn's requests, one group"
+    assert settle_front_doors()
+    assert count(warehouse, "events") == 20
+
+
+def test_a_group_that_would_look_keys_up_or_holds_a_keyed_batch_goes_to_the_acceptor_thread(
+    settings: Settings, warehouse: Client
+) -> None:
+    event_id = uuid.uuid4().hex
+    assert land(settings, error_line(event_id)).accepted == 1
+    assert settle_front_doors()
+    # Figures answered: its keys are looked up in the warehouse before the answer, which the loop does not
+    # wait for. The group stepped aside whole, and the duplicate is found by the thread.
+    [(again, thread)] = asyncio.run(_on_the_loop(settings, [error_line(event_id)], figures=True))
+    assert (again.accepted, again.duplicates) == (0, 1)
+    assert thread == "front-door-accept"
+    # A keyed batch (its replay look-up, its quotas): the thread too, and its resend is a replay.
+    body = error_line()
+    [(first, first_thread)] = asyncio.run(_on_the_loop(settings, [body], key="loop-batch", figures=True))
+    [(replay, _)] = asyncio.run(_on_the_loop(settings, [body], key="loop-batch", figures=True))
+    assert (first.accepted, first.replayed, first_thread) == (1, False, "front-door-accept")
+    assert replay.replayed
+    assert settle_front_doors()
     assert count(warehouse, "events") == 2

@@ -8,7 +8,7 @@ import uuid
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.ingest.service import Attribution, BatchResult, ingest_batch
+from stacklens.ingest.service import Admitted, Attribution, BatchResult, admit_batch
 from stacklens.settings import Settings
 
 ORG, PROJECT, APP_KEY = 7, 70, "stacklens_app_frontdoor"
@@ -42,8 +42,11 @@ def transaction_line(spans: int = 3) -> bytes:
     ).encode()
 
 
-def land(settings: Settings, body: bytes, key: str | None = None, *, figures: bool = True) -> BatchResult:
-    return ingest_batch(
+def admit(
+    settings: Settings, body: bytes, key: str | None = None, *, figures: bool = True
+) -> BatchResult | Admitted:
+    """``body`` prepared and within its quotas, not yet handed to the front door (a replay: its answer)."""
+    return admit_batch(
         settings,
         ORG,
         body,
@@ -53,6 +56,12 @@ def land(settings: Settings, body: bytes, key: str | None = None, *, figures: bo
         take_events=lambda _n: None,
         figures_answered=figures,
     )
+
+
+def land(settings: Settings, body: bytes, key: str | None = None, *, figures: bool = True) -> BatchResult:
+    """``body`` landed as a request thread lands it (waiting in this thread for the front door)."""
+    admitted = admit(settings, body, key, figures=figures)
+    return admitted if isinstance(admitted, BatchResult) else admitted.land()
 
 
 def count(client: Client, table: str) -> int:

@@ -13,12 +13,10 @@ from clickhouse_connect.driver.client import Client
 
 from api.landing import landed
 from stacklens.ingest.front_door import FrontDoor, front_door, settle_front_doors
-from stacklens.ingest.service import Attribution, BatchResult, admit_batch
+from stacklens.ingest.service import BatchResult
 from stacklens.settings import Settings
 from tests.stacklens.ingest.front_door_seed import (
-    APP_KEY,
-    ORG,
-    PROJECT,
+    admit,
     count,
     error_line,
     land,
@@ -63,16 +61,7 @@ async def _on_the_loop(
     told: list[str] = []
 
     async def one(body: bytes) -> tuple[BatchResult, str]:
-        admitted = admit_batch(
-            settings,
-            ORG,
-            body,
-            header_app_key=APP_KEY,
-            idempotency_key=key,
-            resolve=lambda raw: Attribution(PROJECT, None, 1) if raw == APP_KEY else None,
-            take_events=lambda _n: None,
-            figures_answered=figures,
-        )
+        admitted = admit(settings, body, key, figures=figures)
         if not isinstance(admitted, BatchResult):
             original = admitted.submit
 

@@ -58,31 +58,26 @@ class Acceptor(Drainer):
 
     def accept_here(self) -> None:
         """Accept the requests waiting in the calling thread (the server's event loop, which submitted them
-        with ``wake=False``) when nothing of it would block: a group that holds a keyed batch (its replay
-        look-up and its quotas), one that would look keys up in the warehouse, or a moment when the
-        acceptor's thread is accepting, is left to that thread, woken now."""
+        with ``wake=False``) when nothing of it would block. A group that would look keys or batches up in
+        the warehouse goes back whole to the acceptor's thread, woken now, as every group does while that
+        thread is accepting one; a keyed batch whose quotas must be read (or asked of Redis) goes back with
+        the requests after it, the ones before accepted here."""
         if not self._accepting.acquire(blocking=False):
             self._wake_acceptor()
             return
         try:
             with self._condition:
-                if any(landing.keyed for landing in self._waiting):
-                    taken: list[Landing] = []
-                else:
-                    taken = self._take_group()
-            if not taken:
-                answer_now: list[Landing] = []
-            else:
+                taken = self._take_group()
+            answer_now: list[Landing] = []
+            if taken:
                 try:
                     with loop_only():
                         answer_now = self._accept_group(taken)
                 except WouldBlock:
-                    # Nothing of the group took effect (the look-up comes before the spool): back to the
-                    # front of the queue, for the thread.
+                    # Nothing of the group took effect (its look-up comes before its quotas and the spool):
+                    # back to the front of the queue, for the thread.
                     with self._condition:
-                        self._waiting.extendleft(reversed(taken))
-                        self._rows_waiting += sum(landing.rows for landing in taken)
-                    answer_now = []
+                        self._back_to_the_front(taken)
         finally:
             self._accepting.release()
         with self._condition:
@@ -101,6 +96,11 @@ class Acceptor(Drainer):
                 self._acceptor.start()
             self._condition.notify_all()
 
+    def _back_to_the_front(self, landings: list[Landing]) -> None:
+        """Queue ``landings`` again before every other request (called with the condition held)."""
+        self._waiting.extendleft(reversed(landings))
+        self._rows_waiting += sum(landing.rows for landing in landings)
+
     def _take_group(self) -> list[Landing]:
         """The requests waiting, oldest first, up to MAX_ROWS_PER_FLUSH rows (at least one); called with
         the condition held."""
@@ -118,7 +118,7 @@ class Acceptor(Drainer):
         requests to answer now."""
         started = time.monotonic()
         try:
-            spooled = self.accept(taken)
+            spooled, aside = self.accept(taken)
         except Exception as exc:  # noqa: BLE001 - every waiting request gets the group's error
             log.warning("front door: accepting %d requests failed: %s", len(taken), exc)
             if isinstance(exc, OSError):
@@ -129,7 +129,13 @@ class Acceptor(Drainer):
                 error = Unavailable(f"the warehouse did not answer: {str(exc).splitlines()[0][:300]}")
             for landing in taken:
                 landing.error = landing.error or error
-            spooled = None
+            spooled, aside = None, []
+        if aside:
+            taken = taken[: len(taken) - len(aside)]
+            with self._condition:
+                self._back_to_the_front(aside)
+            if not taken:
+                return []
         with self._condition:
             # A request is alone at a quiet door only when no group was accepted for a while: one sender
             # posting in sequence (an SDK's one transport thread) is answered from the spool after its
@@ -173,8 +179,9 @@ class Acceptor(Drainer):
                 self._condition.notify_all()
         return answer_now
 
-    def accept(self, landings: list[Landing]) -> Spooled | None:
-        """Answer replays, drop duplicates and spool the fresh rows of ``landings`` (see the module doc)."""
+    def accept(self, landings: list[Landing]) -> tuple[Spooled | None, list[Landing]]:
+        """Answer replays, drop duplicates and spool the fresh rows of ``landings`` (see the module doc); the
+        spooled group, and the requests set aside (on the event loop only: see :meth:`accept_here`)."""
         keyed: defaultdict[int, list[str]] = defaultdict(list)
         wanted: defaultdict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
         with self._condition:
@@ -219,16 +226,25 @@ class Acceptor(Drainer):
         fresh: list[Landing] = []
         again: list[tuple[Landing, Landing]] = []  # (a request, the earlier one of this group with its batch)
         first_of: dict[tuple[int, str], Landing] = {}
-        for landing in landings:
+        aside: list[Landing] = []
+        for number, landing in enumerate(landings):
             key = (landing.org_id, landing.batch_id)
             record = records.get(key)
             if record is not None:
                 _answer_replay(landing, record)
             elif key in first_of:
                 again.append((landing, first_of[key]))
-            elif landing.spend():
-                first_of[key] = landing
-                fresh.append(landing)
+            else:
+                try:
+                    spent = landing.spend()
+                except WouldBlock:
+                    # On the event loop, a quota that must be read or asked of Redis: this request and the
+                    # rest are set aside before any of their effects (the ones before have spent theirs).
+                    aside = landings[number:]
+                    break
+                if spent:
+                    first_of[key] = landing
+                    fresh.append(landing)
         for key, keys in found.keys.items():
             known.setdefault(key, set()).update(keys)
         blocks: Blocks = defaultdict(list)
@@ -245,7 +261,7 @@ class Acceptor(Drainer):
         for landing, first in again:
             _answer_replay(landing, batches[(first.org_id, first.batch_id)])
         if not fresh:
-            return None
+            return None, aside
         name = self.journal.new_name("a")
         inserts = _inserts(name, blocks, batch_rows)
         self.journal.write(name, inserts, unchecked=unchecked)
@@ -258,4 +274,4 @@ class Acceptor(Drainer):
                 self._pending_keys[key].update(keys)
             self._pending_batches.update(batches)
         queued = min(landing.queued for landing in fresh)
-        return Spooled(name, inserts, dict(added), tuple(batches), queued, unchecked)
+        return Spooled(name, inserts, dict(added), tuple(batches), queued, unchecked), aside

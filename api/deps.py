@@ -21,7 +21,8 @@ from starlette.concurrency import run_in_threadpool
 
 from api.errors import INVALID_API_KEY, ApiError
 from api.token_buckets import RateLimiter, get_rate_limiter
-from stacklens.control.api_key_identities import current_api_key, remembered_api_key
+from stacklens.blocking import WouldBlock, loop_only
+from stacklens.control.api_key_identities import current_api_key
 from stacklens.control.auth import ApiKeyIdentity, has_whitespace
 from stacklens.control.db import session_scope
 from stacklens.control.errors import AccountNotFound
@@ -105,47 +106,36 @@ def client_ip(request: Request) -> str:
 async def require_api_key(request: Request, settings: AppSettings, limiter: Limiter) -> ApiKeyIdentity:
     """Authenticate the request's API key, enforce its request rate and record the use.
 
-    A coroutine: when the key's answer is remembered at the control store's current version and the limits
-    live in this process's memory (the embedded install), nothing here waits for I/O, and the thread hop a
-    plain dependency takes was a seventh of a one-line `/api/ingest` batch's server CPU. Otherwise (the store
-    changed, Redis buckets) the same steps run in the thread pool."""
+    A coroutine: the steps run on the event loop inside :func:`~stacklens.blocking.loop_only`, and again in
+    the thread pool when one would block (the key read from a control store that changed, Redis buckets, a
+    429 written to the activity log). When the key's answer is remembered at the store's current version and
+    the limits live in this process's memory (the embedded install), nothing waits, and the thread hop a
+    plain dependency takes was a seventh of a one-line `/api/ingest` batch's server CPU."""
     token = bearer_token(request)
     if has_whitespace(token):
         raise _invalid("the API key contains whitespace; remove spaces and line breaks around it")
     if is_app_key(token):
         raise _invalid("this is an app key, which identifies a project; authenticate with the API key")
-    known, identity = remembered_api_key(settings, token)
-    # Memory buckets never wait for I/O (Redis buckets do): only then is the rest spent on the event loop.
-    if not known or limiter.backend != "memory":
-        return await run_in_threadpool(_authenticate, request, settings, limiter, token)
     try:
-        return _spend(request, settings, limiter, identity)
-    except ApiError as refused:
-        if identity is not None:  # a 429: the activity log's entry is a control-store write, off the loop
-            await run_in_threadpool(_note_request_refusal, settings, identity, refused)
-        raise
+        with loop_only():
+            return _authenticate(request, settings, limiter, token)
+    except WouldBlock:
+        # Nothing took effect: a request's budget is spent by the limiter's first call, which is where
+        # Redis marks itself, and a refused request spends none.
+        return await run_in_threadpool(_authenticate, request, settings, limiter, token)
 
 
 def _authenticate(request: Request, settings: Settings, limiter: RateLimiter, token: str) -> ApiKeyIdentity:
-    """:func:`require_api_key`'s steps that may wait: the key read from the control store, the limit checked
-    in Redis, a refusal written to the activity log."""
+    """401 for an unknown key; else one request of the key's per-second budget spent (429, noted in the
+    activity log, when none is left) and the use counted."""
     identity = current_api_key(settings, token)  # read again whenever the control store changed
-    try:
-        return _spend(request, settings, limiter, identity)
-    except ApiError as refused:
-        if identity is not None:
-            _note_request_refusal(settings, identity, refused)
-        raise
-
-
-def _spend(
-    request: Request, settings: Settings, limiter: RateLimiter, identity: ApiKeyIdentity | None
-) -> ApiKeyIdentity:
-    """401 for an unknown key; else one request of the key's per-second budget spent (429 when none is left)
-    and the use counted."""
     if identity is None:
         raise _invalid("the API key is unknown or has been regenerated")
-    limiter.check_request(identity.api_key_id, identity.requests_per_second)
+    try:
+        limiter.check_request(identity.api_key_id, identity.requests_per_second)
+    except ApiError as refused:
+        _note_request_refusal(settings, identity, refused)
+        raise
     count_key_use(
         settings,
         identity.org_id,

@@ -149,6 +149,7 @@ class RedisBuckets:
     def _run(self, key: str, capacity: float, per_second: float, n: float) -> list[float]:
         import redis
 
+        may_block("Redis")  # every call here is a round trip: never on the event loop (stacklens.blocking)
         try:
             result = self._script(keys=[key], args=[capacity, per_second, n])
         except redis.RedisError as exc:
@@ -171,6 +172,7 @@ class RedisBuckets:
     def add_recent(self, key: str, minute: int, n: int) -> None:
         import redis
 
+        may_block("Redis")
         try:
             with self._client.pipeline(transaction=False) as pipe:
                 pipe.incrby(f"{key}:{minute}", n)
@@ -184,6 +186,7 @@ class RedisBuckets:
     def recent(self, key: str, minutes: range) -> int:
         import redis
 
+        may_block("Redis")
         try:
             values = self._client.mget([f"{key}:{m}" for m in minutes])
         except redis.RedisError as exc:
@@ -274,8 +277,6 @@ class RateLimiter:
         each project's per-category limits, its own events per minute, spike protection, then the
         organization's quota. All or nothing: a refusal gives back what the request took before it, and
         raises :class:`RateLimited` naming the categories, scope and reason of the limit that refused."""
-        if self.backend == "redis":
-            may_block("Redis")
         per_project: Counter[int] = Counter()
         for (project_id, _), n in counts.items():
             per_project[project_id] += n

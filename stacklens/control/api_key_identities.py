@@ -117,14 +117,6 @@ def current_api_key(settings: Settings, raw: str) -> ApiKeyIdentity | None:
     return identity
 
 
-def remembered_api_key(settings: Settings, raw: str) -> tuple[bool, ApiKeyIdentity | None]:
-    """``(True, answer)`` when :func:`current_api_key` would reuse an answer for ``raw`` without reading the
-    store (the answer may be None: an unknown key), else ``(False, None)``. It waits for nothing but the
-    version's ~2 µs, so a coroutine may ask it on the event loop."""
-    _, _, found = _remembered(_store(settings), raw)
-    return (True, found[0]) if found is not None else (False, None)
-
-
 def _remembered(store: _Store, raw: str) -> tuple[int | None, str, tuple[ApiKeyIdentity | None] | None]:
     """The store's version now, the key's digest, and the answer remembered at that version (a 1-tuple), if
     any."""

@@ -102,9 +102,10 @@ def decompression_slot() -> Iterator[None]:
     """Hold one of the process's :data:`DECOMPRESSION_SLOTS` while decompressing; 503 after waiting too
     long."""
     # On the event loop (stacklens.blocking) a slot is taken only when one is free: waiting is for threads.
-    if on_loop() and not _slots.acquire(blocking=False):
-        may_block("a decompression slot")
-    elif not on_loop() and not _slots.acquire(timeout=SLOT_WAIT_SECONDS):
+    if on_loop():
+        if not _slots.acquire(blocking=False):
+            may_block("a decompression slot")
+    elif not _slots.acquire(timeout=SLOT_WAIT_SECONDS):
         raise DecompressionBusy(
             f"{DECOMPRESSION_SLOTS} compressed bodies are being decompressed already; retry in a few seconds"
         )

@@ -55,8 +55,11 @@ class SessionMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request = Request(scope)
-        raw = request.cookies.get(SESSION_COOKIE)
+        # Most requests carry no cookie at all (SDKs, shippers, API clients: every ingest request): they are
+        # told apart by one pass over the raw headers, and an empty session that stays empty costs no JSON.
+        raw = None
+        if any(name == b"cookie" for name, _ in scope["headers"]):
+            raw = Request(scope).cookies.get(SESSION_COOKIE)
         data: dict[str, Any] = {}
         if raw:
             try:
@@ -65,13 +68,13 @@ class SessionMiddleware:
             except BadSignature:
                 data = {}
         scope["session"] = data
-        before = json.dumps(data, sort_keys=True)
+        before = json.dumps(data, sort_keys=True) if data else None
         secure = scope.get("scheme") == "https"
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 session = scope["session"]
-                if json.dumps(session, sort_keys=True) != before:
+                if bool(session) if before is None else json.dumps(session, sort_keys=True) != before:
                     headers = MutableHeaders(scope=message)
                     attrs = "Path=/; HttpOnly; SameSite=Lax" + ("; Secure" if secure else "")
                     if session:

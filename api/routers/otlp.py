@@ -29,11 +29,12 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from api.admission import SMALL_BODY_BYTES, admitted
-from api.deps import AppSettings, Limiter, client_ip
+from api.deps import Limiter, app_settings, client_ip
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.item_quotas import item_taker
 from api.landing import landed
 from api.routers.ingest import read_body
+from api.token_buckets import get_rate_limiter
 from stacklens.control.auth import AppKeyIdentity
 from stacklens.control.dsn_callers import dsn_caller
 from stacklens.control.key_use_tally import count_key_use
@@ -307,7 +308,7 @@ async def _answer(
 
 
 @router.post("/{project_id}/otlp/v1/traces", response_model=ExportAnswer, responses=ERRORS)
-async def traces(request: Request, project_id: str, settings: AppSettings, limiter: Limiter) -> Response:
+async def traces(request: Request, project_id: str) -> Response:
     """An OTLP/HTTP trace export (`ExportTraceServiceRequest`), protobuf or JSON, optionally gzip.
 
     Server spans (and other local roots) land as transactions and their descendants as their spans; span
@@ -315,11 +316,12 @@ async def traces(request: Request, project_id: str, settings: AppSettings, limit
     counted and named in `partialSuccess`; the rest land. The same export sent again lands nothing twice.
     Refusals answer a `google.rpc.Status` in the request's encoding.
     """
-    return await _answer("traces", _accept_traces, request, project_id, settings, limiter)
+    settings = app_settings(request)  # no declared dependencies, as the other SDK routes (docs/decisions.md)
+    return await _answer("traces", _accept_traces, request, project_id, settings, get_rate_limiter(settings))
 
 
 @router.post("/{project_id}/otlp/v1/logs", response_model=LogsExportAnswer, responses=ERRORS)
-async def logs(request: Request, project_id: str, settings: AppSettings, limiter: Limiter) -> Response:
+async def logs(request: Request, project_id: str) -> Response:
     """An OTLP/HTTP logs export (`ExportLogsServiceRequest`), protobuf or JSON, optionally gzip.
 
     Each log record lands in the project's logs (time, severity, body, attributes, trace and span id, and
@@ -327,4 +329,5 @@ async def logs(request: Request, project_id: str, settings: AppSettings, limiter
     counted and named in `partialSuccess`; the rest land. The same export sent again lands nothing twice.
     Refusals answer a `google.rpc.Status` in the request's encoding.
     """
-    return await _answer("logs", _accept_logs, request, project_id, settings, limiter)
+    settings = app_settings(request)
+    return await _answer("logs", _accept_logs, request, project_id, settings, get_rate_limiter(settings))

@@ -103,19 +103,24 @@ def client_ip(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-async def require_api_key(request: Request, settings: AppSettings, limiter: Limiter) -> ApiKeyIdentity:
+async def require_api_key(request: Request) -> ApiKeyIdentity:
     """Authenticate the request's API key, enforce its request rate and record the use.
 
-    A coroutine: the steps run on the event loop inside :func:`~stacklens.blocking.loop_only`, and again in
-    the thread pool when one would block (the key read from a control store that changed, Redis buckets, a
-    429 written to the activity log). When the key's answer is remembered at the store's current version and
-    the limits live in this process's memory (the embedded install), nothing waits, and the thread hop a
-    plain dependency takes was a seventh of a one-line `/api/ingest` batch's server CPU."""
+    One dependency with none of its own: the settings and the limiter are read from the app here, as the SDK
+    routes do (solved as nested dependencies of every API route, they took a tenth of a one-line
+    `/api/ingest` batch's time on the event loop). A coroutine: the steps run on the event loop inside
+    :func:`~stacklens.blocking.loop_only`, and again in the thread pool when one would block (the key read
+    from a control store that changed, Redis buckets, a 429 written to the activity log). When the key's
+    answer is remembered at the store's current version and the limits live in this process's memory (the
+    embedded install), nothing waits, and the thread hop a plain dependency takes was a seventh of a one-line
+    `/api/ingest` batch's server CPU."""
     token = bearer_token(request)
     if has_whitespace(token):
         raise _invalid("the API key contains whitespace; remove spaces and line breaks around it")
     if is_app_key(token):
         raise _invalid("this is an app key, which identifies a project; authenticate with the API key")
+    settings = app_settings(request)
+    limiter = get_rate_limiter(settings)
     try:
         with loop_only():
             return _authenticate(request, settings, limiter, token)
@@ -157,13 +162,11 @@ def _note_request_refusal(settings: Settings, identity: ApiKeyIdentity, refused:
 ApiAuth = Annotated[ApiKeyIdentity, Depends(require_api_key)]
 
 
-async def optional_api_key(
-    request: Request, settings: AppSettings, limiter: Limiter
-) -> ApiKeyIdentity | None:
+async def optional_api_key(request: Request) -> ApiKeyIdentity | None:
     """The identity when a valid key is sent, ``None`` when no Authorization header is present."""
     if request.headers.get("authorization") is None:
         return None
-    return await require_api_key(request, settings, limiter)
+    return await require_api_key(request)
 
 
 OptionalApiAuth = Annotated[ApiKeyIdentity | None, Depends(optional_api_key)]

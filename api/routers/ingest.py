@@ -13,12 +13,11 @@ from pydantic import BaseModel, Field
 from starlette.requests import ClientDisconnect
 
 from api.admission import admitted
-from api.deps import app_settings, client_ip, note_refusal, require_api_key
+from api.deps import ApiAuth, app_settings, client_ip, note_refusal
 from api.errors import APPLICATION_NOT_FOUND, RATE_LIMITED, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
 from api.item_quotas import item_taker
 from api.json_depth import JsonBodyRefused
 from api.landing import landed
-from api.openapi import BEARER
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.token_buckets import RateLimiter, get_rate_limiter
 from stacklens.control.auth import ApiKeyIdentity
@@ -147,14 +146,8 @@ def _count_use(settings: Settings, identity: ApiKeyIdentity, result: BatchResult
             count_key_use(settings, identity.org_id, "app", app_key_id, events=events, ip=client_ip(request))
 
 
-# The key is read inside the route (see below), so the document is told its requirement here.
-@router.post(
-    "/ingest",
-    response_model=IngestAnswer,
-    responses=INGEST_ERRORS,
-    openapi_extra={"security": [{BEARER: []}]},
-)
-async def ingest(request: Request) -> IngestAnswer:
+@router.post("/ingest", response_model=IngestAnswer, responses=INGEST_ERRORS)
+async def ingest(request: Request, identity: ApiAuth) -> IngestAnswer:
     """Receive one shipper batch: NDJSON log lines, optionally gzip or zstd (`Content-Encoding`).
 
     Each line is `{"v": 1, "type": "event" | "transaction" | …, "app_key": "stacklens_app_…", "ts": …,
@@ -165,12 +158,10 @@ async def ingest(request: Request) -> IngestAnswer:
     within a day of it) or over a minute ahead are stored under the receive time, the original kept in the
     payload.
     """
-    # The dependencies are called here, in the order FastAPI called them, rather than declared: solving the
-    # three nested ones (key, settings, limiter) took a tenth of a one-line batch's time on the event loop
-    # (bench/RESULTS.md).
+    # The settings and limiter from the app, not as dependencies: one dependency (the key) is all FastAPI
+    # solves on this hot path (docs/decisions.md, "The front door").
     settings = app_settings(request)
     limiter = get_rate_limiter(settings)
-    identity = await require_api_key(request, settings, limiter)
     try:
         require_disk_room(settings)  # before anything is read or written (stacklens/disk_floor.py)
         body = await read_body(request)

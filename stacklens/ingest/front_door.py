@@ -117,14 +117,8 @@ class FrontDoor(Acceptor):
             landing.queued = time.monotonic()
             self._waiting.append(landing)
             self._rows_waiting += rows
-            if not wake:
-                return
-            if self._acceptor is None:
-                self._acceptor = threading.Thread(
-                    target=self._accept_loop, name="front-door-accept", daemon=True
-                )
-                self._acceptor.start()
-            self._condition.notify_all()
+            if wake:
+                self._wake_acceptor()  # the condition's lock is re-entrant
 
     def settle(self, timeout: float = 30.0) -> bool:
         """Wait until every spooled row is in the warehouse (tests, shutdown); whether it is."""

@@ -92,6 +92,14 @@ class Settings(BaseSettings):
         "thread; unset: 2 on machines with two cores or more, else 0.",
     )
 
+    spool_sync: bool = Field(
+        default=True,
+        description="Sync the front door's spool journals (the file, then its folder) before an entrance "
+        "answers 200, so an answered row survives a power loss; off: faster on slow disks, and a power loss "
+        "may lose the rows answered in the last seconds (a killed process still loses nothing). "
+        "docs/operations.md.",
+    )
+
     session_idle_minutes: int = Field(
         default=480, ge=1, le=525_600, description="A dashboard session unused this long is signed out."
     )

@@ -34,7 +34,7 @@ class DoorState:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.journal = FlushJournal(settings.data_dir / "front_door")
+        self.journal = FlushJournal(settings.data_dir / "front_door", sync=settings.spool_sync)
         self._condition = threading.Condition()
         self._waiting: deque[Landing] = deque()
         self._rows_waiting = 0

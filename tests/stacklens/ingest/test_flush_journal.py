@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from stacklens.ingest.flush_journal import FlushJournal, Insert, Unchecked
 
 
@@ -74,3 +76,52 @@ def test_a_journal_written_in_one_piece_reads_back_large(tmp_path: Path) -> None
     [found] = journal.pending()
     assert found.inserts[0].rows == rows
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def _record_syncs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path]]:
+    """The real ``os.fsync`` and ``os.replace``, each call recorded with the path it touched, in order."""
+    calls: list[tuple[str, Path]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append(("fsync", Path(os.readlink(f"/proc/self/fd/{fd}"))))
+        real_fsync(fd)
+
+    def replace(source: str | Path, target: str | Path) -> None:
+        calls.append(("replace", Path(target).resolve()))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return calls
+
+
+def test_a_journal_is_synced_then_renamed_then_its_folder_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Power loss (issue #62): the file's data is on disk before its name, the name before write returns."""
+    calls = _record_syncs(monkeypatch)
+    folder = (tmp_path / "front_door").resolve()
+    journal = FlushJournal(folder)
+    assert calls == [("fsync", folder.parent)]  # the new folder's own entry
+    calls.clear()
+    journal.write("a-1", [insert()])
+    assert calls == [
+        ("fsync", folder / "a-1.tmp"),
+        ("replace", folder / "a-1.flush"),
+        ("fsync", folder),
+    ]
+    calls.clear()
+    journal.write("d-1", [insert(token="d-1")], sources=("a-1",))  # a drain's, before its sources go
+    assert [call for call, _ in calls] == ["fsync", "replace", "fsync"]
+    assert [found.name for found in journal.pending()] == ["d-1"]
+
+
+def test_spool_sync_off_writes_the_same_journal_without_syncing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _record_syncs(monkeypatch)
+    journal = FlushJournal(tmp_path / "front_door", sync=False)
+    journal.write("a-1", [insert()])
+    assert [call for call, _ in calls] == ["replace"]
+    assert [found.inserts for found in journal.pending()] == [(insert(),)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import threading
 import time
 import uuid
@@ -174,5 +175,32 @@ def test_journal_files_are_private(
     folder = settings.data_dir / "front_door"
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     assert [oct(path.stat().st_mode & 0o777) for path in Path(folder).glob("*.flush")] == ["0o600"]
+    stopped.close(timeout=0)
+    FrontDoor(settings).recover()
+
+
+def test_a_request_is_answered_after_its_journal_and_the_spool_folder_are_synced(
+    settings: Settings, warehouse: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 200 survives a power loss (issue #62): the real spool's journal file and its folder are fsynced
+    before the request is answered. The drain is held, so the journal answered from stays to be read."""
+    synced: list[Path] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(Path(os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    stopped = FrontDoor(settings)
+    monkeypatch.setattr(stopped, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("held")))
+    monkeypatch.setitem(front_door_module._doors, front_door_module._door_key(settings), stopped)
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert land(settings, error_line()).accepted == 1
+    answered = list(synced)  # the syncs done before the answer, whatever the drainer does after
+    folder = (settings.data_dir / "front_door").resolve()
+    [journal] = folder.glob("a-*.flush")
+    assert answered.count(journal.with_suffix(".tmp")) == 1  # its data, under the name it was written as
+    after = answered[answered.index(journal.with_suffix(".tmp")) + 1 :]
+    assert folder in after  # then its name, in the folder
     stopped.close(timeout=0)
     FrontDoor(settings).recover()

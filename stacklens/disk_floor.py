@@ -13,6 +13,7 @@ of 1 GiB and 5 %: a 1 TB volume keeps 1 GiB, a 10 GiB one 512 MiB. Free space is
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -23,11 +24,16 @@ from pathlib import Path
 from stacklens.errors import Unavailable
 from stacklens.settings import Settings
 
+log = logging.getLogger(__name__)
+
 GIB = 1024**3
 DEFAULT_FLOOR_BYTES = GIB
 DEFAULT_FLOOR_PERCENT = 5.0
 # How long one reading of the volume is believed: a second of writes past the floor is a few MiB at most.
 CHECK_SECONDS = 1.0
+# How often a refusal's detail (the path and free space) goes to the server log, at most: every refused
+# request would otherwise write a line while the disk stays full.
+LOG_SECONDS = 60.0
 # What a refused sender is told to wait: room is made by an operator (minutes), but once it is there the
 # backlog should land soon, and a retry costs the service one cached look-up.
 RETRY_AFTER_SECONDS = 10
@@ -136,6 +142,7 @@ class DiskFull(Unavailable):
 
 # (data directory, floor setting) -> (read at, reading): two settings on one directory (tests) keep their own.
 _readings: dict[tuple[Path, str | None], tuple[float, DiskRoom]] = {}
+_logged: dict[Path, float] = {}
 _lock = threading.Lock()
 
 
@@ -171,10 +178,21 @@ def disk_room(settings: Settings) -> DiskRoom:
 
 def require_disk_room(settings: Settings) -> None:
     """Refuse (:class:`DiskFull`: 503 with Retry-After) while the data directory's volume is below its floor.
-    Every entrance calls this first, before it reads the body or writes anything."""
+    Every entrance calls this first, before it reads the body or writes anything.
+
+    The answer goes to whoever holds a DSN key (public in every browser bundle), so it names neither the data
+    directory nor the free space: the detail goes to the server log (once a minute at most), the signed-in
+    readiness answer, the operations page and the owners' service alert."""
     room = disk_room(settings)
     if room.below:
         from stacklens.ingest.refusals import note_refusal
 
         note_refusal(settings.data_dir, "disk")
-        raise DiskFull(f"{room.words()}; nothing was stored, retry after space is made")
+        now = time.monotonic()
+        with _lock:
+            quiet = now - _logged.get(settings.data_dir, -LOG_SECONDS) >= LOG_SECONDS
+            if quiet:
+                _logged[settings.data_dir] = now
+        if quiet:
+            log.warning("ingest refused: %s", room.words())
+        raise DiskFull("the service's disk is below its floor: nothing was stored, retry after space is made")

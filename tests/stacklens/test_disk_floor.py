@@ -19,9 +19,10 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
+from stacklens import disk_floor
 from stacklens.control.channels import create_channel
 from stacklens.control.db import dispose_engines, session_scope
-from stacklens.disk_floor import GIB, DiskFloor, parse_floor
+from stacklens.disk_floor import GIB, DiskFloor, DiskFull, parse_floor, require_disk_room
 from stacklens.self_watch.watcher import watching
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
@@ -60,6 +61,24 @@ def test_a_bad_floor_is_refused_with_the_forms_named(tmp_path: Path, value: str)
     with pytest.raises(ValidationError, match="STACKLENS_DISK_FLOOR") as caught:
         Settings(data_dir=tmp_path, disk_floor=value)
     assert "500MiB" in str(caught.value) or "percentage" in str(caught.value)
+
+
+def test_a_refusal_names_no_path_nor_free_space_and_the_log_keeps_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real volume under a floor of 99.99 % of it: below. The sender's answer is path-free; the server's
+    log holds the detail, once however many requests are refused."""
+    settings = Settings(data_dir=tmp_path / "data", disk_floor="99.99%")
+    monkeypatch.setattr(disk_floor, "_logged", {})
+    with caplog.at_level("WARNING", logger="stacklens.disk_floor"):
+        for _ in range(3):
+            with pytest.raises(DiskFull) as refused:
+                require_disk_room(settings)
+            assert str(tmp_path) not in str(refused.value)
+            assert not any(unit in str(refused.value) for unit in ("B ", "KiB", "MiB", "GiB", "TiB", "free"))
+            assert "below its floor" in str(refused.value)
+    [logged] = [record.getMessage() for record in caplog.records]
+    assert str(tmp_path / "data") in logged and "free, below its floor" in logged
 
 
 @pytest.fixture
@@ -129,6 +148,8 @@ def test_below_the_floor_every_entrance_waits_and_the_held_lines_land_once(
             assert refused.status_code == 503, refused.text
             assert refused.json()["error"] == "Service Unavailable"
             assert "below its floor" in refused.json()["detail"]
+            # Told to a DSN holder: neither the data directory nor how much room is left (issue #62).
+            assert str(volume) not in refused.text and "MiB" not in refused.text
             assert refused.headers["Retry-After"] == "10"
             pid, app_key = org["project_id"], str(org["app_key"])
             for path, kwargs in [

@@ -30,7 +30,8 @@ def issue_owners(
     owner of the last rule that matches the issue's first event (path, module, url, tag or release), as
     `system`, with the rule recorded on the issue, and tells each new owner; then tells the assignee and
     watchers of every issue that regressed since the last run. Ingest never reads the rules: this step is
-    where they apply."""
+    where they apply. Each organization has a share of the run (the rest waits for the next run), so one
+    organization's rules and events cannot hold the others' alerts."""
     from sqlalchemy import inspect
 
     from stacklens.control.db import get_engine, session_scope
@@ -54,6 +55,8 @@ def issue_owners(
             "row_count": dg.MetadataValue.int(summary.assigned),
             "projects": dg.MetadataValue.int(summary.projects),
             "issues_looked_at": dg.MetadataValue.int(summary.looked_at),
+            # Left for the next run: their organization's share of this run (or the run's) was spent.
+            "projects_deferred": dg.MetadataValue.int(summary.deferred),
             "regressions_told": dg.MetadataValue.int(regressed),
         }
     )

@@ -7,10 +7,16 @@ that have rules, reads the issues first seen since the project's ``checked_until
 (``issue_live_counters``, one row per issue) and the first event of each (``events``, through the time
 projection), and assigns each issue nobody has assigned or unassigned yet to the owner of the last matching
 rule, as ``system``, recording the rule ("matched path:src/checkout/* → #payments" on the issue page). A
-new issue is assigned within about a minute."""
+new issue is assigned within about a minute.
+
+The step shares the one schedule runner with every organization's alerts, so each organization has a share
+of a run (:data:`ORG_BUDGET_S`) and the step a total (:data:`RUN_BUDGET_S`); what is not looked at by then
+is the next run's, the organization that waited longest first. What a rule looks at is bounded and matched
+in linear time (:mod:`stacklens.issues.ownership`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -107,85 +113,152 @@ class AutoAssignSummary:
     projects: int = 0
     looked_at: int = 0
     assigned: int = 0
+    # Projects whose organization's share of this run (or the run's own) was spent before they were done:
+    # the next run goes on where this one stopped.
+    deferred: int = 0
     errors: list[str] = field(default_factory=list)
 
 
+# An organization's share of one run of the step (the alerts job runs every minute), and the step's own:
+# what is left when they are spent waits for the next run, so one organization's many or hostile events
+# cannot hold the alerts of every other organization (issue 62).
+ORG_BUDGET_S = 10.0
+RUN_BUDGET_S = 30.0
+
+
+@dataclass(frozen=True)
+class _Decision:
+    issue_id: int
+    owner: str
+    rule: Rule
+
+
 def assign_new_issues(
-    session: Session, client: Client, now: datetime | None = None, notifier: Notifier | None = None
+    session: Session,
+    client: Client,
+    now: datetime | None = None,
+    notifier: Notifier | None = None,
+    *,
+    org_budget_s: float = ORG_BUDGET_S,
+    run_budget_s: float = RUN_BUDGET_S,
 ) -> AutoAssignSummary:
-    """Assign the new issues of every project with rules; moves each project's ``checked_until`` to ``now``.
-    With a ``notifier``, each new owner is told (``assigned``: the news of a new issue in what they own)."""
+    """Assign the new issues of every project with rules; moves each project's ``checked_until`` on to
+    ``now`` (or, when a budget ran out mid-project, to the last issue looked at). With a ``notifier``, each
+    new owner is told (``assigned``: the news of a new issue in what they own).
+
+    Organizations go in the order of their oldest watermark (one cut short last run comes first), each
+    within ``org_budget_s`` and all within ``run_budget_s``. Matching happens outside any write: each
+    project's assignments are written and committed together, so the control store's write lock is held for
+    the writes only."""
     now = now or utcnow()
     summary = AutoAssignSummary()
-    for row in session.scalars(select(OwnershipRules).where(OwnershipRules.rules != "")).all():
-        summary.projects += 1
-        try:
-            rules = parse(row.rules)
-        except (
-            InvalidInput
-        ) as exc:  # stored before a member or team went away: still readable, skip the project
-            summary.errors.append(f"project {row.project_id}: {exc}")
-            continue
-        since = row.checked_until - OVERLAP
-        found_new = run_query(
-            client,
-            "issues/new_since",
-            {"org_id": row.org_id, "project_id": row.project_id, "since": since, "limit": MAX_ISSUES_PER_RUN},
-        )
-        candidates = [int(r["issue_id"]) for r in found_new]
-        decided = set(
-            session.scalars(
-                select(IssueAssignee.issue_id).where(
-                    IssueAssignee.project_id == row.project_id, IssueAssignee.issue_id.in_(candidates)
-                )
-            )
-        ) | set(
-            session.scalars(
-                select(IssueAction.issue_id).where(
-                    IssueAction.project_id == row.project_id, IssueAction.issue_id.in_(candidates)
-                )
-            )
-        )
-        todo = [i for i in candidates if i not in decided]
-        summary.looked_at += len(todo)
-        if todo:
-            facts = run_query(
-                client,
-                "issues/first_event_facts",
-                {"org_id": row.org_id, "project_id": row.project_id, "issue_ids": todo, "since": since},
-            )
-            for fact in facts:
-                found = owner_of(
-                    rules,
-                    facts_of(
-                        fact["payload"], url=fact["request_url"], release=fact["release"], tags=fact["tags"]
-                    ),
-                )
-                if found is None:
-                    continue
-                owner, rule = found
-                try:
-                    target = resolve_assignee(session, row.org_id, owner)
-                except (InvalidInput, NotFound) as exc:
-                    summary.errors.append(f"project {row.project_id}: {rule.text}: {exc}")
-                    continue
-                # What the issue page says: "matched path:src/checkout/* → #payments".
-                why = f"{rule.text.split()[0]} → {owner}"
-                issue_id = int(fact["issue_id"])
-                if assign(
-                    session,
-                    row.org_id,
-                    row.project_id,
-                    issue_id,
-                    target,
-                    actor=SYSTEM,
-                    rule=why,
-                    notifier=notifier,
-                ):
-                    summary.assigned += 1
-        if len(candidates) < MAX_ISSUES_PER_RUN:
-            row.checked_until = now
-        else:  # a full batch: the next run goes on from its last issue
-            row.checked_until = found_new[-1]["first"] + OVERLAP
-    session.flush()
+    rows = session.scalars(
+        select(OwnershipRules)
+        .where(OwnershipRules.rules != "")
+        .order_by(OwnershipRules.checked_until, OwnershipRules.project_id)
+    ).all()
+    by_org: dict[int, list[int]] = {}
+    for row in rows:
+        by_org.setdefault(row.org_id, []).append(row.project_id)
+    session.commit()  # nothing held while the warehouse is read and the rules matched
+    run_deadline = time.monotonic() + run_budget_s
+    for project_ids in by_org.values():
+        deadline = min(time.monotonic() + org_budget_s, run_deadline)
+        for project_id in project_ids:
+            summary.projects += 1
+            if time.monotonic() >= deadline:
+                summary.deferred += 1
+                continue
+            _assign_project(session, client, project_id, now, notifier, deadline, summary)
+            session.commit()
     return summary
+
+
+def _assign_project(
+    session: Session,
+    client: Client,
+    project_id: int,
+    now: datetime,
+    notifier: Notifier | None,
+    deadline: float,
+    summary: AutoAssignSummary,
+) -> None:
+    row = session.get(OwnershipRules, project_id)
+    if row is None or not row.rules:
+        return
+    try:
+        rules = parse(row.rules)
+    except InvalidInput as exc:  # stored before a member or team went away: still readable, skip the project
+        summary.errors.append(f"project {row.project_id}: {exc}")
+        return
+    org_id, since = row.org_id, row.checked_until - OVERLAP
+    found_new = run_query(
+        client,
+        "issues/new_since",
+        {"org_id": org_id, "project_id": project_id, "since": since, "limit": MAX_ISSUES_PER_RUN},
+    )
+    first_seen = {int(r["issue_id"]): r["first"] for r in found_new}
+    candidates = list(first_seen)
+    decided = set(
+        session.scalars(
+            select(IssueAssignee.issue_id).where(
+                IssueAssignee.project_id == project_id, IssueAssignee.issue_id.in_(candidates)
+            )
+        )
+    ) | set(
+        session.scalars(
+            select(IssueAction.issue_id).where(
+                IssueAction.project_id == project_id, IssueAction.issue_id.in_(candidates)
+            )
+        )
+    )
+    todo = [i for i in candidates if i not in decided]
+    facts = (
+        run_query(
+            client,
+            "issues/first_event_facts",
+            {"org_id": org_id, "project_id": project_id, "issue_ids": todo, "since": since},
+        )
+        if todo
+        else []
+    )
+    # Oldest first (as the candidates), so a run cut short leaves a watermark the next run goes on from.
+    order = {issue_id: n for n, issue_id in enumerate(todo)}
+    facts = sorted(facts, key=lambda f: order.get(int(f["issue_id"]), len(order)))
+    decisions: list[_Decision] = []
+    last_done: int | None = None
+    looked = 0
+    for fact in facts:
+        if time.monotonic() >= deadline:
+            break
+        looked += 1
+        last_done = int(fact["issue_id"])
+        found = owner_of(
+            rules,
+            facts_of(fact["payload"], url=fact["request_url"], release=fact["release"], tags=fact["tags"]),
+        )
+        if found is not None:
+            decisions.append(_Decision(last_done, *found))
+    summary.looked_at += looked
+    cut_short = looked < len(facts)
+    for decision in decisions:
+        try:
+            target = resolve_assignee(session, org_id, decision.owner)
+        except (InvalidInput, NotFound) as exc:
+            summary.errors.append(f"project {project_id}: {decision.rule.text}: {exc}")
+            continue
+        # What the issue page says: "matched path:src/checkout/* → #payments".
+        why = f"{decision.rule.text.split()[0]} → {decision.owner}"
+        if assign(
+            session, org_id, project_id, decision.issue_id, target, actor=SYSTEM, rule=why, notifier=notifier
+        ):
+            summary.assigned += 1
+    if cut_short:
+        summary.deferred += 1
+        if last_done is not None:  # the next run reads again from the last issue looked at
+            row.checked_until = max(row.checked_until, first_seen[last_done] + OVERLAP)
+    elif len(candidates) < MAX_ISSUES_PER_RUN:
+        row.checked_until = now
+    else:  # a full batch: the next run goes on from its last issue
+        row.checked_until = found_new[-1]["first"] + OVERLAP
+    session.flush()

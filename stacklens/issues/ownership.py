@@ -14,6 +14,13 @@ ignores case. A ``path:`` pattern also matches at any ``/`` of a longer path (``
 ``/app/src/checkout/pay.py``), as a CODEOWNERS path does. Owners are ``#team-slug`` or a member's e-mail.
 When several rules match, the last one wins (as in Sentry) and its first owner is assigned.
 
+What a sender controls is bounded before it is matched (an event's frames are the sender's): a frame path
+longer than :data:`MAX_MATCHED` characters is matched by its last :data:`MAX_MATCHED` (the file and the
+folders nearest it; no match starts inside the cut folder name), a module, URL, tag or release by its first
+:data:`MAX_MATCHED`; at most :data:`MAX_VALUES` distinct paths and modules of an event are looked at (those
+nearest the crash). Matching is linear in what is matched (:mod:`stacklens.globs`), also at every ``/`` of
+a path; a pattern is at most :data:`stacklens.globs.MAX_PATTERN` characters.
+
 :func:`from_codeowners` turns a GitHub/GitLab CODEOWNERS file into ``path:`` rules: ``@org/team`` becomes
 ``#team``, ``@user`` the member whose handle it is (e-mail local part or name), e-mails stay.
 """
@@ -24,14 +31,18 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any
 
 from stacklens.errors import InvalidInput
+from stacklens.globs import MAX_PATTERN, compile_glob
 
 MATCHERS = ("path", "module", "url", "tags", "release")
 MAX_RULES = 500
 MAX_TEXT = 50_000
+# What one rule looks at, at most: the characters of a value and the distinct paths (and modules) of an
+# event. A 120,000-character frame path under 21 rules held the alerts of every organization for minutes.
+MAX_MATCHED = 1_024
+MAX_VALUES = 256
 _RULE = re.compile(r"^(path|module|url|release|tags\.[\w.\-]+|tag:[\w.\-]+):(\S+)\s+(.+)$")
 
 
@@ -72,6 +83,8 @@ def parse(text: str, known_owner: Callable[[str], bool] | None = None) -> list[R
                 f"got {line[:80]!r}"
             )
         matcher, pattern, owners_text = match.groups()
+        if len(pattern) > MAX_PATTERN:
+            raise InvalidInput(f"rules line {number}: a pattern has at most {MAX_PATTERN:,} characters")
         owners = tuple(o if o.startswith("#") else o.lower() for o in owners_text.split())
         for owner in owners:
             if not (owner.startswith("#") and len(owner) > 1) and "@" not in owner:
@@ -92,18 +105,31 @@ def parse(text: str, known_owner: Callable[[str], bool] | None = None) -> list[R
 
 
 def _glob(pattern: str, value: str) -> bool:
-    return bool(value) and fnmatchcase(value.lower(), pattern.lower())
+    return bool(value) and compile_glob(pattern.lower()).match(value[:MAX_MATCHED].lower())
+
+
+def _path_pattern(pattern: str) -> str:
+    pattern = pattern.lstrip("/").lower()
+    return pattern + "*" if pattern.endswith("/") else pattern
 
 
 def _path_matches(pattern: str, path: str) -> bool:
-    path = path.replace("\\", "/")
-    pattern = pattern.lstrip("/")
-    if pattern.endswith("/"):
-        pattern += "*"
-    if _glob(pattern, path.lstrip("/")):
-        return True
-    # At any directory boundary of a longer path: `src/checkout/*` owns `/app/src/checkout/pay.py`.
-    return any(_glob(pattern, path[i + 1 :]) for i, c in enumerate(path) if c == "/")
+    """Whether ``pattern`` matches ``path`` from its start or from any ``/`` in it (one walk of the path)."""
+    path = path.replace("\\", "/").lower()
+    head = True  # whether the path's own start is a place to match from
+    if len(path) > MAX_MATCHED:
+        # The last MAX_MATCHED characters, plus the one before them: when that one is a "/", matching may
+        # start right after it; the cut start itself is inside a name, never a place to match from.
+        path, head = path[-MAX_MATCHED - 1 :], False
+    if not path:
+        return False
+    starts = [0] if head and path[0] != "/" else []
+    at = path.find("/")
+    while at >= 0:
+        if at + 1 < len(path):  # an empty rest matches nothing (as an empty value)
+            starts.append(at + 1)
+        at = path.find("/", at + 1)
+    return compile_glob(_path_pattern(pattern)).match_from(path, starts)
 
 
 def matches(rule: Rule, facts: EventFacts) -> bool:
@@ -144,6 +170,9 @@ def facts_of(
     if not isinstance(data, Mapping):
         data = {}
     facts = EventFacts(url=url, release=release, tags=dict(tags or {}))
+    # Distinct, each where it last appears: the frames nearest the crash come last.
+    paths: dict[str, None] = {}
+    modules: dict[str, None] = {}
     exception = data.get("exception")
     values = exception.get("values") if isinstance(exception, Mapping) else exception
     for value in values if isinstance(values, list) else []:
@@ -154,9 +183,13 @@ def facts_of(
                 continue
             for key in ("filename", "abs_path"):
                 if isinstance(frame.get(key), str) and frame[key]:
-                    facts.paths.append(frame[key])
+                    paths.pop(frame[key], None)
+                    paths[frame[key]] = None
             if isinstance(frame.get("module"), str) and frame["module"]:
-                facts.modules.append(frame["module"])
+                modules.pop(frame["module"], None)
+                modules[frame["module"]] = None
+    facts.paths = list(paths)[-MAX_VALUES:]
+    facts.modules = list(modules)[-MAX_VALUES:]
     return facts
 
 

@@ -7,7 +7,12 @@ Layout of ``DIR``::
     control.db         the control store (SQLite's online backup API: a consistent copy of a live file)
     dagster/…/*.db     the Dagster instance's SQLite files (schedule state, runs), same way
     secret_key.sealed  the server secret, only in a sealed backup (stacklens.operations.sealing)
-    manifest.json      written last: what, when, the cut-off, per-table row counts and checksums
+    manifest.json      written last: what, when, the cut-off, per-table row counts and checksums, every
+                       file of the backup; signed with the installation's secret
+                       (stacklens.operations.backup_contents)
+
+Where it goes and what a failure leaves: stacklens.operations.backup_target (a new or empty directory, never
+the data directory; a refused or failed backup removes only what it made). Directories 0700, files 0600.
 
 The cut-off: the front door lands every row answered before the backup starts, then holds its drains while the
 engine takes the database (requests are still answered; their rows wait in the durable spool and land after).
@@ -21,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -35,6 +39,14 @@ from sqlalchemy.engine import make_url
 from stacklens import __version__
 from stacklens.ingest.front_door import drains_held
 from stacklens.metrics.units import binary_size
+from stacklens.operations.backup_contents import SIGNED_FORMAT, inventory, open_no_follow, signature
+from stacklens.operations.backup_target import (
+    BackupError,
+    ClaimedTarget,
+    check_target,
+    claim_target,
+    make_private,
+)
 from stacklens.operations.engine_backup import (
     Destination,
     backup_statement,
@@ -46,7 +58,10 @@ from stacklens.warehouse.client import own_client
 from stacklens.warehouse.queries import identifier, run_query
 
 MANIFEST = "manifest.json"
-FORMAT = 1
+FORMAT = SIGNED_FORMAT
+# Format 1: a backup of a version that did not sign its manifest (restored only when the operator says so).
+READABLE_FORMATS = (1, SIGNED_FORMAT)
+NOT_LISTED = frozenset({MANIFEST, MANIFEST + ".tmp"})
 # The tables ingest writes (the front door's, and the outcome counts): nothing can rebuild them, and no other
 # writer touches them, so their checksums are taken under the cut-off and a restore proves it gave back
 # exactly these rows. Every other table is backed up too (marts, issue workflow state, source maps); the
@@ -65,8 +80,7 @@ KEPT_TABLES = (
 )
 
 
-class BackupError(ValueError):
-    """The backup cannot be made as asked; the message says why and what to do."""
+__all__ = ["BackupError", "Manifest", "run_backup"]
 
 
 @dataclass(frozen=True)
@@ -96,28 +110,47 @@ class Manifest:
     rows_waiting_at_cutoff: int = 0
     held_ms: int = 0  # how long the front door held its drains (ingest answered, rows landed after)
     warehouse: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)  # every file but the manifest
+    format: int = FORMAT
+    signature: str = ""  # HMAC of the rest under the installation's secret (backup_contents)
 
     def as_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, **self.__dict__}
+        # Through JSON and back: the signed form is exactly what a reader of the file gets.
+        return dict(json.loads(json.dumps(self.__dict__)))
+
+    @property
+    def signed(self) -> bool:
+        return self.format >= SIGNED_FORMAT
 
     @classmethod
     def read(cls, directory: Path) -> Manifest:
         path = directory / MANIFEST
-        try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
+        if not os.path.lexists(path):
             raise BackupError(
                 f"{directory} holds no {MANIFEST}: not a StackLens backup, or one that did not finish"
-            ) from None
+            )
+        try:
+            with os.fdopen(open_no_follow(path), "rb") as handle:
+                data = json.loads(handle.read(16 * 1024 * 1024))
         except ValueError as exc:
             raise BackupError(f"{path} is not readable JSON ({exc})") from None
-        if data.pop("format", None) != FORMAT:
+        if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
             raise BackupError(f"{path} is of a backup format this version does not read")
-        return cls(**data)
+        if data["format"] < SIGNED_FORMAT and ("signature" in data or "files" in data):
+            raise BackupError(f"{path} mixes an unsigned format with a signed one's fields: changed by hand")
+        try:
+            return cls(**data)
+        except TypeError:
+            raise BackupError(f"{path} holds fields a StackLens backup's manifest does not have") from None
 
-    def write(self, directory: Path) -> None:
+    def write(self, directory: Path, secret: bytes) -> None:
+        """Sign (the installation's ``secret``) and write, 0600, replacing the file at once."""
+        self.format = FORMAT
+        self.signature = signature(self.as_json(), secret)
         tmp = directory / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(self.as_json(), indent=2, sort_keys=True))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(self.as_json(), indent=2, sort_keys=True))
         os.replace(tmp, directory / MANIFEST)
 
 
@@ -143,13 +176,6 @@ def data_tables(client: Client, database: str) -> list[str]:
     return [str(r["name"]) for r in run_query(client, "operations/data_tables", {"database": database})]
 
 
-def prepare_target(target: Path) -> None:
-    if target.exists() and any(target.iterdir()):
-        raise BackupError(f"{target} is not empty: a backup goes into a new or empty directory")
-    target.mkdir(parents=True, exist_ok=True)
-    os.chmod(target, 0o700)
-
-
 def base_manifest(base: Path | None, database: str) -> Manifest | None:
     if base is None:
         return None
@@ -166,7 +192,7 @@ def base_manifest(base: Path | None, database: str) -> Manifest | None:
 
 def sqlite_copy(source: Path, target: Path) -> None:
     """A consistent copy of a live SQLite file (the online backup API; writers wait only page by page)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
         src.backup(dst)
     src.close()
@@ -188,20 +214,16 @@ def dagster_files(settings: Settings) -> list[Path]:
     return sorted(p for p in home.rglob("*.db") if p.is_file()) if home.exists() else []
 
 
-def create_backup(settings: Settings, target: Path, base: Path | None = None) -> Manifest:
-    """Back up ``settings``' embedded installation into ``target`` (new or empty), online, in this process —
-    the one that owns the warehouse. Without the secret: :func:`stacklens.operations.sealing` adds it
-    sealed."""
-    if not settings.embedded_warehouse:
-        raise BackupError(
-            "this installation's warehouse is a ClickHouse server: `stacklens backup` drives its BACKUP and "
-            "pg_dump (stacklens.operations.scaled), see docs/operations.md"
-        )
-    target = target.resolve()
+def create_backup(
+    settings: Settings, claimed: ClaimedTarget, base: Path | None = None, passphrase: str | None = None
+) -> Manifest:
+    """Back up ``settings``' embedded installation into the ``claimed`` directory, online, in this process —
+    the one that owns the warehouse; sealed with ``passphrase`` when given (the secret inside). Each name it
+    writes is recorded in ``claimed`` first, so a failure removes exactly what it made."""
+    target = claimed.path
     database = settings.warehouse_database
     base = base.resolve() if base is not None else None
     base_info = base_manifest(base, database)
-    prepare_target(target)
     started = datetime.now(UTC)
     client = own_client(settings.resolved_warehouse_url, database)
     try:
@@ -214,7 +236,7 @@ def create_backup(settings: Settings, target: Path, base: Path | None = None) ->
                 client,
                 backup_statement(
                     database,
-                    Destination("File", (str(target / "warehouse"),)),
+                    Destination("File", (str(claimed.entry("warehouse")),)),
                     Destination("File", (str(base / "warehouse"),)) if base is not None else None,
                 ),
             )
@@ -227,12 +249,12 @@ def create_backup(settings: Settings, target: Path, base: Path | None = None) ->
         client.close()
     control = control_store_file(settings)
     if control is not None and control.exists():
-        sqlite_copy(control, target / "control.db")
+        sqlite_copy(control, claimed.entry("control.db"))
     copied = []
     for path in dagster_files(settings):
         relative = path.relative_to(settings.dagster_home)
-        sqlite_copy(path, target / "dagster" / relative)
-        copied.append(str(relative))
+        sqlite_copy(path, claimed.entry("dagster") / relative)
+        copied.append(relative.as_posix())
     secret = settings.secret()
     manifest = Manifest(
         id=f"{started:%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}",
@@ -255,7 +277,13 @@ def create_backup(settings: Settings, target: Path, base: Path | None = None) ->
         held_ms=held_ms,
         warehouse=figures,
     )
-    manifest.write(target)
+    if passphrase:
+        _seal(claimed, manifest, passphrase, secret)
+    make_private(target)
+    manifest.files = inventory(target, NOT_LISTED)
+    claimed.entry(MANIFEST)
+    claimed.entry(MANIFEST + ".tmp")
+    manifest.write(target, secret)
     return manifest
 
 
@@ -263,26 +291,18 @@ def directory_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def remove_partial(target: Path) -> None:
-    """Remove what a failed backup left (never a directory holding a finished backup)."""
-    if target.exists() and not (target / MANIFEST).exists():
-        shutil.rmtree(target, ignore_errors=True)
-
-
-def seal_backup(target: Path, manifest: Manifest, passphrase: str, secret: bytes) -> Manifest:
-    """Encrypt every file of the backup in ``target`` with ``passphrase``, the server secret with them: a
-    sealed backup is complete on its own (and worthless without the passphrase)."""
+def _seal(claimed: ClaimedTarget, manifest: Manifest, passphrase: str, secret: bytes) -> None:
+    """Encrypt every file of the backup with ``passphrase``, the server secret with them: a sealed backup is
+    complete on its own (and worthless without the passphrase)."""
     from stacklens.operations import sealing
     from stacklens.settings import SECRET_FILE_NAME
 
-    fd = os.open(target / SECRET_FILE_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(claimed.entry(SECRET_FILE_NAME), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(secret)
-    sealing.seal_tree(target, passphrase)
+    sealing.seal_tree(claimed.path, passphrase)
     manifest.sealed = True
     manifest.secret = "sealed"
-    manifest.write(target)
-    return manifest
 
 
 def _recorded(settings: Settings, maintenance: Any) -> dict[str, Any]:
@@ -314,13 +334,22 @@ def run_backup(
 
     maintenance = Maintenance("backup")
     manifest = None
+    claimed: ClaimedTarget | None = None
     try:
         with maintenance:
             maintenance.summary = f"backup to {target}"
-            manifest = create_backup(settings, target, base)
-            if passphrase:
-                seal_backup(target.resolve(), manifest, passphrase, settings.secret())
-            size = directory_bytes(target)
+            if not settings.embedded_warehouse:
+                raise BackupError(
+                    "this installation's warehouse is a ClickHouse server: `stacklens backup` drives its BACKUP "
+                    "and pg_dump (stacklens.operations.scaled), see docs/operations.md"
+                )
+            check_target(settings, target)
+            base_manifest(base.resolve() if base is not None else None, settings.warehouse_database)
+            # Every check above changes nothing; from here on, what this run makes is recorded, and only
+            # that is removed when it fails.
+            claimed = claim_target(settings, target)
+            manifest = create_backup(settings, claimed, base, passphrase)
+            size = directory_bytes(claimed.path)
             kept_rows = sum(int(v["rows"]) for v in manifest.tables.values() if v.get("kept"))
             maintenance.summary = (
                 f"{manifest.kind} backup {manifest.id} to {target}: {kept_rows:,} raw rows, {binary_size(size)}"
@@ -328,7 +357,7 @@ def run_backup(
             )
             maintenance.detail = {
                 "id": manifest.id,
-                "path": str(target.resolve()),
+                "path": str(claimed.path),
                 "kind": manifest.kind,
                 "bytes": size,
                 "rows": kept_rows,
@@ -336,7 +365,8 @@ def run_backup(
                 "sealed": manifest.sealed,
             }
     except BaseException:
-        remove_partial(target)
+        if claimed is not None:
+            claimed.discard()
         raise
     finally:
         row = _recorded(settings, maintenance)

@@ -17,6 +17,7 @@ from clickhouse_connect.driver.client import Client
 from stacklens.warehouse.queries import run_query
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+ENGINES = frozenset({"File", "Disk", "S3"})
 
 
 class EngineBackupError(RuntimeError):
@@ -44,7 +45,10 @@ class Destination:
     args: tuple[str, ...]
 
     def sql(self) -> str:
-        return f"{self.engine}({', '.join(literal(a) for a in self.args)})"
+        # A restore reads the engine's name from a backup's manifest: only the three are written into SQL.
+        if self.engine not in ENGINES:
+            raise ValueError(f"{self.engine!r} is not a backup destination (File, Disk or S3)")
+        return f"{self.engine}({', '.join(literal(str(a)) for a in self.args)})"
 
 
 def backup_statement(
@@ -67,7 +71,10 @@ def restore_statement(
     rename = (
         f" AS {database_name(database)}" if database_name(database) != database_name(source_database) else ""
     )
-    return f"RESTORE DATABASE {source_database}{rename}{on_cluster} FROM {source.sql()}{settings}"
+    # The backed-up name comes from the backup's manifest: checked as the settings' name is.
+    return (
+        f"RESTORE DATABASE {database_name(source_database)}{rename}{on_cluster} FROM {source.sql()}{settings}"
+    )
 
 
 def run_backup_statement(client: Client, statement: str) -> dict[str, Any]:

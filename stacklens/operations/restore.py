@@ -5,23 +5,35 @@ store and the Dagster files as they were copied, the secret from a sealed backup
 count and checksum is compared with the manifest's: a restore that does not give back the same rows fails,
 naming the table. The caller migrates afterwards (`stacklens restore` does), so a backup of an older version
 comes up to today's schema.
+
+Before any of it, the backup is checked (stacklens.operations.backup_contents): the manifest's signature under
+the installation's secret (a plain backup: the secret at hand; a sealed one: the secret it carries, opened
+with the passphrase), no symbolic link anywhere in it, every listed file there as recorded, every name a plain
+relative one. Only listed files are read; what a restore writes goes only into the data directory.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stacklens.operations import sealing
 from stacklens.operations.backup import (
+    NOT_LISTED,
     BackupError,
     Manifest,
     control_store_file,
     secret_fingerprint,
     table_figures,
+)
+from stacklens.operations.backup_contents import (
+    check_engine_index,
+    check_tree,
+    copy_no_follow,
+    plain_name,
+    signature_holds,
 )
 from stacklens.operations.engine_backup import Destination, restore_statement, run_backup_statement
 from stacklens.settings import SECRET_FILE_NAME, Settings
@@ -65,8 +77,9 @@ def _empty_target(settings: Settings) -> None:
 
 def _located_base(source: Path, manifest: Manifest) -> Path:
     assert manifest.base is not None
-    recorded = Path(manifest.base["path"])
-    for candidate in (recorded, source.parent / recorded.name):
+    recorded = Path(str(manifest.base.get("path", "")))
+    beside = source.parent / plain_name(recorded.name).as_posix()
+    for candidate in (recorded, beside):
         try:
             if Manifest.read(candidate).id == manifest.base["id"]:
                 return candidate
@@ -78,31 +91,93 @@ def _located_base(source: Path, manifest: Manifest) -> Path:
     )
 
 
-def _opened(source: Path, passphrase: str | None, scratch: Path, name: str) -> Path:
-    """``source`` itself, or, when sealed, an opened copy of it in ``scratch``."""
-    manifest = Manifest.read(source)
+def _signing_secret(settings: Settings, source: Path, manifest: Manifest, passphrase: str | None) -> bytes:
+    """The secret the backup's manifest was signed with: the sealed one it carries (opened with the
+    passphrase), or, plain, the one at hand — never a new one generated here."""
+    if manifest.sealed:
+        if not passphrase:
+            raise BackupError(f"{source} is sealed: give its passphrase with --passphrase-env VAR")
+        sealed = source / (SECRET_FILE_NAME + sealing.SUFFIX)
+        with tempfile.TemporaryDirectory(prefix="stacklens-secret-") as scratch:
+            opened = Path(scratch) / SECRET_FILE_NAME
+            check_tree(source, None, NOT_LISTED)  # no link anywhere, the sealed secret's one included
+            if not sealed.is_file():
+                raise BackupError(f"{source} is sealed but holds no sealed secret: not a complete backup")
+            sealing.open_file(sealed, passphrase, opened)
+            return opened.read_bytes().strip()
+    if settings.secret_key is None and not (settings.data_dir / SECRET_FILE_NAME).exists():
+        raise BackupError(
+            f"{source} is not sealed: its manifest is signed with the backed-up installation's server secret, "
+            f"which a restore needs first (the restored keys and tokens need it too) — put it in "
+            f"STACKLENS_SECRET_KEY or at {settings.data_dir / SECRET_FILE_NAME} (0600), then restore"
+        )
+    return settings.secret()
+
+
+def _checked(
+    settings: Settings, source: Path, manifest: Manifest, secret: bytes, allow_unsigned: bool
+) -> list[str]:
+    """Refuse a backup StackLens did not make as it is (the module's doc); warnings of what is not read."""
+    if not manifest.signed:
+        if not allow_unsigned:
+            raise BackupError(
+                f"{source} was made by an earlier StackLens: its manifest is not signed, so nothing proves it "
+                "was not changed. Restore it with --allow-unsigned only if it was kept where nobody else writes "
+                "(its file names and links are checked all the same)"
+            )
+    elif not signature_holds(manifest.as_json(), secret):
+        if secret_fingerprint(secret) != manifest.secret_fingerprint:
+            raise BackupError(
+                f"{source}: the server secret at hand is not the one of the installation that made this backup, "
+                "so its manifest's signature cannot be checked — put the original secret in "
+                "STACKLENS_SECRET_KEY or <data_dir>/secret_key, then restore"
+            )
+        raise BackupError(
+            f"{source}/manifest.json was changed after the backup was made (its signature does not match): "
+            "refused, nothing was restored"
+        )
+    for relative in manifest.dagster_files:
+        plain_name(relative)
+    unlisted = check_tree(source, manifest.files if manifest.signed else None, NOT_LISTED)
+    index = source / "warehouse" / ".backup"
+    if os.path.lexists(index):
+        check_engine_index(index)
+    return [f"{source}: {name} is not part of the backup; it was not read" for name in unlisted]
+
+
+def _opened(source: Path, manifest: Manifest, passphrase: str | None, scratch: Path, name: str) -> Path:
+    """``source`` itself, or, when sealed, an opened copy of its listed files in ``scratch``."""
     if not manifest.sealed:
         return source
-    if not passphrase:
-        raise BackupError(f"{source} is sealed: give its passphrase with --passphrase-env VAR")
+    assert passphrase is not None  # _signing_secret asked for it
     target = scratch / name
-    sealing.open_tree(source, passphrase, target)
+    sealing.open_tree(source, passphrase, target, sorted(manifest.files) if manifest.signed else None)
     return target
 
 
-def restore_backup(settings: Settings, source: Path, passphrase: str | None = None) -> RestoreResult:
+def restore_backup(
+    settings: Settings, source: Path, passphrase: str | None = None, allow_unsigned: bool = False
+) -> RestoreResult:
     """Restore ``source`` into ``settings``' data directory, which must hold no installation yet."""
     source = source.resolve()
     manifest = Manifest.read(source)
     _empty_target(settings)
+    secret = _signing_secret(settings, source, manifest, passphrase)
+    warnings = _checked(settings, source, manifest, secret, allow_unsigned)
+    base_source = base_manifest = None
+    if manifest.base is not None:
+        base_source = _located_base(source, manifest)
+        base_manifest = Manifest.read(base_source)
+        if base_manifest.sealed and not manifest.sealed:
+            raise BackupError(f"{base_source} is sealed and {source} is not: not a pair StackLens made")
+        warnings += _checked(settings, base_source, base_manifest, secret, allow_unsigned)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    warnings: list[str] = []
     with tempfile.TemporaryDirectory(prefix="stacklens-restore-", dir=settings.data_dir) as scratch_name:
         scratch = Path(scratch_name)
-        opened = _opened(source, passphrase, scratch, "backup")
+        opened = _opened(source, manifest, passphrase, scratch, "backup")
         base = None
-        if manifest.base is not None:
-            base = _opened(_located_base(source, manifest), passphrase, scratch, "base")
+        if base_source is not None and base_manifest is not None:
+            base = _opened(base_source, base_manifest, passphrase, scratch, "base")
         client = own_client(settings.resolved_warehouse_url, "default")
         try:
             run_backup_statement(
@@ -118,14 +193,16 @@ def restore_backup(settings: Settings, source: Path, passphrase: str | None = No
             client.close()
         control = control_store_file(settings)
         assert control is not None  # _empty_target refused PostgreSQL
-        if (opened / "control.db").exists():
-            control.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(opened / "control.db", control)
-            os.chmod(control, 0o600)
+        if os.path.lexists(opened / "control.db"):
+            copy_no_follow(opened / "control.db", control)
+        home = settings.dagster_home.resolve()
         for relative in manifest.dagster_files:
-            target = settings.dagster_home / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(opened / "dagster" / relative, target)
+            target = home / plain_name(relative).as_posix()
+            if home not in target.resolve().parents:
+                raise BackupError(
+                    f"the backup's Dagster file {relative!r} is outside the Dagster home; refused"
+                )
+            copy_no_follow(opened / "dagster" / relative, target)
         warnings += _restore_secret(settings, opened, manifest)
     rows = _verify(settings, manifest)
     kept = [t for t, v in manifest.tables.items() if v.get("kept")]

@@ -113,11 +113,13 @@ def seal_tree(root: Path, passphrase: str) -> int:
     return count
 
 
-def open_tree(root: Path, passphrase: str, target: Path) -> None:
-    """Copy ``root`` to ``target`` with every sealed file opened (the plain ones copied as they are)."""
+def open_tree(root: Path, passphrase: str, target: Path, names: list[str] | None = None) -> None:
+    """Copy ``root`` to ``target`` with every sealed file opened (the plain ones copied as they are): the
+    files ``names`` lists (relative, checked by the caller against the signed manifest), else every file."""
     import shutil
 
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    listed = [root / name for name in names] if names is not None else None
+    for path in listed if listed is not None else sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root)
         if path.name.endswith(SUFFIX):
             open_file(path, passphrase, target / relative.with_name(relative.name[: -len(SUFFIX)]))

@@ -3,9 +3,11 @@ control store up to date.
 
 Before a run holding a migration that drops or rewrites stored rows (on an installation that has data: an
 upgrade, not a first start), an embedded installation is backed up first (``<data_dir>/backups/before-migrate-
-<time>``, or ``--backup-to DIR``); a scaled one is refused until its operator took `stacklens backup` and says
-``--no-backup``. Each step prints a line as it is recorded; an interrupted run resumes at the first step not
-recorded. The run is recorded in the maintenance log (the operators' page).
+<time>``, or ``--backup-to DIR``: a folder that already holds something gets a new ``before-migrate-<time>``
+directory inside, a path that does not exist yet or an empty directory holds the backup itself); a scaled
+one is refused until its operator took `stacklens backup` and says ``--no-backup``. Each step prints a line as
+it is recorded; an interrupted run resumes at the first step not recorded. The run is recorded in the
+maintenance log (the operators' page).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--backup-to",
         type=Path,
         metavar="DIR",
-        help="where the backup before a data-rewriting migration goes (default <data_dir>/backups/…)",
+        help="where the backup before a data-rewriting migration goes: a folder (a new before-migrate-<time> "
+        "directory is made inside), or a new or empty directory (default <data_dir>/backups/…)",
     )
     parser.set_defaults(func=run)
 
@@ -147,16 +150,43 @@ def _backup_first(args: argparse.Namespace, settings: Any, plan: list[Any]) -> P
     from stacklens.operations.backup import BackupError, run_backup
     from stacklens.operations.engine_backup import EngineBackupError
 
-    # Two runs in one second (a retry after an interruption) get directories of their own.
-    stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.urandom(2).hex()}"
-    target = Path(args.backup_to or settings.data_dir / "backups" / f"before-migrate-{stamp}")
-    print(f"warehouse: {', '.join(rewriting)} rewrite or drop data: backing up to {target} first", flush=True)
+    target, how = backup_destination(args.backup_to, settings.data_dir)
+    print(
+        f"warehouse: {', '.join(rewriting)} rewrite or drop data: backing up to {target} first ({how})",
+        flush=True,
+    )
     try:
         manifest, row = run_backup(settings, target)
     except (BackupError, EngineBackupError) as exc:
         raise CliError(f"the backup before migrating failed, nothing was migrated: {exc}") from exc
     print(f"warehouse: backup {manifest.id} done ({row['summary']})", flush=True)
     return target
+
+
+def backup_destination(given: Path | None, data_dir: Path) -> tuple[Path, str]:
+    """Where the backup before migrating goes, and how that was chosen (printed): ``given`` as the backup
+    directory when it does not exist yet or is empty, else as the folder a new ``before-migrate-<time>``
+    directory is made in. The backup itself refuses the data directory and anything inside it but a new
+    directory under ``<data_dir>/backups`` (stacklens.operations.backup_target)."""
+    from stacklens.cli.main import CliError
+    from stacklens.operations.backup import MANIFEST
+
+    # Two runs in one second (a retry after an interruption) get directories of their own.
+    name = f"before-migrate-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.urandom(2).hex()}"
+    if given is None:
+        return data_dir / "backups" / name, f"a new directory in {data_dir / 'backups'}"
+    folder = given.expanduser().resolve()
+    if not os.path.lexists(folder):
+        return folder, "a new directory"
+    if not folder.is_dir():
+        raise CliError(f"--backup-to {given}: not a directory; name a folder or a new directory")
+    if not any(folder.iterdir()):
+        return folder, "the empty directory given"
+    if os.path.lexists(folder / MANIFEST):
+        raise CliError(
+            f"--backup-to {given} holds a backup already: name the folder it is in, or a new directory"
+        )
+    return folder / name, f"a new directory in the folder {folder}"
 
 
 def _print_plan(plan: list[Any], cluster: str | None) -> int:

@@ -56,6 +56,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     restore.add_argument("--from", dest="source", required=True, type=Path, metavar="DIR")
     restore.add_argument("--passphrase-env", metavar="VAR", help="the sealed backup's passphrase is in $VAR")
+    restore.add_argument(
+        "--allow-unsigned",
+        action="store_true",
+        help="a backup of a version before signed manifests: restore it without the signature check (its "
+        "names and links are still checked); only for a backup kept where nobody else writes",
+    )
     restore.add_argument("--dry-run", action="store_true", help="print what would run; change nothing")
     restore.add_argument("--json", action="store_true", help="print one JSON object")
     restore.set_defaults(func=_restore)
@@ -224,10 +230,16 @@ def _restore(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     source = args.source.expanduser().resolve()
+    if (source / "manifest.json").is_symlink():
+        raise CliError(
+            f"{source}/manifest.json is a symbolic link: a backup StackLens made holds none; refused"
+        )
     try:
         raw = json.loads((source / "manifest.json").read_text())
     except (OSError, ValueError) as exc:
         raise CliError(f"{source} is not a readable backup ({exc})") from exc
+    if not isinstance(raw, dict):
+        raise CliError(f"{source}/manifest.json is not a StackLens backup's manifest")
     if raw.get("mode") == "scaled" or not settings.embedded_warehouse:
         return _scaled_restore(args, settings, source, raw)
     if args.dry_run:
@@ -237,7 +249,9 @@ def _restore(args: argparse.Namespace) -> int:
     try:
         with maintenance:
             _say(args, f"restore: {source} into {settings.data_dir}")
-            result = restore_backup(settings, source, _passphrase(args.passphrase_env))
+            result = restore_backup(
+                settings, source, _passphrase(args.passphrase_env), allow_unsigned=args.allow_unsigned
+            )
             _say(
                 args,
                 f"restore: {result.tables_checked} raw tables, {result.rows_checked:,} rows match the backup",
@@ -276,10 +290,15 @@ def _scaled_restore(args: argparse.Namespace, settings: Settings, source: Path, 
         raise CliError(
             f"{source} is a backup of an embedded installation; restore it with STACKLENS_WAREHOUSE_URL unset"
         )
-    recorded = raw["warehouse"]
-    plan = restore_plan(
-        settings, source, raw["database"], Destination(recorded["engine"], tuple(recorded["args"]))
-    )
+    try:
+        recorded = raw["warehouse"]
+        plan = restore_plan(
+            settings, source, str(raw["database"]), Destination(recorded["engine"], tuple(recorded["args"]))
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CliError(
+            f"{source}/manifest.json is not a scaled backup's manifest this version reads ({exc})"
+        ) from exc
     if args.dry_run:
         print(f"-- scaled restore of {plan.name}: would run")
         for line in plan.lines():

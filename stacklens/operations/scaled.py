@@ -182,19 +182,31 @@ def run_backup_plan(
     reads."""
     import json
 
+    from stacklens.operations.backup_target import claim_target, make_private
     from stacklens.operations.engine_backup import run_backup_statement
     from stacklens.warehouse.client import get_warehouse
 
-    target.mkdir(parents=True, exist_ok=True)
-    figures = run_backup_statement(get_warehouse(settings), plan.statements[0])
-    run_commands(plan.commands)
-    manifest: dict[str, object] = {
-        "format": 1,
-        "mode": "scaled",
-        "created_at": datetime.now(UTC).isoformat(),
-        "database": settings.warehouse_database,
-        "warehouse": {"engine": destination.engine, "args": list(destination.args), **figures},
-        "dumps": [f"{stem}.dump" for stem, _ in _databases(settings)],
-    }
-    (target / SCALED_MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    # A new or empty directory, never the data directory; a refusal changes nothing, a failure removes only
+    # the dumps and the manifest this run wrote (and the directory when this run made it).
+    claimed = claim_target(settings, target)
+    try:
+        for stem, _ in _databases(settings):
+            claimed.entry(f"{stem}.dump")
+        figures = run_backup_statement(get_warehouse(settings), plan.statements[0])
+        run_commands(plan.commands)
+        manifest: dict[str, object] = {
+            "format": 1,
+            "mode": "scaled",
+            "created_at": datetime.now(UTC).isoformat(),
+            "database": settings.warehouse_database,
+            "warehouse": {"engine": destination.engine, "args": list(destination.args), **figures},
+            "dumps": [f"{stem}.dump" for stem, _ in _databases(settings)],
+        }
+        fd = os.open(claimed.entry(SCALED_MANIFEST), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(manifest, indent=2, sort_keys=True))
+        make_private(claimed.path)
+    except BaseException:
+        claimed.discard()
+        raise
     return manifest

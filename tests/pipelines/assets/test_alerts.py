@@ -110,3 +110,66 @@ def test_the_alerts_job_assigns_new_issues_by_the_ownership_rules(client, instan
     with session_scope(settings) as session:
         found = assignees_of(session, org_id, project_id, [int(row["issue_id"])])
     assert [(a.label, a.assigned_by) for a in found.values()] == [("lead@acme.test", "system")]
+
+
+def test_one_organizations_hostile_frames_do_not_hold_anothers_new_issue_alert(
+    client, instance, settings
+) -> None:
+    """The probe of issue 62: organization A has 21 `path:` rules and three events whose frames carry a
+    120,000-character path; organization B's new-issue alert reaches its webhook within 90 s of the run's
+    start (before: the ownership step matched A's frames for more than 12 minutes first)."""
+    import time
+
+    from stacklens.control.models import OwnershipRules, Project
+    from stacklens.control.teams import create_team
+    from stacklens.issues.auto_assign import set_rules
+    from tests.dashboards.landing import land
+    from tests.stacklens.issues.test_auto_assign import event
+    from tests.stacklens.issues.test_ownership import PROBE_RULES
+
+    allowed = settings.model_copy(update={"outbound_allow": "127.0.0.1"})
+    override_settings(allowed)
+    receiver = Receiver().start()
+    try:
+        org_a, project_a, _ = org_with_project(allowed, "Initech")
+        org_b, project_b, slug_b = org_with_project(allowed, "Globex")
+        with session_scope(allowed) as session:
+            create_team(session, org_a, "owners")
+            project = session.get(Project, project_a)
+            assert project is not None
+            set_rules(session, org_a, project, PROBE_RULES, actor="owner@initech.test")
+            channel, receiver.secret = create_channel(
+                session, org_b, allowed, type="webhook", name="ops", url=receiver.url
+            )
+            rule = rules.create_rule(
+                session,
+                org_b,
+                {
+                    "name": "New errors",
+                    "type": "new_issue",
+                    "project": slug_b,
+                    "level": "error",
+                    "window": "1h",
+                    "channels": [channel.id],
+                },
+            )
+        long_path = "/".join(["a"] * 60_000)  # 119,999 characters, a "/" at every other one
+        hostile = land(org_a, project_a, [event(long_path + str(n)) for n in range(3)])
+        assert all(long_path in row["payload"] for row in hostile)  # stored as sent
+        land(org_b, project_b, [event("/app/src/api/orders.py")])
+
+        started = time.monotonic()
+        outcomes = materialize_now(definitions_for(allowed), instance, ["issues", "issue_owners"])
+        assert all(o.success for o in outcomes), [o.error for o in outcomes]
+        (got,) = receiver.received
+        assert got.signature_ok and got.json()["data"]["rule_id"] == rule.id
+        assert receiver.arrival_times[0] - started < 90
+        alerts = next(o for o in outcomes if o.job == "alerts_job")
+        assert alerts.assets["issue_owners"] == 0  # A's frames were matched (none of the rules fits them)
+        with session_scope(allowed) as session:
+            row = session.get(OwnershipRules, project_a)
+            assert row is not None and row.checked_until.replace(tzinfo=UTC) > datetime.now(UTC) - timedelta(
+                minutes=5
+            )
+    finally:
+        receiver.stop()

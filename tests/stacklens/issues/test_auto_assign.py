@@ -120,3 +120,36 @@ def test_codeowners_import(stores: Settings, org_factory) -> None:  # noqa: F811
         )
         assert rules == "path:src/checkout/ #payments alice@example.test"
         assert notes == ["line 1: @bob is no member here, left out"]
+
+
+def test_an_organizations_spent_share_leaves_its_issues_for_the_next_run(
+    stores: Settings,  # noqa: F811
+    org_factory,  # noqa: F811
+) -> None:
+    """Each organization has a share of a run: when it is spent nothing of that organization is looked at
+    and its watermark stays, so the next run assigns what this one left (issue 62)."""
+    orgs = [org_factory("Budgeted"), org_factory("Other")]
+    with session_scope(stores) as session:
+        for org in orgs:
+            create_team(session, org["org_id"], "payments")
+            project = session.get(Project, org["project_id"])
+            assert project is not None
+            set_rules(session, org["org_id"], project, "path:src/checkout/* #payments", actor="o@e.test")
+            row = session.get(OwnershipRules, org["project_id"])
+            assert row is not None
+            row.checked_until = row.checked_until - timedelta(minutes=30)
+    landed = [land(o["org_id"], o["project_id"], [event("/app/src/checkout/pay.py")]) for o in orgs]
+    client = get_warehouse(stores)
+    with session_scope(stores) as session:
+        before = {o["project_id"]: session.get(OwnershipRules, o["project_id"]).checked_until for o in orgs}  # type: ignore[union-attr]
+        spent = assign_new_issues(session, client, org_budget_s=0.0)
+        assert (spent.assigned, spent.looked_at, spent.deferred) == (0, 0, 2)
+    with session_scope(stores) as session:
+        for org in orgs:
+            row = session.get(OwnershipRules, org["project_id"])
+            assert row is not None and row.checked_until == before[org["project_id"]]
+        done = assign_new_issues(session, client)
+        assert (done.assigned, done.deferred) == (2, 0)
+        for org, rows in zip(orgs, landed, strict=True):
+            found = assignees_of(session, org["org_id"], org["project_id"], [int(rows[0]["issue_id"])])
+            assert [a.label for a in found.values()] == ["#payments"]

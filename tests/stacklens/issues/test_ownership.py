@@ -118,9 +118,9 @@ docs/* dev@example.test
 
 # The probe's rules (issue 62): 21 path rules, several with stars, none matching its frames.
 PROBE_RULES = "\n".join(
-    [f"path:src/team{i}/* #team{i}" for i in range(15)]
-    + ["path:*a*a*a*a*a*b #slow", "path:*/*/*/*/*.py #py", "path:a?a?a?*b #q"]
-    + [f"path:lib/*/mod{i}/*.js #js{i}" for i in range(3)]
+    [f"path:src/team{i}/* #owners" for i in range(15)]
+    + ["path:*a*a*a*a*a*b #owners", "path:*/*/*/*/*.py #owners", "path:a?a?a?*b #owners"]
+    + [f"path:lib/*/mod{i}/*.js #owners" for i in range(3)]
 )
 
 

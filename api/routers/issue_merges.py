@@ -4,13 +4,15 @@ key; an issue of another organization answers 404 like one that does not exist, 
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.routers.issues_api import IssueOut, _issue, _issue_out
-from stacklens.ingest.front_door import drains_held
+from stacklens.ingest.front_door import landing_held
 from stacklens.issues.assignees import assignees_of
 from stacklens.issues.merges import merge, split
 
@@ -19,6 +21,10 @@ ERRORS = {
     **AUTH_ERRORS,
     400: {"model": ErrorBody, "description": "A field cannot be used (the message names it)."},
     404: {"model": ErrorBody, "description": "One of the issues is not in this organization."},
+    409: {
+        "model": ErrorBody,
+        "description": "Another merge or split of the project's issues is running; nothing was changed.",
+    },
 }
 
 
@@ -64,7 +70,7 @@ def merge_issues(
         body.ids,
         into=body.into,
         actor=f"api:{auth.api_key_id}",
-        landing_held=drains_held(settings),
+        hold_landing=partial(landing_held, settings),
     )
     project, summary = _issue(auth, db, client, str(result.target))
     assignee = assignees_of(db, auth.org_id, project.id, [result.target]).get(result.target)
@@ -86,7 +92,7 @@ def split_issue(
         fingerprints=body.fingerprints,
         exception_types=body.exception_types,
         actor=f"api:{auth.api_key_id}",
-        landing_held=drains_held(settings),
+        hold_landing=partial(landing_held, settings),
     )
     _, kept = _issue(auth, db, client, issue_id)
     new = [_issue_out(project, _issue(auth, db, client, str(i))[1]) for i in result.new_issues]

@@ -3,6 +3,7 @@ pages."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
@@ -12,8 +13,8 @@ from dashboards.context import CurrentProject, Db, app_settings
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control.teams import Assignee, resolve_assignee
-from stacklens.errors import InvalidInput, NotFound
-from stacklens.ingest.front_door import drains_held
+from stacklens.errors import Conflict, InvalidInput, NotFound
+from stacklens.ingest.front_door import landing_held
 from stacklens.integrations.links import links_of_issues
 from stacklens.issues.actions import StatusRequest, apply_status, record_status_activity
 from stacklens.issues.assignees import NOBODY, assign, assignee_choices, assignee_filter, assignees_of
@@ -134,10 +135,12 @@ def bulk_action(
                 issue_ids or [],
                 actor=user.email,
                 actor_user_id=user.id,
-                landing_held=drains_held(app_settings(request)),
+                hold_landing=partial(landing_held, app_settings(request)),
             )
         except (InvalidInput, NotFound) as exc:
             return render(request, "error.html", {"title": "Nothing merged", "message": str(exc)}, 400)
+        except Conflict as exc:  # another merge or split of the project's issues is running
+            return render(request, "error.html", {"title": "Nothing merged", "message": str(exc)}, 409)
         return RedirectResponse(f"{issues_path(view)}/{merged.target}?done=merged", status_code=303)
     failures = []
     target: Assignee | None = None

@@ -4,6 +4,7 @@ order)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
@@ -14,8 +15,8 @@ from dashboards.context import CurrentProject, Db, app_settings
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control.teams import resolve_assignee
-from stacklens.errors import Forbidden, InvalidInput, NotFound
-from stacklens.ingest.front_door import drains_held
+from stacklens.errors import Conflict, Forbidden, InvalidInput, NotFound
+from stacklens.ingest.front_door import landing_held
 from stacklens.issues.assignees import NOBODY, assign, assignee_choices, assignees_of
 from stacklens.issues.comments import MAX_BODY, add_comment, delete_comment, edit_comment
 from stacklens.issues.merges import merged_groups, split
@@ -208,8 +209,10 @@ def split_issue(
             fingerprints=fingerprints or [],
             actor=user.email,
             actor_user_id=user.id,
-            landing_held=drains_held(app_settings(request)),
+            hold_landing=partial(landing_held, app_settings(request)),
         )
+    except Conflict as exc:  # another merge or split of the project's issues is running
+        return _refused(request, "Nothing split", exc, 409)
     except _REFUSALS as exc:
         return _refused(request, "Nothing split", exc, 400)
     return _back(view, issue_id, "?done=split#merged-issues")

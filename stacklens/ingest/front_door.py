@@ -50,6 +50,7 @@ from stacklens.ingest.front_door_accept import Acceptor
 from stacklens.ingest.landing import (
     Landing,
 )
+from stacklens.ingest.project_holds import ProjectHold
 from stacklens.ingest.refusals import note_refusal
 from stacklens.ingest.stored_key_index import load_owned_index
 from stacklens.settings import Settings
@@ -177,6 +178,34 @@ class FrontDoor(Acceptor):
     def close(self, timeout: float = 30.0) -> None:
         """Drain what is spooled (within ``timeout``) and stop the threads; what is left stays in the spool
         for the next start. Called at shutdown: a thread inside the engine while the interpreter exits
+    @contextlib.contextmanager
+    def landing_held(self, project_id: int, timeout: float = 60.0) -> Iterator[ProjectHold]:
+        """For a merge or split of ``project_id``'s issues: every row answered before the call is landed
+        first, then no event of the project lands until the block ends (they wait in the spool, answered and
+        durable); every other project's rows, and the project's other rows, keep landing
+        (:mod:`stacklens.ingest.project_holds`). Yields the hold, which redirects the merged fingerprints."""
+        self.recover()
+        if not self.settle_spooled(timeout):
+            raise Unavailable(f"the front door did not land its spooled rows within {timeout:g} s; retry")
+        deadline = time.monotonic() + timeout
+        with self._condition:
+            self.projects.hold(project_id)
+            # A drain taken before the hold may carry the project's events: let it land, it is before.
+            while self._draining:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.projects.release(project_id)
+                    self._condition.notify_all()
+                    raise Unavailable("a front-door drain did not finish in time for the merge; retry")
+                self._condition.wait(min(left, 0.05))
+        try:
+            yield ProjectHold(self.projects, project_id)
+        finally:
+            with self._condition:
+                self.projects.release(project_id)
+                self._hurry = True  # what waited during the hold lands at once
+                self._condition.notify_all()
+
         crashes it."""
         deadline = time.monotonic() + timeout
         with self._condition:
@@ -300,3 +329,11 @@ def drains_held(settings: Settings, timeout: float = 60.0) -> Iterator[int]:
     so a request arriving during the hold is held too); yields the rows waiting after the cut-off."""
     with front_door(settings).drains_held(timeout) as waiting:
         yield waiting
+
+
+@contextlib.contextmanager
+def landing_held(settings: Settings, project_id: int, timeout: float = 60.0) -> Iterator[ProjectHold]:
+    """:meth:`FrontDoor.landing_held` on ``settings``' front door in this process (made when it has none yet,
+    so an event of the project arriving during the hold is held too)."""
+    with front_door(settings).landing_held(project_id, timeout) as hold:
+        yield hold

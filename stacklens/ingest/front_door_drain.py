@@ -6,7 +6,7 @@ failed drain, the next start after a kill) is inserted whole with the same token
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import replace
 
 from stacklens.ingest import writer
@@ -19,6 +19,7 @@ from stacklens.ingest.landing import (
     _inserts,
     _received_now,
 )
+from stacklens.ingest.project_holds import holds_events_of, take_held
 
 # A flusher thread with nothing to do for this long ends (a new request starts another).
 IDLE_SECONDS = 10.0
@@ -33,6 +34,10 @@ DRAIN_NOW_ROWS = 5_000
 
 class Drainer(DoorState):
     """The drainer's thread and its inserts, over a front door's state."""
+
+    # The events a drain kept back for a merge's hold (stacklens.ingest.project_holds), as a group of their
+    # own: back into the spool after the drain, whether it landed or failed.
+    _held_back: Spooled | None = None
 
     # -- draining: the spooled rows into the warehouse, many accept groups at once -------------------------
 
@@ -51,6 +56,10 @@ class Drainer(DoorState):
                     # durable.
                     self._condition.wait(0.05)
                     continue
+                if not self._ready(self.projects.held()):
+                    # Only events a merge holds back (held even when closing: they land at the next start).
+                    self._condition.wait(0.05)
+                    continue
                 # Gather for a moment after the last drain began: each drain pays every materialized view
                 # once, so fewer, larger drains cost less per row; the wait stays well inside the second in
                 # which an answered event must be visible.
@@ -62,18 +71,24 @@ class Drainer(DoorState):
                     and time.monotonic() < gather_until
                 ):
                     self._condition.wait(max(0.0, gather_until - time.monotonic()))
-                if self._spooled[0].attempted:
-                    # A drain that failed goes again alone, under its own journal and tokens.
-                    taken = [self._spooled.popleft()]
-                else:
-                    taken = list(self._spooled)
+                held = self.projects.held()  # read again: a merge may have begun holding while gathering
+                ready = self._ready(held)
+                if not ready:
+                    continue
+                # A drain that failed goes again alone, under its own journal and tokens.
+                taken = [ready[0]] if ready[0].attempted else ready
+                if len(taken) == len(self._spooled):
                     self._spooled.clear()
+                else:
+                    gone = {id(group) for group in taken}
+                    self._spooled = deque(group for group in self._spooled if id(group) not in gone)
                 self._draining = True
                 self._hurry = False
             started = self._last_drain_started = time.monotonic()
             self._in_flight = None
+            self._held_back = None
             try:
-                self.drain(taken)
+                self.drain(taken, held)
                 error = ""
             except Exception as exc:  # noqa: BLE001 - kept and retried: the rows are safe in the spool
                 error = str(exc).splitlines()[0][:300]
@@ -81,6 +96,13 @@ class Drainer(DoorState):
             with self._condition:
                 self._draining = False
                 self._drain_error = error
+                back, self._held_back = self._held_back, None
+                if back is not None:
+                    # Counted in the queue and pending as it was (its rows were the taken groups'): on success
+                    # those groups are forgotten below, so its rows and keys are counted again here.
+                    self._spooled.appendleft(back)
+                    if not error:
+                        self._rows_spooled += back.weight
                 if error:
                     # Tried again as the drain's own journal (its groups' journals are gone once it was
                     # written), its rows already stored skipped: never under new tokens.
@@ -101,6 +123,9 @@ class Drainer(DoorState):
                                 del self._pending_keys[key]
                         for batch in spooled.batches:
                             self._pending_batches.pop(batch, None)
+                    if back is not None:
+                        for key, keys in back.keys.items():
+                            self._pending_keys[key] |= keys
                 self._condition.notify_all()
             # Requests held for their own landing are answered either way: their rows are in the spool, which
             # the next drain (or the next start) lands.
@@ -110,16 +135,29 @@ class Drainer(DoorState):
             if error:
                 time.sleep(DRAIN_RETRY_SECONDS)
 
-    def drain(self, groups: list[Spooled]) -> None:
+    def _ready(self, held: frozenset[int]) -> list[Spooled]:
+        """The spooled groups a drain may take now: all but those holding events of a ``held`` project."""
+        if not held:
+            return list(self._spooled)
+        return [group for group in self._spooled if group.held.isdisjoint(held)]
+
+    def drain(self, groups: list[Spooled], holding: frozenset[int] = frozenset()) -> None:
         """Insert the rows of ``groups`` together, one insert per table and partition, then forget their
         journals. Rows spooled unchecked are looked up first (one query for the drain) and stored ones
         dropped. The drain's own journal names the groups' journals: found again, it replaces them
         (flush_journal). A group tried before (``attempted``: a failed drain, a journal found at start)
         skips its rows that are stored already: inserted again, their block would be deduplicated by its
-        token but each view behind the table would count it a second time."""
+        token but each view behind the table would count it a second time.
+
+        The ``events`` rows of the ``holding`` projects (a merge's hold) are kept back as a group of their own
+        (:attr:`_held_back`), written to its journal before the drain's own journal replaces the groups'."""
         unchecked = [rows for group in groups for rows in group.unchecked]
         again = any(group.attempted for group in groups)
-        if len(groups) == 1 and not unchecked:
+        if (
+            len(groups) == 1
+            and not unchecked
+            and not (holding and holds_events_of(groups[0].inserts, holding))
+        ):
             self._in_flight = replace(groups[0], attempted=True)
             self._insert_all(groups[0].inserts, again)
             self.journal.remove(groups[0].name)
@@ -145,8 +183,14 @@ class Drainer(DoorState):
                 known = stored[(each.org_id, each.table)]
                 fresh = [row for row in each.rows if f"{row[1]}:{row[2]}" not in known]
                 _add_blocks(each.org_id, each.table, each.columns, each.span_columns, fresh, blocks)
+        back = self._hold_back(groups, take_held(blocks, holding), again) if holding else None
         inserts = _inserts(name, blocks, batch_rows)
-        self.journal.write(name, inserts, tuple(group.name for group in groups))
+        try:
+            self.journal.write(name, inserts, tuple(group.name for group in groups))
+        except BaseException:
+            if back is not None:
+                self.journal.remove(back.name)  # the groups' journals still hold its rows
+            raise
         merged_keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
         for group in groups:
             for pending, held in group.keys.items():
@@ -159,12 +203,41 @@ class Drainer(DoorState):
             min(group.queued for group in groups),
             seq=max(group.seq for group in groups),
             attempted=True,
-            weight=sum(group.weight for group in groups),
+            weight=max(0, sum(group.weight for group in groups) - (back.weight if back else 0)),
         )
+        self._held_back = back
         for group in groups:
             self.journal.remove(group.name)
         self._insert_all(inserts, again)
         self.journal.remove(name)
+
+    def _hold_back(self, groups: list[Spooled], kept: Blocks, again: bool) -> Spooled | None:
+        """A group of the events ``kept`` back, its journal written (found again after a kill, it lands at
+        the next start; rows of it landed through the groups' own journals are skipped as stored)."""
+        if not kept:
+            return None
+        name = self.journal.new_name("h")
+        inserts = _inserts(name, kept, [])
+        self.journal.write(name, inserts)
+        keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
+        projects: set[int] = set()
+        for (table, _, _), rows in kept.items():
+            for _, key in rows:
+                if key is not None:
+                    org_id, project_id, event_key = key
+                    keys[(org_id, table)].add(f"{project_id}:{event_key}")
+                    projects.add(project_id)
+        return Spooled(
+            name,
+            inserts,
+            dict(keys),
+            (),
+            min(group.queued for group in groups),
+            seq=max(group.seq for group in groups),
+            attempted=again,
+            weight=sum(len(rows) for rows in kept.values()),
+            held=frozenset(projects),
+        )
 
     def recover(self) -> None:
         """Land every journal a stopped process left in the spool (a kill, a crash), before any new row."""
@@ -185,6 +258,9 @@ class Drainer(DoorState):
     def _insert_all(self, inserts: list[Insert], again: bool = False) -> None:
         """Insert each block with its token; ``again``: skip the rows of each block that are stored already
         (see :meth:`drain`), so a block that landed before is not inserted a second time."""
+        # Rows prepared before a merge committed are stamped with the issue it just emptied: land them on the
+        # issue that holds their fingerprint now (stacklens.ingest.project_holds).
+        inserts = self.projects.rewrite(inserts)
         stored: dict[tuple[int, str], set[str]] = {}
         if again:
             wanted: defaultdict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)

@@ -17,6 +17,7 @@ from stacklens.ingest.landing import (
     Landing,
     Spooled,
 )
+from stacklens.ingest.project_holds import ProjectHolds
 from stacklens.ingest.stored_key_index import StoredKeyIndex, stored_key_index
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse, inserting_client
@@ -64,6 +65,8 @@ class DoorState:
         self._hurry = False  # a reader waits for the spool (settle_spooled): drain without gathering
         self._in_flight: Spooled | None = None  # the drain being inserted, as it is tried again if it fails
         self._holds = 0  # backups holding the drains (drains_held): requests are answered, rows stay spooled
+        # Projects whose events a merge holds back, and its redirects (stacklens.ingest.project_holds).
+        self.projects = ProjectHolds()
 
     @property
     def index(self) -> StoredKeyIndex:

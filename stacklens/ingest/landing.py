@@ -115,6 +115,9 @@ def _inserts(name: str, blocks: Blocks, batch_rows: list[bytes]) -> list[Insert]
         inserts.append(Insert("ingest_batches", tuple(writer.BATCH_COLUMNS), tuple(batch_rows), token))
     return inserts
 
+    # The projects whose events a merge held back in this group (stacklens.ingest.project_holds): it waits in
+    # the spool until none of them is held.
+    held: frozenset[int] = frozenset()
 
 def _received_now(row: bytes) -> bytes:
     """A batch record (an ``ingest_batches`` JSONEachRow line) with its receive time set to now."""

@@ -9,20 +9,29 @@ issue is fed again from them (:func:`~stacklens.issues.regroup.regroup`), so the
 charts, tags, Explore and alert measures all read one issue. A split deletes overrides: those fingerprints
 fall back to their own derived issue, with the same regroup.
 
+Merges and splits of one project run one at a time, across processes
+(:mod:`stacklens.control.grouping_claims`: a second one while the first runs answers 409), and read the
+grouping only once they hold it. The project's events are held at the front door while the moved issues'
+tables are fed again, and those answered before the merge committed land on the issue that holds their
+fingerprint now (``hold_landing``, :mod:`stacklens.ingest.project_holds`). An override never names its
+fingerprint's own issue, and never an issue merged away (chains are followed to the end).
+
 Every function is scoped by ``org_id``: an issue of another organization is "not found", never merged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from contextlib import AbstractContextManager, nullcontext
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from clickhouse_connect.driver.client import Client
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from stacklens.control.grouping_claims import grouping_claimed
 from stacklens.control.issue_merges import overrides_of
 from stacklens.control.models import IssueMerge, Project, utcnow
 from stacklens.errors import InvalidInput, NotFound
@@ -38,6 +47,35 @@ SPLIT = "split"  # on the issue split and on each issue split out
 MAX_MERGE = 100  # issues merged at once: the list's page at most
 
 __all__ = ["merge", "merged_into", "overrides_of", "split"]
+
+
+class LandingHold(Protocol):
+    """A hold of one project's event landing (:meth:`stacklens.ingest.front_door.FrontDoor.landing_held`)."""
+
+    def redirect(self, moves: Mapping[str, int]) -> None:
+        """Land the events of these fingerprints on the issue each names from now on."""
+
+
+# Given the project, holds its landing for the block (the API and the pages pass the front door's).
+HoldLanding = Callable[[int], AbstractContextManager[LandingHold]]
+
+
+class _NoHold:
+    def redirect(self, moves: Mapping[str, int]) -> None:
+        """Nothing is held: events land as they are stamped."""
+
+
+@contextlib.contextmanager
+def _regrouping(session: Session, project_id: int, hold_landing: HoldLanding | None) -> Iterator[LandingHold]:
+    """The project's grouping claimed and its landing held, for a merge or a split."""
+    with grouping_claimed(session, project_id):
+        # Read what the grouping is once the claim is held, not a snapshot from before it.
+        session.commit()
+        if hold_landing is None:
+            yield _NoHold()
+            return
+        with hold_landing(project_id) as hold:
+            yield hold
 
 
 @dataclass(frozen=True)
@@ -178,7 +216,7 @@ def merge(
     into: int | str | None = None,
     actor: str,
     actor_user_id: int | None = None,
-    landing_held: AbstractContextManager[object] | None = None,
+    hold_landing: HoldLanding | None = None,
 ) -> MergeResult:
     """Merge the organization's issues ``issue_ids`` (at least two, one project) into one.
 
@@ -199,6 +237,20 @@ def merge(
         raise InvalidInput(f"ids: at most {MAX_MERGE} issues at once")
     if into is not None and (not str(into).isdigit() or int(str(into)) not in ids):
         raise InvalidInput("into: must be one of ids")
+    with _regrouping(session, _find(session, client, org_id, ids[0]), hold_landing) as hold:
+        return _merge(session, client, org_id, ids, into, actor, actor_user_id, hold)
+
+
+def _merge(
+    session: Session,
+    client: Client,
+    org_id: int,
+    ids: list[int],
+    into: int | str | None,
+    actor: str,
+    actor_user_id: int | None,
+    hold: LandingHold,
+) -> MergeResult:
     projects = {issue_id: _find(session, client, org_id, issue_id) for issue_id in ids}
     project_id = projects[ids[0]]
     if any(p != project_id for p in projects.values()):
@@ -231,10 +283,13 @@ def merge(
         row.exception_type = f.exception_type[:512]
         row.merged_at, row.merged_by = now, actor
     # Fingerprints merged into a merged issue earlier follow it to the target (their overrides named it).
+    touched = {f.fingerprint for f in moving}
     for row in session.scalars(
         select(IssueMerge).where(IssueMerge.project_id == project_id, IssueMerge.target_issue_id.in_(merged))
     ):
         row.target_issue_id = target
+        touched.add(row.fingerprint)
+    touched |= _resolve_chains(session, project_id)
     fingerprints = [f.fingerprint for f in moving]
     by: dict[str, Any] = {"actor": actor, "actor_user_id": actor_user_id}
     append_history(
@@ -242,13 +297,43 @@ def merge(
     )
     for issue_id in merged:
         append_history(session, org_id, project_id, issue_id, MERGED_AWAY, **by, detail={"into": str(target)})
-    # Committed before the warehouse moves anything: events ingested from here on land on the target. Inside
-    # `landing_held` (the front door's drains held, stacklens.ingest.front_door.drains_held), no event lands
+    # Committed before the warehouse moves anything: events prepared from here on land on the target, and the
+    # hold stamps those prepared before it so as they land. Inside the hold no event of the project lands
     # while the moved issues' tables are cleared and fed again: one landing then would be counted twice.
-    with landing_held or nullcontext():
-        session.commit()
-        regroup(client, org_id, project_id, {f: target for f in fingerprints}, [target, *merged])
+    session.commit()
+    hold.redirect(_now_holding(session, project_id, touched))
+    regroup(client, org_id, project_id, {f: target for f in fingerprints}, [target, *merged])
     return MergeResult(project_id, target, merged, fingerprints)
+
+
+def _resolve_chains(session: Session, project_id: int) -> set[str]:
+    """Make every override of the project name the issue its fingerprint's events are in at the end of the
+    chain (an override naming an issue whose own fingerprint was merged away follows it), and delete those
+    that would name the fingerprint's own issue; the fingerprints changed."""
+    session.flush()
+    rows = list(session.scalars(select(IssueMerge).where(IssueMerge.project_id == project_id)))
+    away = {issue_id_for(project_id, r.fingerprint): int(r.target_issue_id) for r in rows}
+    changed: set[str] = set()
+    for row in rows:
+        own = issue_id_for(project_id, row.fingerprint)
+        end, seen = int(row.target_issue_id), {own}
+        while end in away and end not in seen:
+            seen.add(end)
+            end = away[end]
+        if end == own:
+            session.delete(row)
+            changed.add(row.fingerprint)
+        elif end != row.target_issue_id:
+            row.target_issue_id = end
+            changed.add(row.fingerprint)
+    session.flush()
+    return changed
+
+
+def _now_holding(session: Session, project_id: int, fingerprints: Iterable[str]) -> dict[str, int]:
+    """The issue each of ``fingerprints`` belongs to now: its override's, else its own."""
+    overrides = overrides_of(session, project_id)
+    return {f: overrides.get(f) or issue_id_for(project_id, f) for f in fingerprints}
 
 
 def split(
@@ -261,15 +346,42 @@ def split(
     exception_types: Iterable[str] = (),
     actor: str,
     actor_user_id: int | None = None,
-    landing_held: AbstractContextManager[object] | None = None,
+    hold_landing: HoldLanding | None = None,
 ) -> SplitResult:
     """Give the chosen merged fingerprints of ``issue_id`` (or every merged fingerprint raising one of
     ``exception_types``) their own issue back; the issue keeps the rest."""
-    project_id = _find(session, client, org_id, issue_id)
     chosen_fps = {str(f) for f in fingerprints}
     chosen_types = {str(t) for t in exception_types}
+    project_id = _find(session, client, org_id, issue_id)
     if not chosen_fps and not chosen_types:
         raise InvalidInput("fingerprints: name the fingerprints (or exception_types) to split out")
+    with _regrouping(session, project_id, hold_landing) as hold:
+        return _split(
+            session,
+            client,
+            org_id,
+            project_id,
+            issue_id,
+            chosen_fps,
+            chosen_types,
+            actor,
+            actor_user_id,
+            hold,
+        )
+
+
+def _split(
+    session: Session,
+    client: Client,
+    org_id: int,
+    project_id: int,
+    issue_id: int,
+    chosen_fps: set[str],
+    chosen_types: set[str],
+    actor: str,
+    actor_user_id: int | None,
+    hold: LandingHold,
+) -> SplitResult:
     rows = merged_fingerprints(session, org_id, project_id, issue_id)
     by_fp = {r.fingerprint: r for r in rows}
     unknown = sorted(chosen_fps - set(by_fp))
@@ -289,9 +401,9 @@ def split(
     append_history(session, org_id, project_id, issue_id, SPLIT, **by, detail=detail)
     for new in new_issues:
         append_history(session, org_id, project_id, new, SPLIT, **by, detail={"from": str(issue_id)})
-    with landing_held or nullcontext():  # as in merge
-        session.commit()
-        regroup(client, org_id, project_id, moves, [issue_id, *new_issues])
+    session.commit()  # as in merge
+    hold.redirect(moves)
+    regroup(client, org_id, project_id, moves, [issue_id, *new_issues])
     return SplitResult(project_id, issue_id, new_issues, sorted(moves))
 
 

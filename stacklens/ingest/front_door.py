@@ -175,9 +175,6 @@ class FrontDoor(Acceptor):
                 self._hurry = True  # what waited during the hold lands at once
                 self._condition.notify_all()
 
-    def close(self, timeout: float = 30.0) -> None:
-        """Drain what is spooled (within ``timeout``) and stop the threads; what is left stays in the spool
-        for the next start. Called at shutdown: a thread inside the engine while the interpreter exits
     @contextlib.contextmanager
     def landing_held(self, project_id: int, timeout: float = 60.0) -> Iterator[ProjectHold]:
         """For a merge or split of ``project_id``'s issues: every row answered before the call is landed
@@ -206,6 +203,9 @@ class FrontDoor(Acceptor):
                 self._hurry = True  # what waited during the hold lands at once
                 self._condition.notify_all()
 
+    def close(self, timeout: float = 30.0) -> None:
+        """Drain what is spooled (within ``timeout``) and stop the threads; what is left stays in the spool
+        for the next start. Called at shutdown: a thread inside the engine while the interpreter exits
         crashes it."""
         deadline = time.monotonic() + timeout
         with self._condition:

@@ -90,6 +90,9 @@ class Spooled:
     waiters: tuple[Landing, ...] = ()  # requests answered once this group has landed (an idle door's)
     attempted: bool = False  # tried before (a failed drain, a journal found at start): see FrontDoor.drain
     weight: int = -1  # rows counted in the front door's queue when it was spooled (default: its rows)
+    # The projects whose events a merge held back in this group (stacklens.ingest.project_holds): it waits in
+    # the spool until none of them is held.
+    held: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
         if self.weight < 0:
@@ -115,9 +118,6 @@ def _inserts(name: str, blocks: Blocks, batch_rows: list[bytes]) -> list[Insert]
         inserts.append(Insert("ingest_batches", tuple(writer.BATCH_COLUMNS), tuple(batch_rows), token))
     return inserts
 
-    # The projects whose events a merge held back in this group (stacklens.ingest.project_holds): it waits in
-    # the spool until none of them is held.
-    held: frozenset[int] = frozenset()
 
 def _received_now(row: bytes) -> bytes:
     """A batch record (an ``ingest_batches`` JSONEachRow line) with its receive time set to now."""

@@ -3,11 +3,17 @@ its full base, moved elsewhere, give back the same API answers."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from stacklens.operations.backup import BackupError, Manifest, run_backup
+from stacklens.operations.backup_contents import signature
 from stacklens.operations.restore import restore_backup
 from stacklens.operations.sealing import SealError
 from stacklens.settings import Settings
@@ -96,3 +102,136 @@ def test_an_incremental_backup_holds_only_what_changed(client, org_factory, stor
     restore_backup(target, moved / "incr")
     assert restored_answers(target, filled) == before
     assert Manifest.read(moved / "incr").base["id"] == Manifest.read(moved / "full").id
+
+
+def _crafted(
+    original: Path, where: Path, change: Callable[[Path, dict[str, Any]], None], secret: bytes | None
+):
+    """A copy of the backup ``original`` changed by ``change`` (its files and its manifest's data); the
+    manifest signed again with ``secret`` when given (what only a holder of the installation's secret could
+    do: the names are checked all the same)."""
+    shutil.copytree(original, where, symlinks=True)
+    data = json.loads((where / "manifest.json").read_text())
+    change(where, data)
+    if secret is not None:
+        data["signature"] = signature(data, secret)
+    (where / "manifest.json").write_text(json.dumps(data))
+    return where
+
+
+def _unsigned(directory: Path, data: dict[str, Any]) -> None:
+    """As a version before signed manifests wrote it."""
+    data["format"] = 1
+    del data["files"], data["signature"]
+
+
+def test_crafted_backups_are_refused_before_anything_is_written(
+    client, org_factory, stores, tmp_path
+) -> None:
+    """The probe's crafted backups — names with '..', absolute names, a link to /etc/hostname, a changed
+    manifest — and a few more: each refused with a clear message, nothing restored."""
+    org = org_factory("Acme")
+    ingest(client, org, [event_payload(n) for n in range(3)])
+    run_backup(stores, tmp_path / "good")
+    run_backup(stores, tmp_path / "good-sealed", passphrase="correct horse battery")
+    secret = stores.secret()
+    target = fresh_settings(tmp_path, stores)
+    hostname = Path("/etc/hostname")
+
+    def link_control_store(d: Path, data: dict[str, Any]) -> None:
+        (d / "control.db").unlink()
+        (d / "control.db").symlink_to(hostname)
+
+    def extra_link(d: Path, data: dict[str, Any]) -> None:
+        (d / "dagster").mkdir(exist_ok=True)
+        (d / "dagster" / "extra.db").symlink_to(hostname)
+
+    def named(name: str) -> Callable[[Path, dict[str, Any]], None]:
+        def change(d: Path, data: dict[str, Any]) -> None:
+            (d / "escape.db").write_bytes(b"x")
+            data["dagster_files"] = [name]
+            data["files"]["dagster/" + name] = {"size": 1}
+
+        return change
+
+    def changed_bytes(d: Path, data: dict[str, Any]) -> None:
+        body = bytearray((d / "control.db").read_bytes())
+        body[200] ^= 1
+        (d / "control.db").write_bytes(bytes(body))
+
+    def index_escape(d: Path, data: dict[str, Any]) -> None:
+        _unsigned(d, data)
+        index = d / "warehouse" / ".backup"
+        index.write_bytes(index.read_bytes().replace(b"<name>data/", b"<name>../../../data/", 1))
+
+    def more_rows(d: Path, data: dict[str, Any]) -> None:
+        data["tables"]["events"]["rows"] += 1
+
+    def database(d: Path, data: dict[str, Any]) -> None:
+        data["database"] = "x FROM File('/etc') --"
+
+    cases: list[
+        tuple[str, Path, Callable[[Path, dict[str, Any]], None], bytes | None, dict[str, Any], str]
+    ] = [
+        ("tampered", tmp_path / "good", more_rows, None, {}, "was changed after the backup was made"),
+        ("tampered-db", tmp_path / "good", database, None, {}, "was changed after the backup was made"),
+        ("dotdot", tmp_path / "good", named("../../escape.db"), secret, {}, "outside its own directory"),
+        ("absolute", tmp_path / "good", named("/etc/hostname"), secret, {}, "outside its own directory"),
+        ("link", tmp_path / "good", link_control_store, None, {}, "control.db is a symbolic link"),
+        ("extra-link", tmp_path / "good", extra_link, None, {}, "extra.db is a symbolic link"),
+        ("changed", tmp_path / "good", changed_bytes, None, {}, "not the file its manifest records"),
+        ("unsigned", tmp_path / "good", _unsigned, None, {}, "its manifest is not signed"),
+        (
+            "unsigned-dotdot",
+            tmp_path / "good",
+            lambda d, data: (_unsigned(d, data), data.update(dagster_files=["../../escape.db"])),
+            None,
+            {"allow_unsigned": True},
+            "outside its own directory",
+        ),
+        (
+            "index",
+            tmp_path / "good",
+            index_escape,
+            None,
+            {"allow_unsigned": True},
+            "outside its own directory",
+        ),
+        (
+            "sealed-tampered",
+            tmp_path / "good-sealed",
+            more_rows,
+            None,
+            {"passphrase": "correct horse battery"},
+            "was changed after the backup was made",
+        ),
+        (
+            "sealed-link",
+            tmp_path / "good-sealed",
+            lambda d, data: (
+                (d / "secret_key.sealed").unlink(),
+                (d / "secret_key.sealed").symlink_to(hostname),
+            ),
+            None,
+            {"passphrase": "correct horse battery"},
+            "secret_key.sealed is a symbolic link",
+        ),
+    ]
+    for name, original, change, sign_with, extra, message in cases:
+        crafted = _crafted(original, tmp_path / "crafted" / name, change, sign_with)
+        with pytest.raises(BackupError, match=message):
+            restore_backup(target, crafted, **extra)
+        assert list(target.data_dir.iterdir()) == [], name  # nothing restored, nothing written
+
+    # The secret at hand decides for a plain backup: another one, or none, is refused (never generated).
+    other = target.model_copy(update={"secret_key": SecretStr("another-secret-0123456789abcdef")})
+    with pytest.raises(BackupError, match="not the one of the installation that made this backup"):
+        restore_backup(other, tmp_path / "good")
+    with pytest.raises(BackupError, match="which a restore needs first"):
+        restore_backup(target.model_copy(update={"secret_key": None}), tmp_path / "good")
+    assert list(target.data_dir.iterdir()) == []
+
+    # A backup of an earlier version (unsigned) restores when the operator says so.
+    legacy = _crafted(tmp_path / "good", tmp_path / "legacy", _unsigned, None)
+    assert restore_backup(target, legacy, allow_unsigned=True).rows_checked >= 3
+    assert (target.data_dir / "control.db").read_bytes() != hostname.read_bytes()

@@ -30,6 +30,10 @@ from stacklens.ingest.timeparse import format_ms
 QUIET_SECONDS = 1.0
 # Rows a flush takes at most: a flush of a million rows would hold every later request for seconds.
 MAX_ROWS_PER_FLUSH = 20_000
+# Rows a group accepted on the event loop takes at most: a turn's one-event envelopes and small batches
+# (tens of microseconds a row), never a 1,000-line batch (milliseconds of digests and journal, during which
+# every page waits), which goes to the acceptor's thread with the requests after it.
+LOOP_GROUP_ROWS = 200
 
 
 class Acceptor(Drainer):
@@ -61,13 +65,14 @@ class Acceptor(Drainer):
         with ``wake=False``) when nothing of it would block. A group that would look keys or batches up in
         the warehouse goes back whole to the acceptor's thread, woken now, as every group does while that
         thread is accepting one; a keyed batch whose quotas must be read (or asked of Redis) goes back with
-        the requests after it, the ones before accepted here."""
+        the requests after it, the ones before accepted here. The loop takes at most LOOP_GROUP_ROWS rows:
+        a larger request and the ones after it are the thread's."""
         if not self._accepting.acquire(blocking=False):
             self._wake_acceptor()
             return
         try:
             with self._condition:
-                taken = self._take_group()
+                taken = self._take_group(LOOP_GROUP_ROWS, at_least_one=False)
             answer_now: list[Landing] = []
             if taken:
                 try:
@@ -101,12 +106,13 @@ class Acceptor(Drainer):
         self._waiting.extendleft(reversed(landings))
         self._rows_waiting += sum(landing.rows for landing in landings)
 
-    def _take_group(self) -> list[Landing]:
-        """The requests waiting, oldest first, up to MAX_ROWS_PER_FLUSH rows (at least one); called with
-        the condition held."""
+    def _take_group(self, most_rows: int = MAX_ROWS_PER_FLUSH, *, at_least_one: bool = True) -> list[Landing]:
+        """The requests waiting, oldest first, up to ``most_rows`` rows (at least one request however many
+        rows it has, unless ``at_least_one`` is False: the event loop's bound); called with the condition
+        held."""
         taken: list[Landing] = []
         rows = 0
-        while self._waiting and (not taken or rows + self._waiting[0].rows <= MAX_ROWS_PER_FLUSH):
+        while self._waiting and ((at_least_one and not taken) or rows + self._waiting[0].rows <= most_rows):
             landing = self._waiting.popleft()
             taken.append(landing)
             rows += landing.rows

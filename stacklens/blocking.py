@@ -9,6 +9,10 @@ taken, a source map loaded, a body inflating past :data:`LOOP_INFLATE_BYTES` —
 :func:`may_block`, which there raises :class:`WouldBlock`; the entrance then runs the admission again on its
 threads. Those steps all come before any effect of an admission (its quotas are spent last, and a refusal's
 note is a control-store write, itself marked), so running it again changes nothing but where it runs.
+
+The warehouse clients mark their own calls (every query, insert and command of a client that
+``stacklens.warehouse.client`` hands out calls :func:`may_block` first): a warehouse read added to work that
+runs on the loop steps aside even where nobody marked it.
 """
 
 from __future__ import annotations

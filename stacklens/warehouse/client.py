@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,6 +21,7 @@ import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
+from stacklens.blocking import may_block
 from stacklens.errors import Unavailable
 from stacklens.settings import Settings
 from stacklens.warehouse.engine import ENGINE_SERVER_SETTINGS, start_embedded_engine
@@ -101,7 +102,45 @@ def _summary_reads_storage() -> None:
     backend._summary = staticmethod(summary)
 
 
+# Every call of clickhouse-connect's synchronous clients that waits for the warehouse goes through one of
+# these (query, query_df, query_arrow and the streams through the first three; insert and insert_df through
+# data_insert): marking them marks every query, insert and command (tests/stacklens/warehouse/test_client.py
+# plants each public one on the event loop).
+_WAITING_CALLS = (
+    "_query_with_context",
+    "raw_query",
+    "raw_stream",
+    "command",
+    "data_insert",
+    "raw_insert",
+    "ping",
+)
+
+
+def _marked(client: Client) -> Client:
+    """``client`` with each of its calls that wait for the warehouse marked (stacklens.blocking.may_block):
+    called on the event loop inside ``loop_only()`` it raises WouldBlock before reaching the warehouse, and
+    the work runs again on a thread. The mark is the client's own, so no caller can forget it: a warehouse
+    read written into an admission or an accept group one day steps aside instead of holding every request
+    and page behind it."""
+    for name in _WAITING_CALLS:
+        setattr(client, name, _marking(getattr(client, name), name))
+    return client
+
+
+def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
+    what = f"a warehouse call ({name.strip('_')})"
+
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        may_block(what)
+        return call(*args, **kwargs)
+
+    return marked
+
+
 def _open(url: str, database: str | None) -> Client:
+    # Opening a client is a connection (or the embedded engine's start): never on the event loop either.
+    may_block("opening a warehouse client")
     scheme = urlsplit(url).scheme
     try:
         if scheme == "chdb":
@@ -110,11 +149,13 @@ def _open(url: str, database: str | None) -> Client:
                 _summary_reads_storage()
                 # The same settings again for this connection's server context: the pools that context
                 # creates later (merges and their CPU priority) read them from there.
-                return clickhouse_connect.get_client(
-                    dsn=url, database=database or "default", chdb_options=ENGINE_CONNECTION_SETTINGS
+                return _marked(
+                    clickhouse_connect.get_client(
+                        dsn=url, database=database or "default", chdb_options=ENGINE_CONNECTION_SETTINGS
+                    )
                 )
         if scheme in ("http", "https", "clickhouse", "clickhouses"):
-            return clickhouse_connect.get_client(dsn=url, database=database or "default")
+            return _marked(clickhouse_connect.get_client(dsn=url, database=database or "default"))
     except ClickHouseError as exc:
         text = str(exc)
         if scheme == "chdb" and ("EmbeddedServer" in text or "Unable to open the chdb engine" in text):

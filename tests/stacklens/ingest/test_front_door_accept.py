@@ -14,6 +14,7 @@ from clickhouse_connect.driver.client import Client
 from api.landing import landed
 from stacklens.blocking import may_block
 from stacklens.ingest.front_door import FrontDoor, front_door, recover_and_index, settle_front_doors
+from stacklens.ingest.front_door_accept import LOOP_GROUP_ROWS
 from stacklens.ingest.service import Attribution, BatchResult, admit_batch
 from stacklens.ingest.stored_key_index import own_warehouse
 from stacklens.settings import Settings
@@ -96,6 +97,23 @@ def test_the_requests_of_one_loop_turn_are_one_group_accepted_on_the_loop(
     assert status["requests_per_accept"] == 20.0, "one turn's requests, one group"
     assert settle_front_doors()
     assert count(warehouse, "events") == 20
+
+
+def test_the_loop_takes_small_groups_only_a_thousand_line_batch_goes_to_the_thread(
+    settings: Settings, warehouse: Client
+) -> None:
+    # One turn: ten one-line requests, then a 1,000-line batch (milliseconds of digests and journal), then
+    # one more line. The loop accepts the first ten; the batch (more than LOOP_GROUP_ROWS rows) and the one
+    # after it are the thread's, in order. (A synced spool is never written on the loop: unsynced here.)
+    settings = settings.model_copy(update={"spool_sync": False})
+    big = b"\n".join(error_line() for _ in range(1_000))
+    assert LOOP_GROUP_ROWS < 1_000
+    bodies = [error_line() for _ in range(10)] + [big, error_line()]
+    answers = asyncio.run(_on_the_loop(settings, bodies))
+    assert [result.accepted for result, _ in answers] == [1] * 10 + [1_000, 1]
+    assert [thread for _, thread in answers] == ["MainThread"] * 10 + ["front-door-accept"] * 2
+    assert settle_front_doors()
+    assert count(warehouse, "events") == 1_011
 
 
 def test_a_group_that_would_look_keys_up_goes_to_the_acceptor_thread(

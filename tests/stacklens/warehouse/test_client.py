@@ -1,0 +1,98 @@
+"""The warehouse client marks its own calls that wait (stacklens/warehouse/client.py): every query, insert and
+command of a client this module hands out stops inside a loop-only section before reaching the warehouse, so
+work run on the event loop cannot wait for the warehouse by forgetting a mark; elsewhere the calls run."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from clickhouse_connect.driver.client import Client
+
+from api.admission import LOOP_BODY_BYTES, admitted
+from stacklens.blocking import WouldBlock, loop_only
+from stacklens.settings import Settings
+from stacklens.warehouse.client import (
+    analyst_client,
+    ensure_database,
+    get_warehouse,
+    inserting_client,
+    second_client,
+)
+
+# A read that takes a second in the engine: run on the loop, it would hold every request for that second.
+SLOW = "SELECT count() FROM numbers(5) WHERE sleepEachRow(0.2) = 0"
+
+
+def _every_waiting_call(client: Client) -> dict[str, Callable[[], Any]]:
+    """Each public way of reaching the warehouse, with a statement that would be seen had it run."""
+    return {
+        "query": lambda: client.query(SLOW),
+        "query_rows_stream": lambda: list(client.query_rows_stream(SLOW)),
+        "query_np": lambda: client.query_np(SLOW),
+        "query_arrow": lambda: client.query_arrow(SLOW),
+        "raw_query": lambda: client.raw_query(SLOW),
+        "raw_stream": lambda: b"".join(client.raw_stream(SLOW)),
+        "command": lambda: client.command("INSERT INTO planted SELECT 1"),
+        "insert": lambda: client.insert("planted", [[2]], column_names=["n"]),
+        "raw_insert": lambda: client.raw_insert("planted", ["n"], b"3\n", fmt="TSV"),
+        "ping": lambda: client.ping(),
+    }
+
+
+def test_every_call_that_waits_stops_on_the_loop_before_the_warehouse(settings: Settings) -> None:
+    ensure_database(settings)
+    shared = get_warehouse(settings)
+    shared.command("CREATE TABLE planted (n UInt8) ENGINE = MergeTree ORDER BY n")
+    clients = {"shared": shared, "inserting": inserting_client(settings), "second": second_client(shared)}
+    with analyst_client(settings) as analyst:
+        clients["analyst"] = analyst
+        for kind, client in clients.items():
+            assert client is not None
+            for name, call in _every_waiting_call(client).items():
+                started = time.monotonic()
+                with pytest.raises(WouldBlock, match="a warehouse call"), loop_only():
+                    call()
+                assert time.monotonic() - started < 0.5, f"{kind}.{name} reached the warehouse first"
+        # Outside a loop-only section the same calls run (the marks cost nothing there).
+        assert analyst.query("SELECT 1").result_rows == [(1,)]
+    assert shared.query("SELECT count() FROM planted").result_rows == [(0,)], "nothing was written"
+    shared.insert("planted", [[2]], column_names=["n"])
+    assert shared.query("SELECT count() FROM planted").result_rows == [(1,)]
+
+
+def test_a_warehouse_read_planted_in_an_admission_without_a_mark_runs_on_a_thread(settings: Settings) -> None:
+    # A future step of an admission reads the warehouse and nobody marks it: run on the event loop (a body of
+    # a few bytes), the client's own mark stops it before the read, and the admission runs again on its
+    # threads; the loop meanwhile keeps turning.
+    ensure_database(settings)
+    client = get_warehouse(settings)
+    calls: list[str] = []
+
+    def admit() -> int:
+        calls.append(threading.current_thread().name)
+        return int(client.query(SLOW).result_rows[0][0])  # no may_block: the planted call
+
+    async def run() -> tuple[int, int, str]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        ticking = asyncio.create_task(ticker())
+        answer = await admitted(LOOP_BODY_BYTES, admit)
+        ticking.cancel()
+        return answer, ticks, threading.current_thread().name
+
+    answer, ticks, loop_thread = asyncio.run(run())
+    assert answer == 5
+    assert calls[0] == loop_thread and calls[1].startswith("stacklens-admission") and len(calls) == 2
+    # The read took ~1 s on a thread; had it run on the loop, the ticker could not have turned during it.
+    assert ticks >= 20, f"the loop turned {ticks} times during a one-second read"

@@ -91,3 +91,54 @@ def test_a_scaled_installation_is_refused_without_a_backup(settings, make_org) -
     assert "0129_recreate_issue_users" in str(refused.value)
     Args.no_backup = True
     assert migrate_cli._backup_first(Args(), Scaled(), plan) is None
+
+
+def test_backup_to_takes_a_folder_or_a_new_directory_and_says_which(
+    settings, make_org, tmp_path, capsys
+) -> None:
+    """`--backup-to` a folder holding earlier backups gets a new before-migrate-<time> directory inside it
+    (the earlier ones untouched); a path that does not exist, or an empty directory, holds the backup itself;
+    an earlier backup's own directory and the data directory are refused, and nothing is migrated."""
+    from stacklens.cli import migrate as migrate_cli
+    from stacklens.cli.main import CliError
+
+    _older_installation(settings, make_org)
+    plan = migrations.plan_migrations(settings)
+    folder = tmp_path / "backups"
+    (folder / "earlier").mkdir(parents=True)
+    (folder / "earlier" / "control.db").write_bytes(b"an earlier backup's bytes")
+
+    class Args:
+        no_backup = False
+        backup_to: object = None
+
+    def backed_up(given: object) -> tuple[object, str]:
+        Args.backup_to = given
+        made = migrate_cli._backup_first(Args(), settings, plan)
+        return made, capsys.readouterr().out
+
+    made, out = backed_up(tmp_path / "new" / "before-upgrade")
+    assert made == tmp_path / "new" / "before-upgrade" and "first (a new directory)" in out, out
+    assert Manifest.read(made).tables["events"]["rows"] == 5
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    made, out = backed_up(empty)
+    assert made == empty and "(the empty directory given)" in out and Manifest.read(empty).id
+    for refused, message in (
+        (tmp_path / "new" / "before-upgrade", "holds a backup already"),
+        (settings.data_dir, "is inside the data directory"),
+    ):
+        Args.backup_to = refused
+        with pytest.raises(CliError, match=message):
+            migrate_cli._backup_first(Args(), settings, plan)
+    assert not list(settings.data_dir.glob("before-migrate-*"))
+    capsys.readouterr()
+
+    assert main(["migrate", "--backup-to", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert f"first (a new directory in the folder {folder})" in out, out
+    made_in = [p for p in folder.iterdir() if p.name.startswith("before-migrate-")]
+    assert len(made_in) == 1 and Manifest.read(made_in[0]).tables["events"]["rows"] == 5
+    assert (folder / "earlier" / "control.db").read_bytes() == b"an earlier backup's bytes"
+    assert not [s for s in migrations.migration_status(settings) if s.applied_at is None]
+    assert _events(settings) == 5

@@ -5,18 +5,27 @@ of each other widget — as CSV (one row per widget, group and column, cells neu
 the message body), or as the summary with the dashboard rendered as a PDF
 (:mod:`stacklens.explore.report_pdf`) that e-mail attaches (chat and webhook channels send the summary and
 the link). One outbox row per report, then the next run is set; a report that cannot be built records its
-error on the subscription and waits for its next run."""
+error on the subscription and waits for its next run.
+
+Reports run in the one schedule runner beside every organization's alerts: a report is claimed (its next
+run moved on, in a short transaction), rendered with nothing written, then recorded in the outbox in a short
+transaction, so no control-store write lock is held while a report renders; each organization has at most
+:data:`REPORTS_PER_ORG` reports and :data:`ORG_BUDGET_S` seconds of a run, the rest staying due for the
+next run. A process that stops mid-render loses that one run of that report (it was claimed; its next run
+comes as scheduled): a report is never sent twice."""
 
 from __future__ import annotations
 
 import base64
 import html
 import re
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from stacklens.alerts.outbox import enqueue
@@ -35,10 +44,21 @@ ROWS_IN_SUMMARY = 3
 CSV_COLUMNS = ("widget", "group", "column", "value", "previous", "change_pct")
 
 
+# One organization's share of a run of the step (the alerts job runs every minute): at most this many
+# reports and seconds; the rest stay due for the next run. 198 reports of one organization rendered in one
+# run held every organization's alerts for 76 s (issue 62).
+REPORTS_PER_ORG = 10
+ORG_BUDGET_S = 20.0
+# The step's own share of a run, whatever the number of organizations.
+RUN_BUDGET_S = 40.0
+
+
 @dataclass
 class ReportSummary:
     sent: int = 0
     failed: int = 0
+    # Due but left for the next run: their organization's share (or the run's) was spent.
+    deferred: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -170,28 +190,95 @@ def _org_slug(session: Session, org_id: int) -> str:
     return org.slug if org is not None else str(org_id)
 
 
-def send_due(settings: Settings, client: Client, base_url: str, now: datetime | None = None) -> ReportSummary:
-    """Put every due subscription's report in the outbox and set its next run; each subscription on its own
-    (one that fails records its error and waits for its next run)."""
+def send_due(
+    settings: Settings,
+    client: Client,
+    base_url: str,
+    now: datetime | None = None,
+    *,
+    per_org: int = REPORTS_PER_ORG,
+    org_budget_s: float = ORG_BUDGET_S,
+    run_budget_s: float = RUN_BUDGET_S,
+) -> ReportSummary:
+    """Put due subscriptions' reports in the outbox and set their next runs; each subscription on its own
+    (one that fails records its error and waits for its next run).
+
+    Each organization has at most ``per_org`` reports and ``org_budget_s`` seconds of a run, the run at most
+    ``run_budget_s``; what is left stays due for the next run (the organization whose report is due longest
+    first). A report is claimed, rendered and recorded in three steps, and only the first and last write:
+    the claim moves the subscription's next run on (so no other run sends it again), the report is rendered
+    with no transaction writing, and the outbox row goes in in a short transaction of its own."""
     now = now or datetime.now(UTC)
     summary = ReportSummary()
     with session_scope(settings) as session:
-        ids = [row.id for row in due(session, now)]
-    for subscription_id in ids:
-        with session_scope(settings) as session:
-            row = session.get(Subscription, subscription_id)
-            if row is None:
+        found = [(row.org_id, row.id) for row in due(session, now)]
+    by_org: dict[int, list[int]] = {}
+    for org_id, subscription_id in found:
+        by_org.setdefault(org_id, []).append(subscription_id)
+    run_deadline = time.monotonic() + run_budget_s
+    for ids in by_org.values():
+        deadline = min(time.monotonic() + org_budget_s, run_deadline)
+        taken = 0
+        for subscription_id in ids:
+            if taken >= per_org or time.monotonic() >= deadline:
+                summary.deferred += 1
                 continue
-            row.last_run_at = now
-            row.next_run_at = schedule_of(row).next_run(now)
-            try:
-                payload = build_report(client, session, row, base_url, now)
-            except Exception as exc:  # noqa: BLE001 - one subscription's failure is its own, recorded on it
-                row.last_error = str(exc)[:500]
-                summary.failed += 1
-                summary.errors.append(f"subscription {row.id}: {exc}")
-                continue
-            enqueue(session, row.org_id, [row.channel_id], "report", payload)
-            row.last_error = ""
-            summary.sent += 1
+            if not _claim(settings, subscription_id, now):
+                continue  # not due any more: paused, deleted, or claimed by another run
+            taken += 1
+            _render_and_record(settings, client, subscription_id, base_url, now, summary)
     return summary
+
+
+def _claim(settings: Settings, subscription_id: int, now: datetime) -> bool:
+    """Move the subscription's next run on if it is still due (a conditional update: of two runs claiming
+    the same report, one wins); whether this run got it."""
+    with session_scope(settings) as session:
+        row = session.get(Subscription, subscription_id)
+        if row is None or row.paused or row.next_run_at > now:
+            return False
+        claimed = session.execute(
+            update(Subscription)
+            .where(
+                Subscription.id == subscription_id,
+                Subscription.next_run_at == row.next_run_at,
+                Subscription.paused.is_(False),
+            )
+            .values(next_run_at=schedule_of(row).next_run(now), last_run_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        return bool(getattr(claimed, "rowcount", 0) == 1)
+
+
+def _render_and_record(
+    settings: Settings,
+    client: Client,
+    subscription_id: int,
+    base_url: str,
+    now: datetime,
+    summary: ReportSummary,
+) -> None:
+    error = ""
+    payload: dict[str, Any] = {}
+    # Rendering only reads the control store: no write lock is held while the widgets are answered and the
+    # PDF drawn (a report took seconds; another organization's write waited behind it and got 503).
+    with session_scope(settings) as session:
+        row = session.get(Subscription, subscription_id)
+        if row is None:  # deleted since it was claimed
+            return
+        try:
+            payload = build_report(client, session, row, base_url, now)
+        except Exception as exc:  # noqa: BLE001 - one subscription's failure is its own, recorded on it
+            error = str(exc)
+    with session_scope(settings) as session:
+        row = session.get(Subscription, subscription_id)
+        if row is None:
+            return
+        if error:
+            row.last_error = error[:500]
+            summary.failed += 1
+            summary.errors.append(f"subscription {row.id}: {error}")
+            return
+        enqueue(session, row.org_id, [row.channel_id], "report", payload)
+        row.last_error = ""
+        summary.sent += 1

@@ -141,7 +141,12 @@ def test_an_organizations_spent_share_leaves_its_issues_for_the_next_run(
     landed = [land(o["org_id"], o["project_id"], [event("/app/src/checkout/pay.py")]) for o in orgs]
     client = get_warehouse(stores)
     with session_scope(stores) as session:
-        before = {o["project_id"]: session.get(OwnershipRules, o["project_id"]).checked_until for o in orgs}  # type: ignore[union-attr]
+        before = {
+            o["project_id"]: session.scalar(
+                select(OwnershipRules.checked_until).where(OwnershipRules.project_id == o["project_id"])
+            )
+            for o in orgs
+        }
         spent = assign_new_issues(session, client, org_budget_s=0.0)
         assert (spent.assigned, spent.looked_at, spent.deferred) == (0, 0, 2)
     with session_scope(stores) as session:

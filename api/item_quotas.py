@@ -12,6 +12,7 @@ from stacklens.control.project_quotas import ProjectQuota, remembered_project_qu
 from stacklens.errors import RateLimited
 from stacklens.ingest.service import TakeItems
 from stacklens.outcomes.counting import RATE_LIMIT_NAMES
+from stacklens.outcomes.managed import GiveBack
 from stacklens.settings import Settings
 
 
@@ -32,14 +33,14 @@ def item_taker(
     and projects' quotas still hold. SDKs' own requests (envelopes, OTLP) are held to a multiple of their
     recent rate."""
 
-    def take(counts: Counter[tuple[int, str]]) -> None:
+    def take(counts: Counter[tuple[int, str]]) -> GiveBack | None:
         quotas = dict(known or {})
         for project_id in {project_id for project_id, _ in counts if project_id and project_id not in quotas}:
             quota = remembered_project_quota(settings, project_id)
             if quota is not None:
                 quotas[project_id] = quota
         spike = SpikeRule.of(settings) if spike_protection else None
-        limiter.take_items(org_id, org_per_minute, counts, quotas, spike)
+        return limiter.take_items(org_id, org_per_minute, counts, quotas, spike)
 
     return take
 

@@ -15,7 +15,7 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
@@ -272,17 +272,21 @@ class RateLimiter:
         counts: Mapping[tuple[int, str], int],
         quotas: Mapping[int, ProjectQuota],
         spike: SpikeRule | None = None,
-    ) -> None:
+    ) -> Callable[[], None] | None:
         """Spend a request's accepted items, by (project id, category), from every limit they fall under:
         each project's per-category limits, its own events per minute, spike protection, then the
         organization's quota. All or nothing: a refusal gives back what the request took before it, and
-        raises :class:`RateLimited` naming the categories, scope and reason of the limit that refused."""
+        raises :class:`RateLimited` naming the categories, scope and reason of the limit that refused.
+
+        Returns what gives the whole spend back (None when nothing was spent): a request the front door
+        refuses after its quotas (a full queue, a spool that cannot be written) is resent, and must not pay
+        twice (stacklens.outcomes.managed)."""
         per_project: Counter[int] = Counter()
         for (project_id, _), n in counts.items():
             per_project[project_id] += n
         total = sum(per_project.values())
         if total <= 0:
-            return
+            return None
         limits: list[_Limit] = []
         for (project_id, category), n in sorted(counts.items()):
             per_minute = quotas[project_id].categories.get(category) if project_id in quotas else None
@@ -331,6 +335,15 @@ class RateLimiter:
         for project_id, n in per_project.items():
             if project_id:
                 self.buckets.add_recent(self._history_key(project_id), minute, n)
+
+        def give_back() -> None:  # a negative take puts the tokens back; the trailing hour forgets them
+            for spent in taken:
+                self.buckets.take(spent.key, spent.per_minute, spent.per_minute / 60, -spent.n)
+            for project_id, n in per_project.items():
+                if project_id:
+                    self.buckets.add_recent(self._history_key(project_id), minute, -n)
+
+        return give_back
 
     def usage(self, org_id: int, per_minute: int | None = None) -> dict[str, Any]:
         """What is left of the organization's event quota right now."""

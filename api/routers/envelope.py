@@ -10,6 +10,7 @@ envelope, 401 without a key, 403 for a key that is not a current app key of the 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -33,6 +34,7 @@ from stacklens.control.key_use_tally import count_key_use
 from stacklens.control.project_quotas import ProjectQuota
 from stacklens.disk_floor import require_disk_room
 from stacklens.errors import InvalidInput, NotFound, RateLimited, StackLensError
+from stacklens.ingest.decode import DecodeError
 from stacklens.ingest.envelope import (
     MAX_DECODED_BYTES,
     MAX_ENVELOPE_BYTES,
@@ -40,7 +42,8 @@ from stacklens.ingest.envelope import (
     auth_key,
     dsn_key,
     envelope_lines,
-    read_envelope,
+    envelope_of,
+    item_kinds,
     read_header,
     store_lines,
 )
@@ -48,7 +51,13 @@ from stacklens.ingest.inflate import DecodedBody
 from stacklens.ingest.prepared_rows import Attribution
 from stacklens.ingest.service import Admitted, BatchResult, admit_batch
 from stacklens.ingest.workers import AppKeyResolver
-from stacklens.outcomes.counting import NOT_STORED, Outcomes
+from stacklens.outcomes.counting import (
+    ENVELOPE_TOO_LARGE,
+    MALFORMED_ENVELOPE,
+    NOT_STORED,
+    Outcomes,
+    category_of,
+)
 from stacklens.outcomes.tally import count_outcomes
 from stacklens.settings import Settings
 
@@ -176,7 +185,9 @@ def _admit(
     lines prepared and within their quotas."""
     if store:
         caller = _identify(settings, project_id, key)
-        lines = store_lines(decoded.rest(), key or "", received)
+        lines = _counted_when_refused(
+            settings, caller, decoded, lambda rest: store_lines(rest, key or "", received), single=True
+        )
     else:
         known = _identify(settings, project_id, key) if key else None
         headers = read_header(decoded)
@@ -184,8 +195,48 @@ def _admit(
             key = dsn_key(headers)
             known = _identify(settings, project_id, key)
         caller = known
-        lines = envelope_lines(read_envelope(decoded, headers), key or "", received)
+        lines = _counted_when_refused(
+            settings,
+            caller,
+            decoded,
+            lambda rest: envelope_lines(envelope_of(rest, headers), key or "", received),
+        )
     return Received(caller, key or "", lines, _admit_lines(settings, caller, key or "", lines, limiter))
+
+
+def _counted_when_refused(
+    settings: Settings,
+    caller: Caller,
+    decoded: DecodedBody,
+    read: Callable[[bytes], EnvelopeLines],
+    single: bool = False,
+) -> EnvelopeLines:
+    """``read(rest of the body)``; an envelope refused whole (400, 413) once its key is known is counted
+    first: each item whose header can be read under its category (``single``: the one event of /store/),
+    else one error (a body that cannot be inflated or split), as invalid or too large."""
+    kinds: Counter[str] = Counter({"event": 1}) if single else Counter()
+    try:
+        rest = decoded.rest()
+        if not single:
+            try:
+                return read(rest)
+            except DecodeError:
+                kinds = item_kinds(rest)
+                raise
+        return read(rest)
+    except DecodeError as refused:
+        too_large = refused.status == 413
+        outcome, reason = ("too_large", ENVELOPE_TOO_LARGE) if too_large else ("invalid", MALFORMED_ENVELOPE)
+        project_id = caller.identity.project_id
+        counts: Outcomes = Counter()
+        for kind, n in kinds.items():
+            category = category_of(kind)
+            if category is not None:
+                counts[(project_id, category, outcome, reason)] += n
+        if not kinds:
+            counts[(project_id, "error", outcome, reason)] += 1
+        count_outcomes(settings, caller.identity.org_id, counts)
+        raise
 
 
 def _admit_lines(
@@ -198,29 +249,32 @@ def _admit_lines(
         )
     identity = caller.identity
     by_key = AppKeyResolver(settings, identity.org_id)
-    try:
-        return admit_batch(
-            settings,
-            identity.org_id,
-            lines.lines,
-            header_app_key=None,
-            idempotency_key=lines.idempotency_key,
-            resolve=lambda raw: caller.attribution if raw == key else by_key(raw),
-            take_events=item_taker(settings, limiter, identity.org_id, caller.quota, caller.project_quotas),
-            figures_answered=False,
-        )
-    except RateLimited as refused:
-        _count_attachments(settings, caller, lines, "rate_limited", refused.reason)
-        raise
+    attachments = lines.counted.get("attachment", 0)
+    # Attachments are counted, never stored: their outcome follows the envelope's (a refusal's, or filtered).
+    also: Outcomes | None = (
+        Counter({(identity.project_id, "attachment", "filtered", NOT_STORED): attachments})
+        if attachments
+        else None
+    )
+    return admit_batch(
+        settings,
+        identity.org_id,
+        lines.lines,
+        header_app_key=None,
+        idempotency_key=lines.idempotency_key,
+        resolve=lambda raw: caller.attribution if raw == key else by_key(raw),
+        take_events=item_taker(settings, limiter, identity.org_id, caller.quota, caller.project_quotas),
+        figures_answered=False,
+        also=also,
+    )
 
 
 async def _landed(settings: Settings, received: Received, ip: str) -> BatchResult | None:
-    """The envelope's result once the front door has its rows, counted."""
+    """The envelope's result once the front door has its rows (its outcomes counted by the landing's end)."""
     if received.admitted is None:
         return None
     result = await landed(received.admitted)
     caller = received.caller
-    _count_attachments(settings, caller, received.lines, "filtered", NOT_STORED)
     if not result.replayed and result.accepted:
         identity = caller.identity
         count_key_use(settings, identity.org_id, "app", identity.app_key_id, events=result.accepted, ip=ip)

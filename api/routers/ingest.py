@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from clickhouse_connect.driver.exceptions import OperationalError
@@ -26,8 +25,9 @@ from stacklens.control.rate_limits import EVENTS
 from stacklens.disk_floor import require_disk_room
 from stacklens.errors import RateLimited, StackLensError, Unavailable
 from stacklens.ingest.decode import MAX_BODY_BYTES, DecompressionBusy
-from stacklens.ingest.service import Admitted, BatchResult, admit_body
+from stacklens.ingest.service import Admitted, BatchResult, TakeItems, admit_body
 from stacklens.outcomes.counting import ORG_QUOTA
+from stacklens.outcomes.managed import GiveBack
 from stacklens.settings import Settings
 
 router = APIRouter(prefix="/api", tags=["ingest"])
@@ -93,14 +93,12 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-def _take_events(
-    settings: Settings, identity: ApiKeyIdentity, limiter: RateLimiter
-) -> Callable[[Counter[tuple[int, str]]], None]:
+def _take_events(settings: Settings, identity: ApiKeyIdentity, limiter: RateLimiter) -> TakeItems:
     take = item_taker(settings, limiter, identity.org_id, identity.events_per_minute, spike_protection=False)
 
-    def spend(counts: Counter[tuple[int, str]]) -> None:
+    def spend(counts: Counter[tuple[int, str]]) -> GiveBack | None:
         try:
-            take(counts)
+            return take(counts)
         except RateLimited as refused:
             if refused.reason == ORG_QUOTA:  # the activity log's entry names the organization's quota
                 note_refusal(

@@ -148,7 +148,12 @@ def read_header(body: DecodedBody) -> dict[str, Any]:
 
 def read_envelope(body: DecodedBody, headers: dict[str, Any]) -> Envelope:
     """The envelope whose header :func:`read_header` read: the rest of the body inflated, its items read."""
-    return Envelope(headers=headers, items=read_items(body.rest()))
+    return envelope_of(body.rest(), headers)
+
+
+def envelope_of(rest: bytes, headers: dict[str, Any]) -> Envelope:
+    """The envelope of ``headers`` (read by :func:`read_header`) and the inflated ``rest`` of its body."""
+    return Envelope(headers=headers, items=read_items(rest))
 
 
 def parse_envelope(raw: bytes) -> Envelope:
@@ -197,6 +202,34 @@ def read_items(data: bytes) -> list[Item]:
                 raise decode_error(400, str(exc)) from None
         items.append(Item(payload=payload, headers=headers))
     return items
+
+
+def item_kinds(data: bytes) -> Counter[str]:
+    """The item types of an envelope body that :func:`read_items` refused, as far as their headers can be
+    read (stopping at the first that cannot): what its outcomes count. Bounded as ``read_items`` is."""
+    kinds: Counter[str] = Counter()
+    position, end = 0, len(data)
+    while position < end and sum(kinds.values()) < MAX_ITEMS:
+        newline = data.find(b"\n", position)
+        stop = end if newline == -1 else newline
+        header_line = data[position:stop].rstrip()
+        if not header_line:
+            break
+        try:
+            headers = _json_object(header_line, "an item's header")
+        except ValueError:
+            break
+        kind = headers.get("type")
+        if not isinstance(kind, str) or not kind:
+            break
+        kinds[kind] += 1
+        length = headers.get("length")
+        if isinstance(length, int) and not isinstance(length, bool) and length >= 0:
+            following = data.find(b"\n", stop + 1 + length)
+        else:
+            following = data.find(b"\n", stop + 1)
+        position = end if following == -1 else following + 1
+    return kinds
 
 
 def _payload(data: bytes, start: int, length: Any, number: int) -> tuple[bytes, int]:

@@ -53,6 +53,7 @@ from stacklens.ingest.landing import (
 from stacklens.ingest.project_holds import ProjectHold
 from stacklens.ingest.refusals import note_refusal
 from stacklens.ingest.stored_key_index import load_owned_index
+from stacklens.outcomes.counting import QUEUE_FULL
 from stacklens.settings import Settings
 
 # Rows that may wait for a flush before an entrance answers 503 (the queue is full): a burst larger than the
@@ -112,6 +113,8 @@ class FrontDoor(Acceptor):
                 note_refusal(
                     self.settings.data_dir, "queue"
                 )  # readiness and the service's own alerts read it (stacklens/self_watch)
+                if landing.outcomes is not None:  # counted once, its quota given back for the resend
+                    landing.outcomes.refuse("invalid", QUEUE_FULL)
                 raise QueueFull(
                     f"the front door holds {waiting:,} rows waiting for the warehouse; retry shortly"
                 )

@@ -25,6 +25,7 @@ from stacklens.ingest.landing import (
 )
 from stacklens.ingest.stored_key_index import BATCHES, key_digest
 from stacklens.ingest.timeparse import format_ms
+from stacklens.outcomes.counting import SPOOL_UNAVAILABLE, WAREHOUSE_UNAVAILABLE
 
 # A lone request lands before its answer only when the door accepted nothing for this long (see _accept_loop).
 QUIET_SECONDS = 1.0
@@ -131,9 +132,12 @@ class Acceptor(Drainer):
                 # The spool's journal could not be written (a read-only or full volume): the rows are not
                 # safe anywhere yet, so the senders keep them. The path stays in the log, not the answer.
                 error = Unavailable(f"the ingest spool cannot be written ({exc.strerror or exc}); retry")
+                failure = SPOOL_UNAVAILABLE
             else:
                 error = Unavailable(f"the warehouse did not answer: {str(exc).splitlines()[0][:300]}")
+                failure = WAREHOUSE_UNAVAILABLE
             for landing in taken:
+                landing.failure = landing.failure or failure  # the outcome's reason (Landing.finish)
                 landing.error = landing.error or error
             spooled, aside = None, []
         if aside:

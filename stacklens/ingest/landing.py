@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from stacklens.errors import RateLimited
 from stacklens.ingest import writer
-from stacklens.ingest.batch_result import BatchResult, replayed
+from stacklens.ingest.batch_result import BatchResult, IdempotencyKeyReused, replayed
 from stacklens.ingest.flush_journal import Insert, Unchecked
 from stacklens.ingest.prepared_rows import Prepared, ReadyRow, line_of
 from stacklens.ingest.timeparse import format_ms
+from stacklens.outcomes.counting import IDEMPOTENCY_KEY_REUSED, INTERNAL
+from stacklens.outcomes.managed import ManagedOutcomes
 
 # A flush's rows by (table, columns, partition): each row's encoded bytes and its key (organization, project,
 # event id or dedup key), which a journal inserted again looks up; None for spans.
@@ -48,6 +51,11 @@ class Landing:
     # Spends the request's quotas (raises RateLimited): a keyed batch's, called by the accept group once its
     # replay look-up found no earlier landing (a resent batch costs no quota). None: spent before.
     take: Callable[[], None] | None = None
+    # The request's outcomes, resolved once when the landing ends (finish): accepted once its rows are in the
+    # spool, else under its refusal (stacklens.outcomes.managed). None: counted by whoever made the landing.
+    outcomes: ManagedOutcomes | None = None
+    # Why the door failed the landing (an outcome's reason: spool or warehouse unavailable), with ``error``.
+    failure: str = ""
 
     def spend(self) -> bool:
         """Spend the quotas still to spend; whether the rows may land (else ``error`` holds the refusal)."""
@@ -61,9 +69,26 @@ class Landing:
         return True
 
     def finish(self) -> None:
+        """The door is done with the landing: its outcomes resolved, then its request told."""
+        if self.outcomes is not None and not self.outcomes.resolved:
+            self._resolve(self.outcomes)
         self.done.set()
         if self.on_done is not None:
             self.on_done()
+
+    def _resolve(self, outcomes: ManagedOutcomes) -> None:
+        error = self.error
+        if error is None:
+            if self.result.replayed:
+                outcomes.forget()  # counted when the batch first landed
+            else:
+                outcomes.accept()
+        elif isinstance(error, RateLimited):  # a keyed batch's quota, spent in its accept group
+            outcomes.refuse("rate_limited", error.reason)
+        elif isinstance(error, IdempotencyKeyReused):
+            outcomes.refuse("invalid", IDEMPOTENCY_KEY_REUSED)
+        else:
+            outcomes.refuse("invalid", self.failure or INTERNAL)
 
     def answer(self) -> BatchResult:
         """The result once ``done`` is set, or the refusal it met."""

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stacklens.blocking import may_block
+from stacklens.blocking import WouldBlock, may_block
 from stacklens.errors import ApplicationNotFound, InvalidInput, RateLimited, StackLensError
 from stacklens.ingest import writer
 from stacklens.ingest.batch_result import MAX_REJECTED_REPORTED as MAX_REJECTED_REPORTED
@@ -34,8 +34,8 @@ from stacklens.ingest.workers import (
     estimated_raw_bytes,
     pool_for,
 )
-from stacklens.outcomes.counting import accepted_counts, as_refused
-from stacklens.outcomes.tally import count_outcomes
+from stacklens.outcomes.counting import INTERNAL, UNKNOWN_APP_KEY, UNREADABLE, Outcomes, accepted_counts
+from stacklens.outcomes.managed import GiveBack, ManagedOutcomes
 from stacklens.settings import Settings
 from stacklens.sourcemaps.grouping import SourceMapGrouping
 from stacklens.warehouse.client import get_warehouse
@@ -44,8 +44,9 @@ from stacklens_contract.words import APPLICATION_NOT_FOUND
 # Starts preparing a batch (its context, and what gives original frames for grouping) and returns the call
 # that waits for it.
 Begin = Callable[[BatchContext, OriginalFrames], Callable[[], Prepared]]
-# Spends the quotas of a request's accepted items, by (project id, category), or raises RateLimited.
-TakeItems = Callable[[Counter[tuple[int, str]]], None]
+# Spends the quotas of a request's accepted items, by (project id, category), or raises RateLimited; returns
+# what gives them back (a request the door then refuses), or None when there is nothing to give back.
+TakeItems = Callable[[Counter[tuple[int, str]]], GiveBack | None]
 
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9_\-:.]{1,128}$")
 
@@ -163,9 +164,11 @@ def admit_batch(
     resolve: Callable[[str], Attribution | None],
     take_events: TakeItems,
     figures_answered: bool = True,
+    also: Outcomes | None = None,
 ) -> BatchResult | Admitted:
     """One decoded batch prepared in this thread and within its quotas, not yet landed (:class:`Admitted`),
-    or the answer it has already (a replay)."""
+    or the answer it has already (a replay). ``also``: items of the request counted beside its lines, whose
+    outcome follows the request's (an envelope's attachments; :class:`ManagedOutcomes`)."""
     return _admit(
         settings,
         org_id,
@@ -178,6 +181,7 @@ def admit_batch(
         ),
         take_events,
         figures_answered=figures_answered,
+        also=also,
     )
 
 
@@ -205,6 +209,7 @@ def _admit(
     take_events: TakeItems,
     *,
     figures_answered: bool = True,
+    also: Outcomes | None = None,
 ) -> BatchResult | Admitted:
     """``begin(context, originals)`` starts preparing the batch (in this thread or the worker processes) and
     returns the call that waits for it.
@@ -243,25 +248,36 @@ def _admit(
         landed = writer.find_batch(client, org_id, batch_id) if keyed else None
         if landed is not None:
             return replayed(landed, prepared.body_hash)
-        count_outcomes(settings, org_id, prepared.outcomes)
+        reason = UNKNOWN_APP_KEY if isinstance(refusal, ApplicationNotFound) else UNREADABLE
+        ManagedOutcomes(settings, org_id, prepared.outcomes, also).refuse("invalid", reason)
         raise refusal
     counts = accepted_counts(prepared.outcomes)
+    # From here the request's outcomes are resolved exactly once, whatever happens to it (see
+    # stacklens.outcomes.managed): refused here, or by the landing's end in the front door.
+    outcomes = ManagedOutcomes(settings, org_id, prepared.outcomes, also)
 
     def take() -> None:
-        try:
-            take_events(counts)
-        except RateLimited as refused:
-            count_outcomes(settings, org_id, as_refused(prepared.outcomes, "rate_limited", refused.reason))
-            raise
+        outcomes.give_back = take_events(counts)
 
     landing = Landing(org_id, batch_id, keyed, prepared, received, result, counts_duplicates=figures_answered)
+    landing.outcomes = outcomes
     if keyed:
         # A keyed batch spends its quotas in the front door's accept group, once its replay look-up (one
         # for the whole group) found no earlier landing: a resent batch costs no quota, and a request pays no
-        # warehouse look-up of its own.
+        # warehouse look-up of its own. A refusal there is resolved with the landing.
         landing.take = take
     else:
-        take()
+        try:
+            take()
+        except WouldBlock:
+            outcomes.forget()  # nothing took effect: the admission runs again on a thread
+            raise
+        except RateLimited as refused:
+            outcomes.refuse("rate_limited", refused.reason)
+            raise
+        except Exception:
+            outcomes.refuse("invalid", INTERNAL)  # the quotas could not be read (Redis down: 503)
+            raise
     return Admitted(settings, landing)
 
 
@@ -312,10 +328,6 @@ class Admitted:
         return door
 
     def answer(self) -> BatchResult:
-        """The answer once the landing is done (or its refusal). Outcomes are counted once the batch is
-        durable: a 503 (warehouse down, queue full) is resent and counted then. A resend of a keyed batch was
-        counted the first time (the front door answers it as a replay)."""
-        answered = self.landing.answer()
-        if not answered.replayed:
-            count_outcomes(self.settings, self.landing.org_id, self.landing.prepared.outcomes)
-        return answered
+        """The answer once the landing is done (or its refusal). Its outcomes were resolved by the landing's
+        end, whether or not anybody waited for it (stacklens.outcomes.managed)."""
+        return self.landing.answer()

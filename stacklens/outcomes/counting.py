@@ -44,6 +44,18 @@ ORG_QUOTA = "org_quota"
 PROJECT_QUOTA = "project_quota"
 CATEGORY_QUOTA = "category_quota"
 SPIKE_PROTECTION = "spike_protection"
+# A request refused or lost after its admission (stacklens.outcomes.managed), its items that would land:
+QUEUE_FULL = "queue_full"  # the front door holds as many rows as it may (503)
+SPOOL_UNAVAILABLE = "spool_unavailable"  # the spool's journal could not be written (503)
+WAREHOUSE_UNAVAILABLE = "warehouse_unavailable"  # the accept group's look-up failed (503)
+IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"  # a landed batch's key with another body (409)
+INTERNAL = "internal"  # dropped without an answer: a request cancelled before the door had it, a failure
+# An envelope refused whole (400/413) once its key is known: its items, as far as their headers can be read.
+MALFORMED_ENVELOPE = "malformed_envelope"
+ENVELOPE_TOO_LARGE = "envelope_too_large"
+# A client report that claimed more than an SDK can have dropped (see the bounds below): the report is counted
+# under this reason instead of accepted, and only what is within the bounds is added.
+DISCARDS_OVER_BOUND = "discards_over_bound"
 
 # The SDKs' data categories (sentry-python's `DataCategory`, Relay's names) → ours; others (profile, monitor,
 # …) are outside the outcome categories and not counted.
@@ -79,6 +91,20 @@ DISCARD_OUTCOMES: dict[str, str] = {
     "too_large": "too_large",
 }
 MAX_REASON = 64
+# What one client report may add. An SDK sends one every few seconds to a minute (sentry-python: at most every
+# 30 s, or when it flushes) with what it dropped since the last one: a busy process sampling transactions at
+# 1 % drops a few thousand a second at most. Quantities are the SDK's word, unauthenticated beyond the public
+# DSN key, so they are bounded: an entry adds at most MAX_DISCARD_QUANTITY, a report at most
+# MAX_DISCARDS_PER_REPORT over at most MAX_DISCARD_ENTRIES (category, reason) entries; the rest is not added
+# and the report counts under DISCARDS_OVER_BOUND. Per project, client reports add at most
+# stacklens.outcomes.tally.MAX_DISCARDS_PER_MINUTE a minute (docs/security.md).
+MAX_DISCARD_QUANTITY = 100_000
+MAX_DISCARDS_PER_REPORT = 1_000_000
+MAX_DISCARD_ENTRIES = 32
+# Marks the reason of a quantity an SDK reported (not an item the service saw) until it is tallied, where the
+# per-project bound applies and the mark is removed (stacklens.outcomes.tally). Never in a reason as stored:
+# reasons from SDKs are cut to printable characters.
+SDK_MARK = "\x1f"
 
 
 def category_of(item_type: str) -> str | None:
@@ -88,9 +114,13 @@ def category_of(item_type: str) -> str | None:
 
 def client_discards(project_id: int, payload: Mapping[str, Any]) -> Outcomes:
     """What an SDK's ``client_report`` says it dropped itself: its ``discarded_events`` by category and
-    reason. Entries that are not well formed, or of a category outside ours, are left out."""
+    reason, within the bounds above. Entries that are not well formed, or of a category outside ours, are
+    left out. A report over a bound moves itself from ``accepted`` to :data:`DISCARDS_OVER_BOUND` (its caller
+    counted it accepted). Each reason carries :data:`SDK_MARK` until it is tallied."""
     counts: Outcomes = Counter()
     entries = payload.get("discarded_events")
+    room = MAX_DISCARDS_PER_REPORT
+    over = False
     for entry in entries if isinstance(entries, list) else []:
         if not isinstance(entry, dict):
             continue
@@ -101,9 +131,30 @@ def client_discards(project_id: int, payload: Mapping[str, Any]) -> Outcomes:
             continue
         if not isinstance(quantity, int) or isinstance(quantity, bool) or quantity <= 0:
             continue
-        reason = reason[:MAX_REASON]
-        counts[(project_id, category, DISCARD_OUTCOMES.get(reason, "dropped"), reason)] += quantity
+        reason = _printable(reason[:MAX_REASON])
+        key = (project_id, category, DISCARD_OUTCOMES.get(reason, "dropped"), SDK_MARK + reason)
+        if key not in counts and len(counts) >= MAX_DISCARD_ENTRIES:
+            over = True
+            continue
+        taken = min(quantity, MAX_DISCARD_QUANTITY - counts[key], room)
+        over = over or taken < quantity
+        if taken > 0:
+            counts[key] += taken
+            room -= taken
+    if over:
+        counts[(project_id, "client_report", "accepted", "")] -= 1
+        counts[(project_id, "client_report", "invalid", DISCARDS_OVER_BOUND)] += 1
     return counts
+
+
+def _printable(reason: str) -> str:
+    """A reason as it may be stored and shown: printable characters only (an SDK's reason is a short code)."""
+    return reason if reason.isprintable() else "".join(c for c in reason if c.isprintable()) or "unknown"
+
+
+def is_reported(reason: str) -> bool:
+    """Whether an outcome's ``reason`` is a quantity an SDK reported (see :data:`SDK_MARK`)."""
+    return reason[:1] == SDK_MARK
 
 
 def accepted_counts(outcomes: Outcomes) -> Counter[tuple[int, str]]:

@@ -20,13 +20,17 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from stacklens.outcomes.counting import Outcomes
+from stacklens.outcomes.counting import DISCARDS_OVER_BOUND, Outcomes, is_reported
 from stacklens.settings import Settings
 from stacklens.warehouse.client import inserting_client
 
 log = logging.getLogger(__name__)
 
 WRITE_EVERY_SECONDS = 2.0
+# What client reports may add per project and minute in this process, all their entries together (the bounds
+# of one report are in stacklens.outcomes.counting): about 16,000 items a second that the project's SDKs say
+# they dropped. Past it a report adds nothing more that minute and counts under DISCARDS_OVER_BOUND.
+MAX_DISCARDS_PER_MINUTE = 1_000_000
 COLUMNS = ["org_id", "project_id", "hour", "category", "outcome", "reason", "quantity"]
 
 # (org id, project id, hour, category, outcome, reason)
@@ -38,6 +42,8 @@ _write_lock = threading.Lock()
 # (warehouse URL, database) → (settings to reach it with, counts waiting to be written).
 _pending: dict[tuple[str, str], tuple[Settings, Counter[_Key]]] = {}
 _writer: threading.Thread | None = None
+# (org id, project id) → (minute, quantities client reports added in it): MAX_DISCARDS_PER_MINUTE.
+_reported: dict[tuple[int, int], tuple[int, int]] = {}
 
 
 def _warehouse_of(settings: Settings) -> tuple[str, str]:
@@ -49,15 +55,47 @@ def count_outcomes(settings: Settings, org_id: int, outcomes: Outcomes, at: date
     global _writer
     if not outcomes:
         return
-    hour = (at or datetime.now(UTC)).replace(minute=0, second=0, microsecond=0, tzinfo=None)
+    moment = at or datetime.now(UTC)
+    hour = moment.replace(minute=0, second=0, microsecond=0, tzinfo=None)
+    minute = int(moment.timestamp() // 60)
     with _lock:
         _, counts = _pending.setdefault(_warehouse_of(settings), (settings, Counter()))
+        over: set[int] = set()
         for (project_id, category, outcome, reason), quantity in outcomes.items():
-            if quantity > 0:
-                counts[(org_id, project_id, hour, category, outcome, reason)] += quantity
+            if quantity <= 0:
+                continue
+            if is_reported(reason):  # what an SDK says it dropped: within the project's minute
+                quantity = _within_minute(org_id, project_id, minute, quantity, over)
+                reason = reason[1:]
+                if quantity <= 0:
+                    continue
+            counts[(org_id, project_id, hour, category, outcome, reason)] += quantity
+        for project_id in over:  # a report of the request is counted over the bound instead of accepted
+            if outcomes.get((project_id, "client_report", "accepted", ""), 0) > 0:
+                accepted = (org_id, project_id, hour, "client_report", "accepted", "")
+                counts[accepted] -= 1
+                if counts[accepted] <= 0:
+                    del counts[accepted]
+                counts[(org_id, project_id, hour, "client_report", "invalid", DISCARDS_OVER_BOUND)] += 1
         if _writer is None:
             _writer = threading.Thread(target=_write_loop, name="outcome-writer", daemon=True)
             _writer.start()
+
+
+def _within_minute(org_id: int, project_id: int, minute: int, quantity: int, over: set[int]) -> int:
+    """What of ``quantity`` reported discards the project's minute still takes (called holding ``_lock``);
+    ``over`` gets the project when some is cut."""
+    then, used = _reported.get((org_id, project_id), (minute, 0))
+    if then != minute:
+        used = 0
+        if len(_reported) > 10_000:  # projects that reported in earlier minutes: forgotten
+            for key in [k for k, (m, _) in _reported.items() if m != minute]:
+                del _reported[key]
+    taken = max(0, min(quantity, MAX_DISCARDS_PER_MINUTE - used))
+    if taken < quantity:
+        over.add(project_id)
+    _reported[(org_id, project_id)] = (minute, used + taken)
+    return taken
 
 
 def write_pending(settings: Settings) -> None:

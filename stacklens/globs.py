@@ -31,6 +31,9 @@ class Glob:
     pieces: tuple[re.Pattern[str], ...]
     widths: tuple[int, ...]
     starred: bool
+    # The first piece, found only at the value's start or right after a "/" (one search, not one try per
+    # "/": a path of 1,024 characters has up to 512 places to start).
+    first_after_slash: re.Pattern[str]
 
     def match(self, value: str) -> bool:
         """Whether the whole of ``value`` matches."""
@@ -50,6 +53,28 @@ class Glob:
                 # only one worth trying.
                 return self._rest(value, start + first_width)
         return False
+
+    def match_after_slash(self, value: str, *, head: bool = True) -> bool:
+        """Whether ``value[s:]`` matches for a non-empty rest starting right after a ``/`` of ``value``, or
+        at its start when ``head`` and it does not start with ``/`` (what :meth:`match_from` answers for
+        those starts, in one search)."""
+        end = len(value)
+        if not value:
+            return False
+        lowest = 0 if head and value[0] != "/" else 1  # a start at 1 or later needs a "/" before it
+        if not self.starred:
+            at = end - self.widths[0]
+            if at >= end or at < lowest or (at > 0 and value[at - 1] != "/"):
+                return False
+            return self.pieces[0].match(value, at) is not None
+        if self.widths[0]:
+            found = self.first_after_slash.search(value, lowest)
+            return found is not None and self._rest(value, found.end())
+        # The pattern starts with "*": the leftmost start allowed is the one to try.
+        if lowest == 0:
+            return self._rest(value, 0)
+        slash = value.find("/")
+        return 0 <= slash < end - 1 and self._rest(value, slash + 1)
 
     def _rest(self, value: str, at: int) -> bool:
         """The pieces after the first (each after a ``*``) within ``value[at:]``."""
@@ -123,7 +148,8 @@ def compile_glob(pattern: str) -> Glob:
         pieces.append([])
         widths.append(0)
     compiled = tuple(re.compile("".join(p), re.DOTALL) for p in pieces)
-    return Glob(pattern, compiled, tuple(widths), starred)
+    after_slash = re.compile("(?<![^/])" + "".join(pieces[0]), re.DOTALL)
+    return Glob(pattern, compiled, tuple(widths), starred, after_slash)
 
 
 def glob_match(pattern: str, value: str) -> bool:

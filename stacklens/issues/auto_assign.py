@@ -122,8 +122,8 @@ class AutoAssignSummary:
 # An organization's share of one run of the step (the alerts job runs every minute), and the step's own:
 # what is left when they are spent waits for the next run, so one organization's many or hostile events
 # cannot hold the alerts of every other organization (issue 62).
-ORG_BUDGET_S = 10.0
-RUN_BUDGET_S = 30.0
+ORG_BUDGET_S = 5.0
+RUN_BUDGET_S = 15.0
 
 
 @dataclass(frozen=True)

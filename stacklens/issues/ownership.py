@@ -121,15 +121,7 @@ def _path_matches(pattern: str, path: str) -> bool:
         # The last MAX_MATCHED characters, plus the one before them: when that one is a "/", matching may
         # start right after it; the cut start itself is inside a name, never a place to match from.
         path, head = path[-MAX_MATCHED - 1 :], False
-    if not path:
-        return False
-    starts = [0] if head and path[0] != "/" else []
-    at = path.find("/")
-    while at >= 0:
-        if at + 1 < len(path):  # an empty rest matches nothing (as an empty value)
-            starts.append(at + 1)
-        at = path.find("/", at + 1)
-    return compile_glob(_path_pattern(pattern)).match_from(path, starts)
+    return compile_glob(_path_pattern(pattern)).match_after_slash(path, head=head)
 
 
 def matches(rule: Rule, facts: EventFacts) -> bool:

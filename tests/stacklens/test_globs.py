@@ -66,6 +66,19 @@ def test_a_match_from_several_starts() -> None:
     assert not compile_glob("a*").match_from("ba", [])
 
 
+def test_a_match_after_any_slash_answers_as_a_match_from_each_of_them() -> None:
+    patterns = ["".join(p) for n in range(5) for p in itertools.product("a/*?", repeat=n)]
+    values = ["".join(v) for n in range(7) for v in itertools.product("a/b", repeat=n)]
+    for pattern in patterns:
+        glob = compile_glob(pattern)
+        for value in values:
+            after = [i + 1 for i, c in enumerate(value) if c == "/" and i + 1 < len(value)]
+            for head in (True, False):
+                starts = ([0] if head and value and value[0] != "/" else []) + after
+                expected = glob.match_from(value, starts)
+                assert glob.match_after_slash(value, head=head) == expected, (pattern, value, head)
+
+
 def _best_of(runs: int, work: Callable[[], object]) -> float:
     best = float("inf")
     for _ in range(runs):
@@ -77,8 +90,7 @@ def _best_of(runs: int, work: Callable[[], object]) -> float:
 
 def _at_every_slash(pattern: str, value: str) -> Callable[[], object]:
     glob = compile_glob(pattern)
-    starts = [0] + [i + 1 for i, c in enumerate(value) if c == "/"]
-    return lambda: glob.match_from(value, starts)
+    return lambda: glob.match_after_slash(value)
 
 
 @pytest.mark.parametrize(

@@ -149,9 +149,18 @@ def test_backup_through_the_server_and_restore_elsewhere(installation, tmp_path:
             sender.join(60)
         assert "made by the running server" in out and "cut-off" in out, out
         assert answered[0] > 0
+        # The probe's --to: a folder of earlier backups, and the data directory itself. Both refused through
+        # the server, nothing in them changed, and the installation serves on.
+        listed = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "b").rglob("*"))
+        for given, message in ((tmp_path / "b", "is not empty"), (data_dir, "is the data directory")):
+            refused = cli(env, "backup", "--to", str(given))
+            assert refused.returncode == 2 and message in refused.stderr, refused.stderr
+        assert sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "b").rglob("*")) == listed
+        assert (data_dir / "control.db").is_file() and (data_dir / "secret_key").is_file()
+        send(server.url, keys, 1, 900)
         storage = json.loads(ok(cli(env, "status", "--storage", "--json")))
         events = next(t for t in storage["tables"] if t["table"] == "events")
-        assert events["rows"] == 6 + answered[0] and storage["free_bytes"] > 0
+        assert events["rows"] == 6 + answered[0] + 1 and storage["free_bytes"] > 0
         assert storage["projects"][0]["name"] == "acme/shop" and storage["oldest_event"]
         text = ok(cli(env, "status", "--storage"))
         assert "events" in text and "acme/shop" in text and "KiB" in text, text
@@ -171,6 +180,12 @@ def test_backup_through_the_server_and_restore_elsewhere(installation, tmp_path:
         cli(other_env, "restore", "--from", str(tmp_path / "b"), "--passphrase-env", "BACKUP_PASSPHRASE")
     )
     assert "rows match the backup" in out, out
+    tampered = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    tampered["dagster_files"] = ["../../../../escaped.db"]
+    (tmp_path / "b" / "manifest.json").write_text(json.dumps(tampered))
+    third = environment(tmp_path / "d" / "data")
+    refused = cli(third, "restore", "--from", str(tmp_path / "b"), "--passphrase-env", "BACKUP_PASSPHRASE")
+    assert refused.returncode == 2 and "signature does not match" in refused.stderr, refused.stderr
     restored = Serving(other_env, other)
     try:
         after = issues(restored.url, keys)  # the API key opens: the secret came back with the backup

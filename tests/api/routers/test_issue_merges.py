@@ -5,6 +5,7 @@ DSN key's overrides); merged ids answer 301; another organization's issue cannot
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -229,3 +230,163 @@ def _count_event(event_id: str) -> int:
         .query("SELECT count() FROM events WHERE event_id = {id:String}", parameters={"id": event_id})
         .result_rows[0][0]
     )
+
+
+def _post_event(client: Any, org: dict[str, Any], payload: dict[str, Any]) -> Any:  # noqa: F811
+    return client.post(
+        f"/api/{org['project_id']}/envelope/",
+        params={"sentry_key": org["app_key"]},
+        content=envelope([event_item(payload)]),
+    )
+
+
+def test_a_merge_holds_only_its_own_projects_landing(client, org_factory, monkeypatch) -> None:  # noqa: F811
+    """While a merge regroups project P, an event of another organization's project lands within a second;
+    P's event waits and lands after, on the survivor, once."""
+    org, other = org_factory("Merging P"), org_factory("Busy Q")
+    api = _Api(client, org["api_key"])
+    ids, _ = _landed(org)
+    timeout, refused = ids["timeout"], ids["refused"]
+    mine = {**sdk_event(_refused, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
+    theirs = {**sdk_event(_missing, tags={"tenant": "t1"}), "event_id": uuid.uuid4().hex}
+    seen: dict[str, int] = {}
+
+    def busy_regroup(*args: Any, **kwargs: Any) -> None:
+        assert _post_event(client, org, mine).status_code == 200
+        assert _post_event(client, other, theirs).status_code == 200
+        time.sleep(3 * DRAIN_INTERVAL_SECONDS)
+        seen["mine"], seen["theirs"] = _count_event(mine["event_id"]), _count_event(theirs["event_id"])
+        real_regroup(*args, **kwargs)
+
+    monkeypatch.setattr("stacklens.issues.merges.regroup", busy_regroup)
+    merged = api.post("/api/issues/merge", {"ids": [str(timeout), str(refused)]})
+    assert merged.status_code == 200, merged.text
+    assert seen == {"mine": 0, "theirs": 1}
+    assert settle_front_doors(30)
+    assert _count_event(mine["event_id"]) == 1
+    assert _stored(org["org_id"], timeout)["events"] == 6
+    _agrees(api, org["org_id"], timeout)
+
+
+def test_events_sent_during_and_right_after_a_merge_follow_it(client, org_factory, monkeypatch) -> None:  # noqa: F811
+    """A stream of events of the merged fingerprint, sent before, during and for a second after the merge
+    (and one prepared while the merge had written its overrides but not committed them: stamped with the
+    old issue), all end in the survivor; the merged issue never comes back and keeps redirecting."""
+    org = org_factory("Streaming")
+    api = _Api(client, org["api_key"])
+    ids, _ = _landed(org)
+    timeout, refused = ids["timeout"], ids["refused"]
+    sent: list[str] = []
+    stop = threading.Event()
+    failures: list[str] = []
+
+    def stream() -> None:
+        while not stop.is_set():
+            payload = {**sdk_event(_refused, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
+            answer = _post_event(client, org, payload)
+            if answer.status_code == 200:
+                sent.append(payload["event_id"])
+            else:
+                failures.append(answer.text)
+
+    import stacklens.issues.merges as merges_module
+
+    real_resolve = merges_module._resolve_chains
+
+    def stale_then_resolve(session: Any, project_id: int) -> set[str]:
+        # The overrides are written in the merge's transaction, not committed: this event is stamped with the
+        # refusal's own issue, and answered before the merge commits.
+        payload = {**sdk_event(_refused, tags={"tenant": "t1"}), "event_id": uuid.uuid4().hex}
+        assert _post_event(client, org, payload).status_code == 200
+        sent.append(payload["event_id"])
+        return real_resolve(session, project_id)
+
+    monkeypatch.setattr(merges_module, "_resolve_chains", stale_then_resolve)
+    senders = [threading.Thread(target=stream) for _ in range(2)]
+    for sender in senders:
+        sender.start()
+    try:
+        time.sleep(0.5)
+        # The stream makes the refusals the larger issue: the timeouts are named the survivor.
+        merged = api.post("/api/issues/merge", {"ids": [str(timeout), str(refused)], "into": str(timeout)})
+        assert merged.status_code == 200, merged.text
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        for sender in senders:
+            sender.join(30)
+    assert not failures and len(sent) > 3
+    assert settle_front_doors(30)
+    found = (
+        get_warehouse(get_settings())
+        .query(
+            "SELECT issue_id, count() FROM events FINAL WHERE org_id = {org:UInt64} AND event_id IN {ids:Array(String)}"
+            " GROUP BY issue_id",
+            parameters={"org": org["org_id"], "ids": sent},
+        )
+        .result_rows
+    )
+    assert found == [(timeout, len(sent))]
+    assert _stored(org["org_id"], refused)["events"] == 0
+    assert api.get(f"/api/issues/{refused}").status_code == 301
+    listed = api.get(f"/api/projects/{org['project']}/issues").json()["issues"]
+    assert str(refused) not in [i["id"] for i in listed]
+    # Every figure counts each event once (the events page holds 100 at most: not compared here).
+    truth = _stored(org["org_id"], timeout)
+    assert truth["events"] == len(sent) + 5  # 3 timeouts and 2 refusals before the stream
+    assert api.get(f"/api/issues/{timeout}").json()["events"] == truth["events"]
+    assert set(_table_events(org["org_id"], timeout).values()) == {truth["events"]}
+
+
+def _trial_issues(org: dict[str, Any], trial: int) -> tuple[int, int, int]:
+    """Three issues of the trial's own fingerprints, with 1, 2 and 3 events."""
+    payloads = [
+        {**sdk_event(_missing, tags={"tenant": "t0"}), "fingerprint": [f"api-trial-{trial}-{name}"]}
+        for name, events in (("a", 1), ("b", 2), ("c", 3))
+        for _ in range(events)
+    ]
+    rows = land(org["org_id"], org["project_id"], payloads)
+    return rows[0]["issue_id"], rows[1]["issue_id"], rows[3]["issue_id"]
+
+
+def _merges_at_once(api: _Api, merges: list[list[int]]) -> list[Any]:
+    """Each merge sent from its own thread, the threads released together; their answers."""
+    start = threading.Barrier(len(merges))
+    answers: list[Any] = [None] * len(merges)
+
+    def send(n: int) -> None:
+        start.wait()
+        answers[n] = api.post("/api/issues/merge", {"ids": [str(i) for i in merges[n]]})
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(len(merges))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    return answers
+
+
+def test_crossing_merges_through_the_api(client, org_factory) -> None:  # noqa: F811
+    """Ten trials of two merges of overlapping issues sent at once: one answers 409 with a clear message (or
+    both run, one after the other), and the survivor's figures equal its events everywhere."""
+    org = org_factory("Crossing API")
+    api = _Api(client, org["api_key"])
+    busy = 0
+    for trial in range(10):
+        a, b, c = _trial_issues(org, trial)
+        answers = _merges_at_once(api, [[a, b], [b, c]])
+        codes = sorted(answer.status_code for answer in answers)
+        assert codes in ([200, 200], [200, 404], [200, 409]), [answer.text for answer in answers]
+        for answer in answers:
+            if answer.status_code == 409:
+                busy += 1
+                assert (
+                    "another merge or split of this project's issues is in progress"
+                    in answer.json()["detail"]
+                )
+        for issue in (a, b, c):
+            if api.get(f"/api/issues/{issue}").status_code == 200:
+                _agrees(api, org["org_id"], issue)
+            else:
+                assert _stored(org["org_id"], issue)["events"] == 0
+    assert busy >= 1

@@ -153,19 +153,17 @@ def _exit_on_sigterm(_signum: int, _frame: object) -> None:
 
 @contextlib.contextmanager
 def ingest_workers(settings: Settings) -> Iterator[None]:
-    """Start the ingest worker processes in the background while serving; stop them at shutdown."""
+    """Recover the front door's spool while serving; stop the front doors and the ingest worker processes
+    at shutdown. The workers are not started here: the first large batch starts them, and they stop when no
+    large batch came for a while (stacklens/ingest/workers.py) — most installations never send one."""
     from stacklens.ingest.front_door import close_front_doors, recover_and_index
-    from stacklens.ingest.workers import close_pools, pool_for
+    from stacklens.ingest.workers import close_pools
 
     # Rows a stopped server left in the front door's spool land before anything else; then the stored keys
     # are indexed where this process owns the warehouse (run_server).
     threading.Thread(
         target=recover_and_index, args=(settings,), name="front-door-recover", daemon=True
     ).start()
-    pool = pool_for(settings)
-    if pool is not None:
-        # In the background: serving starts at once, and the first large batch finds the workers ready.
-        threading.Thread(target=_warm_up, args=(pool,), name="ingest-workers", daemon=True).start()
     try:
         yield
     finally:
@@ -196,16 +194,6 @@ def retention_schedule(settings: Settings) -> Iterator[None]:
         yield
     finally:
         scheduler.stop()
-
-
-def _warm_up(pool: Any) -> None:
-    try:
-        pool.warm_up()
-    except Exception as exc:  # noqa: BLE001 - the pool restarts on first use; serving goes on either way
-        logger.warning(
-            "ingest: the worker processes did not start (%s); batches are prepared in-process until they do",
-            exc,
-        )
 
 
 @contextlib.contextmanager

@@ -8,9 +8,13 @@ than shipping the decompressed text across), prepares its share of the lines and
 The request's process keeps what needs the engine and the organization's state: the quota, the duplicate
 check and the inserts. A batch prepared by workers lands exactly as one prepared in-process would.
 
-Workers start with ``spawn`` (a fork of a process running the engine's threads is unsafe) on the first
-large batch. A worker that dies takes only its batch's preparation: that batch is prepared in-process and
-the pool is started afresh for the next one.
+Workers start with ``spawn`` (a fork of a process running the engine's threads is unsafe) when the first
+large batch comes, in the background: that batch is prepared in-process, the ones after it by the workers.
+They stop again after :data:`IDLE_STOP_SECONDS` without a large batch: each holds ~75 MiB (the interpreter,
+the preparation's and the control store's modules), and most installations send small batches only (the
+demo's shipper and SDKs never reach :data:`POOL_MIN_RAW_BYTES`), so workers started with the server only held
+memory. A worker that dies takes only its batch's preparation: that batch is prepared in-process and the pool
+is started afresh for the next one.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ log = logging.getLogger(__name__)
 POOL_MIN_RAW_BYTES = 1024 * 1024
 # How often a worker checks that the server that started it is still there.
 _PARENT_CHECK_SECONDS = 1.0
+# Workers without a batch for this long are stopped (started again by the next large batch): a burst's
+# batches come seconds apart, and a quiet installation gives their memory back.
+IDLE_STOP_SECONDS = 120.0
 # Compressed bodies are judged by a deliberately low expansion: NDJSON of Sentry payloads gzips 10–30x.
 _COMPRESSED_EXPANSION = 10
 
@@ -132,12 +139,18 @@ def _load_worker_modules() -> int:
 
 
 class PreparePool:
-    """The ingest worker processes of one server process, started on first use."""
+    """The ingest worker processes of one server process: started by the first large batch (or
+    :meth:`warm_up`), stopped after :data:`IDLE_STOP_SECONDS` without one."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, idle_stop_seconds: float = IDLE_STOP_SECONDS) -> None:
         self.workers = workers
+        self.idle_stop_seconds = idle_stop_seconds
         self._executor: ProcessPoolExecutor | None = None
+        self._ready: ProcessPoolExecutor | None = None  # the executor once its workers have started
         self._lock = threading.Lock()
+        self._in_flight = 0
+        self._last_used = time.monotonic()
+        self._idle_watch: threading.Thread | None = None
 
     def _pool(self) -> ProcessPoolExecutor:
         with self._lock:
@@ -147,12 +160,24 @@ class PreparePool:
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_worker,
                 )
+                self._last_used = time.monotonic()
+                if self._idle_watch is None or not self._idle_watch.is_alive():
+                    self._idle_watch = threading.Thread(
+                        target=self._stop_when_idle, name="ingest-workers-idle", daemon=True
+                    )
+                    self._idle_watch.start()
             return self._executor
+
+    def running(self) -> bool:
+        """Whether the worker processes have started and take batches now."""
+        with self._lock:
+            return self._ready is not None and self._ready is self._executor
 
     def prepare(
         self, body: bytes, content_encoding: str | None, context: BatchContext, resolve: AppKeyResolver
     ) -> Prepared | DecodeFailure | None:
-        """The batch prepared by the workers; ``None`` when the pool broke (prepare it in-process)."""
+        """The batch prepared by the workers; ``None`` when the pool broke or is still starting (prepare it
+        in-process)."""
         return self.submit(body, content_encoding, context, resolve)()
 
     def submit(
@@ -160,8 +185,16 @@ class PreparePool:
     ) -> Callable[[], Prepared | DecodeFailure | None]:
         """Hand the batch to the workers now; the returned call waits for it (see :meth:`prepare`).
 
-        The caller's thread is free meanwhile, for work that does not need the prepared rows.
+        The caller's thread is free meanwhile, for work that does not need the prepared rows. While the
+        workers are stopped, this starts them in the background and the call returns ``None`` at once: the
+        batch is prepared in-process rather than waiting a second or two for the interpreters to start.
         """
+        if not self.running():
+            self._start_in_background()
+            return lambda: None
+        with self._lock:
+            self._in_flight += 1
+            self._last_used = time.monotonic()
         try:
             pool = self._pool()
             futures: list[Future[Prepared | DecodeFailure]] = [
@@ -169,13 +202,19 @@ class PreparePool:
                 for part in range(self.workers)
             ]
         except BrokenProcessPool:
+            self._done()
             return self._broken(pool)
+        except RuntimeError:  # stopped for idleness between the check and the submit: prepare in-process
+            self._done()
+            return lambda: None
 
         def collect() -> Prepared | DecodeFailure | None:
             try:
                 parts = [future.result() for future in futures]
             except BrokenProcessPool:
                 return self._broken(pool)()
+            finally:
+                self._done()
             prepared = Prepared()
             for part in parts:
                 if isinstance(part, DecodeFailure):
@@ -185,26 +224,77 @@ class PreparePool:
 
         return collect
 
+    def _done(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+            self._last_used = time.monotonic()
+
     def _broken(self, pool: ProcessPoolExecutor) -> Callable[[], None]:
         log.warning("an ingest worker process died; this batch is prepared in-process")
         self._discard(pool)
+        self._start_in_background()  # fresh workers for the next batch
         return lambda: None
 
+    def _start_in_background(self) -> None:
+        with self._lock:
+            if self._executor is not None:  # starting already
+                return
+        threading.Thread(target=self._warm_up_quietly, name="ingest-workers-start", daemon=True).start()
+
+    def _warm_up_quietly(self) -> None:
+        try:
+            self.warm_up()
+        except Exception as exc:  # noqa: BLE001 - the next large batch tries again; serving goes on either way
+            log.warning(
+                "ingest: the worker processes did not start (%s); batches are prepared in-process", exc
+            )
+
     def warm_up(self) -> None:
-        """Start the worker processes and load what they run, so the first large batch does not wait."""
+        """Start the worker processes and load what they run; large batches go to them from then on."""
         pool = self._pool()
-        for future in [pool.submit(_load_worker_modules) for _ in range(self.workers)]:
-            future.result()
+        try:
+            for future in [pool.submit(_load_worker_modules) for _ in range(self.workers)]:
+                future.result()
+        except (BrokenProcessPool, RuntimeError):
+            self._discard(pool)
+            raise
+        with self._lock:
+            if self._executor is pool:
+                self._ready = pool
+                self._last_used = time.monotonic()
+
+    def _stop_when_idle(self) -> None:
+        """Stop the workers once no batch came for :attr:`idle_stop_seconds` (the thread ends with them)."""
+        while True:
+            with self._lock:
+                pool = self._executor
+                if pool is None:
+                    self._idle_watch = None
+                    return
+                wait = self._last_used + self.idle_stop_seconds - time.monotonic()
+                idle = self._in_flight == 0 and wait <= 0 and self._ready is pool
+                if idle:
+                    self._executor = self._ready = None
+                    self._idle_watch = None
+            if idle:
+                log.info(
+                    "ingest: no large batch for %.0f s; the worker processes stop", self.idle_stop_seconds
+                )
+                pool.shutdown(wait=True, cancel_futures=True)
+                return
+            time.sleep(min(max(wait, 0.5), self.idle_stop_seconds))
 
     def _discard(self, pool: ProcessPoolExecutor) -> None:
         with self._lock:
             if self._executor is pool:
                 self._executor = None
+            if self._ready is pool:
+                self._ready = None
         pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         with self._lock:
-            pool, self._executor = self._executor, None
+            pool, self._executor, self._ready = self._executor, None, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 

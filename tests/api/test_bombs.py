@@ -3,8 +3,8 @@
 Each is answered 413 within a second, the server's resident memory growing by less than 100 MB; a key that is
 not the project's is refused before anything is inflated. The server runs in this process (tests/api/live),
 so its memory is this process's: :class:`~tests.stacklens.ingest.bombs.PeakGrowth` resets the peak before
-each request and reads it after. ``/api/ingest`` hands large bodies to its worker processes (started with the
-server, as ``stacklens serve`` starts them): their peaks are read the same way.
+each request and reads it after. ``/api/ingest`` hands large bodies to its worker processes (started before
+the requests, as the first large batch starts them): their peaks are read the same way.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def ingest_server(settings: Settings) -> Iterator[str]:
     apply_migrations(settings)
     pool = pool_for(settings)
     assert pool is not None, "two cores or more: /api/ingest has worker processes"
-    pool.warm_up()  # as `stacklens serve` does when it starts
+    pool.warm_up()  # as the first large batch does, in the background
     with serve(settings) as url:
         yield url
 

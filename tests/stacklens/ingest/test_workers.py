@@ -40,6 +40,7 @@ from tests.api.routers.test_ingest import error_payload, line, transaction_paylo
 @pytest.fixture(scope="module")
 def pool() -> Iterator[PreparePool]:
     workers = PreparePool(2)
+    workers.warm_up()  # as the first large batch does, in the background
     try:
         yield workers
     finally:
@@ -113,12 +114,69 @@ def test_a_killed_worker_costs_only_its_batch_the_next_batch_has_workers_again(
     body = gzip.compress(mixed_body(org["app_key"], events=8))
     workers = PreparePool(1)
     try:
+        workers.warm_up()
         pid = workers._pool().submit(os.getpid).result()
         os.kill(pid, signal.SIGKILL)
         time.sleep(0.5)
 
         assert workers.prepare(body, "gzip", context, resolve) is None  # the caller prepares in-process
 
+        _wait_running(workers)  # the next batch started them again, in the background
+        again = workers.prepare(body, "gzip", context, resolve)
+        assert isinstance(again, Prepared) and again.attributed == 8
+        assert workers._pool().submit(os.getpid).result() != pid
+    finally:
+        workers.close()
+
+
+def _wait_running(workers: PreparePool, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not workers.running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert workers.running()
+
+
+def test_the_first_large_batch_starts_the_workers_and_is_prepared_in_process(
+    settings: Settings, make_org
+) -> None:
+    """Workers are not started before a large batch needs them; that batch does not wait for them."""
+    org = make_org("Acme")
+    context = BatchContext(org["org_id"], "batch-4", time.time(), None)
+    resolve = AppKeyResolver(settings, org["org_id"])
+    body = gzip.compress(mixed_body(org["app_key"], events=8))
+    workers = PreparePool(1)
+    try:
+        assert not workers.running()
+        started = time.monotonic()
+        assert workers.prepare(body, "gzip", context, resolve) is None
+        assert time.monotonic() - started < 0.5  # no wait for an interpreter to start
+
+        _wait_running(workers)
+        by_workers = workers.prepare(body, "gzip", context, resolve)
+        assert isinstance(by_workers, Prepared) and by_workers.attributed == 8
+    finally:
+        workers.close()
+
+
+def test_idle_workers_stop_and_the_next_large_batch_starts_them_again(settings: Settings, make_org) -> None:
+    org = make_org("Acme")
+    context = BatchContext(org["org_id"], "batch-5", time.time(), None)
+    resolve = AppKeyResolver(settings, org["org_id"])
+    body = gzip.compress(mixed_body(org["app_key"], events=8))
+    workers = PreparePool(1, idle_stop_seconds=1.0)
+    try:
+        workers.warm_up()
+        first = workers.prepare(body, "gzip", context, resolve)
+        assert isinstance(first, Prepared) and first.attributed == 8
+        pid = workers._pool().submit(os.getpid).result()
+
+        deadline = time.monotonic() + 30
+        while (workers.running() or _alive(pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not workers.running() and not _alive(pid)  # stopped: its memory is given back
+
+        assert workers.prepare(body, "gzip", context, resolve) is None  # in-process while they start
+        _wait_running(workers)
         again = workers.prepare(body, "gzip", context, resolve)
         assert isinstance(again, Prepared) and again.attributed == 8
     finally:
@@ -147,6 +205,7 @@ def test_ingest_body_lands_a_worker_prepared_batch_once(
     body = mixed_body(org["app_key"], events=400)
     assert estimated_raw_bytes(body, None) >= POOL_MIN_RAW_BYTES
     current = settings.model_copy(update={"ingest_workers": 2})
+    pool_for(current).warm_up()  # as the first large batch does, in the background
     taken: list[Counter[tuple[int, str]]] = []  # items per (project, category) each request spends
     by_workers: list[int] = []
     real_submit = PreparePool.submit

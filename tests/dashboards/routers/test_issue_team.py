@@ -160,3 +160,27 @@ def test_merge_and_split_refusals_and_scope(client, stores: Settings, org_factor
         client, other_page, f"{other_page}/{second}/split", {"fingerprints": rows[0]["fingerprint"]}
     )
     assert refused.status_code == 404
+
+
+def test_merge_and_split_while_another_runs_answer_409(client, stores: Settings, org_factory) -> None:
+    """While a merge or split of the project's issues runs (its claim held), the list's Merge and the page's
+    Split out are refused with 409 and say so; nothing is merged. Once it is done, the merge goes through."""
+    from stacklens.control.db import session_scope
+    from stacklens.control.grouping_claims import grouping_claimed
+    from stacklens.control.issue_merges import overrides_of
+
+    org = org_factory("Busy")
+    rows = land(org["org_id"], org["project_id"], [sdk_event(_fail_a), sdk_event(_fail_b)])
+    first, second = str(rows[0]["issue_id"]), str(rows[1]["issue_id"])
+    sign_in(client, org["email"])
+    bulk, page = f"{_issues(org)}/bulk", f"{_issues(org)}/{second}"
+    with session_scope(stores) as holder, grouping_claimed(holder, org["project_id"]):
+        busy = _post(client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second]})
+        assert busy.status_code == 409
+        assert "another merge or split of this project&#39;s issues is in progress" in busy.text
+        split = _post(client, page, f"{page}/split", {"fingerprints": rows[0]["fingerprint"]})
+        assert split.status_code == 409 and "in progress" in split.text
+        with session_scope(stores) as session:
+            assert overrides_of(session, org["project_id"]) == {}
+    merged = _post(client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second]})
+    assert merged.status_code == 303

@@ -149,7 +149,8 @@ def _opened(source: Path, manifest: Manifest, passphrase: str | None, scratch: P
     """``source`` itself, or, when sealed, an opened copy of its listed files in ``scratch``."""
     if not manifest.sealed:
         return source
-    assert passphrase is not None  # _signing_secret asked for it
+    if not passphrase:  # a plain incremental backup of a sealed full one
+        raise BackupError(f"{source} is sealed: give its passphrase with --passphrase-env VAR")
     target = scratch / name
     sealing.open_tree(source, passphrase, target, sorted(manifest.files) if manifest.signed else None)
     return target
@@ -168,8 +169,6 @@ def restore_backup(
     if manifest.base is not None:
         base_source = _located_base(source, manifest)
         base_manifest = Manifest.read(base_source)
-        if base_manifest.sealed and not manifest.sealed:
-            raise BackupError(f"{base_source} is sealed and {source} is not: not a pair StackLens made")
         warnings += _checked(settings, base_source, base_manifest, secret, allow_unsigned)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="stacklens-restore-", dir=settings.data_dir) as scratch_name:

@@ -164,6 +164,14 @@ def test_crafted_backups_are_refused_before_anything_is_written(
         index = d / "warehouse" / ".backup"
         index.write_bytes(index.read_bytes().replace(b"<name>data/", b"<name>../../../data/", 1))
 
+    def unsigned_escape(d: Path, data: dict[str, Any]) -> None:
+        _unsigned(d, data)
+        data["dagster_files"] = ["../../escape.db"]
+
+    def sealed_secret_link(d: Path, data: dict[str, Any]) -> None:
+        (d / "secret_key.sealed").unlink()
+        (d / "secret_key.sealed").symlink_to(hostname)
+
     def more_rows(d: Path, data: dict[str, Any]) -> None:
         data["tables"]["events"]["rows"] += 1
 
@@ -184,7 +192,7 @@ def test_crafted_backups_are_refused_before_anything_is_written(
         (
             "unsigned-dotdot",
             tmp_path / "good",
-            lambda d, data: (_unsigned(d, data), data.update(dagster_files=["../../escape.db"])),
+            unsigned_escape,
             None,
             {"allow_unsigned": True},
             "outside its own directory",
@@ -208,10 +216,7 @@ def test_crafted_backups_are_refused_before_anything_is_written(
         (
             "sealed-link",
             tmp_path / "good-sealed",
-            lambda d, data: (
-                (d / "secret_key.sealed").unlink(),
-                (d / "secret_key.sealed").symlink_to(hostname),
-            ),
+            sealed_secret_link,
             None,
             {"passphrase": "correct horse battery"},
             "secret_key.sealed is a symbolic link",

@@ -131,7 +131,7 @@ class Manifest:
             )
         try:
             with os.fdopen(open_no_follow(path), "rb") as handle:
-                data = json.loads(handle.read(16 * 1024 * 1024))
+                data = json.loads(handle.read())
         except ValueError as exc:
             raise BackupError(f"{path} is not readable JSON ({exc})") from None
         if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:

@@ -104,29 +104,55 @@ def parse(text: str, known_owner: Callable[[str], bool] | None = None) -> list[R
     return rules
 
 
-def _glob(pattern: str, value: str) -> bool:
-    return bool(value) and compile_glob(pattern.lower()).match(value[:MAX_MATCHED].lower())
-
-
 def _path_pattern(pattern: str) -> str:
     pattern = pattern.lstrip("/").lower()
     return pattern + "*" if pattern.endswith("/") else pattern
 
 
-def _path_matches(pattern: str, path: str) -> bool:
-    """Whether ``pattern`` matches ``path`` from its start or from any ``/`` in it (one walk of the path)."""
+def _value(value: str) -> str:
+    return value[:MAX_MATCHED].lower()
+
+
+def _path(path: str) -> tuple[str, bool]:
+    """A frame path as matched (lower-case, ``/`` separators, at most the bound) and whether its own start
+    is a place to match from."""
     path = path.replace("\\", "/").lower()
-    head = True  # whether the path's own start is a place to match from
     if len(path) > MAX_MATCHED:
         # The last MAX_MATCHED characters, plus the one before them: when that one is a "/", matching may
         # start right after it; the cut start itself is inside a name, never a place to match from.
-        path, head = path[-MAX_MATCHED - 1 :], False
-    return compile_glob(_path_pattern(pattern)).match_after_slash(path, head=head)
+        return path[-MAX_MATCHED - 1 :], False
+    return path, True
 
 
-def matches(rule: Rule, facts: EventFacts) -> bool:
+@dataclass(frozen=True)
+class _Matched:
+    """An event's facts as the rules match them: bounded and lower-cased once, not once per rule."""
+
+    paths: tuple[tuple[str, bool], ...]
+    modules: tuple[str, ...]
+    url: str
+    tags: dict[str, str]
+    release: str
+
+
+def _matched(facts: EventFacts) -> _Matched:
+    return _Matched(
+        tuple(_path(p) for p in dict.fromkeys(facts.paths[-MAX_VALUES:]) if p),
+        tuple(_value(m) for m in dict.fromkeys(facts.modules[-MAX_VALUES:]) if m),
+        _value(facts.url),
+        {key: _value(value) for key, value in facts.tags.items()},
+        _value(facts.release),
+    )
+
+
+def _glob(pattern: str, value: str) -> bool:
+    return bool(value) and compile_glob(pattern.lower()).match(value)
+
+
+def _matches(rule: Rule, facts: _Matched) -> bool:
     if rule.kind == "path":
-        return any(_path_matches(rule.pattern, p) for p in facts.paths)
+        glob = compile_glob(_path_pattern(rule.pattern))
+        return any(glob.match_after_slash(path, head=head) for path, head in facts.paths)
     if rule.kind == "module":
         return any(_glob(rule.pattern, m) for m in facts.modules)
     if rule.kind == "url":
@@ -136,11 +162,17 @@ def matches(rule: Rule, facts: EventFacts) -> bool:
     return _glob(rule.pattern, facts.release)
 
 
+def matches(rule: Rule, facts: EventFacts) -> bool:
+    """Whether ``rule`` matches what ``facts`` show (a path from its start or from any ``/`` in it)."""
+    return _matches(rule, _matched(facts))
+
+
 def owner_of(rules: Iterable[Rule], facts: EventFacts) -> tuple[str, Rule] | None:
     """(owner, rule) of the last matching rule, or ``None``."""
+    matched = _matched(facts)
     found: tuple[str, Rule] | None = None
     for rule in rules:
-        if matches(rule, facts):
+        if _matches(rule, matched):
             found = (rule.owners[0], rule)
     return found
 

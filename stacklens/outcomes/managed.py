@@ -20,8 +20,8 @@ and every give-back run on one thread of this module's (:func:`_later`): a colle
 holding any lock, even on the event loop inside :func:`stacklens.blocking.loop_only`, and a give-back to
 Redis is a round trip.
 
-Cost: a request makes one object and splits its handful of outcome keys in two; resolving it is the one
-:func:`~stacklens.outcomes.tally.count_outcomes` the request made before.
+Cost: a request makes one small object; accepting it is the one
+:func:`~stacklens.outcomes.tally.count_outcomes` the request made before (bench/outcomes.py measures both).
 """
 
 from __future__ import annotations
@@ -45,13 +45,13 @@ GiveBack = Callable[[], None]
 class ManagedOutcomes:
     """The outcomes of one admitted request; resolve it exactly once (see the module doc).
 
-    ``pending`` are the items whose fate the request's end decides: prepared as accepted (client reports
-    aside: a report is the SDK's word, kept whatever happens to the events beside it), and ``also`` (an
-    envelope's attachments, counted and never stored, whose outcome follows the envelope's). ``settled``
-    are the rest (lines that could not be read, an unknown app key, what a client report says it dropped),
-    whatever happens."""
+    ``outcomes`` are the request's items as prepared. Those prepared as accepted (client reports aside: a
+    report is the SDK's word, kept whatever happens to the events beside it) and ``also`` (an envelope's
+    attachments, counted and never stored) follow the request's end; the rest (lines that could not be
+    read, an unknown app key, what a client report says it dropped) stand whatever happens. Nothing is
+    copied or split unless the request is refused: accepting counts ``outcomes`` as they are."""
 
-    __slots__ = ("give_back", "org_id", "pending", "resolved", "settings", "settled")
+    __slots__ = ("also", "give_back", "org_id", "outcomes", "resolved", "settings")
 
     def __init__(
         self, settings: Settings, org_id: int, outcomes: Outcomes, also: Outcomes | None = None
@@ -60,25 +60,17 @@ class ManagedOutcomes:
             _start_worker()
         self.settings = settings
         self.org_id = org_id
+        self.outcomes = outcomes
+        self.also = also
         self.resolved = False
         self.give_back: GiveBack | None = None
-        settled: Outcomes = Counter()
-        pending: Outcomes = Counter()
-        for key, quantity in outcomes.items():
-            if key[2] == "accepted" and key[1] != "client_report":
-                pending[key] += quantity
-            else:
-                settled[key] += quantity
-        if also:
-            pending.update(also)
-        self.settled = settled
-        self.pending = pending
 
     def accept(self) -> None:
         """The rows are in the spool: every item counts as prepared."""
         if self._resolve():
-            self.settled.update(self.pending)
-            count_outcomes(self.settings, self.org_id, self.settled)
+            count_outcomes(self.settings, self.org_id, self.outcomes)
+            if self.also:
+                count_outcomes(self.settings, self.org_id, self.also)
 
     def refuse(self, outcome: str, reason: str) -> None:
         """Refused whole after its items were read: the items that would have landed count under
@@ -94,8 +86,14 @@ class ManagedOutcomes:
 
     def refused(self, outcome: str, reason: str) -> Outcomes:
         """The outcomes :meth:`refuse` counts."""
-        counts: Outcomes = Counter(self.settled)
-        for (project_id, category, _, _), quantity in self.pending.items():
+        counts: Outcomes = Counter()
+        for key, quantity in self.outcomes.items():
+            project_id, category, was, _ = key
+            if was == "accepted" and category != "client_report":
+                counts[(project_id, category, outcome, reason)] += quantity
+            else:
+                counts[key] += quantity
+        for (project_id, category, _, _), quantity in (self.also or {}).items():
             counts[(project_id, category, outcome, reason)] += quantity
         return counts
 

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from stacklens.outcomes.counting import DISCARDS_OVER_BOUND, Outcomes, is_reported
+from stacklens.outcomes.counting import DISCARDS_OVER_BOUND, SDK_MARK, Outcomes
 from stacklens.settings import Settings
 from stacklens.warehouse.client import inserting_client
 
@@ -57,20 +57,21 @@ def count_outcomes(settings: Settings, org_id: int, outcomes: Outcomes, at: date
         return
     moment = at or datetime.now(UTC)
     hour = moment.replace(minute=0, second=0, microsecond=0, tzinfo=None)
-    minute = int(moment.timestamp() // 60)
+    over: set[int] | None = None  # projects whose reported discards were cut (see _within_minute)
     with _lock:
         _, counts = _pending.setdefault(_warehouse_of(settings), (settings, Counter()))
-        over: set[int] = set()
         for (project_id, category, outcome, reason), quantity in outcomes.items():
             if quantity <= 0:
                 continue
-            if is_reported(reason):  # what an SDK says it dropped: within the project's minute
-                quantity = _within_minute(org_id, project_id, minute, quantity, over)
+            if reason[:1] == SDK_MARK:  # what an SDK says it dropped: within the project's minute
+                if over is None:
+                    over = set()
+                quantity = _within_minute(org_id, project_id, int(moment.timestamp() // 60), quantity, over)
                 reason = reason[1:]
                 if quantity <= 0:
                     continue
             counts[(org_id, project_id, hour, category, outcome, reason)] += quantity
-        for project_id in over:  # a report of the request is counted over the bound instead of accepted
+        for project_id in over or ():  # a report of the request is counted over the bound, not accepted
             if outcomes.get((project_id, "client_report", "accepted", ""), 0) > 0:
                 accepted = (org_id, project_id, hour, "client_report", "accepted", "")
                 counts[accepted] -= 1

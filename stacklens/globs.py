@@ -31,8 +31,9 @@ class Glob:
     pieces: tuple[re.Pattern[str], ...]
     widths: tuple[int, ...]
     starred: bool
-    # The first piece, found only at the value's start or right after a "/" (one search, not one try per
-    # "/": a path of 1,024 characters has up to 512 places to start).
+    # The first piece right after a "/" (one search, not one try per "/": a path of 1,024 characters has up
+    # to 512 places to start). The "/" leads the expression so the engine's fast scan for a literal start
+    # applies.
     first_after_slash: re.Pattern[str]
 
     def match(self, value: str) -> bool:
@@ -68,7 +69,9 @@ class Glob:
                 return False
             return self.pieces[0].match(value, at) is not None
         if self.widths[0]:
-            found = self.first_after_slash.search(value, lowest)
+            if lowest == 0 and self.pieces[0].match(value, 0) is not None:
+                return self._rest(value, self.widths[0])
+            found = self.first_after_slash.search(value)
             return found is not None and self._rest(value, found.end())
         # The pattern starts with "*": the leftmost start allowed is the one to try.
         if lowest == 0:
@@ -148,7 +151,7 @@ def compile_glob(pattern: str) -> Glob:
         pieces.append([])
         widths.append(0)
     compiled = tuple(re.compile("".join(p), re.DOTALL) for p in pieces)
-    after_slash = re.compile("(?<![^/])" + "".join(pieces[0]), re.DOTALL)
+    after_slash = re.compile("/" + "".join(pieces[0]), re.DOTALL)
     return Glob(pattern, compiled, tuple(widths), starred, after_slash)
 
 

@@ -146,8 +146,11 @@ def send_weekly_summaries(
             NotificationSetting.kind == "weekly", NotificationSetting.mode == "weekly"
         )
     ).all()
-    sent = 0
+    # Every summary is composed before anything is written: composing reads the warehouse (seconds for a
+    # large project), and a write pending in this session would hold the control store's write lock
+    # meanwhile, keeping every other organization's writes waiting (issue 62).
     summaries: dict[int, dict[str, Any]] = {}
+    to_send: list[tuple[NotificationSetting, Organization, User, int]] = []
     for setting in due:
         if setting.last_sent_at is not None and setting.last_sent_at >= end:
             continue
@@ -164,10 +167,12 @@ def send_weekly_summaries(
             summaries[project.id] = compose(
                 summarise(session, client, project, window), org, project, notifier.base_url
             )
+        to_send.append((setting, org, member, project.id))
+    for setting, org, member, project_id in to_send:
         outbox.enqueue(
-            session, org.id, [personal_channel(session, org.id, member).id], "weekly", summaries[project.id]
+            session, org.id, [personal_channel(session, org.id, member).id], "weekly", summaries[project_id]
         )
         setting.last_sent_at = now
-        sent += 1
+    sent = len(to_send)
     session.flush()
     return sent

@@ -56,7 +56,8 @@ class Drainer(DoorState):
                     # durable.
                     self._condition.wait(0.05)
                     continue
-                if not self._ready(self.projects.held()):
+                held = self.projects.held()
+                if held and not self._ready(held):
                     # Only events a merge holds back (held even when closing: they land at the next start).
                     self._condition.wait(0.05)
                     continue

@@ -3,7 +3,6 @@ pages."""
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -21,12 +20,12 @@ from dashboards.rendering import render
 from dashboards.security import CsrfError, SecurityHeadersMiddleware, SessionMiddleware
 from stacklens.errors import Gone, NotFound, StackLensError, Unavailable
 
-# Plotly asks whether pandas is there with ``sys.modules.get`` (no import of its own). While another thread of
-# the server (a pipeline run) was importing pandas, a figure built for a page found it half-initialised and
-# the page answered 500 ("partially initialized module 'pandas' has no attribute 'Series'"). Imported here,
-# whole, before the server's threads start; pandas comes with the pipelines' dependencies.
-with contextlib.suppress(ImportError):
-    import pandas  # type: ignore[import-untyped]  # noqa: F401
+# Plotly asks whether pandas is there with ``sys.modules.get`` (no import of its own): a figure built while
+# another thread was importing pandas found it half-initialised and the page answered 500 ("partially
+# initialized module 'pandas' has no attribute 'Series'"). The server does not load pandas at all (~55 MiB
+# resident it never used: clickhouse-connect's insert probe is off, stacklens/warehouse/client.py, and the
+# explore downloads build Arrow arrays with polars), so no thread imports it while figures are built;
+# tests/stacklens/cli/test_serve_imports.py keeps it out.
 
 STATIC_DIR = Path(__file__).parent / "static"
 # Served from the installed package so the version always matches the Python figure builders; no CDN.

@@ -24,11 +24,12 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from stacklens.json_values import plain
+
+if TYPE_CHECKING:
+    import polars as pl
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 FORMULA_PATTERN = r"^[=+\-@\t\r]"  # the same starts, for polars' regular expressions
@@ -78,6 +79,8 @@ def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
 def neutralise_frame(df: pl.DataFrame) -> pl.DataFrame:
     """The frame with every text column neutralised (column by column: a per-cell Python loop would cost
     seconds at 10,000 rows); numeric columns are left as they are."""
+    import polars as pl  # loaded by the first table download, not by the server's start (~35 MiB)
+
     text = [name for name, kind in df.schema.items() if kind == pl.String]
     return df.with_columns(
         pl.when(pl.col(name).str.contains(FORMULA_PATTERN))

@@ -102,6 +102,21 @@ def _summary_reads_storage() -> None:
     backend._summary = staticmethod(summary)
 
 
+def _no_pandas_probe() -> None:
+    """Tell clickhouse-connect that pandas is absent unless something already loaded it. Its first insert asks
+    whether the rows are a pandas DataFrame, and to ask it imports pandas (~55 MiB resident, 0.7 s of CPU):
+    the service's inserts are lists of columns, never DataFrames, and no other part of the server uses
+    pandas (the explore downloads build Arrow arrays with polars), so the server would hold it for that
+    question alone. Where pandas is loaded already (a notebook, a test), clickhouse-connect resolves it as
+    it would."""
+    from clickhouse_connect.driver import options
+
+    if "pd" in vars(options) or "pandas" in sys.modules:
+        return
+    options.pd = None
+    options.pd_time_test = None
+
+
 # Every call of clickhouse-connect's synchronous clients that waits for the warehouse goes through one of
 # these (query, query_df, query_arrow and the streams through the first three; insert and insert_df through
 # data_insert): marking them marks every query, insert and command (tests/stacklens/warehouse/test_client.py
@@ -141,6 +156,7 @@ def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
 def _open(url: str, database: str | None) -> Client:
     # Opening a client is a connection (or the embedded engine's start): never on the event loop either.
     may_block("opening a warehouse client")
+    _no_pandas_probe()
     scheme = urlsplit(url).scheme
     try:
         if scheme == "chdb":

@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import date, datetime
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from stacklens.csv_cells import neutralise_frame
 from stacklens.json_values import plain
 from stacklens.performance.exports.tables import PAGES, PageData, Table, csv_column, table_rows
 from stacklens.view_filters import ViewFilters
+
+if TYPE_CHECKING:
+    import polars as pl
 
 CHUNK_ROWS = 2_000
 
@@ -37,6 +38,8 @@ def frame(spec: Table, data: PageData) -> pl.DataFrame:
     """The table as a DataFrame with exactly its columns, named for CSV (:func:`csv_column`: the unit at
     the end); nested values as JSON text, formulas defused. Built column by column (a per-cell conversion
     would cost seconds at 10,000 rows)."""
+    import polars as pl  # loaded by the first table download, not by the server's start (~35 MiB)
+
     rows = spec.rows(data)
     if not rows:
         return pl.DataFrame(schema={csv_column(column): pl.String for column in spec.columns})

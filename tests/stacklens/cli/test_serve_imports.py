@@ -1,0 +1,85 @@
+"""What the server's process loads: libraries it does not use stay out of it (issue 63, the footprint).
+
+A fresh interpreter does what `stacklens serve` does on an empty data directory — migrate both stores (the
+warehouse's first inserts), build the app, run the pipelines' start-up catch-up once, answer a request —
+then streams an Explore download in each format. pandas (~55 MiB resident) is never loaded: not by
+clickhouse-connect's insert, not by the downloads (whose Arrow arrays polars builds), and so no thread can
+import it half-way while a figure asks plotly whether it is there. polars (~35 MiB) is loaded by the first
+download, not before. The ingest worker processes are not started by the server (the first large batch
+starts them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+SCRIPT = """
+import json, sys
+from stacklens.settings import get_settings
+from stacklens.cli.serve import migrate_all
+from stacklens.cli.app import build_app
+from pipelines.embedded import EmbeddedRunner
+from starlette.testclient import TestClient
+
+settings = get_settings()
+migrate_all(settings)
+app = build_app(settings)
+outcomes = EmbeddedRunner(settings).catch_up()
+with TestClient(app) as http:
+    health = http.get("/api/health").status_code
+seen = {"health": health, "runs": len(outcomes), "served": {m: m in sys.modules for m in ("pandas", "polars")}}
+
+from stacklens.explore.download import open_download
+from stacklens.explore.query_parser import parse_query
+from stacklens.warehouse.client import get_warehouse, own_client
+
+get_warehouse(settings).command(
+    "INSERT INTO transactions (org_id, project_id, event_id, timestamp, received_at, op, url, duration_ms,"
+    " measurements) SELECT 1, 11, generateUUIDv4(number), now64(3) - number, now64(3), 'pageload',"
+    " concat('/p/', toString(number)), number, if(number % 2 = 0, map(), map('lcp', toFloat64(number)))"
+    " FROM numbers(50)"
+)
+query = parse_query(
+    {"dataset": "pageloads", "group_by": ["url"],
+     "aggregates": [{"fn": "count"}, {"fn": "p75", "metric": "lcp"}]},
+    download=True,
+)
+sizes = {}
+for fmt in ("csv", "parquet", "json"):
+    download = open_download(
+        lambda: own_client(settings.resolved_warehouse_url, settings.warehouse_database), query, 1, [11], fmt
+    )
+    body = b""
+    while (chunk := download.next_chunk()) is not None:
+        body += chunk
+    sizes[fmt] = len(body)
+seen["downloaded"] = {m: m in sys.modules for m in ("pandas", "polars")}
+seen["sizes"] = sizes
+print(json.dumps(seen))
+"""
+
+
+def test_the_server_never_loads_pandas_and_loads_polars_only_for_a_download(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}
+    env.update(
+        STACKLENS_DATA_DIR=str(tmp_path / "data"),
+        STACKLENS_SECRET_KEY="s" * 64,
+        STACKLENS_RUN_SCHEDULES="false",
+        PYTHONPATH=str(ROOT),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert seen["health"] == 200 and seen["runs"] >= 0
+    assert seen["served"] == {"pandas": False, "polars": False}
+    assert seen["downloaded"] == {"pandas": False, "polars": True}
+    assert all(size > 0 for size in seen["sizes"].values()), seen["sizes"]

@@ -147,9 +147,9 @@ def assign_new_issues(
     new owner is told (``assigned``: the news of a new issue in what they own).
 
     Organizations go in the order of their oldest watermark (one cut short last run comes first), each
-    within ``org_budget_s`` and all within ``run_budget_s``. Matching happens outside any write: each
-    project's assignments are written and committed together, so the control store's write lock is held for
-    the writes only."""
+    within ``org_budget_s`` and all within ``run_budget_s``. Matching happens outside any write and each
+    assignment is committed on its own, so the control store's write lock is held for one assignment at a
+    time."""
     now = now or utcnow()
     summary = AutoAssignSummary()
     rows = session.scalars(
@@ -253,6 +253,9 @@ def _assign_project(
             session, org_id, project_id, decision.issue_id, target, actor=SYSTEM, rule=why, notifier=notifier
         ):
             summary.assigned += 1
+        # Each assignment is its own short write (telling the owner reads the issue's title from the
+        # warehouse): other organizations' writes never wait for a whole project's.
+        session.commit()
     if cut_short:
         summary.deferred += 1
         if last_done is not None:  # the next run reads again from the last issue looked at

@@ -60,6 +60,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         metrics,
         notifications,
         operations,
+        organization,
         otlp,
         outcomes,
         ownership,
@@ -86,6 +87,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(keys.router)
     app.include_router(activity.router)
     app.include_router(limits.router)
+    app.include_router(organization.router)
     app.include_router(issue_merges.router)  # before issues_api: /issues/merge is not an issue id
     app.include_router(issues_api.router)
     app.include_router(issue_comments.router)

@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from dashboards.context import OwnerRequired, SignInRequired
 from dashboards.rendering import render
 from dashboards.security import CsrfError, SecurityHeadersMiddleware, SessionMiddleware
-from stacklens.errors import Gone, NotFound, StackLensError, Unavailable
+from stacklens.errors import Forbidden, Gone, NotFound, StackLensError, Unavailable
 
 # Plotly asks whether pandas is there with ``sys.modules.get`` (no import of its own): a figure built while
 # another thread was importing pandas found it half-initialised and the page answered 500 ("partially
@@ -37,6 +37,7 @@ PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 PAGE_ERRORS: tuple[tuple[type[StackLensError], int, str], ...] = (
     (NotFound, 404, "Page not found"),
     (Gone, 410, "No longer available"),
+    (Forbidden, 403, "Not allowed"),
     (Unavailable, 503, "Temporarily unavailable"),
     (StackLensError, 400, "Something is wrong with this request"),
 )

@@ -9,11 +9,12 @@ stay owner-only on their pages); the page names the owners to ask for a key or a
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dashboards.context import Db, OrgViewer, org_projects
 from dashboards.rendering import render
-from stacklens.control import accounts, channels, integrations, invitations, keys
+from dashboards.security import check_csrf
+from stacklens.control import accounts, channels, integrations, invitations, keys, share_publishers
 
 router = APIRouter(include_in_schema=False)
 SETTINGS = "/orgs/{org_slug}/settings"
@@ -42,5 +43,22 @@ def organization_settings(request: Request, viewer: OrgViewer, db: Db) -> Respon
             for row in integrations.list_connections(db, org_id)
         ],
         "projects": org_projects(db, org_id),
+        "share_links_by": (publishers := share_publishers.share_links_by(db, org_id)),
+        "share_link_label": share_publishers.LABELS[publishers],
+        "share_link_choices": list(share_publishers.LABELS.items()),
     }
     return render(request, "org_settings.html", context)
+
+
+@router.post(SETTINGS + "/share-links")
+async def share_link_publishers(request: Request, viewer: OrgViewer, db: Db) -> Response:
+    """Owners choose who may publish public share links (owners only, or every member)."""
+    viewer.require_owner()
+    form = await request.form()
+    check_csrf(request, str(form.get("csrf_token") or ""))
+    share_publishers.set_share_links_by(
+        db, viewer.org.id, str(form.get("share_links_by") or ""), viewer.user.id
+    )
+    return RedirectResponse(
+        SETTINGS.format(org_slug=viewer.org.slug) + "#settings-share-links", status_code=303
+    )

@@ -27,6 +27,7 @@ from stacklens.control.keys import new_api_key
 from stacklens.control.models import Membership, Organization, User
 from stacklens.control.owners import locked_membership, takes_the_last_owner
 from stacklens.control.passwords import check_password
+from stacklens.control.share_publishers import revoke_member_links
 from stacklens.control.signin_sessions import end_user_sessions
 from stacklens.control.slugs import unique_slug
 
@@ -173,8 +174,10 @@ def remove_member(session: Session, org_id: int, user_id: int, actor_user_id: in
         raise AccountError("the last owner cannot be removed; make someone else an owner first")
     user = session.get(User, user_id)
     session.delete(membership)
-    # Every open tab of the removed person ends now, not when the session would have expired.
+    # Every open tab of the removed person ends now, not when the session would have expired; so do the
+    # public links they published (a link must not outlive its publisher's membership, issue #62).
     end_user_sessions(session, user_id)
+    revoke_member_links(session, org_id, user_id)
     record_activity(
         session,
         org_id,

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.models import ShareLink, User
+from stacklens.control.share_publishers import publisher_allowed, require_publisher
 from stacklens.errors import Gone, InvalidInput
 from stacklens.public_url import absolute_link
 from stacklens.settings import Settings
@@ -89,9 +90,11 @@ def create_link(
     event_id: str | None = None,
     window: tuple[datetime, datetime] | None = None,
 ) -> tuple[ShareLink, str]:
-    """Store a new link and return it with its token (shown once; only the hash is kept)."""
+    """Store a new link and return it with its token (shown once; only the hash is kept). The organization's
+    setting must let ``user_id`` publish links (stacklens.control.share_publishers)."""
     if expires_days not in EXPIRY_DAYS:
         raise ShareRefused(f"a link expires after {', '.join(map(str, EXPIRY_DAYS))} days")
+    require_publisher(db, org_id, user_id)
     token = signer.sign(secrets.token_urlsafe(24)).decode()
     link = ShareLink(
         org_id=org_id,
@@ -152,7 +155,8 @@ def revoke_link(db: Session, org_id: int, project_id: int, issue_id: int, link_i
 
 def open_link(db: Session, signer: Signer, token: str) -> ShareLink | None:
     """The link a token opens; ``None`` for a token this server never signed or does not know, and
-    :class:`LinkGone` for one that expired or was revoked."""
+    :class:`LinkGone` for one that expired or was revoked, or whose publisher may no longer publish it (they
+    left the organization: see stacklens.control.share_publishers)."""
     try:
         signer.unsign(token)
     except BadSignature:
@@ -160,6 +164,6 @@ def open_link(db: Session, signer: Signer, token: str) -> ShareLink | None:
     link = db.execute(select(ShareLink).where(ShareLink.token_hash == _hash(token))).scalar_one_or_none()
     if link is None:
         return None
-    if state_of(link) != "active":
+    if state_of(link) != "active" or not publisher_allowed(db, link.org_id, link.created_by_user_id):
         raise LinkGone()
     return link

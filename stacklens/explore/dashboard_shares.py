@@ -14,6 +14,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from stacklens.control.models import Dashboard, DashboardShare
+from stacklens.control.share_publishers import publisher_allowed, require_publisher
 from stacklens.errors import InvalidInput, NotFound
 
 SNAPSHOT_MINUTES = 10
@@ -53,10 +54,12 @@ def create_share(
     user_id: int | None = None,
     now: datetime | None = None,
 ) -> tuple[DashboardShare, str]:
-    """A new link to the organization's dashboard and its token (shown once)."""
+    """A new link to the organization's dashboard and its token (shown once). ``user_id``: the person
+    publishing it (None: the organization's API key), whom the organization's setting must let publish."""
     board = session.get(Dashboard, dashboard_id)
     if board is None or board.org_id != org_id:
         raise NotFound(f"no dashboard {dashboard_id} in this organization")
+    require_publisher(session, org_id, user_id)
     token = secrets.token_urlsafe(24)
     row = DashboardShare(
         org_id=org_id,
@@ -97,11 +100,15 @@ def revoke_shares(session: Session, org_id: int, dashboard_id: int, now: datetim
 
 
 def open_share(session: Session, token: str, now: datetime | None = None) -> DashboardShare:
-    """The link of ``token``; :class:`NotFound` for none, :class:`ShareGone` once expired or revoked."""
+    """The link of ``token``; :class:`NotFound` for none, :class:`ShareGone` once expired or revoked, or
+    once its publisher may no longer publish it (they left the organization: see
+    stacklens.control.share_publishers)."""
     row = session.scalar(select(DashboardShare).where(DashboardShare.token_hash == _hash(token)))
     if row is None:
         raise NotFound("no such link")
     if row.revoked_at is not None or _utc(row.expires_at) <= (now or datetime.now(UTC)):
+        raise ShareGone()
+    if not publisher_allowed(session, row.org_id, row.created_by_user_id):
         raise ShareGone()
     return row
 

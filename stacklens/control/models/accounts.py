@@ -42,6 +42,10 @@ class Organization(Base):
     # Quotas; the rate limiter reads them (token buckets per organization and per key).
     events_per_minute: Mapped[int] = mapped_column(Integer, default=60_000)
     requests_per_second: Mapped[int] = mapped_column(Integer, default=50)
+    # Who may publish public links (issue pages, dashboards): "owners" or "members"
+    # (stacklens.control.share_publishers). Owners only unless an owner opens it to every member: a link is
+    # readable by anyone who has it, for up to a year.
+    share_links_by: Mapped[str] = mapped_column(String(16), default="owners", server_default="owners")
 
     projects: Mapped[list[Project]] = relationship(back_populates="organization")
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import re
 
-from tests.dashboards.conftest import add_member, sign_in
+import pytest
+
+from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.dashboards.conftest import PASSWORD, add_member, sign_in
+from tests.dashboards.test_performance_browser import server  # noqa: F401
+
+SHOTS = shots_dir("dashboards")
 
 
 def _links(html: str) -> list[tuple[str, str]]:
@@ -111,3 +117,83 @@ def test_account_page_has_the_navigation(client, org_factory) -> None:
     assert refused.status_code == 400 and (f"/orgs/{org['org_slug']}/settings", "Settings") in _links(
         _nav(refused.text)
     )
+
+
+def test_owners_choose_who_may_publish_share_links(client, org_factory, stores) -> None:
+    """Issue #62: owners only by default; the setting on the settings page (owners change it, members read
+    it), and a member's publishing follows it."""
+    from stacklens.control.db import session_scope
+    from stacklens.explore.dashboards import create_dashboard
+    from tests.dashboards.conftest import csrf_of
+
+    org = org_factory("Acme Corp")
+    with session_scope(stores) as session:
+        board = create_dashboard(session, org["org_id"], {"name": "Vitals"}).id
+    member = add_member(stores, org)
+    base = f"/orgs/{org['org_slug']}/settings"
+    share = f"/orgs/{org['org_slug']}/dashboards/{board}/share"
+
+    sign_in(client, member)
+    page = client.get(base).text
+    assert "Public links are published by: <strong>Owners only</strong>" in page
+    assert 'name="share_links_by"' not in page  # no control for a member
+    refused = client.post(share, data={"csrf_token": csrf_of(page), "expires_in_days": "7"})
+    assert refused.status_code == 403 and "only the organization" in refused.text
+    assert (
+        client.post(
+            f"{base}/share-links", data={"csrf_token": csrf_of(page), "share_links_by": "members"}
+        ).status_code
+        == 403
+    )
+
+    client.cookies.clear()
+    sign_in(client, org["email"])
+    page = client.get(base).text
+    assert re.search(r'<option value="owners" selected>Owners only</option>', page)
+    for bad in ("admins", ""):
+        answer = client.post(f"{base}/share-links", data={"csrf_token": csrf_of(page), "share_links_by": bad})
+        assert answer.status_code == 400 and "share_links_by: one of owners, members" in answer.text
+    changed = client.post(
+        f"{base}/share-links",
+        data={"csrf_token": csrf_of(page), "share_links_by": "members"},
+        follow_redirects=False,
+    )
+    assert changed.status_code == 303 and changed.headers["location"].endswith("#settings-share-links")
+    assert re.search(r'<option value="members" selected>All members</option>', client.get(base).text)
+
+    client.cookies.clear()
+    sign_in(client, member)
+    page = client.get(base).text
+    assert "Public links are published by: <strong>All members</strong>" in page
+    made = client.post(share, data={"csrf_token": csrf_of(page), "expires_in_days": "7"})
+    assert made.status_code == 200 and "/share/dashboards/" in made.text
+
+
+@pytest.mark.browser
+def test_the_share_links_setting_in_a_real_browser(server, org_factory) -> None:  # noqa: F811
+    """The owner changes who may publish share links on the settings page: the control is labelled, fits the
+    card, saves and comes back selected (screenshot at 1400 px, of the card)."""
+    from playwright.sync_api import sync_playwright
+
+    org = org_factory("Acme Corp")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        chromium = launch(pw)
+        page = chromium.new_page(viewport={"width": 1400, "height": 900})
+        watch_errors(page, errors, with_url=True)
+        sign_in_page(page, server, org["email"], PASSWORD)
+        page.goto(f"{server}/orgs/{org['org_slug']}/settings")
+        card = page.locator("#settings-share-links")
+        control = page.get_by_label("Who may publish public links")
+        assert control.input_value() == "owners"
+        box, inside = card.bounding_box(), control.bounding_box()
+        assert box and inside and inside["x"] + inside["width"] <= box["x"] + box["width"]
+        control.select_option("members")
+        card.get_by_role("button", name="Save").click()
+        page.wait_for_url("**/settings#settings-share-links")
+        assert page.get_by_label("Who may publish public links").input_value() == "members"
+        card.screenshot(path=str(SHOTS / "org-settings-share-links.png"))
+        page.screenshot(path=str(SHOTS / "org-settings-share-links-page.png"), full_page=True)
+        chromium.close()
+    assert errors == []

@@ -6,6 +6,7 @@ rewrite itself on rows encoded as ingest encodes them, a payload that imitates t
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 
@@ -102,6 +103,26 @@ def test_events_stamped_before_a_merge_land_on_its_issue(settings: Settings, war
     assert _land(settings, error_line(after, title="Stale"), "stacklens_app_held").accepted == 1
     assert settle_front_doors(30)
     assert {e: i for e, i, _ in _events(warehouse, HELD)}[after] == survivor
+
+
+def test_a_backup_cut_off_waits_for_a_merges_held_events(settings: Settings, warehouse: Client) -> None:
+    """An event a merge holds back was answered before a backup's cut-off: the backup waits for the merge to
+    end and the event to land, so the backup holds it."""
+    door = front_door(settings)
+    at_cut_off: list[int] = []
+
+    def backup() -> None:
+        with door.drains_held(30):
+            at_cut_off.append(_count(warehouse, "events", HELD))
+
+    with door.landing_held(HELD):
+        assert _land(settings, error_line(), "stacklens_app_held").accepted == 1
+        cutting = threading.Thread(target=backup)
+        cutting.start()
+        time.sleep(4 * DRAIN_INTERVAL_SECONDS)
+        assert at_cut_off == []  # waiting for the merge
+    cutting.join(30)
+    assert at_cut_off == [1]
 
 
 def _encoded(payload: dict[str, object]) -> tuple[bytes, str, int]:

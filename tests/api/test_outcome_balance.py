@@ -27,6 +27,7 @@ from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.projects import create_project
 from stacklens.ingest.front_door import drains_held, front_door, settle_front_doors
+from stacklens.outcomes.counting import MAX_DISCARD_ENTRIES, MAX_DISCARD_QUANTITY, MAX_DISCARDS_PER_REPORT
 from stacklens.outcomes.managed import settled_later
 from stacklens.outcomes.reads import OutcomeQuery, outcome_rows
 from stacklens.settings import Settings
@@ -225,3 +226,33 @@ def test_every_item_has_one_outcome_whatever_happens_to_its_request(
     assert outcomes[(b, "error", "invalid", "queue_full")] == 2
     assert outcomes[(b, "error", "rate_limited", "project_quota")] == 1
     assert outcomes[(b, "attachment", "rate_limited", "project_quota")] == 1
+
+
+def test_a_client_report_adds_at_most_what_an_sdk_can_have_dropped(stores: Settings) -> None:
+    """A DSN holder's report of 2**63 "discarded" items, and of 50 made-up reasons: bounded, and the report
+    says it claimed more."""
+    org = _org(stores)
+    lie = {
+        "timestamp": time.time(),
+        "discarded_events": [{"reason": "sample_rate", "category": "error", "quantity": 2**63}]
+        + [{"reason": f"made_up_{n}", "category": "transaction", "quantity": 10} for n in range(50)],
+    }
+    with serve(stores) as base:
+        sent = httpx.post(
+            f"{base}/api/{org['a']['id']}/envelope/",
+            params={"sentry_key": org["a"]["key"]},
+            content=envelope(
+                [event_item(fresh_event()), ({"type": "client_report"}, json.dumps(lie).encode())]
+            ),
+            timeout=60,
+        )
+        assert sent.status_code == 200, sent.text
+        outcomes = _outcomes(stores, org["org_id"])
+    a = org["a"]["id"]
+    assert outcomes[(a, "error", "accepted", "")] == 1
+    assert outcomes[(a, "client_report", "invalid", "discards_over_bound")] == 1
+    assert (a, "client_report", "accepted", "") not in outcomes
+    assert outcomes[(a, "error", "filtered", "sample_rate")] == MAX_DISCARD_QUANTITY
+    reported = sum(n for (_, _, _, reason), n in outcomes.items() if reason.startswith(("sample", "made_up")))
+    assert reported <= MAX_DISCARDS_PER_REPORT
+    assert len([key for key in outcomes if key[3].startswith("made_up")]) == MAX_DISCARD_ENTRIES - 1

@@ -265,28 +265,18 @@ class RateLimiter:
     def _history_key(self, project_id: int) -> str:
         return f"{self.namespace}:hist:{project_id}"
 
-    def take_items(
+    def _limits(
         self,
         org_id: int,
         org_per_minute: int,
         counts: Mapping[tuple[int, str], int],
+        per_project: Mapping[int, int],
         quotas: Mapping[int, ProjectQuota],
-        spike: SpikeRule | None = None,
-    ) -> Callable[[], None] | None:
-        """Spend a request's accepted items, by (project id, category), from every limit they fall under:
-        each project's per-category limits, its own events per minute, spike protection, then the
-        organization's quota. All or nothing: a refusal gives back what the request took before it, and
-        raises :class:`RateLimited` naming the categories, scope and reason of the limit that refused.
-
-        Returns what gives the whole spend back (None when nothing was spent): a request the front door
-        refuses after its quotas (a full queue, a spool that cannot be written) is resent, and must not pay
-        twice (stacklens.outcomes.managed)."""
-        per_project: Counter[int] = Counter()
-        for (project_id, _), n in counts.items():
-            per_project[project_id] += n
+        spike: SpikeRule | None,
+        minute: int,
+    ) -> list[_Limit]:
+        """Every bucket ``counts`` spend from, in the order they are taken."""
         total = sum(per_project.values())
-        if total <= 0:
-            return None
         limits: list[_Limit] = []
         for (project_id, category), n in sorted(counts.items()):
             per_minute = quotas[project_id].categories.get(category) if project_id in quotas else None
@@ -294,7 +284,6 @@ class RateLimiter:
                 key = f"{self.namespace}:cat:{project_id}:{category}"
                 what = f"the project's quota of {per_minute} {category} items per minute is spent"
                 limits.append(_Limit(key, per_minute, n, what, (category,), "project", CATEGORY_QUOTA))
-        minute = _minute()
         for project_id, n in sorted(per_project.items()):
             own = quotas[project_id].events_per_minute if project_id in quotas else None
             if own and n > 0:
@@ -317,6 +306,62 @@ class RateLimiter:
         limits.append(
             _Limit(self._events_key(org_id), org_per_minute, total, what, (), "organization", ORG_QUOTA)
         )
+        return limits
+
+    def check_items(
+        self,
+        org_id: int,
+        org_per_minute: int,
+        counts: Mapping[tuple[int, str], int],
+        quotas: Mapping[int, ProjectQuota],
+        spike: SpikeRule | None = None,
+    ) -> None:
+        """Raise the :class:`RateLimited` that :meth:`take_items` would raise for ``counts`` now, spending
+        nothing: an entrance whose items cost much to prepare (an OTLP export's conversion, ~3 s of CPU for
+        10,000 spans) refuses on a cheap count of them first. Passing guarantees nothing (the items are
+        taken, or refused, once prepared)."""
+        per_project: Counter[int] = Counter()
+        for (project_id, _), n in counts.items():
+            per_project[project_id] += n
+        if sum(per_project.values()) <= 0:
+            return
+        for limit in self._limits(org_id, org_per_minute, counts, per_project, quotas, spike, _minute()):
+            available = self.buckets.peek(limit.key, limit.per_minute, limit.per_minute / 60)
+            need = _required(limit.per_minute, limit.n)  # as a take judges it
+            if available < need:
+                seconds = (need - available) * 60 / limit.per_minute
+                raise RateLimited(
+                    f"{limit.what}; retry in {max(1, math.ceil(seconds))} s",
+                    seconds,
+                    limit.categories,
+                    limit.scope,
+                    limit.reason,
+                )
+
+    def take_items(
+        self,
+        org_id: int,
+        org_per_minute: int,
+        counts: Mapping[tuple[int, str], int],
+        quotas: Mapping[int, ProjectQuota],
+        spike: SpikeRule | None = None,
+    ) -> Callable[[], None] | None:
+        """Spend a request's accepted items, by (project id, category), from every limit they fall under:
+        each project's per-category limits, its own events per minute, spike protection, then the
+        organization's quota. All or nothing: a refusal gives back what the request took before it, and
+        raises :class:`RateLimited` naming the categories, scope and reason of the limit that refused.
+
+        Returns what gives the whole spend back (None when nothing was spent): a request the front door
+        refuses after its quotas (a full queue, a spool that cannot be written) is resent, and must not pay
+        twice (stacklens.outcomes.managed)."""
+        per_project: Counter[int] = Counter()
+        for (project_id, _), n in counts.items():
+            per_project[project_id] += n
+        total = sum(per_project.values())
+        if total <= 0:
+            return None
+        minute = _minute()
+        limits = self._limits(org_id, org_per_minute, counts, per_project, quotas, spike, minute)
         taken: list[_Limit] = []
         for limit in limits:
             result = self.buckets.take(limit.key, limit.per_minute, limit.per_minute / 60, limit.n)

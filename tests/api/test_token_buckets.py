@@ -102,3 +102,31 @@ def test_items_are_taken_all_or_nothing(make_limiter) -> None:
     with pytest.raises(RateLimited) as caught:
         limiter.take_items(9, 100, Counter({(2, "error"): 20}), quotas)
     assert (caught.value.scope, caught.value.reason) == ("organization", "org_quota")
+
+
+def test_checking_items_refuses_as_taking_them_would_and_spends_nothing(make_limiter) -> None:
+    from collections import Counter
+
+    from api.token_buckets import SpikeRule
+    from stacklens.control.project_quotas import ProjectQuota
+    from stacklens.errors import RateLimited
+
+    limiter = make_limiter()
+    quotas = {1: ProjectQuota(1, None, {"transaction": 50})}
+    spike = SpikeRule(10.0, 30)
+    limiter.check_items(9, 100, Counter({(1, "transaction"): 30}), quotas, spike)
+    limiter.check_items(9, 100, Counter({(1, "transaction"): 30}), quotas, spike)  # nothing was spent
+    limiter.take_items(9, 100, Counter({(1, "transaction"): 5}), quotas, spike)  # 25 left of 30
+    limiter.check_items(9, 100, Counter({(1, "transaction"): 25}), quotas, spike)
+    with pytest.raises(RateLimited) as caught:
+        limiter.check_items(9, 100, Counter({(1, "transaction"): 27}), quotas, spike)
+    assert (caught.value.scope, caught.value.reason) == ("project", "spike_protection")
+    assert caught.value.retry_after >= 1
+    with pytest.raises(RateLimited) as caught:
+        limiter.take_items(9, 100, Counter({(1, "transaction"): 27}), quotas, spike)  # the take agrees
+    assert caught.value.reason == "spike_protection"
+    limiter.check_items(8, 20, Counter({(2, "error"): 40}), {}, None)  # larger than the bucket: it is full
+    limiter.take_items(8, 20, Counter({(2, "error"): 5}), {}, None)
+    with pytest.raises(RateLimited) as caught:
+        limiter.check_items(8, 20, Counter({(2, "error"): 16}), {}, None)
+    assert caught.value.reason == "org_quota"

@@ -16,13 +16,19 @@ from contextlib import ExitStack, contextmanager
 import httpx
 import pytest
 from google.rpc import code_pb2, status_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from stacklens.ingest import otlp_decode
+from api.routers import otlp as otlp_router
+from stacklens.ingest import otlp_decode, otlp_logs, otlp_traces
+from stacklens.settings import Settings
+from stacklens.warehouse.migrations import apply_migrations
+from tests.api.live import serve
+from tests.conftest import override_settings
 
 PAGE = 4096
 
@@ -126,3 +132,70 @@ def test_large_exports_decode_two_at_a_time_then_503(
     # Once a slot is free the same export is decoded (and refused for its size: 12,000 spans).
     again = httpx.post(url, content=body, headers=headers, timeout=60)
     assert again.status_code == 413
+
+
+def _roots(count: int) -> bytes:
+    """``count`` server spans, each the root of a trace of its own: ``count`` transactions."""
+    request = ExportTraceServiceRequest()
+    scope = request.resource_spans.add().scope_spans.add()
+    for i in range(count):
+        span = scope.spans.add()
+        span.trace_id, span.span_id, span.name = os.urandom(16), (i + 1).to_bytes(8, "big"), "GET /x"
+        span.kind = Span.SPAN_KIND_SERVER
+        span.start_time_unix_nano = 1_760_000_000_000_000_000 + i * 1000
+        span.end_time_unix_nano = span.start_time_unix_nano + 500
+    return request.SerializeToString()
+
+
+def _records(count: int) -> bytes:
+    request = ExportLogsServiceRequest()
+    scope = request.resource_logs.add().scope_logs.add()
+    for i in range(count):
+        record = scope.log_records.add()
+        record.time_unix_nano = 1_760_000_000_000_000_000 + i
+        record.body.string_value = f"line {i}"
+    return request.SerializeToString()
+
+
+def test_spike_protection_refuses_an_export_before_its_conversion(
+    settings: Settings, make_org, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #62: 9,999 spans were converted (~3 s of CPU) only for spike protection to refuse them. The
+    export's transactions (and log records) are counted from the decoded request first, and an export the
+    quotas cannot take is refused before a span is converted."""
+    current = settings.model_copy(update={"spike_floor_per_minute": 100})
+    override_settings(current)
+    apply_migrations(current)
+    org = make_org()
+    converted: list[str] = []
+    real_traces, real_logs = otlp_traces.trace_lines, otlp_logs.log_lines
+    monkeypatch.setattr(otlp_router, "trace_lines", lambda *a: converted.append("traces") or real_traces(*a))
+    monkeypatch.setattr(otlp_router, "log_lines", lambda *a: converted.append("logs") or real_logs(*a))
+    headers = {"Content-Type": "application/x-protobuf", "X-Stacklens-App-Key": str(org["app_key"])}
+    base_path = f"/api/{org['project_id']}/otlp/v1"
+    with serve(current) as base:
+        # 60 transactions of the 100 spike protection holds the project to this minute: converted, landed.
+        taken = httpx.post(f"{base}{base_path}/traces", content=_roots(60), headers=headers, timeout=60)
+        assert taken.status_code == 200, taken.content[:300]
+        assert converted == ["traces"]
+        # 60 more, and 60 log records: over what is left, refused before a span or record is converted.
+        refused = httpx.post(f"{base}{base_path}/traces", content=_roots(60), headers=headers, timeout=60)
+        assert refused.status_code == 429, refused.content[:300]
+        status = status_pb2.Status.FromString(refused.content)
+        assert status.code == code_pb2.RESOURCE_EXHAUSTED and "spike protection" in status.message
+        assert refused.headers["Retry-After"]
+        refused = httpx.post(f"{base}{base_path}/logs", content=_records(60), headers=headers, timeout=60)
+        assert refused.status_code == 429, refused.content[:300]
+        assert converted == ["traces"]  # neither refused export was converted
+        # The check spent nothing: what is left still takes an export that fits.
+        fits = httpx.post(f"{base}{base_path}/logs", content=_records(30), headers=headers, timeout=60)
+        assert fits.status_code == 200, fits.content[:300]
+        assert converted == ["traces", "logs"]
+        # The refused items are counted, as a refusal after the conversion counted them.
+        rows = httpx.get(f"{base}/api/outcomes", headers={"Authorization": f"Bearer {org['api_key']}"}).json()
+        refusals = {
+            (row["category"], row["reason"]): row["quantity"]
+            for row in rows["rows"]
+            if row["outcome"] == "rate_limited"
+        }
+        assert refusals == {("transaction", "spike_protection"): 60, ("log", "spike_protection"): 60}

@@ -22,7 +22,9 @@ per read, so a receiver dripping one byte every 5 s never tripped the 10 s read 
 for minutes; here each read waits at most what is left of the deadline (:class:`DeadlineStream`). The answer
 is **streamed and capped** (:data:`MAX_ANSWER_BYTES`, or less where a caller needs less): a webhook answering
 1 GiB used to cost 3 GB of memory; now reading stops one chunk past the cap and the call fails with
-:class:`AnswerTooLarge`.
+:class:`AnswerTooLarge` — or, for a caller that only shows the answer (``cut_answer``: webhooks, Slack), the
+answer is cut at the cap and the rest never read, so its status alone decides (a 2xx with a long body is a
+delivery).
 
 Retries across process restarts belong to the outbox (:mod:`stacklens.alerts.outbox`);
 :func:`~stacklens.outbound_backoff.backoff_delay` is the one schedule both use, and :func:`post` can retry
@@ -84,6 +86,7 @@ class OutboundResponse:
     body: str = (
         ""  # the whole answer (at most the call's cap), for API clients that read it; excerpt is for logs
     )
+    cut: bool = False  # the answer went on past the cap (``cut_answer``): body holds its first bytes only
 
     @property
     def ok(self) -> bool:
@@ -154,12 +157,20 @@ class OutboundClient:
         retries: int = 0,
         sleep: Callable[[float], None] = time.sleep,
         max_answer_bytes: int | None = None,
+        cut_answer: bool = False,
     ) -> OutboundResponse:
         """POST ``content``; the guard runs first. Timeouts and connection errors raise ``httpx`` errors
         after ``retries`` in-call retries (each waiting :func:`backoff_delay`); an answer over the cap raises
-        :class:`AnswerTooLarge`."""
+        :class:`AnswerTooLarge`, or with ``cut_answer`` is cut at the cap (the rest not read)."""
         return self.request(
-            "POST", url, headers, content, retries=retries, sleep=sleep, max_answer_bytes=max_answer_bytes
+            "POST",
+            url,
+            headers,
+            content,
+            retries=retries,
+            sleep=sleep,
+            max_answer_bytes=max_answer_bytes,
+            cut_answer=cut_answer,
         )
 
     def request(
@@ -172,6 +183,7 @@ class OutboundClient:
         retries: int = 0,
         sleep: Callable[[float], None] = time.sleep,
         max_answer_bytes: int | None = None,
+        cut_answer: bool = False,
     ) -> OutboundResponse:
         """Any method (API clients GET as well as POST); the guard runs before every attempt, retries as
         :meth:`post` does. Each attempt connects only to the addresses its own check accepted, and ends
@@ -182,7 +194,7 @@ class OutboundClient:
             attempt += 1
             pins = {_target(url)[0]: self.check(url)}
             try:
-                response = self._send(url, content, headers, method, pins, limit)
+                response = self._send(url, content, headers, method, pins, limit, cut_answer)
             except httpx.TransportError:
                 if attempt > retries or self._out_of_time():
                     raise
@@ -209,6 +221,7 @@ class OutboundClient:
         method: str,
         pins: Mapping[str, Sequence[Address]],
         limit: int,
+        cut_answer: bool = False,
     ) -> OutboundResponse:
         started = time.perf_counter()
         tls = self.tls or _tls_context()
@@ -223,7 +236,7 @@ class OutboundClient:
                 ) as client,
                 client.stream(method, url, content=content, headers=headers) as response,
             ):
-                raw = read_capped(response, limit)
+                raw, cut = read_capped(response, limit, cut=cut_answer)
         except httpx.TimeoutException as exc:
             if deadline.passed():
                 budget = time.perf_counter() - started
@@ -240,22 +253,32 @@ class OutboundClient:
             latency_ms=round(latency, 1),
             retry_after_s=parse_retry_after(response.headers.get("retry-after")),
             body=text,
+            cut=cut,
         )
 
 
-def read_capped(response: httpx.Response, limit: int) -> bytes:
-    """The answer's (decoded) body, read as a stream; :class:`AnswerTooLarge` as soon as it passes ``limit``
-    bytes, so a huge answer costs at most ``limit`` plus one chunk of memory and is never read to its end.
-    A ``Content-Length`` already over the limit is refused before reading anything."""
+def read_capped(response: httpx.Response, limit: int, *, cut: bool = False) -> tuple[bytes, bool]:
+    """The answer's (decoded) body, read as a stream, and whether it went on past ``limit`` bytes; a huge
+    answer costs at most ``limit`` plus one chunk of memory and is never read to its end (the connection is
+    closed with the rest unread). Past the limit: :class:`AnswerTooLarge`, or with ``cut`` the first
+    ``limit`` bytes. Without ``cut``, a ``Content-Length`` already over the limit is refused before reading
+    anything."""
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit and not response.headers.get("content-encoding"):
+    if (
+        not cut
+        and declared.isdigit()
+        and int(declared) > limit
+        and not response.headers.get("content-encoding")
+    ):
         raise AnswerTooLarge(response.status_code, limit)
     body = bytearray()
     for chunk in response.iter_bytes():
         body += chunk
         if len(body) > limit:
-            raise AnswerTooLarge(response.status_code, limit)
-    return bytes(body)
+            if not cut:
+                raise AnswerTooLarge(response.status_code, limit)
+            return bytes(body[:limit]), True
+    return bytes(body), False
 
 
 def _resolve(host: str, port: int) -> list[str]:

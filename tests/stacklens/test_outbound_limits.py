@@ -76,3 +76,21 @@ def test_a_caller_may_read_less_than_the_clients_cap(hostile: HostileReceiver) -
     assert client.request("GET", hostile.url, {}).body == hostile.body.decode()
     with pytest.raises(AnswerTooLarge, match="64 KiB"):
         client.post(hostile.url, b"", {}, max_answer_bytes=64 * 1024)
+
+
+@pytest.mark.parametrize("declare", [False, True])
+def test_a_caller_that_only_shows_the_answer_gets_it_cut_at_the_cap(
+    hostile: HostileReceiver, declare: bool
+) -> None:
+    """``cut_answer`` (webhooks, Slack): a gigabyte answer, chunked or with its length declared, is read up to
+    the cap and the connection closed; the status stands, nothing raises."""
+    hostile.mode, hostile.size, hostile.declare = "large", 1024**3, declare
+    client = OutboundClient(allow=LOCAL)
+    started = time.monotonic()
+    answer = client.post(hostile.url, b"{}", {}, max_answer_bytes=64 * 1024, cut_answer=True)
+    time.sleep(0.2)
+    assert (answer.status, answer.ok, answer.cut, len(answer.body)) == (200, True, True, 64 * 1024)
+    assert hostile.sent < 16 * MiB, hostile.sent
+    assert time.monotonic() - started < 5
+    hostile.mode, hostile.body = "ok", b"short"
+    assert client.post(hostile.url, b"{}", {}, max_answer_bytes=64 * 1024, cut_answer=True).cut is False

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from stacklens.alerts.channels.base import Message, SendResult
-from stacklens.outbound import AnswerTooLarge, OutboundClient
+from stacklens.outbound import OutboundClient
 from stacklens.outbound_guard import OutboundRefused
 from stacklens.outbound_transport import DeadlinePassed
 
@@ -48,25 +48,20 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-# A receiver's answer is only shown (an excerpt in the delivery log), so 64 KiB is plenty; a larger one is a
-# receiver that is not a webhook receiver (a download, a page), and reading it would cost memory for nothing.
+# A receiver's answer is only shown (an excerpt in the delivery log), so 64 KiB of it is plenty; the rest of a
+# longer one is never read (the connection is closed), and its status alone says whether the message arrived:
+# a 2xx with a long body (a receiver that echoes a page) is a delivery, not a failure (issue #62).
 MAX_RECEIVER_ANSWER_BYTES = 64 * 1024
 
 
 def post_json(client: OutboundClient, url: str, body: bytes, headers: dict[str, str]) -> SendResult:
     """POST through the outbound client and classify the answer (shared by Slack and webhooks)."""
     try:
-        response = client.post(url, body, headers, max_answer_bytes=MAX_RECEIVER_ANSWER_BYTES)
+        response = client.post(
+            url, body, headers, max_answer_bytes=MAX_RECEIVER_ANSWER_BYTES, cut_answer=True
+        )
     except OutboundRefused as exc:
         return SendResult(ok=False, retryable=False, error=str(exc))
-    except AnswerTooLarge as exc:
-        # Final: the same URL will answer the same way; the channel's settings need a fix.
-        return SendResult(
-            ok=False,
-            retryable=False,
-            status_code=exc.status,
-            error=f"{exc}; a webhook receiver should answer briefly (check the URL)",
-        )
     except DeadlinePassed as exc:
         return SendResult(ok=False, retryable=True, error=f"{exc}; retried later")
     except httpx.TimeoutException:

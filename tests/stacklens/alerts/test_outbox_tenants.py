@@ -109,9 +109,14 @@ def _with_budget(budget_s: float) -> Callable[..., list[Any]]:
     return lambda groups, work: run_per_tenant(groups, work, budget_s=budget_s)
 
 
-def test_send_test_to_a_receiver_answering_a_gigabyte_reads_only_the_cap(control_settings: Settings) -> None:
+@pytest.mark.parametrize(("status", "outcome"), [(200, "delivered"), (204, "delivered"), (404, "permanent")])
+def test_a_receiver_answering_a_gigabyte_is_judged_by_its_status_reading_only_the_cap(
+    control_settings: Settings, status: int, outcome: str
+) -> None:
+    """A 2xx is a delivery whatever its body's size (issue #62: one over 64 KiB was recorded as a permanent
+    failure); the body is cut at 64 KiB and the rest never read."""
     settings = control_settings.model_copy(update={"outbound_allow": "127.0.0.1"})
-    huge = HostileReceiver(mode="large", size=1024**3).start()
+    huge = HostileReceiver(mode="large", size=1024**3, status=status).start()
     try:
         org, _, _ = org_with_project(settings, "Initech")
         channel = _channel(settings, org, huge.url)
@@ -119,6 +124,19 @@ def test_send_test_to_a_receiver_answering_a_gigabyte_reads_only_the_cap(control
         time.sleep(0.2)
     finally:
         huge.stop()
-    assert delivery["outcome"] == "permanent"
-    assert "larger than 64 KiB" in delivery["error"]
+    assert delivery["outcome"] == outcome, delivery
+    assert delivery["status_code"] == status
+    assert ("larger than" in (delivery["error"] or "")) is False
     assert huge.sent < 16 * 1024 * 1024, huge.sent
+
+
+def test_a_large_server_error_answer_is_retried_not_failed_for_good(control_settings: Settings) -> None:
+    settings = control_settings.model_copy(update={"outbound_allow": "127.0.0.1"})
+    huge = HostileReceiver(mode="large", size=200 * 1024, status=503).start()
+    try:
+        org, _, _ = org_with_project(settings, "Initech")
+        channel = _enqueue(settings, org, _channel(settings, org, huge.url), "checkout slow")
+        summary = outbox.drain(settings, client=OutboundClient(allow=AllowList.parse("127.0.0.1")))
+    finally:
+        huge.stop()
+    assert summary.outcomes == {channel: "retry"}

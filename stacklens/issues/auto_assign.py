@@ -226,19 +226,17 @@ def _assign_project(
     order = {issue_id: n for n, issue_id in enumerate(todo)}
     facts = sorted(facts, key=lambda f: order.get(int(f["issue_id"]), len(order)))
     decisions: list[_Decision] = []
-    last_done: int | None = None
     looked = 0
     for fact in facts:
         if time.monotonic() >= deadline:
             break
         looked += 1
-        last_done = int(fact["issue_id"])
         found = owner_of(
             rules,
             facts_of(fact["payload"], url=fact["request_url"], release=fact["release"], tags=fact["tags"]),
         )
         if found is not None:
-            decisions.append(_Decision(last_done, *found))
+            decisions.append(_Decision(int(fact["issue_id"]), *found))
     summary.looked_at += looked
     cut_short = looked < len(facts)
     for decision in decisions:
@@ -258,8 +256,13 @@ def _assign_project(
         session.commit()
     if cut_short:
         summary.deferred += 1
-        if last_done is not None:  # the next run reads again from the last issue looked at
-            row.checked_until = max(row.checked_until, first_seen[last_done] + OVERLAP)
+        if looked:
+            # The next run reads from the first issue not looked at (the ones looked at and left unassigned
+            # are not looked at again); when this run did not get past one instant (issues first seen in the
+            # same millisecond), from just after it, so every run moves on.
+            began = first_seen[int(facts[0]["issue_id"])]
+            resume = first_seen[int(facts[looked]["issue_id"])]
+            row.checked_until = (resume if resume > began else began + timedelta(milliseconds=1)) + OVERLAP
     elif len(candidates) < MAX_ISSUES_PER_RUN:
         row.checked_until = now
     else:  # a full batch: the next run goes on from its last issue

@@ -158,3 +158,49 @@ def test_an_organizations_spent_share_leaves_its_issues_for_the_next_run(
         for org, rows in zip(orgs, landed, strict=True):
             found = assignees_of(session, org["org_id"], org["project_id"], [int(rows[0]["issue_id"])])
             assert [a.label for a in found.values()] == ["#payments"]
+
+
+def test_a_run_cut_short_mid_project_goes_on_from_the_last_issue_looked_at(
+    stores: Settings,  # noqa: F811
+    org_factory,  # noqa: F811
+) -> None:
+    """Issues whose matching takes longer than the organization's share: each run looks at what fits (at
+    least one issue), moves the watermark to the last issue it looked at, and the next runs go on from there
+    until every issue is looked at and the matching one assigned."""
+    org = org_factory("Heavy")
+    org_id, project_id = org["org_id"], org["project_id"]
+    heavy = "\n".join(f"path:a?a{i}/*a*a*b #payments" for i in range(499))
+    with session_scope(stores) as session:
+        create_team(session, org_id, "payments")
+        project = session.get(Project, project_id)
+        assert project is not None
+        set_rules(session, org_id, project, heavy + "\npath:src/checkout/* #payments", actor="o@e.test")
+        row = session.get(OwnershipRules, project_id)
+        assert row is not None
+        row.checked_until = row.checked_until - timedelta(minutes=30)
+    # 256 distinct frames of 1,024 characters an event: the most the rules look at, each issue about a
+    # second or more under 500 rules.
+    frames = [("a/" * 600)[:1020] + f"{n:04d}" for n in range(256)]
+    payloads = []
+    for n in range(3):
+        payload = event(frames[0], seconds_ago=30 - n * 10)
+        stack = payload["exception"]["values"][0]["stacktrace"]
+        stack["frames"] = [{"abs_path": f, "filename": f, "module": f} for f in frames]
+        if n == 2:
+            stack["frames"].append(
+                {"abs_path": "/app/src/checkout/pay.py", "filename": "src/checkout/pay.py"}
+            )
+        payloads.append(payload)
+    rows = land(org_id, project_id, payloads)
+    client = get_warehouse(stores)
+    looked, runs = 0, 0
+    while looked < 3 and runs < 10:
+        with session_scope(stores) as session:
+            summary = assign_new_issues(session, client, org_budget_s=0.5)
+        runs += 1
+        looked += summary.looked_at
+        assert summary.looked_at >= 1 or summary.deferred == 1, summary
+    assert runs > 1  # one share of 0.5 s did not cover three issues of a second each
+    with session_scope(stores) as session:
+        found = assignees_of(session, org_id, project_id, [int(r["issue_id"]) for r in rows])
+    assert [a.label for a in found.values()] == ["#payments"] and int(rows[2]["issue_id"]) in found

@@ -56,7 +56,7 @@ class ManagedOutcomes:
     def __init__(
         self, settings: Settings, org_id: int, outcomes: Outcomes, also: Outcomes | None = None
     ) -> None:
-        if _worker is None:
+        if _worker is None and not _work.empty():  # a last resort queued by a finalizer: run it now
             _start_worker()
         self.settings = settings
         self.org_id = org_id
@@ -111,7 +111,8 @@ class ManagedOutcomes:
             self.resolved = True
             counts = self.refused("invalid", INTERNAL)
             settings, org_id, give_back = self.settings, self.org_id, self.give_back
-            _later(lambda: _lost(settings, org_id, counts, give_back))
+            # No thread is started from here: the worker runs it, or the next request starts the worker.
+            _work.put(lambda: _lost(settings, org_id, counts, give_back))
 
 
 def _lost(settings: Settings, org_id: int, counts: Outcomes, give_back: GiveBack | None) -> None:
@@ -121,9 +122,10 @@ def _lost(settings: Settings, org_id: int, counts: Outcomes, give_back: GiveBack
         give_back()
 
 
-# Work that must not run where it is asked for (a collection, the event loop): one daemon thread, started by
-# the first ManagedOutcomes made. queue.SimpleQueue.put may be called from a finalizer (it takes no lock a
-# collection can hold), and one thread runs the calls in the order they were asked for.
+# Work that must not run where it is asked for (a collection, the event loop): one daemon thread, started the
+# first time there is such work (an installation that never refuses a request after its quotas has none).
+# queue.SimpleQueue.put may be called from a finalizer (it takes no lock a collection can hold); a finalizer
+# starts no thread, the next request or settled_later does. One thread runs the calls in the order asked.
 _work: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
 _worker: threading.Thread | None = None
 _worker_lock = threading.Lock()
@@ -131,6 +133,8 @@ _worker_lock = threading.Lock()
 
 def _later(call: Callable[[], None]) -> None:
     _work.put(call)
+    if _worker is None:
+        _start_worker()
 
 
 def _start_worker() -> None:

@@ -21,6 +21,8 @@ still loses nothing; a power loss may lose the rows answered in the last seconds
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import itertools
 import logging
 import os
@@ -79,6 +81,32 @@ def sync_folder(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@functools.cache
+def _syncfs() -> object | None:
+    """libc's ``syncfs`` (Linux), looked up once on first use; None where there is none."""
+    try:
+        return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    except OSError:
+        return None
+
+
+def sync_filesystem(path: Path) -> None:
+    """Everything written on ``path``'s filesystem, on the disk: ``syncfs`` of that filesystem alone (Linux),
+    else ``os.sync``. A drain calls it before it removes the journal of rows the warehouse just wrote
+    (stacklens/ingest/front_door_drain.py): the engine does not sync its parts, and a journal's removal
+    must not reach the disk before the rows it held."""
+    syncfs = _syncfs()
+    if syncfs is None:
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if syncfs(fd) != 0:  # type: ignore[operator]
+            raise OSError(ctypes.get_errno(), f"syncfs {path}")
     finally:
         os.close(fd)
 

@@ -68,7 +68,10 @@ class Acceptor(Drainer):
         thread is accepting one; a keyed batch whose quotas must be read (or asked of Redis) goes back with
         the requests after it, the ones before accepted here. The loop takes at most LOOP_GROUP_ROWS rows:
         a larger request and the ones after it are the thread's."""
-        if not self._accepting.acquire(blocking=False):
+        if self.journal.sync or not self._accepting.acquire(blocking=False):
+            # A synced journal waits for the disk (milliseconds, after the group's quotas are spent, so it
+            # cannot step aside): never on the event loop. The thread syncs while the loop takes more
+            # requests, which share the next sync.
             self._wake_acceptor()
             return
         try:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict, deque
 from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from stacklens.ingest import writer
-from stacklens.ingest.flush_journal import Insert
+from stacklens.ingest.flush_journal import Insert, sync_filesystem
 from stacklens.ingest.front_door_state import DoorState, log
 from stacklens.ingest.landing import (
     Blocks,
@@ -161,6 +163,7 @@ class Drainer(DoorState):
         ):
             self._in_flight = replace(groups[0], attempted=True)
             self._insert_all(groups[0].inserts, again)
+            self._warehouse_synced()
             self.journal.remove(groups[0].name)
             return
         name = self.journal.new_name("d")
@@ -210,7 +213,16 @@ class Drainer(DoorState):
         for group in groups:
             self.journal.remove(group.name)
         self._insert_all(inserts, again)
+        self._warehouse_synced()
         self.journal.remove(name)
+
+    def _warehouse_synced(self) -> None:
+        """Before the journal of rows just inserted is removed: with the spool synced (the default), the
+        embedded engine's new parts are put on the disk first (it does not sync them itself), so a power loss
+        cannot keep the removal and lose the rows. A ClickHouse server's parts are its own (its
+        ``fsync_after_insert``)."""
+        if self.journal.sync and self.settings.embedded_warehouse:
+            sync_filesystem(Path(urlsplit(self.settings.resolved_warehouse_url).path))
 
     def _hold_back(self, groups: list[Spooled], kept: Blocks, again: bool) -> Spooled | None:
         """A group of the events ``kept`` back, its journal written (found again after a kill, it lands at

@@ -11,12 +11,15 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from clickhouse_connect.driver.client import Client
 
 from stacklens.ingest import front_door as front_door_module
+from stacklens.ingest import front_door_drain
+from stacklens.ingest.flush_journal import FlushJournal, sync_filesystem
 from stacklens.ingest.front_door import FrontDoor, front_door, settle_front_doors
 from stacklens.settings import Settings
 from tests.api.live import serve
@@ -204,3 +207,37 @@ def test_a_request_is_answered_after_its_journal_and_the_spool_folder_are_synced
     assert folder in after  # then its name, in the folder
     stopped.close(timeout=0)
     FrontDoor(settings).recover()
+
+
+@pytest.mark.parametrize("synced", [True, False])
+def test_a_drain_puts_the_warehouse_on_disk_before_it_removes_a_journal(
+    settings: Settings, warehouse: Client, monkeypatch: pytest.MonkeyPatch, synced: bool
+) -> None:
+    """A journal's removal must not reach the disk before the rows it held: the embedded engine does not
+    sync its parts, so the drain syncs the warehouse's filesystem first (with STACKLENS_SPOOL_SYNC, the
+    default), and only then removes the journal."""
+    settings = settings.model_copy(update={"spool_sync": synced})
+    steps: list[str] = []
+    real_sync, real_remove = sync_filesystem, FlushJournal.remove
+
+    def sync(path: Path) -> None:
+        steps.append(f"sync {path}")
+        real_sync(path)
+
+    def remove(journal: FlushJournal, name: str) -> None:
+        steps.append(f"remove {name[:1]}")
+        real_remove(journal, name)
+
+    monkeypatch.setattr(front_door_drain, "sync_filesystem", sync)
+    monkeypatch.setattr(FlushJournal, "remove", remove)
+    door = FrontDoor(settings)
+    monkeypatch.setitem(front_door_module._doors, front_door_module._door_key(settings), door)
+    assert land(settings, error_line()).accepted == 1
+    assert door.settle()
+    warehouse_dir = urlsplit(settings.resolved_warehouse_url).path
+    if synced:
+        assert steps == [f"sync {warehouse_dir}", "remove a"]
+    else:
+        assert steps == ["remove a"]
+    assert count(warehouse, "events") == 1
+    door.close(timeout=5)

@@ -89,12 +89,26 @@ async def _on_the_loop(
 def test_the_requests_of_one_loop_turn_are_one_group_accepted_on_the_loop(
     settings: Settings, warehouse: Client
 ) -> None:
+    settings = settings.model_copy(update={"spool_sync": False})  # a synced spool: the next test
     answers = asyncio.run(_on_the_loop(settings, [error_line() for _ in range(20)]))
     assert [result.accepted for result, _ in answers] == [1] * 20
     assert {thread for _, thread in answers} == {"MainThread"}, "answered on the loop, no thread woken"
     assert front_door(settings)._acceptor is None, "the door's thread was never started"
     status = front_door(settings).status()
     assert status["requests_per_accept"] == 20.0, "one turn's requests, one group"
+    assert settle_front_doors()
+    assert count(warehouse, "events") == 20
+
+
+def test_a_synced_spool_is_written_on_the_acceptors_thread_never_on_the_loop(
+    settings: Settings, warehouse: Client
+) -> None:
+    """An fsync waits milliseconds for the disk, after the group's quotas are spent: the loop hands every
+    group to the thread, which syncs while the loop takes more requests (issue #62)."""
+    assert settings.spool_sync
+    answers = asyncio.run(_on_the_loop(settings, [error_line() for _ in range(20)]))
+    assert [result.accepted for result, _ in answers] == [1] * 20
+    assert {thread for _, thread in answers} == {"front-door-accept"}
     assert settle_front_doors()
     assert count(warehouse, "events") == 20
 
@@ -143,6 +157,7 @@ def test_keyed_batches_whose_quotas_would_block_are_set_aside_with_the_rest_of_t
     """A keyed batch spends its quotas in its accept group; one whose quota must be read (may_block) sets
     itself and the requests after it aside for the thread, before any of their effects: every quota is
     spent once, every batch lands once."""
+    settings = settings.model_copy(update={"spool_sync": False})  # accepted on the loop
     assert own_warehouse(settings)  # as `stacklens serve` starts: new batch ids are known new, no look-up
     recover_and_index(settings)
     assert front_door(settings).index.trusted

@@ -58,6 +58,8 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         limits,
         logs,
         metrics,
+        monitor_checkins,
+        monitors,
         notifications,
         operations,
         organization,
@@ -77,6 +79,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     # The entrances first: a request is matched against the routes in order, and the SDKs' one-event requests
     # are the most frequent by far (their paths match no other route, so the order changes no answer).
     app.include_router(envelope.router)
+    app.include_router(monitor_checkins.router)
     app.include_router(otlp.router)
     app.include_router(ingest.router)
     app.include_router(auth.router)
@@ -96,6 +99,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(notifications.router)
     app.include_router(pipelines.router)
     app.include_router(budgets.router)
+    app.include_router(monitors.router)
     app.include_router(performance.router)
     app.include_router(releases.router)
     app.include_router(metrics.router)

@@ -51,6 +51,7 @@ from stacklens.ingest.inflate import DecodedBody
 from stacklens.ingest.prepared_rows import Attribution
 from stacklens.ingest.service import Admitted, BatchResult, admit_batch
 from stacklens.ingest.workers import AppKeyResolver
+from stacklens.monitors.checkins import record_all
 from stacklens.outcomes.counting import (
     ENVELOPE_TOO_LARGE,
     MALFORMED_ENVELOPE,
@@ -201,6 +202,10 @@ def _admit(
             decoded,
             lambda rest: envelope_lines(envelope_of(rest, headers), key or "", received),
         )
+        if lines.check_ins:  # before any line is admitted: a bad check-in refuses the envelope whole (400)
+            record_all(
+                settings, caller.identity.org_id, caller.identity.project_id, lines.check_ins, received
+            )
     return Received(caller, key or "", lines, _admit_lines(settings, caller, key or "", lines, limiter))
 
 
@@ -339,7 +344,8 @@ async def _accept(
 async def envelope(request: Request, project_id: str) -> Response:
     """A Sentry envelope: events, transactions, replays, sessions, client reports, check-ins, attachments.
 
-    Events, transactions, replay items, sessions (release health) and client reports land; check-ins,
+    Events, transactions, replay items, sessions (release health) and client reports land; check-ins
+    create or update their monitor and are recorded (a bad `monitor_config` answers 400 naming the field);
     attachments and unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are
     accepted. As Relay, an envelope carries at most one event-like item (event, transaction, security
     report, replay event), 100 sessions, 100 attachments, 10 client reports, and one of most other kinds;

@@ -107,6 +107,9 @@ class EnvelopeLines:
     event_id: str
     written: Counter[str] = field(default_factory=Counter)
     counted: Counter[str] = field(default_factory=Counter)  # item types kept out of the warehouse
+    # The payloads of ``check_in`` items: recorded in the control store by the caller (stacklens.monitors),
+    # not landed as lines.
+    check_ins: list[Any] = field(default_factory=list)
 
     @property
     def idempotency_key(self) -> str:
@@ -278,9 +281,14 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
     lines: list[bytes] = []
     written: Counter[str] = Counter()
     counted: Counter[str] = Counter()
+    check_ins: list[Any] = []
     event_id = envelope.headers.get("event_id")
     for item in envelope.items:
         kind = item.type or "unknown"
+        if kind == "check_in":
+            check_ins.append(_check_in_payload(item))
+            counted[kind] += 1
+            continue
         if kind == "attachment":
             size = len(item.get_bytes())
             if size > MAX_ATTACHMENT_BYTES:
@@ -311,7 +319,19 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
         written[kind] += 1
     if not isinstance(event_id, str) or not event_id:
         event_id = uuid.uuid4().hex  # an empty answer breaks some SDKs: always name an id
-    return EnvelopeLines(b"\n".join(lines), event_id, written, counted)
+    return EnvelopeLines(b"\n".join(lines), event_id, written, counted, check_ins)
+
+
+def _check_in_payload(item: Item) -> Any:
+    """A check-in item's JSON (at most 64 levels deep, as every JSON part); what it says is read by
+    stacklens.monitors.checkins, which names a bad field."""
+    raw = item.get_bytes()
+    try:
+        return loads(raw, MAX_JSON_DEPTH, where="the check-in")
+    except JsonTooDeep as exc:
+        raise decode_error(400, str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise decode_error(400, f"malformed envelope item: the check-in is not JSON: {exc}") from None
 
 
 def _log_records(item: Item) -> list[dict[str, Any]]:

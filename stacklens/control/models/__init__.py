@@ -6,7 +6,9 @@
 :mod:`~stacklens.control.models.alerts`, :mod:`~stacklens.control.models.explore`,
 :mod:`~stacklens.control.models.dashboards` (dashboards, annotations),
 :mod:`~stacklens.control.models.integrations`, :mod:`~stacklens.control.models.teams` (teams, assignees,
-comments, ownership rules), :mod:`~stacklens.control.models.issue_merges` (merge overrides) and
+comments, ownership rules), :mod:`~stacklens.control.models.issue_merges` (merge overrides),
+:mod:`~stacklens.control.models.monitors` (monitors, check-ins, incidents),
+:mod:`~stacklens.control.models.sso` (company sign-in) and
 :mod:`~stacklens.control.models.service` (the service's own alert episodes) the tables of their topic.
 Importing this package registers every table on ``Base.metadata`` (what
 ``stacklens/control/migrations/env.py`` compares against) and re-exports each of them. Schema changes go
@@ -41,8 +43,10 @@ from stacklens.control.models.explore import SavedQuery
 from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.control.models.issue_merges import IssueMerge
 from stacklens.control.models.maintenance import MaintenanceRun
+from stacklens.control.models.monitors import Monitor, MonitorCheckIn, MonitorIncident
 from stacklens.control.models.service import ServiceEpisode
 from stacklens.control.models.share_links import ShareLink
+from stacklens.control.models.sso import BreakGlassAccount, SsoConfig, SsoIdentity, SsoLogin
 from stacklens.control.models.teams import (
     DigestItem,
     IssueAction,
@@ -68,6 +72,7 @@ __all__ = [
     "ApiKey",
     "AppKey",
     "Base",
+    "BreakGlassAccount",
     "Budget",
     "Dashboard",
     "DashboardShare",
@@ -83,6 +88,9 @@ __all__ = [
     "KeyUsage",
     "MaintenanceRun",
     "Membership",
+    "Monitor",
+    "MonitorCheckIn",
+    "MonitorIncident",
     "NotificationSetting",
     "Organization",
     "OwnershipRules",
@@ -90,6 +98,9 @@ __all__ = [
     "SavedQuery",
     "ServiceEpisode",
     "ShareLink",
+    "SsoConfig",
+    "SsoIdentity",
+    "SsoLogin",
     "Subscription",
     "Team",
     "TeamMember",

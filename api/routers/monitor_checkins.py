@@ -1,0 +1,80 @@
+"""Sentry's HTTP check-in, for scripts without an SDK (a `curl` in a crontab):
+`GET|POST /api/{project_id}/cron/{monitor_slug}/{sentry_key}/?status=in_progress|ok|error`.
+
+The key in the path is the project's DSN key; a wrong key answers 403 and writes nothing. Query parameters
+`check_in_id`, `environment` and `duration` (seconds) are read as the envelope's check-in item reads them; a
+POST may carry a JSON body with the same fields and a `monitor_config`, which creates or updates the monitor.
+The answer is Sentry's: 202 `{"id": "<check-in id>"}`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from api.deps import app_settings
+from api.errors import APPLICATION_NOT_FOUND, ApiError
+from api.routers.auth import ErrorBody
+from api.routers.ingest import read_body
+from stacklens.control.dsn_callers import dsn_caller
+from stacklens.errors import InvalidInput
+from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, JsonTooDeep, loads
+from stacklens.monitors.checkins import record_all
+
+router = APIRouter(prefix="/api", tags=["sentry protocol"])
+
+# A check-in's body is a few hundred bytes; 1 MiB is the smallest bound read_body words in MiB.
+MAX_BODY_BYTES = 1024 * 1024
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "A bad status, duration, check-in id or monitor_config field"},
+    403: {"model": ErrorBody, "description": "The key is not a current app key of this project"},
+    404: {"model": ErrorBody, "description": "The project id is not a number"},
+}
+
+
+def _fields(query: dict[str, str], body: bytes) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        k: query[k] for k in ("status", "check_in_id", "environment", "duration") if k in query
+    }
+    if body.strip():
+        try:
+            parsed = loads(body, MAX_JSON_DEPTH, where="the check-in")
+        except JsonTooDeep as exc:
+            raise InvalidInput(str(exc)) from None
+        except (ValueError, RecursionError) as exc:
+            raise InvalidInput(f"the body is not a JSON check-in: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise InvalidInput("the body is a JSON object (status, monitor_config, …)")
+        fields.update(parsed)
+    return fields
+
+
+@router.api_route(
+    "/{project_id}/cron/{monitor_slug}/{sentry_key}/",
+    methods=["GET", "POST"],
+    status_code=202,
+    responses=ERRORS,
+)
+async def http_checkin(request: Request, project_id: str, monitor_slug: str, sentry_key: str) -> JSONResponse:
+    """Record a check-in of `monitor_slug` (created in state `new` when unknown, as Sentry does)."""
+    settings = app_settings(request)
+    if not (project_id.isdigit() and len(project_id) <= 18):
+        raise ApiError(404, "Not Found", "the project id of a DSN is a number (of at most 18 digits)")
+    body = await read_body(request, MAX_BODY_BYTES) if request.method == "POST" else b""
+    found = await run_in_threadpool(dsn_caller, settings, sentry_key)
+    if found is None or str(found.identity.project_id) != project_id:
+        # An unknown key and a key of another project answer alike: nothing about other projects leaks.
+        raise ApiError(
+            403, APPLICATION_NOT_FOUND, f"the DSN's key is not a current app key of project {project_id}"
+        )
+    fields = _fields(dict(request.query_params), body)
+    fields["monitor_slug"] = monitor_slug
+    identity = found.identity
+    ids = await run_in_threadpool(
+        record_all, settings, identity.org_id, identity.project_id, [fields], datetime.now(UTC), "http"
+    )
+    return JSONResponse({"id": ids[0]}, status_code=202)

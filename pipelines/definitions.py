@@ -24,6 +24,7 @@ from pipelines.assets import (
     integrations,
     issues,
     live_tables,
+    monitors,
     performance,
     sessions,
 )
@@ -33,7 +34,7 @@ from pipelines.schedules import schedules
 from pipelines.sensors import sensors
 from stacklens.settings import Settings
 
-_modules = [event_counters, issues, performance, sessions, budgets, alerts, integrations]
+_modules = [event_counters, issues, performance, sessions, budgets, alerts, integrations, monitors]
 
 
 def build_definitions(resources: dict[str, dg.ConfigurableResource]) -> dg.Definitions:

@@ -70,6 +70,14 @@ alerts_job = dg.define_asset_job(
     "outbox, evaluate the alert rules, then deliver the outbox.",
 )
 
+# Cron monitors' deadlines: every minute, so a missed run is reported within a minute of its margin.
+monitors_job = dg.define_asset_job(
+    "monitors_job",
+    selection=["monitor_detection"],
+    description="Missed and timed-out runs of cron monitors from their stored deadlines, incidents' issue "
+    "events.",
+)
+
 integrations_job = dg.define_asset_job(
     "integrations_job",
     selection=["tracker_ticket_states"],
@@ -82,7 +90,7 @@ integrations_job = dg.define_asset_job(
 marts_job = dg.define_asset_job(
     "marts_job",
     selection=dg.AssetSelection.groups(
-        "issues", "performance", "releases", "budgets", "alerts", "integrations"
+        "issues", "performance", "releases", "budgets", "alerts", "integrations", "monitors"
     )
     | dg.AssetSelection.assets(*INSERT_TIME_ASSETS),
     description="Every mart; one run for the assets of all the schedules due in a tick.",
@@ -95,6 +103,7 @@ ALL_JOBS = [
     budgets_job,
     alerts_job,
     integrations_job,
+    monitors_job,
     marts_job,
 ]
 

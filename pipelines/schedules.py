@@ -8,6 +8,7 @@
 | budgets_every_5_minutes     | 2-59/5 * * * * | budgets_job       | 2, 7, 12, …, 57           |
 | alerts_every_minute         | * * * * *      | alerts_job        | every                     |
 | integrations_every_10_minutes | 4-59/10 * * * * | integrations_job | 4, 14, 24, …, 54    |
+| monitors_every_minute       | * * * * *      | monitors_job      | every                     |
 
 The 5-minute jobs are staggered so that no minute runs more than one of them beside the issues: a tick costs
 what one domain's new data costs, not every mart's at once (on a small host the ticks share the cores with
@@ -35,6 +36,7 @@ from pipelines.jobs import (
     budgets_job,
     integrations_job,
     issues_job,
+    monitors_job,
     performance_job,
     sessions_job,
 )
@@ -48,6 +50,9 @@ SCHEDULE_CRONS: dict[str, tuple[str, Any]] = {
     "budgets_every_5_minutes": ("2-59/5 * * * *", budgets_job),
     "alerts_every_minute": ("* * * * *", alerts_job),
     "integrations_every_10_minutes": ("4-59/10 * * * *", integrations_job),
+    # Last: the catch-up passes plan budgets and alerts only after a data-driven job requested a run, and
+    # this one requests a run on every pass.
+    "monitors_every_minute": ("* * * * *", monitors_job),
 }
 
 

@@ -168,7 +168,10 @@ def scheduled_reports(
 
 
 @dg.asset(
-    group_name="alerts", deps=["alert_evaluations", "person_digests", "scheduled_reports"], kinds={"sqlite"}
+    group_name="alerts",
+    # After the monitors' detection too: a missed run's notice leaves in the run that found it.
+    deps=["alert_evaluations", "person_digests", "scheduled_reports", "monitor_detection"],
+    kinds={"sqlite"},
 )
 def alert_deliveries(context: AssetExecutionContext, alerting: AlertingResource) -> dg.MaterializeResult:
     """Drains the notification outbox: sends every due notification once through its channel (e-mail, Slack,

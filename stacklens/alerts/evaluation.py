@@ -59,7 +59,12 @@ def evaluate(
     summary = EvaluationSummary()
     with session_scope(settings) as session:
         rules = list(
-            session.scalars(select(AlertRule).where(AlertRule.enabled.is_(True)).order_by(AlertRule.id))
+            session.scalars(
+                select(AlertRule)
+                # Monitor rules are told of incidents as they happen (stacklens.monitors.health).
+                .where(AlertRule.enabled.is_(True), AlertRule.type != "monitor")
+                .order_by(AlertRule.id)
+            )
         )
         contexts = _contexts(session, base_url, rules) if rules else {}
     summary.rules = len(rules)

@@ -27,6 +27,7 @@ RULE_TYPES = (
     "error_rate",
     "crash_free_rate",
     "release_regression",
+    "monitor",
 )
 TYPE_LABELS = {
     "performance_budget": "Performance Budget",
@@ -37,7 +38,11 @@ TYPE_LABELS = {
     "error_rate": CATALOG["failed_transactions_pct"].label,
     "crash_free_rate": "Crash-free rate",
     "release_regression": "Release regression",
+    "monitor": "Monitor",
 }
+# A monitor rule is not evaluated over a window: it is told of its monitors' incidents as they open and
+# close (stacklens.monitors.health), so the evaluation run leaves it out.
+MONITOR_STATUSES = ("missed", "timeout", "error", "down")
 LEVELS = ("fatal", "error", "warning", "info", "debug")
 THRESHOLD_TYPES = ("performance_budget", "event_frequency", "error_rate", "crash_free_rate")
 # Lower is worse: these fire below the threshold, warn below the warning threshold and resolve at or above the

@@ -15,6 +15,7 @@ from stacklens.alerts.rule_types import (
     DEFAULT_WINDOWS,
     LEVELS,
     METRICS,
+    MONITOR_STATUSES,
     RELEASE_TYPES,
     RULE_TYPES,
     STATISTICS,
@@ -157,7 +158,7 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
     count_kind = body.get("count_kind") or "events"
     if count_kind not in ("events", "users"):
         raise AlertInputError("count_kind", "must be events or users")
-    filters = _filters(body.get("filters") or {}, body)
+    filters = _monitor_filters(body) if kind == "monitor" else _filters(body.get("filters") or {}, body)
     if kind in RELEASE_TYPES and filters:
         refused = next(iter(filters))
         raise AlertInputError(
@@ -185,6 +186,22 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
         "channel_ids": channel_ids,
         "enabled": body.get("enabled", True) is not False,
     }
+
+
+def _monitor_filters(body: RuleBody) -> dict[str, str]:
+    """A monitor rule's ``monitors`` (slugs; absent, empty or ``"all"``: every monitor of the project) and
+    ``statuses`` (of missed, timeout, error, down; absent or empty: all), stored comma-joined."""
+    monitors = body.get("monitors")
+    if monitors in (None, "", "all", ["all"]):
+        monitors = []
+    if not isinstance(monitors, list) or not all(
+        isinstance(m, str) and re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", m) for m in monitors
+    ):
+        raise AlertInputError("monitors", 'must be a list of monitor slugs, or "all"')
+    statuses = body.get("statuses") or []
+    if not isinstance(statuses, list) or not all(s in MONITOR_STATUSES for s in statuses):
+        raise AlertInputError("statuses", f"must be a list of {', '.join(MONITOR_STATUSES)}")
+    return {"monitors": ",".join(dict.fromkeys(monitors)), "statuses": ",".join(dict.fromkeys(statuses))}
 
 
 def _filters(raw: object, body: RuleBody) -> dict[str, str]:

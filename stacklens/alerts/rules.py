@@ -36,6 +36,9 @@ class RuleOut(RuleSettings):
     created_at: str
     last_error: str
     retry_at: str | None
+    # Monitor rules: the monitors watched (empty: all of the project's) and the statuses (empty: all).
+    monitors: list[str]
+    statuses: list[str]
 
 
 class BudgetRuleBody(TypedDict):
@@ -165,4 +168,12 @@ def rule_out(rule: AlertRule, project_slug: str) -> RuleOut:
         # The last evaluation's failure, if it failed (the rule is evaluated again at retry_at).
         "last_error": rule.last_error or "",
         "retry_at": rule.retry_at.isoformat().replace("+00:00", "Z") if rule.retry_at else None,
+        "monitors": _listed(rule, "monitors"),
+        "statuses": _listed(rule, "statuses"),
     }
+
+
+def _listed(rule: AlertRule, key: str) -> list[str]:
+    if rule.type != "monitor":
+        return []
+    return [v for v in str((rule.filters or {}).get(key, "")).split(",") if v]

@@ -1,0 +1,56 @@
+"""Monitors domain: missed and timed-out runs found from their stored deadlines, incidents' issue events,
+and the uptime probes (every minute)."""
+
+# No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
+# at definition time (context and resource parameters) and does not resolve string annotations.
+
+import time
+
+import dagster as dg
+from dagster import AssetExecutionContext
+
+from pipelines.resources import AlertingResource
+from stacklens.public_url import public_base_url
+from stacklens.settings import Settings
+
+
+def _has_monitor_tables(settings: Settings) -> bool:
+    from sqlalchemy import inspect
+
+    from stacklens.control.db import get_engine
+
+    return inspect(get_engine(settings)).has_table("monitors")
+
+
+@dg.asset(group_name="monitors", kinds={"sqlite"})
+def monitor_detection(context: AssetExecutionContext, alerting: AlertingResource) -> dg.MaterializeResult:
+    """Control-store rows of cron monitors' runs that did not happen: a `missed` check-in for every
+    scheduled time whose margin passed without a check-in, a `timeout` for every `in_progress` past its max
+    runtime. Deadlines are stored, so a restart across one reports it once on the next run; each report moves
+    the monitor's health in the same transaction (incidents at the failure threshold, their notices in the
+    outbox for alert_deliveries). Then lands the issue event of every new incident. Grain: one row per
+    monitor and scheduled time; read by the monitor pages and the monitors API."""
+    from stacklens.monitors.detection import detect
+    from stacklens.monitors.issues import send_issue_events
+
+    settings = alerting.settings()
+    if not _has_monitor_tables(settings):
+        return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
+    started = time.perf_counter()
+    summary = detect(settings, public_base_url(settings))
+    tick_ms = (time.perf_counter() - started) * 1000
+    events, errors = send_issue_events(settings)
+    for line in [*summary.errors, *errors][:20]:
+        context.log.warning(f"monitors: {line}")
+    return dg.MaterializeResult(
+        metadata={
+            "row_count": dg.MetadataValue.int(summary.missed + summary.timed_out),
+            "missed": dg.MetadataValue.int(summary.missed),
+            "timed_out": dg.MetadataValue.int(summary.timed_out),
+            "incidents_opened": dg.MetadataValue.int(summary.told.opened),
+            "incidents_resolved": dg.MetadataValue.int(summary.told.resolved),
+            "notifications": dg.MetadataValue.int(summary.told.notices),
+            "issue_events": dg.MetadataValue.int(events),
+            "detection_ms": dg.MetadataValue.float(round(tick_ms, 1)),
+        }
+    )

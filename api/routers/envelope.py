@@ -203,9 +203,13 @@ def _admit(
             lambda rest: envelope_lines(envelope_of(rest, headers), key or "", received),
         )
         if lines.check_ins:  # before any line is admitted: a bad check-in refuses the envelope whole (400)
-            record_all(
-                settings, caller.identity.org_id, caller.identity.project_id, lines.check_ins, received
-            )
+            try:
+                record_all(
+                    settings, caller.identity.org_id, caller.identity.project_id, lines.check_ins, received
+                )
+            except InvalidInput:
+                _count_refused(settings, caller, lines, "invalid", MALFORMED_ENVELOPE)
+                raise
     return Received(caller, key or "", lines, _admit_lines(settings, caller, key or "", lines, limiter))
 
 
@@ -242,6 +246,18 @@ def _counted_when_refused(
             counts[(project_id, "error", outcome, reason)] += 1
         count_outcomes(settings, caller.identity.org_id, counts)
         raise
+
+
+def _count_refused(
+    settings: Settings, caller: Caller, lines: EnvelopeLines, outcome: str, reason: str
+) -> None:
+    """Count every item of an envelope read whole and then refused before its lines were admitted."""
+    counts: Outcomes = Counter()
+    for kind, n in (lines.written + lines.counted).items():
+        category = category_of(kind)
+        if category is not None:
+            counts[(caller.identity.project_id, category, outcome, reason)] += n
+    count_outcomes(settings, caller.identity.org_id, counts)
 
 
 def _admit_lines(

@@ -158,6 +158,12 @@ def test_every_item_has_one_outcome_whatever_happens_to_its_request(
         assert shop.post(unreadable, Counter({"error": 1, "attachment": 1})) == 400
         broken = envelope([event_item(fresh_event())]) + b"{not json\n{}\n"
         assert shop.post(broken, Counter({"error": 1})) == 400
+        # A check-in that names no monitor refuses its envelope whole, the event beside it included.
+        check_in = (
+            {"type": "check_in"},
+            json.dumps({"check_in_id": uuid.uuid4().hex, "status": "ok"}).encode(),
+        )
+        assert shop.post(envelope([event_item(fresh_event()), check_in]), Counter({"error": 1})) == 400
 
         # A spool that cannot be written: 503, nothing lands.
         assert settle_front_doors(60)  # what was spooled is landed first (its journals are not hidden)
@@ -217,7 +223,7 @@ def test_every_item_has_one_outcome_whatever_happens_to_its_request(
     a, b = org["a"]["id"], org["b"]["id"]
     # And each fault is named.
     assert outcomes[(a, "error", "accepted", "")] == 3 + 2 + 1 + 1
-    assert outcomes[(a, "error", "invalid", "malformed_envelope")] == 2
+    assert outcomes[(a, "error", "invalid", "malformed_envelope")] == 3
     assert outcomes[(a, "attachment", "invalid", "malformed_envelope")] == 1
     assert outcomes[(a, "error", "invalid", "spool_unavailable")] == 2
     assert outcomes[(a, "attachment", "invalid", "spool_unavailable")] == 2

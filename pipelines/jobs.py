@@ -73,7 +73,7 @@ alerts_job = dg.define_asset_job(
 # Cron monitors' deadlines: every minute, so a missed run is reported within a minute of its margin.
 monitors_job = dg.define_asset_job(
     "monitors_job",
-    selection=["monitor_detection"],
+    selection=["monitor_detection", "monitor_checks"],
     description="Missed and timed-out runs of cron monitors from their stored deadlines, incidents' issue "
     "events.",
 )

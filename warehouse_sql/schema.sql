@@ -448,6 +448,26 @@ ORDER BY (project_id, timestamp, dedup_key)
 TTL toDateTime(timestamp) + toIntervalDay(30)
 SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 8192, cleanup_delay_period = 1, max_cleanup_delay_period = 10, cleanup_delay_period_random_add = 0;
 
+CREATE TABLE monitor_checks
+(
+    `org_id` UInt64,
+    `project_id` UInt64,
+    `monitor_id` UInt64,
+    `monitor_slug` LowCardinality(String),
+    `timestamp` DateTime64(3, 'UTC'),
+    `status` LowCardinality(String),
+    `http_code` UInt16,
+    `ttfb_ms` Nullable(Float64),
+    `total_ms` Nullable(Float64),
+    `tls_days_left` Nullable(Int32),
+    `error` String CODEC(ZSTD(3))
+)
+ENGINE = MergeTree
+PARTITION BY toYYYYMM(timestamp)
+ORDER BY (org_id, project_id, monitor_id, timestamp)
+TTL toDateTime(timestamp) + toIntervalDay(90)
+SETTINGS index_granularity = 8192;
+
 CREATE TABLE outcomes
 (
     `org_id` UInt64,

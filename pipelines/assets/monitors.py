@@ -9,7 +9,7 @@ import time
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from pipelines.resources import AlertingResource
+from pipelines.resources import AlertingResource, ClickHouseResource
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 
@@ -52,5 +52,29 @@ def monitor_detection(context: AssetExecutionContext, alerting: AlertingResource
             "notifications": dg.MetadataValue.int(summary.told.notices),
             "issue_events": dg.MetadataValue.int(events),
             "detection_ms": dg.MetadataValue.float(round(tick_ms, 1)),
+        }
+    )
+
+
+@dg.asset(group_name="monitors", kinds={"clickhouse", "sqlite"})
+def monitor_checks(warehouse: ClickHouseResource, alerting: AlertingResource) -> dg.MaterializeResult:
+    """Warehouse table of uptime probes: every uptime monitor whose interval has come is probed through the
+    outbound guard (private addresses refused unless STACKLENS_OUTBOUND_ALLOW allows them), and each probe
+    is a row (status, http_code, ttfb_ms, total_ms, tls_days_left); `failure_threshold` downs in a row open
+    the monitor's incident. Grain: one row per monitor and probe; read by the monitor pages and the
+    monitors API."""
+    from stacklens.monitors.uptime import probe_due
+    from stacklens.outbound import OutboundClient
+    from stacklens.outbound_guard import AllowList
+
+    settings = alerting.settings()
+    if not _has_monitor_tables(settings):
+        return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
+    client = OutboundClient(allow=AllowList.parse(settings.outbound_allow))
+    summary = probe_due(settings, warehouse.get_client(), public_base_url(settings), client)
+    return dg.MaterializeResult(
+        metadata={
+            "row_count": dg.MetadataValue.int(summary.probed),
+            "down": dg.MetadataValue.int(summary.down),
         }
     )

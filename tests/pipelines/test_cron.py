@@ -37,6 +37,7 @@ def test_schedules_fire_as_documented_over_an_hour() -> None:
         "alerts_every_minute": 60,
         "integrations_every_10_minutes": 6,
         "sessions_every_5_minutes": 12,
+        "monitors_every_minute": 60,
     }
 
 

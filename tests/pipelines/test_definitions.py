@@ -75,6 +75,8 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "scheduled_reports",
         "tracker_ticket_states",
         "session_periods",
+        "monitor_detection",
+        "monitor_checks",
     }
     assert {s.group_name for s in marts.values()} == {
         "issues",
@@ -83,6 +85,7 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "budgets",
         "alerts",
         "integrations",
+        "monitors",
     }
     assert all(s.description and len(s.description) > 60 for s in marts.values())
     assert {s.name: s.cron_schedule for s in defs.schedules} == {n: c for n, (c, _) in SCHEDULE_CRONS.items()}

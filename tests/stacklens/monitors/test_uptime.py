@@ -1,0 +1,107 @@
+"""Uptime probes through the outbound guard against a real local HTTP server: each probe is a row of
+`monitor_checks`, the monitor is `down` only after `failure_threshold` failures in a row, and a private
+address is refused unless the allow-list names it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from stacklens.control.db import session_scope
+from stacklens.control.models import Project
+from stacklens.control.models.monitors import Monitor
+from stacklens.monitors.store import create_monitor
+from stacklens.monitors.uptime import probe_due
+from stacklens.monitors.uptime_reads import uptime_daily
+from stacklens.outbound import OutboundClient
+from stacklens.outbound_guard import AllowList
+from stacklens.settings import Settings
+from stacklens.warehouse.client import get_warehouse
+
+ANSWER = {"code": 200}
+
+
+class _Site(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(ANSWER["code"])
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"hi")
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/health"
+    server.shutdown()
+    server.server_close()
+
+
+def test_probes_land_in_monitor_checks_and_down_needs_the_threshold(
+    stores: Settings, org_factory, site: str
+) -> None:
+    org = org_factory()
+    allowed = AllowList.parse("127.0.0.1")
+    start = datetime.now(UTC)
+    with session_scope(stores) as session:
+        project = session.get(Project, org["project_id"])
+        assert project is not None
+        body = {"slug": "shop", "kind": "uptime", "url": site, "interval_seconds": 30, "failure_threshold": 2}
+        create_monitor(session, project, body, allowed, now=start)
+    warehouse = get_warehouse(stores)
+    client = OutboundClient(allow=allowed)
+
+    def tick(at: datetime) -> str:
+        probe_due(stores, warehouse, "https://x.test", client, now=at)
+        with session_scope(stores) as session:
+            monitor = session.scalar(select(Monitor).where(Monitor.slug == "shop"))
+            assert monitor is not None
+            return monitor.status
+
+    ANSWER["code"] = 200
+    assert tick(start) == "ok"
+    assert tick(start + timedelta(seconds=10)) == "ok"  # not due again before its interval: no probe
+    ANSWER["code"] = 503
+    assert tick(start + timedelta(seconds=30)) == "ok"  # one failure: below the threshold
+    assert tick(start + timedelta(seconds=60)) == "down"
+    ANSWER["code"] = 200
+    assert tick(start + timedelta(seconds=90)) == "ok"
+    rows = warehouse.query(
+        "SELECT status, http_code, ttfb_ms > 0, total_ms >= ttfb_ms, tls_days_left FROM monitor_checks "
+        "WHERE org_id = {org:UInt64} ORDER BY timestamp",
+        parameters={"org": org["org_id"]},
+    ).result_rows
+    assert [tuple(r) for r in rows] == [
+        ("ok", 200, True, True, None),
+        ("down", 503, True, True, None),
+        ("down", 503, True, True, None),
+        ("ok", 200, True, True, None),
+    ]
+
+    # Without the allow-list, the same private address is refused by the guard: a probe that is down.
+    with session_scope(stores) as session:
+        monitor = session.scalar(select(Monitor).where(Monitor.slug == "shop"))
+        assert monitor is not None
+        monitor.failure_threshold = 1
+    probe_due(stores, warehouse, "https://x.test", OutboundClient(), now=start + timedelta(seconds=120))
+    last = warehouse.query(
+        "SELECT status, http_code, error FROM monitor_checks WHERE org_id = {org:UInt64} "
+        "ORDER BY timestamp DESC LIMIT 1",
+        parameters={"org": org["org_id"]},
+    ).result_rows[0]
+    assert last[0] == "down" and last[1] == 0 and "STACKLENS_OUTBOUND_ALLOW" in last[2]
+    daily = uptime_daily(warehouse, org["org_id"], org["project_id"], monitor.id)
+    assert sum(d["probes"] for d in daily) == 5
+    if len(daily) == 1:  # (the probes may straddle midnight UTC)
+        assert daily[0]["uptime_pct"] == 40.0

@@ -43,6 +43,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         activity,
         alerts,
         annotations,
+        audit,
         auth,
         budgets,
         dashboards,
@@ -72,6 +73,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         projects,
         releases,
         sourcemaps,
+        sso,
         subscriptions,
         teams,
     )
@@ -89,6 +91,8 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(health.router)
     app.include_router(keys.router)
     app.include_router(activity.router)
+    app.include_router(audit.router)
+    app.include_router(sso.router)
     app.include_router(limits.router)
     app.include_router(organization.router)
     app.include_router(issue_merges.router)  # before issues_api: /issues/merge is not an issue id

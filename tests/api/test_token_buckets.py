@@ -130,3 +130,31 @@ def test_checking_items_refuses_as_taking_them_would_and_spends_nothing(make_lim
     with pytest.raises(RateLimited) as caught:
         limiter.check_items(8, 20, Counter({(2, "error"): 16}), {}, None)
     assert caught.value.reason == "org_quota"
+
+
+def test_a_spend_is_given_back_whole_buckets_and_trailing_hour(make_limiter) -> None:
+    """A request the front door refuses after its quotas gives back what it took (stacklens.outcomes.managed):
+    every bucket, and the minute spike protection reads, in memory and in Redis."""
+    from collections import Counter
+
+    from api.token_buckets import HISTORY_MINUTES, SpikeRule
+    from stacklens.control.project_quotas import ProjectQuota
+    from stacklens.errors import RateLimited
+
+    limiter = make_limiter()
+    quotas = {1: ProjectQuota(1, 10, {"error": 4})}
+    spike = SpikeRule(10.0, 30)
+    give_back = limiter.take_items(9, 100, Counter({(1, "error"): 4}), quotas, spike)
+    assert give_back is not None
+    with pytest.raises(RateLimited):
+        limiter.take_items(9, 100, Counter({(1, "error"): 1}), quotas, spike)  # the category's 4 are spent
+    history = f"{limiter.namespace}:hist:1"  # project 1's accepted items per minute
+    now = int(time.time() // 60)
+    minutes = range(now - HISTORY_MINUTES, now + 2)
+    assert limiter.buckets.recent(history, minutes) == 4
+    give_back()
+    assert limiter.buckets.recent(history, minutes) == 0, "spike protection's hour forgets them"
+    assert limiter.usage(9, 100)["events_available"] > 99.9
+    # The category's and the project's buckets are whole again: the same request is taken once more.
+    assert limiter.take_items(9, 100, Counter({(1, "error"): 4}), quotas, spike) is not None
+    assert limiter.take_items(9, 100, Counter(), quotas, spike) is None, "nothing spent, nothing to give back"

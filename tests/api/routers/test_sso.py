@@ -132,7 +132,7 @@ def test_bad_settings_answer_400_naming_the_field(
     org = new_org(store, "Bad input")
     auth = {"Authorization": f"Bearer {org['api_key']}"}
     good = {"issuer": oidc_provider.issuer, "client_id": "c", "client_secret": "s"}
-    cases = [
+    cases: list[tuple[dict[str, Any], str, str]] = [
         ({"issuer": f"http://127.0.0.1:{_closed_port()}"}, "issuer: ", "cannot be reached"),
         ({"issuer": not_a_provider}, "issuer: ", "no token_endpoint, jwks_uri"),
         ({"issuer": "http://10.255.255.1/realms/x"}, "issuer: ", "STACKLENS_OUTBOUND_ALLOW"),

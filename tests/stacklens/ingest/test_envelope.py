@@ -89,3 +89,29 @@ def _transaction() -> dict[str, Any]:
     ):
         pass
     return next(payload for kind, payload in transport.items if kind == "transaction")
+
+
+def test_a_refused_envelope_says_which_items_it_held_as_far_as_their_headers_read() -> None:
+    """What the outcomes count for an envelope refused whole: each item whose header can be read (a length
+    skips a payload holding line breaks), stopping at the first header that cannot."""
+    from stacklens.ingest.envelope import item_kinds
+
+    payload = b'{"a":\n1}'
+    body = b"\n".join(
+        [
+            json.dumps({"type": "event", "length": len(payload)}).encode(),
+            payload,
+            json.dumps({"type": "attachment"}).encode(),
+            b"raw bytes to the end of the line",
+            json.dumps({"type": "client_report"}).encode(),
+            b"{}",
+            b"{not json",
+            json.dumps({"type": "transaction"}).encode(),
+            b"{}",
+        ]
+    )
+    assert item_kinds(body) == {"event": 1, "attachment": 1, "client_report": 1}
+    assert item_kinds(b"") == {}
+    assert item_kinds(b'{"no": "type"}\n{}') == {}
+    with pytest.raises(DecodeError):  # the same body refused by the reader
+        parse_envelope(b"{}\n" + body)

@@ -1,8 +1,9 @@
 """Exactly one outcome per item through a real server, with a fault injected at each step of a landing: a
 malformed envelope (400), a project's quota (429), a full queue (503), a spool on a read-only volume (503),
 a drain that fails, a door that takes longer than the request waits (503, landed later) and a sender that
-hangs up. For every category the outcomes add up to the items sent, and a request the door refused gives
-its quota back: the resend does not pay twice."""
+hangs up. Envelopes carry an error or a transaction, an attachment, a client report, a session and log
+records: for every category the outcomes add up to the items sent, and a request the door refused gives its
+quota back (the resend does not pay twice)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ from stacklens.warehouse.migrations import apply_migrations
 from tests.api.live import serve
 from tests.api.sentry_live import envelope, event_item, fresh_event
 
-# What one envelope of :func:`_envelope` carries, by category.
-ITEMS = Counter({"error": 1, "attachment": 1, "client_report": 1})
+# Items one envelope of :func:`_envelope` carries beside its event or transaction, by category.
+BESIDE = Counter({"attachment": 1, "client_report": 1, "session": 1, "log": 2})
 
 
 @pytest.fixture
@@ -65,16 +66,36 @@ def _org(settings: Settings) -> dict[str, Any]:
         }
 
 
-def _envelope(event: dict[str, Any] | None = None) -> bytes:
-    """An event, an attachment (counted, never stored) and a client report (the SDK's, nothing dropped)."""
-    report = {"timestamp": time.time(), "discarded_events": []}
-    return envelope(
+def _transaction() -> dict[str, Any]:
+    now = time.time()
+    return {
+        "event_id": uuid.uuid4().hex,
+        "type": "transaction",
+        "transaction": "/checkout",
+        "start_timestamp": now - 0.2,
+        "timestamp": now,
+        "contexts": {"trace": {"op": "http.server", "trace_id": uuid.uuid4().hex, "span_id": "a" * 16}},
+        "spans": [],
+    }
+
+
+def _envelope(transaction: bool = False) -> tuple[bytes, Counter[str]]:
+    """An error (or a transaction), an attachment (counted, never stored), a client report (the SDK's,
+    nothing dropped), a session and a log item of two records, as SDKs send them; its items by category."""
+    now = time.time()
+    first = ({"type": "transaction"}, json.dumps(_transaction()).encode()) if transaction else None
+    session = {"sid": uuid.uuid4().hex, "status": "ok", "started": now, "attrs": {"release": "web@1.0.0"}}
+    logs = {"items": [{"timestamp": now, "level": "info", "body": f"line {n}"} for n in range(2)]}
+    body = envelope(
         [
-            event_item(event or fresh_event()),
+            first or event_item(fresh_event()),
             ({"type": "attachment", "filename": "log.txt"}, b"hello"),
-            ({"type": "client_report"}, json.dumps(report).encode()),
+            ({"type": "client_report"}, json.dumps({"timestamp": now, "discarded_events": []}).encode()),
+            ({"type": "session"}, json.dumps(session).encode()),
+            ({"type": "log"}, json.dumps(logs).encode()),
         ]
     )
+    return body, BESIDE + Counter({"transaction" if transaction else "error": 1})
 
 
 class Sender:
@@ -86,12 +107,16 @@ class Sender:
         self.sent: Counter[str] = Counter()
         self.codes: Counter[int | str] = Counter()
 
-    def post(self, body: bytes | None = None, items: Counter[str] = ITEMS, timeout: float = 60) -> int | str:
-        self.sent.update(items)
+    def post(
+        self, body: bytes | None = None, items: Counter[str] | None = None, timeout: float = 60
+    ) -> int | str:
+        """Post ``body`` holding ``items`` (default: an envelope of :func:`_envelope`, every other one with a
+        transaction)."""
+        if body is None:
+            body, items = _envelope(transaction=sum(self.codes.values()) % 2 == 1)
+        self.sent.update(items or Counter())
         try:
-            answer = httpx.post(
-                self.url, params={"sentry_key": self.key}, content=body or _envelope(), timeout=timeout
-            )
+            answer = httpx.post(self.url, params={"sentry_key": self.key}, content=body, timeout=timeout)
         except httpx.TimeoutException:
             self.codes["hung up"] += 1
             return "hung up"
@@ -195,12 +220,12 @@ def test_every_item_has_one_outcome_whatever_happens_to_its_request(
         with _door_busy(stores, 1.5):
             assert shop.post(timeout=0.3) == "hung up"
 
-        # A project's quota (2 a minute) and a full queue: the requests refused by the queue give their quota
-        # back, so the sender's resends are not refused by a quota they never used.
+        # A project's quota (8 items a minute) and a full queue: the requests refused by the queue give their
+        # quota back, so the sender's resends are not refused by a quota they never used.
         quota = Sender(base, org["b"])
         put = httpx.put(
             f"{base}/api/projects/{org['b']['slug']}/quota",
-            json={"events_per_minute": 2},
+            json={"events_per_minute": 8},  # two envelopes: an event, a session and two log records each
             headers={"Authorization": f"Bearer {org['api_key']}"},
         )
         assert put.status_code == 200, put.text
@@ -221,16 +246,26 @@ def test_every_item_has_one_outcome_whatever_happens_to_its_request(
     assert _by_category(outcomes, org["a"]["id"]) == shop.sent, outcomes
     assert _by_category(outcomes, org["b"]["id"]) == quota.sent, outcomes
     a, b = org["a"]["id"], org["b"]["id"]
-    # And each fault is named.
-    assert outcomes[(a, "error", "accepted", "")] == 3 + 2 + 1 + 1
+
+    def events(project: int, outcome: str, reason: str = "") -> int:  # errors and transactions
+        return sum(outcomes.get((project, c, outcome, reason), 0) for c in ("error", "transaction"))
+
+    # And each fault is named: 3 answered, 2 through a failing drain, 1 after the door's wait, 1 hung up.
+    assert events(a, "accepted") == outcomes[(a, "attachment", "filtered", "not_stored")] == 3 + 2 + 1 + 1
+    assert outcomes[(a, "log", "accepted", "")] == 2 * 7
     assert outcomes[(a, "error", "invalid", "malformed_envelope")] == 3
     assert outcomes[(a, "attachment", "invalid", "malformed_envelope")] == 1
-    assert outcomes[(a, "error", "invalid", "spool_unavailable")] == 2
+    assert events(a, "invalid", "spool_unavailable") == 2
     assert outcomes[(a, "attachment", "invalid", "spool_unavailable")] == 2
-    assert outcomes[(a, "attachment", "filtered", "not_stored")] == 3 + 2 + 1 + 1
-    assert outcomes[(b, "error", "accepted", "")] == 2
-    assert outcomes[(b, "error", "invalid", "queue_full")] == 2
-    assert outcomes[(b, "error", "rate_limited", "project_quota")] == 1
+    assert outcomes[(a, "session", "invalid", "spool_unavailable")] == 2
+    assert outcomes[(a, "log", "invalid", "spool_unavailable")] == 4
+    assert outcomes[(a, "client_report", "accepted", "")] == 7 + 2, (
+        "a report stands whatever its envelope's fate"
+    )
+    assert events(b, "accepted") == 2
+    assert events(b, "invalid", "queue_full") == 2
+    assert events(b, "rate_limited", "project_quota") == 1
+    assert outcomes[(b, "log", "rate_limited", "project_quota")] == 2
     assert outcomes[(b, "attachment", "rate_limited", "project_quota")] == 1
 
 

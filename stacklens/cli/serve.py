@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from stacklens.cli.heap import settle_heap
+from stacklens.cli.heap import FreedMemoryReleaser, settle_heap, tune_allocator
 from stacklens.listen import base_url, check_port_free
 from stacklens.public_url import WILDCARD_HOSTS, serving
 from stacklens.settings import Settings, get_settings
@@ -114,14 +114,20 @@ def run_server(settings: Settings, host: str, port: int) -> int:
     """Serve until interrupted (the caller has migrated)."""
     from stacklens.cli.app import build_app
     from stacklens.ingest.stored_key_index import own_warehouse
+    from stacklens.warehouse.engine import release_start_pages
 
     check_port_free(host, port)
+    tune_allocator()  # before the server's threads: each would get an arena of its own (stacklens/cli/heap.py)
     # Links (alerts, share links, DSNs) point at the address bound here, unless STACKLENS_PUBLIC_URL is set;
     # the app and the in-process pipeline runs get these settings.
     settings = serving(settings, host, port)
     app = build_app(settings)
     log_startup(settings, host, port)
     settle_heap()  # the app is built: what it holds is set aside from the collector (stacklens/cli/heap.py)
+    # The engine has started and migrated: the pages of its library only the start ran are given back.
+    released = release_start_pages()
+    if released:
+        logger.info("warehouse: %d MiB of the engine's start-up code unmapped", released // 1024)
     # The embedded engine is this process's alone: the front door may trust its index of stored keys.
     own_warehouse(settings)
     server = server_for(uvicorn_config(app, host, port))
@@ -134,6 +140,7 @@ def run_server(settings: Settings, host: str, port: int) -> int:
             ingest_workers(settings),
             self_watch(settings),
             retention_schedule(settings),
+            freed_memory_released(),
         ):
             server.run()
     except _Terminated:
@@ -179,6 +186,17 @@ def self_watch(settings: Settings) -> Iterator[None]:
 
     with watching(settings):
         yield
+
+
+@contextlib.contextmanager
+def freed_memory_released() -> Iterator[None]:
+    """Give the C allocator's freed blocks back to the system every half minute while serving."""
+    releaser = FreedMemoryReleaser()
+    releaser.start()
+    try:
+        yield
+    finally:
+        releaser.stop()
 
 
 @contextlib.contextmanager

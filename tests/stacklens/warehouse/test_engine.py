@@ -94,3 +94,49 @@ def test_embedded_engine_caches_are_sized_for_a_small_host(settings: Settings) -
         name: int(ENGINE_SERVER_SETTINGS[name]) for name in names
     }
     assert int(ENGINE_SERVER_SETTINGS["mark_cache_size"]) <= 128 * 1024 * 1024
+
+
+# A fresh interpreter: the engine's start-up pages are what is released, and the test process's engine has
+# run many statements since its start.
+_RELEASE_PROBE = textwrap.dedent(
+    """
+    import json, sys
+    from stacklens.warehouse.client import warehouse_client
+    from stacklens.warehouse.engine import release_start_pages
+
+    def file_kib():
+        for line in open("/proc/self/status"):
+            if line.startswith("RssFile:"):
+                return int(line.split()[1])
+
+    client = warehouse_client("chdb://" + sys.argv[1], "default")
+    client.command("CREATE TABLE t (a UInt64, b String) ENGINE = MergeTree ORDER BY a")
+    client.command("INSERT INTO t SELECT number, toString(number) FROM numbers(100000)")
+    before = file_kib()
+    released = release_start_pages()
+    after = file_kib()
+    # The engine goes on: the code it runs maps back in, the answers are the same.
+    client.command("INSERT INTO t SELECT number, toString(number) FROM numbers(100000, 1000)")
+    answer = client.query("SELECT count(), sum(a), max(length(b)) FROM t").result_rows[0]
+    print(json.dumps({"before": before, "released": released, "after": after, "answer": list(answer),
+                      "again": release_start_pages(), "mappings_kept": file_kib()}))
+    """
+)
+
+
+def test_the_engine_start_up_pages_are_released_and_the_engine_runs_on(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _RELEASE_PROBE, str(tmp_path / "warehouse")],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    # ~250 MiB of the library is resident after the start and two statements; most of it is given back.
+    assert seen["released"] > 100 * 1024, seen
+    assert seen["before"] - seen["after"] > 100 * 1024, seen
+    assert seen["answer"] == [101_000, sum(range(100_000)) + sum(range(100_000, 101_000)), 6]
+    assert 0 < seen["again"] < seen["released"], seen  # only what the later statements mapped back

@@ -158,6 +158,7 @@ def install(app: FastAPI) -> None:
         replays,
         sharing,
         sourcemaps,
+        sso,
         subscriptions,
         teams,
         usage,
@@ -165,6 +166,7 @@ def install(app: FastAPI) -> None:
 
     modules = (
         accounts,
+        sso,
         invitations,
         issue_list,
         issue_detail,

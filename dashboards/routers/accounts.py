@@ -3,6 +3,7 @@ signed-in user to their organizations, projects and issues."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
@@ -25,8 +26,9 @@ from stacklens.control.activity import record_activity
 from stacklens.control.errors import AccountError
 from stacklens.control.models import User
 from stacklens.control.rate_limits import limits_view, recent_refusals
-from stacklens.control.signin_sessions import end_session, start_session
+from stacklens.control.signin_sessions import Lifetimes, end_session, start_session
 from stacklens.signin_throttle import Refusal, get_throttle
+from stacklens.sso.enforcement import password_sign_in
 
 router = APIRouter(include_in_schema=False)
 USER_AGENT_MAX = 300
@@ -44,13 +46,18 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-def begin_session(request: Request, db: Session, user: User) -> None:
-    """Start a server-side session for ``user`` and bind this browser's cookie to it."""
+def begin_session(request: Request, db: Session, user: User, max_age: timedelta | None = None) -> None:
+    """Start a server-side session for ``user`` and bind this browser's cookie to it; ``max_age`` cuts its
+    absolute lifetime shorter (a single sign-on's session ends at the organization's maximum age, so a person
+    disabled at the provider loses access by then)."""
     settings = request.app.state.settings
+    lifetimes = session_lifetimes(settings)
+    if max_age is not None and max_age < lifetimes.absolute:
+        lifetimes = Lifetimes(idle=lifetimes.idle, absolute=max_age)
     token = start_session(
         db,
         user.id,
-        session_lifetimes(settings),
+        lifetimes,
         ip=client_address(request),
         user_agent=request.headers.get("user-agent", "")[:USER_AGENT_MAX],
     )
@@ -110,6 +117,16 @@ def login(
         context = {"next": _safe_next(next), "error": "Email or password is incorrect.", "email": email}
         return render(request, "login.html", context, 401)
     throttle.succeeded(email)
+    decision = password_sign_in(db, user, ip)
+    if not decision.allowed:
+        # The password was right, but an organization of theirs signs in only through its provider.
+        names = ", ".join(org.name for org in decision.refused_by)
+        context = {
+            "next": _safe_next(next),
+            "error": f"{names} signs in through single sign-on: use “Sign in with SSO” below.",
+            "email": email,
+        }
+        return render(request, "login.html", context, 403)
     begin_session(request, db, user)
     return RedirectResponse(_safe_next(next), status_code=303)
 

@@ -177,6 +177,30 @@ def _set_owner(args: argparse.Namespace) -> int:
     return 0
 
 
+def _break_glass(args: argparse.Namespace) -> int:
+    """Name a break-glass account (or, with --remove, no longer): from the command line only, so a stolen
+    owner session cannot make itself one."""
+    from stacklens.cli.main import CliError
+    from stacklens.control import accounts
+    from stacklens.errors import StackLensError
+    from stacklens.sso.enforcement import break_glass_accounts, name_break_glass
+
+    with control_session() as session:
+        org = accounts.organization_by_name(session, args.org)
+        try:
+            user = name_break_glass(session, org, args.email, remove=args.remove)
+        except StackLensError as exc:
+            raise CliError(str(exc)) from exc
+        payload = {
+            "org": org.slug,
+            "email": user.email,
+            "break_glass": not args.remove,
+            "break_glass_accounts": break_glass_accounts(session, org.id),
+        }
+    emit(args, payload)
+    return 0
+
+
 def _sub(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
@@ -231,6 +255,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--org", required=True, help="organization name or slug")
     p.add_argument("--email", required=True, help="the member's e-mail (they must have joined already)")
+
+    p = _sub(
+        commands,
+        "break-glass",
+        "let a member sign in with a password while the organization enforces single sign-on (each such "
+        "sign-in is audited and shown to the owners)",
+        _break_glass,
+    )
+    p.add_argument("--org", required=True, help="organization name or slug")
+    p.add_argument("--email", required=True, help="the member's e-mail")
+    p.add_argument("--remove", action="store_true", help="no longer a break-glass account")
 
     p = _sub(commands, "set-quota", "change an organization's or a project's rate limits", _set_quota)
     p.add_argument("--org", default=None, help="organization name")

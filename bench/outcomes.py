@@ -4,15 +4,15 @@
     .venv/bin/python bench/outcomes.py --senders 32 --seconds 20
 
 A real server in this process (uvicorn on a loopback port, its own data directory, the embedded warehouse
-and a SQLite control store). Senders post one-event envelopes (an error or a transaction, an attachment and a
-client report, as SDKs send them) to two projects, the second held to a quota of 60 items a minute; one
-envelope in twenty is malformed (400) and one request in ten gives up after 50 ms (a sender that hangs up).
-Meanwhile the faults come one after another, each for about a second: the spool on a read-only volume (when
-run as root), a full queue (the drains held, the queue's bound lowered), a drain that fails, and a door slower
-than a request waits (its accept lock held; requests answered 503 land later). At the end it prints, per
-category, the items sent and their outcomes by kind: the balance (outcomes minus items) must be 0 in every
-row. It also prints what carrying a request's outcomes costs (µs per request: making the object and resolving
-it, beside the one count the request made before).
+and a SQLite control store). Senders post one-event envelopes (an error or a transaction, an attachment, a
+client report, a session and a log item of two records, as SDKs send them) to two projects, the second held
+to a quota of 60 items a minute; one envelope in twenty is malformed (400) and one request in ten gives up
+after 50 ms (a sender that hangs up). Meanwhile the faults come one after another, each for about a second:
+the spool on a read-only volume (when run as root), a full queue (the drains held, the queue's bound
+lowered), a drain that fails, and a door slower than a request waits (its accept lock held; requests
+answered 503 land later). At the end it prints, per category, the items sent and their outcomes by kind: the
+balance (outcomes minus items) must be 0 in every row. It also prints what carrying a request's outcomes
+costs (µs per request: making the object and resolving it, beside the one count the request made before).
 """
 
 from __future__ import annotations
@@ -73,15 +73,21 @@ def _envelope(malformed: bool) -> tuple[bytes, Counter[str]]:
     header, payload, category = _event("transaction" if random.random() < 0.25 else "error")
     if malformed:
         payload = b"[1, 2]"  # an event item that is not a JSON object: the envelope is refused 400
+    now = time.time()
+    session = {"sid": uuid.uuid4().hex, "status": "ok", "started": now, "attrs": {"release": "web@1.0.0"}}
+    logs = {"items": [{"timestamp": now, "level": "info", "body": f"line {n}"} for n in range(2)]}
     items = [
         (header, payload),
         ({"type": "attachment", "filename": "log.txt"}, b"hello"),
-        ({"type": "client_report"}, json.dumps({"timestamp": time.time(), "discarded_events": []}).encode()),
+        ({"type": "client_report"}, json.dumps({"timestamp": now, "discarded_events": []}).encode()),
+        ({"type": "session"}, json.dumps(session).encode()),
+        ({"type": "log", "item_count": 2}, json.dumps(logs).encode()),
     ]
     parts = [b"{}"]
     for item_header, body in items:
         parts += [json.dumps({**item_header, "length": len(body)}).encode(), body]
-    return b"\n".join(parts) + b"\n", Counter({category: 1, "attachment": 1, "client_report": 1})
+    counts = Counter({category: 1, "attachment": 1, "client_report": 1, "session": 1, "log": 2})
+    return b"\n".join(parts) + b"\n", counts
 
 
 @contextmanager

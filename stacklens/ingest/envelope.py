@@ -208,11 +208,12 @@ def read_items(data: bytes) -> list[Item]:
 
 
 def item_kinds(data: bytes) -> Counter[str]:
-    """The item types of an envelope body that :func:`read_items` refused, as far as their headers can be
+    """The items of an envelope body that :func:`read_items` refused, by type, as far as their headers can be
     read (stopping at the first that cannot): what its outcomes count. Bounded as ``read_items`` is."""
     kinds: Counter[str] = Counter()
     position, end = 0, len(data)
-    while position < end and sum(kinds.values()) < MAX_ITEMS:
+    headers_read = 0
+    while position < end and headers_read < MAX_ITEMS:
         newline = data.find(b"\n", position)
         stop = end if newline == -1 else newline
         header_line = data[position:stop].rstrip()
@@ -225,7 +226,16 @@ def item_kinds(data: bytes) -> Counter[str]:
         kind = headers.get("type")
         if not isinstance(kind, str) or not kind:
             break
-        kinds[kind] += 1
+        headers_read += 1
+        # A log item holds many records, each a line and an item of its own: counted by the header's
+        # `item_count` (as SDKs write it), else one; never more than one log item may hold, all log items
+        # together (a refused envelope may carry more than the one it may).
+        count = 1
+        if kind == "log":
+            said = headers.get("item_count")
+            records = said if isinstance(said, int) and not isinstance(said, bool) and said > 0 else 1
+            count = min(records, MAX_LOG_RECORDS - kinds[kind])
+        kinds[kind] += count
         length = headers.get("length")
         if isinstance(length, int) and not isinstance(length, bool) and length >= 0:
             following = data.find(b"\n", stop + 1 + length)

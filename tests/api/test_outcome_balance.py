@@ -92,7 +92,7 @@ def _envelope(transaction: bool = False) -> tuple[bytes, Counter[str]]:
             ({"type": "attachment", "filename": "log.txt"}, b"hello"),
             ({"type": "client_report"}, json.dumps({"timestamp": now, "discarded_events": []}).encode()),
             ({"type": "session"}, json.dumps(session).encode()),
-            ({"type": "log"}, json.dumps(logs).encode()),
+            ({"type": "log", "item_count": 2}, json.dumps(logs).encode()),
         ]
     )
     return body, BESIDE + Counter({"transaction" if transaction else "error": 1})

@@ -112,6 +112,13 @@ def test_a_refused_envelope_says_which_items_it_held_as_far_as_their_headers_rea
     )
     assert item_kinds(body) == {"event": 1, "attachment": 1, "client_report": 1}
     assert item_kinds(b"") == {}
+    # A log item counts its records as its header says (SDKs write item_count), at most one item's worth.
+    logs = [json.dumps({"type": "log", "item_count": 7}).encode(), b'{"items": []}']
+    assert item_kinds(b"\n".join(logs)) == {"log": 7}
+    assert item_kinds(b"\n".join(logs * 300).replace(b'"item_count": 7', b'"item_count": 9999')) == {
+        "log": 1000
+    }
+    assert item_kinds(b'{"type": "log", "item_count": "many"}\n{}') == {"log": 1}
     assert item_kinds(b'{"no": "type"}\n{}') == {}
     with pytest.raises(DecodeError):  # the same body refused by the reader
         parse_envelope(b"{}\n" + body)

@@ -88,7 +88,9 @@ def test_a_report_adds_at_most_what_an_sdk_can_have_dropped_and_says_when_it_cla
     assert sum(n for key, n in counts.items() if is_reported(key[3])) == MAX_DISCARDS_PER_REPORT
     assert counts[(3, "client_report", "invalid", DISCARDS_OVER_BOUND)] == 1
     # The same entry repeated adds up to the entry's bound, no more.
-    repeated = {"discarded_events": [{"reason": "x", "category": "span", "quantity": MAX_DISCARD_QUANTITY}] * 3}
+    repeated = {
+        "discarded_events": [{"reason": "x", "category": "span", "quantity": MAX_DISCARD_QUANTITY}] * 3
+    }
     assert client_discards(3, repeated)[(3, "span", "dropped", SDK_MARK + "x")] == MAX_DISCARD_QUANTITY
     # An honest report is not marked over the bound; a reason with control characters loses them.
     honest = {"discarded_events": [{"reason": "net\x1fwork\n", "category": "error", "quantity": 5}]}

@@ -148,14 +148,15 @@ def _claim(claims: dict[str, Any], path: str) -> Any:
     return value
 
 
-def groups_of(claims: dict[str, Any], groups_claim: str) -> list[str]:
-    """The person's groups: a list claim, or one text (some providers send a single group as text)."""
+def groups_of(claims: dict[str, Any], groups_claim: str) -> list[str] | None:
+    """The person's groups: a list claim, or one text (some providers send a single group as text); ``None``
+    when the token has no such claim at all (Google's never has): then groups say nothing about the role."""
     value = _claim(claims, groups_claim)
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
         return [item for item in value if isinstance(item, str)][:1000]
-    return []
+    return None
 
 
 def role_for(groups: list[str], role_map: dict[str, str], default_role: str) -> str:
@@ -260,7 +261,8 @@ def _finish(
     domain = email.rsplit("@", 1)[1]
     if chosen.allowed_domains and domain not in chosen.allowed_domains:
         raise SignInRefused("domain_not_allowed", f"{email}: the domain {domain} is not allowed", org_id)
-    groups = groups_of(claims, chosen.groups_claim)
+    found = groups_of(claims, chosen.groups_claim)
+    groups = found or []
     role = role_for(groups, chosen.role_map, chosen.default_role)
     subject = str(claims["sub"])
     if trial:
@@ -273,7 +275,7 @@ def _finish(
         user = session.scalar(select(User).where(User.email == email)) or User(email=email)
         return SignedIn(user, org, role, chosen.session_max_age_minutes, login.next_path, True, email)
     user = _person(session, org_id, chosen.issuer, subject, email, claims)
-    _membership(session, org_id, user, role, groups)
+    _membership(session, org_id, user, role, groups, follow=found is not None)
     audit.record(
         session,
         org_id,
@@ -332,8 +334,11 @@ def _person(
     return user
 
 
-def _membership(session: Session, org_id: int, user: User, role: str, groups: list[str]) -> None:
-    """Join ``user`` with ``role`` (just in time), or make their role follow their groups."""
+def _membership(
+    session: Session, org_id: int, user: User, role: str, groups: list[str], *, follow: bool = True
+) -> None:
+    """Join ``user`` with ``role`` (just in time), or make their role follow their groups (``follow``: the
+    token carries the groups claim; without it a member keeps the role an owner gave them)."""
     stored = STORED_ROLE[role]
     membership = locked_membership(session, org_id, user.id)
     if membership is None:
@@ -347,7 +352,7 @@ def _membership(session: Session, org_id: int, user: User, role: str, groups: li
             detail={"email": user.email, "role": role, "groups": groups[:50]},
         )
         return
-    if membership.role == stored:
+    if membership.role == stored or not follow:
         return
     if takes_the_last_owner(session, org_id, membership, stored):
         audit.record(

@@ -168,3 +168,13 @@ def test_a_rotated_signing_key_is_fetched_again(sso) -> None:
     sso["provider"].forge_next(sign_with="rotated")
     email, role, refused = _finish(sso, state, code)
     assert refused is None and (email, role) == ("bob@acme.test", "member")
+
+
+def test_a_token_without_the_groups_claim_leaves_the_role_as_it_is(sso) -> None:
+    assert _finish(sso, *_sign_in(sso, "ada"))[:2] == ("ada@acme.test", "owner")
+    sso["provider"].set_users({"ada": {k: v for k, v in PEOPLE["ada"].items() if k != "groups"}})
+    assert _finish(sso, *_sign_in(sso, "ada"))[2] is None
+    assert _role(sso, "ada@acme.test") == "owner"  # not the default role: no groups said otherwise
+    sso["provider"].set_users({"ada": {**PEOPLE["ada"], "groups": []}})
+    assert _finish(sso, *_sign_in(sso, "ada"))[:2] == ("ada@acme.test", "viewer")
+    assert _role(sso, "ada@acme.test") == "member"  # an empty list is followed

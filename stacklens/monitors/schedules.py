@@ -167,6 +167,12 @@ def in_words(schedule: Schedule | None, timezone: str = "UTC") -> str:
         return "every minute"
     if minute.startswith("*/") and (hour, day, month, weekday) == ("*", "*", "*", "*"):
         return f"every {minute[2:]} minutes"
+    if minute.isdigit() and hour.startswith("*/") and (day, month, weekday) == ("*", "*", "*"):
+        return (
+            f"every {hour[2:]} hours at minute {int(minute)}{zone}"
+            if int(minute)
+            else f"every {hour[2:]} hours{zone}"
+        )
     if minute.isdigit() and (hour, day, month, weekday) == ("*", "*", "*", "*"):
         return f"every hour at minute {int(minute)}"
     if minute.isdigit() and hour.isdigit() and (day, month) == ("*", "*"):

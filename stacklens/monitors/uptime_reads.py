@@ -17,3 +17,15 @@ def uptime_daily(
         "monitors/uptime_daily",
         {"org_id": org_id, "project_id": project_id, "monitor_id": monitor_id, "days": days},
     )
+
+
+def recent_checks(
+    client: Any, org_id: int, project_id: int, monitor_id: int, limit: int = 100
+) -> list[dict[str, Any]]:
+    """The newest probes first: ``timestamp``, ``status``, ``http_code``, ``ttfb_ms``, ``total_ms``,
+    ``tls_days_left``, ``error``."""
+    return run_query(
+        client,
+        "monitors/recent_checks",
+        {"org_id": org_id, "project_id": project_id, "monitor_id": monitor_id, "limit": limit},
+    )

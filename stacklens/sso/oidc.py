@@ -14,13 +14,14 @@ way to make StackLens hammer the provider).
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import httpx
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
@@ -74,6 +75,7 @@ class Provider:
     token_endpoint: str
     jwks_uri: str
     algorithms: tuple[str, ...] = ALGORITHMS
+    auth_methods: tuple[str, ...] = ()  # token_endpoint_auth_methods_supported (empty: not said)
 
 
 def _get_json(client: OutboundClient, url: str, field: str) -> dict[str, Any]:
@@ -136,6 +138,9 @@ def discover(client: OutboundClient, issuer: str, *, fresh: bool = False) -> Pro
         token_endpoint=document["token_endpoint"],
         jwks_uri=document["jwks_uri"],
         algorithms=algorithms,
+        auth_methods=tuple(
+            m for m in document.get("token_endpoint_auth_methods_supported") or () if isinstance(m, str)
+        ),
     )
     with _lock:
         _discovered[issuer] = (now, provider)
@@ -191,31 +196,32 @@ def authorization_url(
     return provider.authorization_endpoint + separator + urlencode(query)
 
 
-def exchange_code(
-    client: OutboundClient,
-    provider: Provider,
-    *,
-    client_id: str,
-    client_secret: str,
-    code: str,
-    redirect_uri: str,
-    code_verifier: str,
-) -> str:
-    """The ID token the provider gives for ``code`` (client_secret_post: every provider in docs/sso.md
-    takes it, and it keeps the secret out of logs that record Authorization headers)."""
-    form = {
-        "grant_type": "authorization_code",
-        "code": code,
-        "redirect_uri": redirect_uri,
-        "client_id": client_id,
-        "client_secret": client_secret,
-        "code_verifier": code_verifier,
-    }
+def _auth_methods(provider: Provider) -> tuple[str, ...]:
+    """The client authentication methods to try, in order: client_secret_basic first (the default of OAuth 2.0
+    and OpenID Connect when a client registered none), then client_secret_post, as far as the provider says it
+    takes them."""
+    offered = provider.auth_methods or ("client_secret_basic",)
+    return tuple(m for m in ("client_secret_basic", "client_secret_post") if m in offered) or (
+        "client_secret_basic",
+        "client_secret_post",
+    )
+
+
+def _token_request(
+    client: OutboundClient, provider: Provider, form: dict[str, str], client_id: str, secret: str, method: str
+) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+    if method == "client_secret_basic":
+        # RFC 6749 §2.3.1: each part form-encoded before the pair is base64-encoded.
+        pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+    else:
+        form = {**form, "client_id": client_id, "client_secret": secret}
     try:
         answer = client.post(
             provider.token_endpoint,
             urlencode(form).encode("ascii"),
-            {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
+            headers,
             max_answer_bytes=MAX_DOCUMENT_BYTES,
         )
     except OutboundRefused as exc:
@@ -226,10 +232,37 @@ def exchange_code(
         body = json.loads(answer.body)
     except ValueError:
         body = {}
-    if not answer.ok or not isinstance(body, dict):
-        error = body.get("error") if isinstance(body, dict) else None
+    return answer.status, body if isinstance(body, dict) else {}
+
+
+def exchange_code(
+    client: OutboundClient,
+    provider: Provider,
+    *,
+    client_id: str,
+    client_secret: str,
+    code: str,
+    redirect_uri: str,
+    code_verifier: str,
+) -> str:
+    """The ID token the provider gives for ``code``. The client authenticates with client_secret_basic or,
+    when the provider refuses that client (``invalid_client``: it was registered for the other method),
+    client_secret_post; a provider checks the client before the code, so the code is still unused then."""
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": redirect_uri,
+        "code_verifier": code_verifier,
+    }
+    status: int = 0
+    body: dict[str, Any] = {}
+    for method in _auth_methods(provider):
+        status, body = _token_request(client, provider, form, client_id, client_secret, method)
+        if body.get("error") != "invalid_client":
+            break
+    if not 200 <= status < 300:
         raise TokenRefused(
-            "code_exchange_failed", f"the token endpoint answered {answer.status} {error or ''}"
+            "code_exchange_failed", f"the token endpoint answered {status} {body.get('error') or ''}"
         )
     id_token = body.get("id_token")
     if not isinstance(id_token, str) or not id_token:

@@ -50,15 +50,16 @@ def _install() -> None:
 class OidcProvider:
     issuer: str
 
-    def register(self, redirect_uri: str) -> tuple[str, str]:
-        """A new client for ``redirect_uri`` (dynamic client registration): ``(client_id, client_secret)``."""
+    def register(self, redirect_uri: str, auth_method: str = "client_secret_post") -> tuple[str, str]:
+        """A new client for ``redirect_uri`` (dynamic client registration) that authenticates at the token
+        endpoint with ``auth_method``: ``(client_id, client_secret)``."""
         answer = httpx.post(
             f"{self.issuer}/reg",
             json={
                 "redirect_uris": [redirect_uri],
                 "grant_types": ["authorization_code"],
                 "response_types": ["code"],
-                "token_endpoint_auth_method": "client_secret_post",
+                "token_endpoint_auth_method": auth_method,
             },
             timeout=10,
         )

@@ -43,7 +43,9 @@ def store(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Setti
 def sso(store: Settings, oidc_provider: OidcProvider) -> Iterator[dict[str, Any]]:
     """A new organization with single sign-on through the provider (its own client)."""
     org = new_org(store, "Acme SSO")
-    client_id, secret = oidc_provider.register(CALLBACK)
+    # client_secret_basic here (the default a provider gives a client); the page tests register for
+    # client_secret_post, which StackLens falls back to when the provider answers invalid_client.
+    client_id, secret = oidc_provider.register(CALLBACK, "client_secret_basic")
     oidc_provider.set_users(PEOPLE)
     oidc_provider.reset()
     with session_scope(store) as session:

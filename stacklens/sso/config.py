@@ -266,7 +266,8 @@ def checked(session: Session, settings: Settings, org_id: int, body: Mapping[str
     if not isinstance(enforce, bool):
         raise SsoFieldError("enforce", "must be true or false")
     try:
-        discover(outbound_client(settings), issuer, fresh=True)
+        # Stored as the provider spells it (a trailing slash typed or not), the value its tokens' iss carries.
+        issuer = discover(outbound_client(settings), issuer, fresh=True).issuer
     except ProviderError as exc:
         raise SsoFieldError(exc.field, str(exc)) from exc
     return ProviderSettings(

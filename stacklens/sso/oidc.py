@@ -115,7 +115,9 @@ def discover(client: OutboundClient, issuer: str, *, fresh: bool = False) -> Pro
     if cached and not fresh and now - cached[0] < DISCOVERY_TTL_S:
         return cached[1]
     document = _get_json(client, issuer.rstrip("/") + DISCOVERY_PATH, "issuer")
-    if document.get("issuer") != issuer:
+    named = document.get("issuer")
+    # A trailing slash typed or not is the same provider; its tokens' iss is checked against its own spelling.
+    if not isinstance(named, str) or named.rstrip("/") != issuer.rstrip("/"):
         raise ProviderError(
             "issuer",
             f"the discovery document names the issuer {document.get('issuer')!r}, not {issuer!r}: "
@@ -133,7 +135,7 @@ def discover(client: OutboundClient, issuer: str, *, fresh: bool = False) -> Pro
             "issuer", f"the provider signs ID tokens only with {offered}; StackLens needs RS256, ES256 or kin"
         )
     provider = Provider(
-        issuer=issuer,
+        issuer=named,
         authorization_endpoint=document["authorization_endpoint"],
         token_endpoint=document["token_endpoint"],
         jwks_uri=document["jwks_uri"],

@@ -111,13 +111,17 @@ def test_sso_settings_are_set_read_and_changed_with_the_secret_write_only(
     assert changed.status_code == 200, changed.text
     assert changed.json()["enforce"] is True and changed.json()["has_client_secret"] is True
     assert client.get("/api/sso", headers=auth).json()["client_id"] == client_id
+    slash = client.put("/api/sso", json={"issuer": oidc_provider.issuer + "/"}, headers=auth)
+    assert (
+        slash.status_code == 200 and slash.json()["issuer"] == oidc_provider.issuer
+    )  # the provider's spelling
 
     theirs = {"Authorization": f"Bearer {other['api_key']}"}
     assert client.get("/api/sso", headers=theirs).json()["configured"] is False
     assert client.get("/api/sso").status_code == 401
 
     entries = client.get("/api/audit", params={"action": "sso"}, headers=auth).json()["items"]
-    assert [e["action"] for e in entries] == ["sso.configured", "sso.configured"]
+    assert [e["action"] for e in entries] == ["sso.configured"] * 3
     assert secret not in json.dumps(entries)
     assert client.get("/api/audit", params={"action": "sso"}, headers=theirs).json()["items"] == []
 

@@ -196,4 +196,21 @@ LOGS = Dataset(
     "log_records",
 )
 
-DATASETS: dict[str, Dataset] = {d.key: d for d in (ERRORS, PAGELOADS, RESOURCES, API_CALLS, SESSIONS, LOGS)}
+# Uptime probes (docs/monitors.md): one row per probe of an uptime check; uptime % is the share that was ok.
+MONITOR_CHECKS = Dataset(
+    "monitor_checks",
+    "Uptime probes",
+    _fields(
+        ("monitor", STRING, "the uptime monitor's slug"),
+        ("status", STRING, "ok or down"),
+        ("http_code", NUMBER, "the answer's HTTP status (0: no answer)"),
+        ("tls_days_left", NUMBER, "days of validity left on the server's TLS certificate"),
+    ),
+    ("uptime_pct", "probe_total_ms"),
+    "monitor_probes",
+    {"uptime_pct": Measure("100 * countIf(f_status = 'ok') / nullIf(count(), 0)", "count()")},
+)
+
+DATASETS: dict[str, Dataset] = {
+    d.key: d for d in (ERRORS, PAGELOADS, RESOURCES, API_CALLS, SESSIONS, LOGS, MONITOR_CHECKS)
+}

@@ -18,6 +18,7 @@ from __future__ import annotations
 from stacklens.metrics.api_metrics import API_METRICS
 from stacklens.metrics.definition import Metric
 from stacklens.metrics.error_metrics import ERROR_METRICS
+from stacklens.metrics.monitor_metrics import MONITOR_METRICS
 from stacklens.metrics.page_load_metrics import PAGE_LOAD_METRICS
 from stacklens.metrics.resource_metrics import RESOURCE_METRICS
 from stacklens.metrics.session_metrics import SESSION_METRICS
@@ -28,6 +29,7 @@ _METRICS: tuple[Metric, ...] = (
     *RESOURCE_METRICS,
     *ERROR_METRICS,
     *SESSION_METRICS,
+    *MONITOR_METRICS,
 )
 
 CATALOG: dict[str, Metric] = {m.key: m for m in _METRICS}

@@ -86,7 +86,12 @@ def test_item_types_resends_and_bad_bodies(dsn_server: str, make_org) -> None:
             event_item(event),
             ({"type": "session"}, json.dumps({"sid": uuid.uuid4().hex, "status": "ok"}).encode()),
             ({"type": "attachment", "filename": "dump.txt"}, b"\x00\x01 binary attachment"),
-            ({"type": "check_in"}, json.dumps({"check_in_id": uuid.uuid4().hex, "status": "ok"}).encode()),
+            (
+                {"type": "check_in"},
+                json.dumps(
+                    {"check_in_id": uuid.uuid4().hex, "monitor_slug": "nightly", "status": "ok"}
+                ).encode(),
+            ),
             ({"type": "some_future_type"}, b"{}"),
             (
                 {"type": "client_report"},

@@ -16,6 +16,8 @@ from sqlalchemy import select
 from stacklens.control.db import session_scope
 from stacklens.control.models import Project
 from stacklens.control.models.monitors import Monitor
+from stacklens.explore.query_parser import parse_query
+from stacklens.explore.run import run_explore
 from stacklens.monitors.store import create_monitor
 from stacklens.monitors.uptime import probe_due
 from stacklens.monitors.uptime_reads import uptime_daily
@@ -105,3 +107,17 @@ def test_probes_land_in_monitor_checks_and_down_needs_the_threshold(
     assert sum(d["probes"] for d in daily) == 5
     if len(daily) == 1:  # (the probes may straddle midnight UTC)
         assert daily[0]["uptime_pct"] == 40.0
+
+    # Explore's monitor_checks dataset answers the same share per monitor.
+    body = {
+        "dataset": "monitor_checks",
+        "project": org["project"],
+        "group_by": ["monitor"],
+        "aggregates": [{"fn": "avg", "metric": "uptime_pct"}, {"fn": "count", "metric": "monitor_probes"}],
+        "since": (start - timedelta(minutes=1)).isoformat(),
+        "until": (start + timedelta(minutes=5)).isoformat(),
+    }
+    explored = run_explore(warehouse, parse_query(body), org["org_id"], [org["project_id"]])
+    row = explored.rows[0]
+    assert row["monitor"] == "shop"
+    assert (row["uptime_pct"], row["count"]) == (40.0, 5), row

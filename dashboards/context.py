@@ -22,6 +22,7 @@ from stacklens.control.models import Organization, Project, User
 from stacklens.control.signin_sessions import Lifetimes, resolve_session
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.settings import Settings
+from stacklens.sso.sessions import still_valid as sso_session_valid
 from stacklens.warehouse.client import get_warehouse
 
 
@@ -110,8 +111,15 @@ def current_user(request: Request, db: Db) -> User:
     token = request.scope.get("session", {}).get("sid")
     if not token:
         raise SignInRequired()
-    user = resolve_session(db, token, session_lifetimes(app_settings(request)))
+    settings = app_settings(request)
+    user = resolve_session(db, token, session_lifetimes(settings))
     if user is None:
+        request.scope["session"].clear()
+        raise SignInRequired()
+    if not sso_session_valid(db, settings, token):
+        # Ended by single sign-on (maximum age, a refused refresh): the revocation and its audit entry are
+        # committed before the sign-in page is answered (the request's own transaction rolls back).
+        db.commit()
         request.scope["session"].clear()
         raise SignInRequired()
     return user

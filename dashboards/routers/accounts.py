@@ -46,10 +46,10 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-def begin_session(request: Request, db: Session, user: User, max_age: timedelta | None = None) -> None:
+def begin_session(request: Request, db: Session, user: User, max_age: timedelta | None = None) -> str:
     """Start a server-side session for ``user`` and bind this browser's cookie to it; ``max_age`` cuts its
     absolute lifetime shorter (a single sign-on's session ends at the organization's maximum age, so a person
-    disabled at the provider loses access by then)."""
+    disabled at the provider loses access by then). Returns the session's token."""
     settings = request.app.state.settings
     lifetimes = session_lifetimes(settings)
     if max_age is not None and max_age < lifetimes.absolute:
@@ -62,6 +62,7 @@ def begin_session(request: Request, db: Session, user: User, max_age: timedelta 
         user_agent=request.headers.get("user-agent", "")[:USER_AGENT_MAX],
     )
     sign_in(request, token)
+    return token
 
 
 def _record_throttle(db: Session, email: str, refusal: Refusal, ip: str) -> None:

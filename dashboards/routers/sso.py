@@ -32,6 +32,7 @@ from stacklens.sso import audit
 from stacklens.sso.config import SSO_ROLES, SsoFieldError, checked, read_settings, remove, save
 from stacklens.sso.enforcement import break_glass_accounts
 from stacklens.sso.oidc import ProviderError
+from stacklens.sso.sessions import attach
 from stacklens.sso.signin import PLAIN_MESSAGE, SignInRefused, SsoNotConfigured, finish, login_of_state, start
 
 router = APIRouter(include_in_schema=False)
@@ -141,7 +142,8 @@ def callback(
     if done.trial:
         said = f"Test sign-in worked: {done.email} would sign in as {done.role}."
         return _after_test(request, db, done.org.id, True, said)
-    begin_session(request, db, done.user, timedelta(minutes=done.session_max_age_minutes))
+    token = begin_session(request, db, done.user, timedelta(minutes=done.session_max_age_minutes))
+    attach(db, settings, token, done.org.id, done.refresh_token)
     target = done.next_path if done.next_path != "/" else f"/orgs/{done.org.slug}"
     return RedirectResponse(_safe_next(target), status_code=303)
 

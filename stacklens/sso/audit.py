@@ -44,6 +44,10 @@ REASONS = {
     "code_exchange_failed": "the provider refused the authorization code",
     "sso_enforced": "password sign-in is refused: the organization enforces single sign-on",
     "account_disabled": "the account is disabled",
+    "browser_mismatch": "the callback came to another browser than the one that started the sign-in",
+    "missing_claim": "the ID token lacks a claim it must have",
+    "max_age": "the session reached the organization's maximum age",
+    "refresh_refused": "the provider refused to refresh the session (disabled or removed there)",
 }
 
 
@@ -96,6 +100,9 @@ def summary(action: str, detail: dict[str, Any]) -> str:
         if detail.get("ok"):
             return f"Test sign-in worked: {who} would sign in as {detail.get('role')}."
         return f"Test sign-in failed: {said}."
+    if action == "signin.ended":
+        why = "its maximum age" if detail.get("reason") == "max_age" else "the provider refused a refresh"
+        return f"{who}'s single sign-on session ended: {why}."
     if action == "sso.configured":
         return f"Saved the single sign-on settings (issuer {detail.get('issuer')}, enforced: {'yes' if detail.get('enforce') else 'no'})."
     if action == "sso.removed":

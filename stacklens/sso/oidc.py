@@ -67,6 +67,15 @@ class TokenRefused(Exception):
 
 
 @dataclass(frozen=True)
+class TokenSet:
+    """What the token endpoint answered that StackLens keeps: the ID token, and a refresh token when the
+    provider gives one (``offline_access`` with most providers)."""
+
+    id_token: str
+    refresh_token: str | None = None
+
+
+@dataclass(frozen=True)
 class Provider:
     """What discovery says about a provider."""
 
@@ -246,8 +255,8 @@ def exchange_code(
     code: str,
     redirect_uri: str,
     code_verifier: str,
-) -> str:
-    """The ID token the provider gives for ``code``. The client authenticates with client_secret_basic or,
+) -> TokenSet:
+    """The tokens the provider gives for ``code``. The client authenticates with client_secret_basic or,
     when the provider refuses that client (``invalid_client``: it was registered for the other method),
     client_secret_post; a provider checks the client before the code, so the code is still unused then."""
     form = {
@@ -269,7 +278,35 @@ def exchange_code(
     id_token = body.get("id_token")
     if not isinstance(id_token, str) or not id_token:
         raise TokenRefused("no_id_token", "the token endpoint answered no id_token (is `openid` a scope?)")
-    return id_token
+    refresh = body.get("refresh_token")
+    return TokenSet(id_token, refresh if isinstance(refresh, str) and refresh else None)
+
+
+def refresh(
+    client: OutboundClient, provider: Provider, *, client_id: str, client_secret: str, refresh_token: str
+) -> TokenSet | None:
+    """Refresh at the provider: the new tokens (a rotated refresh token, or the same one), or ``None`` when
+    the provider refuses (``invalid_grant``: the person was disabled, signed out or the grant revoked).
+    :class:`TokenRefused` (``provider_unreachable``) when it cannot be asked: that is not a refusal."""
+    form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
+    status: int = 0
+    body: dict[str, Any] = {}
+    for method in _auth_methods(provider):
+        status, body = _token_request(client, provider, form, client_id, client_secret, method)
+        if body.get("error") != "invalid_client":
+            break
+    if 200 <= status < 300:
+        renewed = body.get("refresh_token")
+        return TokenSet(
+            str(body.get("id_token") or ""), renewed if isinstance(renewed, str) else refresh_token
+        )
+    if status in (400, 401) and body.get("error") in (
+        "invalid_grant",
+        "unauthorized_client",
+        "invalid_client",
+    ):
+        return None
+    raise TokenRefused("provider_unreachable", f"the token endpoint answered {status} to a refresh")
 
 
 def _kid(id_token: str) -> str | None:

@@ -84,6 +84,7 @@ class SignedIn:
     next_path: str
     trial: bool = False
     email: str = ""
+    refresh_token: str | None = None  # kept (encrypted) with the session, refreshed while it lasts
 
 
 def _hash(state: str) -> str:
@@ -238,7 +239,7 @@ def _finish(
     client = outbound_client(settings)
     try:
         provider = discover(client, chosen.issuer)
-        id_token = exchange_code(
+        tokens = exchange_code(
             client,
             provider,
             client_id=chosen.client_id,
@@ -247,7 +248,9 @@ def _finish(
             redirect_uri=callback_url(settings),
             code_verifier=login.code_verifier,
         )
-        claims = verify_id_token(client, provider, id_token, client_id=chosen.client_id, nonce=login.nonce)
+        claims = verify_id_token(
+            client, provider, tokens.id_token, client_id=chosen.client_id, nonce=login.nonce
+        )
     except ProviderError as exc:
         raise SignInRefused("provider_unreachable", str(exc), org_id) from exc
     except TokenRefused as exc:
@@ -284,7 +287,9 @@ def _finish(
         actor_user_id=user.id,
         detail={"email": email, "role": role, "groups": groups[:50], "ip": ip},
     )
-    return SignedIn(user, org, role, chosen.session_max_age_minutes, login.next_path, False, email)
+    return SignedIn(
+        user, org, role, chosen.session_max_age_minutes, login.next_path, False, email, tokens.refresh_token
+    )
 
 
 def _person(

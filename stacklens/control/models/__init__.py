@@ -46,7 +46,7 @@ from stacklens.control.models.maintenance import MaintenanceRun
 from stacklens.control.models.monitors import Monitor, MonitorCheckIn, MonitorIncident
 from stacklens.control.models.service import ServiceEpisode
 from stacklens.control.models.share_links import ShareLink
-from stacklens.control.models.sso import BreakGlassAccount, SsoConfig, SsoIdentity, SsoLogin
+from stacklens.control.models.sso import BreakGlassAccount, SsoConfig, SsoIdentity, SsoLogin, SsoSession
 from stacklens.control.models.teams import (
     DigestItem,
     IssueAction,
@@ -101,6 +101,7 @@ __all__ = [
     "SsoConfig",
     "SsoIdentity",
     "SsoLogin",
+    "SsoSession",
     "Subscription",
     "Team",
     "TeamMember",

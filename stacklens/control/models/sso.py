@@ -82,3 +82,19 @@ class BreakGlassAccount(Base):
     org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class SsoSession(Base):
+    """A dashboard session that single sign-on opened: it ends at the organization's maximum age (as set now,
+    not when it began) and when a refresh at the provider is refused. The refresh token is encrypted."""
+
+    __tablename__ = "sso_sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_session_id: Mapped[int] = mapped_column(
+        ForeignKey("user_sessions.id", ondelete="CASCADE"), unique=True
+    )
+    org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    refresh_token_encrypted: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    next_refresh_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)

@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from stacklens.cli.main import main
 from stacklens.control.db import session_scope
-from stacklens.control.models import Membership, User, UserSession
+from stacklens.control.models import Membership, SsoSession, User, UserSession, utcnow
 from stacklens.settings import Settings, override_settings
 from stacklens.sso.config import read_settings, save
 from stacklens.sso.signin import PLAIN_MESSAGE
@@ -209,3 +209,47 @@ def test_settings_page_names_a_wrong_field_and_test_sign_in_changes_nothing(
     with session_scope(store) as session:
         assert session.scalar(select(User).where(User.email == f"bob@{acme['domain']}")) is None
         assert read_settings(session, store, acme["org_id"]).session_max_age_minutes == 5  # unsaved
+
+
+def test_a_leaver_loses_the_session_at_the_next_refresh_and_at_the_maximum_age(
+    app: Any, browser: TestClient, store: Settings, acme: dict[str, Any], oidc_provider: OidcProvider
+) -> None:
+    page = f"/orgs/{acme['org_slug']}"
+
+    def due(**change: Any) -> None:
+        """Move the stored session's clock: its refresh due now (or its sign-in earlier)."""
+        with session_scope(store) as session:
+            row = session.scalar(select(SsoSession).where(SsoSession.org_id == acme["org_id"]))
+            assert row is not None and row.refresh_token_encrypted and row.next_refresh_at is not None
+            for name, value in change.items():
+                setattr(row, name, value)
+
+    back = oidc_provider.sign_in(_to_provider(browser, acme), "bob", CALLBACK)
+    assert browser.get(_callback_path(back), follow_redirects=False).status_code == 303
+    assert browser.get(page).status_code == 200
+    due(next_refresh_at=utcnow() - timedelta(seconds=1))
+    assert browser.get(page).status_code == 200  # the provider still vouches for Bob: refreshed
+    with session_scope(store) as session:
+        row = session.scalar(select(SsoSession).where(SsoSession.org_id == acme["org_id"]))
+        assert row is not None and row.next_refresh_at is not None
+        assert row.next_refresh_at > utcnow() + timedelta(minutes=9)
+
+    oidc_provider.set_users({"bob": None})  # Bob leaves the company
+    assert browser.get(page).status_code == 200  # until the next refresh is due
+    due(next_refresh_at=utcnow() - timedelta(seconds=1))
+    ended = browser.get(page, follow_redirects=False)
+    assert ended.status_code in (302, 303, 307) and "/login" in ended.headers["location"]
+    entry = _audit(browser, acme, "signin.ended")[0]
+    assert (entry["reason"], entry["email"]) == ("refresh_refused", f"bob@{acme['domain']}")
+    assert browser.get(page, follow_redirects=False).status_code != 200
+
+    # The maximum age as set now: Ada signed in 5 minutes ago, the session is over.
+    with TestClient(app) as ada:
+        back = oidc_provider.sign_in(_to_provider(ada, acme), "ada", CALLBACK)
+        assert ada.get(_callback_path(back), follow_redirects=False).status_code == 303
+        assert ada.get(page).status_code == 200
+        with session_scope(store) as session:
+            for row in session.scalars(select(SsoSession).where(SsoSession.org_id == acme["org_id"])):
+                row.created_at = utcnow() - timedelta(minutes=5)
+        assert ada.get(page, follow_redirects=False).status_code != 200
+    assert _audit(browser, acme, "signin.ended")[0]["reason"] == "max_age"

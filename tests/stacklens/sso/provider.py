@@ -57,7 +57,7 @@ class OidcProvider:
             f"{self.issuer}/reg",
             json={
                 "redirect_uris": [redirect_uri],
-                "grant_types": ["authorization_code"],
+                "grant_types": ["authorization_code", "refresh_token"],
                 "response_types": ["code"],
                 "token_endpoint_auth_method": auth_method,
             },
@@ -67,8 +67,9 @@ class OidcProvider:
         body = answer.json()
         return body["client_id"], body["client_secret"]
 
-    def set_users(self, users: dict[str, dict[str, Any]]) -> None:
-        """People by login: ``{"ada": {"email": …, "email_verified": True, "groups": [...]}}``."""
+    def set_users(self, users: dict[str, dict[str, Any] | None]) -> None:
+        """People by login: ``{"ada": {"email": …, "email_verified": True, "groups": [...]}}``; ``None``
+        removes one (a leaver: their refresh tokens are refused from then on)."""
         assert httpx.post(f"{self.issuer}/test/users", json=users, timeout=10).status_code == 204
 
     def forge_next(self, **change: Any) -> None:

@@ -6,7 +6,7 @@
 // as a company's provider does for its own applications.
 //
 // Test hooks beside the provider's routes, under /test/ (loopback only, this process is the tests'):
-//   POST /test/users   {login: {...}}           set or change people (groups change between sign-ins)
+//   POST /test/users   {login: {...} | null}    set, change (groups change between sign-ins) or remove people
 //   POST /test/forge   {claims: {...}} | {sign_with: "foreign" | "rotated"}
 //                       the next ID token the token endpoint answers is re-signed with those claims changed,
 //                       or with a key the provider does not publish ("foreign") or publishes only from now on
@@ -38,7 +38,7 @@ const provider = new Provider(issuer, {
     client_id: c.client_id,
     client_secret: c.client_secret,
     redirect_uris: c.redirect_uris,
-    grant_types: ["authorization_code"],
+    grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"],
     token_endpoint_auth_method: "client_secret_post",
   })),
@@ -53,6 +53,8 @@ const provider = new Provider(issuer, {
   // The ID token carries the scopes' claims (email, groups) itself, as Keycloak, Entra ID and Okta do.
   conformIdTokenClaims: false,
   pkce: { required: () => true },
+  // A refresh token for every client allowed the grant, so a session can be refreshed (and refused).
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed("refresh_token"),
   // Dynamic client registration (POST /reg): each test registers a client with its own server's callback.
   features: { devInteractions: { enabled: true }, registration: { enabled: true } },
   cookies: { keys: ["stacklens-test-cookie-key"] },
@@ -120,7 +122,13 @@ http
   .createServer(async (req, res) => {
     if (req.url.startsWith("/test/") && req.method === "POST") {
       const body = await readJson(req);
-      if (req.url === "/test/users") Object.assign(users, body);
+      if (req.url === "/test/users") {
+        // null removes a person: their refresh tokens are refused from then on
+        for (const [login, person] of Object.entries(body)) {
+          if (person === null) delete users[login];
+          else users[login] = person;
+        }
+      }
       else if (req.url === "/test/forge") forge = body;
       else if (req.url === "/test/reset") {
         forge = null;

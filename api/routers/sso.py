@@ -85,7 +85,11 @@ def put_sso(
     return SsoSettingsOut(**saved.as_dict())
 
 
-@router.delete("/sso", status_code=204, responses=ERRORS)
+@router.delete(
+    "/sso",
+    status_code=204,
+    responses={**ERRORS, 404: {"model": ErrorBody, "description": "The organization has no single sign-on."}},
+)
 def delete_sso(identity: ApiAuth, session: DbSession) -> Response:
     """Turn single sign-on off (password sign-in works again for everyone)."""
     if not remove(session, identity.org_id):

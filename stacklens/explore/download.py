@@ -30,10 +30,8 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from clickhouse_connect.driver.client import Client
 
 from stacklens.csv_cells import neutralise_frame
@@ -41,6 +39,9 @@ from stacklens.explore.datasets import NUMBER
 from stacklens.explore.query import Query
 from stacklens.explore.run import engine_limits, take_org_slot
 from stacklens.explore.sql import BLOCK_ROWS, Limits, table_statement
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 FORMATS = ("csv", "parquet", "json")
 MEDIA_TYPES = {
@@ -63,6 +64,8 @@ COUNT_FUNCTIONS = ("count", "unique_users")
 def schema(query: Query) -> pa.Schema:
     """The download's columns, named as the JSON answer names them: group fields as text (numbers as float64),
     counts as int64, every other aggregate as float64 (null where it has no value)."""
+    import pyarrow as pa  # loaded by the first download, not by the server's start (~30 MiB)
+
     columns: list[pa.Field] = []
     for name in query.group_by:
         number = not name.startswith("tag:") and query.dataset.fields[name].type == NUMBER
@@ -85,6 +88,8 @@ def _aliases(query: Query) -> list[str]:
 def _batch(target: pa.Schema, names: list[str], block: list[Any], aliases: list[str]) -> pa.RecordBatch:
     """One engine block (columns by the statement's names) as a record batch of the download's schema; NaN (an
     aggregate of no value) is null, as in the JSON answer."""
+    import pyarrow as pa
+
     by_name = dict(zip(names, block, strict=True))
     arrays = [_array(by_name[alias], column.type) for alias, column in zip(aliases, target, strict=True)]
     return pa.RecordBatch.from_arrays(arrays, schema=target)
@@ -96,6 +101,7 @@ def _array(values: Any, kind: pa.DataType) -> pa.Array:
     uses otherwise), polars hands over Arrow memory without it. polars itself is loaded here, by the first
     download, not by the server's start."""
     import polars as pl
+    import pyarrow as pa
 
     dtype = pl.Float64 if pa.types.is_floating(kind) else pl.Int64 if pa.types.is_integer(kind) else pl.String
     series = pl.Series(values=values, dtype=dtype, strict=False, nan_to_null=True)
@@ -132,6 +138,8 @@ def encode(
     """The file of ``fmt`` for the batches, chunk by chunk (the first chunk before the second batch is
     read)."""
     if fmt == "parquet":
+        import pyarrow.parquet as pq
+
         sink = _Sink()
         metadata = {b"stacklens.truncated": b"true" if truncated else b"false"}
         with pq.ParquetWriter(sink, target.with_metadata(metadata), compression="zstd") as writer:

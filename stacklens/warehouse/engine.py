@@ -108,6 +108,28 @@ def start_embedded_engine() -> None:
                 importlib.import_module(_ENGINE_MODULE)
             finally:
                 os.chdir(previous)
+        _import_connections_without_arrow()
+
+
+def _import_connections_without_arrow() -> None:
+    """Import the engine's connection module (``chdb.state``, which its ``connect`` imports) without pyarrow.
+
+    That module imports pyarrow, if it is installed, only for its Arrow results (``ArrowTable`` output,
+    ``record_batch``), and works without it; clickhouse-connect reads the engine's Native format and never
+    asks for Arrow. pyarrow and the numpy it brings hold ~40 MiB resident, which the server would carry from
+    its start for nothing: it is loaded by the first Explore download that writes Parquet instead. Where
+    pyarrow is loaded already (a test process, a notebook), the engine's module takes it as usual. An entry
+    of ``None`` in ``sys.modules`` makes an import raise ImportError; it is there only while the module is
+    imported, under the start lock, before the service's threads run.
+    """
+    if "chdb.state" in sys.modules or "pyarrow" in sys.modules:
+        return
+    sys.modules["pyarrow"] = None  # type: ignore[assignment]  # "not importable", for this import only
+    try:
+        importlib.import_module(f"{_ENGINE_MODULE}.state")
+    finally:
+        if "pyarrow" in sys.modules and sys.modules["pyarrow"] is None:
+            del sys.modules["pyarrow"]
 
 
 # madvise(2) advice: drop this process's mappings of the range (a private file mapping's clean pages come back

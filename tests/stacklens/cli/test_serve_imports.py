@@ -4,8 +4,9 @@ A fresh interpreter does what `stacklens serve` does on an empty data directory 
 warehouse's first inserts), build the app, run the pipelines' start-up catch-up once, answer a request —
 then streams an Explore download in each format. pandas (~55 MiB resident) is never loaded: not by
 clickhouse-connect's insert, not by the downloads (whose Arrow arrays polars builds), and so no thread can
-import it half-way while a figure asks plotly whether it is there. polars (~35 MiB) is loaded by the first
-download, not before. The ingest worker processes are not started by the server (the first large batch
+import it half-way while a figure asks plotly whether it is there. polars (~35 MiB) and pyarrow (~40 MiB with
+what it brings; the engine's connection module is imported without it) are loaded by the first download,
+not before. The ingest worker processes are not started by the server (the first large batch
 starts them).
 """
 
@@ -33,7 +34,7 @@ app = build_app(settings)
 outcomes = EmbeddedRunner(settings).catch_up()
 with TestClient(app) as http:
     health = http.get("/api/health").status_code
-seen = {"health": health, "runs": len(outcomes), "served": {m: m in sys.modules for m in ("pandas", "polars")}}
+seen = {"health": health, "runs": len(outcomes), "served": {m: m in sys.modules for m in ("pandas", "polars", "pyarrow")}}
 
 from stacklens.explore.download import open_download
 from stacklens.explore.query_parser import parse_query
@@ -59,13 +60,15 @@ for fmt in ("csv", "parquet", "json"):
     while (chunk := download.next_chunk()) is not None:
         body += chunk
     sizes[fmt] = len(body)
-seen["downloaded"] = {m: m in sys.modules for m in ("pandas", "polars")}
+seen["downloaded"] = {m: m in sys.modules for m in ("pandas", "polars", "pyarrow")}
 seen["sizes"] = sizes
 print(json.dumps(seen))
 """
 
 
-def test_the_server_never_loads_pandas_and_loads_polars_only_for_a_download(tmp_path: Path) -> None:
+def test_the_server_never_loads_pandas_and_loads_polars_and_pyarrow_only_for_a_download(
+    tmp_path: Path,
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}
     env.update(
         STACKLENS_DATA_DIR=str(tmp_path / "data"),
@@ -80,6 +83,6 @@ def test_the_server_never_loads_pandas_and_loads_polars_only_for_a_download(tmp_
     seen = json.loads(done.stdout.strip().splitlines()[-1])
 
     assert seen["health"] == 200 and seen["runs"] >= 0
-    assert seen["served"] == {"pandas": False, "polars": False}
-    assert seen["downloaded"] == {"pandas": False, "polars": True}
+    assert seen["served"] == {"pandas": False, "polars": False, "pyarrow": False}
+    assert seen["downloaded"] == {"pandas": False, "polars": True, "pyarrow": True}
     assert all(size > 0 for size in seen["sizes"].values()), seen["sizes"]

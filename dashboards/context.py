@@ -22,7 +22,7 @@ from stacklens.control.models import Organization, Project, User
 from stacklens.control.signin_sessions import Lifetimes, resolve_session
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.settings import Settings
-from stacklens.sso.sessions import still_valid as sso_session_valid
+from stacklens.sso.sessions import check_session as check_sso_session
 from stacklens.warehouse.client import get_warehouse
 
 
@@ -116,22 +116,33 @@ def current_user(request: Request, db: Db) -> User:
     if user is None:
         request.scope["session"].clear()
         raise SignInRequired()
-    if not sso_session_valid(db, settings, token):
+    sso = check_sso_session(db, settings, token)
+    if not sso.valid:
         # Ended by single sign-on (maximum age, a refused refresh): the revocation and its audit entry are
         # committed before the sign-in page is answered (the request's own transaction rolls back).
         db.commit()
         request.scope["session"].clear()
         raise SignInRequired()
+    request.state.sso_org_id = sso.org_id
     return user
 
 
 CurrentUser = Annotated[User, Depends(current_user)]
 
 
-def org_viewer(org_slug: str, user: CurrentUser, db: Db) -> Viewer:
+def org_viewer(request: Request, org_slug: str, user: CurrentUser, db: Db) -> Viewer:
     row = membership(db, user.id, org_slug)
     if row is None:
         raise HTTPException(status_code=404, detail="Not Found")
+    sso_org_id = getattr(request.state, "sso_org_id", None)
+    if sso_org_id is not None and row[0].id != sso_org_id:
+        # A session opened by one organization's single sign-on opens that organization only: its provider
+        # vouches for nobody elsewhere.
+        raise HTTPException(
+            status_code=403,
+            detail=f"You signed in through another organization's single sign-on. Sign out, then sign in "
+            f"to {row[0].name}.",
+        )
     return Viewer(user=user, org=row[0], role=row[1])
 
 

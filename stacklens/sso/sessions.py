@@ -1,7 +1,7 @@
 """Leavers: a dashboard session opened by single sign-on ends when the provider no longer vouches for the
 person.
 
-Two limits, checked whenever the session is used (:func:`still_valid`, from the dashboards' session check):
+Two limits, checked whenever the session is used (:func:`check_session`, from the dashboards' session check):
 
 - the organization's ``session_max_age_minutes`` as it is set **now** (an owner who lowers it ends the longer
   sessions already open), counted from the sign-in;
@@ -16,6 +16,7 @@ Each end is audited (``signin.ended`` with the reason ``max_age`` or ``refresh_r
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -56,9 +57,21 @@ def attach(session: Session, settings: Settings, token: str, org_id: int, refres
     session.flush()
 
 
-def still_valid(session: Session, settings: Settings, token: str, now: datetime | None = None) -> bool:
-    """Whether the dashboard session of ``token`` may go on; ``False`` revokes it (the caller signs the
-    browser out). A session not opened by single sign-on is always valid here."""
+@dataclass(frozen=True)
+class SessionCheck:
+    """``valid``: the session may go on (else it was revoked: sign the browser out). ``org_id``: the
+    organization whose single sign-on opened it — the only one it opens (its provider vouches for that
+    organization alone; a provider of one organization must not open a person's others). ``None``: a
+    password session."""
+
+    valid: bool
+    org_id: int | None = None
+
+
+def check_session(
+    session: Session, settings: Settings, token: str, now: datetime | None = None
+) -> SessionCheck:
+    """Check the dashboard session of ``token`` against its single sign-on (see the module's docstring)."""
     found = session.execute(
         select(SsoSession, UserSession, SsoConfig)
         .join(UserSession, UserSession.id == SsoSession.user_session_id)
@@ -66,9 +79,21 @@ def still_valid(session: Session, settings: Settings, token: str, now: datetime 
         .where(UserSession.token_hash == _token_hash(token))
     ).first()
     if found is None:
-        return True
+        return SessionCheck(True)
     sso, user_session, config = found
-    now = now or utcnow()
+    return SessionCheck(
+        _still_valid(session, settings, sso, user_session, config, now or utcnow()), sso.org_id
+    )
+
+
+def _still_valid(
+    session: Session,
+    settings: Settings,
+    sso: SsoSession,
+    user_session: UserSession,
+    config: SsoConfig | None,
+    now: datetime,
+) -> bool:
     if config is None:
         return True  # single sign-on was turned off: the session lives out its ordinary lifetime
     detail = {"user_id": user_session.user_id}

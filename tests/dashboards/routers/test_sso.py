@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from stacklens.cli.main import main
+from stacklens.control import accounts
 from stacklens.control.db import session_scope
 from stacklens.control.models import Membership, SsoSession, User, UserSession, utcnow
 from stacklens.settings import Settings, override_settings
@@ -253,3 +254,18 @@ def test_a_leaver_loses_the_session_at_the_next_refresh_and_at_the_maximum_age(
                 row.created_at = utcnow() - timedelta(minutes=5)
         assert ada.get(page, follow_redirects=False).status_code != 200
     assert _audit(browser, acme, "signin.ended")[0]["reason"] == "max_age"
+
+
+def test_a_session_opened_by_one_organizations_sso_opens_no_other(
+    browser: TestClient, store: Settings, acme: dict[str, Any], oidc_provider: OidcProvider
+) -> None:
+    # Ada already has an account (a password) and belongs to another organization too.
+    other = new_org(store, "Other")
+    with session_scope(store) as session:
+        accounts.add_member(session, other["org_id"], f"ada@{acme['domain']}", "password-123", "owner")
+    back = oidc_provider.sign_in(_to_provider(browser, acme), "ada", CALLBACK)
+    assert browser.get(_callback_path(back), follow_redirects=False).status_code == 303
+    assert browser.get(f"/orgs/{acme['org_slug']}").status_code == 200
+    # Acme's provider vouches for Ada in Acme only: the other organization is not opened by it.
+    refused = browser.get(f"/orgs/{other['org_slug']}/settings/api-keys")
+    assert refused.status_code == 403 and "single sign-on. Sign out, then sign in" in refused.text

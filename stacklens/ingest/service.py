@@ -246,19 +246,19 @@ def _admit(
         # (its app key revoked since): the look-up the accepted path leaves to the front door, done here on
         # this rare path.
         reason = UNKNOWN_APP_KEY if isinstance(refusal, ApplicationNotFound) else UNREADABLE
-        refused = ManagedOutcomes(settings, org_id, prepared.outcomes, also)
+        whole = ManagedOutcomes(settings, org_id, prepared.outcomes, also)
         try:
             landed = writer.find_batch(client, org_id, batch_id) if keyed else None
         except WouldBlock:
-            refused.forget()  # nothing took effect: the admission runs again on a thread
+            whole.forget()  # nothing took effect: the admission runs again on a thread
             raise
         except Exception:  # the warehouse did not answer (503): the items are counted as refused all the same
-            refused.refuse("invalid", reason)
+            whole.refuse("invalid", reason)
             raise
         if landed is not None:
-            refused.forget()  # counted when the batch first landed
+            whole.forget()  # counted when the batch first landed
             return replayed(landed, prepared.body_hash)
-        refused.refuse("invalid", reason)
+        whole.refuse("invalid", reason)
         raise refusal
     counts = accepted_counts(prepared.outcomes)
     # From here the request's outcomes are resolved exactly once, whatever happens to it (see

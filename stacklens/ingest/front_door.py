@@ -125,7 +125,8 @@ class FrontDoor(Acceptor):
                 self._wake_acceptor()  # the condition's lock is re-entrant
 
     def settle(self, timeout: float = 30.0) -> bool:
-        """Wait until every spooled row is in the warehouse (tests, shutdown); whether it is."""
+        """Wait until every spooled row is in the warehouse and its journal gone (tests, shutdown); whether
+        it is."""
         deadline = time.monotonic() + timeout
         with self._condition:
             while self._waiting or self._spooled or self._draining:
@@ -133,6 +134,7 @@ class FrontDoor(Acceptor):
                 if left <= 0:
                     return False
                 self._condition.wait(min(left, 0.05))
+        self._settle_retired()  # the landed journals waiting for the warehouse's sync (front_door_drain)
         return True
 
     def settle_spooled(self, timeout: float = SETTLE_SECONDS) -> bool:

@@ -5,6 +5,7 @@ failed drain, the next start after a kill) is inserted whole with the same token
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict, deque
 from dataclasses import replace
@@ -23,6 +24,10 @@ from stacklens.ingest.landing import (
 )
 from stacklens.ingest.project_holds import holds_events_of, take_held
 
+# Landed journals wait at most this long for the warehouse's sync that lets them go (see Drainer._retire).
+RETIRE_SECONDS = 2.0
+# Retirement is shared by a door's drainer and its recovery (and a drainer that ends while the next starts).
+_retiring = threading.Lock()
 # A flusher thread with nothing to do for this long ends (a new request starts another).
 IDLE_SECONDS = 10.0
 # A drain that failed (the warehouse down) is tried again after this long; its rows stay in the spool.
@@ -40,18 +45,32 @@ class Drainer(DoorState):
     # The events a drain kept back for a merge's hold (stacklens.ingest.project_holds), as a group of their
     # own: back into the spool after the drain, whether it landed or failed.
     _held_back: Spooled | None = None
+    # Journals whose rows are inserted, removed at the next sync of the warehouse (see _retire), and when.
+    _retired: list[str] | None = None
+    _retired_at = 0.0
 
     # -- draining: the spooled rows into the warehouse, many accept groups at once -------------------------
 
     def _drain_loop(self) -> None:
+        while True:
+            self._drain_until_idle()
+            # An idle or closing door keeps no landed journal; the thread ends only after this (a shutdown
+            # waits for it), and goes on if rows were spooled meanwhile.
+            self._settle_retired()
+            with self._condition:
+                if self._spooled and not (self._closing and self._drain_error):
+                    continue
+                self._drainer = None
+                self._condition.notify_all()
+                return
+
+    def _drain_until_idle(self) -> None:
         while True:
             with self._condition:
                 idle_until = time.monotonic() + IDLE_SECONDS
                 while not self._spooled and not self._closing and time.monotonic() < idle_until:
                     self._condition.wait(max(0.0, idle_until - time.monotonic()))
                 if not self._spooled or (self._closing and self._drain_error):
-                    self._drainer = None
-                    self._condition.notify_all()
                     return
                 if self._holds and not self._closing:
                     # A backup holds the drains (drains_held): the rows stay in the spool, answered and
@@ -135,6 +154,9 @@ class Drainer(DoorState):
             for spooled in taken:
                 for landing in spooled.waiters:
                     landing.finish()
+            # After the answers and the readers' wake-up: the sync that lets landed journals go waits for the
+            # disk, and nobody waits for it.
+            self._settle_retired(force=False)
             if error:
                 time.sleep(DRAIN_RETRY_SECONDS)
 
@@ -163,8 +185,7 @@ class Drainer(DoorState):
         ):
             self._in_flight = replace(groups[0], attempted=True)
             self._insert_all(groups[0].inserts, again)
-            self._warehouse_synced()
-            self.journal.remove(groups[0].name)
+            self._retire(groups[0].name)
             return
         name = self.journal.new_name("d")
         blocks: Blocks = defaultdict(list)
@@ -213,16 +234,34 @@ class Drainer(DoorState):
         for group in groups:
             self.journal.remove(group.name)
         self._insert_all(inserts, again)
-        self._warehouse_synced()
-        self.journal.remove(name)
+        self._retire(name)
 
-    def _warehouse_synced(self) -> None:
-        """Before the journal of rows just inserted is removed: with the spool synced (the default), the
-        embedded engine's new parts are put on the disk first (it does not sync them itself), so a power loss
-        cannot keep the removal and lose the rows. A ClickHouse server's parts are its own (its
-        ``fsync_after_insert``)."""
-        if self.journal.sync and self.settings.embedded_warehouse:
+    def _retire(self, name: str) -> None:
+        """The journal ``name``'s rows are inserted: remove it — with the spool synced (the default) and the
+        embedded engine, once the engine's new parts are on the disk (it does not sync them itself), so a
+        power loss cannot keep the removal and lose the rows. One sync of the warehouse's filesystem covers
+        every journal retired since the last, at most every :data:`RETIRE_SECONDS` (a sync per drain cost
+        the drains ~0.2 s each on a busy disk). A ClickHouse server's parts are its own
+        (``fsync_after_insert``)."""
+        if not (self.journal.sync and self.settings.embedded_warehouse):
+            self.journal.remove(name)
+            return
+        with _retiring:
+            self._retired = [*(self._retired or ()), name]
+
+    def _settle_retired(self, force: bool = True) -> None:
+        """Sync the warehouse's filesystem and remove the journals retired, if any (unless ``force``, only
+        when the last sync is :data:`RETIRE_SECONDS` old). A journal left by a kill before its sync is found
+        at the next start and lands again, its stored rows skipped (see :meth:`drain`)."""
+        with _retiring:
+            if not self._retired or (not force and time.monotonic() - self._retired_at < RETIRE_SECONDS):
+                return
+            # Removed under the lock too: a caller that finds nothing retired may count on the files gone.
             sync_filesystem(Path(urlsplit(self.settings.resolved_warehouse_url).path))
+            self._retired_at = time.monotonic()
+            for name in self._retired:
+                self.journal.remove(name)
+            self._retired = []
 
     def _hold_back(self, groups: list[Spooled], kept: Blocks, again: bool) -> Spooled | None:
         """A group of the events ``kept`` back, its journal written (found again after a kill, it lands at
@@ -266,6 +305,7 @@ class Drainer(DoorState):
                 journal.name, list(journal.inserts), {}, (), 0.0, list(journal.unchecked), attempted=True
             )
             self.drain([found])
+        self._settle_retired()
         self._recovered = True
 
     def _insert_all(self, inserts: list[Insert], again: bool = False) -> None:

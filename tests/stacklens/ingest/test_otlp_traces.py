@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import traceback
 
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from stacklens.ingest.otlp_traces import MAX_SPANS_PER_TRANSACTION
+from stacklens.ingest.otlp_decode import SpanBatch, TraceExport
+from stacklens.ingest.otlp_traces import MAX_SPANS_PER_TRANSACTION, transactions_at_least
 from tests.stacklens.ingest.otlp_seed import START, TRACE, _attr, _lines, _payloads, _span
 
 
@@ -128,3 +130,25 @@ def test_an_exception_event_is_an_error_in_the_trace_with_its_stack() -> None:
     assert other["exception"]["values"][0]["type"] == "Error", "no exception.type: a plain Error"
     assert other["extra"] == {"exception.stacktrace": "somewhere, somehow"}, "an unknown stack kept as text"
     assert error["event_id"] != other["event_id"] != transaction["event_id"]
+
+
+def test_the_transactions_an_export_makes_at_least_are_counted_without_converting_it() -> None:
+    """The quotas' count before the conversion (api/routers/otlp.py, issue #62): never more transactions
+    than the conversion makes, and as many for every export but a parent loop's."""
+    twice = _span(1, kind=Span.SPAN_KIND_SERVER)
+    bad_parent = _span(9)
+    bad_parent.parent_span_id = b"\x01\x02\x03"
+    orphan = _span(8, 77)  # its parent is not in the export: a local root
+    consumer = _span(6, 5, Span.SPAN_KIND_CONSUMER)  # a local root under its parent
+    exports = [
+        [_span(1, kind=Span.SPAN_KIND_SERVER), _span(2, 1), _span(3, 2)],
+        [_span(1, kind=Span.SPAN_KIND_SERVER), twice, bad_parent, orphan, _span(5), consumer, _span(7, 6)],
+        [_span(1, 2), _span(2, 1), _span(3, 2)],  # a parent loop: one transaction, none counted before
+    ]
+    counted = []
+    for spans in exports:
+        resource = Resource(attributes=[_attr("service.name", "cart")])
+        export = TraceExport([SpanBatch(resource, "manual", spans)])
+        made = sum(1 for kind, _ in _payloads(_lines(*spans)) if kind == "transaction")
+        counted.append((transactions_at_least(export), made))
+    assert counted == [(1, 1), (4, 4), (0, 1)]

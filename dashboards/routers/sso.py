@@ -16,6 +16,7 @@ import hmac
 import json
 from datetime import timedelta
 from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -29,7 +30,7 @@ from dashboards.security import check_csrf
 from stacklens.control.models import Organization, SsoConfig
 from stacklens.errors import StackLensError
 from stacklens.sso import audit
-from stacklens.sso.config import SSO_ROLES, SsoFieldError, checked, read_settings, remove, save
+from stacklens.sso.config import SSO_ROLES, SsoFieldError, callback_url, checked, read_settings, remove, save
 from stacklens.sso.enforcement import break_glass_accounts
 from stacklens.sso.oidc import ProviderError
 from stacklens.sso.sessions import attach
@@ -100,8 +101,16 @@ def find_organization(request: Request, db: Db, who: str = "", next: str = "/") 
 
 
 @router.get("/auth/sso/{org_slug}/start")
-def start_sign_in(request: Request, org_slug: str, db: Db, next: str = "/") -> Response:
+def start_sign_in(request: Request, org_slug: str, db: Db, next: str = "/", moved: bool = False) -> Response:
     """Send the browser to the organization's provider (authorization code, PKCE, state, nonce)."""
+    callback_at = urlsplit(callback_url(request.app.state.settings))
+    if request.url.netloc != callback_at.netloc and not moved:
+        # The provider sends the browser back to the callback's host: start there, so the cookie holding the
+        # state is the one that comes back (a start on localhost with the callback on 127.0.0.1 would be
+        # refused as another browser's). Once only: a proxy that rewrites Host must not make this a loop.
+        query = urlencode({"next": _safe_next(next), "moved": "true"})
+        target = f"{callback_at.scheme}://{callback_at.netloc}/auth/sso/{quote(org_slug)}/start?{query}"
+        return RedirectResponse(target, status_code=303)
     org = _org(db, org_slug)
     if org is None:
         return _refused_page(request, "No organization signs in with single sign-on under that name.", 404)

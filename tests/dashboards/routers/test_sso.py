@@ -25,7 +25,7 @@ from stacklens.settings import Settings, override_settings
 from stacklens.sso.config import read_settings, save
 from stacklens.sso.signin import PLAIN_MESSAGE
 from tests.dashboards.conftest import csrf_of
-from tests.stacklens.sso.provider import CALLBACK, OidcProvider, new_org, oidc_provider, sso_settings
+from tests.stacklens.sso.provider import CALLBACK, PUBLIC, OidcProvider, new_org, oidc_provider, sso_settings
 
 __all__ = ["oidc_provider"]
 
@@ -44,7 +44,7 @@ def app(store: Settings) -> Any:
 
 @pytest.fixture
 def browser(app: Any) -> Iterator[TestClient]:
-    with TestClient(app) as client:
+    with TestClient(app, base_url=PUBLIC) as client:
         yield client
 
 
@@ -87,7 +87,12 @@ def _to_provider(browser: TestClient, acme: dict[str, Any]) -> str:
     assert found.status_code == 200
     start = re.search(r'href="(/auth/sso/[^"]+/start[^"]*)"', found.text)
     assert start and f"/auth/sso/{acme['org_slug']}/start" in start.group(1)
-    started = browser.get(start.group(1).replace("&amp;", "&"), follow_redirects=False)
+    path = start.group(1).replace("&amp;", "&")
+    # Started on another name of this server, the sign-in moves to the callback's host first (its cookie is
+    # the one the provider's redirect brings back).
+    moved = browser.get("http://127.0.0.1:8000" + path, follow_redirects=False)
+    assert moved.status_code == 303 and moved.headers["location"].startswith(PUBLIC + path.split("?")[0])
+    started = browser.get(path, follow_redirects=False)
     assert started.status_code == 303
     location = started.headers["location"]
     assert "code_challenge_method=S256" in location and f"client_id={acme['client_id']}" in location
@@ -115,7 +120,7 @@ def test_sign_in_with_sso_joins_the_member_and_ends_at_the_maximum_age(
         assert role == "owner"
 
     # The same callback again, in another browser: refused plainly, audited as a replay.
-    with TestClient(app) as other:
+    with TestClient(app, base_url=PUBLIC) as other:
         again = other.get(_callback_path(back))
         assert again.status_code == 403 and PLAIN_MESSAGE in again.text and "replay" not in again.text
     assert _audit(browser, acme, "signin.refused")[0]["reason"] == "replayed"
@@ -125,7 +130,7 @@ def test_a_forged_token_and_a_stolen_callback_show_a_plain_message(
     app: Any, browser: TestClient, acme: dict[str, Any], oidc_provider: OidcProvider
 ) -> None:
     back = oidc_provider.sign_in(_to_provider(browser, acme), "bob", CALLBACK)
-    with TestClient(app) as thief:  # the callback URL carried to another browser
+    with TestClient(app, base_url=PUBLIC) as thief:  # the callback URL carried to another browser
         stolen = thief.get(_callback_path(back))
         assert stolen.status_code == 403 and PLAIN_MESSAGE in stolen.text
     assert _audit(browser, acme, "signin.refused")[0]["reason"] == "browser_mismatch"
@@ -245,7 +250,7 @@ def test_a_leaver_loses_the_session_at_the_next_refresh_and_at_the_maximum_age(
     assert browser.get(page, follow_redirects=False).status_code != 200
 
     # The maximum age as set now: Ada signed in 5 minutes ago, the session is over.
-    with TestClient(app) as ada:
+    with TestClient(app, base_url=PUBLIC) as ada:
         back = oidc_provider.sign_in(_to_provider(ada, acme), "ada", CALLBACK)
         assert ada.get(_callback_path(back), follow_redirects=False).status_code == 303
         assert ada.get(page).status_code == 200

@@ -43,9 +43,10 @@ log = logging.getLogger(__name__)
 POOL_MIN_RAW_BYTES = 1024 * 1024
 # How often a worker checks that the server that started it is still there.
 _PARENT_CHECK_SECONDS = 1.0
-# Workers without a batch for this long are stopped (started again by the next large batch): a burst's
-# batches come seconds apart, and a quiet installation gives their memory back.
-IDLE_STOP_SECONDS = 120.0
+# Workers without a batch for this long are stopped (started again by the next large batch, in ~1 s of CPU
+# each): a burst's or a backlog's batches come seconds apart, and a quiet installation gives their memory
+# back soon after (under the demo, the history's large batches end before its live traffic, which sends none).
+IDLE_STOP_SECONDS = 30.0
 # Compressed bodies are judged by a deliberately low expansion: NDJSON of Sentry payloads gzips 10–30x.
 _COMPRESSED_EXPANSION = 10
 

@@ -23,7 +23,7 @@ import httpx
 import sentry_sdk
 
 import stacklens_sdk
-from demo import backfill, live, traffic
+from demo import backfill, live, monitors, traffic
 from demo.clock import CONTEXT as CLOCK_CONTEXT
 from demo.clock import apply_demo_clock, apply_demo_clock_to_log, encode_clock
 from demo.delivery import RetryingTransport
@@ -112,6 +112,15 @@ def main(argv: list[str] | None = None) -> None:
                 report.write(marker.parent)
                 marker.write_text("done\n")
         deadline = time.monotonic() + args.duration if args.duration else None
+        checkin_base = os.environ.get(monitors.CHECKIN_BASE_ENV)
+        if checkin_base:  # the worker's batches check in as a cron job (demo/monitors.py)
+            monitors.run_worker_checkins(
+                checkin_base,
+                args.worker_key,
+                random.Random(args.seed + 1),
+                stop=lambda: stopping or (deadline is not None and time.monotonic() > deadline),
+                say=lambda line: print(line, flush=True),
+            )
         print("live traffic running", flush=True)
         live.run_live(
             shop,

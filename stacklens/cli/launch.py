@@ -39,6 +39,7 @@ WORKER_SERVICE = "worker"
 # not import the demo, so the names are repeated here.
 DEMO_APP_KEY_ENV = "STACKLENS_DEMO_APP_KEY"
 DEMO_WORKER_KEY_ENV = "STACKLENS_DEMO_WORKER_KEY"
+DEMO_CHECKIN_BASE_ENV = "STACKLENS_DEMO_CHECKIN_BASE"
 SERVER_START_SECONDS = 180.0
 LOOPBACK = "127.0.0.1"
 
@@ -98,6 +99,20 @@ def ensure_demo(settings: Settings) -> DemoKeys:
     return DemoKeys(
         demo.organization, demo.email, demo.password, demo.api_key, demo.project, demo.app_key, worker_key
     )
+
+
+def _project_id(settings: Settings, slug: str) -> int:
+    """The demo project's numeric id (a DSN's and the HTTP check-in's path carry it)."""
+    from sqlalchemy import select
+
+    from stacklens.control.db import session_scope
+    from stacklens.control.models import Project
+
+    with session_scope(settings) as session:
+        found = session.scalar(select(Project.id).where(Project.slug == slug))
+    if found is None:
+        raise DemoStepFailed(f"the demo project {slug!r} is missing")
+    return int(found)
 
 
 def write_shipper_config(path: Path, keys: DemoKeys, base_url: str, storage_path: Path) -> None:
@@ -271,7 +286,13 @@ def _start_all(
                 str(marker),
             ),
             logs / "traffic.log",
-            {**env, DEMO_APP_KEY_ENV: keys.app_key, DEMO_WORKER_KEY_ENV: keys.worker_key},
+            {
+                **env,
+                DEMO_APP_KEY_ENV: keys.app_key,
+                DEMO_WORKER_KEY_ENV: keys.worker_key,
+                # The worker checks in as a cron job through Sentry's HTTP check-in (demo/monitors.py).
+                DEMO_CHECKIN_BASE_ENV: f"http://127.0.0.1:{port}/api/{_project_id(settings, keys.project)}/cron",
+            },
         )
     )
     print(

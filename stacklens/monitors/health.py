@@ -9,7 +9,7 @@ that same transaction, so a notice exists exactly when its incident does — nev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 from typing import Any
@@ -38,6 +38,8 @@ class Told:
     opened: int = 0
     resolved: int = 0
     notices: int = 0
+    # The monitor rules of each project, read once per tick (a tick may open hundreds of incidents).
+    rules: dict[int, list[AlertRule]] = field(default_factory=dict)
 
 
 def monitor_path(org_slug: str, project_slug: str, monitor_slug: str) -> str:
@@ -76,7 +78,7 @@ def apply(
             monitor.open_incident_id = incident.id
             monitor.status = status
             told.opened += 1
-            told.notices += _notify(session, monitor, incident, "firing", reason, base_url)
+            told.notices += _notify(session, monitor, incident, "firing", reason, base_url, told)
     elif status == "ok":
         monitor.successes_in_row += 1
         monitor.failures_in_row = 0
@@ -92,7 +94,7 @@ def apply(
             if opened is not None:
                 opened.resolved_at = at
                 told.resolved += 1
-                told.notices += _notify(session, monitor, opened, "resolved", "recovered", base_url)
+                told.notices += _notify(session, monitor, opened, "resolved", "recovered", base_url, told)
     monitor.updated_at = at
 
 
@@ -104,22 +106,28 @@ def _matches(rule: AlertRule, monitor: Monitor, status: str) -> bool:
 
 
 def _notify(
-    session: Session, monitor: Monitor, incident: MonitorIncident, kind: str, reason: str, base_url: str
+    session: Session,
+    monitor: Monitor,
+    incident: MonitorIncident,
+    kind: str,
+    reason: str,
+    base_url: str,
+    told: Told,
 ) -> int:
     """Outbox rows for every enabled ``monitor`` rule of the project that watches this monitor and the
     incident's status (a recovery is told to the rules its opening was told to)."""
-    rules = [
-        r
-        for r in session.scalars(
-            select(AlertRule).where(
-                AlertRule.project_id == monitor.project_id,
-                AlertRule.org_id == monitor.org_id,
-                AlertRule.type == "monitor",
-                AlertRule.enabled.is_(True),
+    if monitor.project_id not in told.rules:
+        told.rules[monitor.project_id] = list(
+            session.scalars(
+                select(AlertRule).where(
+                    AlertRule.project_id == monitor.project_id,
+                    AlertRule.org_id == monitor.org_id,
+                    AlertRule.type == "monitor",
+                    AlertRule.enabled.is_(True),
+                )
             )
         )
-        if _matches(r, monitor, incident.status)
-    ]
+    rules = [r for r in told.rules[monitor.project_id] if _matches(r, monitor, incident.status)]
     if not rules:
         return 0
     project = session.get(Project, monitor.project_id)

@@ -9,12 +9,14 @@ between landing and marking the incident is deduplicated by the warehouse's even
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections import Counter
 from datetime import UTC
+from typing import Any
 
 import orjson
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from stacklens.control.db import session_scope
 from stacklens.control.models import AppKey, iso_utc
@@ -53,24 +55,60 @@ def send_issue_events(settings: Settings) -> tuple[int, list[str]]:
                 .order_by(AppKey.id.desc())
             )
         }
-    sent, errors = 0, []
+    by_org: dict[int, list[tuple[MonitorIncident, Monitor]]] = {}
     for incident, monitor in pending:
+        by_org.setdefault(monitor.org_id, []).append((incident, monitor))
+    sent, errors = 0, []
+    for org_id, found in by_org.items():  # one batch per organization: its events land together
         try:
-            _land(settings, incident, monitor, keys.get(monitor.project_id, 0))
-        except Exception as exc:  # noqa: BLE001 - one project's failure leaves the others' events going
-            errors.append(f"monitor {monitor.slug}: {type(exc).__name__}: {str(exc)[:200]}")
+            _land(settings, org_id, [(i, m, keys.get(m.project_id, 0)) for i, m in found])
+        except Exception as exc:  # noqa: BLE001 - one organization's failure leaves the others' events going
+            errors.append(f"organization {org_id}: {type(exc).__name__}: {str(exc)[:200]}")
             continue
         with session_scope(settings) as session:
-            row = session.get(MonitorIncident, incident.id)
-            if row is not None:
-                row.issue_event_sent = True
-        sent += 1
+            session.execute(
+                update(MonitorIncident)
+                .where(MonitorIncident.id.in_([i.id for i, _ in found]))
+                .values(issue_event_sent=True)
+            )
+        sent += len(found)
     return sent, errors
 
 
-def _land(settings: Settings, incident: MonitorIncident, monitor: Monitor, app_key_id: int) -> None:
+def _land(settings: Settings, org_id: int, incidents: list[tuple[MonitorIncident, Monitor, int]]) -> None:
+    lines, attributions = [], {}
+    for incident, monitor, app_key_id in incidents:
+        payload = _payload(incident, monitor)
+        # Each line names its project through its own placeholder key, resolved below to the project.
+        placeholder = f"monitor-{monitor.project_id}"
+        attributions[placeholder] = Attribution(monitor.project_id, None, app_key_id)
+        lines.append(
+            orjson.dumps(
+                {
+                    "v": 1,
+                    "type": "event",
+                    "app_key": placeholder,
+                    "ts": payload["timestamp"],
+                    "payload": payload,
+                }
+            )
+        )
+    ingest_batch(
+        settings,
+        org_id,
+        b"\n".join(lines),
+        header_app_key=None,
+        # The same incidents sent again (a tick interrupted before marking them) are the same batch.
+        idempotency_key="monitor-incidents-"
+        + hashlib.sha256(",".join(str(i.id) for i, _, _ in incidents).encode()).hexdigest()[:40],
+        resolve=attributions.get,
+        take_events=_no_quota,
+    )
+
+
+def _payload(incident: MonitorIncident, monitor: Monitor) -> dict[str, Any]:
     words = STATUS_WORDS.get(incident.status, incident.status)
-    payload = {
+    return {
         "event_id": event_id_of(incident.id),
         "timestamp": iso_utc(incident.opened_at.astimezone(UTC)),
         "level": "error",
@@ -86,19 +124,6 @@ def _land(settings: Settings, incident: MonitorIncident, monitor: Monitor, app_k
         },
         "extra": {"reason": incident.reason, "incident_id": incident.id},
     }
-    line = orjson.dumps(
-        {"v": 1, "type": "event", "app_key": "monitor", "ts": payload["timestamp"], "payload": payload}
-    )
-    attribution = Attribution(monitor.project_id, None, app_key_id)
-    ingest_batch(
-        settings,
-        monitor.org_id,
-        line,
-        header_app_key=None,
-        idempotency_key=f"monitor-incident-{incident.id}",
-        resolve=lambda _raw: attribution,
-        take_events=_no_quota,
-    )
 
 
 def _no_quota(_counts: Counter[tuple[int, str]]) -> None:

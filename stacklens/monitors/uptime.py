@@ -127,6 +127,12 @@ def _row(monitor: Monitor, result: Probe, at: datetime) -> list[Any]:
     ]
 
 
+def _slack(interval_seconds: int) -> timedelta:
+    """How much earlier than a whole interval the next probe is due: the runner's ticks are a minute apart
+    give or take its 5 s poll, and a probe due a second after a tick would wait a whole minute more."""
+    return timedelta(seconds=min(15.0, interval_seconds / 4))
+
+
 @dataclass
 class UptimeSummary:
     probed: int = 0
@@ -170,7 +176,9 @@ def probe_due(
             moved = session.execute(
                 update(Monitor)
                 .where(Monitor.id == m.id, Monitor.next_check_at == m.next_check_at)
-                .values(next_check_at=now + timedelta(seconds=m.interval_seconds))
+                .values(
+                    next_check_at=now + timedelta(seconds=m.interval_seconds) - _slack(m.interval_seconds)
+                )
                 .execution_options(synchronize_session=False)
             )
             if moved.rowcount != 1:  # type: ignore[attr-defined]  # an UPDATE's result has rowcount

@@ -17,6 +17,7 @@ from fastapi import Depends, HTTPException, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from stacklens.control import roles
 from stacklens.control.accounts import membership, user_memberships
 from stacklens.control.models import Organization, Project, User
 from stacklens.control.signin_sessions import Lifetimes, resolve_session
@@ -31,7 +32,23 @@ class SignInRequired(Exception):
 
 
 class OwnerRequired(Exception):
-    """A member tried an owner-only action (keys, members)."""
+    """Someone not an owner tried an owner-only action (the organization's API key, single sign-on)."""
+
+
+class AdminRequired(Exception):
+    """A member or viewer tried what owners and admins do (projects, teams, alerts, members, settings)."""
+
+
+class ReadOnlyRole(Exception):
+    """A viewer tried to change something (every page write but the few of :data:`VIEWER_WRITES`)."""
+
+
+# The organization's pages a viewer may still send a form to: their own notification preference on an issue
+# (watching it). Everything else a viewer sends to an organization is refused before its handler runs
+# (org_viewer), so a route added later is read-only for viewers unless it is named here. Signing out, the
+# person's account, password and notification settings live outside any organization (no role applies).
+VIEWER_WRITES = frozenset({"/orgs/{org_slug}/projects/{project_slug}/issues/{issue_id}/watch"})
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def app_settings(request: Request) -> Settings:
@@ -79,9 +96,27 @@ class Viewer:
     def is_owner(self) -> bool:
         return self.role == "owner"
 
+    @property
+    def is_admin(self) -> bool:
+        """An owner or an admin: manages projects, teams, alerts, members and settings."""
+        return roles.manages(self.role)
+
+    @property
+    def can_write(self) -> bool:
+        """Anyone but a viewer: pages show their forms only to those who may send them."""
+        return roles.writes(self.role)
+
+    @property
+    def grantable_roles(self) -> tuple[str, ...]:
+        return roles.grantable(self.role)
+
     def require_owner(self) -> None:
         if not self.is_owner:
             raise OwnerRequired()
+
+    def require_admin(self) -> None:
+        if not self.is_admin:
+            raise AdminRequired()
 
 
 @dataclass(frozen=True)
@@ -143,6 +178,11 @@ def org_viewer(request: Request, org_slug: str, user: CurrentUser, db: Db) -> Vi
             detail=f"You signed in through another organization's single sign-on. Sign out, then sign in "
             f"to {row[0].name}.",
         )
+    if row[1] == "viewer" and request.method not in READ_METHODS:
+        # One gate for every write of every organization page, before the handler (and its form) runs.
+        route = request.scope.get("route")
+        if getattr(route, "path", None) not in VIEWER_WRITES:
+            raise ReadOnlyRole()
     return Viewer(user=user, org=row[0], role=row[1])
 
 

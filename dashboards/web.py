@@ -15,7 +15,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from dashboards.context import OwnerRequired, SignInRequired
+from dashboards.context import AdminRequired, OwnerRequired, ReadOnlyRole, SignInRequired
 from dashboards.rendering import render
 from dashboards.security import CsrfError, SecurityHeadersMiddleware, SessionMiddleware
 from stacklens.errors import Forbidden, Gone, NotFound, StackLensError, Unavailable
@@ -82,7 +82,36 @@ def install(app: FastAPI) -> None:
         return render(
             request,
             "error.html",
-            {"title": "Owners only", "message": "Only organization owners can manage keys and members."},
+            {
+                "title": "Owners only",
+                "message": "Only the organization's owners can do this (its API key, single sign-on, owners).",
+            },
+            403,
+        )
+
+    @app.exception_handler(AdminRequired)
+    async def _admin(request: Request, _: AdminRequired) -> Response:
+        return render(
+            request,
+            "error.html",
+            {
+                "title": "Owners and admins only",
+                "message": "Only the organization's owners and admins manage its projects, teams, alerts, "
+                "members and settings.",
+            },
+            403,
+        )
+
+    @app.exception_handler(ReadOnlyRole)
+    async def _read_only(request: Request, _: ReadOnlyRole) -> Response:
+        return render(
+            request,
+            "error.html",
+            {
+                "title": "Read-only access",
+                "message": "You are a viewer in this organization: you can look at everything but change "
+                "nothing. An owner or admin can give you another role.",
+            },
             403,
         )
 

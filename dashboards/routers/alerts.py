@@ -154,7 +154,7 @@ def _form_context(
 
 @router.get(ALERTS + "/new", response_class=HTMLResponse)
 def new_rule(request: Request, viewer: OrgViewer, db: Db, budget_id: int | None = None) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     values: dict[str, Any] = {
         "type": "performance_budget",
         "window": "7d",
@@ -182,7 +182,7 @@ def new_rule(request: Request, viewer: OrgViewer, db: Db, budget_id: int | None 
 
 @router.post(ALERTS + "/new", response_class=HTMLResponse)
 async def create_rule(request: Request, viewer: OrgViewer, db: Db) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     values: dict[str, Any] = {k: str(form.get(k) or "").strip() for k in FORM_FIELDS}
@@ -278,7 +278,7 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
 
 @router.post(ALERTS + "/{rule_id}/delete", response_class=HTMLResponse)
 async def delete_rule(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     try:

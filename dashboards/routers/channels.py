@@ -49,7 +49,7 @@ def channel_page(request: Request, viewer: OrgViewer, db: Db, channel_id: int | 
 
 @router.post(CHANNELS, response_class=HTMLResponse)
 async def create(request: Request, viewer: OrgViewer, db: Db) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     values = {k: str(form.get(k) or "").strip() for k in ("type", "name", "url", "to")}
@@ -75,7 +75,7 @@ async def create(request: Request, viewer: OrgViewer, db: Db) -> Response:
 
 @router.post(CHANNELS + "/{channel_id}/{action}", response_class=HTMLResponse)
 async def act(request: Request, viewer: OrgViewer, db: Db, channel_id: int, action: str) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     try:

@@ -29,7 +29,7 @@ def in_app_setting(
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     try:
         rules = InAppRules(parse_prefixes(include), parse_prefixes(exclude))
     except BadPrefix as exc:

@@ -42,7 +42,7 @@ def integrations_page(request: Request, viewer: OrgViewer, db: Db) -> Response:
 
 @router.post(PAGE, response_class=HTMLResponse)
 async def create(request: Request, viewer: OrgViewer, db: Db) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     values = {k: str(form.get(k) or "").strip() for k in FIELDS}
@@ -71,7 +71,7 @@ async def create(request: Request, viewer: OrgViewer, db: Db) -> Response:
 
 @router.post(PAGE + "/{connection_id}/delete", response_class=HTMLResponse)
 async def delete(request: Request, viewer: OrgViewer, db: Db, connection_id: int) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     try:

@@ -178,7 +178,7 @@ def _retention_form(view: CurrentProject) -> dict[str, dict[str, str]]:
 
 @router.get(PROJECT, response_class=HTMLResponse)
 def project_settings(request: Request, view: CurrentProject, db: Db) -> Response:
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     return render(request, "project_settings.html", project_context(request, view, db))
 
 
@@ -201,7 +201,7 @@ def app_key_action(
     confirm: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     check_csrf(request, csrf_token)
     actor = view.viewer.user.id
     owned = {key.id: key for key in keys.list_app_keys(db, view.project_id)}

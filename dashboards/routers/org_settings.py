@@ -35,7 +35,7 @@ def organization_settings(request: Request, viewer: OrgViewer, db: Db) -> Respon
         "next_key": pending,
         "members": len(members),
         "owners": [member.email for member, role in members if role == "owner"],
-        "invitations": len(invitations.pending_invitations(db, org_id)) if viewer.is_owner else 0,
+        "invitations": len(invitations.pending_invitations(db, org_id)) if viewer.is_admin else 0,
         "channels": len(channel_rows),
         "paused": [row.name for row in channel_rows if channels.health(row).badge == "paused"],
         "connections": [
@@ -52,8 +52,8 @@ def organization_settings(request: Request, viewer: OrgViewer, db: Db) -> Respon
 
 @router.post(SETTINGS + "/share-links")
 async def share_link_publishers(request: Request, viewer: OrgViewer, db: Db) -> Response:
-    """Owners choose who may publish public share links (owners only, or every member)."""
-    viewer.require_owner()
+    """Owners and admins choose who may publish public share links (owners only, or every member)."""
+    viewer.require_admin()
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     share_publishers.set_share_links_by(

@@ -60,7 +60,7 @@ def save_ownership(
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     user = view.viewer.user
     try:
         set_rules(db, view.org_id, view.project, rules, actor=user.email, actor_user_id=user.id)
@@ -83,7 +83,7 @@ def codeowners(
 ) -> Response:
     """CODEOWNERS converted and appended to the rules being edited; nothing is saved yet."""
     check_csrf(request, csrf_token)
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     converted, notes = import_codeowners(db, view.org_id, codeowners)
     combined = "\n".join(part for part in (rules.strip(), converted) if part)
     return _page(request, view, db, rules=combined, notes=notes, imported=True)

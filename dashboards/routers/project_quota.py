@@ -36,7 +36,7 @@ def quota_setting(
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     typed = {
         TOTAL: events_per_minute,
         "error": error,

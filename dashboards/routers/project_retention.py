@@ -51,7 +51,7 @@ def retention_setting(
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     settings = request.app.state.settings
     typed = {
         "days": days,

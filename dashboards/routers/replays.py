@@ -125,7 +125,7 @@ def replay_setting(
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     if enabled not in ("0", "1"):
         return render(
             request, "error.html", {"title": "Replay setting", "message": "enabled must be 0 or 1"}, 400

@@ -39,7 +39,7 @@ def sourcemaps_page(request: Request, view: CurrentProject, done: str = "") -> R
 def delete_bundle(
     request: Request, view: CurrentProject, bundle_id: str, csrf_token: Annotated[str, Form()] = ""
 ) -> Response:
-    view.viewer.require_owner()
+    view.viewer.require_admin()
     check_csrf(request, csrf_token)
     if not store.delete_bundle(view.warehouse, view.org_id, view.project_id, bundle_id):
         raise HTTPException(status_code=404, detail="Not Found")

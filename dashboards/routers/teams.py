@@ -47,7 +47,7 @@ def new_team(
     name: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     check_csrf(request, csrf_token)
     try:
         create_team(db, viewer.org.id, slug, name, viewer.user.id)
@@ -67,7 +67,7 @@ def team_members(
     members: Annotated[list[str] | None, Form()] = None,
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    viewer.require_owner()
+    viewer.require_admin()
     check_csrf(request, csrf_token)
     try:
         set_members(db, viewer.org.id, slug, members or [], viewer.user.id)

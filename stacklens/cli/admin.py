@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from stacklens.control.roles import ROLES
 from stacklens.settings import Settings, get_settings
 
 
@@ -177,6 +178,25 @@ def _set_owner(args: argparse.Namespace) -> int:
     return 0
 
 
+def _set_role(args: argparse.Namespace) -> int:
+    """Give an existing member one of the four roles (owner, admin, member, viewer), with an owner's
+    authority; logged like a role change on the members page, by "command line". The last owner stays one."""
+    from stacklens.control import accounts
+
+    with control_session() as session:
+        org = accounts.organization_by_name(session, args.org)
+        user, previous = accounts.set_role(session, org.id, args.email, args.role)
+        payload = {
+            "org_id": org.id,
+            "email": user.email,
+            "role": args.role,
+            "previous_role": previous,
+            "changed": previous != args.role,
+        }
+    emit(args, payload)
+    return 0
+
+
 def _break_glass(args: argparse.Namespace) -> int:
     """Name a break-glass account (or, with --remove, no longer): from the command line only, so a stolen
     owner session cannot make itself one."""
@@ -255,6 +275,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--org", required=True, help="organization name or slug")
     p.add_argument("--email", required=True, help="the member's e-mail (they must have joined already)")
+
+    p = _sub(
+        commands,
+        "set-role",
+        "give an existing member a role: owner, admin (manages all but owners, the API key and single "
+        "sign-on), member, or viewer (read-only)",
+        _set_role,
+    )
+    p.add_argument("--org", required=True, help="organization name or slug")
+    p.add_argument("--email", required=True, help="the member's e-mail (they must have joined already)")
+    p.add_argument("--role", required=True, choices=ROLES, help="the new role")
 
     p = _sub(
         commands,

@@ -27,11 +27,12 @@ from stacklens.control.keys import new_api_key
 from stacklens.control.models import Membership, Organization, User
 from stacklens.control.owners import locked_membership, takes_the_last_owner
 from stacklens.control.passwords import check_password
+from stacklens.control.roles import ROLES as ROLES  # callers read the roles here as before
+from stacklens.control.roles import check_change
 from stacklens.control.share_publishers import revoke_member_links
 from stacklens.control.signin_sessions import end_user_sessions
 from stacklens.control.slugs import unique_slug
 
-ROLES = ("owner", "member")
 _EMAIL_RE = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}\.[^@\s]{1,63}|[^@\s]{1,64}@localhost")
 _hasher = PasswordHasher()  # argon2id, the library's current recommended parameters
 # Verified against when the e-mail is unknown, so a login takes as long whether or not the user exists.
@@ -131,12 +132,20 @@ def list_members(session: Session, org_id: int) -> list[tuple[User, str]]:
 
 
 def change_role(
-    session: Session, org_id: int, user_id: int, role: str, actor_user_id: int | None = None
+    session: Session,
+    org_id: int,
+    user_id: int,
+    role: str,
+    actor_user_id: int | None = None,
+    *,
+    actor_role: str = "owner",
 ) -> tuple[User, str]:
     """Give a member another role; returns the person and their previous role. The last owner keeps the
     role (an organization without an owner could never manage its keys or members again). Setting the role
     a member already has changes nothing and logs nothing. Decided under the organization's lock, so two
-    owners demoting each other at once leave one owner (``stacklens.control.owners``)."""
+    owners demoting each other at once leave one owner (``stacklens.control.owners``). An admin
+    (``actor_role``) neither touches an owner nor makes one (:class:`~stacklens.control.roles.RoleRefused`);
+    the operator's and the API key's changes are an owner's."""
     if role not in ROLES:
         raise AccountError(f"role must be one of {', '.join(ROLES)}")
     membership = locked_membership(session, org_id, user_id)
@@ -145,6 +154,7 @@ def change_role(
     user = session.get(User, user_id)
     email = user.email if user else ""
     previous = membership.role
+    check_change(actor_role, previous, role)
     if previous == role:
         return user, previous  # type: ignore[return-value]  # a membership row implies its user
     if takes_the_last_owner(session, org_id, membership, role):
@@ -164,12 +174,21 @@ def change_role(
     return user, previous  # type: ignore[return-value]  # a membership row implies its user (foreign key)
 
 
-def remove_member(session: Session, org_id: int, user_id: int, actor_user_id: int | None = None) -> User:
+def remove_member(
+    session: Session,
+    org_id: int,
+    user_id: int,
+    actor_user_id: int | None = None,
+    *,
+    actor_role: str = "owner",
+) -> User:
     """Take a person out of an organization (their account stays); the last owner cannot be removed, even by
-    two owners removing each other at once (decided under the organization's lock)."""
+    two owners removing each other at once (decided under the organization's lock), and an admin
+    (``actor_role``) removes no owner."""
     membership = locked_membership(session, org_id, user_id)
     if membership is None:
         raise AccountNotFound(f"no member with id {user_id} in this organization")
+    check_change(actor_role, membership.role, None)
     if takes_the_last_owner(session, org_id, membership, None):
         raise AccountError("the last owner cannot be removed; make someone else an owner first")
     user = session.get(User, user_id)
@@ -194,12 +213,20 @@ def make_owner(session: Session, org_id: int, email: str) -> tuple[User, str]:
     """Make an existing member an owner (the operator's way back when an organization has no owner left);
     returns the person and their previous role. Someone who is not a member is refused: joining takes an
     invitation the person accepts, never an operator's say-so."""
+    return set_role(session, org_id, email, "owner")
+
+
+def set_role(session: Session, org_id: int, email: str, role: str) -> tuple[User, str]:
+    """Give an existing member (by e-mail) any role, with an owner's authority (the operator's command line);
+    returns the person and their previous role. The last owner stays one; a non-member is refused."""
+    if role not in ROLES:
+        raise AccountError(f"role must be one of {', '.join(ROLES)}")
     address = normalise_email(email)
     user = session.scalar(select(User).where(User.email == address))
     member = user is not None and locked_membership(session, org_id, user.id) is not None
     if user is None or not member:
         raise AccountNotFound(_not_a_member(session, org_id, address))
-    return change_role(session, org_id, user.id, "owner")
+    return change_role(session, org_id, user.id, role)
 
 
 def _not_a_member(session: Session, org_id: int, address: str) -> str:
@@ -209,7 +236,7 @@ def _not_a_member(session: Session, org_id: int, address: str) -> str:
     owners = [user.email for user, role in members if role == "owner"]
     if owners:
         return (
-            f"{address} is not a member of {org.name}: an owner ({', '.join(owners)}) invites them on "
+            f"{address} is not a member of {org.name}: an owner ({', '.join(owners)}) or admin invites them on "
             "Settings → Members; once they have accepted, run this again"
         )
     if members:

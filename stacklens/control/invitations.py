@@ -22,6 +22,7 @@ from stacklens.control import accounts
 from stacklens.control.activity import record_activity
 from stacklens.control.errors import AccountError
 from stacklens.control.models import Invitation, Membership, Organization, User, utcnow
+from stacklens.control.roles import RoleRefused, check_grant
 
 SIGNER_SALT = "stacklens.invitation"
 
@@ -53,11 +54,13 @@ def create_invitation(
     role: str = "member",
     days: int = 7,
     actor_user_id: int | None = None,
+    actor_role: str = "owner",
 ) -> tuple[Invitation, str]:
     """A new invitation and its token (shown once). Earlier open invitations for the address are revoked,
-    so one link at most works per person."""
+    so one link at most works per person. An admin (``actor_role``) invites up to admin."""
     if role not in accounts.ROLES:
         raise AccountError(f"role must be one of {', '.join(accounts.ROLES)}")
+    check_grant(actor_role, role)
     address = accounts.normalise_email(email)
     accounts.get_organization(session, org_id)
     now = utcnow()
@@ -103,10 +106,14 @@ def pending_invitations(session: Session, org_id: int) -> list[Invitation]:
     )
 
 
-def revoke_invitation(session: Session, org_id: int, invitation_id: int, actor_user_id: int | None) -> None:
+def revoke_invitation(
+    session: Session, org_id: int, invitation_id: int, actor_user_id: int | None, *, actor_role: str = "owner"
+) -> None:
     invitation = session.get(Invitation, invitation_id)
     if invitation is None or invitation.org_id != org_id or invitation.revoked_at or invitation.accepted_at:
         raise AccountError(f"no open invitation with id {invitation_id} in this organization")
+    if invitation.role == "owner" and actor_role != "owner":
+        raise RoleRefused("only an owner can withdraw an invitation to become an owner")
     invitation.revoked_at = utcnow()
     detail = {"email": invitation.email}
     record_activity(session, org_id, "invitation.revoked", "invitation", invitation_id, actor_user_id, detail)

@@ -3,8 +3,9 @@
 A share link (an issue page, an event, a dashboard) is readable by anyone who has its URL, for up to a year.
 So (issue #62):
 
-- the organization chooses who may publish one (``Organization.share_links_by``): ``owners`` (the default)
-  or every member (``members``); the organization's API key speaks for its owners;
+- the organization chooses who may publish one (``Organization.share_links_by``): ``owners`` (the default;
+  admins count as owners) or every member (``members``: owners, admins and members, never a viewer, who
+  changes nothing); the organization's API key speaks for its owners;
 - a link lives only while the person who published it could publish it now: when they leave the
   organization their links are revoked (:func:`revoke_member_links`, called by
   :func:`stacklens.control.accounts.remove_member`), and every open checks it again
@@ -24,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
 from stacklens.control.models import DashboardShare, Membership, Organization, ShareLink
+from stacklens.control.roles import manages, writes
 from stacklens.errors import Forbidden, InvalidInput, NotFound
 
 PUBLISHERS = ("owners", "members")
@@ -79,15 +81,17 @@ def publisher_allowed(session: Session, org_id: int, user_id: int | None) -> boo
     role = _role(session, org_id, user_id)
     if role is None:
         return False
-    return role == "owner" or share_links_by(session, org_id) == "members"
+    if manages(role):
+        return True  # an admin publishes as an owner does
+    return writes(role) and share_links_by(session, org_id) == "members"  # a viewer never publishes
 
 
 def require_publisher(session: Session, org_id: int, user_id: int | None) -> None:
     """Refuse (:class:`PublishRefused`) a person the organization does not let publish share links."""
     if not publisher_allowed(session, org_id, user_id):
         raise PublishRefused(
-            "only the organization's owners may publish share links here; an owner can open it to every "
-            "member in the organization's settings (Share links)"
+            "only the organization's owners and admins may publish share links here (viewers never do); an "
+            "owner or admin can open it to every member in the organization's settings (Share links)"
         )
 
 

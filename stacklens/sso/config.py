@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from stacklens.control.activity import record_activity
 from stacklens.control.key_values import decrypt_value, encrypt_value
 from stacklens.control.models import SsoConfig, utcnow
+from stacklens.control.roles import RANK, ROLES
 from stacklens.errors import InvalidInput
 from stacklens.outbound import OutboundClient
 from stacklens.outbound_guard import AllowList
@@ -25,12 +26,10 @@ from stacklens.public_url import absolute_link
 from stacklens.settings import Settings
 from stacklens.sso.oidc import ProviderError, discover
 
-# The roles a provider's groups may map to (the design's contract). StackLens members have two roles today,
-# owner and member: "admin" and "viewer" are accepted so a provider's map can name them, and act as member
-# until the installation grows those roles (docs/sso.md says so).
-SSO_ROLES = ("owner", "admin", "member", "viewer")
-STORED_ROLE = {"owner": "owner", "admin": "member", "member": "member", "viewer": "member"}
-ROLE_RANK = {"viewer": 0, "member": 1, "admin": 2, "owner": 3}
+# The roles a provider's groups may map to (the design's contract): the memberships' own four roles, stored as
+# mapped (stacklens.control.roles).
+SSO_ROLES = ROLES
+ROLE_RANK = RANK
 DEFAULT_MAX_AGE = 720  # minutes: 12 h
 MIN_MAX_AGE = 5
 MAX_MAX_AGE = 60 * 24 * 30

@@ -31,7 +31,6 @@ from stacklens.settings import Settings
 from stacklens.sso import audit
 from stacklens.sso.config import (
     ROLE_RANK,
-    STORED_ROLE,
     ProviderSettings,
     callback_url,
     outbound_client,
@@ -344,7 +343,7 @@ def _membership(
 ) -> None:
     """Join ``user`` with ``role`` (just in time), or make their role follow their groups (``follow``: the
     token carries the groups claim; without it a member keeps the role an owner gave them)."""
-    stored = STORED_ROLE[role]
+    stored = role  # the mapped role is a membership role (config checked it against control.roles)
     membership = locked_membership(session, org_id, user.id)
     if membership is None:
         session.add(Membership(org_id=org_id, user_id=user.id, role=stored))

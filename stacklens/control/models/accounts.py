@@ -71,7 +71,7 @@ class Membership(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     org_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    role: Mapped[str] = mapped_column(String(16))  # "owner" | "member"
+    role: Mapped[str] = mapped_column(String(16))  # "owner" | "admin" | "member" | "viewer" (control.roles)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

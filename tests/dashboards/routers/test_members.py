@@ -50,7 +50,7 @@ def test_owner_invites_and_the_person_creates_their_account(client, org_factory,
 
     for form, reason in (
         ({"email": "not-an-email"}, "invalid e-mail"),
-        ({"email": "x@example.test", "role": "admin"}, "role must be"),
+        ({"email": "x@example.test", "role": "superuser"}, "role must be"),
     ):
         refused = _invite(client, path, token, **form)
         assert refused.status_code == 400 and reason in refused.text

@@ -12,6 +12,8 @@ from itsdangerous import Signer
 from sqlalchemy import delete, select
 
 from stacklens.control import accounts, share_links
+from stacklens.control.activity import list_activity
+from stacklens.control.activity_text import describe
 from stacklens.control.db import session_scope
 from stacklens.control.models import ActivityEntry, Membership, User
 from stacklens.control.share_publishers import (
@@ -79,7 +81,7 @@ def test_owners_only_by_default_and_members_once_an_owner_says_so(
     owner, member = _people(control_settings, org)
     with session_scope(control_settings) as session:
         assert share_links_by(session, org_id) == "owners"
-    with pytest.raises(PublishRefused, match="only the organization's owners may publish"):
+    with pytest.raises(PublishRefused, match="only the organization's owners and admins may publish"):
         _publish(control_settings, org, member)
     assert _open(control_settings, _publish(control_settings, org, owner)) == [True, True]
     with session_scope(control_settings) as session:
@@ -92,6 +94,11 @@ def test_owners_only_by_default_and_members_once_an_owner_says_so(
         assert [(row.actor_user_id, row.detail) for row in logged] == [
             (owner, {"from": "owners", "to": "members"})
         ]
+        rows, _ = list_activity(session, org_id)
+        [read] = [row for row in rows if row.action == "share_links.publishers_changed"]
+        assert describe(read) == (
+            "Let every member publish share links; a link stops working when its publisher no longer may."
+        )
     assert _open(control_settings, _publish(control_settings, org, member)) == [True, True]
 
 

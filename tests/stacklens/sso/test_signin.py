@@ -125,10 +125,10 @@ def test_first_sign_in_creates_the_member_with_the_mapped_role_and_groups_move_i
         "ada@acme.test",
     )
 
-    # A person in no mapped group gets the default role (viewer, which acts as member today).
+    # A person in no mapped group gets the default role: viewer, stored as viewer (read-only).
     sso["provider"].set_users({"bob": {**PEOPLE["bob"], "groups": ["interns"]}})
     assert _finish(sso, *_sign_in(sso, "bob"))[:2] == ("bob@acme.test", "viewer")
-    assert _role(sso, "bob@acme.test") == "member"
+    assert _role(sso, "bob@acme.test") == "viewer"
 
 
 FORGERIES = [

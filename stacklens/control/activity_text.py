@@ -144,6 +144,11 @@ SENTENCES: dict[str, _Describe] = {
     "app_key.viewed": lambda r: f"Revealed {_app_key(r.detail)} and its DSN.",
     "member.added": lambda r: _member_added(r.detail),
     "member.removed": lambda r: f"Removed {r.detail.get('email') or 'a member'} from the organization.",
+    "share_links.publishers_changed": lambda r: (
+        "Let "
+        + ("every member" if r.detail.get("to") == "members" else "only the owners")
+        + " publish share links; a link stops working when its publisher no longer may."
+    ),
     "member.role_changed": lambda r: (
         f"Changed the role of {r.detail.get('email', 'a member')} from {r.detail.get('from')} to {r.detail.get('to')}."
     ),

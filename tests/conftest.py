@@ -18,14 +18,18 @@ from pathlib import Path
 import pytest
 from clickhouse_connect.driver.client import Client
 
+from stacklens.control import db as control_db
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse import migrations
 from stacklens.warehouse.client import own_client
+from tests import control_template
 from tests.warehouse_template import copying
 
 # Before any test module imports the runner by name: a fresh test database is a copy of one migrated once
 # (tests/warehouse_template.py says when, and why).
 migrations.apply_migrations = copying(migrations.apply_migrations)
+# The same for a fresh SQLite control store (tests/control_template.py).
+control_db.migrate_control_store = control_template.copying(control_db.migrate_control_store)
 
 TEST_SECRET = "test-secret-key-0123456789abcdef"
 

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -19,6 +21,15 @@ from stacklens.control.db import (
 )
 from stacklens.control.models import Base, Organization
 from stacklens.settings import Settings
+from tests.control_template import runner_only
+
+
+@pytest.fixture(autouse=True)
+def _the_runner_itself() -> Iterator[None]:
+    """These are the runner's tests: no store of theirs is a copy of the suite's template
+    (tests/control_template.py)."""
+    with runner_only():
+        yield
 
 
 def _head() -> str:

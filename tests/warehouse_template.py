@@ -9,8 +9,9 @@ migration filled. ``tests/stacklens/warehouse/test_migration_template.py`` check
 runner migrated, object by object; the runner's own tests (``tests/stacklens/warehouse/test_migrations.py``)
 use the runner itself.
 
-Only what the runner would do on an empty database with no cluster is copied: a dry run, ``up_to``, a
-cluster, a database that already has tables or a retention other than the template's go to the runner."""
+Only what the runner would do on an empty database with no cluster is copied: a dry run, a cluster, a
+database that already has tables or a retention other than the template's go to the runner. A run with
+``up_to`` (one layer's tests: the raw layer and the issue tables) has a template of its own per ``up_to``."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ class Template:
     applied: tuple[str, ...]  # what the runner returned
 
 
-_templates: dict[str, Template] = {}
+_templates: dict[tuple[str, int | None], Template] = {}
 _lock = threading.Lock()
 _runner_only = threading.Event()
 
@@ -60,10 +61,10 @@ def _is_fresh(settings: Settings) -> bool:
     ).result_rows[0][0]
 
 
-def _build(runner: Runner, settings: Settings) -> Template:
+def _build(runner: Runner, settings: Settings, up_to: int | None) -> Template:
     database = f"t_template_{uuid.uuid4().hex[:8]}"
     source = settings.model_copy(update={"warehouse_database": database})
-    applied = runner(source)
+    applied = runner(source) if up_to is None else runner(source, up_to=up_to)
     admin = warehouse_client(settings.resolved_warehouse_url, "default")
     rows = admin.query(
         "SELECT name, engine, total_rows FROM system.tables WHERE database = {db:String} ORDER BY name",
@@ -102,13 +103,15 @@ def copy_template(template: Template, settings: Settings) -> list[str]:
     return list(template.applied)
 
 
-def template_for(runner: Runner, settings: Settings) -> Template:
-    """The process's template for ``settings``' warehouse, migrated by ``runner`` on first use."""
+def template_for(runner: Runner, settings: Settings, up_to: int | None = None) -> Template:
+    """The process's template for ``settings``' warehouse (the files up to ``up_to``, else all), migrated by
+    ``runner`` on first use."""
+    key = (settings.resolved_warehouse_url, up_to)
     with _lock:
-        template = _templates.get(settings.resolved_warehouse_url)
+        template = _templates.get(key)
         if template is None:
-            template = _build(runner, settings)
-            _templates[settings.resolved_warehouse_url] = template
+            template = _build(runner, settings, up_to)
+            _templates[key] = template
         return template
 
 
@@ -123,15 +126,14 @@ def copying(runner: Runner) -> Runner:
         if (
             _runner_only.is_set()
             or dry_run
-            or up_to is not None
             or settings.warehouse_cluster
             or not settings.resolved_warehouse_url.startswith("chdb://")
             or not _is_fresh(settings)
         ):
             return runner(settings, dry_run=dry_run, up_to=up_to)
-        template = template_for(runner, settings)
+        template = template_for(runner, settings, up_to)
         if template.retention != _retention(settings):
-            return runner(settings)
+            return runner(settings, up_to=up_to)
         return copy_template(template, settings)
 
     return functools.wraps(runner)(apply_migrations)

@@ -6,8 +6,7 @@ import pytest
 
 from stacklens.cli.main import main
 from stacklens.settings import Settings
-from stacklens.warehouse.client import ensure_database, get_warehouse
-from stacklens.warehouse.migrations import discover
+from stacklens.warehouse.migrations import apply_migrations
 
 
 def test_unknown_asset_is_refused(settings: Settings, capsys: pytest.CaptureFixture[str]) -> None:
@@ -16,12 +15,7 @@ def test_unknown_asset_is_refused(settings: Settings, capsys: pytest.CaptureFixt
 
 
 def test_run_with_no_data_does_nothing(settings: Settings, capsys: pytest.CaptureFixture[str]) -> None:
-    ensure_database(settings)
-    client = get_warehouse(settings)
-    for migration in discover():
-        if int(migration.name[:4]) < 200:
-            for statement in migration.statements(settings.retention_days):
-                client.command(statement)
+    apply_migrations(settings, up_to=199)
     assert main(["pipelines", "run", "--select", "issues"]) == 0
     assert "nothing to do" in capsys.readouterr().out
     assert (settings.dagster_home / "dagster.yaml").exists()

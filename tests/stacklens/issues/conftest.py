@@ -7,8 +7,8 @@ import pytest
 from clickhouse_connect.driver.client import Client
 
 from stacklens.settings import Settings
-from stacklens.warehouse.client import ensure_database, get_warehouse
-from stacklens.warehouse.migrations import discover
+from stacklens.warehouse.client import get_warehouse
+from stacklens.warehouse.migrations import apply_migrations
 from tests.stacklens.issues.crashed_landing import warehouse
 
 __all__ = ["client", "warehouse"]
@@ -17,10 +17,6 @@ __all__ = ["client", "warehouse"]
 @pytest.fixture
 def client(settings: Settings) -> Client:
     # Only the raw layer and this area's migrations: a fault in another area's tables must not fail these.
-    ensure_database(settings)
-    warehouse = get_warehouse(settings)
-    for migration in discover():
-        if int(migration.name[:4]) < 200:
-            for statement in migration.statements(settings.retention_days):
-                warehouse.command(statement)
-    return warehouse
+    # Through the runner, so a copy of the process's template of these files (tests/warehouse_template.py).
+    apply_migrations(settings, up_to=199)
+    return get_warehouse(settings)

@@ -50,3 +50,20 @@ def test_a_database_with_other_retention_is_migrated_by_the_runner(settings: Set
     migrations.apply_migrations(longer)
     ttl = [s.retention_days for s in migration_status(longer) if s.retention_days]
     assert ttl and set(ttl) <= {longer.retention_days, longer.log_retention_days}
+
+
+def test_a_copy_of_one_layer_is_the_database_the_runner_builds(settings: Settings, tmp_path) -> None:
+    """``up_to`` (the issue tests' raw layer and issue tables) has a template of its own."""
+    layer = [m.name for m in migrations.discover() if m.number <= 199]
+    copied = settings
+    assert migrations.apply_migrations(copied, up_to=199) == layer
+    migrated = make_settings(tmp_path, settings.warehouse_url)
+    with runner_only():
+        assert migrations.apply_migrations(migrated, up_to=199) == layer
+
+    assert _objects(copied) == _objects(migrated)
+    assert len(_objects(copied)) > 10
+    assert _recorded(copied) == _recorded(migrated)
+    assert migrations.apply_migrations(copied, up_to=199) == []
+    # The rest of the files go on from where the copy stops, as from the runner's.
+    assert migrations.apply_migrations(copied) == [m.name for m in migrations.discover() if m.number > 199]

@@ -17,7 +17,7 @@ from clickhouse_connect.driver.client import Client
 from stacklens.ingest.front_door import settle_front_doors
 from stacklens.ingest.grouping import v2
 from stacklens.ingest.service import ingest_batch, ingest_body
-from stacklens.ingest.workers import POOL_MIN_RAW_BYTES, AppKeyResolver, close_pools
+from stacklens.ingest.workers import POOL_MIN_RAW_BYTES, AppKeyResolver, close_pools, pool_for
 from stacklens.settings import Settings
 from stacklens.sourcemaps import store
 from stacklens.sourcemaps.bundle import Bundle, BundleFile
@@ -175,6 +175,7 @@ def test_events_from_worker_processes_are_grouped_by_their_maps(
     assert len(body) >= POOL_MIN_RAW_BYTES  # prepared by the workers, who defer the two JS events
     current = settings.model_copy(update={"ingest_workers": 2})
     try:
+        pool_for(current).warm_up()  # as the first large batch does, in the background
         result = ingest_body(
             current,
             int(org["org_id"]),

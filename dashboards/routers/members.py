@@ -72,7 +72,9 @@ def invite(
             actor_user_id=viewer.user.id,
             actor_role=viewer.role,
         )
-    except (AccountError, RoleRefused) as exc:
+    except RoleRefused as exc:
+        return render(request, "members.html", _context(viewer, db, error=str(exc), email=email), 403)
+    except AccountError as exc:
         return render(request, "members.html", _context(viewer, db, error=str(exc), email=email), 400)
     link = absolute_link(request.app.state.settings, f"/invitations/{token}")
     return render(request, "members.html", _context(viewer, db, invite_link=link, invited=invitation), 201)

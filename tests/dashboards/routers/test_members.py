@@ -217,8 +217,8 @@ def test_owner_changes_roles_and_the_last_owner_stays(client, org_factory, store
     # The only owner cannot step down: a clear message, nothing changed.
     refused = client.post(_role_path(page, org["email"]), data={"role": "member", "csrf_token": token})
     assert refused.status_code == 400 and "is the only owner, so they stay an owner" in refused.text
-    bad = client.post(_role_path(page, member), data={"role": "admin", "csrf_token": token})
-    assert bad.status_code == 400 and "role must be one of owner, member" in bad.text
+    bad = client.post(_role_path(page, member), data={"role": "superuser", "csrf_token": token})
+    assert bad.status_code == 400 and "role must be one of owner, admin, member, viewer" in bad.text
     assert client.post(_role_path(page, member), data={"role": "owner"}).status_code == 400  # no CSRF
 
     promoted = client.post(
@@ -308,3 +308,99 @@ def test_two_owners_demoting_and_removing_each_other_at_once_leave_one_owner(
         with session_scope(stores) as session:
             owners = [u.email for u, role in accounts.list_members(session, org["org_id"]) if role == "owner"]
         assert len(owners) == 1, f"trial {trial}: owners {owners}"
+
+
+def test_an_admin_manages_members_and_viewers_but_never_an_owner(client, org_factory, stores) -> None:
+    org = org_factory()
+    admin = add_member(stores, org, "admin")
+    member = add_member(stores, org, "member")
+    viewer = add_member(stores, org, "viewer")
+    sign_in(client, admin)
+    base = f"/orgs/{org['org_slug']}"
+    path = f"{base}/settings/members"
+    page = client.get(path)
+    assert page.status_code == 200
+    token = csrf_of(page.text)
+    # The role selects offer up to admin, and the owner's row has no form nor a remove link.
+    assert '<option value="owner"' not in page.text and '<option value="admin"' in page.text
+    assert '<option value="viewer"' in page.text
+    assert org["email"] in page.text and "only an owner changes an owner" in page.text
+    assert page.text.count('class="inline role-form"') == 3  # admin, member, viewer: not the owner
+
+    # Members and viewers move between member, viewer and admin; the log names the admin.
+    for who, role in ((viewer, "member"), (member, "viewer"), (viewer, "admin")):
+        moved = client.post(
+            _role_path(page.text, who), data={"role": role, "csrf_token": token}, follow_redirects=False
+        )
+        assert moved.status_code == 303, moved.text[:300]
+    assert _roles(client.get(path).text) == {
+        org["email"]: "owner",
+        admin: "admin",
+        member: "viewer",
+        viewer: "admin",
+    }
+
+    # Never an owner: not made one, not demoted, not removed (403 with why; nothing changed).
+    owner_id = _user_id(stores, org["email"])
+    made = client.post(_role_path(page.text, member), data={"role": "owner", "csrf_token": token})
+    assert made.status_code == 403 and "only an owner can make someone an owner" in made.text
+    for url, form in (
+        (f"{path}/{owner_id}/role", {"role": "member"}),
+        (f"{path}/{owner_id}/remove", {"confirm": "yes"}),
+    ):
+        refused = client.post(url, data={**form, "csrf_token": token})
+        assert refused.status_code == 403 and "only an owner can change or remove an owner" in refused.text
+    # Invitations: up to admin; an owner's invitation is the owners' to give (and to withdraw).
+    invited = _invite(client, path, token, "new.admin@example.test", role="admin")
+    assert invited.status_code == 201 and "join as <strong>admin</strong>" in invited.text
+    refused = _invite(client, path, token, "new.owner@example.test", role="owner")
+    assert refused.status_code == 403 and "only an owner can invite an owner" in refused.text
+
+    # The admin removes a viewer (their sessions end), and reaches projects, teams and alerts, not the
+    # organization's API key or single sign-on.
+    removed = client.post(
+        f"{path}/{_user_id(stores, member)}/remove", data={"confirm": "yes", "csrf_token": token}
+    )
+    assert removed.status_code == 200 and member not in _roles(removed.text)
+    for allowed in (
+        f"{base}/settings/teams",
+        f"{base}/alerts/new",
+        f"{base}/settings/channels",
+        f"{base}/projects/{org['project']}/settings",
+    ):
+        assert client.get(allowed).status_code == 200, allowed
+    for owners_only in (f"{base}/settings/api-keys", f"{base}/settings/sso", f"{base}/settings/audit"):
+        answer = client.get(owners_only)
+        assert answer.status_code == 403 and "Owners only" in answer.text, owners_only
+    with session_scope(stores) as session:
+        entries = session.scalars(
+            select(ActivityEntry)
+            .where(ActivityEntry.action == "member.role_changed")
+            .order_by(ActivityEntry.id)
+        ).all()
+    assert [(e.detail["from"], e.detail["to"]) for e in entries] == [
+        ("viewer", "member"),
+        ("member", "viewer"),
+        ("member", "admin"),
+    ]
+
+
+def _user_id(settings, email: str) -> int:
+    from stacklens.control.models import User
+
+    with session_scope(settings) as session:
+        found = session.scalar(select(User.id).where(User.email == email))
+        assert found is not None
+        return int(found)
+
+
+def test_a_member_and_a_viewer_cannot_manage_members(client, org_factory, stores) -> None:
+    org = org_factory()
+    for role, title in (("member", "Owners and admins only"), ("viewer", "Read-only access")):
+        with TestClient(client.app) as browser:
+            sign_in(browser, add_member(stores, org, role))
+            path = f"/orgs/{org['org_slug']}/settings/members"
+            assert browser.get(path).status_code == 403
+            token = csrf_of(browser.get(f"/orgs/{org['org_slug']}/settings").text)
+            refused = _invite(browser, path, token, "someone@example.test", role="member")
+            assert refused.status_code == 403 and title in refused.text, (role, refused.text[:300])

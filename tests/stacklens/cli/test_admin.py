@@ -194,7 +194,7 @@ def test_set_owner_restores_an_owner_and_refuses_non_members(control_settings: S
     assert "changed: False" in capsys.readouterr().out
     # With an owner again, a stranger is told who can invite them.
     message = refused("--org", "Acme Corp", "--email", "stranger@acme.test")
-    assert "an owner (m@acme.test) invites them on Settings → Members" in message
+    assert "an owner (m@acme.test) or admin invites them on Settings → Members" in message
 
     with session_scope(control_settings) as session:
         roles = {user.email: role for user, role in accounts.list_members(session, org_id)}
@@ -208,6 +208,39 @@ def test_set_owner_restores_an_owner_and_refuses_non_members(control_settings: S
         rows, _ = list_activity(session, org_id)
         changed = [row for row in rows if row.action == "member.role_changed"]
         assert actor_labels(session, changed) == {changed[0].id: "command line"}
+
+
+def test_set_role_gives_each_of_the_four_roles(control_settings: Settings, capsys) -> None:
+    from stacklens.control import accounts
+
+    org = run_json(capsys, "admin", "create-org", "--name", "Roles", "--owner-email", "o@roles.test",
+                   "--password", "password-1", "--json")  # fmt: skip
+    with session_scope(control_settings) as session:
+        accounts.add_member(session, org["org_id"], "m@roles.test", "password-2")
+    for role, previous in (
+        ("viewer", "member"),
+        ("admin", "viewer"),
+        ("owner", "admin"),
+        ("member", "owner"),
+    ):
+        answer = run_json(capsys, "admin", "set-role", "--org", "roles", "--email", "m@roles.test",
+                          "--role", role, "--json")  # fmt: skip
+        assert answer == {
+            "org_id": org["org_id"],
+            "email": "m@roles.test",
+            "role": role,
+            "previous_role": previous,
+            "changed": True,
+        }
+    # An unknown role is refused by the parser (its choices named); the last owner stays one.
+    with pytest.raises(SystemExit):
+        main(["admin", "set-role", "--org", "Roles", "--email", "m@roles.test", "--role", "superuser"])
+    assert (
+        "invalid choice: 'superuser' (choose from 'owner', 'admin', 'member', 'viewer')"
+        in capsys.readouterr().err
+    )
+    assert main(["admin", "set-role", "--org", "Roles", "--email", "o@roles.test", "--role", "viewer"]) == 2
+    assert "o@roles.test is the only owner" in capsys.readouterr().err
 
 
 def test_set_retention_changes_days_and_caps_each_alone(control_settings: Settings, capsys) -> None:

@@ -70,7 +70,7 @@ def test_authenticate_user(control_settings: Settings) -> None:
         member = accounts.authenticate_user(session, "m@b.co", "member-pass")
         assert accounts.user_memberships(session, member.id)[0][1] == "member"
     with pytest.raises(AccountError, match="role"), session_scope(control_settings) as session:
-        accounts.add_member(session, org.id, "x@b.co", "password-1", role="admin")
+        accounts.add_member(session, org.id, "x@b.co", "password-1", role="superuser")
 
 
 def test_passwords_are_hashed_with_argon2id_at_the_products_cost(control_settings: Settings) -> None:

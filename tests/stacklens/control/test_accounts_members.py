@@ -67,7 +67,7 @@ def test_change_role_logs_and_keeps_the_last_owner(control_settings: Settings) -
         pytest.raises(AccountError, match="role must be"),
         session_scope(control_settings) as session,
     ):
-        accounts.change_role(session, org_id, member_id, "admin")
+        accounts.change_role(session, org_id, member_id, "superuser")
     with pytest.raises(AccountNotFound), session_scope(control_settings) as session:
         accounts.change_role(session, org_id, 999_999, "owner")
 

@@ -148,3 +148,26 @@ def test_every_open_checks_the_publisher_again(control_settings: Settings, make_
     with session_scope(control_settings) as session:
         assert not publisher_allowed(session, org_id, member)
         assert publisher_allowed(session, org_id, owner) and publisher_allowed(session, org_id, None)
+
+
+def test_admins_publish_as_owners_and_viewers_never(control_settings: Settings, make_org) -> None:
+    org = make_org("Acme")
+    org_id = int(org["org_id"])
+    owner, _ = _people(control_settings, org)
+    with session_scope(control_settings) as session:
+        admin = accounts.add_member(session, org_id, "admin@example.test", "password-123", "admin").id
+        viewer = accounts.add_member(session, org_id, "viewer@example.test", "password-123", "viewer").id
+    # "Owners only" lets admins publish; a viewer is refused under either setting.
+    admins = _publish(control_settings, org, admin)
+    assert _open(control_settings, admins) == [True, True]
+    for setting in ("owners", "members"):
+        with session_scope(control_settings) as session:
+            set_share_links_by(session, org_id, setting, owner)
+            assert publisher_allowed(session, org_id, viewer) is False
+            assert publisher_allowed(session, org_id, admin) is True
+        with pytest.raises(PublishRefused, match="viewers never do"):
+            _publish(control_settings, org, viewer)
+    # An admin made a viewer: their links stop at the next open.
+    with session_scope(control_settings) as session:
+        accounts.change_role(session, org_id, admin, "viewer", owner)
+    assert _open(control_settings, admins) == [False, False]

@@ -59,7 +59,7 @@ def sso(store: Settings, oidc_provider: OidcProvider) -> Iterator[dict[str, Any]
                 "client_secret": secret,
                 "scopes": ["openid", "email", "profile", "groups"],
                 "groups_claim": "groups",
-                "role_map": {"sre": "owner", "staff": "member"},
+                "role_map": {"sre": "owner", "leads": "admin", "staff": "member"},
                 "default_role": "viewer",
                 "allowed_domains": ["acme.test"],
             },
@@ -131,6 +131,21 @@ def test_first_sign_in_creates_the_member_with_the_mapped_role_and_groups_move_i
     assert _role(sso, "bob@acme.test") == "viewer"
 
 
+def test_each_of_the_four_roles_is_stored_as_mapped_and_follows_the_groups(sso) -> None:
+    """admin and viewer are memberships' own roles now, not member in disguise: what the map says is kept."""
+    for groups, role in (
+        (["leads"], "admin"),
+        (["staff", "leads"], "admin"),
+        ([], "viewer"),
+        (["staff"], "member"),
+    ):
+        sso["provider"].set_users({"bob": {**PEOPLE["bob"], "groups": groups}})
+        assert _finish(sso, *_sign_in(sso, "bob"))[:2] == ("bob@acme.test", role), groups
+        assert _role(sso, "bob@acme.test") == role, groups
+    changes = [(row.detail["from"], row.detail["to"]) for row in _audit(sso, "signin.role_changed")]
+    assert changes == [("viewer", "member"), ("admin", "viewer")]  # newest first; joined as admin
+
+
 FORGERIES = [
     ({"sign_with": "foreign"}, "bad_signature"),
     ({"claims": {"iss": "https://evil.example"}}, "wrong_issuer"),
@@ -179,4 +194,4 @@ def test_a_token_without_the_groups_claim_leaves_the_role_as_it_is(sso) -> None:
     assert _role(sso, "ada@acme.test") == "owner"  # not the default role: no groups said otherwise
     sso["provider"].set_users({"ada": {**PEOPLE["ada"], "groups": []}})
     assert _finish(sso, *_sign_in(sso, "ada"))[:2] == ("ada@acme.test", "viewer")
-    assert _role(sso, "ada@acme.test") == "member"  # an empty list is followed
+    assert _role(sso, "ada@acme.test") == "viewer"  # an empty list is followed

@@ -29,7 +29,7 @@ from stacklens.control.roles import manages, writes
 from stacklens.errors import Forbidden, InvalidInput, NotFound
 
 PUBLISHERS = ("owners", "members")
-LABELS = {"owners": "Owners only", "members": "All members"}
+LABELS = {"owners": "Owners and admins", "members": "All members (not viewers)"}
 DEFAULT = "owners"
 
 

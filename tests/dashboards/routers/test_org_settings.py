@@ -77,6 +77,22 @@ def test_member_sees_what_members_may_read(client, org_factory, stores) -> None:
     assert f"/projects/{org['project']}/settings" not in issues
 
 
+def test_admin_sees_what_admins_manage_and_not_the_owners_own(client, org_factory, stores) -> None:
+    org = org_factory()
+    sign_in(client, add_member(stores, org, "admin"))
+    base = f"/orgs/{org['org_slug']}/settings"
+    page = client.get(base)
+    assert page.status_code == 200
+    hrefs = {href for href, _ in _links(page.text)}
+    assert {f"{base}/members", f"{base}/teams", f"{base}/channels"} <= hrefs
+    assert f"{base}/api-keys" not in hrefs and f"{base}/sso" not in hrefs and f"{base}/audit" not in hrefs
+    assert f"/projects/{org['project']}/settings" in page.text and 'name="share_links_by"' in page.text
+    assert (
+        f"API tokens and single sign-on are managed by the organization's owners: {org['email']}" in page.text
+    )
+    assert "stacklens_api_" not in page.text
+
+
 def test_project_settings_link_opens_the_projects_settings(client, org_factory) -> None:
     org = org_factory()
     sign_in(client, org["email"])
@@ -135,7 +151,7 @@ def test_owners_choose_who_may_publish_share_links(client, org_factory, stores) 
 
     sign_in(client, member)
     page = client.get(base).text
-    assert "Public links are published by: <strong>Owners only</strong>" in page
+    assert "Public links are published by: <strong>Owners and admins</strong>" in page
     assert 'name="share_links_by"' not in page  # no control for a member
     refused = client.post(share, data={"csrf_token": csrf_of(page), "expires_in_days": "7"})
     assert refused.status_code == 403 and "only the organization" in refused.text
@@ -149,7 +165,7 @@ def test_owners_choose_who_may_publish_share_links(client, org_factory, stores) 
     client.cookies.clear()
     sign_in(client, org["email"])
     page = client.get(base).text
-    assert re.search(r'<option value="owners" selected>Owners only</option>', page)
+    assert re.search(r'<option value="owners" selected>Owners and admins</option>', page)
     for bad in ("admins", ""):
         answer = client.post(f"{base}/share-links", data={"csrf_token": csrf_of(page), "share_links_by": bad})
         assert answer.status_code == 400 and "share_links_by: one of owners, members" in answer.text
@@ -159,12 +175,14 @@ def test_owners_choose_who_may_publish_share_links(client, org_factory, stores) 
         follow_redirects=False,
     )
     assert changed.status_code == 303 and changed.headers["location"].endswith("#settings-share-links")
-    assert re.search(r'<option value="members" selected>All members</option>', client.get(base).text)
+    assert re.search(
+        r'<option value="members" selected>All members \(not viewers\)</option>', client.get(base).text
+    )
 
     client.cookies.clear()
     sign_in(client, member)
     page = client.get(base).text
-    assert "Public links are published by: <strong>All members</strong>" in page
+    assert "Public links are published by: <strong>All members (not viewers)</strong>" in page
     made = client.post(share, data={"csrf_token": csrf_of(page), "expires_in_days": "7"})
     assert made.status_code == 200 and "/share/dashboards/" in made.text
 

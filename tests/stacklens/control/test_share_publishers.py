@@ -157,7 +157,7 @@ def test_admins_publish_as_owners_and_viewers_never(control_settings: Settings, 
     with session_scope(control_settings) as session:
         admin = accounts.add_member(session, org_id, "admin@example.test", "password-123", "admin").id
         viewer = accounts.add_member(session, org_id, "viewer@example.test", "password-123", "viewer").id
-    # "Owners only" lets admins publish; a viewer is refused under either setting.
+    # "owners" lets admins publish; a viewer is refused under either setting.
     admins = _publish(control_settings, org, admin)
     assert _open(control_settings, admins) == [True, True]
     for setting in ("owners", "members"):

@@ -89,7 +89,12 @@ class StoredKeyIndex:
         self._sorted = np.empty(0, dtype=np.uint64)
         self._merging: set[int] | None = None  # keys being merged into the sorted array (no longer added to)
         self._recent: set[int] = set()  # keys added since the last merge began
+        # The index's merging thread, started with the load (or the first merge), woken by _due: an add that
+        # makes a merge due only sets the event (starting a thread waits for it to run, milliseconds under
+        # load, and the add runs inside the accept step).
         self._merger: threading.Thread | None = None
+        self._due = threading.Event()
+        self._merge_running = False
         self._loaded = False
         # Set by own_warehouse before the first request: only then are keys digested and kept (elsewhere the
         # index would grow by 8 bytes a key and never be asked).
@@ -136,15 +141,28 @@ class StoredKeyIndex:
 
     def _start_merge_if_due(self) -> None:
         """Start a merge in the background if one is due and none runs (called holding ``_lock``)."""
-        if len(self._recent) < MERGE_AT or self._merger is not None:
+        if len(self._recent) < MERGE_AT or self._merge_running:
             return
         if self._merging is None:
             # Set before recent is replaced: a key is in one of the two at every moment.
             self._merging = self._recent
             self._recent = set()
         # (else a merge that failed left its keys in merging: they are merged now, recent waits)
-        self._merger = threading.Thread(target=self._merge, name="stored-key-merge", daemon=True)
-        self._merger.start()
+        self._merge_running = True
+        self._start_merger()
+        self._due.set()
+
+    def _start_merger(self) -> None:
+        """Start the merging thread if it is not running yet (called holding ``_lock``)."""
+        if self._merger is None:
+            self._merger = threading.Thread(target=self._merge_loop, name="stored-key-merge", daemon=True)
+            self._merger.start()
+
+    def _merge_loop(self) -> None:
+        while True:
+            self._due.wait()
+            self._due.clear()
+            self._merge()
 
     def _merge(self) -> None:
         started = time.monotonic()
@@ -164,20 +182,16 @@ class StoredKeyIndex:
             log.exception("front door: merging the stored keys' index failed; retried at the next add")
         finally:
             with self._lock:
-                self._merger = None
+                self._merge_running = False
                 if merged:  # keys enough for another merge may have arrived during this one
                     self._start_merge_if_due()
 
     def settle(self, timeout: float = 60.0) -> bool:
         """Wait for the merge under way, if any (tests, the bench); whether none is under way after."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                merger = self._merger
-            if merger is None:
-                return True
-            merger.join(max(0.0, deadline - time.monotonic()))
-        return self._merger is None
+        while self._merge_running and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return not self._merge_running
 
     def load(self, client: Client) -> int:
         """Read every stored key's digest from the warehouse; from then on "absent" is trusted."""
@@ -188,6 +202,8 @@ class StoredKeyIndex:
         """Take ``stored`` (the digests of every stored key, any order) as loaded; the number of distinct
         ones. Keys added meanwhile stay where they are (recent, merging or the array, merged into it)."""
         stored = np.unique(stored.astype(np.uint64, copy=False))
+        with self._lock:
+            self._start_merger()  # here, off the accept step: its first merge only wakes it
         with self._merge_lock:
             self._sorted = merge_sorted(stored, self._sorted)
             self._loaded = True

@@ -36,7 +36,7 @@ def test_markers_closer_than_a_twelfth_of_the_window_are_one() -> None:
 def test_releases_are_marked_where_first_seen(settings: Settings, make_org) -> None:
     acme, other = make_org("Acme"), make_org("Globex")
     client = migrated(settings)
-    data = seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=80)
+    data = seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=80, facts=False)
     seed(client, int(other["org_id"]), int(other["project_id"]), loads=20, seed=3)
     first = {}
     for row in data.transactions:

@@ -30,7 +30,7 @@ INJECTION = "x' OR 1=1; DROP TABLE events --"
 def orgs(stores: Settings, org_factory) -> tuple[dict[str, Any], dict[str, Any]]:
     acme, other = org_factory("Acme", "Web Acme"), org_factory("Other", "Web Other")
     warehouse = get_warehouse(stores)
-    seed(warehouse, acme["org_id"], acme["project_id"], loads=60)
+    seed(warehouse, acme["org_id"], acme["project_id"], loads=60, facts=False)
     seed(warehouse, other["org_id"], other["project_id"], loads=20, seed=3)
     return acme, other
 

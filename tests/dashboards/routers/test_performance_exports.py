@@ -69,7 +69,7 @@ API_KEYS = {
 def seeded(client, org_factory, stores):
     org = org_factory()
     other = org_factory("Other", project="Other App")
-    seed(get_warehouse(stores), org["org_id"], org["project_id"], loads=240)
+    seed(get_warehouse(stores), org["org_id"], org["project_id"], loads=240, facts=False)
     seed(get_warehouse(stores), other["org_id"], other["project_id"], loads=40, seed=9)
     sign_in(client, org["email"])
     return org, other

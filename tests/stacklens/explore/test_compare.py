@@ -36,7 +36,7 @@ def _iso(value) -> str:
 @pytest.fixture
 def client(settings: Settings):
     warehouse = migrated(settings)
-    seed(warehouse, 1, 11, loads=200)
+    seed(warehouse, 1, 11, loads=200, facts=False)
     seed(warehouse, 2, 22, loads=50, seed=3)  # another organization
     return warehouse
 

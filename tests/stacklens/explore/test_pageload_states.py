@@ -45,8 +45,8 @@ FILTERS = [
 @pytest.fixture
 def seeded(settings: Settings):
     client = migrated(settings)
-    seed(client, 1, 11, loads=400)
-    seed(client, 1, 12, loads=120, seed=5)  # a second project of the organization
+    seed(client, 1, 11, loads=400, facts=False)
+    seed(client, 1, 12, loads=120, seed=5, facts=False)  # a second project of the organization
     seed(client, 2, 22, loads=80, seed=3)  # another organization: never counted
     rng = random.Random(4)
     client.insert(

@@ -32,7 +32,7 @@ WINDOW = {"since": "2026-11-05T00:00:00Z", "until": "2026-11-20T13:00:00Z"}
 @pytest.fixture
 def seeded(settings: Settings):
     client = migrated(settings)
-    rows = seed(client, 1, 11, loads=150)
+    rows = seed(client, 1, 11, loads=150, facts=False)
     seed(client, 2, 22, loads=40, seed=3)  # another organization
     events = []
     for i in range(60):

@@ -68,7 +68,7 @@ def test_the_filter_bar_replaces_the_widgets_own_window_and_filters() -> None:
 def seeded(settings: Settings, make_org):
     acme, other = make_org("Acme"), make_org("Globex")
     client = migrated(settings)
-    data = seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=120)
+    data = seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=120, facts=False)
     seed(client, int(other["org_id"]), int(other["project_id"]), loads=40, seed=3)
     return client, acme, data
 

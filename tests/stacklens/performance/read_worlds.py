@@ -51,7 +51,7 @@ def two_organizations(
     """A migrated warehouse with ``loads[0]`` page loads of ``org_id`` and ``loads[1]`` of ``other_id``
     under the same project id; the client and ``org_id``'s raw rows."""
     client = migrated(settings)
-    data = seed(client, org_id, project_id, loads=loads[0], seed=seeds[0])
+    data = seed(client, org_id, project_id, loads=loads[0], seed=seeds[0], facts=False)
     seed(client, other_id, project_id, loads=loads[1], seed=seeds[1])
     return client, data
 

@@ -38,7 +38,7 @@ def world(tmp_path_factory, warehouse_url):
     """One seeded warehouse database for the module (read-only tests)."""
     settings = make_settings(tmp_path_factory.mktemp("pageload-states"), warehouse_url)
     client = migrated(settings)
-    data = seed(client, ORG, PROJECT, loads=600, seed=31)
+    data = seed(client, ORG, PROJECT, loads=600, seed=31, facts=False)
     seed(client, OTHER, PROJECT, loads=100, seed=32)  # same project id, another organization
     yield client, data
     reset_clients()

@@ -27,7 +27,9 @@ BAD = ("errored", "crashed", "abnormal", "unhandled")
 @pytest.fixture
 def world(settings):
     client = migrated(settings)
-    seed(client, ORG, PROJECT, loads=600, seed=11)  # page loads: shop@1.1.0 is slower and heavier
+    seed(
+        client, ORG, PROJECT, loads=600, seed=11, facts=False
+    )  # page loads: shop@1.1.0 is slower and heavier
     seed(client, OTHER, PROJECT, loads=100, seed=12)
     spans = {
         OLD: (NOW - timedelta(days=14), NOW - timedelta(days=7), 0.01),

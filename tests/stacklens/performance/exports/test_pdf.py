@@ -46,7 +46,7 @@ SECTIONS = (
 def report(settings: Settings, make_org):
     client = migrated(settings)
     acme, other = make_org("Acme"), make_org("Other", project="Other App")
-    seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=200, seed=3)
+    seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=200, seed=3, facts=False)
     seed(client, int(other["org_id"]), int(other["project_id"]), loads=60, seed=4)
     with session_scope(settings) as session:
         project = project_by_slug(session, str(acme["project"]))

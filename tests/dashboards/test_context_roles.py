@@ -104,6 +104,8 @@ def test_a_viewer_reads_every_page_and_keeps_their_own_settings(client, org_fact
     settings = client.get(f"{base}/settings").text
     assert "You are a viewer here" in settings and 'name="share_links_by"' not in settings
     assert 'id="new-rule"' not in client.get(f"{base}/alerts").text
+    issues = client.get(f"{base}/projects/{org['project']}/issues").text
+    assert 'class="bulkbar"' not in issues and 'name="issue_ids"' not in issues
     # Their own notification preferences and password are theirs to change.
     page = client.get("/account/notifications")
     saved = client.post(

@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from api.deps import app_settings
 from api.errors import APPLICATION_NOT_FOUND, ApiError
@@ -31,9 +32,14 @@ router = APIRouter(prefix="/api", tags=["sentry protocol"])
 MAX_BODY_BYTES = 1024 * 1024
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A bad status, duration, check-in id or monitor_config field"},
+    413: {"model": ErrorBody, "description": "A body over 1 MiB"},
     403: {"model": ErrorBody, "description": "The key is not a current app key of this project"},
     404: {"model": ErrorBody, "description": "The project id is not a number"},
 }
+
+
+class CheckInAnswer(BaseModel):
+    id: str = Field(description="The check-in's id (the one to close an in_progress check-in with).")
 
 
 def _fields(query: dict[str, str], body: bytes) -> dict[str, Any]:
@@ -53,14 +59,7 @@ def _fields(query: dict[str, str], body: bytes) -> dict[str, Any]:
     return fields
 
 
-@router.api_route(
-    "/{project_id}/cron/{monitor_slug}/{sentry_key}/",
-    methods=["GET", "POST"],
-    status_code=202,
-    responses=ERRORS,
-)
-async def http_checkin(request: Request, project_id: str, monitor_slug: str, sentry_key: str) -> JSONResponse:
-    """Record a check-in of `monitor_slug` (created in state `new` when unknown, as Sentry does)."""
+async def _checkin(request: Request, project_id: str, monitor_slug: str, sentry_key: str) -> JSONResponse:
     settings = app_settings(request)
     if not (project_id.isdigit() and len(project_id) <= 18):
         raise ApiError(404, "Not Found", "the project id of a DSN is a number (of at most 18 digits)")
@@ -78,3 +77,21 @@ async def http_checkin(request: Request, project_id: str, monitor_slug: str, sen
         record_all, settings, identity.org_id, identity.project_id, [fields], datetime.now(UTC), "http"
     )
     return JSONResponse({"id": ids[0]}, status_code=202)
+
+
+PATH = "/{project_id}/cron/{monitor_slug}/{sentry_key}/"
+
+
+@router.get(PATH, status_code=202, response_model=CheckInAnswer, responses=ERRORS)
+async def http_checkin(request: Request, project_id: str, monitor_slug: str, sentry_key: str) -> JSONResponse:
+    """Record a check-in of `monitor_slug` (created in state `new` when unknown, as Sentry does):
+    `?status=in_progress|ok|error` (default ok), `check_in_id`, `environment`, `duration` (seconds)."""
+    return await _checkin(request, project_id, monitor_slug, sentry_key)
+
+
+@router.post(PATH, status_code=202, response_model=CheckInAnswer, responses=ERRORS)
+async def http_checkin_post(
+    request: Request, project_id: str, monitor_slug: str, sentry_key: str
+) -> JSONResponse:
+    """The same, with the fields (and a `monitor_config`) as a JSON body."""
+    return await _checkin(request, project_id, monitor_slug, sentry_key)

@@ -10,10 +10,12 @@ from typing import Any
 from sqlalchemy import func, select
 
 from stacklens.alerts.rules import create_rule
+from stacklens.control.accounts import create_organization
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
 from stacklens.control.models import AlertNotification, Project
 from stacklens.control.models.monitors import Monitor, MonitorCheckIn
+from stacklens.control.projects import create_project
 from stacklens.ingest.front_door import settle_front_doors
 from stacklens.monitors.checkins import CheckIn, record
 from stacklens.monitors.detection import detect
@@ -64,7 +66,19 @@ def _setup(settings: Settings, org: dict[str, Any]) -> None:
 
 
 def test_a_missed_run_is_reported_once_and_recovers_with_one_notice(stores: Settings, org_factory) -> None:
-    org = org_factory()
+    _missed_run_once(stores, org_factory())
+
+
+def test_the_same_on_postgresql(pg_stores: Settings) -> None:
+    """The conditional updates and row locks of detection, on PostgreSQL's control store."""
+    with session_scope(pg_stores) as session:
+        created, _ = create_organization(session, "Acme", "owner@acme.test", "a-long-password-1")
+        project, _ = create_project(session, created.id, "Jobs")
+        org = {"org_id": created.id, "project_id": project.id, "project": project.slug}
+    _missed_run_once(pg_stores, org)
+
+
+def _missed_run_once(stores: Settings, org: dict[str, Any]) -> None:
     _setup(stores, org)
     # Expected at 10:01, margin 1 minute: not missed at 10:01:59, missed at 10:02:00.
     assert detect(stores, BASE, datetime(2026, 11, 28, 10, 1, 59, tzinfo=UTC)).missed == 0

@@ -27,7 +27,7 @@ the last merge.
 
 **No request waits for a merge.** Keys are added to a small set (``recent``); once it holds
 :data:`MERGE_AT` keys it is frozen (``merging``) and a thread of the index's own builds a new sorted array
-with them inserted (``np.searchsorted`` + ``np.insert``: one pass over the stored keys, 75 ms at 10 M
+with them inserted (``np.searchsorted`` + ``np.insert``: one pass over the stored keys, 0.1–0.3 s at 10 M
 instead of ``np.union1d``'s sort of everything, 21.5 s), then puts it in place of the old one. The merge
 used to run in the accept step, under its lock: every request, and on the event loop every page, waited for
 it (bench/key_index.py). A look-up reads ``recent``, then ``merging``, then the sorted array; a key only

@@ -116,6 +116,8 @@ def _payload(incident: MonitorIncident, monitor: Monitor) -> dict[str, Any]:
         "logger": "stacklens.monitors",
         "environment": monitor.environment or "production",
         "message": f"Monitor {monitor.name} {words}",
+        # Where it happened, as the issue list shows it: the monitor (an incident has no stack to read).
+        "culprit": f"{monitor.kind} monitor {monitor.slug}",
         "fingerprint": [f"monitor:{monitor.slug}"],
         "tags": {
             "monitor.slug": monitor.slug,

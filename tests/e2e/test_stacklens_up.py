@@ -108,6 +108,17 @@ def demo_issues(base: str, api_key: str) -> list[dict[str, Any]]:
         return issues
 
 
+def _probed_monitors(base: str, api_key: str) -> dict[str, Any] | None:
+    """The demo project's monitors by slug, once the shop's uptime check has been probed."""
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {api_key}"}, timeout=30) as api:
+        for project in api.get("/api/projects").json()["projects"]:
+            answer = api.get(f"/api/projects/{project['slug']}/monitors")
+            rows = {m["slug"]: m for m in answer.json().get("rows", [])} if answer.status_code == 200 else {}
+            if "shop" in rows and rows["shop"]["last_checkin"]:
+                return rows
+    return None
+
+
 def family(proc: Proc) -> list[psutil.Process]:
     root = psutil.Process(proc.popen.pid)
     return [root, *root.children(recursive=True)]
@@ -169,6 +180,16 @@ def test_up_serves_the_demo_stops_on_ctrl_c_and_reuses_its_data(tmp_path: Path) 
                 2.0,
             )
             assert all(i["title"] and i["culprit"] for i in issues)
+            # The demo's monitors (demo/monitors.py): the worker's cron job with its history, and the shop's
+            # uptime check, probed by the server's own schedule runner.
+            monitors = wait_for(
+                "the demo's monitors, the shop probed",
+                lambda: _probed_monitors(base, keys["apiKey"]),
+                90,
+                2.0,
+            )
+            assert monitors["order-mail"]["kind"] == "cron" and monitors["order-mail"]["last_checkin"]
+            assert monitors["shop"]["last_checkin_status"] == "ok"
             # No process shows an app key on its command line, where `ps` shows it to every user (issue #47).
             shown = [
                 p.name

@@ -71,3 +71,17 @@ def test_a_store_with_tables_is_migrated_by_the_runner(settings: Settings) -> No
     assert current_revision(settings) == ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
     with get_engine(settings).connect() as connection:
         assert connection.execute(text("SELECT x FROM kept")).scalar() == 7
+
+
+def test_a_store_at_the_newest_revision_is_left_as_it_is(settings: Settings) -> None:
+    from stacklens.control.db import session_scope
+
+    migrate_control_store(settings)
+    with session_scope(settings) as session:
+        session.add(Organization(name="Kept", slug="kept"))
+    before = _schema(settings)
+    migrate_control_store(settings)
+    assert _schema(settings) == before
+    assert current_revision(settings) == ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
+    with session_scope(settings) as session:
+        assert [o.slug for o in session.query(Organization)] == ["kept"]

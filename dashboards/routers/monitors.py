@@ -46,11 +46,10 @@ def _list_page(
     monitors = store.list_monitors(db, view.project)
     timelines = reads.daily_timeline(db, [m.id for m in monitors if m.kind == "cron"], TIMELINE_DAYS)
     for m in monitors:
-        if m.kind == "uptime":  # its probes are in the warehouse: a day is ok at 99.9 % or more
+        if m.kind == "uptime":  # its probes are in the warehouse
             daily = uptime_daily(view.warehouse, view.org_id, view.project_id, m.id, TIMELINE_DAYS)
             timelines[m.id] = [
-                (day, {"ok" if row["uptime_pct"] >= 99.9 else "down": row["probes"]} if row else {})
-                for day, row in _uptime_days(daily, TIMELINE_DAYS)
+                (day, _probe_counts(row) if row else {}) for day, row in _uptime_days(daily, TIMELINE_DAYS)
             ]
     rows = [
         {
@@ -102,6 +101,12 @@ def _monitor(view: CurrentProject, db: Db, slug: str) -> Any:
         return store.get_monitor(db, view.project, slug)
     except MonitorNotFound as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from exc
+
+
+def _probe_counts(row: dict[str, Any]) -> dict[str, int]:
+    """A day of probes as counts of ok and down (the timeline colours a day as it colours check-ins)."""
+    ok = round(row["probes"] * row["uptime_pct"] / 100)
+    return {"ok": ok, "down": row["probes"] - ok}
 
 
 def _uptime_days(rows: list[dict[str, Any]], days: int) -> list[tuple[date, dict[str, Any] | None]]:

@@ -107,9 +107,16 @@ def daily_timeline(
     }
 
 
+FAILED = ("error", "timeout", "missed", "down")
+
+
 def worst(statuses: dict[str, int]) -> str:
-    """The day's colour: the worst status it saw (error/timeout/missed/down over ok; empty: none)."""
-    for status in ("error", "timeout", "missed", "down", "in_progress", "ok"):
-        if statuses.get(status):
-            return status
-    return ""
+    """The day's colour: ``failed`` when failures are most of its outcomes, ``some_failed`` when a few
+    are, ``ok`` without any (``in_progress`` when nothing ended; empty: no check-in at all, no data)."""
+    failed = sum(statuses.get(s, 0) for s in FAILED)
+    ended = failed + statuses.get("ok", 0)
+    if failed:
+        return "failed" if failed * 2 >= ended else "some_failed"
+    if statuses.get("ok"):
+        return "ok"
+    return "in_progress" if statuses.get("in_progress") else ""

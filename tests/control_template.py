@@ -131,7 +131,12 @@ def copying(runner: Runner) -> Runner:
         template = template_for(runner, settings)
         from stacklens.control.db import get_engine
 
-        get_engine(settings)  # the runner's engine makes the file (0600) and its folder before the copy
+        # The runner's engine makes the file (0600) and its folder before the copy.
+        engine = get_engine(settings)
         copy_template(template, path)
+        # As after the runner: the engine's pool holds a connection to the store, in WAL mode, so its -wal and
+        # -shm files exist from now on (tests/api/test_private_files.py checks their modes while serving).
+        with engine.connect():
+            pass
 
     return functools.wraps(runner)(migrate_control_store)

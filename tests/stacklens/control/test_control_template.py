@@ -16,10 +16,24 @@ from tests.conftest import make_settings
 from tests.control_template import runner_only
 
 
-def _schema(settings: Settings) -> dict[tuple[str, str], str]:
+def _schema(settings: Settings) -> dict[tuple[str, str], object]:
+    """Every table, index and trigger: its definition's lines (a table's constraints in any order: Alembic's
+    batch mode writes a re-created table's constraints in an order that differs from run to run) and, for a
+    table, its columns in order as SQLite reports them."""
     with get_engine(settings).connect() as connection:
         rows = connection.execute(text("SELECT type, name, sql FROM sqlite_master")).fetchall()
-    return {(kind, name): sql for kind, name, sql in rows}
+        columns = {
+            name: connection.execute(text(f"PRAGMA table_info('{name}')")).fetchall()
+            for kind, name, _ in rows
+            if kind == "table"
+        }
+    return {
+        (kind, name): (
+            sorted(line.strip().rstrip(",") for line in (sql or "").splitlines()),
+            columns.get(name),
+        )
+        for kind, name, sql in rows
+    }
 
 
 def _rows(settings: Settings) -> dict[str, int]:

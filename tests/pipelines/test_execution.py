@@ -56,6 +56,7 @@ def test_one_run_for_the_due_jobs_with_per_asset_days(client, instance, settings
         "budgets_job",
         "alerts_job",
         "integrations_job",
+        "monitors_job",
     ]
     (run_id,) = {o.run_id for o in outcomes}
     run = instance.get_run_by_id(run_id)

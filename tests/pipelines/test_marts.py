@@ -251,11 +251,13 @@ def test_issue_marts_and_the_views_over_weeks_and_releases(client, materialized)
 
 def test_tick_after_new_data_rebuilds_only_its_days(client, instance, materialized, defs) -> None:
     # Nothing new: every incremental plan skips; only the budgets (control-store driven) run again.
-    # Budgets (and the alert rules that read them) are evaluated on every catch-up, and linked tickets read.
+    # Budgets (and the alert rules that read them) are evaluated on every catch-up, linked tickets read, and
+    # the monitors' deadlines and uptime checks looked at.
     assert [o.job for o in materialize_now(defs, instance)] == [
         "budgets_job",
         "alerts_job",
         "integrations_job",
+        "monitors_job",
     ]
     late_day = DAY0 - timedelta(days=5)
     seed_performance(client, days=[late_day], views_per_day=5, seed=99)

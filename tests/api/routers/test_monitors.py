@@ -197,3 +197,25 @@ def test_the_http_check_in_with_curl(
     stolen = f"{dsn_server}/api/{org['project_id']}/cron/backup/{other['app_key']}/?status=error"
     assert curl(stolen)[0] == 403
     assert _get(client, org, "/backup")["status"] == "ok"
+
+
+def test_monitor_alert_rules_and_the_uptime_metric(client: TestClient, org_factory) -> None:
+    org = org_factory()
+    body = {"name": "jobs", "type": "monitor", "project": org["project"], "monitors": ["nightly-import"]}
+    made = client.post(
+        "/api/alerts/rules", json={**body, "statuses": ["missed", "timeout"]}, headers=_auth(org)
+    )
+    assert made.status_code == 201, made.text
+    rule = client.get(f"/api/alerts/rules/{made.json()['id']}", headers=_auth(org)).json()
+    assert (rule["type"], rule["monitors"], rule["statuses"]) == (
+        "monitor",
+        ["nightly-import"],
+        ["missed", "timeout"],
+    )
+    every = client.post("/api/alerts/rules", json={**body, "monitors": "all"}, headers=_auth(org))
+    assert every.status_code == 201 and every.json()["monitors"] == [] and every.json()["statuses"] == []
+    for bad, field in (({"statuses": ["late"]}, "statuses"), ({"monitors": ["Not A Slug"]}, "monitors")):
+        answer = client.post("/api/alerts/rules", json={**body, **bad}, headers=_auth(org))
+        assert answer.status_code == 400 and answer.json()["detail"].startswith(f"{field}:"), answer.text
+    catalog = {m["key"]: m for m in client.get("/api/metrics", headers=_auth(org)).json()}
+    assert catalog["uptime_pct"]["unit"] == "percent"

@@ -159,68 +159,6 @@ def _set_project_quota(args: argparse.Namespace) -> int:
     return 0
 
 
-def _set_owner(args: argparse.Namespace) -> int:
-    """Make an existing member an owner: the way back for an organization left without one. Logged like a role
-    change on the members page, by "command line"."""
-    from stacklens.control import accounts
-
-    with control_session() as session:
-        org = accounts.organization_by_name(session, args.org)
-        user, previous = accounts.make_owner(session, org.id, args.email)
-        payload = {
-            "org_id": org.id,
-            "email": user.email,
-            "role": "owner",
-            "previous_role": previous,
-            "changed": previous != "owner",
-        }
-    emit(args, payload)
-    return 0
-
-
-def _set_role(args: argparse.Namespace) -> int:
-    """Give an existing member one of the four roles (owner, admin, member, viewer), with an owner's
-    authority; logged like a role change on the members page, by "command line". The last owner stays one."""
-    from stacklens.control import accounts
-
-    with control_session() as session:
-        org = accounts.organization_by_name(session, args.org)
-        user, previous = accounts.set_role(session, org.id, args.email, args.role)
-        payload = {
-            "org_id": org.id,
-            "email": user.email,
-            "role": args.role,
-            "previous_role": previous,
-            "changed": previous != args.role,
-        }
-    emit(args, payload)
-    return 0
-
-
-def _break_glass(args: argparse.Namespace) -> int:
-    """Name a break-glass account (or, with --remove, no longer): from the command line only, so a stolen
-    owner session cannot make itself one."""
-    from stacklens.cli.main import CliError
-    from stacklens.control import accounts
-    from stacklens.errors import StackLensError
-    from stacklens.sso.enforcement import break_glass_accounts, name_break_glass
-
-    with control_session() as session:
-        org = accounts.organization_by_name(session, args.org)
-        try:
-            user = name_break_glass(session, org, args.email, remove=args.remove)
-        except StackLensError as exc:
-            raise CliError(str(exc)) from exc
-        payload = {
-            "org": org.slug,
-            "email": user.email,
-            "break_glass": not args.remove,
-            "break_glass_accounts": break_glass_accounts(session, org.id),
-        }
-    emit(args, payload)
-    return 0
-
-
 def _sub(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
@@ -234,6 +172,8 @@ def _sub(
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from stacklens.cli import admin_people  # imports this module's control_session and emit
+
     admin = subparsers.add_parser(
         "admin",
         help="manage organizations, owners, projects, keys and quotas",
@@ -271,7 +211,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         commands,
         "set-owner",
         "make an existing member an owner (an organization left without one)",
-        _set_owner,
+        admin_people.set_owner,
     )
     p.add_argument("--org", required=True, help="organization name or slug")
     p.add_argument("--email", required=True, help="the member's e-mail (they must have joined already)")
@@ -281,7 +221,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "set-role",
         "give an existing member a role: owner, admin (manages all but owners, the API key and single "
         "sign-on), member, or viewer (read-only)",
-        _set_role,
+        admin_people.set_role,
     )
     p.add_argument("--org", required=True, help="organization name or slug")
     p.add_argument("--email", required=True, help="the member's e-mail (they must have joined already)")
@@ -292,7 +232,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "break-glass",
         "let a member sign in with a password while the organization enforces single sign-on (each such "
         "sign-in is audited and shown to the owners)",
-        _break_glass,
+        admin_people.break_glass,
     )
     p.add_argument("--org", required=True, help="organization name or slug")
     p.add_argument("--email", required=True, help="the member's e-mail")

@@ -10,8 +10,9 @@ import gc
 from collections import Counter
 from datetime import UTC, datetime
 
+from api.bucket_stores import MemoryBuckets
 from api.landing import landed
-from api.token_buckets import MemoryBuckets, RateLimiter
+from api.token_buckets import RateLimiter
 from stacklens.ingest.front_door import settle_front_doors
 from stacklens.ingest.service import Admitted, Attribution, admit_batch
 from stacklens.outcomes import tally

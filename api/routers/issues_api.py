@@ -22,7 +22,7 @@ from stacklens.issues.actions import StatusRequest, apply_status, record_status_
 from stacklens.issues.assignees import CurrentAssignee, assign_text, assignee_filter, assignees_of
 from stacklens.issues.events import IssueEvents, find_event
 from stacklens.issues.figures import NONE, window_figures
-from stacklens.issues.merges import merged_into
+from stacklens.issues.merge_reads import merged_into
 from stacklens.issues.notifications import notifier_for
 from stacklens.issues.reads import RANGES, IssueFilters, IssueSummary, issue_summary, list_issues
 from stacklens.metrics import windows

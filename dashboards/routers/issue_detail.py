@@ -32,7 +32,7 @@ from stacklens.issues.actions import (
 )
 from stacklens.issues.events import EventRow, IssueEvents
 from stacklens.issues.figures import NONE, window_figures
-from stacklens.issues.merges import merged_into
+from stacklens.issues.merge_reads import merged_into
 from stacklens.issues.reads import RANGES, BadListRequest, IssueSummary, issue_summary, related_issues
 from stacklens.issues.workflow import LEGAL_TRANSITIONS, IllegalTransition
 from stacklens.logs.search import trace_logs

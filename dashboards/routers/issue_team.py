@@ -19,7 +19,8 @@ from stacklens.errors import Conflict, Forbidden, InvalidInput, NotFound
 from stacklens.ingest.front_door import landing_held
 from stacklens.issues.assignees import NOBODY, assign, assignee_choices, assignees_of
 from stacklens.issues.comments import MAX_BODY, add_comment, delete_comment, edit_comment
-from stacklens.issues.merges import merged_groups, split
+from stacklens.issues.merge_reads import merged_groups
+from stacklens.issues.merges import split
 from stacklens.issues.notifications import Notifier, notifier_for, set_watching, watching
 from stacklens.issues.reads import issue_summary
 from stacklens.issues.timeline import timeline

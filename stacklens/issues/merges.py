@@ -16,7 +16,8 @@ tables are fed again, and those answered before the merge committed land on the 
 fingerprint now (``hold_landing``, :mod:`stacklens.ingest.project_holds`). An override never names its
 fingerprint's own issue, and never an issue merged away (chains are followed to the end).
 
-Every function is scoped by ``org_id``: an issue of another organization is "not found", never merged.
+Every function is scoped by ``org_id``: an issue of another organization is "not found", never merged. What
+the merges recorded is read back by :mod:`stacklens.issues.merge_reads`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from stacklens.control.models import IssueMerge, Project, utcnow
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.ingest.grouping import issue_id_for
 from stacklens.issues.history import append_history
+from stacklens.issues.merge_reads import fingerprints_in, merged_fingerprints
 from stacklens.issues.reads import issue_summary
 from stacklens.issues.regroup import regroup
 from stacklens.warehouse.queries import run_query
@@ -46,7 +48,7 @@ MERGED_AWAY = "merged_into"  # on each issue merged into another
 SPLIT = "split"  # on the issue split and on each issue split out
 MAX_MERGE = 100  # issues merged at once: the list's page at most
 
-__all__ = ["merge", "merged_into", "overrides_of", "split"]
+__all__ = ["merge", "split"]
 
 
 class LandingHold(Protocol):
@@ -79,16 +81,6 @@ def _regrouping(session: Session, project_id: int, hold_landing: HoldLanding | N
 
 
 @dataclass(frozen=True)
-class Fingerprint:
-    """One fingerprint of an issue: its events and the exception type they raise."""
-
-    fingerprint: str
-    own_issue_id: int  # the issue the fingerprint gives by itself
-    exception_type: str
-    events: int
-
-
-@dataclass(frozen=True)
 class MergeResult:
     project_id: int
     target: int
@@ -104,40 +96,6 @@ class SplitResult:
     fingerprints: list[str]
 
 
-def merged_into(session: Session, org_id: int, issue_id: int) -> tuple[int, int] | None:
-    """``(project_id, target)`` when ``issue_id`` is an issue of the organization merged into another."""
-    row = session.execute(
-        select(IssueMerge.project_id, IssueMerge.target_issue_id)
-        .where(IssueMerge.org_id == org_id, IssueMerge.source_issue_id == issue_id)
-        .order_by(IssueMerge.merged_at.desc(), IssueMerge.id.desc())
-        .limit(1)
-    ).first()
-    # Targets are kept current (a merge of a target moves its rows on): no chain to follow.
-    return (int(row[0]), int(row[1])) if row is not None else None
-
-
-def merged_fingerprints(session: Session, org_id: int, project_id: int, issue_id: int) -> list[IssueMerge]:
-    """The overrides that put fingerprints into ``issue_id`` (its "Merged issues"), oldest first."""
-    return list(
-        session.scalars(
-            select(IssueMerge)
-            .where(
-                IssueMerge.org_id == org_id,
-                IssueMerge.project_id == project_id,
-                IssueMerge.target_issue_id == issue_id,
-            )
-            .order_by(IssueMerge.merged_at, IssueMerge.id)
-        )
-    )
-
-
-def fingerprints_of(session: Session, org_id: int, project_id: int, issue_id: int, own: str) -> list[str]:
-    """Every fingerprint whose events are in the issue: its own (``own``, when it still holds it) and the
-    merged ones. What event reads filter on (the events' sort key)."""
-    merged = [m.fingerprint for m in merged_fingerprints(session, org_id, project_id, issue_id)]
-    return sorted({*merged, *([own] if own else [])})
-
-
 def _project_ids(session: Session, org_id: int) -> list[int]:
     return list(session.scalars(select(Project.id).where(Project.org_id == org_id)))
 
@@ -148,63 +106,6 @@ def _find(session: Session, client: Client, org_id: int, issue_id: int) -> int:
         if issue_summary(client, org_id, project_id, issue_id) is not None:
             return project_id
     raise NotFound(f"no issue {issue_id} in this organization")
-
-
-def _fingerprints(client: Client, org_id: int, project_id: int, issue_ids: list[int]) -> list[Fingerprint]:
-    rows = run_query(
-        client,
-        "issues/merges/fingerprints",
-        {"org_id": org_id, "project_id": project_id, "issue_ids": issue_ids},
-    )
-    return [
-        Fingerprint(
-            str(r["fingerprint"]),
-            issue_id_for(project_id, str(r["fingerprint"])),
-            str(r["exception_type"]),
-            int(r["events"]),
-        )
-        for r in rows
-    ]
-
-
-def fingerprints_in(client: Client, org_id: int, project_id: int, issue_id: int) -> list[Fingerprint]:
-    """The fingerprints of the issue's stored events, most events first (the page's "Merged issues")."""
-    return _fingerprints(client, org_id, project_id, [issue_id])
-
-
-@dataclass(frozen=True)
-class MergedGroup:
-    """A row of the issue page's "Merged issues": one fingerprint merged in, with its stored events."""
-
-    fingerprint: str
-    own_issue_id: int
-    exception_type: str
-    events: int
-    merged_at: Any
-    merged_by: str
-
-
-def merged_groups(
-    session: Session, client: Client, org_id: int, project_id: int, issue_id: int
-) -> list[MergedGroup]:
-    """The fingerprints merged into the issue, each with its events now (most first); [] for most issues (no
-    warehouse read then)."""
-    rows = merged_fingerprints(session, org_id, project_id, issue_id)
-    if not rows:
-        return []
-    counts = {f.fingerprint: f for f in fingerprints_in(client, org_id, project_id, issue_id)}
-    groups = [
-        MergedGroup(
-            r.fingerprint,
-            issue_id_for(project_id, r.fingerprint),
-            counts[r.fingerprint].exception_type if r.fingerprint in counts else r.exception_type,
-            counts[r.fingerprint].events if r.fingerprint in counts else 0,
-            r.merged_at,
-            r.merged_by,
-        )
-        for r in rows
-    ]
-    return sorted(groups, key=lambda g: (-g.events, g.fingerprint))
 
 
 def merge(
@@ -222,7 +123,7 @@ def merge(
 
     The surviving issue is ``into`` when given (it must be one of them), else the one with the most events
     (ties: the first listed), as Sentry keeps the largest. Its id stays; the others' fingerprints move to it
-    and their ids redirect to it (:func:`merged_into`).
+    and their ids redirect to it (:func:`~stacklens.issues.merge_reads.merged_into`).
     """
     ids: list[int] = []
     for raw in issue_ids:
@@ -255,7 +156,7 @@ def _merge(
     project_id = projects[ids[0]]
     if any(p != project_id for p in projects.values()):
         raise InvalidInput("ids: issues of different projects cannot be merged")
-    found = _fingerprints(client, org_id, project_id, ids)
+    found = fingerprints_in(client, org_id, project_id, ids)
     if into is not None:
         target = int(str(into))
     else:

@@ -18,7 +18,8 @@ from stacklens.control.issue_merges import has_merges, overrides_of
 from stacklens.control.models import ActivityEntry, IssueAction
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.ingest.grouping import issue_id_for
-from stacklens.issues.merges import fingerprints_of, merge, merged_groups, merged_into, split
+from stacklens.issues.merge_reads import fingerprints_of, merged_groups, merged_into
+from stacklens.issues.merges import merge, split
 from stacklens.issues.timeline import timeline
 from stacklens.settings import Settings
 from stacklens.warehouse.queries import load_query

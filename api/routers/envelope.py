@@ -38,15 +38,13 @@ from stacklens.ingest.decode import DecodeError
 from stacklens.ingest.envelope import (
     MAX_DECODED_BYTES,
     MAX_ENVELOPE_BYTES,
-    EnvelopeLines,
     auth_key,
     dsn_key,
-    envelope_lines,
     envelope_of,
     item_kinds,
     read_header,
-    store_lines,
 )
+from stacklens.ingest.envelope_lines import EnvelopeLines, envelope_lines, store_lines
 from stacklens.ingest.inflate import DecodedBody
 from stacklens.ingest.prepared_rows import Attribution
 from stacklens.ingest.service import Admitted, BatchResult, admit_batch

@@ -1,9 +1,10 @@
-"""The Sentry protocol (DESIGN §7.3): DSN auth, and envelope or store bodies turned into log lines.
+"""The Sentry protocol (DESIGN §7.3): DSN auth, and envelope bodies read into items within bounds.
 
 A Sentry SDK pointed at a StackLens DSN (``http(s)://<app key>@<host>/<project id>``) posts envelopes to
 ``/api/<project id>/envelope/`` (or, older SDKs, one event to ``/store/``). Each item becomes the same log
-line the SDK's file transport writes (DESIGN §4.1), so the envelope lands through the ingest service's one
-code path: the same validation, scrubbing, grouping, tables and exactly-once rule as ``/api/ingest``.
+line the SDK's file transport writes (DESIGN §4.1; :mod:`stacklens.ingest.envelope_lines`), so the envelope
+lands through the ingest service's one code path: the same validation, scrubbing, grouping, tables and
+exactly-once rule as ``/api/ingest``.
 
 Items are split as sentry-sdk's envelope parser splits them and read with the SDK's item rules
 (``stacklens_sdk.items``), which the browser tunnel uses too, so an envelope means the same thing on both
@@ -15,24 +16,19 @@ Relay bounds it (:data:`ITEM_BOUNDS`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import uuid
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-from sentry_sdk.envelope import Envelope, Item, PayloadRef
+from sentry_sdk.envelope import Envelope, Item
 
-from stacklens.ingest.decode import MAX_LINE_BYTES, decode_error
+from stacklens.ingest.decode import decode_error
 from stacklens.ingest.inflate import DecodedBody
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, JsonTooDeep, check_depth, loads
-from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload
+from stacklens_sdk.items import WRITTEN_TYPES
 
 # A compressed envelope over 20 MiB, or one that inflates past 64 MiB, is refused whole (413). Relay's
 # defaults are 20 MiB per API request and 100 MiB per envelope; attachments are counted, never stored, so
@@ -97,24 +93,6 @@ ITEM_BOUNDS: dict[str, ItemBound] = {
     "metric_buckets": _one("metric buckets item"),
     "log": _one("log container"),
 }
-
-
-@dataclass
-class EnvelopeLines:
-    """What one envelope becomes: NDJSON log lines to land, and what was only counted."""
-
-    lines: bytes
-    event_id: str
-    written: Counter[str] = field(default_factory=Counter)
-    counted: Counter[str] = field(default_factory=Counter)  # item types kept out of the warehouse
-    # The payloads of ``check_in`` items: recorded in the control store by the caller (stacklens.monitors),
-    # not landed as lines.
-    check_ins: list[Any] = field(default_factory=list)
-
-    @property
-    def idempotency_key(self) -> str:
-        """The same envelope sent again lands nothing again (the shipper's Idempotency-Key rule)."""
-        return "env-" + hashlib.sha256(self.lines).hexdigest()[:40]
 
 
 def auth_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
@@ -274,171 +252,3 @@ def _json_object(raw: bytes, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise decode_error(400, f"malformed envelope: {what} is not a JSON object")
     return value
-
-
-def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> EnvelopeLines:
-    """The log lines of every item the service keeps; other item types are counted.
-
-    Every item is read before any line is made, so a malformed item refuses the envelope whole (400) and
-    nothing of it lands half.
-    """
-    ts = _iso(received)
-    # Session lines carry the SDK's send time when the envelope names it: an aggregate is told apart from
-    # another flush with the same counts by its line's time (stacklens.ingest.sessions), and the same
-    # envelope sent again then makes the same lines, which land once.
-    sent_at = envelope.headers.get("sent_at")
-    session_ts = sent_at[:64] if isinstance(sent_at, str) and sent_at else ts
-    lines: list[bytes] = []
-    written: Counter[str] = Counter()
-    counted: Counter[str] = Counter()
-    check_ins: list[Any] = []
-    event_id = envelope.headers.get("event_id")
-    for item in envelope.items:
-        kind = item.type or "unknown"
-        if kind == "check_in":
-            check_ins.append(_check_in_payload(item))
-            counted[kind] += 1
-            continue
-        if kind == "attachment":
-            size = len(item.get_bytes())
-            if size > MAX_ATTACHMENT_BYTES:
-                raise decode_error(413, f"an attachment exceeds {MAX_ATTACHMENT_BYTES // (1024 * 1024)} MiB")
-            counted[kind] += 1
-            continue
-        if kind == "log":
-            for record in _log_records(item):
-                lines.append(_line("log", app_key, ts, record))
-                written[kind] += 1
-            continue
-        if kind not in WRITTEN_TYPES:
-            counted[kind if kind in ("check_in", "profile", "statsd") else "unknown"] += 1
-            continue
-        if kind in _SPLICED and isinstance(event_id, str) and (raw := _spliceable(item)) is not None:
-            lines.append(_spliced_line(kind, app_key, ts, raw))
-            written[kind] += 1
-            continue
-        try:
-            payload = _json_payload(item) if kind != "replay_recording" else None
-            if payload is None:
-                payload = item_payload(item, envelope.headers)
-        except UnreadableItem as exc:
-            raise decode_error(400, f"malformed envelope item: {exc}") from None
-        if kind in ("event", "transaction") and not isinstance(event_id, str):
-            event_id = payload.get("event_id")
-        lines.append(_line(kind, app_key, session_ts if kind in ("session", "sessions") else ts, payload))
-        written[kind] += 1
-    if not isinstance(event_id, str) or not event_id:
-        event_id = uuid.uuid4().hex  # an empty answer breaks some SDKs: always name an id
-    return EnvelopeLines(b"\n".join(lines), event_id, written, counted, check_ins)
-
-
-def _check_in_payload(item: Item) -> Any:
-    """A check-in item's JSON (at most 64 levels deep, as every JSON part); what it says is read by
-    stacklens.monitors.checkins, which names a bad field."""
-    raw = item.get_bytes()
-    try:
-        return loads(raw, MAX_JSON_DEPTH, where="the check-in")
-    except JsonTooDeep as exc:
-        raise decode_error(400, str(exc)) from None
-    except (ValueError, RecursionError) as exc:
-        raise decode_error(400, f"malformed envelope item: the check-in is not JSON: {exc}") from None
-
-
-def _log_records(item: Item) -> list[dict[str, Any]]:
-    """The records of a ``log`` container item (``{"items": [record, …]}``), each becoming a ``log`` line.
-
-    A record that is not an object is still passed on, so the ingest service rejects it alone, naming it.
-    """
-    try:
-        payload = json.loads(item.get_bytes())
-    except ValueError as exc:
-        raise decode_error(400, f"malformed envelope item: log item is not JSON: {exc}") from None
-    records = payload.get("items") if isinstance(payload, dict) else None
-    if not isinstance(records, list):
-        raise decode_error(400, 'malformed envelope item: a log item is {"items": [log records]}')
-    if len(records) > MAX_LOG_RECORDS:
-        raise decode_error(
-            413, f"the log item carries {len(records)} records; at most {MAX_LOG_RECORDS} are accepted"
-        )
-    return records
-
-
-def store_lines(raw: bytes, app_key: str, received: datetime) -> EnvelopeLines:
-    """The legacy ``/store/`` body: one event as JSON (a transaction when its ``type`` says so)."""
-    try:
-        payload = loads(raw, MAX_JSON_DEPTH, where="the event")
-    except JsonTooDeep as exc:
-        raise decode_error(400, str(exc)) from None
-    except (ValueError, RecursionError) as exc:
-        raise decode_error(400, f"the body is not a JSON event: {exc}") from None
-    if not isinstance(payload, dict):
-        raise decode_error(400, "the body is not a JSON object")
-    kind = "transaction" if payload.get("type") == "transaction" else "event"
-    envelope = Envelope(headers={"event_id": payload.get("event_id")})
-    envelope.add_item(Item(payload=PayloadRef(json=payload), type=kind))
-    return envelope_lines(envelope, app_key, received)
-
-
-def _json_payload(item: Item) -> dict[str, Any] | None:
-    """An event-like item's JSON object read by orjson (several times faster than ``json``, and what the
-    line is parsed with next); ``None`` when orjson cannot read it as an object, so the SDK's item rules read
-    it and name what is wrong (or keep what only ``json`` reads: NaN, integers beyond 64 bits)."""
-    if item.payload.json is not None:
-        return None
-    try:
-        payload = orjson.loads(item.get_bytes())
-    except orjson.JSONDecodeError:
-        return None
-    return payload if isinstance(payload, dict) else None
-
-
-# Event-like items whose line is made of the item's own bytes (see _spliceable).
-_SPLICED = frozenset({"event", "transaction"})
-# Room a line's own fields take beside its payload (a key, a time, the field names).
-_LINE_FIELDS_BYTES = 512
-
-
-def _spliceable(item: Item) -> bytes | None:
-    """The item's bytes when they can be the line's ``payload`` as they are: a JSON object on one line.
-
-    The line is parsed next anyway (the ingest service reads every line); parsing the item here only to write
-    it out again cost about a tenth of an envelope's admission. What is not an object on one line, or too
-    long to fit a line, goes the long way (:func:`_json_payload`), which names what is wrong with it. An
-    object that is not valid JSON inside is refused by the line's parser, which says where it breaks."""
-    if item.payload.json is not None:
-        return None
-    raw = item.get_bytes()
-    if raw[:1] != b"{" or raw[-1:] != b"}" or len(raw) > MAX_LINE_BYTES - _LINE_FIELDS_BYTES:
-        return None
-    if b"\n" in raw or b"\r" in raw:  # a line holds no line break (JSON allows them between tokens)
-        return None
-    return raw
-
-
-def _spliced_line(kind: str, app_key: str, ts: str, payload: bytes) -> bytes:
-    """The line :func:`_line` writes, with the payload's bytes as sent (the same fields in the same order)."""
-    return b"".join(
-        (
-            b'{"v":1,"type":',
-            orjson.dumps(kind),
-            b',"app_key":',
-            orjson.dumps(app_key),
-            b',"ts":',
-            orjson.dumps(ts),
-            b',"payload":',
-            payload,
-            b"}",
-        )
-    )
-
-
-def _line(kind: str, app_key: str, ts: str, payload: Any) -> bytes:
-    line = {"v": 1, "type": kind, "app_key": app_key, "ts": ts, "payload": payload}
-    try:
-        return orjson.dumps(line)
-    except TypeError:  # what only json writes (an integer beyond 64 bits): the line parser refuses it alone
-        return json.dumps(line, separators=(",", ":")).encode("utf-8")
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

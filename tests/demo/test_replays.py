@@ -12,7 +12,8 @@ import orjson
 
 from demo import browser
 from demo import replays as replay_demo
-from stacklens.ingest.envelope import envelope_lines, parse_envelope
+from stacklens.ingest.envelope import parse_envelope
+from stacklens.ingest.envelope_lines import envelope_lines
 from stacklens.ingest.prepare import prepare_lines
 from stacklens.ingest.prepared_rows import Attribution, BatchContext
 

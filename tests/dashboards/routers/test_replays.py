@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 
 from stacklens.control.db import session_scope
 from stacklens.control.models import Project
-from stacklens.ingest.envelope import envelope_lines, parse_envelope
+from stacklens.ingest.envelope import parse_envelope
+from stacklens.ingest.envelope_lines import envelope_lines
 from stacklens.ingest.service import ingest_batch
 from stacklens.ingest.workers import AppKeyResolver
 from stacklens.settings import Settings

@@ -66,6 +66,10 @@ ALLOWED = {
         "stacklens/control/db.py",
         "SELECT",
     ): "control store (PostgreSQL via SQLAlchemy): the migration advisory lock",
+    (
+        "stacklens/control/grouping_claims.py",
+        "SELECT",
+    ): "control store (PostgreSQL via SQLAlchemy): the issue-grouping advisory lock and its unlock",
     ("stacklens/control/db.py", "CREATE SCHEMA"): "control store (PostgreSQL via SQLAlchemy): the configured "
     "schema, quoted by the dialect",
     (

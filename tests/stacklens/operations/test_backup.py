@@ -152,18 +152,22 @@ def test_the_data_directory_is_refused_and_the_installation_still_works(
     assert front_door(stores).settle(30)
     data_dir = stores.data_dir
     engine_dir = Path(stores.resolved_warehouse_url.removeprefix("chdb://"))
-    # What a refused backup must leave alone: every top-level entry, and the bytes of every file that the
-    # live server does not rewrite on its own. The front door's spool journals (front_door/) come and go as
-    # rows land, the engine merges and renames its own parts, and the control store's SQLite files take the
-    # refusals' maintenance-log rows, so those are compared as entries only (the store is read back below).
+    # What a refused backup must leave alone: every top-level entry of the data directory, and the bytes of
+    # every file the live server does not rewrite on its own — the engine's table definitions (metadata/)
+    # among them. The front door's spool journals (front_door/) come and go as rows land, the engine merges
+    # and renames its own parts, and the control store's SQLite files take the refusals' maintenance-log
+    # rows, so those are compared as entries only (the store and the rows are read back below).
     live = (data_dir / "front_door", engine_dir)
     top_level = {p.name for p in data_dir.iterdir()}
+    engine_top = {p.name for p in engine_dir.iterdir()}
     kept = {
         p: p.read_bytes()
-        for p in data_dir.rglob("*")
-        if p.is_file() and not any(p.is_relative_to(d) for d in live) and not p.name.startswith("control.db")
+        for p in [*data_dir.rglob("*"), *(engine_dir / "metadata").rglob("*")]
+        if p.is_file()
+        and (p.is_relative_to(engine_dir / "metadata") or not any(p.is_relative_to(d) for d in live))
+        and not p.name.startswith("control.db")
     }
-    assert (data_dir / "secret_key") in kept or stores.secret_key is not None, sorted(kept)
+    assert any(p.suffix == ".sql" for p in kept), sorted(kept)  # the engine's tables are among them
     refused = {
         data_dir: "is the data directory",
         data_dir.parent: "holds the data directory",
@@ -179,6 +183,7 @@ def test_the_data_directory_is_refused_and_the_installation_still_works(
             run_backup(stores, target)
     assert not (data_dir / "new-in-it").exists() and not (engine_dir / "new-in-it").exists()
     assert top_level <= {p.name for p in data_dir.iterdir()}  # nothing removed
+    assert engine_top <= {p.name for p in engine_dir.iterdir()}
     assert {p: p.read_bytes() for p in kept if p.is_file()} == kept  # nothing removed or changed
     assert engine_dir.is_dir() and any(engine_dir.iterdir())
     # Served as before: the events are there, new ones land, the API key opens.

@@ -22,7 +22,8 @@ import fcntl
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ import dagster as dg
 from pipelines.cron import cron_due
 from pipelines.execution import Planned, RunOutcome, execute_planned, execute_request
 from pipelines.instance import write_instance_config
+from stacklens.control.db import ALEMBIC_LOCK
 from stacklens.self_watch.pipeline_ticks import PipelineTicks
 from stacklens.settings import Settings
 
@@ -47,8 +49,9 @@ def dagster_instance(settings: Settings) -> dg.DagsterInstance:
     after which every later open fails ("more than one head present")."""
     home: Path = settings.dagster_home
     home.mkdir(parents=True, exist_ok=True)
-    # Each open() is its own file description, so the lock excludes threads of one process as well.
-    with (home / ".opening.lock").open("a") as lock_file:
+    # Each open() is its own file description, so the lock excludes threads of one process as well. Dagster
+    # stamps new storages through Alembic, whose proxies are process-wide: no control-store migration at once.
+    with ALEMBIC_LOCK, (home / ".opening.lock").open("a") as lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
         write_instance_config(settings, home)
         return dg.DagsterInstance.from_config(str(home))
@@ -175,6 +178,14 @@ class EmbeddedRunner:
                 self._instance = dagster_instance(self.settings)
             return self._instance
 
+    @contextmanager
+    def _running(self) -> Iterator[dg.DagsterInstance]:
+        """The instance, with this runner's run lock held, and ALEMBIC_LOCK: Dagster creates each run's SQLite
+        event-log shard and stamps it through Alembic (process-wide proxies) while the run goes on."""
+        instance = self.instance  # opened first: opening takes ALEMBIC_LOCK under the instance lock
+        with ALEMBIC_LOCK, self._run_lock:
+            yield instance
+
     def definitions(self) -> dg.Definitions:
         """The definitions with resources bound to this runner's settings."""
         from pipelines.definitions import definitions_for
@@ -210,8 +221,8 @@ class EmbeddedRunner:
         defs = self.definitions()
         follow = frozenset() if self._passes == 0 else frozenset({budgets_job.name, alerts_job.name})
         self._passes += 1
-        with self._run_lock:
-            return materialize_now(defs, self.instance, follow_only=follow)
+        with self._running() as instance:
+            return materialize_now(defs, instance, follow_only=follow)
 
     def run_due(self, now: datetime) -> list[RunOutcome]:
         """Execute the schedules due in the minute of ``now`` (each minute at most once)."""
@@ -221,8 +232,8 @@ class EmbeddedRunner:
         defs = self.definitions()
         self._last_minute = minute
         due = [s for s in schedules_of(defs) if any(cron_due(c, minute) for c in _crons(s))]
-        with self._run_lock:
-            return run_schedules(defs, due, self.instance, minute)
+        with self._running() as instance:
+            return run_schedules(defs, due, instance, minute)
 
     def asset_keys(self) -> set[str]:
         """Every asset key of the definitions (what ``run_now``'s ``select`` may name)."""
@@ -231,8 +242,8 @@ class EmbeddedRunner:
     def run_now(self, select: list[str] | None = None) -> list[RunOutcome]:
         """Materialize now (used by the server's pipelines endpoint)."""
         defs = self.definitions()
-        with self._run_lock:
-            return materialize_now(defs, self.instance, select)
+        with self._running() as instance:
+            return materialize_now(defs, instance, select)
 
     def backfill(self, first: str, last: str, select: list[str] | None = None) -> list[RunOutcome]:
         """Rebuild the daily-partitioned marts for the days ``first``…``last`` (the server's backfill
@@ -241,8 +252,8 @@ class EmbeddedRunner:
 
         days = parse_range(first, last)
         defs = self.definitions()
-        with self._run_lock:
-            return run_backfill(defs, self.instance, days, select)
+        with self._running() as instance:
+            return run_backfill(defs, instance, days, select)
 
     def status(self) -> dict[str, Any]:
         """Recent and failed runs and the marts' row counts (the server's pipelines status endpoint)."""

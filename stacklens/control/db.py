@@ -41,6 +41,13 @@ SETTINGS_INFO = "stacklens.settings"
 
 _lock = threading.Lock()
 _engines: dict[str, Engine] = {}
+# Alembic's `context` and `op` are proxies installed module-wide, not per thread: two migrations at once in
+# one process read each other's configuration, so one ran its revisions on the other's connection (seen as a
+# PostgreSQL control store migrated through a SQLite connection of another thread, when the schedules thread
+# opened its Dagster instance, whose SQLite storages Dagster stamps through Alembic, during a migration).
+# Every Alembic run of this process holds this lock: the control store's here, Dagster's instance opening
+# in pipelines/embedded.py. Taken before any database or file lock, so the order is always the same.
+ALEMBIC_LOCK = threading.RLock()
 _sessionmakers: dict[str, sessionmaker[Session]] = {}
 
 
@@ -256,6 +263,11 @@ def migrate_control_store(settings: Settings) -> None:
 def _upgrade(engine: Engine, connection: Connection) -> None:
     """Alembic's upgrade to head in ``connection``'s transaction, one migrator at a time; on SQLite, refused
     (rolled back) when a row is left pointing at nothing."""
+    with ALEMBIC_LOCK:
+        _upgrade_alone(engine, connection)
+
+
+def _upgrade_alone(engine: Engine, connection: Connection) -> None:
     from alembic import command
 
     if engine.dialect.name == "postgresql":

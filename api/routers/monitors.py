@@ -1,4 +1,4 @@
-"""Monitors of a project (DESIGN §10.1): `GET/POST /api/projects/{slug}/monitors`,
+"""Monitors of a project (docs/monitors.md): `GET/POST /api/projects/{slug}/monitors`,
 `GET/PUT/DELETE /api/projects/{slug}/monitors/{monitor_slug}`, `GET …/monitors/{monitor_slug}/checkins`.
 
 A cron monitor: `{"slug", "name", "kind": "cron", "schedule": {"type": "crontab", "value": "0 * * * *"} |

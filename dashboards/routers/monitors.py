@@ -1,4 +1,4 @@
-"""The monitors pages of a project (DESIGN §10.1), after Sentry's Crons and Uptime: the list (status,
+"""The monitors pages of a project (docs/monitors.md), after Sentry's Crons and Uptime: the list (status,
 schedule in words, next expected run, last check-in, a 30-day timeline) with a form for a new monitor, and
 one monitor's page (its check-ins with durations, its incidents, for an uptime check the uptime per day),
 where it is paused, resumed or deleted. The numbers come from stacklens.monitors, as the API's do."""

@@ -1,8 +1,8 @@
-"""The Sentry protocol (DESIGN §7.3): DSN auth, and envelope bodies read into items within bounds.
+"""The Sentry protocol (docs/sdk.md): DSN auth, and envelope bodies read into items within bounds.
 
 A Sentry SDK pointed at a StackLens DSN (``http(s)://<app key>@<host>/<project id>``) posts envelopes to
 ``/api/<project id>/envelope/`` (or, older SDKs, one event to ``/store/``). Each item becomes the same log
-line the SDK's file transport writes (DESIGN §4.1; :mod:`stacklens.ingest.envelope_lines`), so the envelope
+line the SDK's file transport writes (docs/sdk.md; :mod:`stacklens.ingest.envelope_lines`), so the envelope
 lands through the ingest service's one code path: the same validation, scrubbing, grouping, tables and
 exactly-once rule as ``/api/ingest``.
 

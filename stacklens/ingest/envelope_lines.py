@@ -1,4 +1,4 @@
-"""The log lines an envelope (or a legacy ``/store/`` body) becomes (DESIGN §7.3, §4.1).
+"""The log lines an envelope (or a legacy ``/store/`` body) becomes (docs/sdk.md).
 
 Each item the service keeps becomes the line the SDK's file transport writes, so an envelope lands through
 the ingest service's one code path; the other item types are counted, and ``check_in`` payloads are handed

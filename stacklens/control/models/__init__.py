@@ -8,7 +8,8 @@
 :mod:`~stacklens.control.models.integrations`, :mod:`~stacklens.control.models.teams` (teams, assignees,
 comments, ownership rules), :mod:`~stacklens.control.models.issue_merges` (merge overrides),
 :mod:`~stacklens.control.models.monitors` (monitors, check-ins, incidents),
-:mod:`~stacklens.control.models.sso` (company sign-in) and
+:mod:`~stacklens.control.models.sso` (company sign-in), :mod:`~stacklens.control.models.agents` (agent
+tokens, OAuth clients and codes) and
 :mod:`~stacklens.control.models.service` (the service's own alert episodes) the tables of their topic.
 Importing this package registers every table on ``Base.metadata`` (what
 ``stacklens/control/migrations/env.py`` compares against) and re-exports each of them. Schema changes go
@@ -28,6 +29,7 @@ from stacklens.control.models.accounts import (
     User,
     UserSession,
 )
+from stacklens.control.models.agents import AgentToken, OAuthClient, OAuthCode
 from stacklens.control.models.alerts import (
     AlertChannel,
     AlertDelivery,
@@ -40,6 +42,7 @@ from stacklens.control.models.base import Base, UtcDateTime, iso_utc, utcnow
 from stacklens.control.models.budgets import Budget
 from stacklens.control.models.dashboards import Annotation, Dashboard, DashboardShare, Subscription
 from stacklens.control.models.explore import SavedQuery
+from stacklens.control.models.feedback import EventAttachment, UserFeedback
 from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.control.models.issue_merges import IssueMerge
 from stacklens.control.models.maintenance import MaintenanceRun
@@ -62,6 +65,7 @@ from stacklens.control.models.teams import (
 
 __all__ = [
     "ActivityEntry",
+    "AgentToken",
     "AlertChannel",
     "AlertDelivery",
     "AlertEvaluation",
@@ -77,6 +81,7 @@ __all__ = [
     "Dashboard",
     "DashboardShare",
     "DigestItem",
+    "EventAttachment",
     "ExternalLink",
     "Invitation",
     "IssueAction",
@@ -92,6 +97,8 @@ __all__ = [
     "MonitorCheckIn",
     "MonitorIncident",
     "NotificationSetting",
+    "OAuthClient",
+    "OAuthCode",
     "Organization",
     "OwnershipRules",
     "Project",
@@ -107,6 +114,7 @@ __all__ = [
     "TeamMember",
     "TrackerConnection",
     "User",
+    "UserFeedback",
     "UserSession",
     "UtcDateTime",
     "iso_utc",

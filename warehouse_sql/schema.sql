@@ -157,8 +157,10 @@ CREATE TABLE events
     `sdk_name` LowCardinality(String),
     `sdk_version` String,
     `payload` String CODEC(ZSTD(3)),
+    `trace_id` String MATERIALIZED JSONExtractString(payload, 'contexts', 'trace', 'trace_id'),
     INDEX idx_event_id event_id TYPE bloom_filter(0.001) GRANULARITY 4,
     INDEX idx_issue_id issue_id TYPE bloom_filter(0.001) GRANULARITY 4,
+    INDEX idx_trace_id trace_id TYPE bloom_filter(0.001) GRANULARITY 1,
     PROJECTION events_by_time
     (
         SELECT
@@ -749,7 +751,8 @@ CREATE TABLE replays
     `device_family` LowCardinality(String),
     `sdk_name` LowCardinality(String),
     `sdk_version` String,
-    `payload` String CODEC(ZSTD(3))
+    `payload` String CODEC(ZSTD(3)),
+    INDEX idx_trace_ids trace_ids TYPE bloom_filter(0.001) GRANULARITY 1
 )
 ENGINE = ReplacingMergeTree(received_at)
 PARTITION BY toYYYYMM(timestamp)
@@ -956,7 +959,8 @@ CREATE TABLE spans
     `decoded_content_length` Nullable(Int64),
     `transfer_size` Nullable(Int64),
     `render_blocking_status` LowCardinality(String),
-    `data` Map(String, String)
+    `data` Map(String, String),
+    INDEX idx_trace_id trace_id TYPE bloom_filter(0.001) GRANULARITY 1
 )
 ENGINE = ReplacingMergeTree(received_at)
 PARTITION BY toYYYYMM(timestamp)
@@ -1006,7 +1010,8 @@ CREATE TABLE transactions
     `user_key` String,
     `tags` Map(LowCardinality(String), String),
     `payload` String CODEC(ZSTD(3)),
-    INDEX idx_event_id event_id TYPE bloom_filter(0.001) GRANULARITY 4
+    INDEX idx_event_id event_id TYPE bloom_filter(0.001) GRANULARITY 4,
+    INDEX idx_trace_id trace_id TYPE bloom_filter(0.001) GRANULARITY 1
 )
 ENGINE = ReplacingMergeTree(received_at)
 PARTITION BY toYYYYMM(timestamp)

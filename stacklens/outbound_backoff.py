@@ -1,6 +1,6 @@
 """When to call the outside again (DESIGN §7.5): exponential backoff with jitter, and what a ``Retry-After``
 header asks. The one schedule of the outbox (:mod:`stacklens.alerts.outbox`) and of in-call retries
-(:func:`stacklens.outbound.post`)."""
+(:meth:`stacklens.outbound.OutboundClient.post`)."""
 
 from __future__ import annotations
 

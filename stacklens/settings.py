@@ -16,6 +16,9 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from stacklens.disk_floor_setting import parse_floor
+from stacklens.netaddr import parse_networks
+
 # Values people paste from examples; a server running with one of them has no secret at all.
 PLACEHOLDER_SECRETS = frozenset(
     {"", "changeme", "change-me", "change_me", "secret", "your-secret-key", "placeholder", "xxx", "todo"}
@@ -68,6 +71,17 @@ class Settings(BaseSettings):
         ge=1,
         le=3650,
         description="TTL of raw log records (the `logs` table), apart from events'.",
+    )
+    attachment_max_bytes: int = Field(
+        default=20 * 1024 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="The largest attachment kept (bytes); an envelope with a larger one is refused (413).",
+    )
+    attachment_quota_bytes: int = Field(
+        default=1024 * 1024 * 1024,
+        ge=0,
+        description="Bytes of attachments each project keeps at most; more are refused and counted.",
     )
     retention_run_at: str = Field(
         default="03:30",
@@ -145,16 +159,12 @@ class Settings(BaseSettings):
     @field_validator("trusted_proxies")
     @classmethod
     def _valid_proxies(cls, value: str) -> str:
-        from stacklens.netaddr import parse_networks
-
         parse_networks(value)  # raises with the offending entry named
         return value
 
     @field_validator("disk_floor")
     @classmethod
     def _valid_disk_floor(cls, value: str | None) -> str | None:
-        from stacklens.disk_floor import parse_floor
-
         try:
             parse_floor(value)
         except ValueError as exc:

@@ -11,14 +11,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, SQLColumnExpression, and_, false, or_, select, true
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from stacklens import pagination
+from stacklens.control.key_use_tally import write_pending
 from stacklens.control.models import ActivityEntry, KeyUsage, utcnow
-from stacklens.errors import InvalidInput
 
-KEY_KINDS = ("api", "app")
 MAX_PAGE = 200
 # Merge order on equal timestamps: entries before usage rows, then by id; part of the cursor.
 _RANK_ENTRY, _RANK_USAGE = 1, 0
@@ -58,50 +56,6 @@ def record_activity(
     session.add(entry)
     session.flush()
     return entry
-
-
-def record_key_use(
-    session: Session,
-    org_id: int,
-    key_kind: str,
-    key_id: int,
-    *,
-    requests: int = 1,
-    events: int = 0,
-    ip: str = "",
-    user_agent: str = "",
-    at: datetime | None = None,
-) -> None:
-    """Add uses to the key's row of the hour of ``at`` (default now): insert or increment, atomically."""
-    if key_kind not in KEY_KINDS:
-        raise InvalidInput(f"key_kind must be one of {KEY_KINDS}")
-    now = at or utcnow()
-    hour = now.replace(minute=0, second=0, microsecond=0)
-    values = {
-        "org_id": org_id,
-        "key_kind": key_kind,
-        "key_id": key_id,
-        "hour": hour,
-        "requests": requests,
-        "events": events,
-        "last_ip": ip[:64],
-        "last_user_agent": user_agent[:300],
-        "last_used_at": now,
-    }
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(KeyUsage).values(**values)
-    statement = statement.on_conflict_do_update(
-        index_elements=["key_kind", "key_id", "hour"],
-        set_={
-            "requests": KeyUsage.requests + requests,
-            "events": KeyUsage.events + events,
-            "last_ip": statement.excluded.last_ip,
-            "last_user_agent": statement.excluded.last_user_agent,
-            "last_used_at": statement.excluded.last_used_at,
-        },
-    )
-    session.execute(statement)
 
 
 def _encode_cursor(row_time: datetime, rank: int, row_id: int) -> str:
@@ -150,10 +104,7 @@ def list_activity(
     ``None``)."""
     limit = max(1, min(int(limit), MAX_PAGE))
     position = decode_cursor(cursor) if cursor else None
-    # Imported here: the tally records through this module. Uses counted in memory are written first.
-    from stacklens.control.key_use_tally import write_pending
-
-    write_pending(session)
+    write_pending(session)  # uses counted in memory are written first
 
     entries = select(ActivityEntry).where(
         ActivityEntry.org_id == org_id,

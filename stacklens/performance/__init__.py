@@ -1,6 +1,6 @@
 """Performance: what the performance pages, their JSON API and their downloads show, and budgets.
 
-- The views: the filters every view takes (:mod:`.filters`); the reads of page loads, resources and API
+- The views: the filters every view takes (:mod:`stacklens.view_filters`); the reads of page loads, resources and API
   endpoints (:mod:`.page_load_reads`, :mod:`.resource_reads`, :mod:`.endpoint_reads`), each from the
   minute-to-days states of its ``*_periods`` table that tile the window; the score and web-vital ratings
   (:mod:`.score`), the waterfall of one page load (:mod:`.waterfall`) and the recommendations;

@@ -17,12 +17,11 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
-from pydantic import ValidationError
 
 from stacklens import disk_floor
 from stacklens.control.channels import create_channel
 from stacklens.control.db import dispose_engines, session_scope
-from stacklens.disk_floor import GIB, DiskFloor, DiskFull, parse_floor, require_disk_room
+from stacklens.disk_floor import DiskFull, require_disk_room
 from stacklens.self_watch.watcher import watching
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
@@ -32,35 +31,6 @@ from tests.shipper.harness import Workspace, wait_until
 from tests.stacklens.alerts.helpers import MailSink, start_smtp
 
 MIB = 1024**2
-
-
-@pytest.mark.parametrize(
-    ("value", "floor"),
-    [
-        (None, DiskFloor()),
-        ("", DiskFloor()),
-        ("1073741824", DiskFloor(fixed=GIB)),
-        ("500MiB", DiskFloor(fixed=500 * MIB)),
-        ("2 GB", DiskFloor(fixed=2_000_000_000)),
-        ("5%", DiskFloor(percent=5.0)),
-        ("0.5 %", DiskFloor(percent=0.5)),
-    ],
-)
-def test_the_floor_reads_bytes_units_and_percentages(value: str | None, floor: DiskFloor) -> None:
-    assert parse_floor(value) == floor
-
-
-def test_the_default_is_the_smaller_of_1_gib_and_5_percent() -> None:
-    assert DiskFloor().bytes_for(1000 * GIB) == GIB
-    assert DiskFloor().bytes_for(10 * GIB) == GIB // 2
-    assert DiskFloor(percent=10).bytes_for(8 * MIB) == int(0.8 * MIB)
-
-
-@pytest.mark.parametrize("value", ["lots", "5 potatoes", "150%", "-1", "1.5.2G"])
-def test_a_bad_floor_is_refused_with_the_forms_named(tmp_path: Path, value: str) -> None:
-    with pytest.raises(ValidationError, match="STACKLENS_DISK_FLOOR") as caught:
-        Settings(data_dir=tmp_path, disk_floor=value)
-    assert "500MiB" in str(caught.value) or "percentage" in str(caught.value)
 
 
 def test_a_refusal_names_no_path_nor_free_space_and_the_log_keeps_them(

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from dashboards.figure_json import figure_json
 from stacklens.alerts.messages import value_text, what
 from stacklens.alerts.preview import Preview
-from stacklens.alerts.rule_types import BELOW_TYPES
+from stacklens.alerts.rule_types import fires_below
 from stacklens.control.models.alerts import AlertRule
 
 BAND_COLOURS = {
@@ -92,7 +92,7 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
         )
         # A rule that fires below its threshold (a crash-free rate) has its warning above it: the labels go on
         # other corners so that lines half a point apart keep readable labels.
-        below = rule.type in BELOW_TYPES
+        below = fires_below(rule.type, rule.metric)
         _threshold(
             figure,
             rule,
@@ -124,6 +124,9 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
         else {"visible": False},
         # A crash-free rate lives between 90 and 100 %: from zero, its line and thresholds would be one
         # stroke.
-        yaxis={"title": {"text": y_title}, "rangemode": "normal" if rule.type in BELOW_TYPES else "tozero"},
+        yaxis={
+            "title": {"text": y_title},
+            "rangemode": "normal" if fires_below(rule.type, rule.metric) else "tozero",
+        },
     )
     return figure_json(figure)

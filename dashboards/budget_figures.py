@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from dashboards.figure_json import figure_json
 from stacklens.alerts.preview import Step, bands
+from stacklens.metrics import catalog
 from stacklens.performance.budget_eval import FAIL, INSUFFICIENT, PASS, BudgetSpec, Point, judge
 
 COLOURS = {PASS: "#1a7f37", FAIL: "#b42318"}
@@ -27,7 +28,9 @@ def _label(value: float, unit: str) -> str:
 
 
 def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) -> dict[str, Any]:
-    verdicts = [judge(v, n, spec.value, spec.min_samples) for _, v, n in points]
+    verdicts = [judge(v, n, spec.value, spec.min_samples, spec.metric) for _, v, n in points]
+    found = catalog.find(spec.metric)
+    higher = found is not None and found.better == "higher"  # a floor (uptime): good above the line
     scale, unit = (KIB, "KiB") if unit == "bytes" else (1.0, unit)
     threshold = spec.value / scale
     # What each evaluation saw; one without enough samples is a gap in the line, not a point.
@@ -62,11 +65,17 @@ def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) 
     figure.add_hline(
         y=threshold,
         line={"color": "#b42318", "dash": "dash", "width": 1},
-        annotation_text=f"budget {_label(threshold, unit)}",
+        annotation_text=f"budget {'≥ ' if higher else ''}{_label(threshold, unit)}",
         annotation_position="top left",
     )
     values = [v for v in shown if v is not None]
     top = max([threshold, *values]) * 1.15 or 1.0
+    axis_range = [0.0, top]
+    if higher:
+        # Uptime near its 99.9 % budget: an axis from 0 would draw every point on the budget's line.
+        low = min([threshold, *values])
+        span = max((100.0 if unit == "%" else max([threshold, *values])) - low, 0.1)
+        axis_range = [max(0.0, low - span * 0.5), low + span * 1.3]
     if not values:
         # Samples but too few: say how many of how many (the row beside the chart shows them), not "no data".
         last = points[-1][2] if points else 0
@@ -78,11 +87,13 @@ def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) 
         title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left"},
         height=230,
         margin={"l": 60, "r": 10, "t": 34, "b": 36},
-        yaxis={"title": {"text": unit}, "range": [0, top]},
+        yaxis={"title": {"text": unit}, "range": axis_range},
         xaxis={"type": "date", "range": [points[0][0].isoformat(), points[-1][0].isoformat()]}
         if points
         else {"visible": False},
         plot_bgcolor="#fff",
         showlegend=False,
+        # An uptime budget's chart is uptime already: no uptime line beside its markers (uptime_overlay).
+        meta={"uptime": spec.metric != "uptime_pct"},
     )
     return figure_json(figure)

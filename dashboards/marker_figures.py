@@ -14,7 +14,9 @@ from urllib.parse import quote
 from clickhouse_connect.driver.client import Client
 from sqlalchemy.orm import Session
 
+from dashboards.uptime_overlay import add_uptime
 from stacklens.markers import RELEASE, MarkerGroup, chart_markers
+from stacklens.monitors.uptime_reads import uptime_buckets
 
 COLOURS = {RELEASE: "#6b7280", "annotation": "#7c3aed", "mixed": "#7c3aed"}
 MAX_LABEL = 18  # characters of a label above the plot; the hover has the whole text
@@ -124,9 +126,13 @@ def mark_charts(
     environment: str = "",
 ) -> None:
     """The releases of ``project_ids`` first seen in [since, until) and their annotations on every time
-    chart among ``figures``, read once for the page (:func:`stacklens.markers.chart_markers`); no read
+    chart among ``figures``, read once for the page (:func:`stacklens.markers.chart_markers`), and beside
+    them the projects' uptime when they have uptime checks (:mod:`dashboards.uptime_overlay`); no read
     without a time chart."""
     shown = [f for f in figures if is_time_chart(f)]
     if shown and since < until:
         groups = chart_markers(client, session, org_id, project_ids, since, until, environment)
         mark_time_charts(shown, groups, org_slug)
+        buckets = uptime_buckets(client, org_id, project_ids, since, until)
+        for figure in shown:
+            add_uptime(figure, buckets)

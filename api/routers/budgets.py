@@ -51,7 +51,10 @@ class BudgetIn(BaseModel):
         description="`*` for every page, a page route such as `/checkout`, or a pattern such as `/products/*`"
         " (it must match a page the project has data for).",
     )
-    value: float = Field(description="The budget: the metric passes while its current value is at most this.")
+    value: float = Field(
+        description="The budget: the metric passes while its current value is at most this, or at least this "
+        "for a metric where higher is better (`uptime_pct`: `better` of GET /api/metrics)."
+    )
     statistic: str | None = Field(
         default=None,
         description=f"One of {', '.join(STATISTICS)}; p75 by default (LCP, INP and CLS keep p75 only; API p95,"
@@ -93,7 +96,10 @@ class BudgetOut(BaseModel):
         description="`insufficient_data`: fewer samples than min_samples, or none; `error`: the budget could not"
         " be evaluated (see `error`; it is evaluated again after a backoff)."
     )
-    margin: float | None = Field(description="value − current_value: negative when over budget.")
+    margin: float | None = Field(
+        description="value − current_value (current_value − value where higher is better): negative when "
+        "the budget fails."
+    )
     failing_since: datetime | None = Field(description="First daily evaluation of the current failing run.")
     evaluated_at: datetime
     created_at: str

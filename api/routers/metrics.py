@@ -5,6 +5,8 @@ metrics as the pages do. The same for every organization; authenticated like eve
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
@@ -61,6 +63,11 @@ class MetricOut(BaseModel):
     aliases: list[str] = Field(description="Other names of the metric (the views' column prefixes).")
     same_as: list[str] | None = Field(description="[metric, statistic] this key is another name for.")
     budget: bool = Field(description="A budget (and an alert rule of type performance_budget) can watch it.")
+    better: Literal["lower", "higher"] = Field(
+        description="Which way is good: `lower` (times, bytes, error shares) or `higher` (uptime, crash-free, "
+        "cache hits, the score). A budget on a `higher` metric passes at or above its value; a rule on it "
+        "fires below its threshold."
+    )
     kind: str = Field(
         description="The data it comes from: pageloads, resources, api_calls, transactions, errors, sessions or logs."
     )
@@ -101,6 +108,7 @@ def metric_out(metric: Metric) -> MetricOut:
         aliases=list(metric.aliases),
         same_as=list(metric.same_as) if metric.same_as else None,
         budget=metric.budget,
+        better="higher" if metric.better == "higher" else "lower",
         kind=metric.kind,
         axis_title=axis_title(metric.key),
         example=example(metric),

@@ -93,6 +93,9 @@ def condition(rule: AlertRule) -> str:
     threshold, window = value_text(rule, rule.threshold), rule_types.format_window(rule.window_seconds)
     if rule.type == "performance_budget":
         scope = "all pages" if rule.scope == "*" else rule.scope
+        if rule_types.fires_below(rule.type, rule.metric):  # uptime: fires below its threshold
+            scope = "every uptime check" if rule.scope == "*" else rule.scope
+            return f"{metric_words(rule)} of {scope} < {threshold} over {window}"
         return f"{metric_words(rule)} on {scope} > {threshold} over {window}"
     if rule.type == "event_frequency":
         return f"> {threshold} per issue in {window}"
@@ -268,7 +271,9 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
             "project": None,
             "rule_project": projects.get(rule.project_id),
             "window": rule_types.format_window(rule.window_seconds),
-            "below": rule.type in rule_types.BELOW_TYPES,  # warns and fires below, resolves at or above
+            "below": rule_types.fires_below(
+                rule.type, rule.metric
+            ),  # warns and fires below, resolves at or above
             "preview": replay,
             "figure": figure,
             "preview_error": preview_error,

@@ -10,9 +10,11 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
+from stacklens.alerts.anomaly_messages import amount
 from stacklens.alerts.measures import Measurement
-from stacklens.alerts.rule_types import TYPE_LABELS, format_window
+from stacklens.alerts.rule_types import TYPE_LABELS, fires_below, format_window
 from stacklens.alerts.state import fmt
+from stacklens.anomalies.live import rule_fields
 from stacklens.control.models.alerts import AlertRule
 from stacklens.metrics.catalog import CATALOG, find
 from stacklens.metrics.formatting import format_value
@@ -63,6 +65,8 @@ def value_text(rule: AlertRule, value: float | None) -> str:
     """A measured value or threshold of the rule as every page writes it (a performance metric through the
     catalog: ``2,004.9 ms``, ``250.0 KiB``; a share of failed transactions ``3.4 %``; a count ``12 events``,
     ``1 new issue``): a value never goes without its unit."""
+    if rule.type == "anomaly":  # in the watched metric's unit (stacklens.alerts.anomaly_messages)
+        return amount(rule_fields(rule), value)
     if value is not None and rule.type == "performance_budget" and find(rule.metric) is not None:
         return format_value(rule.metric, value, rule.statistic)
     if value is not None and rule.type == "crash_free_rate" and find(rule.metric) is not None:
@@ -114,7 +118,7 @@ def compose(
         subject_of = f"issue {m.title!r}: " if m.issue_id is not None else ""
         value, threshold = value_text(rule, m.value), value_text(rule, rule.threshold)
         relation = ">" if kind != "resolved" else "<="
-        if rule.type == "crash_free_rate":  # fires below its threshold
+        if fires_below(rule.type, rule.metric):  # a crash-free rate, uptime: fires below its threshold
             relation = "<" if kind != "resolved" else ">="
         against = (
             threshold

@@ -17,6 +17,7 @@ from typing import Any
 from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from stacklens.alerts.errors import AlertInputError
+from stacklens.metrics import catalog
 from stacklens.metrics.catalog import CATALOG, budget_metrics
 
 RULE_TYPES = (
@@ -28,6 +29,7 @@ RULE_TYPES = (
     "crash_free_rate",
     "release_regression",
     "monitor",
+    "anomaly",
 )
 TYPE_LABELS = {
     "performance_budget": "Performance Budget",
@@ -39,6 +41,8 @@ TYPE_LABELS = {
     "crash_free_rate": "Crash-free rate",
     "release_regression": "Release regression",
     "monitor": "Monitor",
+    # Fires when a metric leaves the band of what is normal for its hour (stacklens.anomalies).
+    "anomaly": "Anomaly",
 }
 # A monitor rule is not evaluated over a window: it is told of its monitors' incidents as they open and
 # close (stacklens.monitors.health), so the evaluation run leaves it out.
@@ -120,3 +124,12 @@ def format_window(seconds: int) -> str:
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def fires_below(kind: str, metric: str = "") -> bool:
+    """Whether a rule fires below its threshold: a type where lower is worse (:data:`BELOW_TYPES`), or a
+    performance rule on a metric where higher is better (uptime_pct: the catalog's ``better``)."""
+    if kind in BELOW_TYPES:
+        return True
+    found = catalog.find(metric) if kind == "performance_budget" and metric else None
+    return found is not None and found.better == "higher"

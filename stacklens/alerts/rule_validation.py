@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session
 
 from stacklens.alerts.errors import AlertInputError
 from stacklens.alerts.rule_types import (
-    BELOW_TYPES,
     CRASH_FREE_METRICS,
     DEFAULT_WINDOWS,
     LEVELS,
@@ -23,11 +22,13 @@ from stacklens.alerts.rule_types import (
     TYPE_LABELS,
     RuleBody,
     RuleValues,
+    fires_below,
     parse_window,
 )
+from stacklens.anomalies.rule_fields import anomaly_fields, history_seconds
 from stacklens.control.models import Project
 from stacklens.control.models.alerts import AlertChannel
-from stacklens.metrics.catalog import budget_metrics
+from stacklens.metrics.catalog import CATALOG, budget_metrics
 
 
 def _number(
@@ -98,6 +99,9 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
     window_seconds = parse_window(body.get("window") or DEFAULT_WINDOWS.get(kind, "1h"))
     environment = _text(body.get("environment"), "environment", 64)
     metric, statistic, scope = "", "", "*"
+    anomaly = anomaly_fields(body) if kind == "anomaly" else None
+    if anomaly is not None:  # the history it learns from: at least two seasons
+        window_seconds = history_seconds(body.get("window"), anomaly.seasonality)
     if kind == "performance_budget":
         asked = body.get("metric")
         if not isinstance(asked, str) or asked not in METRICS:
@@ -119,7 +123,9 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
             raise AlertInputError(
                 "window", "a performance rule needs a window of at least 1h (hourly states)"
             )
-        scope = _text(body.get("scope") or "*", "scope", 300, re.compile(r"^(\*|/\S*)$")) or "*"
+        # An uptime rule's scope is a monitor's slug (or a pattern of them), as an uptime budget's.
+        pattern = r"^(\*|[A-Za-z0-9_*-]{1,100})$" if spec.kind == "monitor_checks" else r"^(\*|/\S*)$"
+        scope = _text(body.get("scope") or "*", "scope", 300, re.compile(pattern)) or "*"
     if kind == "crash_free_rate":
         metric = body.get("metric") or CRASH_FREE_METRICS[0]
         if metric not in CRASH_FREE_METRICS:
@@ -127,13 +133,17 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
                 "metric",
                 f"a crash-free rate rule watches {' or '.join(CRASH_FREE_METRICS)} (got {metric!r})",
             )
-    maximum = 100.0 if kind in ("error_rate", "crash_free_rate") else None
+    below = fires_below(kind, metric)
+    percent = kind in ("error_rate", "crash_free_rate") or (
+        bool(metric) and CATALOG[metric].unit.symbol == "%"
+    )
+    maximum = 100.0 if percent else None
     required = kind in THRESHOLD_TYPES
     threshold = _number(body.get("threshold"), "threshold", required=required, maximum=maximum)
     warning = _number(body.get("warning_threshold"), "warning_threshold", required=False, maximum=maximum)
     resolve = _number(body.get("resolve_threshold"), "resolve_threshold", required=False, maximum=maximum)
     # A rule that fires below: its warning sits above the threshold, and firing stops at or above resolve.
-    if kind in BELOW_TYPES:
+    if below:
         if threshold is not None and warning is not None and warning <= threshold:
             raise AlertInputError(
                 "warning_threshold", "must be above the threshold (this rule fires below it)"
@@ -143,9 +153,9 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
                 "resolve_threshold",
                 "must be at least the threshold (it is where firing stops; this rule fires below it)",
             )
-    if kind not in BELOW_TYPES and threshold is not None and warning is not None and warning >= threshold:
+    if not below and threshold is not None and warning is not None and warning >= threshold:
         raise AlertInputError("warning_threshold", "must be below the threshold")
-    if kind not in BELOW_TYPES and threshold is not None and resolve is not None and resolve > threshold:
+    if not below and threshold is not None and resolve is not None and resolve > threshold:
         raise AlertInputError("resolve_threshold", "must be at most the threshold (it is where firing stops)")
     min_samples = _integer(
         body.get("min_samples"),
@@ -165,6 +175,9 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
             refused,
             f"a {TYPE_LABELS[kind].lower()} rule watches the newest release's sessions: no {refused} filter",
         )
+    if anomaly is not None:  # its settings are kept in filters, its minimum count in min_samples
+        metric, statistic, scope = anomaly.metric, anomaly.statistic, anomaly.scope
+        min_samples, filters = anomaly.min_count, anomaly.filters
     renotify_minutes = _integer(body.get("renotify_minutes"), "renotify_minutes", 0, 0, 7 * 24 * 60)
     channel_ids = _channels(session, org_id, body.get("channels"))
     return {

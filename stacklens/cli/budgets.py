@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from stacklens.cli.main import CliError
+from stacklens.metrics import catalog
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -138,7 +139,7 @@ def _list(args: argparse.Namespace) -> int:
             _amount(row["metric"], row.get("current_value")),
         )
         print(
-            f"{row['id']}  {row['metric']:<14} {row['statistic']:<4} {row['scope']:<20} <= {budget}"
+            f"{row['id']}  {row['metric']:<14} {row['statistic']:<4} {row['scope']:<20} {_bound(row['metric'])} {budget}"
             f"  now {current}  {str(row['status']).upper():<17}  {_count(row.get('samples'))} samples"
             f" (min {row['min_samples']}, {row['window_days']}d)"
             + (f"  {row['error']}" if row.get("error") else "")
@@ -193,7 +194,7 @@ def _set(args: argparse.Namespace) -> int:
     else:
         print(
             f"{'created' if created else 'changed'} budget {row.id}: {row.metric} {row.statistic} on {row.scope}"
-            f" <= {_amount(row.metric, row.value)} over {row.window_days}d (min {row.min_samples} samples)"
+            f" {_bound(row.metric)} {_amount(row.metric, row.value)} over {row.window_days}d (min {row.min_samples} samples)"
         )
     return 0
 
@@ -257,3 +258,9 @@ def _export(args: argparse.Namespace) -> int:
     for line in skipped:
         print(f"not exported: {line}", file=sys.stderr)
     return 0
+
+
+def _bound(metric: str) -> str:
+    """A budget is a floor (``>=``) where higher is better (uptime), else a ceiling (``<=``)."""
+    found = catalog.find(metric)
+    return ">=" if found is not None and found.better == "higher" else "<="

@@ -70,6 +70,23 @@ class Metric:
     )
     same_as: tuple[str, str] | None = None  # (metric, statistic) this key is another name for
     kind: str = "pageloads"  # the data it is computed from: pageloads, resources, api_calls, errors
+    # Which way is good: None takes the thresholds' direction, else lower (times, bytes, error shares and
+    # counts); True for the shares where more is better (uptime, crash-free, cache hits, the score). A budget
+    # on it passes at or above its limit, and a rule on it fires below (docs/performance.md).
+    higher_is_better: bool | None = None
+
+    @property
+    def better(self) -> str:
+        """``"higher"`` or ``"lower"``: the direction in which the metric's values are good."""
+        higher = self.higher_is_better
+        if higher is None:
+            higher = self.thresholds.higher_is_better if self.thresholds is not None else False
+        return "higher" if higher else "lower"
+
+    def passes(self, value: float, limit: float) -> bool:
+        """Whether ``value`` is within a budget of ``limit``: at most it, or at least it when higher is
+        better."""
+        return value >= limit if self.better == "higher" else value <= limit
 
     @property
     def statistic_objects(self) -> tuple[Statistic, ...]:

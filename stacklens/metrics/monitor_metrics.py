@@ -24,7 +24,9 @@ MONITOR_METRICS: tuple[Metric, ...] = (
         thresholds=Thresholds(99.9, 99.0, "common service-level objectives", higher_is_better=True),
         decimals=3,
         fixed_statistic=True,
+        budget=True,
         kind="monitor_checks",
+        higher_is_better=True,
     ),
     Metric(
         "monitor_probes",

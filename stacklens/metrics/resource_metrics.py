@@ -90,6 +90,7 @@ RESOURCE_METRICS: tuple[Metric, ...] = (
         decimals=0,
         fixed_statistic=True,
         kind="resources",
+        higher_is_better=True,
     ),
     Metric(
         "compression_ratio",
@@ -103,5 +104,6 @@ RESOURCE_METRICS: tuple[Metric, ...] = (
         (State("resource_request_periods", ("compressed_dec", "compressed_enc"), SUM_COUNT, _VIEWS),),
         fixed_statistic=True,
         kind="resources",
+        higher_is_better=True,
     ),
 )

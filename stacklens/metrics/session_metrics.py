@@ -32,6 +32,7 @@ SESSION_METRICS: tuple[Metric, ...] = (
             decimals=2,
             fixed_statistic=True,
             kind="sessions",
+            higher_is_better=True,
         ),
         Metric(
             "crash_free_users",
@@ -46,6 +47,7 @@ SESSION_METRICS: tuple[Metric, ...] = (
             decimals=2,
             fixed_statistic=True,
             kind="sessions",
+            higher_is_better=True,
         ),
         Metric(
             "errored_sessions_pct",
@@ -98,6 +100,7 @@ SESSION_METRICS: tuple[Metric, ...] = (
             (State("session_periods", ("sessions",), SUM_COUNT, _RELEASES),),
             fixed_statistic=True,
             kind="sessions",
+            higher_is_better=True,
         ),
         Metric(
             "errors_per_session",

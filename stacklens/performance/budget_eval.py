@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from stacklens.isolation import failure_text, is_shared_outage
+from stacklens.metrics import catalog
 from stacklens.performance import window_series, window_values
 
 HISTORY_DAYS = 30
@@ -43,7 +44,7 @@ class Evaluation:
     value: float | None  # None: no samples in the window
     samples: int
     status: str  # pass | fail | insufficient_data | error
-    margin: float | None  # budget - value: positive = headroom, negative = over budget
+    margin: float | None  # headroom(): positive = within budget, negative = over it (under it: uptime)
     failing_since: datetime | None  # the first daily evaluation of the current failing run
     error: str = ""  # status "error": why the evaluation failed, in plain words
 
@@ -51,11 +52,23 @@ class Evaluation:
 Point = tuple[datetime, float | None, int]
 
 
-def judge(value: float | None, samples: int, budget: float, min_samples: int) -> str:
-    """Fewer samples than the minimum (or none) is insufficient data — never a pass."""
+def judge(value: float | None, samples: int, budget: float, min_samples: int, metric: str = "") -> str:
+    """Fewer samples than the minimum (or none) is insufficient data — never a pass. Within budget is at most
+    the budget, or at least it for a metric where higher is better (uptime: the catalog's direction)."""
     if value is None or samples < min_samples:
         return INSUFFICIENT
-    return PASS if value <= budget else FAIL
+    found = catalog.find(metric)
+    within = found.passes(value, budget) if found is not None else value <= budget
+    return PASS if within else FAIL
+
+
+def headroom(metric: str, value: float | None, budget: float) -> float | None:
+    """How far the value is on the good side of the budget (negative: over budget, or under it when higher
+    is better): ``budget - value``, or ``value - budget`` for a metric where higher is better."""
+    if value is None:
+        return None
+    found = catalog.find(metric)
+    return value - budget if found is not None and found.better == "higher" else budget - value
 
 
 def _utc(value: datetime) -> datetime:
@@ -101,7 +114,7 @@ def history(
 
 def failed_days(spec: BudgetSpec, points: list[Point]) -> tuple[int, int]:
     """How many of the daily evaluations would have failed, and how many had enough samples to judge."""
-    verdicts = [judge(v, n, spec.value, spec.min_samples) for _, v, n in points]
+    verdicts = [judge(v, n, spec.value, spec.min_samples, spec.metric) for _, v, n in points]
     return verdicts.count(FAIL), sum(1 for v in verdicts if v != INSUFFICIENT)
 
 
@@ -110,7 +123,7 @@ def failing_since(spec: BudgetSpec, points: list[Point], now: datetime) -> datet
     fails)."""
     since = _utc(now).replace(hour=0, minute=0, second=0, microsecond=0)
     for at, value, samples in reversed(points):
-        if judge(value, samples, spec.value, spec.min_samples) != FAIL:
+        if judge(value, samples, spec.value, spec.min_samples, spec.metric) != FAIL:
             break
         since = min(since, at)
     return since
@@ -146,10 +159,10 @@ def evaluate(client: Any, specs: list[BudgetSpec], now: datetime | None = None) 
             if isinstance(current, Exception):
                 raise current
             value, samples = current
-            status = judge(value, samples, spec.value, spec.min_samples)
+            status = judge(value, samples, spec.value, spec.min_samples, spec.metric)
             points = (known.get(i) or history(client, spec, now, (value, samples))) if status == FAIL else []
             since = failing_start(client, spec, points, now) if points else None
-            margin = None if value is None else spec.value - value
+            margin = headroom(spec.metric, value, spec.value)
             out.append(Evaluation(value, samples, status, margin, since))
         except Exception as exc:
             if is_shared_outage(exc):
@@ -182,7 +195,10 @@ def _failing_histories(
     each is then read on its own in :func:`evaluate`'s loop, so the budget that fails is told apart."""
     failing: dict[int, tuple[float | None, int]] = {}
     for i, (spec, current) in enumerate(zip(specs, currents, strict=True)):
-        if not isinstance(current, Exception) and judge(*current, spec.value, spec.min_samples) == FAIL:
+        if (
+            not isinstance(current, Exception)
+            and judge(*current, spec.value, spec.min_samples, spec.metric) == FAIL
+        ):
             failing[i] = current
     try:
         found = histories(client, [specs[i] for i in failing], now, list(failing.values()))

@@ -22,6 +22,7 @@ class BudgetMetric:
     unit: str
     statistics: tuple[str, ...]  # the first is the default; one entry = the statistic is part of the metric
     source: str  # "window": a timing's or the API calls' states; "resources": bytes per page view
+    better: str = "lower"  # "higher": the budget is a floor (uptime), passed at or above it
 
 
 def _source(metric: Metric) -> str:
@@ -33,13 +34,15 @@ def _source(metric: Metric) -> str:
 
 
 # The budget metrics are the catalog's (stacklens.metrics); this is the shape budget_eval, the pages and the
-# API read. Every metric is "lower is better": a budget passes when the current value is at most the budget.
+# API read. A budget passes when the current value is at most the budget, or at least it for a metric where
+# higher is better (uptime_pct: the catalog's ``better``, stacklens.performance.budget_eval.judge).
 METRICS: dict[str, BudgetMetric] = {
     key: BudgetMetric(
         m.label,
         m.unit.symbol,
         (m.default_statistic, *(s for s in m.statistics if s != m.default_statistic)),
         _source(m),
+        m.better,
     )
     for key, m in budget_metrics().items()
 }
@@ -55,6 +58,9 @@ MIN_SAMPLES = 20
 FIXED_STATISTIC = frozenset(k for k, m in budget_metrics().items() if m.fixed_statistic)
 MAX_WINDOW_DAYS = 30
 _SCOPE = re.compile(r"^(\*|/[^\s]{0,299})$")
+# An uptime budget's scope is an uptime monitor's slug (or a pattern of slugs with *), not a page route.
+_MONITOR_SCOPE = re.compile(r"^(\*|[A-Za-z0-9_*-]{1,100})$")
+MONITOR_KIND = "monitor_checks"
 
 
 class BudgetError(InvalidInput):
@@ -113,7 +119,11 @@ def validate_budget(
         raise BudgetError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}", "metric")
     spec = METRICS[metric]
     scope = (scope or "*").strip() or "*"
-    if not _SCOPE.match(scope):
+    if budget_metrics()[metric].kind == MONITOR_KIND:
+        if not _MONITOR_SCOPE.match(scope):
+            raise BudgetError("must be * (every uptime check) or an uptime monitor's slug", "scope")
+        pages_seen = None  # slugs, not pages: an unknown one is a budget without samples
+    elif not _SCOPE.match(scope):
         raise BudgetError(
             "must be * (all pages) or a page route starting with /, such as /checkout or /products/*", "scope"
         )
@@ -125,6 +135,8 @@ def validate_budget(
         raise BudgetError(f"must be a number, not {value!r}", "value") from exc
     if not math.isfinite(number) or number < 0:
         raise BudgetError(f"must be a finite number >= 0, not {value!r}", "value")
+    if spec.unit == "%" and number > 100:
+        raise BudgetError(f"is a percentage: at most 100, not {value!r}", "value")
     stat = (statistic or "").strip() or spec.statistics[0]
     if stat not in STATISTICS:
         raise BudgetError(f"unknown statistic {stat!r}; use one of {', '.join(STATISTICS)}", "statistic")

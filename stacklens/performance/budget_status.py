@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict, cast
 
 from stacklens.control.budgets import BudgetRow
-from stacklens.performance.budget_eval import ERROR, Evaluation, evaluate
+from stacklens.performance.budget_eval import ERROR, Evaluation, evaluate, headroom
 from stacklens.warehouse.queries import load_query
 
 FRESH = timedelta(minutes=10)
@@ -38,7 +38,9 @@ class BudgetStatusRow(TypedDict):
     current_value: float | None
     samples: int
     status: Verdict
-    margin: float | None  # value - current_value: negative when over budget
+    margin: (
+        float | None
+    )  # within budget by (budget_eval.headroom): negative when over it, or under it (uptime)
     failing_since: datetime | None
     evaluated_at: datetime
     created_at: str
@@ -89,7 +91,7 @@ def _from_mart(
         ):
             continue  # changed since it was judged: judged again below
         current = None if current is None else float(current)
-        margin = None if current is None else row.value - current
+        margin = headroom(row.metric, current, row.value)
         error = row.last_error if str(status) == ERROR else ""
         out[row.id] = (Evaluation(current, int(samples), str(status), margin, _utc(since), error), at)
     return out

@@ -12,6 +12,9 @@ from typing import Any
 
 from stacklens.performance.window_values import (
     API_CALLS,
+    INP_PARTS,
+    INTERACTIONS,
+    MONITOR_CHECKS,
     PAGELOADS,
     SOURCES,
     TRANSACTIONS,
@@ -31,6 +34,8 @@ _SERIES = {
     PAGELOADS: "performance/series_pageloads",
     API_CALLS: "performance/series_api_calls",
     TRANSACTIONS: "performance/series_failed_transactions",
+    MONITOR_CHECKS: "performance/series_monitor_checks",
+    INTERACTIONS: "performance/series_inp_interactions",
 }
 # series_api_calls.sql's ``{total}``: the calls answered 4xx or 5xx for the error rate, else the durations.
 _API_TOTAL = {True: "s4xx + s5xx", False: "duration_sum"}
@@ -54,8 +59,10 @@ def series(client: Any, request: WindowRequest, points: list[datetime]) -> list[
         "until": max(w.until for w in windows),
     }
     text = load_query(_SERIES[kind])
-    if kind == TRANSACTIONS:
+    if kind in (TRANSACTIONS, MONITOR_CHECKS, INTERACTIONS):
         parameters["points"] = [(n, w.since, w.until) for n, w in enumerate(windows, 1)]
+    if kind == INTERACTIONS:
+        parameters["part"] = INP_PARTS[request.metric]
     else:
         parameters.update(_memberships(windows))
     if kind == PAGELOADS:

@@ -14,7 +14,9 @@ window&until=at``. Values:
   ``endpoint_call_periods`` (the server side's calls; the scope matches the route), as the endpoints view
   reads them;
 - the share of failed transactions (``failed_transactions_pct``, what an ``error_rate`` alert rule and its
-  preview watch) from the raw ``transactions`` (no state keeps a transaction's status).
+  preview watch) from the raw ``transactions`` (no state keeps a transaction's status);
+- uptime (``uptime_pct``: ok probes over all probes, as the monitor's page counts it) from the raw
+  ``monitor_checks``; its scope matches the uptime monitor's slug, not a page.
 
 Many windows at one time are one query (:func:`compute_many`: 1,000 rules, one read of their projects'
 periods, page loads and API calls together; the failed transactions a second one); one window at many times
@@ -37,6 +39,8 @@ from stacklens.view_filters import GRAIN_MINUTES, Period, ViewFilters
 from stacklens.warehouse.queries import load_query
 
 PAGELOADS, API_CALLS, TRANSACTIONS = "pageloads", "api_calls", "transactions"
+MONITOR_CHECKS = "monitor_checks"
+INTERACTIONS = "interactions"  # inp_interactions: the INP parts (docs/performance.md, "INP causes")
 QUANTILES = ("p50", "p75", "p90", "p95", "p99")  # the levels the queries compute, in their order
 _TIMINGS = (*QUANTILES, "avg")
 # A window's tiling is one bit of a 64-bit mask in window_states.sql: more distinct windows go in further
@@ -74,6 +78,18 @@ SOURCES: dict[str, Source] = {
     "api_p95_ms": Source(API_CALLS, ("p95",)),
     "error_pct": Source(API_CALLS, ("avg",), share=True),
     "failed_transactions_pct": Source(TRANSACTIONS, ("avg",), share=True),
+    "uptime_pct": Source(MONITOR_CHECKS, ("avg",), share=True),
+    "inp_input_delay_ms": Source(INTERACTIONS, _TIMINGS),
+    "inp_processing_ms": Source(INTERACTIONS, _TIMINGS),
+    "inp_presentation_ms": Source(INTERACTIONS, _TIMINGS),
+    "inp_third_party_ms": Source(INTERACTIONS, _TIMINGS),
+}
+# An INP part's code in window_inp_interactions.sql and series_inp_interactions.sql (the column it reads).
+INP_PARTS = {
+    "inp_input_delay_ms": 1,
+    "inp_processing_ms": 2,
+    "inp_presentation_ms": 3,
+    "inp_third_party_ms": 4,
 }
 # An API target's code in window_states.sql (its 7th field): 1 sums the calls answered 4xx or 5xx, 0 the
 # durations.
@@ -221,13 +237,18 @@ def compute_at(client: Any, evaluations: list[tuple[WindowRequest, datetime]]) -
     keys = [(r.window, utc(at)) for r, at in evaluations]
     filters = {key: window_filters(r, key[1]) for key, (r, _) in zip(keys, evaluations, strict=True)}
     rows: dict[int, tuple[Any, ...] | None] = {}
-    for kinds in ((PAGELOADS, API_CALLS), (TRANSACTIONS,)):
+    readers = {
+        (PAGELOADS, API_CALLS): _read_states,
+        (TRANSACTIONS,): _read_failed_transactions,
+        (MONITOR_CHECKS,): _read_monitor_checks,
+        (INTERACTIONS,): _read_interactions,
+    }
+    for kinds, read in readers.items():
         chosen = [i for i, (r, _) in enumerate(evaluations) if SOURCES[r.metric].kind in kinds]
         distinct = sorted({keys[i] for i in chosen})
         for first in range(0, len(distinct), _BITS):
             part = set(distinct[first : first + _BITS])
             batch = [(i, evaluations[i][0], filters[keys[i]]) for i in chosen if keys[i] in part]
-            read = _read_failed_transactions if kinds == (TRANSACTIONS,) else _read_states
             rows.update(read(client, batch))
     out = []
     for i, ((request, _), key) in enumerate(zip(evaluations, keys, strict=True)):
@@ -321,9 +342,37 @@ def _states_query(pageloads: bool, api_calls: bool) -> str:
 
 def _read_failed_transactions(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]:
     """One query of the raw transactions for a batch of failed-transactions evaluations: index -> its row."""
+    return _read_raw(
+        client,
+        batch,
+        "performance/window_failed_transactions",
+        lambda r, w: (w.since, w.until, r.environment, r.release, r.browser),
+    )
+
+
+def _read_monitor_checks(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]:
+    """One query of the uptime probes for a batch of uptime evaluations (the scope matches monitor slugs;
+    probes have no environment, release or browser): index -> its row."""
+    return _read_raw(client, batch, "performance/window_monitor_checks", lambda r, w: (w.since, w.until))
+
+
+def _read_interactions(client: Any, batch: Batch) -> dict[int, tuple[Any, ...] | None]:
+    """One query of the interactions for a batch of INP part evaluations (exact percentiles, as the INP view
+    reads them): index -> its row."""
+    return _read_raw(
+        client,
+        batch,
+        "performance/window_inp_interactions",
+        lambda r, w: (w.since, w.until, r.environment, r.release, r.browser, INP_PARTS[r.metric]),
+    )
+
+
+def _read_raw(
+    client: Any, batch: Batch, query: str, tail: Callable[[WindowRequest, ViewFilters], tuple[Any, ...]]
+) -> dict[int, tuple[Any, ...] | None]:
     if not batch:
         return {}
-    targets, target_of = _targets(batch, lambda r, w: (w.since, w.until, r.environment, r.release, r.browser))
+    targets, target_of = _targets(batch, tail)
     project_ids = sorted(targets)
     parameters = {
         "project_ids": project_ids,
@@ -331,9 +380,7 @@ def _read_failed_transactions(client: Any, batch: Batch) -> dict[int, tuple[Any,
         "since": min(w.since for _, _, w in batch),
         "until": max(w.until for _, _, w in batch),
     }
-    rows = client.query(
-        load_query("performance/window_failed_transactions"), parameters=parameters
-    ).result_rows
+    rows = client.query(load_query(query), parameters=parameters).result_rows
     by_target = {int(row[0]): tuple(row) for row in rows}
     return {i: by_target.get(t) for i, t in target_of.items()}
 

@@ -4,6 +4,7 @@ endpoints, trends, release impact and recommendations — each a heading, its ch
 
 from __future__ import annotations
 
+from stacklens.metrics import catalog
 from stacklens.performance.calendar import day_slots, fill, week_slots
 from stacklens.performance.endpoint_reads import SOURCE_LABELS
 from stacklens.performance.exports.pdf_layout import Layout, bars, fmt, kb, line, metric, pct
@@ -43,7 +44,8 @@ def summary(layout: Layout, data: ReportData) -> None:
             [
                 f"{b['description']} {b['statistic']}",
                 b["scope"],
-                metric(b["metric"], b["budget"]),
+                # A floor where higher is better (uptime), a ceiling otherwise (the catalog's direction).
+                _bound(b["metric"]) + metric(b["metric"], b["budget"]),
                 metric(b["metric"], b["current"]),
                 f"{fmt(b['samples'])} of {fmt(b['min_samples'])}",
                 b["status"],
@@ -322,3 +324,9 @@ def recommendations(layout: Layout, data: ReportData) -> None:
 
 
 SECTIONS = (summary, pages, resources, endpoints, trends, releases, recommendations)
+
+
+def _bound(key: str) -> str:
+    """How a budget limits its metric: a floor (``>=``) where higher is better (uptime), else a ceiling."""
+    found = catalog.find(key)
+    return ">= " if found is not None and found.better == "higher" else "<= "

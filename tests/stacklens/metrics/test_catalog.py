@@ -24,6 +24,7 @@ STORED_KEYS = (
     "api_p95_ms",
     "error_pct",
     "api_ms",
+    "uptime_pct",  # issue 64: an uptime budget (a floor: higher is better)
 )
 
 
@@ -70,6 +71,7 @@ def test_budget_rule_and_window_definitions_are_views_of_the_catalog() -> None:
         "error_pct": "%",
         "js_bytes": "bytes",
         "transfer_bytes": "bytes",
+        "uptime_pct": "%",
     }
     assert {"api_p95_ms", "js_bytes", "transfer_bytes", "error_pct"} == budget_rules.FIXED_STATISTIC
 

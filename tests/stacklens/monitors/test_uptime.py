@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -13,16 +14,22 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from stacklens.alerts.rule_types import fires_below
+from stacklens.alerts.state import Thresholds, decide
 from stacklens.control.db import session_scope
 from stacklens.control.models import Project
 from stacklens.control.models.monitors import Monitor
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import run_explore
+from stacklens.metrics.catalog import CATALOG
 from stacklens.monitors.store import create_monitor
 from stacklens.monitors.uptime import probe_due
 from stacklens.monitors.uptime_reads import uptime_daily
 from stacklens.outbound import OutboundClient
 from stacklens.outbound_guard import AllowList
+from stacklens.performance import window_series
+from stacklens.performance.budget_eval import BudgetSpec, evaluate, request
+from stacklens.performance.budget_rules import BudgetError, validate_budget
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 
@@ -121,3 +128,46 @@ def test_probes_land_in_monitor_checks_and_down_needs_the_threshold(
     row = explored.rows[0]
     assert row["monitor"] == "shop"
     assert (row["uptime_pct"], row["count"]) == (40.0, 5), row
+
+    # uptime_pct as a budget: higher is better, so a budget is a floor — the same 40 % everywhere.
+    now = start + timedelta(minutes=5)
+    spec = BudgetSpec(1, org["project_id"], "uptime_pct", "avg", "*", 99.0, 1, 1)
+    floor_failed, floor_passed, other = evaluate(
+        warehouse,
+        [spec, replace(spec, id=2, value=30.0, scope="sh*"), replace(spec, id=3, scope="other")],
+        now,
+    )
+    assert (floor_failed.value, floor_failed.samples, floor_failed.status) == (40.0, 5, "fail")
+    assert floor_failed.margin == pytest.approx(-59.0)  # 59 points under the floor
+    assert (floor_passed.status, floor_passed.margin) == ("pass", pytest.approx(10.0))
+    assert (other.value, other.status) == (None, "insufficient_data")  # no probes of a monitor "other"
+    assert window_series.series(warehouse, request(spec), [now])[0][1:] == (40.0, 5)
+    # A rule on it fires below its threshold, as a crash-free rate's does.
+    assert fires_below("performance_budget", "uptime_pct") and not fires_below("performance_budget", "lcp_ms")
+    assert decide("ok", 40.0, 5, Thresholds(99.0, below=True), "%").state == "firing"
+
+
+def test_uptime_budget_fields_are_named() -> None:
+    assert validate_budget("uptime_pct", "shop", 99.9).scope == "shop"
+    for scope, value, field in (("/checkout", 99.0, "scope"), ("*", 100.5, "value")):
+        with pytest.raises(BudgetError) as refused:
+            validate_budget("uptime_pct", scope, value)
+        assert refused.value.field == field
+
+
+def test_every_metric_has_a_direction() -> None:
+    higher = {k for k, m in CATALOG.items() if m.better == "higher"}
+    assert {"uptime_pct", "crash_free_sessions", "crash_free_users", "score", "cache_hit_pct"} <= higher
+    lower = {
+        "lcp_ms",
+        "inp_ms",
+        "cls",
+        "load_time_ms",
+        "js_bytes",
+        "api_p95_ms",
+        "error_pct",
+        "probe_total_ms",
+    }
+    assert all(CATALOG[k].better == "lower" for k in lower)
+    for m in CATALOG.values():  # the bands and the direction never disagree
+        assert m.thresholds is None or m.thresholds.higher_is_better == (m.better == "higher"), m.key

@@ -37,6 +37,7 @@ def test_a_valid_budget_is_cleaned_with_its_defaults() -> None:
         "error_pct",
         "js_bytes",
         "transfer_bytes",
+        "uptime_pct",  # a floor: higher is better (issue 64)
     ]
 
 

@@ -29,7 +29,7 @@ INBOX_PATH = "/webhooks/stacklens"  # the demo shop's alert inbox (demo_shop/ale
 
 
 # Which rules fire on the demo's traffic (demo.rates: 3 visits and 4 page loads an hour on average,
-# 1.5 times that at 19:00 UTC), and why; the README says the same.
+# 1.5 times that at 19:00 UTC), and why; docs/tour.md says the same.
 FIRING = ("JavaScript over 600 KB",)
 # More than the whole shop's arrivals in its busiest hour (10.5; the busiest issue-hour of a 35-day history
 # held 4 events): only a storm of errors fires it.

@@ -42,6 +42,7 @@ from stacklens.control.models.base import Base, UtcDateTime, iso_utc, utcnow
 from stacklens.control.models.budgets import Budget
 from stacklens.control.models.dashboards import Annotation, Dashboard, DashboardShare, Subscription
 from stacklens.control.models.explore import SavedQuery
+from stacklens.control.models.feedback import EventAttachment, UserFeedback
 from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.control.models.issue_merges import IssueMerge
 from stacklens.control.models.maintenance import MaintenanceRun
@@ -80,6 +81,7 @@ __all__ = [
     "Dashboard",
     "DashboardShare",
     "DigestItem",
+    "EventAttachment",
     "ExternalLink",
     "Invitation",
     "IssueAction",
@@ -112,6 +114,7 @@ __all__ = [
     "TeamMember",
     "TrackerConnection",
     "User",
+    "UserFeedback",
     "UserSession",
     "UtcDateTime",
     "iso_utc",

@@ -76,6 +76,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         sso,
         subscriptions,
         teams,
+        tokens,
     )
 
     # The entrances first: a request is matched against the routes in order, and the SDKs' one-event requests
@@ -116,6 +117,10 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(subscriptions.router)
     app.include_router(logs.router)
     app.include_router(operations.router)
+    app.include_router(tokens.router)
+    from api.agents.door import install_agents
+
+    install_agents(app)  # /mcp and the OAuth routes (docs/agents.md)
     for install in installers:
         install(app)
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.

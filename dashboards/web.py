@@ -155,6 +155,7 @@ def install(app: FastAPI) -> None:
 
     from dashboards.routers import (
         accounts,
+        agent_tokens,
         alerts,
         annotations,
         budget_forms,
@@ -215,6 +216,7 @@ def install(app: FastAPI) -> None:
     )
     for module in (
         *modules,
+        agent_tokens,
         alerts,
         channels,
         integrations,

@@ -1,5 +1,6 @@
 """Alert rules and notification channels (DESIGN §7.2): `GET/POST /api/alerts/rules`,
-`GET/PUT/DELETE /api/alerts/rules/{id}`, `GET/POST /api/alerts/channels`, `POST
+`GET/PUT/DELETE /api/alerts/rules/{id}`, `POST /api/alerts/rules/backtest` and
+`POST /api/alerts/rules/{id}/backtest` (anomaly rules, docs/alerts.md), `GET/POST /api/alerts/channels`, `POST
 /api/alerts/channels/{id}/test`, `GET /api/alerts/deliveries`.
 
 Bodies are validated by the domain (``stacklens.alerts.rules``, ``stacklens.control.channels``) so every
@@ -9,22 +10,27 @@ Another organization's rule or channel answers 404 exactly like a missing one.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter, Body, Query, Response
 from sqlalchemy import select
 from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
-from api.deps import ApiAuth, AppSettings, DbSession
+from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.alerts import rules
 from stacklens.alerts.delivery_log import LoggedDeliveryOut, delivery_log, logged_dict
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
+from stacklens.alerts.rule_validation import clean
 from stacklens.alerts.sending import DeliveryOut, send_test
+from stacklens.anomalies.backtest import BacktestAnswer, backtest
+from stacklens.anomalies.live import rule_fields
+from stacklens.anomalies.rule_fields import backtest_days
 from stacklens.control import channels
 from stacklens.control.models import Project, iso_utc
-from stacklens.control.models.alerts import AlertChannel, AlertRuleState
+from stacklens.control.models.alerts import AlertChannel, AlertRule, AlertRuleState
 
 router = APIRouter(prefix="/api/alerts", tags=["alerts"])
 ERRORS = {
@@ -58,7 +64,22 @@ CRASH_FREE_EXAMPLE = {
     "environment": "production",
     "channels": [1],
 }
-RuleBody = Annotated[dict[str, Any], Body(examples=[RULE_EXAMPLE, CRASH_FREE_EXAMPLE])]
+# Anomaly: fires when checkout LCP leaves what is normal for its hour of the week.
+ANOMALY_EXAMPLE = {
+    "name": "Checkout LCP anomaly",
+    "type": "anomaly",
+    "project": "shop",
+    "metric": "lcp_ms",
+    "scope": "/checkout",
+    "seasonality": "auto",
+    "sensitivity": "medium",
+    "direction": "up",
+    "min_count": 20,
+    "channels": [1],
+}
+RuleBody = Annotated[dict[str, Any], Body(examples=[RULE_EXAMPLE, CRASH_FREE_EXAMPLE, ANOMALY_EXAMPLE])]
+BacktestBody = Annotated[dict[str, Any], Body(examples=[{**ANOMALY_EXAMPLE, "days": 14}])]
+DaysBody = Annotated[dict[str, Any], Body(examples=[{"days": 14}])]
 ChannelBody = Annotated[
     dict[str, Any], Body(examples=[{"type": "webhook", "name": "ops", "url": "https://x.test/h"}])
 ]
@@ -188,6 +209,57 @@ def delete_rule(rule_id: int, identity: ApiAuth, session: DbSession) -> Response
     except AlertNotFound as exc:
         raise _missing(exc) from exc
     return Response(status_code=204)
+
+
+def _backtest(session: DbSession, client: Any, org_id: int, rule: AlertRule, days: object) -> BacktestAnswer:
+    fields = rule_fields(rule)
+    try:
+        got_days = backtest_days(days, fields.seasonality)
+    except AlertInputError as exc:
+        raise _bad(exc) from exc
+    return backtest(
+        client,
+        org_id,
+        rule.project_id,
+        fields,
+        rule.environment,
+        got_days,
+        rule.window_seconds,
+        datetime.now(UTC),
+    )
+
+
+@router.post("/rules/backtest", response_model=BacktestAnswer, responses=ERRORS)
+def backtest_body(
+    body: BacktestBody, identity: ApiAuth, session: DbSession, client: Warehouse
+) -> BacktestAnswer:
+    """What an anomaly rule (the body of a new rule, and `days`: 7 to 28) would have done over the last
+    days: each hour's value, expected value, band and score, and the hours where it would have fired with
+    the releases first seen near them. Nothing is saved."""
+    if not isinstance(body, dict) or body.get("type", "anomaly") != "anomaly":
+        raise ApiError(400, "Bad Request", "type: a backtest is of an anomaly rule; use type anomaly")
+    try:
+        values = clean(session, identity.org_id, {"name": "backtest", **body, "type": "anomaly"})
+    except AlertInputError as exc:
+        raise _bad(exc) from exc
+    rule = AlertRule(org_id=identity.org_id, **values)  # never added to the session: nothing is saved
+    return _backtest(session, client, identity.org_id, rule, body.get("days"))
+
+
+@router.post("/rules/{rule_id}/backtest", response_model=BacktestAnswer, responses=ERRORS)
+def backtest_rule(
+    rule_id: int, identity: ApiAuth, session: DbSession, client: Warehouse, body: DaysBody | None = None
+) -> BacktestAnswer:
+    """The backtest of a saved anomaly rule over the last `days` (7 to 28)."""
+    try:
+        rule = rules.get_rule(session, identity.org_id, rule_id)
+    except AlertNotFound as exc:
+        raise _missing(exc) from exc
+    if rule.type != "anomaly":
+        raise ApiError(
+            400, "Bad Request", f"type: rule {rule_id} is a {rule.type} rule; backtests are of anomaly rules"
+        )
+    return _backtest(session, client, identity.org_id, rule, (body or {}).get("days"))
 
 
 def channel_out(row: AlertChannel) -> ChannelOut:

@@ -1,5 +1,6 @@
 """`GET /api/audit?action=signin`: the organization's audit trail of sign-ins — every sign-in, refusal (with
-its reason), role change and break-glass use — newest first."""
+its reason), role change and break-glass use — newest first; `?source=mcp`: the agents' tool calls
+(docs/agents.md)."""
 
 from __future__ import annotations
 
@@ -55,10 +56,18 @@ def audit(
         pattern=r"^[a-z_.]+$",
         description="An action (`signin.refused`) or a family of them (`signin`: every sign-in entry).",
     ),
+    source: str = Query(
+        default="",
+        pattern=r"^(|mcp|signin)$",
+        description="`mcp`: the agents' tool calls (who, client, tool, arguments' digest, rows and bytes read, "
+        "duration, outcome in `detail`), instead of `action`.",
+    ),
     cursor: str | None = Query(default=None, max_length=512, pattern=r"^[A-Za-z0-9_=-]*$"),
     limit: int = Query(default=50, ge=1, le=MAX_PAGE),
 ) -> AuditPage:
     """One page of the audit trail."""
+    if source:
+        action = "mcp" if source == "mcp" else "signin"
     try:
         rows, next_cursor = list_audit(session, identity.org_id, action, cursor, limit)
     except InvalidCursor as exc:

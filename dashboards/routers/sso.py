@@ -295,11 +295,12 @@ async def remove_sso_settings(request: Request, viewer: OrgViewer, db: Db) -> Re
 def audit_page(
     request: Request, viewer: OrgViewer, db: Db, action: str = "signin", cursor: str = ""
 ) -> Response:
-    """Owners: sign-ins, refusals with their reasons, role changes and break-glass uses, newest first."""
+    """Owners: sign-ins, refusals with their reasons, role changes and break-glass uses, and agents' tool
+    calls (``action=mcp``, docs/agents.md), newest first."""
     viewer.require_owner()
     action = (
         action
-        if action in ("signin", "signin.refused", "signin.break_glass", "signin.role_changed", "sso")
+        if action in ("signin", "signin.refused", "signin.break_glass", "signin.role_changed", "sso", "mcp")
         else "signin"
     )
     try:

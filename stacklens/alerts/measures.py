@@ -10,6 +10,8 @@
 - ``regression``: issues the workflow marked ``regressed`` inside the window (``issue_history``).
 - ``crash_free_rate`` and ``release_regression``: the newest release's crash-free share, or its verdict
   against the release before it, from release health (:mod:`stacklens.alerts.release_measures`).
+- ``anomaly``: the rule's hourly series, its band and its firing replayed over the last day
+  (:mod:`stacklens.anomalies.live`), one measurement of the last complete hour.
 
 Rules sharing a type, window and filters share one query over all their projects. Filter values are
 server-side parameters; the SQL is composed from the constant fragments below only.
@@ -24,6 +26,7 @@ from typing import Any
 
 from stacklens.alerts import issue_measures, release_measures
 from stacklens.alerts.issue_measures import filter_sql
+from stacklens.anomalies import live
 from stacklens.control.models.alerts import AlertRule
 from stacklens.metrics.windows import Window
 from stacklens.performance.window_values import WindowRequest, bounds, compute_many
@@ -41,6 +44,7 @@ class Measurement:
     title: str = ""
     issue_id: int | None = None
     reasons: tuple[str, ...] = ()  # a release verdict's reasons (metric, both values, both sample sizes)
+    anomaly: live.AnomalyReading | None = None  # an anomaly rule's reading: band, score, firing, releases
 
 
 def window_request(rule: AlertRule) -> WindowRequest:
@@ -66,6 +70,19 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
     on_releases = [r for r in rules if r.type in ("crash_free_rate", "release_regression")]
     if on_releases:
         _releases(client, on_releases, now, out)
+    for rule in (r for r in rules if r.type == "anomaly"):
+        reading = live.read(client, rule, now)
+        out[rule.id].append(
+            Measurement(
+                "*",
+                reading.latest["value"],
+                int(reading.count),
+                reading.bucket,
+                reading.bucket + timedelta(hours=1),
+                reading.releases[0] if reading.releases else "",
+                anomaly=reading,
+            )
+        )
     perf = [r for r in rules if r.type == "performance_budget"]
     if perf:
         values = compute_many(client, [window_request(r) for r in perf], now)
@@ -86,7 +103,7 @@ def measure(client: Any, rules: list[AlertRule], now: datetime) -> dict[int, lis
             )
     groups: dict[tuple[Any, ...], list[AlertRule]] = defaultdict(list)
     for rule in rules:
-        if rule.type not in ("performance_budget", "crash_free_rate", "release_regression"):
+        if rule.type not in ("performance_budget", "crash_free_rate", "release_regression", "anomaly"):
             groups[_group_key(rule)].append(rule)
     by_type: dict[str, list[list[AlertRule]]] = defaultdict(list)
     for group in groups.values():

@@ -19,6 +19,7 @@ from stacklens.alerts.rule_types import (
     format_window,
 )
 from stacklens.alerts.rule_validation import clean
+from stacklens.anomalies.rule_fields import stored_fields
 from stacklens.control.activity import record_activity
 from stacklens.control.models import Budget, Project, utcnow
 from stacklens.control.models.alerts import AlertRule
@@ -39,6 +40,12 @@ class RuleOut(RuleSettings):
     # Monitor rules: the monitors watched (empty: all of the project's) and the statuses (empty: all).
     monitors: list[str]
     statuses: list[str]
+    # Anomaly rules (docs/alerts.md): auto | daily | weekly | none, low | medium | high, up | down | both, and
+    # the count below which a bucket never fires; "" and null for the other types.
+    seasonality: str
+    sensitivity: str
+    direction: str
+    min_count: int | None
 
 
 class BudgetRuleBody(TypedDict):
@@ -159,7 +166,7 @@ def rule_out(rule: AlertRule, project_slug: str) -> RuleOut:
         "min_samples": rule.min_samples,
         "count_kind": rule.count_kind,
         "environment": rule.environment,
-        "filters": rule.filters or {},
+        "filters": {} if rule.type == "anomaly" else rule.filters or {},
         "renotify_minutes": rule.renotify_minutes,
         "channels": list(rule.channel_ids or []),
         "budget_id": rule.budget_id,
@@ -170,6 +177,26 @@ def rule_out(rule: AlertRule, project_slug: str) -> RuleOut:
         "retry_at": rule.retry_at.isoformat().replace("+00:00", "Z") if rule.retry_at else None,
         "monitors": _listed(rule, "monitors"),
         "statuses": _listed(rule, "statuses"),
+        **_anomaly_settings(rule),
+    }
+
+
+class _AnomalySettings(TypedDict):
+    seasonality: str
+    sensitivity: str
+    direction: str
+    min_count: int | None
+
+
+def _anomaly_settings(rule: AlertRule) -> _AnomalySettings:
+    if rule.type != "anomaly":
+        return {"seasonality": "", "sensitivity": "", "direction": "", "min_count": None}
+    fields = stored_fields(rule.metric, rule.statistic, rule.scope, rule.filters or {}, rule.min_samples)
+    return {
+        "seasonality": fields.seasonality,
+        "sensitivity": fields.sensitivity,
+        "direction": fields.direction,
+        "min_count": fields.min_count,
     }
 
 

@@ -79,6 +79,10 @@ class AuditRow:
 
 def summary(action: str, detail: dict[str, Any]) -> str:
     """One sentence per entry (the audit page, the API's ``summary``)."""
+    if action.startswith("mcp."):
+        from stacklens.agents.audit import summary as call_summary
+
+        return call_summary(detail)
     who = detail.get("email") or "someone"
     reason = detail.get("reason")
     said = REASONS.get(str(reason), str(reason or ""))

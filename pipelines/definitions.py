@@ -22,6 +22,7 @@ from pipelines.assets import (
     budgets,
     event_counters,
     integrations,
+    interactions,
     issues,
     live_tables,
     monitors,
@@ -34,7 +35,17 @@ from pipelines.schedules import schedules
 from pipelines.sensors import sensors
 from stacklens.settings import Settings
 
-_modules = [event_counters, issues, performance, sessions, budgets, alerts, integrations, monitors]
+_modules = [
+    event_counters,
+    issues,
+    performance,
+    interactions,
+    sessions,
+    budgets,
+    alerts,
+    integrations,
+    monitors,
+]
 
 
 def build_definitions(resources: dict[str, dg.ConfigurableResource]) -> dg.Definitions:

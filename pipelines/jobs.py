@@ -39,6 +39,7 @@ PERFORMANCE_ASSETS = [
     "resource_request_periods",
     "endpoint_facts",
     "endpoint_call_periods",
+    "inp_interactions",
 ]
 performance_job = dg.define_asset_job(
     "performance_job",
@@ -110,7 +111,10 @@ ALL_JOBS = [
 # Per partitioned job: the watermarks its run advances (an asset's, or for the performance steps their facts')
 # and the raw tables it reads.
 PARTITIONED_JOB_INPUTS: dict[str, tuple[list[str], list[str]]] = {
-    "performance_job": (["pageload_facts", "resource_facts", "endpoint_facts"], ["transactions", "spans"]),
+    "performance_job": (
+        ["pageload_facts", "resource_facts", "endpoint_facts", "inp_interactions"],
+        ["transactions", "spans"],
+    ),
     "sessions_job": (["session_periods"], ["sessions"]),
 }
 # Per incremental job: the watermarks of its steps (an asset's, or the `event_counters` step's own).

@@ -200,6 +200,41 @@ ORDER BY (org_id, batch_id)
 TTL toDateTime(received_at) + toIntervalDay(30)
 SETTINGS index_granularity = 8192;
 
+CREATE TABLE inp_interactions
+(
+    `org_id` UInt64,
+    `project_id` UInt64,
+    `ts` DateTime64(3, 'UTC'),
+    `event_id` UUID,
+    `trace_id` String,
+    `page` LowCardinality(String),
+    `environment` LowCardinality(String),
+    `release` LowCardinality(String),
+    `browser` LowCardinality(String),
+    `target` String,
+    `type` LowCardinality(String),
+    `inp` Float64,
+    `input_delay` Nullable(Float64),
+    `processing` Nullable(Float64),
+    `presentation` Nullable(Float64),
+    `loaf` UInt8,
+    `script_url` Array(String),
+    `script_host` Array(LowCardinality(String)),
+    `script_function` Array(String),
+    `script_invoker` Array(String),
+    `script_ms` Array(Float64),
+    `script_part` Array(LowCardinality(String)),
+    `script_third` Array(UInt8),
+    `first_party_ms` Float64,
+    `third_party_ms` Nullable(Float64),
+    `materialized_at` DateTime64(6, 'UTC')
+)
+ENGINE = ReplacingMergeTree(materialized_at)
+PARTITION BY toYYYYMM(ts)
+ORDER BY (project_id, ts, event_id)
+TTL toDateTime(ts) + toIntervalDay(90)
+SETTINGS index_granularity = 8192;
+
 CREATE TABLE issue_element_arrivals
 (
     `received_at` DateTime64(3, 'UTC'),

@@ -18,6 +18,7 @@ from __future__ import annotations
 from stacklens.metrics.api_metrics import API_METRICS
 from stacklens.metrics.definition import Metric
 from stacklens.metrics.error_metrics import ERROR_METRICS
+from stacklens.metrics.interaction_metrics import INTERACTION_METRICS
 from stacklens.metrics.monitor_metrics import MONITOR_METRICS
 from stacklens.metrics.page_load_metrics import PAGE_LOAD_METRICS
 from stacklens.metrics.resource_metrics import RESOURCE_METRICS
@@ -25,6 +26,7 @@ from stacklens.metrics.session_metrics import SESSION_METRICS
 
 _METRICS: tuple[Metric, ...] = (
     *PAGE_LOAD_METRICS,
+    *INTERACTION_METRICS,
     *API_METRICS,
     *RESOURCE_METRICS,
     *ERROR_METRICS,

@@ -25,6 +25,11 @@ STORED_KEYS = (
     "error_pct",
     "api_ms",
     "uptime_pct",  # issue 64: an uptime budget (a floor: higher is better)
+    # issue 69: the INP parts and the third parties' script time
+    "inp_input_delay_ms",
+    "inp_processing_ms",
+    "inp_presentation_ms",
+    "inp_third_party_ms",
 )
 
 
@@ -72,6 +77,10 @@ def test_budget_rule_and_window_definitions_are_views_of_the_catalog() -> None:
         "js_bytes": "bytes",
         "transfer_bytes": "bytes",
         "uptime_pct": "%",
+        "inp_input_delay_ms": "ms",
+        "inp_processing_ms": "ms",
+        "inp_presentation_ms": "ms",
+        "inp_third_party_ms": "ms",
     }
     assert {"api_p95_ms", "js_bytes", "transfer_bytes", "error_pct"} == budget_rules.FIXED_STATISTIC
 

@@ -1,0 +1,80 @@
+"""INP causes: ``inp_interactions``, one row per interaction the browsers reported, with its parts and the
+scripts of the long animation frames it overlapped, each marked first or third party (docs/performance.md,
+"INP causes"). Built like the performance steps (pipelines/assets/performance.py: the hours with new
+transactions since its watermark), with the projects' own script hosts read from the control store each run.
+"""
+
+# No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
+# at definition time (context and resource parameters) and does not resolve string annotations.
+
+import dataclasses
+from collections.abc import Iterator
+
+import dagster as dg
+from dagster import AssetExecutionContext
+
+from pipelines.assets.common import RAW_TRANSACTIONS, MartCheck
+from pipelines.assets.performance import Stack, StateTable, refresh_stack
+from pipelines.partitions import daily_partitions
+from pipelines.resources import ClickHouseResource, ControlStoreResource
+from stacklens.performance.inp.hosts import all_first_party_hosts
+
+INTERACTIONS = Stack(
+    "inp_interactions",
+    ("transactions",),
+    (
+        StateTable(
+            "inp_interactions",
+            ("inp_interactions",),
+            (RAW_TRANSACTIONS,),
+            "One row per interaction a browser reported as a standalone INP span (`ui.interaction.*`): page, "
+            "environment, release, browser, target (the element) and type, INP, its input delay, processing and "
+            "presentation delay (NULL without attribution), and the scripts of the long animation frames it "
+            "overlapped (URL, host, function, invoker, duration, part, third party or not by host and the "
+            "project's own hosts), with the first- and third-party time. Refreshed for the hours with new "
+            "transactions. Read by the INP view and API (stacklens/performance/inp/reads.py) and the metrics "
+            "inp_input_delay_ms, inp_processing_ms, inp_presentation_ms, inp_third_party_ms (budgets, alert "
+            "rules, Explore, exports).",
+            (
+                MartCheck(
+                    "inp_interactions_add_up",
+                    "Among the interactions the run wrote, every script has its host, duration, part and party, "
+                    "and the first- and third-party times add up to the time of the scripts.",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def host_parameters(hosts: dict[int, list[str]]) -> dict[str, object]:
+    """The query parameters naming each project's own hosts (projects without any are left out)."""
+    ids = sorted(hosts)
+    return {"fp_projects": ids, "fp_hosts": [hosts[i] for i in ids]}
+
+
+@dg.multi_asset(
+    name="inp_interaction_states",
+    description="Interactions (INP) with their parts and scripts, for the hours with new transactions.",
+    specs=[
+        dg.AssetSpec(
+            table.name,
+            deps=list(table.deps),
+            description=table.description,
+            group_name="performance",
+            kinds={"clickhouse"},
+        )
+        for table in INTERACTIONS.tables
+    ],
+    check_specs=[check.spec(table.name) for table in INTERACTIONS.tables for check in table.checks],
+    partitions_def=daily_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    can_subset=False,
+)
+def inp_interaction_states(
+    context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
+) -> Iterator[dg.MaterializeResult]:
+    with control_store.session() as session:
+        hosts = all_first_party_hosts(session)
+    stack = dataclasses.replace(INTERACTIONS, parameters=host_parameters(hosts))
+    yield from refresh_stack(context, warehouse.get_client(), stack)

@@ -68,6 +68,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         outcomes,
         ownership,
         performance,
+        performance_inp,
         pipelines,
         project_quotas,
         projects,
@@ -106,6 +107,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(budgets.router)
     app.include_router(monitors.router)
     app.include_router(performance.router)
+    app.include_router(performance_inp.router)
     app.include_router(releases.router)
     app.include_router(metrics.router)
     app.include_router(alerts.router)

@@ -4,6 +4,7 @@ pages record theirs."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from stacklens import annotations as notes
@@ -99,4 +100,4 @@ def annotate(
     if tags:
         body["tags"] = tags
     note = notes.create_annotation(ctx.session, ctx.org_id, body)
-    return {"covers": {"project": project or "all projects"}, "annotation": plain(note)}
+    return {"covers": {"project": project or "all projects"}, "annotation": plain(asdict(note))}

@@ -357,3 +357,46 @@ def test_an_oauth_client_registers_signs_the_member_in_and_calls_tools(
         f"{url}/api/tokens?member={acme['email']}", headers={"Authorization": f"Bearer {acme['api_key']}"}
     ).json()["tokens"]
     assert any(t["kind"] == "oauth" and t["name"] == "Agent under test" for t in listed_tokens)
+
+
+def test_every_read_tool_answers_what_it_covers_and_annotate_writes(
+    server: tuple[str, Settings], orgs: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
+    url, _ = server
+    acme, _ = orgs
+    token = personal_token(url, acme, ["read", "write"])
+    project = acme["project"]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("issue_events", {"issue_id": acme["issue_id"]}),
+        ("release_health", {"project": project}),
+        ("performance_overview", {"project": project, "range": "7d"}),
+        ("page_vitals", {"project": project}),
+        ("budgets", {"project": project}),
+        ("search_logs", {"project": project, "query": "checkout"}),
+        ("monitors", {"project": project}),
+        (
+            "explore",
+            {
+                "question": {
+                    "dataset": "errors",
+                    "project": project,
+                    "group_by": ["release"],
+                    "aggregates": [{"fn": "count"}],
+                    "range": "7d",
+                }
+            },
+        ),
+        ("annotate", {"text": "Deployed shop@1.1", "project": project}),
+        ("release_health", {"project": project, "range": "fortnight"}),
+    ]
+    _, *answers = run_calls(url, token["token"], calls)
+    for (name, _), answer in zip(calls[:-1], answers[:-1], strict=True):
+        assert not answer.is_error, f"{name}: {text_of(answer)}"
+        assert "covers" in json.loads(text_of(answer)), name
+    events = json.loads(text_of(answers[0]))
+    assert events["covers"]["count"] == 1 and events["events"][0]["release"] == "shop@1.0"
+    releases = json.loads(text_of(answers[1]))
+    assert [r["version"] for r in releases["releases"]] == ["shop@1.0"]
+    explored = json.loads(text_of(answers[7]))
+    assert explored["rows"] and explored["covers"]["project"] == project
+    assert answers[-1].is_error and "range" in text_of(answers[-1])

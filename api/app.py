@@ -78,6 +78,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         subscriptions,
         teams,
         tokens,
+        traces,
     )
 
     # The entrances first: a request is matched against the routes in order, and the SDKs' one-event requests
@@ -118,6 +119,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(annotations.router)
     app.include_router(subscriptions.router)
     app.include_router(logs.router)
+    app.include_router(traces.router)
     app.include_router(operations.router)
     app.include_router(tokens.router)
     from api.agents.door import install_agents

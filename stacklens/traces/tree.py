@@ -1,0 +1,163 @@
+"""The spans of one trace as one tree: parents before children (children by start time), each with its depth,
+the spans whose parent never arrived marked as orphans (their subtrees follow the rooted tree), and the
+critical path — the chain of spans that, walking back from the root's end, each finished last before the
+next one began (what made the trace as long as it is)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+# Span statuses that mean success (Sentry's `ok`, OpenTelemetry's unset mapped to '').
+OK_STATUSES = frozenset({"", "ok", "unset", "unknown"})
+# A child ending this close after the span that would follow it still counts as before it (clocks of two
+# machines, rounded to the millisecond).
+_SLACK_MS = 1.0
+
+
+@dataclass(frozen=True)
+class SpanRow:
+    """One span as read: a transaction's root span (``is_transaction``) or a span stored under one."""
+
+    span_id: str
+    parent_span_id: str
+    project_id: int
+    transaction_event_id: str
+    is_transaction: bool
+    start: datetime
+    duration_ms: float
+    op: str
+    description: str
+    status: str
+    status_code: int
+    service: str
+    release: str
+    environment: str
+
+
+@dataclass
+class TraceSpan:
+    """One span placed in the tree; ``start_ms`` is its offset from the trace's first span."""
+
+    row: SpanRow
+    service: str
+    start_ms: float
+    depth: int = 0
+    orphan: bool = False  # its parent span id was never received (it heads a subtree of its own)
+    critical: bool = False
+    children: list[str] = field(default_factory=list)
+
+    @property
+    def span_id(self) -> str:
+        return self.row.span_id
+
+    @property
+    def end_ms(self) -> float:
+        return self.start_ms + self.row.duration_ms
+
+    @property
+    def failed(self) -> bool:
+        """A status other than ok, or an HTTP status of 500 or more."""
+        return self.row.status not in OK_STATUSES or self.row.status_code >= 500
+
+
+@dataclass(frozen=True)
+class SpanTree:
+    """Spans in tree order (rooted trees first, then orphan subtrees, each by start time)."""
+
+    spans: list[TraceSpan]
+    roots: list[str]
+    orphans: list[str]
+    start: datetime
+    duration_ms: float
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def build_tree(rows: Iterable[SpanRow], service_of: dict[int, str]) -> SpanTree | None:
+    """The tree of ``rows`` (the first row of each span id wins); ``service_of`` names a span whose source
+    gave no service by its project. ``None`` when there are no rows."""
+    unique: dict[str, SpanRow] = {}
+    for row in rows:
+        if row.span_id and row.span_id not in unique:
+            unique[row.span_id] = row
+    if not unique:
+        return None
+    start = min(_utc(r.start) for r in unique.values())
+    nodes = {
+        sid: TraceSpan(
+            row=r,
+            service=r.service or service_of.get(r.project_id, f"project {r.project_id}"),
+            start_ms=(_utc(r.start) - start).total_seconds() * 1000.0,
+        )
+        for sid, r in unique.items()
+    }
+    heads: list[TraceSpan] = []
+    for node in nodes.values():
+        parent = node.row.parent_span_id
+        if parent and parent in nodes and parent != node.span_id:
+            nodes[parent].children.append(node.span_id)
+        else:
+            node.orphan = bool(parent)
+            heads.append(node)
+    for node in nodes.values():
+        node.children.sort(key=lambda sid: (nodes[sid].start_ms, sid))
+    heads.sort(key=lambda n: (n.orphan, n.start_ms, n.span_id))
+    ordered: list[TraceSpan] = []
+    seen: set[str] = set()
+
+    def walk(head: TraceSpan) -> None:
+        stack = [(head, 0)]
+        while stack:
+            node, depth = stack.pop()
+            if node.span_id in seen:
+                continue
+            seen.add(node.span_id)
+            node.depth = depth
+            ordered.append(node)
+            stack.extend((nodes[c], depth + 1) for c in reversed(node.children))
+
+    for head in heads:
+        walk(head)
+    # Spans whose parents loop back to them reach no head: the earliest of each loop heads it as an orphan.
+    for node in sorted(nodes.values(), key=lambda n: (n.start_ms, n.span_id)):
+        if node.span_id not in seen:
+            node.orphan = True
+            nodes[node.row.parent_span_id].children.remove(node.span_id)  # the loop is cut above it
+            heads.append(node)
+            walk(node)
+    roots = [h.span_id for h in heads if not h.orphan]
+    main = next((h for h in heads if not h.orphan), heads[0])
+    _mark_critical(main, nodes)
+    end = max(n.end_ms for n in nodes.values())
+    return SpanTree(
+        spans=ordered,
+        roots=roots,
+        orphans=[h.span_id for h in heads if h.orphan],
+        start=start,
+        duration_ms=end,
+    )
+
+
+def _mark_critical(root: TraceSpan, nodes: dict[str, TraceSpan]) -> None:
+    """Walk back from the root's end: the child that finished last is on the path, then the child that
+    finished last before that one started, and so on; each chosen child is walked the same way."""
+    stack = [(root, root.end_ms)]
+    while stack:
+        span, limit = stack.pop()
+        if span.critical:
+            continue
+        span.critical = True
+        cursor = min(span.end_ms, limit)
+        first = True
+        for child in sorted((nodes[c] for c in span.children), key=lambda n: n.end_ms, reverse=True):
+            if child.start_ms >= cursor or (not first and child.end_ms > cursor + _SLACK_MS):
+                continue
+            stack.append((child, cursor))
+            cursor = child.start_ms
+            first = False
+            if cursor <= span.start_ms:
+                break

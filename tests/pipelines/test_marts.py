@@ -4,6 +4,7 @@ through real Dagster runs: the performance facts and their states by grain, and 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
@@ -11,11 +12,16 @@ import pytest
 
 from pipelines.assets.common import evaluate_checks
 from pipelines.assets.performance import TABLES
-from pipelines.embedded import materialize_now
+from pipelines.definitions import definitions_for
+from pipelines.embedded import dagster_instance, materialize_now
 from stacklens.control.db import migrate_control_store
 from stacklens.performance import page_load_reads
 from stacklens.performance.recommendations import recommendations
+from stacklens.settings import override_settings
 from stacklens.view_filters import ViewFilters
+from stacklens.warehouse.client import get_warehouse, warehouse_client
+from stacklens.warehouse.migrations import apply_migrations
+from tests.conftest import make_settings
 from tests.pipelines.pipeline_seed import ORG, PROJECT, seed_errors, seed_performance
 
 DAY0 = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=2)
@@ -38,8 +44,7 @@ def rows(client, sql: str) -> pl.DataFrame:
     )
 
 
-@pytest.fixture
-def materialized(client, instance, settings, defs):
+def _materialize(client, instance, settings, defs):
     migrate_control_store(settings)
     # Received minutes ago, so a later tick's 30 s re-read overlap does not reach back to them.
     earlier = datetime.now(UTC) - timedelta(minutes=5)
@@ -64,6 +69,40 @@ def materialized(client, instance, settings, defs):
     return perf, errors
 
 
+@pytest.fixture
+def materialized(client, instance, settings, defs):
+    """The seeded days materialized in this test's own warehouse (for the tests that write to it)."""
+    return _materialize(client, instance, settings, defs)
+
+
+@pytest.fixture(scope="module")
+def _module_world(tmp_path_factory, warehouse_url) -> Iterator[tuple]:
+    # Seeding and the first materialization are ~3.5 s on a quiet machine (over 15 s on a loaded one): done
+    # once for the tests that only read the result, in a warehouse database and data dir of the module's own.
+    settings = make_settings(tmp_path_factory.mktemp("marts"), warehouse_url)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    override_settings(settings)
+    instance = dagster_instance(settings)
+    try:
+        apply_migrations(settings)
+        client = get_warehouse(settings)
+        perf, errors = _materialize(client, instance, settings, definitions_for(settings))
+    finally:
+        override_settings(None)
+    yield client, perf, errors
+    instance.dispose()
+    warehouse_client(settings.resolved_warehouse_url, "default").command(
+        "DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": settings.warehouse_database}
+    )
+
+
+@pytest.fixture
+def world(settings, _module_world):
+    """``(client, performance rows, error rows)``: the module's materialized warehouse, read and never written
+    by the tests that take it."""
+    return _module_world
+
+
 def _page_loads(perf) -> pl.DataFrame:
     tx = pl.DataFrame(perf.transactions).filter(pl.col("op") == "pageload")
     return tx.with_columns(
@@ -73,10 +112,10 @@ def _page_loads(perf) -> pl.DataFrame:
     )
 
 
-def test_pageload_day_states_match_exact_percentiles(client, materialized) -> None:
+def test_pageload_day_states_match_exact_percentiles(world) -> None:
     """Per page and day, the day states give the page loads exactly and load time, TTFB and INP percentiles
     within the histograms' error; the facts hold every page load once."""
-    perf, _ = materialized
+    client, perf, _ = world
     tx = _page_loads(perf)
     expected = tx.group_by("page", "day").agg(
         pl.len().alias("views"),
@@ -111,11 +150,11 @@ def test_pageload_day_states_match_exact_percentiles(client, materialized) -> No
     assert facts == {"n": tx.height, "ids": tx.height}
 
 
-def test_pageload_states_by_grain(client, materialized) -> None:
+def test_pageload_states_by_grain(world) -> None:
     """Hours, days and blocks of days hold every page load once at each grain (a block what its days hold);
     each day keeps its 3 fastest page loads and, per 1 % load-time bucket, an example page load of that
     bucket."""
-    perf, _ = materialized
+    client, perf, _ = world
     tx = _page_loads(perf)
     per_grain = dict(
         client.query(
@@ -155,8 +194,8 @@ def test_pageload_states_by_grain(client, materialized) -> None:
         assert ids[e["event_id"]] == e["load_ms"] and round(math.log(e["load_ms"]) * 100) == e["bucket"]
 
 
-def test_api_endpoints_fold_ids_and_count_outcomes(client, materialized) -> None:
-    perf, _ = materialized
+def test_api_endpoints_fold_ids_and_count_outcomes(world) -> None:
+    client, perf, _ = world
     spans = pl.DataFrame(perf.spans).filter(pl.col("op") == "http.client")
     got = rows(
         client,
@@ -186,8 +225,8 @@ def test_api_endpoints_fold_ids_and_count_outcomes(client, materialized) -> None
     assert server["calls"][0] == sum(1 for t in perf.transactions if t["op"] == "http.server")
 
 
-def test_resources_and_recommendations(client, materialized) -> None:
-    perf, _ = materialized
+def test_resources_and_recommendations(world) -> None:
+    client, perf, _ = world
     spans = pl.DataFrame(perf.spans).filter(pl.col("op") == "resource.script")
     got = rows(
         client,
@@ -214,8 +253,8 @@ def test_resources_and_recommendations(client, materialized) -> None:
     assert {"failing_endpoint", "oversized_image", "render_blocking_css"} <= rules, rules
 
 
-def test_issue_marts_and_the_views_over_weeks_and_releases(client, materialized) -> None:
-    perf, errors = materialized
+def test_issue_marts_and_the_views_over_weeks_and_releases(world) -> None:
+    client, perf, errors = world
     ev = pl.DataFrame(errors.events)
     got = rows(client, "SELECT * FROM issues FINAL ORDER BY issue_id")
     want = (

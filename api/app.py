@@ -48,7 +48,9 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         budgets,
         dashboards,
         envelope,
+        error_page,
         explore,
+        feedback,
         health,
         ingest,
         integrations,
@@ -84,6 +86,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     # The entrances first: a request is matched against the routes in order, and the SDKs' one-event requests
     # are the most frequent by far (their paths match no other route, so the order changes no answer).
     app.include_router(envelope.router)
+    app.include_router(error_page.router)
     app.include_router(monitor_checkins.router)
     app.include_router(otlp.router)
     app.include_router(ingest.router)
@@ -119,6 +122,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(annotations.router)
     app.include_router(subscriptions.router)
     app.include_router(logs.router)
+    app.include_router(feedback.router)
     app.include_router(traces.router)
     app.include_router(operations.router)
     app.include_router(tokens.router)

@@ -34,6 +34,7 @@ from stacklens.control.key_use_tally import count_key_use
 from stacklens.control.project_quotas import ProjectQuota
 from stacklens.disk_floor import require_disk_room
 from stacklens.errors import InvalidInput, NotFound, RateLimited, StackLensError
+from stacklens.feedback.intake import Extras, keep_extras, plan_extras
 from stacklens.ingest.decode import DecodeError
 from stacklens.ingest.envelope import (
     MAX_DECODED_BYTES,
@@ -53,7 +54,6 @@ from stacklens.monitors.checkins import record_all
 from stacklens.outcomes.counting import (
     ENVELOPE_TOO_LARGE,
     MALFORMED_ENVELOPE,
-    NOT_STORED,
     Outcomes,
     category_of,
 )
@@ -151,16 +151,6 @@ def _identify(settings: Settings, project_id: str, key: str | None) -> Caller:
     )
 
 
-def _count_attachments(
-    settings: Settings, caller: Caller, lines: EnvelopeLines, outcome: str, reason: str
-) -> None:
-    """Attachments are counted, never stored (their bytes are read only to bound them)."""
-    attachments = lines.counted.get("attachment", 0)
-    if attachments:
-        counts: Outcomes = Counter({(caller.identity.project_id, "attachment", outcome, reason): attachments})
-        count_outcomes(settings, caller.identity.org_id, counts)
-
-
 @dataclass
 class Received:
     """An envelope read, its caller known and its lines admitted: what the event loop awaits and answers."""
@@ -168,7 +158,7 @@ class Received:
     caller: Caller
     key: str
     lines: EnvelopeLines
-    admitted: BatchResult | Admitted | None  # None: only counted items (check-ins, attachments)
+    admitted: BatchResult | Admitted | None  # None: no lines (check-ins, feedback, attachments only)
 
 
 def _admit(
@@ -198,7 +188,9 @@ def _admit(
             settings,
             caller,
             decoded,
-            lambda rest: envelope_lines(envelope_of(rest, headers), key or "", received),
+            lambda rest: envelope_lines(
+                envelope_of(rest, headers), key or "", received, settings.attachment_max_bytes
+            ),
         )
         if lines.check_ins:  # before any line is admitted: a bad check-in refuses the envelope whole (400)
             try:
@@ -208,7 +200,15 @@ def _admit(
             except InvalidInput:
                 _count_refused(settings, caller, lines, "invalid", MALFORMED_ENVELOPE)
                 raise
-    return Received(caller, key or "", lines, _admit_lines(settings, caller, key or "", lines, limiter))
+    identity = caller.identity
+    extras = plan_extras(
+        settings, identity.org_id, identity.project_id, lines.event_id, lines.feedback, lines.attachments
+    )
+    if extras.over_quota:
+        count_outcomes(settings, identity.org_id, extras.refused())
+    admitted = _admit_lines(settings, caller, key or "", lines, limiter, extras)
+    keep_extras(settings, extras, received)  # once the lines are admitted (a refusal keeps none of them)
+    return Received(caller, key or "", lines, admitted)
 
 
 def _counted_when_refused(
@@ -234,6 +234,7 @@ def _counted_when_refused(
     except DecodeError as refused:
         too_large = refused.status == 413
         outcome, reason = ("too_large", ENVELOPE_TOO_LARGE) if too_large else ("invalid", MALFORMED_ENVELOPE)
+        reason = getattr(refused, "reason", reason)  # an item refused for a reason of its own (ItemRefused)
         project_id = caller.identity.project_id
         counts: Outcomes = Counter()
         for kind, n in kinds.items():
@@ -259,22 +260,16 @@ def _count_refused(
 
 
 def _admit_lines(
-    settings: Settings, caller: Caller, key: str, lines: EnvelopeLines, limiter: Limiter
+    settings: Settings, caller: Caller, key: str, lines: EnvelopeLines, limiter: Limiter, extras: Extras
 ) -> BatchResult | Admitted | None:
     if not lines.lines:
-        _count_attachments(settings, caller, lines, "filtered", NOT_STORED)
-        return (
-            None  # only counted items (client reports and sessions are lines; check-ins, attachments are not)
-        )
+        if extras:  # feedback and attachments alone (a feedback widget's envelope): kept, counted now
+            count_outcomes(settings, caller.identity.org_id, extras.accepted())
+        return None  # only counted items (client reports and sessions are lines; check-ins are not)
     identity = caller.identity
     by_key = AppKeyResolver(settings, identity.org_id)
-    attachments = lines.counted.get("attachment", 0)
-    # Attachments are counted, never stored: their outcome follows the envelope's (a refusal's, or filtered).
-    also: Outcomes | None = (
-        Counter({(identity.project_id, "attachment", "filtered", NOT_STORED): attachments})
-        if attachments
-        else None
-    )
+    # Feedback and attachments follow the envelope's outcome: accepted with its lines, or refused with them.
+    also: Outcomes | None = extras.accepted() or None
     return admit_batch(
         settings,
         identity.org_id,
@@ -360,7 +355,9 @@ async def envelope(request: Request, project_id: str) -> Response:
 
     Events, transactions, replay items, sessions (release health) and client reports land; check-ins
     create or update their monitor and are recorded (a bad `monitor_config` answers 400 naming the field);
-    attachments and unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are
+    feedback (`feedback`, `user_report`) and attachments are kept (docs/feedback.md): a feedback without a
+    message is refused (400), one over 4,096 characters or an attachment over the per-item limit too (413);
+    unknown item types are counted and skipped. gzip, deflate, br and zstd bodies are
     accepted. As Relay, an envelope carries at most one event-like item (event, transaction, security
     report, replay event), 100 sessions, 100 attachments, 10 client reports, and one of most other kinds;
     more is refused with 413."""

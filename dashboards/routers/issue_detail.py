@@ -15,6 +15,7 @@ from dashboards.figures import events_over_time_figure
 from dashboards.issue_trackers import tracker_context
 from dashboards.marker_figures import mark_charts
 from dashboards.rendering import query_url, render
+from dashboards.routers.feedback import issue_feedback_context
 from dashboards.routers.issue_team import team_context
 from dashboards.security import check_csrf
 from stacklens.control.projects_settings import in_app_rules
@@ -255,6 +256,7 @@ def issue_context(
         "message": NOTICES.get(request.query_params.get("done", ""), ""),
         **tracker_context(db, view.org_id, view.project_id, issue_id, summary, parts),
         "tag_explore": _tag_links(view, issue_id, parts, window.since, window.until),
+        **issue_feedback_context(view, db, issue_id, row["event_id"] if row else None),
     }
     return context
 

@@ -22,6 +22,7 @@ KIND_LABELS = {
     "comments": "Comments",
     "regressions": "Regressions",
     "weekly": "Weekly summary",
+    "feedback": "User feedback",
 }
 MODE_LABELS = {
     "none": "none",

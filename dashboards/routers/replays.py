@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dashboards.context import CurrentProject, Db
 from dashboards.rendering import render
+from dashboards.routers.feedback import replay_feedback
 from dashboards.security import check_csrf
 from stacklens.control.projects_settings import set_replay_enabled
 from stacklens.errors import InvalidInput
@@ -74,7 +75,7 @@ def replay_list(
 
 
 @router.get(BASE + "/{replay_id}", response_class=HTMLResponse)
-def replay_page(request: Request, view: CurrentProject, replay_id: str, t: str = "0") -> Response:
+def replay_page(request: Request, view: CurrentProject, db: Db, replay_id: str, t: str = "0") -> Response:
     replay, span = _replay(view, replay_id)
     client = view.warehouse
     meta = reads.replay_meta(client, view.org_id, view.project_id, replay)
@@ -104,6 +105,7 @@ def replay_page(request: Request, view: CurrentProject, replay_id: str, t: str =
         "playable": bool(span["snapshots"]),
         "recording_url": f"{_base(view)}/replays/{replay.replace('-', '')}/recording.json",
         "base": _base(view),
+        "feedback": replay_feedback(view, db, replay),
     }
     return render(request, "replay.html", context)
 

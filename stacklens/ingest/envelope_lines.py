@@ -19,7 +19,9 @@ from typing import Any
 import orjson
 from sentry_sdk.envelope import Envelope, Item, PayloadRef
 
-from stacklens.ingest.decode import MAX_LINE_BYTES, decode_error
+from stacklens.feedback.attachment_files import AttachmentIn
+from stacklens.feedback.items import FeedbackIn, FeedbackRefused, feedback_item, user_report
+from stacklens.ingest.decode import MAX_LINE_BYTES, BodyTooLarge, DecodeError, decode_error
 from stacklens.ingest.envelope import MAX_ATTACHMENT_BYTES, MAX_LOG_RECORDS
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, JsonTooDeep, loads
 from stacklens_sdk.items import WRITTEN_TYPES, UnreadableItem, item_payload
@@ -36,6 +38,10 @@ class EnvelopeLines:
     # The payloads of ``check_in`` items: recorded in the control store by the caller (stacklens.monitors),
     # not landed as lines.
     check_ins: list[Any] = field(default_factory=list)
+    # Feedback (``feedback`` and ``user_report`` items, read and checked) and attachments: kept by the caller
+    # in the control store and the data directory (stacklens.feedback), not landed as lines.
+    feedback: list[FeedbackIn] = field(default_factory=list)
+    attachments: list[AttachmentIn] = field(default_factory=list)
 
     @property
     def idempotency_key(self) -> str:
@@ -43,7 +49,28 @@ class EnvelopeLines:
         return "env-" + hashlib.sha256(self.lines).hexdigest()[:40]
 
 
-def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> EnvelopeLines:
+class ItemRefused(DecodeError):
+    """An item the service will not keep (400): ``reason`` is its outcome's reason code."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class ItemTooLarge(BodyTooLarge):
+    """An item over its limit (413): ``reason`` is its outcome's reason code."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+ATTACHMENT_TOO_LARGE = "attachment_too_large"
+
+
+def envelope_lines(
+    envelope: Envelope, app_key: str, received: datetime, max_attachment_bytes: int = MAX_ATTACHMENT_BYTES
+) -> EnvelopeLines:
     """The log lines of every item the service keeps; other item types are counted.
 
     Every item is read before any line is made, so a malformed item refuses the envelope whole (400) and
@@ -59,6 +86,8 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
     written: Counter[str] = Counter()
     counted: Counter[str] = Counter()
     check_ins: list[Any] = []
+    feedback: list[FeedbackIn] = []
+    attachments: list[AttachmentIn] = []
     event_id = envelope.headers.get("event_id")
     for item in envelope.items:
         kind = item.type or "unknown"
@@ -67,9 +96,11 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
             counted[kind] += 1
             continue
         if kind == "attachment":
-            size = len(item.get_bytes())
-            if size > MAX_ATTACHMENT_BYTES:
-                raise decode_error(413, f"an attachment exceeds {MAX_ATTACHMENT_BYTES // (1024 * 1024)} MiB")
+            attachments.append(_attachment(item, max_attachment_bytes))
+            counted[kind] += 1
+            continue
+        if kind in ("feedback", "user_report"):
+            feedback.append(_feedback(item, envelope.headers.get("event_id")))
             counted[kind] += 1
             continue
         if kind == "log":
@@ -96,7 +127,42 @@ def envelope_lines(envelope: Envelope, app_key: str, received: datetime) -> Enve
         written[kind] += 1
     if not isinstance(event_id, str) or not event_id:
         event_id = uuid.uuid4().hex  # an empty answer breaks some SDKs: always name an id
-    return EnvelopeLines(b"\n".join(lines), event_id, written, counted, check_ins)
+    return EnvelopeLines(b"\n".join(lines), event_id, written, counted, check_ins, feedback, attachments)
+
+
+def _attachment(item: Item, limit: int) -> AttachmentIn:
+    """An attachment within the per-item limit (as Relay, one over it refuses the envelope: 413)."""
+    data = item.get_bytes()
+    if len(data) > limit:
+        raise ItemTooLarge(
+            f"an attachment of {len(data):,} bytes exceeds the per-attachment limit of {limit:,} bytes",
+            ATTACHMENT_TOO_LARGE,
+        )
+    headers = item.headers
+    return AttachmentIn(
+        filename=str(headers.get("filename") or "attachment"),
+        content_type=str(headers.get("content_type") or "application/octet-stream"),
+        attachment_type=str(headers.get("attachment_type") or "event.attachment"),
+        data=data,
+    )
+
+
+def _feedback(item: Item, envelope_event_id: Any) -> FeedbackIn:
+    """A feedback item read and checked: one without a message, or too long, refuses the envelope with the
+    reason (400 / 413), as Relay refuses it."""
+    try:
+        payload = loads(item.get_bytes(), MAX_JSON_DEPTH, where="the feedback")
+    except JsonTooDeep as exc:
+        raise decode_error(400, str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise decode_error(400, f"malformed envelope item: the feedback is not JSON: {exc}") from None
+    try:
+        if item.type == "user_report":
+            return user_report(payload)
+        return feedback_item(payload, envelope_event_id)
+    except FeedbackRefused as refused:
+        kind = ItemTooLarge if refused.status == 413 else ItemRefused
+        raise kind(str(refused), refused.reason) from None
 
 
 def _check_in_payload(item: Item) -> Any:

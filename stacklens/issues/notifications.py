@@ -49,6 +49,7 @@ KINDS: dict[str, str] = {
     "comments": "A comment on an issue you are assigned to or watch",
     "regressions": "An issue you are assigned to or watch comes back after it was resolved",
     "weekly": "The project's week: new issues, regressions, top issues, release health, failing budgets",
+    "feedback": "New user feedback on the project (docs/feedback.md)",
 }
 MODES = ("none", "immediate", "daily")
 # The modes each kind takes: the weekly summary is on (``weekly``, Mondays) or off.
@@ -59,6 +60,7 @@ DEFAULTS = {
     "comments": "immediate",
     "regressions": "immediate",
     "weekly": "none",
+    "feedback": "none",
 }
 DIGEST_HOUR = 8  # UTC: the daily digest holds what waited until then
 

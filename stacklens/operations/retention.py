@@ -134,6 +134,7 @@ def apply_retention(
     from stacklens.control.db import session_scope
     from stacklens.control.maintenance_log import Maintenance
     from stacklens.control.project_retention import retentions
+    from stacklens.feedback.retention import remove_expired
     from stacklens.warehouse.client import get_warehouse
 
     maintenance = Maintenance("retention", started_at=now)
@@ -150,13 +151,17 @@ def apply_retention(
                 now=now,
                 wait_seconds=30.0 if settings.embedded_warehouse else 0.0,
             )
+            with session_scope(settings) as session:  # their files and rows leave with their events
+                removed = remove_expired(
+                    settings, session, {p.project_id: p.days for p in projects}, now or datetime.now(UTC)
+                )
             own = [p for p in projects if p.days is not None]
             maintenance.summary = (
                 f"{trigger} retention run over {len(own)} project(s) with days of their own"
                 f"{f' and {len(outcome.caps)} with event caps' if outcome.caps else ''}: "
                 f"{outcome.rows_deleted:,} rows deleted, {binary_size(outcome.bytes_freed)} freed"
             )
-            maintenance.detail = {**outcome.as_json(), "trigger": trigger}
+            maintenance.detail = {**outcome.as_json(), **removed.as_json(), "trigger": trigger}
     finally:
         with session_scope(settings) as session:
             row = maintenance.record(session).as_json()

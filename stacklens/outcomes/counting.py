@@ -12,7 +12,17 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-CATEGORIES = ("error", "transaction", "span", "session", "log", "replay", "attachment", "client_report")
+CATEGORIES = (
+    "error",
+    "transaction",
+    "span",
+    "session",
+    "log",
+    "replay",
+    "attachment",
+    "feedback",
+    "client_report",
+)
 OUTCOMES = ("accepted", "filtered", "rate_limited", "invalid", "too_large", "dropped")
 
 # (project id, category, outcome, reason) → quantity. Project 0: the item's app key names no project of the
@@ -32,6 +42,9 @@ LINE_CATEGORIES: dict[str, str] = {
     "replay_recording": "replay",
     "client_report": "client_report",
     "attachment": "attachment",
+    # User feedback: the widget's item and the older user report (Sentry's `feedback` data category).
+    "feedback": "feedback",
+    "user_report": "feedback",
 }
 
 # Reasons the service gives.
@@ -39,7 +52,8 @@ UNREADABLE = "unreadable"  # not a JSON log line, or a payload of the wrong shap
 UNKNOWN_APP_KEY = "unknown_app_key"
 LINE_TOO_LARGE = "line_too_large"
 REPLAY_DISABLED = "replay_disabled"  # the project's setting turned replay ingest off
-NOT_STORED = "not_stored"  # attachments and spans without INP: counted, not kept
+NOT_STORED = "not_stored"  # spans without INP: counted, not kept
+ATTACHMENT_QUOTA = "attachment_quota"  # the project keeps as many attachment bytes as it may
 ORG_QUOTA = "org_quota"
 PROJECT_QUOTA = "project_quota"
 CATEGORY_QUOTA = "category_quota"
@@ -69,6 +83,8 @@ SDK_CATEGORIES: dict[str, str] = {
     "log_item": "log",
     "replay": "replay",
     "attachment": "attachment",
+    "feedback": "feedback",
+    "user_report_v2": "feedback",
 }
 # Ours → the names an SDK reads in X-Sentry-Rate-Limits (sentry-python names log records `log_item`).
 RATE_LIMIT_NAMES: dict[str, str] = {

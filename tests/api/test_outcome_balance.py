@@ -251,7 +251,7 @@ def test_every_item_has_one_outcome_whatever_happens_to_its_request(
         return sum(outcomes.get((project, c, outcome, reason), 0) for c in ("error", "transaction"))
 
     # And each fault is named: 3 answered, 2 through a failing drain, 1 after the door's wait, 1 hung up.
-    assert events(a, "accepted") == outcomes[(a, "attachment", "filtered", "not_stored")] == 3 + 2 + 1 + 1
+    assert events(a, "accepted") == outcomes[(a, "attachment", "accepted", "")] == 3 + 2 + 1 + 1
     assert outcomes[(a, "log", "accepted", "")] == 2 * 7
     assert outcomes[(a, "error", "invalid", "malformed_envelope")] == 3
     assert outcomes[(a, "attachment", "invalid", "malformed_envelope")] == 1

@@ -16,6 +16,7 @@ def test_my_notification_settings(client, org_factory) -> None:  # noqa: F811
         "comments": "immediate",
         "regressions": "immediate",
         "weekly": "none",
+        "feedback": "none",
     }
     assert client.get(path, headers=auth).json() == {"projects": {org["project"]: defaults}}
     changed = client.put(

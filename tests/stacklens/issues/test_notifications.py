@@ -69,6 +69,7 @@ def test_people_hear_as_they_chose(settings: Settings, sink: MailSink) -> None:
             "comments": "daily",
             "regressions": "immediate",
             "weekly": "none",
+            "feedback": "none",
         }
         with pytest.raises(InvalidInput, match="mode must be one of"):
             set_settings(session, org_id, bob.id, {slug: {"assigned": "hourly"}})

@@ -1,0 +1,88 @@
+"""What an envelope's feedback and attachments become (docs/feedback.md): planned before its lines are
+admitted (which attachments fit the project's quota), kept once they are (files, rows, the new-feedback
+notice), and counted in outcomes as their envelope is."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from stacklens.control.db import session_scope
+from stacklens.feedback.attachment_files import AttachmentIn, fitting, store_attachments
+from stacklens.feedback.items import FeedbackIn, hex_id
+from stacklens.feedback.notices import notify_new_feedback
+from stacklens.feedback.records import record_feedback
+from stacklens.outcomes.counting import ATTACHMENT_QUOTA, Outcomes
+from stacklens.settings import Settings
+
+
+@dataclass
+class Extras:
+    """An envelope's feedback and the attachments that fit its project's quota; ``over_quota``: how many
+    did not."""
+
+    org_id: int
+    project_id: int
+    event_id: str
+    feedback: list[FeedbackIn] = field(default_factory=list)
+    attachments: list[AttachmentIn] = field(default_factory=list)
+    over_quota: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.feedback or self.attachments or self.over_quota)
+
+    def accepted(self) -> Outcomes:
+        """What is kept when the envelope is: counted as its lines are (accepted, or refused with them)."""
+        counts: Outcomes = Counter()
+        if self.attachments:
+            counts[(self.project_id, "attachment", "accepted", "")] += len(self.attachments)
+        if self.feedback:
+            counts[(self.project_id, "feedback", "accepted", "")] += len(self.feedback)
+        return counts
+
+    def refused(self) -> Outcomes:
+        """What is refused whatever happens to the envelope: attachments past the project's quota."""
+        counts: Outcomes = Counter()
+        if self.over_quota:
+            counts[(self.project_id, "attachment", "rate_limited", ATTACHMENT_QUOTA)] += self.over_quota
+        return counts
+
+
+def plan_extras(
+    settings: Settings,
+    org_id: int,
+    project_id: int,
+    event_id: str,
+    feedback: Sequence[FeedbackIn],
+    attachments: Sequence[AttachmentIn],
+) -> Extras:
+    """The envelope's feedback, and its attachments within the project's byte quota."""
+    extras = Extras(org_id, project_id, hex_id(event_id), list(feedback))
+    if attachments:
+        with session_scope(settings) as session:
+            kept, over = fitting(session, project_id, attachments, settings.attachment_quota_bytes)
+        extras.attachments, extras.over_quota = kept, over
+    return extras
+
+
+def keep_extras(settings: Settings, extras: Extras, received: datetime) -> None:
+    """Write the attachments and feedback of an envelope whose lines were admitted, and tell the members who
+    chose to hear of new feedback."""
+    if not (extras.feedback or extras.attachments):
+        return
+    with session_scope(settings) as session:
+        if extras.attachments and extras.event_id:
+            store_attachments(
+                settings,
+                session,
+                extras.org_id,
+                extras.project_id,
+                extras.event_id,
+                extras.attachments,
+                received,
+            )
+        new = record_feedback(session, extras.org_id, extras.project_id, extras.feedback, received)
+        if new:
+            notify_new_feedback(settings, session, extras.org_id, extras.project_id, new)

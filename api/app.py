@@ -75,6 +75,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         project_quotas,
         projects,
         releases,
+        scrubbing,
         sourcemaps,
         sso,
         subscriptions,
@@ -106,6 +107,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(issue_comments.router)
     app.include_router(teams.router)
     app.include_router(ownership.router)
+    app.include_router(scrubbing.router)
     app.include_router(notifications.router)
     app.include_router(pipelines.router)
     app.include_router(budgets.router)

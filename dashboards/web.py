@@ -188,6 +188,7 @@ def install(app: FastAPI) -> None:
         project_retention,
         releases,
         replays,
+        scrubbing,
         sharing,
         sourcemaps,
         sso,
@@ -238,6 +239,7 @@ def install(app: FastAPI) -> None:
         usage,
         teams,
         ownership,
+        scrubbing,
         notification_settings,
         operations,
     ):

@@ -1,5 +1,6 @@
 """``python -m demo.prepare``: the demo's alerts, budgets, team, ownership rule, dashboard (and its daily
-summary to the shop's inbox), event cap and monitors in the control store, before the server starts.
+summary to the shop's inbox), event cap, scrubbing rules and monitors in the control store, before the server
+starts.
 
 `stacklens up` runs it once per start with the demo project it made; safe to run again (each part is made by
 name and left as the user changed it). Settings come from the environment, as the server's do.
@@ -16,6 +17,7 @@ from demo.budgets import ensure_demo_budgets
 from demo.dashboards import ensure_demo_dashboard, ensure_demo_subscription
 from demo.monitors import ensure_demo_monitors
 from demo.retention import ensure_demo_event_caps
+from demo.scrubbing import ensure_demo_scrubbing
 from demo.team import ensure_demo_team
 from stacklens.settings import get_settings
 
@@ -36,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ensure_demo_dashboard(settings, args.project)
     ensure_demo_subscription(settings, args.project)
     ensure_demo_event_caps(settings, args.project)
+    ensure_demo_scrubbing(settings, args.project)
     ensure_demo_monitors(settings, args.project, args.shop_url)
     return 0
 

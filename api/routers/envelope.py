@@ -142,6 +142,7 @@ def _identify(settings: Settings, project_id: str, key: str | None) -> Caller:
             found.replay_enabled,
             found.in_app,
             found.issue_overrides,
+            found.scrubbing,
         )
         quotas = {identity.project_id: found.quota} if found.quota is not None else {}
         return Caller(identity, found.events_per_minute, attribution, quotas)

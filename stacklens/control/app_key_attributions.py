@@ -1,6 +1,6 @@
 """What a line's app key stands for when its batch is prepared, remembered for a moment
 (:mod:`stacklens.control.remembered`): the key's project and service, and the project's settings that
-preparing a line reads (replays kept, in-app rules, merged fingerprints).
+preparing a line reads (replays kept, in-app rules, merged fingerprints, scrubbing rules).
 
 A shipper may send one line per batch, and every line names its app key: reading the key and its project
 from the control store for each batch was two thirds of admitting a one-line batch to `/api/ingest`. An
@@ -15,6 +15,7 @@ from stacklens.control.issue_merges import overrides_of
 from stacklens.control.projects_settings import in_app_rules, replay_enabled
 from stacklens.control.remembered import Remembered
 from stacklens.ingest.prepared_rows import Attribution
+from stacklens.scrubbing.store import project_rules
 from stacklens.settings import Settings
 
 _attributions: Remembered[tuple[str, int, str], Attribution | None] = Remembered()
@@ -32,6 +33,9 @@ def app_key_attribution(settings: Settings, org_id: int, raw: str) -> Attributio
             replays = replay_enabled(session, found.project_id)
             rules = in_app_rules(session, found.project_id)
             merged = overrides_of(session, found.project_id)
-        return Attribution(found.project_id, found.service, found.app_key_id, replays, rules, merged)
+            scrubbing = project_rules(session, found.project_id)
+        return Attribution(
+            found.project_id, found.service, found.app_key_id, replays, rules, merged, scrubbing
+        )
 
     return _attributions.answer((settings.resolved_database_url, org_id, raw), read)

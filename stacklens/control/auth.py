@@ -23,6 +23,9 @@ from stacklens.control.models import ApiKey, AppKey, Organization, Project
 from stacklens.control.project_quotas import ProjectQuota, quota_of
 from stacklens.control.projects_settings import rules_of
 from stacklens.ingest.in_app import InAppRules
+from stacklens.scrubbing.apply import NO_RULES as NO_SCRUBBING
+from stacklens.scrubbing.apply import ScrubRules
+from stacklens.scrubbing.store import compiled
 from stacklens_contract.keys import is_api_key, is_app_key, service_of
 
 
@@ -116,6 +119,8 @@ class DsnCaller:
     quota: ProjectQuota | None = None  # the project's own quotas (stacklens.control.project_quotas)
     # The project's merged fingerprints → their issue (stacklens.issues.merges); re-read after any write.
     issue_overrides: Mapping[str, int] = field(default_factory=dict, hash=False, compare=False)
+    # The project's data scrubbing rules (stacklens.scrubbing), compiled once per distinct set.
+    scrubbing: ScrubRules = field(default=NO_SCRUBBING, hash=False, compare=False)
 
 
 def find_dsn_caller(session: Session, raw: str) -> DsnCaller | None:
@@ -137,6 +142,7 @@ def find_dsn_caller(session: Session, raw: str) -> DsnCaller | None:
             Project.in_app_exclude,
             Project.events_per_minute.label("project_events_per_minute"),
             Project.category_quotas,
+            Project.scrubbing,
         )
         .join(Project, Project.id == AppKey.project_id)
         .join(Organization, Organization.id == AppKey.org_id)
@@ -155,4 +161,5 @@ def find_dsn_caller(session: Session, raw: str) -> DsnCaller | None:
         rules_of(row.in_app_include, row.in_app_exclude),
         quota_of(row.project_id, row.project_events_per_minute, row.category_quotas),
         overrides_of(session, row.project_id),
+        compiled(row.scrubbing),
     )

@@ -21,9 +21,9 @@ def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Pr
     """A replay line's row, keyed ``replay:segment``; a bad segment is rejected alone, naming why."""
     try:
         if line.item_type == "replay_recording":
-            row, table = segment_row(line.payload, origin), "replay_segments"
+            row, table = segment_row(line.payload, origin, who.scrubbing), "replay_segments"
         else:
-            payload = scrub_payload(line.payload, line.raw, line.shape, line.app_key)
+            payload = who.scrubbing.apply(scrub_payload(line.payload, line.raw, line.shape, line.app_key))
             row = replay_event_row(payload, origin, orjson.Fragment(orjson.dumps(payload)))
             table = "replays"
         ready = _encode(who, table, row, [], prepared, replay_key(row["replay_id"], row["segment_id"]))
@@ -75,7 +75,9 @@ def _normalise_log(
     field."""
     origin = Origin(context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts)
     try:
-        row = log_row(line.payload, line.raw, line.shape, origin, window, line.app_key)
+        # The project's rules see the record as sent (`body`, `attributes.<name>`); the built-in scrubbing
+        # runs inside log_row.
+        row = log_row(who.scrubbing.apply(line.payload), line.raw, line.shape, origin, window, line.app_key)
     except BadLog as exc:
         prepared.rejected.append({"line": line.number, "error": f"log: {exc}"})
         return

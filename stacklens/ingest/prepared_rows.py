@@ -13,6 +13,8 @@ import orjson
 
 from stacklens.ingest.in_app import NO_RULES, InAppRules
 from stacklens.outcomes.counting import Outcomes
+from stacklens.scrubbing.apply import NO_RULES as NO_SCRUBBING
+from stacklens.scrubbing.apply import ScrubRules
 from stacklens.sourcemaps.index import MapIndex
 
 # Tables with one row per stored line (spans are their children), and `sessions`: one row per session update,
@@ -34,6 +36,9 @@ class Attribution:
     # The project's merged fingerprints → the issue that holds them (stacklens.issues.merges): grouping stays
     # as its version made it, only the issue id follows the recorded merge.
     issue_overrides: Mapping[str, int] = field(default_factory=dict, hash=False, compare=False)
+    # The project's data scrubbing rules (stacklens.scrubbing), run after the built-in scrubbing on every
+    # payload before anything is stored.
+    scrubbing: ScrubRules = field(default=NO_SCRUBBING, hash=False, compare=False)
 
 
 # One row ready for the warehouse: (app_key_id, project_id, event_id, JSONEachRow text of the row, the

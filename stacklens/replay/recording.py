@@ -23,6 +23,7 @@ import orjson
 from stacklens.ingest.card_numbers import card_hint
 from stacklens.ingest.scrub import scrub_value
 from stacklens.ingest.secret_redaction import redact_everywhere, secret_hint
+from stacklens.scrubbing.apply import NO_RULES, ScrubRules
 
 MAX_RECORDING_BYTES = 64 * 1024 * 1024  # inflated; a segment is a few seconds of DOM changes, rarely 1 MiB
 FULL_SNAPSHOT = 2  # rrweb EventType.FullSnapshot: the player can start here
@@ -95,12 +96,16 @@ def events_of(text: bytes) -> list[dict[str, Any]]:
     return events
 
 
-def read_segment(body: bytes) -> Segment:
-    """Decode, check and scrub one received segment; the bytes to store come back with it."""
+def read_segment(body: bytes, rules: ScrubRules = NO_RULES) -> Segment:
+    """Decode, check and scrub one received segment (then the project's scrubbing ``rules``, which see it as
+    ``recording.<index>…``); the bytes to store come back with it."""
     encoding = detect(body)
     text = inflate(body, encoding)
     events = events_of(text)
     scrubbed = _scrub(events, text)
+    if rules.rules:
+        ruled = rules.apply({"recording": scrubbed}).get("recording")
+        scrubbed = ruled if isinstance(ruled, list) else scrubbed
     if scrubbed is not events:
         return Segment("zlib", zlib.compress(orjson.dumps(scrubbed), 6), scrubbed)
     if encoding == "json":

@@ -17,6 +17,7 @@ from stacklens.ingest.fields import Origin, client_of, dict_of, given_event_id, 
 from stacklens.ingest.timeparse import format_ms
 from stacklens.replay.recording import FULL_SNAPSHOT, BadRecording, event_ms, read_segment
 from stacklens.replay.timeline import segment_marks
+from stacklens.scrubbing.apply import NO_RULES, ScrubRules
 
 MAX_SEGMENT_ID = 100_000  # a replay of an hour cuts ~720 segments; anything past this is not a segment id
 _MAX_LIST = 200  # urls / error ids / trace ids kept per replay event
@@ -90,7 +91,7 @@ def replay_event_row(payload: dict[str, Any], origin: Origin, payload_json: Any)
     }
 
 
-def segment_row(payload: dict[str, Any], origin: Origin) -> dict[str, Any]:
+def segment_row(payload: dict[str, Any], origin: Origin, rules: ScrubRules = NO_RULES) -> dict[str, Any]:
     """One ``replay_segments`` row from a ``replay_recording`` line
     (:func:`stacklens_sdk.items.item_payload`).
 
@@ -111,7 +112,7 @@ def segment_row(payload: dict[str, Any], origin: Origin) -> dict[str, Any]:
         body = orjson.dumps(payload["recording"])
     else:
         raise BadRecording("the replay_recording line has no recording")
-    segment = read_segment(body)
+    segment = read_segment(body, rules)
     times = [event_ms(e["timestamp"]) / 1000.0 for e in segment.events]
     first = timestamp_of(min(times), origin)
     last = max(first, timestamp_of(max(times), origin))

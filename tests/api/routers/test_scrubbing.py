@@ -1,0 +1,207 @@
+"""Data scrubbing rules over real HTTP: `GET/PUT /api/projects/{slug}/scrubbing` checks every rule (a bad
+selector or pattern is a 400 naming the rule's index and field, nothing saved; another organization gets 404);
+secrets planted by sentry-python (an e-mail in a tag, the user and a message, a card number, a bearer token, a
+password field, a customer id matched by a pattern) never reach the API, a page, an event download (CSV) or
+the logs export; a preview shows what rules would change in a stored event."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from stacklens.settings import Settings, override_settings
+from tests.api.live import serve
+from tests.conftest import make_settings
+from tests.dashboards.conftest import PASSWORD, sign_in
+
+SDK_SCRIPT = """
+import sys, sentry_sdk
+from sentry_sdk import logger as sentry_logger
+sentry_sdk.init(dsn=sys.argv[1], release="shop@1.0.0", enable_logs=True, send_default_pii=True)
+sentry_sdk.set_user({"id": "cust_77731", "email": "jane.doe@example.com", "ip_address": "203.0.113.9"})
+sentry_sdk.set_tag("customer_email", "jane.doe@example.com")
+sentry_sdk.set_extra("customer_ref", "cust_77731")
+sentry_sdk.set_extra("payment", {"card": "4111 1111 1111 1111", "password": "hunter2-planted"})
+sentry_sdk.set_extra("upstream", "Bearer plantedToken123abc")
+def checkout(card_number, secret_word):
+    raise ValueError("charge failed for jane.doe@example.com with Bearer plantedToken123abc")
+try:
+    checkout("4111111111111111", "hunter2-planted")
+except ValueError:
+    print(sentry_sdk.capture_exception())
+sentry_logger.error("refund for {email} failed", email="jane.doe@example.com")
+sentry_sdk.flush(30)
+"""
+PLANTED = (
+    "jane.doe",
+    "4111 1111 1111 1111",
+    "4111111111111111",
+    "hunter2-planted",
+    "plantedToken123abc",
+    "77731",
+)
+RULES = [
+    {"method": "mask", "type": "email", "applies_to": "$string"},
+    {"method": "mask", "type": "bearer", "applies_to": "$string"},
+    {"method": "hash", "type": "pattern", "pattern": r"cust_(\d+)", "applies_to": "$string"},
+    {"method": "remove", "type": "password", "applies_to": "**"},
+    {"method": "mask", "type": "credit_card", "applies_to": "$string"},
+    {"method": "remove", "type": "ip", "applies_to": "user.ip_address"},
+]
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[dict[str, Any]]:
+    from stacklens.control import accounts
+    from stacklens.control.db import migrate_control_store, session_scope
+    from stacklens.control.projects import create_project
+    from stacklens.ingest.front_door import close_front_doors
+    from stacklens.warehouse.client import reset_clients
+    from stacklens.warehouse.migrations import apply_migrations
+
+    settings: Settings = make_settings(tmp_path_factory.mktemp("scrubbing") / "data", warehouse_url)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    override_settings(settings)
+    migrate_control_store(settings)
+    apply_migrations(settings)
+    orgs = []
+    with session_scope(settings) as session:
+        for name in ("Scrub Shop", "Other Shop"):
+            email = f"owner@{name.split()[0].lower()}.test"
+            org, api_key = accounts.create_organization(session, name, email, PASSWORD)
+            project, app_key = create_project(session, org.id, "Checkout")
+            orgs.append(
+                {"org_slug": org.slug, "email": email, "api_key": api_key, "slug": project.slug}
+                | {"project_id": project.id, "app_key": app_key}
+            )
+    try:
+        with serve(settings) as url:
+            yield {"url": url, "org": orgs[0], "other": orgs[1]}
+    finally:
+        close_front_doors()
+        reset_clients()
+        override_settings(None)
+
+
+def _api(live: dict[str, Any], org: dict[str, Any] | None = None) -> httpx.Client:
+    key = (org or live["org"])["api_key"]
+    return httpx.Client(base_url=live["url"], headers={"Authorization": f"Bearer {key}"}, timeout=60)
+
+
+def test_rules_are_checked_before_anything_is_saved(live: dict[str, Any]) -> None:
+    slug = live["org"]["slug"]
+    with _api(live) as api:
+        empty = api.get(f"/api/projects/{slug}/scrubbing").json()
+        assert empty["rules"] == [] and any("card numbers" in line for line in empty["built_in"])
+        saved = api.put(f"/api/projects/{slug}/scrubbing", json={"rules": RULES})
+        assert saved.status_code == 200, saved.text
+        assert [r["type"] for r in saved.json()["rules"]] == [r["type"] for r in RULES]
+        bad_selector = [RULES[0], {"method": "mask", "type": "email", "applies_to": "extra.&&"}]
+        refused = api.put(f"/api/projects/{slug}/scrubbing", json={"rules": bad_selector})
+        assert refused.status_code == 400 and "rules[1].applies_to" in refused.json()["detail"], refused.text
+        bad_pattern = [{"method": "hash", "type": "pattern", "pattern": "(a", "applies_to": "$string"}]
+        refused = api.put(f"/api/projects/{slug}/scrubbing", json={"rules": bad_pattern})
+        assert refused.status_code == 400 and "rules[0].pattern" in refused.json()["detail"], refused.text
+        refused = api.put(
+            f"/api/projects/{slug}/scrubbing", json={"rules": [{"method": "zap", "type": "ip"}]}
+        )
+        assert refused.status_code == 400 and "rules.0.method" in refused.json()["detail"], refused.text
+        assert len(api.get(f"/api/projects/{slug}/scrubbing").json()["rules"]) == len(RULES)  # unchanged
+    with _api(live, live["other"]) as other:
+        assert other.get(f"/api/projects/{slug}/scrubbing").status_code == 404
+        assert other.put(f"/api/projects/{slug}/scrubbing", json={"rules": []}).status_code == 404
+
+
+def _wait_json(client: httpx.Client, path: str, ready: Any) -> Any:
+    deadline = time.monotonic() + 60
+    while True:
+        answer = client.get(path)
+        if answer.status_code == 200 and ready(answer.json()):
+            return answer.json()
+        assert time.monotonic() < deadline, answer.text
+        time.sleep(0.3)
+
+
+def test_planted_secrets_never_reach_the_api_a_page_or_an_export(live: dict[str, Any]) -> None:
+    org, url = live["org"], live["url"]
+    with _api(live) as api:
+        api.put(f"/api/projects/{org['slug']}/scrubbing", json={"rules": RULES}).raise_for_status()
+        dsn = url.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SENTRY_")}
+        sent = subprocess.run(
+            [sys.executable, "-c", SDK_SCRIPT, dsn], capture_output=True, text=True, timeout=90, env=env
+        )
+        assert sent.returncode == 0, sent.stderr
+        event_id = sent.stdout.split()[0]
+        event = _wait_json(api, f"/api/events/{event_id}", lambda body: True)
+        logs_path = f"/api/projects/{org['slug']}/logs"
+        logs = _wait_json(api, logs_path, lambda body: body["rows"])
+        texts = {
+            "event": api.get(f"/api/events/{event_id}").text,
+            "issues": api.get(f"/api/projects/{org['slug']}/issues").text,
+            "logs": str(logs),
+            "logs.csv": api.get(logs_path, params={"format": "csv"}).text,
+        }
+        preview = api.post(f"/api/projects/{org['slug']}/scrubbing/preview", json={"event_id": event_id})
+    payload = event["payload"]
+    # What the rules left: masked e-mails, a hashed customer id (the same hash wherever it was), no IP.
+    assert (
+        payload["tags"]["customer_email"] == "*" * len("jane.doe@example.com")
+        or [
+            "customer_email",
+            "*" * len("jane.doe@example.com"),
+        ]
+        in payload["tags"]
+    )
+    hashed = re.fullmatch(r"cust_([0-9a-f]{16})", payload["extra"]["customer_ref"])
+    assert hashed and payload["user"]["id"] == payload["extra"]["customer_ref"]
+    assert "ip_address" not in payload["user"]
+    assert "*" * len("plantedToken123abc") in payload["extra"]["upstream"]
+    # Saved rules previewed on what they stored: masks and removals have nothing left to change; a hash may
+    # be hashed again (its digits match `cust_(\d+)` once more).
+    assert preview.status_code == 200
+    assert {c["path"] for c in preview.json()["changes"]} <= {"user.id", "extra.customer_ref"}
+
+    with httpx.Client(base_url=url, timeout=60) as browser:
+        sign_in(browser, org["email"])  # httpx.Client is what TestClient is
+        issue = f"/orgs/{org['org_slug']}/projects/{org['slug']}/issues/{event['issue_id']}"
+        texts["issue page"] = browser.get(issue).text
+        texts["event page"] = browser.get(f"{issue}/events/{event_id}").text
+        texts["event.csv"] = browser.get(f"{issue}/events/{event_id}.csv").text
+        texts["event.json"] = browser.get(f"{issue}/events/{event_id}.json").text
+        texts["issue list"] = browser.get(f"/orgs/{org['org_slug']}/projects/{org['slug']}/issues").text
+        texts["logs page"] = browser.get(f"/orgs/{org['org_slug']}/projects/{org['slug']}/logs").text
+    assert "charge failed for" in texts["issue page"] and "refund for" in texts["logs page"]
+    assert hashed.group(1) in texts["event.csv"]
+    leaks = [(where, secret) for where, text in texts.items() for secret in PLANTED if secret in text]
+    assert leaks == []
+
+
+def test_a_preview_shows_what_unsaved_rules_would_change(live: dict[str, Any]) -> None:
+    org = live["org"]
+    with _api(live) as api:
+        issues = _wait_json(api, f"/api/projects/{org['slug']}/issues", lambda body: body["issues"])["issues"]
+        event_id = api.get(f"/api/issues/{issues[0]['id']}/events").json()["events"][0]["event_id"]
+        rules = [
+            {"method": "mask", "type": "pattern", "pattern": "charge (failed)", "applies_to": "$error.value"}
+        ]
+        path = f"/api/projects/{org['slug']}/scrubbing/preview"
+        answer = api.post(path, json={"event_id": event_id, "rules": rules})
+        assert answer.status_code == 200, answer.text
+        changes = answer.json()["changes"]
+        assert [c["path"] for c in changes] == ["exception.values.0.value"]
+        assert changes[0]["after"].startswith("charge ****** for")
+        assert answer.json()["after"]["exception"]["values"][0]["value"] == changes[0]["after"]
+        assert api.post(path, json={"event_id": "0" * 32}).status_code == 404
+        bad = api.post(path, json={"event_id": event_id, "rules": [{**rules[0], "applies_to": "$nope"}]})
+        assert bad.status_code == 400 and "rules[0].applies_to" in bad.json()["detail"]
+    with _api(live, live["other"]) as other:
+        assert other.post(path, json={"event_id": event_id}).status_code == 404

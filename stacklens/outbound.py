@@ -47,8 +47,15 @@ import httpx
 
 from stacklens.netaddr import Address, address_kind, describe
 from stacklens.outbound_backoff import backoff_delay, parse_retry_after
-from stacklens.outbound_guard import AllowList, OutboundRefused, _a, _literal, _meaning, _target
-from stacklens.outbound_transport import Deadline, DeadlinePassed, PinnedTransport, _tls_context
+from stacklens.outbound_guard import (
+    AllowList,
+    OutboundRefused,
+    literal_ip,
+    meaning_of,
+    target_of,
+    with_article,
+)
+from stacklens.outbound_transport import Deadline, DeadlinePassed, PinnedTransport, tls_context
 
 DEFAULT_TIMEOUT_S = 10.0  # connect, and each read; a receiver slower is retried later, not waited on
 # The whole call (connect, send, headers, body). Trackers answer in well under a second; 30 s leaves room for
@@ -125,8 +132,8 @@ class OutboundClient:
 
     def check(self, url: str) -> list[Address]:
         """The addresses ``url`` resolves to, or :class:`OutboundRefused` naming the reason."""
-        host, port = _target(url)
-        literal = _literal(host)
+        host, port = target_of(url)
+        literal = literal_ip(host)
         if literal is not None:
             addresses = [literal]
         else:
@@ -141,9 +148,9 @@ class OutboundClient:
             kind = address_kind(address)
             if kind != "public" and not self.allow.allows(host, address):
                 what = (
-                    _meaning(host, address, kind)
+                    meaning_of(host, address, kind)
                     if literal is not None
-                    else f"{host} resolves to {describe(address)}, {_a(kind)}"
+                    else f"{host} resolves to {describe(address)}, {with_article(kind)}"
                 )
                 raise OutboundRefused(f"{what}; add it to STACKLENS_OUTBOUND_ALLOW to allow it")
         return addresses
@@ -192,7 +199,7 @@ class OutboundClient:
         attempt = 0
         while True:
             attempt += 1
-            pins = {_target(url)[0]: self.check(url)}
+            pins = {target_of(url)[0]: self.check(url)}
             try:
                 response = self._send(url, content, headers, method, pins, limit, cut_answer)
             except httpx.TransportError:
@@ -224,7 +231,7 @@ class OutboundClient:
         cut_answer: bool = False,
     ) -> OutboundResponse:
         started = time.perf_counter()
-        tls = self.tls or _tls_context()
+        tls = self.tls or tls_context()
         deadline = Deadline(self._deadline(), self.deadline_s)
         try:
             with (

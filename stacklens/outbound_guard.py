@@ -54,7 +54,7 @@ class AllowList:
         return any(a in n for a in (address, *embedded) for n in self.networks if a.version == n.version)
 
 
-def _target(url: str) -> tuple[str, int]:
+def target_of(url: str) -> tuple[str, int]:
     """The host (as httpx sends it) and port of an http(s) URL, or :class:`OutboundRefused`."""
     try:
         parsed = httpx.URL(url)
@@ -68,7 +68,7 @@ def _target(url: str) -> tuple[str, int]:
     return host, parsed.port or (443 if parsed.scheme == "https" else 80)
 
 
-def _literal(host: str) -> Address | None:
+def literal_ip(host: str) -> Address | None:
     try:
         return literal_address(host)
     except ValueError as exc:
@@ -94,13 +94,13 @@ def validate_target(url: str, allow: AllowList) -> str:
     except ValueError as exc:
         raise OutboundRefused(f"{url[:80]!r} has an invalid port") from exc
     typed = parts.hostname
-    address = _literal(typed)
+    address = literal_ip(typed)
     if address is not None:
         url = urlunsplit(parts._replace(netloc=_netloc(parts, address, port)))
-    host, _port = _target(url)
+    host, _port = target_of(url)
     if address is None and not HOST_NAME.fullmatch(host):
         raise OutboundRefused(f"{typed[:80]!r} is not a valid host name")
-    seen = _literal(host)
+    seen = literal_ip(host)
     if seen != address:  # our parser and httpx disagree on the host: refuse rather than guess which wins
         raise OutboundRefused(f"{url[:80]!r} names its host ambiguously")
     name = host.rstrip(".")
@@ -110,17 +110,17 @@ def validate_target(url: str, allow: AllowList) -> str:
         kind = address_kind(seen)
         if kind != "public" and not allow.allows(host, seen):
             raise OutboundRefused(
-                f"{_meaning(typed, seen, kind)}; outbound calls never go to {REFUSED_KINDS} "
+                f"{meaning_of(typed, seen, kind)}; outbound calls never go to {REFUSED_KINDS} "
                 "unless STACKLENS_OUTBOUND_ALLOW allows them"
             )
     return url
 
 
-def _meaning(typed: str, address: Address, kind: str) -> str:
+def meaning_of(typed: str, address: Address, kind: str) -> str:
     """What a typed host is, in words: ``10.0.0.1 is a private address``, ``0x7f000001 means 127.0.0.1, a
     loopback address``, ``::7f00:1 is IPv4-compatible IPv6 for 127.0.0.1, a loopback address``."""
     embedded, form = embedded_ipv4(address)
-    a_kind = _a(kind)
+    a_kind = with_article(kind)
     if embedded:
         return f"{typed} is {form} IPv6 for {' and '.join(str(a) for a in embedded)}, {a_kind}"
     if typed.rstrip(".") == str(address):
@@ -128,7 +128,7 @@ def _meaning(typed: str, address: Address, kind: str) -> str:
     return f"{typed} means {address}, {a_kind}"
 
 
-def _a(kind: str) -> str:
+def with_article(kind: str) -> str:
     return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} address"
 
 

@@ -136,7 +136,7 @@ class PinnedTransport(httpx.HTTPTransport):
 
 
 @functools.cache
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     """One verifying TLS context per process: building one loads the CA bundle (~0.1 s on a busy 2-core
     host), which per call was most of a tracker request's time."""
     return ssl.create_default_context(cafile=certifi.where())  # the bundle httpx verifies with by default

@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import ApiAuth, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from api.routers.explore import _body
+from api.routers.explore import json_body
 from stacklens import annotations as notes
 from stacklens.explore.scope import project_ids
 from stacklens.view_filters import BadFilter, ViewFilters
@@ -59,7 +59,7 @@ def list_annotations(
 async def create_annotation(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     """Post an annotation: `{"time", "text", "tags": [...], "project": "<slug>" (or none: every project),
     "release"}`; answers it with its `id`."""
-    created = await run_in_threadpool(notes.create_annotation, db, auth.org_id, await _body(request))
+    created = await run_in_threadpool(notes.create_annotation, db, auth.org_id, await json_body(request))
     return JSONResponse(created.as_json(), status_code=201)
 
 

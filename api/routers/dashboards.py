@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.deps import ApiAuth, AppSettings, DbSession
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from api.routers.explore import _body
+from api.routers.explore import json_body
 from stacklens.explore import dashboard_shares as shares
 from stacklens.explore import dashboards
 from stacklens.explore.query import BadQuery
@@ -45,7 +45,7 @@ def list_dashboards(auth: ApiAuth, db: DbSession) -> JSONResponse:
 @router.post("", status_code=201, responses=ERRORS)
 async def create_dashboard(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     """Create a dashboard (or import an exported one); answers it with its `id`."""
-    created = await run_in_threadpool(dashboards.create_dashboard, db, auth.org_id, await _body(request))
+    created = await run_in_threadpool(dashboards.create_dashboard, db, auth.org_id, await json_body(request))
     return JSONResponse(created.as_json(), status_code=201)
 
 
@@ -59,7 +59,7 @@ async def replace_dashboard(
     dashboard_id: str, request: Request, auth: ApiAuth, db: DbSession
 ) -> JSONResponse:
     """Replace a dashboard's name, description, filters and widgets."""
-    body = await _body(request)
+    body = await json_body(request)
     replaced = await run_in_threadpool(dashboards.replace_dashboard, db, auth.org_id, _id(dashboard_id), body)
     return JSONResponse(replaced.as_json())
 
@@ -78,7 +78,7 @@ async def share_dashboard(
     `{"url": "/share/dashboards/{token}", "absolute_url", "expires_at"}` — the token is shown once. The
     page is served from a snapshot refreshed at most every 10 minutes."""
     raw = await request.body()
-    body = await _body(request) if raw.strip() else None
+    body = await json_body(request) if raw.strip() else None
     days = shares.expiry_days(body)
     row, token = await run_in_threadpool(shares.create_share, db, auth.org_id, _id(dashboard_id), days)
     path = shares.PATH.format(token=token)

@@ -38,7 +38,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 FORMATS = ("json", "csv", "parquet")
 
 
-async def _body(request: Request) -> object:
+async def json_body(request: Request) -> object:
     """The body parsed as JSON whatever its Content-Type says (the CLI and curl send any), so the depth
     guard is applied here too: the middleware measures only bodies labelled JSON, and a deeper body would
     reach the parser's recursion limit (a 500 and a reset connection)."""
@@ -96,7 +96,7 @@ async def explore_query(
     unit each column's name carries; `X-Explore-Truncated: 1` when cut at `limit`)."""
     if format and format not in FORMATS:
         raise ApiError(400, "Bad Request", f"format: must be one of {', '.join(FORMATS)}")
-    body = await _body(request)
+    body = await json_body(request)
     if not format:
         # The engine call blocks: off the event loop, as the sync routes run.
         result = await run_in_threadpool(_run, body, auth, db, settings)
@@ -122,7 +122,7 @@ def list_queries(auth: ApiAuth, db: DbSession) -> JSONResponse:
 @router.post("/queries", status_code=201, responses=ERRORS)
 async def create_query(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     """Save a query: body `{"name", "description", "query": {…the query body…}}`; answers it with its `id`."""
-    created = await run_in_threadpool(saved.create_saved, db, auth.org_id, await _body(request))
+    created = await run_in_threadpool(saved.create_saved, db, auth.org_id, await json_body(request))
     return JSONResponse(created.as_json(), status_code=201)
 
 
@@ -140,7 +140,7 @@ def get_query(query_id: str, auth: ApiAuth, db: DbSession) -> JSONResponse:
 @router.put("/queries/{query_id}", responses=ERRORS)
 async def replace_query(query_id: str, request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     """Replace a saved query's name, description and query."""
-    body = await _body(request)
+    body = await json_body(request)
     replaced = await run_in_threadpool(saved.replace_saved, db, auth.org_id, _id(query_id), body)
     return JSONResponse(replaced.as_json())
 
@@ -156,7 +156,7 @@ async def operator_sql(request: Request, settings: AppSettings) -> JSONResponse:
     """`stacklens sql`: one read-only statement (`{"sql": "SELECT …"}`), judged by the engine's parser first,
     run on a connection of its own (never the shared one) with the per-query time and memory limits; answers
     `{"columns", "rows", "meta"}`."""
-    body = await _body(request)
+    body = await json_body(request)
     sql = body.get("sql") if isinstance(body, dict) else None
     connect = partial(own_client, settings.resolved_warehouse_url, settings.warehouse_database)
     result = await run_in_threadpool(run_operator_sql, connect, sql)

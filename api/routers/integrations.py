@@ -17,7 +17,7 @@ from typing_extensions import TypedDict  # typing's own is not a response model 
 from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from api.routers.issues_api import _issue
+from api.routers.issues_api import issue_of
 from stacklens.control import integrations
 from stacklens.control.models import Organization
 from stacklens.integrations import links
@@ -80,7 +80,7 @@ def delete_integration(integration_id: int, identity: ApiAuth, session: DbSessio
 
 @router.get("/issues/{issue_id}/external-links", response_model=LinkList, responses=ERRORS)
 def list_links(issue_id: str, identity: ApiAuth, session: DbSession, client: Warehouse) -> LinkList:
-    project, _summary = _issue(identity, session, client, issue_id)
+    project, _summary = issue_of(identity, session, client, issue_id)
     found = links.links_of_issues(session, identity.org_id, project.id, [int(issue_id)])
     return {"links": found.get(int(issue_id), [])}
 
@@ -102,7 +102,7 @@ def create_external_link(
     the same link with 200."""
     if not isinstance(body, dict):
         raise ApiError(400, "Bad Request", "body: send a JSON object")
-    project, summary = _issue(identity, session, client, issue_id)
+    project, summary = issue_of(identity, session, client, issue_id)
     org = session.scalar(select(Organization).where(Organization.id == identity.org_id))
     target = body.get("target") or ""
     if not isinstance(target, str):

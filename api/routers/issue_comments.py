@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from api.routers.issues_api import _issue
+from api.routers.issues_api import issue_of
 from stacklens.control.models import iso_utc
 from stacklens.issues.comments import (
     MAX_BODY,
@@ -67,7 +67,7 @@ def _out(row: CommentRow) -> CommentOut:
 @router.get("/issues/{issue_id}/comments", response_model=CommentList, responses=ERRORS)
 def issue_comments(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str) -> CommentList:
     """The issue's comments, oldest first."""
-    project, _ = _issue(auth, db, client, issue_id)
+    project, _ = issue_of(auth, db, client, issue_id)
     return CommentList(comments=[_out(c) for c in list_comments(db, auth.org_id, project.id, int(issue_id))])
 
 
@@ -76,7 +76,7 @@ def post_comment(
     auth: ApiAuth, db: DbSession, client: Warehouse, settings: AppSettings, issue_id: str, comment: CommentIn
 ) -> CommentOut:
     """Add a comment; members it mentions with `@name` are notified."""
-    project, _ = _issue(auth, db, client, issue_id)
+    project, _ = issue_of(auth, db, client, issue_id)
     row = add_comment(
         db,
         auth.org_id,
@@ -102,7 +102,7 @@ def put_comment(
 ) -> CommentOut:
     """Change the text of a comment this key made; members the edit mentions for the first time are
     notified."""
-    project, _ = _issue(auth, db, client, issue_id)
+    project, _ = issue_of(auth, db, client, issue_id)
     row = edit_comment(
         db,
         auth.org_id,
@@ -121,6 +121,6 @@ def remove_comment(
     auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str, comment_id: int
 ) -> Response:
     """Delete a comment this key made."""
-    project, _ = _issue(auth, db, client, issue_id)
+    project, _ = issue_of(auth, db, client, issue_id)
     delete_comment(db, auth.org_id, project.id, int(issue_id), comment_id, author=f"api:{auth.api_key_id}")
     return Response(status_code=204)

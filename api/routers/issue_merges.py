@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from api.deps import ApiAuth, AppSettings, DbSession, Warehouse
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from api.routers.issues_api import IssueOut, _issue, _issue_out
+from api.routers.issues_api import IssueOut, issue_answer, issue_of
 from stacklens.ingest.front_door import landing_held
 from stacklens.issues.assignees import assignees_of
 from stacklens.issues.merges import merge, split
@@ -72,9 +72,9 @@ def merge_issues(
         actor=f"api:{auth.api_key_id}",
         hold_landing=partial(landing_held, settings),
     )
-    project, summary = _issue(auth, db, client, str(result.target))
+    project, summary = issue_of(auth, db, client, str(result.target))
     assignee = assignees_of(db, auth.org_id, project.id, [result.target]).get(result.target)
-    out = _issue_out(project, summary, assignee=assignee)
+    out = issue_answer(project, summary, assignee=assignee)
     return MergeOut(**out.model_dump(), merged=[str(i) for i in result.merged])
 
 
@@ -83,7 +83,7 @@ def split_issue(
     auth: ApiAuth, db: DbSession, client: Warehouse, settings: AppSettings, issue_id: str, body: SplitIn
 ) -> SplitOut:
     """Give merged fingerprints (or the merged fingerprints of some exception types) their own issue back."""
-    project, _ = _issue(auth, db, client, issue_id)
+    project, _ = issue_of(auth, db, client, issue_id)
     result = split(
         db,
         client,
@@ -94,6 +94,6 @@ def split_issue(
         actor=f"api:{auth.api_key_id}",
         hold_landing=partial(landing_held, settings),
     )
-    _, kept = _issue(auth, db, client, issue_id)
-    new = [_issue_out(project, _issue(auth, db, client, str(i))[1]) for i in result.new_issues]
-    return SplitOut(issue=_issue_out(project, kept), issues=new)
+    _, kept = issue_of(auth, db, client, issue_id)
+    new = [issue_answer(project, issue_of(auth, db, client, str(i))[1]) for i in result.new_issues]
+    return SplitOut(issue=issue_answer(project, kept), issues=new)

@@ -106,7 +106,7 @@ def _projects(db: DbSession, org_id: int) -> dict[int, Project]:
     return {p.id: p for p in db.scalars(select(Project).where(Project.org_id == org_id))}
 
 
-def _issue(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str) -> tuple[Project, IssueSummary]:
+def issue_of(auth: ApiAuth, db: DbSession, client: Warehouse, issue_id: str) -> tuple[Project, IssueSummary]:
     if not issue_id.isdigit():
         raise NOT_FOUND
     # Issue ids are unique per project; look in each of the organization's projects (few per organization).
@@ -135,7 +135,7 @@ def _merged_redirect(auth: ApiAuth, db: DbSession, issue_id: str, rest: str = ""
     )
 
 
-def _issue_out(
+def issue_answer(
     project: Project,
     row: Mapping[str, Any],
     range_name: str = "",
@@ -189,7 +189,7 @@ def project_issues(
     )
     assigned = assignees_of(db, auth.org_id, project.id, [int(r["issue_id"]) for r in rows])
     return IssuePage(
-        issues=[_issue_out(project, r, range, window, assigned.get(int(r["issue_id"]))) for r in rows],
+        issues=[issue_answer(project, r, range, window, assigned.get(int(r["issue_id"]))) for r in rows],
         next_cursor=next_cursor,
     )
 
@@ -208,7 +208,7 @@ def get_issue(
     """One issue with its live figures and status; with `range`, its events and users in that window. The
     id of an issue merged into another answers 301 to the surviving issue, with `{"merged_into": id}`."""
     try:
-        project, summary = _issue(auth, db, client, issue_id)
+        project, summary = issue_of(auth, db, client, issue_id)
     except ApiError:
         moved = _merged_redirect(auth, db, issue_id)
         if moved is None:
@@ -216,11 +216,11 @@ def get_issue(
         return moved
     assignee = assignees_of(db, auth.org_id, project.id, [int(issue_id)]).get(int(issue_id))
     if not range:
-        return _issue_out(project, summary, assignee=assignee)
+        return issue_answer(project, summary, assignee=assignee)
     window = windows.rolling(RANGES[range])
     found = window_figures(client, auth.org_id, project.id, window, [int(issue_id)]).get(int(issue_id), NONE)
     figures = {**summary, "events": found.events, "users": found.users}
-    return _issue_out(project, figures, range, window, assignee)
+    return issue_answer(project, figures, range, window, assignee)
 
 
 @router.get("/issues/{issue_id}/events", response_model=EventPage, responses=MOVED)
@@ -236,7 +236,7 @@ def issue_events(
 ) -> EventPage | JSONResponse:
     """An issue's occurrences, newest first, cursor-paginated (a merged issue's id: 301 to the survivor's)."""
     try:
-        project, summary = _issue(auth, db, client, issue_id)
+        project, summary = issue_of(auth, db, client, issue_id)
     except ApiError:
         moved = _merged_redirect(auth, db, issue_id, "/events")
         if moved is None:
@@ -296,7 +296,7 @@ def update_issue(
 ) -> IssueOut:
     """Change an issue's status and/or assignee (each recorded in its history and the activity log with the
     API key as the actor). `{"assignee": null}` unassigns; leaving `assignee` out keeps it."""
-    project, _ = _issue(auth, db, client, issue_id)
+    project, _ = issue_of(auth, db, client, issue_id)
     actor = f"api:{auth.api_key_id}"
     if change.status is None and "assignee" not in change.model_fields_set:
         raise ApiError(400, "Bad Request", "send status, assignee or both")
@@ -313,6 +313,6 @@ def update_issue(
             db.rollback()  # the assignment of the same request is not kept either
             raise ApiError(409, "Conflict", refused)
         record_status_activity(db, auth.org_id, project.id, int(issue_id), change.status, actor=actor)
-    _, summary = _issue(auth, db, client, issue_id)
+    _, summary = issue_of(auth, db, client, issue_id)
     assignee = assignees_of(db, auth.org_id, project.id, [int(issue_id)]).get(int(issue_id))
-    return _issue_out(project, summary, assignee=assignee)
+    return issue_answer(project, summary, assignee=assignee)

@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import ApiAuth, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from api.routers.explore import _body
+from api.routers.explore import json_body
 from stacklens.explore import subscriptions
 
 router = APIRouter(prefix="/api/subscriptions", tags=["subscriptions"])
@@ -41,7 +41,7 @@ def list_subscriptions(auth: ApiAuth, db: DbSession) -> JSONResponse:
 
 @router.post("", status_code=201, responses=ERRORS)
 async def create_subscription(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
-    body = await _body(request)
+    body = await json_body(request)
     row = await run_in_threadpool(subscriptions.create_subscription, db, auth.org_id, body)
     return JSONResponse(subscriptions.as_json(row), status_code=201)
 
@@ -50,7 +50,7 @@ async def create_subscription(request: Request, auth: ApiAuth, db: DbSession) ->
 async def replace_subscription(
     subscription_id: str, request: Request, auth: ApiAuth, db: DbSession
 ) -> JSONResponse:
-    body = await _body(request)
+    body = await json_body(request)
     row = await run_in_threadpool(
         subscriptions.replace_subscription, db, auth.org_id, _id(subscription_id), body
     )

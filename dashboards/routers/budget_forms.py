@@ -13,7 +13,14 @@ from starlette.datastructures import UploadFile
 from dashboards.budget_figures import budget_figure
 from dashboards.context import CurrentProject, Db
 from dashboards.rendering import render
-from dashboards.routers.budgets import BUDGETS, FIELDS, _base, _context, _list_page, _mark
+from dashboards.routers.budgets import (
+    BUDGETS,
+    FIELDS,
+    budgets_base,
+    budgets_context,
+    budgets_list_page,
+    mark_releases,
+)
 from dashboards.security import check_csrf
 from stacklens.control import budgets as store
 from stacklens.control.db import session_scope
@@ -86,8 +93,8 @@ def _form_page(
                 spec, points, METRICS[d.metric].unit, "Would-be value per daily evaluation"
             )
             with session_scope(view.settings) as db:
-                _mark(view, db, [figure], [points])
-    context = _context(
+                mark_releases(view, db, [figure], [points])
+    context = budgets_context(
         request,
         view,
         values=values,
@@ -131,7 +138,7 @@ async def create(request: Request, view: CurrentProject, db: Db) -> Response:
     except BudgetError as exc:
         db.rollback()
         return _form_page(request, view, values, None, exc)
-    return RedirectResponse(_base(view), status_code=303)
+    return RedirectResponse(budgets_base(view), status_code=303)
 
 
 @router.get(BUDGETS + "/{budget_id}/edit", response_class=HTMLResponse)
@@ -177,7 +184,7 @@ async def save_budget(request: Request, view: CurrentProject, db: Db, budget_id:
     except BudgetError as exc:
         db.rollback()
         return _form_page(request, view, values, _owned(view, db, budget_id), exc)
-    return RedirectResponse(_base(view), status_code=303)
+    return RedirectResponse(budgets_base(view), status_code=303)
 
 
 @router.post(BUDGETS + "/{budget_id}/delete", response_class=HTMLResponse)
@@ -185,7 +192,7 @@ async def delete(request: Request, view: CurrentProject, db: Db, budget_id: int)
     form = await request.form()
     check_csrf(request, str(form.get("csrf_token") or ""))
     db.delete(_owned(view, db, budget_id))
-    return RedirectResponse(_base(view), status_code=303)
+    return RedirectResponse(budgets_base(view), status_code=303)
 
 
 @router.post(BUDGETS + "/import", response_class=HTMLResponse)
@@ -205,9 +212,9 @@ async def import_file(request: Request, view: CurrentProject, db: Db) -> Respons
         rows, created = store.import_budgets(db, view.project, parsed.budgets)
     except BudgetError as exc:
         db.rollback()
-        return _list_page(
+        return budgets_list_page(
             request, view, db, 400, import_error=str(exc), pasted=text if isinstance(text, str) else ""
         )
     db.flush()
     notice = f"Imported {len(rows)} budgets from budget.json ({created} new, {len(rows) - created} changed)."
-    return _list_page(request, view, db, notice=notice, not_mapped=parsed.not_mapped)
+    return budgets_list_page(request, view, db, notice=notice, not_mapped=parsed.not_mapped)

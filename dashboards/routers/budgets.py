@@ -45,11 +45,11 @@ BUDGETS = "/orgs/{org_slug}/projects/{project_slug}/performance/budgets"
 FIELDS = ("metric", "statistic", "scope", "value", "window", "min_samples")
 
 
-def _base(view: CurrentProject) -> str:
+def budgets_base(view: CurrentProject) -> str:
     return perf_path(view) + "/budgets"
 
 
-def _context(request: Request, view: CurrentProject, **extra: Any) -> dict[str, Any]:
+def budgets_context(request: Request, view: CurrentProject, **extra: Any) -> dict[str, Any]:
     base = perf_path(view)
     tabs = [(base + suffix, label, suffix == "/budgets") for suffix, label in TABS]
     return {
@@ -57,7 +57,7 @@ def _context(request: Request, view: CurrentProject, **extra: Any) -> dict[str, 
         "user": view.viewer.user,
         "project": view.project,
         "tabs": tabs,
-        "budgets_path": _base(view),
+        "budgets_path": budgets_base(view),
         "metrics": METRICS,
         "statistics": STATISTICS,
         "fixed": FIXED_STATISTIC,
@@ -146,7 +146,9 @@ def _history(
         return []
 
 
-def _mark(view: CurrentProject, db: Session, figures: Iterable[Any], drawn: list[list[Point]]) -> None:
+def mark_releases(
+    view: CurrentProject, db: Session, figures: Iterable[Any], drawn: list[list[Point]]
+) -> None:
     """The project's releases and annotations on the budget charts, over the span of their evaluations (each
     chart's axis runs from its first evaluation to its last)."""
     times = [at for points in drawn for at, _, _ in points[:1] + points[-1:]]
@@ -157,7 +159,7 @@ def _mark(view: CurrentProject, db: Session, figures: Iterable[Any], drawn: list
         )
 
 
-def _list_page(
+def budgets_list_page(
     request: Request, view: CurrentProject, db: Db, status_code: int = 200, **extra: Any
 ) -> Response:
     client = view.warehouse
@@ -171,11 +173,11 @@ def _list_page(
         drawn.append(points)
         figures[row["id"]] = budget_figure(spec, points, row["unit"], title + " · last 30 days")
         links[row["id"]] = alert_link(view, row)
-    _mark(view, db, figures.values(), drawn)
+    mark_releases(view, db, figures.values(), drawn)
     counts = {
         s: sum(1 for r in rows if r["status"] == s) for s in ("pass", "fail", "insufficient_data", "error")
     }
-    context = _context(
+    context = budgets_context(
         request,
         view,
         rows=rows,
@@ -193,7 +195,7 @@ def _list_page(
 
 @router.get(BUDGETS, response_class=HTMLResponse)
 def budgets_page(request: Request, view: CurrentProject, db: Db) -> Response:
-    return _list_page(request, view, db)
+    return budgets_list_page(request, view, db)
 
 
 @router.get(BUDGETS + "/export.{fmt}")

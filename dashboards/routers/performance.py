@@ -71,7 +71,7 @@ def _project_dsn(view: CurrentProject) -> str | None:
         return primary_masked_dsn(db, view.project_id, view.settings)
 
 
-def _page(
+def performance_page(
     request: Request,
     view: CurrentProject,
     tab: str,
@@ -181,7 +181,7 @@ def overview(request: Request, view: CurrentProject) -> Response:
         }
         return {"data": data, "figures": figures if days else {}}
 
-    return _page(request, view, "", "perf_overview.html", fill, "overview")
+    return performance_page(request, view, "", "perf_overview.html", fill, "overview")
 
 
 @router.get(BASE + "/pages", response_class=HTMLResponse)
@@ -202,7 +202,7 @@ def pages(request: Request, view: CurrentProject) -> Response:
             "figures": {"pages": figure} if rows else {},
         }
 
-    return _page(request, view, "/pages", "perf_pages.html", fill, "pages")
+    return performance_page(request, view, "/pages", "perf_pages.html", fill, "pages")
 
 
 @router.get(BASE + "/pages/detail", response_class=HTMLResponse)
@@ -246,7 +246,9 @@ def page_detail(request: Request, view: CurrentProject, page: str = "") -> Respo
             "figures": figures,
         }
 
-    return _page(request, view, "/pages", "perf_page_detail.html", fill, "page_detail", {"page": page})
+    return performance_page(
+        request, view, "/pages", "perf_page_detail.html", fill, "page_detail", {"page": page}
+    )
 
 
 @router.get(BASE + "/resources", response_class=HTMLResponse)
@@ -262,7 +264,7 @@ def resources(request: Request, view: CurrentProject) -> Response:
             "figures": {"types": figs.types_figure(data["rows"])} if data["rows"] else {},
         }
 
-    return _page(request, view, "/resources", "perf_resources.html", fill, "resources")
+    return performance_page(request, view, "/resources", "perf_resources.html", fill, "resources")
 
 
 @router.get(BASE + "/api", response_class=HTMLResponse)
@@ -284,7 +286,7 @@ def endpoints(request: Request, view: CurrentProject, sort: str = "calls") -> Re
             "figures": {"endpoints": figure} if top else {},
         }
 
-    return _page(request, view, "/api", "perf_endpoints.html", fill, "endpoints", {"sort": sort})
+    return performance_page(request, view, "/api", "perf_endpoints.html", fill, "endpoints", {"sort": sort})
 
 
 @router.get(BASE + "/api/detail", response_class=HTMLResponse)
@@ -323,7 +325,7 @@ def endpoint_detail(
             "figures": figures,
         }
 
-    return _page(
+    return performance_page(
         request,
         view,
         "/api",
@@ -346,4 +348,4 @@ def waterfall_page(request: Request, view: CurrentProject, event_id: str) -> Res
             "downloads": waterfall_links(perf_path(view), event_id),
         }
 
-    return _page(request, view, "/pages", "perf_waterfall.html", fill)
+    return performance_page(request, view, "/pages", "perf_waterfall.html", fill)

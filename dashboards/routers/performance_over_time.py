@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, Response
 from dashboards import performance_figures as figs
 from dashboards.context import CurrentProject
 from dashboards.explore_links import release_links
-from dashboards.routers.performance import BASE, _page
+from dashboards.routers.performance import BASE, performance_page
 from stacklens.performance import view_data
 from stacklens.performance.calendar import week_slots
 from stacklens.performance.recommendations import evidence_text
@@ -47,7 +47,7 @@ def trends(request: Request, view: CurrentProject) -> Response:
             }
         return {"data": data, "figures": figures}
 
-    return _page(request, view, "/trends", "perf_trends.html", fill, "trends")
+    return performance_page(request, view, "/trends", "perf_trends.html", fill, "trends")
 
 
 @router.get(BASE + "/releases", response_class=HTMLResponse)
@@ -63,7 +63,7 @@ def releases(request: Request, view: CurrentProject) -> Response:
             "figures": {"releases": figs.releases_figure(data["rows"])} if data["rows"] else {},
         }
 
-    return _page(request, view, "/releases", "perf_releases.html", fill, "releases")
+    return performance_page(request, view, "/releases", "perf_releases.html", fill, "releases")
 
 
 @router.get(BASE + "/recommendations", response_class=HTMLResponse)
@@ -78,6 +78,6 @@ def recommendations(request: Request, view: CurrentProject, include_old_releases
         }
 
     target = {"include_old_releases": "1"} if include_old_releases.strip().lower() in TRUE else {}
-    return _page(
+    return performance_page(
         request, view, "/recommendations", "perf_recommendations.html", fill, "recommendations", target
     )

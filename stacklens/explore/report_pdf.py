@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from stacklens.explore.columns import AGGREGATE, columns_of
 from stacklens.explore.widgets import WidgetAnswer
-from stacklens.performance.exports.pdf import _fpdf
+from stacklens.performance.exports.pdf import fpdf_classes
 from stacklens.performance.exports.pdf_charts import INK, MUTED, bar_chart, latin, line_chart
 from stacklens.performance.exports.pdf_layout import Layout
 
@@ -85,7 +85,7 @@ def dashboard_pdf(
 ) -> bytes:
     """The PDF of a dashboard's answered widgets over ``scope`` (its range and filters, in words) at ``now``;
     ``words`` words a number (or an unanswered widget) as the summary report does."""
-    fpdf_class, x_pos, y_pos = _fpdf()
+    fpdf_class, x_pos, y_pos = fpdf_classes()
     generated = now.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
     class Report(fpdf_class):  # type: ignore[misc, valid-type]  # FPDF, imported only when a report is built

@@ -19,9 +19,9 @@ from stacklens.ingest.landing import (
     Blocks,
     Landing,
     Spooled,
-    _answer_replay,
-    _inserts,
-    _keep_fresh,
+    answer_replay,
+    inserts_of,
+    keep_fresh,
 )
 from stacklens.ingest.stored_key_index import BATCHES, key_digest
 from stacklens.ingest.timeparse import format_ms
@@ -244,7 +244,7 @@ class Acceptor(Drainer):
             key = (landing.org_id, landing.batch_id)
             record = records.get(key)
             if record is not None:
-                _answer_replay(landing, record)
+                answer_replay(landing, record)
             elif key in first_of:
                 again.append((landing, first_of[key]))
             else:
@@ -267,16 +267,16 @@ class Acceptor(Drainer):
         batches: dict[tuple[int, str], writer.BatchRecord] = {}
         for landing in fresh:
             direct = landing.counts_duplicates or id(landing) in checked
-            _keep_fresh(landing, known, blocks if direct else None, added, unchecked)
+            keep_fresh(landing, known, blocks if direct else None, added, unchecked)
             record = landing.result.record(landing.prepared.lines, landing.prepared.body_hash)
             batch_rows.append(writer.batch_row(landing.org_id, record, format_ms(landing.received)))
             batches[(landing.org_id, landing.batch_id)] = record
         for landing, first in again:
-            _answer_replay(landing, batches[(first.org_id, first.batch_id)])
+            answer_replay(landing, batches[(first.org_id, first.batch_id)])
         if not fresh:
             return None, aside
         name = self.journal.new_name("a")
-        inserts = _inserts(name, blocks, batch_rows)
+        inserts = inserts_of(name, blocks, batch_rows)
         self.journal.write(name, inserts, unchecked=unchecked)
         if index.owned:
             spooled = [(org_id, table, key) for (org_id, table), keys in added.items() for key in keys]

@@ -18,9 +18,9 @@ from stacklens.ingest.front_door_state import DoorState, log
 from stacklens.ingest.landing import (
     Blocks,
     Spooled,
-    _add_blocks,
-    _inserts,
-    _received_now,
+    add_blocks,
+    inserts_of,
+    received_now,
 )
 from stacklens.ingest.project_holds import holds_events_of, take_held
 
@@ -207,9 +207,9 @@ class Drainer(DoorState):
             for each in unchecked:
                 known = stored[(each.org_id, each.table)]
                 fresh = [row for row in each.rows if f"{row[1]}:{row[2]}" not in known]
-                _add_blocks(each.org_id, each.table, each.columns, each.span_columns, fresh, blocks)
+                add_blocks(each.org_id, each.table, each.columns, each.span_columns, fresh, blocks)
         back = self._hold_back(groups, take_held(blocks, holding), again) if holding else None
-        inserts = _inserts(name, blocks, batch_rows)
+        inserts = inserts_of(name, blocks, batch_rows)
         try:
             self.journal.write(name, inserts, tuple(group.name for group in groups))
         except BaseException:
@@ -269,7 +269,7 @@ class Drainer(DoorState):
         if not kept:
             return None
         name = self.journal.new_name("h")
-        inserts = _inserts(name, kept, [])
+        inserts = inserts_of(name, kept, [])
         self.journal.write(name, inserts)
         keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
         projects: set[int] = set()
@@ -333,7 +333,7 @@ class Drainer(DoorState):
                 # blocks: the batches are recorded as received now, as a resend records them, so the counter
                 # repair finds the first attempt dead and makes its counters equal to the stored events
                 # (stacklens/issues/counters.py); a resend of a batch is still answered from its record.
-                rows, token = [_received_now(row) for row in rows], f"{token}:again"
+                rows, token = [received_now(row) for row in rows], f"{token}:again"
             if again and insert.keys:
                 rows = [
                     row

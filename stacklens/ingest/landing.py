@@ -128,7 +128,7 @@ class Spooled:
         return sum(len(insert.rows) for insert in self.inserts)
 
 
-def _inserts(name: str, blocks: Blocks, batch_rows: list[bytes]) -> list[Insert]:
+def inserts_of(name: str, blocks: Blocks, batch_rows: list[bytes]) -> list[Insert]:
     """A flush's inserts in landing order (spans before transactions; batch records last), each with a token
     of the flush, the table and the partition."""
     order = {table: n for n, table in enumerate(TABLE_ORDER)}
@@ -144,21 +144,21 @@ def _inserts(name: str, blocks: Blocks, batch_rows: list[bytes]) -> list[Insert]
     return inserts
 
 
-def _received_now(row: bytes) -> bytes:
+def received_now(row: bytes) -> bytes:
     """A batch record (an ``ingest_batches`` JSONEachRow line) with its receive time set to now."""
     record = orjson.loads(row)
     record["received_at"] = format_ms(time.time())
     return orjson.dumps(record)
 
 
-def _answer_replay(landing: Landing, record: writer.BatchRecord) -> None:
+def answer_replay(landing: Landing, record: writer.BatchRecord) -> None:
     try:
         landing.result = replayed(record, landing.prepared.body_hash)
     except Exception as exc:  # noqa: BLE001 - the refusal (409) is this request's answer alone
         landing.error = exc
 
 
-def _keep_fresh(
+def keep_fresh(
     landing: Landing,
     known: dict[tuple[int, str], set[str]],
     blocks: Blocks | None,
@@ -191,7 +191,7 @@ def _keep_fresh(
             if blocks is None:
                 unchecked.append(Unchecked(landing.org_id, table, columns, span_columns, tuple(kept)))
             else:
-                _add_blocks(landing.org_id, table, columns, span_columns, kept, blocks)
+                add_blocks(landing.org_id, table, columns, span_columns, kept, blocks)
         if table == "sessions":
             continue  # counted per line below
         for app_key_id, *_ in kept:
@@ -200,7 +200,7 @@ def _keep_fresh(
     _count_session_lines(prepared.tables.get("sessions") or [], fresh_tables.get("sessions") or [], result)
 
 
-def _add_blocks(
+def add_blocks(
     org_id: int,
     table: str,
     columns: tuple[str, ...],

@@ -49,7 +49,7 @@ _ERROR_STATUS = {
 
 
 @dataclass
-class _Origin:
+class SpanOrigin:
     """What a span's resource says about where it comes from."""
 
     service: str
@@ -61,9 +61,9 @@ class _Origin:
 
 
 @dataclass
-class _Node:
+class SpanNode:
     span: Span
-    origin: _Origin
+    origin: SpanOrigin
     attrs: Attributes
     notes: Notes
 
@@ -78,11 +78,11 @@ class _Node:
         self.op = _op(self.span, self.attrs, self.method)
 
 
-def _name(span: Span) -> str:
+def otlp_span_name(span: Span) -> str:
     return f"{span.name[:80]!r} (trace {span.trace_id.hex()[:32]}, span {span.span_id.hex()[:16]})"
 
 
-def _origin_of(resource: Resource) -> _Origin:
+def origin_of(resource: Resource) -> SpanOrigin:
     notes = Notes()
     attrs = attributes(resource.attributes, notes, "resource")
 
@@ -94,7 +94,7 @@ def _origin_of(resource: Resource) -> _Origin:
         return ""
 
     language = word("telemetry.sdk.language", limit=32)
-    return _Origin(
+    return SpanOrigin(
         service=word("service.name", limit=31),
         release=word("service.version"),
         environment=word("deployment.environment.name", "deployment.environment", limit=128),
@@ -104,11 +104,11 @@ def _origin_of(resource: Resource) -> _Origin:
     )
 
 
-def _seconds(nanos: int) -> float:
+def seconds_of(nanos: int) -> float:
     return nanos / 1e9
 
 
-def _str(attrs: Attributes, *keys: str) -> str:
+def first_str(attrs: Attributes, *keys: str) -> str:
     for key in keys:
         value = attrs.get(key)
         if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
@@ -117,9 +117,9 @@ def _str(attrs: Attributes, *keys: str) -> str:
 
 
 def _method(attrs: Attributes) -> str:
-    method = _str(attrs, "http.request.method", "http.method")
+    method = first_str(attrs, "http.request.method", "http.method")
     if method == "_OTHER":
-        method = _str(attrs, "http.request.method_original") or method
+        method = first_str(attrs, "http.request.method_original") or method
     return method.upper()[:16]
 
 
@@ -132,25 +132,25 @@ def _status_code(attrs: Attributes) -> int | None:
     return code if code is not None and 100 <= code <= 599 else None
 
 
-def _url(attrs: Attributes) -> str:
-    full = _str(attrs, "url.full", "http.url")
+def url_of(attrs: Attributes) -> str:
+    full = first_str(attrs, "url.full", "http.url")
     if full:
         return full
-    path = _str(attrs, "url.path", "http.target")
-    query = _str(attrs, "url.query")
-    host = _str(attrs, "server.address", "http.host", "net.host.name")
+    path = first_str(attrs, "url.path", "http.target")
+    query = first_str(attrs, "url.query")
+    host = first_str(attrs, "server.address", "http.host", "net.host.name")
     if not path:
         return ""
     target = f"{path}?{query}" if query and "?" not in path else path
     if not host:
         return target
-    port = _str(attrs, "server.port", "net.host.port")
-    scheme = _str(attrs, "url.scheme", "http.scheme") or "http"
+    port = first_str(attrs, "server.port", "net.host.port")
+    scheme = first_str(attrs, "url.scheme", "http.scheme") or "http"
     default = (scheme, port) in (("http", "80"), ("https", "443"))
     return f"{scheme}://{host}{'' if not port or default else ':' + port}{target}"
 
 
-def _sentry_status(span: Span, code: int | None) -> str:
+def sentry_status(span: Span, code: int | None) -> str:
     if code is not None and code >= 400:
         return _ERROR_STATUS.get(code, "internal_error" if code >= 500 else "invalid_argument")
     if span.status.code == Status.STATUS_CODE_ERROR:
@@ -173,16 +173,16 @@ def _op(span: Span, attrs: Attributes, method: str) -> str:
     return "function"
 
 
-def _description(node: _Node) -> str:
+def _description(node: SpanNode) -> str:
     span, op, attrs = node.span, node.op, node.attrs
     if op == "db":
-        return _str(attrs, "db.query.text", "db.statement") or span.name
+        return first_str(attrs, "db.query.text", "db.statement") or span.name
     if op == "http.client":
-        return f"{node.method} {_url(attrs) or span.name}"
+        return f"{node.method} {url_of(attrs) or span.name}"
     return span.name
 
 
-def _data(node: _Node) -> Attributes:
+def span_data(node: SpanNode) -> Attributes:
     data = dict(node.attrs)
     if node.span.status.message:
         data["otel.status_description"] = node.span.status.message[:MAX_VALUE_CHARS]
@@ -190,12 +190,12 @@ def _data(node: _Node) -> Attributes:
     return data
 
 
-def _child_times(node: _Node, root: Span) -> tuple[float, float]:
+def _child_times(node: SpanNode, root: Span) -> tuple[float, float]:
     """A span's start and end in epoch seconds. A start no clock gives (unset, before 2000, after 2100) is
     the root's start, as the ingest service places a span outside the kept window, and the payload says so:
     without it the span would have no place in the waterfall."""
     span = node.span
-    start, end = _seconds(span.start_time_unix_nano), _seconds(span.end_time_unix_nano)
+    start, end = seconds_of(span.start_time_unix_nano), seconds_of(span.end_time_unix_nano)
     if timeparse.to_epoch(start) is not None:
         return start, max(start, end)
     node.notes.add(
@@ -204,12 +204,12 @@ def _child_times(node: _Node, root: Span) -> tuple[float, float]:
         value=str(span.start_time_unix_nano),
         span_id=span.span_id.hex(),
     )
-    placed = _seconds(root.start_time_unix_nano)
+    placed = seconds_of(root.start_time_unix_nano)
     duration = end - start if 0 <= end - start <= _MAX_SPAN_SECONDS else 0.0
     return placed, placed + duration
 
 
-def _span(node: _Node, root: Span) -> SpanPayload:
+def span_payload(node: SpanNode, root: Span) -> SpanPayload:
     span = node.span
     start, end = _child_times(node, root)
     return {
@@ -220,7 +220,7 @@ def _span(node: _Node, root: Span) -> SpanPayload:
         "description": _description(node),
         "start_timestamp": start,
         "timestamp": end,
-        "status": _sentry_status(span, node.code),
-        "data": _data(node),
+        "status": sentry_status(span, node.code),
+        "data": span_data(node),
         "origin": "otlp",
     }

@@ -36,16 +36,16 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from stacklens.ingest.otlp_decode import TraceExport
 from stacklens.ingest.otlp_spans import (
-    _data,
-    _name,
-    _Node,
-    _Origin,
-    _origin_of,
-    _seconds,
-    _sentry_status,
-    _span,
-    _str,
-    _url,
+    SpanNode,
+    SpanOrigin,
+    first_str,
+    origin_of,
+    otlp_span_name,
+    seconds_of,
+    sentry_status,
+    span_data,
+    span_payload,
+    url_of,
 )
 from stacklens.ingest.otlp_stacks import parse_stack
 from stacklens.ingest.otlp_trace_payloads import (
@@ -102,21 +102,21 @@ def trace_lines(export: TraceExport, app_key: str) -> TraceLines:
         out.reject(1, reason)
     for count, reason in export.refused:
         out.reject(count, reason)
-    nodes: dict[tuple[bytes, bytes], _Node] = {}
+    nodes: dict[tuple[bytes, bytes], SpanNode] = {}
     for batch in export.batches:
-        origin = _origin_of(batch.resource)
+        origin = origin_of(batch.resource)
         for span in batch.spans:
             problem = _id_problem(span)
             key = (span.trace_id, span.span_id)
             if problem is None and key in nodes:
                 problem = "another span of the export has the same trace_id and span_id"
             if problem is not None:
-                out.reject(1, f"span {_name(span)}: {problem}")
+                out.reject(1, f"span {otlp_span_name(span)}: {problem}")
                 continue
             notes = Notes()
-            nodes[key] = _Node(span, origin, attributes(span.attributes, notes, "attributes"), notes)
+            nodes[key] = SpanNode(span, origin, attributes(span.attributes, notes, "attributes"), notes)
     roots = {key: node for key, node in nodes.items() if _is_root(node.span, nodes)}
-    children: dict[tuple[bytes, bytes], list[_Node]] = {key: [] for key in roots}
+    children: dict[tuple[bytes, bytes], list[SpanNode]] = {key: [] for key in roots}
     for key, node in nodes.items():
         if key in roots:
             continue
@@ -132,21 +132,21 @@ def trace_lines(export: TraceExport, app_key: str) -> TraceLines:
         if len(kept) > MAX_SPANS_PER_TRANSACTION:
             out.reject(
                 len(kept) - MAX_SPANS_PER_TRANSACTION,
-                f"span {_name(root.span)}: more than {MAX_SPANS_PER_TRANSACTION} spans under one local root; "
+                f"span {otlp_span_name(root.span)}: more than {MAX_SPANS_PER_TRANSACTION} spans under one local root; "
                 "the latest were dropped",
             )
             kept = kept[:MAX_SPANS_PER_TRANSACTION]
         payload = _transaction(root, kept)
         out.lines.append(_line("transaction", app_key, payload))
         out.spans_per_line.append(1 + len(kept))
-        out.labels.append(f"span {_name(root.span)}")
+        out.labels.append(f"span {otlp_span_name(root.span)}")
         for node in [root, *kept]:
             for index, event in enumerate(node.span.events):
                 if event.name == "exception":
                     error = _error_event(node, event, index, payload)
                     out.lines.append(_line("event", app_key, error))
                     out.spans_per_line.append(0)
-                    out.labels.append(f"the exception event of span {_name(node.span)}")
+                    out.labels.append(f"the exception event of span {otlp_span_name(node.span)}")
     return out
 
 
@@ -197,7 +197,7 @@ def _is_root(span: Span, nodes: Container[tuple[bytes, bytes]]) -> bool:
 
 
 def _root_of(
-    span: Span, nodes: dict[tuple[bytes, bytes], _Node], roots: dict[tuple[bytes, bytes], _Node]
+    span: Span, nodes: dict[tuple[bytes, bytes], SpanNode], roots: dict[tuple[bytes, bytes], SpanNode]
 ) -> tuple[bytes, bytes] | None:
     """The local root above ``span``; ``None`` when its parents form a loop without one."""
     key = (span.trace_id, span.parent_span_id)
@@ -208,12 +208,12 @@ def _root_of(
     return None
 
 
-def _transaction(root: _Node, children: list[_Node]) -> TransactionPayload:
+def _transaction(root: SpanNode, children: list[SpanNode]) -> TransactionPayload:
     """The Sentry transaction payload of a local root and its spans."""
     span, attrs, origin = root.span, root.attrs, root.origin
     op, code = root.op, root.code
-    route = _str(attrs, "http.route")
-    url = _url(attrs)
+    route = first_str(attrs, "http.route")
+    url = url_of(attrs)
     if route.startswith("/"):
         name, source = route, "route"
     elif url and op == "http.server":
@@ -225,8 +225,8 @@ def _transaction(root: _Node, children: list[_Node]) -> TransactionPayload:
         "span_id": span.span_id.hex(),
         "parent_span_id": span.parent_span_id.hex(),
         "op": op,
-        "status": _sentry_status(span, code),
-        "data": _data(root),
+        "status": sentry_status(span, code),
+        "data": span_data(root),
         "origin": "otlp",
     }
     contexts: TransactionContexts = {"trace": trace, "otel": {"resource": origin.resource}}
@@ -237,11 +237,11 @@ def _transaction(root: _Node, children: list[_Node]) -> TransactionPayload:
         "event_id": _event_id("transaction", span.trace_id, span.span_id),
         "transaction": name[:1024],
         "transaction_info": {"source": source},
-        "start_timestamp": _seconds(span.start_time_unix_nano),
-        "timestamp": _seconds(max(span.end_time_unix_nano, span.start_time_unix_nano)),
+        "start_timestamp": seconds_of(span.start_time_unix_nano),
+        "timestamp": seconds_of(max(span.end_time_unix_nano, span.start_time_unix_nano)),
         "platform": origin.platform,
         "contexts": contexts,
-        "spans": [_span(child, span) for child in children],
+        "spans": [span_payload(child, span) for child in children],
         "tags": _tags(origin),
     }
     if url or root.method:
@@ -250,11 +250,11 @@ def _transaction(root: _Node, children: list[_Node]) -> TransactionPayload:
     return payload
 
 
-def _tags(origin: _Origin) -> dict[str, str]:
+def _tags(origin: SpanOrigin) -> dict[str, str]:
     return {"service": origin.service} if origin.service else {}
 
 
-def _common(payload: EventPayload, origin: _Origin, nodes: list[_Node]) -> None:
+def _common(payload: EventPayload, origin: SpanOrigin, nodes: list[SpanNode]) -> None:
     if origin.release:
         payload["release"] = origin.release
     if origin.environment:
@@ -270,7 +270,9 @@ def _event_id(kind: str, trace_id: bytes, span_id: bytes, extra: str = "") -> st
     return uuid.uuid5(_ID_NAMESPACE, f"{kind}:{trace_id.hex()}:{span_id.hex()}:{extra}").hex
 
 
-def _error_event(node: _Node, event: Span.Event, index: int, transaction: TransactionPayload) -> ErrorPayload:
+def _error_event(
+    node: SpanNode, event: Span.Event, index: int, transaction: TransactionPayload
+) -> ErrorPayload:
     """The error event of an ``exception`` span event, in the trace of its span."""
     notes = Notes()
     # The stack is read whole (up to 64 KiB), not cut at the attribute limit: its innermost frames are last
@@ -279,8 +281,8 @@ def _error_event(node: _Node, event: Span.Event, index: int, transaction: Transa
         :_RAW_STACK_CHARS
     ]
     attrs = attributes([p for p in event.attributes if p.key != "exception.stacktrace"], notes, "exception")
-    exc_type = _str(attrs, "exception.type")
-    message = _str(attrs, "exception.message")
+    exc_type = first_str(attrs, "exception.type")
+    message = first_str(attrs, "exception.message")
     frames = parse_stack(stack) if stack else []
     exception: ExceptionPayload = {
         "type": exc_type or "Error",
@@ -292,7 +294,7 @@ def _error_event(node: _Node, event: Span.Event, index: int, transaction: Transa
     span, origin = node.span, node.origin
     payload: ErrorPayload = {
         "event_id": _event_id("exception", span.trace_id, span.span_id, f"{index}:{event.time_unix_nano}"),
-        "timestamp": _seconds(event.time_unix_nano or span.end_time_unix_nano),
+        "timestamp": seconds_of(event.time_unix_nano or span.end_time_unix_nano),
         "level": "error",
         "platform": origin.platform,
         "exception": {"values": [exception]},

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, TypedDict
 
-from stacklens.issues.payload_view import Payload, _dict, _list, _text
+from stacklens.issues.payload_view import Payload, as_dict, as_list, as_text
 from stacklens_contract.words import BREADCRUMB_CATEGORIES
 
 
@@ -47,14 +47,14 @@ def _when(value: Any) -> str:
 def _crumb_message(category: str, message: Any, data: Payload) -> str:
     """What a person reads: the message, else the data in words (``/ → /cart``, ``GET /api → 500``)."""
     if message not in (None, ""):
-        return _text(message)
+        return as_text(message)
     if category == "navigation" and ("from" in data or "to" in data):
-        return f"{_text(data.get('from'))} → {_text(data.get('to'))}"
+        return f"{as_text(data.get('from'))} → {as_text(data.get('to'))}"
     if "url" in data and (category.startswith("http") or category in ("fetch", "xhr")):
-        words = " ".join(_text(data[k]) for k in ("method", "url") if data.get(k))
+        words = " ".join(as_text(data[k]) for k in ("method", "url") if data.get(k))
         status = data.get("status_code")
-        return f"{words} → {_text(status)}" if status not in (None, "") else words
-    return ", ".join(f"{key}={_text(value)}" for key, value in data.items())
+        return f"{words} → {as_text(status)}" if status not in (None, "") else words
+    return ", ".join(f"{key}={as_text(value)}" for key, value in data.items())
 
 
 # The Relay-style entries ingest adds to ``errors`` when it stores an event under its receive time
@@ -68,27 +68,27 @@ _REPLACED_TIME = {
 
 def time_note(payload: Payload) -> TimeNote | None:
     """The note for an event stored under its receive time instead of the time it was sent with."""
-    for entry in _list(payload.get("errors")):
+    for entry in as_list(payload.get("errors")):
         if isinstance(entry, dict) and entry.get("type") in _REPLACED_TIME:
             return {
                 "sent": _when(entry.get("value")),
                 "why": _REPLACED_TIME[str(entry["type"])],
-                "stored": _text(entry.get("server_time")),
+                "stored": as_text(entry.get("server_time")),
             }
     return None
 
 
 def breadcrumbs(payload: Payload) -> list[Breadcrumb]:
     crumbs: list[Breadcrumb] = []
-    for crumb in _list(payload.get("breadcrumbs")):
-        crumb = _dict(crumb)
-        category = _text(crumb.get("category") or crumb.get("type") or "default")
+    for crumb in as_list(payload.get("breadcrumbs")):
+        crumb = as_dict(crumb)
+        category = as_text(crumb.get("category") or crumb.get("type") or "default")
         crumbs.append(
             {
                 "time": _when(crumb.get("timestamp")),
                 "category": category,
-                "level": _text(crumb.get("level") or "info"),
-                "message": _crumb_message(category, crumb.get("message"), _dict(crumb.get("data"))),
+                "level": as_text(crumb.get("level") or "info"),
+                "message": _crumb_message(category, crumb.get("message"), as_dict(crumb.get("data"))),
             }
         )
     crumbs.sort(key=lambda c: c["time"])

@@ -10,7 +10,7 @@ from typing import NotRequired, TypedDict
 from stacklens.ingest.grouping.v1 import frames_of
 from stacklens.ingest.grouping.v2 import stack_frames
 from stacklens.ingest.in_app import NO_RULES, InAppRules, frame_in_app
-from stacklens.issues.payload_view import Payload, _dict, _list, _text, message_text
+from stacklens.issues.payload_view import Payload, as_dict, as_list, as_text, message_text
 
 
 class FrameView(TypedDict):
@@ -50,26 +50,26 @@ def _frame(frame: Payload, rules: InAppRules, platform: str) -> FrameView:
     """One frame as the page shows it, whatever the platform: a file (Python, JavaScript, .NET), a module
     (Java, Kotlin), or a package and an address (native, Cocoa). In-app or vendor as ingest infers it for
     the culprit (the SDK's flag, else where the code lives; the project's prefixes first)."""
-    variables = _dict(frame.get("vars"))
-    package = _text(frame.get("package"))
+    variables = as_dict(frame.get("vars"))
+    package = as_text(frame.get("package"))
     where = frame.get("filename") or frame.get("abs_path") or frame.get("module")
     if not where and package:
         where = re.split(r"[\\/]", package)[-1]
     return {
-        "filename": _text(where or "?"),
-        "abs_path": _text(frame.get("abs_path")),
-        "module": _text(frame.get("module")),
+        "filename": as_text(where or "?"),
+        "abs_path": as_text(frame.get("abs_path")),
+        "module": as_text(frame.get("module")),
         "package": package,
-        "instruction_addr": _text(frame.get("instruction_addr")),
-        "function": _text(frame.get("function") or frame.get("symbol") or "?"),
+        "instruction_addr": as_text(frame.get("instruction_addr")),
+        "function": as_text(frame.get("function") or frame.get("symbol") or "?"),
         "lineno": frame.get("lineno") if isinstance(frame.get("lineno"), int) else None,
         "colno": frame.get("colno") if isinstance(frame.get("colno"), int) else None,
         "in_app": frame_in_app(frame, rules, platform),
-        "args": [(str(k), _text(v)) for k, v in _dict(frame.get("args")).items()],
-        "vars": [(str(k), _text(v)) for k, v in variables.items()],
-        "pre_context": [_text(x) for x in _list(frame.get("pre_context"))],
-        "context_line": _text(frame.get("context_line")) if frame.get("context_line") is not None else None,
-        "post_context": [_text(x) for x in _list(frame.get("post_context"))],
+        "args": [(str(k), as_text(v)) for k, v in as_dict(frame.get("args")).items()],
+        "vars": [(str(k), as_text(v)) for k, v in variables.items()],
+        "pre_context": [as_text(x) for x in as_list(frame.get("pre_context"))],
+        "context_line": as_text(frame.get("context_line")) if frame.get("context_line") is not None else None,
+        "post_context": [as_text(x) for x in as_list(frame.get("post_context"))],
     }
 
 
@@ -85,13 +85,17 @@ def exceptions(payload: Payload, rules: InAppRules = NO_RULES) -> list[Exception
     without exception shows its message and the stack it carries (a thread's or a top-level one).
     ``rules`` are the project's in-app prefixes.
     """
-    platform = _text(payload.get("platform"))
+    platform = as_text(payload.get("platform"))
     chain: list[ExceptionView] = []
-    values = [_dict(exc) for exc in _list(payload.get("exception"))]
+    values = [as_dict(exc) for exc in as_list(payload.get("exception"))]
     for exc in reversed(values):
         frames = _frames(frames_of(exc), rules, platform)
         chain.append(
-            {"type": _text(exc.get("type") or "Error"), "value": _text(exc.get("value")), "frames": frames}
+            {
+                "type": as_text(exc.get("type") or "Error"),
+                "value": as_text(exc.get("value")),
+                "frames": frames,
+            }
         )
     if chain and not any(item["frames"] for item in chain):
         chain[0]["frames"] = _frames(stack_frames(payload), rules, platform)
@@ -100,7 +104,7 @@ def exceptions(payload: Payload, rules: InAppRules = NO_RULES) -> list[Exception
         message = message_text(payload)
         if frames or message:
             chain.append(
-                {"type": _text(payload.get("level") or "message"), "value": message, "frames": frames}
+                {"type": as_text(payload.get("level") or "message"), "value": message, "frames": frames}
             )
     return chain
 

@@ -73,16 +73,16 @@ class EnvironmentInfo(TypedDict):
     memory: str
 
 
-def _dict(value: Any) -> Payload:
+def as_dict(value: Any) -> Payload:
     return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
     items = value.get("values") if isinstance(value, dict) else value  # Sentry's {"values": [...]} or a list
     return items if isinstance(items, list) else []
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -90,12 +90,12 @@ def _text(value: Any) -> str:
     return json.dumps(value, default=str)
 
 
-def _pairs(value: Any) -> list[tuple[str, str]]:
+def as_pairs(value: Any) -> list[tuple[str, str]]:
     """Headers, tags and query strings arrive as a dict, a list of pairs or (query) a string."""
     if isinstance(value, dict):
-        return [(str(k), _text(v)) for k, v in value.items()]
+        return [(str(k), as_text(v)) for k, v in value.items()]
     if isinstance(value, list):
-        return [(str(p[0]), _text(p[1])) for p in value if isinstance(p, list | tuple) and len(p) == 2]
+        return [(str(p[0]), as_text(p[1])) for p in value if isinstance(p, list | tuple) and len(p) == 2]
     if isinstance(value, str):
         return parse_qsl(value, keep_blank_values=True)
     return []
@@ -112,9 +112,9 @@ def load_payload(raw: str) -> Payload:
 def message_text(payload: Payload) -> str:
     """The event's message as a person reads it: ``logentry.formatted``, else the template with its params,
     else ``message`` (a string, or an object with ``formatted`` / ``message``); never raw JSON."""
-    logentry = _dict(payload.get("logentry"))
+    logentry = as_dict(payload.get("logentry"))
     message = payload.get("message")
-    for source in (logentry, _dict(message)):
+    for source in (logentry, as_dict(message)):
         if isinstance(source.get("formatted"), str) and source["formatted"]:
             return str(source["formatted"])
         template = source.get("message")
@@ -132,32 +132,32 @@ def message_text(payload: Payload) -> str:
 
 
 def request_data(payload: Payload) -> RequestView | None:
-    request = _dict(payload.get("request"))
+    request = as_dict(payload.get("request"))
     if not request:
         return None
     headers = [
         (k, FILTERED if k.lower() in ALWAYS_FILTERED_HEADERS else v)
-        for k, v in _pairs(request.get("headers"))
+        for k, v in as_pairs(request.get("headers"))
     ]
     body = request.get("data")
     return {
-        "url": _text(request.get("url")),
-        "method": _text(request.get("method")),
+        "url": as_text(request.get("url")),
+        "method": as_text(request.get("method")),
         "headers": headers,
-        "query": _pairs(request.get("query_string")),
-        "body": body if isinstance(body, dict | list) else _text(body),
+        "query": as_pairs(request.get("query_string")),
+        "body": body if isinstance(body, dict | list) else as_text(body),
         "body_is_json": isinstance(body, dict | list),
     }
 
 
 def user_info(payload: Payload) -> UserInfo | None:
     """Only when the event identifies its user."""
-    user = _dict(payload.get("user"))
+    user = as_dict(payload.get("user"))
     info: UserInfo = {
-        "id": _text(user.get("id")),
-        "email": _text(user.get("email")),
-        "name": _text(user.get("name") or user.get("username")),
-        "ip_address": _text(user.get("ip_address")),
+        "id": as_text(user.get("id")),
+        "email": as_text(user.get("email")),
+        "name": as_text(user.get("name") or user.get("username")),
+        "ip_address": as_text(user.get("ip_address")),
     }
     return info if any(info.values()) else None
 
@@ -165,7 +165,7 @@ def user_info(payload: Payload) -> UserInfo | None:
 def tags(payload: Payload, row: EventRow) -> list[tuple[str, str]]:
     """Default tags first (environment, release, server name; browser and OS for JavaScript), then custom
     ones."""
-    contexts = _dict(payload.get("contexts"))
+    contexts = as_dict(payload.get("contexts"))
     found: dict[str, str] = {}
     for key, value in (
         ("environment", row.get("environment") or payload.get("environment")),
@@ -173,13 +173,13 @@ def tags(payload: Payload, row: EventRow) -> list[tuple[str, str]]:
         ("server_name", payload.get("server_name")),
     ):
         if value:
-            found[key] = _text(value)
-    if _text(payload.get("platform")) in ("javascript", "node"):
+            found[key] = as_text(value)
+    if as_text(payload.get("platform")) in ("javascript", "node"):
         for key in ("browser", "os"):
-            ctx = _dict(contexts.get(key))
+            ctx = as_dict(contexts.get(key))
             if ctx.get("name"):
-                found[key] = " ".join(_text(x) for x in (ctx.get("name"), ctx.get("version")) if x)
-    for key, value in _pairs(payload.get("tags")):
+                found[key] = " ".join(as_text(x) for x in (ctx.get("name"), ctx.get("version")) if x)
+    for key, value in as_pairs(payload.get("tags")):
         found.setdefault(key, value)
     return list(found.items())
 
@@ -188,15 +188,15 @@ def environment_info(payload: Payload) -> EnvironmentInfo:
     """Runtime, framework, OS, server and memory from the contexts the SDKs send (``runtime``, ``os``,
     ``device``, ``app``, ``browser``); for a browser event the browser is the runtime, and the request's
     User-Agent fills what the contexts leave out."""
-    contexts = _dict(payload.get("contexts"))
+    contexts = as_dict(payload.get("contexts"))
 
     def name_version(key: str) -> str:
-        ctx = _dict(contexts.get(key))
+        ctx = as_dict(contexts.get(key))
         if ctx.get("name"):
-            return " ".join(_text(x) for x in (ctx.get("name"), ctx.get("version")) if x)
-        return _text(ctx.get("raw_description") or ctx.get("kernel_version") or "")
+            return " ".join(as_text(x) for x in (ctx.get("name"), ctx.get("version")) if x)
+        return as_text(ctx.get("raw_description") or ctx.get("kernel_version") or "")
 
-    headers = dict(_pairs(_dict(payload.get("request")).get("headers")))
+    headers = dict(as_pairs(as_dict(payload.get("request")).get("headers")))
     agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
     ua_browser, ua_browser_version, ua_os, ua_os_version = parse_user_agent(agent)
     runtime = name_version("runtime") or name_version("browser")
@@ -207,19 +207,19 @@ def environment_info(payload: Payload) -> EnvironmentInfo:
         os_name = f"{ua_os} {ua_os_version}".strip()
     framework = name_version("framework")
     if not framework:
-        integrations = [str(i).lower() for i in _list(_dict(payload.get("sdk")).get("integrations"))]
+        integrations = [str(i).lower() for i in as_list(as_dict(payload.get("sdk")).get("integrations"))]
         framework = next((i for i in integrations if i in FRAMEWORKS), "")
     if not framework:
-        sdk_name = _text(_dict(payload.get("sdk")).get("name"))  # e.g. sentry.javascript.react
+        sdk_name = as_text(as_dict(payload.get("sdk")).get("name"))  # e.g. sentry.javascript.react
         flavour = sdk_name.rsplit(".", 1)[-1] if sdk_name.startswith("sentry.javascript.") else ""
         framework = flavour.capitalize() if flavour and flavour not in ("browser", "node") else ""
-    device, app = _dict(contexts.get("device")), _dict(contexts.get("app"))
+    device, app = as_dict(contexts.get("device")), as_dict(contexts.get("app"))
     memory = device.get("memory_size") or app.get("app_memory") or device.get("free_memory")
     return {
         "runtime": runtime,
         "framework": framework,
         "os": os_name,
-        "server": _text(payload.get("server_name")),
+        "server": as_text(payload.get("server_name")),
         "memory": _memory(memory),
     }
 
@@ -227,4 +227,4 @@ def environment_info(payload: Payload) -> EnvironmentInfo:
 def _memory(value: Any) -> str:
     if isinstance(value, int | float) and value > 0:
         return f"{value / 1024 / 1024:,.0f} MiB"
-    return _text(value)
+    return as_text(value)

@@ -102,7 +102,7 @@ class Metric:
 
 # Who reads a state (stacklens.performance.window_values reads for budgets, alert rules and their previews
 # exactly what the views read, over the same windows).
-_VIEWS = "performance views"
-_RULES = "budgets and alert rules"
-_ALL = "performance views, budgets and alert rules"
-_TIMINGS = ("p50", "p75", "p95", "avg")
+USED_BY_VIEWS = "performance views"
+USED_BY_RULES = "budgets and alert rules"
+USED_BY_ALL = "performance views, budgets and alert rules"
+TIMING_STATISTICS = ("p50", "p75", "p95", "avg")

@@ -4,11 +4,11 @@ views; :mod:`stacklens.metrics.catalog` holds them all, in order."""
 from __future__ import annotations
 
 from stacklens.metrics.definition import (
-    _ALL,
-    _TIMINGS,
-    _VIEWS,
     LOG_HISTOGRAM,
     SUM_COUNT,
+    TIMING_STATISTICS,
+    USED_BY_ALL,
+    USED_BY_VIEWS,
     Metric,
     State,
     Thresholds,
@@ -18,7 +18,7 @@ from stacklens.metrics.units import COUNT, MS, SCORE
 _VITALS = "Google web vitals"
 
 
-def _timing_states(prefix: str, views_count: str = "", read_by: str = _ALL) -> tuple[State, ...]:
+def _timing_states(prefix: str, views_count: str = "", read_by: str = USED_BY_ALL) -> tuple[State, ...]:
     """A page-load timing's state: its count, its sum (none for the vitals: their average is the histogram's
     weighted mean) and its 1 % log histogram in `pageload_periods`."""
     count = views_count or f"{prefix}_n"
@@ -32,7 +32,7 @@ PAGE_LOAD_METRICS: tuple[Metric, ...] = (
         "Page load time",
         "Load time",
         MS,
-        _TIMINGS,
+        TIMING_STATISTICS,
         "p75",
         "Duration of a page load or navigation transaction, from navigation start to the load event.",
         "load",
@@ -45,7 +45,7 @@ PAGE_LOAD_METRICS: tuple[Metric, ...] = (
         "Time to first byte (TTFB)",
         "TTFB",
         MS,
-        _TIMINGS,
+        TIMING_STATISTICS,
         "p75",
         "Time from navigation start until the first byte of the document's response.",
         "ttfb",
@@ -59,7 +59,7 @@ PAGE_LOAD_METRICS: tuple[Metric, ...] = (
         "First contentful paint (FCP)",
         "FCP",
         MS,
-        _TIMINGS,
+        TIMING_STATISTICS,
         "p75",
         "Time until the first text or image is painted.",
         "fcp",
@@ -118,7 +118,7 @@ PAGE_LOAD_METRICS: tuple[Metric, ...] = (
         "p75",
         "Time until DOMContentLoaded: the dom_ready measurement, else the end of the DOMContentLoaded span.",
         "dom",
-        _timing_states("dom", read_by=_VIEWS),
+        _timing_states("dom", read_by=USED_BY_VIEWS),
         aliases=("dom",),
     ),
     Metric(
@@ -130,7 +130,7 @@ PAGE_LOAD_METRICS: tuple[Metric, ...] = (
         "avg",
         "Sum of the durations of a page load's resource spans.",
         "resource",
-        (State("pageload_periods", ("resource_sum", "resource_n"), SUM_COUNT, _VIEWS),),
+        (State("pageload_periods", ("resource_sum", "resource_n"), SUM_COUNT, USED_BY_VIEWS),),
         fixed_statistic=True,
     ),
     Metric(
@@ -142,7 +142,7 @@ PAGE_LOAD_METRICS: tuple[Metric, ...] = (
         "avg",
         "Lighthouse's log-normal score of the page load's web vitals, 0-100, averaged over page loads.",
         "score",
-        (State("pageload_periods", ("score_sum", "score_n"), SUM_COUNT, _VIEWS),),
+        (State("pageload_periods", ("score_sum", "score_n"), SUM_COUNT, USED_BY_VIEWS),),
         Thresholds(90.0, 50.0, "Lighthouse score bands", higher_is_better=True),
         decimals=0,
         fixed_statistic=True,
@@ -156,7 +156,7 @@ PAGE_LOAD_METRICS: tuple[Metric, ...] = (
         "count",
         "Page load and navigation transactions.",
         "views",
-        (State("pageload_periods", ("views",), SUM_COUNT, _VIEWS),),
+        (State("pageload_periods", ("views",), SUM_COUNT, USED_BY_VIEWS),),
         aliases=("views",),
         fixed_statistic=True,
     ),

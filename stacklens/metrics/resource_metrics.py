@@ -4,11 +4,11 @@ compression; :mod:`stacklens.metrics.catalog` holds them all, in order."""
 from __future__ import annotations
 
 from stacklens.metrics.definition import (
-    _ALL,
-    _RULES,
-    _VIEWS,
     LOG_HISTOGRAM,
     SUM_COUNT,
+    USED_BY_ALL,
+    USED_BY_RULES,
+    USED_BY_VIEWS,
     Metric,
     State,
 )
@@ -24,7 +24,7 @@ RESOURCE_METRICS: tuple[Metric, ...] = (
         "avg",
         "Bytes of JavaScript resources (encoded body size) per page view.",
         "js_per_view",
-        (State("pageload_periods", ("js_bytes", "views"), SUM_COUNT, _ALL),),
+        (State("pageload_periods", ("js_bytes", "views"), SUM_COUNT, USED_BY_ALL),),
         fixed_statistic=True,
         budget=True,
         kind="resources",
@@ -39,8 +39,13 @@ RESOURCE_METRICS: tuple[Metric, ...] = (
         "Bytes of every resource of a page view (encoded body size), per page view.",
         "transfer_per_view",
         (
-            State("pageload_periods", ("total_bytes", "views"), SUM_COUNT, _RULES),
-            State("resource_request_periods", ("total_bytes", "transfer_bytes", "loads"), SUM_COUNT, _VIEWS),
+            State("pageload_periods", ("total_bytes", "views"), SUM_COUNT, USED_BY_RULES),
+            State(
+                "resource_request_periods",
+                ("total_bytes", "transfer_bytes", "loads"),
+                SUM_COUNT,
+                USED_BY_VIEWS,
+            ),
         ),
         fixed_statistic=True,
         budget=True,
@@ -55,7 +60,14 @@ RESOURCE_METRICS: tuple[Metric, ...] = (
         "p95",
         "Duration of resource requests (resource spans).",
         "resource_duration",
-        (State("resource_request_periods", ("requests", "duration_sum", "dur_hist"), LOG_HISTOGRAM, _VIEWS),),
+        (
+            State(
+                "resource_request_periods",
+                ("requests", "duration_sum", "dur_hist"),
+                LOG_HISTOGRAM,
+                USED_BY_VIEWS,
+            ),
+        ),
         kind="resources",
     ),
     Metric(
@@ -72,7 +84,7 @@ RESOURCE_METRICS: tuple[Metric, ...] = (
                 "resource_request_periods",
                 ("requests", "total_bytes", "max_bytes", "decoded_bytes"),
                 SUM_COUNT,
-                _VIEWS,
+                USED_BY_VIEWS,
             ),
         ),
         kind="resources",
@@ -86,7 +98,7 @@ RESOURCE_METRICS: tuple[Metric, ...] = (
         "avg",
         "Share of resource requests answered from the cache (transfer size 0 with a body).",
         "cache_hit",
-        (State("resource_request_periods", ("cache_hits", "requests"), SUM_COUNT, _VIEWS),),
+        (State("resource_request_periods", ("cache_hits", "requests"), SUM_COUNT, USED_BY_VIEWS),),
         decimals=0,
         fixed_statistic=True,
         kind="resources",
@@ -101,7 +113,7 @@ RESOURCE_METRICS: tuple[Metric, ...] = (
         "avg",
         "Decoded bytes over encoded bytes of compressible resources (1.0 = not compressed).",
         "compression_ratio",
-        (State("resource_request_periods", ("compressed_dec", "compressed_enc"), SUM_COUNT, _VIEWS),),
+        (State("resource_request_periods", ("compressed_dec", "compressed_enc"), SUM_COUNT, USED_BY_VIEWS),),
         fixed_statistic=True,
         kind="resources",
         higher_is_better=True,

@@ -153,7 +153,7 @@ def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
     return marked
 
 
-def _open(url: str, database: str | None) -> Client:
+def open_client(url: str, database: str | None) -> Client:
     # Opening a client is a connection (or the embedded engine's start): never on the event loop either.
     may_block("opening a warehouse client")
     _no_pandas_probe()
@@ -198,7 +198,7 @@ def _redact(url: str) -> str:
 
 def ensure_database(settings: Settings) -> None:
     """Create the configured database when missing (the migration runner calls this first)."""
-    admin = _open(settings.resolved_warehouse_url, None)
+    admin = open_client(settings.resolved_warehouse_url, None)
     # A string literal, like the migration runner's clause, so macros such as '{cluster}' work too.
     cluster = (settings.warehouse_cluster or "").replace("\\", "\\\\").replace("'", "\\'")
     on_cluster = f" ON CLUSTER '{cluster}'" if cluster else ""
@@ -216,7 +216,7 @@ def warehouse_client(url: str, database: str) -> Client:
     with _lock:
         client = _clients.get(key)
         if client is None:
-            client = _open(*key)
+            client = open_client(*key)
             _clients[key] = client
         return client
 
@@ -225,7 +225,7 @@ def own_client(url: str, database: str) -> Client:
     """A client of its own (not shared, not cached) of ``database`` at ``url``, for one long read such as a
     streamed download: a shared client runs one query at a time, and a stream holds its connection until
     its last block is read. The caller closes it."""
-    return _open(url, database)
+    return open_client(url, database)
 
 
 @contextlib.contextmanager
@@ -269,7 +269,7 @@ def inserting_client(settings: Settings) -> Client:
     with _lock:
         client = _inserters.get(key)
         if client is None:
-            client = _inserters[key] = _open(*key)
+            client = _inserters[key] = open_client(*key)
         return client
 
 
@@ -283,7 +283,7 @@ def second_client(client: Client) -> Client | None:
             return None
         second = _seconds.get(key)
         if second is None:
-            second = _open(*key)
+            second = open_client(*key)
             _seconds[key] = second
         return second
 

@@ -175,9 +175,9 @@ def _recorded(settings: Settings) -> dict[str, MigrationState]:
 
 
 def _database_exists(settings: Settings) -> bool:
-    from stacklens.warehouse.client import _open
+    from stacklens.warehouse.client import open_client
 
-    admin = _open(settings.resolved_warehouse_url, None)
+    admin = open_client(settings.resolved_warehouse_url, None)
     return bool(
         admin.query(
             load_query("warehouse/database_exists"),

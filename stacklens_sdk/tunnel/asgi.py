@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
-from stacklens_sdk.tunnel.core import DEFAULT_MAX_BODY_BYTES, DEFAULT_PATH, Tunnel, TunnelResponse, _error
+from stacklens_sdk.tunnel.core import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PATH,
+    Tunnel,
+    TunnelResponse,
+    error_response,
+)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -23,13 +29,13 @@ class TunnelASGIApp:
         if scope["type"] != "http":
             return
         if scope.get("method") != "POST":
-            await _respond(send, _error(405, "use POST"), extra=[(b"allow", b"POST")])
+            await _respond(send, error_response(405, "use POST"), extra=[(b"allow", b"POST")])
             return
         headers = {k.lower(): v for k, v in scope.get("headers") or []}
         limit = self.tunnel.max_body_bytes
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _respond(send, _error(413, f"envelope larger than {limit} bytes"))
+            await _respond(send, error_response(413, f"envelope larger than {limit} bytes"))
             return
         chunks: list[bytes] = []
         size = 0
@@ -41,7 +47,7 @@ class TunnelASGIApp:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await _respond(send, _error(413, f"envelope larger than {limit} bytes"))
+                await _respond(send, error_response(413, f"envelope larger than {limit} bytes"))
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)

@@ -44,7 +44,7 @@ class TunnelResponse:
         return json.dumps(self.body).encode("utf-8")
 
 
-def _error(status: int, message: str) -> TunnelResponse:
+def error_response(status: int, message: str) -> TunnelResponse:
     return TunnelResponse(status, {"error": message})
 
 
@@ -116,29 +116,31 @@ class Tunnel:
     def handle(self, body: bytes, content_encoding: str | None = None) -> TunnelResponse:
         """Check and write one envelope; the response says what happened."""
         if len(body) > self.max_body_bytes:
-            return _error(413, f"envelope larger than {self.max_body_bytes} bytes")
+            return error_response(413, f"envelope larger than {self.max_body_bytes} bytes")
         try:
             raw = self.decode_body(body, content_encoding)
         except OverflowError:
-            return _error(413, f"envelope larger than {self.max_body_bytes} bytes")
+            return error_response(413, f"envelope larger than {self.max_body_bytes} bytes")
         except (ValueError, zlib.error) as exc:
-            return _error(415 if "Content-Encoding" in str(exc) else 400, f"cannot decode the body: {exc}")
+            return error_response(
+                415 if "Content-Encoding" in str(exc) else 400, f"cannot decode the body: {exc}"
+            )
         try:
             envelope = Envelope.deserialize(raw)
         except (ValueError, UnicodeDecodeError, AttributeError, TypeError) as exc:
-            return _error(400, f"malformed envelope: {exc}")
+            return error_response(400, f"malformed envelope: {exc}")
         if not isinstance(envelope.headers, dict):
-            return _error(400, "malformed envelope: the header is not a JSON object")
+            return error_response(400, "malformed envelope: the header is not a JSON object")
         key = envelope_app_key(envelope.headers)
         if key is None and _only_client_reports(envelope):
             # The browser SDK sends its client reports (what it dropped and why) without a DSN header. They
             # name no project, so they are written under this application's own key.
             key = self.default_key()
         if key is None or not is_app_key(key) or key not in self.allowed_keys():
-            return _error(403, "application key not accepted by this tunnel")
+            return error_response(403, "application key not accepted by this tunnel")
         writer = self.writer()
         if writer is None:
-            return _error(503, "stacklens_sdk.init() has not been called in this process")
+            return error_response(503, "stacklens_sdk.init() has not been called in this process")
         return self._write(envelope, key, writer)
 
     def _write(self, envelope: Envelope, key: str, writer: LogWriter) -> TunnelResponse:
@@ -150,7 +152,7 @@ class Tunnel:
                 if item.type in WRITTEN_TYPES  # attachments, profiles, …: not kept (see stacklens_sdk.items)
             ]
         except UnreadableItem as exc:
-            return _error(400, f"malformed envelope item: {exc}")
+            return error_response(400, f"malformed envelope item: {exc}")
         lost: Counter[tuple[str, str]] = Counter()
         failed = False
         for item, payload in payloads:
@@ -166,7 +168,7 @@ class Tunnel:
             # directory unwritable the report could not be written either; the 503 tells the browser.
             write_client_report(writer, key, lost)
         if failed:
-            return _error(503, "the log directory is not writable")
+            return error_response(503, "the log directory is not writable")
         event_id = envelope.headers.get("event_id")
         return TunnelResponse(200, {"id": event_id} if isinstance(event_id, str) else {})
 

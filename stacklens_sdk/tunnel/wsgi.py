@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from stacklens_sdk.tunnel.core import DEFAULT_MAX_BODY_BYTES, DEFAULT_PATH, Tunnel, TunnelResponse, _error
+from stacklens_sdk.tunnel.core import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PATH,
+    Tunnel,
+    TunnelResponse,
+    error_response,
+)
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -37,15 +43,15 @@ class TunnelWSGIApp:
 
     def _handle(self, environ: dict[str, Any]) -> TunnelResponse:
         if environ.get("REQUEST_METHOD") != "POST":
-            return _error(405, "use POST")
+            return error_response(405, "use POST")
         limit = self.tunnel.max_body_bytes
         declared = str(environ.get("CONTENT_LENGTH") or "").strip()
         stream = environ["wsgi.input"]
         if declared:
             if not declared.isdigit():
-                return _error(400, "invalid Content-Length")
+                return error_response(400, "invalid Content-Length")
             if int(declared) > limit:
-                return _error(413, f"envelope larger than {limit} bytes")
+                return error_response(413, f"envelope larger than {limit} bytes")
             body = stream.read(int(declared))
         else:
             # Chunked request without a length: read at most one byte past the limit.

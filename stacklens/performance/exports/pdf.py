@@ -17,7 +17,7 @@ from stacklens.performance.exports.report_data import ReportData
 __all__ = ["build_pdf", "fmt"]
 
 
-def _fpdf() -> Any:
+def fpdf_classes() -> Any:
     try:
         from fpdf import FPDF, XPos, YPos
     except ImportError as exc:  # an install without the server extra
@@ -29,7 +29,7 @@ def _fpdf() -> Any:
 
 def build_pdf(data: ReportData) -> bytes:
     """The report as PDF bytes."""
-    fpdf_class, x_pos, y_pos = _fpdf()
+    fpdf_class, x_pos, y_pos = fpdf_classes()
     generated = data.generated_at.strftime("%Y-%m-%d %H:%M:%S UTC")
 
     class Report(fpdf_class):  # type: ignore[misc, valid-type]  # FPDF, imported only when a report is built

@@ -10,7 +10,7 @@ from collections import defaultdict
 import pytest
 
 from stacklens.ingest.batch_result import BatchResult
-from stacklens.ingest.landing import Blocks, Landing, _inserts, _keep_fresh
+from stacklens.ingest.landing import Blocks, Landing, inserts_of, keep_fresh
 from stacklens.ingest.prepared_rows import Attribution, Prepared, _encode
 
 WHO = Attribution(project_id=7, service=None, app_key_id=3)
@@ -48,13 +48,13 @@ def test_the_same_event_in_two_requests_lands_once_and_spans_go_first() -> None:
     blocks: Blocks = defaultdict(list)
     added = defaultdict(set)
     for landing in (first, second):
-        _keep_fresh(landing, known, blocks, added, [])
+        keep_fresh(landing, known, blocks, added, [])
     assert (first.result.accepted, first.result.duplicates) == (3, 0)
     assert (second.result.accepted, second.result.duplicates) == (0, 2)
     assert first.result.events_by_app_key == {3: 3} and second.result.events_by_app_key == {}
     assert added[(1, "events")] == {"7:e1", "7:e2"} and added[(1, "transactions")] == {"7:t1"}
 
-    inserts = _inserts("flush-1", blocks, [b'{"batch_id":"b"}'])
+    inserts = inserts_of("flush-1", blocks, [b'{"batch_id":"b"}'])
     assert [(i.table, i.partition) for i in inserts] == [
         ("spans", "2026-10"),
         ("transactions", "2026-11"),
@@ -75,6 +75,6 @@ def test_the_same_event_in_two_requests_lands_once_and_spans_go_first() -> None:
 def test_rows_left_for_the_drain_to_check_are_not_blocks() -> None:
     landing = _landing("e1", transaction="t1")
     unchecked: list = []
-    _keep_fresh(landing, {}, None, defaultdict(set), unchecked)
+    keep_fresh(landing, {}, None, defaultdict(set), unchecked)
     assert sorted(u.table for u in unchecked) == ["events", "transactions"]
     assert landing.result.accepted == 2

@@ -63,6 +63,7 @@ def new_org(url: str, store: Settings, name: str) -> dict[str, Any]:
         project, app_key = create_project(session, org.id, "Shop")
         org_info = {
             "org_id": org.id,
+            "org_slug": org.slug,
             "email": email,
             "api_key": api_key,
             "project": project.slug,

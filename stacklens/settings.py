@@ -138,6 +138,15 @@ class Settings(BaseSettings):
         default=900.0, gt=0, le=86_400, description="Longest delay between two sign-in attempts."
     )
     invitation_days: int = Field(default=7, ge=1, le=90, description="How long an invitation link works.")
+    agent_calls_per_minute: int = Field(
+        default=120, ge=1, le=100_000, description="Agents (/mcp): tool calls a token may make per minute."
+    )
+    agent_concurrency: int = Field(
+        default=4,
+        ge=1,
+        le=1_000,
+        description="Agents (/mcp): tool calls of one organization running at once.",
+    )
 
     outbound_allow: str = Field(
         default="",

@@ -129,7 +129,8 @@ def audit_middleware(settings: Settings) -> Callable[[Any, Any], Awaitable[Any]]
         started = time.monotonic()
         try:
             caller = f"{identity.kind}:{identity.token_id}"
-            with budget.within(caller, identity.org_id):
+            limits = budget.Budgets(settings.agent_calls_per_minute, settings.agent_concurrency)
+            with budget.within(caller, identity.org_id, limits):
                 result = await call_next(ctx)
         except budget.OverBudget as exc:
             call.outcome, call.error = "over_budget", str(exc)

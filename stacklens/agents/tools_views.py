@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from stacklens.agents.budget import OverBudget
 from stacklens.agents.calls import counting
 from stacklens.agents.context import ToolContext, iso
 from stacklens.agents.untrusted import NOTE, fence
 from stacklens.control import budgets as budget_store
 from stacklens.errors import InvalidInput
 from stacklens.explore.query_parser import parse_query
-from stacklens.explore.run import run_explore
+from stacklens.explore.run import MAX_CONCURRENT_PER_ORG, QueryTooCostly, TooManyQueries, run_explore
 from stacklens.explore.scope import project_ids
+from stacklens.explore.sql import Limits
 from stacklens.json_values import plain
 from stacklens.logs.search import LogFilters, search_logs
 from stacklens.monitors import store as monitor_store
@@ -148,8 +150,24 @@ def explore(ctx: ToolContext, question: dict[str, Any]) -> dict[str, Any]:
     """One Explore question (the body of `POST /api/query`), under Explore's own slots and engine limits."""
     query = parse_query(question)
     ids = project_ids(ctx.session, ctx.org_id, query.project)
-    with analyst_client(ctx.settings) as client:
-        result = run_explore(counting(client, ctx.usage), query, ctx.org_id, ids)
+    try:
+        with analyst_client(ctx.settings) as client:
+            result = run_explore(counting(client, ctx.usage), query, ctx.org_id, ids)
+    except TooManyQueries as exc:
+        raise OverBudget(
+            "explore_concurrency",
+            MAX_CONCURRENT_PER_ORG,
+            1.0,
+            f"over the budget explore_concurrency: {exc}",
+        ) from exc
+    except QueryTooCostly as exc:
+        memory = "memory" in str(exc)
+        which, limit = (
+            ("query_memory", Limits().max_memory_bytes)
+            if memory
+            else ("query_time", Limits().max_execution_seconds)
+        )
+        raise OverBudget(which, limit, 0.0, f"over the budget {which}: {exc}") from exc
     answer = dict(result.as_json())
     return {
         "covers": {

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from stacklens.agents import tools_views
+from stacklens.agents.budget import OverBudget
 from stacklens.errors import InvalidInput, NotFound, StackLensError
+from stacklens.explore.run import MAX_CONCURRENT_PER_ORG, take_org_slot
 from stacklens.settings import Settings
 from tests.stacklens.agents.tools_world import tool_context
 
@@ -31,3 +33,18 @@ def test_views_cover_their_window_with_no_data(settings: Settings, make_org) -> 
             tools_views.budgets(ctx, "elsewhere")
         with pytest.raises(StackLensError, match="dataset"):
             tools_views.explore(ctx, {"dataset": "secrets", "project": "shop"})
+
+
+def test_explore_over_its_slots_names_the_budget(settings: Settings, make_org) -> None:
+    acme = make_org("Acme", "Shop")
+    held = [take_org_slot(acme["org_id"]) for _ in range(MAX_CONCURRENT_PER_ORG)]
+    try:
+        with tool_context(settings, acme, frozenset({"read"})) as ctx:
+            question = {"dataset": "errors", "project": "shop", "aggregates": [{"fn": "count"}]}
+            with pytest.raises(OverBudget) as refused:
+                tools_views.explore(ctx, question)
+            assert refused.value.as_dict()["budget"] == "explore_concurrency"
+            assert refused.value.as_dict()["limit"] == MAX_CONCURRENT_PER_ORG
+    finally:
+        for release in held:
+            release()

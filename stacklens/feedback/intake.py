@@ -11,10 +11,11 @@ from datetime import datetime
 
 from stacklens.control.db import session_scope
 from stacklens.feedback.attachment_files import AttachmentIn, fitting, store_attachments
-from stacklens.feedback.items import FeedbackIn, hex_id
+from stacklens.feedback.items import FeedbackIn, hex_id, with_rules
 from stacklens.feedback.notices import notify_new_feedback
 from stacklens.feedback.records import record_feedback
 from stacklens.outcomes.counting import ATTACHMENT_QUOTA, Outcomes
+from stacklens.scrubbing.store import project_rules
 from stacklens.settings import Settings
 
 
@@ -83,6 +84,8 @@ def keep_extras(settings: Settings, extras: Extras, received: datetime) -> None:
                 extras.attachments,
                 received,
             )
-        new = record_feedback(session, extras.org_id, extras.project_id, extras.feedback, received)
+        rules = project_rules(session, extras.project_id)  # the project's scrubbing rules (docs/scrubbing.md)
+        feedback = [with_rules(item, rules) for item in extras.feedback]
+        new = record_feedback(session, extras.org_id, extras.project_id, feedback, received)
         if new:
             notify_new_feedback(settings, session, extras.org_id, extras.project_id, new)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stacklens.ingest.scrub import scrub_payload
+from stacklens.scrubbing.apply import NO_RULES, ScrubRules
 
 # Sentry's `feedback.message.max-size`: a longer message is refused, not cut.
 MAX_MESSAGE_CHARS = 4096
@@ -80,14 +81,15 @@ def _message(value: Any) -> str:
     return message
 
 
-def _scrubbed(feedback: FeedbackIn) -> FeedbackIn:
+def _scrubbed(feedback: FeedbackIn, rules: ScrubRules = NO_RULES) -> FeedbackIn:
     """The feedback through the service's scrubbing (secrets, card numbers; stacklens.ingest.scrub), as an
-    event's ``user`` and ``contexts`` go through it: what a person typed is stored as an event would be."""
+    event's ``user`` and ``contexts`` go through it: what a person typed is stored as an event would be; then
+    through the project's ``rules`` (docs/scrubbing.md), which see the same shape."""
     shaped = {
         "user": {"name": feedback.name, "email": feedback.email},
         "contexts": {"feedback": {"message": feedback.message, "url": feedback.url}},
     }
-    out = scrub_payload(shaped)
+    out = rules.apply(scrub_payload(shaped))
     user, context = out.get("user") or {}, (out.get("contexts") or {}).get("feedback") or {}
     return FeedbackIn(
         feedback.feedback_id,
@@ -101,6 +103,12 @@ def _scrubbed(feedback: FeedbackIn) -> FeedbackIn:
         feedback.release,
         feedback.environment,
     )
+
+
+def with_rules(feedback: FeedbackIn, rules: ScrubRules) -> FeedbackIn:
+    """The feedback through its project's scrubbing rules too (``user.name``, ``user.email``,
+    ``contexts.feedback.message``, ``contexts.feedback.url``), once its project is known."""
+    return _scrubbed(feedback, rules) if rules.rules else feedback
 
 
 def feedback_item(payload: Any, envelope_event_id: Any = None) -> FeedbackIn:

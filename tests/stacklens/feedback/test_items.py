@@ -13,7 +13,10 @@ from stacklens.feedback.items import (
     feedback_item,
     hex_id,
     user_report,
+    with_rules,
 )
+from stacklens.scrubbing.apply import NO_RULES, ScrubRules
+from stacklens.scrubbing.rules import RuleSpec, check_rules
 
 EVENT = "0123456789abcdef0123456789abcdef"
 
@@ -84,3 +87,22 @@ def test_refused_with_the_reason(read, status: int, reason: str) -> None:
 def test_secrets_and_cards_are_scrubbed_as_in_events() -> None:
     got = dialog_report(EVENT, "Ada", "ada@example.test", "my card 4111 1111 1111 1111 was charged twice")
     assert "4111 1111 1111 1111" not in got.message and got.email == "ada@example.test"
+
+
+def test_the_project_scrubbing_rules_reach_feedback() -> None:
+    rules = ScrubRules(
+        tuple(
+            check_rules(
+                [
+                    RuleSpec("hash", "email", None, "user.email"),
+                    RuleSpec("mask", "email", None, "contexts.**"),
+                ]
+            )
+        ),
+        b"salt",
+    )
+    report = dialog_report("a" * 32, "Ann", "ann@example.com", "write to ann@example.com please")
+    ruled = with_rules(report, rules)
+    assert len(ruled.email) == 16 and "@" not in ruled.email
+    assert ruled.message == "write to " + "*" * 15 + " please" and ruled.name == "Ann"
+    assert with_rules(report, NO_RULES) is report

@@ -1,10 +1,12 @@
 """The lines that are not events (stacklens/ingest/prepare_items.py): a session update, a log record and a
 replay segment, each read from a real line into its table's row, or refused alone with the item type and
-why."""
+why; the project's scrubbing rules reach log records and replay recordings."""
 
 from __future__ import annotations
 
+import base64
 import time
+import zlib
 from typing import Any
 
 import orjson
@@ -18,6 +20,8 @@ from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared
 from stacklens.ingest.sessions import COLUMNS as SESSION_COLUMNS
 from stacklens.ingest.timeparse import format_ms
 from stacklens.ingest.validate import Line, parse_line
+from stacklens.scrubbing.apply import ScrubRules
+from stacklens.scrubbing.rules import RuleSpec, check_rules
 
 NOW = time.time()
 WHO = Attribution(project_id=7, service=None, app_key_id=3)
@@ -85,3 +89,26 @@ def test_a_replay_segment_that_is_not_one_is_refused_naming_the_item_type() -> N
     assert not prepared.tables.get("replay_segments")
     [refused] = prepared.rejected
     assert refused["line"] == 4 and refused["error"].startswith("replay_recording: ")
+
+
+def test_the_project_rules_scrub_log_records_and_replay_recordings() -> None:
+    rules = ScrubRules(tuple(check_rules([RuleSpec("mask", "email", None, "$string")])), b"salt")
+    who = Attribution(project_id=7, service=None, app_key_id=3, scrubbing=rules)
+    prepared = Prepared()
+    context = BatchContext(org_id=1, batch_id="batch-1", received=NOW, header_app_key=None)
+    record = {"body": "refund for ann@example.com", "attributes": {"user.email": "ann@example.com"}}
+    _normalise_log(
+        _line("log", {**record, "timestamp": NOW - 5}), who, context, log_window(NOW, 30), prepared
+    )
+    stored = orjson.loads(prepared.tables["logs"][0][3])
+    assert stored["body"] == "refund for " + "*" * 15 and stored["attributes"]["user.email"] == "*" * 15
+    text = {
+        "type": 3,
+        "timestamp": NOW * 1000,
+        "data": {"source": 0, "texts": [{"value": "ann@example.com"}]},
+    }
+    segment = {"replay_id": "a" * 32, "segment_id": 0, "recording": [text]}
+    _normalise_replay(_line("replay_recording", segment), who, ORIGIN, prepared)
+    row = orjson.loads(prepared.tables["replay_segments"][0][3])
+    kept = zlib.decompress(base64.b64decode(row["payload"]))
+    assert b"ann@example.com" not in kept and b"*" * 15 in kept

@@ -217,3 +217,27 @@ def resolve(session: Session, raw: str, now: datetime | None = None) -> AgentIde
         token_id=token.id,
         client=token.name,
     )
+
+
+def ensure_token(
+    session: Session, org_id: int, user_id: int, raw: str, name: str, scopes: list[str]
+) -> AgentToken:
+    """The never-expiring token whose secret is ``raw`` (one derived from the server secret, which the
+    installation can print again: the demo's agent token), created or made live again."""
+    token = session.scalars(select(AgentToken).where(AgentToken.token_hash == digest(raw))).first()
+    if token is None:
+        token = AgentToken(
+            org_id=org_id,
+            user_id=user_id,
+            name=check_name(name),
+            kind="personal",
+            scopes=check_scopes(scopes),
+            token_hash=digest(raw),
+            prefix=raw[: len(PERSONAL_PREFIX) + 4],
+            created_at=utcnow(),
+        )
+        session.add(token)
+    token.revoked_at = None
+    token.expires_at = None
+    session.flush()
+    return token

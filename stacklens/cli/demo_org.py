@@ -1,8 +1,8 @@
 """The demo organization, login and project, the same on every run (`stacklens demo-org`, `stacklens up`).
 
 The first call creates them; later calls return the same values: the keys are read back from their
-encrypted copies, and the password is derived from the server secret (so it is stable for this
-installation and known to no other).
+encrypted copies, and the password and the agent token (a read token for `/mcp`, docs/agents.md) are derived
+from the server secret (so they are stable for this installation and known to no other).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select, update
 
+from stacklens.agents.tokens import PERSONAL_PREFIX, ensure_token
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.errors import AccountError
@@ -26,6 +27,7 @@ DEMO_ORGANIZATION = "Demo Organization"
 DEMO_EMAIL = "demo@stacklens.local"
 DEMO_PROJECT = "Demo Project"
 DEMO_PLATFORM = "python"
+DEMO_AGENT_TOKEN_NAME = "Demo agent (printed by stacklens up)"
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,19 @@ class DemoOrg:
     api_key: str
     project: str  # slug
     app_key: str
+    agent_token: str = ""  # a read token for agents at /mcp (docs/agents.md)
 
 
 def demo_password(settings: Settings) -> str:
     digest = hmac.new(settings.secret(), b"stacklens demo password", hashlib.sha256).hexdigest()
     return f"demo-{digest[:16]}"
+
+
+def demo_agent_token(settings: Settings) -> str:
+    """The demo's agent token (scope read): derived from the server secret like the password, so every start
+    prints the same working token; only its digest is stored."""
+    digest = hmac.new(settings.secret(), b"stacklens demo agent token", hashlib.sha256).hexdigest()
+    return f"{PERSONAL_PREFIX}demo{digest[:40]}"
 
 
 def ensure_demo_org(settings: Settings) -> DemoOrg:
@@ -77,4 +87,7 @@ def ensure_demo_org(settings: Settings) -> DemoOrg:
                 app_key = reveal_app_key(session, project.id, None)
             except (AccountError, KeyDecryptionError):
                 app_key = regenerate_app_key(session, project.id, None)
-        return DemoOrg(DEMO_ORGANIZATION, DEMO_EMAIL, password, api_key, project.slug, app_key)
+        owner = session.scalars(select(User.id).where(User.email == DEMO_EMAIL)).one()
+        agent_token = demo_agent_token(settings)
+        ensure_token(session, org.id, owner, agent_token, DEMO_AGENT_TOKEN_NAME, ["read"])
+        return DemoOrg(DEMO_ORGANIZATION, DEMO_EMAIL, password, api_key, project.slug, app_key, agent_token)

@@ -216,6 +216,8 @@ def _start_all(
             f"the demo's alerts and budgets were not made ({' '.join(prepare[1:])}: status {status})"
         )
 
+    from stacklens.cli.demo_org import demo_agent_token
+
     print("Starting StackLens and the demo:", flush=True)
     server = sup.start(
         Child(
@@ -303,6 +305,7 @@ def _start_all(
                 f"  Log in as:            {keys.email}",
                 f"  Password:             {keys.password}",
                 f"  API docs:             {url}/docs",
+                f"  Agent token (MCP):    {demo_agent_token(settings)} (read; {url}/mcp, docs/agents.md)",
                 f"  Shipper config:       {config_path}",
                 f"  Demo shop:            {shop_url} (writes {storage})",
                 f"  Alert inbox:          {shop_url}/webhooks/stacklens (the demo's webhook channel)",

@@ -43,6 +43,7 @@ def _serve_only(settings: Settings, host: str, port: int) -> int:
                 f"  Password:            {demo.password}",
                 f"  API key:             {demo.api_key}",
                 f"  App key ({demo.project}): {demo.app_key}",
+                f"  Agent token (MCP):   {demo.agent_token} (read; {url}/mcp, see docs/agents.md)",
                 f"  API docs:            {url}/docs",
                 "",
             ]

@@ -1,4 +1,5 @@
-"""The API's error shape: ``{"error": "<spec message>", "detail": "<plain words>"}`` (DESIGN §4.2)."""
+"""The API's error shape: ``{"error": "<spec message>", "detail": "<plain words>"}`` (docs/architecture.md
+§11.2)."""
 
 from __future__ import annotations
 

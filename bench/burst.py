@@ -9,7 +9,8 @@ does with one. `stacklens serve` runs as a subprocess with its own data director
 (60,000 events a minute), so a burst above 1,000 events a second is answered partly with 429 and Retry-After,
 and the shippers must hold and resend what was refused.
 
-Eight applications each append log lines (DESIGN §4.1: 80 % error events of ten kinds, 20 % browser page loads
+Eight applications each append log lines (docs/architecture.md §11.1: 80 % error events of ten kinds, 20 %
+browser page loads
 with their spans) to their own storage path at a tenth of the burst each (writes every 100 ms, O_APPEND), and
 eight `stacklens-shipper --record` processes deliver them (batches of 100, flush 200 ms). During the burst a
 reader polls the issue list and the performance overview over the JSON API, as a dashboard user would.

@@ -86,7 +86,8 @@ def _handler(kind: int, depth: int, rng: random.Random) -> Any:
 
 
 def build_corpus(count: int, app_key: str, seed: int = 7) -> list[dict[str, Any]]:
-    """``count`` log-line objects (DESIGN §4.1): ~70 % errors, ~30 % transactions with spans."""
+    """``count`` log-line objects (docs/architecture.md §11.1): ~70 % errors, ~30 % transactions with
+    spans."""
     rng = random.Random(seed)
     transport = _Collect()
     client = sentry_sdk.Client(

@@ -12,7 +12,8 @@ event):
 - one-event gzip envelopes from 8 client threads (bench/peers.py's road): events/s accepted;
 - the project's issue list (`GET /api/projects/{slug}/issues`, sequential): p50 and p95.
 
-Goals (DESIGN §9.1, query budgets): ingest keeps ≥ 80 % of its idle rate, the issue list's p95 stays ≤ 2×
+Goals (docs/architecture.md §5, query budgets): ingest keeps ≥ 80 % of its idle rate, the issue list's p95
+stays ≤ 2×
 idle."""
 
 from __future__ import annotations

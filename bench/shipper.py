@@ -8,7 +8,8 @@
     (429s) .venv/bin/python bench/shipper.py --full               # 1,000,000 small and 20,000 Sentry-sized
     events
 
-The lines are valid log lines (DESIGN §4.1) carrying the app key of a project made with `stacklens admin`,
+The lines are valid log lines (docs/architecture.md §11.1) carrying the app key of a project made with
+`stacklens admin`,
 so the service accepts them. A run against the service ends when `stacklens-shipper --status --json` shows
 every line acknowledged. Prints lines/s, MiB/s, CPU seconds and peak RSS of the shipper process. Goals on one
 core: >= 50,000 lines/s for small lines, >= 35 MiB/s for Sentry-sized events, gzip on, RSS <= 64 MiB.
@@ -45,7 +46,8 @@ def _now() -> str:
 
 
 def log_line(app_key: str, payload: dict[str, Any]) -> bytes:
-    """One SDK log line (DESIGN §4.1) with a fresh event id, stamped now so no retention rule refuses it."""
+    """One SDK log line (docs/architecture.md §11.1) with a fresh event id, stamped now so no retention rule
+    refuses it."""
     now = _now()
     payload = dict(payload, event_id=uuid.uuid4().hex, timestamp=now)
     line = {"v": 1, "type": "event", "app_key": app_key, "ts": now, "payload": payload}

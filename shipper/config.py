@@ -1,4 +1,4 @@
-"""`stacklens.yaml`: load, apply defaults and validate (spec "Shipper configuration", DESIGN §4.4).
+"""`stacklens.yaml`: load, apply defaults and validate (spec "Shipper configuration", docs/shipper.md).
 
 Every problem is reported in plain words; :func:`load_config` collects all of them before failing so
 `--validate` can list them in one run.

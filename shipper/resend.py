@@ -1,7 +1,8 @@
 """`--resend-dead-letters`: send the dead letters again once their cause is fixed, each line landing once.
 
 The lines go in batches (``batchSize``, ``maxInflightBytes``) under an Idempotency-Key derived from the
-bytes and from which dead letters they are, with the number of times each was refused already (DESIGN §4.2:
+bytes and from which dead letters they are, with the number of times each was refused already
+(docs/architecture.md §11.2:
 the same bytes resent give the same key). Counting the refusals matters: the service remembers a key's first
 answer for good, so a line refused again must go under a new key next time, or the fixed cause would still
 meet the old refusal.

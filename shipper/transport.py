@@ -1,4 +1,5 @@
-"""HTTP to the service: the batch request (DESIGN §4.2), the verify call, and what each answer means."""
+"""HTTP to the service: the batch request (docs/architecture.md §11.2), the verify call, and what each answer
+means."""
 
 from __future__ import annotations
 

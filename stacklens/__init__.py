@@ -1,4 +1,5 @@
-"""StackLens's domain core; ``api/``, ``dashboards/`` and ``pipelines/`` are adapters over it (DESIGN §7.1).
+"""StackLens's domain core; ``api/``, ``dashboards/`` and ``pipelines/`` are adapters over it
+(docs/architecture.md §4).
 
 One package or module per topic: ingest with its front door and the Sentry and OpenTelemetry entrances
 (``ingest``), the warehouse's client, migrations and named queries (``warehouse``), the control store

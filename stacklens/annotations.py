@@ -1,4 +1,5 @@
-"""Annotations (DESIGN §9.4): what happened at a time that the SDKs cannot see — a deploy from CI, a feature
+"""Annotations (docs/explore.md): what happened at a time that the SDKs cannot see — a deploy from CI, a
+feature
 flag, a campaign — in Grafana's shape ``{"time", "text", "tags", "project", "release"}``. Posted by ``POST
 /api/annotations`` and ``stacklens annotate``, listed and deleted on the dashboards page, drawn on the time
 charts beside the releases' first-seen markers (:mod:`stacklens.markers`).

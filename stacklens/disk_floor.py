@@ -1,5 +1,5 @@
 """The disk floor: while the data directory's volume has less free space than ``STACKLENS_DISK_FLOOR``, every
-entrance refuses with 503 and ``Retry-After`` before anything is written (DESIGN §9.1).
+entrance refuses with 503 and ``Retry-After`` before anything is written (docs/architecture.md §5).
 
 A full disk is the one failure the front door cannot ride out: its spool, the warehouse's parts and the
 control store all live on that volume, and a write that fails half way costs more than a refusal the sender

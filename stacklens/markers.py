@@ -1,4 +1,4 @@
-"""Markers on time charts (DESIGN §9.4): where each release was first seen and where each annotation was
+"""Markers on time charts (docs/explore.md): where each release was first seen and where each annotation was
 posted, grouped so a chart stays readable.
 
 The rule for too many: a chart shows at most :data:`MOST` markers. Markers closer together than

@@ -1,4 +1,5 @@
-"""The one HTTP client for calls to the outside (DESIGN §7.5): timeouts, an SSRF guard, backoff with jitter.
+"""The one HTTP client for calls to the outside (docs/architecture.md §8): timeouts, an SSRF guard, backoff
+with jitter.
 
 The guard resolves the target's host **once** and checks **every** address it resolves to: loopback, private,
 link-local, unique-local, multicast, reserved and unspecified addresses are refused unless the operator's

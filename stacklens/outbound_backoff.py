@@ -1,4 +1,5 @@
-"""When to call the outside again (DESIGN §7.5): exponential backoff with jitter, and what a ``Retry-After``
+"""When to call the outside again (docs/architecture.md §8): exponential backoff with jitter, and what a
+``Retry-After``
 header asks. The one schedule of the outbox (:mod:`stacklens.alerts.outbox`) and of in-call retries
 (:meth:`stacklens.outbound.OutboundClient.post`)."""
 

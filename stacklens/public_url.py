@@ -1,4 +1,5 @@
-"""Where every absolute link the service writes points (DESIGN §8.3): alerts, test messages, e-mails,
+"""Where every absolute link the service writes points (docs/architecture.md §8): alerts, test messages,
+e-mails,
 webhooks, Slack, tracker bodies, share and invitation links, DSNs.
 
 One answer for all of them: ``STACKLENS_PUBLIC_URL`` when set (behind a proxy, or when the server listens on

@@ -1,4 +1,4 @@
-"""The filters every view takes (DESIGN §7.2) — performance, logs, releases, Explore and the pages and
+"""The filters every view takes (docs/reference.md) — performance, logs, releases, Explore and the pages and
 downloads over them: a time window given as `range` (24h, 7d, 14d, 30d, 90d) or as `since`/`until`
 (ISO 8601), and `environment`, `release`, `browser`; and the state-table periods that tile the window.
 

@@ -66,7 +66,7 @@ def _finite(value: Any) -> Any:
 
 
 def encode_line(item_type: str, app_key: str, payload: Any, when: datetime) -> bytes:
-    """Encode one log line (DESIGN §4.1), ``\\n``-terminated UTF-8."""
+    """Encode one log line (docs/architecture.md §11.1), ``\\n``-terminated UTF-8."""
     line = {
         "v": LINE_VERSION,
         "type": item_type,

@@ -1,10 +1,12 @@
-"""The direction of dependencies (DESIGN §7.1, docs/decisions.md "Layout"), checked on every module's imports.
+"""The direction of dependencies (docs/architecture.md §4, docs/decisions.md "Layout"), checked on every
+module's imports.
 
 ``stacklens/`` is the domain core; ``api/``, ``dashboards/`` and ``pipelines/`` are adapters over it. An
 adapter never imports another adapter; the core never imports an adapter nor a web/orchestration framework.
 The one exception is the composition root, ``stacklens/cli/``, which builds the app and mounts the
 dashboards and the pipelines on it. Nothing in the core, the composition root included, imports the demo
-(``demo/``, ``demo_shop/``, DESIGN §3): `stacklens up` starts the demo's modules as processes; the demo may
+(``demo/``, ``demo_shop/``, docs/architecture.md §4): `stacklens up` starts the demo's modules as processes;
+the demo may
 use the core (as any application of it would), never an adapter. Imports inside functions count as much as
 those at the top of a module."""
 
@@ -265,7 +267,8 @@ def test_the_mirror_check_sees_a_module_without_tests(tmp_path: Path) -> None:
     )
 
 
-# Modules of one topic stay small (DESIGN §6: 100–300 lines; "avoid 1,000-line modules"): a product module
+# Modules of one topic stay small (docs/architecture.md §4: 100–300 lines; "avoid 1,000-line modules"): a
+# product module
 # past this many lines is split along its seams, into modules named after what they hold. No module is exempt.
 PRODUCT = (*MIRRORED, "demo_shop")
 MAX_MODULE_LINES = 400

@@ -1,4 +1,4 @@
-"""Alert rules and notification channels (DESIGN §7.2): `GET/POST /api/alerts/rules`,
+"""Alert rules and notification channels (docs/reference.md): `GET/POST /api/alerts/rules`,
 `GET/PUT/DELETE /api/alerts/rules/{id}`, `POST /api/alerts/rules/backtest` and
 `POST /api/alerts/rules/{id}/backtest` (anomaly rules, docs/alerts.md), `GET/POST /api/alerts/channels`, `POST
 /api/alerts/channels/{id}/test`, `GET /api/alerts/deliveries`.

@@ -1,4 +1,4 @@
-"""Annotations over the API (DESIGN §9.4): ``GET/POST /api/annotations``, ``DELETE /api/annotations/{id}``
+"""Annotations over the API (docs/explore.md): ``GET/POST /api/annotations``, ``DELETE /api/annotations/{id}``
 — what CI posts at a deploy (Grafana's shape: ``{"time", "text", "tags", "project", "release"}``; ``time``
 ISO 8601 or epoch milliseconds, now when left out). The time charts draw them beside the releases'
 first-seen markers."""

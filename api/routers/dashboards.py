@@ -1,4 +1,4 @@
-"""Dashboards over the API (DESIGN §9.4): ``GET/POST /api/dashboards``, ``GET/PUT/DELETE
+"""Dashboards over the API (docs/explore.md): ``GET/POST /api/dashboards``, ``GET/PUT/DELETE
 /api/dashboards/{id}``, the key's organization's only. The body is the dashboard's JSON as the page exports it
 (``{"name", "description", "filters": {"range", "environment", "release", "project"}, "widgets": [{"title",
 "kind", "query"

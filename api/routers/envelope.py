@@ -1,4 +1,5 @@
-"""`POST /api/{project_id}/envelope/` and `/store/`: any Sentry SDK pointed at a StackLens DSN (DESIGN §7.3).
+"""`POST /api/{project_id}/envelope/` and `/store/`: any Sentry SDK pointed at a StackLens DSN
+(docs/architecture.md §11.4).
 
 Authentication is the DSN's public key (an app key) in any form Relay accepts; the organization is the
 key's. The body becomes log lines that land through the same ingest service as `/api/ingest`, under the

@@ -1,4 +1,5 @@
-"""Explore over the API (DESIGN §8.2): ``POST /api/explore/query`` runs a structured query of a dataset —
+"""Explore over the API (docs/reference.md): ``POST /api/explore/query`` runs a structured query of a dataset
+—
 filters, up to three group-by fields, aggregates of the metric catalog, a time series — scoped to the key's
 organization; ``?format=csv|parquet|json`` downloads the full result (up to 1,000,000 rows). Saved queries
 live under ``/api/explore/queries``. Unknown fields, functions and values answer 400 naming them."""

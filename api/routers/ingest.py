@@ -1,4 +1,4 @@
-"""`POST /api/ingest`: shipper batches of log lines (DESIGN §4.2), landed exactly once."""
+"""`POST /api/ingest`: shipper batches of log lines (docs/architecture.md §11.2), landed exactly once."""
 
 from __future__ import annotations
 

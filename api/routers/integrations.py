@@ -1,4 +1,4 @@
-"""Issue-tracker connections and external links (DESIGN §7.2): `GET/POST /api/integrations`,
+"""Issue-tracker connections and external links (docs/reference.md): `GET/POST /api/integrations`,
 `DELETE /api/integrations/{id}`, `GET/POST /api/issues/{id}/external-links`.
 
 A connection is tested against the tracker before it is stored; its token is never returned (only its last

@@ -1,4 +1,4 @@
-"""Comments on an issue (DESIGN §9.3): list, add, edit and delete one's own. Bearer API key; a comment made
+"""Comments on an issue (docs/issues.md): list, add, edit and delete one's own. Bearer API key; a comment made
 with a key is by ``api:<key id>`` and only that key may change it. Another organization's issue answers
 404."""
 

@@ -1,4 +1,5 @@
-"""Merging issues and splitting them (DESIGN §9.3): ``POST /api/issues/merge`` ``{"ids": [...]}`` answers the
+"""Merging issues and splitting them (docs/issues.md): ``POST /api/issues/merge`` ``{"ids": [...]}`` answers
+the
 surviving issue, ``POST /api/issues/{id}/split`` ``{"fingerprints": [...]}`` the new issues. Bearer API
 key; an issue of another organization answers 404 like one that does not exist, and nothing is merged."""
 

@@ -1,4 +1,5 @@
-"""Log records as JSON or CSV for scripts and analysts (DESIGN §8.2): one project's OpenTelemetry and Sentry
+"""Log records as JSON or CSV for scripts and analysts (docs/reference.md): one project's OpenTelemetry and
+Sentry
 SDK logs, newest first, with the logs view's filters (docs/logs.md). Bearer API key; a project of another
 organization answers 404 like one that does not exist.
 """

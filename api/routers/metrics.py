@@ -1,4 +1,4 @@
-"""`GET /api/metrics`: the metric catalog (DESIGN §8.2) — every metric with its label, unit, statistics,
+"""`GET /api/metrics`: the metric catalog (docs/reference.md) — every metric with its label, unit, statistics,
 thresholds, the warehouse states that hold it and how its values are written — so a client names and formats
 metrics as the pages do. The same for every organization; authenticated like every API route.
 """
@@ -117,6 +117,7 @@ def metric_out(metric: Metric) -> MetricOut:
 
 @router.get("/metrics", response_model=list[MetricOut], responses=AUTH_ERRORS)
 def list_metrics(identity: ApiAuth) -> list[MetricOut]:
-    """Every metric of the catalog (DESIGN §8.2: `[{"key", "label", "unit", "statistics", "thresholds", …}]`),
+    """Every metric of the catalog (docs/reference.md: `[{"key", "label", "unit", "statistics", "thresholds",
+    …}]`),
     with its states, the stated error of its percentiles and how its values are written."""
     return [metric_out(m) for m in CATALOG.values()]

@@ -1,4 +1,5 @@
-"""`GET/PUT /api/me/notifications` (DESIGN §9.3): how "me" hears of issue news, per project and kind. With an
+"""`GET/PUT /api/me/notifications` (docs/issues.md): how "me" hears of issue news, per project and kind. With
+an
 API key, "me" is the member who created the key (a key created by the `stacklens` CLI has nobody: 403)."""
 
 from __future__ import annotations

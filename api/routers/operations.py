@@ -1,4 +1,5 @@
-"""The operator's door to maintenance while `stacklens serve` owns the embedded warehouse (DESIGN §9.2), and a
+"""The operator's door to maintenance while `stacklens serve` owns the embedded warehouse
+(docs/operations.md), and a
 project's retention for its organization.
 
 ``POST /api/operations/backup``, ``GET /api/operations/storage`` and ``POST /api/operations/retention`` answer

@@ -1,5 +1,5 @@
 """`POST /api/{project_id}/otlp/v1/traces` and `…/v1/logs`: OpenTelemetry's OTLP/HTTP exporters pointed at
-StackLens (DESIGN §8.2).
+StackLens (docs/reference.md).
 
 Authentication is the project's app key, in ``X-Stacklens-App-Key`` (what ``OTEL_EXPORTER_OTLP_HEADERS``
 sets) or any form the envelope endpoint reads (``X-Sentry-Auth``, ``Authorization: Sentry …``/``DSN …``,

@@ -1,5 +1,5 @@
 """`GET /api/outcomes`: what became of the organization's items, per hour, project, category, outcome and
-reason (DESIGN §9.1)."""
+reason (docs/architecture.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A project's ownership rules (DESIGN §9.3): `GET/PUT /api/projects/{slug}/ownership` with `{"rules":
+"""A project's ownership rules (docs/issues.md): `GET/PUT /api/projects/{slug}/ownership` with `{"rules":
 "…"}` in Sentry's ownership syntax. New issues are assigned by them within about a minute
 (stacklens.issues.auto_assign)."""
 

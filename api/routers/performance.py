@@ -1,4 +1,5 @@
-"""The performance view as JSON for scripts and analysts (DESIGN §7.2): overview, pages, resources, endpoints,
+"""The performance view as JSON for scripts and analysts (docs/reference.md): overview, pages, resources,
+endpoints,
 trends, releases, recommendations and one page load's waterfall, with the same filters and numbers as the
 dashboard pages. Bearer API key; a project of another organization answers 404 like one that does not exist.
 ``?format=csv`` gives the same rows as CSV: the page's CSV download of the view's table, byte for byte

@@ -1,5 +1,5 @@
 """`GET/PUT /api/projects/{slug}/quota`: a project's own events-per-minute quota inside its organization's,
-and its per-category limits (DESIGN §9.1)."""
+and its per-category limits (docs/architecture.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Release health as JSON for scripts and analysts (DESIGN §8.2): every release of a project with its
+"""Release health as JSON for scripts and analysts (docs/reference.md): every release of a project with its
 sessions, users, crash-free sessions and users, errored sessions, adoption, errors per 1,000 page loads,
 new issues, its performance figures and its verdict against the release before it; or one release. The
 fields are the release pages' (docs/releases.md). Bearer API key; a project of another organization answers

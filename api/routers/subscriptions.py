@@ -1,4 +1,4 @@
-"""Report subscriptions over the API (DESIGN §9.4): ``GET/POST /api/subscriptions``, ``PUT/DELETE
+"""Report subscriptions over the API (docs/explore.md): ``GET/POST /api/subscriptions``, ``PUT/DELETE
 /api/subscriptions/{id}`` — ``{"target": {"dashboard_id" | "saved_query_id"}, "schedule": {"every": "day" |
 "week", "at": "HH:MM", "weekday", "timezone"}, "format": "summary" | "csv", "channel_id", "paused"}``. An
 API key has no user, so ``to_me`` is the dashboards page's; here a report goes to a channel of the

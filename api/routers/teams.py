@@ -1,4 +1,4 @@
-"""Teams of the organization's members (DESIGN §9.3): list, create, set members. Bearer API key."""
+"""Teams of the organization's members (docs/issues.md): list, create, set members. Bearer API key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The budgets page of a project (`…/performance/budgets`, DESIGN §7.2): every budget with its status (pass /
+"""The budgets page of a project (`…/performance/budgets`, docs/reference.md): every budget with its status
+(pass /
 fail / insufficient data), current value, margin, samples, failing-since and a 30-day chart; forms to add,
 edit (with a 30-day "would have failed" preview) and delete budgets; Lighthouse CI budget.json import and
 export; CSV and JSON downloads of the table. Members of the organization manage budgets, as API keys do.

@@ -1,4 +1,5 @@
-"""The analyst's dashboards (DESIGN §9.4): `/orgs/{org}/dashboards` lists them (new, import a JSON file) and
+"""The analyst's dashboards (docs/explore.md): `/orgs/{org}/dashboards` lists them (new, import a JSON file)
+and
 `/orgs/{org}/dashboards/{id}` draws one — a filter bar (range, project, environment, release) kept in the URL
 and applied to every widget, and a grid of widgets drawn as lines, bars, numbers (with their change) and
 tables.

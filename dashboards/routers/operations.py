@@ -1,4 +1,5 @@
-"""The operators' page (`/admin/operations`, DESIGN §9.2): storage, backups, migrations, retention runs and
+"""The operators' page (`/admin/operations`, docs/operations.md): storage, backups, migrations, retention
+runs and
 the front door's queue of the whole installation.
 
 Instance-wide, so not an organization's page: only people the operator made operators

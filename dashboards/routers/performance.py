@@ -1,4 +1,5 @@
-"""The performance pages of a project (DESIGN §7.2): overview, pages and one page, resources, API endpoints
+"""The performance pages of a project (docs/reference.md): overview, pages and one page, resources, API
+endpoints
 and one endpoint, one page load's waterfall, weekly trends, release impact and recommendations. Every page
 takes the same filters, kept in the URL; the numbers come from stacklens.performance.view_data, the same as
 the JSON API's.

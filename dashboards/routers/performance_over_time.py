@@ -1,4 +1,5 @@
-"""The performance pages that look across weeks and releases (DESIGN §7.2): weekly trends, release impact
+"""The performance pages that look across weeks and releases (docs/reference.md): weekly trends, release
+impact
 and the recommendations, with the same filters as every performance page
 (:mod:`dashboards.routers.performance`). On a router of their own, registered right after the performance
 router so the routes keep their order."""

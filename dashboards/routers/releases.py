@@ -1,4 +1,5 @@
-"""The release health pages of a project (DESIGN §8.2), after Sentry's Releases: the list of releases with
+"""The release health pages of a project (docs/reference.md), after Sentry's Releases: the list of releases
+with
 first seen, adoption, crash-free sessions and users, sessions, errors per 1,000 page loads, new issues,
 performance changes and the verdict, sortable and filterable by environment; and one release with its
 charts since it was first seen, its issues, the comparison with the previous release, its source maps and

@@ -1,6 +1,7 @@
 """The organization's usage page (`/orgs/{org}/usage`): what became of every item its SDKs sent — accepted,
 filtered, rate limited, invalid, too large, or dropped by the SDK itself — per hour and by reason, for one
-project and category or all (the outcomes of DESIGN §9.1, the same rows as `GET /api/outcomes`)."""
+project and category or all (the outcomes of docs/architecture.md §5, the same rows as `GET
+/api/outcomes`)."""
 
 from __future__ import annotations
 

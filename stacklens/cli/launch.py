@@ -6,7 +6,7 @@ process that owns the embedded warehouse; once it answers, the demo's source map
 shop, the shipper and the traffic start. Ctrl-C stops all of them.
 
 The demo itself (the top-level ``demo`` and ``demo_shop`` packages) is never imported here: each of its steps
-runs as ``python -m demo.…`` with this interpreter, so the core stays free of it (DESIGN §3).
+runs as ``python -m demo.…`` with this interpreter, so the core stays free of it (docs/architecture.md §4).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`stacklens backup`, `restore`, `status --storage` and `retention run` (DESIGN §9.2; docs/operations.md).
+"""`stacklens backup`, `restore`, `status --storage` and `retention run` (docs/operations.md;
+docs/operations.md).
 
 Embedded: while `stacklens serve` owns the warehouse, `backup`, `status` and `retention run` go through its
 token-protected local endpoint (the engine opens one data directory per process); otherwise they open the

@@ -1,4 +1,5 @@
-"""DSNs: the address a Sentry SDK is given, ``http(s)://<app key>@<host>/<project id>`` (DESIGN §7.3).
+"""DSNs: the address a Sentry SDK is given, ``http(s)://<app key>@<host>/<project id>`` (docs/architecture.md
+§11.4).
 
 The public key of a DSN is the app key itself. App keys are identifiers, not secrets (a browser DSN is in
 every page's JavaScript), so the DSN is shown to whoever sees the project's settings and to API-key holders,

@@ -1,5 +1,5 @@
-"""A project's own retention: how many days of its raw data the installation keeps, and its event caps (DESIGN
-§9.2).
+"""A project's own retention: how many days of its raw data the installation keeps, and its event caps
+(docs/operations.md).
 
 Unset, a project keeps what the installation keeps (``STACKLENS_RETENTION_DAYS``, the engine's TTL); set, it
 keeps fewer days, applied by the retention run (stacklens/operations/retention.py). It can never keep more

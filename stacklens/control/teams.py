@@ -1,6 +1,6 @@
 """Teams of an organization's members, and what an assignee written as text names.
 
-An assignee is written as a member's e-mail or ``#team-slug`` (DESIGN §9.3); :func:`resolve_assignee` turns
+An assignee is written as a member's e-mail or ``#team-slug`` (docs/issues.md); :func:`resolve_assignee` turns
 that text into one member or one team of the caller's organization, or says plainly why it cannot.
 """
 

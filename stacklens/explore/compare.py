@@ -1,4 +1,5 @@
-"""Compare an Explore answer with another window's (DESIGN §9.4: ``"compare": {"previous_period": true}`` or
+"""Compare an Explore answer with another window's (docs/explore.md: ``"compare": {"previous_period": true}``
+or
 ``{"since", "until"}``) or with the release before the one it filters on (``{"previous_release": true}``):
 beside each aggregate column its value in the other window (``<column>_previous``) and the change in per cent
 (``<column>_change_pct``), row by row (rows are matched on their group-by values).

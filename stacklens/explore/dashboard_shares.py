@@ -1,4 +1,4 @@
-"""Read-only links to a dashboard (DESIGN §9.4): ``/share/dashboards/{token}``, revocable, with an expiry,
+"""Read-only links to a dashboard (docs/explore.md): ``/share/dashboards/{token}``, revocable, with an expiry,
 served from a snapshot of the page that is refreshed at most every :data:`SNAPSHOT_MINUTES` — a link posted
 on a wall screen or a public page answers from the stored snapshot, never with a query per visitor (a
 public view must not become a query storm). Only the token's SHA-256 is stored; the token is shown once."""

@@ -1,4 +1,5 @@
-"""An organization's dashboards (DESIGN §9.4): a name, a filter bar (``range``, ``environment``, ``release``,
+"""An organization's dashboards (docs/explore.md): a name, a filter bar (``range``, ``environment``,
+``release``,
 ``project``) and a grid of widgets, each an Explore question drawn as a line, bar, number or table.
 
 A widget asks its question one of three ways: an inline Explore ``query`` (the body of ``POST

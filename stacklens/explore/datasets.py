@@ -1,4 +1,5 @@
-"""The datasets Explore queries (DESIGN §8.2): the fields each can be filtered and grouped by (with their
+"""The datasets Explore queries (docs/reference.md): the fields each can be filtered and grouped by (with
+their
 types) and the metrics of the catalog it holds.
 
 A dataset's rows are a named query, ``warehouse_sql/queries/explore/<key>.sql``: it reads the raw table(s)

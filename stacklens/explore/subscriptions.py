@@ -1,4 +1,4 @@
-"""Scheduled reports (DESIGN §9.4): a dashboard or saved query sent daily or weekly at a local time, as a
+"""Scheduled reports (docs/explore.md): a dashboard or saved query sent daily or weekly at a local time, as a
 summary (its key numbers and their change) or CSV, through a channel's outbox (e-mail, Slack, webhook) with
 its delivery log. Body: ``{"target": {"dashboard_id" | "saved_query_id"}, "schedule": {"every": "day" |
 "week", "at": "HH:MM", "weekday", "timezone"}, "format": "summary" | "csv" | "pdf" (dashboards), "channel_id"

@@ -33,7 +33,8 @@ MAX_BODY_BYTES = 10 * 1024 * 1024
 MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024
 # 10,000 lines: ten times the largest batchSize in use (1,000); more is a misconfigured client.
 MAX_LINES = 10_000
-# 1 MiB per line: the SDK never writes a longer line (DESIGN §4.1); a longer one is cut or corrupt.
+# 1 MiB per line: the SDK never writes a longer line (docs/architecture.md §11.1); a longer one is cut or
+# corrupt.
 MAX_LINE_BYTES = 1024 * 1024
 # Integers beyond 64 bits fit no warehouse column and make Python's int() slow at 100k+ digits.
 MAX_INT_DIGITS = 20

@@ -10,7 +10,8 @@ the blocks that are missing (the tables keep a non-replicated deduplication wind
 
 The file is the process's own, private (0600): rows are pickled tuples of encoded rows and names, never code.
 
-A request is answered once its group's journal is written (DESIGN §9.1: a 200 is durable), so by default
+A request is answered once its group's journal is written (docs/architecture.md §5: a 200 is durable), so by
+default
 a journal is synced before that answer: the file (``fsync``) before it is renamed into place, then the
 folder, so the rename itself survives a power loss (a probe counted 161 journals written and none synced,
 issue #62). Every request waiting is accepted as one group with one journal, so requests that arrive while

@@ -21,7 +21,8 @@ warehouse:
   removes the journals. A journal found again (a failed drain, the next start after a kill) is inserted whole
   with the same tokens: the engine lands exactly the blocks that were missing.
 
-A request is answered once its rows are in the spool (DESIGN §9.1: durable, drained exactly once) — and, when
+A request is answered once its rows are in the spool (docs/architecture.md §5: durable, drained exactly once)
+— and, when
 the door is idle and quiet (a lone request: none other waiting, no drain running, nothing spooled, nothing
 accepted in the last second), only once its group has landed: an occasional request waits one insert (~0.1 s)
 and its event is visible everywhere at its 200, while under load, or from a sender posting in sequence,

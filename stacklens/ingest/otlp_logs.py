@@ -1,4 +1,5 @@
-"""OTLP log records → the ``log`` lines every other ingest road lands (one code path, DESIGN §7.3).
+"""OTLP log records → the ``log`` lines every other ingest road lands (one code path, docs/architecture.md
+§11.4).
 
 Each record becomes one ``log`` line whose payload is the record in Sentry's log shape
 (:mod:`stacklens.ingest.logs`): times in epoch seconds, severity number and text, the body as text (a

@@ -1,5 +1,6 @@
 """The Sentry payloads an OTLP trace export becomes (:mod:`stacklens.ingest.otlp_traces`): a transaction with
-its spans, an error event, and the contexts they carry, typed as the log lines (DESIGN §4.1) hold them."""
+its spans, an error event, and the contexts they carry, typed as the log lines (docs/architecture.md §11.1)
+hold them."""
 
 from __future__ import annotations
 

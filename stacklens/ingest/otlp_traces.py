@@ -1,6 +1,7 @@
 """OTLP spans → the Sentry ``transaction`` and ``event`` log lines every other ingest road lands.
 
-One code path (DESIGN §7.3): an export becomes log lines (DESIGN §4.1) that the ingest service prepares,
+One code path (docs/architecture.md §11.4): an export becomes log lines (docs/architecture.md §11.1) that the
+ingest service prepares,
 groups, deduplicates and writes like any SDK's, so an OpenTelemetry span is stored exactly as a Sentry
 transaction's span is. What becomes what:
 

@@ -2,7 +2,7 @@
 
 Framework-free and free of the warehouse, so the same code runs in the request's thread or in an ingest
 worker process (:mod:`stacklens.ingest.workers`); a :class:`Prepared` is plain data that pickles cheaply.
-Per-line problems go to ``rejected`` and never fail the batch (DESIGN §4.2).
+Per-line problems go to ``rejected`` and never fail the batch (docs/architecture.md §11.2).
 
 What preparing yields (:class:`Prepared` and its rows) is in :mod:`stacklens.ingest.prepared_rows`; the lines
 that are not events (replays, sessions, logs) are normalised in :mod:`stacklens.ingest.prepare_items`. All

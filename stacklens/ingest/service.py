@@ -2,7 +2,7 @@
 
 Framework-free: the HTTP route authenticates; this module has the batch's lines prepared (in this thread or
 by the ingest workers, :mod:`stacklens.ingest.prepare`) and lands them. Per-line problems go to
-``rejected`` and never fail the batch (DESIGN §4.2).
+``rejected`` and never fail the batch (docs/architecture.md §11.2).
 """
 
 from __future__ import annotations

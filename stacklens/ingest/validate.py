@@ -13,7 +13,8 @@ import orjson
 from stacklens.ingest.decode import MAX_INT_DIGITS, MAX_LINE_BYTES
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, nests_within
 
-# Item types the service stores; others (client_report, …) are counted as skipped (DESIGN §4.1).
+# Item types the service stores; others (client_report, …) are counted as skipped (docs/architecture.md
+# §11.1).
 STORED_TYPES = frozenset(
     {"event", "transaction", "replay_event", "replay_recording", "session", "sessions", "log"}
 )
@@ -134,7 +135,7 @@ def _text(raw: bytes) -> str:
 
 
 def check_fields(obj: Any, number: int, raw: bytes, shape: bytes = b"") -> Line:
-    """The envelope fields of DESIGN §4.1 (``v``, ``type``, ``app_key``, ``ts``, ``payload``),
+    """The envelope fields of docs/architecture.md §11.1 (``v``, ``type``, ``app_key``, ``ts``, ``payload``),
     type-checked."""
     if not isinstance(obj, dict):
         raise LineError("the line must be a JSON object")

@@ -1,2 +1,2 @@
 """Issue-tracker integrations: token-based clients of GitHub, GitLab, Jira and Linear, and the linking of
-StackLens issues to tickets (DESIGN §7.1)."""
+StackLens issues to tickets (docs/architecture.md §4)."""

@@ -1,4 +1,4 @@
-"""Monitors of a project: create, read, update, delete, and the API's shape of one (DESIGN §10.1 fields).
+"""Monitors of a project: create, read, update, delete, and the API's shape of one (docs/monitors.md fields).
 
 Every read names the organization and the project, so another organization's monitor answers 404 exactly
 like one that does not exist. Callers own the transaction.

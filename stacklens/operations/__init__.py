@@ -1,4 +1,4 @@
-"""Operations of an installation (DESIGN §9.2): backup and restore, storage figures, retention runs.
+"""Operations of an installation (docs/operations.md): backup and restore, storage figures, retention runs.
 
 :mod:`~stacklens.operations.backup` writes a backup directory (the warehouse through the engine's own
 ``BACKUP``, the control store and the Dagster instance's SQLite files through SQLite's online backup, a

@@ -1,2 +1,3 @@
-"""Outcomes: what became of every item that reached an entrance, counted as Sentry counts them (DESIGN
-§9.1)."""
+"""Outcomes: what became of every item that reached an entrance, counted as Sentry counts them
+(docs/architecture.md
+§5)."""

@@ -4,7 +4,8 @@ store.
 The browser SDK sends a segment as ``{"segment_id": n}\\n`` then the rrweb events, zlib-compressed by its
 worker, gzip by some versions, plain JSON when compression is off. The compression is told by the first
 bytes (gzip ``1f 8b``; zlib ``78 xx`` with the header checksum; JSON ``[`` or ``{``), never by a header,
-because the SDKs do not send one. What is stored is the bytes as received (DESIGN §7.4), unless scrubbing
+because the SDKs do not send one. What is stored is the bytes as received (docs/architecture.md §2), unless
+scrubbing
 had to change the text (then zlib again), or the segment came as plain JSON (zlib once, to keep a 5-minute
 session under a megabyte).
 """

@@ -1,4 +1,5 @@
-"""Source-map storage in the warehouse: content-addressed blobs and the bundle manifest (DESIGN §7.4).
+"""Source-map storage in the warehouse: content-addressed blobs and the bundle manifest (docs/architecture.md
+§2).
 
 ``sourcemap_blobs`` holds upload chunks and files by (organization, kind, SHA-1); ``sourcemap_files`` is the
 manifest, one row per file of a bundle. A bundle becomes visible only when its manifest rows land, in one

@@ -27,7 +27,8 @@ RSS_CAP_MIB = 64  # the documented cap (docs/shipper.md)
 
 
 def make_line(event_id: str, pad: int = 0, app_key: str | None = APP_KEY) -> bytes:
-    """A log line; ``app_key=None`` leaves the line to the shipper's configured appKey (DESIGN §4.2)."""
+    """A log line; ``app_key=None`` leaves the line to the shipper's configured appKey (docs/architecture.md
+    §11.2)."""
     payload = {"event_id": event_id, "level": "error", "message": "boom", "extra": {"pad": "x" * pad}}
     line: dict = {
         "v": 1,

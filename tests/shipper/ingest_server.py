@@ -1,4 +1,4 @@
-"""A real local HTTP server speaking the ingest contract (DESIGN §4.2) for the shipper's tests.
+"""A real local HTTP server speaking the ingest contract (docs/architecture.md §11.2) for the shipper's tests.
 
 It dedups by Idempotency-Key and by each line's ``payload.event_id``, counts what landed, and can be told
 to misbehave: be down, flap, answer 429 (with or without Retry-After), follow a script of answers, commit and
@@ -165,7 +165,8 @@ class IngestServer:
             else raw
         )
         lines = body.splitlines()
-        # Attribution as the service does it (DESIGN §4.2): a line's own app_key, else the header's.
+        # Attribution as the service does it (docs/architecture.md §11.2): a line's own app_key, else the
+        # header's.
         header_key = headers.get("X-Stacklens-App-Key")
         attributable = [self._app_key_of(line, header_key) in b.known_app_keys for line in lines]
         if lines and not any(attributable):

@@ -1,4 +1,4 @@
--- Session replay recordings (DESIGN §7.4): one row per segment, keyed by (project, replay id, segment id).
+-- Session replay recordings (docs/architecture.md §2): one row per segment, keyed by (project, replay id, segment id).
 -- The rrweb events stay compressed as the SDK sent them (zlib or gzip; a plain-JSON segment is zlib-compressed
 -- once at ingest), so a 5-minute session costs a few hundred KB.
 -- ReplacingMergeTree collapses a segment landed twice (same sort key); ingest drops known segments first.

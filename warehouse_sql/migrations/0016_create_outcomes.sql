@@ -1,4 +1,4 @@
--- What became of every item that reached an entrance, as Sentry's outcomes count it (DESIGN §9.1): one row
+-- What became of every item that reached an entrance, as Sentry's outcomes count it (docs/architecture.md §5): one row
 -- per organization, project, hour, category, outcome and reason after merges, `quantity` summed. Written by
 -- the ingest tally (stacklens.outcomes.tally) in batches every few seconds, never once per request; SDK client
 -- reports add what the SDKs dropped themselves under the reason they give. Read by GET /api/outcomes and the

@@ -1,6 +1,7 @@
 """Grouping v2: v1's rules, plus the events of platforms v1 put into one untitled issue.
 
-Found by feeding real events of many platforms (DESIGN §7.3): Java log events and native crashes carry their
+Found by feeding real events of many platforms (docs/architecture.md §11.4): Java log events and native
+crashes carry their
 stack under ``threads`` (or a top-level ``stacktrace``), not under ``exception``; browsers send CSP, HPKP and
 Expect-CT reports with neither exception nor message; some SDKs send minimal events. v1 grouped all of these
 into one ``empty`` issue across platforms. v2 gives each its own grouping, first rule that applies wins:

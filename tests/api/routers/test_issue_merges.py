@@ -1,4 +1,4 @@
-"""Merge and split through the API (DESIGN §9.3): the merged issue's figures equal its stored events in the
+"""Merge and split through the API (docs/issues.md): the merged issue's figures equal its stored events in the
 list, the issue, its events and every insert-time table keyed by issue, after the merge and after the
 split; new and re-sent events of a merged fingerprint land on the survivor (the real envelope endpoint, the
 DSN key's overrides); merged ids answer 301; another organization's issue cannot be merged."""

@@ -1,5 +1,5 @@
 """`GET /api/metrics`: the metric catalog for API clients — authenticated like every API route, one object
-per metric with the DESIGN §8.2 fields, and described in the OpenAPI document."""
+per metric with the docs/reference.md fields, and described in the OpenAPI document."""
 
 from __future__ import annotations
 

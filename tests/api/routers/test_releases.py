@@ -1,4 +1,5 @@
-"""The releases API through the real app: the list answers every release with the fields DESIGN §8.2 names and
+"""The releases API through the real app: the list answers every release with the fields docs/reference.md
+names and
 the numbers stacklens.releases computes, one release by its version (404 naming it when unknown), CSV gives
 the same rows with formula-looking text neutralised, bad filters answer 400 naming the field, and another
 organization's key sees none of it."""

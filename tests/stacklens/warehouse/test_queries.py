@@ -204,7 +204,7 @@ def test_the_scan_finds_statements_however_they_are_written() -> None:
 
 
 def test_no_sql_statement_is_written_in_python() -> None:
-    """DESIGN: named, parameterised SQL, never f-strings. A statement belongs in
+    """docs/architecture.md §2: named, parameterised SQL, never f-strings. A statement belongs in
     warehouse_sql/queries/<domain>/ (run with load_query); a table or column that must vary is an
     ``{name:Identifier}`` parameter picked by ``identifier`` from a fixed set."""
     found = []

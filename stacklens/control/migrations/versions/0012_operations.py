@@ -1,4 +1,5 @@
-"""Operations (DESIGN §9.2): the operators' maintenance log, a project's own retention, the operator flag.
+"""Operations (docs/operations.md): the operators' maintenance log, a project's own retention, the operator
+flag.
 
 Revision ID: 0012
 Revises: 0011

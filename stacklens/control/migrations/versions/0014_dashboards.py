@@ -1,4 +1,5 @@
-"""The analyst's workspace: dashboards, their share links, annotations and report subscriptions (DESIGN §9.4).
+"""The analyst's workspace: dashboards, their share links, annotations and report subscriptions
+(docs/explore.md).
 
 Revision ID: 0014
 Revises: 0013

@@ -109,7 +109,7 @@ def _oauth_routes(settings: Settings, base: str) -> list[BaseRoute]:
     issuer = AnyHttpUrl(base + "/")
     registration = ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=["read"])
     revocation = RevocationOptions(enabled=True)
-    metadata = build_metadata(issuer, AnyHttpUrl(base + "/docs/agents"), registration, revocation)
+    metadata = build_metadata(issuer, None, registration, revocation)
     metadata.authorization_endpoint = AnyHttpUrl(base + "/oauth/authorize")
     metadata.token_endpoint = AnyHttpUrl(base + "/oauth/token")
     metadata.registration_endpoint = AnyHttpUrl(base + "/oauth/register")
@@ -120,7 +120,6 @@ def _oauth_routes(settings: Settings, base: str) -> list[BaseRoute]:
         authorization_servers=[issuer],
         scopes_supported=SCOPES,
         resource_name="StackLens MCP server",
-        resource_documentation=AnyHttpUrl(base + "/docs/agents"),
     )
     resource_handler = cors_middleware(ProtectedResourceMetadataHandler(resource).handle, ["GET", "OPTIONS"])
     metadata_handler = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])

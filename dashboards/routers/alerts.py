@@ -15,20 +15,30 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from dashboards.alert_figures import preview_figure
+from dashboards.anomaly_figures import anomaly_body, anomaly_chart
 from dashboards.context import Db, OrgViewer, org_projects
 from dashboards.marker_figures import mark_charts
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.alerts import rule_types, rules
+from stacklens.alerts.anomaly_messages import condition as anomaly_condition
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.alerts.messages import metric_words, value_text
 from stacklens.alerts.preview import DAYS, preview
+from stacklens.alerts.rule_validation import clean
+from stacklens.anomalies.decide import DIRECTIONS
+from stacklens.anomalies.live import rule_fields
+from stacklens.anomalies.rule_fields import DEFAULT_DAYS, METRICS, SEASONALITIES, SENSITIVITIES, backtest_days
 from stacklens.control.channels import list_channels
 from stacklens.control.models.alerts import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.errors import InvalidInput
 from stacklens.metrics.catalog import CATALOG
+from stacklens.warehouse.client import WarehouseUnavailable, get_warehouse
 
 router = APIRouter(include_in_schema=False)
+ANOMALY_LABELS = {"events": "Error events", "users": "Users hit by errors"}
+
+
 ALERTS = "/orgs/{org_slug}/alerts"
 SEVERITY = {"firing": 4, "warning": 3, "resolved": 2, "ok": 1, "insufficient_data": 0}
 FORM_FIELDS = (
@@ -50,6 +60,14 @@ FORM_FIELDS = (
     "tag",
     "renotify_minutes",
     "budget_id",
+    # Anomaly rules (docs/alerts.md): their metric has its own list (the form's metric list is a
+    # performance rule's), their backtest its days.
+    "anomaly_metric",
+    "seasonality",
+    "sensitivity",
+    "direction",
+    "min_count",
+    "days",
 )
 
 
@@ -90,6 +108,8 @@ def condition(rule: AlertRule) -> str:
     """The rule's condition in words: the metric by its catalog label (``LCP p75``, never the key
     ``lcp_ms``), the threshold written as its notifications write it (``LCP p75 on all pages > 1,200.0 ms
     over 7d``)."""
+    if rule.type == "anomaly":
+        return anomaly_condition(rule)
     threshold, window = value_text(rule, rule.threshold), rule_types.format_window(rule.window_seconds)
     if rule.type == "performance_budget":
         scope = "all pages" if rule.scope == "*" else rule.scope
@@ -152,6 +172,10 @@ def _form_context(
         "crash_free_metrics": {key: CATALOG[key].label for key in rule_types.CRASH_FREE_METRICS},
         "statistics": rule_types.STATISTICS,
         "levels": rule_types.LEVELS,
+        "anomaly_metrics": {k: CATALOG[k].label if k in CATALOG else ANOMALY_LABELS[k] for k in METRICS},
+        "seasonalities": SEASONALITIES,
+        "sensitivities": SENSITIVITIES,
+        "directions": DIRECTIONS,
     }
 
 
@@ -165,6 +189,9 @@ def new_rule(request: Request, viewer: OrgViewer, db: Db, budget_id: int | None 
         "scope": "*",
         "min_samples": "20",
         "count_kind": "events",
+        "seasonality": "auto",
+        "sensitivity": "medium",
+        "days": str(DEFAULT_DAYS),
     }
     # "Alert me when this fails" on the budgets page links here with the budget's fields as parameters.
     values.update(
@@ -193,12 +220,38 @@ async def create_rule(request: Request, viewer: OrgViewer, db: Db) -> Response:
     body["channels"] = [int(c) for c in form.getlist("channels") if str(c).isdigit()]  # type: ignore[arg-type]
     if "budget_id" in body:
         body["budget_id"] = int(body["budget_id"]) if body["budget_id"].isdigit() else None
+    if body.get("type") == "anomaly":
+        body = anomaly_body(body)
+        if form.get("action") == "backtest":
+            return _form_backtest(request, viewer, db, values, body)
     try:
         rule = rules.create_rule(db, viewer.org.id, body, viewer.user.id)
     except AlertInputError as exc:
         values["channels"] = body["channels"]
         return render(request, "alert_new.html", _form_context(viewer, db, values, str(exc), exc.field), 400)
     return RedirectResponse(f"/orgs/{viewer.org.slug}/alerts/{rule.id}", status_code=303)
+
+
+def _form_backtest(
+    request: Request, viewer: OrgViewer, db: Db, values: dict[str, Any], body: dict[str, Any]
+) -> Response:
+    """The New Rule form again with its backtest: the last days' values, expected values, band and the
+    hours that would have fired (nothing saved)."""
+    values["channels"] = body.get("channels", [])
+    try:
+        cleaned = clean(db, viewer.org.id, {**body, "name": body.get("name") or "backtest"})
+        rule = AlertRule(org_id=viewer.org.id, **cleaned)
+        fields = rule_fields(rule)
+        days = backtest_days(values.get("days"), fields.seasonality)
+    except AlertInputError as exc:
+        return render(request, "alert_new.html", _form_context(viewer, db, values, str(exc), exc.field), 400)
+    context = _form_context(viewer, db, values)
+    try:
+        client = get_warehouse(request.app.state.settings)
+        context.update(anomaly_chart(client, db, viewer.org.id, viewer.org.slug, rule, days, "Backtest"))
+    except WarehouseUnavailable as exc:
+        context["backtest_error"] = f"The backtest needs the warehouse: {exc}"
+    return render(request, "alert_new.html", context)
 
 
 @router.get(ALERTS + "/{rule_id}", response_class=HTMLResponse)
@@ -232,13 +285,15 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
     )
     projects = {p.id: p for p in org_projects(db, viewer.org.id)}
     replay, figure, preview_error = None, None, None
+    anomaly: dict[str, Any] = {}
     try:
-        from stacklens.warehouse.client import WarehouseUnavailable, get_warehouse
-
         client = get_warehouse(request.app.state.settings)
-        replay = preview(client, rule)
-        figure = preview_figure(rule, replay) if replay.points else None
-        if figure is not None:
+        # An anomaly rule shows the band of its last days with its firings, not a threshold's replay.
+        if rule.type == "anomaly":
+            anomaly = anomaly_chart(client, db, viewer.org.id, viewer.org.slug, rule, DEFAULT_DAYS, "Rule")
+        replay = preview(client, rule) if rule.type != "anomaly" else None
+        figure = preview_figure(rule, replay) if replay is not None and replay.points else None
+        if replay is not None and figure is not None:
             # The releases and annotations of the rule's project over the replayed 30 days.
             until = datetime.now(UTC)
             mark_charts(
@@ -277,6 +332,7 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
             "preview": replay,
             "figure": figure,
             "preview_error": preview_error,
+            **anomaly,
         },
     )
 

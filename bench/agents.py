@@ -1,0 +1,186 @@
+"""Agents (MCP) benchmark: each tool's answer time through `/mcp`, and ingest beside ten over-budget Explore
+calls.
+
+    .venv/bin/python bench/agents.py                      # 20,000 stored events, 30 calls per tool
+    .venv/bin/python bench/agents.py --events 100000 --calls 50
+
+A real `stacklens serve` (its own data directory, schedules off; bench/peers.py's) is filled through
+`/api/ingest` with real sentry-sdk events (bench/ingest.py's corpus: a shop's errors over several releases,
+hundreds of issues), a personal token is made for the owner (`POST /api/tokens`), and the official `mcp`
+client (Streamable HTTP) calls each read tool CALLS times in one session: per tool the median and the p95 of
+the client's wall time. Goal: p95 ≤ 300 ms per tool.
+
+Then the front door: one-event envelopes from 8 threads (bench/peers.py's road), idle and while ten agents
+each ask the heaviest Explore question at once, again and again (the organization's Explore slots and the
+agents' concurrency budget refuse most of them at once, with the structured error naming the budget). Goal:
+the accepted rate changes by less than 20 %."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+ingest_bench: Any = importlib.import_module("ingest")
+peers: Any = importlib.import_module("peers")
+budgets_bench: Any = importlib.import_module("query_budgets")
+
+
+def tool_calls(project: str, issue_id: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("list_issues", {"project": project}),
+        ("get_issue", {"issue_id": issue_id}),
+        ("issue_events", {"issue_id": issue_id}),
+        ("release_health", {"project": project}),
+        ("performance_overview", {"project": project}),
+        ("search_logs", {"project": project, "query": "error"}),
+        ("budgets", {"project": project}),
+        ("monitors", {"project": project}),
+        (
+            "explore",
+            {
+                "question": {
+                    "dataset": "errors",
+                    "project": project,
+                    "group_by": ["release"],
+                    "aggregates": [{"fn": "count"}],
+                    "range": "7d",
+                }
+            },
+        ),
+    ]
+
+
+async def _timed(
+    url: str, token: str, calls: list[tuple[str, dict[str, Any]]], rounds: int
+) -> dict[str, list[float]]:
+    seconds: dict[str, list[float]] = {name: [] for name, _ in calls}
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
+        await session.initialize()
+        for name, arguments in calls:  # warm-up: each tool once
+            first = await session.call_tool(name, arguments)
+            if first.is_error:
+                raise SystemExit(f"{name} failed: {first.content}")
+        for _ in range(rounds):
+            for name, arguments in calls:
+                started = time.perf_counter()
+                await session.call_tool(name, arguments)
+                seconds[name].append(time.perf_counter() - started)
+    return seconds
+
+
+class OverBudgetAgents:
+    """Ten agents asking the heaviest Explore question at once, in a loop, each through its own session."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.token = url, token
+        self.stop = threading.Event()
+        self.outcomes: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._agent, daemon=True) for _ in range(10)]
+
+    def _agent(self) -> None:
+        async def loop() -> None:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=120) as http,
+                streamable_http_client(f"{self.url}/mcp", http_client=http) as streams,
+                ClientSession(streams[0], streams[1]) as session,
+            ):
+                await session.initialize()
+                while not self.stop.is_set():
+                    answer = await session.call_tool("explore", {"question": budgets_bench.HEAVY_QUERY})
+                    text = " ".join(getattr(c, "text", "") for c in answer.content)
+                    key = (
+                        json.loads(text).get("budget", "error")
+                        if answer.is_error and text.startswith("{")
+                        else ("error" if answer.is_error else "answered")
+                    )
+                    with self.lock:
+                        self.outcomes[key] = self.outcomes.get(key, 0) + 1
+                    if answer.is_error:
+                        await anyio.sleep(0.2)  # an agent told to retry waits a little
+
+        anyio.run(loop)
+
+    def __enter__(self) -> OverBudgetAgents:
+        for thread in self.threads:
+            thread.start()
+        time.sleep(2.0)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=20_000, help="events stored before measuring")
+    parser.add_argument("--calls", type=int, default=30, help="timed calls per tool")
+    parser.add_argument(
+        "--envelopes", type=int, default=400, help="one-event envelopes per ingest measurement"
+    )
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="stacklens-bench-mcp-"))
+    stacklens = peers.StackLens(work)
+    try:
+        print(f"storing {args.events:,} events ...", flush=True)
+        budgets_bench.fill(stacklens, args.events)
+        key = {"Authorization": f"Bearer {stacklens.org['api_key']}"}
+        made = httpx.post(
+            f"{stacklens.base}/api/tokens",
+            headers=key,
+            json={"name": "bench", "scopes": ["read"], "member": "bench@example.com"},
+        )
+        made.raise_for_status()
+        token = made.json()["token"]
+        slug = stacklens.project["slug"]
+        issues = httpx.get(f"{stacklens.base}/api/projects/{slug}/issues", headers=key, timeout=60).json()[
+            "issues"
+        ]
+        print(f"{len(issues)}+ issues; calling each tool {args.calls} times", flush=True)
+        seconds = anyio.run(_timed, stacklens.base, token, tool_calls(slug, issues[0]["id"]), args.calls)
+        print(f"{'tool':<22} {'p50 ms':>8} {'p95 ms':>8}")
+        worst = 0.0
+        for name, values in seconds.items():
+            p95 = ingest_bench._percentile(values, 0.95) * 1000
+            worst = max(worst, p95)
+            print(f"{name:<22} {statistics.median(values) * 1000:>8.1f} {p95:>8.1f}")
+        print(f"slowest tool p95 {worst:.0f} ms (goal ≤ 300 ms)", flush=True)
+
+        corpus = peers.error_corpus(args.envelopes)
+        stacklens.run(corpus[:50], 8)  # warm-up
+        idle = stacklens.run(corpus, 8)["accepted_s"]
+        with OverBudgetAgents(stacklens.base, token) as agents:
+            loaded = stacklens.run(corpus, 8)["accepted_s"]
+        change = (loaded - idle) / idle
+        print(
+            f"ingest idle {idle:.1f} ev/s, beside 10 over-budget Explore agents {loaded:.1f} ev/s ({change:+.0%}; goal: within 20 %)"
+        )
+        print(f"agents' Explore calls meanwhile: {dict(sorted(agents.outcomes.items()))}")
+    finally:
+        stacklens.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

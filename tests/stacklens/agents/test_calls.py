@@ -22,7 +22,7 @@ class Inner:
 
 def test_counting_sums_the_summaries() -> None:
     usage = Usage()
-    client = counting(Inner(), usage)  # type: ignore[arg-type]
+    client = counting(Inner(), usage)
     client.query("SELECT 1")
     client.query("SELECT 2", parameters={})
     assert (usage.rows, usage.bytes, usage.queries) == (24, 6800, 2)

@@ -22,7 +22,7 @@ def test_client_code_tokens_refresh_and_revoke(settings: Settings, make_org) -> 
         session.flush()
         stored = session.scalars(select(OAuthClient)).one()
         assert "s3cret" not in stored.info_encrypted and stored.name == "Cursor"
-        assert oauth_store.load_client(session, settings, "c1")["client_secret"] == "s3cret"  # type: ignore[index]
+        assert oauth_store.load_client(session, settings, "c1")["client_secret"] == "s3cret"
         assert oauth_store.load_client(session, settings, "nope") is None
         user_id = session.scalars(select(User.id).where(User.email == acme["email"])).one()
         code = oauth_store.issue_code(

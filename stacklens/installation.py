@@ -6,9 +6,10 @@ directory used to create a second installation there without a word, with a new 
 `stacklens demo-org --json` printed a login and keys the running server refused. Now a command that would use
 the data directory first:
 
-* asks the configured port whether a StackLens server answers, and which data directory it serves (the server
-  names it only to callers on this machine; ``GET /api/health``): a server of another data directory means
-  this command would work on an installation that server does not read, so it refuses and names the server's;
+* asks the configured port whether a StackLens server answers, and which data directory it serves (the
+  server names it only to callers on this machine, ``GET /api/health/installation``): a server of another data
+  directory means this command would work on an installation that server does not read, so it refuses and
+  names the server's;
 * says so, on stderr, when it is about to create a new installation, and where.
 """
 
@@ -56,8 +57,10 @@ def serving_server(settings: Settings) -> ServingServer | None:
     """The StackLens server answering on the configured host and port, or ``None`` when none does."""
     url = local_url(settings.host, settings.port)
     try:
-        response = httpx.get(f"{url}/api/health", timeout=PROBE_TIMEOUT_SECONDS)
+        response = httpx.get(f"{url}/api/health/installation", timeout=PROBE_TIMEOUT_SECONDS)
         body = response.json()
+        if response.status_code == 404:  # through a proxy, or an older server: is it StackLens at all?
+            body = httpx.get(f"{url}/api/health", timeout=PROBE_TIMEOUT_SECONDS).json()
     except (httpx.HTTPError, ValueError):
         return None
     # Another program on the port is not a StackLens server; only ours answers health with this status.

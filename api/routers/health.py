@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import text
 
@@ -66,10 +67,13 @@ class HealthResponse(BaseModel):
     front_door: FrontDoorQueue | None = Field(
         default=None, description="Present with a valid API key, once the process has taken a request."
     )
-    data_dir: str | None = Field(
-        default=None,
-        description="Present for a request from this machine that came through no proxy: the data directory "
-        "this server serves, so a command run from another directory can name it (stacklens/installation.py).",
+
+
+class InstallationResponse(BaseModel):
+    status: Literal["ok"]
+    data_dir: str = Field(
+        description="The data directory this server serves, so a command run from another directory on this "
+        "machine can name it (stacklens/installation.py)."
     )
 
 
@@ -138,8 +142,26 @@ def health(
         status="ok" if healthy else "degraded",
         components=components if identity is not None else None,
         front_door=FrontDoorQueue(**queue) if queue is not None else None,
-        data_dir=str(settings.data_dir) if _local_caller(request) else None,
     )
+
+
+@router.get(
+    "/health/installation",
+    response_model=InstallationResponse,
+    responses={
+        404: {
+            "model": ErrorBody,
+            "description": "The caller is not on this machine, or came through a proxy.",
+        }
+    },
+)
+def installation(request: Request, settings: AppSettings) -> InstallationResponse | JSONResponse:
+    """Which data directory this server serves — answered only to a caller on this machine that reached the
+    server directly (the `stacklens` commands ask it before they touch an installation); anyone else gets 404,
+    so the server's paths are never told to the network."""
+    if not _local_caller(request):
+        return JSONResponse({"error": "Not Found", "detail": "no such route"}, status_code=404)
+    return InstallationResponse(status="ok", data_dir=str(settings.data_dir))
 
 
 class Reason(BaseModel):

@@ -80,12 +80,15 @@ def test_the_server_names_its_data_directory_to_local_direct_callers_only(
     served: tuple[Settings, int],
 ) -> None:
     server_settings, port = served
-    direct = httpx.get(f"http://127.0.0.1:{port}/api/health").json()
-    assert direct["data_dir"] == str(server_settings.data_dir)
+    health = httpx.get(f"http://127.0.0.1:{port}/api/health").json()
+    assert set(health) == {"status"}  # health tells no path, to anyone
+    direct = httpx.get(f"http://127.0.0.1:{port}/api/health/installation").json()
+    assert direct == {"status": "ok", "data_dir": str(server_settings.data_dir)}
     proxied = httpx.get(
-        f"http://127.0.0.1:{port}/api/health", headers={"X-Forwarded-For": "203.0.113.9"}
-    ).json()
-    assert "data_dir" not in proxied
+        f"http://127.0.0.1:{port}/api/health/installation", headers={"X-Forwarded-For": "203.0.113.9"}
+    )
+    assert proxied.status_code == 404
+    assert str(server_settings.data_dir) not in proxied.text
 
 
 def test_a_command_that_creates_an_installation_says_so_and_where(

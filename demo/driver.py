@@ -23,7 +23,7 @@ import httpx
 import sentry_sdk
 
 import stacklens_sdk
-from demo import backfill, live, monitors, traffic
+from demo import backfill, feedback, live, monitors, traffic
 from demo.clock import CONTEXT as CLOCK_CONTEXT
 from demo.clock import apply_demo_clock, apply_demo_clock_to_log, encode_clock
 from demo.delivery import RetryingTransport
@@ -83,7 +83,12 @@ def main(argv: list[str] | None = None) -> None:
         trace_propagation_targets=[],
     )
     rng = random.Random(args.seed)
-    site = traffic.Site(stacklens_sdk.tunnel.browser_dsn(args.app_key), ORIGIN, args.environment)
+    site = traffic.Site(
+        stacklens_sdk.tunnel.browser_dsn(args.app_key),
+        ORIGIN,
+        args.environment,
+        envelope_url=os.environ.get(feedback.ENVELOPE_URL_ENV, ""),  # the feedback widget's (demo.feedback)
+    )
     stopping = False
 
     def _stop(_signum: int, _frame: object) -> None:

@@ -27,7 +27,7 @@ import httpx
 import sentry_sdk
 from sentry_sdk import logger as log
 
-from demo import browser, browser_errors, browser_pageloads
+from demo import browser, browser_errors, browser_pageloads, feedback
 from demo import replays as replay_demo
 from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, encode_clock
 from demo.delivery import (
@@ -140,6 +140,9 @@ class Site:
     dsn: str
     origin: str
     environment: str
+    # StackLens's envelope endpoint of the browser DSN, where the page's feedback widget posts
+    # (demo.feedback); "" when the demo runs without one (then no feedback is sent).
+    envelope_url: str = ""
 
 
 def _tunnel(
@@ -200,6 +203,10 @@ def page_load(
         replay = _recorded(site.dsn, site.origin, release, site.environment, error)
     refused = _tunnel(client, browser.envelope(site.dsn, [error], [update]), clock, tally, day)
     tally.record(day, JS_ERRORS, refused)
+    if not history and not refused and site.envelope_url and feedback.writes_feedback(error):
+        why = feedback.send_feedback(site.envelope_url, site.dsn, error)
+        if why:  # the widget's failure is the visitor's, not the page load's: said, not raised
+            print(f"feedback: {why}", flush=True)
     if replay:
         refused = next(
             (why for why in (_tunnel(client, body, clock, tally, day) for body in replay) if why), ""

@@ -9,6 +9,7 @@ filtered.
 from __future__ import annotations
 
 import html
+import json
 import random
 import time
 from collections.abc import AsyncIterator
@@ -23,7 +24,7 @@ from sentry_sdk import logger as log
 import stacklens_sdk
 from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, move_request_session
 from demo.clock import CONTEXT as CLOCK_CONTEXT
-from demo_shop import catalog, payments, pricing, search, shipping
+from demo_shop import attachments, catalog, payments, pricing, search, shipping
 
 
 class CartLine(BaseModel):
@@ -143,7 +144,12 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
                 total_cents=total + shipping_cents,
                 attributes={"order.country": order.country},
             )
-            stacklens_sdk.capture_exception(exc)
+            event_id = stacklens_sdk.capture_exception(exc)
+            if not REQUEST_CLOCK.get():  # live requests only: an attachment is stored at its arrival
+                summary: dict[str, Any] = {"items": [i.model_dump() for i in order.items]}
+                summary |= {"coupon": order.coupon}
+                summary |= {"country": order.country, "total_cents": total + shipping_cents}
+                attachments.attach(event_id, "order.json", "application/json", json.dumps(summary).encode())
             raise HTTPException(402, "payment declined") from None
         order_id = f"ord_{rng.getrandbits(32):08x}"
         log.info(

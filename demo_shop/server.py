@@ -15,6 +15,7 @@ import uvicorn
 
 import stacklens_sdk
 from demo.clock import apply_demo_clock, apply_demo_clock_to_log
+from demo_shop import attachments
 from demo_shop.alert_inbox import inbox_router
 from demo_shop.app import create_shop_app
 
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         enable_logs=True,
         before_send_log=_shop_log,
     )
+    attachments.configure(os.environ.get(attachments.ENVELOPE_URL_ENV), args.app_key)
     app = create_shop_app(args.seed, honour_demo_clock=True)
     app.router.routes.append(stacklens_sdk.tunnel.starlette_route(TUNNEL_PATH))
     app.include_router(inbox_router(Path(args.webhook_secret_file) if args.webhook_secret_file else None))

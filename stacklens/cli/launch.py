@@ -38,6 +38,7 @@ WORKER_SERVICE = "worker"
 # Where the demo's shop and driver read their app keys (demo_shop/server.py, demo/driver.py); the core does
 # not import the demo, so the names are repeated here.
 DEMO_APP_KEY_ENV = "STACKLENS_DEMO_APP_KEY"
+DEMO_ENVELOPE_URL_ENV = "STACKLENS_DEMO_ENVELOPE_URL"  # docs/feedback.md: feedback and attachments
 DEMO_WORKER_KEY_ENV = "STACKLENS_DEMO_WORKER_KEY"
 DEMO_CHECKIN_BASE_ENV = "STACKLENS_DEMO_CHECKIN_BASE"
 SERVER_START_SECONDS = 180.0
@@ -196,6 +197,7 @@ def _start_all(
     config_path = demo_dir / "stacklens.yaml"
     write_shipper_config(config_path, keys, f"http://127.0.0.1:{port}", storage)
     shop_url = f"http://127.0.0.1:{shop_port}"
+    envelope_url = f"http://127.0.0.1:{port}/api/{_project_id(settings, keys.project)}/envelope/"
     secret_file = demo_dir / "webhook_secret"
     # The demo's alert channel posts to the shop on loopback, which the SSRF guard refuses unless allowed.
     env = {"STACKLENS_DATA_DIR": str(settings.data_dir), "STACKLENS_OUTBOUND_ALLOW": demo_allow(settings)}
@@ -245,8 +247,9 @@ def _start_all(
                 str(secret_file),
             ),
             logs / "shop.log",
-            # The keys in the environment, not on the command line: `ps` shows every user the arguments.
-            {**env, DEMO_APP_KEY_ENV: keys.app_key},
+            # The keys in the environment, not on the command line: `ps` shows every user the arguments. The
+            # envelope URL: where the shop sends its errors' attachments (demo_shop/attachments.py).
+            {**env, DEMO_APP_KEY_ENV: keys.app_key, DEMO_ENVELOPE_URL_ENV: envelope_url},
         )
     )
     sup.start(
@@ -294,6 +297,8 @@ def _start_all(
                 DEMO_WORKER_KEY_ENV: keys.worker_key,
                 # The worker checks in as a cron job through Sentry's HTTP check-in (demo/monitors.py).
                 DEMO_CHECKIN_BASE_ENV: f"http://127.0.0.1:{port}/api/{_project_id(settings, keys.project)}/cron",
+                # The shop page's feedback widget posts there (demo/feedback.py).
+                DEMO_ENVELOPE_URL_ENV: envelope_url,
             },
         )
     )

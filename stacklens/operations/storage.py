@@ -8,9 +8,11 @@ full is the warehouse disk's free space over it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -52,6 +54,9 @@ class StorageReport:
     bytes_per_day: float
     days_until_full: float | None
     notes: list[str] = field(default_factory=list)
+    # The embedded engine's whole directory (parts, table metadata, the engine's own logs and temporary or
+    # detached parts); None for a ClickHouse server, whose directory is on another machine.
+    directory_bytes: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +71,7 @@ class StorageReport:
             "total_bytes": self.total_bytes,
             "bytes_per_day": round(self.bytes_per_day),
             "days_until_full": round(self.days_until_full, 1) if self.days_until_full is not None else None,
+            "directory_bytes": self.directory_bytes,
         }
 
 
@@ -145,7 +151,23 @@ def measure_storage(settings: Settings) -> StorageReport:
 
     with session_scope(settings) as session:
         names = {p.project_id: p.name for p in retentions(session)}
-    return storage_report(get_warehouse(settings), settings.warehouse_database, names)
+    report = storage_report(get_warehouse(settings), settings.warehouse_database, names)
+    url = settings.resolved_warehouse_url
+    if url.startswith("chdb://"):
+        report.directory_bytes = directory_bytes(Path(url.removeprefix("chdb://")))
+    return report
+
+
+def directory_bytes(path: Path) -> int:
+    """Bytes the files under ``path`` take on disk (allocated blocks, as ``du`` counts them)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:  # removed by a merge while we walk
+                continue
+    return total
 
 
 def outcome_totals(client: Client) -> list[tuple[str, int]]:

@@ -20,8 +20,15 @@ def days_until_full_text(days: float | None) -> str:
 
 def storage_lines(report: dict[str, Any]) -> list[str]:
     """The report of :meth:`stacklens.operations.storage.StorageReport.as_json` as aligned lines."""
+    directory = report.get("directory_bytes")
     lines = [
-        f"warehouse: {binary_size(report['warehouse_bytes'])} on disk",
+        f"warehouse: {binary_size(report['warehouse_bytes'])} on disk in table parts (the tables below)"
+        + (
+            f"; its directory holds {binary_size(directory)} with the tables' metadata, the engine's own "
+            "system logs and parts waiting to be merged away"
+            if directory is not None
+            else ""
+        ),
         f"disk: {binary_size(report['free_bytes'])} free of {binary_size(report['total_bytes'])} "
         f"({report['disk_path']})",
         f"growth: {binary_size(report['bytes_per_day'])} per day; full in "

@@ -74,6 +74,13 @@ TOOLS = (
     ),
     ToolSpec("get_event", tools_issues.get_event, False, "One event by id: its issue, message and tags."),
     ToolSpec(
+        "issue_replays",
+        tools_issues.issue_replays,
+        False,
+        "The session replays of an issue's newest events (browser SDK): replay id and the second where "
+        "the error happens, to watch what the user did before it.",
+    ),
+    ToolSpec(
         "release_health",
         tools_views.releases,
         False,

@@ -10,6 +10,7 @@ from stacklens.agents.context import ToolContext, iso
 from stacklens.agents.markdown import event_markdown, paginate
 from stacklens.agents.untrusted import NOTE, fence
 from stacklens.control.issue_merges import has_merges
+from stacklens.control.models import Organization
 from stacklens.control.projects_settings import in_app_rules
 from stacklens.errors import NotFound
 from stacklens.issues import payload_view as ev
@@ -17,6 +18,7 @@ from stacklens.issues.assignees import assignees_of
 from stacklens.issues.events import IssueEvents, find_event
 from stacklens.issues.reads import IssueFilters
 from stacklens.issues.reads import list_issues as read_issues
+from stacklens.replay.reads import replay_offset_for
 
 
 def list_issues(
@@ -140,4 +142,50 @@ def get_event(ctx: ToolContext, event_id: str) -> dict[str, Any]:
         "message": fence(ev.message_text(payload)),
         "tags": [[k, fence(v)] for k, v in ev.tags(payload, row)],
         "untrusted": NOTE,
+    }
+
+
+REPLAY_EVENTS = 10  # the newest events looked at for their replay (each a read of its payload)
+
+
+def issue_replays(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
+    """The replays of an issue's newest events: for each event the browser SDK tagged with a replay whose
+    recording covers the error, the replay and the second of it where the error happens (as the issue
+    page's "View Replay" link)."""
+    project, summary = ctx.issue(issue_id)
+    merged = has_merges(ctx.session, ctx.org_id, project.id, int(issue_id))
+    events = IssueEvents(ctx.warehouse, ctx.org_id, project.id, int(issue_id), summary["fingerprint"], merged)
+    rows, _ = events.history(limit=REPLAY_EVENTS)
+    org_slug = ctx.session.get(Organization, ctx.org_id).slug  # type: ignore[union-attr]
+    found: list[dict[str, Any]] = []
+    for history in rows:
+        row = events.get(history["event_id"])
+        if row is None:
+            continue
+        tags = ev.load_payload(row["payload"]).get("tags")
+        if isinstance(tags, list):  # the SDKs send tags as an object or as [key, value] pairs
+            tags = {t[0]: t[1] for t in tags if isinstance(t, list | tuple) and len(t) == 2}
+        replay_id = tags.get("replayId") if isinstance(tags, dict) else None
+        if not isinstance(replay_id, str):
+            continue
+        offset = replay_offset_for(ctx.warehouse, ctx.org_id, project.id, replay_id, row["timestamp"])
+        if offset is None:
+            continue
+        replay_hex = replay_id.replace("-", "").lower()
+        found.append(
+            {
+                "replay_id": replay_hex,
+                "event_id": row["event_id"],
+                "error_at_s": round(offset, 1),
+                "page": f"/orgs/{org_slug}/projects/{project.slug}/replays/{replay_hex}?t={offset:.1f}",
+            }
+        )
+    return {
+        "covers": {
+            "project": project.slug,
+            "issue_id": str(issue_id),
+            "events_looked_at": len(rows),
+            "count": len(found),
+        },
+        "replays": found,
     }

@@ -388,6 +388,7 @@ def test_every_read_tool_answers_what_it_covers_and_annotate_writes(
             },
         ),
         ("annotate", {"text": "Deployed shop@1.1", "project": project}),
+        ("issue_replays", {"issue_id": acme["issue_id"]}),
         ("release_health", {"project": project, "range": "fortnight"}),
     ]
     _, *answers = run_calls(url, token["token"], calls)
@@ -400,4 +401,6 @@ def test_every_read_tool_answers_what_it_covers_and_annotate_writes(
     assert [r["version"] for r in releases["releases"]] == ["shop@1.0"]
     explored = json.loads(text_of(answers[7]))
     assert explored["rows"] and explored["covers"]["project"] == project
+    replays = json.loads(text_of(answers[9]))
+    assert replays["covers"]["events_looked_at"] == 1 and replays["replays"] == []  # the event has no replay
     assert answers[-1].is_error and "range" in text_of(answers[-1])

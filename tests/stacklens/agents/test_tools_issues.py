@@ -23,5 +23,7 @@ def test_an_empty_list_says_what_it_covers(settings: Settings, make_org) -> None
             tools_issues.list_issues(ctx, "shop", range="fortnight")
         with pytest.raises(NotFound, match=r"^issue_id:"):
             tools_issues.get_issue(ctx, "12")
+        with pytest.raises(NotFound, match=r"^issue_id:"):
+            tools_issues.issue_replays(ctx, "12")
         with pytest.raises(NotFound, match=r"^event_id:"):
             tools_issues.get_event(ctx, "f" * 32)

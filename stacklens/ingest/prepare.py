@@ -242,7 +242,9 @@ def _normalise(
         _normalise_sessions(line, who, origin, prepared)
         return
     try:
-        payload = who.scrubbing.apply(scrub_payload(line.payload, line.raw, line.shape, line.app_key))
+        payload = who.scrubbing.apply(
+            scrub_payload(line.payload, line.raw, line.shape, line.app_key), line.raw
+        )
         if line.item_type in TIME_FIELD:
             _settle_identity(payload, line.item_type, line.raw, origin)
         version = DEFAULT_VERSION

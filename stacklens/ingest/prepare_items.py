@@ -23,7 +23,9 @@ def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Pr
         if line.item_type == "replay_recording":
             row, table = segment_row(line.payload, origin, who.scrubbing), "replay_segments"
         else:
-            payload = who.scrubbing.apply(scrub_payload(line.payload, line.raw, line.shape, line.app_key))
+            payload = who.scrubbing.apply(
+                scrub_payload(line.payload, line.raw, line.shape, line.app_key), line.raw
+            )
             row = replay_event_row(payload, origin, orjson.Fragment(orjson.dumps(payload)))
             table = "replays"
         ready = _encode(who, table, row, [], prepared, replay_key(row["replay_id"], row["segment_id"]))
@@ -77,7 +79,9 @@ def _normalise_log(
     try:
         # The project's rules see the record as sent (`body`, `attributes.<name>`); the built-in scrubbing
         # runs inside log_row.
-        row = log_row(who.scrubbing.apply(line.payload), line.raw, line.shape, origin, window, line.app_key)
+        row = log_row(
+            who.scrubbing.apply(line.payload, line.raw), line.raw, line.shape, origin, window, line.app_key
+        )
     except BadLog as exc:
         prepared.rejected.append({"line": line.number, "error": f"log: {exc}"})
         return

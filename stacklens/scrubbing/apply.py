@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stacklens.scrubbing.patterns import may_find
 from stacklens.scrubbing.rules import CheckedRule, RuleSpec, check_rules
 from stacklens.scrubbing.selectors import done, step
 
@@ -137,25 +138,46 @@ class ScrubRules:
     _steps: dict[tuple[int, str | None, str, type], tuple[int, int, bool]] = field(
         default_factory=dict, repr=False
     )
-    # (rules in scope, key, text) → the leaf's new value: names, paths and ids repeat from event to event.
-    _leaves: dict[tuple[int, str | None, Any], Any] = field(default_factory=dict, repr=False)
+    # (state, rules in scope, key, kind, value) or (rules in scope, key, value) → the leaf's new value,
+    # _SAME or _REMOVED: names, paths and ids repeat from event to event.
+    _leaves: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
     _start: int = -1
+    _subsets: dict[int, ScrubRules] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled (to an ingest worker process) as its specs: compiled patterns do not pickle.
         return (_rebuild, ([r.spec for r in self.rules], self.salt))
 
-    def apply(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """The payload with the rules applied (the input is not changed)."""
+    def apply(self, payload: dict[str, Any], raw: bytes | None = None) -> dict[str, Any]:
+        """The payload with the rules applied (the input is not changed). With ``raw``, the JSON text it was
+        parsed from, rules whose type cannot find anything in it are skipped (an e-mail rule on a line
+        without ``@``), and a payload no rule can touch is not walked."""
         if not self.rules:
             return payload
+        if raw is not None:
+            active = 0
+            for index, rule in enumerate(self.rules):
+                if may_find(rule.spec.type, raw):
+                    active |= 1 << index
+            if not active:
+                return payload
+            if active != (1 << len(self.rules)) - 1:
+                return self._subset(active).apply(payload)
         if self._start < 0:
             self._start = self._state_id(
                 tuple(tuple(atom.start() for atom in r.selector.atoms) for r in self.rules)
             )
         out = self._walk(payload, None, "event", self._start, 0, 0)
         return {} if out is _REMOVED else out
+
+    def _subset(self, active: int) -> ScrubRules:
+        """The rules whose bits are set in ``active``, compiled once (they keep their order and salt)."""
+        found = self._subsets.get(active)
+        if found is None:
+            chosen = tuple(rule for index, rule in enumerate(self.rules) if active >> index & 1)
+            found = self._subsets.setdefault(active, ScrubRules(chosen, self.salt))
+        return found
 
     def _state_id(self, state: tuple[tuple[frozenset[int], ...], ...]) -> int:
         found = self._ids.get(state)
@@ -214,11 +236,30 @@ class ScrubRules:
         return value
 
     def _walk_dict(self, value: dict[str, Any], kind: str, sid: int, scope: int, depth: int) -> Any:
-        steps = self._steps
+        steps, leaves = self._steps, self._leaves
         out: dict[str, Any] | None = None
         for child_key, item in value.items():
             kind_of = type(item)
             child_kind = _CHILD_KIND.get((kind, child_key), "") if kind else ""
+            if (kind_of is str and len(item) <= _MAX_REMEMBERED_TEXT) or kind_of is int or kind_of is float:
+                # A short leaf: one look-up for its step and its answer together (names, ids and paths
+                # repeat from event to event).
+                remembered = (sid, scope, child_key, child_kind, item)
+                new = leaves.get(remembered, _UNSEEN)
+                if new is _UNSEEN:
+                    new = self._fresh_leaf(item, child_key, child_kind, sid, scope)
+                    if len(leaves) > _MAX_LEAVES:
+                        leaves.clear()
+                    leaves[remembered] = new
+                if new is _SAME:
+                    continue
+                if out is None:
+                    out = dict(value)
+                if new is _REMOVED:
+                    del out[child_key]
+                else:
+                    out[child_key] = new
+                continue
             memo = (sid, child_key, child_kind, kind_of)
             found = steps.get(memo)
             if found is None:
@@ -269,6 +310,14 @@ class ScrubRules:
                     out = list(value)
                 out[index] = None if new is _REMOVED else new
         return value if out is None else out
+
+    def _fresh_leaf(self, value: Any, key: str, kind: str, sid: int, scope: int) -> Any:
+        memo = (sid, key, kind, type(value))
+        found = self._steps.get(memo)
+        if found is None:
+            found = self._step(memo, value)
+        scope |= found[1]
+        return self._scrub_leaf(value, key, scope) if scope else _SAME
 
     def _leaf(self, value: Any, key: str | None, scope: int) -> Any:
         if type(value) is str and len(value) > _MAX_REMEMBERED_TEXT:

@@ -81,6 +81,10 @@ def test_the_scrubbing_page_adds_a_rule_and_previews_it(live: dict[str, Any], ch
     page.screenshot(path=str(shots / "preview_1024.png"), full_page=True)
     box = changes.bounding_box()
     assert box and box["x"] + box["width"] <= 1024, box
+    page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['slug']}/settings")
+    card = page.locator("#scrubbing-link")
+    expect(card).to_contain_text("(1 rule)")
+    card.screenshot(path=str(shots / "settings_card_1024.png"))
     page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['slug']}/settings/scrubbing?event_id=nope")
     expect(page.locator("#preview-error")).to_contain_text("No event 'nope'")
     page.close()

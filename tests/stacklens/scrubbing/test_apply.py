@@ -65,3 +65,16 @@ def test_compiled_rules_pickle_as_their_specs() -> None:
     rules = _rules(RuleSpec("hash", "pattern", r"cust_(\d+)", "extra.*"))
     again = pickle.loads(pickle.dumps(rules))
     assert again.apply(EVENT) == rules.apply(EVENT)
+
+
+def test_a_rule_whose_type_the_raw_line_cannot_hold_is_skipped() -> None:
+    rules = _rules(RuleSpec("mask", "email", None, "$string"), RuleSpec("mask", "bearer", None, "$string"))
+    plain = {"message": "nothing to hide"}
+    assert rules.apply(plain, b'{"message": "nothing to hide"}') is plain
+    escaped = {"message": "ann@example.com"}  # the line spelled "@" as \u0040: never judged by its bytes
+    assert rules.apply(escaped, b'{"message": "ann\\u0040example.com"}') == {"message": "*" * 15}
+    mixed = {"message": "ann@example.com", "auth": "Bearer abc"}
+    assert rules.apply(mixed, b'{"message": "ann@example.com", "auth": "x"}') == {
+        "message": "*" * 15,
+        "auth": "Bearer abc",  # the bearer rule was skipped for this line
+    }

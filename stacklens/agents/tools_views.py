@@ -77,7 +77,7 @@ def performance_overview(
         "covers": _covers(found.slug, filters),
         "vitals": plain(data["rows"]),
         "total": plain(data["total"]),
-        "opportunities": plain(data["opportunities"]),
+        "opportunities": [{**plain(dict(r)), "page": fence(r["page"])} for r in data["opportunities"]],
         "untrusted": NOTE,
     }
 

@@ -183,6 +183,7 @@ def install(app: FastAPI) -> None:
         ownership,
         performance,
         performance_exports,
+        performance_inp,
         performance_over_time,
         project_quota,
         project_retention,
@@ -215,6 +216,7 @@ def install(app: FastAPI) -> None:
         performance,
         performance_over_time,
         performance_exports,
+        performance_inp,
         sourcemaps,
     )
     for module in (

@@ -27,7 +27,7 @@ import httpx
 import sentry_sdk
 from sentry_sdk import logger as log
 
-from demo import browser, browser_errors, browser_pageloads, feedback
+from demo import browser, browser_errors, browser_interactions, browser_pageloads, feedback
 from demo import replays as replay_demo
 from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, encode_clock
 from demo.delivery import (
@@ -189,6 +189,11 @@ def page_load(
     refused = _tunnel(client, browser.envelope(site.dsn, [load], [session]), clock, tally, day)
     tally.record(day, PAGE_LOADS, refused)
     tally.record(day, BROWSER_SESSIONS, refused)
+    # The visitor's slow clicks as the INP attribution sends them (Chromium only), in their own envelope;
+    # drawn from the page load's own seed, so the rest of the seeded traffic is unchanged.
+    clicks = browser_interactions.interactions(load, site.origin)
+    if clicks:
+        _tunnel(client, browser.envelope(site.dsn, clicks), clock, tally, day)
     if rng.random() >= 0.12:
         return
     # About one visitor in 40 has a device whose clock runs a week ahead: the service stores such an error

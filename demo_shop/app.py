@@ -14,10 +14,11 @@ import random
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
 from sentry_sdk import logger as log
 
@@ -25,6 +26,9 @@ import stacklens_sdk
 from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, move_request_session
 from demo.clock import CONTEXT as CLOCK_CONTEXT
 from demo_shop import attachments, catalog, payments, pricing, search, shipping
+
+# The shop's browser scripts (its bundle and the third-party widget it loads), served by the routes below.
+_STATIC = Path(__file__).with_name("static")
 
 
 class CartLine(BaseModel):
@@ -185,9 +189,26 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
     def health() -> dict[str, str]:
         return {"status": "ok"}
 
+    @app.get("/static/shop.js", include_in_schema=False)
+    def shop_js() -> Response:
+        # The shop's bundle: the slow "Add to cart" handler (first party); docs/performance.md, "INP causes".
+        return Response(_STATIC.joinpath("shop.js").read_bytes(), media_type="text/javascript")
+
+    @app.get("/widget.js", include_in_schema=False)
+    def widget_js() -> Response:
+        # The chat widget, loaded from the demo's second host name (localhost): a third party by host.
+        return Response(
+            _STATIC.joinpath("widget.js").read_bytes(),
+            media_type="text/javascript",
+            headers={"Access-Control-Allow-Origin": "*"},
+        )
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def home() -> str:
+    def home(request: Request) -> str:
         # The URL `stacklens up` prints: a person opening it sees what the shop is, not a JSON 404.
+        # The chat widget comes from the shop's other host name (127.0.0.1 <-> localhost): a third party.
+        other = "127.0.0.1" if request.url.hostname == "localhost" else "localhost"
+        widget = f"//{other}:{request.url.port or 80}"
         rows = "".join(
             f'<li><a href="/api/products/{p.id}">{html.escape(p.name)}</a> ({p.price_cents / 100:.2f} EUR)</li>'
             for p in catalog.PRODUCTS.values()
@@ -199,7 +220,10 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
             "go to the log files the shipper delivers to StackLens. Open the StackLens dashboard to see them.</p>"
             f"<h2>Products</h2><ul>{rows}</ul>"
             '<p>API: <a href="/api/products">/api/products</a> · <a href="/api/health">/api/health</a> · '
-            '<a href="/docs">/docs</a></p></body></html>'
+            '<a href="/docs">/docs</a></p>'
+            '<h2>Cart</h2><button id="add-to-cart" type="button">Add to cart</button><ul id="cart-lines"></ul>'
+            '<script src="/static/shop.js"></script>'
+            f'<script src="{widget}/widget.js" crossorigin="anonymous"></script></body></html>'
         )
 
     return app

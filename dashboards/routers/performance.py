@@ -48,6 +48,7 @@ TABS = [
     ("/trends", "Trends"),
     ("/releases", "Releases"),
     ("/recommendations", "Recommendations"),
+    ("/inp", "INP causes"),  # dashboards.routers.performance_inp
     ("/budgets", "Budgets"),  # dashboards.routers.budgets
 ]
 COMPARABLE = ("overview", "page_detail", "endpoint_detail")

@@ -17,6 +17,7 @@ from dashboards.usage_figures import OUTCOME_LABELS, outcomes_figure
 from stacklens.errors import InvalidInput
 from stacklens.outcomes.counting import CATEGORIES
 from stacklens.outcomes.reads import RANGES, OutcomeQuery, by_reason, outcome_rows, totals_by_outcome
+from stacklens.outcomes.reasons import explain
 
 router = APIRouter(include_in_schema=False)
 PAGE = "/orgs/{org_slug}/usage"
@@ -55,7 +56,8 @@ def usage_page(
     context.update(
         chart=outcomes_figure(rows, since, now + timedelta(minutes=5)) if rows else None,
         totals=totals_by_outcome(rows),
-        reasons=by_reason(rows),
+        reasons=[(outcome, cat, reason, n, explain(reason)) for outcome, cat, reason, n in by_reason(rows)],
+        has_sessions=any(row.category == "session" for row in rows),
         total=sum(row.quantity for row in rows),
     )
     return render(request, "usage.html", context)

@@ -9,7 +9,7 @@ import json
 import re
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -22,7 +22,10 @@ from stacklens.warehouse.migrations import apply_migrations
 from tests.api.live import serve
 from tests.api.routers.test_ingest import error_payload, transaction_payload
 from tests.api.sentry_live import envelope, event_item, fresh_event
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 PASSWORD = "password-123"
 SHOTS = shots_dir("usage")
@@ -150,7 +153,7 @@ def _api_counts(base: str, org: dict[str, Any], **params: str) -> dict[tuple[str
     return counts
 
 
-def test_every_outcome_is_counted_once_through_the_api_and_the_page(stores: Settings) -> None:
+def test_every_outcome_is_counted_once_through_the_api_and_the_page(chromium, stores: Settings) -> None:
     org = _org(stores)
     other = _org(stores)
     with serve(stores) as base:
@@ -170,7 +173,7 @@ def test_every_outcome_is_counted_once_through_the_api_and_the_page(stores: Sett
         time.sleep(2.5)  # a tick of the writer: nothing is counted twice
         assert _api_counts(base, org) == expected
         _check_page(base, org, expected)
-        _screenshots(base, org, other)
+        _screenshots(chromium, base, org, other)
 
 
 def _check_page(
@@ -195,33 +198,32 @@ def _check_page(
         shown = re.findall(r'data-quantity="(\d+)"', html)
         assert sum(int(n) for n in shown) == sum(expected.values())
         assert "<code>queue_overflow</code>" in html and "<code>line_too_large</code>" in html
+        # Each reason says why, in plain words: the service's own, and the SDK's as the SDK's.
+        assert "the line is over the 1 MiB line limit" in html
+        assert "the SDK&#39;s send queue was full (reported by the SDK)" in html
         assert 'id="nav-usage"' in html
         assert web.get(f"/orgs/{org['org_slug']}/usage", params={"range": "1y"}).status_code == 400
 
 
-def _screenshots(base: str, org: dict[str, Any], other: dict[str, Any]) -> None:
-    from playwright.sync_api import sync_playwright
+def _screenshots(chromium: Browser, base: str, org: dict[str, Any], other: dict[str, Any]) -> None:
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        for width in (1400, 1024):
-            page = chromium.new_page(viewport={"width": width, "height": 900})
-            watch_errors(page, errors, with_url=True)
-            sign_in_page(page, base, org["email"], PASSWORD)
-            page.goto(f"{base}/orgs/{org['org_slug']}/usage")
-            page.wait_for_selector("#plot-usage-outcomes .main-svg")
-            overflow = page.evaluate(
-                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-            )
-            assert overflow <= 0, f"the page is {overflow} px wider than the window at {width} px"
-            page.screenshot(path=str(SHOTS / f"usage-{width}.png"), full_page=True)
-            page.close()
-        page = chromium.new_page(viewport={"width": 1024, "height": 700})
-        sign_in_page(page, base, other["email"], PASSWORD)
-        page.goto(f"{base}/orgs/{other['org_slug']}/usage")
-        assert "No items in the last 24h" in page.inner_text("main")
-        page.screenshot(path=str(SHOTS / "usage-empty-1024.png"), full_page=True)
-        chromium.close()
+    for width in (1400, 1024):
+        page = chromium.new_page(viewport={"width": width, "height": 900})
+        watch_errors(page, errors, with_url=True)
+        sign_in_page(page, base, org["email"], PASSWORD)
+        page.goto(f"{base}/orgs/{org['org_slug']}/usage")
+        page.wait_for_selector("#plot-usage-outcomes .main-svg")
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"the page is {overflow} px wider than the window at {width} px"
+        page.screenshot(path=str(SHOTS / f"usage-{width}.png"), full_page=True)
+        page.close()
+    page = chromium.new_page(viewport={"width": 1024, "height": 700})
+    sign_in_page(page, base, other["email"], PASSWORD)
+    page.goto(f"{base}/orgs/{other['org_slug']}/usage")
+    assert "No items in the last 24h" in page.inner_text("main")
+    page.screenshot(path=str(SHOTS / "usage-empty-1024.png"), full_page=True)
     assert errors == []

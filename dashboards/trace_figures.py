@@ -1,47 +1,34 @@
-"""What the trace page draws (docs/traces.md): each span's bar as a share of the trace's length in an SVG
-of 1,000 units (attributes, not inline styles: the strict CSP), each service's colour, the time axis."""
+"""What the trace page draws (docs/traces.md): each span's bar as a share of the trace's length in steps of
+0.25 % (classes of traces.css, not inline styles: the strict CSP), the services in the order the tree reaches
+them (colour ``c<index mod 10>``), the time axis."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from dashboards.trace_rows import span_rows
 from stacklens.metrics import units
+from stacklens.traces.reads import Trace, TraceError
 
-# Ten colours told apart by colour-blind readers too (Tableau 10), in the order services appear; an eleventh
-# service starts again with the first.
-PALETTE = (
-    "#4e79a7",
-    "#f28e2b",
-    "#59a14f",
-    "#e15759",
-    "#76b7b2",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
-)
-WIDTH = 1000.0
-MIN_BAR = 2.0  # a span of 0 ms still shows as a sliver
+STEPS = 400  # bars are placed in steps of 0.25 % of the row (traces.css has a class per step)
 MAX_DEPTH_CLASS = 16  # the deepest indentation step the stylesheet has
-
-
-def colour(index: int) -> str:
-    return PALETTE[index % len(PALETTE)]
+SHOWN_LOGS = 100  # the page lists the first records; the logs view has them all
 
 
 @dataclass(frozen=True)
 class Bar:
-    x: float
-    width: float
+    """A bar's offset and width in steps of 1/STEPS of the row (a 0 ms span still one step wide)."""
+
+    x: int
+    width: int
 
 
 def bar(start_ms: float, duration_ms: float, total_ms: float) -> Bar:
-    """The span's bar in the 0–1000 SVG units of the row."""
     total = total_ms if total_ms > 0 else 1.0
-    x = min(WIDTH - MIN_BAR, max(0.0, start_ms / total * WIDTH))
-    width = max(MIN_BAR, min(WIDTH - x, duration_ms / total * WIDTH))
-    return Bar(round(x, 2), round(width, 2))
+    x = min(STEPS - 1, max(0, int(start_ms / total * STEPS)))
+    width = max(1, min(STEPS - x, round(duration_ms / total * STEPS)))
+    return Bar(x, width)
 
 
 def ticks(total_ms: float, count: int = 5) -> list[str]:
@@ -51,3 +38,42 @@ def ticks(total_ms: float, count: int = 5) -> list[str]:
 
 def depth_class(depth: int) -> str:
     return f"d{min(depth, MAX_DEPTH_CLASS)}"
+
+
+def page_context(trace: Trace, projects: dict[int, str], org: str) -> dict[str, Any]:
+    """What trace.html draws of ``trace``: a row per span (bar, colour, indentation, the errors and log
+    records written in it), rooted spans apart from orphan subtrees, the services' legend and the axis."""
+    total = trace.tree.duration_ms
+    indexes = {s.name: s.index for s in trace.services}
+    errors_of: dict[str, list[TraceError]] = {}
+    for error in trace.errors:
+        errors_of.setdefault(error.span_id, []).append(error)
+    logs_of: dict[str, int] = {}
+    for log in trace.logs:
+        logs_of[log.span_id] = logs_of.get(log.span_id, 0) + 1
+    rows = [
+        {
+            "span": s,
+            "bar": bar(s.start_ms, s.row.duration_ms, total),
+            "colour_index": indexes[s.service],
+            "depth": depth_class(s.depth),
+            "project": projects.get(s.row.project_id, ""),
+            "errors": errors_of.get(s.span_id, []),
+            "logs": logs_of.get(s.span_id, 0),
+        }
+        for s in trace.spans
+    ]
+    orphan_start = next((i for i, s in enumerate(trace.spans) if s.orphan), len(rows))
+    return {
+        "trace": trace,
+        "total_ms": total,
+        "rows": span_rows(rows[:orphan_start], org, trace.trace_id),
+        "orphan_rows": span_rows(rows[orphan_start:], org, trace.trace_id),
+        "orphan_spans": len(rows) - orphan_start,
+        "services": trace.services,
+        "ticks": ticks(total),
+        "projects": projects,
+        "shown_logs": trace.logs[:SHOWN_LOGS],
+        "log_projects": sorted({projects[g.project_id] for g in trace.logs if g.project_id in projects}),
+        "critical_count": sum(1 for s in trace.spans if s.critical),
+    }

@@ -8,9 +8,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
-from dashboards import trace_figures
 from dashboards.context import CurrentProject, Db, OrgViewer, warehouse_of
 from dashboards.rendering import render
+from dashboards.trace_figures import page_context
 from stacklens.errors import InvalidInput
 from stacklens.traces.projects import project_slugs
 from stacklens.traces.reads import read_trace
@@ -18,7 +18,6 @@ from stacklens.traces.search import TraceFilters, search_traces
 from stacklens.view_filters import RANGES
 
 router = APIRouter(include_in_schema=False)
-SHOWN_LOGS = 100
 
 
 @router.get("/orgs/{org_slug}/traces/{trace_id}", response_class=HTMLResponse)
@@ -30,42 +29,11 @@ def trace_page(request: Request, trace_id: str, viewer: OrgViewer, db: Db) -> Re
         raise HTTPException(status_code=400, detail=str(exc)) from exc
     if trace is None:
         raise HTTPException(status_code=404, detail="Not Found")
-    total = trace.tree.duration_ms
-    colours = {s.name: trace_figures.colour(s.index) for s in trace.services}
-    errors_of: dict[str, list[Any]] = {}
-    for error in trace.errors:
-        errors_of.setdefault(error.span_id, []).append(error)
-    logs_of: dict[str, int] = {}
-    for log in trace.logs:
-        logs_of[log.span_id] = logs_of.get(log.span_id, 0) + 1
-    rows = [
-        {
-            "span": s,
-            "bar": trace_figures.bar(s.start_ms, s.row.duration_ms, total),
-            "colour": colours[s.service],
-            "depth": trace_figures.depth_class(s.depth),
-            "project": projects.get(s.row.project_id, ""),
-            "errors": errors_of.get(s.span_id, []),
-            "logs": logs_of.get(s.span_id, 0),
-        }
-        for s in trace.spans
-    ]
-    orphan_start = next((i for i, s in enumerate(trace.spans) if s.orphan), len(rows))
-    log_projects = sorted({projects[log.project_id] for log in trace.logs if log.project_id in projects})
     context = {
         "viewer": viewer,
         "user": viewer.user,
         "org": viewer.org.slug,
-        "trace": trace,
-        "total_ms": total,
-        "rows": rows[:orphan_start],
-        "orphan_rows": rows[orphan_start:],
-        "services": [(s, colours[s.name]) for s in trace.services],
-        "ticks": trace_figures.ticks(total),
-        "projects": projects,
-        "shown_logs": trace.logs[:SHOWN_LOGS],
-        "log_projects": log_projects,
-        "critical_count": sum(1 for s in trace.spans if s.critical),
+        **page_context(trace, projects, viewer.org.slug),
     }
     return render(request, "trace.html", context)
 

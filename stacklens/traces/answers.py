@@ -3,7 +3,7 @@ answer them (docs/traces.md): typed rows, times in ISO 8601 UTC, span offsets in
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from typing_extensions import TypedDict
 
@@ -127,7 +127,7 @@ def trace_out(trace: Trace, projects: dict[int, str]) -> TraceOut:
             "project": projects.get(s.row.project_id, ""),
             "op": s.row.op,
             "description": s.row.description,
-            "start": iso(s.row.start),
+            "start": iso(datetime.fromtimestamp(s.row.start_epoch_ms / 1000.0, UTC)),
             "start_ms": round(s.start_ms, 3),
             "duration_ms": round(s.row.duration_ms, 3),
             "status": s.row.status,

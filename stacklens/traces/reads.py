@@ -104,7 +104,7 @@ def read_trace(client: Client, org_id: int, trace_id: str, project_names: dict[i
             project_id=int(r["project_id"]),
             transaction_event_id=r["transaction_event_id"],
             is_transaction=bool(r["is_transaction"]),
-            start=_utc(r["timestamp"]),
+            start_epoch_ms=int(r["start_epoch_ms"]),
             duration_ms=float(r["duration_ms"]),
             op=r["op"],
             description=r["description"],

@@ -16,7 +16,7 @@ OK_STATUSES = frozenset({"", "ok", "unset", "unknown"})
 _SLACK_MS = 1.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SpanRow:
     """One span as read: a transaction's root span (``is_transaction``) or a span stored under one."""
 
@@ -25,7 +25,7 @@ class SpanRow:
     project_id: int
     transaction_event_id: str
     is_transaction: bool
-    start: datetime
+    start_epoch_ms: int  # the start, ms since 1970 (UTC)
     duration_ms: float
     op: str
     description: str
@@ -36,7 +36,7 @@ class SpanRow:
     environment: str
 
 
-@dataclass
+@dataclass(slots=True)
 class TraceSpan:
     """One span placed in the tree; ``start_ms`` is its offset from the trace's first span."""
 
@@ -73,10 +73,6 @@ class SpanTree:
     duration_ms: float
 
 
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
 def build_tree(rows: Iterable[SpanRow], service_of: dict[int, str]) -> SpanTree | None:
     """The tree of ``rows`` (the first row of each span id wins); ``service_of`` names a span whose source
     gave no service by its project. ``None`` when there are no rows."""
@@ -86,12 +82,12 @@ def build_tree(rows: Iterable[SpanRow], service_of: dict[int, str]) -> SpanTree 
             unique[row.span_id] = row
     if not unique:
         return None
-    start = min(_utc(r.start) for r in unique.values())
+    first = min(r.start_epoch_ms for r in unique.values())
     nodes = {
         sid: TraceSpan(
             row=r,
-            service=r.service or service_of.get(r.project_id, f"project {r.project_id}"),
-            start_ms=(_utc(r.start) - start).total_seconds() * 1000.0,
+            service=r.service or service_of.get(r.project_id) or f"project {r.project_id}",
+            start_ms=float(r.start_epoch_ms - first),
         )
         for sid, r in unique.items()
     }
@@ -137,7 +133,7 @@ def build_tree(rows: Iterable[SpanRow], service_of: dict[int, str]) -> SpanTree 
         spans=ordered,
         roots=roots,
         orphans=[h.span_id for h in heads if h.orphan],
-        start=start,
+        start=datetime.fromtimestamp(first / 1000.0, UTC),
         duration_ms=end,
     )
 

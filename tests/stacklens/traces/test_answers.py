@@ -13,7 +13,7 @@ T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 def _row(sid: str, parent: str, service: str, project: int) -> SpanRow:
-    return SpanRow(sid, parent, project, "4c2f0d8e-0000-4000-8000-000000000001", not parent, T0, 10.0, "op",
+    return SpanRow(sid, parent, project, "4c2f0d8e-0000-4000-8000-000000000001", not parent, int(T0.timestamp() * 1000), 10.0, "op",
                    sid, "ok", 0, service, "1.0", "production")  # fmt: skip
 
 

@@ -4,7 +4,7 @@ source or the project, and the critical path walking back from the root's end.""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from stacklens.traces.tree import SpanRow, build_tree
 
@@ -18,7 +18,7 @@ def _span(sid: str, parent: str, start_ms: float, ms: float, service: str = "", 
         project_id=project,
         transaction_event_id="e",
         is_transaction=not parent,
-        start=T0 + timedelta(milliseconds=start_ms),
+        start_epoch_ms=int(T0.timestamp() * 1000 + start_ms),
         duration_ms=ms,
         op="op",
         description=sid,

@@ -6,13 +6,14 @@
 SELECT project_id, toString(event_id) AS transaction_event_id, toUInt8(1) AS is_transaction,
        JSONExtractString(payload, 'contexts', 'trace', 'span_id') AS span_id,
        JSONExtractString(payload, 'contexts', 'trace', 'parent_span_id') AS parent_span_id,
-       timestamp, duration_ms, toString(op) AS op, transaction AS description, toString(status) AS status,
+       toUnixTimestamp64Milli(timestamp) AS start_epoch_ms, duration_ms, toString(op) AS op, transaction AS description, toString(status) AS status,
        http_status AS status_code, toString(service) AS service, toString(release) AS release,
        toString(environment) AS environment, toString(platform) AS platform
 FROM transactions
 WHERE org_id = {org_id:UInt64} AND trace_id = {trace_id:String}
 UNION ALL
-SELECT project_id, toString(transaction_event_id), toUInt8(0), span_id, parent_span_id, timestamp, duration_ms,
+SELECT project_id, toString(transaction_event_id), toUInt8(0), span_id, parent_span_id,
+       toUnixTimestamp64Milli(timestamp), duration_ms,
        toString(op), description, toString(status), status_code, toString(service), toString(release),
        toString(environment), ''
 FROM spans

@@ -1,8 +1,8 @@
 """Data scrubbing rules over real HTTP: `GET/PUT /api/projects/{slug}/scrubbing` checks every rule (a bad
 selector or pattern is a 400 naming the rule's index and field, nothing saved; another organization gets 404);
 secrets planted by sentry-python (an e-mail in a tag, the user and a message, a card number, a bearer token, a
-password field, a customer id matched by a pattern) never reach the API, a page, an event download (CSV) or
-the logs export; a preview shows what rules would change in a stored event."""
+password field, a customer id matched by a pattern) never reach the API, a page, an event download (CSV),
+the logs export or an agent's MCP tool answer; a preview shows what rules would change in a stored event."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from stacklens.settings import Settings, override_settings
+from tests.api.agents.test_door import run_calls, text_of
 from tests.api.live import serve
 from tests.conftest import make_settings
 from tests.dashboards.conftest import PASSWORD, sign_in
@@ -179,6 +180,22 @@ def test_planted_secrets_never_reach_the_api_a_page_or_an_export(live: dict[str,
         texts["event.json"] = browser.get(f"{issue}/events/{event_id}.json").text
         texts["issue list"] = browser.get(f"/orgs/{org['org_slug']}/projects/{org['slug']}/issues").text
         texts["logs page"] = browser.get(f"/orgs/{org['org_slug']}/projects/{org['slug']}/logs").text
+    # What an agent reads through /mcp (the official mcp client, a personal token of the owner).
+    with _api(live) as api:
+        token = api.post(
+            "/api/tokens",
+            json={"name": "scrub", "scopes": ["read"], "expires_in_days": 1, "member": org["email"]},
+        )
+    assert token.status_code == 201, token.text
+    calls = [
+        ("get_issue", {"issue_id": event["issue_id"]}),
+        ("get_event", {"event_id": event_id}),
+        ("search_logs", {"project": org["slug"]}),
+    ]
+    for (name, _), answer in zip(calls, run_calls(url, token.json()["token"], calls)[1:], strict=True):
+        assert not answer.is_error, text_of(answer)
+        texts[f"mcp {name}"] = text_of(answer)
+    assert "charge failed for" in texts["mcp get_issue"] and "refund for" in texts["mcp search_logs"]
     assert "charge failed for" in texts["issue page"] and "refund for" in texts["logs page"]
     assert hashed.group(1) in texts["event.csv"]
     leaks = [(where, secret) for where, text in texts.items() for secret in PLANTED if secret in text]

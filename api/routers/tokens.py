@@ -8,9 +8,9 @@ send). The token is answered once; only its digest is stored."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, Field
 
 from api.deps import DbSession, optional_api_key
@@ -126,7 +126,9 @@ async def list_tokens(request: Request, session: DbSession, member: str = "") ->
 
 
 @router.delete("/tokens/{token_id}", status_code=204, responses=ERRORS)
-async def revoke_token(request: Request, session: DbSession, token_id: int) -> None:
+async def revoke_token(
+    request: Request, session: DbSession, token_id: Annotated[int, Path(ge=1, le=2**31 - 1)]
+) -> None:
     """Revoke a token (the signed-in member's own; with the API key, any member's of the organization)."""
     org_id, user_id = await _caller(request, session, None)
     tokens.revoke_token(session, org_id, user_id, token_id)

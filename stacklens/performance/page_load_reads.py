@@ -347,7 +347,10 @@ def _samples(client: Client, params: dict[str, object], page: str, merged: dict[
         {"kind": kind, "event_id": e, "page": page, "ts": ts, "load_ms": load, "score": float_or_none(score)}
         for kind, (e, ts, load, score) in picked
     ]
-    return sorted(rows, key=lambda r: (order[r["kind"]], r["load_ms"]))
+    # Fastest first within the fastest, slowest first within the slowest: each group leads with its extreme.
+    return sorted(
+        rows, key=lambda r: (order[r["kind"]], -r["load_ms"] if r["kind"] == "slowest" else r["load_ms"])
+    )
 
 
 def releases(

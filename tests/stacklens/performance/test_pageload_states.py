@@ -225,6 +225,8 @@ def test_samples_over_cut_windows_and_filters(world, window, dims) -> None:
     assert sorted((r["load_ms"], r["event_id"]) for r in kinds["fastest"]) == sorted(loads)[:3]
     slowest = sorted(loads, key=lambda x: (-x[0], x[1]))[:3]
     assert sorted((r["load_ms"], r["event_id"]) for r in kinds["slowest"]) == sorted(slowest)
+    shown = [r["load_ms"] for r in kinds["slowest"]]
+    assert shown == sorted(shown, reverse=True), "the slowest are listed slowest first"
     if not loads:
         assert picked == []
         return

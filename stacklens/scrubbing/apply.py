@@ -28,7 +28,7 @@ _MAX_STEPS = 100_000  # remembered steps per rule set; cleared past it (list ind
 _REMOVED = object()
 _SAME = object()
 _UNSEEN = object()
-_MAX_LEAVES = 50_000  # remembered leaf answers per rule set, cleared past it
+_MAX_LEAVES = 100_000  # remembered leaf answers per rule set (~15 MB at most), cleared past it
 _MAX_REMEMBERED_TEXT = 200  # longer texts (messages, bodies) are rarely sent twice: not remembered
 
 # The semantic kind of a node, from its parent's kind and its key (Sentry's event schema); its value types.

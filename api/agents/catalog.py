@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from stacklens.agents import tools_issues, tools_views, tools_write
+from stacklens.agents import tools_issues, tools_traces, tools_views, tools_write
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,13 @@ TOOLS = (
         tools_views.page_vitals,
         False,
         "Per page (or one page, by its route): views, load time, TTFB, web vitals, score.",
+    ),
+    ToolSpec(
+        "get_trace",
+        tools_traces.get_trace,
+        False,
+        "One distributed trace as a tree: every span from browser, servers and OTLP with service, offset, "
+        "duration and the critical path, with the trace's errors and logs tied to their spans.",
     ),
     ToolSpec("budgets", tools_views.budgets, False, "A project's performance budgets with their status."),
     ToolSpec(

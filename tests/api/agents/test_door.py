@@ -68,6 +68,7 @@ def new_org(url: str, store: Settings, name: str) -> dict[str, Any]:
             "api_key": api_key,
             "project": project.slug,
             "pid": project.id,
+            "app_key": app_key,
         }
     event = {
         "event_id": uuid.uuid4().hex,
@@ -113,6 +114,52 @@ def new_org(url: str, store: Settings, name: str) -> dict[str, Any]:
 def orgs(server: tuple[str, Settings]) -> tuple[dict[str, Any], dict[str, Any]]:
     url, store = server
     return new_org(url, store, "Acme"), new_org(url, store, "Other")
+
+
+def send_transaction(url: str, org: dict[str, Any]) -> str:
+    """A server transaction with one child span (its description an injection attempt); its trace id."""
+    trace_id, now = uuid.uuid4().hex, time.time()
+    transaction = {
+        "type": "transaction",
+        "event_id": uuid.uuid4().hex,
+        "transaction": "/checkout",
+        "platform": "python",
+        "start_timestamp": now - 0.5,
+        "timestamp": now,
+        "contexts": {
+            "trace": {"trace_id": trace_id, "span_id": "a" * 16, "op": "http.server", "status": "ok"}
+        },
+        "spans": [
+            {
+                "trace_id": trace_id,
+                "span_id": "b" * 16,
+                "parent_span_id": "a" * 16,
+                "op": "db",
+                "description": INJECTION,
+                "start_timestamp": now - 0.4,
+                "timestamp": now - 0.1,
+            }
+        ],
+    }
+    body = "\n".join(
+        [
+            json.dumps({"event_id": transaction["event_id"]}),
+            json.dumps({"type": "transaction"}),
+            json.dumps(transaction),
+        ]
+    )
+    sent = httpx.post(
+        f"{url}/api/{org['pid']}/envelope/?sentry_key={org['app_key']}", content=body, timeout=60
+    )
+    assert sent.status_code == 200, sent.text
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = httpx.get(
+            f"{url}/api/traces/{trace_id}", headers={"Authorization": f"Bearer {org['api_key']}"}
+        )
+        if found.status_code == 200:
+            return trace_id
+    raise AssertionError(f"the trace never landed: {found.text}")
 
 
 def personal_token(url: str, org: dict[str, Any], scopes: list[str], days: int | None = 30) -> dict[str, Any]:
@@ -367,6 +414,7 @@ def test_every_read_tool_answers_what_it_covers_and_annotate_writes(
     acme, _ = orgs
     token = personal_token(url, acme, ["read", "write"])
     project = acme["project"]
+    trace_id = send_transaction(url, acme)
     calls: list[tuple[str, dict[str, Any]]] = [
         ("issue_events", {"issue_id": acme["issue_id"]}),
         ("release_health", {"project": project}),
@@ -389,6 +437,7 @@ def test_every_read_tool_answers_what_it_covers_and_annotate_writes(
         ),
         ("annotate", {"text": "Deployed shop@1.1", "project": project}),
         ("issue_replays", {"issue_id": acme["issue_id"]}),
+        ("get_trace", {"trace_id": trace_id}),
         ("release_health", {"project": project, "range": "fortnight"}),
     ]
     _, *answers = run_calls(url, token["token"], calls)
@@ -403,4 +452,10 @@ def test_every_read_tool_answers_what_it_covers_and_annotate_writes(
     assert explored["rows"] and explored["covers"]["project"] == project
     replays = json.loads(text_of(answers[9]))
     assert replays["covers"]["events_looked_at"] == 1 and replays["replays"] == []  # the event has no replay
+    trace = json.loads(text_of(answers[10]))
+    assert trace["covers"]["trace_id"] == trace_id and trace["covers"]["spans"] == 2
+    assert any(
+        s["description"] == f"<untrusted-event-data>{INJECTION}</untrusted-event-data>"
+        for s in trace["spans"]
+    )
     assert answers[-1].is_error and "range" in text_of(answers[-1])

@@ -212,6 +212,22 @@ MONITOR_CHECKS = Dataset(
     {"uptime_pct": Measure("100 * countIf(f_status = 'ok') / nullIf(count(), 0)", "count()")},
 )
 
+# Interactions (docs/performance.md, "INP causes"): one row per reported interaction with its INP parts and
+# its third parties' script time (table inp_interactions), as the INP view reads them.
+INTERACTIONS = Dataset(
+    "interactions",
+    "Interactions (INP)",
+    _fields(
+        *_COMMON,
+        ("browser", STRING, "browser name"),
+        ("page", STRING, "the page's route"),
+        ("target", STRING, "the element's CSS path"),
+        ("type", STRING, "click, press, …"),
+    ),
+    ("inp_input_delay_ms", "inp_processing_ms", "inp_presentation_ms", "inp_third_party_ms"),
+    "inp_interactions",
+)
+
 DATASETS: dict[str, Dataset] = {
-    d.key: d for d in (ERRORS, PAGELOADS, RESOURCES, API_CALLS, SESSIONS, LOGS, MONITOR_CHECKS)
+    d.key: d for d in (ERRORS, PAGELOADS, RESOURCES, API_CALLS, SESSIONS, LOGS, MONITOR_CHECKS, INTERACTIONS)
 }

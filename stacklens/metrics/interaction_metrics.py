@@ -5,7 +5,7 @@ script time (warehouse table ``inp_interactions``, docs/performance.md "INP caus
 from __future__ import annotations
 
 from stacklens.metrics.definition import RAW_ROWS, Metric, State
-from stacklens.metrics.units import MS
+from stacklens.metrics.units import COUNT, MS
 
 # One row per interaction, read per request (exact percentiles) by the INP view, the window values (budgets,
 # alert rules and their previews), Explore and the exports.
@@ -64,5 +64,18 @@ INTERACTION_METRICS: tuple[Metric, ...] = (
         "Time third-party scripts (a host that is neither the page's nor one of the project's own) ran in the "
         "long animation frames of an interaction, per interaction with long-animation-frame data.",
         "inp_third_party",
+    ),
+    Metric(
+        "inp_interactions",
+        "Interactions (INP)",
+        "Interactions",
+        COUNT,
+        ("count",),
+        "count",
+        "Interactions browsers reported with their INP (standalone INP spans), with or without attribution.",
+        "inp_interactions",
+        (State("inp_interactions", ("ts",), RAW_ROWS, "INP view, Explore"),),
+        fixed_statistic=True,
+        kind="interactions",
     ),
 )

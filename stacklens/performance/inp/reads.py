@@ -138,70 +138,90 @@ def _gap(browser: str, row: dict[str, Any]) -> str:
     return ""
 
 
-def inp_view(client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str = "") -> InpView:
-    """The INP view of a project's window and filters, for one page (a route) or all (``page`` '')."""
-    params = load_params(org_id, project_id, filters, page=page, limit=SCRIPT_LIMIT)
-    parts = [
-        PartRow(
-            page=r["page"],
-            target=r["element"],
-            type=r["kind"],
+def _part_row(r: dict[str, Any]) -> PartRow:
+    return PartRow(
+        page=r["page"],
+        target=r["element"],
+        type=r["kind"],
+        interactions=int(r["interactions"]),
+        attributed=int(r["attributed"]),
+        with_scripts=int(r["with_scripts"]),
+        inp_p75=float_or_none(r["inp_p75"]),
+        input_delay_p75=float_or_none(r["input_delay_p75"]),
+        processing_p75=float_or_none(r["processing_p75"]),
+        presentation_p75=float_or_none(r["presentation_p75"]),
+        third_party_p75=float_or_none(r["third_party_p75"]),
+    )
+
+
+def _party_row(r: dict[str, Any]) -> PartyRow:
+    first, third = float(r["first_ms"]), float(r["third_ms"])
+    return PartyRow(
+        page=r["page"],
+        interactions=int(r["interactions"]),
+        with_scripts=int(r["with_scripts"]),
+        first_party_ms=first,
+        third_party_ms=third,
+        third_party_interactions=int(r["third_party_interactions"]),
+        first_party_pct=_pct(first, first + third),
+        third_party_pct=_pct(third, first + third),
+    )
+
+
+def _script_row(r: dict[str, Any], total: float) -> ScriptRow:
+    return ScriptRow(
+        url=r["url"],
+        host=r["host"],
+        function=r["function"],
+        invoker=r["invoker"],
+        third_party=bool(r["third"]),
+        runs=int(r["runs"]),
+        interactions=int(r["interactions"]),
+        ms=float(r["ms"]),
+        avg_ms=float(r["avg_ms"]),
+        input_delay_ms=float(r["input_delay_ms"]),
+        processing_ms=float(r["processing_ms"]),
+        presentation_ms=float(r["presentation_ms"]),
+        share_pct=_pct(float(r["ms"]), total) or 0.0,
+    )
+
+
+def _browsers(loads: list[dict[str, Any]], interactions: list[dict[str, Any]]) -> list[BrowserRow]:
+    """Page loads per browser beside its interactions (a browser with interactions but no page loads in the
+    states yet is listed too)."""
+    by_browser: dict[str, dict[str, Any]] = {
+        r["browser"]: {"page_loads": int(r["page_loads"]), "inp_page_loads": int(r["inp_page_loads"])}
+        for r in loads
+    }
+    for r in interactions:
+        by_browser.setdefault(r["browser_name"], {"page_loads": 0, "inp_page_loads": 0}).update(
             interactions=int(r["interactions"]),
             attributed=int(r["attributed"]),
             with_scripts=int(r["with_scripts"]),
-            inp_p75=float_or_none(r["inp_p75"]),
-            input_delay_p75=float_or_none(r["input_delay_p75"]),
-            processing_p75=float_or_none(r["processing_p75"]),
-            presentation_p75=float_or_none(r["presentation_p75"]),
-            third_party_p75=float_or_none(r["third_party_p75"]),
         )
-        for r in run_query(client, "performance/inp_parts", params)
-    ]
+    rows = []
+    for browser, counts in by_browser.items():
+        full = {"interactions": 0, "attributed": 0, "with_scripts": 0, **counts}
+        rows.append(BrowserRow(browser=browser, **full, gap=_gap(browser, full)))
+    return sorted(rows, key=lambda b: (-b.page_loads, -b.interactions, b.browser))
+
+
+def inp_view(client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str = "") -> InpView:
+    """The INP view of a project's window and filters, for one page (a route) or all (``page`` ''): three
+    reads — the interactions' groupings, the scripts, the page loads per browser."""
+    params = load_params(org_id, project_id, filters, page=page, limit=SCRIPT_LIMIT)
+    grouped = run_query(client, "performance/inp_parts", params)
+    rows = [r for r in grouped if not r["by_browser"]]
     script_rows = run_query(client, "performance/inp_scripts", params)
     total = float(script_rows[0]["total_ms"]) if script_rows else 0.0
-    scripts = [
-        ScriptRow(
-            url=r["url"],
-            host=r["host"],
-            function=r["function"],
-            invoker=r["invoker"],
-            third_party=bool(r["third"]),
-            runs=int(r["runs"]),
-            interactions=int(r["interactions"]),
-            ms=float(r["ms"]),
-            avg_ms=float(r["avg_ms"]),
-            input_delay_ms=float(r["input_delay_ms"]),
-            processing_ms=float(r["processing_ms"]),
-            presentation_ms=float(r["presentation_ms"]),
-            share_pct=_pct(float(r["ms"]), total) or 0.0,
-        )
-        for r in script_rows
-    ]
-    parties = []
-    for r in run_query(client, "performance/inp_parties", params):
-        first, third = float(r["first_ms"]), float(r["third_ms"])
-        parties.append(
-            PartyRow(
-                page=r["page"],
-                interactions=int(r["interactions"]),
-                with_scripts=int(r["with_scripts"]),
-                first_party_ms=first,
-                third_party_ms=third,
-                third_party_interactions=int(r["third_party_interactions"]),
-                first_party_pct=_pct(first, first + third),
-                third_party_pct=_pct(third, first + third),
-            )
-        )
-    browsers = [
-        BrowserRow(
-            browser=r["browser"],
-            page_loads=int(r["page_loads"]),
-            inp_page_loads=int(r["inp_page_loads"]),
-            interactions=int(r["interactions"]),
-            attributed=int(r["attributed"]),
-            with_scripts=int(r["with_scripts"]),
-            gap=_gap(r["browser"], r),
-        )
-        for r in run_query(client, "performance/inp_browsers", params)
-    ]
-    return InpView(parts, scripts, parties, browsers, total)
+    loads = run_query(client, "performance/inp_browsers", params)
+    return InpView(
+        parts=[_part_row(r) for r in rows],
+        scripts=[_script_row(r, total) for r in script_rows],
+        parties=sorted(
+            (_party_row(r) for r in rows if not r["element"] and int(r["with_scripts"])),
+            key=lambda p: (-(p.first_party_ms + p.third_party_ms), p.page),
+        ),
+        browsers=_browsers(loads, [r for r in grouped if r["by_browser"]]),
+        attributed_ms=total,
+    )

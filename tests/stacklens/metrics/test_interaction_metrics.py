@@ -9,8 +9,10 @@ from stacklens.performance.window_values import INP_PARTS, INTERACTIONS, SOURCES
 
 
 def test_the_four_parts_are_budget_metrics_read_from_the_interactions() -> None:
-    keys = [m.key for m in INTERACTION_METRICS]
+    keys = [m.key for m in INTERACTION_METRICS][:4]
     assert keys == ["inp_input_delay_ms", "inp_processing_ms", "inp_presentation_ms", "inp_third_party_ms"]
+    counted = CATALOG["inp_interactions"]  # the interactions themselves: counted (Explore), not budgeted
+    assert counted.kind == "interactions" and counted.key not in budget_metrics() and counted.fixed_statistic
     for key in keys:
         metric = CATALOG[key]
         assert key in budget_metrics() and metric.unit.symbol == "ms" and metric.default_statistic == "p75"

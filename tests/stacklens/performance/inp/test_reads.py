@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from clickhouse_connect.driver.client import Client
 
+from stacklens.explore.query_parser import parse_query
+from stacklens.explore.run import run_explore
 from stacklens.performance import window_series, window_values
 from stacklens.performance.inp.reads import inp_view
 from stacklens.view_filters import ViewFilters
@@ -130,3 +132,16 @@ def test_metrics_give_the_views_numbers(world, metric: str, field: str) -> None:
     assert got.value == pytest.approx(expected) and got.samples == 20
     [(_, value, samples)] = window_series.series(world, request, [now])
     assert value == pytest.approx(expected) and samples == 20
+    # Explore's `interactions` dataset over the same window and page: the same p75 and count.
+    query = parse_query(
+        {
+            "dataset": "interactions",
+            "since": filters.since.isoformat(),
+            "until": filters.until.isoformat(),
+            "filters": [{"field": "page", "op": "=", "value": "/cart"}],
+            "aggregates": [{"fn": "p75", "metric": metric}, {"fn": "count", "metric": metric}],
+        }
+    )
+    [row] = run_explore(world, query, ORG, [PROJECT]).rows
+    assert row[f"{metric.removesuffix('_ms')}_p75_ms"] == pytest.approx(expected)
+    assert row[f"count_{metric}"] == 20

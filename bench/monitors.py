@@ -8,9 +8,9 @@ migration applied): one organization, 5 projects, ``--cron`` monitors with sched
 of 1 minute, ``--uptime`` uptime checks (interval 60 s) of a local HTTP server (allowed by the outbound
 allow-list), and an alert rule of type ``monitor`` with an e-mail channel per project. Then ``--minutes``
 minutes on the real clock: at the start of each minute every monitor but each tenth checks in for that
-minute's run (``in_progress`` then ``ok``, one transaction each, as the HTTP check-in writes them), while a
-thread of its own runs the embedded runner's minute ticks (each within the runner's 5 s poll of its minute,
-whatever the check-ins are doing): the uptime probes (all due checks, in parallel), the
+minute's run (``in_progress`` then ``ok``, eight jobs at a time, through the check-in path's group commit),
+while a thread of its own runs the embedded runner's minute ticks (each within the runner's 5 s poll of
+its minute, whatever the check-ins are doing): the uptime probes (all due checks, in parallel), the
 detection of missed runs, and the incidents' issue events. The tenth that never checks in is missed every
 minute (one incident each, then its misses join the incident).
 
@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 PROJECTS = 5
+CLIENTS = 8  # jobs checking in at the same time
 # The embedded runner wakes every 5 s (pipelines/embedded.py): a minute's tick starts up to 5 s after it.
 POLL_S = 5.0
 
@@ -60,6 +62,7 @@ def run(cron: int, uptime: int, minutes: int) -> dict[str, Any]:
     from stacklens.control.projects import create_project
     from stacklens.monitors.checkins import record_all
     from stacklens.monitors.detection import detect
+    from stacklens.monitors.group_commit import group_for
     from stacklens.monitors.issues import send_issue_events
     from stacklens.monitors.store import create_monitor
     from stacklens.monitors.uptime import probe_due
@@ -170,11 +173,11 @@ def run(cron: int, uptime: int, minutes: int) -> dict[str, Any]:
     for n in range(minutes):
         run_minute = first + timedelta(minutes=n)
         time.sleep(max(0.0, (run_minute - datetime.now(UTC)).total_seconds()))
-        # This minute's run of the healthy nine tenths checks in (in_progress, then ok).
+        # This minute's run of the healthy nine tenths checks in (in_progress, then ok), from CLIENTS jobs
+        # at once as a fleet of hosts sends them: concurrent check-ins share transactions (group commit).
         t0 = time.perf_counter()
-        for i in range(cron):
-            if i % 10 == 9:
-                continue
+
+        def run_job(i: int, run_minute: datetime = run_minute) -> int:
             org_id, project_id = projects[i % PROJECTS]
             check_in_id = f"{i:08x}{int(run_minute.timestamp()):024x}"
             for status in ("in_progress", "ok"):
@@ -186,10 +189,14 @@ def run(cron: int, uptime: int, minutes: int) -> dict[str, Any]:
                     datetime.now(UTC),
                     "http",
                 )
-                checkins += 1
+            return 2
+
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            checkins += sum(pool.map(run_job, [i for i in range(cron) if i % 10 != 9]))
         checkin_s.append(time.perf_counter() - t0)
         print(f"check-ins of {run_minute:%H:%M}: {checkin_s[-1]:.1f} s", flush=True)
     ticker.join()
+    transactions = group_for(("checkins", settings.database_url, settings.data_dir), lambda b: None).batches
     with session_scope(settings) as session:
         incidents = session.scalar(select(func.count()).select_from(MonitorIncident))
     probes = int(warehouse.query("SELECT count() FROM monitor_checks").result_rows[0][0])
@@ -205,6 +212,7 @@ def run(cron: int, uptime: int, minutes: int) -> dict[str, Any]:
         "minutes": minutes,
         "checkins": checkins,
         "checkins_per_s": round(checkins / sum(checkin_s), 1),
+        "checkin_transactions": transactions,
         "probes": probes,
         "incidents": incidents,
         "missed_reported": len(latencies),

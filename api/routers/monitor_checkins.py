@@ -9,6 +9,7 @@ The answer is Sentry's: 202 `{"id": "<check-in id>"}`.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,8 +20,10 @@ from pydantic import BaseModel, Field
 
 from api.deps import app_settings
 from api.errors import APPLICATION_NOT_FOUND, ApiError
+from api.item_quotas import item_taker
 from api.routers.auth import ErrorBody
 from api.routers.ingest import read_body
+from api.token_buckets import get_rate_limiter
 from stacklens.control.dsn_callers import dsn_caller
 from stacklens.errors import InvalidInput
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, JsonTooDeep, loads
@@ -30,10 +33,12 @@ router = APIRouter(prefix="/api", tags=["sentry protocol"])
 
 # A check-in's body is a few hundred bytes; 1 MiB is the smallest bound read_body words in MiB.
 MAX_BODY_BYTES = 1024 * 1024
+CATEGORY = "monitor"
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "A bad status, duration, check-in id or monitor_config field"},
     413: {"model": ErrorBody, "description": "A body over 1 MiB"},
     403: {"model": ErrorBody, "description": "The key is not a current app key of this project"},
+    429: {"model": ErrorBody, "description": "The project's or organization's quota is spent (Retry-After)"},
     404: {"model": ErrorBody, "description": "The project id is not a number"},
 }
 
@@ -73,9 +78,19 @@ async def _checkin(request: Request, project_id: str, monitor_slug: str, sentry_
     fields = _fields(dict(request.query_params), body)
     fields["monitor_slug"] = monitor_slug
     identity = found.identity
-    ids = await run_in_threadpool(
-        record_all, settings, identity.org_id, identity.project_id, [fields], datetime.now(UTC), "http"
-    )
+    # The front door's quotas hold for check-ins as for events: the project's and the organization's
+    # items per minute (category "monitor", as Sentry names check-ins), 429 with Retry-After when spent.
+    quotas = {identity.project_id: found.quota} if found.quota is not None else {}
+    take = item_taker(settings, get_rate_limiter(settings), identity.org_id, found.events_per_minute, quotas)
+    give_back = await run_in_threadpool(take, Counter({(identity.project_id, CATEGORY): 1}))
+    try:
+        ids = await run_in_threadpool(
+            record_all, settings, identity.org_id, identity.project_id, [fields], datetime.now(UTC), "http"
+        )
+    except Exception:
+        if give_back is not None:  # refused (a bad field): the check-in did not spend the quota
+            give_back()
+        raise
     return JSONResponse({"id": ids[0]}, status_code=202)
 
 

@@ -17,14 +17,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stacklens.control.db import session_scope
 from stacklens.control.models.monitors import Monitor, MonitorCheckIn
+from stacklens.errors import InvalidInput
 from stacklens.monitors.config import clean, slugify
 from stacklens.monitors.errors import MonitorInputError
+from stacklens.monitors.group_commit import Group, Job, group_for
 from stacklens.monitors.health import apply
 from stacklens.monitors.schedules import next_expected, schedule_of
 from stacklens.monitors.store import reschedule, settings_of
@@ -217,6 +219,44 @@ def _monitor(
     return monitor
 
 
+@dataclass(frozen=True)
+class _Request:
+    """One request's check-ins, read, waiting for their group's transaction."""
+
+    settings: Settings
+    org_id: int
+    project_id: int
+    checkins: list[CheckIn]
+    received: datetime
+    source: str
+    allow: AllowList
+    base_url: str
+
+
+def _write(batch: list[Job[_Request, list[str]]]) -> None:
+    """Every pending request's check-ins in one transaction, each request in a savepoint of its own (one
+    refused keeps the others)."""
+    with session_scope(batch[0].work.settings) as session:
+        if session.get_bind().dialect.name == "sqlite":
+            # The write lock first (waiting for it under the busy timeout): a SQLite transaction that reads
+            # (inside a savepoint) and then writes after another writer committed fails at once with
+            # "database is locked" instead of waiting — the detection tick's commits did that to batches.
+            session.execute(text("BEGIN IMMEDIATE"))
+        for job in batch:
+            r = job.work
+            try:
+                # record() flushes each check-in itself: no autoflush before each of its reads as well.
+                with session.begin_nested(), session.no_autoflush:
+                    job.result = [
+                        record(
+                            session, r.org_id, r.project_id, c, r.received, r.allow, r.base_url, r.source
+                        ).id
+                        for c in r.checkins
+                    ]
+            except InvalidInput as exc:
+                job.error = exc
+
+
 def record_all(
     settings: Settings,
     org_id: int,
@@ -226,11 +266,20 @@ def record_all(
     source: str = "sdk",
 ) -> list[str]:
     """Read every check-in first (a bad one refuses them all, naming the field, before anything is
-    written), then record them in one transaction; the ids recorded."""
+    written), then record them in one transaction with the check-ins of the requests arriving meanwhile
+    (:mod:`stacklens.monitors.group_commit`); the ids recorded, once committed."""
     checkins = [read_checkin(p) for p in payloads]
-    allow = AllowList.parse(settings.outbound_allow)
-    base_url = public_base_url(settings)
-    with session_scope(settings) as session:
-        return [
-            record(session, org_id, project_id, c, received, allow, base_url, source).id for c in checkins
-        ]
+    work = _Request(
+        settings,
+        org_id,
+        project_id,
+        checkins,
+        received,
+        source,
+        AllowList.parse(settings.outbound_allow),
+        public_base_url(settings),
+    )
+    group: Group[_Request, list[str]] = group_for(
+        ("checkins", settings.database_url, settings.data_dir), _write
+    )
+    return group.submit(work)

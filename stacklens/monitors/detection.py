@@ -108,51 +108,59 @@ def _isolated(settings: Settings, summary: TickSummary, step: Callable[[Session]
 
 def _missed(session: Session, ids: list[int], now: datetime, base_url: str, summary: TickSummary) -> None:
     monitors = session.scalars(select(Monitor).where(Monitor.id.in_(ids)).with_for_update()).all()
-    for monitor in monitors:
-        schedule = schedule_of(monitor.schedule_type, monitor.schedule_value, monitor.schedule_unit)
-        deadline = monitor.next_expected_at
-        if schedule is None or deadline is None or monitor.paused:
-            continue
-        margin = timedelta(minutes=monitor.checkin_margin)
-        if deadline + margin > now:
-            continue  # expected, but still within its margin
-        times: list[datetime] = []
-        following = deadline
-        while following + margin <= now:
-            if len(times) < MAX_MISSED_PER_TICK:
-                times.append(following)
-            following = next_expected(schedule, monitor.timezone, following)
-        moved = session.execute(
-            update(Monitor)
-            .where(Monitor.id == monitor.id, Monitor.next_expected_at == deadline)
-            .values(next_expected_at=following)
-            .execution_options(synchronize_session=False)
+    # No flush per monitor: the missed check-ins and the monitors' changes go out in one flush at the end
+    # (executemany), only an opened incident is written on its own (its id is in its notices).
+    with session.no_autoflush:
+        for monitor in monitors:
+            _miss(session, monitor, now, base_url, summary)
+    session.flush()
+
+
+def _miss(session: Session, monitor: Monitor, now: datetime, base_url: str, summary: TickSummary) -> None:
+    """The missed runs of one monitor whose deadline (plus margin) has passed, reported once."""
+    schedule = schedule_of(monitor.schedule_type, monitor.schedule_value, monitor.schedule_unit)
+    deadline = monitor.next_expected_at
+    if schedule is None or deadline is None or monitor.paused:
+        return
+    margin = timedelta(minutes=monitor.checkin_margin)
+    if deadline + margin > now:
+        return  # expected, but still within its margin
+    times: list[datetime] = []
+    following = deadline
+    while following + margin <= now:
+        if len(times) < MAX_MISSED_PER_TICK:
+            times.append(following)
+        following = next_expected(schedule, monitor.timezone, following)
+    moved = session.execute(
+        update(Monitor)
+        .where(Monitor.id == monitor.id, Monitor.next_expected_at == deadline)
+        .values(next_expected_at=following)
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]  # a check-in or another tick moved it first: theirs is the report
+        return
+    monitor.next_expected_at = following
+    for expected in times:
+        session.add(
+            MonitorCheckIn(
+                id=missed_id(monitor.id, expected),
+                monitor_id=monitor.id,
+                org_id=monitor.org_id,
+                project_id=monitor.project_id,
+                status="missed",
+                environment=monitor.environment,
+                received_at=now,
+                expected_at=expected,
+                source="system",
+                processed=True,
+            )
         )
-        if moved.rowcount != 1:  # type: ignore[attr-defined]  # a check-in or another tick moved it first: theirs is the report
-            continue
-        monitor.next_expected_at = following
-        for expected in times:
-            session.add(
-                MonitorCheckIn(
-                    id=missed_id(monitor.id, expected),
-                    monitor_id=monitor.id,
-                    org_id=monitor.org_id,
-                    project_id=monitor.project_id,
-                    status="missed",
-                    environment=monitor.environment,
-                    received_at=now,
-                    expected_at=expected,
-                    source="system",
-                    processed=True,
-                )
-            )
-            reason = (
-                f"no check-in for the run due at {expected:%Y-%m-%d %H:%M} UTC "
-                f"(margin {monitor.checkin_margin} min)"
-            )
-            apply(session, monitor, "missed", now, reason, base_url, summary.told)
-            summary.missed += 1
-        session.flush()
+        reason = (
+            f"no check-in for the run due at {expected:%Y-%m-%d %H:%M} UTC "
+            f"(margin {monitor.checkin_margin} min)"
+        )
+        apply(session, monitor, "missed", now, reason, base_url, summary.told)
+        summary.missed += 1
 
 
 def missed_id(monitor_id: int, expected: datetime) -> str:

@@ -4,10 +4,13 @@ curl; bad input answered 400 naming the field; other organizations see nothing."
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import sentry_sdk
 from fastapi.testclient import TestClient
@@ -15,6 +18,7 @@ from sentry_sdk.crons import capture_checkin, monitor
 
 from stacklens.settings import Settings
 
+NODE_JOB = Path(__file__).resolve().parent.parent / "sentry_node"  # @sentry/node (npm) and its cron job
 CRON = {
     "slug": "nightly-import",
     "name": "Nightly import",
@@ -219,3 +223,45 @@ def test_monitor_alert_rules_and_the_uptime_metric(client: TestClient, org_facto
         assert answer.status_code == 400 and answer.json()["detail"].startswith(f"{field}:"), answer.text
     catalog = {m["key"]: m for m in client.get("/api/metrics", headers=_auth(org)).json()}
     assert catalog["uptime_pct"]["unit"] == "percent"
+
+
+def test_http_check_ins_keep_the_front_doors_quota(
+    dsn_server: str, stores: Settings, org_factory, client: TestClient
+) -> None:
+    org = org_factory()
+    answer = client.put(
+        f"/api/projects/{org['project']}/quota", json={"events_per_minute": 3}, headers=_auth(org)
+    )
+    assert answer.status_code == 200, answer.text
+    url = f"{dsn_server}/api/{org['project_id']}/cron/quota-job/{org['app_key']}/"
+    bad = httpx.get(url + "?status=done", timeout=60)
+    assert bad.status_code == 400  # refused before it spent the quota
+    codes = [httpx.get(url + "?status=ok", timeout=60) for _ in range(4)]
+    assert [c.status_code for c in codes] == [202, 202, 202, 429], [c.text for c in codes]
+    assert int(codes[-1].headers["Retry-After"]) >= 1
+    assert len(_get(client, org, "/quota-job/checkins")["rows"]) == 3  # the refused one wrote nothing
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_javascript_with_monitor_checks_in(
+    dsn_server: str, stores: Settings, org_factory, client: TestClient
+) -> None:
+    """@sentry/node's Sentry.withMonitor from the npm registry: the job's config creates the monitor, an ok
+    run and a failed run are recorded with their durations."""
+    org = org_factory()
+    if not (NODE_JOB / "node_modules" / "@sentry" / "node").is_dir():
+        npm = ["npm", "ci", "--no-audit", "--no-fund"]
+        subprocess.run(npm, cwd=NODE_JOB, check=True, capture_output=True, timeout=300)
+    env = {**os.environ, "SENTRY_DSN": _dsn(dsn_server, org)}
+    done = subprocess.run(
+        ["node", "job.js"], cwd=NODE_JOB, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    report = _get(client, org, "/node-report")
+    assert report["schedule"] == {"type": "crontab", "value": "*/5 * * * *"}
+    assert (report["checkin_margin"], report["max_runtime"], report["timezone"]) == (2, 4, "Europe/Berlin")
+    assert report["status"] == "error"
+    rows = _get(client, org, "/node-report/checkins")
+    assert sorted(r["status"] for r in rows["rows"]) == ["error", "ok"]
+    assert all(r["duration_ms"] is not None for r in rows["rows"])
+    assert [i["status"] for i in rows["incidents"]] == ["error"]

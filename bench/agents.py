@@ -66,10 +66,27 @@ def tool_calls(project: str, issue_id: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def rest_twins(project: str, issue_id: str) -> dict[str, str]:
+    """The same reads through the JSON API: the tool's cost beside the page's own, on the same machine."""
+    return {
+        "list_issues": f"/api/projects/{project}/issues",
+        "get_issue": f"/api/issues/{issue_id}",
+        "issue_events": f"/api/issues/{issue_id}/events",
+        "release_health": f"/api/projects/{project}/releases",
+        "performance_overview": f"/api/projects/{project}/performance/overview",
+    }
+
+
 async def _timed(
-    url: str, token: str, calls: list[tuple[str, dict[str, Any]]], rounds: int
-) -> dict[str, list[float]]:
+    url: str,
+    token: str,
+    calls: list[tuple[str, dict[str, Any]]],
+    rounds: int,
+    api_key: str,
+    twins: dict[str, str],
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     seconds: dict[str, list[float]] = {name: [] for name, _ in calls}
+    rest: dict[str, list[float]] = {name: [] for name in twins}
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http,
         streamable_http_client(f"{url}/mcp", http_client=http) as streams,
@@ -87,7 +104,14 @@ async def _timed(
                 seconds[name].append(time.perf_counter() - started)
                 if answer.is_error:  # a refused call is fast: it would flatter the figures
                     raise SystemExit(f"{name} failed: {answer.content}")
-    return seconds
+                if name in twins:
+                    started = time.perf_counter()
+                    got = await http.get(
+                        f"{url}{twins[name]}", headers={"Authorization": f"Bearer {api_key}"}
+                    )
+                    rest[name].append(time.perf_counter() - started)
+                    got.raise_for_status()
+    return seconds, rest
 
 
 class OverBudgetAgents:
@@ -118,8 +142,9 @@ class OverBudgetAgents:
                     )
                     with self.lock:
                         self.outcomes[key] = self.outcomes.get(key, 0) + 1
-                    if answer.is_error:
-                        await anyio.sleep(0.2)  # an agent told to retry waits a little
+                    if answer.is_error:  # an agent told to retry waits as long as the answer says
+                        retry = json.loads(text).get("retry_after_s", 1.0) if text.startswith("{") else 1.0
+                        await anyio.sleep(max(0.2, float(retry)))
 
         anyio.run(loop)
 
@@ -164,13 +189,28 @@ def main() -> int:
             "issues"
         ]
         print(f"{len(issues)}+ issues; calling each tool {args.calls} times", flush=True)
-        seconds = anyio.run(_timed, stacklens.base, token, tool_calls(slug, issues[0]["id"]), args.calls)
-        print(f"{'tool':<22} {'p50 ms':>8} {'p95 ms':>8}")
+        twins = rest_twins(slug, issues[0]["id"])
+        seconds, rest = anyio.run(
+            _timed,
+            stacklens.base,
+            token,
+            tool_calls(slug, issues[0]["id"]),
+            args.calls,
+            stacklens.org["api_key"],
+            twins,
+        )
+        print(f"{'tool':<22} {'p50 ms':>8} {'p95 ms':>8}   {'same read, JSON API p50 / p95 ms':>34}")
         worst = 0.0
         for name, values in seconds.items():
             p95 = ingest_bench._percentile(values, 0.95) * 1000
             worst = max(worst, p95)
-            print(f"{name:<22} {statistics.median(values) * 1000:>8.1f} {p95:>8.1f}")
+            twin = rest.get(name)
+            beside = (
+                f"{statistics.median(twin) * 1000:>8.1f} / {ingest_bench._percentile(twin, 0.95) * 1000:.1f}"
+                if twin
+                else ""
+            )
+            print(f"{name:<22} {statistics.median(values) * 1000:>8.1f} {p95:>8.1f}   {beside:>34}")
         print(f"slowest tool p95 {worst:.0f} ms (goal ≤ 300 ms)", flush=True)
 
         corpus = peers.error_corpus(args.envelopes)

@@ -4,9 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 # Two pytest workers (pytest-xdist), one per core of the machines we run on: a file's tests stay on one worker,
-# each worker has a Redis database of its own (tests/conftest.py); ~20 instead of ~29 minutes of pytest.
+# each worker has a Redis database of its own (tests/conftest.py); the files in the collection's order, the
+# longest first (tests/scheduling.py), not xdist's default by number of tests.
 # `make test PYTEST_ARGS=` runs one process (docs/decisions.md).
-PYTEST_ARGS ?= -n 2 --dist loadfile
+PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: up test lint schema install-server install-dev test-deps
 

@@ -7,9 +7,13 @@ The flags keep it headless and stop its background connections, which a closed n
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
@@ -37,6 +41,81 @@ def shots_dir(topic: str) -> Path:
 def launch(pw: Playwright) -> Browser:
     """Debian's chromium, started with :data:`CHROMIUM_ARGS`."""
     return pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+
+
+@dataclass
+class SharedChromium:
+    """One chromium of a test process (the ``chromium`` fixture of ``tests/conftest.py``) and the event loop
+    of the Playwright driver connection it is driven through."""
+
+    playwright: Playwright
+    browser: Browser
+    loop: asyncio.AbstractEventLoop
+
+
+@contextmanager
+def shared_chromium() -> Iterator[SharedChromium]:
+    """Start Playwright and one chromium for a whole test process; stopped when the block ends.
+
+    Playwright's sync API marks its event loop as the thread's running loop between two calls (and needs the
+    mark: some calls, such as ``page.on``, schedule their work on "the running loop"), so while it is started
+    ``asyncio.run`` (and another ``sync_playwright()``) refuses to run on that thread. The mark is taken off
+    here and put on by :func:`lend` only from a test's first use of the browser to its end: the code of a test
+    before its first page (seeding data, a pipeline run) and every test without a browser run as if no
+    Playwright were started, as they did when each test started its own Playwright for its pages."""
+    from playwright.sync_api import sync_playwright
+
+    manager = sync_playwright()
+    pw = manager.start()
+    try:
+        shared = SharedChromium(pw, launch(pw), asyncio.get_running_loop())
+    except BaseException:
+        pw.stop()
+        raise
+    asyncio._set_running_loop(None)
+    try:
+        yield shared
+    finally:
+        asyncio._set_running_loop(shared.loop)
+        try:
+            shared.browser.close()
+        finally:
+            pw.stop()
+            asyncio._set_running_loop(None)
+
+
+class _BrowserOnFirstUse:
+    """The shared browser, marking Playwright's loop running on the thread at the test's first use of it."""
+
+    def __init__(self, shared: SharedChromium) -> None:
+        self._shared = shared
+
+    def __getattr__(self, name: str) -> Any:
+        asyncio._set_running_loop(self._shared.loop)
+        return getattr(self._shared.browser, name)
+
+
+@contextmanager
+def lend(shared: SharedChromium) -> Iterator[Browser]:
+    """The shared chromium for one test: every context (and page) the test opened is closed after it, so the
+    next test starts with none of its cookies or pages."""
+    asyncio._set_running_loop(shared.loop)
+    try:
+        if not shared.browser.is_connected():  # an earlier test's chromium crashed: this test gets a new one
+            shared.browser = launch(shared.playwright)
+        before = set(shared.browser.contexts)
+    finally:
+        asyncio._set_running_loop(None)
+    try:
+        yield cast("Browser", _BrowserOnFirstUse(shared))
+    finally:
+        asyncio._set_running_loop(shared.loop)
+        try:
+            for context in shared.browser.contexts:
+                if context not in before:
+                    context.close()
+        finally:
+            asyncio._set_running_loop(None)
 
 
 def watch_errors(page: Page, errors: list[str], *, with_url: bool = False, page_errors: bool = True) -> None:

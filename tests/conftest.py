@@ -14,6 +14,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from clickhouse_connect.driver.client import Client
@@ -22,7 +23,8 @@ from stacklens.control import db as control_db
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse import migrations
 from stacklens.warehouse.client import own_client
-from tests import control_template
+from tests import control_template, scheduling
+from tests.browser import SharedChromium, lend, shared_chromium
 from tests.warehouse_template import copying
 
 # Before any test module imports the runner by name: a fresh test database is a copy of one migrated once
@@ -30,6 +32,9 @@ from tests.warehouse_template import copying
 migrations.apply_migrations = copying(migrations.apply_migrations)
 # The same for a fresh SQLite control store (tests/control_template.py).
 control_db.migrate_control_store = control_template.copying(control_db.migrate_control_store)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 TEST_SECRET = "test-secret-key-0123456789abcdef"
 
@@ -47,14 +52,28 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help="write each file's seconds into tests/durations.json (the order of `make test`, tests/scheduling.py)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The controller (or the only process) records: under pytest-xdist it receives every worker's reports.
+    if config.getoption("--record-durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(scheduling.DurationRecorder(), "stacklens-durations")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files holding a ``slow`` test run first, each file's tests in their order, the rest as collected.
+    """Whole files, the longest first by their recorded durations (``tests/scheduling.py``), each file's tests
+    in their order.
 
     Two workers (``make test``) take whole files in this order; a minute-long file started last would keep
     one worker busy while the other has finished (the SDK's end-to-end files came last alphabetically).
     """
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)  # stable: the order within each group is kept
+    scheduling.longest_files_first(items, scheduling.recorded())
 
 
 def _require_env(name: str) -> str:
@@ -102,12 +121,13 @@ def postgres_url() -> str:
 def worker_redis_url(url: str) -> str:
     """``url`` (the machine's Redis) in a database of this pytest worker's own: under ``make test``'s two
     workers each has control stores that number organizations and keys from 1, so two workers' tests would
-    otherwise share Redis keys such as an ``org 1`` bucket. Worker ``gwN`` takes database 15 - N."""
+    otherwise share Redis keys such as an ``org 1`` bucket. Worker ``gwN`` takes database D - N of the URL's D
+    (``make test``'s 15: 15 and 14)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if not worker.startswith("gw"):
         return url
-    base, _, _db = url.rpartition("/")
-    return f"{base}/{15 - int(worker[2:]) % 15}"
+    base, _, db = url.rpartition("/")
+    return f"{base}/{(int(db or 0) - int(worker[2:])) % 16}"
 
 
 @pytest.fixture
@@ -209,6 +229,22 @@ def make_org(settings: Settings):
             }
 
     return make
+
+
+@pytest.fixture(scope="session")
+def _shared_chromium() -> Iterator[SharedChromium]:
+    """One chromium per test process (per ``make test`` worker), started by the first test that asks."""
+    with shared_chromium() as shared:
+        yield shared
+
+
+@pytest.fixture
+def chromium(_shared_chromium: SharedChromium) -> Iterator[Browser]:
+    """Debian's chromium (``tests/browser.py``: ``launch``), shared by the process's tests: starting
+    Playwright's driver and a browser costs ~0.6 s on a quiet machine and a few seconds on a loaded one, paid
+    by every browser test that launched its own. The contexts and pages a test opens are closed after it."""
+    with lend(_shared_chromium) as browser:
+        yield browser
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -11,7 +11,7 @@ import pytest
 
 from stacklens.settings import Settings
 from tests.api.live import serve
-from tests.browser import launch, watch_errors
+from tests.browser import watch_errors
 from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - fixtures used below
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -19,46 +19,43 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "docs"
 
 
 @pytest.fixture
-def server(stores: Settings) -> Iterator[str]:  # noqa: F811 - the fixture imported above
+def server(stores: Settings) -> Iterator[str]:  # noqa: F811
     with serve(stores) as url:
         yield url
 
 
-def test_authorize_then_try_it_out(server: str, org_factory) -> None:  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+def test_authorize_then_try_it_out(chromium, server: str, org_factory) -> None:  # noqa: F811
+    from playwright.sync_api import expect
 
     org = org_factory("Docs Org")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        watch_errors(page, errors)
-        page.goto(f"{server}/docs")
-        operation = page.locator("#operations-auth-verify_api_auth_verify_get")
-        # The protected operation carries the padlock, open until a key is given.
-        # Swagger UI renders after its bundle has loaded and parsed, which a loaded machine takes a while to
-        # do.
-        expect(operation.get_by_label("authorization button unlocked")).to_have_count(1, timeout=30_000)
-        page.locator(".auth-wrapper button.authorize").click()
-        dialog = page.locator(".modal-ux")
-        expect(dialog).to_contain_text("ApiKey")
-        expect(dialog).to_contain_text("http, Bearer")
-        dialog.locator("input").fill(str(org["api_key"]))
-        dialog.locator(".auth-btn-wrapper button.authorize").click()
-        expect(dialog.locator(".auth-btn-wrapper button", has_text="Logout")).to_be_visible()
-        page.screenshot(path=str(ARTIFACTS / "authorized.png"))
-        dialog.locator(".auth-btn-wrapper button.btn-done").click()
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    watch_errors(page, errors)
+    page.goto(f"{server}/docs")
+    operation = page.locator("#operations-auth-verify_api_auth_verify_get")
+    # The protected operation carries the padlock, open until a key is given.
+    # Swagger UI renders after its bundle has loaded and parsed, which a loaded machine takes a while to
+    # do.
+    expect(operation.get_by_label("authorization button unlocked")).to_have_count(1, timeout=30_000)
+    page.locator(".auth-wrapper button.authorize").click()
+    dialog = page.locator(".modal-ux")
+    expect(dialog).to_contain_text("ApiKey")
+    expect(dialog).to_contain_text("http, Bearer")
+    dialog.locator("input").fill(str(org["api_key"]))
+    dialog.locator(".auth-btn-wrapper button.authorize").click()
+    expect(dialog.locator(".auth-btn-wrapper button", has_text="Logout")).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "authorized.png"))
+    dialog.locator(".auth-btn-wrapper button.btn-done").click()
 
-        operation.locator(".opblock-summary").click()
-        # A protected operation shows the padlock as locked once authorized.
-        expect(operation.get_by_label("authorization button locked")).to_have_count(1)
-        operation.get_by_role("button", name="Try it out").click()
-        operation.get_by_role("button", name="Execute").click()
-        response = operation.locator(".live-responses-table .response").first
-        expect(response.locator(".response-col_status")).to_contain_text("200", timeout=15_000)
-        expect(response).to_contain_text("Docs Org")
-        expect(operation.locator(".curl-command")).to_contain_text(f"Authorization: Bearer {org['api_key']}")
-        page.screenshot(path=str(ARTIFACTS / "try_it_out.png"), full_page=False)
-        browser.close()
+    operation.locator(".opblock-summary").click()
+    # A protected operation shows the padlock as locked once authorized.
+    expect(operation.get_by_label("authorization button locked")).to_have_count(1)
+    operation.get_by_role("button", name="Try it out").click()
+    operation.get_by_role("button", name="Execute").click()
+    response = operation.locator(".live-responses-table .response").first
+    expect(response.locator(".response-col_status")).to_contain_text("200", timeout=15_000)
+    expect(response).to_contain_text("Docs Org")
+    expect(operation.locator(".curl-command")).to_contain_text(f"Authorization: Bearer {org['api_key']}")
+    page.screenshot(path=str(ARTIFACTS / "try_it_out.png"), full_page=False)
     assert errors == [], errors

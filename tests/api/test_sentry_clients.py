@@ -153,18 +153,15 @@ Sentry.flush(30000).then(function (ok) { window.__flushed = ok; });
 
 @pytest.mark.browser
 def test_sentry_browser_in_chromium_direct_to_the_dsn(
+    chromium,
     dsn_server: str,
     make_org,
-    sentry_browser_bundle: Path,  # noqa: F811 - the fixture imported above
+    sentry_browser_bundle: Path,  # noqa: F811
     tmp_path: Path,
 ) -> None:
     """A page on another origin sends straight to the DSN: the envelope crosses origins (CORS) and lands."""
     import http.server
     import threading as _threading
-
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 
     org = make_org()
     dsn = dsn_server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
@@ -182,15 +179,12 @@ def test_sentry_browser_in_chromium_direct_to_the_dsn(
     _threading.Thread(target=site.serve_forever, daemon=True).start()
     errors: list[str] = []
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
-            page.wait_for_function("window.__flushed !== undefined", timeout=45000)
-            event_id = page.evaluate("window.__eventId")
-            assert page.evaluate("window.__flushed") is True
-            browser.close()
+        page = chromium.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
+        page.wait_for_function("window.__flushed !== undefined", timeout=45000)
+        event_id = page.evaluate("window.__eventId")
+        assert page.evaluate("window.__flushed") is True
     finally:
         site.shutdown()
         site.server_close()

@@ -129,9 +129,10 @@ Sentry.init({ dsn: %(dsn)s, release: "web@3.2.0", environment: "production" });
 
 @pytest.mark.browser
 def test_sentry_browser_in_chromium_sends_its_page_load_session(
+    chromium,
     dsn_server: str,
     make_org,
-    sentry_browser_bundle: Path,  # noqa: F811 - the fixture imported above
+    sentry_browser_bundle: Path,  # noqa: F811
     tmp_path: Path,
 ) -> None:
     """A page on another origin: its session crosses origins, ``ok`` with the page load, then ``unhandled``
@@ -139,10 +140,6 @@ def test_sentry_browser_in_chromium_sends_its_page_load_session(
     up to 10 it sent ``crashed``)."""
     import http.server
     import threading
-
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 
     org = make_org()
     dsn = dsn_server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
@@ -160,22 +157,17 @@ def test_sentry_browser_in_chromium_sends_its_page_load_session(
     threading.Thread(target=site.serve_forever, daemon=True).start()
     console: list[str] = []
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            page.on(
-                "console",
-                lambda m: (
-                    console.append(m.text) if m.type == "error" and "cart exploded" not in m.text else None
-                ),
-            )
-            page.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
-            # The error only once the page load's session has landed: thrown at a fixed delay instead, on a
-            # busy machine the first update the SDK sent already said `unhandled` with one error.
-            assert _wait_for(lambda: _updates(org["org_id"]), lambda rows: len(rows) >= 1)
-            page.evaluate('setTimeout(function () { throw new RangeError("the cart exploded"); }, 0)')
-            assert page.evaluate("() => new Promise(r => setTimeout(() => Sentry.flush(30000).then(r), 100))")
-            browser.close()
+        page = chromium.new_page()
+        page.on(
+            "console",
+            lambda m: console.append(m.text) if m.type == "error" and "cart exploded" not in m.text else None,
+        )
+        page.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
+        # The error only once the page load's session has landed: thrown at a fixed delay instead, on a
+        # busy machine the first update the SDK sent already said `unhandled` with one error.
+        assert _wait_for(lambda: _updates(org["org_id"]), lambda rows: len(rows) >= 1)
+        page.evaluate('setTimeout(function () { throw new RangeError("the cart exploded"); }, 0)')
+        assert page.evaluate("() => new Promise(r => setTimeout(() => Sentry.flush(30000).then(r), 100))")
     finally:
         site.shutdown()
         site.server_close()

@@ -9,7 +9,7 @@ import pytest
 
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, server
 
@@ -28,10 +28,8 @@ FIELDS = ("metric", "statistic", "scope", "threshold", "min_samples", "count_kin
 
 
 def test_the_form_shows_the_chosen_types_fields_and_ticks_the_only_channel(
-    server, org_factory, stores
+    chromium, server, org_factory, stores
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     org = org_factory()
     with session_scope(stores) as session:
         channel, _ = create_channel(
@@ -41,29 +39,26 @@ def test_the_form_shows_the_chosen_types_fields_and_ticks_the_only_channel(
     alerts = f"{server}/orgs/{org['org_slug']}/alerts"
     errors: list[str] = []
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        page = chromium.new_page(viewport={"width": 1400, "height": 900})
-        page.add_init_script(CSP_PROBE)
-        watch_errors(page, errors, with_url=True)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-        page.goto(f"{alerts}/new")
-        assert page.locator(f"input[name=channels][value='{channel_id}']").is_checked()
-        for kind, shown in SHOWN.items():
-            page.select_option("#rule-type", kind)
-            visible = {f for f in FIELDS if page.locator(f"[name={f}]").is_visible()}
-            assert visible == shown, (kind, visible)
-            for always in ("name", "project", "window", "environment"):
-                assert page.locator(f"[name={always}]").is_visible(), (kind, always)
-            if kind in ("new_issue", "performance_budget"):
-                for width in (1400, 1024):
-                    page.set_viewport_size({"width": width, "height": 900})
-                    page.screenshot(path=str(SHOTS / f"alert_new_{kind}_{width}.png"), full_page=True)
-        page.select_option("#rule-type", "new_issue")
-        page.fill("input[name=name]", "Any new issue")
-        page.click("#create-rule")
-        page.wait_for_url(f"{alerts}/*")
-        assert "owners" in page.locator("body").inner_text()
-        assert page.evaluate("window.__csp") == []
-        chromium.close()
+    page = chromium.new_page(viewport={"width": 1400, "height": 900})
+    page.add_init_script(CSP_PROBE)
+    watch_errors(page, errors, with_url=True)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    page.goto(f"{alerts}/new")
+    assert page.locator(f"input[name=channels][value='{channel_id}']").is_checked()
+    for kind, shown in SHOWN.items():
+        page.select_option("#rule-type", kind)
+        visible = {f for f in FIELDS if page.locator(f"[name={f}]").is_visible()}
+        assert visible == shown, (kind, visible)
+        for always in ("name", "project", "window", "environment"):
+            assert page.locator(f"[name={always}]").is_visible(), (kind, always)
+        if kind in ("new_issue", "performance_budget"):
+            for width in (1400, 1024):
+                page.set_viewport_size({"width": width, "height": 900})
+                page.screenshot(path=str(SHOTS / f"alert_new_{kind}_{width}.png"), full_page=True)
+    page.select_option("#rule-type", "new_issue")
+    page.fill("input[name=name]", "Any new issue")
+    page.click("#create-rule")
+    page.wait_for_url(f"{alerts}/*")
+    assert "owners" in page.locator("body").inner_text()
+    assert page.evaluate("window.__csp") == []
     assert not errors, errors

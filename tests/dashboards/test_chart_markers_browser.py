@@ -18,7 +18,7 @@ from stacklens.alerts import rules
 from stacklens.annotations import create_annotation
 from stacklens.control.db import session_scope
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land
 from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server
@@ -81,10 +81,8 @@ def _check(charts: list[dict[str, Any]], where: str, releases: list[str]) -> Non
 
 
 def test_markers_on_budgets_alert_previews_release_pages_and_issue_charts(
-    server, org_factory, stores
+    chromium, server, org_factory, stores
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     org = org_factory()
     land_demo_traffic(stores, org["org_id"], org["project_id"])
     fold(get_warehouse(stores))
@@ -129,34 +127,31 @@ def test_markers_on_budgets_alert_previews_release_pages_and_issue_charts(
     errors: list[str] = []
     seen: dict[tuple[str, int], list[dict[str, Any]]] = {}
     hovers: dict[str, str] = {}
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        for width in (1400, 1024):
-            page = chromium.new_page(viewport={"width": width, "height": 900})
-            page.add_init_script(CSP_PROBE)
-            watch_errors(page, errors, with_url=True)
-            sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-            for name, url, plot, _ in pages:
-                if name == "issue":
-                    page.goto(f"{project}/issues")
-                    page.click("a.issue-title")
-                else:
-                    page.goto(url)
-                page.wait_for_selector(f"{plot} .main-svg")
-                page.wait_for_load_state("networkidle")
-                seen[name, width] = page.evaluate(MARKERS)
-                page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-                if width == 1400:
-                    hovers[name] = _hover(page, plot, "deploy")
-            # The budget's edit form previews 30 days with the same markers.
-            page.goto(f"{project}/performance/budgets")
-            page.locator("a.edit-budget").first.click()
-            page.wait_for_selector("#budget-preview .plot .main-svg")
+    for width in (1400, 1024):
+        page = chromium.new_page(viewport={"width": width, "height": 900})
+        page.add_init_script(CSP_PROBE)
+        watch_errors(page, errors, with_url=True)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+        for name, url, plot, _ in pages:
+            if name == "issue":
+                page.goto(f"{project}/issues")
+                page.click("a.issue-title")
+            else:
+                page.goto(url)
+            page.wait_for_selector(f"{plot} .main-svg")
             page.wait_for_load_state("networkidle")
-            seen["preview", width] = page.evaluate(MARKERS)
-            page.screenshot(path=str(SHOTS / f"budget-preview-{width}.png"), full_page=True)
-            page.close()
-        chromium.close()
+            seen[name, width] = page.evaluate(MARKERS)
+            page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+            if width == 1400:
+                hovers[name] = _hover(page, plot, "deploy")
+        # The budget's edit form previews 30 days with the same markers.
+        page.goto(f"{project}/performance/budgets")
+        page.locator("a.edit-budget").first.click()
+        page.wait_for_selector("#budget-preview .plot .main-svg")
+        page.wait_for_load_state("networkidle")
+        seen["preview", width] = page.evaluate(MARKERS)
+        page.screenshot(path=str(SHOTS / f"budget-preview-{width}.png"), full_page=True)
+        page.close()
     assert errors == []
     expected = {name: releases for name, _, _, releases in pages} | {"preview": pages[0][3]}
     for (name, width), charts in seen.items():

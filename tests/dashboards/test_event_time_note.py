@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from stacklens.cli.app import build_app
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir
+from tests.browser import shots_dir
 from tests.dashboards.conftest import sign_in
 
 SHOTS = shots_dir("event_time_note")
@@ -60,26 +60,21 @@ def test_the_event_page_notes_a_replaced_time(client: TestClient, stores: Settin
 
 
 @pytest.mark.browser
-def test_the_note_as_seen_in_a_browser(stores: Settings, org_factory) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_the_note_as_seen_in_a_browser(chromium, stores: Settings, org_factory) -> None:
     from tests.api.live import serve
 
     org = org_factory()
     with serve(stores) as base, TestClient(build_app(stores)) as client:
         event_id = _ingest(client, org, time.time() + 7 * 86_400)  # a clock a week ahead
         path = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues/{_issue_of(stores, event_id)}"
-        with sync_playwright() as p:
-            browser = launch(p)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(base + "/login")
-            page.fill("input[name=email]", str(org["email"]))
-            page.fill("input[name=password]", "password-123")
-            page.click("button[type=submit]")
-            page.goto(base + path)
-            note = page.locator(".time-note")
-            assert note.is_visible()
-            assert "more than a minute ahead of the service's clock" in note.inner_text()
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / "event-time-note.png"), full_page=False)
-            browser.close()
+        page = chromium.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(base + "/login")
+        page.fill("input[name=email]", str(org["email"]))
+        page.fill("input[name=password]", "password-123")
+        page.click("button[type=submit]")
+        page.goto(base + path)
+        note = page.locator(".time-note")
+        assert note.is_visible()
+        assert "more than a minute ahead of the service's clock" in note.inner_text()
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "event-time-note.png"), full_page=False)

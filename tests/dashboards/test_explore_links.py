@@ -18,7 +18,7 @@ from pipelines.assets.issues import related_issues
 from pipelines.resources import resources_for
 from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, sign_in
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
@@ -117,8 +117,7 @@ def _number(locator) -> float:
 
 
 @pytest.mark.browser
-def test_open_in_explore_shows_the_pages_numbers(server, acme, stores) -> None:  # noqa: F811 - the fixture imported above
-    from playwright.sync_api import sync_playwright
+def test_open_in_explore_shows_the_pages_numbers(chromium, server, acme, stores) -> None:  # noqa: F811
 
     rows = land(
         acme["org_id"],
@@ -133,67 +132,58 @@ def test_open_in_explore_shows_the_pages_numbers(server, acme, stores) -> None: 
     ).success
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1024, "height": 900})
-        watch_errors(page, errors)
-        sign_in_page(page, server, acme["email"], PASSWORD, f"{server}/orgs/{acme['org_slug']}")
+    page = chromium.new_page(viewport={"width": 1024, "height": 900})
+    watch_errors(page, errors)
+    sign_in_page(page, server, acme["email"], PASSWORD, f"{server}/orgs/{acme['org_slug']}")
 
-        # The overview's web vitals: each p75 and its sample count, then the same in Explore.
-        base = f"{server}/orgs/{acme['org_slug']}/projects/{acme['project']}"
-        page.goto(
-            f"{base}/performance?since={WINDOW['since']}&until={WINDOW['until']}&environment=production"
+    # The overview's web vitals: each p75 and its sample count, then the same in Explore.
+    base = f"{server}/orgs/{acme['org_slug']}/projects/{acme['project']}"
+    page.goto(f"{base}/performance?since={WINDOW['since']}&until={WINDOW['until']}&environment=production")
+    shown = {}
+    for vital in VITALS:
+        card = page.locator(f'.vital[data-metric="{vital}"]')
+        shown[vital] = (
+            _number(card.locator(".vital-value [data-value]")),
+            int(card.locator("[data-samples]").get_attribute("data-samples")),
         )
-        shown = {}
-        for vital in VITALS:
-            card = page.locator(f'.vital[data-metric="{vital}"]')
-            shown[vital] = (
-                _number(card.locator(".vital-value [data-value]")),
-                int(card.locator("[data-samples]").get_attribute("data-samples")),
-            )
-        page.screenshot(path=str(SHOTS / "perf_overview_open_in_explore.png"))
-        page.click("#open-in-explore")
-        page.wait_for_selector("#explore-table")
-        page.wait_for_selector("#plot-explore-0 .main-svg")
-        for vital, column in VITALS.items():
-            cell = page.locator(f'#explore-table td[data-column="{column}"]')
-            value, samples = shown[vital]
-            assert _number(cell) == pytest.approx(value, rel=QUANTILE_RELATIVE_ERROR), vital
-            assert int(cell.get_attribute("data-samples")) == samples, vital
-        assert page.locator('#explore-table th[data-column="lcp_p75_ms"]').inner_text() == "LCP p75 (ms)"
-        assert re.fullmatch(
-            r"[\d,]+\.\d ms\s+n=[\d,]+",
-            page.locator('#explore-table td[data-column="lcp_p75_ms"]').inner_text(),
-        )
-        page.screenshot(path=str(SHOTS / "explore_from_overview.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / "perf_overview_open_in_explore.png"))
+    page.click("#open-in-explore")
+    page.wait_for_selector("#explore-table")
+    page.wait_for_selector("#plot-explore-0 .main-svg")
+    for vital, column in VITALS.items():
+        cell = page.locator(f'#explore-table td[data-column="{column}"]')
+        value, samples = shown[vital]
+        assert _number(cell) == pytest.approx(value, rel=QUANTILE_RELATIVE_ERROR), vital
+        assert int(cell.get_attribute("data-samples")) == samples, vital
+    assert page.locator('#explore-table th[data-column="lcp_p75_ms"]').inner_text() == "LCP p75 (ms)"
+    assert re.fullmatch(
+        r"[\d,]+\.\d ms\s+n=[\d,]+",
+        page.locator('#explore-table td[data-column="lcp_p75_ms"]').inner_text(),
+    )
+    page.screenshot(path=str(SHOTS / "explore_from_overview.png"), full_page=True)
 
-        # The release rows and a page whose filter Explore cannot carry, as a reader sees them.
-        page.goto(f"{base}/performance/releases?since={WINDOW['since']}&until={WINDOW['until']}")
-        page.locator("#releases-table").screenshot(path=str(SHOTS / "perf_releases_explore_links.png"))
-        page.goto(
-            f"{base}/performance/resources?since={WINDOW['since']}&until={WINDOW['until']}&browser=Chrome"
-        )
-        page.locator(".explore-open").screenshot(path=str(SHOTS / "perf_resources_explore_note.png"))
+    # The release rows and a page whose filter Explore cannot carry, as a reader sees them.
+    page.goto(f"{base}/performance/releases?since={WINDOW['since']}&until={WINDOW['until']}")
+    page.locator("#releases-table").screenshot(path=str(SHOTS / "perf_releases_explore_links.png"))
+    page.goto(f"{base}/performance/resources?since={WINDOW['since']}&until={WINDOW['until']}&browser=Chrome")
+    page.locator(".explore-open").screenshot(path=str(SHOTS / "perf_resources_explore_note.png"))
 
-        # An issue's tag: the issue's events with region=eu, as many as the issue has (all carry it).
-        page.goto(f"{base}/issues/{rows[0]['issue_id']}")
-        totals = page.locator("#issue-totals").inner_text()
-        events, users = (int(n) for n in re.findall(r"(\d+) (?:event|user)", totals))
-        page.locator("#tags").screenshot(path=str(SHOTS / "issue_tags_explore.png"))
-        page.locator('#tags li:has(.tag-key:text-is("region")) a.tag-explore').click()
-        page.wait_for_selector("#explore-table")
-        assert (
-            int(page.locator('#explore-table td[data-column="count"]').get_attribute("data-value"))
-            == events
-            == 3
-        )
-        assert (
-            int(page.locator('#explore-table td[data-column="unique_users"]').get_attribute("data-value"))
-            == users
-            == 2
-        )
-        page.screenshot(path=str(SHOTS / "explore_from_issue_tag.png"), full_page=True)
-        browser.close()
+    # An issue's tag: the issue's events with region=eu, as many as the issue has (all carry it).
+    page.goto(f"{base}/issues/{rows[0]['issue_id']}")
+    totals = page.locator("#issue-totals").inner_text()
+    events, users = (int(n) for n in re.findall(r"(\d+) (?:event|user)", totals))
+    page.locator("#tags").screenshot(path=str(SHOTS / "issue_tags_explore.png"))
+    page.locator('#tags li:has(.tag-key:text-is("region")) a.tag-explore').click()
+    page.wait_for_selector("#explore-table")
+    assert (
+        int(page.locator('#explore-table td[data-column="count"]').get_attribute("data-value")) == events == 3
+    )
+    assert (
+        int(page.locator('#explore-table td[data-column="unique_users"]').get_attribute("data-value"))
+        == users
+        == 2
+    )
+    page.screenshot(path=str(SHOTS / "explore_from_issue_tag.png"), full_page=True)
     assert not errors, errors
 
 

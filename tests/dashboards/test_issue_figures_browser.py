@@ -10,18 +10,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.api.live import serve
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
-from tests.dashboards.conftest import PASSWORD, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.browser import shots_dir, sign_in_page, watch_errors
+from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 
-playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.browser
 
 
 def _timeout(ms: int) -> None:
     raise TimeoutError(f"timed out after {ms} ms")
 
 
-def test_issue_figures_state_their_window(stores, org_factory) -> None:  # noqa: F811
+def test_issue_figures_state_their_window(chromium, stores, org_factory) -> None:
     org = org_factory("Shots")
     rng = random.Random(3)
     now = datetime.now(UTC)
@@ -34,10 +34,9 @@ def test_issue_figures_state_their_window(stores, org_factory) -> None:  # noqa:
     out = shots_dir("issue_figures")
     out.mkdir(parents=True, exist_ok=True)
     base = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues"
-    with serve(stores) as server, playwright.sync_playwright() as pw:
-        browser = launch(pw)
+    with serve(stores) as server:
         for width in (1400, 1024):
-            page = browser.new_page(viewport={"width": width, "height": 1000})
+            page = chromium.new_page(viewport={"width": width, "height": 1000})
             errors: list[str] = []
             watch_errors(page, errors)
             sign_in_page(page, server, org["email"], PASSWORD)
@@ -53,4 +52,3 @@ def test_issue_figures_state_their_window(stores, org_factory) -> None:  # noqa:
             page.screenshot(path=str(out / f"issue-page-{width}.png"), full_page=False)
             assert errors == []
             page.close()
-        browser.close()

@@ -10,7 +10,7 @@ import pytest
 
 from stacklens.settings import get_settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
@@ -34,8 +34,8 @@ def _stored_events(org_id: int, issue_id: int) -> int:
     return int(rows.result_rows[0][0])
 
 
-def test_merge_from_the_list_and_split_from_the_page(server, stores, org_factory) -> None:  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+def test_merge_from_the_list_and_split_from_the_page(chromium, server, stores, org_factory) -> None:  # noqa: F811
+    from playwright.sync_api import expect
 
     org = org_factory("Merge Co")
     payloads = [sdk_event(_declined, user={"id": f"u{n}"}) for n in range(3)]
@@ -46,62 +46,57 @@ def test_merge_from_the_list_and_split_from_the_page(server, stores, org_factory
     shots.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     issues = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues"
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        watch_errors(page, errors)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    page = chromium.new_page(viewport={"width": 1400, "height": 900})
+    watch_errors(page, errors)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
 
-        page.goto(issues)
-        expect(page.locator(".issue-row")).to_have_count(2)
-        page.check(f"input[name=issue_ids][value='{declined}']")
-        page.check(f"input[name=issue_ids][value='{gateway}']")
-        page.screenshot(path=str(shots / "list_before_1400.png"), full_page=True)
-        page.click("#bulk-merge")
-        page.wait_for_url(f"{issues}/{declined}?done=merged")
-        merged = page.locator("#merged-issues .merged-row")
-        expect(merged).to_have_count(1)
-        expect(merged).to_contain_text("TimeoutError")
-        expect(merged.locator("td").nth(4)).to_have_text("2")
-        expect(page.locator("#issue-history .timeline-item.merge")).to_contain_text(
-            f"merged issue {gateway} into"
-        )
-        page.screenshot(path=str(shots / "issue_merged_1400.png"), full_page=True)
-        page.set_viewport_size({"width": 1024, "height": 900})
-        page.screenshot(path=str(shots / "issue_merged_1024.png"), full_page=True)
-        page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(issues)
+    expect(page.locator(".issue-row")).to_have_count(2)
+    page.check(f"input[name=issue_ids][value='{declined}']")
+    page.check(f"input[name=issue_ids][value='{gateway}']")
+    page.screenshot(path=str(shots / "list_before_1400.png"), full_page=True)
+    page.click("#bulk-merge")
+    page.wait_for_url(f"{issues}/{declined}?done=merged")
+    merged = page.locator("#merged-issues .merged-row")
+    expect(merged).to_have_count(1)
+    expect(merged).to_contain_text("TimeoutError")
+    expect(merged.locator("td").nth(4)).to_have_text("2")
+    expect(page.locator("#issue-history .timeline-item.merge")).to_contain_text(
+        f"merged issue {gateway} into"
+    )
+    page.screenshot(path=str(shots / "issue_merged_1400.png"), full_page=True)
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.screenshot(path=str(shots / "issue_merged_1024.png"), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 900})
 
-        # The merged issue's address leads to the survivor.
-        page.goto(f"{issues}/{gateway}")
-        assert page.url == f"{issues}/{declined}"
+    # The merged issue's address leads to the survivor.
+    page.goto(f"{issues}/{gateway}")
+    assert page.url == f"{issues}/{declined}"
 
-        page.goto(issues)
-        row = page.locator(".issue-row")
-        expect(row).to_have_count(1)
-        cells = row.locator("td")
-        assert _stored_events(org["org_id"], declined) == 5
-        expect(cells.nth(5)).to_have_text("5")
-        expect(cells.nth(6)).to_have_text("4")  # u0–u3
-        page.screenshot(path=str(shots / "list_merged_1400.png"), full_page=True)
-        page.set_viewport_size({"width": 1024, "height": 900})
-        page.screenshot(path=str(shots / "list_merged_1024.png"), full_page=True)
-        page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(issues)
+    row = page.locator(".issue-row")
+    expect(row).to_have_count(1)
+    cells = row.locator("td")
+    assert _stored_events(org["org_id"], declined) == 5
+    expect(cells.nth(5)).to_have_text("5")
+    expect(cells.nth(6)).to_have_text("4")  # u0–u3
+    page.screenshot(path=str(shots / "list_merged_1400.png"), full_page=True)
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.screenshot(path=str(shots / "list_merged_1024.png"), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 900})
 
-        page.goto(f"{issues}/{declined}")
-        page.check("#merged-issues input[name=fingerprints]")
-        page.click("#split-submit")
-        page.wait_for_url(f"{issues}/{declined}?done=split#merged-issues")
-        expect(page.locator("#merged-issues")).to_have_count(0)
-        expect(page.locator("#issue-history .timeline-item.split")).to_contain_text(
-            f"split out issue {gateway}"
-        )
-        page.screenshot(path=str(shots / "issue_split_1400.png"), full_page=True)
+    page.goto(f"{issues}/{declined}")
+    page.check("#merged-issues input[name=fingerprints]")
+    page.click("#split-submit")
+    page.wait_for_url(f"{issues}/{declined}?done=split#merged-issues")
+    expect(page.locator("#merged-issues")).to_have_count(0)
+    expect(page.locator("#issue-history .timeline-item.split")).to_contain_text(f"split out issue {gateway}")
+    page.screenshot(path=str(shots / "issue_split_1400.png"), full_page=True)
 
-        page.goto(issues)
-        expect(page.locator(".issue-row")).to_have_count(2)
-        assert (_stored_events(org["org_id"], declined), _stored_events(org["org_id"], gateway)) == (3, 2)
-        page.screenshot(path=str(shots / "list_split_1400.png"), full_page=True)
-        page.set_viewport_size({"width": 1024, "height": 900})
-        page.screenshot(path=str(shots / "list_split_1024.png"), full_page=True)
-        browser.close()
+    page.goto(issues)
+    expect(page.locator(".issue-row")).to_have_count(2)
+    assert (_stored_events(org["org_id"], declined), _stored_events(org["org_id"], gateway)) == (3, 2)
+    page.screenshot(path=str(shots / "list_split_1400.png"), full_page=True)
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.screenshot(path=str(shots / "list_split_1024.png"), full_page=True)
     assert errors == []

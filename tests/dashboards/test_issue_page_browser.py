@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
@@ -60,55 +60,52 @@ def _browser_error(seconds_ago: float) -> dict:
     }
 
 
-def test_issue_page_reads_right(server, org_factory) -> None:  # noqa: F811 - the fixture imported above
-    from playwright.sync_api import expect, sync_playwright
+def test_issue_page_reads_right(chromium, server, org_factory) -> None:  # noqa: F811
+    from playwright.sync_api import expect
 
     org = org_factory()
     # Two events nine days apart: sparse data that must still read as a time line.
     land(org["org_id"], org["project_id"], [_browser_error(9 * 86400), _browser_error(60)])
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        watch_errors(page, errors)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-        expect(page.locator("#rate-limits h2")).to_have_text("Rate limits")
-        expect(page.locator("#limit-events")).to_have_text("60,000")
-        expect(page.locator("#refusals")).to_contain_text("None: no request was refused")
-        page.screenshot(path=str(ARTIFACTS / "organization_rate_limits.png"), full_page=True)
-        page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues")
-        expect(page.locator("thead")).to_contain_text("Events (14d)")
-        page.click("a.issue-title")
-        page.wait_for_selector("#breadcrumbs")
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    watch_errors(page, errors)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    expect(page.locator("#rate-limits h2")).to_have_text("Rate limits")
+    expect(page.locator("#limit-events")).to_have_text("60,000")
+    expect(page.locator("#refusals")).to_contain_text("None: no request was refused")
+    page.screenshot(path=str(ARTIFACTS / "organization_rate_limits.png"), full_page=True)
+    page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues")
+    expect(page.locator("thead")).to_contain_text("Events (14d)")
+    page.click("a.issue-title")
+    page.wait_for_selector("#breadcrumbs")
 
-        expect(page.locator("#issue-totals")).to_have_text("all time: 2 events · 0 users")
-        expect(page.locator("#status-actions button[value=reopen]")).to_have_count(0)
-        expect(page.locator("#status-actions button[value=resolve]")).to_have_count(1)
+    expect(page.locator("#issue-totals")).to_have_text("all time: 2 events · 0 users")
+    expect(page.locator("#status-actions button[value=reopen]")).to_have_count(0)
+    expect(page.locator("#status-actions button[value=resolve]")).to_have_count(1)
 
-        rows = page.locator("tr.crumb")
-        expect(rows).to_have_count(3)
-        expect(page.locator("tr.crumb[data-category=navigation] .crumb-message")).to_have_text("/ → /cart")
-        times = rows.locator("td:first-child").all_inner_texts()
-        assert all(len(t) == 23 and t[4] == "-" and t[10] == " " for t in times), times
-        page.select_option("#crumb-category", "ui")
-        expect(page.locator("tr.crumb:visible")).to_have_count(1)
-        expect(page.locator("tr.crumb:visible .crumb-message")).to_have_text("button.add-to-cart")
-        page.select_option("#crumb-category", "")
+    rows = page.locator("tr.crumb")
+    expect(rows).to_have_count(3)
+    expect(page.locator("tr.crumb[data-category=navigation] .crumb-message")).to_have_text("/ → /cart")
+    times = rows.locator("td:first-child").all_inner_texts()
+    assert all(len(t) == 23 and t[4] == "-" and t[10] == " " for t in times), times
+    page.select_option("#crumb-category", "ui")
+    expect(page.locator("tr.crumb:visible")).to_have_count(1)
+    expect(page.locator("tr.crumb:visible .crumb-message")).to_have_text("button.add-to-cart")
+    page.select_option("#crumb-category", "")
 
-        environment = page.locator("#environment").inner_text()
-        assert "Safari 18.1" in environment and "Mac OS X 14.6" in environment, environment
+    environment = page.locator("#environment").inner_text()
+    assert "Safari 18.1" in environment and "Mac OS X 14.6" in environment, environment
 
-        # Every day of the 14-day range is a bar (zero where nothing happened), each a day wide.
-        bars = page.evaluate(
-            "() => { const p = document.querySelector('.plot .js-plotly-plot') || document.querySelector('.js-plotly-plot');"
-            " return p && p.data ? p.data[0].y : null; }"
-        )
-        assert bars is not None and len(bars) >= 14 and sum(bars) == 2 and bars.count(0) >= 12, bars
-        page.screenshot(path=str(ARTIFACTS / "issue_page_first_hour.png"), full_page=True)
+    # Every day of the 14-day range is a bar (zero where nothing happened), each a day wide.
+    bars = page.evaluate(
+        "() => { const p = document.querySelector('.plot .js-plotly-plot') || document.querySelector('.js-plotly-plot');"
+        " return p && p.data ? p.data[0].y : null; }"
+    )
+    assert bars is not None and len(bars) >= 14 and sum(bars) == 2 and bars.count(0) >= 12, bars
+    page.screenshot(path=str(ARTIFACTS / "issue_page_first_hour.png"), full_page=True)
 
-        page.click("#status-actions button[value=resolve]")
-        expect(page.locator("#status-actions button[value=reopen]")).to_have_count(1)
-        expect(page.locator("#status-actions button[value=resolve]")).to_have_count(0)
-        browser.close()
+    page.click("#status-actions button[value=resolve]")
+    expect(page.locator("#status-actions button[value=reopen]")).to_have_count(1)
+    expect(page.locator("#status-actions button[value=resolve]")).to_have_count(0)
     assert not errors, errors

@@ -27,7 +27,7 @@ from stacklens.outbound import OutboundClient
 from stacklens.outbound_guard import AllowList
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import server
 
@@ -106,54 +106,49 @@ def seed(settings: Settings, org: dict[str, Any], site: str) -> None:
         probe_due(settings, warehouse, BASE, client, now=now - timedelta(minutes=minutes))
 
 
-def test_monitor_pages_at_1024_px(server: str, org_factory, stores: Settings, site: str) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_monitor_pages_at_1024_px(chromium, server: str, org_factory, stores: Settings, site: str) -> None:
     org = org_factory()
     seed(stores, org, site)
     base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/monitors"
     errors: list[str] = []
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1024, "height": 900})
-        watch_errors(page, errors, with_url=True)
-        sign_in_page(page, server, org["email"], PASSWORD)
-        page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues")
-        page.click("a.project-link[href$='/monitors']")  # "Monitors" in the project's navigation
-        page.wait_for_url(base)
-        table = page.locator("#monitors-table")
-        assert table.locator("tr[data-slug=order-mail] .monitor-status").inner_text() in ("ok", "missed")
-        assert "every 6 hours" in table.locator("tr[data-slug=order-mail]").inner_text()
-        assert table.locator("tr[data-slug=shop]").inner_text().count("every 60 s") == 1
-        assert table.locator("tr[data-slug=shop] .timeline .day.status-ok").count() == 1
-        days = table.locator("tr[data-slug=order-mail] .timeline .day")
-        assert days.count() == 30
-        ok = table.locator("tr[data-slug=order-mail] .timeline .day.status-ok").count()
-        bad = table.locator(
-            "tr[data-slug=order-mail] .timeline .day.status-some_failed, "
-            "tr[data-slug=order-mail] .timeline .day.status-failed"
-        ).count()
-        assert ok >= 3 and bad >= 3 and ok + bad in (10, 11)  # ten days of runs, no day without one
-        page.screenshot(path=str(SHOTS / "monitors-list-1024.png"), full_page=True)
+    page = chromium.new_page(viewport={"width": 1024, "height": 900})
+    watch_errors(page, errors, with_url=True)
+    sign_in_page(page, server, org["email"], PASSWORD)
+    page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues")
+    page.click("a.project-link[href$='/monitors']")  # "Monitors" in the project's navigation
+    page.wait_for_url(base)
+    table = page.locator("#monitors-table")
+    assert table.locator("tr[data-slug=order-mail] .monitor-status").inner_text() in ("ok", "missed")
+    assert "every 6 hours" in table.locator("tr[data-slug=order-mail]").inner_text()
+    assert table.locator("tr[data-slug=shop]").inner_text().count("every 60 s") == 1
+    assert table.locator("tr[data-slug=shop] .timeline .day.status-ok").count() == 1
+    days = table.locator("tr[data-slug=order-mail] .timeline .day")
+    assert days.count() == 30
+    ok = table.locator("tr[data-slug=order-mail] .timeline .day.status-ok").count()
+    bad = table.locator(
+        "tr[data-slug=order-mail] .timeline .day.status-some_failed, "
+        "tr[data-slug=order-mail] .timeline .day.status-failed"
+    ).count()
+    assert ok >= 3 and bad >= 3 and ok + bad in (10, 11)  # ten days of runs, no day without one
+    page.screenshot(path=str(SHOTS / "monitors-list-1024.png"), full_page=True)
 
-        page.click("#monitors-table >> text=Order mail")
-        page.wait_for_url(base + "/order-mail")
-        rows = page.locator("#checkins tbody tr")
-        assert rows.count() > 20
-        assert page.locator("#checkins tbody td.num .duration-bar").count() > 20  # runs with durations
-        incidents = page.locator("#incidents tbody tr")
-        assert incidents.count() >= 3
-        assert "error" in page.locator("#incidents").inner_text()
-        page.screenshot(path=str(SHOTS / "monitor-cron-1024.png"), full_page=True)
+    page.click("#monitors-table >> text=Order mail")
+    page.wait_for_url(base + "/order-mail")
+    rows = page.locator("#checkins tbody tr")
+    assert rows.count() > 20
+    assert page.locator("#checkins tbody td.num .duration-bar").count() > 20  # runs with durations
+    incidents = page.locator("#incidents tbody tr")
+    assert incidents.count() >= 3
+    assert "error" in page.locator("#incidents").inner_text()
+    page.screenshot(path=str(SHOTS / "monitor-cron-1024.png"), full_page=True)
 
-        page.goto(base + "/shop")
-        bars = page.locator("#uptime-chart .bar")
-        assert bars.count() == 30
-        assert page.locator("#uptime-chart .bar.none").count() == 29  # one day of probes; no day drawn as 0 %
-        assert page.locator("#uptime-today").inner_text().startswith("100.0 % up")
-        assert page.locator("#probes tbody tr").count() == 4
-        assert page.locator("#probes tbody tr").first.locator("td.num").first.inner_text() == "200"
-        page.screenshot(path=str(SHOTS / "monitor-uptime-1024.png"), full_page=True)
-        browser.close()
+    page.goto(base + "/shop")
+    bars = page.locator("#uptime-chart .bar")
+    assert bars.count() == 30
+    assert page.locator("#uptime-chart .bar.none").count() == 29  # one day of probes; no day drawn as 0 %
+    assert page.locator("#uptime-today").inner_text().startswith("100.0 % up")
+    assert page.locator("#probes tbody tr").count() == 4
+    assert page.locator("#probes tbody tr").first.locator("td.num").first.inner_text() == "200"
+    page.screenshot(path=str(SHOTS / "monitor-uptime-1024.png"), full_page=True)
     assert errors == []

@@ -24,7 +24,7 @@ from stacklens.ingest.fields import Origin
 from stacklens.ingest.transactions import spans_rows, transaction_row
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.stacklens.performance.perf_seed import build_facts
 
@@ -123,118 +123,110 @@ def land_demo_traffic(
     return times
 
 
-def test_every_performance_page_in_a_real_browser(server, org_factory, stores) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_every_performance_page_in_a_real_browser(chromium, server, org_factory, stores) -> None:
     org = org_factory()
     land_demo_traffic(stores, org["org_id"], org["project_id"])
     base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/performance"
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        page = chromium.new_page(viewport={"width": 1360, "height": 900})
-        page.add_init_script(CSP_PROBE)
-        watch_errors(page, errors, with_url=True)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    page = chromium.new_page(viewport={"width": 1360, "height": 900})
+    page.add_init_script(CSP_PROBE)
+    watch_errors(page, errors, with_url=True)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
 
-        def visit(url: str, name: str, min_figures: int) -> None:
-            page.goto(url)
-            if min_figures:
-                page.wait_for_selector(".plot .main-svg")
-            page.wait_for_load_state("networkidle")
-            figures = page.evaluate(FIGURES_HOLD_DATA)
-            assert len(figures) >= min_figures, (name, figures)
-            empty = [f["id"] for f in figures if not f["traces"] or not f["points"]]
-            assert not empty, (name, empty)
-            assert page.evaluate("window.__csp") == [], name
-            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    def visit(url: str, name: str, min_figures: int) -> None:
+        page.goto(url)
+        if min_figures:
+            page.wait_for_selector(".plot .main-svg")
+        page.wait_for_load_state("networkidle")
+        figures = page.evaluate(FIGURES_HOLD_DATA)
+        assert len(figures) >= min_figures, (name, figures)
+        empty = [f["id"] for f in figures if not f["traces"] or not f["points"]]
+        assert not empty, (name, empty)
+        assert page.evaluate("window.__csp") == [], name
+        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
-        page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues")
-        page.click("a.project-link[href$='/performance']")
-        page.wait_for_url(base)
-        visit(f"{base}?range=30d", "overview", 4)
-        # Compare with the previous period, chosen in the filter bar: each daily chart names both lines.
-        page.goto(f"{base}?range=7d")
-        page.check("#compare-previous")
-        page.click("#perf-filters button[type=submit]")
-        page.wait_for_url("**compare=previous**")
-        page.set_viewport_size({"width": 1024, "height": 900})
-        visit(page.url, "overview_compare_1024", 4)
-        assert page.locator(".legendtext", has_text="previous period").count() == 4
-        page.set_viewport_size({"width": 1360, "height": 900})
-        visit(f"{base}/pages?range=30d", "pages", 1)
-        page.click("#pages-table a[href*='/pages/detail']")
-        page.wait_for_selector("#samples")
-        visit(page.url, "page_detail", 6)
-        page.click("a.waterfall-link")
-        page.wait_for_selector("#spans")
-        visit(page.url, "waterfall", 1)
-        statuses = set(page.locator("#spans td:nth-child(7)").all_inner_texts())
-        assert statuses & {"blocking", "unknown"}, statuses  # Chrome marks blocking ones; others say unknown
-        visit(f"{base}/resources?range=30d", "resources", 1)
-        assert page.locator("#largest td", has_text="unknown").count() > 0  # Firefox/Safari report no status
-        visit(f"{base}/api?range=30d&sort=p95_ms", "endpoints", 1)
-        page.click("#endpoints-table a[href*='/api/detail']")
-        page.wait_for_selector("#slowest")
-        visit(page.url, "endpoint_detail", 3)
-        visit(f"{base}/trends?range=30d", "trends", 2)
-        visit(f"{base}/releases?range=30d", "releases", 1)
-        assert any(
-            t.startswith("Regression in shop@1.3.0") for t in page.locator(".regression").all_inner_texts()
-        )
-        visit(f"{base}/recommendations?range=30d", "recommendations", 0)
-        assert page.locator(".rec-row[data-rules~=parallel_calls]").count() == 1
-        visit(f"{base}/pages?range=30d&browser=Safari&environment=staging", "pages_thin", 1)
-        assert page.locator(".few").count() > 0
-        chromium.close()
+    page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues")
+    page.click("a.project-link[href$='/performance']")
+    page.wait_for_url(base)
+    visit(f"{base}?range=30d", "overview", 4)
+    # Compare with the previous period, chosen in the filter bar: each daily chart names both lines.
+    page.goto(f"{base}?range=7d")
+    page.check("#compare-previous")
+    page.click("#perf-filters button[type=submit]")
+    page.wait_for_url("**compare=previous**")
+    page.set_viewport_size({"width": 1024, "height": 900})
+    visit(page.url, "overview_compare_1024", 4)
+    assert page.locator(".legendtext", has_text="previous period").count() == 4
+    page.set_viewport_size({"width": 1360, "height": 900})
+    visit(f"{base}/pages?range=30d", "pages", 1)
+    page.click("#pages-table a[href*='/pages/detail']")
+    page.wait_for_selector("#samples")
+    visit(page.url, "page_detail", 6)
+    page.click("a.waterfall-link")
+    page.wait_for_selector("#spans")
+    visit(page.url, "waterfall", 1)
+    statuses = set(page.locator("#spans td:nth-child(7)").all_inner_texts())
+    assert statuses & {"blocking", "unknown"}, statuses  # Chrome marks blocking ones; others say unknown
+    visit(f"{base}/resources?range=30d", "resources", 1)
+    assert page.locator("#largest td", has_text="unknown").count() > 0  # Firefox/Safari report no status
+    visit(f"{base}/api?range=30d&sort=p95_ms", "endpoints", 1)
+    page.click("#endpoints-table a[href*='/api/detail']")
+    page.wait_for_selector("#slowest")
+    visit(page.url, "endpoint_detail", 3)
+    visit(f"{base}/trends?range=30d", "trends", 2)
+    visit(f"{base}/releases?range=30d", "releases", 1)
+    assert any(
+        t.startswith("Regression in shop@1.3.0") for t in page.locator(".regression").all_inner_texts()
+    )
+    visit(f"{base}/recommendations?range=30d", "recommendations", 0)
+    assert page.locator(".rec-row[data-rules~=parallel_calls]").count() == 1
+    visit(f"{base}/pages?range=30d&browser=Safari&environment=staging", "pages_thin", 1)
+    assert page.locator(".few").count() > 0
     assert not errors, errors
 
 
-def test_release_views_show_the_headline_regression_at_first_sight(server, org_factory, stores) -> None:
+def test_release_views_show_the_headline_regression_at_first_sight(
+    chromium, server, org_factory, stores
+) -> None:
     """Issue #47: the demo's shape (five releases over 35 days, shop@1.3.0 live 8 to 14 days ago): Release
     impact and Trends opened without a range show the regression and say which window they opened on; a
     week would show the newest release alone. Screenshots at 1400 and 1024 px."""
-    from playwright.sync_api import sync_playwright
 
     org = org_factory()
     land_demo_traffic(stores, org["org_id"], org["project_id"], days=35, per_day=14)
     base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/performance"
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        page = chromium.new_page(viewport={"width": 1400, "height": 900})
-        watch_errors(page, errors, with_url=True)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-        for width in (1400, 1024):
-            page.set_viewport_size({"width": width, "height": 900})
-            page.goto(f"{base}/releases")
-            page.wait_for_selector(".plot .main-svg")
-            assert "opens on the last 30 days" in page.locator("#default-range").inner_text()
-            assert any(
-                t.startswith("Regression in shop@1.3.0")
-                for t in page.locator(".regression").all_inner_texts()
-            )
-            page.screenshot(path=str(SHOTS / f"releases_default_{width}.png"), full_page=True)
-            page.goto(f"{base}/trends")
-            page.wait_for_selector(".plot .main-svg")
-            assert page.locator("#default-range").count() == 1
-            assert page.locator("#weekly tbody tr").count() >= 5  # the weeks of every release
-            page.screenshot(path=str(SHOTS / f"trends_default_{width}.png"), full_page=True)
-        page.set_viewport_size({"width": 1400, "height": 900})
-        page.goto(f"{base}/trends?range=90d")
+    page = chromium.new_page(viewport={"width": 1400, "height": 900})
+    watch_errors(page, errors, with_url=True)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    for width in (1400, 1024):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{base}/releases")
         page.wait_for_selector(".plot .main-svg")
-        page.screenshot(path=str(SHOTS / "trends_90d_1400.png"))
-        page.goto(f"{base}/releases?range=7d")
-        assert page.locator("#releases-table", has_text="shop@1.3.0").count() == 0  # a week: the newest only
-        # History the marts have not taken yet: the page says they are building, and how far.
-        time.sleep(0.01)
-        land_demo_traffic(stores, org["org_id"], org["project_id"], days=6, per_day=3, build=False)
-        page.set_viewport_size({"width": 1400, "height": 900})
+        assert "opens on the last 30 days" in page.locator("#default-range").inner_text()
+        assert any(
+            t.startswith("Regression in shop@1.3.0") for t in page.locator(".regression").all_inner_texts()
+        )
+        page.screenshot(path=str(SHOTS / f"releases_default_{width}.png"), full_page=True)
         page.goto(f"{base}/trends")
-        notice = page.locator("#marts-building").inner_text()
-        assert re.search(r"Building the last [67] days: \d+ %", notice), notice
-        page.screenshot(path=str(SHOTS / "trends_building_1400.png"))
-        chromium.close()
+        page.wait_for_selector(".plot .main-svg")
+        assert page.locator("#default-range").count() == 1
+        assert page.locator("#weekly tbody tr").count() >= 5  # the weeks of every release
+        page.screenshot(path=str(SHOTS / f"trends_default_{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{base}/trends?range=90d")
+    page.wait_for_selector(".plot .main-svg")
+    page.screenshot(path=str(SHOTS / "trends_90d_1400.png"))
+    page.goto(f"{base}/releases?range=7d")
+    assert page.locator("#releases-table", has_text="shop@1.3.0").count() == 0  # a week: the newest only
+    # History the marts have not taken yet: the page says they are building, and how far.
+    time.sleep(0.01)
+    land_demo_traffic(stores, org["org_id"], org["project_id"], days=6, per_day=3, build=False)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{base}/trends")
+    notice = page.locator("#marts-building").inner_text()
+    assert re.search(r"Building the last [67] days: \d+ %", notice), notice
+    page.screenshot(path=str(SHOTS / "trends_building_1400.png"))
     assert not errors, errors

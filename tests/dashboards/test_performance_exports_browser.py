@@ -17,7 +17,7 @@ import httpx
 import pytest
 from pypdf import PdfReader
 
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server
 
@@ -27,47 +27,42 @@ SHOTS = shots_dir("performance_exports")
 PAGES = ["", "/pages", "/resources", "/api", "/trends", "/releases", "/recommendations"]
 
 
-def test_download_links_work_in_a_real_browser(server, org_factory, stores) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_download_links_work_in_a_real_browser(chromium, server, org_factory, stores) -> None:
     org = org_factory()
     land_demo_traffic(stores, org["org_id"], org["project_id"])
     base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/performance"
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        context = chromium.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True)
-        page = context.new_page()
-        page.add_init_script(CSP_PROBE)
-        watch_errors(page, errors, with_url=True, page_errors=False)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-        for suffix in PAGES:
-            page.goto(f"{base}{suffix}?range=30d&environment=production")
-            bar = page.locator("nav.downloads")
-            labels = bar.locator("a").all_inner_texts()
-            assert any(t.startswith("CSV") for t in labels) and "JSON" in labels and "PDF report" in labels
-            for href in bar.locator("a").evaluate_all("links => links.map(a => a.href)"):
-                assert "range=30d" in href and "environment=production" in href, href
-            name = suffix.strip("/") or "overview"
-            bar.screenshot(path=str(SHOTS / f"{name}-downloads.png"))
-            if suffix == "/pages":
-                page.screenshot(path=str(SHOTS / "pages.png"), full_page=False)
-                shown = page.locator("#pages-table tbody tr").count()
-                with page.expect_download() as csv_download:
-                    bar.locator("a.download-csv").first.click()
-                rows = list(csv.DictReader(io.StringIO(Path(csv_download.value.path()).read_text())))
-                assert len(rows) == shown and csv_download.value.suggested_filename.endswith("-pages.csv")
-                with page.expect_download() as json_download:
-                    bar.locator("a.download-json").click()
-                document = json.loads(Path(json_download.value.path()).read_text())
-                assert len(document["tables"]["pages"]) == shown
-                with page.expect_download() as pdf_download:
-                    bar.locator("a.download-pdf").click()
-                pdf = Path(pdf_download.value.path()).read_bytes()
-            assert page.evaluate("window.__csp") == [], name
-        cookies = {c["name"]: c["value"] for c in context.cookies()}
-        chromium.close()
+    context = chromium.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    page.add_init_script(CSP_PROBE)
+    watch_errors(page, errors, with_url=True, page_errors=False)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    for suffix in PAGES:
+        page.goto(f"{base}{suffix}?range=30d&environment=production")
+        bar = page.locator("nav.downloads")
+        labels = bar.locator("a").all_inner_texts()
+        assert any(t.startswith("CSV") for t in labels) and "JSON" in labels and "PDF report" in labels
+        for href in bar.locator("a").evaluate_all("links => links.map(a => a.href)"):
+            assert "range=30d" in href and "environment=production" in href, href
+        name = suffix.strip("/") or "overview"
+        bar.screenshot(path=str(SHOTS / f"{name}-downloads.png"))
+        if suffix == "/pages":
+            page.screenshot(path=str(SHOTS / "pages.png"), full_page=False)
+            shown = page.locator("#pages-table tbody tr").count()
+            with page.expect_download() as csv_download:
+                bar.locator("a.download-csv").first.click()
+            rows = list(csv.DictReader(io.StringIO(Path(csv_download.value.path()).read_text())))
+            assert len(rows) == shown and csv_download.value.suggested_filename.endswith("-pages.csv")
+            with page.expect_download() as json_download:
+                bar.locator("a.download-json").click()
+            document = json.loads(Path(json_download.value.path()).read_text())
+            assert len(document["tables"]["pages"]) == shown
+            with page.expect_download() as pdf_download:
+                bar.locator("a.download-pdf").click()
+            pdf = Path(pdf_download.value.path()).read_bytes()
+        assert page.evaluate("window.__csp") == [], name
+    cookies = {c["name"]: c["value"] for c in context.cookies()}
     assert not errors, errors
     text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages)
     assert "Performance report" in text and "environment production" in text

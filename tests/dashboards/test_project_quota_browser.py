@@ -10,7 +10,7 @@ import pytest
 
 from stacklens.settings import Settings
 from tests.api.live import serve
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -23,41 +23,38 @@ def server(stores: Settings) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("width", [1400, 1024])
-def test_the_quota_form_saves_and_names_a_bad_box(server, org_factory, width: int) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_the_quota_form_saves_and_names_a_bad_box(chromium, server, org_factory, width: int) -> None:
+    from playwright.sync_api import expect
 
     org = org_factory("Quota Company", "Checkout Web")
     settings_page = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/settings"
     shots = shots_dir("project_quota")
     shots.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        watch_errors(page, errors)
-        sign_in_page(page, server, org["email"], PASSWORD)
-        page.goto(settings_page + "#quota")
-        page.fill("#quota-events_per_minute", "20000")
-        page.fill("#quota-error", "1500")
-        page.fill("#quota-transaction", "600")
-        page.click("#quota-save")
-        expect(page.locator("#quota-saved")).to_be_visible()
-        expect(page.locator("#quota-events_per_minute")).to_have_value("20000")
-        expect(page.locator("#quota-error")).to_have_value("1500")
-        expect(page.locator("#quota-transaction")).to_have_value("600")
-        expect(page.locator("#quota-log")).to_have_value("")
-        page.locator("#quota").screenshot(path=str(shots / f"saved_{width}.png"))
+    page = chromium.new_page(viewport={"width": width, "height": 900})
+    watch_errors(page, errors)
+    sign_in_page(page, server, org["email"], PASSWORD)
+    page.goto(settings_page + "#quota")
+    page.fill("#quota-events_per_minute", "20000")
+    page.fill("#quota-error", "1500")
+    page.fill("#quota-transaction", "600")
+    page.click("#quota-save")
+    expect(page.locator("#quota-saved")).to_be_visible()
+    expect(page.locator("#quota-events_per_minute")).to_have_value("20000")
+    expect(page.locator("#quota-error")).to_have_value("1500")
+    expect(page.locator("#quota-transaction")).to_have_value("600")
+    expect(page.locator("#quota-log")).to_have_value("")
+    page.locator("#quota").screenshot(path=str(shots / f"saved_{width}.png"))
 
-        page.fill("#quota-span", "-3")
-        page.click("#quota-save")
-        message = page.locator("#quota-span-error")
-        expect(message).to_contain_text("Spans per minute must be a whole number")
-        expect(page.get_by_role("alert")).to_contain_text("Spans per minute")
-        expect(page.locator("#quota-span")).to_have_value("-3")
-        # The message sits beside its box, on screen, not off the right edge.
-        box = message.bounding_box()
-        assert box and box["x"] + box["width"] <= width, box
-        page.screenshot(path=str(shots / f"refused_{width}.png"), full_page=True)
-        browser.close()
+    page.fill("#quota-span", "-3")
+    page.click("#quota-save")
+    message = page.locator("#quota-span-error")
+    expect(message).to_contain_text("Spans per minute must be a whole number")
+    expect(page.get_by_role("alert")).to_contain_text("Spans per minute")
+    expect(page.locator("#quota-span")).to_have_value("-3")
+    # The message sits beside its box, on screen, not off the right edge.
+    box = message.bounding_box()
+    assert box and box["x"] + box["width"] <= width, box
+    page.screenshot(path=str(shots / f"refused_{width}.png"), full_page=True)
     # The refused save is answered 400, which chromium logs as a failed load; anything else is a real error.
     assert [e for e in errors if "status of 400" not in e] == []

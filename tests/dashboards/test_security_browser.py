@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 
 from stacklens.cli.serve import uvicorn_config
-from tests.browser import launch, sign_in_page, watch_errors
+from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -49,8 +49,8 @@ def server(stores) -> Iterator[str]:
     thread.join(timeout=10)
 
 
-def test_docs_offline_under_csp_and_no_server_header(server) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_docs_offline_under_csp_and_no_server_header(chromium, server) -> None:
+    from playwright.sync_api import expect
 
     answer = httpx.get(f"{server}/docs")
     assert answer.status_code == 200 and "server" not in answer.headers
@@ -59,63 +59,57 @@ def test_docs_offline_under_csp_and_no_server_header(server) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     outside: list[str] = []
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page()
-        watch_errors(page, errors)
-        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(server) else None)
-        page.goto(f"{server}/docs")
-        expect(page.locator(".opblock").first).to_be_visible(timeout=20_000)
-        assert page.locator(".opblock-summary-path", has_text="/api/keys/api/next").count() == 1
-        page.screenshot(path=str(ARTIFACTS / "docs.png"), full_page=False)
-        browser.close()
+    page = chromium.new_page()
+    watch_errors(page, errors)
+    page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(server) else None)
+    page.goto(f"{server}/docs")
+    expect(page.locator(".opblock").first).to_be_visible(timeout=20_000)
+    assert page.locator(".opblock-summary-path", has_text="/api/keys/api/next").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "docs.png"), full_page=False)
     assert errors == [] and [u for u in outside if not u.startswith("data:")] == []
 
 
-def test_invitation_and_sign_in_pages(server, org_factory) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_invitation_and_sign_in_pages(chromium, server, org_factory) -> None:
+    from playwright.sync_api import expect
 
     org = org_factory()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        owner = browser.new_page(viewport={"width": 1200, "height": 900})
-        watch_errors(owner, errors, page_errors=False)
-        sign_in_page(owner, server, org["email"], PASSWORD)
-        owner.goto(f"{server}/orgs/{org['org_slug']}/settings/members")
-        owner.fill("#invite-member input[name=email]", "new.person@example.test")
-        owner.click("#invite-member button[type=submit]")
-        link = owner.locator("#invite-link").input_value()
-        assert re.fullmatch(rf"{re.escape(server)}/invitations/[\w.-]+", link)
-        owner.screenshot(path=str(ARTIFACTS / "members_invited.png"), full_page=True)
+    owner = chromium.new_page(viewport={"width": 1200, "height": 900})
+    watch_errors(owner, errors, page_errors=False)
+    sign_in_page(owner, server, org["email"], PASSWORD)
+    owner.goto(f"{server}/orgs/{org['org_slug']}/settings/members")
+    owner.fill("#invite-member input[name=email]", "new.person@example.test")
+    owner.click("#invite-member button[type=submit]")
+    link = owner.locator("#invite-link").input_value()
+    assert re.fullmatch(rf"{re.escape(server)}/invitations/[\w.-]+", link)
+    owner.screenshot(path=str(ARTIFACTS / "members_invited.png"), full_page=True)
 
-        invited = browser.new_context().new_page()
-        watch_errors(invited, errors, page_errors=False)
-        invited.goto(link)
-        expect(invited.locator("#invitation")).to_contain_text("new.person@example.test")
-        invited.screenshot(path=str(ARTIFACTS / "invitation.png"), full_page=True)
-        invited.fill("#create-account input[name=password]", "password")
-        invited.fill("#create-account input[name=confirm]", "password")
+    invited = chromium.new_context().new_page()
+    watch_errors(invited, errors, page_errors=False)
+    invited.goto(link)
+    expect(invited.locator("#invitation")).to_contain_text("new.person@example.test")
+    invited.screenshot(path=str(ARTIFACTS / "invitation.png"), full_page=True)
+    invited.fill("#create-account input[name=password]", "password")
+    invited.fill("#create-account input[name=confirm]", "password")
+    invited.click("#create-account button[type=submit]")
+    expect(invited.locator(".error")).to_contain_text("most common")
+    invited.screenshot(path=str(ARTIFACTS / "invitation_weak_password.png"), full_page=True)
+    invited.fill("#create-account input[name=password]", "a long pass phrase")
+    invited.fill("#create-account input[name=confirm]", "a long pass phrase")
+    with invited.expect_navigation():
         invited.click("#create-account button[type=submit]")
-        expect(invited.locator(".error")).to_contain_text("most common")
-        invited.screenshot(path=str(ARTIFACTS / "invitation_weak_password.png"), full_page=True)
-        invited.fill("#create-account input[name=password]", "a long pass phrase")
-        invited.fill("#create-account input[name=confirm]", "a long pass phrase")
-        with invited.expect_navigation():
-            invited.click("#create-account button[type=submit]")
-        invited.wait_for_url(f"{server}/orgs/{org['org_slug']}")
+    invited.wait_for_url(f"{server}/orgs/{org['org_slug']}")
 
-        stranger = browser.new_context().new_page()
-        watch_errors(stranger, errors, page_errors=False)
-        for attempt in range(3):
-            stranger.goto(f"{server}/login")
-            stranger.fill("input[name=email]", org["email"])
-            stranger.fill("input[name=password]", f"guess-number-{attempt}")
-            stranger.click("button[type=submit].primary")
-        expect(stranger.locator(".error")).to_contain_text("Too many failed sign-ins")
-        stranger.screenshot(path=str(ARTIFACTS / "sign_in_throttled.png"), full_page=True)
-        browser.close()
+    stranger = chromium.new_context().new_page()
+    watch_errors(stranger, errors, page_errors=False)
+    for attempt in range(3):
+        stranger.goto(f"{server}/login")
+        stranger.fill("input[name=email]", org["email"])
+        stranger.fill("input[name=password]", f"guess-number-{attempt}")
+        stranger.click("button[type=submit].primary")
+    expect(stranger.locator(".error")).to_contain_text("Too many failed sign-ins")
+    stranger.screenshot(path=str(ARTIFACTS / "sign_in_throttled.png"), full_page=True)
     # The 401 and 429 answers of the form are logged by chromium as failed resources; nothing else may be.
     assert [
         e

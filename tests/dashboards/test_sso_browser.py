@@ -15,7 +15,7 @@ from stacklens.control.db import session_scope
 from stacklens.settings import Settings
 from stacklens.sso.config import save
 from tests.api.live import serve
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.stacklens.sso.provider import OidcProvider, new_org, oidc_provider, sso_settings
 
 __all__ = ["oidc_provider"]
@@ -32,8 +32,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iter
         yield url, store
 
 
-def test_sso_settings_sign_in_and_audit_in_chromium(server, oidc_provider: OidcProvider) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_sso_settings_sign_in_and_audit_in_chromium(chromium, server, oidc_provider: OidcProvider) -> None:
+    from playwright.sync_api import expect
 
     url, store = server
     org = new_org(store, "Example Company")
@@ -79,57 +79,52 @@ def test_sso_settings_sign_in_and_audit_in_chromium(server, oidc_provider: OidcP
         page.fill("input[name=password]", "any password")
         page.click("button[type=submit]")
 
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        owner = browser.new_page(viewport={"width": WIDTH, "height": 900})
-        watch_errors(owner, errors, with_url=True)
-        sign_in_page(owner, url, org["email"], "password-123", f"{url}/orgs/{slug}")
-        owner.goto(f"{url}/orgs/{slug}/settings")
-        expect(owner.locator("#settings-sso")).to_be_visible()
-        owner.click("#settings-sso h2 a")
-        owner.wait_for_url(f"{url}/orgs/{slug}/settings/sso")
-        expect(owner.locator("#sso-callback-url")).to_have_value(callback)
-        expect(owner.locator("textarea[name=role_map]")).to_have_value("sre = owner\ndevelopers = member")
-        owner.screenshot(path=str(shots / "sso_settings.png"), full_page=True)
+    owner = chromium.new_page(viewport={"width": WIDTH, "height": 900})
+    watch_errors(owner, errors, with_url=True)
+    sign_in_page(owner, url, org["email"], "password-123", f"{url}/orgs/{slug}")
+    owner.goto(f"{url}/orgs/{slug}/settings")
+    expect(owner.locator("#settings-sso")).to_be_visible()
+    owner.click("#settings-sso h2 a")
+    owner.wait_for_url(f"{url}/orgs/{slug}/settings/sso")
+    expect(owner.locator("#sso-callback-url")).to_have_value(callback)
+    expect(owner.locator("textarea[name=role_map]")).to_have_value("sre = owner\ndevelopers = member")
+    owner.screenshot(path=str(shots / "sso_settings.png"), full_page=True)
 
-        owner.click("#sso-test-button")
-        provider_login(owner, "ada")
-        owner.wait_for_url(f"{url}/orgs/{slug}/settings/sso**")
-        expect(owner.locator("#sso-test")).to_contain_text(
-            f"Test sign-in worked: ada@{domain} would sign in as owner"
-        )
-        owner.screenshot(path=str(shots / "sso_test_sign_in.png"), full_page=True)
+    owner.click("#sso-test-button")
+    provider_login(owner, "ada")
+    owner.wait_for_url(f"{url}/orgs/{slug}/settings/sso**")
+    expect(owner.locator("#sso-test")).to_contain_text(
+        f"Test sign-in worked: ada@{domain} would sign in as owner"
+    )
+    owner.screenshot(path=str(shots / "sso_test_sign_in.png"), full_page=True)
 
-        person = browser.new_context(viewport={"width": WIDTH, "height": 800}).new_page()
-        watch_errors(person, errors, with_url=True)
-        person.goto(f"{url}/login")
-        expect(person.locator("#sso-sign-in")).to_be_visible()
-        person.screenshot(path=str(shots / "sign_in.png"), full_page=True)
-        person.fill("#sso-sign-in input[name=who]", f"ada@{domain}")
-        person.click("#sso-submit")
-        provider_login(person, "ada")
-        person.wait_for_url(f"{url}/orgs/{slug}")
-        expect(person.locator("body")).to_contain_text("Example Company")
+    person = chromium.new_context(viewport={"width": WIDTH, "height": 800}).new_page()
+    watch_errors(person, errors, with_url=True)
+    person.goto(f"{url}/login")
+    expect(person.locator("#sso-sign-in")).to_be_visible()
+    person.screenshot(path=str(shots / "sign_in.png"), full_page=True)
+    person.fill("#sso-sign-in input[name=who]", f"ada@{domain}")
+    person.click("#sso-submit")
+    provider_login(person, "ada")
+    person.wait_for_url(f"{url}/orgs/{slug}")
+    expect(person.locator("body")).to_contain_text("Example Company")
 
-        # A forged ID token: the person reads one plain sentence, the owners read the reason.
-        stranger = browser.new_context(viewport={"width": WIDTH, "height": 800}).new_page()
-        watch_errors(stranger, errors, with_url=True)
-        stranger.goto(f"{url}/login")
-        stranger.fill("#sso-sign-in input[name=who]", slug)
-        stranger.click("#sso-submit")
-        oidc_provider.forge_next(claims={"nonce": "someone-elses"})
-        provider_login(stranger, "ada")
-        stranger.wait_for_url(f"{url}/auth/sso/callback**")
-        expect(stranger.locator("#sso-error")).to_contain_text("Single sign-on did not work")
-        stranger.screenshot(path=str(shots / "sso_refused.png"), full_page=True)
+    # A forged ID token: the person reads one plain sentence, the owners read the reason.
+    stranger = chromium.new_context(viewport={"width": WIDTH, "height": 800}).new_page()
+    watch_errors(stranger, errors, with_url=True)
+    stranger.goto(f"{url}/login")
+    stranger.fill("#sso-sign-in input[name=who]", slug)
+    stranger.click("#sso-submit")
+    oidc_provider.forge_next(claims={"nonce": "someone-elses"})
+    provider_login(stranger, "ada")
+    stranger.wait_for_url(f"{url}/auth/sso/callback**")
+    expect(stranger.locator("#sso-error")).to_contain_text("Single sign-on did not work")
+    stranger.screenshot(path=str(shots / "sso_refused.png"), full_page=True)
 
-        owner.goto(f"{url}/orgs/{slug}/settings/audit")
-        expect(owner.locator("#audit tr.refused")).to_contain_text("nonce_mismatch")
-        expect(owner.locator("#audit")).to_contain_text(
-            f"ada@{domain} signed in through single sign-on as owner"
-        )
-        expect(owner.locator("#audit")).to_contain_text("Test sign-in worked")
-        owner.screenshot(path=str(shots / "sso_audit.png"), full_page=True)
-        browser.close()
+    owner.goto(f"{url}/orgs/{slug}/settings/audit")
+    expect(owner.locator("#audit tr.refused")).to_contain_text("nonce_mismatch")
+    expect(owner.locator("#audit")).to_contain_text(f"ada@{domain} signed in through single sign-on as owner")
+    expect(owner.locator("#audit")).to_contain_text("Test sign-in worked")
+    owner.screenshot(path=str(shots / "sso_audit.png"), full_page=True)
     assert ours(errors) == [], errors
     assert all(Path(shots / name).stat().st_size > 10_000 for name in ("sso_settings.png", "sign_in.png"))

@@ -17,7 +17,7 @@ from stacklens.control.models import Project
 from stacklens.monitors.uptime_reads import uptime_buckets
 from stacklens.performance.budget_eval import BudgetSpec, evaluate
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server
 from tests.stacklens.performance.budget_seed import fold
@@ -62,9 +62,7 @@ def _probes(org: dict, now: datetime) -> list[list[object]]:
     return rows
 
 
-def test_uptime_budget_and_uptime_beside_release_markers(server, org_factory, stores) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_uptime_budget_and_uptime_beside_release_markers(chromium, server, org_factory, stores) -> None:
     org = org_factory()
     land_demo_traffic(stores, org["org_id"], org["project_id"], days=7, per_day=6)
     warehouse = get_warehouse(stores)
@@ -100,32 +98,29 @@ def test_uptime_budget_and_uptime_beside_release_markers(server, org_factory, st
     base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/performance"
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        page = chromium.new_page(viewport={"width": 1024, "height": 900})
-        page.add_init_script(CSP_PROBE)
-        watch_errors(page, errors, with_url=True)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-        page.goto(f"{base}/budgets")
-        page.wait_for_selector("#budget-charts .plot .main-svg")
-        row = page.locator(f"#budgets-table tr[data-budget='{budget.id}']")
-        text = row.inner_text()
-        assert row.get_attribute("data-status") == "fail", text
-        assert "every uptime check" in text and "≥ 99.900 %" in text, text
-        assert row.locator(".margin").inner_text().startswith("−")  # under its floor
-        for width in (1024, 1440):
-            page.set_viewport_size({"width": width, "height": 900})
-            page.screenshot(path=str(SHOTS / f"uptime-budget-{width}.png"), full_page=True)
-        page.goto(f"{base}?range=7d")
-        page.wait_for_selector(".js-plotly-plot .main-svg")
-        page.wait_for_load_state("networkidle")
-        charts = page.evaluate(CHARTS)
-        marked = [c for c in charts if c["uptime"] and c["markers"]]
-        assert marked, charts
-        assert all(c["uptime"][0]["axis"] == "y2" and c["uptime"][0]["low"] == 0.0 for c in marked), marked
-        assert not any(c["csp"] for c in charts)
-        for width in (1024, 1440):
-            page.set_viewport_size({"width": width, "height": 900})
-            page.screenshot(path=str(SHOTS / f"uptime-performance-{width}.png"), full_page=True)
-        chromium.close()
+    page = chromium.new_page(viewport={"width": 1024, "height": 900})
+    page.add_init_script(CSP_PROBE)
+    watch_errors(page, errors, with_url=True)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    page.goto(f"{base}/budgets")
+    page.wait_for_selector("#budget-charts .plot .main-svg")
+    row = page.locator(f"#budgets-table tr[data-budget='{budget.id}']")
+    text = row.inner_text()
+    assert row.get_attribute("data-status") == "fail", text
+    assert "every uptime check" in text and "≥ 99.900 %" in text, text
+    assert row.locator(".margin").inner_text().startswith("−")  # under its floor
+    for width in (1024, 1440):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(SHOTS / f"uptime-budget-{width}.png"), full_page=True)
+    page.goto(f"{base}?range=7d")
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    page.wait_for_load_state("networkidle")
+    charts = page.evaluate(CHARTS)
+    marked = [c for c in charts if c["uptime"] and c["markers"]]
+    assert marked, charts
+    assert all(c["uptime"][0]["axis"] == "y2" and c["uptime"][0]["low"] == 0.0 for c in marked), marked
+    assert not any(c["csp"] for c in charts)
+    for width in (1024, 1440):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(SHOTS / f"uptime-performance-{width}.png"), full_page=True)
     assert errors == []

@@ -18,7 +18,7 @@ from stacklens.control.db import session_scope
 from stacklens.control.models import DashboardShare
 from stacklens.explore.dashboards import create_dashboard
 from stacklens.explore.widget_cache import widget_cache_for
-from tests.browser import launch, shots_dir, watch_errors
+from tests.browser import shots_dir, watch_errors
 from tests.dashboards.conftest import csrf_of, sign_in
 from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server  # noqa: F401
 
@@ -137,8 +137,7 @@ def test_share_over_the_api(client: TestClient, org_factory, stores) -> None:
 
 
 @pytest.mark.browser
-def test_the_shared_page_in_a_real_browser(server, org_factory, stores) -> None:  # noqa: F811
-    from playwright.sync_api import sync_playwright
+def test_the_shared_page_in_a_real_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
 
     from stacklens.explore.dashboard_shares import PATH, create_share
 
@@ -150,22 +149,19 @@ def test_the_shared_page_in_a_real_browser(server, org_factory, stores) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     seen = {}
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        for width in (1400, 1024):
-            page = chromium.new_page(viewport={"width": width, "height": 900})
-            page.add_init_script(CSP_PROBE)
-            watch_errors(page, errors, with_url=True)
-            page.goto(server + PATH.format(token=token))
-            page.wait_for_selector("#plot-widget-1 .main-svg")
-            seen[width] = page.evaluate(
-                """() => ({traces: document.getElementById('plot-widget-1').data.length, csp: window.__csp,
-                  rows: document.querySelectorAll('#widget-2 tbody tr').length,
-                  overflow: Array.from(document.querySelectorAll('.widget')).filter(w => w.scrollWidth > w.clientWidth + 1).length})"""
-            )
-            page.screenshot(path=str(SHOTS / f"shared-{width}.png"), full_page=True)
-            page.close()
-        chromium.close()
+    for width in (1400, 1024):
+        page = chromium.new_page(viewport={"width": width, "height": 900})
+        page.add_init_script(CSP_PROBE)
+        watch_errors(page, errors, with_url=True)
+        page.goto(server + PATH.format(token=token))
+        page.wait_for_selector("#plot-widget-1 .main-svg")
+        seen[width] = page.evaluate(
+            """() => ({traces: document.getElementById('plot-widget-1').data.length, csp: window.__csp,
+              rows: document.querySelectorAll('#widget-2 tbody tr').length,
+              overflow: Array.from(document.querySelectorAll('.widget')).filter(w => w.scrollWidth > w.clientWidth + 1).length})"""
+        )
+        page.screenshot(path=str(SHOTS / f"shared-{width}.png"), full_page=True)
+        page.close()
     assert errors == []
     for width, got in seen.items():
         assert got == {"traces": 5, "csp": [], "rows": 5, "overflow": 0}, (width, got)

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, csrf_of, sign_in
 from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server  # noqa: F401
 
@@ -139,8 +139,7 @@ def test_build_edit_export_and_import_a_dashboard(client: TestClient, org_factor
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_a_dashboard_in_a_real_browser(server, org_factory, stores) -> None:  # noqa: F811
-    from playwright.sync_api import sync_playwright
+def test_a_dashboard_in_a_real_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
 
     from demo.dashboards import ensure_demo_dashboard
     from stacklens.control.db import session_scope
@@ -217,45 +216,42 @@ def test_a_dashboard_in_a_real_browser(server, org_factory, stores) -> None:  # 
     errors: list[str] = []
     shown: dict[int, Any] = {}
     demo: dict[int, Any] = {}
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        for width in (1400, 1024):
-            page = chromium.new_page(viewport={"width": width, "height": 900})
-            page.add_init_script(CSP_PROBE)
-            watch_errors(page, errors, with_url=True)
-            sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-            page.goto(f"{server}/orgs/{org['org_slug']}/dashboards/{board.id}")
-            page.wait_for_selector("#plot-widget-5 .main-svg")
-            shown[width] = page.evaluate(
-                """() => ({
-                  numbers: Array.from(document.querySelectorAll('.widget-number')).map(n => n.textContent.trim()),
-                  changes: Array.from(document.querySelectorAll('.widget-change')).map(n => n.textContent.replace(/\\s+/g, ' ').trim()),
-                  traces: ['plot-widget-4', 'plot-widget-5'].map(id => document.getElementById(id).data.length),
-                  bars: document.getElementById('plot-widget-5').data[0].x,
-                  markers: (document.getElementById('plot-widget-4').layout.annotations || []).map(a => a.text),
-                  lines: (document.getElementById('plot-widget-4').layout.shapes || []).length,
-                  rows: document.querySelectorAll('#widget-6 tbody tr').length,
-                  empty: Array.from(document.querySelectorAll('.widget-empty')).map(n => n.closest('.widget').id),
-                  overflow: Array.from(document.querySelectorAll('.widget')).filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.id),
-                  csp: window.__csp,
-                  asOf: document.getElementById('dashboard-as-of').textContent,
-                })"""
-            )
-            page.screenshot(path=str(SHOTS / f"dashboard-{width}.png"), full_page=True)
-            # The demo's dashboard (the list links it) on the same traffic and the demo's sessions.
-            page.goto(f"{server}/orgs/{org['org_slug']}/dashboards")
-            page.click("#dashboards-table >> text=Release health and vitals")
-            page.wait_for_selector("#plot-widget-4 .main-svg")
-            demo[width] = page.evaluate(
-                """() => ({
-                  errors: Array.from(document.querySelectorAll('.widget-error')).map(n => n.textContent),
-                  crashFree: document.querySelector('#widget-0 .widget-number').textContent.trim(),
-                  lines: document.getElementById('plot-widget-4').data.length,
-                })"""
-            )
-            page.screenshot(path=str(SHOTS / f"demo-dashboard-{width}.png"), full_page=True)
-            page.close()
-        chromium.close()
+    for width in (1400, 1024):
+        page = chromium.new_page(viewport={"width": width, "height": 900})
+        page.add_init_script(CSP_PROBE)
+        watch_errors(page, errors, with_url=True)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+        page.goto(f"{server}/orgs/{org['org_slug']}/dashboards/{board.id}")
+        page.wait_for_selector("#plot-widget-5 .main-svg")
+        shown[width] = page.evaluate(
+            """() => ({
+              numbers: Array.from(document.querySelectorAll('.widget-number')).map(n => n.textContent.trim()),
+              changes: Array.from(document.querySelectorAll('.widget-change')).map(n => n.textContent.replace(/\\s+/g, ' ').trim()),
+              traces: ['plot-widget-4', 'plot-widget-5'].map(id => document.getElementById(id).data.length),
+              bars: document.getElementById('plot-widget-5').data[0].x,
+              markers: (document.getElementById('plot-widget-4').layout.annotations || []).map(a => a.text),
+              lines: (document.getElementById('plot-widget-4').layout.shapes || []).length,
+              rows: document.querySelectorAll('#widget-6 tbody tr').length,
+              empty: Array.from(document.querySelectorAll('.widget-empty')).map(n => n.closest('.widget').id),
+              overflow: Array.from(document.querySelectorAll('.widget')).filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.id),
+              csp: window.__csp,
+              asOf: document.getElementById('dashboard-as-of').textContent,
+            })"""
+        )
+        page.screenshot(path=str(SHOTS / f"dashboard-{width}.png"), full_page=True)
+        # The demo's dashboard (the list links it) on the same traffic and the demo's sessions.
+        page.goto(f"{server}/orgs/{org['org_slug']}/dashboards")
+        page.click("#dashboards-table >> text=Release health and vitals")
+        page.wait_for_selector("#plot-widget-4 .main-svg")
+        demo[width] = page.evaluate(
+            """() => ({
+              errors: Array.from(document.querySelectorAll('.widget-error')).map(n => n.textContent),
+              crashFree: document.querySelector('#widget-0 .widget-number').textContent.trim(),
+              lines: document.getElementById('plot-widget-4').data.length,
+            })"""
+        )
+        page.screenshot(path=str(SHOTS / f"demo-dashboard-{width}.png"), full_page=True)
+        page.close()
     assert errors == []
     for width, seen in demo.items():
         assert seen["errors"] == [] and seen["crashFree"].endswith("%") and seen["lines"] >= 2, (width, seen)

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pytest
 
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, csrf_of, sign_in
 from tests.dashboards.test_performance_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens.performance.perf_seed import seed
@@ -81,23 +81,19 @@ def test_page_answers_table_chart_and_saved_queries(client, acme, org_factory) -
 
 
 @pytest.mark.browser
-def test_page_draws_the_chart_in_a_real_browser(server, acme) -> None:  # noqa: F811 - the fixture imported above
-    from playwright.sync_api import sync_playwright
+def test_page_draws_the_chart_in_a_real_browser(chromium, server, acme) -> None:  # noqa: F811
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        page = chromium.new_page(viewport={"width": 1360, "height": 1000})
-        watch_errors(page, errors, page_errors=False)
-        sign_in_page(page, server, acme["email"], PASSWORD, f"{server}/orgs/{acme['org_slug']}")
-        page.goto(
-            f"{server}/orgs/{acme['org_slug']}/explore?" + urlencode([*QUERY, ("project", acme["project"])])
-        )
-        page.wait_for_selector("#plot-explore-0 .main-svg")
-        traces = page.evaluate("() => document.getElementById('plot-explore-0').data.length")
-        page.screenshot(path=str(SHOTS / "explore.png"), full_page=True)
-        chromium.close()
+    page = chromium.new_page(viewport={"width": 1360, "height": 1000})
+    watch_errors(page, errors, page_errors=False)
+    sign_in_page(page, server, acme["email"], PASSWORD, f"{server}/orgs/{acme['org_slug']}")
+    page.goto(
+        f"{server}/orgs/{acme['org_slug']}/explore?" + urlencode([*QUERY, ("project", acme["project"])])
+    )
+    page.wait_for_selector("#plot-explore-0 .main-svg")
+    traces = page.evaluate("() => document.getElementById('plot-explore-0').data.length")
+    page.screenshot(path=str(SHOTS / "explore.png"), full_page=True)
     assert traces == 2  # one line per release
     assert errors == []
 
@@ -116,11 +112,10 @@ def test_the_aggregate_menu_offers_only_what_the_server_accepts(client, org_fact
 
 
 @pytest.mark.browser
-def test_compare_and_markers_in_a_real_browser(server, org_factory, stores) -> None:  # noqa: F811
+def test_compare_and_markers_in_a_real_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
     """Compare with the previous period: the table has the previous value and the change beside each
     aggregate, each chart overlays the previous period dotted, the releases first seen in the window are
     marked; screenshots at 1400 and 1024 px."""
-    from playwright.sync_api import sync_playwright
 
     from tests.dashboards.test_performance_browser import land_demo_traffic
 
@@ -137,26 +132,23 @@ def test_compare_and_markers_in_a_real_browser(server, org_factory, stores) -> N
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     seen = {}
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        for width in (1400, 1024):
-            page = chromium.new_page(viewport={"width": width, "height": 1000})
-            watch_errors(page, errors, page_errors=False)
-            sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-            page.goto(url)
-            page.wait_for_selector("#plot-explore-0 .main-svg")
-            seen[width] = page.evaluate(
-                """() => ({
-                  headers: Array.from(document.querySelectorAll('#explore-table th')).map(h => h.textContent),
-                  cells: Array.from(document.querySelectorAll('#explore-table tbody td')).map(c => c.textContent.trim()),
-                  traces: document.getElementById('plot-explore-0').data.map(t => t.name),
-                  markers: (document.getElementById('plot-explore-0').layout.annotations || []).map(a => a.text),
-                  checked: document.getElementById('explore-compare').checked,
-                })"""
-            )
-            page.screenshot(path=str(SHOTS / f"explore-compare-{width}.png"), full_page=True)
-            page.close()
-        chromium.close()
+    for width in (1400, 1024):
+        page = chromium.new_page(viewport={"width": width, "height": 1000})
+        watch_errors(page, errors, page_errors=False)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+        page.goto(url)
+        page.wait_for_selector("#plot-explore-0 .main-svg")
+        seen[width] = page.evaluate(
+            """() => ({
+              headers: Array.from(document.querySelectorAll('#explore-table th')).map(h => h.textContent),
+              cells: Array.from(document.querySelectorAll('#explore-table tbody td')).map(c => c.textContent.trim()),
+              traces: document.getElementById('plot-explore-0').data.map(t => t.name),
+              markers: (document.getElementById('plot-explore-0').layout.annotations || []).map(a => a.text),
+              checked: document.getElementById('explore-compare').checked,
+            })"""
+        )
+        page.screenshot(path=str(SHOTS / f"explore-compare-{width}.png"), full_page=True)
+        page.close()
     assert errors == []
     for width, got in seen.items():
         assert got["checked"] and got["headers"] == [
@@ -175,11 +167,10 @@ def test_compare_and_markers_in_a_real_browser(server, org_factory, stores) -> N
         assert any("/releases/shop%401." in m for m in got["markers"]), got
 
 
-def test_release_against_the_release_before_it_on_the_page(server, org_factory, stores) -> None:  # noqa: F811
+def test_release_against_the_release_before_it_on_the_page(chromium, server, org_factory, stores) -> None:  # noqa: F811
     """ "Compare with the release before it": shop@1.4.0's table beside shop@1.3.0's (its predecessor by first
     seen), each column the release's own answer, the chart overlaying 1.3.0 dotted; without a release
     filter the page names the missing filter; screenshots at 1400 and 1024 px."""
-    from playwright.sync_api import sync_playwright
 
     from tests.dashboards.test_performance_browser import land_demo_traffic
 
@@ -197,35 +188,32 @@ def test_release_against_the_release_before_it_on_the_page(server, org_factory, 
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     seen: dict = {}
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        for width in (1400, 1024):
-            page = chromium.new_page(viewport={"width": width, "height": 1000})
-            watch_errors(page, errors, page_errors=False)
-            sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-            own = {}
-            for version in ("shop@1.4.0", "shop@1.3.0"):
-                page.goto(explore + urlencode([*base, ("f", f"release|=|{version}")]))
-                page.wait_for_selector("#explore-table tbody td")
-                own[version] = page.eval_on_selector_all(
-                    "#explore-table tbody td", "cells => cells.map(c => c.textContent.trim())"
-                )
-            page.goto(url)
-            page.wait_for_selector("#plot-explore-0 .main-svg")
-            seen[width] = page.evaluate(
-                """() => ({
-                  cells: Array.from(document.querySelectorAll('#explore-table tbody td')).map(c => c.textContent.trim()),
-                  traces: document.getElementById('plot-explore-0').data.map(t => t.name),
-                  checked: document.getElementById('explore-compare-release').checked,
-                  said: document.getElementById('explore-compared-release').textContent,
-                })"""
+    for width in (1400, 1024):
+        page = chromium.new_page(viewport={"width": width, "height": 1000})
+        watch_errors(page, errors, page_errors=False)
+        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+        own = {}
+        for version in ("shop@1.4.0", "shop@1.3.0"):
+            page.goto(explore + urlencode([*base, ("f", f"release|=|{version}")]))
+            page.wait_for_selector("#explore-table tbody td")
+            own[version] = page.eval_on_selector_all(
+                "#explore-table tbody td", "cells => cells.map(c => c.textContent.trim())"
             )
-            seen[width]["own"] = own
-            page.screenshot(path=str(SHOTS / f"explore-release-compare-{width}.png"), full_page=True)
-            page.goto(explore + urlencode([*base, ("compare", "release")]))
-            seen[width]["error"] = page.locator(".error, #explore-error").first.inner_text()
-            page.close()
-        chromium.close()
+        page.goto(url)
+        page.wait_for_selector("#plot-explore-0 .main-svg")
+        seen[width] = page.evaluate(
+            """() => ({
+              cells: Array.from(document.querySelectorAll('#explore-table tbody td')).map(c => c.textContent.trim()),
+              traces: document.getElementById('plot-explore-0').data.map(t => t.name),
+              checked: document.getElementById('explore-compare-release').checked,
+              said: document.getElementById('explore-compared-release').textContent,
+            })"""
+        )
+        seen[width]["own"] = own
+        page.screenshot(path=str(SHOTS / f"explore-release-compare-{width}.png"), full_page=True)
+        page.goto(explore + urlencode([*base, ("compare", "release")]))
+        seen[width]["error"] = page.locator(".error, #explore-error").first.inner_text()
+        page.close()
     assert errors == []
     for width, got in seen.items():
         assert got["checked"] and got["said"] == "compared with shop@1.3.0, first seen before it", (

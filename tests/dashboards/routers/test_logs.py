@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 
@@ -100,70 +100,71 @@ def base_url_of(url: str) -> str:
     return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
-def test_the_logs_view_shows_records_their_severity_and_links_the_trace(server, org_factory) -> None:  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+def test_the_logs_view_shows_records_their_severity_and_links_the_trace(
+    chromium,
+    server,  # noqa: F811
+    org_factory,
+) -> None:
+    from playwright.sync_api import expect
 
     org = org_factory()
     _send(server, org)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        page = browser.new_page(viewport={"width": 1024, "height": 900})
-        page.add_init_script(CSP_PROBE)
-        errors: list[str] = []
-        watch_errors(page, errors)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
-        base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}"
+    page = chromium.new_page(viewport={"width": 1024, "height": 900})
+    page.add_init_script(CSP_PROBE)
+    errors: list[str] = []
+    watch_errors(page, errors)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}"
 
-        page.goto(f"{base}/issues")
-        page.click("nav >> text=Logs")
-        page.wait_for_url(f"{base}/logs")
-        rows = page.locator("tr.log-row")
-        expect(rows).to_have_count(50)  # one page; the rest behind "Older records"
-        first = rows.nth(0)
-        expect(first).to_contain_text("payment provider declined cart 981 <script>alert(1)</script>")
-        expect(first.locator(".sev")).to_have_text("error")
-        expect(rows.nth(1).locator(".sev")).to_have_text("info")
-        expect(rows.nth(2).locator(".sev")).to_have_text("warn")
-        expect(page.locator("#plot-log-volume .main-svg").first).to_be_visible()
-        page.screenshot(path=str(SHOTS / "logs-1024.png"), full_page=True)
-        expect(page.locator("#plot-log-volume .legendtext")).to_have_count(4)
-        legend = page.locator("#plot-log-volume .legendtext").all_text_contents()
-        assert set(legend) == {"debug", "info", "warn", "error"}, legend
-        page.screenshot(path=str(SHOTS / "logs-1024.png"), full_page=True)
+    page.goto(f"{base}/issues")
+    page.click("nav >> text=Logs")
+    page.wait_for_url(f"{base}/logs")
+    rows = page.locator("tr.log-row")
+    expect(rows).to_have_count(50)  # one page; the rest behind "Older records"
+    first = rows.nth(0)
+    expect(first).to_contain_text("payment provider declined cart 981 <script>alert(1)</script>")
+    expect(first.locator(".sev")).to_have_text("error")
+    expect(rows.nth(1).locator(".sev")).to_have_text("info")
+    expect(rows.nth(2).locator(".sev")).to_have_text("warn")
+    expect(page.locator("#plot-log-volume .main-svg").first).to_be_visible()
+    page.screenshot(path=str(SHOTS / "logs-1024.png"), full_page=True)
+    expect(page.locator("#plot-log-volume .legendtext")).to_have_count(4)
+    legend = page.locator("#plot-log-volume .legendtext").all_text_contents()
+    assert set(legend) == {"debug", "info", "warn", "error"}, legend
+    page.screenshot(path=str(SHOTS / "logs-1024.png"), full_page=True)
 
-        page.click("#older-logs")
-        expect(page.locator("tr.log-row")).to_have_count(13)
-        expect(page.locator("tr.log-row").last).to_contain_text("heartbeat 59")
+    page.click("#older-logs")
+    expect(page.locator("tr.log-row")).to_have_count(13)
+    expect(page.locator("tr.log-row").last).to_contain_text("heartbeat 59")
 
-        # Filters travel in the URL: search + severity.
-        page.goto(f"{base}/logs")
-        page.fill("input[name=query]", "CART 981")
-        page.check("input[name=severity][value=error]")
-        page.click("#log-filters button[type=submit]")
-        expect(page.locator("tr.log-row")).to_have_count(1)
-        assert "query=CART+981" in page.url and "severity=error" in page.url, page.url
+    # Filters travel in the URL: search + severity.
+    page.goto(f"{base}/logs")
+    page.fill("input[name=query]", "CART 981")
+    page.check("input[name=severity][value=error]")
+    page.click("#log-filters button[type=submit]")
+    expect(page.locator("tr.log-row")).to_have_count(1)
+    assert "query=CART+981" in page.url and "severity=error" in page.url, page.url
 
-        # The record's trace: its records and its error, then its waterfall.
-        page.locator("tr.log-row .trace-link").first.click()
-        expect(page.locator("#trace-card")).to_contain_text(TRACE)
-        expect(page.locator(".trace-errors")).to_contain_text("PaymentDeclined")
-        expect(page.locator("tr.log-row")).to_have_count(1)  # still the error filter
-        page.screenshot(path=str(SHOTS / "logs-trace-1024.png"), full_page=True)
-        waterfall = page.locator("#trace-card .waterfall-link").get_attribute("href")
-        # The error's issue page lists the logs of its trace, with a link back to them.
-        page.locator(".trace-errors a").first.click()
-        expect(page.locator("#trace-logs tr.log-row")).to_have_count(2)
-        expect(page.locator("#trace-logs tr.log-row").first.locator(".sev")).to_have_text("info")
-        page.locator("#trace-logs").screenshot(path=str(SHOTS / "issue-trace-logs-1024.png"))
-        page.click("#trace-logs-link")
-        expect(page.locator("tr.log-row")).to_have_count(2)
-        page.goto(f"{base_url_of(page.url)}{waterfall}")
-        expect(page.locator("#plot-waterfall")).to_be_visible()
+    # The record's trace: its records and its error, then its waterfall.
+    page.locator("tr.log-row .trace-link").first.click()
+    expect(page.locator("#trace-card")).to_contain_text(TRACE)
+    expect(page.locator(".trace-errors")).to_contain_text("PaymentDeclined")
+    expect(page.locator("tr.log-row")).to_have_count(1)  # still the error filter
+    page.screenshot(path=str(SHOTS / "logs-trace-1024.png"), full_page=True)
+    waterfall = page.locator("#trace-card .waterfall-link").get_attribute("href")
+    # The error's issue page lists the logs of its trace, with a link back to them.
+    page.locator(".trace-errors a").first.click()
+    expect(page.locator("#trace-logs tr.log-row")).to_have_count(2)
+    expect(page.locator("#trace-logs tr.log-row").first.locator(".sev")).to_have_text("info")
+    page.locator("#trace-logs").screenshot(path=str(SHOTS / "issue-trace-logs-1024.png"))
+    page.click("#trace-logs-link")
+    expect(page.locator("tr.log-row")).to_have_count(2)
+    page.goto(f"{base_url_of(page.url)}{waterfall}")
+    expect(page.locator("#plot-waterfall")).to_be_visible()
 
-        bad = page.goto(f"{base}/logs?severity=loud")
-        assert bad is not None and bad.status == 400
-        expect(page.locator("p.error")).to_contain_text("severity")
-        assert page.evaluate("window.__csp") == [], page.evaluate("window.__csp")
-        assert not [e for e in errors if "status of 400" not in e], errors
-        browser.close()
+    bad = page.goto(f"{base}/logs?severity=loud")
+    assert bad is not None and bad.status == 400
+    expect(page.locator("p.error")).to_contain_text("severity")
+    assert page.evaluate("window.__csp") == [], page.evaluate("window.__csp")
+    assert not [e for e in errors if "status of 400" not in e], errors

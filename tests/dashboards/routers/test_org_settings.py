@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, add_member, sign_in
 from tests.dashboards.test_performance_browser import server  # noqa: F401
 
@@ -188,30 +188,26 @@ def test_owners_choose_who_may_publish_share_links(client, org_factory, stores) 
 
 
 @pytest.mark.browser
-def test_the_share_links_setting_in_a_real_browser(server, org_factory) -> None:  # noqa: F811
+def test_the_share_links_setting_in_a_real_browser(chromium, server, org_factory) -> None:  # noqa: F811
     """The owner changes who may publish share links on the settings page: the control is labelled, fits the
     card, saves and comes back selected (screenshot at 1400 px, of the card)."""
-    from playwright.sync_api import sync_playwright
 
     org = org_factory("Acme Corp")
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        page = chromium.new_page(viewport={"width": 1400, "height": 900})
-        watch_errors(page, errors, with_url=True)
-        sign_in_page(page, server, org["email"], PASSWORD)
-        page.goto(f"{server}/orgs/{org['org_slug']}/settings")
-        card = page.locator("#settings-share-links")
-        control = page.get_by_label("Who may publish public links")
-        assert control.input_value() == "owners"
-        box, inside = card.bounding_box(), control.bounding_box()
-        assert box and inside and inside["x"] + inside["width"] <= box["x"] + box["width"]
-        control.select_option("members")
-        card.get_by_role("button", name="Save").click()
-        page.wait_for_url("**/settings#settings-share-links")
-        assert page.get_by_label("Who may publish public links").input_value() == "members"
-        card.screenshot(path=str(SHOTS / "org-settings-share-links.png"))
-        page.screenshot(path=str(SHOTS / "org-settings-share-links-page.png"), full_page=True)
-        chromium.close()
+    page = chromium.new_page(viewport={"width": 1400, "height": 900})
+    watch_errors(page, errors, with_url=True)
+    sign_in_page(page, server, org["email"], PASSWORD)
+    page.goto(f"{server}/orgs/{org['org_slug']}/settings")
+    card = page.locator("#settings-share-links")
+    control = page.get_by_label("Who may publish public links")
+    assert control.input_value() == "owners"
+    box, inside = card.bounding_box(), control.bounding_box()
+    assert box and inside and inside["x"] + inside["width"] <= box["x"] + box["width"]
+    control.select_option("members")
+    card.get_by_role("button", name="Save").click()
+    page.wait_for_url("**/settings#settings-share-links")
+    assert page.get_by_label("Who may publish public links").input_value() == "members"
+    card.screenshot(path=str(SHOTS / "org-settings-share-links.png"))
+    page.screenshot(path=str(SHOTS / "org-settings-share-links-page.png"), full_page=True)
     assert errors == []

@@ -19,7 +19,7 @@ from pipelines.resources import resources_for
 from stacklens.issues.rules import apply_system_transitions
 from stacklens.issues.workflow import change_status
 from stacklens.warehouse.client import get_warehouse
-from tests.browser import launch, shots_dir, sign_in_page, watch_errors
+from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.test_performance_browser import (
@@ -85,8 +85,8 @@ def _land_issues(stores, org) -> None:
     assert dg.materialize([issues_asset], resources={"warehouse": warehouse}).success
 
 
-def test_release_pages_in_a_real_browser(server, org_factory, stores) -> None:  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+def test_release_pages_in_a_real_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
+    from playwright.sync_api import expect
 
     org = org_factory()
     now = datetime.now(UTC)
@@ -100,101 +100,97 @@ def test_release_pages_in_a_real_browser(server, org_factory, stores) -> None:  
     base = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}"
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
-    with sync_playwright() as pw:
-        chromium = launch(pw)
-        page = chromium.new_page(viewport={"width": 1024, "height": 900})
-        page.add_init_script(CSP_PROBE)
-        watch_errors(page, errors, with_url=True)
-        sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
+    page = chromium.new_page(viewport={"width": 1024, "height": 900})
+    page.add_init_script(CSP_PROBE)
+    watch_errors(page, errors, with_url=True)
+    sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
 
-        def shot(name: str, figures: int = 0) -> None:
-            if figures:
-                page.wait_for_selector(".plot .main-svg")
-            page.wait_for_load_state("networkidle")
-            drawn = page.evaluate(FIGURES_HOLD_DATA)
-            assert len(drawn) >= figures, (name, drawn)
-            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-            assert page.evaluate("window.__csp") == [], name
-            # Nothing wider than the window but the tables' own scroll boxes.
-            assert page.evaluate("document.documentElement.scrollWidth") <= 1024, name
+    def shot(name: str, figures: int = 0) -> None:
+        if figures:
+            page.wait_for_selector(".plot .main-svg")
+        page.wait_for_load_state("networkidle")
+        drawn = page.evaluate(FIGURES_HOLD_DATA)
+        assert len(drawn) >= figures, (name, drawn)
+        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        assert page.evaluate("window.__csp") == [], name
+        # Nothing wider than the window but the tables' own scroll boxes.
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1024, name
 
-        # The project navigation leads to the list.
-        page.goto(f"{base}/issues")
-        page.click("a.project-link[href$='/releases']")
-        page.wait_for_url(f"{base}/releases")
-        rows = page.locator("#releases-table tbody tr")
-        expect(rows).to_have_count(5)
-        assert rows.locator("td.version > a").all_inner_texts() == [
-            s.name for s in reversed(RELEASES)
-        ]  # newest first
-        assert page.locator(".verdict-regression").count() == 1
-        regressed = page.locator("tr.regressed td.version > a")
-        expect(regressed).to_have_text("shop@1.3.0")
-        banner = page.locator("p.regression").inner_text()
-        assert banner.startswith("shop@1.3.0 regressed against shop@1.2.0: crash-free sessions, ")
-        reasons = page.locator("tr[data-version='shop@1.3.0'] .reasons li").all_text_contents()
-        assert any(
-            r.startswith("crash-free sessions") and "sessions) vs" in r and "in shop@1.2.0" in r
-            for r in reasons
-        )
-        first = page.locator("tr[data-version='shop@1.0.0'] .verdict").inner_text()
-        assert first == "First release"
-        crash_free = page.locator(
-            "tr[data-version='shop@1.3.0'] td.crash-free-sessions > span"
-        ).first.inner_text()
-        assert crash_free.endswith(" %") and float(crash_free.rstrip(" %")) < 97
-        shot("releases_list")
-        # Sorted by crash-free sessions, worst first: 1.3.0 on top.
-        page.click("#releases-table th a.sort:has-text('Crash-free sessions')")
-        page.click("#releases-table th a.sort:has-text('Crash-free sessions')")
-        expect(page.locator("#releases-table tbody tr").first).to_have_attribute("data-version", "shop@1.3.0")
-        assert "order=asc" in page.url
-        # Filtered by environment: the figures are the staging sessions'.
-        page.goto(f"{base}/releases")
-        page.select_option("select[name=environment]", "staging")
-        page.click("#release-filters button[type=submit]")
-        page.wait_for_url("**environment=staging**")
-        expect(page.locator("#releases-table tbody tr")).to_have_count(5)
-        shot("releases_staging")
+    # The project navigation leads to the list.
+    page.goto(f"{base}/issues")
+    page.click("a.project-link[href$='/releases']")
+    page.wait_for_url(f"{base}/releases")
+    rows = page.locator("#releases-table tbody tr")
+    expect(rows).to_have_count(5)
+    assert rows.locator("td.version > a").all_inner_texts() == [
+        s.name for s in reversed(RELEASES)
+    ]  # newest first
+    assert page.locator(".verdict-regression").count() == 1
+    regressed = page.locator("tr.regressed td.version > a")
+    expect(regressed).to_have_text("shop@1.3.0")
+    banner = page.locator("p.regression").inner_text()
+    assert banner.startswith("shop@1.3.0 regressed against shop@1.2.0: crash-free sessions, ")
+    reasons = page.locator("tr[data-version='shop@1.3.0'] .reasons li").all_text_contents()
+    assert any(
+        r.startswith("crash-free sessions") and "sessions) vs" in r and "in shop@1.2.0" in r for r in reasons
+    )
+    first = page.locator("tr[data-version='shop@1.0.0'] .verdict").inner_text()
+    assert first == "First release"
+    crash_free = page.locator(
+        "tr[data-version='shop@1.3.0'] td.crash-free-sessions > span"
+    ).first.inner_text()
+    assert crash_free.endswith(" %") and float(crash_free.rstrip(" %")) < 97
+    shot("releases_list")
+    # Sorted by crash-free sessions, worst first: 1.3.0 on top.
+    page.click("#releases-table th a.sort:has-text('Crash-free sessions')")
+    page.click("#releases-table th a.sort:has-text('Crash-free sessions')")
+    expect(page.locator("#releases-table tbody tr").first).to_have_attribute("data-version", "shop@1.3.0")
+    assert "order=asc" in page.url
+    # Filtered by environment: the figures are the staging sessions'.
+    page.goto(f"{base}/releases")
+    page.select_option("select[name=environment]", "staging")
+    page.click("#release-filters button[type=submit]")
+    page.wait_for_url("**environment=staging**")
+    expect(page.locator("#releases-table tbody tr")).to_have_count(5)
+    shot("releases_staging")
 
-        # One release.
-        page.goto(f"{base}/releases")
-        page.click("#releases-table a:has-text('shop@1.3.0')")
-        page.wait_for_selector("#verdict")
-        expect(page.locator("h1.release-title")).to_contain_text("shop@1.3.0")
-        expect(page.locator("#verdict .verdict")).to_have_text("Regression")
-        reasons = page.locator("#verdict .reasons li").all_inner_texts()
-        assert any(r.startswith("crash-free sessions") and "in shop@1.2.0" in r for r in reasons), reasons
-        expect(page.locator("#new-issues")).to_contain_text("cart total is negative")
-        expect(page.locator("#regressed-issues")).to_contain_text("query")
-        expect(page.locator("#source-maps")).to_contain_text("No source maps were uploaded for shop@1.3.0")
-        expect(page.locator("#comparison-table tr[data-metric='crash_free_sessions']")).to_contain_text(
-            "regression"
-        )
-        expect(page.locator("#comparison-table tr[data-metric='js_bytes_per_view']")).to_contain_text(
-            "regression"
-        )
-        assert page.locator("#release-replays-link").get_attribute("href").endswith("release=shop%401.3.0")
-        shot("release_detail", figures=4)
-        drawn = {f["id"]: f["points"] for f in page.evaluate(FIGURES_HOLD_DATA)}
-        assert all(drawn[f"plot-{name}"] > 0 for name in ("crash-free", "sessions", "load")), drawn
-        page.click("#verdict a:has-text('shop@1.2.0')")
-        page.wait_for_selector("#verdict")
-        expect(page.locator("#verdict .verdict")).to_have_text("No significant change")
-        shot("release_detail_previous", figures=4)
-        page.goto(f"{base}/releases/shop@1.0.0?range=30d")
-        expect(page.locator("#verdict .verdict")).to_have_text("First release")
-        page.goto(f"{base}/releases/shop@9.9.9")
-        expect(page.locator("h1")).to_have_text("Page not found")
+    # One release.
+    page.goto(f"{base}/releases")
+    page.click("#releases-table a:has-text('shop@1.3.0')")
+    page.wait_for_selector("#verdict")
+    expect(page.locator("h1.release-title")).to_contain_text("shop@1.3.0")
+    expect(page.locator("#verdict .verdict")).to_have_text("Regression")
+    reasons = page.locator("#verdict .reasons li").all_inner_texts()
+    assert any(r.startswith("crash-free sessions") and "in shop@1.2.0" in r for r in reasons), reasons
+    expect(page.locator("#new-issues")).to_contain_text("cart total is negative")
+    expect(page.locator("#regressed-issues")).to_contain_text("query")
+    expect(page.locator("#source-maps")).to_contain_text("No source maps were uploaded for shop@1.3.0")
+    expect(page.locator("#comparison-table tr[data-metric='crash_free_sessions']")).to_contain_text(
+        "regression"
+    )
+    expect(page.locator("#comparison-table tr[data-metric='js_bytes_per_view']")).to_contain_text(
+        "regression"
+    )
+    assert page.locator("#release-replays-link").get_attribute("href").endswith("release=shop%401.3.0")
+    shot("release_detail", figures=4)
+    drawn = {f["id"]: f["points"] for f in page.evaluate(FIGURES_HOLD_DATA)}
+    assert all(drawn[f"plot-{name}"] > 0 for name in ("crash-free", "sessions", "load")), drawn
+    page.click("#verdict a:has-text('shop@1.2.0')")
+    page.wait_for_selector("#verdict")
+    expect(page.locator("#verdict .verdict")).to_have_text("No significant change")
+    shot("release_detail_previous", figures=4)
+    page.goto(f"{base}/releases/shop@1.0.0?range=30d")
+    expect(page.locator("#verdict .verdict")).to_have_text("First release")
+    page.goto(f"{base}/releases/shop@9.9.9")
+    expect(page.locator("h1")).to_have_text("Page not found")
 
-        # The Release impact view agrees and links to the release pages.
-        page.goto(f"{base}/performance/releases?range=30d")
-        page.wait_for_selector("#releases-table")
-        perf_regressed = page.locator("#releases-table tr.regressed a.release-health").all_inner_texts()
-        assert perf_regressed == ["shop@1.3.0"]
-        shot("performance_releases", figures=1)
-        page.click("#releases-table a.release-health:has-text('shop@1.3.0')")
-        page.wait_for_selector("#verdict")
-        chromium.close()
+    # The Release impact view agrees and links to the release pages.
+    page.goto(f"{base}/performance/releases?range=30d")
+    page.wait_for_selector("#releases-table")
+    perf_regressed = page.locator("#releases-table tr.regressed a.release-health").all_inner_texts()
+    assert perf_regressed == ["shop@1.3.0"]
+    shot("performance_releases", figures=1)
+    page.click("#releases-table a.release-health:has-text('shop@1.3.0')")
+    page.wait_for_selector("#verdict")
     # The one expected failure: the browser reports the unknown release's 404 as a failed resource.
     assert [e for e in errors if "shop@9.9.9" not in e] == [], errors

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.browser import launch, shots_dir
+from tests.browser import shots_dir
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
@@ -29,9 +29,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_ui_prints_the_asset_graph_and_it_shows_the_marts(tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_ui_prints_the_asset_graph_and_it_shows_the_marts(chromium, tmp_path: Path) -> None:
     port = _free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")},
@@ -64,16 +62,13 @@ def test_ui_prints_the_asset_graph_and_it_shows_the_marts(tmp_path: Path) -> Non
         assert "stacklens pipelines backfill --from" in printed
         shots = shots_dir("pipelines")
         shots.mkdir(parents=True, exist_ok=True)
-        with sync_playwright() as pw:
-            chromium = launch(pw)
-            page = chromium.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(graph.group(1))
-            page.get_by_text("Global asset lineage").first.wait_for(timeout=60_000)
-            # The graph of the marts' groups, each a box of its assets.
-            for group in ("raw", "issues", "performance", "budgets", "alerts"):
-                page.get_by_text(group, exact=True).first.wait_for(timeout=30_000)
-            page.screenshot(path=str(shots / "asset_graph_1400.png"))
-            chromium.close()
+        page = chromium.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(graph.group(1))
+        page.get_by_text("Global asset lineage").first.wait_for(timeout=60_000)
+        # The graph of the marts' groups, each a box of its assets.
+        for group in ("raw", "issues", "performance", "budgets", "alerts"):
+            page.get_by_text(group, exact=True).first.wait_for(timeout=30_000)
+        page.screenshot(path=str(shots / "asset_graph_1400.png"))
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:

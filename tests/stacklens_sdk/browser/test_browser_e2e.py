@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright import sync_api  # a dev dependency: a missing or broken install fails, never skips
 
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.stacklens_sdk.helpers import BROWSER_DIR, lines_so_far, make_app_key, read_lines, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -47,7 +45,7 @@ def _inp_spans(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_page_errors_and_pageload_reach_the_log_file(
-    tmp_path: Path, start_server: Any, sentry_browser_bundle: Path
+    chromium, tmp_path: Path, start_server: Any, sentry_browser_bundle: Path
 ) -> None:
     storage = tmp_path / "logs"
     key = make_app_key()
@@ -60,27 +58,21 @@ def test_page_errors_and_pageload_reach_the_log_file(
             "STACKLENS_TEST_BUNDLE": str(sentry_browser_bundle),
         },
     )
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.goto(server.base_url + "/", wait_until="load")
-            page.wait_for_selector("#products li")
-            page.click("#checkout")
-            # A click whose handler blocks the main thread ~300 ms: the slow interaction INP reports.
-            page.click("#recommend")
-            assert wait_for(lambda: _of_type(lines_so_far(storage), "event"), timeout=15), (
-                "no error event written"
-            )
-            # The pageload transaction ends by itself after 1 s without activity. Leaving the page
-            # (pagehide, visibility hidden) finalises LCP and CLS when the user goes on first, and is what
-            # reports INP: @sentry/browser sends it then as a standalone span.
-            wait_for(lambda: _pageload(lines_so_far(storage)), timeout=6)
-            page.goto(server.base_url + "/next", wait_until="load")
-            assert wait_for(lambda: _pageload(lines_so_far(storage)), timeout=15), "no pageload transaction"
-            assert wait_for(lambda: _inp_spans(lines_so_far(storage)), timeout=15), "no INP span"
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(server.base_url + "/", wait_until="load")
+    page.wait_for_selector("#products li")
+    page.click("#checkout")
+    # A click whose handler blocks the main thread ~300 ms: the slow interaction INP reports.
+    page.click("#recommend")
+    assert wait_for(lambda: _of_type(lines_so_far(storage), "event"), timeout=15), "no error event written"
+    # The pageload transaction ends by itself after 1 s without activity. Leaving the page
+    # (pagehide, visibility hidden) finalises LCP and CLS when the user goes on first, and is what
+    # reports INP: @sentry/browser sends it then as a standalone span.
+    wait_for(lambda: _pageload(lines_so_far(storage)), timeout=6)
+    page.goto(server.base_url + "/next", wait_until="load")
+    assert wait_for(lambda: _pageload(lines_so_far(storage)), timeout=15), "no pageload transaction"
+    assert wait_for(lambda: _inp_spans(lines_so_far(storage)), timeout=15), "no INP span"
+    page.context.close()  # the page gone, as when the test closed a browser of its own
 
     lines = read_lines(storage)
     assert all(line["app_key"] == key and line["v"] == 1 for line in lines)

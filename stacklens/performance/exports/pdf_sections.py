@@ -1,4 +1,5 @@
-"""The sections of the PDF report, in order: summary (score, web vitals, budgets), pages, resources, API
+"""The sections of the PDF report, in order: summary (score, web vitals, budgets), pages, INP causes
+(stacklens.performance.exports.pdf_inp), resources, API
 endpoints, trends, release impact and recommendations — each a heading, its charts and its tables.
 """
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 from stacklens.metrics import catalog
 from stacklens.performance.calendar import day_slots, fill, week_slots
 from stacklens.performance.endpoint_reads import SOURCE_LABELS
+from stacklens.performance.exports.pdf_inp import inp_causes
 from stacklens.performance.exports.pdf_layout import Layout, bars, fmt, kb, line, metric, pct
 from stacklens.performance.exports.report_data import ReportData
 from stacklens.performance.exports.tables import largest_resources
@@ -323,7 +325,7 @@ def recommendations(layout: Layout, data: ReportData) -> None:
     )
 
 
-SECTIONS = (summary, pages, resources, endpoints, trends, releases, recommendations)
+SECTIONS = (summary, pages, inp_causes, resources, endpoints, trends, releases, recommendations)
 
 
 def _bound(key: str) -> str:

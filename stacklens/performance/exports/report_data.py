@@ -16,6 +16,7 @@ from stacklens.control.budgets import list_budgets
 from stacklens.control.models import Project
 from stacklens.performance import view_data
 from stacklens.performance.budget_status import with_status
+from stacklens.performance.inp.reads import InpView, inp_view
 from stacklens.view_filters import ViewFilters
 
 
@@ -57,6 +58,7 @@ class ReportData:
     generated_at: datetime
     views: ReportViews
     budgets: list[ReportBudgetRow] = field(default_factory=list)
+    inp: InpView | None = None  # the INP causes section (docs/performance.md, "INP causes")
 
 
 def budget_rows(
@@ -104,4 +106,5 @@ def report_data(
         generated_at=generated_at,
         views=built,
         budgets=budget_rows(session, client, project, generated_at),
+        inp=inp_view(client, org_id, project_id, filters),
     )

@@ -2,7 +2,8 @@
 selector or pattern is a 400 naming the rule's index and field, nothing saved; another organization gets 404);
 secrets planted by sentry-python (an e-mail in a tag, the user and a message, a card number, a bearer token, a
 password field, a customer id matched by a pattern) never reach the API, a page, an event download (CSV),
-the logs export or an agent's MCP tool answer; a preview shows what rules would change in a stored event."""
+the logs export or an agent's MCP tool answer, nor do an OpenTelemetry span's attributes and exception; a
+preview shows what rules would change in a stored event."""
 
 from __future__ import annotations
 
@@ -222,3 +223,40 @@ def test_a_preview_shows_what_unsaved_rules_would_change(live: dict[str, Any]) -
         assert bad.status_code == 400 and "rules[0].applies_to" in bad.json()["detail"]
     with _api(live, live["other"]) as other:
         assert other.post(path, json={"event_id": event_id}).status_code == 404
+
+
+def test_otlp_span_attributes_and_exceptions_are_scrubbed(live: dict[str, Any]) -> None:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind
+
+    org, url = live["org"], live["url"]
+    with _api(live) as api:
+        api.put(f"/api/projects/{org['slug']}/scrubbing", json={"rules": RULES}).raise_for_status()
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "otel-shop"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("shop")
+    with tracer.start_as_current_span("GET /refunds", kind=SpanKind.SERVER) as root:
+        root.set_attribute("customer.email", "jane.doe@example.com")
+        with tracer.start_as_current_span("charge") as child:
+            child.set_attribute("customer.ref", "cust_77731")
+            child.record_exception(LookupError("no card on file for jane.doe@example.com"))
+    exporter = OTLPSpanExporter(
+        endpoint=f"{url}/api/{org['project_id']}/otlp/v1/traces",
+        headers={"x-stacklens-app-key": org["app_key"]},
+    )
+    assert exporter.export(memory.get_finished_spans()) == SpanExportResult.SUCCESS
+    trace_id = format(root.get_span_context().trace_id, "032x")
+    with _api(live) as api:
+        trace = _wait_json(api, f"/api/traces/{trace_id}", lambda body: "otel-shop" in str(body))
+        issues = api.get(f"/api/projects/{org['slug']}/issues", params={"query": "LookupError"}).json()
+        events = [api.get(f"/api/issues/{i['id']}/events").json() for i in issues["issues"]]
+        payloads = [api.get(f"/api/events/{e['event_id']}").text for page in events for e in page["events"]]
+    texts = [str(trace), *payloads]
+    assert any("no card on file for" in text for text in payloads), payloads
+    assert "*" * len("jane.doe@example.com") in str(trace), trace  # the root span's attribute, masked
+    assert [secret for secret in PLANTED for text in texts if secret in text] == []

@@ -14,8 +14,10 @@ from dashboards.figure_json import figure_json
 from dashboards.marker_figures import mark_charts
 from stacklens.alerts.anomaly_messages import amount, measured
 from stacklens.anomalies.backtest import BacktestAnswer, backtest
+from stacklens.anomalies.band_rows import recent
 from stacklens.anomalies.live import rule_fields
 from stacklens.anomalies.rule_fields import COUNTED, AnomalyFields
+from stacklens.anomalies.series import hour_floor
 from stacklens.control.models.alerts import AlertRule
 from stacklens.metrics.catalog import find
 
@@ -164,3 +166,21 @@ def anomaly_chart(
         "backtest_days": days,
         "anomaly_fields": fields,
     }
+
+
+def band_table(client: Any, org_id: int, rule: AlertRule) -> list[dict[str, str]]:
+    """The rule's last hours as the ``anomaly_bands`` asset judged them, newest first, written in the
+    metric's unit (a gap says so, a learning hour too)."""
+    fields = rule_fields(rule)
+    return [
+        {
+            "hour": r.bucket.strftime("%Y-%m-%d %H:00"),
+            "value": "gap" if r.value is None else amount(fields, r.value),
+            "expected": "learning" if r.expected is None else amount(fields, r.expected),
+            "band": "—" if r.lower is None else f"{amount(fields, r.lower)} – {amount(fields, r.upper)}",
+            "score": "—" if r.score is None else f"{r.score:+.1f}",
+            "seasonality": r.seasonality,
+            "state": "firing" if r.firing else "ok",
+        }
+        for r in recent(client, org_id, rule.id, hour_floor(datetime.now(UTC)) - timedelta(hours=24))
+    ]

@@ -63,6 +63,7 @@ alerts_job = dg.define_asset_job(
     selection=[
         "issue_owners",
         "person_digests",
+        "anomaly_bands",
         "alert_evaluations",
         "scheduled_reports",
         "alert_deliveries",

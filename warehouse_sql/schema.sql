@@ -7,6 +7,28 @@
 -- (tests/stacklens/warehouse/test_schema_file.py fails until they agree). Names are written without their
 -- database; TTLs show the default retentions (STACKLENS_RETENTION_DAYS=90, STACKLENS_LOG_RETENTION_DAYS=30).
 
+CREATE TABLE anomaly_bands
+(
+    `org_id` UInt64,
+    `project_id` UInt64,
+    `rule_id` UInt64,
+    `bucket` DateTime('UTC'),
+    `value` Nullable(Float64),
+    `samples` Float64,
+    `expected` Nullable(Float64),
+    `lower` Nullable(Float64),
+    `upper` Nullable(Float64),
+    `score` Nullable(Float64),
+    `seasonality` LowCardinality(String),
+    `firing` UInt8,
+    `computed_at` DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYYYYMM(bucket)
+ORDER BY (org_id, rule_id, bucket)
+TTL bucket + toIntervalDay(35)
+SETTINGS index_granularity = 8192;
+
 CREATE TABLE budget_status
 (
     `org_id` UInt64,

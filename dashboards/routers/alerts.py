@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from dashboards.alert_figures import preview_figure
-from dashboards.anomaly_figures import anomaly_body, anomaly_chart
+from dashboards.anomaly_figures import anomaly_body, anomaly_chart, band_table
 from dashboards.context import Db, OrgViewer, org_projects
 from dashboards.marker_figures import mark_charts
 from dashboards.rendering import render
@@ -291,6 +291,7 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
         # An anomaly rule shows the band of its last days with its firings, not a threshold's replay.
         if rule.type == "anomaly":
             anomaly = anomaly_chart(client, db, viewer.org.id, viewer.org.slug, rule, DEFAULT_DAYS, "Rule")
+            anomaly["band_rows"] = band_table(client, viewer.org.id, rule)
         replay = preview(client, rule) if rule.type != "anomaly" else None
         figure = preview_figure(rule, replay) if replay is not None and replay.points else None
         if replay is not None and figure is not None:

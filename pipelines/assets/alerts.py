@@ -92,6 +92,41 @@ def person_digests(warehouse: ClickHouseResource, alerting: AlertingResource) ->
 
 @dg.asset(
     group_name="alerts",
+    # After the states the anomaly rules' hourly values come from (the metrics layer's): page loads, API calls,
+    # sessions, the issues and raw events.
+    deps=["pageload_periods", "endpoint_call_periods", "issues", SESSION_STATES, RAW_EVENTS],
+    kinds={"clickhouse", "sqlite"},
+)
+def anomaly_bands(
+    context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
+) -> dg.MaterializeResult:
+    """The expectation and band of every enabled anomaly rule's last 24 hourly buckets (table
+    `anomaly_bands`, migration 0250): per rule and hour the value and its samples (from the metrics layer,
+    the numbers the pages show), the expected value, the band's edges, the score, the seasonality used and
+    whether the rule was firing — judged as alert_evaluations judges them (docs/alerts.md, "Anomaly rules").
+    Grain: one row per rule and hour; a later run replaces an hour's row."""
+    from datetime import UTC, datetime
+
+    from stacklens.anomalies.band_rows import write_bands
+
+    settings = alerting.settings()
+    if not _has_alert_tables(settings):
+        return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
+    summary = write_bands(settings, warehouse.get_client(), datetime.now(UTC))
+    for line in summary.errors[:20]:
+        context.log.warning(f"anomaly bands not written: {line}")
+    return dg.MaterializeResult(
+        metadata={
+            "row_count": dg.MetadataValue.int(summary.rows),
+            "rules": dg.MetadataValue.int(summary.rules),
+            "firing": dg.MetadataValue.int(summary.firing),
+            "failed_rules": dg.MetadataValue.int(len(summary.errors)),
+        }
+    )
+
+
+@dg.asset(
+    group_name="alerts",
     # After the states it reads: the page-load and API-call states the performance views read too, the issues,
     # and the raw events (issue rules) and transactions (failed share, latest release); the session states
     # (the crash-free and release-regression rules).
@@ -109,7 +144,7 @@ def alert_evaluations(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
 ) -> dg.MaterializeResult:
     """Evaluates every enabled alert rule (performance budget, new issue, regression, event frequency, error
-    rate) over its window, moves each rule and scope through ok / warning / firing / resolved /
+    rate, anomaly) over its window, moves each rule and scope through ok / warning / firing / resolved /
     insufficient_data, records every evaluation (window, value, samples, threshold, decision) in the control
     store, and puts a notification in the outbox on the transitions that notify (firing, resolved, re-notify).
     """

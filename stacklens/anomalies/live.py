@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from stacklens.anomalies.backtest import BandPoint, judge, point, releases_near
+from stacklens.anomalies.backtest import BandPoint, Judged, judge, point, releases_near
 from stacklens.anomalies.rule_fields import AnomalyFields, stored_fields
 from stacklens.anomalies.series import HOUR, hour_floor, hourly
 
@@ -43,8 +43,9 @@ def rule_fields(rule: Any) -> AnomalyFields:
     return stored_fields(rule.metric, rule.statistic, rule.scope, rule.filters or {}, rule.min_samples)
 
 
-def read(client: Any, rule: Any, now: datetime) -> AnomalyReading:
-    """One rule's reading at ``now`` (one query for its series, one for releases when it fires)."""
+def judged_day(client: Any, rule: Any, now: datetime) -> Judged:
+    """The rule's last :data:`REPLAY_HOURS` complete hours judged (one query for its series): what the tick
+    decides on and what the ``anomaly_bands`` asset keeps."""
     fields = rule_fields(rule)
     until = hour_floor(now)
     series = hourly(
@@ -56,8 +57,15 @@ def read(client: Any, rule: Any, now: datetime) -> AnomalyReading:
         until - timedelta(seconds=rule.window_seconds) - REPLAY_HOURS * HOUR,
         until,
     )
-    offset = max(0, len(series.values) - REPLAY_HOURS)
-    judged = judge(series, fields, offset)
+    return judge(series, fields, max(0, len(series.values) - REPLAY_HOURS))
+
+
+def read(client: Any, rule: Any, now: datetime) -> AnomalyReading:
+    """One rule's reading at ``now`` (one query for its series, one for releases when it fires)."""
+    fields = rule_fields(rule)
+    until = hour_floor(now)
+    judged = judged_day(client, rule, now)
+    series, offset = judged.series, judged.offset
     last = len(series.values) - offset - 1
     latest = point(judged, last)
     firing = bool(judged.replay.firing[0, last]) if last >= 0 else False

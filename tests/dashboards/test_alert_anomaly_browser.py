@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from stacklens.anomalies.band_rows import write_bands
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
@@ -152,6 +153,11 @@ def test_the_form_backtests_an_anomaly_rule_and_the_rule_page_draws_its_band(
     body = page.locator("body").inner_text()
     assert "events of the project above its normal band (daily seasonality" in body
     assert "fired 1 time(s)" in body and "Past 14 days" in body
+    assert "Not judged yet" in body
+    write_bands(stores, get_warehouse(stores), datetime.now(UTC))  # what the anomaly_bands asset does
+    page.reload()
+    last = page.locator("#band-rows tbody tr").first.inner_text()
+    assert page.locator("#band-rows tbody tr").count() == 24 and "180 events" in last and "firing" in last
     assert "Minimum count an hour\t10 (an hour with fewer never fires)" in body and "Filters" not in body
     for width in (1440, 1024):
         page.set_viewport_size({"width": width, "height": 900})

@@ -68,6 +68,7 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "endpoint_facts",
         "endpoint_call_periods",
         "budget_status",
+        "anomaly_bands",
         "alert_evaluations",
         "alert_deliveries",
         "issue_owners",

@@ -3,11 +3,13 @@ the step that assigns new issues by them.
 
 Where it runs: a pipeline step every minute (the alerts job, before the rules are evaluated), not ingest.
 Ingest stays as cheap as it is: it never reads the control store for rules. The step looks only at projects
-that have rules, reads the issues first seen since the project's ``checked_until``
+that have rules, reads the issues whose events arrived since the project's ``checked_until`` — by arrival,
+not by the events' own time, so a backlog sent 45 minutes late is owned when it lands (issue 71) —
 (``issue_live_counters``, one row per issue) and the first event of each (``events``, through the time
 projection), and assigns each issue nobody has assigned or unassigned yet to the owner of the last matching
 rule, as ``system``, recording the rule ("matched path:src/checkout/* → #payments" on the issue page). A
-new issue is assigned within about a minute.
+new issue is assigned within about a minute, once: an issue assigned (or decided by a person) is never
+looked at again.
 
 The step shares the one schedule runner with every organization's alerts, so each organization has a share
 of a run (:data:`ORG_BUDGET_S`) and the step a total (:data:`RUN_BUDGET_S`); what is not looked at by then
@@ -36,8 +38,9 @@ from stacklens.issues.ownership import Rule, facts_of, from_codeowners, owner_of
 from stacklens.warehouse.queries import run_query
 
 SYSTEM = "system"
-# Issues first seen a little before the watermark are looked at again: an event can be stored a while after
-# its timestamp (a client's retry, the front door's spool). Issues already assigned are skipped.
+# Issues that arrived a little before the watermark are looked at again: a stored event can become readable a
+# moment after its arrival time (the front door's spool drains, a merge of parts). Issues already assigned are
+# skipped.
 OVERLAP = timedelta(minutes=10)
 MAX_ISSUES_PER_RUN = 2_000
 
@@ -194,10 +197,11 @@ def _assign_project(
     org_id, since = row.org_id, row.checked_until - OVERLAP
     found_new = run_query(
         client,
-        "issues/new_since",
+        "issues/arrived_since",
         {"org_id": org_id, "project_id": project_id, "since": since, "limit": MAX_ISSUES_PER_RUN},
     )
     first_seen = {int(r["issue_id"]): r["first"] for r in found_new}
+    arrived = {int(r["issue_id"]): r["arrived"] for r in found_new}
     candidates = list(first_seen)
     decided = set(
         session.scalars(
@@ -213,16 +217,24 @@ def _assign_project(
         )
     )
     todo = [i for i in candidates if i not in decided]
+    firsts = [(i, first_seen[i]) for i in todo]
     facts = (
         run_query(
             client,
             "issues/first_event_facts",
-            {"org_id": org_id, "project_id": project_id, "issue_ids": todo, "since": since},
+            {
+                "org_id": org_id,
+                "project_id": project_id,
+                "firsts": firsts,
+                "since": min(f for _, f in firsts),
+                "until": max(f for _, f in firsts),
+            },
         )
         if todo
         else []
     )
-    # Oldest first (as the candidates), so a run cut short leaves a watermark the next run goes on from.
+    # Earliest arrival first (as the candidates), so a run cut short leaves a watermark the next run goes on
+    # from.
     order = {issue_id: n for n, issue_id in enumerate(todo)}
     facts = sorted(facts, key=lambda f: order.get(int(f["issue_id"]), len(order)))
     decisions: list[_Decision] = []
@@ -260,11 +272,11 @@ def _assign_project(
             # The next run reads from the first issue not looked at (the ones looked at and left unassigned
             # are not looked at again); when this run did not get past one instant (issues first seen in the
             # same millisecond), from just after it, so every run moves on.
-            began = first_seen[int(facts[0]["issue_id"])]
-            resume = first_seen[int(facts[looked]["issue_id"])]
+            began = arrived[int(facts[0]["issue_id"])]
+            resume = arrived[int(facts[looked]["issue_id"])]
             row.checked_until = (resume if resume > began else began + timedelta(milliseconds=1)) + OVERLAP
     elif len(candidates) < MAX_ISSUES_PER_RUN:
         row.checked_until = now
     else:  # a full batch: the next run goes on from its last issue
-        row.checked_until = found_new[-1]["first"] + OVERLAP
+        row.checked_until = found_new[-1]["arrived"] + OVERLAP
     session.flush()

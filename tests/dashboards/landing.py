@@ -66,8 +66,11 @@ def sdk_event(
     return transport.events[0]
 
 
-def land(org_id: int, project_id: int, payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Scrub, normalise and insert ``payloads``; return the rows as stored."""
+def land(
+    org_id: int, project_id: int, payloads: list[dict[str, Any]], received_at: float | None = None
+) -> list[dict[str, Any]]:
+    """Scrub, normalise and insert ``payloads`` (received now, or at ``received_at``: an epoch time); return
+    the rows as stored."""
     rows = []
     for payload in payloads:
         payload = scrub_payload(payload)
@@ -77,7 +80,7 @@ def land(org_id: int, project_id: int, payloads: list[dict[str, Any]]) -> list[d
             project_id=project_id,
             service=None,
             batch_id=uuid.uuid4().hex,
-            received_at=time.time(),
+            received_at=time.time() if received_at is None else received_at,
         )
         rows.append(event_row(payload, origin, raw.encode(), raw))
     body = "\n".join(json.dumps(row) for row in rows).encode()

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
-from stacklens.control.models import OwnershipRules, Project
+from stacklens.control.models import IssueAction, OwnershipRules, Project
 from stacklens.control.teams import create_team, resolve_assignee
 from stacklens.errors import InvalidInput
 from stacklens.issues.assignees import assign, assignees_of
@@ -72,7 +72,13 @@ def test_new_issues_follow_the_rules(stores: Settings, org_factory) -> None:  # 
         row = session.get(OwnershipRules, project_id)
         assert row is not None
         row.checked_until = row.checked_until - timedelta(hours=1)
-    old = land(org_id, project_id, [event("/app/src/checkout/pay.py", seconds_ago=3 * 3600)])
+    # Arrived three hours ago, before the rules: it stays to people.
+    old = land(
+        org_id,
+        project_id,
+        [event("/app/src/checkout/pay.py", seconds_ago=3 * 3600)],
+        received_at=time.time() - 3 * 3600,
+    )
     rows = land(
         org_id,
         project_id,
@@ -108,6 +114,37 @@ def test_new_issues_follow_the_rules(stores: Settings, org_factory) -> None:  # 
         assert assign_new_issues(session, client).assigned == 0
         row = session.scalar(select(OwnershipRules).where(OwnershipRules.project_id == project_id))
         assert row is not None and row.rules == RULES
+
+    # Issue 71: a backlog that arrives 45 minutes late (its events' own times older than the watermark, the
+    # 10 minutes of overlap included) is owned when it lands — once.
+    late = land(
+        org_id,
+        project_id,
+        [
+            event("/app/src/checkout/late.py", seconds_ago=45 * 60, kind="LateCheckoutError"),
+            event("/app/src/search/late.py", seconds_ago=44 * 60),
+        ],
+    )
+    late_pay, late_nobody = (int(r["issue_id"]) for r in late)
+    with session_scope(stores) as session:
+        assert assign_new_issues(session, client).assigned == 1
+    with session_scope(stores) as session:
+        found = assignees_of(session, org_id, project_id, [late_pay, late_nobody])
+        assert {i: a.label for i, a in found.items()} == {late_pay: "#payments"}
+        # More of its events later: already owned, not assigned again (one history row).
+        more = land(
+            org_id,
+            project_id,
+            [event("/app/src/checkout/late.py", seconds_ago=40 * 60, kind="LateCheckoutError")],
+        )
+        assert int(more[0]["issue_id"]) == late_pay
+        assert assign_new_issues(session, client).assigned == 0
+        actions = session.scalars(
+            select(IssueAction.action).where(
+                IssueAction.issue_id == late_pay, IssueAction.project_id == project_id
+            )
+        ).all()
+        assert len(actions) == 1, actions
 
 
 def test_codeowners_import(stores: Settings, org_factory) -> None:  # noqa: F811

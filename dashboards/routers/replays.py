@@ -17,6 +17,7 @@ from stacklens.control.projects_settings import set_replay_enabled
 from stacklens.errors import InvalidInput
 from stacklens.replay import reads
 from stacklens.replay.timeline import error_marks, read_marks
+from stacklens.traces.links import replay_traces
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/replays"
@@ -106,6 +107,7 @@ def replay_page(request: Request, view: CurrentProject, db: Db, replay_id: str, 
         "recording_url": f"{_base(view)}/replays/{replay.replace('-', '')}/recording.json",
         "base": _base(view),
         "feedback": replay_feedback(view, db, replay),
+        "traces": replay_traces(client, view.org_id, view.project_id, replay),
     }
     return render(request, "replay.html", context)
 

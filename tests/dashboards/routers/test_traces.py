@@ -104,7 +104,29 @@ def seed_trace(settings: Settings, org_id: int, project_id: int) -> str:
         row = transaction_row(payload, origin, raw.encode(), raw)
         tx_rows.append(row)
         span_rows.extend(spans_rows(payload, row, origin))
+    # A log record the worker wrote in its job's span, and a replay of the browser session that saw the trace.
+    job = next(r for r in span_rows if r["description"] == "send receipt")
+    log = {
+        "org_id": org_id,
+        "project_id": project_id,
+        "timestamp": job["timestamp"],
+        "severity": "info",
+        "severity_number": 9,
+        "body": "mail: receipt ord_42 sent",
+        "trace_id": trace_id,
+        "span_id": job["parent_span_id"],
+        "service": "worker",
+        "source": "sentry",
+        "dedup_key": "log-1",
+    }
+    replay = {"org_id": org_id, "project_id": project_id, "replay_id": str(uuid.uuid4()), "segment_id": 0,
+              "timestamp": job["timestamp"], "replay_start": job["timestamp"], "trace_ids": [trace_id],
+              "urls": ["https://shop.example/cart"]}  # fmt: skip
     client = get_warehouse(settings)
+    segment = {"org_id": org_id, "project_id": project_id, "replay_id": replay["replay_id"], "segment_id": 0,
+               "timestamp": job["timestamp"], "end_timestamp": job["timestamp"], "payload": "[]"}  # fmt: skip
+    for table, rows in (("logs", [log]), ("replays", [replay]), ("replay_segments", [segment])):
+        client.raw_insert(table, insert_block=json.dumps(rows[0]).encode(), fmt="JSONEachRow")
     for table, rows in (("transactions", tx_rows), ("spans", span_rows)):
         body = "\n".join(json.dumps(r, default=str) for r in rows).encode()
         client.raw_insert(table, insert_block=body, fmt="JSONEachRow")
@@ -144,7 +166,7 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
     assert shop.count() == 1 and "/api/" in (shop.text_content() or "")
     assert page.locator("#trace-waterfall .trace-row.critical").count() >= 3
     orphan = page.locator("#trace-orphans .trace-row.orphan")
-    # Rows out of view are not rendered until scrolled to (content-visibility): read their text, not innerText.
+    # Rows out of view are not rendered until scrolled to (content-visibility): read text, not innerText.
     assert (
         orphan.count() == 1
         and "mailer" in (orphan.text_content() or "")
@@ -153,6 +175,10 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
     assert page.locator("#orphan-count").inner_text() == "1 orphan span"
     assert page.locator("#trace-waterfall .trace-row", has_text="order-mail").count() == 2  # publish, job
     assert page.locator("#trace-waterfall a.badge", has_text="page load").count() == 1
+    job = page.locator("#trace-waterfall .trace-row", has_text="queue.process")
+    assert job.locator("a.log-badge").inner_text() == "1 log", "the job's log record in place"
+    assert page.locator("#trace-log-list tbody tr").count() == 1
+    assert page.locator("#trace-replays a.replay-link").count() == 1
     widths = page.eval_on_selector_all("#trace-waterfall .trace-bar", "els => els.map(e => e.clientWidth)")
     assert min(widths) > 300, "every bar has room at 1440 px"
     page.screenshot(path=str(SHOTS / "trace-1440.png"), full_page=True)
@@ -160,6 +186,19 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
     overflow = page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth")
     assert not overflow, "nothing wider than the window at 1024 px"
     page.screenshot(path=str(SHOTS / "trace-1024.png"), full_page=True)
+    assert page.evaluate("window.__csp") == [] and errors == []
+
+    # Reached from the page load's waterfall, the log record and the replay.
+    page.click("#trace-waterfall a.badge:has-text('page load')")
+    page.click("#view-trace")
+    page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
+    page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/logs?range=24h")
+    page.click("#log-records a.trace-page-link")
+    page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
+    page.click("#trace-replays a.replay-link")
+    page.wait_for_selector("#replay-traces")
+    page.click("#replay-traces a.trace-page-link")
+    page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
     assert page.evaluate("window.__csp") == [] and errors == []
 
     outsider = chromium.new_page()

@@ -22,7 +22,7 @@ from stacklens.control.projects_settings import in_app_rules
 from stacklens.control.share_links import issue_links
 from stacklens.errors import InvalidInput
 from stacklens.ingest.in_app import NO_RULES, InAppRules
-from stacklens.issues import payload_breadcrumbs, payload_compare, payload_exceptions
+from stacklens.issues import frame_alignment, payload_breadcrumbs, payload_compare, payload_exceptions
 from stacklens.issues import payload_view as ev
 from stacklens.issues.actions import (
     ACTIONS,
@@ -335,11 +335,16 @@ def compare(request: Request, view: CurrentProject, issue_id: int, a: str = "", 
     if left is None or right is None:
         message = "Pick two events of this issue in the event history to compare them."
         return render(request, "error.html", {"title": "Choose two events", "message": message}, 400)
-    sides = []
-    for row in (left, right):
-        sides.append(payload_compare.compare_view(ev.load_payload(row.get("payload", "")), row))
-    sections = []
+    payloads = [ev.load_payload(row.get("payload", "")) for row in (left, right)]
+    sides = [payload_compare.compare_view(p, row) for p, row in zip(payloads, (left, right), strict=True)]
+    # The stacks aligned by function and file as a diff aligns lines (a deeper recursion is the frames only
+    # one event has), not frame by frame at the same position.
+    aligned = frame_alignment.align(*payloads)
+    sections: list[tuple[str, list[tuple[str, str, str]]]] = []
     for name in sides[0]:
+        if name in ("Stack trace", "Local variables"):
+            sections.append((name, aligned.stack if name == "Stack trace" else aligned.local))
+            continue
         keys = list(dict.fromkeys([*sides[0][name], *sides[1][name]]))
         lines = [(k, sides[0][name].get(k, ""), sides[1][name].get(k, "")) for k in keys]
         sections.append((name, lines))
@@ -352,5 +357,6 @@ def compare(request: Request, view: CurrentProject, issue_id: int, a: str = "", 
         "left": left,
         "right": right,
         "sections": sections,
+        "alignment": aligned.summary,
     }
     return render(request, "compare.html", context)

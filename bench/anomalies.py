@@ -3,6 +3,7 @@ backtest over 10 M events.
 
     .venv/bin/python bench/anomalies.py                       # 5,000 series, 10 M events (the goals)
     .venv/bin/python bench/anomalies.py --series 500 --events 1000000   # a small run
+    .venv/bin/python bench/anomalies.py --keep /tmp/anomaly-bench     # fill once, time again later
 
 1. **Tick**: 5,000 hourly series of 29 days (the rule's 28-day window and the day the tick replays;
    Poisson counts with a weekly shape, a tenth with a 3x spike in
@@ -19,6 +20,7 @@ backtest over 10 M events.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -75,14 +77,15 @@ def tick(series: int) -> None:
     )
 
 
-def backtest_bench(events: int) -> None:
+def backtest_bench(events: int, keep: Path | None) -> None:
     from stacklens.anomalies.backtest import backtest
     from stacklens.anomalies.rule_fields import anomaly_fields
     from stacklens.anomalies.series import hourly
     from stacklens.warehouse.client import get_warehouse
     from stacklens.warehouse.migrations import apply_migrations
 
-    with tempfile.TemporaryDirectory() as tmp:
+    place = contextlib.nullcontext(str(keep)) if keep else tempfile.TemporaryDirectory()
+    with place as tmp:
         settings = Settings(
             data_dir=Path(tmp),
             warehouse_url=f"chdb://{tmp}/warehouse",
@@ -92,11 +95,12 @@ def backtest_bench(events: int) -> None:
         override_settings(settings)
         apply_migrations(settings)
         client = get_warehouse(settings)
+        stored = client.query("SELECT count() FROM events").result_rows[0][0]
         began = time.perf_counter()
         step = 1_000_000
-        for start in range(0, events, step):
+        for start in range(stored, events, step):
             client.command(FILL, parameters={"days": 56, "start": start, "count": min(step, events - start)})
-        print(f"filled {events:,} events over 56 days in {time.perf_counter() - began:.1f} s")
+        print(f"{events:,} events over 56 days ({stored:,} kept) in {time.perf_counter() - began:.1f} s")
         fields = anomaly_fields({"metric": "events", "seasonality": "auto"})
         now = datetime.now(UTC)
         runs, reads = [], []
@@ -122,9 +126,10 @@ def main() -> None:
     )
     parser.add_argument("--series", type=int, default=5_000)
     parser.add_argument("--events", type=int, default=10_000_000)
+    parser.add_argument("--keep", type=Path, help="warehouse directory to fill once and reuse on later runs")
     args = parser.parse_args()
     tick(args.series)
-    backtest_bench(args.events)
+    backtest_bench(args.events, args.keep)
 
 
 if __name__ == "__main__":

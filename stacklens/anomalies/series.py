@@ -77,17 +77,23 @@ def hourly(
         return HourlySeries(since, values, counts, new_events)
     base = {"org_id": org_id, "project_id": project_id, "since": _naive(since), "until": _naive(until)}
     if fields.metric in COUNTED:
-        rows = run_query(
-            client,
-            "anomalies/error_events_hourly",
-            {**base, "environment": environment, "issue_id": int(fields.scope) if fields.scope != "*" else 0},
-        )
+        counted = {
+            **base,
+            "environment": environment,
+            "issue_id": int(fields.scope) if fields.scope != "*" else 0,
+        }
+        # Users need a distinct count, events a count only: two queries, so an events rule skips the former.
+        name = "anomalies/error_users_hourly" if fields.metric == "users" else "anomalies/error_events_hourly"
+        rows = run_query(client, name, counted)
+        for row in run_query(client, "anomalies/new_issue_hours", counted):
+            i = _index(row["hour"], since)
+            if 0 <= i < n:
+                new_events[i] = float(row["new_issue_events"])
         for row in rows:
             i = _index(row["hour"], since)
             if 0 <= i < n:
                 values[i] = float(row[fields.metric])
                 counts[i] = float(row["events"])
-                new_events[i] = float(row["new_issue_events"])
         if rows:  # after the first event, an hour without events is a count of 0
             first = min(_index(r["hour"], since) for r in rows)
             gap = np.isnan(values)

@@ -47,6 +47,10 @@
     return parts.join(" > ");
   }
 
+  function round1(x) {
+    return Math.round(x * 10) / 10;
+  }
+
   function kind(name) {
     if (/^(pointer|mouse|click|touch|tap|auxclick|contextmenu)/.test(name)) return "click";
     if (/^key/.test(name)) return "press";
@@ -114,7 +118,7 @@
             url: s.sourceURL || "",
             function: s.sourceFunctionName || "",
             invoker: s.invoker || "",
-            duration: Math.round(s.duration * 10) / 10,
+            duration: round1(s.duration),
             part: part,
           });
         });
@@ -128,18 +132,18 @@
       delete open[id];
       var inp = i.end - i.start;
       if (inp < minDuration) return;
+      // The target and type travel as the span's description and op (what StackLens reads when `inp.target`
+      // and `inp.type` are absent): each byte here is stored with every interaction.
       var data = {
         "url.full": global.location.href,
         "user_agent.original": navigator.userAgent,
-        "sentry.release": release,
-        "sentry.environment": environment,
-        "inp.target": i.target,
-        "inp.type": i.type,
-        "inp.input_delay": Math.max(0, i.processingStart - i.start),
-        "inp.processing": Math.max(0, i.processingEnd - i.processingStart),
-        "inp.presentation": Math.max(0, i.end - i.processingEnd),
+        "inp.input_delay": round1(Math.max(0, i.processingStart - i.start)),
+        "inp.processing": round1(Math.max(0, i.processingEnd - i.processingStart)),
+        "inp.presentation": round1(Math.max(0, i.end - i.processingEnd)),
         "inp.loaf": loafs,
       };
+      if (release) data["sentry.release"] = release;
+      if (environment) data["sentry.environment"] = environment;
       if (loafs) data["inp.scripts"] = scriptsOf(i);
       ready.push({
         op: "ui.interaction." + i.type,
@@ -148,7 +152,6 @@
         trace_id: trace,
         start_timestamp: (origin + i.start) / 1000,
         timestamp: (origin + i.end) / 1000,
-        origin: "auto.ui.stacklens.inp",
         measurements: { inp: { value: inp, unit: "millisecond" } },
         data: data,
       });

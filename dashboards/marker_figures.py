@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -27,12 +27,60 @@ def _iso(group: MarkerGroup) -> str:
 
 
 def short_label(group: MarkerGroup) -> str:
-    """The label above the plot: a release's version without its package (``shop@1.4.0`` → ``1.4.0``), cut at
-    :data:`MAX_LABEL` characters; the hover has the whole text."""
-    label = group.label
-    if len(group.members) == 1 and group.kind == RELEASE and "@" in label:
-        label = label.rsplit("@", 1)[1] or label
-    return label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"
+    """The label above the plot: the group's named release without its package (``shop@1.4.0`` → ``1.4.0``)
+    or annotation, cut at :data:`MAX_LABEL` characters, then how many more it holds (``1.4.0 +2``); the hover
+    has every member's whole text."""
+    name = group.name
+    if group.named.kind == RELEASE and "@" in name:
+        name = name.rsplit("@", 1)[1] or name
+    name = name if len(name) <= MAX_LABEL else name[: MAX_LABEL - 1] + "…"
+    return f"{name} +{group.more}" if group.more else name
+
+
+# Label placement: a label's width in characters at font size 10 (~6 px each) against a chart of about 900 px
+# (the pages' half-width charts are ~450 px: the rows below are chosen for those, the narrower case).
+CHAR_PX = 6.0
+CHART_PX = 450.0
+ROWS = 3
+ROW_PX = 12
+
+
+def label_rows(positions: list[float], widths: list[int]) -> list[int]:
+    """A row (0 = lowest) for each label, left to right: the lowest row where it does not overlap the last
+    label placed there; ``positions`` are the labels' centres as shares of the chart's width and ``widths``
+    their lengths in characters. Beyond :data:`ROWS` rows, the row whose last label ends first."""
+    ends = [-1.0] * ROWS
+    rows = []
+    for at, chars in zip(positions, widths, strict=True):
+        half = chars * CHAR_PX / CHART_PX / 2 + 0.01
+        free = [r for r in range(ROWS) if ends[r] <= at - half]
+        row = free[0] if free else min(range(ROWS), key=lambda r: ends[r])
+        ends[row] = at + half
+        rows.append(row)
+    return rows
+
+
+def _positions(figure: dict[str, Any], groups: list[MarkerGroup]) -> list[float]:
+    """Each group's place across the chart (0 to 1): from the x axis's range when set, else from the traces'
+    dates and the groups' own times."""
+    times = [g.time.timestamp() for g in groups]
+    xaxis = (figure.get("layout") or {}).get("xaxis") or {}
+    span = [_seconds(v) for v in (xaxis.get("range") or [])]
+    if len(span) != 2 or None in span:
+        xs = [_seconds(x) for trace in figure.get("data") or [] for x in (trace.get("x") or [])]
+        known = [x for x in xs if x is not None] + times
+        span = [min(known), max(known)]
+    low, high = float(span[0] or 0), float(span[1] or 0)
+    return [0.5 if high <= low else (t - low) / (high - low) for t in times]
+
+
+def _seconds(value: Any) -> float | None:
+    try:
+        text = str(value).replace("Z", "+00:00")
+        moment = datetime.fromisoformat(text if "T" in text or "+" in text else text + "T00:00:00+00:00")
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    except ValueError:
+        return None
 
 
 def release_link(org_slug: str, project: str, version: str) -> str:
@@ -49,6 +97,8 @@ def add_markers(
     layout = figure.setdefault("layout", {})
     shapes = list(layout.get("shapes") or [])
     notes = list(layout.get("annotations") or [])
+    labels = [short_label(group) for group in groups]
+    rows = label_rows(_positions(figure, groups), [len(label) for label in labels])
     for index, group in enumerate(groups):
         colour = COLOURS.get(group.kind, "#6b7280")
         x = _iso(group)
@@ -65,10 +115,9 @@ def add_markers(
                 "layer": "below",
             }
         )
-        label = short_label(group)
-        text = html.escape(label)
-        only = group.members[0]
-        if links and len(group.members) == 1 and only.kind == RELEASE and only.project:
+        text = html.escape(labels[index])
+        only = group.named  # a group's label links to the release it names
+        if links and only.kind == RELEASE and only.project:
             text = f'<a href="{html.escape(release_link(org_slug, only.project, only.release))}">{text}</a>'
         notes.append(
             {
@@ -85,17 +134,18 @@ def add_markers(
                 "text": text,
                 "hovertext": "<br>".join(html.escape(d) for d in group.details),
                 "font": {"size": 10, "color": colour},
-                # Neighbouring labels on two rows, so two markers close together on a small chart do not
-                # overlap.
-                "yshift": 12 if index % 2 else 0,
+                # Labels that would overlap go on rows above each other (issue 71: neighbours overlapped).
+                "yshift": ROW_PX * rows[index],
                 "captureevents": True,
             }
         )
     layout["shapes"] = shapes
     layout["annotations"] = notes
     margin = layout.setdefault("margin", {})
-    rows = 2 if len(groups) > 1 else 1
-    margin["t"] = max(int(margin.get("t", 0) or 0) + 12 * rows + 2, 30)  # room for the labels above the plot
+    used = max(rows) + 1
+    margin["t"] = max(
+        int(margin.get("t", 0) or 0) + ROW_PX * used + 2, 30
+    )  # room for the labels above the plot
     return figure
 
 

@@ -58,12 +58,27 @@ class MarkerGroup:
         return kinds.pop() if len(kinds) == 1 else "mixed"
 
     @property
+    def named(self) -> Marker:
+        """The member a label names: the newest release of the group (what a deploy's chart is about), else
+        its first annotation (issue 71: "2 markers" on every chart named nothing)."""
+        releases = [m for m in self.members if m.kind == RELEASE]
+        return releases[-1] if releases else self.members[0]
+
+    @property
+    def name(self) -> str:
+        """The named member's text: a release's version, an annotation's first tag (else "note")."""
+        only = self.named
+        return only.text if only.kind == RELEASE else (only.tags[0] if only.tags else "note")
+
+    @property
+    def more(self) -> int:
+        """How many members the label does not name."""
+        return len(self.members) - 1
+
+    @property
     def label(self) -> str:
-        if len(self.members) == 1:
-            only = self.members[0]
-            return only.text if only.kind == RELEASE else (only.tags[0] if only.tags else "note")
-        noun = {RELEASE: "releases", ANNOTATION: "annotations"}.get(self.kind, "markers")
-        return f"{len(self.members)} {noun}"
+        """``shop@1.4.0``, or ``shop@1.4.0 +2 more`` for a group."""
+        return self.name + (f" +{self.more} more" if self.more else "")
 
     @property
     def details(self) -> list[str]:

@@ -33,3 +33,26 @@ def test_lines_labels_links_and_escaping() -> None:
     assert [label["yshift"] for label in labels] == [0, 12]
     assert add_markers({"layout": {}}, [], "acme") == {"layout": {}}
     assert release_link("acme", "web", "shop@1.4.0/b") == "/orgs/acme/projects/web/releases/shop%401.4.0%2Fb"
+
+
+def test_groups_are_named_and_labels_kept_apart() -> None:
+    """Issue 71: a release and its deploy note read "2 markers" on every chart and labels overlapped."""
+    deploy = MarkerGroup(
+        [
+            Marker(AT, RELEASE, "shop@1.4.0", "web", "shop@1.4.0"),
+            Marker(AT, ANNOTATION, "deployed 1.4.0", "", "shop@1.4.0", ("deploy",)),
+        ]
+    )
+    later = [
+        MarkerGroup([Marker(AT.replace(hour=h), RELEASE, f"shop@1.{h}.0", "web", f"shop@1.{h}.0")])
+        for h in (9, 10, 20)
+    ]
+    data = [{"x": ["2026-11-10T00:00:00Z", "2026-11-11T00:00:00Z"], "y": [1, 2]}]
+    figure = add_markers({"data": data, "layout": {}}, [deploy, *later], "acme")
+    labels = figure["layout"]["annotations"]
+    assert [label["text"].split(">")[1].split("<")[0] for label in labels[:1]] == ["1.4.0 +1"]
+    assert "/releases/shop%401.4.0" in labels[0]["text"]  # the named release's page
+    assert "deployed 1.4.0 [deploy]" in labels[0]["hovertext"]
+    # 08:30, 09:00 and 10:00 of a day-wide chart overlap: three rows; 20:00 is clear, back on the lowest.
+    assert [label["yshift"] for label in labels] == [0, 12, 24, 0]
+    assert figure["layout"]["margin"]["t"] == 12 * 3 + 2

@@ -24,13 +24,15 @@ def test_markers_closer_than_a_twelfth_of_the_window_are_one() -> None:
     deploys = [_marker(h / 10, f"d{h}") for h in range(30)]  # one every 6 minutes for 3 hours
     groups = grouped([*deploys, _marker(12, "shop@2"), _marker(30, "outside")], *window)
     assert [len(g.members) for g in groups] == [20, 10, 1]  # 0–1.9 h, 2–2.9 h, then the lone release at noon
-    assert groups[0].label == "20 releases" and groups[2].label == "shop@2"
+    # Issue 71: a group is named by its newest release, the rest counted ("2 markers" named nothing).
+    assert groups[0].label == "d19 +19 more" and groups[2].label == "shop@2"
     assert len(groups[0].details) == LISTED + 1 and groups[0].details[-1] == "and 10 more"
     assert groups[2].details == ["shop@2 first seen 2026-11-01 12:00 UTC (web)"]
     many = grouped([_marker(h) for h in range(0, 24 * 30)], T0, T0 + timedelta(days=30))
     assert len(many) == 12  # a deploy an hour for 30 days: twelve markers, not 720
     mixed = grouped([_marker(1), _marker(1.5, "flag", ANNOTATION)], *window)
-    assert mixed[0].label == "2 markers"
+    assert mixed[0].label == f"{mixed[0].members[0].text} +1 more"  # the release, not the deploy note
+    assert mixed[0].named.kind == "release"
 
 
 def test_releases_are_marked_where_first_seen(settings: Settings, make_org) -> None:

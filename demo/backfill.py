@@ -77,12 +77,16 @@ def _history_visit(
         if response.status_code >= 400:
             tally.add(day, ERROR_ANSWERS)
 
-    total = shop_visit(shop, rng, {CLOCK_HEADER: encode_clock(at, release.name)}, answered)
+    order = shop_visit(shop, rng, {CLOCK_HEADER: encode_clock(at, release.name)}, answered)
     tally.add(day, VISITS)
-    if total is not None and capture_at is not None:
+    if order is not None and capture_at is not None:
         mailed_at = at + timedelta(seconds=2)
         mailed = send_order_mail(
-            rng, total, capture_at(mailed_at, release.name), encode_clock(mailed_at, release.name)
+            rng,
+            order.total_cents,
+            capture_at(mailed_at, release.name),
+            encode_clock(mailed_at, release.name),
+            order.trace,
         )
         tally.add(day, MAILS if mailed else MAIL_ERRORS)
 

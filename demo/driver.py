@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> None:
         in_app_include=["demo"],
         server_name="shop-worker-1",
         before_send=apply_demo_clock,  # the history's mail errors carry the moment they stand for
+        # Each mail job is a queue.process transaction continuing the checkout's trace (docs/traces.md).
+        traces_sample_rate=1.0,
+        before_send_transaction=apply_demo_clock,
         # The worker's log records (mail sent, mail failed) fill the Logs page under the service "worker".
         enable_logs=True,
         before_send_log=apply_demo_clock_to_log,

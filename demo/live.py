@@ -49,10 +49,11 @@ def run_live(
             hour = now.replace(minute=0, second=0, microsecond=0)
         try:
             if arrival.kind == VISITS:
-                total = shop_visit(shop, rng)
+                order = shop_visit(shop, rng)
                 tally.add(now.date(), VISITS)
-                if total is not None:
-                    tally.add(now.date(), MAILS if send_order_mail(rng, total, capture) else MAIL_ERRORS)
+                if order is not None:
+                    mailed = send_order_mail(rng, order.total_cents, capture, trace=order.trace)
+                    tally.add(now.date(), MAILS if mailed else MAIL_ERRORS)
             else:
                 page_load(shop, rng, site, CURRENT_RELEASE, now, tally, now.date())
         except httpx.HTTPError as exc:

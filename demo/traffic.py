@@ -6,8 +6,10 @@ Three kinds of traffic reach StackLens through the real path (SDK → log files 
 - the worker, this process, sending order mails under its own per-service app key.
 
 Every shop request is its own trace (the shop's SDK starts one per request: this process sends no trace
-headers) and so is every worker job (:func:`worker_job`), so "Logs of this trace" lists one request's or one
-job's records.
+headers). An order's mail job continues the trace of the checkout that placed it — the shop hands the job
+its trace headers from a queue.publish span, as a queue message would carry them — so the trace page shows
+the request and the worker's job as one tree (:func:`worker_job`, docs/traces.md); "Logs of this trace"
+lists that request's and job's records.
 
 ``backfill`` (:mod:`demo.backfill`) replays the same traffic for past weeks, release by release, once per data
 directory; ``run_live`` (:mod:`demo.live`) carries on from now, arrivals drawn by :mod:`demo.arrivals`.
@@ -30,6 +32,7 @@ from sentry_sdk import logger as log
 from demo import browser, browser_errors, browser_interactions, browser_pageloads, feedback
 from demo import replays as replay_demo
 from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, encode_clock
+from demo.clock import CONTEXT as CLOCK_CONTEXT
 from demo.delivery import (
     BROWSER_SESSIONS,
     JS_ERRORS,
@@ -95,14 +98,22 @@ def _checkout_body(rng: random.Random, customer: Customer | None) -> dict[str, A
     }
 
 
+@dataclass(frozen=True)
+class Order:
+    """An order the shop placed: its total and the trace headers of its mail job."""
+
+    total_cents: int
+    trace: dict[str, str]
+
+
 def shop_visit(
     client: httpx.Client,
     rng: random.Random,
     extra_headers: dict[str, str] | None = None,
     answered: Callable[[httpx.Response], object] | None = None,
-) -> int | None:
+) -> Order | None:
     """One customer action against the shop (one or two requests, each shown to ``answered``). Returns the
-    order total when an order was placed."""
+    order when one was placed."""
     customer = rng.choice(CUSTOMERS) if rng.random() > 0.3 else None
     headers = {**_headers(rng, customer), **(extra_headers or {})}
     seen = answered or (lambda _response: None)
@@ -128,7 +139,9 @@ def shop_visit(
         response = client.post(path, json=_checkout_body(rng, customer), headers=headers)
         seen(response)
         if response.status_code == 200:
-            return int(response.json()["total_cents"])
+            placed = response.json()
+            trace = (placed.get("mail_job") or {}).get("trace") or {}
+            return Order(int(placed["total_cents"]), {k: str(v) for k, v in trace.items() if v})
     return None
 
 
@@ -244,15 +257,19 @@ def _recorded(
 
 
 @contextmanager
-def worker_job(clock: str | None = None) -> Iterator[None]:
-    """One job of the worker as its own trace: a fresh trace id on a scope of its own (the worker's events and
-    log records of this job share it, no other job does). ``clock``: a history job's moment, for its log
-    records (:func:`demo.clock.apply_demo_clock_to_log`)."""
+def worker_job(clock: str | None = None, trace: dict[str, str] | None = None) -> Iterator[None]:
+    """One job of the worker as a `queue.process` transaction on a scope of its own, continuing ``trace`` (the
+    trace headers the shop gave the job; none: a new trace). The job's events and log records share that
+    trace, no other job does. ``clock``: a history job's moment, for its transaction and its log records
+    (:func:`demo.clock.apply_demo_clock`, :func:`demo.clock.apply_demo_clock_to_log`)."""
     token = REQUEST_CLOCK.set(clock or "")
     try:
-        with sentry_sdk.isolation_scope(), sentry_sdk.new_scope():
-            sentry_sdk.continue_trace({})  # no incoming trace: a new one
-            yield
+        with sentry_sdk.isolation_scope(), sentry_sdk.new_scope() as scope:
+            if clock:
+                scope.set_context(CLOCK_CONTEXT, {"value": clock})
+            job = sentry_sdk.continue_trace(trace or {}, op="queue.process", name="order-mail")
+            with sentry_sdk.start_transaction(job):
+                yield
     finally:
         REQUEST_CLOCK.reset(token)
 
@@ -262,15 +279,17 @@ def send_order_mail(
     total_cents: int,
     capture: Callable[[BaseException], Any],
     clock: str | None = None,
+    trace: dict[str, str] | None = None,
 ) -> bool:
-    """The worker's receipt for an order, as one job (its own trace, its log records); whether it went out
-    (a failure is captured by the worker's SDK)."""
+    """The worker's receipt for an order, as one job (continuing the checkout's ``trace``, with its log
+    records); whether it went out (a failure is captured by the worker's SDK)."""
     customer = rng.choice(CUSTOMERS)
     email = customer.email if rng.random() > 0.05 else customer.email.replace("@", " at ")
     order = f"ord_{rng.getrandbits(32):08x}"
-    with worker_job(clock):
+    with worker_job(clock, trace):
         try:
-            mailer.send(order, email, total_cents, rng)
+            with sentry_sdk.start_span(op="smtp", name="send receipt"):
+                mailer.send(order, email, total_cents, rng)
         except (mailer.SmtpUnavailable, ValueError) as exc:
             log.error("mail: receipt {order} not sent: {error}", order=order, error=str(exc))
             capture(exc)

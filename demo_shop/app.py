@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import sentry_sdk
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel
@@ -162,7 +163,19 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
             total_cents=total + shipping_cents,
             attributes={"order.country": order.country, "order.items": len(order.items)},
         )
-        return {"order_id": order_id, "total_cents": total + shipping_cents, "charge": charge_id}
+        # The order mail is the worker's job: like a queue message it carries the request's trace, from a
+        # queue.publish span, so the worker's job continues this trace (docs/traces.md).
+        with sentry_sdk.start_span(op="queue.publish", name="order-mail"):
+            job = {
+                "sentry-trace": sentry_sdk.get_traceparent() or "",
+                "baggage": sentry_sdk.get_baggage() or "",
+            }
+        return {
+            "order_id": order_id,
+            "total_cents": total + shipping_cents,
+            "charge": charge_id,
+            "mail_job": {"trace": job},
+        }
 
     @app.post("/api/checkout")
     def checkout(order: CheckoutRequest) -> dict[str, Any]:

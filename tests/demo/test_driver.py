@@ -22,10 +22,10 @@ from stacklens.control.keys import create_app_key
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.api.conftest import dsn_server
-from tests.dashboards.conftest import client, sign_in, stores
+from tests.dashboards.conftest import client, sign_in
 from tests.demo.test_traffic import ROOT, Shop, _ingest, _stop, shop
 
-__all__ = ["client", "dsn_server", "shop", "stores"]  # the real server, the pages and the shop
+__all__ = ["client", "dsn_server", "shop"]  # the real server, the pages and the shop
 
 
 def _written_traces(storage: str | Path, app_key: str) -> tuple[set[str], list[str]]:
@@ -64,7 +64,7 @@ def _orphans(warehouse: Any, params: dict[str, Any], storage: str | Path) -> lis
     ]
 
 
-def test_every_request_and_job_is_its_own_trace(
+def test_every_request_is_its_own_trace_and_its_mail_job_continues_it(
     dsn_server: str, shop: Shop, settings: Settings, client: TestClient
 ) -> None:
     org = shop.org
@@ -166,14 +166,17 @@ def test_every_request_and_job_is_its_own_trace(
         _orphans(warehouse, params, shop.storage),
     )
 
-    # Each worker job is a trace of its own: as many traces as jobs (one record each), none a shop request's.
-    jobs, job_traces, shared = warehouse.query(
+    # Each worker job continues the trace of the checkout that placed its order (docs/traces.md): as many
+    # traces as jobs (one record each), each holding the shop's checkout request and the worker's job.
+    jobs, job_traces, in_checkout, in_job = warehouse.query(
         "SELECT count(), uniqExact(trace_id), countIf(trace_id IN (SELECT trace_id FROM transactions"
-        " WHERE project_id = {project:UInt64})) FROM logs WHERE project_id = {project:UInt64}"
+        " WHERE project_id = {project:UInt64} AND op = 'http.server' AND transaction LIKE '%checkout%')),"
+        " countIf(trace_id IN (SELECT trace_id FROM transactions WHERE project_id = {project:UInt64}"
+        " AND op = 'queue.process' AND service = 'worker')) FROM logs WHERE project_id = {project:UInt64}"
         " AND service = 'worker' AND trace_id != ''",
         parameters=params,
     ).result_rows[0]
-    assert jobs >= 2 and job_traces == jobs and shared == 0, (jobs, job_traces, shared)
+    assert jobs >= 2 and job_traces == jobs and in_checkout == in_job == jobs, (jobs, job_traces, in_checkout)
     # The worker's failed mails (errors) stand in their job's trace, beside its record.
     errors, in_a_job, error_traces = warehouse.query(
         "SELECT count(), countIf(t IN (SELECT trace_id FROM logs WHERE project_id = {project:UInt64}"

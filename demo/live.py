@@ -55,7 +55,12 @@ def run_live(
                     mailed = send_order_mail(rng, order.total_cents, capture, trace=order.trace)
                     tally.add(now.date(), MAILS if mailed else MAIL_ERRORS)
             else:
-                page_load(shop, rng, site, CURRENT_RELEASE, now, tally, now.date())
+                order = page_load(shop, rng, site, CURRENT_RELEASE, now, tally, now.date())
+                if (
+                    order is not None
+                ):  # the checkout page placed an order: its mail continues the page's trace
+                    mailed = send_order_mail(rng, order.total_cents, capture, trace=order.trace)
+                    tally.add(now.date(), MAILS if mailed else MAIL_ERRORS)
         except httpx.HTTPError as exc:
             # Every retry failed: the shop is down or stalled (its own log says why).
             say(f"live: the shop did not answer ({describe(exc)}); this {arrival.kind[:-1]} is lost")

@@ -185,19 +185,23 @@ def page_load(
     tally: Tally,
     day: date,
     history: bool = False,
-) -> None:
+) -> Order | None:
     """One browser page load at ``at`` through the shop's tunnel, with the session `@sentry/browser` starts
     for it; now and then a JavaScript error (with the session's update: errored, or crashed when unhandled),
     half of those with the replay of the session that led to it. Session updates travel in the envelope of
     the page load or error they belong to (one post each, not two). What the tunnel accepted goes to
     ``tally``, what it refused too; a request it never answered (after :mod:`demo.delivery`'s
-    retries) raises. ``history``: a moment of the backfill (the shop is told, see :func:`_tunnel`)."""
+    retries) raises. ``history``: a moment of the backfill (the shop is told, see :func:`_tunnel`).
+
+    A live load of the checkout page really places its order (:func:`_browser_checkout`): the order, whose
+    mail job continues the page's trace, is returned."""
     clock = {CLOCK_HEADER: encode_clock(at, release.name)} if history else {}
     customer = rng.choice(CUSTOMERS) if rng.random() > 0.4 else None
     user = customer.id if customer else None
     load = browser_pageloads.pageload(
         rng, site.origin, release, site.environment, at, user, fail_api=rng.random() < 0.05
     )
+    order = None if history else _browser_checkout(client, load, customer)
     session = browser_errors.page_session(load, release, site.environment, at, user)
     refused = _tunnel(client, browser.envelope(site.dsn, [load], [session]), clock, tally, day)
     tally.record(day, PAGE_LOADS, refused)
@@ -208,7 +212,7 @@ def page_load(
     if clicks:
         _tunnel(client, browser.envelope(site.dsn, clicks), clock, tally, day)
     if rng.random() >= 0.12:
-        return
+        return order
     # About one visitor in 40 has a device whose clock runs a week ahead: the service stores such an error
     # under its receive time and the event page says so. (Only where a week ahead is still in the future: an
     # older history day's "week ahead" would be an ordinary past time on the wrong day.)
@@ -230,6 +234,36 @@ def page_load(
             (why for why in (_tunnel(client, body, clock, tally, day) for body in replay) if why), ""
         )
         tally.record(day, REPLAYS, refused)
+    return order
+
+
+def _browser_checkout(client: httpx.Client, load: dict[str, Any], customer: Customer | None) -> Order | None:
+    """The checkout page's fetch of ``POST /api/checkout``, sent for real with the fetch span's trace header
+    (as @sentry/browser sends it to a traced API), so the shop's request continues the page load's trace; the
+    span then says what the shop answered. Its own random source (seeded by the page load), so the rest of the
+    seeded traffic is unchanged."""
+    fetch = next(
+        (
+            s
+            for s in load.get("spans", [])
+            if s.get("op") == "http.client" and "/api/checkout" in s["description"]
+        ),
+        None,
+    )
+    if fetch is None:
+        return None
+    own = random.Random(load["event_id"])
+    trace = {"sentry-trace": f"{fetch['trace_id']}-{fetch['span_id']}-1"}
+    response = client.post(
+        "/api/checkout", json=_checkout_body(own, customer), headers={**_headers(own, customer), **trace}
+    )
+    fetch["data"]["http.response.status_code"] = response.status_code
+    fetch["status"] = "ok" if response.status_code < 400 else "invalid_argument"
+    if response.status_code != 200:
+        return None
+    placed = response.json()
+    job = (placed.get("mail_job") or {}).get("trace") or {}
+    return Order(int(placed["total_cents"]), {k: str(v) for k, v in job.items() if v})
 
 
 def _recorded(

@@ -23,6 +23,8 @@ from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import ClientAuthenticator
 from mcp.server.auth.routes import build_metadata, cors_middleware
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
@@ -152,20 +154,38 @@ def _oauth_routes(settings: Settings, base: str) -> list[BaseRoute]:
     ]
 
 
+class SessionManagers:
+    """The MCP session manager of the app's current lifespan. The SDK's manager runs once; an app whose
+    lifespan is entered again (a test's second client of the same app, a server restarted in-process) gets
+    a fresh one each time."""
+
+    def __init__(self, server: MCPServer[Any]) -> None:
+        self.server = server
+        self.current: StreamableHTTPSessionManager | None = None
+
+    def fresh(self) -> StreamableHTTPSessionManager:
+        self.server.streamable_http_app(
+            stateless_http=True,
+            json_response=True,
+            # The door authenticates every request by its bearer token (no cookie is ever honoured), so a
+            # rebinding page gains nothing; the Host a proxy forwards is the operator's to choose.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        self.current = self.server.session_manager
+        return self.current
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.current is None:
+            raise RuntimeError("the MCP session manager runs in the app's lifespan, which has not started")
+        await self.current.handle_request(scope, receive, send)
+
+
 def install_agents(app: FastAPI) -> None:
     """Mount `/mcp` and the OAuth routes on ``app``; the MCP session manager runs in the app's lifespan."""
     settings: Settings = app.state.settings
     base = public_base_url(settings)
-    server = build_server(settings)
-    server.streamable_http_app(
-        stateless_http=True,
-        json_response=True,
-        # The door authenticates every request by its bearer token (no cookie is ever honoured), so a
-        # rebinding page gains nothing; the Host a proxy forwards is the operator's to choose.
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
-    manager = server.session_manager
-    door = AgentDoor(settings, manager.handle_request)
+    managers = SessionManagers(build_server(settings))
+    door = AgentDoor(settings, managers)
     routes: list[BaseRoute] = [
         Route("/mcp", endpoint=door, methods=["GET", "POST", "DELETE"]),
         *_oauth_routes(settings, base),
@@ -175,7 +195,7 @@ def install_agents(app: FastAPI) -> None:
 
     @asynccontextmanager
     async def lifespan(inner: Any) -> AsyncIterator[Any]:
-        async with manager.run(), previous(inner) as state:
+        async with managers.fresh().run(), previous(inner) as state:
             yield state
 
     app.router.lifespan_context = lifespan

@@ -114,6 +114,8 @@ def _audit(settings: Settings, call: Call, name: str, digest: str, started: floa
 
 
 def audit_middleware(settings: Settings) -> Callable[[Any, Any], Awaitable[Any]]:
+    book = budget.BudgetBook(budget.Budgets(settings.agent_calls_per_minute, settings.agent_concurrency))
+
     async def middleware(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         if ctx.method != "tools/call":
             return await call_next(ctx)
@@ -129,8 +131,7 @@ def audit_middleware(settings: Settings) -> Callable[[Any, Any], Awaitable[Any]]
         started = time.monotonic()
         try:
             caller = f"{identity.kind}:{identity.token_id}"
-            limits = budget.Budgets(settings.agent_calls_per_minute, settings.agent_concurrency)
-            with budget.within(caller, identity.org_id, limits):
+            with book.within(caller, identity.org_id):
                 result = await call_next(ctx)
         except budget.OverBudget as exc:
             call.outcome, call.error = "over_budget", str(exc)

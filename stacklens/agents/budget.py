@@ -6,7 +6,8 @@
   engine limits (:mod:`stacklens.explore.run`), which an Explore tool runs under as the page's questions do.
 
 Over a budget, a call answers at once with :class:`OverBudget`, which names the budget, its limit and when
-to retry: an agent waits, never the ingest path, which shares none of these.
+to retry: an agent waits, never the ingest path, which shares none of these. The counts live in a
+:class:`BudgetBook` of the serving app (one per control store, whose token ids they are keyed by).
 """
 
 from __future__ import annotations
@@ -49,42 +50,45 @@ class Budgets:
     concurrent_per_org: int = CONCURRENT_PER_ORG
 
 
-_lock = threading.Lock()
-_recent: dict[str, deque[float]] = {}
-_running: dict[int, int] = {}
+class BudgetBook:
+    """The calls of the last minute per caller and the calls running per organization."""
 
+    def __init__(self, budgets: Budgets | None = None) -> None:
+        self.budgets = budgets or Budgets()
+        self._lock = threading.Lock()
+        self._recent: dict[str, deque[float]] = {}
+        self._running: dict[int, int] = {}
 
-def _spend_rate(caller: str, most: int, now: float) -> None:
-    window = _recent.setdefault(caller, deque())
-    while window and window[0] <= now - 60:
-        window.popleft()
-    if len(window) >= most:
-        raise OverBudget(
-            "agent_calls_per_minute",
-            most,
-            60 - (now - window[0]),
-            f"over the budget agent_calls_per_minute: at most {most} calls a minute per token",
-        )
-    window.append(now)
-
-
-@contextmanager
-def within(caller: str, org_id: int, budgets: Budgets | None = None) -> Iterator[None]:
-    """Run one call of ``caller`` (a token's key) in ``org_id`` under the rate and concurrency budgets."""
-    budgets = budgets or Budgets()
-    with _lock:
-        _spend_rate(caller, budgets.calls_per_minute, time.monotonic())
-        if _running.get(org_id, 0) >= budgets.concurrent_per_org:
+    def _spend_rate(self, caller: str, now: float) -> None:
+        most = self.budgets.calls_per_minute
+        window = self._recent.setdefault(caller, deque())
+        while window and window[0] <= now - 60:
+            window.popleft()
+        if len(window) >= most:
             raise OverBudget(
-                "agent_concurrency",
-                budgets.concurrent_per_org,
-                1.0,
-                f"over the budget agent_concurrency: at most {budgets.concurrent_per_org} agent calls of "
-                "an organization at once",
+                "agent_calls_per_minute",
+                most,
+                60 - (now - window[0]),
+                f"over the budget agent_calls_per_minute: at most {most} calls a minute per token",
             )
-        _running[org_id] = _running.get(org_id, 0) + 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _running[org_id] -= 1
+        window.append(now)
+
+    @contextmanager
+    def within(self, caller: str, org_id: int) -> Iterator[None]:
+        """Run one call of ``caller`` (a token's key) in ``org_id`` under the rate and concurrency budgets."""
+        most = self.budgets.concurrent_per_org
+        with self._lock:
+            if self._running.get(org_id, 0) >= most:
+                raise OverBudget(
+                    "agent_concurrency",
+                    most,
+                    1.0,
+                    f"over the budget agent_concurrency: at most {most} agent calls of an organization at once",
+                )
+            self._spend_rate(caller, time.monotonic())
+            self._running[org_id] = self._running.get(org_id, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running[org_id] -= 1

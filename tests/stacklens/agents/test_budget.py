@@ -5,30 +5,31 @@ from __future__ import annotations
 
 import pytest
 
-from stacklens.agents import budget
+from stacklens.agents.budget import BudgetBook, Budgets, OverBudget
 
 
 def test_rate_budget_names_itself() -> None:
-    limits = budget.Budgets(calls_per_minute=2, concurrent_per_org=10)
+    book = BudgetBook(Budgets(calls_per_minute=2, concurrent_per_org=10))
     for _ in range(2):
-        with budget.within("personal:rate-test", 901, limits):
+        with book.within("personal:1", 1):
             pass
-    with pytest.raises(budget.OverBudget) as refused, budget.within("personal:rate-test", 901, limits):
+    with pytest.raises(OverBudget) as refused, book.within("personal:1", 1):
         pass
     answer = refused.value.as_dict()
     assert answer["budget"] == "agent_calls_per_minute" and answer["limit"] == 2
-    assert 0 < float(answer["retry_after_s"]) <= 60 and "agent_calls_per_minute" in str(answer["detail"])
+    assert 0 < float(str(answer["retry_after_s"])) <= 60 and "agent_calls_per_minute" in str(answer["detail"])
+    with book.within("personal:2", 1):  # another token of the organization has its own minute
+        pass
+    with BudgetBook(Budgets(calls_per_minute=2)).within("personal:1", 1):  # another server's book
+        pass
 
 
 def test_concurrency_budget_is_per_organization() -> None:
-    limits = budget.Budgets(calls_per_minute=100, concurrent_per_org=1)
-    with budget.within("personal:a", 902, limits):
-        with (
-            pytest.raises(budget.OverBudget, match="agent_concurrency"),
-            budget.within("personal:b", 902, limits),
-        ):
+    book = BudgetBook(Budgets(calls_per_minute=100, concurrent_per_org=1))
+    with book.within("personal:a", 1):
+        with pytest.raises(OverBudget, match="agent_concurrency"), book.within("personal:b", 1):
             pass
-        with budget.within("personal:c", 903, limits):  # another organization runs meanwhile
+        with book.within("personal:c", 2):  # another organization runs meanwhile
             pass
-    with budget.within("personal:b", 902, limits):  # the slot is free again
+    with book.within("personal:b", 1):  # the slot is free again
         pass

@@ -31,27 +31,32 @@ def add_uptime(figure: dict[str, Any], buckets: list[UptimeBucket]) -> dict[str,
             "x": [b.start.isoformat().replace("+00:00", "Z") for b in buckets],
             "y": [round(b.uptime_pct, 3) for b in buckets],
             "yaxis": "y2",
-            "line": {"color": COLOUR, "width": 1, "shape": "hv"},
-            "marker": {"size": 3, "color": COLOUR},
+            "line": {"color": COLOUR, "width": 1, "dash": "dot"},
+            "marker": {"size": 4, "color": COLOUR, "symbol": "diamond"},
             "connectgaps": False,
             "customdata": [[format_value("uptime_pct", b.uptime_pct), b.probes] for b in buckets],
             "hovertemplate": "%{x|%Y-%m-%d %H:%M} UTC<br>uptime %{customdata[0]} of %{customdata[1]} probes"
             "<extra></extra>",
-            "showlegend": True,
+            "showlegend": False,  # the right-hand axis names it
         }
     )
     figure["data"] = data
     # From a little under the lowest bucket to 100 %: 99.9 % and 100 % must not be one stroke.
     floor = max(0.0, min(low - max((100.0 - low) * 0.5, 0.05), 99.9))
+    ticks = sorted({round(low, 1), 100.0})
     layout["yaxis2"] = {
-        "title": {"text": NAME, "font": {"color": COLOUR, "size": 11}},
+        "title": {"text": "Uptime", "font": {"color": COLOUR, "size": 10}, "standoff": 2},
         "overlaying": "y",
         "side": "right",
-        "range": [floor, 100.0 + (100.0 - floor) * 0.05],
+        "range": [floor, 100.0 + (100.0 - floor) * 0.08],
         "showgrid": False,
-        "tickfont": {"color": COLOUR, "size": 10},
-        "ticksuffix": " %",
+        "zeroline": False,
+        # Two ticks, the lowest bucket and 100 %, written as the catalog writes uptime.
+        "tickmode": "array",
+        "tickvals": ticks,
+        "ticktext": [format_value("uptime_pct", t).replace(".000 %", " %") for t in ticks],
+        "tickfont": {"color": COLOUR, "size": 9},
     }
     margin = layout.setdefault("margin", {})
-    margin["r"] = max(int(margin.get("r", 0) or 0), 64)  # room for the right-hand axis and its title
+    margin["r"] = max(int(margin.get("r", 0) or 0), 58)  # room for the right-hand axis and its title
     return figure

@@ -169,7 +169,8 @@ def budgets_list_page(
     known = _all_histories(client, view, rows)
     for row in rows:
         spec = _spec(view, row)
-        title = f"{METRICS[row['metric']].label} on {'all pages' if row['scope'] == '*' else row['scope']}"
+        everything = "every uptime check" if row["metric"] == "uptime_pct" else "all pages"
+        title = f"{METRICS[row['metric']].label} on {everything if row['scope'] == '*' else row['scope']}"
         points = _history(client, spec, row, known)
         drawn.append(points)
         figures[row["id"]] = budget_figure(spec, points, row["unit"], title + " · last 30 days")

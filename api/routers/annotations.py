@@ -16,6 +16,7 @@ from api.deps import ApiAuth, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.routers.explore import json_body
+from api.routers.workspace_answers import AnnotationOut, AnnotationsOut
 from stacklens import annotations as notes
 from stacklens.explore.scope import project_ids
 from stacklens.view_filters import BadFilter, ViewFilters
@@ -38,7 +39,7 @@ def _window(range: str, since: str, until: str) -> tuple[datetime | None, dateti
     return window.since, window.until
 
 
-@router.get("", responses=ERRORS)
+@router.get("", response_model=AnnotationsOut, responses=ERRORS)
 def list_annotations(
     auth: ApiAuth,
     db: DbSession,
@@ -55,7 +56,7 @@ def list_annotations(
     return JSONResponse({"rows": [r.as_json() for r in rows]})
 
 
-@router.post("", status_code=201, responses=ERRORS)
+@router.post("", status_code=201, response_model=AnnotationOut, responses=ERRORS)
 async def create_annotation(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     """Post an annotation: `{"time", "text", "tags": [...], "project": "<slug>" (or none: every project),
     "release"}`; answers it with its `id`."""

@@ -200,7 +200,27 @@ def delete_budget(budget_id: BudgetId, identity: ApiAuth, session: DbSession) ->
     return Response(status_code=204)
 
 
-@router.get("/projects/{slug}/budgets/lighthouse", responses=ERRORS)
+class LighthouseTiming(BaseModel):
+    metric: str = Field(
+        description="A Lighthouse timing: first-contentful-paint, largest-contentful-paint, …"
+    )
+    budget: float = Field(description="Milliseconds (cumulative-layout-shift: unitless).")
+
+
+class LighthouseResourceSize(BaseModel):
+    resourceType: str = Field(description="script, stylesheet, image, font, document, total, …")  # noqa: N815
+    budget: float = Field(description="KiB, as Lighthouse counts transfer sizes.")
+
+
+class LighthouseBudget(BaseModel):
+    """One entry of Lighthouse CI's `budget.json`: the budgets of one path."""
+
+    path: str
+    timings: list[LighthouseTiming] | None = None
+    resourceSizes: list[LighthouseResourceSize] | None = None  # noqa: N815
+
+
+@router.get("/projects/{slug}/budgets/lighthouse", response_model=list[LighthouseBudget], responses=ERRORS)
 def export_lighthouse(project: OrgProject, session: DbSession) -> JSONResponse:
     """The budgets as Lighthouse CI's `budget.json`; the header `X-Budgets-Not-Exported` lists those it
     cannot express (INP, load time, API p95, error %, statistics other than p75)."""

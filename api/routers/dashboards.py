@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import ApiAuth, AppSettings, DbSession
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.routers.explore import json_body
+from api.routers.workspace_answers import DashboardOut, DashboardsOut, ShareLinkOut
 from stacklens.explore import dashboard_shares as shares
 from stacklens.explore import dashboards
 from stacklens.explore.query import BadQuery
@@ -36,25 +37,25 @@ def _id(dashboard_id: str) -> int:
     return int(dashboard_id)
 
 
-@router.get("", responses=ERRORS)
+@router.get("", response_model=DashboardsOut, responses=ERRORS)
 def list_dashboards(auth: ApiAuth, db: DbSession) -> JSONResponse:
     """The organization's dashboards: `{"rows": [{"id", "name", "description", "filters", "widgets", …}]}`."""
     return JSONResponse({"rows": [b.as_json() for b in dashboards.list_dashboards(db, auth.org_id)]})
 
 
-@router.post("", status_code=201, responses=ERRORS)
+@router.post("", status_code=201, response_model=DashboardOut, responses=ERRORS)
 async def create_dashboard(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     """Create a dashboard (or import an exported one); answers it with its `id`."""
     created = await run_in_threadpool(dashboards.create_dashboard, db, auth.org_id, await json_body(request))
     return JSONResponse(created.as_json(), status_code=201)
 
 
-@router.get("/{dashboard_id}", responses=ERRORS)
+@router.get("/{dashboard_id}", response_model=DashboardOut, responses=ERRORS)
 def get_dashboard(dashboard_id: str, auth: ApiAuth, db: DbSession) -> JSONResponse:
     return JSONResponse(dashboards.get_dashboard(db, auth.org_id, _id(dashboard_id)).as_json())
 
 
-@router.put("/{dashboard_id}", responses=ERRORS)
+@router.put("/{dashboard_id}", response_model=DashboardOut, responses=ERRORS)
 async def replace_dashboard(
     dashboard_id: str, request: Request, auth: ApiAuth, db: DbSession
 ) -> JSONResponse:
@@ -70,7 +71,7 @@ def delete_dashboard(dashboard_id: str, auth: ApiAuth, db: DbSession) -> Respons
     return Response(status_code=204)
 
 
-@router.post("/{dashboard_id}/share", status_code=201, responses=ERRORS)
+@router.post("/{dashboard_id}/share", status_code=201, response_model=ShareLinkOut, responses=ERRORS)
 async def share_dashboard(
     dashboard_id: str, request: Request, auth: ApiAuth, db: DbSession, settings: AppSettings
 ) -> JSONResponse:

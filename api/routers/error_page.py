@@ -63,7 +63,11 @@ def _caller(settings: Any, dsn: str, event_id: str) -> tuple[int, int]:
     return found.identity.org_id, found.identity.project_id
 
 
-@router.get("/embed/error-page/", responses={**ERRORS, 200: {"content": {"text/javascript": {}}}})
+@router.get(
+    "/embed/error-page/",
+    response_class=Response,
+    responses={**ERRORS, 200: {"content": {"text/javascript": {}}, "description": "The dialog's script."}},
+)
 def error_page_script(request: Request, dsn: str = "", eventId: str = "") -> Response:  # noqa: N803 - Sentry's name
     """The crash-report dialog's script (what `Sentry.showReportDialog` loads)."""
     _caller(app_settings(request), dsn, eventId)

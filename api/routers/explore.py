@@ -16,9 +16,11 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import ApiAuth, AppSettings, DbSession, LocalOperator, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
+from api.routers.workspace_answers import ExploreAnswerOut, SavedQueriesOut, SavedQueryOut
 from stacklens.explore import saved
 from stacklens.explore.compare import run_compared
 from stacklens.explore.download import Download, open_download
+from stacklens.explore.download_names import download_name
 from stacklens.explore.operator_sql import run_operator_sql
 from stacklens.explore.query import BadQuery
 from stacklens.explore.query_parser import parse_query
@@ -65,17 +67,19 @@ def _run(body: object, auth: ApiAuth, db: DbSession, settings: Settings) -> Resu
         raise _busy(exc) from exc
 
 
-def _open(body: object, auth: ApiAuth, db: DbSession, settings: Settings, fmt: str) -> Download:
+def _open(
+    body: object, auth: ApiAuth, db: DbSession, settings: Settings, fmt: str, name: str
+) -> tuple[Download, str]:
     query = parse_query(body, download=True)
     ids = project_ids(db, auth.org_id, query.project)
     connect = partial(own_client, settings.resolved_warehouse_url, settings.warehouse_database)
     try:
-        return open_download(connect, query, auth.org_id, ids, fmt)
+        return open_download(connect, query, auth.org_id, ids, fmt), download_name(query, fmt, name)
     except TooManyQueries as exc:
         raise _busy(exc) from exc
 
 
-@router.post("/query", responses=ERRORS)
+@router.post("/query", response_model=ExploreAnswerOut, responses=ERRORS)
 async def explore_query(
     request: Request,
     auth: ApiAuth,
@@ -85,6 +89,13 @@ async def explore_query(
     format: Annotated[
         str,
         Query(description="json, csv or parquet: the full result (up to 1,000,000 rows) as a streamed file"),
+    ] = "",
+    name: Annotated[
+        str,
+        Query(
+            description="the download's name (a widget's or saved query's title); by default the question "
+            "in words. The file is named after it and the window, as a safe slug: lcp-p75-by-release-30d.csv",
+        ),
     ] = "",
 ) -> Response:
     """Body: `{"dataset", "project", "filters": [{"field", "op", "value"}], "group_by", "aggregates": [{"fn",
@@ -104,23 +115,23 @@ async def explore_query(
         return JSONResponse(
             result.as_json(), headers={"X-Explore-Truncated": "1" if result.truncated else "0"}
         )
-    download = await run_in_threadpool(_open, body, auth, db, settings, format)
+    download, filename = await run_in_threadpool(_open, body, auth, db, settings, format, name)
     headers = {
         "X-Explore-Truncated": "1" if download.truncated else "0",
-        "Content-Disposition": f'attachment; filename="explore.{format}"',
+        "Content-Disposition": f'attachment; filename="{filename}"',
         "Cache-Control": "no-store",
     }
     return StreamingResponse(download.chunks(), media_type=download.media_type, headers=headers)
 
 
-@router.get("/queries", responses=ERRORS)
+@router.get("/queries", response_model=SavedQueriesOut, responses=ERRORS)
 def list_queries(auth: ApiAuth, db: DbSession) -> JSONResponse:
     """The organization's saved queries: `{"rows": [{"id", "name", "description", "owner_user_id",
     "query"}]}`."""
     return JSONResponse({"rows": [s.as_json() for s in saved.list_saved(db, auth.org_id)]})
 
 
-@router.post("/queries", status_code=201, responses=ERRORS)
+@router.post("/queries", status_code=201, response_model=SavedQueryOut, responses=ERRORS)
 async def create_query(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     """Save a query: body `{"name", "description", "query": {…the query body…}}`; answers it with its `id`."""
     created = await run_in_threadpool(saved.create_saved, db, auth.org_id, await json_body(request))
@@ -133,12 +144,12 @@ def _id(query_id: str) -> int:
     return int(query_id)
 
 
-@router.get("/queries/{query_id}", responses=ERRORS)
+@router.get("/queries/{query_id}", response_model=SavedQueryOut, responses=ERRORS)
 def get_query(query_id: str, auth: ApiAuth, db: DbSession) -> JSONResponse:
     return JSONResponse(saved.get_saved(db, auth.org_id, _id(query_id)).as_json())
 
 
-@router.put("/queries/{query_id}", responses=ERRORS)
+@router.put("/queries/{query_id}", response_model=SavedQueryOut, responses=ERRORS)
 async def replace_query(query_id: str, request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     """Replace a saved query's name, description and query."""
     body = await json_body(request)

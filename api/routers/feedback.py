@@ -166,7 +166,11 @@ def list_attachments(auth: ApiAuth, db: DbSession, event_id: str) -> AttachmentL
 
 @router.get(
     "/events/{event_id}/attachments/{attachment_id}",
-    responses={**ERRORS, 200: {"content": {"application/octet-stream": {}}}},
+    response_class=Response,
+    responses={
+        **ERRORS,
+        200: {"content": {"application/octet-stream": {}}, "description": "The file, as a download."},
+    },
 )
 def download_attachment(
     auth: ApiAuth, db: DbSession, settings: AppSettings, event_id: str, attachment_id: str

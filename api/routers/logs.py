@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
 
 from api.deps import ApiAuth, ViewedProject, Warehouse
 from api.errors import ApiError
@@ -27,7 +28,32 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("/{slug}/logs", responses=ERRORS, summary="Search a project's log records")
+class LogRecordOut(BaseModel):
+    timestamp: str = Field(description="ISO 8601 UTC with microseconds.")
+    observed_timestamp: str = Field(description="When the collector or SDK observed it, ISO 8601 UTC.")
+    severity: str = Field(description="trace, debug, info, warn, error or fatal.")
+    severity_number: int = Field(description="OpenTelemetry's severity number (1–24).")
+    severity_text: str = Field(description="The severity as the source wrote it.")
+    body: str
+    attributes: dict[str, str]
+    trace_id: str
+    span_id: str
+    service: str
+    release: str
+    environment: str
+
+
+class LogsOut(BaseModel):
+    rows: list[LogRecordOut]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next (older) page; null at the end."
+    )
+    filters: dict[str, Any]
+
+
+@router.get(
+    "/{slug}/logs", response_model=LogsOut, responses=ERRORS, summary="Search a project's log records"
+)
 def list_logs(
     slug: str,
     auth: ApiAuth,

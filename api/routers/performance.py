@@ -24,7 +24,7 @@ from stacklens.performance.exports import tabular
 from stacklens.performance.exports.pdf import build_pdf
 from stacklens.performance.exports.report_data import report_data
 from stacklens.performance.exports.tables import view_table
-from stacklens.performance.waterfall import waterfall
+from stacklens.performance.waterfall import Waterfall, waterfall
 from stacklens.view_filters import ViewFilters, default_range, flag
 
 router = APIRouter(prefix="/api/projects", tags=["performance"])
@@ -102,6 +102,47 @@ def _answer(
     return JSONResponse(plain({**data, "filters": filters.describe()}))
 
 
+class OverviewAnswer(view_data.OverviewData):
+    filters: dict[str, Any]
+
+
+class PagesAnswer(view_data.PagesData):
+    filters: dict[str, Any]
+
+
+class ResourcesAnswer(view_data.ResourcesData):
+    filters: dict[str, Any]
+
+
+class EndpointsAnswer(view_data.EndpointsData):
+    filters: dict[str, Any]
+
+
+class TrendsAnswer(view_data.TrendsData):
+    filters: dict[str, Any]
+
+
+class ReleasesAnswer(view_data.ReleasesData):
+    filters: dict[str, Any]
+
+
+class RecommendationsAnswer(view_data.RecommendationsData):
+    filters: dict[str, Any]
+
+
+# Each view's JSON answer: its typed data and the filters it was read with (the schema the OpenAPI page
+# shows; the handler answers the same dictionary, serialised once).
+ANSWERS: dict[str, type] = {
+    "overview": OverviewAnswer,
+    "pages": PagesAnswer,
+    "resources": ResourcesAnswer,
+    "endpoints": EndpointsAnswer,
+    "trends": TrendsAnswer,
+    "releases": ReleasesAnswer,
+    "recommendations": RecommendationsAnswer,
+}
+
+
 def _route(view: str, summary: str) -> None:
     # The filters are a dependency of the route, not of the handler: FastAPI lists the route's dependencies'
     # parameters first, so the OpenAPI page shows the filters before the view's options.
@@ -116,7 +157,14 @@ def _route(view: str, summary: str) -> None:
         f"/{{slug}}/performance/{view}",
         handler,
         methods=["GET"],
-        responses=ERRORS,
+        response_model=ANSWERS[view],
+        responses={
+            **ERRORS,
+            200: {
+                "content": {"text/csv": {}},
+                "description": "The view as JSON, or as CSV with `format=csv`.",
+            },
+        },
         summary=summary,
         dependencies=[Depends(_filter_query)],
     )
@@ -161,7 +209,7 @@ def performance_report(
     )
 
 
-@router.get("/{slug}/performance/waterfall/{event_id}", responses=ERRORS)
+@router.get("/{slug}/performance/waterfall/{event_id}", response_model=Waterfall, responses=ERRORS)
 def performance_waterfall(
     # `slug` is read by ViewedProject; declared here too so the OpenAPI page lists it before `event_id`, as
     # the path reads (a dependency's parameters come after the route's own).

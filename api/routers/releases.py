@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from api.deps import ApiAuth, ViewedProject, Warehouse
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
+from api.routers.release_answers import ReleaseDetailOut, ReleasesOut
 from stacklens.csv_cells import csv_text
 from stacklens.json_values import plain
 from stacklens.releases.detail import exists
@@ -66,7 +67,12 @@ def _csv(rows: list[ReleaseHealth], filename: str) -> Response:
     )
 
 
-@router.get("/{slug}/releases", responses=ERRORS, summary="Release health of every release")
+@router.get(
+    "/{slug}/releases",
+    response_model=ReleasesOut,
+    responses=ERRORS,
+    summary="Release health of every release",
+)
 def list_releases(
     slug: str,
     request: Request,
@@ -106,7 +112,12 @@ def list_releases(
     return JSONResponse({"rows": [plain(r.as_dict()) for r in rows], "filters": filters.describe()})
 
 
-@router.get("/{slug}/releases/{version:path}", responses=ERRORS, summary="Release health of one release")
+@router.get(
+    "/{slug}/releases/{version:path}",
+    response_model=ReleaseDetailOut,
+    responses=ERRORS,
+    summary="Release health of one release",
+)
 def get_release(
     slug: str,
     version: str,

@@ -49,7 +49,12 @@ def upload_options(org: OrgSlug, request: Request, db: DbSession, identity: ApiA
     return chunk_options(str(request.url_for("upload_chunks", org=found.slug)))
 
 
-@router.post("/0/organizations/{org}/chunk-upload/", responses=ERRORS, name="upload_chunks")
+@router.post(
+    "/0/organizations/{org}/chunk-upload/",
+    responses={**ERRORS, 200: {"description": "The chunks are stored; no body.", "content": {}}},
+    response_class=Response,
+    name="upload_chunks",
+)
 async def upload_chunks(
     org: OrgSlug, request: Request, db: DbSession, identity: ApiAuth, warehouse: Warehouse
 ) -> Response:

@@ -16,6 +16,7 @@ from api.deps import ApiAuth, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.routers.explore import json_body
+from api.routers.workspace_answers import SubscriptionOut, SubscriptionsOut
 from stacklens.explore import subscriptions
 
 router = APIRouter(prefix="/api/subscriptions", tags=["subscriptions"])
@@ -32,21 +33,21 @@ def _id(raw: str) -> int:
     return int(raw)
 
 
-@router.get("", responses=ERRORS)
+@router.get("", response_model=SubscriptionsOut, responses=ERRORS)
 def list_subscriptions(auth: ApiAuth, db: DbSession) -> JSONResponse:
     """The organization's subscriptions with their next and last run and last error."""
     rows = subscriptions.list_subscriptions(db, auth.org_id)
     return JSONResponse({"rows": [subscriptions.as_json(r) for r in rows]})
 
 
-@router.post("", status_code=201, responses=ERRORS)
+@router.post("", status_code=201, response_model=SubscriptionOut, responses=ERRORS)
 async def create_subscription(request: Request, auth: ApiAuth, db: DbSession) -> JSONResponse:
     body = await json_body(request)
     row = await run_in_threadpool(subscriptions.create_subscription, db, auth.org_id, body)
     return JSONResponse(subscriptions.as_json(row), status_code=201)
 
 
-@router.put("/{subscription_id}", responses=ERRORS)
+@router.put("/{subscription_id}", response_model=SubscriptionOut, responses=ERRORS)
 async def replace_subscription(
     subscription_id: str, request: Request, auth: ApiAuth, db: DbSession
 ) -> JSONResponse:

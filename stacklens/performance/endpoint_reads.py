@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Any, TypedDict
+from typing import Any
 
 from clickhouse_connect.driver.client import Client
+from typing_extensions import TypedDict
 
 from stacklens.metrics.statistics import percentile_value
 from stacklens.view_filters import ViewFilters

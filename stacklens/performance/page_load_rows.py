@@ -5,7 +5,9 @@ page load. The views, the exports and the release pages read them by these keys.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 
 class PageTotals(TypedDict):

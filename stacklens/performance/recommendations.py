@@ -28,9 +28,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import NotRequired, TypedDict
+from typing import NotRequired
 
 from clickhouse_connect.driver.client import Client
+from typing_extensions import TypedDict
 
 from stacklens.metrics import units
 from stacklens.metrics.catalog import CATALOG

@@ -6,9 +6,10 @@ of ``resource_request_periods`` that tile it (the Dagster asset of the same name
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, TypedDict
+from typing import Any
 
 from clickhouse_connect.driver.client import Client
+from typing_extensions import TypedDict
 
 from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.queries import float_or_none, run_query

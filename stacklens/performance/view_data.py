@@ -7,9 +7,9 @@ name (the API's ``/performance/<view>``); the pages call the view's own function
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypedDict
 
 from clickhouse_connect.driver.client import Client
+from typing_extensions import TypedDict
 
 from stacklens.performance import endpoint_reads, page_load_reads, resource_reads
 from stacklens.performance import recommendations as recommendation_reads

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, datetime
-from typing import TypedDict
 
 from clickhouse_connect.driver.client import Client
+from typing_extensions import TypedDict
 
 from stacklens.warehouse.queries import run_query
 

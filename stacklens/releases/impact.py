@@ -12,7 +12,9 @@ is the verdict as one line ("shop@1.3.0: JavaScript per page view …"), '' when
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from stacklens.releases.stats import QuantileInterval, interval_from_levels
 from stacklens.releases.verdicts import RULE_BY_KEY, Figures, verdict

@@ -124,3 +124,29 @@ def test_the_document_declares_the_bearer_scheme_where_the_key_is_read(stores, m
         client.get("/api/auth/verify", headers={"Authorization": f"Bearer {org['api_key']}"}).status_code
         == 200
     )
+
+
+def json_answers_without_schema(document: dict) -> list[str]:
+    """The operations whose 2xx answer is JSON without a schema (a bare ``JSONResponse`` with no model)."""
+    missing = []
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            for status in ("200", "201"):
+                answer = operation["responses"].get(status)
+                if answer is None:
+                    continue
+                content = answer.get("content", {})
+                if "application/json" in content and not content["application/json"].get("schema"):
+                    missing.append(f"{method.upper()} {path}")
+                break
+    return missing
+
+
+def test_every_json_answer_has_a_schema(stores) -> None:
+    document = TestClient(create_app(stores)).get("/openapi.json").json()
+    assert json_answers_without_schema(document) == []
+    # The check sees an operation that answers JSON with no schema.
+    planted = {
+        "paths": {"/x": {"get": {"responses": {"200": {"content": {"application/json": {"schema": {}}}}}}}}
+    }
+    assert json_answers_without_schema(planted) == ["GET /x"]

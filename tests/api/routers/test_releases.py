@@ -12,6 +12,7 @@ from datetime import timedelta
 
 import pytest
 
+from api.routers.release_answers import ReleaseDetailOut, ReleaseOut, ReleasesOut
 from stacklens.releases.health import Window, release_health
 from stacklens.warehouse.client import get_warehouse
 from tests.stacklens.performance.perf_seed import NOW, seed
@@ -63,8 +64,10 @@ def test_the_list_has_every_release_with_its_figures_and_verdict(client, org, st
     rows = body["rows"]
     assert [r["version"] for r in rows] == [FORMULA, "shop@1.1.0", "shop@1.0.0"]  # newest first
     assert body["filters"]["since"] == WINDOW["since"] and body["filters"]["environment"] == ""
+    ReleasesOut.model_validate(body)  # the answer is the shape the OpenAPI document declares
     for row in rows:
         assert set(row) >= FIELDS
+        assert set(row) == set(ReleaseOut.model_fields)
         assert set(row["verdict"]) == {"regression", "reasons", "previous_release", "comparisons"}
     want = release_health(
         get_warehouse(stores), org["org_id"], org["project_id"], Window(NOW - timedelta(days=14), NOW)
@@ -96,6 +99,7 @@ def test_one_release_and_unknown_ones(client, org) -> None:
     assert answer.status_code == 200, answer.text
     one = answer.json()
     assert one["version"] == "shop@1.1.0" and set(one) >= FIELDS and one["verdict"]["regression"] is True
+    ReleaseDetailOut.model_validate(one)
     missing = _get(client, org, "/shop@9.9.9")
     assert missing.status_code == 404
     assert (

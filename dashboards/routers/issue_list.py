@@ -119,6 +119,8 @@ def bulk_action(
     assignee: Annotated[str, Form()] = "",
     csrf_token: Annotated[str, Form()] = "",
     back: Annotated[str, Form()] = "",
+    confirm: Annotated[str, Form()] = "",
+    into: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
     if action not in ("resolve", "ignore", "assign", "merge"):
@@ -126,6 +128,10 @@ def bulk_action(
         return render(request, "error.html", {"title": "Unknown action", "message": message}, 400)
     client = view.warehouse
     user = view.viewer.user
+    if action == "merge" and confirm != "1":
+        # Nothing merges before the person has seen which issue survives (issue 71): the selected issues,
+        # the survivor chosen (the most events, as the merge would pick) and the choice of another.
+        return _confirm_merge(request, view, issue_ids or [], back)
     if action == "merge":
         try:
             merged = merge(
@@ -133,6 +139,7 @@ def bulk_action(
                 client,
                 view.org_id,
                 issue_ids or [],
+                into=into or None,
                 actor=user.email,
                 actor_user_id=user.id,
                 hold_landing=partial(landing_held, app_settings(request)),
@@ -188,3 +195,32 @@ def bulk_action(
         message = "Some issues were left as they were: " + "; ".join(failures)
         return render(request, "error.html", {"title": "Bulk action partly applied", "message": message}, 409)
     return RedirectResponse(back_to, status_code=303)
+
+
+def _confirm_merge(request: Request, view: CurrentProject, issue_ids: list[str], back: str) -> Response:
+    """The page that asks before a merge: each selected issue with its events, and which one survives."""
+    chosen = [int(i) for i in dict.fromkeys(str(i).strip() for i in issue_ids) if i.isdigit()]
+    if len(chosen) < 2:
+        message = "ids: name at least two different issues to merge"
+        return render(request, "error.html", {"title": "Nothing merged", "message": message}, 400)
+    found = [(i, issue_summary(view.warehouse, view.org_id, view.project_id, i)) for i in chosen]
+    missing = [i for i, summary in found if summary is None]
+    if missing:
+        message = f"ids: no issue {missing[0]} in this project"
+        return render(request, "error.html", {"title": "Nothing merged", "message": message}, 400)
+    issues = [
+        {"issue_id": i, "title": s["title"], "culprit": s["culprit"], "events": int(s["events"])}
+        for i, s in found
+        if s is not None
+    ]
+    survivor = max(issues, key=lambda r: (r["events"], -chosen.index(r["issue_id"])))["issue_id"]
+    context = {
+        "viewer": view.viewer,
+        "user": view.viewer.user,
+        "project": view.project,
+        "issues": issues,
+        "survivor": survivor,
+        "back": back,
+        "bulk_path": f"{issues_path(view)}/bulk",
+    }
+    return render(request, "merge_confirm.html", context)

@@ -141,11 +141,18 @@ def test_merge_and_split_refusals_and_scope(client, stores: Settings, org_factor
     alone = _post(client, _issues(org), bulk, {"action": "merge", "issue_ids": [first]})
     assert alone.status_code == 400 and "ids: name at least two different issues" in alone.text
     stranger = _post(client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, foreign]})
-    assert stranger.status_code == 400 and f"no issue {foreign} in this organization" in stranger.text
+    assert stranger.status_code == 400 and f"no issue {foreign} in this project" in stranger.text
     nothing = _post(client, f"{_issues(org)}/{first}", f"{_issues(org)}/{first}/split", {})
     assert nothing.status_code == 400 and "fingerprints:" in nothing.text
 
-    merged = _post(client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second]})
+    # Issue 71: the list asks first, naming the survivor (the one with more events); nothing is merged yet.
+    asked = _post(client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second]})
+    assert asked.status_code == 200 and 'id="merge-confirm"' in asked.text
+    assert f"(#{second})" in text_of(section(asked.text, "merge-survivor"))
+    assert client.get(f"{_issues(org)}/{first}", follow_redirects=False).status_code == 200
+    merged = _post(
+        client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second], "confirm": "1"}
+    )
     assert merged.status_code == 303 and merged.headers["location"] == f"{_issues(org)}/{second}?done=merged"
     moved = client.get(f"{_issues(org)}/{first}", follow_redirects=False)
     assert moved.status_code == 301 and moved.headers["location"] == f"{_issues(org)}/{second}"
@@ -175,12 +182,16 @@ def test_merge_and_split_while_another_runs_answer_409(client, stores: Settings,
     sign_in(client, org["email"])
     bulk, page = f"{_issues(org)}/bulk", f"{_issues(org)}/{second}"
     with session_scope(stores) as holder, grouping_claimed(holder, org["project_id"]):
-        busy = _post(client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second]})
+        busy = _post(
+            client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second], "confirm": "1"}
+        )
         assert busy.status_code == 409
         assert "another merge or split of this project&#39;s issues is in progress" in busy.text
         split = _post(client, page, f"{page}/split", {"fingerprints": rows[0]["fingerprint"]})
         assert split.status_code == 409 and "in progress" in split.text
         with session_scope(stores) as session:
             assert overrides_of(session, org["project_id"]) == {}
-    merged = _post(client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second]})
+    merged = _post(
+        client, _issues(org), bulk, {"action": "merge", "issue_ids": [first, second], "confirm": "1"}
+    )
     assert merged.status_code == 303

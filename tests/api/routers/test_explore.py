@@ -130,9 +130,15 @@ def test_downloads_stream_and_answer_errors_before_the_first_byte(client, orgs) 
     ) as response:
         assert response.status_code == 200
         assert response.headers["x-explore-truncated"] == "1"  # known before the body
-        assert response.headers["content-disposition"] == 'attachment; filename="explore.parquet"'
+        # Named after the question and its window, not explore.parquet (issue 70 point 7).
+        named = "count-and-load-time-ms-p75-by-release-and-browser-2026-11-06-to-2026-11-20.parquet"
+        assert response.headers["content-disposition"] == f'attachment; filename="{named}"'
         body = b"".join(response.iter_bytes())
     assert pl.read_parquet(io.BytesIO(body)).height == 2
+    # A given name (a widget's title) is slugged: no quote, slash or dot reaches the header.
+    last_30d = {**{k: v for k, v in BODY.items() if k not in WINDOW}, "range": "30d"}
+    titled = _post(client, acme, last_30d, format="csv", name='LCP p75 / "release" ../é')
+    assert titled.headers["content-disposition"] == 'attachment; filename="lcp-p75-release-e-30d.csv"'
     bad = _post(client, acme, {**BODY, "group_by": ["nope"]}, format="csv")
     assert bad.status_code == 400 and bad.json()["detail"].startswith("group_by[0]:")
     hidden = _post(client, acme, {**BODY, "project": other["project"]}, format="json")

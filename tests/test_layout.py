@@ -6,9 +6,8 @@ adapter never imports another adapter; the core never imports an adapter nor a w
 The one exception is the composition root, ``stacklens/cli/``, which builds the app and mounts the
 dashboards and the pipelines on it. Nothing in the core, the composition root included, imports the demo
 (``demo/``, ``demo_shop/``, docs/architecture.md §4): `stacklens up` starts the demo's modules as processes;
-the demo may
-use the core (as any application of it would), never an adapter. Imports inside functions count as much as
-those at the top of a module."""
+the demo may use the core (as any application of it would), never an adapter. Imports inside functions count
+as much as those at the top of a module."""
 
 from __future__ import annotations
 

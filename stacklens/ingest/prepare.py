@@ -23,13 +23,13 @@ from stacklens.ingest.grouping.v3 import GROUPING_FRAMES
 from stacklens.ingest.inp import holds_inp, inp_rows
 from stacklens.ingest.logs import LOG_TYPE, log_window
 from stacklens.ingest.normalise import event_row, spans_rows, transaction_row
-from stacklens.ingest.prepare_items import _normalise_log, _normalise_replay, _normalise_sessions
+from stacklens.ingest.prepare_items import normalise_log, normalise_replay, normalise_sessions
 from stacklens.ingest.prepared_rows import (
     Attribution,
     BatchContext,
     OriginalFrames,
     Prepared,
-    _encode,
+    encode_row,
 )
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.sessions import SESSION_TYPES
@@ -112,7 +112,7 @@ def prepare_numbered(
         prepared.attributed += 1
         refused, rows = len(prepared.rejected), _row_count(prepared)
         if line.item_type == LOG_TYPE:
-            _normalise_log(line, who, context, logs_window, prepared)
+            normalise_log(line, who, context, logs_window, prepared)
         else:
             _normalise(line, who, context, window, prepared, originals if mapped else None)
         if category is not None:
@@ -236,10 +236,10 @@ def _normalise(
         context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts, *window
     )
     if line.item_type in REPLAY_TYPES:
-        _normalise_replay(line, who, origin, prepared)
+        normalise_replay(line, who, origin, prepared)
         return
     if line.item_type in SESSION_TYPES:
-        _normalise_sessions(line, who, origin, prepared)
+        normalise_sessions(line, who, origin, prepared)
         return
     try:
         payload = who.scrubbing.apply(
@@ -274,7 +274,7 @@ def _normalise(
             row = transaction_row(payload, origin, line.raw, payload_json)
             rows = [(row, spans_rows(payload, row, origin))]
             table = "transactions"
-        ready = [_encode(who, table, row, children, prepared) for row, children in rows]
+        ready = [encode_row(who, table, row, children, prepared) for row, children in rows]
     except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
         # A payload shaped unlike any Sentry payload (or not serialisable): reject the line, keep the batch.
         # The exception's own words are Python's ("'int' object has no attribute …"), not the sender's.

@@ -8,7 +8,7 @@ import orjson
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.logs import COLUMNS as LOG_COLUMNS
 from stacklens.ingest.logs import BadLog, LogWindow, log_row
-from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared, _encode
+from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared, encode_row
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.ingest.sessions import COLUMNS as SESSION_COLUMNS
 from stacklens.ingest.sessions import BadSession, session_rows
@@ -17,7 +17,7 @@ from stacklens.replay.recording import BadRecording
 from stacklens.replay.rows import replay_event_row, replay_key, segment_row
 
 
-def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
+def normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
     """A replay line's row, keyed ``replay:segment``; a bad segment is rejected alone, naming why."""
     try:
         if line.item_type == "replay_recording":
@@ -28,7 +28,7 @@ def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Pr
             )
             row = replay_event_row(payload, origin, orjson.Fragment(orjson.dumps(payload)))
             table = "replays"
-        ready = _encode(who, table, row, [], prepared, replay_key(row["replay_id"], row["segment_id"]))
+        ready = encode_row(who, table, row, [], prepared, replay_key(row["replay_id"], row["segment_id"]))
     except BadRecording as exc:
         prepared.rejected.append({"line": line.number, "error": f"{line.item_type}: {exc}"})
         return
@@ -43,7 +43,7 @@ def _normalise_replay(line: Line, who: Attribution, origin: Origin, prepared: Pr
     prepared.tables[table].append(ready)
 
 
-def _normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
+def normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: Prepared) -> None:
     """A ``session`` / ``sessions`` line's rows (:mod:`stacklens.ingest.sessions`); a bad one is rejected
     alone, naming the field. Aggregate buckets dropped for their age are named in ``rejected``, the rest
     lands."""
@@ -70,7 +70,7 @@ def _normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: 
     )
 
 
-def _normalise_log(
+def normalise_log(
     line: Line, who: Attribution, context: BatchContext, window: LogWindow, prepared: Prepared
 ) -> None:
     """A ``log`` line's row (:mod:`stacklens.ingest.logs`); a bad record is rejected alone, naming the

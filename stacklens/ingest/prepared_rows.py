@@ -106,7 +106,7 @@ def line_of(dedup_key: str) -> str:
     return dedup_key.split(":", 1)[0]
 
 
-def _encode(
+def encode_row(
     who: Attribution,
     table: str,
     row: dict[str, Any],

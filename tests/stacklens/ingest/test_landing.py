@@ -11,7 +11,7 @@ import pytest
 
 from stacklens.ingest.batch_result import BatchResult
 from stacklens.ingest.landing import Blocks, Landing, inserts_of, keep_fresh
-from stacklens.ingest.prepared_rows import Attribution, Prepared, _encode
+from stacklens.ingest.prepared_rows import Attribution, Prepared, encode_row
 
 WHO = Attribution(project_id=7, service=None, app_key_id=3)
 
@@ -20,11 +20,11 @@ def _landing(*event_ids: str, transaction: str = "") -> Landing:
     prepared = Prepared()
     for event_id in event_ids:
         row = {"project_id": 7, "event_id": event_id, "timestamp": "2026-11-02 10:00:00"}
-        prepared.tables["events"].append(_encode(WHO, "events", row, [], prepared))
+        prepared.tables["events"].append(encode_row(WHO, "events", row, [], prepared))
     if transaction:
         row = {"project_id": 7, "event_id": transaction, "timestamp": "2026-11-01 00:00:01"}
         span = {"span_id": "s1", "timestamp": "2026-10-31 23:59:59"}  # a span of the month before
-        prepared.tables["transactions"].append(_encode(WHO, "transactions", row, [span], prepared))
+        prepared.tables["transactions"].append(encode_row(WHO, "transactions", row, [span], prepared))
     return Landing(
         org_id=1, batch_id="b", keyed=False, prepared=prepared, received=0.0, result=BatchResult("b")
     )

@@ -15,7 +15,7 @@ from stacklens.ingest.clock import time_window
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.logs import COLUMNS as LOG_COLUMNS
 from stacklens.ingest.logs import log_window
-from stacklens.ingest.prepare_items import _normalise_log, _normalise_replay, _normalise_sessions
+from stacklens.ingest.prepare_items import normalise_log, normalise_replay, normalise_sessions
 from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared
 from stacklens.ingest.sessions import COLUMNS as SESSION_COLUMNS
 from stacklens.ingest.timeparse import format_ms
@@ -49,8 +49,8 @@ def _session(**fields: Any) -> dict[str, Any]:
 
 def test_a_session_update_is_a_sessions_row_and_a_bad_one_is_refused_alone() -> None:
     prepared = Prepared()
-    _normalise_sessions(_line("session", _session(), 1), WHO, ORIGIN, prepared)
-    _normalise_sessions(_line("session", _session(status="finished"), 2), WHO, ORIGIN, prepared)
+    normalise_sessions(_line("session", _session(), 1), WHO, ORIGIN, prepared)
+    normalise_sessions(_line("session", _session(status="finished"), 2), WHO, ORIGIN, prepared)
     [row] = prepared.tables["sessions"]
     app_key_id, project_id, key, body, children, partition, _ = row
     stored = orjson.loads(body)
@@ -72,8 +72,8 @@ def test_a_log_record_is_a_logs_row_and_a_bad_one_is_refused_alone() -> None:
         "timestamp": NOW - 5,
         "trace_id": "5b8efff798038103d269b633813fc60c",
     }
-    _normalise_log(_line("log", good, 1), WHO, context, window, prepared)
-    _normalise_log(_line("log", {"message": "x", "trace_id": "abc"}, 2), WHO, context, window, prepared)
+    normalise_log(_line("log", good, 1), WHO, context, window, prepared)
+    normalise_log(_line("log", {"message": "x", "trace_id": "abc"}, 2), WHO, context, window, prepared)
     [row] = prepared.tables["logs"]
     stored = orjson.loads(row[3])
     assert (row[0], row[1], row[2]) == (3, 7, stored["dedup_key"])
@@ -85,7 +85,7 @@ def test_a_log_record_is_a_logs_row_and_a_bad_one_is_refused_alone() -> None:
 
 def test_a_replay_segment_that_is_not_one_is_refused_naming_the_item_type() -> None:
     prepared = Prepared()
-    _normalise_replay(_line("replay_recording", {"replay_id": 12}, 4), WHO, ORIGIN, prepared)
+    normalise_replay(_line("replay_recording", {"replay_id": 12}, 4), WHO, ORIGIN, prepared)
     assert not prepared.tables.get("replay_segments")
     [refused] = prepared.rejected
     assert refused["line"] == 4 and refused["error"].startswith("replay_recording: ")
@@ -97,9 +97,7 @@ def test_the_project_rules_scrub_log_records_and_replay_recordings() -> None:
     prepared = Prepared()
     context = BatchContext(org_id=1, batch_id="batch-1", received=NOW, header_app_key=None)
     record = {"body": "refund for ann@example.com", "attributes": {"user.email": "ann@example.com"}}
-    _normalise_log(
-        _line("log", {**record, "timestamp": NOW - 5}), who, context, log_window(NOW, 30), prepared
-    )
+    normalise_log(_line("log", {**record, "timestamp": NOW - 5}), who, context, log_window(NOW, 30), prepared)
     stored = orjson.loads(prepared.tables["logs"][0][3])
     assert stored["body"] == "refund for " + "*" * 15 and stored["attributes"]["user.email"] == "*" * 15
     text = {
@@ -108,7 +106,7 @@ def test_the_project_rules_scrub_log_records_and_replay_recordings() -> None:
         "data": {"source": 0, "texts": [{"value": "ann@example.com"}]},
     }
     segment = {"replay_id": "a" * 32, "segment_id": 0, "recording": [text]}
-    _normalise_replay(_line("replay_recording", segment), who, ORIGIN, prepared)
+    normalise_replay(_line("replay_recording", segment), who, ORIGIN, prepared)
     row = orjson.loads(prepared.tables["replay_segments"][0][3])
     kept = zlib.decompress(base64.b64decode(row["payload"]))
     assert b"ann@example.com" not in kept and b"*" * 15 in kept

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from stacklens.ingest.prepared_rows import Attribution, Prepared, _encode, line_of
+from stacklens.ingest.prepared_rows import Attribution, Prepared, encode_row, line_of
 
 
 def test_a_later_part_of_a_batch_is_appended_to_the_first() -> None:
@@ -26,10 +26,10 @@ def test_a_row_is_encoded_with_its_tables_columns_and_partitions() -> None:
     who = Attribution(project_id=2, service=None, app_key_id=1)
     row = {"project_id": 2, "event_id": "e1", "timestamp": "2026-11-02 10:00:00"}
     child = {"span_id": "s1", "timestamp": "2026-10-31 23:59:59"}
-    ready = _encode(who, "transactions", row, [child], prepared)
+    ready = encode_row(who, "transactions", row, [child], prepared)
     assert ready == (1, 2, "e1", orjson.dumps(row), [orjson.dumps(child)], "2026-11", ["2026-10"])
     assert prepared.columns == {"transactions": list(row), "spans": list(child)}
-    assert _encode(who, "replays", row, [], prepared, key="r1:0")[2] == "r1:0"
+    assert encode_row(who, "replays", row, [], prepared, key="r1:0")[2] == "r1:0"
 
 
 def test_a_session_rows_line_is_its_key_up_to_the_bucket_and_status() -> None:

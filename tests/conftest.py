@@ -14,7 +14,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from clickhouse_connect.driver.client import Client
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 TEST_SECRET = "test-secret-key-0123456789abcdef"
+# The password of the owners `org_factory` makes.
+PASSWORD = "password-123"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -245,6 +247,42 @@ def chromium(_shared_chromium: SharedChromium) -> Iterator[Browser]:
     by every browser test that launched its own. The contexts and pages a test opens are closed after it."""
     with lend(_shared_chromium) as browser:
         yield browser
+
+
+@pytest.fixture
+def stores(settings: Settings) -> Settings:
+    """``settings`` with both stores migrated (the control store and the warehouse database)."""
+    from stacklens.control.db import migrate_control_store
+    from stacklens.warehouse.migrations import apply_migrations
+
+    migrate_control_store(settings)
+    apply_migrations(settings)
+    return settings
+
+
+@pytest.fixture
+def org_factory(stores: Settings):
+    """``org_factory("Acme")`` → dict(org_id, org_slug, email, api_key, project, project_id, app_key)."""
+    from stacklens.control import accounts
+    from stacklens.control.db import session_scope
+    from stacklens.control.projects import create_project
+
+    def make(name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
+        email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
+        with session_scope(stores) as session:
+            org, api_key = accounts.create_organization(session, name, email, PASSWORD)
+            created, app_key = create_project(session, org.id, project)
+            return {
+                "org_id": org.id,
+                "org_slug": org.slug,
+                "email": email,
+                "api_key": api_key,
+                "project": created.slug,
+                "project_id": created.id,
+                "app_key": app_key,
+            }
+
+    return make
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -11,11 +11,11 @@ import pytest
 
 from stacklens.settings import Settings
 from tests.api.live import serve
-from tests.dashboards.conftest import client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.slow_commits import slow_server_commits
 
 
-def test_a_write_is_committed_before_it_is_answered(stores: Settings, org_factory) -> None:  # noqa: F811
+def test_a_write_is_committed_before_it_is_answered(stores: Settings, org_factory) -> None:
     org = org_factory()
     headers = {"Authorization": f"Bearer {org['api_key']}"}
     query = {"dataset": "errors", "range": "7d", "aggregates": [{"fn": "count"}]}
@@ -48,7 +48,7 @@ MISSING_PROJECT = [
 @pytest.mark.parametrize(("path", "detail"), MISSING_PROJECT, ids=[p for p, _ in MISSING_PROJECT])
 def test_a_missing_or_foreign_project_answers_404_in_the_routers_words(
     client,  # noqa: F811
-    org_factory,  # noqa: F811
+    org_factory,
     path: str,
     detail: str,
 ) -> None:

@@ -12,19 +12,18 @@ import pytest
 from stacklens.settings import Settings
 from tests.api.live import serve
 from tests.browser import watch_errors
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - fixtures used below
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "docs"
 
 
 @pytest.fixture
-def server(stores: Settings) -> Iterator[str]:  # noqa: F811
+def server(stores: Settings) -> Iterator[str]:
     with serve(stores) as url:
         yield url
 
 
-def test_authorize_then_try_it_out(chromium, server: str, org_factory) -> None:  # noqa: F811
+def test_authorize_then_try_it_out(chromium, server: str, org_factory) -> None:
     from playwright.sync_api import expect
 
     org = org_factory("Docs Org")

@@ -22,13 +22,12 @@ from stacklens.control.db import dispose_engines
 from stacklens.settings import Settings
 from tests.api.live import serve
 from tests.api.sentry_live import envelope, event_item
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def live(stores: Settings, org_factory) -> Iterator[tuple[str, dict[str, Any], Settings]]:  # noqa: F811 - fixtures imported above
+def live(stores: Settings, org_factory) -> Iterator[tuple[str, dict[str, Any], Settings]]:
     org = org_factory("Unavailable", "Web")
     with serve(stores) as base:
         yield base, org, stores

@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - pytest fixtures imported from the dashboards conftest are parameters here
 """Where a per-item failure of a periodic loop is shown, through the real app: a tracker link whose look-up
 was answered with a JSON list (the issue page and the links API), a channel whose receiver broke (the
 channels page's delivery log and the deliveries API), a budget that cannot be evaluated (the budgets page and
@@ -25,7 +24,7 @@ from stacklens.control.models.integrations import ExternalLink
 from stacklens.integrations.sync import sync_states
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import org_factory, sign_in, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import sign_in
 from tests.dashboards.landing import land, sdk_event
 from tests.stacklens.alerts.receiver import Receiver
 from tests.stacklens.integrations import fake_trackers as ft

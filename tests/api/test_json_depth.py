@@ -17,7 +17,7 @@ from stacklens.cli.app import build_app
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH
 from stacklens.settings import Settings
 from tests.api.live import serve
-from tests.dashboards.conftest import PASSWORD, csrf_of, org_factory, stores  # noqa: F401 - fixtures
+from tests.dashboards.conftest import PASSWORD, csrf_of
 
 DEEP = b'{"a":' * 10_000 + b"1" + b"}" * 10_000
 WORDS = f"nests deeper than {MAX_JSON_DEPTH} levels"
@@ -34,7 +34,7 @@ READ_BY_THE_ROUTE = {
 
 
 @pytest.fixture
-def server(stores: Settings) -> Iterator[str]:  # noqa: F811 - the fixture imported above
+def server(stores: Settings) -> Iterator[str]:
     with serve(stores) as url:
         yield url
 
@@ -77,8 +77,8 @@ def _port(answer: httpx.Response) -> int:
 
 def test_every_route_refuses_deep_json_and_keeps_the_connection(
     server: str,
-    stores: Settings,  # noqa: F811 - the fixture imported above
-    org_factory,  # noqa: F811 - the fixture imported above
+    stores: Settings,
+    org_factory,
 ) -> None:
     org = org_factory()
     routes = routes_with_bodies(build_app(stores))
@@ -133,8 +133,8 @@ PARSED_WHATEVER_THE_TYPE = {
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
 def test_deep_json_not_labelled_json_is_refused_too(
     server: str,
-    stores: Settings,  # noqa: F811 - the fixture imported above
-    org_factory,  # noqa: F811 - the fixture imported above
+    stores: Settings,
+    org_factory,
     content_type: str | None,
 ) -> None:
     """A body parsed as JSON passes the depth guard whatever its content type: Explore's routes parse any

@@ -13,7 +13,7 @@ import pytest
 from stacklens.cli.app import build_app
 from stacklens.settings import Settings
 from tests.api.live import serve
-from tests.dashboards.conftest import csrf_of, org_factory, stores  # noqa: F401 - fixtures used below
+from tests.dashboards.conftest import csrf_of
 from tests.dashboards.landing import land, sdk_event
 
 BEYOND = str(2**64)
@@ -21,7 +21,7 @@ SIGNED_OUT_OF_RANGE = str(2**63)  # fits UInt64, not the stores' signed 64-bit k
 
 
 @pytest.fixture
-def server(stores: Settings) -> Iterator[str]:  # noqa: F811 - the fixture imported above
+def server(stores: Settings) -> Iterator[str]:
     with serve(stores) as url:
         yield url
 
@@ -63,8 +63,8 @@ def fill(path: str, org: dict[str, Any], number: str) -> str:
 @pytest.mark.parametrize("number", [BEYOND, SIGNED_OUT_OF_RANGE, "9" * 40])
 def test_every_path_id_out_of_range_is_404_or_400(
     server: str,
-    stores: Settings,  # noqa: F811 - the fixture imported above
-    org_factory,  # noqa: F811 - the fixture imported above
+    stores: Settings,
+    org_factory,
     number: str,
 ) -> None:
     org = org_factory()
@@ -106,8 +106,8 @@ def _crash() -> None:
 
 def test_form_numbers_out_of_range_are_400_never_500(
     server: str,
-    stores: Settings,  # noqa: F811 - the fixture imported above
-    org_factory,  # noqa: F811 - the fixture imported above
+    stores: Settings,
+    org_factory,
 ) -> None:
     org = org_factory()
     row = land(org["org_id"], org["project_id"], [sdk_event(_crash)])[0]
@@ -133,7 +133,7 @@ def test_form_numbers_out_of_range_are_400_never_500(
 
 def test_an_unexpected_failure_answers_the_json_error_shape(
     server: str,
-    org_factory,  # noqa: F811 - the fixture imported above
+    org_factory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     org = org_factory()

@@ -1,4 +1,5 @@
-"""Dashboard fixtures: migrated stores, an organization with an owner who can sign in, and a test client."""
+"""Dashboard fixtures: a test client of the whole app, and helpers to sign in and add members (the migrated
+``stores`` and ``org_factory`` are in ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -11,43 +12,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from stacklens.settings import Settings
+from tests.conftest import PASSWORD, org_factory, stores
 
-PASSWORD = "password-123"
-
-
-@pytest.fixture
-def stores(settings: Settings) -> Settings:
-    from stacklens.control.db import migrate_control_store
-    from stacklens.warehouse.migrations import apply_migrations
-
-    migrate_control_store(settings)
-    apply_migrations(settings)
-    return settings
-
-
-@pytest.fixture
-def org_factory(stores: Settings):
-    """``org_factory("Acme")`` → dict(org_id, org_slug, email, api_key, project, project_id, app_key)."""
-    from stacklens.control import accounts
-    from stacklens.control.db import session_scope
-    from stacklens.control.projects import create_project
-
-    def make(name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
-        email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
-        with session_scope(stores) as session:
-            org, api_key = accounts.create_organization(session, name, email, PASSWORD)
-            created, app_key = create_project(session, org.id, project)
-            return {
-                "org_id": org.id,
-                "org_slug": org.slug,
-                "email": email,
-                "api_key": api_key,
-                "project": created.slug,
-                "project_id": created.id,
-                "app_key": app_key,
-            }
-
-    return make
+# The migrated stores and the organization factory are shared by every folder: defined in tests/conftest.py,
+# importable from here as before.
+__all__ = ["PASSWORD", "org_factory", "stores"]
 
 
 @pytest.fixture

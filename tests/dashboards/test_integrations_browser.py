@@ -19,7 +19,7 @@ from stacklens.integrations.sync import sync_states
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import sign_in_page, watch_errors
-from tests.dashboards.conftest import PASSWORD, org_factory, stores  # noqa: F401 - a fixture
+from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 from tests.stacklens.integrations import fake_trackers as ft
 from tests.stacklens.integrations.fake_trackers import FakeTrackers
@@ -34,7 +34,7 @@ def _apply_coupon() -> None:
 
 
 @pytest.fixture
-def allowed(stores: Settings) -> Iterator[Settings]:  # noqa: F811
+def allowed(stores: Settings) -> Iterator[Settings]:
     current = stores.model_copy(update={"outbound_allow": "127.0.0.1"})
     override_settings(current)
     yield current
@@ -70,7 +70,7 @@ def server(allowed: Settings) -> Iterator[str]:
     thread.join(timeout=10)
 
 
-def test_create_linked_jira_issue_from_the_issue_page(chromium, server, org_factory, fake, allowed) -> None:  # noqa: F811
+def test_create_linked_jira_issue_from_the_issue_page(chromium, server, org_factory, fake, allowed) -> None:
     from playwright.sync_api import expect
 
     org = org_factory("Acme")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from demo.annotations import TAGS, annotate_deploys, deploy_text
-from tests.dashboards.conftest import client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 

@@ -185,3 +185,49 @@ def test_every_request_is_its_own_trace_and_its_mail_job_continues_it(
         parameters=params,
     ).result_rows[0]
     assert errors == in_a_job == error_traces, (errors, in_a_job, error_traces)
+
+    # The trace of one mail job, on the trace page and from the API: the shop's checkout and the worker's job
+    # in one tree, each service named (docs/traces.md). Screenshots of the page with this data at 1024 and
+    # 1440 px (tests/_artifacts/traces).
+    job_trace = warehouse.query(
+        "SELECT any(trace_id) FROM transactions WHERE project_id = {project:UInt64} AND op = 'queue.process'",
+        parameters=params,
+    ).result_rows[0][0]
+    traced = httpx.get(
+        f"{dsn_server}/api/traces/{job_trace}",
+        headers={"Authorization": f"Bearer {org['api_key']}"},
+        timeout=30,
+    ).json()
+    # The shop's spans name no service (its primary key, no `service` tag): its project's slug stands for it.
+    assert {s["name"] for s in traced["services"]} == {org["project"], "worker"}, traced["services"]
+    job = next(s for s in traced["spans"] if s["op"] == "queue.process")
+    publish = next(s for s in traced["spans"] if s["span_id"] == job["parent_span_id"])
+    assert publish["op"] == "queue.publish" and publish["service"] == org["project"] and not job["orphan"]
+    page = client.get(f"/orgs/{org['org_slug']}/traces/{job_trace}")
+    assert page.status_code == 200 and "queue.process" in page.text
+    _screenshots(page.text, "demo-trace")
+
+
+def _screenshots(html: str, name: str) -> None:
+    """The page's HTML in chromium (its stylesheets served beside it) at 1024 and 1440 px."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import launch, shots_dir
+
+    static = ROOT / "dashboards" / "static"
+    shots = shots_dir("traces")
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        page = browser.new_page()
+        page.route("**/*", lambda r: r.abort())  # nothing else is served (routes match newest first)
+        page.route("http://sl.test/page", lambda r: r.fulfill(body=html, content_type="text/html"))
+        for css in ("style.css", "traces.css"):
+            body = (static / css).read_text()
+            page.route(f"**/static/{css}", lambda r, body=body: r.fulfill(body=body, content_type="text/css"))
+        page.route("**/static/*.js", lambda r: r.fulfill(body="", content_type="text/javascript"))
+        for width in (1024, 1440):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto("http://sl.test/page")
+            page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
+        browser.close()

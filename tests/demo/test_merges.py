@@ -5,7 +5,7 @@ merge."""
 from __future__ import annotations
 
 from demo.merges import merge_demo_issues
-from tests.dashboards.conftest import client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 

@@ -15,7 +15,6 @@ from stacklens.issues.assignees import assignees_of
 from stacklens.issues.auto_assign import assign_new_issues, get_rules
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land
 
 
@@ -40,7 +39,7 @@ def _declined(path: str, days_ago: float) -> dict:
     }
 
 
-def test_demo_team_and_rule(stores: Settings, org_factory) -> None:  # noqa: F811
+def test_demo_team_and_rule(stores: Settings, org_factory) -> None:
     org = org_factory("Demo", "Demo Project")
     ensure_demo_team(stores, org["project"])
     ensure_demo_team(stores, org["project"])

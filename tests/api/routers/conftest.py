@@ -11,10 +11,9 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from stacklens.settings import Settings
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture
-def client(stores: Settings) -> Iterator[TestClient]:  # noqa: F811 - `stores` is the fixture imported above
+def client(stores: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(stores)) as test_client:
         yield test_client

@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - pytest fixtures imported from the dashboards conftest are parameters here
 """Integrations API against a strict local tracker: connections tested on save (token never returned, a
 refused token never stored), external links idempotent per issue and target, a crash between the tracker
 and the store adopting the ticket it made, failures leaving nothing half-created and an activity entry,
@@ -20,7 +19,6 @@ from stacklens.control.models.integrations import ExternalLink, TrackerConnectio
 from stacklens.integrations.sync import sync_states
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 from tests.stacklens.integrations import fake_trackers as ft
 from tests.stacklens.integrations.fake_trackers import FakeTrackers

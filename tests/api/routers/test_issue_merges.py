@@ -19,7 +19,7 @@ from stacklens.settings import get_settings
 from stacklens.warehouse.client import get_warehouse
 from tests.api.routers.test_ingest import line, post
 from tests.api.sentry_live import envelope, event_item
-from tests.dashboards.conftest import client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.dashboards.conftest import client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -21,7 +21,7 @@ def _fail_c() -> None:
 FAILURES = (_fail_a, _fail_b, _fail_c)
 
 
-def _setup(org_factory):  # noqa: F811
+def _setup(org_factory):
     org, other = org_factory("Mine"), org_factory("Other")
     rows = land(
         org["org_id"],

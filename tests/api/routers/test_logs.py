@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 
 
 def test_records_newest_first_filtered_as_json_or_csv(client, org_factory, stores: Settings) -> None:  # noqa: F811

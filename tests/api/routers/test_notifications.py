@@ -3,7 +3,7 @@ bad kinds and modes named, another organization's project not found."""
 
 from __future__ import annotations
 
-from tests.dashboards.conftest import client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 
 
 def test_my_notification_settings(client, org_factory) -> None:  # noqa: F811

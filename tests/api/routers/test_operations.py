@@ -3,7 +3,7 @@ anything but the running server's local token."""
 
 from __future__ import annotations
 
-from tests.dashboards.conftest import client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 
 
 def test_a_projects_retention_through_the_api(client, org_factory) -> None:  # noqa: F811

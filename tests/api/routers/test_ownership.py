@@ -4,7 +4,7 @@ owners of this organization only, another organization's project not found."""
 from __future__ import annotations
 
 from stacklens.settings import Settings
-from tests.dashboards.conftest import add_member, client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import add_member, client  # noqa: F401 - shared fixtures
 
 
 def test_ownership_rules(client, stores: Settings, org_factory) -> None:  # noqa: F811

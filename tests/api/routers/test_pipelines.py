@@ -9,10 +9,9 @@ from api.app import create_app
 from pipelines.embedded import EmbeddedRunner
 from stacklens.server_link import TOKEN_HEADER
 from stacklens.settings import Settings
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 
 
-def test_the_token_opens_status_and_runs(stores: Settings, org_factory) -> None:  # noqa: F811
+def test_the_token_opens_status_and_runs(stores: Settings, org_factory) -> None:
     org = org_factory()
     app = create_app(stores)
     with TestClient(app) as client:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from stacklens.settings import Settings
-from tests.dashboards.conftest import add_member, client, org_factory, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import add_member, client  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -20,7 +20,7 @@ def _fail_c() -> None:
     raise TypeError("c")
 
 
-def _setup(stores: Settings, org_factory):  # noqa: F811
+def _setup(stores: Settings, org_factory):
     org, other = org_factory("Mine"), org_factory("Other")
     rows = land(org["org_id"], org["project_id"], [sdk_event(f) for f in (_fail_a, _fail_b, _fail_c)])
     theirs = land(other["org_id"], other["project_id"], [sdk_event(_fail_a)])

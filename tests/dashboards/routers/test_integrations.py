@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - pytest fixtures imported from the dashboards conftest are parameters here
 """The integrations page and the issue page's link actions without a browser: only owners connect and
 delete, members link; another organization's connection, link or issue answers 404 and is left alone; a
 token never appears in a page; a tracker that fails answers with its words and changes nothing."""
@@ -14,7 +13,7 @@ from sqlalchemy import select
 from stacklens.control.db import session_scope
 from stacklens.control.models.integrations import ExternalLink, TrackerConnection
 from stacklens.settings import Settings, override_settings
-from tests.dashboards.conftest import add_member, csrf_of, org_factory, sign_in, stores  # noqa: F401
+from tests.dashboards.conftest import add_member, csrf_of, sign_in
 from tests.dashboards.landing import land, sdk_event
 from tests.stacklens.integrations import fake_trackers as ft
 from tests.stacklens.integrations.fake_trackers import FakeTrackers

@@ -7,7 +7,7 @@ from sqlalchemy import update
 
 from stacklens.control.db import session_scope
 from stacklens.control.models import User
-from tests.dashboards.conftest import add_member, client, org_factory, sign_in, stores  # noqa: F401
+from tests.dashboards.conftest import add_member, client, sign_in  # noqa: F401
 
 
 def test_only_operators_see_the_page(client, org_factory, stores) -> None:  # noqa: F811

@@ -30,7 +30,7 @@ from stacklens.control.models.alerts import AlertRule
 from stacklens.issues.reads import RANGES
 from stacklens.metrics import windows
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import client, org_factory, sign_in, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client, sign_in  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 CHECKED = ("1h", "24h", "7d", "14d", "30d")

@@ -21,7 +21,6 @@ from stacklens.issues.weekly_summary import send_weekly_summaries, week_end
 from stacklens.issues.workflow import HISTORY_COLUMNS
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land
 from tests.stacklens.alerts.helpers import MailSink, start_smtp
 
@@ -56,7 +55,7 @@ def test_week_end() -> None:
     assert week_end(datetime(2026, 11, 26, 1, 0, tzinfo=UTC)) == monday
 
 
-def test_weekly_summary_by_mail(stores: Settings, org_factory, sink: MailSink) -> None:  # noqa: F811
+def test_weekly_summary_by_mail(stores: Settings, org_factory, sink: MailSink) -> None:
     settings = stores.model_copy(update={"smtp_url": f"smtp://127.0.0.1:{sink.port}"})  # type: ignore[attr-defined]
     org = org_factory("Weekly", "Shop")
     end = week_end(datetime.now(UTC))

@@ -9,7 +9,6 @@ import pytest
 
 from stacklens.settings import Settings, override_settings
 from tests.conftest import postgres_schema_url
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from stacklens.errors import InvalidInput
 from stacklens.operations.retention import run_retention
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import client, org_factory, sign_in, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import client, sign_in  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -125,7 +125,7 @@ def test_caps_keep_the_newest_events_and_the_counts(stores, org_factory, client)
     assert _run(stores).rows_deleted == 0
 
 
-def test_a_project_cap_keeps_the_newest_across_issues(stores, org_factory) -> None:  # noqa: F811
+def test_a_project_cap_keeps_the_newest_across_issues(stores, org_factory) -> None:
     org = org_factory("Whole")
     now = datetime.now(UTC).replace(microsecond=0)
     _land(org, _checkout, 8, now - timedelta(hours=3))  # older

@@ -11,7 +11,6 @@ from stacklens.control.maintenance_log import list_runs
 from stacklens.control.project_retention import set_event_caps, set_project_retention
 from stacklens.operations.retention_schedule import is_due, last_slot, next_slot, run_at, tick
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 AT = time(3, 30, tzinfo=UTC)
@@ -38,7 +37,7 @@ def _fail() -> None:
     raise RuntimeError("nightly")
 
 
-def test_the_scheduled_run_applies_days_and_caps_and_is_recorded(stores, org_factory) -> None:  # noqa: F811
+def test_the_scheduled_run_applies_days_and_caps_and_is_recorded(stores, org_factory) -> None:
     org = org_factory("Nightly")
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     payloads = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -30,6 +30,7 @@ from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import org_factory, sign_in, stores  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.routers.test_performance_exports import CASES
+from tests.stacklens.performance.inp import inp_seed
 from tests.stacklens.performance.perf_seed import NOW, seed
 
 RELEASE = '=cmd|"/c calc"!A1'
@@ -142,6 +143,15 @@ def test_no_csv_route_writes_a_formula(web: TestClient, org_factory, stores: Set
         route = f"/api/projects/{{slug}}/performance/{view}"
         requests.append((route, f"/api/projects/{org['project']}/performance/{view}", api))
     requests.append(("/api/projects/{slug}/budgets", f"/api/projects/{org['project']}/budgets", api))
+    # The INP view's parts (issue 69): an interaction on an element whose selector is the attacker's formula.
+    warehouse = get_warehouse(stores)
+    clicked = inp_seed.span(
+        NOW - timedelta(hours=1), "https://shop.example/cart", MESSAGE, (10.0, 200.0, 5.0), []
+    )
+    inp_seed.store(warehouse, org["org_id"], org["project_id"], [clicked])
+    inp_seed.refresh(warehouse, *inp_seed.hour_range(NOW - timedelta(hours=1)))
+    inp = f"/api/projects/{org['project']}/performance/inp"
+    requests.append(("/api/projects/{slug}/performance/inp", inp, api))
     # Release health: the list, and the release whose name is the attacker's formula.
     releases = f"/api/projects/{org['project']}/releases"
     requests.append(("/api/projects/{slug}/releases", releases, api))

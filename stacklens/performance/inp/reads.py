@@ -7,7 +7,7 @@ sample counts; the scripts of the long animation frames the interactions overlap
 the attributed script time; per page, the scripts' time of first and of third parties; per browser, how many
 page loads and interactions came with INP, with attribution and with script data — a browser without them is
 named ("no script attribution from Firefox"), never shown as 0 ms. The page-level p75 of each part is the
-value of the catalog's metric for that page and window (:mod:`stacklens.performance.inp.values`)."""
+value of the catalog's metric for that page and window (:mod:`stacklens.performance.window_values`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The demo's alerting: a signed webhook channel to the demo shop's alert inbox and one rule of each type,
 so the alert pages, the channel's delivery log and the rule previews are filled. Exactly one rule fires on
-the demo's traffic (``FIRING``); the others are ok (or wait for their window's samples) until something
-happens that they watch for: a new kind of error, a resolved issue coming back, an error storm.
+the demo's traffic now (``FIRING``); one anomaly rule fired in its history (``ANOMALY_FIRED``); the others
+are ok (or wait for their window's samples) until something happens that they watch for: a new kind of
+error, a resolved issue coming back, an error storm.
 
 The channel posts to the shop on loopback, which the SSRF guard refuses unless allowed: the demo adds
 ``127.0.0.1`` to ``STACKLENS_OUTBOUND_ALLOW`` for its server (:func:`stacklens.cli.launch.demo_allow`). No
@@ -42,6 +43,14 @@ FAILED_PERCENT = 15
 # week (the rule's preview shows that firing). Resolving only at 96.5 % keeps a release hovering near 96 %
 # from flapping; 500 sessions (a day and a half of a new release) keep the first hours' noise out.
 CRASH_FREE_PERCENT = 96
+# The anomaly rule the demo's history fires (docs/alerts.md, "Anomaly rules"): every page view loads its
+# release's bundle, so JavaScript per page view is flat within a release and steps when one ships —
+# shop@1.3.0's heavy bundle (+50 %) fires it once, the band learns the new size within hours and it resolves;
+# shop@1.4.0's lighter one is a step down, which an "up" rule never fires on. Its page shows that firing.
+ANOMALY_FIRED = "JavaScript per page view: anomaly"
+# The anomaly rules that stay quiet through the daily rhythm: LCP, error events and crash-free sessions
+# against their own band of each hour.
+ANOMALY_QUIET = ("LCP p75: anomaly", "Error events: anomaly", "Crash-free sessions: drop")
 
 
 def demo_rules(project: str, channel_id: int) -> list[dict]:
@@ -120,6 +129,34 @@ def demo_rules(project: str, channel_id: int) -> list[dict]:
             "window": "7d",
             "min_samples": 500,  # ~320 sessions a day
             "environment": "production",
+        },
+        *anomaly_rules(base),
+    ]
+
+
+def anomaly_rules(base: dict) -> list[dict]:
+    """The demo's anomaly rules: one fires on a release's real step (:data:`ANOMALY_FIRED`), the others stay
+    quiet (:data:`ANOMALY_QUIET`). The demo brings about 4 page loads an hour, so the minimum counts are the
+    page loads or sessions an hour brings."""
+    anomaly = {**base, "type": "anomaly", "seasonality": "auto", "sensitivity": "medium"}
+    # LCP p75 of an hour's 3-6 page loads is noisy (one slow load moves it): low sensitivity, a band of ±7.
+    return [
+        {**anomaly, "name": ANOMALY_FIRED, "metric": "js_bytes", "direction": "up", "min_count": 2},
+        {
+            **anomaly,
+            "name": ANOMALY_QUIET[0],
+            "metric": "lcp_ms",
+            "direction": "up",
+            "min_count": 3,
+            "sensitivity": "low",
+        },
+        {**anomaly, "name": ANOMALY_QUIET[1], "metric": "events", "direction": "up"},
+        {
+            **anomaly,
+            "name": ANOMALY_QUIET[2],
+            "metric": "crash_free_sessions",
+            "direction": "down",
+            "min_count": 10,
         },
     ]
 

@@ -28,7 +28,14 @@ from stacklens.alerts.preview import DAYS, preview
 from stacklens.alerts.rule_validation import clean
 from stacklens.anomalies.decide import DIRECTIONS
 from stacklens.anomalies.live import rule_fields
-from stacklens.anomalies.rule_fields import DEFAULT_DAYS, METRICS, SEASONALITIES, SENSITIVITIES, backtest_days
+from stacklens.anomalies.rule_fields import (
+    DAYS_RANGE,
+    DEFAULT_DAYS,
+    METRICS,
+    SEASONALITIES,
+    SENSITIVITIES,
+    backtest_days,
+)
 from stacklens.control.channels import list_channels
 from stacklens.control.models.alerts import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
 from stacklens.errors import InvalidInput
@@ -290,7 +297,8 @@ def rule_page(request: Request, viewer: OrgViewer, db: Db, rule_id: int) -> Resp
         client = get_warehouse(request.app.state.settings)
         # An anomaly rule shows the band of its last days with its firings, not a threshold's replay.
         if rule.type == "anomaly":
-            anomaly = anomaly_chart(client, db, viewer.org.id, viewer.org.slug, rule, DEFAULT_DAYS, "Rule")
+            # Its longest backtest (28 days): a firing of the last weeks stays in sight.
+            anomaly = anomaly_chart(client, db, viewer.org.id, viewer.org.slug, rule, DAYS_RANGE[1], "Rule")
             anomaly["band_rows"] = band_table(client, viewer.org.id, rule)
         replay = preview(client, rule) if rule.type != "anomaly" else None
         figure = preview_figure(rule, replay) if replay is not None and replay.points else None

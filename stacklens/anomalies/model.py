@@ -19,7 +19,7 @@ A bucket without enough history is *learning* (no expected value, no band, never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,6 +44,7 @@ LOOKBACK = {
     s: period * seasons + max(LEVEL_HOURS[s], SPREAD_HOURS) for s, (period, seasons, _) in SEASONS.items()
 }
 SEASONALITY_CODES = ("none", "daily", "weekly")  # Bands.seasonality holds indexes into this
+CHUNK_ROWS = 250  # series judged together: 250 x 192 hours x 12 x 3 floats, about 14 MB a window array
 
 
 @dataclass(frozen=True)
@@ -93,28 +94,41 @@ def _windows(x: Array, size: int, start: int) -> Array:
     return view[:, start : x.shape[1], :]
 
 
+def _seasonal_level(
+    x: Array, period: int, seasons: int, needed: int, hours: int, first: int, c: float
+) -> tuple[Array, Array]:
+    """The level and the seasonal baseline of buckets ``first…``. Each bucket's baseline is the median of
+    the seasons it has; the level compares the previous hours with their baselines only where those hours
+    have *the same* seasons (a bit per season), so a season entering the median (the history's second week)
+    does not look like a change of level."""
+    shifted = np.stack([_shift(x, period * (k + 1)) for k in range(seasons)], axis=-1)  # (rows, T, K)
+    lo = max(0, first - hours)
+    whole, n = nanmedian_last(shifted[:, lo:, :])
+    code = (~np.isnan(shifted[:, lo:, :]) * (1 << np.arange(seasons))).sum(axis=-1).astype(np.float64)
+    pad = np.full((x.shape[0], lo), np.nan)
+    whole, code = np.concatenate([pad, whole], axis=1), np.concatenate([pad, code], axis=1)
+    same = _windows(code, hours, first) == code[:, first:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (_windows(x, hours, first) + c) / (_windows(whole, hours, first) + c)
+    ratio = np.where(same & np.isfinite(ratio), ratio, np.nan)
+    level, n_level = nanmedian_last(ratio)
+    base = np.where(n[:, first - lo :] >= needed, whole[:, first:], np.nan)
+    return np.where(n_level >= hours // 2, level, np.nan), base
+
+
 def _fit(x: Array, seasonality: str, counts: bool, start: int) -> tuple[Array, Array, Array]:
     """Expected value, residual scale and spread sigma of buckets ``start…`` (NaN: learning)."""
     period, seasons, needed = SEASONS[seasonality]
     c = 1.0 if counts else 0.0
     # Residuals are needed for the spread's 7 days before ``start``, and levels for the hours before those.
     first = max(0, start - SPREAD_HOURS)
-    if period:
-        # Baselines of the buckets the levels read (from ``lo``) only: the tick evaluates one bucket.
-        lo = max(0, first - LEVEL_HOURS[seasonality])
-        stacked = np.stack([_shift(x, period * (k + 1))[:, lo:] for k in range(seasons)], axis=-1)
-        part, n = nanmedian_last(stacked)
-        full_base = np.full_like(x, np.nan)
-        full_base[:, lo:] = np.where(n >= needed, part, np.nan)
-    else:
-        full_base = np.ones_like(x)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = (x + c) / (full_base + c) if period else x
-        ratio = np.where(np.isfinite(ratio), ratio, np.nan)
     hours = LEVEL_HOURS[seasonality]
-    level, n_level = nanmedian_last(_windows(ratio, hours, first))
-    level = np.where(n_level >= hours // 2, level, np.nan)
-    b = full_base[:, first:]
+    if period:
+        level, b = _seasonal_level(x, period, seasons, needed, hours, first, c)
+    else:
+        level, n_level = nanmedian_last(_windows(x, hours, first))
+        level = np.where(n_level >= hours // 2, level, np.nan)
+        b = np.ones_like(level)
     expected = (b + c) * level - c if period else level
     if counts:
         expected = np.maximum(expected, 0.0)
@@ -142,6 +156,11 @@ def auto_choice(x: Array, start: int) -> NDArray[np.int8]:
 def bands(x: Array, seasonality: str, k: float, counts: bool, start: int = 0) -> Bands:
     """The expectation, band and score of the buckets ``start…`` of every series (rows of ``x``)."""
     x = np.asarray(x, dtype=np.float64)
+    if x.shape[0] > CHUNK_ROWS:  # the level's windows take rows x hours x 12 x 3 floats: a chunk at a time
+        parts = [
+            bands(x[r : r + CHUNK_ROWS], seasonality, k, counts, start) for r in range(0, len(x), CHUNK_ROWS)
+        ]
+        return Bands(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Bands)))
     if seasonality == "auto":
         choice = auto_choice(x, start)
         shape = (x.shape[0], x.shape[1] - start)

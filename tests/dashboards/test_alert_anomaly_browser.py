@@ -152,7 +152,7 @@ def test_the_form_backtests_an_anomaly_rule_and_the_rule_page_draws_its_band(
     page.set_viewport_size({"width": 1440, "height": 900})
     body = page.locator("body").inner_text()
     assert "events of the project above its normal band (daily seasonality" in body
-    assert "fired 1 time(s)" in body and "Past 14 days" in body
+    assert "fired 1 time(s)" in body and "Past 28 days" in body
     assert "Not judged yet" in body
     write_bands(stores, get_warehouse(stores), datetime.now(UTC))  # what the anomaly_bands asset does
     page.reload()

@@ -15,7 +15,14 @@ import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from demo.alerts import CRASH_FREE_PERCENT, FIRING, INBOX_PATH, ensure_demo_alerts
+from demo.alerts import (
+    ANOMALY_FIRED,
+    ANOMALY_QUIET,
+    CRASH_FREE_PERCENT,
+    FIRING,
+    INBOX_PATH,
+    ensure_demo_alerts,
+)
 from demo.budgets import ensure_demo_budgets
 from demo_shop.alert_inbox import inbox_router
 from stacklens.alerts.evaluation import evaluate
@@ -69,6 +76,7 @@ def test_demo_channel_and_rules_fill_the_pages_and_deliver(settings: Settings, s
             "event_frequency",
             "error_rate",
             "crash_free_rate",
+            *["anomaly"] * 4,
         ]
     )
     allowed = settings.model_copy(update={"outbound_allow": demo_allow(settings)})
@@ -137,3 +145,32 @@ def test_on_the_demo_s_traffic_exactly_the_named_rule_fires_and_the_budgets_pass
         ("js_bytes", "*"): "fail",
         ("inp_ms", "/cart"): "insufficient_data",
     }, rows
+
+
+def test_the_demo_s_anomaly_rule_fired_once_on_shop_1_3_0_s_bundle_and_the_others_stay_quiet(
+    settings: Settings, make_org, tmp_path
+) -> None:
+    """Twenty days of the demo's page loads (its rate and releases: shop@1.3.0 shipped fourteen days ago with
+    a bundle 50 % heavier, shop@1.4.0 seven days ago with a lighter one): the JavaScript anomaly rule's 28-day
+    backtest fired exactly once, in the first hour of shop@1.3.0, and names that release; it is not firing
+    now; the LCP anomaly rule stayed quiet through the daily rhythm and the release's slower pages."""
+    from stacklens.anomalies.backtest import backtest
+    from stacklens.anomalies.live import rule_fields
+
+    org = make_org("Demo")
+    client = migrated(settings)
+    demo_pageloads.land(client, org["org_id"], org["project_id"], days=20)
+    ensure_demo_alerts(settings, "Demo", org["project"], f"http://127.0.0.1:{free_port()}", tmp_path / "s")
+    now = datetime.now(UTC)
+    with session_scope(settings) as session:
+        by_name = {r.name: r for r in session.scalars(select(AlertRule).where(AlertRule.type == "anomaly"))}
+        answers = {
+            name: backtest(client, org["org_id"], r.project_id, rule_fields(r), "", 28, r.window_seconds, now)
+            for name, r in by_name.items()
+        }
+    (fire,) = answers[ANOMALY_FIRED]["fires"]
+    assert fire["releases"] == ["shop@1.3.0"] and fire["value"] > fire["upper"] > fire["expected"]
+    assert answers[ANOMALY_FIRED]["points"][-1]["score"] is not None
+    assert answers[ANOMALY_QUIET[0]]["fires"] == []
+    summary = evaluate(settings, client, "http://127.0.0.1:8000")
+    assert summary.failed == 0 and not [f for f in summary.firing if "anomaly" in f or "drop" in f]

@@ -71,7 +71,9 @@ def test_a_step_change_fires_once_then_the_band_learns_the_new_level_within_8_ho
     firing = replay(got.score, np.full((1, HOURS), 100.0), K, "up", 20).firing[0]
     # Firing while the band learns, resolved within the documented 8 hours, never again.
     assert firing[release] and not firing[release + 8 :].any()
-    assert all(abs(got.expected[0, release + h] - 4000) < 600 for h in range(8, 48))  # within 15 %
+    learnt = got.expected[0, release + 8 : release + 48]
+    # Within 15 % of the new level, or learning for a few hours where a third week enters the baseline.
+    assert np.sum(np.isnan(learnt)) <= 6 and np.all(np.abs(learnt[~np.isnan(learnt)] - 4000) < 600)
 
 
 def test_gaps_stay_gaps_and_a_short_history_is_learning() -> None:

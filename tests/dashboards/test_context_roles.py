@@ -24,6 +24,11 @@ PERSONAL_WRITES = {
     ("POST", "/account/notifications"),
     ("POST", "/invitations/{token}/accept"),
     ("POST", "/invitations/{token}/account"),
+    # The member's own agent tokens and their approval of an MCP client (docs/agents.md): a viewer's token
+    # or client still writes nothing, the role is checked at each tool call.
+    ("POST", "/account/tokens"),
+    ("POST", "/account/tokens/{token_id}/revoke"),
+    ("POST", "/oauth/consent"),
 }
 
 

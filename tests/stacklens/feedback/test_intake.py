@@ -1,0 +1,34 @@
+"""An envelope's feedback and attachments: the attachments that fit the project's quota planned, the rest
+counted as refused; kept once the envelope is admitted; their outcomes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from stacklens.control.db import session_scope
+from stacklens.feedback.attachment_files import AttachmentIn, attachments_of_event
+from stacklens.feedback.intake import keep_extras, plan_extras
+from stacklens.feedback.items import FeedbackIn
+from stacklens.feedback.records import FeedbackFilter, feedback_rows
+
+EVENT = "e" * 32
+
+
+def test_plan_keep_and_count(org: dict[str, Any]) -> None:
+    settings = org["settings"].model_copy(update={"attachment_quota_bytes": 10})
+    org_id, project_id = org["org_id"], org["project_id"]
+    files = [AttachmentIn("a.txt", "text/plain", "event.attachment", b"x" * 6)] * 2
+    note = FeedbackIn("f" * 32, "feedback", EVENT, "", "Ada", "a@x.test", "Broken")
+    extras = plan_extras(settings, org_id, project_id, EVENT, [note], files)
+    assert (len(extras.attachments), extras.over_quota) == (1, 1)
+    assert extras.accepted() == {
+        (project_id, "attachment", "accepted", ""): 1,
+        (project_id, "feedback", "accepted", ""): 1,
+    }
+    assert extras.refused() == {(project_id, "attachment", "rate_limited", "attachment_quota"): 1}
+    keep_extras(settings, extras, datetime.now(UTC))
+    with session_scope(settings) as session:
+        assert [a.filename for a in attachments_of_event(session, org_id, project_id, EVENT)] == ["a.txt"]
+        assert [r.message for r in feedback_rows(session, org_id, project_id, FeedbackFilter())] == ["Broken"]
+    assert not plan_extras(settings, org_id, project_id, EVENT, [], [])  # nothing to keep

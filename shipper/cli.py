@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -103,7 +104,12 @@ def _status(config: Config, as_json: bool) -> int:
     from shipper.status import collect, render
 
     status = collect(config)
-    print(json.dumps(status, indent=2) if as_json else render(status))
+    try:
+        print(json.dumps(status, indent=2) if as_json else render(status), flush=True)
+    except BrokenPipeError:
+        # The reader stopped early (`--status --json | head`): what it read is what it wanted, no traceback.
+        # stdout is pointed at /dev/null so the interpreter's own flush at exit does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     # Exit 1 when something the shipper needs cannot be read, so scripts and health checks notice.
     unreadable = any(p.startswith("Storage path") for p in status["problems"]) or any(
         "error" in row for row in status["files"]

@@ -213,7 +213,9 @@ def _confirm_merge(request: Request, view: CurrentProject, issue_ids: list[str],
         for i, s in found
         if s is not None
     ]
-    survivor = max(issues, key=lambda r: (r["events"], -chosen.index(r["issue_id"])))["issue_id"]
+    # As the merge picks it: the most events, the first selected on a tie.
+    events = {i: int(s["events"]) for i, s in found if s is not None}
+    survivor = max(chosen, key=lambda i: (events[i], -chosen.index(i)))
     context = {
         "viewer": view.viewer,
         "user": view.viewer.user,

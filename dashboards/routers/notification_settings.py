@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
 
 from dashboards.context import CurrentUser, Db, user_orgs
 from dashboards.rendering import render
 from dashboards.routers.accounts import account_context
 from dashboards.security import check_csrf
+from stacklens.control.models import Project
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.issues.notifications import DIGEST_HOUR, KIND_MODES, KINDS, set_settings, settings_of
 
@@ -35,6 +37,14 @@ def _page(
     request: Request, user: CurrentUser, db: Db, org: str, status: int = 200, **extra: object
 ) -> Response:
     orgs = [(o, settings_of(db, o.id, user.id)) for o, _ in user_orgs(db, user.id)]
+    # Each project by its name, its slug beside it (issue 71: the page named projects by slug only).
+    names = {
+        o.id: {
+            slug: name
+            for slug, name in db.execute(select(Project.slug, Project.name).where(Project.org_id == o.id))
+        }
+        for o, _ in orgs
+    }
     context = account_context(
         db,
         user,
@@ -44,6 +54,7 @@ def _page(
         modes=MODE_LABELS,
         kind_modes=KIND_MODES,
         kind_labels=KIND_LABELS,
+        names=names,
         saved=request.query_params.get("saved") == "1",
         **extra,
     )

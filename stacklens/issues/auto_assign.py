@@ -83,6 +83,10 @@ def set_rules(
     if project.org_id != org_id:
         raise NotFound("no such project in this organization")
     known = _known_owner(session, org_id)
+    # Stored with \n line ends whatever the browser's textarea or a Windows editor sent (issue 71: CRLF).
+    text = "\n".join(
+        line.rstrip() for line in (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    )
     rules = parse(text, known)
     row = session.get(OwnershipRules, project.id)
     now = utcnow()

@@ -71,3 +71,20 @@ def test_counters_follow_a_busy_shipper(ws: Workspace, server: IngestServer) -> 
     final = status(ws)
     assert final["counters"]["events"] == len(ids) and final["state"] == "stopped"
     assert final["pending"] == {"bytes": 0, "lines": 0}
+
+
+def test_status_piped_into_head_ends_quietly(ws: Workspace) -> None:
+    """Issue 71: `stacklens-shipper --status --json | head` ended in a BrokenPipeError traceback. The reader
+    here (`true`) leaves before the status is written, so the write always meets a closed pipe."""
+    piped = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f"'{SHIPPER}' --config '{ws.config}' --status --json | true; echo \"${{PIPESTATUS[0]}}\"",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert "Traceback" not in piped.stderr and "BrokenPipe" not in piped.stderr, piped.stderr
+    assert piped.stdout.strip() == "0"

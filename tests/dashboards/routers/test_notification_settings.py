@@ -25,6 +25,8 @@ def test_settings_page_and_watch(client, org_factory) -> None:
         html,
     )
     assert other["org_slug"] not in html
+    # Issue 71: each project by its name (the slug beside it), not by its slug alone.
+    assert re.search(r'<td class="project-name">Shop <span class="muted small">shop</span></td>', html), html
     token = csrf_of(html)
     saved = client.post(
         page,

@@ -241,3 +241,23 @@ def test_a_run_cut_short_mid_project_goes_on_from_the_last_issue_looked_at(
     with session_scope(stores) as session:
         found = assignees_of(session, org_id, project_id, [int(r["issue_id"]) for r in rows])
     assert [a.label for a in found.values()] == ["#payments"] and int(rows[2]["issue_id"]) in found
+
+
+def test_rules_are_stored_with_newlines(stores: Settings, org_factory) -> None:  # noqa: F811
+    """Issue 71: rules pasted from a Windows editor or a browser's textarea were stored with CRLF."""
+    org = org_factory("Crlf")
+    with session_scope(stores) as session:
+        create_team(session, org["org_id"], "payments")
+        project = session.get(Project, org["project_id"])
+        assert project is not None
+        set_rules(
+            session,
+            org["org_id"],
+            project,
+            "path:src/a/* #payments \r\npath:src/b/* #payments\r\n",
+            actor="o@e.test",
+        )
+        assert (
+            get_rules(session, org["org_id"], org["project_id"])
+            == "path:src/a/* #payments\npath:src/b/* #payments"
+        )

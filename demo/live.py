@@ -56,9 +56,8 @@ def run_live(
                     tally.add(now.date(), MAILS if mailed else MAIL_ERRORS)
             else:
                 order = page_load(shop, rng, site, CURRENT_RELEASE, now, tally, now.date())
-                if (
-                    order is not None
-                ):  # the checkout page placed an order: its mail continues the page's trace
+                # The checkout page placed an order: its mail continues the page's trace.
+                if order is not None:
                     mailed = send_order_mail(rng, order.total_cents, capture, trace=order.trace)
                     tally.add(now.date(), MAILS if mailed else MAIL_ERRORS)
         except httpx.HTTPError as exc:

@@ -113,6 +113,7 @@ def read_trace(client: Client, org_id: int, trace_id: str, project_names: dict[i
             service=r["service"],
             release=r["release"],
             environment=r["environment"],
+            platform=r["platform"],
         )
         for r in raw[:MAX_SPANS]
         if int(r["project_id"]) in project_names

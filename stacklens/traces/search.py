@@ -184,10 +184,11 @@ def search_traces(
         if row is None:
             continue
         names = []
-        for pid, service in row["services"]:
+        for pid, service, browser in row["services"]:
             if int(pid) not in project_names:
                 continue
-            name = service or project_names[int(pid)]
+            # Named as the trace names them (stacklens.traces.tree.build_tree).
+            name = service or project_names[int(pid)] + (" (browser)" if browser else "")
             if name not in names:
                 names.append(name)
         out.append(

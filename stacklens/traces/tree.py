@@ -34,6 +34,7 @@ class SpanRow:
     service: str
     release: str
     environment: str
+    platform: str = ""  # the transaction's platform (`javascript` for a browser SDK), '' on its spans
 
 
 @dataclass(slots=True)
@@ -75,7 +76,8 @@ class SpanTree:
 
 def build_tree(rows: Iterable[SpanRow], service_of: dict[int, str]) -> SpanTree | None:
     """The tree of ``rows`` (the first row of each span id wins); ``service_of`` names a span whose source
-    gave no service by its project. ``None`` when there are no rows."""
+    gave no service by its project — ``<project> (browser)`` for the spans of a browser SDK's transaction, so
+    a page and its own server in one project are told apart. ``None`` when there are no rows."""
     unique: dict[str, SpanRow] = {}
     for row in rows:
         if row.span_id and row.span_id not in unique:
@@ -83,12 +85,18 @@ def build_tree(rows: Iterable[SpanRow], service_of: dict[int, str]) -> SpanTree 
     if not unique:
         return None
     first = min(r.start_epoch_ms for r in unique.values())
+    browser = {
+        r.transaction_event_id for r in unique.values() if r.is_transaction and r.platform == "javascript"
+    }
+
+    def name(r: SpanRow) -> str:
+        if r.service:
+            return r.service
+        project = service_of.get(r.project_id) or f"project {r.project_id}"
+        return f"{project} (browser)" if r.transaction_event_id in browser else project
+
     nodes = {
-        sid: TraceSpan(
-            row=r,
-            service=r.service or service_of.get(r.project_id) or f"project {r.project_id}",
-            start_ms=float(r.start_epoch_ms - first),
-        )
+        sid: TraceSpan(row=r, service=name(r), start_ms=float(r.start_epoch_ms - first))
         for sid, r in unique.items()
     }
     heads: list[TraceSpan] = []

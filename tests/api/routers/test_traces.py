@@ -163,10 +163,10 @@ def test_one_trace_from_browser_server_and_otlp_worker(dsn_server: str, make_org
     trace = _wait_trace(dsn_server, str(org["api_key"]), trace_id, spans=10, logs=1)
     spans = {s["span_id"]: s for s in trace["spans"]}
     assert trace["span_count"] == 10 and trace["trace_id"] == trace_id
-    assert {s["name"] for s in trace["services"]} == {"storefront", "shop", "worker", "mailer"}
+    assert {s["name"] for s in trace["services"]} == {"storefront (browser)", "shop", "worker", "mailer"}
     assert [s["index"] for s in trace["services"]] == [0, 1, 2, 3]
     assert trace["roots"] == [root] and trace["spans"][0]["span_id"] == root
-    assert spans[root]["service"] == "storefront" and spans[root]["is_transaction"]
+    assert spans[root]["service"] == "storefront (browser)" and spans[root]["is_transaction"]
     server = spans[server_root]
     assert (server["parent_span_id"], server["depth"], server["service"]) == (fetch, 2, "shop")
     assert server["op"] == "http.server" and server["project"] == org["project"]
@@ -192,7 +192,7 @@ def test_one_trace_from_browser_server_and_otlp_worker(dsn_server: str, make_org
         rows = httpx.get(search, params=params, headers=bearer).json()["rows"]
         assert [r["trace_id"] for r in rows] == [trace_id], params
     row = httpx.get(search, headers=bearer).json()["rows"][0]
-    assert set(row["services"]) == {"storefront", "shop", "worker", "mailer"} and row["spans"] == 10
+    assert set(row["services"]) == {"storefront (browser)", "shop", "worker", "mailer"} and row["spans"] == 10
     assert row["errors"] == 1 and row["root"] == "/checkout" and row["duration_ms"] > 0
     for params in ({"service": "nope"}, {"min_duration": "600000"}, {"status": "internal_error"}):
         assert httpx.get(search, params=params, headers=bearer).json()["rows"] == [], params

@@ -153,7 +153,7 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
 
     services = page.locator("#trace-services li")
     assert [services.nth(i).locator("strong").inner_text() for i in range(4)] == [
-        org["project"],
+        f"{org['project']} (browser)",
         "shop",
         "worker",
         "mailer",

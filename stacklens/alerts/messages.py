@@ -11,11 +11,9 @@ from typing import Any
 from urllib.parse import quote
 
 from stacklens.alerts.anomaly_messages import amount
-from stacklens.alerts.anomaly_messages import amount
 from stacklens.alerts.measures import Measurement
 from stacklens.alerts.rule_types import TYPE_LABELS, fires_below, format_window
 from stacklens.alerts.state import fmt
-from stacklens.anomalies.live import rule_fields
 from stacklens.anomalies.live import rule_fields
 from stacklens.control.models.alerts import AlertRule
 from stacklens.metrics.catalog import CATALOG, find
@@ -67,8 +65,6 @@ def value_text(rule: AlertRule, value: float | None) -> str:
     """A measured value or threshold of the rule as every page writes it (a performance metric through the
     catalog: ``2,004.9 ms``, ``250.0 KiB``; a share of failed transactions ``3.4 %``; a count ``12 events``,
     ``1 new issue``): a value never goes without its unit."""
-    if rule.type == "anomaly":  # in the watched metric's unit (stacklens.alerts.anomaly_messages)
-        return amount(rule_fields(rule), value)
     if rule.type == "anomaly":  # in the watched metric's unit (stacklens.alerts.anomaly_messages)
         return amount(rule_fields(rule), value)
     if value is not None and rule.type == "performance_budget" and find(rule.metric) is not None:

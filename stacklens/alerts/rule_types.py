@@ -43,8 +43,6 @@ TYPE_LABELS = {
     "monitor": "Monitor",
     # Fires when a metric leaves the band of what is normal for its hour (stacklens.anomalies).
     "anomaly": "Anomaly",
-    # Fires when a metric leaves the band of what is normal for its hour (stacklens.anomalies).
-    "anomaly": "Anomaly",
 }
 # A monitor rule is not evaluated over a window: it is told of its monitors' incidents as they open and
 # close (stacklens.monitors.health), so the evaluation run leaves it out.

@@ -26,7 +26,6 @@ from stacklens.alerts.rule_types import (
     parse_window,
 )
 from stacklens.anomalies.rule_fields import anomaly_fields, history_seconds
-from stacklens.anomalies.rule_fields import anomaly_fields, history_seconds
 from stacklens.control.models import Project
 from stacklens.control.models.alerts import AlertChannel
 from stacklens.metrics.catalog import CATALOG, budget_metrics
@@ -103,9 +102,6 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
     anomaly = anomaly_fields(body) if kind == "anomaly" else None
     if anomaly is not None:  # the history it learns from: at least two seasons
         window_seconds = history_seconds(body.get("window"), anomaly.seasonality)
-    anomaly = anomaly_fields(body) if kind == "anomaly" else None
-    if anomaly is not None:  # the history it learns from: at least two seasons
-        window_seconds = history_seconds(body.get("window"), anomaly.seasonality)
     if kind == "performance_budget":
         asked = body.get("metric")
         if not isinstance(asked, str) or asked not in METRICS:
@@ -179,9 +175,6 @@ def clean(session: Session, org_id: int, body: RuleBody) -> RuleValues:
             refused,
             f"a {TYPE_LABELS[kind].lower()} rule watches the newest release's sessions: no {refused} filter",
         )
-    if anomaly is not None:  # its settings are kept in filters, its minimum count in min_samples
-        metric, statistic, scope = anomaly.metric, anomaly.statistic, anomaly.scope
-        min_samples, filters = anomaly.min_count, anomaly.filters
     if anomaly is not None:  # its settings are kept in filters, its minimum count in min_samples
         metric, statistic, scope = anomaly.metric, anomaly.statistic, anomaly.scope
         min_samples, filters = anomaly.min_count, anomaly.filters

@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 
 from stacklens.alerts import outbox
 from stacklens.alerts.anomaly_messages import amount, compose_anomaly
-from stacklens.alerts.anomaly_messages import amount, compose_anomaly
 from stacklens.alerts.measures import Measurement
 from stacklens.alerts.messages import Context, compose, link, value_text, what
 from stacklens.alerts.rule_types import BELOW_TYPES, fires_below
@@ -65,8 +64,6 @@ def _step_rule(
         _occurrences(session, rule, found_now, own, ctx, now, summary)
     elif rule.type == "release_regression":
         _release_verdict(session, rule, found_now, own, ctx, now, summary)
-    elif rule.type == "anomaly":
-        _anomaly(session, rule, found_now, own, ctx, now, summary)
     elif rule.type == "anomaly":
         _anomaly(session, rule, found_now, own, ctx, now, summary)
     else:
@@ -265,69 +262,6 @@ def _release_verdict(
         return
     text = f"release regression: {newest.title}"
     _fire_occurrence(session, rule, newest, own, ctx, now, summary, newest.release, text)
-
-
-def _anomaly(
-    session: Session,
-    rule: AlertRule,
-    found: list[Measurement],
-    own: dict[str, AlertRuleState],
-    ctx: Context,
-    now: datetime,
-    summary: EvaluationSummary,
-) -> None:
-    """An anomaly rule (docs/alerts.md): firing while its replay of the last day ends firing (the same
-    band and hysteresis as its backtest), notified once into firing and once out of it; a series still
-    learning is insufficient data, which never fires."""
-    reading = found[0].anomaly if found else None
-    if reading is None:
-        return
-    m = found[0]
-    state = _state(session, rule, "*", own, now)
-    before = state.state
-    if reading.firing:
-        after = "firing"
-    elif before in ("firing", "resolved"):
-        after = "resolved"
-    else:
-        after = "insufficient_data" if reading.learning else "ok"
-    notify = None
-    if after == "firing" and before != "firing":
-        notify = "firing"
-    elif before == "firing" and after == "resolved":
-        notify = "resolved"
-    elif (
-        after == "firing"
-        and rule.renotify_minutes
-        and state.last_notified_at is not None
-        and now - state.last_notified_at >= timedelta(minutes=rule.renotify_minutes)
-    ):
-        notify = "renotify"
-    if after != before:
-        state.state, state.since = after, now
-        if after == "firing":
-            state.release = m.release[:RELEASE_CHARS]
-        summary.transitions += 1
-    state.value, state.updated_at = m.value, now
-    notified = False
-    if notify and rule.channel_ids:
-        payload = compose_anomaly(rule, notify, reading, ctx.project_slug, link(rule, ctx, None))
-        summary.notifications += len(
-            outbox.enqueue(session, rule.org_id, list(rule.channel_ids), notify, payload, rule.id)
-        )
-        state.last_notified_at, notified = now, True
-    if after == "firing":
-        summary.firing.append(f"{rule.name} [{reading.fields.metric}]")
-    shown = reading.fired if reading.firing and reading.fired else reading.latest
-    if after == "insufficient_data":
-        text = f"learning: {reading.history_hours} hours of data, not enough for a band yet"
-    else:
-        text = (
-            f"{after}: {amount(reading.fields, shown['value'])}, expected "
-            f"{amount(reading.fields, shown['expected'])} (band {amount(reading.fields, shown['lower'])} – "
-            f"{amount(reading.fields, shown['upper'])}), score {shown['score'] or 0:+.1f}, {reading.seasonality}"
-        )
-    _record(rule, m, before, after, text, notified, now, summary)
 
 
 def _anomaly(

@@ -67,6 +67,7 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "resource_request_periods",
         "endpoint_facts",
         "endpoint_call_periods",
+        "inp_interactions",  # INP causes (issue 69)
         "budget_status",
         "anomaly_bands",
         "alert_evaluations",
@@ -170,6 +171,7 @@ def test_every_table_a_page_api_budget_or_alert_reads_is_an_asset() -> None:
         "pageload_examples",
         "resource_request_periods",
         "endpoint_call_periods",
+        "inp_interactions",
         "transactions",
         "spans",
         "events",

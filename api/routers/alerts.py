@@ -30,7 +30,7 @@ from stacklens.anomalies.live import rule_fields
 from stacklens.anomalies.rule_fields import backtest_days
 from stacklens.control import channels
 from stacklens.control.models import Project, iso_utc
-from stacklens.control.models.alerts import AlertChannel, AlertRule, AlertRuleState
+from stacklens.control.models.alerts import AlertChannel, AlertEvaluation, AlertRule, AlertRuleState
 
 router = APIRouter(prefix="/api/alerts", tags=["alerts"])
 ERRORS = {
@@ -104,9 +104,11 @@ class RuleState(TypedDict):
 
 
 class RuleAnswer(rules.RuleOut):
-    """A rule as the API answers it: its definition and its state per scope."""
+    """A rule as the API answers it: its definition, its state per scope and its latest evaluation's
+    decision in words (an anomaly rule's: the value, expected value, band, score and seasonality)."""
 
     states: list[RuleState]
+    last_decision: str
 
 
 class RuleList(TypedDict):
@@ -140,8 +142,15 @@ def _rule_out(session: DbSession, rule: Any) -> RuleAnswer:
     project = session.get(Project, rule.project_id)
     out = rules.rule_out(rule, project.slug if project else "")
     states = session.scalars(select(AlertRuleState).where(AlertRuleState.rule_id == rule.id))
+    latest = session.scalar(
+        select(AlertEvaluation.decision)
+        .where(AlertEvaluation.rule_id == rule.id)
+        .order_by(AlertEvaluation.id.desc())
+        .limit(1)
+    )
     return {
         **out,
+        "last_decision": latest or "",
         "states": [
             {
                 "scope": s.scope_key,

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from stacklens.alerts.evaluation import evaluate
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
@@ -116,6 +117,14 @@ def test_anomaly_rule_and_its_backtests(client, make_org, settings) -> None:
         == 404
     )
     assert client.get("/api/alerts/rules", headers=auth(acme)).json()["rules"][0]["id"] == rule["id"]
+    # The tick fires it; the API says why, as the notification does.
+    evaluate(settings, get_warehouse(settings), "http://sl.test")
+    answer = client.get(f"/api/alerts/rules/{rule['id']}", headers=auth(acme)).json()
+    assert answer["states"][0]["state"] == "firing" and answer["states"][0]["value"] == 200
+    assert (
+        answer["last_decision"].startswith("firing: 200 events, expected ")
+        and ", daily" in answer["last_decision"]
+    )
 
 
 @pytest.mark.parametrize(

@@ -82,7 +82,13 @@ def test_budget_rule_and_window_definitions_are_views_of_the_catalog() -> None:
         "inp_presentation_ms": "ms",
         "inp_third_party_ms": "ms",
     }
-    assert {"api_p95_ms", "js_bytes", "transfer_bytes", "error_pct"} == budget_rules.FIXED_STATISTIC
+    assert {
+        "api_p95_ms",
+        "js_bytes",
+        "transfer_bytes",
+        "error_pct",
+        "uptime_pct",
+    } == budget_rules.FIXED_STATISTIC
 
 
 def test_every_state_the_catalog_names_is_a_table_and_columns_of_the_warehouse(client) -> None:

@@ -151,7 +151,7 @@ class Settings(BaseSettings):
     outbound_allow: str = Field(
         default="",
         description="Hosts or CIDRs (comma-separated) that outbound calls may reach although they are loopback, "
-        "private or link-local (DESIGN §7.5); everything else of that kind is refused.",
+        "private or link-local (docs/architecture.md §8); everything else of that kind is refused.",
     )
     smtp_url: str | None = Field(
         default=None,

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from stacklens.alerts.measures import Measurement, measure
 from stacklens.alerts.messages import Context
-from stacklens.alerts.transitions import EvaluationSummary, _record, _step_rule
+from stacklens.alerts.transitions import EvaluationSummary, record_transition, step_rule
 from stacklens.control.db import session_scope
 from stacklens.control.models import Organization, Project, utcnow
 from stacklens.control.models.alerts import AlertEvaluation, AlertRule, AlertRuleState
@@ -119,7 +119,7 @@ def _step_all(
             states[s.rule_id][s.scope_key] = s
         for rule in rules:
             try:
-                _step_rule(session, rule, measured[rule.id], states[rule.id], contexts[rule.id], now, part)
+                step_rule(session, rule, measured[rule.id], states[rule.id], contexts[rule.id], now, part)
             except Exception as exc:
                 if is_shared_outage(exc):
                     raise  # the control store is down: every rule would fail alike
@@ -181,7 +181,7 @@ def _failed(
         part = EvaluationSummary()
         window = Measurement("*", None, 0, now - timedelta(seconds=row.window_seconds), now)
         current = state or "insufficient_data"
-        _record(row, window, current, current, f"evaluation failed: {message}", False, now, part)
+        record_transition(row, window, current, current, f"evaluation failed: {message}", False, now, part)
         session.execute(insert(AlertEvaluation), part.rows)
 
 

@@ -1,4 +1,5 @@
-"""Validation of an alert rule's request body (DESIGN §7.2 field names): :func:`clean` reads a body of any
+"""Validation of an alert rule's request body (docs/reference.md field names): :func:`clean` reads a body of
+any
 shape into the rule's column values, or raises :class:`AlertInputError` naming the field."""
 
 from __future__ import annotations

@@ -48,7 +48,9 @@ def fmt(value: float | None, unit: str = "") -> str:
     known = units.BY_SYMBOL.get(unit)
     if known is not None:
         return units.format_in(known, value)
-    return f"{units.format_in(units.COUNT, value)} {unit}"
+    count = units.format_in(units.COUNT, value)
+    # One of a counted thing is singular: "1 event", "1 user" (the units here are plural nouns).
+    return f"{count} {unit[:-1] if count == '1' and unit.endswith('s') else unit}"
 
 
 def decide(

@@ -50,7 +50,7 @@ def thresholds(rule: AlertRule) -> Thresholds:
     )
 
 
-def _step_rule(
+def step_rule(
     session: Session,
     rule: AlertRule,
     found_now: list[Measurement],
@@ -104,7 +104,7 @@ def _measured(
             if top
             else "nothing in the window"
         )
-        _record(
+        record_transition(
             rule,
             Measurement("*", top.value if top else None, sum(m.samples for m in quiet), window_start, now),
             "ok",
@@ -181,7 +181,7 @@ def _step(
         state.last_notified_at, notified = now, True
     if decision.state == "firing":
         summary.firing.append(f"{rule.name} [{m.scope_key}]")
-    _record(rule, m, before, decision.state, decision.text, notified, now, summary)
+    record_transition(rule, m, before, decision.state, decision.text, notified, now, summary)
 
 
 def _occurrences(
@@ -208,7 +208,7 @@ def _occurrences(
         if state.state == "firing" and now - state.since >= timedelta(seconds=rule.window_seconds):
             state.state, state.updated_at = "resolved", now
     if not fresh:
-        _record(rule, window, "ok", "ok", f"no {word} not yet notified in the window", False, now, summary)
+        record_transition(rule, window, "ok", "ok", f"no {word} not yet notified in the window", False, now, summary)
         return
     for m in fresh:
         _fire_occurrence(session, rule, m, own, ctx, now, summary, m.title, f"{word}: {m.title}")
@@ -240,11 +240,11 @@ def _release_verdict(
             state.state, state.since, state.updated_at = "resolved", now, now
     window = Measurement("*", None, 0, now - timedelta(seconds=rule.window_seconds), now)
     if newest is None:
-        _record(rule, window, "ok", "ok", "no release in the window", False, now, summary)
+        record_transition(rule, window, "ok", "ok", "no release in the window", False, now, summary)
         return
     if not regressed:
         why = newest.reasons[0] if len(newest.reasons) == 1 else "no significant regression"
-        _record(rule, newest, "ok", "ok", f"{newest.title}: {why}", False, now, summary)
+        record_transition(rule, newest, "ok", "ok", f"{newest.title}: {why}", False, now, summary)
         return
     earlier = own.get(newest.scope_key)
     if earlier is not None:  # notified already (once per release)
@@ -257,7 +257,7 @@ def _release_verdict(
         text = f"still a regression: {newest.title}" + (
             f" (notified {told.strftime('%Y-%m-%d %H:%M UTC')})" if told is not None else ""
         )
-        _record(rule, newest, before, "firing", text, False, now, summary)
+        record_transition(rule, newest, before, "firing", text, False, now, summary)
         summary.firing.append(f"{rule.name} [{newest.release}]")
         return
     text = f"release regression: {newest.title}"
@@ -324,7 +324,7 @@ def _anomaly(
             f"{amount(reading.fields, shown['expected'])} (band {amount(reading.fields, shown['lower'])} – "
             f"{amount(reading.fields, shown['upper'])}), score {shown['score'] or 0:+.1f}, {reading.seasonality}"
         )
-    _record(rule, m, before, after, text, notified, now, summary)
+    record_transition(rule, m, before, after, text, notified, now, summary)
 
 
 def _fire_occurrence(
@@ -352,10 +352,10 @@ def _fire_occurrence(
         state.last_notified_at, notified = now, True
     summary.transitions += 1
     summary.firing.append(f"{rule.name} [{label}]")
-    _record(rule, m, "ok", "firing", text, notified, now, summary)
+    record_transition(rule, m, "ok", "firing", text, notified, now, summary)
 
 
-def _record(
+def record_transition(
     rule: AlertRule,
     m: Measurement,
     before: str,

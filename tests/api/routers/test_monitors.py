@@ -1,4 +1,4 @@
-"""The monitors API and Sentry's check-ins (DESIGN §10.1): monitors created, edited and listed through the
+"""The monitors API and Sentry's check-ins (docs/monitors.md): monitors created, edited and listed through the
 API, by sentry-python's `monitor` and `capture_checkin` through a real server, and by the HTTP check-in with
 curl; bad input answered 400 naming the field; other organizations see nothing."""
 

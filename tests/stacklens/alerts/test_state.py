@@ -78,3 +78,11 @@ def test_a_rule_where_lower_is_worse_fires_below_warns_above_and_resolves_at_or_
     assert decide("ok", 97.9, 60, Thresholds(threshold=98, min_samples=50), "%").state == "ok"
     written = decide("ok", 99.95, 60, Thresholds(threshold=99.9, below=True), write=lambda v: f"{v:.2f} %")
     assert written.text == "ok: 99.95 % >= 99.90 %"
+
+
+def test_a_count_of_one_is_singular_and_units_stay_the_catalogs() -> None:
+    from stacklens.alerts.state import fmt
+
+    assert fmt(1, "events") == "1 event" and fmt(2, "events") == "2 events"
+    assert fmt(1, "users") == "1 user" and fmt(1_204, "events") == "1,204 events"
+    assert fmt(2310, "ms") == "2,310.0 ms" and fmt(None, "events") == "no data"

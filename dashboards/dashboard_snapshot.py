@@ -13,13 +13,15 @@ from clickhouse_connect.driver.client import Client
 from sqlalchemy.orm import Session
 
 from dashboards.dashboard_figures import widget_figure
-from dashboards.explore_links import explore_url
+from dashboards.explore_links import download_url, explore_url
 from dashboards.marker_figures import add_markers
 from stacklens.errors import NotFound
-from stacklens.explore.columns import columns_of, compared_columns_of
+from stacklens.explore.columns import CHANGE, Column, columns_of, compared_columns_of
 from stacklens.explore.scope import project_ids
 from stacklens.explore.widget_cache import widget_cache_for
-from stacklens.explore.widgets import answer_widgets
+from stacklens.explore.widget_change import Change, change_of
+from stacklens.explore.widget_plot import widget_plot
+from stacklens.explore.widgets import WidgetAnswer, answer_widgets
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.markers import MarkerGroup, chart_markers
 from stacklens.settings import Settings
@@ -81,7 +83,8 @@ def widget_views(
         if answer.query is not None:
             compared = answer.query.compare is not None and answer.widget["kind"] == "table"
             columns = compared_columns_of(answer.query) if compared else columns_of(answer.query)
-        figure = widget_figure(answer, columns, layout["h"]) if answer.result is not None else None
+        plot = widget_plot(answer)
+        figure = widget_figure(answer, columns, layout["h"], plot) if answer.result is not None else None
         if figure is not None and answer.query is not None and answer.query.interval:
             add_markers(figure, markers, org_slug, links=links)
         out.append(
@@ -91,9 +94,40 @@ def widget_views(
                 "columns": columns,
                 "figure": figure,
                 "explore": explore_url(org_slug, answer.body) if answer.body and links else "",
+                "download": (
+                    download_url(org_slug, answer.body, answer.widget["title"], filters["range"])
+                    if answer.body and links
+                    else ""
+                ),
                 "source": _source(answer.widget),
+                "refusal": plot.refusal if plot is not None else "",
+                "note": plot.note if plot is not None else "",
+                "change": number_change(answer),
+                "changes": table_changes(answer, columns),
             }
         )
+    return out
+
+
+def number_change(answer: WidgetAnswer) -> Change | None:
+    """A number widget's change against its compared window, worded and toned by its metric."""
+    if answer.widget["kind"] != "number" or answer.query is None or not answer.query.aggregates:
+        return None
+    return change_of(answer.query.aggregates[0], answer.number, answer.previous_number)
+
+
+def table_changes(answer: WidgetAnswer, columns: list[Column]) -> list[dict[str, Change | None]]:
+    """A compared table's changes, per row and change column (``<column>_change_pct``), as the number's."""
+    if answer.result is None or not any(c.kind == CHANGE for c in columns):
+        return []
+    out = []
+    for row in answer.result.rows:
+        cells: dict[str, Change | None] = {}
+        for c in columns:
+            if c.kind == CHANGE and c.aggregate is not None:
+                value = c.key.removesuffix("_change_pct")
+                cells[c.key] = change_of(c.aggregate, row.get(value), row.get(value + "_previous"))
+        out.append(cells)
     return out
 
 
@@ -101,6 +135,17 @@ def answers_as_of(views: list[dict[str, Any]]) -> datetime | None:
     """When the oldest answer shown was taken (None when no widget was answered)."""
     taken = [v["answer"].taken_at for v in views if v["answer"].taken_at is not None]
     return min(taken) if taken else None
+
+
+_NONE = Change(0.0, False, "")
+
+
+def _cell(column: Column, row: dict[str, Any], changes: dict[str, Change | None]) -> str:
+    """A table cell as the page writes it; a change as points or per cent, by its metric."""
+    if column.key in changes:
+        change = changes[column.key]
+        return change.text if change is not None else column.format(None)
+    return column.format(row.get(column.key))
 
 
 def snapshot_of(
@@ -119,11 +164,14 @@ def snapshot_of(
             "error": answer.error,
             "empty": answer.result is not None and not answer.result.rows,
             "figure": view["figure"],
+            "note": view.get("note", ""),
         }
+        if view.get("refusal"):
+            item["error"] = view["refusal"]
         if answer.result is not None and answer.result.rows and columns:
             if answer.widget["kind"] == "number":
                 column = columns[0]
-                change = answer.change_pct
+                change = view.get("change")
                 item["number"] = column.format(answer.number)
                 cmp = answer.query.compare if answer.query is not None else None
                 before = (
@@ -131,16 +179,25 @@ def snapshot_of(
                     if cmp is not None and cmp.previous_release
                     else f"the previous {filters['range']}"
                 )
-                item["change"] = (
-                    f"{change:+,.1f} % vs {before} ({column.format(answer.previous_number)})"
-                    if change is not None
-                    else ""
+                item["change"] = f"{change.arrow} {change.text}" if change is not None else ""
+                item["against"] = (
+                    f"vs {before} ({column.format(answer.previous_number)})" if change is not None else ""
                 )
+                item["tone"] = change.tone if change is not None else ""
                 item["caption"] = f"{column.header} · {answer.result.rows[0]['samples']:,} samples"
             elif view["figure"] is None:
                 item["headers"] = [c.header for c in columns]
                 item["numeric"] = [c.kind != "group" for c in columns]
-                item["rows"] = [[c.format(row.get(c.key)) for c in columns] for row in answer.result.rows]
+                item["rows"] = [
+                    [_cell(c, row, changes) for c in columns]
+                    for row, changes in zip(
+                        answer.result.rows, view.get("changes") or [{}] * len(answer.result.rows), strict=True
+                    )
+                ]
+                item["tones"] = [
+                    [(changes.get(c.key) or _NONE).tone for c in columns]
+                    for changes in view.get("changes") or []
+                ]
         widgets.append(item)
     return {
         "name": name,

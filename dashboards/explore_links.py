@@ -54,6 +54,15 @@ def explore_url(org_slug: str, body: dict[str, Any]) -> str:
     return EXPLORE.format(org_slug=org_slug) + "?" + urlencode(params_from_body(body))
 
 
+def download_url(org_slug: str, body: dict[str, Any], title: str, window: str, fmt: str = "csv") -> str:
+    """A widget's download (Explore's, every row) named after the widget and the window: ``window`` (the
+    dashboard's range) replaces the body's resolved ``since``/``until``, so the file reads ``…-30d.csv``."""
+    named = {k: v for k, v in body.items() if k not in ("since", "until", "limit")}
+    named["range"] = window
+    path = EXPLORE.format(org_slug=org_slug) + f"/download.{fmt}"
+    return path + "?" + urlencode([*params_from_body(named), ("name", title)])
+
+
 def _iso(value: datetime) -> str:
     return value.isoformat().replace("+00:00", "Z")
 

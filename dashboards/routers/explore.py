@@ -30,6 +30,7 @@ from stacklens.explore.columns import AGGREGATE, Column, columns_of, compared_co
 from stacklens.explore.compare import run_compared
 from stacklens.explore.datasets import DATASETS
 from stacklens.explore.download import FORMATS, open_download
+from stacklens.explore.download_names import download_name
 from stacklens.explore.query import FNS, INTERVALS, OPS, Query
 from stacklens.explore.query_parser import offered_aggregates, parse_query
 from stacklens.explore.run import Result, TooManyQueries
@@ -184,6 +185,7 @@ def download(request: Request, fmt: str, viewer: OrgViewer, db: Db) -> Response:
     if fmt not in FORMATS:
         raise InvalidInput(f"format: must be one of {', '.join(FORMATS)}")
     body = body_from_params(request.query_params)
+    title = str(request.query_params.get("name") or "")  # a widget's title, when its card links here
     body.pop("limit", None)  # the page's table limit; a download holds every row (up to the download limit)
     query = parse_query(body, download=True)
     ids = project_ids(db, viewer.org.id, query.project)
@@ -197,7 +199,7 @@ def download(request: Request, fmt: str, viewer: OrgViewer, db: Db) -> Response:
     )
     headers = {
         "X-Explore-Truncated": "1" if stream.truncated else "0",
-        "Content-Disposition": f'attachment; filename="explore.{fmt}"',
+        "Content-Disposition": f'attachment; filename="{download_name(query, fmt, title)}"',
         "Cache-Control": "no-store",
     }
     return StreamingResponse(stream.chunks(), media_type=stream.media_type, headers=headers)

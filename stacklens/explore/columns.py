@@ -94,5 +94,6 @@ def compared_columns_of(query: Query) -> list[Column]:
         out.append(column)
         if column.kind == AGGREGATE and column.aggregate is not None:
             out.append(Column(column.key + "_previous", "Previous", PREVIOUS, column.aggregate))
-            out.append(Column(column.key + "_change_pct", "Change", CHANGE))
+            # The change keeps its aggregate: its wording (points or per cent) and tone follow the metric.
+            out.append(Column(column.key + "_change_pct", "Change", CHANGE, column.aggregate))
     return out

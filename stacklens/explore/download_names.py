@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from stacklens.explore.columns import header
 from stacklens.explore.query import Query
 
 MAX_STEM = 80  # characters of the name before its window and extension
@@ -24,14 +25,10 @@ def slug(text: str) -> str:
 
 
 def question_title(query: Query) -> str:
-    """The question in words: its aggregates (metric, then function) and its group-by, ``lcp p75 by
+    """The question in words: its aggregates as their headers name them and its group-by, ``LCP p75 by
     release``."""
-    asked = []
-    for aggregate in query.aggregates:
-        if aggregate.fn == "count" and not aggregate.metric:
-            asked.append("count")
-        else:
-            asked.append(f"{aggregate.metric.replace('_', ' ')} {aggregate.fn}".strip())
+    # Each aggregate as its column header says it, without the unit: "LCP p75 (ms)" → "LCP p75".
+    asked = [header(aggregate).split(" (", 1)[0] for aggregate in query.aggregates]
     title = " and ".join(asked) or query.dataset.key
     if query.group_by:
         title += " by " + " and ".join(g.removeprefix("tag:") for g in query.group_by)

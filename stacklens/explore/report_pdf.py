@@ -1,5 +1,7 @@
 """A dashboard's scheduled report as a PDF: the dashboard's widgets in its order, each drawn as on the page
-— a number with its change (worded as the summary words it), a line over time, bars per group, a table —
+— a number with its change (worded as the summary words it), every line over the whole window
+(:mod:`stacklens.explore.widget_plot`, as the dashboard draws it), bars per group, a table with its compared
+columns —
 with the performance PDF report's pages, charts and tables (fpdf2, core fonts, vector charts:
 `stacklens.performance. exports`), so both PDFs read alike and nothing is rendered by a browser."""
 
@@ -8,19 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from stacklens.explore.columns import AGGREGATE, columns_of
+from stacklens.explore.columns import AGGREGATE, CHANGE, Column, columns_of, compared_columns_of
+from stacklens.explore.report_charts import LEGEND_ROW, legend_rows, plot_chart
+from stacklens.explore.widget_change import change_of
+from stacklens.explore.widget_plot import widget_plot
 from stacklens.explore.widgets import WidgetAnswer
 from stacklens.performance.exports.pdf import fpdf_classes
-from stacklens.performance.exports.pdf_charts import INK, MUTED, bar_chart, latin, line_chart
+from stacklens.performance.exports.pdf_charts import INK, MUTED, bar_chart, latin
 from stacklens.performance.exports.pdf_layout import Layout
 
 MAX_BARS = 12  # bars of a bar widget drawn; the dashboard shows the rest
 CHART_HEIGHT = 55.0
-
-
-def _day(value: str) -> str:
-    """A bucket's start (ISO 8601) as the chart's x label: ``2026-11-20 08:00``."""
-    return value.replace("T", " ")[:16].removesuffix(" 00:00")
 
 
 def _group(row: dict[str, object], group_by: tuple[str, ...]) -> str:
@@ -39,24 +39,22 @@ def _widget(layout: Layout, answer: WidgetAnswer, words: Callable[[WidgetAnswer]
             layout.pdf.cell(0, 6, latin(line), new_x=layout.x_pos.LMARGIN, new_y=layout.y_pos.NEXT)
             layout.pdf.set_font("Helvetica", "", 9)
         return
-    columns = columns_of(query)
-    column = next(c for c in columns if c.kind == AGGREGATE)
-    if kind == "line" and result.series:
-        # The widget's largest line (the series come largest first); the dashboard draws every one.
-        first = result.series[0]
-        more = len(result.series) - 1
-        named = f"{title} - {column.header}" + (
-            f" ({_group(first['group'], query.group_by)}; {more} more line(s) on the dashboard)"
-            if more
-            else ""
-        )
-        labels = [_day(t) for t in first["t"]]
-        values = [float(v) if isinstance(v, int | float) else None for v in first["values"][column.key]]
-        layout.charts(
-            lambda pdf, x, y, w, h: line_chart(pdf, x, y, w, h, named, labels, values), height=CHART_HEIGHT
-        )
+    plot = widget_plot(answer)
+    if plot is not None and plot.refusal:
+        layout.note(f"{title}: {plot.refusal}")
         return
-    if kind == "bar":
+    if plot is not None and (plot.time or len(plot.lines) > 1):
+        # Every line the dashboard draws, over the whole window (widget_plot), with a legend.
+        height = CHART_HEIGHT + legend_rows(plot) * LEGEND_ROW
+        bars = kind == "bar"
+        layout.charts(lambda pdf, x, y, w, h: plot_chart(pdf, x, y, w, h, title, plot, bars), height=height)
+        if plot.note:
+            layout.note(plot.note)
+        return
+    compared = query.compare is not None and kind == "table"
+    columns = compared_columns_of(query) if compared else columns_of(query)
+    if plot is not None:
+        column = next(c for c in columns if c.kind == AGGREGATE)
         rows = result.rows[:MAX_BARS]
         labels = [_group(r, query.group_by) for r in rows]
         values = [float(v) if isinstance(v := r.get(column.key), int | float) else None for r in rows]
@@ -65,14 +63,26 @@ def _widget(layout: Layout, answer: WidgetAnswer, words: Callable[[WidgetAnswer]
             lambda pdf, x, y, w, h: bar_chart(pdf, x, y, w, h, named, labels, values, "", column.format),
             height=CHART_HEIGHT,
         )
+        if len(result.rows) > MAX_BARS:
+            layout.note(f"The first {MAX_BARS} of {len(result.rows)} bars; every one on the dashboard.")
         return
+    # A table keeps every column the dashboard shows, a compared one its Previous and Change (as points or
+    # per cent, by the metric).
     width = (layout.pdf.w - layout.pdf.l_margin - layout.pdf.r_margin) / len(columns)
     layout.table(
         title,
         [c.header for c in columns],
-        [[c.format(r.get(c.key)) for c in columns] for r in result.rows],
+        [[_cell(c, r) for c in columns] for r in result.rows],
         [width] * len(columns),
     )
+
+
+def _cell(column: Column, row: dict[str, object]) -> str:
+    if column.kind == CHANGE and column.aggregate is not None:
+        value = column.key.removesuffix("_change_pct")
+        change = change_of(column.aggregate, row.get(value), row.get(value + "_previous"))
+        return change.text if change is not None else column.format(None)
+    return column.format(row.get(column.key))
 
 
 def dashboard_pdf(

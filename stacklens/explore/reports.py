@@ -37,6 +37,7 @@ from stacklens.explore import dashboards
 from stacklens.explore.columns import AGGREGATE, columns_of
 from stacklens.explore.report_pdf import dashboard_pdf
 from stacklens.explore.subscriptions import due, schedule_of
+from stacklens.explore.widget_change import change_of
 from stacklens.explore.widgets import WidgetAnswer, answer_widgets
 from stacklens.settings import Settings
 
@@ -68,11 +69,12 @@ def _widget_lines(answer: WidgetAnswer) -> list[str]:
         return [f"{title}: not answered ({answer.error})"]
     if answer.query is None or answer.result is None or not answer.result.rows:
         return [f"{title}: no data in this window"]
-    column = next(c for c in columns_of(answer.query) if c.kind == AGGREGATE)
+    aggregates = [c for c in columns_of(answer.query) if c.kind == AGGREGATE]
+    column = aggregates[0]
     if answer.widget["kind"] == "number":
-        change = answer.change_pct
+        change = change_of(answer.query.aggregates[0], answer.number, answer.previous_number)
         before = (
-            f"{change:+,.1f} % vs the previous period ({column.format(answer.previous_number)})"
+            f"{change.text} vs the previous period ({column.format(answer.previous_number)})"
             if change is not None
             else "no previous value to compare with"
         )
@@ -80,7 +82,9 @@ def _widget_lines(answer: WidgetAnswer) -> list[str]:
     lines = [f"{title}:"]
     for row in answer.result.rows[:ROWS_IN_SUMMARY]:
         group = ", ".join(f"{g}={row[g]}" for g in answer.query.group_by) or "all"
-        lines.append(f"  {group}: {column.header} {column.format(row[column.key])}")
+        # Every aggregate the widget draws, not only its first (a "LCP p75 by release" line said "Count").
+        values = ", ".join(f"{c.header} {c.format(row.get(c.key))}" for c in aggregates)
+        lines.append(f"  {group}: {values}")
     return lines
 
 

@@ -1,6 +1,7 @@
-"""A widget's figure: a line is Explore's figure of its first aggregate (a gap stays a gap), bars over time
-drop the gap's point instead of drawing a zero, bars per group name each group, the height follows the
-widget's rows, and numbers and tables have no figure."""
+"""A widget's figure draws what the widget says (issue 70): a line per aggregate and group over the whole
+window (a gap stays a gap, a bucket before the data a gap too), two units on two y axes, more than two refused
+with the reason, bars over time and per group, the height following the widget's rows; numbers and tables have
+no figure."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ from dashboards.dashboard_figures import figure_height, widget_figure
 from stacklens.explore.columns import columns_of
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result
+from stacklens.explore.widget_plot import widget_plot
 from stacklens.explore.widgets import WidgetAnswer
 
-WINDOW = {"since": "2026-11-01T00:00:00Z", "until": "2026-11-05T00:00:00Z"}
+WINDOW = {"since": "2026-11-01T00:00:00Z", "until": "2026-11-06T00:00:00Z"}
 SERIES = [
     {
         "group": {},
-        "t": ["2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z", "2026-11-04T00:00:00Z"],
+        "t": ["2026-11-02T00:00:00Z", "2026-11-03T00:00:00Z", "2026-11-05T00:00:00Z"],
         "samples": [3, 4, 5],
-        "values": {"count": [3, 4, 5]},
+        "values": {"count": [3, 4, 5], "lcp_p75_ms": [2100.0, 2200.0, 2300.0], "cls_p75": [0.1, 0.2, 0.1]},
         "counts": {},
     }
 ]
@@ -27,21 +29,30 @@ def _answer(kind: str, body: dict, result: Result) -> WidgetAnswer:
     return WidgetAnswer(0, {"kind": kind, "title": "x"}, query, result)
 
 
-def test_lines_bars_and_heights() -> None:
+def _figure(answer: WidgetAnswer, rows: int = 2):
+    assert answer.query is not None
+    return widget_figure(answer, columns_of(answer.query), rows, widget_plot(answer))
+
+
+def test_lines_span_the_window_and_bars_and_heights() -> None:
     body = {"dataset": "pageloads", "interval": "1d"}
     result = Result(["count", "samples"], [{"count": 12, "samples": 12}], SERIES)
-    line = _answer("line", body, result)
-    figure = widget_figure(line, columns_of(line.query), 2)
+    figure = _figure(_answer("line", body, result))
     assert figure is not None and figure["layout"]["height"] == figure_height(2) == 250
-    assert figure["data"][0]["y"] == [3, 4, None, 5]  # the missing day breaks the line
+    # Five days of the window, the first (before the data) and the fourth (missing) gaps, never 0.
+    assert figure["data"][0]["x"][0] == "2026-11-01T00:00:00Z" and len(figure["data"][0]["x"]) == 5
+    assert figure["data"][0]["y"] == [None, 3, 4, None, 5]
     assert figure["layout"]["title"]["text"] == "12 samples"
-    bars = widget_figure(_answer("bar", body, result), columns_of(line.query), 3)
-    assert bars is not None and bars["data"][0]["type"] == "bar" and bars["data"][0]["y"] == [3, 4, 5]
+    bars = _figure(_answer("bar", body, result), 3)
+    assert (
+        bars is not None
+        and bars["data"][0]["type"] == "bar"
+        and bars["data"][0]["y"] == [None, 3, 4, None, 5]
+    )
     assert bars["layout"]["height"] == 400
     grouped = {"dataset": "pageloads", "group_by": ["browser"]}
     rows = [{"browser": "Chrome", "count": 7, "samples": 7}, {"browser": "Safari", "count": 2, "samples": 2}]
-    per_group = _answer("bar", grouped, Result(["browser", "count", "samples"], rows))
-    drawn = widget_figure(per_group, columns_of(per_group.query), 2)
+    drawn = _figure(_answer("bar", grouped, Result(["browser", "count", "samples"], rows)))
     assert (
         drawn is not None
         and drawn["data"][0]["x"] == ["Chrome", "Safari"]
@@ -49,4 +60,50 @@ def test_lines_bars_and_heights() -> None:
     )
     assert drawn["data"][0]["customdata"] == ["7", "2"]
     for kind in ("number", "table"):
-        assert widget_figure(_answer(kind, body, result), columns_of(line.query), 1) is None
+        assert _figure(_answer(kind, body, result), 1) is None
+
+
+def test_every_aggregate_is_drawn_two_units_on_two_axes() -> None:
+    body = {
+        "dataset": "pageloads",
+        "interval": "1d",
+        "aggregates": [{"fn": "p75", "metric": "lcp_ms"}, {"fn": "count"}],
+    }
+    result = Result(
+        ["lcp_p75_ms", "count", "samples"], [{"lcp_p75_ms": 2200.0, "count": 12, "samples": 12}], SERIES
+    )
+    figure = _figure(_answer("line", body, result))
+    assert figure is not None
+    assert [t["name"] for t in figure["data"]] == ["LCP p75 (ms)", "Count"]
+    assert [t["yaxis"] for t in figure["data"]] == ["y", "y2"]
+    assert figure["data"][0]["y"] == [None, 2100.0, 2200.0, None, 2300.0]
+    assert figure["layout"]["yaxis"]["title"]["text"] == "LCP p75 (ms)"
+    assert (
+        figure["layout"]["yaxis2"]["title"]["text"] == "Count"
+        and figure["layout"]["yaxis2"]["side"] == "right"
+    )
+
+
+def test_three_units_are_refused_with_the_reason() -> None:
+    body = {
+        "dataset": "pageloads",
+        "interval": "1d",
+        "aggregates": [{"fn": "p75", "metric": "lcp_ms"}, {"fn": "count"}, {"fn": "p75", "metric": "cls"}],
+    }
+    answer = _answer("line", body, Result(["samples"], [{"samples": 12}], SERIES))
+    plot = widget_plot(answer)
+    assert plot is not None and plot.refusal.startswith(
+        "Not drawn: LCP p75 (ms), Count, CLS p75 are in 3 units"
+    )
+    assert _figure(answer) is None
+
+
+def test_a_cut_answer_names_the_groups_left_out() -> None:
+    body = {"dataset": "pageloads", "group_by": ["release"], "interval": "1d", "order_by": "-count"}
+    series = [{**SERIES[0], "group": {"release": r}} for r in ("a", "b")]
+    rows = [{"release": r, "count": 1, "samples": 1} for r in ("a", "b")]
+    plot = widget_plot(
+        _answer("line", body, Result(["release", "count", "samples"], rows, series, truncated=True))
+    )
+    assert plot is not None and [line.name for line in plot.lines] == ["release=a", "release=b"]
+    assert plot.note.startswith("The top 2 release values by count; the others are not drawn")

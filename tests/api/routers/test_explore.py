@@ -131,7 +131,7 @@ def test_downloads_stream_and_answer_errors_before_the_first_byte(client, orgs) 
         assert response.status_code == 200
         assert response.headers["x-explore-truncated"] == "1"  # known before the body
         # Named after the question and its window, not explore.parquet (issue 70 point 7).
-        named = "count-and-load-time-ms-p75-by-release-and-browser-2026-11-06-to-2026-11-20.parquet"
+        named = "count-and-load-time-p75-by-release-and-browser-2026-11-06-to-2026-11-20.parquet"
         assert response.headers["content-disposition"] == f'attachment; filename="{named}"'
         body = b"".join(response.iter_bytes())
     assert pl.read_parquet(io.BytesIO(body)).height == 2

@@ -15,7 +15,7 @@ def test_named_after_the_question_and_the_window() -> None:
             "aggregates": [{"fn": "p75", "metric": "lcp_ms"}],
         }
     )
-    assert download_name(query, "csv") == "lcp-ms-p75-by-release-30d.csv"
+    assert download_name(query, "csv") == "lcp-p75-by-release-30d.csv"
     assert download_name(query, "parquet", "LCP p75 by release") == "lcp-p75-by-release-30d.parquet"
     window = parse_query(
         {"dataset": "pageloads", "since": "2026-11-01T00:00:00Z", "until": "2026-11-28T00:00:00Z"}

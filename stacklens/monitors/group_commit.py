@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from stacklens.blocking import may_block
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -43,6 +45,9 @@ class Group(Generic[T, R]):
 
     def submit(self, work: T) -> R:
         """``work`` written with whatever else is pending; its result, or its error raised."""
+        # A control-store transaction waits for the disk: never on the event loop. Asked before the job joins
+        # the group, so a request admitted on the loop runs again on a thread with nothing left behind.
+        may_block("a check-in's control-store write")
         job: Job[T, R] = Job(work)
         with self.lock:
             self.pending.append(job)
@@ -61,19 +66,22 @@ class Group(Generic[T, R]):
             batch, self.pending = self.pending, []
         try:
             self.write(batch)
-        except Exception as exc:  # noqa: BLE001 - the transaction failed: every request of it is told
+        except BaseException as exc:  # noqa: BLE001 - the transaction failed: every request of it is told
             for job in batch:
                 job.error = exc
-        self.batches += 1
-        for job in batch:
-            job.finished = True
-            job.wake.set()
-        with self.lock:
-            if self.pending:  # requests that arrived during the write: the first of them leads next
-                self.pending[0].lead = True
-                self.pending[0].wake.set()
-            else:
-                self.writing = False
+        finally:
+            # Whatever happened, the batch is answered and the lead handed on: a leader that left without it
+            # would leave every later request of this store waiting for good.
+            self.batches += 1
+            for job in batch:
+                job.finished = True
+                job.wake.set()
+            with self.lock:
+                if self.pending:  # requests that arrived during the write: the first of them leads next
+                    self.pending[0].lead = True
+                    self.pending[0].wake.set()
+                else:
+                    self.writing = False
 
 
 _GROUPS: dict[Any, Group[Any, Any]] = {}

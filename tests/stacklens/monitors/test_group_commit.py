@@ -95,3 +95,31 @@ def test_record_all_from_many_threads_records_every_check_in(stores: Settings, o
         )
     assert stored == 16
     assert group.batches - before < 16  # fewer transactions than requests
+
+
+def test_a_leader_stopped_by_any_exception_hands_on_and_the_loop_never_writes() -> None:
+    """A write ended by a BaseException (a cancellation, the event loop's WouldBlock) still answers its batch
+    and hands the lead on: the next check-in of the store is written, not left waiting for good. On the event
+    loop a check-in asks to run elsewhere before it joins any batch."""
+    from stacklens.blocking import WouldBlock, loop_only
+
+    class Stop(BaseException):
+        pass
+
+    calls: list[int] = []
+
+    def write(batch: list[Job[int, int]]) -> None:
+        calls.append(len(batch))
+        if len(calls) == 1:
+            raise Stop()
+        for job in batch:
+            job.result = job.work
+
+    group: Group[int, int] = Group(write)
+    with pytest.raises(Stop):
+        group.submit(1)
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(group.submit, 2).result(timeout=5) == 2
+    with loop_only(), pytest.raises(WouldBlock):
+        group.submit(3)
+    assert calls == [1, 1] and not group.pending and not group.writing

@@ -69,4 +69,8 @@ def test_compare_aligns_frames_and_says_how_many_were_skipped(chromium, server, 
         page.set_viewport_size({"width": width, "height": 900})
         page.screenshot(path=str(SHOTS / f"compare-{width}.png"), full_page=True)
     assert page.evaluate("window.__csp || []") == []
+    # Issue 71 (small things): notification settings name the project, its slug beside it.
+    page.goto(f"{server}/account/notifications")
+    assert page.locator("td.project-name").first.inner_text() == f"Web App {org['project']}"
+    page.screenshot(path=str(SHOTS / "notifications-1440.png"), full_page=True)
     assert errors == []

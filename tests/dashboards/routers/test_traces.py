@@ -148,6 +148,9 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
     results = page.locator("#trace-results tbody tr")
     assert results.count() == 1 and "worker" in results.first.inner_text()
     page.screenshot(path=str(SHOTS / "trace-search-1440.png"), full_page=True)
+    page.set_viewport_size({"width": 1024, "height": 800})
+    page.screenshot(path=str(SHOTS / "trace-search-1024.png"), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 900})
     page.click("#trace-results a.trace-link")
     page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
 

@@ -140,6 +140,8 @@ def dashboard_page(request: Request, dashboard_id: int, viewer: OrgViewer, db: D
             for s in subscription_rows.list_subscriptions(db, org_id, dashboard_id=board.id)
         ],
         "channels": channel_names(db, org_id),
+        # The form offers shared channels and the member's own, never another member's personal mail.
+        "offered": subscription_rows.offered_channels(db, org_id, viewer.user.email),
         "weekdays": subscription_rows.WEEKDAYS,
         "shared": len(active_shares(db, org_id, board.id)),
     }

@@ -5,6 +5,7 @@ delivers (``alert_notifications.rule_id``; a digest's ``data.digest_of``), so th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from sqlalchemy.orm import Session
 from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from stacklens.alerts.sending import DeliveryOut, delivery_dict
+from stacklens.control.models import Subscription, User
 from stacklens.control.models.alerts import AlertDelivery, AlertNotification, AlertRule
 
 LOG_ROWS = 50
@@ -21,7 +23,8 @@ LOG_ROWS = 50
 @dataclass(frozen=True)
 class SentBy:
     """What sent a message: ``kind`` ``rule`` (``rules`` holds it), ``digest`` (the rules of its messages),
-    ``test`` (a channel test) or ``unknown``; ``text`` says it in words."""
+    ``test`` (a channel test), ``report`` (a scheduled report: its dashboard or query and who subscribed)
+    or ``unknown``; ``text`` says it in words."""
 
     kind: str
     rules: tuple[tuple[int | None, str], ...]  # (rule id, or None once deleted; its name)
@@ -54,11 +57,18 @@ def _sent_by(
     notification: AlertNotification | None,
     folded: dict[str, AlertNotification],
     names: dict[int, str],
+    subscribers: dict[int, str],
 ) -> SentBy:
     if notification is None:
         return SentBy("unknown", (), "unknown")
     if notification.kind == "test":
         return SentBy("test", (), "channel test")
+    if notification.kind == "report":
+        data = _payload_data(notification)
+        by = subscribers.get(_int(data.get("subscription_id")), "a subscription since deleted")
+        return SentBy(
+            "report", (), f"scheduled report: {data.get('name') or 'a dashboard'} (subscribed by {by})"
+        )
     if notification.kind == "digest":
         ids = [str(i) for i in _payload_data(notification).get("digest_of") or []]
         rules = tuple(
@@ -99,6 +109,7 @@ def delivery_log(
         )
     )
     names: dict[int, str] = {rule_id: name for rule_id, name in found}
+    subscribers = _subscribers(session, org_id, notifications.values())
     out = []
     for row in rows:
         notification = notifications.get(row.notification_id)
@@ -106,10 +117,28 @@ def delivery_log(
             LoggedDelivery(
                 row,
                 notification.kind if notification is not None else "",
-                _sent_by(notification, folded, names),
+                _sent_by(notification, folded, names, subscribers),
             )
         )
     return out
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def _subscribers(session: Session, org_id: int, notifications: Iterable[AlertNotification]) -> dict[int, str]:
+    """Who subscribed to each scheduled report of ``notifications``: subscription id → the member's e-mail
+    (one read; a subscription made with the organization's API key names it so)."""
+    ids = {_int(_payload_data(n).get("subscription_id")) for n in notifications if n.kind == "report"}
+    if not ids:
+        return {}
+    found = session.execute(
+        select(Subscription.id, User.email)
+        .outerjoin(User, User.id == Subscription.owner_user_id)
+        .where(Subscription.org_id == org_id, Subscription.id.in_(ids))
+    )
+    return {sub_id: email or "the organization's API key" for sub_id, email in found}
 
 
 def _notifications(session: Session, org_id: int, ids: set[str]) -> dict[str, AlertNotification]:
@@ -130,7 +159,8 @@ class LoggedDeliveryOut(DeliveryOut):
     """A line of the delivery log: the attempt and what sent its message."""
 
     kind: str  # firing | resolved | renotify | test | digest ('' when the message is gone)
-    sent_by: str  # rule | digest | test | unknown
+    sent_by: str  # rule | digest | test | report | unknown
+    sent_by_text: str  # what sent it, in words (a report's dashboard and subscriber)
     rule_id: int | None
     rule: str | None
     rules: list[RuleName]
@@ -144,6 +174,7 @@ def logged_dict(entry: LoggedDelivery) -> LoggedDeliveryOut:
         **delivery_dict(entry.row),
         "kind": entry.notification_kind,
         "sent_by": sent_by.kind,
+        "sent_by_text": sent_by.text,
         "rule_id": sent_by.rules[0][0] if sent_by.kind == "rule" else None,
         "rule": sent_by.rules[0][1] if sent_by.kind == "rule" else None,
         "rules": [{"id": rule_id, "name": name} for rule_id, name in sent_by.rules],

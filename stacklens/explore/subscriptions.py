@@ -123,9 +123,24 @@ def parse_schedule(raw: object) -> Schedule:
     return Schedule(str(every), at, weekday, str(zone))
 
 
+REPORTS_TO = "Reports to "  # a member's own report channel (``to_me``): "Reports to ann@acme.test"
+
+
+def offered_channels(session: Session, org_id: int, me: str | None) -> dict[int, str]:
+    """The channels a member may send a report to: the organization's shared ones and their own report
+    channel — never another member's personal channel (issue notifications) or report mail."""
+    rows = session.execute(
+        select(AlertChannel.id, AlertChannel.name)
+        .where(AlertChannel.org_id == org_id, AlertChannel.personal_user_id.is_(None))
+        .order_by(AlertChannel.id)
+    )
+    mine = f"{REPORTS_TO}{me}"[:200] if me else None
+    return {int(i): str(n) for i, n in rows if not str(n).startswith(REPORTS_TO) or str(n) == mine}
+
+
 def email_channel_for(session: Session, org_id: int, address: str) -> int:
     """The organization's e-mail channel to ``address`` alone (``to_me``), made on first use."""
-    name = f"Reports to {address}"[:200]
+    name = f"{REPORTS_TO}{address}"[:200]
     found = session.scalar(
         select(AlertChannel.id).where(
             AlertChannel.org_id == org_id, AlertChannel.name == name, AlertChannel.type == "email"
@@ -186,8 +201,16 @@ def _fields(
         given = body.get("channel_id")
         if isinstance(given, bool) or not isinstance(given, int):
             raise BadSubscription("channel_id", "give a channel id of the organization, or to_me: true")
-        if session.scalar(select(AlertChannel.org_id).where(AlertChannel.id == given)) != org_id:
+        found = session.execute(
+            select(AlertChannel.org_id, AlertChannel.personal_user_id).where(AlertChannel.id == given)
+        ).first()
+        # A person's own channel (issue notifications) is not the organization's: as if missing.
+        if found is None or found[0] != org_id or found[1] is not None:
             raise BadSubscription("channel_id", f"no channel {given} in this organization")
+        if me is not None and given not in offered_channels(session, org_id, me):
+            raise BadSubscription(
+                "channel_id", f"channel {given} is another member's own; choose a shared one"
+            )
         channel_id = given
     paused = body.get("paused", False)
     if not isinstance(paused, bool):

@@ -315,6 +315,32 @@ def test_subscribe_pause_and_delete_on_the_page(client: TestClient, org_factory,
     assert '<option value="pdf">PDF (e-mail attachment)</option>' in page
     assert _post(client, path + "/subscriptions", page, **{**form, "format": "pdf"}).status_code == 303
     assert "<td>pdf</td>" in client.get(path).text
+    # Shared channels are offered; another member's report mail and a personal channel never are (issue 70).
+    from sqlalchemy import select
+
+    from stacklens.control.models import AlertChannel, User
+
+    with session_scope(stores) as session:
+        owner = session.scalars(select(User).where(User.email == acme["email"])).one()
+        made_channels = [
+            AlertChannel(
+                org_id=acme["org_id"], name=name, type="email", config={"to": [to]}, personal_user_id=who
+            )
+            for name, to, who in (
+                ("team", "team@acme.test", None),
+                ("Reports to ann@acme.test", "ann@acme.test", None),
+                ("Issue mail", acme["email"], owner.id),
+            )
+        ]
+        session.add_all(made_channels)
+        session.flush()
+        team, ann, personal = (c.id for c in made_channels)
+    page = client.get(path).text
+    offered = re.search(r'<select name="send_to">(.*?)</select>', page, re.S)
+    assert offered is not None and f'<option value="{team}">team</option>' in offered.group(1)
+    assert f'value="{ann}"' not in offered.group(1) and f'value="{personal}"' not in offered.group(1)
+    refused = _post(client, path + "/subscriptions", page, **{**form, "send_to": str(ann)})
+    assert refused.status_code == 400 and "another member&#39;s own" in refused.text, refused.text
     # Channels of the organization are offered too.
     other = org_factory("Other")
     client.cookies.clear()

@@ -1,20 +1,24 @@
 """The delivery log names what sent each message, through real sends to a local receiver: a rule's message its
 rule (by its current name), a deleted rule's message the name it carried, a digest the rules of the
-messages it folded, a channel test itself; another organization sees none of it."""
+messages it folded, a channel test itself, a scheduled report its dashboard and who subscribed (not
+"unknown"); another organization sees none of it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from stacklens.alerts import outbox, rules
 from stacklens.alerts.delivery_log import delivery_log, logged_dict
 from stacklens.alerts.sending import send_test
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
+from stacklens.control.models import User
 from stacklens.control.models.alerts import AlertNotification
+from stacklens.explore.dashboards import create_dashboard
+from stacklens.explore.subscriptions import create_subscription
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.alerts.receiver import Receiver
@@ -54,11 +58,26 @@ def test_each_delivery_names_the_rule_that_sent_it(settings: Settings, receiver:
             update(AlertNotification).where(AlertNotification.id.in_(folded)).values(status="digested")
         )
         rules.delete_rule(session, org_id, gone.id)
+        owner = session.scalars(select(User).where(User.email == "owner@acme.test")).one()
+        board = create_dashboard(session, org_id, {"name": "Vitals", "widgets": []})
+        schedule = {"every": "day", "at": "08:00", "timezone": "UTC"}
+        body = {
+            "schedule": schedule,
+            "format": "summary",
+            "channel_id": channel.id,
+            "target": {"dashboard_id": board.id},
+        }
+        subscription = create_subscription(session, org_id, body, owner_user_id=owner.id)
+        report = {
+            **_payload("Daily report: Vitals"),
+            "data": {"subscription_id": subscription.id, "name": "Vitals"},
+        }
+        outbox.enqueue(session, org_id, [channel.id], "report", report)
         channel_id, kept_id = channel.id, kept.id
     receiver.secret = secret
     outbox.drain(allowed)
     send_test(allowed, org_id, channel_id)
-    assert len(receiver.received) == 4
+    assert len(receiver.received) == 5
 
     with session_scope(allowed) as session:
         log = delivery_log(session, org_id)
@@ -69,6 +88,7 @@ def test_each_delivery_names_the_rule_that_sent_it(settings: Settings, receiver:
         ("firing", "Old rule (deleted)"),
         ("digest", "digest of 2: Checkout LCP, Old rule (deleted)"),
         ("test", "channel test"),
+        ("report", "scheduled report: Vitals (subscribed by owner@acme.test)"),
     }
     answers = {d["notification_id"]: d for d in map(logged_dict, log)}
     firing = next(d for d in answers.values() if d["rule"] == "Checkout LCP")

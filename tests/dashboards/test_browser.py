@@ -6,48 +6,19 @@ errors anywhere. Screenshots go to tests/_artifacts/."""
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from tests.browser import watch_errors
-from tests.dashboards.conftest import PASSWORD
+from tests.dashboards.conftest import PASSWORD, server
 from tests.dashboards.landing import land, sdk_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# `server` is a fixture of tests/dashboards/conftest.py; importable from here as before.
+__all__ = ["HOSTILE", "server"]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "dashboards"
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def server(stores) -> Iterator[str]:
-    from stacklens.cli.app import build_app
-    from stacklens.public_url import serving
-
-    port = _free_port()
-    app = build_app(serving(stores, "127.0.0.1", port))  # as `stacklens serve` builds it: links on this port
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    instance = uvicorn.Server(config)
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not instance.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert instance.started, "server did not start"
-    yield f"http://127.0.0.1:{port}"
-    instance.should_exit = True
-    thread.join(timeout=10)
 
 
 def _hostile(n: int) -> None:

@@ -21,7 +21,6 @@ from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, sign_in
 from tests.dashboards.landing import land, sdk_event
-from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens.performance.perf_seed import seed
 
 SHOTS = shots_dir("explore_links")
@@ -117,7 +116,7 @@ def _number(locator) -> float:
 
 
 @pytest.mark.browser
-def test_open_in_explore_shows_the_pages_numbers(chromium, server, acme, stores) -> None:  # noqa: F811
+def test_open_in_explore_shows_the_pages_numbers(chromium, server, acme, stores) -> None:
 
     rows = land(
         acme["org_id"],

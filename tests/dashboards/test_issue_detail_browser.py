@@ -15,7 +15,6 @@ from pipelines.resources import resources_for
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
-from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = shots_dir("issue_detail")
@@ -30,7 +29,7 @@ def _payment() -> None:
     raise KeyError("card-token")
 
 
-def test_issue_page_in_the_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
+def test_issue_page_in_the_browser(chromium, server, org_factory, stores) -> None:
     from playwright.sync_api import expect
 
     org = org_factory()

@@ -13,7 +13,6 @@ from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
-from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,7 +33,7 @@ def _stored_events(org_id: int, issue_id: int) -> int:
     return int(rows.result_rows[0][0])
 
 
-def test_merge_from_the_list_and_split_from_the_page(chromium, server, stores, org_factory) -> None:  # noqa: F811
+def test_merge_from_the_list_and_split_from_the_page(chromium, server, stores, org_factory) -> None:
     from playwright.sync_api import expect
 
     org = org_factory("Merge Co")

@@ -13,7 +13,6 @@ import pytest
 from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land
-from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "dashboards"
@@ -60,7 +59,7 @@ def _browser_error(seconds_ago: float) -> dict:
     }
 
 
-def test_issue_page_reads_right(chromium, server, org_factory) -> None:  # noqa: F811
+def test_issue_page_reads_right(chromium, server, org_factory) -> None:
     from playwright.sync_api import expect
 
     org = org_factory()

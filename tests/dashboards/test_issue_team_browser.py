@@ -10,7 +10,7 @@ import pytest
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, add_member
 from tests.dashboards.landing import land, sdk_event
-from tests.dashboards.test_browser import HOSTILE, server  # noqa: F401 - the real uvicorn server fixture
+from tests.dashboards.test_browser import HOSTILE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -23,7 +23,7 @@ def _search() -> None:
     raise KeyError("query")
 
 
-def test_team_assign_comment_and_list(chromium, server, stores, org_factory) -> None:  # noqa: F811
+def test_team_assign_comment_and_list(chromium, server, stores, org_factory) -> None:
     from playwright.sync_api import expect
 
     org = org_factory("Team Co")
@@ -138,7 +138,7 @@ def test_team_assign_comment_and_list(chromium, server, stores, org_factory) -> 
     assert not errors, errors
 
 
-def test_ownership_rules_assign_new_issues(chromium, server, stores, org_factory) -> None:  # noqa: F811
+def test_ownership_rules_assign_new_issues(chromium, server, stores, org_factory) -> None:
     from playwright.sync_api import expect
 
     from stacklens.control.db import session_scope

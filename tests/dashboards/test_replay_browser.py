@@ -21,7 +21,6 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - @sentry/browser from npm
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -67,7 +66,7 @@ def _wait(
 
 
 @pytest.mark.parametrize("mode", ["session", "buffer"])
-def test_view_replay_plays_the_recorded_page(chromium, server, shop, org_factory, stores, mode: str) -> None:  # noqa: F811
+def test_view_replay_plays_the_recorded_page(chromium, server, shop, org_factory, stores, mode: str) -> None:
     from playwright.sync_api import expect
 
     org = org_factory()

@@ -10,7 +10,6 @@ import pytest
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, add_member
 from tests.dashboards.landing import land, sdk_event
-from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -19,7 +18,7 @@ def _checkout() -> None:
     raise ValueError("card declined while charging order 42")
 
 
-def test_a_viewer_sees_everything_and_no_write_control(chromium, server, stores, org_factory) -> None:  # noqa: F811
+def test_a_viewer_sees_everything_and_no_write_control(chromium, server, stores, org_factory) -> None:
     from playwright.sync_api import expect
 
     org = org_factory("Viewers Co")

@@ -14,7 +14,6 @@ import pytest
 
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = shots_dir("logs")
@@ -102,7 +101,7 @@ def base_url_of(url: str) -> str:
 
 def test_the_logs_view_shows_records_their_severity_and_links_the_trace(
     chromium,
-    server,  # noqa: F811
+    server,
     org_factory,
 ) -> None:
     from playwright.sync_api import expect

@@ -23,7 +23,6 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens.sourcemaps.app_bundle import THROW_LINE, build_app, sentry_cli
 from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - esbuild bundle of @sentry/browser
 
@@ -57,7 +56,7 @@ def _site(root: Path) -> http.server.ThreadingHTTPServer:
 
 def test_browser_error_is_shown_at_its_original_lines(
     chromium,
-    server: str,  # noqa: F811
+    server: str,
     stores: Settings,
     org_factory,
     sentry_browser_bundle: Path,  # noqa: F811

@@ -154,13 +154,12 @@ def _out(row: AttachmentRow) -> AttachmentOut:
 
 @router.get("/events/{event_id}/attachments", response_model=AttachmentList, responses=ERRORS)
 def list_attachments(auth: ApiAuth, db: DbSession, event_id: str) -> AttachmentList:
-    """The files sent with an event of the organization (none: an empty list)."""
+    """The files sent with an event of the organization (none: an empty list); an id that is no event id
+    (32 hex digits, dashes allowed) is a 400 naming it."""
     key = hex_id(event_id)
-    rows = (
-        [r for p in _project_ids(db, auth.org_id) for r in attachments_of_event(db, auth.org_id, p, key)]
-        if key
-        else []
-    )
+    if not key:
+        raise ApiError(400, "Bad Request", "event_id: give an event id (32 hex digits)")
+    rows = [r for p in _project_ids(db, auth.org_id) for r in attachments_of_event(db, auth.org_id, p, key)]
     return AttachmentList(rows=[_out(r) for r in rows])
 
 

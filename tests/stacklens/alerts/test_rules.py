@@ -16,11 +16,21 @@ from stacklens.control.budgets import set_budget
 from stacklens.control.db import session_scope
 from stacklens.control.models import Project
 from stacklens.control.models.alerts import AlertRule, AlertRuleState
-from stacklens.metrics.catalog import budget_metrics
+from stacklens.metrics.catalog import CATALOG, budget_metrics
+from stacklens.metrics.units import PERCENT
 from stacklens.performance.budget_rules import METRICS as BUDGET_METRICS
 from stacklens.settings import Settings
 from tests.stacklens.alerts.helpers import org_with_project
 from tests.stacklens.performance.budget_seed import fold, page_loads, server_calls
+
+
+def _is_percentage(metric: str) -> bool:
+    return CATALOG[metric].unit.key == PERCENT.key
+
+
+def _valid_value(metric: str) -> float:
+    """A budget value the metric takes: a percentage is at most 100."""
+    return 50 if _is_percentage(metric) else 1000
 
 
 def test_alert_me_makes_a_valid_rule_for_a_budget_on_every_metric(settings: Settings) -> None:
@@ -29,12 +39,13 @@ def test_alert_me_makes_a_valid_rule_for_a_budget_on_every_metric(settings: Sett
         project = session.get(Project, project_id)
         assert project is not None
         for metric, spec in BUDGET_METRICS.items():
-            row, _ = set_budget(session, project, metric, "*", 1000, spec.statistics[-1])
+            value = _valid_value(metric)
+            row, _ = set_budget(session, project, metric, "*", value, spec.statistics[-1])
             body = rules.body_from_budget(session, org_id, row.id, [])
             rule = rules.create_rule(session, org_id, body)
             same_as = budget_metrics()[metric].same_as
             assert (rule.metric, rule.statistic) == (same_as or (metric, row.statistic)), metric
-            assert rule.threshold == 1000 and rule.budget_id == row.id and rule.window_seconds == 7 * 86400
+            assert rule.threshold == value and rule.budget_id == row.id and rule.window_seconds == 7 * 86400
 
 
 def test_the_alert_tick_evaluates_a_rule_on_every_metric(settings: Settings, client) -> None:
@@ -55,7 +66,7 @@ def test_the_alert_tick_evaluates_a_rule_on_every_metric(settings: Settings, cli
                     "type": "performance_budget",
                     "project": slug,
                     "metric": metric,
-                    "threshold": 1e12,
+                    "threshold": 100 if _is_percentage(metric) else 1e12,
                     "window": "1d",
                     "min_samples": 1,
                 },

@@ -92,7 +92,8 @@ def person_digests(warehouse: ClickHouseResource, alerting: AlertingResource) ->
 
 @dg.asset(
     group_name="alerts",
-    # After the states the anomaly rules' hourly values come from (the metrics layer's): page loads, API calls,
+    # After the states the anomaly rules' hourly values come from (the metrics layer's): page loads, API
+    # calls,
     # sessions, the issues and raw events.
     deps=["pageload_periods", "endpoint_call_periods", "issues", SESSION_STATES, RAW_EVENTS],
     kinds={"clickhouse", "sqlite"},

@@ -208,7 +208,9 @@ def _occurrences(
         if state.state == "firing" and now - state.since >= timedelta(seconds=rule.window_seconds):
             state.state, state.updated_at = "resolved", now
     if not fresh:
-        record_transition(rule, window, "ok", "ok", f"no {word} not yet notified in the window", False, now, summary)
+        record_transition(
+            rule, window, "ok", "ok", f"no {word} not yet notified in the window", False, now, summary
+        )
         return
     for m in fresh:
         _fire_occurrence(session, rule, m, own, ctx, now, summary, m.title, f"{word}: {m.title}")

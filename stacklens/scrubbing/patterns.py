@@ -40,7 +40,8 @@ _BEARER = re.compile(r"(?i)\bbearer[ \t]{1,8}[A-Za-z0-9\-._~+/]{1,8192}=*")
 
 # What the raw JSON line of a payload must hold for a type to find anything in it: a line without it lets
 # ingest skip the rule for that payload (:meth:`stacklens.scrubbing.apply.ScrubRules.apply`). Substring
-# searches only (memchr speed: a regular expression over a 20 KB line costs more than it spares); JSON may spell
+# searches only (memchr speed: a regular expression over a 20 KB line costs more than it spares); JSON may
+# spell
 # a character as ``\uXXXX``, so a line with such an escape is never judged by these.
 _HINTS: dict[str, tuple[bytes, ...]] = {"email": (b"@",), "bearer": (b"earer", b"EARER")}
 

@@ -18,7 +18,8 @@ def test_home_page_describes_the_shop_and_links_its_api() -> None:
 
 
 def test_home_page_loads_the_slow_handler_and_the_widget_from_the_other_host_name() -> None:
-    # issue 69: the cart's slow first-party handler and a third party's widget (docs/performance.md, INP causes)
+    # issue 69: the cart's slow first-party handler and a third party's widget (docs/performance.md, INP
+    # causes)
     client = TestClient(create_shop_app(seed=1), base_url="http://127.0.0.1:8000")
     page = client.get("/").text
     assert '<script src="/static/shop.js">' in page and 'src="//localhost:8000/widget.js"' in page

@@ -103,10 +103,12 @@ class Project(Base):
     # project, the oldest removed by the retention run; None: no cap. The counters keep counting every event.
     max_events_per_issue: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
     max_events_per_project: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
-    # Data scrubbing rules applied at ingest after the built-in scrubbing (stacklens.scrubbing, docs/scrubbing.md):
+    # Data scrubbing rules applied at ingest after the built-in scrubbing (stacklens.scrubbing,
+    # docs/scrubbing.md):
     # {"rules": [...], "salt": "<hex>"}, the salt keying the `hash` method; {} for none.
     scrubbing: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
-    # Host names whose scripts are the project's own in the INP view beside the page's host (docs/performance.md,
+    # Host names whose scripts are the project's own in the INP view beside the page's host
+    # (docs/performance.md,
     # "INP causes"); hosts, lower case, no scheme or port.
     first_party_hosts: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
 

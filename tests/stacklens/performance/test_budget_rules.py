@@ -32,7 +32,8 @@ def test_a_valid_budget_is_cleaned_with_its_defaults() -> None:
         "lcp_ms",
         "inp_ms",
         "cls",
-        # issue 69: the INP parts and the third parties' script time (stacklens/metrics/interaction_metrics.py)
+        # issue 69: the INP parts and the third parties' script time
+        # (stacklens/metrics/interaction_metrics.py)
         "inp_input_delay_ms",
         "inp_processing_ms",
         "inp_presentation_ms",

@@ -1,4 +1,5 @@
-"""A project's own script hosts (issue #69, docs/performance.md "INP causes"): host names whose scripts count as
+"""A project's own script hosts (issue #69, docs/performance.md "INP causes"): host names whose scripts count
+as
 first party in the INP view beside the page's own host; empty by default (the page's host alone).
 
 Revision ID: 0024

@@ -1,4 +1,3 @@
-# ruff: noqa: F811 - pytest fixtures imported from the dashboards conftest are parameters here
 """Every CSV the service answers, through the real app, with data an attacker chose: a release named
 ``=cmd|"/c calc"!A1``, a page named like a HYPERLINK formula, a resource URL starting with ``@``, an event
 message starting with ``=``, a budget scope starting with ``=``. No cell of any download starts with a formula
@@ -27,7 +26,7 @@ from stacklens.performance.exports.tables import PAGES
 from stacklens.performance.view_data import VIEWS
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import org_factory, sign_in, stores  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import sign_in
 from tests.dashboards.landing import land, sdk_event
 from tests.dashboards.routers.test_performance_exports import CASES
 from tests.stacklens.performance.inp import inp_seed

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from api.token_buckets import RateLimiter, SpikeRule
 from stacklens.control.project_quotas import ProjectQuota, remembered_project_quota
 from stacklens.errors import RateLimited
+from stacklens.ingest.envelope_lines import EnvelopeLines
 from stacklens.ingest.service import TakeItems
 from stacklens.outcomes.counting import RATE_LIMIT_NAMES
 from stacklens.outcomes.managed import GiveBack
@@ -51,3 +52,20 @@ def rate_limits_header(refused: RateLimited) -> str:
     ``60:transaction:project:category_quota``."""
     names = ";".join(RATE_LIMIT_NAMES.get(c, c) for c in refused.categories)
     return f"{refused.retry_after}:{names}:{refused.scope}:{refused.reason}"
+
+
+# Check-ins spend the quotas under Sentry's name for them (category ``monitor``, as the HTTP check-in does).
+MONITOR_CATEGORY = "monitor"
+
+
+def take_check_ins(take: TakeItems, project_id: int, lines: EnvelopeLines) -> GiveBack | None:
+    """An envelope's check-ins' share of the quotas; what gives it back. Past a quota, an envelope of
+    check-ins alone is refused (429 with ``X-Sentry-Rate-Limits``); the check-ins of an envelope with other
+    items are dropped (``lines.check_ins`` emptied) and the rest goes on, as Relay drops one category."""
+    try:
+        return take(Counter({(project_id, MONITOR_CATEGORY): len(lines.check_ins)}))
+    except RateLimited:
+        if not (lines.written or lines.feedback or lines.attachments):
+            raise
+        lines.check_ins.clear()
+        return None

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from api.admission import admitted
 from api.deps import Limiter, app_settings, client_ip
 from api.errors import APPLICATION_NOT_FOUND, SERVICE_UNAVAILABLE, ApiError, domain_error_answer
-from api.item_quotas import item_taker, rate_limits_header
+from api.item_quotas import item_taker, rate_limits_header, take_check_ins
 from api.landing import landed
 from api.routers.auth import ErrorBody
 from api.routers.ingest import read_body
@@ -195,11 +195,23 @@ def _admit(
             ),
         )
         if lines.check_ins:  # before any line is admitted: a bad check-in refuses the envelope whole (400)
+            give_back = take_check_ins(
+                item_taker(settings, limiter, caller.identity.org_id, caller.quota, caller.project_quotas),
+                caller.identity.project_id,
+                lines,
+            )
             try:
-                record_all(
-                    settings, caller.identity.org_id, caller.identity.project_id, lines.check_ins, received
-                )
+                if lines.check_ins:  # none left: dropped past the quota
+                    record_all(
+                        settings,
+                        caller.identity.org_id,
+                        caller.identity.project_id,
+                        lines.check_ins,
+                        received,
+                    )
             except InvalidInput:
+                if give_back is not None:
+                    give_back()
                 _count_refused(settings, caller, lines, "invalid", MALFORMED_ENVELOPE)
                 raise
     identity = caller.identity

@@ -4,9 +4,11 @@ curl; bad input answered 400 naming the field; other organizations see nothing."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +242,19 @@ def test_http_check_ins_keep_the_front_doors_quota(
     assert [c.status_code for c in codes] == [202, 202, 202, 429], [c.text for c in codes]
     assert int(codes[-1].headers["Retry-After"]) >= 1
     assert len(_get(client, org, "/quota-job/checkins")["rows"]) == 3  # the refused one wrote nothing
+    # A check-in inside an envelope spends the same quota: an envelope of check-ins alone is refused as
+    # Relay refuses it, naming the category, and writes nothing.
+    item = json.dumps({"check_in_id": uuid.uuid4().hex, "monitor_slug": "quota-job", "status": "ok"})
+    body = "\n".join(["{}", json.dumps({"type": "check_in", "length": len(item)}), item]).encode()
+    sent = httpx.post(
+        f"{dsn_server}/api/{org['project_id']}/envelope/",
+        params={"sentry_key": org["app_key"]},
+        content=body,
+        timeout=60,
+    )
+    assert sent.status_code == 429, sent.text
+    assert "project_quota" in sent.headers["X-Sentry-Rate-Limits"]  # the project's quota, every category
+    assert len(_get(client, org, "/quota-job/checkins")["rows"]) == 3
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")

@@ -50,6 +50,7 @@ class KeptAnswer:
     result: Result
     previous: Result | None
     taken_at: datetime
+    others: Result | None = None  # the rows beyond a cut line's groups (stacklens.explore.widget_others)
 
 
 def answer_key(org_id: int, project_ids: list[int], kind: str, body: dict[str, Any]) -> CacheKey:

@@ -22,6 +22,7 @@ from stacklens.explore.answer import ExploreRow
 from stacklens.explore.columns import AGGREGATE, Column, columns_of
 from stacklens.explore.query import INTERVALS, Aggregate, Query
 from stacklens.explore.run import Result
+from stacklens.explore.widget_others import OTHERS
 from stacklens.explore.widgets import WidgetAnswer
 from stacklens.metrics.catalog import get
 
@@ -124,11 +125,44 @@ def widget_plot(answer: WidgetAnswer) -> WidgetPlot | None:
     plot.axes = axes
     if result.truncated and query.group_by:
         groups = " and ".join(query.group_by)
-        plot.note = (
-            f"The top {len(result.rows)} {groups} values by {query.order_by or 'the first column'}; "
-            "the others are not drawn (every row in Explore or the CSV)."
-        )
+        order = ("-" if query.descending else "") + (query.order_by or "the first column")
+        top = f"The top {len(result.rows)} {groups} values by {order}"
+        if answer.others is not None and answer.others.rows:
+            _add_others(plot, query, answer.others, aggregates, axis_of, several)
+            plot.note = f"{top}; the rest drawn as one, named {OTHERS!r}."
+        else:
+            plot.note = f"{top}; the others are not drawn (every row in Explore or the CSV)."
     return plot
+
+
+def _add_others(
+    plot: WidgetPlot,
+    query: Query,
+    others: Result,
+    aggregates: list[Column],
+    axis_of: dict[str, int],
+    several: bool,
+) -> None:
+    """The rest of a cut answer as one more line per aggregate (over time), or one more bar (per group)."""
+    if not plot.time:
+        plot.x.append(OTHERS)
+        for line in plot.lines:
+            column = next(c for c in aggregates if c.key == line.column)
+            value = _number(others.rows[0].get(column.key))
+            line.values.append(value)
+            line.texts.append(column.format(value))
+        return
+    entry = others.series[0] if others.series else None
+    index = {_parse(t): i for i, t in enumerate(plot.x)}
+    for column in aggregates:
+        values: list[float | None] = [None] * len(plot.x)
+        if entry is not None:
+            for t, value in zip(entry["t"], entry["values"][column.key], strict=True):
+                if (at := _parse(t)) in index:
+                    values[index[at]] = _number(value)
+        name = f"{column.header} · {OTHERS}" if several else OTHERS
+        texts = [column.format(v) for v in values]
+        plot.lines.append(PlotLine(name, column.key, axis_of[column.key], values, texts))
 
 
 def _over_time(

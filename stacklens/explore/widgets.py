@@ -24,10 +24,11 @@ from stacklens.explore import saved
 from stacklens.explore.compare import change_pct, run_compared
 from stacklens.explore.query import INTERVALS, MAX_BUCKETS, Query
 from stacklens.explore.query_parser import parse_query
-from stacklens.explore.run import Result, TooManyQueries
+from stacklens.explore.run import Result, TooManyQueries, run_explore
 from stacklens.explore.scope import project_ids
 from stacklens.explore.views import VIEWS
 from stacklens.explore.widget_cache import KeptAnswer, WidgetCache, answer_key
+from stacklens.explore.widget_others import others_query
 from stacklens.view_filters import RANGES
 
 # The interval a time chart gets for a range when its own is too fine (more than MAX_BUCKETS) or missing.
@@ -46,6 +47,7 @@ class WidgetAnswer:
     taken_at: datetime | None = (
         None  # when the engine answered (earlier than the page when kept: widget_cache)
     )
+    others: Result | None = None  # a cut line's other groups as one (stacklens.explore.widget_others)
 
     @property
     def number(self) -> Any:
@@ -136,12 +138,15 @@ def answer_widget(
         def compute() -> KeptAnswer:
             engine = client() if callable(client) else client  # a page opens its connection when needed
             result, previous = run_compared(engine, query, org_id, ids)
-            return KeptAnswer(body, query, result, previous, now)
+            others = None
+            if widget["kind"] in ("line", "bar") and (rest := others_query(query, result)) is not None:
+                others = run_explore(engine, rest, org_id, ids, series=bool(rest.interval))
+            return KeptAnswer(body, query, result, previous, now, others)
 
         key = answer_key(org_id, ids, widget["kind"], body)
         kept = compute() if cache is None else cache.answer(key, compute)
         answer.body, answer.query, answer.taken_at = kept.body, kept.query, kept.taken_at
-        answer.result, answer.previous = kept.result, kept.previous
+        answer.result, answer.previous, answer.others = kept.result, kept.previous, kept.others
     except (InvalidInput, NotFound, TooManyQueries) as exc:
         answer.error = str(exc)
     return answer

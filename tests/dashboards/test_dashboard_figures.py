@@ -6,6 +6,7 @@ no figure."""
 from __future__ import annotations
 
 from dashboards.dashboard_figures import figure_height, widget_figure
+from stacklens.explore.answer import SeriesLine
 from stacklens.explore.columns import columns_of
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result
@@ -13,7 +14,7 @@ from stacklens.explore.widget_plot import widget_plot
 from stacklens.explore.widgets import WidgetAnswer
 
 WINDOW = {"since": "2026-11-01T00:00:00Z", "until": "2026-11-06T00:00:00Z"}
-SERIES = [
+SERIES: list[SeriesLine] = [
     {
         "group": {},
         "t": ["2026-11-02T00:00:00Z", "2026-11-03T00:00:00Z", "2026-11-05T00:00:00Z"],
@@ -106,4 +107,12 @@ def test_a_cut_answer_names_the_groups_left_out() -> None:
         _answer("line", body, Result(["release", "count", "samples"], rows, series, truncated=True))
     )
     assert plot is not None and [line.name for line in plot.lines] == ["release=a", "release=b"]
-    assert plot.note.startswith("The top 2 release values by count; the others are not drawn")
+    assert plot.note.startswith("The top 2 release values by -count; the others are not drawn")
+    # With the rest answered (widget_others), it is one more line named "others", on the same days.
+    answer = _answer("line", body, Result(["release", "count", "samples"], rows, series, truncated=True))
+    answer.others = Result(["count", "samples"], [{"count": 9, "samples": 9}], [{**SERIES[0], "group": {}}])
+    plot = widget_plot(answer)
+    assert plot is not None and [line.name for line in plot.lines] == ["release=a", "release=b", "others"]
+    assert plot.lines[-1].values == [None, 3, 4, None, 5] and plot.note.endswith(
+        "the rest drawn as one, named 'others'."
+    )

@@ -57,6 +57,19 @@ WIDGETS: list[dict[str, Any]] = [
         },
         "layout": {"x": 0, "y": 1, "w": 12, "h": 3},
     },
+    {
+        "title": "Page loads of the top 2 releases",
+        "kind": "line",
+        "query": {
+            "dataset": "pageloads",
+            "group_by": ["release"],
+            "aggregates": [{"fn": "count"}],
+            "interval": "1d",
+            "order_by": "-count",
+            "limit": 2,
+        },
+        "layout": {"x": 0, "y": 4, "w": 12, "h": 2},
+    },
 ]
 READ = """() => ({
   traces: document.getElementById('plot-widget-2').data.map(t => ({name: t.name, y: t.y, axis: t.yaxis})),
@@ -69,6 +82,7 @@ READ = """() => ({
     return {scrolls: s.scrollHeight > s.clientHeight, style: getComputedStyle(s).overflowY,
             inside: s.getBoundingClientRect().bottom <= document.getElementById('widget-1').getBoundingClientRect().bottom + 1}; })(),
   headers: Array.from(document.querySelectorAll('#widget-1 th')).map(h => h.textContent),
+  top: document.getElementById('plot-widget-3').data.map(t => ({name: t.name, y: t.y})),
   csp: window.__csp,
 })"""
 
@@ -137,7 +151,7 @@ def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, 
         ["pdftotext", "-layout", str(path), "-"], check=True, capture_output=True, text=True
     ).stdout
     subprocess.run(["pdftoppm", "-png", "-r", "70", str(path), str(SHOTS / "faces-pdf")], check=True)
-    (plot,) = drawn
+    plot, top = drawn
     page = faces["page-1440"]
     names = [t["name"] for t in page["traces"]]
     # Every aggregate, per release: LCP on the left axis, the count on the right.
@@ -165,3 +179,12 @@ def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, 
         assert _inner(line.values) == _inner(mine["y"]), line.name
         assert line.name in text, (line.name, text)
     assert "Previous" in text and "Change" in text, text  # the compared table keeps its columns
+    # A line cut at its top 2 releases draws the rest as one line, "others", on every face.
+    names = [t["name"] for t in page["top"]]
+    assert len(names) == 3 and names[-1] == "others", names
+    assert [line.name for line in top.lines] == names
+    for name, face in faces.items():
+        assert [t["name"] for t in face["top"]] == names, name
+        assert _inner(face["top"][-1]["y"]) == _inner(top.lines[-1].values), name
+    assert any(v for v in top.lines[-1].values), top.lines[-1]
+    assert "named 'others'" in " ".join(text.split()), text

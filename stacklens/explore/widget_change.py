@@ -5,7 +5,8 @@ number widget, the shared snapshot, the summary and the PDF; docs/explore.md, "W
   any other value by its **relative** change: ``+0.1 %`` is 2,000 ms → 2,002 ms. The two are never both
   written ``%``;
 - its tone follows the metric's good direction in the catalog (``Metric.better``): a rise of crash-free
-  sessions is ``good``, a rise of LCP ``bad``; a plain count (page loads, events) is neither, ``neutral``."""
+  sessions is ``good``, a rise of LCP ``bad``; traffic (page loads, sessions, users) is neither, ``neutral``;
+  a count of errors is better lower."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 from stacklens.explore.compare import change_pct
 from stacklens.explore.query import Aggregate
 from stacklens.metrics.catalog import find, get
-from stacklens.metrics.units import PERCENT
+from stacklens.metrics.units import COUNT, PERCENT
 
 GOOD, BAD, NEUTRAL = "good", "bad", "neutral"
 
@@ -47,6 +48,9 @@ def better(aggregate: Aggregate) -> str:
     metric = get(aggregate.metric)
     if aggregate.fn == "count" and not metric.fixed_statistic:
         return ""  # how many values were reported: not better either way
+    if metric.unit.key == COUNT.key and metric.higher_is_better is None and metric.thresholds is None:
+        # Traffic (sessions, users, page loads) is neither good nor bad; a count of errors is lower-better.
+        return "lower" if metric.kind == "errors" else ""
     return metric.better
 
 

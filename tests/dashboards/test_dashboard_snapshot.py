@@ -30,3 +30,44 @@ def test_with_no_answer_the_snapshot_is_as_of_the_page() -> None:
     assert (
         snapshot_of("Vitals", "", {"range": "30d"}, [_view(None)], NOW)["taken_at"] == "2026-11-26 12:00 UTC"
     )
+
+
+def test_a_compared_tables_changes_read_in_points_or_per_cent_and_tone_by_direction() -> None:
+    from dashboards.dashboard_snapshot import table_changes
+    from stacklens.explore.columns import compared_columns_of
+    from stacklens.explore.query_parser import parse_query
+    from stacklens.explore.run import Result
+
+    body = {
+        "dataset": "sessions",
+        "range": "30d",
+        "group_by": ["release"],
+        "aggregates": [{"fn": "avg", "metric": "crash_free_sessions"}, {"fn": "count", "metric": "sessions"}],
+        "compare": {"previous_period": True},
+    }
+    query = parse_query(body)
+    columns = compared_columns_of(query)
+    crash, sessions = (c.key for c in columns if c.kind == "aggregate")
+    row = {
+        "release": "1.4.0",
+        crash: 99.9,
+        f"{crash}_previous": 99.8,
+        sessions: 90,
+        f"{sessions}_previous": 100,
+    }
+    answer = WidgetAnswer(0, {**WIDGET, "kind": "table"}, query, Result([], [row]), taken_at=NOW)
+    view = {
+        "answer": answer,
+        "layout": WIDGET["layout"],
+        "columns": columns,
+        "figure": None,
+        "changes": table_changes(answer, columns),
+    }
+    (item,) = snapshot_of("Vitals", "", {"range": "30d"}, [view], NOW)["widgets"]
+    headers = item["headers"]
+    cells = dict(zip(headers, item["rows"][0], strict=True))
+    tones = [t for t in item["tones"][0] if t]
+    assert [h for h in headers if h == "Change"] == ["Change", "Change"]
+    changes = [c for h, c in zip(headers, item["rows"][0], strict=True) if h == "Change"]
+    assert changes == ["+0.1 pp", "-10.0 %"], cells  # points for the percentage, per cent for the count
+    assert tones == ["good", "neutral"], tones  # fewer sessions is traffic, neither good nor bad

@@ -155,8 +155,13 @@ def alert_evaluations(
     if not _has_alert_tables(settings):
         return dg.MaterializeResult(metadata={"row_count": dg.MetadataValue.int(0)})
     summary = evaluate(settings, warehouse.get_client(), public_base_url(settings))
-    for line in summary.firing[:50]:
+    # A rule that began firing is a warning once; one still firing is said once a tick, at info level, so
+    # an unchanged alert does not repeat a warning in the server log every minute.
+    for line in summary.newly_firing[:50]:
         context.log.warning(f"firing: {line}")
+    still = len(summary.firing) - len(summary.newly_firing)
+    if still > 0:
+        context.log.info(f"{still} rule(s) still firing (warned when each began)")
     # A rule that fails is that rule's error (on its page, retried with backoff), not this run's.
     for line in summary.errors[:20]:
         context.log.warning(f"rule not evaluated: {line}")

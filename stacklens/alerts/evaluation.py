@@ -130,6 +130,7 @@ def _step_all(
     summary.transitions += part.transitions
     summary.notifications += part.notifications
     summary.firing += part.firing
+    summary.newly_firing += part.newly_firing
 
 
 def _measure(

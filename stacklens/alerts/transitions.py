@@ -36,6 +36,8 @@ class EvaluationSummary:
     failed: int = 0  # rules whose evaluation raised this tick (recorded on the rule, retried with backoff)
     deferred: int = 0  # rules waiting for their retry after a failure
     firing: list[str] = field(default_factory=list)
+    # Of those, the ones that began firing this tick: the server log warns of each once, not every minute.
+    newly_firing: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)  # evaluation rows, inserted at the end
 
@@ -181,6 +183,8 @@ def _step(
         state.last_notified_at, notified = now, True
     if decision.state == "firing":
         summary.firing.append(f"{rule.name} [{m.scope_key}]")
+        if before != "firing":
+            summary.newly_firing.append(summary.firing[-1])
     record_transition(rule, m, before, decision.state, decision.text, notified, now, summary)
 
 
@@ -261,6 +265,8 @@ def _release_verdict(
         )
         record_transition(rule, newest, before, "firing", text, False, now, summary)
         summary.firing.append(f"{rule.name} [{newest.release}]")
+        if before != "firing":
+            summary.newly_firing.append(summary.firing[-1])
         return
     text = f"release regression: {newest.title}"
     _fire_occurrence(session, rule, newest, own, ctx, now, summary, newest.release, text)
@@ -317,6 +323,8 @@ def _anomaly(
         state.last_notified_at, notified = now, True
     if after == "firing":
         summary.firing.append(f"{rule.name} [{reading.fields.metric}]")
+        if before != "firing":
+            summary.newly_firing.append(summary.firing[-1])
     shown = reading.fired if reading.firing and reading.fired else reading.latest
     if after == "insufficient_data":
         text = f"learning: {reading.history_hours} hours of data, not enough for a band yet"
@@ -354,6 +362,7 @@ def _fire_occurrence(
         state.last_notified_at, notified = now, True
     summary.transitions += 1
     summary.firing.append(f"{rule.name} [{label}]")
+    summary.newly_firing.append(summary.firing[-1])
     record_transition(rule, m, "ok", "firing", text, notified, now, summary)
 
 

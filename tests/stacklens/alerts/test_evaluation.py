@@ -153,6 +153,9 @@ def test_performance_rule_fires_once_resolves_with_hysteresis_and_notifies(world
     first = evaluate(settings, client, "http://sl.test", NOW)
     again = evaluate(settings, client, "http://sl.test", NOW + timedelta(minutes=1))
     assert first.notifications == 1 and again.notifications == 0  # transitions only
+    # The server log warns when a rule begins firing, not again each minute it stays firing.
+    assert len(first.newly_firing) == 1 and first.firing == first.newly_firing
+    assert again.newly_firing == [] and again.firing == first.firing
     assert _states(settings, rule.id) == {"*": "firing"}
     outbox.drain(settings)
     body = receiver.received[0].json()

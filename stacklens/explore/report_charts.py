@@ -95,17 +95,24 @@ def plot_chart(
             run.append((left + i * step, bottom - height * value / top))
     pdf.set_text_color(*MUTED)
     pdf.set_font("Helvetica", "", 6)
-    if plot.x:
+    if plot.x and not plot.time and bars:
+        # Bars per group: every group named under its bars (cut to its slot).
+        slot = width / count
+        for i, name in enumerate(plot.x):
+            label = latin(fit(pdf, latin(name), slot - 1))
+            pdf.text(left + i * slot + (slot - pdf.get_string_width(label)) / 2, bottom + 3, label)
+    elif plot.x:
         first, last = (_day(plot.x[0]), _day(plot.x[-1])) if plot.time else (plot.x[0], plot.x[-1])
         pdf.text(left, bottom + 3, latin(first))
         last = latin(last)
         pdf.text(right - pdf.get_string_width(last), bottom + 3, last)
     axes = "  |  ".join(f"{'left' if i == 0 else 'right'}: {t}" for i, t in enumerate(plot.axes))
-    pdf.text(left + width / 2 - pdf.get_string_width(latin(axes)) / 2, bottom + 3, latin(axes))
+    below = bottom + (6 if not plot.time and bars else 3)
+    pdf.text(left + width / 2 - pdf.get_string_width(latin(axes)) / 2, below, latin(axes))
     column = (w - 4) / per_row
     for n, line in enumerate(plot.lines):
         lx = x + (n % per_row) * column
-        ly = bottom + 6 + (n // per_row) * LEGEND_ROW
+        ly = bottom + 8 + (n // per_row) * LEGEND_ROW
         pdf.set_fill_color(*COLOURS[n % len(COLOURS)])
         pdf.rect(lx, ly - 1.8, 3, 1.8, style="F")
         pdf.set_text_color(*INK)

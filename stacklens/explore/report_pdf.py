@@ -54,17 +54,20 @@ def _widget(layout: Layout, answer: WidgetAnswer, words: Callable[[WidgetAnswer]
     compared = query.compare is not None and kind == "table"
     columns = compared_columns_of(query) if compared else columns_of(query)
     if plot is not None:
+        # One aggregate per group: a bar each, named, with its value (the plot's bars, "others" included).
         column = next(c for c in columns if c.kind == AGGREGATE)
-        rows = result.rows[:MAX_BARS]
-        labels = [_group(r, query.group_by) for r in rows]
-        values = [float(v) if isinstance(v := r.get(column.key), int | float) else None for r in rows]
+        named_rows = [_group(r, query.group_by) for r in result.rows]
+        labels = (named_rows + plot.x[len(named_rows) :])[:MAX_BARS]
+        values = plot.lines[0].values[:MAX_BARS]
         named = f"{title} - {column.header}"
         layout.charts(
             lambda pdf, x, y, w, h: bar_chart(pdf, x, y, w, h, named, labels, values, "", column.format),
             height=CHART_HEIGHT,
         )
-        if len(result.rows) > MAX_BARS:
-            layout.note(f"The first {MAX_BARS} of {len(result.rows)} bars; every one on the dashboard.")
+        if len(plot.x) > MAX_BARS:
+            layout.note(f"The first {MAX_BARS} of {len(plot.x)} bars; every one on the dashboard.")
+        if plot.note:
+            layout.note(plot.note)
         return
     # A table keeps every column the dashboard shows, a compared one its Previous and Change (as points or
     # per cent, by the metric).

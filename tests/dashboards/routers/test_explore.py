@@ -44,6 +44,12 @@ def test_page_answers_table_chart_and_saved_queries(client, acme, org_factory) -
     html = page.text
     assert 'id="explore-table"' in html and "lcp_p75_ms" in html and "shop@1.1.0" in html
     assert 'data-figure="fig-explore-0"' in html and "samples" in html
+    # The page's downloads are named after the question and its window, not explore.csv (issue 70).
+    csv_link = re.search(r'class="download download-csv" href="([^"]+)"', html)
+    assert csv_link is not None
+    download = client.get(html_lib.unescape(csv_link.group(1)))
+    named = "count-and-lcp-p75-by-release-2026-11-06-to-2026-11-20.csv"
+    assert download.headers["content-disposition"] == f'attachment; filename="{named}"', download.headers
     assert 'script type="application/json" id="fig-explore-1"' in html
     bad = client.get(path + "?" + urlencode([("dataset", "pageloads"), ("g", "nope")]))
     assert bad.status_code == 200 and "group_by[0]: unknown field &#39;nope&#39;" in bad.text

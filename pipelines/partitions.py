@@ -24,3 +24,10 @@ from stacklens.settings import Settings
 RETENTION_DAYS = int(Settings.model_fields["retention_days"].default)
 PARTITION_START = (datetime.now(UTC).date() - timedelta(days=RETENTION_DAYS)).isoformat()
 daily_partitions = dg.DailyPartitionsDefinition(start_date=PARTITION_START, end_offset=1, timezone="UTC")
+
+# Said on every daily-partitioned asset, where the Dagster UI lists its partitions: a day before the
+# installation's first data has nothing to build, is never materialized, and so reads "Missing" there.
+MISSING_DAYS_NOTE = (
+    " Partitions are the UTC days of the retention (90 days); a day before the first data has nothing to build"
+    " and stays Missing in the partitions view (not an error)."
+)

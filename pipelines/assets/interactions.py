@@ -15,7 +15,7 @@ from dagster import AssetExecutionContext
 
 from pipelines.assets.common import RAW_TRANSACTIONS, MartCheck
 from pipelines.assets.performance import Stack, StateTable, refresh_stack
-from pipelines.partitions import daily_partitions
+from pipelines.partitions import MISSING_DAYS_NOTE, daily_partitions
 from pipelines.resources import ClickHouseResource, ControlStoreResource
 from stacklens.performance.inp.hosts import all_first_party_hosts
 
@@ -60,7 +60,7 @@ def host_parameters(hosts: dict[int, list[str]]) -> dict[str, object]:
         dg.AssetSpec(
             table.name,
             deps=list(table.deps),
-            description=table.description,
+            description=table.description + MISSING_DAYS_NOTE,
             group_name="performance",
             kinds={"clickhouse"},
         )

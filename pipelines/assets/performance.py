@@ -29,7 +29,7 @@ from pipelines.assets.common import (
     run_days,
     scheduled_days,
 )
-from pipelines.partitions import daily_partitions
+from pipelines.partitions import MISSING_DAYS_NOTE, daily_partitions
 from pipelines.resources import ClickHouseResource
 from stacklens.performance.score import sql_parameters
 from stacklens.warehouse.queries import load_query, scalar_row
@@ -317,7 +317,7 @@ def _stack_asset(stack: Stack, description: str) -> dg.AssetsDefinition:
             dg.AssetSpec(
                 table.name,
                 deps=list(table.deps),
-                description=table.description,
+                description=table.description + MISSING_DAYS_NOTE,
                 group_name="performance",
                 kinds={"clickhouse"},
             )

@@ -51,7 +51,9 @@ def session_periods(context: AssetExecutionContext, warehouse: ClickHouseResourc
     A tick refreshes the minutes of the hours whose sessions received updates since the watermark (keyed by
     the hour of `started`, so a session closed hours later refreshes the hour that counts it) from the raw
     `sessions`, then merges their hours, days and blocks. Read by the release health list and page, the
-    releases API and the crash-free alert rules (stacklens/releases, docs/releases.md).
+    releases API and the crash-free alert rules (stacklens/releases, docs/releases.md). Partitions are the
+    UTC days of the retention (90 days); a day before the first data has nothing to build and stays Missing in
+    the partitions view (not an error).
     """
     client = warehouse.get_client()
     version = ops.now_version()

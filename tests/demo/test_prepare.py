@@ -40,7 +40,8 @@ def test_prepare_makes_the_demo_alerts_and_budgets_once(settings: Settings, make
         rules = session.scalar(select(func.count()).select_from(AlertRule))
         budgets = list_budgets(session, project_by_slug(session, str(org["project"])))
     assert channels == [CHANNEL_NAME]
-    assert rules == 9  # one of each type, two of event frequency, and the monitors rule (demo/monitors.py)
+    # one of each type, two of event frequency, the monitors rule (demo/monitors.py) and four anomaly rules
+    assert rules == 13
     assert len(budgets) == len(DEMO_BUDGETS)
     with session_scope(settings) as session:
         project = project_by_slug(session, str(org["project"]))

@@ -24,6 +24,14 @@ NAMING = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _control_store(settings) -> None:
+    """The performance job's INP step reads each project's own script hosts from the control store."""
+    from stacklens.control.db import migrate_control_store
+
+    migrate_control_store(settings)
+
+
 def page_load(rng: random.Random, version: str, at: datetime) -> tuple[dict[str, Any], float]:
     """A demo page load renamed as ``version`` sends it, on page ``/<version>``; and its DOM ready in ms."""
     release = browser.ReleaseShape("shop@3.0.0", 300_000, True, 1.0)

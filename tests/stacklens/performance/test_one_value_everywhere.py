@@ -834,7 +834,8 @@ def test_the_budget_consumers_show_the_views_value(world, stored_budgets, signed
         verdict = judge(value, samples, budget.value, budget.min_samples).replace("_", " ")
         row = (
             f"{budget.description} {budget.statistic} {budget.scope}"
-            f" {_written(budget.metric, budget.value)} {_pdf(_written(budget.metric, value, budget.statistic))}"
+            # The limit with its direction (a lower-is-better metric passes at or under it: "<=").
+            f" <= {_written(budget.metric, budget.value)} {_pdf(_written(budget.metric, value, budget.statistic))}"
             f" {_count(samples)} of {_count(budget.min_samples)} {verdict} {at:%Y-%m-%d %H:%M} UTC"
         )
         assert row in lines, (row, [line for line in lines if budget.description in line])

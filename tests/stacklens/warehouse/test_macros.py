@@ -102,11 +102,13 @@ def test_the_period_tiling_is_written_once() -> None:
         assert holders == [f"macros/{macro}.sql"], marker
         used = [p.name for p in written_sql() if f"${{{macro}}}" in p.read_text() and p.stem != macro]
         assert sorted(used) == users
-    # A window's bounds on `start` are the tiling's: no query names them beside the periods itself.
+    # A window's bounds on `start` are the tiling's: no query names them beside the periods itself — but an
+    # anomaly rule's crash-free series, reading the hour rows one by one (a series of hours, not a window).
     bounds = "AND start >= {since:"
     assert [str(p.relative_to(SQL_ROOT)) for p in written_sql() if bounds in p.read_text()] == [
         "macros/period_tiles.sql",
         "macros/series_periods.sql",
+        "queries/anomalies/crash_free_hourly.sql",
     ]
 
 
@@ -193,7 +195,7 @@ def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
         r"hours_of_days, issue_elements, issue_window_rows, log_filter, pageload_bucket, pageload_hist_value, pageload_merge, "
         r"pageload_periods_of_facts, pageload_state_row, pageload_window, period_aligned, period_tiles, "
         r"resource_request_periods_of_facts, resource_request_states, resource_row_sums, resource_window, "
-        r"series_periods, series_points, still_landing, view_settings, written_examples, written_facts, "
+        r"series_periods, series_points, still_landing, trace_span_match, view_settings, written_examples, written_facts, "
         r"written_states\)",
     ):
         render_macros("ARRAY JOIN ${issue_element} AS e", "queries/x.sql")

@@ -17,10 +17,11 @@ DROP = re.compile(r"^(?:\s*--[^\n]*\n)*\s*DROP TABLE IF EXISTS (\w+)", re.IGNORE
 ALTER = re.compile(r"ALTER TABLE (\w+)\s")
 # One or more ADD COLUMN clauses of an ALTER TABLE; a type may nest three levels:
 # AggregateFunction(argMax, String, Tuple(DateTime64(3, 'UTC'), UUID)). A MATERIALIZED expression may span
-# lines; every clause ends with AFTER (on the same line or the next), a CODEC before it.
+# lines; a clause ends with AFTER (on the same line or the next), a CODEC before it, or ends the statement
+# (the column goes last).
 ADD_COLUMN = re.compile(
     r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\))?)"
-    r"(?: DEFAULT [^\n]*?|\s+MATERIALIZED\s[\s\S]*?)?(?:\s+CODEC\(([^()]*)\))?\s+AFTER (\w+)"
+    r"(?: DEFAULT [^\n]*?|\s+MATERIALIZED\s[\s\S]*?)?(?:\s+CODEC\(([^()]*)\))?(?:\s+AFTER (\w+)|\s*;?\s*\Z)"
 )
 
 
@@ -49,9 +50,8 @@ def _declared() -> dict[str, list[tuple[str, str, str]]]:
                 table = altered.group(1)
                 for column, kind, codec, after in ADD_COLUMN.findall(statement):
                     names = [c[0] for c in tables[table]]
-                    tables[table].insert(
-                        names.index(after) + 1, (column, kind, f"CODEC({codec})" if codec else "")
-                    )
+                    where = names.index(after) + 1 if after else len(names)
+                    tables[table].insert(where, (column, kind, f"CODEC({codec})" if codec else ""))
     return tables
 
 

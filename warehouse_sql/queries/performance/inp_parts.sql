@@ -27,4 +27,4 @@ WHERE project_id = {project_id:UInt64} AND org_id = {org_id:UInt64}
 GROUP BY GROUPING SETS ((page), (page, target, type), (browser))
 ORDER BY by_browser, page, element != '', interactions DESC, element
 LIMIT 1000
-SETTINGS ${view_settings}, do_not_merge_across_partitions_select_final = 1
+SETTINGS do_not_merge_across_partitions_select_final = 1, ${view_settings}

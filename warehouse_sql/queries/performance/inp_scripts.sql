@@ -23,4 +23,4 @@ ARRAY JOIN script_url AS url, script_host AS host, script_function AS function, 
 GROUP BY url, host, function, invoker, third
 ORDER BY ms DESC, url, function, invoker
 LIMIT {limit:UInt32}
-SETTINGS ${view_settings}, do_not_merge_across_partitions_select_final = 1
+SETTINGS do_not_merge_across_partitions_select_final = 1, ${view_settings}

@@ -5,6 +5,9 @@ window.addEventListener("DOMContentLoaded", function () {
     url: root.getAttribute("data-openapi-url"),
     dom_id: "#swagger-ui",
     deepLinking: true,
+    // Each tag opens collapsed: the document holds over a hundred operations, and drawing them all expanded
+    // at once stopped part way (only the first tags were drawn).
+    docExpansion: "none",
     presets: [SwaggerUIBundle.presets.apis],
     layout: "BaseLayout",
   });

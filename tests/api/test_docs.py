@@ -32,6 +32,9 @@ def test_authorize_then_try_it_out(chromium, server: str, org_factory) -> None:
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     watch_errors(page, errors)
     page.goto(f"{server}/docs")
+    # Tags open collapsed (api/static/docs.js): open the auth tag to see its operation.
+    expect(page.locator("#operations-tag-auth")).to_be_visible(timeout=30_000)
+    page.locator("#operations-tag-auth").click()
     operation = page.locator("#operations-auth-verify_api_auth_verify_get")
     # The protected operation carries the padlock, open until a key is given.
     # Swagger UI renders after its bundle has loaded and parsed, which a loaded machine takes a while to

@@ -66,7 +66,7 @@ def _post_all(base: str, requests: list[tuple[str, dict[str, str], bytes]]) -> f
 def run(
     base: str, org: dict[str, Any], project: dict[str, Any], corpus: list[dict[str, Any]], per_request: int
 ) -> dict[str, float]:
-    lines = ingest_bench._fresh_ids(corpus)
+    lines = ingest_bench.fresh_ids(corpus)
     batches = [b"\n".join(lines[i : i + per_request]) + b"\n" for i in range(0, len(lines), per_request)]
     ingest_headers = {
         "Authorization": f"Bearer {org['api_key']}",
@@ -79,7 +79,7 @@ def run(
     ]
     api_s = _post_all(base, api)
 
-    payloads = [json.loads(line)["payload"] for line in ingest_bench._fresh_ids(corpus)]
+    payloads = [json.loads(line)["payload"] for line in ingest_bench.fresh_ids(corpus)]
     path = f"/api/{project['project_id']}/envelope/?sentry_key={project['app_key']}"
     headers = {"Content-Encoding": "gzip", "Content-Type": "application/x-sentry-envelope"}
     envelopes = [(path, headers, gzip.compress(_envelope([payload]), 6)) for payload in payloads]

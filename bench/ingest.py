@@ -144,7 +144,7 @@ def build_corpus(count: int, app_key: str, seed: int = 7) -> list[dict[str, Any]
     return lines[:count]
 
 
-def _fresh_ids(lines: list[dict[str, Any]]) -> list[bytes]:
+def fresh_ids(lines: list[dict[str, Any]]) -> list[bytes]:
     """The corpus with new event ids, so each measured run lands rather than deduplicates."""
     out = []
     for obj in lines:
@@ -353,7 +353,7 @@ def main() -> int:
         for batch in sizes:
             rounds = []
             for index in range(1, args.rounds + 1):
-                lines = _fresh_ids(corpus)
+                lines = fresh_ids(corpus)
                 api = run_api(base, org["api_key"], lines, batch, psutil.Process(server.pid), args.clients)
                 limit, limit_cpu = run_limit(work / "limit", lines, batch, views=True)
                 raw, _ = run_limit(work / "limit", lines, batch, views=False)

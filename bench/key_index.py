@@ -151,7 +151,7 @@ def bench_door(stored: int, envelopes: int, senders: int) -> None:
     print(f"{int(done.stdout.split()[-1]):,} event ids stored in {time.perf_counter() - started:.0f} s")
 
     corpus = [
-        json.loads(line)["payload"] for line in ingest_bench._fresh_ids(ingest_bench.build_corpus(500, "x"))
+        json.loads(line)["payload"] for line in ingest_bench.fresh_ids(ingest_bench.build_corpus(500, "x"))
     ]
     path = f"/api/{project['project_id']}/envelope/?sentry_key={project['app_key']}"
     headers = {"Content-Encoding": "gzip", "Content-Type": "application/x-sentry-envelope"}

@@ -56,7 +56,7 @@ def fill(stacklens: Any, events: int) -> None:
     with httpx.Client(base_url=stacklens.base, timeout=300) as http:
         sent = 0
         while sent < events:
-            lines = ingest_bench._fresh_ids(corpus)[: min(1000, events - sent)]
+            lines = ingest_bench.fresh_ids(corpus)[: min(1000, events - sent)]
             answer = http.post(
                 "/api/ingest",
                 content=gzip.compress(b"\n".join(lines), 6),

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.ingest import _fresh_ids, build_corpus  # noqa: E402 - after the path is set
+from bench.ingest import build_corpus, fresh_ids  # noqa: E402 - after the path is set
 from stacklens.ingest.prepare import prepare_lines  # noqa: E402
 from stacklens.ingest.prepared_rows import Attribution, BatchContext  # noqa: E402
 from stacklens.scrubbing.apply import NO_RULES, ScrubRules  # noqa: E402
@@ -75,7 +75,7 @@ def main() -> int:
     figures: dict[str, list[float]] = {label: [] for label in sets}
     for _ in range(args.rounds):  # alternated, so a burst of load on a shared machine skews them alike
         for label, rules in sets.items():
-            figures[label].append(rate(_fresh_ids(corpus), rules))
+            figures[label].append(rate(fresh_ids(corpus), rules))
     base = statistics.median(figures["0 rules"])
     print(
         f"{len(corpus)} lines (errors and transactions of sentry-sdk), median of {args.rounds} rounds, per CPU second"

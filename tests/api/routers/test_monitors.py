@@ -257,7 +257,6 @@ def test_http_check_ins_keep_the_front_doors_quota(
     assert len(_get(client, org, "/quota-job/checkins")["rows"]) == 3
 
 
-@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_javascript_with_monitor_checks_in(
     dsn_server: str, stores: Settings, org_factory, client: TestClient
 ) -> None:

@@ -321,3 +321,24 @@ def _fresh_sentry() -> Iterator[None]:
     sentry_sdk.get_isolation_scope().clear()
     sentry_sdk.get_current_scope().clear()
     sentry_sdk.get_global_scope().clear()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_schedules_thread_left() -> Iterator[None]:
+    """A module leaves no pipeline runner ticking after its own fixtures are gone.
+
+    A runner whose server fixture failed half-way keeps its "stacklens-schedules" thread alive: it ticks
+    against a warehouse database the next module's fixtures dropped, and it opens Dagster instances (Alembic,
+    whose context is module-wide) while a later test migrates a store, the one race that made whole runs fail
+    with ``KeyError: 'script'``. Only threads started during this module are stopped; this fixture is set up
+    first and so torn down last, after the module's own fixtures stopped what they started.
+    """
+    import threading
+
+    before = set(threading.enumerate())
+    yield
+    for thread in set(threading.enumerate()) - before:
+        # A runner's thread runs its bound ``_loop``: the runner is the method's ``__self__``.
+        runner = getattr(getattr(thread, "_target", None), "__self__", None)
+        if thread.name == "stacklens-schedules" and runner is not None:
+            runner.stop(timeout=30)

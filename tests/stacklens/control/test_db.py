@@ -151,10 +151,10 @@ def test_a_sqlite_store_with_people_upgrades_past_revisions_that_copy_their_tabl
     CASCADE). The migration runs with the keys off, checks them at its end, and leaves them on."""
     from alembic import command
 
-    from stacklens.control.db import _alembic_config
+    from stacklens.control.db import ALEMBIC_LOCK, _alembic_config
 
     engine = get_engine(settings)
-    with engine.begin() as connection:
+    with ALEMBIC_LOCK, engine.begin() as connection:
         config = _alembic_config(connection)
         assert config.get_main_option("script_location") == str(MIGRATIONS_DIR)
         command.upgrade(config, "0011")
@@ -193,10 +193,10 @@ def test_a_sqlite_upgrade_that_fails_half_way_leaves_the_store_as_it_was(setting
     import pytest
     from alembic import command
 
-    from stacklens.control.db import ControlStoreError, _alembic_config
+    from stacklens.control.db import ALEMBIC_LOCK, ControlStoreError, _alembic_config
 
     engine = get_engine(settings)
-    with engine.begin() as connection:
+    with ALEMBIC_LOCK, engine.begin() as connection:
         command.upgrade(_alembic_config(connection), "0014")
     with engine.begin() as connection:
         # What makes the last revision (0016, event caps) fail: its first column is there already.

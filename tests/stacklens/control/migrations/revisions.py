@@ -13,7 +13,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, inspect
 
-from stacklens.control.db import MIGRATIONS_DIR
+from stacklens.control.db import ALEMBIC_LOCK, MIGRATIONS_DIR
 
 Schema = dict[str, set[str]]
 
@@ -21,7 +21,9 @@ Schema = dict[str, set[str]]
 def _migrate(url: str, action: str, revision: str) -> Schema:
     engine = create_engine(url)
     try:
-        with engine.begin() as connection:
+        # Alembic's context is module-wide: a pipeline runner of an earlier test in this worker may be opening
+        # its Dagster instance (Alembic too) right now; ALEMBIC_LOCK serialises us as the product does.
+        with ALEMBIC_LOCK, engine.begin() as connection:
             config = Config()
             config.set_main_option("script_location", str(MIGRATIONS_DIR))
             config.attributes["connection"] = connection

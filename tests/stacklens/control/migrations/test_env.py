@@ -10,7 +10,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, inspect
 
-from stacklens.control.db import MIGRATIONS_DIR, dispose_engines
+from stacklens.control.db import ALEMBIC_LOCK, MIGRATIONS_DIR, dispose_engines
 
 
 def _config() -> Config:
@@ -23,7 +23,8 @@ def test_run_by_hand_it_migrates_the_store_the_environment_names(tmp_path: Path,
     url = f"sqlite:///{tmp_path / 'control.db'}"
     monkeypatch.setenv("STACKLENS_DATABASE_URL", url)
     try:
-        command.upgrade(_config(), "head")
+        with ALEMBIC_LOCK:  # Alembic's context is module-wide (stacklens/control/db.py)
+            command.upgrade(_config(), "head")
     finally:
         dispose_engines()
     engine = create_engine(url)
@@ -36,5 +37,5 @@ def test_run_by_hand_it_migrates_the_store_the_environment_names(tmp_path: Path,
 
 
 def test_an_offline_script_is_refused() -> None:
-    with pytest.raises(SystemExit, match="run `stacklens migrate`"):
+    with pytest.raises(SystemExit, match="run `stacklens migrate`"), ALEMBIC_LOCK:
         command.upgrade(_config(), "head", sql=True)

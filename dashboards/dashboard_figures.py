@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from dashboards.explore_figures import explore_figures
 from dashboards.figure_json import figure_json
+from dashboards.widget_kind_figures import heatmap_figure, scatter_figure
 from stacklens.explore.columns import AGGREGATE, Column
 from stacklens.explore.query import INTERVALS
 from stacklens.explore.widget_plot import WidgetPlot
@@ -56,6 +57,12 @@ def widget_figure(
     query, result = answer.query, answer.result
     if plot is None or plot.refusal or query is None or result is None:
         return None
+    samples = sum(int(r.get("samples") or 0) for r in result.rows)
+    if kind == "scatter":
+        return scatter_figure(plot, rows, samples)
+    if kind == "heatmap":
+        ends = [t.isoformat().replace("+00:00", "Z") for t in (query.window.since, query.window.until)]
+        return heatmap_figure(plot, rows, samples, (ends[0], ends[1]))
     figure = go.Figure()
     for line in plot.lines:
         common = {
@@ -66,15 +73,16 @@ def widget_figure(
             "yaxis": "y2" if line.axis == 2 else "y",
             "hovertemplate": "%{x}<br>%{customdata}<extra>%{fullData.name}</extra>",
         }
-        if kind == "bar":
+        if kind in ("bar", "stacked_bar"):
             figure.add_trace(go.Bar(**common))
+        elif kind == "area":  # filled to zero, never stacked: a p75 does not add up
+            figure.add_trace(go.Scatter(mode="lines", connectgaps=False, fill="tozeroy", **common))
         else:
             figure.add_trace(go.Scatter(mode="lines+markers", connectgaps=False, **common))
     out = figure_json(figure)
     axis_of = {line.column: line.axis for line in plot.lines}
     if kind == "line":
         out["data"] += _overlay(answer, columns, axis_of)
-    samples = sum(int(r.get("samples") or 0) for r in result.rows)
     layout = out["layout"]
     layout.update(
         {
@@ -89,7 +97,7 @@ def widget_figure(
             "plot_bgcolor": "#fff",
             "showlegend": len(out["data"]) > 1,
             "legend": {"orientation": "h", "y": -0.3},
-            "barmode": "group",
+            "barmode": "stack" if kind == "stacked_bar" else "group",
             "yaxis": {"rangemode": "tozero", "title": {"text": plot.axes[0], "font": {"size": 11}}},
         }
     )

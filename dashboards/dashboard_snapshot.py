@@ -165,6 +165,10 @@ def snapshot_of(
             "empty": answer.result is not None and not answer.result.rows,
             "figure": view["figure"],
             "note": view.get("note", ""),
+            # dashboards.dashboard_board: a variable without values, a gauge's budget, a variable not applied
+            "no_values": view.get("no_values", ""),
+            "gauge": view.get("gauge") or {},
+            "unfiltered": view.get("unfiltered", ""),
         }
         if view.get("refusal"):
             item["error"] = view["refusal"]

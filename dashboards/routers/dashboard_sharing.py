@@ -11,7 +11,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dashboards.context import Db, OrgViewer, app_settings
-from dashboards.dashboard_snapshot import snapshot_of, widget_views
+from dashboards.dashboard_board import board_views
+from dashboards.dashboard_snapshot import snapshot_of
 from dashboards.rendering import render
 from dashboards.security import check_csrf
 from stacklens.control.models import Organization
@@ -67,17 +68,21 @@ def shared_dashboard(request: Request, token: str, db: Db) -> Response:
     if not shares.fresh(row, now) and (shares.claim_refresh(db, row, now) or snapshot is None):
         board = boards.get_dashboard(db, row.org_id, row.dashboard_id)
         org = db.get(Organization, row.org_id)
-        views = widget_views(
+        # The dashboard's own variable values (its defaults), as its page opens.
+        chosen = {v["name"]: v.get("default", "") for v in board.variables}
+        views, _ = board_views(
             app_settings(request),
             db,
             row.org_id,
             org.slug if org else "",
-            board.widgets,
+            board,
             board.filters,
+            chosen,
             links=False,
             now=now,
         )
         snapshot = snapshot_of(board.name, board.description, board.filters, views, now)
+        snapshot["variables"] = {f"${k}": v or "all" for k, v in chosen.items()}
         shares.store_snapshot(db, row, snapshot, now)
     context = {"viewer": None, "user": None, "snap": snapshot, "minutes": shares.SNAPSHOT_MINUTES}
     response = render(request, "dashboard_shared.html", context)

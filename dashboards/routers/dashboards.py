@@ -19,8 +19,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.datastructures import QueryParams
 
-from dashboards.context import Db, OrgViewer, app_settings, org_projects
-from dashboards.dashboard_snapshot import answers_as_of, widget_views
+from dashboards.context import Db, OrgViewer, org_projects
+from dashboards.dashboard_page import board_page
+from dashboards.dashboard_snapshot import answers_as_of
 from dashboards.rendering import render
 from dashboards.routers.explore import body_from_params
 from dashboards.routers.subscriptions import channel_names
@@ -116,8 +117,11 @@ def dashboard_page(request: Request, dashboard_id: int, viewer: OrgViewer, db: D
     except BadQuery as exc:
         error = str(exc)
         filters = board.filters
-    widgets = widget_views(app_settings(request), db, org_id, viewer.org.slug, board.widgets, filters)
-    query = urlencode({k: v for k, v in filters.items() if v})
+    page = board_page(request, db, org_id, viewer.org.slug, board, filters)  # variables, refresh, TV
+    widgets = page["widgets"]
+    query = "&".join(
+        q for q in (urlencode({k: v for k, v in filters.items() if v}), page["extra_query"]) if q
+    )
     context = {
         "viewer": viewer,
         "user": viewer.user,
@@ -144,6 +148,7 @@ def dashboard_page(request: Request, dashboard_id: int, viewer: OrgViewer, db: D
         "offered": subscription_rows.offered_channels(db, org_id, viewer.user.email),
         "weekdays": subscription_rows.WEEKDAYS,
         "shared": len(active_shares(db, org_id, board.id)),
+        **page,
     }
     return render(request, "dashboard.html", context)
 

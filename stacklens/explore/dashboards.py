@@ -14,7 +14,7 @@ within the organization (another organization's id answers as a missing one).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -23,12 +23,14 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.models import Dashboard, Project, SavedQuery, utcnow
 from stacklens.errors import NotFound
+from stacklens.explore import dashboard_variables as variables_
 from stacklens.explore.query import BadQuery
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.views import VIEWS
 from stacklens.view_filters import RANGES
 
-KINDS = ("line", "bar", "number", "table")
+# The four first kinds, then area, stacked bar, scatter, heat map and gauge (stacklens.explore.widget_kinds).
+KINDS = ("line", "bar", "number", "table", "area", "stacked_bar", "scatter", "heatmap", "gauge")
 SOURCES = ("query", "saved_query_id", "view")
 COLUMNS = 12  # the grid's width in columns
 MAX_HEIGHT = 4  # rows of the grid a widget may span (a row is about 150 px)
@@ -40,7 +42,7 @@ MAX_DESCRIPTION = 2_000
 MAX_FILTER_VALUE = 256
 DEFAULT_RANGE = "30d"
 FILTER_KEYS = ("range", "environment", "release", "project")
-BODY_KEYS = ("name", "description", "filters", "widgets")
+BODY_KEYS = ("name", "description", "filters", "widgets", "variables", "refresh")
 WIDGET_KEYS = ("title", "kind", *SOURCES, "layout")
 
 
@@ -56,6 +58,8 @@ class Board:
     owner_user_id: int | None
     created_at: datetime
     updated_at: datetime
+    variables: list[dict[str, Any]] = field(default_factory=list)  # stacklens.explore.dashboard_variables
+    refresh: str | None = None  # how often the page asks again: 30s, 1m, 5m, 15m
 
     def as_body(self) -> dict[str, Any]:
         """The body a ``POST``/``PUT`` takes: what an export writes and an import reads."""
@@ -64,6 +68,8 @@ class Board:
             "description": self.description,
             "filters": dict(self.filters),
             "widgets": [dict(w) for w in self.widgets],
+            "variables": [dict(v) for v in self.variables],
+            "refresh": self.refresh,
         }
 
     def as_json(self) -> dict[str, Any]:
@@ -86,6 +92,8 @@ def _out(row: Dashboard) -> Board:
         row.owner_user_id,
         row.created_at,
         row.updated_at,
+        list(row.variables or []),
+        row.refresh,
     )
 
 
@@ -197,7 +205,8 @@ def parse_body(
     session: Session, org_id: int, body: object
 ) -> tuple[str, str, dict[str, str], list[dict[str, Any]]]:
     """A dashboard body (API, page or imported file): name, description, filters and widgets, normalised; the
-    widgets sorted into reading order (by row, then column)."""
+    widgets sorted into reading order (by row, then column). Its variables and refresh:
+    :func:`parse_extras`."""
     if not isinstance(body, dict):
         raise BadQuery("body", 'must be a JSON object {"name", "description", "filters", "widgets"}')
     unknown = [k for k in body if k not in BODY_KEYS]
@@ -215,6 +224,14 @@ def parse_body(
     widgets = [parse_widget(session, org_id, i, w) for i, w in enumerate(raw_widgets)]
     widgets.sort(key=lambda w: (w["layout"]["y"], w["layout"]["x"]))
     return name, description, filters, widgets
+
+
+def parse_extras(body: object, widgets: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+    """A body's ``variables`` (each ``$name`` its widgets use defined) and ``refresh``."""
+    raw = body if isinstance(body, dict) else {}
+    variables = variables_.parse_variables(raw.get("variables"))
+    variables_.check_references(widgets, variables)
+    return variables, variables_.parse_refresh(raw.get("refresh"))
 
 
 def flow(widgets: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -248,6 +265,7 @@ def list_dashboards(session: Session, org_id: int) -> list[Board]:
 
 def create_dashboard(session: Session, org_id: int, body: object, owner_user_id: int | None = None) -> Board:
     name, description, filters, widgets = parse_body(session, org_id, body)
+    variables, refresh = parse_extras(body, widgets)
     count = session.scalar(select(func.count()).select_from(Dashboard).where(Dashboard.org_id == org_id)) or 0
     if count >= MAX_DASHBOARDS_PER_ORG:
         raise BadQuery("name", f"an organization keeps at most {MAX_DASHBOARDS_PER_ORG} dashboards")
@@ -258,6 +276,8 @@ def create_dashboard(session: Session, org_id: int, body: object, owner_user_id:
         description=description,
         filters=filters,
         widgets=widgets,
+        variables=variables,
+        refresh=refresh,
     )
     session.add(row)
     session.flush()
@@ -271,6 +291,7 @@ def get_dashboard(session: Session, org_id: int, dashboard_id: int) -> Board:
 def replace_dashboard(session: Session, org_id: int, dashboard_id: int, body: object) -> Board:
     row = _get(session, org_id, dashboard_id)
     row.name, row.description, row.filters, row.widgets = parse_body(session, org_id, body)
+    row.variables, row.refresh = parse_extras(body, row.widgets)
     row.updated_at = utcnow()
     session.flush()
     return _out(row)

@@ -12,7 +12,9 @@ from datetime import UTC, datetime
 
 from stacklens.explore.columns import AGGREGATE, CHANGE, Column, columns_of, compared_columns_of
 from stacklens.explore.report_charts import LEGEND_ROW, legend_rows, plot_chart
+from stacklens.explore.report_kind_layout import OWN_KINDS, draw_kind
 from stacklens.explore.widget_change import change_of
+from stacklens.explore.widget_kinds import GaugeBudget
 from stacklens.explore.widget_plot import widget_plot
 from stacklens.explore.widgets import WidgetAnswer
 from stacklens.performance.exports.pdf import fpdf_classes
@@ -27,10 +29,18 @@ def _group(row: dict[str, object], group_by: tuple[str, ...]) -> str:
     return ", ".join(f"{g}={row[g]}" for g in group_by) or "all"
 
 
-def _widget(layout: Layout, answer: WidgetAnswer, words: Callable[[WidgetAnswer], list[str]]) -> None:
+def _widget(
+    layout: Layout,
+    answer: WidgetAnswer,
+    words: Callable[[WidgetAnswer], list[str]],
+    budget: GaugeBudget | None = None,
+) -> None:
     title = str(answer.widget.get("title") or "")
     query, result = answer.query, answer.result
     kind = answer.widget["kind"]
+    drawn = kind in OWN_KINDS and not answer.error and result is not None and bool(result.rows)
+    if drawn and draw_kind(layout, answer, budget):  # stacklens.explore.report_kind_layout
+        return
     if answer.error or query is None or result is None or not result.rows or kind == "number":
         layout.room(12)
         layout.pdf.set_font("Helvetica", "B", 10)
@@ -95,6 +105,7 @@ def dashboard_pdf(
     link: str,
     now: datetime,
     words: Callable[[WidgetAnswer], list[str]],
+    budgets: dict[int, GaugeBudget] | None = None,
 ) -> bytes:
     """The PDF of a dashboard's answered widgets over ``scope`` (its range and filters, in words) at ``now``;
     ``words`` words a number (or an unanswered widget) as the summary report does."""
@@ -123,5 +134,5 @@ def dashboard_pdf(
     layout.note(f"The last {scope}, as of {generated}. Open the dashboard: {link}")
     pdf.ln(2)
     for answer in answers:
-        _widget(layout, answer, words)
+        _widget(layout, answer, words, (budgets or {}).get(answer.index))
     return bytes(pdf.output())

@@ -35,9 +35,11 @@ from stacklens.csv_cells import csv_text
 from stacklens.errors import StackLensError
 from stacklens.explore import dashboards
 from stacklens.explore.columns import AGGREGATE, columns_of
+from stacklens.explore.dashboard_variables import variables_of, with_variables
 from stacklens.explore.report_pdf import dashboard_pdf
 from stacklens.explore.subscriptions import due, schedule_of
 from stacklens.explore.widget_change import change_of
+from stacklens.explore.widget_kinds import gauge_budgets
 from stacklens.explore.widgets import WidgetAnswer, answer_widgets
 from stacklens.settings import Settings
 
@@ -71,7 +73,7 @@ def _widget_lines(answer: WidgetAnswer) -> list[str]:
         return [f"{title}: no data in this window"]
     aggregates = [c for c in columns_of(answer.query) if c.kind == AGGREGATE]
     column = aggregates[0]
-    if answer.widget["kind"] == "number":
+    if answer.widget["kind"] in ("number", "gauge"):
         change = change_of(answer.query.aggregates[0], answer.number, answer.previous_number)
         before = (
             f"{change.text} vs the previous period ({column.format(answer.previous_number)})"
@@ -121,9 +123,15 @@ def build_report(
     client: Client, session: Session, row: Subscription, base_url: str, now: datetime
 ) -> dict[str, Any]:
     """The outbox payload of the subscription's report: subject, text, html, link and data."""
+    named = ""
     if row.dashboard_id:
         board = dashboards.get_dashboard(session, row.org_id, row.dashboard_id)
         name, widgets, filters = board.name, board.widgets, board.filters
+        # Its variables at their defaults, as its page opens (stacklens.explore.dashboard_variables).
+        variables = variables_of(board.variables)
+        chosen = {v.name: v.default for v in variables}
+        widgets = with_variables(session, row.org_id, widgets, variables, chosen)
+        named = ", ".join(f"${k} = {v or 'all'}" for k, v in chosen.items())
         link = f"{base_url.rstrip('/')}/orgs/{_org_slug(session, row.org_id)}/dashboards/{board.id}"
     else:
         saved = session.get(SavedQuery, row.saved_query_id)
@@ -150,6 +158,7 @@ def build_report(
     period = "Daily" if row.every == "day" else "Weekly"
     subject = f"{period} report: {name}"
     scope = f"{filters['range']}" + (f", {filters['environment']}" if filters.get("environment") else "")
+    scope += f" ({named})" if named else ""
     attachments: list[dict[str, str]] = []
     if row.format == "csv":
         text = csv_text(CSV_COLUMNS, _csv_rows(answers))
@@ -161,7 +170,8 @@ def build_report(
         lines += ["", f"Open the dashboard: {link}"]
         if row.format == "pdf":
             # The summary is the message (chat and webhook channels send it alone); e-mail attaches the PDF.
-            pdf = dashboard_pdf(name, scope, answers, link, now, _widget_lines)
+            budgets = gauge_budgets(session, row.org_id, filters.get("project", ""), answers)
+            pdf = dashboard_pdf(name, scope, answers, link, now, _widget_lines, budgets)
             stamp = now.astimezone(UTC).strftime("%Y-%m-%d")
             filename = f"{_file_name(name)}-{stamp}.pdf"
             attachments.append(

@@ -22,6 +22,7 @@ from stacklens.explore.answer import ExploreRow
 from stacklens.explore.columns import AGGREGATE, Column, columns_of
 from stacklens.explore.query import INTERVALS, Aggregate, Query
 from stacklens.explore.run import Result
+from stacklens.explore.widget_kinds import PLOTTED, refusal
 from stacklens.explore.widget_others import OTHERS
 from stacklens.explore.widgets import WidgetAnswer
 from stacklens.metrics.catalog import get
@@ -95,9 +96,11 @@ def _number(value: Any) -> float | None:
 
 
 def widget_plot(answer: WidgetAnswer) -> WidgetPlot | None:
-    """What a line or bar widget draws (None for a number, a table or an unanswered widget)."""
+    """What a line, bar, area, stacked bar, scatter or heat map widget draws (None for a number, a gauge, a
+    table or an unanswered widget)."""
     query, result = answer.query, answer.result
-    if answer.widget["kind"] not in ("line", "bar") or query is None or result is None:
+    kind = answer.widget["kind"]
+    if kind not in PLOTTED or query is None or result is None:
         return None
     aggregates = [c for c in columns_of(query) if c.kind == AGGREGATE and c.aggregate is not None]
     units: list[str] = []
@@ -105,6 +108,9 @@ def widget_plot(answer: WidgetAnswer) -> WidgetPlot | None:
         assert column.aggregate is not None
         if (unit := aggregate_unit(column.aggregate)) not in units:
             units.append(unit)
+    aggregates_of = [c.aggregate for c in aggregates if c.aggregate is not None]
+    if refused := refusal(kind, aggregates_of, len(units)):
+        return WidgetPlot(bool(query.interval), [], refusal=refused)
     if len(units) > MAX_AXES:
         headers = ", ".join(c.header for c in aggregates)
         return WidgetPlot(

@@ -30,6 +30,10 @@ class Dashboard(Base):
     filters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     # The widgets in reading order, each {"title", "kind", "query" | "saved_query_id" | "view", "layout"}.
     widgets: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # Its variables, each {"name", "column" | "values", "default"} (stacklens.explore.dashboard_variables).
+    variables: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list, server_default="[]")
+    # How often the page asks again: None, "30s", "1m", "5m" or "15m".
+    refresh: Mapped[str | None] = mapped_column(String(8), nullable=True, default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 

@@ -4,8 +4,7 @@ them (colour ``c<index mod 10>``), the time axis."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dashboards.trace_rows import span_rows
 from stacklens.metrics import units
@@ -16,8 +15,7 @@ MAX_DEPTH_CLASS = 16  # the deepest indentation step the stylesheet has
 SHOWN_LOGS = 100  # the page lists the first records; the logs view has them all
 
 
-@dataclass(frozen=True)
-class Bar:
+class Bar(NamedTuple):
     """A bar's offset and width in steps of 1/STEPS of the row (a 0 ms span still one step wide)."""
 
     x: int

@@ -6,9 +6,11 @@ inline style, so the strict CSP holds."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
+from html import escape as _html_escape
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from stacklens.metrics import units
 
@@ -18,8 +20,23 @@ COLOURS = 10  # traces.css has c0 … c9
 NEAR_ROWS = 150
 
 
+def escape(value: str) -> str:
+    """``value`` safe in HTML text and quoted attributes (& < > " ' replaced)."""
+    return _html_escape(value, quote=True)
+
+
+@lru_cache(maxsize=4096)
 def _ms(value: float) -> str:
+    """A time in ms as every page writes it (spans of a trace share their start offsets and names)."""
     return units.format_in(units.MS, value)
+
+
+@lru_cache(maxsize=1024)
+def _label(service: str, op: str, colour: int) -> str:
+    return (
+        f'<i class="swatch c{colour}"></i><b class="trace-service">{escape(service)}</b> '
+        f'<span class="trace-op">{escape(op or "span")}</span> '
+    )
 
 
 def span_rows(rows: Iterable[dict[str, Any]], org: str, trace_id: str) -> Markup:
@@ -55,16 +72,17 @@ def span_rows(rows: Iterable[dict[str, Any]], org: str, trace_id: str) -> Markup
                 f'<a class="badge" href="/orgs/{org_e}/projects/{project}/performance/waterfall/'
                 f'{escape(row.transaction_event_id)}">page load</a>'
             )
-        details = f"starts at {_ms(s.start_ms)}" + (f" · status {row.status}" if row.status else "")
+        details = f"starts at {_ms(s.start_ms)}" + (f" · status {escape(row.status)}" if row.status else "")
         details += f" · HTTP {row.status_code}" if row.status_code else ""
         details += " · on the critical path" if s.critical else ""
+        description = escape(row.description)
+        bar = r["bar"]
         out.append(
             f'<div class="{classes}" id="span-{escape(s.span_id)}"><div class="trace-label {r["depth"]}">'
-            f'<i class="swatch c{c}"></i><b class="trace-service">{escape(s.service)}</b> '
-            f'<span class="trace-op">{escape(row.op or "span")}</span> '
-            f'<span class="trace-desc" title="{escape(row.description)} · {escape(details)}">'
-            f"{escape(row.description)}</span>{''.join(badges)}</div>"
-            f'<div class="trace-bar"><i class="bar c{c} x{r["bar"].x} w{r["bar"].width}"></i></div>'
+            f"{_label(s.service, row.op, c)}"
+            f'<span class="trace-desc" title="{description} · {details}">'
+            f"{description}</span>{''.join(badges)}</div>"
+            f'<div class="trace-bar"><i class="bar c{c} x{bar.x} w{bar.width}"></i></div>'
             f'<div class="trace-dur">{_ms(row.duration_ms)}</div></div>'
         )
     return Markup("\n".join(out))

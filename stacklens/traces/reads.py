@@ -12,7 +12,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.traces.tree import SpanRow, SpanTree, TraceSpan, build_tree
 from stacklens.view_filters import BadFilter
-from stacklens.warehouse.queries import run_query
+from stacklens.warehouse.queries import load_query, run_query
 
 # A trace of 10 services each sending transactions of up to 2,000 spans (what ingest keeps of one) fits.
 MAX_SPANS = 50_000
@@ -96,28 +96,9 @@ def read_trace(client: Client, org_id: int, trace_id: str, project_names: dict[i
     names that stand for a service the source did not name."""
     tid = trace_id_of(trace_id)
     params = {"org_id": org_id, "trace_id": tid}
-    raw = run_query(client, "traces/spans", {**params, "limit": MAX_SPANS + 1})
-    rows = [
-        SpanRow(
-            span_id=r["span_id"],
-            parent_span_id=r["parent_span_id"],
-            project_id=int(r["project_id"]),
-            transaction_event_id=r["transaction_event_id"],
-            is_transaction=bool(r["is_transaction"]),
-            start_epoch_ms=int(r["start_epoch_ms"]),
-            duration_ms=float(r["duration_ms"]),
-            op=r["op"],
-            description=r["description"],
-            status=r["status"],
-            status_code=int(r["status_code"]),
-            service=r["service"],
-            release=r["release"],
-            environment=r["environment"],
-            platform=r["platform"],
-        )
-        for r in raw[:MAX_SPANS]
-        if int(r["project_id"]) in project_names
-    ]
+    raw = client.query(load_query("traces/spans"), parameters={**params, "limit": MAX_SPANS + 1}).result_rows
+    # Tuples in SpanRow's order (the query's columns); a span of a project no longer there is left out.
+    rows = [SpanRow._make(r) for r in raw[:MAX_SPANS] if r[2] in project_names]
     tree = build_tree(rows, project_names)
     if tree is None:
         return None

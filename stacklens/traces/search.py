@@ -24,8 +24,11 @@ from stacklens.warehouse.queries import run_query
 DEFAULT_RANGE = "24h"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-# Matching spans read per source before grouping them into traces: enough for a page of traces even when
-# each has dozens of matching spans, few enough that the read stays in the newest granules.
+# Matching spans read per source before grouping them into traces: first a few per trace wanted (a selective
+# search, about one matching span per trace, stops in the newest granules holding matches instead of reading
+# the window's every span), then, when those held fewer traces than wanted, enough for a page of traces even
+# when each has dozens of matching spans.
+FIRST_SCAN_PER_TRACE = 4
 SCAN_PER_TRACE = 40
 _MAX_TEXT = 256
 _MAX_DURATION = 1e12  # ms; "no upper bound"
@@ -163,18 +166,14 @@ def search_traces(
 ) -> list[TraceSummary]:
     """The traces of the project matching ``filters``, newest match first (at most ``limit``)."""
     params = filters.sql(org_id, project_id, project_names.get(project_id, ""))
-    found = run_query(
-        client, "traces/search", {**params, "limit": limit, "scan": max(limit, 1) * SCAN_PER_TRACE}
-    )
+    found = _matching(client, params, limit)
     if not found:
         return []
     ids = [r["trace_id"] for r in found]
-    window = {
-        "org_id": org_id,
-        "trace_ids": ids,
-        "since": filters.window.since,
-        "until": filters.window.until,
-    }
+    # The traces' spans are read a day around their matches (the queries widen the bounds by a day), not
+    # around the whole window: a search of 7 days answered from the last hour reads two days, not nine.
+    matched = [_utc(r["last_match"]) for r in found]
+    window = {"org_id": org_id, "trace_ids": ids, "since": min(matched), "until": max(matched)}
     summaries = {r["trace_id"]: r for r in run_query(client, "traces/summaries", window)}
     errors = {r["trace_id"]: int(r["errors"]) for r in run_query(client, "traces/error_counts", window)}
     out = []
@@ -208,6 +207,19 @@ def search_traces(
             )
         )
     return out
+
+
+def _matching(client: Client, params: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    """The traces with the newest matching spans. The traces a scan finds are the newest there are (a trace
+    left out has all its matches older than every scanned one); a short answer from a scan that may have
+    stopped early is read again with the larger scan."""
+    scan = max(limit, 1) * FIRST_SCAN_PER_TRACE
+    found = run_query(client, "traces/search", {**params, "limit": limit, "scan": scan})
+    if len(found) < limit and sum(int(r["matching_spans"]) for r in found) >= scan:
+        found = run_query(
+            client, "traces/search", {**params, "limit": limit, "scan": max(limit, 1) * SCAN_PER_TRACE}
+        )
+    return found
 
 
 def _utc(value: datetime) -> datetime:

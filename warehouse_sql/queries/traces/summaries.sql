@@ -1,7 +1,7 @@
 -- What the trace search shows of each trace found: its start and length, span count, services (project,
 -- service name, whether a browser SDK's), root transaction and failed spans, over every project of the
--- organization. The trace id skip indexes (migration 0230) find the rows; the window, a day wider than the
--- search's, bounds the parts.
+-- organization. The trace id skip indexes (migration 0230) find the rows; the window, a day around the
+-- traces' matching spans (stacklens.traces.search), bounds the parts.
 SELECT trace_id,
        min(toUnixTimestamp64Milli(timestamp)) AS start_ms,
        max(toFloat64(toUnixTimestamp64Milli(timestamp)) + duration_ms) AS end_ms,

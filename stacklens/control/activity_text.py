@@ -89,7 +89,9 @@ def _project_quota(d: Mapping[str, Any]) -> str:
     total = _count(per_minute, "event") + " per minute" if per_minute else "no limit of its own"
     categories = d.get("categories") or {}
     each = ", ".join(f"{_count(v, k)} per minute" for k, v in sorted(categories.items()))
-    return f"Set the quota of project {d.get('project', '')} to {total}" + (f" ({each})." if each else ".")
+    text = f"Set the quota of project {d.get('project', '')} to {total}" + (f" ({each})" if each else "")
+    kept = d.get("attachment_bytes")
+    return text + (f"; attachments kept up to {int(kept):,} bytes." if kept is not None else ".")
 
 
 def _rate_limited(row: ActivityRow) -> str:

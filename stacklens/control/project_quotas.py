@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -23,6 +24,10 @@ from stacklens.settings import Settings
 # are never limited, attachments are counted and not kept).
 LIMITED_CATEGORIES = ("error", "transaction", "span", "session", "log", "replay")
 MAX_PER_MINUTE = 100_000_000
+# The bytes of attachments the project keeps (docs/feedback.md), stored beside the category limits under this
+# key; absent: the installation's STACKLENS_ATTACHMENT_QUOTA_BYTES.
+ATTACHMENT_BYTES = "attachment_bytes"
+MAX_ATTACHMENT_BYTES = 2**50  # 1 PiB
 
 
 @dataclass(frozen=True)
@@ -32,9 +37,18 @@ class ProjectQuota:
     project_id: int
     events_per_minute: int | None = None
     categories: Mapping[str, int] = field(default_factory=dict)
+    attachment_bytes: int | None = None  # None: the installation's attachment quota
 
     def as_dict(self) -> dict[str, object]:
-        return {"events_per_minute": self.events_per_minute, "categories": dict(self.categories)}
+        return {
+            "events_per_minute": self.events_per_minute,
+            "categories": dict(self.categories),
+            "attachment_bytes": self.attachment_bytes,
+        }
+
+    def attachment_quota(self, settings: Settings) -> int:
+        """The bytes of attachments the project may keep: its own quota, else the installation's."""
+        return settings.attachment_quota_bytes if self.attachment_bytes is None else self.attachment_bytes
 
 
 def _categories(value: object) -> dict[str, int]:
@@ -47,9 +61,27 @@ def _categories(value: object) -> dict[str, int]:
     }
 
 
+def _attachment_bytes(value: object) -> int | None:
+    found = value.get(ATTACHMENT_BYTES) if isinstance(value, dict) else None
+    return found if isinstance(found, int) and not isinstance(found, bool) and found >= 0 else None
+
+
 def quota_of(project_id: int, events_per_minute: int | None, categories: object) -> ProjectQuota:
     """A project's quota from its two stored columns."""
-    return ProjectQuota(project_id, events_per_minute, _categories(categories))
+    return ProjectQuota(project_id, events_per_minute, _categories(categories), _attachment_bytes(categories))
+
+
+def checked_attachment_bytes(value: object) -> int | None:
+    """A project's attachment quota as given (None: the installation's); raises InvalidInput naming
+    ``attachment_bytes`` otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_ATTACHMENT_BYTES:
+        raise InvalidInput(
+            f"attachment_bytes must be an integer from 0 to {MAX_ATTACHMENT_BYTES}, or null for the "
+            "installation's quota"
+        )
+    return value
 
 
 def project_quotas(session: Session, project_ids: Collection[int]) -> dict[int, ProjectQuota]:
@@ -90,9 +122,11 @@ def set_project_quota(
     events_per_minute: int | None,
     categories: Mapping[str, int | None] | None = None,
     actor_user_id: int | None = None,
+    attachment_bytes: int | Literal["keep"] | None = "keep",
 ) -> ProjectQuota:
     """Set a project's events per minute (None: no limit of its own) and, when given, replace its
-    per-category limits (a category set to None has none). Applies on the next request."""
+    per-category limits (a category set to None has none) and its attachment quota in bytes (None: the
+    installation's; ``"keep"``: unchanged). Applies on the next request."""
     project = session.scalar(select(Project).where(Project.id == project_id, Project.org_id == org_id))
     if project is None:
         raise NotFound(f"no project {project_id} in this organization")
@@ -106,8 +140,11 @@ def set_project_quota(
                 raise InvalidInput(f"category {category!r} is not one of {', '.join(LIMITED_CATEGORIES)}")
             if value is not None:
                 limits[category] = _checked(f"categories.{category}", value)
+    kept = _attachment_bytes(project.category_quotas)
+    if attachment_bytes != "keep":
+        kept = checked_attachment_bytes(attachment_bytes)
     project.events_per_minute = events_per_minute
-    project.category_quotas = limits
+    project.category_quotas = {**limits, **({ATTACHMENT_BYTES: kept} if kept is not None else {})}
     record_activity(
         session,
         org_id,
@@ -115,6 +152,11 @@ def set_project_quota(
         "project",
         project_id,
         actor_user_id,
-        {"project": project.slug, "events_per_minute": events_per_minute, "categories": limits},
+        {
+            "project": project.slug,
+            "events_per_minute": events_per_minute,
+            "categories": limits,
+            "attachment_bytes": kept,
+        },
     )
-    return ProjectQuota(project_id, events_per_minute, limits)
+    return ProjectQuota(project_id, events_per_minute, limits, kept)

@@ -2,8 +2,10 @@
 directory at ``<data_dir>/attachments/<org id>/<project id>/<attachment id>`` (mode 0600), written whole
 before its row exists. Minidumps, log files, screenshots and view hierarchies are kept alike, as sent.
 
-Each project keeps at most ``STACKLENS_ATTACHMENT_QUOTA_BYTES`` of them (:func:`fitting`): what would pass
-it is refused and counted in outcomes (``rate_limited``, ``attachment_quota``), the event kept.
+Each project keeps at most its own attachment quota of them (``attachment_bytes`` of
+``PUT /api/projects/{slug}/quota``), else the installation's ``STACKLENS_ATTACHMENT_QUOTA_BYTES``
+(:func:`fitting`): what would pass it is refused and counted in outcomes (``rate_limited``,
+``attachment_quota``), the event kept.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from stacklens.control.db import session_scope
+from stacklens.control.project_quotas import project_quotas
 from stacklens.feedback.attachment_files import AttachmentIn, fitting, store_attachments
 from stacklens.feedback.items import FeedbackIn, hex_id, with_rules
 from stacklens.feedback.notices import notify_new_feedback
@@ -59,11 +60,14 @@ def plan_extras(
     feedback: Sequence[FeedbackIn],
     attachments: Sequence[AttachmentIn],
 ) -> Extras:
-    """The envelope's feedback, and its attachments within the project's byte quota."""
+    """The envelope's feedback, and its attachments within the project's byte quota (its own, set with
+    ``PUT /api/projects/{slug}/quota``, else the installation's ``STACKLENS_ATTACHMENT_QUOTA_BYTES``)."""
     extras = Extras(org_id, project_id, hex_id(event_id), list(feedback))
     if attachments:
         with session_scope(settings) as session:
-            kept, over = fitting(session, project_id, attachments, settings.attachment_quota_bytes)
+            own = project_quotas(session, [project_id]).get(project_id)
+            quota = own.attachment_quota(settings) if own else settings.attachment_quota_bytes
+            kept, over = fitting(session, project_id, attachments, quota)
         extras.attachments, extras.over_quota = kept, over
     return extras
 

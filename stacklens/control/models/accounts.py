@@ -93,7 +93,8 @@ class Project(Base):
     in_app_include: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
     in_app_exclude: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
     # The project's own quotas inside the organization's (stacklens.control.project_quotas): events per
-    # minute over every category (None: only the organization's), and per-category limits.
+    # minute over every category (None: only the organization's), and per-category limits (with, under
+    # "attachment_bytes", the bytes of attachments the project keeps; absent: the installation's quota).
     events_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True, default=None)
     category_quotas: Mapped[dict[str, int]] = mapped_column(JSON, default=dict, server_default="{}")
     # Days of raw data kept for this project (stacklens/operations/retention.py); None: the installation's

@@ -19,9 +19,18 @@ def test_a_project_quota_is_set_checked_and_read(control_settings: Settings) -> 
         assert project_quotas(session, [project.id])[project.id].as_dict() == {
             "events_per_minute": 600,
             "categories": {"transaction": 100},
+            "attachment_bytes": None,
         }
         set_project_quota(session, org.id, project.id, None)  # categories kept when not given
         assert project_quotas(session, [project.id])[project.id].categories == {"transaction": 100}
+        # The attachment quota beside them: kept when not given, not a category limited per minute.
+        set_project_quota(session, org.id, project.id, None, attachment_bytes=2048)
+        set_project_quota(session, org.id, project.id, 50, {"log": 10})
+        quota = project_quotas(session, [project.id])[project.id]
+        assert (quota.attachment_bytes, quota.categories) == (2048, {"log": 10})
+        assert quota.attachment_quota(control_settings) == 2048
+        with pytest.raises(InvalidInput, match="attachment_bytes"):
+            set_project_quota(session, org.id, project.id, None, attachment_bytes=-5)
         with pytest.raises(InvalidInput):
             set_project_quota(session, org.id, project.id, 0)
         with pytest.raises(InvalidInput):

@@ -32,3 +32,24 @@ def test_plan_keep_and_count(org: dict[str, Any]) -> None:
         assert [a.filename for a in attachments_of_event(session, org_id, project_id, EVENT)] == ["a.txt"]
         assert [r.message for r in feedback_rows(session, org_id, project_id, FeedbackFilter())] == ["Broken"]
     assert not plan_extras(settings, org_id, project_id, EVENT, [], [])  # nothing to keep
+
+
+def test_the_projects_own_attachment_quota_applies(org: dict[str, Any]) -> None:
+    """A project's own quota (PUT /api/projects/{slug}/quota) wins over the installation's, either way."""
+    from stacklens.control.project_quotas import set_project_quota
+
+    org_id, project_id = org["org_id"], org["project_id"]
+    files = [AttachmentIn("a.txt", "text/plain", "event.attachment", b"x" * 6)] * 3
+    roomy = org["settings"].model_copy(update={"attachment_quota_bytes": 1_000})
+    with session_scope(roomy) as session:
+        set_project_quota(session, org_id, project_id, None, attachment_bytes=13)
+    extras = plan_extras(roomy, org_id, project_id, EVENT, [], files)
+    assert (len(extras.attachments), extras.over_quota) == (2, 1)
+    assert extras.refused() == {(project_id, "attachment", "rate_limited", "attachment_quota"): 1}
+    tight = org["settings"].model_copy(update={"attachment_quota_bytes": 0})
+    with session_scope(tight) as session:
+        set_project_quota(session, org_id, project_id, None, attachment_bytes=100)
+    assert (len(plan_extras(tight, org_id, project_id, EVENT, [], files).attachments)) == 3
+    with session_scope(tight) as session:
+        set_project_quota(session, org_id, project_id, None, attachment_bytes=None)
+    assert plan_extras(tight, org_id, project_id, EVENT, [], files).over_quota == 3

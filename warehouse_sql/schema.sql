@@ -337,6 +337,11 @@ CREATE TABLE issue_live_counters
     `last_release` AggregateFunction(argMax, String, DateTime64(3, 'UTC')),
     `latest_title` AggregateFunction(argMax, String, Tuple(
         DateTime64(3, 'UTC'),
+        UUID)),
+    `own_name` AggregateFunction(argMax, Tuple(
+        String,
+        String), Tuple(
+        DateTime64(3, 'UTC'),
         UUID))
 )
 ENGINE = AggregatingMergeTree
@@ -1082,8 +1087,8 @@ AS SELECT
     l.project_id AS project_id,
     l.issue_id AS issue_id,
     m.fingerprint AS fingerprint,
-    l.title AS title,
-    if(m.issue_id != 0, m.culprit, l.culprit) AS culprit,
+    if((l.own_name.1) != '', l.own_name.1, l.title) AS title,
+    if((l.own_name.1) != '', l.own_name.2, if(m.issue_id != 0, m.culprit, l.culprit)) AS culprit,
     if(m.issue_id != 0, toString(m.level), l.level) AS level,
     if(m.issue_id != 0, toString(m.platform), l.platform) AS platform,
     m.exception_type AS exception_type,
@@ -1115,6 +1120,7 @@ FROM
         max(last_seen) AS last_seen,
         max(last_received) AS last_received,
         argMaxMerge(latest_title) AS title,
+        argMaxMerge(own_name) AS own_name,
         argMaxMerge(culprit) AS culprit,
         argMaxMerge(level) AS level,
         argMaxMerge(platform) AS platform,
@@ -1221,6 +1227,11 @@ CREATE MATERIALIZED VIEW issue_live_counters_mv TO issue_live_counters
     `last_release` AggregateFunction(argMax, String, DateTime64(3, 'UTC')),
     `latest_title` AggregateFunction(argMax, String, Tuple(
         DateTime64(3, 'UTC'),
+        UUID)),
+    `own_name` AggregateFunction(argMax, Tuple(
+        String,
+        String), Tuple(
+        DateTime64(3, 'UTC'),
         UUID))
 )
 AS SELECT
@@ -1237,7 +1248,8 @@ AS SELECT
     argMaxState(toString(level), received_at) AS level,
     argMaxState(toString(platform), received_at) AS platform,
     argMaxState(toString(release), received_at) AS last_release,
-    argMaxState(events.title, (timestamp, event_id)) AS latest_title
+    argMaxState(events.title, (timestamp, event_id)) AS latest_title,
+    argMaxStateIf((events.title, if(events.culprit != '', events.culprit, in_app_frames[1])), (timestamp, event_id), issue_id = bitShiftRight(reinterpretAsUInt64(reverse(substring(SHA256(concat(toString(project_id), ':', fingerprint)), 1, 8))), 12)) AS own_name
 FROM events
 GROUP BY
     org_id,

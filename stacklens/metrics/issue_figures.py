@@ -10,9 +10,11 @@ title.
   events without a user count none.
 - **First seen / last seen**: the issue's own, over all its stored events, whatever window or filter a view
   shows (Sentry's users read the list's "First seen" as the issue's age).
-- **Title**: the title of the issue's latest event — latest by event time, the event id breaking ties, the
-  order in which the issue page lists events and opens on the newest (Sentry too names a group by its
-  latest event)."""
+- **Title** (and culprit): the title of the issue's latest own event — latest by event time, the event id
+  breaking ties, the order in which the issue page lists events and opens on the newest (Sentry too names a
+  group by its latest event). Its own events are those whose fingerprint gives this issue by itself: a merge's
+  survivor keeps its name, whatever the fingerprints merged into it raise; an issue left with none of its own
+  events is named by its latest event (warehouse migration 0270)."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ FIGURES: dict[str, IssueFigure] = {
         IssueFigure(
             "title",
             "Title",
-            "Title of the issue's latest event (event time, then event id; all time).",
+            "Title of the issue's latest own event, not one merged in (event time, then event id; all time).",
             False,
         ),
     )

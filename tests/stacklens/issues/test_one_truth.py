@@ -8,7 +8,9 @@ seen and title — and each equals a query of the stored events over the window 
 Event times are random over 20 days (so windows cut days at every hour, across midnights), kept a few
 minutes away from the windows' edges so a minute passing during the test cannot move an event in or out.
 Events land in random order (receive order is not event order), some share a timestamp (the title's
-tie-break), some carry no user."""
+tie-break), some carry no user. Then two issues are merged into the one whose latest event is the older: the
+survivor keeps its own title (its own events' latest), not the merged events' newer one, in every consumer
+(issue 71)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from pipelines.assets.issues import related_issues as related_asset
 from pipelines.resources import resources_for
 from stacklens.alerts import issue_measures
 from stacklens.control.models.alerts import AlertRule
+from stacklens.ingest.grouping import issue_id_for
 from stacklens.issues.reads import RANGES
 from stacklens.metrics import windows
 from stacklens.warehouse.client import get_warehouse
@@ -94,20 +97,56 @@ def _reference(
     warehouse: Any, project_id: int, since: datetime, until: datetime
 ) -> dict[int, tuple[Any, ...]]:
     """Per issue with an event in [since, until): events, users, first seen, last seen, title — from the
-    stored events, by the definitions of stacklens.metrics.issue_figures."""
+    stored events, by the definitions of stacklens.metrics.issue_figures (the title: the latest of the issue's
+    own events, those whose fingerprint gives it by itself — known here from the grouping's own derivation —
+    else its latest event's)."""
+    fingerprints = warehouse.query(
+        "SELECT DISTINCT fingerprint FROM events WHERE project_id = {p:UInt64}", parameters={"p": project_id}
+    ).result_rows
+    own = [(str(f), issue_id_for(project_id, str(f))) for (f,) in fingerprints]
     rows = warehouse.query(
         "SELECT issue_id, countIf(timestamp >= {s:DateTime64(3, 'UTC')} AND timestamp < {u:DateTime64(3, 'UTC')}),"
         " uniqExactIf(user_key, user_key != '' AND timestamp >= {s:DateTime64(3, 'UTC')}"
         " AND timestamp < {u:DateTime64(3, 'UTC')}),"
-        " min(timestamp), max(timestamp), argMax(title, (timestamp, event_id))"
+        " min(timestamp), max(timestamp), argMax(title, (timestamp, event_id)),"
+        " argMaxIf(title, (timestamp, event_id), (fingerprint, issue_id) IN {own:Array(Tuple(String, UInt64))}),"
+        " countIf((fingerprint, issue_id) IN {own:Array(Tuple(String, UInt64))})"
         " FROM events WHERE project_id = {p:UInt64} GROUP BY issue_id",
-        parameters={"p": project_id, "s": since.replace(tzinfo=None), "u": until.replace(tzinfo=None)},
+        parameters={
+            "p": project_id,
+            "s": since.replace(tzinfo=None),
+            "u": until.replace(tzinfo=None),
+            "own": own,
+        },
     ).result_rows
     return {
-        int(r[0]): (int(r[1]), int(r[2]), windows.utc(r[3]), windows.utc(r[4]), str(r[5]))
+        int(r[0]): (int(r[1]), int(r[2]), windows.utc(r[3]), windows.utc(r[4]), str(r[6] if r[7] else r[5]))
         for r in rows
         if r[1]
     }
+
+
+def _merge_renaming(client: Any, auth: dict[str, str], warehouse: Any, project_id: int) -> tuple[int, str]:  # noqa: F811
+    """Merge two issues into the one whose latest event is the older (the merged one's newer events would
+    rename it if titles followed the latest event): the survivor and its title before the merge."""
+    now = datetime.now(UTC) + timedelta(minutes=1)
+    before = _reference(warehouse, project_id, now - timedelta(days=365), now)
+    older, newer = sorted(before, key=lambda i: before[i][3])[:2]
+    merged = client.post(
+        "/api/issues/merge", headers=auth, json={"ids": [str(newer), str(older)], "into": str(older)}
+    )
+    assert merged.status_code == 200, merged.text
+    assert merged.json()["id"] == str(older) and merged.json()["merged"] == [str(newer)]
+    after = _reference(warehouse, project_id, now - timedelta(days=365), now)
+    assert newer not in after and after[older][4] == before[older][4] != before[newer][4]
+    # The stored events alone would name the survivor by the merged issue's newer event.
+    latest = warehouse.query(
+        "SELECT argMax(title, (timestamp, event_id)) FROM events"
+        " WHERE project_id = {p:UInt64} AND issue_id = {i:UInt64}",
+        parameters={"p": project_id, "i": older},
+    ).result_rows[0][0]
+    assert latest == before[newer][4]
+    return older, str(before[older][4])
 
 
 def _time(text: str) -> datetime:
@@ -168,6 +207,7 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
     auth = {"Authorization": f"Bearer {org['api_key']}"}
     sign_in(client, org["email"])
     base = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues"
+    survivor, own_title = _merge_renaming(client, auth, warehouse, org["project_id"])
 
     # Release pages list the issues first seen in each release with their figures over their whole life: every
     # issue is new in exactly one release, with the stored events' title, events and users.
@@ -184,6 +224,7 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
         assert not set(found) & set(new_in), version
         new_in.update(found)
     assert new_in == {k: (v[4], v[0], v[1]) for k, v in lifetime.items()}
+    assert lifetime[survivor][4] == own_title and new_in[survivor][0] == own_title
     # Related issues name each issue by the same title (issues sharing users here: every pair shares one).
     related_titles = []
     for issue_id in lifetime:

@@ -3,7 +3,7 @@
 -- ` AND h.release = …` condition from stacklens/alerts/issue_measures.py's constant fragments, or nothing.
 SELECT h.project_id, h.issue_id, max(h.at), argMax(h.release, h.at), any(c.title)
 FROM issue_history AS h
-LEFT JOIN (SELECT project_id, issue_id, argMaxMerge(latest_title) AS title FROM issue_live_counters
+LEFT JOIN (SELECT project_id, issue_id, ${issue_title} AS title FROM issue_live_counters
            WHERE project_id IN {project_ids:Array(UInt64)} GROUP BY project_id, issue_id) AS c
   ON c.project_id = h.project_id AND c.issue_id = h.issue_id
 WHERE h.project_id IN {project_ids:Array(UInt64)} AND h.to_status = 'regressed'

@@ -4,7 +4,7 @@
 -- lost block held without counting anything twice; only `events` is a sum, and it adds exactly the shortfall.
 INSERT INTO issue_live_counters (org_id, project_id, issue_id, events, users, first_seen, last_seen,
                                  last_received, title, culprit, level, platform, last_release,
-                                 latest_title)
+                                 latest_title, own_name)
 SELECT
     any(org_id),
     project_id,
@@ -19,7 +19,13 @@ SELECT
     argMaxState(toString(level), received_at),
     argMaxState(toString(platform), received_at),
     argMaxState(toString(release), received_at),
-    argMaxState(title, (timestamp, event_id))
+    argMaxState(title, (timestamp, event_id)),
+    argMaxStateIf(
+        (title, if(culprit != '', culprit, in_app_frames[1])),
+        (timestamp, event_id),
+        issue_id = bitShiftRight(reinterpretAsUInt64(reverse(substring(
+            SHA256(concat(toString(project_id), ':', fingerprint)), 1, 8))), 12)
+    )
 FROM events
 WHERE project_id IN {projects:Array(UInt64)} AND issue_id IN {issues:Array(UInt64)}
   AND (project_id, issue_id) IN {keys:Array(Tuple(UInt64, UInt64))}

@@ -18,7 +18,8 @@ WITH touched AS
     WHERE project_id = {project_id:UInt64} AND issue_id IN {issue_ids:Array(UInt64)}
 )
 SELECT
-    a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, c.title, a.culprit, a.level,
+    a.org_id, a.project_id, a.issue_id, a.issue_fingerprint, a.grouping_version, c.title,
+    if(c.own.1 != '', c.own.2, a.culprit) AS culprit, a.level,
     a.platform, a.exception_type, a.first_seen, a.last_seen, c.last_received, c.events, u.users_affected,
     a.first_release, a.last_release, a.releases, a.environments, a.services,
     if(s.issue_id = 0, 'unresolved', toString(s.status)) AS status,
@@ -49,9 +50,10 @@ FROM
 ) AS a
 INNER JOIN
 (
-    -- The title by the one rule (the latest event's, stacklens/metrics/issue_figures.py), as the issue list view.
+    -- The title and culprit by the one rule (the latest own event's, stacklens/metrics/issue_figures.py), as the
+    -- issue list view.
     SELECT project_id, issue_id, max(last_received) AS last_received, sum(events) AS events,
-           argMaxMerge(latest_title) AS title
+           ${issue_title} AS title, argMaxMerge(own_name) AS own
     FROM issue_live_counters
     WHERE (project_id, issue_id) IN touched
     GROUP BY project_id, issue_id

@@ -14,15 +14,22 @@ from dashboards.rendering import render
 from dashboards.routers.accounts import account_context
 from dashboards.security import check_csrf
 from stacklens.agents import consent, tokens
-from stacklens.control.models import User
+from stacklens.control.models import Organization, User
 from stacklens.errors import StackLensError
 from stacklens.public_url import public_base_url
 
 router = APIRouter(include_in_schema=False)
 
 
-def _org_id(db: Session, user: User, slug: str) -> int | None:
-    for org, _role in user_orgs(db, user.id):
+def _orgs(request: Request, db: Session, user: User) -> list[tuple[Organization, str]]:
+    """The member's organizations this session may act for: a session opened by one organization's single
+    sign-on acts for that organization only (its provider vouches for nobody elsewhere)."""
+    sso_org_id = getattr(request.state, "sso_org_id", None)
+    return [(org, role) for org, role in user_orgs(db, user.id) if sso_org_id in (None, org.id)]
+
+
+def _org_id(request: Request, db: Session, user: User, slug: str) -> int | None:
+    for org, _role in _orgs(request, db, user):
         if not slug or org.slug == slug:
             return org.id
     return None
@@ -56,7 +63,7 @@ def create_token(
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    org_id = _org_id(db, user, org)
+    org_id = _org_id(request, db, user, org)
     if org_id is None:
         return _page(request, db, user, org, 400, error="You are not a member of this organization.")
     days: object = (
@@ -83,7 +90,7 @@ def revoke_token(
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
-    org_id = _org_id(db, user, org)
+    org_id = _org_id(request, db, user, org)
     if org_id is not None:
         try:
             tokens.revoke_token(db, org_id, user.id, token_id)
@@ -110,7 +117,7 @@ def consent_page(request: Request, user: CurrentUser, db: Db) -> Response:
         if "//" in asked.redirect_uri
         else asked.redirect_uri,
         "scopes": asked.scopes,
-        "orgs": user_orgs(db, user.id),
+        "orgs": _orgs(request, db, user),
     }
     return render(request, "oauth_consent.html", context)
 
@@ -135,7 +142,7 @@ def consent_decision(
         )
     if decision != "approve":
         return RedirectResponse(consent.deny(asked), status_code=302)
-    org_id = _org_id(db, user, org)
+    org_id = _org_id(request, db, user, org)
     if org_id is None:
         return render(
             request,

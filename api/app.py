@@ -77,6 +77,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
         releases,
         scrubbing,
         sourcemaps,
+        sql,
         sso,
         subscriptions,
         teams,
@@ -120,6 +121,7 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     app.include_router(integrations.router)
     app.include_router(sourcemaps.router)
     app.include_router(explore.router)
+    app.include_router(sql.router)
     app.include_router(dashboards.router)
     app.include_router(annotations.router)
     app.include_router(subscriptions.router)

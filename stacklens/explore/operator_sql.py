@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -46,21 +47,52 @@ def run_operator_sql(connect: Callable[[], Client], sql: object, limits: Limits 
 
 def _run(client: Client, sql: str, limits: Limits) -> Result:
     check_statement(client, sql)
+    read = execute_read_only(client, sql, limits, MAX_ROWS)
+    return Result(read.columns, read.rows, [], read.rows_read, read.elapsed_ms, read.truncated)
+
+
+@dataclass(frozen=True)
+class ReadAnswer:
+    """One read-only statement's answer: rows as objects by column name, what the engine read, how long."""
+
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    rows_read: int
+    bytes_read: int
+    elapsed_ms: float
+    truncated: bool
+
+
+def execute_read_only(
+    client: Client,
+    sql: str,
+    limits: Limits,
+    max_rows: int,
+    *,
+    parameters: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> ReadAnswer:
+    """Run a statement :func:`check_statement` passed with ``readonly = 1``, the per-query limits
+    (:class:`Limits`) and at most ``max_rows`` rows, on the analysts' lane; ``settings`` adds engine
+    settings (an organization's row filters: stacklens.explore.sql_panel). A limit hit is
+    :class:`QueryTooCostly` naming it; any other refusal :class:`BadQuery` (field ``sql``) with the engine's
+    message."""
     # readonly last: once it applies, the engine refuses to change any other setting of the query.
-    settings: dict[str, Any] = {
+    engine: dict[str, Any] = {
         "max_execution_time": limits.seconds_sql,
         "max_memory_usage": limits.max_memory_bytes,
-        "max_result_rows": MAX_ROWS,
+        "max_result_rows": max_rows,
         "max_rows_to_read": limits.max_rows_to_read,
         "read_overflow_mode": "throw",
         "max_threads": limits.max_threads,
         "result_overflow_mode": "break",
+        **(settings or {}),
         "readonly": 1,
     }
     started = time.monotonic()
     try:
         with analyst_lane():  # the operator's statements share the analysts' half of the cores
-            result = client.query(sql, settings=settings)
+            result = client.query(sql, parameters=parameters or None, settings=engine)
     except ClickHouseError as exc:
         text = str(exc)
         if "TIMEOUT_EXCEEDED" in text:
@@ -77,11 +109,30 @@ def _run(client: Client, sql: str, limits: Limits) -> Result:
             raise BadQuery("sql", READ_ONLY) from None
         first = next((line for line in text.splitlines() if "DB::Exception" in line), text.splitlines()[0])
         raise BadQuery("sql", first.strip()[:500]) from None
-    columns = list(result.column_names)
+    columns = unique_names(list(result.column_names))
     rows = [
         {c: plain_value(v) for c, v in zip(columns, row, strict=True)}
-        for row in result.result_rows[:MAX_ROWS]
+        for row in result.result_rows[:max_rows]
     ]
     elapsed = round((time.monotonic() - started) * 1000, 1)
-    read = int((result.summary or {}).get("read_rows", 0) or 0)
-    return Result(columns, rows, [], read, elapsed, len(result.result_rows) >= MAX_ROWS)
+    summary = result.summary or {}
+    return ReadAnswer(
+        columns,
+        rows,
+        int(summary.get("read_rows", 0) or 0),
+        int(summary.get("read_bytes", 0) or 0),
+        elapsed,
+        len(result.result_rows) >= max_rows,
+    )
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Column names made unique (``count()``, ``count()_2``): an answer's rows are objects by column name."""
+    out: list[str] = []
+    for name in names:
+        unique, n = name, 1
+        while unique in out:
+            n += 1
+            unique = f"{name}_{n}"
+        out.append(unique)
+    return out

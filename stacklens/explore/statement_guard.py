@@ -19,6 +19,7 @@ refused."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
@@ -53,11 +54,12 @@ class _Node:
         return self.text.split(" ", 1)[0]
 
 
-def check_statement(client: Client, sql: str) -> None:
+def check_statement(client: Client, sql: str, parameters: dict[str, Any] | None = None) -> None:
     """Refuse (:class:`BadQuery`, field ``sql``) a statement that is not one read-only statement free of
-    file and network functions, ``SETTINGS`` and ``INTO OUTFILE``; the engine only parses it here."""
+    file and network functions, ``SETTINGS`` and ``INTO OUTFILE``; the engine only parses it here.
+    ``parameters``: the values its ``{name:Type}`` placeholders are bound to when it runs."""
     formatted = _formatted(client, sql)
-    judge(_tree(client, sql))
+    judge(_tree(client, sql, parameters))
     # A second look, at the formatted text's first word: a kind of statement the tree's names above did not
     # anticipate still has to start as a read does.
     words = formatted.lstrip("( \n").split(None, 1)
@@ -134,9 +136,11 @@ def _formatted(client: Client, sql: str) -> str:
     return str(result.result_rows[0][0]) if result.result_rows else ""
 
 
-def _tree(client: Client, sql: str) -> list[str]:
+def _tree(client: Client, sql: str, parameters: dict[str, Any] | None = None) -> list[str]:
     try:
-        result = client.query(fill_template("explore/statement_ast", statement=sql))
+        result = client.query(
+            fill_template("explore/statement_ast", statement=sql), parameters=parameters or None
+        )
     except ClickHouseError as exc:
         raise BadQuery("sql", _first_line(str(exc))) from None
     return [str(row[0]) for row in result.result_rows]

@@ -16,6 +16,7 @@ from dashboards.rendering import render
 from stacklens.errors import InvalidInput
 from stacklens.logs.search import LogFilters, LogPage, log_services, log_volume, search_logs
 from stacklens.logs.traces import trace_errors, trace_transactions
+from stacklens.traces.links import existing_traces
 from stacklens.view_filters import RANGES
 
 router = APIRouter(include_in_schema=False)
@@ -56,6 +57,7 @@ def logs_page(request: Request, view: CurrentProject, cursor: str = "") -> Respo
         "volume_chart": None,
         "services": [],
         "waterfalls": {},
+        "traced": set(),
         "filters": None,
         "params": {},
         "trace_errors": [],
@@ -69,6 +71,9 @@ def logs_page(request: Request, view: CurrentProject, cursor: str = "") -> Respo
         context["filters"] = LogFilters.parse()
         return render(request, "logs.html", context, 400)
     since, until = filters.window.since, filters.window.until
+    trace_ids = [r.trace_id for r in page.rows if r.trace_id] + (
+        [filters.trace_id] if filters.trace_id else []
+    )
     context.update(
         filters=filters,
         params=filters.params(),
@@ -78,6 +83,8 @@ def logs_page(request: Request, view: CurrentProject, cursor: str = "") -> Respo
         waterfalls=trace_transactions(
             client, view.org_id, view.project_id, [r.trace_id for r in page.rows], since, until
         ),
+        # The trace page is linked for every record whose trace has spans, a page load's or a server's.
+        traced=set(existing_traces(client, view.org_id, trace_ids)),
     )
     if filters.trace_id:
         # A trace's records: the errors of the same trace, beside them.

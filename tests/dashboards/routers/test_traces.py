@@ -144,6 +144,11 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
     sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
 
     search = f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/traces"
+    # The project's navigation leads to the trace search.
+    page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/issues")
+    page.click("#nav-traces")
+    page.wait_for_url(search)
+    assert page.locator("#trace-results tbody tr").count() >= 1
     page.goto(f"{search}?service=worker")
     results = page.locator("#trace-results tbody tr")
     assert results.count() == 1 and "worker" in results.first.inner_text()

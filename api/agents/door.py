@@ -9,31 +9,19 @@ client that speaks OAuth starts its flow from there (docs/agents.md).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
 from anyio import to_thread
+from anyio.abc import TaskGroup
 from fastapi import FastAPI
-from mcp.server.auth.handlers.authorize import AuthorizationHandler
-from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
-from mcp.server.auth.handlers.register import RegistrationHandler
-from mcp.server.auth.handlers.revoke import RevocationHandler
-from mcp.server.auth.handlers.token import TokenHandler
-from mcp.server.auth.middleware.client_auth import ClientAuthenticator
-from mcp.server.auth.routes import build_metadata, cors_middleware
-from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
-from mcp.server.mcpserver import MCPServer
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
 from starlette.datastructures import Headers
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.agents.oauth import StoreProvider
-from api.agents.server import build_server
 from stacklens.agents.tokens import AgentIdentity, TokenRefused, resolve
 from stacklens.control.api_key_identities import current_api_key
 from stacklens.control.db import session_scope
@@ -41,8 +29,21 @@ from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 from stacklens_contract.keys import API_KEY_PREFIX, is_app_key
 
+if TYPE_CHECKING:
+    from api.agents.routes import BuiltAgents
+
 SCOPES = ["read", "write"]
 RESOURCE_PATH = "/.well-known/oauth-protected-resource"
+# The OAuth routes api/agents/routes.py builds, with their methods.
+OAUTH_PATHS: dict[str, list[str]] = {
+    RESOURCE_PATH: ["GET", "OPTIONS"],
+    RESOURCE_PATH + "/mcp": ["GET", "OPTIONS"],
+    "/.well-known/oauth-authorization-server": ["GET", "OPTIONS"],
+    "/oauth/authorize": ["GET", "POST"],
+    "/oauth/token": ["POST", "OPTIONS"],
+    "/oauth/register": ["POST", "OPTIONS"],
+    "/oauth/revoke": ["POST", "OPTIONS"],
+}
 
 
 def _identify(settings: Settings, raw: str) -> AgentIdentity:
@@ -106,96 +107,96 @@ class AgentDoor:
         await self.inner(scope, receive, send)
 
 
-def _oauth_routes(settings: Settings, base: str) -> list[BaseRoute]:
-    provider: Any = StoreProvider(settings)
-    issuer = AnyHttpUrl(base + "/")
-    registration = ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=["read"])
-    revocation = RevocationOptions(enabled=True)
-    metadata = build_metadata(issuer, None, registration, revocation)
-    metadata.authorization_endpoint = AnyHttpUrl(base + "/oauth/authorize")
-    metadata.token_endpoint = AnyHttpUrl(base + "/oauth/token")
-    metadata.registration_endpoint = AnyHttpUrl(base + "/oauth/register")
-    metadata.revocation_endpoint = AnyHttpUrl(base + "/oauth/revoke")
-    authenticator = ClientAuthenticator(provider)
-    resource = ProtectedResourceMetadata(
-        resource=AnyHttpUrl(base + "/mcp"),
-        authorization_servers=[issuer],
-        scopes_supported=SCOPES,
-        resource_name="StackLens MCP server",
-    )
-    resource_handler = cors_middleware(ProtectedResourceMetadataHandler(resource).handle, ["GET", "OPTIONS"])
-    metadata_handler = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
-    return [
-        Route(RESOURCE_PATH, endpoint=resource_handler, methods=["GET", "OPTIONS"]),
-        Route(RESOURCE_PATH + "/mcp", endpoint=resource_handler, methods=["GET", "OPTIONS"]),
-        Route(
-            "/.well-known/oauth-authorization-server", endpoint=metadata_handler, methods=["GET", "OPTIONS"]
-        ),
-        Route(
-            "/oauth/authorize",
-            endpoint=AuthorizationHandler(provider).handle,
-            methods=["GET", "POST"],
-        ),
-        Route(
-            "/oauth/token",
-            endpoint=cors_middleware(TokenHandler(provider, authenticator).handle, ["POST", "OPTIONS"]),
-            methods=["POST", "OPTIONS"],
-        ),
-        Route(
-            "/oauth/register",
-            endpoint=cors_middleware(RegistrationHandler(provider, registration).handle, ["POST", "OPTIONS"]),
-            methods=["POST", "OPTIONS"],
-        ),
-        Route(
-            "/oauth/revoke",
-            endpoint=cors_middleware(RevocationHandler(provider, authenticator).handle, ["POST", "OPTIONS"]),
-            methods=["POST", "OPTIONS"],
-        ),
-    ]
+class LazyAgents:
+    """The MCP SDK's side of the routes, built on the first request that needs it (docs/decisions.md,
+    "Footprint of the server"): the SDK is imported and the MCP server built on a worker thread, then its
+    session manager runs in a task of the app's lifespan until the lifespan ends. A request without a bearer
+    token is refused by :class:`AgentDoor` before anything is loaded."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._built: BuiltAgents | None = None
+        self._build_lock = threading.Lock()
+        self._group: TaskGroup | None = None
+        self._ready: anyio.Event | None = None
+        self._stop: anyio.Event | None = None
+        self._failure: BaseException | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The app's lifespan: a request may start the session manager inside it; it stops at the end."""
+        async with anyio.create_task_group() as group:
+            self._group, self._ready, self._stop, self._failure = group, None, anyio.Event(), None
+            try:
+                yield
+            finally:
+                self._stop.set()
+                self._group = None
+
+    def _build(self) -> BuiltAgents:
+        with self._build_lock:
+            if self._built is None:
+                from api.agents.routes import build_agents
+
+                self._built = build_agents(self.settings)
+            return self._built
+
+    async def _serve(self, ready: anyio.Event, stop: anyio.Event) -> None:
+        try:
+            built = await to_thread.run_sync(self._build)
+            async with built.managers.fresh().run():
+                ready.set()
+                await stop.wait()
+        except Exception as exc:  # the requests waiting answer 500 with it, as they would have at start
+            self._failure = exc
+            raise
+        finally:
+            ready.set()
+
+    async def built(self) -> BuiltAgents:
+        """The SDK's routes and session manager, started in this lifespan once."""
+        if self._group is None or self._stop is None:
+            raise RuntimeError("the MCP routes run in the app's lifespan, which has not started")
+        if self._ready is None:
+            self._ready = anyio.Event()
+            self._group.start_soon(self._serve, self._ready, self._stop)
+        await self._ready.wait()
+        if self._failure is not None or self._built is None:
+            raise RuntimeError("the MCP server could not start") from self._failure
+        return self._built
+
+    async def mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await (await self.built()).managers(scope, receive, send)
+
+    async def oauth(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await (await self.built()).router(scope, receive, send)
 
 
-class SessionManagers:
-    """The MCP session manager of the app's current lifespan. The SDK's manager runs once; an app whose
-    lifespan is entered again (a test's second client of the same app, a server restarted in-process) gets
-    a fresh one each time."""
+class AsgiCall:
+    """An ASGI app calling ``call``: a route given a bound method would treat it as a request handler."""
 
-    def __init__(self, server: MCPServer[Any]) -> None:
-        self.server = server
-        self.current: StreamableHTTPSessionManager | None = None
-
-    def fresh(self) -> StreamableHTTPSessionManager:
-        self.server.streamable_http_app(
-            stateless_http=True,
-            json_response=True,
-            # The door authenticates every request by its bearer token (no cookie is ever honoured), so a
-            # rebinding page gains nothing; the Host a proxy forwards is the operator's to choose.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        self.current = self.server.session_manager
-        return self.current
+    def __init__(self, call: ASGIApp) -> None:
+        self.call = call
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.current is None:
-            raise RuntimeError("the MCP session manager runs in the app's lifespan, which has not started")
-        await self.current.handle_request(scope, receive, send)
+        await self.call(scope, receive, send)
 
 
 def install_agents(app: FastAPI) -> None:
-    """Mount `/mcp` and the OAuth routes on ``app``; the MCP session manager runs in the app's lifespan."""
+    """Mount `/mcp` and the OAuth routes on ``app``; the MCP SDK behind them loads with the first request
+    that needs it (:class:`LazyAgents`), and its session manager runs in the app's lifespan."""
     settings: Settings = app.state.settings
-    base = public_base_url(settings)
-    managers = SessionManagers(build_server(settings))
-    door = AgentDoor(settings, managers)
+    agents = LazyAgents(settings)
     routes: list[BaseRoute] = [
-        Route("/mcp", endpoint=door, methods=["GET", "POST", "DELETE"]),
-        *_oauth_routes(settings, base),
+        Route("/mcp", endpoint=AgentDoor(settings, agents.mcp), methods=["GET", "POST", "DELETE"]),
+        *(Route(path, endpoint=AsgiCall(agents.oauth), methods=m) for path, m in OAUTH_PATHS.items()),
     ]
     app.router.routes[0:0] = routes
     previous = app.router.lifespan_context
 
     @asynccontextmanager
     async def lifespan(inner: Any) -> AsyncIterator[Any]:
-        async with managers.fresh().run(), previous(inner) as state:
+        async with agents.running(), previous(inner) as state:
             yield state
 
     app.router.lifespan_context = lifespan

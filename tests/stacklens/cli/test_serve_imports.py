@@ -6,8 +6,8 @@ then streams an Explore download in each format. pandas (~55 MiB resident) is ne
 clickhouse-connect's insert, not by the downloads (whose Arrow arrays polars builds), and so no thread can
 import it half-way while a figure asks plotly whether it is there. polars (~35 MiB) and pyarrow (~40 MiB with
 what it brings; the engine's connection module is imported without it) are loaded by the first download,
-not before. The ingest worker processes are not started by the server (the first large batch
-starts them).
+not before; the MCP SDK (~30 MiB) by the first request to `/mcp` or its OAuth routes. The ingest worker
+processes are not started by the server (the first large batch starts them).
 """
 
 from __future__ import annotations
@@ -32,9 +32,14 @@ settings = get_settings()
 migrate_all(settings)
 app = build_app(settings)
 outcomes = EmbeddedRunner(settings).catch_up()
+LIBRARIES = ("pandas", "polars", "pyarrow", "mcp")
 with TestClient(app) as http:
     health = http.get("/api/health").status_code
-seen = {"health": health, "runs": len(outcomes), "served": {m: m in sys.modules for m in ("pandas", "polars", "pyarrow")}}
+    served = {m: m in sys.modules for m in LIBRARIES}
+    refused = http.post("/mcp", json={}).status_code  # no bearer token: refused before the SDK is needed
+    unloaded = "mcp" in sys.modules
+    metadata = http.get("/.well-known/oauth-protected-resource/mcp").json()
+seen = {"health": health, "runs": len(outcomes), "served": served, "mcp": [refused, unloaded, "mcp" in sys.modules, metadata["resource"]]}
 
 from stacklens.explore.download import open_download
 from stacklens.explore.query_parser import parse_query
@@ -60,7 +65,7 @@ for fmt in ("csv", "parquet", "json"):
     while (chunk := download.next_chunk()) is not None:
         body += chunk
     sizes[fmt] = len(body)
-seen["downloaded"] = {m: m in sys.modules for m in ("pandas", "polars", "pyarrow")}
+seen["downloaded"] = {m: m in sys.modules for m in LIBRARIES[:3]}
 seen["sizes"] = sizes
 print(json.dumps(seen))
 """
@@ -83,6 +88,11 @@ def test_the_server_never_loads_pandas_and_loads_polars_and_pyarrow_only_for_a_d
     seen = json.loads(done.stdout.strip().splitlines()[-1])
 
     assert seen["health"] == 200 and seen["runs"] >= 0
-    assert seen["served"] == {"pandas": False, "polars": False, "pyarrow": False}
+    assert seen["served"] == {"pandas": False, "polars": False, "pyarrow": False, "mcp": False}
+    # The MCP SDK loads with the first request that needs it: not for a request refused at the door.
+    refused, loaded_by_refusal, loaded, resource = seen["mcp"]
+    assert (refused, loaded_by_refusal, loaded) == (401, False, True) and resource.endswith("/mcp"), seen[
+        "mcp"
+    ]
     assert seen["downloaded"] == {"pandas": False, "polars": True, "pyarrow": True}
     assert all(size > 0 for size in seen["sizes"].values()), seen["sizes"]

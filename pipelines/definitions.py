@@ -14,6 +14,7 @@ be evaluated (over budget is a verdict, not a failed check).
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import dagster as dg
 
@@ -48,7 +49,7 @@ _modules = [
 ]
 
 
-def build_definitions(resources: dict[str, dg.ConfigurableResource]) -> dg.Definitions:
+def build_definitions(resources: dict[str, dg.ConfigurableResource[Any]]) -> dg.Definitions:
     """Every asset, job, schedule and sensor, over ``resources``."""
     return dg.Definitions(
         assets=[

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import dagster as dg
 from clickhouse_connect.driver.client import Client
@@ -50,7 +51,9 @@ def _from_environment(names: tuple[str, ...]) -> tuple[str, ...]:
     return values
 
 
-class ClickHouseResource(dg.ConfigurableResource):
+# The resources subclass the bare `ConfigurableResource`: `ConfigurableResource[Any]` would be a new pydantic
+# class made at run time (a generic model's subscript), not an annotation: mypy's type-arg is waived here.
+class ClickHouseResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     """The warehouse: ``chdb://<path>`` (embedded engine, shared with this process) or ``http(s)://…:8123``.
 
     Bound to settings (``url``/``database``), or, for the Dagster processes, read from ``STACKLENS_*`` when a
@@ -105,7 +108,7 @@ class ClickHouseResource(dg.ConfigurableResource):
                 release_client(url, database)
 
 
-class ControlStoreResource(dg.ConfigurableResource):
+class ControlStoreResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     """The control store (budgets live there): its SQLAlchemy URL, or ``STACKLENS_DATABASE_URL`` when used."""
 
     database_url: str = Field(default="", description="SQLAlchemy URL of the control store.")
@@ -126,7 +129,7 @@ class ControlStoreResource(dg.ConfigurableResource):
 _BOUND_SETTINGS: dict[str, Settings] = {}
 
 
-class AlertingResource(dg.ConfigurableResource):
+class AlertingResource(dg.ConfigurableResource):  # type: ignore[type-arg]
     """What alert evaluation and delivery need beyond the stores: the server secret, the outbound allow-list,
     SMTP and the public URL of notification links — the service's settings."""
 
@@ -141,7 +144,7 @@ class AlertingResource(dg.ConfigurableResource):
         return found if found is not None else Settings()
 
 
-def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+def resources_for(settings: Settings) -> dict[str, dg.ConfigurableResource[Any]]:
     """Resources bound to ``settings`` (same URLs => the same cached clients as the server's)."""
     return {
         "warehouse": ClickHouseResource(
@@ -160,7 +163,7 @@ def _bind(settings: Settings) -> str:
     return key
 
 
-def env_resources() -> dict[str, dg.ConfigurableResource]:
+def env_resources() -> dict[str, dg.ConfigurableResource[Any]]:
     """Resources that read ``STACKLENS_WAREHOUSE_URL``, ``STACKLENS_WAREHOUSE_DATABASE`` and
     ``STACKLENS_DATABASE_URL`` when a schedule ticks or a run starts, never at import (what ``dagster dev``
     loads). Unset, schedules skip with :data:`SCALED_SETTINGS_MISSING` rather than fail every minute."""

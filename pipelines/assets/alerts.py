@@ -7,7 +7,7 @@ reports in the outbox, then deliver what the outbox holds (every minute)."""
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from pipelines.assets.common import RAW_EVENTS, RAW_TRANSACTIONS
+from pipelines.assets.common import RAW_EVENTS, RAW_TRANSACTIONS, AssetResult
 from pipelines.assets.sessions import ASSET as SESSION_STATES
 from pipelines.resources import AlertingResource, ClickHouseResource
 from stacklens.public_url import public_base_url
@@ -25,7 +25,7 @@ def _has_alert_tables(settings: Settings) -> bool:
 @dg.asset(group_name="alerts", deps=["issues", RAW_EVENTS], kinds={"clickhouse", "sqlite"})
 def issue_owners(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
-) -> dg.MaterializeResult:
+) -> AssetResult:
     """Assigns the issues first seen since the last run, in every project with ownership rules, to the
     owner of the last rule that matches the issue's first event (path, module, url, tag or release), as
     `system`, with the rule recorded on the issue, and tells each new owner; then tells the assignee and
@@ -63,7 +63,7 @@ def issue_owners(
 
 
 @dg.asset(group_name="alerts", deps=["issue_owners"], kinds={"clickhouse", "sqlite"})
-def person_digests(warehouse: ClickHouseResource, alerting: AlertingResource) -> dg.MaterializeResult:
+def person_digests(warehouse: ClickHouseResource, alerting: AlertingResource) -> AssetResult:
     """Puts each person's daily digest of issue news (assignments, mentions, comments they chose to hear of
     once a day) in the outbox once the day's digest hour (08:00 UTC) has passed; the deliveries of the same
     run send them; on Mondays after 08:00 UTC, the last week's summary of each project to the members who
@@ -100,7 +100,7 @@ def person_digests(warehouse: ClickHouseResource, alerting: AlertingResource) ->
 )
 def anomaly_bands(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
-) -> dg.MaterializeResult:
+) -> AssetResult:
     """The expectation and band of every enabled anomaly rule's last 24 hourly buckets (table
     `anomaly_bands`, migration 0250): per rule and hour the value and its samples (from the metrics layer,
     the numbers the pages show), the expected value, the band's edges, the score, the seasonality used and
@@ -143,7 +143,7 @@ def anomaly_bands(
 )
 def alert_evaluations(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
-) -> dg.MaterializeResult:
+) -> AssetResult:
     """Evaluates every enabled alert rule (performance budget, new issue, regression, event frequency, error
     rate, anomaly) over its window, moves each rule and scope through ok / warning / firing / resolved /
     insufficient_data, records every evaluation (window, value, samples, threshold, decision) in the control
@@ -184,7 +184,7 @@ def alert_evaluations(
 )
 def scheduled_reports(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
-) -> dg.MaterializeResult:
+) -> AssetResult:
     """Puts each due report subscription (a dashboard or saved query, daily or weekly at a local time) in the
     notification outbox: its widgets answered as Explore answers them, worded as a summary (key numbers and
     their change) or CSV, one outbox row per report; then sets its next run. A report that cannot be built
@@ -214,7 +214,7 @@ def scheduled_reports(
     deps=["alert_evaluations", "person_digests", "scheduled_reports", "monitor_detection"],
     kinds={"sqlite"},
 )
-def alert_deliveries(context: AssetExecutionContext, alerting: AlertingResource) -> dg.MaterializeResult:
+def alert_deliveries(context: AssetExecutionContext, alerting: AlertingResource) -> AssetResult:
     """Drains the notification outbox: sends every due notification once through its channel (e-mail, Slack,
     signed webhook), logs each attempt, schedules retries with backoff (timeouts, 5xx, 429 with Retry-After,
     for 24 h), pauses channels after repeated permanent failures and folds what exceeds a channel's rate cap

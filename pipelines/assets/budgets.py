@@ -4,13 +4,14 @@
 # at definition time (context and resource parameters) and does not resolve string annotations.
 
 from datetime import UTC, datetime
+from typing import Any
 
 import dagster as dg
 from dagster import AssetExecutionContext
 from sqlalchemy import select
 
 from pipelines import warehouse_ops as ops
-from pipelines.assets.common import RAW_TRANSACTIONS
+from pipelines.assets.common import RAW_TRANSACTIONS, AssetResult
 from pipelines.resources import ClickHouseResource, ControlStoreResource
 from stacklens.isolation import retry_at
 from stacklens.performance.budget_eval import ERROR, FAIL, PASS, BudgetSpec, Evaluation, evaluate
@@ -85,7 +86,7 @@ def _record_outcomes(
 AGGREGATE_CHECK = "budgets_evaluated"
 
 
-def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
+def _aggregate_check(rows: list[dict[str, Any]]) -> dg.AssetCheckResult:
     """Fails when a budget could not be evaluated by this run (status `error`); its metadata names every
     budget with its value and status, and counts those over, those without enough data and those not
     evaluated (the per-budget verdicts are the mart's rows, not separate checks, so the code location does
@@ -126,7 +127,7 @@ def _aggregate_check(rows: list[dict]) -> dg.AssetCheckResult:
 )
 def budget_status(
     context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
-) -> dg.MaterializeResult:
+) -> AssetResult:
     """One row per performance budget (kept in the control store, set through the dashboard, the API and
     the CLI): metric, statistic, scope (all pages, a route or a pattern), window, minimum samples, budget,
     current value, sample count and status — pass, fail, or insufficient_data when the window holds fewer
@@ -149,7 +150,7 @@ def _evaluate_budgets(
     context: AssetExecutionContext,
     warehouse: ClickHouseResource,
     control_store: ControlStoreResource,
-) -> dg.MaterializeResult:
+) -> AssetResult:
     client = warehouse.get_client()
     budgets = _budgets(control_store)
     evaluated_at = ops.now_version()
@@ -157,7 +158,7 @@ def _evaluate_budgets(
     # A budget whose evaluation failed waits for its retry (its last row, status error, stays the mart's).
     due = [(org_id, spec) for org_id, spec, retry in budgets if retry is None or _utc(retry) <= now]
     results = evaluate(client, [spec for _, spec in due], now)
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     over, failed = [], []
     for (org_id, spec), result in zip(due, results, strict=True):
         rows.append(

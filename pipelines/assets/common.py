@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import dagster as dg
 from clickhouse_connect.driver.client import Client
@@ -13,6 +13,13 @@ from dagster import AssetExecutionContext
 
 from pipelines import warehouse_ops as ops
 from stacklens.warehouse.queries import load_query, scalar_row
+
+# What an asset returns: `MaterializeResult[Any]` to the type checker, the bare class at run time, where
+# Dagster recognises an asset's result by the bare class only (a subscript fails with checks or outputs).
+if TYPE_CHECKING:
+    AssetResult: TypeAlias = dg.MaterializeResult[Any]
+else:
+    AssetResult = dg.MaterializeResult
 
 RAW_EVENTS = dg.AssetKey(["raw", "events"])
 RAW_TRANSACTIONS = dg.AssetKey(["raw", "transactions"])

@@ -21,7 +21,7 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from pipelines import warehouse_ops as ops
-from pipelines.assets.common import RAW_EVENTS, RAW_SESSIONS, RAW_SPANS, RAW_TRANSACTIONS
+from pipelines.assets.common import RAW_EVENTS, RAW_SESSIONS, RAW_SPANS, RAW_TRANSACTIONS, AssetResult
 from pipelines.resources import ClickHouseResource
 from stacklens.issues.counters import COUNTED_TABLES, CounterRepair, TableComparison, repair_counters
 
@@ -136,7 +136,7 @@ def _comparison(found: TableComparison | None) -> dict[str, Any]:
     }
 
 
-def table_results(report: CounterRepair, common: dict[str, Any]) -> Iterator[dg.MaterializeResult]:
+def table_results(report: CounterRepair, common: dict[str, Any]) -> Iterator[AssetResult]:
     """One materialization per table with the run's figures; a counted table's with its check, which passes
     when the table counts every stored event of the keys compared once the repair ran (excess is reported,
     never a failure: the retention removes events a counter keeps counting)."""
@@ -181,9 +181,7 @@ def table_results(report: CounterRepair, common: dict[str, Any]) -> Iterator[dg.
     check_specs=[_check_spec(table) for table in TABLES if table.check],
     can_subset=False,
 )
-def event_counters(
-    context: AssetExecutionContext, warehouse: ClickHouseResource
-) -> Iterator[dg.MaterializeResult]:
+def event_counters(context: AssetExecutionContext, warehouse: ClickHouseResource) -> Iterator[AssetResult]:
     """A process killed between the insert of a batch's rows and its views keeps the rows and loses the views'
     blocks; the resend answers the rows as duplicates. Each run finds the landing attempts of rows received
     since its watermark that no batch record carries and that are no longer landing, compares every counter

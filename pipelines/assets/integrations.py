@@ -6,6 +6,7 @@
 import dagster as dg
 from dagster import AssetExecutionContext
 
+from pipelines.assets.common import AssetResult
 from pipelines.resources import AlertingResource, ClickHouseResource
 from stacklens.settings import Settings
 
@@ -21,7 +22,7 @@ def _has_link_tables(settings: Settings) -> bool:
 @dg.asset(group_name="integrations", kinds={"sqlite"})
 def tracker_ticket_states(
     context: AssetExecutionContext, warehouse: ClickHouseResource, alerting: AlertingResource
-) -> dg.MaterializeResult:
+) -> AssetResult:
     """Reads the state (open / closed) of every linked ticket back from its tracker (GitHub, GitLab, Jira,
         Linear) through the outbound client, oldest-checked first, records changes in the activity log and,
         for connections that ask for it, resolves the StackLens issue through the issue workflow when its

@@ -8,7 +8,7 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from pipelines import warehouse_ops as ops
-from pipelines.assets.common import RAW_EVENTS, MartCheck, evaluate_checks
+from pipelines.assets.common import RAW_EVENTS, AssetResult, MartCheck, evaluate_checks
 from pipelines.assets.event_counters import ARRIVALS_KEPT
 from pipelines.resources import ClickHouseResource
 from stacklens.issues.rules import apply_system_transitions
@@ -34,7 +34,7 @@ RELATED_CHECKS = [
     kinds={"clickhouse"},
     check_specs=[c.spec("issues") for c in ISSUES_CHECKS],
 )
-def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
+def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> AssetResult:
     """One row per project and fingerprint (issue): title, culprit (top in-app frame), level, platform, first
     and last seen, events, users affected, first/last release, environments, services and workflow status.
 
@@ -86,7 +86,7 @@ def issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.
     kinds={"clickhouse"},
     check_specs=[c.spec("related_issues") for c in RELATED_CHECKS],
 )
-def related_issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
+def related_issues(context: AssetExecutionContext, warehouse: ClickHouseResource) -> AssetResult:
     """Pairs of issues related by the same user, the same 5-minute windows, a similar stack trace (shared
     in-app frames `module:function`) or the same release, each with its reason and strength.
 

@@ -9,6 +9,7 @@ import time
 import dagster as dg
 from dagster import AssetExecutionContext
 
+from pipelines.assets.common import AssetResult
 from pipelines.resources import AlertingResource, ClickHouseResource
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
@@ -23,7 +24,7 @@ def _has_monitor_tables(settings: Settings) -> bool:
 
 
 @dg.asset(group_name="monitors", kinds={"sqlite"})
-def monitor_detection(context: AssetExecutionContext, alerting: AlertingResource) -> dg.MaterializeResult:
+def monitor_detection(context: AssetExecutionContext, alerting: AlertingResource) -> AssetResult:
     """Control-store rows of cron monitors' runs that did not happen: a `missed` check-in for every
     scheduled time whose margin passed without a check-in, a `timeout` for every `in_progress` past its max
     runtime. Deadlines are stored, so a restart across one reports it once on the next run; each report moves
@@ -57,7 +58,7 @@ def monitor_detection(context: AssetExecutionContext, alerting: AlertingResource
 
 
 @dg.asset(group_name="monitors", kinds={"clickhouse", "sqlite"})
-def monitor_checks(warehouse: ClickHouseResource, alerting: AlertingResource) -> dg.MaterializeResult:
+def monitor_checks(warehouse: ClickHouseResource, alerting: AlertingResource) -> AssetResult:
     """Warehouse table of uptime probes: every uptime monitor whose interval has come is probed through the
     outbound guard (private addresses refused unless STACKLENS_OUTBOUND_ALLOW allows them), and each probe
     is a row (status, http_code, ttfb_ms, total_ms, tls_days_left); `failure_threshold` downs in a row open

@@ -24,6 +24,7 @@ from pipelines import warehouse_ops as ops
 from pipelines.assets.common import (
     RAW_SPANS,
     RAW_TRANSACTIONS,
+    AssetResult,
     MartCheck,
     advance_watermark,
     run_days,
@@ -235,9 +236,7 @@ TABLES: dict[str, StateTable] = {table.name: table for stack in STACKS for table
 STATE_QUERIES = tuple(q for stack in STACKS for q in stack.queries)
 
 
-def refresh_stack(
-    context: AssetExecutionContext, client: Client, stack: Stack
-) -> Iterator[dg.MaterializeResult]:
+def refresh_stack(context: AssetExecutionContext, client: Client, stack: Stack) -> Iterator[AssetResult]:
     """Refresh the stack's tables for the run's days, without re-reading a day's raw rows:
 
     1. the hours of those days that received rows of the stack's sources since its watermark (every hour of
@@ -328,9 +327,7 @@ def _stack_asset(stack: Stack, description: str) -> dg.AssetsDefinition:
         backfill_policy=dg.BackfillPolicy.single_run(),
         can_subset=False,
     )
-    def _refresh(
-        context: AssetExecutionContext, warehouse: ClickHouseResource
-    ) -> Iterator[dg.MaterializeResult]:
+    def _refresh(context: AssetExecutionContext, warehouse: ClickHouseResource) -> Iterator[AssetResult]:
         yield from refresh_stack(context, warehouse.get_client(), stack)
 
     return _refresh

@@ -8,7 +8,14 @@ import dagster as dg
 from dagster import AssetExecutionContext
 
 from pipelines import warehouse_ops as ops
-from pipelines.assets.common import RAW_SESSIONS, MartCheck, advance_watermark, evaluate_checks, run_days
+from pipelines.assets.common import (
+    RAW_SESSIONS,
+    AssetResult,
+    MartCheck,
+    advance_watermark,
+    evaluate_checks,
+    run_days,
+)
 from pipelines.partitions import daily_partitions
 from pipelines.resources import ClickHouseResource
 
@@ -41,7 +48,7 @@ SESSION_CHECKS = [
     kinds={"clickhouse"},
     group_name="releases",
 )
-def session_periods(context: AssetExecutionContext, warehouse: ClickHouseResource) -> dg.MaterializeResult:
+def session_periods(context: AssetExecutionContext, warehouse: ClickHouseResource) -> AssetResult:
     """Release health states `session_periods`: per project, release, environment and period (minute, hour,
     UTC day, blocks of 2-16 days) the sessions started, errored, crashed and abnormal sessions, the first
     session start, and the users, errored users and crashed users as uniqCombined64 states — counted as

@@ -15,6 +15,7 @@ import ctypes
 import gc
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 # A young pass per this many net allocations (the default 700), an older one per this many young passes.
@@ -87,10 +88,12 @@ def release_freed_memory() -> bool:
 class FreedMemoryReleaser:
     """A daemon thread that calls :func:`release_freed_memory` every :data:`TRIM_EVERY_SECONDS` while the
     server runs: a burst's bodies and a pipeline run's results are freed in the middle of the arenas, where
-    no threshold returns them."""
+    no threshold returns them. ``also`` runs on the same beat (the serving process passes the release of the
+    engine library's pages, :func:`stacklens.warehouse.engine.release_library_pages`)."""
 
-    def __init__(self, every: float = TRIM_EVERY_SECONDS) -> None:
+    def __init__(self, every: float = TRIM_EVERY_SECONDS, also: Callable[[], object] | None = None) -> None:
         self.every = every
+        self.also = also
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -103,6 +106,8 @@ class FreedMemoryReleaser:
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
             release_freed_memory()
+            if self.also is not None:
+                self.also()
 
     def stop(self) -> None:
         self._stop.set()

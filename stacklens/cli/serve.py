@@ -190,8 +190,11 @@ def self_watch(settings: Settings) -> Iterator[None]:
 
 @contextlib.contextmanager
 def freed_memory_released() -> Iterator[None]:
-    """Give the C allocator's freed blocks back to the system every half minute while serving."""
-    releaser = FreedMemoryReleaser()
+    """Give the C allocator's freed blocks back to the system every half minute while serving, and unmap the
+    engine library's pages the statements of that half minute mapped (stacklens/warehouse/engine.py)."""
+    from stacklens.warehouse.engine import release_library_pages
+
+    releaser = FreedMemoryReleaser(also=release_library_pages)
     releaser.start()
     try:
         yield

@@ -102,7 +102,7 @@ _RELEASE_PROBE = textwrap.dedent(
     """
     import json, sys
     from stacklens.warehouse.client import warehouse_client
-    from stacklens.warehouse.engine import release_start_pages
+    from stacklens.warehouse.engine import release_library_pages, release_start_pages
 
     def file_kib():
         for line in open("/proc/self/status"):
@@ -118,8 +118,17 @@ _RELEASE_PROBE = textwrap.dedent(
     # The engine goes on: the code it runs maps back in, the answers are the same.
     client.command("INSERT INTO t SELECT number, toString(number) FROM numbers(100000, 1000)")
     answer = client.query("SELECT count(), sum(a), max(length(b)) FROM t").result_rows[0]
+    again = release_start_pages()
+    kept = file_kib()
+    # The half-minute release while serving: what the statements since mapped back goes again.
+    client.query("SELECT b, count() FROM t GROUP BY b ORDER BY count() DESC, b LIMIT 3")
+    mapped_back = file_kib()
+    periodic = release_library_pages()
+    periodic_after = file_kib()
+    answer_after = client.query("SELECT count(), sum(a), max(length(b)) FROM t").result_rows[0]
     print(json.dumps({"before": before, "released": released, "after": after, "answer": list(answer),
-                      "again": release_start_pages(), "mappings_kept": file_kib()}))
+                      "again": again, "mappings_kept": kept, "mapped_back": mapped_back,
+                      "periodic": periodic, "periodic_after": periodic_after, "answer_after": list(answer_after)}))
     """
 )
 
@@ -140,3 +149,7 @@ def test_the_engine_start_up_pages_are_released_and_the_engine_runs_on(tmp_path:
     assert seen["before"] - seen["after"] > 100 * 1024, seen
     assert seen["answer"] == [101_000, sum(range(100_000)) + sum(range(100_000, 101_000)), 6]
     assert 0 < seen["again"] < seen["released"], seen  # only what the later statements mapped back
+    mapped_back = seen["mapped_back"] - seen["mappings_kept"]
+    assert seen["periodic"] and mapped_back > 0, seen
+    assert seen["mapped_back"] - seen["periodic_after"] > mapped_back // 2, seen
+    assert seen["answer_after"] == seen["answer"]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
@@ -13,6 +12,7 @@ import plotly.graph_objects as go
 
 from dashboards.figure_json import figure_json
 from stacklens.metrics import units
+from stacklens.metrics.units import log_ticks
 from stacklens.performance.score import MIN_SAMPLES
 
 ACCENT = "#0b5cad"
@@ -222,20 +222,6 @@ def category_axis(labels: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def log_ticks(low: float, high: float) -> list[float]:
-    """Round tick values for a log axis over [low, high]: 1, 2 and 5 times powers of ten (1, 2, 3, 5, then
-    every digit, when the range is too narrow for three of those), so ticks read ``100 ms, 200 ms, 500 ms,
-    1 s`` instead of plotly's default ``100 2 3 4 5`` minor labels."""
-    if low <= 0 or high <= low:
-        return []
-    lowest, highest = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    for steps in ((1, 2, 5), (1, 2, 3, 5), tuple(range(1, 10))):
-        ticks = [m * 10.0**k for k in range(lowest, highest + 1) for m in steps if low <= m * 10.0**k <= high]
-        if len(ticks) >= 3:
-            return ticks
-    return ticks
-
-
 def distribution_figure(buckets: Sequence[Mapping[str, Any]], title: str, unit: str) -> dict[str, Any]:
     """Page loads per bucket of one metric (log-scale buckets for times, ticked at round times)."""
     figure = go.Figure(
@@ -266,7 +252,7 @@ def types_figure(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Bytes per resource type (encoded body), coloured by type."""
     return bars_figure(
         [r["resource_type"] for r in rows],
-        [r["total_bytes"] / 1024 / 1024 for r in rows],
+        [None if r["total_bytes"] is None else r["total_bytes"] / 1024 / 1024 for r in rows],
         [r["requests"] for r in rows],
         "Bytes per resource type (MiB, encoded)",
         "MiB",
@@ -289,10 +275,13 @@ def releases_figure(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         customdata=[r["views"] for r in rows],
         hovertemplate="%{x}<br>load p75 %{y:.0f} ms<br>%{customdata} page loads<extra></extra>",
     )
+    # A release without JavaScript measured is a gap in the line, not 0 KiB.
+    kib = [None if r["js_bytes_per_view"] is None else r["js_bytes_per_view"] / 1024 for r in rows]
+    # Ticked on round values of one binary unit (0, 200, 400 KiB), not plotly's thirds of the range.
+    tickvals, ticktext = units.size_ticks(max([k for k in kib if k is not None], default=0.0))
     figure.add_scatter(
         x=names,
-        # A release without JavaScript measured is a gap in the line, not 0 KiB.
-        y=[None if r["js_bytes_per_view"] is None else r["js_bytes_per_view"] / 1024 for r in rows],
+        y=kib,
         connectgaps=False,
         name="JavaScript per view (KiB)",
         yaxis="y2",
@@ -307,10 +296,14 @@ def releases_figure(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         height=280,
         xaxis={"type": "category"},
         yaxis2={
-            "title": {"text": "JS KiB / view"},
+            "title": {"text": "JavaScript / view"},
             "overlaying": "y",
             "side": "right",
-            "rangemode": "tozero",
+            "tickmode": "array",
+            "tickvals": tickvals,
+            "ticktext": ticktext,
+            "range": [0, tickvals[-1] or 1],
+            "showgrid": False,
         },
     )
 

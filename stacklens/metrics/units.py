@@ -114,3 +114,37 @@ def axis_tick(unit: Unit, value: float) -> str:
     if unit.key == BYTES.key:
         return binary_size(value, 1)
     return plain_number(round(value, 6))
+
+
+def round_ticks(high: float, most: int = 6) -> list[float]:
+    """Ticks of a linear axis from 0 to at least ``high`` on round values — 1, 2 or 5 times a power of ten,
+    at most ``most`` of them beside 0 — so a size axis in KiB reads 0 / 200 / 400 / 600 KiB, never
+    273 / 545 / 818 (a count of bytes scaled by 1,024 and cut in thirds). ``[0]`` for nothing to show."""
+    if not math.isfinite(high) or high <= 0:
+        return [0.0]
+    power = 10.0 ** math.floor(math.log10(high / most))
+    step = next(m * power for m in (1, 2, 5, 10) if high / (m * power) <= most)
+    count = math.ceil(high / step - 1e-9)
+    return [round(i * step, 9) for i in range(count + 1)]
+
+
+def size_ticks(high_kib: float) -> tuple[list[float], list[str]]:
+    """A size axis plotted in KiB, from 0 to at least ``high_kib``: its tick values (KiB) and their texts, on
+    round values of one binary unit for the whole axis — ``0, 200 KiB, 400 KiB`` or ``0, 1 MiB, 2 MiB``."""
+    scale, name = (1024.0, "MiB") if high_kib >= 1024 else (1.0, "KiB")
+    ticks = round_ticks(high_kib / scale)
+    return [v * scale for v in ticks], [f"{plain_number(v)} {name}" if v else "0" for v in ticks]
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Round tick values for a log axis over [low, high]: 1, 2 and 5 times powers of ten (1, 2, 3, 5, then
+    every digit, when the range is too narrow for three of those), so ticks read ``100 ms, 200 ms, 500 ms,
+    1 s`` instead of plotly's default ``100 2 3 4 5`` minor labels."""
+    if low <= 0 or high <= low:
+        return []
+    lowest, highest = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    for steps in ((1, 2, 5), (1, 2, 3, 5), tuple(range(1, 10))):
+        ticks = [m * 10.0**k for k in range(lowest, highest + 1) for m in steps if low <= m * 10.0**k <= high]
+        if len(ticks) >= 3:
+            return ticks
+    return ticks

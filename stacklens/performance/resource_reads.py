@@ -24,12 +24,13 @@ MEDIUM = {"avg_ms": 200.0, "avg_bytes": 30 * 1024, "fcp_share": 0.25}
 class ResourceTypeRow(TypedDict):
     """One resource type (JavaScript, CSS, Images, …): requests, page loads, bytes (total, avg encoded /
     decoded / transfer), load time, cache hit rate over the requests that report a transfer size (their count:
-    ``cache_samples``), compression ratio."""
+    ``cache_samples``), compression ratio. Sizes no request of the type reported (API calls the browser gave
+    no size for) are ``None`` — written "–", as every missing figure — never 0 B beside a missing average."""
 
     resource_type: str
     requests: int
     loads: int
-    total_bytes: int
+    total_bytes: int | None
     avg_bytes: float | None
     avg_decoded_bytes: float | None
     avg_transfer_bytes: float | None
@@ -80,13 +81,17 @@ class ResourceListRow(ResourceRow):
 
 def _type_row(raw: dict[str, Any]) -> ResourceTypeRow:
     transfer_n = int(raw["transfer_n"])
+    # No encoded, decoded or transfer size from any request of the type: its sizes are missing, not 0 B.
+    sized = (
+        transfer_n > 0 or int(raw["total_bytes"]) > 0 or (float_or_none(raw["avg_decoded_bytes"]) or 0) > 0
+    )
     return {
         "resource_type": raw["resource_type"],
         "requests": int(raw["requests"]),
         "loads": int(raw["loads"]),
-        "total_bytes": int(raw["total_bytes"]),
-        "avg_bytes": float_or_none(raw["avg_bytes"]),
-        "avg_decoded_bytes": float_or_none(raw["avg_decoded_bytes"]),
+        "total_bytes": int(raw["total_bytes"]) if sized else None,
+        "avg_bytes": float_or_none(raw["avg_bytes"]) if sized else None,
+        "avg_decoded_bytes": float_or_none(raw["avg_decoded_bytes"]) if sized else None,
         "avg_transfer_bytes": float_or_none(raw["avg_transfer_bytes"]),
         "avg_ms": float_or_none(raw["avg_ms"]),
         "p95_ms": float_or_none(raw["p95_ms"]),

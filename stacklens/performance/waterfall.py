@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from clickhouse_connect.driver.client import Client
 from typing_extensions import TypedDict
@@ -55,6 +56,34 @@ def span_type(op: str, description: str) -> str:
     return "Other" if op.startswith("resource.") else op or "Other"
 
 
+# Why a span has no HTTP status: @sentry/browser reports one for fetch / XHR calls (http.client spans), never
+# for the resources a page loads (its resource timing entries carry sizes and timings, no response status).
+NO_STATUS_CACHED = "served from the browser cache: no request was made (transfer size 0)"
+NO_STATUS_RESOURCE = "not reported: the browser SDK sends no HTTP status for the resources a page loads"
+NO_STATUS_CALL = "not reported by the SDK for this call"
+
+
+def status_of(raw: dict[str, Any]) -> dict[str, str]:
+    """``{"status", "status_note"}`` of a waterfall row: its HTTP status when stored, else the span's own
+    status (``internal_error``, …) for a call, else why there is none — ``cached`` for a resource the browser
+    took from its cache (a transfer size of 0), ``not reported`` otherwise, with the reason in full."""
+    code = int(raw.get("status_code") or 0)
+    if code:
+        return {"status": str(code), "status_note": ""}
+    op = str(raw.get("op") or "")
+    if op.startswith("resource."):
+        if raw.get("transfer_size") == 0:
+            return {"status": "cached", "status_note": NO_STATUS_CACHED}
+        return {"status": "not reported", "status_note": NO_STATUS_RESOURCE}
+    own = str(raw.get("span_status") or "")
+    if own and own not in ("ok", "unknown"):
+        return {
+            "status": own.replace("_", " "),
+            "status_note": f"the span's status ({own}): no HTTP status sent",
+        }
+    return {"status": "not reported", "status_note": NO_STATUS_CALL}
+
+
 def _phase_name(op: str, description: str) -> str:
     key = op[len("browser.") :] if op.startswith("browser.") else description
     return PHASES.get(key.lower(), "")
@@ -74,6 +103,8 @@ class WaterfallSpan(TypedDict):
     start_ms: float
     duration_ms: float
     status_code: int
+    status: str  # the HTTP status as the table shows it, or why there is none (:func:`status_of`)
+    status_note: str  # the reason in full, for a tooltip ('' beside an HTTP status)
     render_blocking: str  # blocking | non-blocking | unknown (a resource the browser did not say of) | ''
     bytes: int | None
     decoded_bytes: int | None
@@ -133,6 +164,7 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> Wa
     for raw in run_query(client, "performance/waterfall_spans", {**base, "start": start}):
         offset = _ms(raw["timestamp"], start)
         kind = span_type(raw["op"], raw["description"])
+        status = status_of(raw)
         if kind == "Phase":
             name = _phase_name(raw["op"], raw["description"])
             if name:
@@ -152,6 +184,8 @@ def waterfall(client: Client, org_id: int, project_id: int, event_id: str) -> Wa
                 "start_ms": offset,
                 "duration_ms": float(raw["duration_ms"]),
                 "status_code": int(raw["status_code"]),
+                "status": status["status"],
+                "status_note": status["status_note"],
                 "render_blocking": raw["render_blocking_status"]
                 or ("unknown" if raw["op"].startswith("resource.") else ""),
                 "bytes": raw["bytes"],

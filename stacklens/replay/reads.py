@@ -112,6 +112,35 @@ def replay_meta(client: Client, org_id: int, project_id: int, replay: str) -> di
     return rows[0] if rows else {}
 
 
+USER_LOOKUP = timedelta(days=1)  # the events around a replay that may say who its user id is
+
+
+def replay_user(
+    client: Client, org_id: int, project_id: int, meta: dict[str, Any], span: ReplaySpan
+) -> dict[str, str]:
+    """Who the replay's user is, as the issue page shows an event's user: ``label`` (the e-mail, else the
+    name, else the id, else the IP address; '' for an anonymous user) and ``id`` (the user id, beside a name).
+    A replay whose events carry the id alone takes the e-mail and name from the project's events of that id
+    around it (the browser SDK's errors carry what ``Sentry.setUser`` gave)."""
+    user_id, email, name = (str(meta.get(k) or "") for k in ("given_id", "given_email", "given_name"))
+    if user_id and not (email or name):
+        rows = run_query(
+            client,
+            "replay/user_of_id",
+            {
+                "org_id": org_id,
+                "project_id": project_id,
+                "user_id": user_id,
+                "since": span["started"] - USER_LOOKUP,
+                "until": span["ended"] + USER_LOOKUP,
+            },
+        )
+        if rows:
+            email, name = str(rows[0]["given_email"] or ""), str(rows[0]["given_name"] or "")
+    label = email or name or user_id or str(meta.get("user_label") or "")
+    return {"label": label, "id": user_id if user_id and label != user_id else ""}
+
+
 def recording_json(client: Client, org_id: int, project_id: int, replay: str) -> bytes:
     """Every rrweb event of the replay as one JSON array, segment after segment.
 

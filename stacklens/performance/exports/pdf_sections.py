@@ -124,7 +124,7 @@ def resources(layout: Layout, data: ReportData) -> None:
             bars(
                 "Transfer per resource type",
                 [r["resource_type"] for r in types],
-                [r["total_bytes"] for r in types],
+                [r["total_bytes"] or 0 for r in types],  # a type without sizes: no bar
                 "",
                 kb,
             ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from stacklens.metrics import units
 from stacklens.metrics.units import (
     BYTES,
     COUNT,
@@ -58,3 +59,19 @@ def test_axis_ticks_are_short() -> None:
     assert [axis_tick(MS, v) for v in (100, 1000, 2500)] == ["100 ms", "1 s", "2.5 s"]
     assert axis_tick(BYTES, 1536) == "1.5 KiB" and axis_tick(COUNT, 20) == "20"
     assert set(UNITS) >= {"ms", "bytes", "score", "percent", "ratio", "count"}
+
+
+def test_a_size_axis_ticks_at_round_values_of_one_binary_unit() -> None:
+    """Issue 71: the release-impact axis read 273 / 545 / 818 KiB (thirds of the range); its ticks sit on
+    1, 2 or 5 times a power of ten of one unit for the whole axis, from 0 past the highest value."""
+    assert units.round_ticks(818) == [0, 200, 400, 600, 800, 1000]
+    assert units.round_ticks(0.3) == [0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3]
+    assert units.round_ticks(0) == units.round_ticks(float("nan")) == [0]
+    assert units.size_ticks(712.9) == (
+        [0, 200, 400, 600, 800],
+        ["0", "200 KiB", "400 KiB", "600 KiB", "800 KiB"],
+    )
+    assert units.size_ticks(2100) == (
+        [0, 512, 1024, 1536, 2048, 2560],
+        ["0", "0.5 MiB", "1 MiB", "1.5 MiB", "2 MiB", "2.5 MiB"],
+    )

@@ -34,9 +34,11 @@ def scatter_figure(plot: WidgetPlot, rows: int, samples: int) -> dict[str, Any]:
         go.Scatter(
             x=across.values,
             y=up.values,
-            mode="markers",
+            mode="markers+text",
             name="groups",
             text=plot.x,
+            textposition="top center",
+            textfont={"size": 10, "color": "#656d76"},
             customdata=texts,
             hovertemplate="%{customdata}<extra></extra>",
             marker={"size": 10, "color": "#636efa", "opacity": 0.8},
@@ -59,6 +61,12 @@ def scatter_figure(plot: WidgetPlot, rows: int, samples: int) -> dict[str, Any]:
     return out
 
 
+def heat_unit(plot: WidgetPlot) -> str:
+    """The heat map's colour scale title: its metric and unit, without the percentile (``LCP (ms)``)."""
+    first = plot.lines[0].name if plot.lines else ""
+    return first.replace(" p50 ", " ").replace(" p50", "")
+
+
 def heatmap_figure(plot: WidgetPlot, rows: int, samples: int, window: tuple[str, str]) -> dict[str, Any]:
     levels = [line.name for line in plot.lines]
     figure = go.Figure(
@@ -70,7 +78,7 @@ def heatmap_figure(plot: WidgetPlot, rows: int, samples: int, window: tuple[str,
             hovertemplate="%{x}<br>%{y}: %{customdata}<extra></extra>",
             colorscale="YlOrRd",
             hoverongaps=False,
-            colorbar={"title": {"text": plot.axes[0] if plot.axes else "", "side": "right"}, "thickness": 10},
+            colorbar={"title": {"text": heat_unit(plot), "side": "right"}, "thickness": 10},
         )
     )
     out = figure_json(figure)

@@ -162,7 +162,8 @@ def apply_variables(
     body: dict[str, Any], variables: list[Variable], chosen: dict[str, str]
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """``(body, used, unfiltered)``: the question with the variables' values in its filters, the variables it
-    uses, and the column variables its dataset has no field for (it is not filtered by them)."""
+    uses (by reference, or by column when set to a value), and the column variables its dataset has no field
+    for (it is not filtered by them)."""
     dataset = DATASETS.get(str(body.get("dataset") or ""))
     named = references(body)
     used: list[str] = []
@@ -182,8 +183,8 @@ def apply_variables(
             used.append(v.name)
         elif v.column and dataset is not None:
             if v.column.startswith("tag:") or v.column in dataset.fields:
-                used.append(v.name)
-                if chosen.get(v.name):
+                if chosen.get(v.name):  # used when it filters; "all" leaves the widget as it is
+                    used.append(v.name)
                     filters.append({"field": v.column, "op": "=", "value": chosen[v.name]})
             else:
                 unfiltered.append(v.name)

@@ -124,7 +124,8 @@ def heatmap_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, 
         v: t for line in plot.lines for v, t in zip(line.values, line.texts, strict=True) if v is not None
     }
     if known:
-        scale = f"lightest {texts[low]}, darkest {texts[high]} ({plot.axes[0] if plot.axes else ''})"
+        metric = plot.lines[0].name.replace(" p50", "")
+        scale = f"lightest {texts[low]}, darkest {texts[high]} ({metric}; rows p50 to p99, bottom up)"
         pdf.text(left, bottom + 6.5, latin(scale))
 
 

@@ -2,7 +2,8 @@
 those four and drawn its own way, so the query budgets, the cache and the limits of the four apply:
 
 - ``area``: a line filled to zero (never stacked: a p75 does not add up), asked as a line;
-- ``stacked_bar``: bars stacked, asked as a bar; only values that add up (counts and sums) are stacked, the
+- ``stacked_bar``: bars stacked — over time each bucket's groups (asked as a line), else each group's
+  aggregates (asked as a bar); only values that add up (counts and sums) are stacked, the
   others are refused with the reason;
 - ``scatter``: one point per group, the first aggregate across, the second up (asked as a table);
 - ``heatmap``: a latency distribution over time — the window's buckets across, the metric's percentiles
@@ -32,7 +33,11 @@ ADDS_UP = ("count", "sum")
 HEAT_LEVELS = tuple(PERCENTILES)  # p50, p75, p90, p95, p99: the heat map's rows, bottom up
 
 
-def asked_as(kind: str) -> str:
+def asked_as(kind: str, body: dict[str, Any] | None = None) -> str:
+    """The kind of the four a widget is asked as; a stacked bar over time asks as a line (its groups stacked
+    in each bucket), without an interval as bars per group."""
+    if kind == "stacked_bar" and (body or {}).get("interval"):
+        return "line"
     return ASKED_AS.get(kind, kind)
 
 

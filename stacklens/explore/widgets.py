@@ -134,7 +134,7 @@ def answer_widget(
     try:
         # A kind beyond the four is asked as one of them (stacklens.explore.widget_kinds).
         asked = shaped(question(session, org_id, widget), widget["kind"])
-        answer.body = body = under_filters(asked, asked_as(widget["kind"]), filters, now)
+        answer.body = body = under_filters(asked, asked_as(widget["kind"], asked), filters, now)
         answer.query = query = parse_query(body)
         ids = project_ids(session, org_id, query.project)
 

@@ -96,7 +96,7 @@ def test_every_widget_is_filtered_by_reference_or_by_its_column() -> None:
     assert (used, unfiltered) == (["page", "browser"], [])
     # "All" filters nothing, by reference or by column.
     body, used, _ = dv.apply_variables(PAGE_LCP, variables, {"page": "", "browser": "", "env": ""})
-    assert body["filters"] == [] and used == ["page", "browser"]
+    assert body["filters"] == [] and used == ["page"]
     # A dataset without a page field is filtered by browser (it has one) and says page does not apply.
     errors = {
         "dataset": "errors",

@@ -1,5 +1,5 @@
 """Preparing the lines that are not events (:mod:`stacklens.ingest.prepare`): replay recordings and their
-segments, session updates and aggregates, log records, each normalised into its table's rows."""
+segments, session updates and aggregates, log records, each scrubbed and normalised into its table's rows."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from stacklens.ingest.logs import COLUMNS as LOG_COLUMNS
 from stacklens.ingest.logs import BadLog, LogWindow, log_row
 from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared, encode_row
 from stacklens.ingest.scrub import scrub_payload
+from stacklens.ingest.session_scrub import scrub_session
 from stacklens.ingest.sessions import COLUMNS as SESSION_COLUMNS
 from stacklens.ingest.sessions import BadSession, session_rows
 from stacklens.ingest.validate import Line
@@ -48,7 +49,9 @@ def normalise_sessions(line: Line, who: Attribution, origin: Origin, prepared: P
     alone, naming the field. Aggregate buckets dropped for their age are named in ``rejected``, the rest
     lands."""
     try:
-        made = session_rows(line.item_type, line.payload, origin)
+        # The user a session names is scrubbed as an event's user is, before its rows are made.
+        payload = scrub_session(line.item_type, line.payload, who.scrubbing, line.raw, line.app_key)
+        made = session_rows(line.item_type, payload, origin)
     except BadSession as exc:
         prepared.rejected.append({"line": line.number, "error": f"{line.item_type}: {exc}"})
         return

@@ -1,9 +1,10 @@
 """Data scrubbing rules over real HTTP: `GET/PUT /api/projects/{slug}/scrubbing` checks every rule (a bad
 selector or pattern is a 400 naming the rule's index and field, nothing saved; another organization gets 404);
 secrets planted by sentry-python (an e-mail in a tag, the user and a message, a card number, a bearer token, a
-password field, a customer id matched by a pattern) never reach the API, a page, an event download (CSV),
-the logs export or an agent's MCP tool answer, nor do an OpenTelemetry span's attributes and exception; a
-preview shows what rules would change in a stored event."""
+password field, a customer id matched by a pattern, a session's user and address) never reach the
+warehouse's rows, the API, a page, an event download (CSV), the logs export or an agent's MCP tool answer,
+nor do an OpenTelemetry span's attributes and exception; a preview shows what rules would change in a
+stored event."""
 
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ try:
 except ValueError:
     print(sentry_sdk.capture_exception())
 sentry_logger.error("refund for {email} failed", email="jane.doe@example.com")
+with sentry_sdk.isolation_scope() as scope:  # release health: a session whose user is the e-mail
+    scope.set_user({"email": "jane.doe@example.com", "ip_address": "203.0.113.9"})
+    scope.start_session(session_mode="application")
+    scope.end_session()
 sentry_sdk.flush(30)
 """
 PLANTED = (
@@ -86,7 +91,7 @@ def live(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterat
             )
     try:
         with serve(settings) as url:
-            yield {"url": url, "org": orgs[0], "other": orgs[1]}
+            yield {"url": url, "org": orgs[0], "other": orgs[1], "settings": settings}
     finally:
         close_front_doors()
         reset_clients()
@@ -132,6 +137,25 @@ def _wait_json(client: httpx.Client, path: str, ready: Any) -> Any:
         time.sleep(0.3)
 
 
+def _session_rows(live: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Every column of the release-health rows the planted script left (straight from the warehouse)."""
+    from stacklens.warehouse.client import get_warehouse
+
+    deadline = time.monotonic() + 60
+    while True:
+        rows = (
+            get_warehouse(live["settings"])
+            .query(
+                "SELECT distinct_id, user_agent, * FROM sessions WHERE project_id = {project:UInt64}",
+                parameters={"project": live["org"]["project_id"]},
+            )
+            .result_rows
+        )
+        if rows or time.monotonic() > deadline:
+            return list(rows)
+        time.sleep(0.3)
+
+
 def test_planted_secrets_never_reach_the_api_a_page_or_an_export(live: dict[str, Any]) -> None:
     org, url = live["org"], live["url"]
     with _api(live) as api:
@@ -146,11 +170,15 @@ def test_planted_secrets_never_reach_the_api_a_page_or_an_export(live: dict[str,
         event = _wait_json(api, f"/api/events/{event_id}", lambda body: True)
         logs_path = f"/api/projects/{org['slug']}/logs"
         logs = _wait_json(api, logs_path, lambda body: body["rows"])
+        releases_path = f"/api/projects/{org['slug']}/releases"
+        releases = _wait_json(api, releases_path, lambda body: "shop@1.0.0" in str(body))
         texts = {
             "event": api.get(f"/api/events/{event_id}").text,
             "issues": api.get(f"/api/projects/{org['slug']}/issues").text,
             "logs": str(logs),
             "logs.csv": api.get(logs_path, params={"format": "csv"}).text,
+            "releases": str(releases),
+            "sessions rows": str(_session_rows(live)),
         }
         preview = api.post(f"/api/projects/{org['slug']}/scrubbing/preview", json={"event_id": event_id})
     payload = event["payload"]
@@ -166,6 +194,11 @@ def test_planted_secrets_never_reach_the_api_a_page_or_an_export(live: dict[str,
     hashed = re.fullmatch(r"cust_([0-9a-f]{16})", payload["extra"]["customer_ref"])
     assert hashed and payload["user"]["id"] == payload["extra"]["customer_ref"]
     assert "ip_address" not in payload["user"]
+    # The session's user (the e-mail, as sentry-python sends it when the user has no id) is masked as the
+    # e-mail is anywhere else; the address is never kept.
+    session_rows = _session_rows(live)
+    assert [row[0] for row in session_rows] == ["*" * len("jane.doe@example.com")]
+    assert "203.0.113.9" not in str(session_rows)
     assert "*" * len("plantedToken123abc") in payload["extra"]["upstream"]
     # Saved rules previewed on what they stored: masks and removals have nothing left to change; a hash may
     # be hashed again (its digits match `cust_(\d+)` once more).
@@ -181,6 +214,7 @@ def test_planted_secrets_never_reach_the_api_a_page_or_an_export(live: dict[str,
         texts["event.json"] = browser.get(f"{issue}/events/{event_id}.json").text
         texts["issue list"] = browser.get(f"/orgs/{org['org_slug']}/projects/{org['slug']}/issues").text
         texts["logs page"] = browser.get(f"/orgs/{org['org_slug']}/projects/{org['slug']}/logs").text
+        texts["releases page"] = browser.get(f"/orgs/{org['org_slug']}/projects/{org['slug']}/releases").text
     # What an agent reads through /mcp (the official mcp client, a personal token of the owner).
     with _api(live) as api:
         token = api.post(

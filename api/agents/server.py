@@ -152,12 +152,23 @@ def audit_middleware(settings: Settings) -> Callable[[Any, Any], Awaitable[Any]]
 
 
 def build_server(settings: Settings) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
-        name="StackLens",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        middleware=[cast(Any, audit_middleware(settings))],
-    )
+    # The SDK's server calls logging.basicConfig with a Rich handler, which on a root logger without
+    # handlers installs it there: every record of the process (the SDK's INFO line per request included)
+    # would be rendered by Rich at a few milliseconds each, and the server's own lines printed twice. Logging
+    # is configured in the composition root only (stacklens/cli/logs.py): a placeholder handler on the root
+    # while the server is made turns basicConfig into a no-op.
+    root = logging.getLogger()
+    placeholder = logging.NullHandler()
+    root.addHandler(placeholder)
+    try:
+        server: MCPServer[Any] = MCPServer(
+            name="StackLens",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            middleware=[cast(Any, audit_middleware(settings))],
+        )
+    finally:
+        root.removeHandler(placeholder)
     for spec in TOOLS:
         server.add_tool(_tool(spec), name=spec.name, description=spec.description)
     return server

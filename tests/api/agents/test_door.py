@@ -167,6 +167,7 @@ def personal_token(url: str, org: dict[str, Any], scopes: list[str], days: int |
         f"{url}/api/tokens",
         headers={"Authorization": f"Bearer {org['api_key']}"},
         json={"name": "agent test", "scopes": scopes, "expires_in_days": days, "member": org["email"]},
+        timeout=60,
     )
     assert answer.status_code == 201, answer.text
     return dict(answer.json())
@@ -199,7 +200,9 @@ def text_of(result: Any) -> str:
 
 
 def audit(url: str, org: dict[str, Any]) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{url}/api/audit?source=mcp", headers={"Authorization": f"Bearer {org['api_key']}"})
+    answer = httpx.get(
+        f"{url}/api/audit?source=mcp", headers={"Authorization": f"Bearer {org['api_key']}"}, timeout=60
+    )
     assert answer.status_code == 200, answer.text
     return list(answer.json()["items"])
 

@@ -51,3 +51,22 @@ def test_over_the_call_budget_answers_a_structured_error(server: tuple[str, Sett
         assert tool.description == spec.description
         for name, schema in tool.input_schema["properties"].items():
             assert schema.get("description") == ARGUMENTS[name], (spec.name, name)
+
+
+def test_making_the_server_leaves_the_process_logging_alone(settings: Settings) -> None:
+    """The SDK's server would install a Rich handler on a bare root logger (logging.basicConfig): every record
+    of the process rendered by Rich, the server's own lines twice. The root keeps what it had."""
+    import logging
+
+    from api.agents.server import build_server
+
+    root = logging.getLogger()
+    before, level = list(root.handlers), root.level
+    saved = root.handlers[:]
+    root.handlers.clear()  # a bare root, as `stacklens serve` has it
+    try:
+        build_server(settings)
+        assert root.handlers == [] and root.level == level
+    finally:
+        root.handlers[:] = saved
+    assert root.handlers == before

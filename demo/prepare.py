@@ -14,6 +14,7 @@ from pathlib import Path
 
 from demo.alerts import ensure_demo_alerts
 from demo.budgets import ensure_demo_budgets
+from demo.dashboard_workspace import ensure_workspace_dashboard
 from demo.dashboards import ensure_demo_dashboard, ensure_demo_subscription
 from demo.monitors import ensure_demo_monitors
 from demo.retention import ensure_demo_event_caps
@@ -37,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ensure_demo_team(settings, args.project)
     ensure_demo_dashboard(settings, args.project)
     ensure_demo_subscription(settings, args.project)
+    ensure_workspace_dashboard(settings, args.project)  # variables, drill-down, the kinds beyond the four
     ensure_demo_event_caps(settings, args.project)
     ensure_demo_scrubbing(settings, args.project)
     ensure_demo_monitors(settings, args.project, args.shop_url)

@@ -26,7 +26,9 @@ def _frame(pdf: Any, x: float, y: float, w: float, title: str) -> None:
 
 
 def area_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, plot: WidgetPlot) -> None:
-    plot_chart(pdf, x, y, w, h, f"{title} (area: each line filled to zero)", plot, False)
+    plot_chart(
+        pdf, x, y, w, h, f"{title} (drawn as its lines; the dashboard fills each to zero)", plot, False
+    )
 
 
 def stacked_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, plot: WidgetPlot) -> None:

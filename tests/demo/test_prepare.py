@@ -53,6 +53,7 @@ def test_prepare_makes_the_demo_alerts_and_budgets_once(settings: Settings, make
 
 
 def test_prepare_makes_the_demo_dashboard_once(settings: Settings, make_org, tmp_path: Path) -> None:
+    from demo.dashboard_workspace import NAME as WORKSPACE
     from demo.dashboards import NAME
     from stacklens.explore.dashboards import list_dashboards
 
@@ -62,4 +63,6 @@ def test_prepare_makes_the_demo_dashboard_once(settings: Settings, make_org, tmp
     assert prepare.main(argv) == 0 and prepare.main(argv) == 0
     with session_scope(settings) as session:
         boards = list_dashboards(session, int(org["org_id"]))
-    assert [b.name for b in boards] == [NAME] and len(boards[0].widgets) == 9
+    # The first dashboard and the workspace one (variables, drill-down, the new kinds): once each.
+    assert [b.name for b in boards] == [NAME, WORKSPACE] and len(boards[0].widgets) == 9
+    assert boards[1].variables and boards[1].refresh == "1m"

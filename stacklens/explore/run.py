@@ -125,14 +125,15 @@ def org_slot(org_id: int, most: int = MAX_CONCURRENT_PER_ORG) -> Iterator[None]:
 
 
 def plain_value(value: Any) -> Any:
-    """A JSON value of an engine value: NaN and infinities as null, times as ISO 8601 (UTC as Z), arrays and
-    maps element by element, anything else (UUID, Decimal, IP address) as its text."""
+    """A JSON value of an engine value: NaN and infinities as null, times as ISO 8601 in UTC with a Z, arrays
+    and maps element by element, anything else (UUID, Decimal, IP address) as its text."""
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
+        # The service writes warehouse times in UTC and DateTime columns carry no zone: a naive time is UTC.
+        return value.isoformat() + "Z" if value.tzinfo is None else value.isoformat().replace("+00:00", "Z")
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, list | tuple):

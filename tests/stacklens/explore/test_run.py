@@ -14,7 +14,7 @@ import pytest
 
 from stacklens.explore.query import BadQuery
 from stacklens.explore.query_parser import parse_query
-from stacklens.explore.run import QueryTooCostly, TooManyQueries, org_slot, run_explore
+from stacklens.explore.run import QueryTooCostly, TooManyQueries, org_slot, plain_value, run_explore
 from stacklens.explore.sql import Limits
 from stacklens.json_values import plain
 from stacklens.metrics.statistics import QUANTILE_RELATIVE_ERROR
@@ -476,3 +476,10 @@ def test_the_analyst_lane_queues_questions_of_every_organization_then_refuses(mo
 def _in_lane(run: Any, order: list[str], name: str) -> None:
     with run.analyst_lane(wait_s=5):
         order.append(name)
+
+
+def test_times_are_answered_in_utc_with_a_z_whether_or_not_the_engine_named_the_zone() -> None:
+    """A browser reads a time without a zone as local time: every time leaves with its Z."""
+    assert plain_value(datetime(2026, 11, 28, 10, 0)) == "2026-11-28T10:00:00Z"
+    assert plain_value(datetime(2026, 11, 28, 10, 0, tzinfo=UTC)) == "2026-11-28T10:00:00Z"
+    assert plain_value([datetime(2026, 11, 28, 10, 0, 30)]) == ["2026-11-28T10:00:30Z"]

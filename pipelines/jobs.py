@@ -29,8 +29,8 @@ issues_job = dg.define_asset_job(
     "incremental.",
     tags={SERIAL_TAG: "issues"},
 )
-# The performance tables: three steps (page loads, resource requests, API calls), each writing its facts and
-# their states for the hours with new data.
+# The performance tables: four steps (page loads, resource requests, API calls, interactions), each writing
+# its facts and their states for the hours with new data.
 PERFORMANCE_ASSETS = [
     "pageload_facts",
     "pageload_periods",
@@ -40,6 +40,8 @@ PERFORMANCE_ASSETS = [
     "endpoint_facts",
     "endpoint_call_periods",
     "inp_interactions",
+    "inp_periods",
+    "inp_script_periods",
 ]
 performance_job = dg.define_asset_job(
     "performance_job",

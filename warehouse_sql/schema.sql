@@ -228,23 +228,23 @@ CREATE TABLE inp_interactions
     `project_id` UInt64,
     `ts` DateTime64(3, 'UTC'),
     `event_id` UUID,
-    `trace_id` String,
+    `trace_id` String CODEC(ZSTD(3)),
     `page` LowCardinality(String),
     `environment` LowCardinality(String),
     `release` LowCardinality(String),
     `browser` LowCardinality(String),
-    `target` String,
+    `target` String CODEC(ZSTD(3)),
     `type` LowCardinality(String),
     `inp` Float64,
     `input_delay` Nullable(Float64),
     `processing` Nullable(Float64),
     `presentation` Nullable(Float64),
     `loaf` UInt8,
-    `script_url` Array(String),
+    `script_url` Array(String) CODEC(ZSTD(3)),
     `script_host` Array(LowCardinality(String)),
-    `script_function` Array(String),
-    `script_invoker` Array(String),
-    `script_ms` Array(Float64),
+    `script_function` Array(String) CODEC(ZSTD(3)),
+    `script_invoker` Array(String) CODEC(ZSTD(3)),
+    `script_ms` Array(Float64) CODEC(ZSTD(3)),
     `script_part` Array(LowCardinality(String)),
     `script_third` Array(UInt8),
     `first_party_ms` Float64,
@@ -256,6 +256,81 @@ PARTITION BY toYYYYMM(ts)
 ORDER BY (project_id, ts, event_id)
 TTL toDateTime(ts) + toIntervalDay(90)
 SETTINGS index_granularity = 8192;
+
+CREATE TABLE inp_periods
+(
+    `org_id` UInt64,
+    `project_id` UInt64,
+    `grain` Enum16('hour' = 60, 'day' = 1440),
+    `start` DateTime('UTC'),
+    `environment` LowCardinality(String),
+    `release` LowCardinality(String),
+    `browser` LowCardinality(String),
+    `page` LowCardinality(String),
+    `target` String CODEC(ZSTD(3)),
+    `type` LowCardinality(String),
+    `interactions` UInt64,
+    `attributed` UInt64,
+    `with_scripts` UInt64,
+    `inp_sum` Float64,
+    `input_delay_sum` Float64,
+    `processing_sum` Float64,
+    `presentation_sum` Float64,
+    `third_party_sum` Float64,
+    `inp_hist` Tuple(
+        Array(Float32),
+        Array(UInt32)) CODEC(ZSTD(3)),
+    `input_delay_hist` Tuple(
+        Array(Float32),
+        Array(UInt32)) CODEC(ZSTD(3)),
+    `processing_hist` Tuple(
+        Array(Float32),
+        Array(UInt32)) CODEC(ZSTD(3)),
+    `presentation_hist` Tuple(
+        Array(Float32),
+        Array(UInt32)) CODEC(ZSTD(3)),
+    `third_party_hist` Tuple(
+        Array(Float32),
+        Array(UInt32)) CODEC(ZSTD(3)),
+    `first_ms` Float64,
+    `third_ms` Float64,
+    `third_interactions` UInt64,
+    `materialized_at` DateTime64(6, 'UTC')
+)
+ENGINE = ReplacingMergeTree(materialized_at)
+PARTITION BY toYYYYMM(start)
+ORDER BY (project_id, org_id, grain, start, page, target, type, environment, release, browser)
+TTL (start + toIntervalMinute(CAST(grain, 'UInt16'))) + toIntervalDay(90)
+SETTINGS index_granularity = 256;
+
+CREATE TABLE inp_script_periods
+(
+    `org_id` UInt64,
+    `project_id` UInt64,
+    `grain` Enum16('hour' = 60, 'day' = 1440),
+    `start` DateTime('UTC'),
+    `environment` LowCardinality(String),
+    `release` LowCardinality(String),
+    `browser` LowCardinality(String),
+    `page` LowCardinality(String),
+    `url` String CODEC(ZSTD(3)),
+    `host` LowCardinality(String),
+    `function` String CODEC(ZSTD(3)),
+    `invoker` String CODEC(ZSTD(3)),
+    `third` UInt8,
+    `runs` UInt64,
+    `interactions` UInt64,
+    `ms` Float64,
+    `input_delay_ms` Float64,
+    `processing_ms` Float64,
+    `presentation_ms` Float64,
+    `materialized_at` DateTime64(6, 'UTC')
+)
+ENGINE = ReplacingMergeTree(materialized_at)
+PARTITION BY toYYYYMM(start)
+ORDER BY (project_id, org_id, grain, start, page, url, function, invoker, host, environment, release, browser)
+TTL (start + toIntervalMinute(CAST(grain, 'UInt16'))) + toIntervalDay(90)
+SETTINGS index_granularity = 256;
 
 CREATE TABLE issue_element_arrivals
 (

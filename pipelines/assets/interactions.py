@@ -1,7 +1,8 @@
 """INP causes: ``inp_interactions``, one row per interaction the browsers reported, with its parts and the
-scripts of the long animation frames it overlapped, each marked first or third party (docs/performance.md,
-"INP causes"). Built like the performance steps (pipelines/assets/performance.py: the hours with new
-transactions since its watermark), with the projects' own script hosts read from the control store each run.
+scripts of the long animation frames it overlapped, each marked first or third party, then its hour and day
+states (``inp_periods``, ``inp_script_periods``) the INP view reads (docs/performance.md, "INP causes"). Built
+like the performance steps (pipelines/assets/performance.py: the hours with new transactions since its
+watermark), with the projects' own script hosts read from the control store each run.
 """
 
 # No `from __future__ import annotations` here: Dagster reads the decorated functions' annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from pipelines.assets.common import RAW_TRANSACTIONS, MartCheck
+from pipelines.assets.common import RAW_TRANSACTIONS, AssetResult, MartCheck
 from pipelines.assets.performance import Stack, StateTable, refresh_stack
 from pipelines.partitions import MISSING_DAYS_NOTE, daily_partitions
 from pipelines.resources import ClickHouseResource, ControlStoreResource
@@ -43,6 +44,41 @@ INTERACTIONS = Stack(
                 ),
             ),
         ),
+        StateTable(
+            "inp_periods",
+            ("inp_periods_hour", "inp_periods_day"),
+            ("inp_interactions",),
+            "INP states per project, period (grain `hour` or `day`), environment, release, browser, page, target "
+            "and type: interactions, those with attribution and with script data, sums and 1 % log histograms of "
+            "INP and its three parts and of the third-party script time (percentiles within 0.5 %, counts and "
+            "sums exact), the first- and third-party script time. Hours from `inp_interactions`, days from the "
+            "hours. Read by the INP view and API, the PDF and CSV (whole hours and days of the window; its edge "
+            "hours from `inp_interactions`).",
+            (
+                MartCheck(
+                    "inp_periods_add_up",
+                    "In the periods the run wrote, the INP histogram counts every interaction, each part's "
+                    "histogram those with attribution, the third-party one no more than those with script data, "
+                    "and every period starts on a multiple of its grain.",
+                ),
+            ),
+        ),
+        StateTable(
+            "inp_script_periods",
+            ("inp_script_periods_hour", "inp_script_periods_day"),
+            ("inp_interactions",),
+            "Script states per project, period (grain `hour` or `day`), environment, release, browser, page and "
+            "script of the interactions' long animation frames (source URL, host, function, invoker, first or "
+            "third party): runs, interactions it ran in, its time in all and per part. Hours from "
+            "`inp_interactions`, days from the hours. Read by the INP view's scripts (API, page, PDF, CSV).",
+            (
+                MartCheck(
+                    "inp_script_periods_add_up",
+                    "In the periods the run wrote, no script ran in more interactions than it ran, and its "
+                    "time per part adds up to its time.",
+                ),
+            ),
+        ),
     ),
 )
 
@@ -55,7 +91,8 @@ def host_parameters(hosts: dict[int, list[str]]) -> dict[str, object]:
 
 @dg.multi_asset(
     name="inp_interaction_states",
-    description="Interactions (INP) with their parts and scripts, for the hours with new transactions.",
+    description="Interactions (INP) with their parts and scripts, then their hour and day states, for the hours "
+    "with new transactions.",
     specs=[
         dg.AssetSpec(
             table.name,
@@ -73,7 +110,7 @@ def host_parameters(hosts: dict[int, list[str]]) -> dict[str, object]:
 )
 def inp_interaction_states(
     context: AssetExecutionContext, warehouse: ClickHouseResource, control_store: ControlStoreResource
-) -> Iterator[dg.MaterializeResult]:
+) -> Iterator[AssetResult]:
     with control_store.session() as session:
         hosts = all_first_party_hosts(session)
     stack = dataclasses.replace(INTERACTIONS, parameters=host_parameters(hosts))

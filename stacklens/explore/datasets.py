@@ -213,7 +213,8 @@ MONITOR_CHECKS = Dataset(
 )
 
 # Interactions (docs/performance.md, "INP causes"): one row per reported interaction with its INP parts and
-# its third parties' script time (table inp_interactions), as the INP view reads them.
+# its third parties' script time (table inp_interactions), as the INP view reads them: percentiles over the
+# values as the INP states' 1 % log histograms keep them.
 INTERACTIONS = Dataset(
     "interactions",
     "Interactions (INP)",
@@ -226,6 +227,7 @@ INTERACTIONS = Dataset(
     ),
     ("inp_input_delay_ms", "inp_processing_ms", "inp_presentation_ms", "inp_third_party_ms"),
     "inp_interactions",
+    histograms=("inp_input_delay_ms", "inp_processing_ms", "inp_presentation_ms", "inp_third_party_ms"),
 )
 
 DATASETS: dict[str, Dataset] = {

@@ -4,16 +4,21 @@ script time (warehouse table ``inp_interactions``, docs/performance.md "INP caus
 
 from __future__ import annotations
 
-from stacklens.metrics.definition import RAW_ROWS, Metric, State
+from stacklens.metrics.definition import LOG_HISTOGRAM, RAW_ROWS, SUM_COUNT, Metric, State
 from stacklens.metrics.units import COUNT, MS
 
-# One row per interaction, read per request (exact percentiles) by the INP view, the window values (budgets,
-# alert rules and their previews), Explore and the exports.
-_READERS = "INP view, budgets and alert rules, Explore"
+# The INP view and its exports read the hour and day states (`inp_periods`: counts, sums, 1 % log
+# histograms) and the window's edge hours from the interactions; budgets, alert rules and their previews and
+# Explore read the interactions, each value as the histograms keep it (macro inp_hist_value) with the same
+# percentile function.
+_VIEW_READERS = "INP view, exports"
+_ROW_READERS = "budgets and alert rules, Explore"
 _STATISTICS = ("p75", "p50", "p95", "avg")
 
 
 def _part(key: str, label: str, short: str, column: str, description: str, stem: str) -> Metric:
+    count = "third_party_hist" if column == "third_party_ms" else "attributed"
+    prefix = column.removesuffix("_ms")
     return Metric(
         key,
         label,
@@ -23,7 +28,10 @@ def _part(key: str, label: str, short: str, column: str, description: str, stem:
         "p75",
         description,
         stem,
-        (State("inp_interactions", (column,), RAW_ROWS, _READERS),),
+        (
+            State("inp_periods", (count, f"{prefix}_sum", f"{prefix}_hist"), LOG_HISTOGRAM, _VIEW_READERS),
+            State("inp_interactions", (column,), RAW_ROWS, _ROW_READERS),
+        ),
         budget=True,
         kind="interactions",
     )
@@ -74,7 +82,10 @@ INTERACTION_METRICS: tuple[Metric, ...] = (
         "count",
         "Interactions browsers reported with their INP (standalone INP spans), with or without attribution.",
         "inp_interactions",
-        (State("inp_interactions", ("ts",), RAW_ROWS, "INP view, Explore"),),
+        (
+            State("inp_periods", ("interactions",), SUM_COUNT, _VIEW_READERS),
+            State("inp_interactions", ("ts",), RAW_ROWS, "Explore"),
+        ),
         fixed_statistic=True,
         kind="interactions",
     ),

@@ -67,7 +67,9 @@ def test_assets_grouped_documented_and_scheduled() -> None:
         "resource_request_periods",
         "endpoint_facts",
         "endpoint_call_periods",
-        "inp_interactions",  # INP causes (issue 69)
+        "inp_interactions",  # INP causes (issue 69), and its hour and day states
+        "inp_periods",
+        "inp_script_periods",
         "budget_status",
         "anomaly_bands",
         "alert_evaluations",

@@ -143,9 +143,9 @@ def _part_row(r: dict[str, Any]) -> PartRow:
         page=r["page"],
         target=r["element"],
         type=r["kind"],
-        interactions=int(r["interactions"]),
-        attributed=int(r["attributed"]),
-        with_scripts=int(r["with_scripts"]),
+        interactions=int(r["n"]),
+        attributed=int(r["n_attributed"]),
+        with_scripts=int(r["n_scripts"]),
         inp_p75=float_or_none(r["inp_p75"]),
         input_delay_p75=float_or_none(r["input_delay_p75"]),
         processing_p75=float_or_none(r["processing_p75"]),
@@ -155,11 +155,11 @@ def _part_row(r: dict[str, Any]) -> PartRow:
 
 
 def _party_row(r: dict[str, Any]) -> PartyRow:
-    first, third = float(r["first_ms"]), float(r["third_ms"])
+    first, third = float(r["first_sum"]), float(r["third_sum"])
     return PartyRow(
         page=r["page"],
-        interactions=int(r["interactions"]),
-        with_scripts=int(r["with_scripts"]),
+        interactions=int(r["n"]),
+        with_scripts=int(r["n_scripts"]),
         first_party_ms=first,
         third_party_ms=third,
         third_party_interactions=int(r["third_party_interactions"]),
@@ -195,9 +195,9 @@ def _browsers(loads: list[dict[str, Any]], interactions: list[dict[str, Any]]) -
     }
     for r in interactions:
         by_browser.setdefault(r["browser_name"], {"page_loads": 0, "inp_page_loads": 0}).update(
-            interactions=int(r["interactions"]),
-            attributed=int(r["attributed"]),
-            with_scripts=int(r["with_scripts"]),
+            interactions=int(r["n"]),
+            attributed=int(r["n_attributed"]),
+            with_scripts=int(r["n_scripts"]),
         )
     rows = []
     for browser, counts in by_browser.items():
@@ -219,7 +219,7 @@ def inp_view(client: Client, org_id: int, project_id: int, filters: ViewFilters,
         parts=[_part_row(r) for r in rows],
         scripts=[_script_row(r, total) for r in script_rows],
         parties=sorted(
-            (_party_row(r) for r in rows if not r["element"] and int(r["with_scripts"])),
+            (_party_row(r) for r in rows if not r["element"] and int(r["n_scripts"])),
             key=lambda p: (-(p.first_party_ms + p.third_party_ms), p.page),
         ),
         browsers=_browsers(loads, [r for r in grouped if r["by_browser"]]),

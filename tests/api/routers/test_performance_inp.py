@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from stacklens.metrics import QUANTILE_RELATIVE_ERROR
 from stacklens.warehouse.client import get_warehouse
 from tests.stacklens.performance.inp import inp_seed as s
 
@@ -52,12 +53,13 @@ def test_the_view_answers_parts_scripts_parties_and_browsers(client, org) -> Non
     assert response.status_code == 200, response.text
     body = response.json()
     page = next(r for r in body["rows"] if r["target"] == "")
-    assert (page["interactions"], page["processing_p75"], page["main_part"]) == (5, 250.0, "processing")
+    assert (page["interactions"], page["main_part"]) == (5, "processing")
+    assert page["processing_p75"] == pytest.approx(250.0, rel=QUANTILE_RELATIVE_ERROR)  # 1 % log histograms
     assert [(x["function"], x["third_party"]) for x in body["scripts"]][:2] == [("buy", False), ("", True)]
     assert body["parties"][0]["third_party_pct"] == pytest.approx(100 * 50 / 300)
     assert body["browsers"][0]["browser"] == "Chrome" and body["filters"]["range"] == "24h"
     rows = list(csv.DictReader(io.StringIO(_get(client, org, page="/cart", format="csv").text)))
-    assert rows[0]["inp_processing_p75_ms"] == "250.0" and rows[0]["target"] == ""
+    assert float(rows[0]["inp_processing_p75_ms"]) == page["processing_p75"] and rows[0]["target"] == ""
 
 
 def test_own_hosts_are_set_and_classify_what_is_written_next(client, org, stores) -> None:

@@ -20,9 +20,13 @@ ALTER = re.compile(r"ALTER TABLE (\w+)\s")
 # lines; a clause ends with AFTER (on the same line or the next), a CODEC before it, or ends the statement
 # (the column goes last).
 ADD_COLUMN = re.compile(
-    r"ADD COLUMN IF NOT EXISTS (\w+) (\w+(?:\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\))?)"
+    r"ADD COLUMN IF NOT EXISTS (\w+)\s+(\w+(?:\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\))?)"
     r"(?: DEFAULT [^\n]*?|\s+MATERIALIZED\s[\s\S]*?)?(?:\s+CODEC\(([^()]*)\))?(?:\s+AFTER (\w+)|\s*;?\s*\Z)"
 )
+
+# A MODIFY COLUMN clause that gives a column a codec (its type unchanged): `MODIFY COLUMN target String
+# CODEC(ZSTD(3))`.
+MODIFY_CODEC = re.compile(r"MODIFY COLUMN (\w+) [^\n]*? CODEC\((\w+(?:\(\d+\))?)\)")
 
 
 def _columns(statement: str) -> list[tuple[str, str, str]]:
@@ -52,6 +56,10 @@ def _declared() -> dict[str, list[tuple[str, str, str]]]:
                     names = [c[0] for c in tables[table]]
                     where = names.index(after) + 1 if after else len(names)
                     tables[table].insert(where, (column, kind, f"CODEC({codec})" if codec else ""))
+                for column, codec in MODIFY_CODEC.findall(statement):
+                    tables[table] = [
+                        (n, t, f"CODEC({codec})" if n == column else c) for n, t, c in tables[table]
+                    ]
     return tables
 
 

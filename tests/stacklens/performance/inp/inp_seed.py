@@ -1,6 +1,6 @@
 """Interactions as stacklens_sdk's browser INP attribution sends them (v1 standalone spans with `inp.*` data),
 and @sentry/browser's own INP spans (no attribution), stored through the ingest's row builder and refreshed
-into `inp_interactions` by the asset's query."""
+into `inp_interactions` and its states by the step's queries."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
-from pipelines.assets.interactions import host_parameters
+from pipelines.assets.interactions import INTERACTIONS, host_parameters
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.inp import inp_rows
 from stacklens.ingest.writer import insert_rows
@@ -74,14 +74,16 @@ def store(client: Client, org_id: int, project_id: int, spans: list[dict[str, An
 def refresh(
     client: Client, start: datetime, end: datetime, hosts: dict[int, list[str]] | None = None
 ) -> None:
-    """What the `inp_interactions` asset runs for the hours in [start, end)."""
+    """What the `inp_interactions` step runs for the hours in [start, end): the interactions, then their hour
+    and day states."""
     parameters = {
         **host_parameters(hosts or {}),
         "start": start,
         "end": end,
         "materialized_at": datetime.now(UTC),
     }
-    client.command(load_query("pipelines/inp_interactions"), parameters=parameters)
+    for query in INTERACTIONS.queries:
+        client.command(load_query(f"pipelines/{query}"), parameters=parameters)
 
 
 def hour_range(at: datetime) -> tuple[datetime, datetime]:

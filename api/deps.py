@@ -69,7 +69,7 @@ DbSession = Annotated[Session, Depends(get_db, scope="function")]
 def get_warehouse_client(settings: AppSettings) -> Client:
     """The warehouse of this app's settings (shared per URL and database; opened on first use), with every
     event this server answered before the request landed in it: the front door's spool is drained first, so
-    an API read sees its own writes (stacklens/ingest/front_door.py)."""
+    an API read sees its own writes (stacklens/ingest/front_door/doors.py)."""
     settle_spooled(settings)
     return get_warehouse(settings)
 

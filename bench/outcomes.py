@@ -156,12 +156,13 @@ class Faults:
             subprocess.run(["umount", str(folder)], check=True)
 
     def full_queue(self) -> None:
-        import stacklens.ingest.front_door as door_module
+        import stacklens.ingest.front_door.door as door_module
+        from stacklens.ingest.front_door import drains_held
 
         bound = door_module.MAX_ROWS_WAITING
         door_module.MAX_ROWS_WAITING = 20
         try:
-            with door_module.drains_held(self.settings):
+            with drains_held(self.settings):
                 time.sleep(1.0)
         finally:
             door_module.MAX_ROWS_WAITING = bound
@@ -170,7 +171,7 @@ class Faults:
         from stacklens.ingest.front_door import front_door
 
         door = front_door(self.settings)
-        drain = door.drain
+        drain = door.drainer.drain
         failed = threading.Event()
 
         def failing(*args: Any, **kwargs: Any) -> None:
@@ -179,10 +180,10 @@ class Faults:
                 raise RuntimeError("bench: the warehouse refused the insert")
             drain(*args, **kwargs)
 
-        door.drain = failing
+        door.drainer.drain = failing
         failed.wait(3.0)
         time.sleep(1.0)
-        del door.drain
+        del door.drainer.drain
 
     def slow_door(self) -> None:
         from stacklens.ingest.front_door import front_door
@@ -191,11 +192,11 @@ class Faults:
         wait = landing.WAIT_SECONDS
         landing.WAIT_SECONDS = 0.3
         door = front_door(self.settings)
-        door._accepting.acquire()
+        door.acceptor.accepting.acquire()
         try:
             time.sleep(1.0)
         finally:
-            door._accepting.release()
+            door.acceptor.accepting.release()
             landing.WAIT_SECONDS = wait
 
 

@@ -33,7 +33,7 @@ class Component(BaseModel):
 
 
 class FrontDoorQueue(BaseModel):
-    """The front door's queue (stacklens/ingest/front_door.py): requests waiting for their look-ups, rows
+    """The front door's queue (stacklens/ingest/front_door/): requests waiting for their look-ups, rows
     spooled and not yet in the warehouse, and how fast it drains."""
 
     requests_waiting: int = Field(description="Requests waiting for their duplicate look-ups and the spool.")

@@ -98,7 +98,7 @@ def _syncfs() -> object | None:
 def sync_filesystem(path: Path) -> None:
     """Everything written on ``path``'s filesystem, on the disk: ``syncfs`` of that filesystem alone (Linux),
     else ``os.sync``. A drain calls it before it removes the journal of rows the warehouse just wrote
-    (stacklens/ingest/front_door_drain.py): the engine does not sync its parts, and a journal's removal
+    (stacklens/ingest/front_door/drain.py): the engine does not sync its parts, and a journal's removal
     must not reach the disk before the rows it held."""
     syncfs = _syncfs()
     if syncfs is None:

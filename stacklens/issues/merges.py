@@ -52,7 +52,8 @@ __all__ = ["merge", "split"]
 
 
 class LandingHold(Protocol):
-    """A hold of one project's event landing (:meth:`stacklens.ingest.front_door.FrontDoor.landing_held`)."""
+    """A hold of one project's event landing
+    (:meth:`stacklens.ingest.front_door.door.FrontDoor.landing_held`)."""
 
     def redirect(self, moves: Mapping[str, int]) -> None:
         """Land the events of these fingerprints on the issue each names from now on."""

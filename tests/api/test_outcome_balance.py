@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 import api.landing
-import stacklens.ingest.front_door as front_door_module
+import stacklens.ingest.front_door.door as door_module
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.projects import create_project
@@ -157,8 +157,8 @@ def _read_only(folder: Path) -> Iterator[None]:
 def _door_busy(settings: Settings, seconds: float) -> Iterator[None]:
     """No accept group starts for ``seconds`` (the door's accepting lock held, as a long group holds it)."""
     door = front_door(settings)
-    door._accepting.acquire()
-    release = threading.Timer(seconds, door._accepting.release)
+    door.acceptor.accepting.acquire()
+    release = threading.Timer(seconds, door.acceptor.accepting.release)
     release.start()
     try:
         yield
@@ -199,14 +199,14 @@ def test_every_item_has_one_outcome_whatever_happens_to_its_request(
         # once (not again when the drain is retried).
         door = front_door(stores)
         failures = [RuntimeError("injected: the warehouse refused the insert")]
-        drain = door.drain
+        drain = door.drainer.drain
 
         def failing_drain(*args: Any, **kwargs: Any) -> None:
             if failures:
                 raise failures.pop()
             drain(*args, **kwargs)
 
-        monkeypatch.setattr(door, "drain", failing_drain)
+        monkeypatch.setattr(door.drainer, "drain", failing_drain)
         assert [shop.post() for _ in range(2)] == [200, 200]
         assert settle_front_doors(60) and not failures, "the drain failed once, then landed"
         monkeypatch.undo()
@@ -230,7 +230,7 @@ def test_every_item_has_one_outcome_whatever_happens_to_its_request(
         )
         assert put.status_code == 200, put.text
         assert settle_front_doors(60)
-        monkeypatch.setattr(front_door_module, "MAX_ROWS_WAITING", 1)
+        monkeypatch.setattr(door_module, "MAX_ROWS_WAITING", 1)
         with drains_held(stores):
             answers = []
             for _ in range(3):

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from stacklens.control.db import migrate_control_store
-from stacklens.ingest import front_door as front_door_module
+from stacklens.ingest.front_door import door as door_module
 from stacklens.ingest.front_door import front_door
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import ensure_database, reset_clients
@@ -78,8 +78,10 @@ def test_a_full_queue_is_not_ready_while_it_refuses(
     apply_migrations(settings)
     org = make_org()
     door = front_door(settings)
-    monkeypatch.setattr(front_door_module, "MAX_ROWS_WAITING", 3)
-    monkeypatch.setattr(door, "_rows_spooled", 3)  # three rows wait for a warehouse that does not take them
+    monkeypatch.setattr(door_module, "MAX_ROWS_WAITING", 3)
+    monkeypatch.setattr(
+        door.state, "rows_spooled", 3
+    )  # three rows wait for a warehouse that does not take them
     line = {"v": 1, "type": "event", "app_key": org["app_key"], "payload": {"message": "m", "level": "error"}}
     with serve(settings) as url:
         refused = httpx.post(
@@ -91,7 +93,7 @@ def test_a_full_queue_is_not_ready_while_it_refuses(
         status, reasons = _reasons(url, {"Authorization": f"Bearer {org['api_key']}"})
         assert status == 503 and [r["check"] for r in reasons] == ["queue"]
         assert "full" in reasons[0]["detail"]
-        monkeypatch.setattr(door, "_rows_spooled", 0)
+        monkeypatch.setattr(door.state, "rows_spooled", 0)
         monkeypatch.setattr("stacklens.readiness.QUEUE_REFUSAL_SECONDS", 0.2)
         time.sleep(0.3)
         assert _reasons(url) == (200, [])

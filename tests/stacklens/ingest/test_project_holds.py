@@ -15,7 +15,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.front_door import front_door, settle_front_doors
-from stacklens.ingest.front_door_drain import DRAIN_INTERVAL_SECONDS
+from stacklens.ingest.front_door.drain import DRAIN_INTERVAL_SECONDS
 from stacklens.ingest.normalise import event_row
 from stacklens.ingest.project_holds import restamped
 from stacklens.ingest.service import Attribution, BatchResult, admit_batch
@@ -67,7 +67,7 @@ def test_a_hold_keeps_only_its_projects_events(settings: Settings, warehouse: Cl
         assert _count(warehouse, "transactions", HELD) == 1
         assert _count(warehouse, "events", HELD) == 0
         assert door.status()["rows_spooled"] >= 1
-        assert any(path.name.startswith("h-") for path in door.journal.folder.iterdir())
+        assert any(path.name.startswith("h-") for path in door.state.journal.folder.iterdir())
         # Still landing for everyone else while the hold lasts.
         assert _land(settings, error_line(), "stacklens_app_other").accepted == 1
         assert door.settle_spooled(10)

@@ -16,7 +16,7 @@ import pytest
 
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
-from stacklens.ingest import front_door as front_door_module
+from stacklens.ingest.front_door import door as door_module
 from stacklens.ingest.front_door import front_door
 from stacklens.self_watch.watcher import watching
 from stacklens.settings import Settings, override_settings
@@ -106,8 +106,8 @@ def test_queue_refusals_alert_once_and_recover(
     org = make_org()
     _owners_channel(settings, org)
     door = front_door(settings)
-    monkeypatch.setattr(front_door_module, "MAX_ROWS_WAITING", 3)
-    monkeypatch.setattr(door, "_rows_spooled", 3)  # rows waiting for the warehouse fill the queue
+    monkeypatch.setattr(door_module, "MAX_ROWS_WAITING", 3)
+    monkeypatch.setattr(door.state, "rows_spooled", 3)  # rows waiting for the warehouse fill the queue
     monkeypatch.setattr("stacklens.self_watch.watcher.QUEUE_REFUSAL_SECONDS", 1.0)
     line = json.dumps({"v": 1, "type": "event", "app_key": org["app_key"], "payload": {"message": "m"}})
     auth = {"Authorization": f"Bearer {org['api_key']}"}
@@ -118,6 +118,6 @@ def test_queue_refusals_alert_once_and_recover(
             time.sleep(0.2)
         wait_until(lambda: len(sink.messages) == 1, 30, "the owners' alert")
         assert "Ingest refused: the front door's queue is full" in _subjects(sink)[0]
-        monkeypatch.setattr(door, "_rows_spooled", 0)
+        monkeypatch.setattr(door.state, "rows_spooled", 0)
         wait_until(lambda: len(sink.messages) == 2, 30, "the recovery note")
         assert "[Resolved]" in _subjects(sink)[1]

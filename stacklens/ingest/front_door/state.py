@@ -1,7 +1,7 @@
-"""The state one front door shares between its request side (:mod:`stacklens.ingest.front_door`), its
-acceptor (:mod:`stacklens.ingest.front_door_accept`) and its drainer
-(:mod:`stacklens.ingest.front_door_drain`): the queue, the spool and the counters, all behind one
-condition."""
+"""The state a front door's three parts share — the request side (:mod:`.door`), the acceptor (:mod:`.accept`)
+and the drainer (:mod:`.drain`): the queue of requests waiting, the spool of groups accepted and not landed,
+what is pending between them, and the counters the status reads. Every field is read and written holding
+:attr:`DoorState.condition`, the door's one lock (re-entrant), which is also what each part waits on."""
 
 from __future__ import annotations
 
@@ -13,10 +13,7 @@ from clickhouse_connect.driver.client import Client
 
 from stacklens.ingest import writer
 from stacklens.ingest.flush_journal import FlushJournal
-from stacklens.ingest.landing import (
-    Landing,
-    Spooled,
-)
+from stacklens.ingest.landing import Landing, Spooled
 from stacklens.ingest.project_holds import ProjectHolds
 from stacklens.ingest.stored_key_index import StoredKeyIndex, stored_key_index
 from stacklens.settings import Settings
@@ -36,35 +33,31 @@ class DoorState:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.journal = FlushJournal(settings.data_dir / "front_door", sync=settings.spool_sync)
-        self._condition = threading.Condition()
-        self._waiting: deque[Landing] = deque()
-        self._rows_waiting = 0
-        self._acceptor: threading.Thread | None = None
-        # Held while a group is accepted, by the acceptor's thread or the event loop (accept_here): groups
-        # are accepted one at a time, so two requests carrying one key cannot both find it new.
-        self._accepting = threading.Lock()
-        self._drainer: threading.Thread | None = None
-        self._spooled: deque[Spooled] = deque()
-        self._rows_spooled = 0
+        self.condition = threading.Condition()
+        # The requests submitted and not yet taken by an accept group (the acceptor's), and their rows.
+        self.waiting: deque[Landing] = deque()
+        self.rows_waiting = 0
+        # The groups accepted (journaled, answered or about to be) and not landed (the drainer takes them).
+        self.spooled: deque[Spooled] = deque()
+        self.rows_spooled = 0
         # Keys and batch records spooled but not drained yet: a request that repeats them is a duplicate or a
         # replay before the warehouse holds them. Only the acceptor adds, only the drainer removes.
-        self._pending_keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
-        self._pending_batches: dict[tuple[int, str], writer.BatchRecord] = {}
+        self.pending_keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
+        self.pending_batches: dict[tuple[int, str], writer.BatchRecord] = {}
         # Recent drains (finished at, rows, seconds) and accept groups (when, requests, seconds accepting,
         # seconds its requests waited for it in all): the status reads the last ten seconds of them and trims
         # the rest; bounded, so a door whose status nobody reads keeps no more than RECENT_KEPT.
-        self._drains: deque[tuple[float, int, float]] = deque(maxlen=RECENT_KEPT)
-        self._accepts: deque[tuple[float, int, float, float]] = deque(maxlen=RECENT_KEPT)
-        self._drain_error: str = ""
-        self._recovered = False
-        self._closing = False
-        self._last_drain_started = 0.0
+        self.drains: deque[tuple[float, int, float]] = deque(maxlen=RECENT_KEPT)
+        self.accepts: deque[tuple[float, int, float, float]] = deque(maxlen=RECENT_KEPT)
+        self.drain_error = ""
+        self.draining = False  # a drain is inserting (the taken groups are out of `spooled` meanwhile)
+        self.recovered = False  # the journals a stopped process left have landed (Drainer.recover)
+        self.closing = False
         # Accept groups are numbered as they are spooled; a drain lands every group spooled before it began.
-        self._spooled_seq = 0
-        self._landed_seq = 0
-        self._hurry = False  # a reader waits for the spool (settle_spooled): drain without gathering
-        self._in_flight: Spooled | None = None  # the drain being inserted, as it is tried again if it fails
-        self._holds = 0  # backups holding the drains (drains_held): requests are answered, rows stay spooled
+        self.spooled_seq = 0
+        self.landed_seq = 0
+        self.hurry = False  # a reader waits for the spool (settle_spooled): drain without gathering
+        self.holds = 0  # backups holding the drains (drains_held): requests are answered, rows stay spooled
         # Projects whose events a merge holds back, and its redirects (stacklens.ingest.project_holds).
         self.projects = ProjectHolds()
 
@@ -82,5 +75,3 @@ class DoorState:
     def inserter(self) -> Client:
         """The drains' client: a handle of their own, so no read waits behind their inserts."""
         return inserting_client(self.settings)
-
-    _draining = False

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from clickhouse_connect.driver.client import Client
 
-from stacklens.ingest import front_door as front_door_module
-from stacklens.ingest import front_door_drain
 from stacklens.ingest.flush_journal import FlushJournal, sync_filesystem
-from stacklens.ingest.front_door import FrontDoor, front_door, settle_front_doors
+from stacklens.ingest.front_door import FrontDoor, doors, front_door, settle_front_doors
+from stacklens.ingest.front_door import door as door_module
+from stacklens.ingest.front_door import drain as drain_module
 from stacklens.settings import Settings
 from tests.api.live import serve
 from tests.stacklens.ingest.front_door_seed import (
@@ -159,21 +159,23 @@ def test_a_full_queue_answers_503(
     settings: Settings, warehouse: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     door = front_door(settings)
-    monkeypatch.setattr(front_door_module, "MAX_ROWS_WAITING", 3)
-    monkeypatch.setattr(door, "_rows_spooled", 3)
+    monkeypatch.setattr(door_module, "MAX_ROWS_WAITING", 3)
+    monkeypatch.setattr(door.state, "rows_spooled", 3)
     from stacklens.ingest.front_door import QueueFull
 
     with pytest.raises(QueueFull, match="rows waiting for the warehouse"):
         land(settings, error_line())
-    monkeypatch.setattr(door, "_rows_spooled", 0)
+    monkeypatch.setattr(door.state, "rows_spooled", 0)
 
 
 def test_journal_files_are_private(
     settings: Settings, warehouse: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stopped = FrontDoor(settings)
-    monkeypatch.setattr(stopped, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("killed")))
-    monkeypatch.setitem(front_door_module._doors, front_door_module._door_key(settings), stopped)
+    monkeypatch.setattr(
+        stopped.drainer, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("killed"))
+    )
+    monkeypatch.setitem(doors._doors, doors._door_key(settings), stopped)
     land(settings, error_line())
     folder = settings.data_dir / "front_door"
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
@@ -195,8 +197,8 @@ def test_a_request_is_answered_after_its_journal_and_the_spool_folder_are_synced
         real_fsync(fd)
 
     stopped = FrontDoor(settings)
-    monkeypatch.setattr(stopped, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("held")))
-    monkeypatch.setitem(front_door_module._doors, front_door_module._door_key(settings), stopped)
+    monkeypatch.setattr(stopped.drainer, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("held")))
+    monkeypatch.setitem(doors._doors, doors._door_key(settings), stopped)
     monkeypatch.setattr(os, "fsync", fsync)
     assert land(settings, error_line()).accepted == 1
     answered = list(synced)  # the syncs done before the answer, whatever the drainer does after
@@ -228,10 +230,10 @@ def test_a_drain_puts_the_warehouse_on_disk_before_it_removes_a_journal(
         steps.append(f"remove {name[:1]}")
         real_remove(journal, name)
 
-    monkeypatch.setattr(front_door_drain, "sync_filesystem", sync)
+    monkeypatch.setattr(drain_module, "sync_filesystem", sync)
     monkeypatch.setattr(FlushJournal, "remove", remove)
     door = FrontDoor(settings)
-    monkeypatch.setitem(front_door_module._doors, front_door_module._door_key(settings), door)
+    monkeypatch.setitem(doors._doors, doors._door_key(settings), door)
     assert land(settings, error_line()).accepted == 1
     assert count(warehouse, "events") == 1
     door.close(timeout=10)  # a door that stops keeps no landed journal
@@ -254,11 +256,11 @@ def test_landed_journals_share_one_sync_of_the_warehouse(
         synced.append(len(list((settings.data_dir / "front_door").glob("*.flush"))))
         sync_filesystem(path)
 
-    monkeypatch.setattr(front_door_drain, "sync_filesystem", sync)
-    monkeypatch.setattr(front_door_drain, "RETIRE_SECONDS", 60.0)
+    monkeypatch.setattr(drain_module, "sync_filesystem", sync)
+    monkeypatch.setattr(drain_module, "RETIRE_SECONDS", 60.0)
     door = FrontDoor(settings)
-    monkeypatch.setitem(front_door_module._doors, front_door_module._door_key(settings), door)
-    door._retired_at = time.monotonic()  # as if a sync had just run
+    monkeypatch.setitem(doors._doors, doors._door_key(settings), door)
+    door.drainer._retired_at = time.monotonic()  # as if a sync had just run
     for _ in range(3):
         assert land(settings, error_line()).accepted == 1
         while door.status()["rows_waiting"]:  # landed before the next: a drain, and a journal, each

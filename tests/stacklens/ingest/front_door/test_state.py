@@ -1,4 +1,4 @@
-"""A front door's shared state (stacklens/ingest/front_door_state.py): its journal folder in the data
+"""A front door's shared state (stacklens/ingest/front_door/state.py): its journal folder in the data
 directory, an empty queue and spool, and two clients of the one warehouse — the shared one for look-ups and
 one of its own for the drains' inserts."""
 
@@ -8,7 +8,7 @@ import stat
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.ingest.front_door_state import RECENT_KEPT, DoorState
+from stacklens.ingest.front_door.state import RECENT_KEPT, DoorState
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 
@@ -18,8 +18,8 @@ def test_a_new_door_state_is_empty_and_journals_in_the_data_directory(settings: 
     folder = settings.data_dir / "front_door"
     assert state.journal.folder == folder and folder.is_dir()
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # the journals hold events: owner only
-    assert not state._waiting and not state._spooled and state._rows_waiting == state._rows_spooled == 0
-    assert (state._spooled_seq, state._landed_seq, state._holds) == (0, 0, 0)
+    assert not state.waiting and not state.spooled and state.rows_waiting == state.rows_spooled == 0
+    assert (state.spooled_seq, state.landed_seq, state.holds) == (0, 0, 0)
 
 
 def test_look_ups_and_inserts_use_two_clients_of_one_warehouse(settings: Settings, warehouse: Client) -> None:
@@ -40,7 +40,7 @@ def test_the_recent_figures_of_a_door_nobody_reads_stay_bounded(settings: Settin
     RECENT_KEPT of them, not one per accept group for ever."""
     state = DoorState(settings)
     for n in range(RECENT_KEPT + 10):
-        state._accepts.append((float(n), 1, 0.001, 0.0))
-        state._drains.append((float(n), 1, 0.01))
-    assert len(state._accepts) == len(state._drains) == RECENT_KEPT
-    assert state._accepts[-1][0] == RECENT_KEPT + 9 and state._accepts[0][0] == 10
+        state.accepts.append((float(n), 1, 0.001, 0.0))
+        state.drains.append((float(n), 1, 0.01))
+    assert len(state.accepts) == len(state.drains) == RECENT_KEPT
+    assert state.accepts[-1][0] == RECENT_KEPT + 9 and state.accepts[0][0] == 10

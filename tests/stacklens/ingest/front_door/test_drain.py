@@ -1,4 +1,4 @@
-"""The front door's drainer (stacklens/ingest/front_door_drain.py): envelope rows checked by the drain, and
+"""The front door's drainer (stacklens/ingest/front_door/drain.py): envelope rows checked by the drain, and
 the spool completed by the next start, each row once."""
 
 from __future__ import annotations
@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from clickhouse_connect.driver.client import Client
 
-from stacklens.ingest import front_door as front_door_module
 from stacklens.ingest import writer
-from stacklens.ingest.front_door import FrontDoor, settle_front_doors
+from stacklens.ingest.front_door import FrontDoor, doors, settle_front_doors
 from stacklens.settings import Settings
 from tests.stacklens.ingest.front_door_seed import (
     count,
@@ -35,8 +34,10 @@ def test_the_spool_is_completed_by_the_next_start(
     """Answered rows whose process stopped before draining them land at the next start, exactly once; a drain
     cut off between its inserts is completed from its journal without doubling what it had inserted."""
     stopped = FrontDoor(settings)
-    monkeypatch.setattr(stopped, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("killed")))
-    monkeypatch.setitem(front_door_module._doors, front_door_module._door_key(settings), stopped)
+    monkeypatch.setattr(
+        stopped.drainer, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("killed"))
+    )
+    monkeypatch.setitem(doors._doors, doors._door_key(settings), stopped)
     lines = [transaction_line(), error_line(), transaction_line(spans=5)]
     answered = land(settings, b"\n".join(lines))
     assert answered.accepted == 3
@@ -82,8 +83,10 @@ def test_envelope_rows_left_in_the_spool_land_at_the_next_start_once(
     assert land(settings, stored_before).accepted == 1
     assert settle_front_doors()
     stopped = FrontDoor(settings)
-    monkeypatch.setattr(stopped, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("killed")))
-    monkeypatch.setitem(front_door_module._doors, front_door_module._door_key(settings), stopped)
+    monkeypatch.setattr(
+        stopped.drainer, "drain", lambda groups: (_ for _ in ()).throw(RuntimeError("killed"))
+    )
+    monkeypatch.setitem(doors._doors, doors._door_key(settings), stopped)
     fresh = error_line()
     assert land(settings, fresh, figures=False).accepted == 1
     assert land(settings, stored_before, figures=False).accepted == 1  # its answer does not look it up

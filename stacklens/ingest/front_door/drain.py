@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from stacklens.ingest import writer
 from stacklens.ingest.flush_journal import Insert, sync_filesystem
-from stacklens.ingest.front_door_state import DoorState, log
+from stacklens.ingest.front_door.state import DoorState, log
 from stacklens.ingest.landing import (
     Blocks,
     Spooled,
@@ -24,7 +24,7 @@ from stacklens.ingest.landing import (
 )
 from stacklens.ingest.project_holds import holds_events_of, take_held
 
-# Landed journals wait at most this long for the warehouse's sync that lets them go (see Drainer._retire).
+# Landed journals wait at most this long for the warehouse's sync that lets them go (Drainer.settle_retired).
 RETIRE_SECONDS = 2.0
 # Retirement is shared by a door's drainer and its recovery (and a drainer that ends while the next starts).
 _retiring = threading.Lock()
@@ -32,139 +32,170 @@ _retiring = threading.Lock()
 IDLE_SECONDS = 10.0
 # A drain that failed (the warehouse down) is tried again after this long; its rows stay in the spool.
 DRAIN_RETRY_SECONDS = 1.0
-# A drain starts at most this often, unless DRAIN_NOW_ROWS rows wait or a reader waits (see _drain_loop): each
-# drain pays every view behind `events` once (~110 ms of CPU for one row), and half a second keeps an answered
-# event visible within a second (docs/decisions.md).
+# A drain starts at most this often, unless DRAIN_NOW_ROWS rows wait or a reader waits (Drainer._take_drain):
+# each drain pays every view behind `events` once (~110 ms of CPU for one row), and half a second keeps an
+# answered event visible within a second (docs/decisions.md).
 DRAIN_INTERVAL_SECONDS = 0.5
 DRAIN_NOW_ROWS = 5_000
 
 
-class Drainer(DoorState):
-    """The drainer's thread and its inserts, over a front door's state."""
+class Drainer:
+    """The drainer's thread and its inserts, over a front door's ``state``."""
 
-    # The events a drain kept back for a merge's hold (stacklens.ingest.project_holds), as a group of their
-    # own: back into the spool after the drain, whether it landed or failed.
-    _held_back: Spooled | None = None
-    # Journals whose rows are inserted, removed at the next sync of the warehouse (see _retire), and when.
-    _retired: list[str] | None = None
-    _retired_at = 0.0
+    def __init__(self, state: DoorState) -> None:
+        self.state = state
+        self.thread: threading.Thread | None = None  # the drainer's thread, while one runs
+        # The events a drain kept back for a merge's hold (stacklens.ingest.project_holds), as a group of
+        # their own: back into the spool after the drain, whether it landed or failed.
+        self._held_back: Spooled | None = None
+        # The drain being inserted, as it is tried again if it fails.
+        self._in_flight: Spooled | None = None
+        # Journals whose rows are inserted, removed at the next sync of the warehouse (see _retire), and when.
+        self._retired: list[str] = []
+        self._retired_at = 0.0
+        self._last_drain_started = 0.0
+
+    def wake(self) -> None:
+        """Groups were spooled (called holding the condition): start the drainer's thread if none runs, and
+        wake it."""
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._drain_loop, name="front-door-drain", daemon=True)
+            self.thread.start()
+        self.state.condition.notify_all()
 
     # -- draining: the spooled rows into the warehouse, many accept groups at once -------------------------
 
     def _drain_loop(self) -> None:
+        state = self.state
         while True:
-            self._drain_until_idle()
+            while (next_drain := self._take_drain()) is not None:
+                self._land(*next_drain)
             # An idle or closing door keeps no landed journal; the thread ends only after this (a shutdown
             # waits for it), and goes on if rows were spooled meanwhile.
-            self._settle_retired()
-            with self._condition:
-                if self._spooled and not (self._closing and self._drain_error):
+            self.settle_retired()
+            with state.condition:
+                if state.spooled and not (state.closing and state.drain_error):
                     continue
-                self._drainer = None
-                self._condition.notify_all()
+                self.thread = None
+                state.condition.notify_all()
                 return
 
-    def _drain_until_idle(self) -> None:
-        while True:
-            with self._condition:
+    def _take_drain(self) -> tuple[list[Spooled], frozenset[int]] | None:
+        """Wait for groups to drain, gather for a moment, and take them out of the spool; with the projects
+        held at that moment. ``None`` when the door is idle for :data:`IDLE_SECONDS`, or closing after a drain
+        failed (the rest stays in the spool for the next start)."""
+        state = self.state
+        with state.condition:
+            while True:
                 idle_until = time.monotonic() + IDLE_SECONDS
-                while not self._spooled and not self._closing and time.monotonic() < idle_until:
-                    self._condition.wait(max(0.0, idle_until - time.monotonic()))
-                if not self._spooled or (self._closing and self._drain_error):
-                    return
-                if self._holds and not self._closing:
+                while not state.spooled and not state.closing and time.monotonic() < idle_until:
+                    state.condition.wait(max(0.0, idle_until - time.monotonic()))
+                if not state.spooled or (state.closing and state.drain_error):
+                    return None
+                if state.holds and not state.closing:
                     # A backup holds the drains (drains_held): the rows stay in the spool, answered and
                     # durable.
-                    self._condition.wait(0.05)
+                    state.condition.wait(0.05)
                     continue
-                held = self.projects.held()
+                held = state.projects.held()
                 if held and not self._ready(held):
                     # Only events a merge holds back (held even when closing: they land at the next start).
-                    self._condition.wait(0.05)
+                    state.condition.wait(0.05)
                     continue
                 # Gather for a moment after the last drain began: each drain pays every materialized view
                 # once, so fewer, larger drains cost less per row; the wait stays well inside the second in
                 # which an answered event must be visible.
                 gather_until = self._last_drain_started + DRAIN_INTERVAL_SECONDS
                 while (
-                    not self._closing
-                    and not self._hurry
-                    and self._rows_spooled < DRAIN_NOW_ROWS
+                    not state.closing
+                    and not state.hurry
+                    and state.rows_spooled < DRAIN_NOW_ROWS
                     and time.monotonic() < gather_until
                 ):
-                    self._condition.wait(max(0.0, gather_until - time.monotonic()))
-                held = self.projects.held()  # read again: a merge may have begun holding while gathering
+                    state.condition.wait(max(0.0, gather_until - time.monotonic()))
+                held = state.projects.held()  # read again: a merge may have begun holding while gathering
                 ready = self._ready(held)
                 if not ready:
                     continue
                 # A drain that failed goes again alone, under its own journal and tokens.
                 taken = [ready[0]] if ready[0].attempted else ready
-                if len(taken) == len(self._spooled):
-                    self._spooled.clear()
+                if len(taken) == len(state.spooled):
+                    state.spooled.clear()
                 else:
                     gone = {id(group) for group in taken}
-                    self._spooled = deque(group for group in self._spooled if id(group) not in gone)
-                self._draining = True
-                self._hurry = False
-            started = self._last_drain_started = time.monotonic()
-            self._in_flight = None
-            self._held_back = None
-            try:
-                self.drain(taken, held)
-                error = ""
-            except Exception as exc:  # noqa: BLE001 - kept and retried: the rows are safe in the spool
-                error = str(exc).splitlines()[0][:300]
-                log.warning("front door: draining %d spooled groups failed, retrying: %s", len(taken), error)
-            with self._condition:
-                self._draining = False
-                self._drain_error = error
-                back, self._held_back = self._held_back, None
-                if back is not None:
-                    # Counted in the queue and pending as it was (its rows were the taken groups'): on success
-                    # those groups are forgotten below, so its rows and keys are counted again here.
-                    self._spooled.appendleft(back)
-                    if not error:
-                        self._rows_spooled += back.weight
-                if error:
-                    # Tried again as the drain's own journal (its groups' journals are gone once it was
-                    # written), its rows already stored skipped: never under new tokens.
-                    retry = self._in_flight
-                    if retry is None:
-                        self._spooled.extendleft(reversed([replace(g, attempted=True) for g in taken]))
-                    else:
-                        self._spooled.appendleft(retry)
-                else:
-                    rows = sum(s.weight for s in taken)
-                    self._rows_spooled -= rows
-                    self._drains.append((time.monotonic(), rows, time.monotonic() - started))
-                    self._landed_seq = max(self._landed_seq, max(spooled.seq for spooled in taken))
-                    for spooled in taken:
-                        for key, keys in spooled.keys.items():
-                            self._pending_keys[key].difference_update(keys)
-                            if not self._pending_keys[key]:
-                                del self._pending_keys[key]
-                        for batch in spooled.batches:
-                            self._pending_batches.pop(batch, None)
-                    if back is not None:
-                        for key, keys in back.keys.items():
-                            self._pending_keys[key] |= keys
-                self._condition.notify_all()
-            # Requests held for their own landing are answered either way: their rows are in the spool, which
-            # the next drain (or the next start) lands.
-            for spooled in taken:
-                for landing in spooled.waiters:
-                    landing.finish()
-            # After the answers and the readers' wake-up: the sync that lets landed journals go waits for the
-            # disk, and nobody waits for it.
-            self._settle_retired(force=False)
+                    state.spooled = deque(group for group in state.spooled if id(group) not in gone)
+                state.draining = True
+                state.hurry = False
+                return taken, held
+
+    def _land(self, taken: list[Spooled], held: frozenset[int]) -> None:
+        """Drain ``taken`` (out of the spool), then count it landed, or put it back to be tried again."""
+        started = self._last_drain_started = time.monotonic()
+        self._in_flight = None
+        self._held_back = None
+        try:
+            self.drain(taken, held)
+            error = ""
+        except Exception as exc:  # noqa: BLE001 - kept and retried: the rows are safe in the spool
+            error = str(exc).splitlines()[0][:300]
+            log.warning("front door: draining %d spooled groups failed, retrying: %s", len(taken), error)
+        state = self.state
+        with state.condition:
+            state.draining = False
+            state.drain_error = error
+            back, self._held_back = self._held_back, None
+            if back is not None:
+                # Counted in the queue and pending as it was (its rows were the taken groups'): on success
+                # those groups are forgotten below, so its rows and keys are counted again here.
+                state.spooled.appendleft(back)
+                if not error:
+                    state.rows_spooled += back.weight
             if error:
-                time.sleep(DRAIN_RETRY_SECONDS)
+                # Tried again as the drain's own journal (its groups' journals are gone once it was
+                # written), its rows already stored skipped: never under new tokens.
+                retry = self._in_flight
+                if retry is None:
+                    state.spooled.extendleft(reversed([replace(g, attempted=True) for g in taken]))
+                else:
+                    state.spooled.appendleft(retry)
+            else:
+                self._forget(taken, back, started)
+            state.condition.notify_all()
+        # Requests held for their own landing are answered either way: their rows are in the spool, which
+        # the next drain (or the next start) lands.
+        for spooled in taken:
+            for landing in spooled.waiters:
+                landing.finish()
+        # After the answers and the readers' wake-up: the sync that lets landed journals go waits for the
+        # disk, and nobody waits for it.
+        self.settle_retired(force=False)
+        if error:
+            time.sleep(DRAIN_RETRY_SECONDS)
+
+    def _forget(self, taken: list[Spooled], back: Spooled | None, started: float) -> None:
+        """``taken`` landed (called holding the condition): out of the counters and the pending keys, the
+        events held ``back`` pending again."""
+        state = self.state
+        rows = sum(s.weight for s in taken)
+        state.rows_spooled -= rows
+        state.drains.append((time.monotonic(), rows, time.monotonic() - started))
+        state.landed_seq = max(state.landed_seq, max(spooled.seq for spooled in taken))
+        for spooled in taken:
+            for key, keys in spooled.keys.items():
+                state.pending_keys[key].difference_update(keys)
+                if not state.pending_keys[key]:
+                    del state.pending_keys[key]
+            for batch in spooled.batches:
+                state.pending_batches.pop(batch, None)
+        if back is not None:
+            for key, keys in back.keys.items():
+                state.pending_keys[key] |= keys
 
     def _ready(self, held: frozenset[int]) -> list[Spooled]:
         """The spooled groups a drain may take now: all but those holding events of a ``held`` project."""
         if not held:
-            return list(self._spooled)
-        return [group for group in self._spooled if group.held.isdisjoint(held)]
+            return list(self.state.spooled)
+        return [group for group in self.state.spooled if group.held.isdisjoint(held)]
 
     def drain(self, groups: list[Spooled], holding: frozenset[int] = frozenset()) -> None:
         """Insert the rows of ``groups`` together, one insert per table and partition, then forget their
@@ -187,7 +218,7 @@ class Drainer(DoorState):
             self._insert_all(groups[0].inserts, again)
             self._retire(groups[0].name)
             return
-        name = self.journal.new_name("d")
+        name = self.state.journal.new_name("d")
         blocks: Blocks = defaultdict(list)
         batch_rows: list[bytes] = []
         for group in groups:
@@ -203,7 +234,7 @@ class Drainer(DoorState):
             wanted: defaultdict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
             for each in unchecked:
                 wanted[(each.org_id, each.table)].extend((row[1], row[2]) for row in each.rows)
-            stored = writer.stored_keys(self.inserter, dict(wanted))
+            stored = writer.stored_keys(self.state.inserter, dict(wanted))
             for each in unchecked:
                 known = stored[(each.org_id, each.table)]
                 fresh = [row for row in each.rows if f"{row[1]}:{row[2]}" not in known]
@@ -211,10 +242,10 @@ class Drainer(DoorState):
         back = self._hold_back(groups, take_held(blocks, holding), again) if holding else None
         inserts = inserts_of(name, blocks, batch_rows)
         try:
-            self.journal.write(name, inserts, tuple(group.name for group in groups))
+            self.state.journal.write(name, inserts, tuple(group.name for group in groups))
         except BaseException:
             if back is not None:
-                self.journal.remove(back.name)  # the groups' journals still hold its rows
+                self.state.journal.remove(back.name)  # the groups' journals still hold its rows
             raise
         merged_keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
         for group in groups:
@@ -232,7 +263,7 @@ class Drainer(DoorState):
         )
         self._held_back = back
         for group in groups:
-            self.journal.remove(group.name)
+            self.state.journal.remove(group.name)
         self._insert_all(inserts, again)
         self._retire(name)
 
@@ -243,13 +274,13 @@ class Drainer(DoorState):
         every journal retired since the last, at most every :data:`RETIRE_SECONDS` (a sync per drain cost
         the drains ~0.2 s each on a busy disk). A ClickHouse server's parts are its own
         (``fsync_after_insert``)."""
-        if not (self.journal.sync and self.settings.embedded_warehouse):
-            self.journal.remove(name)
+        if not (self.state.journal.sync and self.state.settings.embedded_warehouse):
+            self.state.journal.remove(name)
             return
         with _retiring:
-            self._retired = [*(self._retired or ()), name]
+            self._retired.append(name)
 
-    def _settle_retired(self, force: bool = True) -> None:
+    def settle_retired(self, force: bool = True) -> None:
         """Sync the warehouse's filesystem and remove the journals retired, if any (unless ``force``, only
         when the last sync is :data:`RETIRE_SECONDS` old). A journal left by a kill before its sync is found
         at the next start and lands again, its stored rows skipped (see :meth:`drain`)."""
@@ -257,10 +288,10 @@ class Drainer(DoorState):
             if not self._retired or (not force and time.monotonic() - self._retired_at < RETIRE_SECONDS):
                 return
             # Removed under the lock too: a caller that finds nothing retired may count on the files gone.
-            sync_filesystem(Path(urlsplit(self.settings.resolved_warehouse_url).path))
+            sync_filesystem(Path(urlsplit(self.state.settings.resolved_warehouse_url).path))
             self._retired_at = time.monotonic()
             for name in self._retired:
-                self.journal.remove(name)
+                self.state.journal.remove(name)
             self._retired = []
 
     def _hold_back(self, groups: list[Spooled], kept: Blocks, again: bool) -> Spooled | None:
@@ -268,9 +299,9 @@ class Drainer(DoorState):
         the next start; rows of it landed through the groups' own journals are skipped as stored)."""
         if not kept:
             return None
-        name = self.journal.new_name("h")
+        name = self.state.journal.new_name("h")
         inserts = inserts_of(name, kept, [])
-        self.journal.write(name, inserts)
+        self.state.journal.write(name, inserts)
         keys: defaultdict[tuple[int, str], set[str]] = defaultdict(set)
         projects: set[int] = set()
         for (table, _, _), rows in kept.items():
@@ -292,35 +323,35 @@ class Drainer(DoorState):
         )
 
     def recover(self) -> None:
-        """Land every journal a stopped process left in the spool (a kill, a crash), before any new row."""
-        with self._condition:
-            if not self._recovered:
-                self._recover_held()
-
-    def _recover_held(self) -> None:
-        for journal in self.journal.pending():
-            log.warning("front door: landing what a stopped server left in the spool (%s)", journal.name)
-            # Through a drain: rows spooled unchecked (envelopes') are looked up before they land.
-            found = Spooled(
-                journal.name, list(journal.inserts), {}, (), 0.0, list(journal.unchecked), attempted=True
-            )
-            self.drain([found])
-        self._settle_retired()
-        self._recovered = True
+        """Land every journal a stopped process left in the spool (a kill, a crash), before any new row:
+        the first request, or the start (:func:`~stacklens.ingest.front_door.doors.recover_and_index`),
+        calls it."""
+        with self.state.condition:
+            if self.state.recovered:
+                return
+            for journal in self.state.journal.pending():
+                log.warning("front door: landing what a stopped server left in the spool (%s)", journal.name)
+                # Through a drain: rows spooled unchecked (envelopes') are looked up before they land.
+                found = Spooled(
+                    journal.name, list(journal.inserts), {}, (), 0.0, list(journal.unchecked), attempted=True
+                )
+                self.drain([found])
+            self.settle_retired()
+            self.state.recovered = True
 
     def _insert_all(self, inserts: list[Insert], again: bool = False) -> None:
         """Insert each block with its token; ``again``: skip the rows of each block that are stored already
         (see :meth:`drain`), so a block that landed before is not inserted a second time."""
         # Rows prepared before a merge committed are stamped with the issue it just emptied: land them on the
         # issue that holds their fingerprint now (stacklens.ingest.project_holds).
-        inserts = self.projects.rewrite(inserts)
+        inserts = self.state.projects.rewrite(inserts)
         stored: dict[tuple[int, str], set[str]] = {}
         if again:
             wanted: defaultdict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
             for insert in inserts:
                 for org_id, project_id, key in insert.keys:
                     wanted[(org_id, insert.table)].append((project_id, key))
-            stored = writer.stored_keys(self.inserter, dict(wanted)) if wanted else {}
+            stored = writer.stored_keys(self.state.inserter, dict(wanted)) if wanted else {}
         landed_before = again and any(
             f"{project_id}:{key}" in stored.get((org_id, insert.table), ())
             for insert in inserts
@@ -344,4 +375,4 @@ class Drainer(DoorState):
                     continue  # the block landed before
                 if len(rows) < len(insert.rows):
                     token = f"{token}:rest"
-            writer.insert_encoded(self.inserter, insert.table, list(insert.columns), rows, token)
+            writer.insert_encoded(self.state.inserter, insert.table, list(insert.columns), rows, token)

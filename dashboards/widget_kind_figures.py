@@ -38,6 +38,7 @@ def scatter_figure(plot: WidgetPlot, rows: int, samples: int) -> dict[str, Any]:
             name="groups",
             text=plot.x,
             textposition="top center",
+            cliponaxis=False,  # a point's name near the top stays readable
             textfont={"size": 10, "color": "#656d76"},
             customdata=texts,
             hovertemplate="%{customdata}<extra></extra>",
@@ -48,7 +49,8 @@ def scatter_figure(plot: WidgetPlot, rows: int, samples: int) -> dict[str, Any]:
     out["layout"].update(
         {
             "title": _title(
-                f"{samples:,} samples · {len(plot.x)} groups" + (f" · {plot.note}" if plot.note else "")
+                f"{samples:,} samples · {len(plot.x)} group{'' if len(plot.x) == 1 else 's'}"
+                + (f" · {plot.note}" if plot.note else "")
             ),
             "height": _height(rows),
             "margin": {"l": 56, "r": 8, "t": 24, "b": 48},
@@ -126,7 +128,7 @@ def gauge_figure(
     out["layout"].update(
         {
             "height": _height(rows) - 40,
-            "margin": {"l": 24, "r": 24, "t": 16, "b": 8},
+            "margin": {"l": 48, "r": 48, "t": 16, "b": 8},  # room for the end ticks and their unit
             "annotations": [
                 {
                     "text": f"<b>{column.format(value)}</b>",

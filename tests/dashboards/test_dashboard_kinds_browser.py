@@ -244,6 +244,7 @@ def test_variables_drill_down_refresh_tv_and_every_kind(chromium, server, org_fa
 
     # The share draws the same kinds, without drill links into signed-in pages.
     page.context.clear_cookies()
+    page.set_viewport_size({"width": 1024, "height": 900})
     page.goto(f"{server}{shares.PATH.format(token=token)}")
     page.wait_for_selector("#plot-widget-4 .main-svg")
     shared = page.evaluate(READ)

@@ -66,6 +66,8 @@ def test_the_inp_page_with_the_demos_data(chromium, server, org_factory, stores)
     widget = page.locator("#inp-scripts tbody tr[data-party='third']").first.inner_text()
     assert "widget.js" in widget and "Input delay" in widget, widget
     assert "%" in page.locator("#inp-parties tr[data-page='/cart']").inner_text()
+    own_hosts = page.locator("#inp-own-hosts-link").get_attribute("href") or ""
+    assert own_hosts.endswith(f"/projects/{org['project']}/settings#first-party-hosts"), own_hosts
     browsers = page.locator("#inp-browsers").inner_text()
     assert "no INP from Firefox" in browsers and "no INP from Safari" in browsers, browsers
     assert page.evaluate("window.__csp") == []

@@ -27,6 +27,9 @@ from tests import control_template, scheduling
 from tests.browser import SharedChromium, lend, shared_chromium
 from tests.warehouse_template import copying
 
+# Fixtures any folder's tests ask for by name (a server, a client, the browser SDK's bundle): never imported.
+pytest_plugins = ["tests.shared_fixtures"]
+
 # Before any test module imports the runner by name: a fresh test database is a copy of one migrated once
 # (tests/warehouse_template.py says when, and why).
 migrations.apply_migrations = copying(migrations.apply_migrations)

@@ -11,7 +11,6 @@ import pytest
 
 from stacklens.settings import Settings
 from tests.api.live import serve
-from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.slow_commits import slow_server_commits
 
 
@@ -47,7 +46,7 @@ MISSING_PROJECT = [
 
 @pytest.mark.parametrize(("path", "detail"), MISSING_PROJECT, ids=[p for p, _ in MISSING_PROJECT])
 def test_a_missing_or_foreign_project_answers_404_in_the_routers_words(
-    client,  # noqa: F811
+    client,
     org_factory,
     path: str,
     detail: str,

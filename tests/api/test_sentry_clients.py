@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from tests.api.sentry_live import _warehouse, stored, wait_stored
-from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - the esbuild bundle of @sentry/browser
 
 SDK_SCRIPT = """
 import sys, sentry_sdk
@@ -156,7 +155,7 @@ def test_sentry_browser_in_chromium_direct_to_the_dsn(
     chromium,
     dsn_server: str,
     make_org,
-    sentry_browser_bundle: Path,  # noqa: F811
+    sentry_browser_bundle: Path,
     tmp_path: Path,
 ) -> None:
     """A page on another origin sends straight to the DSN: the envelope crosses origins (CORS) and lands."""

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from tests.api.sentry_live import _warehouse
-from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - the esbuild bundle of @sentry/browser
 
 # Release health is on by default in sentry-python (auto_session_tracking) once a release is set. Its WSGI
 # integration makes each request a session in "request" mode, flushed as aggregates.
@@ -132,7 +131,7 @@ def test_sentry_browser_in_chromium_sends_its_page_load_session(
     chromium,
     dsn_server: str,
     make_org,
-    sentry_browser_bundle: Path,  # noqa: F811
+    sentry_browser_bundle: Path,
     tmp_path: Path,
 ) -> None:
     """A page on another origin: its session crosses origins, ``ok`` with the page load, then ``unhandled``

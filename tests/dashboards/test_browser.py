@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.browser import watch_errors
-from tests.dashboards.conftest import PASSWORD, server
+from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land, sdk_event
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # `server` is a fixture of tests/dashboards/conftest.py; importable from here as before.
-__all__ = ["HOSTILE", "server"]
+__all__ = ["HOSTILE"]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts" / "dashboards"
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
 

@@ -10,12 +10,12 @@ import pytest
 from dashboards.performance_figures import (
     NO_DATA,
     distribution_figure,
-    log_ticks,
     series_figure,
     span_label,
     waterfall_figure,
 )
 from dashboards.rendering import sparkline_runs
+from stacklens.metrics.units import log_ticks
 from stacklens.performance.calendar import day_slots, week_slots
 
 

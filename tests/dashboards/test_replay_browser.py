@@ -21,7 +21,6 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - @sentry/browser from npm
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PAGE_DIR = Path(__file__).parent / "replay_page"
@@ -38,7 +37,7 @@ class _Quiet(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture
-def shop(tmp_path: Path, sentry_browser_bundle: Path) -> Iterator[str]:  # noqa: F811
+def shop(tmp_path: Path, sentry_browser_bundle: Path) -> Iterator[str]:
     """The recorded page, served from its own origin (as a customer's site is)."""
     root = tmp_path / "shop"
     shutil.copytree(PAGE_DIR, root)

@@ -21,7 +21,6 @@ from stacklens.explore.subscriptions import create_subscription
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import server  # noqa: F401
 from tests.stacklens.alerts.receiver import Receiver
 
 SHOTS = shots_dir("dashboards")
@@ -34,7 +33,7 @@ def receiver() -> Iterator[Receiver]:
     r.stop()
 
 
-def test_the_log_names_a_reports_sender(chromium, server, org_factory, stores, receiver) -> None:  # noqa: F811
+def test_the_log_names_a_reports_sender(chromium, server, org_factory, stores, receiver) -> None:
     allowed = stores.model_copy(update={"outbound_allow": "127.0.0.1"})
     org = org_factory()
     with session_scope(allowed) as session:

@@ -23,7 +23,7 @@ from stacklens.explore.widgets import answer_widgets
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server  # noqa: F401
+from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic
 from tests.demo import demo_sessions
 
 SHOTS = shots_dir("dashboards")
@@ -92,7 +92,7 @@ def _inner(values: list[Any]) -> list[Any]:
     return values[1:-1]
 
 
-def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, stores, monkeypatch) -> None:  # noqa: F811
+def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, stores, monkeypatch) -> None:
     org = org_factory()
     land_demo_traffic(stores, org["org_id"], org["project_id"])
     demo_sessions.land(get_warehouse(stores), org["org_id"], org["project_id"], days=45)  # and the 30d before

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from demo.annotations import TAGS, annotate_deploys, deploy_text
-from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -14,7 +13,7 @@ def _fail() -> None:
     raise RuntimeError("checkout failed")
 
 
-def test_each_release_gets_one_deploy_annotation_at_its_first_seen(client, org_factory) -> None:  # noqa: F811
+def test_each_release_gets_one_deploy_annotation_at_its_first_seen(client, org_factory) -> None:
     org = org_factory("Demo Shop")
     now = datetime.now(UTC).replace(microsecond=0)
     payloads = []

@@ -21,11 +21,10 @@ from stacklens.control.db import session_scope
 from stacklens.control.keys import create_app_key
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.api.conftest import dsn_server
-from tests.dashboards.conftest import client, sign_in
+from tests.dashboards.conftest import sign_in
 from tests.demo.test_traffic import ROOT, Shop, _ingest, _stop, shop
 
-__all__ = ["client", "dsn_server", "shop"]  # the real server, the pages and the shop
+__all__ = ["shop"]  # the demo shop fixture (the servers and the pages' client are the suite's)
 
 
 def _written_traces(storage: str | Path, app_key: str) -> tuple[set[str], list[str]]:

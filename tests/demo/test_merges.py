@@ -5,7 +5,6 @@ merge."""
 from __future__ import annotations
 
 from demo.merges import merge_demo_issues
-from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -23,7 +22,7 @@ def _out_of_stock() -> None:
     raise RuntimeError("only 1 left")
 
 
-def test_the_two_receipt_issues_become_one(client, org_factory) -> None:  # noqa: F811
+def test_the_two_receipt_issues_become_one(client, org_factory) -> None:
     org = org_factory("Demo Shop")
     payloads = [sdk_event(lambda: _send("relay")) for _ in range(2)]
     payloads += [sdk_event(lambda: _send("nobody")), sdk_event(_out_of_stock)]

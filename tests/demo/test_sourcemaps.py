@@ -13,7 +13,6 @@ from stacklens.settings import get_settings
 from stacklens.sourcemaps.sourcemap import MapCache
 from stacklens.sourcemaps.symbolicate import Resolver, symbolicate
 from stacklens.warehouse.client import get_warehouse
-from tests.api.conftest import dsn_server  # noqa: F401 - a real server (the API app) per test
 
 RELEASE = browser.ReleaseShape("shop@1.4.0", 520_000, False, 1.05)
 EXPECTED = {
@@ -23,7 +22,7 @@ EXPECTED = {
 }
 
 
-def test_demo_maps_show_every_browser_error_at_its_original_line(dsn_server: str, make_org) -> None:  # noqa: F811 - the fixture imported above
+def test_demo_maps_show_every_browser_error_at_its_original_line(dsn_server: str, make_org) -> None:
     org = make_org()
     assert (
         upload_demo_maps(dsn_server, str(org["api_key"]), str(org["project"]), [RELEASE.name, "shop@1.3.0"])

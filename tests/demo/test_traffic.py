@@ -35,9 +35,7 @@ from stacklens.ingest.front_door import settle_front_doors
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens_sdk.tunnel import browser_dsn
-from tests.api.conftest import dsn_server
 
-__all__ = ["dsn_server"]  # the real server fixture
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = 0.12  # 96 page loads a day at the demo's rate: ~11.5 a day here, never none (rates.draw_count)
 DAYS = 35

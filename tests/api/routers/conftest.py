@@ -11,9 +11,14 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from stacklens.settings import Settings
+from tests.pipelines.pipeline_seed import defs, instance
 
 
 @pytest.fixture
 def client(stores: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(stores)) as test_client:
         yield test_client
+
+
+# The seeded pipeline (tests/pipelines/pipeline_seed.py) for the Explore operator's tests, asked for by name.
+__all__ = ["defs", "instance"]

@@ -48,7 +48,7 @@ def test_variables_refresh_and_kinds_are_kept_and_bad_ones_named(client: TestCli
         f"/api/dashboards/{board['id']}", json={**BODY, "refresh": None}, headers=_auth(acme)
     )
     assert replaced.status_code == 200 and replaced.json()["refresh"] is None
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"refresh": "2m"}, "refresh: '2m' is not one of 30s, 1m, 5m, 15m"),
         (
             {"variables": [{"name": "page", "column": "colour"}]},

@@ -22,7 +22,6 @@ from stacklens.warehouse.client import get_warehouse
 from tests.api.live import serve
 from tests.api.routers.test_ingest import line
 from tests.api.sentry_live import envelope, event_item, fresh_event
-from tests.pipelines.pipeline_seed import defs, instance  # noqa: F401 - fixtures
 from tests.stacklens.explore.test_operator_sql import ACCEPTED, REFUSED
 
 TOKEN = "operator-secret"
@@ -92,8 +91,8 @@ def test_a_refused_write_leaves_ingest_answering(live, stores: Settings) -> None
 def test_every_operator_statement_leaves_the_service_whole(
     live,
     stores: Settings,
-    defs: dg.Definitions,  # noqa: F811 - the fixture imported above
-    instance: dg.DagsterInstance,  # noqa: F811 - the fixture imported above
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
 ) -> None:
     base, org = live
     for sql, says in REFUSED:

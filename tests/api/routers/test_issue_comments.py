@@ -4,7 +4,7 @@ one's own, and organization isolation."""
 from __future__ import annotations
 
 from stacklens.settings import Settings
-from tests.dashboards.conftest import add_member, client  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import add_member
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -30,14 +30,14 @@ def _setup(stores: Settings, org_factory):
     return org, other, ids, str(theirs[0]["issue_id"]), member, stranger
 
 
-def test_comments(client, stores, org_factory) -> None:  # noqa: F811
+def test_comments(app_client, stores, org_factory) -> None:
     org, other, ids, _theirs, member, _stranger = _setup(stores, org_factory)
     auth = {"Authorization": f"Bearer {org['api_key']}"}
     theirs_auth = {"Authorization": f"Bearer {other['api_key']}"}
     issue = ids[0]
     handle = member.split("@")[0]
     body = f"Seen by @{handle}: <script>alert(1)</script> [docs](https://example.test/x) [bad](javascript:alert(1))"
-    made = client.post(f"/api/issues/{issue}/comments", headers=auth, json={"body": body})
+    made = app_client.post(f"/api/issues/{issue}/comments", headers=auth, json={"body": body})
     assert made.status_code == 201, made.text
     comment = made.json()
     assert comment["body"] == body and comment["mentions"] == [member]
@@ -48,30 +48,35 @@ def test_comments(client, stores, org_factory) -> None:  # noqa: F811
     assert 'href="javascript' not in html
     assert f'<span class="mention">@{handle}</span>' in html
 
-    assert client.post(f"/api/issues/{issue}/comments", headers=auth, json={"body": "  "}).status_code == 400
-    long = client.post(f"/api/issues/{issue}/comments", headers=auth, json={"body": "x" * 10_001})
+    assert (
+        app_client.post(f"/api/issues/{issue}/comments", headers=auth, json={"body": "  "}).status_code == 400
+    )
+    long = app_client.post(f"/api/issues/{issue}/comments", headers=auth, json={"body": "x" * 10_001})
     assert long.status_code == 400 and "10,000" in long.json()["detail"]
 
-    edited = client.put(
+    edited = app_client.put(
         f"/api/issues/{issue}/comments/{comment['id']}", headers=auth, json={"body": "**fixed**"}
     )
     assert edited.status_code == 200 and edited.json()["html"] == "<p><strong>fixed</strong></p>\n"
     assert edited.json()["edited_at"] is not None
-    listed = client.get(f"/api/issues/{issue}/comments", headers=auth).json()["comments"]
+    listed = app_client.get(f"/api/issues/{issue}/comments", headers=auth).json()["comments"]
     assert [c["body"] for c in listed] == ["**fixed**"]
 
     # Another organization: the issue does not exist for it, whatever it tries.
     path = f"/api/issues/{issue}/comments"
-    assert client.get(path, headers=theirs_auth).status_code == 404
-    assert client.post(path, headers=theirs_auth, json={"body": "hi"}).status_code == 404
-    assert client.put(f"{path}/{comment['id']}", headers=theirs_auth, json={"body": "x"}).status_code == 404
-    assert client.delete(f"{path}/{comment['id']}", headers=theirs_auth).status_code == 404
+    assert app_client.get(path, headers=theirs_auth).status_code == 404
+    assert app_client.post(path, headers=theirs_auth, json={"body": "hi"}).status_code == 404
+    assert (
+        app_client.put(f"{path}/{comment['id']}", headers=theirs_auth, json={"body": "x"}).status_code == 404
+    )
+    assert app_client.delete(f"{path}/{comment['id']}", headers=theirs_auth).status_code == 404
     # A comment id of another issue is not found on this one.
     other_issue = ids[1]
     assert (
-        client.delete(f"/api/issues/{other_issue}/comments/{comment['id']}", headers=auth).status_code == 404
+        app_client.delete(f"/api/issues/{other_issue}/comments/{comment['id']}", headers=auth).status_code
+        == 404
     )
 
-    assert client.delete(f"{path}/{comment['id']}", headers=auth).status_code == 204
-    assert client.get(path, headers=auth).json()["comments"] == []
-    assert client.delete(f"{path}/{comment['id']}", headers=auth).status_code == 404
+    assert app_client.delete(f"{path}/{comment['id']}", headers=auth).status_code == 204
+    assert app_client.get(path, headers=auth).json()["comments"] == []
+    assert app_client.delete(f"{path}/{comment['id']}", headers=auth).status_code == 404

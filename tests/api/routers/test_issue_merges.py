@@ -19,7 +19,6 @@ from stacklens.settings import get_settings
 from stacklens.warehouse.client import get_warehouse
 from tests.api.routers.test_ingest import line, post
 from tests.api.sentry_live import envelope, event_item
-from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -82,8 +81,8 @@ def _agrees(api: Any, org_id: int, issue_id: int) -> None:
 
 
 class _Api:
-    def __init__(self, client: Any, key: str) -> None:  # noqa: F811
-        self.client, self.headers = client, {"Authorization": f"Bearer {key}"}
+    def __init__(self, app_client: Any, key: str) -> None:
+        self.client, self.headers = app_client, {"Authorization": f"Bearer {key}"}
 
     def get(self, path: str, **kwargs: Any) -> Any:
         return self.client.get(path, headers=self.headers, follow_redirects=False, **kwargs)
@@ -105,9 +104,9 @@ def _landed(org: dict[str, Any]) -> tuple[dict[str, int], list[dict[str, Any]]]:
     return ids, payloads
 
 
-def test_merge_then_split_keeps_every_figure_equal_to_the_events(client, org_factory) -> None:  # noqa: F811
+def test_merge_then_split_keeps_every_figure_equal_to_the_events(app_client, org_factory) -> None:
     org = org_factory("Merging")
-    api = _Api(client, org["api_key"])
+    api = _Api(app_client, org["api_key"])
     ids, _ = _landed(org)
     timeout, refused, missing = ids["timeout"], ids["refused"], ids["missing"]
 
@@ -148,9 +147,9 @@ def test_merge_then_split_keeps_every_figure_equal_to_the_events(client, org_fac
     assert nothing.status_code == 400 and "fingerprints" in nothing.json()["detail"]
 
 
-def test_new_and_resent_events_follow_the_merge(client, org_factory) -> None:  # noqa: F811
+def test_new_and_resent_events_follow_the_merge(app_client, org_factory) -> None:
     org = org_factory("Following")
-    api = _Api(client, org["api_key"])
+    api = _Api(app_client, org["api_key"])
     ids, payloads = _landed(org)
     timeout, refused = ids["timeout"], ids["refused"]
     assert api.post("/api/issues/merge", {"ids": [str(timeout), str(refused)]}).status_code == 200
@@ -159,14 +158,14 @@ def test_new_and_resent_events_follow_the_merge(client, org_factory) -> None:  #
 
     # A new refusal (the merged fingerprint) through the real DSN endpoint lands on the survivor.
     fresh = {**sdk_event(_refused, user={"id": "u9"}, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
-    assert client.post(url, params=key, content=envelope([event_item(fresh)])).status_code == 200
+    assert app_client.post(url, params=key, content=envelope([event_item(fresh)])).status_code == 200
     # The stored refusals sent again: the same event ids land nothing twice, and their figures stay one
     # issue's.
     for payload in payloads[3:5]:  # one event per envelope, as Sentry's SDKs send them
-        assert client.post(url, params=key, content=envelope([event_item(payload)])).status_code == 200
+        assert app_client.post(url, params=key, content=envelope([event_item(payload)])).status_code == 200
     # And one shipped by the log shipper (`POST /api/ingest`, the app key's overrides).
     shipped = {**sdk_event(_refused, user={"id": "u8"}, tags={"tenant": "t1"}), "event_id": uuid.uuid4().hex}
-    assert post(client, org["api_key"], line(shipped, org["app_key"])).status_code == 200
+    assert post(app_client, org["api_key"], line(shipped, org["app_key"])).status_code == 200
     assert settle_front_doors()  # read directly below, not through a reader that waits for its own writes
     for event_id in (fresh["event_id"], shipped["event_id"]):
         row = get_warehouse(get_settings()).query(
@@ -180,11 +179,11 @@ def test_new_and_resent_events_follow_the_merge(client, org_factory) -> None:  #
     assert api.get(f"/api/issues/{timeout}").json()["events"] == 7
 
 
-def test_another_organizations_issue_cannot_be_merged(client, org_factory) -> None:  # noqa: F811
+def test_another_organizations_issue_cannot_be_merged(app_client, org_factory) -> None:
     mine, theirs = org_factory("Mine"), org_factory("Theirs")
     my_ids, _ = _landed(mine)
     their_ids, _ = _landed(theirs)
-    api = _Api(client, mine["api_key"])
+    api = _Api(app_client, mine["api_key"])
     refused = api.post("/api/issues/merge", {"ids": [str(my_ids["timeout"]), str(their_ids["refused"])]})
     assert refused.status_code == 404
     assert _stored(theirs["org_id"], their_ids["refused"])["events"] == 2
@@ -192,11 +191,11 @@ def test_another_organizations_issue_cannot_be_merged(client, org_factory) -> No
     assert api.post(f"/api/issues/{their_ids['timeout']}/split", {"fingerprints": ["x"]}).status_code == 404
 
 
-def test_an_event_answered_during_a_merge_lands_after_it_once(client, org_factory, monkeypatch) -> None:  # noqa: F811
+def test_an_event_answered_during_a_merge_lands_after_it_once(app_client, org_factory, monkeypatch) -> None:
     """The front door's drains are held while the moved issues' tables are cleared and fed again: an event
     answered 200 then lands after the regroup, on the survivor, and every table counts it once."""
     org = org_factory("Busy merge")
-    api = _Api(client, org["api_key"])
+    api = _Api(app_client, org["api_key"])
     ids, _ = _landed(org)
     timeout, refused = ids["timeout"], ids["refused"]
     fresh = {**sdk_event(_refused, user={"id": "u7"}, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
@@ -204,7 +203,7 @@ def test_an_event_answered_during_a_merge_lands_after_it_once(client, org_factor
 
     def busy_regroup(*args: Any, **kwargs: Any) -> None:
         # An SDK's event arrives while the merge moves the stored events: answered (spooled), not landed.
-        sent = client.post(
+        sent = app_client.post(
             f"/api/{org['project_id']}/envelope/",
             params={"sentry_key": org["app_key"]},
             content=envelope([event_item(fresh)]),
@@ -232,19 +231,19 @@ def _count_event(event_id: str) -> int:
     )
 
 
-def _post_event(client: Any, org: dict[str, Any], payload: dict[str, Any]) -> Any:  # noqa: F811
-    return client.post(
+def _post_event(app_client: Any, org: dict[str, Any], payload: dict[str, Any]) -> Any:
+    return app_client.post(
         f"/api/{org['project_id']}/envelope/",
         params={"sentry_key": org["app_key"]},
         content=envelope([event_item(payload)]),
     )
 
 
-def test_a_merge_holds_only_its_own_projects_landing(client, org_factory, monkeypatch) -> None:  # noqa: F811
+def test_a_merge_holds_only_its_own_projects_landing(app_client, org_factory, monkeypatch) -> None:
     """While a merge regroups project P, an event of another organization's project lands within a second;
     P's event waits and lands after, on the survivor, once."""
     org, other = org_factory("Merging P"), org_factory("Busy Q")
-    api = _Api(client, org["api_key"])
+    api = _Api(app_client, org["api_key"])
     ids, _ = _landed(org)
     timeout, refused = ids["timeout"], ids["refused"]
     mine = {**sdk_event(_refused, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
@@ -252,8 +251,8 @@ def test_a_merge_holds_only_its_own_projects_landing(client, org_factory, monkey
     seen: dict[str, int] = {}
 
     def busy_regroup(*args: Any, **kwargs: Any) -> None:
-        assert _post_event(client, org, mine).status_code == 200
-        assert _post_event(client, other, theirs).status_code == 200
+        assert _post_event(app_client, org, mine).status_code == 200
+        assert _post_event(app_client, other, theirs).status_code == 200
         time.sleep(3 * DRAIN_INTERVAL_SECONDS)
         seen["mine"], seen["theirs"] = _count_event(mine["event_id"]), _count_event(theirs["event_id"])
         real_regroup(*args, **kwargs)
@@ -268,12 +267,12 @@ def test_a_merge_holds_only_its_own_projects_landing(client, org_factory, monkey
     _agrees(api, org["org_id"], timeout)
 
 
-def test_events_sent_during_and_right_after_a_merge_follow_it(client, org_factory, monkeypatch) -> None:  # noqa: F811
+def test_events_sent_during_and_right_after_a_merge_follow_it(app_client, org_factory, monkeypatch) -> None:
     """A stream of events of the merged fingerprint, sent before, during and for a second after the merge
     (and one prepared while the merge had written its overrides but not committed them: stamped with the
     old issue), all end in the survivor; the merged issue never comes back and keeps redirecting."""
     org = org_factory("Streaming")
-    api = _Api(client, org["api_key"])
+    api = _Api(app_client, org["api_key"])
     ids, _ = _landed(org)
     timeout, refused = ids["timeout"], ids["refused"]
     sent: list[str] = []
@@ -283,7 +282,7 @@ def test_events_sent_during_and_right_after_a_merge_follow_it(client, org_factor
     def stream() -> None:
         while not stop.is_set():
             payload = {**sdk_event(_refused, tags={"tenant": "t0"}), "event_id": uuid.uuid4().hex}
-            answer = _post_event(client, org, payload)
+            answer = _post_event(app_client, org, payload)
             if answer.status_code == 200:
                 sent.append(payload["event_id"])
             else:
@@ -297,7 +296,7 @@ def test_events_sent_during_and_right_after_a_merge_follow_it(client, org_factor
         # The overrides are written in the merge's transaction, not committed: this event is stamped with the
         # refusal's own issue, and answered before the merge commits.
         payload = {**sdk_event(_refused, tags={"tenant": "t1"}), "event_id": uuid.uuid4().hex}
-        assert _post_event(client, org, payload).status_code == 200
+        assert _post_event(app_client, org, payload).status_code == 200
         sent.append(payload["event_id"])
         return real_resolve(session, project_id)
 
@@ -366,11 +365,11 @@ def _merges_at_once(api: _Api, merges: list[list[int]]) -> list[Any]:
     return answers
 
 
-def test_crossing_merges_through_the_api(client, org_factory) -> None:  # noqa: F811
+def test_crossing_merges_through_the_api(app_client, org_factory) -> None:
     """Ten trials of two merges of overlapping issues sent at once: one answers 409 with a clear message (or
     both run, one after the other), and the survivor's figures equal its events everywhere."""
     org = org_factory("Crossing API")
-    api = _Api(client, org["api_key"])
+    api = _Api(app_client, org["api_key"])
     busy = 0
     for trial in range(10):
         a, b, c = _trial_issues(org, trial)

@@ -8,10 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 
 
-def test_records_newest_first_filtered_as_json_or_csv(client, org_factory, stores: Settings) -> None:  # noqa: F811
+def test_records_newest_first_filtered_as_json_or_csv(app_client, org_factory, stores: Settings) -> None:
     org, other = org_factory("Acme"), org_factory("Globex")
     now = datetime.now(UTC).replace(microsecond=0)
     rows = [
@@ -32,17 +31,17 @@ def test_records_newest_first_filtered_as_json_or_csv(client, org_factory, store
     auth = {"Authorization": f"Bearer {org['api_key']}"}
     url = f"/api/projects/{org['project']}/logs"
 
-    answer = client.get(url, headers=auth).json()
+    answer = app_client.get(url, headers=auth).json()
     assert [r["body"] for r in answer["rows"]] == ["=payment failed", "cart opened"]
     assert [
-        r["body"] for r in client.get(url, params={"severity": "error"}, headers=auth).json()["rows"]
+        r["body"] for r in app_client.get(url, params={"severity": "error"}, headers=auth).json()["rows"]
     ] == ["=payment failed"]
-    exported = client.get(url, params={"format": "csv"}, headers=auth)
+    exported = app_client.get(url, params={"format": "csv"}, headers=auth)
     table = list(csv.DictReader(io.StringIO(exported.text)))
     assert exported.headers["content-type"].startswith("text/csv")
     assert [r["body"] for r in table] == ["'=payment failed", "cart opened"]  # neutralised against formulas
 
-    assert client.get(url, params={"format": "xml"}, headers=auth).status_code == 400
-    assert client.get(url, params={"severity": "loud"}, headers=auth).status_code == 400
-    assert client.get(f"/api/projects/{other['project']}/logs", headers=auth).status_code == 404
-    assert client.get(url).status_code == 401
+    assert app_client.get(url, params={"format": "xml"}, headers=auth).status_code == 400
+    assert app_client.get(url, params={"severity": "loud"}, headers=auth).status_code == 400
+    assert app_client.get(f"/api/projects/{other['project']}/logs", headers=auth).status_code == 404
+    assert app_client.get(url).status_code == 401

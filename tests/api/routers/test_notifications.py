@@ -3,10 +3,8 @@ bad kinds and modes named, another organization's project not found."""
 
 from __future__ import annotations
 
-from tests.dashboards.conftest import client  # noqa: F401 - shared fixtures
 
-
-def test_my_notification_settings(client, org_factory) -> None:  # noqa: F811
+def test_my_notification_settings(app_client, org_factory) -> None:
     org, other = org_factory("Mine", "Shop"), org_factory("Other", "Elsewhere")
     auth = {"Authorization": f"Bearer {org['api_key']}"}
     path = "/api/me/notifications"
@@ -18,23 +16,23 @@ def test_my_notification_settings(client, org_factory) -> None:  # noqa: F811
         "weekly": "none",
         "feedback": "none",
     }
-    assert client.get(path, headers=auth).json() == {"projects": {org["project"]: defaults}}
-    changed = client.put(
+    assert app_client.get(path, headers=auth).json() == {"projects": {org["project"]: defaults}}
+    changed = app_client.put(
         path, headers=auth, json={"projects": {org["project"]: {"comments": "daily", "assigned": "none"}}}
     )
     assert changed.status_code == 200
     assert changed.json()["projects"][org["project"]] == {**defaults, "assigned": "none", "comments": "daily"}
-    assert client.get(path, headers=auth).json() == changed.json()
-    bad = client.put(path, headers=auth, json={"projects": {org["project"]: {"comments": "hourly"}}})
+    assert app_client.get(path, headers=auth).json() == changed.json()
+    bad = app_client.put(path, headers=auth, json={"projects": {org["project"]: {"comments": "hourly"}}})
     assert bad.status_code == 400 and "comments" in bad.text
-    bad = client.put(path, headers=auth, json={"projects": {org["project"]: {"monthly": "daily"}}})
+    bad = app_client.put(path, headers=auth, json={"projects": {org["project"]: {"monthly": "daily"}}})
     assert bad.status_code == 400 and "kind must be one of" in bad.json()["detail"]
-    bad = client.put(path, headers=auth, json={"projects": {org["project"]: {"weekly": "daily"}}})
+    bad = app_client.put(path, headers=auth, json={"projects": {org["project"]: {"weekly": "daily"}}})
     assert bad.status_code == 400 and "weekly: mode must be one of none, weekly" in bad.json()["detail"]
-    weekly = client.put(path, headers=auth, json={"projects": {org["project"]: {"weekly": "weekly"}}})
+    weekly = app_client.put(path, headers=auth, json={"projects": {org["project"]: {"weekly": "weekly"}}})
     assert weekly.json()["projects"][org["project"]]["weekly"] == "weekly"
-    missing = client.put(path, headers=auth, json={"projects": {other["project"]: {"comments": "none"}}})
+    missing = app_client.put(path, headers=auth, json={"projects": {other["project"]: {"comments": "none"}}})
     assert missing.status_code == 404
     # The other organization's key speaks for its own owner, who sees only their own projects.
-    theirs = client.get(path, headers={"Authorization": f"Bearer {other['api_key']}"}).json()
+    theirs = app_client.get(path, headers={"Authorization": f"Bearer {other['api_key']}"}).json()
     assert theirs == {"projects": {other["project"]: defaults}}

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from stacklens.settings import Settings
-from tests.dashboards.conftest import add_member, client  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import add_member
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -30,37 +30,37 @@ def _setup(stores: Settings, org_factory):
     return org, other, ids, str(theirs[0]["issue_id"]), member, stranger
 
 
-def _ids(client, org, auth, query: str) -> set[str]:  # noqa: F811
-    answer = client.get(
+def _ids(app_client, org, auth, query: str) -> set[str]:
+    answer = app_client.get(
         f"/api/projects/{org['project']}/issues", headers=auth, params={"query": query, "status": "all"}
     )
     assert answer.status_code == 200, answer.text
     return {i["id"] for i in answer.json()["issues"]}
 
 
-def test_assign_filter_and_history(client, stores, org_factory) -> None:  # noqa: F811
+def test_assign_filter_and_history(app_client, stores, org_factory) -> None:
     org, other, ids, theirs, member, stranger = _setup(stores, org_factory)
     auth = {"Authorization": f"Bearer {org['api_key']}"}
     assert (
-        client.post("/api/teams", headers=auth, json={"slug": "payments", "name": "Payments"}).status_code
+        app_client.post("/api/teams", headers=auth, json={"slug": "payments", "name": "Payments"}).status_code
         == 201
     )
-    assert client.post("/api/teams", headers=auth, json={"slug": "payments"}).status_code == 409
-    assert client.post("/api/teams", headers=auth, json={"slug": "Bad Slug!"}).status_code == 400
-    put = client.put("/api/teams/payments/members", headers=auth, json={"members": [member.upper()]})
+    assert app_client.post("/api/teams", headers=auth, json={"slug": "payments"}).status_code == 409
+    assert app_client.post("/api/teams", headers=auth, json={"slug": "Bad Slug!"}).status_code == 400
+    put = app_client.put("/api/teams/payments/members", headers=auth, json={"members": [member.upper()]})
     assert put.status_code == 200 and put.json()["members"] == [member]
     # Someone of another organization is not a member here.
-    refused = client.put("/api/teams/payments/members", headers=auth, json={"members": [stranger]})
+    refused = app_client.put("/api/teams/payments/members", headers=auth, json={"members": [stranger]})
     assert refused.status_code == 404 and stranger in refused.json()["detail"]
-    assert client.get("/api/teams", headers=auth).json()["teams"] == [
+    assert app_client.get("/api/teams", headers=auth).json()["teams"] == [
         {"slug": "payments", "name": "Payments", "members": [member]}
     ]
 
     first, second, third = ids
-    answer = client.put(f"/api/issues/{first}", headers=auth, json={"assignee": member})
+    answer = app_client.put(f"/api/issues/{first}", headers=auth, json={"assignee": member})
     assert answer.status_code == 200 and answer.json()["assignee"] == member
     assert answer.json()["status"] == "unresolved"
-    both = client.put(
+    both = app_client.put(
         f"/api/issues/{second}", headers=auth, json={"assignee": "#payments", "status": "resolved"}
     )
     assert (
@@ -68,47 +68,57 @@ def test_assign_filter_and_history(client, stores, org_factory) -> None:  # noqa
         and both.json()["assignee"] == "#payments"
         and both.json()["status"] == "resolved"
     )
-    assert client.get(f"/api/issues/{third}", headers=auth).json()["assignee"] is None
+    assert app_client.get(f"/api/issues/{third}", headers=auth).json()["assignee"] is None
 
-    assert _ids(client, org, auth, "unassigned") == {third}
-    assert _ids(client, org, auth, "is:unassigned") == {third}
-    assert _ids(client, org, auth, f"assigned:{member}") == {first}
-    assert _ids(client, org, auth, "assigned:#payments") == {second}
-    assert _ids(client, org, auth, "assigned:#nobody-here") == set()
-    bad = client.get(f"/api/projects/{org['project']}/issues", headers=auth, params={"query": "assigned:me"})
+    assert _ids(app_client, org, auth, "unassigned") == {third}
+    assert _ids(app_client, org, auth, "is:unassigned") == {third}
+    assert _ids(app_client, org, auth, f"assigned:{member}") == {first}
+    assert _ids(app_client, org, auth, "assigned:#payments") == {second}
+    assert _ids(app_client, org, auth, "assigned:#nobody-here") == set()
+    bad = app_client.get(
+        f"/api/projects/{org['project']}/issues", headers=auth, params={"query": "assigned:me"}
+    )
     assert bad.status_code == 400 and "API key" in bad.json()["detail"]
-    bad = client.get(f"/api/projects/{org['project']}/issues", headers=auth, params={"query": "assigned:x"})
+    bad = app_client.get(
+        f"/api/projects/{org['project']}/issues", headers=auth, params={"query": "assigned:x"}
+    )
     assert bad.status_code == 400 and "assigned:" in bad.json()["detail"]
 
     # Errors name what is wrong and change nothing.
-    assert client.put(f"/api/issues/{third}", headers=auth, json={"assignee": "nobody"}).status_code == 400
-    assert client.put(f"/api/issues/{third}", headers=auth, json={"assignee": stranger}).status_code == 404
-    assert client.put(f"/api/issues/{third}", headers=auth, json={"assignee": "#nope"}).status_code == 404
-    assert client.put(f"/api/issues/{third}", headers=auth, json={}).status_code == 400
+    assert (
+        app_client.put(f"/api/issues/{third}", headers=auth, json={"assignee": "nobody"}).status_code == 400
+    )
+    assert (
+        app_client.put(f"/api/issues/{third}", headers=auth, json={"assignee": stranger}).status_code == 404
+    )
+    assert app_client.put(f"/api/issues/{third}", headers=auth, json={"assignee": "#nope"}).status_code == 404
+    assert app_client.put(f"/api/issues/{third}", headers=auth, json={}).status_code == 400
     # An illegal status change keeps the assignment of the same request out too.
-    clash = client.put(f"/api/issues/{second}", headers=auth, json={"assignee": member, "status": "resolved"})
+    clash = app_client.put(
+        f"/api/issues/{second}", headers=auth, json={"assignee": member, "status": "resolved"}
+    )
     assert clash.status_code == 409
-    assert client.get(f"/api/issues/{second}", headers=auth).json()["assignee"] == "#payments"
+    assert app_client.get(f"/api/issues/{second}", headers=auth).json()["assignee"] == "#payments"
 
-    unassigned = client.put(f"/api/issues/{first}", headers=auth, json={"assignee": None})
+    unassigned = app_client.put(f"/api/issues/{first}", headers=auth, json={"assignee": None})
     assert unassigned.status_code == 200 and unassigned.json()["assignee"] is None
-    assert _ids(client, org, auth, "unassigned") == {first, third}
+    assert _ids(app_client, org, auth, "unassigned") == {first, third}
 
     # Another organization's key sees none of it and cannot assign here.
     theirs_auth = {"Authorization": f"Bearer {other['api_key']}"}
     assert (
-        client.put(f"/api/issues/{first}", headers=theirs_auth, json={"assignee": stranger}).status_code
+        app_client.put(f"/api/issues/{first}", headers=theirs_auth, json={"assignee": stranger}).status_code
         == 404
     )
-    assert client.get("/api/teams", headers=theirs_auth).json()["teams"] == []
+    assert app_client.get("/api/teams", headers=theirs_auth).json()["teams"] == []
     assert (
-        client.put("/api/teams/payments/members", headers=theirs_auth, json={"members": []}).status_code
+        app_client.put("/api/teams/payments/members", headers=theirs_auth, json={"members": []}).status_code
         == 404
     )
-    assert client.put(f"/api/issues/{theirs}", headers=auth, json={"assignee": member}).status_code == 404
+    assert app_client.put(f"/api/issues/{theirs}", headers=auth, json={"assignee": member}).status_code == 404
 
     # The activity log has each assignment, unassignment and status change.
-    log = client.get("/api/activity", headers=auth, params={"limit": 50}).json()
+    log = app_client.get("/api/activity", headers=auth, params={"limit": 50}).json()
     summaries = [r["summary"] for r in log["items"]]
     assert f"Assigned issue {first} to {member}." in summaries
     assert f"Assigned issue {second} to #payments." in summaries

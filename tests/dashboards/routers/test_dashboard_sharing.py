@@ -20,7 +20,7 @@ from stacklens.explore.dashboards import create_dashboard
 from stacklens.explore.widget_cache import widget_cache_for
 from tests.browser import shots_dir, watch_errors
 from tests.dashboards.conftest import csrf_of, sign_in
-from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server  # noqa: F401
+from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic
 
 SHOTS = shots_dir("dashboards")
 WIDGETS: list[dict[str, Any]] = [
@@ -137,7 +137,7 @@ def test_share_over_the_api(client: TestClient, org_factory, stores) -> None:
 
 
 @pytest.mark.browser
-def test_the_shared_page_in_a_real_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
+def test_the_shared_page_in_a_real_browser(chromium, server, org_factory, stores) -> None:
 
     from stacklens.explore.dashboard_shares import PATH, create_share
 

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, csrf_of, sign_in
-from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server  # noqa: F401
+from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic
 
 SHOTS = shots_dir("dashboards")
 EXPLORE_QUERY = [
@@ -139,7 +139,7 @@ def test_build_edit_export_and_import_a_dashboard(client: TestClient, org_factor
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_a_dashboard_in_a_real_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
+def test_a_dashboard_in_a_real_browser(chromium, server, org_factory, stores) -> None:
 
     from demo.dashboards import ensure_demo_dashboard
     from stacklens.control.db import session_scope

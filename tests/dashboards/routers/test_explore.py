@@ -13,7 +13,6 @@ import pytest
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, csrf_of, sign_in
-from tests.dashboards.test_performance_browser import server  # noqa: F401 - the real uvicorn server fixture
 from tests.stacklens.performance.perf_seed import seed
 
 SHOTS = shots_dir("explore")
@@ -87,7 +86,7 @@ def test_page_answers_table_chart_and_saved_queries(client, acme, org_factory) -
 
 
 @pytest.mark.browser
-def test_page_draws_the_chart_in_a_real_browser(chromium, server, acme) -> None:  # noqa: F811
+def test_page_draws_the_chart_in_a_real_browser(chromium, server, acme) -> None:
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
@@ -118,7 +117,7 @@ def test_the_aggregate_menu_offers_only_what_the_server_accepts(client, org_fact
 
 
 @pytest.mark.browser
-def test_compare_and_markers_in_a_real_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
+def test_compare_and_markers_in_a_real_browser(chromium, server, org_factory, stores) -> None:
     """Compare with the previous period: the table has the previous value and the change beside each
     aggregate, each chart overlays the previous period dotted, the releases first seen in the window are
     marked; screenshots at 1400 and 1024 px."""
@@ -173,7 +172,7 @@ def test_compare_and_markers_in_a_real_browser(chromium, server, org_factory, st
         assert any("/releases/shop%401." in m for m in got["markers"]), got
 
 
-def test_release_against_the_release_before_it_on_the_page(chromium, server, org_factory, stores) -> None:  # noqa: F811
+def test_release_against_the_release_before_it_on_the_page(chromium, server, org_factory, stores) -> None:
     """ "Compare with the release before it": shop@1.4.0's table beside shop@1.3.0's (its predecessor by first
     seen), each column the release's own answer, the chart overlaying 1.3.0 dotted; without a release
     filter the page names the missing filter; screenshots at 1400 and 1024 px."""

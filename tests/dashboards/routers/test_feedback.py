@@ -27,9 +27,7 @@ from stacklens.warehouse.migrations import apply_migrations
 from tests.api.live import serve
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.conftest import make_settings
-from tests.stacklens_sdk.conftest import sentry_browser_bundle
 
-__all__ = ["sentry_browser_bundle"]
 pytestmark = [pytest.mark.browser]
 
 HOST_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>shop</title><link rel="icon" href="data:,">

@@ -7,10 +7,10 @@ from sqlalchemy import update
 
 from stacklens.control.db import session_scope
 from stacklens.control.models import User
-from tests.dashboards.conftest import add_member, client, sign_in  # noqa: F401
+from tests.dashboards.conftest import add_member, sign_in
 
 
-def test_only_operators_see_the_page(client, org_factory, stores) -> None:  # noqa: F811
+def test_only_operators_see_the_page(client, org_factory, stores) -> None:
     org = org_factory("Acme")
     assert client.get("/admin/operations", follow_redirects=False).headers["location"].startswith("/login")
     sign_in(client, org["email"])

@@ -10,7 +10,6 @@ import pytest
 
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, add_member, sign_in
-from tests.dashboards.test_performance_browser import server  # noqa: F401
 
 SHOTS = shots_dir("dashboards")
 
@@ -188,7 +187,7 @@ def test_owners_choose_who_may_publish_share_links(client, org_factory, stores) 
 
 
 @pytest.mark.browser
-def test_the_share_links_setting_in_a_real_browser(chromium, server, org_factory) -> None:  # noqa: F811
+def test_the_share_links_setting_in_a_real_browser(chromium, server, org_factory) -> None:
     """The owner changes who may publish share links on the settings page: the control is labelled, fits the
     card, saves and comes back selected (screenshot at 1400 px, of the card)."""
 

@@ -27,7 +27,6 @@ from tests.dashboards.test_performance_browser import (
     FIGURES_HOLD_DATA,
     RELEASES,
     land_demo_traffic,
-    server,  # noqa: F401 - the real uvicorn server fixture
 )
 from tests.stacklens.releases.session_seed import fill_session_states, seed_sessions
 
@@ -85,7 +84,7 @@ def _land_issues(stores, org) -> None:
     assert dg.materialize([issues_asset], resources={"warehouse": warehouse}).success
 
 
-def test_release_pages_in_a_real_browser(chromium, server, org_factory, stores) -> None:  # noqa: F811
+def test_release_pages_in_a_real_browser(chromium, server, org_factory, stores) -> None:
     from playwright.sync_api import expect
 
     org = org_factory()

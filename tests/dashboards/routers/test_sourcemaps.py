@@ -24,7 +24,6 @@ from stacklens.warehouse.client import get_warehouse
 from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.stacklens.sourcemaps.app_bundle import THROW_LINE, build_app, sentry_cli
-from tests.stacklens_sdk.conftest import sentry_browser_bundle  # noqa: F401 - esbuild bundle of @sentry/browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ARTIFACTS = (
@@ -59,7 +58,7 @@ def test_browser_error_is_shown_at_its_original_lines(
     server: str,
     stores: Settings,
     org_factory,
-    sentry_browser_bundle: Path,  # noqa: F811
+    sentry_browser_bundle: Path,
     tmp_path: Path,
 ) -> None:
     from playwright.sync_api import expect

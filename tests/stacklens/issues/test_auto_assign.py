@@ -21,7 +21,6 @@ from stacklens.issues.assignees import assign, assignees_of
 from stacklens.issues.auto_assign import SYSTEM, assign_new_issues, get_rules, import_codeowners, set_rules
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import org_factory, stores  # noqa: F401 - shared fixtures
 from tests.dashboards.landing import land
 
 
@@ -51,7 +50,7 @@ def event(
 RULES = "path:src/checkout/* #payments\ntags.service:worker ops@example.test\npath:src/checkout/legacy/* ops@example.test"
 
 
-def test_new_issues_follow_the_rules(stores: Settings, org_factory) -> None:  # noqa: F811
+def test_new_issues_follow_the_rules(stores: Settings, org_factory) -> None:
     org, other = org_factory("Owned"), org_factory("Elsewhere")
     org_id, project_id = org["org_id"], org["project_id"]
     with session_scope(stores) as session:
@@ -147,7 +146,7 @@ def test_new_issues_follow_the_rules(stores: Settings, org_factory) -> None:  # 
         assert len(actions) == 1, actions
 
 
-def test_codeowners_import(stores: Settings, org_factory) -> None:  # noqa: F811
+def test_codeowners_import(stores: Settings, org_factory) -> None:
     org = org_factory("Importer")
     with session_scope(stores) as session:
         accounts.add_member(session, org["org_id"], "alice@example.test", "password-123")
@@ -160,8 +159,8 @@ def test_codeowners_import(stores: Settings, org_factory) -> None:  # noqa: F811
 
 
 def test_an_organizations_spent_share_leaves_its_issues_for_the_next_run(
-    stores: Settings,  # noqa: F811
-    org_factory,  # noqa: F811
+    stores: Settings,
+    org_factory,
 ) -> None:
     """Each organization has a share of a run: when it is spent nothing of that organization is looked at
     and its watermark stays, so the next run assigns what this one left (issue 62)."""
@@ -198,8 +197,8 @@ def test_an_organizations_spent_share_leaves_its_issues_for_the_next_run(
 
 
 def test_a_run_cut_short_mid_project_goes_on_from_the_last_issue_looked_at(
-    stores: Settings,  # noqa: F811
-    org_factory,  # noqa: F811
+    stores: Settings,
+    org_factory,
 ) -> None:
     """Issues whose matching takes longer than the organization's share: each run looks at what fits (at
     least one issue), moves the watermark to the last issue it looked at, and the next runs go on from there
@@ -243,7 +242,7 @@ def test_a_run_cut_short_mid_project_goes_on_from_the_last_issue_looked_at(
     assert [a.label for a in found.values()] == ["#payments"] and int(rows[2]["issue_id"]) in found
 
 
-def test_rules_are_stored_with_newlines(stores: Settings, org_factory) -> None:  # noqa: F811
+def test_rules_are_stored_with_newlines(stores: Settings, org_factory) -> None:
     """Issue 71: rules pasted from a Windows editor or a browser's textarea were stored with CRLF."""
     org = org_factory("Crlf")
     with session_scope(stores) as session:

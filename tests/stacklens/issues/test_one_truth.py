@@ -33,7 +33,7 @@ from stacklens.ingest.grouping import issue_id_for
 from stacklens.issues.reads import RANGES
 from stacklens.metrics import windows
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import client, sign_in  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import sign_in
 from tests.dashboards.landing import land, sdk_event
 
 CHECKED = ("1h", "24h", "7d", "14d", "30d")
@@ -126,13 +126,15 @@ def _reference(
     }
 
 
-def _merge_renaming(client: Any, auth: dict[str, str], warehouse: Any, project_id: int) -> tuple[int, str]:  # noqa: F811
+def _merge_renaming(
+    app_client: Any, auth: dict[str, str], warehouse: Any, project_id: int
+) -> tuple[int, str]:
     """Merge two issues into the one whose latest event is the older (the merged one's newer events would
     rename it if titles followed the latest event): the survivor and its title before the merge."""
     now = datetime.now(UTC) + timedelta(minutes=1)
     before = _reference(warehouse, project_id, now - timedelta(days=365), now)
     older, newer = sorted(before, key=lambda i: before[i][3])[:2]
-    merged = client.post(
+    merged = app_client.post(
         "/api/issues/merge", headers=auth, json={"ids": [str(newer), str(older)], "into": str(older)}
     )
     assert merged.status_code == 200, merged.text
@@ -195,7 +197,7 @@ def _list_page_rows(page: str) -> dict[int, tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("seed", [7, 2026])
-def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_factory, seed) -> None:  # noqa: F811
+def test_every_consumer_gives_each_issue_one_set_of_figures(stores, app_client, org_factory, seed) -> None:
     rng = random.Random(seed)
     org = org_factory("Truth")
     warehouse = get_warehouse(stores)
@@ -205,9 +207,9 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
     for start in range(0, len(payloads), 7):  # several batches, each sharing a receive time
         land(org["org_id"], org["project_id"], payloads[start : start + 7])
     auth = {"Authorization": f"Bearer {org['api_key']}"}
-    sign_in(client, org["email"])
+    sign_in(app_client, org["email"])
     base = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues"
-    survivor, own_title = _merge_renaming(client, auth, warehouse, org["project_id"])
+    survivor, own_title = _merge_renaming(app_client, auth, warehouse, org["project_id"])
 
     # Release pages list the issues first seen in each release with their figures over their whole life: every
     # issue is new in exactly one release, with the stored events' title, events and users.
@@ -218,7 +220,7 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
     releases_base = f"/orgs/{org['org_slug']}/projects/{org['project']}/releases"
     new_in: dict[int, tuple[str, int, int]] = {}
     for version in RELEASES:
-        page = client.get(f"{releases_base}/{version}", params={"range": "30d"})
+        page = app_client.get(f"{releases_base}/{version}", params={"range": "30d"})
         assert page.status_code == 200, version
         found = _release_new_issues(page.text)
         assert not set(found) & set(new_in), version
@@ -228,7 +230,7 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
     # Related issues name each issue by the same title (issues sharing users here: every pair shares one).
     related_titles = []
     for issue_id in lifetime:
-        page = client.get(f"{base}/{issue_id}").text
+        page = app_client.get(f"{base}/{issue_id}").text
         section = re.search(r'<section class="card" id="related">(.*?)</section>', page, re.S)
         assert section is not None
         for related_id, title in re.findall(r'<a href="[^"]*/issues/(\d+)">([^<]*)</a>', section.group(1)):
@@ -236,7 +238,7 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
     assert related_titles and all(lifetime[i][4] == title for i, title in related_titles), related_titles
 
     for name in CHECKED:
-        listed = client.get(
+        listed = app_client.get(
             f"/api/projects/{org['project']}/issues",
             headers=auth,
             params={"range": name, "status": "all", "limit": 100},
@@ -254,7 +256,7 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
         assert api_list == expected, name
 
         page_rows = _list_page_rows(
-            client.get(base, params={"range": name, "status": "all", "per_page": 100}).text
+            app_client.get(base, params={"range": name, "status": "all", "per_page": 100}).text
         )
         assert {k: (v[1], v[2], _page_time(v[3]), _page_time(v[4]), v[0]) for k, v in page_rows.items()} == {
             k: (e, u, f.replace(microsecond=0), la.replace(microsecond=0), t)
@@ -275,10 +277,10 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
         }, name
 
         for issue_id, (events, users, first, last, title) in expected.items():
-            one = client.get(f"/api/issues/{issue_id}", headers=auth, params={"range": name}).json()
+            one = app_client.get(f"/api/issues/{issue_id}", headers=auth, params={"range": name}).json()
             assert (one["events"], one["users"], one["title"]) == (events, users, title), name
             assert (_time(one["first_seen"]), _time(one["last_seen"])) == (first, last)
-            page = client.get(f"{base}/{issue_id}", params={"range": name}).text
+            page = app_client.get(f"{base}/{issue_id}", params={"range": name}).text
             assert html.unescape(re.search(r'<h1 class="issue-title">([^<]*)</h1>', page).group(1)) == title
             shown = re.search(
                 r'id="window-figures".*?<strong>(\d+)</strong>.*?<strong>(\d+)</strong>', page, re.S
@@ -301,7 +303,7 @@ def test_every_consumer_gives_each_issue_one_set_of_figures(stores, client, org_
                 "group_by": [],
                 "aggregates": [{"fn": "count"}, {"fn": "unique_users"}],
             }
-            explored = client.post("/api/explore/query", json=body, headers=auth).json()
+            explored = app_client.post("/api/explore/query", json=body, headers=auth).json()
             assert [(r["count"], r["unique_users"]) for r in explored["rows"]] == [(events, users)], (
                 name,
                 issue_id,

@@ -16,7 +16,7 @@ from stacklens.errors import InvalidInput
 from stacklens.operations.retention import run_retention
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.dashboards.conftest import client, sign_in  # noqa: F401 - shared fixtures
+from tests.dashboards.conftest import sign_in
 from tests.dashboards.landing import land, sdk_event
 
 
@@ -70,7 +70,7 @@ def _now_with_today_behind(span: timedelta) -> datetime:
     return now
 
 
-def test_caps_keep_the_newest_events_and_the_counts(stores, org_factory, client) -> None:  # noqa: F811
+def test_caps_keep_the_newest_events_and_the_counts(stores, org_factory, client) -> None:
     capped, other = org_factory("Capped"), org_factory("Other")
     second = timedelta(seconds=1)
     now = _now_with_today_behind(timedelta(minutes=3))

@@ -28,7 +28,6 @@ from stacklens.settings import Settings
 from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.client import get_warehouse
 from stacklens_sdk.browser import INP_ATTRIBUTION_JS
-from tests.api.conftest import dsn_server  # noqa: F401 - a real StackLens server
 from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.stacklens.performance.inp import inp_seed
 
@@ -153,7 +152,7 @@ def _budget(project_id: int) -> budget_eval.BudgetSpec:
 
 def test_the_handler_first_in_processing_the_third_party_second_in_input_delay(
     settings: Settings,
-    dsn_server: str,  # noqa: F811 - the fixture imported above
+    dsn_server: str,
     make_org,
     sites: tuple[str, str],
 ) -> None:

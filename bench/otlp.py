@@ -13,7 +13,7 @@ them, so both land rather than deduplicate):
   `/api/<project id>/otlp/v1/traces` (the app key in `X-Stacklens-App-Key`), as an SDK's batch processor
   sends them (512 spans an export by default: about 64 requests);
 - as `/api/ingest`: the very transactions and error events those spans become (the service's own OTLP
-  conversion, :func:`stacklens.ingest.otlp_traces.trace_lines`, run here beforehand), gzip NDJSON batches of
+  conversion, :func:`stacklens.ingest.otlp.traces.trace_lines`, run here beforehand), gzip NDJSON batches of
   the same requests, with the API key — what a shipper would send for the same data.
 
 Both from four concurrent clients. Events are the transactions and error events landed (the same number on
@@ -53,8 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 ingest_bench: Any = importlib.import_module("ingest")
 sys.path.insert(0, str(ingest_bench.ROOT))
 
-from stacklens.ingest.otlp_decode import PROTOBUF, read_traces  # noqa: E402 - after the path insert above
-from stacklens.ingest.otlp_traces import trace_lines  # noqa: E402 - after the path insert above
+from stacklens.ingest.otlp.decode import PROTOBUF, read_traces  # noqa: E402 - after the path insert above
+from stacklens.ingest.otlp.traces import trace_lines  # noqa: E402 - after the path insert above
 
 CLIENTS = 4
 QUERIES = [

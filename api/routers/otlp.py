@@ -5,14 +5,14 @@ Authentication is the project's app key, in ``X-Stacklens-App-Key`` (what ``OTEL
 sets) or any form the envelope endpoint reads (``X-Sentry-Auth``, ``Authorization: Sentry …``/``DSN …``,
 ``?sentry_key=``); it is checked before the body is inflated. Bodies are protobuf or JSON, optionally gzip (or
 deflate, br, zstd), inflated as a bounded stream; JSON passes the depth guard. The spans become log lines
-(:mod:`stacklens.ingest.otlp_traces`) that land through the same ingest service as `/api/ingest`, under the
+(:mod:`stacklens.ingest.otlp.traces`) that land through the same ingest service as `/api/ingest`, under the
 organization's event quota, exactly once. The answer is an ``ExportTraceServiceResponse`` in the request's
 encoding, with ``partial_success`` naming the spans refused and why; every refusal (400, 401, 403, 404, 413,
 415, 429, 503, 500) answers a ``google.rpc.Status`` in the request's encoding, as OTLP/HTTP asks
-(:mod:`stacklens.ingest.otlp_answers`), with the same status and headers the rest of the API would give.
+(:mod:`stacklens.ingest.otlp.answers`), with the same status and headers the rest of the API would give.
 
 Log records (``ExportLogsServiceRequest``) take the same road: each becomes a ``log`` line
-(:mod:`stacklens.ingest.otlp_logs`) landing in the ``logs`` table; the answer is an
+(:mod:`stacklens.ingest.otlp.logs`) landing in the ``logs`` table; the answer is an
 ``ExportLogsServiceResponse`` whose ``partial_success`` counts ``rejected_log_records``.
 """
 
@@ -44,10 +44,10 @@ from stacklens.disk_floor import require_disk_room
 from stacklens.errors import NotFound, RateLimited, StackLensError
 from stacklens.ingest.envelope import MAX_DECODED_BYTES, MAX_ENVELOPE_BYTES, auth_key
 from stacklens.ingest.inflate import DecodedBody
-from stacklens.ingest.otlp_answers import Signal, answer_media, export_answer, failure_status
-from stacklens.ingest.otlp_decode import large_decode_slot, media_type, read_logs, read_traces
-from stacklens.ingest.otlp_logs import LogLines, log_lines, records_at_least
-from stacklens.ingest.otlp_traces import TraceLines, trace_lines, transactions_at_least
+from stacklens.ingest.otlp.answers import Signal, answer_media, export_answer, failure_status
+from stacklens.ingest.otlp.decode import large_decode_slot, media_type, read_logs, read_traces
+from stacklens.ingest.otlp.logs import LogLines, log_lines, records_at_least
+from stacklens.ingest.otlp.traces import TraceLines, trace_lines, transactions_at_least
 from stacklens.ingest.service import Admitted, BatchResult, admit_body
 from stacklens.outcomes.counting import Outcomes
 from stacklens.outcomes.tally import count_outcomes

@@ -1,7 +1,7 @@
 """``log`` lines → rows of ``logs``: one log record each, from a Sentry SDK or an OpenTelemetry exporter.
 
 A ``log`` line's payload is one record in Sentry's log shape (what sentry-python's ``enable_logs`` sends in a
-``log`` envelope item, one record of its ``items``; :mod:`stacklens.ingest.otlp_logs` writes OTLP records in
+``log`` envelope item, one record of its ``items``; :mod:`stacklens.ingest.otlp.logs` writes OTLP records in
 the same shape)::
 
     {"timestamp": 1764041700.123, "level": "warn", "severity_number": 13, "body": "…",

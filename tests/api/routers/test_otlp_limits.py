@@ -24,7 +24,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from api.routers import otlp as otlp_router
-from stacklens.ingest import otlp_decode, otlp_logs, otlp_traces
+from stacklens.ingest.otlp import decode as otlp_decode
+from stacklens.ingest.otlp import logs as otlp_logs
+from stacklens.ingest.otlp import traces as otlp_traces
 from stacklens.settings import Settings
 from stacklens.warehouse.migrations import apply_migrations
 from tests.api.live import serve

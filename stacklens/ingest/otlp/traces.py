@@ -12,7 +12,7 @@ transaction's span is. What becomes what:
   :mod:`stacklens.ingest.route_templates`), status from ``http.response.status_code``.
 - Every other span becomes a span of its nearest root ancestor (``db``, ``http.client``, …).
 - A span event named ``exception`` becomes an error event, its stack read from ``exception.stacktrace``
-  (:mod:`stacklens.ingest.otlp_stacks`), with the span's trace id in its trace context.
+  (:mod:`stacklens.ingest.otlp.stacks`), with the span's trace id in its trace context.
 - The resource gives the service (``service.name``), release (``service.version``) and environment
   (``deployment.environment.name``, or the older ``deployment.environment``).
 
@@ -21,7 +21,7 @@ twice (the writer drops ids already stored). A span that cannot be stored (ids o
 ids twice) is rejected alone, with its reason, for ``partial_success``.
 
 What one span says (its resource, method, status, op, the Sentry span it becomes) is read in
-:mod:`stacklens.ingest.otlp_spans`; the payloads' types are in :mod:`stacklens.ingest.otlp_trace_payloads`.
+:mod:`stacklens.ingest.otlp.spans`; the payloads' types are in :mod:`stacklens.ingest.otlp.trace_payloads`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 import orjson
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from stacklens.ingest.otlp_decode import TraceExport
-from stacklens.ingest.otlp_spans import (
+from stacklens.ingest.otlp.decode import TraceExport
+from stacklens.ingest.otlp.spans import (
     SpanNode,
     SpanOrigin,
     first_str,
@@ -48,8 +48,8 @@ from stacklens.ingest.otlp_spans import (
     span_payload,
     url_of,
 )
-from stacklens.ingest.otlp_stacks import parse_stack
-from stacklens.ingest.otlp_trace_payloads import (
+from stacklens.ingest.otlp.stacks import parse_stack
+from stacklens.ingest.otlp.trace_payloads import (
     ErrorPayload,
     EventPayload,
     ExceptionPayload,
@@ -57,7 +57,7 @@ from stacklens.ingest.otlp_trace_payloads import (
     TransactionContexts,
     TransactionPayload,
 )
-from stacklens.ingest.otlp_values import Notes, attributes
+from stacklens.ingest.otlp.values import Notes, attributes
 
 # Event ids are name-based UUIDs in this namespace: the same trace and span give the same id on every resend.
 _ID_NAMESPACE = uuid.UUID("6f1d3c2e-8a4b-5c7d-9e0f-a1b2c3d4e5f6")

@@ -1,4 +1,4 @@
-"""What one OTLP span says (:mod:`stacklens.ingest.otlp_traces`): where it comes from (its resource: service,
+"""What one OTLP span says (:mod:`stacklens.ingest.otlp.traces`): where it comes from (its resource: service,
 release, environment, platform), its HTTP method, status, URL, op and description, and the Sentry span it
 becomes under its transaction's root."""
 
@@ -10,11 +10,11 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from stacklens.ingest import timeparse
-from stacklens.ingest.otlp_trace_payloads import (
+from stacklens.ingest.otlp.trace_payloads import (
     Attributes,
     SpanPayload,
 )
-from stacklens.ingest.otlp_values import MAX_VALUE_CHARS, Notes, attributes
+from stacklens.ingest.otlp.values import MAX_VALUE_CHARS, Notes, attributes
 
 _MAX_SPAN_SECONDS = 86_400.0  # a longer duration from an unset start is not a duration
 

@@ -1,12 +1,12 @@
-"""The payloads an export becomes (stacklens/ingest/otlp_trace_payloads.py): every field a line holds is
+"""The payloads an export becomes (stacklens/ingest/otlp/trace_payloads.py): every field a line holds is
 one its type declares, so the types say what the ingest service is sent."""
 
 from __future__ import annotations
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from stacklens.ingest.otlp_trace_payloads import ErrorPayload, SpanPayload, TransactionPayload
-from tests.stacklens.ingest.otlp_seed import START, _attr, _lines, _payloads, _span
+from stacklens.ingest.otlp.trace_payloads import ErrorPayload, SpanPayload, TransactionPayload
+from tests.stacklens.ingest.otlp.otlp_seed import START, _attr, _lines, _payloads, _span
 
 
 def _fields(shape: type) -> set[str]:

@@ -13,7 +13,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from stacklens.ingest.decode import DecodeError
-from stacklens.ingest.otlp_decode import JSON, PROTOBUF, media_type, read_logs, read_traces
+from stacklens.ingest.otlp.decode import JSON, PROTOBUF, media_type, read_logs, read_traces
 
 TRACE = "5b8efff798038103d269b633813fc60c"
 

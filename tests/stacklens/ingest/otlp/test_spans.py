@@ -1,11 +1,11 @@
-"""What one span says (stacklens/ingest/otlp_spans.py): a span without a plausible start is placed at its
+"""What one span says (stacklens/ingest/otlp/spans.py): a span without a plausible start is placed at its
 root's, and noted."""
 
 from __future__ import annotations
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from tests.stacklens.ingest.otlp_seed import _lines, _payloads, _span
+from tests.stacklens.ingest.otlp.otlp_seed import _lines, _payloads, _span
 
 
 def test_a_span_without_a_plausible_start_is_placed_at_its_roots_and_noted() -> None:

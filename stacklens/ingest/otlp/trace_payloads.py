@@ -1,4 +1,4 @@
-"""The Sentry payloads an OTLP trace export becomes (:mod:`stacklens.ingest.otlp_traces`): a transaction with
+"""The Sentry payloads an OTLP trace export becomes (:mod:`stacklens.ingest.otlp.traces`): a transaction with
 its spans, an error event, and the contexts they carry, typed as the log lines (docs/architecture.md §11.1)
 hold them."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
-from stacklens.ingest.otlp_stacks import Frame
+from stacklens.ingest.otlp.stacks import Frame
 
-# A span's, an event's or a resource's attributes as JSON values (stacklens.ingest.otlp_values.attributes):
+# A span's, an event's or a resource's attributes as JSON values (stacklens.ingest.otlp.values.attributes):
 # their keys and values are the sender's.
 Attributes = dict[str, Any]
 

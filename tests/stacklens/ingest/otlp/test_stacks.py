@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import traceback
 
-from stacklens.ingest.otlp_stacks import parse_stack
+from stacklens.ingest.otlp.stacks import parse_stack
 
 
 def _inner() -> None:
@@ -22,7 +22,7 @@ def test_a_real_python_traceback_with_a_chained_cause() -> None:
     frames = parse_stack(text)
     # Only the raised exception's traceback: the test, not _inner (which is the cause's).
     assert [f["function"] for f in frames] == ["test_a_real_python_traceback_with_a_chained_cause"]
-    assert frames[0]["module"] == "test_otlp_stacks"
+    assert frames[0]["module"] == "test_stacks"
     assert frames[0]["context_line"] == 'raise RuntimeError("checkout failed") from exc'
 
 

@@ -11,8 +11,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyVa
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 
-from stacklens.ingest.otlp_decode import LogBatch, LogExport
-from stacklens.ingest.otlp_logs import TRIMMED_ATTRIBUTE, LogLines, log_lines
+from stacklens.ingest.otlp.decode import LogBatch, LogExport
+from stacklens.ingest.otlp.logs import TRIMMED_ATTRIBUTE, LogLines, log_lines
 
 NOW_NS = 1_764_041_700_000_000_000
 

@@ -10,9 +10,9 @@ import traceback
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from stacklens.ingest.otlp_decode import SpanBatch, TraceExport
-from stacklens.ingest.otlp_traces import MAX_SPANS_PER_TRANSACTION, transactions_at_least
-from tests.stacklens.ingest.otlp_seed import START, TRACE, _attr, _lines, _payloads, _span
+from stacklens.ingest.otlp.decode import SpanBatch, TraceExport
+from stacklens.ingest.otlp.traces import MAX_SPANS_PER_TRANSACTION, transactions_at_least
+from tests.stacklens.ingest.otlp.otlp_seed import START, TRACE, _attr, _lines, _payloads, _span
 
 
 def test_a_server_span_and_its_children_make_one_transaction() -> None:

@@ -4,7 +4,7 @@
 Each record becomes one ``log`` line whose payload is the record in Sentry's log shape
 (:mod:`stacklens.ingest.logs`): times in epoch seconds, severity number and text, the body as text (a
 structured body as JSON), ids as hex, and the attributes of the resource and the record (the record's win),
-values trimmed as :mod:`stacklens.ingest.otlp_values` trims them. The resource gives the service
+values trimmed as :mod:`stacklens.ingest.otlp.values` trims them. The resource gives the service
 (``service.name``), release (``service.version``) and environment (``deployment.environment.name``).
 
 Lines carry no ``ts``, so the same export always makes the same lines and a resent export lands nothing
@@ -21,8 +21,8 @@ from typing import Any
 
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
-from stacklens.ingest.otlp_decode import LogExport
-from stacklens.ingest.otlp_values import Notes, attributes, value_of
+from stacklens.ingest.otlp.decode import LogExport
+from stacklens.ingest.otlp.values import Notes, attributes, value_of
 
 TRIMMED_ATTRIBUTE = "stacklens.trimmed"  # as stacklens.ingest.logs names it
 

@@ -24,7 +24,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from stacklens.ingest.otlp_decode import JSON, PROTOBUF
+from stacklens.ingest.otlp.decode import JSON, PROTOBUF
 
 MAX_REASONS = 20  # reasons spelled out in partial_success.error_message (the count stays exact)
 Signal = Literal["traces", "logs"]

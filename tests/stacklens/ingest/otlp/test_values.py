@@ -8,7 +8,7 @@ import math
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
 
-from stacklens.ingest.otlp_values import MAX_DEPTH, MAX_ITEMS, MAX_VALUE_CHARS, Notes, attributes, value_of
+from stacklens.ingest.otlp.values import MAX_DEPTH, MAX_ITEMS, MAX_VALUE_CHARS, Notes, attributes, value_of
 
 
 def _nested(levels: int) -> AnyValue:

@@ -1,5 +1,5 @@
-"""OTLP spans and exports for the tests of stacklens/ingest/otlp_traces.py and the modules it reads
-(otlp_spans.py, otlp_trace_payloads.py): spans of one trace, an export of them, its lines as JSON."""
+"""OTLP spans and exports for the tests of stacklens/ingest/otlp/traces.py and the modules it reads
+(spans.py, trace_payloads.py): spans of one trace, an export of them, its lines as JSON."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from stacklens.ingest.otlp_decode import SpanBatch, TraceExport
-from stacklens.ingest.otlp_traces import TraceLines, trace_lines
+from stacklens.ingest.otlp.decode import SpanBatch, TraceExport
+from stacklens.ingest.otlp.traces import TraceLines, trace_lines
 
 TRACE = bytes.fromhex("5b8efff798038103d269b633813fc60c")
 START = 1_764_041_700_000_000_000

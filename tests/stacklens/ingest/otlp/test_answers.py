@@ -8,8 +8,8 @@ import json
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from stacklens.ingest.otlp_answers import MAX_REASONS, answer_media, export_answer, failure_status
-from stacklens.ingest.otlp_decode import JSON, PROTOBUF
+from stacklens.ingest.otlp.answers import MAX_REASONS, answer_media, export_answer, failure_status
+from stacklens.ingest.otlp.decode import JSON, PROTOBUF
 
 
 def test_the_answer_is_json_only_for_a_json_request() -> None:

@@ -15,9 +15,11 @@ from sqlalchemy.orm import Session
 from dashboards.dashboard_figures import widget_figure
 from dashboards.explore_links import download_url, explore_url
 from dashboards.marker_figures import add_markers
+from dashboards.sql_widget_views import sql_view
 from stacklens.errors import NotFound
 from stacklens.explore.columns import CHANGE, Column, columns_of, compared_columns_of
 from stacklens.explore.scope import project_ids
+from stacklens.explore.sql_widgets import is_sql
 from stacklens.explore.widget_cache import widget_cache_for
 from stacklens.explore.widget_change import Change, change_of
 from stacklens.explore.widget_plot import widget_plot
@@ -79,6 +81,9 @@ def widget_views(
     out = []
     for answer in answers:
         layout = answer.widget["layout"]
+        if is_sql(answer):  # a SQL panel draws its own columns (dashboards.sql_widget_views)
+            out.append(sql_view(answer, layout))
+            continue
         columns = []
         if answer.query is not None:
             compared = answer.query.compare is not None and answer.widget["kind"] == "table"
@@ -173,7 +178,10 @@ def snapshot_of(
         if view.get("refusal"):
             item["error"] = view["refusal"]
         if answer.result is not None and answer.result.rows and columns:
-            if answer.widget["kind"] == "number":
+            if answer.widget["kind"] == "number" and is_sql(answer):
+                item["number"] = columns[0].format(answer.number)
+                item["caption"] = f"{columns[0].header} · {view.get('took', '')}"
+            elif answer.widget["kind"] == "number":
                 column = columns[0]
                 change = view.get("change")
                 item["number"] = column.format(answer.number)

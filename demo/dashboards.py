@@ -25,6 +25,12 @@ from stacklens.explore.subscriptions import create_subscription, list_subscripti
 from stacklens.settings import Settings
 
 NAME = "Release health and vitals"
+SLOWEST_PAGES_SQL = """SELECT page, count() AS page_loads, round(quantile(0.75)(lcp)) AS lcp_p75_ms
+FROM pageload_facts
+WHERE ts >= {since:DateTime} AND ts < {until:DateTime} AND environment = 'production'
+GROUP BY page
+ORDER BY lcp_p75_ms DESC
+LIMIT 10"""
 
 
 def _by_release(dataset: str, fn: str, metric: str) -> dict[str, Any]:
@@ -79,6 +85,12 @@ def demo_dashboard() -> dict[str, Any]:
             "kind": "table",
             "view": "performance.pages",
             "layout": {"x": 0, "y": 5, "w": 12, "h": 2},
+        },
+        {  # a SQL panel (docs/explore.md, "SQL panels"): the statement reads the window's parameters
+            "title": "Slowest pages by LCP p75 (SQL)",
+            "kind": "table",
+            "sql": SLOWEST_PAGES_SQL,
+            "layout": {"x": 0, "y": 7, "w": 12, "h": 2},
         },
     ]
     return {

@@ -204,10 +204,11 @@ def with_variables(
         return widgets
     out = []
     for widget in widgets:
-        if "sql" in widget or (
-            "query" not in widget and "saved_query_id" not in widget and "view" not in widget
-        ):
-            out.append(widget)  # a SQL panel reads $name as its own parameter
+        if "sql" in widget:  # a SQL panel binds $name as a parameter (stacklens.explore.sql_panel)
+            out.append({**widget, "sql_variables": dict(chosen)})
+            continue
+        if "query" not in widget and "saved_query_id" not in widget and "view" not in widget:
+            out.append(widget)
             continue
         try:
             body = question(session, org_id, widget)

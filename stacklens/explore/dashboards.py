@@ -26,12 +26,13 @@ from stacklens.errors import NotFound
 from stacklens.explore import dashboard_variables as variables_
 from stacklens.explore.query import BadQuery
 from stacklens.explore.query_parser import parse_query
+from stacklens.explore.sql_panel import SQL_KINDS, check_sql_text
 from stacklens.explore.views import VIEWS
 from stacklens.view_filters import RANGES
 
 # The four first kinds, then area, stacked bar, scatter, heat map and gauge (stacklens.explore.widget_kinds).
 KINDS = ("line", "bar", "number", "table", "area", "stacked_bar", "scatter", "heatmap", "gauge")
-SOURCES = ("query", "saved_query_id", "view")
+SOURCES = ("query", "saved_query_id", "view", "sql")
 COLUMNS = 12  # the grid's width in columns
 MAX_HEIGHT = 4  # rows of the grid a widget may span (a row is about 150 px)
 MAX_WIDGETS = 24  # a page of more is a report nobody reads, and 24 questions cost a page view
@@ -176,7 +177,7 @@ def parse_widget(session: Session, org_id: int, index: int, raw: object) -> dict
         raise BadQuery(f"{where}.kind", f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
     given = [key for key in SOURCES if raw.get(key) not in (None, "")]
     if len(given) != 1:
-        raise BadQuery(where, "give exactly one of query, saved_query_id, view")
+        raise BadQuery(where, "give exactly one of query, saved_query_id, view, sql")
     widget: dict[str, Any] = {"title": _string(f"{where}.title", raw.get("title"), MAX_TITLE), "kind": kind}
     source = given[0]
     if source == "query":
@@ -190,6 +191,10 @@ def parse_widget(session: Session, org_id: int, index: int, raw: object) -> dict
         if owner != org_id:
             raise BadQuery(f"{where}.saved_query_id", f"no saved query {saved_id} in this organization")
         widget["saved_query_id"] = saved_id
+    elif source == "sql":  # one read-only SELECT (stacklens.explore.sql_panel), judged whenever it runs
+        if kind not in SQL_KINDS:
+            raise BadQuery(f"{where}.kind", f"a SQL widget draws as {', '.join(SQL_KINDS)}")
+        widget["sql"] = check_sql_text(raw["sql"], f"{where}.sql")
     else:
         view = raw["view"]
         if view not in VIEWS:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from stacklens.explore.columns import AGGREGATE, CHANGE, Column, columns_of, compared_columns_of
 from stacklens.explore.report_charts import LEGEND_ROW, legend_rows, plot_chart
 from stacklens.explore.report_kind_layout import OWN_KINDS, draw_kind
+from stacklens.explore.sql_report import sql_pdf_widget
 from stacklens.explore.widget_change import change_of
 from stacklens.explore.widget_kinds import GaugeBudget
 from stacklens.explore.widget_plot import widget_plot
@@ -35,6 +36,9 @@ def _widget(
     words: Callable[[WidgetAnswer], list[str]],
     budget: GaugeBudget | None = None,
 ) -> None:
+    if "sql" in answer.widget:  # a SQL panel (stacklens.explore.sql_report)
+        sql_pdf_widget(layout, answer)
+        return
     title = str(answer.widget.get("title") or "")
     query, result = answer.query, answer.result
     kind = answer.widget["kind"]

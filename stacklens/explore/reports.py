@@ -37,6 +37,7 @@ from stacklens.explore import dashboards
 from stacklens.explore.columns import AGGREGATE, columns_of
 from stacklens.explore.dashboard_variables import variables_of, with_variables
 from stacklens.explore.report_pdf import dashboard_pdf
+from stacklens.explore.sql_widgets import sql_summary
 from stacklens.explore.subscriptions import due, schedule_of
 from stacklens.explore.widget_change import change_of
 from stacklens.explore.widget_kinds import gauge_budgets
@@ -66,6 +67,8 @@ class ReportSummary:
 
 
 def _widget_lines(answer: WidgetAnswer) -> list[str]:
+    if "sql" in answer.widget:  # a SQL panel: its number or first rows (stacklens.explore.sql_widgets)
+        return sql_summary(answer, ROWS_IN_SUMMARY)
     title = answer.widget["title"]
     if answer.error:
         return [f"{title}: not answered ({answer.error})"]

@@ -45,7 +45,7 @@ TABLES: dict[str, str] = {
     "spans": "one span of a trace (op, description, duration)",
     "logs": "one log line (level, body, attributes)",
     "sessions": "one release-health session update (status, errors, release)",
-    "pageload_facts": "one page load with its timings and web vitals (page, release, browser, lcp_ms …)",
+    "pageload_facts": "one page load with its timings and web vitals (page, release, browser, load_ms, lcp …)",
     "resource_facts": "one resource a page loaded (kind, size, duration)",
     "endpoint_facts": "one API call seen from a page or a server (method, path, status, duration)",
     "inp_interactions": "one interaction and its INP (target, page, duration)",
@@ -114,7 +114,7 @@ def check_sql_text(sql: object, name: str = "sql") -> str:
         raise BadQuery(name, "give one read-only statement, e.g. SELECT count() FROM events")
     if len(sql) > MAX_SQL_LENGTH:
         raise BadQuery(name, f"at most {MAX_SQL_LENGTH:,} characters")
-    return sql.strip().rstrip(";").strip()
+    return sql.replace("\r\n", "\n").strip().rstrip(";").strip()
 
 
 def check_params(raw: object) -> dict[str, Any]:
@@ -162,6 +162,8 @@ def check_panel_statement(client: Client, sql: str, database: str, parameters: d
         raise SqlRefused(_engine_message(str(exc))) from None
     text = "\n".join(str(row[0]) for row in tree.result_rows)
     for name in _TABLE.findall(text):
+        if name == "system.one":  # what a SELECT without FROM reads: one row, one column (dummy = 0)
+            continue
         db, _, table = name.rpartition(".")
         if db.strip("`") != database or table.strip("`") not in TABLES:
             raise SqlRefused(f"{name} is not a table this SQL reads; use {', '.join(TABLES)}")

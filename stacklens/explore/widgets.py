@@ -26,6 +26,7 @@ from stacklens.explore.query import INTERVALS, MAX_BUCKETS, Query
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result, TooManyQueries, run_explore
 from stacklens.explore.scope import project_ids
+from stacklens.explore.sql_panel import answer_sql_widget
 from stacklens.explore.views import VIEWS
 from stacklens.explore.widget_cache import KeptAnswer, WidgetCache, answer_key
 from stacklens.explore.widget_kinds import asked_as, shaped
@@ -53,6 +54,8 @@ class WidgetAnswer:
     @property
     def number(self) -> Any:
         """A number widget's value: the first aggregate of the (single) row; None when there is none."""
+        if self.result is not None and self.result.rows and "sql" in self.widget:
+            return next(iter(self.result.rows[0].values()), None)  # a SQL widget's number: its first cell
         if self.result is None or self.query is None or not self.result.rows:
             return None
         return self.result.rows[0].get(self.query.aggregates[0].column)
@@ -131,6 +134,10 @@ def answer_widget(
     ``cache``, the answer of the same question kept from a view less than its TTL ago when there is one."""
     answer = WidgetAnswer(index, widget)
     now = now or datetime.now(UTC)
+    if "sql" in widget:  # a SQL panel: its statement over the window (stacklens.explore.sql_panel)
+        answer.result, answer.error = answer_sql_widget(client, org_id, widget, filters, now)
+        answer.taken_at = now
+        return answer
     try:
         # A kind beyond the four is asked as one of them (stacklens.explore.widget_kinds).
         asked = shaped(question(session, org_id, widget), widget["kind"])

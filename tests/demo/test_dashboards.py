@@ -41,6 +41,8 @@ def test_the_demo_dashboard_answers_on_demo_data(settings: Settings, make_org) -
     releases = {r["release"] for r in by_title["Release health"].result.rows}
     assert len(releases) >= 2 and all(r.startswith("shop@") for r in releases)
     assert by_title["LCP p75 by release"].result.series and by_title["Pages"].result.rows
+    panel = by_title["Slowest pages by LCP p75 (SQL)"].result  # the SQL panel: its own columns
+    assert panel is not None and panel.columns == ["page", "page_loads", "lcp_p75_ms"]
 
 
 def test_the_demo_subscribes_its_inbox_to_the_dashboard_summary(

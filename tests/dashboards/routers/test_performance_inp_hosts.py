@@ -15,9 +15,8 @@ from stacklens.performance.inp.hosts import first_party_hosts
 from stacklens.settings import Settings
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD, add_member, csrf_of, sign_in
-from tests.dashboards.test_performance_browser import CSP_PROBE, server
+from tests.dashboards.test_performance_browser import CSP_PROBE
 
-__all__ = ["server"]  # the uvicorn fixture
 SHOTS = shots_dir("inp")
 
 

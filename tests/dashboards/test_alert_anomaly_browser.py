@@ -13,10 +13,9 @@ from stacklens.anomalies.band_rows import write_bands
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, server
+from tests.dashboards.test_performance_browser import CSP_PROBE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 SHOTS = shots_dir("alerts")
 HOUR = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
 EV = [

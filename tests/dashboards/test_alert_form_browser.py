@@ -11,10 +11,9 @@ from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
 from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, server
+from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 
 # Which fields each type shows (name, type, project, window and environment always).
 SHOWN = {

@@ -17,11 +17,10 @@ from stacklens.alerts.evaluation import evaluate
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, server
+from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS
 from tests.stacklens.alerts.release_seed import land, spread
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 
 
 def test_the_form_creates_both_release_rule_types(chromium, server, org_factory, stores) -> None:

@@ -20,13 +20,12 @@ from stacklens.control.db import session_scope
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, server
+from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS
 from tests.stacklens.alerts.receiver import Receiver
 from tests.stacklens.alerts.test_evaluation import TX, tx
 from tests.stacklens.performance.perf_seed import build_facts
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 
 
 @pytest.fixture

@@ -16,12 +16,10 @@ from tests.dashboards.test_performance_browser import (
     FIGURES_HOLD_DATA,
     SHOTS,
     land_demo_traffic,
-    server,
 )
 from tests.stacklens.performance.budget_seed import fold
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 
 
 def test_budgets_page_in_a_real_browser(chromium, server, org_factory, stores) -> None:

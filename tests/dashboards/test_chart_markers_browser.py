@@ -21,11 +21,10 @@ from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land
-from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server
+from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic
 from tests.stacklens.performance.budget_seed import fold
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 SHOTS = shots_dir("markers")
 
 # Every chart on the page: its marker labels (Plotly annotations that capture hover: the markers' own), their

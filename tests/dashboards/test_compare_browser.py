@@ -13,10 +13,9 @@ import pytest
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.landing import land
-from tests.dashboards.test_performance_browser import CSP_PROBE, server
+from tests.dashboards.test_performance_browser import CSP_PROBE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 SHOTS = shots_dir("compare")
 
 

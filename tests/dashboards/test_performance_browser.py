@@ -10,14 +10,11 @@ import json
 import random
 import re
 import socket
-import threading
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import uvicorn
 
 from demo import browser, browser_pageloads
 from stacklens.ingest.fields import Origin
@@ -52,25 +49,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-@pytest.fixture
-def server(stores) -> Iterator[str]:
-    from stacklens.cli.app import build_app
-
-    port = _free_port()
-    instance = uvicorn.Server(
-        uvicorn.Config(build_app(stores), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not instance.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert instance.started, "server did not start"
-    yield f"http://127.0.0.1:{port}"
-    instance.should_exit = True
-    thread.join(timeout=10)
 
 
 def land_demo_traffic(

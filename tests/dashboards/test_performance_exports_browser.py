@@ -19,9 +19,8 @@ from pypdf import PdfReader
 
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server
+from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic
 
-__all__ = ["server"]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = shots_dir("performance_exports")
 PAGES = ["", "/pages", "/resources", "/api", "/trends", "/releases", "/recommendations"]

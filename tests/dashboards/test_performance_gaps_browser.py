@@ -19,10 +19,9 @@ import pytest
 from dashboards.performance_figures import NO_DATA
 from tests.browser import sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, land_demo_traffic, server
+from tests.dashboards.test_performance_browser import CSP_PROBE, SHOTS, land_demo_traffic
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 # Two days in a row without page loads hold at least one whole UTC day (the demo spreads a day's loads over 23
 # h).
 HOLES = frozenset({5, 6, 17, 18})

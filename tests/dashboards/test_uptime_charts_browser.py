@@ -19,11 +19,10 @@ from stacklens.performance.budget_eval import BudgetSpec, evaluate
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic, server
+from tests.dashboards.test_performance_browser import CSP_PROBE, land_demo_traffic
 from tests.stacklens.performance.budget_seed import fold
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 SHOTS = shots_dir("uptime")
 
 # Each time chart's uptime trace (points, axis) and its release-marker labels.

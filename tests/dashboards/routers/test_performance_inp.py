@@ -17,12 +17,11 @@ from demo.browser_interactions import interactions
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, RELEASES, land_demo_traffic, server
+from tests.dashboards.test_performance_browser import CSP_PROBE, RELEASES, land_demo_traffic
 from tests.stacklens.performance.inp import inp_seed
 from tests.stacklens.performance.perf_seed import mark_built
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["server"]  # the uvicorn fixture
 SHOTS = shots_dir("inp")
 ORIGIN = "http://127.0.0.1:8000"
 

@@ -22,10 +22,9 @@ from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
-from tests.dashboards.test_performance_browser import CSP_PROBE, server
+from tests.dashboards.test_performance_browser import CSP_PROBE
 
 pytestmark = [pytest.mark.browser]
-__all__ = ["server"]  # the uvicorn fixture
 SHOTS = shots_dir("traces")
 
 

@@ -280,7 +280,7 @@ def variable_options(
 
             key = answer_key(org_id, ids, "variable", body)
             kept = compute() if cache is None else cache.answer(key, compute)
-            column = kept.query.group_by[0]
+            column = query.group_by[0]
             out[v.name] = [str(r[column]) for r in kept.result.rows if str(r[column] or "")]
         except (InvalidInput, NotFound, TooManyQueries):
             out[v.name] = []

@@ -28,10 +28,9 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
-from stacklens.errors import InvalidInput
 from stacklens.explore.operator_sql import MAX_SQL_LENGTH, ReadAnswer, execute_read_only
 from stacklens.explore.query import BadQuery
-from stacklens.explore.run import Result, TooManyQueries, org_slot
+from stacklens.explore.run import org_slot
 from stacklens.explore.sql import Limits
 from stacklens.explore.statement_guard import check_statement
 from stacklens.view_filters import RANGES
@@ -275,22 +274,12 @@ def with_variables(sql: str, variables: dict[str, str]) -> tuple[str, dict[str, 
     return _VARIABLE.sub(bind, sql), used
 
 
-def answer_sql_widget(
-    client: Client | Callable[[], Client],
-    org_id: int,
-    widget: dict[str, Any],
-    filters: dict[str, str],
-    now: datetime,
-) -> tuple[Result | None, str]:
-    """A dashboard's SQL widget answered on the page's analyst connection: ``(result, "")`` with rows as
-    objects by column name, or ``(None, why)``. Its statement may use the window's parameters
-    (:func:`window_params`) and the dashboard's variables as ``$name``."""
+def sql_widget_statement(
+    widget: dict[str, Any], filters: dict[str, str], now: datetime
+) -> tuple[str, dict[str, Any]]:
+    """A dashboard's SQL widget as it runs under the page's filters at ``now``: its statement, with the
+    dashboard's variables as ``$name`` bound (:func:`with_variables`), and its parameters — the window's
+    (:func:`window_params`) and the variables' values. :func:`answer_panel` answers it (on the page's
+    analyst connection, kept a minute by :mod:`stacklens.explore.widget_cache` as every widget's answer)."""
     sql, bound = with_variables(str(widget["sql"]), dict(widget.get("sql_variables") or {}))
-    try:
-        engine = client() if callable(client) else client
-        params = {**window_params(filters, now), **bound}
-        panel = answer_panel(engine, str(engine.database or ""), org_id, sql, params)
-    except (InvalidInput, TooManyQueries) as exc:
-        return None, str(exc)
-    rows = [dict(zip(panel.columns, row, strict=True)) for row in panel.rows]
-    return Result(panel.columns, rows, [], panel.rows_read, panel.elapsed_ms, panel.truncated), ""
+    return sql, {**window_params(filters, now), **bound}

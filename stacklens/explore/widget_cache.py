@@ -46,7 +46,7 @@ class KeptAnswer:
     """A widget's question as it ran (its window included) and its answers, taken at ``taken_at``."""
 
     body: dict[str, Any]
-    query: Query
+    query: Query | None  # None for a SQL widget's statement (stacklens.explore.sql_panel)
     result: Result
     previous: Result | None
     taken_at: datetime

@@ -26,7 +26,7 @@ from stacklens.explore.query import INTERVALS, MAX_BUCKETS, Query
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.run import Result, TooManyQueries, run_explore
 from stacklens.explore.scope import project_ids
-from stacklens.explore.sql_panel import answer_sql_widget
+from stacklens.explore.sql_panel import answer_panel, sql_widget_statement
 from stacklens.explore.views import VIEWS
 from stacklens.explore.widget_cache import KeptAnswer, WidgetCache, answer_key
 from stacklens.explore.widget_kinds import asked_as, shaped
@@ -135,9 +135,7 @@ def answer_widget(
     answer = WidgetAnswer(index, widget)
     now = now or datetime.now(UTC)
     if "sql" in widget:  # a SQL panel: its statement over the window (stacklens.explore.sql_panel)
-        answer.result, answer.error = answer_sql_widget(client, org_id, widget, filters, now)
-        answer.taken_at = now
-        return answer
+        return _answer_sql(answer, client, org_id, filters, now, cache)
     try:
         # A kind beyond the four is asked as one of them (stacklens.explore.widget_kinds).
         asked = shaped(question(session, org_id, widget), widget["kind"])
@@ -161,6 +159,37 @@ def answer_widget(
         answer.body, answer.query, answer.taken_at = kept.body, kept.query, kept.taken_at
         answer.result, answer.previous, answer.others = kept.result, kept.previous, kept.others
     except (InvalidInput, NotFound, TooManyQueries) as exc:
+        answer.error = str(exc)
+    return answer
+
+
+def _answer_sql(
+    answer: WidgetAnswer,
+    client: Client | Callable[[], Client],
+    org_id: int,
+    filters: dict[str, str],
+    now: datetime,
+    cache: WidgetCache | None,
+) -> WidgetAnswer:
+    """A SQL widget's answer, kept a minute as the other widgets' are: keyed by its statement, its parameters
+    (variables, environment, release) and its window's length, so auto-refresh and TV mode ask the engine at
+    most once a minute per statement."""
+    sql, params = sql_widget_statement(answer.widget, filters, now)
+    window = {k: params[k] for k in ("since", "until")}
+    body = {"sql": sql, "params": {k: v for k, v in params.items() if k not in window}, **window}
+
+    def compute() -> KeptAnswer:
+        engine = client() if callable(client) else client
+        panel = answer_panel(engine, str(engine.database or ""), org_id, sql, params)
+        rows = [dict(zip(panel.columns, row, strict=True)) for row in panel.rows]
+        result = Result(panel.columns, rows, [], panel.rows_read, panel.elapsed_ms, panel.truncated)
+        return KeptAnswer(body, None, result, None, now)
+
+    try:
+        key = answer_key(org_id, [], "sql", body)
+        kept = compute() if cache is None else cache.answer(key, compute)
+        answer.result, answer.taken_at = kept.result, kept.taken_at
+    except (InvalidInput, TooManyQueries) as exc:  # never kept: the next view asks again
         answer.error = str(exc)
     return answer
 

@@ -5,6 +5,7 @@ a 400 in the engine's words (a syntax error with its position), never a 500; the
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from typing import Any
 
@@ -15,6 +16,7 @@ from stacklens.explore import sql_panel
 from stacklens.explore.sql import Limits
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
+from tests.dashboards.conftest import add_member, sign_in
 from tests.stacklens.performance.perf_seed import seed
 
 
@@ -147,3 +149,31 @@ def test_the_key_is_required_and_the_answer_is_documented(client, orgs) -> None:
     assert "400" in operation["responses"] and "403" in operation["responses"]
     answer = document["components"]["schemas"]["SqlAnswer"]["properties"]
     assert {"columns", "rows", "elapsed_ms", "rows_read", "bytes_read"} <= set(answer)
+
+
+def test_a_signed_in_member_runs_sql_and_a_viewer_is_refused(app_client, orgs, stores) -> None:
+    """The dashboards' session cookie: a member's JSON statement is answered with their organization's
+    rows; a viewer gets 403 saying who runs SQL. The cookie is SameSite=Lax and the statement must come as
+    JSON (a form's or a text body is refused with 400), so another site cannot run it: the app asks no CSRF
+    token of a JSON API call."""
+    acme, _ = orgs
+    member = add_member(stores, acme, "member")
+    sign_in(app_client, member)
+    sql = {"sql": "SELECT count() AS loads FROM pageload_facts"}
+    answered = app_client.post("/api/sql", json=sql)
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["columns"] == ["loads"] and answered.json()["rows"] == [[60]]
+    # What another site's form or no-cors fetch could send with the cookie: refused before anything runs.
+    as_form = app_client.post("/api/sql", data=sql)
+    assert as_form.status_code == 400 and as_form.json()["detail"].startswith("body: "), as_form.text
+    plain = {"Content-Type": "text/plain"}
+    as_text = app_client.post("/api/sql", content=json.dumps(sql).encode(), headers=plain)
+    assert as_text.status_code == 400 and as_text.json()["detail"].startswith("body: "), as_text.text
+    elsewhere = app_client.post("/api/sql?organization=nope", json=sql)
+    assert elsewhere.status_code == 404 and "not a member of 'nope'" in elsewhere.json()["detail"]
+    app_client.cookies.clear()
+    sign_in(app_client, add_member(stores, acme, "viewer"))
+    refused = app_client.post("/api/sql", json=sql)
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["detail"] == "viewers read dashboards; only owners, admins and members run SQL"
+    assert "rows" not in refused.json()

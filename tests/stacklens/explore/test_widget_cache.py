@@ -167,3 +167,60 @@ def test_organizations_never_see_each_others_answers_and_new_rows_show_after_the
         later = AT + timedelta(seconds=61)
         fresh = answer_widgets(client, session, int(acme["org_id"]), widgets, bar, later, cache)[0]
         assert _counts(fresh) == 65 and fresh.taken_at == later
+
+
+def test_a_sql_widget_rendered_again_within_the_minute_runs_no_query(
+    settings: Settings, make_org, monkeypatch
+) -> None:
+    """A SQL panel is kept as the other widgets are (auto-refresh and TV mode within the query budgets): a
+    second render within the TTL opens no connection and runs no statement; another variable value, another
+    organization or the TTL's end asks again."""
+    acme, other = make_org("Acme"), make_org("Globex")
+    client = migrated(settings)
+    seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=60, facts=False)
+    seed(client, int(other["org_id"]), int(other["project_id"]), loads=20, seed=3)
+    asked: list[str] = []
+    query = client.query
+
+    def counted(sql: str, *args: Any, **kwargs: Any) -> Any:
+        asked.append(sql)
+        return query(sql, *args, **kwargs)
+
+    monkeypatch.setattr(client, "query", counted)
+    connections: list[int] = []
+
+    def connect() -> Any:
+        connections.append(1)
+        return client
+
+    sql = (
+        "SELECT count() AS loads FROM pageload_facts WHERE ts >= {since:DateTime} AND ts < {until:DateTime}"
+        " AND ($rel = '' OR release = $rel)"
+    )
+    widget = {"title": "Loads", "kind": "number", "sql": sql, "layout": {"x": 0, "y": 0, "w": 3, "h": 1}}
+    clock = Clock()
+    cache = WidgetCache(clock=clock)
+    bar = {"range": "30d", "environment": "", "release": "", "project": ""}
+
+    def render(org: dict[str, Any], at: datetime, rel: str = "") -> Any:
+        widgets = [{**widget, "sql_variables": {"rel": rel}}]
+        with session_scope(settings) as session:
+            return answer_widgets(connect, session, int(org["org_id"]), widgets, bar, at, cache)[0]
+
+    first = render(acme, AT)
+    assert first.error == "" and first.number == 60 and first.taken_at == AT
+    assert asked, "the first render asks the engine"
+    asked.clear()
+    clock.now += TTL_SECONDS - 1
+    again = render(acme, AT + timedelta(seconds=50))
+    assert asked == [] and connections == [1] and again.number == 60 and again.taken_at == AT
+    assert render(other, AT).number == 20 and asked  # another organization's own answer
+    asked.clear()
+    release = str(client.query(
+        "SELECT any(release) FROM pageload_facts WHERE org_id = {o:UInt64}", parameters={"o": acme["org_id"]}
+    ).result_rows[0][0])  # fmt: skip
+    asked.clear()
+    assert 0 < render(acme, AT, release).number < 60 and asked  # another variable value
+    asked.clear()
+    clock.now += 1
+    assert render(acme, AT + timedelta(seconds=61)).number == 60 and asked  # past the TTL

@@ -2,9 +2,10 @@
 redaction.
 
 StackLens keys (``stacklens_api_…``, ``stacklens_app_…``; sentry-sdk's ``sys.argv`` extra carries
-``--app-key stacklens_app_…``), cloud and forge tokens, JWTs, private keys and URL passwords can reach any
-string of an event (a log message, a local variable). The SDK redacts them before an event leaves the
-application (``stacklens_sdk/scrubbing.py``) and the service again at ingest
+``--app-key stacklens_app_…``), StackLens agent tokens (personal ``stacklens_pat_…``, OAuth access
+``stacklens_oat_…`` and refresh ``stacklens_ort_…``), cloud and forge tokens, JWTs, private keys and URL
+passwords can reach any string of an event (a log message, a local variable). The SDK redacts them before
+an event leaves the application (``stacklens_sdk/scrubbing.py``) and the service again at ingest
 (``stacklens/ingest/secret_redaction.py``), for events that did not come through the SDK: both use these
 definitions."""
 
@@ -20,6 +21,9 @@ from stacklens_contract.words import FILTERED
 # without running the expression.
 SECRET_MARKERS = (
     "stacklens_ap",  # stacklens_api_ and stacklens_app_
+    "stacklens_pat_",  # agent tokens: personal, OAuth access and refresh (stacklens/agents/tokens.py)
+    "stacklens_oat_",
+    "stacklens_ort_",
     "PRIVATE KEY",
     "eyJ",  # a JWT's header and payload, {"…": in base64
     "k_live_",
@@ -32,7 +36,7 @@ SECRET_MARKERS = (
     "xox",
 )
 SECRET_RE = re.compile(
-    r"stacklens_(?:api|app)_[A-Za-z0-9_-]{8,}"
+    r"stacklens_(?:api|app|pat|oat|ort)_[A-Za-z0-9_-]{8,}"
     r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
     r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}"
     r"|\bxox[abposre]-[A-Za-z0-9-]{10,}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import orjson
 
 from stacklens.ingest.fields import Origin
+from stacklens.ingest.log_scrub import scrub_log
 from stacklens.ingest.logs import COLUMNS as LOG_COLUMNS
 from stacklens.ingest.logs import BadLog, LogWindow, log_row
 from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared, encode_row
@@ -80,10 +81,16 @@ def normalise_log(
     field."""
     origin = Origin(context.org_id, who.project_id, who.service, context.batch_id, context.received, line.ts)
     try:
-        # The project's rules see the record as sent (`body`, `attributes.<name>`); the built-in scrubbing
-        # runs inside log_row.
+        # The project's rules see the record as sent (`body`, `attributes.<name>`) and its user attributes
+        # as an event's user (`user.email`, …: stacklens.ingest.log_scrub); the built-in scrubbing runs
+        # inside log_row.
         row = log_row(
-            who.scrubbing.apply(line.payload, line.raw), line.raw, line.shape, origin, window, line.app_key
+            scrub_log(line.payload, who.scrubbing, line.raw),
+            line.raw,
+            line.shape,
+            origin,
+            window,
+            line.app_key,
         )
     except BadLog as exc:
         prepared.rejected.append({"line": line.number, "error": f"log: {exc}"})

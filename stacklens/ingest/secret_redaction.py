@@ -43,6 +43,9 @@ _SECRET_MARKERS_RAW = (
     b"eyJ0eXAi",
     b"k_live_",
     b"github_pat_",
+    b"stacklens_pat_",  # agent tokens (personal, OAuth access and refresh): long prefixes, cheap to look for
+    b"stacklens_oat_",
+    b"stacklens_ort_",
     b"AKIA",
     b"ghp_",
     b"xox",

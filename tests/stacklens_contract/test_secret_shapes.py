@@ -14,6 +14,9 @@ from stacklens_contract.words import FILTERED
 SHAPES = {
     "stacklens app key": "stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx",
     "stacklens api key": "stacklens_api_" + "0123456789abcdefghijABCDEFGHIJkl",
+    "stacklens personal token": "stacklens_pat_" + "Qm9vT2tlbl9mb3JfYV90ZXN0X29ubHlfMTIzNDU2Nzg",
+    "stacklens oauth access token": "stacklens_oat_" + "x-9_Zm9yX2FuX2FnZW50X3Rlc3Rfb25seV8xMjM0NTY",
+    "stacklens oauth refresh token": "stacklens_ort_" + "cmVmcmVzaF9mb3JfYV90ZXN0X29ubHlfMTIzNDU2Nzg",
     "aws access key": "AKIA" + "IOSFODNN7EXAMPLE",
     "aws session key": "ASIA" + "IOSFODNN7EXAMPLE",
     "github token": "ghs_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",

@@ -20,6 +20,9 @@ from stacklens_sdk.scrubbing import redact_everywhere
 CASES = {
     "--app-key stacklens_app_" + "Ab3dEfGhIjKlMnOpQrStUvWx": "--app-key " + FILTERED,
     "stacklens_api_" + "0123456789abcdefghijABCDEFGHIJkl": FILTERED,
+    "mcp refused stacklens_pat_" + "Qm9vT2tlbl9mb3JfYV90ZXN0X29ubHlfMTIzNDU2Nzg": "mcp refused " + FILTERED,
+    "Bearer stacklens_oat_" + "x-9_Zm9yX2FuX2FnZW50X3Rlc3Rfb25seV8xMjM0NTY": "Bearer " + FILTERED,
+    "refresh_with=stacklens_ort_" + "cmVmcmVzaF9mb3JfYV90ZXN0X29ubHlfMTIzNDU2Nzg": "refresh_with=" + FILTERED,
     "key=AKIA" + "IOSFODNN7EXAMPLE;": "key=" + FILTERED + ";",
     "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8": FILTERED,
     "Bearer eyJhbGciOiJIUzI1NiJ9."

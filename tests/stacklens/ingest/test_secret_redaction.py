@@ -190,3 +190,22 @@ def test_a_walked_line_is_redacted_as_the_contracts_redactor_for_it_redacts() ->
     ):
         expected = redact_everywhere(payload, redact=redactor_for(raw))
         assert redact_line(payload, raw) == expected, raw
+
+
+def test_the_products_agent_tokens_are_filtered_in_an_event_and_a_log_beside_the_lines_own_key() -> None:
+    """Personal and OAuth tokens (stacklens/agents/tokens.py) pasted into an error message, a breadcrumb or a
+    log body: the raw line is hinted despite carrying its own app key, and each token is filtered."""
+    from stacklens.agents.tokens import ACCESS_PREFIX, PERSONAL_PREFIX, REFRESH_PREFIX, new_secret
+
+    tokens = [new_secret(prefix) for prefix in (PERSONAL_PREFIX, ACCESS_PREFIX, REFRESH_PREFIX)]
+    event = {
+        "exception": {"values": [{"type": "AuthError", "value": f"refused {tokens[0]}"}]},
+        "breadcrumbs": {"values": [{"message": f"refreshed with {tokens[2]}"}]},
+        "extra": {"header": f"Token {tokens[1]}"},
+    }
+    log = {"extra": {"body": f"agent called with {tokens[0]}", "attributes": {"t": tokens[1]}}}
+    for payload in (event, log):
+        raw = _line(APP_KEY, payload)
+        assert secret_hint(raw, APP_KEY)
+        text = json.dumps(scrub_payload(payload, raw, line_key=APP_KEY))
+        assert not [token for token in tokens if token in text] and FILTERED in text

@@ -1,8 +1,8 @@
 """A subscription's report, built and put in the outbox (:mod:`stacklens.explore.subscriptions`): each due
 subscription's dashboard (every widget under the dashboard's own filters) or saved query is answered now
 and worded as a summary — the key numbers with their change against the previous period, and the first rows
-of each other widget — as CSV (one row per widget, group and column, cells neutralised against formulas, in
-the message body), or as the summary with the dashboard rendered as a PDF
+of each other widget — as CSV (one row per widget, group and column, SQL widgets' too, cells neutralised
+against formulas, in the message body), or as the summary with the dashboard rendered as a PDF
 (:mod:`stacklens.explore.report_pdf`) that e-mail attaches (chat and webhook channels send the summary and
 the link). One outbox row per report, then the next run is set; a report that cannot be built records its
 error on the subscription and waits for its next run.
@@ -37,7 +37,7 @@ from stacklens.explore import dashboards
 from stacklens.explore.columns import AGGREGATE, columns_of
 from stacklens.explore.dashboard_variables import variables_of, with_variables
 from stacklens.explore.report_pdf import dashboard_pdf
-from stacklens.explore.sql_widgets import sql_summary
+from stacklens.explore.sql_widgets import sql_csv_rows, sql_summary
 from stacklens.explore.subscriptions import due, schedule_of
 from stacklens.explore.widget_change import change_of
 from stacklens.explore.widget_kinds import gauge_budgets
@@ -96,6 +96,9 @@ def _widget_lines(answer: WidgetAnswer) -> list[str]:
 def _csv_rows(answers: list[WidgetAnswer]) -> list[dict[str, Any]]:
     out = []
     for answer in answers:
+        if "sql" in answer.widget:  # a SQL panel: its rows and columns (stacklens.explore.sql_widgets)
+            out += sql_csv_rows(answer)
+            continue
         if answer.query is None or answer.result is None:
             continue
         previous = (

@@ -118,3 +118,25 @@ def sql_summary(answer: WidgetAnswer, most: int) -> list[str]:
     for row in result.rows[:most]:
         lines.append("  " + ", ".join(f"{c.header} {cell(c, row.get(c.key))}" for c in columns))
     return lines
+
+
+def sql_csv_rows(answer: WidgetAnswer) -> list[dict[str, Any]]:
+    """The widget in a CSV report's rows (``widget``, ``group``, ``column``, ``value``; a statement has no
+    previous period, so ``previous`` and ``change_pct`` stay empty): one row per answered row and column of
+    numbers, its other columns as the group (``release=1.4.0``); an answer without numbers gives each cell.
+    A number widget gives its first cell. The CSV writer neutralises the cells
+    (:func:`stacklens.csv_cells.csv_text`)."""
+    result = answer.result
+    if answer.error or result is None or not result.rows:
+        return []
+    title = answer.widget["title"]
+    if answer.widget["kind"] == "number":
+        return [{"widget": title, "group": "", "column": result.columns[0], "value": answer.number}]
+    numbers = [c for c in numeric_columns(result) if c != result.columns[0]] or numeric_columns(result)
+    values = numbers or result.columns
+    groups = [c for c in result.columns if c not in values]
+    out = []
+    for row in result.rows:
+        group = ", ".join(f"{g}={'' if row.get(g) is None else row.get(g)}" for g in groups)
+        out += [{"widget": title, "group": group, "column": c, "value": row.get(c)} for c in values]
+    return out

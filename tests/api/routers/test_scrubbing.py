@@ -209,7 +209,7 @@ def test_planted_secrets_never_reach_the_api_a_page_or_an_export(live: dict[str,
         sign_in(browser, org["email"])  # httpx.Client is what TestClient is
         issue = f"/orgs/{org['org_slug']}/projects/{org['slug']}/issues/{event['issue_id']}"
         texts["issue page"] = browser.get(issue).text
-        texts["event page"] = browser.get(f"{issue}/events/{event_id}").text
+        texts["event page"] = browser.get(issue, params={"event": event_id}).text
         texts["event.csv"] = browser.get(f"{issue}/events/{event_id}.csv").text
         texts["event.json"] = browser.get(f"{issue}/events/{event_id}.json").text
         texts["issue list"] = browser.get(f"/orgs/{org['org_slug']}/projects/{org['slug']}/issues").text
@@ -232,6 +232,7 @@ def test_planted_secrets_never_reach_the_api_a_page_or_an_export(live: dict[str,
         texts[f"mcp {name}"] = text_of(answer)
     assert "charge failed for" in texts["mcp get_issue"] and "refund for" in texts["mcp search_logs"]
     assert "charge failed for" in texts["issue page"] and "refund for" in texts["logs page"]
+    assert "charge failed for" in texts["event page"]  # the event's own page, not a "not found"
     assert hashed.group(1) in texts["event.csv"]
     leaks = [(where, secret) for where, text in texts.items() for secret in PLANTED if secret in text]
     assert leaks == []

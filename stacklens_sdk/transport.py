@@ -27,6 +27,7 @@ from stacklens_sdk.reports import (
     count_lost,
     write_client_report,
 )
+from stacklens_sdk.scrubbing import redact_everywhere
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,8 @@ class FileTransport(Transport):
     def _write_log_records(self, item: Item, headers: Any) -> None:
         """A ``log`` item holds a batch of records (``{"items": [...]}``, sentry-python's ``enable_logs``);
         each record becomes a line of its own, as the service stores one row per record: a line too large
-        then costs one record, not the batch."""
+        then costs one record, not the batch. Secret shapes in a record's body and attributes are filtered
+        as in an event's strings (log records do not pass the event scrubber)."""
         records = item_payload(item, headers).get("items")
         if not isinstance(records, list):
             raise UnreadableItem("log item has no list of items")
@@ -97,7 +99,7 @@ class FileTransport(Transport):
                 self.record_lost_event(REASON_UNSUPPORTED, data_category="log_item")
                 continue
             try:
-                self.writer.write("log", self.app_key, record)
+                self.writer.write("log", self.app_key, redact_everywhere(record))
             except LineTooLarge as exc:
                 logger.warning("Dropped a log record: %s", exc)
                 self.record_lost_event(REASON_TOO_LARGE, data_category="log_item")

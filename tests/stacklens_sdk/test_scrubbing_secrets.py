@@ -59,3 +59,34 @@ def test_sys_argv_key_never_reaches_the_log_file(tmp_path: Path, monkeypatch: py
     payload = json.dumps(event["payload"])
     assert key not in payload and "hunter2" not in payload
     assert event["payload"]["extra"]["sys.argv"] == ["worker.py", "--app-key", FILTERED, "--verbose"]
+
+
+def test_an_agent_token_never_reaches_the_log_file_from_an_error_a_breadcrumb_or_a_log_record(
+    tmp_path: Path,
+) -> None:
+    """A personal token (stacklens/agents/tokens.py) pasted into an exception's message, a breadcrumb and a
+    log record sent by sentry-sdk's logs API is filtered before the line is written."""
+    from sentry_sdk import logger as sentry_logger
+
+    from stacklens.agents.tokens import PERSONAL_PREFIX, new_secret
+
+    token = new_secret(PERSONAL_PREFIX)
+    key = "stacklens_app_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(24))
+    stacklens_sdk.init(app_key=key, storage_path=tmp_path, enable_logs=True)
+    stacklens_sdk.add_breadcrumb(category="agent", message=f"agent connected with {token}")
+    try:
+        raise PermissionError(f"agent token refused: {token}")
+    except PermissionError as exc:
+        stacklens_sdk.capture_exception(exc)
+    sentry_logger.warning("nightly export called the agent API with " + token, job=f"token={token}")
+    stacklens_sdk.flush()
+    lines = [
+        json.loads(line)
+        for path in tmp_path.glob("stacklens-*.log")
+        for line in path.read_text().splitlines()
+    ]
+    event = next(line for line in lines if line["type"] == "event")
+    record = next(line for line in lines if line["type"] == "log")
+    assert event["payload"]["exception"]["values"][0]["value"] == f"agent token refused: {FILTERED}"
+    assert record["payload"]["body"] == f"nightly export called the agent API with {FILTERED}"
+    assert token not in json.dumps(lines) and f"agent connected with {FILTERED}" in json.dumps(event)

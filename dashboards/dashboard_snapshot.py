@@ -179,6 +179,7 @@ def snapshot_of(
             item["error"] = view["refusal"]
         if answer.result is not None and answer.result.rows and columns:
             if answer.widget["kind"] == "number" and is_sql(answer):
+                # No "change": a statement has no previous period, so the share says nothing about one.
                 item["number"] = columns[0].format(answer.number)
                 item["caption"] = f"{columns[0].header} · {view.get('took', '')}"
             elif answer.widget["kind"] == "number":
@@ -199,7 +200,8 @@ def snapshot_of(
                 item["caption"] = f"{column.header} · {answer.result.rows[0]['samples']:,} samples"
             elif view["figure"] is None:
                 item["headers"] = [c.header for c in columns]
-                item["numeric"] = [c.kind != "group" for c in columns]
+                # A SQL table's columns of numbers are right-aligned as other tables' numbers are.
+                item["numeric"] = [c.kind != "group" or (c.number and is_sql(answer)) for c in columns]
                 item["rows"] = [
                     [_cell(c, row, changes) for c in columns]
                     for row, changes in zip(

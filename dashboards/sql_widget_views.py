@@ -22,8 +22,11 @@ def took(result: Result) -> str:
     return f"{result.elapsed_ms:,.1f} ms · {result.rows_read:,} rows read"
 
 
-def sql_figure(plot: WidgetPlot, kind: str, result: Result, rows: int) -> dict[str, Any]:
-    """The figure of a SQL line or bar (``rows``: the widget's height in grid rows)."""
+def sql_figure(
+    plot: WidgetPlot, kind: str, result: Result, rows: int, took_caption: bool = True
+) -> dict[str, Any]:
+    """The figure of a SQL line or bar (``rows``: the widget's height in grid rows); its caption says the time
+    it took unless ``took_caption`` is False (the editor says it above the answer)."""
     figure = go.Figure()
     for line in plot.lines:
         common = {
@@ -38,7 +41,7 @@ def sql_figure(plot: WidgetPlot, kind: str, result: Result, rows: int) -> dict[s
         else:
             figure.add_trace(go.Scatter(mode="lines+markers", connectgaps=False, **common))
     out = figure_json(figure)
-    caption = took(result) + (f" · {plot.note}" if plot.note else "")
+    caption = " · ".join(part for part in (took(result) if took_caption else "", plot.note) if part)
     out["layout"].update(
         {
             "title": {"text": caption, "font": {"size": 11, "color": "#656d76"}, "x": 0, "xanchor": "left"},

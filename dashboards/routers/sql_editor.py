@@ -25,10 +25,12 @@ from stacklens.errors import InvalidInput
 from stacklens.explore import dashboards as boards
 from stacklens.explore.run import QueryTooCostly, Result, TooManyQueries
 from stacklens.explore.sql_panel import (
+    MAX_ROWS,
     SQL_KINDS,
     TABLES,
     SqlRefused,
     answer_panel,
+    budget_words,
     check_sql_text,
     documented_columns,
     window_params,
@@ -59,6 +61,8 @@ def _page(request: Request, viewer: OrgViewer, db: Db, status: int = 200, **extr
         "viewer": viewer,
         "user": viewer.user,
         "tables": TABLES,
+        "budgets": budget_words(),  # the budgets answer_panel applies, never written twice
+        "max_rows": MAX_ROWS,
         "columns": _tables(request),
         "kinds": SQL_KINDS,
         "ranges": list(RANGES),
@@ -107,7 +111,9 @@ async def run(request: Request, viewer: OrgViewer, db: Db) -> Response:
         return _page(request, viewer, db, **state, error=str(exc), at=None, status=400)
     answer = WidgetAnswer(0, {"title": "", "kind": state["kind"], "sql": sql}, result=result)
     plot = sql_plot(answer)
-    chart = sql_figure(plot, state["kind"], result, 3) if plot is not None and not plot.refusal else None
+    chart = None
+    if plot is not None and not plot.refusal:  # the time it took is said once, above it (#sql-took)
+        chart = sql_figure(plot, state["kind"], result, 3, took_caption=False)
     return _page(
         request,
         viewer,

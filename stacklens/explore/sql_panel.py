@@ -33,6 +33,7 @@ from stacklens.explore.query import BadQuery
 from stacklens.explore.run import org_slot
 from stacklens.explore.sql import Limits
 from stacklens.explore.statement_guard import check_statement
+from stacklens.metrics.units import BYTES, format_in
 from stacklens.view_filters import RANGES
 from stacklens.warehouse.queries import fill_template, load_query
 
@@ -104,6 +105,25 @@ class PanelAnswer:
             "bytes_read": self.bytes_read,
             "truncated": self.truncated,
         }
+
+
+def panel_limits() -> Limits:
+    """The query budgets every statement here runs under (:func:`answer_panel`'s, unless a caller passes
+    its own): the same as `stacklens sql`'s."""
+    return Limits()
+
+
+def budget_words(limits: Limits | None = None) -> str:
+    """The budgets a statement runs under, in words, from the same :class:`Limits` :func:`answer_panel`
+    applies (the editor's introduction says them): ``20 s, 1.9 GiB of memory and 1,000,000,000 rows read per
+    statement, 10,000 rows answered``."""
+    limits = limits or panel_limits()
+    seconds = f"{limits.seconds_sql} s"
+    memory = format_in(BYTES, limits.max_memory_bytes)
+    return (
+        f"{seconds}, {memory} of memory and {limits.max_rows_to_read:,} rows read per statement, "
+        f"{MAX_ROWS:,} rows answered"
+    )
 
 
 def check_sql_text(sql: object, name: str = "sql") -> str:
@@ -211,7 +231,7 @@ def answer_panel(
     connection, so a page's analyst connection can run it between its other widgets."""
     text = check_sql_text(sql)
     parameters = check_params(params)
-    limits = limits or Limits()
+    limits = limits or panel_limits()
     with org_slot(org_id):
         check_panel_statement(client, text, database, parameters)
         try:

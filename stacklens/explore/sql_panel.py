@@ -118,7 +118,7 @@ def budget_words(limits: Limits | None = None) -> str:
     applies (the editor's introduction says them): ``20 s, 1.9 GiB of memory and 1,000,000,000 rows read per
     statement, 10,000 rows answered``."""
     limits = limits or panel_limits()
-    seconds = f"{limits.seconds_sql} s"
+    seconds = f"{limits.seconds_sql}\u00a0s"  # never "20" at a line's end and "s" on the next
     memory = format_in(BYTES, limits.max_memory_bytes)
     return (
         f"{seconds}, {memory} of memory and {limits.max_rows_to_read:,} rows read per statement, "

@@ -3,9 +3,9 @@ not — variables over the shop's pages and browsers (every widget follows them,
 on a point or bar opening that slice (a page's vitals, an issue, Explore), a one-minute auto-refresh, and the
 kinds beyond line, bar, number and table: LCP p75 as a gauge against the shop's LCP budget, page loads as an
 area, page loads per browser as stacked bars, the pages' traffic against their LCP as a scatter, and the LCP
-distribution over the window as a heat map. Every widget is an Explore question over the demo's own
-traffic, so each figure is the performance pages' own. Made by name once; a dashboard the user changed is
-left alone."""
+distribution over the window as a heat map; and a SQL panel (page loads and LCP p75 by browser) whose
+statement follows ``$page``. Every other widget is an Explore question over the demo's own traffic, so each
+figure is the performance pages' own. Made by name once; a dashboard the user changed is left alone."""
 
 from __future__ import annotations
 
@@ -20,6 +20,14 @@ from stacklens.settings import Settings
 
 NAME = "Shop pages: variables and drill-down"
 LOADS = {"dataset": "pageloads", "aggregates": [{"fn": "count"}], "interval": "1d"}
+# A SQL panel following the $page variable (bound, never pasted; docs/explore.md, "SQL panels").
+BROWSERS_SQL = """SELECT browser, count() AS page_loads, round(quantile(0.75)(lcp)) AS lcp_p75_ms
+FROM pageload_facts
+WHERE ts >= {since:DateTime} AND ts < {until:DateTime}
+  AND ({environment:String} = '' OR environment = {environment:String})
+  AND ($page = '' OR page = $page)
+GROUP BY browser
+ORDER BY page_loads DESC"""
 
 
 def workspace_dashboard() -> dict[str, Any]:
@@ -83,6 +91,12 @@ def workspace_dashboard() -> dict[str, Any]:
                 "limit": 10,
             },
             "layout": {"x": 6, "y": 6, "w": 6, "h": 2},
+        },
+        {
+            "title": "Page loads and LCP p75 by browser (SQL)",
+            "kind": "table",
+            "sql": BROWSERS_SQL,
+            "layout": {"x": 0, "y": 8, "w": 12, "h": 2},
         },
     ]
     return {

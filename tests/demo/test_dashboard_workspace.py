@@ -62,3 +62,12 @@ def test_the_workspace_dashboard_uses_variables_and_every_kind(settings: Setting
         pages = next(a for a in answers if a.widget["title"].startswith("LCP p75 by page"))
         assert [r["page"] for r in pages.result.rows] == [page]
         assert answers[0].widget["variables_used"] == ["page"]
+        # The SQL panel follows $page too: that page's loads by browser, fewer than every page's.
+        panel = next(a for a in answers if "sql" in a.widget).result
+        every = by_kind["table"].result
+        assert (
+            panel is not None
+            and every is not None
+            and panel.columns == ["browser", "page_loads", "lcp_p75_ms"]
+        )
+        assert 0 < sum(r["page_loads"] for r in panel.rows) < sum(r["page_loads"] for r in every.rows)

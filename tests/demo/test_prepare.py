@@ -54,7 +54,8 @@ def test_prepare_makes_the_demo_alerts_and_budgets_once(settings: Settings, make
 
 def test_prepare_makes_the_demo_dashboard_once(settings: Settings, make_org, tmp_path: Path) -> None:
     from demo.dashboard_workspace import NAME as WORKSPACE
-    from demo.dashboards import NAME
+    from demo.dashboard_workspace import workspace_dashboard
+    from demo.dashboards import NAME, demo_dashboard
     from stacklens.explore.dashboards import list_dashboards
 
     org = make_org("Demo")
@@ -64,5 +65,10 @@ def test_prepare_makes_the_demo_dashboard_once(settings: Settings, make_org, tmp
     with session_scope(settings) as session:
         boards = list_dashboards(session, int(org["org_id"]))
     # The first dashboard and the workspace one (variables, drill-down, the new kinds): once each.
-    assert [b.name for b in boards] == [NAME, WORKSPACE] and len(boards[0].widgets) == 9
+    assert [b.name for b in boards] == [NAME, WORKSPACE]
+    assert [len(b.widgets) for b in boards] == [
+        len(demo_dashboard()["widgets"]),
+        len(workspace_dashboard()["widgets"]),
+    ]
+    assert sum("sql" in w for w in boards[0].widgets) == 1 and sum("sql" in w for w in boards[1].widgets) == 1
     assert boards[1].variables and boards[1].refresh == "1m"

@@ -27,8 +27,11 @@ class Wake:
 
     def wait(self, timeout: float) -> bool:
         """True when woken (now or earlier, and not cleared since), False when ``timeout`` passed."""
-        readable, _, _ = select.select([self._read], [], [], max(timeout, 0.0))
-        return bool(readable)
+        # poll, not select: select refuses a descriptor numbered past 1023, which a process with many open
+        # files (an agent beside a busy application) reaches.
+        poller = select.poll()
+        poller.register(self._read, select.POLLIN)
+        return bool(poller.poll(max(timeout, 0.0) * 1000))
 
     def clear(self) -> None:
         with contextlib.suppress(BlockingIOError):

@@ -78,3 +78,21 @@ def test_many_sets_without_a_wait_neither_block_nor_fail() -> None:
     assert wake.wait(0) is True
     wake.clear()
     assert wake.wait(0) is False
+
+
+def test_a_wake_whose_pipe_is_numbered_past_1023_still_waits_and_wakes() -> None:
+    """A process with many open files (a test worker, an agent beside a busy application) gets pipes numbered
+    past select()'s 1,023 limit; the wait must not refuse them."""
+    import os
+
+    held = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        wake = Wake()
+        assert wake.wait(0.01) is False
+        wake.set()
+        assert wake.wait(1.0) is True
+    finally:
+        for fd in held:
+            os.close(fd)

@@ -12,6 +12,9 @@ import os
 import select
 import weakref
 
+# FD_SETSIZE: the first descriptor number select(2) cannot wait on.
+_SELECT_LIMIT = 1024
+
 
 class Wake:
     """``set`` / ``wait`` / ``clear`` as on ``threading.Event``, safe to ``set`` from a signal handler."""
@@ -27,8 +30,11 @@ class Wake:
 
     def wait(self, timeout: float) -> bool:
         """True when woken (now or earlier, and not cleared since), False when ``timeout`` passed."""
-        # poll, not select: select refuses a descriptor numbered past 1023, which a process with many open
-        # files (an agent beside a busy application) reaches.
+        if self._read < _SELECT_LIMIT:
+            readable, _, _ = select.select([self._read], [], [], max(timeout, 0.0))
+            return bool(readable)
+        # select refuses a descriptor numbered past 1,023, which a process with many open files reaches (an
+        # agent beside a busy application); poll has no such limit (its timeout is in whole milliseconds).
         poller = select.poll()
         poller.register(self._read, select.POLLIN)
         return bool(poller.poll(max(timeout, 0.0) * 1000))

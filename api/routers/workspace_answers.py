@@ -60,6 +60,14 @@ class DashboardOut(BaseModel):
     widgets: list[dict[str, Any]] = Field(
         description="The widgets, each an Explore question with its layout."
     )
+    variables: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description='The dashboard variables: each {"name", "column" or "values", "default"}; a widget filter '
+        'whose value is "$name" takes the variable\'s value (docs/explore.md, "Dashboard variables").',
+    )
+    refresh: str | None = Field(
+        default=None, description='Auto-refresh: "30s", "1m", "5m", "15m", or null for none.'
+    )
     owner_user_id: int | None
     created_at: str = Field(description="ISO 8601 UTC.")
     updated_at: str = Field(description="ISO 8601 UTC.")

@@ -71,7 +71,13 @@ def test_a_project_quota_refuses_that_project_while_another_flows(quota_settings
             f"{base}/api/projects/{noisy['slug']}/quota", json={"events_per_minute": 3}, headers=auth
         )
         assert put.status_code == 200, put.text
-        assert put.json() == {"project": noisy["slug"], "events_per_minute": 3, "categories": {}}
+        answer = put.json()
+        assert {k: answer[k] for k in ("project", "events_per_minute", "categories", "attachment_bytes")} == {
+            "project": noisy["slug"],
+            "events_per_minute": 3,
+            "categories": {},
+            "attachment_bytes": None,  # no quota of its own: the installation's applies
+        }
         assert (
             httpx.get(f"{base}/api/projects/{noisy['slug']}/quota", headers=auth).json()["events_per_minute"]
             == 3

@@ -17,7 +17,14 @@ from tests.dashboards.test_performance_browser import CSP_PROBE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = shots_dir("alerts")
-HOUR = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+
+
+def last_hour() -> datetime:
+    """The last complete hour, read when a test seeds (a constant read at collection is an hour stale in a
+    run that crosses the hour)."""
+    return datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+
+
 EV = [
     "org_id",
     "project_id",
@@ -49,9 +56,10 @@ ISSUE = [
 
 def _seed(stores, org: dict) -> None:
     """Nine days of one error with a daily rhythm, a release two hours ago and a burst in the last hour."""
+    hour = last_hour()
     rows = []
     for h in range(9 * 24, 0, -1):
-        at = HOUR - timedelta(hours=h - 1)
+        at = hour - timedelta(hours=h - 1)
         n = 180 if h == 1 else (6 if at.hour < 7 else 14) + (h * 7) % 4
         rows += [
             [
@@ -72,7 +80,7 @@ def _seed(stores, org: dict) -> None:
         ]
     client = get_warehouse(stores)
     client.insert("events", rows, column_names=EV)
-    first = HOUR - timedelta(hours=2)
+    first = hour - timedelta(hours=2)
     client.insert(
         "issues",
         [

@@ -19,7 +19,13 @@ from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import apply_migrations
 
-HOUR = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+
+def last_hour() -> datetime:
+    """The last complete hour, read when a test seeds (a constant read at collection is an hour stale in a
+    run that crosses the hour)."""
+    return datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+
+
 EV = [
     "org_id",
     "project_id",
@@ -48,11 +54,12 @@ def auth(org: dict) -> dict[str, str]:
     return {"Authorization": f"Bearer {org['api_key']}"}
 
 
-def _seed(settings: Settings, org: dict, per_hour: int = 12, burst: int = 200) -> None:
-    """Nine days of one error at a steady rate, and a burst in the last complete hour."""
+def _seed(settings: Settings, org: dict, per_hour: int = 12, burst: int = 200) -> datetime:
+    """Nine days of one error at a steady rate, and a burst in the last complete hour (returned)."""
+    hour = last_hour()
     rows = []
     for h in range(9 * 24, 0, -1):
-        at = HOUR - timedelta(hours=h - 1)
+        at = hour - timedelta(hours=h - 1)
         n = burst if h == 1 else per_hour + (h * 7) % 5
         rows += [
             [
@@ -72,6 +79,7 @@ def _seed(settings: Settings, org: dict, per_hour: int = 12, burst: int = 200) -
             for i in range(n)
         ]
     get_warehouse(settings).insert("events", rows, column_names=EV)
+    return hour
 
 
 BODY = {
@@ -85,7 +93,7 @@ BODY = {
 
 def test_anomaly_rule_and_its_backtests(client, make_org, settings) -> None:
     acme, other = make_org("Acme"), make_org("Other")
-    _seed(settings, acme)
+    hour = _seed(settings, acme)
     body = {**BODY, "project": acme["project"]}
     created = client.post("/api/alerts/rules", json=body, headers=auth(acme))
     assert created.status_code == 201, created.text
@@ -105,7 +113,7 @@ def test_anomaly_rule_and_its_backtests(client, make_org, settings) -> None:
     assert len(got["points"]) == 7 * 24
     assert set(got["points"][0]) == {"time", "value", "expected", "lower", "upper", "score"}
     last = got["points"][-1]
-    assert last["time"] == HOUR.isoformat().replace("+00:00", "Z") and last["value"] == 200
+    assert last["time"] == hour.isoformat().replace("+00:00", "Z") and last["value"] == 200
     assert last["lower"] <= last["expected"] <= last["upper"] < 200
     assert [f["time"] for f in got["fires"]] == [last["time"]]
     fire = got["fires"][0]

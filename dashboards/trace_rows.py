@@ -5,9 +5,9 @@ inline style, so the strict CSP holds."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable
 from functools import lru_cache
-from html import escape as _html_escape
 from typing import Any
 
 from markupsafe import Markup
@@ -22,7 +22,7 @@ NEAR_ROWS = 150
 
 def escape(value: str) -> str:
     """``value`` safe in HTML text and quoted attributes (& < > " ' replaced)."""
-    return _html_escape(value, quote=True)
+    return html.escape(value, quote=True)
 
 
 @lru_cache(maxsize=4096)

@@ -13,6 +13,7 @@ starts, so the subscriptions list and the channel's delivery log show a real rep
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -25,12 +26,7 @@ from stacklens.explore.subscriptions import create_subscription, list_subscripti
 from stacklens.settings import Settings
 
 NAME = "Release health and vitals"
-SLOWEST_PAGES_SQL = """SELECT page, count() AS page_loads, round(quantile(0.75)(lcp)) AS lcp_p75_ms
-FROM pageload_facts
-WHERE ts >= {since:DateTime} AND ts < {until:DateTime} AND environment = 'production'
-GROUP BY page
-ORDER BY lcp_p75_ms DESC
-LIMIT 10"""
+SLOWEST_PAGES_SQL = (Path(__file__).parent / "slowest_pages_panel.sql").read_text(encoding="utf-8").strip()
 
 
 def _by_release(dataset: str, fn: str, metric: str) -> dict[str, Any]:

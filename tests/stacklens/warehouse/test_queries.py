@@ -54,8 +54,6 @@ ALLOWED = {
         "dashboards/routers/sql_editor.py",
         "SELECT",
     ): "the SQL editor's starting text, a member's statement to edit",
-    ("demo/dashboards.py", "SELECT"): "the demo's SQL panel, saved as a member would write it in the editor",
-    ("demo/dashboard_workspace.py", "SELECT"): "the demo's second SQL panel, a member's statement too",
     ("stacklens/warehouse/queries.py", "SELECT"): "scalar_row: composes named queries as one row of scalar "
     "subqueries; no text of its own",
     (

@@ -22,11 +22,11 @@ from starlette.concurrency import run_in_threadpool
 from api.errors import INVALID_API_KEY, ApiError
 from api.token_buckets import RateLimiter, get_rate_limiter
 from stacklens.blocking import WouldBlock, loop_only
-from stacklens.control.api_key_identities import current_api_key
 from stacklens.control.auth import ApiKeyIdentity, has_whitespace
 from stacklens.control.db import session_scope
 from stacklens.control.errors import AccountNotFound
-from stacklens.control.key_use_tally import count_key_use
+from stacklens.control.keys.api_identities import current_api_key
+from stacklens.control.keys.use_tally import count_key_use
 from stacklens.control.models import Project
 from stacklens.control.projects import project_by_slug
 from stacklens.control.rate_limits import REQUESTS, record_refusal

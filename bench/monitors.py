@@ -66,8 +66,7 @@ def run(cron: int, uptime: int, minutes: int) -> dict[str, Any]:
     from stacklens.monitors.issues import send_issue_events
     from stacklens.monitors.store import create_monitor
     from stacklens.monitors.uptime import probe_due
-    from stacklens.outbound import OutboundClient
-    from stacklens.outbound_guard import AllowList
+    from stacklens.outbound import AllowList, OutboundClient
     from stacklens.settings import Settings, override_settings
     from stacklens.warehouse.client import get_warehouse, reset_clients
     from stacklens.warehouse.migrations import apply_migrations

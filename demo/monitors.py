@@ -32,7 +32,7 @@ from stacklens.monitors.checkins import CheckIn, record
 from stacklens.monitors.detection import detect
 from stacklens.monitors.schedules import next_expected, parse_schedule
 from stacklens.monitors.store import create_monitor
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 

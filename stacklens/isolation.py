@@ -3,7 +3,7 @@ sent, an alert rule or a budget evaluated — is that item's error, never the lo
 
 Every such loop catches whatever one item raises, records :func:`failure_text` on the item (shown on its
 page), and tries it again at :func:`retry_at`: the outbox's schedule
-(:func:`stacklens.outbound_backoff.backoff_delay`, 30 s doubling to an hour, with jitter), so a broken item
+(:func:`stacklens.outbound.backoff.backoff_delay`, 30 s doubling to an hour, with jitter), so a broken item
 costs one attempt an hour, not one per tick, and the other organizations' items go on. Only a failure of
 what every item shares — the warehouse or the control store not answering (:func:`is_shared_outage`) —
 fails the step: it is nobody's item, and the run's failure is what tells the operator."""
@@ -17,7 +17,7 @@ from clickhouse_connect.driver.exceptions import OperationalError as WarehouseOp
 from sqlalchemy.exc import OperationalError as ControlStoreOperationalError
 
 from stacklens.errors import StackLensError
-from stacklens.outbound_backoff import backoff_delay
+from stacklens.outbound import backoff_delay
 from stacklens.warehouse.client import WarehouseUnavailable
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@
 proxies (``STACKLENS_TRUSTED_PROXIES``); anyone else could write them and pretend to be any client, or to
 have arrived over HTTPS.
 
-For outbound calls (:mod:`stacklens.outbound`), a URL's host is read the way browsers, curl and
+For outbound calls (:mod:`stacklens.outbound.client`), a URL's host is read the way browsers, curl and
 ``getaddrinfo`` (``inet_aton``) read it — ``2130706433``, ``0x7f000001``, ``0177.0.0.1`` and ``127.1`` all
 name 127.0.0.1 — and an IPv6 address that carries an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64,
 6to4, Teredo) is judged by the IPv4 address its packets end up at.

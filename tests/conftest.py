@@ -170,7 +170,7 @@ def settings(tmp_path: Path, warehouse_url: str) -> Iterator[Settings]:
         yield current
     finally:
         override_settings(None)
-        from stacklens.control.key_use_tally import flush_all
+        from stacklens.control.keys.use_tally import flush_all
         from stacklens.ingest.front_door import close_front_doors
         from stacklens.warehouse.client import reset_clients
 
@@ -198,7 +198,7 @@ def control_settings(request: pytest.FixtureRequest, settings: Settings) -> Iter
     try:
         yield current
     finally:
-        from stacklens.control.key_use_tally import flush_all
+        from stacklens.control.keys.use_tally import flush_all
 
         flush_all()  # the test's key-use counts, written before its schema goes
         if schema is not None:

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from stacklens.control.key_use_tally import WRITER_THREAD_NAME as KEY_USE_WRITER
+from stacklens.control.keys.use_tally import WRITER_THREAD_NAME as KEY_USE_WRITER
 
 
 @contextmanager
@@ -29,7 +29,7 @@ def slow_server_commits(seconds: float = 0.5) -> Iterator[list[float]]:
 
     def served(thread: threading.Thread) -> bool:
         # The key-use writer commits use counts a second after the requests on purpose
-        # (stacklens/control/key_use_tally.py): not a request's commit.
+        # (stacklens/control/keys/use_tally.py): not a request's commit.
         return thread is not main and thread.name != KEY_USE_WRITER
 
     def wait(_session: Session) -> None:

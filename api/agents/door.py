@@ -23,8 +23,8 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stacklens.agents.tokens import AgentIdentity, TokenRefused, resolve
-from stacklens.control.api_key_identities import current_api_key
 from stacklens.control.db import session_scope
+from stacklens.control.keys.api_identities import current_api_key
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 from stacklens_contract.keys import API_KEY_PREFIX, is_app_key

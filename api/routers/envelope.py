@@ -30,8 +30,8 @@ from api.routers.auth import ErrorBody
 from api.routers.ingest import read_body
 from api.token_buckets import get_rate_limiter
 from stacklens.control.auth import AppKeyIdentity
-from stacklens.control.dsn_callers import dsn_caller
-from stacklens.control.key_use_tally import count_key_use
+from stacklens.control.keys.dsn_callers import dsn_caller
+from stacklens.control.keys.use_tally import count_key_use
 from stacklens.control.project_quotas import ProjectQuota
 from stacklens.disk_floor import require_disk_room
 from stacklens.errors import InvalidInput, NotFound, RateLimited, StackLensError

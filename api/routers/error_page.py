@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import app_settings
 from api.errors import ApiError
 from api.routers.auth import ErrorBody
-from stacklens.control.dsn_callers import dsn_caller
+from stacklens.control.keys.dsn_callers import dsn_caller
 from stacklens.feedback.intake import Extras, keep_extras
 from stacklens.feedback.items import FeedbackRefused, dialog_report, hex_id
 from stacklens.outcomes.counting import Outcomes

@@ -20,7 +20,7 @@ from api.landing import landed
 from api.routers.auth import AUTH_ERRORS, ErrorBody
 from api.token_buckets import RateLimiter, get_rate_limiter
 from stacklens.control.auth import ApiKeyIdentity
-from stacklens.control.key_use_tally import count_key_use
+from stacklens.control.keys.use_tally import count_key_use
 from stacklens.control.rate_limits import EVENTS
 from stacklens.disk_floor import require_disk_room
 from stacklens.errors import RateLimited, StackLensError, Unavailable

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from api.deps import ApiAuth, DbSession, OrgProject
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control import keys
+from stacklens.control.keys import lifecycle as keys
 from stacklens.control.models import AppKey, Project, iso_utc
 from stacklens_contract.keys import API_KEY_PREFIX, SERVICE_RE
 

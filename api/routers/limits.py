@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from api.deps import ApiAuth, DbSession, Limiter
 from api.routers.auth import AUTH_ERRORS
-from stacklens.control.key_use_tally import write_pending
+from stacklens.control.keys.use_tally import write_pending
 from stacklens.control.models import KeyUsage, Organization
 
 router = APIRouter(prefix="/api", tags=["limits"])

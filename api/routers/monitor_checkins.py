@@ -24,7 +24,7 @@ from api.item_quotas import item_taker
 from api.routers.auth import ErrorBody
 from api.routers.ingest import read_body
 from api.token_buckets import get_rate_limiter
-from stacklens.control.dsn_callers import dsn_caller
+from stacklens.control.keys.dsn_callers import dsn_caller
 from stacklens.errors import InvalidInput
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, JsonTooDeep, loads
 from stacklens.monitors.checkins import record_all

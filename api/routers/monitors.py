@@ -19,7 +19,7 @@ from api.routers.auth import AUTH_ERRORS, ErrorBody
 from stacklens.monitors import reads, store
 from stacklens.monitors.reads import CheckInOut, IncidentOut
 from stacklens.monitors.store import MonitorOut
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList
 
 router = APIRouter(prefix="/api", tags=["monitors"])
 ERRORS: dict[int | str, dict[str, Any]] = {

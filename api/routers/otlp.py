@@ -37,8 +37,8 @@ from api.landing import landed
 from api.routers.ingest import read_body
 from api.token_buckets import SpikeRule, get_rate_limiter
 from stacklens.control.auth import AppKeyIdentity
-from stacklens.control.dsn_callers import dsn_caller
-from stacklens.control.key_use_tally import count_key_use
+from stacklens.control.keys.dsn_callers import dsn_caller
+from stacklens.control.keys.use_tally import count_key_use
 from stacklens.control.project_quotas import remembered_project_quota
 from stacklens.disk_floor import require_disk_room
 from stacklens.errors import NotFound, RateLimited, StackLensError

@@ -9,8 +9,8 @@ from sqlalchemy import select
 from api.deps import ApiAuth, AppSettings, DbSession
 from api.errors import ApiError
 from api.routers.auth import AUTH_ERRORS, ErrorBody
-from stacklens.control.dsn import project_dsns
-from stacklens.control.keys import list_app_keys
+from stacklens.control.keys.dsn import project_dsns
+from stacklens.control.keys.lifecycle import list_app_keys
 from stacklens.control.models import Project, iso_utc
 from stacklens.pagination import InvalidCursor, decode_cursor, encode_cursor
 from stacklens.settings import Settings

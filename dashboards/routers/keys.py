@@ -13,14 +13,23 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 
 from dashboards.context import CurrentProject, Db, OrgViewer
-from dashboards.quota_form import LABELS, QuotaForm, current_form
+from dashboards.quota_form import (
+    ATTACHMENT_BOX,
+    ATTACHMENT_LABEL,
+    LABELS,
+    QuotaForm,
+    attachment_facts,
+    current_form,
+)
 from dashboards.rendering import render
 from dashboards.security import check_csrf
-from stacklens.control import keys
 from stacklens.control.activity import actor_labels, list_activity
 from stacklens.control.activity_text import describe
-from stacklens.control.dsn import masked_dsn, project_dsns
 from stacklens.control.errors import AccountError
+from stacklens.control.keys import lifecycle as keys
+from stacklens.control.keys.dsn import masked_dsn, project_dsns
+from stacklens.control.project_quotas import quota_of
+from stacklens.feedback.attachment_files import stored_bytes
 
 router = APIRouter(include_in_schema=False)
 ORG = "/orgs/{org_slug}/settings"
@@ -148,6 +157,12 @@ def project_context(
         "quota_form": quota_form
         or current_form(view.project.events_per_minute, view.project.category_quotas),
         "quota_labels": LABELS,
+        "attachment_box": (ATTACHMENT_BOX, ATTACHMENT_LABEL),
+        "attachments": attachment_facts(
+            quota_of(view.project_id, None, view.project.category_quotas).attachment_bytes,
+            settings.attachment_quota_bytes,
+            stored_bytes(db, view.project_id),
+        ),
         "quota_saved": request.query_params.get("saved") == "quota",
         "retention_form": _retention_form(view),
         "retention_labels": RETENTION_LABELS,

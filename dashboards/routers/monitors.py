@@ -19,7 +19,7 @@ from stacklens.errors import Conflict
 from stacklens.monitors import reads, store
 from stacklens.monitors.errors import MonitorInputError, MonitorNotFound
 from stacklens.monitors.uptime_reads import recent_checks, uptime_daily
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList
 
 router = APIRouter(include_in_schema=False)
 BASE = "/orgs/{org_slug}/projects/{project_slug}/monitors"

@@ -14,7 +14,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from dashboards.context import Db, OrgViewer, org_projects
 from dashboards.rendering import render
 from dashboards.security import check_csrf
-from stacklens.control import accounts, channels, integrations, invitations, keys, share_publishers
+from stacklens.control import accounts, channels, integrations, invitations, share_publishers
+from stacklens.control.keys import lifecycle as keys
 
 router = APIRouter(include_in_schema=False)
 SETTINGS = "/orgs/{org_slug}/settings"

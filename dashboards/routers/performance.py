@@ -23,7 +23,7 @@ from dashboards.marker_figures import is_time_chart, mark_charts
 from dashboards.rendering import render
 from dashboards.routers.performance_exports import download_links, waterfall_links
 from stacklens.control.db import session_scope
-from stacklens.control.dsn import primary_masked_dsn
+from stacklens.control.keys.dsn import primary_masked_dsn
 from stacklens.metrics import mart_progress
 from stacklens.performance import endpoint_reads, page_load_reads, view_data
 from stacklens.performance.calendar import day_slots, week_slots

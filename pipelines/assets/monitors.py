@@ -65,8 +65,7 @@ def monitor_checks(warehouse: ClickHouseResource, alerting: AlertingResource) ->
     the monitor's incident. Grain: one row per monitor and probe; read by the monitor pages and the
     monitors API."""
     from stacklens.monitors.uptime import probe_due
-    from stacklens.outbound import OutboundClient
-    from stacklens.outbound_guard import AllowList
+    from stacklens.outbound import AllowList, OutboundClient
 
     settings = alerting.settings()
     if not _has_monitor_tables(settings):

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.agents.tokens import ACCESS_PREFIX, REFRESH_PREFIX, digest, new_secret
-from stacklens.control.key_values import decrypt_value, encrypt_value
+from stacklens.control.keys.values import decrypt_value, encrypt_value
 from stacklens.control.models import AgentToken, OAuthClient, OAuthCode, utcnow
 from stacklens.settings import Settings
 

@@ -10,10 +10,9 @@ from stacklens.alerts.channels.base import Channel, Message
 from stacklens.alerts.channels.email import EmailChannel
 from stacklens.alerts.channels.slack import SlackChannel
 from stacklens.alerts.channels.webhook import WebhookChannel
-from stacklens.control.key_values import decrypt_value
+from stacklens.control.keys.values import decrypt_value
 from stacklens.control.models.alerts import AlertChannel, AlertNotification
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient
 from stacklens.settings import Settings
 
 

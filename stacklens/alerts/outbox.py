@@ -3,7 +3,7 @@
 Life of a notification row: ``pending`` → (claimed: ``sending`` with a lease) → ``delivered`` | ``failed``
 (permanent refusal, or still failing 24 h after it was created) | ``digested`` (folded into a digest by the
 channel's rate cap) — a retryable failure puts it back to ``pending`` with ``next_attempt_at`` from
-:func:`stacklens.outbound_backoff.backoff_delay`.
+:func:`stacklens.outbound.backoff.backoff_delay`.
 
 Crash safety: a claim is committed before anything is sent, and the outcome after. A process killed between
 the two (``kill -9`` mid-send) leaves a ``sending`` row whose lease expires; the next drain sends it again
@@ -31,9 +31,7 @@ from stacklens.control.db import session_scope
 from stacklens.control.models import utcnow
 from stacklens.control.models.alerts import AlertChannel, AlertDelivery, AlertNotification
 from stacklens.isolation import failure_text, is_shared_outage
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_backoff import backoff_delay
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient, backoff_delay
 from stacklens.settings import Settings
 from stacklens.tenant_pool import Tenant, by_tenant, run_per_tenant
 

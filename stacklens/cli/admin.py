@@ -24,7 +24,7 @@ def control_session(settings: Settings | None = None) -> Iterator[Session]:
     from stacklens.cli.main import CliError
     from stacklens.control.db import ControlStoreError, migrate_control_store, session_scope
     from stacklens.control.errors import AccountError
-    from stacklens.control.key_values import KeyDecryptionError
+    from stacklens.control.keys.values import KeyDecryptionError
 
     settings = settings or get_settings()
     try:
@@ -66,7 +66,7 @@ def _create_project(args: argparse.Namespace) -> int:
 
 
 def _create_app_key(args: argparse.Namespace) -> int:
-    from stacklens.control.keys import create_app_key
+    from stacklens.control.keys.lifecycle import create_app_key
     from stacklens.control.projects import project_by_slug
 
     with control_session() as session:
@@ -78,7 +78,7 @@ def _create_app_key(args: argparse.Namespace) -> int:
 
 def _regenerate_api_key(args: argparse.Namespace) -> int:
     from stacklens.control import accounts
-    from stacklens.control.keys import regenerate_api_key
+    from stacklens.control.keys.lifecycle import regenerate_api_key
 
     with control_session() as session:
         org = accounts.organization_by_name(session, args.org)
@@ -88,7 +88,7 @@ def _regenerate_api_key(args: argparse.Namespace) -> int:
 
 
 def _regenerate_app_key(args: argparse.Namespace) -> int:
-    from stacklens.control.keys import regenerate_app_key
+    from stacklens.control.keys.lifecycle import regenerate_app_key
     from stacklens.control.projects import project_by_slug
 
     with control_session() as session:

@@ -19,7 +19,7 @@ def ensure_demo_org(settings: Settings) -> DemoOrg:
     from stacklens.cli.main import CliError
     from stacklens.control.db import ControlStoreError
     from stacklens.control.errors import AccountError
-    from stacklens.control.key_values import KeyDecryptionError
+    from stacklens.control.keys.values import KeyDecryptionError
 
     try:
         return demo_org.ensure_demo_org(settings)

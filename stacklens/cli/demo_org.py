@@ -17,8 +17,13 @@ from stacklens.agents.tokens import PERSONAL_PREFIX, ensure_token
 from stacklens.control import accounts
 from stacklens.control.db import migrate_control_store, session_scope
 from stacklens.control.errors import AccountError
-from stacklens.control.key_values import KeyDecryptionError
-from stacklens.control.keys import regenerate_api_key, regenerate_app_key, reveal_api_key, reveal_app_key
+from stacklens.control.keys.lifecycle import (
+    regenerate_api_key,
+    regenerate_app_key,
+    reveal_api_key,
+    reveal_app_key,
+)
+from stacklens.control.keys.values import KeyDecryptionError
 from stacklens.control.models import Organization, Project, User
 from stacklens.control.projects import create_project
 from stacklens.settings import Settings

@@ -79,7 +79,7 @@ def ensure_demo(settings: Settings) -> DemoKeys:
     from stacklens.cli.demo_org import ensure_demo_org
     from stacklens.control import invitations
     from stacklens.control.db import session_scope
-    from stacklens.control.keys import create_app_key, list_app_keys, reveal_app_key
+    from stacklens.control.keys.lifecycle import create_app_key, list_app_keys, reveal_app_key
     from stacklens.control.projects import project_by_slug
 
     demo = ensure_demo_org(settings)  # migrates the control store first

@@ -9,7 +9,8 @@
 
 Every change of an organization, a membership, a password or a quota writes an activity entry in the same
 transaction, so the log can never disagree with them. Callers own the transaction (``session_scope``):
-nothing here commits. Projects are :mod:`stacklens.control.projects`', keys :mod:`stacklens.control.keys`'.
+nothing here commits. Projects are :mod:`stacklens.control.projects`', keys
+:mod:`stacklens.control.keys.lifecycle`'.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
 from stacklens.control.errors import AccountError, AccountNotFound
-from stacklens.control.keys import new_api_key
+from stacklens.control.keys.lifecycle import new_api_key
 from stacklens.control.models import Membership, Organization, User
 from stacklens.control.owners import locked_membership, takes_the_last_owner
 from stacklens.control.passwords import check_password

@@ -14,7 +14,7 @@ from sqlalchemy import ColumnElement, SQLColumnExpression, and_, false, or_, sel
 from sqlalchemy.orm import Session
 
 from stacklens import pagination
-from stacklens.control.key_use_tally import write_pending
+from stacklens.control.keys.use_tally import write_pending
 from stacklens.control.models import ActivityEntry, KeyUsage, utcnow
 
 MAX_PAGE = 200

@@ -3,7 +3,7 @@
 There is no cache here: each call looks the key up by its SHA-256 hash among current (unrevoked) rows, one
 indexed query. API keys are verified so for every request, so a regenerated key is refused by the very next
 request in every worker, with nothing to invalidate; the one-event ingest roads remember an app key's answer
-for a second at most (stacklens.control.dsn_callers, stacklens.control.app_key_attributions). The hash
+for a second at most (stacklens.control.keys.dsn_callers, stacklens.control.keys.app_attributions). The hash
 comparison uses :func:`hmac.compare_digest` so timing says nothing about the value.
 """
 
@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from stacklens.control.issue_merges import overrides_of
-from stacklens.control.key_values import hash_key
+from stacklens.control.keys.values import hash_key
 from stacklens.control.models import ApiKey, AppKey, Organization, Project
 from stacklens.control.project_quotas import ProjectQuota, quota_of
 from stacklens.control.projects_settings import rules_of

@@ -20,9 +20,9 @@ from stacklens.alerts.channels.email import validate_recipients
 from stacklens.alerts.channels.webhook import generate_secret
 from stacklens.alerts.errors import AlertInputError, AlertNotFound
 from stacklens.control.activity import record_activity
-from stacklens.control.key_values import encrypt_value
+from stacklens.control.keys.values import encrypt_value
 from stacklens.control.models.alerts import AlertChannel
-from stacklens.outbound_guard import AllowList, OutboundRefused, validate_target
+from stacklens.outbound import AllowList, OutboundRefused, validate_target
 from stacklens.settings import Settings
 
 

@@ -76,7 +76,7 @@ def _private_sqlite_file(path: Path) -> None:
 
 
 # Statements this process has sent that may change the store (anything but a read): caches of what the
-# store says (stacklens.control.dsn_callers) are valid while this count stands.
+# store says (stacklens.control.keys.dsn_callers) are valid while this count stands.
 _writes = 0
 
 

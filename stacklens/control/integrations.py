@@ -18,13 +18,12 @@ from sqlalchemy.orm import Session
 from typing_extensions import TypedDict  # typing's own is not a response model before Python 3.12
 
 from stacklens.control.activity import record_activity
-from stacklens.control.key_values import decrypt_value, encrypt_value
+from stacklens.control.keys.values import decrypt_value, encrypt_value
 from stacklens.control.models.integrations import TrackerConnection
 from stacklens.errors import InvalidInput, NotFound
 from stacklens.integrations.trackers import TRACKER_TYPES, tracker_for
 from stacklens.integrations.trackers.base import Connection, Tracker
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList, OutboundRefused, validate_target
+from stacklens.outbound import AllowList, OutboundClient, OutboundRefused, validate_target
 from stacklens.settings import Settings
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

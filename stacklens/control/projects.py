@@ -1,8 +1,8 @@
 """Projects: creating one (with its primary app key) and finding one by its slug.
 
 A project's own settings, quotas and retention have modules of their own (``projects_settings``,
-``project_quotas``, ``project_retention``); its keys are :mod:`stacklens.control.keys`'. Callers own the
-transaction.
+``project_quotas``, ``project_retention``); its keys are :mod:`stacklens.control.keys.lifecycle`'. Callers
+own the transaction.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
 from stacklens.control.errors import AccountError, AccountNotFound
-from stacklens.control.keys import insert_app_key
+from stacklens.control.keys.lifecycle import insert_app_key
 from stacklens.control.models import Organization, Project
 from stacklens.control.slugs import unique_slug
 

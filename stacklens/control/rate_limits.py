@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from stacklens.control.key_use_tally import write_pending
+from stacklens.control.keys.use_tally import write_pending
 from stacklens.control.models import ActivityEntry, KeyUsage, Organization, utcnow
 
 RATE_LIMITED = "quota.rate_limited"

@@ -67,7 +67,7 @@ class AppKeyResolver:
 
     def __call__(self, raw: str) -> Attribution | None:
         # Imported here: the control store pulls in SQLAlchemy's models, which a worker loads only when used.
-        from stacklens.control.app_key_attributions import app_key_attribution
+        from stacklens.control.keys.app_attributions import app_key_attribution
 
         return app_key_attribution(self.settings, self.org_id, raw)
 

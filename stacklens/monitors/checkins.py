@@ -30,7 +30,7 @@ from stacklens.monitors.group_commit import Group, Job, group_for
 from stacklens.monitors.health import apply
 from stacklens.monitors.schedules import next_expected, schedule_of
 from stacklens.monitors.store import reschedule, settings_of
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 

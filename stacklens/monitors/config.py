@@ -14,7 +14,7 @@ from typing import Any
 
 from stacklens.monitors.errors import MonitorInputError
 from stacklens.monitors.schedules import parse_schedule, parse_timezone, whole
-from stacklens.outbound_guard import AllowList, OutboundRefused, validate_target
+from stacklens.outbound import AllowList, OutboundRefused, validate_target
 
 KINDS = ("cron", "uptime")
 METHODS = ("GET", "HEAD", "POST")

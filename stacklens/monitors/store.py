@@ -20,7 +20,7 @@ from stacklens.errors import Conflict
 from stacklens.monitors.config import clean, clean_slug, slugify
 from stacklens.monitors.errors import MonitorInputError, MonitorNotFound
 from stacklens.monitors.schedules import in_words, next_expected, schedule_of
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList
 
 SETTING_COLUMNS = (
     "kind",

@@ -25,9 +25,8 @@ from stacklens.control.db import session_scope
 from stacklens.control.models import utcnow
 from stacklens.control.models.monitors import Monitor
 from stacklens.monitors.health import Told, apply
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import OutboundRefused
-from stacklens.outbound_transport import Deadline, PinnedTransport
+from stacklens.outbound import OutboundClient, OutboundRefused
+from stacklens.outbound.transport import Deadline, PinnedTransport
 from stacklens.settings import Settings
 
 COLUMNS = [

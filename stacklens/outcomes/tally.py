@@ -6,7 +6,7 @@ hour, category, outcome, reason) and written together by a background thread eve
 :data:`WRITE_EVERY_SECONDS`, one insert per warehouse (the table is a SummingMergeTree: a key written twice
 adds up). A reader in this process writes what is pending first (:func:`write_pending`), so the API and the
 usage page see every item answered so far. A process killed outright loses at most the last few seconds of
-counts (never an event). As key use (stacklens.control.key_use_tally), with the warehouse instead of the
+counts (never an event). As key use (stacklens.control.keys.use_tally), with the warehouse instead of the
 control store.
 """
 

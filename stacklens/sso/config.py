@@ -16,12 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.activity import record_activity
-from stacklens.control.key_values import decrypt_value, encrypt_value
+from stacklens.control.keys.values import decrypt_value, encrypt_value
 from stacklens.control.models import SsoConfig, utcnow
 from stacklens.control.roles import RANK, ROLES
 from stacklens.errors import InvalidInput
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient
 from stacklens.public_url import absolute_link
 from stacklens.settings import Settings
 from stacklens.sso.oidc import ProviderError, discover

@@ -1,7 +1,7 @@
 """The OpenID Connect protocol as a relying party: discovery, the authorization request (PKCE, ``state``,
 ``nonce``), the code exchange and the ID token's checks.
 
-Every call to the provider goes through :class:`~stacklens.outbound.OutboundClient` (the SSRF guard, a
+Every call to the provider goes through :class:`~stacklens.outbound.client.OutboundClient` (the SSRF guard, a
 deadline, a capped answer): an owner types the issuer URL, so it is an outside address like a webhook's. The
 JOSE work (signature against the provider's JWKS, ``iss``, ``aud``, ``exp``, ``iat``, ``nonce``) is
 ``joserfc``'s, the JOSE library of Authlib's authors (Authlib's own ``authlib.jose`` is deprecated in its
@@ -36,8 +36,7 @@ from joserfc.errors import (
 )
 from joserfc.jwk import KeySet
 
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import OutboundRefused
+from stacklens.outbound import OutboundClient, OutboundRefused
 
 DISCOVERY_PATH = "/.well-known/openid-configuration"
 NEEDED_ENDPOINTS = ("authorization_endpoint", "token_endpoint", "jwks_uri")

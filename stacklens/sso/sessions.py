@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.key_values import decrypt_value, encrypt_value
+from stacklens.control.keys.values import decrypt_value, encrypt_value
 from stacklens.control.models import SsoConfig, SsoSession, User, UserSession, utcnow
 from stacklens.settings import Settings
 from stacklens.sso import audit

@@ -23,7 +23,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from stacklens.control import accounts
-from stacklens.control.key_values import decrypt_value, encrypt_value
+from stacklens.control.keys.values import decrypt_value, encrypt_value
 from stacklens.control.models import Membership, Organization, SsoIdentity, SsoLogin, User, utcnow
 from stacklens.control.owners import locked_membership, takes_the_last_owner
 from stacklens.errors import Forbidden, NotFound

@@ -13,7 +13,7 @@ from api.app import create_app
 from api.errors import DOMAIN_ERRORS
 from stacklens.cli.app import build_app
 from stacklens.control.errors import AccountError, AccountNotFound
-from stacklens.control.key_values import KeyDecryptionError
+from stacklens.control.keys.values import KeyDecryptionError
 from stacklens.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StackLensError, Unavailable
 from stacklens.issues.reads import BadListRequest
 from stacklens.performance.budget_rules import BudgetError, DuplicateBudget

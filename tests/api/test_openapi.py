@@ -13,7 +13,7 @@ from schemathesis.specs.openapi.checks import status_code_conformance
 
 from api.app import create_app
 from stacklens.control.db import session_scope
-from stacklens.control.keys import reveal_api_key
+from stacklens.control.keys.lifecycle import reveal_api_key
 from stacklens.settings import Settings
 
 EXAMPLES_PER_OPERATION = 15

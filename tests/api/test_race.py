@@ -15,7 +15,7 @@ import pytest
 
 from stacklens.control import accounts
 from stacklens.control.db import dispose_engines, get_engine, session_scope
-from stacklens.control.keys import regenerate_api_key
+from stacklens.control.keys.lifecycle import regenerate_api_key
 from stacklens.settings import Settings
 from tests.conftest import TEST_SECRET, postgres_schema_url
 

@@ -23,8 +23,7 @@ from stacklens.monitors.detection import detect
 from stacklens.monitors.schedules import next_expected, parse_schedule
 from stacklens.monitors.store import create_monitor
 from stacklens.monitors.uptime import probe_due
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from demo.driver import APP_KEY_ENV, WORKER_KEY_ENV
 from stacklens.control.db import session_scope
-from stacklens.control.keys import create_app_key
+from stacklens.control.keys.lifecycle import create_app_key
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import sign_in

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from stacklens.control.db import session_scope
-from stacklens.control.keys import regenerate_app_key
+from stacklens.control.keys.lifecycle import regenerate_app_key
 from stacklens.ingest.front_door import settle_front_doors
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse

@@ -1,5 +1,5 @@
 """Literal forms of a loopback address, and the reason each is refused with: the outbound guard's tests
-(tests/stacklens/test_outbound.py at send, test_outbound_guard.py at creation)."""
+(tests/stacklens/outbound/test_client.py at send, test_outbound_guard.py at creation)."""
 
 from __future__ import annotations
 

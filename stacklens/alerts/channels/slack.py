@@ -12,9 +12,7 @@ from typing import Any
 import httpx
 
 from stacklens.alerts.channels.base import Message, SendResult
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import OutboundRefused
-from stacklens.outbound_transport import DeadlinePassed
+from stacklens.outbound import DeadlinePassed, OutboundClient, OutboundRefused
 
 _ICON = {
     "firing": ":red_circle:",

@@ -3,7 +3,7 @@ in (the provider's ``sub`` → a user), the sign-ins under way (state, nonce, PK
 accounts that keep password sign-in while SSO is enforced.
 
 The client secret is stored encrypted under the server secret
-(:func:`stacklens.control.key_values.encrypt_value`) and never answered back. A sign-in under way holds its
+(:func:`stacklens.control.keys.values.encrypt_value`) and never answered back. A sign-in under way holds its
 state only hashed: the state travels in the browser's address bar, and a database leak must not let anyone
 finish someone else's sign-in.
 """

@@ -17,9 +17,13 @@ import httpx
 
 from stacklens.errors import InvalidInput, StackLensError, Unavailable
 from stacklens.integrations.document import Document
-from stacklens.outbound import AnswerTooLarge, OutboundClient, OutboundResponse
-from stacklens.outbound_guard import OutboundRefused
-from stacklens.outbound_transport import DeadlinePassed
+from stacklens.outbound import (
+    AnswerTooLarge,
+    DeadlinePassed,
+    OutboundClient,
+    OutboundRefused,
+    OutboundResponse,
+)
 
 # A person waits on these calls (the page's Create button), so retries are quick: after 1 s and 3 s, or
 # what Retry-After asks up to 20 s; a tracker asking for longer is reported instead of waited on. The

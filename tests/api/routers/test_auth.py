@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
-from stacklens.control.keys import regenerate_api_key
+from stacklens.control.keys.lifecycle import regenerate_api_key
 from stacklens.settings import Settings
 
 

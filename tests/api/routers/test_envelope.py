@@ -17,7 +17,7 @@ import zstandard
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
-from stacklens.control.keys import create_app_key
+from stacklens.control.keys.lifecycle import create_app_key
 from stacklens.settings import Settings
 from tests.api.routers.test_ingest import transaction_payload
 from tests.api.sentry_live import envelope, event_item, fresh_event, stored, stored_title
@@ -203,8 +203,8 @@ def test_projects_api_and_settings_page_show_the_dsn_that_works(
 
 
 def test_older_keys_with_a_dash_keep_working_without_a_dsn(settings: Settings, make_org) -> None:
-    from stacklens.control.dsn import project_dsns
-    from stacklens.control.key_values import validate_service
+    from stacklens.control.keys.dsn import project_dsns
+    from stacklens.control.keys.values import validate_service
     from stacklens_contract.keys import is_app_key
 
     org = make_org()

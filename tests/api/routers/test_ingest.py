@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
-from stacklens.control.keys import create_app_key, current_app_key, revoke_app_key
+from stacklens.control.keys.lifecycle import create_app_key, current_app_key, revoke_app_key
 from stacklens.ingest.front_door import settle_spooled
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse

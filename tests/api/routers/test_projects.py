@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from stacklens.control.db import session_scope
-from stacklens.control.keys import create_app_key
+from stacklens.control.keys.lifecycle import create_app_key
 from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 

@@ -99,7 +99,7 @@ def test_revoke_refuses_a_key_of_another_organization(client, org_factory, store
     sign_in(client, mine["email"])
     theirs_page_key = None
     with session_scope(stores) as session:
-        from stacklens.control.keys import list_app_keys
+        from stacklens.control.keys.lifecycle import list_app_keys
 
         theirs_page_key = list_app_keys(session, theirs["project_id"])[0].id
     path = _settings_path(mine)

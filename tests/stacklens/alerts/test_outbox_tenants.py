@@ -17,8 +17,7 @@ from stacklens.alerts.sending import send_test
 from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
 from stacklens.control.models.alerts import AlertDelivery
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient
 from stacklens.settings import Settings
 from stacklens.tenant_pool import run_per_tenant
 from tests.stacklens.alerts.helpers import org_with_project

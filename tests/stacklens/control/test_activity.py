@@ -5,8 +5,8 @@ import pytest
 from stacklens.control import accounts
 from stacklens.control.activity import list_activity
 from stacklens.control.db import session_scope
-from stacklens.control.key_use import record_key_use
-from stacklens.control.keys import create_app_key, regenerate_api_key
+from stacklens.control.keys.lifecycle import create_app_key, regenerate_api_key
+from stacklens.control.keys.use import record_key_use
 from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 

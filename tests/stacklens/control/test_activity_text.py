@@ -11,8 +11,8 @@ from stacklens.control.activity import ActivityRow, list_activity, record_activi
 from stacklens.control.activity_text import describe, when
 from stacklens.control.auth import verify_api_key
 from stacklens.control.db import session_scope
-from stacklens.control.key_use import record_key_use
-from stacklens.control.keys import create_app_key, create_next_api_key, reveal_api_key
+from stacklens.control.keys.lifecycle import create_app_key, create_next_api_key, reveal_api_key
+from stacklens.control.keys.use import record_key_use
 from stacklens.control.projects import create_project
 from stacklens.settings import Settings
 

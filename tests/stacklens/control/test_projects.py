@@ -5,7 +5,7 @@ import pytest
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
 from stacklens.control.errors import AccountError, AccountNotFound
-from stacklens.control.keys import list_app_keys
+from stacklens.control.keys.lifecycle import list_app_keys
 from stacklens.control.projects import create_project, project_by_slug
 from stacklens.settings import Settings
 

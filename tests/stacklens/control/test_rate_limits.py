@@ -9,7 +9,7 @@ from sqlalchemy import update
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
-from stacklens.control.key_use import record_key_use
+from stacklens.control.keys.use import record_key_use
 from stacklens.control.models import ActivityEntry, utcnow
 from stacklens.control.rate_limits import EVENTS, REQUESTS, limits_view, recent_refusals, record_refusal
 from stacklens.settings import Settings

@@ -21,8 +21,7 @@ from stacklens.control.models.integrations import ExternalLink, TrackerConnectio
 from stacklens.integrations.links import links_of_issues
 from stacklens.integrations.sync import sync_states
 from stacklens.integrations.trackers.base import Tracker
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient
 from stacklens.settings import Settings
 from stacklens.warehouse.client import ensure_database, get_warehouse
 from tests.stacklens.alerts.helpers import org_with_project

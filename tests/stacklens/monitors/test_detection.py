@@ -21,7 +21,7 @@ from stacklens.monitors.checkins import CheckIn, record
 from stacklens.monitors.detection import detect
 from stacklens.monitors.issues import event_id_of, send_issue_events
 from stacklens.monitors.store import create_monitor
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 

@@ -19,7 +19,7 @@ from stacklens.monitors.checkins import record_all
 from stacklens.monitors.errors import MonitorInputError
 from stacklens.monitors.group_commit import Group, Job, group_for
 from stacklens.monitors.store import create_monitor
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList
 from stacklens.settings import Settings
 
 

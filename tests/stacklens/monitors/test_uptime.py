@@ -25,8 +25,7 @@ from stacklens.metrics.catalog import CATALOG
 from stacklens.monitors.store import create_monitor
 from stacklens.monitors.uptime import probe_due
 from stacklens.monitors.uptime_reads import uptime_daily
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient
 from stacklens.performance import window_series
 from stacklens.performance.budget_eval import BudgetSpec, evaluate, request
 from stacklens.performance.budget_rules import BudgetError, validate_budget

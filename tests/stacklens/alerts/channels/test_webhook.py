@@ -6,8 +6,7 @@ import pytest
 
 from stacklens.alerts.channels.base import Message
 from stacklens.alerts.channels.webhook import WebhookChannel, generate_secret, sign
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient
 from tests.stacklens.alerts.receiver import Receiver
 
 MESSAGE = Message(

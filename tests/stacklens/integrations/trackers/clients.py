@@ -5,8 +5,7 @@ from __future__ import annotations
 from stacklens.integrations.document import Document
 from stacklens.integrations.trackers import tracker_for
 from stacklens.integrations.trackers.base import Connection, Tracker
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList
+from stacklens.outbound import AllowList, OutboundClient
 from tests.stacklens.integrations.fake_trackers import FakeTrackers
 
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from stacklens.control import key_values
+from stacklens.control.keys import values as key_values
 from stacklens.settings import Settings
 from stacklens_contract.keys import is_api_key, is_app_key, service_of
 

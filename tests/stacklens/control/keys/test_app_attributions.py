@@ -3,10 +3,10 @@ project setting saved applies to the next batch; another organization's key neve
 
 from __future__ import annotations
 
-from stacklens.control import app_key_attributions
-from stacklens.control.app_key_attributions import app_key_attribution
 from stacklens.control.db import session_scope
-from stacklens.control.keys import revoke_app_key
+from stacklens.control.keys import app_attributions
+from stacklens.control.keys.app_attributions import app_key_attribution
+from stacklens.control.keys.lifecycle import revoke_app_key
 from stacklens.control.projects_settings import set_replay_enabled
 from stacklens.settings import Settings
 
@@ -30,7 +30,7 @@ def test_remembered_until_a_write_or_its_moment_passes(settings: Settings, make_
     assert app_key_attribution(settings, org["org_id"], key) is None
 
     # A write by another process is not counted here: the answer lasts a second at most.
-    monkeypatch.setattr(app_key_attributions._attributions, "seconds", 0.0)
+    monkeypatch.setattr(app_attributions._attributions, "seconds", 0.0)
     again = str(other["app_key"])
     remembered = app_key_attribution(settings, other["org_id"], again)
     assert remembered is not None and app_key_attribution(settings, other["org_id"], again) is not remembered

@@ -14,13 +14,13 @@ import pytest
 from sqlalchemy import event, update
 
 from stacklens.control import accounts
-from stacklens.control.api_key_identities import current_api_key
 from stacklens.control.db import dispose_engines, get_engine, migrate_control_store, session_scope
+from stacklens.control.keys.api_identities import current_api_key
 from stacklens.control.models import Organization
 from stacklens.settings import Settings
 from tests.conftest import TEST_SECRET, postgres_schema_url
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 class Reads:
@@ -54,7 +54,7 @@ def _regenerate_elsewhere(settings: Settings, org_id: int) -> str:
     script = textwrap.dedent(
         f"""
         from stacklens.control.db import session_scope
-        from stacklens.control.keys import regenerate_api_key
+        from stacklens.control.keys.lifecycle import regenerate_api_key
         from stacklens.settings import Settings
         settings = Settings(data_dir={str(settings.data_dir)!r}, database_url={settings.database_url!r},
                             secret_key={TEST_SECRET!r})

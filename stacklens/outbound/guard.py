@@ -1,8 +1,7 @@
 """The SSRF guard of calls to the outside (docs/architecture.md §8): what a target's host means, the
-operator's allow-list
-(``STACKLENS_OUTBOUND_ALLOW``), and :func:`validate_target` for a URL being stored. See
-:mod:`stacklens.outbound` for how a call resolves its host once and connects only to the addresses checked
-here."""
+operator's allow-list (``STACKLENS_OUTBOUND_ALLOW``), and :func:`validate_target` for a URL being stored.
+See :mod:`stacklens.outbound.client` for how a call resolves its host once and connects only to the
+addresses checked here."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The schedule of calls to the outside again (stacklens/outbound_backoff.py): backoff grows with jitter
+"""The schedule of calls to the outside again (stacklens/outbound/backoff.py): backoff grows with jitter
 and is capped."""
 
 from __future__ import annotations
 
 import random
 
-from stacklens.outbound_backoff import BACKOFF_CAP_S, backoff_delay, parse_retry_after
+from stacklens.outbound.backoff import BACKOFF_CAP_S, backoff_delay, parse_retry_after
 
 
 def test_backoff_grows_with_jitter_and_is_capped() -> None:

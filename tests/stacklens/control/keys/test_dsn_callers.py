@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from stacklens.control import dsn_callers
 from stacklens.control.db import session_scope, writes_sent
-from stacklens.control.keys import revoke_app_key
+from stacklens.control.keys import dsn_callers
+from stacklens.control.keys.lifecycle import revoke_app_key
 from stacklens.control.models import Organization
 from stacklens.settings import Settings
 

@@ -20,7 +20,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from stacklens.control.db import engine_for_url, session_scope
-from stacklens.control.key_use import KEY_KINDS, record_key_use
+from stacklens.control.keys.use import KEY_KINDS, record_key_use
 from stacklens.control.models import utcnow
 from stacklens.errors import InvalidInput
 from stacklens.settings import Settings

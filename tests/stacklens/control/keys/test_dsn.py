@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from stacklens.control.db import session_scope
-from stacklens.control.dsn import dsn_for, masked_dsn, primary_masked_dsn, project_dsns
-from stacklens.control.keys import list_app_keys
+from stacklens.control.keys.dsn import dsn_for, masked_dsn, primary_masked_dsn, project_dsns
+from stacklens.control.keys.lifecycle import list_app_keys
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings
 

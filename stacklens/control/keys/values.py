@@ -1,7 +1,7 @@
 """Key values: generation, hashing for lookup, masking for lists, and encryption under the server secret (the
 viewable copy of a key, and the stored secrets of alert channels and tracker integrations).
 
-The key lifecycle over these values is :mod:`stacklens.control.keys`'.
+The key lifecycle over these values is :mod:`stacklens.control.keys.lifecycle`'.
 
 The formats themselves (prefixes, lengths, service names) live in :mod:`stacklens_contract.keys`, shared
 with the shipper and the SDK.

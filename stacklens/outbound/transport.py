@@ -1,6 +1,6 @@
-"""How a call to the outside connects (:mod:`stacklens.outbound`): only to the addresses the guard checked
-(:class:`PinnedBackend`, no second DNS answer), TLS verified for the host's name, and every read bounded by
-what is left of the call's total deadline (:class:`DeadlineStream`)."""
+"""How a call to the outside connects (:mod:`stacklens.outbound.client`): only to the addresses the guard
+checked (:class:`PinnedBackend`, no second DNS answer), TLS verified for the host's name, and every read
+bounded by what is left of the call's total deadline (:class:`DeadlineStream`)."""
 
 from __future__ import annotations
 

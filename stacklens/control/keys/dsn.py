@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from stacklens.control.key_values import KeyDecryptionError, decrypt_value
-from stacklens.control.keys import list_app_keys
+from stacklens.control.keys.lifecycle import list_app_keys
+from stacklens.control.keys.values import KeyDecryptionError, decrypt_value
 from stacklens.control.models import AppKey
 from stacklens.public_url import public_base_url
 from stacklens.settings import Settings

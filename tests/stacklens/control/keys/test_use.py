@@ -8,7 +8,7 @@ from stacklens.control import accounts
 from stacklens.control.activity import list_activity
 from stacklens.control.auth import verify_api_key
 from stacklens.control.db import session_scope
-from stacklens.control.key_use import record_key_use
+from stacklens.control.keys.use import record_key_use
 from stacklens.settings import Settings
 
 

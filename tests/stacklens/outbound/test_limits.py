@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from stacklens.outbound import AnswerTooLarge, OutboundClient
-from stacklens.outbound_guard import AllowList
-from stacklens.outbound_transport import DeadlinePassed
+from stacklens.outbound.client import AnswerTooLarge, OutboundClient
+from stacklens.outbound.guard import AllowList
+from stacklens.outbound.transport import DeadlinePassed
 from tests.stacklens.hostile_receiver import HostileReceiver
 
 LOCAL = AllowList.parse("127.0.0.1")

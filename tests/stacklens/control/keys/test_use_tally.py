@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from stacklens.control import accounts
 from stacklens.control.db import session_scope
-from stacklens.control.key_use_tally import count_key_use, flush_all, write_pending
+from stacklens.control.keys.use_tally import count_key_use, flush_all, write_pending
 from stacklens.control.models import KeyUsage
 from stacklens.settings import Settings
 

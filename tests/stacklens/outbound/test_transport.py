@@ -1,4 +1,4 @@
-"""How a call connects (stacklens/outbound_transport.py): the pinned backend connects to the hosts the
+"""How a call connects (stacklens/outbound/transport.py): the pinned backend connects to the hosts the
 guard checked, only."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpcore
 import pytest
 
-from stacklens.outbound_transport import PinnedBackend
+from stacklens.outbound.transport import PinnedBackend
 from tests.stacklens.alerts.receiver import Receiver
 
 

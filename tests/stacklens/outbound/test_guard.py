@@ -1,4 +1,4 @@
-"""The SSRF guard (stacklens/outbound_guard.py): a URL being stored is refused for every form of an
+"""The SSRF guard (stacklens/outbound/guard.py): a URL being stored is refused for every form of an
 internal address, public literals are written canonically, the allow-list covers what it names (and the
 IPv4 address an IPv6 one carries)."""
 
@@ -8,8 +8,8 @@ import ipaddress
 
 import pytest
 
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList, OutboundRefused, validate_target
+from stacklens.outbound.client import OutboundClient
+from stacklens.outbound.guard import AllowList, OutboundRefused, validate_target
 from tests.stacklens.outbound_forms import LOOPBACK_FORMS
 
 

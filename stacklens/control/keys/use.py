@@ -1,6 +1,6 @@
 """Key use, one upserted row per key per hour (requests, events, last IP, last user agent): logging a use
-costs one statement, not one row. :mod:`stacklens.control.key_use_tally` counts uses in memory and writes them
-here; :func:`stacklens.control.activity.list_activity` shows them beside the activity entries.
+costs one statement, not one row. :mod:`stacklens.control.keys.use_tally` counts uses in memory and writes
+them here; :func:`stacklens.control.activity.list_activity` shows them beside the activity entries.
 """
 
 from __future__ import annotations

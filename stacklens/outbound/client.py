@@ -28,11 +28,11 @@ answer is cut at the cap and the rest never read, so its status alone decides (a
 delivery).
 
 Retries across process restarts belong to the outbox (:mod:`stacklens.alerts.outbox`);
-:func:`~stacklens.outbound_backoff.backoff_delay` is the one schedule both use, and :func:`post` can retry
+:func:`~stacklens.outbound.backoff.backoff_delay` is the one schedule both use, and :func:`post` can retry
 in-call for callers without an outbox.
 
-The guard is :mod:`stacklens.outbound_guard`, the pinned, deadline-bound connection
-:mod:`stacklens.outbound_transport`, the schedule :mod:`stacklens.outbound_backoff`; here the client that
+The guard is :mod:`stacklens.outbound.guard`, the pinned, deadline-bound connection
+:mod:`stacklens.outbound.transport`, the schedule :mod:`stacklens.outbound.backoff`; here the client that
 uses them."""
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from dataclasses import dataclass, field, replace
 import httpx
 
 from stacklens.netaddr import Address, address_kind, describe
-from stacklens.outbound_backoff import backoff_delay, parse_retry_after
-from stacklens.outbound_guard import (
+from stacklens.outbound.backoff import backoff_delay, parse_retry_after
+from stacklens.outbound.guard import (
     AllowList,
     OutboundRefused,
     literal_ip,
@@ -56,7 +56,7 @@ from stacklens.outbound_guard import (
     target_of,
     with_article,
 )
-from stacklens.outbound_transport import Deadline, DeadlinePassed, PinnedTransport, tls_context
+from stacklens.outbound.transport import Deadline, DeadlinePassed, PinnedTransport, tls_context
 
 DEFAULT_TIMEOUT_S = 10.0  # connect, and each read; a receiver slower is retried later, not waited on
 # The whole call (connect, send, headers, body). Trackers answer in well under a second; 30 s leaves room for

@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 
 from stacklens.control.auth import ApiKeyIdentity, verify_api_key
 from stacklens.control.db import get_engine, session_scope
-from stacklens.control.key_values import hash_key
+from stacklens.control.keys.values import hash_key
 from stacklens.settings import Settings
 
 # Answers kept per store (unknown keys too: a misconfigured shipper retries); past this many, all are dropped.

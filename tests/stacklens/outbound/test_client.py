@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from stacklens.outbound import OutboundClient
-from stacklens.outbound_guard import AllowList, OutboundRefused
+from stacklens.outbound.client import OutboundClient
+from stacklens.outbound.guard import AllowList, OutboundRefused
 from tests.stacklens.alerts.receiver import Receiver
 from tests.stacklens.dns_server import ScriptedDns
 from tests.stacklens.outbound_forms import LOOPBACK_FORMS

@@ -1,7 +1,7 @@
 """When to call the outside again (docs/architecture.md §8): exponential backoff with jitter, and what a
 ``Retry-After``
 header asks. The one schedule of the outbox (:mod:`stacklens.alerts.outbox`) and of in-call retries
-(:meth:`stacklens.outbound.OutboundClient.post`)."""
+(:meth:`stacklens.outbound.client.OutboundClient.post`)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Regeneration revokes the old row and inserts the new one in one transaction; ver
 (:mod:`stacklens.control.auth`) looks up only rows with ``revoked_at IS NULL``, so the old value is refused by
 every worker as soon as this commits. Every change and every view writes an activity entry in the same
 transaction. Callers own the transaction. The values themselves (generation, hashing, encryption) are
-:mod:`stacklens.control.key_values`'.
+:mod:`stacklens.control.keys.values`'.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from stacklens.control.activity import record_activity
 from stacklens.control.db import session_settings
 from stacklens.control.errors import AccountError, AccountNotFound
-from stacklens.control.key_values import (
+from stacklens.control.keys.values import (
     decrypt_value,
     encrypt_value,
     generate_api_key,

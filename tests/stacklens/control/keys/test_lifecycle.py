@@ -7,7 +7,7 @@ from stacklens.control import accounts
 from stacklens.control.auth import resolve_app_key, verify_api_key
 from stacklens.control.db import session_scope
 from stacklens.control.errors import AccountError
-from stacklens.control.keys import (
+from stacklens.control.keys.lifecycle import (
     NextKeyExists,
     create_app_key,
     create_next_api_key,

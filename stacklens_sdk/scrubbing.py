@@ -12,13 +12,32 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
+from sentry_sdk import utils as sentry_utils
 from sentry_sdk.scrubber import DEFAULT_DENYLIST, DEFAULT_PII_DENYLIST, EventScrubber
-from sentry_sdk.utils import AnnotatedValue, capture_internal_exceptions, iter_event_frames
+from sentry_sdk.utils import capture_internal_exceptions, iter_event_frames
 
 from stacklens_contract.secret_shapes import redact_secrets
 from stacklens_contract.words import BREADCRUMB_CATEGORIES, FILTERED
+
+
+class AnnotatedShape(Protocol):
+    """What we use of sentry-sdk's ``AnnotatedValue``: a value the SDK changed and Relay's metadata about it
+    (written to the event's ``_meta`` when the event is serialised)."""
+
+    value: Any
+    metadata: dict[str, Any]
+
+    def __init__(self, value: Any, metadata: dict[str, Any]) -> None: ...
+
+
+# The SDK's class itself, not a look-alike: its serialiser writes ``_meta`` only for its own class, and frame
+# variables hold the application's live objects, which a check by attribute names could mistake for one. The
+# class is not in sentry-sdk's public API (it is defined in the private ``sentry_sdk._types``, and
+# ``sentry_sdk.utils``, where the SDK's own scrubber and integrations take it, imports it without exporting
+# it), so it is typed by :class:`AnnotatedShape` here and taken from that module by name.
+AnnotatedValue: type[AnnotatedShape] = vars(sentry_utils)["AnnotatedValue"]
 
 # sentry-sdk's own marker, written by its integrations for sensitive headers before the scrubber runs.
 _SENTRY_FILTERED = "[Filtered]"
@@ -80,7 +99,7 @@ def _norm(key: str) -> str:
     return _REPR_QUOTES.sub(r"\2", key).lower().replace("-", "_")
 
 
-def _filtered() -> AnnotatedValue:
+def _filtered() -> AnnotatedShape:
     # Same annotation sentry-sdk uses ("removed by config, substituted"), with our marker.
     return AnnotatedValue(value=FILTERED, metadata={"rem": [["!config", "s"]]})
 

@@ -1,5 +1,6 @@
 """The project's quota form (project settings, owners only like the page): saved with `set_project_quota`, the
-same as `PUT /api/projects/{slug}/quota`, so it applies on the next ingest request and is in the activity log.
+same as `PUT /api/projects/{slug}/quota`, so it applies on the next ingest request and is in the activity log;
+the attachment quota (MiB, empty for the installation's) is saved with it.
 A bad box changes nothing: the page comes back with the boxes as typed and the bad ones named."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from dashboards.context import CurrentProject, Db
-from dashboards.quota_form import TOTAL, parse_form
+from dashboards.quota_form import ATTACHMENT_BOX, TOTAL, parse_form
 from dashboards.rendering import render
 from dashboards.routers.keys import project_context
 from dashboards.security import check_csrf
@@ -33,6 +34,7 @@ def quota_setting(
     log: BOX = "",
     span: BOX = "",
     replay: BOX = "",
+    attachment_mib: BOX = "",
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(request, csrf_token)
@@ -45,6 +47,7 @@ def quota_setting(
         "log": log,
         "span": span,
         "replay": replay,
+        ATTACHMENT_BOX: attachment_mib,
     }
     limits, form = parse_form(typed)
     if form.errors:
@@ -53,7 +56,15 @@ def quota_setting(
         context = project_context(request, view, db, quota_form=form, error=error)
         return render(request, "project_settings.html", context, 400)
     categories = {category: limits[category] for category in LIMITED_CATEGORIES}
-    set_project_quota(db, view.org_id, view.project_id, limits[TOTAL], categories, view.viewer.user.id)
+    set_project_quota(
+        db,
+        view.org_id,
+        view.project_id,
+        limits[TOTAL],
+        categories,
+        view.viewer.user.id,
+        attachment_bytes=limits[ATTACHMENT_BOX],
+    )
     db.commit()
     page = f"/orgs/{view.viewer.org.slug}/projects/{view.project.slug}/settings"
     return RedirectResponse(page + "?saved=quota#quota", status_code=303)

@@ -1,88 +1,116 @@
-"""The trace page's rows as HTML, written here rather than in the template: a trace of 5,000 spans is 5,000
-rows, and a Jinja macro per row took most of the page's time (bench/traces.py). Every value from a span is
-escaped; bars are placed by class (traces.css: ``x<step>``, ``w<step>``, colour ``c<n>``), never by an
-inline style, so the strict CSP holds."""
+"""The trace page's spans as data for its windowed waterfall (dashboards/static/traces.js): one compact list
+per span in tree order, read by the page's own script from a ``<script type="application/json">`` block (never
+executed; ``json_block`` escapes every markup character). The script draws only the rows in view — a trace of
+5,000 spans is some forty rows in the document, not 5,000 (bench/traces.py) — and writes every value with
+``textContent``, so a span's text is never markup. Times are written here, by the metrics layer's units."""
 
 from __future__ import annotations
 
-import html
-from collections.abc import Iterable
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from markupsafe import Markup
-
 from stacklens.metrics import units
+from stacklens.traces.reads import Trace
+from stacklens.traces.tree import TraceSpan
 
 COLOURS = 10  # traces.css has c0 … c9
-# Rows past the first screens are marked `far`: the browser skips their layout and paint until they are
-# scrolled near (content-visibility), so 5,000 rows open in the time of a few hundred.
-NEAR_ROWS = 150
+
+# Flags of a row (a bit each), as traces.js reads them.
+CRITICAL, ORPHAN, FAILED, PAGELOAD = 1, 2, 4, 8
+
+# The position of each value in a row's list (traces.js names the same positions).
+FIELDS = (
+    "span_id",
+    "parent_span_id",  # an orphan's missing parent; '' otherwise (a row's parent is the row it is under)
+    "depth",
+    "service",  # index into the data's services (its colour: index mod COLOURS)
+    "op",
+    "description",
+    "start_ms",
+    "duration_ms",
+    "start_text",
+    "duration_text",
+    "flags",
+    "status",
+    "status_code",
+    "project",  # index into the data's projects (slugs)
+    "transaction_event_id",  # a page load's event (its waterfall), '' otherwise
+    "logs",  # log records written in the span
+    "errors",  # [[issue id, title], …] of error events written in the span
+)
 
 
-def escape(value: str) -> str:
-    """``value`` safe in HTML text and quoted attributes (& < > " ' replaced)."""
-    return html.escape(value, quote=True)
-
-
-@lru_cache(maxsize=4096)
-def _ms(value: float) -> str:
-    """A time in ms as every page writes it (spans of a trace share their start offsets and names)."""
+@lru_cache(maxsize=8192)
+def ms(value: float) -> str:
+    """A time in ms as every page writes it (spans of a trace share many start offsets)."""
     return units.format_in(units.MS, value)
 
 
-@lru_cache(maxsize=1024)
-def _label(service: str, op: str, colour: int) -> str:
+def _flags(s: TraceSpan) -> int:
+    row = s.row
+    pageload = row.is_transaction and row.op in ("pageload", "navigation")
     return (
-        f'<i class="swatch c{colour}"></i><b class="trace-service">{escape(service)}</b> '
-        f'<span class="trace-op">{escape(op or "span")}</span> '
+        (CRITICAL if s.critical else 0)
+        | (ORPHAN if s.orphan else 0)
+        | (FAILED if s.failed else 0)
+        | (PAGELOAD if pageload else 0)
     )
 
 
-def span_rows(rows: Iterable[dict[str, Any]], org: str, trace_id: str) -> Markup:
-    """One ``div.trace-row`` per span of ``rows`` (page_context's rows)."""
-    out: list[str] = []
-    org_e, trace_e = escape(org), escape(trace_id)
-    for n, r in enumerate(rows):
-        s = r["span"]
+def trace_data(trace: Trace, projects: dict[int, str], org: str) -> dict[str, Any]:
+    """What traces.js draws of ``trace``: its spans (rooted trees, then orphan subtrees from ``orphanStart``),
+    services in colour order, project slugs, the trace's length."""
+    services = [s.name for s in sorted(trace.services, key=lambda s: s.index)]
+    service_index = {s.name: s.index for s in trace.services}
+    slugs: list[str] = []
+    slug_index: dict[int, int] = {}
+    errors_of: dict[str, list[list[Any]]] = {}
+    for error in trace.errors:
+        errors_of.setdefault(error.span_id, []).append([int(error.issue_id), error.title])
+    logs_of: dict[str, int] = {}
+    for log in trace.logs:
+        logs_of[log.span_id] = logs_of.get(log.span_id, 0) + 1
+    rows: list[list[Any]] = []
+    for s in trace.spans:
         row = s.row
-        c = r["colour_index"] % COLOURS
-        classes = "trace-row" + (" critical" if s.critical else "") + (" orphan" if s.orphan else "")
-        classes += (" failed" if s.failed else "") + (" far" if n >= NEAR_ROWS else "")
-        project = escape(r["project"])
-        badges = []
-        if s.orphan:
-            badges.append(
-                f'<span class="badge orphan-badge" title="its parent span {escape(row.parent_span_id)} was never '
-                f'received">orphan</span>'
-            )
-        for e in r["errors"]:
-            badges.append(
-                f'<a class="badge error-badge" href="/orgs/{org_e}/projects/{project}/issues/{int(e.issue_id)}" '
-                f'title="{escape(e.title)}">error</a>'
-            )
-        if r["logs"]:
-            plural = "s" if r["logs"] != 1 else ""
-            badges.append(
-                f'<a class="badge log-badge" href="/orgs/{org_e}/projects/{project}/logs?trace_id={trace_e}'
-                f'&amp;range=30d">{int(r["logs"])} log{plural}</a>'
-            )
-        if row.is_transaction and row.op in ("pageload", "navigation"):
-            badges.append(
-                f'<a class="badge" href="/orgs/{org_e}/projects/{project}/performance/waterfall/'
-                f'{escape(row.transaction_event_id)}">page load</a>'
-            )
-        details = f"starts at {_ms(s.start_ms)}" + (f" · status {escape(row.status)}" if row.status else "")
-        details += f" · HTTP {row.status_code}" if row.status_code else ""
-        details += " · on the critical path" if s.critical else ""
-        description = escape(row.description)
-        bar = r["bar"]
-        out.append(
-            f'<div class="{classes}" id="span-{escape(s.span_id)}"><div class="trace-label {r["depth"]}">'
-            f"{_label(s.service, row.op, c)}"
-            f'<span class="trace-desc" title="{description} · {details}">'
-            f"{description}</span>{''.join(badges)}</div>"
-            f'<div class="trace-bar"><i class="bar c{c} x{bar.x} w{bar.width}"></i></div>'
-            f'<div class="trace-dur">{_ms(row.duration_ms)}</div></div>'
+        project = slug_index.get(row.project_id)
+        if project is None:
+            project = slug_index[row.project_id] = len(slugs)
+            slugs.append(projects.get(row.project_id, ""))
+        flags = _flags(s)
+        rows.append(
+            [
+                s.span_id,
+                row.parent_span_id if s.orphan else "",
+                s.depth,
+                service_index[s.service],
+                row.op,
+                row.description,
+                round(s.start_ms, 3),
+                round(row.duration_ms, 3),
+                ms(s.start_ms),
+                ms(row.duration_ms),
+                flags,
+                row.status,
+                row.status_code,
+                project,
+                row.transaction_event_id if flags & PAGELOAD else "",
+                logs_of.get(s.span_id, 0),
+                errors_of.get(s.span_id, []),
+            ]
         )
-    return Markup("\n".join(out))
+    return {
+        "org": org,
+        "trace": trace.trace_id,
+        "total": trace.tree.duration_ms,
+        "services": services,
+        "projects": slugs,
+        "orphanStart": orphan_start(trace.spans),
+        "rows": rows,
+    }
+
+
+def orphan_start(spans: Sequence[TraceSpan]) -> int:
+    """The index of the first orphan subtree's head (tree order puts them after the rooted trees)."""
+    return next((i for i, s in enumerate(spans) if s.orphan), len(spans))

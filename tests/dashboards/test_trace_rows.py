@@ -1,31 +1,54 @@
-"""The trace page's rows: every value from a span escaped (event data is the sender's), bars placed by class,
-badges for an orphan, an error, log records and a page load, far rows marked for deferred layout."""
+"""The trace page's spans as data for its windowed waterfall: one list per span in tree order, flags for the
+critical path, orphans, failures and page loads, errors and log records placed in their span, times written
+by the metrics layer; in the page, a span's text cannot close the data block (json_block escapes it)."""
 
 from __future__ import annotations
 
-from dashboards.trace_figures import Bar
-from dashboards.trace_rows import NEAR_ROWS, span_rows
-from stacklens.traces.reads import TraceError
-from stacklens.traces.tree import SpanRow, TraceSpan
+import json
+from datetime import UTC, datetime
+
+from dashboards.rendering import json_block
+from dashboards.trace_rows import CRITICAL, FAILED, FIELDS, ORPHAN, PAGELOAD, orphan_start, trace_data
+from stacklens.traces.reads import Trace, TraceError, TraceLog, TraceService
+from stacklens.traces.tree import SpanRow, build_tree
 
 
-def _row(description: str, *, orphan: bool = False, op: str = "db") -> dict[str, object]:
-    row = SpanRow("a1", "p0" if orphan else "", 1, "e-1", op == "pageload", 0, 12.5, op, description, "ok", 0,
-                  '<b>svc</b>', "", "")  # fmt: skip
-    span = TraceSpan(row=row, service='<b>svc</b>"', start_ms=3.0, orphan=orphan, critical=True)
-    error = TraceError("ev", 1, 7, "<img src=x onerror=alert(1)>", "error", None, "a1")
-    return {"span": span, "bar": Bar(4, 10), "colour_index": 12, "depth": "d2", "project": "web",
-            "errors": [error], "logs": 2}  # fmt: skip
+def _trace() -> Trace:
+    at = 1_700_000_000_000
+    rows = [
+        SpanRow("a" * 16, "", 1, "e-1", True, at, 120.0, "pageload", "/cart", "ok", 0, "", "", "", "javascript"),
+        SpanRow("b" * 16, "a" * 16, 2, "e-2", True, at + 5, 80.0, "http.server", "POST /api", "ok", 500, "api",
+                "", ""),
+        SpanRow("c" * 16, "b" * 16, 2, "e-2", False, at + 10, 30.5, "db", '</script><img src=x>', "ok", 0,
+                "api", "", ""),
+        SpanRow("d" * 16, "f" * 16, 2, "e-3", False, at + 50, 4.0, "smtp", "RCPT", "internal_error", 0, "mailer",
+                "", ""),
+    ]  # fmt: skip
+    tree = build_tree(rows, {1: "web", 2: "shop"})
+    assert tree is not None
+    services = [TraceService(s, i, 1, (1,)) for i, s in enumerate(["web (browser)", "api", "mailer"])]
+    at_dt = datetime.now(UTC)
+    errors = [TraceError("ev", 2, 7, "ZeroDivisionError", "error", at_dt, "c" * 16)]
+    logs = [TraceLog(at_dt, "info", "hello", "c" * 16, "api", 2)] * 2
+    return Trace("f" * 32, tree, services, errors, logs, [], False)
 
 
-def test_rows_escape_span_data_and_place_bars_by_class() -> None:
-    html = str(span_rows([_row('<script>alert("x")</script>', orphan=True)], "acme", "f" * 32))
-    assert "<script>" not in html and "&lt;script&gt;" in html
-    assert "<b>svc" not in html and "<img" not in html and "&lt;img" in html
-    assert 'class="bar c2 x4 w10"' in html and "style=" not in html
-    assert "orphan-badge" in html and "error-badge" in html and ">2 logs<" in html
-    assert 'href="/orgs/acme/projects/web/issues/7"' in html and "trace-row critical orphan" in html
-    page = str(span_rows([_row("GET /", op="pageload")], "acme", "f" * 32))
-    assert "/performance/waterfall/e-1" in page
-    many = str(span_rows([_row("q")] * (NEAR_ROWS + 1), "acme", "f" * 32))
-    assert many.count(" far") == 1
+def test_each_span_is_a_row_of_data_in_tree_order() -> None:
+    trace = _trace()
+    data = trace_data(trace, {1: "web", 2: "shop"}, "acme")
+    rows = [dict(zip(FIELDS, r, strict=True)) for r in data["rows"]]
+    assert [r["span_id"][0] for r in rows] == ["a", "b", "c", "d"]
+    assert data["orphanStart"] == 3 == orphan_start(trace.spans)
+    assert data["services"] == ["web (browser)", "api", "mailer"] and data["projects"] == ["web", "shop"]
+    page, server, query, orphan = rows
+    assert page["flags"] & PAGELOAD and page["flags"] & CRITICAL and page["transaction_event_id"] == "e-1"
+    assert server["flags"] & FAILED and server["transaction_event_id"] == "" and server["depth"] == 1
+    assert query["errors"] == [[7, "ZeroDivisionError"]] and query["logs"] == 2 and query["project"] == 1
+    assert (query["start_text"], query["duration_text"]) == ("10.0 ms", "30.5 ms")
+    assert orphan["flags"] & ORPHAN and orphan["flags"] & FAILED and orphan["parent_span_id"] == "f" * 16
+    assert server["parent_span_id"] == "", "a row's parent is the row it is under"
+    assert data["total"] == 120.0 and data["trace"] == "f" * 32 and data["org"] == "acme"
+
+    block = str(json_block(data))
+    assert "</script>" not in block and "<img" not in block
+    assert json.loads(block)["rows"][2][FIELDS.index("description")] == "</script><img src=x>"

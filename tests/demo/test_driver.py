@@ -218,6 +218,9 @@ def _screenshots(html: str, name: str) -> None:
         html = html.replace(
             f'<link rel="stylesheet" href="/static/{css}">', f"<style>{(static / css).read_text()}</style>"
         )
+    # The trace page's waterfall is drawn by its script: written in too; other scripts are left out.
+    script = (static / "traces.js").read_text()
+    html = html.replace("</body>", f"<script>{script}</script></body>")  # after the page, as defer runs it
     html = re.sub(r"<script[^>]*></script>", "", html)
     shots = shots_dir("traces")
     shots.mkdir(parents=True, exist_ok=True)

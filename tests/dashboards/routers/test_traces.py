@@ -12,7 +12,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
+from playwright.sync_api import expect
 
 from demo import browser_pageloads
 from demo.traffic import CURRENT_RELEASE
@@ -132,9 +134,32 @@ def seed_trace(settings: Settings, org_id: int, project_id: int) -> str:
     return str(trace_id)
 
 
+def _send_error(server: str, org: dict[str, Any], trace_id: str) -> None:
+    """An error the worker's job captured (its trace context names the job's span), as an SDK sends it."""
+    trace = httpx.get(
+        f"{server}/api/traces/{trace_id}", headers={"Authorization": f"Bearer {org['api_key']}"}, timeout=30
+    ).json()
+    span_id = next(s["span_id"] for s in trace["spans"] if s["op"] == "queue.process")
+    event = {
+        "event_id": uuid.uuid4().hex,
+        "platform": "python",
+        "level": "error",
+        "exception": {"values": [{"type": "SMTPError", "value": "mailbox unavailable"}]},
+        "contexts": {"trace": {"trace_id": trace_id, "span_id": span_id}},
+    }
+    sent = httpx.post(
+        f"{server}/api/{org['project_id']}/store/",
+        params={"sentry_key": org["app_key"]},
+        json=event,
+        timeout=30,
+    )
+    assert sent.status_code == 200, sent.text
+
+
 def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, stores: Settings) -> None:
     org, other = org_factory(), org_factory("Other")
     trace_id = seed_trace(stores, org["org_id"], org["project_id"])
+    _send_error(server, org, trace_id)
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     page = chromium.new_page(viewport={"width": 1440, "height": 900})
@@ -165,25 +190,46 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
         "worker",
         "mailer",
     ]
-    rows = page.locator("#trace-waterfall .trace-row")
-    assert rows.count() > 20
-    first = rows.first.text_content() or ""
+    # The waterfall holds the rows in view (and a few around them), not every span: the spans are data.
+    waterfall = page.locator("#trace-waterfall")
+    rows = waterfall.locator(".trace-row")
+    spans = int(waterfall.locator(".trace-sizer").get_attribute("data-rows") or 0)
+    assert spans > 20 and 10 < rows.count() <= spans
+    first = rows.first.inner_text()
     assert org["project"] in first and "pageload" in first
-    shop = page.locator("#trace-waterfall .trace-row", has_text="http.server")
-    assert shop.count() == 1 and "/api/" in (shop.text_content() or "")
-    assert page.locator("#trace-waterfall .trace-row.critical").count() >= 3
+    assert rows.first.locator("a.badge", has_text="page load").count() == 1
+    assert waterfall.locator(".trace-row.critical").count() >= 3
+    # Find in trace: matches counted, Enter brings each into view and shows its details below.
+    find = page.locator("#trace-find")
+    find.fill("order-mail")
+    expect(page.locator("#trace-find-count")).to_have_text("2 spans match")  # the publish and the job
+    find.fill("http.server")
+    expect(page.locator("#trace-find-count")).to_have_text("1 span matches")
+    find.press("Enter")
+    shop = waterfall.locator(".trace-row.selected")
+    expect(shop).to_be_visible()
+    assert "/api/" in shop.inner_text() and "shop" in shop.inner_text()
+    expect(page.locator("#span-detail")).to_contain_text("http.server")
+    find.fill("queue.process")
+    find.press("Enter")
+    job = waterfall.locator(".trace-row.selected")
+    expect(job.locator("a.log-badge")).to_have_text("1 log")  # the job's log record in place
+    # The error the worker's job sent is marked in its row, listed below, and its link selects the row.
+    expect(job.locator("a.error-badge")).to_have_count(1)
+    assert page.locator("#trace-error-list tbody tr").count() == 1
+    find.fill("")
+    page.locator("#trace-error-list a[href^='#span-']").click()
+    expect(waterfall.locator(".trace-row.selected")).to_contain_text("queue.process")
+    expect(page.locator("#span-detail a.error-link")).to_have_text("Error: SMTPError: mailbox unavailable")
+    expect(page.locator("#span-detail a.log-link")).to_contain_text("1 log record")
+    expect(page.locator("#trace-next-error")).to_have_text("Next failed span (1)")
+    # Only the critical path: every row drawn is on it.
+    page.check("#trace-critical-only")
+    assert rows.count() >= 3 and rows.count() == waterfall.locator(".trace-row.critical").count()
+    page.uncheck("#trace-critical-only")
     orphan = page.locator("#trace-orphans .trace-row.orphan")
-    # Rows out of view are not rendered until scrolled to (content-visibility): read text, not innerText.
-    assert (
-        orphan.count() == 1
-        and "mailer" in (orphan.text_content() or "")
-        and orphan.locator(".orphan-badge").count()
-    )
+    assert orphan.count() == 1 and "mailer" in orphan.inner_text() and orphan.locator(".orphan-badge").count()
     assert page.locator("#orphan-count").inner_text() == "1 orphan span"
-    assert page.locator("#trace-waterfall .trace-row", has_text="order-mail").count() == 2  # publish, job
-    assert page.locator("#trace-waterfall a.badge", has_text="page load").count() == 1
-    job = page.locator("#trace-waterfall .trace-row", has_text="queue.process")
-    assert job.locator("a.log-badge").inner_text() == "1 log", "the job's log record in place"
     assert page.locator("#trace-log-list tbody tr").count() == 1
     assert page.locator("#trace-replays a.replay-link").count() == 1
     widths = page.eval_on_selector_all("#trace-waterfall .trace-bar", "els => els.map(e => e.clientWidth)")
@@ -196,7 +242,7 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
     assert page.evaluate("window.__csp") == [] and errors == []
 
     # Reached from the page load's waterfall, the log record and the replay.
-    page.click("#trace-waterfall a.badge:has-text('page load')")
+    page.locator("#trace-waterfall a.badge", has_text="page load").click()
     page.click("#view-trace")
     page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
     page.goto(f"{server}/orgs/{org['org_slug']}/projects/{org['project']}/logs?range=24h")

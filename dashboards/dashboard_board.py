@@ -86,15 +86,12 @@ def board_views(
     variables = dv.variables_of(board.variables)
     widgets = dv.with_variables(db, org_id, board.widgets, variables, chosen)
     views = widget_views(settings, db, org_id, org_slug, widgets, filters, links=links, now=now)
-    empty = {c["name"] for c in choices if c["column"] and not c["options"]}
+    empty = dv.empty_variables(variables, {c["name"]: c["options"] for c in choices})
     for view in views:
         answer = view["answer"]
         widget = answer.widget
-        lacking = [n for n in widget.get("variables_used") or [] if n in empty]
-        if lacking:
-            view["no_values"] = ", ".join(f"${n}" for n in lacking) + (
-                " has no values in this window: nothing to show for it."
-            )
+        if lacking := dv.no_values(widget, empty):
+            view["no_values"] = lacking
         unfiltered = widget.get("variables_unfiltered") or []
         view["unfiltered"] = (
             f"Not filtered by {', '.join('$' + n for n in unfiltered)}: its data has no such field."

@@ -52,6 +52,8 @@ def board_page(
         "widgets": views,
         "variables": choices,
         "chosen": chosen,
+        # What "Keep these filters" would change: a value other than the dashboard's own default or pace.
+        "unsaved": chosen != {v.name: v.default for v in variables} or refresh != (board.refresh or ""),
         "refresh": refresh,
         "refresh_seconds": dv.REFRESHES.get(refresh, 0),
         "refreshes": list(dv.REFRESHES),

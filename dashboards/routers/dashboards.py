@@ -28,6 +28,7 @@ from dashboards.routers.subscriptions import channel_names
 from dashboards.security import check_csrf
 from stacklens import annotations as notes
 from stacklens.errors import InvalidInput
+from stacklens.explore import dashboard_variables as dv
 from stacklens.explore import dashboards as boards
 from stacklens.explore import subscriptions as subscription_rows
 from stacklens.explore.columns import header
@@ -209,11 +210,17 @@ async def widget_action(
 
 @router.post(ONE + "/filters")
 async def keep_filters(request: Request, dashboard_id: int, viewer: OrgViewer, db: Db) -> Response:
-    """Keep the filter bar's values as the dashboard's own (what it opens with)."""
+    """Keep the filter bar's values as the dashboard's own (what it opens with, and what its reports use):
+    range, project, environment, release, each variable's value (``var-<name>``) as its default, and the
+    refresh pace."""
     form = await _form(request)
     board = boards.get_dashboard(db, viewer.org.id, dashboard_id)
     filters = {key: str(form.get(key) or "") for key in boards.FILTER_KEYS}
-    _replace(db, viewer, board, filters=filters)
+    values = {str(k): str(v) for k, v in form.items()}
+    chosen = dv.chosen_values(dv.variables_of(board.variables), values)  # a fixed list's value checked
+    refresh = dv.parse_refresh(form.get("refresh")) if "refresh" in form else board.refresh
+    variables = dv.with_defaults(board.variables, chosen)
+    _replace(db, viewer, board, filters=filters, variables=variables, refresh=refresh)
     return _back(viewer, board.id)
 
 

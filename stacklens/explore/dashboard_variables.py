@@ -158,6 +158,12 @@ def chosen_values(variables: list[Variable], params: Mapping[str, str]) -> dict[
     return out
 
 
+def with_defaults(raw: list[dict[str, Any]], chosen: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The dashboard's variables with ``chosen`` values as their defaults ("Keep these filters": what the
+    page opens with, and what its reports use); a variable not in ``chosen`` keeps its own."""
+    return [{**v, "default": chosen[v["name"]]} if v["name"] in chosen else dict(v) for v in raw]
+
+
 def apply_variables(
     body: dict[str, Any], variables: list[Variable], chosen: dict[str, str]
 ) -> tuple[dict[str, Any], list[str], list[str]]:
@@ -218,6 +224,20 @@ def with_variables(
         applied, used, unfiltered = apply_variables(body, variables, chosen)
         out.append({**widget, "query": applied, "variables_used": used, "variables_unfiltered": unfiltered})
     return out
+
+
+def empty_variables(variables: list[Variable], options: dict[str, list[str]]) -> set[str]:
+    """The column variables without a value in the window (:func:`variable_options` answered none)."""
+    return {v.name for v in variables if v.column and not options.get(v.name)}
+
+
+def no_values(widget: dict[str, Any], empty: set[str]) -> str:
+    """What a widget that uses a variable without values says instead of its chart, on the page, in the
+    share and in the reports ('' when it uses none): drawn, it would show every value, not the variable's."""
+    lacking = [n for n in widget.get("variables_used") or [] if n in empty]
+    if not lacking:
+        return ""
+    return ", ".join(f"${n}" for n in lacking) + " has no values in this window: nothing to show for it."
 
 
 def _dataset_for(variable: Variable, widgets: list[dict[str, Any]]) -> Dataset | None:

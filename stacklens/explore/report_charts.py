@@ -26,7 +26,7 @@ COLOURS = (
 LEGEND_ROW = 3.2  # mm per legend row
 
 
-def _label(value: float) -> str:
+def tick_label(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 or value == int(value) else f"{value:.2g}"
 
 
@@ -39,11 +39,33 @@ def legend_rows(plot: WidgetPlot, per_row: int = 4) -> int:
     return (len(plot.lines) + per_row - 1) // per_row
 
 
+def _runs(
+    values: list[float | None], left: float, step: float, bottom: float, scale: float
+) -> list[list[tuple[float, float]]]:
+    """A line's unbroken stretches as points on the page (a bucket without a value breaks it: a gap)."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for i, value in enumerate(values):
+        if value is None:
+            runs.append([])
+        else:
+            runs[-1].append((left + i * step, bottom - value * scale))
+    return [r for r in runs if r]
+
+
 def plot_chart(
-    pdf: Any, x: float, y: float, w: float, h: float, title: str, plot: WidgetPlot, bars: bool
+    pdf: Any,
+    x: float,
+    y: float,
+    w: float,
+    h: float,
+    title: str,
+    plot: WidgetPlot,
+    bars: bool,
+    fill: bool = False,
 ) -> None:
     """``plot`` in the box ``(x, y, w, h)``: title, axes from 0 (left, and right for a second unit), every
-    line (gaps where a bucket has no value) or grouped bars, the x's first and last labels, and a legend."""
+    line (gaps where a bucket has no value; with ``fill``, an area: each line filled down to zero) or grouped
+    bars, the x's first and last labels, and a legend."""
     per_row = 4
     legend = legend_rows(plot, per_row) * LEGEND_ROW
     left, right = x + 16, x + w - (16 if len(plot.axes) > 1 else 2)
@@ -63,10 +85,11 @@ def plot_chart(
         gy = bottom - height * i / 4
         pdf.line(left, gy, right, gy)
         pdf.set_text_color(*MUTED)
-        pdf.text(x, gy + 1, latin(_label(tops[0] * i / 4)))
+        pdf.text(x, gy + 1, latin(tick_label(tops[0] * i / 4)))
         if len(tops) > 1:
-            pdf.text(right + 1, gy + 1, latin(_label(tops[1] * i / 4)))
+            pdf.text(right + 1, gy + 1, latin(tick_label(tops[1] * i / 4)))
     count = max(len(plot.x), 1)
+    stretches: list[tuple[tuple[int, int, int], list[list[tuple[float, float]]]]] = []
     for n, line in enumerate(plot.lines):
         colour = COLOURS[n % len(COLOURS)]
         top = tops[line.axis - 1]
@@ -82,17 +105,22 @@ def plot_chart(
                 pdf.rect(left + i * slot + slot * 0.1 + n * bar, bottom - bh, bar, bh, style="F")
             continue
         step = width / max(count - 1, 1)
-        pdf.set_line_width(0.5)
-        run: list[tuple[float, float]] = []
-        for i, value in enumerate([*line.values, None]):
-            if value is None:
-                if len(run) > 1:
-                    pdf.polyline(run)
-                elif run:
-                    pdf.circle(x=run[0][0], y=run[0][1], radius=0.5, style="D")
-                run = []
-                continue
-            run.append((left + i * step, bottom - height * value / top))
+        runs = _runs(line.values, left, step, bottom, height / top)
+        if fill:  # the area under each stretch down to zero, at half opacity as Plotly's fill="tozeroy"
+            with pdf.local_context(fill_opacity=0.5):
+                for run in runs:
+                    if len(run) > 1:
+                        pdf.polygon([(run[0][0], bottom), *run, (run[-1][0], bottom)], style="F")
+        stretches.append((colour, runs))
+    # Lines over every fill, so an area's later fill never hides an earlier line.
+    pdf.set_line_width(0.5)
+    for colour, runs in stretches:
+        pdf.set_draw_color(*colour)
+        for run in runs:
+            if len(run) > 1:
+                pdf.polyline(run)
+            else:
+                pdf.circle(x=run[0][0], y=run[0][1], radius=0.5, style="D")
     pdf.set_text_color(*MUTED)
     pdf.set_font("Helvetica", "", 6)
     if plot.x and not plot.time and bars:

@@ -9,13 +9,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from stacklens.explore.report_charts import COLOURS, plot_chart
+from stacklens.explore.report_charts import COLOURS, plot_chart, tick_label
 from stacklens.explore.widget_kinds import GaugeBudget
 from stacklens.explore.widget_plot import WidgetPlot
 from stacklens.performance.exports.pdf_charts import GRID, INK, MUTED, fit, latin, nice_max
 
 GOOD, POOR = (26, 127, 55), (207, 34, 46)
-LOW, HIGH = (255, 255, 204), (189, 0, 38)  # the page's YlOrRd scale's ends
+# The page's heat map scale (Plotly's YlOrRd as the figure's JSON spells it), light for low values.
+YLORRD = (
+    (255, 255, 204),
+    (255, 237, 160),
+    (254, 217, 118),
+    (254, 178, 76),
+    (253, 141, 60),
+    (252, 78, 42),
+    (227, 26, 28),
+    (189, 0, 38),
+    (128, 0, 38),
+)
 
 
 def _frame(pdf: Any, x: float, y: float, w: float, title: str) -> None:
@@ -26,9 +37,8 @@ def _frame(pdf: Any, x: float, y: float, w: float, title: str) -> None:
 
 
 def area_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, plot: WidgetPlot) -> None:
-    plot_chart(
-        pdf, x, y, w, h, f"{title} (drawn as its lines; the dashboard fills each to zero)", plot, False
-    )
+    """The page's lines, each filled down to zero (never stacked: a p75 does not add up)."""
+    plot_chart(pdf, x, y, w, h, title, plot, False, fill=True)
 
 
 def stacked_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, plot: WidgetPlot) -> None:
@@ -72,19 +82,26 @@ def _legend(pdf: Any, x: float, y: float, w: float, plot: WidgetPlot, axis: str)
 
 
 def scatter_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, plot: WidgetPlot) -> None:
-    """One point per group: the first aggregate across, the second up, each point named."""
+    """One point per group, named: the first aggregate across, the second up, both axes from zero with
+    their ticks and titled with their column (and unit), as the page's scatter."""
     _frame(pdf, x, y, w, title)
     across, up = plot.lines[0], plot.lines[1]
-    left, right, top_y, bottom = x + 16, x + w - 4, y + 6, y + h - 10
+    left, right, top_y, bottom = x + 16, x + w - 4, y + 6, y + h - 12
     xmax = nice_max(max((v for v in across.values if v is not None), default=0.0))
     ymax = nice_max(max((v for v in up.values if v is not None), default=0.0))
     pdf.set_draw_color(*GRID)
-    pdf.line(left, bottom, right, bottom)
-    pdf.line(left, top_y, left, bottom)
+    pdf.set_line_width(0.2)
     pdf.set_text_color(*MUTED)
-    pdf.text(x, top_y + 2, latin(f"{ymax:,.0f}"))
-    pdf.text(right - 8, bottom + 3, latin(f"{xmax:,.0f}"))
-    pdf.text(left, bottom + 6, latin(f"across: {across.name}   |   up: {up.name}"))
+    for i in range(5):
+        gy = bottom - (bottom - top_y) * i / 4
+        pdf.line(left, gy, right, gy)
+        pdf.text(x, gy + 1, latin(tick_label(ymax * i / 4)))
+        gx = left + (right - left) * i / 4
+        pdf.line(gx, bottom, gx, bottom + 1)
+        label = latin(tick_label(xmax * i / 4))
+        pdf.text(gx - pdf.get_string_width(label) / 2, bottom + 3.5, label)
+    axes = latin(f"across: {across.name}   |   up: {up.name}")
+    pdf.text(left + (right - left) / 2 - pdf.get_string_width(axes) / 2, bottom + 7.5, axes)
     pdf.set_fill_color(*COLOURS[0])
     for name, a, b in zip(plot.x, across.values, up.values, strict=True):
         if a is None or b is None:
@@ -96,8 +113,16 @@ def scatter_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, 
         pdf.text(px + 1.2, py - 0.6, latin(fit(pdf, name, 30)))
 
 
-def _shade(share: float) -> tuple[int, int, int]:
-    return tuple(round(lo + (hi - lo) * share) for lo, hi in zip(LOW, HIGH, strict=True))  # type: ignore[return-value]
+def shade(share: float) -> tuple[int, int, int]:
+    """The colour of a value at ``share`` (0 to 1) of the heat map's range, between the scale's stops."""
+    at = min(max(share, 0.0), 1.0) * (len(YLORRD) - 1)
+    i = min(int(at), len(YLORRD) - 2)
+    lo, hi, t = YLORRD[i], YLORRD[i + 1], at - i
+    return (
+        round(lo[0] + (hi[0] - lo[0]) * t),
+        round(lo[1] + (hi[1] - lo[1]) * t),
+        round(lo[2] + (hi[2] - lo[2]) * t),
+    )
 
 
 def heatmap_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, plot: WidgetPlot) -> None:
@@ -115,7 +140,7 @@ def heatmap_chart(pdf: Any, x: float, y: float, w: float, h: float, title: str, 
         for i, value in enumerate(line.values):
             if value is None:
                 continue
-            pdf.set_fill_color(*_shade((value - low) / (high - low) if high > low else 0.5))
+            pdf.set_fill_color(*shade((value - low) / (high - low) if high > low else 0.5))
             pdf.rect(left + i * cw, cy, cw, ch, style="F")
     pdf.set_text_color(*MUTED)
     if plot.x:

@@ -40,6 +40,13 @@ def _widget(
         sql_pdf_widget(layout, answer)
         return
     title = str(answer.widget.get("title") or "")
+    if answer.widget.get("no_values"):  # as the page: not a chart of every value under the variable's name
+        layout.room(12)
+        layout.pdf.set_font("Helvetica", "B", 10)
+        layout.pdf.set_text_color(*INK)
+        layout.pdf.cell(0, 6, latin(title), new_x=layout.x_pos.LMARGIN, new_y=layout.y_pos.NEXT)
+        layout.note(f"No values: {answer.widget['no_values']}")
+        return
     query, result = answer.query, answer.result
     kind = answer.widget["kind"]
     drawn = kind in OWN_KINDS and not answer.error and result is not None and bool(result.rows)
@@ -50,6 +57,8 @@ def _widget(
         layout.pdf.set_font("Helvetica", "B", 10)
         layout.pdf.set_text_color(*INK)
         for line in words(answer):
+            # The core fonts have no dash: "96.60 % — -1.3 pp" would read "96.60 % - -1.3 pp".
+            line = line.replace(" — ", ", ")
             layout.pdf.cell(0, 6, latin(line), new_x=layout.x_pos.LMARGIN, new_y=layout.y_pos.NEXT)
             layout.pdf.set_font("Helvetica", "", 9)
         return

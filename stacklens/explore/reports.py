@@ -35,7 +35,13 @@ from stacklens.csv_cells import csv_text
 from stacklens.errors import StackLensError
 from stacklens.explore import dashboards
 from stacklens.explore.columns import AGGREGATE, columns_of
-from stacklens.explore.dashboard_variables import variables_of, with_variables
+from stacklens.explore.dashboard_variables import (
+    empty_variables,
+    no_values,
+    variable_options,
+    variables_of,
+    with_variables,
+)
 from stacklens.explore.report_pdf import dashboard_pdf
 from stacklens.explore.sql_widgets import sql_csv_rows, sql_summary
 from stacklens.explore.subscriptions import due, schedule_of
@@ -70,6 +76,8 @@ def _widget_lines(answer: WidgetAnswer) -> list[str]:
     if "sql" in answer.widget:  # a SQL panel: its number or first rows (stacklens.explore.sql_widgets)
         return sql_summary(answer, ROWS_IN_SUMMARY)
     title = answer.widget["title"]
+    if answer.widget.get("no_values"):
+        return [f"{title}: no values: {answer.widget['no_values']}"]
     if answer.error:
         return [f"{title}: not answered ({answer.error})"]
     if answer.query is None or answer.result is None or not answer.result.rows:
@@ -99,8 +107,8 @@ def _csv_rows(answers: list[WidgetAnswer]) -> list[dict[str, Any]]:
         if "sql" in answer.widget:  # a SQL panel: its rows and columns (stacklens.explore.sql_widgets)
             out += sql_csv_rows(answer)
             continue
-        if answer.query is None or answer.result is None:
-            continue
+        if answer.query is None or answer.result is None or answer.widget.get("no_values"):
+            continue  # no values for its variable: its rows would be every value's
         previous = (
             {answer.query.aggregates[0].column: answer.previous_number}
             if answer.widget["kind"] == "number"
@@ -125,6 +133,23 @@ def _csv_rows(answers: list[WidgetAnswer]) -> list[dict[str, Any]]:
     return out
 
 
+def report_widgets(
+    client: Client, session: Session, org_id: int, board: dashboards.Board, now: datetime
+) -> tuple[list[dict[str, Any]], str]:
+    """``(widgets, named)``: the dashboard's widgets as its report answers them — its variables at their
+    defaults, as its page opens (:mod:`stacklens.explore.dashboard_variables`), and a widget using a variable
+    without values in the window marked ``no_values`` (it says so, as on the page, rather than draw every
+    value under the variable's name) — and the variables' values in words."""
+    variables = variables_of(board.variables)
+    chosen = {v.name: v.default for v in variables}
+    widgets = with_variables(session, org_id, board.widgets, variables, chosen)
+    if variables:
+        options = variable_options(client, session, org_id, variables, widgets, board.filters, now)
+        empty = empty_variables(variables, options)
+        widgets = [{**w, "no_values": text} if (text := no_values(w, empty)) else w for w in widgets]
+    return widgets, ", ".join(f"${k} = {v or 'all'}" for k, v in chosen.items())
+
+
 def build_report(
     client: Client, session: Session, row: Subscription, base_url: str, now: datetime
 ) -> dict[str, Any]:
@@ -132,12 +157,8 @@ def build_report(
     named = ""
     if row.dashboard_id:
         board = dashboards.get_dashboard(session, row.org_id, row.dashboard_id)
-        name, widgets, filters = board.name, board.widgets, board.filters
-        # Its variables at their defaults, as its page opens (stacklens.explore.dashboard_variables).
-        variables = variables_of(board.variables)
-        chosen = {v.name: v.default for v in variables}
-        widgets = with_variables(session, row.org_id, widgets, variables, chosen)
-        named = ", ".join(f"${k} = {v or 'all'}" for k, v in chosen.items())
+        name, filters = board.name, board.filters
+        widgets, named = report_widgets(client, session, row.org_id, board, now)
         link = f"{base_url.rstrip('/')}/orgs/{_org_slug(session, row.org_id)}/dashboards/{board.id}"
     else:
         saved = session.get(SavedQuery, row.saved_query_id)

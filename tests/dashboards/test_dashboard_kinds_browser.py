@@ -15,9 +15,9 @@ from urllib.parse import parse_qs, urlparse
 
 from stacklens.control.db import session_scope
 from stacklens.explore import dashboard_shares as shares
-from stacklens.explore import dashboard_variables as dv
 from stacklens.explore import report_pdf
 from stacklens.explore.dashboards import create_dashboard
+from stacklens.explore.reports import report_widgets
 from stacklens.explore.widget_kinds import gauge_budgets
 from stacklens.explore.widgets import answer_widgets
 from stacklens.warehouse.client import get_warehouse
@@ -261,10 +261,8 @@ def test_variables_drill_down_refresh_tv_and_every_kind(chromium, server, org_fa
     # The PDF: the same kinds drawn, the gauge against its budget, the heat map's scale in units.
     now = datetime.now(UTC)
     with session_scope(stores) as session:
-        variables = dv.variables_of(board.variables)
-        widgets = dv.with_variables(
-            session, org["org_id"], board.widgets, variables, {v.name: "" for v in variables}
-        )
+        # The widgets as a scheduled report answers them (its variables at their defaults).
+        widgets, named = report_widgets(get_warehouse(stores), session, org["org_id"], board, now)
         filters = {**board.filters}
         answers = answer_widgets(get_warehouse(stores), session, org["org_id"], widgets, filters, now)
         budgets = gauge_budgets(session, org["org_id"], project, answers)
@@ -289,3 +287,6 @@ def test_variables_drill_down_refresh_tv_and_every_kind(chromium, server, org_fa
     assert "Budget 2,500" in text and ("within budget" in text or "over budget" in text), text
     assert "lightest" in text and "ms" in text.split("lightest", 1)[1][:60], text
     assert "across: Count | up: LCP p75 (ms)" in text, text
+    # A variable without values: the report's widget says so, as the page's, instead of every value's line.
+    assert named == "$page = all, $browser = all, $plan = all", named
+    assert "No values: $plan has no values in this window" in text, text

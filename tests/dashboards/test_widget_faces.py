@@ -1,25 +1,32 @@
 """One dashboard, three faces, the same drawing (issue 70 point 1): the page (Chromium), its shared snapshot
-(Chromium, signed out) and its scheduled PDF draw a line widget of two aggregates in two units — every
-aggregate, on two axes, over the whole window — with the same series names and values; a crash-free change
-reads in points, toned by the metric's good direction; a compared table keeps Previous and Change in the
-PDF; a table taller than its card scrolls inside it on the page and in the share; each widget downloads as
-a file named after it and the window (point 7). Screenshots at 1440 and 1024 px in
-tests/_artifacts/dashboards."""
+(Chromium, signed out) and its scheduled PDF (built as a subscription builds it) draw a line widget of two
+aggregates in two units — every aggregate, on two axes, over the whole window — with the same series names and
+values; a crash-free change reads in points, toned by the metric's good direction, in the PDF's words too; a
+compared table keeps Previous and Change in the PDF; a line cut at its top N draws the rest as "others"; an
+area (filled to zero in the PDF as on the page, counted in the rendered page's pixels), a stacked bar, a
+scatter, a gauge against its budget and a heat map draw the same values everywhere; a table taller than its
+card scrolls inside it on the page and in the share; each widget downloads as a file named after it and the
+window (point 7). Screenshots at 1440 and 1024 px, the PDF's pages as PNG in tests/_artifacts/dashboards."""
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from datetime import UTC, datetime
 from typing import Any
 
+from PIL import Image
+
+from stacklens.control.channels import create_channel
 from stacklens.control.db import session_scope
 from stacklens.explore import dashboard_shares as shares
-from stacklens.explore import report_pdf
+from stacklens.explore import report_kind_layout, report_kinds, report_pdf
 from stacklens.explore.dashboards import create_dashboard
 from stacklens.explore.report_charts import plot_chart
-from stacklens.explore.widget_cache import widget_cache_for
+from stacklens.explore.reports import build_report
+from stacklens.explore.subscriptions import create_subscription
+from stacklens.explore.widget_kinds import GaugeBudget
 from stacklens.explore.widget_plot import WidgetPlot
-from stacklens.explore.widgets import answer_widgets
 from stacklens.warehouse.client import get_warehouse
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
@@ -70,7 +77,51 @@ WIDGETS: list[dict[str, Any]] = [
         },
         "layout": {"x": 0, "y": 4, "w": 12, "h": 2},
     },
+    {
+        "title": "Page loads (area)",
+        "kind": "area",
+        "query": {"dataset": "pageloads", "aggregates": [{"fn": "count"}], "interval": "1d"},
+        "layout": {"x": 0, "y": 6, "w": 6, "h": 2},
+    },
+    {
+        "title": "Page loads by browser (stacked)",
+        "kind": "stacked_bar",
+        "query": {
+            "dataset": "pageloads",
+            "group_by": ["browser"],
+            "aggregates": [{"fn": "count"}],
+            "interval": "1d",
+        },
+        "layout": {"x": 6, "y": 6, "w": 6, "h": 2},
+    },
+    {
+        "title": "Pages: traffic against LCP",
+        "kind": "scatter",
+        "query": {
+            "dataset": "pageloads",
+            "group_by": ["page"],
+            "aggregates": [{"fn": "count"}, {"fn": "p75", "metric": "lcp_ms"}],
+        },
+        "layout": {"x": 0, "y": 8, "w": 6, "h": 2},
+    },
+    {
+        "title": "LCP against its budget",
+        "kind": "gauge",
+        "view": "performance.lcp",
+        "layout": {"x": 6, "y": 8, "w": 6, "h": 2},
+    },
+    {
+        "title": "LCP distribution",
+        "kind": "heatmap",
+        "query": {
+            "dataset": "pageloads",
+            "aggregates": [{"fn": "p75", "metric": "lcp_ms"}],
+            "interval": "1d",
+        },
+        "layout": {"x": 0, "y": 10, "w": 12, "h": 2},
+    },
 ]
+AREA, STACKED, SCATTER, GAUGE, HEAT = range(4, 9)
 READ = """() => ({
   traces: document.getElementById('plot-widget-2').data.map(t => ({name: t.name, y: t.y, axis: t.yaxis})),
   axes: [document.getElementById('plot-widget-2').layout.yaxis.title.text,
@@ -84,6 +135,10 @@ READ = """() => ({
   headers: Array.from(document.querySelectorAll('#widget-1 th')).map(h => h.textContent),
   top: document.getElementById('plot-widget-3').data.map(t => ({name: t.name, y: t.y})),
   csp: window.__csp,
+  kinds: [4, 5, 6, 7, 8].map(i => document.getElementById('plot-widget-' + i).data.map(t => ({
+    type: t.type, name: t.name, x: t.x, y: t.y, z: t.z, text: t.text, fill: t.fill, value: t.value,
+    threshold: t.gauge && t.gauge.threshold.value}))),
+  barmode: document.getElementById('plot-widget-5').layout.barmode,
 })"""
 
 
@@ -109,7 +164,7 @@ def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, 
         watch_errors(page, errors, with_url=True)
         sign_in_page(page, server, org["email"], PASSWORD, f"{server}/orgs/{org['org_slug']}")
         page.goto(f"{server}/orgs/{org['org_slug']}/dashboards/{board.id}")
-        page.wait_for_selector("#plot-widget-2 .main-svg")
+        page.wait_for_selector("#plot-widget-8 .main-svg")
         faces[f"page-{width}"] = page.evaluate(READ)
         page.screenshot(path=str(SHOTS / f"faces-page-{width}.png"), full_page=True)
         if width == 1440:
@@ -119,11 +174,12 @@ def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, 
             assert "release" in download.value.path().read_text().splitlines()[0]
         page.context.clear_cookies()
         page.goto(f"{server}{shares.PATH.format(token=token)}")
-        page.wait_for_selector("#plot-widget-2 .main-svg")
+        page.wait_for_selector("#plot-widget-8 .main-svg")
         faces[f"share-{width}"] = page.evaluate(READ)
         page.screenshot(path=str(SHOTS / f"faces-share-{width}.png"), full_page=True)
         page.close()
     assert errors == []
+    # The scheduled PDF, as a subscription builds it; every plot it draws kept to compare with the page's.
     drawn: list[WidgetPlot] = []
     monkeypatch.setattr(
         report_pdf,
@@ -133,23 +189,42 @@ def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, 
             draw(pdf, x, y, w, h, title, plot, bars),
         ),
     )
+    kinds: dict[str, WidgetPlot] = {}
+    for kind, draw in list(report_kind_layout.DRAW.items()):
+        monkeypatch.setitem(
+            report_kind_layout.DRAW,
+            kind,
+            lambda pdf, x, y, w, h, title, plot, kind=kind, draw=draw: (
+                kinds.__setitem__(kind, plot),
+                draw(pdf, x, y, w, h, title, plot),
+            ),
+        )
+    gauges: list[tuple[float, GaugeBudget]] = []
+    monkeypatch.setattr(
+        report_kind_layout,
+        "gauge_chart",
+        lambda pdf, x, y, w, h, title, value, text, budget, draw=report_kinds.gauge_chart: (
+            gauges.append((value, budget)),
+            draw(pdf, x, y, w, h, title, value, text, budget),
+        ),
+    )
     now = datetime.now(UTC)
     with session_scope(stores) as session:
-        answers = answer_widgets(
-            get_warehouse(stores),
-            session,
-            org["org_id"],
-            WIDGETS,
-            {"range": "30d"},
-            now,
-            widget_cache_for(stores),
+        channel, _ = create_channel(
+            session, org["org_id"], stores, type="email", name="team", to=["t@x.test"]
         )
-    pdf = report_pdf.dashboard_pdf("Faces", "30d", answers, "http://x", now, lambda a: [a.widget["title"]])
+        schedule = {"every": "day", "at": "08:00", "timezone": "UTC"}
+        body = {"target": {"dashboard_id": board.id}, "schedule": schedule, "format": "pdf"}
+        row = create_subscription(session, org["org_id"], {**body, "channel_id": channel.id}, now=now)
+        report = build_report(get_warehouse(stores), session, row, "http://x", now)
+    pdf = base64.b64decode(report["attachments"][0]["base64"])
     path = SHOTS / "faces.pdf"
     path.write_bytes(pdf)
     text = subprocess.run(
         ["pdftotext", "-layout", str(path), "-"], check=True, capture_output=True, text=True
     ).stdout
+    for old in SHOTS.glob("faces-pdf-*.png"):
+        old.unlink()
     subprocess.run(["pdftoppm", "-png", "-r", "70", str(path), str(SHOTS / "faces-pdf")], check=True)
     plot, top = drawn
     page = faces["page-1440"]
@@ -188,3 +263,37 @@ def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, 
         assert _inner(face["top"][-1]["y"]) == _inner(top.lines[-1].values), name
     assert any(v for v in top.lines[-1].values), top.lines[-1]
     assert "named 'others'" in " ".join(text.split()), text
+    # The kinds beyond lines: the same lines, stacks, points, cells and value on every face and in the PDF.
+    area, stacked, scatter, heat = (kinds[k] for k in ("area", "stacked_bar", "scatter", "heatmap"))
+    (value, budget), *more = gauges
+    assert not more and budget.value == 2500, gauges
+    for name, face in faces.items():
+        traces = face["kinds"]
+        for trace, line in zip(traces[0], area.lines, strict=True):  # areas filled to zero
+            assert (trace["name"], trace["fill"]) == (line.name, "tozeroy"), (name, trace)
+            assert _inner(trace["y"]) == _inner(line.values), (name, line.name)
+        assert face["barmode"] == "stack" and len(stacked.lines) >= 2, (name, stacked.lines)
+        for trace, line in zip(traces[1], stacked.lines, strict=True):
+            assert trace["name"] == line.name and _inner(trace["y"]) == _inner(line.values), (name, line)
+        assert traces[2][0]["text"] == scatter.x and len(scatter.x) >= 2, (name, scatter.x)
+        assert traces[2][0]["x"] == scatter.lines[0].values, name  # across: Count
+        assert traces[2][0]["y"] == scatter.lines[1].values, name  # up: LCP p75
+        assert traces[3][0]["type"] == "indicator" and traces[3][0]["value"] == value, (name, value)
+        assert traces[3][0]["threshold"] == budget.value, name
+        assert traces[4][0]["y"] == [line.name for line in heat.lines], name
+        for row, line in zip(traces[4][0]["z"], heat.lines, strict=True):
+            assert _inner(row) == _inner(line.values), (name, line.name)
+    words = " ".join(text.split())
+    assert "across: Count | up: LCP p75 (ms)" in words and "within budget" in words, words
+    # The area is filled in the PDF too: its line's colour at half opacity over white, over many pixels
+    # (a line alone, anti-aliased, makes a few hundred at most).
+    filled = 0
+    for png in SHOTS.glob("faces-pdf-*.png"):
+        with Image.open(png) as image:
+            data = image.convert("RGB").tobytes()
+            pixels = zip(data[0::3], data[1::3], data[2::3], strict=True)
+            filled += sum(1 for r, g, b in pixels if abs(r - 177) <= 8 and abs(g - 182) <= 8 and b >= 244)
+    assert filled > 5_000, filled
+    # A number's change in the PDF's words is the page's: points of a percentage, not per cent.
+    change = faces["page-1440"]["change"].split()[1]
+    assert f"{change} pp" in words, (change, words)

@@ -22,6 +22,7 @@ from stacklens.ingest.fields import Origin
 from stacklens.ingest.transactions import spans_rows, transaction_row
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
+from tests.api.sentry_live import envelope
 from tests.browser import shots_dir, sign_in_page, watch_errors
 from tests.dashboards.conftest import PASSWORD
 from tests.dashboards.test_performance_browser import CSP_PROBE
@@ -135,7 +136,8 @@ def seed_trace(settings: Settings, org_id: int, project_id: int) -> str:
 
 
 def _send_error(server: str, org: dict[str, Any], trace_id: str) -> None:
-    """An error the worker's job captured (its trace context names the job's span), as an SDK sends it."""
+    """An error the worker's job captured (its trace context names the job's span), as an SDK sends it, and
+    the feedback sent about it during the replay that saw the trace."""
     trace = httpx.get(
         f"{server}/api/traces/{trace_id}", headers={"Authorization": f"Bearer {org['api_key']}"}, timeout=30
     ).json()
@@ -151,6 +153,27 @@ def _send_error(server: str, org: dict[str, Any], trace_id: str) -> None:
         f"{server}/api/{org['project_id']}/store/",
         params={"sentry_key": org["app_key"]},
         json=event,
+        timeout=30,
+    )
+    assert sent.status_code == 200, sent.text
+    # What the person wrote in the feedback widget during the replay that saw the trace (the SDK's item).
+    feedback = {
+        "type": "feedback",
+        "event_id": uuid.uuid4().hex,
+        "contexts": {
+            "feedback": {
+                "message": "The receipt never came.",
+                "name": "Ada",
+                "associated_event_id": event["event_id"],
+                "replay_id": trace["replays"][0]["replay_id"].replace("-", ""),
+            }
+        },
+    }
+    item = ({"type": "feedback"}, json.dumps(feedback).encode())
+    sent = httpx.post(
+        f"{server}/api/{org['project_id']}/envelope/",
+        params={"sentry_key": org["app_key"]},
+        content=envelope([item], {"event_id": feedback["event_id"]}),
         timeout=30,
     )
     assert sent.status_code == 200, sent.text
@@ -241,7 +264,11 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
     page.screenshot(path=str(SHOTS / "trace-1024.png"), full_page=True)
     assert page.evaluate("window.__csp") == [] and errors == []
 
-    # Reached from the page load's waterfall, the log record and the replay.
+    # Reached from an event ("View trace" on its issue page), the page load's waterfall, the log record and
+    # the replay.
+    page.locator("#trace-error-list a", has_text="SMTPError").click()
+    page.click("#view-trace")
+    page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
     page.locator("#trace-waterfall a.badge", has_text="page load").click()
     page.click("#view-trace")
     page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
@@ -250,6 +277,7 @@ def test_trace_page_and_search_in_chromium(chromium, server: str, org_factory, s
     page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
     page.click("#trace-replays a.replay-link")
     page.wait_for_selector("#replay-traces")
+    expect(page.locator("#replay-feedback .feedback-item")).to_contain_text("The receipt never came.")
     page.click("#replay-traces a.trace-page-link")
     page.wait_for_url(f"{server}/orgs/{org['org_slug']}/traces/{trace_id}")
     assert page.evaluate("window.__csp") == [] and errors == []

@@ -167,6 +167,24 @@ def test_feedback_widget_dialog_and_pages_in_chromium(server, host_site, chromiu
         member.click("a.attachment-link")
     saved = download.value.path()
     assert download.value.suggested_filename == "cart.json" and Path(saved).read_text() == '{"items": 3}'
+    # Always a file, never shown inline; another organization's member, through their own organization and
+    # project, finds no such attachment.
+    href = member.locator("a.attachment-link").get_attribute("href") or ""
+    got = member.request.get(url + href)
+    assert got.status == 200 and got.headers["content-disposition"].startswith("attachment;")
+    assert got.headers["content-type"] == "application/octet-stream"
+    with session_scope(store) as session:
+        outsider_email = f"other-{uuid.uuid4().hex[:8]}@example.test"
+        other, _ = accounts.create_organization(
+            session, f"Other {uuid.uuid4().hex[:6]}", outsider_email, "password-123"
+        )
+        other_project, _ = create_project(session, other.id, "Web")
+        theirs = f"/orgs/{other.slug}/projects/{other_project.slug}" + href.split(f"/projects/{slug}", 1)[1]
+    outsider = chromium.new_page()
+    sign_in_page(outsider, url, outsider_email, "password-123")
+    assert outsider.request.get(url + theirs).status == 404
+    assert outsider.request.get(url + href).status in (403, 404)  # not their organization's address
+    outsider.close()
     member.goto(f"{url}/orgs/{org_slug}/projects/{slug}/feedback?issue=abc")
     expect(member.locator("p.error")).to_contain_text("Issue: give an issue id")
     ours = [e for e in errors if not e.startswith(site) and "status of 400" not in e]

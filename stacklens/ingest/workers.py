@@ -10,31 +10,34 @@ check and the inserts. A batch prepared by workers lands exactly as one prepared
 
 Workers start with ``spawn`` (a fork of a process running the engine's threads is unsafe) when the first
 large batch comes, in the background: that batch is prepared in-process, the ones after it by the workers.
-They stop again after :data:`IDLE_STOP_SECONDS` without a large batch: each holds ~75 MiB (the interpreter,
-the preparation's and the control store's modules), and most installations send small batches only (the
-demo's shipper and SDKs never reach :data:`POOL_MIN_RAW_BYTES`), so workers started with the server only held
-memory. A worker that dies takes only its batch's preparation: that batch is prepared in-process and the pool
-is started afresh for the next one.
+They stop again after :data:`IDLE_STOP_SECONDS` without a large batch: each holds ~45 MiB idle (the
+interpreter and the preparation's modules; the server resolves app keys for them, :class:`KnownAppKeys`), and
+most installations send small batches only (the demo's shipper and SDKs never reach
+:data:`POOL_MIN_RAW_BYTES`), so workers started with the server only held memory. A worker that dies takes
+only its batch's preparation: that batch is prepared in-process and the pool is started afresh for the next
+one.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import multiprocessing
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_part
 from stacklens.ingest.prepare import prepare_lines
 from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared
 from stacklens.settings import Settings
+from stacklens_contract.keys import is_app_key, service_of
 
 log = logging.getLogger(__name__)
 
@@ -60,16 +63,41 @@ def default_worker_count() -> int:
 
 @dataclass(frozen=True)
 class AppKeyResolver:
-    """Resolves app keys of one organization against the control store; picklable, so workers use it too."""
+    """Resolves app keys of one organization against the control store (the server's side); the worker
+    processes get :meth:`for_workers` instead."""
 
     settings: Settings
     org_id: int
 
     def __call__(self, raw: str) -> Attribution | None:
-        # Imported here: the control store pulls in SQLAlchemy's models, which a worker loads only when used.
+        # Imported here: the control store pulls in SQLAlchemy's models.
         from stacklens.control.keys.app_attributions import app_key_attribution
 
         return app_key_attribution(self.settings, self.org_id, raw)
+
+    def for_workers(self) -> KnownAppKeys:
+        """The organization's current app keys, read here, for a batch the worker processes prepare."""
+        from stacklens.control.keys.app_attributions import org_app_key_attributions
+
+        return KnownAppKeys(org_app_key_attributions(self.settings, self.org_id))
+
+
+@dataclass(frozen=True)
+class KnownAppKeys:
+    """A worker's resolver: the organization's current app keys by their hash, as the server read them when
+    it handed the batch over (no older than the server's own answers, :mod:`stacklens.control.keys.
+    app_attributions`). A worker thus loads neither SQLAlchemy nor the control store's models: each held
+    ~33 MiB more for them."""
+
+    by_hash: Mapping[str, Attribution]
+
+    def __call__(self, raw: str) -> Attribution | None:
+        if not isinstance(raw, str) or not is_app_key(raw) or any(char.isspace() for char in raw):
+            return None
+        found = self.by_hash.get(hashlib.sha256(raw.encode("utf-8")).hexdigest())  # as hash_key does
+        if found is None or found.service is not None:
+            return found
+        return replace(found, service=service_of(raw))
 
 
 @dataclass(frozen=True)
@@ -91,7 +119,7 @@ def prepare_part(
     part: int,
     parts: int,
     context: BatchContext,
-    resolve: AppKeyResolver,
+    resolve: KnownAppKeys,
 ) -> Prepared | DecodeFailure:
     """Worker side: decode the whole body and prepare share ``part`` of ``parts`` of its lines."""
     try:
@@ -108,21 +136,22 @@ def prepare_part(
 WORKER_NICENESS = 5
 
 
-def _start_worker() -> None:
-    """Set up a worker process: it leaves Ctrl-C to the server and ends when the server is gone.
+def _start_worker(server: int) -> None:
+    """Set up a worker process of the server process ``server``: it leaves Ctrl-C to the server and ends
+    when the server is gone.
 
     Ctrl-C in a terminal reaches the whole process group: the server stops its workers itself, so a worker
     ignores the interrupt instead of printing a traceback of its own. A server that is killed outright
     (SIGKILL, a crash) cannot stop them, and a worker waiting for work never notices on its own (it holds
-    its task queue open itself): a watchdog thread ends it once its parent has changed.
+    its task queue open itself): a watchdog thread ends it once its parent is no longer ``server`` — named by
+    the server, not read here: a server killed while this worker started has already handed it to init.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Preparing lines can wait a few milliseconds; a person reading a page cannot. Under a burst both workers
     # keep the two cores busy, and at equal priority the server's page reads queued behind them (issue list
     # p95 1.8 s during bench/burst.py): a lower priority costs the workers nothing when the cores are idle.
     os.nice(WORKER_NICENESS)
-    parent = os.getppid()
-    threading.Thread(target=_exit_with_parent, args=(parent,), name="parent-watchdog", daemon=True).start()
+    threading.Thread(target=_exit_with_parent, args=(server,), name="parent-watchdog", daemon=True).start()
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -132,10 +161,8 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _load_worker_modules() -> int:
-    """Import what preparing a share needs (the control store's models come in on the first app key)."""
-    import stacklens.control.auth
-    import stacklens.control.db  # noqa: F401 - loaded before the first share, not used here
-
+    """Import what preparing a share needs (already loaded with this module: the pool's warm-up waits for
+    the interpreters to start)."""
     return os.getpid()
 
 
@@ -160,6 +187,7 @@ class PreparePool:
                     self.workers,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_worker,
+                    initargs=(os.getpid(),),
                 )
                 self._last_used = time.monotonic()
                 if self._idle_watch is None or not self._idle_watch.is_alive():
@@ -193,13 +221,14 @@ class PreparePool:
         if not self.running():
             self._start_in_background()
             return lambda: None
+        known = resolve.for_workers()  # the control store is read here, in the server
         with self._lock:
             self._in_flight += 1
             self._last_used = time.monotonic()
         try:
             pool = self._pool()
             futures: list[Future[Prepared | DecodeFailure]] = [
-                pool.submit(prepare_part, body, content_encoding, part, self.workers, context, resolve)
+                pool.submit(prepare_part, body, content_encoding, part, self.workers, context, known)
                 for part in range(self.workers)
             ]
         except BrokenProcessPool:

@@ -90,13 +90,18 @@ def test_workers_prepare_the_same_rows_as_in_process(pool: PreparePool, settings
     assert all(row[4] for row in from_workers.tables["transactions"])  # each transaction kept its spans
     # The digest the Idempotency-Key check compares is the decompressed body's, whoever decoded it.
     assert from_workers.body_hash == body_digest(data) == prepare_body(data, context, resolve).body_hash
+    # The workers resolved the app keys the server handed them, without the control store's modules.
+    assert "sqlalchemy" not in loaded_in(pool._pool())
 
 
-def test_a_body_no_worker_can_read_gets_the_in_process_answer(pool: PreparePool, settings: Settings) -> None:
+def test_a_body_no_worker_can_read_gets_the_in_process_answer(
+    pool: PreparePool, settings: Settings, make_org
+) -> None:
+    org_id = make_org("Acme")["org_id"]  # the server reads the organization's app keys for the workers
     body = gzip.compress(b'{"v": 1}\n' * 1000)[:-20]
-    context = BatchContext(1, "batch-2", time.time(), None)
+    context = BatchContext(org_id, "batch-2", time.time(), None)
 
-    answer = pool.prepare(body, "gzip", context, AppKeyResolver(settings, 1))
+    answer = pool.prepare(body, "gzip", context, AppKeyResolver(settings, org_id))
 
     with pytest.raises(DecodeError) as expected:
         decode_body(body, "gzip")
@@ -266,16 +271,18 @@ def test_warm_up_starts_every_worker_with_its_modules_loaded() -> None:
         workers.warm_up()
         pool = workers._pool()
         assert len(pool._processes) == 2
-        loaded = pool.submit(_loaded_modules).result()
-        assert {"stacklens.ingest.prepare", "stacklens.control.db"} <= loaded
+        loaded = loaded_in(pool)
+        assert "stacklens.ingest.prepare" in loaded
+        # App keys are resolved by the server (KnownAppKeys): a worker never loads the control store.
+        assert not {"sqlalchemy", "stacklens.control.db"} & loaded
     finally:
         workers.close()
 
 
-def _loaded_modules() -> set[str]:
-    import sys
-
-    return set(sys.modules)
+def loaded_in(pool: Any) -> set[str]:
+    """The modules one worker process has loaded. Asked with a built-in (eval): a function of this module
+    would import the test module, and what it imports, into the worker to run it."""
+    return set(pool.submit(eval, "list(__import__('sys').modules)").result())
 
 
 def test_workers_leave_ctrl_c_to_the_server() -> None:
@@ -335,3 +342,25 @@ def _alive(pid: int) -> bool:
             return stat.read().split(") ", 1)[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_the_workers_resolver_answers_as_the_control_store(settings: Settings, make_org) -> None:
+    """What the server hands the workers (every current app key of the organization) resolves each key as the
+    control store does: the primary key, a per-service key, a regenerated (revoked) key, another
+    organization's key and a value that is no key at all."""
+    from stacklens.control.db import session_scope
+    from stacklens.control.keys.lifecycle import create_app_key, regenerate_app_key
+
+    org, other = make_org("Acme"), make_org("Globex")
+    with session_scope(settings) as session:
+        service_key = create_app_key(session, org["project_id"], "checkout")
+    with session_scope(settings) as session:
+        current = regenerate_app_key(session, org["project_id"])
+    resolve = AppKeyResolver(settings, org["org_id"])
+    known = resolve.for_workers()
+
+    for raw in (current, service_key, org["app_key"], other["app_key"], "stacklens_app_" + "0" * 40, "x y"):
+        assert known(raw) == resolve(raw), raw
+    assert known(current) is not None and known(current).service is None
+    assert known(service_key) is not None and known(service_key).service == "checkout"
+    assert known(org["app_key"]) is None  # regenerated: no longer current

@@ -125,3 +125,44 @@ def test_the_sql_editor_states_its_budgets_and_says_the_time_once(
     assert ran.text.count("rows read") == 1 + ran.text.count("rows read per statement"), ran.text
     took = re.search(r'<p class="muted small" id="sql-took">([^<]*)</p>', ran.text)
     assert took and " ms · " in took.group(1) and "rows read" in took.group(1)
+
+
+REFUSED = {
+    "Drop (SQL)": ("DROP TABLE pageload_facts", "only read-only statements run here"),
+    "Passwords (SQL)": ("SELECT * FROM file('/etc/passwd', 'LineAsString')", "file()"),
+    "Network (SQL)": ("SELECT * FROM url('http://127.0.0.1:9/x', 'CSV')", "url()"),
+    "Internals (SQL)": ("SELECT count() FROM system.tables", "is not a table this SQL reads"),
+}
+
+
+def test_a_refused_sql_panel_says_why_and_its_neighbours_answer(
+    app_client: TestClient, org_factory, stores: Settings
+) -> None:
+    """A SQL widget that writes, reads a file or the network or an undocumented table is kept as text (it is
+    judged whenever it runs) and refused before it runs: the page and the share say why on the widget, never a
+    500; the warehouse is untouched and the widget beside it answers."""
+    org = org_factory()
+    seed(get_warehouse(stores), org["org_id"], org["project_id"], loads=30)
+    widgets = [{"title": "Loads (SQL)", "kind": "number", "sql": LOADS, "layout": {"w": 4, "h": 1}}]
+    widgets += [
+        {"title": t, "kind": "table", "sql": s, "layout": {"w": 6, "h": 1}} for t, (s, _) in REFUSED.items()
+    ]
+    body = {"name": "Refused", "filters": {"range": "90d"}, "variables": [{"name": "rel", "values": ["x"]}]}
+    with session_scope(stores) as session:
+        board = create_dashboard(session, org["org_id"], {**body, "widgets": widgets})
+        _, token = shares.create_share(session, org["org_id"], board.id, 7)
+    sign_in(app_client, org["email"])
+    page = app_client.get(f"/orgs/{org['org_slug']}/dashboards/{board.id}")
+    app_client.cookies.clear()
+    shared = app_client.get(shares.PATH.format(token=token))
+    for face in (page, shared):
+        assert face.status_code == 200, face.text
+        assert _number(face.text) == "30"  # the statement beside them answers
+        for index, (title, (_, reason)) in enumerate(REFUSED.items(), 1):
+            section = _section(face.text, index)
+            assert title in section and reason.replace("'", "&#39;") in section, (title, section)
+            assert "Traceback" not in section and "<td" not in section, section
+    count = get_warehouse(stores).query(
+        "SELECT count() FROM pageload_facts WHERE org_id = {o:UInt64}", parameters={"o": org["org_id"]}
+    )
+    assert count.result_rows == [(30,)]

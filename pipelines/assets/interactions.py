@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import dagster as dg
 from dagster import AssetExecutionContext
 
-from pipelines.assets.common import RAW_TRANSACTIONS, AssetResult, MartCheck
+from pipelines.assets.common import RAW_SPANS, RAW_TRANSACTIONS, AssetResult, MartCheck
 from pipelines.assets.performance import Stack, StateTable, refresh_stack
 from pipelines.partitions import MISSING_DAYS_NOTE, daily_partitions
 from pipelines.resources import ClickHouseResource, ControlStoreResource
@@ -27,13 +27,14 @@ INTERACTIONS = Stack(
         StateTable(
             "inp_interactions",
             ("inp_interactions",),
-            (RAW_TRANSACTIONS,),
+            (RAW_TRANSACTIONS, RAW_SPANS),
             "One row per interaction a browser reported as a standalone INP span (`ui.interaction.*`): page, "
             "environment, release, browser, target (the element) and type, INP, its input delay, processing and "
             "presentation delay (NULL without attribution), and the scripts of the long animation frames it "
             "overlapped (URL, host, function, invoker, duration, part, third party or not by host and the "
-            "project's own hosts), with the first- and third-party time. Refreshed for the hours with new "
-            "transactions. Read by the INP view and API (stacklens/performance/inp/reads.py) and the metrics "
+            "project's own hosts), with the first- and third-party time; an INP span of @sentry/browser without "
+            "scripts of its own takes the long-animation-frame spans of its page load that overlap it. Refreshed for "
+            "the hours with new transactions. Read by the INP view and API (stacklens/performance/inp/reads.py) and the metrics "
             "inp_input_delay_ms, inp_processing_ms, inp_presentation_ms, inp_third_party_ms (budgets, alert "
             "rules, Explore, exports).",
             (

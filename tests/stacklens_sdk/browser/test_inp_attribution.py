@@ -5,7 +5,9 @@ StackLens server through its DSN, the `inp_interactions` asset's query refreshes
 ranks the handler first with processing as its main part and the third party second in input delay, with
 durations within 15 % of what the page spent and the parties adding up to the attributed total. A budget on
 inp_third_party_ms fails; the same page without the third-party script, reported to a second project with
-the same budget, passes."""
+the same budget, passes. A page with plain @sentry/browser (its own long-animation-frame spans, no StackLens
+attribution) gets its INP interaction's scripts from those spans: the handler, first party, with its frame's
+time."""
 
 from __future__ import annotations
 
@@ -45,6 +47,21 @@ Sentry.init({{ dsn: "{dsn}", release: "shop@1.0.0", environment: "test",
   tracesSampleRate: 1.0, traceLifecycle: "static" }});
 StackLensINP.start({{ sentry: Sentry }});
 </script>{widget}</head>
+<body><button id="buy">Add to cart</button> <span id="count">0</span><script src="/app.js"></script></body></html>
+"""
+
+
+# Plain @sentry/browser: its page load records long animation frames as spans while it is open, and its INP
+# span (the page's worst interaction) is sent when the page is hidden.
+SENTRY_ONLY = """<!doctype html><html><head><meta charset="utf-8"><title>Shop</title>
+<script src="/sentry.js"></script>
+<script>
+Sentry.init({{ dsn: "{dsn}", release: "shop@1.0.0", environment: "test",
+  integrations: [Sentry.browserTracingIntegration({{ enableLongAnimationFrame: true }}),
+                 Sentry.browserApiErrorsIntegration({{ eventTarget: false, setTimeout: false, setInterval: false,
+                   requestAnimationFrame: false, XMLHttpRequest: false }})],
+  tracesSampleRate: 1.0, traceLifecycle: "static" }});
+</script></head>
 <body><button id="buy">Add to cart</button> <span id="count">0</span><script src="/app.js"></script></body></html>
 """
 
@@ -199,3 +216,58 @@ def test_the_handler_first_in_processing_the_third_party_second_in_input_delay(
     assert plain["widget"] == [] and len(plain["handler"]) == 20
     [passing] = budget_eval.evaluate(client, [_budget(without["project_id"])])
     assert passing.status == "pass" and passing.samples >= 18, passing
+
+
+def _sentry_rows(client: Any, org_id: int) -> tuple[int, int]:
+    """(INP spans, page loads with long-animation-frame spans) of an organization."""
+    row = client.query(
+        "SELECT (SELECT count() FROM transactions FINAL WHERE org_id = {o:UInt64}"
+        " AND startsWith(op, 'ui.interaction') AND mapContains(measurements, 'inp')),"
+        " (SELECT uniqExact(transaction_event_id) FROM spans FINAL WHERE org_id = {o:UInt64}"
+        " AND op = 'ui.long_animation_frame')",
+        parameters={"o": org_id},
+    ).result_rows[0]
+    return int(row[0]), int(row[1])
+
+
+def test_plain_sentry_frames_name_the_scripts(
+    settings: Settings, dsn_server: str, make_org, sites: tuple[str, str]
+) -> None:
+    shop_url, _ = sites
+    org = make_org("INP shop with Sentry only")
+    dsn = dsn_server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
+    _Files.pages = {"/sentry": SENTRY_ONLY.format(dsn=dsn)}
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1024, "height": 600})
+            # Clicked at once, while the page load is open (it ends after 1 s without activity): only then are
+            # the frames recorded.
+            page.goto(shop_url + "/sentry", wait_until="domcontentloaded")
+            for _ in range(3):
+                page.click("#buy")
+            page.wait_for_function("document.getElementById('count').textContent === '3'")
+            page.wait_for_timeout(2500)  # the page load ends (1 s without activity) and is sent
+            spent = page.evaluate("window.SPENT")
+            page.goto("about:blank")  # hidden: the INP span is sent
+            page.close()
+        finally:
+            browser.close()
+    client = get_warehouse(settings)
+    deadline = time.monotonic() + 60
+    while _sentry_rows(client, org["org_id"]) < (1, 1) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert _sentry_rows(client, org["org_id"]) >= (1, 1)
+    now = datetime.now(UTC)
+    inp_seed.refresh(client, now - timedelta(hours=2), now + timedelta(hours=1))
+    view = inp_view(client, org["org_id"], org["project_id"], ViewFilters.parse(range="24h"))
+    [handler] = view.scripts
+    assert handler.url == f"{shop_url}/app.js" and not handler.third_party
+    assert (handler.function, handler.invoker) == ("addToCart", "BUTTON#buy.onclick")
+    assert handler.interactions == 1 and handler.main_part == "processing"
+    # The frame's duration: the handler's run and the frame's rendering after it.
+    assert handler.avg_ms == pytest.approx(statistics.mean(spent["handler"]), rel=0.15)
+    button = next(r for r in view.parts if r.target == "body > button#buy")
+    assert (button.interactions, button.with_scripts, button.attributed) == (1, 1, 0)
+    page_row = next(p for p in view.parties if p.page == "/sentry")
+    assert (page_row.first_party_pct, page_row.third_party_pct) == (100.0, 0.0)

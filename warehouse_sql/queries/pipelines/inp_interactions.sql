@@ -9,6 +9,19 @@
 -- the project's own hosts ({fp_projects} / {fp_hosts}: projects.first_party_hosts; an entry matches with or
 -- without the port); a script without a URL (the browser's own work) is the page's. third_party_ms is NULL
 -- without long-animation-frame data: unknown, never 0.
+--
+-- @sentry/browser without that attribution (browserTracingIntegration({enableLongAnimationFrame: true})) sends no
+-- scripts with its INP span: it records each long animation frame as a child span of the page load or navigation
+-- it happened in (op `ui.long_animation_frame`, `ui.long-animation-frame` before version 11; stored in `spans` with
+-- the transaction), naming the frame's longest script only — `code.file.path` (`browser.script.source_url` before
+-- version 11), `code.function.name`, `browser.script.invoker` — and lasting as long as the frame. Its INP span carries the page load's trace. So an INP span with no `inp.loaf` of its own, in a trace
+-- without StackLens' attribution spans (those name every script: counting both would count a frame twice), takes
+-- the frames of its trace that overlap it as its scripts (the 50 longest; the page's host, for the party, from its
+-- page load's URL): the frame's duration as the script's
+-- (an upper bound: the frame's rendering and its shorter scripts are in it), part `input_delay` for a frame that
+-- began before the input, else `processing` (the span has no processing start, so no presentation part), and
+-- `loaf` 1. Without such frames it stays without script data (`loaf` 0: unknown, never 0 ms) — frames outside a
+-- page load or navigation span are not recorded by the SDK.
 INSERT INTO inp_interactions
 SELECT org_id, project_id, timestamp, event_id, trace_id, page, environment, release, browser_name,
        target, type, inp, input_delay, processing, presentation, loaf,
@@ -22,7 +35,7 @@ FROM
            measurements['inp'] AS inp,
            JSONExtractRaw(payload, 'data') AS d,
            JSONExtractRaw(payload, 'attributes') AS a,
-           lower(extract(url, '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]+)')) AS page_host,
+           lower(extract(if(url != '', url, load_url), '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]+)')) AS page_host,
            {fp_hosts:Array(Array(String))}[indexOf({fp_projects:Array(UInt64)}, project_id)] AS own,
            substring(coalesce(nullIf(JSONExtractString(d, 'inp.target'), ''),
                               nullIf(JSONExtractString(a, 'inp.target', 'value'), ''),
@@ -36,19 +49,56 @@ FROM
                     JSONExtract(a, 'inp.processing', 'value', 'Nullable(Float64)')) AS processing,
            coalesce(JSONExtract(d, 'inp.presentation', 'Nullable(Float64)'),
                     JSONExtract(a, 'inp.presentation', 'value', 'Nullable(Float64)')) AS presentation,
-           toUInt8(JSONExtractBool(d, 'inp.loaf') OR JSONExtractBool(a, 'inp.loaf', 'value')) AS loaf,
+           toUInt8(JSONExtractBool(d, 'inp.loaf') OR JSONExtractBool(a, 'inp.loaf', 'value') OR from_frames) AS loaf,
            arraySlice(JSONExtractArrayRaw(d, 'inp.scripts'), 1, 50) AS scripts,
-           arrayMap(s -> substring(JSONExtractString(s, 'url'), 1, 1024), scripts) AS urls,
+           JSONHas(d, 'inp.loaf') OR JSONHas(a, 'inp.loaf') AS own_loaf,
+           toUnixTimestamp64Milli(timestamp) AS start_ms,
+           arraySlice(arrayReverseSort(x -> x.2, arrayFilter(x -> x.1 < toUnixTimestamp64Milli(end_timestamp)
+                                                                AND x.1 + x.2 > start_ms, frames)), 1, 50) AS overlapping,
+           NOT own_loaf AND NOT attributed_trace AND notEmpty(overlapping) AS from_frames,
+           if(from_frames, arrayMap(x -> substring(x.3, 1, 1024), overlapping),
+              arrayMap(s -> substring(JSONExtractString(s, 'url'), 1, 1024), scripts)) AS urls,
            arrayMap(u -> lower(extract(u, '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]+)')), urls) AS hosts,
-           arrayMap(s -> substring(JSONExtractString(s, 'function'), 1, 256), scripts) AS functions,
-           arrayMap(s -> substring(JSONExtractString(s, 'invoker'), 1, 512), scripts) AS invokers,
-           arrayMap(s -> greatest(JSONExtractFloat(s, 'duration'), 0), scripts) AS durations,
-           arrayMap(s -> if(JSONExtractString(s, 'part') IN ('input_delay', 'processing', 'presentation'),
-                            JSONExtractString(s, 'part'), 'processing'), scripts) AS parts,
+           if(from_frames, arrayMap(x -> substring(x.4, 1, 256), overlapping),
+              arrayMap(s -> substring(JSONExtractString(s, 'function'), 1, 256), scripts)) AS functions,
+           if(from_frames, arrayMap(x -> substring(x.5, 1, 512), overlapping),
+              arrayMap(s -> substring(JSONExtractString(s, 'invoker'), 1, 512), scripts)) AS invokers,
+           if(from_frames, arrayMap(x -> round(x.2, 1), overlapping),
+              arrayMap(s -> greatest(JSONExtractFloat(s, 'duration'), 0), scripts)) AS durations,
+           if(from_frames, arrayMap(x -> if(x.1 < start_ms, 'input_delay', 'processing'), overlapping),
+              arrayMap(s -> if(JSONExtractString(s, 'part') IN ('input_delay', 'processing', 'presentation'),
+                               JSONExtractString(s, 'part'), 'processing'), scripts)) AS parts,
            arrayMap(h -> toUInt8(h != '' AND h != page_host AND NOT has(own, h)
                                  AND NOT has(own, splitByChar(':', h)[1])), hosts) AS thirds
-    FROM transactions FINAL
-    WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')}
-      AND startsWith(op, 'ui.interaction') AND mapContains(measurements, 'inp')
+    FROM
+    (
+        SELECT *, max(position(payload, '"inp.loaf"') > 0) OVER (PARTITION BY project_id, trace_id) AS attributed_trace
+        FROM transactions FINAL
+        WHERE timestamp >= {start:DateTime64(3, 'UTC')} AND timestamp < {end:DateTime64(3, 'UTC')}
+          AND startsWith(op, 'ui.interaction') AND mapContains(measurements, 'inp')
+    ) AS i
+    LEFT JOIN
+    (
+        -- The long animation frames @sentry/browser recorded in the page loads and navigations of these hours
+        -- (a page load starts before its interactions: an hour earlier is read too), per trace: (start in epoch
+        -- ms, duration ms, the longest script's URL, function, invoker); and the page's URL from its page load
+        -- (@sentry/browser's INP span names none).
+        SELECT project_id, trace_id,
+               groupArray((toUnixTimestamp64Milli(timestamp), duration_ms,
+                           if(data['code.file.path'] != '', data['code.file.path'], data['browser.script.source_url']),
+                           data['code.function.name'], data['browser.script.invoker'])) AS frames
+        FROM spans FINAL
+        WHERE timestamp >= {start:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR AND timestamp < {end:DateTime64(3, 'UTC')}
+          AND op IN ('ui.long_animation_frame', 'ui.long-animation-frame') AND trace_id != ''
+        GROUP BY project_id, trace_id
+    ) AS f USING (project_id, trace_id)
+    LEFT JOIN
+    (
+        SELECT project_id, trace_id, any(url) AS load_url
+        FROM transactions FINAL
+        WHERE timestamp >= {start:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR AND timestamp < {end:DateTime64(3, 'UTC')}
+          AND op IN ('pageload', 'navigation') AND trace_id != '' AND url != ''
+        GROUP BY project_id, trace_id
+    ) AS l USING (project_id, trace_id)
 )
 SETTINGS join_use_nulls = 0

@@ -5,17 +5,41 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 
 import pytest
+from fastapi.testclient import TestClient
 
+from api.app import create_app
 from stacklens.performance.view_data import VIEWS
+from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
+from tests.module_stores import OrgFactory, module_stores, org_maker
 from tests.stacklens.performance.perf_seed import seed
 
 WINDOW = {"since": "2026-11-06T12:00:00Z", "until": "2026-11-20T12:00:00Z"}
 
 
-@pytest.fixture
+# The tests read the seeded organization and never write: the stores, the app and the seed are the module's
+# (tests/module_stores.py), not made again for each case.
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[Settings]:
+    with module_stores(tmp_path_factory, warehouse_url, "api-performance") as settings:
+        yield settings
+
+
+@pytest.fixture(scope="module")
+def org_factory(stores: Settings) -> OrgFactory:
+    return org_maker(stores)
+
+
+@pytest.fixture(scope="module")
+def client(stores: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(stores)) as test_client:
+        yield test_client
+
+
+@pytest.fixture(scope="module")
 def org(org_factory, stores):
     created = org_factory()
     seed(get_warehouse(stores), created["org_id"], created["project_id"], loads=120)

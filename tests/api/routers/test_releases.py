@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from fastapi.testclient import TestClient
 
+from api.app import create_app
 from api.routers.release_answers import ReleaseDetailOut, ReleaseOut, ReleasesOut
 from stacklens.releases.health import Window, release_health
+from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
+from tests.module_stores import OrgFactory, module_stores, org_maker
 from tests.stacklens.performance.perf_seed import NOW, seed
 from tests.stacklens.releases.session_seed import fill_session_states, seed_sessions
 
@@ -34,7 +39,26 @@ FIELDS = {
 FORMULA = '=HYPERLINK("https://evil.example")'
 
 
-@pytest.fixture
+# The tests read the seeded organization and never write: the stores, the app and the seed are the module's
+# (tests/module_stores.py), not made again for each case.
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[Settings]:
+    with module_stores(tmp_path_factory, warehouse_url, "api-releases") as settings:
+        yield settings
+
+
+@pytest.fixture(scope="module")
+def org_factory(stores: Settings) -> OrgFactory:
+    return org_maker(stores)
+
+
+@pytest.fixture(scope="module")
+def client(stores: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(stores)) as test_client:
+        yield test_client
+
+
+@pytest.fixture(scope="module")
 def org(org_factory, stores):
     created = org_factory()
     warehouse = get_warehouse(stores)

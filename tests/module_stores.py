@@ -1,0 +1,76 @@
+"""Stores made once for a test module whose tests only read what its fixtures seeded.
+
+A test's own ``stores`` (tests/conftest.py) costs a migrated warehouse database and control store, and a
+module that seeds page loads or sessions into them per test pays the seed again for every case (its
+parametrized cases too). A module whose tests read and never write shares one: :func:`module_stores` makes
+the stores in a data directory and warehouse database of the module's own, makes them the process's settings
+while the module runs, and drops them after it. Such a module overrides ``stores`` (and ``org_factory``,
+``client``) with module-scoped fixtures over these, so no test of it asks for a test's own ``settings``
+(which would make other settings the process's for that test, and none after it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from stacklens.control import accounts
+from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.keys.use_tally import flush_all
+from stacklens.control.projects import create_project
+from stacklens.ingest.front_door import close_front_doors
+from stacklens.settings import Settings, override_settings
+from stacklens.warehouse.client import reset_clients, warehouse_client
+from stacklens.warehouse.migrations import apply_migrations
+from tests.conftest import PASSWORD, make_settings
+
+OrgFactory = Callable[..., dict[str, Any]]
+
+
+@contextmanager
+def module_stores(
+    tmp_path_factory: pytest.TempPathFactory, warehouse_url: str, name: str
+) -> Iterator[Settings]:
+    """Settings with both stores migrated, the process's settings until the block ends; then dropped."""
+    data = tmp_path_factory.mktemp(name) / "data"
+    data.mkdir()
+    settings = make_settings(data, warehouse_url)
+    override_settings(settings)
+    try:
+        migrate_control_store(settings)
+        apply_migrations(settings)
+        yield settings
+    finally:
+        override_settings(None)
+        # The module's spooled rows and key-use counts are written now, not by a thread after its stores go.
+        close_front_doors()
+        flush_all()
+        reset_clients()
+        warehouse_client(settings.resolved_warehouse_url, "default").command(
+            "DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": settings.warehouse_database}
+        )
+
+
+def org_maker(settings: Settings) -> OrgFactory:
+    """``make("Acme")`` → the dict ``org_factory`` answers (tests/conftest.py), in these stores."""
+
+    def make(name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
+        email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
+        with session_scope(settings) as session:
+            org, api_key = accounts.create_organization(session, name, email, PASSWORD)
+            created, app_key = create_project(session, org.id, project)
+            return {
+                "org_id": org.id,
+                "org_slug": org.slug,
+                "email": email,
+                "api_key": api_key,
+                "project": created.slug,
+                "project_id": created.id,
+                "app_key": app_key,
+            }
+
+    return make

@@ -377,6 +377,14 @@
   });
   window.addEventListener("hashchange", fromHash);
 
+  // A taller window shows more rows: draw them (a frame at most per resize burst).
+  var resizing = false;
+  window.addEventListener("resize", function () {
+    if (resizing) { return; }
+    resizing = true;
+    requestAnimationFrame(function () { resizing = false; lists.forEach(function (l) { l.draw(); }); });
+  });
+
   rebuildAll();
   fromHash();
   document.documentElement.classList.add("trace-ready");

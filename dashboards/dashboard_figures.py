@@ -9,11 +9,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboards.explore_figures import explore_figures
 from dashboards.figure_json import figure_json
 from dashboards.widget_kind_figures import heatmap_figure, scatter_figure
-from stacklens.explore.columns import AGGREGATE, Column
-from stacklens.explore.query import INTERVALS
+from stacklens.explore.columns import Column
 from stacklens.explore.widget_plot import WidgetPlot
 from stacklens.explore.widgets import WidgetAnswer
 
@@ -24,29 +22,26 @@ def figure_height(rows: int) -> int:
     return rows * ROW_PX - 50
 
 
-def _overlay(answer: WidgetAnswer, columns: list[Column], axis_of: dict[str, int]) -> list[dict[str, Any]]:
-    """The compared window's lines of a line widget with ``compare`` (dotted, shifted onto the window), as
-    Explore draws them, each on its aggregate's axis."""
-    query, result = answer.query, answer.result
-    if answer.previous is None or query is None or result is None or query.compare is None:
-        return []
-    aggregates = [c for c in columns if c.kind == AGGREGATE]
-    label = result.compared_with if query.compare.previous_release else ""
-    figures = explore_figures(
-        result.series,
-        aggregates,
-        INTERVALS[query.interval].total_seconds(),
-        (query.window.since, query.window.until),
-        (answer.previous.series, query.window.since - query.compare.since),
-        label or "previous period",
-    )
-    out = []
-    for column, figure in zip(aggregates, figures.values(), strict=True):
-        for trace in figure["data"]:
-            if (trace.get("line") or {}).get("dash") == "dot":
-                trace["yaxis"] = "y2" if axis_of.get(column.key) == 2 else "y"
-                out.append(trace)
-    return out
+def _overlay(plot: WidgetPlot) -> list[dict[str, Any]]:
+    """The compared window's lines of a line widget with ``compare`` (:attr:`WidgetPlot.previous`: dotted,
+    shifted onto the window, each on its line's axis), as the PDF draws them."""
+    figure = go.Figure()
+    for line in plot.previous:
+        figure.add_trace(
+            go.Scatter(
+                x=plot.x,
+                y=line.values,
+                name=line.name,
+                customdata=line.texts,
+                yaxis="y2" if line.axis == 2 else "y",
+                mode="lines",
+                connectgaps=False,
+                line={"dash": "dot", "width": 1.5},
+                opacity=0.7,
+                hovertemplate="%{x}<br>%{customdata}<extra>%{fullData.name}</extra>",
+            )
+        )
+    return list(figure_json(figure)["data"])
 
 
 def widget_figure(
@@ -80,9 +75,8 @@ def widget_figure(
         else:
             figure.add_trace(go.Scatter(mode="lines+markers", connectgaps=False, **common))
     out = figure_json(figure)
-    axis_of = {line.column: line.axis for line in plot.lines}
     if kind == "line":
-        out["data"] += _overlay(answer, columns, axis_of)
+        out["data"] += _overlay(plot)
     layout = out["layout"]
     layout.update(
         {

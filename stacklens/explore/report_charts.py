@@ -36,7 +36,7 @@ def _day(value: str) -> str:
 
 
 def legend_rows(plot: WidgetPlot, per_row: int = 4) -> int:
-    return (len(plot.lines) + per_row - 1) // per_row
+    return (len(plot.lines) + len(plot.previous) + per_row - 1) // per_row
 
 
 def _runs(
@@ -73,7 +73,8 @@ def plot_chart(
     width, height = right - left, bottom - top_y
     tops = []
     for axis in range(1, len(plot.axes) + 1):
-        known = [v for line in plot.lines if line.axis == axis for v in line.values if v is not None]
+        drawn = [*plot.lines, *plot.previous]
+        known = [v for line in drawn if line.axis == axis for v in line.values if v is not None]
         tops.append(nice_max(max(known) if known else 0.0))
     pdf.set_text_color(*INK)
     pdf.set_font("Helvetica", "B", 8)
@@ -89,7 +90,7 @@ def plot_chart(
         if len(tops) > 1:
             pdf.text(right + 1, gy + 1, latin(tick_label(tops[1] * i / 4)))
     count = max(len(plot.x), 1)
-    stretches: list[tuple[tuple[int, int, int], list[list[tuple[float, float]]]]] = []
+    stretches: list[tuple[tuple[int, int, int], list[list[tuple[float, float]]], bool]] = []
     for n, line in enumerate(plot.lines):
         colour = COLOURS[n % len(COLOURS)]
         top = tops[line.axis - 1]
@@ -111,16 +112,25 @@ def plot_chart(
                 for run in runs:
                     if len(run) > 1:
                         pdf.polygon([(run[0][0], bottom), *run, (run[-1][0], bottom)], style="F")
-        stretches.append((colour, runs))
+        stretches.append((colour, runs, False))
+    for k, line in enumerate(plot.previous):  # a compared window's lines: dotted, the page's next colours
+        colour = COLOURS[(len(plot.lines) + k) % len(COLOURS)]
+        runs = _runs(line.values, left, width / max(count - 1, 1), bottom, height / tops[line.axis - 1])
+        stretches.append((colour, runs, True))
     # Lines over every fill, so an area's later fill never hides an earlier line.
-    pdf.set_line_width(0.5)
-    for colour, runs in stretches:
+    for colour, runs, dotted in stretches:
         pdf.set_draw_color(*colour)
+        pdf.set_line_width(0.35 if dotted else 0.5)
+        if dotted:
+            pdf.set_dash_pattern(dash=0.8, gap=0.6)
+        else:
+            pdf.set_dash_pattern()
         for run in runs:
             if len(run) > 1:
                 pdf.polyline(run)
             else:
                 pdf.circle(x=run[0][0], y=run[0][1], radius=0.5, style="D")
+    pdf.set_dash_pattern()
     pdf.set_text_color(*MUTED)
     pdf.set_font("Helvetica", "", 6)
     if plot.x and not plot.time and bars:
@@ -138,7 +148,7 @@ def plot_chart(
     below = bottom + (6 if not plot.time and bars else 3)
     pdf.text(left + width / 2 - pdf.get_string_width(latin(axes)) / 2, below, latin(axes))
     column = (w - 4) / per_row
-    for n, line in enumerate(plot.lines):
+    for n, line in enumerate([*plot.lines, *plot.previous]):
         lx = x + (n % per_row) * column
         ly = bottom + 8 + (n // per_row) * LEGEND_ROW
         pdf.set_fill_color(*COLOURS[n % len(COLOURS)])

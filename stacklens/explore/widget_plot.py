@@ -48,6 +48,9 @@ class WidgetPlot:
     axes: list[str] = field(default_factory=list)  # each axis's title (its columns' headers), left first
     refusal: str = ""  # why the widget draws nothing (more units than axes)
     note: str = ""  # what the chart leaves out, named (the groups beyond the top N)
+    # A line widget with ``compare``: each drawn line's compared window, shifted onto this window's buckets
+    # (drawn dotted), named "<line> (previous period)" or after the release compared with.
+    previous: list[PlotLine] = field(default_factory=list)
 
 
 def aggregate_unit(aggregate: Aggregate) -> str:
@@ -129,6 +132,10 @@ def widget_plot(answer: WidgetAnswer) -> WidgetPlot | None:
     else:
         plot = _per_group(query, result.rows, aggregates, axis_of)
     plot.axes = axes
+    if kind == "line" and query.interval and query.compare is not None and answer.previous is not None:
+        label = (result.compared_with if query.compare.previous_release else "") or "previous period"
+        shift = query.window.since - query.compare.since
+        plot.previous = _previous(plot, query, answer.previous, aggregates, shift, label)
     if result.truncated and query.group_by:
         groups = " and ".join(query.group_by)
         order = ("-" if query.descending else "") + (query.order_by or "the first column")
@@ -169,6 +176,33 @@ def _add_others(
         name = f"{column.header} · {OTHERS}" if several else OTHERS
         texts = [column.format(v) for v in values]
         plot.lines.append(PlotLine(name, column.key, axis_of[column.key], values, texts))
+
+
+def _previous(
+    plot: WidgetPlot, query: Query, previous: Result, aggregates: list[Column], shift: timedelta, label: str
+) -> list[PlotLine]:
+    """The compared window's line of each drawn line (same group, same aggregate), its buckets moved by
+    ``shift`` into the window's (the bucket holding the moved start: a release's window need not start on a
+    bucket's edge); a value's text says the bucket it was taken in."""
+    step = INTERVALS[query.interval]
+    first = _parse(plot.x[0]) if plot.x else query.window.since
+    by_group = {_group_name(e["group"]): e for e in previous.series}
+    out = []
+    for line in plot.lines:
+        column = next(c for c in aggregates if c.key == line.column)
+        group = line.name.split(" · ", 1)[1] if len(aggregates) > 1 and query.group_by else line.name
+        entry = by_group.get(group if query.group_by else "all")
+        if entry is None:
+            continue
+        values: list[float | None] = [None] * len(plot.x)
+        texts = [column.format(None)] * len(plot.x)
+        for t, value in zip(entry["t"], entry["values"][column.key], strict=True):
+            i = (_parse(t) + shift - first) // step
+            if 0 <= i < len(plot.x) and _number(value) is not None:
+                values[i] = _number(value)
+                texts[i] = f"{column.format(value)} (at {t[:16].replace('T', ' ')})"
+        out.append(PlotLine(f"{line.name} ({label})", column.key, line.axis, values, texts))
+    return out
 
 
 def _over_time(

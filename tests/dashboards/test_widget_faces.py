@@ -121,7 +121,18 @@ WIDGETS: list[dict[str, Any]] = [
         "layout": {"x": 0, "y": 10, "w": 12, "h": 2},
     },
 ]
-AREA, STACKED, SCATTER, GAUGE, HEAT = range(4, 9)
+COMPARED = {
+    "title": "Crash-free sessions against the previous 30 days",
+    "kind": "line",
+    "query": {
+        "dataset": "sessions",
+        "aggregates": [{"fn": "avg", "metric": "crash_free_sessions"}],
+        "interval": "1d",
+        "compare": {"previous_period": True},
+    },
+    "layout": {"x": 0, "y": 12, "w": 12, "h": 2},
+}
+WIDGETS.append(COMPARED)
 READ = """() => ({
   traces: document.getElementById('plot-widget-2').data.map(t => ({name: t.name, y: t.y, axis: t.yaxis})),
   axes: [document.getElementById('plot-widget-2').layout.yaxis.title.text,
@@ -139,6 +150,8 @@ READ = """() => ({
     type: t.type, name: t.name, x: t.x, y: t.y, z: t.z, text: t.text, fill: t.fill, value: t.value,
     threshold: t.gauge && t.gauge.threshold.value}))),
   barmode: document.getElementById('plot-widget-5').layout.barmode,
+  compared: document.getElementById('plot-widget-9').data.map(t => ({name: t.name, y: t.y, x: t.x,
+    dash: t.line && t.line.dash})),
 })"""
 
 
@@ -226,7 +239,7 @@ def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, 
     for old in SHOTS.glob("faces-pdf-*.png"):
         old.unlink()
     subprocess.run(["pdftoppm", "-png", "-r", "70", str(path), str(SHOTS / "faces-pdf")], check=True)
-    plot, top = drawn
+    plot, top, compared = drawn
     page = faces["page-1440"]
     names = [t["name"] for t in page["traces"]]
     # Every aggregate, per release: LCP on the left axis, the count on the right.
@@ -297,3 +310,14 @@ def test_page_share_and_pdf_draw_the_same_widget(chromium, server, org_factory, 
     # A number's change in the PDF's words is the page's: points of a percentage, not per cent.
     change = faces["page-1440"]["change"].split()[1]
     assert f"{change} pp" in words, (change, words)
+    # A line with "compare" overlays its previous window, dotted, shifted onto this one: on every face and
+    # in the PDF, the same values in the same buckets.
+    assert [line.name for line in compared.previous] == ["Crash-free sessions (%) (previous period)"]
+    assert sum(v is not None for v in compared.previous[0].values) >= 10, compared.previous
+    for name, face in faces.items():
+        now_line, before = face["compared"]
+        assert before["name"] == compared.previous[0].name and before["dash"] == "dot", (name, before)
+        assert now_line["dash"] != "dot" and _inner(now_line["y"]) == _inner(compared.lines[0].values), name
+        assert [x.replace("Z", "") for x in before["x"]] == [x.replace("Z", "") for x in compared.x], name
+        assert _inner(before["y"]) == _inner(compared.previous[0].values), name
+    assert "Crash-free sessions (%) (previous period)" in words, words

@@ -89,11 +89,20 @@ class FreedMemoryReleaser:
     """A daemon thread that calls :func:`release_freed_memory` every :data:`TRIM_EVERY_SECONDS` while the
     server runs: a burst's bodies and a pipeline run's results are freed in the middle of the arenas, where
     no threshold returns them. ``also`` runs on the same beat (the serving process passes the release of the
-    engine library's pages, :func:`stacklens.warehouse.engine.release_library_pages`)."""
+    engine library's pages, :func:`stacklens.warehouse.engine.release_library_pages`); ``often`` every
+    ``often_every`` seconds (the embedded engine's allocator purge, a millisecond when little was freed)."""
 
-    def __init__(self, every: float = TRIM_EVERY_SECONDS, also: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self,
+        every: float = TRIM_EVERY_SECONDS,
+        also: Callable[[], object] | None = None,
+        often: Callable[[], object] | None = None,
+        often_every: float = TRIM_EVERY_SECONDS,
+    ) -> None:
         self.every = every
         self.also = also
+        self.often = often
+        self.often_every = often_every if often is not None else every
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -104,10 +113,19 @@ class FreedMemoryReleaser:
         self._thread.start()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            release_freed_memory()
-            if self.also is not None:
-                self.also()
+        beat = min(self.every, self.often_every)
+        since_trim = since_often = 0.0
+        while not self._stop.wait(beat):
+            since_trim += beat
+            since_often += beat
+            if self.often is not None and since_often >= self.often_every:
+                since_often = 0.0
+                self.often()
+            if since_trim >= self.every:
+                since_trim = 0.0
+                release_freed_memory()
+                if self.also is not None:
+                    self.also()
 
     def stop(self) -> None:
         self._stop.set()

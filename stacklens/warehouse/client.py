@@ -308,3 +308,19 @@ def reset_clients() -> None:
         _clients.clear()
         _seconds.clear()
         _inserters.clear()
+
+
+def purge_engine_memory(settings: Settings) -> bool:
+    """Give the memory the embedded engine freed back to the system; True when it did. The engine's allocator
+    (jemalloc) keeps freed pages for reuse and returns them only as later allocations come, so after the
+    history's large inserts and the marts' first build the process held ~400 MiB the engine no longer used
+    (its tracked memory was tens of MiB); measured: 665 → 76 MiB anonymous after 2 M rows inserted, in
+    ~60 ms of CPU, ~1 ms when little was freed. Nothing to do for a ClickHouse server (it has its own memory
+    worker) or before the engine has started in this process."""
+    from stacklens.warehouse.engine import engine_started
+    from stacklens.warehouse.queries import load_query
+
+    if not settings.embedded_warehouse or not engine_started():
+        return False
+    get_warehouse(settings).command(load_query("warehouse/purge_allocator"))
+    return True

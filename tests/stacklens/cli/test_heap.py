@@ -103,3 +103,27 @@ def test_the_c_allocator_gives_freed_blocks_back() -> None:
     # what is still in use and the interpreter's own.
     assert figures["before"] - figures["after"] > 100 * 1024, figures
     assert figures["kept_kib"] <= figures["after"] < figures["kept_kib"] + 64 * 1024, figures
+
+
+def test_the_releaser_purges_often_and_trims_on_its_slower_beat() -> None:
+    """The engine's purge (``often``) runs on its own short beat; the trim and ``also`` wait for theirs."""
+    import threading
+
+    from stacklens.cli.heap import FreedMemoryReleaser
+
+    purges: list[float] = []
+    purged_thrice = threading.Event()
+    trimmed = threading.Event()
+
+    def purge() -> None:
+        purges.append(1.0)
+        if len(purges) >= 3:
+            purged_thrice.set()
+
+    releaser = FreedMemoryReleaser(every=3600.0, also=trimmed.set, often=purge, often_every=0.02)
+    releaser.start()
+    try:
+        assert purged_thrice.wait(30.0)
+    finally:
+        releaser.stop()
+    assert not trimmed.is_set()

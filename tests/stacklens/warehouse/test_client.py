@@ -21,6 +21,7 @@ from stacklens.warehouse.client import (
     ensure_database,
     get_warehouse,
     inserting_client,
+    purge_engine_memory,
     second_client,
 )
 
@@ -96,3 +97,28 @@ def test_a_warehouse_read_planted_in_an_admission_without_a_mark_runs_on_a_threa
     assert calls[0] == loop_thread and calls[1].startswith("stacklens-admission") and len(calls) == 2
     # The read took ~1 s on a thread; had it run on the loop, the ticker could not have turned during it.
     assert ticks >= 20, f"the loop turned {ticks} times during a one-second read"
+
+
+def _anonymous_mib() -> float:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("RssAnon:"))
+    return int(line.split()[1]) / 1024
+
+
+def test_the_engine_gives_back_what_a_large_statement_freed(settings: Settings) -> None:
+    """The embedded engine's allocator keeps the memory a large statement freed until it is purged: a
+    statement that builds ~200 MiB of strings leaves most of it resident, and the purge gives it back."""
+    ensure_database(settings)
+    client = get_warehouse(settings)
+    purge_engine_memory(settings)
+    client.query("SELECT length(groupArray(repeat('x', 200))) FROM numbers(1000000)")
+    held = _anonymous_mib()
+    assert purge_engine_memory(settings)
+    assert _anonymous_mib() < held - 50
+
+
+def test_a_clickhouse_server_is_not_purged(settings: Settings) -> None:
+    """A ClickHouse server returns its own memory: nothing is sent to it."""
+    server = settings.model_copy(update={"warehouse_url": "http://127.0.0.1:9/"})
+    assert not server.embedded_warehouse
+    assert not purge_engine_memory(server)

@@ -119,6 +119,21 @@ READ = """() => {
 }"""
 
 
+def _at_width(page: Any, width: int) -> None:
+    """The page at ``width`` px, its plots laid out again (Plotly follows a resize after a pause), and
+    no plot wider than its card."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.evaluate(
+        "() => Promise.all(Array.from(document.querySelectorAll('.js-plotly-plot'))"
+        ".map(p => window.Plotly.Plots.resize(p)))"
+    )
+    over = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.widget')).filter(w => { const s = w.querySelector('.main-svg');"
+        " return s && s.getBoundingClientRect().right > w.getBoundingClientRect().right + 1; }).map(w => w.id)"
+    )
+    assert over == [], over
+
+
 def _click_first_bar(page: Any, plot: str) -> None:
     bars = page.locator(f"{plot} .trace.bars").first.locator(".point path")
     # A bucket without rows is an empty path (a gap): click the first bar drawn.
@@ -189,7 +204,7 @@ def test_variables_drill_down_refresh_tv_and_every_kind(chromium, server, org_fa
     assert bars == [chosen], bars
     explore = page.get_attribute("#widget-1 .explore-link", "href") or ""
     assert f"page|=|{chosen}" in parse_qs(urlparse(explore).query)["f"], explore
-    page.set_viewport_size({"width": 1024, "height": 900})
+    _at_width(page, 1024)
     page.screenshot(path=str(SHOTS / "kinds-variables-1024.png"), full_page=True)
 
     # Drill-down: a bar of pages opens that page's vitals over the window; a stacked bar opens its slice.
@@ -234,12 +249,14 @@ def test_variables_drill_down_refresh_tv_and_every_kind(chromium, server, org_fa
     assert page.evaluate("() => window.__kept === undefined")
 
     # TV mode: no navigation, no editing, the refresh kept.
+    page.set_viewport_size({"width": 1024, "height": 900})
     page.goto(url + "?tv=1&refresh=1m")
     page.wait_for_selector("#plot-widget-4 .main-svg")
     tv = page.evaluate(READ)
     assert tv["topbar"] == "none" and tv["menus"] == 0, tv
     assert not page.is_visible("#subscriptions") and page.is_visible("#dashboard-fullscreen")
     assert "every 1m" in page.inner_text("#dashboard-refresh-note")
+    _at_width(page, 1024)
     page.screenshot(path=str(SHOTS / "kinds-tv-1024.png"), full_page=True)
 
     # The share draws the same kinds, without drill links into signed-in pages.

@@ -19,20 +19,22 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.datastructures import QueryParams
 
-from dashboards.context import Db, OrgViewer, org_projects
+from dashboards.context import Db, OrgViewer, app_settings, org_projects
 from dashboards.dashboard_page import board_page
-from dashboards.dashboard_snapshot import answers_as_of
+from dashboards.dashboard_snapshot import answers_as_of, widget_views
 from dashboards.rendering import render
 from dashboards.routers.explore import body_from_params
 from dashboards.routers.subscriptions import channel_names
 from dashboards.security import check_csrf
 from stacklens import annotations as notes
+from stacklens.csv_cells import csv_text
 from stacklens.errors import InvalidInput
 from stacklens.explore import dashboard_variables as dv
 from stacklens.explore import dashboards as boards
 from stacklens.explore import subscriptions as subscription_rows
 from stacklens.explore.columns import header
 from stacklens.explore.dashboard_shares import active_shares
+from stacklens.explore.download_names import slug
 from stacklens.explore.query import BadQuery
 from stacklens.explore.query_parser import parse_query
 from stacklens.explore.subscriptions import schedule_of
@@ -222,6 +224,32 @@ async def keep_filters(request: Request, dashboard_id: int, viewer: OrgViewer, d
     variables = dv.with_defaults(board.variables, chosen)
     _replace(db, viewer, board, filters=filters, variables=variables, refresh=refresh)
     return _back(viewer, board.id)
+
+
+@router.get(ONE + "/widgets/{index}/download.csv")
+def sql_widget_csv(request: Request, dashboard_id: int, index: int, viewer: OrgViewer, db: Db) -> Response:
+    """A SQL panel's answer as CSV, under the page's filters and variables (its URL's), as the page shows it
+    (the same minute's kept answer): a file named after the widget and the window
+    (``slowest-pages-sql-30d.csv``), every text cell neutralised against spreadsheet formulas. The statement
+    is the dashboard's own, so a viewer downloads what the page shows them and runs no SQL of their own."""
+    board = boards.get_dashboard(db, viewer.org.id, dashboard_id)
+    if not 0 <= index < len(board.widgets) or "sql" not in board.widgets[index]:
+        raise InvalidInput(f"widget: widget {index + 1} of this dashboard is not a SQL panel")
+    filters = boards.parse_filters(db, viewer.org.id, _page_filters(board, request.query_params))
+    variables = dv.variables_of(board.variables)
+    chosen = dv.chosen_values(variables, request.query_params)
+    widgets = dv.with_variables(db, viewer.org.id, [board.widgets[index]], variables, chosen)
+    settings = app_settings(request)
+    (view,) = widget_views(settings, db, viewer.org.id, viewer.org.slug, widgets, filters, links=False)
+    answer = view["answer"]
+    if answer.error or answer.result is None:
+        raise InvalidInput(f"sql: {answer.error or 'not answered'}")
+    name = f"{slug(str(answer.widget.get('title') or '')) or 'sql'}-{filters['range']}.csv"
+    return Response(
+        csv_text(answer.result.columns, answer.result.rows),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"},
+    )
 
 
 @router.post(ONE + "/delete")

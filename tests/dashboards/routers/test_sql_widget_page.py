@@ -83,6 +83,22 @@ def test_a_sql_widget_follows_the_variable_in_the_url(
         cells = re.findall(r'data-column="release">([^<]*)<', _section(chosen.text, 1))
         assert cells == [release], cells
 
+    # Each panel downloads its answer as the page shows it, under the URL's variable, named after it and the
+    # window; a widget that is not a SQL panel, or another organization's dashboard, answers none.
+    chosen = app_client.get(path, params={"var-rel": releases[0]}).text
+    link = re.search(r'href="([^"]*/widgets/1/download\.csv[^"]*)"', _section(chosen, 1))
+    assert link is not None, _section(chosen, 1)
+    csv_file = app_client.get(link.group(1).replace("&amp;", "&"))
+    assert csv_file.status_code == 200, csv_file.text
+    assert csv_file.headers["content-disposition"] == 'attachment; filename="by-release-sql-90d.csv"'
+    assert csv_file.text.splitlines() == ["release,loads", f"{releases[0]},{per_release[releases[0]]}"]
+    every = app_client.get(f"{path}/widgets/1/download.csv").text.splitlines()
+    assert every[1:] == [f"{r},{per_release[r]}" for r in releases], every
+    assert app_client.get(f"{path}/widgets/5/download.csv").status_code == 400
+    other = org_factory("Other")
+    theirs = f"/orgs/{other['org_slug']}/dashboards/{board.id}/widgets/1/download.csv"
+    assert app_client.get(theirs).status_code in (403, 404)
+
     # The table's numbers are right-aligned like other tables' numbers; its labels are not.
     table = _section(page.text, 1)
     assert '<th class="">release</th>' in table and '<th class="num">loads</th>' in table, table

@@ -249,7 +249,12 @@ CREATE TABLE inp_interactions
     `script_third` Array(UInt8),
     `first_party_ms` Float64,
     `third_party_ms` Nullable(Float64),
-    `materialized_at` DateTime64(6, 'UTC')
+    `materialized_at` DateTime64(6, 'UTC'),
+    `inp_bucket` Nullable(Float32) MATERIALIZED if(inp IS NULL, NULL, arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), [assumeNotNull(inp)])[1]),
+    `input_delay_bucket` Nullable(Float32) MATERIALIZED if(input_delay IS NULL, NULL, arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), [assumeNotNull(input_delay)])[1]),
+    `processing_bucket` Nullable(Float32) MATERIALIZED if(processing IS NULL, NULL, arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), [assumeNotNull(processing)])[1]),
+    `presentation_bucket` Nullable(Float32) MATERIALIZED if(presentation IS NULL, NULL, arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), [assumeNotNull(presentation)])[1]),
+    `third_party_bucket` Nullable(Float32) MATERIALIZED if(third_party_ms IS NULL, NULL, arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), [assumeNotNull(third_party_ms)])[1])
 )
 ENGINE = ReplacingMergeTree(materialized_at)
 PARTITION BY toYYYYMM(ts)

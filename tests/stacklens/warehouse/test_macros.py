@@ -56,7 +56,6 @@ def test_the_histogram_buckets_are_written_once() -> None:
             [
                 "0015_add_transactions_vital_buckets.sql",
                 "0138_add_pageload_facts_histograms.sql",
-                "inp_hist_entry.sql",  # the INP states' histograms (migration 0260) bucket as the page loads'
                 "inp_hist_value.sql",
             ],
         ),
@@ -200,7 +199,7 @@ def test_an_unknown_macro_names_the_file(tmp_path: Path) -> None:
         MacroError,
         match=r"queries/x.sql: unknown macro \$\{issue_element\} \(macros: block_period, days_of_blocks, "
         r"dead_attempt_rows, duration_hist_key, duration_hist_value, duration_p95, endpoint_call_periods_of_facts, endpoint_call_states, endpoint_window, "
-        r"hours_of_days, inp_hist_entry, inp_hist_value, inp_merge, inp_state_row, inp_window, issue_elements, issue_title, issue_window_rows, log_filter, pageload_bucket, pageload_hist_value, pageload_merge, "
+        r"hours_of_days, inp_bucket_entry, inp_hist_value, inp_merge, inp_state_row, inp_window, issue_elements, issue_title, issue_window_rows, log_filter, pageload_bucket, pageload_hist_value, pageload_merge, "
         r"pageload_periods_of_facts, pageload_state_row, pageload_window, period_aligned, period_tiles, "
         r"resource_request_periods_of_facts, resource_request_states, resource_row_sums, resource_window, "
         r"series_periods, series_points, still_landing, trace_span_match, view_settings, written_examples, written_facts, "

@@ -80,15 +80,16 @@ FROM
     LEFT JOIN
     (
         -- The long animation frames @sentry/browser recorded in the page loads and navigations of these hours
-        -- (a page load starts before its interactions: an hour earlier is read too), per trace: (start in epoch
-        -- ms, duration ms, the longest script's URL, function, invoker); and the page's URL from its page load
-        -- (@sentry/browser's INP span names none).
+        -- (a page load starts before its interactions: an hour earlier is read too; a minute later, for the frame
+        -- of an interaction at the hours' end), per trace: (start in epoch ms, duration ms, the longest script's
+        -- URL, function, invoker); and the page's URL from its page load (@sentry/browser's INP span names none).
         SELECT project_id, trace_id,
                groupArray((toUnixTimestamp64Milli(timestamp), duration_ms,
                            if(data['code.file.path'] != '', data['code.file.path'], data['browser.script.source_url']),
                            data['code.function.name'], data['browser.script.invoker'])) AS frames
         FROM spans FINAL
-        WHERE timestamp >= {start:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR AND timestamp < {end:DateTime64(3, 'UTC')}
+        WHERE timestamp >= {start:DateTime64(3, 'UTC')} - INTERVAL 1 HOUR
+          AND timestamp < {end:DateTime64(3, 'UTC')} + INTERVAL 1 MINUTE
           AND op IN ('ui.long_animation_frame', 'ui.long-animation-frame') AND trace_id != ''
         GROUP BY project_id, trace_id
     ) AS f USING (project_id, trace_id)

@@ -3,6 +3,7 @@ search over millions of spans.
 
     nice -n 10 .venv/bin/python bench/traces.py                        # 1,000,000 spans
     nice -n 10 .venv/bin/python bench/traces.py --spans 10000000
+    nice -n 10 .venv/bin/python bench/traces.py --spans 0    # the 5,000-span trace alone: API and page
 
 In an embedded warehouse (its own data directory, every migration): N spans of one project over 7 days as
 ingest stores them — traces of 20 spans (one transaction and 19 spans under it; services, operations,

@@ -85,9 +85,9 @@ def test_a_sql_widget_follows_the_variable_in_the_url(
 
     # Each panel downloads its answer as the page shows it, under the URL's variable, named after it and the
     # window; a widget that is not a SQL panel, or another organization's dashboard, answers none.
-    chosen = app_client.get(path, params={"var-rel": releases[0]}).text
-    link = re.search(r'href="([^"]*/widgets/1/download\.csv[^"]*)"', _section(chosen, 1))
-    assert link is not None, _section(chosen, 1)
+    first_chosen = app_client.get(path, params={"var-rel": releases[0]}).text
+    link = re.search(r'href="([^"]*/widgets/1/download\.csv[^"]*)"', _section(first_chosen, 1))
+    assert link is not None, _section(first_chosen, 1)
     csv_file = app_client.get(link.group(1).replace("&amp;", "&"))
     assert csv_file.status_code == 200, csv_file.text
     assert csv_file.headers["content-disposition"] == 'attachment; filename="by-release-sql-90d.csv"'

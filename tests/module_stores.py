@@ -56,12 +56,17 @@ def module_stores(
 
 
 def org_maker(settings: Settings) -> OrgFactory:
-    """``make("Acme")`` → the dict ``org_factory`` answers (tests/conftest.py), in these stores."""
+    """``make("Acme")`` → the dict ``org_factory`` answers (tests/conftest.py), in these stores. Organization
+    names are unique in a store, and the module's tests share one: a name asked for again gets a number
+    ("Acme 2")."""
+    made: dict[str, int] = {}
 
     def make(name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
+        made[name] = made.get(name, 0) + 1
+        unique = name if made[name] == 1 else f"{name} {made[name]}"
         email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
         with session_scope(settings) as session:
-            org, api_key = accounts.create_organization(session, name, email, PASSWORD)
+            org, api_key = accounts.create_organization(session, unique, email, PASSWORD)
             created, app_key = create_project(session, org.id, project)
             return {
                 "org_id": org.id,

@@ -8,23 +8,75 @@ import html
 import json
 import re
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
+from stacklens.cli.app import build_app
+from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import sign_in
+from tests.module_stores import OrgFactory, module_stores, org_maker
 from tests.stacklens.performance import perf_seed
-from tests.stacklens.performance.perf_seed import NOW, seed
+from tests.stacklens.performance.perf_seed import NOW, Seeded, seed
 
 WINDOW = {"since": "2026-11-06T12:00:00Z", "until": NOW.isoformat().replace("+00:00", "Z")}
 PAGES = ["", "/pages", "/resources", "/api", "/trends", "/releases", "/recommendations"]
 
 
+# One app over stores of the module's own (tests/module_stores.py), and one seeded organization that the
+# reading tests share; a test that writes (late rows, an annotation, an error event) seeds an organization of
+# its own, so no test reads another's writes. Every test starts signed out, as with a client of its own.
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[Settings]:
+    with module_stores(tmp_path_factory, warehouse_url, "performance-pages") as settings:
+        yield settings
+
+
+@pytest.fixture(scope="module")
+def org_factory(stores: Settings) -> OrgFactory:
+    return org_maker(stores)
+
+
+@pytest.fixture(scope="module")
+def app(stores: Settings) -> Iterator[TestClient]:
+    with TestClient(build_app(stores)) as test_client:
+        yield test_client
+
+
 @pytest.fixture
-def seeded(client, org_factory, stores):
+def client(app: TestClient) -> TestClient:
+    app.cookies.clear()
+    return app
+
+
+def _seeded(org_factory: OrgFactory, stores: Settings) -> tuple[dict[str, Any], Seeded]:
     org = org_factory()
     data = seed(get_warehouse(stores), org["org_id"], org["project_id"], loads=240)
+    return org, data
+
+
+@pytest.fixture(scope="module")
+def shared(org_factory: OrgFactory, stores: Settings) -> tuple[dict[str, Any], Seeded]:
+    return _seeded(org_factory, stores)
+
+
+@pytest.fixture
+def seeded(client: TestClient, shared: tuple[dict[str, Any], Seeded]) -> tuple[dict[str, Any], Seeded]:
+    """The module's seeded organization, its owner signed in (read it, never write to it)."""
+    sign_in(client, shared[0]["email"])
+    return shared
+
+
+@pytest.fixture
+def own_seeded(
+    client: TestClient, org_factory: OrgFactory, stores: Settings
+) -> tuple[dict[str, Any], Seeded]:
+    """An organization seeded for this test alone, its owner signed in: for a test that writes to it."""
+    org, data = _seeded(org_factory, stores)
     sign_in(client, org["email"])
     return org, data
 
@@ -121,10 +173,10 @@ def test_another_organization_sees_nothing(client, seeded, org_factory) -> None:
     assert "perf-empty" in own.text
 
 
-def test_browser_error_links_to_its_page_load_waterfall(client, seeded) -> None:
+def test_browser_error_links_to_its_page_load_waterfall(client, own_seeded) -> None:
     from tests.dashboards.landing import land, sdk_event
 
-    org, data = seeded
+    org, data = own_seeded
     load = next(t for t in data.transactions if t["op"] == "pageload")
 
     def fail() -> None:
@@ -171,14 +223,14 @@ def test_release_views_open_on_the_releases_they_compare(
     assert client.get(f"{api}/pages", headers=headers).json()["filters"]["range"] == "7d"
 
 
-def test_pages_say_the_marts_are_building_while_history_waits(client, seeded, stores) -> None:
+def test_pages_say_the_marts_are_building_while_history_waits(client, own_seeded, stores) -> None:
     """Issue #47: history received after the marts' last run (a first start's backfill) is announced on every
     performance page ("building the last 3 days: …") instead of a chart with a gap; gone once a run took
     it."""
     from tests.pipelines.assets.test_budgets import load
     from tests.pipelines.pipeline_seed import TX_COLS
 
-    org, _ = seeded
+    org, _ = own_seeded
     for suffix in ("", "/releases"):
         assert 'id="marts-building"' not in client.get(_base(org) + suffix, params=WINDOW).text
     time.sleep(0.01)  # received after the seed's run
@@ -196,7 +248,7 @@ def test_pages_say_the_marts_are_building_while_history_waits(client, seeded, st
     assert 'id="marts-building"' not in client.get(_base(org), params=WINDOW).text
 
 
-def test_time_charts_mark_releases_and_annotations(client, seeded, stores) -> None:
+def test_time_charts_mark_releases_and_annotations(client, own_seeded, stores) -> None:
     """The overview's daily charts mark shop@1.1.0 where it was first seen (within the window; shop@1.0.0
     began before it) and the project's annotation, each linking or listing what it marks."""
     import json
@@ -204,7 +256,7 @@ def test_time_charts_mark_releases_and_annotations(client, seeded, stores) -> No
     from stacklens.annotations import create_annotation
     from stacklens.control.db import session_scope
 
-    org, data = seeded
+    org, data = own_seeded
     with session_scope(stores) as session:
         create_annotation(
             session, org["org_id"], {"text": "deploy cdn", "tags": ["deploy"], "time": "2026-11-18T09:00:00Z"}

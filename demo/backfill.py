@@ -27,7 +27,7 @@ from demo.delivery import (
     Tally,
     describe,
 )
-from demo.traffic import CURRENT_RELEASE, Site, page_load, release_at, send_order_mail, shop_visit
+from demo.traffic import CURRENT_RELEASE, Order, Site, page_load, release_at, send_order_mail, shop_visit
 
 # A day's slice gives up after this many arrivals in a row the shop never answered (each after every retry):
 # the shop is gone, and trying the rest of the slice would only add 7.5 s of retries per arrival.
@@ -55,7 +55,14 @@ def _replay_slice(
             if arrival.kind == VISITS:
                 _history_visit(shop, rng, release, arrival.at, day, tally, capture_at)
             else:
-                page_load(shop, rng, site, release, arrival.at, tally, day, history=True)
+                order = page_load(shop, rng, site, release, arrival.at, tally, day, history=True)
+                # The checkout page placed an order: its mail job continues the page's trace (browser, shop
+                # and worker in one trace), a few seconds after the page; its own random source.
+                if order is not None and capture_at is not None:
+                    own = random.Random(str(order.trace))
+                    _history_mail(
+                        own, order, arrival.at + timedelta(seconds=5), release, day, tally, capture_at
+                    )
             failed_in_a_row = 0
         except httpx.HTTPError as exc:
             failed_in_a_row += 1
@@ -80,15 +87,27 @@ def _history_visit(
     order = shop_visit(shop, rng, {CLOCK_HEADER: encode_clock(at, release.name)}, answered)
     tally.add(day, VISITS)
     if order is not None and capture_at is not None:
-        mailed_at = at + timedelta(seconds=2)
-        mailed = send_order_mail(
-            rng,
-            order.total_cents,
-            capture_at(mailed_at, release.name),
-            encode_clock(mailed_at, release.name),
-            order.trace,
-        )
-        tally.add(day, MAILS if mailed else MAIL_ERRORS)
+        _history_mail(rng, order, at + timedelta(seconds=2), release, day, tally, capture_at)
+
+
+def _history_mail(
+    rng: random.Random,
+    order: Order,
+    mailed_at: datetime,
+    release: browser.ReleaseShape,
+    day: date,
+    tally: Tally,
+    capture_at: Callable[[datetime, str], Callable[[BaseException], Any]],
+) -> None:
+    """The worker's mail job for a history order, at ``mailed_at``, continuing the order's trace."""
+    mailed = send_order_mail(
+        rng,
+        order.total_cents,
+        capture_at(mailed_at, release.name),
+        encode_clock(mailed_at, release.name),
+        order.trace,
+    )
+    tally.add(day, MAILS if mailed else MAIL_ERRORS)
 
 
 def backfill(

@@ -6,7 +6,8 @@ widget and send a few words. The widget's envelope carries one `feedback` item (
 name and e-mail, the page, the error it follows and the replay recording the session). The page's events go
 through the shop's tunnel into log files, which carry no feedback, so the widget posts to the StackLens
 envelope endpoint of the browser DSN, as a page with a DSN and no tunnel does (`STACKLENS_DEMO_ENVELOPE_URL`,
-set by `stacklens up`). Only live visitors write: a feedback is stored at the moment it arrives.
+set by `stacklens up`). The history's visitors write too, at their moment: the item's `timestamp` is when
+the feedback was written, and StackLens lists it then (as it stores an event under its own time).
 """
 
 from __future__ import annotations
@@ -93,14 +94,15 @@ def feedback_envelope(dsn: str, error: dict[str, Any], now: datetime) -> bytes:
     )
 
 
-def send_feedback(envelope_url: str, dsn: str, error: dict[str, Any]) -> str:
-    """Post the widget's feedback for ``error``; "" when StackLens accepted it, else why not."""
+def send_feedback(envelope_url: str, dsn: str, error: dict[str, Any], at: datetime | None = None) -> str:
+    """Post the widget's feedback for ``error``, written at ``at`` (default now: a history's feedback is
+    written at its moment); "" when StackLens accepted it, else why not."""
     key = dsn.split("//", 1)[1].split("@", 1)[0]
     try:
         answer = httpx.post(
             envelope_url,
             params={"sentry_key": key},
-            content=feedback_envelope(dsn, error, datetime.now(UTC)),
+            content=feedback_envelope(dsn, error, at or datetime.now(UTC)),
             headers={"content-type": "text/plain;charset=UTF-8"},
             timeout=10.0,
         )

@@ -35,9 +35,11 @@ from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, encode_clock
 from demo.clock import CONTEXT as CLOCK_CONTEXT
 from demo.delivery import (
     BROWSER_SESSIONS,
+    ERROR_ANSWERS,
     JS_ERRORS,
     PAGE_LOADS,
     REPLAYS,
+    REQUESTS,
     SERVER_SESSIONS,
     Tally,
 )
@@ -193,15 +195,15 @@ def page_load(
     ``tally``, what it refused too; a request it never answered (after :mod:`demo.delivery`'s
     retries) raises. ``history``: a moment of the backfill (the shop is told, see :func:`_tunnel`).
 
-    A live load of the checkout page really places its order (:func:`_browser_checkout`): the order, whose
-    mail job continues the page's trace, is returned."""
+    A load of the checkout page really places its order (:func:`_browser_checkout`), in the history too: the
+    order, whose mail job continues the page's trace, is returned."""
     clock = {CLOCK_HEADER: encode_clock(at, release.name)} if history else {}
     customer = rng.choice(CUSTOMERS) if rng.random() > 0.4 else None
     user = customer.id if customer else None
     load = browser_pageloads.pageload(
         rng, site.origin, release, site.environment, at, user, fail_api=rng.random() < 0.05
     )
-    order = None if history else _browser_checkout(client, load, customer)
+    order = _browser_checkout(client, load, customer, release.name if history else None, tally, day)
     session = browser_errors.page_session(load, release, site.environment, at, user)
     refused = _tunnel(client, browser.envelope(site.dsn, [load], [session]), clock, tally, day)
     tally.record(day, PAGE_LOADS, refused)
@@ -225,8 +227,10 @@ def page_load(
         replay = _recorded(site.dsn, site.origin, release, site.environment, error)
     refused = _tunnel(client, browser.envelope(site.dsn, [error], [update]), clock, tally, day)
     tally.record(day, JS_ERRORS, refused)
-    if not history and not refused and site.envelope_url and feedback.writes_feedback(error):
-        why = feedback.send_feedback(site.envelope_url, site.dsn, error)
+    if not refused and site.envelope_url and feedback.writes_feedback(error):
+        # The widget is sent a little after the error, at its moment in the history too (StackLens lists a
+        # feedback under the time it was written, as it stores an event under its own).
+        why = feedback.send_feedback(site.envelope_url, site.dsn, error, sent + timedelta(seconds=40))
         if why:  # the widget's failure is the visitor's, not the page load's: said, not raised
             print(f"feedback: {why}", flush=True)
     if replay:
@@ -237,11 +241,19 @@ def page_load(
     return order
 
 
-def _browser_checkout(client: httpx.Client, load: dict[str, Any], customer: Customer | None) -> Order | None:
+def _browser_checkout(
+    client: httpx.Client,
+    load: dict[str, Any],
+    customer: Customer | None,
+    history: str | None = None,
+    tally: Tally | None = None,
+    day: date | None = None,
+) -> Order | None:
     """The checkout page's fetch of ``POST /api/checkout``, sent for real with the fetch span's trace header
     (as @sentry/browser sends it to a traced API), so the shop's request continues the page load's trace; the
     span then says what the shop answered. Its own random source (seeded by the page load), so the rest of the
-    seeded traffic is unchanged."""
+    seeded traffic is unchanged. ``history``: the release of a backfilled page load, whose request the shop
+    then records at the fetch's moment (the demo clock); it is counted in ``tally`` as a history visit's."""
     fetch = next(
         (
             s
@@ -254,9 +266,16 @@ def _browser_checkout(client: httpx.Client, load: dict[str, Any], customer: Cust
         return None
     own = random.Random(load["event_id"])
     trace = {"sentry-trace": f"{fetch['trace_id']}-{fetch['span_id']}-1"}
+    if history is not None:
+        trace[CLOCK_HEADER] = encode_clock(datetime.fromtimestamp(fetch["start_timestamp"], UTC), history)
     response = client.post(
         "/api/checkout", json=_checkout_body(own, customer), headers={**_headers(own, customer), **trace}
     )
+    if history is not None and tally is not None and day is not None:
+        tally.add(day, REQUESTS)
+        tally.add(day, SERVER_SESSIONS)  # the shop's SDK makes every request a session (request mode)
+        if response.status_code >= 400:
+            tally.add(day, ERROR_ANSWERS)
     fetch["data"]["http.response.status_code"] = response.status_code
     fetch["status"] = "ok" if response.status_code < 400 else "invalid_argument"
     if response.status_code != 200:

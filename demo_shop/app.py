@@ -150,11 +150,11 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
                 attributes={"order.country": order.country},
             )
             event_id = stacklens_sdk.capture_exception(exc)
-            if not REQUEST_CLOCK.get():  # live requests only: an attachment is stored at its arrival
-                summary: dict[str, Any] = {"items": [i.model_dump() for i in order.items]}
-                summary |= {"coupon": order.coupon}
-                summary |= {"country": order.country, "total_cents": total + shipping_cents}
-                attachments.attach(event_id, "order.json", "application/json", json.dumps(summary).encode())
+            # The order, without its card, on the error (history errors too: listed with their event).
+            summary: dict[str, Any] = {"items": [i.model_dump() for i in order.items]}
+            summary |= {"coupon": order.coupon}
+            summary |= {"country": order.country, "total_cents": total + shipping_cents}
+            attachments.attach(event_id, "order.json", "application/json", json.dumps(summary).encode())
             raise HTTPException(402, "payment declined") from None
         order_id = f"ord_{rng.getrandbits(32):08x}"
         log.info(

@@ -90,6 +90,8 @@ def keep_extras(settings: Settings, extras: Extras, received: datetime) -> None:
             )
         rules = project_rules(session, extras.project_id)  # the project's scrubbing rules (docs/scrubbing.md)
         feedback = [with_rules(item, rules) for item in extras.feedback]
-        new = record_feedback(session, extras.org_id, extras.project_id, feedback, received)
+        new = record_feedback(
+            session, extras.org_id, extras.project_id, feedback, received, settings.retention_days
+        )
         if new:
             notify_new_feedback(settings, session, extras.org_id, extras.project_id, new)

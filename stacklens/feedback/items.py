@@ -12,9 +12,10 @@ as Relay and Sentry refuse it; the other fields are cut to their column's size.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from stacklens.ingest import timeparse
 from stacklens.ingest.scrub import scrub_payload
 from stacklens.scrubbing.apply import NO_RULES, ScrubRules
 
@@ -52,6 +53,8 @@ class FeedbackIn:
     url: str = ""
     release: str = ""
     environment: str = ""
+    # When the person sent it (the widget item's ``timestamp``, epoch seconds); None: when it arrived.
+    sent_at: float | None = None
 
 
 def hex_id(value: Any) -> str:
@@ -91,17 +94,12 @@ def _scrubbed(feedback: FeedbackIn, rules: ScrubRules = NO_RULES) -> FeedbackIn:
     }
     out = rules.apply(scrub_payload(shaped))
     user, context = out.get("user") or {}, (out.get("contexts") or {}).get("feedback") or {}
-    return FeedbackIn(
-        feedback.feedback_id,
-        feedback.source,
-        feedback.event_id,
-        feedback.replay_id,
-        str(user.get("name", "")),
-        str(user.get("email", "")),
-        str(context.get("message", "")),
-        str(context.get("url", "")),
-        feedback.release,
-        feedback.environment,
+    return replace(
+        feedback,
+        name=str(user.get("name", "")),
+        email=str(user.get("email", "")),
+        message=str(context.get("message", "")),
+        url=str(context.get("url", "")),
     )
 
 
@@ -140,6 +138,7 @@ def feedback_item(payload: Any, envelope_event_id: Any = None) -> FeedbackIn:
             url=_text(context.get("url"), _URL_CHARS),
             release=_text(payload.get("release"), 200),
             environment=_text(payload.get("environment"), 64),
+            sent_at=timeparse.to_epoch(payload.get("timestamp")),
         )
     )
 

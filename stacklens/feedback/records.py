@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.models import UserFeedback, utcnow
 from stacklens.feedback.items import FeedbackIn
+from stacklens.ingest.clock import time_window
 
 MAX_ROWS = 1000
 
@@ -52,8 +53,13 @@ def record_feedback(
     project_id: int,
     items: Sequence[FeedbackIn],
     received: datetime | None = None,
+    retention_days: int = 90,
 ) -> list[FeedbackRow]:
-    """Store each feedback once (a feedback sent again, by its id, is kept once); the rows new here."""
+    """Store each feedback once (a feedback sent again, by its id, is kept once); the rows new here. Each is
+    kept under the time it was sent when that is a time an event could be stored under (within
+    ``retention_days`` and not ahead of ``received``, as :mod:`stacklens.ingest.clock` decides for events),
+    else under ``received``: a widget's feedback sent before a network outage lists when it was written."""
+    received = received or utcnow()
     new: list[FeedbackRow] = []
     for item in items:
         exists = session.scalar(
@@ -76,12 +82,21 @@ def record_feedback(
             url=item.url,
             release=item.release,
             environment=item.environment,
-            received_at=received or utcnow(),
+            received_at=_sent_or(item, received, retention_days),
         )
         session.add(row)
         session.flush()
         new.append(_row(row))
     return new
+
+
+def _sent_or(item: FeedbackIn, received: datetime, retention_days: int) -> datetime:
+    if item.sent_at is None:
+        return received
+    earliest, latest = time_window(received.timestamp(), retention_days)
+    if not earliest <= item.sent_at <= latest:
+        return received
+    return min(received, datetime.fromtimestamp(item.sent_at, UTC).replace(tzinfo=received.tzinfo))
 
 
 def _row(row: UserFeedback) -> FeedbackRow:

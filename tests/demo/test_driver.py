@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import httpx
 from fastapi.testclient import TestClient
 
 from demo.driver import APP_KEY_ENV, WORKER_KEY_ENV
+from demo.feedback import ENVELOPE_URL_ENV
 from stacklens.control.db import session_scope
 from stacklens.control.keys.lifecycle import create_app_key
 from stacklens.settings import Settings
@@ -89,12 +91,19 @@ def test_every_request_is_its_own_trace_and_its_mail_job_continues_it(
         ],
         cwd=ROOT,
         # As `stacklens up` passes them: in the environment, not on the command line (`ps`).
-        env={**os.environ, APP_KEY_ENV: str(org["app_key"]), WORKER_KEY_ENV: worker_key},
+        env={
+            **os.environ,
+            APP_KEY_ENV: str(org["app_key"]),
+            WORKER_KEY_ENV: worker_key,
+            # The page's feedback widget posts to the project's envelope endpoint (demo/feedback.py).
+            ENVELOPE_URL_ENV: f"{dsn_server}/api/{org['project_id']}/envelope/",
+        },
         capture_output=True,
         text=True,
         timeout=240,
     )
     assert run.returncode == 0, run.stderr[-2000:]
+    assert "feedback:" not in run.stdout, run.stdout[-2000:]  # every widget's post was accepted
     _stop(shop.process)
     assert _ingest(dsn_server, str(org["api_key"]), shop.storage) > 0
 
@@ -188,23 +197,49 @@ def test_every_request_is_its_own_trace_and_its_mail_job_continues_it(
     # The trace of one mail job, on the trace page and from the API: the shop's checkout and the worker's job
     # in one tree, each service named (docs/traces.md). Screenshots of the page with this data at 1024 and
     # 1440 px (tests/_artifacts/traces).
+    # A checkout page's trace: the browser's page load, its fetch answered by the shop, the worker's job.
     job_trace = warehouse.query(
-        "SELECT any(trace_id) FROM transactions WHERE project_id = {project:UInt64} AND op = 'queue.process'",
+        "SELECT any(trace_id) FROM transactions WHERE project_id = {project:UInt64} AND op = 'queue.process'"
+        " AND trace_id IN (SELECT trace_id FROM transactions WHERE project_id = {project:UInt64}"
+        " AND op = 'pageload')",
         parameters=params,
     ).result_rows[0][0]
+    assert job_trace, "a checkout page load's trace continues into the worker's job"
     traced = httpx.get(
         f"{dsn_server}/api/traces/{job_trace}",
         headers={"Authorization": f"Bearer {org['api_key']}"},
         timeout=30,
     ).json()
     # The shop's spans name no service (its primary key, no `service` tag): its project's slug stands for it.
-    assert {s["name"] for s in traced["services"]} == {org["project"], "worker"}, traced["services"]
+    # The page's spans are the project's too, named for the browser.
+    assert {s["name"] for s in traced["services"]} == {
+        org["project"],
+        f"{org['project']} (browser)",
+        "worker",
+    }, traced["services"]
     job = next(s for s in traced["spans"] if s["op"] == "queue.process")
     publish = next(s for s in traced["spans"] if s["span_id"] == job["parent_span_id"])
     assert publish["op"] == "queue.publish" and publish["service"] == org["project"] and not job["orphan"]
     page = client.get(f"/orgs/{org['org_slug']}/traces/{job_trace}")
     assert page.status_code == 200 and "queue.process" in page.text
     _screenshots(page.text, "demo-trace")
+
+    # The history's feedback is listed when it was written (the backfilled day), each speaking of its error.
+    listed = httpx.get(
+        f"{dsn_server}/api/projects/{org['project']}/feedback",
+        headers={"Authorization": f"Bearer {org['api_key']}"},
+        timeout=30,
+    ).json()["rows"]
+    errors_at = dict(
+        warehouse.query(
+            "SELECT replaceAll(toString(event_id), '-', ''), toUnixTimestamp64Milli(timestamp) / 1000 FROM events"
+            " WHERE project_id = {project:UInt64}",
+            parameters=params,
+        ).result_rows
+    )
+    for row in listed:  # written 40 s after the error it speaks of, however long ago that was
+        written_at = datetime.fromisoformat(row["received_at"].replace("Z", "+00:00")).timestamp()
+        assert abs(written_at - errors_at[row["event_id"]] - 40) < 1, (row, errors_at.get(row["event_id"]))
 
 
 def _screenshots(html: str, name: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -51,3 +52,26 @@ def test_record_filter_and_delete(org: dict[str, Any]) -> None:
         assert [r.message for r in feedback_rows(session, org_id, project_id, FeedbackFilter())] == [
             "message 3"
         ]
+
+
+def test_a_feedback_is_listed_when_it_was_written(org: dict[str, Any]) -> None:
+    """A widget's feedback keeps the time its item says it was written (the demo's history, a page that sent
+    it after an outage), as an event keeps its own; a time an event could not be stored under — past the
+    retention, ahead of the receiving clock — or none at all is replaced by the arrival."""
+    settings, org_id, project_id = org["settings"], org["org_id"], org["project_id"]
+    received = datetime.now(UTC).replace(microsecond=0)
+    written = received - timedelta(days=3, minutes=7)
+    sent = {
+        10: written.timestamp(),
+        11: (received - timedelta(days=40)).timestamp(),
+        12: (received + timedelta(hours=1)).timestamp(),
+        13: None,
+    }
+    with session_scope(settings) as session:
+        items = [replace(_item(n), sent_at=at) for n, at in sent.items()]
+        record_feedback(session, org_id, project_id, items, received, retention_days=30)
+        when = {
+            r.message: r.received_at for r in feedback_rows(session, org_id, project_id, FeedbackFilter())
+        }
+    assert when["message 10"].timestamp() == written.timestamp()
+    assert [when[f"message {n}"].timestamp() for n in (11, 12, 13)] == [received.timestamp()] * 3

@@ -147,6 +147,13 @@ class Settings(BaseSettings):
         le=1_000,
         description="Agents (/mcp): tool calls of one organization running at once.",
     )
+    agent_explore_share: float = Field(
+        default=0.25,
+        gt=0,
+        le=1,
+        description="Agents (/mcp): the share of the server's time their Explore questions may hold, all "
+        "organizations together (over it, an Explore call is told when to retry).",
+    )
 
     outbound_allow: str = Field(
         default="",

@@ -13,6 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Annotated, Any, cast
 
 from anyio import to_thread
@@ -113,8 +114,18 @@ def _audit(settings: Settings, call: Call, name: str, digest: str, started: floa
         record_call(session, call.identity, call.client, record)
 
 
+def _share(book: budget.BudgetBook, tool: str) -> AbstractContextManager[None]:
+    """The analysts' lane's share of the server for an Explore question (stacklens.agents.budget.LaneShare);
+    nothing for the other tools, which read what the pages read."""
+    return book.explore.held("agent_explore_share") if tool == "explore" else nullcontext()
+
+
 def audit_middleware(settings: Settings) -> Callable[[Any, Any], Awaitable[Any]]:
-    book = budget.BudgetBook(budget.Budgets(settings.agent_calls_per_minute, settings.agent_concurrency))
+    book = budget.BudgetBook(
+        budget.Budgets(
+            settings.agent_calls_per_minute, settings.agent_concurrency, settings.agent_explore_share
+        )
+    )
 
     async def middleware(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         if ctx.method != "tools/call":
@@ -131,7 +142,7 @@ def audit_middleware(settings: Settings) -> Callable[[Any, Any], Awaitable[Any]]
         started = time.monotonic()
         try:
             caller = f"{identity.kind}:{identity.token_id}"
-            with book.within(caller, identity.org_id):
+            with book.within(caller, identity.org_id), _share(book, name):
                 result = await call_next(ctx)
         except budget.OverBudget as exc:
             call.outcome, call.error = "over_budget", str(exc)

@@ -2,6 +2,8 @@
 
 - ``agent_calls_per_minute``: calls of one token (or API key) per minute;
 - ``agent_concurrency``: calls of one organization running at once;
+- ``agent_explore_share``: the share of the wall clock the agents' Explore questions may hold, all
+  organizations of the server together (:class:`LaneShare`);
 - ``explore_concurrency`` and ``query_time`` / ``query_memory``: Explore's own per-organization slots and
   engine limits (:mod:`stacklens.explore.run`), which an Explore tool runs under as the page's questions do.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -23,6 +25,14 @@ from stacklens.errors import StackLensError
 
 CALLS_PER_MINUTE = 120
 CONCURRENT_PER_ORG = 4
+# The agents' Explore questions hold at most a quarter of the wall clock, in seconds of the questions' own
+# duration, with a few seconds in hand. The concurrency budgets alone did not bound their CPU: an agent
+# answered sooner asks sooner, and ten agents asking the heaviest question in a loop kept the analysts'
+# lane, its engine thread and the MCP handling around it busy all the time, on the two cores the front door
+# needed (bench/agents.py: ingest fell by three quarters). An agent over the share is told when to retry;
+# a question answered within the burst (a person's agent asking a few) never meets it.
+EXPLORE_SHARE = 0.25
+EXPLORE_BURST_S = 3.0
 
 
 class OverBudget(StackLensError):
@@ -48,6 +58,52 @@ class OverBudget(StackLensError):
 class Budgets:
     calls_per_minute: int = CALLS_PER_MINUTE
     concurrent_per_org: int = CONCURRENT_PER_ORG
+    explore_share: float = EXPLORE_SHARE
+
+
+class LaneShare:
+    """A share of the wall clock for a kind of call (a token bucket of seconds): each call may start while
+    the bucket holds time, and its duration is taken out when it ends; the bucket fills at ``share`` seconds
+    a second, up to ``burst_s``. One long call can take the bucket below zero: the next waits for it to fill
+    again, so over any long stretch the calls hold at most ``share`` of it. ``clock`` is for tests."""
+
+    def __init__(
+        self, share: float, burst_s: float = EXPLORE_BURST_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.share = share
+        self.burst_s = burst_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._seconds = burst_s
+        self._at = clock()
+
+    def _fill(self, now: float) -> None:
+        self._seconds = min(self.burst_s, self._seconds + (now - self._at) * self.share)
+        self._at = now
+
+    @contextmanager
+    def held(self, budget: str) -> Iterator[None]:
+        """Run one call within the share; over it, :class:`OverBudget` naming ``budget`` at once."""
+        with self._lock:
+            now = self._clock()
+            self._fill(now)
+            if self._seconds <= 0:
+                wait = -self._seconds / self.share
+                raise OverBudget(
+                    budget,
+                    self.share,
+                    wait,
+                    f"over the budget {budget}: agents' questions hold at most {self.share:.0%} of the"
+                    f" server's time; retry in {wait:.1f} s",
+                )
+        started = self._clock()
+        try:
+            yield
+        finally:
+            with self._lock:
+                now = self._clock()
+                self._fill(now)
+                self._seconds -= now - started
 
 
 class BudgetBook:
@@ -58,6 +114,7 @@ class BudgetBook:
         self._lock = threading.Lock()
         self._recent: dict[str, deque[float]] = {}
         self._running: dict[int, int] = {}
+        self.explore = LaneShare(self.budgets.explore_share)
 
     def _spend_rate(self, caller: str, now: float) -> None:
         most = self.budgets.calls_per_minute

@@ -85,6 +85,7 @@ def execute_read_only(
         "max_rows_to_read": limits.max_rows_to_read,
         "read_overflow_mode": "throw",
         "max_threads": limits.max_threads,
+        "os_thread_priority": limits.nice,
         "result_overflow_mode": "break",
         **(settings or {}),
         "readonly": 1,

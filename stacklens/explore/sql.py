@@ -45,6 +45,12 @@ MAX_ROWS_TO_READ = 1_000_000_000
 # Threads one question may use: half the cores, so ingest and the issue pages keep the others whatever an
 # analyst asks (bench/RESULTS.md, "Query budgets").
 MAX_THREADS = max(1, (os.cpu_count() or 2) // 2)
+# The CPU priority (Linux nice) of the engine threads that run an analyst's question (os_thread_priority):
+# on a host whose cores are all busy, the front door's inserts and the pages' reads (nice 0) come first, and a
+# question gets about a tenth of a core beside each of them; on an idle host it runs at full speed. The thread
+# limit alone still let ten agents asking Explore in a loop take the cores the front door needed
+# (bench/agents.py). The engine applies it with CAP_SYS_NICE only (docs/explore.md).
+LANE_NICE = 10
 INTERVAL_SQL: dict[str, str] = {
     "5m": "INTERVAL 5 MINUTE",
     "15m": "INTERVAL 15 MINUTE",
@@ -84,6 +90,7 @@ class Limits:
     max_memory_bytes: int = MAX_MEMORY_BYTES
     max_rows_to_read: int = MAX_ROWS_TO_READ
     max_threads: int = MAX_THREADS
+    nice: int = LANE_NICE
 
     @property
     def seconds_sql(self) -> str:
@@ -338,6 +345,7 @@ def _statement(
         max_memory_bytes=str(int(limits.max_memory_bytes)),
         max_rows_to_read=str(int(limits.max_rows_to_read)),
         max_threads=str(int(limits.max_threads)),
+        nice=str(int(limits.nice)),
         block_rows=str(int(block_rows)),
     )
     return Statement(sql, {**scope, **builder.parameters})

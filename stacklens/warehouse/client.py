@@ -22,7 +22,7 @@ from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import ClickHouseError
 
 from stacklens.blocking import may_block
-from stacklens.errors import Unavailable
+from stacklens.errors import StackLensError, Unavailable
 from stacklens.settings import Settings
 from stacklens.warehouse.engine import ENGINE_SERVER_SETTINGS, start_embedded_engine
 
@@ -49,6 +49,10 @@ _clients: dict[tuple[str, str], Client] = {}
 _seconds: dict[tuple[str, str], Client] = {}
 # Per warehouse and database, the client the front door inserts with (inserting_client).
 _inserters: dict[tuple[str, str], Client] = {}
+# Per warehouse and database, analyst clients idle between questions (analyst_client): as many as the
+# analysts' lane runs at once on a small host, and one more for a question beside it.
+ANALYST_IDLE_CLIENTS = 2
+_analysts: dict[tuple[str, str], list[Client]] = {}
 
 
 @contextlib.contextmanager
@@ -230,14 +234,41 @@ def own_client(url: str, database: str) -> Client:
 
 @contextlib.contextmanager
 def analyst_client(settings: Settings) -> Iterator[Client]:
-    """A client of its own for one analyst question (Explore), closed after it: the analysts' lane. The shared
-    client runs one statement at a time, and a question of a second on it held every issue page of every
-    organization behind it; on a connection of its own it waits for nobody and nobody waits for it (its
-    threads are bounded by the question's own limits, stacklens.explore.sql.Limits)."""
-    client = own_client(settings.resolved_warehouse_url, settings.warehouse_database)
+    """A client of its own for one analyst question (Explore), held for it alone: the analysts' lane. The
+    shared client runs one statement at a time, and a question of a second on it held every issue page of
+    every organization behind it; on a connection of its own it waits for nobody and nobody waits for it (its
+    threads and CPU priority are the question's own limits, stacklens.explore.sql.Limits).
+
+    Between questions the client waits idle for the next one (at most :data:`ANALYST_IDLE_CLIENTS` per
+    warehouse and database): opening one reads the engine's ~1,500 setting definitions into Python, ~11 ms of
+    CPU (20 ms and more on a busy host), and with ten agents asking Explore in a loop that was most of what a
+    question cost the server, on the cores the front door needs (bench/agents.py). A question that ends in an
+    error the service did not raise itself closes its client instead: it may be mid-statement."""
+    key = (settings.resolved_warehouse_url, settings.warehouse_database)
+    with _lock:
+        idle = _analysts.get(key)
+        client = idle.pop() if idle else None
+    if client is None:
+        client = own_client(*key)
     try:
         yield client
-    finally:
+    except (StackLensError, ClickHouseError):
+        # The engine answered (a limit met, a field refused): the client is between statements.
+        _give_back(key, client)
+        raise
+    except BaseException:
+        client.close()
+        raise
+    _give_back(key, client)
+
+
+def _give_back(key: tuple[str, str], client: Client) -> None:
+    with _lock:
+        idle = _analysts.setdefault(key, [])
+        kept = len(idle) < ANALYST_IDLE_CLIENTS
+        if kept:
+            idle.append(client)
+    if not kept:
         client.close()
 
 
@@ -296,6 +327,7 @@ def release_client(url: str, database: str) -> None:
             _clients.pop((url, database), None),
             _seconds.pop((url, database), None),
             _inserters.pop((url, database), None),
+            *_analysts.pop((url, database), []),
         ]
     for client in clients:
         if client is not None:
@@ -308,6 +340,7 @@ def reset_clients() -> None:
         _clients.clear()
         _seconds.clear()
         _inserters.clear()
+        _analysts.clear()
 
 
 def purge_engine_memory(settings: Settings) -> bool:

@@ -15,6 +15,7 @@ from clickhouse_connect.driver.client import Client
 
 from api.admission import LOOP_BODY_BYTES, admitted
 from stacklens.blocking import WouldBlock, loop_only
+from stacklens.explore.run import QueryTooCostly
 from stacklens.settings import Settings
 from stacklens.warehouse.client import (
     analyst_client,
@@ -122,3 +123,30 @@ def test_a_clickhouse_server_is_not_purged(settings: Settings) -> None:
     server = settings.model_copy(update={"warehouse_url": "http://127.0.0.1:9/"})
     assert not server.embedded_warehouse
     assert not purge_engine_memory(server)
+
+
+def test_an_analyst_client_waits_for_the_next_question_unless_its_question_broke(settings: Settings) -> None:
+    # Opening a client reads the engine's setting definitions (~11 ms of CPU): the analysts' lane keeps the
+    # client of a question for the next one, and closes one left by an error the service did not raise.
+    ensure_database(settings)
+    with analyst_client(settings) as first:
+        assert first.query("SELECT 1").result_rows == [(1,)]
+    with analyst_client(settings) as again, analyst_client(settings) as beside:
+        assert again is first, "the idle client answers the next question"
+        assert beside is not first, "a question beside it gets a client of its own"
+    with pytest.raises(QueryTooCostly), analyst_client(settings) as limited:
+        raise QueryTooCostly("the query ran longer than its 20 s limit")  # the engine answered: kept
+    handed: list[Client] = []
+
+    def break_a_question() -> None:
+        with analyst_client(settings) as broken:
+            handed.append(broken)
+            raise RuntimeError("stopped mid-statement")
+
+    with pytest.raises(RuntimeError):
+        break_a_question()
+    broken = handed[0]
+    assert broken is limited
+    with analyst_client(settings) as after, analyst_client(settings) as other:
+        assert broken not in (after, other), "a client whose question broke is not handed out again"
+        assert after.query("SELECT 2").result_rows == [(2,)]

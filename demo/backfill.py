@@ -57,12 +57,11 @@ def _replay_slice(
             else:
                 order = page_load(shop, rng, site, release, arrival.at, tally, day, history=True)
                 # The checkout page placed an order: its mail job continues the page's trace (browser, shop
-                # and worker in one trace), a few seconds after the page; its own random source.
+                # and worker in one trace), just after the shop answered; its own random source.
                 if order is not None and capture_at is not None:
                     own = random.Random(str(order.trace))
-                    _history_mail(
-                        own, order, arrival.at + timedelta(seconds=5), release, day, tally, capture_at
-                    )
+                    mailed_at = (order.placed_at or arrival.at) + timedelta(milliseconds=40)
+                    _history_mail(own, order, mailed_at, release, day, tally, capture_at)
             failed_in_a_row = 0
         except httpx.HTTPError as exc:
             failed_in_a_row += 1

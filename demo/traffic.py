@@ -19,6 +19,7 @@ Requests the shop did not take are sent again and every loss is counted and said
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -106,6 +107,8 @@ class Order:
 
     total_cents: int
     trace: dict[str, str]
+    # When the shop answered the checkout (a history order's moment; its mail job follows it).
+    placed_at: datetime | None = None
 
 
 def shop_visit(
@@ -266,11 +269,19 @@ def _browser_checkout(
         return None
     own = random.Random(load["event_id"])
     trace = {"sentry-trace": f"{fetch['trace_id']}-{fetch['span_id']}-1"}
+    # The demo clock puts the end of the shop's request at the moment it names: a history fetch is answered
+    # a second after its drawn start, and the span then covers what the shop really took around that moment.
+    answered = float(fetch["start_timestamp"]) + 1.0
     if history is not None:
-        trace[CLOCK_HEADER] = encode_clock(datetime.fromtimestamp(fetch["start_timestamp"], UTC), history)
+        trace[CLOCK_HEADER] = encode_clock(datetime.fromtimestamp(answered, UTC), history)
+    sent = time.time()
     response = client.post(
         "/api/checkout", json=_checkout_body(own, customer), headers={**_headers(own, customer), **trace}
     )
+    took = time.time() - sent
+    if history is None:  # live: the shop's request ran now, and the span says so
+        answered = time.time()
+    fetch["start_timestamp"], fetch["timestamp"] = answered - took - 0.002, answered + 0.002
     if history is not None and tally is not None and day is not None:
         tally.add(day, REQUESTS)
         tally.add(day, SERVER_SESSIONS)  # the shop's SDK makes every request a session (request mode)
@@ -282,7 +293,8 @@ def _browser_checkout(
         return None
     placed = response.json()
     job = (placed.get("mail_job") or {}).get("trace") or {}
-    return Order(int(placed["total_cents"]), {k: str(v) for k, v in job.items() if v})
+    placed_at = datetime.fromtimestamp(fetch["timestamp"], UTC)
+    return Order(int(placed["total_cents"]), {k: str(v) for k, v in job.items() if v}, placed_at)
 
 
 def _recorded(

@@ -7,26 +7,78 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import subprocess
 import sys
-from datetime import datetime
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
-from demo.driver import APP_KEY_ENV, WORKER_KEY_ENV
-from demo.feedback import ENVELOPE_URL_ENV
+from demo import traffic
+from demo.clock import CLOCK_HEADER, encode_clock
+from demo.delivery import RetryingTransport, Tally
+from demo.driver import APP_KEY_ENV, ORIGIN, WORKER_KEY_ENV
+from demo.feedback import ENVELOPE_URL_ENV, writes_feedback
+from demo.traffic import CURRENT_RELEASE
 from stacklens.control.db import session_scope
 from stacklens.control.keys.lifecycle import create_app_key
+from stacklens.ingest.envelope import parse_envelope
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
+from stacklens_sdk.tunnel import browser_dsn
 from tests.dashboards.conftest import sign_in
-from tests.demo.test_traffic import ROOT, Shop, _ingest, _stop, shop
+from tests.demo.test_traffic import ROOT, Shop, _ingest, _stop, run_shop
 
-__all__ = ["shop"]  # the demo shop fixture (the servers and the pages' client are the suite's)
+DECLINED_CARD = "4000000000000002"  # the demo's payment provider declines it (demo_shop/payments.py)
+
+
+@pytest.fixture
+def shop(make_org: Any, tmp_path: Path, dsn_server: str) -> Iterator[Shop]:
+    """The demo shop as `stacklens up` starts it: its declined payments' attachments go to the project's
+    envelope endpoint."""
+    org = make_org("Demo")
+    yield from run_shop(org, tmp_path / "logs", {ENVELOPE_URL_ENV: _envelope_url(dsn_server, org)})
+
+
+def _envelope_url(server: str, org: dict[str, Any]) -> str:
+    return f"{server}/api/{org['project_id']}/envelope/"
+
+
+def _seeded_story(shop: Shop, site: traffic.Site, at: datetime) -> None:
+    """Beside the run's random day, the demo's own paths until the pages below have what they show: a
+    declined payment at ``at`` (the shop attaches the order), and history page loads until two visitors wrote
+    feedback on their error, one whose session was recorded."""
+    clock = {CLOCK_HEADER: encode_clock(at, CURRENT_RELEASE.name)}
+    order = {"items": [{"product_id": 2, "quantity": 1}], "country": "DE", "postcode": "10115"}
+    order |= {"card_number": DECLINED_CARD, "email": "guest@example.com", "coupon": None, "password": None}
+    writers: list[dict[str, Any]] = []
+
+    def seen(request: httpx.Request) -> None:  # the page's errors, as the tunnel is sent them
+        if request.url.path == "/tunnel":
+            items = parse_envelope(request.content).items
+            events = (json.loads(i.get_bytes()) for i in items if i.type == "event")
+            writers.extend(e for e in events if writes_feedback(e))
+
+    # The demo's transport: the shop's own bugs reset connections, and the demo sends those requests again.
+    retrying = RetryingTransport()
+    with httpx.Client(
+        base_url=shop.url, timeout=30, transport=retrying, event_hooks={"request": [seen]}
+    ) as client:
+        assert client.post("/api/checkout", json=order, headers=clock).status_code == 402
+        for seed in range(1000):
+            if len(writers) >= 2 and any(e["tags"].get("replayId") for e in writers):
+                return
+            traffic.page_load(
+                client, random.Random(seed), site, CURRENT_RELEASE, at, Tally(), at.date(), True
+            )
+    raise AssertionError("a thousand page loads and no feedback with a replay")
 
 
 def _written_traces(storage: str | Path, app_key: str) -> tuple[set[str], list[str]]:
@@ -96,7 +148,7 @@ def test_every_request_is_its_own_trace_and_its_mail_job_continues_it(
             APP_KEY_ENV: str(org["app_key"]),
             WORKER_KEY_ENV: worker_key,
             # The page's feedback widget posts to the project's envelope endpoint (demo/feedback.py).
-            ENVELOPE_URL_ENV: f"{dsn_server}/api/{org['project_id']}/envelope/",
+            ENVELOPE_URL_ENV: _envelope_url(dsn_server, org),
         },
         capture_output=True,
         text=True,
@@ -104,6 +156,12 @@ def test_every_request_is_its_own_trace_and_its_mail_job_continues_it(
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "feedback:" not in run.stdout, run.stdout[-2000:]  # every widget's post was accepted
+    at = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+    at += timedelta(seconds=1 if int(at.timestamp()) % 40 == 0 else 0)  # not a device whose clock runs ahead
+    site = traffic.Site(
+        browser_dsn(str(org["app_key"])), ORIGIN, "production", _envelope_url(dsn_server, org)
+    )
+    _seeded_story(shop, site, at)
     _stop(shop.process)
     assert _ingest(dsn_server, str(org["api_key"]), shop.storage) > 0
 
@@ -240,9 +298,55 @@ def test_every_request_is_its_own_trace_and_its_mail_job_continues_it(
     for row in listed:  # written 40 s after the error it speaks of, however long ago that was
         written_at = datetime.fromisoformat(row["received_at"].replace("Z", "+00:00")).timestamp()
         assert abs(written_at - errors_at[row["event_id"]] - 40) < 1, (row, errors_at.get(row["event_id"]))
+    # Each feedback is linked to its error's issue; the seeded ones came with the visitor's replay.
+    assert len(listed) >= 2 and all(row["issue_id"] for row in listed), listed
+    with_replay = [row for row in listed if row["replay_id"]]
+    assert with_replay, listed
+    feedback_page = client.get(f"/orgs/{org['org_slug']}/projects/{org['project']}/feedback")
+    assert feedback_page.status_code == 200
+    for row in listed:
+        assert (
+            f"/issues/{row['issue_id']}" in feedback_page.text
+            and escape(row["message"]) in feedback_page.text
+        )
+    _screenshots(feedback_page.text, "demo-feedback", "feedback")
+    issue_base = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues"
+    issue_page = client.get(
+        f"{issue_base}/{with_replay[0]['issue_id']}", params={"event": with_replay[0]["event_id"]}
+    )
+    assert issue_page.status_code == 200 and escape(with_replay[0]["message"]) in issue_page.text
+    _screenshots(issue_page.text, "demo-issue-feedback", "feedback")
+
+    # The declined payment's error lists the order the shop attached, with its size and type.
+    declined = warehouse.query(
+        "SELECT replaceAll(toString(event_id), '-', ''), issue_id FROM events WHERE project_id = {project:UInt64}"
+        " AND exception_type = 'PaymentDeclined' ORDER BY timestamp",
+        parameters=params,
+    ).result_rows
+    files = {
+        event: httpx.get(
+            f"{dsn_server}/api/events/{event}/attachments",
+            headers={"Authorization": f"Bearer {org['api_key']}"},
+            timeout=30,
+        ).json()["rows"]
+        for event, _ in declined
+    }
+    attached = [(event, issue) for event, issue in declined if files[event]]
+    assert attached, files
+    event, issue = attached[0]
+    order = files[event][0]
+    assert (order["filename"], order["content_type"]) == ("order.json", "application/json") and order[
+        "size"
+    ] > 50
+    event_page = client.get(f"{issue_base}/{issue}", params={"event": event})
+    assert event_page.status_code == 200
+    cells = re.findall(r'<tr class="attachment-row">(.*?)</tr>', event_page.text, re.S)
+    assert len(cells) == 1 and "order.json" in cells[0] and "application/json" in cells[0], cells
+    assert re.search(r'class="num">[0-9.]+ (B|KiB)<', cells[0]), cells
+    _screenshots(event_page.text, "demo-event-attachments", "feedback")
 
 
-def _screenshots(html: str, name: str) -> None:
+def _screenshots(html: str, name: str, folder: str = "traces") -> None:
     """The page's HTML in chromium at 1024 and 1440 px, its stylesheets written in (no server here)."""
     from playwright.sync_api import sync_playwright
 
@@ -257,7 +361,7 @@ def _screenshots(html: str, name: str) -> None:
     script = (static / "traces.js").read_text()
     html = html.replace("</body>", f"<script>{script}</script></body>")  # after the page, as defer runs it
     html = re.sub(r"<script[^>]*></script>", "", html)
-    shots = shots_dir("traces")
+    shots = shots_dir(folder)
     shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = launch(pw)

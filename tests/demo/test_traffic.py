@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import signal
 import socket
@@ -58,8 +59,12 @@ class Shop:
 @pytest.fixture
 def shop(make_org, tmp_path: Path) -> Iterator[Shop]:
     """The demo shop on a free port, writing to ``tmp_path/logs``; stopped at the end."""
-    org = make_org("Demo")
-    storage = tmp_path / "logs"
+    yield from run_shop(make_org("Demo"), tmp_path / "logs")
+
+
+def run_shop(org: dict[str, Any], storage: Path, env: dict[str, str] | None = None) -> Iterator[Shop]:
+    """The demo shop of ``org`` on a free port, writing to ``storage``, with ``env`` added to its environment
+    (the envelope endpoint `stacklens up` gives it); stopped when the generator is closed."""
     port = _free_port()
     process = subprocess.Popen(
         [
@@ -74,6 +79,7 @@ def shop(make_org, tmp_path: Path) -> Iterator[Shop]:
             str(port),
         ],
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

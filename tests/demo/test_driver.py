@@ -56,7 +56,11 @@ def _seeded_story(shop: Shop, site: traffic.Site, at: datetime) -> None:
     declined payment at ``at`` (the shop attaches the order), and history page loads until two visitors wrote
     feedback on their error, one whose session was recorded."""
     clock = {CLOCK_HEADER: encode_clock(at, CURRENT_RELEASE.name)}
-    order = {"items": [{"product_id": 2, "quantity": 1}], "country": "DE", "postcode": "10115"}
+    order: dict[str, Any] = {
+        "items": [{"product_id": 2, "quantity": 1}],
+        "country": "DE",
+        "postcode": "10115",
+    }
     order |= {"card_number": DECLINED_CARD, "email": "guest@example.com", "coupon": None, "password": None}
     writers: list[dict[str, Any]] = []
 

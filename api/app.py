@@ -135,6 +135,9 @@ def create_app(settings: Settings, installers: Sequence[Installer] = ()) -> Fast
     install_agents(app)  # /mcp and the OAuth routes (docs/agents.md)
     for install in installers:
         install(app)
+    from api.compression import CompressedAnswers
+
+    app.add_middleware(CompressedAnswers)  # pages and JSON in gzip when asked, never the entrances' answers
     # Outermost, so sessions, throttling and key-usage logs all see the forwarded client and scheme.
     from api.proxy import TrustedProxyMiddleware
     from stacklens.netaddr import parse_networks

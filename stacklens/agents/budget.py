@@ -114,7 +114,7 @@ class BudgetBook:
         self._lock = threading.Lock()
         self._recent: dict[str, deque[float]] = {}
         self._running: dict[int, int] = {}
-        self.explore = LaneShare(self.budgets.explore_share)
+        self.explore = LaneShare(self.budgets.explore_share, EXPLORE_BURST_S)
 
     def _spend_rate(self, caller: str, now: float) -> None:
         most = self.budgets.calls_per_minute

@@ -28,6 +28,7 @@ browser), search p95 ≤ 500 ms.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import random
@@ -273,6 +274,8 @@ def run(spans: int) -> dict[str, Any]:
     result["page_server"] = _time("page server: read + HTML, 5,000 spans", page_server)
     html = page_server(0)
     result["page_html_kib"] = round(len(html.encode()) / 1024)
+    # What travels to a browser that accepts gzip (api/compression.py: zlib level 6).
+    result["page_html_gzip_kib"] = round(len(gzip.compress(html.encode(), 6)) / 1024)
     result["page_browser"] = _browser_ms(html, 5)
     server, browser = result["page_server"], result["page_browser"]
     result["page_total_median_ms"] = round(server["median_ms"] + browser["median_ms"], 1)

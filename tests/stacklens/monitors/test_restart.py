@@ -20,6 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
+from stacklens.server_link import TOKEN_HEADER
+
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[3]
 RECEIVED: list[dict[str, Any]] = []
@@ -87,6 +89,22 @@ def _serve(env: dict[str, str], url: str, log: Path) -> subprocess.Popen[bytes]:
     pytest.fail("server did not start: " + log.read_text())
 
 
+def _detections_since(data_dir: Path, url: str, since: datetime) -> int:
+    """Runs holding the monitors job that started after ``since`` and ended well (the server's pipelines
+    status, asked with the token the server wrote for the `stacklens pipelines` commands)."""
+    token = json.loads((data_dir / "pipelines_token").read_text())["token"]
+    status = httpx.get(url + "/api/pipelines/status", headers={TOKEN_HEADER: token}, timeout=30)
+    assert status.status_code == 200, status.text
+    return sum(
+        1
+        for run in status.json()["runs"]
+        if run["status"] == "SUCCESS"
+        and "monitors_job" in run["jobs"]
+        and run["started_at"]
+        and datetime.fromisoformat(run["started_at"].replace("Z", "+00:00")) > since
+    )
+
+
 def test_a_deadline_passed_while_killed_is_reported_once_after_the_restart(
     tmp_path: Path, receiver: str
 ) -> None:
@@ -142,12 +160,16 @@ def test_a_deadline_passed_while_killed_is_reported_once_after_the_restart(
         proc.wait(30)
         assert deadline > datetime.now(UTC), "the deadline passed before the kill"
         time.sleep(max(0.0, (deadline - datetime.now(UTC)).total_seconds()) + 1)
-        # Down across the deadline; started again, then given two catch-up passes (every 10 s after start).
+        # Down across the deadline; started again, then given its detection passes and the notice's delivery.
+        restarted = datetime.now(UTC)
         proc = _serve(env, url, log)
-        waited = time.monotonic() + 60
-        while not RECEIVED and time.monotonic() < waited:
+        # Waited for, not slept for: three finished detection runs of the restarted server (its first pass, a
+        # catch-up then the minute's schedules, and the catch-up 10 s later) as its pipelines status lists
+        # them; a fixed 12 s after the first notice need not cover the third on a loaded machine.
+        waited = time.monotonic() + 90
+        while (not RECEIVED or _detections_since(data_dir, url, restarted) < 3) and time.monotonic() < waited:
             time.sleep(0.5)
-        time.sleep(12)
+        assert _detections_since(data_dir, url, restarted) >= 3, log.read_text()[-3000:]
         checkins = httpx.get(
             f"{url}/api/projects/{project['slug']}/monitors/every-minute/checkins", headers=auth
         ).json()["rows"]

@@ -15,6 +15,7 @@ from stacklens.feedback.attachment_files import attachment, attachments_of_event
 from stacklens.feedback.downloads import download_headers
 from stacklens.feedback.items import hex_id
 from stacklens.feedback.listing import FeedbackItem, feedback_list
+from stacklens.issues.reads import issue_titles
 
 router = APIRouter(include_in_schema=False)
 PROJECT = "/orgs/{org_slug}/projects/{project_slug}"
@@ -43,11 +44,14 @@ def feedback_page(
         has_replay=has_replay,
         limit=LIMIT,
     )
+    # Each feedback names its issue by title, as the issue list does (one read for the page's issues).
+    issue_ids: list[int | str] = [item.issue_id for item in items if item.issue_id is not None]
     context = {
         "viewer": view.viewer,
         "user": view.viewer.user,
         "project": view.project,
         "items": items,
+        "titles": issue_titles(view.warehouse, view.org_id, view.project_id, issue_ids),
         "filters": {
             "issue": issue,
             "release": release.strip(),

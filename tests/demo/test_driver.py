@@ -313,12 +313,22 @@ def test_every_request_is_its_own_trace_and_its_mail_job_continues_it(
             f"/issues/{row['issue_id']}" in feedback_page.text
             and escape(row["message"]) in feedback_page.text
         )
+    # Each names its issue by the issue's title, the one its page is headed with.
+    named = dict(
+        re.findall(
+            r'class="feedback-issue" href="[^"]*/issues/(\d+)\?[^"]*"><span class="feedback-issue-title">([^<]+)<',
+            feedback_page.text,
+        )
+    )
+    assert set(named) == {str(row["issue_id"]) for row in listed}, named
     _screenshots(feedback_page.text, "demo-feedback", "feedback")
     issue_base = f"/orgs/{org['org_slug']}/projects/{org['project']}/issues"
     issue_page = client.get(
         f"{issue_base}/{with_replay[0]['issue_id']}", params={"event": with_replay[0]["event_id"]}
     )
     assert issue_page.status_code == 200 and escape(with_replay[0]["message"]) in issue_page.text
+    heading = re.search(r"<h1[^>]*>(.*?)</h1>", issue_page.text, re.S)
+    assert heading and named[str(with_replay[0]["issue_id"])] in heading.group(1), heading
     _screenshots(issue_page.text, "demo-issue-feedback", "feedback")
 
     # The declined payment's error lists the order the shop attached, with its size and type.

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from sentry_sdk import logger as log
 
 import stacklens_sdk
-from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, move_request_session
+from demo.clock import CLOCK_HEADER, REQUEST_CLOCK, decode_clock, move_request_session
 from demo.clock import CONTEXT as CLOCK_CONTEXT
 from demo_shop import attachments, catalog, payments, pricing, search, shipping
 
@@ -154,7 +154,11 @@ def create_shop_app(seed: int | None = None, *, honour_demo_clock: bool = False)
             summary: dict[str, Any] = {"items": [i.model_dump() for i in order.items]}
             summary |= {"coupon": order.coupon}
             summary |= {"country": order.country, "total_cents": total + shipping_cents}
-            attachments.attach(event_id, "order.json", "application/json", json.dumps(summary).encode())
+            clock = REQUEST_CLOCK.get()  # a history request's attachment is sent at the moment it stands for
+            sent_at = decode_clock(clock)[0] if clock else None
+            attachments.attach(
+                event_id, "order.json", "application/json", json.dumps(summary).encode(), sent_at
+            )
             raise HTTPException(402, "payment declined") from None
         order_id = f"ord_{rng.getrandbits(32):08x}"
         log.info(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from datetime import UTC, datetime
 
 import httpx
 
@@ -27,17 +28,25 @@ def configure(envelope_url: str | None, app_key: str) -> None:
         _target.update(url=envelope_url, key=app_key)
 
 
-def attachment_envelope(event_id: str, filename: str, content_type: str, data: bytes) -> bytes:
+def attachment_envelope(
+    event_id: str, filename: str, content_type: str, data: bytes, sent_at: datetime | None = None
+) -> bytes:
+    """An envelope of one attachment; its header's ``sent_at`` is the moment it stands for (a history
+    request's demo clock, else now), so StackLens keeps it under its event's time, as an SDK's would be."""
+    moment = (sent_at or datetime.now(UTC)).astimezone(UTC).isoformat().replace("+00:00", "Z")
+    header = {"event_id": event_id, "sent_at": moment}
     item = {"type": "attachment", "length": len(data), "filename": filename, "content_type": content_type}
-    return b"\n".join([json.dumps({"event_id": event_id}).encode(), json.dumps(item).encode(), data]) + b"\n"
+    return b"\n".join([json.dumps(header).encode(), json.dumps(item).encode(), data]) + b"\n"
 
 
-def attach(event_id: str | None, filename: str, content_type: str, data: bytes) -> None:
+def attach(
+    event_id: str | None, filename: str, content_type: str, data: bytes, sent_at: datetime | None = None
+) -> None:
     """Send ``data`` as an attachment of the event ``event_id`` (in the background: never slows a request)."""
     if not event_id or not _target:
         return
     url, key = _target["url"], _target["key"]
-    body = attachment_envelope(event_id, filename, content_type, data)
+    body = attachment_envelope(event_id, filename, content_type, data, sent_at)
 
     def post() -> None:
         try:

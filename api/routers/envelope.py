@@ -216,7 +216,13 @@ def _admit(
                 raise
     identity = caller.identity
     extras = plan_extras(
-        settings, identity.org_id, identity.project_id, lines.event_id, lines.feedback, lines.attachments
+        settings,
+        identity.org_id,
+        identity.project_id,
+        lines.event_id,
+        lines.feedback,
+        lines.attachments,
+        lines.sent_at,
     )
     if extras.over_quota:
         count_outcomes(settings, identity.org_id, extras.refused())

@@ -15,6 +15,7 @@ from stacklens.feedback.attachment_files import AttachmentIn, fitting, store_att
 from stacklens.feedback.items import FeedbackIn, hex_id, with_rules
 from stacklens.feedback.notices import notify_new_feedback
 from stacklens.feedback.records import record_feedback
+from stacklens.ingest.clock import kept_under
 from stacklens.outcomes.counting import ATTACHMENT_QUOTA, Outcomes
 from stacklens.scrubbing.store import project_rules
 from stacklens.settings import Settings
@@ -31,6 +32,9 @@ class Extras:
     feedback: list[FeedbackIn] = field(default_factory=list)
     attachments: list[AttachmentIn] = field(default_factory=list)
     over_quota: int = 0
+    sent_at: float | None = (
+        None  # the envelope's send time: the attachments are kept under it (as their event)
+    )
 
     def __bool__(self) -> bool:
         return bool(self.feedback or self.attachments or self.over_quota)
@@ -59,10 +63,11 @@ def plan_extras(
     event_id: str,
     feedback: Sequence[FeedbackIn],
     attachments: Sequence[AttachmentIn],
+    sent_at: float | None = None,
 ) -> Extras:
     """The envelope's feedback, and its attachments within the project's byte quota (its own, set with
     ``PUT /api/projects/{slug}/quota``, else the installation's ``STACKLENS_ATTACHMENT_QUOTA_BYTES``)."""
-    extras = Extras(org_id, project_id, hex_id(event_id), list(feedback))
+    extras = Extras(org_id, project_id, hex_id(event_id), list(feedback), sent_at=sent_at)
     if attachments:
         with session_scope(settings) as session:
             own = project_quotas(session, [project_id]).get(project_id)
@@ -86,7 +91,7 @@ def keep_extras(settings: Settings, extras: Extras, received: datetime) -> None:
                 extras.project_id,
                 extras.event_id,
                 extras.attachments,
-                received,
+                kept_under(extras.sent_at, received, settings.retention_days),
             )
         rules = project_rules(session, extras.project_id)  # the project's scrubbing rules (docs/scrubbing.md)
         feedback = [with_rules(item, rules) for item in extras.feedback]

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stacklens.control.models import UserFeedback, utcnow
 from stacklens.feedback.items import FeedbackIn
-from stacklens.ingest.clock import time_window
+from stacklens.ingest.clock import kept_under
 
 MAX_ROWS = 1000
 
@@ -82,21 +82,12 @@ def record_feedback(
             url=item.url,
             release=item.release,
             environment=item.environment,
-            received_at=_sent_or(item, received, retention_days),
+            received_at=kept_under(item.sent_at, received, retention_days),
         )
         session.add(row)
         session.flush()
         new.append(_row(row))
     return new
-
-
-def _sent_or(item: FeedbackIn, received: datetime, retention_days: int) -> datetime:
-    if item.sent_at is None:
-        return received
-    earliest, latest = time_window(received.timestamp(), retention_days)
-    if not earliest <= item.sent_at <= latest:
-        return received
-    return min(received, datetime.fromtimestamp(item.sent_at, UTC).replace(tzinfo=received.tzinfo))
 
 
 def _row(row: UserFeedback) -> FeedbackRow:

@@ -11,6 +11,7 @@ and gains a Relay-style entry in ``errors`` (``past_timestamp`` / ``future_times
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from stacklens.ingest import timeparse
@@ -28,6 +29,18 @@ TIME_FIELD = {"event": "timestamp", "transaction": "start_timestamp"}
 def time_window(received: float, retention_days: int) -> tuple[float, float]:
     """``(earliest, latest)`` epoch seconds a row received at ``received`` may be stored under."""
     return received - retention_days * 86_400.0 + EXPIRY_MARGIN_SECONDS, received + MAX_FUTURE_SECONDS
+
+
+def kept_under(sent_at: float | None, received: datetime, retention_days: int) -> datetime:
+    """The time something sent at ``sent_at`` (epoch seconds, None: not said) is kept under: that time when an
+    event could be stored under it (:func:`time_window`), never ahead of ``received``; else ``received``.
+    Feedback and attachments are timed so, and so leave with their events at the retention."""
+    if sent_at is None:
+        return received
+    earliest, latest = time_window(received.timestamp(), retention_days)
+    if not earliest <= sent_at <= latest:
+        return received
+    return min(received, datetime.fromtimestamp(sent_at, UTC).replace(tzinfo=received.tzinfo))
 
 
 def given_time(payload: dict[str, Any], item_type: str, origin: Origin) -> tuple[Any, float | None]:

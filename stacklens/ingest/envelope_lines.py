@@ -21,6 +21,7 @@ from sentry_sdk.envelope import Envelope, Item, PayloadRef
 
 from stacklens.feedback.attachment_files import AttachmentIn
 from stacklens.feedback.items import FeedbackIn, FeedbackRefused, feedback_item, user_report
+from stacklens.ingest import timeparse
 from stacklens.ingest.decode import MAX_LINE_BYTES, BodyTooLarge, DecodeError, decode_error
 from stacklens.ingest.envelope import MAX_ATTACHMENT_BYTES, MAX_LOG_RECORDS
 from stacklens.ingest.jsondepth import MAX_JSON_DEPTH, JsonTooDeep, loads
@@ -42,6 +43,8 @@ class EnvelopeLines:
     # in the control store and the data directory (stacklens.feedback), not landed as lines.
     feedback: list[FeedbackIn] = field(default_factory=list)
     attachments: list[AttachmentIn] = field(default_factory=list)
+    # The envelope header's ``sent_at`` (epoch seconds): the attachments are kept under it, as their event.
+    sent_at: float | None = None
 
     @property
     def idempotency_key(self) -> str:
@@ -127,7 +130,10 @@ def envelope_lines(
         written[kind] += 1
     if not isinstance(event_id, str) or not event_id:
         event_id = uuid.uuid4().hex  # an empty answer breaks some SDKs: always name an id
-    return EnvelopeLines(b"\n".join(lines), event_id, written, counted, check_ins, feedback, attachments)
+    sent = timeparse.to_epoch(sent_at) if isinstance(sent_at, str) else None
+    return EnvelopeLines(
+        b"\n".join(lines), event_id, written, counted, check_ins, feedback, attachments, sent
+    )
 
 
 def _attachment(item: Item, limit: int) -> AttachmentIn:

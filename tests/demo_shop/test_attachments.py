@@ -20,5 +20,10 @@ def test_the_envelope_and_the_switch() -> None:
         "application/json",
         b'{"items": []}',
     )
+    # A history request's attachment says the moment it stands for: StackLens keeps it under that time.
+    moment = datetime(2026, 11, 1, 9, 30, tzinfo=UTC)
+    dated = attachments.attachment_envelope("e" * 32, "order.json", "application/json", b"{}", moment)
+    assert envelope_lines(parse_envelope(dated), "key", datetime.now(UTC)).sent_at == moment.timestamp()
+    assert lines.sent_at is not None and abs(lines.sent_at - datetime.now(UTC).timestamp()) < 60
     attachments.configure(None, "key")
     attachments.attach("e" * 32, "x", "text/plain", b"x")  # not configured: nothing happens, nothing raises

@@ -22,6 +22,9 @@ tables and a SQL panel — under the filter bar "30 days, production").
 * **page, cold**: every widget, the SQL panel included (what a first view of the page costs).
 * **render, warm**: every widget within the widget cache's minute (`stacklens.explore.widget_cache`: every
   answer kept, the SQL panel's too; figures, markers), CALLS times.
+* **per widget, cold**: each widget rendered alone as above (WIDGET_CALLS times), beside the render of no
+  widget (what every render costs whatever it draws: the session, the board, the markers' check), with what
+  the engine read for it and its time (current and previous window and a cut chart's "others" together).
 * **shared**: `GET /share/dashboards/<token>` through the real app in-process (starlette's TestClient:
   routing, the share lookup in the control store, the template), after the first request stored the snapshot.
 
@@ -51,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # This script sits beside bench/dashboards.py: the repository first, so `dashboards` is the package.
 sys.path[0] = str(ROOT)
 
-CALLS, COLD_CALLS, SHARED_CALLS = 20, 10, 100
+CALLS, COLD_CALLS, SHARED_CALLS, WIDGET_CALLS = 20, 10, 100, 5
 
 
 def _p95(samples: list[float]) -> float:
@@ -158,7 +161,22 @@ def _board(settings: Any) -> tuple[int, str, int, str]:
         return org.id, org.slug, board.id, token
 
 
-def run(loads: int, keep_dir: Path | None, cold_calls: int = COLD_CALLS) -> dict[str, Any]:
+def _engine(answer: Any) -> dict[str, float]:
+    """What the engine read for one widget's answer and the time it took (its windows and "others"
+    together)."""
+    results = [r for r in (answer.result, answer.previous, answer.others) if r is not None]
+    # run_compared adds the previous window's rows and time to the current answer's.
+    if answer.previous is not None:
+        results.remove(answer.previous)
+    return {
+        "rows_read": sum(r.rows_read for r in results),
+        "engine_ms": round(sum(r.elapsed_ms for r in results), 1),
+    }
+
+
+def run(
+    loads: int, keep_dir: Path | None, cold_calls: int = COLD_CALLS, widget_calls: int = WIDGET_CALLS
+) -> dict[str, Any]:
     from fastapi.testclient import TestClient
 
     from dashboards.dashboard_board import board_views
@@ -192,7 +210,7 @@ def run(loads: int, keep_dir: Path | None, cold_calls: int = COLD_CALLS) -> dict
             assert not errors, errors
             snapshot = snapshot_of(board.name, board.description, board.filters, views, datetime.now(UTC))
             took = [v.get("took", "") for v in views if "sql" in v["answer"].widget]
-            return {"snapshot": snapshot, "took": took}
+            return {"snapshot": snapshot, "took": took, "engine": [_engine(v["answer"]) for v in views]}
 
     def cold(only: Callable[[dict[str, Any]], bool] = lambda w: True) -> Callable[[], object]:
         def call() -> object:
@@ -218,6 +236,14 @@ def run(loads: int, keep_dir: Path | None, cold_calls: int = COLD_CALLS) -> dict
             cold(asked),
         ),
     }
+    if widget_calls:
+        titles = [w["title"] for w in everything["snapshot"]["widgets"]]
+        result["render_none_cold"] = _time("render cold, no widget", widget_calls, cold(lambda w: False))
+        result["per_widget_cold"] = {}
+        for title, engine in zip(titles, everything["engine"], strict=True):
+            alone = _time(f"  {title}", widget_calls, cold(lambda w, t=title: w["title"] == t))
+            result["per_widget_cold"][title] = {**alone, **engine}
+            print("   engine:", engine, file=sys.stderr, flush=True)
     result["sql_panel_cold"] = _time("SQL panel cold", cold_calls, cold(sql))
     result["sql_panel_took"] = render(sql)["took"]  # what the panel shows: the engine's time, rows read
     print("SQL panel shows:", result["sql_panel_took"], file=sys.stderr, flush=True)
@@ -249,8 +275,14 @@ def main() -> None:
     parser.add_argument(
         "--cold-calls", type=int, default=COLD_CALLS, help=f"cold renders timed (default {COLD_CALLS})"
     )
+    parser.add_argument(
+        "--widget-calls",
+        type=int,
+        default=WIDGET_CALLS,
+        help=f"cold renders timed per widget alone (default {WIDGET_CALLS}; 0: none)",
+    )
     args = parser.parse_args()
-    print(json.dumps(run(args.loads, args.data_dir, args.cold_calls), indent=1))
+    print(json.dumps(run(args.loads, args.data_dir, args.cold_calls, args.widget_calls), indent=1))
 
 
 if __name__ == "__main__":

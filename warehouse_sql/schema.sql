@@ -1116,7 +1116,7 @@ CREATE TABLE transactions
     `project_id` UInt64,
     `event_id` UUID,
     `trace_id` String,
-    `timestamp` DateTime64(3, 'UTC'),
+    `timestamp` DateTime64(3, 'UTC') CODEC(Delta(8), LZ4),
     `end_timestamp` DateTime64(3, 'UTC'),
     `received_at` DateTime64(3, 'UTC'),
     `batch_id` String,

@@ -24,9 +24,9 @@ ADD_COLUMN = re.compile(
     r"(?: DEFAULT [^\n]*?|\s+MATERIALIZED\s[\s\S]*?)?(?:\s+CODEC\(([^()]*)\))?(?:\s+AFTER (\w+)|\s*;?\s*\Z)"
 )
 
-# A MODIFY COLUMN clause that gives a column a codec (its type unchanged): `MODIFY COLUMN target String
-# CODEC(ZSTD(3))`.
-MODIFY_CODEC = re.compile(r"MODIFY COLUMN (\w+) [^\n]*? CODEC\((\w+(?:\(\d+\))?)\)")
+# A MODIFY COLUMN clause that gives a column a codec or a chain of them (its type unchanged): `MODIFY COLUMN
+# target String CODEC(ZSTD(3))`, `MODIFY COLUMN timestamp DateTime64(3, 'UTC') CODEC(Delta(8), LZ4)`.
+MODIFY_CODEC = re.compile(r"MODIFY COLUMN (\w+) [^\n]*? CODEC\((\w+(?:\(\d+\))?(?:, \w+(?:\(\d+\))?)*)\)")
 
 
 def _columns(statement: str) -> list[tuple[str, str, str]]:

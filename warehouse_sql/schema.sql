@@ -655,7 +655,7 @@ CREATE TABLE pageload_facts
 (
     `org_id` UInt64,
     `project_id` UInt64,
-    `ts` DateTime64(3, 'UTC'),
+    `ts` DateTime64(3, 'UTC') CODEC(Delta(8), LZ4),
     `event_id` UUID,
     `page` LowCardinality(String),
     `environment` LowCardinality(String),

@@ -217,11 +217,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=20_000, help="events stored before measuring")
     parser.add_argument("--calls", type=int, default=30, help="timed calls per tool")
+    # A window of several seconds: the agents' Explore share lets them spend 3 s of the server's time at once
+    # (its seconds in hand), which a window of one second (400 envelopes on a quiet host) mostly measures.
     parser.add_argument(
-        "--envelopes", type=int, default=400, help="one-event envelopes per ingest measurement"
+        "--envelopes", type=int, default=4000, help="one-event envelopes per ingest measurement"
     )
     parser.add_argument(
-        "--rounds", type=int, default=5, help="idle and loaded ingest measurements, interleaved"
+        "--rounds", type=int, default=7, help="idle and loaded ingest measurements, interleaved"
     )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="stacklens-bench-mcp-"))

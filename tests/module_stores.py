@@ -4,9 +4,9 @@ A test's own ``stores`` (tests/conftest.py) costs a migrated warehouse database 
 module that seeds page loads or sessions into them per test pays the seed again for every case (its
 parametrized cases too). A module whose tests read and never write shares one: :func:`module_stores` makes
 the stores in a data directory and warehouse database of the module's own, makes them the process's settings
-while the module runs, and drops them after it. Such a module overrides ``stores`` (and ``org_factory``,
-``client``) with module-scoped fixtures over these, so no test of it asks for a test's own ``settings``
-(which would make other settings the process's for that test, and none after it).
+while the module runs, and drops them after it. Such a module declares module-scoped ``stores`` and
+``org_factory`` over these (:func:`store_fixtures`) and a ``client`` over its app, so no test of it asks for
+a test's own ``settings`` (which would make other settings the process's for that test, and none after it).
 """
 
 from __future__ import annotations
@@ -53,6 +53,22 @@ def module_stores(
         warehouse_client(settings.resolved_warehouse_url, "default").command(
             "DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": settings.warehouse_database}
         )
+
+
+def store_fixtures(name: str) -> tuple[Any, Any]:
+    """The module-scoped ``stores`` (:func:`module_stores` named ``name``) and ``org_factory``
+    (:func:`org_maker`) fixtures of a reading module, as ``stores, org_factory = store_fixtures("x")``."""
+
+    @pytest.fixture(scope="module", name="stores")
+    def stores(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[Settings]:
+        with module_stores(tmp_path_factory, warehouse_url, name) as settings:
+            yield settings
+
+    @pytest.fixture(scope="module", name="org_factory")
+    def org_factory(stores: Settings) -> OrgFactory:
+        return org_maker(stores)
+
+    return stores, org_factory
 
 
 def org_maker(settings: Settings) -> OrgFactory:

@@ -14,7 +14,7 @@ from api.app import create_app
 from stacklens.performance.view_data import VIEWS
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.module_stores import OrgFactory, module_stores, org_maker
+from tests.module_stores import store_fixtures
 from tests.stacklens.performance.perf_seed import seed
 
 WINDOW = {"since": "2026-11-06T12:00:00Z", "until": "2026-11-20T12:00:00Z"}
@@ -22,15 +22,7 @@ WINDOW = {"since": "2026-11-06T12:00:00Z", "until": "2026-11-20T12:00:00Z"}
 
 # The tests read the seeded organization and never write: the stores, the app and the seed are the module's
 # (tests/module_stores.py), not made again for each case.
-@pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[Settings]:
-    with module_stores(tmp_path_factory, warehouse_url, "api-performance") as settings:
-        yield settings
-
-
-@pytest.fixture(scope="module")
-def org_factory(stores: Settings) -> OrgFactory:
-    return org_maker(stores)
+stores, org_factory = store_fixtures("api-performance")
 
 
 @pytest.fixture(scope="module")

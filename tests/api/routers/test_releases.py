@@ -19,7 +19,7 @@ from api.routers.release_answers import ReleaseDetailOut, ReleaseOut, ReleasesOu
 from stacklens.releases.health import Window, release_health
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.module_stores import OrgFactory, module_stores, org_maker
+from tests.module_stores import store_fixtures
 from tests.stacklens.performance.perf_seed import NOW, seed
 from tests.stacklens.releases.session_seed import fill_session_states, seed_sessions
 
@@ -41,15 +41,7 @@ FORMULA = '=HYPERLINK("https://evil.example")'
 
 # The tests read the seeded organization and never write: the stores, the app and the seed are the module's
 # (tests/module_stores.py), not made again for each case.
-@pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[Settings]:
-    with module_stores(tmp_path_factory, warehouse_url, "api-releases") as settings:
-        yield settings
-
-
-@pytest.fixture(scope="module")
-def org_factory(stores: Settings) -> OrgFactory:
-    return org_maker(stores)
+stores, org_factory = store_fixtures("api-releases")
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from stacklens.cli.app import build_app
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import sign_in
-from tests.module_stores import OrgFactory, module_stores, org_maker
+from tests.module_stores import OrgFactory, store_fixtures
 from tests.stacklens.performance import perf_seed
 from tests.stacklens.performance.perf_seed import NOW, Seeded, seed
 
@@ -30,15 +30,7 @@ PAGES = ["", "/pages", "/resources", "/api", "/trends", "/releases", "/recommend
 # One app over stores of the module's own (tests/module_stores.py), and one seeded organization that the
 # reading tests share; a test that writes (late rows, an annotation, an error event) seeds an organization of
 # its own, so no test reads another's writes. Every test starts signed out, as with a client of its own.
-@pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory, warehouse_url: str) -> Iterator[Settings]:
-    with module_stores(tmp_path_factory, warehouse_url, "performance-pages") as settings:
-        yield settings
-
-
-@pytest.fixture(scope="module")
-def org_factory(stores: Settings) -> OrgFactory:
-    return org_maker(stores)
+stores, org_factory = store_fixtures("performance-pages")
 
 
 @pytest.fixture(scope="module")

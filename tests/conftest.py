@@ -263,27 +263,34 @@ def stores(settings: Settings) -> Settings:
     return settings
 
 
-@pytest.fixture
-def org_factory(stores: Settings):
-    """``org_factory("Acme")`` → dict(org_id, org_slug, email, api_key, project, project_id, app_key)."""
+def create_org(settings: Settings, name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
+    """An organization with an owner and a project in ``settings``' control store, as the dict
+    ``org_factory`` answers (also tests/module_stores.py's)."""
     from stacklens.control import accounts
     from stacklens.control.db import session_scope
     from stacklens.control.projects import create_project
 
+    email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
+    with session_scope(settings) as session:
+        org, api_key = accounts.create_organization(session, name, email, PASSWORD)
+        created, app_key = create_project(session, org.id, project)
+        return {
+            "org_id": org.id,
+            "org_slug": org.slug,
+            "email": email,
+            "api_key": api_key,
+            "project": created.slug,
+            "project_id": created.id,
+            "app_key": app_key,
+        }
+
+
+@pytest.fixture
+def org_factory(stores: Settings):
+    """``org_factory("Acme")`` → dict(org_id, org_slug, email, api_key, project, project_id, app_key)."""
+
     def make(name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
-        email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
-        with session_scope(stores) as session:
-            org, api_key = accounts.create_organization(session, name, email, PASSWORD)
-            created, app_key = create_project(session, org.id, project)
-            return {
-                "org_id": org.id,
-                "org_slug": org.slug,
-                "email": email,
-                "api_key": api_key,
-                "project": created.slug,
-                "project_id": created.id,
-                "app_key": app_key,
-            }
+        return create_org(stores, name, project)
 
     return make
 

@@ -11,22 +11,19 @@ a test's own ``settings`` (which would make other settings the process's for tha
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-from stacklens.control import accounts
-from stacklens.control.db import migrate_control_store, session_scope
+from stacklens.control.db import migrate_control_store
 from stacklens.control.keys.use_tally import flush_all
-from stacklens.control.projects import create_project
 from stacklens.ingest.front_door import close_front_doors
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import reset_clients, warehouse_client
 from stacklens.warehouse.migrations import apply_migrations
-from tests.conftest import PASSWORD, make_settings
+from tests.conftest import create_org, make_settings
 
 OrgFactory = Callable[..., dict[str, Any]]
 
@@ -79,19 +76,6 @@ def org_maker(settings: Settings) -> OrgFactory:
 
     def make(name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
         made[name] = made.get(name, 0) + 1
-        unique = name if made[name] == 1 else f"{name} {made[name]}"
-        email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
-        with session_scope(settings) as session:
-            org, api_key = accounts.create_organization(session, unique, email, PASSWORD)
-            created, app_key = create_project(session, org.id, project)
-            return {
-                "org_id": org.id,
-                "org_slug": org.slug,
-                "email": email,
-                "api_key": api_key,
-                "project": created.slug,
-                "project_id": created.id,
-                "app_key": app_key,
-            }
+        return create_org(settings, name if made[name] == 1 else f"{name} {made[name]}", project)
 
     return make

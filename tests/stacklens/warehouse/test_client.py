@@ -18,6 +18,7 @@ from stacklens.blocking import WouldBlock, loop_only
 from stacklens.explore.run import QueryTooCostly
 from stacklens.settings import Settings
 from stacklens.warehouse.client import (
+    PURGES_AFTER_LAST_CALL,
     analyst_client,
     ensure_database,
     get_warehouse,
@@ -116,6 +117,18 @@ def test_the_engine_gives_back_what_a_large_statement_freed(settings: Settings) 
     held = _anonymous_mib()
     assert purge_engine_memory(settings)
     assert _anonymous_mib() < held - 50
+
+
+def test_the_purge_skips_the_beats_in_which_nothing_ran(settings: Settings) -> None:
+    """An idle server's purge statements mapped the engine's library back for nothing: once a few purges
+    found no warehouse call since the last one, the purge waits for the next call."""
+    ensure_database(settings)
+    client = get_warehouse(settings)
+    client.query("SELECT 1")
+    purged = [purge_engine_memory(settings) for _ in range(PURGES_AFTER_LAST_CALL + 3)]
+    assert purged == [True] * (PURGES_AFTER_LAST_CALL + 1) + [False, False]
+    client.query("SELECT 1")
+    assert purge_engine_memory(settings)
 
 
 def test_a_clickhouse_server_is_not_purged(settings: Settings) -> None:

@@ -2,7 +2,10 @@
 package is on no registry), and its organization, shipper and SDK commands do what the guide says.
 
 The commands are taken from the guide's own code blocks, with the guide's placeholder paths mapped to
-temporary ones, so a guide that drifts from the product fails here.
+temporary ones, so a guide that drifts from the product fails here. The server's fresh venv borrows the
+dependencies this run's venv already installed from the same requirements (tests/docs/lent_packages.py: only
+the server extra's closure, so a requirement missing from it still fails); pip still resolves them, builds
+StackLens from the clone and installs it. The application host's small base install runs in full.
 """
 
 from __future__ import annotations
@@ -13,9 +16,12 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+
+from tests.docs.lent_packages import lend
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "getting-started.md"
@@ -39,10 +45,16 @@ def commands(language: str = "sh") -> list[str]:
     return lines
 
 
-# The guide's pip commands run as written; pip only skips byte-compiling what it installs (thousands of
-# modules of the server's dependencies, compiled on import instead when a command needs them): nothing the
-# guide's steps check depends on it.
+# The guide's pip commands run as written; pip only skips byte-compiling what it installs (StackLens' own
+# ~1,000 modules, compiled on import instead when a command needs them): nothing the guide's steps check
+# depends on it.
 NO_COMPILE = {"PIP_NO_COMPILE": "1"}
+
+
+def requirements(extra: str) -> list[str]:
+    """The package's requirements from pyproject.toml: the base install's and ``extra``'s."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return [*project["dependencies"], *project["optional-dependencies"][extra]]
 
 
 def run_sh(line: str, mapping: dict[str, str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -157,9 +169,25 @@ def test_server_install_from_a_clone(tmp_path: Path) -> None:
     section = GUIDE.read_text().split("## 2.")[0]
     first = [line for line in commands() if line in section][:3]
     assert first[0].startswith("git clone") and "[server]" in first[2], first
-    for line in first:
+    clone, venv, install = first
+    for line in (clone, venv, install):
+        if line == install:
+            # The server extra's dependencies as this run's venv has them (tests/docs/lent_packages.py): the
+            # guide's pip command resolves them (satisfied) and builds and installs StackLens from the clone.
+            lent = lend(requirements("server"), tmp_path / "venv", tmp_path / "lent")
+            assert {"fastapi", "chdb", "dagster"} <= lent, sorted(lent)
         result = run_sh(line, mapping, env)
         assert result.returncode == 0, f"{line}\n{result.stderr[-2000:]}"
+    # The server runs from the package the guide installed, not from this checkout or this run's venv.
+    where = subprocess.run(
+        [str(tmp_path / "venv" / "bin" / "python"), "-c", "import stacklens; print(stacklens.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
+    assert where.stdout.startswith(str(tmp_path / "venv")), where.stdout + where.stderr
     data = tmp_path / "data"
     migrate = subprocess.run(
         [str(tmp_path / "venv" / "bin" / "stacklens"), "migrate"],

@@ -19,6 +19,7 @@ from clickhouse_connect.driver.client import Client
 from stacklens.performance.page_load_reads import load_params
 from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.queries import float_or_none, run_query
+from stacklens.warehouse.side_by_side import side_by_side
 
 PARTS = ("input_delay", "processing", "presentation")
 PART_LABELS = {"input_delay": "Input delay", "processing": "Processing", "presentation": "Presentation delay"}
@@ -206,15 +207,28 @@ def _browsers(loads: list[dict[str, Any]], interactions: list[dict[str, Any]]) -
     return sorted(rows, key=lambda b: (-b.page_loads, -b.interactions, b.browser))
 
 
+def _scripts_and_loads(
+    client: Client, params: dict[str, object]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The scripts, then the page loads per browser: the view's second lane (:func:`inp_view`)."""
+    scripts = run_query(client, "performance/inp_scripts", params)
+    return scripts, run_query(client, "performance/inp_browsers", params)
+
+
 def inp_view(client: Client, org_id: int, project_id: int, filters: ViewFilters, page: str = "") -> InpView:
     """The INP view of a project's window and filters, for one page (a route) or all (``page`` ''): three
-    reads — the interactions' groupings, the scripts, the page loads per browser."""
+    reads — the interactions' groupings on ``client``, and beside it, on the warehouse's second client
+    (stacklens.warehouse.side_by_side), the scripts then the page loads per browser. Most of each read's time
+    is the engine analysing and planning it on one core, so the view takes about its longest read (the
+    groupings: two branches, five percentiles) instead of the three reads' sum (bench/RESULTS.md, "INP")."""
     params = load_params(org_id, project_id, filters, page=page, limit=SCRIPT_LIMIT)
-    grouped = run_query(client, "performance/inp_parts", params)
+    grouped, (script_rows, loads) = side_by_side(
+        client,
+        lambda own: run_query(own, "performance/inp_parts", params),
+        lambda other: _scripts_and_loads(other, params),
+    )
     rows = [r for r in grouped if not r["by_browser"]]
-    script_rows = run_query(client, "performance/inp_scripts", params)
     total = float(script_rows[0]["total_ms"]) if script_rows else 0.0
-    loads = run_query(client, "performance/inp_browsers", params)
     return InpView(
         parts=[_part_row(r) for r in rows],
         scripts=[_script_row(r, total) for r in script_rows],

@@ -18,7 +18,8 @@ from stacklens.metrics import QUANTILE_RELATIVE_ERROR as ERROR
 from stacklens.performance import window_series, window_values
 from stacklens.performance.inp.reads import inp_view
 from stacklens.view_filters import ViewFilters
-from stacklens.warehouse.client import warehouse_client
+from stacklens.warehouse.client import own_client, second_client, warehouse_client
+from stacklens.warehouse.queries import run_query
 from tests.conftest import make_settings
 from tests.stacklens.performance.inp import inp_seed as s
 from tests.stacklens.performance.perf_seed import migrated
@@ -113,6 +114,35 @@ def test_another_organization_sees_nothing(world) -> None:
     assert view.parts and all(r.input_delay_p75 == pytest.approx(900.0, rel=ERROR) for r in view.parts)
     assert all(p.page != "/admin" for p in inp_view(world, ORG, PROJECT, _filters()).parts)
     assert inp_view(world, 999, PROJECT, _filters()).parts == []
+
+
+def test_the_reads_side_by_side_answer_as_one_after_the_other(world, warehouse_url, monkeypatch) -> None:
+    """The groupings run on the view's client while the scripts and the page loads per browser run on the
+    warehouse's second client; on a client with no second one (the three one after the other) the view is the
+    same, field for field, for every page and for one."""
+    ran: dict[str, list[Client]] = {}
+
+    def recorded(client: Client, name: str, params: dict[str, object]) -> list[dict[str, object]]:
+        ran.setdefault(name, []).append(client)
+        return run_query(client, name, params)
+
+    monkeypatch.setattr("stacklens.performance.inp.reads.run_query", recorded)
+    together = {page: inp_view(world, ORG, PROJECT, _filters(), page) for page in ("", "/cart")}
+    other = second_client(world)
+    assert other is not None
+    assert ran == {
+        "performance/inp_parts": [world, world],
+        "performance/inp_scripts": [other, other],
+        "performance/inp_browsers": [other, other],
+    }
+    alone = own_client(warehouse_url, world.database)
+    try:
+        assert second_client(alone) is None
+        for page, view in together.items():
+            assert view.parts and view.scripts and view.browsers
+            assert inp_view(alone, ORG, PROJECT, _filters(), page) == view
+    finally:
+        alone.close()
 
 
 def test_the_windows_edge_hours_and_the_freshest_interactions_count(world) -> None:

@@ -14,8 +14,11 @@ load, with its parts and its scripts: the handler's, and a third party's in one 
 pipeline's own queries. Then the INP view (stacklens.performance.inp.reads.inp_view: parts per page and
 target, scripts, parties, browsers) over the last 7 days, for every page and for one page, ``--runs`` times
 each after a warm-up: p50 / p95 / max in ms, and the process's CPU time per view (the embedded engine runs in
-it; wall times on a loaded machine are upper bounds). Goal: p95 ≤ 100 ms. ``--data-dir`` keeps the warehouse
-and reuses its data set (its window ends where its interactions end); ``--restate`` rewrites its INP states.
+it; wall times on a loaded machine are upper bounds). Goal: p95 ≤ 100 ms. The view reads on two clients at
+once (stacklens.performance.inp.reads); ``--one-after-the-other`` times it beside the same view on a client of
+its own, which has no second client and so runs the three reads one after the other, run for run in turn so
+both meet the same load. ``--data-dir`` keeps the warehouse and reuses its data set (its window ends where its
+interactions end); ``--restate`` rewrites its INP states.
 
 Bytes. ``--size-loads`` demo page loads (demo/browser_pageloads.py, every browser) stored through the
 ingest's row builders, each Chromium one with @sentry/browser's own INP span; then the same with the INP
@@ -79,7 +82,9 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def speed(client: Any, loads: int, runs: int, restate: bool = False) -> dict[str, Any]:
+def speed(
+    client: Any, loads: int, runs: int, restate: bool = False, alone: Any | None = None
+) -> dict[str, Any]:
     now = datetime.now(UTC).replace(microsecond=0)
     start = now - timedelta(days=30)
     interactions = int(loads * 0.6 * 0.6)
@@ -103,7 +108,7 @@ def speed(client: Any, loads: int, runs: int, restate: bool = False) -> dict[str
         "page_loads": loads,
         "interactions": interactions,
         "fill_s": round(filled, 1),
-        "view_ms": _time_view(client, now, runs),
+        "view_ms": _time_view(client, now, runs, alone),
     }
 
 
@@ -159,30 +164,39 @@ def _states(client: Any, start: datetime, now: datetime) -> None:
         )
 
 
-def _time_view(client: Any, now: datetime, runs: int) -> dict[str, Any]:
+def _time_view(client: Any, now: datetime, runs: int, alone: Any | None = None) -> dict[str, Any]:
     """The INP view over the last 7 days, every page and one page: p50 / p95 / max (ms) of ``runs`` after a
-    warm-up, and the CPU time (the process's own: the embedded engine runs in it) per view."""
+    warm-up, and the CPU time (the process's own: the embedded engine runs in it) per view. With ``alone`` (a
+    client with no second one: its three reads one after the other) each run of the view is followed by one
+    on ``alone``, timed as ``… one after the other``."""
     from stacklens.performance.inp.reads import inp_view
     from stacklens.view_filters import ViewFilters
 
     out: dict[str, Any] = {}
+    lanes = {"": client} if alone is None else {"": client, ", one after the other": alone}
     for name, page in (("every page", ""), ("one page", "/page-3")):
         filters = ViewFilters(since=now - timedelta(days=7), until=now)
-        inp_view(client, ORG, PROJECT, filters, page)  # warm-up
-        spent, cpu = [], []
+        spent: dict[str, list[float]] = {lane: [] for lane in lanes}
+        cpu: dict[str, list[float]] = {lane: [] for lane in lanes}
+        views = {
+            lane: inp_view(reader, ORG, PROJECT, filters, page) for lane, reader in lanes.items()
+        }  # warm-up
         for _ in range(runs):
-            t0, c0 = time.perf_counter(), time.process_time()
-            view = inp_view(client, ORG, PROJECT, filters, page)
-            spent.append((time.perf_counter() - t0) * 1000)
-            cpu.append((time.process_time() - c0) * 1000)
-        assert view.parts and view.scripts and view.browsers
-        out[name] = {
-            "p50": round(statistics.median(spent), 1),
-            "p95": round(_p(spent, 0.95), 1),
-            "max": round(max(spent), 1),
-            "cpu_p50": round(statistics.median(cpu), 1),
-            "cpu_p95": round(_p(cpu, 0.95), 1),
-        }
+            for lane, reader in lanes.items():
+                t0, c0 = time.perf_counter(), time.process_time()
+                view = inp_view(reader, ORG, PROJECT, filters, page)
+                spent[lane].append((time.perf_counter() - t0) * 1000)
+                cpu[lane].append((time.process_time() - c0) * 1000)
+                assert view.parts and view.scripts and view.browsers and view == views[lane]
+        assert len({repr(v) for v in views.values()}) == 1, "the lanes answered different views"
+        for lane in lanes:
+            out[name + lane] = {
+                "p50": round(statistics.median(spent[lane]), 1),
+                "p95": round(_p(spent[lane], 0.95), 1),
+                "max": round(max(spent[lane]), 1),
+                "cpu_p50": round(statistics.median(cpu[lane]), 1),
+                "cpu_p95": round(_p(cpu[lane], 0.95), 1),
+            }
     return out
 
 
@@ -300,10 +314,15 @@ def main() -> None:
     parser.add_argument("--data-dir", help="keep the warehouse here and reuse its speed data set next time")
     parser.add_argument("--restate", action="store_true", help="rewrite a kept data set's INP states")
     parser.add_argument("--speed-only", action="store_true", help="skip the bytes measurement")
+    parser.add_argument(
+        "--one-after-the-other",
+        action="store_true",
+        help="also time the view with its three reads one after the other (interleaved with the usual runs)",
+    )
     args = parser.parse_args()
 
     from stacklens.settings import Settings
-    from stacklens.warehouse.client import get_warehouse
+    from stacklens.warehouse.client import get_warehouse, own_client
     from stacklens.warehouse.migrations import apply_migrations
 
     kept = bool(args.data_dir)
@@ -315,7 +334,8 @@ def main() -> None:
         client = get_warehouse(settings)
         if not args.speed_only:
             print(json.dumps({"bytes": size(client, args.size_loads)}), flush=True)
-        print(json.dumps({"speed": speed(client, args.loads, args.runs, args.restate)}), flush=True)
+        alone = own_client(settings.resolved_warehouse_url, "bench") if args.one_after_the_other else None
+        print(json.dumps({"speed": speed(client, args.loads, args.runs, args.restate, alone)}), flush=True)
     finally:
         if not kept:
             shutil.rmtree(data_dir, ignore_errors=True)

@@ -3,6 +3,11 @@
 It must print the dashboard URL, the login and the shipper config; the demo project must show issues within
 150 s; Ctrl-C (SIGINT to the whole process group, as a terminal sends it) must stop every process it started
 and exit 0; and a second run on the same data directory must reuse the same login and keys.
+
+Both tests watch one run, started once for the module in a fresh clone (as `make up` there keeps its data in
+./data, inside the clone's git work tree): the first test checks the clone's demo traffic is delivered, the
+second goes on with the same run. Each test started its own before: a start costs a run of the whole demo
+(measured under a load of ~9: 97 s from the launch to the shipper's first batch).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import signal
 import stat
 import subprocess
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -163,82 +170,94 @@ def interrupt(proc: Proc, data_dir: Path) -> None:
     )
 
 
-def test_up_serves_the_demo_stops_on_ctrl_c_and_reuses_its_data(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    stack = Stack(tmp_path, clean_env(data))
-    try:
-        with stack.reporting():
-            port, shop_port = free_port(), free_port()
-            started = time.monotonic()
-            up = launch(stack, port, shop_port)
-            first = wait_for("the dashboard URL and login", lambda: banner(up), 180, 0.5)
-            assert first["url"].rstrip("/") == f"http://127.0.0.1:{port}"
-            keys = shipper_keys(Path(first["config"]))
-            if "api_key" in first:
-                assert first["api_key"] == keys["apiKey"]
-            base = first["url"].rstrip("/")
-            browser = sign_in(base, first["email"], first["password"])
-            browser.close()
-            issues = wait_for(
-                "issues in the demo project",
-                lambda: [i for i in demo_issues(base, keys["apiKey"]) if i["events"] > 0],
-                max(1.0, ISSUES_WITHIN_SECONDS - (time.monotonic() - started)),
-                2.0,
-            )
-            assert all(i["title"] and i["culprit"] for i in issues)
-            # The demo's monitors (demo/monitors.py): the worker's cron job with its history, and the shop's
-            # uptime check, probed by the server's own schedule runner.
-            monitors = wait_for(
-                "the demo's monitors, the shop probed and up",
-                lambda: _probed_monitors(base, keys["apiKey"]),
-                150,
-                2.0,
-            )
-            assert monitors["order-mail"]["kind"] == "cron" and monitors["order-mail"]["last_checkin"]
-            assert monitors["shop"]["last_checkin_status"] == "ok"
-            # No process shows an app key on its command line, where `ps` shows it to every user (issue #47).
-            shown = [
-                p.name
-                for p in Path("/proc").iterdir()
-                if p.name.isdigit() and keys["appKey"].encode() in _cmdline(p)
-            ]
-            assert not shown, shown
-            interrupt(up, data)
+@dataclass(frozen=True)
+class DemoUp:
+    """The module's `stacklens up`, started on a fresh data directory inside a fresh clone."""
 
-            # The same data directory again: same login, same keys, nothing recreated.
-            again = launch(stack, port, shop_port)
-            second = wait_for(
-                "the dashboard URL and login of the second run", lambda: banner(again), 180, 0.5
-            )
-            assert (second["email"], second["password"]) == (first["email"], first["password"])
-            assert second["config"] == first["config"] and shipper_keys(Path(second["config"])) == keys
-            assert second.get("api_key") == first.get("api_key")
-            sign_in(base, second["email"], second["password"]).close()
-            interrupt(again, data)
-    finally:
-        kill_groups(stack)
+    stack: Stack
+    up: Proc
+    data: Path
+    port: int
+    shop_port: int
+    started: float  # time.monotonic() at its launch
 
 
-def test_up_in_a_fresh_clone_delivers_the_demo_traffic(tmp_path: Path) -> None:
-    """`make up` on a fresh clone keeps its data in ./data, inside the clone's git work tree."""
-    clone = tmp_path / "clone"
+@pytest.fixture(scope="module")
+def demo_up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoUp]:
+    root = tmp_path_factory.mktemp("up")
+    clone = root / "clone"
     clone.mkdir()
     subprocess.run(["git", "init", "-q", str(clone)], check=True, timeout=30)
     # A clone carries the project's .gitignore, which keeps ./data (and the demo's shipper config) out of git.
     shutil.copy(Path(__file__).resolve().parents[2] / ".gitignore", clone / ".gitignore")
     data = clone / "data"
-    stack = Stack(tmp_path, clean_env(data))
+    stack = Stack(root, clean_env(data))
     try:
-        with stack.reporting():
-            up = launch(stack, free_port(), free_port())
-            wait_for("the dashboard URL and login", lambda: banner(up), 180, 0.5)
-            shipper_log = data / "logs" / "shipper.log"
-            wait_for(
-                "the demo shipper's first delivered batch",
-                lambda: banner(up) and shipper_log.exists() and "Batch sent:" in shipper_log.read_text(),
-                90,
-                1.0,
-            )
-            interrupt(up, data)
+        port, shop_port = free_port(), free_port()
+        started = time.monotonic()
+        yield DemoUp(stack, launch(stack, port, shop_port), data, port, shop_port, started)
     finally:
         kill_groups(stack)
+
+
+def test_up_in_a_fresh_clone_delivers_the_demo_traffic(demo_up: DemoUp) -> None:
+    """`make up` on a fresh clone keeps its data in ./data, inside the clone's git work tree (its Ctrl-C is
+    the next test's)."""
+    up, data = demo_up.up, demo_up.data
+    with demo_up.stack.reporting():
+        wait_for("the dashboard URL and login", lambda: banner(up), 180, 0.5)
+        shipper_log = data / "logs" / "shipper.log"
+        wait_for(
+            "the demo shipper's first delivered batch",
+            lambda: banner(up) and shipper_log.exists() and "Batch sent:" in shipper_log.read_text(),
+            90,
+            1.0,
+        )
+
+
+def test_up_serves_the_demo_stops_on_ctrl_c_and_reuses_its_data(demo_up: DemoUp) -> None:
+    stack, up, data = demo_up.stack, demo_up.up, demo_up.data
+    port, shop_port, started = demo_up.port, demo_up.shop_port, demo_up.started
+    with stack.reporting():
+        first = wait_for("the dashboard URL and login", lambda: banner(up), 180, 0.5)
+        assert first["url"].rstrip("/") == f"http://127.0.0.1:{port}"
+        keys = shipper_keys(Path(first["config"]))
+        if "api_key" in first:
+            assert first["api_key"] == keys["apiKey"]
+        base = first["url"].rstrip("/")
+        browser = sign_in(base, first["email"], first["password"])
+        browser.close()
+        issues = wait_for(
+            "issues in the demo project",
+            lambda: [i for i in demo_issues(base, keys["apiKey"]) if i["events"] > 0],
+            max(1.0, ISSUES_WITHIN_SECONDS - (time.monotonic() - started)),
+            2.0,
+        )
+        assert all(i["title"] and i["culprit"] for i in issues)
+        # The demo's monitors (demo/monitors.py): the worker's cron job with its history, and the shop's
+        # uptime check, probed by the server's own schedule runner.
+        monitors = wait_for(
+            "the demo's monitors, the shop probed and up",
+            lambda: _probed_monitors(base, keys["apiKey"]),
+            150,
+            2.0,
+        )
+        assert monitors["order-mail"]["kind"] == "cron" and monitors["order-mail"]["last_checkin"]
+        assert monitors["shop"]["last_checkin_status"] == "ok"
+        # No process shows an app key on its command line, where `ps` shows it to every user (issue #47).
+        shown = [
+            p.name
+            for p in Path("/proc").iterdir()
+            if p.name.isdigit() and keys["appKey"].encode() in _cmdline(p)
+        ]
+        assert not shown, shown
+        interrupt(up, data)
+
+        # The same data directory again: same login, same keys, nothing recreated.
+        again = launch(stack, port, shop_port)
+        second = wait_for("the dashboard URL and login of the second run", lambda: banner(again), 180, 0.5)
+        assert (second["email"], second["password"]) == (first["email"], first["password"])
+        assert second["config"] == first["config"] and shipper_keys(Path(second["config"])) == keys
+        assert second.get("api_key") == first.get("api_key")
+        sign_in(base, second["email"], second["password"]).close()
+        interrupt(again, data)

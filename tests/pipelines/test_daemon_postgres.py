@@ -6,6 +6,11 @@ a second tick here cost a minute of waiting for the next one).
 No ClickHouse server runs here, so the warehouse is the embedded one: the daemon's code server (schedule
 evaluation) and run workers take turns on its data directory (``pipelines/resources.py``), and so does this
 test's helper between the ticks. With a ClickHouse server the same processes simply share it.
+
+Only ``issues_every_minute`` runs here: the other schedules are stopped in the instance before the daemon
+starts. Left running, the alerts and monitors ticks of the same minute were queued first and held the one run
+slot of an embedded warehouse (``pipelines/instance.py``) for a minute or more on a loaded machine, while the
+issues run waited behind them.
 """
 
 from __future__ import annotations
@@ -61,6 +66,28 @@ def _successful_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
     return list(instance.get_runs(filters=filters))
 
 
+def _only_the_schedule(instance: dg.DagsterInstance, name: str) -> list[str]:
+    """Stop every schedule of the workspace the daemon loads except ``name``; the stopped names.
+
+    Loaded through ``workspace.yaml`` as the daemon loads it (a code server of its own), so the stopped
+    states are those of the schedules the daemon evaluates."""
+    from dagster._core.workspace.context import WorkspaceProcessContext
+    from dagster._core.workspace.load_target import WorkspaceFileTarget
+
+    stopped = []
+    target = WorkspaceFileTarget([str(ROOT / "workspace.yaml")])
+    with WorkspaceProcessContext(instance, target) as process:
+        for location in process.create_request_context().code_locations:
+            for repository in location.get_repositories().values():
+                for schedule in repository.get_schedules():
+                    if schedule.name != name:
+                        instance.stop_schedule(
+                            schedule.get_remote_origin_id(), schedule.selector_id, schedule
+                        )
+                        stopped.append(schedule.name)
+    return stopped
+
+
 def _wait_for_runs(
     instance: dg.DagsterInstance, count: int, daemon: subprocess.Popen[str], log: Path
 ) -> None:
@@ -102,35 +129,40 @@ def test_daemon_ticks_materialize_marts_with_the_instance_in_postgres(
     )
     _run(env, "-m", "tests.pipelines.daemon_warehouse", "seed", "0", "3")
 
-    log = tmp_path / "daemon.log"
-    with log.open("w") as out:
-        daemon = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("dagster-daemon")),
-                "run",
-                "-w",
-                str(ROOT / "workspace.yaml"),
-            ],
-            env=env,
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,  # its own process group: the code server it starts stops with it
-        )
     monkeypatch.setenv("STACKLENS_DAGSTER_DATABASE_URL", dagster_database)
     instance = dg.DagsterInstance.from_config(str(home))
     try:
         # The instance the daemon writes to is PostgreSQL's, not SQLite files in DAGSTER_HOME.
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
-        _wait_for_runs(instance, 1, daemon, log)
+        assert "alerts_every_minute" in _only_the_schedule(instance, "issues_every_minute")
+        log = tmp_path / "daemon.log"
+        with log.open("w") as out:
+            daemon = subprocess.Popen(
+                [
+                    str(Path(sys.executable).with_name("dagster-daemon")),
+                    "run",
+                    "-w",
+                    str(ROOT / "workspace.yaml"),
+                ],
+                env=env,
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,  # its own process group: the code server it starts stops with it
+            )
+        try:
+            _wait_for_runs(instance, 1, daemon, log)
+            # The stopped schedules stayed stopped under the daemon: every run is the issues schedule's.
+            assert {run.job_name for run in instance.get_runs()} == {"issues_job"}, log.read_text()[-3000:]
+        finally:
+            # The daemon's gRPC code server once outlived a terminated daemon (and a SIGTERM of its own): the
+            # whole group is asked to stop, then whatever is left of it once the daemon has gone is killed.
+            os.killpg(daemon.pid, signal.SIGTERM)
+            daemon.wait(timeout=60)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(daemon.pid, signal.SIGKILL)
     finally:
-        # The daemon's gRPC code server once outlived a terminated daemon (and a SIGTERM of its own): the
-        # whole group is asked to stop, then whatever is left of it once the daemon has gone is killed.
-        os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(timeout=60)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(daemon.pid, signal.SIGKILL)
         instance.dispose()
     assert _run(env, "-m", "tests.pipelines.daemon_warehouse", "issues").strip() == "3"
     assert not list(home.glob("history/runs*.db")), "no SQLite run storage beside dagster.yaml"

@@ -667,6 +667,7 @@ CREATE TABLE pageload_facts
     `fcp` Nullable(Float64),
     `lcp` Nullable(Float64),
     `inp` Nullable(Float64),
+    `own_inp` Nullable(Float64),
     `cls` Nullable(Float64),
     `dom_ready` Nullable(Float64),
     `resource_ms` Nullable(Float64),
@@ -692,6 +693,9 @@ CREATE TABLE pageload_facts
     `inp_hist` Tuple(
         Array(Float32),
         Array(UInt32)) MATERIALIZED (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), if(inp IS NULL, [], [assumeNotNull(inp)])), if(inp IS NULL, [], [toUInt32(1)])),
+    `own_inp_hist` Tuple(
+        Array(Float32),
+        Array(UInt32)) MATERIALIZED (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), if(own_inp IS NULL, [], [assumeNotNull(own_inp)])), if(own_inp IS NULL, [], [toUInt32(1)])),
     `cls_hist` Tuple(
         Array(Float32),
         Array(UInt32)) MATERIALIZED (arrayMap(x -> toFloat32(multiIf(x > 0, exp(round(log(x) * 100) / 100), x = 0, 0., -exp(round(log(-x) * 100) / 100))), if(cls IS NULL, [], [assumeNotNull(cls)])), if(cls IS NULL, [], [toUInt32(1)])),
@@ -745,6 +749,10 @@ CREATE TABLE pageload_periods
         Array(UInt32)),
     `inp_n` UInt64,
     `inp_hist` Tuple(
+        Array(Float32),
+        Array(UInt32)),
+    `own_inp_n` UInt64,
+    `own_inp_hist` Tuple(
         Array(Float32),
         Array(UInt32)),
     `cls_n` UInt64,

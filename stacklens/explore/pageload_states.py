@@ -40,6 +40,9 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "ttfb_ms": ("s_ttfb_n", "s_ttfb_sum", "s_ttfb_hist"),
     "fcp_ms": ("s_fcp_n", "", "s_fcp_hist"),
     "lcp_ms": ("s_lcp_n", "", "s_lcp_hist"),
+    # The page load's own INP (migration 0320), as the raw rows' `vital_inp`: not the facts' INP, which also
+    # takes it from later interaction spans.
+    "inp_ms": ("s_inp_n", "", "s_inp_hist"),
     "cls": ("s_cls_n", "", "s_cls_hist"),
 }
 # The time buckets whose edges the periods fall on, and whether a bucket may hold a whole day (single days,
@@ -83,7 +86,7 @@ def loads_qualify(query: Query) -> bool:
 
 def splits(query: Query) -> bool:
     """Whether a page-load question on the fields and buckets the periods keep asks some aggregates the states
-    carry and some they do not (INP, DOM ready, min, max, unique users): the first are read from the states,
+    carry and some they do not (DOM ready, min, max, unique users): the first are read from the states,
     only the others from the raw rows, joined by the group keys (sql.py)."""
     carried = [carries(a.fn, a.metric) for a in query.aggregates]
     return query.dataset is PAGELOADS and _tiled(query) and any(carried) and not all(carried)

@@ -16,6 +16,7 @@ from stacklens.metrics.definition import (
 from stacklens.metrics.units import COUNT, MS, SCORE
 
 _VITALS = "Google web vitals"
+_EXPLORE = "Explore, dashboards' widgets"
 
 
 def _timing_states(prefix: str, views_count: str = "", read_by: str = USED_BY_ALL) -> tuple[State, ...]:
@@ -91,7 +92,13 @@ PAGE_LOAD_METRICS: tuple[Metric, ...] = (
         "p75",
         "Latency of the slowest interaction of a page view (click, tap, key press) until the next paint.",
         "inp",
-        _timing_states("inp"),
+        (
+            *_timing_states("inp"),
+            # Explore (and the dashboards, shares, PDF reports and downloads built on it) reads the page
+            # load's own INP measurement, as its raw rows hold it: the facts' `inp` also takes a page view's
+            # INP from its later interaction spans.
+            State("pageload_periods", ("own_inp_n", "own_inp_hist"), LOG_HISTOGRAM, _EXPLORE),
+        ),
         Thresholds(200.0, 500.0, _VITALS),
         aliases=("inp",),
         budget=True,

@@ -56,6 +56,7 @@ def test_the_histogram_buckets_are_written_once() -> None:
             [
                 "0015_add_transactions_vital_buckets.sql",
                 "0138_add_pageload_facts_histograms.sql",
+                "0320_pageload_own_inp.sql",
                 "inp_hist_value.sql",
             ],
         ),

@@ -4,8 +4,9 @@
 -- `domContentLoadedEvent` (v7), `browser.domContentLoadedEvent` (v8-v10), `browser.dom_content_loaded_event`
 -- (v11)), INP (the `inp` measurement, else the largest INP of the standalone interaction spans of its trace:
 -- @sentry/browser 8+ sends INP as a `ui.interaction.*` span when the page is hidden, stored as a transactions row of
--- its own by stacklens/ingest/inp.py, up to an hour after the page load), total resource time (sum of resource.* spans, NULL without any), its http.client calls (count,
--- durations, 4xx/5xx), JavaScript bytes (encoded body of script resources), the bytes of all its resources and API
+-- its own by stacklens/ingest/inp.py, up to an hour after the page load), the page load's own INP (the measurement
+-- alone, `vital_inp`: what Explore reads, migration 0320), total resource time (sum of resource.* spans, NULL
+-- without any), its http.client calls (count, durations, 4xx/5xx), JavaScript bytes (encoded body of script resources), the bytes of all its resources and API
 -- calls (encoded body, else transfer size) and its score
 -- (stacklens/performance/score.py: Lighthouse log-normal per vital, weights renormalised over the vitals present,
 -- mobile control points for Android/iOS/iPadOS). Spans are read up to an hour past {end}: a page load's spans
@@ -14,14 +15,14 @@ INSERT INTO pageload_facts
 SELECT t.org_id, t.project_id, t.timestamp, t.event_id, t.page, t.environment, t.release, t.browser_name,
        mobile, t.duration_ms,
        if(has_ttfb, m['ttfb'], NULL), if(has_fcp, m['fcp'], NULL), if(has_lcp, m['lcp'], NULL),
-       if(has_inp, m['inp'], NULL), if(has_cls, m['cls'], NULL),
+       if(has_inp, m['inp'], NULL), t.own_inp, if(has_cls, m['cls'], NULL),
        if(mapContains(m, 'dom_ready'), m['dom_ready'],
           if(s.dcl_end > 0, s.dcl_end - toUnixTimestamp64Milli(t.timestamp), NULL)),
        if(s.resources > 0, s.resource_ms, NULL),
        score, s.api_calls, s.api_errors, s.api_ms, s.js_bytes, s.total_bytes, {materialized_at:DateTime64(6, 'UTC')}
 FROM
 (
-    SELECT tx.*,
+    SELECT tx.*, tx.vital_inp AS own_inp,
            if(i.trace_id != '' AND NOT mapContains(tx.measurements, 'inp'),
               mapUpdate(tx.measurements, map('inp', i.inp)), tx.measurements) AS m,
            tx.os_name IN ('Android', 'iOS', 'iPadOS') AS mobile,

@@ -1,9 +1,10 @@
-"""Key formats (DESIGN §4.3): the one definition the service, the shipper and the SDK check keys against.
+"""Key formats (docs/architecture.md §11.3): the one definition the service, the shipper and the SDK check
+keys against.
 
 API key ``stacklens_api_`` + 32 base62; app key ``stacklens_app_`` [+ ``<service>_``] + 24 base62. New service
-names are ``[a-z][a-z0-9_]{0,30}`` so that every key can be a DSN's public key (DESIGN §7.3); keys made before
-that may hold ``-`` and keep working. The random part has no ``_``, so a key parses one way only: the service
-is everything between the prefix and the last ``_``.
+names are ``[a-z][a-z0-9_]{0,30}`` so that every key can be a DSN's public key (docs/architecture.md §11.4);
+keys made before that may hold ``-`` and keep working. The random part has no ``_``, so a key parses one way
+only: the service is everything between the prefix and the last ``_``.
 """
 
 from __future__ import annotations

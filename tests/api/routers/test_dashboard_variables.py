@@ -1,7 +1,7 @@
-"""Dashboard variables, refresh and the new kinds over the real API app (issue 70, DESIGN §10.7's fields word
-for word): ``"variables": [{"name", "column" | "values", "default"}]``, ``"refresh"`` one of null, 30s, 1m,
-5m, 15m, kinds area, stacked_bar, scatter, heatmap and gauge; each kept and answered back, a bad one a 400
-naming its field."""
+"""Dashboard variables, refresh and the new kinds over the real API app (the dashboard fields of
+docs/dashboards.md word for word): ``"variables": [{"name", "column" | "values", "default"}]``, ``"refresh"``
+one of null, 30s, 1m, 5m, 15m, kinds area, stacked_bar, scatter, heatmap and gauge; each kept and answered
+back, a bad one a 400 naming its field."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from playwright import sync_api
+from playwright.sync_api import Browser
 
 from stacklens.performance import budget_eval
 from stacklens.performance.inp.reads import inp_view
@@ -30,7 +30,6 @@ from stacklens.settings import Settings
 from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.client import get_warehouse
 from stacklens_sdk.browser import INP_ATTRIBUTION_JS
-from tests.browser import CHROMIUM_ARGS, CHROMIUM_PATH
 from tests.stacklens.performance.inp import inp_seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -130,7 +129,7 @@ def _interactions(client: Any, org_id: int) -> int:
     )
 
 
-def _click(browser: Any, url: str, clicks: int) -> dict[str, list[float]]:
+def _click(browser: Browser, url: str, clicks: int) -> dict[str, list[float]]:
     page = browser.new_page(viewport={"width": 1024, "height": 600})
     page.goto(url, wait_until="load")
     page.wait_for_timeout(700)  # the widget's timer is running
@@ -172,6 +171,7 @@ def test_the_handler_first_in_processing_the_third_party_second_in_input_delay(
     dsn_server: str,
     make_org,
     sites: tuple[str, str],
+    chromium: Browser,
 ) -> None:
     shop_url, widget_url = sites
     with_widget, without = make_org("INP shop"), make_org("INP shop plain")
@@ -186,13 +186,8 @@ def test_the_handler_first_in_processing_the_third_party_second_in_input_delay(
         ),
         "/plain": PAGE.format(dsn=dsn(without), widget=""),
     }
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
-        try:
-            spent = _click(browser, shop_url + "/", CLICKS)
-            plain = _click(browser, shop_url + "/plain", 20)
-        finally:
-            browser.close()
+    spent = _click(chromium, shop_url + "/", CLICKS)
+    plain = _click(chromium, shop_url + "/plain", 20)
 
     client = _report(settings, with_widget, CLICKS)
     view = inp_view(client, with_widget["org_id"], with_widget["project_id"], ViewFilters.parse(range="24h"))
@@ -231,30 +226,25 @@ def _sentry_rows(client: Any, org_id: int) -> tuple[int, int]:
 
 
 def test_plain_sentry_frames_name_the_scripts(
-    settings: Settings, dsn_server: str, make_org, sites: tuple[str, str]
+    settings: Settings, dsn_server: str, make_org, sites: tuple[str, str], chromium: Browser
 ) -> None:
     shop_url, _ = sites
     org = make_org("INP shop with Sentry only")
     dsn = dsn_server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
     _Files.pages = {"/sentry": SENTRY_ONLY.format(dsn=dsn)}
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1024, "height": 600})
-            # Clicked at once, while the page load is open (it ends after 1 s without activity): only then are
-            # the frames recorded.
-            page.goto(shop_url + "/sentry", wait_until="domcontentloaded")
-            # One click at a time: a click sent while the last one's handler runs waits for it, and on a busy
-            # machine that wait (input delay) outgrew the handler's own time in the worst interaction.
-            for n in range(1, 4):
-                page.click("#buy")
-                page.wait_for_function(f"document.getElementById('count').textContent === '{n}'")
-            page.wait_for_timeout(2500)  # the page load ends (1 s without activity) and is sent
-            spent = page.evaluate("window.SPENT")
-            page.goto("about:blank")  # hidden: the INP span is sent
-            page.close()
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1024, "height": 600})
+    # Clicked at once, while the page load is open (it ends after 1 s without activity): only then are the
+    # frames recorded.
+    page.goto(shop_url + "/sentry", wait_until="domcontentloaded")
+    # One click at a time: a click sent while the last one's handler runs waits for it, and on a busy machine
+    # that wait (input delay) outgrew the handler's own time in the worst interaction.
+    for n in range(1, 4):
+        page.click("#buy")
+        page.wait_for_function(f"document.getElementById('count').textContent === '{n}'")
+    page.wait_for_timeout(2500)  # the page load ends (1 s without activity) and is sent
+    spent = page.evaluate("window.SPENT")
+    page.goto("about:blank")  # hidden: the INP span is sent
+    page.close()
     client = get_warehouse(settings)
     deadline = time.monotonic() + 60
     while _sentry_rows(client, org["org_id"]) < (1, 1) and time.monotonic() < deadline:

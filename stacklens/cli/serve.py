@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -240,6 +241,27 @@ def retention_schedule(settings: Settings) -> Iterator[None]:
         scheduler.stop()
 
 
+# Hidden (not a setting, not in the operator docs): the seconds between the schedules thread's start-up
+# catch-up passes, for the tests that watch a real `stacklens serve` (a restart's detection passes, marts
+# filling after an ingest); with the default 10 s they waited for passes, not for work. The thread then polls
+# at least as often, since a pass can only start when it wakes. Unset: the runner's defaults.
+CATCH_UP_INTERVAL_ENV = "STACKLENS_PIPELINES_CATCH_UP_INTERVAL"
+
+
+def catch_up_interval(environ: Mapping[str, str] = os.environ) -> float | None:
+    """The seconds :data:`CATCH_UP_INTERVAL_ENV` sets (a positive number), else None (the default)."""
+    raw = environ.get(CATCH_UP_INTERVAL_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        interval = float(raw)
+    except ValueError:
+        interval = 0.0  # refused below, with the variable's name
+    if not interval > 0:
+        raise ValueError(f"{CATCH_UP_INTERVAL_ENV} must be a positive number of seconds, not {raw!r}")
+    return interval
+
+
 @contextlib.contextmanager
 def serve_pipelines(settings: Settings, app: Any, host: str, port: int) -> Iterator[None]:
     """Run the schedules in-process while serving (STACKLENS_RUN_SCHEDULES) and open the local pipelines
@@ -247,7 +269,12 @@ def serve_pipelines(settings: Settings, app: Any, host: str, port: int) -> Itera
     from pipelines.embedded import EmbeddedRunner
     from stacklens.server_link import local_url, remove_link, write_link
 
-    runner = EmbeddedRunner(settings)
+    interval = catch_up_interval()
+    runner = (
+        EmbeddedRunner(settings)
+        if interval is None
+        else EmbeddedRunner(settings, poll_seconds=min(interval, 5.0), catch_up_interval=interval)
+    )
     token = write_link(settings, local_url(host, port))
     app.state.pipelines_runner = runner
     app.state.pipelines_token = token

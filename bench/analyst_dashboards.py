@@ -10,9 +10,9 @@ organization and project, N page loads over 30 days and N/10 error events (bench
 5 releases, 20 pages, three browsers, production and staging), generated inside the engine, and the page-load
 states the pipelines' tick builds from them (with its watermark, so Explore reads them), each table merged
 once (`OPTIMIZE … FINAL`). `--data-dir` keeps them for the next run. The dashboard is the demo's ("Release
-health and vitals", demo/dashboards.py: 10 widgets — four numbers each against the previous 30 days, two lines
-per release and day, a bar chart, two tables and a SQL panel — under the filter bar "30 days, production"); its
-INP number and pages table read the page-load states as its LCP widgets do (migration 0320).
+health and vitals", demo/dashboards.py: 10 widgets — four numbers each against the previous 30 days, two
+lines per release and day, a bar chart, two tables and a SQL panel — under the filter bar "30 days,
+production"); its INP number and pages table read the page-load states as its LCP widgets do (migration 0320).
 
 * **render, cold**: what the dashboard page computes before its template, as the page does it
   (`dashboards.dashboard_board.board_views`: variables, every widget answered on the analysts' lane, its

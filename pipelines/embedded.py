@@ -156,11 +156,16 @@ class EmbeddedRunner:
         poll_seconds: float = 5.0,
         catch_up_seconds: float = 180.0,
         catch_up_interval: float = 10.0,
+        jobs: frozenset[str] | None = None,
     ) -> None:
         self.settings = settings
         self.poll_seconds = poll_seconds
         self.catch_up_seconds = catch_up_seconds
         self.catch_up_interval = catch_up_interval
+        # The jobs whose schedules the thread runs (catch-up passes and due ticks); None: every scheduled job,
+        # as `stacklens serve` runs them. A narrower set lets a test of the thread itself (its ticks, their
+        # failures) run one job per pass instead of building every asset each time.
+        self.jobs = jobs
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._run_lock = threading.Lock()
@@ -222,7 +227,7 @@ class EmbeddedRunner:
         follow = frozenset() if self._passes == 0 else frozenset({budgets_job.name, alerts_job.name})
         self._passes += 1
         with self._running() as instance:
-            return materialize_now(defs, instance, follow_only=follow)
+            return run_schedules(defs, self._schedules(defs), instance, datetime.now(UTC), follow)
 
     def run_due(self, now: datetime) -> list[RunOutcome]:
         """Execute the schedules due in the minute of ``now`` (each minute at most once)."""
@@ -231,9 +236,13 @@ class EmbeddedRunner:
             return []
         defs = self.definitions()
         self._last_minute = minute
-        due = [s for s in schedules_of(defs) if any(cron_due(c, minute) for c in _crons(s))]
+        due = [s for s in self._schedules(defs) if any(cron_due(c, minute) for c in _crons(s))]
         with self._running() as instance:
             return run_schedules(defs, due, instance, minute)
+
+    def _schedules(self, defs: dg.Definitions) -> list[dg.ScheduleDefinition]:
+        """The schedules this runner's thread runs, in the definitions' order."""
+        return [s for s in schedules_of(defs) if self.jobs is None or s.job_name in self.jobs]
 
     def asset_keys(self) -> set[str]:
         """Every asset key of the definitions (what ``run_now``'s ``select`` may name)."""

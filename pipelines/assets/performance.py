@@ -93,9 +93,10 @@ PAGELOADS = Stack(
             (RAW_TRANSACTIONS, RAW_SPANS),
             "One row per page load (transactions with op `pageload`): its project, time, page (route), "
             "environment, release and browser; load time, TTFB, FCP, LCP, INP, CLS and DOM ready (NULL when not "
-            "reported); total resource time; its browser API calls (count, failures, durations); JavaScript "
-            "bytes and the bytes of all its resources and calls; its performance score (stacklens/performance/"
-            "score.py); each measure's 1 % log-histogram entry. Refreshed for the hours with new transactions "
+            "reported), and the page load's own INP measurement (Explore's); total resource time; its browser "
+            "API calls (count, failures, durations); JavaScript bytes and the bytes of all its resources and "
+            "calls; its performance score (stacklens/performance/score.py); each measure's 1 % log-histogram "
+            "entry. Refreshed for the hours with new transactions "
             "or spans. Read by the page-load states (`pageload_periods`, `pageload_examples`), not by pages.",
             (
                 MartCheck(
@@ -111,8 +112,9 @@ PAGELOADS = Stack(
             ("pageload_facts",),
             "Page-load states per project, period, page, environment, release and browser; grain `minute`, "
             "`hour`, `day` and aligned blocks of days `days_2` … `days_16`: page loads, sums and 1 % "
-            "log histograms of load time, TTFB, DOM ready, LCP, INP, CLS, FCP and API calls (percentiles within "
-            "0.5 %, counts and sums exact), the score, JavaScript and total bytes, the distribution's counts, and "
+            "log histograms of load time, TTFB, DOM ready, LCP, INP (and the page loads' own INP, which Explore "
+            "reads), CLS, FCP and API calls (percentiles within 0.5 %, counts and sums exact), the score, "
+            "JavaScript and total bytes, the distribution's counts, and "
             "the 3 fastest and slowest page loads. Minutes and hours from `pageload_facts`, days from the hours, "
             "blocks from the days. Read by the overview, pages, page detail, trends and releases views and API, "
             "the facets, the performance PDF and CSV, every budget and performance alert rule and their "

@@ -39,7 +39,7 @@ from stacklens.errors import InvalidInput, NotFound
 from stacklens.ingest.grouping import issue_id_for
 from stacklens.issues.history import append_history
 from stacklens.issues.merge_reads import fingerprints_in, merged_fingerprints
-from stacklens.issues.reads import issue_summary
+from stacklens.issues.reads import IssueSummary, issue_summary
 from stacklens.issues.regroup import regroup
 from stacklens.warehouse.queries import run_query
 
@@ -101,12 +101,18 @@ def _project_ids(session: Session, org_id: int) -> list[int]:
     return list(session.scalars(select(Project.id).where(Project.org_id == org_id)))
 
 
+def _located(session: Session, client: Client, org_id: int, issue_id: int) -> tuple[int, IssueSummary]:
+    """The project and the summary of the organization's issue ``issue_id``; :class:`NotFound` otherwise."""
+    for project_id in _project_ids(session, org_id):
+        summary = issue_summary(client, org_id, project_id, issue_id)
+        if summary is not None:
+            return project_id, summary
+    raise NotFound(f"no issue {issue_id} in this organization")
+
+
 def _find(session: Session, client: Client, org_id: int, issue_id: int) -> int:
     """The project of the organization's issue ``issue_id``; :class:`NotFound` otherwise."""
-    for project_id in _project_ids(session, org_id):
-        if issue_summary(client, org_id, project_id, issue_id) is not None:
-            return project_id
-    raise NotFound(f"no issue {issue_id} in this organization")
+    return _located(session, client, org_id, issue_id)[0]
 
 
 def merge(
@@ -153,16 +159,17 @@ def _merge(
     actor_user_id: int | None,
     hold: LandingHold,
 ) -> MergeResult:
-    projects = {issue_id: _find(session, client, org_id, issue_id) for issue_id in ids}
-    project_id = projects[ids[0]]
-    if any(p != project_id for p in projects.values()):
+    # Each issue's project and summary read once, after the claim: the summary's events choose the survivor.
+    located = {issue_id: _located(session, client, org_id, issue_id) for issue_id in ids}
+    project_id = located[ids[0]][0]
+    if any(p != project_id for p, _ in located.values()):
         raise InvalidInput("ids: issues of different projects cannot be merged")
     found = fingerprints_in(client, org_id, project_id, ids)
     if into is not None:
         target = int(str(into))
     else:
-        events = {i: (issue_summary(client, org_id, project_id, i) or {"events": 0})["events"] for i in ids}
-        target = max(ids, key=lambda i: (int(events[i]), -ids.index(i)))
+        events = {i: int(located[i][1]["events"]) for i in ids}
+        target = max(ids, key=lambda i: (events[i], -ids.index(i)))
     merged = [i for i in ids if i != target]
     current = _current_issue(client, org_id, project_id, [f.fingerprint for f in found])
     moving = [f for f in found if current.get(f.fingerprint) in merged]

@@ -28,6 +28,14 @@ def instance_config(settings: Settings) -> dict[str, Any]:
     # The service must not call out (telemetry), and the read-only UI (`stacklens pipelines ui`) opens on the
     # asset graph, not under Dagster's "Join the Dagster community" dialog (the new-user experience, "nux").
     config: dict[str, Any] = {"telemetry": {"enabled": False}, "nux": {"enabled": False}}
+    # No capture of a step's raw stdout and stderr: Dagster's default starts `tail -F` and a watcher process
+    # for every run (two processes a minute under `stacklens serve`), and where a run's thread had SIGTERM
+    # blocked their clean-up waited 2 x 30 s for each run. The assets log through Dagster's structured log,
+    # which the UI still shows; they print nothing.
+    config["compute_logs"] = {
+        "module": "dagster._core.storage.noop_compute_log_manager",
+        "class": "NoOpComputeLogManager",
+    }
     if not settings.dagster_database_url:
         return config  # embedded: SQLite files beside this file; runs execute inside `stacklens serve`
     config["storage"] = {"postgres": {"postgres_url": {"env": DATABASE_URL_VARIABLE}}}

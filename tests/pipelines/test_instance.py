@@ -17,13 +17,20 @@ SCALED_URL = "postgresql+psycopg2://dagster:s3cret-pw@db.internal:5432/dagster"
 
 def test_embedded_instance_keeps_sqlite_files_and_calls_nobody(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
-    # No telemetry, and no "Join the Dagster community" dialog over the UI's first view.
-    assert instance_config(settings) == {"telemetry": {"enabled": False}, "nux": {"enabled": False}}
+    # No telemetry, no "Join the Dagster community" dialog over the UI's first view, and no raw output capture
+    # (a `tail -F` and a watcher process for every run).
+    config = instance_config(settings)
+    assert {k: config[k] for k in ("telemetry", "nux")} == {
+        "telemetry": {"enabled": False},
+        "nux": {"enabled": False},
+    }
+    assert "storage" not in config and "run_coordinator" not in config
     path = write_instance_config(settings)
     assert path == tmp_path / "dagster" / "dagster.yaml"
     instance = dg.DagsterInstance.from_config(str(path.parent))
     try:
         assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+        assert type(instance.compute_log_manager).__name__ == "NoOpComputeLogManager"
         assert not instance.nux_enabled and not instance.telemetry_enabled
     finally:
         instance.dispose()
@@ -43,6 +50,7 @@ def test_scaled_instance_names_the_variable_not_the_password(tmp_path: Path) -> 
     # With the embedded warehouse the Dagster processes take turns on its directory: one run at a time.
     embedded = instance_config(Settings(data_dir=tmp_path, dagster_database_url=SCALED_URL))
     assert embedded["run_coordinator"]["config"]["max_concurrent_runs"] == 1
+    assert config["compute_logs"]["class"] == "NoOpComputeLogManager"
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from stacklens.warehouse.migrations import apply_migrations
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
-    apply_migrations(settings, up_to=199)
+    apply_migrations(settings)  # every layer: the budgets read the performance states the pipelines build
     with TestClient(create_app(settings)) as test_client:
         yield test_client
 

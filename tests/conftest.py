@@ -210,28 +210,14 @@ def control_settings(request: pytest.FixtureRequest, settings: Settings) -> Iter
 @pytest.fixture
 def make_org(settings: Settings):
     """Factory: ``make_org("Acme")`` → dict(org_id, api_key, project, project_id, app_key) in the current
-    settings' control store (migrated on first use)."""
-    from stacklens.control import accounts
-    from stacklens.control.db import migrate_control_store, session_scope
-    from stacklens.control.projects import create_project
+    settings' control store (migrated on first use); :func:`create_org` makes it."""
+    from stacklens.control.db import migrate_control_store
     from stacklens.settings import get_settings
 
     def make(name: str = "Acme", project: str = "Web App", email: str | None = None) -> dict[str, object]:
         current = get_settings()
         migrate_control_store(current)
-        with session_scope(current) as session:
-            owner = email or f"owner-{uuid.uuid4().hex[:8]}@example.test"
-            org, api_key = accounts.create_organization(session, name, owner, "password-123")
-            created, app_key = create_project(session, org.id, project)
-            return {
-                "org_id": org.id,
-                "org_slug": org.slug,
-                "email": owner,
-                "api_key": api_key,
-                "project": created.slug,
-                "project_id": created.id,
-                "app_key": app_key,
-            }
+        return create_org(current, name, project, email)
 
     return make
 
@@ -263,14 +249,16 @@ def stores(settings: Settings) -> Settings:
     return settings
 
 
-def create_org(settings: Settings, name: str = "Acme", project: str = "Web App") -> dict[str, Any]:
+def create_org(
+    settings: Settings, name: str = "Acme", project: str = "Web App", email: str | None = None
+) -> dict[str, Any]:
     """An organization with an owner and a project in ``settings``' control store, as the dict
     ``org_factory`` answers (also tests/module_stores.py's)."""
     from stacklens.control import accounts
     from stacklens.control.db import session_scope
     from stacklens.control.projects import create_project
 
-    email = f"owner-{uuid.uuid4().hex[:8]}@example.test"
+    email = email or f"owner-{uuid.uuid4().hex[:8]}@example.test"
     with session_scope(settings) as session:
         org, api_key = accounts.create_organization(session, name, email, PASSWORD)
         created, app_key = create_project(session, org.id, project)

@@ -47,9 +47,12 @@ from demo.delivery import (
 from demo_shop import mailer
 
 RELEASES = (
-    browser.ReleaseShape("shop@1.0.0", 410_000, True, 1.0),
-    browser.ReleaseShape("shop@1.1.0", 430_000, True, 1.0),
-    browser.ReleaseShape("shop@1.2.0", 455_000, False, 0.95),
+    # Each release until shop@1.3.0 trims the bundle a little (code splitting): JavaScript per page view only
+    # steps up once in the history, so the demo's anomaly rule fires once (a 3-4 % step up on a metric that is
+    # flat within a release is beyond its band, and would fire too).
+    browser.ReleaseShape("shop@1.0.0", 455_000, True, 1.0),
+    browser.ReleaseShape("shop@1.1.0", 440_000, True, 1.0),
+    browser.ReleaseShape("shop@1.2.0", 420_000, False, 0.95),
     # The release that shipped a heavy bundle, and a bug that makes most of its JavaScript errors unhandled:
     # its crash-free session rate is the one that drops (the others share one crash share, 0.15).
     browser.ReleaseShape("shop@1.3.0", 780_000, True, 1.35, crashed_share=0.9),

@@ -100,20 +100,40 @@ def _seasonal_level(
     """The level and the seasonal baseline of buckets ``first…``. Each bucket's baseline is the median of
     the seasons it has; the level compares the previous hours with their baselines only where those hours
     have *the same* seasons (a bit per season), so a season entering the median (the history's second week)
-    does not look like a change of level."""
+    does not look like a change of level. Until 6 hours have the new seasons, a bucket where a season has
+    just entered compares itself without it: its baseline without its oldest season, and the level of the
+    hours that had the seasons it keeps — so a change that ships in the hour a season enters is judged, not
+    learnt unseen."""
     shifted = np.stack([_shift(x, period * (k + 1)) for k in range(seasons)], axis=-1)  # (rows, T, K)
     lo = max(0, first - hours)
-    whole, n = nanmedian_last(shifted[:, lo:, :])
-    code = (~np.isnan(shifted[:, lo:, :]) * (1 << np.arange(seasons))).sum(axis=-1).astype(np.float64)
-    pad = np.full((x.shape[0], lo), np.nan)
-    whole, code = np.concatenate([pad, whole], axis=1), np.concatenate([pad, code], axis=1)
-    same = _windows(code, hours, first) == code[:, first:, None]
+    recent = shifted[:, lo:, :]
+    whole, n = nanmedian_last(recent)
+    present = ~np.isnan(recent)
+    code = (present * (1 << np.arange(seasons))).sum(axis=-1).astype(np.float64)
+    # The oldest season each bucket has (the last to enter), and the baseline and code without it.
+    oldest = np.where(present.any(axis=-1), seasons - 1 - np.argmax(present[..., ::-1], axis=-1), -1)
+    dropped = np.arange(seasons) == oldest[..., None]
+    without, n_without = nanmedian_last(np.where(dropped, np.nan, recent))
+    code_without = code - np.where(oldest >= 0, 2.0 ** np.maximum(oldest, 0), 0.0)
+
+    def padded(a: Array) -> Array:
+        return np.concatenate([np.full((x.shape[0], lo), np.nan), a], axis=1)
+
+    whole, code, without, code_without = padded(whole), padded(code), padded(without), padded(code_without)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (_windows(x, hours, first) + c) / (_windows(whole, hours, first) + c)
-    ratio = np.where(same & np.isfinite(ratio), ratio, np.nan)
-    level, n_level = nanmedian_last(ratio)
+    ratio = np.where(np.isfinite(ratio), ratio, np.nan)
+    window_codes = _windows(code, hours, first)
+
+    def level_of(codes: Array) -> Array:
+        level, n_level = nanmedian_last(np.where(window_codes == codes[:, first:, None], ratio, np.nan))
+        return np.where(n_level >= hours // 2, level, np.nan)
+
+    level, level_without = level_of(code), level_of(code_without)
     base = np.where(n[:, first - lo :] >= needed, whole[:, first:], np.nan)
-    return np.where(n_level >= hours // 2, level, np.nan), base
+    base_without = np.where(n_without[:, first - lo :] >= needed, without[:, first:], np.nan)
+    fallback = np.isnan(level) & ~np.isnan(level_without) & ~np.isnan(base_without)
+    return np.where(fallback, level_without, level), np.where(fallback, base_without, base)
 
 
 def _fit(x: Array, seasonality: str, counts: bool, start: int) -> tuple[Array, Array, Array]:

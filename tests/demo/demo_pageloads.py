@@ -21,10 +21,12 @@ from tests.stacklens.performance.budget_seed import fold
 HISTORY_DAYS = 35  # the demo's: releases spread over 35 days
 
 
-def land(client: Client, org_id: int, project_id: int, days: int = 8, seed: int = 36) -> int:
-    """Page loads of the last ``days`` days at the demo's rate; how many."""
+def land(
+    client: Client, org_id: int, project_id: int, days: int = 8, seed: int = 36, now: datetime | None = None
+) -> int:
+    """Page loads of the ``days`` days before ``now`` (default: now) at the demo's rate; how many."""
     rng = random.Random(seed)
-    now = datetime.now(UTC)
+    now = now or datetime.now(UTC)
     tx_rows, span_rows = [], []
     plan = [a for a in arrivals.arrivals(rng, now - timedelta(days=days), now) if a.kind == PAGE_LOADS]
     for arrival in plan:

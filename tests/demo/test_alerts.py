@@ -150,8 +150,8 @@ def test_on_the_demo_s_traffic_exactly_the_named_rule_fires_and_the_budgets_pass
 def test_the_demo_s_anomaly_rule_fired_once_on_shop_1_3_0_s_bundle_and_the_others_stay_quiet(
     settings: Settings, make_org, tmp_path
 ) -> None:
-    """Four weeks of the demo's page loads (its rate and releases: shop@1.3.0 shipped fourteen days ago with a
-    bundle 50 % heavier, shop@1.4.0 seven days ago with a lighter one): the JavaScript anomaly rule's 28-day
+    """Five weeks of the demo's page loads (its rate and releases: shop@1.3.0 shipped fourteen days ago with a
+    bundle 57 % heavier, shop@1.4.0 seven days ago with a lighter one): the JavaScript anomaly rule's 28-day
     backtest fired exactly once, in the first hour of shop@1.3.0, and names that release; it is not firing
     now; the LCP anomaly rule stayed quiet through the daily rhythm and the release's slower pages."""
     from stacklens.anomalies.backtest import backtest
@@ -159,12 +159,12 @@ def test_the_demo_s_anomaly_rule_fired_once_on_shop_1_3_0_s_bundle_and_the_other
 
     org = make_org("Demo")
     client = migrated(settings)
-    # The releases ship at the start of their day. 28 days leave the rule six days or more to learn before
-    # shop@1.2.0 (21 days back) whatever the hour now; 20 days left shop@1.3.0's first hours still learning
-    # late in the day (no firing after 22:00 UTC), 24 days fired on shop@1.2.0's small step while learning.
-    demo_pageloads.land(client, org["org_id"], org["project_id"], days=28)
+    # The demo's whole history (35 days; the releases ship at the start of their day, shop@1.3.0 three weeks
+    # after the history began, in the hour its third week enters the baseline), drawn up to the start of this
+    # hour: the draws then depend only on the hour of the day, and each of the 24 was run.
+    now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    demo_pageloads.land(client, org["org_id"], org["project_id"], days=demo_pageloads.HISTORY_DAYS, now=now)
     ensure_demo_alerts(settings, "Demo", org["project"], f"http://127.0.0.1:{free_port()}", tmp_path / "s")
-    now = datetime.now(UTC)
     with session_scope(settings) as session:
         by_name = {r.name: r for r in session.scalars(select(AlertRule).where(AlertRule.type == "anomaly"))}
         answers = {

@@ -138,14 +138,23 @@ def test_bombs_sent_at_once_share_two_slots(server: str, make_org) -> None:
 
 
 def _workers() -> list[int]:
-    """The process ids of this process's children (the ingest worker processes)."""
+    """The process ids of this process's running children (the ingest worker processes). A child an earlier
+    test started that has exited but is not reaped yet (a zombie: no memory, no ``VmRSS``) is not one."""
     found: list[int] = []
     for task in Path("/proc/self/task").iterdir():
         try:
             found += [int(pid) for pid in (task / "children").read_text().split()]
         except FileNotFoundError:  # a thread that ended since the listing
             continue
-    return found
+    return [pid for pid in found if _running(pid)]
+
+
+def _running(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:  # reaped since the listing
+        return False
+    return "\nVmRSS:" in status and "\nState:\tZ" not in status
 
 
 def test_ingest_bombs_are_413_fast_and_small(ingest_server: str, make_org) -> None:

@@ -9,6 +9,8 @@
 --     interactions with script data and how many of them a third party's script ran in;
 --   per page, target and type: the same counts and p75s;
 --   per browser (`by_browser` 1, page ''): interactions, with attribution, with script data.
+-- Read with pread on the reading thread: the engine's default for local files hands each read to a thread pool and
+-- back, which for the few granules of these reads was ~25 % of their CPU (bench/RESULTS.md, "INP").
 SELECT page, if(grouping(target) = 0, target, '') AS element, if(grouping(target) = 0, type, '') AS kind,
        grouping(browser) = 0 AS by_browser, if(grouping(browser) = 0, browser, '') AS browser_name,
        sum(interactions) AS n, sum(attributed) AS n_attributed, sum(with_scripts) AS n_scripts,
@@ -26,4 +28,4 @@ FROM ${inp_window}
 GROUP BY GROUPING SETS ((page), (page, target, type), (browser))
 ORDER BY by_browser, page, element != '', n DESC, element
 LIMIT 1000
-SETTINGS do_not_merge_across_partitions_select_final = 1, ${view_settings}
+SETTINGS local_filesystem_read_method = 'pread', do_not_merge_across_partitions_select_final = 1, ${view_settings}

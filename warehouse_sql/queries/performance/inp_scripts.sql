@@ -4,6 +4,7 @@
 -- (all scripts') time; `total_ms` is that attributed total, the same on every row. The window's whole hours and
 -- days come from `inp_script_periods`, its partial edge hours from `inp_interactions` (as macro inp_window): an
 -- interaction lies in one period, so the periods' interactions add up.
+-- Read with pread on the reading thread, as inp_parts.sql says why.
 SELECT url, host, function, invoker, third, sum(s_runs) AS runs, sum(s_interactions) AS interactions,
        sum(s_ms) AS ms, ms / runs AS avg_ms, sum(s_input_delay) AS input_delay_ms,
        sum(s_processing) AS processing_ms, sum(s_presentation) AS presentation_ms,
@@ -40,4 +41,4 @@ FROM
 GROUP BY url, host, function, invoker, third
 ORDER BY ms DESC, url, function, invoker
 LIMIT {limit:UInt32}
-SETTINGS do_not_merge_across_partitions_select_final = 1, ${view_settings}
+SETTINGS local_filesystem_read_method = 'pread', do_not_merge_across_partitions_select_final = 1, ${view_settings}

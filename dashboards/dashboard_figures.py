@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
-
-from dashboards.figure_json import figure_json
+from dashboards.figure_json import plain_figure, plain_numbers, plain_trace
 from dashboards.widget_kind_figures import heatmap_figure, scatter_figure
 from stacklens.explore.columns import Column
-from stacklens.explore.widget_plot import WidgetPlot
+from stacklens.explore.widget_plot import PlotLine, WidgetPlot
 from stacklens.explore.widgets import WidgetAnswer
 
 ROW_PX = 150  # one grid row; the card's title and links take the rest
+HOVER = "%{x}<br>%{customdata}<extra>%{fullData.name}</extra>"
 
 
 def figure_height(rows: int) -> int:
@@ -25,23 +24,42 @@ def figure_height(rows: int) -> int:
 def _overlay(plot: WidgetPlot) -> list[dict[str, Any]]:
     """The compared window's lines of a line widget with ``compare`` (:attr:`WidgetPlot.previous`: dotted,
     shifted onto the window, each on its line's axis), as the PDF draws them."""
-    figure = go.Figure()
-    for line in plot.previous:
-        figure.add_trace(
-            go.Scatter(
-                x=plot.x,
-                y=line.values,
-                name=line.name,
-                customdata=line.texts,
-                yaxis="y2" if line.axis == 2 else "y",
-                mode="lines",
-                connectgaps=False,
-                line={"dash": "dot", "width": 1.5},
-                opacity=0.7,
-                hovertemplate="%{x}<br>%{customdata}<extra>%{fullData.name}</extra>",
-            )
+    return [
+        plain_trace(
+            "scatter",
+            {
+                "x": list(plot.x),
+                "y": plain_numbers(line.values),
+                "name": line.name,
+                "customdata": line.texts,
+                "yaxis": "y2" if line.axis == 2 else "y",
+                "mode": "lines",
+                "connectgaps": False,
+                "line": {"dash": "dot", "width": 1.5},
+                "opacity": 0.7,
+                "hovertemplate": HOVER,
+            },
         )
-    return list(figure_json(figure)["data"])
+        for line in plot.previous
+    ]
+
+
+def _trace(kind: str, line: PlotLine, x: list[str]) -> dict[str, Any]:
+    """One line's trace as the widget's kind draws it: bars, an area filled to zero, or a line with its
+    points."""
+    common = {
+        "x": list(x),  # each trace its own list, as plotly writes them: a change to one changes no other
+        "y": plain_numbers(line.values),
+        "name": line.name,
+        "customdata": line.texts,
+        "yaxis": "y2" if line.axis == 2 else "y",
+        "hovertemplate": HOVER,
+    }
+    if kind in ("bar", "stacked_bar"):
+        return plain_trace("bar", common)
+    if kind == "area":  # filled to zero, never stacked: a p75 does not add up
+        return plain_trace("scatter", {"mode": "lines", "connectgaps": False, "fill": "tozeroy", **common})
+    return plain_trace("scatter", {"mode": "lines+markers", "connectgaps": False, **common})
 
 
 def widget_figure(
@@ -58,23 +76,7 @@ def widget_figure(
     if kind == "heatmap":
         ends = [t.isoformat().replace("+00:00", "Z") for t in (query.window.since, query.window.until)]
         return heatmap_figure(plot, rows, samples, (ends[0], ends[1]))
-    figure = go.Figure()
-    for line in plot.lines:
-        common = {
-            "x": plot.x,
-            "y": line.values,
-            "name": line.name,
-            "customdata": line.texts,
-            "yaxis": "y2" if line.axis == 2 else "y",
-            "hovertemplate": "%{x}<br>%{customdata}<extra>%{fullData.name}</extra>",
-        }
-        if kind in ("bar", "stacked_bar"):
-            figure.add_trace(go.Bar(**common))
-        elif kind == "area":  # filled to zero, never stacked: a p75 does not add up
-            figure.add_trace(go.Scatter(mode="lines", connectgaps=False, fill="tozeroy", **common))
-        else:
-            figure.add_trace(go.Scatter(mode="lines+markers", connectgaps=False, **common))
-    out = figure_json(figure)
+    out = plain_figure([_trace(kind, line, plot.x) for line in plot.lines])
     if kind == "line":
         out["data"] += _overlay(plot)
     layout = out["layout"]

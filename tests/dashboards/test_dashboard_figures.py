@@ -116,3 +116,32 @@ def test_a_cut_answer_names_the_groups_left_out() -> None:
     assert plot.lines[-1].values == [None, 3, 4, None, 5] and plot.note.endswith(
         "the rest drawn as one, named 'others'."
     )
+
+
+def test_a_plain_figure_is_the_json_plotly_writes_for_the_same_traces() -> None:
+    """The widgets' figures are built as plain JSON (dashboards.figure_json.plain_figure) instead of through
+    plotly's graph objects: the same JSON, template, property order and nulls for NaN included."""
+    import json
+
+    import plotly.graph_objects as go
+
+    from dashboards.figure_json import figure_json, plain_figure, plain_numbers, plain_trace
+
+    line = {
+        "x": ["2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z", "2026-11-03T00:00:00Z"],
+        "y": plain_numbers([1.5, float("nan"), float("inf")]),
+        "name": "LCP p75 <ms>",
+        "customdata": ["1.5 ms", "–", "–"],
+        "yaxis": "y2",
+        "mode": "lines",
+        "connectgaps": False,
+        "line": {"dash": "dot", "width": 1.5},
+        "opacity": 0.7,
+        "fill": "tozeroy",
+        "hovertemplate": "%{x}<br>%{customdata}<extra>%{fullData.name}</extra>",
+    }
+    bar = {k: v for k, v in line.items() if k in ("x", "y", "name", "customdata", "yaxis", "hovertemplate")}
+    drawn = plain_figure([plain_trace("scatter", line), plain_trace("bar", bar)])
+    plotted = figure_json(go.Figure([go.Scatter(**line), go.Bar(**bar)]))
+    assert json.dumps(drawn) == json.dumps(plotted)
+    assert drawn["data"][0]["y"] == [1.5, None, None]

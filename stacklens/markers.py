@@ -8,6 +8,7 @@ for the day instead of a fence of lines that hides the data."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -119,6 +120,11 @@ def release_markers(
     return out
 
 
+# How a chart finds its release markers: release_markers, or a caller's kept copy of it (a dashboard keeps
+# them with its widgets' answers, dashboards.dashboard_snapshot).
+ReleaseFinder = Callable[[Client, int, dict[int, str], datetime, datetime, str], list[Marker]]
+
+
 def annotation_markers(notes: list[Note]) -> list[Marker]:
     return [Marker(n.time, ANNOTATION, n.text, n.project, n.release, tuple(n.tags)) for n in notes]
 
@@ -143,10 +149,12 @@ def chart_markers(
     since: datetime,
     until: datetime,
     environment: str = "",
+    releases: ReleaseFinder = release_markers,
 ) -> list[MarkerGroup]:
     """The grouped markers of a chart over [since, until) of these projects of the organization: their
-    releases' first-seen times and their (and the organization's) annotations. Naive times are read as UTC
-    (the engine answers naive UTC times, and a chart built from them passes its window as it has it)."""
+    releases' first-seen times (found by ``releases``) and their (and the organization's) annotations.
+    Naive times are read as UTC (the engine answers naive UTC times, and a chart built from them passes its
+    window as it has it)."""
     since, until = utc(since), utc(until)
     projects = {
         int(i): str(s)
@@ -155,5 +163,5 @@ def chart_markers(
         )
     }
     notes = list_annotations(session, org_id, project_ids=list(projects), since=since, until=until)
-    found = release_markers(client, org_id, projects, since, until, environment) + annotation_markers(notes)
+    found = releases(client, org_id, projects, since, until, environment) + annotation_markers(notes)
     return grouped(found, since, until)

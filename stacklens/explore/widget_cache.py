@@ -15,6 +15,9 @@ costs milliseconds.
   answer instead of each asking the engine (ten people opening a dashboard after a deploy cost one answer, not
   ten, and do not run into the organization's two Explore slots).
 - **Bounded**: at most :data:`MAX_CELLS` rows and series points are held; the oldest entries go first.
+- **Beside the answers** (:meth:`WidgetCache.kept`): what a page draws with its widgets and reads from the
+  same warehouse (a chart's release markers) is kept as long, so it is as fresh as the widgets and a kept
+  view asks the engine nothing.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from stacklens.explore.query import Query
 from stacklens.explore.run import Result
@@ -37,6 +40,10 @@ from stacklens.settings import Settings
 TTL_SECONDS = 60.0
 # Rows and series points held by one installation's cache (a widget's answer is tens to a few thousand).
 MAX_CELLS = 500_000
+# Values kept beside the answers (MAX_KEPT keys, each a page's read: an organization's markers of a window).
+MAX_KEPT = 1_000
+
+T = TypeVar("T")
 
 CacheKey = tuple[int, tuple[int, ...], str, str]
 
@@ -88,6 +95,8 @@ class WidgetCache:
         self._cells = 0
         self._lock = threading.Lock()
         self._computing: dict[CacheKey, threading.Lock] = {}
+        # key → (expiry on the clock, value); oldest first (kept)
+        self._kept: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()
 
     def get(self, key: CacheKey) -> KeptAnswer | None:
         """The kept answer of ``key`` while it is younger than the TTL."""
@@ -136,10 +145,28 @@ class WidgetCache:
                     self._computing.pop(key, None)
             return answer
 
+    def kept(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``'s value kept for the TTL under ``key``, which must name everything the value depends
+        on (its organization first) and differ from any other caller's. Unlike :meth:`answer`, two views
+        asking together may both compute: what is kept here is one small read, not a widget's query."""
+        now = self.clock()
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None and found[0] > now:
+                return cast(T, found[1])
+        value = compute()
+        with self._lock:
+            self._kept.pop(key, None)
+            while len(self._kept) >= MAX_KEPT:
+                self._kept.popitem(last=False)
+            self._kept[key] = (now + self.ttl, value)
+        return value
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
             self._cells = 0
+            self._kept.clear()
 
     def _drop(self, key: CacheKey) -> None:
         _, _, cells = self._entries.pop(key)

@@ -71,3 +71,38 @@ def test_a_compared_tables_changes_read_in_points_or_per_cent_and_tone_by_direct
     changes = [c for h, c in zip(headers, item["rows"][0], strict=True) if h == "Change"]
     assert changes == ["+0.1 pp", "-10.0 %"], cells  # points for the percentage, per cent for the count
     assert tones == ["good", "neutral"], tones  # fewer sessions is traffic, neither good nor bad
+
+
+def test_release_markers_are_kept_with_the_widgets_answers(monkeypatch: Any) -> None:
+    """A kept view reads no markers from the engine; another organization, environment or window length
+    reads its own; the widget cache's TTL and clear() end them as they end the answers."""
+    from dashboards import dashboard_snapshot
+    from stacklens.explore.widget_cache import TTL_SECONDS, WidgetCache
+    from stacklens.markers import RELEASE, Marker
+
+    asked: list[tuple[int, str, timedelta]] = []
+
+    def release_markers(
+        client: Any, org_id: int, projects: dict[int, str], since: datetime, until: datetime, environment: str
+    ) -> list[Marker]:
+        asked.append((org_id, environment, until - since))
+        return [Marker(since, RELEASE, "shop@1.0", "web", "shop@1.0")]
+
+    monkeypatch.setattr(dashboard_snapshot, "release_markers", release_markers)
+    clock = [1000.0]
+    cache = WidgetCache(clock=lambda: clock[0])
+    find = dashboard_snapshot.kept_release_markers(cache)
+    day, web = timedelta(days=1), {1: "web"}
+    engine: Any = None  # the stand-in release_markers reads no engine
+    first = find(engine, 1, web, NOW - day, NOW, "")
+    later = NOW + timedelta(seconds=30)  # the next minute's view: the same window length
+    assert find(engine, 1, web, later - day, later, "") == first
+    find(engine, 2, web, NOW - day, NOW, "")
+    find(engine, 1, web, NOW - day, NOW, "production")
+    find(engine, 1, web, NOW - 7 * day, NOW, "")
+    assert asked == [(1, "", day), (2, "", day), (1, "production", day), (1, "", 7 * day)]
+    clock[0] += TTL_SECONDS
+    find(engine, 1, web, NOW - day, NOW, "")
+    cache.clear()
+    find(engine, 1, web, NOW - day, NOW, "")
+    assert len(asked) == 6

@@ -224,3 +224,23 @@ def test_a_sql_widget_rendered_again_within_the_minute_runs_no_query(
     asked.clear()
     clock.now += 1
     assert render(acme, AT + timedelta(seconds=61)).number == 60 and asked  # past the TTL
+
+
+def test_a_value_kept_beside_the_answers_lasts_the_ttl_and_goes_with_clear() -> None:
+    clock = Clock()
+    cache = WidgetCache(clock=clock)
+    asked: list[str] = []
+
+    def compute(text: str) -> list[str]:
+        asked.append(text)
+        return [text]
+
+    assert cache.kept(("markers", 1), lambda: compute("first")) == ["first"]
+    clock.now += TTL_SECONDS - 1
+    assert cache.kept(("markers", 1), lambda: compute("second")) == ["first"] and asked == ["first"]
+    assert cache.kept(("markers", 2), lambda: compute("other")) == ["other"]  # another key, its own value
+    clock.now += 1
+    assert cache.kept(("markers", 1), lambda: compute("third")) == ["third"]  # a TTL old: asked again
+    cache.clear()
+    assert cache.kept(("markers", 1), lambda: compute("fourth")) == ["fourth"]
+    assert asked == ["first", "other", "third", "fourth"]

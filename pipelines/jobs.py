@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import dagster as dg
 
+# What the data-driven jobs read and the watermarks they advance (PARTITIONED_JOB_INPUTS,
+# INCREMENTAL_JOB_WATERMARKS): defined without Dagster for the runner's idle check (pipelines/idle.py).
+from pipelines.job_inputs import INCREMENTAL_JOB_WATERMARKS as INCREMENTAL_JOB_WATERMARKS
+from pipelines.job_inputs import PARTITIONED_JOB_INPUTS as PARTITIONED_JOB_INPUTS
+
 # The issues asset adds each new (issue, user) pair once with its count: two runs at once could both add the
 # same users. The embedded runner runs one tick at a time; under the Dagster daemon, a queued run coordinator
 # limit of 1 on this tag does the same (docs/pipelines.md).
@@ -110,17 +115,3 @@ ALL_JOBS = [
     monitors_job,
     marts_job,
 ]
-
-# Per partitioned job: the watermarks its run advances (an asset's, or for the performance steps their facts')
-# and the raw tables it reads.
-PARTITIONED_JOB_INPUTS: dict[str, tuple[list[str], list[str]]] = {
-    "performance_job": (
-        ["pageload_facts", "resource_facts", "endpoint_facts", "inp_interactions"],
-        ["transactions", "spans"],
-    ),
-    "sessions_job": (["session_periods"], ["sessions"]),
-}
-# Per incremental job: the watermarks of its steps (an asset's, or the `event_counters` step's own).
-INCREMENTAL_JOB_WATERMARKS: dict[str, list[str]] = {
-    "issues_job": ["event_counters", "issues", "related_issues"],
-}

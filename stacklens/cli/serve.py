@@ -266,7 +266,7 @@ def catch_up_interval(environ: Mapping[str, str] = os.environ) -> float | None:
 def serve_pipelines(settings: Settings, app: Any, host: str, port: int) -> Iterator[None]:
     """Run the schedules in-process while serving (STACKLENS_RUN_SCHEDULES) and open the local pipelines
     endpoint to `stacklens pipelines` (token in ``<data_dir>/pipelines_token``); stop both at shutdown."""
-    from pipelines.embedded import EmbeddedRunner
+    from pipelines.runner import EmbeddedRunner
     from stacklens.server_link import local_url, remove_link, write_link
 
     interval = catch_up_interval()

@@ -162,13 +162,62 @@ class _CallCount:
 _call_count = _CallCount()
 
 
+class _FinishedCalls:
+    """Warehouse calls this process finished through its marked clients, but for the allocator purges and the
+    calls made inside :func:`uncounted`: what the pipelines' idle check (pipelines/idle.py) compares to know
+    that nothing can have landed since it last looked. A call is counted when it ends, so one still running
+    while the check reads the warehouse is counted after the check. Locked: an increment lost between threads
+    could bring the count back to a value the check remembers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+        self.quiet = threading.local()
+
+    def add(self) -> None:
+        if getattr(self.quiet, "depth", 0):
+            return
+        with self._lock:
+            self._count += 1
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return self._count
+
+
+_finished_calls = _FinishedCalls()
+
+
+def warehouse_calls() -> int:
+    """How many warehouse calls this process has finished, not counting the allocator purges nor the calls
+    made inside :func:`uncounted`: unchanged since an earlier reading, nothing has been written (or read)
+    through this process's clients meanwhile."""
+    return _finished_calls.count
+
+
+@contextlib.contextmanager
+def uncounted() -> Iterator[None]:
+    """The warehouse calls of this thread inside the block are left out of :func:`warehouse_calls` (the
+    checks that read it, the allocator's purge)."""
+    quiet = _finished_calls.quiet
+    quiet.depth = getattr(quiet, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        quiet.depth -= 1
+
+
 def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
     what = f"a warehouse call ({name.strip('_')})"
 
     def marked(*args: Any, **kwargs: Any) -> Any:
         may_block(what)
         _call_count.calls += 1
-        return call(*args, **kwargs)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            _finished_calls.add()
 
     return marked
 
@@ -384,6 +433,7 @@ def purge_engine_memory(settings: Settings) -> bool:
             return False
     else:
         count.quiet_purges = 0
-    get_warehouse(settings).command(load_query("warehouse/purge_allocator"))
+    with uncounted():
+        get_warehouse(settings).command(load_query("warehouse/purge_allocator"))
     count.seen_at_purge = count.calls  # the purge's own call counted: a beat with nothing else is quiet
     return True

@@ -1,8 +1,9 @@
 """What the server's process loads: libraries it does not use stay out of it (issue 63, the footprint).
 
 A fresh interpreter does what `stacklens serve` does on an empty data directory — migrate both stores (the
-warehouse's first inserts), build the app, run the pipelines' start-up catch-up once, answer a request —
-then streams an Explore download in each format. pandas (~55 MiB resident) is never loaded: not by
+warehouse's first inserts), build the app, run every pipeline job once (the start-up catch-up skips an empty
+warehouse, tests/pipelines/test_idle.py), answer a request — then streams an Explore download in each
+format. pandas (~55 MiB resident) is never loaded: not by
 clickhouse-connect's insert, not by the downloads (whose Arrow arrays polars builds), and so no thread can
 import it half-way while a figure asks plotly whether it is there. polars (~35 MiB) and pyarrow (~40 MiB with
 what it brings; the engine's connection module is imported without it) are loaded by the first download,
@@ -31,7 +32,7 @@ from starlette.testclient import TestClient
 settings = get_settings()
 migrate_all(settings)
 app = build_app(settings)
-outcomes = EmbeddedRunner(settings).catch_up()
+outcomes = EmbeddedRunner(settings).run_now()  # every job once: the empty warehouse skips the catch-up
 LIBRARIES = ("pandas", "polars", "pyarrow", "mcp")
 with TestClient(app) as http:
     health = http.get("/api/health").status_code

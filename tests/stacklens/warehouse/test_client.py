@@ -25,6 +25,8 @@ from stacklens.warehouse.client import (
     inserting_client,
     purge_engine_memory,
     second_client,
+    uncounted,
+    warehouse_calls,
 )
 
 # A read that takes a second in the engine: run on the loop, it would hold every request for that second.
@@ -129,6 +131,23 @@ def test_the_purge_skips_the_beats_in_which_nothing_ran(settings: Settings) -> N
     assert purged == [True] * (PURGES_AFTER_LAST_CALL + 1) + [False, False]
     client.query("SELECT 1")
     assert purge_engine_memory(settings)
+
+
+def test_the_calls_counted_for_the_pipelines_leave_out_the_purges_and_the_checks(settings: Settings) -> None:
+    """The pipelines' idle check (pipelines/idle.py) skips a pass when no call ended since it found nothing:
+    the allocator's purges and the check's own reads do not count, any other call does."""
+    ensure_database(settings)
+    client = get_warehouse(settings)
+    before = warehouse_calls()
+    client.query("SELECT 1")
+    assert warehouse_calls() == before + 1
+    before = warehouse_calls()
+    assert purge_engine_memory(settings)
+    with uncounted():
+        client.query("SELECT 1")
+    assert warehouse_calls() == before
+    client.command("SELECT 1")
+    assert warehouse_calls() == before + 1
 
 
 def test_a_clickhouse_server_is_not_purged(settings: Settings) -> None:

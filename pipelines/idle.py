@@ -104,6 +104,7 @@ class IdleCheck:
         if not self.settings.embedded_warehouse:
             return True
         from stacklens.warehouse.client import uncounted, warehouse_calls
+        from stacklens.warehouse.engine import release_library_pages
 
         try:
             table = standing_work(self.settings)
@@ -119,6 +120,10 @@ class IdleCheck:
                     self._quiet_at = None
                     return True
             self._quiet_at = calls
+            # Nothing to do: the pages of the engine's library this check's statements (and the calls before
+            # it) mapped back are not needed until the next call; given back now rather than at the
+            # half-minute release (a server's first pass runs right after the start's own release).
+            release_library_pages()
             return False
         except Exception as exc:  # noqa: BLE001 - the pass runs and reports what fails
             logger.debug("pipelines: the idle check failed (%s); the pass runs", exc)

@@ -148,10 +148,10 @@ def _marked(client: Client) -> Client:
 
 
 class _CallCount:
-    """Warehouse calls this process made through its marked clients. The allocator purge reads it to skip
-    the beats in which nothing ran: on an idle server each purge statement mapped ~35 MiB of the engine's
-    library back into memory only to find nothing freed. A lost increment between threads only delays a
-    purge to the next call's beat."""
+    """Warehouse calls this process made through its marked clients (but inside :func:`uncounted`). The
+    allocator purge reads it to skip the beats in which nothing ran: on an idle server each purge statement
+    mapped ~35 MiB of the engine's library back into memory only to find nothing freed. A lost increment
+    between threads only delays a purge to the next call's beat."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -174,8 +174,13 @@ class _FinishedCalls:
         self._count = 0
         self.quiet = threading.local()
 
+    @property
+    def uncounted(self) -> bool:
+        """Whether this thread is inside :func:`uncounted`."""
+        return bool(getattr(self.quiet, "depth", 0))
+
     def add(self) -> None:
-        if getattr(self.quiet, "depth", 0):
+        if self.uncounted:
             return
         with self._lock:
             self._count += 1
@@ -198,8 +203,9 @@ def warehouse_calls() -> int:
 
 @contextlib.contextmanager
 def uncounted() -> Iterator[None]:
-    """The warehouse calls of this thread inside the block are left out of :func:`warehouse_calls` (the
-    checks that read it, the allocator's purge)."""
+    """The warehouse calls of this thread inside the block are left out of :func:`warehouse_calls` and of the
+    calls the allocator purge waits for (the pipelines' idle check, which releases the library pages its
+    reads mapped itself; the purge's own statement)."""
     quiet = _finished_calls.quiet
     quiet.depth = getattr(quiet, "depth", 0) + 1
     try:
@@ -213,7 +219,8 @@ def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
 
     def marked(*args: Any, **kwargs: Any) -> Any:
         may_block(what)
-        _call_count.calls += 1
+        if not _finished_calls.uncounted:
+            _call_count.calls += 1
         try:
             return call(*args, **kwargs)
         finally:
@@ -413,6 +420,13 @@ def reset_clients() -> None:
 PURGES_AFTER_LAST_CALL = 3
 
 
+def warehouse_quiet() -> bool:
+    """Whether the last allocator purge found no warehouse call since the purge before it: the engine is idle,
+    and the pages of its library the last statements (the purge's own among them) mapped are not needed
+    again until the next call (stacklens/cli/serve.py releases them then)."""
+    return _call_count.quiet_purges > 0
+
+
 def purge_engine_memory(settings: Settings) -> bool:
     """Give the memory the embedded engine freed back to the system; True when it did. The engine's allocator
     (jemalloc) keeps freed pages for reuse and returns them only as later allocations come, so after the
@@ -435,5 +449,7 @@ def purge_engine_memory(settings: Settings) -> bool:
         count.quiet_purges = 0
     with uncounted():
         get_warehouse(settings).command(load_query("warehouse/purge_allocator"))
-    count.seen_at_purge = count.calls  # the purge's own call counted: a beat with nothing else is quiet
+    count.seen_at_purge = (
+        count.calls
+    )  # the purge's own call is not counted: a beat with nothing else is quiet
     return True

@@ -12,6 +12,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from pipelines import warehouse_ops as ops
 from pipelines.idle import IdleCheck
 from pipelines.job_inputs import data_driven_watermarks
@@ -20,6 +22,7 @@ from stacklens.control.models import Project
 from stacklens.monitors.store import create_monitor
 from stacklens.outbound import AllowList
 from stacklens.settings import Settings
+from stacklens.warehouse import engine
 from stacklens.warehouse.client import get_warehouse, warehouse_calls
 from tests.pipelines.pipeline_seed import seed_errors
 
@@ -27,13 +30,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_check_asks_the_warehouse_only_after_a_call_and_follows_landed_rows(
-    stores: Settings, org_factory
+    stores: Settings, org_factory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    released: list[bool] = []
+    monkeypatch.setattr(engine, "release_library_pages", lambda: released.append(True) or True)
     check = IdleCheck(stores)
     assert check.has_work() is False  # empty warehouse, nothing standing
+    assert released == [True]  # the library pages its reads mapped are given back at once
     calls = warehouse_calls()
     assert check.has_work() is False
     assert warehouse_calls() == calls  # nothing called the warehouse since: it was not asked again
+    assert released == [True]
 
     client = get_warehouse(stores)
     seed_errors(client, issues=2, per_issue=2, days=[datetime.now(UTC)], seed=3)

@@ -3,6 +3,8 @@ from __future__ import annotations
 import logging
 import socket
 
+import pytest
+
 from stacklens.cli.main import main
 from stacklens.cli.serve import log_startup
 from stacklens.settings import Settings
@@ -36,3 +38,41 @@ def test_startup_is_logged_with_address_data_dir_and_warehouse(settings: Setting
     assert "warehouse: embedded ClickHouse (chdb) in " in embedded
     assert remote.endswith("warehouse: ClickHouse server at https://ch.example:8443, database prod")
     assert "s3cret" not in remote
+
+
+def test_a_purge_on_a_quiet_warehouse_releases_the_library_pages(settings: Settings, monkeypatch) -> None:
+    """An idle server gives back the engine library's pages within a beat of its last statement: the purge
+    that follows a busy beat keeps them (the next statements run that code again), the one that finds the
+    warehouse quiet releases them (issue 63, the idle footprint)."""
+    from stacklens.cli import serve
+    from stacklens.warehouse import engine
+    from stacklens.warehouse.client import ensure_database, get_warehouse
+
+    released: list[bool] = []
+    monkeypatch.setattr(engine, "release_library_pages", lambda: released.append(True) or True)
+    ensure_database(settings)
+    get_warehouse(settings).query("SELECT 1")
+    assert serve.purge_engine_memory_quietly(settings) and released == []  # a call since the last purge
+    assert serve.purge_engine_memory_quietly(settings) and released == [True]  # quiet: released
+    get_warehouse(settings).query("SELECT 1")
+    assert serve.purge_engine_memory_quietly(settings) and released == [True]
+
+
+def test_the_front_doors_start_up_statements_release_their_pages_however_they_end(
+    settings: Settings, monkeypatch
+) -> None:
+    """The recovery and index run once per start, right after the start's own release: the pages their
+    statements mapped back are released when they end, failed or not."""
+    from stacklens.cli import serve
+    from stacklens.warehouse import engine
+
+    released: list[bool] = []
+    monkeypatch.setattr(engine, "release_library_pages", lambda: released.append(True) or True)
+
+    def failing(_settings: Settings) -> None:
+        raise RuntimeError("the spool could not be read")
+
+    serve._recover_then_release(settings, lambda _settings: None)
+    with pytest.raises(RuntimeError):
+        serve._recover_then_release(settings, failing)
+    assert released == [True, True]

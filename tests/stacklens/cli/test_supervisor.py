@@ -141,11 +141,15 @@ def test_a_rerun_stops_what_an_earlier_run_left_behind(tmp_path: Path, launchers
         sys.executable,
         "-c",
         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_DFL); "
-        "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM]); time.sleep(300)",
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM]); print('ready', flush=True); "
+        "time.sleep(300)",
         "server",
     ]
-    orphan = subprocess.Popen(argv)
+    orphan = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
+        # Only once its SIGTERM is restored: on a loaded machine the launcher's SIGTERM came while the orphan
+        # was still starting, with the blocked SIGTERM it inherited, and the grace period's SIGKILL ended it.
+        assert orphan.stdout is not None and orphan.stdout.readline().strip() == "ready"
         gone = subprocess.Popen([sys.executable, "-c", "pass"])
         gone.wait()
         run_file = tmp_path / "run" / "up.json"
@@ -169,6 +173,8 @@ def test_a_rerun_stops_what_an_earlier_run_left_behind(tmp_path: Path, launchers
         if orphan.poll() is None:
             orphan.kill()
             orphan.wait()
+        if orphan.stdout is not None:
+            orphan.stdout.close()
 
 
 def test_a_rerun_names_a_supervisor_that_still_runs(tmp_path: Path, launchers: list[Launcher]) -> None:

@@ -54,8 +54,8 @@ def params_from_body(body: dict[str, Any]) -> list[tuple[str, str]]:
 @lru_cache(maxsize=8192)
 def _pair(key: str, value: str) -> str:
     """``key=value`` quoted as :func:`urllib.parse.urlencode` quotes it, kept: a dashboard's drill-down links
-    (dashboards.widget_drill, a thousand and more a view) repeat the same dataset, aggregates, filters and
-    buckets, and quoting them anew was a fifth of a warm dashboard render."""
+    (dashboards.widget_drill, ~160 a view of the demo's) repeat the same dataset, aggregates, filters and
+    buckets, and quoting them anew cost ~3 of the 36 ms of CPU of a warm dashboard render."""
     return quote_plus(key) + "=" + quote_plus(value)
 
 

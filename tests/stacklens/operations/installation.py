@@ -132,6 +132,7 @@ _VOLATILE = re.compile(
     # A chart's axis range: its window to the minute, which the next minute moves (the two renders compared
     # are seconds apart, and under load a minute's edge falls between them now and then).
     r'|"range":\["\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d","\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"\]'
+    r"|(?:since|until)=\d{4}-\d\d-\d\dT\d\d%3A\d\d%3A\d\dZ"  # the same window in a link to Explore
 )
 
 

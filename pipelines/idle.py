@@ -11,7 +11,7 @@ are statements that map ~75 MiB of the engine's library back into memory. A pass
 - rows have landed that a data-driven job has not read: the newest row received (``max_received``) is past
   the oldest of their watermarks. The warehouse is asked only when this process has called it since the last
   answer found nothing: the embedded engine is this process's alone, so every row lands through its clients
-  (:func:`stacklens.warehouse.client.warehouse_calls`).
+  (:func:`stacklens.warehouse.calls.warehouse_calls`).
 
 Otherwise every plan would skip and every job would find nothing to do: the pass is skipped, so a server on an
 empty warehouse loads Dagster only at the first pass with data or with standing work.
@@ -103,7 +103,7 @@ class IdleCheck:
         fails says yes: the pass then runs and reports the failure as usual."""
         if not self.settings.embedded_warehouse:
             return True
-        from stacklens.warehouse.client import uncounted, warehouse_calls
+        from stacklens.warehouse.calls import uncounted, warehouse_calls
         from stacklens.warehouse.engine import release_library_pages
 
         try:

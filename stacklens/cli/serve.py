@@ -234,7 +234,8 @@ def purge_engine_memory_quietly(settings: Settings) -> bool:
     purge) is followed by the release of the engine library's pages: the purge statement mapped ~35 MiB of
     them back and nothing else will use them before the next call, so an idle server gives them back within
     a beat of its last statement instead of holding them until the half-minute release."""
-    from stacklens.warehouse.client import purge_engine_memory, warehouse_quiet
+    from stacklens.warehouse.calls import warehouse_quiet
+    from stacklens.warehouse.client import purge_engine_memory
     from stacklens.warehouse.engine import release_library_pages
 
     try:

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,6 +24,7 @@ from clickhouse_connect.driver.exceptions import ClickHouseError
 from stacklens.blocking import may_block
 from stacklens.errors import StackLensError, Unavailable
 from stacklens.settings import Settings
+from stacklens.warehouse.calls import marked, purge_beats, uncounted
 from stacklens.warehouse.engine import ENGINE_SERVER_SETTINGS, start_embedded_engine
 
 
@@ -121,114 +122,6 @@ def _no_pandas_probe() -> None:
     options.pd_time_test = None
 
 
-# Every call of clickhouse-connect's synchronous clients that waits for the warehouse goes through one of
-# these (query, query_df, query_arrow and the streams through the first three; insert and insert_df through
-# data_insert): marking them marks every query, insert and command (tests/stacklens/warehouse/test_client.py
-# plants each public one on the event loop).
-_WAITING_CALLS = (
-    "_query_with_context",
-    "raw_query",
-    "raw_stream",
-    "command",
-    "data_insert",
-    "raw_insert",
-    "ping",
-)
-
-
-def _marked(client: Client) -> Client:
-    """``client`` with each of its calls that wait for the warehouse marked (stacklens.blocking.may_block):
-    called on the event loop inside ``loop_only()`` it raises WouldBlock before reaching the warehouse, and
-    the work runs again on a thread. The mark is the client's own, so no caller can forget it: a warehouse
-    read written into an admission or an accept group one day steps aside instead of holding every request
-    and page behind it."""
-    for name in _WAITING_CALLS:
-        setattr(client, name, _marking(getattr(client, name), name))
-    return client
-
-
-class _CallCount:
-    """Warehouse calls this process made through its marked clients (but inside :func:`uncounted`). The
-    allocator purge reads it to skip the beats in which nothing ran: on an idle server each purge statement
-    mapped ~35 MiB of the engine's library back into memory only to find nothing freed. A lost increment
-    between threads only delays a purge to the next call's beat."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.seen_at_purge = -1
-        self.quiet_purges = 0
-
-
-_call_count = _CallCount()
-
-
-class _FinishedCalls:
-    """Warehouse calls this process finished through its marked clients, but for the allocator purges and the
-    calls made inside :func:`uncounted`: what the pipelines' idle check (pipelines/idle.py) compares to know
-    that nothing can have landed since it last looked. A call is counted when it ends, so one still running
-    while the check reads the warehouse is counted after the check. Locked: an increment lost between threads
-    could bring the count back to a value the check remembers."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._count = 0
-        self.quiet = threading.local()
-
-    @property
-    def uncounted(self) -> bool:
-        """Whether this thread is inside :func:`uncounted`."""
-        return bool(getattr(self.quiet, "depth", 0))
-
-    def add(self) -> None:
-        if self.uncounted:
-            return
-        with self._lock:
-            self._count += 1
-
-    @property
-    def count(self) -> int:
-        with self._lock:
-            return self._count
-
-
-_finished_calls = _FinishedCalls()
-
-
-def warehouse_calls() -> int:
-    """How many warehouse calls this process has finished, not counting the allocator purges nor the calls
-    made inside :func:`uncounted`: unchanged since an earlier reading, nothing has been written (or read)
-    through this process's clients meanwhile."""
-    return _finished_calls.count
-
-
-@contextlib.contextmanager
-def uncounted() -> Iterator[None]:
-    """The warehouse calls of this thread inside the block are left out of :func:`warehouse_calls` and of the
-    calls the allocator purge waits for (the pipelines' idle check, which releases the library pages its
-    reads mapped itself; the purge's own statement)."""
-    quiet = _finished_calls.quiet
-    quiet.depth = getattr(quiet, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        quiet.depth -= 1
-
-
-def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
-    what = f"a warehouse call ({name.strip('_')})"
-
-    def marked(*args: Any, **kwargs: Any) -> Any:
-        may_block(what)
-        if not _finished_calls.uncounted:
-            _call_count.calls += 1
-        try:
-            return call(*args, **kwargs)
-        finally:
-            _finished_calls.add()
-
-    return marked
-
-
 def open_client(url: str, database: str | None) -> Client:
     # Opening a client is a connection (or the embedded engine's start): never on the event loop either.
     may_block("opening a warehouse client")
@@ -241,13 +134,13 @@ def open_client(url: str, database: str | None) -> Client:
                 _summary_reads_storage()
                 # The same settings again for this connection's server context: the pools that context
                 # creates later (merges and their CPU priority) read them from there.
-                return _marked(
+                return marked(
                     clickhouse_connect.get_client(
                         dsn=url, database=database or "default", chdb_options=ENGINE_CONNECTION_SETTINGS
                     )
                 )
         if scheme in ("http", "https", "clickhouse", "clickhouses"):
-            return _marked(clickhouse_connect.get_client(dsn=url, database=database or "default"))
+            return marked(clickhouse_connect.get_client(dsn=url, database=database or "default"))
     except ClickHouseError as exc:
         text = str(exc)
         if scheme == "chdb" and ("EmbeddedServer" in text or "Unable to open the chdb engine" in text):
@@ -415,41 +308,22 @@ def reset_clients() -> None:
         _analysts.clear()
 
 
-# Purges made after the last warehouse call: the engine's background merges of the last inserts go on freeing
-# memory for a few seconds after them, so a few beats more purge before the quiet ones are skipped.
-PURGES_AFTER_LAST_CALL = 3
-
-
-def warehouse_quiet() -> bool:
-    """Whether the last allocator purge found no warehouse call since the purge before it: the engine is idle,
-    and the pages of its library the last statements (the purge's own among them) mapped are not needed
-    again until the next call (stacklens/cli/serve.py releases them then)."""
-    return _call_count.quiet_purges > 0
-
-
 def purge_engine_memory(settings: Settings) -> bool:
     """Give the memory the embedded engine freed back to the system; True when it did. The engine's allocator
     (jemalloc) keeps freed pages for reuse and returns them only as later allocations come, so after the
     history's large inserts and the marts' first build the process held ~400 MiB the engine no longer used
     (its tracked memory was tens of MiB); measured: 665 → 76 MiB anonymous after 2 M rows inserted, in
     ~60 ms of CPU, ~1 ms when little was freed. Nothing to do for a ClickHouse server (it has its own memory
-    worker) or before the engine has started in this process; and nothing once
-    :data:`PURGES_AFTER_LAST_CALL` purges have run with no warehouse call between them: nothing was freed."""
+    worker) or before the engine has started in this process; and nothing once ``PURGES_AFTER_LAST_CALL``
+    purges (stacklens.warehouse.calls) have run with no warehouse call between them: nothing was freed."""
     from stacklens.warehouse.engine import engine_started
     from stacklens.warehouse.queries import load_query
 
     if not settings.embedded_warehouse or not engine_started():
         return False
-    count = _call_count
-    if count.calls == count.seen_at_purge:
-        count.quiet_purges += 1
-        if count.quiet_purges > PURGES_AFTER_LAST_CALL:
-            return False
-    else:
-        count.quiet_purges = 0
+    if not purge_beats.due():
+        return False
     with uncounted():
         get_warehouse(settings).command(load_query("warehouse/purge_allocator"))
-    count.seen_at_purge = (
-        count.calls
-    )  # the purge's own call is not counted: a beat with nothing else is quiet
+    purge_beats.purged()  # the purge's own call is not counted: a beat with nothing else is quiet
     return True

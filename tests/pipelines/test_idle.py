@@ -23,7 +23,8 @@ from stacklens.monitors.store import create_monitor
 from stacklens.outbound import AllowList
 from stacklens.settings import Settings
 from stacklens.warehouse import engine
-from stacklens.warehouse.client import get_warehouse, warehouse_calls
+from stacklens.warehouse.calls import warehouse_calls
+from stacklens.warehouse.client import get_warehouse
 from tests.pipelines.pipeline_seed import seed_errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,8 @@ from stacklens.settings import get_settings
 from stacklens.cli.serve import migrate_all
 from stacklens.cli.app import build_app
 from pipelines.runner import EmbeddedRunner
-from stacklens.warehouse.client import get_warehouse, warehouse_calls
+from stacklens.warehouse.calls import warehouse_calls
+from stacklens.warehouse.client import get_warehouse
 
 settings = get_settings()
 migrate_all(settings)

@@ -17,17 +17,14 @@ from api.admission import LOOP_BODY_BYTES, admitted
 from stacklens.blocking import WouldBlock, loop_only
 from stacklens.explore.run import QueryTooCostly
 from stacklens.settings import Settings
+from stacklens.warehouse.calls import PURGES_AFTER_LAST_CALL, uncounted, warehouse_calls, warehouse_quiet
 from stacklens.warehouse.client import (
-    PURGES_AFTER_LAST_CALL,
     analyst_client,
     ensure_database,
     get_warehouse,
     inserting_client,
     purge_engine_memory,
     second_client,
-    uncounted,
-    warehouse_calls,
-    warehouse_quiet,
 )
 
 # A read that takes a second in the engine: run on the loop, it would hold every request for that second.

@@ -1,0 +1,150 @@
+"""The warehouse calls this process makes through its clients: each call that waits for the warehouse is
+marked (:func:`marked`: stacklens.blocking.may_block, so none runs on the event loop) and counted — for the
+allocator purge's beats (:class:`PurgeBeats`: skipped once the engine is quiet) and the pipelines' idle check
+(:func:`warehouse_calls`: unchanged, nothing went through this process's clients)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from clickhouse_connect.driver.client import Client
+
+from stacklens.blocking import may_block
+
+# Purges made after the last warehouse call: the engine's background merges of the last inserts go on freeing
+# memory for a few seconds after them, so a few beats more purge before the quiet ones are skipped.
+PURGES_AFTER_LAST_CALL = 3
+
+
+# Every call of clickhouse-connect's synchronous clients that waits for the warehouse goes through one of
+# these (query, query_df, query_arrow and the streams through the first three; insert and insert_df through
+# data_insert): marking them marks every query, insert and command (tests/stacklens/warehouse/test_client.py
+# plants each public one on the event loop).
+WAITING_CALLS = (
+    "_query_with_context",
+    "raw_query",
+    "raw_stream",
+    "command",
+    "data_insert",
+    "raw_insert",
+    "ping",
+)
+
+
+def marked(client: Client) -> Client:
+    """``client`` with each of its calls that wait for the warehouse marked (stacklens.blocking.may_block):
+    called on the event loop inside ``loop_only()`` it raises WouldBlock before reaching the warehouse, and
+    the work runs again on a thread. The mark is the client's own, so no caller can forget it: a warehouse
+    read written into an admission or an accept group one day steps aside instead of holding every request
+    and page behind it."""
+    for name in WAITING_CALLS:
+        setattr(client, name, _marking(getattr(client, name), name))
+    return client
+
+
+class PurgeBeats:
+    """Warehouse calls this process made through its marked clients (but inside :func:`uncounted`). The
+    allocator purge reads it to skip the beats in which nothing ran: on an idle server each purge statement
+    mapped ~35 MiB of the engine's library back into memory only to find nothing freed. A lost increment
+    between threads only delays a purge to the next call's beat."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.seen_at_purge = -1
+        self.quiet_purges = 0
+
+    def due(self) -> bool:
+        """Whether this beat's purge runs: not once :data:`PURGES_AFTER_LAST_CALL` purges in a row found no
+        call since the one before (nothing was freed)."""
+        if self.calls == self.seen_at_purge:
+            self.quiet_purges += 1
+            return self.quiet_purges <= PURGES_AFTER_LAST_CALL
+        self.quiet_purges = 0
+        return True
+
+    def purged(self) -> None:
+        self.seen_at_purge = self.calls
+
+    @property
+    def quiet(self) -> bool:
+        return self.quiet_purges > 0
+
+
+purge_beats = PurgeBeats()
+
+
+class FinishedCalls:
+    """Warehouse calls this process finished through its marked clients, but for the allocator purges and the
+    calls made inside :func:`uncounted`: what the pipelines' idle check (pipelines/idle.py) compares to know
+    that nothing can have landed since it last looked. A call is counted when it ends, so one still running
+    while the check reads the warehouse is counted after the check. Locked: an increment lost between threads
+    could bring the count back to a value the check remembers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+        self.quiet = threading.local()
+
+    @property
+    def uncounted(self) -> bool:
+        """Whether this thread is inside :func:`uncounted`."""
+        return bool(getattr(self.quiet, "depth", 0))
+
+    def add(self) -> None:
+        if self.uncounted:
+            return
+        with self._lock:
+            self._count += 1
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return self._count
+
+
+finished_calls = FinishedCalls()
+
+
+def warehouse_calls() -> int:
+    """How many warehouse calls this process has finished, not counting the allocator purges nor the calls
+    made inside :func:`uncounted`: unchanged since an earlier reading, nothing has been written (or read)
+    through this process's clients meanwhile."""
+    return finished_calls.count
+
+
+@contextlib.contextmanager
+def uncounted() -> Iterator[None]:
+    """The warehouse calls of this thread inside the block are left out of :func:`warehouse_calls` and of the
+    calls the allocator purge waits for (the pipelines' idle check, which releases the library pages its
+    reads mapped itself; the purge's own statement)."""
+    quiet = finished_calls.quiet
+    quiet.depth = getattr(quiet, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        quiet.depth -= 1
+
+
+def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
+    what = f"a warehouse call ({name.strip('_')})"
+
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        may_block(what)
+        if not finished_calls.uncounted:
+            purge_beats.calls += 1
+        try:
+            return call(*args, **kwargs)
+        finally:
+            finished_calls.add()
+
+    return marked
+
+
+def warehouse_quiet() -> bool:
+    """Whether the last allocator purge found no warehouse call since the purge before it: the engine is idle,
+    and the pages of its library the last statements (the purge's own among them) mapped are not needed
+    again until the next call (stacklens/cli/serve.py releases them then)."""
+    return purge_beats.quiet

@@ -175,8 +175,13 @@ def test_spike_protection_holds_a_project_to_a_multiple_of_its_last_hour(
         # The last hour: 30 items in all, half a per minute; held to max(3, 10 × 0.5) = 5 per minute.
         for m in range(minute - 60, minute, 2):
             limiter.buckets.add_recent(limiter._history_key(spiking["id"]), m, 1)
+        started = time.monotonic()
         answers = [_send(base, spiking, fresh_event()) for _ in range(6)]
-        assert [a.status_code for a in answers] == [200] * 5 + [429]
+        # The bucket refills 5 a minute, one every 12 s: on a machine so loaded that the sends took longer,
+        # each 12 s let one more through (the full run's failure) — the refusal then comes that much later.
+        while answers[-1].status_code == 200 and len(answers) < 6 + (time.monotonic() - started) // 12:
+            answers.append(_send(base, spiking, fresh_event()))
+        assert [a.status_code for a in answers] == [200] * (len(answers) - 1) + [429]
         header = answers[-1].headers["X-Sentry-Rate-Limits"]
         assert header.endswith("::project:spike_protection"), header
         assert "spike protection" in answers[-1].json()["detail"]

@@ -5,10 +5,6 @@ each change the answer, and a configured uptime monitor is still probed on its m
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,9 +21,8 @@ from stacklens.settings import Settings
 from stacklens.warehouse import engine
 from stacklens.warehouse.calls import warehouse_calls
 from stacklens.warehouse.client import get_warehouse
+from tests.fresh_server import run_fresh
 from tests.pipelines.pipeline_seed import seed_errors
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_check_asks_the_warehouse_only_after_a_call_and_follows_landed_rows(
@@ -129,19 +124,7 @@ def test_an_idle_server_loads_no_dagster_and_a_configured_uptime_monitor_still_r
     catch-up passes and six minutes of ticks: no run, Dagster never imported, and after the first pass not
     one warehouse call (the engine's library stays unmapped). An uptime monitor created then is probed at the
     next minute, by the monitors job."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}
-    env.update(
-        STACKLENS_DATA_DIR=str(tmp_path / "data"),
-        STACKLENS_SECRET_KEY="s" * 64,
-        STACKLENS_RUN_SCHEDULES="false",
-        STACKLENS_OUTBOUND_ALLOW="127.0.0.1",
-        PYTHONPATH=str(ROOT),
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_fresh(SCRIPT, tmp_path, outbound_allow="127.0.0.1")
 
     assert seen["idle"] == [0, False, 0], seen
     jobs, loaded, probes = seen["monitor"]

@@ -13,13 +13,9 @@ processes are not started by the server (the first large batch starts them).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.fresh_server import run_fresh
 
 SCRIPT = """
 import json, sys
@@ -75,18 +71,7 @@ print(json.dumps(seen))
 def test_the_server_never_loads_pandas_and_loads_polars_and_pyarrow_only_for_a_download(
     tmp_path: Path,
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STACKLENS_")}
-    env.update(
-        STACKLENS_DATA_DIR=str(tmp_path / "data"),
-        STACKLENS_SECRET_KEY="s" * 64,
-        STACKLENS_RUN_SCHEDULES="false",
-        PYTHONPATH=str(ROOT),
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_fresh(SCRIPT, tmp_path)
 
     assert seen["health"] == 200 and seen["runs"] >= 0
     assert seen["served"] == {"pandas": False, "polars": False, "pyarrow": False, "mcp": False}

@@ -55,11 +55,10 @@ def queue_reason(settings: Settings) -> NotReady | None:
 
 
 def warehouse_reason(settings: Settings) -> NotReady | None:
-    from stacklens.warehouse.client import get_warehouse
-    from stacklens.warehouse.queries import load_query
+    from stacklens.warehouse.probe import ping
 
     try:
-        get_warehouse(settings).command(load_query("health/ping"))
+        ping(settings)
     except Exception as exc:  # noqa: BLE001 - any failure means the warehouse does not answer
         return NotReady("warehouse", f"the warehouse does not answer: {_first_line(exc)}")
     return None

@@ -111,13 +111,9 @@ def check_control_store(settings: Settings) -> Component:
 
 
 def check_warehouse(settings: Settings) -> Component:
-    def run() -> None:
-        from stacklens.warehouse.client import get_warehouse
-        from stacklens.warehouse.queries import load_query
+    from stacklens.warehouse.probe import ping
 
-        get_warehouse(settings).command(load_query("health/ping"))
-
-    return _timed(run)
+    return _timed(lambda: ping(settings))
 
 
 @router.get(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -81,11 +82,15 @@ class FinishedCalls:
     calls made inside :func:`uncounted`: what the pipelines' idle check (pipelines/idle.py) compares to know
     that nothing can have landed since it last looked. A call is counted when it ends, so one still running
     while the check reads the warehouse is counted after the check. Locked: an increment lost between threads
-    could bring the count back to a value the check remembers."""
+    could bring the count back to a value the check remembers. Every call, counted or not, is also seen as
+    it starts and ends, so a probe can tell whether it ran alone (:func:`alone`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._count = 0
+        self._starts = 0
+        self._running = 0
+        self._last_end = 0.0
         self.quiet = threading.local()
 
     @property
@@ -93,16 +98,33 @@ class FinishedCalls:
         """Whether this thread is inside :func:`uncounted`."""
         return bool(getattr(self.quiet, "depth", 0))
 
-    def add(self) -> None:
-        if self.uncounted:
-            return
+    def start(self) -> None:
         with self._lock:
-            self._count += 1
+            self._starts += 1
+            self._running += 1
+
+    def add(self) -> None:
+        """A call ended."""
+        with self._lock:
+            self._running -= 1
+            self._last_end = time.monotonic()
+            if not self.uncounted:
+                self._count += 1
 
     @property
     def count(self) -> int:
         with self._lock:
             return self._count
+
+    def idle(self, for_seconds: float) -> tuple[int, bool]:
+        """(calls started so far, whether none runs and none ended in the last ``for_seconds``)."""
+        with self._lock:
+            quiet = self._running == 0 and time.monotonic() - self._last_end >= for_seconds
+            return self._starts, quiet
+
+    def started(self) -> int:
+        with self._lock:
+            return self._starts
 
 
 finished_calls = FinishedCalls()
@@ -135,6 +157,7 @@ def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
         may_block(what)
         if not finished_calls.uncounted:
             purge_beats.calls += 1
+        finished_calls.start()
         try:
             return call(*args, **kwargs)
         finally:
@@ -148,3 +171,14 @@ def warehouse_quiet() -> bool:
     and the pages of its library the last statements (the purge's own among them) mapped are not needed
     again until the next call (stacklens/cli/serve.py releases them then)."""
     return purge_beats.quiet
+
+
+def alone(call: Callable[[], object], quiet_seconds: float) -> bool:
+    """Run ``call`` (one warehouse statement) uncounted; True when it ran alone: no other call was running
+    or had ended within ``quiet_seconds`` before it, and none started while it ran (a liveness probe then
+    gives back the engine library's pages its statement mapped: stacklens/warehouse/probe.py). What ``call``
+    raises is raised."""
+    started, quiet = finished_calls.idle(quiet_seconds)
+    with uncounted():
+        call()
+    return quiet and finished_calls.started() == started + 1

@@ -352,11 +352,12 @@ def main() -> int:
         _print_peaks(figures["peak_per_role"], "    ")
         print("  the server's tree:")
         _print_peaks(figures["peak_per_server_part"], "    ")
+        if idle and phase != "idle":
+            continue  # the idle goal is the idle server's: a first start's migrations are printed, not judged
         server_peak = figures["server_rss_mib"]["peak"], figures["server_threads"]["peak"]
         ok = ok and server_peak[0] <= goal_rss and server_peak[1] <= GOAL_THREADS
-    print(
-        f"\ngoal (server tree <= {goal_rss} MiB and <= {GOAL_THREADS} threads): {'met' if ok else 'NOT met'}"
-    )
+    judged = "the idle phase's server tree" if idle else "server tree"
+    print(f"\ngoal ({judged} <= {goal_rss} MiB and <= {GOAL_THREADS} threads): {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
 
 

@@ -24,6 +24,7 @@ from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import reset_clients, warehouse_client
 from stacklens.warehouse.migrations import apply_migrations
 from tests.conftest import create_org, make_settings
+from tests.warehouse_template import recycle
 
 OrgFactory = Callable[..., dict[str, Any]]
 
@@ -47,9 +48,11 @@ def module_stores(
         close_front_doors()
         flush_all()
         reset_clients()
-        warehouse_client(settings.resolved_warehouse_url, "default").command(
-            "DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": settings.warehouse_database}
-        )
+        admin = warehouse_client(settings.resolved_warehouse_url, "default")
+        if not recycle(admin, settings.warehouse_database):  # emptied for the next stores of the process
+            admin.command(
+                "DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": settings.warehouse_database}
+            )
 
 
 def store_fixtures(name: str) -> tuple[Any, Any]:

@@ -8,6 +8,7 @@ from stacklens.settings import Settings
 from stacklens.warehouse import migrations
 from stacklens.warehouse.client import get_warehouse
 from stacklens.warehouse.migrations import migration_status
+from tests import warehouse_template as wt
 from tests.conftest import make_settings
 from tests.warehouse_template import runner_only
 
@@ -67,3 +68,68 @@ def test_a_copy_of_one_layer_is_the_database_the_runner_builds(settings: Setting
     assert migrations.apply_migrations(copied, up_to=199) == []
     # The rest of the files go on from where the copy stops, as from the runner's.
     assert migrations.apply_migrations(copied) == [m.name for m in migrations.discover() if m.number > 199]
+
+
+def _rows(settings: Settings) -> dict[str, int]:
+    client = get_warehouse(settings)
+    rows = client.query(
+        "SELECT name FROM system.tables WHERE database = {db:String} AND engine NOT LIKE '%View'",
+        parameters={"db": settings.warehouse_database},
+    ).result_rows
+    return {
+        name: client.query(
+            "SELECT count() FROM {db:Identifier}.{t:Identifier}",
+            parameters={"db": settings.warehouse_database, "t": name},
+        ).result_rows[0][0]
+        for (name,) in rows
+    }
+
+
+def _one_event(settings: Settings) -> None:
+    get_warehouse(settings).command(
+        "INSERT INTO {db:Identifier}.events (event_id, project_id, issue_id, timestamp, received_at) "
+        "VALUES (generateUUIDv4(), 1, 7, now(), now())",
+        parameters={"db": settings.warehouse_database},
+    )
+
+
+def test_an_emptied_database_is_the_next_copy_and_its_views_write(
+    settings: Settings, tmp_path, monkeypatch
+) -> None:
+    """A test's database, emptied at its end into the pool, is the next fresh one: the runner's objects, the
+    template's rows alone, and materialized views that fire under the new name. One that a test altered or
+    added to is dropped instead."""
+    from stacklens.warehouse.client import warehouse_client
+
+    monkeypatch.setattr(wt, "POOL_SIZE", 100)  # room in the pool whatever the tests before left there
+    migrations.apply_migrations(settings)
+    fresh_objects, fresh_rows = _objects(settings), _rows(settings)
+    client = get_warehouse(settings)
+    _one_event(settings)
+    client.command(
+        "INSERT INTO {db:Identifier}.schema_migrations (name, checksum) VALUES ('9999_x', 'y')",
+        parameters={"db": settings.warehouse_database},
+    )
+    assert _rows(settings) != fresh_rows
+    admin = warehouse_client(settings.resolved_warehouse_url, "default")
+    assert wt.recycle(admin, settings.warehouse_database)
+
+    following = make_settings(tmp_path / "next", settings.warehouse_url)
+    pooled = sum(len(names) for names in wt._pools.values())
+    assert migrations.apply_migrations(following) == [m.name for m in migrations.discover()]
+    assert sum(len(names) for names in wt._pools.values()) == pooled - 1, "the pooled database was taken"
+    assert _objects(following) == fresh_objects
+    assert _rows(following) == fresh_rows
+    assert migrations.apply_migrations(following) == []
+    # Its materialized views write into its own tables.
+    views_before = _rows(following)
+    _one_event(following)
+    grown = {name for name, count in _rows(following).items() if count > views_before[name]}
+    assert "events" in grown and len(grown) > 1, grown
+
+    # Altered: dropped, not pooled.
+    get_warehouse(following).command(
+        "ALTER TABLE {db:Identifier}.events MODIFY COMMENT 'altered'",
+        parameters={"db": following.warehouse_database},
+    )
+    assert not wt.recycle(admin, following.warehouse_database)

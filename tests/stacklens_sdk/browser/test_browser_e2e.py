@@ -62,7 +62,7 @@ def test_page_errors_and_pageload_reach_the_log_file(
     page.goto(server.base_url + "/", wait_until="load")
     page.wait_for_selector("#products li")
     page.click("#checkout")
-    # A click whose handler blocks the main thread ~300 ms: the slow interaction INP reports.
+    # A click whose handler blocks the main thread ~600 ms: the slow interaction INP reports.
     page.click("#recommend")
     assert wait_for(lambda: _of_type(lines_so_far(storage), "event"), timeout=15), "no error event written"
     # The pageload transaction ends by itself after 1 s without activity. Leaving the page
@@ -138,8 +138,8 @@ def test_page_errors_and_pageload_reach_the_log_file(
     attributes = {name: item["value"] for name, item in inp["attributes"].items()}
     assert attributes["sentry.op"] == "ui.interaction.click"
     assert attributes["browser.web_vital.inp.target"] == "body > button#recommend"
-    # The handler blocks ~300 ms; the value is the interaction's whole latency, so at least that.
-    assert 250 <= attributes["browser.web_vital.inp.value"] < 5000, attributes
+    # The handler blocks ~600 ms; the value is the interaction's whole latency, so at least that.
+    assert 550 <= attributes["browser.web_vital.inp.value"] < 5000, attributes
     assert attributes["sentry.transaction"] == "/"
     assert attributes["sentry.release"] == "shop-web@1.4.2" and attributes["sentry.environment"] == "test"
     assert attributes["sentry.pageload.span_id"] == tx["contexts"]["trace"]["span_id"]

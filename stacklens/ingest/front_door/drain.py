@@ -54,14 +54,21 @@ class Drainer:
         self._retired: list[str] = []
         self._retired_at = 0.0
         self._last_drain_started = 0.0
+        # The drainer waits out its gathering moment (see _take_drain), read and written under the condition.
+        self._gathering = False
 
     def wake(self) -> None:
         """Groups were spooled (called holding the condition): start the drainer's thread if none runs, and
         wake it."""
+        state = self.state
         if self.thread is None:
             self.thread = threading.Thread(target=self._drain_loop, name="front-door-drain", daemon=True)
             self.thread.start()
-        self.state.condition.notify_all()
+        elif self._gathering and not state.hurry and state.rows_spooled < DRAIN_NOW_ROWS:
+            # A gathering drainer takes every group spooled when its moment ends: woken for each group, it
+            # only waited again — a thread switch and a turn of the interpreter lock per request, for nothing.
+            return
+        state.condition.notify_all()
 
     # -- draining: the spooled rows into the warehouse, many accept groups at once -------------------------
 
@@ -106,13 +113,17 @@ class Drainer:
                 # once, so fewer, larger drains cost less per row; the wait stays well inside the second in
                 # which an answered event must be visible.
                 gather_until = self._last_drain_started + DRAIN_INTERVAL_SECONDS
-                while (
-                    not state.closing
-                    and not state.hurry
-                    and state.rows_spooled < DRAIN_NOW_ROWS
-                    and time.monotonic() < gather_until
-                ):
-                    state.condition.wait(max(0.0, gather_until - time.monotonic()))
+                self._gathering = True
+                try:
+                    while (
+                        not state.closing
+                        and not state.hurry
+                        and state.rows_spooled < DRAIN_NOW_ROWS
+                        and time.monotonic() < gather_until
+                    ):
+                        state.condition.wait(max(0.0, gather_until - time.monotonic()))
+                finally:
+                    self._gathering = False
                 held = state.projects.held()  # read again: a merge may have begun holding while gathering
                 ready = self._ready(held)
                 if not ready:

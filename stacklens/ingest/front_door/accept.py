@@ -108,17 +108,17 @@ class Acceptor:
                     target=self._accept_loop, name="front-door-accept", daemon=True
                 )
                 self.thread.start()
-            self.state.condition.notify_all()
+            self.state.requests.notify()
 
     def _accept_loop(self) -> None:
         state = self.state
         while True:
             with state.condition:
-                # Woken for other news (a drain ended) the thread waits on: it stops only after a quiet
-                # IDLE_SECONDS, not after each group (a thread started per request costs more than its work).
+                # The thread stops only after a quiet IDLE_SECONDS, not after each group (a thread started per
+                # request costs more than its work).
                 idle_until = time.monotonic() + IDLE_SECONDS
                 while not state.waiting and not state.closing and time.monotonic() < idle_until:
-                    state.condition.wait(max(0.0, idle_until - time.monotonic()))
+                    state.requests.wait(max(0.0, idle_until - time.monotonic()))
                 if not state.waiting:
                     self.thread = None
                     state.condition.notify_all()

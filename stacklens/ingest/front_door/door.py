@@ -211,6 +211,7 @@ class FrontDoor:
         with state.condition:
             state.closing = True
             state.condition.notify_all()
+            state.requests.notify_all()
             while self.acceptor.thread is not None or self.drainer.thread is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:

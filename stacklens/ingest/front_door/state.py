@@ -1,7 +1,8 @@
 """The state a front door's three parts share — the request side (:mod:`.door`), the acceptor (:mod:`.accept`)
 and the drainer (:mod:`.drain`): the queue of requests waiting, the spool of groups accepted and not landed,
 what is pending between them, and the counters the status reads. Every field is read and written holding
-:attr:`DoorState.condition`, the door's one lock (re-entrant), which is also what each part waits on."""
+:attr:`DoorState.condition`, the door's one lock (re-entrant), which the request side and the drainer also
+wait on; the acceptor waits on :attr:`DoorState.requests`, over the same lock."""
 
 from __future__ import annotations
 
@@ -33,7 +34,12 @@ class DoorState:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.journal = FlushJournal(settings.data_dir / "front_door", sync=settings.spool_sync)
-        self.condition = threading.Condition()
+        lock = threading.RLock()
+        self.condition = threading.Condition(lock)
+        # What the acceptor's thread waits on, over the same lock: requests waiting, or the door closing. Only
+        # those wake it, and waking it wakes no one else (on `condition`, a gathering drainer was woken by
+        # every request handed to the acceptor).
+        self.requests = threading.Condition(lock)
         # The requests submitted and not yet taken by an accept group (the acceptor's), and their rows.
         self.waiting: deque[Landing] = deque()
         self.rows_waiting = 0

@@ -38,8 +38,20 @@ def test_a_take_spends_until_empty_then_refuses_with_the_wait(buckets: Buckets, 
 
 
 def test_a_bucket_refills_at_its_rate_up_to_its_capacity(buckets: Buckets, key: str) -> None:
-    buckets.take(key, 4, 20, 4)
-    assert buckets.peek(key, 4, 20) < 1
+    # At 20 tokens a second the 4 taken come back one every 50 ms, and a loaded machine's two round trips can
+    # take that long: what the peek finds is at most what the time since the take refilled. A take and peek
+    # slower than 150 ms prove nothing about the spend, so they are made again (on a bucket of their own).
+    for attempt in range(5):
+        bucket = f"{key}:{attempt}"
+        started = time.monotonic()
+        buckets.take(bucket, 4, 20, 4)
+        level = buckets.peek(bucket, 4, 20)
+        elapsed = time.monotonic() - started
+        if elapsed < 0.15:
+            break
+    assert elapsed < 0.15, "no take and peek within 150 ms in five attempts"
+    assert level <= 20 * elapsed + 1e-6, (level, elapsed)
+    key = bucket
     time.sleep(0.15)
     assert 2.5 <= buckets.peek(key, 4, 20) <= 4  # about 3 tokens at 20 a second
     time.sleep(0.25)

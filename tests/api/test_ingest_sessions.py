@@ -217,7 +217,7 @@ def test_envelopes_with_sessions_land_once(server: str, settings: Settings, make
         ({"type": "session"}, json.dumps({"started": iso(now), "attrs": {"release": ""}}).encode()),
     ]
     body = envelope(items, {"sent_at": sent_at})
-    first = httpx.post(url, params=key, content=body)
+    first = httpx.post(url, params=key, content=body, timeout=60)
     assert first.status_code == 200 and len(first.json()["id"]) == 32, first.text
     landed = rows(settings, org["org_id"])
     assert sorted((r[0], r[2], r[3], r[7]) for r in landed) == [
@@ -227,11 +227,11 @@ def test_envelopes_with_sessions_land_once(server: str, settings: Settings, make
         ("sessions", "exited", 5, "api@9.0.0"),
     ]
     # The SDK sends the same envelope again (its offline queue): nothing lands twice.
-    assert httpx.post(url, params=key, content=body).status_code == 200
+    assert httpx.post(url, params=key, content=body, timeout=60).status_code == 200
     assert rows(settings, org["org_id"]) == landed
     # An envelope of only a bad session says why (nothing of it was kept).
     bad = envelope([({"type": "session"}, json.dumps({"started": iso(now), "status": "ok"}).encode())])
-    refused = httpx.post(url, params=key, content=bad)
+    refused = httpx.post(url, params=key, content=bad, timeout=60)
     assert refused.status_code == 400 and "`attrs.release` is required" in refused.json()["detail"], (
         refused.text
     )

@@ -62,7 +62,7 @@ def test_segments_of_every_compression_land_once_and_keep_their_bytes(dsn_server
         replay_envelope(replay_id, 2, activity(start + 10_000, 5), start / 1000, compress="none"),
     ]
     for body in bodies:
-        answer = httpx.post(url, params=key, content=body)
+        answer = httpx.post(url, params=key, content=body, timeout=60)
         assert answer.status_code == 200 and answer.json() == {"id": replay_id}, answer.text
     # The same segment again, inside another envelope (another batch): nothing lands twice.
     again = replay_envelope(replay_id, 1, activity(start + 5_000, 5), start / 1000, compress="gzip")
@@ -92,7 +92,7 @@ def test_bad_segments_are_rejected_alone_and_out_of_order_segments_land(dsn_serv
     for bad in (truncated, b'{"segment_id": 3}\n\x78\x9c garbage'):  # cut in the zlib stream; not zlib
         event = fresh_event()
         body = envelope([event_item(event), ({"type": "replay_recording"}, bad)], {"event_id": replay_id})
-        answer = httpx.post(url, params=key, content=body)
+        answer = httpx.post(url, params=key, content=body, timeout=60)
         assert answer.status_code == 200, answer.text
         assert stored(org["org_id"], event["event_id"]) == 1, "the error next to the bad segment landed"
     assert _segments(org["org_id"], replay_id) == []

@@ -100,13 +100,13 @@ def test_item_types_resends_and_bad_bodies(dsn_server: str, make_org) -> None:
         ],
         {"event_id": event["event_id"]},
     )
-    first = httpx.post(url, params=key, content=body)
+    first = httpx.post(url, params=key, content=body, timeout=60)
     assert first.status_code == 200 and first.json() == {"id": event["event_id"]}
     assert stored(org["org_id"], event["event_id"]) == 1
     transaction = envelope([({"type": "transaction"}, json.dumps(txn).encode())])  # one event-like item each
     assert httpx.post(url, params=key, content=transaction).json() == {"id": txn["event_id"]}
     assert stored(org["org_id"], txn["event_id"], "transactions") == 1
-    again = httpx.post(url, params=key, content=body)
+    again = httpx.post(url, params=key, content=body, timeout=60)
     assert again.status_code == 200
     assert stored(org["org_id"], event["event_id"]) == 1, "a resent envelope lands nothing again"
 
@@ -125,7 +125,7 @@ def test_item_types_resends_and_bad_bodies(dsn_server: str, make_org) -> None:
             "not valid JSON: Expecting value: line 1 column",
         ),
     ]:
-        answer = httpx.post(url, params=key, content=bad)
+        answer = httpx.post(url, params=key, content=bad, timeout=60)
         assert answer.status_code == 400 and words in answer.json()["detail"], answer.text
     deep: dict[str, Any] = {}
     for _ in range(80):

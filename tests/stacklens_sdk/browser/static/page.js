@@ -6,7 +6,9 @@
     tunnel: config.tunnel,
     release: "shop-web@1.4.2",
     environment: "test",
-    integrations: [Sentry.browserTracingIntegration()],
+    // The page load stays open 4 s after its last activity (the SDK's default is 1 s): the test's clicks,
+    // and the INP span that names the page load, come within it on a loaded machine too.
+    integrations: [Sentry.browserTracingIntegration({ idleTimeout: 4000 })],
     tracesSampleRate: 1.0,
     // @sentry/browser 11 streams spans by default; "static" sends each page load as one transaction
     // event with its measurements and child spans, the payload StackLens ingests.

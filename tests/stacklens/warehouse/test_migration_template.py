@@ -13,18 +13,28 @@ from tests.conftest import make_settings
 from tests.warehouse_template import runner_only
 
 
+def _names(settings: Settings, views: bool = True) -> list[str]:
+    """The objects of ``settings``' database by name (``views=False``: its tables alone)."""
+    rows = (
+        get_warehouse(settings)
+        .query(
+            "SELECT name FROM system.tables WHERE database = {db:String} AND ({views:Bool} OR engine NOT LIKE '%View') "
+            "ORDER BY name",
+            parameters={"db": settings.warehouse_database, "views": views},
+        )
+        .result_rows
+    )
+    return [name for (name,) in rows]
+
+
 def _objects(settings: Settings) -> dict[str, str]:
     client = get_warehouse(settings)
-    rows = client.query(
-        "SELECT name FROM system.tables WHERE database = {db:String} ORDER BY name",
-        parameters={"db": settings.warehouse_database},
-    ).result_rows
     prefix = f"{settings.warehouse_database}."
     return {
         name: client.query(f"SHOW CREATE TABLE `{settings.warehouse_database}`.`{name}`")
         .result_rows[0][0]
         .replace(prefix, "<db>.")
-        for (name,) in rows
+        for name in _names(settings)
     }
 
 
@@ -72,16 +82,12 @@ def test_a_copy_of_one_layer_is_the_database_the_runner_builds(settings: Setting
 
 def _rows(settings: Settings) -> dict[str, int]:
     client = get_warehouse(settings)
-    rows = client.query(
-        "SELECT name FROM system.tables WHERE database = {db:String} AND engine NOT LIKE '%View'",
-        parameters={"db": settings.warehouse_database},
-    ).result_rows
     return {
         name: client.query(
             "SELECT count() FROM {db:Identifier}.{t:Identifier}",
             parameters={"db": settings.warehouse_database, "t": name},
         ).result_rows[0][0]
-        for (name,) in rows
+        for name in _names(settings, views=False)
     }
 
 

@@ -129,10 +129,10 @@ def postgres_url() -> str:
 
 
 def worker_redis_url(url: str) -> str:
-    """``url`` (the machine's Redis) in a database of this pytest worker's own: under ``make test``'s two
+    """``url`` (the machine's Redis) in a database of this pytest worker's own: under ``make test``'s
     workers each has control stores that number organizations and keys from 1, so two workers' tests would
     otherwise share Redis keys such as an ``org 1`` bucket. Worker ``gwN`` takes database D - N of the URL's D
-    (``make test``'s 15: 15 and 14)."""
+    (``make test``'s 15: 15, 14 and 13)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if not worker.startswith("gw"):
         return url

@@ -1,8 +1,8 @@
-"""The order in which `make test`'s two workers take the test files: the longest first, by measured durations.
+"""The order in which `make test`'s workers take the test files: the longest first, by measured durations.
 
-`make test` runs ``-n 2 --dist loadfile --no-loadscope-reorder``: a worker takes a whole file at a time, in
+`make test` runs ``-n 3 --dist loadfile --no-loadscope-reorder``: a worker takes a whole file at a time, in
 the order of the collection, and another file when it has two tests left. Taking the longest files first
-leaves the short ones for the end, where they fill the gaps, so both workers finish within a short file of
+leaves the short ones for the end, where they fill the gaps, so the workers finish within a short file of
 each other (without ``--no-loadscope-reorder`` pytest-xdist orders the files by their number of tests
 instead, and the minute-long end-to-end files, with one to three tests each, came last).
 

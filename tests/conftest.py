@@ -140,9 +140,26 @@ def worker_redis_url(url: str) -> str:
     return f"{base}/{(int(db or 0) - int(worker[2:])) % 16}"
 
 
+_emptied: set[str] = set()
+
+
+def emptied_once(url: str) -> str:
+    """``url``, its database emptied the first time this process asks for it. A run's tests must not meet an
+    earlier run's keys: Redis outlives a run (CI runs on the machine the session left), and the keys of two
+    runs can match — the rate limits' installation is named by its control store's path, which repeats when
+    pytest's numbered temporary folders do, a control store numbers projects from 1, and a spike-protection
+    history lives an hour (a project that met an earlier run's history is held to a higher rate)."""
+    if url not in _emptied:
+        import redis
+
+        redis.Redis.from_url(url).flushdb()
+        _emptied.add(url)
+    return url
+
+
 @pytest.fixture
 def redis_url() -> str:
-    return worker_redis_url(_require_env("STACKLENS_TEST_REDIS_URL"))
+    return emptied_once(worker_redis_url(_require_env("STACKLENS_TEST_REDIS_URL")))
 
 
 def postgres_schema_url(base_url: str) -> tuple[str, str]:

@@ -21,6 +21,7 @@ from stacklens.releases.health import (
     first_seen,
     lifetimes,
     new_issue_counts,
+    performance_lifetimes,
     performance_read,
 )
 from stacklens.releases.impact import ReleaseRow
@@ -194,7 +195,8 @@ def release_detail(
     (totals, lived, new_issues, (new, regressed), maps, replays), (performance, ahead, charts) = side_by_side(
         client, sessions_and_extras, performance_and_charts
     )
-    rows = assemble(totals, new_issues, performance, lived)
+    judged = performance_lifetimes(client, org_id, project_id, window, totals, performance, environment)
+    rows = assemble(totals, new_issues, judged, lived)
     index = next((i for i, r in enumerate(rows) if r.version == version), None)
     if index is None and not exists(client, org_id, project_id, version):
         raise NotFound(f"no release {version!r} in this project (none of its sessions, page loads or errors)")

@@ -10,13 +10,16 @@ start or page load within the retention, whatever the window, so a window does n
 release is listed when it has sessions, page loads or error events in the window. The previous release of a
 row is the row before it: the same environment filter, the same window.
 
-The session rates of a verdict (crash-free sessions and users, errored sessions) are compared over each
-release's sessions from its first session (within the retention) to the window's end, not over the part of
-them the window's start left: the oldest release of a window is usually cut by it, and a baseline that
-shrinks as the window slides is a new sample every minute — the verdict of the release after it would flip
-without any new traffic. The rows show the window's figures; a verdict's reason says when a side's sessions
-reach back before the window. The performance figures are compared over the window, as the Release impact
-view compares them."""
+A verdict compares each release from its first session or page load (within the retention) to the window's
+end, not over the part of it the window's start left: the oldest release of a window is usually cut by it, and
+a baseline that shrinks as the window slides is a new sample every minute — the verdict of the release after
+it would flip without any new traffic (a cut that left shop@1.1.0's quietest ~250 page loads made
+shop@1.2.0's errors a regression at p = 0.015). So the session rates are compared over the release's sessions
+to the window's end, and the performance figures (errors per 1,000 page loads, load p75, API p95, JavaScript
+per view) over its page loads and errors to the window's end. The rows show the window's figures; a verdict's
+reason says when a side reaches back before the window, and the changes in a row are the compared ones. The
+Release impact view of the performance pages judges within its window and filters: an analyst's cut, not the
+release's verdict."""
 
 from __future__ import annotations
 
@@ -58,6 +61,13 @@ class Window:
 
 def _pct(part: int, whole: int) -> float | None:
     return 100.0 * part / whole if whole else None
+
+
+def _interval(value: float | None, low: float | None, high: float | None, n: int) -> QuantileInterval | None:
+    """A percentile with its 95 % interval over ``n`` samples; None when a bound is missing."""
+    if value is None or low is None or high is None:
+        return None
+    return QuantileInterval(value, low, high, n)
 
 
 @dataclass(frozen=True)
@@ -106,14 +116,7 @@ class ReleaseHealth:
 
     def figures(self) -> Figures:
         """What the verdict compares of this release."""
-
-        def interval(
-            value: float | None, low: float | None, high: float | None, n: int
-        ) -> QuantileInterval | None:
-            if value is None or low is None or high is None:
-                return None
-            return QuantileInterval(value, low, high, n)
-
+        interval = _interval
         return Figures(
             version=self.version,
             sessions=self.sessions,
@@ -173,22 +176,54 @@ class Lifetimes:
     window_since: datetime
 
 
-def _judged(row: ReleaseHealth, counts: SessionCounts, lived: Lifetimes | None) -> Figures:
-    """What the verdict compares of ``row``: its figures, the session ones over its whole life up to the
-    window's end when it began before the window (``lived``, :func:`lifetimes`)."""
+@dataclass(frozen=True)
+class PerformanceReads:
+    """The list's performance figures: the window's rows (:func:`performance_read`) and, when a listed
+    release began before the window, every release's figures from the earliest such start to the window's end
+    (``lived``, :func:`performance_lifetimes`) — what the verdicts compare of the releases that did."""
+
+    rows: list[ReleaseRow]
+    lived: dict[str, ReleaseRow] = field(default_factory=dict)
+    window_since: datetime | None = None
+
+
+def _judged(
+    row: ReleaseHealth, counts: SessionCounts, lived: Lifetimes | None, performance: PerformanceReads | None
+) -> Figures:
+    """What the verdict compares of ``row``: its figures; the session ones over its whole life up to the
+    window's end when its sessions began before the window (``lived``, :func:`lifetimes`), the performance
+    ones likewise when its page loads or errors did (``performance.lived``, :func:`performance_reads`)."""
     figures = row.figures()
     first = counts.first_seen
-    if lived is None or first is None or first >= lived.window_since:
+    if lived is not None and first is not None and first < lived.window_since:
+        whole = lived.releases.get(row.version, counts)
+        figures = replace(
+            figures,
+            sessions=whole.sessions,
+            crashed_sessions=whole.crashed,
+            errored_sessions=whole.errored,
+            users=whole.users,
+            crashed_users=whole.crashed_users,
+            sessions_since=first,
+        )
+    whole_perf = performance.lived.get(row.version) if performance is not None else None
+    began = earliest(whole_perf["first_seen"]) if whole_perf is not None else None
+    since = performance.window_since if performance is not None else None
+    if whole_perf is None or began is None or since is None or began >= since:
         return figures
-    whole = lived.releases.get(row.version, counts)
+    views, calls = int(whole_perf["views"] or 0), int(whole_perf["api_calls"] or 0)
     return replace(
         figures,
-        sessions=whole.sessions,
-        crashed_sessions=whole.crashed,
-        errored_sessions=whole.errored,
-        users=whole.users,
-        crashed_users=whole.crashed_users,
-        sessions_since=first,
+        page_loads=views,
+        error_events=int(whole_perf["error_events"] or 0),
+        load_p75=_interval(
+            whole_perf["load_p75"], whole_perf["load_p75_low"], whole_perf["load_p75_high"], views
+        ),
+        api_p95=_interval(
+            whole_perf["api_p95"], whole_perf["api_p95_low"], whole_perf["api_p95_high"], calls
+        ),
+        js_bytes_per_view=whole_perf["js_bytes_per_view"],
+        page_loads_since=began,
     )
 
 
@@ -200,6 +235,7 @@ def _build(
     new_issues: int,
     before: tuple[ReleaseHealth, Figures] | None,
     lived: Lifetimes | None = None,
+    performance_lived: PerformanceReads | None = None,
 ) -> tuple[ReleaseHealth, Figures]:
     """The row of ``version`` and what its verdict compares, against the row before it and its figures."""
     previous, previous_figures = before if before else (None, None)
@@ -209,10 +245,6 @@ def _build(
     crash_free = 100.0 * (1 - counts.crashed / counts.sessions) if counts.sessions else None
     crash_free_users = 100.0 * (1 - counts.crashed_users / counts.users) if counts.users else None
     errors_per_1k = 1000.0 * errors / page_loads if page_loads else None
-
-    def earlier(name: str) -> float | None:
-        """The previous release's figure (None for the first release)."""
-        return None if previous is None else getattr(previous, name)
 
     row = ReleaseHealth(
         version=version,
@@ -245,30 +277,36 @@ def _build(
         api_p95_low=perf.get("api_p95_low"),
         api_p95_high=perf.get("api_p95_high"),
         previous_release=previous.version if previous else "",
-        crash_free_sessions_change=None,  # below: the changes the verdict compares
+        # Below: the changes the verdict compares.
+        crash_free_sessions_change=None,
         crash_free_users_change=None,
-        errors_per_1k_change_pct=_difference(errors_per_1k, earlier("errors_per_1k_page_loads"), True),
-        load_p75_change_pct=_difference(perf.get("load_p75"), earlier("load_p75"), True),
-        js_bytes_per_view_change_pct=_difference(
-            perf.get("js_bytes_per_view"), earlier("js_bytes_per_view"), True
-        ),
-        api_p95_change_pct=_difference(perf.get("api_p95"), earlier("api_p95"), True),
+        errors_per_1k_change_pct=None,
+        load_p75_change_pct=None,
+        js_bytes_per_view_change_pct=None,
+        api_p95_change_pct=None,
     )
-    figures = _judged(row, counts, lived)
-    # The changes of the session rates are those the verdict compares (both releases' sessions to the window's
-    # end).
+    figures = _judged(row, counts, lived, performance_lived)
+
+    def compared(judged: Figures | None, shown: ReleaseHealth | None, key: str) -> float | None:
+        """A figure as the verdict compares it (a percentile without its interval, too few samples for one:
+        the row's)."""
+        if judged is None or shown is None:
+            return None
+        value = judged.value(key)
+        return value if value is not None else getattr(shown, key)
+
+    def change(key: str, relative: bool) -> float | None:
+        """The change the verdict compares: a release that began before the window, over its whole life."""
+        return _difference(compared(figures, row, key), compared(previous_figures, previous, key), relative)
+
     row = replace(
         row,
-        crash_free_sessions_change=_difference(
-            figures.value("crash_free_sessions"),
-            previous_figures.value("crash_free_sessions") if previous_figures else None,
-            False,
-        ),
-        crash_free_users_change=_difference(
-            figures.value("crash_free_users"),
-            previous_figures.value("crash_free_users") if previous_figures else None,
-            False,
-        ),
+        crash_free_sessions_change=change("crash_free_sessions", False),
+        crash_free_users_change=change("crash_free_users", False),
+        errors_per_1k_change_pct=change("errors_per_1k_page_loads", True),
+        load_p75_change_pct=change("load_p75", True),
+        js_bytes_per_view_change_pct=change("js_bytes_per_view", True),
+        api_p95_change_pct=change("api_p95", True),
         verdict=verdict(figures, previous_figures),
     )
     return row, figures
@@ -316,16 +354,37 @@ def performance_read(
     return page_load_reads.releases(client, org_id, project_id, filters, with_page_loads_only=False)
 
 
+def performance_lifetimes(
+    client: Client,
+    org_id: int,
+    project_id: int,
+    span: Window,
+    totals: SessionTotals,
+    rows: list[ReleaseRow],
+    environment: str = "",
+) -> PerformanceReads:
+    """The window's performance rows and, when a listed release began before the window (its first session,
+    page load or error within the retention), every release's performance figures from the earliest such start
+    to the window's end: one more read, what the verdicts compare of those releases."""
+    starts = [c.first_seen for c in totals.releases.values() if c.sessions] + [r["first_seen"] for r in rows]
+    began = earliest(*starts)
+    if began is None or began >= span.since:
+        return PerformanceReads(rows)
+    whole = ViewFilters(since=began, until=span.until, environment=environment)
+    lived = page_load_reads.releases(client, org_id, project_id, whole, with_page_loads_only=False)
+    return PerformanceReads(rows, {str(r["release"]): r for r in lived}, span.since)
+
+
 def assemble(
     totals: SessionTotals,
     issues: dict[str, int],
-    performance: list[ReleaseRow],
+    performance: PerformanceReads,
     lived: Lifetimes | None = None,
 ) -> list[ReleaseHealth]:
     """The list's rows from its reads (:func:`session_reads`, :func:`performance_read`): every release with
-    sessions, page loads or error events, oldest first, each judged against the one before it (the session
-    rates over ``lived`` for a release that began before the window)."""
-    by_release = {str(r["release"]): r for r in performance}
+    sessions, page loads or error events, oldest first, each judged against the one before it (over its whole
+    life to the window's end for a release that began before the window: ``lived``, ``performance.lived``)."""
+    by_release = {str(r["release"]): r for r in performance.rows}
     listed = {v for v, c in totals.releases.items() if c.sessions} | set(by_release)
     empty = SessionCounts()
 
@@ -337,10 +396,9 @@ def assemble(
     for version in sorted(listed, key=order):
         counts = totals.releases.get(version, empty)
         before = out[-1] if out else None
+        row = by_release.get(version)
         out.append(
-            _build(
-                version, counts, totals.total, by_release.get(version), issues.get(version, 0), before, lived
-            )
+            _build(version, counts, totals.total, row, issues.get(version, 0), before, lived, performance)
         )
     return [row for row, _ in out]
 
@@ -356,9 +414,10 @@ def release_health(
     ending now) and ``environment`` ('' = all), oldest first, each with its verdict against the one before it.
     The session states and the performance states are read side by side (two clients)."""
     span = Window.last(window) if isinstance(window, timedelta) else window
-    (totals, issues, lived), performance = side_by_side(
+    (totals, issues, lived), rows = side_by_side(
         client,
         lambda c: session_reads(c, org_id, project_id, span, environment),
         lambda c: performance_read(c, org_id, project_id, span, environment),
     )
+    performance = performance_lifetimes(client, org_id, project_id, span, totals, rows, environment)
     return assemble(totals, issues, performance, lived)

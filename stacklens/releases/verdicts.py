@@ -100,9 +100,10 @@ class Figures:
     load_p75: QuantileInterval | None = None
     api_p95: QuantileInterval | None = None
     js_bytes_per_view: float | None = None
-    # Set when the session figures reach back before the window, to this first session
-    # (stacklens.releases.health).
+    # Set when the session figures reach back before the window, to this first session, and when the
+    # performance figures do, to this first page load or error (stacklens.releases.health).
     sessions_since: datetime | None = None
+    page_loads_since: datetime | None = None
 
     def counts(self, key: str) -> tuple[int, int]:
         """(bad events, samples) of a share or a rate: crashed sessions of sessions, errors of page loads."""
@@ -189,8 +190,9 @@ def _side(rule: Rule, figures: Figures) -> str:
     """``96.20 % (1,204 sessions)``; a percentile with its interval: ``1,450.0 ms (95 % CI …, 1,234 page
     loads)``."""
     count = f"{number(figures.samples(rule.key), 0)} {rule.samples}"
-    if figures.sessions_since is not None and rule.samples in ("sessions", "users"):
-        count += f" since {figures.sessions_since:%Y-%m-%d}, before this window"
+    since = figures.sessions_since if rule.samples in ("sessions", "users") else figures.page_loads_since
+    if since is not None:
+        count += f" since {since:%Y-%m-%d}, before this window"
     interval = figures.interval(rule.key) if rule.kind == QUANTILE else None
     if interval is not None:
         low, high = _written(rule, interval.low), _written(rule, interval.high)

@@ -175,6 +175,7 @@ def test_spike_protection_holds_a_project_to_a_multiple_of_its_last_hour(
         # The last hour: 30 items in all, half a per minute; held to max(3, 10 × 0.5) = 5 per minute.
         for m in range(minute - 60, minute, 2):
             limiter.buckets.add_recent(limiter._history_key(spiking["id"]), m, 1)
+        assert limiter.buckets.recent(limiter._history_key(spiking["id"]), range(minute - 60, minute)) == 30
         started = time.monotonic()
         answers = [_send(base, spiking, fresh_event()) for _ in range(6)]
         # The bucket refills 5 a minute, one every 12 s: on a machine so loaded that the sends took longer,
@@ -184,6 +185,6 @@ def test_spike_protection_holds_a_project_to_a_multiple_of_its_last_hour(
         assert [a.status_code for a in answers] == [200] * (len(answers) - 1) + [429]
         header = answers[-1].headers["X-Sentry-Rate-Limits"]
         assert header.endswith("::project:spike_protection"), header
-        assert "spike protection" in answers[-1].json()["detail"]
+        assert "spike protection: the project is held to 5 events per minute" in answers[-1].json()["detail"]
         # A project without history is held to the floor only: a quiet project can still send.
         assert [_send(base, steady, fresh_event()).status_code for _ in range(3)] == [200] * 3

@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import text
 
 from stacklens.settings import Settings
-from tests.conftest import TEST_SECRET, postgres_schema_url, worker_redis_url
+from tests.conftest import TEST_SECRET, emptied_once, postgres_schema_url, worker_redis_url
 
 ROOT = Path(__file__).resolve().parents[3]
 PASSWORD = "password-123"
@@ -44,8 +44,10 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings,
     base = os.environ.get("STACKLENS_TEST_POSTGRES_URL") or pytest.fail(
         "STACKLENS_TEST_POSTGRES_URL is not set"
     )
-    redis_url = worker_redis_url(
-        os.environ.get("STACKLENS_TEST_REDIS_URL") or pytest.fail("STACKLENS_TEST_REDIS_URL is not set")
+    redis_url = emptied_once(
+        worker_redis_url(
+            os.environ.get("STACKLENS_TEST_REDIS_URL") or pytest.fail("STACKLENS_TEST_REDIS_URL is not set")
+        )
     )
     url, schema = postgres_schema_url(base)
     settings = Settings(

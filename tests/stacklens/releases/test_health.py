@@ -184,11 +184,14 @@ def test_the_seeded_regression_is_named_and_the_first_release_is_not_judged(worl
 
 
 def test_the_windows_start_does_not_move_a_verdict(world) -> None:
-    """A window whose start cuts shop@1.0.0 lists what it left of it, but judges shop@1.1.0's session rates
-    against all of 1.0.0's sessions up to the window's end: the same comparison wherever the start falls,
-    saying so."""
+    """A window whose start cuts shop@1.0.0 lists what it left of it, but judges shop@1.1.0 against all of
+    1.0.0's sessions and all of its page loads and errors up to the window's end: the same comparisons
+    wherever the start falls, saying so."""
     client, raw, _ = world
     whole = expected(raw, NOW - timedelta(days=15), NOW)[OLD]
+    every = ViewFilters(since=NOW - timedelta(days=15), until=NOW)
+    loads = {r["release"]: r for r in page_load_reads.releases(client, ORG, PROJECT, every)}[OLD]
+    performance = ("errors_per_1k_page_loads", "load_p75", "api_p95", "js_bytes_per_view")
     compared = []
     for cut in (timedelta(days=8, hours=20), timedelta(days=7, hours=9), timedelta(days=7, minutes=30)):
         window = Window(NOW - cut, NOW)
@@ -201,14 +204,32 @@ def test_the_windows_start_does_not_move_a_verdict(world) -> None:
             in crash.reason
         )
         assert new.crash_free_sessions_change == pytest.approx(crash.change)
+        # The performance figures too: 1.0.0's page loads before the window count; the row shows the window's.
+        load = next(c for c in new.verdict.comparisons if c.metric == "load_p75")
+        assert load.previous_samples == loads["views"] > old.page_loads
+        assert f"{loads['views']:,} page loads since {loads['first_seen']:%Y-%m-%d}, before this window" in (
+            load.reason
+        )
+        assert load.previous == pytest.approx(loads["load_p75"]) and old.load_p75 != load.previous
+        js = next(c for c in new.verdict.comparisons if c.metric == "js_bytes_per_view")
+        assert new.js_bytes_per_view_change_pct == pytest.approx(js.change)
+        assert new.load_p75_change_pct == pytest.approx(load.change)
         detail = release_detail(client, ORG, PROJECT, NEW, window)
         assert detail.health is not None and detail.health.verdict == new.verdict
-        compared.append((crash.previous, crash.p_value, new.verdict.regression))
-    assert len(set(compared)) == 1 and compared[0][2]
-    # A window holding all of 1.0.0 compares the same sessions, and says nothing of before.
+        outcomes = tuple(
+            (c.previous, c.p_value, c.outcome) for c in new.verdict.comparisons if c.metric in performance
+        )
+        compared.append((crash.previous, crash.p_value, outcomes, new.verdict.regression))
+    assert len(set(compared)) == 1 and compared[0][3]
+    # A window holding all of 1.0.0 compares the same sessions and page loads, and says nothing of before.
     old, new = release_health(client, ORG, PROJECT, Window(NOW - timedelta(days=15), NOW))
     crash = next(c for c in new.verdict.comparisons if c.metric == "crash_free_sessions")
-    assert (crash.previous, crash.p_value) == compared[0][:2] and "before this window" not in crash.reason
+    assert (crash.previous, crash.p_value) == compared[0][:2]
+    assert not any("before this window" in c.reason for c in new.verdict.comparisons)
+    outcomes = tuple(
+        (c.previous, c.p_value, c.outcome) for c in new.verdict.comparisons if c.metric in performance
+    )
+    assert outcomes == compared[0][2]
 
 
 def test_another_organizations_project_shows_nothing_of_ours(world) -> None:

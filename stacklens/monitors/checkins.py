@@ -147,6 +147,12 @@ def record(
             row.duration_ms = round(checkin.duration_s * 1000, 3)
         elif row.received_at != received:
             row.duration_ms = round((received - row.received_at).total_seconds() * 1000, 3)
+    if checkin.status != "in_progress" and row.received_at < received and _newer_run_ended(session, row):
+        # A late outcome of an older run (an SDK sends a run's check-ins beside the next run's, and a slow
+        # request can land after them): kept on its row, while the monitor's health stays the newer run's.
+        row.processed = True
+        session.flush()
+        return row
     monitor.last_checkin_at = received
     monitor.last_checkin_status = checkin.status
     schedule = schedule_of(monitor.schedule_type, monitor.schedule_value, monitor.schedule_unit)
@@ -158,6 +164,16 @@ def record(
         row.processed = True
     session.flush()
     return row
+
+
+def _newer_run_ended(session: Session, row: MonitorCheckIn) -> bool:
+    """Whether a run of ``row``'s monitor that started after it has already ended (ok, error, timeout…)."""
+    newer = select(MonitorCheckIn.id).where(
+        MonitorCheckIn.monitor_id == row.monitor_id,
+        MonitorCheckIn.received_at > row.received_at,
+        MonitorCheckIn.status != "in_progress",
+    )
+    return session.scalar(newer.limit(1)) is not None
 
 
 def _reason(checkin: CheckIn, row: MonitorCheckIn) -> str:

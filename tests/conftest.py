@@ -9,7 +9,6 @@ the test instead of skipping it, so production-mode tests are never silently ski
 
 from __future__ import annotations
 
-import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from stacklens.warehouse import migrations
 from stacklens.warehouse.client import own_client
 from tests import control_template, scheduling
 from tests.browser import SharedChromium, lend, shared_chromium
-from tests.warehouse_template import copying, recycle
+from tests.warehouse_template import copying, release
 
 # Fixtures any folder's tests ask for by name (a server, a client, the browser SDK's bundle): never imported.
 pytest_plugins = ["tests.shared_fixtures"]
@@ -113,14 +112,7 @@ def _drop_test_database(settings: Settings) -> None:
     anchor = _anchors.get(str(settings.warehouse_url))
     if anchor is None:
         return
-    with contextlib.suppress(Exception):
-        if recycle(
-            anchor, settings.warehouse_database
-        ):  # emptied for the next test (tests/warehouse_template.py)
-            return
-    # Not SYNC: the engine forgets the database now and removes its files in the background.
-    with contextlib.suppress(Exception):
-        anchor.command(f"DROP DATABASE IF EXISTS {settings.warehouse_database}")
+    release(anchor, settings.warehouse_database)
 
 
 @pytest.fixture

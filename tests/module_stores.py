@@ -24,7 +24,7 @@ from stacklens.settings import Settings, override_settings
 from stacklens.warehouse.client import reset_clients, warehouse_client
 from stacklens.warehouse.migrations import apply_migrations
 from tests.conftest import create_org, make_settings
-from tests.warehouse_template import recycle
+from tests.warehouse_template import release
 
 OrgFactory = Callable[..., dict[str, Any]]
 
@@ -49,10 +49,7 @@ def module_stores(
         flush_all()
         reset_clients()
         admin = warehouse_client(settings.resolved_warehouse_url, "default")
-        if not recycle(admin, settings.warehouse_database):  # emptied for the next stores of the process
-            admin.command(
-                "DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": settings.warehouse_database}
-            )
+        release(admin, settings.warehouse_database)  # emptied for the next stores of the process, or dropped
 
 
 def store_fixtures(name: str) -> tuple[Any, Any]:

@@ -22,6 +22,7 @@ altered, added to or dropped from is dropped, as before."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import uuid
@@ -197,6 +198,16 @@ def recycle(admin: Any, database: str) -> bool:
     with _lock:
         _pools.setdefault(template.database, []).append(pooled)
     return True
+
+
+def release(admin: Any, database: str) -> None:
+    """A test's ``database`` at its end: emptied into its template's pool (:func:`recycle`), else dropped —
+    not SYNC: the engine forgets the database at once and removes its files in the background."""
+    with contextlib.suppress(Exception):
+        if recycle(admin, database):
+            return
+    with contextlib.suppress(Exception):
+        admin.command("DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": database})
 
 
 def template_for(runner: Runner, settings: Settings, up_to: int | None = None) -> Template:

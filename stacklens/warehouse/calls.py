@@ -46,49 +46,20 @@ def marked(client: Client) -> Client:
     return client
 
 
-class PurgeBeats:
-    """Warehouse calls this process made through its marked clients (but inside :func:`uncounted`). The
-    allocator purge reads it to skip the beats in which nothing ran: on an idle server each purge statement
-    mapped ~35 MiB of the engine's library back into memory only to find nothing freed. A lost increment
-    between threads only delays a purge to the next call's beat."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.seen_at_purge = -1
-        self.quiet_purges = 0
-
-    def due(self) -> bool:
-        """Whether this beat's purge runs: not once :data:`PURGES_AFTER_LAST_CALL` purges in a row found no
-        call since the one before (nothing was freed)."""
-        if self.calls == self.seen_at_purge:
-            self.quiet_purges += 1
-            return self.quiet_purges <= PURGES_AFTER_LAST_CALL
-        self.quiet_purges = 0
-        return True
-
-    def purged(self) -> None:
-        self.seen_at_purge = self.calls
-
-    @property
-    def quiet(self) -> bool:
-        return self.quiet_purges > 0
-
-
-purge_beats = PurgeBeats()
-
-
 class FinishedCalls:
     """Warehouse calls this process finished through its marked clients, but for the allocator purges and the
     calls made inside :func:`uncounted`: what the pipelines' idle check (pipelines/idle.py) compares to know
     that nothing can have landed since it last looked. A call is counted when it ends, so one still running
     while the check reads the warehouse is counted after the check. Locked: an increment lost between threads
     could bring the count back to a value the check remembers. Every call, counted or not, is also seen as
-    it starts and ends, so a probe can tell whether it ran alone (:func:`alone`)."""
+    it starts and ends, so a probe can tell whether it ran alone (:func:`alone`), and the counted ones as they
+    start, for the allocator purge's beats (:class:`PurgeBeats`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._count = 0
         self._starts = 0
+        self._counted_starts = 0
         self._running = 0
         self._last_end = 0.0
         self.quiet = threading.local()
@@ -99,9 +70,17 @@ class FinishedCalls:
         return bool(getattr(self.quiet, "depth", 0))
 
     def start(self) -> None:
+        counted = not self.uncounted
         with self._lock:
             self._starts += 1
+            self._counted_starts += counted
             self._running += 1
+
+    @property
+    def counted_starts(self) -> int:
+        """Calls started so far, but those inside :func:`uncounted` (the allocator purge's beats)."""
+        with self._lock:
+            return self._counted_starts
 
     def add(self) -> None:
         """A call ended."""
@@ -130,6 +109,37 @@ class FinishedCalls:
 finished_calls = FinishedCalls()
 
 
+class PurgeBeats:
+    """When the allocator purge runs, from the warehouse calls this process started through its marked
+    clients (but inside :func:`uncounted`: :attr:`FinishedCalls.counted_starts`): skipped in the beats in
+    which nothing ran — on an idle server each purge statement mapped ~35 MiB of the engine's library back
+    into memory only to find nothing freed."""
+
+    def __init__(self, calls: FinishedCalls) -> None:
+        self._calls = calls
+        self.seen_at_purge = -1
+        self.quiet_purges = 0
+
+    def due(self) -> bool:
+        """Whether this beat's purge runs: not once :data:`PURGES_AFTER_LAST_CALL` purges in a row found no
+        call since the one before (nothing was freed)."""
+        if self._calls.counted_starts == self.seen_at_purge:
+            self.quiet_purges += 1
+            return self.quiet_purges <= PURGES_AFTER_LAST_CALL
+        self.quiet_purges = 0
+        return True
+
+    def purged(self) -> None:
+        self.seen_at_purge = self._calls.counted_starts
+
+    @property
+    def quiet(self) -> bool:
+        return self.quiet_purges > 0
+
+
+purge_beats = PurgeBeats(finished_calls)
+
+
 def warehouse_calls() -> int:
     """How many warehouse calls this process has finished, not counting the allocator purges nor the calls
     made inside :func:`uncounted`: unchanged since an earlier reading, nothing has been written (or read)
@@ -155,8 +165,6 @@ def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
 
     def marked(*args: Any, **kwargs: Any) -> Any:
         may_block(what)
-        if not finished_calls.uncounted:
-            purge_beats.calls += 1
         finished_calls.start()
         try:
             return call(*args, **kwargs)

@@ -13,18 +13,15 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from stacklens.errors import NotFound
-from stacklens.releases.health import (
+from stacklens.releases.health import ReleaseHealth, Window, assemble, first_seen
+from stacklens.releases.impact import ReleaseRow
+from stacklens.releases.list_reads import (
     Lifetimes,
-    ReleaseHealth,
-    Window,
-    assemble,
-    first_seen,
     lifetimes,
     new_issue_counts,
     performance_lifetimes,
     performance_read,
 )
-from stacklens.releases.impact import ReleaseRow
 from stacklens.releases.sessions import (
     Bucket,
     SessionTotals,

@@ -30,6 +30,10 @@ from tests.api.live import serve
 from tests.shipper.harness import Workspace, wait_until
 from tests.stacklens.alerts.helpers import MailSink, start_smtp
 
+# The test's requests wait up to a minute (httpx's 5 s default timed out on a slow, loaded machine's first
+# readiness check, which asks the warehouse).
+_http = httpx.Client(timeout=60)
+
 MIB = 1024**2
 
 
@@ -107,12 +111,12 @@ def test_below_the_floor_every_entrance_waits_and_the_held_lines_land_once(
     filler = volume / "filler"
     try:
         with serve(small) as url, watching(small, poll_seconds=0.2, clear_seconds=0.5):
-            assert httpx.get(f"{url}/api/health/ready").status_code == 200
+            assert _http.get(f"{url}/api/health/ready").status_code == 200
             # Fill the volume to 1 MiB free: below the 2 MiB floor.
             filler.write_bytes(b"\0" * (_free(volume) - MIB))
             time.sleep(1.1)  # the entrances' reading of the volume is a second old at most
 
-            refused = httpx.post(
+            refused = _http.post(
                 f"{url}/api/ingest", content=_event_line(org["app_key"], "direct"), headers=auth
             )
             assert refused.status_code == 503, refused.text
@@ -128,16 +132,16 @@ def test_below_the_floor_every_entrance_waits_and_the_held_lines_land_once(
                 (f"/api/{pid}/otlp/v1/traces", {"headers": {"X-Stacklens-App-Key": app_key}, "json": {}}),
                 (f"/api/{pid}/otlp/v1/logs", {"headers": {"X-Stacklens-App-Key": app_key}, "json": {}}),
             ]:
-                answer = httpx.post(f"{url}{path}", **kwargs)
+                answer = _http.post(f"{url}{path}", **kwargs)
                 assert answer.status_code == 503, (path, answer.text)
                 assert answer.headers["Retry-After"] == "10", path
 
-            ready = httpx.get(f"{url}/api/health/ready", headers=auth)
+            ready = _http.get(f"{url}/api/health/ready", headers=auth)
             assert ready.status_code == 503 and ready.headers["Retry-After"]
             assert ready.json()["status"] == "not_ready"
             (reason,) = ready.json()["reasons"]
             assert reason["check"] == "disk" and "below its floor of 2.0 MiB" in reason["detail"]
-            assert httpx.get(f"{url}/api/health/ready").json()["reasons"] == [{"check": "disk"}]
+            assert _http.get(f"{url}/api/health/ready").json()["reasons"] == [{"check": "disk"}]
 
             # A shipper's lines wait in its file while the service refuses them.
             ws = Workspace(SimpleNamespace(url=url), apiKey=org["api_key"], appKey=app_key, timeout="30s")
@@ -158,7 +162,7 @@ def test_below_the_floor_every_entrance_waits_and_the_held_lines_land_once(
                 assert ws.dead_letters() == []
 
                 filler.unlink()  # space returns
-                wait_until(lambda: httpx.get(f"{url}/api/health/ready").status_code == 200, 10, "ready again")
+                wait_until(lambda: _http.get(f"{url}/api/health/ready").status_code == 200, 30, "ready again")
                 wait_until(lambda: len(_events(small, org["org_id"])) == 20, 60, "the held lines landed")
                 wait_until(lambda: len(sink.messages) == 2, 30, "the recovery note")
                 recovered = message_from_bytes(sink.messages[1].content, policy=default)

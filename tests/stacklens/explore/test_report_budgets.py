@@ -27,6 +27,9 @@ from stacklens.settings import Settings
 from tests.stacklens.performance.perf_seed import NOW, migrated, seed
 
 LCP = {"dataset": "pageloads", "aggregates": [{"fn": "p75", "metric": "lcp_ms"}]}
+# Where the number of reports a run is the subject, not its seconds: no run here stops for time (a slow,
+# loaded machine drew ten PDFs in more than the 10 s an organization has of a run, and deferred two).
+UNTIMED = {"org_budget_s": 600.0, "run_budget_s": 600.0}
 COUNT = {"dataset": "pageloads", "aggregates": [{"fn": "count"}]}
 BEFORE = NOW - timedelta(hours=4, minutes=30)  # 07:30 UTC; the reports are due at 08:00
 AT = BEFORE + timedelta(minutes=31)  # 08:01
@@ -71,19 +74,30 @@ def test_an_organization_gets_ten_reports_a_run_and_the_rest_stay_due(settings: 
     many = _subscribe(settings, int(big["org_id"]), 2 * REPORTS_PER_ORG + 5)
     (theirs,) = _subscribe(settings, int(small["org_id"]), 1)
 
-    first = send_due(settings, client, "http://sl.test", AT)
+    first = send_due(settings, client, "http://sl.test", AT, **UNTIMED)
     # Ten of the big organization's and the small one's own, in the same run; 15 wait.
     assert (first.sent, first.failed, first.deferred) == (REPORTS_PER_ORG + 1, 0, REPORTS_PER_ORG + 5)
     assert theirs in _reports_of(settings)
-    second = send_due(settings, client, "http://sl.test", AT + timedelta(minutes=1))
-    third = send_due(settings, client, "http://sl.test", AT + timedelta(minutes=2))
+    second = send_due(settings, client, "http://sl.test", AT + timedelta(minutes=1), **UNTIMED)
+    third = send_due(settings, client, "http://sl.test", AT + timedelta(minutes=2), **UNTIMED)
     assert [(s.sent, s.deferred) for s in (second, third)] == [(REPORTS_PER_ORG, 5), (5, 0)]
-    assert send_due(settings, client, "http://sl.test", AT + timedelta(minutes=3)).sent == 0
+    assert send_due(settings, client, "http://sl.test", AT + timedelta(minutes=3), **UNTIMED).sent == 0
     # Every report once, each waiting for tomorrow's 08:00.
     assert _reports_of(settings) == {i: 1 for i in [*many, theirs]}
     with session_scope(settings) as session:
         runs = {row.next_run_at for row in session.scalars(select(Subscription))}
     assert runs == {AT.replace(hour=8, minute=0) + timedelta(days=1)}
+
+
+def test_an_organization_out_of_seconds_leaves_its_reports_due(settings: Settings, make_org) -> None:
+    org = make_org("Initech")
+    client = migrated(settings)
+    ids = _subscribe(settings, int(org["org_id"]), 3)
+    spent = send_due(settings, client, "http://sl.test", AT, org_budget_s=0.0)
+    assert (spent.sent, spent.deferred) == (0, 3) and _reports_of(settings) == {}
+    # The next run, with seconds to spend, sends them: nothing was lost.
+    assert send_due(settings, client, "http://sl.test", AT + timedelta(minutes=1), **UNTIMED).sent == 3
+    assert _reports_of(settings) == {i: 1 for i in ids}
 
 
 def test_two_runs_at_once_send_each_report_once(control_settings: Settings, make_org) -> None:
@@ -95,7 +109,7 @@ def test_two_runs_at_once_send_each_report_once(control_settings: Settings, make
     sent: list[int] = []
 
     def run() -> None:
-        sent.append(send_due(settings, client, "http://sl.test", AT, per_org=100).sent)
+        sent.append(send_due(settings, client, "http://sl.test", AT, per_org=100, **UNTIMED).sent)
 
     threads = [threading.Thread(target=run) for _ in range(2)]
     for thread in threads:
@@ -148,7 +162,9 @@ def test_no_write_is_held_while_reports_render(settings: Settings, make_org) -> 
     seed(client, int(org_a["org_id"]), int(org_a["project_id"]), loads=120)
     _subscribe(settings, int(org_a["org_id"]), REPORTS_PER_ORG, fmt="pdf")
     outcome: list[Any] = []
-    runner = threading.Thread(target=lambda: outcome.append(send_due(settings, client, "http://sl.test", AT)))
+    runner = threading.Thread(
+        target=lambda: outcome.append(send_due(settings, client, "http://sl.test", AT, **UNTIMED))
+    )
     waits: list[float] = []
     with _watching(settings) as watch:
         started = time.monotonic()
@@ -163,9 +179,11 @@ def test_no_write_is_held_while_reports_render(settings: Settings, make_org) -> 
     took = time.monotonic() - started
     (summary,) = outcome
     assert summary.sent == REPORTS_PER_ORG, summary.errors
-    assert waits and max(waits) < 1.0, (max(waits), took)
-    # Each report's render took far longer than any write transaction of the step: none spans a render.
+    # Each report's render took far longer than any of B's waits and any write transaction of the step: none
+    # spans a render (held to half a report's time: on a slow, loaded machine a write also waits for the
+    # interpreter and the cores, and a render takes longer in proportion).
     per_report = took / REPORTS_PER_ORG
+    assert waits and max(waits) < max(1.0, per_report / 2), (max(waits), per_report)
     assert max(watch.held) < max(0.25, per_report / 2), (max(watch.held), per_report)
     with session_scope(settings) as session:
         assert session.scalar(select(func.count()).select_from(AlertNotification)) == REPORTS_PER_ORG

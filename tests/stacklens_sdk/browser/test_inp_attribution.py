@@ -40,7 +40,7 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Shop</title>
 <script src="/sentry.js"></script><script src="/inp.js"></script>
 <script>
 Sentry.init({{ dsn: "{dsn}", release: "shop@1.0.0", environment: "test",
-  integrations: [Sentry.browserTracingIntegration({{ enableLongAnimationFrame: true }}),
+  integrations: [Sentry.browserTracingIntegration({{ enableLongAnimationFrame: true, idleTimeout: 4000 }}),
                  Sentry.browserApiErrorsIntegration({{ eventTarget: false, setTimeout: false, setInterval: false,
                    requestAnimationFrame: false, XMLHttpRequest: false }})],
   tracesSampleRate: 1.0, traceLifecycle: "static" }});
@@ -56,7 +56,7 @@ SENTRY_ONLY = """<!doctype html><html><head><meta charset="utf-8"><title>Shop</t
 <script src="/sentry.js"></script>
 <script>
 Sentry.init({{ dsn: "{dsn}", release: "shop@1.0.0", environment: "test",
-  integrations: [Sentry.browserTracingIntegration({{ enableLongAnimationFrame: true }}),
+  integrations: [Sentry.browserTracingIntegration({{ enableLongAnimationFrame: true, idleTimeout: 4000 }}),
                  Sentry.browserApiErrorsIntegration({{ eventTarget: false, setTimeout: false, setInterval: false,
                    requestAnimationFrame: false, XMLHttpRequest: false }})],
   tracesSampleRate: 1.0, traceLifecycle: "static" }});
@@ -233,15 +233,15 @@ def test_plain_sentry_frames_name_the_scripts(
     dsn = dsn_server.replace("http://", f"http://{org['app_key']}@") + f"/{org['project_id']}"
     _Files.pages = {"/sentry": SENTRY_ONLY.format(dsn=dsn)}
     page = chromium.new_page(viewport={"width": 1024, "height": 600})
-    # Clicked at once, while the page load is open (it ends after 1 s without activity): only then are the
-    # frames recorded.
+    # Clicked while the page load is open: only then are the frames recorded. It ends after 4 s without
+    # activity (the page's idleTimeout; the SDK's default of 1 s ended it before the clicks on a loaded run).
     page.goto(shop_url + "/sentry", wait_until="domcontentloaded")
     # One click at a time: a click sent while the last one's handler runs waits for it, and on a busy machine
     # that wait (input delay) outgrew the handler's own time in the worst interaction.
     for n in range(1, 4):
         page.click("#buy")
         page.wait_for_function(f"document.getElementById('count').textContent === '{n}'")
-    page.wait_for_timeout(2500)  # the page load ends (1 s without activity) and is sent
+    page.wait_for_timeout(5500)  # the page load ends (4 s without activity) and is sent
     spent = page.evaluate("window.SPENT")
     page.goto("about:blank")  # hidden: the INP span is sent
     page.close()

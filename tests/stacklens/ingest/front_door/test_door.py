@@ -87,15 +87,17 @@ def test_fifty_concurrent_envelopes_land_in_a_handful_of_inserts(
             for thread in threads:
                 thread.join()
             assert answers == [200] * 50
-            # Read your writes: the issue list answered after the 200s counts all fifty.
+            # Read your writes: the issue list answered after the 200s counts all fifty (it waits for their
+            # drain: up to a minute, as the posts; httpx's 5 s default timed out on a slow, loaded host).
             issues = httpx.get(
                 f"{base}/api/projects/{org['project']}/issues",
                 params={"range": "1h", "limit": 100},
                 headers={"Authorization": f"Bearer {org['api_key']}"},
+                timeout=60,
             ).json()["issues"]
             assert sum(issue["events"] for issue in issues) == 50
             health = httpx.get(
-                f"{base}/api/health", headers={"Authorization": f"Bearer {org['api_key']}"}
+                f"{base}/api/health", headers={"Authorization": f"Bearer {org['api_key']}"}, timeout=60
             ).json()
             queue = health["front_door"]
             assert queue["rows_waiting"] == 0 and queue["drain_error"] == ""

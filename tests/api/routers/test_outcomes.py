@@ -138,8 +138,11 @@ def _expected(org: dict[str, Any]) -> dict[tuple[str | None, str, str, str], int
 
 
 def _api_counts(base: str, org: dict[str, Any], **params: str) -> dict[tuple[str | None, str, str, str], int]:
-    answer = httpx.get(
-        f"{base}/api/outcomes", params=params, headers={"Authorization": f"Bearer {org['api_key']}"}
+    answer = httpx.get(  # read-your-writes waits for pending counts: up to a minute on a slow, loaded host
+        f"{base}/api/outcomes",
+        params=params,
+        headers={"Authorization": f"Bearer {org['api_key']}"},
+        timeout=60,
     )
     assert answer.status_code == 200, answer.text
     counts: dict[tuple[str | None, str, str, str], int] = {}

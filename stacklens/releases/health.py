@@ -30,7 +30,7 @@ from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
-from stacklens.releases.impact import ReleaseRow
+from stacklens.releases.impact import ReleaseRow, interval_of, performance_figures
 from stacklens.releases.list_reads import (
     Lifetimes,
     PerformanceReads,
@@ -40,7 +40,6 @@ from stacklens.releases.list_reads import (
     session_reads,
 )
 from stacklens.releases.sessions import SessionCounts, SessionTotals
-from stacklens.releases.stats import QuantileInterval
 from stacklens.releases.verdicts import Figures, Verdict, verdict
 from stacklens.view_filters import ViewFilters
 from stacklens.warehouse.side_by_side import side_by_side
@@ -67,13 +66,6 @@ class Window:
 
 def _pct(part: int, whole: int) -> float | None:
     return 100.0 * part / whole if whole else None
-
-
-def _interval(value: float | None, low: float | None, high: float | None, n: int) -> QuantileInterval | None:
-    """A percentile with its 95 % interval over ``n`` samples; None when a bound is missing."""
-    if value is None or low is None or high is None:
-        return None
-    return QuantileInterval(value, low, high, n)
 
 
 @dataclass(frozen=True)
@@ -122,7 +114,7 @@ class ReleaseHealth:
 
     def figures(self) -> Figures:
         """What the verdict compares of this release."""
-        interval = _interval
+        interval = interval_of
         return Figures(
             version=self.version,
             sessions=self.sessions,
@@ -171,7 +163,7 @@ def _judged(
 ) -> Figures:
     """What the verdict compares of ``row``: its figures; the session ones over its whole life up to the
     window's end when its sessions began before the window (``lived``, :func:`lifetimes`), the performance
-    ones likewise when its page loads or errors did (``performance.lived``, :func:`performance_reads`)."""
+    ones likewise when its page loads or errors did (``performance.lived``, :func:`performance_lifetimes`)."""
     figures = row.figures()
     first = counts.first_seen
     if lived is not None and first is not None and first < lived.window_since:
@@ -190,18 +182,14 @@ def _judged(
     since = performance.window_since if performance is not None else None
     if whole_perf is None or began is None or since is None or began >= since:
         return figures
-    views, calls = int(whole_perf["views"] or 0), int(whole_perf["api_calls"] or 0)
+    lived_perf = performance_figures(whole_perf)
     return replace(
         figures,
-        page_loads=views,
-        error_events=int(whole_perf["error_events"] or 0),
-        load_p75=_interval(
-            whole_perf["load_p75"], whole_perf["load_p75_low"], whole_perf["load_p75_high"], views
-        ),
-        api_p95=_interval(
-            whole_perf["api_p95"], whole_perf["api_p95_low"], whole_perf["api_p95_high"], calls
-        ),
-        js_bytes_per_view=whole_perf["js_bytes_per_view"],
+        page_loads=lived_perf.page_loads,
+        error_events=lived_perf.error_events,
+        load_p75=lived_perf.load_p75,
+        api_p95=lived_perf.api_p95,
+        js_bytes_per_view=lived_perf.js_bytes_per_view,
         page_loads_since=began,
     )
 

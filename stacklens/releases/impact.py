@@ -168,6 +168,29 @@ def _measured(raw: dict[str, Any]) -> tuple[ReleaseFigures, Figures]:
     return row, judged
 
 
+def interval_of(
+    value: float | None, low: float | None, high: float | None, n: int
+) -> QuantileInterval | None:
+    """A percentile with its 95 % interval over ``n`` samples, from a row's columns; None when one is
+    missing."""
+    return None if value is None or low is None or high is None else QuantileInterval(value, low, high, n)
+
+
+def performance_figures(row: ReleaseFigures) -> Figures:
+    """What a verdict compares of a row's figures: page loads, errors, the two percentiles with their 95 %
+    intervals, JavaScript per page view."""
+    interval = interval_of
+    views, calls = int(row["views"] or 0), int(row["api_calls"] or 0)
+    return Figures(
+        version=row["release"],
+        page_loads=views,
+        error_events=int(row["error_events"] or 0),
+        load_p75=interval(row["load_p75"], row["load_p75_low"], row["load_p75_high"], views),
+        api_p95=interval(row["api_p95"], row["api_p95_low"], row["api_p95_high"], calls),
+        js_bytes_per_view=row["js_bytes_per_view"],
+    )
+
+
 def release_rows(raws: list[dict[str, Any]], with_page_loads_only: bool = True) -> list[ReleaseRow]:
     """The view's rows (in the query's order: by first seen) with changes and verdicts against the row before;
     ``with_page_loads_only`` leaves out releases that only have error events in the window."""

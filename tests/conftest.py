@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 from clickhouse_connect.driver.client import Client
 
@@ -34,6 +35,25 @@ pytest_plugins = ["tests.shared_fixtures"]
 migrations.apply_migrations = copying(migrations.apply_migrations)
 # The same for a fresh SQLite control store (tests/control_template.py).
 control_db.migrate_control_store = control_template.copying(control_db.migrate_control_store)
+
+# A test's one-off request (``httpx.get``, ``httpx.post``, ...) waits up to a minute unless it names its
+# own timeout. httpx's 5 s default is a latency goal no test states: on a slow two-core host a read that
+# waits for the door's drain or a first warehouse read took longer, and the test failed for the machine,
+# not the product. A test about a timeout passes its own, which these defaults never override; the
+# product's calls all pass one.
+TEST_REQUEST_TIMEOUT = httpx.Timeout(60.0)
+for _verb in (
+    httpx.request,
+    httpx.get,
+    httpx.post,
+    httpx.put,
+    httpx.patch,
+    httpx.delete,
+    httpx.head,
+    httpx.options,
+):
+    _verb.__kwdefaults__["timeout"] = TEST_REQUEST_TIMEOUT
+httpx.stream.__wrapped__.__kwdefaults__["timeout"] = TEST_REQUEST_TIMEOUT  # type: ignore[attr-defined]
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

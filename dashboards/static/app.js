@@ -7,12 +7,31 @@ function readJson(id) {
   return node ? JSON.parse(node.textContent) : null;
 }
 
+// plotly.js is 4.8 MB of script that takes a browser 0.3-3 s to evaluate on a first visit: only a page that
+// draws a figure fetches it. The script is added before the page's load event, so that event still waits for
+// the figures; "stacklens:figures" tells the page's own scripts (dashboard.js) they are drawn.
+var PLOTLY_SRC = "/static/vendor/plotly.min.js";
+
+function withPlotly(then) {
+  if (window.Plotly) { then(); return; }
+  var script = document.createElement("script");
+  script.src = PLOTLY_SRC;
+  script.addEventListener("load", then);
+  document.head.appendChild(script);
+}
+
 function drawFigures() {
-  document.querySelectorAll("[data-figure]").forEach(function (el) {
-    var figure = readJson(el.getAttribute("data-figure"));
-    if (figure && window.Plotly) {
-      window.Plotly.newPlot(el, figure.data || [], figure.layout || {}, { displayModeBar: false, responsive: true });
-    }
+  var holders = document.querySelectorAll("[data-figure]");
+  if (!holders.length) return;
+  withPlotly(function () {
+    holders.forEach(function (el) {
+      var figure = readJson(el.getAttribute("data-figure"));
+      if (figure) {
+        window.Plotly.newPlot(el, figure.data || [], figure.layout || {}, { displayModeBar: false, responsive: true });
+      }
+    });
+    window.stacklensFiguresDrawn = true;
+    document.dispatchEvent(new Event("stacklens:figures"));
   });
 }
 

@@ -9,11 +9,8 @@
     return node ? JSON.parse(node.textContent) : null;
   }
 
-  function bindDrill(el, links, tries) {
-    if (typeof el.on !== "function") {
-      if (tries > 0) window.setTimeout(function () { bindDrill(el, links, tries - 1); }, 100);
-      return;
-    }
+  function bindDrill(el, links) {
+    if (typeof el.on !== "function") return;  // a figure plotly.js did not draw
     el.setAttribute("data-drill", "yes");
     el.on("plotly_click", function (event) {
       var point = event && event.points && event.points[0];
@@ -26,10 +23,11 @@
     });
   }
 
+  // The figures are drawn once app.js has loaded plotly.js; it says so with "stacklens:figures".
   function drillDown() {
     document.querySelectorAll("#dashboard-grid [data-figure]").forEach(function (el) {
       var figure = readJson(el.getAttribute("data-figure"));
-      if (figure && figure.drill && figure.drill.length) bindDrill(el, figure.drill, 50);
+      if (figure && figure.drill && figure.drill.length) bindDrill(el, figure.drill);
     });
   }
 
@@ -60,7 +58,8 @@
   }
 
   function start() {
-    drillDown();
+    if (window.stacklensFiguresDrawn) drillDown();
+    else document.addEventListener("stacklens:figures", drillDown, { once: true });
     autoRefresh();
     fullScreen();
   }

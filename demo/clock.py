@@ -22,6 +22,12 @@ CONTEXT = "demo_clock"
 # only (no event contexts), so the shop's middleware also puts the clock here.
 REQUEST_CLOCK: ContextVar[str | None] = ContextVar("demo_request_clock", default=None)
 LOG_RETENTION_DAYS = 30  # the service's default (stacklens.settings.Settings.log_retention_days)
+# The service stores a record under its own time only when that time is more than a day inside the retention
+# when it is received (stacklens.ingest.clock.time_window), and a record reaches it some time after the shop
+# wrote it (the shipper's batches; a test posts the whole history's files after the backfill, minutes later
+# on a loaded machine). A record is sent only when it is this much further inside: one written at the edge
+# was stored under its arrival time.
+LOG_DELIVERY_MARGIN = timedelta(hours=1)
 
 
 def encode_clock(at: datetime, release: str) -> str:
@@ -110,7 +116,7 @@ def apply_demo_clock_to_log(log: dict[str, Any], _hint: Any = None) -> dict[str,
         return log
     at, release = decode_clock(clock)
     kept_days = int(os.environ.get("STACKLENS_LOG_RETENTION_DAYS") or LOG_RETENTION_DAYS)
-    if at < datetime.now(UTC) - timedelta(days=kept_days - 1):
+    if at < datetime.now(UTC) - timedelta(days=kept_days - 1) + LOG_DELIVERY_MARGIN:
         return None
     log["time_unix_nano"] = int(at.timestamp() * 1_000_000_000)
     if release:

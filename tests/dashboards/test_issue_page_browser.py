@@ -78,6 +78,7 @@ def test_issue_page_reads_right(chromium, server, org_factory) -> None:
     expect(page.locator("thead")).to_contain_text("Events (14d)")
     page.click("a.issue-title")
     page.wait_for_selector("#breadcrumbs")
+    page.wait_for_load_state("load")  # the figures are drawn by then (static/app.js)
 
     expect(page.locator("#issue-totals")).to_have_text("all time: 2 events · 0 users")
     expect(page.locator("#status-actions button[value=reopen]")).to_have_count(0)

@@ -250,4 +250,6 @@ def install(app: FastAPI) -> None:
         notification_settings,
         operations,
     ):
-        app.include_router(module.router)
+        # The routes as the page module built them: `include_router` would build each one again for every
+        # app (see api/app.py); no page router has a lifespan or startup hook.
+        app.router.routes.extend(module.router.routes)

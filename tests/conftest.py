@@ -232,7 +232,7 @@ def settings(tmp_path: Path, warehouse_url: str) -> Iterator[Settings]:
         # gone.
         close_front_doors()
         flush_all()
-        reset_clients()
+        reset_clients(keep=("default",))  # the warehouse's admin client serves the next test too
         _drop_test_database(current)
 
 

@@ -185,3 +185,15 @@ def test_an_analyst_client_waits_for_the_next_question_unless_its_question_broke
     with analyst_client(settings) as after, analyst_client(settings) as other:
         assert broken not in (after, other), "a client whose question broke is not handed out again"
         assert after.query("SELECT 2").result_rows == [(2,)]
+
+
+def test_forgetting_the_clients_can_keep_some_databases(stores: Settings) -> None:
+    from stacklens.warehouse.client import get_warehouse, reset_clients, warehouse_client
+
+    settings, url = stores, stores.resolved_warehouse_url
+    admin, own = warehouse_client(url, "default"), get_warehouse(settings)
+    reset_clients(keep=("default",))
+    assert warehouse_client(url, "default") is admin
+    assert get_warehouse(settings) is not own
+    reset_clients()
+    assert warehouse_client(url, "default") is not admin

@@ -382,7 +382,7 @@ def _fresh_sentry() -> Iterator[None]:
 
 @pytest.fixture(scope="module", autouse=True)
 def _no_schedules_thread_left() -> Iterator[None]:
-    """A module leaves no pipeline runner ticking after its own fixtures are gone.
+    """A module leaves no pipeline runner ticking and no front door open after its own fixtures are gone.
 
     A runner whose server fixture failed half-way keeps its "stacklens-schedules" thread alive: it ticks
     against a warehouse database the next module's fixtures dropped, and it opens Dagster instances (Alembic,
@@ -399,3 +399,8 @@ def _no_schedules_thread_left() -> Iterator[None]:
         runner = getattr(getattr(thread, "_target", None), "__self__", None)
         if thread.name == "stacklens-schedules" and runner is not None:
             runner.stop(timeout=30)
+    # Nor a front door: a module's own stores (a module-scoped server's) leave theirs open, and the last
+    # module's drained only at the interpreter's exit, after its warehouse directory was removed.
+    from stacklens.ingest.front_door import close_front_doors
+
+    close_front_doors()

@@ -26,6 +26,7 @@ from stacklens.performance.exports.pdf import build_pdf, fmt
 from stacklens.performance.exports.report_data import budget_rows, report_data
 from stacklens.settings import Settings
 from stacklens.view_filters import ViewFilters
+from tests.module_stores import store_fixtures
 from tests.stacklens.performance.perf_seed import NOW, migrated, seed
 
 WINDOW = ViewFilters.parse(since="2026-11-06T12:00:00Z", until=NOW.isoformat())
@@ -42,10 +43,16 @@ SECTIONS = (
 )
 
 
-@pytest.fixture
-def report(settings: Settings, make_org):
+# The tests read one report of two seeded organizations (one adds a budget the report was built before):
+# stores of the module's own (tests/module_stores.py), seeded and reported once.
+stores, org_factory = store_fixtures("pdf-report")
+
+
+@pytest.fixture(scope="module")
+def report(stores: Settings, org_factory):
+    settings = stores
     client = migrated(settings)
-    acme, other = make_org("Acme"), make_org("Other", project="Other App")
+    acme, other = org_factory("Acme"), org_factory("Other", project="Other App")
     seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=200, seed=3, facts=False)
     seed(client, int(other["org_id"]), int(other["project_id"]), loads=60, seed=4)
     with session_scope(settings) as session:
@@ -137,9 +144,9 @@ def test_endpoints_say_where_they_were_measured(report) -> None:
     assert re.search(r"client \(browser\) GET /api/items/\{id\} [\d,]+ [\d,.]+ ms [\d,.]+ ms", text), text
 
 
-def test_report_budgets_follow_the_budgets_evaluation(report, settings: Settings) -> None:
+def test_report_budgets_follow_the_budgets_evaluation(report, stores: Settings) -> None:
     data, _, client, acme = report
-    with session_scope(settings) as session:
+    with session_scope(stores) as session:
         project = project_by_slug(session, str(acme["project"]))
         budgets.create_budget(session, project, "ttfb_ms", "/nowhere", 800)  # a route without page loads
         rows = budget_rows(session, client, project, data.generated_at)

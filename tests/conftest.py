@@ -42,24 +42,12 @@ control_db.migrate_control_store = control_template.copying(control_db.migrate_c
 # not the product. A test about a timeout passes its own, which these defaults never override; the
 # product's calls all pass one.
 TEST_REQUEST_TIMEOUT = httpx.Timeout(60.0)
-for _verb in (
-    httpx.request,
-    httpx.get,
-    httpx.post,
-    httpx.put,
-    httpx.patch,
-    httpx.delete,
-    httpx.head,
-    httpx.options,
-):
-    _verb.__kwdefaults__["timeout"] = TEST_REQUEST_TIMEOUT
-httpx.stream.__wrapped__.__kwdefaults__["timeout"] = TEST_REQUEST_TIMEOUT  # type: ignore[attr-defined]
 # Each httpx client made without a ``verify`` builds a TLS context of its own and loads the CA bundle into it:
 # 55-60 ms of CPU, for a one-off request to a server on 127.0.0.1 that never uses it (11 % of the API tests'
 # CPU went there). Every such client of the test process shares one context, made by httpx with the same
 # defaults; a test or a product call that passes its own ``verify`` keeps it.
 TEST_TLS_CONTEXT = httpx.create_ssl_context()
-for _takes_verify in (
+_ONE_OFF = (
     httpx.request,
     httpx.get,
     httpx.post,
@@ -68,11 +56,11 @@ for _takes_verify in (
     httpx.delete,
     httpx.head,
     httpx.options,
-    httpx.stream.__wrapped__,  # type: ignore[attr-defined]
-    httpx.Client.__init__,
-    httpx.AsyncClient.__init__,
-):
-    _takes_verify.__kwdefaults__["verify"] = TEST_TLS_CONTEXT
+)
+for _verb in (*_ONE_OFF, httpx.stream.__wrapped__):  # type: ignore[attr-defined]
+    _verb.__kwdefaults__.update(timeout=TEST_REQUEST_TIMEOUT, verify=TEST_TLS_CONTEXT)
+for _client_init in (httpx.Client.__init__, httpx.AsyncClient.__init__):
+    _client_init.__kwdefaults__["verify"] = TEST_TLS_CONTEXT
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from stacklens.control.db import migrate_control_store
 from stacklens.control.keys.use_tally import flush_all
@@ -66,6 +67,20 @@ def store_fixtures(name: str) -> tuple[Any, Any]:
         return org_maker(stores)
 
     return stores, org_factory
+
+
+def app_client_fixture() -> Any:
+    """The module-scoped ``client`` of a reading module: a test client of the whole app (API and pages) over
+    the module's ``stores``, its lifespan run once, as ``client = app_client_fixture()``."""
+
+    @pytest.fixture(scope="module", name="client")
+    def client(stores: Settings) -> Iterator[TestClient]:
+        from stacklens.cli.app import build_app
+
+        with TestClient(build_app(stores)) as test_client:
+            yield test_client
+
+    return client
 
 
 def org_maker(settings: Settings) -> OrgFactory:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -17,12 +16,11 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
-from stacklens.cli.app import build_app
 from stacklens.explore import run as explore_run
 from stacklens.explore.sql import Limits
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
-from tests.module_stores import store_fixtures
+from tests.module_stores import app_client_fixture, store_fixtures
 from tests.stacklens.performance.perf_seed import seed
 
 WINDOW = {"since": "2026-11-06T12:00:00Z", "until": "2026-11-20T13:00:00Z"}
@@ -34,11 +32,7 @@ INJECTION = "x' OR 1=1; DROP TABLE events --"
 # again for each of its 24 cases.
 stores, org_factory = store_fixtures("api-explore")
 
-
-@pytest.fixture(scope="module")
-def client(stores: Settings) -> Iterator[TestClient]:
-    with TestClient(build_app(stores)) as test_client:
-        yield test_client
+client = app_client_fixture()
 
 
 @pytest.fixture(scope="module")

@@ -6,20 +6,18 @@ a 400 in the engine's words (a syntax error with its position), never a 500; the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from stacklens.cli.app import build_app
 from stacklens.explore import sql_panel
 from stacklens.explore.sql import Limits
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import add_member, sign_in
-from tests.module_stores import store_fixtures
+from tests.module_stores import app_client_fixture, store_fixtures
 from tests.stacklens.performance.perf_seed import seed
 
 # The tests read two seeded organizations and add people to one: the stores, the API's client and the seed
@@ -27,11 +25,7 @@ from tests.stacklens.performance.perf_seed import seed
 # its own.
 stores, org_factory = store_fixtures("api-sql")
 
-
-@pytest.fixture(scope="module")
-def client(stores: Settings) -> Iterator[TestClient]:
-    with TestClient(build_app(stores)) as test_client:
-        yield test_client
+client = app_client_fixture()
 
 
 @pytest.fixture(scope="module")

@@ -8,22 +8,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from fastapi.testclient import TestClient
 
-from stacklens.cli.app import build_app
 from stacklens.json_values import plain
 from stacklens.metrics.formatting import format_value
 from stacklens.performance.exports.tables import VIEW_TABLES, csv_column, table
-from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
 from tests.dashboards.conftest import sign_in
 from tests.dashboards.html_tables import Cell, read_page
-from tests.module_stores import store_fixtures
+from tests.module_stores import app_client_fixture, store_fixtures
 from tests.stacklens.performance.perf_seed import NOW, seed
 
 WINDOW = {
@@ -74,11 +70,7 @@ API_KEYS = {
 # organizations, signed in as the first, not made again for each test.
 stores, org_factory = store_fixtures("performance-exports")
 
-
-@pytest.fixture(scope="module")
-def client(stores: Settings) -> Iterator[TestClient]:
-    with TestClient(build_app(stores)) as test_client:
-        yield test_client
+client = app_client_fixture()
 
 
 @pytest.fixture(scope="module")

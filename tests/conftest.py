@@ -25,7 +25,7 @@ from stacklens.warehouse import migrations
 from stacklens.warehouse.client import own_client
 from tests import control_template, scheduling
 from tests.browser import SharedChromium, lend, shared_chromium
-from tests.warehouse_template import copying, database_name, release
+from tests.warehouse_template import copying, release
 
 # Fixtures any folder's tests ask for by name (a server, a client, the browser SDK's bundle): never imported.
 pytest_plugins = ["tests.shared_fixtures"]
@@ -192,8 +192,7 @@ def make_settings(data_dir: Path, warehouse_url: str, **overrides: object) -> Se
     values: dict[str, object] = {
         "data_dir": data_dir,
         "warehouse_url": warehouse_url,
-        # The name a pooled database's views were made under when one waits (tests/warehouse_template.py).
-        "warehouse_database": overrides.get("warehouse_database") or database_name(),
+        "warehouse_database": f"t_{uuid.uuid4().hex[:12]}",
         "database_url": f"sqlite:///{data_dir / 'control.db'}",
         "secret_key": TEST_SECRET,
         "run_schedules": False,

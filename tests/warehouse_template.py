@@ -18,12 +18,9 @@ but emptied and kept (:func:`recycle`) when it still has exactly the template's 
 them: the tables that hold rows are truncated, the template's own rows written again where they changed, and
 the database renamed into a small pool. The next fresh database of the same template is a pooled one renamed
 (:func:`copying`), after a check that it holds the template's rows and nothing else; a database a test
-altered, added to or dropped from is dropped, as before.
-
-A view keeps the name of the database it was made in, so a pooled database renamed to another name has its
-16 views made again (~35 statements, 0.1-0.2 s). A test's settings therefore take the name a pooled
-database's views were made under when one is waiting (:func:`database_name`, ``make_settings``): the test's
-first migration renames that database back to its own name, and its views are right as they are."""
+altered, added to or dropped from is dropped, as before. A database never takes a name an earlier test's
+had (which would spare its views' remaking): a thread that test left could still write under the name, and
+caches keyed by it would carry over; a run that reused names saw another test's rows in a fresh database."""
 
 from __future__ import annotations
 
@@ -58,10 +55,7 @@ _lock = threading.Lock()
 _runner_only = threading.Event()
 # Databases built from a template (by name), and each template's emptied databases waiting for a test.
 _built: dict[str, Template] = {}
-# A pooled database is kept with the name its views were made under (the test database it was).
-_pools: dict[str, list[tuple[str, str]]] = {}
-# The names :func:`database_name` handed out, each with the pooled database waiting for it (template, pooled).
-_reserved: dict[str, tuple[str, str]] = {}
+_pools: dict[str, list[str]] = {}
 POOL_SIZE = 2
 # Each object of a database with its rows: the CREATE is hashed without the database's name, so a copy's
 # objects hash as the template's own (the name is a parameter: replaceAll needs a constant).
@@ -119,22 +113,6 @@ def _objects(admin: Any, database: str) -> list[tuple[str, str, int | None, int]
     return [(name, engine, total, digest) for name, engine, total, digest in rows]
 
 
-def database_name() -> str:
-    """A name for a new test's warehouse database: the name a pooled database's views were made under when one
-    waits (its first migration takes that database by one rename, :func:`_take_pooled`), else a new one. Two
-    live settings never share a name: a pooled name is handed out once, and pooled again only at the end of
-    the test that had it (:func:`release`)."""
-    with _lock:
-        # The whole schema's pool first: most tests migrate every file, few a layer (``up_to``).
-        for _, template in sorted(_templates.items(), key=lambda item: item[0][1] is not None):
-            pool = _pools.get(template.database)
-            if pool:
-                pooled, name = pool.pop()
-                _reserved[name] = (template.database, pooled)
-                return name
-    return f"t_{uuid.uuid4().hex[:12]}"
-
-
 def _retention(settings: Settings) -> tuple[int, int]:
     return settings.retention_days, settings.log_retention_days
 
@@ -163,25 +141,22 @@ def _take_pooled(admin: Any, template: Template, target: str) -> bool:
     """Rename a pooled database of ``template`` to ``target`` (an empty database or none): True when one was
     there and still empty but for the template's own tables (a write that came after it was emptied, from a
     thread its test left, drops it)."""
-    with _lock:
-        waiting = _reserved.get(target)
-        if waiting is not None and waiting[0] == template.database:
-            del _reserved[target]
-    if waiting is not None and waiting[0] == template.database:
-        if _still_empty(admin, template, waiting[1]):
-            _rename(admin, waiting[1], target)
-            with _lock:
-                _built[target] = template
-            return True
-        admin.command("DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": waiting[1]})
     while True:
         with _lock:
             pool = _pools.get(template.database)
             if not pool:
                 return False
-            pooled, _ = pool.pop()
-        if _still_empty(admin, template, pooled):
-            _rename(admin, pooled, target)
+            pooled = pool.pop()
+        rows = admin.query(
+            "SELECT name, total_rows FROM system.tables WHERE database = {db:String}",
+            parameters={"db": pooled},
+        ).result_rows
+        if not any(total for name, total in rows if name not in template.filled):
+            admin.command("DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": target})
+            admin.command(
+                "RENAME DATABASE {old:Identifier} TO {new:Identifier}",
+                parameters={"old": pooled, "new": target},
+            )
             # A view keeps the database name it was made with: an insert into the renamed database's tables
             # would reach no materialized view. Made again under the new name (a few ms each, no rows).
             for name in template.views:
@@ -194,23 +169,6 @@ def _take_pooled(admin: Any, template: Template, target: str) -> bool:
                 _built[target] = template
             return True
         admin.command("DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": pooled})
-
-
-def _still_empty(admin: Any, template: Template, pooled: str) -> bool:
-    """Whether ``pooled`` holds no rows but the template's own (a write that came after it was emptied, from
-    a thread its test left, makes it unusable)."""
-    rows = admin.query(
-        "SELECT name, total_rows FROM system.tables WHERE database = {db:String}",
-        parameters={"db": pooled},
-    ).result_rows
-    return not any(total for name, total in rows if name not in template.filled)
-
-
-def _rename(admin: Any, pooled: str, target: str) -> None:
-    admin.command("DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": target})
-    admin.command(
-        "RENAME DATABASE {old:Identifier} TO {new:Identifier}", parameters={"old": pooled, "new": target}
-    )
 
 
 def recycle(admin: Any, database: str) -> bool:
@@ -240,29 +198,18 @@ def recycle(admin: Any, database: str) -> bool:
         "RENAME DATABASE {old:Identifier} TO {new:Identifier}", parameters={"old": database, "new": pooled}
     )
     with _lock:
-        _pools.setdefault(template.database, []).append((pooled, database))
+        _pools.setdefault(template.database, []).append(pooled)
     return True
 
 
 def release(admin: Any, database: str) -> None:
     """A test's ``database`` at its end: emptied into its template's pool (:func:`recycle`), else dropped —
-    not SYNC: the engine forgets the database at once and removes its files in the background. A pooled
-    database that waited for the name in vain (the test never migrated) goes back to the pool under it,
-    unless the test's own database went there under that name."""
-    recycled = False
+    not SYNC: the engine forgets the database at once and removes its files in the background."""
     with contextlib.suppress(Exception):
-        recycled = recycle(admin, database)
-    if not recycled:
-        with contextlib.suppress(Exception):
-            admin.command("DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": database})
-    with _lock:
-        waiting = _reserved.pop(database, None)
-        if waiting is not None and not recycled and len(_pools.get(waiting[0], ())) < POOL_SIZE:
-            _pools.setdefault(waiting[0], []).append((waiting[1], database))
+        if recycle(admin, database):
             return
-    if waiting is not None:
-        with contextlib.suppress(Exception):
-            admin.command("DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": waiting[1]})
+    with contextlib.suppress(Exception):
+        admin.command("DROP DATABASE IF EXISTS {db:Identifier}", parameters={"db": database})
 
 
 def template_for(runner: Runner, settings: Settings, up_to: int | None = None) -> Template:

@@ -120,8 +120,8 @@ def test_an_emptied_database_is_the_next_copy_and_its_views_write(
     admin = warehouse_client(settings.resolved_warehouse_url, "default")
     assert wt.recycle(admin, settings.warehouse_database)
 
-    pooled = sum(len(names) for names in wt._pools.values())
     following = make_settings(tmp_path / "next", settings.warehouse_url)
+    pooled = sum(len(names) for names in wt._pools.values())
     assert migrations.apply_migrations(following) == [m.name for m in migrations.discover()]
     assert sum(len(names) for names in wt._pools.values()) == pooled - 1, "the pooled database was taken"
     assert _objects(following) == fresh_objects
@@ -139,54 +139,3 @@ def test_an_emptied_database_is_the_next_copy_and_its_views_write(
         parameters={"db": following.warehouse_database},
     )
     assert not wt.recycle(admin, following.warehouse_database)
-
-
-def test_a_pooled_database_goes_to_the_settings_that_took_its_name(
-    settings: Settings, tmp_path, monkeypatch
-) -> None:
-    """A new test's settings take the name a pooled database's views were made under, and the first migration
-    renames that database back (its views fire as they are). A database of another name takes a pooled one
-    with its views made again; a name handed out and never migrated gives its database back to the pool."""
-    from stacklens.warehouse.client import warehouse_client
-
-    monkeypatch.setattr(wt, "POOL_SIZE", 100)
-    admin = warehouse_client(settings.resolved_warehouse_url, "default")
-    migrations.apply_migrations(settings)
-    fresh_objects, fresh_rows = _objects(settings), _rows(settings)
-    _one_event(settings)
-    name = settings.warehouse_database
-    wt.release(admin, name)
-
-    # The pooled database waits under the name it had; new settings take that name, once.
-    again = make_settings(tmp_path / "again", settings.warehouse_url)
-    other = make_settings(tmp_path / "other", settings.warehouse_url)
-    assert again.warehouse_database == name and other.warehouse_database != name
-    assert migrations.apply_migrations(again) == [m.name for m in migrations.discover()]
-    assert name not in wt._reserved
-    assert _objects(again) == fresh_objects and _rows(again) == fresh_rows
-    before = _rows(again)
-    _one_event(again)
-    assert {t for t, count in _rows(again).items() if count > before[t]} > {"events"}
-    wt.release(admin, name)
-
-    # Under a name of its own: a pooled database renamed, its views made again, and they fire.
-    own = make_settings(tmp_path / "own", settings.warehouse_url, warehouse_database="t_own_name_0")
-    waiting = sum(len(pool) for pool in wt._pools.values())
-    assert migrations.apply_migrations(own) == [m.name for m in migrations.discover()]
-    assert sum(len(pool) for pool in wt._pools.values()) == waiting - 1
-    assert _objects(own) == fresh_objects and _rows(own) == fresh_rows
-    _one_event(own)
-    assert {t for t, count in _rows(own).items() if count > fresh_rows[t]} > {"events"}
-    wt.release(admin, own.warehouse_database)
-
-    # Handed out, never migrated: back in the pool under the same name, and no database of that name is left.
-    unused = make_settings(tmp_path / "unused", settings.warehouse_url)
-    assert unused.warehouse_database in wt._reserved
-    wt.release(admin, unused.warehouse_database)
-    assert unused.warehouse_database not in wt._reserved
-    assert any(name == unused.warehouse_database for pool in wt._pools.values() for _, name in pool)
-    assert not admin.query(
-        "SELECT count() FROM system.databases WHERE name = {db:String}",
-        parameters={"db": unused.warehouse_database},
-    ).result_rows[0][0]
-    wt.release(admin, other.warehouse_database)

@@ -136,7 +136,8 @@ def test_backup_through_the_server_and_restore_elsewhere(installation, tmp_path:
         stop = threading.Event()
 
         def keep_sending() -> None:
-            while not stop.is_set():
+            # A steady writer, paced under the key's 50 requests a second (a 429 would fail the send).
+            while not stop.wait(0.04):
                 send(server.url, keys, 1, 100 + answered[0])
                 answered[0] += 1
 

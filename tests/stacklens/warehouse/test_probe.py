@@ -29,9 +29,14 @@ def released(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 def test_a_ping_alone_releases_the_pages_and_is_not_counted(settings: Settings, released: list[bool]) -> None:
     ensure_database(settings)
     get_warehouse(settings).query("SELECT 1")
-    time.sleep(QUIET + 0.05)
-    before = warehouse_calls()
-    probe.ping(settings)
+    # Up to five quiet windows: a thread an earlier test of this worker left may still make a call (a full
+    # run once saw one within the window); a ping that never releases fails all five.
+    for _ in range(5):
+        time.sleep(QUIET + 0.05)
+        before = warehouse_calls()
+        probe.ping(settings)
+        if released:
+            break
     assert released == [True]
     assert warehouse_calls() == before, "a probe lands nothing: the idle check need not look again"
 

@@ -7,6 +7,11 @@ No ClickHouse server runs here, so the warehouse is the embedded one: the daemon
 evaluation) and run workers take turns on its data directory (``pipelines/resources.py``), and so does this
 test's helper between the ticks. With a ClickHouse server the same processes simply share it.
 
+The daemon runs under a clock moved to second 45 of a minute as it starts (tests/clock_shift.py): its
+scheduler's first pass sees the schedule before the minute ends, and the tick comes at that minute's end
+instead of after up to a minute of waiting. Its code server and run workers keep the real clock: the tick's
+time is the daemon's, handed to them.
+
 Only ``issues_every_minute`` runs here: the other schedules are stopped in the instance before the daemon
 starts. Left running, the alerts and monitors ticks of the same minute were queued first and held the one run
 slot of an embedded warehouse (``pipelines/instance.py``) for a minute or more on a loaded machine, while the
@@ -30,6 +35,7 @@ import dagster as dg
 import psycopg
 import pytest
 
+from tests.clock_shift import SHIFT_ENV, shift_to_second
 from tests.conftest import TEST_SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,12 +145,15 @@ def test_daemon_ticks_materialize_marts_with_the_instance_in_postgres(
         with log.open("w") as out:
             daemon = subprocess.Popen(
                 [
-                    str(Path(sys.executable).with_name("dagster-daemon")),
+                    sys.executable,
+                    "-m",
+                    "tests.clock_shift",
+                    "dagster._daemon",
                     "run",
                     "-w",
                     str(ROOT / "workspace.yaml"),
                 ],
-                env=env,
+                env={**env, SHIFT_ENV: str(shift_to_second(45))},
                 cwd=ROOT,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -2,7 +2,10 @@
 that missed run exactly once: one missed check-in and one signed webhook notice, however many detection
 passes the restarted server makes (it catches up every few seconds after a start: every 2 s here, through
 `stacklens serve`'s hidden STACKLENS_PIPELINES_CATCH_UP_INTERVAL, instead of the default 10 s the test would
-wait for)."""
+wait for).
+
+The server runs under a clock moved to a few seconds before a minute (tests/clock_shift.py), both times with
+the same shift: the every-minute monitor's deadline comes seconds after its creation, not up to a minute."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ import httpx
 import pytest
 
 from stacklens.server_link import TOKEN_HEADER
+from tests.clock_shift import SHIFT_ENV, shift_to_second, shifted_now
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[3]
@@ -73,7 +77,15 @@ def _cli(env: dict[str, str], *args: str) -> dict[str, Any]:
 def _serve(env: dict[str, str], url: str, log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:  # the child keeps its own descriptor of the file
         proc = subprocess.Popen(
-            [sys.executable, "-m", "stacklens.cli.main", "serve", "--port", env["STACKLENS_PORT"]],
+            [
+                sys.executable,
+                "-m",
+                "tests.clock_shift",
+                "stacklens.cli.main",
+                "serve",
+                "--port",
+                env["STACKLENS_PORT"],
+            ],
             env=env,
             cwd=ROOT,
             stdout=out,
@@ -137,11 +149,16 @@ def test_a_deadline_passed_while_killed_is_reported_once_after_the_restart(
     project = _cli(env, "admin", "create-project", "--org", "Acme", "--name", "Jobs")
     auth = {"Authorization": f"Bearer {org['api_key']}"}
     log = tmp_path / "serve.log"
+    # The server's clock reads second 45 as it starts: started in a few seconds, it makes the monitor with its
+    # first deadline seconds away.
+    shift = shift_to_second(45)
+    env[SHIFT_ENV] = str(shift)
     proc = _serve(env, url, log)
     try:
-        # At least 5 s before the next minute: the monitor's first deadline must come after the kill.
-        if 60 - datetime.now(UTC).second < 5:
-            time.sleep(61 - datetime.now(UTC).second)
+        # At least 5 s before the next minute: the monitor's first deadline must come after the kill (a start
+        # slower than 10 s waits for the minute after).
+        if 60 - shifted_now(shift).second < 5:
+            time.sleep(61 - shifted_now(shift).second)
         channel = httpx.post(
             url + "/api/alerts/channels",
             json={"type": "webhook", "name": "ops", "url": receiver},
@@ -161,10 +178,10 @@ def test_a_deadline_passed_while_killed_is_reported_once_after_the_restart(
         deadline = datetime.fromisoformat(created.json()["next_expected_at"].replace("Z", "+00:00"))
         proc.kill()  # SIGKILL: nothing of the process runs after this
         proc.wait(30)
-        assert deadline > datetime.now(UTC), "the deadline passed before the kill"
-        time.sleep(max(0.0, (deadline - datetime.now(UTC)).total_seconds()) + 1)
+        assert deadline > shifted_now(shift), "the deadline passed before the kill"
+        time.sleep(max(0.0, (deadline - shifted_now(shift)).total_seconds()) + 1)
         # Down across the deadline; started again, then given its detection passes and the notice's delivery.
-        restarted = datetime.now(UTC)
+        restarted = shifted_now(shift)
         proc = _serve(env, url, log)
         # Waited for, not slept for: three finished detection runs of the restarted server (its first pass, a
         # catch-up then the minute's schedules, and the catch-up 2 s later) as its pipelines status lists

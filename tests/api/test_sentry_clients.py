@@ -181,7 +181,7 @@ def test_sentry_browser_in_chromium_direct_to_the_dsn(
         page = chromium.new_page()
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
-        page.wait_for_function("window.__flushed !== undefined", timeout=45000)
+        page.wait_for_function("() => window.__flushed !== undefined", timeout=45000)
         event_id = page.evaluate("window.__eventId")
         assert page.evaluate("window.__flushed") is True
     finally:

@@ -114,7 +114,7 @@ def test_feedback_widget_dialog_and_pages_in_chromium(server, host_site, chromiu
     shop = chromium.new_page(viewport={"width": 1024, "height": 800})
     watch_errors(shop, errors, with_url=True)
     shop.goto(f"{site}/index.html")
-    shop.wait_for_function("window.__flushed !== undefined", timeout=45000)
+    shop.wait_for_function("() => window.__flushed !== undefined", timeout=45000)
     event_id = shop.evaluate("window.__eventId")
     # The feedback widget: its form opened, filled and sent as a person would.
     shop.evaluate("window.__feedback.createForm().then(function (form) { form.appendToDom(); form.open(); })")

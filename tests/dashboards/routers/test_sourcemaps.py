@@ -79,7 +79,7 @@ def test_browser_error_is_shown_at_its_original_lines(
         shop = chromium.new_page()
         shop.goto(f"http://127.0.0.1:{site.server_address[1]}/index.html")
         # A loaded machine (two test workers on two cores) may take seconds to answer the envelope.
-        shop.wait_for_function("window.__flushed !== undefined", timeout=45000)
+        shop.wait_for_function("() => window.__flushed !== undefined", timeout=45000)
         assert shop.evaluate("window.__flushed") is True
 
         page = chromium.new_page(viewport={"width": 1280, "height": 900})
@@ -123,7 +123,7 @@ def test_browser_error_is_shown_at_its_original_lines(
         # a new issue named after the original function; the first event keeps its issue.
         shop.reload()
         # A loaded machine (two test workers on two cores) may take seconds to answer the envelope.
-        shop.wait_for_function("window.__flushed !== undefined", timeout=45000)
+        shop.wait_for_function("() => window.__flushed !== undefined", timeout=45000)
         assert shop.evaluate("window.__flushed") is True
         # The SDK's 200 means stored in the front door's spool; this test reads the warehouse itself,
         # so it waits for the drain as the service's own readers do.

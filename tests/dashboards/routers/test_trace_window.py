@@ -88,7 +88,10 @@ def test_a_large_trace_draws_the_rows_in_view(chromium, server: str, org_factory
 
     # A taller window draws the rows it now has room for.
     page.set_viewport_size({"width": 1024, "height": 1400})
-    page.wait_for_function(f"document.querySelectorAll('#trace-waterfall .trace-row').length > {drawn}")
+    # A function, not an expression: its polls run in the page, whose CSP refuses eval'ing a string again.
+    page.wait_for_function(
+        "n => document.querySelectorAll('#trace-waterfall .trace-row').length > n", arg=drawn
+    )
     page.set_viewport_size({"width": 1024, "height": 800})
     # Scrolled to the end: the last spans are drawn, the first ones are gone, still a window's worth.
     viewport.evaluate("v => { v.scrollTop = v.scrollHeight; }")

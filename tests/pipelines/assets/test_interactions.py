@@ -1,11 +1,23 @@
-"""The `inp_interactions` asset and its states: in the graph with their checks, in the performance job, and
-the projects' own hosts passed to its query aligned by project."""
+"""The `inp_interactions` asset and its states: in the graph with their checks, in the performance job, the
+projects' own hosts passed to its query aligned by project, and the parts @sentry/browser's frames take."""
 
 from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from pipelines.assets.interactions import host_parameters
 from pipelines.definitions import defs
 from pipelines.jobs import PARTITIONED_JOB_INPUTS, PERFORMANCE_ASSETS
+from stacklens.performance.inp.reads import inp_view
+from stacklens.view_filters import ViewFilters
+from tests.conftest import make_settings
+from tests.stacklens.performance.inp import inp_seed as s
+from tests.stacklens.performance.perf_seed import migrated
+
+ORG, PROJECT = 41, 410
+PAGE = "http://shop.test/cart"
 
 
 def test_the_asset_is_in_the_graph_and_the_performance_job() -> None:
@@ -23,3 +35,44 @@ def test_hosts_are_aligned_with_their_projects() -> None:
         "fp_hosts": [["a.test", "c.test:81"], ["b.test"]],
     }
     assert host_parameters({}) == {"fp_projects": [], "fp_hosts": []}
+
+
+def test_sentry_frames_take_the_part_their_end_says(tmp_path: Path, warehouse_url: str) -> None:
+    """@sentry/browser's INP spans with their page loads' long animation frames (no parts of their own): a
+    frame that began before the input but ran to the interaction's end held its processing (another task
+    opened it just before the click); one that began before and ended well before was input delay; one after
+    the input is processing."""
+    client = migrated(make_settings(tmp_path, warehouse_url))
+    at = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+    handler, queued = uuid.uuid4().hex, uuid.uuid4().hex
+    # The click at `at` lasts 320 ms (the span's end): the frame that ran its handler opened 20 ms before it
+    # and ended 6 ms before the interaction's paint.
+    spans = [s.span(at, PAGE, "button#buy", None, trace_id=handler)]
+    s.store_frames(
+        client,
+        ORG,
+        PROJECT,
+        handler,
+        [(at - timedelta(milliseconds=20), 334.0, "addToCart", "BUTTON#buy.onclick")],
+    )
+    # The second click waited for a timer's frame that ended 200 ms before it did, then its own handler ran.
+    later = at + timedelta(minutes=5)
+    spans.append(s.span(later, PAGE, "button#buy", None, trace_id=queued))
+    s.store_frames(
+        client,
+        ORG,
+        PROJECT,
+        queued,
+        [
+            (later - timedelta(milliseconds=50), 170.0, "tick", "TimerHandler:setInterval"),
+            (later + timedelta(milliseconds=125), 190.0, "addToCart", "BUTTON#buy.onclick"),
+        ],
+    )
+    s.store(client, ORG, PROJECT, spans)
+    s.refresh(client, *s.hour_range(at))
+    scripts = {r.function: r for r in inp_view(client, ORG, PROJECT, ViewFilters.parse(range="24h")).scripts}
+    assert {f: (r.interactions, r.main_part) for f, r in scripts.items()} == {
+        "addToCart": (2, "processing"),
+        "tick": (1, "input_delay"),
+    }
+    assert scripts["addToCart"].input_delay_ms == 0 and scripts["tick"].processing_ms == 0

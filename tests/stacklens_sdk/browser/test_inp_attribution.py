@@ -143,7 +143,7 @@ def _click(browser: Browser, url: str, clicks: int) -> dict[str, list[float]]:
             wait = (tick + 630 - time.time() * 1000) % 600
             time.sleep(wait / 1000)
         page.mouse.click(x, y)
-    page.wait_for_function(f"document.getElementById('count').textContent === '{clicks}'")
+    page.wait_for_function("n => document.getElementById('count').textContent === n", arg=str(clicks))
     page.wait_for_timeout(600)  # the last frames are reported
     spent = page.evaluate("window.SPENT")
     page.goto("about:blank")  # hidden: the attribution sends what it holds
@@ -240,7 +240,7 @@ def test_plain_sentry_frames_name_the_scripts(
     # that wait (input delay) outgrew the handler's own time in the worst interaction.
     for n in range(1, 4):
         page.click("#buy")
-        page.wait_for_function(f"document.getElementById('count').textContent === '{n}'")
+        page.wait_for_function("n => document.getElementById('count').textContent === n", arg=str(n))
     page.wait_for_timeout(5500)  # the page load ends (4 s without activity) and is sent
     spent = page.evaluate("window.SPENT")
     page.goto("about:blank")  # hidden: the INP span is sent

@@ -19,8 +19,11 @@
 -- the frames of its trace that overlap it as its scripts (the 50 longest; the page's host, for the party, from its
 -- page load's URL): the frame's duration as the script's
 -- (an upper bound: the frame's rendering and its shorter scripts are in it), part `input_delay` for a frame that
--- began before the input, else `processing` (the span has no processing start, so no presentation part), and
--- `loaf` 1. Without such frames it stays without script data (`loaf` 0: unknown, never 0 ms) — frames outside a
+-- began before the input and ended more than 32 ms before the interaction did, else `processing` (the span has
+-- no processing start, so no presentation part), and `loaf` 1. The interaction ends at the paint after its
+-- handlers ran, which is the end of the frame that ran them (give or take the 8 ms its duration is rounded to and
+-- the compositing after the frame): a frame still running then held the processing, even when another task had
+-- opened it just before the input came (seen under load: the click's own handler put in input delay). Without such frames it stays without script data (`loaf` 0: unknown, never 0 ms) — frames outside a
 -- page load or navigation span are not recorded by the SDK.
 INSERT INTO inp_interactions
 SELECT org_id, project_id, timestamp, event_id, trace_id, page, environment, release, browser_name,
@@ -53,7 +56,8 @@ FROM
            arraySlice(JSONExtractArrayRaw(d, 'inp.scripts'), 1, 50) AS scripts,
            JSONHas(d, 'inp.loaf') OR JSONHas(a, 'inp.loaf') AS own_loaf,
            toUnixTimestamp64Milli(timestamp) AS start_ms,
-           arraySlice(arrayReverseSort(x -> x.2, arrayFilter(x -> x.1 < toUnixTimestamp64Milli(end_timestamp)
+           toUnixTimestamp64Milli(end_timestamp) AS end_ms,
+           arraySlice(arrayReverseSort(x -> x.2, arrayFilter(x -> x.1 < end_ms
                                                                 AND x.1 + x.2 > start_ms, frames)), 1, 50) AS overlapping,
            NOT own_loaf AND NOT attributed_trace AND notEmpty(overlapping) AS from_frames,
            if(from_frames, arrayMap(x -> substring(x.3, 1, 1024), overlapping),
@@ -65,7 +69,7 @@ FROM
               arrayMap(s -> substring(JSONExtractString(s, 'invoker'), 1, 512), scripts)) AS invokers,
            if(from_frames, arrayMap(x -> round(x.2, 1), overlapping),
               arrayMap(s -> greatest(JSONExtractFloat(s, 'duration'), 0), scripts)) AS durations,
-           if(from_frames, arrayMap(x -> if(x.1 < start_ms, 'input_delay', 'processing'), overlapping),
+           if(from_frames, arrayMap(x -> if(x.1 < start_ms AND x.1 + x.2 < end_ms - 32, 'input_delay', 'processing'), overlapping),
               arrayMap(s -> if(JSONExtractString(s, 'part') IN ('input_delay', 'processing', 'presentation'),
                                JSONExtractString(s, 'part'), 'processing'), scripts)) AS parts,
            arrayMap(h -> toUInt8(h != '' AND h != page_host AND NOT has(own, h)

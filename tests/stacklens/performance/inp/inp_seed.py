@@ -11,8 +11,10 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from pipelines.assets.interactions import INTERACTIONS, host_parameters
+from stacklens.ingest import timeparse
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.inp import inp_rows
+from stacklens.ingest.transactions import spans_rows
 from stacklens.ingest.writer import insert_rows
 from stacklens.warehouse.queries import load_query
 
@@ -34,6 +36,7 @@ def span(
     scripts: list[dict[str, Any]] | None = None,
     browser: str = "Chrome",
     kind: str = "click",
+    trace_id: str | None = None,
 ) -> dict[str, Any]:
     """One interaction's span: with ``parts`` (input delay, processing, presentation) as the SDK's attribution
     sends it, else as @sentry/browser's own INP span (the element as description, no parts)."""
@@ -57,7 +60,7 @@ def span(
         "op": f"ui.interaction.{kind}",
         "description": target,
         "span_id": uuid.uuid4().hex[:16],
-        "trace_id": uuid.uuid4().hex,
+        "trace_id": trace_id or uuid.uuid4().hex,
         "start_timestamp": start,
         "timestamp": start + inp / 1000,
         "measurements": {"inp": {"value": inp, "unit": "millisecond"}},
@@ -69,6 +72,46 @@ def store(client: Client, org_id: int, project_id: int, spans: list[dict[str, An
     origin = Origin(org_id, project_id, None, "batch-inp", datetime.now(UTC).timestamp())
     rows = [row for s in spans for row in inp_rows(s, origin)]
     insert_rows(client, "transactions", rows, uuid.uuid4().hex)  # as the ingest writer lands them
+
+
+def store_frames(
+    client: Client,
+    org_id: int,
+    project_id: int,
+    trace_id: str,
+    frames: list[tuple[datetime, float, str, str]],
+) -> None:
+    """Long animation frames as @sentry/browser records them in a page load of ``trace_id`` (child spans of op
+    ``ui.long-animation-frame`` naming the frame's longest script), each ``(start, ms, function, invoker)`` of
+    a script of the page's own ``/app.js``, stored through the ingest's span rows."""
+    origin = Origin(org_id, project_id, None, "batch-frames", datetime.now(UTC).timestamp())
+    spans = [
+        {
+            "op": "ui.long-animation-frame",
+            "span_id": uuid.uuid4().hex[:16],
+            "trace_id": trace_id,
+            "start_timestamp": start.timestamp(),
+            "timestamp": start.timestamp() + ms / 1000,
+            "data": {
+                "code.file.path": "http://shop.test/app.js",
+                "code.function.name": function,
+                "browser.script.invoker": invoker,
+            },
+        }
+        for start, ms, function, invoker in frames
+    ]
+    transaction = {
+        "event_id": uuid.uuid4().hex,
+        "trace_id": trace_id,
+        "received_at": timeparse.format_ms(origin.received_at),
+        "transaction": "/cart",
+        "op": "pageload",
+        "page": "/cart",
+        "release": "",
+        "environment": "",
+        "service": "",
+    }
+    insert_rows(client, "spans", spans_rows({"spans": spans}, transaction, origin), uuid.uuid4().hex)
 
 
 def refresh(

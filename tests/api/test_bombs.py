@@ -1,7 +1,10 @@
 """Decompression bombs through a real uvicorn server: 1 GiB of newlines in every Content-Encoding.
 
-Each is answered 413 within a second, the server's resident memory growing by less than 100 MB; a key that is
-not the project's is refused before anything is inflated. The server runs in this process (tests/api/live),
+Each is answered 413 for under a second of CPU (the server's and its ingest workers': 0.1–0.3 s on a quiet
+machine; inflating the whole gigabyte would take seconds), the server's resident memory growing by less than
+100 MB; a key that is not the project's is refused before anything is inflated. CPU, not wall time, is held to
+the second: beside other tests on two cores, a request's wall time grew past it (1.04 s once) while its work
+did not; the wall time is held to :data:`WALL_SECONDS`. The server runs in this process (tests/api/live),
 so its memory is this process's: :class:`~tests.stacklens.ingest.bombs.PeakGrowth` resets the peak before
 each request and reads it after. ``/api/ingest`` hands large bodies to its worker processes (started before
 the requests, as the first large batch starts them): their peaks are read the same way.
@@ -9,6 +12,7 @@ the requests, as the first large batch starts them): their peaks are read the sa
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +37,7 @@ ENVELOPE_BOMBS = [
     ("zstd", "zstd"),
 ]
 UNKNOWN_KEY = "stacklens_app_" + "Z" * 24
+WALL_SECONDS = 5.0
 
 
 @pytest.fixture
@@ -52,13 +57,30 @@ def ingest_server(settings: Settings) -> Iterator[str]:
         yield url
 
 
-def _timed(http: httpx.Client, url: str, **kwargs: Any) -> tuple[httpx.Response, float, float]:
-    """The answer, the seconds it took, and the growth of this process's peak memory (MiB) meanwhile."""
+def _cpu_seconds(pids: list[int]) -> float:
+    """The CPU seconds (user and system) this process and the processes ``pids`` (its ingest workers) have
+    spent so far."""
+    total = time.process_time()
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # exited since
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return total
+
+
+def _timed(
+    http: httpx.Client, url: str, workers: list[int] | None = None, **kwargs: Any
+) -> tuple[httpx.Response, float, float]:
+    """The answer, the CPU seconds this process and ``workers`` spent on it, and the growth of this process's
+    peak memory (MiB) meanwhile; a request slower than :data:`WALL_SECONDS` fails here."""
     with PeakGrowth() as peak:
-        started = time.perf_counter()
+        started, spent = time.perf_counter(), _cpu_seconds(workers or [])
         answer = http.post(url, **kwargs)
-        elapsed = time.perf_counter() - started
-    return answer, elapsed, peak.mib
+        spent, elapsed = _cpu_seconds(workers or []) - spent, time.perf_counter() - started
+    assert elapsed < WALL_SECONDS, f"{url}: {elapsed:.2f} s"
+    return answer, spent, peak.mib
 
 
 def test_envelope_and_store_bombs_are_413_fast_and_small(server: str, make_org) -> None:
@@ -70,28 +92,28 @@ def test_envelope_and_store_bombs_are_413_fast_and_small(server: str, make_org) 
             headers = {"Content-Encoding": coding}
             for endpoint in ("envelope", "store"):
                 url = f"/api/{org['project_id']}/{endpoint}/"
-                answer, elapsed, grown = _timed(
+                answer, cpu, grown = _timed(
                     http, url, params={"sentry_key": org["app_key"]}, content=body, headers=headers
                 )
                 assert answer.status_code == 413, answer.text
                 assert "exceeds 64 MiB" in answer.json()["detail"]
                 assert answer.headers["access-control-allow-origin"] == "*", "SDKs read the refusal"
-                assert elapsed < 1.0, f"{endpoint} {name}: {elapsed:.2f} s"
+                assert cpu < 1.0, f"{endpoint} {name}: {cpu:.2f} s of CPU"
                 assert grown < 100, f"{endpoint} {name}: the server grew by {grown:.0f} MiB"
 
                 # A key that is no key of this project: refused before a byte is inflated.
-                answer, elapsed, grown = _timed(
+                answer, cpu, grown = _timed(
                     http, url, params={"sentry_key": UNKNOWN_KEY}, content=body, headers=headers
                 )
                 assert answer.status_code == 403, answer.text
-                assert elapsed < 1.0 and grown < 10, (endpoint, name, elapsed, grown)
+                assert cpu < 1.0 and grown < 10, (endpoint, name, cpu, grown)
             # No key in the URL: only the envelope header (the first line) is inflated; it names no key.
-            answer, elapsed, grown = _timed(
+            answer, cpu, grown = _timed(
                 http, f"/api/{org['project_id']}/envelope/", content=body, headers=headers
             )
             assert answer.status_code == 401 and "no DSN key" in answer.json()["detail"], answer.text
             # The first line's decoder (a brotli window is 4 MiB here) and nothing more.
-            assert elapsed < 1.0 and grown < 20, (name, elapsed, grown)
+            assert cpu < 1.0 and grown < 20, (name, cpu, grown)
 
 
 def test_a_key_in_the_envelope_header_is_checked_before_the_rest_is_inflated(server: str, make_org) -> None:
@@ -105,11 +127,11 @@ def test_a_key_in_the_envelope_header_is_checked_before_the_rest_is_inflated(ser
         body = b"".join([compressor.process(header)] + [compressor.process(piece) for _ in range(256)])
         body += compressor.finish()  # the header, then 256 MiB of newlines
         with httpx.Client(base_url=server, timeout=30) as http:
-            answer, elapsed, grown = _timed(
+            answer, cpu, grown = _timed(
                 http, f"/api/{org['project_id']}/envelope/", content=body, headers={"Content-Encoding": "br"}
             )
         assert answer.status_code == status, answer.text
-        assert elapsed < 1.0 and grown < 100, (status, elapsed, grown)
+        assert cpu < 1.0 and grown < 100, (status, cpu, grown)
         if status == 403:  # the header line's decoder alone (a 4 MiB brotli window), not the 64 MiB
             assert grown < 20, f"an unknown key in the header cost {grown:.0f} MiB"
 
@@ -167,15 +189,15 @@ def test_ingest_bombs_are_413_fast_and_small(ingest_server: str, make_org) -> No
             body = bomb(coding)
             headers = {"Authorization": f"Bearer {org['api_key']}", "Content-Encoding": coding}
             with PeakGrowth(workers) as in_workers:
-                answer, elapsed, grown = _timed(http, "/api/ingest", content=body, headers=headers)
+                answer, cpu, grown = _timed(http, "/api/ingest", workers, content=body, headers=headers)
             assert answer.status_code == 413 and "exceeds 64 MiB" in answer.json()["detail"], answer.text
-            assert elapsed < 1.0, f"{coding}: {elapsed:.2f} s"
+            assert cpu < 1.0, f"{coding}: {cpu:.2f} s of CPU"
             assert grown < 100, f"{coding}: the server grew by {grown:.0f} MiB"
             # A large body (the 1 MB gzip one) is decoded by each worker process, bounded the same way; a
             # small one (the 32 KB zstd one) in the server.
             assert in_workers.mib < 100, in_workers.each
 
             unknown = {**headers, "Authorization": "Bearer stacklens_api_" + "Z" * 32}
-            answer, elapsed, grown = _timed(http, "/api/ingest", content=body, headers=unknown)
+            answer, cpu, grown = _timed(http, "/api/ingest", workers, content=body, headers=unknown)
             assert answer.status_code == 401, answer.text
-            assert elapsed < 1.0 and grown < 10, (coding, elapsed, grown)
+            assert cpu < 1.0 and grown < 10, (coding, cpu, grown)

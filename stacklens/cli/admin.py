@@ -10,12 +10,13 @@ import argparse
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any
 
 from stacklens.control.roles import ROLES
 from stacklens.settings import Settings, get_settings
+
+if TYPE_CHECKING:  # the ORM loads when a command opens the control store, not to list the commands
+    from sqlalchemy.orm import Session
 
 
 @contextmanager

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-from stacklens.cli.demo_org import DemoOrg
 from stacklens.settings import Settings, get_settings
+
+if TYPE_CHECKING:  # the control store's modules load when the command runs, not for every other command
+    from stacklens.cli.demo_org import DemoOrg
 
 
 def ensure_demo_org(settings: Settings) -> DemoOrg:

@@ -3,13 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-# Four pytest workers (pytest-xdist) on the two cores of the machines we run on: the suite waits on servers it
-# starts, browsers and subprocesses, and with three the cores were still 11-15 % idle over a run (vmstat; two left
-# a third idle) (bench/RESULTS.md, "Test suite"). A file's tests stay on one worker, each worker has a Redis
+# Three pytest workers (pytest-xdist) on the two cores of the machines we run on: two left the cores about a third
+# idle (the suite waits on servers it starts, browsers and minute ticks), three keep them busy — 20.5 min of pytest
+# instead of 24 (bench/RESULTS.md, "Test suite"). A file's tests stay on one worker, each worker has a Redis
 # database of its own (tests/conftest.py); the files in the collection's order, the longest first
 # (tests/scheduling.py), not xdist's default by number of tests.
 # `make test PYTEST_ARGS=` runs one process (docs/decisions.md).
-PYTEST_ARGS ?= -n 4 --dist loadfile --no-loadscope-reorder
+PYTEST_ARGS ?= -n 3 --dist loadfile --no-loadscope-reorder
 
 .PHONY: up test lint schema install-server install-dev test-deps bytecode
 

@@ -1,6 +1,6 @@
 """The order in which `make test`'s workers take the test files: the longest first, by measured durations.
 
-`make test` runs ``-n 4 --dist loadfile --no-loadscope-reorder``: a worker takes a whole file at a time, in
+`make test` runs ``-n 3 --dist loadfile --no-loadscope-reorder``: a worker takes a whole file at a time, in
 the order of the collection, and another file when it has two tests left. Taking the longest files first
 leaves the short ones for the end, where they fill the gaps, so the workers finish within a short file of
 each other (without ``--no-loadscope-reorder`` pytest-xdist orders the files by their number of tests

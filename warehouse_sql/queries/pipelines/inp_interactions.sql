@@ -23,8 +23,9 @@
 -- no processing start, so no presentation part), and `loaf` 1. The interaction ends at the paint after its
 -- handlers ran, which is the end of the frame that ran them (give or take the 8 ms its duration is rounded to and
 -- the compositing after the frame): a frame still running then held the processing, even when another task had
--- opened it just before the input came (seen under load: the click's own handler put in input delay). Without such frames it stays without script data (`loaf` 0: unknown, never 0 ms) — frames outside a
--- page load or navigation span are not recorded by the SDK.
+-- opened it just before the input came (seen under load: the click's own handler put in input delay). Without
+-- such frames it stays without script data (`loaf` 0: unknown, never 0 ms) — frames outside a page load or
+-- navigation span are not recorded by the SDK.
 INSERT INTO inp_interactions
 SELECT org_id, project_id, timestamp, event_id, trace_id, page, environment, release, browser_name,
        target, type, inp, input_delay, processing, presentation, loaf,
@@ -69,7 +70,8 @@ FROM
               arrayMap(s -> substring(JSONExtractString(s, 'invoker'), 1, 512), scripts)) AS invokers,
            if(from_frames, arrayMap(x -> round(x.2, 1), overlapping),
               arrayMap(s -> greatest(JSONExtractFloat(s, 'duration'), 0), scripts)) AS durations,
-           if(from_frames, arrayMap(x -> if(x.1 < start_ms AND x.1 + x.2 < end_ms - 32, 'input_delay', 'processing'), overlapping),
+           if(from_frames, arrayMap(x -> if(x.1 < start_ms AND x.1 + x.2 < end_ms - 32, 'input_delay', 'processing'),
+                                    overlapping),
               arrayMap(s -> if(JSONExtractString(s, 'part') IN ('input_delay', 'processing', 'presentation'),
                                JSONExtractString(s, 'part'), 'processing'), scripts)) AS parts,
            arrayMap(h -> toUInt8(h != '' AND h != page_host AND NOT has(own, h)

@@ -181,7 +181,7 @@ def test_a_replayed_callback_and_a_domain_not_allowed_are_refused(sso) -> None:
 
 def test_a_rotated_signing_key_is_fetched_again(sso, monkeypatch: pytest.MonkeyPatch) -> None:
     _finish(sso, *_sign_in(sso, "bob"))  # the key set is cached now
-    # No once-a-second limit here (the forged-signature test holds it): that test may have spent this
+    # No once-a-second limit on the key set's fetch here: the forged-signature test may have spent this
     # second's fetch with its unknown key id, and what is checked here is that a rotation is fetched at all.
     monkeypatch.setattr(oidc, "JWKS_REFETCH_S", 0.0)
     state, code = _sign_in(sso, "bob")

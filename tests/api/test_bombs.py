@@ -12,7 +12,7 @@ the requests, as the first large batch starts them): their peaks are read the sa
 
 from __future__ import annotations
 
-import os
+import contextlib
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from stacklens.ingest.workers import pool_for
@@ -62,11 +63,9 @@ def _cpu_seconds(pids: list[int]) -> float:
     spent so far."""
     total = time.process_time()
     for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:  # exited since
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+        with contextlib.suppress(psutil.NoSuchProcess):  # exited since
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
     return total
 
 

@@ -50,12 +50,11 @@ stores, org_factory = store_fixtures("pdf-report")
 
 @pytest.fixture(scope="module")
 def report(stores: Settings, org_factory):
-    settings = stores
-    client = migrated(settings)
+    client = migrated(stores)
     acme, other = org_factory("Acme"), org_factory("Other", project="Other App")
     seed(client, int(acme["org_id"]), int(acme["project_id"]), loads=200, seed=3, facts=False)
     seed(client, int(other["org_id"]), int(other["project_id"]), loads=60, seed=4)
-    with session_scope(settings) as session:
+    with session_scope(stores) as session:
         project = project_by_slug(session, str(acme["project"]))
         budgets.create_budget(session, project, "lcp_ms", "*", 2500)
         budgets.create_budget(session, project, "load_time_ms", "/checkout", 1)

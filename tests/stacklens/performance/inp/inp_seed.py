@@ -4,6 +4,7 @@ into `inp_interactions` and its states by the step's queries."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -11,10 +12,9 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from pipelines.assets.interactions import INTERACTIONS, host_parameters
-from stacklens.ingest import timeparse
 from stacklens.ingest.fields import Origin
 from stacklens.ingest.inp import inp_rows
-from stacklens.ingest.transactions import spans_rows
+from stacklens.ingest.transactions import spans_rows, transaction_row
 from stacklens.ingest.writer import insert_rows
 from stacklens.warehouse.queries import load_query
 
@@ -81,37 +81,41 @@ def store_frames(
     trace_id: str,
     frames: list[tuple[datetime, float, str, str]],
 ) -> None:
-    """Long animation frames as @sentry/browser records them in a page load of ``trace_id`` (child spans of op
-    ``ui.long-animation-frame`` naming the frame's longest script), each ``(start, ms, function, invoker)`` of
-    a script of the page's own ``/app.js``, stored through the ingest's span rows."""
-    origin = Origin(org_id, project_id, None, "batch-frames", datetime.now(UTC).timestamp())
-    spans = [
-        {
-            "op": "ui.long-animation-frame",
-            "span_id": uuid.uuid4().hex[:16],
-            "trace_id": trace_id,
-            "start_timestamp": start.timestamp(),
-            "timestamp": start.timestamp() + ms / 1000,
-            "data": {
-                "code.file.path": "http://shop.test/app.js",
-                "code.function.name": function,
-                "browser.script.invoker": invoker,
-            },
-        }
-        for start, ms, function, invoker in frames
-    ]
-    transaction = {
+    """A page load of ``trace_id`` as @sentry/browser sends it with its long animation frames (child spans of
+    op ``ui.long-animation-frame`` naming the frame's longest script), each ``(start, ms, function, invoker)``
+    of a script of the page's own ``/app.js``; stored through the ingest's transaction and span rows."""
+    first = min(start for start, *_ in frames) - timedelta(seconds=1)
+    last = max(start + timedelta(milliseconds=ms) for start, ms, *_ in frames)
+    payload = {
         "event_id": uuid.uuid4().hex,
-        "trace_id": trace_id,
-        "received_at": timeparse.format_ms(origin.received_at),
+        "type": "transaction",
+        "platform": "javascript",
         "transaction": "/cart",
-        "op": "pageload",
-        "page": "/cart",
-        "release": "",
-        "environment": "",
-        "service": "",
+        "start_timestamp": first.timestamp(),
+        "timestamp": last.timestamp(),
+        "request": {"url": "http://shop.test/cart"},
+        "contexts": {"trace": {"trace_id": trace_id, "span_id": uuid.uuid4().hex[:16], "op": "pageload"}},
+        "spans": [
+            {
+                "op": "ui.long-animation-frame",
+                "span_id": uuid.uuid4().hex[:16],
+                "trace_id": trace_id,
+                "start_timestamp": start.timestamp(),
+                "timestamp": start.timestamp() + ms / 1000,
+                "data": {
+                    "code.file.path": "http://shop.test/app.js",
+                    "code.function.name": function,
+                    "browser.script.invoker": invoker,
+                },
+            }
+            for start, ms, function, invoker in frames
+        ],
     }
-    insert_rows(client, "spans", spans_rows({"spans": spans}, transaction, origin), uuid.uuid4().hex)
+    origin = Origin(org_id, project_id, None, "batch-frames", datetime.now(UTC).timestamp())
+    raw = json.dumps(payload)
+    row = transaction_row(payload, origin, raw.encode(), raw)
+    insert_rows(client, "transactions", [row], uuid.uuid4().hex)
+    insert_rows(client, "spans", spans_rows(payload, row, origin), uuid.uuid4().hex)
 
 
 def refresh(

@@ -267,15 +267,23 @@ async def _accepted(
     decoded = DecodedBody(body, request.headers.get("content-encoding"), MAX_DECODED_BYTES, "OTLP body")
     key = request.headers.get(APP_KEY_HEADER) or auth_key(request.headers, request.query_params)
 
+    # What a run of the road stopped by a step that may block had already done (api/admission.py runs it
+    # again on a thread): its conversion is kept, not made twice — the conversion has no effect to undo,
+    # but it is the export's costliest step, and a control-store read that is no longer cached stops the
+    # admission after it.
+    progress: list[_Export[M]] = []
+
     def road() -> _Export[M]:
-        export: _Export[M] = _Export(_identify(settings, project_id, key), decoded.rest())
-        if len(export.raw) <= SMALL_BODY_BYTES:
+        if not progress:
+            progress.append(_Export(_identify(settings, project_id, key), decoded.rest()))
+        export = progress[0]
+        if export.made is None and len(export.raw) <= SMALL_BODY_BYTES:
             export.made = convert(
                 export.raw, media, key or "", _quota_check(settings, export.caller, limiter)
             )
-            if len(export.made.body) <= SMALL_BODY_BYTES:
-                export.admission = _admit(settings, export.caller, export.made, limiter)
-                export.admitted = True
+        if export.made is not None and len(export.made.body) <= SMALL_BODY_BYTES:
+            export.admission = _admit(settings, export.caller, export.made, limiter)
+            export.admitted = True
         return export
 
     export = await admitted(len(body), road)

@@ -76,8 +76,8 @@ bytecode:
 up: install-server bytecode
 	$(if $(PORT),STACKLENS_PORT=$(PORT) )$(PY) -m stacklens.cli.main up $(UP_ARGS)
 
-# The quality gates, in this order; the first that fails stops `make test` (and so CI, .ci/run):
-# formatting, lint, types (files and options in pyproject's [tool.mypy]), then the suite.
+# The quality gates; the first that fails stops `make test` (and so CI, .ci/run): formatting, lint, then types
+# (files and options in pyproject's [tool.mypy]) beside the suite, which a type error stops (tests/typed_suite.py).
 # The tests' temporary files (pytest's tmp_path and every data directory, warehouse, spool and SQLite file the tests
 # make under it) go to tmpfs where the machine has one: Dagster's SQLite event log commits once per event and the
 # front door's spool syncs every accept group, and on a disk those syncs were most of a pipeline test's time (one
@@ -88,11 +88,10 @@ TEST_TMPDIR ?= $(if $(wildcard /dev/shm/.),/dev/shm/stacklens-tests)
 test: install-dev test-deps bytecode
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
-	$(PY) -m mypy
 	@$(PY) tests/services_env.py > $(VENV)/.test-env
 	@$(if $(TEST_TMPDIR),mkdir -p $(TEST_TMPDIR))
 	@$(PY) -m tests.assert_bytecode
-	@set -a; . $(VENV)/.test-env; set +a; $(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(PY) -m pytest $(PYTEST_ARGS)
+	@set -a; . $(VENV)/.test-env; set +a; $(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(PY) -m tests.typed_suite $(PYTEST_ARGS)
 
 lint: install-dev
 	$(VENV)/bin/ruff format --check .

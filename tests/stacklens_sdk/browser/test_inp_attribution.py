@@ -60,6 +60,11 @@ Sentry.init({{ dsn: "{dsn}", release: "shop@1.0.0", environment: "test",
                  Sentry.browserApiErrorsIntegration({{ eventTarget: false, setTimeout: false, setInterval: false,
                    requestAnimationFrame: false, XMLHttpRequest: false }})],
   tracesSampleRate: 1.0, traceLifecycle: "static" }});
+// The frames the browser reports for the handler, as the SDK reads them: what StackLens must show.
+window.FRAMES = [];
+new PerformanceObserver(list => list.getEntries().forEach(frame => {{
+  if (frame.scripts.some(s => s.sourceFunctionName === "addToCart")) window.FRAMES.push(frame.duration);
+}})).observe({{ type: "long-animation-frame", buffered: true }});
 </script></head>
 <body><button id="buy">Add to cart</button> <span id="count">0</span><script src="/app.js"></script></body></html>
 """
@@ -243,6 +248,7 @@ def test_plain_sentry_frames_name_the_scripts(
         page.wait_for_function("n => document.getElementById('count').textContent === n", arg=str(n))
     page.wait_for_timeout(5500)  # the page load ends (4 s without activity) and is sent
     spent = page.evaluate("window.SPENT")
+    frames = page.evaluate("window.FRAMES")
     page.goto("about:blank")  # hidden: the INP span is sent
     page.close()
     client = get_warehouse(settings)
@@ -257,8 +263,11 @@ def test_plain_sentry_frames_name_the_scripts(
     assert handler.url == f"{shop_url}/app.js" and not handler.third_party
     assert (handler.function, handler.invoker) == ("addToCart", "BUTTON#buy.onclick")
     assert handler.interactions == 1 and handler.main_part == "processing"
-    # The frame's duration: the handler's run and the frame's rendering after it.
-    assert handler.avg_ms == pytest.approx(statistics.mean(spent["handler"]), rel=0.15)
+    # The frame's duration: the handler's run and the frame's rendering after it — the duration the browser
+    # reported for one of the handler's frames (the worst interaction's), whatever the machine's load made it.
+    assert len(frames) == 3, frames
+    assert any(handler.avg_ms == pytest.approx(frame, abs=1.5) for frame in frames), (handler.avg_ms, frames)
+    assert handler.avg_ms >= 0.85 * statistics.mean(spent["handler"]), (handler.avg_ms, spent)
     button = next(r for r in view.parts if r.target == "body > button#buy")
     assert (button.interactions, button.with_scripts, button.attributed) == (1, 1, 0)
     page_row = next(p for p in view.parties if p.page == "/sentry")

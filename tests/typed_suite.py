@@ -30,7 +30,9 @@ def main(pytest_args: list[str], type_check: list[str] = TYPE_CHECK, suite_comma
         typed = subprocess.Popen(type_check, stdout=typed_out, stderr=subprocess.STDOUT)
         # A session of its own: Ctrl-C in the terminal reaches this process, which passes it on once; and
         # should the suite not stop, its whole session (workers, the servers they started) is killed.
-        suite = subprocess.Popen([*suite_command, *pytest_args], start_new_session=True)
+        suite = subprocess.Popen(
+            [*suite_command, *pytest_args], start_new_session=True, preexec_fn=_interruptible
+        )
         try:
             typed_status = typed.wait()
             typed_out.seek(0)
@@ -46,6 +48,12 @@ def main(pytest_args: list[str], type_check: list[str] = TYPE_CHECK, suite_comma
             _stop(suite)
             typed.kill()
             return 130
+
+
+def _interruptible() -> None:
+    """In the suite's process before it starts: Ctrl-C's signal handled as Python's default (a process that
+    runs this one, such as a test worker, may ignore it, and the suite would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _stop(suite: subprocess.Popen[bytes]) -> None:

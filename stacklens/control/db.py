@@ -9,6 +9,7 @@ and the schema is created when missing."""
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -220,12 +221,44 @@ def _sqlite_migration_lock(engine: Engine) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def head_revisions(versions: Path | None = None) -> frozenset[str]:
+    """The migrations' newest revisions (no other revision names them as its parent), read from the files in
+    ``versions`` (the control store's) as Alembic reads them, without importing Alembic."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (versions or MIGRATIONS_DIR / "versions").glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        revision = re.search(r"^revision\s*=\s*[\"']([^\"']+)[\"']", source, re.MULTILINE)
+        parent = re.search(r"^down_revision\s*=\s*([^#\n]*)", source, re.MULTILINE)
+        if revision:
+            revisions.add(revision.group(1))
+        if parent:
+            parents.update(re.findall(r"[\"']([^\"']+)[\"']", parent.group(1)))
+    return frozenset(revisions - parents)
+
+
+def _at_head(engine: Engine) -> bool:
+    """Whether the store is already at the migrations' head: then a command or a server start skips Alembic,
+    whose import (Mako, and through it Pygments' lexers) and walk of the scripts cost ~0.3 s of CPU each
+    time. A store without Alembic's table, or at another revision, is upgraded (or refused) by Alembic."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with engine.connect() as connection:
+            stored = {row[0] for row in connection.execute(text("SELECT version_num FROM alembic_version"))}
+    except SQLAlchemyError:
+        return False  # no table yet: a new store
+    return bool(stored) and stored == head_revisions()
+
+
 def migrate_control_store(settings: Settings) -> None:
     """Bring the control store to the newest Alembic revision. Safe to run again and from several
     processes."""
     from sqlalchemy.exc import SQLAlchemyError
 
     engine = get_engine(settings)
+    if _at_head(engine):
+        return
     sqlite = engine.dialect.name == "sqlite"
     try:
         with engine.connect() as connection:

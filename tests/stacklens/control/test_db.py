@@ -3,12 +3,13 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 from stacklens.control.db import (
     MIGRATIONS_DIR,
@@ -216,3 +217,47 @@ def test_a_sqlite_upgrade_that_fails_half_way_leaves_the_store_as_it_was(setting
     migrate_control_store(settings)
     assert current_revision(settings) == _head()
     assert "issue_merges" in set(inspect(get_engine(settings)).get_table_names())
+
+
+def test_the_head_read_from_the_files_is_alembics(tmp_path: Path) -> None:
+    from alembic.config import Config
+
+    from stacklens.control.db import head_revisions
+
+    assert head_revisions() == {_head()}
+    # A merge names two parents (a tuple), and a branch left open is a head of its own.
+    versions = tmp_path / "versions"
+    versions.mkdir()
+    for name, parent in [
+        ("a", "None"),
+        ("b", '"a"'),
+        ("c", '"a"'),
+        ("m", '("b", "c")  # the merge'),
+        ("x", '"a"'),
+    ]:
+        (versions / f"{name}.py").write_text(f'revision = "{name}"\ndown_revision = {parent}\n')
+    assert head_revisions(versions) == {"m", "x"}
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    assert head_revisions() == set(ScriptDirectory.from_config(config).get_heads())
+
+
+def test_a_store_at_the_head_is_not_upgraded_again(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new store is upgraded; one already at the head skips Alembic (its import and script walk, ~0.3 s of
+    a command's CPU)."""
+    from stacklens.control import db
+
+    upgrades: list[str] = []
+    real = db._upgrade
+
+    def upgrade(engine: Engine, connection: Connection) -> None:
+        upgrades.append("up")
+        real(engine, connection)
+
+    monkeypatch.setattr(db, "_upgrade", upgrade)
+    migrate_control_store(settings)
+    assert upgrades == ["up"] and current_revision(settings) == _head()
+    migrate_control_store(settings)
+    assert upgrades == ["up"]

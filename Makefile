@@ -7,6 +7,8 @@ PIP := $(VENV)/bin/pip
 # fresh clone (bench/RESULTS.md, "Test suite"). It compiles the dependencies' bytecode as pip does: without it,
 # every process of the suite compiled Dagster, SQLAlchemy and FastAPI again when PYTHONDONTWRITEBYTECODE is set.
 UV := $(VENV)/bin/uv
+# The project always rebuilt (an edited ingest module is compiled again), the dependencies' bytecode written.
+UV_INSTALL := $(UV) pip install --python $(PY) --quiet --compile-bytecode --reinstall-package stacklens
 # Three pytest workers (pytest-xdist) on the two cores of the machines we run on: two left the cores about a third
 # idle (the suite waits on servers it starts, browsers and minute ticks), three keep them busy — 20.5 min of pytest
 # instead of 24 (bench/RESULTS.md, "Test suite"). A file's tests stay on one worker, each worker has a Redis
@@ -33,11 +35,11 @@ BUILD_INPUTS := pyproject.toml setup.py $(wildcard stacklens/ingest/*.py stackle
 # removes compiled modules a dev install left, so an edited module never runs from a stale build.
 $(VENV)/.server-installed: $(BUILD_INPUTS) | $(UV)
 	rm -f stacklens/ingest/*.so stacklens/ingest/*/*.so
-	STACKLENS_PURE_PYTHON=1 $(UV) pip install --python $(PY) --quiet --compile-bytecode --reinstall-package stacklens -e '.[server]'
+	STACKLENS_PURE_PYTHON=1 $(UV_INSTALL) -e '.[server]'
 	touch $@
 
 $(VENV)/.dev-installed: $(BUILD_INPUTS) | $(UV)
-	$(UV) pip install --python $(PY) --quiet --compile-bytecode --reinstall-package stacklens -e '.[dev]'
+	$(UV_INSTALL) -e '.[dev]'
 	touch $@ $(VENV)/.server-installed
 
 install-server: $(VENV)/.server-installed

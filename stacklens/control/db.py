@@ -8,6 +8,7 @@ and the schema is created when missing."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -248,7 +249,14 @@ def _at_head(engine: Engine) -> bool:
             stored = {row[0] for row in connection.execute(text("SELECT version_num FROM alembic_version"))}
     except SQLAlchemyError:
         return False  # no table yet: a new store
-    return bool(stored) and stored == head_revisions()
+    return bool(stored) and stored == _shipped_heads()
+
+
+@functools.cache
+def _shipped_heads() -> frozenset[str]:
+    """The head of the migrations this installation ships, read once per process (every test's store and
+    every request-free command asks)."""
+    return head_revisions()
 
 
 def migrate_control_store(settings: Settings) -> None:

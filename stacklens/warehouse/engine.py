@@ -106,28 +106,30 @@ def start_embedded_engine() -> None:
             previous = os.getcwd()
             os.chdir(private)
             try:
-                importlib.import_module(_ENGINE_MODULE)
+                _import_without_arrow(_ENGINE_MODULE)
+                _import_without_arrow(f"{_ENGINE_MODULE}.state")  # what its ``connect`` imports
             finally:
                 os.chdir(previous)
-        _import_connections_without_arrow()
 
 
-def _import_connections_without_arrow() -> None:
-    """Import the engine's connection module (``chdb.state``, which its ``connect`` imports) without pyarrow.
+def _import_without_arrow(module: str) -> None:
+    """Import the engine's ``module`` without pyarrow.
 
-    That module imports pyarrow, if it is installed, only for its Arrow results (``ArrowTable`` output,
-    ``record_batch``), and works without it; clickhouse-connect reads the engine's Native format and never
-    asks for Arrow. pyarrow and the numpy it brings hold ~40 MiB resident, which the server would carry from
-    its start for nothing: it is loaded by the first Explore download that writes Parquet instead. Where
-    pyarrow is loaded already (a test process, a notebook), the engine's module takes it as usual. An entry
-    of ``None`` in ``sys.modules`` makes an import raise ImportError; it is there only while the module is
-    imported, under the start lock, before the service's threads run.
+    The engine's connection module (``chdb.state``, which the package itself imports since chdb 4.4 and its
+    ``connect`` imports in any release) imports pyarrow, if it is installed, only for its Arrow results
+    (``ArrowTable`` output, ``record_batch``), and works without it; clickhouse-connect reads the engine's
+    Native format and never asks for Arrow. pyarrow and the numpy it brings hold ~40 MiB resident, which the
+    server would carry from its start for nothing: it is loaded by the first Explore download that writes
+    Parquet instead. Where pyarrow is loaded already (a test process, a notebook), the engine's modules take
+    it as usual. An entry of ``None`` in ``sys.modules`` makes an import raise ImportError; it is there only
+    while the module is imported, under the start lock, before the service's threads run.
     """
-    if "chdb.state" in sys.modules or "pyarrow" in sys.modules:
+    if module in sys.modules or "pyarrow" in sys.modules:
+        importlib.import_module(module)
         return
     sys.modules["pyarrow"] = None  # type: ignore[assignment]  # "not importable", for this import only
     try:
-        importlib.import_module(f"{_ENGINE_MODULE}.state")
+        importlib.import_module(module)
     finally:
         if "pyarrow" in sys.modules and sys.modules["pyarrow"] is None:
             del sys.modules["pyarrow"]

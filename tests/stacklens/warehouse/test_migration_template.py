@@ -139,3 +139,64 @@ def test_an_emptied_database_is_the_next_copy_and_its_views_write(
         parameters={"db": following.warehouse_database},
     )
     assert not wt.recycle(admin, following.warehouse_database)
+
+
+def _parts_of(settings: Settings, table: str) -> list[str]:
+    return [
+        name
+        for (name,) in get_warehouse(settings)
+        .query(
+            "SELECT name FROM system.parts WHERE database = {db:String} AND table = {t:String} AND active "
+            "ORDER BY name",
+            parameters={"db": settings.warehouse_database, "t": table},
+        )
+        .result_rows
+    ]
+
+
+def test_a_pooled_database_is_known_by_its_files_and_parts(settings: Settings, tmp_path, monkeypatch) -> None:
+    """A database taken from the pool is checked at its end by its objects' metadata files (an ALTER writes
+    the file anew), and the template's rows are written again only into a table some write reached: a
+    database left alone keeps its parts, one whose ``schema_migrations`` got a row (even one replaced back
+    to the same count) has the template's rows again, and a dropped view keeps it out of the pool."""
+    from stacklens.warehouse.client import warehouse_client
+
+    monkeypatch.setattr(wt, "POOL_SIZE", 100)
+    admin = warehouse_client(settings.resolved_warehouse_url, "default")
+    migrations.apply_migrations(settings)
+    fresh_rows, fresh_recorded = _rows(settings), _recorded(settings)
+    assert wt.recycle(admin, settings.warehouse_database)
+
+    untouched = make_settings(tmp_path / "a", settings.warehouse_url)
+    migrations.apply_migrations(untouched)
+    built = wt._built[untouched.warehouse_database]
+    assert built.files is not None and built.parts is not None, "a pooled database is known by its files"
+    kept = _parts_of(untouched, "schema_migrations")
+    assert wt.recycle(admin, untouched.warehouse_database)
+
+    written = make_settings(tmp_path / "b", settings.warehouse_url)
+    migrations.apply_migrations(written)
+    assert _parts_of(written, "schema_migrations") == kept, "an untouched table is not written again"
+    assert _rows(written) == fresh_rows
+    first = migration_status(written)[0]
+    get_warehouse(written).command(
+        "INSERT INTO {db:Identifier}.schema_migrations (name, checksum, retention_days, updated_at) "
+        "VALUES ({name:String}, 'changed', 1, now64(3) + 1)",
+        parameters={"db": written.warehouse_database, "name": first.name},
+    )
+    get_warehouse(written).command(
+        "OPTIMIZE TABLE {db:Identifier}.schema_migrations FINAL",
+        parameters={"db": written.warehouse_database},
+    )
+    assert _rows(written) == fresh_rows and _recorded(written) != fresh_recorded, "replaced, same count"
+    assert wt.recycle(admin, written.warehouse_database)
+
+    following = make_settings(tmp_path / "c", settings.warehouse_url)
+    migrations.apply_migrations(following)
+    assert _rows(following) == fresh_rows
+    assert _recorded(following) == fresh_recorded
+    # A view dropped: not pooled.
+    get_warehouse(following).command(
+        "DROP VIEW {db:Identifier}.issue_list", parameters={"db": following.warehouse_database}
+    )
+    assert not wt.recycle(admin, following.warehouse_database)

@@ -226,9 +226,7 @@ def settings(tmp_path: Path, warehouse_url: str) -> Iterator[Settings]:
 @pytest.fixture(params=["sqlite", "postgres"])
 def control_settings(request: pytest.FixtureRequest, settings: Settings) -> Iterator[Settings]:
     """``settings`` with a migrated control store, once on SQLite and once on PostgreSQL (a fresh schema)."""
-    from sqlalchemy import text
-
-    from stacklens.control.db import dispose_engines, get_engine, migrate_control_store
+    from stacklens.control.db import dispose_engines, migrate_control_store
 
     current, schema = settings, None
     if request.param == "postgres":
@@ -243,8 +241,7 @@ def control_settings(request: pytest.FixtureRequest, settings: Settings) -> Iter
 
         flush_all()  # the test's key-use counts, written before its schema goes
         if schema is not None:
-            with get_engine(current).begin() as connection:
-                connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            control_template.release_schema(current, schema)  # emptied for the next test's schema, or dropped
         dispose_engines()
 
 

@@ -99,3 +99,66 @@ def test_a_store_at_the_newest_revision_is_left_as_it_is(settings: Settings) -> 
     assert current_revision(settings) == ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
     with session_scope(settings) as session:
         assert [o.slug for o in session.query(Organization)] == ["kept"]
+
+
+def _schemas(settings: Settings) -> set[str]:
+    with get_engine(settings).connect() as connection:
+        return set(connection.execute(text("SELECT nspname FROM pg_namespace")).scalars())
+
+
+def test_a_pooled_postgres_schema_is_the_store_the_runner_builds(
+    settings: Settings, postgres_url: str, monkeypatch
+) -> None:
+    """A PostgreSQL schema the copying runner migrated is emptied into a pool at its test's end, and the next
+    empty schema is that one renamed: the runner's objects, Alembic's revision, no rows, identities from the
+    start. One whose objects changed is dropped instead."""
+    from stacklens.control.db import dispose_engines, session_scope
+    from tests import control_template
+    from tests.conftest import postgres_schema_url
+
+    monkeypatch.setattr(control_template, "PG_POOL_SIZE", 100)  # room whatever the tests before left there
+
+    def store() -> tuple[Settings, str]:
+        url, schema = postgres_schema_url(postgres_url)
+        return settings.model_copy(update={"database_url": url}), schema
+
+    def catalog(store: Settings, schema: str) -> frozenset[tuple[str, str, str, str]]:
+        with get_engine(store).begin() as connection:
+            return control_template._catalog(connection, schema)
+
+    used, used_schema = store()
+    migrate_control_store(used)
+    with session_scope(used) as session:
+        session.add_all([Organization(name="One", slug="one"), Organization(name="Two", slug="two")])
+    control_template.release_schema(used, used_schema)
+    assert used_schema not in _schemas(used), "emptied and renamed into the pool"
+
+    taken, taken_schema = store()
+    pooled = sum(len(names) for names in control_template._pg_pools.values())
+    migrate_control_store(taken)
+    assert sum(len(names) for names in control_template._pg_pools.values()) == pooled - 1, (
+        "taken from the pool"
+    )
+    migrated, migrated_schema = store()
+    try:
+        with runner_only():
+            migrate_control_store(migrated)
+        assert catalog(taken, taken_schema) == catalog(migrated, migrated_schema)
+        assert len([kind for kind, *_ in catalog(taken, taken_schema) if kind == "class"]) > 30
+        assert current_revision(taken) == current_revision(migrated)
+        with session_scope(taken) as session:
+            assert session.query(Organization).count() == 0
+            session.add(Organization(name="First", slug="first"))
+        with session_scope(taken) as session:
+            assert [o.id for o in session.query(Organization)] == [1], "identities start again"
+
+        # Altered: dropped, not pooled.
+        with get_engine(taken).begin() as connection:
+            connection.execute(text("ALTER TABLE organizations ADD COLUMN extra INTEGER"))
+        control_template.release_schema(taken, taken_schema)
+        assert sum(len(names) for names in control_template._pg_pools.values()) == pooled - 1
+        assert taken_schema not in _schemas(taken)
+    finally:
+        with get_engine(migrated).begin() as connection:
+            connection.execute(text(f'DROP SCHEMA IF EXISTS "{migrated_schema}" CASCADE'))
+        dispose_engines()

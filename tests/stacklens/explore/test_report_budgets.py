@@ -183,7 +183,10 @@ def test_no_write_is_held_while_reports_render(settings: Settings, make_org) -> 
     # spans a render (held to half a report's time: on a slow, loaded machine a write also waits for the
     # interpreter and the cores, and a render takes longer in proportion).
     per_report = took / REPORTS_PER_ORG
-    assert waits and max(waits) < max(1.0, per_report / 2), (max(waits), per_report)
+    # A step that held B's writes while rendering would hold one of them per report (ten long waits); one long
+    # wait alone is the machine (a commit's fsync or B's thread starved of the cores on a slow, loaded host).
+    bound = max(1.0, per_report / 2)
+    assert waits and len([wait for wait in waits if wait >= bound]) <= 1, (sorted(waits)[-3:], per_report)
     assert max(watch.held) < max(0.25, per_report / 2), (max(watch.held), per_report)
     with session_scope(settings) as session:
         assert session.scalar(select(func.count()).select_from(AlertNotification)) == REPORTS_PER_ORG

@@ -80,14 +80,11 @@ def _revision(path: Path) -> str | None:
 
 @functools.cache
 def _head() -> str | None:
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
+    """The shipped migrations' one head, read from their files as the product reads it (without Alembic)."""
+    from stacklens.control.db import head_revisions
 
-    from stacklens.control.db import MIGRATIONS_DIR
-
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    return ScriptDirectory.from_config(config).get_current_head()
+    heads = head_revisions()
+    return next(iter(heads)) if len(heads) == 1 else None
 
 
 def _build(runner: Runner, settings: Settings) -> Path:

@@ -12,12 +12,14 @@ operator's working directory from configuring the service's engine.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import os
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -106,14 +108,16 @@ def start_embedded_engine() -> None:
             previous = os.getcwd()
             os.chdir(private)
             try:
-                _import_without_arrow(_ENGINE_MODULE)
-                _import_without_arrow(f"{_ENGINE_MODULE}.state")  # what its ``connect`` imports
+                with _arrow_unavailable():
+                    importlib.import_module(_ENGINE_MODULE)
+                    importlib.import_module(f"{_ENGINE_MODULE}.state")  # what its ``connect`` imports
             finally:
                 os.chdir(previous)
 
 
-def _import_without_arrow(module: str) -> None:
-    """Import the engine's ``module`` without pyarrow.
+@contextlib.contextmanager
+def _arrow_unavailable() -> Iterator[None]:
+    """pyarrow made unimportable while the engine's modules are imported.
 
     The engine's connection module (``chdb.state``, which the package itself imports since chdb 4.4 and its
     ``connect`` imports in any release) imports pyarrow, if it is installed, only for its Arrow results
@@ -122,14 +126,14 @@ def _import_without_arrow(module: str) -> None:
     server would carry from its start for nothing: it is loaded by the first Explore download that writes
     Parquet instead. Where pyarrow is loaded already (a test process, a notebook), the engine's modules take
     it as usual. An entry of ``None`` in ``sys.modules`` makes an import raise ImportError; it is there only
-    while the module is imported, under the start lock, before the service's threads run.
+    while the modules are imported, under the start lock, before the service's threads run.
     """
-    if module in sys.modules or "pyarrow" in sys.modules:
-        importlib.import_module(module)
+    if "pyarrow" in sys.modules:
+        yield
         return
     sys.modules["pyarrow"] = None  # type: ignore[assignment]  # "not importable", for this import only
     try:
-        importlib.import_module(module)
+        yield
     finally:
         if "pyarrow" in sys.modules and sys.modules["pyarrow"] is None:
             del sys.modules["pyarrow"]

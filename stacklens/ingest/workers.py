@@ -32,12 +32,15 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_part
 from stacklens.ingest.prepare import prepare_lines
 from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared
-from stacklens.settings import Settings
 from stacklens_contract.keys import is_app_key, service_of
+
+if TYPE_CHECKING:  # a worker process imports this module: pydantic's settings would add ~18 MiB to each
+    from stacklens.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -275,6 +275,8 @@ def test_warm_up_starts_every_worker_with_its_modules_loaded() -> None:
         assert "stacklens.ingest.prepare" in loaded
         # App keys are resolved by the server (KnownAppKeys): a worker never loads the control store.
         assert not {"sqlalchemy", "stacklens.control.db"} & loaded
+        # Nor the settings' pydantic (~18 MiB a worker): the server's settings never cross to a worker.
+        assert not {"pydantic", "stacklens.settings"} & loaded
     finally:
         workers.close()
 

@@ -288,6 +288,21 @@ def _peaks(samples: list[Sample], key: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def _at_peak(samples: list[Sample]) -> dict[str, Any]:
+    """What the server's tree held at its peak sample: each part's RSS split (peaks of parts need not
+    coincide, so their sum overstates the tree's)."""
+    if not samples:
+        return {}
+    top = max(samples, key=lambda s: s.per_role.get("server", Usage()).rss)
+    return {
+        "at_s": round(top.at),
+        "parts": {
+            name: {"rss_mib": u.rss // 1024, "anon_mib": u.anon // 1024, "file_mib": u.file // 1024}
+            for name, u in top.server_parts.items()
+        },
+    }
+
+
 def summarize(result: Run, phase_names: tuple[str, ...]) -> dict[str, Any]:
     """The report: per phase, RSS and thread figures (JSON-shaped)."""
     phases: dict[str, Any] = {}
@@ -303,6 +318,7 @@ def summarize(result: Run, phase_names: tuple[str, ...]) -> dict[str, Any]:
             "all_threads": _stats([sum(u.threads for u in s.per_role.values()) for s in samples]),
             "peak_per_role": _peaks(samples, "per_role"),
             "peak_per_server_part": _peaks(samples, "server_parts"),
+            "at_server_peak": _at_peak(samples),
         }
     return {
         "backfill_done_s": round(result.backfill_s or 0),
@@ -352,6 +368,11 @@ def main() -> int:
         _print_peaks(figures["peak_per_role"], "    ")
         print("  the server's tree:")
         _print_peaks(figures["peak_per_server_part"], "    ")
+        at_peak = figures["at_server_peak"]
+        if at_peak:
+            held = ", ".join(f"{name} {u['rss_mib']} MiB (anon {u['anon_mib']}, file {u['file_mib']})"
+                             for name, u in at_peak["parts"].items())  # fmt: skip
+            print(f"  at the server tree's peak ({at_peak['at_s']} s in): {held}")
         if idle and phase != "idle":
             continue  # the idle goal is the idle server's: a first start's migrations are printed, not judged
         server_peak = figures["server_rss_mib"]["peak"], figures["server_threads"]["peak"]

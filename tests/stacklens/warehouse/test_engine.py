@@ -36,9 +36,25 @@ _PROBE = textwrap.dedent(
         "pool": metrics["GlobalThread"],
         "busy": metrics["GlobalThreadActive"],
         "threads": len(os.listdir("/proc/self/task")),
+        "allocator": _ALLOCATOR,
     }))
     """
 )
+# The allocator's options as the engine's own statistics print them, and whether the variable that set them
+# is left in the environment (what the processes the service starts inherit).
+_ALLOCATOR_PROBE = textwrap.dedent(
+    """
+    from stacklens.warehouse.client import warehouse_client
+    stats = warehouse_client("chdb://" + sys.argv[1], "default").query(
+        "SELECT * FROM system.jemalloc_stats"
+    ).result_rows[0][0]
+    _ALLOCATOR = {
+        "options": [line.strip() for line in stats.splitlines() if line.strip().startswith("opt.")],
+        "env_after": os.environ.get("JE_MALLOC_CONF"),
+    }
+    """
+)
+_PROBE = _PROBE.replace("import json, os, sys\n", "import json, os, sys\n" + _ALLOCATOR_PROBE, 1)
 
 
 def test_engine_config_holds_each_setting_once() -> None:
@@ -71,6 +87,33 @@ def test_idle_engine_threads_exit_even_with_a_config_xml_in_the_working_director
     assert idle <= int(ENGINE_SERVER_SETTINGS["max_thread_pool_free_size"]), seen
     # Six queries of 16 threads each kept ~50 threads with the engine's defaults.
     assert seen["threads"] <= 40, seen
+    # Freed pages go back at once (the engine's default keeps them 5 s), and no child inherits the setting.
+    assert {
+        "opt.dirty_decay_ms: 0 (arenas.dirty_decay_ms: 0)",
+        "opt.muzzy_decay_ms: 0 (arenas.muzzy_decay_ms: 0)",
+    } <= set(seen["allocator"]["options"]), seen["allocator"]
+    assert seen["allocator"]["env_after"] is None
+
+
+def test_an_operators_allocator_options_are_kept(tmp_path: Path) -> None:
+    probe = "import json, os, sys\n" + _ALLOCATOR_PROBE + "print(json.dumps(_ALLOCATOR))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "warehouse")],
+        cwd=tmp_path,
+        env={
+            "PYTHONPATH": str(ROOT),
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "JE_MALLOC_CONF": "dirty_decay_ms:7000",
+        },
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "opt.dirty_decay_ms: 7000 (arenas.dirty_decay_ms: 7000)" in seen["options"], seen
+    assert seen["env_after"] == "dirty_decay_ms:7000"
 
 
 def test_embedded_engine_runs_merges_at_a_lower_cpu_priority(settings: Settings) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 
 from clickhouse_connect.driver.client import Client
 
+from stacklens.warehouse.client import give_back_engine_memory
 from stacklens.warehouse.queries import identifier, load_query
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -36,8 +37,10 @@ def now_version() -> datetime:
 
 
 def run_insert(client: Client, name: str, parameters: dict[str, Any]) -> None:
-    """Run ``queries/pipelines/<name>.sql`` (an ``INSERT … SELECT``) with server-side parameters."""
+    """Run ``queries/pipelines/<name>.sql`` (an ``INSERT … SELECT``) with server-side parameters; the memory
+    it freed in an embedded engine goes back at once (the next statement of a run seldom reuses it)."""
     client.command(load_query(f"pipelines/{name}"), parameters=parameters)
+    give_back_engine_memory(client)
 
 
 def rows_written(client: Client, table: StampedTable, version: datetime) -> int:

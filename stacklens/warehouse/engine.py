@@ -75,13 +75,17 @@ ENGINE_SERVER_SETTINGS: dict[str, str] = {
     "vector_similarity_index_cache_size": str(16 * _MIB),
 }
 
-# The engine's memory allocator (its own jemalloc, configured by JE_MALLOC_CONF when it loads) keeps the pages
-# a statement freed for 5 s before giving them back (``dirty_decay_ms``), to reuse them. A pipeline run is a
-# chain of short INSERT … SELECT statements, each allocating 10–70 MiB on whichever pool thread (and so arena)
-# runs it: the freed pages of one were rarely the next one's, and they piled up while the demo's history was
-# built (anon +50 MiB at the peak, `stacklens pipelines backfill` of 35 days: max RSS 563 -> 510 MiB with
-# them returned at once, at no measurable CPU). An operator's own JE_MALLOC_CONF is kept.
-ENGINE_ALLOCATOR_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"
+# The engine's memory allocator (its own jemalloc, configured by JE_MALLOC_CONF as its library loads) keeps
+# one arena per core, each with the pages its threads freed, for reuse by the same arena. A pipeline run and
+# the drains beside it are chains of statements of 10–70 MiB each on whichever pool thread takes them, so
+# the pages one statement freed were often in the other arena and piled up there: one arena reuses them
+# whichever thread comes next. Building the demo's history peaked at 652/663 MiB (with the purges after
+# each pipeline statement and large drain, stacklens.warehouse.client.give_back_engine_memory) against
+# 686–772 before, at the same CPU per insert (bench/drain_insert.py); a host of two cores, whose two arenas
+# saw little contention, is what the embedded engine is for (a larger one runs a ClickHouse server).
+# Freeing pages at once instead (``dirty_decay_ms:0``) peaked at 634–673 MiB but cost each small insert
+# 35–50 % more CPU. An operator's own JE_MALLOC_CONF is kept.
+ENGINE_ALLOCATOR_CONF = "percpu_arena:disabled,narenas:1"
 _ALLOCATOR_ENV = "JE_MALLOC_CONF"
 _ENGINE_MODULE = "chdb"
 _start_lock = threading.Lock()

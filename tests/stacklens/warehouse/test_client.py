@@ -22,6 +22,7 @@ from stacklens.warehouse.client import (
     analyst_client,
     ensure_database,
     get_warehouse,
+    give_back_engine_memory,
     inserting_client,
     purge_engine_memory,
     second_client,
@@ -117,6 +118,26 @@ def test_the_engine_gives_back_what_a_large_statement_freed(settings: Settings) 
     held = _anonymous_mib()
     assert purge_engine_memory(settings)
     assert _anonymous_mib() < held - 50
+
+
+def test_a_large_statements_memory_goes_back_through_its_own_client(settings: Settings) -> None:
+    """The pipelines' statements and the large drains purge right after they end
+    (give_back_engine_memory), through the client that ran them, uncounted; a client the service did not
+    open on the embedded engine is left alone."""
+    ensure_database(settings)
+    client = get_warehouse(settings)
+    purge_engine_memory(settings)
+    client.query("SELECT length(groupArray(repeat('x', 200))) FROM numbers(1000000)")
+    held, calls = _anonymous_mib(), warehouse_calls()
+    give_back_engine_memory(client)
+    assert _anonymous_mib() < held - 50
+    assert warehouse_calls() == calls
+
+    class Remote:  # a server's client: what a purge statement would reach is not this process's memory
+        def command(self, sql: str) -> None:
+            raise AssertionError(f"purged through a server's client: {sql}")
+
+    give_back_engine_memory(Remote())  # type: ignore[arg-type]
 
 
 def test_the_purge_skips_the_beats_in_which_nothing_ran(settings: Settings) -> None:

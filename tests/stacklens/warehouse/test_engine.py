@@ -87,11 +87,10 @@ def test_idle_engine_threads_exit_even_with_a_config_xml_in_the_working_director
     assert idle <= int(ENGINE_SERVER_SETTINGS["max_thread_pool_free_size"]), seen
     # Six queries of 16 threads each kept ~50 threads with the engine's defaults.
     assert seen["threads"] <= 40, seen
-    # Freed pages go back at once (the engine's default keeps them 5 s), and no child inherits the setting.
-    assert {
-        "opt.dirty_decay_ms: 0 (arenas.dirty_decay_ms: 0)",
-        "opt.muzzy_decay_ms: 0 (arenas.muzzy_decay_ms: 0)",
-    } <= set(seen["allocator"]["options"]), seen["allocator"]
+    # One arena for every thread (the engine's default: one per core), and no child inherits the setting.
+    assert {"opt.narenas: 1", 'opt.percpu_arena: "disabled"'} <= set(seen["allocator"]["options"]), seen[
+        "allocator"
+    ]
     assert seen["allocator"]["env_after"] is None
 
 

@@ -7,7 +7,7 @@ import pytest
 from clickhouse_connect.driver.client import Client
 
 from stacklens.ingest import writer
-from stacklens.ingest.front_door import FrontDoor, doors, settle_front_doors
+from stacklens.ingest.front_door import FrontDoor, doors, drain, settle_front_doors
 from stacklens.settings import Settings
 from tests.stacklens.ingest.front_door_seed import (
     count,
@@ -95,3 +95,20 @@ def test_envelope_rows_left_in_the_spool_land_at_the_next_start_once(
     FrontDoor(settings).recover()
     assert count(warehouse, "events") == 2
     assert list((settings.data_dir / "front_door").glob("*.flush")) == []
+
+
+def test_a_large_drain_gives_the_engines_memory_back_and_a_small_one_does_not(
+    settings: Settings, warehouse: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backlog's or a history's drain purges the engine's allocator once it is done, through the drains'
+    client; the live traffic's small drains leave that to the periodic purge (their CPU per event)."""
+    purged: list[Client] = []
+    monkeypatch.setattr(drain, "give_back_engine_memory", purged.append)
+    monkeypatch.setattr(drain, "PURGE_AFTER_ROWS", 20)
+    assert land(settings, b"\n".join(error_line() for _ in range(3))).accepted == 3
+    assert settle_front_doors()
+    assert purged == []
+    assert land(settings, b"\n".join(error_line() for _ in range(30))).accepted == 30
+    assert settle_front_doors()
+    assert count(warehouse, "events") == 33
+    assert purged == [doors.front_door(settings).state.inserter]

@@ -137,7 +137,7 @@ def test_a_large_statements_memory_goes_back_through_its_own_client(settings: Se
         def command(self, sql: str) -> None:
             raise AssertionError(f"purged through a server's client: {sql}")
 
-    give_back_engine_memory(Remote())  # type: ignore[arg-type]
+    give_back_engine_memory(Remote())
 
 
 def test_the_purge_skips_the_beats_in_which_nothing_ran(settings: Settings) -> None:

@@ -315,16 +315,10 @@ def reset_clients(keep: Collection[str] = ()) -> None:
 
 
 def give_back_engine_memory(client: Client) -> None:
-    """After a large statement through ``client``: the memory the embedded engine freed goes back to the
-    system now rather than at the next periodic purge (:func:`purge_engine_memory`, every few seconds).
-
-    The engine's allocator keeps each arena's freed pages for reuse, and a pipeline run is a chain of
-    INSERT … SELECT statements of 10–70 MiB each on whichever pool thread (and arena) takes it, so the pages
-    one freed were seldom the next one's and piled up within a second: building the demo's 35 days of marts
-    (`stacklens pipelines backfill`) peaked at 561–573 MiB resident, 527–529 MiB with a purge after each
-    statement, for ~1 % more CPU. Freeing pages at once for every statement (the allocator's
-    ``dirty_decay_ms:0``) saved as much but cost each small front-door insert 35–50 % more CPU. Nothing to do
-    for a ClickHouse server's client."""
+    """Purge the embedded engine's allocator through ``client`` now, uncounted (a purge is no warehouse work):
+    after each pipeline statement and large drain, and every few seconds (:func:`purge_engine_memory`); why
+    so often: ``ENGINE_ALLOCATOR_CONF`` in stacklens/warehouse/engine.py. Nothing to do for a ClickHouse
+    server's client."""
     if client not in _embedded_clients:
         return
     from stacklens.warehouse.queries import load_query
@@ -342,13 +336,11 @@ def purge_engine_memory(settings: Settings) -> bool:
     worker) or before the engine has started in this process; and nothing once ``PURGES_AFTER_LAST_CALL``
     purges (stacklens.warehouse.calls) have run with no warehouse call between them: nothing was freed."""
     from stacklens.warehouse.engine import engine_started
-    from stacklens.warehouse.queries import load_query
 
     if not settings.embedded_warehouse or not engine_started():
         return False
     if not purge_beats.due():
         return False
-    with uncounted():
-        get_warehouse(settings).command(load_query("warehouse/purge_allocator"))
+    give_back_engine_memory(get_warehouse(settings))
     purge_beats.purged()  # the purge's own call is not counted: a beat with nothing else is quiet
     return True

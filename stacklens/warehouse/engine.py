@@ -79,12 +79,13 @@ ENGINE_SERVER_SETTINGS: dict[str, str] = {
 # one arena per core, each with the pages its threads freed, for reuse by the same arena. A pipeline run and
 # the drains beside it are chains of statements of 10–70 MiB each on whichever pool thread takes them, so
 # the pages one statement freed were often in the other arena and piled up there: one arena reuses them
-# whichever thread comes next. Building the demo's history peaked at 652/663 MiB (with the purges after
-# each pipeline statement and large drain, stacklens.warehouse.client.give_back_engine_memory) against
-# 686–772 before, at the same CPU per insert (bench/drain_insert.py); a host of two cores, whose two arenas
-# saw little contention, is what the embedded engine is for (a larger one runs a ClickHouse server).
-# Freeing pages at once instead (``dirty_decay_ms:0``) peaked at 634–673 MiB but cost each small insert
-# 35–50 % more CPU. An operator's own JE_MALLOC_CONF is kept.
+# whichever thread comes next, and a purge after each pipeline statement and each large drain
+# (stacklens.warehouse.client.give_back_engine_memory) returns the rest. `stacklens pipelines backfill` of
+# the demo's 35 days: max RSS 561–573 MiB, 527–532 with the purges; building the demo's history
+# (bench/footprint.py) peaked at 652/663 MiB with both, 686–772 before, at the same CPU per insert
+# (bench/drain_insert.py). A host of two cores, whose two arenas saw little contention, is what the embedded
+# engine is for (a larger one runs a ClickHouse server). Freeing pages at once instead (``dirty_decay_ms:0``)
+# peaked at 634–673 MiB but cost each small insert 35–50 % more CPU. An operator's own JE_MALLOC_CONF is kept.
 ENGINE_ALLOCATOR_CONF = "percpu_arena:disabled,narenas:1"
 _ALLOCATOR_ENV = "JE_MALLOC_CONF"
 _ENGINE_MODULE = "chdb"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+import pytest
+
 from pipelines import warehouse_ops as ops
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
@@ -63,3 +65,16 @@ def test_watermarks_and_what_arrived(settings: Settings) -> None:
         H - timedelta(days=1),
         H,
     ]
+
+
+def test_each_pipeline_statement_gives_the_engines_memory_back(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's statements allocate on whichever engine thread takes them: each gives back what it freed
+    through its own client once it ends (stacklens.warehouse.client.give_back_engine_memory)."""
+    apply_migrations(settings)
+    client = get_warehouse(settings)
+    purged: list[object] = []
+    monkeypatch.setattr(ops, "give_back_engine_memory", purged.append)
+    ops.run_insert(client, "issue_users_full", {})
+    assert purged == [client]

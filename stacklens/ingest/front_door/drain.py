@@ -186,8 +186,8 @@ class Drainer:
         # disk, and nobody waits for it.
         self.settle_retired(force=False)
         if not error and sum(spooled.weight for spooled in taken) >= PURGE_AFTER_ROWS:
-            # The engine's freed memory back now: it piles up with the pipelines' otherwise. A failed purge
-            # is the periodic purge's to redo (stacklens/cli/serve.py); the drains go on.
+            # The engine's freed memory back now (ENGINE_ALLOCATOR_CONF in stacklens/warehouse/engine.py): a
+            # failed purge is the periodic purge's to redo (stacklens/cli/serve.py); the drains go on.
             with contextlib.suppress(Exception):
                 give_back_engine_memory(self.state.inserter)
         if error:

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from stacklens.cli.heap import FreedMemoryReleaser, settle_heap, tune_allocator
+from stacklens.c_allocator import tune_allocator
+from stacklens.cli.heap import FreedMemoryReleaser, settle_heap
 from stacklens.listen import base_url, check_port_free
 from stacklens.public_url import WILDCARD_HOSTS, serving
 from stacklens.settings import Settings, get_settings
@@ -118,7 +119,7 @@ def run_server(settings: Settings, host: str, port: int) -> int:
     from stacklens.warehouse.engine import release_start_pages
 
     check_port_free(host, port)
-    tune_allocator()  # before the server's threads: each would get an arena of its own (stacklens/cli/heap.py)
+    tune_allocator()  # before the server's threads: each would get an arena of its own (stacklens/c_allocator.py)
     # Links (alerts, share links, DSNs) point at the address bound here, unless STACKLENS_PUBLIC_URL is set;
     # the app and the in-process pipeline runs get these settings.
     settings = serving(settings, host, port)

@@ -34,6 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from stacklens.c_allocator import release_freed_memory, tune_allocator
 from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_part
 from stacklens.ingest.prepare import prepare_lines
 from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared
@@ -53,6 +54,10 @@ _PARENT_CHECK_SECONDS = 1.0
 # each): a burst's or a backlog's batches come seconds apart, and a quiet installation gives their memory
 # back soon after (under the demo, the history's large batches end before its live traffic, which sends none).
 IDLE_STOP_SECONDS = 30.0
+# A worker gives its batches' memory back this long after its last one: by then the result has been pickled
+# and sent. A 13 MiB batch of Sentry lines left ~35 MiB in a worker's arenas, freed between live blocks
+# where no threshold returns it; under the demo's history each worker held 73-100 MiB until it stopped.
+GIVE_BACK_AFTER_SECONDS = 0.5
 # Compressed bodies are judged by a deliberately low expansion: NDJSON of Sentry payloads gzips 10–30x.
 _COMPRESSED_EXPANSION = 10
 
@@ -125,6 +130,7 @@ def prepare_part(
     resolve: KnownAppKeys,
 ) -> Prepared | DecodeFailure:
     """Worker side: decode the whole body and prepare share ``part`` of ``parts`` of its lines."""
+    _prepared.set()  # the memory goes back once the result is sent (_give_back_after_batches)
     try:
         data = decode_body(body, content_encoding)
         first_number, lines = split_part(data, part, parts)
@@ -134,6 +140,19 @@ def prepare_part(
     if part == 0:  # one worker digests the body for the Idempotency-Key check (see service)
         prepared.body_hash = body_digest(data)
     return prepared
+
+
+_prepared = threading.Event()
+
+
+def _give_back_after_batches() -> None:
+    """A worker's thread: after each share (or run of shares) it prepared, the C allocator's free blocks go
+    back to the system (:func:`stacklens.c_allocator.release_freed_memory`, a few milliseconds)."""
+    while True:
+        _prepared.wait()
+        _prepared.clear()
+        time.sleep(GIVE_BACK_AFTER_SECONDS)
+        release_freed_memory()
 
 
 WORKER_NICENESS = 5
@@ -150,11 +169,13 @@ def _start_worker(server: int) -> None:
     the server, not read here: a server killed while this worker started has already handed it to init.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    tune_allocator()  # before the threads below (stacklens/c_allocator.py)
     # Preparing lines can wait a few milliseconds; a person reading a page cannot. Under a burst both workers
     # keep the two cores busy, and at equal priority the server's page reads queued behind them (issue list
     # p95 1.8 s during bench/burst.py): a lower priority costs the workers nothing when the cores are idle.
     os.nice(WORKER_NICENESS)
     threading.Thread(target=_exit_with_parent, args=(server,), name="parent-watchdog", daemon=True).start()
+    threading.Thread(target=_give_back_after_batches, name="give-back-memory", daemon=True).start()
 
 
 def _exit_with_parent(parent: int) -> None:

@@ -40,22 +40,30 @@ def test_startup_is_logged_with_address_data_dir_and_warehouse(settings: Setting
     assert "s3cret" not in remote
 
 
-def test_a_purge_on_a_quiet_warehouse_releases_the_library_pages(settings: Settings, monkeypatch) -> None:
-    """An idle server gives back the engine library's pages within a beat of its last statement: the purge
-    that follows a busy beat keeps them (the next statements run that code again), the one that finds the
-    warehouse quiet releases them (issue 63, the idle footprint)."""
+def test_a_beat_that_purged_releases_the_library_pages_a_quiet_one_does_nothing(
+    settings: Settings, monkeypatch
+) -> None:
+    """Each beat after warehouse calls gives the engine library's pages back (the statements of a pipeline run
+    or a backfill's drains each map different code); a quiet warehouse is neither purged nor released, so an
+    idle server does nothing on the beat (issue 63, the footprint)."""
+    from stacklens import c_allocator
     from stacklens.cli import serve
     from stacklens.warehouse import engine
+    from stacklens.warehouse.calls import PURGES_AFTER_LAST_CALL
     from stacklens.warehouse.client import ensure_database, get_warehouse
 
-    released: list[bool] = []
-    monkeypatch.setattr(engine, "release_library_pages", lambda: released.append(True) or True)
+    released: list[str] = []
+    monkeypatch.setattr(engine, "release_library_pages", lambda: released.append("library") or True)
+    monkeypatch.setattr(c_allocator, "release_freed_memory", lambda: released.append("heap") or True)
     ensure_database(settings)
     get_warehouse(settings).query("SELECT 1")
-    assert serve.purge_engine_memory_quietly(settings) and released == []  # a call since the last purge
-    assert serve.purge_engine_memory_quietly(settings) and released == [True]  # quiet: released
+    assert serve.purge_engine_memory_quietly(settings) and released == ["heap", "library"]
+    for _ in range(PURGES_AFTER_LAST_CALL):
+        serve.purge_engine_memory_quietly(settings)
+    released.clear()
+    assert not serve.purge_engine_memory_quietly(settings) and released == []  # quiet: nothing to do
     get_warehouse(settings).query("SELECT 1")
-    assert serve.purge_engine_memory_quietly(settings) and released == [True]
+    assert serve.purge_engine_memory_quietly(settings) and released == ["heap", "library"]
 
 
 def test_the_front_doors_start_up_statements_release_their_pages_however_they_end(

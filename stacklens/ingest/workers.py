@@ -130,29 +130,33 @@ def prepare_part(
     resolve: KnownAppKeys,
 ) -> Prepared | DecodeFailure:
     """Worker side: decode the whole body and prepare share ``part`` of ``parts`` of its lines."""
-    _prepared.set()  # the memory goes back once the result is sent (_give_back_after_batches)
     try:
-        data = decode_body(body, content_encoding)
-        first_number, lines = split_part(data, part, parts)
-    except DecodeError as exc:
-        return DecodeFailure(exc.status, str(exc))
-    prepared = prepare_lines(lines, first_number, context, resolve)
-    if part == 0:  # one worker digests the body for the Idempotency-Key check (see service)
-        prepared.body_hash = body_digest(data)
-    return prepared
+        try:
+            data = decode_body(body, content_encoding)
+            first_number, lines = split_part(data, part, parts)
+        except DecodeError as exc:
+            return DecodeFailure(exc.status, str(exc))
+        prepared = prepare_lines(lines, first_number, context, resolve)
+        if part == 0:  # one worker digests the body for the Idempotency-Key check (see service)
+            prepared.body_hash = body_digest(data)
+        return prepared
+    finally:
+        _prepared.set()  # its memory goes back once the worker is between batches (_give_back_after_batches)
 
 
 _prepared = threading.Event()
 
 
 def _give_back_after_batches() -> None:
-    """A worker's thread: after each share (or run of shares) it prepared, the C allocator's free blocks go
-    back to the system (:func:`stacklens.c_allocator.release_freed_memory`, a few milliseconds)."""
+    """A worker's thread: once no share has ended for :data:`GIVE_BACK_AFTER_SECONDS` after the last one (its
+    result sent; a worker kept busy holds what it uses anyway), the C allocator's free blocks go back to the
+    system (:func:`stacklens.c_allocator.release_freed_memory`, a few milliseconds)."""
     while True:
         _prepared.wait()
         _prepared.clear()
         time.sleep(GIVE_BACK_AFTER_SECONDS)
-        release_freed_memory()
+        if not _prepared.is_set():  # else another share ended meanwhile: wait for the quiet after it
+            release_freed_memory()
 
 
 WORKER_NICENESS = 5

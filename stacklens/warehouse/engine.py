@@ -210,11 +210,11 @@ def release_start_pages() -> int:
 
 def release_library_pages() -> bool:
     """Unmap the clean pages of the engine's library again (those :func:`release_start_pages` found); True
-    when there were some. Called every half minute while serving (:class:`stacklens.cli.heap.
-    FreedMemoryReleaser`): one statement maps back ~100 MiB of the library (whole large folios around the
-    code it runs), a pipeline tick ~160 MiB, and the process kept them until it ended. The code the next
-    statements run maps back from the page cache in a few hundred minor faults (measured 1–40 ms of CPU on
-    the next statement); nothing is read from disk while the file stays cached."""
+    when there were some. Called while serving after each purge beat that found warehouse calls, and every
+    half minute (stacklens/cli/serve.py): one statement maps back ~100 MiB of the library (whole large
+    folios around the code it runs), a pipeline tick ~160 MiB, and the process kept them until it ended.
+    The code the next statements run maps back from the page cache in a few hundred minor faults (measured
+    1–40 ms of CPU on the next statement); nothing is read from disk while the file stays cached."""
     try:  # only ranges still mapped read-only as found (/proc/self/maps costs ~1 ms, smaps ~50 ms)
         maps = Path("/proc/self/maps").read_text()
     except OSError:

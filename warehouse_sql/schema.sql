@@ -203,7 +203,7 @@ ENGINE = ReplacingMergeTree(received_at)
 PARTITION BY toYYYYMM(timestamp)
 ORDER BY (project_id, fingerprint, timestamp, event_id)
 TTL toDateTime(timestamp) + toIntervalDay(90)
-SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 8192, deduplicate_merge_projection_mode = 'rebuild', cleanup_delay_period = 1, max_cleanup_delay_period = 10, cleanup_delay_period_random_add = 0;
+SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 8192, deduplicate_merge_projection_mode = 'rebuild', cleanup_delay_period = 1, max_cleanup_delay_period = 10, cleanup_delay_period_random_add = 0, min_bytes_for_wide_part = 268435456;
 
 CREATE TABLE ingest_batches
 (
@@ -1116,7 +1116,7 @@ ENGINE = ReplacingMergeTree(received_at)
 PARTITION BY toYYYYMM(timestamp)
 ORDER BY (project_id, timestamp, transaction_event_id, span_id)
 TTL toDateTime(timestamp) + toIntervalDay(90)
-SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 8192, cleanup_delay_period = 1, max_cleanup_delay_period = 10, cleanup_delay_period_random_add = 0;
+SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 8192, cleanup_delay_period = 1, max_cleanup_delay_period = 10, cleanup_delay_period_random_add = 0, min_bytes_for_wide_part = 268435456;
 
 CREATE TABLE transactions
 (
@@ -1167,7 +1167,7 @@ ENGINE = ReplacingMergeTree(received_at)
 PARTITION BY toYYYYMM(timestamp)
 ORDER BY (project_id, timestamp, event_id)
 TTL toDateTime(timestamp) + toIntervalDay(90)
-SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 8192, cleanup_delay_period = 1, max_cleanup_delay_period = 10, cleanup_delay_period_random_add = 0;
+SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 8192, cleanup_delay_period = 1, max_cleanup_delay_period = 10, cleanup_delay_period_random_add = 0, min_bytes_for_wide_part = 268435456;
 
 CREATE VIEW issue_list
 AS SELECT

@@ -104,3 +104,32 @@ def test_raw_tables_keep_the_payload_compressed(settings: Settings) -> None:
         "replay_segments": "CODEC(ZSTD(3))",  # the SDK's zlib bytes, as base64 text
         "replays": "CODEC(ZSTD(3))",
     }
+
+
+def test_raw_tables_write_parts_of_tens_of_mib_compact(settings: Settings) -> None:
+    """A 15 MiB part of `transactions` (1,000 rows of 15 KB payloads) is written compact, one file for every
+    column, not wide with two 1 MiB buffers a column stream (migration 0330: merges of such parts took up to
+    228 MiB while the demo's history was built)."""
+    apply_migrations(settings)
+    client = get_warehouse(settings)
+    client.command(
+        "INSERT INTO transactions (org_id, project_id, event_id, timestamp, received_at, payload) "
+        "SELECT 1, 1, generateUUIDv4(), now64(3), now64(3), randomPrintableASCII(15000) FROM numbers(1000)"
+    )
+    parts = client.query(
+        "SELECT part_type, data_uncompressed_bytes FROM system.parts "
+        "WHERE database = {db:String} AND table = 'transactions' AND active",
+        parameters={"db": settings.warehouse_database},
+    ).result_rows
+    assert [part_type for part_type, _ in parts] == ["Compact"]
+    assert parts[0][1] > 14 * 1024 * 1024  # past the engine's default threshold for a wide part (10 MiB)
+    settings_of = dict(
+        client.query(
+            "SELECT name, engine_full FROM system.tables WHERE database = {db:String} "
+            "AND name IN ('events', 'transactions', 'spans')",
+            parameters={"db": settings.warehouse_database},
+        ).result_rows
+    )
+    assert all(
+        "min_bytes_for_wide_part = 268435456" in settings_of[t] for t in ("events", "transactions", "spans")
+    )

@@ -60,6 +60,19 @@ def mixed_body(app_key: str, events: int = 120) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
+def gzip_batch(
+    settings: Settings, make_org: Callable[..., dict[str, Any]], batch_id: str, events: int
+) -> tuple[BatchContext, AppKeyResolver, bytes]:
+    """A new organization's batch of ``events`` (:func:`mixed_body`), gzipped; its context and resolver."""
+    org = make_org("Acme")
+    body = gzip.compress(mixed_body(org["app_key"], events=events))
+    return (
+        BatchContext(org["org_id"], batch_id, time.time(), None),
+        AppKeyResolver(settings, org["org_id"]),
+        body,
+    )
+
+
 def in_process(settings: Settings, org_id: int, data: bytes, context: BatchContext) -> Prepared:
     return prepare_lines(split_lines(data), 1, context, AppKeyResolver(settings, org_id))
 
@@ -113,10 +126,7 @@ def test_a_killed_worker_costs_only_its_batch_the_next_batch_has_workers_again(
     settings: Settings,
     make_org,
 ) -> None:
-    org = make_org("Acme")
-    context = BatchContext(org["org_id"], "batch-3", time.time(), None)
-    resolve = AppKeyResolver(settings, org["org_id"])
-    body = gzip.compress(mixed_body(org["app_key"], events=8))
+    context, resolve, body = gzip_batch(settings, make_org, "batch-3", events=8)
     workers = PreparePool(1)
     try:
         workers.warm_up()
@@ -145,10 +155,7 @@ def test_the_first_large_batch_starts_the_workers_and_is_prepared_in_process(
     settings: Settings, make_org
 ) -> None:
     """Workers are not started before a large batch needs them; that batch does not wait for them."""
-    org = make_org("Acme")
-    context = BatchContext(org["org_id"], "batch-4", time.time(), None)
-    resolve = AppKeyResolver(settings, org["org_id"])
-    body = gzip.compress(mixed_body(org["app_key"], events=8))
+    context, resolve, body = gzip_batch(settings, make_org, "batch-4", events=8)
     workers = PreparePool(1)
     try:
         assert not workers.running()
@@ -164,10 +171,7 @@ def test_the_first_large_batch_starts_the_workers_and_is_prepared_in_process(
 
 
 def test_idle_workers_stop_and_the_next_large_batch_starts_them_again(settings: Settings, make_org) -> None:
-    org = make_org("Acme")
-    context = BatchContext(org["org_id"], "batch-5", time.time(), None)
-    resolve = AppKeyResolver(settings, org["org_id"])
-    body = gzip.compress(mixed_body(org["app_key"], events=8))
+    context, resolve, body = gzip_batch(settings, make_org, "batch-5", events=8)
     workers = PreparePool(1, idle_stop_seconds=1.0)
     try:
         workers.warm_up()
@@ -377,10 +381,7 @@ def _anon_mib(pid: int) -> float:
 def test_a_worker_gives_its_batches_memory_back(settings: Settings, make_org) -> None:
     """A large batch's bodies and rows are freed between live blocks of the C allocator's arenas: the worker
     gives them back once the result is sent, instead of holding them until it stops."""
-    org = make_org("Acme")
-    context = BatchContext(org["org_id"], "batch-6", time.time(), None)
-    resolve = AppKeyResolver(settings, org["org_id"])
-    body = gzip.compress(mixed_body(org["app_key"], events=3000))
+    context, resolve, body = gzip_batch(settings, make_org, "batch-6", events=3000)
     workers = PreparePool(1)
     try:
         workers.warm_up()

@@ -21,9 +21,6 @@ _M_ARENA_MAX = -8
 ARENAS = 2  # the GIL lets one thread at a time run Python: two arenas keep the allocator's lock cool
 MAPPED_ABOVE = 256 * 1024  # blocks from here up get their own mapping, returned as soon as they are freed
 TRIM_ABOVE = 1024 * 1024  # free memory at an arena's top past this goes back at once
-TRIM_EVERY_SECONDS = (
-    30.0  # a server gives free blocks inside the arenas back this often (malloc_trim: a few ms)
-)
 
 
 @functools.cache  # the library and its prototypes are the process's for its life

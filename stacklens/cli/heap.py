@@ -16,12 +16,14 @@ import gc
 import threading
 from collections.abc import Callable
 
-from stacklens.c_allocator import TRIM_EVERY_SECONDS, glibc, release_freed_memory
+from stacklens.c_allocator import glibc, release_freed_memory
 
 # A young pass per this many net allocations (the default 700), an older one per this many young passes.
 YOUNG_ALLOCATIONS = 10_000
 YOUNG_PASSES = 50
 OLDER_PASSES = 1_000
+# Free blocks inside the C allocator's arenas go back this often while serving (malloc_trim: a few ms).
+TRIM_EVERY_SECONDS = 30.0
 
 
 def settle_heap() -> None:

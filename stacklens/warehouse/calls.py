@@ -132,10 +132,6 @@ class PurgeBeats:
     def purged(self) -> None:
         self.seen_at_purge = self._calls.counted_starts
 
-    @property
-    def quiet(self) -> bool:
-        return self.quiet_purges > 0
-
 
 purge_beats = PurgeBeats(finished_calls)
 
@@ -172,13 +168,6 @@ def _marking(call: Callable[..., Any], name: str) -> Callable[..., Any]:
             finished_calls.add()
 
     return marked
-
-
-def warehouse_quiet() -> bool:
-    """Whether the last allocator purge found no warehouse call since the purge before it: the engine is idle,
-    and the pages of its library the last statements (the purge's own among them) mapped are not needed
-    again until the next call (stacklens/cli/serve.py releases them then)."""
-    return purge_beats.quiet
 
 
 def alone(call: Callable[[], object], quiet_seconds: float) -> bool:

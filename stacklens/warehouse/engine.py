@@ -168,8 +168,9 @@ def _arrow_unavailable() -> Iterator[None]:
 
 
 # madvise(2) advice: drop this process's mappings of the range (a private file mapping's clean pages come back
-# from the page cache, unchanged, when next used).
+# from the page cache, unchanged, when next used); read the range's pages one at a time, without read-ahead.
 _MADV_DONTNEED = 4
+_MADV_RANDOM = 1
 
 
 # The library's read-only mappings without a written page, found once the engine has started: a read-only
@@ -205,7 +206,34 @@ def release_start_pages() -> int:
         return 0
     mappings = _clean_mappings(smaps, library)
     _clean_ranges[:] = [(start, end) for start, end, _ in mappings]
-    return sum(resident for start, end, resident in mappings if _unmap(start, end))
+    released = sum(resident for start, end, resident in mappings if _unmap(start, end))
+    _read_page_by_page(library)
+    return released
+
+
+def _read_page_by_page(library: str) -> None:
+    """From now on the code of the clean ranges comes back in pages of 4 KiB, not in whole large folios.
+
+    The kernel's page cache holds a file read with read-ahead in large folios (up to 2 MiB), and a fault in a
+    file mapping maps the whole folio around the page it needs (Linux 6.18): the few KiB of code a statement
+    runs in a region brought 0.5–2 MiB of its neighbours into the process, so one statement mapped back ~115
+    MiB of the library and a drain or a pipeline tick 200–320 MiB. Advised random, a fault reads only the page
+    it needs; the library's pages no process maps are dropped from the page cache, so what comes back is read
+    again in small folios (measured: four statements map back 84–96 MiB instead of 151, 4 KiB reads of
+    ~60 µs the first time each page runs). Pages another process maps stay as they are."""
+    madvise = _madvise()
+    if madvise is None or not _clean_ranges:
+        return
+    for start, end in _clean_ranges:
+        madvise(start, end - start, _MADV_RANDOM)
+    try:
+        descriptor = os.open(library, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.posix_fadvise(descriptor, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(descriptor)
 
 
 def release_library_pages() -> bool:

@@ -151,12 +151,25 @@ _RELEASE_PROBE = textwrap.dedent(
             if line.startswith("RssFile:"):
                 return int(line.split()[1])
 
+    def random_read_mib():  # the library's mappings advised to read page by page ('rr' in smaps' VmFlags)
+        total, size, library = 0, 0, False
+        for line in open("/proc/self/smaps"):
+            fields = line.split()
+            if fields and "-" in fields[0] and len(fields[1]) == 4:
+                low, high = (int(part, 16) for part in fields[0].split("-"))
+                size, library = high - low, fields[-1].endswith(".so") and "/chdb/" in fields[-1]
+            elif fields and fields[0] == "VmFlags:" and library and "rr" in fields[1:]:
+                total += size
+        return total >> 20
+
     client = warehouse_client("chdb://" + sys.argv[1], "default")
     client.command("CREATE TABLE t (a UInt64, b String) ENGINE = MergeTree ORDER BY a")
     client.command("INSERT INTO t SELECT number, toString(number) FROM numbers(100000)")
     before = file_kib()
+    advised_before = random_read_mib()
     released = release_start_pages()
     after = file_kib()
+    advised = random_read_mib()
     # The engine goes on: the code it runs maps back in, the answers are the same.
     client.command("INSERT INTO t SELECT number, toString(number) FROM numbers(100000, 1000)")
     answer = client.query("SELECT count(), sum(a), max(length(b)) FROM t").result_rows[0]
@@ -169,6 +182,7 @@ _RELEASE_PROBE = textwrap.dedent(
     periodic_after = file_kib()
     answer_after = client.query("SELECT count(), sum(a), max(length(b)) FROM t").result_rows[0]
     print(json.dumps({"before": before, "released": released, "after": after, "answer": list(answer),
+                      "advised_before": advised_before, "advised": advised,
                       "again": again, "mappings_kept": kept, "mapped_back": mapped_back,
                       "periodic": periodic, "periodic_after": periodic_after, "answer_after": list(answer_after)}))
     """
@@ -195,3 +209,5 @@ def test_the_engine_start_up_pages_are_released_and_the_engine_runs_on(tmp_path:
     assert seen["periodic"] and mapped_back > 0, seen
     assert seen["mapped_back"] - seen["periodic_after"] > mapped_back // 2, seen
     assert seen["answer_after"] == seen["answer"]
+    # The released code comes back page by page, not in whole large folios of the page cache.
+    assert seen["advised_before"] == 0 and seen["advised"] > 400, seen

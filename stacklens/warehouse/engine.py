@@ -187,10 +187,10 @@ def release_start_pages() -> int:
     initialisers register every function, format and setting) and the first statements touch code all over
     it, and the kernel maps file pages around each touch (fault-around, and whole large page-cache folios of
     up to 1 MiB where the file system keeps them): a freshly started server holds ~290 MiB of the library
-    resident, most of it code that runs once. Those pages are clean copies of the file, which the kernel keeps
-    in its page cache; unmapped here, the code the service goes on running maps back from there (no disk
-    read) and the rest stays out of the process. Only mappings without a written page are released (the
-    relocated ones keep every page): nothing this process changed is dropped.
+    resident, most of it code that runs once. Those pages are clean copies of the file; unmapped here, the
+    code the service goes on running maps back, a page at a time (:func:`_read_page_by_page`), and the rest
+    stays out of the process. Only mappings without a written page are released (the relocated ones keep
+    every page): nothing this process changed is dropped.
     """
     if not engine_started() or not sys.platform.startswith("linux"):
         return 0

@@ -186,7 +186,7 @@ def release_start_pages() -> int:
     The library is ~530 MiB of machine code and read-only data. Starting the engine (its static
     initialisers register every function, format and setting) and the first statements touch code all over
     it, and the kernel maps file pages around each touch (fault-around, and whole large page-cache folios of
-    up to 1 MiB where the file system keeps them): a freshly started server holds ~290 MiB of the library
+    up to 2 MiB where the file system keeps them): a freshly started server holds ~290 MiB of the library
     resident, most of it code that runs once. Those pages are clean copies of the file; unmapped here, the
     code the service goes on running maps back, a page at a time (:func:`_read_page_by_page`), and the rest
     stays out of the process. Only mappings without a written page are released (the relocated ones keep
@@ -207,12 +207,12 @@ def release_start_pages() -> int:
     mappings = _clean_mappings(smaps, library)
     _clean_ranges[:] = [(start, end) for start, end, _ in mappings]
     released = sum(resident for start, end, resident in mappings if _unmap(start, end))
-    _read_page_by_page(library)
+    _read_page_by_page(library, _clean_ranges)
     return released
 
 
-def _read_page_by_page(library: str) -> None:
-    """From now on the code of the clean ranges comes back in pages of 4 KiB, not in whole large folios.
+def _read_page_by_page(library: str, ranges: list[tuple[int, int]]) -> None:
+    """From now on the code of ``ranges`` comes back in pages of 4 KiB, not in whole large folios.
 
     The kernel's page cache holds a file read with read-ahead in large folios (up to 2 MiB), and a fault in a
     file mapping maps the whole folio around the page it needs (Linux 6.18): the few KiB of code a statement
@@ -222,9 +222,9 @@ def _read_page_by_page(library: str) -> None:
     again in small folios (measured: four statements map back 84–96 MiB instead of 151, 4 KiB reads of
     ~60 µs the first time each page runs). Pages another process maps stay as they are."""
     madvise = _madvise()
-    if madvise is None or not _clean_ranges:
+    if madvise is None or not ranges:
         return
-    for start, end in _clean_ranges:
+    for start, end in ranges:
         madvise(start, end - start, _MADV_RANDOM)
     try:
         descriptor = os.open(library, os.O_RDONLY)

@@ -15,6 +15,14 @@ is new), so data loaded just after start (a fresh install's demo backfill) reach
 instead of waiting for the hourly or 5-minute cron. The budgets job joins a pass when another job ran in it
 (and on the first pass that runs).
 
+Backlogs: while the front door's worker processes prepare large batches (a shipper catching up, the demo's
+history), a pass waits, at most :data:`BACKLOG_WAIT_SECONDS` in a row. On a small host the pass's statements
+and the backlog's preparation and inserts compete for the same cores, and their memory added up: building the
+demo's history, the server's tree peaked at 629–645 MiB with the passes beside the history's batches, 574–602
+with them after (bench/footprint.py, issue 63). The rows such a pass would read are still arriving, so the
+next pass reads them anyway. A catch-up pass that waited is still run once the backlog has landed, even past
+the catch-up window, and a minute's schedules that waited run with the first pass after it.
+
 Idle passes: before a catch-up pass or a minute's due schedules, :class:`pipelines.idle.IdleCheck` decides
 without Dagster whether anything can be done (rows landed that a job has not read, or standing work in the
 control store: monitors, alert rules, notifications waiting, budgets, reports, digests, linked tickets).
@@ -27,14 +35,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pipelines.cron import cron_due
 from pipelines.idle import IdleCheck
 from stacklens.control.db import ALEMBIC_LOCK
+from stacklens.ingest.workers import preparing_large_batches
 from stacklens.self_watch.pipeline_ticks import PipelineTicks
 from stacklens.settings import Settings
 
@@ -44,6 +53,11 @@ if TYPE_CHECKING:
     from pipelines.execution import RunOutcome
 
 logger = logging.getLogger(__name__)
+
+# The longest a pass waits for a backlog in a row: a steady stream of large batches still gets one a minute.
+BACKLOG_WAIT_SECONDS = 60.0
+# The most minutes a wait owes: their due schedules run with the first pass after it.
+_OWED_MINUTES_MAX = 60
 
 
 class EmbeddedRunner:
@@ -56,6 +70,7 @@ class EmbeddedRunner:
         catch_up_seconds: float = 180.0,
         catch_up_interval: float = 10.0,
         jobs: frozenset[str] | None = None,
+        backlog: Callable[[], bool] = preparing_large_batches,
     ) -> None:
         self.settings = settings
         self.poll_seconds = poll_seconds
@@ -65,6 +80,11 @@ class EmbeddedRunner:
         # as `stacklens serve` runs them. A narrower set lets a test of the thread itself (its ticks, their
         # failures) run one job per pass instead of building every asset each time.
         self.jobs = jobs
+        # Whether a backlog is landing now (passes wait for it): the ingest workers of this process run.
+        self.backlog = backlog
+        self._waiting_since: float | None = None
+        self._catch_up_owed = False
+        self._owed_minute: datetime | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._run_lock = threading.Lock()
@@ -142,14 +162,46 @@ class EmbeddedRunner:
         if self._last_minute is not None and minute <= self._last_minute:
             return []
         self._last_minute = minute
+        minutes = self._minutes_owed(minute)
         if not self.idle.has_work():
             return []
         from pipelines.embedded import crons_of, run_schedules
 
         defs = self.definitions()
-        due = [s for s in self._schedules(defs) if any(cron_due(c, minute) for c in crons_of(s))]
+        due = [s for s in self._schedules(defs) if any(cron_due(c, m) for c in crons_of(s) for m in minutes)]
         with self._running() as instance:
             return run_schedules(defs, due, instance, minute)
+
+    def _minutes_owed(self, minute: datetime) -> list[datetime]:
+        """``minute`` and the minutes a backlog's wait passed over since the last pass (their schedules are
+        due now); clears what was owed."""
+        owed, self._owed_minute = self._owed_minute, None
+        if owed is None or owed >= minute:
+            return [minute]
+        count = min(int((minute - owed).total_seconds() // 60), _OWED_MINUTES_MAX)
+        return [minute - timedelta(minutes=back) for back in range(count, -1, -1)]
+
+    def waits_for_backlog(self, now: float) -> bool:
+        """Whether the pass due at ``now`` (monotonic seconds) waits for a backlog landing; a wait ends when
+        the backlog has landed or after :data:`BACKLOG_WAIT_SECONDS`, and the pass then runs."""
+        if not self.backlog():
+            self._waiting_since = None
+            return False
+        if self._waiting_since is None:
+            self._waiting_since = now
+            if self._owed_minute is None:  # the first minute no pass has evaluated
+                last = self._last_minute
+                now_minute = datetime.now(UTC).replace(second=0, microsecond=0)
+                self._owed_minute = now_minute if last is None else last + timedelta(minutes=1)
+            logger.info(
+                "pipelines: large batches are landing; the next pass waits until they have (at most %.0f s)",
+                BACKLOG_WAIT_SECONDS,
+            )
+            return True
+        if now - self._waiting_since < BACKLOG_WAIT_SECONDS:
+            return True
+        self._waiting_since = None  # waited long enough: this pass runs, and the next one may wait again
+        return False
 
     def _schedules(self, defs: dg.Definitions) -> list[dg.ScheduleDefinition]:
         """The schedules this runner's thread runs, in the definitions' order."""
@@ -193,8 +245,14 @@ class EmbeddedRunner:
             now = time.monotonic()
             ticked, failures = False, list[str]()
             try:
-                if now >= next_catch_up and now - started <= self.catch_up_seconds:
+                catching_up = now - started <= self.catch_up_seconds or self._catch_up_owed
+                if self.waits_for_backlog(now):
+                    self._catch_up_owed = self._catch_up_owed or catching_up
+                    self._stop.wait(self.poll_seconds)
+                    continue
+                if now >= next_catch_up and catching_up:
                     next_catch_up = now + self.catch_up_interval
+                    self._catch_up_owed = False
                     ticked = True
                     failures += _failures(self.catch_up())
                 if not self._stop.is_set():

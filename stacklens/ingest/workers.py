@@ -51,9 +51,11 @@ POOL_MIN_RAW_BYTES = 1024 * 1024
 # How often a worker checks that the server that started it is still there.
 _PARENT_CHECK_SECONDS = 1.0
 # Workers without a batch for this long are stopped (started again by the next large batch, in ~1 s of CPU
-# each): a burst's or a backlog's batches come seconds apart, and a quiet installation gives their memory
-# back soon after (under the demo, the history's large batches end before its live traffic, which sends none).
-IDLE_STOP_SECONDS = 30.0
+# each): a burst's or a backlog's batches come a second or two apart, and a quiet installation gives their
+# memory back soon after (under the demo, the history's large batches end before its live traffic, which sends
+# none). The pipelines' passes wait while the workers run (:func:`preparing_large_batches`), so this is also
+# how long after a backlog's last batch the marts start on it.
+IDLE_STOP_SECONDS = 10.0
 # A worker gives its batches' memory back this long after its last one: by then the result has been pickled
 # and sent. A 13 MiB batch of Sentry lines left ~35 MiB in a worker's arenas, freed between live blocks
 # where no threshold returns it; under the demo's history each worker held 73-100 MiB until it stopped.
@@ -230,6 +232,11 @@ class PreparePool:
         with self._lock:
             return self._ready is not None and self._ready is self._executor
 
+    def active(self) -> bool:
+        """Whether the worker processes run or start: a large batch came within :attr:`idle_stop_seconds`."""
+        with self._lock:
+            return self._executor is not None
+
     def prepare(
         self, body: bytes, content_encoding: str | None, context: BatchContext, resolve: AppKeyResolver
     ) -> Prepared | DecodeFailure | None:
@@ -370,6 +377,14 @@ def pool_for(settings: Settings) -> PreparePool | None:
         if workers not in _pools:
             _pools[workers] = PreparePool(workers)
         return _pools[workers]
+
+
+def preparing_large_batches() -> bool:
+    """Whether this process's ingest workers run: large batches are landing (a shipper's backlog, a demo's
+    history), the last of them less than :data:`IDLE_STOP_SECONDS` ago."""
+    with _pools_lock:
+        pools = list(_pools.values())
+    return any(pool.active() for pool in pools)
 
 
 def close_pools() -> None:

@@ -30,6 +30,7 @@ from stacklens.ingest.workers import (
     close_pools,
     estimated_raw_bytes,
     pool_for,
+    preparing_large_batches,
 )
 from stacklens.settings import Settings
 from stacklens.warehouse.client import get_warehouse
@@ -174,15 +175,18 @@ def test_idle_workers_stop_and_the_next_large_batch_starts_them_again(settings: 
     context, resolve, body = gzip_batch(settings, make_org, "batch-5", events=8)
     workers = PreparePool(1, idle_stop_seconds=1.0)
     try:
+        assert not workers.active()
         workers.warm_up()
         first = workers.prepare(body, "gzip", context, resolve)
         assert isinstance(first, Prepared) and first.attributed == 8
+        assert workers.active()  # large batches are landing: the pipelines' passes wait for them
         pid = workers._pool().submit(os.getpid).result()
 
         deadline = time.monotonic() + 30
         while (workers.running() or _alive(pid)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not workers.running() and not _alive(pid)  # stopped: its memory is given back
+        assert not workers.active()
 
         assert workers.prepare(body, "gzip", context, resolve) is None  # in-process while they start
         _wait_running(workers)
@@ -196,6 +200,19 @@ def test_large_bodies_go_to_the_workers_small_ones_stay_in_process() -> None:
     assert estimated_raw_bytes(b"x" * POOL_MIN_RAW_BYTES, None) >= POOL_MIN_RAW_BYTES
     assert estimated_raw_bytes(b"x" * (POOL_MIN_RAW_BYTES // 10 + 1), "gzip") >= POOL_MIN_RAW_BYTES
     assert estimated_raw_bytes(b"x" * 50_000, "gzip") < POOL_MIN_RAW_BYTES  # ~100 compressed lines
+
+
+def test_the_process_prepares_large_batches_while_a_pool_runs(settings: Settings) -> None:
+    close_pools()
+    assert not preparing_large_batches()
+    pool = pool_for(settings.model_copy(update={"ingest_workers": 1}))
+    assert pool is not None and not preparing_large_batches()  # made, not started: no batch came
+    try:
+        pool.warm_up()
+        assert preparing_large_batches()
+    finally:
+        close_pools()
+    assert not preparing_large_batches()
 
 
 def test_worker_count_setting(settings: Settings) -> None:

@@ -50,7 +50,7 @@ ROLES = (
 )
 # Processes of the server's own tree, by their command line.
 SERVER_PARTS = (
-    ("ingest worker", re.compile(r"multiprocessing\.spawn")),
+    ("ingest worker", re.compile(r"stacklens\.ingest\.worker_processes|multiprocessing\.spawn")),
     ("resource tracker", re.compile(r"multiprocessing\.resource_tracker")),
 )
 

@@ -8,7 +8,8 @@ than shipping the decompressed text across), prepares its share of the lines and
 The request's process keeps what needs the engine and the organization's state: the quota, the duplicate
 check and the inserts. A batch prepared by workers lands exactly as one prepared in-process would.
 
-Workers start with ``spawn`` (a fork of a process running the engine's threads is unsafe) when the first
+Workers are fresh interpreters (a fork of a process running the engine's threads is unsafe; they are started
+as child processes talking over pipes, :mod:`stacklens.ingest.worker_processes`) when the first
 large batch comes, in the background: that batch is prepared in-process, the ones after it by the workers.
 They stop again after :data:`IDLE_STOP_SECONDS` without a large batch: each holds ~45 MiB idle (the
 interpreter and the preparation's modules; the server resolves app keys for them, :class:`KnownAppKeys`), and
@@ -23,13 +24,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import multiprocessing
 import os
 import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -38,6 +38,7 @@ from stacklens.c_allocator import release_freed_memory, tune_allocator
 from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_part
 from stacklens.ingest.prepare import prepare_lines
 from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared
+from stacklens.ingest.worker_processes import WorkerProcesses
 from stacklens_contract.keys import is_app_key, service_of
 
 if TYPE_CHECKING:  # a worker process imports this module: pydantic's settings would add ~18 MiB to each
@@ -203,22 +204,17 @@ class PreparePool:
     def __init__(self, workers: int, idle_stop_seconds: float = IDLE_STOP_SECONDS) -> None:
         self.workers = workers
         self.idle_stop_seconds = idle_stop_seconds
-        self._executor: ProcessPoolExecutor | None = None
-        self._ready: ProcessPoolExecutor | None = None  # the executor once its workers have started
+        self._executor: WorkerProcesses | None = None
+        self._ready: WorkerProcesses | None = None  # the executor once its workers have started
         self._lock = threading.Lock()
         self._in_flight = 0
         self._last_used = time.monotonic()
         self._idle_watch: threading.Thread | None = None
 
-    def _pool(self) -> ProcessPoolExecutor:
+    def _pool(self) -> WorkerProcesses:
         with self._lock:
             if self._executor is None:
-                self._executor = ProcessPoolExecutor(
-                    self.workers,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_start_worker,
-                    initargs=(os.getpid(),),
-                )
+                self._executor = WorkerProcesses(self.workers, _start_worker, (os.getpid(),))
                 self._last_used = time.monotonic()
                 if self._idle_watch is None or not self._idle_watch.is_alive():
                     self._idle_watch = threading.Thread(
@@ -294,7 +290,7 @@ class PreparePool:
             self._in_flight -= 1
             self._last_used = time.monotonic()
 
-    def _broken(self, pool: ProcessPoolExecutor) -> Callable[[], None]:
+    def _broken(self, pool: WorkerProcesses) -> Callable[[], None]:
         log.warning("an ingest worker process died; this batch is prepared in-process")
         self._discard(pool)
         self._start_in_background()  # fresh workers for the next batch
@@ -349,7 +345,7 @@ class PreparePool:
                 return
             time.sleep(min(max(wait, 0.5), self.idle_stop_seconds))
 
-    def _discard(self, pool: ProcessPoolExecutor) -> None:
+    def _discard(self, pool: WorkerProcesses) -> None:
         with self._lock:
             if self._executor is pool:
                 self._executor = None

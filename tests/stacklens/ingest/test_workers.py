@@ -330,7 +330,7 @@ def test_workers_end_when_their_server_is_killed(tmp_path) -> None:
         "from stacklens.ingest.workers import PreparePool\n"
         "pool = PreparePool(2)\n"
         "pool.warm_up()\n"
-        "print(' '.join(str(p) for p in pool._pool()._processes), flush=True)\n"
+        "print(' '.join(str(p) for p in pool._pool().pids), flush=True)\n"
         "sys.stdin.read()\n"
     )
     server = subprocess.Popen(

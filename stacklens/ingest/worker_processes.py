@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
-from queue import SimpleQueue
+from queue import Empty, SimpleQueue
 from typing import IO, Any
 
 _LENGTH = struct.Struct("!Q")
@@ -104,32 +104,40 @@ class WorkerProcesses:
 
     def _serve(self, process: subprocess.Popen[bytes]) -> None:
         """One worker's thread: hand it the next task, wait for its answer, until the pool stops or breaks."""
-        assert process.stdin is not None
-        assert process.stdout is not None
         try:
             while (task := self._tasks.get()) is not None:
-                future, fn, args = task
-                if not future.set_running_or_notify_cancel():
-                    continue
-                try:
-                    message = pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL)
-                except Exception as exc:  # noqa: BLE001 - a task that cannot be sent fails alone
-                    future.set_exception(exc)
-                    continue
-                try:
-                    _send(process.stdin, message)
-                    done, value = pickle.loads(_receive(process.stdout))
-                except (OSError, EOFError, pickle.UnpicklingError):
-                    reason = f"an ingest worker process (pid {process.pid}) ended while it held a task"
-                    future.set_exception(BrokenProcessPool(reason))
-                    self._break(reason)
+                if not self._run(process, task):
                     return
-                if done:
-                    future.set_result(value)
-                else:
-                    future.set_exception(value)
+                del task  # a batch's body and rows are not held until the next one comes
         finally:
             _stop_worker_process(process)
+
+    def _run(self, process: subprocess.Popen[bytes], task: _Task) -> bool:
+        """One task in ``process``; False when the process ended while it held it (the pool is broken)."""
+        assert process.stdin is not None
+        assert process.stdout is not None
+        future, fn, args = task
+        if not future.set_running_or_notify_cancel():
+            return True
+        try:
+            message = pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - a task that cannot be sent fails alone
+            future.set_exception(exc)
+            return True
+        try:
+            _send(process.stdin, message)
+            del message
+            done, value = pickle.loads(_receive(process.stdout))
+        except (OSError, EOFError, pickle.UnpicklingError):
+            reason = f"an ingest worker process (pid {process.pid}) ended while it held a task"
+            future.set_exception(BrokenProcessPool(reason))
+            self._break(reason)
+            return False
+        if done:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+        return True
 
     def _break(self, reason: str) -> None:
         with self._lock:
@@ -145,8 +153,11 @@ class WorkerProcesses:
     def _fail_waiting(self, error: BaseException | None) -> None:
         """Every task not yet taken: cancelled (``error`` None) or failed with ``error``."""
         sentinels = 0
-        while not self._tasks.empty():
-            task = self._tasks.get()
+        while True:
+            try:  # the workers' threads take tasks meanwhile: never wait for one here
+                task = self._tasks.get_nowait()
+            except Empty:
+                break
             if task is None:
                 sentinels += 1
                 continue

@@ -21,7 +21,8 @@ and the backlog's preparation and inserts compete for the same cores, and their 
 demo's history, the server's tree peaked at 629–645 MiB with the passes beside the history's batches, 574–602
 with them after (bench/footprint.py, issue 63). The rows such a pass would read are still arriving, so the
 next pass reads them anyway. A catch-up pass that waited is still run once the backlog has landed, even past
-the catch-up window, and a minute's schedules that waited run with the first pass after it.
+the catch-up window, and the schedules due in the minutes it waited run with the first pass after it (as after
+any pass that outlasted a minute: :meth:`EmbeddedRunner.run_due`).
 
 Idle passes: before a catch-up pass or a minute's due schedules, :class:`pipelines.idle.IdleCheck` decides
 without Dagster whether anything can be done (rows landed that a job has not read, or standing work in the
@@ -56,8 +57,8 @@ logger = logging.getLogger(__name__)
 
 # The longest a pass waits for a backlog in a row: a steady stream of large batches still gets one a minute.
 BACKLOG_WAIT_SECONDS = 60.0
-# The most minutes a wait owes: their due schedules run with the first pass after it.
-_OWED_MINUTES_MAX = 60
+# The most minutes a due tick looks back over (a pass or a wait longer than this drops the older ones).
+_MISSED_MINUTES_MAX = 60
 
 
 class EmbeddedRunner:
@@ -84,7 +85,6 @@ class EmbeddedRunner:
         self.backlog = backlog
         self._waiting_since: float | None = None
         self._catch_up_owed = False
-        self._owed_minute: datetime | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._run_lock = threading.Lock()
@@ -156,13 +156,16 @@ class EmbeddedRunner:
             return run_schedules(defs, self._schedules(defs), instance, datetime.now(UTC), follow)
 
     def run_due(self, now: datetime) -> list[RunOutcome]:
-        """Execute the schedules due in the minute of ``now`` (each minute at most once); nothing, without
-        loading Dagster, when the idle check finds nothing to do."""
+        """Execute the schedules due in the minute of ``now`` and in the minutes since the last one evaluated
+        (each minute at most once; a long pass or a backlog's wait passed over them, and a schedule due then
+        runs now rather than at its next time); nothing, without loading Dagster, when the idle check finds
+        nothing to do."""
         minute = now.astimezone(UTC).replace(second=0, microsecond=0)
-        if self._last_minute is not None and minute <= self._last_minute:
+        previous = self._last_minute
+        if previous is not None and minute <= previous:
             return []
         self._last_minute = minute
-        minutes = self._minutes_owed(minute)
+        minutes = _minutes_since(previous, minute)
         if not self.idle.has_work():
             return []
         from pipelines.embedded import crons_of, run_schedules
@@ -172,15 +175,6 @@ class EmbeddedRunner:
         with self._running() as instance:
             return run_schedules(defs, due, instance, minute)
 
-    def _minutes_owed(self, minute: datetime) -> list[datetime]:
-        """``minute`` and the minutes a backlog's wait passed over since the last pass (their schedules are
-        due now); clears what was owed."""
-        owed, self._owed_minute = self._owed_minute, None
-        if owed is None or owed >= minute:
-            return [minute]
-        count = min(int((minute - owed).total_seconds() // 60), _OWED_MINUTES_MAX)
-        return [minute - timedelta(minutes=back) for back in range(count, -1, -1)]
-
     def waits_for_backlog(self, now: float) -> bool:
         """Whether the pass due at ``now`` (monotonic seconds) waits for a backlog landing; a wait ends when
         the backlog has landed or after :data:`BACKLOG_WAIT_SECONDS`, and the pass then runs."""
@@ -189,10 +183,6 @@ class EmbeddedRunner:
             return False
         if self._waiting_since is None:
             self._waiting_since = now
-            if self._owed_minute is None:  # the first minute no pass has evaluated
-                last = self._last_minute
-                now_minute = datetime.now(UTC).replace(second=0, microsecond=0)
-                self._owed_minute = now_minute if last is None else last + timedelta(minutes=1)
             logger.info(
                 "pipelines: large batches are landing; the next pass waits until they have (at most %.0f s)",
                 BACKLOG_WAIT_SECONDS,
@@ -268,6 +258,15 @@ class EmbeddedRunner:
                 # Three failed ticks in a row alert the operators (stacklens/self_watch/pipeline_ticks.py).
                 self.ticks.record(failures)
             self._stop.wait(self.poll_seconds)
+
+
+def _minutes_since(previous: datetime | None, minute: datetime) -> list[datetime]:
+    """The minutes after ``previous`` up to ``minute``, oldest first (at most :data:`_MISSED_MINUTES_MAX`
+    and ``minute``); ``minute`` alone when no minute was evaluated before."""
+    if previous is None:
+        return [minute]
+    count = min(int((minute - previous).total_seconds() // 60) - 1, _MISSED_MINUTES_MAX)
+    return [minute - timedelta(minutes=back) for back in range(count, -1, -1)]
 
 
 def _first_line(exc: BaseException) -> str:

@@ -5,7 +5,8 @@ third interpreter, kept for the rest of the server's life, that would unlink its
 should the server die (12 MiB resident, in the server's tree at every peak of the demo's history). These share
 nothing that needs unlinking: each is a child interpreter that reads a task (a pickled function and its
 arguments, length-prefixed) from its stdin and writes the answer to its stdout, one at a time. A worker ends
-when its stdin closes (the pool stops it, or the server is gone).
+when its stdin closes: the pool stops it, or the server is gone (killed outright, its end of the pipe closes
+with it; no watchdog polls for the parent).
 
 :class:`WorkerProcesses` is the part of ``concurrent.futures``' executors the ingest pool uses: ``submit``
 returns a future and ``shutdown`` stops the workers. A worker that ends while it holds a task breaks the
@@ -77,6 +78,7 @@ class WorkerProcesses:
 
     @property
     def pids(self) -> list[int]:
+        """The workers' process ids."""
         return [process.pid for process in self._processes]
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:

@@ -49,8 +49,6 @@ log = logging.getLogger(__name__)
 # Below ~1 MiB of NDJSON (about 70 typical lines) a batch prepares in-process in ~20 ms, and handing it to
 # workers (two decodes, pickling the rows back) would cost as much as it saves.
 POOL_MIN_RAW_BYTES = 1024 * 1024
-# How often a worker checks that the server that started it is still there.
-_PARENT_CHECK_SECONDS = 1.0
 # Workers without a batch for this long are stopped (started again by the next large batch, in ~1 s of CPU
 # each): a burst's or a backlog's batches come a second or two apart, and a quiet installation gives their
 # memory back soon after (under the demo, the history's large batches end before its live traffic, which sends
@@ -165,30 +163,21 @@ def _give_back_after_batches() -> None:
 WORKER_NICENESS = 5
 
 
-def _start_worker(server: int) -> None:
-    """Set up a worker process of the server process ``server``: it leaves Ctrl-C to the server and ends
-    when the server is gone.
+def _start_worker() -> None:
+    """Set up a worker process: it leaves Ctrl-C to the server and gives its batches' memory back.
 
     Ctrl-C in a terminal reaches the whole process group: the server stops its workers itself, so a worker
-    ignores the interrupt instead of printing a traceback of its own. A server that is killed outright
-    (SIGKILL, a crash) cannot stop them, and a worker waiting for work never notices on its own (it holds
-    its task queue open itself): a watchdog thread ends it once its parent is no longer ``server`` — named by
-    the server, not read here: a server killed while this worker started has already handed it to init.
+    ignores the interrupt instead of printing a traceback of its own. A server killed outright (SIGKILL, a
+    crash) cannot stop them: its end of the worker's task pipe closes with it, and the worker ends at the end
+    of its input (:func:`stacklens.ingest.worker_processes.serve_tasks`), with no watchdog of its own.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    tune_allocator()  # before the threads below (stacklens/c_allocator.py)
+    tune_allocator()  # before the thread below (stacklens/c_allocator.py)
     # Preparing lines can wait a few milliseconds; a person reading a page cannot. Under a burst both workers
     # keep the two cores busy, and at equal priority the server's page reads queued behind them (issue list
     # p95 1.8 s during bench/burst.py): a lower priority costs the workers nothing when the cores are idle.
     os.nice(WORKER_NICENESS)
-    threading.Thread(target=_exit_with_parent, args=(server,), name="parent-watchdog", daemon=True).start()
     threading.Thread(target=_give_back_after_batches, name="give-back-memory", daemon=True).start()
-
-
-def _exit_with_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(_PARENT_CHECK_SECONDS)
-    os._exit(0)
 
 
 def _load_worker_modules() -> int:
@@ -214,7 +203,7 @@ class PreparePool:
     def _pool(self) -> WorkerProcesses:
         with self._lock:
             if self._executor is None:
-                self._executor = WorkerProcesses(self.workers, _start_worker, (os.getpid(),))
+                self._executor = WorkerProcesses(self.workers, _start_worker, ())
                 self._last_used = time.monotonic()
                 if self._idle_watch is None or not self._idle_watch.is_alive():
                     self._idle_watch = threading.Thread(

@@ -1,7 +1,7 @@
 """The embedded runner's passes wait while a backlog lands (large batches prepared by the ingest workers), at
 most a minute in a row, and owe nothing for it: a catch-up pass that waited runs once the backlog has landed,
-even past the catch-up window, and the schedules due in the minutes a wait passed over run with the first
-pass after it."""
+even past the catch-up window, and the schedules due in the minutes a wait (or a long pass) passed over run
+with the first due tick after it."""
 
 from __future__ import annotations
 
@@ -58,9 +58,11 @@ def _due_runs(runner: EmbeddedRunner, monkeypatch: pytest.MonkeyPatch) -> list[l
     return ran
 
 
-def test_the_schedules_due_while_a_pass_waited_run_with_the_first_pass_after_it(
+def test_the_schedules_due_in_minutes_no_pass_evaluated_run_with_the_next_pass(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Minutes a backlog's wait (or a pass longer than a minute) passed over are evaluated by the next due
+    tick, each minute once."""
     probe = EmbeddedRunner(settings)
     schedules = probe._schedules(probe.definitions())
     # A minute when a schedule is due that is not due three minutes later (an hourly or a 5-minute one).
@@ -72,24 +74,21 @@ def test_the_schedules_due_while_a_pass_waited_run_with_the_first_pass_after_it(
         if any(cron_due(c, base + timedelta(minutes=m)) for c in crons_of(s))
         and not any(cron_due(c, base + timedelta(minutes=m + 3)) for c in crons_of(s))
     )
-    ended = minute + timedelta(minutes=3)
+    later = minute + timedelta(minutes=3)
 
-    backlog = Backlog(landing=False)
-    waited = EmbeddedRunner(settings, backlog=backlog)
+    waited = EmbeddedRunner(settings)
     runs = _due_runs(waited, monkeypatch)
-    waited.run_due(minute - timedelta(minutes=1))  # the last pass before the backlog
-    backlog.landing = True
-    assert waited.waits_for_backlog(time.monotonic())  # the minute's pass waits: the backlog is landing
-    backlog.landing = False
-    assert not waited.waits_for_backlog(time.monotonic())
-    waited.run_due(ended)
-    assert only_then in runs[-1], runs  # owed: due while the pass waited
+    waited.run_due(minute - timedelta(minutes=1))  # the last tick before a wait
+    waited.run_due(later)  # the first after it
+    assert only_then in runs[-1], runs  # due while nothing ran: it runs now, not an hour later
 
-    steady = EmbeddedRunner(settings)
-    runs = _due_runs(steady, monkeypatch)
-    steady.run_due(minute - timedelta(minutes=1))
-    steady.run_due(ended)
-    assert only_then not in runs[-1], runs  # without a wait, that minute was nobody's to run
+    ticked = EmbeddedRunner(settings)
+    runs = _due_runs(ticked, monkeypatch)
+    ticked.run_due(minute - timedelta(minutes=1))
+    ticked.run_due(minute)
+    assert only_then in runs[-1], runs
+    ticked.run_due(later)
+    assert only_then not in runs[-1], runs  # each minute once
 
 
 def test_a_catch_up_pass_that_waited_runs_once_the_backlog_has_landed(settings: Settings) -> None:

@@ -21,6 +21,10 @@ Per system: events/s accepted; events/s accepted *and* visible (StackLens: the p
 through the API, adds up to every accepted event; Bugsink: every event digested into an issue); CPU per event
 (the server's process tree; for Bugsink its web and digest processes); p50 / p99 per envelope; answers ≥ 500.
 The ratio printed is StackLens's end-to-end rate over Bugsink's in the same round.
+
+``BENCH_SHOW_THREADS=1`` also prints, per round, the server's CPU an event by thread name (the embedded engine
+names the threads it runs a statement in: the front door's drain thread shows as ``Unknown``, its merges as
+``MergeMutate``; the event loop is ``main thread``).
 """
 
 from __future__ import annotations
@@ -258,6 +262,7 @@ class StackLens:
         with httpx.Client(base_url=self.base, timeout=60) as http:
             before = self.visible(http)
             cpu_started = ingest_bench._cpu_seconds(server)
+            threads_started = _thread_cpu(server)
             started = time.perf_counter()
             with ThreadPoolExecutor(concurrency) as pool:
                 list(pool.map(send, [requests[i::concurrency] for i in range(concurrency)]))
@@ -268,9 +273,19 @@ class StackLens:
                 time.sleep(0.02)
             visible_s = time.perf_counter() - started
             cpu = ingest_bench._cpu_seconds(server) - cpu_started
+            threads_spent = _thread_cpu(server)
             issues = self.issues(http)
             health = http.get("/api/health", headers={"Authorization": f"Bearer {self.org['api_key']}"})
             self.queue = health.json().get("front_door") or {}
+        if os.environ.get("BENCH_SHOW_THREADS"):
+            names: dict[str, float] = {}
+            for tid, (name, seconds) in threads_spent.items():
+                names[name] = names.get(name, 0.0) + seconds - threads_started.get(tid, (name, 0.0))[1]
+            top = sorted(names.items(), key=lambda kv: -kv[1])[:12]
+            print(
+                "  ms an event by thread: "
+                + ", ".join(f"{n} {s / max(accepted, 1) * 1000:.2f}" for n, s in top)
+            )
         if os.environ.get("BENCH_SHOW_QUEUE"):
             print(f"  front door after {entrance}: {self.queue}", flush=True)
         return {
@@ -287,6 +302,25 @@ class StackLens:
     def stop(self) -> None:
         self.server.terminate()
         self.server.wait(timeout=60)
+
+
+def _thread_cpu(process: psutil.Process) -> dict[int, tuple[str, float]]:
+    """CPU seconds of each thread of the server and its children, by thread id, with the thread's name."""
+    spent: dict[int, tuple[str, float]] = {}
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            threads = each.threads()
+        except psutil.NoSuchProcess:
+            continue
+        for thread in threads:
+            try:
+                name = Path(f"/proc/{each.pid}/task/{thread.id}/comm").read_text().strip()
+            except OSError:
+                continue
+            if thread.id == each.pid:
+                name = "main thread" if each.pid == process.pid else "worker main thread"
+            spent[thread.id] = (name, thread.user_time + thread.system_time)
+    return spent
 
 
 def run_peer(corpus_file: Path, events: int, concurrency: int, venv: str, work: Path) -> dict[str, float]:

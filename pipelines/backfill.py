@@ -11,55 +11,14 @@ UI's partitions bar shows the days as materialized."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
-
 import dagster as dg
 
+from pipelines.backfill_range import BackfillError, BackfillRange
 from pipelines.execution import RunOutcome, execute_request
 from pipelines.jobs import PARTITIONED_JOB_INPUTS
-from pipelines.partitions import PARTITION_START
 from pipelines.planning import RANGE_END_TAG, RANGE_START_TAG
 
 BACKFILL_TAG = "stacklens/backfill"
-
-
-class BackfillError(ValueError):
-    """A backfill that cannot run as asked; the message names the option (``--from``, ``--to``,
-    ``--select``)."""
-
-
-@dataclass(frozen=True)
-class BackfillRange:
-    first: date
-    last: date  # inclusive
-
-    @property
-    def days(self) -> int:
-        return (self.last - self.first).days + 1
-
-
-def parse_range(first: str, last: str, today: date | None = None) -> BackfillRange:
-    """Validate ``--from``/``--to`` (ISO dates, both included) against the partitions: the raw layer's last 90
-    days and today."""
-    today = today or datetime.now(UTC).date()
-    parsed = []
-    for option, value in (("--from", first), ("--to", last)):
-        try:
-            parsed.append(date.fromisoformat(value.strip()))
-        except ValueError:
-            raise BackfillError(f"{option}: {value!r} is not a date (YYYY-MM-DD)") from None
-    start, end = parsed
-    if end < start:
-        raise BackfillError(f"--to: {end} is before --from {start}")
-    oldest = date.fromisoformat(PARTITION_START)
-    if start < oldest:
-        raise BackfillError(
-            f"--from: {start} is older than the oldest partition, {oldest} (the raw layer keeps 90 days)"
-        )
-    if end > today:
-        raise BackfillError(f"--to: {end} is after today ({today}); no later day can hold data")
-    return BackfillRange(start, end)
 
 
 def backfill_jobs(defs: dg.Definitions, select: list[str] | None) -> list[str]:

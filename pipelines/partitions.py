@@ -15,14 +15,11 @@ only (every page reads at most 90 days).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import dagster as dg
 
-from stacklens.settings import Settings
+# The start day is computed beside the backfill's check of its days, which runs without Dagster.
+from pipelines.backfill_range import PARTITION_START
 
-RETENTION_DAYS = int(Settings.model_fields["retention_days"].default)
-PARTITION_START = (datetime.now(UTC).date() - timedelta(days=RETENTION_DAYS)).isoformat()
 daily_partitions = dg.DailyPartitionsDefinition(start_date=PARTITION_START, end_offset=1, timezone="UTC")
 
 # Said on every daily-partitioned asset, where the Dagster UI lists its partitions: a day before the

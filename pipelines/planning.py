@@ -14,7 +14,7 @@ import dagster as dg
 from clickhouse_connect.driver.client import Client
 
 from pipelines import warehouse_ops as ops
-from pipelines.partitions import PARTITION_START
+from pipelines.backfill_range import PARTITION_START
 
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"

@@ -213,8 +213,9 @@ class EmbeddedRunner:
 
     def backfill(self, first: str, last: str, select: list[str] | None = None) -> list[RunOutcome]:
         """Rebuild the daily-partitioned marts for the days ``first``…``last`` (the server's backfill
-        endpoint); raises :class:`pipelines.backfill.BackfillError` naming a bad option."""
-        from pipelines.backfill import parse_range, run_backfill
+        endpoint); raises :class:`pipelines.backfill_range.BackfillError` naming a bad option."""
+        from pipelines.backfill import run_backfill
+        from pipelines.backfill_range import parse_range
 
         days = parse_range(first, last)
         defs = self.definitions()

@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _backfill(args: argparse.Namespace) -> int:
-    from pipelines.backfill import BackfillError, parse_range
+    from pipelines.backfill_range import BackfillError, parse_range
 
     settings = get_settings()
     try:
@@ -149,7 +149,8 @@ def _backfill(args: argparse.Namespace) -> int:
 
 
 def _backfill_directly(settings: Settings, days: Any, select: list[str] | None) -> list[dict[str, Any]]:
-    from pipelines.backfill import BackfillError, run_backfill
+    from pipelines.backfill import run_backfill
+    from pipelines.backfill_range import BackfillError
     from pipelines.definitions import definitions_for
     from pipelines.embedded import dagster_instance
     from stacklens.warehouse.client import get_warehouse

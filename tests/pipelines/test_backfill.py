@@ -12,7 +12,7 @@ import dagster as dg
 import pytest
 
 from pipelines import warehouse_ops as ops
-from pipelines.backfill import BackfillError, parse_range
+from pipelines.backfill_range import BackfillError, parse_range
 from pipelines.planning import RANGE_END_TAG, RANGE_START_TAG
 from stacklens.cli.main import main
 from tests.pipelines.assets.test_budgets import load

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+from pipelines.backfill_range import PARTITION_START, RETENTION_DAYS
 from pipelines.definitions import defs
-from pipelines.partitions import PARTITION_START, RETENTION_DAYS, daily_partitions
+from pipelines.partitions import daily_partitions
 from stacklens.ingest.clock import time_window
 from stacklens.settings import Settings
 

@@ -10,6 +10,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dashboards.figure_json import figure_json
+from dashboards.vrects import add_vrects, vrect
 from stacklens.alerts.messages import value_text, what
 from stacklens.alerts.preview import Preview
 from stacklens.alerts.rule_types import fires_below
@@ -57,15 +58,13 @@ def preview_figure(rule: AlertRule, replay: Preview) -> dict[str, Any]:
         )
         title, y_title = "Notifications per day over the past 30 days", "notifications"
     else:
-        for band in replay.bands:
-            figure.add_vrect(
-                x0=band.start.isoformat(),
-                x1=band.end.isoformat(),
-                fillcolor=BAND_COLOURS[band.state],
-                opacity=0.5,
-                line_width=0,
-                layer="below",
-            )
+        add_vrects(
+            figure,
+            (
+                vrect(band.start.isoformat(), band.end.isoformat(), BAND_COLOURS[band.state], 0.5)
+                for band in replay.bands
+            ),
+        )
         for state, colour in BAND_COLOURS.items():  # the bands' legend
             figure.add_scatter(
                 x=[None],

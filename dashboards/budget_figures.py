@@ -10,6 +10,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from dashboards.figure_json import figure_json
+from dashboards.vrects import add_vrects, vrect
 from stacklens.alerts.preview import Step, bands
 from stacklens.metrics import catalog
 from stacklens.performance.budget_eval import FAIL, INSUFFICIENT, PASS, BudgetSpec, Point, judge
@@ -40,16 +41,14 @@ def budget_figure(spec: BudgetSpec, points: list[Point], unit: str, title: str) 
     ]
     figure = go.Figure()
     steps = [Step(at, v, n, verdict) for (at, v, n), verdict in zip(points, verdicts, strict=True)]
-    for band in bands(steps):
-        if band.state in BAND_COLOURS:
-            figure.add_vrect(
-                x0=band.start.isoformat(),
-                x1=band.end.isoformat(),
-                fillcolor=BAND_COLOURS[band.state],
-                opacity=0.45,
-                line_width=0,
-                layer="below",
-            )
+    add_vrects(
+        figure,
+        (
+            vrect(band.start.isoformat(), band.end.isoformat(), BAND_COLOURS[band.state], 0.45)
+            for band in bands(steps)
+            if band.state in BAND_COLOURS
+        ),
+    )
     figure.add_scatter(
         x=[at.isoformat() for at, _, _ in points],
         y=shown,

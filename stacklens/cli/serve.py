@@ -48,17 +48,13 @@ def migrate_all(settings: Settings) -> list[str]:
 def uvicorn_config(app: Any, host: str, port: int) -> Any:
     """uvicorn's settings: no ``Server: uvicorn`` header (it tells an attacker what to look up), and no
     uvicorn proxy-header handling: the app's own middleware believes forwarded headers only from
-    ``STACKLENS_TRUSTED_PROXIES`` (api/proxy.py). An answer's head and body go out in one write
-    (stacklens/cli/http_protocol.py)."""
+    ``STACKLENS_TRUSTED_PROXIES`` (api/proxy.py)."""
     import uvicorn
-
-    from stacklens.cli.http_protocol import JoinedWritesProtocol
 
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=JoinedWritesProtocol,
         log_level="info",
         proxy_headers=False,
         server_header=False,

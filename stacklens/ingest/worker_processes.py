@@ -196,6 +196,16 @@ def _stop_worker_process(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+# Called in a worker process after each answer is written, when nothing of its task is held any more
+# (stacklens.ingest.workers gives the batch's memory back then).
+_after_answer: list[Callable[[], object]] = []
+
+
+def after_each_answer(callback: Callable[[], object]) -> None:
+    """Run ``callback`` in this worker process after each answer is sent (from the pool's initializer)."""
+    _after_answer.append(callback)
+
+
 def serve_tasks() -> None:
     """A worker process's life: set up, then answer tasks until its stdin ends."""
     tasks = sys.stdin.buffer
@@ -208,6 +218,8 @@ def serve_tasks() -> None:
         while True:
             # Nothing of a task outlives its answer: a batch's body and rows are freed as soon as it is sent.
             _send(answers, _answer(_receive(tasks)))
+            for callback in _after_answer:
+                callback()
     except (EOFError, BrokenPipeError):
         return  # the pool stopped this worker, or the server is gone
 
@@ -223,4 +235,4 @@ def _answer(task: bytes) -> bytes:
             return pickle.dumps((False, RuntimeError(repr(exc))), pickle.HIGHEST_PROTOCOL)
 
 
-__all__ = ["WorkerProcesses", "serve_tasks"]
+__all__ = ["WorkerProcesses", "after_each_answer", "serve_tasks"]

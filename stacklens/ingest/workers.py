@@ -38,7 +38,7 @@ from stacklens.c_allocator import release_freed_memory, tune_allocator
 from stacklens.ingest.decode import DecodeError, body_digest, decode_body, split_part
 from stacklens.ingest.prepare import prepare_lines
 from stacklens.ingest.prepared_rows import Attribution, BatchContext, Prepared
-from stacklens.ingest.worker_processes import WorkerProcesses
+from stacklens.ingest.worker_processes import WorkerProcesses, after_each_answer
 from stacklens_contract.keys import is_app_key, service_of
 
 if TYPE_CHECKING:  # a worker process imports this module: pydantic's settings would add ~18 MiB to each
@@ -132,19 +132,19 @@ def prepare_part(
 ) -> Prepared | DecodeFailure:
     """Worker side: decode the whole body and prepare share ``part`` of ``parts`` of its lines."""
     try:
-        try:
-            data = decode_body(body, content_encoding)
-            first_number, lines = split_part(data, part, parts)
-        except DecodeError as exc:
-            return DecodeFailure(exc.status, str(exc))
-        prepared = prepare_lines(lines, first_number, context, resolve)
-        if part == 0:  # one worker digests the body for the Idempotency-Key check (see service)
-            prepared.body_hash = body_digest(data)
-        return prepared
-    finally:
-        _prepared.set()  # its memory goes back once the worker is between batches (_give_back_after_batches)
+        data = decode_body(body, content_encoding)
+        first_number, lines = split_part(data, part, parts)
+    except DecodeError as exc:
+        return DecodeFailure(exc.status, str(exc))
+    prepared = prepare_lines(lines, first_number, context, resolve)
+    if part == 0:  # one worker digests the body for the Idempotency-Key check (see service)
+        prepared.body_hash = body_digest(data)
+    return prepared
 
 
+# Set in a worker after each answer is sent (worker_processes.after_each_answer): the batch's body, rows and
+# pickled answer are free then, and _give_back_after_batches returns them. Set when the share merely ended, a
+# loaded machine still pickling and sending a large answer could give back before it, and keep it after.
 _prepared = threading.Event()
 
 
@@ -177,6 +177,7 @@ def _start_worker() -> None:
     # keep the two cores busy, and at equal priority the server's page reads queued behind them (issue list
     # p95 1.8 s during bench/burst.py): a lower priority costs the workers nothing when the cores are idle.
     os.nice(WORKER_NICENESS)
+    after_each_answer(_prepared.set)
     threading.Thread(target=_give_back_after_batches, name="give-back-memory", daemon=True).start()
 
 

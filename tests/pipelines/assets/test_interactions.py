@@ -41,7 +41,8 @@ def test_sentry_frames_take_the_part_their_end_says(tmp_path: Path, warehouse_ur
     """@sentry/browser's INP spans with their page loads' long animation frames (no parts of their own): a
     frame that began before the input but ran to the interaction's end held its processing (another task
     opened it just before the click); one that began before and ended well before was input delay; one after
-    the input is processing."""
+    the input is processing; the last frame of a listener of the interaction's own events is processing
+    however long before the paint it ended, an earlier one input delay."""
     client = migrated(make_settings(tmp_path, warehouse_url))
     at = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
     handler, queued = uuid.uuid4().hex, uuid.uuid4().hex
@@ -68,11 +69,35 @@ def test_sentry_frames_take_the_part_their_end_says(tmp_path: Path, warehouse_ur
             (later + timedelta(milliseconds=125), 190.0, "addToCart", "BUTTON#buy.onclick"),
         ],
     )
+    # On a loaded machine: the frame that ran the third click's handler opened 2 ms before the input, and the
+    # paint came 100 ms after the frame (the interaction lasts 180 ms): its own listener held the processing.
+    loaded = at + timedelta(minutes=10)
+    spans.append(s.span(loaded, PAGE, "button#pay", None, trace_id=(slow := uuid.uuid4().hex)))
+    s.store_frames(
+        client, ORG, PROJECT, slow, [(loaded - timedelta(milliseconds=2), 82.0, "pay", "BUTTON#pay.onclick")]
+    )
+    # The fourth click came while a previous click's handler still ran; its own handler's frame came after.
+    # The last frame of a click listener is its own; the earlier one kept it waiting.
+    queued_click = at + timedelta(minutes=15)
+    spans.append(s.span(queued_click, PAGE, "button#buy", None, trace_id=(waited := uuid.uuid4().hex)))
+    s.store_frames(
+        client,
+        ORG,
+        PROJECT,
+        waited,
+        [
+            (queued_click - timedelta(milliseconds=60), 90.0, "addToWishlist", "BUTTON#wish.onclick"),
+            (queued_click + timedelta(milliseconds=40), 120.0, "addToCart", "BUTTON#buy.onclick"),
+        ],
+    )
     s.store(client, ORG, PROJECT, spans)
     s.refresh(client, *s.hour_range(at))
     scripts = {r.function: r for r in inp_view(client, ORG, PROJECT, ViewFilters.parse(range="24h")).scripts}
     assert {f: (r.interactions, r.main_part) for f, r in scripts.items()} == {
-        "addToCart": (2, "processing"),
+        "addToCart": (3, "processing"),
         "tick": (1, "input_delay"),
+        "pay": (1, "processing"),
+        "addToWishlist": (1, "input_delay"),
     }
     assert scripts["addToCart"].input_delay_ms == 0 and scripts["tick"].processing_ms == 0
+    assert scripts["pay"].input_delay_ms == 0 and scripts["addToWishlist"].processing_ms == 0

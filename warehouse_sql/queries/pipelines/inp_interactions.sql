@@ -23,7 +23,11 @@
 -- no processing start, so no presentation part), and `loaf` 1. The interaction ends at the paint after its
 -- handlers ran, which is the end of the frame that ran them (give or take the 8 ms its duration is rounded to and
 -- the compositing after the frame): a frame still running then held the processing, even when another task had
--- opened it just before the input came (seen under load: the click's own handler put in input delay). Without
+-- opened it just before the input came. The last overlapping frame whose named script is a listener of the
+-- interaction's own events (its invoker `BUTTON#buy.onclick` for a click) ran its handlers, so it is processing
+-- wherever it began and however late the paint came after it (seen under load: the click's own handler put in
+-- input delay, its frame opened by another task a moment before the input and the paint 100-460 ms after the
+-- frame); an earlier one (a previous click's handler still running) stays input delay. Without
 -- such frames it stays without script data (`loaf` 0: unknown, never 0 ms) — frames outside a page load or
 -- navigation span are not recorded by the SDK.
 INSERT INTO inp_interactions
@@ -70,7 +74,17 @@ FROM
               arrayMap(s -> substring(JSONExtractString(s, 'invoker'), 1, 512), scripts)) AS invokers,
            if(from_frames, arrayMap(x -> round(x.2, 1), overlapping),
               arrayMap(s -> greatest(JSONExtractFloat(s, 'duration'), 0), scripts)) AS durations,
-           if(from_frames, arrayMap(x -> if(x.1 < start_ms AND x.1 + x.2 < end_ms - 32, 'input_delay', 'processing'),
+           -- The start of the last overlapping frame whose script is a listener of this interaction's events
+           -- (`BUTTON#buy.onclick` for a click): -1 without one.
+           arrayMax(arrayMap(x -> if(has(map('click', ['click', 'pointerdown', 'pointerup', 'mousedown', 'mouseup',
+                                                      'touchstart', 'touchend', 'auxclick', 'contextmenu'],
+                                             'press', ['keydown', 'keyup', 'keypress', 'input', 'beforeinput'],
+                                             'drag', ['dragstart', 'drag', 'dragend', 'dragenter', 'dragleave',
+                                                      'dragover', 'drop'])[type],
+                                         extract(x.5, '\\.on([a-z]+)$')), x.1, toInt64(-1)),
+                             overlapping)) AS handler_start,
+           if(from_frames, arrayMap(x -> if(x.1 != handler_start AND x.1 < start_ms AND x.1 + x.2 < end_ms - 32,
+                                            'input_delay', 'processing'),
                                     overlapping),
               arrayMap(s -> if(JSONExtractString(s, 'part') IN ('input_delay', 'processing', 'presentation'),
                                JSONExtractString(s, 'part'), 'processing'), scripts)) AS parts,

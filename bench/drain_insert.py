@@ -3,6 +3,7 @@ writer sends it, and what each materialized view behind `events` adds.
 
     .venv/bin/python bench/drain_insert.py                      # blocks of 1, 300 and 1,000 events, 3 rounds
     .venv/bin/python bench/drain_insert.py --views              # and each view's share of a one-row insert
+    .venv/bin/python bench/drain_insert.py --counters           # and where a one-row insert's time goes
 
 Real sentry-sdk error events (bench/ingest.py's corpus) are prepared as the ingest service prepares them and
 inserted into a served schema (every migration applied) in a data directory of their own, with the writer's
@@ -13,6 +14,10 @@ row.
 
 ``--views`` then drops the views behind `events` one at a time in the same scratch warehouse and prints what
 each took off a one-row insert: the fixed cost every drain pays, whatever its size.
+
+``--counters`` prints the engine's own counters (``system.events``) an insert, over one-row inserts with the
+merges stopped and then with them running: how much of the fixed cost is analysing and planning the statement
+and its views, how much writing their parts, and what the merges behind such inserts add.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=8, help="inserts timed per size, setting and round")
     parser.add_argument("--views", action="store_true", help="also each view's share of a one-row insert")
+    parser.add_argument(
+        "--counters", action="store_true", help="also the engine's counters of a one-row insert"
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
 
@@ -108,6 +116,9 @@ def main() -> None:
             per_row = (spent - one) / (size - 1) * 1000 if size > 1 and one else float("nan")
             print(f"{name:>28} {size:>6} {spent:>14.1f} {per_row:>11.1f}")
 
+    if args.counters:
+        _print_counters(client, lambda: as_writer([rows[0]]), args.repeats * 6)
+
     if args.views:
         one_row = [rows[0]]
         before = statistics.median(_cpu_ms(lambda: as_writer(one_row), args.repeats) for _ in range(3))
@@ -121,6 +132,37 @@ def main() -> None:
             print(f"  without {view:<32} {after:>6.1f} ms  ({before - after:+.1f})")
             before = after
         print(f"the table alone: {before:.1f} ms")
+
+
+# The engine's counters that tell a one-row insert's fixed cost apart (microseconds an insert).
+COUNTERS = {
+    "InsertQueryTimeMicroseconds": "the insert, start to end",
+    "QueryAnalysisMicroseconds": "analysing the statement and its views' SELECTs",
+    "QueryPlanBuildMicroseconds": "building their plans",
+    "QueryPlanOptimizeMicroseconds": "optimising the plans",
+    "QueryPipelineBuildMicroseconds": "building the pipelines",
+    "MergeMutateBackgroundExecutorTaskExecuteStepMicroseconds": "the merges behind the inserts",
+}
+
+
+def _print_counters(client: Any, insert: Any, repeats: int) -> None:
+    """The engine's counters an insert over ``repeats`` inserts, the merges stopped, then running."""
+
+    def read() -> dict[str, int]:
+        return dict(client.query("SELECT event, value FROM system.events").result_rows)
+
+    for merges in ("stopped", "running"):
+        client.command("SYSTEM STOP MERGES" if merges == "stopped" else "SYSTEM START MERGES")
+        insert()
+        before, started = read(), time.process_time()
+        for _ in range(repeats):
+            insert()
+        cpu = (time.process_time() - started) / repeats * 1000
+        after = read()
+        print(f"\none-row inserts, merges {merges}: {cpu:.1f} ms of CPU an insert ({repeats} inserts)")
+        for name, meaning in COUNTERS.items():
+            spent = (after.get(name, 0) - before.get(name, 0)) / repeats / 1000
+            print(f"  {spent:>7.1f} ms  {meaning} ({name})")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,23 +146,21 @@ COUNTERS = {
 }
 
 
-def _print_counters(client: Any, insert: Any, repeats: int) -> None:
-    """The engine's counters an insert over ``repeats`` inserts, the merges stopped, then running."""
+def _print_counters(client: Any, insert: Callable[[], None], repeats: int) -> None:
+    """The engine's counters an insert over ``repeats`` timed inserts (and :func:`_cpu_ms`'s warming one), the
+    merges stopped, then running."""
 
     def read() -> dict[str, int]:
         return dict(client.query("SELECT event, value FROM system.events").result_rows)
 
     for merges in ("stopped", "running"):
         client.command("SYSTEM STOP MERGES" if merges == "stopped" else "SYSTEM START MERGES")
-        insert()
-        before, started = read(), time.process_time()
-        for _ in range(repeats):
-            insert()
-        cpu = (time.process_time() - started) / repeats * 1000
+        before = read()
+        cpu = _cpu_ms(insert, repeats)
         after = read()
         print(f"\none-row inserts, merges {merges}: {cpu:.1f} ms of CPU an insert ({repeats} inserts)")
         for name, meaning in COUNTERS.items():
-            spent = (after.get(name, 0) - before.get(name, 0)) / repeats / 1000
+            spent = (after.get(name, 0) - before.get(name, 0)) / (repeats + 1) / 1000
             print(f"  {spent:>7.1f} ms  {meaning} ({name})")
 
 

@@ -27,7 +27,9 @@
 -- interaction's own events (its invoker `BUTTON#buy.onclick` for a click) ran its handlers, so it is processing
 -- wherever it began and however late the paint came after it (seen under load: the click's own handler put in
 -- input delay, its frame opened by another task a moment before the input and the paint 100-460 ms after the
--- frame); an earlier one (a previous click's handler still running) stays input delay. Without
+-- frame); an earlier one (a previous click's handler still running) stays input delay. A click whose own handlers
+-- were too short to make a long frame, behind a previous click's long one, has that frame taken as its own (the
+-- spans do not tell the two apart: the SDK names no script start). Without
 -- such frames it stays without script data (`loaf` 0: unknown, never 0 ms) — frames outside a page load or
 -- navigation span are not recorded by the SDK.
 INSERT INTO inp_interactions

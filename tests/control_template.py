@@ -160,8 +160,8 @@ def copying(runner: Runner) -> Runner:
 # revisions of DDL: ~0.5 s of this process's CPU and as much of the server's, each time. So a schema the
 # copying runner migrated is not dropped when its test ends but emptied and kept (:func:`release_schema`) when
 # it still has exactly the objects of the first schema the runner migrated in this process (its catalog, each
-# definition as PostgreSQL prints it): the tables that hold rows truncated, the sequences restarted, Alembic's
-# revision kept, and the schema renamed into a small pool. The next empty schema the copying runner is asked
+# definition as PostgreSQL prints it): the tables that hold rows emptied (:func:`_empty`), the sequences
+# restarted, Alembic's revision kept, and the schema renamed into a small pool. The next empty schema the copying runner is asked
 # to migrate is a pooled one renamed, after a check that its tables are still empty (a write from a thread its
 # test left, whose transaction began before the rename, drops it). A schema keeps no name an earlier test's
 # had: a connection that test left still points its search path at the old name, where nothing is any more.
@@ -355,9 +355,7 @@ def _recycle_schema(settings: Settings, schema: str) -> bool:
                 return False
             tables = _tables(connection, schema)
             filled = [name for name in _filled(connection, schema, tables) if name != "alembic_version"]
-            if filled:
-                names = ", ".join(f"{_quoted(schema)}.{_quoted(name)}" for name in filled)
-                connection.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+            _empty(connection, schema, filled)
             # Every sequence as a fresh schema has it (not yet used), those of empty tables too.
             used = connection.execute(
                 text(
@@ -373,6 +371,26 @@ def _recycle_schema(settings: Settings, schema: str) -> bool:
     with _lock:
         _pg_pools.setdefault(server, []).append(pooled)
     return True
+
+
+def _empty(connection: Connection, schema: str, filled: list[str]) -> None:
+    """Delete the rows of ``filled``, the only tables of ``schema`` that hold any, with the foreign keys'
+    checks off for this transaction (so in any order), and commit without waiting for the WAL's flush (a
+    pooled schema needs no durability). A TRUNCATE … CASCADE of the same tables took 0.16-0.29 s a test here
+    (it reaches every table that refers to them and gives each table and index new files), the emptying
+    three quarters of a PostgreSQL test's teardown; the deletes of a test's few rows take a few ms. Turning
+    the checks off needs a superuser, which the tests' server gives (trust authentication as ``postgres``);
+    another role truncates as before."""
+    if not filled:
+        return
+    names = [f"{_quoted(schema)}.{_quoted(name)}" for name in filled]
+    connection.execute(text("SET LOCAL synchronous_commit = off"))
+    if connection.execute(text("SELECT current_setting('is_superuser')")).scalar() != "on":
+        connection.execute(text(f"TRUNCATE {', '.join(names)} RESTART IDENTITY CASCADE"))
+        return
+    connection.execute(text("SET LOCAL session_replication_role = replica"))
+    for name in names:
+        connection.execute(text(f"DELETE FROM {name}"))  # noqa: S608 - quoted names
 
 
 @atexit.register

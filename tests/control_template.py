@@ -161,10 +161,11 @@ def copying(runner: Runner) -> Runner:
 # copying runner migrated is not dropped when its test ends but emptied and kept (:func:`release_schema`) when
 # it still has exactly the objects of the first schema the runner migrated in this process (its catalog, each
 # definition as PostgreSQL prints it): the tables that hold rows emptied (:func:`_empty`), the sequences
-# restarted, Alembic's revision kept, and the schema renamed into a small pool. The next empty schema the copying runner is asked
-# to migrate is a pooled one renamed, after a check that its tables are still empty (a write from a thread its
-# test left, whose transaction began before the rename, drops it). A schema keeps no name an earlier test's
-# had: a connection that test left still points its search path at the old name, where nothing is any more.
+# restarted, Alembic's revision kept, and the schema renamed into a small pool. The next empty schema the
+# copying runner is asked to migrate is a pooled one renamed, after a check that its tables are still empty (a
+# write from a thread its test left, whose transaction began before the rename, drops it). A schema keeps no
+# name an earlier test's had: a connection that test left still points its search path at the old name, where
+# nothing is any more.
 PG_POOL_SIZE = 2
 # Per server, the catalog of the first schema the runner migrated here (:data:`CATALOG`).
 _pg_reference: dict[str, frozenset[tuple[str, str, str, str]]] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from stacklens.control import db as control_db
 from stacklens.settings import Settings, override_settings
 from stacklens.warehouse import migrations
 from stacklens.warehouse.client import own_client
-from tests import control_template, scheduling
+from tests import control_template, dagster_scripts, scheduling
 from tests.browser import SharedChromium, lend, shared_chromium
 from tests.warehouse_template import copying, release
 
@@ -36,6 +37,7 @@ pytest_plugins = ["tests.shared_fixtures"]
 migrations.apply_migrations = copying(migrations.apply_migrations)
 # The same for a fresh SQLite control store (tests/control_template.py).
 control_db.migrate_control_store = control_template.copying(control_db.migrate_control_store)
+dagster_scripts.install()  # Dagster's storages read their revisions once a process (tests/dagster_scripts.py)
 
 # A test's one-off request (``httpx.get``, ``httpx.post``, ...) waits up to a minute unless it names its
 # own timeout. httpx's 5 s default is a latency goal no test states: on a slow two-core host a read that
@@ -384,8 +386,6 @@ def _no_schedules_thread_left() -> Iterator[None]:
     with ``KeyError: 'script'``. Only threads started during this module are stopped; this fixture is set up
     first and so torn down last, after the module's own fixtures stopped what they started.
     """
-    import threading
-
     before = set(threading.enumerate())
     yield
     for thread in set(threading.enumerate()) - before:

@@ -23,9 +23,8 @@ def _stamped(path: Path) -> list[str]:
 def test_fresh_and_reopened_instances_are_stamped_at_dagsters_head(settings: Settings) -> None:
     config = Config()
     config.set_main_option("script_location", "dagster:_core/storage/alembic")
-    head = dagster_scripts.alembic_from_config(
-        ScriptDirectory, config
-    ).get_current_head()  # read from the files now
+    # The head read from the revision files now, by Alembic's own constructor.
+    head = dagster_scripts.alembic_from_config(ScriptDirectory, config).get_current_head()
     for _ in range(2):  # created, then opened again (checked against the head)
         instance = dagster_instance(settings)
         assert instance.get_runs(limit=1) == []

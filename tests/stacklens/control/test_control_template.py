@@ -10,7 +10,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import func, select, table, text
 
 from stacklens.control.db import MIGRATIONS_DIR, current_revision, get_engine, migrate_control_store
-from stacklens.control.models import Organization
+from stacklens.control.models import Organization, Project
 from stacklens.settings import Settings
 from tests.conftest import make_settings
 from tests.control_template import runner_only
@@ -110,8 +110,8 @@ def test_a_pooled_postgres_schema_is_the_store_the_runner_builds(
     settings: Settings, postgres_url: str, monkeypatch
 ) -> None:
     """A PostgreSQL schema the copying runner migrated is emptied into a pool at its test's end, and the next
-    empty schema is that one renamed: the runner's objects, Alembic's revision, no rows, identities from the
-    start. One whose objects changed is dropped instead."""
+    empty schema is that one renamed: the runner's objects, Alembic's revision, no rows (rows that refer to
+    others too), identities from the start. One whose objects changed is dropped instead."""
     from stacklens.control.db import dispose_engines, session_scope
     from tests import control_template
     from tests.conftest import postgres_schema_url
@@ -129,9 +129,18 @@ def test_a_pooled_postgres_schema_is_the_store_the_runner_builds(
     used, used_schema = store()
     migrate_control_store(used)
     with session_scope(used) as session:
-        session.add_all([Organization(name="One", slug="one"), Organization(name="Two", slug="two")])
+        one = Organization(name="One", slug="one")
+        session.add_all([one, Organization(name="Two", slug="two")])
+        session.flush()
+        # A row that refers to another: the emptying deletes the filled tables in any order.
+        session.add(Project(org_id=one.id, name="Web", slug="web"))
+    before = {name for names in control_template._pg_pools.values() for name in names}
     control_template.release_schema(used, used_schema)
     assert used_schema not in _schemas(used), "emptied and renamed into the pool"
+    (emptied,) = {name for names in control_template._pg_pools.values() for name in names} - before
+    with get_engine(used).begin() as connection:
+        tables = control_template._tables(connection, emptied)
+        assert control_template._filled(connection, emptied, tables) == ["alembic_version"]
 
     taken, taken_schema = store()
     pooled = sum(len(names) for names in control_template._pg_pools.values())
@@ -147,7 +156,7 @@ def test_a_pooled_postgres_schema_is_the_store_the_runner_builds(
         assert len([kind for kind, *_ in catalog(taken, taken_schema) if kind == "class"]) > 30
         assert current_revision(taken) == current_revision(migrated)
         with session_scope(taken) as session:
-            assert session.query(Organization).count() == 0
+            assert session.query(Organization).count() == 0 and session.query(Project).count() == 0
             session.add(Organization(name="First", slug="first"))
         with session_scope(taken) as session:
             assert [o.id for o in session.query(Organization)] == [1], "identities start again"
